@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Regenerate scenarios/*.jsonl from the raw public datasets with the project's own importer.
+# Usage: scripts/import-scenarios.sh [DATASETS_DIR]   (default: ../shared/datasets)
+set -euo pipefail
+D=${1:-../shared/datasets}
+run() { cargo run --quiet --release -- scenarios import "$@"; }
+run ahp "$D"/amazonhistoryprice/*.json --out scenarios/ahp.jsonl
+run craigslist "$D"/craigslistbargains/test.json "$D"/craigslistbargains/validation.json --out scenarios/craigslist.jsonl
+run casino "$D"/casino/casino_train.json "$D"/casino/casino_valid.json "$D"/casino/casino_test.json --out scenarios/casino.jsonl
+run dnd "$D"/dealornodeal/data.txt "$D"/dealornodeal/test.txt "$D"/dealornodeal/val.txt "$D"/dealornodeal/selfplay.txt --out scenarios/dnd.jsonl
+run job_interview "$D"/job_interview/ji.test.json --out scenarios/job_interview.jsonl

@@ -1,0 +1,95 @@
+//! The five moves of the grammar and the kinds of turn errors.
+
+use serde::{Deserialize, Serialize};
+
+use super::terms::Terms;
+
+/// A move, as the grammar spells it: `[SUBMIT_DEAL] terms`, `[ACCEPT_DEAL]`, `[REJECT_DEAL]`,
+/// `[WALK_AWAY]` or `[TALK]`. Submitted terms are from the mover's own point of view.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", content = "terms", rename_all = "snake_case")]
+pub enum Action {
+    Submit(Terms),
+    Accept,
+    Reject,
+    WalkAway,
+    Talk,
+}
+
+/// The action tokens without their terms: what the parser finds in the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionKind {
+    Submit,
+    Accept,
+    Reject,
+    WalkAway,
+    Talk,
+}
+
+impl ActionKind {
+    /// The token exactly as the grammar writes it.
+    pub fn token(self) -> &'static str {
+        match self {
+            ActionKind::Submit => "[SUBMIT_DEAL]",
+            ActionKind::Accept => "[ACCEPT_DEAL]",
+            ActionKind::Reject => "[REJECT_DEAL]",
+            ActionKind::WalkAway => "[WALK_AWAY]",
+            ActionKind::Talk => "[TALK]",
+        }
+    }
+}
+
+impl Action {
+    pub fn kind(&self) -> ActionKind {
+        match self {
+            Action::Submit(_) => ActionKind::Submit,
+            Action::Accept => ActionKind::Accept,
+            Action::Reject => ActionKind::Reject,
+            Action::WalkAway => ActionKind::WalkAway,
+            Action::Talk => ActionKind::Talk,
+        }
+    }
+
+    pub fn terms(&self) -> Option<&Terms> {
+        match self {
+            Action::Submit(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// The three kinds of turn error, never mixed (DESIGN §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The text cannot be read as a move.
+    Format,
+    /// Readable, but not allowed now (ACCEPT with no standing offer, out-of-range terms).
+    Illegal,
+    /// The endpoint failed after its retries. Never turned into a move.
+    Backend,
+}
+
+/// A turn error: its kind and a message saying what was wrong, for the record and for the
+/// correction sent back to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{kind:?} error: {message}")]
+pub struct TurnError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl TurnError {
+    pub fn format(message: impl Into<String>) -> Self {
+        TurnError { kind: ErrorKind::Format, message: message.into() }
+    }
+
+    pub fn illegal(message: impl Into<String>) -> Self {
+        TurnError { kind: ErrorKind::Illegal, message: message.into() }
+    }
+
+    pub fn backend(message: impl Into<String>) -> Self {
+        TurnError { kind: ErrorKind::Backend, message: message.into() }
+    }
+}

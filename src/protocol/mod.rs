@@ -1,0 +1,19 @@
+//! The turn grammar: text in, [`Action`] out, and actions back to text for a given viewer.
+//!
+//! This module is dealgym's wire protocol and nothing else: it knows the two spellings of a turn
+//! (tagged and XML), the action tokens, and how terms of each domain are written. It does no I/O,
+//! knows nothing of episodes, and never decides whether a move is *legal now* — only whether it
+//! can be read and whether its terms are in range (DESIGN §3).
+
+mod action;
+mod parse;
+mod render;
+mod terms;
+
+pub use action::{Action, ActionKind, ErrorKind, TurnError};
+pub use parse::{parse, Parsed, TurnFormat};
+pub use render::{render_action, render_forwarded};
+pub use terms::{
+    format_cents, parse_terms, to_cents, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace, Terms,
+    TermsError,
+};

@@ -1,0 +1,422 @@
+//! Deal terms per domain: their space (what may be offered), their canonical text, and flipping.
+//!
+//! Terms are always held *from one seat's point of view*: a price, a share of items that seat gets,
+//! or one shared contract. Only item shares change when seen from the other side (`count − x`).
+
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// One kind of item in a split game, with how many units are on the table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ItemSpec {
+    pub name: String,
+    pub count: u32,
+}
+
+/// One negotiable issue of a multi-issue game (Job Interview).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IssueSpec {
+    /// The key used in the action grammar (`salary`, `holiday`, …).
+    pub key: String,
+    /// The dataset's own name (`Weekly holiday`), also accepted when parsing.
+    pub label: String,
+    #[serde(flatten)]
+    pub range: IssueRange,
+}
+
+/// What values an issue may take.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum IssueRange {
+    /// Any whole number from `min` to `max` inclusive.
+    Integer { min: i64, max: i64 },
+    /// One of the named options.
+    Discrete { options: Vec<String> },
+}
+
+impl IssueRange {
+    /// How many values the issue can take (used to enumerate the outcome space).
+    pub fn len(&self) -> usize {
+        match self {
+            IssueRange::Integer { min, max } => (max - min + 1).max(0) as usize,
+            IssueRange::Discrete { options } => options.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`-th value of the issue, in enumeration order.
+    pub fn nth(&self, i: usize) -> IssueValue {
+        match self {
+            IssueRange::Integer { min, .. } => IssueValue::Number(min + i as i64),
+            IssueRange::Discrete { .. } => IssueValue::Option(i),
+        }
+    }
+}
+
+/// The value chosen for one issue: a number, or the index of a discrete option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum IssueValue {
+    Number(i64),
+    Option(usize),
+}
+
+/// The space of possible deals of a scenario, borrowed from it; enough to read and write terms.
+#[derive(Debug, Clone, Copy)]
+pub enum TermSpace<'a> {
+    Price,
+    Items(&'a [ItemSpec]),
+    Issues(&'a [IssueSpec]),
+}
+
+/// Deal terms as one seat sees them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Terms {
+    /// A price in cents (exact, so repeated offers compare equal).
+    Price(i64),
+    /// Units of each item the seat itself gets, in the scenario's item order.
+    Items(Vec<u32>),
+    /// One value per issue, in the scenario's issue order.
+    Issues(Vec<IssueValue>),
+}
+
+impl Terms {
+    /// The same deal seen by the other seat: item shares become `count − x`; prices and contracts
+    /// are shared, so they do not change.
+    pub fn flipped(&self, space: TermSpace<'_>) -> Terms {
+        match (self, space) {
+            (Terms::Items(shares), TermSpace::Items(items)) => Terms::Items(
+                shares
+                    .iter()
+                    .zip(items)
+                    .map(|(x, item)| item.count.saturating_sub(*x))
+                    .collect(),
+            ),
+            _ => self.clone(),
+        }
+    }
+
+    /// The price in currency units, for price terms.
+    pub fn price(&self) -> Option<f64> {
+        match self {
+            Terms::Price(cents) => Some(*cents as f64 / 100.0),
+            _ => None,
+        }
+    }
+
+    /// The canonical text of the terms: `price:12.50`, `food:2 water:1 firewood:3`,
+    /// `salary:35 position:Engineer …`. Parsing it gives the same terms back.
+    pub fn render(&self, space: TermSpace<'_>) -> String {
+        let mut out = String::new();
+        match (self, space) {
+            (Terms::Price(cents), _) => {
+                let _ = write!(out, "price:{}", format_cents(*cents));
+            }
+            (Terms::Items(shares), TermSpace::Items(items)) => {
+                for (i, (x, item)) in shares.iter().zip(items).enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    let _ = write!(out, "{}:{}", item.name, x);
+                }
+            }
+            (Terms::Issues(values), TermSpace::Issues(issues)) => {
+                for (i, (v, issue)) in values.iter().zip(issues).enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    let _ = write!(out, "{}:{}", issue.key, issue_value_text(issue, *v));
+                }
+            }
+            // Terms of one domain rendered against another domain's space: say so plainly.
+            (terms, _) => {
+                let _ = write!(out, "{terms:?}");
+            }
+        }
+        out
+    }
+}
+
+/// A price in cents as the shortest exact text: `12`, `12.50`.
+pub fn format_cents(cents: i64) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    let abs = cents.unsigned_abs();
+    if abs % 100 == 0 {
+        format!("{sign}{}", abs / 100)
+    } else {
+        format!("{sign}{}.{:02}", abs / 100, abs % 100)
+    }
+}
+
+/// Dollars to cents, rounded to the nearest cent.
+pub fn to_cents(amount: f64) -> i64 {
+    (amount * 100.0).round() as i64
+}
+
+fn issue_value_text(issue: &IssueSpec, value: IssueValue) -> String {
+    match (value, &issue.range) {
+        (IssueValue::Number(n), _) => n.to_string(),
+        (IssueValue::Option(i), IssueRange::Discrete { options }) => {
+            options.get(i).cloned().unwrap_or_else(|| format!("#{i}"))
+        }
+        (IssueValue::Option(i), IssueRange::Integer { .. }) => format!("#{i}"),
+    }
+}
+
+/// Why a terms text could not become terms. `Incomplete`/`Unreadable` are format errors,
+/// `OutOfRange` is an illegal move (readable, but not allowed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TermsError {
+    #[error("cannot read the terms: {0}")]
+    Unreadable(String),
+    #[error("incomplete terms: {0}")]
+    Incomplete(String),
+    #[error("terms out of range: {0}")]
+    OutOfRange(String),
+}
+
+static PAIR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)([a-z][a-z _-]*?)\s*[:=]\s*(\$?\s*-?[0-9][0-9,]*(?:\.[0-9]+)?k?|[a-z][a-z0-9_-]*)",
+    )
+    .expect("static regex")
+});
+
+static BARE_NUMBER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\$?\s*-?[0-9][0-9,]*(?:\.[0-9]+)?").expect("static regex"));
+
+/// Lower-case a key and drop everything but letters and digits: `Weekly holiday` → `weeklyholiday`.
+fn normalize_key(key: &str) -> String {
+    key.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// Whether a written key names `canonical`, allowing plural/singular spellings.
+fn key_matches(written: &str, canonical: &str) -> bool {
+    let canonical = normalize_key(canonical);
+    written == canonical
+        || written.strip_suffix("es") == Some(canonical.as_str())
+        || written.strip_suffix('s') == Some(canonical.as_str())
+        || canonical.strip_suffix('s') == Some(written)
+}
+
+/// Read a number written as `$1,234.50`, `1234`, `35k` (thousands).
+fn read_number(text: &str) -> Option<f64> {
+    let mut cleaned: String = text.chars().filter(|c| *c != '$' && *c != ',' && !c.is_whitespace()).collect();
+    let mut scale = 1.0;
+    if cleaned.ends_with(['k', 'K']) {
+        cleaned.pop();
+        scale = 1000.0;
+    }
+    cleaned.parse::<f64>().ok().filter(|v| v.is_finite()).map(|v| v * scale)
+}
+
+/// Parse the text after `[SUBMIT_DEAL]` into terms of the given space.
+///
+/// Tolerant about spelling (`:`/`=`, spaces, key order, case, plurals, `$` and thousands
+/// separators); strict about content: every key exactly once, values in range.
+/// Returns the terms and whether they were written exactly as the grammar asks (a bare price
+/// without its `price:` key is readable but not well-formed).
+pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), TermsError> {
+    let pairs: Vec<(String, String)> = PAIR
+        .captures_iter(text)
+        .map(|c| (normalize_key(&c[1]), c[2].trim().to_string()))
+        .collect();
+    match space {
+        TermSpace::Price => {
+            let (value, well_formed) = match pairs.iter().find(|(k, _)| key_matches(k, "price")) {
+                Some((_, v)) => (v.clone(), true),
+                None => match BARE_NUMBER.find(text) {
+                    Some(m) => (m.as_str().to_string(), false),
+                    None => return Err(TermsError::Incomplete("no price given".into())),
+                },
+            };
+            let amount = read_number(&value)
+                .ok_or_else(|| TermsError::Unreadable(format!("price `{value}` is not a number")))?;
+            if amount < 0.0 {
+                return Err(TermsError::OutOfRange(format!("price {amount} is negative")));
+            }
+            Ok((Terms::Price(to_cents(amount)), well_formed))
+        }
+        TermSpace::Items(items) => {
+            let mut shares: Vec<Option<u32>> = vec![None; items.len()];
+            for (key, value) in &pairs {
+                let Some(i) = items.iter().position(|it| key_matches(key, &it.name)) else {
+                    return Err(TermsError::Unreadable(format!("unknown item `{key}`")));
+                };
+                if shares[i].is_some() {
+                    return Err(TermsError::Unreadable(format!("{} given twice", items[i].name)));
+                }
+                let n = read_number(value).ok_or_else(|| {
+                    TermsError::Unreadable(format!("{} `{value}` is not a number", items[i].name))
+                })?;
+                if n.fract() != 0.0 || n < 0.0 || n > items[i].count as f64 {
+                    return Err(TermsError::OutOfRange(format!(
+                        "{} must be a whole number from 0 to {}, got {value}",
+                        items[i].name, items[i].count
+                    )));
+                }
+                shares[i] = Some(n as u32);
+            }
+            let missing: Vec<&str> = items
+                .iter()
+                .zip(&shares)
+                .filter(|(_, s)| s.is_none())
+                .map(|(it, _)| it.name.as_str())
+                .collect();
+            if !missing.is_empty() {
+                return Err(TermsError::Incomplete(format!("missing {}", missing.join(", "))));
+            }
+            Ok((Terms::Items(shares.into_iter().flatten().collect()), true))
+        }
+        TermSpace::Issues(issues) => {
+            let mut values: Vec<Option<IssueValue>> = vec![None; issues.len()];
+            for (key, value) in &pairs {
+                let Some(i) = issues
+                    .iter()
+                    .position(|is| key_matches(key, &is.key) || key_matches(key, &is.label))
+                else {
+                    return Err(TermsError::Unreadable(format!("unknown issue `{key}`")));
+                };
+                if values[i].is_some() {
+                    return Err(TermsError::Unreadable(format!("{} given twice", issues[i].key)));
+                }
+                values[i] = Some(read_issue_value(&issues[i], value)?);
+            }
+            let missing: Vec<&str> = issues
+                .iter()
+                .zip(&values)
+                .filter(|(_, v)| v.is_none())
+                .map(|(is, _)| is.key.as_str())
+                .collect();
+            if !missing.is_empty() {
+                return Err(TermsError::Incomplete(format!("missing {}", missing.join(", "))));
+            }
+            Ok((Terms::Issues(values.into_iter().flatten().collect()), true))
+        }
+    }
+}
+
+fn read_issue_value(issue: &IssueSpec, value: &str) -> Result<IssueValue, TermsError> {
+    match &issue.range {
+        IssueRange::Integer { min, max } => {
+            let n = read_number(value).ok_or_else(|| {
+                TermsError::Unreadable(format!("{} `{value}` is not a number", issue.key))
+            })?;
+            if n.fract() != 0.0 || n < *min as f64 || n > *max as f64 {
+                return Err(TermsError::OutOfRange(format!(
+                    "{} must be a whole number from {min} to {max}, got {value}",
+                    issue.key
+                )));
+            }
+            Ok(IssueValue::Number(n as i64))
+        }
+        IssueRange::Discrete { options } => {
+            let written = normalize_key(value);
+            options
+                .iter()
+                .position(|o| normalize_key(o) == written)
+                .map(IssueValue::Option)
+                .ok_or_else(|| {
+                    TermsError::OutOfRange(format!(
+                        "{} must be one of {}, got {value}",
+                        issue.key,
+                        options.join(", ")
+                    ))
+                })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn casino() -> Vec<ItemSpec> {
+        ["food", "water", "firewood"]
+            .iter()
+            .map(|n| ItemSpec { name: n.to_string(), count: 3 })
+            .collect()
+    }
+
+    fn ji() -> Vec<IssueSpec> {
+        vec![
+            IssueSpec { key: "salary".into(), label: "Salary".into(), range: IssueRange::Integer { min: 20, max: 50 } },
+            IssueSpec {
+                key: "company".into(),
+                label: "Company".into(),
+                range: IssueRange::Discrete { options: vec!["Google".into(), "Apple".into()] },
+            },
+            IssueSpec { key: "holiday".into(), label: "Weekly holiday".into(), range: IssueRange::Integer { min: 2, max: 6 } },
+        ]
+    }
+
+    #[test]
+    fn items_in_any_order_with_plurals_and_equals() {
+        let items = casino();
+        let (t, ok) = parse_terms("Firewood = 3, FOODS: 2 water:1", TermSpace::Items(&items)).unwrap();
+        assert_eq!(t, Terms::Items(vec![2, 1, 3]));
+        assert!(ok);
+        assert_eq!(t.render(TermSpace::Items(&items)), "food:2 water:1 firewood:3");
+    }
+
+    #[test]
+    fn items_missing_or_out_of_range() {
+        let items = casino();
+        assert!(matches!(parse_terms("food:2 water:1", TermSpace::Items(&items)), Err(TermsError::Incomplete(_))));
+        assert!(matches!(
+            parse_terms("food:4 water:1 firewood:0", TermSpace::Items(&items)),
+            Err(TermsError::OutOfRange(_))
+        ));
+        assert!(matches!(
+            parse_terms("food:1 food:1 water:1 firewood:0", TermSpace::Items(&items)),
+            Err(TermsError::Unreadable(_))
+        ));
+    }
+
+    #[test]
+    fn prices_with_dollar_and_thousands() {
+        let (t, ok) = parse_terms("price: $1,234.50", TermSpace::Price).unwrap();
+        assert_eq!(t, Terms::Price(123450));
+        assert!(ok);
+        assert_eq!(t.render(TermSpace::Price), "price:1234.50");
+        let (t, ok) = parse_terms("$80", TermSpace::Price).unwrap();
+        assert_eq!(t, Terms::Price(8000));
+        assert!(!ok, "a bare price is readable but not well-formed");
+    }
+
+    #[test]
+    fn issues_by_key_or_label_any_case() {
+        let issues = ji();
+        let (t, _) =
+            parse_terms("weekly holiday: 4 company=apple salary:$35", TermSpace::Issues(&issues)).unwrap();
+        assert_eq!(t, Terms::Issues(vec![IssueValue::Number(35), IssueValue::Option(1), IssueValue::Number(4)]));
+        assert_eq!(t.render(TermSpace::Issues(&issues)), "salary:35 company:Apple holiday:4");
+        assert!(matches!(
+            parse_terms("salary:60 company:Apple holiday:4", TermSpace::Issues(&issues)),
+            Err(TermsError::OutOfRange(_))
+        ));
+        assert!(matches!(
+            parse_terms("salary:30 company:IBM holiday:4", TermSpace::Issues(&issues)),
+            Err(TermsError::OutOfRange(_))
+        ));
+    }
+
+    #[test]
+    fn flipping_items_only() {
+        let items = casino();
+        let t = Terms::Items(vec![0, 1, 3]);
+        assert_eq!(t.flipped(TermSpace::Items(&items)), Terms::Items(vec![3, 2, 0]));
+        assert_eq!(Terms::Price(5).flipped(TermSpace::Price), Terms::Price(5));
+    }
+}

@@ -1,0 +1,157 @@
+//! The five scenario families, their domains and the roles they are played in.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// A dataset family (DESIGN §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    Ahp,
+    Craigslist,
+    Casino,
+    Dnd,
+    JobInterview,
+}
+
+/// What kind of deal a family negotiates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Domain {
+    /// One price for one item.
+    Price,
+    /// A split of item units between the two sides.
+    Items,
+    /// One contract over several issues.
+    Issues,
+}
+
+/// A side of a negotiation, as the dataset names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Buyer,
+    Seller,
+    #[serde(rename = "agent_1")]
+    Agent1,
+    #[serde(rename = "agent_2")]
+    Agent2,
+    Worker,
+    Recruiter,
+}
+
+impl Family {
+    pub const ALL: [Family; 5] = [Family::Ahp, Family::Craigslist, Family::Casino, Family::Dnd, Family::JobInterview];
+
+    pub fn domain(self) -> Domain {
+        match self {
+            Family::Ahp | Family::Craigslist => Domain::Price,
+            Family::Casino | Family::Dnd => Domain::Items,
+            Family::JobInterview => Domain::Issues,
+        }
+    }
+
+    /// The family's two roles, in the dataset's order.
+    pub fn roles(self) -> [Role; 2] {
+        match self.domain() {
+            Domain::Price => [Role::Buyer, Role::Seller],
+            Domain::Items => [Role::Agent1, Role::Agent2],
+            Domain::Issues => [Role::Worker, Role::Recruiter],
+        }
+    }
+
+    /// The learner's role when none is asked for: the buyer on price tasks, the worker on JI, and
+    /// `None` (drawn at random per episode) on the symmetric item games.
+    pub fn default_learner_role(self) -> Option<Role> {
+        match self.domain() {
+            Domain::Price => Some(Role::Buyer),
+            Domain::Issues => Some(Role::Worker),
+            Domain::Items => None,
+        }
+    }
+
+    /// The snake_case name, also the stem of the scenario file (`scenarios/casino.jsonl`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Ahp => "ahp",
+            Family::Craigslist => "craigslist",
+            Family::Casino => "casino",
+            Family::Dnd => "dnd",
+            Family::JobInterview => "job_interview",
+        }
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Family {
+    type Err = String;
+
+    /// Accepts the file names and the usual abbreviations: `ahp`, `amazonhistoryprice`, `cra`,
+    /// `craigslist`, `casino`, `dnd`, `dealornodeal`, `ji`, `job_interview`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let key: String = s.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
+        match key.as_str() {
+            "ahp" | "amazonhistoryprice" | "amazon" => Ok(Family::Ahp),
+            "cra" | "craigslist" | "craigslistbargains" => Ok(Family::Craigslist),
+            "casino" | "ca" => Ok(Family::Casino),
+            "dnd" | "dealornodeal" => Ok(Family::Dnd),
+            "ji" | "jobinterview" => Ok(Family::JobInterview),
+            _ => Err(format!("unknown family `{s}` (expected ahp, craigslist, casino, dnd or job_interview)")),
+        }
+    }
+}
+
+impl Role {
+    /// The snake_case name used in records and prompts' data.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Buyer => "buyer",
+            Role::Seller => "seller",
+            Role::Agent1 => "agent_1",
+            Role::Agent2 => "agent_2",
+            Role::Worker => "worker",
+            Role::Recruiter => "recruiter",
+        }
+    }
+
+    /// The other role of the same family.
+    pub fn counterpart(self) -> Role {
+        match self {
+            Role::Buyer => Role::Seller,
+            Role::Seller => Role::Buyer,
+            Role::Agent1 => Role::Agent2,
+            Role::Agent2 => Role::Agent1,
+            Role::Worker => Role::Recruiter,
+            Role::Recruiter => Role::Worker,
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Role {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "buyer" => Ok(Role::Buyer),
+            "seller" => Ok(Role::Seller),
+            "agent_1" | "agent1" => Ok(Role::Agent1),
+            "agent_2" | "agent2" => Ok(Role::Agent2),
+            "worker" | "applicant" => Ok(Role::Worker),
+            "recruiter" => Ok(Role::Recruiter),
+            _ => Err(format!("unknown role `{s}`")),
+        }
+    }
+}
