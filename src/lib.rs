@@ -5,5 +5,9 @@
 //! [`protocol`] (the turn grammar), [`scenario`] (the five dataset families and their utilities),
 //! [`score`] (outcome metrics), [`reward`] (reward designs) and [`record`] (the episode log).
 
+pub mod game;
 pub mod protocol;
+pub mod record;
+pub mod reward;
 pub mod scenario;
+pub mod score;

@@ -8,7 +8,11 @@ use clap::{Parser, Subcommand};
 use dealgym::scenario::{self, import, Family, LoadOptions};
 
 #[derive(Parser)]
-#[command(name = "dealgym", version, about = "Runs two-party negotiations between language models and turns them into data")]
+#[command(
+    name = "dealgym",
+    version,
+    about = "Runs two-party negotiations between language models and turns them into data"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -35,13 +39,9 @@ enum ScenariosCommand {
         out: Option<PathBuf>,
     },
     /// Check every line of a scenario file; exits non-zero if any line is bad.
-    Validate {
-        file: PathBuf,
-    },
+    Validate { file: PathBuf },
     /// Count the scenarios of a file per family and split.
-    List {
-        file: PathBuf,
-    },
+    List { file: PathBuf },
 }
 
 fn main() -> Result<()> {
@@ -55,12 +55,17 @@ fn scenarios(cmd: ScenariosCommand) -> Result<()> {
     match cmd {
         ScenariosCommand::Import { family, files, out } => {
             let report = import::import(family, &files)?;
-            let out = out.unwrap_or_else(|| PathBuf::from(format!("scenarios/{}.jsonl", family.name())));
+            let out =
+                out.unwrap_or_else(|| PathBuf::from(format!("scenarios/{}.jsonl", family.name())));
             import::write_jsonl(&out, &report.scenarios)?;
             for note in &report.notes {
                 eprintln!("{note}");
             }
-            eprintln!("wrote {} scenarios to {}", report.scenarios.len(), out.display());
+            eprintln!(
+                "wrote {} scenarios to {}",
+                report.scenarios.len(),
+                out.display()
+            );
             Ok(())
         }
         ScenariosCommand::Validate { file } => {
@@ -70,9 +75,18 @@ fn scenarios(cmd: ScenariosCommand) -> Result<()> {
                 eprintln!("{e}");
             }
             if !report.skipped.is_empty() {
-                bail!("{} bad lines, {} good scenarios in {}", report.skipped.len(), report.scenarios.len(), file.display());
+                bail!(
+                    "{} bad lines, {} good scenarios in {}",
+                    report.skipped.len(),
+                    report.scenarios.len(),
+                    file.display()
+                );
             }
-            println!("{}: {} scenarios, all valid", file.display(), report.scenarios.len());
+            println!(
+                "{}: {} scenarios, all valid",
+                file.display(),
+                report.scenarios.len()
+            );
             Ok(())
         }
         ScenariosCommand::List { file } => {
@@ -80,7 +94,10 @@ fn scenarios(cmd: ScenariosCommand) -> Result<()> {
                 .with_context(|| format!("reading {}", file.display()))?;
             print!("{}", scenario::count_table(&report.scenarios));
             if !report.skipped.is_empty() {
-                eprintln!("({} bad lines skipped; run `dealgym scenarios validate` to see them)", report.skipped.len());
+                eprintln!(
+                    "({} bad lines skipped; run `dealgym scenarios validate` to see them)",
+                    report.skipped.len()
+                );
             }
             Ok(())
         }

@@ -82,14 +82,23 @@ pub struct TurnError {
 
 impl TurnError {
     pub fn format(message: impl Into<String>) -> Self {
-        TurnError { kind: ErrorKind::Format, message: message.into() }
+        TurnError {
+            kind: ErrorKind::Format,
+            message: message.into(),
+        }
     }
 
     pub fn illegal(message: impl Into<String>) -> Self {
-        TurnError { kind: ErrorKind::Illegal, message: message.into() }
+        TurnError {
+            kind: ErrorKind::Illegal,
+            message: message.into(),
+        }
     }
 
     pub fn backend(message: impl Into<String>) -> Self {
-        TurnError { kind: ErrorKind::Backend, message: message.into() }
+        TurnError {
+            kind: ErrorKind::Backend,
+            message: message.into(),
+        }
     }
 }

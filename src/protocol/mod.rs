@@ -14,6 +14,6 @@ pub use action::{Action, ActionKind, ErrorKind, TurnError};
 pub use parse::{parse, Parsed, TurnFormat};
 pub use render::{render_action, render_forwarded};
 pub use terms::{
-    format_cents, parse_terms, to_cents, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace, Terms,
-    TermsError,
+    format_cents, parse_terms, to_cents, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace,
+    Terms, TermsError,
 };

@@ -41,16 +41,20 @@ pub struct Parsed {
 
 static THINK_BLOCK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?is)<think>(.*?)</think>").expect("static regex"));
-static THINK_CLOSE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)</think>").expect("static regex"));
+static THINK_CLOSE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?is)</think>").expect("static regex"));
 static LABEL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?im)^[ \t>#\-]*[*_]*[ \t]*(thought|talk|action)[ \t]*[*_]*[ \t]*[:：][ \t]*[*_]*")
         .expect("static regex")
 });
-static XML_TAG: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)<\s*(/?)\s*(thought|talk|action)\s*>").expect("static regex"));
+static XML_TAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)<\s*(/?)\s*(thought|talk|action)\s*>").expect("static regex")
+});
 static ACTION_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\[\s*(submit[ _-]?deal|accept[ _-]?deal|reject[ _-]?deal|walk[ _-]?away|talk)\s*\]")
-        .expect("static regex")
+    Regex::new(
+        r"(?i)\[\s*(submit[ _-]?deal|accept[ _-]?deal|reject[ _-]?deal|walk[ _-]?away|talk)\s*\]",
+    )
+    .expect("static regex")
 });
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +97,12 @@ pub fn parse(text: &str, space: TermSpace<'_>, server_reasoning: Option<&str>) -
         reasoning: (!reasoning.is_empty()).then(|| reasoning.join("\n")),
         ..Parsed::default()
     };
-    let first = |part: Part| sections.iter().find(|s| s.part == part).map(|s| s.text.trim().to_string());
+    let first = |part: Part| {
+        sections
+            .iter()
+            .find(|s| s.part == part)
+            .map(|s| s.text.trim().to_string())
+    };
     parsed.thought = first(Part::Thought);
     parsed.talk = first(Part::Talk);
 
@@ -102,11 +111,21 @@ pub fn parse(text: &str, space: TermSpace<'_>, server_reasoning: Option<&str>) -
 
     // The action is read from the Action part(s); without one, from whatever is not Thought.
     let action_text: String = if parts.contains(&Part::Action) {
-        sections.iter().filter(|s| s.part == Part::Action).map(|s| s.text).collect::<Vec<_>>().join("\n")
+        sections
+            .iter()
+            .filter(|s| s.part == Part::Action)
+            .map(|s| s.text)
+            .collect::<Vec<_>>()
+            .join("\n")
     } else if sections.is_empty() {
         body.clone()
     } else {
-        sections.iter().filter(|s| s.part != Part::Thought).map(|s| s.text).collect::<Vec<_>>().join("\n")
+        sections
+            .iter()
+            .filter(|s| s.part != Part::Thought)
+            .map(|s| s.text)
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     match read_action(&action_text, space) {
         Ok((action, well_formed)) => {
@@ -160,25 +179,38 @@ fn xml_sections(body: &str) -> Option<Vec<Section<'_>>> {
         match (open, closing) {
             (None, false) => open = Some((part, whole.end())),
             (Some((p, start)), true) if p == part => {
-                sections.push(Section { part, text: &body[start..whole.start()] });
+                sections.push(Section {
+                    part,
+                    text: &body[start..whole.start()],
+                });
                 open = None;
                 last_end = whole.end();
             }
             // An unclosed tag followed by another opening: take the text up to it.
             (Some((p, start)), false) => {
-                sections.push(Section { part: p, text: &body[start..whole.start()] });
+                sections.push(Section {
+                    part: p,
+                    text: &body[start..whole.start()],
+                });
                 open = Some((part, whole.end()));
             }
             _ => {}
         }
     }
     if let Some((p, start)) = open {
-        sections.push(Section { part: p, text: &body[start..] });
+        sections.push(Section {
+            part: p,
+            text: &body[start..],
+        });
         last_end = body.len();
     }
     if !sections.iter().any(|s| s.part == Part::Action) {
         let tail = &body[last_end..];
-        sections.extend(label_sections(tail).into_iter().filter(|s| s.part == Part::Action));
+        sections.extend(
+            label_sections(tail)
+                .into_iter()
+                .filter(|s| s.part == Part::Action),
+        );
     }
     Some(sections)
 }
@@ -191,14 +223,24 @@ fn label_sections(body: &str) -> Vec<Section<'_>> {
         .enumerate()
         .map(|(i, c)| {
             let whole = c.get(0).expect("match");
-            let end = labels.get(i + 1).map(|n| n.get(0).expect("match").start()).unwrap_or(body.len());
-            Section { part: Part::from_label(&c[1]), text: &body[whole.end()..end] }
+            let end = labels
+                .get(i + 1)
+                .map(|n| n.get(0).expect("match").start())
+                .unwrap_or(body.len());
+            Section {
+                part: Part::from_label(&c[1]),
+                text: &body[whole.end()..end],
+            }
         })
         .collect()
 }
 
 fn token_kind(token: &str) -> ActionKind {
-    let t: String = token.chars().filter(|c| c.is_ascii_alphabetic()).collect::<String>().to_ascii_lowercase();
+    let t: String = token
+        .chars()
+        .filter(|c| c.is_ascii_alphabetic())
+        .collect::<String>()
+        .to_ascii_lowercase();
     match t.as_str() {
         "submitdeal" => ActionKind::Submit,
         "acceptdeal" => ActionKind::Accept,
@@ -213,15 +255,22 @@ fn token_kind(token: &str) -> ActionKind {
 fn read_action(text: &str, space: TermSpace<'_>) -> Result<(Action, bool), TurnError> {
     let tokens: Vec<_> = ACTION_TOKEN.captures_iter(text).collect();
     let Some(first) = tokens.first() else {
-        return Err(TurnError::format("no action token ([SUBMIT_DEAL], [ACCEPT_DEAL], [REJECT_DEAL], [WALK_AWAY]) found"));
+        return Err(TurnError::format(
+            "no action token ([SUBMIT_DEAL], [ACCEPT_DEAL], [REJECT_DEAL], [WALK_AWAY]) found",
+        ));
     };
     let kinds: Vec<ActionKind> = tokens.iter().map(|c| token_kind(&c[1])).collect();
     if kinds.iter().any(|k| *k != kinds[0]) {
         let names: Vec<&str> = kinds.iter().map(|k| k.token()).collect();
-        return Err(TurnError::format(format!("ambiguous action: {} in one turn", names.join(" and "))));
+        return Err(TurnError::format(format!(
+            "ambiguous action: {} in one turn",
+            names.join(" and ")
+        )));
     }
     if kinds[0] == ActionKind::Submit && tokens.len() > 1 {
-        return Err(TurnError::format("ambiguous action: [SUBMIT_DEAL] given more than once"));
+        return Err(TurnError::format(
+            "ambiguous action: [SUBMIT_DEAL] given more than once",
+        ));
     }
     let single = tokens.len() == 1;
     let action = match kinds[0] {
@@ -248,7 +297,13 @@ mod tests {
     use crate::protocol::ErrorKind;
 
     fn items() -> Vec<ItemSpec> {
-        ["book", "hat", "ball"].iter().map(|n| ItemSpec { name: n.to_string(), count: 2 }).collect()
+        ["book", "hat", "ball"]
+            .iter()
+            .map(|n| ItemSpec {
+                name: n.to_string(),
+                count: 2,
+            })
+            .collect()
     }
 
     #[test]
@@ -285,7 +340,11 @@ mod tests {
 
     #[test]
     fn two_different_tokens_are_ambiguous() {
-        let p = parse("Thought: a\nTalk: b\nAction: [ACCEPT_DEAL] or [REJECT_DEAL]", TermSpace::Price, None);
+        let p = parse(
+            "Thought: a\nTalk: b\nAction: [ACCEPT_DEAL] or [REJECT_DEAL]",
+            TermSpace::Price,
+            None,
+        );
         assert_eq!(p.action, None);
         assert_eq!(p.error.map(|e| e.kind), Some(ErrorKind::Format));
     }
@@ -293,9 +352,17 @@ mod tests {
     #[test]
     fn out_of_range_terms_are_illegal_missing_terms_are_format() {
         let items = items();
-        let p = parse("Thought: a\nTalk: b\nAction: [SUBMIT_DEAL] book:3 hat:0 ball:0", TermSpace::Items(&items), None);
+        let p = parse(
+            "Thought: a\nTalk: b\nAction: [SUBMIT_DEAL] book:3 hat:0 ball:0",
+            TermSpace::Items(&items),
+            None,
+        );
         assert_eq!(p.error.map(|e| e.kind), Some(ErrorKind::Illegal));
-        let p = parse("Thought: a\nTalk: b\nAction: [SUBMIT_DEAL] book:1", TermSpace::Items(&items), None);
+        let p = parse(
+            "Thought: a\nTalk: b\nAction: [SUBMIT_DEAL] book:1",
+            TermSpace::Items(&items),
+            None,
+        );
         assert_eq!(p.error.map(|e| e.kind), Some(ErrorKind::Format));
     }
 

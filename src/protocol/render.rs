@@ -9,7 +9,11 @@ use super::terms::TermSpace;
 pub fn render_action(action: &Action, space: TermSpace<'_>, from_mover: bool) -> String {
     match action {
         Action::Submit(terms) => {
-            let terms = if from_mover { terms.clone() } else { terms.flipped(space) };
+            let terms = if from_mover {
+                terms.clone()
+            } else {
+                terms.flipped(space)
+            };
             format!("{} {}", action.kind().token(), terms.render(space))
         }
         other => other.kind().token().to_string(),
@@ -18,11 +22,20 @@ pub fn render_action(action: &Action, space: TermSpace<'_>, from_mover: bool) ->
 
 /// What the counterpart of a move reads: the mover's Talk text and the action re-rendered from
 /// the receiver's side, in the receiver's spelling. Thought and reasoning never appear here.
-pub fn render_forwarded(talk: &str, action: &Action, space: TermSpace<'_>, format: TurnFormat) -> String {
+pub fn render_forwarded(
+    talk: &str,
+    action: &Action,
+    space: TermSpace<'_>,
+    format: TurnFormat,
+) -> String {
     let action_line = render_action(action, space, false);
     match format {
         TurnFormat::Tagged => format!("Talk: {}\nAction: {}", talk.trim(), action_line),
-        TurnFormat::Xml => format!("<talk>{}</talk>\n<action>{}</action>", talk.trim(), action_line),
+        TurnFormat::Xml => format!(
+            "<talk>{}</talk>\n<action>{}</action>",
+            talk.trim(),
+            action_line
+        ),
     }
 }
 
@@ -33,11 +46,27 @@ mod tests {
 
     #[test]
     fn forwarded_items_are_flipped_for_the_receiver() {
-        let items: Vec<ItemSpec> =
-            ["food", "water", "firewood"].iter().map(|n| ItemSpec { name: n.to_string(), count: 3 }).collect();
+        let items: Vec<ItemSpec> = ["food", "water", "firewood"]
+            .iter()
+            .map(|n| ItemSpec {
+                name: n.to_string(),
+                count: 3,
+            })
+            .collect();
         let action = Action::Submit(Terms::Items(vec![3, 1, 0]));
-        let text = render_forwarded(" Deal? ", &action, TermSpace::Items(&items), TurnFormat::Tagged);
-        assert_eq!(text, "Talk: Deal?\nAction: [SUBMIT_DEAL] food:0 water:2 firewood:3");
-        assert_eq!(render_action(&action, TermSpace::Items(&items), true), "[SUBMIT_DEAL] food:3 water:1 firewood:0");
+        let text = render_forwarded(
+            " Deal? ",
+            &action,
+            TermSpace::Items(&items),
+            TurnFormat::Tagged,
+        );
+        assert_eq!(
+            text,
+            "Talk: Deal?\nAction: [SUBMIT_DEAL] food:0 water:2 firewood:3"
+        );
+        assert_eq!(
+            render_action(&action, TermSpace::Items(&items), true),
+            "[SUBMIT_DEAL] food:3 water:1 firewood:0"
+        );
     }
 }

@@ -212,13 +212,20 @@ fn key_matches(written: &str, canonical: &str) -> bool {
 
 /// Read a number written as `$1,234.50`, `1234`, `35k` (thousands).
 fn read_number(text: &str) -> Option<f64> {
-    let mut cleaned: String = text.chars().filter(|c| *c != '$' && *c != ',' && !c.is_whitespace()).collect();
+    let mut cleaned: String = text
+        .chars()
+        .filter(|c| *c != '$' && *c != ',' && !c.is_whitespace())
+        .collect();
     let mut scale = 1.0;
     if cleaned.ends_with(['k', 'K']) {
         cleaned.pop();
         scale = 1000.0;
     }
-    cleaned.parse::<f64>().ok().filter(|v| v.is_finite()).map(|v| v * scale)
+    cleaned
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .map(|v| v * scale)
 }
 
 /// Parse the text after `[SUBMIT_DEAL]` into terms of the given space.
@@ -241,10 +248,13 @@ pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), Te
                     None => return Err(TermsError::Incomplete("no price given".into())),
                 },
             };
-            let amount = read_number(&value)
-                .ok_or_else(|| TermsError::Unreadable(format!("price `{value}` is not a number")))?;
+            let amount = read_number(&value).ok_or_else(|| {
+                TermsError::Unreadable(format!("price `{value}` is not a number"))
+            })?;
             if amount < 0.0 {
-                return Err(TermsError::OutOfRange(format!("price {amount} is negative")));
+                return Err(TermsError::OutOfRange(format!(
+                    "price {amount} is negative"
+                )));
             }
             Ok((Terms::Price(to_cents(amount)), well_formed))
         }
@@ -255,7 +265,10 @@ pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), Te
                     return Err(TermsError::Unreadable(format!("unknown item `{key}`")));
                 };
                 if shares[i].is_some() {
-                    return Err(TermsError::Unreadable(format!("{} given twice", items[i].name)));
+                    return Err(TermsError::Unreadable(format!(
+                        "{} given twice",
+                        items[i].name
+                    )));
                 }
                 let n = read_number(value).ok_or_else(|| {
                     TermsError::Unreadable(format!("{} `{value}` is not a number", items[i].name))
@@ -275,7 +288,10 @@ pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), Te
                 .map(|(it, _)| it.name.as_str())
                 .collect();
             if !missing.is_empty() {
-                return Err(TermsError::Incomplete(format!("missing {}", missing.join(", "))));
+                return Err(TermsError::Incomplete(format!(
+                    "missing {}",
+                    missing.join(", ")
+                )));
             }
             Ok((Terms::Items(shares.into_iter().flatten().collect()), true))
         }
@@ -289,7 +305,10 @@ pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), Te
                     return Err(TermsError::Unreadable(format!("unknown issue `{key}`")));
                 };
                 if values[i].is_some() {
-                    return Err(TermsError::Unreadable(format!("{} given twice", issues[i].key)));
+                    return Err(TermsError::Unreadable(format!(
+                        "{} given twice",
+                        issues[i].key
+                    )));
                 }
                 values[i] = Some(read_issue_value(&issues[i], value)?);
             }
@@ -300,7 +319,10 @@ pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), Te
                 .map(|(is, _)| is.key.as_str())
                 .collect();
             if !missing.is_empty() {
-                return Err(TermsError::Incomplete(format!("missing {}", missing.join(", "))));
+                return Err(TermsError::Incomplete(format!(
+                    "missing {}",
+                    missing.join(", ")
+                )));
             }
             Ok((Terms::Issues(values.into_iter().flatten().collect()), true))
         }
@@ -345,35 +367,55 @@ mod tests {
     fn casino() -> Vec<ItemSpec> {
         ["food", "water", "firewood"]
             .iter()
-            .map(|n| ItemSpec { name: n.to_string(), count: 3 })
+            .map(|n| ItemSpec {
+                name: n.to_string(),
+                count: 3,
+            })
             .collect()
     }
 
     fn ji() -> Vec<IssueSpec> {
         vec![
-            IssueSpec { key: "salary".into(), label: "Salary".into(), range: IssueRange::Integer { min: 20, max: 50 } },
+            IssueSpec {
+                key: "salary".into(),
+                label: "Salary".into(),
+                range: IssueRange::Integer { min: 20, max: 50 },
+            },
             IssueSpec {
                 key: "company".into(),
                 label: "Company".into(),
-                range: IssueRange::Discrete { options: vec!["Google".into(), "Apple".into()] },
+                range: IssueRange::Discrete {
+                    options: vec!["Google".into(), "Apple".into()],
+                },
             },
-            IssueSpec { key: "holiday".into(), label: "Weekly holiday".into(), range: IssueRange::Integer { min: 2, max: 6 } },
+            IssueSpec {
+                key: "holiday".into(),
+                label: "Weekly holiday".into(),
+                range: IssueRange::Integer { min: 2, max: 6 },
+            },
         ]
     }
 
     #[test]
     fn items_in_any_order_with_plurals_and_equals() {
         let items = casino();
-        let (t, ok) = parse_terms("Firewood = 3, FOODS: 2 water:1", TermSpace::Items(&items)).unwrap();
+        let (t, ok) =
+            parse_terms("Firewood = 3, FOODS: 2 water:1", TermSpace::Items(&items)).unwrap();
         assert_eq!(t, Terms::Items(vec![2, 1, 3]));
         assert!(ok);
-        assert_eq!(t.render(TermSpace::Items(&items)), "food:2 water:1 firewood:3");
+        assert_eq!(
+            t.render(TermSpace::Items(&items)),
+            "food:2 water:1 firewood:3"
+        );
     }
 
     #[test]
     fn items_missing_or_out_of_range() {
         let items = casino();
-        assert!(matches!(parse_terms("food:2 water:1", TermSpace::Items(&items)), Err(TermsError::Incomplete(_))));
+        assert!(matches!(
+            parse_terms("food:2 water:1", TermSpace::Items(&items)),
+            Err(TermsError::Incomplete(_))
+        ));
         assert!(matches!(
             parse_terms("food:4 water:1 firewood:0", TermSpace::Items(&items)),
             Err(TermsError::OutOfRange(_))
@@ -398,16 +440,35 @@ mod tests {
     #[test]
     fn issues_by_key_or_label_any_case() {
         let issues = ji();
-        let (t, _) =
-            parse_terms("weekly holiday: 4 company=apple salary:$35", TermSpace::Issues(&issues)).unwrap();
-        assert_eq!(t, Terms::Issues(vec![IssueValue::Number(35), IssueValue::Option(1), IssueValue::Number(4)]));
-        assert_eq!(t.render(TermSpace::Issues(&issues)), "salary:35 company:Apple holiday:4");
+        let (t, _) = parse_terms(
+            "weekly holiday: 4 company=apple salary:$35",
+            TermSpace::Issues(&issues),
+        )
+        .unwrap();
+        assert_eq!(
+            t,
+            Terms::Issues(vec![
+                IssueValue::Number(35),
+                IssueValue::Option(1),
+                IssueValue::Number(4)
+            ])
+        );
+        assert_eq!(
+            t.render(TermSpace::Issues(&issues)),
+            "salary:35 company:Apple holiday:4"
+        );
         assert!(matches!(
-            parse_terms("salary:60 company:Apple holiday:4", TermSpace::Issues(&issues)),
+            parse_terms(
+                "salary:60 company:Apple holiday:4",
+                TermSpace::Issues(&issues)
+            ),
             Err(TermsError::OutOfRange(_))
         ));
         assert!(matches!(
-            parse_terms("salary:30 company:IBM holiday:4", TermSpace::Issues(&issues)),
+            parse_terms(
+                "salary:30 company:IBM holiday:4",
+                TermSpace::Issues(&issues)
+            ),
             Err(TermsError::OutOfRange(_))
         ));
     }
@@ -416,7 +477,10 @@ mod tests {
     fn flipping_items_only() {
         let items = casino();
         let t = Terms::Items(vec![0, 1, 3]);
-        assert_eq!(t.flipped(TermSpace::Items(&items)), Terms::Items(vec![3, 2, 0]));
+        assert_eq!(
+            t.flipped(TermSpace::Items(&items)),
+            Terms::Items(vec![3, 2, 0])
+        );
         assert_eq!(Terms::Price(5).flipped(TermSpace::Price), Terms::Price(5));
     }
 }

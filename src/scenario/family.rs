@@ -43,7 +43,13 @@ pub enum Role {
 }
 
 impl Family {
-    pub const ALL: [Family; 5] = [Family::Ahp, Family::Craigslist, Family::Casino, Family::Dnd, Family::JobInterview];
+    pub const ALL: [Family; 5] = [
+        Family::Ahp,
+        Family::Craigslist,
+        Family::Casino,
+        Family::Dnd,
+        Family::JobInterview,
+    ];
 
     pub fn domain(self) -> Domain {
         match self {
@@ -96,14 +102,20 @@ impl FromStr for Family {
     /// Accepts the file names and the usual abbreviations: `ahp`, `amazonhistoryprice`, `cra`,
     /// `craigslist`, `casino`, `dnd`, `dealornodeal`, `ji`, `job_interview`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let key: String = s.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
+        let key: String = s
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
         match key.as_str() {
             "ahp" | "amazonhistoryprice" | "amazon" => Ok(Family::Ahp),
             "cra" | "craigslist" | "craigslistbargains" => Ok(Family::Craigslist),
             "casino" | "ca" => Ok(Family::Casino),
             "dnd" | "dealornodeal" => Ok(Family::Dnd),
             "ji" | "jobinterview" => Ok(Family::JobInterview),
-            _ => Err(format!("unknown family `{s}` (expected ahp, craigslist, casino, dnd or job_interview)")),
+            _ => Err(format!(
+                "unknown family `{s}` (expected ahp, craigslist, casino, dnd or job_interview)"
+            )),
         }
     }
 }

@@ -14,9 +14,17 @@ use super::{Game, IssuePreferences, Scenario, Valuation, SCENARIO_SCHEMA};
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
     #[error("{file}:{line}: field `{field}`: {message}")]
-    Line { file: String, line: usize, field: String, message: String },
+    Line {
+        file: String,
+        line: usize,
+        field: String,
+        message: String,
+    },
     #[error("{file}: {source}")]
-    Io { file: String, source: std::io::Error },
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
     #[error("{file}: no scenarios in the file")]
     Empty { file: String },
 }
@@ -38,10 +46,16 @@ pub struct LoadReport {
 /// Load every scenario of a JSONL file. Blank lines are ignored.
 pub fn load_scenarios(path: &Path, options: LoadOptions) -> Result<LoadReport, ScenarioError> {
     let file_name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|source| ScenarioError::Io { file: file_name.clone(), source })?;
+    let file = std::fs::File::open(path).map_err(|source| ScenarioError::Io {
+        file: file_name.clone(),
+        source,
+    })?;
     let mut report = LoadReport::default();
     for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|source| ScenarioError::Io { file: file_name.clone(), source })?;
+        let line = line.map_err(|source| ScenarioError::Io {
+            file: file_name.clone(),
+            source,
+        })?;
         if line.trim().is_empty() {
             continue;
         }
@@ -59,7 +73,12 @@ pub fn load_scenarios(path: &Path, options: LoadOptions) -> Result<LoadReport, S
 
 /// Parse and check one line of a scenario file.
 pub fn parse_scenario_line(file: &str, line: usize, text: &str) -> Result<Scenario, ScenarioError> {
-    let at = |field: String, message: String| ScenarioError::Line { file: file.to_string(), line, field, message };
+    let at = |field: String, message: String| ScenarioError::Line {
+        file: file.to_string(),
+        line,
+        field,
+        message,
+    };
     let de = &mut serde_json::Deserializer::from_str(text);
     let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
         let field = e.path().to_string();
@@ -75,22 +94,41 @@ pub fn parse_scenario_line(file: &str, line: usize, text: &str) -> Result<Scenar
 pub fn validate(s: &Scenario) -> Result<(), (String, String)> {
     let bad = |field: &str, message: String| Err((field.to_string(), message));
     if s.schema != SCENARIO_SCHEMA {
-        return bad("schema", format!("version {} is not supported (this build reads {SCENARIO_SCHEMA})", s.schema));
+        return bad(
+            "schema",
+            format!(
+                "version {} is not supported (this build reads {SCENARIO_SCHEMA})",
+                s.schema
+            ),
+        );
     }
     if s.id.trim().is_empty() {
         return bad("id", "must not be empty".into());
     }
     if s.family.domain() != s.domain() {
-        return bad("game", format!("family {} plays the {:?} domain", s.family, s.family.domain()));
+        return bad(
+            "game",
+            format!(
+                "family {} plays the {:?} domain",
+                s.family,
+                s.family.domain()
+            ),
+        );
     }
     if !s.no_deal_value.is_finite() {
         return bad("no_deal_value", "must be a finite number".into());
     }
     match &s.game {
-        Game::Price { listing_price, buyer, seller } => {
-            for (field, v) in
-                [("game.price.listing_price", *listing_price), ("game.price.buyer.budget", buyer.budget), ("game.price.seller.cost", seller.cost)]
-            {
+        Game::Price {
+            listing_price,
+            buyer,
+            seller,
+        } => {
+            for (field, v) in [
+                ("game.price.listing_price", *listing_price),
+                ("game.price.buyer.budget", buyer.budget),
+                ("game.price.seller.cost", seller.cost),
+            ] {
                 if !v.is_finite() || v < 0.0 {
                     return bad(field, format!("must be a non-negative number, got {v}"));
                 }
@@ -99,25 +137,48 @@ pub fn validate(s: &Scenario) -> Result<(), (String, String)> {
                 return bad("game.price.listing_price", "must be positive".into());
             }
         }
-        Game::Items { items, agent_1, agent_2 } => {
+        Game::Items {
+            items,
+            agent_1,
+            agent_2,
+        } => {
             if items.is_empty() {
                 return bad("game.items.items", "needs at least one item".into());
             }
             for (i, item) in items.iter().enumerate() {
                 if item.count == 0 || item.name.trim().is_empty() {
-                    return bad(&format!("game.items.items[{i}]"), "needs a name and a count of at least 1".into());
+                    return bad(
+                        &format!("game.items.items[{i}]"),
+                        "needs a name and a count of at least 1".into(),
+                    );
                 }
-                if items[..i].iter().any(|o| o.name.eq_ignore_ascii_case(&item.name)) {
-                    return bad(&format!("game.items.items[{i}].name"), format!("`{}` appears twice", item.name));
+                if items[..i]
+                    .iter()
+                    .any(|o| o.name.eq_ignore_ascii_case(&item.name))
+                {
+                    return bad(
+                        &format!("game.items.items[{i}].name"),
+                        format!("`{}` appears twice", item.name),
+                    );
                 }
             }
-            for (field, side) in [("game.items.agent_1.values", agent_1), ("game.items.agent_2.values", agent_2)] {
+            for (field, side) in [
+                ("game.items.agent_1.values", agent_1),
+                ("game.items.agent_2.values", agent_2),
+            ] {
                 if side.values.len() != items.len() {
-                    return bad(field, format!("has {} values for {} items", side.values.len(), items.len()));
+                    return bad(
+                        field,
+                        format!("has {} values for {} items", side.values.len(), items.len()),
+                    );
                 }
             }
         }
-        Game::Issues { issues, worker, recruiter } => {
+        Game::Issues {
+            issues,
+            worker,
+            recruiter,
+        } => {
             if issues.is_empty() {
                 return bad("game.issues.issues", "needs at least one issue".into());
             }
@@ -127,7 +188,10 @@ pub fn validate(s: &Scenario) -> Result<(), (String, String)> {
                     IssueRange::Discrete { options } => !options.is_empty(),
                 };
                 if !ok || issue.key.trim().is_empty() {
-                    return bad(&format!("game.issues.issues[{i}]"), "needs a key and min < max or at least one option".into());
+                    return bad(
+                        &format!("game.issues.issues[{i}]"),
+                        "needs a key and min < max or at least one option".into(),
+                    );
                 }
             }
             for (side, prefs) in [("worker", worker), ("recruiter", recruiter)] {
@@ -146,13 +210,20 @@ fn check_preferences(
     if prefs.issues.len() != issues.len() {
         return Err((
             format!("game.issues.{side}.issues"),
-            format!("has {} preferences for {} issues", prefs.issues.len(), issues.len()),
+            format!(
+                "has {} preferences for {} issues",
+                prefs.issues.len(),
+                issues.len()
+            ),
         ));
     }
     for (i, (pref, issue)) in prefs.issues.iter().zip(issues).enumerate() {
         let field = format!("game.issues.{side}.issues[{i}]");
         if !pref.weight.is_finite() || pref.weight < 0.0 {
-            return Err((format!("{field}.weight"), format!("must be a non-negative number, got {}", pref.weight)));
+            return Err((
+                format!("{field}.weight"),
+                format!("must be a non-negative number, got {}", pref.weight),
+            ));
         }
         let n = issue.range.len();
         let ok = match (&pref.valuation, &issue.range) {
@@ -194,13 +265,22 @@ mod tests {
     #[test]
     fn bad_field_is_named_with_file_and_line() {
         let bad = GOOD.replace(r#""budget":80"#, r#""budget":"eighty""#);
-        let err = parse_scenario_line("f.jsonl", 7, &bad).unwrap_err().to_string();
-        assert!(err.starts_with("f.jsonl:7: field `game.price.buyer.budget`"), "{err}");
+        let err = parse_scenario_line("f.jsonl", 7, &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("f.jsonl:7: field `game.price.buyer.budget`"),
+            "{err}"
+        );
         let wrong_domain = GOOD.replace(r#""family":"ahp""#, r#""family":"casino""#);
-        let err = parse_scenario_line("f.jsonl", 2, &wrong_domain).unwrap_err().to_string();
+        let err = parse_scenario_line("f.jsonl", 2, &wrong_domain)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("field `game`"), "{err}");
         let negative = GOOD.replace(r#""cost":50"#, r#""cost":-5"#);
-        let err = parse_scenario_line("f.jsonl", 3, &negative).unwrap_err().to_string();
+        let err = parse_scenario_line("f.jsonl", 3, &negative)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("game.price.seller.cost"), "{err}");
     }
 

@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::{IssueSpec, ItemSpec, TermSpace};
 
 pub use family::{Domain, Family, Role};
-pub use load::{load_scenarios, parse_scenario_line, validate, LoadOptions, LoadReport, ScenarioError};
+pub use load::{
+    load_scenarios, parse_scenario_line, validate, LoadOptions, LoadReport, ScenarioError,
+};
 
 /// The scenario file format version this build reads and writes.
 pub const SCENARIO_SCHEMA: u32 = 1;
@@ -136,7 +138,10 @@ pub enum Valuation {
     /// One weight per option of a discrete issue.
     Options { weights: Vec<f64> },
     /// Valued jointly with another discrete issue (`with`): `weights[own option][other option]`.
-    Joint { with: String, weights: Vec<Vec<f64>> },
+    Joint {
+        with: String,
+        weights: Vec<Vec<f64>>,
+    },
 }
 
 /// Facts about a scenario a user may want to filter on.
@@ -214,7 +219,9 @@ impl Scenario {
 pub fn count_table(scenarios: &[Scenario]) -> String {
     let mut counts: std::collections::BTreeMap<(Family, String), usize> = Default::default();
     for s in scenarios {
-        *counts.entry((s.family, s.split.clone().unwrap_or_else(|| "-".into()))).or_default() += 1;
+        *counts
+            .entry((s.family, s.split.clone().unwrap_or_else(|| "-".into())))
+            .or_default() += 1;
     }
     let mut out = String::from("| family | split | scenarios |\n|---|---|---:|\n");
     for ((family, split), n) in &counts {

@@ -23,15 +23,31 @@ impl Scenario {
                     _ => 0.0,
                 }
             }
-            (Game::Items { agent_1, agent_2, .. }, Terms::Items(shares)) => {
+            (
+                Game::Items {
+                    agent_1, agent_2, ..
+                },
+                Terms::Items(shares),
+            ) => {
                 let values = match role {
                     Role::Agent1 => &agent_1.values,
                     Role::Agent2 => &agent_2.values,
                     _ => return 0.0,
                 };
-                shares.iter().zip(values).map(|(x, v)| f64::from(x * v)).sum()
+                shares
+                    .iter()
+                    .zip(values)
+                    .map(|(x, v)| f64::from(x * v))
+                    .sum()
             }
-            (Game::Issues { issues, worker, recruiter }, Terms::Issues(values)) => {
+            (
+                Game::Issues {
+                    issues,
+                    worker,
+                    recruiter,
+                },
+                Terms::Issues(values),
+            ) => {
                 let prefs = match role {
                     Role::Worker => worker,
                     Role::Recruiter => recruiter,
@@ -48,9 +64,21 @@ impl Scenario {
     pub fn max_utility(&self, role: Role) -> f64 {
         match &self.game {
             Game::Price { buyer, seller, .. } => (buyer.budget - seller.cost).abs(),
-            Game::Items { items, agent_1, agent_2 } => {
-                let values = if role == Role::Agent2 { &agent_2.values } else { &agent_1.values };
-                items.iter().zip(values).map(|(it, v)| f64::from(it.count * v)).sum()
+            Game::Items {
+                items,
+                agent_1,
+                agent_2,
+            } => {
+                let values = if role == Role::Agent2 {
+                    &agent_2.values
+                } else {
+                    &agent_1.values
+                };
+                items
+                    .iter()
+                    .zip(values)
+                    .map(|(it, v)| f64::from(it.count * v))
+                    .sum()
             }
             Game::Issues { .. } => self
                 .all_deals(role)
@@ -66,12 +94,21 @@ impl Scenario {
             Game::Price { .. } => Box::new(std::iter::empty()),
             Game::Items { items, .. } => {
                 let sizes: Vec<usize> = items.iter().map(|it| it.count as usize + 1).collect();
-                Box::new(mixed_radix(sizes).map(|digits| Terms::Items(digits.into_iter().map(|d| d as u32).collect())))
+                Box::new(
+                    mixed_radix(sizes)
+                        .map(|digits| Terms::Items(digits.into_iter().map(|d| d as u32).collect())),
+                )
             }
             Game::Issues { issues, .. } => {
                 let sizes: Vec<usize> = issues.iter().map(|is| is.range.len()).collect();
                 Box::new(mixed_radix(sizes).map(move |digits| {
-                    Terms::Issues(digits.into_iter().zip(issues).map(|(d, is)| is.range.nth(d)).collect())
+                    Terms::Issues(
+                        digits
+                            .into_iter()
+                            .zip(issues)
+                            .map(|(d, is)| is.range.nth(d))
+                            .collect(),
+                    )
                 }))
             }
         }
@@ -79,7 +116,11 @@ impl Scenario {
 }
 
 /// Σ w_issue · v(option) for one side, in [0, 1] for well-formed preferences.
-fn issue_score(issues: &[crate::protocol::IssueSpec], prefs: &IssuePreferences, values: &[IssueValue]) -> f64 {
+fn issue_score(
+    issues: &[crate::protocol::IssueSpec],
+    prefs: &IssuePreferences,
+    values: &[IssueValue],
+) -> f64 {
     let mut total = 0.0;
     for ((issue, pref), value) in issues.iter().zip(&prefs.issues).zip(values) {
         let v = match (&pref.valuation, &issue.range, value) {
@@ -89,11 +130,20 @@ fn issue_score(issues: &[crate::protocol::IssueSpec], prefs: &IssuePreferences, 
             (Valuation::Falling, IssueRange::Integer { min, max }, IssueValue::Number(x)) => {
                 1.0 - linear(*x, *min, *max)
             }
-            (Valuation::Options { weights }, _, IssueValue::Option(i)) => weights.get(*i).copied().unwrap_or(0.0),
+            (Valuation::Options { weights }, _, IssueValue::Option(i)) => {
+                weights.get(*i).copied().unwrap_or(0.0)
+            }
             (Valuation::Joint { with, weights }, _, IssueValue::Option(i)) => {
-                let other = issues.iter().position(|is| &is.key == with).and_then(|j| values.get(j));
+                let other = issues
+                    .iter()
+                    .position(|is| &is.key == with)
+                    .and_then(|j| values.get(j));
                 match other {
-                    Some(IssueValue::Option(j)) => weights.get(*i).and_then(|row| row.get(*j)).copied().unwrap_or(0.0),
+                    Some(IssueValue::Option(j)) => weights
+                        .get(*i)
+                        .and_then(|row| row.get(*j))
+                        .copied()
+                        .unwrap_or(0.0),
                     _ => 0.0,
                 }
             }
@@ -113,7 +163,11 @@ fn linear(x: i64, min: i64, max: i64) -> f64 {
 
 /// All digit vectors with `digits[i] < sizes[i]`, last digit fastest.
 fn mixed_radix(sizes: Vec<usize>) -> impl Iterator<Item = Vec<usize>> {
-    let total: usize = if sizes.is_empty() { 0 } else { sizes.iter().product() };
+    let total: usize = if sizes.is_empty() {
+        0
+    } else {
+        sizes.iter().product()
+    };
     (0..total).map(move |mut n| {
         let mut digits = vec![0; sizes.len()];
         for i in (0..sizes.len()).rev() {
@@ -129,7 +183,8 @@ mod tests {
     use super::*;
     use crate::protocol::{IssueSpec, ItemSpec};
     use crate::scenario::{
-        BuyerPrivate, Family, IssuePreference, ItemValues, PublicInfo, SellerPrivate, SCENARIO_SCHEMA,
+        BuyerPrivate, Family, IssuePreference, ItemValues, PublicInfo, SellerPrivate,
+        SCENARIO_SCHEMA,
     };
 
     fn base(family: Family, game: Game) -> Scenario {
@@ -139,7 +194,11 @@ mod tests {
             family,
             split: None,
             source: "test".into(),
-            public: PublicInfo { title: "t".into(), category: None, description: String::new() },
+            public: PublicInfo {
+                title: "t".into(),
+                category: None,
+                description: String::new(),
+            },
             game,
             no_deal_value: 0.0,
             flags: vec![],
@@ -165,13 +224,28 @@ mod tests {
 
     #[test]
     fn items_utilities_and_space() {
-        let items = vec![ItemSpec { name: "a".into(), count: 1 }, ItemSpec { name: "b".into(), count: 2 }];
+        let items = vec![
+            ItemSpec {
+                name: "a".into(),
+                count: 1,
+            },
+            ItemSpec {
+                name: "b".into(),
+                count: 2,
+            },
+        ];
         let s = base(
             Family::Dnd,
             Game::Items {
                 items,
-                agent_1: ItemValues { values: vec![4, 3], reasons: vec![] },
-                agent_2: ItemValues { values: vec![0, 5], reasons: vec![] },
+                agent_1: ItemValues {
+                    values: vec![4, 3],
+                    reasons: vec![],
+                },
+                agent_2: ItemValues {
+                    values: vec![0, 5],
+                    reasons: vec![],
+                },
             },
         );
         assert_eq!(s.utility(Role::Agent1, &Terms::Items(vec![1, 1])), 7.0);
@@ -185,30 +259,67 @@ mod tests {
             IssueSpec {
                 key: "company".into(),
                 label: "Company".into(),
-                range: IssueRange::Discrete { options: vec!["A".into(), "B".into()] },
+                range: IssueRange::Discrete {
+                    options: vec!["A".into(), "B".into()],
+                },
             },
             IssueSpec {
                 key: "position".into(),
                 label: "Position".into(),
-                range: IssueRange::Discrete { options: vec!["X".into(), "Y".into()] },
+                range: IssueRange::Discrete {
+                    options: vec!["X".into(), "Y".into()],
+                },
             },
-            IssueSpec { key: "salary".into(), label: "Salary".into(), range: IssueRange::Integer { min: 20, max: 50 } },
+            IssueSpec {
+                key: "salary".into(),
+                label: "Salary".into(),
+                range: IssueRange::Integer { min: 20, max: 50 },
+            },
         ];
         let prefs = |rising: bool| IssuePreferences {
             issues: vec![
-                IssuePreference { weight: 0.2, valuation: Valuation::Options { weights: vec![1.0, 0.0] } },
+                IssuePreference {
+                    weight: 0.2,
+                    valuation: Valuation::Options {
+                        weights: vec![1.0, 0.0],
+                    },
+                },
                 IssuePreference {
                     weight: 0.5,
-                    valuation: Valuation::Joint { with: "company".into(), weights: vec![vec![0.0, 1.0], vec![0.5, 0.0]] },
+                    valuation: Valuation::Joint {
+                        with: "company".into(),
+                        weights: vec![vec![0.0, 1.0], vec![0.5, 0.0]],
+                    },
                 },
-                IssuePreference { weight: 0.3, valuation: if rising { Valuation::Rising } else { Valuation::Falling } },
+                IssuePreference {
+                    weight: 0.3,
+                    valuation: if rising {
+                        Valuation::Rising
+                    } else {
+                        Valuation::Falling
+                    },
+                },
             ],
         };
-        let s = base(Family::JobInterview, Game::Issues { issues, worker: prefs(true), recruiter: prefs(false) });
-        let deal = Terms::Issues(vec![IssueValue::Option(0), IssueValue::Option(1), IssueValue::Number(35)]);
+        let s = base(
+            Family::JobInterview,
+            Game::Issues {
+                issues,
+                worker: prefs(true),
+                recruiter: prefs(false),
+            },
+        );
+        let deal = Terms::Issues(vec![
+            IssueValue::Option(0),
+            IssueValue::Option(1),
+            IssueValue::Number(35),
+        ]);
         // 100 · (0.2·1 + 0.5·0.5 + 0.3·0.5) = 60; the recruiter's salary term is 1 − 0.5.
         assert!((s.utility(Role::Worker, &deal) - 60.0).abs() < 1e-9);
         assert!((s.utility(Role::Recruiter, &deal) - 60.0).abs() < 1e-9);
-        assert!((s.max_utility(Role::Worker) - 80.0).abs() < 1e-9, "A/Y at best is 0.2 + 0.5·0.5 + 0.3... or B/X");
+        assert!(
+            (s.max_utility(Role::Worker) - 80.0).abs() < 1e-9,
+            "A/Y at best is 0.2 + 0.5·0.5 + 0.3... or B/X"
+        );
     }
 }

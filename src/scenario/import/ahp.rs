@@ -33,7 +33,10 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     let mut conflicting = 0;
     for path in files {
         let products: Vec<Product> = read_json(path)?;
-        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         for (index, product) in products.into_iter().enumerate() {
             let scenario = scenario(path, &stem, index, product)?;
             if scenario.flags.contains(&ScenarioFlag::ConflictingInterest) {
@@ -52,9 +55,12 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
 fn scenario(path: &Path, stem: &str, index: usize, p: Product) -> Result<Scenario, ImportError> {
     let record = format!("[{index}] {}", p.title);
     let money = |field: &str, text: &str| {
-        parse_money(text).ok_or_else(|| ImportError::record(path, &record, format!("{field} `{text}` is not a price")))
+        parse_money(text).ok_or_else(|| {
+            ImportError::record(path, &record, format!("{field} `{text}` is not a price"))
+        })
     };
-    let listing = money("list_price", &p.list_price)?.max(money("highest_price", &p.highest_price)?);
+    let listing =
+        money("list_price", &p.list_price)?.max(money("highest_price", &p.highest_price)?);
     let cost = money("lowest_price", &p.lowest_price)?;
     let budget = tidy(BUDGET_FACTOR * listing);
     let description = choose_description(p.description.as_deref(), p.features.as_deref());
@@ -64,10 +70,22 @@ fn scenario(path: &Path, stem: &str, index: usize, p: Product) -> Result<Scenari
         family: Family::Ahp,
         split: None,
         source: format!("amazonhistoryprice/{stem}.json[{index}]"),
-        public: PublicInfo { title: p.title, category: Some(p.category), description },
-        game: Game::Price { listing_price: listing, buyer: BuyerPrivate { budget }, seller: SellerPrivate { cost } },
+        public: PublicInfo {
+            title: p.title,
+            category: Some(p.category),
+            description,
+        },
+        game: Game::Price {
+            listing_price: listing,
+            buyer: BuyerPrivate { budget },
+            seller: SellerPrivate { cost },
+        },
         no_deal_value: 0.0,
-        flags: if cost > budget { vec![ScenarioFlag::ConflictingInterest] } else { vec![] },
+        flags: if cost > budget {
+            vec![ScenarioFlag::ConflictingInterest]
+        } else {
+            vec![]
+        },
         human: vec![],
     })
 }
@@ -86,8 +104,14 @@ fn choose_description(description: Option<&str>, features: Option<&str>) -> Stri
 
 /// `"$1,234.56"` → 1234.56.
 pub(crate) fn parse_money(text: &str) -> Option<f64> {
-    let cleaned: String = text.chars().filter(|c| !matches!(c, '$' | ',' | ' ')).collect();
-    cleaned.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0)
+    let cleaned: String = text
+        .chars()
+        .filter(|c| !matches!(c, '$' | ',' | ' '))
+        .collect();
+    cleaned
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
 }
 
 #[cfg(test)]
@@ -98,7 +122,13 @@ mod tests {
     fn money_and_description_rules() {
         assert_eq!(parse_money("$1,234.56"), Some(1234.56));
         assert_eq!(parse_money("n/a"), None);
-        assert_eq!(choose_description(Some("x"), Some("long features")), "long features");
-        assert_eq!(choose_description(Some("A fine lamp"), Some("long features")), "A fine lamp");
+        assert_eq!(
+            choose_description(Some("x"), Some("long features")),
+            "long features"
+        );
+        assert_eq!(
+            choose_description(Some("A fine lamp"), Some("long features")),
+            "A fine lamp"
+        );
     }
 }

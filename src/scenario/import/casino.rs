@@ -12,8 +12,8 @@ use serde::Deserialize;
 use super::{read_json, split_from_name, ImportError, ImportReport};
 use crate::protocol::{ItemSpec, TermSpace, Terms};
 use crate::scenario::{
-    Family, Game, HumanEnding, HumanOutcome, ItemValues, PublicInfo, RecordedPoints, Role, Scenario,
-    SCENARIO_SCHEMA,
+    Family, Game, HumanEnding, HumanOutcome, ItemValues, PublicInfo, RecordedPoints, Role,
+    Scenario, SCENARIO_SCHEMA,
 };
 
 const ITEMS: [&str; 3] = ["food", "water", "firewood"];
@@ -52,12 +52,19 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     for path in files {
         let split = split_from_name(path);
         let dialogues: Vec<Dialogue> = read_json(path)?;
-        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
         for d in dialogues {
-            report.scenarios.push(scenario(path, &file, split.clone(), d)?);
+            report
+                .scenarios
+                .push(scenario(path, &file, split.clone(), d)?);
         }
     }
-    report.notes.push(format!("casino: {} dialogues", report.scenarios.len()));
+    report
+        .notes
+        .push(format!("casino: {} dialogues", report.scenarios.len()));
     Ok(report)
 }
 
@@ -69,13 +76,24 @@ fn role_of(agent: &str) -> Option<Role> {
     }
 }
 
-fn scenario(path: &Path, file: &str, split: Option<String>, d: Dialogue) -> Result<Scenario, ImportError> {
+fn scenario(
+    path: &Path,
+    file: &str,
+    split: Option<String>,
+    d: Dialogue,
+) -> Result<Scenario, ImportError> {
     let id = match &d.dialogue_id {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
     };
     let fail = |message: String| ImportError::record(path, format!("dialogue_id {id}"), message);
-    let items: Vec<ItemSpec> = ITEMS.iter().map(|n| ItemSpec { name: n.to_string(), count: UNITS }).collect();
+    let items: Vec<ItemSpec> = ITEMS
+        .iter()
+        .map(|n| ItemSpec {
+            name: n.to_string(),
+            count: UNITS,
+        })
+        .collect();
     let mut sides = BTreeMap::new();
     let mut points = Vec::new();
     for (agent, p) in &d.participant_info {
@@ -89,20 +107,27 @@ fn scenario(path: &Path, file: &str, split: Option<String>, d: Dialogue) -> Resu
                 "Low" => 3,
                 other => return Err(fail(format!("{agent}: unknown priority `{other}`"))),
             };
-            let i = item_index(issue).ok_or_else(|| fail(format!("{agent}: unknown item `{issue}`")))?;
+            let i = item_index(issue)
+                .ok_or_else(|| fail(format!("{agent}: unknown item `{issue}`")))?;
             values[i] = points_per_unit;
             if let Some(reason) = p.value2reason.get(priority) {
                 reasons[i] = reason.trim().to_string();
             }
         }
         if values.contains(&0) {
-            return Err(fail(format!("{agent}: priorities do not cover food, water and firewood")));
+            return Err(fail(format!(
+                "{agent}: priorities do not cover food, water and firewood"
+            )));
         }
         reasons.retain(|r| !r.is_empty());
         sides.insert(role, ItemValues { values, reasons });
-        points.push(RecordedPoints { role, points: p.outcomes.points_scored });
+        points.push(RecordedPoints {
+            role,
+            points: p.outcomes.points_scored,
+        });
     }
-    let (Some(agent_1), Some(agent_2)) = (sides.remove(&Role::Agent1), sides.remove(&Role::Agent2)) else {
+    let (Some(agent_1), Some(agent_2)) = (sides.remove(&Role::Agent1), sides.remove(&Role::Agent2))
+    else {
         return Err(fail("needs both mturk_agent_1 and mturk_agent_2".into()));
     };
     let human = human_outcome(&items, &d.chat_logs, &id).map_err(fail)?;
@@ -128,7 +153,9 @@ fn scenario(path: &Path, file: &str, split: Option<String>, d: Dialogue) -> Resu
 }
 
 fn item_index(name: &str) -> Option<usize> {
-    ITEMS.iter().position(|i| i.eq_ignore_ascii_case(name.trim()))
+    ITEMS
+        .iter()
+        .position(|i| i.eq_ignore_ascii_case(name.trim()))
 }
 
 /// The last deal action decides the outcome: an accepted submission, a walk-away, or nothing.
@@ -139,15 +166,25 @@ fn human_outcome(items: &[ItemSpec], logs: &[Message], id: &str) -> Result<Human
     for m in logs {
         match m.text.as_str() {
             "Submit-Deal" => {
-                let role = role_of(&m.id).ok_or_else(|| format!("Submit-Deal by unknown `{}`", m.id))?;
-                let gets = m.task_data.get("issue2youget").ok_or("Submit-Deal without issue2youget")?;
+                let role =
+                    role_of(&m.id).ok_or_else(|| format!("Submit-Deal by unknown `{}`", m.id))?;
+                let gets = m
+                    .task_data
+                    .get("issue2youget")
+                    .ok_or("Submit-Deal without issue2youget")?;
                 let mut shares = vec![0u32; ITEMS.len()];
                 for (i, name) in ITEMS.iter().enumerate() {
                     let key = capitalized(name);
-                    let v = gets.get(&key).ok_or_else(|| format!("Submit-Deal without {key}"))?;
+                    let v = gets
+                        .get(&key)
+                        .ok_or_else(|| format!("Submit-Deal without {key}"))?;
                     shares[i] = match v {
-                        serde_json::Value::String(s) => s.trim().parse().map_err(|_| format!("{key} `{s}`"))?,
-                        serde_json::Value::Number(n) => n.as_u64().ok_or_else(|| format!("{key} {n}"))? as u32,
+                        serde_json::Value::String(s) => {
+                            s.trim().parse().map_err(|_| format!("{key} `{s}`"))?
+                        }
+                        serde_json::Value::Number(n) => {
+                            n.as_u64().ok_or_else(|| format!("{key} {n}"))? as u32
+                        }
                         other => return Err(format!("{key} {other}")),
                     };
                 }
@@ -163,16 +200,27 @@ fn human_outcome(items: &[ItemSpec], logs: &[Message], id: &str) -> Result<Human
         }
     }
     let (terms, view) = match (ending, agreed) {
-        (HumanEnding::Deal, Some((role, shares))) => {
-            (Some(Terms::Items(shares).render(TermSpace::Items(items))), Some(role))
+        (HumanEnding::Deal, Some((role, shares))) => (
+            Some(Terms::Items(shares).render(TermSpace::Items(items))),
+            Some(role),
+        ),
+        (HumanEnding::Deal, None) => {
+            return Err("Accept-Deal with no submitted deal before it".into())
         }
-        (HumanEnding::Deal, None) => return Err("Accept-Deal with no submitted deal before it".into()),
         _ => (None, None),
     };
-    Ok(HumanOutcome { dialogue: id.to_string(), ending, terms, view, points: vec![] })
+    Ok(HumanOutcome {
+        dialogue: id.to_string(),
+        ending,
+        terms,
+        view,
+        points: vec![],
+    })
 }
 
 fn capitalized(name: &str) -> String {
     let mut c = name.chars();
-    c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+    c.next()
+        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+        .unwrap_or_default()
 }

@@ -12,7 +12,8 @@ use serde::Deserialize;
 use super::{read_json, split_from_name, tidy, ImportError, ImportReport};
 use crate::protocol::{to_cents, TermSpace, Terms};
 use crate::scenario::{
-    BuyerPrivate, Family, Game, HumanEnding, HumanOutcome, PublicInfo, Role, Scenario, SellerPrivate, SCENARIO_SCHEMA,
+    BuyerPrivate, Family, Game, HumanEnding, HumanOutcome, PublicInfo, Role, Scenario,
+    SellerPrivate, SCENARIO_SCHEMA,
 };
 
 /// The seller's cost as a share of the listing price.
@@ -90,13 +91,18 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     let mut variants: HashMap<(String, String), Vec<(usize, Kb, Kb)>> = HashMap::new();
     for path in files {
         let split = split_from_name(path);
-        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let dialogues: Vec<Dialogue> = read_json(path)?;
         for d in dialogues {
             dialogues_total += 1;
             let (buyer, seller) = sides(path, &d)?;
             let human = human_outcome(&d);
-            let seen = variants.entry((file.clone(), d.scenario.uuid.clone())).or_default();
+            let seen = variants
+                .entry((file.clone(), d.scenario.uuid.clone()))
+                .or_default();
             if let Some((i, _, _)) = seen.iter().find(|(_, b, s)| *b == buyer && *s == seller) {
                 report.scenarios[*i].human.push(human);
                 continue;
@@ -106,7 +112,10 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
                 continue;
             };
             seen.push((report.scenarios.len(), buyer, seller));
-            report.scenarios.push(Scenario { human: vec![human], ..scenario });
+            report.scenarios.push(Scenario {
+                human: vec![human],
+                ..scenario
+            });
         }
     }
     report.notes.push(format!(
@@ -119,14 +128,27 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
 
 fn sides(path: &Path, d: &Dialogue) -> Result<(Kb, Kb), ImportError> {
     let find = |role: &str| {
-        d.scenario.kbs.iter().find(|kb| kb.personal.role == role).cloned().ok_or_else(|| {
-            ImportError::record(path, &d.uuid, format!("scenario {} has no {role} kb", d.scenario.uuid))
-        })
+        d.scenario
+            .kbs
+            .iter()
+            .find(|kb| kb.personal.role == role)
+            .cloned()
+            .ok_or_else(|| {
+                ImportError::record(
+                    path,
+                    &d.uuid,
+                    format!("scenario {} has no {role} kb", d.scenario.uuid),
+                )
+            })
     };
     let buyer = find("buyer")?;
     let seller = find("seller")?;
     if buyer.personal.target.is_none() || buyer.item.price.is_none() {
-        return Err(ImportError::record(path, &d.uuid, "the buyer kb lacks Target or Price"));
+        return Err(ImportError::record(
+            path,
+            &d.uuid,
+            "the buyer kb lacks Target or Price",
+        ));
     }
     Ok((buyer, seller))
 }
@@ -151,19 +173,37 @@ fn scenario(
     if *n > 1 {
         id = format!("{id}.{n}");
     }
-    let post = d.scenario.post_id.as_deref().map(|p| format!(" post_id={p}")).unwrap_or_default();
+    let post = d
+        .scenario
+        .post_id
+        .as_deref()
+        .map(|p| format!(" post_id={p}"))
+        .unwrap_or_default();
     Some(Scenario {
         schema: SCENARIO_SCHEMA,
         id,
         family: Family::Craigslist,
         split,
-        source: format!("craigslistbargains/{file}{post} scenario={}", d.scenario.uuid),
+        source: format!(
+            "craigslistbargains/{file}{post} scenario={}",
+            d.scenario.uuid
+        ),
         public: PublicInfo {
             title: buyer.item.title.trim().to_string(),
             category: buyer.item.category.clone(),
-            description: buyer.item.description.iter().map(|l| l.trim()).collect::<Vec<_>>().join("\n"),
+            description: buyer
+                .item
+                .description
+                .iter()
+                .map(|l| l.trim())
+                .collect::<Vec<_>>()
+                .join("\n"),
         },
-        game: Game::Price { listing_price: listing, buyer: BuyerPrivate { budget }, seller: SellerPrivate { cost } },
+        game: Game::Price {
+            listing_price: listing,
+            buyer: BuyerPrivate { budget },
+            seller: SellerPrivate { cost },
+        },
         no_deal_value: 0.0,
         flags: vec![],
         human: vec![],
@@ -178,9 +218,17 @@ fn human_outcome(d: &Dialogue) -> HumanOutcome {
         .filter(|o| o.reward == Some(1))
         .and_then(|o| o.offer.as_ref())
         .and_then(|o| o.price);
-    let last_event = d.events.iter().rev().map(|e| e.action.as_str()).find(|a| *a != "message");
+    let last_event = d
+        .events
+        .iter()
+        .rev()
+        .map(|e| e.action.as_str())
+        .find(|a| *a != "message");
     let (ending, terms) = match (deal_price, last_event) {
-        (Some(p), _) => (HumanEnding::Deal, Some(Terms::Price(to_cents(p)).render(TermSpace::Price))),
+        (Some(p), _) => (
+            HumanEnding::Deal,
+            Some(Terms::Price(to_cents(p)).render(TermSpace::Price)),
+        ),
         (None, Some("quit")) => (HumanEnding::Quit, None),
         _ => (HumanEnding::NoDeal, None),
     };

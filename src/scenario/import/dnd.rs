@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use super::{split_from_name, ImportError, ImportReport};
 use crate::protocol::{ItemSpec, TermSpace, Terms};
 use crate::scenario::{
-    Family, Game, HumanEnding, HumanOutcome, ItemValues, PublicInfo, RecordedPoints, Role, Scenario, SCENARIO_SCHEMA,
+    Family, Game, HumanEnding, HumanOutcome, ItemValues, PublicInfo, RecordedPoints, Role,
+    Scenario, SCENARIO_SCHEMA,
 };
 
 const ITEMS: [&str; 3] = ["book", "hat", "ball"];
@@ -52,10 +53,19 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
         let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         if first.trim_start().starts_with("<input>") {
             let split = split_from_name(path).ok_or_else(|| {
-                ImportError::format(path, "a split file must be named for its split (test.txt, val.txt)")
+                ImportError::format(
+                    path,
+                    "a split file must be named for its split (test.txt, val.txt)",
+                )
             })?;
-            for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-                let key = split_line_key(line).ok_or_else(|| ImportError::record(path, format!("line {}", i + 1), "unreadable"))?;
+            for (i, line) in text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+            {
+                let key = split_line_key(line).ok_or_else(|| {
+                    ImportError::record(path, format!("line {}", i + 1), "unreadable")
+                })?;
                 split_of.insert(key, split.clone());
             }
         } else if first.split_whitespace().count() == 6 {
@@ -63,21 +73,33 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
             let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
             for (k, chunk) in lines.chunks(2).enumerate() {
                 let [a, b] = chunk else {
-                    return Err(ImportError::format(path, "self-play contexts come in pairs of lines"));
+                    return Err(ImportError::format(
+                        path,
+                        "self-play contexts come in pairs of lines",
+                    ));
                 };
                 let line = 2 * k + 1;
                 let (ca, cb) = (context(a), context(b));
                 let (Some(ca), Some(cb)) = (ca, cb) else {
-                    return Err(ImportError::record(path, format!("line {line}"), "expected six integers per line"));
+                    return Err(ImportError::record(
+                        path,
+                        format!("line {line}"),
+                        "expected six integers per line",
+                    ));
                 };
                 pairs.push((line, ca, cb));
             }
             selfplay.push((path.clone(), pairs));
         } else {
             let mut lines = Vec::new();
-            for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-                let p = perspective(i + 1, line)
-                    .ok_or_else(|| ImportError::record(path, format!("line {}", i + 1), "unreadable corpus line"))?;
+            for (i, line) in text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+            {
+                let p = perspective(i + 1, line).ok_or_else(|| {
+                    ImportError::record(path, format!("line {}", i + 1), "unreadable corpus line")
+                })?;
                 lines.push(p);
             }
             corpus.push((path.clone(), lines));
@@ -93,10 +115,14 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
             let a = &lines[i];
             let b = lines.get(i + 1).filter(|b| is_mirror(a, b));
             let split = [Some(a), b].into_iter().flatten().find_map(|p| {
-                split_of.get(&(p.own, p.partner, p.dialogue.clone())).cloned()
+                split_of
+                    .get(&(p.own, p.partner, p.dialogue.clone()))
+                    .cloned()
             });
             let split = split.or_else(|| (!split_of.is_empty()).then(|| "train".to_string()));
-            report.scenarios.push(dialogue_scenario(path, &file, split, a, b)?);
+            report
+                .scenarios
+                .push(dialogue_scenario(path, &file, split, a, b)?);
             if b.is_some() {
                 paired += 1;
                 i += 2;
@@ -114,7 +140,11 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
         let file = file_name(path);
         for (line, a, b) in pairs {
             if a.counts != b.counts {
-                return Err(ImportError::record(path, format!("line {line}"), "the two sides' counts differ"));
+                return Err(ImportError::record(
+                    path,
+                    format!("line {line}"),
+                    "the two sides' counts differ",
+                ));
             }
             report.scenarios.push(base(
                 format!("dnd:selfplay:{line}"),
@@ -124,18 +154,28 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
                 *b,
             ));
         }
-        report.notes.push(format!("dnd: {file}: {} self-play contexts", pairs.len()));
+        report
+            .notes
+            .push(format!("dnd: {file}: {} self-play contexts", pairs.len()));
     }
     Ok(report)
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn context(text: &str) -> Option<Context> {
-    let n: Vec<u32> = text.split_whitespace().map(|t| t.parse().ok()).collect::<Option<_>>()?;
-    (n.len() == 6).then(|| Context { counts: [n[0], n[2], n[4]], values: [n[1], n[3], n[5]] })
+    let n: Vec<u32> = text
+        .split_whitespace()
+        .map(|t| t.parse().ok())
+        .collect::<Option<_>>()?;
+    (n.len() == 6).then(|| Context {
+        counts: [n[0], n[2], n[4]],
+        values: [n[1], n[3], n[5]],
+    })
 }
 
 fn perspective(line: usize, text: &str) -> Option<Perspective> {
@@ -157,17 +197,33 @@ fn perspective(line: usize, text: &str) -> Option<Perspective> {
         LineEnding::Disagree
     } else {
         let selection = read_selection(after)?;
-        let reward = after.split("reward=").nth(1)?.split_whitespace().next()?.parse().ok()?;
+        let reward = after
+            .split("reward=")
+            .nth(1)?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()?;
         LineEnding::Agree { selection, reward }
     };
-    Some(Perspective { line, own, partner, dialogue: normalize(&dialogue), ending })
+    Some(Perspective {
+        line,
+        own,
+        partner,
+        dialogue: normalize(&dialogue),
+        ending,
+    })
 }
 
 fn read_selection(text: &str) -> Option<[u32; 3]> {
     let mut out = [None; 3];
     for t in text.split_whitespace() {
         if let Some((k, v)) = t.split_once('=') {
-            if let Some(i) = k.strip_prefix("item").and_then(|n| n.parse::<usize>().ok()).filter(|i| *i < 3) {
+            if let Some(i) = k
+                .strip_prefix("item")
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|i| *i < 3)
+            {
                 if out[i].is_none() {
                     out[i] = v.parse().ok();
                 }
@@ -195,7 +251,10 @@ fn split_line_key(line: &str) -> Option<(Context, Context, String)> {
 }
 
 fn swap_speakers(dialogue: &str) -> String {
-    dialogue.replace("YOU:", "\u{0}").replace("THEM:", "YOU:").replace('\u{0}', "THEM:")
+    dialogue
+        .replace("YOU:", "\u{0}")
+        .replace("THEM:", "YOU:")
+        .replace('\u{0}', "THEM:")
 }
 
 fn is_mirror(a: &Perspective, b: &Perspective) -> bool {
@@ -206,7 +265,10 @@ fn base(id: String, split: Option<String>, source: String, a: Context, b: Contex
     let items = ITEMS
         .iter()
         .zip(a.counts)
-        .map(|(name, count)| ItemSpec { name: name.to_string(), count })
+        .map(|(name, count)| ItemSpec {
+            name: name.to_string(),
+            count,
+        })
         .collect();
     Scenario {
         schema: SCENARIO_SCHEMA,
@@ -240,13 +302,23 @@ fn dialogue_scenario(
     b: Option<&Perspective>,
 ) -> Result<Scenario, ImportError> {
     if a.own.counts != a.partner.counts {
-        return Err(ImportError::record(path, format!("line {}", a.line), "the two sides' counts differ"));
+        return Err(ImportError::record(
+            path,
+            format!("line {}", a.line),
+            "the two sides' counts differ",
+        ));
     }
     let lines = match b {
         Some(b) => format!("lines {}-{}", a.line, b.line),
         None => format!("line {}", a.line),
     };
-    let mut s = base(format!("dnd:data:{}", a.line), split, format!("dealornodeal/{file} {lines}"), a.own, a.partner);
+    let mut s = base(
+        format!("dnd:data:{}", a.line),
+        split,
+        format!("dealornodeal/{file} {lines}"),
+        a.own,
+        a.partner,
+    );
     let space_items: Vec<ItemSpec> = match &s.game {
         Game::Items { items, .. } => items.clone(),
         _ => vec![],
@@ -263,7 +335,10 @@ fn dialogue_scenario(
     let mut points = Vec::new();
     for (role, p) in [(Role::Agent1, Some(a)), (Role::Agent2, b)] {
         if let Some(LineEnding::Agree { reward, .. }) = p.map(|p| &p.ending) {
-            points.push(RecordedPoints { role, points: f64::from(*reward) });
+            points.push(RecordedPoints {
+                role,
+                points: f64::from(*reward),
+            });
         }
     }
     s.human.push(HumanOutcome {

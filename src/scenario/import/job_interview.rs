@@ -11,8 +11,8 @@ use serde::Deserialize;
 use super::{read_json, split_from_name, ImportError, ImportReport};
 use crate::protocol::{parse_terms, IssueRange, IssueSpec, TermSpace};
 use crate::scenario::{
-    Family, Game, HumanEnding, HumanOutcome, IssuePreference, IssuePreferences, PublicInfo, Role, Scenario, Valuation,
-    SCENARIO_SCHEMA,
+    Family, Game, HumanEnding, HumanOutcome, IssuePreference, IssuePreferences, PublicInfo, Role,
+    Scenario, Valuation, SCENARIO_SCHEMA,
 };
 
 /// The issues in the order of the action grammar: (key, the dataset's name).
@@ -77,14 +77,19 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     let mut skipped = 0;
     for path in files {
         let split = split_from_name(path);
-        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let records: Vec<Record> = read_json(path)?;
         for r in records {
             if r.status.as_deref() == Some("aborted") {
                 skipped += 1;
                 continue;
             }
-            report.scenarios.push(scenario(path, &file, split.clone(), r)?);
+            report
+                .scenarios
+                .push(scenario(path, &file, split.clone(), r)?);
         }
     }
     report.notes.push(format!(
@@ -94,10 +99,18 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     Ok(report)
 }
 
-fn scenario(path: &Path, file: &str, split: Option<String>, r: Record) -> Result<Scenario, ImportError> {
+fn scenario(
+    path: &Path,
+    file: &str,
+    split: Option<String>,
+    r: Record,
+) -> Result<Scenario, ImportError> {
     let fail = |message: String| ImportError::record(path, &r.id, message);
     let user = |role: &str| {
-        r.users.iter().find(|u| u.role == role).ok_or_else(|| fail(format!("no {role} among the users")))
+        r.users
+            .iter()
+            .find(|u| u.role == role)
+            .ok_or_else(|| fail(format!("no {role} among the users")))
     };
     let (worker, recruiter) = (user("worker")?, user("recruiter")?);
     let issues = issue_specs(worker).map_err(fail)?;
@@ -107,7 +120,9 @@ fn scenario(path: &Path, file: &str, split: Option<String>, r: Record) -> Result
         recruiter: prefs(recruiter, Role::Recruiter)?,
         issues,
     };
-    let Game::Issues { issues, .. } = &game else { unreachable!("built just above") };
+    let Game::Issues { issues, .. } = &game else {
+        unreachable!("built just above")
+    };
     let human = human_outcome(&r, issues).map_err(fail)?;
     Ok(Scenario {
         schema: SCENARIO_SCHEMA,
@@ -131,7 +146,10 @@ fn scenario(path: &Path, file: &str, split: Option<String>, r: Record) -> Result
 }
 
 fn find<'u>(u: &'u User, name: &str) -> Result<&'u Utility, String> {
-    u.utilities.iter().find(|x| x.name == name).ok_or_else(|| format!("{}: no `{name}` issue", u.role))
+    u.utilities
+        .iter()
+        .find(|x| x.name == name)
+        .ok_or_else(|| format!("{}: no `{name}` issue", u.role))
 }
 
 /// The issue space, with option lists in the order the data gives them.
@@ -149,7 +167,10 @@ fn issue_specs(u: &User) -> Result<Vec<IssueSpec>, String> {
                 for o in &x.options {
                     let name = match (&o.name, &o.names) {
                         (Some(n), _) => n.clone(),
-                        (None, Some(names)) => names.get(label).cloned().ok_or_else(|| format!("{label}: option without its name"))?,
+                        (None, Some(names)) => names
+                            .get(label)
+                            .cloned()
+                            .ok_or_else(|| format!("{label}: option without its name"))?,
                         _ => return Err(format!("{label}: option without a name")),
                     };
                     if !options.contains(&name) {
@@ -160,7 +181,11 @@ fn issue_specs(u: &User) -> Result<Vec<IssueSpec>, String> {
             }
             other => return Err(format!("{label}: unknown issue type `{other}`")),
         };
-        specs.push(IssueSpec { key: key.into(), label: label.into(), range });
+        specs.push(IssueSpec {
+            key: key.into(),
+            label: label.into(),
+            range,
+        });
     }
     Ok(specs)
 }
@@ -177,44 +202,68 @@ fn preferences(u: &User, role: Role, issues: &[IssueSpec]) -> Result<IssuePrefer
                     let partner = issues
                         .iter()
                         .find(|is| &is.label == partner_label)
-                        .ok_or_else(|| format!("{}: related to unknown `{partner_label}`", spec.label))?;
-                    let IssueRange::Discrete { options: partner_options } = &partner.range else {
+                        .ok_or_else(|| {
+                            format!("{}: related to unknown `{partner_label}`", spec.label)
+                        })?;
+                    let IssueRange::Discrete {
+                        options: partner_options,
+                    } = &partner.range
+                    else {
                         return Err(format!("{}: related to a non-discrete issue", spec.label));
                     };
                     let mut weights = vec![vec![0.0; partner_options.len()]; options.len()];
                     for o in &x.options {
-                        let names = o.names.as_ref().ok_or_else(|| format!("{}: joint option without names", spec.label))?;
-                        let own = names.get(&spec.label).and_then(|n| options.iter().position(|o| o == n));
-                        let other = names.get(partner_label).and_then(|n| partner_options.iter().position(|o| o == n));
+                        let names = o
+                            .names
+                            .as_ref()
+                            .ok_or_else(|| format!("{}: joint option without names", spec.label))?;
+                        let own = names
+                            .get(&spec.label)
+                            .and_then(|n| options.iter().position(|o| o == n));
+                        let other = names
+                            .get(partner_label)
+                            .and_then(|n| partner_options.iter().position(|o| o == n));
                         let (Some(i), Some(j)) = (own, other) else {
-                            return Err(format!("{}: joint option {names:?} not in the option lists", spec.label));
+                            return Err(format!(
+                                "{}: joint option {names:?} not in the option lists",
+                                spec.label
+                            ));
                         };
                         weights[i][j] = o.weight;
                     }
-                    Valuation::Joint { with: partner.key.clone(), weights }
+                    Valuation::Joint {
+                        with: partner.key.clone(),
+                        weights,
+                    }
                 }
                 None => {
                     let mut weights = vec![0.0; options.len()];
                     for o in &x.options {
                         let name = o.name.as_deref().unwrap_or_default();
-                        let i = options
-                            .iter()
-                            .position(|opt| opt == name)
-                            .ok_or_else(|| format!("{}: option `{name}` not in the list", spec.label))?;
+                        let i = options.iter().position(|opt| opt == name).ok_or_else(|| {
+                            format!("{}: option `{name}` not in the list", spec.label)
+                        })?;
                         weights[i] = o.weight;
                     }
                     Valuation::Options { weights }
                 }
             },
         };
-        out.push(IssuePreference { weight: x.weight, valuation });
+        out.push(IssuePreference {
+            weight: x.weight,
+            valuation,
+        });
     }
     Ok(IssuePreferences { issues: out })
 }
 
 /// The accepted solution, written in the grammar and read back to check it fits the space.
 fn human_outcome(r: &Record, issues: &[IssueSpec]) -> Result<Vec<HumanOutcome>, String> {
-    let accepted: Vec<&Solution> = r.solutions.iter().filter(|s| s.accepted == Some(true)).collect();
+    let accepted: Vec<&Solution> = r
+        .solutions
+        .iter()
+        .filter(|s| s.accepted == Some(true))
+        .collect();
     let Some(solution) = accepted.last() else {
         return Ok(vec![HumanOutcome {
             dialogue: r.id.clone(),
@@ -226,7 +275,10 @@ fn human_outcome(r: &Record, issues: &[IssueSpec]) -> Result<Vec<HumanOutcome>, 
     };
     let mut text = Vec::new();
     for spec in issues {
-        let v = solution.body.get(&spec.label).ok_or_else(|| format!("accepted solution lacks {}", spec.label))?;
+        let v = solution
+            .body
+            .get(&spec.label)
+            .ok_or_else(|| format!("accepted solution lacks {}", spec.label))?;
         let v = match v {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),

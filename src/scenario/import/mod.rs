@@ -19,24 +19,45 @@ use super::{validate, Family, Scenario};
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     #[error("{file}: {source}")]
-    Io { file: String, source: std::io::Error },
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
     #[error("{file}: {message}")]
     Format { file: String, message: String },
     #[error("{file}: record {record}: {message}")]
-    Record { file: String, record: String, message: String },
+    Record {
+        file: String,
+        record: String,
+        message: String,
+    },
 }
 
 impl ImportError {
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
-        ImportError::Io { file: path.display().to_string(), source }
+        ImportError::Io {
+            file: path.display().to_string(),
+            source,
+        }
     }
 
     pub(crate) fn format(path: &Path, message: impl Into<String>) -> Self {
-        ImportError::Format { file: path.display().to_string(), message: message.into() }
+        ImportError::Format {
+            file: path.display().to_string(),
+            message: message.into(),
+        }
     }
 
-    pub(crate) fn record(path: &Path, record: impl Into<String>, message: impl Into<String>) -> Self {
-        ImportError::Record { file: path.display().to_string(), record: record.into(), message: message.into() }
+    pub(crate) fn record(
+        path: &Path,
+        record: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        ImportError::Record {
+            file: path.display().to_string(),
+            record: record.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -51,7 +72,10 @@ pub struct ImportReport {
 /// Import the raw files of one family. Every scenario is validated before it is returned.
 pub fn import(family: Family, files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     if files.is_empty() {
-        return Err(ImportError::Format { file: "(none)".into(), message: "no raw files given".into() });
+        return Err(ImportError::Format {
+            file: "(none)".into(),
+            message: "no raw files given".into(),
+        });
     }
     let report = match family {
         Family::Ahp => ahp::import(files)?,
@@ -86,9 +110,11 @@ pub fn write_jsonl(path: &Path, scenarios: &[Scenario]) -> Result<(), ImportErro
         std::fs::create_dir_all(dir).map_err(|e| ImportError::io(dir, e))?;
     }
     let tmp = path.with_extension("jsonl.tmp");
-    let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(|e| ImportError::io(&tmp, e))?);
+    let mut out =
+        std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(|e| ImportError::io(&tmp, e))?);
     for s in scenarios {
-        let line = serde_json::to_string(s).map_err(|e| ImportError::format(path, e.to_string()))?;
+        let line =
+            serde_json::to_string(s).map_err(|e| ImportError::format(path, e.to_string()))?;
         writeln!(out, "{line}").map_err(|e| ImportError::io(&tmp, e))?;
     }
     out.flush().map_err(|e| ImportError::io(&tmp, e))?;
@@ -109,8 +135,11 @@ pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T
 pub(crate) fn split_from_name(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
     let words: Vec<&str> = name.split(|c: char| !c.is_ascii_alphanumeric()).collect();
-    for (split, aliases) in [("train", &["train"][..]), ("valid", &["valid", "val", "validation", "dev"]), ("test", &["test"])]
-    {
+    for (split, aliases) in [
+        ("train", &["train"][..]),
+        ("valid", &["valid", "val", "validation", "dev"]),
+        ("test", &["test"]),
+    ] {
         if words.iter().any(|w| aliases.contains(w)) {
             return Some(split.to_string());
         }
@@ -129,10 +158,22 @@ mod tests {
 
     #[test]
     fn splits_from_file_names() {
-        assert_eq!(split_from_name(Path::new("a/casino_train.json")).as_deref(), Some("train"));
-        assert_eq!(split_from_name(Path::new("validation.json")).as_deref(), Some("valid"));
-        assert_eq!(split_from_name(Path::new("val.txt")).as_deref(), Some("valid"));
-        assert_eq!(split_from_name(Path::new("ji.test.json")).as_deref(), Some("test"));
+        assert_eq!(
+            split_from_name(Path::new("a/casino_train.json")).as_deref(),
+            Some("train")
+        );
+        assert_eq!(
+            split_from_name(Path::new("validation.json")).as_deref(),
+            Some("valid")
+        );
+        assert_eq!(
+            split_from_name(Path::new("val.txt")).as_deref(),
+            Some("valid")
+        );
+        assert_eq!(
+            split_from_name(Path::new("ji.test.json")).as_deref(),
+            Some("test")
+        );
         assert_eq!(split_from_name(Path::new("books.json")), None);
     }
 }

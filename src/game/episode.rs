@@ -1,0 +1,420 @@
+//! The episode state machine: one raw completion in per step, the next state out.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{self, render_forwarded, Action, Parsed, TurnError};
+use crate::scenario::Scenario;
+use crate::score;
+
+use super::outcome::{Outcome, OutcomeKind};
+use super::prompt::{PromptError, Prompts};
+use super::rules::{self, Move, Offer, RegulationEvent};
+use super::seat::{PerSeat, Seat};
+use super::setup::Setup;
+use super::view::{Message, MessageRole};
+
+/// One completion from a player: the text and, where the endpoint returned it separately, its
+/// reasoning. `call` carries what the endpoint said about the call (usage, logprobs, token ids)
+/// into the record; the engine itself never reads it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<serde_json::Value>,
+}
+
+impl From<&str> for Completion {
+    fn from(text: &str) -> Self {
+        Completion {
+            text: text.to_string(),
+            ..Completion::default()
+        }
+    }
+}
+
+impl From<String> for Completion {
+    fn from(text: String) -> Self {
+        Completion {
+            text,
+            ..Completion::default()
+        }
+    }
+}
+
+/// One attempt at a turn, as the record keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    pub seat: Seat,
+    /// 0 for a first try; 1, 2, … for tries after a correction.
+    pub attempt: u32,
+    pub raw: String,
+    /// The endpoint's separate `reasoning_content`, as received (also merged into
+    /// `reasoning`); kept apart so replay feeds the engine exactly what it got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+    #[serde(flatten)]
+    pub parsed: Parsed,
+    /// The action that took effect (after regulation); none for a turn that could not be used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub played: Option<Action>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regulation: Option<RegulationEvent>,
+    /// Exactly what the counterpart was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarded: Option<String>,
+    /// The endpoint's own data about the call (usage, logprobs, token ids), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<serde_json::Value>,
+}
+
+/// What one step did. `terminated`/`truncated` follow Gymnasium: a deal, walk-away, reject loop
+/// or forfeit terminates; the turn cap truncates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub seat: Seat,
+    pub parsed: Parsed,
+    /// The move that took effect, if the completion could be used.
+    pub played: Option<Action>,
+    pub event: Option<RegulationEvent>,
+    /// The completion could not be used and the same seat is asked again.
+    pub retry: bool,
+    pub terminated: bool,
+    pub truncated: bool,
+    pub outcome: Option<Outcome>,
+}
+
+/// Misuse of the episode API (not a player's error: those are recorded turns).
+#[derive(Debug, thiserror::Error)]
+pub enum GameError {
+    #[error("the episode has already ended ({0})")]
+    Finished(&'static str),
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+}
+
+/// A negotiation in progress (Gym-style): `to_move()`, `view(seat)`, `step(completion)`.
+pub struct Episode {
+    scenario: Arc<Scenario>,
+    setup: Setup,
+    prompts: Arc<Prompts>,
+    system_prompts: PerSeat<String>,
+    views: PerSeat<Vec<Message>>,
+    turns: Vec<Turn>,
+    history: Vec<Move>,
+    to_move: Seat,
+    moves: PerSeat<u32>,
+    attempt: u32,
+    standing: Option<Offer>,
+    outcome: Option<Outcome>,
+}
+
+impl Episode {
+    /// Start an episode with the built-in prompt templates.
+    pub fn new(scenario: Arc<Scenario>, setup: Setup) -> Result<Episode, GameError> {
+        Episode::with_prompts(scenario, setup, Prompts::builtin())
+    }
+
+    /// Start an episode with the given templates.
+    pub fn with_prompts(
+        scenario: Arc<Scenario>,
+        setup: Setup,
+        prompts: Arc<Prompts>,
+    ) -> Result<Episode, GameError> {
+        let mut system_prompts = PerSeat::new(String::new(), String::new());
+        let mut views = PerSeat::new(Vec::new(), Vec::new());
+        for seat in Seat::BOTH {
+            let prompt = prompts.system_prompt(
+                &scenario,
+                &setup.seats[seat],
+                setup.rules.max_rounds,
+                setup.no_deal_value,
+            )?;
+            views[seat].push(Message::new(MessageRole::System, prompt.clone()));
+            system_prompts[seat] = prompt;
+        }
+        let first = setup.first_mover;
+        views[first].push(Message::new(
+            MessageRole::User,
+            prompts.opening(setup.seats[first].format)?,
+        ));
+        Ok(Episode {
+            to_move: first,
+            scenario,
+            setup,
+            prompts,
+            system_prompts,
+            views,
+            turns: Vec::new(),
+            history: Vec::new(),
+            moves: PerSeat::new(0, 0),
+            attempt: 0,
+            standing: None,
+            outcome: None,
+        })
+    }
+
+    /// Rebuild an episode from its setup and the raw completions it was played with, in order.
+    /// The same inputs give the same turns, views and outcome (what replay relies on).
+    pub fn replay(
+        scenario: Arc<Scenario>,
+        setup: Setup,
+        completions: impl IntoIterator<Item = Completion>,
+    ) -> Result<Episode, GameError> {
+        let mut episode = Episode::new(scenario, setup)?;
+        for c in completions {
+            episode.step(c)?;
+        }
+        Ok(episode)
+    }
+
+    pub fn scenario(&self) -> &Arc<Scenario> {
+        &self.scenario
+    }
+
+    pub fn setup(&self) -> &Setup {
+        &self.setup
+    }
+
+    /// The seat whose completion the next `step` takes; `None` once the episode has ended.
+    pub fn to_move(&self) -> Option<Seat> {
+        self.outcome.is_none().then_some(self.to_move)
+    }
+
+    /// The chat messages the seat's model is sent: its system prompt, then the turns as it saw
+    /// them. Only ever grows (append-only), so an endpoint's prefix cache is reused.
+    pub fn view(&self, seat: Seat) -> &[Message] {
+        &self.views[seat]
+    }
+
+    pub fn system_prompt(&self, seat: Seat) -> &str {
+        &self.system_prompts[seat]
+    }
+
+    /// Every attempt so far, in order.
+    pub fn turns(&self) -> &[Turn] {
+        &self.turns
+    }
+
+    /// The offer on the table, if any.
+    pub fn standing_offer(&self) -> Option<&Offer> {
+        self.standing.as_ref()
+    }
+
+    pub fn outcome(&self) -> Option<&Outcome> {
+        self.outcome.as_ref()
+    }
+
+    /// Moves that took effect per seat (rounds played).
+    pub fn moves(&self) -> PerSeat<u32> {
+        self.moves
+    }
+
+    /// Play one completion for the seat to move.
+    pub fn step(&mut self, completion: impl Into<Completion>) -> Result<Step, GameError> {
+        if let Some(o) = &self.outcome {
+            return Err(GameError::Finished(o.kind.name()));
+        }
+        let completion = completion.into();
+        let seat = self.to_move;
+        let space = self.scenario.term_space();
+        let mut parsed = protocol::parse(&completion.text, space, completion.reasoning.as_deref());
+        let mut chosen = parsed.action.clone().filter(|_| parsed.error.is_none());
+        if let Some(Action::Accept) = chosen {
+            if let Err(e) = rules::check_accept(self.standing.as_ref(), seat) {
+                parsed.error = Some(e);
+                parsed.format_ok = false;
+                chosen = None;
+            }
+        }
+        let own_message = visible_text(&completion.text);
+        let mut turn = Turn {
+            seat,
+            attempt: self.attempt,
+            raw: completion.text,
+            reasoning_content: completion.reasoning,
+            parsed: parsed.clone(),
+            played: None,
+            regulation: None,
+            forwarded: None,
+            call: completion.call,
+        };
+
+        let Some(action) = chosen else {
+            // A turn that cannot be used: correct and retry, or forfeit.
+            let error = parsed
+                .error
+                .clone()
+                .unwrap_or_else(|| TurnError::format("no action"));
+            let retry = self.attempt < self.setup.rules.format_retries;
+            self.turns.push(turn);
+            if retry {
+                self.attempt += 1;
+                let correction = self
+                    .prompts
+                    .correction(&error.message, self.setup.seats[seat].format)?;
+                self.views[seat].push(Message::new(MessageRole::Assistant, own_message));
+                self.views[seat].push(Message::new(MessageRole::User, correction));
+                return Ok(self.step_result(seat, parsed, None, None, true));
+            }
+            self.finish(
+                OutcomeKind::FormatForfeit,
+                Some(seat),
+                None,
+                Some(error.message),
+            );
+            return Ok(self.step_result(seat, parsed, None, None, false));
+        };
+
+        let event = rules::regulate(
+            &self.scenario,
+            &self.setup,
+            seat,
+            &action,
+            self.standing.as_ref(),
+        );
+        let played = event
+            .as_ref()
+            .map(|e| e.replacement.clone())
+            .unwrap_or(action);
+        let receiver = seat.other();
+        let forwarded = render_forwarded(
+            parsed.talk.as_deref().unwrap_or(""),
+            &played,
+            space,
+            self.setup.seats[receiver].format,
+        );
+        self.views[seat].push(Message::new(MessageRole::Assistant, own_message));
+        self.views[receiver].push(Message::new(MessageRole::User, forwarded.clone()));
+        turn.played = Some(played.clone());
+        turn.regulation = event.clone();
+        turn.forwarded = Some(forwarded);
+        self.turns.push(turn);
+        self.attempt = 0;
+        self.moves[seat] += 1;
+        self.history.push(Move {
+            seat,
+            action: played.clone(),
+        });
+
+        match &played {
+            Action::Submit(terms) => {
+                self.standing = Some(Offer {
+                    by: seat,
+                    terms: terms.clone(),
+                })
+            }
+            Action::Reject | Action::Talk => self.standing = None,
+            Action::Accept => {
+                let deal = self.standing.take();
+                self.finish(OutcomeKind::Deal, Some(seat), deal, None);
+            }
+            Action::WalkAway => self.finish(OutcomeKind::WalkAway, Some(seat), None, None),
+        }
+        if self.outcome.is_none() {
+            if rules::is_reject_loop(&self.history, seat, self.setup.rules.reject_loop) {
+                self.finish(OutcomeKind::RejectLoop, Some(seat), None, None);
+            } else if rules::rounds_exhausted(&self.moves, self.setup.rules.max_rounds) {
+                self.finish(OutcomeKind::MaxTurns, None, None, None);
+            } else {
+                self.to_move = receiver;
+            }
+        }
+        Ok(self.step_result(seat, parsed, Some(played), event, false))
+    }
+
+    /// End the episode because the endpoint failed for `seat` after its retries. A backend
+    /// failure is never turned into a move.
+    pub fn fail_backend(
+        &mut self,
+        seat: Seat,
+        message: impl Into<String>,
+    ) -> Result<&Outcome, GameError> {
+        if let Some(o) = &self.outcome {
+            return Err(GameError::Finished(o.kind.name()));
+        }
+        self.finish(OutcomeKind::Error, Some(seat), None, Some(message.into()));
+        Ok(self.outcome.as_ref().expect("just set"))
+    }
+
+    fn finish(
+        &mut self,
+        kind: OutcomeKind,
+        by: Option<Seat>,
+        deal: Option<Offer>,
+        detail: Option<String>,
+    ) {
+        let space = self.scenario.term_space();
+        let learner_terms = deal.map(|offer| {
+            if offer.by == Seat::Learner {
+                offer.terms
+            } else {
+                offer.terms.flipped(space)
+            }
+        });
+        let (utility, rho) =
+            score::seat_values(&self.scenario, &self.setup, learner_terms.as_ref());
+        self.outcome = Some(Outcome {
+            kind,
+            by,
+            terms_text: learner_terms.as_ref().map(|t| t.render(space)),
+            terms: learner_terms,
+            utility,
+            rho,
+            detail,
+        });
+    }
+
+    fn step_result(
+        &self,
+        seat: Seat,
+        parsed: Parsed,
+        played: Option<Action>,
+        event: Option<RegulationEvent>,
+        retry: bool,
+    ) -> Step {
+        let outcome = self.outcome.clone();
+        let truncated = outcome.as_ref().is_some_and(|o| o.kind.is_truncation());
+        Step {
+            seat,
+            parsed,
+            played,
+            event,
+            retry,
+            terminated: outcome.is_some() && !truncated,
+            truncated,
+            outcome,
+        }
+    }
+
+    /// The parts of the episode a record needs: setup, system prompts, turns and outcome.
+    pub fn into_parts(
+        self,
+    ) -> (
+        Arc<Scenario>,
+        Setup,
+        PerSeat<String>,
+        Vec<Turn>,
+        Option<Outcome>,
+    ) {
+        (
+            self.scenario,
+            self.setup,
+            self.system_prompts,
+            self.turns,
+            self.outcome,
+        )
+    }
+}
+
+/// What a seat's own message looks like in its history: the completion without any `<think>`
+/// block (chat templates drop reasoning from earlier turns too).
+fn visible_text(text: &str) -> String {
+    static THINK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?is)<think>.*?</think>|^.*?</think>").expect("static regex")
+    });
+    THINK.replace_all(text, "").trim().to_string()
+}

@@ -1,0 +1,29 @@
+//! The episode: a Gym-style state machine over the turn protocol (DESIGN §4).
+//!
+//! [`Episode`] applies one completion per step: it parses it, checks it against the rules
+//! (`rules.rs`: accept legality, regulation, reject loops, the turn cap), forwards the Talk and the
+//! re-rendered action to the counterpart, and ends the episode when a rule says so. Setup and
+//! randomness live in `setup.rs`; prompts in `prompt.rs`. This module does no I/O beyond reading
+//! prompt templates, so the same setup and completions always give the same episode.
+
+mod episode;
+mod outcome;
+mod prompt;
+pub mod rules;
+mod seat;
+mod setup;
+mod view;
+
+pub use episode::{Completion, Episode, GameError, Step, Turn};
+pub use outcome::{Outcome, OutcomeKind};
+pub use prompt::{PromptError, Prompts};
+pub use rules::{Move, Offer, RegulationEvent};
+pub use seat::{PerSeat, Seat};
+pub use setup::{
+    mix, regulation_floor, EpisodeConfig, EpisodeSeed, FirstMover, Persona, Rules, SeatSetup,
+    Setup, SetupError,
+};
+pub use view::{Message, MessageRole};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,167 @@
+//! The rules of an episode, each in one function: when ACCEPT is legal, what regulation does,
+//! what counts as a reject loop, when the turn cap is reached.
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{Action, Terms, TurnError};
+use crate::scenario::Scenario;
+
+use super::seat::{PerSeat, Seat};
+use super::setup::Setup;
+
+/// An offer on the table: the terms as the proposer wrote them (its own side).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Offer {
+    pub by: Seat,
+    pub terms: Terms,
+}
+
+/// A move that took effect (after regulation).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Move {
+    pub seat: Seat,
+    pub action: Action,
+}
+
+/// ACCEPT is legal only when the counterpart's immediately previous action was a SUBMIT; the
+/// deal is exactly that offer. Moves alternate, so the standing offer, if any, is that SUBMIT
+/// (REJECT and TALK clear it).
+pub fn check_accept<'o>(
+    standing: Option<&'o Offer>,
+    acceptor: Seat,
+) -> Result<&'o Offer, TurnError> {
+    match standing {
+        Some(offer) if offer.by != acceptor => Ok(offer),
+        _ => Err(TurnError::illegal(
+            "[ACCEPT_DEAL] needs an offer to accept: the other side's previous move must be a [SUBMIT_DEAL]",
+        )),
+    }
+}
+
+/// What regulation did to a move: the move the seat made and what took effect instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegulationEvent {
+    pub original: Action,
+    pub replacement: Action,
+    /// The seat's utility of the deal it tried to make or accept.
+    pub utility: f64,
+    pub floor: f64,
+}
+
+/// A regulated seat may not accept or propose a deal worth less to it than its floor: such an
+/// ACCEPT or SUBMIT becomes a REJECT_DEAL before it takes effect. Unregulated seats are free.
+pub fn regulate(
+    scenario: &Scenario,
+    setup: &Setup,
+    seat: Seat,
+    action: &Action,
+    standing: Option<&Offer>,
+) -> Option<RegulationEvent> {
+    let me = &setup.seats[seat];
+    if !me.regulated {
+        return None;
+    }
+    let own_terms = match action {
+        Action::Submit(terms) => terms.clone(),
+        Action::Accept => {
+            let offer = standing?;
+            offer.terms.flipped(scenario.term_space())
+        }
+        _ => return None,
+    };
+    let utility = scenario.utility(me.role, &own_terms);
+    (utility < me.floor).then(|| RegulationEvent {
+        original: action.clone(),
+        replacement: Action::Reject,
+        utility,
+        floor: me.floor,
+    })
+}
+
+/// A reject loop (K ≥ 1): the mover has now submitted the same canonical terms K times in a
+/// row (its own last K moves), or the last K moves of the episode were all REJECT_DEAL (or
+/// TALK, the XML spelling's turn without a proposal). K = 0 disables the rule.
+pub fn is_reject_loop(history: &[Move], mover: Seat, k: u32) -> bool {
+    let k = k as usize;
+    if k == 0 || history.is_empty() {
+        return false;
+    }
+    let own: Vec<&Move> = history
+        .iter()
+        .rev()
+        .filter(|m| m.seat == mover)
+        .take(k)
+        .collect();
+    let same_terms = own.len() == k
+        && match own[0].action.terms() {
+            Some(first) => own.iter().all(|m| m.action.terms() == Some(first)),
+            None => false,
+        };
+    let no_proposals = history.len() >= k
+        && history
+            .iter()
+            .rev()
+            .take(k)
+            .all(|m| matches!(m.action, Action::Reject | Action::Talk));
+    same_terms || no_proposals
+}
+
+/// The turn cap: each seat has had `max_rounds` moves. A truncation, not a termination.
+pub fn rounds_exhausted(moves: &PerSeat<u32>, max_rounds: u32) -> bool {
+    moves.learner >= max_rounds && moves.opponent >= max_rounds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mv(seat: Seat, action: Action) -> Move {
+        Move { seat, action }
+    }
+
+    #[test]
+    fn accept_needs_the_counterparts_offer() {
+        let offer = Offer {
+            by: Seat::Opponent,
+            terms: Terms::Price(100),
+        };
+        assert!(check_accept(Some(&offer), Seat::Learner).is_ok());
+        assert!(
+            check_accept(Some(&offer), Seat::Opponent).is_err(),
+            "cannot accept one's own offer"
+        );
+        assert!(check_accept(None, Seat::Learner).is_err());
+    }
+
+    #[test]
+    fn same_terms_k_times_by_one_seat() {
+        let s = |p| mv(Seat::Learner, Action::Submit(Terms::Price(p)));
+        let o = mv(Seat::Opponent, Action::Submit(Terms::Price(900)));
+        let h = vec![s(500), o.clone(), s(500), o.clone(), s(500)];
+        assert!(is_reject_loop(&h, Seat::Learner, 3));
+        let h = vec![s(500), o.clone(), s(510), o.clone(), s(500)];
+        assert!(!is_reject_loop(&h, Seat::Learner, 3));
+        assert!(!is_reject_loop(&h, Seat::Learner, 0), "K = 0 disables");
+    }
+
+    #[test]
+    fn k_rejects_in_a_row_without_a_proposal() {
+        let r = |seat| mv(seat, Action::Reject);
+        let h = vec![r(Seat::Learner), r(Seat::Opponent)];
+        assert!(!is_reject_loop(&h, Seat::Opponent, 3));
+        let h = vec![r(Seat::Learner), r(Seat::Opponent), r(Seat::Learner)];
+        assert!(is_reject_loop(&h, Seat::Learner, 3));
+        let h = vec![
+            r(Seat::Learner),
+            mv(Seat::Opponent, Action::Submit(Terms::Price(1))),
+            r(Seat::Learner),
+        ];
+        assert!(!is_reject_loop(&h, Seat::Learner, 3));
+    }
+
+    #[test]
+    fn rounds_counted_per_seat() {
+        assert!(!rounds_exhausted(&PerSeat::new(6, 5), 6));
+        assert!(rounds_exhausted(&PerSeat::new(6, 6), 6));
+    }
+}

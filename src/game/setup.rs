@@ -1,0 +1,257 @@
+//! How an episode is set up: the rules asked for ([`EpisodeConfig`]) and the concrete setup of one
+//! episode ([`Setup`]), drawn with the episode's own seeded RNG.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::TurnFormat;
+use crate::scenario::{Domain, Role, Scenario};
+
+use super::seat::{PerSeat, Seat};
+
+/// Who moves first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FirstMover {
+    Learner,
+    Opponent,
+    /// Drawn per episode (per group) from the seeded RNG.
+    #[default]
+    Random,
+}
+
+impl std::str::FromStr for FirstMover {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "learner" => Ok(FirstMover::Learner),
+            "opponent" => Ok(FirstMover::Opponent),
+            "random" => Ok(FirstMover::Random),
+            _ => Err(format!(
+                "first mover must be learner, opponent or random, not `{s}`"
+            )),
+        }
+    }
+}
+
+/// A persona: a named addendum to a seat's system prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Persona {
+    pub name: String,
+    pub text: String,
+}
+
+/// The rules of an episode as a user configures them (DESIGN §4). Defaults are DESIGN's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EpisodeConfig {
+    /// The learner's role; `None` means the family's default (buyer, worker, random side).
+    pub learner_role: Option<Role>,
+    pub first_mover: FirstMover,
+    pub regulate_learner: bool,
+    pub regulate_opponent: bool,
+    /// Regulation floor on items/issues as a share of the seat's maximum utility; `None` uses
+    /// the no-deal value.
+    pub floor_fraction: Option<f64>,
+    /// Overrides every scenario's no-deal value (e.g. 5 for CaSiNo's own walk-away rule).
+    pub no_deal_value: Option<f64>,
+    /// Rounds per seat before the episode is truncated.
+    pub max_rounds: u32,
+    /// K for reject-loop detection; 0 disables it.
+    pub reject_loop: u32,
+    /// Corrections allowed per turn for a malformed or illegal completion before forfeit.
+    pub format_retries: u32,
+    pub learner_format: TurnFormat,
+    pub opponent_format: TurnFormat,
+}
+
+impl Default for EpisodeConfig {
+    fn default() -> Self {
+        EpisodeConfig {
+            learner_role: None,
+            first_mover: FirstMover::Random,
+            regulate_learner: false,
+            regulate_opponent: true,
+            floor_fraction: None,
+            no_deal_value: None,
+            max_rounds: 6,
+            reject_loop: 3,
+            format_retries: 1,
+            learner_format: TurnFormat::Tagged,
+            opponent_format: TurnFormat::Tagged,
+        }
+    }
+}
+
+/// The fixed rules of one episode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rules {
+    pub max_rounds: u32,
+    pub reject_loop: u32,
+    pub format_retries: u32,
+}
+
+/// One seat's setup.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeatSetup {
+    pub role: Role,
+    pub regulated: bool,
+    /// The utility below which a regulated seat's accept or submit is replaced by a reject.
+    pub floor: f64,
+    pub format: TurnFormat,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persona: Option<Persona>,
+}
+
+/// Everything about one episode that is not the scenario or the moves: fully determined, so an
+/// episode can be rebuilt from it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    pub seats: PerSeat<SeatSetup>,
+    pub first_mover: Seat,
+    pub rules: Rules,
+    /// What each side gets without a deal.
+    pub no_deal_value: f64,
+}
+
+/// The seeds of one episode: the run's seed, the GRPO group (one scenario, one setup) and the
+/// member within the group (its own sampling seed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EpisodeSeed {
+    pub run: u64,
+    pub group: u64,
+    pub member: u64,
+}
+
+impl EpisodeSeed {
+    /// The RNG for the setup: shared by every member of a group, so a group shares its setup.
+    pub fn setup_rng(&self) -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(mix(&[self.run, self.group, 0x5e7u64]))
+    }
+
+    /// The sampling seed sent to an endpoint for a seat: different per member and per seat.
+    pub fn sampling_seed(&self, seat: Seat) -> u64 {
+        mix(&[self.run, self.group, self.member, seat as u64 + 1]) >> 1
+    }
+}
+
+/// SplitMix64 over several words: a stable, well-spread seed from a tuple.
+pub fn mix(words: &[u64]) -> u64 {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for w in words {
+        x ^= w
+            .wrapping_add(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(x << 6)
+            .wrapping_add(x >> 2);
+        let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        x = z ^ (z >> 31);
+    }
+    x
+}
+
+/// Why a setup cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    #[error("role {role} does not play in scenario {scenario} ({family})")]
+    RoleNotInScenario {
+        role: Role,
+        scenario: String,
+        family: String,
+    },
+}
+
+impl Setup {
+    /// Draw the setup of an episode: the learner's role, the first mover and personas are taken
+    /// from the config or, where it leaves them open, from `rng` — in that fixed order, so the
+    /// same seed always gives the same setup.
+    pub fn draw(
+        scenario: &Scenario,
+        config: &EpisodeConfig,
+        personas: PerSeat<Option<Persona>>,
+        rng: &mut impl Rng,
+    ) -> Result<Setup, SetupError> {
+        let roles = scenario.roles();
+        let learner_role = match config
+            .learner_role
+            .or(scenario.family.default_learner_role())
+        {
+            Some(role) if roles.contains(&role) => role,
+            Some(role) => {
+                return Err(SetupError::RoleNotInScenario {
+                    role,
+                    scenario: scenario.id.clone(),
+                    family: scenario.family.to_string(),
+                })
+            }
+            None => roles[rng.random_range(0..2)],
+        };
+        let first_mover = match config.first_mover {
+            FirstMover::Learner => Seat::Learner,
+            FirstMover::Opponent => Seat::Opponent,
+            FirstMover::Random => {
+                if rng.random_bool(0.5) {
+                    Seat::Learner
+                } else {
+                    Seat::Opponent
+                }
+            }
+        };
+        let no_deal_value = config.no_deal_value.unwrap_or(scenario.no_deal_value);
+        let seat = |seat: Seat, role: Role, persona: Option<Persona>| SeatSetup {
+            role,
+            regulated: match seat {
+                Seat::Learner => config.regulate_learner,
+                Seat::Opponent => config.regulate_opponent,
+            },
+            floor: regulation_floor(scenario, role, no_deal_value, config.floor_fraction),
+            format: match seat {
+                Seat::Learner => config.learner_format,
+                Seat::Opponent => config.opponent_format,
+            },
+            persona,
+        };
+        let PerSeat {
+            learner: lp,
+            opponent: op,
+        } = personas;
+        Ok(Setup {
+            seats: PerSeat::new(
+                seat(Seat::Learner, learner_role, lp),
+                seat(Seat::Opponent, learner_role.counterpart(), op),
+            ),
+            first_mover,
+            rules: Rules {
+                max_rounds: config.max_rounds,
+                reject_loop: config.reject_loop,
+                format_retries: config.format_retries,
+            },
+            no_deal_value,
+        })
+    }
+
+    /// The seat that plays `role`.
+    pub fn seat_of(&self, role: Role) -> Option<Seat> {
+        Seat::BOTH.into_iter().find(|s| self.seats[*s].role == role)
+    }
+}
+
+/// The least utility a regulated seat may agree to (DESIGN §4, "Regulation"): on price tasks,
+/// zero surplus (the seller's cost, the buyer's budget); on items and issues, the no-deal value,
+/// or a share of the seat's maximum utility when configured (whichever is higher).
+pub fn regulation_floor(
+    scenario: &Scenario,
+    role: Role,
+    no_deal_value: f64,
+    floor_fraction: Option<f64>,
+) -> f64 {
+    match scenario.domain() {
+        Domain::Price => 0.0,
+        Domain::Items | Domain::Issues => match floor_fraction {
+            Some(f) => no_deal_value.max(f * scenario.max_utility(role)),
+            None => no_deal_value,
+        },
+    }
+}

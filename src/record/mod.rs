@@ -1,0 +1,151 @@
+//! Episode records (DESIGN §6): one JSON line per episode, versioned, with everything needed to
+//! rebuild the episode exactly — scenario id, setup, seeds, every raw completion — and what came
+//! of it. Views are not stored; [`crate::game::Episode::replay`] rebuilds them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::{
+    Completion, Episode, EpisodeSeed, Outcome, OutcomeKind, PerSeat, Seat, Setup, Turn,
+};
+use crate::reward::{terminal_rewards, RewardConfig};
+use crate::scenario::{Family, Role};
+use crate::score::{episode_metrics, EpisodeMetrics};
+
+/// The record format version this build writes.
+pub const RECORD_SCHEMA: u32 = 1;
+
+/// One episode, as written to the run's JSONL file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeRecord {
+    pub schema: u32,
+    pub run_id: String,
+    /// Unique within the run: `g{group}-m{member}`.
+    pub episode_id: String,
+    pub group_id: String,
+    pub seeds: EpisodeSeed,
+    pub scenario_id: String,
+    pub family: Family,
+    pub seats: PerSeat<SeatRecord>,
+    pub first_mover: Seat,
+    /// The full setup the episode was played under (roles, regulation, floors, rules).
+    pub setup: Setup,
+    pub turns: Vec<Turn>,
+    pub outcome: RecordOutcome,
+    pub rewards: PerSeat<f64>,
+    /// Wall-clock facts (latencies, retries): the only part that differs between two runs with
+    /// the same seed and the same model outputs. Drop this key to compare records.
+    #[serde(default)]
+    pub timing: Timing,
+}
+
+/// Who sat in a seat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeatRecord {
+    pub role: Role,
+    /// The player spec with any secret removed.
+    pub player: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persona: Option<String>,
+    pub regulated: bool,
+    pub system_prompt: String,
+    /// The sampling seed sent to the endpoint for this seat.
+    pub sampling_seed: u64,
+}
+
+/// The outcome with its metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordOutcome {
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    pub metrics: EpisodeMetrics,
+}
+
+/// Timing of the episode.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Timing {
+    pub wall_ms: u64,
+    /// Latency of each turn's call, in the order of `turns`.
+    #[serde(default)]
+    pub turn_ms: Vec<u64>,
+    /// Endpoint retries (transient failures) per turn, in the order of `turns`.
+    #[serde(default)]
+    pub call_retries: Vec<u32>,
+}
+
+/// The identity of an episode within a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordMeta {
+    pub run_id: String,
+    pub seeds: EpisodeSeed,
+    pub players: PerSeat<PlayerInfo>,
+}
+
+/// How a player is described in a record.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PlayerInfo {
+    pub spec: String,
+    pub model: Option<String>,
+}
+
+impl EpisodeRecord {
+    /// Build the record of an ended episode.
+    pub fn from_episode(
+        episode: Episode,
+        meta: RecordMeta,
+        rewards: &RewardConfig,
+        timing: Timing,
+    ) -> Option<Self> {
+        let (scenario, setup, prompts, turns, outcome) = episode.into_parts();
+        let outcome = outcome?;
+        let metrics = episode_metrics(
+            &scenario,
+            &setup,
+            &turns,
+            outcome.kind,
+            outcome.terms.as_ref(),
+            &outcome.utility,
+        );
+        let rewards = terminal_rewards(&scenario, &outcome, rewards);
+        let seeds = meta.seeds;
+        let seats = PerSeat::from_fn(|seat| SeatRecord {
+            role: setup.seats[seat].role,
+            player: meta.players[seat].spec.clone(),
+            model: meta.players[seat].model.clone(),
+            persona: setup.seats[seat].persona.as_ref().map(|p| p.name.clone()),
+            regulated: setup.seats[seat].regulated,
+            system_prompt: prompts[seat].clone(),
+            sampling_seed: seeds.sampling_seed(seat),
+        });
+        Some(EpisodeRecord {
+            schema: RECORD_SCHEMA,
+            run_id: meta.run_id,
+            episode_id: format!("g{}-m{}", seeds.group, seeds.member),
+            group_id: format!("g{}", seeds.group),
+            seeds,
+            scenario_id: scenario.id.clone(),
+            family: scenario.family,
+            seats,
+            first_mover: setup.first_mover,
+            setup,
+            turns,
+            outcome: RecordOutcome { outcome, metrics },
+            rewards,
+            timing,
+        })
+    }
+
+    pub fn kind(&self) -> OutcomeKind {
+        self.outcome.outcome.kind
+    }
+
+    /// The completions in the order they were played, to rebuild the episode.
+    pub fn completions(&self) -> impl Iterator<Item = Completion> + '_ {
+        self.turns.iter().map(|t| Completion {
+            text: t.raw.clone(),
+            reasoning: t.reasoning_content.clone(),
+            call: t.call.clone(),
+        })
+    }
+}

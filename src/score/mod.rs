@@ -1,0 +1,153 @@
+//! Outcome metrics (DESIGN §5): utilities and bargained ratio per seat, score ratio, first-bid
+//! ratio, sale-to-list ratio and Pareto optimality. Pure functions of the scenario, the setup and
+//! the turns: no I/O, so records can be rescored exactly.
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::{OutcomeKind, PerSeat, Seat, Setup, Turn};
+use crate::protocol::{Action, Terms};
+use crate::scenario::{Domain, Game, Role, Scenario};
+
+/// Tolerance for comparing utilities computed in floating point.
+const EPS: f64 = 1e-9;
+
+/// The bargained ratio ρ of a utility for `role` (DESIGN §2):
+/// price — u / |B − C| (with |B − C| < 1 taken as 1); items — u / Σ count·value;
+/// issues — u / max u. A side that can get nothing has ρ = 0.
+pub fn bargained_ratio(scenario: &Scenario, role: Role, utility: f64) -> f64 {
+    let scale = match scenario.domain() {
+        Domain::Price => scenario.max_utility(role).max(1.0),
+        Domain::Items | Domain::Issues => scenario.max_utility(role),
+    };
+    if scale <= EPS {
+        0.0
+    } else {
+        utility / scale
+    }
+}
+
+/// Utilities and ρ per seat for a deal (terms from the learner's side) or, with `None`, for no
+/// deal (each side gets the no-deal value).
+pub fn seat_values(
+    scenario: &Scenario,
+    setup: &Setup,
+    learner_terms: Option<&Terms>,
+) -> (PerSeat<f64>, PerSeat<f64>) {
+    let space = scenario.term_space();
+    let utility = PerSeat::from_fn(|seat| {
+        let role = setup.seats[seat].role;
+        match learner_terms {
+            Some(terms) if seat == Seat::Learner => scenario.utility(role, terms),
+            Some(terms) => scenario.utility(role, &terms.flipped(space)),
+            None => setup.no_deal_value,
+        }
+    });
+    let rho = utility.map(|seat, u| bargained_ratio(scenario, setup.seats[seat].role, *u));
+    (utility, rho)
+}
+
+/// Per-seat metrics of one episode.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SeatMetrics {
+    /// u_seat / (u_learner + u_opponent), where the sum is not zero.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_ratio: Option<f64>,
+    /// Moves that took effect.
+    pub turns: u32,
+    /// Share of this seat's attempts that were format-ok.
+    pub format_ok_rate: f64,
+    /// Attempts that could not be used (format or illegal).
+    pub malformed: u32,
+    pub regulation_events: u32,
+    /// The buyer's first offer / B (price tasks, buyer seat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_bid_ratio: Option<f64>,
+    /// (P − L)/(B − L) for the buyer on a price deal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sale_to_list: Option<f64>,
+}
+
+/// Metrics of one episode.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EpisodeMetrics {
+    pub seats: PerSeat<SeatMetrics>,
+    /// Whether the deal is Pareto-optimal in the enumerated outcome space (items/issues deals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pareto_optimal: Option<bool>,
+}
+
+/// Compute the metrics of an ended episode.
+pub fn episode_metrics(
+    scenario: &Scenario,
+    setup: &Setup,
+    turns: &[Turn],
+    kind: OutcomeKind,
+    learner_terms: Option<&Terms>,
+    utility: &PerSeat<f64>,
+) -> EpisodeMetrics {
+    let total = utility.learner + utility.opponent;
+    let seats = PerSeat::from_fn(|seat| {
+        let mine: Vec<&Turn> = turns.iter().filter(|t| t.seat == seat).collect();
+        let attempts = mine.len().max(1) as f64;
+        let role = setup.seats[seat].role;
+        let mut m = SeatMetrics {
+            score_ratio: (total.abs() > EPS).then(|| utility[seat] / total),
+            turns: mine.iter().filter(|t| t.played.is_some()).count() as u32,
+            format_ok_rate: mine.iter().filter(|t| t.parsed.format_ok).count() as f64 / attempts,
+            malformed: mine.iter().filter(|t| t.played.is_none()).count() as u32,
+            regulation_events: mine.iter().filter(|t| t.regulation.is_some()).count() as u32,
+            first_bid_ratio: None,
+            sale_to_list: None,
+        };
+        if let (
+            Game::Price {
+                listing_price,
+                buyer,
+                ..
+            },
+            Role::Buyer,
+        ) = (&scenario.game, role)
+        {
+            let first_bid = mine.iter().find_map(|t| match &t.played {
+                Some(Action::Submit(terms)) => terms.price(),
+                _ => None,
+            });
+            m.first_bid_ratio = first_bid
+                .filter(|_| buyer.budget > EPS)
+                .map(|p| p / buyer.budget);
+            let spread = buyer.budget - listing_price;
+            if kind == OutcomeKind::Deal && spread.abs() > EPS {
+                let price = learner_terms.and_then(Terms::price);
+                m.sale_to_list = price.map(|p| (p - listing_price) / spread);
+            }
+        }
+        m
+    });
+    let pareto_optimal = match (kind, learner_terms) {
+        (OutcomeKind::Deal, Some(terms)) if scenario.domain() != Domain::Price => {
+            Some(is_pareto_optimal(scenario, setup, terms))
+        }
+        _ => None,
+    };
+    EpisodeMetrics {
+        seats,
+        pareto_optimal,
+    }
+}
+
+/// A deal is Pareto-optimal when no other deal in the outcome space is at least as good for
+/// both seats and better for one. The space is enumerated (items: every split; issues: every
+/// contract).
+pub fn is_pareto_optimal(scenario: &Scenario, setup: &Setup, learner_terms: &Terms) -> bool {
+    let space = scenario.term_space();
+    let (lr, or) = (setup.seats.learner.role, setup.seats.opponent.role);
+    let ul = scenario.utility(lr, learner_terms);
+    let uo = scenario.utility(or, &learner_terms.flipped(space));
+    !scenario.all_deals(lr).any(|t| {
+        let (l, o) = (
+            scenario.utility(lr, &t),
+            scenario.utility(or, &t.flipped(space)),
+        );
+        l >= ul - EPS && o >= uo - EPS && (l > ul + EPS || o > uo + EPS)
+    })
+}
