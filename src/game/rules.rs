@@ -26,10 +26,7 @@ pub struct Move {
 /// ACCEPT is legal only when the counterpart's immediately previous action was a SUBMIT; the
 /// deal is exactly that offer. Moves alternate, so the standing offer, if any, is that SUBMIT
 /// (REJECT and TALK clear it).
-pub fn check_accept<'o>(
-    standing: Option<&'o Offer>,
-    acceptor: Seat,
-) -> Result<&'o Offer, TurnError> {
+pub fn check_accept(standing: Option<&Offer>, acceptor: Seat) -> Result<&Offer, TurnError> {
     match standing {
         Some(offer) if offer.by != acceptor => Ok(offer),
         _ => Err(TurnError::illegal(

@@ -19,6 +19,9 @@ use crate::scenario::{
 /// The seller's cost as a share of the listing price.
 pub const COST_FACTOR: f64 = 0.5;
 
+/// A scenario already made from a (file, uuid): its index, buyer kb and seller kb.
+type Variant = (usize, Kb, Kb);
+
 #[derive(Deserialize)]
 struct Dialogue {
     uuid: String,
@@ -88,7 +91,7 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     // How many scenarios carry each id stem, to number variants apart.
     let mut index: HashMap<String, usize> = HashMap::new();
     // (file, scenario uuid) → the scenarios seen with it: (index, buyer kb, seller kb).
-    let mut variants: HashMap<(String, String), Vec<(usize, Kb, Kb)>> = HashMap::new();
+    let mut variants: HashMap<(String, String), Vec<Variant>> = HashMap::new();
     for path in files {
         let split = split_from_name(path);
         let file = path

@@ -25,6 +25,9 @@ struct Context {
     values: [u32; 3],
 }
 
+/// A self-play scenario: its first line number and the two sides' contexts.
+type ContextPair = (usize, Context, Context);
+
 /// One line of `data.txt`: one side's view of one dialogue.
 #[derive(Debug, Clone)]
 struct Perspective {
@@ -47,7 +50,7 @@ enum LineEnding {
 pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     let mut corpus: Vec<(PathBuf, Vec<Perspective>)> = Vec::new();
     let mut split_of: HashMap<(Context, Context, String), String> = HashMap::new();
-    let mut selfplay: Vec<(PathBuf, Vec<(usize, Context, Context)>)> = Vec::new();
+    let mut selfplay: Vec<(PathBuf, Vec<ContextPair>)> = Vec::new();
     for path in files {
         let text = std::fs::read_to_string(path).map_err(|e| ImportError::io(path, e))?;
         let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
