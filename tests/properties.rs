@@ -88,7 +88,9 @@ proptest! {
         let t = Terms::Issues(vec![IssueValue::Number(salary), IssueValue::Option(c), IssueValue::Option(p)]);
         let space = TermSpace::Issues(&issues);
         prop_assert_eq!(t.flipped(space), t.clone());
-        prop_assert_eq!(parse_terms(&t.render(space), space).unwrap().0, t);
+        prop_assert_eq!(parse_terms(&t.render(space), space).unwrap().0, t.clone());
+        let json = serde_json::to_string(&t).unwrap();
+        prop_assert_eq!(serde_json::from_str::<Terms>(&json).unwrap(), t, "records keep numbers and options apart");
     }
 }
 

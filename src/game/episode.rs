@@ -199,6 +199,11 @@ impl Episode {
         &self.turns
     }
 
+    /// The moves that took effect, in order.
+    pub fn history(&self) -> &[Move] {
+        &self.history
+    }
+
     /// The offer on the table, if any.
     pub fn standing_offer(&self) -> Option<&Offer> {
         self.standing.as_ref()

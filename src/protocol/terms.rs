@@ -60,9 +60,10 @@ impl IssueRange {
     }
 }
 
-/// The value chosen for one issue: a number, or the index of a discrete option.
+/// The value chosen for one issue: a number, or the index of a discrete option. Written
+/// `{"number": 40}` / `{"option": 2}` so the two never read back as each other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(rename_all = "snake_case")]
 pub enum IssueValue {
     Number(i64),
     Option(usize),

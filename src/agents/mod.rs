@@ -1,0 +1,361 @@
+//! Players: who writes the completions. One file per kind — an LLM behind an OpenAI-compatible
+//! endpoint (`openai:MODEL@URL` or a `[players.NAME]` table), a script (`script:FILE`), and the
+//! built-in concession negotiators (`rule:NAME`). Every player returns raw text; the engine
+//! parses it the same way whoever wrote it.
+//!
+//! A built-in negotiator reads the scenario from its own side only; nothing here passes one
+//! seat's private block to the other seat's player.
+
+pub mod concession;
+pub mod persona;
+mod rule;
+mod script;
+mod speech;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::{Completion, Episode, Message, Persona, Seat, Setup};
+use crate::llm::{EndpointSettings, LlmClient, LlmError, SeedPolicy};
+use crate::protocol::{Action, Terms};
+use crate::scenario::Scenario;
+
+pub use concession::{Stance, Tactic};
+pub use persona::PersonaConfig;
+pub use rule::RulePlayer;
+pub use script::ScriptPlayer;
+pub use speech::speak;
+
+/// Why a player could not be made or could not answer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlayerError {
+    /// The player spec or its config is wrong (a setup error, before any episode runs).
+    #[error("player: {0}")]
+    Spec(String),
+    /// No completion could be had (the endpoint failed after its retries; a script ran out).
+    #[error("{0}")]
+    Backend(String),
+}
+
+impl From<LlmError> for PlayerError {
+    fn from(e: LlmError) -> Self {
+        PlayerError::Backend(e.to_string())
+    }
+}
+
+/// A `[players.NAME]` table of the config: an endpoint and how to sample from it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlayerConfig {
+    /// The base URL, e.g. `http://127.0.0.1:8000/v1`.
+    pub endpoint: String,
+    pub model: String,
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    #[serde(default)]
+    pub stop: Vec<String>,
+    #[serde(default)]
+    pub seed_policy: SeedPolicy,
+    /// Name of the environment variable holding the API key.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    #[serde(default)]
+    pub timeout_s: Option<f64>,
+    #[serde(default)]
+    pub retries: Option<u32>,
+    #[serde(default)]
+    pub logprobs: bool,
+    /// Extra request fields, e.g. `{ chat_template_kwargs = { enable_thinking = false } }`.
+    #[serde(default)]
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
+    /// A fixed persona for this player (overrides the drawn one).
+    #[serde(default)]
+    pub persona: Option<String>,
+}
+
+impl PlayerConfig {
+    fn settings(&self) -> EndpointSettings {
+        let defaults = EndpointSettings::default();
+        EndpointSettings {
+            base_url: self.endpoint.clone(),
+            model: self.model.clone(),
+            temperature: self.temperature,
+            top_p: self.top_p,
+            max_tokens: self.max_tokens,
+            stop: self.stop.clone(),
+            seed_policy: self.seed_policy,
+            api_key_env: self.api_key_env.clone(),
+            timeout_s: self.timeout_s.unwrap_or(defaults.timeout_s),
+            retries: self.retries.unwrap_or(defaults.retries),
+            logprobs: self.logprobs,
+            extra_body: self.extra_body.clone(),
+            ..defaults
+        }
+    }
+}
+
+/// What a player knows when asked to move: the scenario (to read its own side), the setup, and
+/// the state of the table. The counterpart's offer is in the counterpart's own terms.
+pub struct TurnContext<'a> {
+    pub scenario: &'a Scenario,
+    pub setup: &'a Setup,
+    pub seat: Seat,
+    /// Moves this seat has made that took effect.
+    pub own_moves: u32,
+    /// Calls made for this seat so far in the episode (including retries).
+    pub calls: usize,
+    pub counter_offer: Option<&'a Terms>,
+    pub own_offers: Vec<Terms>,
+    pub sampling_seed: u64,
+}
+
+impl<'a> TurnContext<'a> {
+    /// The context of the seat to move in `episode`.
+    pub fn of(episode: &'a Episode, seat: Seat, sampling_seed: u64) -> Self {
+        TurnContext {
+            scenario: episode.scenario(),
+            setup: episode.setup(),
+            seat,
+            own_moves: episode.moves()[seat],
+            calls: episode.turns().iter().filter(|t| t.seat == seat).count(),
+            counter_offer: episode
+                .standing_offer()
+                .filter(|o| o.by != seat)
+                .map(|o| &o.terms),
+            own_offers: episode
+                .history()
+                .iter()
+                .filter(|m| m.seat == seat)
+                .filter_map(|m| match &m.action {
+                    Action::Submit(t) => Some(t.clone()),
+                    _ => None,
+                })
+                .collect(),
+            sampling_seed,
+        }
+    }
+}
+
+/// One completion with what it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Played {
+    pub completion: Completion,
+    pub latency_ms: u64,
+    /// Transient endpoint failures retried before the answer.
+    pub retries: u32,
+}
+
+/// A player of any kind.
+#[derive(Debug, Clone)]
+pub enum Player {
+    Llm {
+        client: LlmClient,
+        spec: String,
+        persona: Option<Persona>,
+    },
+    Rule {
+        tactic: RulePlayer,
+        spec: String,
+    },
+    Script {
+        script: ScriptPlayer,
+        spec: String,
+    },
+}
+
+impl Player {
+    /// Make a player from a spec: `openai:MODEL@URL`, `rule:NAME`, `script:FILE`, or the name of
+    /// a `[players.NAME]` table.
+    pub fn from_spec(
+        spec: &str,
+        named: &BTreeMap<String, PlayerConfig>,
+        http: &reqwest::Client,
+    ) -> Result<Player, PlayerError> {
+        let spec = spec.trim();
+        if let Some(rest) = spec.strip_prefix("openai:") {
+            let Some(at) = rest.find("@http://").or_else(|| rest.find("@https://")) else {
+                return Err(PlayerError::Spec(format!(
+                    "`{spec}`: expected openai:MODEL@http://HOST:PORT/v1"
+                )));
+            };
+            let (model, url) = (&rest[..at], &rest[at + 1..]);
+            if model.is_empty() {
+                return Err(PlayerError::Spec(format!(
+                    "`{spec}`: the model name is empty"
+                )));
+            }
+            let settings = EndpointSettings {
+                base_url: url.to_string(),
+                model: model.to_string(),
+                ..EndpointSettings::default()
+            };
+            let client = LlmClient::new(http.clone(), settings)?;
+            return Ok(Player::Llm {
+                client,
+                spec: format!("openai:{model}@{}", without_userinfo(url)),
+                persona: None,
+            });
+        }
+        if let Some(name) = spec.strip_prefix("rule:") {
+            let tactic = Tactic::from_name(name).ok_or_else(|| {
+                PlayerError::Spec(format!(
+                    "`{spec}`: unknown rule (boulware, tough, linear, conceder)"
+                ))
+            })?;
+            return Ok(Player::Rule {
+                tactic: RulePlayer { tactic },
+                spec: spec.to_string(),
+            });
+        }
+        if let Some(file) = spec.strip_prefix("script:") {
+            let script = ScriptPlayer::load(&PathBuf::from(file))?;
+            return Ok(Player::Script {
+                script,
+                spec: spec.to_string(),
+            });
+        }
+        let Some(config) = named.get(spec) else {
+            return Err(PlayerError::Spec(format!(
+                "`{spec}` is neither openai:MODEL@URL, rule:NAME, script:FILE nor a [players.{spec}] table of the config"
+            )));
+        };
+        let persona = match &config.persona {
+            Some(name) => Some(persona::builtin(name).ok_or_else(|| {
+                PlayerError::Spec(format!("[players.{spec}]: unknown persona `{name}`"))
+            })?),
+            None => None,
+        };
+        let client = LlmClient::new(http.clone(), config.settings())?;
+        Ok(Player::Llm {
+            client,
+            spec: spec.to_string(),
+            persona,
+        })
+    }
+
+    /// The spec as recorded: no keys, no URL credentials.
+    pub fn spec(&self) -> &str {
+        match self {
+            Player::Llm { spec, .. } | Player::Rule { spec, .. } | Player::Script { spec, .. } => {
+                spec
+            }
+        }
+    }
+
+    /// What identifies the player across runs: the model for an endpoint (not its URL), the
+    /// spec otherwise.
+    pub fn identity(&self) -> String {
+        match self {
+            Player::Llm { client, .. } => format!("llm:{}", client.settings().model),
+            other => other.spec().to_string(),
+        }
+    }
+
+    pub fn model(&self) -> Option<String> {
+        match self {
+            Player::Llm { client, .. } => Some(client.settings().model.clone()),
+            _ => None,
+        }
+    }
+
+    /// Personas are for language models; built-in players have none.
+    pub fn takes_persona(&self) -> bool {
+        matches!(self, Player::Llm { .. })
+    }
+
+    /// A persona fixed by the player's config, if any.
+    pub fn fixed_persona(&self) -> Option<&Persona> {
+        match self {
+            Player::Llm { persona, .. } => persona.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Ask for the next completion of the seat in `ctx`, given the messages it sees.
+    pub async fn play(
+        &self,
+        ctx: &TurnContext<'_>,
+        view: &[Message],
+    ) -> Result<Played, PlayerError> {
+        let started = Instant::now();
+        let (completion, retries) = match self {
+            Player::Llm { client, .. } => {
+                let reply = client.complete(view, ctx.sampling_seed).await?;
+                let call = reply.call_info();
+                (
+                    Completion {
+                        text: reply.text,
+                        reasoning: reply.reasoning,
+                        call,
+                    },
+                    reply.retries,
+                )
+            }
+            Player::Rule { tactic, .. } => (Completion::from(tactic.complete(ctx)), 0),
+            Player::Script { script, .. } => (Completion::from(script.complete(ctx.calls)?), 0),
+        };
+        Ok(Played {
+            completion,
+            latency_ms: started.elapsed().as_millis() as u64,
+            retries,
+        })
+    }
+}
+
+/// `http://user:pass@host/v1` → `http://host/v1`.
+fn without_userinfo(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let host_end = rest.find('/').unwrap_or(rest.len());
+            let (authority, path) = rest.split_at(host_end);
+            let host = authority
+                .rsplit_once('@')
+                .map(|(_, h)| h)
+                .unwrap_or(authority);
+            format!("{scheme}://{host}{path}")
+        }
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_hide_credentials() {
+        let http = reqwest::Client::new();
+        let named = BTreeMap::new();
+        let p = Player::from_spec(
+            "openai:Qwen/Qwen3-8B@http://u:secret@127.0.0.1:8000/v1",
+            &named,
+            &http,
+        )
+        .unwrap();
+        assert_eq!(p.spec(), "openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1");
+        assert_eq!(p.model().as_deref(), Some("Qwen/Qwen3-8B"));
+        assert!(matches!(
+            Player::from_spec("rule:tough", &named, &http),
+            Ok(Player::Rule { .. })
+        ));
+        assert!(matches!(
+            Player::from_spec("rule:nope", &named, &http),
+            Err(PlayerError::Spec(_))
+        ));
+        assert!(matches!(
+            Player::from_spec("gpt", &named, &http),
+            Err(PlayerError::Spec(_))
+        ));
+        assert!(matches!(
+            Player::from_spec("openai:m", &named, &http),
+            Err(PlayerError::Spec(_))
+        ));
+    }
+}

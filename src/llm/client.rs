@@ -1,0 +1,308 @@
+//! The chat-completions client: one call with a timeout, retried with exponential backoff and
+//! jitter on transient failures (connection errors, timeouts, 429, 5xx, unreadable bodies).
+
+use std::time::Duration;
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::types::{ChatRequest, ChatResponse, Reply};
+use crate::game::Message;
+
+/// Which seed to send with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeedPolicy {
+    /// The episode's sampling seed (different per GRPO member and seat): reproducible runs.
+    #[default]
+    PerEpisode,
+    /// No seed: the server samples freely.
+    None,
+    /// The same seed for every request.
+    Fixed(u64),
+}
+
+/// How to reach one endpoint and sample from it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EndpointSettings {
+    /// e.g. `http://127.0.0.1:8000/v1`; `/chat/completions` is appended.
+    pub base_url: String,
+    pub model: String,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub max_tokens: Option<u32>,
+    pub stop: Vec<String>,
+    pub seed_policy: SeedPolicy,
+    /// The name of the environment variable that holds the API key (never the key itself).
+    pub api_key_env: Option<String>,
+    /// Per-call timeout, in seconds.
+    pub timeout_s: f64,
+    /// Retries after the first try, for transient failures only.
+    pub retries: u32,
+    /// First backoff delay, in seconds; doubled per retry up to `backoff_max_s`, with jitter.
+    pub backoff_s: f64,
+    pub backoff_max_s: f64,
+    /// Ask for logprobs of the sampled tokens.
+    pub logprobs: bool,
+    /// Merged into the request body as is (`chat_template_kwargs`, guided decoding, …).
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Default for EndpointSettings {
+    fn default() -> Self {
+        EndpointSettings {
+            base_url: String::new(),
+            model: String::new(),
+            temperature: None,
+            top_p: None,
+            max_tokens: None,
+            stop: Vec::new(),
+            seed_policy: SeedPolicy::PerEpisode,
+            api_key_env: None,
+            timeout_s: 120.0,
+            retries: 4,
+            backoff_s: 0.5,
+            backoff_max_s: 20.0,
+            logprobs: false,
+            extra_body: serde_json::Map::new(),
+        }
+    }
+}
+
+/// Why a call failed, naming the endpoint.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LlmError {
+    #[error("{url}: no answer within {seconds}s")]
+    Timeout { url: String, seconds: f64 },
+    #[error("{url}: cannot connect: {message}")]
+    Connect { url: String, message: String },
+    #[error("{url}: HTTP {status}: {body}")]
+    Status {
+        url: String,
+        status: u16,
+        body: String,
+    },
+    #[error("{url}: unreadable response: {message}")]
+    BadResponse { url: String, message: String },
+    #[error("the API key variable {var} is not set")]
+    MissingKey { var: String },
+    #[error("{last} (gave up after {tries} tries)")]
+    GaveUp { tries: u32, last: Box<LlmError> },
+}
+
+impl LlmError {
+    /// Worth another try: connection trouble, timeouts, 429, 5xx and unreadable bodies. Other
+    /// 4xx mean the request itself is wrong and are not retried.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            LlmError::Timeout { .. } | LlmError::Connect { .. } | LlmError::BadResponse { .. } => {
+                true
+            }
+            LlmError::Status { status, .. } => *status == 429 || *status >= 500,
+            LlmError::MissingKey { .. } | LlmError::GaveUp { .. } => false,
+        }
+    }
+}
+
+/// A client for one endpoint. Cheap to clone (the connection pool is shared).
+#[derive(Clone)]
+pub struct LlmClient {
+    http: reqwest::Client,
+    settings: std::sync::Arc<EndpointSettings>,
+    url: String,
+    api_key: Option<String>,
+}
+
+impl std::fmt::Debug for LlmClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the key.
+        f.debug_struct("LlmClient")
+            .field("url", &self.url)
+            .field("model", &self.settings.model)
+            .finish()
+    }
+}
+
+impl LlmClient {
+    /// Build a client; reads the API key from the environment variable named in the settings.
+    pub fn new(http: reqwest::Client, settings: EndpointSettings) -> Result<Self, LlmError> {
+        let api_key = match &settings.api_key_env {
+            Some(var) => {
+                Some(std::env::var(var).map_err(|_| LlmError::MissingKey { var: var.clone() })?)
+            }
+            None => None,
+        };
+        let url = format!(
+            "{}/chat/completions",
+            settings.base_url.trim_end_matches('/')
+        );
+        Ok(LlmClient {
+            http,
+            settings: std::sync::Arc::new(settings),
+            url,
+            api_key,
+        })
+    }
+
+    pub fn settings(&self) -> &EndpointSettings {
+        &self.settings
+    }
+
+    /// One completion for `messages`, retrying transient failures.
+    pub async fn complete(
+        &self,
+        messages: &[Message],
+        sampling_seed: u64,
+    ) -> Result<Reply, LlmError> {
+        let s = &self.settings;
+        let seed = match s.seed_policy {
+            SeedPolicy::PerEpisode => Some(sampling_seed),
+            SeedPolicy::None => None,
+            SeedPolicy::Fixed(seed) => Some(seed),
+        };
+        let request = ChatRequest {
+            model: &s.model,
+            messages,
+            temperature: s.temperature,
+            top_p: s.top_p,
+            max_tokens: s.max_tokens,
+            stop: &s.stop,
+            seed,
+            logprobs: s.logprobs,
+            extra: &s.extra_body,
+        };
+        let body = serde_json::to_vec(&request).map_err(|e| LlmError::BadResponse {
+            url: self.url.clone(),
+            message: format!("cannot encode the request: {e}"),
+        })?;
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match self.call_once(&body).await {
+                Ok(mut reply) => {
+                    reply.retries = tries - 1;
+                    return Ok(reply);
+                }
+                Err((e, retry_after)) if e.is_transient() && tries <= s.retries => {
+                    tokio::time::sleep(retry_after.unwrap_or_else(|| self.backoff(tries))).await;
+                }
+                Err((e, _)) if tries > 1 => {
+                    return Err(LlmError::GaveUp {
+                        tries,
+                        last: Box::new(e),
+                    })
+                }
+                Err((e, _)) => return Err(e),
+            }
+        }
+    }
+
+    /// Exponential backoff with jitter: base · 2^(try − 1), capped, times a factor in [0.5, 1).
+    fn backoff(&self, tries: u32) -> Duration {
+        let s = &self.settings;
+        let base =
+            (s.backoff_s * 2f64.powi(tries.saturating_sub(1).min(30) as i32)).min(s.backoff_max_s);
+        Duration::from_secs_f64(base * rand::rng().random_range(0.5..1.0))
+    }
+
+    async fn call_once(&self, body: &[u8]) -> Result<Reply, (LlmError, Option<Duration>)> {
+        let s = &self.settings;
+        let url = &self.url;
+        let mut request = self
+            .http
+            .post(url)
+            .timeout(Duration::from_secs_f64(s.timeout_s))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_vec());
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        let classify = |e: reqwest::Error| {
+            if e.is_timeout() {
+                LlmError::Timeout {
+                    url: url.clone(),
+                    seconds: s.timeout_s,
+                }
+            } else if e.is_connect() || e.is_request() {
+                LlmError::Connect {
+                    url: url.clone(),
+                    message: e.to_string(),
+                }
+            } else {
+                LlmError::BadResponse {
+                    url: url.clone(),
+                    message: e.to_string(),
+                }
+            }
+        };
+        let response = request.send().await.map_err(|e| (classify(e), None))?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(|v| Duration::from_secs_f64(v.min(s.backoff_max_s)));
+        let bytes = response.bytes().await.map_err(|e| (classify(e), None))?;
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&bytes);
+            let body: String = text.chars().take(300).collect();
+            return Err((
+                LlmError::Status {
+                    url: url.clone(),
+                    status: status.as_u16(),
+                    body,
+                },
+                retry_after,
+            ));
+        }
+        let parsed: ChatResponse = serde_json::from_slice(&bytes).map_err(|e| {
+            (
+                LlmError::BadResponse {
+                    url: url.clone(),
+                    message: e.to_string(),
+                },
+                None,
+            )
+        })?;
+        let Some(choice) = parsed.choices.into_iter().next() else {
+            return Err((
+                LlmError::BadResponse {
+                    url: url.clone(),
+                    message: "no choices".into(),
+                },
+                None,
+            ));
+        };
+        // A reply with no content (e.g. all tokens spent on reasoning) is the model's answer,
+        // judged by the engine as a format problem, not a backend failure.
+        let text = choice.message.content.unwrap_or_default();
+        Ok(Reply {
+            text,
+            reasoning: choice
+                .message
+                .reasoning_content
+                .filter(|r| !r.trim().is_empty()),
+            model: parsed.model,
+            finish_reason: choice.finish_reason,
+            usage: parsed.usage,
+            logprobs: choice.logprobs,
+            token_ids: choice.token_ids,
+            retries: 0,
+        })
+    }
+}
+
+/// A shared HTTP client sized for many concurrent episodes.
+pub fn http_client(max_idle_per_host: usize) -> Result<reqwest::Client, LlmError> {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(max_idle_per_host)
+        .tcp_nodelay(true)
+        .build()
+        .map_err(|e| LlmError::Connect {
+            url: String::new(),
+            message: e.to_string(),
+        })
+}

@@ -1,0 +1,12 @@
+//! The only code that talks HTTP to a model: an OpenAI-compatible chat-completions client
+//! (vLLM first, llama.cpp's server, hosted APIs) with timeouts, retries with backoff and
+//! jitter, and the server's reasoning, usage, logprobs and token ids kept for the record.
+//!
+//! It knows nothing of episodes: it takes chat messages and a seed and returns a [`Reply`] or
+//! an [`LlmError`] that says which endpoint failed and how.
+
+mod client;
+mod types;
+
+pub use client::{http_client, EndpointSettings, LlmClient, LlmError, SeedPolicy};
+pub use types::{ChatRequest, ChatResponse, Reply, Usage};

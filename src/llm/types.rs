@@ -1,0 +1,107 @@
+//! The OpenAI-compatible chat-completions wire format: what we send and what we read back.
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::Message;
+
+/// The request body. `extra` is merged in last, so a player's `extra_body`
+/// (`chat_template_kwargs`, `guided_regex`, `structured_outputs`, …) reaches the server as is.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChatRequest<'a> {
+    pub model: &'a str,
+    pub messages: &'a [Message],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub stop: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub logprobs: bool,
+    #[serde(flatten)]
+    pub extra: &'a serde_json::Map<String, serde_json::Value>,
+}
+
+/// The parts of a response dealgym reads. Unknown fields are ignored.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ChatResponse {
+    #[serde(default)]
+    pub model: Option<String>,
+    pub choices: Vec<Choice>,
+    #[serde(default)]
+    pub usage: Option<Usage>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Choice {
+    pub message: ResponseMessage,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+    #[serde(default)]
+    pub logprobs: Option<serde_json::Value>,
+    /// Token ids of the completion, as vLLM returns them when asked (`return_token_ids`).
+    #[serde(default)]
+    pub token_ids: Option<Vec<u32>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ResponseMessage {
+    #[serde(default)]
+    pub content: Option<String>,
+    /// Reasoning returned apart from the content (vLLM's reasoning parsers, llama.cpp).
+    #[serde(default, alias = "reasoning")]
+    pub reasoning_content: Option<String>,
+}
+
+/// Token counts of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
+}
+
+/// One model reply, with what the server said about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub text: String,
+    pub reasoning: Option<String>,
+    pub model: Option<String>,
+    pub finish_reason: Option<String>,
+    pub usage: Option<Usage>,
+    pub logprobs: Option<serde_json::Value>,
+    pub token_ids: Option<Vec<u32>>,
+    /// Transient failures retried before this reply.
+    pub retries: u32,
+}
+
+impl Reply {
+    /// What a record keeps about the call (everything but the text and the timing).
+    pub fn call_info(&self) -> Option<serde_json::Value> {
+        let mut info = serde_json::Map::new();
+        if let Some(m) = &self.model {
+            info.insert("model".into(), m.clone().into());
+        }
+        if let Some(f) = &self.finish_reason {
+            info.insert("finish_reason".into(), f.clone().into());
+        }
+        if let Some(u) = self.usage {
+            info.insert("usage".into(), serde_json::to_value(u).unwrap_or_default());
+        }
+        if let Some(l) = &self.logprobs {
+            info.insert("logprobs".into(), l.clone());
+        }
+        if let Some(t) = &self.token_ids {
+            info.insert(
+                "token_ids".into(),
+                serde_json::to_value(t).unwrap_or_default(),
+            );
+        }
+        (!info.is_empty()).then_some(serde_json::Value::Object(info))
+    }
+}

@@ -1,0 +1,349 @@
+//! `dealgym mock`: an OpenAI-compatible server (`/v1/chat/completions`, `/v1/models`) whose
+//! "model" is a concession negotiator that reads dealgym's prompts — for tests, benchmarks and
+//! the demo, over real HTTP, with no model needed.
+//!
+//! Knobs inject what real endpoints do: latency (fixed plus random), 500s and 429s, hangs,
+//! unreadable bodies, garbage completions, `<think>` blocks or `reasoning_content`, and fake
+//! token ids and logprobs. Everything is deterministic given the mock's seed and the sequence
+//! of requests: the n-th arrival of the same request draws from the RNG seeded by
+//! (mock seed, request, n), so a retried request can succeed where the first try failed.
+
+mod negotiator;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::agents::Tactic;
+use crate::game::{mix, Message};
+
+pub use negotiator::{read_prompt, respond, respond_with, ReadGame, Reading};
+
+/// How a `<think>` block is returned, if at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum ThinkMode {
+    #[default]
+    None,
+    /// `<think>…</think>` at the start of the content.
+    Inline,
+    /// A separate `reasoning_content` field, as vLLM's reasoning parsers return it.
+    Field,
+}
+
+/// The mock's behaviour. Rates are probabilities per request, drawn in this order: 500, 429,
+/// hang, unreadable body, garbage completion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MockConfig {
+    pub seed: u64,
+    pub latency_ms: u64,
+    /// Extra latency drawn uniformly from 0 to this.
+    pub jitter_ms: u64,
+    pub error_rate: f64,
+    pub rate_limit_rate: f64,
+    pub hang_rate: f64,
+    /// How long a hang lasts before the mock answers anyway.
+    pub hang_ms: u64,
+    pub malformed_rate: f64,
+    pub garbage_rate: f64,
+    pub think: ThinkMode,
+    pub logprobs: bool,
+    pub tactic: Tactic,
+    /// Keep every request body (for tests that inspect what the endpoint received).
+    pub record_requests: bool,
+}
+
+impl Default for MockConfig {
+    fn default() -> Self {
+        MockConfig {
+            seed: 0,
+            latency_ms: 0,
+            jitter_ms: 0,
+            error_rate: 0.0,
+            rate_limit_rate: 0.0,
+            hang_rate: 0.0,
+            hang_ms: 600_000,
+            malformed_rate: 0.0,
+            garbage_rate: 0.0,
+            think: ThinkMode::None,
+            logprobs: false,
+            tactic: Tactic::Linear,
+            record_requests: false,
+        }
+    }
+}
+
+/// Counts of what the mock did.
+#[derive(Debug, Default)]
+pub struct MockStats {
+    pub requests: AtomicU64,
+    pub errors: AtomicU64,
+    pub rate_limited: AtomicU64,
+    pub hangs: AtomicU64,
+    pub malformed: AtomicU64,
+    pub garbage: AtomicU64,
+    /// `{"authorization": header, "body": request}` per request, when `record_requests` is on.
+    pub bodies: Mutex<Vec<serde_json::Value>>,
+}
+
+struct AppState {
+    config: MockConfig,
+    stats: Arc<MockStats>,
+    arrivals: Mutex<HashMap<u64, u64>>,
+    /// System prompts already read, by hash: a seat's prompt is the same every turn.
+    readings: Mutex<HashMap<u64, Option<Arc<Reading>>>>,
+}
+
+/// A running mock server.
+pub struct MockServer {
+    pub addr: SocketAddr,
+    pub stats: Arc<MockStats>,
+    handle: tokio::task::JoinHandle<()>,
+}
+
+impl MockServer {
+    /// Bind to `addr` (use port 0 for a free port) and serve in the background.
+    pub async fn start(addr: SocketAddr, config: MockConfig) -> std::io::Result<MockServer> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let stats = Arc::new(MockStats::default());
+        let app = router(config, stats.clone());
+        let handle = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(MockServer {
+            addr,
+            stats,
+            handle,
+        })
+    }
+
+    /// The base URL to give players: `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn stop(self) {
+        self.handle.abort();
+    }
+}
+
+/// Serve until the process ends (the `dealgym mock` command).
+pub async fn serve(addr: SocketAddr, config: MockConfig) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!("mock endpoint on http://{}/v1", listener.local_addr()?);
+    axum::serve(listener, router(config, Arc::new(MockStats::default()))).await
+}
+
+fn router(config: MockConfig, stats: Arc<MockStats>) -> Router {
+    let state = Arc::new(AppState {
+        config,
+        stats,
+        arrivals: Mutex::new(HashMap::new()),
+        readings: Mutex::new(HashMap::new()),
+    });
+    Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/v1/models", get(models))
+        .route("/health", get(|| async { "ok" }))
+        .with_state(state)
+}
+
+async fn models() -> Json<serde_json::Value> {
+    Json(
+        json!({"object": "list", "data": [{"id": "mock", "object": "model", "owned_by": "dealgym"}]}),
+    )
+}
+
+#[derive(Deserialize)]
+struct ChatBody {
+    #[serde(default)]
+    model: Option<String>,
+    messages: Vec<Message>,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    logprobs: Option<bool>,
+}
+
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        Json(json!({"error": {"message": message, "type": "mock_error"}})),
+    )
+        .into_response()
+}
+
+async fn chat(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let config = &state.config;
+    let stats = &state.stats;
+    stats.requests.fetch_add(1, Ordering::Relaxed);
+    let parsed: ChatBody = match serde_json::from_slice(&body) {
+        Ok(b) => b,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("invalid request: {e}")),
+    };
+    if config.record_requests {
+        let auth = headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        if let (Ok(value), Ok(mut bodies)) = (
+            serde_json::from_slice::<serde_json::Value>(&body),
+            stats.bodies.lock(),
+        ) {
+            bodies.push(json!({"authorization": auth, "body": value}));
+        }
+    }
+    let key = fnv(&body);
+    let arrival = {
+        let mut arrivals = state.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+        if arrivals.len() > 100_000 {
+            arrivals.clear();
+        }
+        let n = arrivals.entry(key).or_insert(0);
+        *n += 1;
+        *n
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(mix(&[config.seed, key, arrival]));
+    let latency = config.latency_ms
+        + if config.jitter_ms > 0 {
+            rng.random_range(0..=config.jitter_ms)
+        } else {
+            0
+        };
+    let roll: f64 = rng.random();
+    let mut edge = 0.0;
+    let mut hit = |rate: f64| {
+        let lo = edge;
+        edge += rate;
+        roll >= lo && roll < edge
+    };
+    if hit(config.error_rate) {
+        stats.errors.fetch_add(1, Ordering::Relaxed);
+        sleep_ms(latency).await;
+        return error(StatusCode::INTERNAL_SERVER_ERROR, "injected server error");
+    }
+    if hit(config.rate_limit_rate) {
+        stats.rate_limited.fetch_add(1, Ordering::Relaxed);
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("0"));
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            headers,
+            Json(json!({"error": {"message": "injected rate limit"}})),
+        )
+            .into_response();
+    }
+    if hit(config.hang_rate) {
+        stats.hangs.fetch_add(1, Ordering::Relaxed);
+        sleep_ms(config.hang_ms).await;
+    }
+    let malformed = hit(config.malformed_rate);
+    let garbage = hit(config.garbage_rate);
+    sleep_ms(latency).await;
+    if malformed {
+        stats.malformed.fetch_add(1, Ordering::Relaxed);
+        return (StatusCode::OK, "{\"choices\": [ this is not json").into_response();
+    }
+    let mut content = if garbage {
+        stats.garbage.fetch_add(1, Ordering::Relaxed);
+        "Sure! As an AI language model I would be happy to help you negotiate.".to_string()
+    } else {
+        match reading(&state, &parsed.messages) {
+            Some(reading) => respond_with(&reading, &parsed.messages, config.tactic),
+            None => "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]"
+                .to_string(),
+        }
+    };
+    let reasoning = format!(
+        "Thinking about turn {} (seed {:?}).",
+        parsed.messages.len(),
+        parsed.seed
+    );
+    let mut message = json!({"role": "assistant"});
+    match config.think {
+        ThinkMode::None => {}
+        ThinkMode::Inline => content = format!("<think>{reasoning}</think>\n{content}"),
+        ThinkMode::Field => message["reasoning_content"] = json!(reasoning),
+    }
+    message["content"] = json!(content);
+    let prompt_tokens: usize = parsed
+        .messages
+        .iter()
+        .map(|m| m.content.len() / 4 + 4)
+        .sum();
+    let words: Vec<&str> = content.split_whitespace().collect();
+    let mut choice = json!({"index": 0, "message": message, "finish_reason": "stop"});
+    if config.logprobs || parsed.logprobs == Some(true) {
+        let tokens: Vec<serde_json::Value> = words
+            .iter()
+            .map(|w| json!({"token": w, "logprob": -((fnv(w.as_bytes()) % 2000) as f64) / 1000.0}))
+            .collect();
+        choice["logprobs"] = json!({"content": tokens});
+        choice["token_ids"] = json!(words
+            .iter()
+            .map(|w| fnv(w.as_bytes()) % 50_000)
+            .collect::<Vec<_>>());
+    }
+    Json(json!({
+        "id": format!("mock-{key:016x}-{arrival}"),
+        "object": "chat.completion",
+        "created": 0,
+        "model": parsed.model.unwrap_or_else(|| "mock".into()),
+        "choices": [choice],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": words.len(), "total_tokens": prompt_tokens + words.len()},
+    }))
+    .into_response()
+}
+
+/// The reading of the chat's system prompt, from the cache when this seat was seen before.
+fn reading(state: &AppState, messages: &[Message]) -> Option<Arc<Reading>> {
+    let system = messages
+        .iter()
+        .find(|m| m.role == crate::game::MessageRole::System)?;
+    let key = fnv(system.content.as_bytes());
+    if let Some(found) = state
+        .readings
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&key)
+    {
+        return found.clone();
+    }
+    let read = read_prompt(&system.content).map(Arc::new);
+    let mut cache = state.readings.lock().unwrap_or_else(|e| e.into_inner());
+    if cache.len() > 4096 {
+        cache.clear();
+    }
+    cache.insert(key, read.clone());
+    read
+}
+
+async fn sleep_ms(ms: u64) {
+    if ms > 0 {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+}

@@ -1,0 +1,299 @@
+//! The async runner behind `dealgym run`: seeds, bounded concurrency, GRPO groups, the JSONL
+//! log written as episodes end, `--resume`, the progress bar and the summary.
+//!
+//! Episode `g{G}-m{M}` plays scenario G (in file order, after `--limit`) as member M of its
+//! group. Its setup comes from (seed, G) and its sampling seeds from (seed, G, M, seat), so any
+//! subset of episodes can be rerun or resumed and gives the same records.
+
+mod config;
+mod episode;
+mod summary;
+mod writer;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio::sync::{mpsc, Semaphore};
+
+use crate::agents::{PersonaConfig, Player, PlayerConfig, PlayerError};
+use crate::game::{mix, EpisodeConfig, EpisodeSeed, OutcomeKind, PerSeat, PromptError, Prompts};
+use crate::llm::http_client;
+use crate::reward::RewardConfig;
+use crate::scenario::{load_scenarios, LoadOptions, Scenario, ScenarioError};
+
+pub use config::{ConfigError, FileConfig};
+pub use episode::{draw_setup, play, EpisodeError, EpisodeKit};
+pub use summary::{FamilyStats, RunStats};
+pub use writer::{scan_existing, Existing, RecordWriter, WriteError};
+
+/// Everything a run needs, after the config file and the flags are merged.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub scenarios: Vec<PathBuf>,
+    /// At most this many scenarios from each file.
+    pub limit: Option<usize>,
+    pub learner: String,
+    pub opponent: String,
+    pub out: PathBuf,
+    pub seed: u64,
+    pub concurrency: usize,
+    pub group_size: u32,
+    pub resume: bool,
+    pub episode: EpisodeConfig,
+    pub rewards: RewardConfig,
+    pub personas: PersonaConfig,
+    pub players: BTreeMap<String, PlayerConfig>,
+    pub prompts_dir: Option<PathBuf>,
+    /// Show a progress bar on stderr (hidden anyway when stderr is not a terminal).
+    pub progress: bool,
+}
+
+impl RunOptions {
+    /// Options with DESIGN's defaults: seed 0, concurrency 64, groups of 1.
+    pub fn new(scenarios: Vec<PathBuf>, learner: &str, opponent: &str, out: PathBuf) -> Self {
+        RunOptions {
+            scenarios,
+            limit: None,
+            learner: learner.to_string(),
+            opponent: opponent.to_string(),
+            out,
+            seed: 0,
+            concurrency: 64,
+            group_size: 1,
+            resume: false,
+            episode: EpisodeConfig::default(),
+            rewards: RewardConfig::default(),
+            personas: PersonaConfig::default(),
+            players: BTreeMap::new(),
+            prompts_dir: None,
+            progress: true,
+        }
+    }
+}
+
+/// A run that could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    #[error("{0}")]
+    Player(#[from] PlayerError),
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Episode(#[from] EpisodeError),
+    #[error("{0}")]
+    Options(String),
+}
+
+/// How a run went.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub run_id: String,
+    pub planned: usize,
+    /// Episodes already in the file when the run started (with `--resume`).
+    pub skipped: usize,
+    pub written: usize,
+    pub stats: RunStats,
+    pub interrupted: bool,
+    pub repaired_last_line: bool,
+}
+
+/// The run id: a digest of what makes two runs comparable (seed, scenarios, players, group size,
+/// rules), so resuming into a file of another run is refused. An endpoint's URL is not part of
+/// it: the same model behind another port is the same run.
+fn run_id(options: &RunOptions, players: &PerSeat<Player>, scenarios: &[Arc<Scenario>]) -> String {
+    let mut words = vec![options.seed, u64::from(options.group_size)];
+    let mut text = format!(
+        "{}|{}|{:?}|{:?}",
+        players.learner.identity(),
+        players.opponent.identity(),
+        options.episode,
+        options.rewards
+    );
+    for s in scenarios {
+        text.push('|');
+        text.push_str(&s.id);
+    }
+    words.extend(
+        text.as_bytes()
+            .chunks(8)
+            .map(|c| c.iter().fold(0u64, |acc, b| acc << 8 | u64::from(*b))),
+    );
+    format!("run-{:016x}", mix(&words))
+}
+
+/// Load the scenarios of every file, `limit` from each.
+pub fn load_all(files: &[PathBuf], limit: Option<usize>) -> Result<Vec<Arc<Scenario>>, RunError> {
+    let mut out = Vec::new();
+    for file in files {
+        let report = load_scenarios(file, LoadOptions::default())?;
+        let n = limit.unwrap_or(usize::MAX);
+        out.extend(report.scenarios.into_iter().take(n).map(Arc::new));
+    }
+    Ok(out)
+}
+
+/// Run every planned episode, writing each record as it ends. Stops early, keeping every
+/// record already written whole, when `stop` resolves (Ctrl-C).
+pub async fn run(
+    options: &RunOptions,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<RunSummary, RunError> {
+    if options.concurrency == 0 || options.group_size == 0 {
+        return Err(RunError::Options(
+            "concurrency and group size must be at least 1".into(),
+        ));
+    }
+    let scenarios = load_all(&options.scenarios, options.limit)?;
+    let http = http_client(options.concurrency.max(8)).map_err(PlayerError::from)?;
+    let players = PerSeat::new(
+        Player::from_spec(&options.learner, &options.players, &http)?,
+        Player::from_spec(&options.opponent, &options.players, &http)?,
+    );
+    let prompts = match &options.prompts_dir {
+        Some(dir) => Arc::new(Prompts::with_overrides(dir)?),
+        None => Prompts::builtin(),
+    };
+    let run_id = run_id(options, &players, &scenarios);
+    let existing = scan_existing(&options.out, options.resume)?;
+    if !options.resume && (!existing.episode_ids.is_empty() || existing.repaired) {
+        return Err(WriteError::Exists {
+            file: options.out.display().to_string(),
+            episodes: existing.episode_ids.len(),
+        }
+        .into());
+    }
+    if let Some(found) = existing.run_id.as_ref().filter(|found| **found != run_id) {
+        return Err(WriteError::OtherRun {
+            file: options.out.display().to_string(),
+            found: found.clone(),
+            expected: run_id,
+        }
+        .into());
+    }
+    let plan: Vec<(Arc<Scenario>, EpisodeSeed)> = scenarios
+        .iter()
+        .enumerate()
+        .flat_map(|(g, s)| {
+            (0..options.group_size).map(move |m| {
+                (
+                    s.clone(),
+                    EpisodeSeed {
+                        run: options.seed,
+                        group: g as u64,
+                        member: u64::from(m),
+                    },
+                )
+            })
+        })
+        .collect();
+    let planned = plan.len();
+    let todo: Vec<_> = plan
+        .into_iter()
+        .filter(|(_, seeds)| {
+            !existing
+                .episode_ids
+                .contains(&format!("g{}-m{}", seeds.group, seeds.member))
+        })
+        .collect();
+    let skipped = planned - todo.len();
+
+    let kit = Arc::new(EpisodeKit {
+        run_id: run_id.clone(),
+        players,
+        episode: options.episode.clone(),
+        personas: options.personas.clone(),
+        rewards: options.rewards,
+        prompts,
+    });
+    let mut writer = RecordWriter::append(&options.out)?;
+    let bar = progress_bar(options.progress, todo.len());
+
+    let (tx, mut rx) = mpsc::channel(options.concurrency * 2);
+    let permits = Arc::new(Semaphore::new(options.concurrency));
+    let producer = tokio::spawn(async move {
+        let mut tasks = tokio::task::JoinSet::new();
+        for (scenario, seeds) in todo {
+            let Ok(permit) = permits.clone().acquire_owned().await else {
+                break;
+            };
+            let (kit, tx) = (kit.clone(), tx.clone());
+            tasks.spawn(async move {
+                let record = play(&kit, scenario, seeds).await;
+                drop(permit);
+                let _ = tx.send(record).await;
+            });
+            // Reap finished tasks as we go so the set stays small.
+            while tasks.try_join_next().is_some() {}
+        }
+        while tasks.join_next().await.is_some() {}
+    });
+
+    let mut stats = RunStats::default();
+    let mut interrupted = false;
+    let mut failure = None;
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            received = rx.recv() => match received {
+                Some(Ok(record)) => {
+                    writer.write(&record)?;
+                    stats.add(&record);
+                    bar.inc(1);
+                    bar.set_message(format!(
+                        "deal {:.0}% · errors {}",
+                        stats.deal_rate(),
+                        stats.count(OutcomeKind::Error)
+                    ));
+                }
+                Some(Err(e)) => {
+                    failure = Some(e);
+                    producer.abort();
+                    break;
+                }
+                None => break,
+            },
+            _ = &mut stop => {
+                interrupted = true;
+                producer.abort();
+                break;
+            }
+        }
+    }
+    // Episodes that ended while we were stopping are complete: keep them.
+    while let Ok(Ok(record)) = rx.try_recv() {
+        writer.write(&record)?;
+        stats.add(&record);
+    }
+    bar.finish_and_clear();
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    Ok(RunSummary {
+        run_id,
+        planned,
+        skipped,
+        written: writer.written(),
+        stats,
+        interrupted,
+        repaired_last_line: existing.repaired,
+    })
+}
+
+fn progress_bar(show: bool, total: usize) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total as u64);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30}] {pos}/{len} episodes · {per_sec} · {msg}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}

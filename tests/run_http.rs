@@ -1,0 +1,380 @@
+//! Whole runs over real HTTP against the built-in mock endpoint on 127.0.0.1.
+
+use std::collections::{BTreeMap, HashSet};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use dealgym::agents::PlayerConfig;
+use dealgym::game::{Episode, OutcomeKind, Seat};
+use dealgym::llm::SeedPolicy;
+use dealgym::mock::{MockConfig, MockServer, ThinkMode};
+use dealgym::protocol::ErrorKind;
+use dealgym::record::EpisodeRecord;
+use dealgym::run::{run, RunOptions, RunSummary};
+use dealgym::scenario::{load_scenarios, Family, LoadOptions};
+
+fn scenario_files() -> Vec<PathBuf> {
+    Family::ALL
+        .iter()
+        .map(|f| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scenarios")
+                .join(format!("{}.jsonl", f.name()))
+        })
+        .collect()
+}
+
+fn out_file(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dealgym-http-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("episodes.jsonl")
+}
+
+async fn mock(config: MockConfig) -> MockServer {
+    MockServer::start(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), config)
+        .await
+        .unwrap()
+}
+
+fn options(mock: &MockServer, out: PathBuf) -> RunOptions {
+    let mut o = RunOptions::new(
+        scenario_files(),
+        &format!("openai:mock-model@{}", mock.base_url()),
+        "rule:linear",
+        out,
+    );
+    o.limit = Some(3);
+    o.concurrency = 8;
+    o.progress = false;
+    o.seed = 42;
+    o
+}
+
+/// A named player with a short timeout and quick retries, for the fault tests.
+fn fast_player(mock: &MockServer, retries: u32) -> BTreeMap<String, PlayerConfig> {
+    let config = PlayerConfig {
+        endpoint: mock.base_url(),
+        model: "mock-model".into(),
+        temperature: Some(0.7),
+        top_p: None,
+        max_tokens: Some(256),
+        stop: vec![],
+        seed_policy: SeedPolicy::PerEpisode,
+        api_key_env: None,
+        timeout_s: Some(0.5),
+        retries: Some(retries),
+        logprobs: false,
+        extra_body: Default::default(),
+        persona: None,
+    };
+    BTreeMap::from([("flaky".to_string(), config)])
+}
+
+async fn go(options: &RunOptions) -> RunSummary {
+    run(options, std::future::pending())
+        .await
+        .expect("run completes")
+}
+
+fn records(path: &Path) -> Vec<EpisodeRecord> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {e}: {l}")))
+        .collect()
+}
+
+/// Records keyed by episode id, without their `timing`.
+fn without_timing(path: &Path) -> BTreeMap<String, serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("timing");
+            (v["episode_id"].as_str().unwrap().to_string(), v)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_family_runs_over_http_with_valid_records() {
+    let server = mock(MockConfig {
+        think: ThinkMode::Field,
+        logprobs: true,
+        ..MockConfig::default()
+    })
+    .await;
+    let out = out_file("families");
+    let mut o = options(&server, out.clone());
+    o.group_size = 2;
+    let summary = go(&o).await;
+    assert_eq!(summary.planned, 5 * 3 * 2);
+    assert_eq!(summary.written, summary.planned);
+    let recs = records(&out);
+    let ids: HashSet<_> = recs.iter().map(|r| r.episode_id.clone()).collect();
+    assert_eq!(ids.len(), recs.len(), "each episode once");
+    let families: HashSet<_> = recs.iter().map(|r| r.family).collect();
+    assert_eq!(families.len(), 5);
+    for r in &recs {
+        assert_ne!(r.kind(), OutcomeKind::Error, "{}", r.episode_id);
+        assert!(!r.turns.is_empty());
+        let learner_turn = r.turns.iter().find(|t| t.seat == Seat::Learner).unwrap();
+        let call = learner_turn.call.as_ref().expect("call info kept");
+        assert!(call["usage"]["completion_tokens"].as_u64().unwrap() > 0);
+        assert!(call["logprobs"]["content"].is_array() && call["token_ids"].is_array());
+        assert!(
+            learner_turn.reasoning_content.is_some() && learner_turn.parsed.reasoning.is_some()
+        );
+        assert_eq!(r.timing.turn_ms.len(), r.turns.len());
+        // The record rebuilds the episode exactly.
+        let scenario = load_scenarios(
+            &scenario_files()[Family::ALL.iter().position(|f| *f == r.family).unwrap()],
+            LoadOptions::default(),
+        )
+        .unwrap()
+        .scenarios
+        .into_iter()
+        .find(|s| s.id == r.scenario_id)
+        .unwrap();
+        let rebuilt = Episode::replay(
+            std::sync::Arc::new(scenario),
+            r.setup.clone(),
+            r.completions(),
+        )
+        .unwrap();
+        assert!(
+            rebuilt.turns() == r.turns.as_slice(),
+            "{}: replayed turns differ",
+            r.episode_id
+        );
+        assert!(
+            rebuilt.outcome() == Some(&r.outcome.outcome),
+            "{}: replayed outcome differs",
+            r.episode_id
+        );
+    }
+    // Members of a GRPO group share the setup and differ in sampling seed.
+    let g0: Vec<_> = recs.iter().filter(|r| r.group_id == "g0").collect();
+    assert_eq!(g0.len(), 2);
+    assert_eq!(g0[0].setup, g0[1].setup);
+    assert_ne!(
+        g0[0].seats.learner.sampling_seed,
+        g0[1].seats.learner.sampling_seed
+    );
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_seed_gives_the_same_records_apart_from_timing() {
+    let server = mock(MockConfig {
+        jitter_ms: 5,
+        ..MockConfig::default()
+    })
+    .await;
+    let (a, b) = (out_file("same-a"), out_file("same-b"));
+    go(&options(&server, a.clone())).await;
+    let mut second = options(&server, b.clone());
+    second.concurrency = 3; // another interleaving
+    go(&second).await;
+    let (ra, rb) = (without_timing(&a), without_timing(&b));
+    assert_eq!(ra.len(), 15);
+    assert_eq!(ra, rb);
+    let mut other_seed = options(&server, out_file("same-c"));
+    other_seed.seed = 43;
+    go(&other_seed).await;
+    assert_ne!(
+        without_timing(&other_seed.out),
+        ra,
+        "another seed, other setups"
+    );
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transient_faults_are_retried_and_never_become_moves() {
+    let server = mock(MockConfig {
+        seed: 7,
+        error_rate: 0.15,
+        rate_limit_rate: 0.1,
+        hang_rate: 0.05,
+        hang_ms: 3_000,
+        malformed_rate: 0.05,
+        garbage_rate: 0.1,
+        ..MockConfig::default()
+    })
+    .await;
+    let out = out_file("faults");
+    let mut o = options(&server, out.clone());
+    o.players = fast_player(&server, 8);
+    o.learner = "flaky".into();
+    o.episode.format_retries = 2;
+    let summary = go(&o).await;
+    let recs = records(&out);
+    assert_eq!(recs.len(), summary.planned, "no episode lost");
+    let ids: HashSet<_> = recs.iter().map(|r| r.episode_id.clone()).collect();
+    assert_eq!(ids.len(), recs.len(), "no episode duplicated");
+    let stats = &server.stats;
+    let injected = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        injected(&stats.errors) > 0
+            && injected(&stats.rate_limited) > 0
+            && injected(&stats.malformed) > 0
+    );
+    assert!(injected(&stats.hangs) > 0 && injected(&stats.garbage) > 0);
+    let retries: u32 = recs.iter().flat_map(|r| r.timing.call_retries.iter()).sum();
+    assert!(retries > 0, "transient failures were retried");
+    // Garbage replies are the model's: format errors in the turns, never backend errors.
+    let format_errors = recs
+        .iter()
+        .flat_map(|r| &r.turns)
+        .filter(|t| {
+            t.parsed
+                .error
+                .as_ref()
+                .is_some_and(|e| e.kind == ErrorKind::Format)
+        })
+        .count();
+    assert!(format_errors > 0);
+    for r in &recs {
+        for t in &r.turns {
+            assert!(
+                !t.raw.contains("injected") && !t.raw.contains("not json"),
+                "a fault became a turn: {}",
+                t.raw
+            );
+            assert_ne!(
+                t.parsed.error.as_ref().map(|e| e.kind),
+                Some(ErrorKind::Backend)
+            );
+        }
+    }
+    let errors = recs
+        .iter()
+        .filter(|r| r.kind() == OutcomeKind::Error)
+        .count();
+    assert_eq!(
+        errors,
+        summary.stats.count(OutcomeKind::Error),
+        "errors are counted apart"
+    );
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_endpoint_marks_episodes_error_and_the_run_goes_on() {
+    let server = mock(MockConfig {
+        error_rate: 1.0,
+        ..MockConfig::default()
+    })
+    .await;
+    let out = out_file("dead");
+    let mut o = options(&server, out.clone());
+    o.players = fast_player(&server, 1);
+    o.learner = "flaky".into();
+    o.limit = Some(2);
+    let summary = go(&o).await;
+    let recs = records(&out);
+    assert_eq!(recs.len(), 10);
+    assert_eq!(summary.stats.count(OutcomeKind::Error), 10);
+    for r in &recs {
+        assert_eq!(r.kind(), OutcomeKind::Error);
+        assert_eq!(r.outcome.outcome.by, Some(Seat::Learner));
+        assert!(
+            r.outcome
+                .outcome
+                .detail
+                .as_deref()
+                .unwrap_or("")
+                .contains("HTTP 500"),
+            "{:?}",
+            r.outcome.outcome.detail
+        );
+        assert!(
+            r.turns.iter().all(|t| t.seat == Seat::Opponent),
+            "no learner move was invented"
+        );
+        assert_eq!(r.rewards.learner, 0.0);
+    }
+    assert!(
+        summary.stats.table().contains("| all | 10 | 0.0 |"),
+        "{}",
+        summary.stats.table()
+    );
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_api_key_in_records_and_no_opponent_secret_in_learner_requests() {
+    let server = mock(MockConfig {
+        record_requests: true,
+        ..MockConfig::default()
+    })
+    .await;
+    let key = "sk-dealgym-test-5f2a9c";
+    std::env::set_var("DEALGYM_TEST_API_KEY", key);
+    let out = out_file("secrets");
+    let mut o = options(&server, out.clone());
+    let mut players = fast_player(&server, 2);
+    players.get_mut("flaky").unwrap().api_key_env = Some("DEALGYM_TEST_API_KEY".into());
+    o.players = players;
+    o.learner = "flaky".into();
+    go(&o).await;
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(!text.contains(key), "the API key reached a record");
+    let received = server.stats.bodies.lock().unwrap().clone();
+    assert!(!received.is_empty());
+    assert!(
+        received
+            .iter()
+            .all(|r| r["authorization"] == format!("Bearer {key}")),
+        "the key was sent"
+    );
+    // Every line of the opponent's private block stays out of everything the learner's endpoint got.
+    let recs = records(&out);
+    let mut checked = 0;
+    for r in &recs {
+        let private = private_block(&r.seats.opponent.system_prompt);
+        assert!(!private.is_empty());
+        let own = private_block(&r.seats.learner.system_prompt);
+        for req in received.iter().filter(|req| {
+            req["body"]["messages"][0]["content"].as_str()
+                == Some(r.seats.learner.system_prompt.as_str())
+        }) {
+            let sent = req["body"]["messages"].to_string();
+            for line in private.iter().filter(|l| !own.contains(l)) {
+                assert!(
+                    !sent.contains(&json_escaped(line)),
+                    "{}: `{line}` reached the learner",
+                    r.episode_id
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= recs.len(),
+        "every episode's requests were inspected"
+    );
+    server.stop();
+}
+
+/// The lines under "## What only you know", up to the next heading.
+fn private_block(prompt: &str) -> Vec<String> {
+    prompt
+        .split("## What only you know")
+        .nth(1)
+        .map(|rest| rest.split("\n## ").next().unwrap_or(""))
+        .unwrap_or("")
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.len() > 12)
+        .map(str::to_string)
+        .collect()
+}
+
+fn json_escaped(line: &str) -> String {
+    let quoted = serde_json::to_string(line).unwrap();
+    quoted[1..quoted.len() - 1].to_string()
+}
