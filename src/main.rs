@@ -251,18 +251,23 @@ fn report(summary: &RunSummary, out: &std::path::Path) {
             out.display()
         );
     }
+    let (episodes_per_s, turns_per_s) = summary.throughput();
+    let interrupted = if summary.interrupted {
+        "; interrupted — rerun with --resume to finish"
+    } else {
+        ""
+    };
     eprintln!(
-        "{}: {} episodes written to {} ({} planned, {} already there){}",
+        "{}: {} episodes written to {} ({} planned, {} already there){interrupted}",
         summary.run_id,
         summary.written,
         out.display(),
         summary.planned,
         summary.skipped,
-        if summary.interrupted {
-            "; interrupted — rerun with --resume to finish"
-        } else {
-            ""
-        }
+    );
+    eprintln!(
+        "{:.1} s: {episodes_per_s:.1} episodes/s, {turns_per_s:.1} turns/s",
+        summary.elapsed.as_secs_f64()
     );
 }
 

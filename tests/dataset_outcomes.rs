@@ -168,6 +168,24 @@ fn human_deals_of_every_family_are_valid_terms() {
     }
 }
 
+#[test]
+fn job_interview_best_contract_matches_enumeration() {
+    for s in committed(Family::JobInterview) {
+        for role in [Role::Worker, Role::Recruiter] {
+            let enumerated = s
+                .all_deals(role)
+                .map(|t| s.utility(role, &t))
+                .fold(f64::MIN, f64::max);
+            let best = s.max_utility(role);
+            assert!(
+                (best - enumerated).abs() < 1e-9,
+                "{} {role}: {best} vs {enumerated}",
+                s.id
+            );
+        }
+    }
+}
+
 fn datasets_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("DEALGYM_DATASETS")
         .map(PathBuf::from)

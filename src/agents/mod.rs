@@ -210,7 +210,7 @@ impl Player {
                 ))
             })?;
             return Ok(Player::Rule {
-                tactic: RulePlayer { tactic },
+                tactic: RulePlayer::new(tactic),
                 spec: spec.to_string(),
             });
         }

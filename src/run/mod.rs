@@ -101,6 +101,16 @@ pub struct RunSummary {
     pub stats: RunStats,
     pub interrupted: bool,
     pub repaired_last_line: bool,
+    /// Wall time of the run.
+    pub elapsed: std::time::Duration,
+}
+
+impl RunSummary {
+    /// Throughput of this run: (episodes/s, turns/s), turns counting every model call.
+    pub fn throughput(&self) -> (f64, f64) {
+        let secs = self.elapsed.as_secs_f64().max(1e-9);
+        (self.written as f64 / secs, self.stats.calls() as f64 / secs)
+    }
 }
 
 /// The run id: a digest of what makes two runs comparable (seed, scenarios, players, group size,
@@ -144,6 +154,7 @@ pub async fn run(
     options: &RunOptions,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<RunSummary, RunError> {
+    let started = std::time::Instant::now();
     if options.concurrency == 0 || options.group_size == 0 {
         return Err(RunError::Options(
             "concurrency and group size must be at least 1".into(),
@@ -282,6 +293,7 @@ pub async fn run(
         stats,
         interrupted,
         repaired_last_line: existing.repaired,
+        elapsed: started.elapsed(),
     })
 }
 

@@ -74,6 +74,11 @@ impl RunStats {
         self.families.values().map(|f| f.count(kind)).sum()
     }
 
+    /// Completions asked for (every attempt of every turn of every scored episode).
+    pub fn calls(&self) -> usize {
+        self.families.values().map(|f| f.attempts).sum()
+    }
+
     /// Deal rate over scored episodes, in percent (for the progress bar).
     pub fn deal_rate(&self) -> f64 {
         let scored: usize = self.families.values().map(|f| f.scored()).sum();

@@ -80,10 +80,24 @@ impl Scenario {
                     .map(|(it, v)| f64::from(it.count * v))
                     .sum()
             }
-            Game::Issues { .. } => self
-                .all_deals(role)
-                .map(|t| self.utility(role, &t))
-                .fold(0.0, f64::max),
+            Game::Issues {
+                issues,
+                worker,
+                recruiter,
+            } => {
+                let prefs = if role == Role::Recruiter {
+                    recruiter
+                } else {
+                    worker
+                };
+                match best_issue_score(issues, prefs) {
+                    Some(best) => 100.0 * best,
+                    None => self
+                        .all_deals(role)
+                        .map(|t| self.utility(role, &t))
+                        .fold(0.0, f64::max),
+                }
+            }
         }
     }
 
@@ -152,6 +166,61 @@ fn issue_score(
         total += pref.weight * v;
     }
     total
+}
+
+/// The best Σ w · v over all contracts without enumerating them: issues are independent except
+/// a joint issue and its partner, which are maximised together. `None` when the structure is
+/// more tangled than that (a partner shared or itself joint); the caller then enumerates.
+fn best_issue_score(
+    issues: &[crate::protocol::IssueSpec],
+    prefs: &IssuePreferences,
+) -> Option<f64> {
+    let index_of = |key: &str| issues.iter().position(|is| is.key == key);
+    let mut partner_of = vec![None; issues.len()];
+    for (i, pref) in prefs.issues.iter().enumerate() {
+        if let Valuation::Joint { with, .. } = &pref.valuation {
+            let p = index_of(with)?;
+            if partner_of[p].is_some()
+                || matches!(prefs.issues.get(p)?.valuation, Valuation::Joint { .. })
+            {
+                return None;
+            }
+            partner_of[p] = Some(i);
+        }
+    }
+    let mut total = 0.0;
+    for (i, (issue, pref)) in issues.iter().zip(&prefs.issues).enumerate() {
+        let best = match &pref.valuation {
+            // Scenario validation makes these integer issues with min < max: v reaches 1.
+            Valuation::Rising | Valuation::Falling => match issue.range {
+                IssueRange::Integer { .. } => pref.weight,
+                IssueRange::Discrete { .. } => 0.0,
+            },
+            // Counted with its partner below.
+            Valuation::Joint { .. } => continue,
+            Valuation::Options { weights } => match partner_of[i] {
+                None => pref.weight * weights.iter().copied().fold(0.0, f64::max),
+                Some(j) => {
+                    let Valuation::Joint { weights: joint, .. } = &prefs.issues[j].valuation else {
+                        return None;
+                    };
+                    let wj = prefs.issues[j].weight;
+                    (0..weights.len())
+                        .map(|o| {
+                            let own_best = joint
+                                .iter()
+                                .filter_map(|row| row.get(o))
+                                .copied()
+                                .fold(0.0, f64::max);
+                            pref.weight * weights[o] + wj * own_best
+                        })
+                        .fold(0.0, f64::max)
+                }
+            },
+        };
+        total += best;
+    }
+    Some(total)
 }
 
 fn linear(x: i64, min: i64, max: i64) -> f64 {

@@ -1,0 +1,121 @@
+//! Engine hot paths without any network: parsing a completion, one whole rule-vs-rule episode
+//! per family through the library, and encoding its record. `cargo bench --bench engine`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+
+use dealgym::agents::{RulePlayer, Tactic, TurnContext};
+use dealgym::game::{Episode, EpisodeConfig, EpisodeSeed, PerSeat, Setup};
+use dealgym::protocol::{parse, ItemSpec, TermSpace};
+use dealgym::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
+use dealgym::reward::RewardConfig;
+use dealgym::scenario::{load_scenarios, Family, LoadOptions, Scenario};
+
+fn first_scenario(family: Family) -> Arc<Scenario> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(format!("{}.jsonl", family.name()));
+    Arc::new(
+        load_scenarios(&path, LoadOptions::default())
+            .unwrap()
+            .scenarios
+            .remove(0),
+    )
+}
+
+fn play(scenario: &Arc<Scenario>, players: &PerSeat<RulePlayer>) -> Episode {
+    let seed = EpisodeSeed {
+        run: 1,
+        group: 0,
+        member: 0,
+    };
+    let setup = Setup::draw(
+        scenario,
+        &EpisodeConfig::default(),
+        PerSeat::default(),
+        &mut seed.setup_rng(),
+    )
+    .unwrap();
+    let mut episode = Episode::new(scenario.clone(), setup).unwrap();
+    while let Some(seat) = episode.to_move() {
+        let text = players[seat].complete(&TurnContext::of(&episode, seat, 0));
+        episode.step(text).unwrap();
+    }
+    episode
+}
+
+fn bench(c: &mut Criterion) {
+    let items: Vec<ItemSpec> = ["food", "water", "firewood"]
+        .iter()
+        .map(|n| ItemSpec {
+            name: n.to_string(),
+            count: 3,
+        })
+        .collect();
+    let tagged = "<think>They want water.</think>\n**Thought:** I need firewood most.\n**Talk:** I can give you \
+                  all the water if I get the firewood.\n**Action:** [SUBMIT_DEAL] food:1, water:0, firewood:3";
+    c.bench_function("parse/tagged_items", |b| {
+        b.iter(|| parse(black_box(tagged), TermSpace::Items(&items), None))
+    });
+    let xml = "<thought>ok</thought><talk>Deal at that price.</talk><action>[SUBMIT_DEAL] price: $1,250.00</action>";
+    c.bench_function("parse/xml_price", |b| {
+        b.iter(|| parse(black_box(xml), TermSpace::Price, None))
+    });
+
+    let players = PerSeat::new(
+        RulePlayer::new(Tactic::Boulware),
+        RulePlayer::new(Tactic::Conceder),
+    );
+    for family in Family::ALL {
+        let scenario = first_scenario(family);
+        c.bench_function(&format!("episode/{family}"), |b| {
+            b.iter(|| play(&scenario, &players))
+        });
+    }
+    let meta = RecordMeta {
+        run_id: "bench".into(),
+        seeds: EpisodeSeed {
+            run: 1,
+            group: 0,
+            member: 0,
+        },
+        players: PerSeat::new(PlayerInfo::default(), PlayerInfo::default()),
+    };
+    let record_of = |family| {
+        let episode = play(&first_scenario(family), &players);
+        EpisodeRecord::from_episode(
+            episode,
+            meta.clone(),
+            &RewardConfig::default(),
+            Timing::default(),
+        )
+        .unwrap()
+    };
+    // Scoring an ended episode (metrics with the Pareto check, rewards) and encoding it.
+    for family in [Family::Casino, Family::JobInterview] {
+        let scenario = first_scenario(family);
+        c.bench_function(&format!("record/score_{family}"), |b| {
+            b.iter_batched(
+                || play(&scenario, &players),
+                |episode| {
+                    EpisodeRecord::from_episode(
+                        episode,
+                        meta.clone(),
+                        &RewardConfig::default(),
+                        Timing::default(),
+                    )
+                },
+                criterion::BatchSize::SmallInput,
+            )
+        });
+    }
+    let record = record_of(Family::Casino);
+    c.bench_function("record/to_json", |b| {
+        b.iter(|| serde_json::to_vec(black_box(&record)).unwrap())
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
