@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::protocol::{
     format_cents, to_cents, Action, IssueRange, IssueValue, TermSpace, Terms, TurnFormat,
 };
-use crate::scenario::{Game, Role, Scenario, Valuation};
+use crate::scenario::{Game, IssuePreferences, ItemValues, Role, Scenario, Valuation};
 
 use super::setup::SeatSetup;
 
@@ -241,16 +241,12 @@ fn seat_context(
             budget => (role == Role::Buyer).then(|| money(buyer.budget)),
             cost => (role == Role::Seller).then(|| money(seller.cost)),
         },
-        Game::Items {
-            items,
-            agent_1,
-            agent_2,
-        } => {
-            let own = if role == Role::Agent2 {
-                agent_2
-            } else {
-                agent_1
+        Game::Items { items, .. } => {
+            let empty = ItemValues {
+                values: vec![0; items.len()],
+                reasons: vec![],
             };
+            let own = scenario.item_values(role).unwrap_or(&empty);
             let views: Vec<ItemView> = items
                 .iter()
                 .zip(&own.values)
@@ -267,16 +263,9 @@ fn seat_context(
                 reasons => own.reasons,
             }
         }
-        Game::Issues {
-            issues,
-            worker,
-            recruiter,
-        } => {
-            let prefs = if role == Role::Recruiter {
-                recruiter
-            } else {
-                worker
-            };
+        Game::Issues { issues, .. } => {
+            let empty = IssuePreferences { issues: vec![] };
+            let prefs = scenario.issue_preferences(role).unwrap_or(&empty);
             let views: Vec<IssueView> = issues
                 .iter()
                 .zip(&prefs.issues)

@@ -205,6 +205,24 @@ impl Scenario {
         self.family.roles()
     }
 
+    /// The private item values of `role`, in an item game it plays.
+    pub fn item_values(&self, role: Role) -> Option<&ItemValues> {
+        match (&self.game, role) {
+            (Game::Items { agent_1, .. }, Role::Agent1) => Some(agent_1),
+            (Game::Items { agent_2, .. }, Role::Agent2) => Some(agent_2),
+            _ => None,
+        }
+    }
+
+    /// The private issue preferences of `role`, in an issue game it plays.
+    pub fn issue_preferences(&self, role: Role) -> Option<&IssuePreferences> {
+        match (&self.game, role) {
+            (Game::Issues { worker, .. }, Role::Worker) => Some(worker),
+            (Game::Issues { recruiter, .. }, Role::Recruiter) => Some(recruiter),
+            _ => None,
+        }
+    }
+
     /// The space of possible deals, for reading and writing terms.
     pub fn term_space(&self) -> TermSpace<'_> {
         match &self.game {

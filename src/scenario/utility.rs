@@ -23,37 +23,19 @@ impl Scenario {
                     _ => 0.0,
                 }
             }
-            (
-                Game::Items {
-                    agent_1, agent_2, ..
-                },
-                Terms::Items(shares),
-            ) => {
-                let values = match role {
-                    Role::Agent1 => &agent_1.values,
-                    Role::Agent2 => &agent_2.values,
-                    _ => return 0.0,
-                };
-                shares
+            (Game::Items { .. }, Terms::Items(shares)) => match self.item_values(role) {
+                Some(own) => shares
                     .iter()
-                    .zip(values)
+                    .zip(&own.values)
                     .map(|(x, v)| f64::from(x * v))
-                    .sum()
-            }
-            (
-                Game::Issues {
-                    issues,
-                    worker,
-                    recruiter,
-                },
-                Terms::Issues(values),
-            ) => {
-                let prefs = match role {
-                    Role::Worker => worker,
-                    Role::Recruiter => recruiter,
-                    _ => return 0.0,
-                };
-                100.0 * issue_score(issues, prefs, values)
+                    .sum(),
+                None => 0.0,
+            },
+            (Game::Issues { issues, .. }, Terms::Issues(values)) => {
+                match self.issue_preferences(role) {
+                    Some(prefs) => 100.0 * issue_score(issues, prefs, values),
+                    None => 0.0,
+                }
             }
             _ => 0.0,
         }
@@ -64,33 +46,19 @@ impl Scenario {
     pub fn max_utility(&self, role: Role) -> f64 {
         match &self.game {
             Game::Price { buyer, seller, .. } => (buyer.budget - seller.cost).abs(),
-            Game::Items {
-                items,
-                agent_1,
-                agent_2,
-            } => {
-                let values = if role == Role::Agent2 {
-                    &agent_2.values
-                } else {
-                    &agent_1.values
-                };
-                items
+            Game::Items { items, .. } => match self.item_values(role) {
+                Some(own) => items
                     .iter()
-                    .zip(values)
+                    .zip(&own.values)
                     .map(|(it, v)| f64::from(it.count * v))
-                    .sum()
-            }
-            Game::Issues {
-                issues,
-                worker,
-                recruiter,
-            } => {
-                let prefs = if role == Role::Recruiter {
-                    recruiter
-                } else {
-                    worker
-                };
-                match best_issue_score(issues, prefs) {
+                    .sum(),
+                None => 0.0,
+            },
+            Game::Issues { issues, .. } => {
+                let best = self
+                    .issue_preferences(role)
+                    .and_then(|prefs| best_issue_score(issues, prefs));
+                match best {
                     Some(best) => 100.0 * best,
                     None => self
                         .all_deals(role)
