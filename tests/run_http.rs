@@ -67,6 +67,7 @@ fn fast_player(mock: &MockServer, retries: u32) -> BTreeMap<String, PlayerConfig
         logprobs: false,
         extra_body: Default::default(),
         persona: None,
+        constrain: Default::default(),
     };
     BTreeMap::from([("flaky".to_string(), config)])
 }
@@ -377,4 +378,48 @@ fn private_block(prompt: &str) -> Vec<String> {
 fn json_escaped(line: &str) -> String {
     let quoted = serde_json::to_string(line).unwrap();
     quoted[1..quoted.len() - 1].to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_constrained_player_sends_the_seat_grammar_and_leaves_accept_out_until_there_is_an_offer()
+{
+    let server = mock(MockConfig {
+        record_requests: true,
+        ..MockConfig::default()
+    })
+    .await;
+    let out = out_file("constrain");
+    let mut o = options(&server, out.clone());
+    let mut players = fast_player(&server, 2);
+    players.get_mut("flaky").unwrap().constrain = dealgym::agents::Constrain::VllmStructured;
+    o.players = players;
+    o.learner = "flaky".into();
+    o.limit = Some(1);
+    go(&o).await;
+    let received = server.stats.bodies.lock().unwrap().clone();
+    assert!(!received.is_empty());
+    let mut first_moves = 0;
+    for req in &received {
+        let body = &req["body"];
+        let pattern = body["structured_outputs"]["regex"]
+            .as_str()
+            .expect("the constraint is sent");
+        let re = regex::Regex::new(&format!("^(?:{pattern})$")).unwrap();
+        let messages = body["messages"].as_array().unwrap();
+        let last = messages.last().unwrap()["content"].as_str().unwrap();
+        let offer_on_table = last.contains("[SUBMIT_DEAL]");
+        assert_eq!(
+            pattern.contains("ACCEPT_DEAL"),
+            offer_on_table,
+            "ACCEPT only right after an offer"
+        );
+        if messages.len() == 2 {
+            first_moves += 1;
+        }
+        // A well-formed turn of this seat passes the constraint.
+        let turn = "Thought: ok\nTalk: fine\nAction: [WALK_AWAY]";
+        assert!(re.is_match(turn), "{pattern}");
+    }
+    assert!(first_moves > 0);
+    server.stop();
 }

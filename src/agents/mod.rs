@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::game::{Completion, Episode, Message, Persona, Seat, Setup};
 use crate::llm::{EndpointSettings, LlmClient, LlmError, SeedPolicy};
-use crate::protocol::{Action, Terms};
+use crate::protocol::{constraint, Action, TermSpace, Terms, TurnFormat};
 use crate::scenario::Scenario;
 
 pub use concession::{Stance, Tactic};
@@ -78,6 +78,61 @@ pub struct PlayerConfig {
     /// A fixed persona for this player (overrides the drawn one).
     #[serde(default)]
     pub persona: Option<String>,
+    /// Constrain decoding to well-formed turns of the scenario (see [`Constrain`]).
+    #[serde(default)]
+    pub constrain: Constrain,
+}
+
+/// How to ask the endpoint to decode only well-formed turns. The constraint is built per
+/// request from the seat's scenario and turn format ([`crate::protocol::constraint`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Constrain {
+    /// No constraint: the prompt alone asks for the format.
+    #[default]
+    None,
+    /// llama.cpp's `grammar` field (GBNF).
+    Gbnf,
+    /// vLLM's older `guided_regex` field.
+    VllmRegex,
+    /// vLLM's newer `structured_outputs: {regex: …}` object.
+    VllmStructured,
+}
+
+impl Constrain {
+    /// The request fields that carry the constraint for one seat's next turn; ACCEPT is left
+    /// out when there is nothing to accept.
+    pub fn fields(
+        self,
+        space: TermSpace<'_>,
+        format: TurnFormat,
+        accept: bool,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        match self {
+            Constrain::None => {}
+            Constrain::Gbnf => {
+                m.insert(
+                    "grammar".into(),
+                    constraint::gbnf(space, format, accept).into(),
+                );
+            }
+            Constrain::VllmRegex => {
+                m.insert(
+                    "guided_regex".into(),
+                    constraint::regex(space, format, accept).into(),
+                );
+            }
+            Constrain::VllmStructured => {
+                let regex = constraint::regex(space, format, accept);
+                m.insert(
+                    "structured_outputs".into(),
+                    serde_json::json!({ "regex": regex }),
+                );
+            }
+        }
+        m
+    }
 }
 
 impl PlayerConfig {
@@ -159,6 +214,7 @@ pub enum Player {
         client: LlmClient,
         spec: String,
         persona: Option<Persona>,
+        constrain: Constrain,
     },
     Rule {
         tactic: RulePlayer,
@@ -201,6 +257,7 @@ impl Player {
                 client,
                 spec: format!("openai:{model}@{}", without_userinfo(url)),
                 persona: None,
+                constrain: Constrain::None,
             });
         }
         if let Some(name) = spec.strip_prefix("rule:") {
@@ -237,6 +294,7 @@ impl Player {
             client,
             spec: spec.to_string(),
             persona,
+            constrain: config.constrain,
         })
     }
 
@@ -249,11 +307,30 @@ impl Player {
         }
     }
 
-    /// What identifies the player across runs: the model for an endpoint (not its URL), the
-    /// spec otherwise.
+    /// What identifies the player across runs: for an endpoint, the model and how it is sampled
+    /// and constrained (not its URL, key or timeouts); the spec otherwise.
     pub fn identity(&self) -> String {
         match self {
-            Player::Llm { client, .. } => format!("llm:{}", client.settings().model),
+            Player::Llm {
+                client,
+                persona,
+                constrain,
+                ..
+            } => {
+                let s = client.settings();
+                format!(
+                    "llm:{}|t={:?}|p={:?}|max={:?}|stop={:?}|seed={:?}|logprobs={}|extra={}|{constrain:?}|persona={:?}",
+                    s.model,
+                    s.temperature,
+                    s.top_p,
+                    s.max_tokens,
+                    s.stop,
+                    s.seed_policy,
+                    s.logprobs,
+                    serde_json::Value::Object(s.extra_body.clone()),
+                    persona.as_ref().map(|p| &p.name),
+                )
+            }
             other => other.spec().to_string(),
         }
     }
@@ -286,8 +363,15 @@ impl Player {
     ) -> Result<Played, PlayerError> {
         let started = Instant::now();
         let (completion, retries) = match self {
-            Player::Llm { client, .. } => {
-                let reply = client.complete(view, ctx.sampling_seed).await?;
+            Player::Llm {
+                client, constrain, ..
+            } => {
+                let seat_format = ctx.setup.seats[ctx.seat].format;
+                let accept = ctx.counter_offer.is_some();
+                let fields = constrain.fields(ctx.scenario.term_space(), seat_format, accept);
+                let reply = client
+                    .complete_with(view, ctx.sampling_seed, fields)
+                    .await?;
                 let call = reply.call_info();
                 (
                     Completion {

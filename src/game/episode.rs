@@ -231,7 +231,6 @@ impl Episode {
         if let Some(Action::Accept) = chosen {
             if let Err(e) = rules::check_accept(self.standing.as_ref(), seat) {
                 parsed.error = Some(e);
-                parsed.format_ok = false;
                 chosen = None;
             }
         }

@@ -155,7 +155,28 @@ impl LlmClient {
         messages: &[Message],
         sampling_seed: u64,
     ) -> Result<Reply, LlmError> {
+        self.complete_with(messages, sampling_seed, serde_json::Map::new())
+            .await
+    }
+
+    /// As [`LlmClient::complete`], with request fields of this call only (a decoding
+    /// constraint, say) merged over the player's `extra_body`.
+    pub async fn complete_with(
+        &self,
+        messages: &[Message],
+        sampling_seed: u64,
+        per_request: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Reply, LlmError> {
         let s = &self.settings;
+        let merged;
+        let extra = if per_request.is_empty() {
+            &s.extra_body
+        } else {
+            let mut m = s.extra_body.clone();
+            m.extend(per_request);
+            merged = m;
+            &merged
+        };
         let seed = match s.seed_policy {
             SeedPolicy::PerEpisode => Some(sampling_seed),
             SeedPolicy::None => None,
@@ -170,7 +191,7 @@ impl LlmClient {
             stop: &s.stop,
             seed,
             logprobs: s.logprobs,
-            extra: &s.extra_body,
+            extra,
         };
         let body = serde_json::to_vec(&request).map_err(|e| LlmError::BadResponse {
             url: self.url.clone(),

@@ -6,6 +6,7 @@
 //! can be read and whether its terms are in range (DESIGN §3).
 
 mod action;
+pub mod constraint;
 mod parse;
 mod render;
 mod terms;

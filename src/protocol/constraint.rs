@@ -1,0 +1,280 @@
+//! The turn grammar as a decoding constraint: a GBNF grammar (llama.cpp's `grammar` field) or a
+//! regular expression (vLLM's `guided_regex` / `structured_outputs.regex`) that admits exactly
+//! the well-formed turns of one seat — three parts in order, one action, terms of this scenario.
+//!
+//! Small models rarely follow the format from the prompt alone; constrained decoding makes every
+//! turn readable while leaving the words and the choice of move to the model.
+
+use super::parse::TurnFormat;
+use super::terms::{IssueRange, TermSpace};
+
+/// Longest free-text part (Thought, Talk) a constrained turn may have, in characters. Capping it
+/// keeps a repeating line from eating the whole token budget.
+pub const MAX_TEXT: usize = 150;
+
+/// Integer ranges up to this size are spelled out value by value; larger ones allow any digits
+/// (an out-of-range value is then an illegal move, still readable).
+const ENUMERATE_UP_TO: i64 = 200;
+
+/// The pieces both notations share, in the notation's own syntax.
+trait Notation {
+    fn literal(&self, text: &str) -> String;
+    fn alternatives(&self, options: &[String]) -> String;
+    fn digits(&self, min: usize, max: usize) -> String;
+    fn text(&self, forbid_lt: bool) -> String;
+    fn optional(&self, inner: &str) -> String;
+    /// Pieces in sequence.
+    fn seq(&self, pieces: &[String]) -> String;
+}
+
+struct Gbnf;
+struct Regex;
+
+impl Notation for Gbnf {
+    fn literal(&self, text: &str) -> String {
+        format!(
+            "\"{}\"",
+            text.replace('\\', "\\\\")
+                .replace('"', "\\\"")
+                .replace('\n', "\\n")
+        )
+    }
+    fn alternatives(&self, options: &[String]) -> String {
+        format!("({})", options.join(" | "))
+    }
+    fn digits(&self, min: usize, max: usize) -> String {
+        format!("[0-9]{{{min},{max}}}")
+    }
+    fn text(&self, forbid_lt: bool) -> String {
+        let class = if forbid_lt { "[^\\n<]" } else { "[^\\n]" };
+        format!("{class}{{1,{MAX_TEXT}}}")
+    }
+    fn optional(&self, inner: &str) -> String {
+        format!("({inner})?")
+    }
+    fn seq(&self, pieces: &[String]) -> String {
+        pieces.join(" ")
+    }
+}
+
+impl Notation for Regex {
+    fn literal(&self, text: &str) -> String {
+        regex::escape(text).replace('\n', "\\n")
+    }
+    fn alternatives(&self, options: &[String]) -> String {
+        format!("({})", options.join("|"))
+    }
+    fn digits(&self, min: usize, max: usize) -> String {
+        format!("[0-9]{{{min},{max}}}")
+    }
+    fn text(&self, forbid_lt: bool) -> String {
+        let class = if forbid_lt { "[^\\n<]" } else { "[^\\n]" };
+        format!("{class}{{1,{MAX_TEXT}}}")
+    }
+    fn optional(&self, inner: &str) -> String {
+        format!("({inner})?")
+    }
+    fn seq(&self, pieces: &[String]) -> String {
+        pieces.concat()
+    }
+}
+
+fn whole_numbers<N: Notation>(n: &N, min: i64, max: i64) -> String {
+    if max - min <= ENUMERATE_UP_TO {
+        n.alternatives(
+            &(min..=max)
+                .map(|v| n.literal(&v.to_string()))
+                .collect::<Vec<_>>(),
+        )
+    } else {
+        n.digits(1, 12)
+    }
+}
+
+fn terms<N: Notation>(n: &N, space: TermSpace<'_>) -> String {
+    let parts: Vec<String> = match space {
+        TermSpace::Price => {
+            let cents = n.seq(&[n.literal("."), n.digits(2, 2)]);
+            vec![n.seq(&[n.literal("price:"), n.digits(1, 9), n.optional(&cents)])]
+        }
+        TermSpace::Items(items) => items
+            .iter()
+            .map(|i| {
+                n.seq(&[
+                    n.literal(&format!("{}:", i.name)),
+                    whole_numbers(n, 0, i64::from(i.count)),
+                ])
+            })
+            .collect(),
+        TermSpace::Issues(issues) => issues
+            .iter()
+            .map(|i| {
+                let value = match &i.range {
+                    IssueRange::Integer { min, max } => whole_numbers(n, *min, *max),
+                    IssueRange::Discrete { options } => {
+                        n.alternatives(&options.iter().map(|o| n.literal(o)).collect::<Vec<_>>())
+                    }
+                };
+                n.seq(&[n.literal(&format!("{}:", i.key)), value])
+            })
+            .collect(),
+    };
+    let mut pieces = Vec::new();
+    for (k, part) in parts.into_iter().enumerate() {
+        if k > 0 {
+            pieces.push(n.literal(" "));
+        }
+        pieces.push(part);
+    }
+    n.seq(&pieces)
+}
+
+fn action<N: Notation>(n: &N, space: TermSpace<'_>, format: TurnFormat, accept: bool) -> String {
+    let tokens: &[&str] = if accept {
+        &["[ACCEPT_DEAL]", "[REJECT_DEAL]", "[WALK_AWAY]"]
+    } else {
+        &["[REJECT_DEAL]", "[WALK_AWAY]"]
+    };
+    let mut moves: Vec<String> = tokens.iter().map(|t| n.literal(t)).collect();
+    if format == TurnFormat::Xml {
+        moves.push(n.literal("[TALK]"));
+    }
+    moves.push(n.seq(&[n.literal("[SUBMIT_DEAL] "), terms(n, space)]));
+    n.alternatives(&moves)
+}
+
+fn turn<N: Notation>(n: &N, space: TermSpace<'_>, format: TurnFormat, accept: bool) -> String {
+    let text = n.text(format == TurnFormat::Xml);
+    let l = |s: &str| n.literal(s);
+    let act = action(n, space, format, accept);
+    match format {
+        TurnFormat::Tagged => n.seq(&[
+            l("Thought: "),
+            text.clone(),
+            l("\nTalk: "),
+            text,
+            l("\nAction: "),
+            act,
+        ]),
+        TurnFormat::Xml => n.seq(&[
+            l("<thought>"),
+            text.clone(),
+            l("</thought>\n<talk>"),
+            text,
+            l("</talk>\n<action>"),
+            act,
+            l("</action>"),
+        ]),
+    }
+}
+
+/// A GBNF grammar (llama.cpp) for one seat's next turn. `accept` says whether ACCEPT is legal
+/// now (the counterpart's offer is on the table); when it is not, the grammar leaves it out.
+pub fn gbnf(space: TermSpace<'_>, format: TurnFormat, accept: bool) -> String {
+    format!("root ::= {}\n", turn(&Gbnf, space, format, accept))
+}
+
+/// A regular expression (vLLM guided decoding) for one seat's next turn; see [`gbnf`].
+pub fn regex(space: TermSpace<'_>, format: TurnFormat, accept: bool) -> String {
+    turn(&Regex, space, format, accept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{parse, IssueSpec, ItemSpec};
+
+    fn spaces() -> (Vec<ItemSpec>, Vec<IssueSpec>) {
+        let items = ["book", "hat", "ball"]
+            .iter()
+            .map(|n| ItemSpec {
+                name: n.to_string(),
+                count: 4,
+            })
+            .collect();
+        let issues = vec![
+            IssueSpec {
+                key: "salary".into(),
+                label: "Salary".into(),
+                range: IssueRange::Integer { min: 20, max: 50 },
+            },
+            IssueSpec {
+                key: "company".into(),
+                label: "Company".into(),
+                range: IssueRange::Discrete {
+                    options: vec!["Google".into(), "Apple".into()],
+                },
+            },
+        ];
+        (items, issues)
+    }
+
+    #[test]
+    fn the_regex_admits_well_formed_turns_and_nothing_else() {
+        let (items, issues) = spaces();
+        let cases: Vec<(TermSpace, &str, &str)> = vec![
+            (
+                TermSpace::Items(&items),
+                "book:4 hat:0 ball:2",
+                "book:5 hat:0 ball:2",
+            ),
+            (TermSpace::Price, "price:1250.50", "price:12,50"),
+            (
+                TermSpace::Issues(&issues),
+                "salary:35 company:Apple",
+                "salary:51 company:Apple",
+            ),
+        ];
+        for (space, good, bad) in cases {
+            for format in [TurnFormat::Tagged, TurnFormat::Xml] {
+                let re =
+                    ::regex::Regex::new(&format!("^(?:{})$", regex(space, format, true))).unwrap();
+                let no_accept =
+                    ::regex::Regex::new(&format!("^(?:{})$", regex(space, format, false))).unwrap();
+                let turn = |action: &str| {
+                    match format {
+                    TurnFormat::Tagged => format!("Thought: I want more.\nTalk: How about this?\nAction: {action}"),
+                    TurnFormat::Xml => format!(
+                        "<thought>I want more.</thought>\n<talk>How about this?</talk>\n<action>{action}</action>"
+                    ),
+                }
+                };
+                let ok = turn(&format!("[SUBMIT_DEAL] {good}"));
+                assert!(re.is_match(&ok), "{format:?} {good}");
+                let p = parse(&ok, space, None);
+                assert!(
+                    p.format_ok && p.error.is_none(),
+                    "what the constraint admits is format-ok"
+                );
+                assert!(re.is_match(&turn("[ACCEPT_DEAL]")));
+                assert!(
+                    !no_accept.is_match(&turn("[ACCEPT_DEAL]")),
+                    "no ACCEPT without an offer"
+                );
+                assert!(no_accept.is_match(&ok));
+                assert!(
+                    !re.is_match(&turn(&format!("[SUBMIT_DEAL] {bad}"))),
+                    "{format:?} {bad}"
+                );
+                assert!(!re.is_match(&turn("[ACCEPT_DEAL] [REJECT_DEAL]")));
+                assert_eq!(re.is_match(&turn("[TALK]")), format == TurnFormat::Xml);
+                let long = "x".repeat(MAX_TEXT + 1);
+                assert!(!re.is_match(&turn("[ACCEPT_DEAL]").replace("I want more.", &long)));
+            }
+        }
+    }
+
+    #[test]
+    fn gbnf_has_a_root_and_quotes_its_literals() {
+        let (items, _) = spaces();
+        let g = gbnf(TermSpace::Items(&items), TurnFormat::Tagged, true);
+        assert!(
+            g.starts_with("root ::= \"Thought: \" [^\\n]{1,150} \"\\nTalk: \""),
+            "{g}"
+        );
+        assert!(
+            g.contains("\"[SUBMIT_DEAL] \" \"book:\" (\"0\" | \"1\" | \"2\" | \"3\" | \"4\")"),
+            "{g}"
+        );
+    }
+}
