@@ -174,11 +174,7 @@ impl Stance {
         let conceded = tactic.conceded(t, rounds);
         let offered = offer.map(|o| self.worth(o));
         match self {
-            Stance::Price {
-                buyer,
-                open,
-                reserve,
-            } => {
+            Stance::Price { open, reserve, .. } => {
                 let price = open + (reserve - open) * conceded;
                 let proposal = Terms::Price(to_cents(round_price(price, *open)));
                 let aspiration = self.worth(&proposal);
@@ -186,7 +182,6 @@ impl Stance {
                     Some(v) if v >= aspiration - 1e-9 => Action::Accept,
                     _ => Action::Submit(proposal),
                 };
-                let _ = buyer;
                 Decision {
                     action,
                     aspiration,

@@ -215,7 +215,6 @@ fn seat_context(
     no_deal_value: f64,
 ) -> Value {
     let role = seat.role;
-    let space = scenario.term_space();
     let base = context! {
         family => scenario.family.name(),
         role => match role { Role::Worker => "applicant", r => r.name() },
@@ -271,7 +270,6 @@ fn seat_context(
                 .zip(&prefs.issues)
                 .map(|(issue, pref)| issue_view(issues, issue, pref))
                 .collect();
-            let _ = space;
             context! { domain => "issues", issues => views }
         }
     };
