@@ -4,6 +4,25 @@
 //! answers with the next observation, whether the episode ended, and the outcome. Around it:
 //! [`protocol`] (the turn grammar), [`scenario`] (the five dataset families and their utilities),
 //! [`score`] (outcome metrics), [`reward`] (reward designs) and [`record`] (the episode log).
+//! [`llm`], [`agents`], [`run`] and [`mock`] play episodes against real endpoints.
+//!
+//! The grammar in one example: a completion is read tolerantly, and the move is re-rendered
+//! canonically for the counterpart, flipped to its side.
+//!
+//! ```
+//! use dealgym::protocol::{parse, render_action, Action, ItemSpec, TermSpace, Terms};
+//!
+//! let items: Vec<ItemSpec> = ["food", "water", "firewood"]
+//!     .iter()
+//!     .map(|name| ItemSpec { name: name.to_string(), count: 3 })
+//!     .collect();
+//! let space = TermSpace::Items(&items);
+//! let turn = parse("**Thought:** water matters most\n**Talk:** Deal?\n**Action:** [submit_deal] Water=3, food: 1 firewood:0", space, None);
+//! assert!(turn.format_ok);
+//! assert_eq!(turn.action, Some(Action::Submit(Terms::Items(vec![1, 3, 0]))));
+//! let seen_by_counterpart = render_action(turn.action.as_ref().unwrap(), space, false);
+//! assert_eq!(seen_by_counterpart, "[SUBMIT_DEAL] food:2 water:0 firewood:3");
+//! ```
 
 pub mod agents;
 pub mod demo;
