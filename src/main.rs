@@ -77,6 +77,7 @@ struct RunArgs {
     /// The learner's role (buyer, seller, agent_1, agent_2, worker, recruiter).
     #[arg(long)]
     learner_role: Option<Role>,
+    /// Who moves first: learner, opponent or random (drawn per group; the default).
     #[arg(long)]
     first_mover: Option<FirstMover>,
     /// Rounds per seat before the episode is truncated.
