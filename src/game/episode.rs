@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{self, render_forwarded, Action, Parsed, TurnError};
+use crate::protocol::{self, render_action, render_forwarded, Action, Parsed, TurnError};
 use crate::scenario::Scenario;
 use crate::score;
 
@@ -110,6 +110,8 @@ pub struct Episode {
     attempt: u32,
     standing: Option<Offer>,
     outcome: Option<Outcome>,
+    /// Notes for seats whose last move regulation replaced, sent with their next message.
+    regulation_notes: PerSeat<Option<String>>,
 }
 
 impl Episode {
@@ -154,6 +156,7 @@ impl Episode {
             attempt: 0,
             standing: None,
             outcome: None,
+            regulation_notes: PerSeat::default(),
         })
     }
 
@@ -285,12 +288,23 @@ impl Episode {
             .map(|e| e.replacement.clone())
             .unwrap_or(action);
         let receiver = seat.other();
-        let forwarded = render_forwarded(
+        let mut forwarded = render_forwarded(
             parsed.talk.as_deref().unwrap_or(""),
             &played,
             space,
             self.setup.seats[receiver].format,
         );
+        // A seat whose own move was replaced by regulation learns so with its next message.
+        if let Some(note) = self.regulation_notes[receiver].take() {
+            forwarded = format!("{note}\n\n{forwarded}");
+        }
+        if let Some(e) = &event {
+            let note = self.prompts.regulated(
+                &render_action(&e.original, space, true),
+                &render_action(&e.replacement, space, true),
+            )?;
+            self.regulation_notes[seat] = Some(note);
+        }
         self.views[seat].push(Message::new(MessageRole::Assistant, own_message));
         self.views[receiver].push(Message::new(MessageRole::User, forwarded.clone()));
         turn.played = Some(played.clone());

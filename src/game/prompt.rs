@@ -47,6 +47,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ),
     ("opening.j2", include_str!("../../prompts/opening.j2")),
     ("correction.j2", include_str!("../../prompts/correction.j2")),
+    ("regulated.j2", include_str!("../../prompts/regulated.j2")),
 ];
 
 /// A template could not be loaded or rendered.
@@ -147,6 +148,14 @@ impl Prompts {
         self.render(
             "correction.j2",
             context! { error => error, format => format_name(format) },
+        )
+    }
+
+    /// The note a regulated seat gets with its next message when its move was replaced.
+    pub fn regulated(&self, original: &str, replacement: &str) -> Result<String, PromptError> {
+        self.render(
+            "regulated.j2",
+            context! { original => original, replacement => replacement },
         )
     }
 }

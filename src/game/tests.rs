@@ -140,8 +140,19 @@ fn regulated_seller_cannot_accept_or_submit_below_cost_but_learner_may_overpay()
         .unwrap()
         .content
         .contains("[REJECT_DEAL]"));
+    let learner_saw = e.view(Seat::Learner).last().unwrap().content.clone();
+    assert!(
+        !learner_saw.contains("limit"),
+        "the learner is not told about the seller's limit"
+    );
     // The learner is unregulated: it may offer above its budget, and the seller takes it.
     e.step(turn("OK, 95?", "[SUBMIT_DEAL] price:95")).unwrap();
+    let told = e.view(Seat::Opponent).last().unwrap().content.clone();
+    assert!(
+        told.starts_with("(Your last move, [ACCEPT_DEAL],")
+            && told.ends_with("[SUBMIT_DEAL] price:95"),
+        "the regulated seller learns its accept was replaced: {told}"
+    );
     let step = e.step(turn("Only 90.", "[SUBMIT_DEAL] price:90")).unwrap();
     assert_eq!(
         step.played,
