@@ -44,8 +44,10 @@ static THINK_BLOCK: LazyLock<Regex> =
 static THINK_CLOSE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?is)</think>").expect("static regex"));
 static LABEL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?im)^[ \t>#\-]*[*_]*[ \t]*(thought|talk|action)[ \t]*[*_]*[ \t]*[:：][ \t]*[*_]*")
-        .expect("static regex")
+    Regex::new(
+        r"(?im)^[ \t>#\-]*[*_]*[ \t]*(thought|talk|action)s?[ \t]*[*_]*[ \t]*[:：][ \t]*[*_]*",
+    )
+    .expect("static regex")
 });
 static XML_TAG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)<\s*(/?)\s*(thought|talk|action)\s*>").expect("static regex")
@@ -329,6 +331,23 @@ mod tests {
         assert!(p.format_ok);
         assert_eq!(p.action, Some(Action::Accept));
         assert_eq!(p.reasoning.as_deref(), Some("server side"));
+    }
+
+    #[test]
+    fn plural_labels_and_a_later_thought_stay_private() {
+        let p = parse(
+            "THOUGHTS : plan\nTalk: hi there\nThought: secret\nAction: [REJECT_DEAL] because my budget is 90",
+            TermSpace::Price,
+            None,
+        );
+        assert_eq!(p.thought.as_deref(), Some("plan"));
+        assert_eq!(
+            p.talk.as_deref(),
+            Some("hi there"),
+            "a second Thought is not part of the Talk"
+        );
+        assert_eq!(p.action, Some(Action::Reject));
+        assert!(!p.format_ok, "four parts are not the three in order");
     }
 
     #[test]
