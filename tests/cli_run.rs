@@ -85,27 +85,31 @@ fn assert_complete(out: &Path) {
     assert_eq!(unique.len(), 30, "every episode exactly once");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn killed_then_resumed_gives_every_episode_once() {
-    let server = MockServer::start(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        MockConfig {
-            latency_ms: 40,
-            ..MockConfig::default()
-        },
-    )
-    .await
-    .unwrap();
-    let url = server.base_url();
-    let out = out_file("kill");
+/// A mock with 40 ms latency and a `dealgym run` against it that has written a few episodes.
+async fn start_slow_run(name: &str) -> (MockServer, PathBuf, Child) {
+    let config = MockConfig {
+        latency_ms: 40,
+        ..MockConfig::default()
+    };
+    let server = MockServer::start(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), config)
+        .await
+        .unwrap();
+    let out = out_file(name);
     let mut cmd = dealgym();
-    run_args(&mut cmd, &url, &out);
+    run_args(&mut cmd, &server.base_url(), &out);
     let mut child = cmd
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     wait_for_lines(&mut child, &out, 4);
+    (server, out, child)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_then_resumed_gives_every_episode_once() {
+    let (server, out, mut child) = start_slow_run("kill").await;
+    let url = server.base_url();
     child.kill().unwrap();
     child.wait().unwrap();
     // Simulate a write cut off by the kill.
@@ -136,25 +140,8 @@ async fn killed_then_resumed_gives_every_episode_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_leaves_whole_lines_and_resume_finishes() {
-    let server = MockServer::start(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        MockConfig {
-            latency_ms: 40,
-            ..MockConfig::default()
-        },
-    )
-    .await
-    .unwrap();
+    let (server, out, child) = start_slow_run("sigint").await;
     let url = server.base_url();
-    let out = out_file("sigint");
-    let mut cmd = dealgym();
-    run_args(&mut cmd, &url, &out);
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_lines(&mut child, &out, 4);
     // What Ctrl-C sends.
     let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     assert_eq!(sent, 0);

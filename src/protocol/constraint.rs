@@ -17,14 +17,25 @@ pub const MAX_TEXT: usize = 150;
 const ENUMERATE_UP_TO: i64 = 200;
 
 /// The pieces both notations share, in the notation's own syntax.
+/// What differs between GBNF and regular expressions: literals, alternation and sequence.
+/// Character classes, bounded repetition and `?` are written alike in both.
 trait Notation {
     fn literal(&self, text: &str) -> String;
     fn alternatives(&self, options: &[String]) -> String;
-    fn digits(&self, min: usize, max: usize) -> String;
-    fn text(&self, forbid_lt: bool) -> String;
-    fn optional(&self, inner: &str) -> String;
     /// Pieces in sequence.
     fn seq(&self, pieces: &[String]) -> String;
+
+    fn digits(&self, min: usize, max: usize) -> String {
+        format!("[0-9]{{{min},{max}}}")
+    }
+    /// One line of free text, at most [`MAX_TEXT`] characters; no `<` inside XML tags.
+    fn text(&self, forbid_lt: bool) -> String {
+        let class = if forbid_lt { "[^\\n<]" } else { "[^\\n]" };
+        format!("{class}{{1,{MAX_TEXT}}}")
+    }
+    fn optional(&self, inner: &str) -> String {
+        format!("({inner})?")
+    }
 }
 
 struct Gbnf;
@@ -42,16 +53,6 @@ impl Notation for Gbnf {
     fn alternatives(&self, options: &[String]) -> String {
         format!("({})", options.join(" | "))
     }
-    fn digits(&self, min: usize, max: usize) -> String {
-        format!("[0-9]{{{min},{max}}}")
-    }
-    fn text(&self, forbid_lt: bool) -> String {
-        let class = if forbid_lt { "[^\\n<]" } else { "[^\\n]" };
-        format!("{class}{{1,{MAX_TEXT}}}")
-    }
-    fn optional(&self, inner: &str) -> String {
-        format!("({inner})?")
-    }
     fn seq(&self, pieces: &[String]) -> String {
         pieces.join(" ")
     }
@@ -63,16 +64,6 @@ impl Notation for Regex {
     }
     fn alternatives(&self, options: &[String]) -> String {
         format!("({})", options.join("|"))
-    }
-    fn digits(&self, min: usize, max: usize) -> String {
-        format!("[0-9]{{{min},{max}}}")
-    }
-    fn text(&self, forbid_lt: bool) -> String {
-        let class = if forbid_lt { "[^\\n<]" } else { "[^\\n]" };
-        format!("{class}{{1,{MAX_TEXT}}}")
-    }
-    fn optional(&self, inner: &str) -> String {
-        format!("({inner})?")
     }
     fn seq(&self, pieces: &[String]) -> String {
         pieces.concat()
