@@ -87,6 +87,9 @@ struct Event {
 pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     let mut report = ImportReport::default();
     let mut dropped = 0usize;
+    // Distinct dropped scenarios: (file, uuid, buyer target, listing price).
+    let mut dropped_scenarios: std::collections::HashSet<(String, String, u64, u64)> =
+        Default::default();
     let mut dialogues_total = 0usize;
     // How many scenarios carry each id stem, to number variants apart.
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -112,6 +115,13 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
             }
             let Some(scenario) = scenario(&file, split.clone(), &d, &buyer, &mut index) else {
                 dropped += 1;
+                let bits = |v: Option<f64>| v.unwrap_or_default().to_bits();
+                dropped_scenarios.insert((
+                    file.clone(),
+                    d.scenario.uuid.clone(),
+                    bits(buyer.personal.target),
+                    bits(buyer.item.price),
+                ));
                 continue;
             };
             seen.push((report.scenarios.len(), buyer, seller));
@@ -122,9 +132,10 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
         }
     }
     report.notes.push(format!(
-        "craigslist: {} dialogues → {} scenarios; dropped {dropped} dialogues whose buyer target is at or below the seller cost (B ≤ C = 0.5·L)",
+        "craigslist: {} dialogues → {} scenarios; dropped {} scenarios ({dropped} dialogues) whose buyer target is at or below the seller cost (B ≤ C = 0.5·L)",
         dialogues_total,
-        report.scenarios.len()
+        report.scenarios.len(),
+        dropped_scenarios.len()
     ));
     Ok(report)
 }
