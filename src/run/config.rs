@@ -125,4 +125,17 @@ mod tests {
             .to_string();
         assert!(err.contains("max_round"), "{err}");
     }
+
+    #[test]
+    fn the_readme_example_config_is_valid() {
+        let readme = include_str!("../../README.md");
+        let block = readme
+            .split("```toml\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("the README has a TOML example");
+        let c: FileConfig = toml::from_str(block).unwrap_or_else(|e| panic!("README config: {e}"));
+        c.personas.validate().unwrap();
+        assert!(c.players.contains_key("qwen"));
+    }
 }
