@@ -173,7 +173,7 @@ fn job_interview_best_contract_matches_enumeration() {
     for s in committed(Family::JobInterview) {
         for role in [Role::Worker, Role::Recruiter] {
             let enumerated = s
-                .all_deals(role)
+                .all_deals()
                 .map(|t| s.utility(role, &t))
                 .fold(f64::MIN, f64::max);
             let best = s.max_utility(role);

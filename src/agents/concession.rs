@@ -99,33 +99,31 @@ impl Stance {
                 seller,
             } => {
                 if role == Role::Buyer {
-                    let open = (0.5 * listing_price).min(0.7 * buyer.budget);
-                    Stance::Price {
-                        buyer: true,
-                        open,
-                        reserve: buyer.budget,
-                    }
+                    Stance::price(true, *listing_price, buyer.budget)
                 } else {
-                    let open = listing_price.max(1.2 * seller.cost);
-                    Stance::Price {
-                        buyer: false,
-                        open,
-                        reserve: seller.cost,
-                    }
+                    Stance::price(false, *listing_price, seller.cost)
                 }
             }
-            _ => {
-                let space = scenario.term_space();
-                let candidates = scenario
-                    .all_deals(role)
-                    .map(|terms| Candidate {
-                        utility: scenario.utility(role, &terms),
-                        generosity: generosity(&terms, space),
-                        terms,
-                    })
-                    .collect();
-                Stance::discrete(candidates, reserve)
-            }
+            _ => Stance::discrete(
+                candidates(scenario.term_space(), |terms| scenario.utility(role, terms)),
+                reserve,
+            ),
+        }
+    }
+
+    /// A price stance from the public listing price and the side's own limit (budget or cost):
+    /// a buyer opens at half the listing (at most 70 % of its budget), a seller at the listing
+    /// (at least 120 % of its cost).
+    pub fn price(buyer: bool, listing: f64, reserve: f64) -> Stance {
+        let open = if buyer {
+            (0.5 * listing).min(0.7 * reserve)
+        } else {
+            listing.max(1.2 * reserve)
+        };
+        Stance::Price {
+            buyer,
+            open,
+            reserve,
         }
     }
 
@@ -226,6 +224,18 @@ impl Stance {
             }
         }
     }
+}
+
+/// Every deal of a finite space with its worth to one side, by `utility`.
+pub fn candidates(space: TermSpace<'_>, utility: impl Fn(&Terms) -> f64) -> Vec<Candidate> {
+    space
+        .all_terms()
+        .map(|terms| Candidate {
+            utility: utility(&terms),
+            generosity: generosity(&terms, space),
+            terms,
+        })
+        .collect()
 }
 
 /// Whole currency units for prices of 20 and more, cents below.

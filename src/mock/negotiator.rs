@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::agents::concession::{generosity, Candidate, Stance, Tactic};
+use crate::agents::concession::{candidates, Stance, Tactic};
 use crate::agents::speak;
 use crate::game::{Message, MessageRole};
 use crate::protocol::{
@@ -105,16 +105,8 @@ pub fn read_prompt(system: &str) -> Option<Reading> {
     let game = if grammar.starts_with("price:") {
         let listed = number(&LISTED, system)?;
         let stance = match (number(&BUDGET, system), number(&COST, system)) {
-            (Some(budget), _) => Stance::Price {
-                buyer: true,
-                open: (0.5 * listed).min(0.7 * budget),
-                reserve: budget,
-            },
-            (None, Some(cost)) => Stance::Price {
-                buyer: false,
-                open: listed.max(1.2 * cost),
-                reserve: cost,
-            },
+            (Some(budget), _) => Stance::price(true, listed, budget),
+            (None, Some(cost)) => Stance::price(false, listed, cost),
             _ => return None,
         };
         ReadGame::Price { stance }
@@ -153,34 +145,17 @@ fn read_items(system: &str) -> Option<ReadGame> {
     if items.is_empty() {
         return None;
     }
-    let sizes: Vec<u32> = items.iter().map(|i| i.count + 1).collect();
-    let space = TermSpace::Items(&items);
-    let mut candidates = Vec::new();
-    for n in 0..sizes.iter().product::<u32>() {
-        let mut rest = n;
-        let shares: Vec<u32> = sizes
-            .iter()
-            .map(|s| {
-                let d = rest % s;
-                rest /= s;
-                d
-            })
-            .collect();
-        let utility = shares
+    let all = candidates(TermSpace::Items(&items), |terms| match terms {
+        Terms::Items(shares) => shares
             .iter()
             .zip(&values)
             .map(|(x, v)| f64::from(x * v))
-            .sum();
-        let terms = Terms::Items(shares);
-        candidates.push(Candidate {
-            generosity: generosity(&terms, space),
-            utility,
-            terms,
-        });
-    }
-    let best = candidates.iter().map(|c| c.utility).fold(0.0, f64::max);
+            .sum(),
+        _ => 0.0,
+    });
+    let best = all.iter().map(|c| c.utility).fold(0.0, f64::max);
     Some(ReadGame::Items {
-        stance: Stance::discrete(candidates, 0.3 * best),
+        stance: Stance::discrete(all, 0.3 * best),
         items,
     })
 }
@@ -282,30 +257,13 @@ fn read_issues(system: &str) -> Option<ReadGame> {
         }
         100.0 * total
     };
-    let sizes: Vec<usize> = issues.iter().map(|s| s.range.len()).collect();
-    let total: usize = sizes.iter().product();
-    let mut candidates = Vec::with_capacity(total);
-    for n in 0..total {
-        let mut rest = n;
-        let values: Vec<IssueValue> = issues
-            .iter()
-            .zip(&sizes)
-            .map(|(s, size)| {
-                let d = rest % size;
-                rest /= size;
-                s.range.nth(d)
-            })
-            .collect();
-        let utility = score(&values);
-        candidates.push(Candidate {
-            terms: Terms::Issues(values),
-            utility,
-            generosity: 0.0,
-        });
-    }
-    let best = candidates.iter().map(|c| c.utility).fold(0.0, f64::max);
+    let all = candidates(TermSpace::Issues(&issues), |terms| match terms {
+        Terms::Issues(values) => score(values.as_slice()),
+        _ => 0.0,
+    });
+    let best = all.iter().map(|c| c.utility).fold(0.0, f64::max);
     Some(ReadGame::Issues {
-        stance: Stance::discrete(candidates, 0.4 * best),
+        stance: Stance::discrete(all, 0.4 * best),
         issues,
     })
 }

@@ -77,6 +77,54 @@ pub enum TermSpace<'a> {
     Issues(&'a [IssueSpec]),
 }
 
+impl TermSpace<'_> {
+    /// Every possible deal of a finite space, in a fixed order (last item or issue varying
+    /// fastest): item shares from one side, or contracts. A price space is not finite and
+    /// yields nothing. The outcome space behind Pareto checks, utility bounds and negotiators.
+    pub fn all_terms(self) -> Box<dyn Iterator<Item = Terms> + 'static> {
+        match self {
+            TermSpace::Price => Box::new(std::iter::empty()),
+            TermSpace::Items(items) => {
+                let sizes: Vec<usize> = items.iter().map(|it| it.count as usize + 1).collect();
+                Box::new(
+                    mixed_radix(sizes)
+                        .map(|digits| Terms::Items(digits.into_iter().map(|d| d as u32).collect())),
+                )
+            }
+            TermSpace::Issues(issues) => {
+                let ranges: Vec<IssueRange> = issues.iter().map(|is| is.range.clone()).collect();
+                let sizes: Vec<usize> = ranges.iter().map(IssueRange::len).collect();
+                Box::new(mixed_radix(sizes).map(move |digits| {
+                    Terms::Issues(
+                        digits
+                            .into_iter()
+                            .zip(&ranges)
+                            .map(|(d, r)| r.nth(d))
+                            .collect(),
+                    )
+                }))
+            }
+        }
+    }
+}
+
+/// All digit vectors with `digits[i] < sizes[i]`, last digit fastest.
+fn mixed_radix(sizes: Vec<usize>) -> impl Iterator<Item = Vec<usize>> {
+    let total: usize = if sizes.is_empty() {
+        0
+    } else {
+        sizes.iter().product()
+    };
+    (0..total).map(move |mut n| {
+        let mut digits = vec![0; sizes.len()];
+        for i in (0..sizes.len()).rev() {
+            digits[i] = n % sizes[i];
+            n /= sizes[i];
+        }
+        digits
+    })
+}
+
 /// Deal terms as one seat sees them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

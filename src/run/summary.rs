@@ -33,6 +33,19 @@ impl FamilyStats {
         self.format_ok += r.turns.iter().filter(|t| t.parsed.format_ok).count();
     }
 
+    /// Add another family's totals to these (for the "all" row).
+    fn absorb(&mut self, other: &FamilyStats) {
+        self.episodes += other.episodes;
+        for (k, n) in &other.endings {
+            *self.endings.entry(*k).or_default() += n;
+        }
+        self.rho_learner += other.rho_learner;
+        self.rho_opponent += other.rho_opponent;
+        self.turns += other.turns;
+        self.attempts += other.attempts;
+        self.format_ok += other.format_ok;
+    }
+
     pub fn count(&self, kind: OutcomeKind) -> usize {
         self.endings.get(&kind).copied().unwrap_or(0)
     }
@@ -98,15 +111,7 @@ impl RunStats {
             .map(|(f, s)| (f.to_string(), s))
             .collect();
         for (_, s) in &rows {
-            all.episodes += s.episodes;
-            for (k, n) in &s.endings {
-                *all.endings.entry(*k).or_default() += n;
-            }
-            all.rho_learner += s.rho_learner;
-            all.rho_opponent += s.rho_opponent;
-            all.turns += s.turns;
-            all.attempts += s.attempts;
-            all.format_ok += s.format_ok;
+            all.absorb(s);
         }
         let all_row = ("all".to_string(), &all);
         for (name, s) in rows

@@ -61,7 +61,7 @@ impl Scenario {
                 match best {
                     Some(best) => 100.0 * best,
                     None => self
-                        .all_deals(role)
+                        .all_deals()
                         .map(|t| self.utility(role, &t))
                         .fold(0.0, f64::max),
                 }
@@ -69,31 +69,11 @@ impl Scenario {
         }
     }
 
-    /// Every possible deal, seen from `role`'s side (the outcome space, for Pareto checks and
-    /// utility bounds). Price tasks have no finite outcome space and yield nothing.
-    pub fn all_deals(&self, _role: Role) -> Box<dyn Iterator<Item = Terms> + '_> {
-        match &self.game {
-            Game::Price { .. } => Box::new(std::iter::empty()),
-            Game::Items { items, .. } => {
-                let sizes: Vec<usize> = items.iter().map(|it| it.count as usize + 1).collect();
-                Box::new(
-                    mixed_radix(sizes)
-                        .map(|digits| Terms::Items(digits.into_iter().map(|d| d as u32).collect())),
-                )
-            }
-            Game::Issues { issues, .. } => {
-                let sizes: Vec<usize> = issues.iter().map(|is| is.range.len()).collect();
-                Box::new(mixed_radix(sizes).map(move |digits| {
-                    Terms::Issues(
-                        digits
-                            .into_iter()
-                            .zip(issues)
-                            .map(|(d, is)| is.range.nth(d))
-                            .collect(),
-                    )
-                }))
-            }
-        }
+    /// Every possible deal (the outcome space, for Pareto checks and utility bounds): item
+    /// shares from `agent_1`'s side, or contracts. Price tasks have no finite outcome space and
+    /// yield nothing.
+    pub fn all_deals(&self) -> Box<dyn Iterator<Item = Terms> + 'static> {
+        self.term_space().all_terms()
     }
 }
 
@@ -198,23 +178,6 @@ fn linear(x: i64, min: i64, max: i64) -> f64 {
     (x - min) as f64 / (max - min) as f64
 }
 
-/// All digit vectors with `digits[i] < sizes[i]`, last digit fastest.
-fn mixed_radix(sizes: Vec<usize>) -> impl Iterator<Item = Vec<usize>> {
-    let total: usize = if sizes.is_empty() {
-        0
-    } else {
-        sizes.iter().product()
-    };
-    (0..total).map(move |mut n| {
-        let mut digits = vec![0; sizes.len()];
-        for i in (0..sizes.len()).rev() {
-            digits[i] = n % sizes[i];
-            n /= sizes[i];
-        }
-        digits
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,7 +250,7 @@ mod tests {
         );
         assert_eq!(s.utility(Role::Agent1, &Terms::Items(vec![1, 1])), 7.0);
         assert_eq!(s.max_utility(Role::Agent2), 10.0);
-        assert_eq!(s.all_deals(Role::Agent1).count(), 6);
+        assert_eq!(s.all_deals().count(), 6);
     }
 
     #[test]

@@ -143,7 +143,7 @@ pub fn is_pareto_optimal(scenario: &Scenario, setup: &Setup, learner_terms: &Ter
     let (lr, or) = (setup.seats.learner.role, setup.seats.opponent.role);
     let ul = scenario.utility(lr, learner_terms);
     let uo = scenario.utility(or, &learner_terms.flipped(space));
-    !scenario.all_deals(lr).any(|t| {
+    !scenario.all_deals().any(|t| {
         let (l, o) = (
             scenario.utility(lr, &t),
             scenario.utility(or, &t.flipped(space)),

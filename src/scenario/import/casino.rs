@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{read_json, split_from_name, ImportError, ImportReport};
+use super::{file_name, read_json, split_from_name, ImportError, ImportReport};
 use crate::protocol::{ItemSpec, TermSpace, Terms};
 use crate::scenario::{
     Family, Game, HumanEnding, HumanOutcome, ItemValues, PublicInfo, RecordedPoints, Role,
@@ -52,10 +52,7 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     for path in files {
         let split = split_from_name(path);
         let dialogues: Vec<Dialogue> = read_json(path)?;
-        let file = path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let file = file_name(path);
         for d in dialogues {
             report
                 .scenarios

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{read_json, split_from_name, tidy, ImportError, ImportReport};
+use super::{file_name, read_json, split_from_name, tidy, ImportError, ImportReport};
 use crate::protocol::{to_cents, TermSpace, Terms};
 use crate::scenario::{
     BuyerPrivate, Family, Game, HumanEnding, HumanOutcome, PublicInfo, Role, Scenario,
@@ -97,10 +97,7 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     let mut variants: HashMap<(String, String), Vec<Variant>> = HashMap::new();
     for path in files {
         let split = split_from_name(path);
-        let file = path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let file = file_name(path);
         let dialogues: Vec<Dialogue> = read_json(path)?;
         for d in dialogues {
             dialogues_total += 1;

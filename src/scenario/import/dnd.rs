@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::{split_from_name, ImportError, ImportReport};
+use super::{file_name, split_from_name, ImportError, ImportReport};
 use crate::protocol::{ItemSpec, TermSpace, Terms};
 use crate::scenario::{
     Family, Game, HumanEnding, HumanOutcome, ItemValues, PublicInfo, RecordedPoints, Role,
@@ -162,12 +162,6 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
             .push(format!("dnd: {file}: {} self-play contexts", pairs.len()));
     }
     Ok(report)
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 fn context(text: &str) -> Option<Context> {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{read_json, split_from_name, ImportError, ImportReport};
+use super::{file_name, read_json, split_from_name, ImportError, ImportReport};
 use crate::protocol::{parse_terms, IssueRange, IssueSpec, TermSpace};
 use crate::scenario::{
     Family, Game, HumanEnding, HumanOutcome, IssuePreference, IssuePreferences, PublicInfo, Role,
@@ -77,10 +77,7 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     let mut skipped = 0;
     for path in files {
         let split = split_from_name(path);
-        let file = path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let file = file_name(path);
         let records: Vec<Record> = read_json(path)?;
         for r in records {
             if r.status.as_deref() == Some("aborted") {

@@ -147,6 +147,13 @@ pub(crate) fn split_from_name(path: &Path) -> Option<String> {
     None
 }
 
+/// A file's own name (`casino_test.json`), for `source` fields.
+pub(crate) fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// Round away floating-point noise from derived amounts (0.8 · 16.09 = 12.872, not 12.8720000001).
 pub(crate) fn tidy(v: f64) -> f64 {
     (v * 1e6).round() / 1e6
