@@ -35,6 +35,21 @@ impl<K: Hash + Eq, V: Clone> BoundedCache<K, V> {
         value
     }
 
+    /// The cached value for `key`, if any: for values built asynchronously, which
+    /// [`get_or_insert_with`](Self::get_or_insert_with) cannot wait for.
+    pub fn get(&self, key: &K) -> Option<V> {
+        self.lock().get(key).cloned()
+    }
+
+    /// Cache `value` for `key` (forgetting everything first when full).
+    pub fn insert(&self, key: K, value: V) {
+        let mut map = self.lock();
+        if map.len() >= self.capacity && !map.contains_key(&key) {
+            map.clear();
+        }
+        map.insert(key, value);
+    }
+
     pub fn len(&self) -> usize {
         self.lock().len()
     }

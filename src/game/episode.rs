@@ -1,5 +1,6 @@
 //! The episode state machine: one raw completion in per step, the next state out.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -82,6 +83,15 @@ pub struct Turn {
     /// The exact token ids of the call (token-exact mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TurnTokens>,
+    /// The per-turn reward signals of the seat that moved, by name (`format`, `length`,
+    /// `points`, `strategic`, and `rule:NAME` for each rule that matched), unweighted. Set when
+    /// the record is made ([`crate::reward::turn_signals`]); empty under the terminal reward
+    /// alone.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rewards: BTreeMap<String, f64>,
+    /// The judge's annotation of this turn: label-set name → label.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
 }
 
 /// What one step did. `terminated`/`truncated` follow Gymnasium: a deal, walk-away, reject loop
@@ -296,6 +306,8 @@ impl Episode {
             call: completion.call,
             constraint: completion.constraint,
             tokens: completion.tokens,
+            rewards: BTreeMap::new(),
+            labels: BTreeMap::new(),
         };
 
         let Some(action) = chosen else {

@@ -20,7 +20,7 @@ use crate::digest::Digest;
 use crate::game::{
     Completion, Episode, EpisodeSeed, Outcome, OutcomeKind, PerSeat, Seat, Setup, Turn,
 };
-use crate::reward::{terminal_rewards, RewardConfig};
+use crate::reward::{episode_rewards, total, Component, RewardConfig};
 use crate::scenario::{Family, Role};
 use crate::score::{episode_metrics, EpisodeMetrics};
 
@@ -61,7 +61,19 @@ pub struct EpisodeRecord {
     pub setup: Setup,
     pub turns: Vec<Turn>,
     pub outcome: RecordOutcome,
+    /// The total reward of each seat under the run's `[rewards]` config: the terminal reward
+    /// alone by default, else the combination of the components in `reward_parts`.
     pub rewards: PerSeat<f64>,
+    /// Each named reward component's episode value per seat, unweighted (`terminal`,
+    /// `format`, `length`, `points`, `strategic`, `rules`, `judge`, `reward_model`: those the
+    /// config uses). Absent under the terminal reward alone.
+    #[serde(default, skip_serializing_if = "no_parts")]
+    pub reward_parts: PerSeat<BTreeMap<String, f64>>,
+    /// What went wrong getting the judge's and the reward model's components, counted
+    /// (`judge_unreadable`, `judge_failed`, `reward_model_failed`; see
+    /// [`crate::reward::issues`]). Absent when nothing did.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reward_issues: BTreeMap<String, u32>,
     /// Wall-clock facts (latencies, retries): the only part that differs between two runs with
     /// the same seed and the same model outputs. Drop this key to compare records.
     #[serde(default)]
@@ -71,6 +83,10 @@ pub struct EpisodeRecord {
     /// in records older than the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<Parent>,
+}
+
+fn no_parts(parts: &PerSeat<BTreeMap<String, f64>>) -> bool {
+    parts.learner.is_empty() && parts.opponent.is_empty()
 }
 
 /// Where a branched episode comes from: the parent episode and how many of its turns (attempts,
@@ -155,7 +171,11 @@ impl EpisodeRecord {
             outcome.terms.as_ref(),
             &outcome.utility,
         );
-        let rewards = terminal_rewards(&scenario, &outcome, rewards);
+        let mut turns = turns;
+        let rewarded = episode_rewards(&scenario, &setup, &turns, &outcome, rewards);
+        for (turn, signals) in turns.iter_mut().zip(rewarded.turns) {
+            turn.rewards = signals;
+        }
         let seeds = meta.seeds;
         let seats = PerSeat::from_fn(|seat| SeatRecord {
             role: setup.seats[seat].role,
@@ -182,10 +202,43 @@ impl EpisodeRecord {
             setup,
             turns,
             outcome: RecordOutcome { outcome, metrics },
-            rewards,
+            rewards: rewarded.total,
+            reward_parts: rewarded.parts,
+            reward_issues: BTreeMap::new(),
             timing,
             parent: None,
         })
+    }
+
+    /// Make `rewards` the totals of `reward_parts` under `config` again, after a component was
+    /// added (the judge's, the reward model's). Under the terminal reward alone there is
+    /// nothing to combine and the totals stay.
+    pub fn recombine(&mut self, config: &RewardConfig) {
+        if !config.is_terminal_only() {
+            self.rewards = PerSeat::from_fn(|seat| total(&self.reward_parts[seat], config));
+        }
+    }
+
+    /// Keep what `stored` (this episode's record as written) got from the judge and the reward
+    /// model — the components that cannot be recomputed from the record: their parts (for the
+    /// components `config` uses), the turns' labels and the issue counts — then
+    /// [`recombine`](Self::recombine). What replay and rescore rebuild records with.
+    pub fn keep_judged(&mut self, stored: &EpisodeRecord, config: &RewardConfig) {
+        for seat in Seat::BOTH {
+            for c in [Component::Judge, Component::RewardModel] {
+                if !config.uses(c) {
+                    continue;
+                }
+                if let Some(v) = stored.reward_parts[seat].get(c.name()) {
+                    self.reward_parts[seat].insert(c.name().to_string(), *v);
+                }
+            }
+        }
+        for (turn, old) in self.turns.iter_mut().zip(&stored.turns) {
+            turn.labels = old.labels.clone();
+        }
+        self.reward_issues = stored.reward_issues.clone();
+        self.recombine(config);
     }
 
     pub fn kind(&self) -> OutcomeKind {

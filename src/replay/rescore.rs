@@ -1,7 +1,11 @@
-//! `replay --rescore`: the same episodes under another reward config. Metrics and rewards are
-//! pure functions of the scenario, the setup, the turns and the outcome (`score`, `reward`), so
-//! they are recomputed from the record; everything else — turns, outcome, utilities, ρ, ids,
-//! timing — is kept as it is. Episode rules are not applied: a rule that changes the outcome
+//! `replay --rescore`: the same episodes under another reward config. Metrics and the pure
+//! rewards — terminal, format, length, points, strategic, rules — are functions of the
+//! scenario, the setup, the turns and the outcome (`score`, `reward`), so they are recomputed
+//! from the record, per turn and per seat, and the totals recombined under the new config.
+//! The judge's and the reward model's components cannot be recomputed without calling them:
+//! their stored values (and the turns' labels, and the issue counts) are kept, for the
+//! components the new config uses; one it uses that the record lacks counts as 0. Everything
+//! else — turns, outcome, utilities, ρ, ids, timing — is kept as it is. Episode rules are not applied: a rule that changes the outcome
 //! (the turn cap, the no-deal value, regulation) needs the episode played again
 //! (`--branch-from`, or a new run), not rescored.
 
@@ -10,7 +14,7 @@ use std::path::PathBuf;
 use super::scenarios::ScenarioSource;
 use super::{create_out, Error, Records};
 use crate::record::EpisodeRecord;
-use crate::reward::{terminal_rewards, RewardConfig};
+use crate::reward::{episode_rewards, RewardConfig};
 use crate::scenario::Scenario;
 use crate::score::episode_metrics;
 
@@ -37,8 +41,8 @@ pub struct RescoreSummary {
     pub metrics_changed: usize,
 }
 
-/// `record` with its metrics and rewards recomputed on `scenario` under `rewards`; nothing else
-/// changes.
+/// `record` with its metrics and pure rewards recomputed on `scenario` under `rewards`, its
+/// judge and reward-model components kept; nothing else changes.
 pub fn rescore(
     record: &EpisodeRecord,
     scenario: &Scenario,
@@ -54,7 +58,13 @@ pub fn rescore(
         outcome.terms.as_ref(),
         &outcome.utility,
     );
-    rescored.rewards = terminal_rewards(scenario, outcome, rewards);
+    let rewarded = episode_rewards(scenario, &record.setup, &record.turns, outcome, rewards);
+    for (turn, signals) in rescored.turns.iter_mut().zip(rewarded.turns) {
+        turn.rewards = signals;
+    }
+    rescored.rewards = rewarded.total;
+    rescored.reward_parts = rewarded.parts;
+    rescored.keep_judged(record, rewards);
     rescored
 }
 

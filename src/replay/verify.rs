@@ -269,6 +269,9 @@ pub fn check_record(
     rebuilt.prompts_digest = record.prompts_digest;
     rebuilt.prompt_overrides = record.prompt_overrides.clone();
     rebuilt.parent = record.parent.clone();
+    // What the engine cannot recompute without calling an endpoint: the judge's and the
+    // reward model's components, kept as recorded (the totals are recombined with them).
+    rebuilt.keep_judged(record, rewards);
     diff_records(&recorded, &json(&rebuilt), &mut differences);
     Ok(differences)
 }

@@ -1,264 +1,41 @@
-//! Rewards (DESIGN §5): the terminal reward designs a trainer chooses between. Pure functions of
-//! the outcome, so records can be re-rewarded under another design.
+//! Rewards (DESIGN §5): what a trainer optimises, per seat, from an episode's record.
+//!
+//! The terminal reward (`terminal.rs`), the per-turn signals — format, length, points and
+//! strategic talk (`turn.rs`) — and the regex rules (`rules.rs`) are pure functions of the
+//! scenario, the setup and the turns, so a record can be re-rewarded under another config. The
+//! LLM judge (`judge.rs`: its rubric rendering and strict verdict reading) and the reward model
+//! (`reward_model.rs`: its request and response shapes) are pure here too; their HTTP calls
+//! live in `llm/` and the step that makes them after an episode in `run/`. `combine.rs` makes a
+//! seat's total: a weighted sum by name, or the reward enhancement R_m · (1 + sign(R_m) · E/n).
+//!
+//! This module may not do I/O, import `llm`, `run` or anything above `record`, or guess: an
+//! unreadable verdict scores 0 and is counted.
 
-use serde::{Deserialize, Serialize};
+mod combine;
+mod config;
+pub mod judge;
+pub mod reward_model;
+mod rules;
+mod terminal;
+mod turn;
 
-use crate::game::{Outcome, OutcomeKind, PerSeat, Seat};
-use crate::scenario::{Domain, Scenario};
+pub use combine::{enhance, episode_rewards, total, EpisodeRewards};
+pub use config::{
+    Combine, Component, EnhanceConfig, JudgeConfig, LengthConfig, RewardConfig, RewardKind,
+    RewardModelConfig, RuleConfig, RuleTarget,
+};
+pub use rules::rule_scores;
+pub use terminal::terminal_rewards;
+pub use turn::{
+    format_reward, length_reward, points_reward, strategic_talk, talk_words, turn_signals,
+};
 
-/// Which terminal reward to give.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RewardKind {
-    /// ρ on a deal, else 0.
-    #[default]
-    Surplus,
-    /// Items/issues: ρ if ρ ≥ τ, else −γ (no deal included); price tasks keep `surplus`.
-    Threshold,
-}
-
-/// Reward settings; defaults are DESIGN's (τ = 0.4, γ = 0.5, ψ = 1).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RewardConfig {
-    pub kind: RewardKind,
-    pub tau: f64,
-    pub gamma: f64,
-    /// Penalty for the seat that forfeits by format.
-    pub psi: f64,
-}
-
-impl Default for RewardConfig {
-    fn default() -> Self {
-        RewardConfig {
-            kind: RewardKind::Surplus,
-            tau: 0.4,
-            gamma: 0.5,
-            psi: 1.0,
-        }
-    }
-}
-
-/// The terminal reward of each seat, clipped to [−1, 1]. Backend errors give 0 to both (such
-/// episodes are excluded from training data and metrics).
-pub fn terminal_rewards(
-    scenario: &Scenario,
-    outcome: &Outcome,
-    config: &RewardConfig,
-) -> PerSeat<f64> {
-    PerSeat::from_fn(|seat| terminal_reward(scenario, outcome, config, seat).clamp(-1.0, 1.0))
-}
-
-fn terminal_reward(
-    scenario: &Scenario,
-    outcome: &Outcome,
-    config: &RewardConfig,
-    seat: Seat,
-) -> f64 {
-    let rho = outcome.rho[seat];
-    match outcome.kind {
-        OutcomeKind::Error => 0.0,
-        OutcomeKind::FormatForfeit if outcome.by == Some(seat) => -config.psi,
-        kind => {
-            let deal = kind == OutcomeKind::Deal;
-            match (config.kind, scenario.domain()) {
-                (RewardKind::Threshold, Domain::Items | Domain::Issues) => {
-                    if rho >= config.tau {
-                        rho
-                    } else {
-                        -config.gamma
-                    }
-                }
-                _ => {
-                    if deal {
-                        rho
-                    } else {
-                        0.0
-                    }
-                }
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    //! Each reward design worked by hand. Outcomes are written out directly (the reward reads
-    //! only the ending, who caused it and ρ), on the fixtures' price, items and issues tasks.
-
-    use super::*;
-    use crate::fixtures::{casino, job, price_task};
-
-    const TOL: f64 = 1e-9;
-
-    fn outcome(kind: OutcomeKind, by: Option<Seat>, rho: (f64, f64)) -> Outcome {
-        Outcome {
-            kind,
-            by,
-            terms: None,
-            terms_text: None,
-            utility: PerSeat::new(0.0, 0.0),
-            rho: PerSeat::new(rho.0, rho.1),
-            detail: None,
-        }
-    }
-
-    fn threshold() -> RewardConfig {
-        RewardConfig {
-            kind: RewardKind::Threshold,
-            ..RewardConfig::default()
-        }
-    }
-
-    fn assert_rewards(actual: PerSeat<f64>, learner: f64, opponent: f64) {
-        assert!(
-            (actual.learner - learner).abs() < TOL && (actual.opponent - opponent).abs() < TOL,
-            "{actual:?} is not ({learner}, {opponent})"
-        );
-    }
-
-    #[test]
-    fn surplus_is_rho_on_a_deal() {
-        // Price B = 100, C = 60, P = 70: ρ = (30/40, 10/40) = (0.75, 0.25) → rewards the same.
-        let s = price_task(125.0, 100.0, 60.0);
-        let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 0.25));
-        assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default()),
-            0.75,
-            0.25,
-        );
-        // CaSiNo (27, 15) of 36: ρ = (0.75, 15/36).
-        let s = casino();
-        let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 15.0 / 36.0));
-        assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default()),
-            0.75,
-            15.0 / 36.0,
-        );
-    }
-
-    #[test]
-    fn surplus_is_zero_without_a_deal_even_with_a_no_deal_value() {
-        // CaSiNo walk-away with no-deal value 5: ρ = 5/36 each, yet no deal → 0 each.
-        let s = casino();
-        for kind in [
-            OutcomeKind::WalkAway,
-            OutcomeKind::RejectLoop,
-            OutcomeKind::MaxTurns,
-        ] {
-            let o = outcome(kind, None, (5.0 / 36.0, 5.0 / 36.0));
-            assert_rewards(terminal_rewards(&s, &o, &RewardConfig::default()), 0.0, 0.0);
-        }
-    }
-
-    #[test]
-    fn threshold_keeps_rho_at_or_above_tau_and_gives_minus_gamma_below() {
-        // τ = 0.4, γ = 0.5. CaSiNo deal: learner 30/36 = 0.833 ≥ 0.4 → 0.833;
-        // opponent 10/36 = 0.278 < 0.4 → −0.5.
-        let s = casino();
-        let o = outcome(
-            OutcomeKind::Deal,
-            Some(Seat::Learner),
-            (30.0 / 36.0, 10.0 / 36.0),
-        );
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), 30.0 / 36.0, -0.5);
-        // Job deal: worker 32/80 = 0.4 — exactly τ counts as reaching it → 0.4;
-        // recruiter 0.39 < 0.4 → −0.5.
-        let s = job();
-        let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (32.0 / 80.0, 0.39));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.4, -0.5);
-        // Another τ and γ: τ = 0.2, γ = 0.3 → 0.4 stays, 0.39 stays too.
-        let config = RewardConfig {
-            tau: 0.2,
-            gamma: 0.3,
-            ..threshold()
-        };
-        assert_rewards(terminal_rewards(&s, &o, &config), 0.4, 0.39);
-        let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.1, 0.9));
-        assert_rewards(terminal_rewards(&s, &o, &config), -0.3, 0.9);
-    }
-
-    #[test]
-    fn threshold_without_a_deal_is_minus_gamma() {
-        // Job walk-away, no-deal value 0: ρ = 0 < τ = 0.4 → −γ = −0.5 for both seats.
-        let s = job();
-        let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.0, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), -0.5, -0.5);
-        let o = outcome(OutcomeKind::MaxTurns, None, (0.0, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), -0.5, -0.5);
-        // A no-deal value worth ρ = 50/100 = 0.5 ≥ τ to the recruiter is kept (0.5); the
-        // worker's 50/80 = 0.625 too.
-        let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.625, 0.5));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.625, 0.5);
-    }
-
-    #[test]
-    fn threshold_on_price_tasks_keeps_surplus() {
-        // Price deal ρ = (0.25, 0.75): 0.25 < τ, but price tasks keep surplus → (0.25, 0.75).
-        let s = price_task(125.0, 100.0, 60.0);
-        let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.25, 0.75));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.25, 0.75);
-        // No deal on a price task: surplus gives 0, not −γ.
-        let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.0, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.0, 0.0);
-    }
-
-    #[test]
-    fn format_forfeit_costs_the_forfeiting_seat_psi() {
-        // The learner forfeits: learner −ψ = −1; the opponent gets the no-deal reward
-        // (surplus: 0; threshold on items: ρ = 0 < τ → −γ = −0.5).
-        let s = casino();
-        let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.0, 0.0));
-        assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default()),
-            -1.0,
-            0.0,
-        );
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), -1.0, -0.5);
-        // The opponent forfeits, ψ = 0.25: opponent −0.25, learner 0.
-        let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Opponent), (0.0, 0.0));
-        let config = RewardConfig {
-            psi: 0.25,
-            ..RewardConfig::default()
-        };
-        assert_rewards(terminal_rewards(&s, &o, &config), 0.0, -0.25);
-    }
-
-    #[test]
-    fn rewards_are_clipped_to_plus_minus_one() {
-        // Price B = 100, C = 60, an unregulated seller sells at P = 20: ρ_buyer = 80/40 = 2,
-        // ρ_seller = −40/40 = −1 → surplus (2, −1) clipped to (1, −1).
-        let s = price_task(125.0, 100.0, 60.0);
-        let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (2.0, -1.0));
-        assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default()),
-            1.0,
-            -1.0,
-        );
-        // P = 0: ρ_seller = −60/40 = −1.5 → −1.
-        let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (2.5, -1.5));
-        assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default()),
-            1.0,
-            -1.0,
-        );
-        // ψ = 3 on a forfeit → −3 clipped to −1; threshold γ = 2 → −2 clipped to −1.
-        let s = casino();
-        let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.0, 0.0));
-        let config = RewardConfig {
-            psi: 3.0,
-            gamma: 2.0,
-            ..threshold()
-        };
-        assert_rewards(terminal_rewards(&s, &o, &config), -1.0, -1.0);
-    }
-
-    #[test]
-    fn backend_errors_reward_nobody() {
-        // An `error` ending gives 0 to both, whatever ρ and the design say.
-        let s = casino();
-        let o = outcome(OutcomeKind::Error, Some(Seat::Learner), (0.0, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.0, 0.0);
-        assert_rewards(terminal_rewards(&s, &o, &RewardConfig::default()), 0.0, 0.0);
-    }
+/// The keys of `reward_issues` in a record: what went wrong with the judge and the reward model.
+pub mod issues {
+    /// A judge reply that is not a verdict in the fixed format (scored 0).
+    pub const JUDGE_UNREADABLE: &str = "judge_unreadable";
+    /// The judge endpoint failed after its retries (no judge part).
+    pub const JUDGE_FAILED: &str = "judge_failed";
+    /// The reward-model endpoint failed after its retries, or answered no number (no part).
+    pub const REWARD_MODEL_FAILED: &str = "reward_model_failed";
 }

@@ -1,0 +1,545 @@
+//! The `[rewards]` table: which reward components count, how they are combined, and the
+//! settings of each. Plain data with one pure check ([`RewardConfig::validate`]); reading a
+//! rubric file is the config loader's job (`run/config.rs`), calling endpoints `run`'s.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::reward_model::RewardModelApi;
+
+/// Which terminal reward to give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RewardKind {
+    /// ρ on a deal, else 0.
+    #[default]
+    Surplus,
+    /// Items/issues: ρ if ρ ≥ τ, else −γ (no deal included); price tasks keep `surplus`.
+    Threshold,
+}
+
+/// A reward component, by the name a config weights it with and a record stores it under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Component {
+    /// The terminal reward ([`super::terminal_rewards`]).
+    Terminal,
+    /// Per turn: 1 for a format-ok completion, else 0.
+    Format,
+    /// Per turn: the Talk's length in words against `[rewards.length]`.
+    Length,
+    /// Per turn: the own points of a proposed or accepted deal, −1 for walking away.
+    Points,
+    /// Per turn: the strategic-talk heuristic in [0, 1].
+    Strategic,
+    /// Per turn: the sum of the scores of the `[[rewards.rules]]` that match.
+    Rules,
+    /// Per episode and seat: the LLM judge's score in [0, 1].
+    Judge,
+    /// Per episode and seat: the reward model's scalar.
+    RewardModel,
+}
+
+impl Component {
+    pub const ALL: [Component; 8] = [
+        Component::Terminal,
+        Component::Format,
+        Component::Length,
+        Component::Points,
+        Component::Strategic,
+        Component::Rules,
+        Component::Judge,
+        Component::RewardModel,
+    ];
+
+    /// The name in configs and records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Component::Terminal => "terminal",
+            Component::Format => "format",
+            Component::Length => "length",
+            Component::Points => "points",
+            Component::Strategic => "strategic",
+            Component::Rules => "rules",
+            Component::Judge => "judge",
+            Component::RewardModel => "reward_model",
+        }
+    }
+
+    /// Computed from the record alone (a pure function of the episode), so replay and rescore
+    /// recompute it; the judge and the reward model are stored and kept instead.
+    pub fn is_pure(self) -> bool {
+        !matches!(self, Component::Judge | Component::RewardModel)
+    }
+
+    /// Given per turn (stored on each turn and averaged or summed per seat).
+    pub fn is_per_turn(self) -> bool {
+        matches!(
+            self,
+            Component::Format
+                | Component::Length
+                | Component::Points
+                | Component::Strategic
+                | Component::Rules
+        )
+    }
+}
+
+/// How the components make the seat's total reward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Combine {
+    /// Σ weight · component over the names in `[rewards.weights]` (only `terminal`, weight 1,
+    /// when the table is absent).
+    #[default]
+    Sum,
+    /// R = R_m · (1 + sign(R_m) · clip(E, −n, n)/n), R_m the primary component and E the
+    /// weighted sum of the auxiliary ones ([`super::enhance`]).
+    Enhance,
+}
+
+/// `[rewards.length]`: the Talk length, in words, that earns the length reward.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LengthConfig {
+    /// At `min` words the reward is 1, falling linearly to 0 at `max`.
+    pub min: u32,
+    pub max: u32,
+    /// The reward of a Talk shorter than `min` or longer than `max` (a penalty).
+    pub outside: f64,
+}
+
+impl Default for LengthConfig {
+    fn default() -> Self {
+        LengthConfig {
+            min: 5,
+            max: 60,
+            outside: -1.0,
+        }
+    }
+}
+
+/// What part of a turn a rule reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleTarget {
+    /// The Talk the counterpart reads.
+    Talk,
+    /// The private Thought.
+    Thought,
+    /// The action, rendered canonically from the mover's side (`[SUBMIT_DEAL] price:120`).
+    Action,
+    /// The whole raw completion.
+    Raw,
+}
+
+/// `[[rewards.rules]]`: a regular expression (Rust `regex` syntax; `(?i)` for any case) and the
+/// score a turn gets when its target matches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleConfig {
+    pub name: String,
+    pub pattern: String,
+    pub target: RuleTarget,
+    pub score: f64,
+}
+
+/// `[rewards.judge]`: an LLM-as-judge at an OpenAI-compatible chat endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JudgeConfig {
+    /// e.g. `http://127.0.0.1:8000/v1`; `/chat/completions` is appended.
+    pub endpoint: String,
+    pub model: String,
+    /// A built-in rubric's name (`negotiation`) or a `.j2` file (relative to the config file).
+    pub rubric: String,
+    pub api_key_env: Option<String>,
+    /// Label sets for per-turn annotations: set name → its labels. Empty: no annotation.
+    pub labels: BTreeMap<String, Vec<String>>,
+    pub temperature: f64,
+    pub max_tokens: Option<u32>,
+    pub timeout_s: f64,
+    pub retries: u32,
+    pub backoff_s: f64,
+    /// Verdicts kept in memory, keyed by the rendered rubric (the judged text and the rubric).
+    pub cache: usize,
+}
+
+impl Default for JudgeConfig {
+    fn default() -> Self {
+        JudgeConfig {
+            endpoint: String::new(),
+            model: String::new(),
+            rubric: "negotiation".into(),
+            api_key_env: None,
+            labels: BTreeMap::new(),
+            temperature: 0.0,
+            max_tokens: Some(512),
+            timeout_s: 60.0,
+            retries: 2,
+            backoff_s: 0.5,
+            cache: 4096,
+        }
+    }
+}
+
+/// `[rewards.reward_model]`: a scalar reward model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RewardModelConfig {
+    /// The full URL: `http://127.0.0.1:8001/pooling`, `…/score`, or any URL of the `plain` API.
+    pub url: String,
+    pub model: Option<String>,
+    pub api: RewardModelApi,
+    pub api_key_env: Option<String>,
+    pub timeout_s: f64,
+    pub retries: u32,
+    pub backoff_s: f64,
+    /// Scores kept in memory, keyed by the request body.
+    pub cache: usize,
+}
+
+impl Default for RewardModelConfig {
+    fn default() -> Self {
+        RewardModelConfig {
+            url: String::new(),
+            model: None,
+            api: RewardModelApi::Plain,
+            api_key_env: None,
+            timeout_s: 60.0,
+            retries: 2,
+            backoff_s: 0.5,
+            cache: 4096,
+        }
+    }
+}
+
+/// `[rewards.enhance]`: the reward-enhancement combination (REPO).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EnhanceConfig {
+    pub primary: Component,
+    /// Weighted (by `[rewards.weights]`, 1 where absent) into E.
+    pub auxiliary: Vec<Component>,
+    /// E is clipped to [−n, n] and divided by n: the most the auxiliaries scale R_m by.
+    pub n: f64,
+}
+
+impl Default for EnhanceConfig {
+    fn default() -> Self {
+        EnhanceConfig {
+            primary: Component::RewardModel,
+            auxiliary: vec![Component::Rules, Component::Judge],
+            n: 1.0,
+        }
+    }
+}
+
+/// Reward settings; defaults are DESIGN's (τ = 0.4, γ = 0.5, ψ = 1) and the terminal reward
+/// alone, which keeps records as they were before the other components existed.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RewardConfig {
+    pub kind: RewardKind,
+    pub tau: f64,
+    pub gamma: f64,
+    /// Penalty for the seat that forfeits by format.
+    pub psi: f64,
+    pub combine: Combine,
+    /// Component name → weight. Absent: `terminal` alone, weight 1.
+    pub weights: BTreeMap<Component, f64>,
+    pub length: LengthConfig,
+    pub rules: Vec<RuleConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reward_model: Option<RewardModelConfig>,
+    pub enhance: EnhanceConfig,
+}
+
+impl Default for RewardConfig {
+    fn default() -> Self {
+        RewardConfig {
+            kind: RewardKind::Surplus,
+            tau: 0.4,
+            gamma: 0.5,
+            psi: 1.0,
+            combine: Combine::Sum,
+            weights: BTreeMap::new(),
+            length: LengthConfig::default(),
+            rules: Vec::new(),
+            judge: None,
+            reward_model: None,
+            enhance: EnhanceConfig::default(),
+        }
+    }
+}
+
+/// Prints the terminal settings as always and the rest only where it differs from the
+/// defaults: run ids fold this text in, so a run without the newer tables keeps its id.
+impl fmt::Debug for RewardConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let base = RewardConfig::default();
+        let mut d = f.debug_struct("RewardConfig");
+        d.field("kind", &self.kind)
+            .field("tau", &self.tau)
+            .field("gamma", &self.gamma)
+            .field("psi", &self.psi);
+        if self.combine != base.combine {
+            d.field("combine", &self.combine);
+        }
+        if self.weights != base.weights {
+            d.field("weights", &self.weights);
+        }
+        if self.length != base.length {
+            d.field("length", &self.length);
+        }
+        if self.rules != base.rules {
+            d.field("rules", &self.rules);
+        }
+        if let Some(judge) = &self.judge {
+            d.field("judge", judge);
+        }
+        if let Some(rm) = &self.reward_model {
+            d.field("reward_model", rm);
+        }
+        if self.enhance != base.enhance {
+            d.field("enhance", &self.enhance);
+        }
+        d.finish()
+    }
+}
+
+impl RewardConfig {
+    /// The components that make the total: the weighted names (`sum`), or the primary and the
+    /// auxiliaries (`enhance`).
+    pub fn components(&self) -> BTreeSet<Component> {
+        match self.combine {
+            Combine::Sum if self.weights.is_empty() => BTreeSet::from([Component::Terminal]),
+            Combine::Sum => self.weights.keys().copied().collect(),
+            Combine::Enhance => std::iter::once(self.enhance.primary)
+                .chain(self.enhance.auxiliary.iter().copied())
+                .collect(),
+        }
+    }
+
+    pub fn uses(&self, component: Component) -> bool {
+        self.components().contains(&component)
+    }
+
+    /// The terminal reward alone, unweighted: records carry no parts and no per-turn rewards,
+    /// exactly as before the other components existed.
+    pub fn is_terminal_only(&self) -> bool {
+        self.combine == Combine::Sum
+            && self.components() == BTreeSet::from([Component::Terminal])
+            && self
+                .weights
+                .get(&Component::Terminal)
+                .is_none_or(|w| *w == 1.0)
+    }
+
+    /// The weight of a component: its `[rewards.weights]` entry; where absent, 1 for the
+    /// auxiliaries of `enhance` and for `terminal` without a weights table, else 0.
+    pub fn weight(&self, component: Component) -> f64 {
+        match self.weights.get(&component) {
+            Some(w) => *w,
+            None if self.combine == Combine::Enhance => 1.0,
+            None if self.weights.is_empty() && component == Component::Terminal => 1.0,
+            None => 0.0,
+        }
+    }
+
+    /// Check what serde cannot: numbers in range, rule patterns that compile, and that every
+    /// component used is configured and every configured one used. The message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        for (key, v) in [("tau", self.tau), ("gamma", self.gamma), ("psi", self.psi)] {
+            if !v.is_finite() {
+                return Err(format!("[rewards] {key} must be a finite number"));
+            }
+        }
+        for (c, w) in &self.weights {
+            if !w.is_finite() {
+                return Err(format!("[rewards.weights] {} must be finite", c.name()));
+            }
+        }
+        let l = &self.length;
+        if l.min >= l.max || !l.outside.is_finite() {
+            return Err(format!(
+                "[rewards.length] needs min < max and a finite outside (min = {}, max = {})",
+                l.min, l.max
+            ));
+        }
+        if self.combine == Combine::Enhance {
+            let e = &self.enhance;
+            if !(e.n.is_finite() && e.n > 0.0) {
+                return Err(format!("[rewards.enhance] n must be above 0 (n = {})", e.n));
+            }
+            if e.auxiliary.contains(&e.primary) {
+                return Err(format!(
+                    "[rewards.enhance] `{}` is both the primary and an auxiliary",
+                    e.primary.name()
+                ));
+            }
+        }
+        let mut names = BTreeSet::new();
+        for (i, rule) in self.rules.iter().enumerate() {
+            let at = format!("[[rewards.rules]] number {} (`{}`)", i + 1, rule.name);
+            if rule.name.trim().is_empty() {
+                return Err(format!("{at}: a rule needs a name"));
+            }
+            if !names.insert(rule.name.as_str()) {
+                return Err(format!("{at}: the name is used twice"));
+            }
+            if !rule.score.is_finite() {
+                return Err(format!("{at}: score must be finite"));
+            }
+            super::rules::compile(&rule.pattern).map_err(|e| format!("{at}: bad pattern: {e}"))?;
+        }
+        self.check_used(
+            Component::Rules,
+            !self.rules.is_empty(),
+            "[[rewards.rules]]",
+        )?;
+        self.check_used(Component::Judge, self.judge.is_some(), "[rewards.judge]")?;
+        self.check_used(
+            Component::RewardModel,
+            self.reward_model.is_some(),
+            "[rewards.reward_model]",
+        )?;
+        if let Some(judge) = &self.judge {
+            judge_checks(judge)?;
+        }
+        if let Some(rm) = &self.reward_model {
+            if rm.url.trim().is_empty() {
+                return Err("[rewards.reward_model] needs a url".into());
+            }
+            if !(rm.timeout_s.is_finite() && rm.timeout_s > 0.0) {
+                return Err("[rewards.reward_model] timeout_s must be above 0".into());
+            }
+        }
+        Ok(())
+    }
+
+    fn check_used(&self, c: Component, configured: bool, table: &str) -> Result<(), String> {
+        let used = self.uses(c);
+        let how = match self.combine {
+            Combine::Sum => "[rewards.weights]",
+            Combine::Enhance => "[rewards.enhance]",
+        };
+        match (used, configured) {
+            (true, false) => Err(format!(
+                "{how} uses `{}`, but there is no {table} to compute it with",
+                c.name()
+            )),
+            (false, true) => Err(format!(
+                "{table} is configured, but {how} does not name `{}`: it would count for nothing",
+                c.name()
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn judge_checks(judge: &JudgeConfig) -> Result<(), String> {
+    if judge.endpoint.trim().is_empty() || judge.model.trim().is_empty() {
+        return Err("[rewards.judge] needs an endpoint and a model".into());
+    }
+    if judge.rubric.trim().is_empty() {
+        return Err("[rewards.judge] rubric is empty: name a built-in rubric or a .j2 file".into());
+    }
+    if !(judge.timeout_s.is_finite() && judge.timeout_s > 0.0) {
+        return Err("[rewards.judge] timeout_s must be above 0".into());
+    }
+    for (set, labels) in &judge.labels {
+        if !super::judge::is_label_word(set) {
+            return Err(format!(
+                "[rewards.judge.labels] set name `{set}`: use letters, digits and _ only"
+            ));
+        }
+        if labels.is_empty() {
+            return Err(format!("[rewards.judge.labels] {set} has no labels"));
+        }
+        if let Some(bad) = labels.iter().find(|l| !super::judge::is_label_word(l)) {
+            return Err(format!(
+                "[rewards.judge.labels] {set}: label `{bad}`: use letters, digits and _ only"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<RewardConfig, String> {
+        let c: RewardConfig = toml::from_str(text).map_err(|e| e.to_string())?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    #[test]
+    fn the_default_is_terminal_only_and_debugs_as_before() {
+        let c = RewardConfig::default();
+        assert!(c.is_terminal_only());
+        assert_eq!(
+            format!("{c:?}"),
+            "RewardConfig { kind: Surplus, tau: 0.4, gamma: 0.5, psi: 1.0 }"
+        );
+        let c = parse("kind = \"threshold\"").unwrap();
+        assert!(c.is_terminal_only());
+        let c = parse("[weights]\nterminal = 1.0\nformat = 0.1").unwrap();
+        assert!(!c.is_terminal_only());
+        assert!(format!("{c:?}").contains("weights"));
+    }
+
+    #[test]
+    fn weights_name_the_components() {
+        let c = parse("[weights]\nterminal = 0.5\npoints = 0.2").unwrap();
+        assert_eq!(c.weight(Component::Terminal), 0.5);
+        assert_eq!(c.weight(Component::Points), 0.2);
+        assert_eq!(c.weight(Component::Format), 0.0);
+        let err = parse("[weights]\nformatt = 1.0").unwrap_err();
+        assert!(err.contains("formatt"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_rule_pattern_is_named_with_its_rule() {
+        let err = parse(
+            "[weights]\nrules = 1.0\n[[rules]]\nname = \"budget\"\npattern = \"(unclosed\"\ntarget = \"talk\"\nscore = -1.0",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("[[rewards.rules]] number 1 (`budget`)"),
+            "{err}"
+        );
+        assert!(err.contains("bad pattern"), "{err}");
+        let err = parse("[[rules]]\nname = \"a\"\npattern = \"x\"\ntarget = \"talk\"\nscore = 1.0")
+            .unwrap_err();
+        assert!(err.contains("does not name `rules`"), "{err}");
+        let err =
+            parse("[[rules]]\nname = \"a\"\npattern = \"x\"\ntarget = \"speech\"\nscore = 1.0")
+                .unwrap_err();
+        assert!(err.contains("speech"), "{err}");
+    }
+
+    #[test]
+    fn a_judge_or_reward_model_used_but_missing_is_named() {
+        let err = parse("[weights]\njudge = 1.0").unwrap_err();
+        assert!(err.contains("no [rewards.judge]"), "{err}");
+        let err =
+            parse("combine = \"enhance\"\n[enhance]\nprimary = \"reward_model\"\nauxiliary = []")
+                .unwrap_err();
+        assert!(err.contains("no [rewards.reward_model]"), "{err}");
+        let ok = parse(
+            "combine = \"enhance\"\n[enhance]\nprimary = \"terminal\"\nauxiliary = [\"format\"]\nn = 2.0",
+        )
+        .unwrap();
+        assert_eq!(ok.weight(Component::Format), 1.0);
+        let err = parse("[weights]\njudge = 1.0\n[judge]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\n[judge.labels]\nstrategy = []")
+            .unwrap_err();
+        assert!(err.contains("strategy has no labels"), "{err}");
+    }
+}

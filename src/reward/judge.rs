@@ -1,0 +1,367 @@
+//! The LLM judge, the pure half: the rubric (a minijinja template in `prompts/judges/`, or a
+//! config's own file) rendered over an episode for one seat, and the judge's reply read in a
+//! fixed answer format — optional `TURN <k> <set>: <label>` lines, then a last line
+//! `SCORE: <x>` with x in [0, 1]. Reading is strict: anything else is unreadable, which scores
+//! 0 and is counted, never guessed. The call itself is `llm/judge.rs`'s.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use minijinja::Environment;
+use serde::Serialize;
+
+use crate::game::{Seat, Setup, Turn};
+use crate::protocol::render_action;
+use crate::scenario::Scenario;
+
+/// The first line of every built-in rubric: what tells a judge request apart (the mock answers
+/// these with verdicts).
+pub const RUBRIC_MARKER: &str = "DEALGYM JUDGE RUBRIC";
+
+/// The built-in rubrics, by the name `[rewards.judge] rubric` gives.
+const BUILTIN: &[(&str, &str)] = &[(
+    "negotiation",
+    include_str!("../../prompts/judges/negotiation.j2"),
+)];
+
+/// The source of a built-in rubric.
+pub fn builtin_rubric(name: &str) -> Option<&'static str> {
+    BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+/// A label or label-set name: letters, digits and `_`, so a verdict line can be read exactly.
+pub fn is_label_word(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A compiled rubric.
+pub struct Rubric {
+    env: Environment<'static>,
+}
+
+impl std::fmt::Debug for Rubric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Rubric")
+    }
+}
+
+impl Rubric {
+    /// Compile a rubric's template source; the error says what is wrong with it.
+    pub fn new(source: String) -> Result<Rubric, String> {
+        let mut env = Environment::new();
+        env.add_template_owned("rubric", source)
+            .map_err(|e| format!("{e:#}"))?;
+        Ok(Rubric { env })
+    }
+
+    /// The judge's prompt for `input`.
+    pub fn render(&self, input: &JudgeInput) -> Result<String, String> {
+        let template = self
+            .env
+            .get_template("rubric")
+            .map_err(|e| format!("{e:#}"))?;
+        template
+            .render(minijinja::Value::from_serialize(input))
+            .map(|s| s.trim().to_string())
+            .map_err(|e| format!("{e:#}"))
+    }
+}
+
+/// One turn as the rubric shows it, numbered `k` from 1 in record order.
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgedTurn {
+    pub k: u32,
+    pub seat: Seat,
+    pub role: String,
+    /// Played by the seat being judged.
+    pub judged: bool,
+    pub talk: Option<String>,
+    pub thought: Option<String>,
+    /// The move that took effect, canonical from the mover's side.
+    pub action: Option<String>,
+}
+
+/// A label set as the rubric lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LabelSet {
+    pub name: String,
+    pub labels: Vec<String>,
+}
+
+/// What a rubric is rendered with.
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgeInput {
+    pub seat: Seat,
+    pub role: String,
+    pub family: String,
+    pub title: String,
+    pub description: String,
+    pub turns: Vec<JudgedTurn>,
+    pub label_sets: Vec<LabelSet>,
+    /// The numbers of the judged seat's turns: those to label.
+    pub judged_turns: Vec<u32>,
+}
+
+/// The rubric's input for judging `seat` in an episode.
+pub fn judge_input(
+    scenario: &Scenario,
+    setup: &Setup,
+    turns: &[Turn],
+    seat: Seat,
+    labels: &BTreeMap<String, Vec<String>>,
+) -> JudgeInput {
+    let space = scenario.term_space();
+    let turns: Vec<JudgedTurn> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| JudgedTurn {
+            k: i as u32 + 1,
+            seat: t.seat,
+            role: setup.seats[t.seat].role.to_string(),
+            judged: t.seat == seat,
+            talk: t.parsed.talk.clone(),
+            thought: t.parsed.thought.clone(),
+            action: t.played.as_ref().map(|a| render_action(a, space, true)),
+        })
+        .collect();
+    JudgeInput {
+        seat,
+        role: setup.seats[seat].role.to_string(),
+        family: scenario.family.name().to_string(),
+        title: scenario.public.title.clone(),
+        description: scenario.public.description.clone(),
+        judged_turns: turns.iter().filter(|t| t.judged).map(|t| t.k).collect(),
+        turns,
+        label_sets: labels
+            .iter()
+            .map(|(name, labels)| LabelSet {
+                name: name.clone(),
+                labels: labels.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// A readable verdict: the score, and the labels of each judged turn (by its number `k`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub score: f64,
+    pub labels: BTreeMap<u32, BTreeMap<String, String>>,
+}
+
+/// Read a judge's reply. The answer block starts at the first line that begins with `TURN ` or
+/// `SCORE:` (free text before it is the judge's reasoning, ignored, as is a `<think>` block);
+/// in the block every line must be a well-formed `TURN <k> <set>: <label>` for a turn in
+/// `judged` and a label of that set, each (turn, set) exactly once and all of them present, and
+/// the last line `SCORE: <x>` with 0 ≤ x ≤ 1. Anything else: `Err` with what was wrong.
+pub fn parse_verdict(
+    reply: &str,
+    judged: &[u32],
+    label_sets: &BTreeMap<String, Vec<String>>,
+) -> Result<Verdict, String> {
+    let reply = match reply.rfind("</think>") {
+        Some(at) => &reply[at + "</think>".len()..],
+        None => reply,
+    };
+    let lines: Vec<&str> = reply
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with("TURN ") || l.starts_with("SCORE:"))
+        .ok_or("no answer block (no TURN or SCORE line)")?;
+    let (last, labelled) = lines[start..].split_last().ok_or("no answer block")?;
+    let score_text = last
+        .strip_prefix("SCORE:")
+        .ok_or_else(|| format!("the last line is not `SCORE: <x>`: {last:?}"))?
+        .trim();
+    let score: f64 = score_text
+        .parse()
+        .map_err(|_| format!("the score is not a number: {score_text:?}"))?;
+    if !(score.is_finite() && (0.0..=1.0).contains(&score)) {
+        return Err(format!("the score {score} is outside [0, 1]"));
+    }
+    let judged: BTreeSet<u32> = judged.iter().copied().collect();
+    let mut labels: BTreeMap<u32, BTreeMap<String, String>> = BTreeMap::new();
+    for line in labelled {
+        let (k, set, label) = read_label_line(line)
+            .ok_or_else(|| format!("not a `TURN <k> <set>: <label>` line: {line:?}"))?;
+        if !judged.contains(&k) {
+            return Err(format!("turn {k} is not one to label"));
+        }
+        let Some(allowed) = label_sets.get(set) else {
+            return Err(format!("no label set `{set}`"));
+        };
+        if !allowed.iter().any(|l| l == label) {
+            return Err(format!("`{label}` is not a label of `{set}`"));
+        }
+        if labels
+            .entry(k)
+            .or_default()
+            .insert(set.to_string(), label.to_string())
+            .is_some()
+        {
+            return Err(format!("turn {k} is labelled twice for `{set}`"));
+        }
+    }
+    for k in &judged {
+        for set in label_sets.keys() {
+            if !labels.get(k).is_some_and(|l| l.contains_key(set)) {
+                return Err(format!("turn {k} has no `{set}` label"));
+            }
+        }
+    }
+    Ok(Verdict { score, labels })
+}
+
+/// `TURN <k> <set>: <label>` → (k, set, label), each part exactly as the format writes it.
+fn read_label_line(line: &str) -> Option<(u32, &str, &str)> {
+    let rest = line.strip_prefix("TURN ")?;
+    let (head, label) = rest.split_once(':')?;
+    let (k, set) = head.trim_end().split_once(' ')?;
+    let label = label.trim();
+    let k: u32 = k.parse().ok()?;
+    (is_label_word(set) && is_label_word(label)).then_some((k, set, label))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{casino, learner_first_as, play, turn};
+    use crate::scenario::Role;
+
+    fn sets() -> BTreeMap<String, Vec<String>> {
+        BTreeMap::from([
+            (
+                "strategy".to_string(),
+                vec!["anchor".to_string(), "concede".to_string()],
+            ),
+            (
+                "emotion".to_string(),
+                vec!["calm".to_string(), "angry".to_string()],
+            ),
+        ])
+    }
+
+    #[test]
+    fn a_readable_verdict_gives_its_score() {
+        let v = parse_verdict(
+            "The buyer did fine.\n\nSCORE: 0.75\n",
+            &[1, 3],
+            &BTreeMap::new(),
+        )
+        .unwrap();
+        assert_eq!(v.score, 0.75);
+        assert!(v.labels.is_empty());
+        // The bounds are scores; a <think> block before is ignored.
+        assert_eq!(
+            parse_verdict("SCORE: 0", &[], &BTreeMap::new())
+                .unwrap()
+                .score,
+            0.0
+        );
+        let v = parse_verdict("<think>SCORE: 0.2</think>\nSCORE: 1", &[], &BTreeMap::new());
+        assert_eq!(v.unwrap().score, 1.0);
+    }
+
+    #[test]
+    fn anything_else_is_unreadable_never_guessed() {
+        let none = BTreeMap::new();
+        for reply in [
+            "I would give it 0.8.",
+            "SCORE: high",
+            "SCORE: 0.8\nThanks!",
+            "Score: 0.8",
+            "SCORE: 0.5 out of 1",
+            "",
+        ] {
+            assert!(parse_verdict(reply, &[1], &none).is_err(), "{reply:?}");
+        }
+        // Out of range.
+        let err = parse_verdict("SCORE: 1.5", &[1], &none).unwrap_err();
+        assert!(err.contains("outside [0, 1]"), "{err}");
+        assert!(parse_verdict("SCORE: -0.1", &[1], &none).is_err());
+        assert!(parse_verdict("SCORE: NaN", &[1], &none).is_err());
+        // A TURN line when no labels were asked for.
+        assert!(parse_verdict("TURN 1 strategy: anchor\nSCORE: 0.5", &[1], &none).is_err());
+    }
+
+    #[test]
+    fn labels_are_read_per_turn_and_set_and_checked_against_the_sets() {
+        let reply = "Reasoning first.\nTURN 1 strategy: anchor\nTURN 1 emotion: calm\n\
+                     TURN 3 strategy: concede\nTURN 3 emotion: angry\nSCORE: 0.4";
+        let v = parse_verdict(reply, &[1, 3], &sets()).unwrap();
+        assert_eq!(v.score, 0.4);
+        assert_eq!(v.labels[&1]["strategy"], "anchor");
+        assert_eq!(v.labels[&3]["emotion"], "angry");
+        // A label outside its set, a set that does not exist, a turn not judged, a turn
+        // labelled twice, a missing label: all unreadable.
+        for (bad, why) in [
+            (reply.replace("angry", "furious"), "is not a label"),
+            (
+                reply.replace("TURN 3 emotion", "TURN 3 mood"),
+                "no label set",
+            ),
+            (
+                reply.replace("TURN 3 strategy", "TURN 2 strategy"),
+                "not one to label",
+            ),
+            (
+                reply.replace("TURN 3 emotion: angry", "TURN 1 emotion: angry"),
+                "labelled twice",
+            ),
+            (
+                reply.replace("TURN 3 emotion: angry\n", ""),
+                "has no `emotion`",
+            ),
+            (
+                reply.replace("TURN 1 strategy: anchor", "TURN one strategy: anchor"),
+                "not a",
+            ),
+        ] {
+            let err = parse_verdict(&bad, &[1, 3], &sets()).unwrap_err();
+            assert!(err.contains(why), "{why}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_builtin_rubric_renders_the_transcript_and_the_label_sets() {
+        let s = casino();
+        let e = play(
+            &s,
+            learner_first_as(&s, Role::Agent1),
+            &[
+                turn("We need food.", "[SUBMIT_DEAL] food:3 water:2 firewood:0"),
+                turn("Fine.", "[ACCEPT_DEAL]"),
+            ],
+        );
+        let rubric = Rubric::new(builtin_rubric("negotiation").unwrap().to_string()).unwrap();
+        let input = judge_input(&s, e.setup(), e.turns(), Seat::Opponent, &sets());
+        assert_eq!(input.judged_turns, [2]);
+        let prompt = rubric.render(&input).unwrap();
+        assert!(prompt.starts_with(RUBRIC_MARKER), "{prompt}");
+        assert!(prompt.contains("We need food."), "{prompt}");
+        assert!(
+            prompt.contains("[SUBMIT_DEAL] food:3 water:2 firewood:0"),
+            "{prompt}"
+        );
+        assert!(
+            prompt.contains("LABEL SET emotion: calm | angry"),
+            "{prompt}"
+        );
+        assert!(prompt.contains("TURNS TO LABEL: 2"), "{prompt}");
+        let plain = rubric
+            .render(&judge_input(
+                &s,
+                e.setup(),
+                e.turns(),
+                Seat::Learner,
+                &BTreeMap::new(),
+            ))
+            .unwrap();
+        assert!(!plain.contains("LABEL SET"), "{plain}");
+        assert!(plain.contains("SCORE: 0.75"), "{plain}");
+        assert!(Rubric::new("{% if %}".into()).is_err());
+    }
+}
