@@ -3,12 +3,18 @@
 //! jitter, and the server's reasoning, usage, logprobs and token ids kept for the record.
 //!
 //! It knows nothing of episodes: it takes chat messages and a seed and returns a [`Reply`] or
-//! an [`LlmError`] that says which endpoint failed and how.
+//! an [`LlmError`] that says which endpoint failed and how. The reward calls — an LLM judge
+//! ([`JudgeClient`]) and a scalar reward model ([`RewardModelClient`]) — go through the same
+//! client, with a cache each.
 
 mod client;
 mod exact;
+mod judge;
+mod reward_model;
 mod types;
 
 pub use client::{http_client, EndpointSettings, LlmClient, LlmError, SeedPolicy};
 pub use exact::{extend, turn_tokens, NextPrompt, Sampled, TokenApi, TokenMode};
+pub use judge::JudgeClient;
+pub use reward_model::RewardModelClient;
 pub use types::{ChatRequest, ChatResponse, Reply, Usage};

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::RunOptions;
 use crate::agents::{PersonaConfig, PlayerConfig};
 use crate::game::{EpisodeConfig, FirstMover};
+use crate::reward::judge::{builtin_rubric, Rubric};
 use crate::reward::RewardConfig;
 use crate::scenario::Role;
 
@@ -124,8 +125,44 @@ impl RunOptions {
 /// format_retries = 1
 /// regulate_opponent = true
 ///
-/// [rewards]
-/// kind = "threshold"
+/// [rewards]                 # DESIGN §5; README "Rewards"
+/// kind = "threshold"        # terminal reward: "surplus" (default) or "threshold"
+/// tau = 0.4                 # threshold τ; gamma = 0.5 is −γ below it; psi = 1.0 the forfeit −ψ
+/// combine = "sum"           # "sum" (Σ weight · component) or "enhance" (see [rewards.enhance])
+///
+/// [rewards.weights]         # component → weight; absent: terminal alone, weight 1
+/// terminal = 1.0            # also: format, length, points, strategic, rules, judge, reward_model
+/// format = 0.1
+///
+/// [rewards.length]          # Talk words: 1 at min, linearly 0 at max, `outside` beyond
+/// min = 5
+/// max = 60
+/// outside = -1.0
+///
+/// [[rewards.rules]]         # a regex on talk | thought | action | raw; score per matching turn
+/// name = "budget"
+/// pattern = "(?i)my budget"
+/// target = "talk"
+/// score = -1.0
+///
+/// [rewards.judge]           # LLM judge at an OpenAI-compatible endpoint; score in [0, 1]
+/// endpoint = "http://127.0.0.1:8000/v1"
+/// model = "Qwen/Qwen3-8B"
+/// rubric = "negotiation"    # a built-in (prompts/judges/NAME.j2) or a .j2 file
+/// labels = { strategy = ["anchor", "concede", "hold"] }   # per-turn annotation sets
+/// # api_key_env, temperature = 0, max_tokens = 512, timeout_s = 60, retries = 2,
+/// # backoff_s = 0.5, cache = 4096
+///
+/// [rewards.reward_model]    # a scalar reward model
+/// url = "http://127.0.0.1:8001/pooling"
+/// api = "vllm_pooling"      # "vllm_pooling" | "vllm_score" | "plain"
+/// model = "internlm/internlm2-1_8b-reward"
+/// # api_key_env, timeout_s = 60, retries = 2, backoff_s = 0.5, cache = 4096
+///
+/// [rewards.enhance]         # with combine = "enhance": R = R_m·(1 + sign(R_m)·clip(E,−n,n)/n)
+/// primary = "reward_model"
+/// auxiliary = ["rules", "judge"]   # E = Σ weight · auxiliary (weight 1 where not given)
+/// n = 1.0
 ///
 /// [personas.weights]
 /// cooperative = 1.0
@@ -185,6 +222,11 @@ impl FileConfig {
             file: file.clone(),
             message: e.to_string(),
         })?;
+        let mut config = config;
+        check_rewards(&mut config.rewards, path).map_err(|message| ConfigError::Invalid {
+            file: file.clone(),
+            message,
+        })?;
         config
             .personas
             .validate()
@@ -200,6 +242,27 @@ impl FileConfig {
         }
         Ok(config)
     }
+}
+
+/// Check the `[rewards]` table of the config file at `path`: [`RewardConfig::validate`], then
+/// the judge's rubric — a built-in name, or a file (a relative path is made relative to the
+/// config file's directory here) that must read and compile.
+fn check_rewards(rewards: &mut RewardConfig, path: &Path) -> Result<(), String> {
+    rewards.validate()?;
+    if let Some(judge) = &mut rewards.judge {
+        if builtin_rubric(&judge.rubric).is_none() {
+            let rubric = Path::new(&judge.rubric);
+            if rubric.is_relative() {
+                if let Some(dir) = path.parent() {
+                    judge.rubric = dir.join(rubric).display().to_string();
+                }
+            }
+        }
+        let source = super::rewarding::rubric_source(judge)?;
+        Rubric::new(source)
+            .map_err(|e| format!("[rewards.judge] rubric `{}`: {e}", judge.rubric))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::plan::PlannedEpisode;
+use super::rewarding::Rewarding;
 use crate::agents::{PersonaConfig, Played, Player, PlayerError, TurnContext};
 use crate::digest::Digest;
 use crate::game::{
@@ -71,6 +72,9 @@ pub struct EpisodeKit {
     pub personas: PersonaConfig,
     pub rewards: RewardConfig,
     pub prompts: Arc<Prompts>,
+    /// The judge and reward-model clients, when `rewards` uses them: [`play`] calls them after
+    /// the episode ends, before its record is returned.
+    pub rewarding: Option<Arc<Rewarding>>,
 }
 
 impl EpisodeKit {
@@ -230,7 +234,9 @@ impl Driver {
 }
 
 /// Play an episode whose seats are both in-process to its end. A player that cannot answer
-/// (after its retries) ends the episode as `error`; that is a record like any other.
+/// (after its retries) ends the episode as `error`; that is a record like any other. The
+/// judge's and the reward model's components ([`Rewarding`]) are added here, once the episode
+/// has ended.
 pub async fn play(
     kit: Arc<EpisodeKit>,
     planned: PlannedEpisode,
@@ -242,5 +248,12 @@ pub async fn play(
             seat,
         });
     }
-    driver.into_record()
+    let rewarding = driver.kit.rewarding.clone();
+    let scenario = driver.episode().scenario().clone();
+    let views = PerSeat::from_fn(|seat| driver.episode().view(seat).to_vec());
+    let mut record = driver.into_record()?;
+    if let Some(rewarding) = rewarding {
+        rewarding.apply(&mut record, &scenario, &views).await;
+    }
+    Ok(record)
 }

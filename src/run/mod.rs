@@ -8,6 +8,7 @@
 mod config;
 mod driver;
 mod plan;
+mod rewarding;
 mod summary;
 
 use std::collections::BTreeMap;
@@ -28,6 +29,7 @@ use crate::score::SeatCounts;
 pub use config::{ConfigError, FileConfig, RunFlags};
 pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer};
 pub use plan::{plan, without_done, PlannedEpisode};
+pub use rewarding::{rubric_source, Rewarding};
 pub use summary::{FamilyStats, RunStats};
 
 /// Everything a run needs, after the config file and the flags are merged.
@@ -280,8 +282,11 @@ pub fn build_kit<'a>(
         players: players.map(|_, p| SeatPlayer::Local(p.clone())),
         episode: options.episode.clone(),
         personas: options.personas.clone(),
-        rewards: options.rewards,
+        rewards: options.rewards.clone(),
         prompts,
+        rewarding: Rewarding::new(&options.rewards, &http)
+            .map_err(RunError::Options)?
+            .map(Arc::new),
     })
 }
 

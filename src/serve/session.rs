@@ -526,8 +526,9 @@ impl Hub {
             players: PerSeat::new(learner, opponent_player),
             episode: episode.clone(),
             personas: self.options.personas.clone(),
-            rewards: self.options.rewards,
+            rewards: self.options.rewards.clone(),
             prompts: self.options.prompts.clone(),
+            rewarding: None,
         }))
     }
 

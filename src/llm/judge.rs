@@ -1,0 +1,59 @@
+//! The judge's call: one chat completion per rendered rubric, at temperature 0 by default,
+//! retried like any call ([`LlmClient`]) and cached by the rendered rubric (the judged text and
+//! the rubric together), so a transcript judged once is never judged again in a run. Reading
+//! the verdict is `reward::judge`'s.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::client::{EndpointSettings, LlmClient, LlmError, SeedPolicy};
+use crate::cache::BoundedCache;
+use crate::reward::JudgeConfig;
+use crate::vocab::{Message, MessageRole};
+
+/// A judge endpoint with its verdict cache.
+#[derive(Debug)]
+pub struct JudgeClient {
+    client: LlmClient,
+    cache: BoundedCache<String, String>,
+    calls: AtomicU64,
+}
+
+impl JudgeClient {
+    pub fn new(http: reqwest::Client, config: &JudgeConfig) -> Result<JudgeClient, LlmError> {
+        let settings = EndpointSettings {
+            base_url: config.endpoint.clone(),
+            model: config.model.clone(),
+            temperature: Some(config.temperature),
+            max_tokens: config.max_tokens,
+            seed_policy: SeedPolicy::Fixed(0),
+            api_key_env: config.api_key_env.clone(),
+            timeout_s: config.timeout_s,
+            retries: config.retries,
+            backoff_s: config.backoff_s,
+            ..EndpointSettings::default()
+        };
+        Ok(JudgeClient {
+            client: LlmClient::new(http, settings)?,
+            cache: BoundedCache::new(config.cache),
+            calls: AtomicU64::new(0),
+        })
+    }
+
+    /// The judge's reply to `prompt` (sent as one user message), from the cache when this
+    /// prompt was judged before. Failures are not cached.
+    pub async fn reply(&self, prompt: &str) -> Result<String, LlmError> {
+        if let Some(reply) = self.cache.get(&prompt.to_string()) {
+            return Ok(reply);
+        }
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let messages = [Message::new(MessageRole::User, prompt)];
+        let reply = self.client.complete(&messages, 0).await?;
+        self.cache.insert(prompt.to_string(), reply.text.clone());
+        Ok(reply.text)
+    }
+
+    /// Calls made to the endpoint (cache misses).
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,67 @@
+//! The reward model's call: one POST of `reward::reward_model::request_body` to the configured
+//! URL, retried like any call ([`LlmClient::post_json`]: timeouts, 429 and 5xx with backoff)
+//! and cached by the request body. The answer is read by `reward::reward_model::read_score`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::client::{EndpointSettings, LlmClient, LlmError};
+use crate::cache::BoundedCache;
+use crate::reward::reward_model::{read_score, request_body};
+use crate::reward::RewardModelConfig;
+use crate::vocab::Message;
+
+/// A reward-model endpoint with its score cache.
+#[derive(Debug)]
+pub struct RewardModelClient {
+    client: LlmClient,
+    config: RewardModelConfig,
+    cache: BoundedCache<String, f64>,
+    calls: AtomicU64,
+}
+
+impl RewardModelClient {
+    pub fn new(
+        http: reqwest::Client,
+        config: &RewardModelConfig,
+    ) -> Result<RewardModelClient, LlmError> {
+        let settings = EndpointSettings {
+            base_url: config.url.clone(),
+            model: config.model.clone().unwrap_or_default(),
+            api_key_env: config.api_key_env.clone(),
+            timeout_s: config.timeout_s,
+            retries: config.retries,
+            backoff_s: config.backoff_s,
+            ..EndpointSettings::default()
+        };
+        Ok(RewardModelClient {
+            client: LlmClient::new(http, settings)?,
+            config: config.clone(),
+            cache: BoundedCache::new(config.cache),
+            calls: AtomicU64::new(0),
+        })
+    }
+
+    /// The reward of the conversation `messages`. An answer with no number in it is an error
+    /// like a failed call (never a 0).
+    pub async fn score(&self, messages: &[Message]) -> Result<f64, LlmError> {
+        let body = request_body(self.config.api, self.config.model.as_deref(), messages);
+        let key = body.to_string();
+        if let Some(score) = self.cache.get(&key) {
+            return Ok(score);
+        }
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let (bytes, _retries) = self.client.post_json(&self.config.url, &body).await?;
+        let score =
+            read_score(self.config.api, &bytes).map_err(|message| LlmError::BadResponse {
+                url: self.config.url.clone(),
+                message,
+            })?;
+        self.cache.insert(key, score);
+        Ok(score)
+    }
+
+    /// Calls made to the endpoint (cache misses).
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,167 @@
+//! The rewards that need a call: after an episode ends and before its record is written, the
+//! judge grades (and labels) each seat and the reward model scores each seat's conversation,
+//! both seats at once; the components land in `reward_parts`, the labels on the turns, what
+//! went wrong in `reward_issues`, and the totals are recombined. A failed or unreadable call
+//! never loses the episode: it is counted, and the record is written all the same.
+
+use std::path::Path;
+
+use crate::game::{Message, PerSeat, Seat};
+use crate::llm::{JudgeClient, LlmError, RewardModelClient};
+use crate::record::EpisodeRecord;
+use crate::reward::judge::{builtin_rubric, judge_input, parse_verdict, Rubric};
+use crate::reward::{issues, Component, JudgeConfig, RewardConfig};
+use crate::scenario::Scenario;
+
+/// The judge and reward-model clients of a run, with the config they serve.
+#[derive(Debug)]
+pub struct Rewarding {
+    config: RewardConfig,
+    judge: Option<(JudgeClient, Rubric)>,
+    reward_model: Option<RewardModelClient>,
+}
+
+/// The source of the rubric `judge.rubric` names: a built-in by name, else a template file.
+pub fn rubric_source(judge: &JudgeConfig) -> Result<String, String> {
+    if let Some(source) = builtin_rubric(&judge.rubric) {
+        return Ok(source.to_string());
+    }
+    std::fs::read_to_string(Path::new(&judge.rubric)).map_err(|e| {
+        format!(
+            "[rewards.judge] rubric `{}` is neither a built-in rubric (negotiation) nor a readable file: {e}",
+            judge.rubric
+        )
+    })
+}
+
+impl Rewarding {
+    /// The clients `config` needs; `None` when it uses neither a judge nor a reward model.
+    pub fn new(config: &RewardConfig, http: &reqwest::Client) -> Result<Option<Rewarding>, String> {
+        let judge = match &config.judge {
+            Some(j) if config.uses(Component::Judge) => {
+                let rubric = Rubric::new(rubric_source(j)?)
+                    .map_err(|e| format!("[rewards.judge] rubric `{}`: {e}", j.rubric))?;
+                let client = JudgeClient::new(http.clone(), j)
+                    .map_err(|e| format!("[rewards.judge]: {e}"))?;
+                Some((client, rubric))
+            }
+            _ => None,
+        };
+        let reward_model = match &config.reward_model {
+            Some(rm) if config.uses(Component::RewardModel) => Some(
+                RewardModelClient::new(http.clone(), rm)
+                    .map_err(|e| format!("[rewards.reward_model]: {e}"))?,
+            ),
+            _ => None,
+        };
+        if judge.is_none() && reward_model.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(Rewarding {
+            config: config.clone(),
+            judge,
+            reward_model,
+        }))
+    }
+
+    /// Calls made to the judge and the reward model so far (cache misses).
+    pub fn calls(&self) -> (u64, u64) {
+        (
+            self.judge.as_ref().map_or(0, |(j, _)| j.calls()),
+            self.reward_model.as_ref().map_or(0, |rm| rm.calls()),
+        )
+    }
+
+    /// Add the judge's and the reward model's components to `record` (an ended episode of
+    /// `scenario`; `views` are each seat's messages as it saw them).
+    pub async fn apply(
+        &self,
+        record: &mut EpisodeRecord,
+        scenario: &Scenario,
+        views: &PerSeat<Vec<Message>>,
+    ) {
+        let judged = futures_util::future::join(
+            self.judge_seat(record, scenario, Seat::Learner),
+            self.judge_seat(record, scenario, Seat::Opponent),
+        );
+        let scored = futures_util::future::join(
+            self.score_seat(&views.learner),
+            self.score_seat(&views.opponent),
+        );
+        let ((judge_l, judge_o), (rm_l, rm_o)) = futures_util::future::join(judged, scored).await;
+        for (seat, judged) in [(Seat::Learner, judge_l), (Seat::Opponent, judge_o)] {
+            match judged {
+                None => {}
+                Some(Judged::Score(score, labels)) => {
+                    record.reward_parts[seat].insert(Component::Judge.name().into(), score);
+                    for (k, labels) in labels {
+                        if let Some(turn) = record.turns.get_mut(k as usize - 1) {
+                            turn.labels = labels;
+                        }
+                    }
+                }
+                Some(Judged::Unreadable) => {
+                    record.reward_parts[seat].insert(Component::Judge.name().into(), 0.0);
+                    count(record, issues::JUDGE_UNREADABLE);
+                }
+                Some(Judged::Failed) => count(record, issues::JUDGE_FAILED),
+            }
+        }
+        for (seat, scored) in [(Seat::Learner, rm_l), (Seat::Opponent, rm_o)] {
+            match scored {
+                None => {}
+                Some(Ok(score)) => {
+                    record.reward_parts[seat].insert(Component::RewardModel.name().into(), score);
+                }
+                Some(Err(_)) => count(record, issues::REWARD_MODEL_FAILED),
+            }
+        }
+        record.recombine(&self.config);
+    }
+
+    async fn judge_seat(
+        &self,
+        record: &EpisodeRecord,
+        scenario: &Scenario,
+        seat: Seat,
+    ) -> Option<Judged> {
+        let (client, rubric) = self.judge.as_ref()?;
+        let labels = self
+            .config
+            .judge
+            .as_ref()
+            .map(|j| j.labels.clone())
+            .unwrap_or_default();
+        let input = judge_input(scenario, &record.setup, &record.turns, seat, &labels);
+        let Ok(prompt) = rubric.render(&input) else {
+            return Some(Judged::Failed);
+        };
+        let reply = match client.reply(&prompt).await {
+            Ok(reply) => reply,
+            Err(_) => return Some(Judged::Failed),
+        };
+        Some(match parse_verdict(&reply, &input.judged_turns, &labels) {
+            Ok(v) => Judged::Score(v.score, v.labels),
+            Err(_) => Judged::Unreadable,
+        })
+    }
+
+    async fn score_seat(&self, view: &[Message]) -> Option<Result<f64, LlmError>> {
+        let rm = self.reward_model.as_ref()?;
+        Some(rm.score(view).await)
+    }
+}
+
+/// What the judge made of one seat.
+enum Judged {
+    Score(
+        f64,
+        std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>>,
+    ),
+    Unreadable,
+    Failed,
+}
+
+fn count(record: &mut EpisodeRecord, issue: &str) {
+    *record.reward_issues.entry(issue.to_string()).or_insert(0) += 1;
+}
