@@ -2,12 +2,17 @@
 //! "model" is a concession negotiator that reads dealgym's prompts — for tests, benchmarks and
 //! the demo, over real HTTP, with no model needed.
 //!
+//! It also plays an LLM judge and a reward model (`judge.rs`): chat requests made from a
+//! built-in judge rubric get verdicts, and vLLM's `/pooling` and `/score` routes and a plain
+//! `/reward` route get rewards.
+//!
 //! Knobs inject what real endpoints do: latency (fixed plus random), 500s and 429s, hangs,
 //! unreadable bodies, garbage completions, `<think>` blocks or `reasoning_content`, and fake
 //! token ids and logprobs. Everything is deterministic given the mock's seed and the sequence
 //! of requests: the n-th arrival of the same request draws from the RNG seeded by
 //! (mock seed, request, n), so a retried request can succeed where the first try failed.
 
+mod judge;
 mod negotiator;
 mod tokens;
 
@@ -31,6 +36,7 @@ use crate::agents::Tactic;
 use crate::cache::BoundedCache;
 use crate::game::{mix, Message};
 
+pub use judge::{conversation_reward, is_judge_request, verdict, UNREADABLE_VERDICT};
 pub use negotiator::{read_prompt, respond, respond_with, ReadGame, Reading};
 pub use tokens::{detokenize, render, tokenize, MockTemplate};
 
@@ -92,6 +98,12 @@ pub struct MockConfig {
     /// How the mock negotiator concedes: boulware, linear or conceder.
     #[arg(long, default_value = "linear", value_parser = parse_tactic)]
     pub tactic: Tactic,
+    /// Share of judge requests answered with prose that is not a verdict.
+    #[arg(long, default_value_t = 0.0)]
+    pub judge_unreadable_rate: f64,
+    /// Share of reward-model requests (/pooling, /score, /reward) answered with HTTP 500.
+    #[arg(long, default_value_t = 0.0)]
+    pub reward_model_error_rate: f64,
     /// Keep every request body (for tests that inspect what the endpoint received).
     #[arg(skip)]
     pub record_requests: bool,
@@ -117,6 +129,10 @@ pub struct MockStats {
     pub hangs: AtomicU64,
     pub malformed: AtomicU64,
     pub garbage: AtomicU64,
+    /// Chat requests made from a judge rubric (also counted in `requests`).
+    pub judge_requests: AtomicU64,
+    /// Requests to the reward-model routes (not counted in `requests`).
+    pub reward_model_requests: AtomicU64,
     /// `{"authorization": header, "body": request}` per request, when `record_requests` is on.
     pub bodies: Mutex<Vec<serde_json::Value>>,
 }
@@ -184,6 +200,11 @@ fn router(config: MockConfig, stats: Arc<MockStats>) -> Router {
         .route("/completion", post(tokens::completion_route))
         .route("/tokenize", post(tokens::tokenize_route))
         .route("/apply-template", post(tokens::apply_template_route))
+        .route("/pooling", post(judge::pooling_route))
+        .route("/v1/pooling", post(judge::pooling_route))
+        .route("/score", post(judge::score_route))
+        .route("/v1/score", post(judge::score_route))
+        .route("/reward", post(judge::plain_route))
         .route("/health", get(|| async { "ok" }))
         .with_state(state)
 }
@@ -246,16 +267,7 @@ async fn chat(
         }
     }
     let key = fnv(&body);
-    let arrival = {
-        let mut arrivals = state.arrivals.lock().unwrap_or_else(|e| e.into_inner());
-        if arrivals.len() > 100_000 {
-            arrivals.clear();
-        }
-        let n = arrivals.entry(key).or_insert(0);
-        *n += 1;
-        *n
-    };
-    let mut rng = ChaCha8Rng::seed_from_u64(mix(&[config.seed, key, arrival]));
+    let (arrival, mut rng) = arrival(&state, &body);
     let latency = config.latency_ms
         + if config.jitter_ms > 0 {
             rng.random_range(0..=config.jitter_ms)
@@ -296,7 +308,18 @@ async fn chat(
         stats.malformed.fetch_add(1, Ordering::Relaxed);
         return (StatusCode::OK, "{\"choices\": [ this is not json").into_response();
     }
-    let mut content = if garbage {
+    let judging = judge::is_judge_request(&parsed.messages);
+    if judging {
+        stats.judge_requests.fetch_add(1, Ordering::Relaxed);
+    }
+    let mut content = if judging {
+        let prompt: Vec<&str> = parsed.messages.iter().map(|m| m.content.as_str()).collect();
+        if rng.random::<f64>() < config.judge_unreadable_rate {
+            judge::UNREADABLE_VERDICT.to_string()
+        } else {
+            judge::verdict(&prompt.join("\n"))
+        }
+    } else if garbage {
         stats.garbage.fetch_add(1, Ordering::Relaxed);
         "Sure! As an AI language model I would be happy to help you negotiate.".to_string()
     } else {
@@ -358,6 +381,29 @@ async fn chat(
             .collect::<Vec<_>>());
     }
     Json(response).into_response()
+}
+
+/// How many times this exact body has arrived (1 for the first) and the RNG for this
+/// arrival, seeded by (mock seed, body, arrival): a retried request draws afresh.
+fn arrival(state: &AppState, body: &[u8]) -> (u64, ChaCha8Rng) {
+    let key = fnv(body);
+    let n = {
+        let mut arrivals = state.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+        if arrivals.len() > 100_000 {
+            arrivals.clear();
+        }
+        let n = arrivals.entry(key).or_insert(0);
+        *n += 1;
+        *n
+    };
+    (
+        n,
+        ChaCha8Rng::seed_from_u64(mix(&[state.config.seed, key, n])),
+    )
+}
+
+fn arrival_rng(state: &AppState, body: &[u8]) -> ChaCha8Rng {
+    arrival(state, body).1
 }
 
 /// The reading of the chat's system prompt, from the cache when this seat was seen before.
