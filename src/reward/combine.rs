@@ -266,7 +266,8 @@ mod tests {
         let l = &r.parts.learner;
         assert!(close(l["terminal"], 23.0 / 36.0));
         assert_eq!(l["rules"], -0.5);
-        let want = 23.0 / 36.0 + 0.5 * 1.0 + 0.5 * -1.0 + (46.0 / 36.0 - 0.5) - 0.5;
+        // format 0.5 · 1, length 0.5 · (−1), points 1 · (46/36 − 0.5), rules −0.5.
+        let want = 23.0 / 36.0 + 0.5 - 0.5 + (46.0 / 36.0 - 0.5) - 0.5;
         assert!(
             close(r.total.learner, want),
             "{} vs {want}",
