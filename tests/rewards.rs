@@ -204,6 +204,10 @@ async fn judge_reward_model_and_rules_land_in_the_record_and_the_caches_save_cal
         }
         assert_eq!(r.reward_parts.learner["rules"], -0.25);
         assert_eq!(r.reward_parts.opponent["rules"], 0.0);
+        assert!(
+            r.reward_parts.opponent["rules"].is_sign_positive(),
+            "0, not -0"
+        );
         // Each turn labelled by its seat's judge, from the set.
         for t in &r.turns {
             let label = &t.labels["strategy"];

@@ -213,7 +213,7 @@ async fn branch_one(
         }
         .into());
     }
-    let mut branched = driver.into_record()?;
+    let mut branched = driver.into_rewarded_record().await?;
     branched.episode_id = format!("{group}-m{member}");
     branched.group_id = group;
     branched.parent = Some(Parent {

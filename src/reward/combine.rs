@@ -31,18 +31,17 @@ pub fn enhance(primary: f64, auxiliary: f64, n: f64) -> f64 {
 pub fn total(parts: &BTreeMap<String, f64>, config: &RewardConfig) -> f64 {
     let part = |c: Component| parts.get(c.name()).copied().unwrap_or(0.0);
     match config.combine {
+        // Folded from +0.0: `Sum` for f64 starts at −0.0, which a record would show as "-0.0".
         Combine::Sum => config
             .components()
             .into_iter()
-            .map(|c| config.weight(c) * part(c))
-            .sum(),
+            .fold(0.0, |acc, c| acc + config.weight(c) * part(c)),
         Combine::Enhance => {
             let e = &config.enhance;
             let aux = e
                 .auxiliary
                 .iter()
-                .map(|c| config.weight(*c) * part(*c))
-                .sum();
+                .fold(0.0, |acc, c| acc + config.weight(*c) * part(*c));
             enhance(part(e.primary), aux, e.n)
         }
     }
@@ -96,8 +95,7 @@ pub fn episode_rewards(
                     .iter()
                     .flat_map(|s| s.iter())
                     .filter(|(k, _)| k.starts_with("rule:"))
-                    .map(|(_, v)| v)
-                    .sum(),
+                    .fold(0.0, |acc, (_, v)| acc + v),
                 c if c.is_per_turn() => {
                     let values: Vec<f64> = mine
                         .iter()
@@ -277,6 +275,10 @@ mod tests {
         let want = 19.0 / 36.0 + 0.5 + 0.5 + (38.0 / 36.0 - 0.5);
         assert!(close(r.total.opponent, want));
         assert_eq!(r.parts.opponent["rules"], 0.0);
+        assert!(
+            r.parts.opponent["rules"].is_sign_positive(),
+            "no rule matched: 0, not -0"
+        );
         // The terminal reward alone: no parts, no signals, the total is the terminal reward.
         let plain = episode_rewards(&s, e.setup(), e.turns(), &outcome, &RewardConfig::default());
         assert!(plain.parts.learner.is_empty() && plain.turns[0].is_empty());

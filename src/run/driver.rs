@@ -225,6 +225,20 @@ impl Driver {
             .ok_or(EpisodeError::NotEnded { scenario })
     }
 
+    /// The record of the ended episode with the judge's and the reward model's components
+    /// added ([`Rewarding`]), when the kit has them: what every in-process episode ends with.
+    /// Without them this is [`into_record`](Self::into_record).
+    pub async fn into_rewarded_record(self) -> Result<EpisodeRecord, EpisodeError> {
+        let Some(rewarding) = self.kit.rewarding.clone() else {
+            return self.into_record();
+        };
+        let scenario = self.episode.scenario().clone();
+        let views = PerSeat::from_fn(|seat| self.episode.view(seat).to_vec());
+        let mut record = self.into_record()?;
+        rewarding.apply(&mut record, &scenario, &views).await;
+        Ok(record)
+    }
+
     fn game_error(&self, source: GameError) -> EpisodeError {
         EpisodeError::Game {
             scenario: self.episode.scenario().id.clone(),
@@ -248,12 +262,5 @@ pub async fn play(
             seat,
         });
     }
-    let rewarding = driver.kit.rewarding.clone();
-    let scenario = driver.episode().scenario().clone();
-    let views = PerSeat::from_fn(|seat| driver.episode().view(seat).to_vec());
-    let mut record = driver.into_record()?;
-    if let Some(rewarding) = rewarding {
-        rewarding.apply(&mut record, &scenario, &views).await;
-    }
-    Ok(record)
+    driver.into_rewarded_record().await
 }

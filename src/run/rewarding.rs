@@ -95,7 +95,8 @@ impl Rewarding {
                 Some(Judged::Score(score, labels)) => {
                     record.reward_parts[seat].insert(Component::Judge.name().into(), score);
                     for (k, labels) in labels {
-                        if let Some(turn) = record.turns.get_mut(k as usize - 1) {
+                        let index = (k as usize).checked_sub(1);
+                        if let Some(turn) = index.and_then(|i| record.turns.get_mut(i)) {
                             turn.labels = labels;
                         }
                     }
