@@ -19,6 +19,8 @@ pub struct JudgeClient {
 }
 
 impl JudgeClient {
+    /// A client for the judge `config` describes; the API key is read now (an unset variable
+    /// is an error here, not at the first call).
     pub fn new(http: reqwest::Client, config: &JudgeConfig) -> Result<JudgeClient, LlmError> {
         let settings = EndpointSettings {
             base_url: config.endpoint.clone(),

@@ -20,6 +20,7 @@ pub struct RewardModelClient {
 }
 
 impl RewardModelClient {
+    /// A client for the reward model `config` describes; the API key is read now.
     pub fn new(
         http: reqwest::Client,
         config: &RewardModelConfig,

@@ -313,6 +313,20 @@ impl fmt::Debug for RewardConfig {
 }
 
 impl RewardConfig {
+    /// What a run id folds in of the rewards: this config as [`Debug`](fmt::Debug) prints it,
+    /// without the judge's and the reward model's URLs — like a player's, the same model behind
+    /// another port is the same run.
+    pub fn identity(&self) -> String {
+        let mut c = self.clone();
+        if let Some(judge) = &mut c.judge {
+            judge.endpoint.clear();
+        }
+        if let Some(rm) = &mut c.reward_model {
+            rm.url.clear();
+        }
+        format!("{c:?}")
+    }
+
     /// The components that make the total: the weighted names (`sum`), or the primary and the
     /// auxiliaries (`enhance`).
     pub fn components(&self) -> BTreeSet<Component> {
@@ -325,6 +339,7 @@ impl RewardConfig {
         }
     }
 
+    /// Whether `component` counts in the total (and so is computed and recorded).
     pub fn uses(&self, component: Component) -> bool {
         self.components().contains(&component)
     }
@@ -493,6 +508,23 @@ mod tests {
         let c = parse("[weights]\nterminal = 1.0\nformat = 0.1").unwrap();
         assert!(!c.is_terminal_only());
         assert!(format!("{c:?}").contains("weights"));
+        assert_eq!(
+            RewardConfig::default().identity(),
+            format!("{:?}", RewardConfig::default())
+        );
+    }
+
+    #[test]
+    fn the_identity_leaves_endpoint_urls_out() {
+        let at = |port: u16| {
+            parse(&format!(
+                "[weights]\njudge = 1.0\n[judge]\nendpoint = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\""
+            ))
+            .unwrap()
+        };
+        assert_eq!(at(8000).identity(), at(9000).identity());
+        assert!(at(8000).identity().contains("judge"));
+        assert_ne!(format!("{:?}", at(8000)), format!("{:?}", at(9000)));
     }
 
     #[test]

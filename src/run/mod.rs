@@ -187,11 +187,11 @@ fn run_id<'a>(
 ) -> String {
     let mut words = vec![options.seed, u64::from(options.group_size)];
     let mut text = format!(
-        "{}|{}|{:?}|{:?}",
+        "{}|{}|{:?}|{}",
         players.learner.identity(),
         players.opponent.identity(),
         options.episode,
-        options.rewards
+        options.rewards.identity()
     );
     for word in identity {
         text.push('|');

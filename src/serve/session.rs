@@ -511,10 +511,10 @@ impl Hub {
             SeatPlayer::External { spec, .. } => spec.clone(),
         };
         let key = format!(
-            "{}|{}|{episode:?}|{:?}",
+            "{}|{}|{episode:?}|{}",
             identity(&learner),
             identity(&opponent_player),
-            self.options.rewards
+            self.options.rewards.identity()
         );
         let words: Vec<u64> = key
             .as_bytes()
