@@ -374,18 +374,27 @@ mod tests {
             -0.5
         ));
         // Job: the worker asks salary 35 at Google: 100·(0.6·0.5 + 0.2·1) = 50 of 80 → ρ
-        // 0.625 → 0.75.
+        // 0.625 → 0.75. The recruiter accepts: 100·(0.5·15/30 + 0.5·0) = 25 of 100 → ρ 0.25
+        // → 0.0.
         let s = job();
         let e = play(
             &s,
             learner_first_as(&s, Role::Worker),
-            &[turn(
-                "Fair?",
-                "[SUBMIT_DEAL] salary:35 company:Google position:Engineer holiday:2",
-            )],
+            &[
+                turn(
+                    "Fair?",
+                    "[SUBMIT_DEAL] salary:35 company:Google position:Engineer holiday:2",
+                ),
+                turn("Agreed.", "[ACCEPT_DEAL]"),
+            ],
         );
         let signals = turn_signals(&s, e.setup(), e.turns(), &with(&[Component::Points]));
         assert!(close(signals[0]["points"], 0.75));
+        assert!(close(signals[1]["points"], 0.0));
+        assert_eq!(
+            points_reward(&s, Role::Recruiter, Some(&Action::WalkAway), None),
+            -1.0
+        );
     }
 
     #[test]
