@@ -231,7 +231,7 @@ pub async fn run(
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
     let planned = plan(&scenarios, options.seed, options.group_size);
     let planned_count = planned.len();
-    let todo = without_done(planned, &existing.episode_ids);
+    let todo = without_done(planned, &existing.episode_ids_of(&kit.run_id));
     let skipped = planned_count - todo.len();
     let bar = progress_bar(options.progress, todo.len());
     let (stats, interrupted) = execute(
