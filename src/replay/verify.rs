@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::scenarios::{FindError, ScenarioSource};
 use super::{load_prompts, Error, Located, Records};
-use crate::game::{OutcomeKind, PerSeat, Prompts};
+use crate::game::{OutcomeKind, PerSeat, Prompts, Seat};
 use crate::record::{EpisodeRecord, PlayerInfo, RecordMeta, ReplayError};
 use crate::reward::RewardConfig;
 use crate::scenario::Scenario;
@@ -269,6 +269,9 @@ pub fn check_record(
     rebuilt.prompts_digest = record.prompts_digest;
     rebuilt.prompt_overrides = record.prompt_overrides.clone();
     rebuilt.parent = record.parent.clone();
+    for seat in Seat::BOTH {
+        rebuilt.seats[seat].name = record.seats[seat].name.clone();
+    }
     diff_records(&recorded, &json(&rebuilt), &mut differences);
     Ok(differences)
 }

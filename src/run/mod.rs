@@ -26,7 +26,7 @@ use crate::scenario::{load_scenarios, LoadOptions, Scenario, ScenarioError};
 use crate::score::SeatCounts;
 
 pub use config::{ConfigError, FileConfig, RunFlags};
-pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer};
+pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer, Seating};
 pub use plan::{plan, without_done, PlannedEpisode};
 pub use summary::{FamilyStats, RunStats};
 
@@ -282,6 +282,7 @@ pub fn build_kit<'a>(
         personas: options.personas.clone(),
         rewards: options.rewards,
         prompts,
+        seating: Seating::default(),
     })
 }
 

@@ -20,7 +20,7 @@ use crate::game::{
 };
 use crate::llm::{EndpointSettings, LlmClient, NextPrompt, TokenApi};
 use crate::record::{EpisodeRecord, RecordWriter};
-use crate::run::{Driver, EpisodeKit, PlannedEpisode, SeatPlayer};
+use crate::run::{Driver, EpisodeKit, PlannedEpisode, SeatPlayer, Seating};
 use crate::scenario::{Family, Role, Scenario};
 use crate::vocab::TurnTokens;
 
@@ -528,6 +528,7 @@ impl Hub {
             personas: self.options.personas.clone(),
             rewards: self.options.rewards,
             prompts: self.options.prompts.clone(),
+            seating: Seating::default(),
         }))
     }
 
