@@ -7,6 +7,7 @@ use super::grid::{pairings, parse_entrant};
 use super::{EvalError, EvalOptions};
 use crate::game::FirstMover;
 use crate::run::{FileConfig, RunOptions};
+use crate::scenario::Role;
 
 /// The flags of `dealgym eval`.
 #[derive(Debug, Clone, clap::Args)]
@@ -50,6 +51,10 @@ pub struct EvalFlags {
     /// (default: the config's, else 1).
     #[arg(long)]
     pub group_size: Option<u32>,
+    /// The learner's role (buyer, seller, agent_1, agent_2, worker, recruiter; default: the
+    /// family's). With --swap-seats, every setup is also played in the other role.
+    #[arg(long)]
+    pub learner_role: Option<Role>,
     /// Who moves first: learner, opponent or random (drawn per group; the default).
     #[arg(long)]
     pub first_mover: Option<FirstMover>,
@@ -91,6 +96,9 @@ impl EvalFlags {
         run.concurrency = self.concurrency.unwrap_or(run.concurrency);
         run.group_size = self.group_size.unwrap_or(run.group_size);
         run.resume = self.resume;
+        if let Some(role) = self.learner_role {
+            run.episode.learner_role = Some(role);
+        }
         if let Some(first) = self.first_mover {
             run.episode.first_mover = first;
         }
