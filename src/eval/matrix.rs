@@ -139,6 +139,11 @@ mod tests {
         m.add(&episode("b", "x", Some(80)));
         let mut unnamed = episode("b", "x", Some(80));
         unnamed.seats.learner.name = None;
+        let seat = serde_json::to_value(&unnamed.seats.learner).unwrap();
+        assert!(
+            seat.get("name").is_none(),
+            "a run's record has no name key: {seat}"
+        );
         m.add(&unnamed);
 
         let cells = m.cells(None);

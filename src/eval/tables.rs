@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use super::matrix::{Cell, CrossPlay};
 use crate::digest::Fnv1a64;
-use crate::game::Seat;
+use crate::game::{OutcomeKind, Seat};
 use crate::record::EpisodeRecord;
 use crate::score::{Comparisons, Estimate, Rating};
 
@@ -35,7 +35,7 @@ impl EvalTables {
         self.matrix.add(record);
         self.learners
             .insert(record.player_name(Seat::Learner).to_string());
-        if record.kind() == crate::game::OutcomeKind::Error {
+        if record.kind() == OutcomeKind::Error {
             return;
         }
         for seat in Seat::BOTH {
