@@ -6,8 +6,9 @@
 //! [`score`] (outcome metrics), [`reward`] (reward designs) and [`record`] (the episode log, its
 //! reader and writer, and exact replay; [`digest`] fingerprints what replay must match).
 //! [`llm`], [`agents`], [`run`] and [`mock`] play episodes against real endpoints; [`replay`]
-//! verifies, rescores, renders and branches recorded episodes, and [`export`] turns them into
-//! trainer data.
+//! verifies, rescores, renders and branches recorded episodes, [`export`] turns them into
+//! trainer data, and [`eval`] plays named players against each other into a cross-play matrix
+//! and ratings.
 //!
 //! The grammar in one example: a completion is read tolerantly, and the move is re-rendered
 //! canonically for the counterpart, flipped to its side.
@@ -31,6 +32,7 @@ pub mod agents;
 pub mod cache;
 pub mod demo;
 pub mod digest;
+pub mod eval;
 pub mod export;
 #[doc(hidden)]
 pub mod fixtures;

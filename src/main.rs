@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
 use dealgym::demo::{demo, DemoOptions};
+use dealgym::eval::{eval, EvalFlags};
 use dealgym::export::{export_to, ExportError, ExportFlags};
 use dealgym::mock::MockConfig;
 use dealgym::replay::{self, ReplayFlags};
@@ -29,6 +30,9 @@ struct Cli {
 enum Command {
     /// Play episodes between a learner and an opponent and write one JSON line per episode.
     Run(RunFlags),
+    /// Play named players against named opponents (or each other) on the same setups; print
+    /// the cross-play matrix and Bradley–Terry ratings.
+    Eval(EvalFlags),
     /// A short run of every family against the built-in mock endpoint; no setup needed.
     Demo {
         /// Scenarios per family.
@@ -87,6 +91,7 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => runtime()?.block_on(run_command(args)),
+        Command::Eval(flags) => runtime()?.block_on(eval_command(flags)),
         Command::Demo {
             per_family,
             out,
@@ -226,6 +231,42 @@ async fn run_command(flags: RunFlags) -> Result<()> {
             .write_json(path)
             .with_context(|| format!("writing the summary to {}", path.display()))?;
     }
+    if summary.interrupted {
+        std::process::exit(130);
+    }
+    Ok(())
+}
+
+async fn eval_command(flags: EvalFlags) -> Result<()> {
+    let options = flags.options()?;
+    let summary = eval(&options, ctrl_c()).await?;
+    print!("{}", summary.tables.markdown());
+    let out = &options.run.out;
+    if summary.repaired_last_line {
+        eprintln!(
+            "repaired: removed a cut-off last line from {}",
+            out.display()
+        );
+    }
+    if let Some(path) = &flags.summary_json {
+        let text = format!("{}\n", summary.tables.json());
+        std::fs::write(path, text)
+            .with_context(|| format!("writing the summary to {}", path.display()))?;
+    }
+    let interrupted = if summary.interrupted {
+        "; interrupted — rerun with --resume to finish"
+    } else {
+        ""
+    };
+    eprintln!(
+        "{} pairings: {} episodes written to {} ({} planned, {} already there){interrupted}",
+        summary.runs.len(),
+        summary.written,
+        out.display(),
+        summary.planned,
+        summary.skipped,
+    );
+    eprintln!("{:.1} s", summary.elapsed.as_secs_f64());
     if summary.interrupted {
         std::process::exit(130);
     }

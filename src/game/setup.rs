@@ -246,6 +246,22 @@ impl Setup {
     pub fn seat_of(&self, role: Role) -> Option<Seat> {
         Seat::BOTH.into_iter().find(|s| self.seats[*s].role == role)
     }
+
+    /// The same setup with the seats' roles exchanged (`eval --swap-seats`): each seat takes
+    /// the other's role, and its regulation floor is recomputed for its new role (the floor is
+    /// a role's, with the `floor_fraction` the setup was drawn with). Everything that belongs
+    /// to a seat stays with it — whether it is regulated, its turn format, its persona — and
+    /// so do the first mover (a seat), the rules and the no-deal value.
+    pub fn with_roles_exchanged(&self, scenario: &Scenario, floor_fraction: Option<f64>) -> Setup {
+        let mut swapped = self.clone();
+        for seat in Seat::BOTH {
+            let role = self.seats[seat.other()].role;
+            swapped.seats[seat].role = role;
+            swapped.seats[seat].floor =
+                regulation_floor(scenario, role, self.no_deal_value, floor_fraction);
+        }
+        swapped
+    }
 }
 
 /// The least utility a regulated seat may agree to (DESIGN §4, "Regulation"): on price tasks,
@@ -263,5 +279,72 @@ pub fn regulation_floor(
             Some(f) => no_deal_value.max(f * scenario.max_utility(role)),
             None => no_deal_value,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{job, price, setup_with};
+
+    #[test]
+    fn exchanging_roles_keeps_everything_of_the_seats_but_their_roles_and_floors() {
+        let s = price();
+        let config = EpisodeConfig {
+            regulate_learner: true,
+            first_mover: FirstMover::Opponent,
+            ..EpisodeConfig::default()
+        };
+        let mut setup = setup_with(&s, &config);
+        setup.seats.learner.persona = Some(Persona {
+            name: "calm".into(),
+            text: "Stay calm.".into(),
+        });
+        let swapped = setup.with_roles_exchanged(&s, None);
+        assert_eq!(setup.seats.learner.role, Role::Buyer);
+        assert_eq!(swapped.seats.learner.role, Role::Seller);
+        assert_eq!(swapped.seats.opponent.role, Role::Buyer);
+        assert_eq!(swapped.seat_of(Role::Buyer), Some(Seat::Opponent));
+        assert!(swapped.seats.learner.regulated && swapped.seats.opponent.regulated);
+        assert_eq!(swapped.seats.learner.persona, setup.seats.learner.persona);
+        assert_eq!(swapped.first_mover, Seat::Opponent);
+        assert_eq!(swapped.rules, setup.rules);
+        assert_eq!(
+            swapped.with_roles_exchanged(&s, None),
+            setup,
+            "twice is the original"
+        );
+    }
+
+    #[test]
+    fn an_exchanged_floor_is_the_new_roles_floor() {
+        // Job interview: the worker's best is 80, the recruiter's 100; with floors at half the
+        // maximum utility they are 40 and 50, and they follow the roles, not the seats.
+        let s = job();
+        let config = EpisodeConfig {
+            learner_role: Some(Role::Worker),
+            regulate_learner: true,
+            floor_fraction: Some(0.5),
+            ..EpisodeConfig::default()
+        };
+        let setup = setup_with(&s, &config);
+        assert_eq!(
+            (setup.seats.learner.floor, setup.seats.opponent.floor),
+            (40.0, 50.0)
+        );
+        let swapped = setup.with_roles_exchanged(&s, config.floor_fraction);
+        assert_eq!(swapped.seats.learner.role, Role::Recruiter);
+        assert_eq!(
+            (swapped.seats.learner.floor, swapped.seats.opponent.floor),
+            (50.0, 40.0)
+        );
+        // Without a fraction the floor is the no-deal value, whatever the role.
+        let plain = setup_with(&s, &EpisodeConfig::default());
+        let swapped = plain.with_roles_exchanged(&s, None);
+        assert_eq!(
+            (swapped.seats.learner.floor, swapped.seats.opponent.floor),
+            (0.0, 0.0)
+        );
+        assert_eq!(swapped.no_deal_value, plain.no_deal_value);
     }
 }

@@ -104,6 +104,10 @@ pub struct SeatRecord {
     pub role: Role,
     /// The player spec with any secret removed.
     pub player: String,
+    /// The name the seat's player was given in an eval (`--player NAME=SPEC`), which tables
+    /// group by (falling back to `player`). Absent from plain runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,6 +184,7 @@ impl EpisodeRecord {
         let seats = PerSeat::from_fn(|seat| SeatRecord {
             role: setup.seats[seat].role,
             player: meta.players[seat].spec.clone(),
+            name: None,
             model: meta.players[seat].model.clone(),
             persona: setup.seats[seat].persona.as_ref().map(|p| p.name.clone()),
             regulated: setup.seats[seat].regulated,
@@ -243,6 +248,12 @@ impl EpisodeRecord {
 
     pub fn kind(&self) -> OutcomeKind {
         self.outcome.outcome.kind
+    }
+
+    /// Who played `seat`, as tables name it: its eval name, else its player spec.
+    pub fn player_name(&self, seat: Seat) -> &str {
+        let s = &self.seats[seat];
+        s.name.as_deref().unwrap_or(&s.player)
     }
 
     /// The completions in the order they were played, to rebuild the episode.

@@ -1,9 +1,10 @@
 //! Writing a record file: one whole line per ended episode, appended and flushed as soon as it
 //! ends, so a killed run leaves at most one cut-off last line. Before a run appends, the file
 //! is scanned (through [`RecordReader`]) for the episodes already there, a cut-off last line is
-//! repaired, and a file of another run is refused.
+//! repaired, and a file of another run is refused. An episode is known by (run id, episode id):
+//! a run's file holds one run, an eval's file one run per pairing ([`RecordWriter::open_runs`]).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -31,19 +32,49 @@ pub enum WriteError {
         found: String,
         expected: String,
     },
+    #[error("{file} holds episodes of run {found}, which is none of the {runs} runs of this eval: resume with the same scenarios, players, seats and seed, or write to another file")]
+    NotOfEval {
+        file: String,
+        found: String,
+        runs: usize,
+    },
     #[error("{file} already holds {episodes} episodes: pass --resume to continue that run, or choose another --out")]
     Exists { file: String, episodes: usize },
     #[error("cannot encode a record: {0}")]
     Encode(String),
 }
 
-/// What a previous run left in the file.
+/// What a previous run (or eval) left in the file.
 #[derive(Debug, Default)]
 pub struct Existing {
-    pub episode_ids: HashSet<String>,
-    pub run_id: Option<String>,
+    /// The episode ids already written, per run id.
+    pub runs: BTreeMap<String, HashSet<String>>,
+    /// The run ids in the order their first episode appears in the file.
+    pub run_order: Vec<String>,
     /// A cut-off last line was found (and removed, when repairing).
     pub repaired: bool,
+}
+
+impl Existing {
+    /// Episodes in the file (distinct (run id, episode id) pairs).
+    pub fn episodes(&self) -> usize {
+        self.runs.values().map(HashSet::len).sum()
+    }
+
+    /// The file holds no episode.
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// The episode ids of run `run_id` already written (none if the run is not in the file).
+    pub fn episode_ids_of(&self, run_id: &str) -> HashSet<String> {
+        self.runs.get(run_id).cloned().unwrap_or_default()
+    }
+
+    /// The first run of the file (in file order) that `expected` does not name.
+    fn first_other_run(&self, expected: impl Fn(&str) -> bool) -> Option<&String> {
+        self.run_order.iter().find(|id| !expected(id))
+    }
 }
 
 /// The part of a record the scan needs.
@@ -76,8 +107,14 @@ pub fn scan_existing(path: &Path, repair: bool) -> Result<Existing, WriteError> 
             let line = line.map_err(WriteError::Read)?;
             match line.value {
                 Ok(ids) if line.terminated => {
-                    existing.run_id.get_or_insert(ids.run_id);
-                    existing.episode_ids.insert(ids.episode_id);
+                    if !existing.runs.contains_key(&ids.run_id) {
+                        existing.run_order.push(ids.run_id.clone());
+                    }
+                    existing
+                        .runs
+                        .entry(ids.run_id)
+                        .or_default()
+                        .insert(ids.episode_id);
                     good_end = line.end;
                 }
                 // A last line without its newline, or one that does not parse: an interrupted
@@ -98,6 +135,21 @@ pub fn scan_existing(path: &Path, repair: bool) -> Result<Existing, WriteError> 
     Ok(existing)
 }
 
+/// Without `resume`, a file that holds episodes (or a cut-off line) is refused.
+fn refuse_unless_resuming(
+    path: &Path,
+    existing: &Existing,
+    resume: bool,
+) -> Result<(), WriteError> {
+    if !resume && (!existing.is_empty() || existing.repaired) {
+        return Err(WriteError::Exists {
+            file: path.display().to_string(),
+            episodes: existing.episodes(),
+        });
+    }
+    Ok(())
+}
+
 /// Appends one record per line; each line is written whole with one `write_all` and flushed.
 pub struct RecordWriter {
     file: File,
@@ -116,17 +168,31 @@ impl RecordWriter {
         resume: bool,
     ) -> Result<(RecordWriter, Existing), WriteError> {
         let existing = scan_existing(path, resume)?;
-        if !resume && (!existing.episode_ids.is_empty() || existing.repaired) {
-            return Err(WriteError::Exists {
-                file: path.display().to_string(),
-                episodes: existing.episode_ids.len(),
-            });
-        }
-        if let Some(found) = existing.run_id.as_ref().filter(|found| *found != run_id) {
+        refuse_unless_resuming(path, &existing, resume)?;
+        if let Some(found) = existing.first_other_run(|id| id == run_id) {
             return Err(WriteError::OtherRun {
                 file: path.display().to_string(),
                 found: found.clone(),
                 expected: run_id.to_string(),
+            });
+        }
+        Ok((RecordWriter::append(path)?, existing))
+    }
+
+    /// [`RecordWriter::open_run`] for an eval, whose one file holds one run per pairing: a
+    /// file holding an episode of a run not in `run_ids` is refused.
+    pub fn open_runs(
+        path: &Path,
+        run_ids: &HashSet<String>,
+        resume: bool,
+    ) -> Result<(RecordWriter, Existing), WriteError> {
+        let existing = scan_existing(path, resume)?;
+        refuse_unless_resuming(path, &existing, resume)?;
+        if let Some(found) = existing.first_other_run(|id| run_ids.contains(id)) {
+            return Err(WriteError::NotOfEval {
+                file: path.display().to_string(),
+                found: found.clone(),
+                runs: run_ids.len(),
             });
         }
         Ok((RecordWriter::append(path)?, existing))
@@ -202,8 +268,8 @@ mod tests {
             "left alone"
         );
         let seen = scan_existing(&path, true).unwrap();
-        assert_eq!(seen.episode_ids.len(), 2);
-        assert_eq!(seen.run_id.as_deref(), Some("r1"));
+        assert_eq!(seen.episodes(), 2);
+        assert_eq!(seen.run_order, ["r1"]);
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             format!("{A}\n{B}\n")
@@ -215,7 +281,7 @@ mod tests {
         let path = file("nonl", &format!("{A}\n{B}"));
         let seen = scan_existing(&path, true).unwrap();
         assert_eq!(
-            seen.episode_ids.len(),
+            seen.episodes(),
             1,
             "it may be a prefix of a longer line: rerun it"
         );
@@ -236,11 +302,46 @@ mod tests {
             "{err}"
         );
         let (writer, existing) = RecordWriter::open_run(&path, "r1", true).unwrap();
-        assert_eq!((writer.written(), existing.episode_ids.len()), (0, 2));
+        assert_eq!((writer.written(), existing.episodes()), (0, 2));
         let fresh = path.with_file_name("fresh.jsonl");
         let _ = std::fs::remove_file(&fresh);
         let (_, existing) = RecordWriter::open_run(&fresh, "r1", false).unwrap();
-        assert!(existing.episode_ids.is_empty() && fresh.exists());
+        assert!(existing.is_empty() && fresh.exists());
+    }
+
+    #[test]
+    fn an_eval_file_keys_episodes_by_run_and_refuses_a_run_not_of_the_eval() {
+        const C: &str = r#"{"run_id":"r2","episode_id":"g0-m0"}"#;
+        let path = file("eval", &format!("{A}\n{C}\n{B}\n"));
+        let seen = scan_existing(&path, false).unwrap();
+        assert_eq!(seen.episodes(), 3, "g0-m0 of r1 and of r2 are two episodes");
+        assert_eq!(seen.run_order, ["r1", "r2"]);
+        assert_eq!(seen.episode_ids_of("r2").len(), 1);
+        assert!(seen.episode_ids_of("r3").is_empty());
+        let runs = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<HashSet<_>>();
+        let err = RecordWriter::open_runs(&path, &runs(&["r1", "r2"]), false)
+            .err()
+            .unwrap();
+        assert!(
+            matches!(err, WriteError::Exists { episodes: 3, .. }),
+            "{err}"
+        );
+        let err = RecordWriter::open_runs(&path, &runs(&["r1", "r3"]), true)
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string()
+                .contains("episodes of run r2, which is none of the 2 runs of this eval"),
+            "{err}"
+        );
+        let err = RecordWriter::open_run(&path, "r1", true).err().unwrap();
+        assert!(
+            err.to_string().contains("run r2, not of this run (r1)"),
+            "{err}"
+        );
+        let (_, existing) =
+            RecordWriter::open_runs(&path, &runs(&["r1", "r2", "r3"]), true).unwrap();
+        assert_eq!(existing.episode_ids_of("r1").len(), 2);
     }
 
     #[test]
@@ -252,7 +353,6 @@ mod tests {
         assert!(
             scan_existing(Path::new("/nonexistent/dealgym/x.jsonl"), true)
                 .unwrap()
-                .episode_ids
                 .is_empty()
         );
     }

@@ -218,10 +218,10 @@ pub fn load_prompts(prompts_dir: Option<&Path>) -> Result<Arc<Prompts>, PromptEr
 /// a file by mistake, the input included.
 fn create_out(path: &Path) -> Result<RecordWriter, Error> {
     let existing = scan_existing(path, false)?;
-    if !existing.episode_ids.is_empty() || existing.repaired {
+    if !existing.is_empty() || existing.repaired {
         return Err(Error::OutExists {
             file: path.display().to_string(),
-            episodes: existing.episode_ids.len(),
+            episodes: existing.episodes(),
         });
     }
     Ok(RecordWriter::append(path)?)

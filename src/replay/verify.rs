@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::scenarios::{FindError, ScenarioSource};
 use super::{load_prompts, Error, Located, Records};
-use crate::game::{OutcomeKind, PerSeat, Prompts};
+use crate::game::{OutcomeKind, PerSeat, Prompts, Seat};
 use crate::record::{EpisodeRecord, PlayerInfo, RecordMeta, ReplayError};
 use crate::reward::RewardConfig;
 use crate::scenario::Scenario;
@@ -272,6 +272,9 @@ pub fn check_record(
     // What the engine cannot recompute without calling an endpoint: the judge's and the
     // reward model's components, kept as recorded (the totals are recombined with them).
     rebuilt.keep_judged(record, rewards);
+    for seat in Seat::BOTH {
+        rebuilt.seats[seat].name = record.seats[seat].name.clone();
+    }
     diff_records(&recorded, &json(&rebuilt), &mut differences);
     Ok(differences)
 }

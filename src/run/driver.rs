@@ -75,16 +75,32 @@ pub struct EpisodeKit {
     /// The judge and reward-model clients, when `rewards` uses them: [`play`] calls them after
     /// the episode ends, before its record is returned.
     pub rewarding: Option<Arc<Rewarding>>,
+    /// How an eval seats its named players (the default for a run: no names, no exchange).
+    pub seating: Seating,
+}
+
+/// How an eval pairing sits at the table: the name each seat's player has in the eval (written
+/// to the record's `seats.*.name`), and whether every setup is played with the seats' roles
+/// exchanged (`--swap-seats`; see [`Setup::with_roles_exchanged`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Seating {
+    pub names: PerSeat<Option<String>>,
+    pub roles_exchanged: bool,
 }
 
 impl EpisodeKit {
     /// Draw the setup of an episode: roles and first mover, then each seat's persona, all from
-    /// the group's RNG (so every member of a GRPO group gets the same setup).
+    /// the group's RNG (so every member of a GRPO group gets the same setup, and every pairing
+    /// of an eval the same setups); then, for a pairing that plays with roles exchanged, the
+    /// same setup with the seats' roles exchanged.
     pub fn draw_setup(&self, scenario: &Scenario, seeds: EpisodeSeed) -> Result<Setup, SetupError> {
         let mut rng = seeds.setup_rng();
         let mut setup = Setup::draw(scenario, &self.episode, PerSeat::default(), &mut rng)?;
         for seat in Seat::BOTH {
             setup.seats[seat].persona = self.players[seat].persona(&self.personas, &mut rng);
+        }
+        if self.seating.roles_exchanged {
+            setup = setup.with_roles_exchanged(scenario, self.episode.floor_fraction);
         }
         Ok(setup)
     }
@@ -221,8 +237,12 @@ impl Driver {
             scenario_digest: self.scenario_digest,
             players: PerSeat::from_fn(|seat| kit.players[seat].info()),
         };
-        EpisodeRecord::from_episode(self.episode, meta, &kit.rewards, self.timing)
-            .ok_or(EpisodeError::NotEnded { scenario })
+        let mut record = EpisodeRecord::from_episode(self.episode, meta, &kit.rewards, self.timing)
+            .ok_or(EpisodeError::NotEnded { scenario })?;
+        for seat in Seat::BOTH {
+            record.seats[seat].name = kit.seating.names[seat].clone();
+        }
+        Ok(record)
     }
 
     /// The record of the ended episode with the judge's and the reward model's components

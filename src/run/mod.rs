@@ -27,7 +27,7 @@ use crate::scenario::{load_scenarios, LoadOptions, Scenario, ScenarioError};
 use crate::score::SeatCounts;
 
 pub use config::{ConfigError, FileConfig, RunFlags};
-pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer};
+pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer, Seating};
 pub use plan::{plan, without_done, PlannedEpisode};
 pub use rewarding::{rubric_source, Rewarding};
 pub use summary::{FamilyStats, RunStats};
@@ -233,18 +233,15 @@ pub async fn run(
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
     let planned = plan(&scenarios, options.seed, options.group_size);
     let planned_count = planned.len();
-    let todo = without_done(planned, &existing.episode_ids);
+    let todo = without_done(planned, &existing.episode_ids_of(&kit.run_id));
     let skipped = planned_count - todo.len();
     let bar = progress_bar(options.progress, todo.len());
-    let (stats, interrupted) = execute(
-        kit.clone(),
-        todo,
-        options.concurrency,
-        &mut writer,
-        &bar,
-        stop,
-    )
-    .await?;
+    let episodes = {
+        let kit = kit.clone();
+        todo.into_iter().map(move |planned| (kit.clone(), planned))
+    };
+    let (stats, interrupted) =
+        execute(episodes, options.concurrency, &mut writer, &bar, stop).await?;
     bar.finish_and_clear();
     Ok(RunSummary {
         run_id: kit.run_id.clone(),
@@ -287,28 +284,35 @@ pub fn build_kit<'a>(
         rewarding: Rewarding::new(&options.rewards, &http)
             .map_err(RunError::Options)?
             .map(Arc::new),
+        seating: Seating::default(),
     })
 }
 
-/// Play `todo` with at most `concurrency` episodes in flight, writing each record as it ends.
-/// Returns the totals and whether `stop` cut the run short.
-async fn execute(
-    kit: Arc<EpisodeKit>,
-    todo: Vec<PlannedEpisode>,
+/// Play `todo` — each planned episode with the kit of its run — with at most `concurrency`
+/// episodes in flight, writing each record as it ends. A run's episodes share one kit; an
+/// eval's come from one kit per pairing, so the whole grid shares one executor, one progress
+/// bar and one writer. Returns the totals and whether `stop` cut the run short.
+pub async fn execute<I>(
+    todo: I,
     concurrency: usize,
     writer: &mut RecordWriter,
     bar: &ProgressBar,
     stop: impl std::future::Future<Output = ()>,
-) -> Result<(RunStats, bool), RunError> {
+) -> Result<(RunStats, bool), RunError>
+where
+    I: IntoIterator<Item = (Arc<EpisodeKit>, PlannedEpisode)>,
+    I::IntoIter: Send + 'static,
+{
+    let todo = todo.into_iter();
     let (tx, mut rx) = mpsc::channel(concurrency * 2);
     let permits = Arc::new(Semaphore::new(concurrency));
     let producer = tokio::spawn(async move {
         let mut tasks = tokio::task::JoinSet::new();
-        for planned in todo {
+        for (kit, planned) in todo {
             let Ok(permit) = permits.clone().acquire_owned().await else {
                 break;
             };
-            let (kit, tx) = (kit.clone(), tx.clone());
+            let tx = tx.clone();
             tasks.spawn(async move {
                 let record = play(kit, planned).await;
                 drop(permit);
@@ -362,7 +366,8 @@ async fn execute(
     }
 }
 
-fn progress_bar(show: bool, total: usize) -> ProgressBar {
+/// The progress bar of a run (or an eval) over `total` episodes; hidden unless `show`.
+pub fn progress_bar(show: bool, total: usize) -> ProgressBar {
     if !show {
         return ProgressBar::hidden();
     }

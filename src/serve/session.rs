@@ -20,7 +20,7 @@ use crate::game::{
 };
 use crate::llm::{EndpointSettings, LlmClient, NextPrompt, TokenApi};
 use crate::record::{EpisodeRecord, RecordWriter};
-use crate::run::{Driver, EpisodeKit, PlannedEpisode, SeatPlayer};
+use crate::run::{Driver, EpisodeKit, PlannedEpisode, SeatPlayer, Seating};
 use crate::scenario::{Family, Role, Scenario};
 use crate::vocab::TurnTokens;
 
@@ -529,6 +529,7 @@ impl Hub {
             rewards: self.options.rewards.clone(),
             prompts: self.options.prompts.clone(),
             rewarding: None,
+            seating: Seating::default(),
         }))
     }
 

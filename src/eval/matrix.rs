@@ -1,0 +1,168 @@
+//! The cross-play matrix: for every player (learner seat, the rows) against every opponent (the
+//! columns), the learner seat's mean ρ and the deal rate, each with its bootstrap 95% interval
+//! — per family and over all families. Fed one record at a time; the figures and intervals are
+//! [`Aggregate`]'s (the one home of aggregates), so they agree with `run`'s summary.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::game::{OutcomeKind, Seat};
+use crate::record::EpisodeRecord;
+use crate::scenario::Family;
+use crate::score::{Aggregate, Estimate};
+
+/// One cell of the matrix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    /// The learner seat's player (its eval name, else its spec).
+    pub learner: String,
+    /// The opponent seat's player.
+    pub opponent: String,
+    /// Episodes played, backend errors included.
+    pub episodes: usize,
+    /// Backend errors (left out of the figures).
+    pub errors: usize,
+    /// The learner seat's mean ρ over the scored episodes.
+    pub mean_rho: Option<Estimate>,
+    /// Share of the scored episodes that ended in a deal (a fraction).
+    pub deal_rate: Option<Estimate>,
+}
+
+/// (learner name, opponent name) → the aggregate of their episodes.
+type Cells = BTreeMap<(String, String), Aggregate>;
+
+/// The streaming matrix: [`CrossPlay::add`] each record, read [`CrossPlay::cells`] when a table
+/// is due.
+#[derive(Debug, Clone, Default)]
+pub struct CrossPlay {
+    families: BTreeMap<Family, Cells>,
+    all: Cells,
+}
+
+impl CrossPlay {
+    /// Add one episode to its family's cell and to the all-families cell.
+    pub fn add(&mut self, record: &EpisodeRecord) {
+        let cell = (
+            record.player_name(Seat::Learner).to_string(),
+            record.player_name(Seat::Opponent).to_string(),
+        );
+        let family = self.families.entry(record.family).or_default();
+        add_episode(family.entry(cell.clone()).or_default(), record);
+        add_episode(self.all.entry(cell).or_default(), record);
+    }
+
+    /// The families with at least one episode, in their order.
+    pub fn families(&self) -> Vec<Family> {
+        self.families.keys().copied().collect()
+    }
+
+    /// The row names (learner seat) and column names (opponent seat) of every family, sorted.
+    pub fn players(&self) -> (Vec<String>, Vec<String>) {
+        let rows = self.all.keys().map(|(l, _)| l.clone());
+        let columns = self.all.keys().map(|(_, o)| o.clone());
+        let unique = |names: Vec<String>| {
+            let mut names = names;
+            names.sort();
+            names.dedup();
+            names
+        };
+        (unique(rows.collect()), unique(columns.collect()))
+    }
+
+    /// The cells of one family (`None`: all families), row by row; only cells with episodes.
+    pub fn cells(&self, family: Option<Family>) -> Vec<Cell> {
+        let empty = Cells::new();
+        let cells = match family {
+            Some(f) => self.families.get(&f).unwrap_or(&empty),
+            None => &self.all,
+        };
+        cells
+            .iter()
+            .map(|((learner, opponent), aggregate)| {
+                let figures = aggregate.figures();
+                Cell {
+                    learner: learner.clone(),
+                    opponent: opponent.clone(),
+                    episodes: aggregate.episodes(),
+                    errors: aggregate.count(OutcomeKind::Error),
+                    mean_rho: figures.seats.learner.mean_rho,
+                    deal_rate: figures.rate(OutcomeKind::Deal),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The one place eval feeds an aggregate: the episode's ending, ρ, rewards and metrics as its
+/// record holds them.
+fn add_episode(aggregate: &mut Aggregate, r: &EpisodeRecord) {
+    aggregate.add(
+        r.kind(),
+        &r.outcome.outcome.rho,
+        &r.rewards,
+        &r.outcome.metrics,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{learner_first_as, play, price_task, record_of, turn};
+    use crate::scenario::Role;
+
+    /// An episode on L = 125, B = 100, C = 60 where the learner (the buyer) either buys at
+    /// `price` (ρ_learner = (100 − price)/40) or walks away (ρ = 0).
+    fn episode(learner: &str, opponent: &str, price: Option<u32>) -> EpisodeRecord {
+        let s = price_task(125.0, 100.0, 60.0);
+        let moves = match price {
+            Some(p) => vec![
+                turn("Offer.", &format!("[SUBMIT_DEAL] price:{p}")),
+                turn("Fine.", "[ACCEPT_DEAL]"),
+            ],
+            None => vec![turn("Bye.", "[WALK_AWAY]")],
+        };
+        let mut r = record_of(play(&s, learner_first_as(&s, Role::Buyer), &moves));
+        r.seats.learner.name = Some(learner.to_string());
+        r.seats.opponent.name = Some(opponent.to_string());
+        r
+    }
+
+    #[test]
+    fn each_cell_has_the_learners_mean_rho_and_the_deal_rate_of_its_pairing() {
+        let mut m = CrossPlay::default();
+        // a vs x: deals at 70 (ρ 0.75) and 90 (ρ 0.25), and a walk-away: mean ρ 1/3, deals 2/3.
+        for price in [Some(70), Some(90), None] {
+            m.add(&episode("a", "x", price));
+        }
+        // b vs x: one deal at 80 (ρ 0.5). A record without names falls back to the specs.
+        m.add(&episode("b", "x", Some(80)));
+        let mut unnamed = episode("b", "x", Some(80));
+        unnamed.seats.learner.name = None;
+        let seat = serde_json::to_value(&unnamed.seats.learner).unwrap();
+        assert!(
+            seat.get("name").is_none(),
+            "a run's record has no name key: {seat}"
+        );
+        m.add(&unnamed);
+
+        let cells = m.cells(None);
+        assert_eq!(cells.len(), 3, "{cells:?}");
+        let ax = &cells[1];
+        assert_eq!((ax.learner.as_str(), ax.opponent.as_str()), ("a", "x"));
+        assert_eq!((ax.episodes, ax.errors), (3, 0));
+        let rho = ax.mean_rho.unwrap();
+        assert!((rho.value - 1.0 / 3.0).abs() < 1e-12);
+        assert!(rho.low <= rho.value && rho.value <= rho.high);
+        assert!((ax.deal_rate.unwrap().value - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(cells[2].mean_rho.unwrap().value, 0.5);
+        assert_eq!(cells[0].learner, "", "fixtures' records have an empty spec");
+        assert_eq!(m.cells(Some(Family::Craigslist)), cells);
+        assert!(m.cells(Some(Family::Casino)).is_empty());
+        assert_eq!(m.families(), [Family::Craigslist]);
+        assert_eq!(
+            m.players(),
+            (vec!["".into(), "a".into(), "b".into()], vec!["x".into()])
+        );
+    }
+}

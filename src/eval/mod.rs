@@ -1,0 +1,178 @@
+//! `dealgym eval`: head-to-head evaluation of named players. Every player meets every
+//! opponent (or, in a round-robin, every other player in both seat orders) on the same
+//! scenarios with the same setups — paired seeds: a setup comes from (seed, group), whatever
+//! the players — optionally with every setup also played with the seats' roles exchanged. All
+//! episodes go to one record file, each pairing (and seating) its own run, so episode ids stay
+//! `g{G}-m{M}` and `--resume` works per pairing. At the end the file is read back into the
+//! cross-play matrix (mean ρ and deal rate per cell, per family and over all, with bootstrap
+//! intervals) and a Bradley–Terry rating of every player with bootstrap intervals.
+//!
+//! It may not play episodes itself: every episode goes through `run`'s one executor and
+//! driver ([`crate::run::execute`], [`crate::run::play`]) and `run`'s writer, with one kit per
+//! pairing. Aggregates and intervals are `score`'s ([`crate::score::Aggregate`],
+//! [`crate::score::Comparisons`]); this module only groups records and lays tables out.
+//!
+//! - `grid.rs`: the pairings, as pure data, from `--player`/`--opponent`/`--round-robin`/
+//!   `--swap-seats`;
+//! - `flags.rs`: the flags ([`EvalFlags`]);
+//! - `matrix.rs`: the cross-play matrix ([`CrossPlay`]), fed one record at a time;
+//! - `tables.rs`: [`EvalTables`], the matrix and ratings of any set of records, rendered as
+//!   Markdown or JSON. This is the API other surfaces (e.g. `dealgym report`) use to show the
+//!   same tables: `let mut t = EvalTables::default(); for r in records { t.add(&r) }`, then
+//!   `t.markdown()` (or `t.matrix_markdown()`, `ratings_markdown(&t.ratings())`, `t.json()`).
+
+mod flags;
+mod grid;
+mod matrix;
+mod tables;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+pub use flags::EvalFlags;
+pub use grid::{pairings, parse_entrant, Entrant, GridError, Pairing};
+pub use matrix::{Cell, CrossPlay};
+pub use tables::{ratings_markdown, EvalTables};
+
+use crate::game::PerSeat;
+use crate::record::{ReadError, RecordReader, RecordWriter, WriteError};
+use crate::run::{
+    build_kit, execute, load_all, plan, progress_bar, without_done, ConfigError, EpisodeKit,
+    PlannedEpisode, RunError, RunOptions, Seating,
+};
+
+/// Everything an eval needs.
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    /// What every pairing shares: scenarios, limit, output file, seed, concurrency, group
+    /// size, resume, rules, rewards, personas, named players, prompts, progress. Its learner
+    /// and opponent specs are replaced by each pairing's.
+    pub run: RunOptions,
+    pub pairings: Vec<Pairing>,
+}
+
+/// An eval that could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error(transparent)]
+    Grid(#[from] GridError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+}
+
+/// How an eval went.
+#[derive(Debug, Clone)]
+pub struct EvalSummary {
+    /// Each pairing with its run id, in grid order.
+    pub runs: Vec<(Pairing, String)>,
+    /// Episodes of the whole grid.
+    pub planned: usize,
+    /// Episodes already in the file when the eval started (with `--resume`).
+    pub skipped: usize,
+    pub written: usize,
+    pub interrupted: bool,
+    pub repaired_last_line: bool,
+    /// The matrix and ratings of every episode of the eval in the file (not only this call's).
+    pub tables: EvalTables,
+    pub elapsed: std::time::Duration,
+}
+
+/// Play every pairing's episodes not yet in the file, through one executor (one progress bar,
+/// one writer), then read the file back into the tables. Stops early, keeping every record
+/// already written whole, when `stop` resolves (Ctrl-C).
+pub async fn eval(
+    options: &EvalOptions,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<EvalSummary, EvalError> {
+    let started = std::time::Instant::now();
+    let run = &options.run;
+    if run.concurrency == 0 || run.group_size == 0 {
+        return Err(
+            RunError::Options("concurrency and group size must be at least 1".into()).into(),
+        );
+    }
+    let scenarios = load_all(&run.scenarios, run.limit)?;
+    let planned = plan(&scenarios, run.seed, run.group_size);
+    let kits = options
+        .pairings
+        .iter()
+        .map(|pairing| pairing_kit(run, pairing, &scenarios).map(Arc::new))
+        .collect::<Result<Vec<_>, _>>()?;
+    let run_ids: HashSet<String> = kits.iter().map(|k| k.run_id.clone()).collect();
+    let (mut writer, existing) = RecordWriter::open_runs(&run.out, &run_ids, run.resume)?;
+
+    // Episode by episode, every pairing in turn: an eval cut short has its cells filled
+    // evenly.
+    let todo_per_kit: Vec<Vec<PlannedEpisode>> = kits
+        .iter()
+        .map(|kit| without_done(planned.clone(), &existing.episode_ids_of(&kit.run_id)))
+        .collect();
+    let total = planned.len() * kits.len();
+    let mut todo: Vec<(usize, Arc<EpisodeKit>, PlannedEpisode)> = Vec::new();
+    for (k, episodes) in todo_per_kit.into_iter().enumerate() {
+        for (order, episode) in episodes.into_iter().enumerate() {
+            todo.push((order, kits[k].clone(), episode));
+        }
+    }
+    todo.sort_by_key(|(order, _, _)| *order);
+    let skipped = total - todo.len();
+    let bar = progress_bar(run.progress, todo.len());
+    let episodes = todo.into_iter().map(|(_, kit, episode)| (kit, episode));
+    let (_, interrupted) = execute(episodes, run.concurrency, &mut writer, &bar, stop).await?;
+    bar.finish_and_clear();
+
+    let mut tables = EvalTables::default();
+    for record in RecordReader::open(&run.out)? {
+        let record = record?;
+        if run_ids.contains(&record.run_id) {
+            tables.add(&record);
+        }
+    }
+    Ok(EvalSummary {
+        runs: options
+            .pairings
+            .iter()
+            .cloned()
+            .zip(kits.iter().map(|k| k.run_id.clone()))
+            .collect(),
+        planned: total,
+        skipped,
+        written: writer.written(),
+        interrupted,
+        repaired_last_line: existing.repaired,
+        tables,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// The kit of one pairing: `run`'s kit for its two specs, its run id folding in the names and
+/// seating (and the scenario ids, as a run's does), with the names for the records.
+fn pairing_kit(
+    run: &RunOptions,
+    pairing: &Pairing,
+    scenarios: &[Arc<crate::scenario::Scenario>],
+) -> Result<EpisodeKit, RunError> {
+    let mut options = run.clone();
+    options.learner = pairing.learner.spec.clone();
+    options.opponent = pairing.opponent.spec.clone();
+    let identity = pairing.identity();
+    let words = identity
+        .iter()
+        .map(String::as_str)
+        .chain(scenarios.iter().map(|s| s.id.as_str()));
+    let mut kit = build_kit(&options, words)?;
+    kit.seating = Seating {
+        names: PerSeat::new(
+            Some(pairing.learner.name.clone()),
+            Some(pairing.opponent.name.clone()),
+        ),
+        roles_exchanged: pairing.roles_exchanged,
+    };
+    Ok(kit)
+}

@@ -1,0 +1,250 @@
+//! What an eval prints, as pure functions of its records: [`EvalTables`] is fed one record at a
+//! time (from a running eval or a file read back) and renders the cross-play matrix and the
+//! rating table as Markdown ([`EvalTables::markdown`]) or JSON ([`EvalTables::json`]).
+//!
+//! Who is rated: every player that sat in the learner seat of some record. Its ρ in the
+//! learner seat is an observation, and so is its ρ in the opponent seat (a round-robin, where
+//! players sit in both); a fixed opponent that never sat in the learner seat is not rated (its
+//! results would only be compared with other opponents', on a scale of their own). Two
+//! observations are compared ([`crate::score::Comparisons`]) when they share the situation
+//! key: the run seed, scenario, group and member (so the same setup and sampling seeds), the
+//! counterpart's name, the player's role and its seat (seats differ in regulation).
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+
+use super::matrix::{Cell, CrossPlay};
+use crate::digest::Fnv1a64;
+use crate::game::{OutcomeKind, Seat};
+use crate::record::EpisodeRecord;
+use crate::score::{Comparisons, Estimate, Rating};
+
+/// The cross-play matrix and the ratings of an eval, collected one record at a time.
+#[derive(Debug, Clone, Default)]
+pub struct EvalTables {
+    matrix: CrossPlay,
+    comparisons: Comparisons,
+    learners: BTreeSet<String>,
+}
+
+impl EvalTables {
+    /// Add one episode. A backend error gives no ρ and is only counted in its cell.
+    pub fn add(&mut self, record: &EpisodeRecord) {
+        self.matrix.add(record);
+        self.learners
+            .insert(record.player_name(Seat::Learner).to_string());
+        if record.kind() == OutcomeKind::Error {
+            return;
+        }
+        for seat in Seat::BOTH {
+            let key = situation(record, seat);
+            self.comparisons.add(
+                key,
+                record.player_name(seat),
+                record.outcome.outcome.rho[seat],
+            );
+        }
+    }
+
+    pub fn matrix(&self) -> &CrossPlay {
+        &self.matrix
+    }
+
+    /// The rated players (see the module doc), highest first.
+    pub fn ratings(&self) -> Vec<Rating> {
+        self.comparisons
+            .ratings(|name| self.learners.contains(name))
+    }
+
+    /// The matrix of every family and of all families, then the rating table.
+    pub fn markdown(&self) -> String {
+        let mut out = self.matrix_markdown();
+        out.push('\n');
+        out.push_str(&ratings_markdown(&self.ratings()));
+        out
+    }
+
+    /// One Markdown table per family (`### FAMILY`), then one for all families (`### all`):
+    /// players (learner seat) as rows, opponents as columns, each cell
+    /// `mean ρ [low, high] · deal % [low, high] · n=EPISODES`; `–` where the pair never met.
+    pub fn matrix_markdown(&self) -> String {
+        let mut out = String::from(
+            "Cross-play: the learner seat's mean ρ [95% CI] · deal % [95% CI] · episodes\n",
+        );
+        let (rows, columns) = self.matrix.players();
+        let families = self.matrix.families();
+        let sections = families
+            .iter()
+            .map(|f| (f.name().to_string(), Some(*f)))
+            .chain(std::iter::once(("all".to_string(), None)));
+        for (title, family) in sections {
+            let cells = self.matrix.cells(family);
+            let _ = writeln!(out, "\n### {title}\n");
+            let _ = writeln!(out, "| player \\ opponent | {} |", columns.join(" | "));
+            let _ = writeln!(out, "|---|{}", "---|".repeat(columns.len()));
+            for row in &rows {
+                let texts: Vec<String> = columns
+                    .iter()
+                    .map(|column| {
+                        cells
+                            .iter()
+                            .find(|c| &c.learner == row && &c.opponent == column)
+                            .map_or_else(|| "–".to_string(), cell_text)
+                    })
+                    .collect();
+                let _ = writeln!(out, "| {row} | {} |", texts.join(" | "));
+            }
+        }
+        out
+    }
+
+    /// The matrix (per family and `"all"`) and the ratings as one JSON object:
+    /// `{"matrix": [{"family", "cells": [{learner, opponent, episodes, errors, mean_rho,
+    /// deal_rate}]}], "ratings": [{player, rating, low, high, comparisons, wins}]}`, estimates
+    /// as `{value, low, high, n}` (deal rate as a fraction) or `null`.
+    pub fn json(&self) -> Value {
+        let sections = self
+            .matrix
+            .families()
+            .into_iter()
+            .map(|f| (f.name().to_string(), Some(f)))
+            .chain(std::iter::once(("all".to_string(), None)));
+        let matrix: Vec<Value> = sections
+            .map(|(family, f)| json!({"family": family, "cells": self.matrix.cells(f)}))
+            .collect();
+        json!({"matrix": matrix, "ratings": self.ratings()})
+    }
+}
+
+/// The situation key of a seat's result (see the module doc).
+fn situation(record: &EpisodeRecord, seat: Seat) -> u64 {
+    let mut h = Fnv1a64::new();
+    h.field(&record.seeds.run.to_le_bytes());
+    h.field(record.scenario_id.as_bytes());
+    h.field(&record.seeds.group.to_le_bytes());
+    h.field(&record.seeds.member.to_le_bytes());
+    h.field(record.player_name(seat.other()).as_bytes());
+    h.field(record.seats[seat].role.name().as_bytes());
+    h.field(seat.name().as_bytes());
+    h.finish().0
+}
+
+/// `0.512 [0.401, 0.620] · 80.0 [60.0, 100.0] · n=10`.
+fn cell_text(c: &Cell) -> String {
+    format!(
+        "{} · {} · n={}",
+        estimate(c.mean_rho, 1.0, 3),
+        estimate(c.deal_rate, 100.0, 1),
+        c.episodes
+    )
+}
+
+/// `value [low, high]` scaled and with `digits` decimals, or `–`.
+fn estimate(e: Option<Estimate>, factor: f64, digits: usize) -> String {
+    match e.map(|e| e.scaled(factor)) {
+        Some(e) => format!(
+            "{:.d$} [{:.d$}, {:.d$}]",
+            e.value,
+            e.low,
+            e.high,
+            d = digits
+        ),
+        None => "–".to_string(),
+    }
+}
+
+/// The rating table: player, rating, its 95% interval, comparisons and wins, highest first.
+pub fn ratings_markdown(ratings: &[Rating]) -> String {
+    let mut out = String::from(
+        "Ratings: Bradley–Terry on paired ρ (same scenario, setup, counterpart, role and seat), \
+         400·log10 strength, mean 0\n\n\
+         | player | rating | 95% CI | comparisons | wins |\n|---|---:|---|---:|---:|\n",
+    );
+    for r in ratings {
+        let (rating, interval) = match (r.rating, r.low, r.high) {
+            (Some(v), Some(low), Some(high)) => {
+                (format!("{v:+.0}"), format!("[{low:+.0}, {high:+.0}]"))
+            }
+            (Some(v), _, _) => (format!("{v:+.0}"), "–".to_string()),
+            _ => ("–".to_string(), "–".to_string()),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {rating} | {interval} | {} | {} |",
+            r.player, r.comparisons, r.wins
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{learner_first_as, play, price_task, record_of, turn};
+    use crate::scenario::Role;
+
+    /// The learner (buyer; B = 100, C = 60) buys at `price` in group `group`.
+    fn deal(learner: &str, opponent: &str, group: u64, price: u32) -> EpisodeRecord {
+        let s = price_task(125.0, 100.0, 60.0);
+        let moves = [
+            turn("Offer.", &format!("[SUBMIT_DEAL] price:{price}")),
+            turn("Fine.", "[ACCEPT_DEAL]"),
+        ];
+        let mut r = record_of(play(&s, learner_first_as(&s, Role::Buyer), &moves));
+        r.seats.learner.name = Some(learner.to_string());
+        r.seats.opponent.name = Some(opponent.to_string());
+        r.seeds.group = group;
+        r
+    }
+
+    #[test]
+    fn players_are_compared_in_the_same_situation_and_fixed_opponents_are_not_rated() {
+        let mut t = EvalTables::default();
+        // Against x, a buys cheaper than b in groups 0 and 1 and dearer in group 2; against
+        // y, b is alone in group 0 (no comparison); group 3 of x has only a.
+        for (group, a, b) in [(0, 70, 80), (1, 65, 90), (2, 85, 75)] {
+            t.add(&deal("a", "x", group, a));
+            t.add(&deal("b", "x", group, b));
+        }
+        t.add(&deal("b", "y", 0, 70));
+        t.add(&deal("a", "x", 3, 70));
+        let r = t.ratings();
+        let names: Vec<&str> = r.iter().map(|r| r.player.as_str()).collect();
+        assert_eq!(names, ["a", "b"], "x and y never sat in the learner seat");
+        assert_eq!((r[0].comparisons, r[0].wins), (3, 2.0));
+        assert_eq!((r[1].comparisons, r[1].wins), (3, 1.0));
+        assert!(r[0].rating.unwrap() > 0.0);
+        let text = t.markdown();
+        assert!(text.contains("| a | +"), "{text}");
+        assert!(text.contains("| 3 | 2 |"), "{text}");
+    }
+
+    #[test]
+    fn the_matrix_has_a_row_per_player_and_a_column_per_opponent_per_family() {
+        let mut t = EvalTables::default();
+        t.add(&deal("a", "x", 0, 70));
+        t.add(&deal("a", "x", 1, 90));
+        t.add(&deal("b", "y", 0, 80));
+        let text = t.matrix_markdown();
+        let lines: Vec<&str> = text.lines().collect();
+        let header = lines.iter().position(|l| *l == "### craigslist").unwrap();
+        assert_eq!(lines[header + 2], "| player \\ opponent | x | y |");
+        // a vs x: ρ 0.75 and 0.25, mean 0.5; both deals.
+        assert_eq!(
+            lines[header + 4],
+            "| a | 0.500 [0.250, 0.750] · 100.0 [100.0, 100.0] · n=2 | – |"
+        );
+        assert_eq!(
+            lines[header + 5],
+            "| b | – | 0.500 [0.500, 0.500] · 100.0 [100.0, 100.0] · n=1 |"
+        );
+        let all = lines.iter().position(|l| *l == "### all").unwrap();
+        assert_eq!(lines[all + 4], lines[header + 4]);
+        let json = t.json();
+        assert_eq!(json["matrix"][1]["family"], "all");
+        assert_eq!(json["matrix"][0]["cells"][0]["mean_rho"]["value"], 0.5);
+        assert_eq!(json["ratings"].as_array().unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,446 @@
+//! `dealgym eval` as a process, over every family: two rule players against two rule opponents
+//! (and a round-robin) play every pairing × scenario (× seating) exactly once on the same
+//! setups, resume after a cut, print the matrix the records give, and replay identically.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{read_log, scenario_files, temp_dir, FAMILIES};
+use dealgym::game::{OutcomeKind, Seat};
+use dealgym::record::EpisodeRecord;
+
+/// Scenarios per family.
+const PER_FAMILY: usize = 2;
+
+fn dealgym(args: &[String]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dealgym"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `eval` over the first scenarios of every family, with `extra` flags.
+fn eval_args(files: &[PathBuf], out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["eval".to_string()];
+    for f in files {
+        args.extend(["--scenarios".to_string(), f.display().to_string()]);
+    }
+    args.extend(
+        ["--seed", "3", "--concurrency", "4", "--quiet", "--out"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    args.push(out.display().to_string());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+const PLAYERS_VS_OPPONENTS: [&str; 8] = [
+    "--player",
+    "linear=rule:linear",
+    "--player",
+    "conceder=rule:conceder",
+    "--opponent",
+    "boulware=rule:boulware",
+    "--opponent",
+    "tough=rule:tough",
+];
+
+fn name(r: &EpisodeRecord, seat: Seat) -> String {
+    r.seats[seat]
+        .name
+        .clone()
+        .expect("eval records name their players")
+}
+
+/// What names an episode's setup across pairings: its scenario and its episode id (group and
+/// member), the same in every pairing.
+fn setup_key(r: &EpisodeRecord) -> (String, String) {
+    (r.scenario_id.clone(), r.episode_id.clone())
+}
+
+#[test]
+fn two_rule_players_against_two_rule_opponents_over_every_family() {
+    let dir = temp_dir("eval-grid");
+    let files = scenario_files(&dir, PER_FAMILY);
+    let out = dir.join("eval.jsonl");
+    let mut extra = PLAYERS_VS_OPPONENTS.to_vec();
+    extra.push("--swap-seats");
+    let summary = dir.join("summary.json");
+    let summary_flag = summary.display().to_string();
+    extra.extend(["--summary-json", summary_flag.as_str()]);
+    let done = dealgym(&eval_args(&files, &out, &extra));
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    let stdout = text(&done.stdout);
+    let records = read_log(&out);
+
+    // Every pairing × seating × scenario exactly once, each pairing and seating its own run.
+    let scenarios = FAMILIES.len() * PER_FAMILY;
+    assert_eq!(
+        records.len(),
+        2 * 2 * 2 * scenarios,
+        "{}",
+        text(&done.stderr)
+    );
+    let runs: BTreeMap<&str, Vec<&EpisodeRecord>> =
+        records.iter().fold(BTreeMap::new(), |mut m, r| {
+            m.entry(r.run_id.as_str()).or_default().push(r);
+            m
+        });
+    assert_eq!(runs.len(), 8);
+    for episodes in runs.values() {
+        let pair: BTreeSet<(String, String)> = episodes
+            .iter()
+            .map(|r| (name(r, Seat::Learner), name(r, Seat::Opponent)))
+            .collect();
+        assert_eq!(pair.len(), 1, "one pairing per run");
+        let ids: BTreeSet<(String, String)> = episodes.iter().map(|r| setup_key(r)).collect();
+        assert_eq!(ids.len(), scenarios, "every scenario once per run");
+        let families: BTreeSet<String> =
+            episodes.iter().map(|r| format!("{:?}", r.family)).collect();
+        assert_eq!(families.len(), 5);
+    }
+    let pairs: BTreeMap<(String, String), usize> =
+        records.iter().fold(BTreeMap::new(), |mut m, r| {
+            *m.entry((name(r, Seat::Learner), name(r, Seat::Opponent)))
+                .or_default() += 1;
+            m
+        });
+    assert_eq!(pairs.len(), 4);
+    assert!(pairs.values().all(|n| *n == 2 * scenarios), "{pairs:?}");
+    assert_eq!(
+        records[0].seats.learner.player.split(':').next(),
+        Some("rule")
+    );
+
+    // Paired seeds: the same scenario and episode id has one setup in one seating, and the
+    // same setup with the roles exchanged in the other.
+    let mut setups: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    for r in &records {
+        setups
+            .entry(setup_key(r))
+            .or_default()
+            .insert(serde_json::to_string(&r.setup).unwrap());
+    }
+    assert_eq!(setups.len(), scenarios);
+    for (key, seen) in &setups {
+        assert_eq!(
+            seen.len(),
+            2,
+            "{key:?}: one setup per seating, in every pairing"
+        );
+    }
+    for r in &records {
+        let twin = records
+            .iter()
+            .find(|o| {
+                setup_key(o) == setup_key(r)
+                    && name(o, Seat::Learner) == name(r, Seat::Learner)
+                    && name(o, Seat::Opponent) == name(r, Seat::Opponent)
+                    && o.run_id != r.run_id
+            })
+            .expect("each episode has a twin in the other seating");
+        assert_eq!(twin.seats.learner.role, r.seats.opponent.role);
+        assert_eq!(twin.seats.opponent.role, r.seats.learner.role);
+        assert_eq!(twin.first_mover, r.first_mover);
+        assert_eq!(twin.seats.learner.regulated, r.seats.learner.regulated);
+        assert_eq!(twin.seeds, r.seeds);
+    }
+
+    // The printed matrix: each cell's mean ρ (learner seat) and deal rate, per family and for
+    // all, are the records'.
+    let mut families: Vec<(String, Vec<&EpisodeRecord>)> = FAMILIES
+        .iter()
+        .map(|f| {
+            let of: Vec<&EpisodeRecord> = records
+                .iter()
+                .filter(|r| serde_json::to_value(r.family).unwrap() == *f)
+                .collect();
+            (f.to_string(), of)
+        })
+        .collect();
+    families.push(("all".to_string(), records.iter().collect()));
+    for (family, of) in &families {
+        let section = stdout
+            .split(&format!("### {family}\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no matrix for {family}:\n{stdout}"));
+        let rows: Vec<&str> = section
+            .lines()
+            .skip(1)
+            .take_while(|l| l.starts_with('|'))
+            .collect();
+        assert_eq!(rows[0], "| player \\ opponent | boulware | tough |");
+        assert_eq!(rows.len(), 4, "{section}");
+        for row in &rows[2..] {
+            let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+            let player = cells[0];
+            for (opponent, cell) in ["boulware", "tough"].iter().zip(&cells[1..]) {
+                let mine: Vec<&&EpisodeRecord> = of
+                    .iter()
+                    .filter(|r| {
+                        name(r, Seat::Learner) == player && name(r, Seat::Opponent) == *opponent
+                    })
+                    .collect();
+                let scored: Vec<&&&EpisodeRecord> = mine
+                    .iter()
+                    .filter(|r| r.kind() != OutcomeKind::Error)
+                    .collect();
+                let rho = scored
+                    .iter()
+                    .map(|r| r.outcome.outcome.rho.learner)
+                    .sum::<f64>()
+                    / scored.len() as f64;
+                let deals = scored
+                    .iter()
+                    .filter(|r| r.kind() == OutcomeKind::Deal)
+                    .count();
+                let deal_pct = 100.0 * deals as f64 / scored.len() as f64;
+                let parts: Vec<&str> = cell.split(" · ").collect();
+                assert_eq!(parts.len(), 3, "{cell}");
+                let printed =
+                    |part: &str| -> f64 { part.split(' ').next().unwrap().parse().unwrap() };
+                assert!(
+                    (printed(parts[0]) - rho).abs() <= 0.0005 + 1e-9,
+                    "{family} {player}/{opponent}: ρ {rho}, printed {cell}"
+                );
+                assert!(
+                    (printed(parts[1]) - deal_pct).abs() <= 0.05 + 1e-9,
+                    "{family} {player}/{opponent}: deal {deal_pct}, printed {cell}"
+                );
+                assert_eq!(parts[2], format!("n={}", mine.len()));
+            }
+        }
+    }
+
+    // Ratings: the two players, each compared with the other in every scenario, against each
+    // opponent, in each seating: 10 × 2 × 2 = 40 comparisons; fixed opponents are not rated.
+    let ratings = stdout
+        .split("| player | rating |")
+        .nth(1)
+        .expect("a rating table");
+    let rated: Vec<&str> = ratings
+        .lines()
+        .skip(2)
+        .filter(|l| l.starts_with('|'))
+        .collect();
+    assert_eq!(rated.len(), 2, "{ratings}");
+    for row in &rated {
+        let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+        assert!(["linear", "conceder"].contains(&cells[0]), "{row}");
+        assert_eq!(cells[3], (4 * scenarios).to_string(), "{row}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    assert_eq!(json["ratings"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        json["matrix"].as_array().unwrap().len(),
+        6,
+        "five families and all"
+    );
+
+    // Today's engine makes the same records of their completions.
+    let mut verify = vec![
+        "replay".to_string(),
+        out.display().to_string(),
+        "--verify".into(),
+    ];
+    for f in &files {
+        verify.extend(["--scenarios".to_string(), f.display().to_string()]);
+    }
+    let verified = dealgym(&verify);
+    assert!(
+        verified.status.success(),
+        "{}{}",
+        text(&verified.stdout),
+        text(&verified.stderr)
+    );
+    assert!(text(&verified.stdout).contains("80 episodes in 1 files replay identically"));
+}
+
+/// A record without its wall-clock facts, to compare two plays of one episode.
+fn without_timing(r: &EpisodeRecord) -> String {
+    let mut v = serde_json::to_value(r).unwrap();
+    v.as_object_mut().unwrap().remove("timing");
+    v.to_string()
+}
+
+#[test]
+fn resuming_a_cut_eval_adds_only_the_missing_episodes_and_the_same_records() {
+    let dir = temp_dir("eval-resume");
+    let files = scenario_files(&dir, PER_FAMILY);
+    let out = dir.join("eval.jsonl");
+    let args = eval_args(&files, &out, &PLAYERS_VS_OPPONENTS);
+    let first = dealgym(&args);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let whole: BTreeMap<(String, String), String> = read_log(&out)
+        .iter()
+        .map(|r| ((r.run_id.clone(), r.episode_id.clone()), without_timing(r)))
+        .collect();
+    assert_eq!(whole.len(), 4 * FAMILIES.len() * PER_FAMILY);
+
+    // Keep 25 whole lines and half of the next, as a kill mid-write leaves it.
+    let file = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = file.lines().collect();
+    let mut cut: String = lines[..25].iter().map(|l| format!("{l}\n")).collect();
+    cut.push_str(&lines[25][..lines[25].len() / 2]);
+    std::fs::write(&out, cut).unwrap();
+
+    let refused = dealgym(&args);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("pass --resume"),
+        "{}",
+        text(&refused.stderr)
+    );
+
+    let mut resume = args.clone();
+    resume.push("--resume".into());
+    let resumed = dealgym(&resume);
+    let stderr = text(&resumed.stderr);
+    assert!(resumed.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("repaired: removed a cut-off last line"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("4 pairings: 15 episodes written")
+            && stderr.contains("(40 planned, 25 already there)"),
+        "{stderr}"
+    );
+    let after: Vec<EpisodeRecord> = read_log(&out);
+    assert_eq!(after.len(), 40, "every episode exactly once");
+    let again: BTreeMap<(String, String), String> = after
+        .iter()
+        .map(|r| ((r.run_id.clone(), r.episode_id.clone()), without_timing(r)))
+        .collect();
+    assert_eq!(
+        again, whole,
+        "the resumed episodes are the ones the first eval played"
+    );
+    assert_eq!(
+        text(&resumed.stdout),
+        text(&first.stdout),
+        "the tables are over the whole file"
+    );
+
+    // A file of another eval (other players) is refused even with --resume.
+    let other = eval_args(
+        &files,
+        &out,
+        &[
+            "--player",
+            "linear=rule:linear",
+            "--opponent",
+            "x=rule:tough",
+            "--resume",
+        ],
+    );
+    let refused = dealgym(&other);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("which is none of the 1 runs of this eval"),
+        "{}",
+        text(&refused.stderr)
+    );
+}
+
+#[test]
+fn a_round_robin_plays_every_player_against_every_other_in_both_seats() {
+    let dir = temp_dir("eval-round-robin");
+    let files = scenario_files(&dir, 1);
+    let out = dir.join("eval.jsonl");
+    let players = [
+        "--round-robin",
+        "--player",
+        "linear=rule:linear",
+        "--player",
+        "tough=rule:tough",
+        "--player",
+        "boulware=rule:boulware",
+    ];
+    let done = dealgym(&eval_args(&files, &out, &players));
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    let records = read_log(&out);
+    let pairs: BTreeMap<(String, String), usize> =
+        records.iter().fold(BTreeMap::new(), |mut m, r| {
+            *m.entry((name(r, Seat::Learner), name(r, Seat::Opponent)))
+                .or_default() += 1;
+            m
+        });
+    let expected: BTreeSet<(String, String)> = [
+        ("linear", "tough"),
+        ("tough", "linear"),
+        ("linear", "boulware"),
+        ("boulware", "linear"),
+        ("tough", "boulware"),
+        ("boulware", "tough"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(pairs.keys().cloned().collect::<BTreeSet<_>>(), expected);
+    assert!(pairs.values().all(|n| *n == FAMILIES.len()), "{pairs:?}");
+    // Everybody sat in the learner seat, so everybody is rated.
+    let stdout = text(&done.stdout);
+    for player in ["linear", "tough", "boulware"] {
+        assert!(
+            stdout.contains(&format!("| {player} | ")),
+            "{player} rated:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn a_bad_grid_is_refused_naming_the_flag() {
+    let dir = temp_dir("eval-flags");
+    let files = scenario_files(&dir, 1);
+    let out = dir.join("eval.jsonl");
+    for (flags, said) in [
+        (
+            vec![
+                "--player",
+                "a=rule:linear",
+                "--player",
+                "b=rule:tough",
+                "--round-robin",
+                "--opponent",
+                "x=rule:tough",
+            ],
+            "--round-robin plays the --player list against itself",
+        ),
+        (
+            vec!["--player", "a=rule:linear", "--round-robin"],
+            "--round-robin needs at least 2 --player",
+        ),
+        (
+            vec!["--player", "rule:linear", "--opponent", "x=rule:tough"],
+            "--player `rule:linear`: expected NAME=SPEC",
+        ),
+        (
+            vec!["--player", "a=rule:linear", "--opponent", "a=rule:tough"],
+            "--opponent a=…: the name a is already used",
+        ),
+        (
+            vec!["--player", "a=rule:linear"],
+            "give at least one --opponent NAME=SPEC",
+        ),
+        (
+            vec!["--player", "a=rule:nobody", "--opponent", "x=rule:tough"],
+            "rule:nobody",
+        ),
+    ] {
+        let refused = dealgym(&eval_args(&files, &out, &flags));
+        let stderr = text(&refused.stderr);
+        assert!(!refused.status.success(), "{flags:?}");
+        assert!(stderr.contains(said), "{flags:?}: {stderr}");
+    }
+    assert!(!out.exists(), "nothing is written for a bad grid");
+}
