@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::digest::Digest;
+use crate::digest::{Digest, Fnv1a64};
 use crate::game::{
     Completion, Episode, EpisodeSeed, Outcome, OutcomeKind, PerSeat, Seat, Setup, Turn,
 };
@@ -118,6 +118,14 @@ pub struct Timing {
     pub call_retries: Vec<u32>,
 }
 
+/// [`EpisodeRecord::key`] from the two ids, for readers that keep only them.
+pub fn episode_key(run_id: &str, episode_id: &str) -> u64 {
+    let mut h = Fnv1a64::new();
+    h.field(run_id.as_bytes());
+    h.field(episode_id.as_bytes());
+    h.finish().0
+}
+
 /// The identity of an episode within a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordMeta {
@@ -190,6 +198,14 @@ impl EpisodeRecord {
 
     pub fn kind(&self) -> OutcomeKind {
         self.outcome.outcome.kind
+    }
+
+    /// The episode's identity as one number: its run id and episode id, hashed (FNV-1a,
+    /// length-prefixed fields). Stable across builds and platforms; what the bootstrap of
+    /// [`crate::score::Aggregate`] draws an episode's weights from, and what a report's
+    /// transcript sample ranks episodes by.
+    pub fn key(&self) -> u64 {
+        episode_key(&self.run_id, &self.episode_id)
     }
 
     /// The completions in the order they were played, to rebuild the episode.

@@ -3,13 +3,17 @@
 //! outcome are the episode's own (`game::seat_values`, re-exported here). Pure functions of the
 //! scenario, the setup and the turns: no I/O, so records can be rescored exactly.
 //! [`Aggregate`] sums the metrics of many episodes into rates and means with bootstrap
-//! intervals, from the metrics alone.
+//! intervals, from the metrics alone, in memory that does not grow with the episodes;
+//! [`Quantiles`] gives it the median of ρ.
 
 mod aggregate;
+mod quantile;
 
 pub use aggregate::{
-    Aggregate, Estimate, Figures, SeatCounts, SeatFigures, LEVEL, RATED_ENDINGS, RESAMPLES,
+    cell, clip_rho, pct_cell, Aggregate, Estimate, Figures, SeatCounts, SeatFigures, Weights,
+    LEVEL, RATED_ENDINGS, RESAMPLES,
 };
+pub use quantile::{Bin, Quantiles, BINS, EXACT_LIMIT};
 
 use serde::{Deserialize, Serialize};
 
