@@ -205,8 +205,11 @@ mod tests {
         let mut error = Episode::new(s.clone(), learner_first_as(&s, Role::Buyer)).unwrap();
         error.fail_backend(Seat::Learner, "HTTP 500").unwrap();
         let mut stats = RunStats::default();
-        for e in [deal, walk, error] {
-            stats.add(&record(e));
+        // Distinct ids: the bootstrap draws an episode's weights from its ids.
+        for (i, e) in [deal, walk, error].into_iter().enumerate() {
+            let mut r = record(e);
+            r.episode_id = format!("g{i}-m0");
+            stats.add(&r);
         }
         stats
     }
