@@ -6,8 +6,8 @@
 //! [`score`] (outcome metrics), [`reward`] (reward designs) and [`record`] (the episode log, its
 //! reader and writer, and exact replay; [`digest`] fingerprints what replay must match).
 //! [`llm`], [`agents`], [`run`] and [`mock`] play episodes against real endpoints; [`replay`]
-//! verifies, rescores, renders and branches recorded episodes, and [`export`] turns them into
-//! trainer data.
+//! verifies, rescores, renders and branches recorded episodes, [`export`] turns them into
+//! trainer data, and [`report`] into tables, charts and browsable transcripts.
 //!
 //! The grammar in one example: a completion is read tolerantly, and the move is re-rendered
 //! canonically for the counterpart, flipped to its side.
@@ -40,6 +40,7 @@ pub mod mock;
 pub mod protocol;
 pub mod record;
 pub mod replay;
+pub mod report;
 pub mod reward;
 pub mod run;
 pub mod scenario;
