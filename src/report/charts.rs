@@ -23,6 +23,9 @@ const ROW: u32 = 26;
 const FONT: &str = "sans-serif";
 const BAR: RGBColor = RGBColor(43, 108, 176);
 
+/// The x range of a stacked chart: shares end at 100, the legend takes the rest.
+const LEGEND_ROOM: f64 = 140.0;
+
 /// Colours of the stacked series, in order.
 const SERIES: [RGBColor; 6] = [
     RGBColor(56, 161, 105),
@@ -142,15 +145,24 @@ pub fn histogram_chart(title: &str, x_desc: &str, bins: &[Bin]) -> Result<String
             .configure_mesh()
             .disable_x_mesh()
             .light_line_style(WHITE)
+            .y_label_formatter(&|y| {
+                if y.fract() == 0.0 {
+                    format!("{y:.0}")
+                } else {
+                    String::new()
+                }
+            })
             .x_desc(x_desc)
             .y_desc("episodes")
             .label_style((FONT, 13))
             .draw()
             .map_err(|e| error(title)(e.to_string()))?;
         chart
-            .draw_series(bins.iter().filter(|b| b.count > 0).map(|b| {
-                Rectangle::new([(b.low, 0.0), (b.high, b.count as f64)], BAR.filled())
-            }))
+            .draw_series(
+                bins.iter().filter(|b| b.count > 0).map(|b| {
+                    Rectangle::new([(b.low, 0.0), (b.high, b.count as f64)], BAR.filled())
+                }),
+            )
             .map_err(|e| error(title)(e.to_string()))?;
         root.present().map_err(|e| error(title)(e.to_string()))?;
     }
@@ -167,7 +179,7 @@ pub fn stacked_chart(
 ) -> Result<String, ChartError> {
     let names: Vec<String> = rows.iter().map(|(n, _)| n.clone()).collect();
     let n = rows.len().max(1);
-    let height = 130 + ROW * n as u32;
+    let height = 90 + (ROW * n as u32).max(150);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
@@ -177,7 +189,8 @@ pub fn stacked_chart(
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(label_room(names.iter().map(|n| n.chars().count())))
-            .build_cartesian_2d(0.0..100.0, -0.5..(n as f64 - 0.5 + 1.2))
+            // Bars end at 100; the legend sits in the room to their right.
+            .build_cartesian_2d(0.0..LEGEND_ROOM, -0.5..(n as f64 - 0.5))
             .map_err(|e| error(title)(e.to_string()))?;
         chart
             .configure_mesh()
@@ -185,6 +198,13 @@ pub fn stacked_chart(
             .light_line_style(WHITE)
             .y_labels(n)
             .y_label_formatter(&|y| row_name(&names, *y))
+            .x_label_formatter(&|x| {
+                if *x <= 100.0 {
+                    format!("{x:.0}")
+                } else {
+                    String::new()
+                }
+            })
             .x_desc(x_desc)
             .label_style((FONT, 13))
             .draw()
@@ -201,7 +221,9 @@ pub fn stacked_chart(
                 .draw_series(bars)
                 .map_err(|e| error(title)(e.to_string()))?
                 .label(*name)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                });
         }
         chart
             .configure_series_labels()

@@ -121,7 +121,7 @@ pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
         while let Some(record) = reader.next() {
             collector.add(&record?, (i, n));
             n += 1;
-            if n % 32 == 0 {
+            if n.is_multiple_of(32) {
                 bar.set_position(done + reader.position());
             }
         }
@@ -298,11 +298,7 @@ fn rows_of(
 fn charts(groups: &Groups, all: &Aggregate) -> Result<Vec<(String, String, String)>, ChartError> {
     let mut charts = Vec::new();
     let clipped = |a: &Aggregate| a.figures().seats[Seat::Learner].clipped_rho;
-    let deal = |a: &Aggregate| {
-        a.figures()
-            .rate(OutcomeKind::Deal)
-            .map(|e| e.scaled(100.0))
-    };
+    let deal = |a: &Aggregate| a.figures().rate(OutcomeKind::Deal).map(|e| e.scaled(100.0));
     let first_bid = |a: &Aggregate| a.figures().seats[Seat::Learner].first_bid;
     for (dimension, suffix) in [
         (Dimension::Family, "family"),

@@ -181,7 +181,13 @@ fn csv_line(fields: &[String]) -> String {
 /// the median and clipped mean of ρ beside the mean, counts of episodes and backend errors.
 pub fn aggregate_table(groups: &Groups, dimension: Dimension) -> Table {
     let mut columns = vec![
-        Column::new(dimension.name(), "group"),
+        Column::new(
+            match dimension {
+                Dimension::All => "group",
+                d => d.name(),
+            },
+            "group",
+        ),
         Column::new("episodes", "episodes"),
         Column::new("errors", "errors"),
     ];

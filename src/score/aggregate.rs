@@ -293,7 +293,10 @@ impl Weights {
         rng.fill(&mut raw[..]);
         let mut w = Box::new([0.0; RESAMPLES]);
         for (w, u) in w.iter_mut().zip(raw) {
-            *w = POISSON_1_CDF.iter().map(|t| u32::from(u >= *t)).sum::<u32>() as f64;
+            *w = POISSON_1_CDF
+                .iter()
+                .map(|t| u32::from(u >= *t))
+                .sum::<u32>() as f64;
         }
         Weights(w)
     }
@@ -847,7 +850,12 @@ mod tests {
         // it are left out: 3/4 with bounds 3/4.
         let mut a = Aggregate::default();
         let learner = seat(3, 1, 3);
-        add(&mut a, OutcomeKind::Deal, (0.5, 0.5), &metrics(learner, seat(3, 0, 3)));
+        add(
+            &mut a,
+            OutcomeKind::Deal,
+            (0.5, 0.5),
+            &metrics(learner, seat(3, 0, 3)),
+        );
         let e = a.figures().seats.learner.format_ok.unwrap();
         assert_eq!((e.value, e.low, e.high, e.n), (0.75, 0.75, 0.75, 1));
         assert_eq!(Aggregate::default().figures().mean_turns, None);
@@ -860,7 +868,13 @@ mod tests {
         for i in 0..40u32 {
             let j = 39 - i;
             for (a, k) in [(&mut forward, i), (&mut backward, j)] {
-                add_keyed(a, u64::from(k), OutcomeKind::Deal, (f64::from(k) / 40.0, 0.0), &plain());
+                add_keyed(
+                    a,
+                    u64::from(k),
+                    OutcomeKind::Deal,
+                    (f64::from(k) / 40.0, 0.0),
+                    &plain(),
+                );
             }
         }
         let (f, b) = (forward.figures(), backward.figures());
@@ -923,8 +937,13 @@ mod tests {
         let xs = w.as_slice();
         let mean = xs.iter().sum::<f64>() / xs.len() as f64;
         let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64;
-        assert!((mean - 1.0).abs() < 0.15 && (var - 1.0).abs() < 0.15, "{mean} {var}");
-        assert!(xs.iter().all(|x| x.fract() == 0.0 && *x >= 0.0 && *x <= 12.0));
+        assert!(
+            (mean - 1.0).abs() < 0.15 && (var - 1.0).abs() < 0.15,
+            "{mean} {var}"
+        );
+        assert!(xs
+            .iter()
+            .all(|x| x.fract() == 0.0 && *x >= 0.0 && *x <= 12.0));
         assert_eq!(Weights::of(7).as_slice(), xs);
         assert_ne!(Weights::of(8).as_slice(), xs);
         // The table is P(Poisson(1) ≤ k)·2³².

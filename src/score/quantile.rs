@@ -182,7 +182,7 @@ impl Quantiles {
     /// [`BINS`]); the values below −1 count in the first bin, those above 1 in the last.
     pub fn histogram(&self, bins: usize) -> Vec<Bin> {
         assert!(
-            bins > 0 && BINS % bins == 0,
+            bins > 0 && BINS.is_multiple_of(bins),
             "{bins} bins do not divide {BINS}"
         );
         let per = BINS / bins;
@@ -267,7 +267,10 @@ mod tests {
             let exact = sorted[h.floor() as usize]
                 + h.fract() * (sorted[h.ceil() as usize] - sorted[h.floor() as usize]);
             let sketch = q.quantile(p).unwrap();
-            assert!((sketch - exact).abs() <= 2.0 / BINS as f64, "{p}: {sketch} vs {exact}");
+            assert!(
+                (sketch - exact).abs() <= 2.0 / BINS as f64,
+                "{p}: {sketch} vs {exact}"
+            );
         }
         // Below −1 reads as −1.
         assert_eq!(q.quantile(0.0), Some(-1.0));
