@@ -132,3 +132,50 @@ impl Groups {
             .unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{learner_first_as, play, price_task, record_of, turn};
+    use crate::scenario::Role;
+
+    #[test]
+    fn an_episode_joins_one_group_per_dimension() {
+        let s = price_task(125.0, 100.0, 60.0);
+        let mut r = record_of(play(
+            &s,
+            learner_first_as(&s, Role::Buyer),
+            &[turn("Bye.", "[WALK_AWAY]")],
+        ));
+        r.seats.learner.player = "openai:m@local".into();
+        r.seats.opponent.player = "rule:linear".into();
+        let mut groups = Groups::default();
+        groups.add(&r);
+        r.episode_id = "g1-m0".into();
+        r.seats.learner.persona = Some("tough".into());
+        groups.add(&r);
+        let names = |d: Dimension| -> Vec<(String, usize)> {
+            groups
+                .of(d)
+                .map(|(n, a)| (n.to_string(), a.episodes()))
+                .collect()
+        };
+        assert_eq!(names(Dimension::All), [("all".to_string(), 2)]);
+        assert_eq!(names(Dimension::Family), [("craigslist".to_string(), 2)]);
+        assert_eq!(
+            names(Dimension::Player),
+            [("openai:m@local".to_string(), 2)]
+        );
+        assert_eq!(names(Dimension::Opponent), [("rule:linear".to_string(), 2)]);
+        assert_eq!(
+            names(Dimension::Persona),
+            [("none".to_string(), 1), ("tough".to_string(), 1)]
+        );
+        assert_eq!(names(Dimension::Role), [("buyer".to_string(), 2)]);
+        assert_eq!(
+            names(Dimension::FamilyPlayer),
+            [("craigslist · openai:m@local".to_string(), 2)]
+        );
+        assert_eq!(groups.all().scored(), 2);
+    }
+}

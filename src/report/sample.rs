@@ -123,3 +123,80 @@ fn transcript(r: &EpisodeRecord, at: (usize, usize)) -> Transcript {
         html,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{learner_first_as, play, price_task, record_of, turn};
+    use crate::scenario::Role;
+
+    fn records(n: usize) -> Vec<EpisodeRecord> {
+        let s = price_task(125.0, 100.0, 60.0);
+        let base = record_of(play(
+            &s,
+            learner_first_as(&s, Role::Buyer),
+            &[turn("Bye.", "[WALK_AWAY]")],
+        ));
+        (0..n)
+            .map(|i| {
+                let mut r = base.clone();
+                r.episode_id = format!("g{i}-m0");
+                r
+            })
+            .collect()
+    }
+
+    fn ids(sample: Sample) -> Vec<String> {
+        let mut ids: Vec<String> = sample
+            .into_transcripts()
+            .iter()
+            .map(|t| {
+                let start = t.html.find("<code>").unwrap() + 6;
+                let end = t.html[start..].find("</code>").unwrap() + start;
+                t.html[start..end].to_string()
+            })
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    #[test]
+    fn the_sample_keeps_n_episodes_whatever_their_order() {
+        let all = records(30);
+        let (mut forward, mut backward) = (Sample::new(5, 7), Sample::new(5, 7));
+        for (i, r) in all.iter().enumerate() {
+            forward.offer(r, (0, i));
+        }
+        for (i, r) in all.iter().enumerate().rev() {
+            backward.offer(r, (0, i));
+        }
+        assert_eq!(forward.seen(), 30);
+        let kept = ids(forward);
+        assert_eq!(kept.len(), 5);
+        assert_eq!(kept, ids(backward));
+        // Another seed, another sample.
+        let mut other = Sample::new(5, 8);
+        for (i, r) in all.iter().enumerate() {
+            other.offer(r, (0, i));
+        }
+        assert_ne!(ids(other), kept);
+    }
+
+    #[test]
+    fn a_small_input_is_kept_whole_in_input_order_and_zero_keeps_none() {
+        let all = records(3);
+        let mut sample = Sample::new(200, 0);
+        let mut none = Sample::new(0, 0);
+        for (i, r) in all.iter().enumerate() {
+            sample.offer(r, (1, i));
+            none.offer(r, (1, i));
+        }
+        let kept = sample.into_transcripts();
+        let at: Vec<(usize, usize)> = kept.iter().map(|t| t.at).collect();
+        assert_eq!(at, vec![(1, 0), (1, 1), (1, 2)]);
+        assert!(kept[0].html.starts_with(
+            "<details class=\"episode\" data-family=\"craigslist\" data-outcome=\"walk_away\""
+        ));
+        assert!(none.into_transcripts().is_empty());
+    }
+}

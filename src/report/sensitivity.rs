@@ -123,3 +123,58 @@ impl Sensitivity {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{learner_first_as, play, price_task, record_of, turn};
+    use crate::scenario::Role;
+
+    /// A deal at 80 on B = 100, C = 60: learner u = 20, ρ = 20/40 = 0.5.
+    fn deal() -> EpisodeRecord {
+        let s = price_task(125.0, 100.0, 60.0);
+        record_of(play(
+            &s,
+            learner_first_as(&s, Role::Buyer),
+            &[
+                turn("80?", "[SUBMIT_DEAL] price:80"),
+                turn("Ok.", "[ACCEPT_DEAL]"),
+            ],
+        ))
+    }
+
+    #[test]
+    fn the_no_deal_rho_is_the_no_deal_value_on_the_deals_own_scale() {
+        let mut r = deal();
+        assert_eq!(no_deal_rho(&r), 0.0);
+        // v = 5 on the scale 40 (u / ρ = 20 / 0.5): 5/40.
+        r.setup.no_deal_value = 5.0;
+        assert_eq!(no_deal_rho(&r), 5.0 * 0.5 / 20.0);
+        // A zero-utility deal gives no scale: 0.
+        r.outcome.outcome.utility.learner = 0.0;
+        r.outcome.outcome.rho.learner = 0.0;
+        assert_eq!(no_deal_rho(&r), 0.0);
+    }
+
+    #[test]
+    fn a_refused_deal_counts_its_no_deal_rho() {
+        let mut r = deal();
+        r.setup.no_deal_value = 5.0;
+        let mut s = Sensitivity::new(&[0.4, 0.6]);
+        s.add(&r);
+        let csv = s.table().csv();
+        // As recorded: 1 deal, ρ 0.5; τ 0.4 keeps it; τ 0.6 refuses it → ρ 5/40 = 0.125.
+        assert!(
+            csv.contains("craigslist,,1,1,100.000000,0.500000\n"),
+            "{csv}"
+        );
+        assert!(
+            csv.contains("craigslist,0.400000,1,1,100.000000,0.500000\n"),
+            "{csv}"
+        );
+        assert!(
+            csv.contains("craigslist,0.600000,1,0,0.000000,0.125000\n"),
+            "{csv}"
+        );
+    }
+}
