@@ -21,8 +21,7 @@
 //! - format compliance per seat: format-ok attempts / attempts, pooled over episodes, where
 //!   attempts = turns + malformed (every completion the seat was asked for);
 //! - malformed rate per seat: malformed attempts / attempts, pooled;
-//! - regulation rate per seat: moves regulation replaced / moves that took effect, pooled.
-//!
+//! - regulation rate per seat: moves regulation replaced / moves that took effect, pooled;
 //! - clipped mean ρ per seat: the mean of ρ clipped to [−1, 1] (a deal at an absurd price by an
 //!   unregulated seat has ρ far below −1 and would dominate the plain mean; clipped, it counts
 //!   as losing the whole bargaining range, and a ρ above 1 as winning all of it);
@@ -33,35 +32,37 @@
 //! Each other figure is a ratio of sums Σ numᵢ / Σ denᵢ over the scored episodes i, where an
 //! episode that does not bear on the figure gives (0, 0) (a mean has denᵢ = 1 where it applies).
 //!
-//! Intervals are percentile intervals of a **Poisson bootstrap**, which streams: memory does
-//! not grow with the episodes. Each scored episode gets, for each of the [`RESAMPLES`]
-//! resamples r, an integer weight wᵢᵣ ~ Poisson(1) — how many times resample r draws it — from
-//! a ChaCha8 RNG seeded by the episode's own `key` (its run and episode id, hashed: see
-//! `EpisodeRecord::key`), so an episode's weights do not depend on when it arrived or which
-//! group it is in (two records with the same ids get the same weights and move together: give
-//! every episode its own ids). The aggregate keeps, per resample and figure, Σᵢ wᵢᵣ·numᵢ and Σᵢ wᵢᵣ·denᵢ;
-//! resample r's figure is their ratio; a resample whose Σ wᵢᵣ·denᵢ = 0 for a figure (e.g. no
-//! deal on items among its draws) is left out of that figure's list; the 2.5th and 97.5th
-//! percentiles of a figure's list (linear interpolation between order statistics, numpy's
-//! default) are its bounds. Resampling whole episodes keeps a seat's turns of one episode
-//! together. The Poisson bootstrap resamples n episodes only on average (the total weight of
-//! a resample is Poisson(n), not exactly n); for ratio figures that is the same to first
-//! order, and the intervals agree with the classical bootstrap within its Monte-Carlo noise
-//! (the textbook proportion test below holds both to ±0.02).
+//! Intervals are percentile intervals of a **Poisson bootstrap**, which streams: memory does not
+//! grow with the episodes. Each scored episode gets, for each of the [`RESAMPLES`] resamples r, an
+//! integer weight wᵢᵣ ~ Poisson(1) — how many times resample r draws it — from a ChaCha8 RNG seeded
+//! by the episode's own `key` (its run and episode id, hashed: see `EpisodeRecord::key`), so an
+//! episode's weights do not depend on when it arrived or which group it is in (two records with the
+//! same ids get the same weights and move together: give every episode its own ids). The aggregate
+//! keeps, per resample and figure, Σᵢ wᵢᵣ·numᵢ and Σᵢ wᵢᵣ·denᵢ; resample r's figure is their ratio;
+//! a resample whose Σ wᵢᵣ·denᵢ = 0 for a figure (e.g. no deal on items among its draws) is left out
+//! of that figure's list; the 2.5th and 97.5th percentiles of a figure's list (linear interpolation
+//! between order statistics, numpy's default) are its bounds. Resampling whole episodes keeps a
+//! seat's turns of one episode together. The Poisson bootstrap resamples n episodes only on average
+//! (the total weight of a resample is Poisson(n), not exactly n); for ratio figures that is the
+//! same to first order, and the intervals agree with the classical bootstrap within its Monte-Carlo
+//! noise (the test of the textbook proportion interval below holds it to ±0.02).
 //!
 //! A weight is drawn by inversion: one `u32` from the RNG against the Poisson(1) distribution
-//! function rounded to 2⁻³² (weights 0 to 12; P(weight > 12) < 10⁻⁹ is folded into 12).
+//! function rounded to 2⁻³² (weights 0 to 12: the tail P(Poisson(1) ≥ 12) < 10⁻⁹ is folded into
+//! 12).
 //!
 //! Cost: the weights of an episode are drawn once ([`Weights::of`]) and can serve every group
 //! the episode is added to ([`Aggregate::add_weighted`]); an update touches only the figures an
 //! episode bears on (non-zero num or den), each a straight loop over the resamples. Memory:
 //! (23 figures + 10 denominators) × `RESAMPLES` sums (≈ 260 KB) plus two [`Quantiles`].
+//! Measured (`cargo bench --bench engine -- aggregate`, release, 2-core machine): 4.3 µs to add
+//! an episode (2.6 µs of it drawing the weights), 1.55 µs per further group.
 //!
-//! Order: counts (endings, turns, attempts, regulation events, flags) are whole numbers, whose
-//! f64 sums are exact, so their figures and intervals are the same bits in any arrival order.
-//! Sums of real values (ρ, reward, first bid, sale-to-list) can differ in the last bits
-//! between orders (relative error below n·2⁻⁵³); their figures are equal within 10⁻¹² across
-//! orders, which the tests check.
+//! Order: counts (endings, turns, attempts, regulation events, flags) are whole numbers, whose f64
+//! sums are exact, so their figures and intervals are the same bits in any arrival order. Sums of
+//! real values (ρ, reward, first bid, sale-to-list) can differ in the last bits between orders (by
+//! about n·2⁻⁵³ relative to Σ |value|); their figures are equal within 10⁻¹² across orders, which
+//! the tests check.
 
 use std::collections::BTreeMap;
 
