@@ -55,8 +55,9 @@
 //! the episode is added to ([`Aggregate::add_weighted`]); an update touches only the figures an
 //! episode bears on (non-zero num or den), each a straight loop over the resamples. Memory:
 //! (23 figures + 10 denominators) × `RESAMPLES` sums (≈ 260 KB) plus two [`Quantiles`].
-//! Measured (`cargo bench --bench engine -- aggregate`, release, 2-core machine): 4.3 µs to add
-//! an episode (2.6 µs of it drawing the weights), 1.55 µs per further group.
+//! Measured (`cargo bench --bench engine -- aggregate`, release, a shared 2-core machine): 4.3 to
+//! 5.2 µs to add an episode (2.6 to 3.1 µs of it drawing the weights), 1.55 to 1.71 µs per
+//! further group.
 //!
 //! Order: counts (endings, turns, attempts, regulation events, flags) are whole numbers, whose f64
 //! sums are exact, so their figures and intervals are the same bits in any arrival order. Sums of
