@@ -1,5 +1,6 @@
 //! Engine hot paths without any network: parsing a completion, one whole rule-vs-rule episode
-//! per family through the library, a scenario's digest, and encoding and reading records.
+//! per family through the library, a scenario's digest, encoding and reading records, and one
+//! episode into a streaming aggregate.
 //! `cargo bench --bench engine`.
 
 use std::path::Path;
@@ -14,6 +15,7 @@ use dealgym::protocol::{parse, TermSpace};
 use dealgym::record::{EpisodeRecord, PlayerInfo, RecordMeta, RecordReader, Timing};
 use dealgym::reward::RewardConfig;
 use dealgym::scenario::{load_scenarios, Family, LoadOptions, Scenario};
+use dealgym::score::{Aggregate, Weights};
 
 fn first_scenario(family: Family) -> Arc<Scenario> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -122,6 +124,40 @@ fn bench(c: &mut Criterion) {
     }
     c.bench_function("record/read_100_lines", |b| {
         b.iter(|| RecordReader::new(black_box(file.as_slice()), "bench").count())
+    });
+
+    // One episode into an aggregate (a run summary's or a report group's): drawing its
+    // bootstrap weights from its key, then the per-resample sums; and the sums alone, as a
+    // report adds an episode to each further group with the weights already drawn.
+    let o = &record.outcome;
+    let mut aggregate = Aggregate::default();
+    let mut key = 0u64;
+    c.bench_function("aggregate/add", |b| {
+        b.iter(|| {
+            key += 1;
+            aggregate.add(
+                key,
+                o.outcome.kind,
+                &o.outcome.rho,
+                &record.rewards,
+                black_box(&o.metrics),
+            )
+        })
+    });
+    let weights = Weights::of(record.key());
+    c.bench_function("aggregate/add_weighted", |b| {
+        b.iter(|| {
+            aggregate.add_weighted(
+                black_box(&weights),
+                o.outcome.kind,
+                &o.outcome.rho,
+                &record.rewards,
+                &o.metrics,
+            )
+        })
+    });
+    c.bench_function("aggregate/weights", |b| {
+        b.iter(|| Weights::of(black_box(record.key())))
     });
 }
 

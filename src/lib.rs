@@ -7,8 +7,8 @@
 //! reader and writer, and exact replay; [`digest`] fingerprints what replay must match).
 //! [`llm`], [`agents`], [`run`] and [`mock`] play episodes against real endpoints; [`replay`]
 //! verifies, rescores, renders and branches recorded episodes, [`export`] turns them into
-//! trainer data, and [`eval`] plays named players against each other into a cross-play matrix
-//! and ratings.
+//! trainer data, [`eval`] plays named players against each other into a cross-play matrix
+//! and ratings, and [`report`] turns records into tables, charts and browsable transcripts.
 //!
 //! The grammar in one example: a completion is read tolerantly, and the move is re-rendered
 //! canonically for the counterpart, flipped to its side.
@@ -42,6 +42,7 @@ pub mod mock;
 pub mod protocol;
 pub mod record;
 pub mod replay;
+pub mod report;
 pub mod reward;
 pub mod run;
 pub mod scenario;

@@ -11,6 +11,7 @@ use dealgym::eval::{eval, EvalFlags};
 use dealgym::export::{export_to, ExportError, ExportFlags};
 use dealgym::mock::MockConfig;
 use dealgym::replay::{self, ReplayFlags};
+use dealgym::report::ReportFlags;
 use dealgym::run::{run, RunFlags, RunSummary};
 use dealgym::scenario::{self, import, Family, LoadOptions};
 use dealgym::serve::ServeFlags;
@@ -47,6 +48,9 @@ enum Command {
     Mock(MockArgs),
     /// Verify, rescore, render or branch recorded episodes.
     Replay(ReplayFlags),
+    /// Tables (Markdown, CSV), charts (SVG) and one self-contained HTML page with searchable
+    /// transcripts, from record files, in flat memory.
+    Report(ReportFlags),
     /// Write records as trainer data (messages, prompt-completion, verl, trl-rollout, tinker),
     /// with each line's group statistics and advantages.
     Export(ExportFlags),
@@ -119,6 +123,17 @@ fn main() -> Result<()> {
         }),
         Command::Scenarios(cmd) => scenarios(cmd),
         Command::Replay(flags) => replay_command(&flags),
+        Command::Report(flags) => {
+            let summary = dealgym::report::report(&flags.options())?;
+            eprintln!(
+                "{} episodes reported in {} ({} transcripts, {} files)",
+                summary.episodes,
+                flags.out.display(),
+                summary.transcripts,
+                summary.written.len()
+            );
+            Ok(())
+        }
     }
 }
 

@@ -263,6 +263,68 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
         text(&verified.stderr)
     );
     assert!(text(&verified.stdout).contains("80 episodes in 1 files replay identically"));
+
+    // Its report: the cross-play table and the ratings as CSV, equal to the records' figures.
+    let report_dir = dir.join("report");
+    let reported = dealgym(&[
+        "report".into(),
+        out.display().to_string(),
+        "--out".into(),
+        report_dir.display().to_string(),
+        "--quiet".into(),
+    ]);
+    assert!(reported.status.success(), "{}", text(&reported.stderr));
+    let csv = std::fs::read_to_string(report_dir.join("tables/crossplay.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("family,player,opponent,episodes,errors,mean_rho,mean_rho_low,mean_rho_high,deal_pct,deal_pct_low,deal_pct_high")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 6 * 4, "four pairings in five families and all");
+    for row in &rows {
+        let (family, player, opponent) = (row[0], row[1], row[2]);
+        let of = &families.iter().find(|(f, _)| f == family).unwrap().1;
+        let mine: Vec<&&EpisodeRecord> = of
+            .iter()
+            .filter(|r| name(r, Seat::Learner) == player && name(r, Seat::Opponent) == opponent)
+            .collect();
+        let rho = mine
+            .iter()
+            .map(|r| r.outcome.outcome.rho.learner)
+            .sum::<f64>()
+            / mine.len() as f64;
+        let deals = mine
+            .iter()
+            .filter(|r| r.kind() == OutcomeKind::Deal)
+            .count();
+        let number = |s: &str| -> f64 { s.parse().unwrap() };
+        assert_eq!(row[3], mine.len().to_string(), "{row:?}");
+        assert!((number(row[5]) - rho).abs() <= 5e-7, "{row:?}: ρ {rho}");
+        assert!(
+            number(row[6]) <= number(row[5]) && number(row[5]) <= number(row[7]),
+            "{row:?}"
+        );
+        let deal_pct = 100.0 * deals as f64 / mine.len() as f64;
+        assert!(
+            (number(row[8]) - deal_pct).abs() <= 5e-7,
+            "{row:?}: deal {deal_pct}"
+        );
+    }
+    let ratings = std::fs::read_to_string(report_dir.join("tables/ratings.csv")).unwrap();
+    let rated: Vec<&str> = ratings.lines().skip(1).collect();
+    assert_eq!(rated.len(), 2, "{ratings}");
+    for row in rated {
+        let cells: Vec<&str> = row.split(',').collect();
+        assert!(["linear", "conceder"].contains(&cells[0]), "{row}");
+        assert_eq!(cells[4], (4 * scenarios).to_string(), "{row}");
+    }
+    assert!(report_dir.join("charts/ratings.svg").exists());
+    let by_player = std::fs::read_to_string(report_dir.join("tables/by_player.csv")).unwrap();
+    assert!(
+        by_player.lines().any(|l| l.starts_with("conceder,")),
+        "{by_player}"
+    );
 }
 
 /// A record without its wall-clock facts, to compare two plays of one episode.

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::game::{OutcomeKind, Seat};
 use crate::record::EpisodeRecord;
 use crate::scenario::Family;
-use crate::score::{Aggregate, Estimate};
+use crate::score::{Aggregate, Estimate, Weights};
 
 /// One cell of the matrix.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -48,8 +48,9 @@ impl CrossPlay {
             record.player_name(Seat::Opponent).to_string(),
         );
         let family = self.families.entry(record.family).or_default();
-        add_episode(family.entry(cell.clone()).or_default(), record);
-        add_episode(self.all.entry(cell).or_default(), record);
+        let weights = Weights::of(record.key());
+        record.add_to(family.entry(cell.clone()).or_default(), Some(&weights));
+        record.add_to(self.all.entry(cell).or_default(), Some(&weights));
     }
 
     /// The families with at least one episode, in their order.
@@ -92,17 +93,6 @@ impl CrossPlay {
             })
             .collect()
     }
-}
-
-/// The one place eval feeds an aggregate: the episode's ending, ρ, rewards and metrics as its
-/// record holds them.
-fn add_episode(aggregate: &mut Aggregate, r: &EpisodeRecord) {
-    aggregate.add(
-        r.kind(),
-        &r.outcome.outcome.rho,
-        &r.rewards,
-        &r.outcome.metrics,
-    );
 }
 
 #[cfg(test)]

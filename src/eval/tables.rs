@@ -19,7 +19,7 @@ use super::matrix::{Cell, CrossPlay};
 use crate::digest::Fnv1a64;
 use crate::game::{OutcomeKind, Seat};
 use crate::record::EpisodeRecord;
-use crate::score::{Comparisons, Estimate, Rating};
+use crate::score::{cell, pct_cell, Comparisons, Rating};
 
 /// The cross-play matrix and the ratings of an eval, collected one record at a time.
 #[derive(Debug, Clone, Default)]
@@ -135,24 +135,10 @@ fn situation(record: &EpisodeRecord, seat: Seat) -> u64 {
 fn cell_text(c: &Cell) -> String {
     format!(
         "{} · {} · n={}",
-        estimate(c.mean_rho, 1.0, 3),
-        estimate(c.deal_rate, 100.0, 1),
+        cell(c.mean_rho, 3),
+        pct_cell(c.deal_rate),
         c.episodes
     )
-}
-
-/// `value [low, high]` scaled and with `digits` decimals, or `–`.
-fn estimate(e: Option<Estimate>, factor: f64, digits: usize) -> String {
-    match e.map(|e| e.scaled(factor)) {
-        Some(e) => format!(
-            "{:.d$} [{:.d$}, {:.d$}]",
-            e.value,
-            e.low,
-            e.high,
-            d = digits
-        ),
-        None => "–".to_string(),
-    }
 }
 
 /// The rating table: player, rating, its 95% interval, comparisons and wins, highest first.

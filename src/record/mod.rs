@@ -16,13 +16,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::digest::Digest;
+use crate::digest::{Digest, Fnv1a64};
 use crate::game::{
     Completion, Episode, EpisodeSeed, Outcome, OutcomeKind, PerSeat, Seat, Setup, Turn,
 };
 use crate::reward::{episode_rewards, total, Component, RewardConfig};
 use crate::scenario::{Family, Role};
-use crate::score::{episode_metrics, EpisodeMetrics};
+use crate::score::{episode_metrics, Aggregate, EpisodeMetrics, Weights};
 
 pub use reader::{Line, ReadError, RecordReader, KEPT_BAD_LINES};
 pub use replay::{ReplayError, TemplateDiff};
@@ -136,6 +136,14 @@ pub struct Timing {
     /// Endpoint retries (transient failures) per turn, in the order of `turns`.
     #[serde(default)]
     pub call_retries: Vec<u32>,
+}
+
+/// [`EpisodeRecord::key`] from the two ids, for readers that keep only them.
+pub fn episode_key(run_id: &str, episode_id: &str) -> u64 {
+    let mut h = Fnv1a64::new();
+    h.field(run_id.as_bytes());
+    h.field(episode_id.as_bytes());
+    h.finish().0
 }
 
 /// The identity of an episode within a run.
@@ -254,6 +262,26 @@ impl EpisodeRecord {
     pub fn player_name(&self, seat: Seat) -> &str {
         let s = &self.seats[seat];
         s.name.as_deref().unwrap_or(&s.player)
+    }
+
+    /// The episode's identity as one number: its run id and episode id, hashed (FNV-1a,
+    /// length-prefixed fields). Stable across builds and platforms; what the bootstrap of
+    /// [`crate::score::Aggregate`] draws an episode's weights from, and what a report's
+    /// transcript sample ranks episodes by.
+    pub fn key(&self) -> u64 {
+        episode_key(&self.run_id, &self.episode_id)
+    }
+
+    /// Add this episode to an aggregate — the one way a table feeds [`Aggregate`]: its ending,
+    /// ρ, rewards and metrics as the record holds them, with bootstrap weights drawn from
+    /// [`key`](Self::key), or the `weights` given when one episode feeds several aggregates
+    /// (draw them once with `Weights::of(record.key())`).
+    pub fn add_to(&self, aggregate: &mut Aggregate, weights: Option<&Weights>) {
+        let (o, metrics) = (&self.outcome.outcome, &self.outcome.metrics);
+        match weights {
+            Some(w) => aggregate.add_weighted(w, o.kind, &o.rho, &self.rewards, metrics),
+            None => aggregate.add(self.key(), o.kind, &o.rho, &self.rewards, metrics),
+        }
     }
 
     /// The completions in the order they were played, to rebuild the episode.

@@ -153,6 +153,12 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
         &self.file
     }
 
+    /// Bytes read so far (the offset just past the last line read): what a progress bar over
+    /// the file's size shows.
+    pub fn position(&self) -> u64 {
+        self.offset
+    }
+
     /// Bad lines skipped so far (with `keep_going`).
     pub fn skipped(&self) -> usize {
         self.skipped

@@ -17,12 +17,6 @@ use crate::scenario::Role;
 /// The flags of `dealgym run`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunFlags {
-    /// Scenario file(s) (JSONL); repeat the flag for several.
-    #[arg(long, required = true)]
-    pub scenarios: Vec<PathBuf>,
-    /// At most N scenarios from each file.
-    #[arg(long)]
-    pub limit: Option<usize>,
     /// openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder), script:FILE, or a [players.NAME] of the config.
     #[arg(long)]
     pub learner: String,
@@ -32,10 +26,27 @@ pub struct RunFlags {
     /// The JSONL file to append episodes to.
     #[arg(long)]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub plan: PlanFlags,
+    /// Also write the summary as JSON lines (one per family and one for all) to this file.
+    #[arg(long)]
+    pub summary_json: Option<PathBuf>,
+}
+
+/// The flags every command that plays a plan of episodes shares (`run`, `eval`): which
+/// scenarios, the config, the seed and groups, the rules, resuming and the progress bar.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PlanFlags {
+    /// Scenario file(s) (JSONL); repeat the flag for several.
+    #[arg(long, required = true)]
+    pub scenarios: Vec<PathBuf>,
+    /// At most N scenarios from each file.
+    #[arg(long)]
+    pub limit: Option<usize>,
     /// TOML config: [episode] rules, [rewards], [personas], [players.NAME] endpoints.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Run seed (default: the config's, else 0).
+    /// Seed of the setups (default: the config's, else 0).
     #[arg(long)]
     pub seed: Option<u64>,
     /// Episodes in flight at once (default: the config's, else 64).
@@ -60,22 +71,28 @@ pub struct RunFlags {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
-    /// Also write the summary as JSON lines (one per family and one for all) to this file.
-    #[arg(long)]
-    pub summary_json: Option<PathBuf>,
 }
 
 impl RunFlags {
     /// The run's options: each flag over the config file's value over the default.
     pub fn options(&self) -> Result<RunOptions, ConfigError> {
+        self.plan
+            .options(&self.learner, &self.opponent, self.out.clone())
+    }
+}
+
+impl PlanFlags {
+    /// Options for players `learner` and `opponent` writing to `out`: each flag over the config
+    /// file's value over the default.
+    pub fn options(
+        &self,
+        learner: &str,
+        opponent: &str,
+        out: PathBuf,
+    ) -> Result<RunOptions, ConfigError> {
         let file = FileConfig::load_or_default(self.config.as_deref())?;
-        let mut o = RunOptions::new(
-            self.scenarios.clone(),
-            &self.learner,
-            &self.opponent,
-            self.out.clone(),
-        )
-        .with_config(file);
+        let mut o =
+            RunOptions::new(self.scenarios.clone(), learner, opponent, out).with_config(file);
         o.limit = self.limit;
         o.seed = self.seed.unwrap_or(o.seed);
         o.concurrency = self.concurrency.unwrap_or(o.concurrency);

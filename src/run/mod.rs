@@ -26,7 +26,7 @@ use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario, ScenarioError};
 use crate::score::SeatCounts;
 
-pub use config::{ConfigError, FileConfig, RunFlags};
+pub use config::{ConfigError, FileConfig, PlanFlags, RunFlags};
 pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer, Seating};
 pub use plan::{plan, without_done, PlannedEpisode};
 pub use rewarding::{rubric_source, Rewarding};

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::game::{OutcomeKind, PerSeat, Seat};
 use crate::record::EpisodeRecord;
 use crate::scenario::Family;
-use crate::score::{Aggregate, Estimate, SeatFigures, RATED_ENDINGS};
+use crate::score::{cell, pct_cell, Aggregate, Estimate, SeatFigures, RATED_ENDINGS};
 
 /// One family's aggregate (a row of the table).
 pub type FamilyStats = Aggregate;
@@ -25,12 +25,7 @@ pub struct RunStats {
 impl RunStats {
     /// Add an ended episode, from the ending, ρ, rewards and metrics its record holds.
     pub fn add(&mut self, r: &EpisodeRecord) {
-        self.families.entry(r.family).or_default().add(
-            r.kind(),
-            &r.outcome.outcome.rho,
-            &r.rewards,
-            &r.outcome.metrics,
-        );
+        r.add_to(self.families.entry(r.family).or_default(), None);
     }
 
     pub fn episodes(&self) -> usize {
@@ -117,7 +112,7 @@ impl RunStats {
 
     /// One machine-readable object per family (and `"all"`): episodes, outcome counts, errors,
     /// per seat the format-ok share and constraint checks — and every figure of the table
-    /// (plus mean reward and sale-to-list per seat) as `{value, low, high, n}` with its
+    /// (plus mean reward, sale-to-list, the clipped mean and the median of ρ per seat) as `{value, low, high, n}` with its
     /// bootstrap 95% interval, or `null` where no episode gives it. Shares named `…_pct` are
     /// in percent.
     pub fn json_rows(&self) -> Vec<Value> {
@@ -142,6 +137,8 @@ impl RunStats {
                     "malformed_pct": estimate(sf.malformed, 100.0),
                     "regulated_pct": estimate(sf.regulated, 100.0),
                     "mean_rho": estimate(sf.mean_rho, 1.0),
+                    "clipped_mean_rho": estimate(sf.clipped_rho, 1.0),
+                    "median_rho": estimate(sf.median_rho, 1.0),
                     "mean_reward": estimate(sf.mean_reward, 1.0),
                     "first_bid": estimate(sf.first_bid, 1.0),
                     "sale_to_list": estimate(sf.sale_to_list, 1.0),
@@ -160,25 +157,6 @@ impl RunStats {
             })
         })
     }
-}
-
-/// `value [low, high]` with `digits` decimals, or `–` for no estimate.
-fn cell(e: Option<Estimate>, digits: usize) -> String {
-    match e {
-        Some(e) => format!(
-            "{:.d$} [{:.d$}, {:.d$}]",
-            e.value,
-            e.low,
-            e.high,
-            d = digits
-        ),
-        None => "–".to_string(),
-    }
-}
-
-/// A share as a percentage cell.
-fn pct_cell(e: Option<Estimate>) -> String {
-    cell(e.map(|e| e.scaled(100.0)), 1)
 }
 
 /// An estimate in the JSON summary, scaled by `factor`, or `null`.
@@ -221,8 +199,11 @@ mod tests {
         let mut error = Episode::new(s.clone(), learner_first_as(&s, Role::Buyer)).unwrap();
         error.fail_backend(Seat::Learner, "HTTP 500").unwrap();
         let mut stats = RunStats::default();
-        for e in [deal, walk, error] {
-            stats.add(&record(e));
+        // Distinct ids: the bootstrap draws an episode's weights from its ids.
+        for (i, e) in [deal, walk, error].into_iter().enumerate() {
+            let mut r = record(e);
+            r.episode_id = format!("g{i}-m0");
+            stats.add(&r);
         }
         stats
     }

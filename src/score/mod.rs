@@ -3,15 +3,19 @@
 //! outcome are the episode's own (`game::seat_values`, re-exported here). Pure functions of the
 //! scenario, the setup and the turns: no I/O, so records can be rescored exactly.
 //! [`Aggregate`] sums the metrics of many episodes into rates and means with bootstrap
-//! intervals, from the metrics alone; [`Comparisons`] rates players (Bradley–Terry, with
+//! intervals, from the metrics alone, in memory that does not grow with the episodes;
+//! [`Quantiles`] gives it the median of ρ; [`Comparisons`] rates players (Bradley–Terry, with
 //! bootstrap intervals) from paired comparisons of their ρ (`rating.rs`).
 
 mod aggregate;
+mod quantile;
 mod rating;
 
 pub use aggregate::{
-    Aggregate, Estimate, Figures, SeatCounts, SeatFigures, LEVEL, RATED_ENDINGS, RESAMPLES,
+    cell, clip_rho, pct_cell, Aggregate, Estimate, Figures, SeatCounts, SeatFigures, Weights,
+    LEVEL, RATED_ENDINGS, RESAMPLES,
 };
+pub use quantile::{Bin, Quantiles, BINS, EXACT_LIMIT};
 pub use rating::{Comparisons, Rating, POINTS_PER_DECADE, PRIOR_TIES, TIE_TOLERANCE};
 
 use serde::{Deserialize, Serialize};

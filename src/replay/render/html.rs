@@ -1,6 +1,8 @@
 //! The HTML transcript: one self-contained page (styles inline, no scripts, no external
-//! assets). Every piece of record text is escaped (`&`, `<`, `>`, `"`, `'`), so a model's
-//! `<script>` is shown, never run. The Thought and any reasoning are `<details>` blocks.
+//! assets), or the same transcript as a fragment ([`html_fragment`]) that a report embeds,
+//! styled by [`TRANSCRIPT_STYLE`]. Every piece of record text is escaped (`&`, `<`, `>`, `"`,
+//! `'`), so a model's `<script>` is shown, never run. The Thought and any reasoning are
+//! `<details>` blocks.
 
 use std::fmt::Write as _;
 
@@ -8,8 +10,11 @@ use super::{ending, number, problem_text, regulation_text, turn_heading, turn_vi
 use crate::game::Seat;
 use crate::record::EpisodeRecord;
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;line-height:1.45;color:#222}
-table{border-collapse:collapse;margin:.5rem 0 1rem}
+const PAGE_STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;line-height:1.45;color:#222}\n";
+
+/// The styles of a transcript's parts (tables, turns, folded thoughts, forwarded text,
+/// regulation, problems): what a page holding [`html_fragment`]s needs.
+pub const TRANSCRIPT_STYLE: &str = "table{border-collapse:collapse;margin:.5rem 0 1rem}
 td,th{border:1px solid #ccc;padding:.2rem .6rem;text-align:left}
 td.num{text-align:right}
 section.turn{border-left:4px solid #888;padding:.2rem 1rem;margin:1rem 0}
@@ -30,7 +35,7 @@ pub fn html(record: &EpisodeRecord) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Episode {} · {}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Episode {} · {}</title>\n<style>\n{PAGE_STYLE}{TRANSCRIPT_STYLE}\n</style>\n</head>\n<body>",
         escape(&record.episode_id),
         escape(&record.scenario_id)
     );
@@ -39,6 +44,16 @@ pub fn html(record: &EpisodeRecord) -> String {
         "<h1>Episode <code>{}</code></h1>",
         escape(&record.episode_id)
     );
+    out.push_str(&html_fragment(record));
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// One episode's transcript as an HTML fragment, headed by nothing: the facts, the seats, every
+/// turn and the outcome (the final deal, each side's utility, ρ and reward). [`html`] puts it in
+/// a page; a report puts many in one.
+pub fn html_fragment(record: &EpisodeRecord) -> String {
+    let mut out = String::new();
     let _ = writeln!(out, "<table class=\"facts\">");
     let mut fact = |name: &str, value: String| {
         let _ = writeln!(out, "<tr><th>{name}</th><td>{value}</td></tr>");
@@ -94,7 +109,6 @@ pub fn html(record: &EpisodeRecord) -> String {
         write_turn(&mut out, &t);
     }
     write_outcome(&mut out, record);
-    out.push_str("</body>\n</html>\n");
     out
 }
 
@@ -205,7 +219,7 @@ fn write_outcome(out: &mut String, record: &EpisodeRecord) {
 }
 
 /// Text safe in HTML element content and attribute values.
-fn escape(text: &str) -> String {
+pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

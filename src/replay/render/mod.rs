@@ -14,7 +14,7 @@ mod html;
 mod markdown;
 mod names;
 
-pub use html::html;
+pub use html::{escape, html, html_fragment, TRANSCRIPT_STYLE};
 pub use markdown::markdown;
 use names::TermNames;
 

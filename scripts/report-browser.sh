@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# `dealgym report`'s HTML page in a real headless browser (Debian's chromium).
+#
+#   scripts/report-browser.sh [OUT_DIR]        (default: target/report-browser)
+#
+# Installs chromium with apt-get when /usr/bin/chromium is missing (if that cannot be done it
+# prints one "SKIPPED: report-browser: <why>" line and exits 0 — never a silent pass), builds
+# dealgym, plays a small run over all five families (`dealgym demo`: the built-in mock endpoint
+# in process, no network) and an eval of two rule players against two rule opponents over all
+# five families, writes the report of both files (so it has the cross-play matrix and the
+# ratings), and opens report.html#selftest headless:
+#   - the page's own self-check (run on the #selftest fragment) must write PASS into
+#     #selftest-result: tables and charts are there and laid out, a transcript is there, the
+#     search box narrows and restores the list, the family filter agrees;
+#   - no console errors: the page's #console-errors (fed by window error events and a wrapped
+#     console.error) must be empty, and chromium's own log (--enable-logging=stderr) must show
+#     no console error or uncaught exception;
+#   - the dumped DOM must hold the tables, an <svg> chart and the transcripts;
+# then saves a screenshot (1280×2000) into OUT_DIR and prints its path. Exits 1 if any check
+# fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OUT=${1:-target/report-browser}
+CHROMIUM=/usr/bin/chromium
+
+skip() {
+  echo "SKIPPED: report-browser: $*"
+  exit 0
+}
+
+if [ ! -x "$CHROMIUM" ]; then
+  SUDO=
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || skip "chromium is missing and installing it needs root (no sudo)"
+    SUDO="sudo -n"
+  fi
+  log=$(mktemp)
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium; } >"$log" 2>&1; then
+    why=$(tail -n 1 "$log" | tr -d '\r')
+    rm -f "$log"
+    skip "apt-get could not install chromium (${why:-no output})"
+  fi
+  rm -f "$log"
+  [ -x "$CHROMIUM" ] || skip "apt-get installed chromium but $CHROMIUM is missing"
+fi
+
+cargo build --quiet --bin dealgym
+DEALGYM=target/debug/dealgym
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+"$DEALGYM" demo --per-family 3 --out "$OUT/run.jsonl" >"$OUT/run.log" 2>&1
+SCENARIOS=()
+for family in ahp craigslist casino dnd job_interview; do
+  SCENARIOS+=(--scenarios "scenarios/$family.jsonl")
+done
+"$DEALGYM" eval "${SCENARIOS[@]}" --limit 2 --quiet --swap-seats \
+  --player linear=rule:linear --player conceder=rule:conceder \
+  --opponent boulware=rule:boulware --opponent linear-opp=rule:linear \
+  --out "$OUT/eval.jsonl" >>"$OUT/run.log" 2>&1
+"$DEALGYM" report --quiet "$OUT/run.jsonl" "$OUT/eval.jsonl" --out "$OUT/report" >>"$OUT/run.log" 2>&1
+URL="file://$OUT/report/report.html#selftest"
+
+PROFILE=$(mktemp -d)
+trap 'rm -rf "$PROFILE"' EXIT
+FLAGS=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+  --disable-background-networking --disable-component-update --disable-sync
+  --user-data-dir="$PROFILE" --enable-logging=stderr --v=0)
+
+timeout 180 "$CHROMIUM" "${FLAGS[@]}" --virtual-time-budget=10000 --dump-dom "$URL" \
+  >"$OUT/dom.html" 2>"$OUT/chromium-dom.log" || true
+timeout 180 "$CHROMIUM" "${FLAGS[@]}" --hide-scrollbars --window-size=1280,2000 \
+  --virtual-time-budget=10000 --screenshot="$OUT/report.png" "$URL" \
+  >/dev/null 2>"$OUT/chromium-screenshot.log" || true
+
+failed=0
+check() {
+  if eval "$2"; then
+    echo "ok: $1"
+  else
+    echo "FAIL: $1"
+    failed=1
+  fi
+}
+dom="$OUT/dom.html"
+check "the page was rendered and dumped" "[ -s '$dom' ]"
+check "self-check passed ($(grep -o '<div id="selftest-result"[^>]*>[^<]*' "$dom" | sed 's/.*>//'))" \
+  "grep -q '<div id=\"selftest-result\"[^>]*>PASS' '$dom'"
+check "no error reached the page's console" \
+  "grep -q '<div id=\"console-errors\"[^>]*data-count=\"0\"[^>]*></div>' '$dom'"
+check "no console error in chromium's log" \
+  "! grep -E 'CONSOLE|Uncaught' '$OUT/chromium-dom.log' '$OUT/chromium-screenshot.log' | grep -Eiq 'error|uncaught'"
+check "tables rendered" "grep -q '<table class=\"figures\"' '$dom'"
+check "an SVG chart rendered" "grep -q '<svg' '$dom'"
+check "the cross-play matrix and the ratings rendered" \
+  "grep -q 'id=\"table-crossplay\"' '$dom' && grep -q 'id=\"table-ratings\"' '$dom'"
+check "transcripts rendered" "grep -q '<details class=\"episode\"' '$dom'"
+check "a screenshot was saved" "[ -s '$OUT/report.png' ]"
+if [ "$failed" -ne 0 ]; then
+  echo "report-browser: failed; see $OUT (dom.html, chromium-*.log)" >&2
+  exit 1
+fi
+echo "report-browser: all checks passed; screenshot: $OUT/report.png"

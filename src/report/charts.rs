@@ -1,0 +1,301 @@
+//! A report's charts as SVG text, drawn with `plotters`' SVG backend (no bitmap backend, no
+//! font files: the SVG backend writes text as `<text>` elements and lays it out with
+//! plotters' built-in size estimate, so charts render the same on a headless machine).
+//!
+//! Three kinds: [`interval_chart`] (one row per name: the value with its interval bar — ρ,
+//! deal rate, first bid per group, and ratings), [`histogram_chart`] (the distribution of
+//! clipped ρ) and [`stacked_chart`] (how episodes ended, per group, as stacked shares).
+
+use plotters::prelude::*;
+
+use crate::score::{Bin, Estimate};
+
+/// Why a chart could not be drawn (a plotters error, as text).
+#[derive(Debug, thiserror::Error)]
+#[error("drawing the chart `{title}`: {message}")]
+pub struct ChartError {
+    pub title: String,
+    pub message: String,
+}
+
+const WIDTH: u32 = 820;
+const ROW: u32 = 26;
+const FONT: &str = "sans-serif";
+const BAR: RGBColor = RGBColor(43, 108, 176);
+
+/// The x range of a stacked chart: shares end at 100, the legend takes the rest.
+const LEGEND_ROOM: f64 = 140.0;
+
+/// Colours of the stacked series, in order.
+const SERIES: [RGBColor; 6] = [
+    RGBColor(56, 161, 105),
+    RGBColor(221, 107, 32),
+    RGBColor(128, 90, 213),
+    RGBColor(160, 174, 192),
+    RGBColor(229, 62, 62),
+    RGBColor(74, 85, 104),
+];
+
+fn error(title: &str) -> impl Fn(String) -> ChartError + '_ {
+    move |message| ChartError {
+        title: title.to_string(),
+        message,
+    }
+}
+
+/// Room for the longest name at the left, in pixels (about 7 px a character at 13 px).
+fn label_room(names: impl Iterator<Item = usize>) -> u32 {
+    (names.max().unwrap_or(4) as u32 * 7 + 16).clamp(60, 360)
+}
+
+/// The y coordinate of row `i` of `n`: the first row on top.
+fn row_y(i: usize, n: usize) -> f64 {
+    (n - 1 - i) as f64
+}
+
+/// The name of the row at y (the axis asks at whole numbers only).
+fn row_name(names: &[String], y: f64) -> String {
+    let i = y.round();
+    if (y - i).abs() > 1e-6 || i < 0.0 || i as usize >= names.len() {
+        return String::new();
+    }
+    names[names.len() - 1 - i as usize].clone()
+}
+
+/// One row per (name, estimate): a dot at the value and a bar from low to high. `x_desc` names
+/// the axis. The x range covers every bound, with `floor` and `ceiling` as limits the axis
+/// always includes (e.g. 0 and 1 for ρ).
+pub fn interval_chart(
+    title: &str,
+    x_desc: &str,
+    rows: &[(String, Estimate)],
+    floor: f64,
+    ceiling: f64,
+) -> Result<String, ChartError> {
+    let names: Vec<String> = rows.iter().map(|(n, _)| n.clone()).collect();
+    let n = rows.len().max(1);
+    let low = rows.iter().map(|(_, e)| e.low).fold(floor, f64::min);
+    let high = rows.iter().map(|(_, e)| e.high).fold(ceiling, f64::max);
+    let pad = (high - low).max(1e-9) * 0.05;
+    let height = 90 + ROW * n as u32;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| error(title)(e.to_string()))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FONT, 17))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(label_room(names.iter().map(|n| n.chars().count())))
+            .build_cartesian_2d((low - pad)..(high + pad), -0.5..(n as f64 - 0.5))
+            .map_err(|e| error(title)(e.to_string()))?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .light_line_style(WHITE)
+            .y_labels(n)
+            .y_label_formatter(&|y| row_name(&names, *y))
+            .x_desc(x_desc)
+            .label_style((FONT, 13))
+            .draw()
+            .map_err(|e| error(title)(e.to_string()))?;
+        chart
+            .draw_series(rows.iter().enumerate().map(|(i, (_, e))| {
+                ErrorBar::new_horizontal(
+                    row_y(i, n),
+                    e.low,
+                    e.value,
+                    e.high,
+                    BAR.stroke_width(2),
+                    10,
+                )
+            }))
+            .map_err(|e| error(title)(e.to_string()))?;
+        chart
+            .draw_series(
+                rows.iter()
+                    .enumerate()
+                    .map(|(i, (_, e))| Circle::new((e.value, row_y(i, n)), 4, BAR.filled())),
+            )
+            .map_err(|e| error(title)(e.to_string()))?;
+        root.present().map_err(|e| error(title)(e.to_string()))?;
+    }
+    Ok(svg)
+}
+
+/// A histogram: one bar per bin, its height the count.
+pub fn histogram_chart(title: &str, x_desc: &str, bins: &[Bin]) -> Result<String, ChartError> {
+    let top = bins.iter().map(|b| b.count).max().unwrap_or(0).max(1) as f64 * 1.05;
+    let (low, high) = (
+        bins.first().map_or(-1.0, |b| b.low),
+        bins.last().map_or(1.0, |b| b.high),
+    );
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, 360)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| error(title)(e.to_string()))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FONT, 17))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(low..high, 0.0..top)
+            .map_err(|e| error(title)(e.to_string()))?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .light_line_style(WHITE)
+            .y_label_formatter(&|y| {
+                if y.fract() == 0.0 {
+                    format!("{y:.0}")
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc(x_desc)
+            .y_desc("episodes")
+            .label_style((FONT, 13))
+            .draw()
+            .map_err(|e| error(title)(e.to_string()))?;
+        chart
+            .draw_series(
+                bins.iter().filter(|b| b.count > 0).map(|b| {
+                    Rectangle::new([(b.low, 0.0), (b.high, b.count as f64)], BAR.filled())
+                }),
+            )
+            .map_err(|e| error(title)(e.to_string()))?;
+        root.present().map_err(|e| error(title)(e.to_string()))?;
+    }
+    Ok(svg)
+}
+
+/// One row per group, its shares (fractions summing to 1) stacked left to right in the order
+/// of `series`, with a legend.
+pub fn stacked_chart(
+    title: &str,
+    x_desc: &str,
+    series: &[&str],
+    rows: &[(String, Vec<f64>)],
+) -> Result<String, ChartError> {
+    let names: Vec<String> = rows.iter().map(|(n, _)| n.clone()).collect();
+    let n = rows.len().max(1);
+    let height = 90 + (ROW * n as u32).max(150);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| error(title)(e.to_string()))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FONT, 17))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(label_room(names.iter().map(|n| n.chars().count())))
+            // Bars end at 100; the legend sits in the room to their right.
+            .build_cartesian_2d(0.0..LEGEND_ROOM, -0.5..(n as f64 - 0.5))
+            .map_err(|e| error(title)(e.to_string()))?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .light_line_style(WHITE)
+            .y_labels(n)
+            .y_label_formatter(&|y| row_name(&names, *y))
+            .x_label_formatter(&|x| {
+                if *x <= 100.0 {
+                    format!("{x:.0}")
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc(x_desc)
+            .label_style((FONT, 13))
+            .draw()
+            .map_err(|e| error(title)(e.to_string()))?;
+        for (k, name) in series.iter().enumerate() {
+            let color = SERIES[k % SERIES.len()];
+            let bars = rows.iter().enumerate().map(|(i, (_, shares))| {
+                let start: f64 = shares[..k].iter().sum::<f64>() * 100.0;
+                let end = start + shares[k] * 100.0;
+                let y = row_y(i, n);
+                Rectangle::new([(start, y - 0.35), (end, y + 0.35)], color.filled())
+            });
+            chart
+                .draw_series(bars)
+                .map_err(|e| error(title)(e.to_string()))?
+                .label(*name)
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font((FONT, 12))
+            .draw()
+            .map_err(|e| error(title)(e.to_string()))?;
+        root.present().map_err(|e| error(title)(e.to_string()))?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(value: f64, low: f64, high: f64) -> Estimate {
+        Estimate {
+            value,
+            low,
+            high,
+            n: 10,
+        }
+    }
+
+    #[test]
+    fn an_interval_chart_is_svg_with_a_row_per_name() {
+        let rows = vec![
+            ("alice".to_string(), e(1510.0, 1480.0, 1540.0)),
+            ("bob <b>".to_string(), e(1490.0, 1450.0, 1530.0)),
+        ];
+        let svg = interval_chart("Ratings", "rating", &rows, 1500.0, 1500.0).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..80]);
+        assert!(svg.contains(">\nalice\n</text>"), "names are text elements");
+        assert!(svg.contains("bob &lt;b&gt;"), "names are escaped");
+        assert!(svg.contains("Ratings"));
+    }
+
+    #[test]
+    fn histogram_and_stacked_charts_draw() {
+        let bins = vec![
+            Bin {
+                low: -1.0,
+                high: 0.0,
+                count: 1,
+            },
+            Bin {
+                low: 0.0,
+                high: 1.0,
+                count: 3,
+            },
+        ];
+        let svg = histogram_chart("ρ", "ρ (clipped)", &bins).unwrap();
+        assert!(svg.contains("<rect"));
+        let svg = stacked_chart(
+            "Outcomes",
+            "share of episodes (%)",
+            &["deal", "walk-away"],
+            &[("casino".to_string(), vec![0.75, 0.25])],
+        )
+        .unwrap();
+        assert!(svg.contains(">\ndeal\n</text>") && svg.contains(">\ncasino\n</text>"));
+    }
+
+    #[test]
+    fn rows_are_named_only_at_whole_numbers() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        assert_eq!(row_name(&names, 1.0), "a");
+        assert_eq!(row_name(&names, 0.0), "b");
+        assert_eq!(row_name(&names, 0.5), "");
+        assert_eq!(row_name(&names, 2.0), "");
+    }
+}

@@ -1,0 +1,151 @@
+//! Head-to-head tables of a report: the cross-play matrix and the Bradley–Terry ratings, as an
+//! eval prints them ([`crate::eval::EvalTables`], which collects them), laid out as report
+//! [`Table`]s and an interval chart. They appear when the files hold more than one pairing of
+//! players (an eval's output, or several runs reported together).
+
+use crate::eval::EvalTables;
+use crate::score::{Estimate, Rating};
+
+use super::charts::{interval_chart, ChartError};
+use super::tables::{Cell, Column, Table};
+
+/// The cross-play matrix as one long table: a row per family (then `all`) and pairing, with the
+/// learner seat's mean ρ and the deal rate (in percent), each with its interval. `None` when
+/// the files hold a single pairing: the aggregate tables already say everything then.
+pub fn crossplay_table(eval: &EvalTables) -> Option<Table> {
+    let matrix = eval.matrix();
+    let pairings = matrix.cells(None).len();
+    if pairings < 2 {
+        return None;
+    }
+    let families = matrix.families().into_iter().map(Some).chain([None]);
+    let rows = families
+        .flat_map(|family| {
+            let name = family.map_or("all".to_string(), |f| f.to_string());
+            matrix.cells(family).into_iter().map(move |c| {
+                vec![
+                    Cell::Text(name.clone()),
+                    Cell::Text(c.learner),
+                    Cell::Text(c.opponent),
+                    Cell::Count(c.episodes as u64),
+                    Cell::Count(c.errors as u64),
+                    Cell::Estimate(c.mean_rho, 3),
+                    Cell::Estimate(c.deal_rate.map(|e| e.scaled(100.0)), 1),
+                ]
+            })
+        })
+        .collect();
+    Some(Table {
+        name: "crossplay".into(),
+        title: "Cross-play: the learner seat's player against the opponent seat's, per family"
+            .into(),
+        columns: vec![
+            Column::new("family", "family"),
+            Column::new("player", "player"),
+            Column::new("opponent", "opponent"),
+            Column::new("episodes", "episodes"),
+            Column::new("errors", "errors"),
+            Column::new("mean ρ", "mean_rho"),
+            Column::new("deal %", "deal_pct"),
+        ],
+        rows,
+    })
+}
+
+/// The ratings table, highest first; `None` when no two players could be compared.
+pub fn ratings_table(ratings: &[Rating]) -> Option<Table> {
+    if rated(ratings).next().is_none() {
+        return None;
+    }
+    let rows = ratings
+        .iter()
+        .map(|r| {
+            vec![
+                Cell::Text(r.player.clone()),
+                Cell::Estimate(estimate(r), 0),
+                Cell::Count(r.comparisons as u64),
+                Cell::Number(Some(r.wins), 1),
+            ]
+        })
+        .collect();
+    Some(Table {
+        name: "ratings".into(),
+        title: "Ratings: Bradley–Terry on paired ρ (same scenario, setup, counterpart, role and \
+                seat), 400·log10 strength, mean 0"
+            .into(),
+        columns: vec![
+            Column::new("player", "player"),
+            Column::new("rating", "rating"),
+            Column::new("comparisons", "comparisons"),
+            Column::new("wins", "wins"),
+        ],
+        rows,
+    })
+}
+
+/// The ratings with their intervals as a chart; `None` when nobody is rated.
+pub fn ratings_chart(ratings: &[Rating]) -> Result<Option<String>, ChartError> {
+    let rows: Vec<(String, Estimate)> = rated(ratings).collect();
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let title = "Bradley–Terry rating per player";
+    interval_chart(
+        title,
+        "rating (400·log10 strength, mean 0)",
+        &rows,
+        0.0,
+        0.0,
+    )
+    .map(Some)
+}
+
+/// A rating as an estimate: the rating, its interval, and the comparisons behind it.
+fn estimate(r: &Rating) -> Option<Estimate> {
+    Some(Estimate {
+        value: r.rating?,
+        low: r.low?,
+        high: r.high?,
+        n: r.comparisons,
+    })
+}
+
+fn rated(ratings: &[Rating]) -> impl Iterator<Item = (String, Estimate)> + '_ {
+    ratings
+        .iter()
+        .filter_map(|r| estimate(r).map(|e| (r.player.clone(), e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rating(player: &str, value: Option<f64>) -> Rating {
+        Rating {
+            player: player.into(),
+            rating: value,
+            low: value.map(|v| v - 10.0),
+            high: value.map(|v| v + 10.0),
+            comparisons: if value.is_some() { 4 } else { 0 },
+            wins: 2.0,
+        }
+    }
+
+    #[test]
+    fn ratings_become_a_table_and_a_chart_only_when_someone_is_rated() {
+        assert!(ratings_table(&[rating("a", None)]).is_none());
+        assert!(ratings_chart(&[rating("a", None)])
+            .expect("no chart to draw")
+            .is_none());
+        let ratings = [rating("a", Some(50.0)), rating("b", Some(-50.0))];
+        let table = ratings_table(&ratings).expect("a table");
+        assert_eq!(table.rows.len(), 2);
+        let csv = table.csv();
+        assert!(
+            csv.contains("a,50.000000,40.000000,60.000000,4,2.000000"),
+            "{csv}"
+        );
+        let svg = ratings_chart(&ratings).expect("drawn").expect("a chart");
+        assert!(svg.contains("<svg"), "{svg}");
+    }
+}

@@ -1,0 +1,424 @@
+//! `dealgym report`: record files in, a report directory out — `report.md`, one self-contained
+//! `report.html`, CSV tables under `tables/` and SVG charts under `charts/`.
+//!
+//! This module lays figures out; it computes none of its own. Aggregates, intervals and
+//! quantiles come from [`crate::score`]; the cross-play matrix and the ratings from
+//! [`crate::eval::EvalTables`] (`head_to_head.rs` lays them out when the files hold several
+//! pairings); transcripts are [`crate::replay::render`]'s fragments.
+//! Records are read one at a time through [`RecordReader`] and never held: what grows with the
+//! file is nothing but counts — one aggregate per group (`groups.rs`), the threshold
+//! sensitivity (`sensitivity.rs`), label counts (`labels.rs`), a fixed-size transcript
+//! sample (`sample.rs`) and, for the ratings, one compact (key, player, ρ) triple per seat and
+//! episode (`score::Comparisons`: 24 bytes, the one part that grows with the file). It plays no episode and talks to no endpoint.
+
+mod charts;
+mod flags;
+mod groups;
+mod head_to_head;
+mod html;
+mod labels;
+mod sample;
+mod sensitivity;
+mod tables;
+
+use std::path::PathBuf;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::eval::EvalTables;
+use crate::game::{OutcomeKind, Seat};
+use crate::record::{EpisodeRecord, ReadError, RecordReader};
+use crate::score::{Aggregate, Estimate};
+
+pub use charts::{histogram_chart, interval_chart, stacked_chart, ChartError};
+pub use flags::{ReportFlags, DEFAULT_TAUS, DEFAULT_TRANSCRIPTS};
+pub use groups::{Dimension, Groups};
+pub use labels::LabelCounts;
+pub use sample::{Sample, Transcript};
+pub use sensitivity::{no_deal_rho, Sensitivity};
+pub use tables::{aggregate_table, csv_number, Cell, Column, Table};
+
+/// Bins of the ρ histogram (chart and CSV): 40 bins of width 0.05 over [−1, 1].
+pub const HISTOGRAM_BINS: usize = 40;
+
+/// What to report on and where.
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    pub files: Vec<PathBuf>,
+    pub out: PathBuf,
+    /// Transcripts kept (a deterministic sample when the files have more episodes).
+    pub transcripts: usize,
+    pub sample_seed: u64,
+    /// Thresholds of the sensitivity table.
+    pub taus: Vec<f64>,
+    /// No progress bar.
+    pub quiet: bool,
+}
+
+/// Why a report could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("writing {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Chart(#[from] ChartError),
+    #[error("no episode in {0}: nothing to report")]
+    Empty(String),
+}
+
+/// What a report did.
+#[derive(Debug, Clone)]
+pub struct ReportSummary {
+    pub episodes: usize,
+    pub transcripts: usize,
+    /// Every file written.
+    pub written: Vec<PathBuf>,
+}
+
+/// Everything a report gathers while records stream by.
+#[derive(Debug)]
+pub struct Collector {
+    pub groups: Groups,
+    pub sensitivity: Sensitivity,
+    pub labels: LabelCounts,
+    pub sample: Sample,
+    /// The cross-play matrix and the ratings, shown when the files hold several pairings.
+    pub head_to_head: EvalTables,
+}
+
+impl Collector {
+    pub fn new(options: &ReportOptions) -> Collector {
+        Collector {
+            groups: Groups::default(),
+            sensitivity: Sensitivity::new(&options.taus),
+            labels: LabelCounts::default(),
+            sample: Sample::new(options.transcripts, options.sample_seed),
+            head_to_head: EvalTables::default(),
+        }
+    }
+
+    /// Take in one record; `at` is (file index, record index in the file).
+    pub fn add(&mut self, r: &EpisodeRecord, at: (usize, usize)) {
+        self.groups.add(r);
+        self.sensitivity.add(r);
+        self.labels.add(r);
+        self.sample.offer(r, at);
+        self.head_to_head.add(r);
+    }
+}
+
+/// Read the files and write the report (see the module doc).
+pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
+    let total: u64 = options
+        .files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let bar = progress_bar(!options.quiet, total);
+    let mut collector = Collector::new(options);
+    let mut done = 0;
+    for (i, file) in options.files.iter().enumerate() {
+        let mut reader = RecordReader::open(file)?;
+        let mut n = 0;
+        while let Some(record) = reader.next() {
+            collector.add(&record?, (i, n));
+            n += 1;
+            if n.is_multiple_of(32) {
+                bar.set_position(done + reader.position());
+            }
+        }
+        done += reader.position();
+        bar.set_position(done);
+    }
+    bar.finish_and_clear();
+    write_report(options, collector)
+}
+
+fn progress_bar(show: bool, bytes: u64) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(bytes);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30}] {bytes}/{total_bytes} · {bytes_per_sec} · {eta} left",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+/// Write every file of the report from what was gathered.
+pub fn write_report(
+    options: &ReportOptions,
+    collector: Collector,
+) -> Result<ReportSummary, ReportError> {
+    let Collector {
+        groups,
+        sensitivity,
+        labels,
+        sample,
+        head_to_head,
+    } = collector;
+    let episodes = sample.seen();
+    if episodes == 0 {
+        let files: Vec<String> = options
+            .files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        return Err(ReportError::Empty(files.join(", ")));
+    }
+    let out = &options.out;
+    let mut written = Vec::new();
+    for dir in [out.clone(), out.join("tables"), out.join("charts")] {
+        std::fs::create_dir_all(&dir).map_err(|source| ReportError::Write {
+            path: dir.display().to_string(),
+            source,
+        })?;
+    }
+    let mut write = |path: PathBuf, text: &str| -> Result<(), ReportError> {
+        std::fs::write(&path, text).map_err(|source| ReportError::Write {
+            path: path.display().to_string(),
+            source,
+        })?;
+        written.push(path);
+        Ok(())
+    };
+
+    let aggregates: Vec<Table> = Dimension::ALL
+        .iter()
+        .map(|d| aggregate_table(&groups, *d))
+        .collect();
+    let sensitivity = sensitivity.table();
+    let labels = (!labels.is_empty()).then(|| labels.table());
+    let all = groups.all();
+    let histogram = histogram_table(&all);
+    let mut tables: Vec<(&str, Vec<&Table>)> = vec![
+        ("Aggregates (DESIGN §5)", aggregates.iter().collect()),
+        ("Threshold sensitivity", vec![&sensitivity]),
+        ("Distribution of ρ", vec![&histogram]),
+    ];
+    let ratings = head_to_head.ratings();
+    let head_to_head_tables: Vec<Table> = [
+        head_to_head::crossplay_table(&head_to_head),
+        head_to_head::ratings_table(&ratings),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !head_to_head_tables.is_empty() {
+        tables.push(("Head to head", head_to_head_tables.iter().collect()));
+    }
+    if let Some(labels) = &labels {
+        tables.push(("Turn labels", vec![labels]));
+    }
+    for (_, list) in &tables {
+        for t in list {
+            write(out.join("tables").join(format!("{}.csv", t.name)), &t.csv())?;
+        }
+    }
+
+    let mut charts = charts(&groups, &all)?;
+    if let Some(svg) = head_to_head::ratings_chart(&ratings)? {
+        charts.push((
+            "ratings".to_string(),
+            "Bradley–Terry rating per player, with its 95% bootstrap interval".to_string(),
+            svg,
+        ));
+    }
+    for (name, _, svg) in &charts {
+        write(out.join("charts").join(format!("{name}.svg")), svg)?;
+    }
+
+    let transcripts = sample.into_transcripts();
+    let files: Vec<String> = options
+        .files
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
+    let title = "dealgym report".to_string();
+    let meta = vec![
+        format!("Files: {}", files.join(", ")),
+        format!(
+            "{episodes} episodes, {} scored, {} backend errors (counted apart, in no rate or mean). \
+             Intervals: 95% Poisson bootstrap ({} resamples); the median's is the order-statistic interval.",
+            all.scored(),
+            all.count(OutcomeKind::Error),
+            crate::score::RESAMPLES
+        ),
+        format!("Written by dealgym {}.", env!("CARGO_PKG_VERSION")),
+    ];
+    write(
+        out.join("report.md"),
+        &markdown(&title, &meta, &tables, &charts),
+    )?;
+    let page = html::page(&html::Page {
+        title,
+        meta,
+        tables,
+        charts: charts
+            .iter()
+            .map(|(_, caption, svg)| (caption.clone(), svg.clone()))
+            .collect(),
+        transcripts: &transcripts,
+        episodes,
+    });
+    write(out.join("report.html"), &page)?;
+    Ok(ReportSummary {
+        episodes,
+        transcripts: transcripts.len(),
+        written,
+    })
+}
+
+/// The learner's and the opponent's ρ histograms over every scored episode (clipped to
+/// [−1, 1]; the end bins hold the values beyond).
+fn histogram_table(all: &Aggregate) -> Table {
+    let q = all.rho_quantiles();
+    let (learner, opponent) = (
+        q.learner.histogram(HISTOGRAM_BINS),
+        q.opponent.histogram(HISTOGRAM_BINS),
+    );
+    Table {
+        name: "rho_histogram".into(),
+        title: "ρ per seat, clipped to [−1, 1], in bins of 0.05".into(),
+        columns: vec![
+            Column::new("from", "from"),
+            Column::new("to", "to"),
+            Column::new("learner", "learner"),
+            Column::new("opponent", "opponent"),
+        ],
+        rows: learner
+            .iter()
+            .zip(&opponent)
+            .map(|(l, o)| {
+                vec![
+                    Cell::Number(Some(l.low), 2),
+                    Cell::Number(Some(l.high), 2),
+                    Cell::Count(l.count),
+                    Cell::Count(o.count),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// Rows of an interval chart: every group along `dimension` that has the figure.
+fn rows_of(
+    groups: &Groups,
+    dimension: Dimension,
+    figure: impl Fn(&Aggregate) -> Option<Estimate>,
+) -> Vec<(String, Estimate)> {
+    groups
+        .of(dimension)
+        .filter_map(|(name, a)| figure(a).map(|e| (name.to_string(), e)))
+        .collect()
+}
+
+/// The charts: (file name, caption, SVG). A chart with no data is left out.
+fn charts(groups: &Groups, all: &Aggregate) -> Result<Vec<(String, String, String)>, ChartError> {
+    let mut charts = Vec::new();
+    let clipped = |a: &Aggregate| a.figures().seats[Seat::Learner].clipped_rho;
+    let deal = |a: &Aggregate| a.figures().rate(OutcomeKind::Deal).map(|e| e.scaled(100.0));
+    let first_bid = |a: &Aggregate| a.figures().seats[Seat::Learner].first_bid;
+    for (dimension, suffix) in [
+        (Dimension::Family, "family"),
+        (Dimension::FamilyPlayer, "family_player"),
+    ] {
+        let rows = rows_of(groups, dimension, clipped);
+        if !rows.is_empty() {
+            let title = format!("Learner ρ per {}", suffix.replace('_', " and "));
+            charts.push((
+                format!("rho_by_{suffix}"),
+                format!("{title}: mean of ρ clipped to [−1, 1] with its 95% interval (plain mean and median in the tables)"),
+                interval_chart(&title, "mean ρ (clipped to [−1, 1])", &rows, 0.0, 1.0)?,
+            ));
+        }
+        let rows = rows_of(groups, dimension, deal);
+        if !rows.is_empty() {
+            let title = format!("Deal rate per {}", suffix.replace('_', " and "));
+            charts.push((
+                format!("deal_rate_by_{suffix}"),
+                format!("{title}, % of scored episodes, with its 95% interval"),
+                interval_chart(&title, "deal %", &rows, 0.0, 100.0)?,
+            ));
+        }
+    }
+    let rows = rows_of(groups, Dimension::FamilyPlayer, first_bid);
+    if !rows.is_empty() {
+        let title = "Learner's first bid / budget (price tasks, as buyer)";
+        charts.push((
+            "first_bid".to_string(),
+            format!("{title}, with its 95% interval"),
+            interval_chart(title, "first bid / B", &rows, 0.0, 1.0)?,
+        ));
+    }
+    let q = &all.rho_quantiles().learner;
+    if !q.is_empty() {
+        let (below, above) = q.outside();
+        let title = "Distribution of the learner's ρ";
+        charts.push((
+            "rho_distribution".to_string(),
+            format!("{title}, clipped to [−1, 1] ({below} episodes below −1 in the first bin, {above} above 1 in the last)"),
+            histogram_chart(title, "ρ (clipped to [−1, 1])", &q.histogram(HISTOGRAM_BINS))?,
+        ));
+    }
+    let endings: Vec<&str> = OutcomeKind::ALL.iter().map(|k| k.name()).collect();
+    let rows: Vec<(String, Vec<f64>)> = groups
+        .of(Dimension::Family)
+        .chain(groups.of(Dimension::All))
+        .map(|(name, a)| {
+            let n = a.episodes().max(1) as f64;
+            let shares = OutcomeKind::ALL
+                .iter()
+                .map(|k| a.count(*k) as f64 / n)
+                .collect();
+            (name.to_string(), shares)
+        })
+        .collect();
+    let title = "How episodes ended, per family";
+    charts.push((
+        "outcomes_by_family".to_string(),
+        format!("{title} (% of all episodes, backend errors included)"),
+        stacked_chart(title, "% of episodes", &endings, &rows)?,
+    ));
+    Ok(charts)
+}
+
+/// report.md: the tables in Markdown, the charts as images of charts/NAME.svg.
+fn markdown(
+    title: &str,
+    meta: &[String],
+    tables: &[(&str, Vec<&Table>)],
+    charts: &[(String, String, String)],
+) -> String {
+    let mut out = format!("# {title}\n\n");
+    for line in meta {
+        out.push_str(line);
+        out.push_str("\n\n");
+    }
+    out.push_str("Each figure reads `value [low, high]` (its 95% interval); `–` where no episode gives it. Markdown shows the learner seat; tables/*.csv hold both seats.\n\n");
+    for (heading, list) in tables {
+        out.push_str(&format!("## {heading}\n\n"));
+        for t in list {
+            out.push_str(&format!(
+                "### {}\n\n{}\n(tables/{}.csv)\n\n",
+                t.title,
+                t.markdown(),
+                t.name
+            ));
+        }
+    }
+    out.push_str("## Charts\n\n");
+    for (name, caption, _) in charts {
+        out.push_str(&format!("![{caption}](charts/{name}.svg)\n\n"));
+    }
+    out.push_str("Transcripts: report.html.\n");
+    out
+}

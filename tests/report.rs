@@ -1,0 +1,304 @@
+//! `dealgym report` on a hand-built record file, whose figures are worked out by hand below and
+//! must come out of the CSV tables exactly (to the six decimals the CSV is written with), and
+//! on a `dealgym run` output over all five families, where every file must be written.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use dealgym::fixtures::{learner_first_as, play, price_task, record_of, turn};
+use dealgym::game::{Episode, Seat};
+use dealgym::record::EpisodeRecord;
+use dealgym::report::{report, ReportOptions};
+use dealgym::scenario::Role;
+
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dealgym-report-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Craigslist L = 125, B = 100, C = 60 (|B − C| = 40), the learner buying first:
+/// - deals at 92, 80, 64 and 220 (the learner offers, the regulated seller accepts):
+///   learner ρ = (100 − P)/40 = 0.2, 0.5, 0.9, −3; first bids P/100 = 0.92, 0.8, 0.64, 2.2;
+/// - a walk-away at once by the learner: ρ 0, no bid;
+/// - a backend error on the learner's first call: counted apart.
+fn hand_built(dir: &Path) -> PathBuf {
+    let s = price_task(125.0, 100.0, 60.0);
+    let mut episodes: Vec<Episode> = [92, 80, 64, 220]
+        .iter()
+        .map(|p| {
+            play(
+                &s,
+                learner_first_as(&s, Role::Buyer),
+                &[
+                    turn(&format!("{p}?"), &format!("[SUBMIT_DEAL] price:{p}")),
+                    turn("Fine.", "[ACCEPT_DEAL]"),
+                ],
+            )
+        })
+        .collect();
+    episodes.push(play(
+        &s,
+        learner_first_as(&s, Role::Buyer),
+        &[turn("Bye.", "[WALK_AWAY]")],
+    ));
+    let mut error = Episode::new(s.clone(), learner_first_as(&s, Role::Buyer)).unwrap();
+    error.fail_backend(Seat::Learner, "HTTP 500").unwrap();
+    episodes.push(error);
+    let text: String = episodes
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut r: EpisodeRecord = record_of(e);
+            r.run_id = "hand".into();
+            r.episode_id = format!("g{i}-m0");
+            r.seats.learner.player = "script:hand.json".into();
+            r.seats.opponent.player = "rule:linear".into();
+            serde_json::to_string(&r).unwrap() + "\n"
+        })
+        .collect();
+    let path = dir.join("hand.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A CSV file as rows of column → field (no quoted fields in these tables).
+fn csv(path: &Path) -> Vec<HashMap<String, String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split(','))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+fn six(x: f64) -> String {
+    format!("{x:.6}")
+}
+
+fn options(files: Vec<PathBuf>, out: PathBuf) -> ReportOptions {
+    ReportOptions {
+        files,
+        out,
+        transcripts: 200,
+        sample_seed: 0,
+        taus: vec![0.1, 0.3, 0.6],
+        quiet: true,
+    }
+}
+
+#[test]
+fn figures_of_a_hand_built_file_equal_the_hand_computed_values() {
+    let dir = temp_dir("hand");
+    let file = hand_built(&dir);
+    let out = dir.join("report");
+    let summary = report(&options(vec![file], out.clone())).unwrap();
+    assert_eq!((summary.episodes, summary.transcripts), (6, 6));
+
+    // 6 episodes, 1 error, 5 scored: 4 deals (80 %), 1 walk-away (20 %).
+    // Learner ρ 0.2, 0.5, 0.9, −3, 0:
+    //   mean (0.2 + 0.5 + 0.9 − 3 + 0)/5 = −0.28
+    //   clipped to [−1, 1]: (0.2 + 0.5 + 0.9 − 1 + 0)/5 = 0.12
+    //   median of −3, 0, 0.2, 0.5, 0.9 = 0.2, interval ranks ⌊2.5 − 1.96·√5/2⌋ = 0 → 1 and
+    //   ⌈2.5 + 2.19⌉ + 1 = 6 → 5: [−3, 0.9]
+    // First bid (0.92 + 0.8 + 0.64 + 2.2)/4 = 1.14; turns (2·4 + 1)/5 = 1.8.
+    for table in ["by_family", "by_all", "by_player", "by_role"] {
+        let rows = csv(&out.join("tables").join(format!("{table}.csv")));
+        assert_eq!(rows.len(), 1, "{table}");
+        let row = &rows[0];
+        let expected = [
+            ("episodes", "6".to_string()),
+            ("errors", "1".to_string()),
+            ("deal_pct", six(80.0)),
+            ("walk_away_pct", six(20.0)),
+            ("reject_loop_pct", six(0.0)),
+            ("mean_rho_learner", six((0.2 + 0.5 + 0.9 - 3.0 + 0.0) / 5.0)),
+            (
+                "clipped_mean_rho_learner",
+                six((0.2 + 0.5 + 0.9 - 1.0 + 0.0) / 5.0),
+            ),
+            ("median_rho_learner", six(0.2)),
+            ("median_rho_learner_low", six(-3.0)),
+            ("median_rho_learner_high", six(0.9)),
+            ("first_bid_learner", six((0.92 + 0.8 + 0.64 + 2.2) / 4.0)),
+            ("mean_turns", six(1.8)),
+            ("format_ok_pct_learner", six(100.0)),
+            ("pareto_pct", String::new()),
+        ];
+        for (column, value) in expected {
+            assert_eq!(row[column], value, "{table}.{column}");
+        }
+        assert_eq!(six(-0.28), row["mean_rho_learner"]);
+        assert_eq!(six(0.12), row["clipped_mean_rho_learner"]);
+        let (low, high): (f64, f64) = (
+            row["deal_pct_low"].parse().unwrap(),
+            row["deal_pct_high"].parse().unwrap(),
+        );
+        assert!((0.0..=80.0).contains(&low) && (80.0..=100.0).contains(&high));
+    }
+    let by_player = csv(&out.join("tables").join("by_player.csv"));
+    assert_eq!(by_player[0]["group"], "script:hand.json");
+
+    // Sensitivity, learner ρ of the deals 0.2, 0.5, 0.9, −3 (refused → ρ 0, the no-deal
+    // value being 0) plus the walk-away's 0, over 5 scored episodes:
+    //   as recorded: 4 deals, 80 %, mean −0.28
+    //   τ = 0.1: keeps 0.2, 0.5, 0.9 → 60 %, mean (0.2 + 0.5 + 0.9)/5 = 0.32
+    //   τ = 0.3: keeps 0.5, 0.9 → 40 %, mean 1.4/5 = 0.28
+    //   τ = 0.6: keeps 0.9 → 20 %, mean 0.18
+    let rows = csv(&out.join("tables").join("sensitivity.csv"));
+    let got: Vec<(String, String, String, String, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["family"].clone(),
+                r["tau"].clone(),
+                r["deals"].clone(),
+                r["deal_pct"].clone(),
+                r["mean_rho_learner"].clone(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String, String, String, String)> = [
+        ("", "4", 80.0, (0.2 + 0.5 + 0.9 - 3.0 + 0.0) / 5.0),
+        ("0.100000", "3", 60.0, (0.2 + 0.5 + 0.9) / 5.0),
+        ("0.300000", "2", 40.0, (0.5 + 0.9) / 5.0),
+        ("0.600000", "1", 20.0, 0.9 / 5.0),
+    ]
+    .iter()
+    .flat_map(|(tau, deals, pct, rho)| {
+        ["craigslist", "all"].map(|family| {
+            (
+                family.to_string(),
+                tau.to_string(),
+                deals.to_string(),
+                six(*pct),
+                six(*rho),
+            )
+        })
+    })
+    .collect();
+    let mut sorted_expected = expected.clone();
+    sorted_expected.sort_by_key(|r| (r.0 != "craigslist", r.1.clone()));
+    assert_eq!(got, sorted_expected);
+
+    // The ρ histogram holds the five learner values, −3 in the first bin.
+    let histogram = csv(&out.join("tables").join("rho_histogram.csv"));
+    assert_eq!(histogram.len(), 40);
+    assert_eq!(histogram[0]["learner"], "1");
+    let total: u64 = histogram
+        .iter()
+        .map(|r| r["learner"].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(total, 5);
+
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| craigslist | 6 | 1 | 80.0 ["), "{md}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert_eq!(html.matches("<details class=\"episode\"").count(), 6);
+    assert!(html.contains("-0.280 ["));
+}
+
+#[test]
+fn the_report_of_a_run_over_all_five_families_writes_every_file() {
+    let dir = temp_dir("run");
+    let records = dir.join("run.jsonl");
+    let mut run = Command::new(env!("CARGO_BIN_EXE_dealgym"));
+    run.current_dir(manifest())
+        .args(["run", "--quiet", "--limit", "2"]);
+    for family in ["ahp", "craigslist", "casino", "dnd", "job_interview"] {
+        run.arg("--scenarios")
+            .arg(format!("scenarios/{family}.jsonl"));
+    }
+    let status = run
+        .args(["--learner", "rule:boulware", "--opponent", "rule:linear"])
+        .arg("--out")
+        .arg(&records)
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{status:?}");
+
+    let out = dir.join("report");
+    let shown = Command::new(env!("CARGO_BIN_EXE_dealgym"))
+        .args([
+            "report",
+            "--quiet",
+            "--transcripts",
+            "4",
+            "--tau",
+            "0.2,0.5",
+        ])
+        .arg(&records)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(shown.status.success(), "{shown:?}");
+
+    for file in [
+        "report.md",
+        "report.html",
+        "tables/by_all.csv",
+        "tables/by_family.csv",
+        "tables/by_player.csv",
+        "tables/by_opponent.csv",
+        "tables/by_persona.csv",
+        "tables/by_role.csv",
+        "tables/by_family_player.csv",
+        "tables/sensitivity.csv",
+        "tables/rho_histogram.csv",
+        "charts/rho_by_family.svg",
+        "charts/deal_rate_by_family.svg",
+        "charts/rho_by_family_player.svg",
+        "charts/deal_rate_by_family_player.svg",
+        "charts/first_bid.svg",
+        "charts/rho_distribution.svg",
+        "charts/outcomes_by_family.svg",
+    ] {
+        let text =
+            std::fs::read_to_string(out.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(!text.is_empty(), "{file}");
+        if file.ends_with(".svg") {
+            assert!(text.starts_with("<svg"), "{file}");
+        }
+    }
+    // One row per family, then "all" is its own table.
+    let families = csv(&out.join("tables/by_family.csv"));
+    let names: Vec<&str> = families.iter().map(|r| r["group"].as_str()).collect();
+    assert_eq!(
+        names,
+        ["ahp", "casino", "craigslist", "dnd", "job_interview"]
+    );
+    let episodes: u64 = families
+        .iter()
+        .map(|r| r["episodes"].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(episodes, 10);
+    let sensitivity = csv(&out.join("tables/sensitivity.csv"));
+    assert_eq!(sensitivity.len(), 6 * 3, "5 families and all, 3 rows each");
+
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<table class=\"figures\" id=\"table-by_family\">"));
+    assert!(html.matches("<svg").count() >= 7);
+    assert_eq!(html.matches("<details class=\"episode\"").count(), 4);
+    assert!(html.contains("<section class=\"turn learner\">"));
+    assert!(html.contains("class=\"forwarded\""));
+    assert!(html.contains("id=\"search\""));
+    for fetch in [" src=", "<link", "url(", "@import"] {
+        assert!(
+            !html.contains(fetch),
+            "nothing is fetched at view time: {fetch}"
+        );
+    }
+}
