@@ -182,6 +182,9 @@ mod tests {
         r.seats.learner.name = Some(learner.to_string());
         r.seats.opponent.name = Some(opponent.to_string());
         r.seeds.group = group;
+        // Its own episode id too: the bootstrap draws an episode's weights from its ids.
+        r.episode_id = r.seeds.episode_id();
+        r.group_id = r.seeds.group_id();
         r
     }
 

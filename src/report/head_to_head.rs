@@ -54,9 +54,7 @@ pub fn crossplay_table(eval: &EvalTables) -> Option<Table> {
 
 /// The ratings table, highest first; `None` when no two players could be compared.
 pub fn ratings_table(ratings: &[Rating]) -> Option<Table> {
-    if rated(ratings).next().is_none() {
-        return None;
-    }
+    rated(ratings).next()?;
     let rows = ratings
         .iter()
         .map(|r| {
