@@ -256,6 +256,9 @@ async fn eval_command(flags: EvalFlags) -> Result<()> {
     let options = flags.options()?;
     let summary = eval(&options, ctrl_c()).await?;
     print!("{}", summary.tables.markdown());
+    if let Some(warning) = summary.played.rewards.warning() {
+        eprintln!("{warning}");
+    }
     let out = &options.run.out;
     if summary.repaired_last_line {
         eprintln!(
@@ -290,7 +293,11 @@ async fn eval_command(flags: EvalFlags) -> Result<()> {
 
 fn report(summary: &RunSummary, out: &std::path::Path) {
     print!("{}", summary.stats.table());
-    for warning in [summary.constraint_warning(), summary.drift_warning()]
+    for warning in [
+        summary.constraint_warning(),
+        summary.drift_warning(),
+        summary.stats.rewards.warning(),
+    ]
         .into_iter()
         .flatten()
     {

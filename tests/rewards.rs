@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use dealgym::game::{FirstMover, Message, OutcomeKind, Prompts, Seat};
 use dealgym::mock::{conversation_reward, MockConfig, MockServer};
-use dealgym::record::{EpisodeRecord, RecordReader};
+use dealgym::export::{ExportOptions, Format};
+use dealgym::record::{EpisodeRecord, RecordReader, RewardIssueCounts};
 use dealgym::replay::{rescore, verify, VerifyOptions};
 use dealgym::reward::reward_model::{request_body, RewardModelApi};
 use dealgym::reward::{total, Component, RewardConfig};
@@ -306,7 +307,30 @@ async fn a_failing_reward_model_is_retried_then_counted_and_the_episode_kept() {
             assert!(!parts.contains_key("reward_model") && !parts.contains_key("judge"));
             assert_eq!(r.rewards[seat], total(parts, &config));
         }
+        // The record says why, and that its reward is short of the failed parts.
+        assert!(r.reward_missing());
+        assert!(
+            r.reward_errors["reward_model_failed"].contains("500"),
+            "{:?}",
+            r.reward_errors
+        );
+        assert!(r.reward_errors.contains_key("judge_failed"));
     }
+    // A run's summary warns with the first error of each kind; export writes no training data
+    // from such episodes (a missing part is no reward of 0).
+    let mut counts = RewardIssueCounts::default();
+    records.iter().for_each(|r| counts.add(r));
+    let warning = counts.warning().expect("a warning");
+    assert!(warning.contains("reward_model_failed 4"), "{warning}");
+    assert!(warning.contains("2 episodes have a reward short"), "{warning}");
+    assert!(warning.contains("first reward_model_failed:"), "{warning}");
+    let mut export = ExportOptions::new(vec![s.dir.join("episodes.jsonl")], Format::Messages);
+    export.scenarios = vec![s.scenarios.clone()];
+    let mut lines = Vec::new();
+    let exported = dealgym::export::export(&export, &mut lines).expect("export runs");
+    assert_eq!((exported.reward_missing, exported.lines), (2, 0));
+    let said = exported.skipped_line(Format::Messages).expect("a skipped line");
+    assert!(said.contains("2 episodes whose judge or reward model failed"), "{said}");
     server.stop();
 }
 

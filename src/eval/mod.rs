@@ -38,7 +38,7 @@ use crate::game::PerSeat;
 use crate::record::{ReadError, RecordReader, RecordWriter, WriteError};
 use crate::run::{
     build_kit, execute, load_all, plan, progress_bar, without_done, ConfigError, EpisodeKit,
-    PlannedEpisode, RunError, RunOptions, Seating,
+    PlannedEpisode, RunError, RunOptions, RunStats, Seating,
 };
 
 /// Everything an eval needs.
@@ -80,6 +80,8 @@ pub struct EvalSummary {
     pub repaired_last_line: bool,
     /// The matrix and ratings of every episode of the eval in the file (not only this call's).
     pub tables: EvalTables,
+    /// The totals of the episodes this call played (their endings, reward issues).
+    pub played: RunStats,
     pub elapsed: std::time::Duration,
 }
 
@@ -124,7 +126,7 @@ pub async fn eval(
     let skipped = total - todo.len();
     let bar = progress_bar(run.progress, todo.len());
     let episodes = todo.into_iter().map(|(_, kit, episode)| (kit, episode));
-    let (_, interrupted) = execute(episodes, run.concurrency, &mut writer, &bar, stop).await?;
+    let (stats, interrupted) = execute(episodes, run.concurrency, &mut writer, &bar, stop).await?;
     bar.finish_and_clear();
 
     let mut tables = EvalTables::default();
@@ -147,6 +149,7 @@ pub async fn eval(
         interrupted,
         repaired_last_line: existing.repaired,
         tables,
+        played: stats,
         elapsed: started.elapsed(),
     })
 }

@@ -38,7 +38,9 @@ impl EvalTables {
         if record.kind() == OutcomeKind::Error {
             return;
         }
-        for seat in Seat::BOTH {
+        // Only eval records (named players) are rated: a plain run's episode has no paired
+        // twin, and keeping its ρ would make a report's memory grow with the file for nothing.
+        for seat in Seat::BOTH.into_iter().filter(|s| record.seats[*s].name.is_some()) {
             let key = situation(record, seat);
             self.comparisons.add(
                 key,

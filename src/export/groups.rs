@@ -66,6 +66,8 @@ struct GroupFacts {
     seats: PerSeat<SeatFacts>,
     rewards: PerSeat<f64>,
     outcome: EndingFacts,
+    #[serde(default)]
+    reward_issues: std::collections::BTreeMap<String, u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -155,7 +157,11 @@ impl GroupTable {
     }
 
     fn add(&mut self, facts: &GroupFacts) {
-        if facts.outcome.kind == OutcomeKind::Error {
+        // Neither a backend error nor a reward short of a failed judge or reward-model part
+        // is a sample of the policy's reward: they enter no group statistic.
+        if facts.outcome.kind == OutcomeKind::Error
+            || crate::reward::issues::reward_missing(&facts.reward_issues)
+        {
             return;
         }
         let run = self.runs.entry(facts.run_id.clone()).or_default();
@@ -232,6 +238,7 @@ mod tests {
             outcome: EndingFacts {
                 kind: OutcomeKind::Deal,
             },
+            reward_issues: Default::default(),
         }
     }
 
@@ -263,7 +270,7 @@ mod tests {
     }
 
     #[test]
-    fn groups_are_per_run_and_error_episodes_do_not_count() {
+    fn groups_are_per_run_and_error_and_reward_missing_episodes_do_not_count() {
         let mut table = GroupTable::default();
         let roles = [Role::Buyer, Role::Seller];
         table.add(&facts("g0", roles, ["a", "b"], [1.0, 0.0]));
@@ -274,7 +281,15 @@ mod tests {
         let mut failed = facts("g0", roles, ["a", "b"], [0.0, 0.0]);
         failed.outcome.kind = OutcomeKind::Error;
         table.add(&failed);
-        assert_eq!(table.groups(), 2);
+        // A reward short of a failed judge part is no sample of the reward either.
+        let mut unjudged = facts("g0", roles, ["a", "b"], [0.0, 0.0]);
+        unjudged.reward_issues.insert("judge_failed".into(), 1);
+        table.add(&unjudged);
+        // An unreadable verdict scores 0 by design: that episode counts.
+        let mut unreadable = facts("g2", roles, ["a", "b"], [0.0, 0.0]);
+        unreadable.reward_issues.insert("judge_unreadable".into(), 1);
+        table.add(&unreadable);
+        assert_eq!(table.groups(), 3);
         let s = table
             .stats("r", "g0", Seat::Learner, Role::Buyer, false, 1.0)
             .unwrap();

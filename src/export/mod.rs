@@ -222,6 +222,9 @@ pub struct ExportSummary {
     pub lines: usize,
     /// Episodes that ended in `error`: no sample of the policy, never exported.
     pub error_episodes: usize,
+    /// Episodes whose reward is short of a judge or reward-model part that failed
+    /// ([`EpisodeRecord::reward_missing`]): a made-up 0 is no reward, never exported.
+    pub reward_missing: usize,
     /// Seat-episodes skipped because the seat made no call.
     pub no_turns: usize,
     /// Seat-episodes skipped by a token format: some turn has no token ids.
@@ -278,6 +281,14 @@ impl ExportSummary {
                 self.error_episodes
             ));
         }
+        if self.reward_missing > 0 {
+            let sep = if line.is_empty() { "skipped " } else { "; and " };
+            line.push_str(&format!(
+                "{sep}{} episodes whose judge or reward model failed (their reward is short of \
+                 that part: see `reward_issues` and `reward_errors` in the records)",
+                self.reward_missing
+            ));
+        }
         (!line.is_empty()).then_some(line)
     }
 }
@@ -322,6 +333,10 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
             summary.episodes += 1;
             if record.kind() == OutcomeKind::Error {
                 summary.error_episodes += 1;
+                continue;
+            }
+            if record.reward_missing() {
+                summary.reward_missing += 1;
                 continue;
             }
             let replayed = match options.format {

@@ -31,6 +31,61 @@ pub use writer::{scan_existing, Existing, RecordWriter, WriteError};
 /// The record format version this build writes.
 pub const RECORD_SCHEMA: u32 = 1;
 
+/// What went wrong with the judge and the reward model over many records: the issue counts,
+/// the episodes whose reward is short of a failed part, and the first error of each kind —
+/// what a run's, an eval's and a report's summaries say about rewards.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RewardIssueCounts {
+    /// `reward_issues` summed over the records.
+    pub issues: BTreeMap<String, usize>,
+    /// Records whose reward is short of a failed part ([`EpisodeRecord::reward_missing`]).
+    pub missing: usize,
+    /// The first error behind each failed issue kind.
+    pub errors: BTreeMap<String, String>,
+}
+
+impl RewardIssueCounts {
+    pub fn add(&mut self, r: &EpisodeRecord) {
+        for (issue, n) in &r.reward_issues {
+            *self.issues.entry(issue.clone()).or_default() += *n as usize;
+        }
+        self.missing += usize::from(r.reward_missing());
+        for (issue, why) in &r.reward_errors {
+            self.errors
+                .entry(issue.clone())
+                .or_insert_with(|| why.clone());
+        }
+    }
+
+    /// One line of counts (`judge_failed 3, judge_unreadable 1`), or `None` when nothing went
+    /// wrong.
+    pub fn counts(&self) -> Option<String> {
+        let counts: Vec<String> = self
+            .issues
+            .iter()
+            .map(|(issue, n)| format!("{issue} {n}"))
+            .collect();
+        (!counts.is_empty()).then(|| counts.join(", "))
+    }
+
+    /// One warning if the judge or the reward model failed or answered unreadably: how often,
+    /// the first error of each kind, and what it means for the data.
+    pub fn warning(&self) -> Option<String> {
+        let mut text = format!("warning: reward issues: {}", self.counts()?);
+        if self.missing > 0 {
+            text.push_str(&format!(
+                "; {} episodes have a reward short of a failed part (kept in the log, marked \
+                 in `reward_issues`; `export` skips them)",
+                self.missing
+            ));
+        }
+        for (issue, why) in &self.errors {
+            text.push_str(&format!("\n  first {issue}: {why}"));
+        }
+        Some(text)
+    }
+}
+
 /// One episode, as written to the run's JSONL file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EpisodeRecord {
@@ -74,6 +129,10 @@ pub struct EpisodeRecord {
     /// [`crate::reward::issues`]). Absent when nothing did.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub reward_issues: BTreeMap<String, u32>,
+    /// The first error behind each failed issue of this episode (`judge_failed`,
+    /// `reward_model_failed`): what the endpoint answered, or why no call was made.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reward_errors: BTreeMap<String, String>,
     /// Wall-clock facts (latencies, retries): the only part that differs between two runs with
     /// the same seed and the same model outputs. Drop this key to compare records.
     #[serde(default)]
@@ -218,6 +277,7 @@ impl EpisodeRecord {
             rewards: rewarded.total,
             reward_parts: rewarded.parts,
             reward_issues: BTreeMap::new(),
+            reward_errors: BTreeMap::new(),
             timing,
             parent: None,
         })
@@ -251,7 +311,14 @@ impl EpisodeRecord {
             turn.labels = old.labels.clone();
         }
         self.reward_issues = stored.reward_issues.clone();
+        self.reward_errors = stored.reward_errors.clone();
         self.recombine(config);
+    }
+
+    /// Whether a judge or reward model failed on this episode, leaving its reward short of a
+    /// part (see [`crate::reward::issues::reward_missing`]).
+    pub fn reward_missing(&self) -> bool {
+        crate::reward::issues::reward_missing(&self.reward_issues)
     }
 
     pub fn kind(&self) -> OutcomeKind {

@@ -8,8 +8,9 @@
 //! Records are read one at a time through [`RecordReader`] and never held: what grows with the
 //! file is nothing but counts — one aggregate per group (`groups.rs`), the threshold
 //! sensitivity (`sensitivity.rs`), label counts (`labels.rs`), a fixed-size transcript
-//! sample (`sample.rs`) and, for the ratings, one compact (key, player, ρ) triple per seat and
-//! episode (`score::Comparisons`: 24 bytes, the one part that grows with the file). It plays no episode and talks to no endpoint.
+//! sample (`sample.rs`) and, for the ratings, one compact (key, player, ρ) triple per named
+//! seat of an eval's episode (`score::Comparisons`: 24 bytes; the one part that grows with an
+//! eval's file; a plain run's records add none). It plays no episode and talks to no endpoint.
 
 mod charts;
 mod flags;
@@ -27,7 +28,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::eval::EvalTables;
 use crate::game::{OutcomeKind, Seat};
-use crate::record::{EpisodeRecord, ReadError, RecordReader};
+use crate::record::{EpisodeRecord, ReadError, RecordReader, RewardIssueCounts};
 use crate::score::{Aggregate, Estimate};
 
 pub use charts::{histogram_chart, interval_chart, stacked_chart, ChartError};
@@ -89,6 +90,8 @@ pub struct Collector {
     pub sample: Sample,
     /// The cross-play matrix and the ratings, shown when the files hold several pairings.
     pub head_to_head: EvalTables,
+    /// What went wrong with the judge and the reward model.
+    pub rewards: RewardIssueCounts,
 }
 
 impl Collector {
@@ -99,6 +102,7 @@ impl Collector {
             labels: LabelCounts::default(),
             sample: Sample::new(options.transcripts, options.sample_seed),
             head_to_head: EvalTables::default(),
+            rewards: RewardIssueCounts::default(),
         }
     }
 
@@ -109,6 +113,7 @@ impl Collector {
         self.labels.add(r);
         self.sample.offer(r, at);
         self.head_to_head.add(r);
+        self.rewards.add(r);
     }
 }
 
@@ -164,6 +169,7 @@ pub fn write_report(
         labels,
         sample,
         head_to_head,
+        rewards,
     } = collector;
     let episodes = sample.seen();
     if episodes == 0 {
@@ -243,7 +249,7 @@ pub fn write_report(
         .map(|f| f.display().to_string())
         .collect();
     let title = "dealgym report".to_string();
-    let meta = vec![
+    let mut meta = vec![
         format!("Files: {}", files.join(", ")),
         format!(
             "{episodes} episodes, {} scored, {} backend errors (counted apart, in no rate or mean). \
@@ -254,6 +260,13 @@ pub fn write_report(
         ),
         format!("Written by dealgym {}.", env!("CARGO_PKG_VERSION")),
     ];
+    if let Some(counts) = rewards.counts() {
+        meta.push(format!(
+            "Reward issues: {counts}; {} episodes have a reward short of a failed judge or \
+             reward-model part (their mean reward counts it as 0; `export` skips them).",
+            rewards.missing
+        ));
+    }
     write(
         out.join("report.md"),
         &markdown(&title, &meta, &tables, &charts),

@@ -38,4 +38,15 @@ pub mod issues {
     pub const JUDGE_FAILED: &str = "judge_failed";
     /// The reward-model endpoint failed after its retries, or answered no number (no part).
     pub const REWARD_MODEL_FAILED: &str = "reward_model_failed";
+
+    /// Whether these issues leave the episode without a trustworthy reward: a judge or reward
+    /// model that failed after its retries, so its part is missing (not zero) and the total is
+    /// short of it. Such episodes stay in the log (the negotiation happened) but, like backend
+    /// errors, never become training data (`export` skips them) and every summary counts them.
+    /// An unreadable verdict is not one: it scores 0 by design and is only counted.
+    pub fn reward_missing(issues: &std::collections::BTreeMap<String, u32>) -> bool {
+        [JUDGE_FAILED, REWARD_MODEL_FAILED]
+            .iter()
+            .any(|k| issues.get(*k).is_some_and(|n| *n > 0))
+    }
 }

@@ -105,7 +105,7 @@ impl Rewarding {
                     record.reward_parts[seat].insert(Component::Judge.name().into(), 0.0);
                     count(record, issues::JUDGE_UNREADABLE);
                 }
-                Some(Judged::Failed) => count(record, issues::JUDGE_FAILED),
+                Some(Judged::Failed(why)) => fail(record, issues::JUDGE_FAILED, why),
             }
         }
         for (seat, scored) in [(Seat::Learner, rm_l), (Seat::Opponent, rm_o)] {
@@ -114,7 +114,7 @@ impl Rewarding {
                 Some(Ok(score)) => {
                     record.reward_parts[seat].insert(Component::RewardModel.name().into(), score);
                 }
-                Some(Err(_)) => count(record, issues::REWARD_MODEL_FAILED),
+                Some(Err(e)) => fail(record, issues::REWARD_MODEL_FAILED, e.to_string()),
             }
         }
         record.recombine(&self.config);
@@ -134,12 +134,13 @@ impl Rewarding {
             .map(|j| j.labels.clone())
             .unwrap_or_default();
         let input = judge_input(scenario, &record.setup, &record.turns, seat, &labels);
-        let Ok(prompt) = rubric.render(&input) else {
-            return Some(Judged::Failed);
+        let prompt = match rubric.render(&input) {
+            Ok(prompt) => prompt,
+            Err(e) => return Some(Judged::Failed(format!("the rubric did not render: {e}"))),
         };
         let reply = match client.reply(&prompt).await {
             Ok(reply) => reply,
-            Err(_) => return Some(Judged::Failed),
+            Err(e) => return Some(Judged::Failed(e.to_string())),
         };
         Some(match parse_verdict(&reply, &input.judged_turns, &labels) {
             Ok(v) => Judged::Score(v.score, v.labels),
@@ -160,9 +161,16 @@ enum Judged {
         std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>>,
     ),
     Unreadable,
-    Failed,
+    /// The call failed after its retries (or the rubric did not render): why.
+    Failed(String),
 }
 
 fn count(record: &mut EpisodeRecord, issue: &str) {
     *record.reward_issues.entry(issue.to_string()).or_insert(0) += 1;
+}
+
+/// Count a failed call and keep the episode's first error of its kind.
+fn fail(record: &mut EpisodeRecord, issue: &str, why: String) {
+    count(record, issue);
+    record.reward_errors.entry(issue.to_string()).or_insert(why);
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::game::{OutcomeKind, PerSeat, Seat};
-use crate::record::EpisodeRecord;
+use crate::record::{EpisodeRecord, RewardIssueCounts};
 use crate::scenario::Family;
 use crate::score::{cell, pct_cell, Aggregate, Estimate, SeatFigures, RATED_ENDINGS};
 
@@ -20,12 +20,15 @@ pub type FamilyStats = Aggregate;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunStats {
     pub families: BTreeMap<Family, FamilyStats>,
+    /// What went wrong with the judge and the reward model, over the episodes.
+    pub rewards: RewardIssueCounts,
 }
 
 impl RunStats {
     /// Add an ended episode, from the ending, ρ, rewards and metrics its record holds.
     pub fn add(&mut self, r: &EpisodeRecord) {
         r.add_to(self.families.entry(r.family).or_default(), None);
+        self.rewards.add(r);
     }
 
     pub fn episodes(&self) -> usize {

@@ -29,7 +29,7 @@
 //! comparisons keeps the comparisons of one situation together. Same observations, same
 //! intervals, whatever their order.
 //!
-//! The collector keeps 20 bytes per observation (key, player index, ρ), not records, so a
+//! The collector keeps 24 bytes per observation (key, player index, ρ), not records, so a
 //! rating over a large file stays small. Pure: no I/O.
 
 use std::collections::BTreeMap;

@@ -20,7 +20,7 @@ use crate::game::{
 };
 use crate::llm::{EndpointSettings, LlmClient, NextPrompt, TokenApi};
 use crate::record::{EpisodeRecord, RecordWriter};
-use crate::run::{Driver, EpisodeKit, PlannedEpisode, SeatPlayer, Seating};
+use crate::run::{Driver, EpisodeKit, PlannedEpisode, Rewarding, SeatPlayer, Seating};
 use crate::scenario::{Family, Role, Scenario};
 use crate::vocab::TurnTokens;
 
@@ -291,7 +291,8 @@ impl Session {
         let driver = self.driver.take().expect("checked above");
         let views = PerSeat::from_fn(|seat| driver.episode().view(seat).to_vec());
         let mut record = driver
-            .into_record()
+            .into_rewarded_record()
+            .await
             .map_err(|e| ServeError::Execution(e.to_string()))?;
         record.episode_id = self.id.clone();
         self.ended = Some(Ended {
@@ -425,6 +426,9 @@ pub struct Hub {
     ended: Mutex<HashMap<String, (Instant, Arc<Slot>)>>,
     counter: AtomicU64,
     log: Mutex<RecordWriter>,
+    /// The judge and reward-model clients, when the `[rewards]` config uses them: every
+    /// episode's record gets their parts before it is logged and answered, as in `run`.
+    rewarding: Option<Arc<Rewarding>>,
 }
 
 impl Hub {
@@ -435,6 +439,9 @@ impl Hub {
     ) -> Result<Hub, ServeError> {
         let http = crate::llm::http_client(options.concurrency.max(8))
             .map_err(|e| ServeError::Execution(format!("cannot build the HTTP client: {e}")))?;
+        let rewarding = Rewarding::new(&options.rewards, &http)
+            .map_err(ServeError::Validation)?
+            .map(Arc::new);
         Ok(Hub {
             options,
             catalog,
@@ -444,6 +451,7 @@ impl Hub {
             ended: Mutex::new(HashMap::new()),
             counter: AtomicU64::new(0),
             log: Mutex::new(log),
+            rewarding,
         })
     }
 
@@ -528,7 +536,7 @@ impl Hub {
             personas: self.options.personas.clone(),
             rewards: self.options.rewards.clone(),
             prompts: self.options.prompts.clone(),
-            rewarding: None,
+            rewarding: self.rewarding.clone(),
             seating: Seating::default(),
         }))
     }
