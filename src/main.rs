@@ -298,8 +298,8 @@ fn report(summary: &RunSummary, out: &std::path::Path) {
         summary.drift_warning(),
         summary.stats.rewards.warning(),
     ]
-        .into_iter()
-        .flatten()
+    .into_iter()
+    .flatten()
     {
         eprintln!("{warning}");
     }

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use dealgym::export::{ExportOptions, Format};
 use dealgym::game::{FirstMover, Message, OutcomeKind, Prompts, Seat};
 use dealgym::mock::{conversation_reward, MockConfig, MockServer};
-use dealgym::export::{ExportOptions, Format};
 use dealgym::record::{EpisodeRecord, RecordReader, RewardIssueCounts};
 use dealgym::replay::{rescore, verify, VerifyOptions};
 use dealgym::reward::reward_model::{request_body, RewardModelApi};
@@ -322,15 +322,23 @@ async fn a_failing_reward_model_is_retried_then_counted_and_the_episode_kept() {
     records.iter().for_each(|r| counts.add(r));
     let warning = counts.warning().expect("a warning");
     assert!(warning.contains("reward_model_failed 4"), "{warning}");
-    assert!(warning.contains("2 episodes have a reward short"), "{warning}");
+    assert!(
+        warning.contains("2 episodes have a reward short"),
+        "{warning}"
+    );
     assert!(warning.contains("first reward_model_failed:"), "{warning}");
     let mut export = ExportOptions::new(vec![s.dir.join("episodes.jsonl")], Format::Messages);
     export.scenarios = vec![s.scenarios.clone()];
     let mut lines = Vec::new();
     let exported = dealgym::export::export(&export, &mut lines).expect("export runs");
     assert_eq!((exported.reward_missing, exported.lines), (2, 0));
-    let said = exported.skipped_line(Format::Messages).expect("a skipped line");
-    assert!(said.contains("2 episodes whose judge or reward model failed"), "{said}");
+    let said = exported
+        .skipped_line(Format::Messages)
+        .expect("a skipped line");
+    assert!(
+        said.contains("2 episodes whose judge or reward model failed"),
+        "{said}"
+    );
     server.stop();
 }
 

@@ -48,7 +48,7 @@ impl CrossPlay {
             record.player_name(Seat::Opponent).to_string(),
         );
         let family = self.families.entry(record.family).or_default();
-        let weights = Weights::of(record.key());
+        let weights = Weights::of(record.bootstrap_key());
         record.add_to(family.entry(cell.clone()).or_default(), Some(&weights));
         record.add_to(self.all.entry(cell).or_default(), Some(&weights));
     }

@@ -40,7 +40,10 @@ impl EvalTables {
         }
         // Only eval records (named players) are rated: a plain run's episode has no paired
         // twin, and keeping its ρ would make a report's memory grow with the file for nothing.
-        for seat in Seat::BOTH.into_iter().filter(|s| record.seats[*s].name.is_some()) {
+        for seat in Seat::BOTH
+            .into_iter()
+            .filter(|s| record.seats[*s].name.is_some())
+        {
             let key = situation(record, seat);
             self.comparisons.add(
                 key,

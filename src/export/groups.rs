@@ -287,7 +287,9 @@ mod tests {
         table.add(&unjudged);
         // An unreadable verdict scores 0 by design: that episode counts.
         let mut unreadable = facts("g2", roles, ["a", "b"], [0.0, 0.0]);
-        unreadable.reward_issues.insert("judge_unreadable".into(), 1);
+        unreadable
+            .reward_issues
+            .insert("judge_unreadable".into(), 1);
         table.add(&unreadable);
         assert_eq!(table.groups(), 3);
         let s = table

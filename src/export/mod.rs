@@ -282,7 +282,11 @@ impl ExportSummary {
             ));
         }
         if self.reward_missing > 0 {
-            let sep = if line.is_empty() { "skipped " } else { "; and " };
+            let sep = if line.is_empty() {
+                "skipped "
+            } else {
+                "; and "
+            };
             line.push_str(&format!(
                 "{sep}{} episodes whose judge or reward model failed (their reward is short of \
                  that part: see `reward_issues` and `reward_errors` in the records)",

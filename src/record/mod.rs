@@ -332,22 +332,30 @@ impl EpisodeRecord {
     }
 
     /// The episode's identity as one number: its run id and episode id, hashed (FNV-1a,
-    /// length-prefixed fields). Stable across builds and platforms; what the bootstrap of
-    /// [`crate::score::Aggregate`] draws an episode's weights from, and what a report's
-    /// transcript sample ranks episodes by.
+    /// length-prefixed fields). Stable across builds and platforms; what a report's transcript
+    /// sample ranks episodes by.
     pub fn key(&self) -> u64 {
         episode_key(&self.run_id, &self.episode_id)
     }
 
+    /// What the bootstrap of [`Aggregate`] resamples this episode by: its run id and *group*
+    /// id, hashed like [`key`](Self::key). The members of a GRPO group share one setup, so
+    /// their outcomes are not independent draws: they are resampled together (a cluster
+    /// bootstrap), which keeps intervals honest with `--group-size` above 1; with groups of
+    /// one it is the episode itself.
+    pub fn bootstrap_key(&self) -> u64 {
+        episode_key(&self.run_id, &self.group_id)
+    }
+
     /// Add this episode to an aggregate — the one way a table feeds [`Aggregate`]: its ending,
     /// ρ, rewards and metrics as the record holds them, with bootstrap weights drawn from
-    /// [`key`](Self::key), or the `weights` given when one episode feeds several aggregates
-    /// (draw them once with `Weights::of(record.key())`).
+    /// [`bootstrap_key`](Self::bootstrap_key), or the `weights` given when one episode feeds
+    /// several aggregates (draw them once with `Weights::of(record.bootstrap_key())`).
     pub fn add_to(&self, aggregate: &mut Aggregate, weights: Option<&Weights>) {
         let (o, metrics) = (&self.outcome.outcome, &self.outcome.metrics);
         match weights {
             Some(w) => aggregate.add_weighted(w, o.kind, &o.rho, &self.rewards, metrics),
-            None => aggregate.add(self.key(), o.kind, &o.rho, &self.rewards, metrics),
+            None => aggregate.add(self.bootstrap_key(), o.kind, &o.rho, &self.rewards, metrics),
         }
     }
 

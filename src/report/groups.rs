@@ -96,7 +96,7 @@ impl Groups {
     /// Add an episode to each of its groups.
     pub fn add(&mut self, r: &EpisodeRecord) {
         let kind = r.kind();
-        let weights = (kind != OutcomeKind::Error).then(|| Weights::of(r.key()));
+        let weights = (kind != OutcomeKind::Error).then(|| Weights::of(r.bootstrap_key()));
         for dimension in Dimension::ALL {
             let aggregate = self
                 .groups

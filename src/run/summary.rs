@@ -202,10 +202,11 @@ mod tests {
         let mut error = Episode::new(s.clone(), learner_first_as(&s, Role::Buyer)).unwrap();
         error.fail_backend(Seat::Learner, "HTTP 500").unwrap();
         let mut stats = RunStats::default();
-        // Distinct ids: the bootstrap draws an episode's weights from its ids.
+        // Distinct groups: the bootstrap draws an episode's weights from its run and group.
         for (i, e) in [deal, walk, error].into_iter().enumerate() {
             let mut r = record(e);
             r.episode_id = format!("g{i}-m0");
+            r.group_id = format!("g{i}");
             stats.add(&r);
         }
         stats
@@ -280,5 +281,46 @@ mod tests {
         );
         assert_eq!(learner["first_bid"]["value"], 0.7);
         assert_eq!(all["pareto_pct"], Value::Null);
+    }
+
+    #[test]
+    fn the_members_of_a_group_are_resampled_together() {
+        // Two GRPO groups of 8 on one setup each: every member of group 0 buys at 70
+        // (ρ 0.75), every member of group 1 walks away (ρ 0). A resample that draws group 0
+        // zero times is all walk-aways, so the interval of the learner's mean ρ reaches 0 and
+        // 0.75 exactly, as for two independent episodes; resampling the 16 members one by one
+        // would make it far narrower, as if 16 setups had been seen.
+        let s = price_task(125.0, 100.0, 60.0);
+        let deal = || {
+            let moves = [
+                turn("70?", "[SUBMIT_DEAL] price:70"),
+                turn("Fine.", "[ACCEPT_DEAL]"),
+            ];
+            play(&s, learner_first_as(&s, Role::Buyer), &moves)
+        };
+        let walk = || {
+            play(
+                &s,
+                learner_first_as(&s, Role::Buyer),
+                &[turn("Bye.", "[WALK_AWAY]")],
+            )
+        };
+        let mut stats = RunStats::default();
+        for (group, episode) in [(0, &deal as &dyn Fn() -> Episode), (1, &walk)] {
+            for member in 0..8 {
+                let mut r = record(episode());
+                r.group_id = format!("g{group}");
+                r.episode_id = format!("g{group}-m{member}");
+                stats.add(&r);
+            }
+        }
+        let rho = stats
+            .all()
+            .figures()
+            .seats
+            .learner
+            .mean_rho
+            .expect("a mean");
+        assert_eq!((rho.value, rho.low, rho.high), (0.375, 0.0, 0.75));
     }
 }

@@ -35,9 +35,10 @@
 //! Intervals are percentile intervals of a **Poisson bootstrap**, which streams: memory does not
 //! grow with the episodes. Each scored episode gets, for each of the [`RESAMPLES`] resamples r, an
 //! integer weight wᵢᵣ ~ Poisson(1) — how many times resample r draws it — from a ChaCha8 RNG seeded
-//! by the episode's own `key` (its run and episode id, hashed: see `EpisodeRecord::key`), so an
-//! episode's weights do not depend on when it arrived or which group it is in (two records with the
-//! same ids get the same weights and move together: give every episode its own ids). The aggregate
+//! by the episode's `key` — a record's run and *group* id, hashed (`EpisodeRecord::bootstrap_key`),
+//! so the members of a GRPO group, which share one setup, are resampled together (a cluster
+//! bootstrap) — so an episode's weights do not depend on when it arrived or which table it is
+//! in (records with the same run and group ids get the same weights and move together). The aggregate
 //! keeps, per resample and figure, Σᵢ wᵢᵣ·numᵢ and Σᵢ wᵢᵣ·denᵢ; resample r's figure is their ratio;
 //! a resample whose Σ wᵢᵣ·denᵢ = 0 for a figure (e.g. no deal on items among its draws) is left out
 //! of that figure's list; the 2.5th and 97.5th percentiles of a figure's list (linear interpolation
