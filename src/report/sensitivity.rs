@@ -13,20 +13,12 @@ use crate::record::EpisodeRecord;
 
 use super::tables::{Cell, Column, Table};
 
-/// The learner's ρ without a deal, from what the record holds: the setup's no-deal value v
-/// (0 unless the scenario or config set one). With v = 0 that is ρ = 0 in every domain. With
-/// v ≠ 0 it is v over the scale ρ is taken on (ρ = u / scale in every domain: |B − C| on price,
-/// the seat's maximum utility on items and issues), and the scale is read back from the deal
-/// itself as u / ρ; a deal whose utility is 0 gives no scale, and then ρ = 0 is used.
+/// The learner's ρ without a deal: what the engine computed when it scored the episode
+/// (`metrics.seats.learner.no_deal_rho`, the setup's no-deal value over the seat's scale),
+/// and 0 where the setup's no-deal value is 0 (the metric is then absent: ρ is 0 in every
+/// domain).
 pub fn no_deal_rho(r: &EpisodeRecord) -> f64 {
-    let v = r.setup.no_deal_value;
-    let o = &r.outcome.outcome;
-    let (u, rho) = (o.utility.learner, o.rho.learner);
-    if v == 0.0 || u == 0.0 {
-        0.0
-    } else {
-        v * rho / u
-    }
+    r.outcome.metrics.seats.learner.no_deal_rho.unwrap_or(0.0)
 }
 
 /// One group's counts: the file's own, then per τ.
@@ -130,12 +122,15 @@ mod tests {
     use crate::fixtures::{learner_first_as, play, price_task, record_of, turn};
     use crate::scenario::Role;
 
-    /// A deal at 80 on B = 100, C = 60: learner u = 20, ρ = 20/40 = 0.5.
-    fn deal() -> EpisodeRecord {
+    /// A deal at 80 on B = 100, C = 60: learner u = 20, ρ = 20/40 = 0.5; the setup's no-deal
+    /// value `v`.
+    fn deal(v: f64) -> EpisodeRecord {
         let s = price_task(125.0, 100.0, 60.0);
+        let mut setup = learner_first_as(&s, Role::Buyer);
+        setup.no_deal_value = v;
         record_of(play(
             &s,
-            learner_first_as(&s, Role::Buyer),
+            setup,
             &[
                 turn("80?", "[SUBMIT_DEAL] price:80"),
                 turn("Ok.", "[ACCEPT_DEAL]"),
@@ -144,22 +139,15 @@ mod tests {
     }
 
     #[test]
-    fn the_no_deal_rho_is_the_no_deal_value_on_the_deals_own_scale() {
-        let mut r = deal();
-        assert_eq!(no_deal_rho(&r), 0.0);
-        // v = 5 on the scale 40 (u / ρ = 20 / 0.5): 5/40.
-        r.setup.no_deal_value = 5.0;
-        assert_eq!(no_deal_rho(&r), 5.0 * 0.5 / 20.0);
-        // A zero-utility deal gives no scale: 0.
-        r.outcome.outcome.utility.learner = 0.0;
-        r.outcome.outcome.rho.learner = 0.0;
-        assert_eq!(no_deal_rho(&r), 0.0);
+    fn the_no_deal_rho_is_the_no_deal_value_on_the_seats_scale() {
+        assert_eq!(no_deal_rho(&deal(0.0)), 0.0);
+        // v = 5 on the buyer's scale |B − C| = 40: 5/40, as the engine scored it.
+        assert_eq!(no_deal_rho(&deal(5.0)), 5.0 / 40.0);
     }
 
     #[test]
     fn a_refused_deal_counts_its_no_deal_rho() {
-        let mut r = deal();
-        r.setup.no_deal_value = 5.0;
+        let r = deal(5.0);
         let mut s = Sensitivity::new(&[0.4, 0.6]);
         s.add(&r);
         let csv = s.table().csv();

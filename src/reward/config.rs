@@ -314,15 +314,32 @@ impl fmt::Debug for RewardConfig {
 
 impl RewardConfig {
     /// What a run id folds in of the rewards: this config as [`Debug`](fmt::Debug) prints it,
-    /// without the judge's and the reward model's URLs — like a player's, the same model behind
-    /// another port is the same run.
-    pub fn identity(&self) -> String {
+    /// with what decides the rewards and nothing else. Left out: the judge's and the reward
+    /// model's URLs (like a player's, the same model behind another port is the same run) and
+    /// their operational settings (timeouts, retries, backoff, cache, key variable: raising a
+    /// timeout must not stop a `--resume`). The rubric is folded in by the digest of its
+    /// source (`rubric_source`, read by the caller), not by its path: an edited rubric is
+    /// another run, a moved checkout is not.
+    pub fn identity(&self, rubric_source: Option<&str>) -> String {
         let mut c = self.clone();
         if let Some(judge) = &mut c.judge {
+            let defaults = JudgeConfig::default();
             judge.endpoint.clear();
+            judge.api_key_env = None;
+            (judge.timeout_s, judge.retries) = (defaults.timeout_s, defaults.retries);
+            (judge.backoff_s, judge.cache) = (defaults.backoff_s, defaults.cache);
+            if let Some(source) = rubric_source {
+                let mut h = crate::digest::Fnv1a64::new();
+                h.update(source.as_bytes());
+                judge.rubric = format!("source {}", h.finish());
+            }
         }
         if let Some(rm) = &mut c.reward_model {
+            let defaults = RewardModelConfig::default();
             rm.url.clear();
+            rm.api_key_env = None;
+            (rm.timeout_s, rm.retries) = (defaults.timeout_s, defaults.retries);
+            (rm.backoff_s, rm.cache) = (defaults.backoff_s, defaults.cache);
         }
         format!("{c:?}")
     }
@@ -397,6 +414,19 @@ impl RewardConfig {
                     e.primary.name()
                 ));
             }
+            if let Some(c) = self.weights.keys().find(|c| !e.auxiliary.contains(c)) {
+                return Err(format!(
+                    "[rewards.weights] {} is not an auxiliary of [rewards.enhance] (combine = \
+                     \"enhance\" weights only the auxiliaries): it would count for nothing",
+                    c.name()
+                ));
+            }
+        } else if self.enhance != EnhanceConfig::default() {
+            return Err(
+                "[rewards.enhance] is set, but combine is \"sum\": set combine = \"enhance\" or \
+                 remove the table"
+                    .into(),
+            );
         }
         let mut names = BTreeSet::new();
         for (i, rule) in self.rules.iter().enumerate() {
@@ -433,6 +463,12 @@ impl RewardConfig {
             if !(rm.timeout_s.is_finite() && rm.timeout_s > 0.0) {
                 return Err("[rewards.reward_model] timeout_s must be above 0".into());
             }
+            if !(rm.backoff_s.is_finite() && rm.backoff_s >= 0.0) {
+                return Err(format!(
+                    "[rewards.reward_model] backoff_s must be 0 or more (backoff_s = {})",
+                    rm.backoff_s
+                ));
+            }
         }
         Ok(())
     }
@@ -466,6 +502,12 @@ fn judge_checks(judge: &JudgeConfig) -> Result<(), String> {
     }
     if !(judge.timeout_s.is_finite() && judge.timeout_s > 0.0) {
         return Err("[rewards.judge] timeout_s must be above 0".into());
+    }
+    if !(judge.backoff_s.is_finite() && judge.backoff_s >= 0.0) {
+        return Err(format!(
+            "[rewards.judge] backoff_s must be 0 or more (backoff_s = {})",
+            judge.backoff_s
+        ));
     }
     for (set, labels) in &judge.labels {
         if !super::judge::is_label_word(set) {
@@ -509,7 +551,7 @@ mod tests {
         assert!(!c.is_terminal_only());
         assert!(format!("{c:?}").contains("weights"));
         assert_eq!(
-            RewardConfig::default().identity(),
+            RewardConfig::default().identity(None),
             format!("{:?}", RewardConfig::default())
         );
     }
@@ -522,9 +564,60 @@ mod tests {
             ))
             .unwrap()
         };
-        assert_eq!(at(8000).identity(), at(9000).identity());
-        assert!(at(8000).identity().contains("judge"));
+        assert_eq!(at(8000).identity(None), at(9000).identity(None));
+        assert!(at(8000).identity(None).contains("judge"));
         assert_ne!(format!("{:?}", at(8000)), format!("{:?}", at(9000)));
+    }
+
+    #[test]
+    fn the_identity_folds_in_the_rubric_source_not_its_path_nor_timeouts() {
+        let with = |extra: &str| {
+            parse(&format!(
+                "[weights]\njudge = 1.0\n[judge]\nendpoint = \"http://h/v1\"\nmodel = \"m\"\n{extra}"
+            ))
+            .unwrap()
+        };
+        let (a, b) = (
+            with("rubric = \"/x/a.j2\""),
+            with("rubric = \"/y/b.j2\"\ntimeout_s = 5.0\nretries = 9"),
+        );
+        assert_eq!(
+            a.identity(Some("rubric one")),
+            b.identity(Some("rubric one"))
+        );
+        assert_ne!(
+            a.identity(Some("rubric one")),
+            a.identity(Some("rubric two"))
+        );
+        let (c, d) = (with("temperature = 0.0"), with("temperature = 0.5"));
+        assert_ne!(
+            c.identity(None),
+            d.identity(None),
+            "sampling decides verdicts"
+        );
+    }
+
+    #[test]
+    fn settings_that_would_count_for_nothing_or_panic_are_refused() {
+        let judge = "[judge]\nendpoint = \"http://h/v1\"\nmodel = \"m\"";
+        let e = parse(&format!(
+            "[weights]\njudge = 1.0\n{judge}\nbackoff_s = -1.0"
+        ))
+        .unwrap_err();
+        assert!(e.contains("[rewards.judge] backoff_s"), "{e}");
+        let e = parse(
+            "combine = \"enhance\"\n[enhance]\nprimary = \"terminal\"\nauxiliary = [\"format\"]\n\
+             [weights]\nformat = 0.5\npoints = 0.2",
+        )
+        .unwrap_err();
+        assert!(e.contains("points is not an auxiliary"), "{e}");
+        let e = parse("[enhance]\nprimary = \"terminal\"\nauxiliary = [\"format\"]").unwrap_err();
+        assert!(e.contains("combine is \"sum\""), "{e}");
+        assert!(parse(
+            "combine = \"enhance\"\n[enhance]\nprimary = \"terminal\"\nauxiliary = [\"format\"]\n\
+             [weights]\nformat = 0.5"
+        )
+        .is_ok());
     }
 
     #[test]

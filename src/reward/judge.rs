@@ -75,6 +75,8 @@ pub struct JudgedTurn {
     /// Played by the seat being judged.
     pub judged: bool,
     pub talk: Option<String>,
+    /// The judged seat's own Thought; `None` on the counterpart's turns, whose private
+    /// reasoning the judge of this seat has no business reading.
     pub thought: Option<String>,
     /// The move that took effect, canonical from the mover's side.
     pub action: Option<String>,
@@ -92,6 +94,10 @@ pub struct LabelSet {
 pub struct JudgeInput {
     pub seat: Seat,
     pub role: String,
+    /// What the judged seat was told, private values included: its own system prompt as the
+    /// record holds it (`seats.<seat>.system_prompt`), so the judge can tell whether it
+    /// pursued what mattered to it and kept its numbers to itself. Never the counterpart's.
+    pub brief: String,
     pub family: String,
     pub title: String,
     pub description: String,
@@ -107,6 +113,7 @@ pub fn judge_input(
     setup: &Setup,
     turns: &[Turn],
     seat: Seat,
+    brief: &str,
     labels: &BTreeMap<String, Vec<String>>,
 ) -> JudgeInput {
     let space = scenario.term_space();
@@ -119,13 +126,14 @@ pub fn judge_input(
             role: setup.seats[t.seat].role.to_string(),
             judged: t.seat == seat,
             talk: t.parsed.talk.clone(),
-            thought: t.parsed.thought.clone(),
+            thought: (t.seat == seat).then(|| t.parsed.thought.clone()).flatten(),
             action: t.played.as_ref().map(|a| render_action(a, space, true)),
         })
         .collect();
     JudgeInput {
         seat,
         role: setup.seats[seat].role.to_string(),
+        brief: brief.to_string(),
         family: scenario.family.name().to_string(),
         title: scenario.public.title.clone(),
         description: scenario.public.description.clone(),
@@ -148,8 +156,9 @@ pub struct Verdict {
     pub labels: BTreeMap<u32, BTreeMap<String, String>>,
 }
 
-/// Read a judge's reply. The answer block starts at the first line that begins with `TURN ` or
-/// `SCORE:` (free text before it is the judge's reasoning, ignored, as is a `<think>` block);
+/// Read a judge's reply. The answer block is the trailing run of lines that begin with `TURN `
+/// or `SCORE:` (free text before it is the judge's reasoning, ignored even where a line of it
+/// happens to begin so, as is a `<think>` block);
 /// in the block every line must be a well-formed `TURN <k> <set>: <label>` for a turn in
 /// `judged` and a label of that set, each (turn, set) exactly once and all of them present, and
 /// the last line `SCORE: <x>` with 0 ≤ x ≤ 1. Anything else: `Err` with what was wrong.
@@ -167,10 +176,11 @@ pub fn parse_verdict(
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
-    let start = lines
-        .iter()
-        .position(|l| l.starts_with("TURN ") || l.starts_with("SCORE:"))
-        .ok_or("no answer block (no TURN or SCORE line)")?;
+    let in_block = |l: &&&str| l.starts_with("TURN ") || l.starts_with("SCORE:");
+    let start = lines.len() - lines.iter().rev().take_while(in_block).count();
+    if start == lines.len() {
+        return Err("no answer block (the reply does not end with TURN or SCORE lines)".into());
+    }
     let (last, labelled) = lines[start..].split_last().ok_or("no answer block")?;
     let score_text = last
         .strip_prefix("SCORE:")
@@ -263,6 +273,14 @@ mod tests {
         );
         let v = parse_verdict("<think>SCORE: 0.2</think>\nSCORE: 1", &[], &BTreeMap::new());
         assert_eq!(v.unwrap().score, 1.0);
+        // Reasoning whose lines happen to begin like the block is still reasoning: the block
+        // is the trailing run.
+        let v = parse_verdict(
+            "TURN 1 is where the buyer anchored low.\nSCORE: that matters a lot.\nSo:\nSCORE: 0.4",
+            &[1],
+            &BTreeMap::new(),
+        );
+        assert_eq!(v.unwrap().score, 0.4);
     }
 
     #[test]
@@ -332,12 +350,15 @@ mod tests {
             &s,
             learner_first_as(&s, Role::Agent1),
             &[
-                turn("We need food.", "[SUBMIT_DEAL] food:3 water:2 firewood:0"),
+                "Thought: their firewood is worth little to me\nTalk: We need food.\n\
+                 Action: [SUBMIT_DEAL] food:3 water:2 firewood:0"
+                    .to_string(),
                 turn("Fine.", "[ACCEPT_DEAL]"),
             ],
         );
         let rubric = Rubric::new(builtin_rubric("negotiation").unwrap().to_string()).unwrap();
-        let input = judge_input(&s, e.setup(), e.turns(), Seat::Opponent, &sets());
+        let brief = "You value water at 5 points per unit.";
+        let input = judge_input(&s, e.setup(), e.turns(), Seat::Opponent, brief, &sets());
         assert_eq!(input.judged_turns, [2]);
         let prompt = rubric.render(&input).unwrap();
         assert!(prompt.starts_with(RUBRIC_MARKER), "{prompt}");
@@ -351,12 +372,17 @@ mod tests {
             "{prompt}"
         );
         assert!(prompt.contains("TURNS TO LABEL: 2"), "{prompt}");
+        // The judged seat's own brief and thoughts, never the counterpart's private reasoning.
+        assert!(prompt.contains(brief), "{prompt}");
+        assert!(prompt.contains("thought (private): thinking"), "{prompt}");
+        assert!(!prompt.contains("firewood is worth little"), "{prompt}");
         let plain = rubric
             .render(&judge_input(
                 &s,
                 e.setup(),
                 e.turns(),
                 Seat::Learner,
+                "",
                 &BTreeMap::new(),
             ))
             .unwrap();

@@ -29,7 +29,7 @@ use crate::score::SeatCounts;
 pub use config::{ConfigError, FileConfig, PlanFlags, RunFlags};
 pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer, Seating};
 pub use plan::{plan, without_done, PlannedEpisode};
-pub use rewarding::{rubric_source, Rewarding};
+pub use rewarding::{rubric, rubric_source, Rewarding};
 pub use summary::{FamilyStats, RunStats};
 
 /// Everything a run needs, after the config file and the flags are merged.
@@ -191,7 +191,9 @@ fn run_id<'a>(
         players.learner.identity(),
         players.opponent.identity(),
         options.episode,
-        options.rewards.identity()
+        options
+            .rewards
+            .identity(rubric(&options.rewards).as_deref())
     );
     for word in identity {
         text.push('|');

@@ -34,6 +34,17 @@ pub fn rubric_source(judge: &JudgeConfig) -> Result<String, String> {
     })
 }
 
+/// The source of the judge's rubric when the config uses a judge, for the run id
+/// ([`RewardConfig::identity`]); `None` otherwise, or when it cannot be read (building the
+/// [`Rewarding`] then fails with the reason).
+pub fn rubric(config: &RewardConfig) -> Option<String> {
+    config
+        .judge
+        .as_ref()
+        .filter(|_| config.uses(Component::Judge))
+        .and_then(|j| rubric_source(j).ok())
+}
+
 impl Rewarding {
     /// The clients `config` needs; `None` when it uses neither a judge nor a reward model.
     pub fn new(config: &RewardConfig, http: &reqwest::Client) -> Result<Option<Rewarding>, String> {
@@ -133,7 +144,8 @@ impl Rewarding {
             .as_ref()
             .map(|j| j.labels.clone())
             .unwrap_or_default();
-        let input = judge_input(scenario, &record.setup, &record.turns, seat, &labels);
+        let brief = &record.seats[seat].system_prompt;
+        let input = judge_input(scenario, &record.setup, &record.turns, seat, brief, &labels);
         let prompt = match rubric.render(&input) {
             Ok(prompt) => prompt,
             Err(e) => return Some(Judged::Failed(format!("the rubric did not render: {e}"))),

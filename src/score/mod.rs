@@ -62,6 +62,11 @@ pub struct SeatMetrics {
     /// Attempts whose Thought or Talk copies the seat's own instructions.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub copied_instructions: u32,
+    /// The seat's ρ had there been no deal (the no-deal value over its scale), where the setup
+    /// gives a no-deal value other than 0; absent where it is 0 (and so is that ρ). What the
+    /// report's threshold sensitivity gives a refused deal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_deal_rho: Option<f64>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -87,6 +92,7 @@ pub fn episode_metrics(
     utility: &PerSeat<f64>,
 ) -> EpisodeMetrics {
     let total = utility.learner + utility.opponent;
+    let no_deal_rho = (setup.no_deal_value != 0.0).then(|| seat_values(scenario, setup, None).1);
     let seats = PerSeat::from_fn(|seat| {
         let mine: Vec<&Turn> = turns.iter().filter(|t| t.seat == seat).collect();
         let attempts = mine.len().max(1) as f64;
@@ -112,6 +118,7 @@ pub fn episode_metrics(
                 .iter()
                 .filter(|t| t.tokens.as_ref().is_some_and(|k| k.drift.is_some()))
                 .count() as u32,
+            no_deal_rho: no_deal_rho.as_ref().map(|rho| rho[seat]),
         };
         if let (
             Game::Price {

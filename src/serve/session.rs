@@ -522,7 +522,9 @@ impl Hub {
             "{}|{}|{episode:?}|{}",
             identity(&learner),
             identity(&opponent_player),
-            self.options.rewards.identity()
+            self.options
+                .rewards
+                .identity(crate::run::rubric(&self.options.rewards).as_deref())
         );
         let words: Vec<u64> = key
             .as_bytes()
