@@ -4,7 +4,8 @@
 //! from the record, per turn and per seat, and the totals recombined under the new config.
 //! The judge's and the reward model's components cannot be recomputed without calling them:
 //! their stored values (and the turns' labels, and the issue counts) are kept, for the
-//! components the new config uses; one it uses that the record lacks counts as 0. Everything
+//! components the new config uses; one it uses that the record lacks is marked failed (the
+//! record's reward is then short of it, and `export` skips it). Everything
 //! else — turns, outcome, utilities, ρ, ids, timing — is kept as it is. Episode rules are not applied: a rule that changes the outcome
 //! (the turn cap, the no-deal value, regulation) needs the episode played again
 //! (`--branch-from`, or a new run), not rescored.
@@ -65,7 +66,42 @@ pub fn rescore(
     rescored.rewards = rewarded.total;
     rescored.reward_parts = rewarded.parts;
     rescored.keep_judged(record, rewards);
+    mark_unjudged(&mut rescored, rewards);
     rescored
+}
+
+/// A component the new config uses that needs a call (judge, reward model) and that the
+/// record does not hold for a seat — it was never asked, and rescoring calls nobody — is
+/// marked as failed, with why: the total is short of it, so `export` skips the episode and the
+/// summaries count it, rather than a made-up 0 passing for a verdict.
+fn mark_unjudged(record: &mut EpisodeRecord, rewards: &RewardConfig) {
+    use crate::game::Seat;
+    use crate::reward::{issues, Component};
+    for (c, issue) in [
+        (Component::Judge, issues::JUDGE_FAILED),
+        (Component::RewardModel, issues::REWARD_MODEL_FAILED),
+    ] {
+        if !rewards.uses(c) || record.reward_issues.contains_key(issue) {
+            continue;
+        }
+        let missing = Seat::BOTH
+            .into_iter()
+            .filter(|seat| !record.reward_parts[*seat].contains_key(c.name()))
+            .count();
+        if missing > 0 {
+            record
+                .reward_issues
+                .insert(issue.to_string(), missing as u32);
+            record.reward_errors.insert(
+                issue.to_string(),
+                format!(
+                    "not called when the episode was played, and rescore calls no endpoint: \
+                     the `{}` part is missing",
+                    c.name()
+                ),
+            );
+        }
+    }
 }
 
 /// Rescore every record of `options.files` into `options.out` (a new file), one record at a
@@ -131,5 +167,29 @@ mod tests {
         let mut back = rescored.clone();
         back.rewards = record.rewards;
         assert_eq!(back, record, "nothing but the rewards changed");
+    }
+
+    #[test]
+    fn a_judge_the_record_never_had_is_marked_missing_not_zero() {
+        let s = job();
+        let moves = [
+            turn(
+                "Hi.",
+                "[SUBMIT_DEAL] salary:20 company:Apple position:Engineer holiday:2",
+            ),
+            turn("Yes.", "[ACCEPT_DEAL]"),
+        ];
+        let record =
+            crate::fixtures::record_of(play(&s, learner_first_as(&s, Role::Worker), &moves));
+        let judged: RewardConfig = toml::from_str(
+            "[weights]\nterminal = 1.0\njudge = 1.0\n[judge]\nendpoint = \"http://h/v1\"\nmodel = \"m\"",
+        )
+        .expect("a reward table");
+        let rescored = rescore(&record, &s, &judged);
+        assert!(rescored.reward_missing());
+        assert_eq!(rescored.reward_issues["judge_failed"], 2);
+        assert!(rescored.reward_errors["judge_failed"].contains("rescore calls no endpoint"));
+        // Under the terminal reward alone, nothing is missing.
+        assert!(!rescore(&record, &s, &RewardConfig::default()).reward_missing());
     }
 }

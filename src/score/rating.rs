@@ -14,7 +14,10 @@
 //! pᵢ ← Wᵢ / Σⱼ nᵢⱼ/(pᵢ + pⱼ), with Wᵢ i's wins (ties as halves) and nᵢⱼ the comparisons of i
 //! and j. As a prior, every player also has [`PRIOR_TIES`] virtual tie(s) with a reference
 //! player of strength 1, so a player who always wins (or always loses) keeps a finite
-//! strength, and players that never met still sit on one scale; it weighs like one comparison
+//! strength (its rating then says "better than everyone it met", by how much only the prior
+//! decides, and its interval can be narrow for that reason); players never compared, directly
+//! or through others, are put on one scale by the prior alone, and the gap between them means
+//! nothing. It weighs like one comparison
 //! against hundreds, and shrinks a small eval's ratings a little towards the middle.
 //!
 //! **Scale.** A rating is 400·log₁₀ pᵢ, shifted so that the rated players' mean is 0: a
