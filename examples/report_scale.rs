@@ -4,9 +4,12 @@
 //! the report's peak resident memory (`VmHWM`, reset before the report where the kernel
 //! allows) — then the same for 4·N episodes. The report keeps only per-group sums, a bounded
 //! quantile sketch and a fixed-size transcript sample, so the two peaks should be about equal.
+//! With `--eval` the file is shaped like an eval's (named players meeting the same situations),
+//! so the report also rates them: the ratings keep 24 bytes per named seat and episode, the one
+//! part that grows with the file.
 //!
-//! `cargo run --release --example report_scale -- [EPISODES]` (default 200000). Files go to the
-//! system's temp directory and are removed afterwards.
+//! `cargo run --release --example report_scale -- [EPISODES] [--eval]` (default 200000). Files
+//! go to the system's temp directory and are removed afterwards.
 
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -83,16 +86,29 @@ fn templates() -> anyhow::Result<Vec<EpisodeRecord>> {
     Ok(records)
 }
 
-/// A file of `episodes` copies of the templates with their own ids, players and ρ.
-fn write_file(path: &Path, templates: &[EpisodeRecord], episodes: u64) -> anyhow::Result<u64> {
+/// A file of `episodes` copies of the templates with their own ids, players and ρ. `eval`:
+/// shaped like an eval's output — named players, each pairing its own run, the three players
+/// meeting every situation (scenario and group) — so the report also rates them.
+fn write_file(
+    path: &Path,
+    templates: &[EpisodeRecord],
+    episodes: u64,
+    eval: bool,
+) -> anyhow::Result<u64> {
     let mut out = BufWriter::new(std::fs::File::create(path)?);
     let mut records = templates.to_vec();
     for i in 0..episodes {
-        let record = &mut records[(i % templates.len() as u64) as usize];
-        record.seeds.group = i;
+        let situation = if eval { i / 3 } else { i };
+        let record = &mut records[(situation % templates.len() as u64) as usize];
+        record.seeds.group = situation;
         record.episode_id = record.seeds.episode_id();
         record.group_id = record.seeds.group_id();
         record.seats.learner.player = format!("rule:player-{}", i % 3);
+        if eval {
+            record.run_id = format!("eval-player-{}", i % 3);
+            record.seats.learner.name = Some(format!("player-{}", i % 3));
+            record.seats.opponent.name = Some("opponent".into());
+        }
         record.outcome.outcome.rho.learner = if i % 100 == 99 {
             -40.0
         } else {
@@ -105,7 +121,7 @@ fn write_file(path: &Path, templates: &[EpisodeRecord], episodes: u64) -> anyhow
     Ok(std::fs::metadata(path)?.len())
 }
 
-fn measure(templates: &[EpisodeRecord], episodes: u64) -> anyhow::Result<()> {
+fn measure(templates: &[EpisodeRecord], episodes: u64, eval: bool) -> anyhow::Result<()> {
     let dir = std::env::temp_dir().join(format!(
         "dealgym-report-scale-{}-{episodes}",
         std::process::id()
@@ -113,7 +129,7 @@ fn measure(templates: &[EpisodeRecord], episodes: u64) -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir)?;
     let file = dir.join("records.jsonl");
     let started = Instant::now();
-    let bytes = write_file(&file, templates, episodes)?;
+    let bytes = write_file(&file, templates, episodes, eval)?;
     println!(
         "{episodes} episodes: wrote {:.2} GB ({} bytes per record) in {:.1} s",
         bytes as f64 / 1e9,
@@ -147,8 +163,9 @@ fn measure(templates: &[EpisodeRecord], episodes: u64) -> anyhow::Result<()> {
 
 fn main() -> anyhow::Result<()> {
     let episodes: u64 = std::env::args().nth(1).map_or(Ok(200_000), |a| a.parse())?;
+    let eval = std::env::args().nth(2).is_some_and(|a| a == "--eval");
     let templates = templates()?;
-    measure(&templates, episodes)?;
-    measure(&templates, 4 * episodes)?;
+    measure(&templates, episodes, eval)?;
+    measure(&templates, 4 * episodes, eval)?;
     Ok(())
 }
