@@ -265,9 +265,9 @@ mod tests {
         assert_eq!((slurm.index, slurm.count), (4, 8));
         assert_eq!(slurm.to_string(), "shard 4/8 (from SLURM_ARRAY_TASK_ID)");
         let k8s = env(&[("JOB_COMPLETION_INDEX", "3"), ("DEALGYM_SHARD_COUNT", "4")]);
-        let k = Shard::from_env(None, &k8s).unwrap().unwrap();
+        let k = Shard::from_env(None, k8s).unwrap().unwrap();
         assert_eq!((k.index, k.count), (3, 4));
-        let err = Shard::from_env(Some(3), &k8s).unwrap_err();
+        let err = Shard::from_env(Some(3), k8s).unwrap_err();
         assert!(
             err.contains("JOB_COMPLETION_INDEX: shard index 3 is not below"),
             "{err}"
