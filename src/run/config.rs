@@ -436,6 +436,13 @@ mod tests {
     }
 
     #[test]
+    fn the_slurm_recipes_config_is_valid() {
+        let c: FileConfig = toml::from_str(include_str!("../../deploy/slurm/run.toml")).unwrap();
+        assert_eq!(c.group_size, Some(8));
+        assert!(c.players.contains_key("qwen"));
+    }
+
+    #[test]
     fn the_readme_example_config_is_valid() {
         let readme = include_str!("../../README.md");
         let block = readme
