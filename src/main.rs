@@ -299,7 +299,10 @@ async fn eval_command(flags: EvalFlags) -> Result<()> {
         out.display(),
         summary.planned,
         summary.skipped,
-        stopped_note(summary.stopped.as_ref()),
+        stopped_note(
+            summary.stopped.as_ref(),
+            summary.planned - summary.skipped - summary.written
+        ),
     );
     eprintln!("{:.1} s", summary.elapsed.as_secs_f64());
     if let Some(stopped) = summary.stopped {
@@ -335,7 +338,10 @@ fn report(summary: &RunSummary, out: &std::path::Path) {
         out.display(),
         summary.planned,
         summary.skipped,
-        stopped_note(summary.stopped.as_ref()),
+        stopped_note(
+            summary.stopped.as_ref(),
+            summary.planned - summary.skipped - summary.written
+        ),
     );
     eprintln!(
         "{:.1} s: {episodes_per_s:.1} episodes/s, {turns_per_s:.1} turns/s",
@@ -344,17 +350,22 @@ fn report(summary: &RunSummary, out: &std::path::Path) {
 }
 
 /// What the summary line says of a stop: the signal, what was let finish and what was
-/// abandoned.
-fn stopped_note(stopped: Option<&Stopped>) -> String {
-    match stopped {
-        None => String::new(),
-        Some(s) => format!(
-            "; interrupted by {}: {} episodes were in flight, {} abandoned — rerun with --resume to finish",
-            s.signal.name(),
-            s.in_flight,
-            s.abandoned
-        ),
-    }
+/// abandoned, and whether `left` episodes of the plan remain for `--resume`.
+fn stopped_note(stopped: Option<&Stopped>, left: usize) -> String {
+    let Some(s) = stopped else {
+        return String::new();
+    };
+    let next = if left == 0 {
+        "every planned episode is written".to_string()
+    } else {
+        format!("{left} left: rerun with --resume to finish")
+    };
+    format!(
+        "; interrupted by {}: {} episodes were in flight, {} abandoned; {next}",
+        s.signal.name(),
+        s.in_flight,
+        s.abandoned
+    )
 }
 
 fn scenarios(cmd: ScenariosCommand) -> Result<()> {
