@@ -6,7 +6,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use crate::mock::{MockConfig, MockServer};
-use crate::run::{run, RunError, RunOptions, RunSummary};
+use crate::run::{run, RunError, RunOptions, RunSummary, Stop};
 use crate::scenario::Family;
 
 /// What the demo runs.
@@ -42,9 +42,9 @@ pub fn scenarios_dir() -> PathBuf {
 }
 
 /// Start the mock, run every family against it, and stop it. The output file is replaced.
-pub async fn demo(
+pub async fn demo<'s>(
     options: &DemoOptions,
-    stop: impl std::future::Future<Output = ()>,
+    stop: impl Into<Stop<'s>>,
 ) -> Result<RunSummary, RunError> {
     let mock = MockServer::start(
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),

@@ -8,7 +8,8 @@
 //! [`llm`], [`agents`], [`run`] and [`mock`] play episodes against real endpoints; [`replay`]
 //! verifies, rescores, renders and branches recorded episodes, [`export`] turns them into
 //! trainer data, [`eval`] plays named players against each other into a cross-play matrix
-//! and ratings, and [`report`] turns records into tables, charts and browsable transcripts.
+//! and ratings, [`report`] turns records into tables, charts and browsable transcripts, and
+//! [`merge`] joins the record files of a run's shards.
 //!
 //! The grammar in one example: a completion is read tolerantly, and the move is re-rendered
 //! canonically for the counterpart, flipped to its side.
@@ -38,6 +39,7 @@ pub mod export;
 pub mod fixtures;
 pub mod game;
 pub mod llm;
+pub mod merge;
 pub mod mock;
 pub mod protocol;
 pub mod record;

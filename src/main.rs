@@ -9,10 +9,11 @@ use clap::{Args, Parser, Subcommand};
 use dealgym::demo::{demo, DemoOptions};
 use dealgym::eval::{eval, EvalFlags};
 use dealgym::export::{export_to, ExportError, ExportFlags};
+use dealgym::merge::MergeFlags;
 use dealgym::mock::MockConfig;
 use dealgym::replay::{self, ReplayFlags};
 use dealgym::report::ReportFlags;
-use dealgym::run::{run, RunFlags, RunSummary};
+use dealgym::run::{run, RunFlags, RunSummary, Stop, Stopped};
 use dealgym::scenario::{self, import, Family, LoadOptions};
 use dealgym::serve::ServeFlags;
 
@@ -56,6 +57,9 @@ enum Command {
     Export(ExportFlags),
     /// An environment server: OpenEnv's protocol (WS /ws), REST episodes and a rollout service.
     Serve(ServeFlags),
+    /// Join the record files of a run's shards into one; report missing and duplicated
+    /// episodes (exits 1 if any, or if the run ids disagree).
+    Merge(MergeFlags),
     /// Import, check and count scenario files.
     #[command(subcommand)]
     Scenarios(ScenariosCommand),
@@ -122,6 +126,21 @@ fn main() -> Result<()> {
             dealgym::serve::serve(options, terminate()).await
         }),
         Command::Scenarios(cmd) => scenarios(cmd),
+        Command::Merge(flags) => {
+            let report = dealgym::merge::merge(&flags.options()?)?;
+            eprint!("{}", report.text());
+            eprintln!(
+                "{} episodes of {} runs written to {}",
+                report.written,
+                report.runs.len(),
+                flags.out.display()
+            );
+            if !report.is_clean() {
+                eprintln!("not the whole run: see above");
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         Command::Replay(flags) => replay_command(&flags),
         Command::Report(flags) => {
             let summary = dealgym::report::report(&flags.options())?;
@@ -239,22 +258,22 @@ async fn terminate() {
 
 async fn run_command(flags: RunFlags) -> Result<()> {
     let options = flags.options()?;
-    let summary = run(&options, ctrl_c()).await?;
+    let summary = run(&options, Stop::on_signals(options.grace)).await?;
     report(&summary, &options.out);
     if let Some(path) = &flags.summary_json {
         summary
             .write_json(path)
             .with_context(|| format!("writing the summary to {}", path.display()))?;
     }
-    if summary.interrupted {
-        std::process::exit(130);
+    if let Some(stopped) = summary.stopped {
+        std::process::exit(stopped.signal.exit_code());
     }
     Ok(())
 }
 
 async fn eval_command(flags: EvalFlags) -> Result<()> {
     let options = flags.options()?;
-    let summary = eval(&options, ctrl_c()).await?;
+    let summary = eval(&options, Stop::on_signals(options.run.grace)).await?;
     print!("{}", summary.tables.markdown());
     if let Some(warning) = summary.played.rewards.warning() {
         eprintln!("{warning}");
@@ -271,22 +290,26 @@ async fn eval_command(flags: EvalFlags) -> Result<()> {
         std::fs::write(path, text)
             .with_context(|| format!("writing the summary to {}", path.display()))?;
     }
-    let interrupted = if summary.interrupted {
-        "; interrupted — rerun with --resume to finish"
-    } else {
-        ""
-    };
+    let shard = summary
+        .shard
+        .as_ref()
+        .map(|s| format!(" of {s}"))
+        .unwrap_or_default();
     eprintln!(
-        "{} pairings: {} episodes written to {} ({} planned, {} already there){interrupted}",
+        "{} pairings: {} episodes written to {} ({} planned{shard}, {} already there){}",
         summary.runs.len(),
         summary.written,
         out.display(),
         summary.planned,
         summary.skipped,
+        stopped_note(
+            summary.stopped.as_ref(),
+            summary.planned - summary.skipped - summary.written
+        ),
     );
     eprintln!("{:.1} s", summary.elapsed.as_secs_f64());
-    if summary.interrupted {
-        std::process::exit(130);
+    if let Some(stopped) = summary.stopped {
+        std::process::exit(stopped.signal.exit_code());
     }
     Ok(())
 }
@@ -310,23 +333,46 @@ fn report(summary: &RunSummary, out: &std::path::Path) {
         );
     }
     let (episodes_per_s, turns_per_s) = summary.throughput();
-    let interrupted = if summary.interrupted {
-        "; interrupted — rerun with --resume to finish"
-    } else {
-        ""
-    };
+    let shard = summary
+        .shard
+        .as_ref()
+        .map(|s| format!(" of {s}; {} in the whole plan", summary.whole_plan))
+        .unwrap_or_default();
     eprintln!(
-        "{}: {} episodes written to {} ({} planned, {} already there){interrupted}",
+        "{}: {} episodes written to {} ({} planned{shard}, {} already there){}",
         summary.run_id,
         summary.written,
         out.display(),
         summary.planned,
         summary.skipped,
+        stopped_note(
+            summary.stopped.as_ref(),
+            summary.planned - summary.skipped - summary.written
+        ),
     );
     eprintln!(
         "{:.1} s: {episodes_per_s:.1} episodes/s, {turns_per_s:.1} turns/s",
         summary.elapsed.as_secs_f64()
     );
+}
+
+/// What the summary line says of a stop: the signal, what was let finish and what was
+/// abandoned, and whether `left` episodes of the plan remain for `--resume`.
+fn stopped_note(stopped: Option<&Stopped>, left: usize) -> String {
+    let Some(s) = stopped else {
+        return String::new();
+    };
+    let next = if left == 0 {
+        "every planned episode is written".to_string()
+    } else {
+        format!("{left} left: rerun with --resume to finish")
+    };
+    format!(
+        "; interrupted by {}: {} episodes were in flight, {} abandoned; {next}",
+        s.signal.name(),
+        s.in_flight,
+        s.abandoned
+    )
 }
 
 fn scenarios(cmd: ScenariosCommand) -> Result<()> {

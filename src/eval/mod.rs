@@ -7,6 +7,10 @@
 //! cross-play matrix (mean ρ and deal rate per cell, per family and over all, with bootstrap
 //! intervals) and a Bradley–Terry rating of every player with bootstrap intervals.
 //!
+//! With `--shard i/n` (or a scheduler's array index) an eval plays the groups of its shard
+//! (group g to shard g mod n) for every pairing: a shard's cells are all played on the same
+//! setups, and `dealgym merge` joins the shards' files.
+//!
 //! It may not play episodes itself: every episode goes through `run`'s one executor and
 //! driver ([`crate::run::execute`], [`crate::run::play`]) and `run`'s writer, with one kit per
 //! pairing. Aggregates and intervals are `score`'s ([`crate::score::Aggregate`],
@@ -37,8 +41,8 @@ pub use tables::{ratings_markdown, EvalTables};
 use crate::game::PerSeat;
 use crate::record::{ReadError, RecordReader, RecordWriter, WriteError};
 use crate::run::{
-    build_kit, execute, load_all, plan, progress_bar, without_done, ConfigError, EpisodeKit,
-    PlannedEpisode, RunError, RunOptions, RunStats, Seating,
+    build_kit, execute, load_all, plan, progress_bar, shard, without_done, ConfigError, EpisodeKit,
+    PlannedEpisode, RunError, RunOptions, RunStats, Seating, Shard, Stop, Stopped,
 };
 
 /// Everything an eval needs.
@@ -71,12 +75,16 @@ pub enum EvalError {
 pub struct EvalSummary {
     /// Each pairing with its run id, in grid order.
     pub runs: Vec<(Pairing, String)>,
-    /// Episodes of the whole grid.
+    /// Episodes of the whole grid (of its shard, with `--shard`).
     pub planned: usize,
+    /// The shard played, if the plan was split.
+    pub shard: Option<Shard>,
     /// Episodes already in the file when the eval started (with `--resume`).
     pub skipped: usize,
     pub written: usize,
     pub interrupted: bool,
+    /// How the eval was stopped, if a signal (or the caller) stopped it.
+    pub stopped: Option<Stopped>,
     pub repaired_last_line: bool,
     /// The matrix and ratings of every episode of the eval in the file (not only this call's).
     pub tables: EvalTables,
@@ -87,10 +95,10 @@ pub struct EvalSummary {
 
 /// Play every pairing's episodes not yet in the file, through one executor (one progress bar,
 /// one writer), then read the file back into the tables. Stops early, keeping every record
-/// already written whole, when `stop` resolves (Ctrl-C).
-pub async fn eval(
+/// already written whole, as `stop` says (see [`crate::run::run`]).
+pub async fn eval<'s>(
     options: &EvalOptions,
-    stop: impl std::future::Future<Output = ()>,
+    stop: impl Into<Stop<'s>>,
 ) -> Result<EvalSummary, EvalError> {
     let started = std::time::Instant::now();
     let run = &options.run;
@@ -101,6 +109,10 @@ pub async fn eval(
     }
     let scenarios = load_all(&run.scenarios, run.limit)?;
     let planned = plan(&scenarios, run.seed, run.group_size);
+    let planned = match &run.shard {
+        Some(s) => shard(planned, s),
+        None => planned,
+    };
     let kits = options
         .pairings
         .iter()
@@ -126,7 +138,7 @@ pub async fn eval(
     let skipped = total - todo.len();
     let bar = progress_bar(run.progress, todo.len());
     let episodes = todo.into_iter().map(|(_, kit, episode)| (kit, episode));
-    let (stats, interrupted) = execute(episodes, run.concurrency, &mut writer, &bar, stop).await?;
+    let (stats, stopped) = execute(episodes, run.concurrency, &mut writer, &bar, stop).await?;
     bar.finish_and_clear();
 
     let mut tables = EvalTables::default();
@@ -144,9 +156,11 @@ pub async fn eval(
             .zip(kits.iter().map(|k| k.run_id.clone()))
             .collect(),
         planned: total,
+        shard: run.shard.clone(),
         skipped,
         written: writer.written(),
-        interrupted,
+        interrupted: stopped.is_some(),
+        stopped,
         repaired_last_line: existing.repaired,
         tables,
         played: stats,

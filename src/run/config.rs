@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::RunOptions;
+use super::{RunOptions, Shard};
 use crate::agents::{PersonaConfig, PlayerConfig};
 use crate::game::{EpisodeConfig, FirstMover};
 use crate::reward::judge::{builtin_rubric, Rubric};
@@ -68,6 +68,23 @@ pub struct PlanFlags {
     /// Skip episodes already in --out and repair a cut-off last line.
     #[arg(long)]
     pub resume: bool,
+    /// Play only shard i of n (0-based) of the plan: whole GRPO groups, group g to shard
+    /// g mod n, every pairing of an eval with it. The run id stays the run's, so
+    /// `dealgym merge` can join the shards. Without it, a Slurm array task
+    /// (SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT) or a Kubernetes
+    /// Indexed Job pod (JOB_COMPLETION_INDEX of --shard-count or DEALGYM_SHARD_COUNT) picks the
+    /// shard; --shard 0/1 plays the whole plan there.
+    #[arg(long, value_name = "i/n")]
+    pub shard: Option<String>,
+    /// The number of shards when a scheduler gives only the index (a Kubernetes Indexed Job's
+    /// completions); overrides SLURM_ARRAY_TASK_COUNT and DEALGYM_SHARD_COUNT.
+    #[arg(long, value_name = "N")]
+    pub shard_count: Option<u64>,
+    /// After SIGINT (Ctrl-C) or SIGTERM no new episode starts and those in flight get this many
+    /// seconds to finish; then (or at a second signal) they are abandoned, unwritten, for
+    /// --resume to play. Exits 130 after SIGINT, 143 after SIGTERM.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub grace_s: f64,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -108,7 +125,44 @@ impl PlanFlags {
             o.episode.max_rounds = t;
         }
         o.progress = !self.quiet;
+        o.shard = self.shard_choice(|name| std::env::var(name).ok())?;
+        if !(self.grace_s.is_finite() && self.grace_s >= 0.0) {
+            return Err(ConfigError::Flag(format!(
+                "--grace-s {}: expected a number of seconds, 0 or more",
+                self.grace_s
+            )));
+        }
+        o.grace = std::time::Duration::from_secs_f64(self.grace_s);
         Ok(o)
+    }
+
+    /// The shard to play: `--shard`, else the scheduler's index from `env` (see
+    /// [`Shard::from_env`]), else none (the whole plan).
+    pub fn shard_choice(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Shard>, ConfigError> {
+        let shard = match &self.shard {
+            Some(given) => {
+                let shard = Shard::parse(given).map_err(ConfigError::Flag)?;
+                if let Some(n) = self.shard_count.filter(|n| *n != shard.count) {
+                    return Err(ConfigError::Flag(format!(
+                        "--shard {given} and --shard-count {n} disagree: give one of them"
+                    )));
+                }
+                Some(shard)
+            }
+            None => Shard::from_env(self.shard_count, env).map_err(ConfigError::Flag)?,
+        };
+        if shard.is_none() && self.shard_count.is_some() {
+            return Err(ConfigError::Flag(
+                "--shard-count is given but no shard index: give --shard i/n, or run as a Slurm \
+                 array task (SLURM_ARRAY_TASK_ID) or a Kubernetes Indexed Job pod \
+                 (JOB_COMPLETION_INDEX)"
+                    .into(),
+            ));
+        }
+        Ok(shard)
     }
 }
 
@@ -217,6 +271,9 @@ pub enum ConfigError {
     },
     #[error("{file}: {message}")]
     Invalid { file: String, message: String },
+    /// A flag (or the scheduler variable standing in for one) that cannot be used.
+    #[error("{0}")]
+    Flag(String),
 }
 
 impl FileConfig {
@@ -376,6 +433,13 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("none, gbnf, vllm, vllm_legacy"), "{err}");
+    }
+
+    #[test]
+    fn the_slurm_recipes_config_is_valid() {
+        let c: FileConfig = toml::from_str(include_str!("../../deploy/slurm/run.toml")).unwrap();
+        assert_eq!(c.group_size, Some(8));
+        assert!(c.players.contains_key("qwen"));
     }
 
     #[test]

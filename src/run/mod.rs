@@ -1,5 +1,6 @@
 //! The async runner behind `dealgym run`: seeds, bounded concurrency, GRPO groups, the JSONL
-//! log written as episodes end, `--resume`, the progress bar and the summary.
+//! log written as episodes end, `--resume`, `--shard`, stopping on signals, the progress bar
+//! and the summary.
 //!
 //! Episode `g{G}-m{M}` plays scenario G (in file order, after `--limit`) as member M of its
 //! group. Its setup comes from (seed, G) and its sampling seeds from (seed, G, M, seat), so any
@@ -9,14 +10,17 @@ mod config;
 mod driver;
 mod plan;
 mod rewarding;
+mod stop;
 mod summary;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{mpsc, watch, Semaphore};
 
 use crate::agents::{PersonaConfig, Player, PlayerConfig, PlayerError};
 use crate::game::{mix, EpisodeConfig, OutcomeKind, PerSeat, PromptError, Prompts, Seat};
@@ -28,8 +32,9 @@ use crate::score::SeatCounts;
 
 pub use config::{ConfigError, FileConfig, PlanFlags, RunFlags};
 pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer, Seating};
-pub use plan::{plan, without_done, PlannedEpisode};
+pub use plan::{plan, shard, without_done, PlannedEpisode, Shard};
 pub use rewarding::{rubric, rubric_source, Rewarding};
+pub use stop::{Stop, StopHandle, StopSignal, StopState};
 pub use summary::{FamilyStats, RunStats};
 
 /// Everything a run needs, after the config file and the flags are merged.
@@ -52,6 +57,10 @@ pub struct RunOptions {
     pub prompts_dir: Option<PathBuf>,
     /// Show a progress bar on stderr (hidden anyway when stderr is not a terminal).
     pub progress: bool,
+    /// Play only this slice of the plan (`--shard`, or a scheduler's array index).
+    pub shard: Option<Shard>,
+    /// How long episodes in flight may finish after SIGINT/SIGTERM before they are abandoned.
+    pub grace: Duration,
 }
 
 impl RunOptions {
@@ -73,6 +82,8 @@ impl RunOptions {
             players: BTreeMap::new(),
             prompts_dir: None,
             progress: true,
+            shard: None,
+            grace: Duration::from_secs(30),
         }
     }
 }
@@ -100,12 +111,19 @@ pub struct RunSummary {
     pub run_id: String,
     /// The player spec of each seat, as recorded.
     pub players: PerSeat<String>,
+    /// Episodes of this run's plan (of its shard, with `--shard`).
     pub planned: usize,
+    /// Episodes of the whole plan, all shards together.
+    pub whole_plan: usize,
+    /// The shard played, if the plan was split.
+    pub shard: Option<Shard>,
     /// Episodes already in the file when the run started (with `--resume`).
     pub skipped: usize,
     pub written: usize,
     pub stats: RunStats,
     pub interrupted: bool,
+    /// How the run was stopped, if a signal (or the caller) stopped it.
+    pub stopped: Option<Stopped>,
     pub repaired_last_line: bool,
     /// Wall time of the run.
     pub elapsed: std::time::Duration,
@@ -218,11 +236,12 @@ pub fn load_all(files: &[PathBuf], limit: Option<usize>) -> Result<Vec<Arc<Scena
     Ok(out)
 }
 
-/// Run every planned episode, writing each record as it ends. Stops early, keeping every
-/// record already written whole, when `stop` resolves (Ctrl-C).
-pub async fn run(
+/// Run every planned episode (of the shard, with one), writing each record as it ends. Stops
+/// early, keeping every record already written whole, as `stop` says: a [`Stop::on_signals`]
+/// lets episodes in flight finish first; a plain future abandons them when it resolves.
+pub async fn run<'s>(
     options: &RunOptions,
-    stop: impl std::future::Future<Output = ()>,
+    stop: impl Into<Stop<'s>>,
 ) -> Result<RunSummary, RunError> {
     let started = std::time::Instant::now();
     if options.concurrency == 0 || options.group_size == 0 {
@@ -234,6 +253,11 @@ pub async fn run(
     let kit = Arc::new(build_kit(options, scenarios.iter().map(|s| s.id.as_str()))?);
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
     let planned = plan(&scenarios, options.seed, options.group_size);
+    let whole_plan = planned.len();
+    let planned = match &options.shard {
+        Some(s) => shard(planned, s),
+        None => planned,
+    };
     let planned_count = planned.len();
     let todo = without_done(planned, &existing.episode_ids_of(&kit.run_id));
     let skipped = planned_count - todo.len();
@@ -242,17 +266,19 @@ pub async fn run(
         let kit = kit.clone();
         todo.into_iter().map(move |planned| (kit.clone(), planned))
     };
-    let (stats, interrupted) =
-        execute(episodes, options.concurrency, &mut writer, &bar, stop).await?;
+    let (stats, stopped) = execute(episodes, options.concurrency, &mut writer, &bar, stop).await?;
     bar.finish_and_clear();
     Ok(RunSummary {
         run_id: kit.run_id.clone(),
         players: kit.players.map(|_, p| p.spec().to_string()),
         planned: planned_count,
+        whole_plan,
+        shard: options.shard.clone(),
         skipped,
         written: writer.written(),
         stats,
-        interrupted,
+        interrupted: stopped.is_some(),
+        stopped,
         repaired_last_line: existing.repaired,
         elapsed: started.elapsed(),
     })
@@ -290,58 +316,105 @@ pub fn build_kit<'a>(
     })
 }
 
+/// How a run (or an eval) was stopped before the end of its plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped {
+    pub signal: StopSignal,
+    /// Episodes in flight when the stop came: they were let finish, within the grace period.
+    pub in_flight: usize,
+    /// Episodes given up on (nothing written: `--resume` plays them again).
+    pub abandoned: usize,
+}
+
 /// Play `todo` — each planned episode with the kit of its run — with at most `concurrency`
 /// episodes in flight, writing each record as it ends. A run's episodes share one kit; an
 /// eval's come from one kit per pairing, so the whole grid shares one executor, one progress
-/// bar and one writer. Returns the totals and whether `stop` cut the run short.
-pub async fn execute<I>(
+/// bar and one writer. Returns the totals and, if `stop` cut the run short, how: once it says
+/// drain no episode is started, and once it says abandon those in flight are dropped unwritten.
+pub async fn execute<'s, I>(
     todo: I,
     concurrency: usize,
     writer: &mut RecordWriter,
     bar: &ProgressBar,
-    stop: impl std::future::Future<Output = ()>,
-) -> Result<(RunStats, bool), RunError>
+    stop: impl Into<Stop<'s>>,
+) -> Result<(RunStats, Option<Stopped>), RunError>
 where
     I: IntoIterator<Item = (Arc<EpisodeKit>, PlannedEpisode)>,
     I::IntoIter: Send + 'static,
 {
+    let mut stop = stop.into();
     let todo = todo.into_iter();
     let (tx, mut rx) = mpsc::channel(concurrency * 2);
     let permits = Arc::new(Semaphore::new(concurrency));
-    let producer = tokio::spawn(async move {
-        let mut tasks = tokio::task::JoinSet::new();
-        for (kit, planned) in todo {
-            let Ok(permit) = permits.clone().acquire_owned().await else {
-                break;
-            };
-            let tx = tx.clone();
-            tasks.spawn(async move {
-                let record = play(kit, planned).await;
-                drop(permit);
-                let _ = tx.send(record).await;
-            });
-            // Reap finished tasks as we go so the set stays small.
-            while tasks.try_join_next().is_some() {}
+    let started = Arc::new(AtomicUsize::new(0));
+    let (drain, mut draining) = watch::channel(false);
+    let producer = tokio::spawn({
+        let started = started.clone();
+        async move {
+            let mut tasks = tokio::task::JoinSet::new();
+            for (kit, planned) in todo {
+                let permit = tokio::select! {
+                    biased;
+                    _ = draining.wait_for(|d| *d) => break,
+                    permit = permits.clone().acquire_owned() => match permit {
+                        Ok(permit) => permit,
+                        Err(_) => break,
+                    },
+                };
+                if *draining.borrow() {
+                    break;
+                }
+                started.fetch_add(1, Ordering::SeqCst);
+                let tx = tx.clone();
+                tasks.spawn(async move {
+                    let record = play(kit, planned).await;
+                    drop(permit);
+                    let _ = tx.send(record).await;
+                });
+                // Reap finished tasks as we go so the set stays small.
+                while tasks.try_join_next().is_some() {}
+            }
+            drop(tx);
+            while tasks.join_next().await.is_some() {}
         }
-        while tasks.join_next().await.is_some() {}
     });
 
     let mut stats = RunStats::default();
-    let mut interrupted = false;
+    let mut received = 0usize;
+    let mut stopped: Option<Stopped> = None;
     let mut failure = None;
-    tokio::pin!(stop);
+    let mut state = stop.state();
     loop {
+        if let StopState::Draining(signal) | StopState::Abandon(signal) = state {
+            if stopped.is_none() {
+                let _ = drain.send(true);
+                let in_flight = started.load(Ordering::SeqCst) - received;
+                bar.set_message(format!("stopping: {in_flight} episodes in flight"));
+                stopped = Some(Stopped {
+                    signal,
+                    in_flight,
+                    abandoned: 0,
+                });
+            }
+            if matches!(state, StopState::Abandon(_)) {
+                producer.abort();
+                break;
+            }
+        }
         tokio::select! {
-            received = rx.recv() => match received {
+            record = rx.recv() => match record {
                 Some(Ok(record)) => {
                     writer.write(&record)?;
+                    received += 1;
                     stats.add(&record);
                     bar.inc(1);
-                    bar.set_message(format!(
-                        "deal {:.0}% · errors {}",
-                        stats.deal_rate(),
-                        stats.count(OutcomeKind::Error)
-                    ));
+                    if stopped.is_none() {
+                        bar.set_message(format!(
+                            "deal {:.0}% · errors {}",
+                            stats.deal_rate(),
+                            stats.count(OutcomeKind::Error)
+                        ));
+                    }
                 }
                 Some(Err(e)) => {
                     failure = Some(e);
@@ -350,21 +423,21 @@ where
                 }
                 None => break,
             },
-            _ = &mut stop => {
-                interrupted = true;
-                producer.abort();
-                break;
-            }
+            now = stop.changed(state) => state = now,
         }
     }
     // Episodes that ended while we were stopping are complete: keep them.
     while let Ok(Ok(record)) = rx.try_recv() {
         writer.write(&record)?;
+        received += 1;
         stats.add(&record);
+    }
+    if let Some(stopped) = &mut stopped {
+        stopped.abandoned = started.load(Ordering::SeqCst).saturating_sub(received);
     }
     match failure {
         Some(e) => Err(e.into()),
-        None => Ok((stats, interrupted)),
+        None => Ok((stats, stopped)),
     }
 }
 

@@ -1,0 +1,76 @@
+//! The flags of `dealgym merge`, declared here once with their help text, and turned into
+//! [`MergeOptions`] here, so `main.rs` only maps them through.
+
+use std::path::PathBuf;
+
+use super::{Expected, MergeError, MergeOptions, PlanSize};
+use crate::run::{load_all, FileConfig};
+
+/// The flags of `dealgym merge`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MergeFlags {
+    /// The merged record file to write (refused if it exists, unless --force).
+    pub out: PathBuf,
+    /// The shards' record files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The scenario file(s) the run played, as given to `run` (with its --limit and
+    /// --group-size): every run id in the files must then hold every planned episode. Without
+    /// it (or --expect), missing episodes are not checked.
+    #[arg(long)]
+    pub scenarios: Vec<PathBuf>,
+    /// At most N scenarios from each file, as the run had it.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// The run's group size (default: the config's, else the largest member index in the
+    /// files plus one).
+    #[arg(long)]
+    pub group_size: Option<u32>,
+    /// The run's config file, for its group size.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Instead of --scenarios: the number of episodes each run planned (the first N ids of
+    /// the plan).
+    #[arg(long, value_name = "N", conflicts_with = "scenarios")]
+    pub expect: Option<usize>,
+    /// Join files whose run ids differ (different runs, or an eval's shards that did not all
+    /// reach every pairing) instead of reporting it as a problem.
+    #[arg(long)]
+    pub allow_mixed: bool,
+    /// Replace OUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl MergeFlags {
+    /// The merge's options; with --scenarios the plan's size is its scenarios (after --limit).
+    pub fn options(&self) -> Result<MergeOptions, MergeError> {
+        let group_size = match self.group_size {
+            Some(g) => Some(g),
+            None => FileConfig::load_or_default(self.config.as_deref())?.group_size,
+        };
+        if group_size == Some(0) {
+            return Err(MergeError::Options(
+                "--group-size must be at least 1".into(),
+            ));
+        }
+        let size = if !self.scenarios.is_empty() {
+            Some(PlanSize::Groups(
+                load_all(&self.scenarios, self.limit)?.len(),
+            ))
+        } else {
+            self.expect.map(PlanSize::Episodes)
+        };
+        let expected = size.map(|size| Expected {
+            size,
+            group_size: group_size.map(u64::from),
+        });
+        Ok(MergeOptions {
+            out: self.out.clone(),
+            files: self.files.clone(),
+            expected,
+            allow_mixed: self.allow_mixed,
+            force: self.force,
+        })
+    }
+}

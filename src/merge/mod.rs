@@ -1,0 +1,436 @@
+//! `dealgym merge OUT FILE…`: join the record files of a run's shards (or of an eval's) into
+//! one, and say whether that one is the whole run — every planned episode exactly once.
+//!
+//! The inputs are streamed through [`RecordReader`] and the output written through
+//! [`RecordWriter`], one record at a time; what is kept in memory is the (run id, episode id)
+//! of each episode seen with a digest of its content, never a record. It checks:
+//! - the run ids agree: every file that holds episodes holds the same set of run ids (one for
+//!   a run, one per pairing for an eval), unless `allow_mixed`;
+//! - duplicates: an episode in the files twice is written once and reported; twice with other
+//!   content (timing aside) is a conflict, reported apart (the first is kept);
+//! - missing episodes, when the plan is known (`--scenarios` or `--expect`): every run id must
+//!   hold every planned episode id, and no other;
+//! - bad lines (a shard killed and never resumed leaves a cut-off last line): skipped, reported.
+//!
+//! The output is written whatever is found, to `OUT.merging` and renamed into place at the
+//! end; [`MergeReport::is_clean`] says whether it is the whole run, and `main` exits non-zero
+//! when it is not.
+
+mod flags;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+pub use flags::MergeFlags;
+
+use crate::digest::{digest_json, Digest};
+use crate::record::{ReadError, RecordReader, RecordWriter, WriteError};
+use crate::run::{ConfigError, RunError};
+
+/// How many ids a report lists per kind of problem (it counts them all).
+pub const LISTED: usize = 10;
+
+/// What to merge.
+#[derive(Debug, Clone)]
+pub struct MergeOptions {
+    pub out: PathBuf,
+    pub files: Vec<PathBuf>,
+    /// The episode ids every run of the files must hold, when the plan is known.
+    pub expected: Option<Expected>,
+    /// Join files whose run ids differ.
+    pub allow_mixed: bool,
+    /// Replace `out` if it exists.
+    pub force: bool,
+}
+
+/// The plan each run of the files played, as far as its episode ids go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expected {
+    pub size: PlanSize,
+    /// The run's group size; `None`: read from the files (the largest member index, plus one).
+    pub group_size: Option<u64>,
+}
+
+/// How big the plan is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanSize {
+    /// This many groups (the scenarios of `--scenarios`, after `--limit`).
+    Groups(usize),
+    /// This many episodes (`--expect N`): the first N ids of the plan.
+    Episodes(usize),
+}
+
+/// A merge that could not be done (problems in the records are reported, not errors).
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{0}")]
+    Options(String),
+}
+
+/// One input file, counted.
+#[derive(Debug, Clone, Default)]
+pub struct FileCount {
+    pub file: PathBuf,
+    /// Records read (duplicates included).
+    pub records: usize,
+    /// Records of this file already seen (in it or an earlier file).
+    pub duplicates: usize,
+    /// Lines that are not records, skipped.
+    pub bad_lines: usize,
+    /// The run ids the file holds.
+    pub run_ids: BTreeSet<String>,
+}
+
+/// One episode, named.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EpisodeKey {
+    pub run_id: String,
+    pub episode_id: String,
+}
+
+impl std::fmt::Display for EpisodeKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.run_id, self.episode_id)
+    }
+}
+
+/// A list that counts everything but keeps only the first [`LISTED`].
+#[derive(Debug, Clone)]
+pub struct Listed<T> {
+    pub count: usize,
+    pub first: Vec<T>,
+}
+
+impl<T> Default for Listed<T> {
+    fn default() -> Self {
+        Listed {
+            count: 0,
+            first: Vec::new(),
+        }
+    }
+}
+
+impl<T> Listed<T> {
+    fn push(&mut self, item: T) {
+        self.count += 1;
+        if self.first.len() < LISTED {
+            self.first.push(item);
+        }
+    }
+}
+
+/// What a merge found.
+#[derive(Debug, Clone, Default)]
+pub struct MergeReport {
+    pub files: Vec<FileCount>,
+    /// Episodes written to the output (each once).
+    pub written: usize,
+    /// Episodes per run id in the output.
+    pub runs: BTreeMap<String, usize>,
+    /// Episodes found again with the same content (timing aside): written once.
+    pub duplicates: Listed<(EpisodeKey, PathBuf)>,
+    /// Episodes found again with other content: the first is written.
+    pub conflicts: Listed<(EpisodeKey, PathBuf)>,
+    /// Planned episodes no file holds (`None`: the plan was not given, so not checked).
+    pub missing: Option<Listed<EpisodeKey>>,
+    /// Episodes that are not in the plan given.
+    pub unplanned: Listed<EpisodeKey>,
+    /// The files' run ids disagree (and `allow_mixed` was not given).
+    pub mixed_runs: bool,
+    /// The first bad lines, with where they are.
+    pub bad_lines: Listed<String>,
+}
+
+impl MergeReport {
+    /// Whether the output is the whole run: every planned episode exactly once (as far as the
+    /// plan is known), one set of run ids, no bad line.
+    pub fn is_clean(&self) -> bool {
+        self.duplicates.count == 0
+            && self.conflicts.count == 0
+            && self.missing.as_ref().is_none_or(|m| m.count == 0)
+            && self.unplanned.count == 0
+            && !self.mixed_runs
+            && self.bad_lines.count == 0
+    }
+
+    /// The report as lines of text: a count per file, then each problem with its first ids.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for f in &self.files {
+            let runs: Vec<&str> = f.run_ids.iter().map(String::as_str).collect();
+            out.push_str(&format!(
+                "{}: {} episodes, {} duplicates, {} bad lines; runs: {}\n",
+                f.file.display(),
+                f.records,
+                f.duplicates,
+                f.bad_lines,
+                if runs.is_empty() {
+                    "none".to_string()
+                } else {
+                    runs.join(", ")
+                }
+            ));
+        }
+        if self.mixed_runs {
+            out.push_str(
+                "run ids disagree: the files are not shards of one run (or one is incomplete); \
+                 pass --allow-mixed to join them anyway\n",
+            );
+        }
+        let keyed = |title: &str, list: &Listed<(EpisodeKey, PathBuf)>, out: &mut String| {
+            if list.count > 0 {
+                out.push_str(&format!("{title}: {}\n", list.count));
+                for (key, file) in &list.first {
+                    out.push_str(&format!("  {key} (again in {})\n", file.display()));
+                }
+                if list.count > list.first.len() {
+                    out.push_str(&format!("  … and {} more\n", list.count - list.first.len()));
+                }
+            }
+        };
+        keyed(
+            "duplicated episodes (written once)",
+            &self.duplicates,
+            &mut out,
+        );
+        keyed(
+            "conflicting episodes (same id, other content; the first is written)",
+            &self.conflicts,
+            &mut out,
+        );
+        let plain = |title: &str, list: &Listed<EpisodeKey>, out: &mut String| {
+            if list.count > 0 {
+                out.push_str(&format!("{title}: {}\n", list.count));
+                for key in &list.first {
+                    out.push_str(&format!("  {key}\n"));
+                }
+                if list.count > list.first.len() {
+                    out.push_str(&format!("  … and {} more\n", list.count - list.first.len()));
+                }
+            }
+        };
+        match &self.missing {
+            Some(missing) => plain("missing episodes", missing, &mut out),
+            None => out.push_str(
+                "missing episodes: not checked (give --scenarios as the run had them, or --expect N)\n",
+            ),
+        }
+        plain("episodes not in the plan given", &self.unplanned, &mut out);
+        if self.bad_lines.count > 0 {
+            out.push_str(&format!("bad lines (skipped): {}\n", self.bad_lines.count));
+            for line in &self.bad_lines.first {
+                out.push_str(&format!("  {line}\n"));
+            }
+        }
+        out
+    }
+}
+
+/// Merge `options.files` into `options.out` and report what was found.
+pub fn merge(options: &MergeOptions) -> Result<MergeReport, MergeError> {
+    if options.files.is_empty() {
+        return Err(MergeError::Options(
+            "give at least one FILE to merge".into(),
+        ));
+    }
+    let out_id = identity(&options.out);
+    if options.files.iter().any(|f| identity(f) == out_id) {
+        return Err(MergeError::Options(format!(
+            "{} is both an input and the output: write the merge to another file",
+            options.out.display()
+        )));
+    }
+    if options.out.exists() && !options.force {
+        return Err(MergeError::Options(format!(
+            "{} exists: choose another OUT, or pass --force to replace it",
+            options.out.display()
+        )));
+    }
+    for file in &options.files {
+        if !file.is_file() {
+            return Err(MergeError::Options(format!(
+                "{}: no such record file",
+                file.display()
+            )));
+        }
+    }
+    let partial = partial_path(&options.out);
+    let _ = std::fs::remove_file(&partial);
+    let report = merge_into(options, &partial);
+    match report {
+        Ok(report) => {
+            std::fs::rename(&partial, &options.out).map_err(|source| {
+                MergeError::Write(WriteError::Io {
+                    file: options.out.display().to_string(),
+                    source,
+                })
+            })?;
+            Ok(report)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            Err(e)
+        }
+    }
+}
+
+/// Merge `options.files` into `partial`; checks as [`merge`] says.
+fn merge_into(options: &MergeOptions, partial: &Path) -> Result<MergeReport, MergeError> {
+    let mut writer = RecordWriter::append(partial)?;
+
+    let mut report = MergeReport::default();
+    let mut seen: HashMap<EpisodeKey, Digest> = HashMap::new();
+    let mut largest_member = 0u64;
+    for file in &options.files {
+        let mut count = FileCount {
+            file: file.clone(),
+            ..FileCount::default()
+        };
+        let mut reader = RecordReader::open(file)?.keep_going();
+        for record in &mut reader {
+            let mut record = record?;
+            count.records += 1;
+            count.run_ids.insert(record.run_id.clone());
+            largest_member = largest_member.max(record.seeds.member);
+            let key = EpisodeKey {
+                run_id: record.run_id.clone(),
+                episode_id: record.episode_id.clone(),
+            };
+            let timing = std::mem::take(&mut record.timing);
+            let digest = digest_json(&record);
+            record.timing = timing;
+            match seen.get(&key) {
+                Some(first) => {
+                    count.duplicates += 1;
+                    if *first == digest {
+                        report.duplicates.push((key, file.clone()));
+                    } else {
+                        report.conflicts.push((key, file.clone()));
+                    }
+                }
+                None => {
+                    writer.write(&record)?;
+                    *report.runs.entry(key.run_id.clone()).or_default() += 1;
+                    seen.insert(key, digest);
+                }
+            }
+        }
+        count.bad_lines = reader.skipped();
+        for bad in reader.bad_lines() {
+            report.bad_lines.push(bad.to_string());
+        }
+        // Keep the count right past the kept lines.
+        report.bad_lines.count += reader.skipped() - reader.bad_lines().len();
+        report.files.push(count);
+    }
+    report.written = writer.written();
+    drop(writer);
+
+    let sets: HashSet<&BTreeSet<String>> = report
+        .files
+        .iter()
+        .filter(|f| !f.run_ids.is_empty())
+        .map(|f| &f.run_ids)
+        .collect();
+    report.mixed_runs = sets.len() > 1 && !options.allow_mixed;
+
+    if let Some(expected) = &options.expected {
+        let group_size = expected.group_size.unwrap_or(largest_member + 1);
+        let episodes = match expected.size {
+            PlanSize::Groups(groups) => groups * group_size as usize,
+            PlanSize::Episodes(n) => n,
+        };
+        let ids = planned_ids(episodes, group_size);
+        let planned: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        let mut missing = Listed::default();
+        for run_id in report.runs.keys() {
+            for id in &ids {
+                let key = EpisodeKey {
+                    run_id: run_id.clone(),
+                    episode_id: id.clone(),
+                };
+                if !seen.contains_key(&key) {
+                    missing.push(key);
+                }
+            }
+        }
+        let mut unplanned: Vec<&EpisodeKey> = seen
+            .keys()
+            .filter(|k| !planned.contains(k.episode_id.as_str()))
+            .collect();
+        unplanned.sort();
+        for key in unplanned {
+            report.unplanned.push(key.clone());
+        }
+        if report.runs.is_empty() && !ids.is_empty() {
+            // No run at all: every planned episode is missing (of a run nobody wrote).
+            for id in &ids {
+                missing.push(EpisodeKey {
+                    run_id: "(no run)".into(),
+                    episode_id: id.clone(),
+                });
+            }
+        }
+        report.missing = Some(missing);
+    }
+    Ok(report)
+}
+
+/// The first `n` episode ids of a plan with groups of `group_size`, in plan order: the ids
+/// [`crate::run::plan`] gives its episodes.
+pub fn planned_ids(n: usize, group_size: u64) -> Vec<String> {
+    let group_size = group_size.max(1);
+    (0..n as u64)
+        .map(|i| {
+            crate::game::EpisodeSeed {
+                run: 0,
+                group: i / group_size,
+                member: i % group_size,
+            }
+            .episode_id()
+        })
+        .collect()
+}
+
+/// Where the output is written until it is complete.
+fn partial_path(out: &Path) -> PathBuf {
+    let mut name = out.file_name().unwrap_or_default().to_os_string();
+    name.push(".merging");
+    out.with_file_name(name)
+}
+
+/// A path as the file system knows it, to catch an output that is also an input.
+fn identity(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn planned_ids_follow_the_plans_order() {
+        assert_eq!(
+            planned_ids(5, 2),
+            ["g0-m0", "g0-m1", "g1-m0", "g1-m1", "g2-m0"]
+        );
+        assert_eq!(planned_ids(2, 0), ["g0-m0", "g1-m0"]);
+    }
+
+    #[test]
+    fn a_list_counts_everything_and_keeps_the_first() {
+        let mut list = Listed::default();
+        for i in 0..(LISTED + 5) {
+            list.push(i);
+        }
+        assert_eq!((list.count, list.first.len()), (LISTED + 5, LISTED));
+    }
+}
