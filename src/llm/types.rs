@@ -85,6 +85,24 @@ pub struct Usage {
     pub prompt_tokens: u64,
     #[serde(default)]
     pub completion_tokens: u64,
+    /// Read (never written: records keep the two counts above) for the replica statistics.
+    #[serde(default, skip_serializing)]
+    pub prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+impl Usage {
+    /// Prompt tokens the server served from its prefix cache, when it says
+    /// (`usage.prompt_tokens_details.cached_tokens`: vLLM, OpenAI).
+    pub fn cached_tokens(&self) -> Option<u64> {
+        self.prompt_tokens_details.and_then(|d| d.cached_tokens)
+    }
+}
+
+/// The part of `usage.prompt_tokens_details` dealgym reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub struct PromptTokensDetails {
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
 }
 
 /// One model reply, with what the server said about it.
