@@ -100,7 +100,7 @@ impl<'de> Deserialize<'de> for PlayerConfig {
         ) {
             (true, true) => {
                 return Err(D::Error::custom(
-                    "`endpoint` (one server) or `endpoints` (replicas of the model) is required",
+                    "`endpoint` is required (one server), or `endpoints` (replicas of the model)",
                 ))
             }
             (false, false) => {

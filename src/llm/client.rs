@@ -384,8 +384,10 @@ impl LlmClient {
         }
     }
 
-    /// `GET` the server's health route (at the root, without `/v1`) once: true on a 2xx
-    /// answer within the timeout (the call timeout, at most 5 s).
+    /// `GET` the server's health route (at the root, without `/v1`) once: true when the server
+    /// answers within the timeout (the call timeout, at most 5 s) with anything but a server
+    /// error — a server without the route (404) or behind a key (401) is up; vLLM answers 5xx
+    /// when its engine is dead.
     pub(crate) async fn healthy(&self) -> bool {
         let path = &self.settings.health_path;
         let url = if path.starts_with('/') {
@@ -399,7 +401,7 @@ impl LlmClient {
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }
-        matches!(request.send().await, Ok(r) if r.status().is_success())
+        matches!(request.send().await, Ok(r) if !r.status().is_server_error())
     }
 }
 

@@ -85,8 +85,9 @@ pub struct Usage {
     pub prompt_tokens: u64,
     #[serde(default)]
     pub completion_tokens: u64,
-    /// Read (never written: records keep the two counts above) for the replica statistics.
-    #[serde(default, skip_serializing)]
+    /// What the server says of the prompt's tokens (vLLM with `--enable-prompt-tokens-details`,
+    /// OpenAI): kept in the record where given, read for the replica statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_tokens_details: Option<PromptTokensDetails>,
 }
 
@@ -99,9 +100,10 @@ impl Usage {
 }
 
 /// The part of `usage.prompt_tokens_details` dealgym reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct PromptTokensDetails {
-    #[serde(default)]
+    /// Prompt tokens served from the server's prefix cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
 }
 
@@ -178,6 +180,26 @@ mod tests {
         assert_eq!(
             message(r#"{"content":"x","reasoning":null}"#).reasoning_text(),
             None
+        );
+    }
+
+    #[test]
+    fn cached_prompt_tokens_are_read_and_kept_only_where_given() {
+        let with: Usage = serde_json::from_str(
+            r#"{"prompt_tokens":100,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":96}}"#,
+        )
+        .unwrap();
+        assert_eq!(with.cached_tokens(), Some(96));
+        assert!(serde_json::to_string(&with)
+            .unwrap()
+            .contains("\"cached_tokens\":96"));
+        let without: Usage =
+            serde_json::from_str(r#"{"prompt_tokens":100,"completion_tokens":5}"#).unwrap();
+        assert_eq!(without.cached_tokens(), None);
+        // A record of a server that does not say stays as it was.
+        assert_eq!(
+            serde_json::to_string(&without).unwrap(),
+            r#"{"prompt_tokens":100,"completion_tokens":5}"#
         );
     }
 
