@@ -289,22 +289,25 @@ impl ReplicaPool {
                     replicas: self.len(),
                 },
                 Some(i) => {
+                    let mut attempt = Attempt {
+                        pool: self,
+                        i,
+                        sent: false,
+                        settled: false,
+                    };
                     let result = match inner.slots[i].acquire().await {
                         Ok(_slot) => {
-                            self.sending(i);
+                            self.sending(&mut attempt);
                             call(inner.replicas[i].clone()).await
                         }
-                        Err(_) => {
-                            // Never closed; counted as sent so `failed` balances it.
-                            self.sending(i);
-                            Err(LlmError::NoReplica {
-                                replicas: self.len(),
-                            })
-                        }
+                        // The semaphores are never closed.
+                        Err(_) => Err(LlmError::NoReplica {
+                            replicas: self.len(),
+                        }),
                     };
                     match result {
                         Ok((value, tokens)) => {
-                            self.served(i, tokens);
+                            self.served(&mut attempt, tokens);
                             return Ok(Routed {
                                 value,
                                 replica: i as u32,
@@ -312,7 +315,7 @@ impl ReplicaPool {
                             });
                         }
                         Err(e) => {
-                            self.failed(i, &e);
+                            self.failed(&mut attempt, &e);
                             e
                         }
                     }
@@ -358,8 +361,10 @@ impl ReplicaPool {
         Some(i)
     }
 
-    /// A try holds one of replica `i`'s slots: it is on the wire.
-    fn sending(&self, i: usize) {
+    /// A try holds one of its replica's slots: it is on the wire.
+    fn sending(&self, attempt: &mut Attempt<'_>) {
+        let i = attempt.i;
+        attempt.sent = true;
         let mut state = self.inner.lock();
         state.sending[i] += 1;
         let sending = state.sending[i] as u64;
@@ -367,15 +372,19 @@ impl ReplicaPool {
         report.peak_in_flight = report.peak_in_flight.max(sending);
     }
 
-    /// A try on replica `i` is over (its slot is given back).
-    fn done(state: &mut State, i: usize) {
+    /// A try on replica `i` is over: it no longer counts in flight (nor on the wire, if `sent`).
+    fn done(state: &mut State, i: usize, sent: bool) {
         state.loads[i].in_flight = state.loads[i].in_flight.saturating_sub(1);
-        state.sending[i] = state.sending[i].saturating_sub(1);
+        if sent {
+            state.sending[i] = state.sending[i].saturating_sub(1);
+        }
     }
 
-    fn served(&self, i: usize, tokens: CallTokens) {
+    fn served(&self, attempt: &mut Attempt<'_>, tokens: CallTokens) {
+        let i = attempt.i;
+        attempt.settled = true;
         let mut state = self.inner.lock();
-        Self::done(&mut state, i);
+        Self::done(&mut state, i, attempt.sent);
         state.health[i].consecutive_failures = 0;
         let report = &mut state.reports[i];
         report.prompt_tokens += tokens.prompt;
@@ -385,9 +394,11 @@ impl ReplicaPool {
         }
     }
 
-    fn failed(&self, i: usize, error: &LlmError) {
+    fn failed(&self, attempt: &mut Attempt<'_>, error: &LlmError) {
+        let i = attempt.i;
+        attempt.settled = true;
         let mut state = self.inner.lock();
-        Self::done(&mut state, i);
+        Self::done(&mut state, i, attempt.sent);
         *state.reports[i]
             .errors
             .entry(error_kind(error).to_string())
@@ -421,6 +432,24 @@ impl ReplicaPool {
         PoolReport {
             routing: self.inner.routing,
             replicas: self.inner.lock().reports.clone(),
+        }
+    }
+}
+
+/// One try's place in its replica's counts, given back however the try ends — a call future
+/// dropped mid-way (a run stopped, a session closed) included.
+struct Attempt<'a> {
+    pool: &'a ReplicaPool,
+    i: usize,
+    sent: bool,
+    settled: bool,
+}
+
+impl Drop for Attempt<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            let mut state = self.pool.inner.lock();
+            ReplicaPool::done(&mut state, self.i, self.sent);
         }
     }
 }
@@ -548,6 +577,94 @@ mod tests {
         assert_eq!(choose(&[], None, 0), None);
         // A binding that points past the list is ignored.
         assert_eq!(choose(&[load(true, 0, 0)], Some(7), 3), Some(0));
+    }
+
+    /// A pool of `n` replicas whose health check is taken as done (nothing listens there).
+    fn pool(n: usize, routing: Routing) -> ReplicaPool {
+        let settings = crate::llm::EndpointSettings {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            routing,
+            retries: 0,
+            ..Default::default()
+        };
+        let client = LlmClient::new(reqwest::Client::new(), settings).unwrap();
+        let urls: Vec<String> = (0..n).map(|i| format!("http://127.0.0.1:9/r{i}")).collect();
+        let pool = ReplicaPool::new(&client, &urls, &urls);
+        pool.inner.started.set(()).unwrap();
+        pool
+    }
+
+    async fn served_by(pool: &ReplicaPool, key: Option<SeatKey>) -> u32 {
+        pool.call(key, |_| async { Ok(((), CallTokens::default())) })
+            .await
+            .unwrap()
+            .replica
+    }
+
+    #[tokio::test]
+    async fn a_seat_keeps_its_replica_until_released() {
+        let pool = pool(3, Routing::Sticky);
+        let seat = |episode, seat| Some(SeatKey { episode, seat });
+        let first = served_by(&pool, seat(1, 0)).await;
+        for _ in 0..10 {
+            assert_eq!(served_by(&pool, seat(1, 0)).await, first);
+        }
+        // Other seats go elsewhere first: the bound replica has a seat more.
+        let other = served_by(&pool, seat(2, 0)).await;
+        assert_ne!(other, first);
+        assert_eq!(pool.bound_seats(), 2);
+        pool.release(1);
+        pool.release(2);
+        assert_eq!(pool.bound_seats(), 0);
+        let report = pool.report();
+        assert_eq!(report.replicas.iter().map(|r| r.requests).sum::<u64>(), 12);
+        assert_eq!(report.replicas.iter().map(|r| r.seats).sum::<u64>(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_call_dropped_mid_way_gives_its_place_back() {
+        let pool = pool(2, Routing::Sticky);
+        let hung = pool.call(None, |_| {
+            std::future::pending::<Result<((), CallTokens), _>>()
+        });
+        assert!(tokio::time::timeout(Duration::from_millis(20), hung)
+            .await
+            .is_err());
+        let state = pool.inner.lock();
+        assert!(state.loads.iter().all(|l| l.in_flight == 0));
+        assert!(state.sending.iter().all(|&s| s == 0));
+        assert_eq!(
+            state.reports.iter().map(|r| r.peak_in_flight).sum::<u64>(),
+            1
+        );
+    }
+
+    #[tokio::test]
+    async fn transient_failures_in_a_row_eject_and_the_seat_moves() {
+        let pool = pool(2, Routing::Sticky);
+        let key = Some(SeatKey {
+            episode: 7,
+            seat: 1,
+        });
+        let first = served_by(&pool, key).await as usize;
+        let down = || LlmError::Status {
+            url: "u".into(),
+            status: 503,
+            body: String::new(),
+        };
+        for _ in 0..3 {
+            let result = pool
+                .call(key, |_| async { Err::<((), CallTokens), _>(down()) })
+                .await;
+            assert!(result.is_err());
+        }
+        let report = pool.report();
+        assert_eq!(report.replicas[first].ejections, 1);
+        assert_eq!(report.replicas[first].errors["http_5xx"], 3);
+        // The seat's next call moves to the other replica and stays there.
+        let moved = served_by(&pool, key).await as usize;
+        assert_ne!(moved, first);
+        assert_eq!(served_by(&pool, key).await as usize, moved);
     }
 
     #[test]
