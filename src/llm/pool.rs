@@ -37,6 +37,16 @@ pub enum Routing {
     LeastLoaded,
 }
 
+impl Routing {
+    /// The name the config gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Routing::Sticky => "sticky",
+            Routing::LeastLoaded => "least_loaded",
+        }
+    }
+}
+
 /// Which episode-seat a call is for: what sticky routing binds to a replica. `episode` is
 /// unique per episode in this process (the driver draws it); `seat` tells the two seats apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -497,8 +507,8 @@ pub fn replica_table(pools: &[(String, PoolReport)]) -> String {
             ));
         }
         out.push_str(&format!(
-            "| {player} | all ({:?} routing) | {} | {} | | {} | {} | {} | {} | {} | {} |\n",
-            pool.routing,
+            "| {player} | all ({} routing) | {} | {} | | {} | {} | {} | {} | {} | {} |\n",
+            pool.routing.name(),
             pool.replicas.iter().map(|r| r.requests).sum::<u64>(),
             pool.replicas.iter().map(|r| r.error_count()).sum::<u64>(),
             pool.replicas.iter().map(|r| r.seats).sum::<u64>(),
@@ -708,5 +718,6 @@ mod tests {
         assert_eq!(report.replicas[1].cached_share(), None);
         let table = replica_table(&[("learner".into(), report)]);
         assert!(table.contains("80.0%"), "{table}");
+        assert!(table.contains("all (sticky routing)"), "{table}");
     }
 }
