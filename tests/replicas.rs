@@ -271,26 +271,32 @@ async fn the_per_replica_cap_on_requests_in_flight_holds() {
 async fn a_replica_down_mid_run_loses_nothing_and_comes_back() {
     let servers = Arc::new(mocks(3, cache_mock(10)).await);
     let out = out_file("down");
-    let o = options(pool_player(&servers, Routing::Sticky), out.clone(), 4, 2);
+    let mut player = pool_player(&servers, Routing::Sticky);
+    player.endpoint.health_interval_s = 0.02;
+    let o = options(player, out.clone(), 6, 2);
     let running = tokio::spawn(async move { go(&o).await });
+    // Take replica 1 down once it has served a few calls; bring it back once the others have
+    // served 20 more. Each wait gives up after 30 s, so a stuck run fails instead of hanging.
     let chaos = {
         let servers = servers.clone();
         tokio::spawn(async move {
-            let victim = &servers[1];
-            while victim.stats.requests.load(Ordering::SeqCst) < 10 {
-                tokio::time::sleep(Duration::from_millis(5)).await;
+            let requests = |i: usize| servers[i].stats.requests.load(Ordering::SeqCst);
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while requests(1) < 10 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "replica 1 got no calls"
+                );
+                tokio::time::sleep(Duration::from_millis(2)).await;
             }
-            victim.control.take_down();
-            let others = |s: &[MockServer]| {
-                s[0].stats.requests.load(Ordering::SeqCst)
-                    + s[2].stats.requests.load(Ordering::SeqCst)
-            };
-            let at_down = others(&servers);
-            while others(&servers) < at_down + 40 {
-                tokio::time::sleep(Duration::from_millis(5)).await;
+            servers[1].control.take_down();
+            let at_down = requests(0) + requests(2);
+            while requests(0) + requests(2) < at_down + 20 {
+                assert!(std::time::Instant::now() < deadline, "the run stalled");
+                tokio::time::sleep(Duration::from_millis(2)).await;
             }
-            victim.control.bring_up();
-            victim.stats.requests.load(Ordering::SeqCst)
+            servers[1].control.bring_up();
+            requests(1)
         })
     };
     let summary = running.await.unwrap();
