@@ -374,3 +374,51 @@ async fn bindings_are_released_when_episodes_end() {
     let seats: u64 = pool.report().replicas.iter().map(|r| r.seats).sum();
     assert_eq!(seats, played);
 }
+
+#[tokio::test]
+async fn single_endpoint_records_carry_no_replica_fields_and_the_summary_json_has_replica_rows() {
+    let servers = mocks(2, MockConfig::default()).await;
+    // One endpoint: the plain client, records as they always were.
+    let out = out_file("single");
+    let mut o = options(pool_player(&servers, Routing::Sticky), out.clone(), 1, 1);
+    o.players.clear();
+    o.learner = format!("openai:mock-model@{}", servers[0].base_url());
+    let summary = go(&o).await;
+    assert!(summary.replicas.is_empty());
+    assert!(summary.replica_table().is_empty());
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(!text.contains("turn_replica"));
+    assert!(!text.contains("prompt_tokens_details"));
+
+    // Two endpoints in a spec: a pool, with one summary line per replica.
+    let out = out_file("spec-pool");
+    o.out = out.clone();
+    o.learner = format!(
+        "openai:mock-model@{},{}",
+        servers[0].base_url(),
+        servers[1].base_url()
+    );
+    let summary = go(&o).await;
+    assert!(summary.replica_table().contains("all (sticky routing)"));
+    let json = out.with_file_name("summary.jsonl");
+    summary.write_json(&json).unwrap();
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&json)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|row: &serde_json::Value| row.get("replica").is_some())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    let requests: u64 = rows.iter().map(|r| r["requests"].as_u64().unwrap()).sum();
+    let served: u64 = servers
+        .iter()
+        .map(|s| s.stats.requests.load(Ordering::SeqCst))
+        .sum::<u64>();
+    // The single-endpoint run's calls went to server 0 too.
+    assert!(requests > 0 && requests < served);
+    assert!(rows
+        .iter()
+        .all(|r| r["seat"] == "learner" && r["routing"] == "sticky"));
+    // The mock without a prefix cache does not report cached tokens.
+    assert!(rows.iter().all(|r| r["cached_share"].is_null()));
+}
