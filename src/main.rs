@@ -316,6 +316,7 @@ async fn eval_command(flags: EvalFlags) -> Result<()> {
 
 fn report(summary: &RunSummary, out: &std::path::Path) {
     print!("{}", summary.stats.table());
+    print!("{}", summary.replica_table());
     for warning in [
         summary.constraint_warning(),
         summary.drift_warning(),

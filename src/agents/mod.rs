@@ -19,7 +19,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::game::{Completion, Episode, Message, Persona, Seat, Setup, Turn};
-use crate::llm::{EndpointSettings, LlmClient, LlmError, TokenMode};
+use crate::llm::{
+    CallTokens, EndpointSettings, LlmClient, LlmError, ReplicaPool, SeatKey, TokenMode,
+};
 use crate::protocol::constraint::{self, ConstraintCheck};
 use crate::protocol::{Action, Terms};
 
@@ -89,10 +91,29 @@ impl<'de> Deserialize<'de> for PlayerConfig {
         };
         let endpoint: EndpointSettings =
             serde_json::from_value(serde_json::Value::Object(table)).map_err(D::Error::custom)?;
-        for (field, value) in [("endpoint", &endpoint.base_url), ("model", &endpoint.model)] {
-            if value.trim().is_empty() {
-                return Err(D::Error::custom(format!("`{field}` is required")));
+        if endpoint.model.trim().is_empty() {
+            return Err(D::Error::custom("`model` is required"));
+        }
+        match (
+            endpoint.base_url.trim().is_empty(),
+            endpoint.endpoints.is_empty(),
+        ) {
+            (true, true) => {
+                return Err(D::Error::custom(
+                    "`endpoint` is required (one server), or `endpoints` (replicas of the model)",
+                ))
             }
+            (false, false) => {
+                return Err(D::Error::custom(
+                    "give `endpoint` (one server) or `endpoints` (replicas of the model), not both",
+                ))
+            }
+            (true, false) => {
+                if let Some(blank) = endpoint.endpoints.iter().position(|u| u.trim().is_empty()) {
+                    return Err(D::Error::custom(format!("`endpoints[{blank}]` is empty")));
+                }
+            }
+            (false, true) => {}
         }
         Ok(PlayerConfig {
             endpoint,
@@ -138,6 +159,9 @@ pub struct TurnContext<'a> {
     pub sampling_seed: u64,
     /// Every attempt of the episode so far (for a token-exact seat's sequence).
     pub turns: &'a [Turn],
+    /// The episode's routing ticket (unique in the process; the driver draws one per episode):
+    /// with replicas, each seat of the episode keeps one replica. `None`: no binding.
+    pub route: Option<u64>,
 }
 
 impl TurnContext<'_> {
@@ -171,6 +195,7 @@ impl<'a> TurnContext<'a> {
                 .collect(),
             sampling_seed,
             turns: episode.turns(),
+            route: None,
         }
     }
 }
@@ -182,6 +207,9 @@ pub struct Played {
     pub latency_ms: u64,
     /// Transient endpoint failures retried before the answer.
     pub retries: u32,
+    /// The replica that served the call (its index in the player's `endpoints`), for a player
+    /// with replicas.
+    pub replica: Option<u32>,
 }
 
 /// A player of any kind.
@@ -192,6 +220,8 @@ pub enum Player {
         spec: String,
         persona: Option<Persona>,
         constrain: Constrain,
+        /// The model's replicas, when the player lists several (`client` is then the first's).
+        replicas: Option<ReplicaPool>,
     },
     Rule {
         tactic: RulePlayer,
@@ -219,22 +249,39 @@ impl Player {
                     "expected openai:MODEL@http://HOST:PORT/v1",
                 ));
             };
-            let (model, url) = (&rest[..at], &rest[at + 1..]);
+            let (model, urls) = (&rest[..at], &rest[at + 1..]);
             if model.is_empty() {
                 return Err(PlayerError::spec(spec, "the model name is empty"));
             }
+            // `openai:MODEL@URL1,URL2,…`: replicas of one model.
+            let urls: Vec<String> = urls.split(',').map(|u| u.trim().to_string()).collect();
+            if let Some(bad) = urls
+                .iter()
+                .find(|u| !(u.starts_with("http://") || u.starts_with("https://")))
+            {
+                return Err(PlayerError::spec(
+                    spec,
+                    format!("`{bad}` is not an http(s) URL (replicas: openai:MODEL@URL1,URL2)"),
+                ));
+            }
             let settings = EndpointSettings {
-                base_url: url.to_string(),
+                base_url: urls[0].clone(),
                 model: model.to_string(),
+                endpoints: if urls.len() > 1 {
+                    urls.clone()
+                } else {
+                    Vec::new()
+                },
                 ..EndpointSettings::default()
             };
-            let client = LlmClient::new(http.clone(), settings)
-                .map_err(|e| PlayerError::spec(spec, e.to_string()))?;
+            let (client, replicas) = llm_client(spec, http, settings)?;
+            let shown: Vec<String> = urls.iter().map(|u| without_userinfo(u)).collect();
             return Ok(Player::Llm {
                 client,
-                spec: format!("openai:{model}@{}", without_userinfo(url)),
+                spec: format!("openai:{model}@{}", shown.join(",")),
                 persona: None,
                 constrain: Constrain::None,
+                replicas,
             });
         }
         if let Some(name) = spec.strip_prefix("rule:") {
@@ -266,14 +313,22 @@ impl Player {
             })?),
             None => None,
         };
-        let client = LlmClient::new(http.clone(), config.endpoint.clone())
-            .map_err(|e| PlayerError::spec(spec, e.to_string()))?;
+        let (client, replicas) = llm_client(spec, http, config.endpoint.clone())?;
         Ok(Player::Llm {
             client,
             spec: spec.to_string(),
             persona,
             constrain: config.constrain,
+            replicas,
         })
+    }
+
+    /// The player's replicas, when it has several.
+    pub fn replica_pool(&self) -> Option<&ReplicaPool> {
+        match self {
+            Player::Llm { replicas, .. } => replicas.as_ref(),
+            _ => None,
+        }
     }
 
     /// The spec as recorded: no keys, no URL credentials.
@@ -345,42 +400,69 @@ impl Player {
         view: &[Message],
     ) -> Result<Played, PlayerError> {
         let started = Instant::now();
+        let mut replica = None;
         let (completion, retries) = match self {
             Player::Llm {
-                client, constrain, ..
+                client,
+                constrain,
+                replicas,
+                ..
             } => {
                 let space = ctx.scenario.term_space();
                 let seat_format = ctx.setup.seats[ctx.seat].format;
                 let accept = ctx.counter_offer.is_some();
                 let fields = constrain.fields(space, seat_format, accept);
-                let (text, reasoning, call, tokens, retries) =
-                    if client.settings().tokens == TokenMode::Exact {
-                        exact_call(client, ctx, view, fields).await?
-                    } else {
-                        let reply = client
-                            .complete_with(view, ctx.sampling_seed, fields)
+                let sequence = match client.settings().tokens {
+                    TokenMode::Exact => Some(exact_sequence(client, ctx)?),
+                    TokenMode::Text => None,
+                };
+                let sequence = sequence.as_deref();
+                let answer = match replicas {
+                    None => llm_call(client, ctx, view, sequence, fields).await?,
+                    Some(pool) => {
+                        let key = ctx.route.map(|episode| SeatKey {
+                            episode,
+                            seat: match ctx.seat {
+                                Seat::Learner => 0,
+                                Seat::Opponent => 1,
+                            },
+                        });
+                        let routed = pool
+                            .call(key, |replica| {
+                                let fields = fields.clone();
+                                async move {
+                                    let answer =
+                                        llm_call(&replica, ctx, view, sequence, fields).await?;
+                                    let tokens = answer.tokens;
+                                    Ok((answer, tokens))
+                                }
+                            })
                             .await?;
-                        let call = reply.call_info();
-                        (reply.text, reply.reasoning, call, None, reply.retries)
-                    };
+                        replica = Some(routed.replica);
+                        CallAnswer {
+                            retries: routed.retries,
+                            ..routed.value
+                        }
+                    }
+                };
                 let constraint = match constrain {
                     Constrain::None => None,
-                    via => constraint::admits(space, seat_format, accept, &text).map(|admitted| {
-                        ConstraintCheck {
+                    via => constraint::admits(space, seat_format, accept, &answer.text).map(
+                        |admitted| ConstraintCheck {
                             via: *via,
                             admitted,
-                        }
-                    }),
+                        },
+                    ),
                 };
                 (
                     Completion {
-                        text,
-                        reasoning,
-                        call,
+                        text: answer.text,
+                        reasoning: answer.reasoning,
+                        call: answer.call,
                         constraint,
-                        tokens,
+                        tokens: answer.tokens_record,
                     },
-                    retries,
+                    answer.retries,
                 )
             }
             Player::Rule { tactic, .. } => (Completion::from(tactic.complete(ctx)), 0),
@@ -390,26 +472,70 @@ impl Player {
             completion,
             latency_ms: started.elapsed().as_millis() as u64,
             retries,
+            replica,
         })
     }
 }
 
-/// One token-exact call: the seat's sequence so far, the ids of its new messages, and what the
-/// model samples from that id prompt.
-async fn exact_call(
+/// The client of a player's settings, and its replica pool when it lists `endpoints` (the
+/// first replica then stands for the player where one URL is needed).
+fn llm_client(
+    spec: &str,
+    http: &reqwest::Client,
+    mut settings: EndpointSettings,
+) -> Result<(LlmClient, Option<ReplicaPool>), PlayerError> {
+    let endpoints = std::mem::take(&mut settings.endpoints);
+    if let Some(first) = endpoints.first() {
+        settings.base_url = first.clone();
+    }
+    let client = LlmClient::new(http.clone(), settings)
+        .map_err(|e| PlayerError::spec(spec, e.to_string()))?;
+    if endpoints.is_empty() {
+        return Ok((client, None));
+    }
+    let shown: Vec<String> = endpoints.iter().map(|u| without_userinfo(u)).collect();
+    Ok((
+        client.clone(),
+        Some(ReplicaPool::new(&client, &endpoints, &shown)),
+    ))
+}
+
+/// A token-exact seat's sequence so far (checked before any call).
+fn exact_sequence(client: &LlmClient, ctx: &TurnContext<'_>) -> Result<Vec<u32>, PlayerError> {
+    ctx.own_sequence().ok_or_else(|| PlayerError::Spec {
+        spec: client.settings().model.clone(),
+        message: "a token-exact seat needs every earlier call of the episode to be exact".into(),
+    })
+}
+
+/// One call to `client`: chat messages, or (with the seat's exact `sequence`) the ids of its new
+/// messages and what the model samples from that id prompt.
+async fn llm_call(
     client: &LlmClient,
     ctx: &TurnContext<'_>,
     view: &[Message],
+    sequence: Option<&[u32]>,
     fields: serde_json::Map<String, serde_json::Value>,
-) -> Result<CallAnswer, PlayerError> {
-    let api = client.settings().token_api;
-    let Some(mut sequence) = ctx.own_sequence() else {
-        return Err(PlayerError::Spec {
-            spec: client.settings().model.clone(),
-            message: "a token-exact seat needs every earlier call of the episode to be exact"
-                .into(),
+) -> Result<CallAnswer, LlmError> {
+    let Some(sequence) = sequence else {
+        let reply = client
+            .complete_with(view, ctx.sampling_seed, fields)
+            .await?;
+        let tokens = CallTokens {
+            prompt: reply.usage.map_or(0, |u| u.prompt_tokens),
+            cached: reply.usage.and_then(|u| u.cached_tokens()),
+        };
+        return Ok(CallAnswer {
+            call: reply.call_info(),
+            text: reply.text,
+            reasoning: reply.reasoning,
+            tokens_record: None,
+            retries: reply.retries,
+            tokens,
         });
     };
+    let api = client.settings().token_api;
+    let mut sequence = sequence.to_vec();
     let next = client.next_prompt(api, &sequence, view).await?;
     sequence.extend_from_slice(&next.suffix);
     let sampled = client
@@ -419,24 +545,30 @@ async fn exact_call(
         "finish_reason": sampled.finish_reason,
         "usage": {"prompt_tokens": sequence.len(), "completion_tokens": sampled.ids.len()},
     });
-    let tokens = crate::llm::turn_tokens(next, &sampled);
-    Ok((
-        sampled.text,
-        None,
-        Some(call),
-        Some(tokens),
-        sampled.retries,
-    ))
+    let tokens_record = crate::llm::turn_tokens(next, &sampled);
+    Ok(CallAnswer {
+        text: sampled.text,
+        reasoning: None,
+        call: Some(call),
+        tokens_record: Some(tokens_record),
+        retries: sampled.retries,
+        tokens: CallTokens {
+            prompt: sequence.len() as u64,
+            cached: sampled.cached_tokens,
+        },
+    })
 }
 
-/// Text, reasoning, call info, exact tokens (exact mode) and retries of one call.
-type CallAnswer = (
-    String,
-    Option<String>,
-    Option<serde_json::Value>,
-    Option<crate::vocab::TurnTokens>,
-    u32,
-);
+/// What one call answered: text, reasoning, call info, exact tokens (exact mode), retries, and
+/// the token counts for the replica statistics.
+struct CallAnswer {
+    text: String,
+    reasoning: Option<String>,
+    call: Option<serde_json::Value>,
+    tokens_record: Option<crate::vocab::TurnTokens>,
+    retries: u32,
+    tokens: CallTokens,
+}
 
 /// `http://user:pass@host/v1` → `http://host/v1`.
 fn without_userinfo(url: &str) -> String {
@@ -486,5 +618,60 @@ mod tests {
             Player::from_spec("openai:m", &named, &http),
             Err(PlayerError::Spec { .. })
         ));
+        assert!(p.replica_pool().is_none());
+    }
+
+    #[test]
+    fn a_spec_with_several_urls_is_a_pool_of_replicas() {
+        let http = reqwest::Client::new();
+        let named = BTreeMap::new();
+        let p = Player::from_spec(
+            "openai:m@http://u:secret@h1:8000/v1, http://h2:8000/v1",
+            &named,
+            &http,
+        )
+        .unwrap();
+        assert_eq!(p.spec(), "openai:m@http://h1:8000/v1,http://h2:8000/v1");
+        let pool = p.replica_pool().expect("two URLs make a pool");
+        assert_eq!(pool.len(), 2);
+        let shown: Vec<String> = pool
+            .report()
+            .replicas
+            .into_iter()
+            .map(|r| r.endpoint)
+            .collect();
+        assert_eq!(shown, ["http://h1:8000/v1", "http://h2:8000/v1"]);
+        assert!(matches!(
+            Player::from_spec("openai:m@http://h1/v1,h2:8000", &named, &http),
+            Err(PlayerError::Spec { .. })
+        ));
+    }
+
+    #[test]
+    fn a_player_table_takes_endpoint_or_endpoints_not_both() {
+        let table = |extra: &str| {
+            serde_json::from_str::<PlayerConfig>(&format!(r#"{{"model": "m"{extra}}}"#))
+        };
+        let both = table(r#", "endpoint": "http://a/v1", "endpoints": ["http://b/v1"]"#)
+            .unwrap_err()
+            .to_string();
+        assert!(both.contains("not both"), "{both}");
+        let none = table("").unwrap_err().to_string();
+        assert!(none.contains("`endpoints`"), "{none}");
+        let pool = table(
+            r#", "endpoints": ["http://b/v1", "http://c/v1"], "routing": "least_loaded", "max_in_flight_per_replica": 4"#,
+        )
+        .unwrap();
+        assert_eq!(pool.endpoint.endpoints.len(), 2);
+        assert_eq!(pool.endpoint.routing, crate::llm::Routing::LeastLoaded);
+        let http = reqwest::Client::new();
+        let named = BTreeMap::from([("q".to_string(), pool)]);
+        let player = Player::from_spec("q", &named, &http).unwrap();
+        assert_eq!(player.replica_pool().map(|p| p.len()), Some(2));
+        // The first replica stands for the player where one URL is needed.
+        match &player {
+            Player::Llm { client, .. } => assert_eq!(client.settings().base_url, "http://b/v1"),
+            other => panic!("not an LLM player: {other:?}"),
+        }
     }
 }

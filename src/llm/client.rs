@@ -57,6 +57,46 @@ pub struct EndpointSettings {
     pub tokens: super::TokenMode,
     /// The server's token API for exact mode: `"vllm"` or `"llama_cpp"`.
     pub token_api: super::TokenApi,
+    /// Several base URLs serving one model (replicas): calls are spread over them by a
+    /// [`ReplicaPool`](super::ReplicaPool). Give this or `endpoint`, not both.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<String>,
+    /// How a pool of replicas routes calls: `"sticky"` (an episode-seat keeps its replica, so
+    /// its prefix cache is reused turn after turn) or `"least_loaded"` (every call to the
+    /// replica with the fewest requests in flight).
+    #[serde(skip_serializing_if = "is_default")]
+    pub routing: super::Routing,
+    /// At most this many requests in flight to one replica; more wait for a slot.
+    #[serde(skip_serializing_if = "is_default_cap")]
+    pub max_in_flight_per_replica: usize,
+    /// The health route, at the server root (the base URL without `/v1`): vLLM and llama.cpp
+    /// both answer `GET /health` with 200 when ready.
+    #[serde(skip_serializing_if = "is_default_health_path")]
+    pub health_path: String,
+    /// Seconds between probes of a replica out of rotation (doubled per failed probe, up to
+    /// 16 times this).
+    #[serde(skip_serializing_if = "is_default_health_interval")]
+    pub health_interval_s: f64,
+    /// A replica is taken out of rotation after this many consecutive transient failures
+    /// (connection errors, timeouts, 429, 5xx, unreadable bodies).
+    #[serde(skip_serializing_if = "is_default_eject_after")]
+    pub eject_after: u32,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+fn is_default_cap(value: &usize) -> bool {
+    *value == EndpointSettings::default().max_in_flight_per_replica
+}
+fn is_default_health_path(value: &String) -> bool {
+    *value == EndpointSettings::default().health_path
+}
+fn is_default_health_interval(value: &f64) -> bool {
+    *value == EndpointSettings::default().health_interval_s
+}
+fn is_default_eject_after(value: &u32) -> bool {
+    *value == EndpointSettings::default().eject_after
 }
 
 impl Default for EndpointSettings {
@@ -79,6 +119,12 @@ impl Default for EndpointSettings {
             extra_body: serde_json::Map::new(),
             tokens: super::TokenMode::Text,
             token_api: super::TokenApi::Vllm,
+            endpoints: Vec::new(),
+            routing: super::Routing::Sticky,
+            max_in_flight_per_replica: 256,
+            health_path: "/health".into(),
+            health_interval_s: 5.0,
+            eject_after: 3,
         }
     }
 }
@@ -102,6 +148,11 @@ pub enum LlmError {
     MissingKey { var: String },
     #[error("{last} (gave up after {tries} tries)")]
     GaveUp { tries: u32, last: Box<LlmError> },
+    /// Every replica of a pool is out of rotation (failed health checks or kept erroring).
+    #[error(
+        "no healthy replica among {replicas} (all failed their health checks or kept erroring)"
+    )]
+    NoReplica { replicas: usize },
 }
 
 impl LlmError {
@@ -109,9 +160,10 @@ impl LlmError {
     /// 4xx mean the request itself is wrong and are not retried.
     pub fn is_transient(&self) -> bool {
         match self {
-            LlmError::Timeout { .. } | LlmError::Connect { .. } | LlmError::BadResponse { .. } => {
-                true
-            }
+            LlmError::Timeout { .. }
+            | LlmError::Connect { .. }
+            | LlmError::BadResponse { .. }
+            | LlmError::NoReplica { .. } => true,
             LlmError::Status { status, .. } => *status == 429 || *status >= 500,
             LlmError::MissingKey { .. } | LlmError::GaveUp { .. } => false,
         }
@@ -250,7 +302,7 @@ impl LlmClient {
     }
 
     /// Exponential backoff with jitter: base · 2^(try − 1), capped, times a factor in [0.5, 1).
-    fn backoff(&self, tries: u32) -> Duration {
+    pub(crate) fn backoff(&self, tries: u32) -> Duration {
         let s = &self.settings;
         let base =
             (s.backoff_s * 2f64.powi(tries.saturating_sub(1).min(30) as i32)).min(s.backoff_max_s);
@@ -313,6 +365,43 @@ impl LlmClient {
             ));
         }
         Ok(bytes.to_vec())
+    }
+}
+
+impl LlmClient {
+    /// A copy of this client for another base URL (a replica of the same model), with
+    /// `retries` tries after the first.
+    pub(crate) fn for_replica(&self, base_url: &str, retries: u32) -> LlmClient {
+        let mut settings = (*self.settings).clone();
+        settings.base_url = base_url.to_string();
+        settings.retries = retries;
+        let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
+        LlmClient {
+            http: self.http.clone(),
+            settings: std::sync::Arc::new(settings),
+            url,
+            api_key: self.api_key.clone(),
+        }
+    }
+
+    /// `GET` the server's health route (at the root, without `/v1`) once: true when the server
+    /// answers within the timeout (the call timeout, at most 5 s) with anything but a server
+    /// error — a server without the route (404) or behind a key (401) is up; vLLM answers 5xx
+    /// when its engine is dead.
+    pub(crate) async fn healthy(&self) -> bool {
+        let path = &self.settings.health_path;
+        let url = if path.starts_with('/') {
+            format!("{}{path}", self.root())
+        } else {
+            format!("{}/{path}", self.root())
+        };
+        let mut request = self.http.get(url).timeout(Duration::from_secs_f64(
+            self.settings.timeout_s.clamp(0.05, 5.0),
+        ));
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        matches!(request.send().await, Ok(r) if !r.status().is_server_error())
     }
 }
 

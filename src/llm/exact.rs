@@ -48,6 +48,9 @@ pub struct Sampled {
     pub logprobs: Vec<f64>,
     pub finish_reason: Option<String>,
     pub retries: u32,
+    /// Prompt tokens the server served from its prefix cache, when it says (vLLM's
+    /// `usage.prompt_tokens_details.cached_tokens`, llama.cpp's `tokens_cached`).
+    pub cached_tokens: Option<u64>,
 }
 
 /// The prompt of a seat's next call: the ids to add to its sequence, and drift, if any.
@@ -60,7 +63,7 @@ pub struct NextPrompt {
 
 impl LlmClient {
     /// The server root (the base URL without a trailing `/v1`): where the token routes live.
-    fn root(&self) -> String {
+    pub(crate) fn root(&self) -> String {
         let base = self.settings().base_url.trim_end_matches('/');
         base.strip_suffix("/v1").unwrap_or(base).to_string()
     }
@@ -273,6 +276,8 @@ struct TemplateAnswer {
 #[derive(Deserialize)]
 struct CompletionsAnswer {
     choices: Vec<CompletionsChoice>,
+    #[serde(default)]
+    usage: Option<super::Usage>,
 }
 
 #[derive(Deserialize)]
@@ -321,6 +326,7 @@ impl CompletionsAnswer {
             logprobs,
             finish_reason: choice.finish_reason,
             retries: 0,
+            cached_tokens: self.usage.and_then(|u| u.cached_tokens()),
         })
     }
 }
@@ -336,6 +342,8 @@ struct LlamaAnswer {
     completion_probabilities: Vec<LlamaProb>,
     #[serde(default)]
     stop_type: Option<String>,
+    #[serde(default)]
+    tokens_cached: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -372,6 +380,7 @@ impl LlamaAnswer {
             ids: self.tokens,
             finish_reason,
             retries: 0,
+            cached_tokens: self.tokens_cached,
         })
     }
 }

@@ -6,15 +6,25 @@
 //! an [`LlmError`] that says which endpoint failed and how. The reward calls — an LLM judge
 //! ([`JudgeClient`]) and a scalar reward model ([`RewardModelClient`]) — go through the same
 //! client, with a cache each.
+//!
+//! A player may list several replicas of one model: a [`ReplicaPool`] routes each call
+//! (`pool.rs`: sticky per episode-seat, so prefix caches stay warm; a cap on requests in flight
+//! per replica) and keeps the replicas' health (`health.rs`: probes, ejection, re-admission).
 
 mod client;
 mod exact;
+mod health;
 mod judge;
+mod pool;
 mod reward_model;
 mod types;
 
 pub use client::{http_client, EndpointSettings, LlmClient, LlmError, SeedPolicy};
 pub use exact::{extend, turn_tokens, NextPrompt, Sampled, TokenApi, TokenMode};
 pub use judge::JudgeClient;
+pub use pool::{
+    choose, error_kind, replica_table, CallTokens, Load, PoolReport, ReplicaPool, ReplicaReport,
+    Routed, Routing, SeatKey,
+};
 pub use reward_model::RewardModelClient;
-pub use types::{ChatRequest, ChatResponse, Reply, Usage};
+pub use types::{ChatRequest, ChatResponse, PromptTokensDetails, Reply, Usage};

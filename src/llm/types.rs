@@ -85,6 +85,26 @@ pub struct Usage {
     pub prompt_tokens: u64,
     #[serde(default)]
     pub completion_tokens: u64,
+    /// What the server says of the prompt's tokens (vLLM with `--enable-prompt-tokens-details`,
+    /// OpenAI): kept in the record where given, read for the replica statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+impl Usage {
+    /// Prompt tokens the server served from its prefix cache, when it says
+    /// (`usage.prompt_tokens_details.cached_tokens`: vLLM, OpenAI).
+    pub fn cached_tokens(&self) -> Option<u64> {
+        self.prompt_tokens_details.and_then(|d| d.cached_tokens)
+    }
+}
+
+/// The part of `usage.prompt_tokens_details` dealgym reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PromptTokensDetails {
+    /// Prompt tokens served from the server's prefix cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
 }
 
 /// One model reply, with what the server said about it.
@@ -160,6 +180,26 @@ mod tests {
         assert_eq!(
             message(r#"{"content":"x","reasoning":null}"#).reasoning_text(),
             None
+        );
+    }
+
+    #[test]
+    fn cached_prompt_tokens_are_read_and_kept_only_where_given() {
+        let with: Usage = serde_json::from_str(
+            r#"{"prompt_tokens":100,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":96}}"#,
+        )
+        .unwrap();
+        assert_eq!(with.cached_tokens(), Some(96));
+        assert!(serde_json::to_string(&with)
+            .unwrap()
+            .contains("\"cached_tokens\":96"));
+        let without: Usage =
+            serde_json::from_str(r#"{"prompt_tokens":100,"completion_tokens":5}"#).unwrap();
+        assert_eq!(without.cached_tokens(), None);
+        // A record of a server that does not say stays as it was.
+        assert_eq!(
+            serde_json::to_string(&without).unwrap(),
+            r#"{"prompt_tokens":100,"completion_tokens":5}"#
         );
     }
 

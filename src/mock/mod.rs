@@ -8,17 +8,21 @@
 //!
 //! Knobs inject what real endpoints do: latency (fixed plus random), 500s and 429s, hangs,
 //! unreadable bodies, garbage completions, `<think>` blocks or `reasoning_content`, and fake
-//! token ids and logprobs. Everything is deterministic given the mock's seed and the sequence
+//! token ids and logprobs. A prefix cache (`prefix_cache.rs`) reports
+//! `usage.prompt_tokens_details.cached_tokens` and can make latency depend on the uncached
+//! tokens, so routing over replicas can be measured; a replica can be taken down (every route,
+//! `/health` included, answers 503) by [`MockControl`] or after `--fail-after` requests. Everything is deterministic given the mock's seed and the sequence
 //! of requests: the n-th arrival of the same request draws from the RNG seeded by
 //! (mock seed, request, n), so a retried request can succeed where the first try failed.
 
 mod judge;
 mod negotiator;
+mod prefix_cache;
 mod tokens;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -38,6 +42,7 @@ use crate::game::{mix, Message};
 
 pub use judge::{conversation_reward, is_judge_request, verdict, UNREADABLE_VERDICT};
 pub use negotiator::{read_prompt, respond, respond_with, ReadGame, Reading};
+pub use prefix_cache::{PrefixCache, BLOCK_TOKENS};
 pub use tokens::{detokenize, render, tokenize, MockTemplate};
 
 /// How a `<think>` block is returned, if at all.
@@ -104,6 +109,18 @@ pub struct MockConfig {
     /// Share of reward-model requests (/pooling, /score, /reward) answered with HTTP 500.
     #[arg(long, default_value_t = 0.0)]
     pub reward_model_error_rate: f64,
+    /// Model a prefix cache of this many tokens (0: none): chat answers report
+    /// usage.prompt_tokens_details.cached_tokens, prompts counted in the mock's tokenization.
+    #[arg(long, default_value_t = 0)]
+    pub prefix_cache_tokens: u64,
+    /// Prefill cost per prompt token not served from the prefix cache, in microseconds (added
+    /// to the latency), so a warm cache answers faster, as a real server does.
+    #[arg(long, default_value_t = 0)]
+    pub prefill_us_per_token: u64,
+    /// After this many chat requests, answer 503 on every route, /health included (0: never):
+    /// a replica that goes down.
+    #[arg(long, default_value_t = 0)]
+    pub fail_after: u64,
     /// Keep every request body (for tests that inspect what the endpoint received).
     #[arg(skip)]
     pub record_requests: bool,
@@ -135,11 +152,61 @@ pub struct MockStats {
     pub reward_model_requests: AtomicU64,
     /// `{"authorization": header, "body": request}` per request, when `record_requests` is on.
     pub bodies: Mutex<Vec<serde_json::Value>>,
+    /// Chat requests being answered now, and the most at once.
+    pub in_flight: AtomicU64,
+    pub peak_in_flight: AtomicU64,
+    /// Prompt tokens of chat requests and those served from the prefix cache (with
+    /// `prefix_cache_tokens` on).
+    pub prompt_tokens: AtomicU64,
+    pub cached_tokens: AtomicU64,
+    /// `GET /health` requests, and requests answered 503 because the mock was down.
+    pub health_checks: AtomicU64,
+    pub refused_down: AtomicU64,
+}
+
+/// A switch library users of [`MockServer`] hold: take the server down (every route answers
+/// 503, `/health` included, as a replica that died) and bring it back.
+#[derive(Debug, Default)]
+pub struct MockControl {
+    down: AtomicBool,
+}
+
+impl MockControl {
+    pub fn take_down(&self) {
+        self.down.store(true, Ordering::SeqCst);
+    }
+
+    pub fn bring_up(&self) {
+        self.down.store(false, Ordering::SeqCst);
+    }
+
+    pub fn is_down(&self) -> bool {
+        self.down.load(Ordering::SeqCst)
+    }
+}
+
+/// Counts a chat request in flight while it lives (a handler may be dropped mid-way).
+struct InFlight<'a>(&'a MockStats);
+
+impl<'a> InFlight<'a> {
+    fn enter(stats: &'a MockStats) -> Self {
+        let now = stats.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        stats.peak_in_flight.fetch_max(now, Ordering::SeqCst);
+        InFlight(stats)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 struct AppState {
     config: MockConfig,
     stats: Arc<MockStats>,
+    control: Arc<MockControl>,
+    prefix_cache: Option<PrefixCache>,
     arrivals: Mutex<HashMap<u64, u64>>,
     /// System prompts already read, by hash: a seat's prompt is the same every turn.
     readings: BoundedCache<u64, Option<Arc<Reading>>>,
@@ -149,6 +216,8 @@ struct AppState {
 pub struct MockServer {
     pub addr: SocketAddr,
     pub stats: Arc<MockStats>,
+    /// Take the server down and bring it back.
+    pub control: Arc<MockControl>,
     handle: tokio::task::JoinHandle<()>,
 }
 
@@ -158,13 +227,15 @@ impl MockServer {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let stats = Arc::new(MockStats::default());
-        let app = router(config, stats.clone());
+        let control = Arc::new(MockControl::default());
+        let app = router(config, stats.clone(), control.clone());
         let handle = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
         Ok(MockServer {
             addr,
             stats,
+            control,
             handle,
         })
     }
@@ -183,13 +254,20 @@ impl MockServer {
 pub async fn serve(addr: SocketAddr, config: MockConfig) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     eprintln!("mock endpoint on http://{}/v1", listener.local_addr()?);
-    axum::serve(listener, router(config, Arc::new(MockStats::default()))).await
+    let app = router(
+        config,
+        Arc::new(MockStats::default()),
+        Arc::new(MockControl::default()),
+    );
+    axum::serve(listener, app).await
 }
 
-fn router(config: MockConfig, stats: Arc<MockStats>) -> Router {
+fn router(config: MockConfig, stats: Arc<MockStats>, control: Arc<MockControl>) -> Router {
     let state = Arc::new(AppState {
+        prefix_cache: PrefixCache::new(config.prefix_cache_tokens),
         config,
         stats,
+        control,
         arrivals: Mutex::new(HashMap::new()),
         readings: BoundedCache::new(4096),
     });
@@ -205,8 +283,33 @@ fn router(config: MockConfig, stats: Arc<MockStats>) -> Router {
         .route("/score", post(judge::score_route))
         .route("/v1/score", post(judge::score_route))
         .route("/reward", post(judge::plain_route))
-        .route("/health", get(|| async { "ok" }))
+        .route("/health", get(health))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            when_down,
+        ))
         .with_state(state)
+}
+
+async fn health(State(state): State<Arc<AppState>>) -> &'static str {
+    state.stats.health_checks.fetch_add(1, Ordering::Relaxed);
+    "ok"
+}
+
+/// A mock taken down answers every route with 503 (and counts it).
+async fn when_down(
+    State(state): State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if state.control.is_down() {
+        state.stats.refused_down.fetch_add(1, Ordering::Relaxed);
+        if request.uri().path() == "/health" {
+            state.stats.health_checks.fetch_add(1, Ordering::Relaxed);
+        }
+        return error(StatusCode::SERVICE_UNAVAILABLE, "mock replica is down");
+    }
+    next.run(request).await
 }
 
 async fn models() -> Json<serde_json::Value> {
@@ -249,7 +352,13 @@ async fn chat(
 ) -> Response {
     let config = &state.config;
     let stats = &state.stats;
-    stats.requests.fetch_add(1, Ordering::Relaxed);
+    let served = stats.requests.fetch_add(1, Ordering::Relaxed) + 1;
+    if config.fail_after > 0 && served > config.fail_after {
+        state.control.take_down();
+        stats.refused_down.fetch_add(1, Ordering::Relaxed);
+        return error(StatusCode::SERVICE_UNAVAILABLE, "mock replica is down");
+    }
+    let _in_flight = InFlight::enter(stats);
     let parsed: ChatBody = match serde_json::from_slice(&body) {
         Ok(b) => b,
         Err(e) => return error(StatusCode::BAD_REQUEST, &format!("invalid request: {e}")),
@@ -341,11 +450,29 @@ async fn chat(
         ThinkMode::Field => message["reasoning_content"] = json!(reasoning),
     }
     message["content"] = json!(content);
-    let prompt_tokens: usize = parsed
-        .messages
-        .iter()
-        .map(|m| m.content.len() / 4 + 4)
-        .sum();
+    // With a prefix cache, prompts are counted in the mock's own tokenization (the one its
+    // token routes use); without, as a rough estimate (as records have always had it).
+    let (prompt_tokens, cached) = match &state.prefix_cache {
+        Some(cache) => {
+            let ids = tokenize(&render(&parsed.messages, MockTemplate::Chatml, true));
+            let cached = cache.serve(&ids);
+            let uncached = ids.len() as u64 - cached.min(ids.len() as u64);
+            stats
+                .prompt_tokens
+                .fetch_add(ids.len() as u64, Ordering::Relaxed);
+            stats.cached_tokens.fetch_add(cached, Ordering::Relaxed);
+            sleep_ms(uncached * config.prefill_us_per_token / 1000).await;
+            (ids.len(), Some(cached))
+        }
+        None => (
+            parsed
+                .messages
+                .iter()
+                .map(|m| m.content.len() / 4 + 4)
+                .sum(),
+            None,
+        ),
+    };
     let words: Vec<&str> = content.split_whitespace().collect();
     let mut choice = json!({"index": 0, "message": message, "finish_reason": "stop"});
     let logprobs = config.logprobs || parsed.logprobs == Some(true);
@@ -371,6 +498,9 @@ async fn chat(
         "choices": [choice],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": words.len(), "total_tokens": prompt_tokens + words.len()},
     });
+    if let Some(cached) = cached {
+        response["usage"]["prompt_tokens_details"] = json!({ "cached_tokens": cached });
+    }
     if token_ids {
         // As vLLM answers `return_token_ids`: the prompt's ids at the top level.
         response["prompt_token_ids"] = json!(parsed

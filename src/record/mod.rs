@@ -195,6 +195,11 @@ pub struct Timing {
     /// Endpoint retries (transient failures) per turn, in the order of `turns`.
     #[serde(default)]
     pub call_retries: Vec<u32>,
+    /// The replica that served each turn's call (its index in the player's `endpoints`), in
+    /// the order of `turns`; `null` for a turn no replica pool served (a rule seat, a seat
+    /// with one endpoint). Absent when no turn of the episode was served by a pool.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_replica: Vec<Option<u32>>,
 }
 
 /// [`EpisodeRecord::key`] from the two ids, for readers that keep only them.

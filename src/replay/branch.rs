@@ -201,6 +201,7 @@ async fn branch_one(
             completion,
             latency_ms: record.timing.turn_ms.get(i).copied().unwrap_or(0),
             retries: record.timing.call_retries.get(i).copied().unwrap_or(0),
+            replica: record.timing.turn_replica.get(i).copied().flatten(),
         })?;
     }
     if let Some(outcome) = driver.episode().outcome() {

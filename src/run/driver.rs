@@ -4,6 +4,7 @@
 //! completions of outside seats as they come, and turns into an [`EpisodeRecord`] at the end.
 //! Nowhere else loops over [`Episode::to_move`].
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -133,6 +134,37 @@ pub struct Driver {
     scenario_digest: Digest,
     timing: Timing,
     started: Instant,
+    /// Each seat's replica binding, released when the driver is done with the episode.
+    route: Route,
+}
+
+/// An episode's routing ticket: its seats' bindings to replicas (players with several
+/// endpoints) live as long as the episode is played, and are released when it is dropped.
+struct Route {
+    ticket: u64,
+    kit: Arc<EpisodeKit>,
+}
+
+impl Route {
+    fn new(kit: Arc<EpisodeKit>) -> Route {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        Route {
+            ticket: NEXT.fetch_add(1, Ordering::Relaxed),
+            kit,
+        }
+    }
+}
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        for seat in Seat::BOTH {
+            if let SeatPlayer::Local(player) = &self.kit.players[seat] {
+                if let Some(pool) = player.replica_pool() {
+                    pool.release(self.ticket);
+                }
+            }
+        }
+    }
 }
 
 impl Driver {
@@ -167,6 +199,7 @@ impl Driver {
                 }
             })?;
         Ok(Driver {
+            route: Route::new(kit.clone()),
             kit,
             episode,
             seeds,
@@ -193,6 +226,7 @@ impl Driver {
     pub fn feed(&mut self, played: Played) -> Result<Step, EpisodeError> {
         self.timing.turn_ms.push(played.latency_ms);
         self.timing.call_retries.push(played.retries);
+        self.timing.turn_replica.push(played.replica);
         self.episode
             .step(played.completion)
             .map_err(|source| self.game_error(source))
@@ -215,7 +249,8 @@ impl Driver {
             let SeatPlayer::Local(player) = &kit.players[seat] else {
                 return Ok(Some(seat));
             };
-            let ctx = TurnContext::of(&self.episode, seat, self.seeds.sampling_seed(seat));
+            let mut ctx = TurnContext::of(&self.episode, seat, self.seeds.sampling_seed(seat));
+            ctx.route = Some(self.route.ticket);
             match player.play(&ctx, self.episode.view(seat)).await {
                 Ok(played) => {
                     self.feed(played)?;
@@ -230,6 +265,10 @@ impl Driver {
     pub fn into_record(mut self) -> Result<EpisodeRecord, EpisodeError> {
         let scenario = self.episode.scenario().id.clone();
         self.timing.wall_ms = self.started.elapsed().as_millis() as u64;
+        if self.timing.turn_replica.iter().all(Option::is_none) {
+            // No turn was served by a replica pool: the record stays as it always was.
+            self.timing.turn_replica.clear();
+        }
         let kit = &self.kit;
         let meta = RecordMeta {
             run_id: kit.run_id.clone(),

@@ -24,7 +24,7 @@ use tokio::sync::{mpsc, watch, Semaphore};
 
 use crate::agents::{PersonaConfig, Player, PlayerConfig, PlayerError};
 use crate::game::{mix, EpisodeConfig, OutcomeKind, PerSeat, PromptError, Prompts, Seat};
-use crate::llm::http_client;
+use crate::llm::{http_client, replica_table, PoolReport};
 use crate::record::{RecordWriter, WriteError};
 use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario, ScenarioError};
@@ -127,6 +127,33 @@ pub struct RunSummary {
     pub repaired_last_line: bool,
     /// Wall time of the run.
     pub elapsed: std::time::Duration,
+    /// What each replica served, per seat whose player lists several endpoints.
+    pub replicas: Vec<SeatReplicas>,
+}
+
+/// The replicas of one seat's player and what each served (see [`PoolReport`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeatReplicas {
+    pub seat: Seat,
+    pub player: String,
+    pub pool: PoolReport,
+}
+
+impl SeatReplicas {
+    /// The replicas of each seat of `kit` whose player has several, in seat order.
+    pub fn of(kit: &EpisodeKit) -> Vec<SeatReplicas> {
+        Seat::BOTH
+            .into_iter()
+            .filter_map(|seat| match &kit.players[seat] {
+                SeatPlayer::Local(player) => player.replica_pool().map(|pool| SeatReplicas {
+                    seat,
+                    player: player.spec().to_string(),
+                    pool: pool.report(),
+                }),
+                SeatPlayer::External { .. } => None,
+            })
+            .collect()
+    }
 }
 
 impl RunSummary {
@@ -181,14 +208,43 @@ impl RunSummary {
         (!parts.is_empty()).then(|| parts.join(" and "))
     }
 
+    /// The per-replica table (Markdown) of the seats whose players have replicas; empty when
+    /// none has.
+    pub fn replica_table(&self) -> String {
+        if self.replicas.is_empty() {
+            return String::new();
+        }
+        let pools: Vec<(String, PoolReport)> = self
+            .replicas
+            .iter()
+            .map(|r| (format!("{} ({})", r.seat.name(), r.player), r.pool.clone()))
+            .collect();
+        replica_table(&pools)
+    }
+
     /// Write the summary as JSON lines, one per family and one for all (see
-    /// [`RunStats::json_rows`]), each with the run id.
+    /// [`RunStats::json_rows`]), each with the run id; then, for players with replicas, one
+    /// line per seat and replica (`seat`, `player`, `replica` index, `routing` and the
+    /// [`ReplicaReport`](crate::llm::ReplicaReport) fields, `cached_share` among them).
     pub fn write_json(&self, path: &std::path::Path) -> std::io::Result<()> {
         let mut text = String::new();
         for mut row in self.stats.json_rows() {
             row["run_id"] = self.run_id.clone().into();
             text.push_str(&row.to_string());
             text.push('\n');
+        }
+        for seat in &self.replicas {
+            for (i, replica) in seat.pool.replicas.iter().enumerate() {
+                let mut row = serde_json::to_value(replica).unwrap_or_default();
+                row["run_id"] = self.run_id.clone().into();
+                row["seat"] = seat.seat.name().into();
+                row["player"] = seat.player.clone().into();
+                row["replica"] = i.into();
+                row["routing"] = serde_json::to_value(seat.pool.routing).unwrap_or_default();
+                row["cached_share"] = replica.cached_share().into();
+                text.push_str(&row.to_string());
+                text.push('\n');
+            }
         }
         std::fs::write(path, text)
     }
@@ -281,6 +337,7 @@ pub async fn run<'s>(
         stopped,
         repaired_last_line: existing.repaired,
         elapsed: started.elapsed(),
+        replicas: SeatReplicas::of(&kit),
     })
 }
 

@@ -252,6 +252,7 @@ impl Session {
                 completion,
                 latency_ms: self.asked_at.elapsed().as_millis() as u64,
                 retries: 0,
+                replica: None,
             })
             .map_err(|e| ServeError::Execution(e.to_string()))?;
         self.last[seat] = Some(step);
