@@ -96,7 +96,13 @@ pub fn parse_scenario_line(file: &str, line: usize, text: &str) -> Result<Scenar
     let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
         let field = e.path().to_string();
         let message = e.inner().to_string();
-        at(if field == "." { "(line)".into() } else { field }, message)
+        // "." is the line itself; "" an unknown key with an empty name, at the top level.
+        let field = match field.as_str() {
+            "." => "(line)".to_string(),
+            "" => "(a key named \"\")".to_string(),
+            _ => field,
+        };
+        at(field, message)
     })?;
     validate(&scenario).map_err(|e| at(e.field, e.message))?;
     Ok(scenario)
@@ -315,6 +321,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("game.price.seller.cost"), "{err}");
+        // Found by the fuzz soak: an empty key was reported as field ``.
+        let empty_key = GOOD.replacen(r#""schema""#, r#""":1,"schema""#, 1);
+        let err = parse_scenario_line("f.jsonl", 4, &empty_key)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(r#"field `(a key named "")`"#), "{err}");
     }
 
     #[test]
