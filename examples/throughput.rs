@@ -15,7 +15,10 @@
 //! against the ideal concurrency / latency.
 //!
 //! `cargo run --release --example throughput [-- --concurrency 1,64,256,1024,4096
-//!  --latency-ms 0,200 --waves 4 --min-episodes 1000]`
+//!  --latency-ms 0,200 --waves 4 --min-episodes 1000 --current-thread]`
+//!
+//! `--current-thread` runs each cell on a current-thread tokio runtime instead of the
+//! multi-thread one `dealgym run` uses.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -125,7 +128,15 @@ fn cell_child(args: &[String]) {
     let limit: usize = arg(args, "--limit").unwrap().parse().unwrap();
     let group: u32 = arg(args, "--group").unwrap().parse().unwrap();
     let out = PathBuf::from(arg(args, "--out").unwrap());
-    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // `--current-thread`: the run on one thread (no work stealing, no cross-thread wakeups).
+    let runtime = if args.iter().any(|a| a == "--current-thread") {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    } else {
+        tokio::runtime::Runtime::new().unwrap()
+    };
     let spec = format!("openai:mock@{base_url}");
     let mut options = dealgym::run::RunOptions::new(scenario_files(), &spec, &spec, out);
     options.limit = Some(limit);
@@ -234,7 +245,13 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
 }
 
 /// One cell: spawn the run, tail its records, collect the figures.
-fn run_cell(base_url: &str, concurrency: u64, latency_ms: u64, episodes: u64) -> Row {
+fn run_cell(
+    base_url: &str,
+    concurrency: u64,
+    latency_ms: u64,
+    episodes: u64,
+    current_thread: bool,
+) -> Row {
     // Episodes = 5 families × limit × group (Job Interview has 109 scenarios).
     let limit = episodes.div_ceil(5).clamp(1, 100);
     let group = episodes.div_ceil(5 * limit).max(1);
@@ -249,6 +266,7 @@ fn run_cell(base_url: &str, concurrency: u64, latency_ms: u64, episodes: u64) ->
         .args(["--concurrency", &concurrency.to_string()])
         .args(["--limit", &limit.to_string(), "--group", &group.to_string()])
         .args(["--out", &out.display().to_string()])
+        .args(current_thread.then_some("--current-thread"))
         .stdout(Stdio::piped())
         .spawn()
         .expect("start the cell");
@@ -349,6 +367,7 @@ fn main() {
     }
     let concurrencies = list(&args, "--concurrency", &[1, 64, 256, 1024, 4096]);
     let latencies = list(&args, "--latency-ms", &[0, 200]);
+    let current_thread = args.iter().any(|a| a == "--current-thread");
     let waves: u64 = arg(&args, "--waves").map_or(4, |v| v.parse().unwrap());
     let min_episodes: u64 = arg(&args, "--min-episodes").map_or(1000, |v| v.parse().unwrap());
 
@@ -370,7 +389,7 @@ fn main() {
             } else {
                 (concurrency * waves).max(min_episodes)
             };
-            let r = run_cell(&url, concurrency, latency_ms, episodes);
+            let r = run_cell(&url, concurrency, latency_ms, episodes, current_thread);
             // The engine's share of each call slot's cycle: the cycle (in flight / rate) less
             // the mean call latency the server gave.
             let (steady, ideal, eff, gap) = match r.steady {

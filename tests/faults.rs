@@ -22,15 +22,16 @@ use dealgym::protocol::ErrorKind;
 use dealgym::record::EpisodeRecord;
 use dealgym::run::{plan, run, RunOptions, RunStats, RunSummary};
 
-/// Every fault the mock can inject, mixed; hangs outlast the client's timeout.
-fn faulty_mock() -> MockConfig {
+/// Every fault the mock can inject, mixed; hangs outlast the client's timeout of
+/// `timeout_s`.
+fn faulty_mock(timeout_s: f64) -> MockConfig {
     MockConfig {
         seed: 11,
         jitter_ms: 3,
         error_rate: 0.08,
         rate_limit_rate: 0.08,
         hang_rate: 0.02,
-        hang_ms: 4_000,
+        hang_ms: (timeout_s * 2_500.0) as u64,
         malformed_rate: 0.05,
         garbage_rate: 0.08,
         ..MockConfig::default()
@@ -38,7 +39,7 @@ fn faulty_mock() -> MockConfig {
 }
 
 /// A player on the mock with a short timeout and quick backoff.
-fn flaky(mock: &MockServer) -> BTreeMap<String, PlayerConfig> {
+fn flaky(mock: &MockServer, timeout_s: f64) -> BTreeMap<String, PlayerConfig> {
     let config = PlayerConfig {
         endpoint: EndpointSettings {
             base_url: mock.base_url(),
@@ -46,7 +47,7 @@ fn flaky(mock: &MockServer) -> BTreeMap<String, PlayerConfig> {
             temperature: Some(0.7),
             max_tokens: Some(256),
             seed_policy: SeedPolicy::PerEpisode,
-            timeout_s: 1.5,
+            timeout_s,
             retries: 3,
             backoff_s: 0.01,
             backoff_max_s: 0.05,
@@ -72,12 +73,33 @@ fn failure_kind(detail: &str) -> Option<&'static str> {
     .map(|(_, kind)| kind)
 }
 
-/// Run `episodes` (scenarios × group) at `concurrency` in flight, the learner (and, with
+/// How big a faulty run is.
+struct Scale {
+    per_family: usize,
+    group: u32,
+    concurrency: usize,
+    /// The opponent on the faulty mock too (else `rule:linear`).
+    both: bool,
+    /// The client's per-call timeout; hangs last 2.5 times as long.
+    timeout_s: f64,
+}
+
+/// Run (scenarios × group) episodes at `concurrency` in flight, the learner (and, with
 /// `both`, the opponent) on the faulty mock, and check every count.
-async fn faulty_run(name: &str, per_family: usize, group: u32, concurrency: usize, both: bool) {
-    let server = MockServer::start(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), faulty_mock())
-        .await
-        .unwrap();
+async fn faulty_run(name: &str, scale: Scale) {
+    let Scale {
+        per_family,
+        group,
+        concurrency,
+        both,
+        timeout_s,
+    } = scale;
+    let server = MockServer::start(
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        faulty_mock(timeout_s),
+    )
+    .await
+    .unwrap();
     let dir = common::temp_dir(&format!("faults-{name}"));
     let files = common::scenario_files(&dir, per_family);
     let out = dir.join("episodes.jsonl");
@@ -85,7 +107,7 @@ async fn faulty_run(name: &str, per_family: usize, group: u32, concurrency: usiz
     if both {
         options.opponent = "flaky".into();
     }
-    options.players = flaky(&server);
+    options.players = flaky(&server, timeout_s);
     options.group_size = group;
     options.concurrency = concurrency;
     options.progress = false;
@@ -198,12 +220,27 @@ async fn faulty_run(name: &str, per_family: usize, group: u32, concurrency: usiz
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_fault_mixed_at_1024_in_flight_loses_and_duplicates_nothing() {
     // 5 families × 52 scenarios × groups of 8 = 2,080 episodes, two waves of 1024.
-    faulty_run("ci", 52, 8, 1024, false).await;
+    let scale = Scale {
+        per_family: 52,
+        group: 8,
+        concurrency: 1024,
+        both: false,
+        timeout_s: 1.5,
+    };
+    faulty_run("ci", scale).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "soak: about a minute in release; cargo test --release --test faults -- --ignored"]
 async fn faults_soak() {
-    // 5 × 400 × 8 = 16,000 episodes, both seats on the faulty endpoint, 4096 in flight.
-    faulty_run("soak", 400, 8, 4096, true).await;
+    // (4 × 400 + 109 Job Interview) × 8 = 13,672 episodes, both seats on the faulty endpoint,
+    // 4096 in flight; a timeout long enough that a saturated machine is not itself a fault.
+    let scale = Scale {
+        per_family: 400,
+        group: 8,
+        concurrency: 4096,
+        both: true,
+        timeout_s: 8.0,
+    };
+    faulty_run("soak", scale).await;
 }
