@@ -215,6 +215,7 @@ async fn faulty_run(name: &str, scale: Scale) {
         injected(&stats.requests)
     );
     server.stop();
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

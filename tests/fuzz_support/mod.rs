@@ -509,10 +509,14 @@ pub fn config_path(tag: &str) -> PathBuf {
     dir.join(format!("dealgym-fuzz-{}-{tag}.toml", std::process::id()))
 }
 
-/// Load `bytes` as a config file at `path`: a config or a named error.
+/// Load `bytes` as a config file at `path` (written, loaded, removed): a config or a named
+/// error.
 pub fn check_config(path: &Path, bytes: &[u8]) {
     std::fs::write(path, bytes).expect("write the config input");
-    if let Err(e) = FileConfig::load(path) {
+    let loaded = FileConfig::load(path);
+    // Removed before checking, so a failed check leaves nothing behind either.
+    let _ = std::fs::remove_file(path);
+    if let Err(e) = loaded {
         let text = e.to_string();
         assert!(
             text.starts_with(&path.display().to_string()),
