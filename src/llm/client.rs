@@ -255,8 +255,11 @@ impl LlmClient {
             return_token_ids: s.token_ids,
             extra,
         };
-        let (bytes, retries) = self.post_json(&self.url, &request).await?;
-        let mut reply = parse_chat(&self.url, &bytes)?;
+        // The answer is read inside the retry loop: a 200 whose body is not a chat completion
+        // is a transient failure like a 500, retried, not the end of the episode.
+        let (mut reply, retries) = self
+            .post_json_reading(&self.url, &request, |bytes| parse_chat(&self.url, bytes))
+            .await?;
         reply.retries = retries;
         Ok(reply)
     }
@@ -277,6 +280,18 @@ impl LlmClient {
         url: &str,
         request: &impl Serialize,
     ) -> Result<(Vec<u8>, u32), LlmError> {
+        self.post_json_reading(url, request, |bytes| Ok(bytes.to_vec()))
+            .await
+    }
+
+    /// As [`LlmClient::post_json`], with the successful answer's body read by `read` inside
+    /// the retry loop, so a body `read` cannot use counts as a failed try.
+    async fn post_json_reading<T>(
+        &self,
+        url: &str,
+        request: &impl Serialize,
+        read: impl Fn(&[u8]) -> Result<T, LlmError>,
+    ) -> Result<(T, u32), LlmError> {
         let s = &self.settings;
         let body = serde_json::to_vec(request).map_err(|e| LlmError::BadResponse {
             url: url.to_string(),
@@ -285,8 +300,9 @@ impl LlmClient {
         let mut tries = 0;
         loop {
             tries += 1;
-            match self.call_once(url, &body).await {
-                Ok(bytes) => return Ok((bytes, tries - 1)),
+            let answer = self.call_once(url, &body).await;
+            match answer.and_then(|bytes| read(&bytes).map_err(|e| (e, None))) {
+                Ok(value) => return Ok((value, tries - 1)),
                 Err((e, retry_after)) if e.is_transient() && tries <= s.retries => {
                     tokio::time::sleep(retry_after.unwrap_or_else(|| self.backoff(tries))).await;
                 }
@@ -405,8 +421,8 @@ impl LlmClient {
     }
 }
 
-/// Read a chat-completions answer. An unreadable one is a transient failure only in the sense
-/// that the retry loop has already given up on it here; it is reported as such.
+/// Read a chat-completions answer. An unreadable one is a transient failure
+/// ([`LlmError::BadResponse`]): the retry loop tries again.
 fn parse_chat(url: &str, bytes: &[u8]) -> Result<Reply, LlmError> {
     let bad = |message: String| LlmError::BadResponse {
         url: url.to_string(),

@@ -50,23 +50,36 @@ pub fn load_scenarios(path: &Path, options: LoadOptions) -> Result<LoadReport, S
         file: file_name.clone(),
         source,
     })?;
+    load_scenarios_from_reader(&file_name, std::io::BufReader::new(file), options)
+}
+
+/// Load every scenario of JSONL text read from `reader`, naming it `file_name` in errors: the
+/// file loader's body, for bytes that come from elsewhere (a test's, a fuzzer's). Bytes that
+/// are not UTF-8 are an [`ScenarioError::Io`] naming the file.
+pub fn load_scenarios_from_reader(
+    file_name: &str,
+    reader: impl BufRead,
+    options: LoadOptions,
+) -> Result<LoadReport, ScenarioError> {
     let mut report = LoadReport::default();
-    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+    for (i, line) in reader.lines().enumerate() {
         let line = line.map_err(|source| ScenarioError::Io {
-            file: file_name.clone(),
+            file: file_name.to_string(),
             source,
         })?;
         if line.trim().is_empty() {
             continue;
         }
-        match parse_scenario_line(&file_name, i + 1, &line) {
+        match parse_scenario_line(file_name, i + 1, &line) {
             Ok(s) => report.scenarios.push(s),
             Err(e) if options.skip_bad => report.skipped.push(e),
             Err(e) => return Err(e),
         }
     }
     if report.scenarios.is_empty() && report.skipped.is_empty() {
-        return Err(ScenarioError::Empty { file: file_name });
+        return Err(ScenarioError::Empty {
+            file: file_name.to_string(),
+        });
     }
     Ok(report)
 }
@@ -83,7 +96,13 @@ pub fn parse_scenario_line(file: &str, line: usize, text: &str) -> Result<Scenar
     let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
         let field = e.path().to_string();
         let message = e.inner().to_string();
-        at(if field == "." { "(line)".into() } else { field }, message)
+        // "." is the line itself; "" an unknown key with an empty name, at the top level.
+        let field = match field.as_str() {
+            "." => "(line)".to_string(),
+            "" => "(a key named \"\")".to_string(),
+            _ => field,
+        };
+        at(field, message)
     })?;
     validate(&scenario).map_err(|e| at(e.field, e.message))?;
     Ok(scenario)
@@ -302,6 +321,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("game.price.seller.cost"), "{err}");
+        // Found by the fuzz soak: an empty key was reported as field ``.
+        let empty_key = GOOD.replacen(r#""schema""#, r#""":1,"schema""#, 1);
+        let err = parse_scenario_line("f.jsonl", 4, &empty_key)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(r#"field `(a key named "")`"#), "{err}");
     }
 
     #[test]

@@ -18,8 +18,8 @@ use crate::protocol::{IssueSpec, ItemSpec, TermSpace};
 
 pub use family::{Domain, Family, Role};
 pub use load::{
-    load_scenarios, parse_scenario_line, validate, InvalidScenario, LoadOptions, LoadReport,
-    ScenarioError,
+    load_scenarios, load_scenarios_from_reader, parse_scenario_line, validate, InvalidScenario,
+    LoadOptions, LoadReport, ScenarioError,
 };
 pub use utility::bargained_ratio;
 
