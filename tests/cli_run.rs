@@ -1,6 +1,10 @@
 //! `dealgym run` as a process: killed mid-way (SIGKILL, and Ctrl-C), then resumed, ends with
 //! every episode exactly once; an existing file is never appended to without `--resume`.
 
+mod common;
+
+use common::out_file;
+
 use std::collections::HashSet;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -11,13 +15,6 @@ use dealgym::mock::{MockConfig, MockServer};
 
 fn dealgym() -> Command {
     Command::new(env!("CARGO_BIN_EXE_dealgym"))
-}
-
-fn out_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dealgym-cli-run-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join("episodes.jsonl")
 }
 
 fn run_args(cmd: &mut Command, url: &str, out: &Path) {

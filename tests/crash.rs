@@ -4,6 +4,10 @@
 //! let those in flight finish within the grace period (or abandon them at its end, or at a
 //! second signal), and exit 143 and 130; resuming finishes the plan.
 
+mod common;
+
+use common::out_file;
+
 use std::collections::{BTreeMap, HashSet};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -49,13 +53,6 @@ fn mock(latency_ms: u64) -> Mock {
         stats,
         _stop: stop,
     }
-}
-
-fn out_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dealgym-crash-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join("episodes.jsonl")
 }
 
 /// `dealgym run --resume` of `limit` CaSiNo scenarios × groups of 4 against the mock.

@@ -2,6 +2,10 @@
 //! against least-loaded routing on mocks that model a prefix cache, balance, the per-replica
 //! cap, a replica that goes down and comes back, and every replica down.
 
+mod common;
+
+use common::{all_scenario_files, out_file};
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -15,25 +19,6 @@ use dealgym::llm::{EndpointSettings, PoolReport, Routing};
 use dealgym::mock::{MockConfig, MockServer};
 use dealgym::record::{EpisodeRecord, RecordReader};
 use dealgym::run::{build_kit, load_all, plan, play, run, RunOptions, RunSummary};
-use dealgym::scenario::Family;
-
-fn scenario_files() -> Vec<PathBuf> {
-    Family::ALL
-        .iter()
-        .map(|f| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("scenarios")
-                .join(format!("{}.jsonl", f.name()))
-        })
-        .collect()
-}
-
-fn out_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dealgym-replicas-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join("episodes.jsonl")
-}
 
 async fn mocks(n: usize, config: MockConfig) -> Vec<MockServer> {
     let mut out = Vec::new();
@@ -87,7 +72,7 @@ fn pool_player(mocks: &[MockServer], routing: Routing) -> PlayerConfig {
 }
 
 fn options(player: PlayerConfig, out: PathBuf, limit: usize, group_size: u32) -> RunOptions {
-    let mut o = RunOptions::new(scenario_files(), "pool", "rule:linear", out);
+    let mut o = RunOptions::new(all_scenario_files(), "pool", "rule:linear", out);
     o.players = BTreeMap::from([("pool".to_string(), player)]);
     o.limit = Some(limit);
     o.group_size = group_size;

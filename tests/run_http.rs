@@ -1,5 +1,9 @@
 //! Whole runs over real HTTP against the built-in mock endpoint on 127.0.0.1.
 
+mod common;
+
+use common::{all_scenario_files, out_file};
+
 use std::collections::{BTreeMap, HashSet};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -13,24 +17,6 @@ use dealgym::record::{EpisodeRecord, RecordReader};
 use dealgym::run::{run, RunOptions, RunSummary};
 use dealgym::scenario::{load_scenarios, Family, LoadOptions};
 
-fn scenario_files() -> Vec<PathBuf> {
-    Family::ALL
-        .iter()
-        .map(|f| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("scenarios")
-                .join(format!("{}.jsonl", f.name()))
-        })
-        .collect()
-}
-
-fn out_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dealgym-http-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join("episodes.jsonl")
-}
-
 async fn mock(config: MockConfig) -> MockServer {
     MockServer::start(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), config)
         .await
@@ -39,7 +25,7 @@ async fn mock(config: MockConfig) -> MockServer {
 
 fn options(mock: &MockServer, out: PathBuf) -> RunOptions {
     let mut o = RunOptions::new(
-        scenario_files(),
+        all_scenario_files(),
         &format!("openai:mock-model@{}", mock.base_url()),
         "rule:linear",
         out,
@@ -128,7 +114,7 @@ async fn every_family_runs_over_http_with_valid_records() {
         assert_eq!(r.timing.turn_ms.len(), r.turns.len());
         // The record rebuilds the episode exactly.
         let scenario = load_scenarios(
-            &scenario_files()[Family::ALL.iter().position(|f| *f == r.family).unwrap()],
+            &all_scenario_files()[Family::ALL.iter().position(|f| *f == r.family).unwrap()],
             LoadOptions::default(),
         )
         .unwrap()

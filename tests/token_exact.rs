@@ -3,9 +3,12 @@
 //! exactly the mock's own tokenization of the final conversation when the template is
 //! append-only, and drift is reported when it is not.
 
+mod common;
+
+use common::all_scenario_files;
+
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dealgym::agents::PlayerConfig;
@@ -18,14 +21,6 @@ use dealgym::scenario::{load_scenarios, Family, LoadOptions, Scenario};
 use dealgym::vocab::MessageRole;
 
 const IM_END: u32 = 257;
-
-fn scenario_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    Family::ALL
-        .iter()
-        .map(|f| dir.join(format!("{}.jsonl", f.name())))
-        .collect()
-}
 
 fn exact_player(mock: &MockServer, api: TokenApi) -> PlayerConfig {
     PlayerConfig {
@@ -62,7 +57,7 @@ async fn exact_run(
     let dir = std::env::temp_dir().join(format!("dealgym-exact-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let out = dir.join("episodes.jsonl");
-    let mut o = RunOptions::new(scenario_files(), "smol", "smol", out.clone());
+    let mut o = RunOptions::new(all_scenario_files(), "smol", "smol", out.clone());
     o.players = BTreeMap::from([("smol".to_string(), exact_player(&mock, api))]);
     o.limit = Some(2);
     o.group_size = 2;
@@ -79,7 +74,7 @@ async fn exact_run(
 }
 
 fn scenario(r: &EpisodeRecord) -> Arc<Scenario> {
-    let file = &scenario_files()[Family::ALL.iter().position(|f| *f == r.family).unwrap()];
+    let file = &all_scenario_files()[Family::ALL.iter().position(|f| *f == r.family).unwrap()];
     let all = load_scenarios(file, LoadOptions::default())
         .unwrap()
         .scenarios;

@@ -1,4 +1,4 @@
-//! Helpers the server tests share: scenario files cut short, the server's log read back, and a
+//! Helpers the integration tests share: temporary files, scenario files (whole or cut short), the server's log read back, and a
 //! WebSocket client speaking JSON. (Each test binary uses part of it.)
 #![allow(dead_code)]
 
@@ -15,10 +15,27 @@ pub const FAMILIES: [&str; 5] = ["ahp", "craigslist", "casino", "dnd", "job_inte
 
 /// A fresh temporary directory for one test.
 pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dealgym-serve-{}-{name}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("dealgym-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// `episodes.jsonl` in a fresh temporary directory for one test.
+pub fn out_file(name: &str) -> PathBuf {
+    temp_dir(name).join("episodes.jsonl")
+}
+
+/// Every family's whole scenario file, as the importer wrote it.
+pub fn all_scenario_files() -> Vec<PathBuf> {
+    FAMILIES
+        .iter()
+        .map(|family| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scenarios")
+                .join(format!("{family}.jsonl"))
+        })
+        .collect()
 }
 
 /// The first `n` scenarios of every family, one file per family (fast to load in debug).
