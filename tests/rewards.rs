@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use dealgym::export::{ExportOptions, Format};
 use dealgym::game::{FirstMover, Message, OutcomeKind, Prompts, Seat};
-use dealgym::mock::{conversation_reward, MockConfig, MockServer};
+use dealgym::mock::{conversation_reward, verdict, MockConfig, MockServer};
 use dealgym::record::{EpisodeRecord, RecordReader, RewardIssueCounts};
 use dealgym::replay::{rescore, verify, VerifyOptions};
+use dealgym::reward::judge::{builtin_rubric, judge_input, parse_verdict, Rubric};
 use dealgym::reward::reward_model::{request_body, RewardModelApi};
 use dealgym::reward::{total, Component, RewardConfig};
 use dealgym::run::{run, FileConfig, RunOptions};
@@ -190,7 +191,16 @@ async fn judge_reward_model_and_rules_land_in_the_record_and_the_caches_save_cal
                     "terminal"
                 ]
             );
-            assert!((0.0..=1.0).contains(&parts["judge"]));
+            // The judge's number is the mock's verdict on the rubric rendered for this seat
+            // (its own brief, the transcript, the label sets).
+            let judge = config.judge.as_ref().expect("a judge");
+            let rubric = Rubric::new(builtin_rubric(&judge.rubric).unwrap().to_string()).unwrap();
+            let brief = &r.seats[seat].system_prompt;
+            let input = judge_input(&sc, &r.setup, &r.turns, seat, brief, &judge.labels);
+            let prompt = rubric.render(&input).unwrap();
+            let verdict = parse_verdict(&verdict(&prompt), &input.judged_turns, &judge.labels)
+                .expect("the mock's verdict is readable");
+            assert_eq!(parts["judge"], verdict.score, "{seat:?}");
             // The reward model's number is the mock's for this seat's conversation.
             let want = mock_reward_for_messages(&view(r, &sc, seat));
             assert_eq!(parts["reward_model"], want, "{seat:?}");
