@@ -146,6 +146,9 @@ pub enum LlmError {
     BadResponse { url: String, message: String },
     #[error("the API key variable {var} is not set")]
     MissingKey { var: String },
+    /// Settings no call can be made with (a timeout or backoff that is not a duration).
+    #[error("{url}: {message}")]
+    Settings { url: String, message: String },
     #[error("{last} (gave up after {tries} tries)")]
     GaveUp { tries: u32, last: Box<LlmError> },
     /// Every replica of a pool is out of rotation (failed health checks or kept erroring).
@@ -165,7 +168,9 @@ impl LlmError {
             | LlmError::BadResponse { .. }
             | LlmError::NoReplica { .. } => true,
             LlmError::Status { status, .. } => *status == 429 || *status >= 500,
-            LlmError::MissingKey { .. } | LlmError::GaveUp { .. } => false,
+            LlmError::MissingKey { .. } | LlmError::Settings { .. } | LlmError::GaveUp { .. } => {
+                false
+            }
         }
     }
 }
@@ -192,6 +197,22 @@ impl std::fmt::Debug for LlmClient {
 impl LlmClient {
     /// Build a client; reads the API key from the environment variable named in the settings.
     pub fn new(http: reqwest::Client, settings: EndpointSettings) -> Result<Self, LlmError> {
+        // Checked here, where every client is built (players, replicas, judge, reward model):
+        // a negative or non-finite duration would panic at the first call or retry.
+        let duration = |key: &str, v: f64, zero_ok: bool| {
+            let ok = v.is_finite() && (v > 0.0 || (zero_ok && v == 0.0));
+            let bound = if zero_ok { "0 or more" } else { "above 0" };
+            (!ok).then(|| format!("{key} must be {bound} seconds (it is {v})"))
+        };
+        if let Some(message) = duration("timeout_s", settings.timeout_s, false)
+            .or_else(|| duration("backoff_s", settings.backoff_s, true))
+            .or_else(|| duration("backoff_max_s", settings.backoff_max_s, true))
+        {
+            return Err(LlmError::Settings {
+                url: settings.base_url.clone(),
+                message,
+            });
+        }
         let api_key = match &settings.api_key_env {
             Some(var) => {
                 Some(std::env::var(var).map_err(|_| LlmError::MissingKey { var: var.clone() })?)
@@ -459,4 +480,31 @@ pub fn http_client(max_idle_per_host: usize) -> Result<reqwest::Client, LlmError
             url: String::new(),
             message: e.to_string(),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_is_refused_a_timeout_or_backoff_that_is_no_duration() {
+        let http = reqwest::Client::new();
+        let settings = |timeout_s: f64, backoff_s: f64| EndpointSettings {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            timeout_s,
+            backoff_s,
+            ..EndpointSettings::default()
+        };
+        assert!(LlmClient::new(http.clone(), settings(5.0, 0.0)).is_ok());
+        for (t, b, key) in [
+            (0.0, 0.5, "timeout_s"),
+            (f64::NAN, 0.5, "timeout_s"),
+            (5.0, -1.0, "backoff_s"),
+        ] {
+            let e = LlmClient::new(http.clone(), settings(t, b)).expect_err("refused");
+            assert!(matches!(e, LlmError::Settings { .. }), "{e}");
+            assert!(e.to_string().contains(key), "{e}");
+            assert!(!e.is_transient());
+        }
+    }
 }

@@ -474,6 +474,7 @@ pub fn error_kind(error: &LlmError) -> &'static str {
         LlmError::Status { .. } => "http_4xx",
         LlmError::BadResponse { .. } => "bad_response",
         LlmError::MissingKey { .. } => "missing_key",
+        LlmError::Settings { .. } => "settings",
         LlmError::GaveUp { last, .. } => error_kind(last),
         LlmError::NoReplica { .. } => "no_replica",
     }

@@ -460,15 +460,7 @@ impl RewardConfig {
             if rm.url.trim().is_empty() {
                 return Err("[rewards.reward_model] needs a url".into());
             }
-            if !(rm.timeout_s.is_finite() && rm.timeout_s > 0.0) {
-                return Err("[rewards.reward_model] timeout_s must be above 0".into());
-            }
-            if !(rm.backoff_s.is_finite() && rm.backoff_s >= 0.0) {
-                return Err(format!(
-                    "[rewards.reward_model] backoff_s must be 0 or more (backoff_s = {})",
-                    rm.backoff_s
-                ));
-            }
+            check_call_timing("[rewards.reward_model]", rm.timeout_s, rm.backoff_s)?;
         }
         Ok(())
     }
@@ -493,6 +485,20 @@ impl RewardConfig {
     }
 }
 
+/// A call's timeout must be above 0 and its backoff 0 or more (both finite), named by `table`
+/// at load time; `LlmClient::new` refuses the same for every client it builds.
+fn check_call_timing(table: &str, timeout_s: f64, backoff_s: f64) -> Result<(), String> {
+    if !(timeout_s.is_finite() && timeout_s > 0.0) {
+        return Err(format!("{table} timeout_s must be above 0"));
+    }
+    if !(backoff_s.is_finite() && backoff_s >= 0.0) {
+        return Err(format!(
+            "{table} backoff_s must be 0 or more (backoff_s = {backoff_s})"
+        ));
+    }
+    Ok(())
+}
+
 fn judge_checks(judge: &JudgeConfig) -> Result<(), String> {
     if judge.endpoint.trim().is_empty() || judge.model.trim().is_empty() {
         return Err("[rewards.judge] needs an endpoint and a model".into());
@@ -500,15 +506,7 @@ fn judge_checks(judge: &JudgeConfig) -> Result<(), String> {
     if judge.rubric.trim().is_empty() {
         return Err("[rewards.judge] rubric is empty: name a built-in rubric or a .j2 file".into());
     }
-    if !(judge.timeout_s.is_finite() && judge.timeout_s > 0.0) {
-        return Err("[rewards.judge] timeout_s must be above 0".into());
-    }
-    if !(judge.backoff_s.is_finite() && judge.backoff_s >= 0.0) {
-        return Err(format!(
-            "[rewards.judge] backoff_s must be 0 or more (backoff_s = {})",
-            judge.backoff_s
-        ));
-    }
+    check_call_timing("[rewards.judge]", judge.timeout_s, judge.backoff_s)?;
     for (set, labels) in &judge.labels {
         if !super::judge::is_label_word(set) {
             return Err(format!(
