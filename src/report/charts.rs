@@ -36,10 +36,17 @@ const SERIES: [RGBColor; 6] = [
     RGBColor(74, 85, 104),
 ];
 
-fn error(title: &str) -> impl Fn(String) -> ChartError + '_ {
-    move |message| ChartError {
-        title: title.to_string(),
-        message,
+/// A plotters result with its failure named by the chart's title.
+trait Titled<T> {
+    fn titled(self, title: &str) -> Result<T, ChartError>;
+}
+
+impl<T, E: std::fmt::Display> Titled<T> for Result<T, E> {
+    fn titled(self, title: &str) -> Result<T, ChartError> {
+        self.map_err(|e| ChartError {
+            title: title.to_string(),
+            message: e.to_string(),
+        })
     }
 }
 
@@ -81,14 +88,14 @@ pub fn interval_chart(
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| error(title)(e.to_string()))?;
+        root.fill(&WHITE).titled(title)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(title, (FONT, 17))
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(label_room(names.iter().map(|n| n.chars().count())))
             .build_cartesian_2d((low - pad)..(high + pad), -0.5..(n as f64 - 0.5))
-            .map_err(|e| error(title)(e.to_string()))?;
+            .titled(title)?;
         chart
             .configure_mesh()
             .disable_y_mesh()
@@ -98,7 +105,7 @@ pub fn interval_chart(
             .x_desc(x_desc)
             .label_style((FONT, 13))
             .draw()
-            .map_err(|e| error(title)(e.to_string()))?;
+            .titled(title)?;
         chart
             .draw_series(rows.iter().enumerate().map(|(i, (_, e))| {
                 ErrorBar::new_horizontal(
@@ -110,15 +117,15 @@ pub fn interval_chart(
                     10,
                 )
             }))
-            .map_err(|e| error(title)(e.to_string()))?;
+            .titled(title)?;
         chart
             .draw_series(
                 rows.iter()
                     .enumerate()
                     .map(|(i, (_, e))| Circle::new((e.value, row_y(i, n)), 4, BAR.filled())),
             )
-            .map_err(|e| error(title)(e.to_string()))?;
-        root.present().map_err(|e| error(title)(e.to_string()))?;
+            .titled(title)?;
+        root.present().titled(title)?;
     }
     Ok(svg)
 }
@@ -133,14 +140,14 @@ pub fn histogram_chart(title: &str, x_desc: &str, bins: &[Bin]) -> Result<String
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, 360)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| error(title)(e.to_string()))?;
+        root.fill(&WHITE).titled(title)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(title, (FONT, 17))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(60)
             .build_cartesian_2d(low..high, 0.0..top)
-            .map_err(|e| error(title)(e.to_string()))?;
+            .titled(title)?;
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -156,15 +163,15 @@ pub fn histogram_chart(title: &str, x_desc: &str, bins: &[Bin]) -> Result<String
             .y_desc("episodes")
             .label_style((FONT, 13))
             .draw()
-            .map_err(|e| error(title)(e.to_string()))?;
+            .titled(title)?;
         chart
             .draw_series(
                 bins.iter().filter(|b| b.count > 0).map(|b| {
                     Rectangle::new([(b.low, 0.0), (b.high, b.count as f64)], BAR.filled())
                 }),
             )
-            .map_err(|e| error(title)(e.to_string()))?;
-        root.present().map_err(|e| error(title)(e.to_string()))?;
+            .titled(title)?;
+        root.present().titled(title)?;
     }
     Ok(svg)
 }
@@ -183,7 +190,7 @@ pub fn stacked_chart(
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| error(title)(e.to_string()))?;
+        root.fill(&WHITE).titled(title)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(title, (FONT, 17))
             .margin(10)
@@ -191,7 +198,7 @@ pub fn stacked_chart(
             .y_label_area_size(label_room(names.iter().map(|n| n.chars().count())))
             // Bars end at 100; the legend sits in the room to their right.
             .build_cartesian_2d(0.0..LEGEND_ROOM, -0.5..(n as f64 - 0.5))
-            .map_err(|e| error(title)(e.to_string()))?;
+            .titled(title)?;
         chart
             .configure_mesh()
             .disable_y_mesh()
@@ -208,7 +215,7 @@ pub fn stacked_chart(
             .x_desc(x_desc)
             .label_style((FONT, 13))
             .draw()
-            .map_err(|e| error(title)(e.to_string()))?;
+            .titled(title)?;
         for (k, name) in series.iter().enumerate() {
             let color = SERIES[k % SERIES.len()];
             let bars = rows.iter().enumerate().map(|(i, (_, shares))| {
@@ -219,7 +226,7 @@ pub fn stacked_chart(
             });
             chart
                 .draw_series(bars)
-                .map_err(|e| error(title)(e.to_string()))?
+                .titled(title)?
                 .label(*name)
                 .legend(move |(x, y)| {
                     Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
@@ -232,8 +239,8 @@ pub fn stacked_chart(
             .border_style(BLACK)
             .label_font((FONT, 12))
             .draw()
-            .map_err(|e| error(title)(e.to_string()))?;
-        root.present().map_err(|e| error(title)(e.to_string()))?;
+            .titled(title)?;
+        root.present().titled(title)?;
     }
     Ok(svg)
 }
