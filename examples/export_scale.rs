@@ -8,6 +8,9 @@
 //! (defaults: 1000000 trl-rollout 8). The file goes to the system's temp directory and is
 //! removed afterwards.
 
+mod common;
+
+use common::{reset_peak, status_kib};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,17 +33,6 @@ impl Write for Count {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-fn status_kib(key: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(key))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// One played CaSiNo episode with made-up exact ids: a 64-id first prompt, 16-id suffixes and
@@ -156,12 +148,12 @@ fn main() -> anyhow::Result<()> {
         bytes as f64 / 1e9,
         bytes / episodes.max(1),
         started.elapsed().as_secs_f64(),
-        status_kib("VmHWM:")
+        status_kib("VmHWM")
     );
 
     // Reset the peak so VmHWM below is the export's own (Linux: clear_refs 5).
-    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
-    let before = status_kib("VmRSS:");
+    let reset = reset_peak();
+    let before = status_kib("VmRSS");
     let started = Instant::now();
     let mut options = ExportOptions::new(vec![file.clone()], format);
     options.scenario_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios");
@@ -185,7 +177,7 @@ fn main() -> anyhow::Result<()> {
         } else {
             ", whole process"
         },
-        status_kib("VmHWM:")
+        status_kib("VmHWM")
     );
     Ok(())
 }

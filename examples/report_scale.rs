@@ -11,6 +11,9 @@
 //! `cargo run --release --example report_scale -- [EPISODES] [--eval]` (default 200000). Files
 //! go to the system's temp directory and are removed afterwards.
 
+mod common;
+
+use common::{reset_peak, status_kib};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -22,17 +25,6 @@ use dealgym::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
 use dealgym::report::{report, ReportOptions, DEFAULT_TAUS, DEFAULT_TRANSCRIPTS};
 use dealgym::reward::RewardConfig;
 use dealgym::scenario::{load_scenarios, Family, LoadOptions};
-
-fn status_kib(key: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(key))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
-}
 
 /// One rule-vs-rule episode per family, as records.
 fn templates() -> anyhow::Result<Vec<EpisodeRecord>> {
@@ -137,8 +129,8 @@ fn measure(templates: &[EpisodeRecord], episodes: u64, eval: bool) -> anyhow::Re
         started.elapsed().as_secs_f64()
     );
     // Reset the peak so VmHWM below is the report's own (Linux: clear_refs 5).
-    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
-    let before = status_kib("VmRSS:");
+    let reset = reset_peak();
+    let before = status_kib("VmRSS");
     let started = Instant::now();
     let summary = report(&ReportOptions {
         files: vec![file.clone()],
@@ -149,7 +141,7 @@ fn measure(templates: &[EpisodeRecord], episodes: u64, eval: bool) -> anyhow::Re
         quiet: true,
     });
     let elapsed = started.elapsed().as_secs_f64();
-    let peak = status_kib("VmHWM:");
+    let peak = status_kib("VmHWM");
     let _ = std::fs::remove_dir_all(&dir);
     let summary = summary?;
     println!(

@@ -20,6 +20,9 @@
 //! `--current-thread` runs each cell on a current-thread tokio runtime instead of the
 //! multi-thread one `dealgym run` uses.
 
+mod common;
+
+use common::status_kib;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -68,22 +71,6 @@ fn cpu_us() -> u64 {
     };
     let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
     us(usage.ru_utime) + us(usage.ru_stime)
-}
-
-/// A field of /proc/self/status, in kB (VmRSS, VmHWM).
-fn status_kb(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix(field)?
-                .trim_start_matches(':')
-                .split_whitespace()
-                .next()?
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0)
 }
 
 fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
@@ -145,7 +132,7 @@ fn cell_child(args: &[String]) {
     options.progress = false;
     // Warm the allocator with what every run loads anyway, so the baseline holds it.
     let _ = dealgym::run::load_all(&options.scenarios, options.limit).unwrap();
-    let (rss_before, cpu_before) = (status_kb("VmRSS"), cpu_us());
+    let (rss_before, cpu_before) = (status_kib("VmRSS"), cpu_us());
     let started = Instant::now();
     let summary = runtime
         .block_on(dealgym::run::run(&options, std::future::pending()))
@@ -157,7 +144,7 @@ fn cell_child(args: &[String]) {
             "cpu_us": cpu,
             "wall_s": wall,
             "rss_before_kb": rss_before,
-            "hwm_kb": status_kb("VmHWM"),
+            "hwm_kb": status_kib("VmHWM"),
             "calls": summary.stats.calls(),
             "written": summary.written,
             "errors": summary.stats.count(dealgym::game::OutcomeKind::Error),
