@@ -279,7 +279,7 @@ impl LlmClient {
         // The answer is read inside the retry loop: a 200 whose body is not a chat completion
         // is a transient failure like a 500, retried, not the end of the episode.
         let (mut reply, retries) = self
-            .post_json_reading(&self.url, &request, |bytes| parse_chat(&self.url, bytes))
+            .post_json(&self.url, &request, |bytes| parse_chat(&self.url, bytes))
             .await?;
         reply.retries = retries;
         Ok(reply)
@@ -294,20 +294,11 @@ impl LlmClient {
         }
     }
 
-    /// POST a JSON body to `url` (an endpoint of this server), retrying transient failures;
-    /// returns the body of the successful answer and how many retries it took.
-    pub(crate) async fn post_json(
-        &self,
-        url: &str,
-        request: &impl Serialize,
-    ) -> Result<(Vec<u8>, u32), LlmError> {
-        self.post_json_reading(url, request, |bytes| Ok(bytes.to_vec()))
-            .await
-    }
-
-    /// As [`LlmClient::post_json`], with the successful answer's body read by `read` inside
-    /// the retry loop, so a body `read` cannot use counts as a failed try.
-    async fn post_json_reading<T>(
+    /// POST a JSON body to `url` (an endpoint of this server), retrying transient failures,
+    /// and read the successful answer's body with `read` inside the retry loop, so a 200 whose
+    /// body `read` cannot use is a failed try like a 500; returns what `read` made of it and
+    /// how many retries it took.
+    pub(crate) async fn post_json<T>(
         &self,
         url: &str,
         request: &impl Serialize,

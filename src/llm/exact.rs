@@ -89,8 +89,10 @@ impl LlmClient {
                     "add_special_tokens": false,
                 });
                 self.with_template_kwargs(&mut body);
-                let (bytes, _) = self.post_json(&url, &body).await?;
-                read::<TokenizeAnswer>(&url, &bytes).map(|t| t.tokens)
+                let (answer, _) = self
+                    .post_json(&url, &body, |b| read::<TokenizeAnswer>(&url, b))
+                    .await?;
+                Ok(answer.tokens)
             }
             TokenApi::LlamaCpp => {
                 let url = format!("{root}/apply-template");
@@ -99,9 +101,10 @@ impl LlmClient {
                     "add_generation_prompt": !continuation,
                 });
                 self.with_template_kwargs(&mut body);
-                let (bytes, _) = self.post_json(&url, &body).await?;
-                let prompt = read::<TemplateAnswer>(&url, &bytes)?.prompt;
-                self.tokenize_text(&prompt).await
+                let (answer, _) = self
+                    .post_json(&url, &body, |b| read::<TemplateAnswer>(&url, b))
+                    .await?;
+                self.tokenize_text(&answer.prompt).await
             }
         }
     }
@@ -122,8 +125,10 @@ impl LlmClient {
             "add_special": false,
             "parse_special": true,
         });
-        let (bytes, _) = self.post_json(&url, &body).await?;
-        read::<TokenizeAnswer>(&url, &bytes).map(|t| t.tokens)
+        let (answer, _) = self
+            .post_json(&url, &body, |b| read::<TokenizeAnswer>(&url, b))
+            .await?;
+        Ok(answer.tokens)
     }
 
     /// The ids to add for a seat's next call. `sequence` is everything the seat has been sent
@@ -204,11 +209,12 @@ impl LlmClient {
                 .map(|(k, v)| (k.clone(), v.clone())),
         );
         body.extend(extra);
-        let (bytes, retries) = self.post_json(&url, &body).await?;
-        let mut sampled = match api {
-            TokenApi::Vllm => read::<CompletionsAnswer>(&url, &bytes)?.into_sampled(&url)?,
-            TokenApi::LlamaCpp => read::<LlamaAnswer>(&url, &bytes)?.into_sampled(&url)?,
-        };
+        let (mut sampled, retries) = self
+            .post_json(&url, &body, |b| match api {
+                TokenApi::Vllm => read::<CompletionsAnswer>(&url, b)?.into_sampled(&url),
+                TokenApi::LlamaCpp => read::<LlamaAnswer>(&url, b)?.into_sampled(&url),
+            })
+            .await?;
         sampled.retries = retries;
         Ok(sampled)
     }

@@ -51,12 +51,16 @@ impl RewardModelClient {
             return Ok(score);
         }
         self.calls.fetch_add(1, Ordering::Relaxed);
-        let (bytes, _retries) = self.client.post_json(&self.config.url, &body).await?;
-        let score =
-            read_score(self.config.api, &bytes).map_err(|message| LlmError::BadResponse {
-                url: self.config.url.clone(),
-                message,
-            })?;
+        let url = &self.config.url;
+        let (score, _retries) = self
+            .client
+            .post_json(url, &body, |bytes| {
+                read_score(self.config.api, bytes).map_err(|message| LlmError::BadResponse {
+                    url: url.clone(),
+                    message,
+                })
+            })
+            .await?;
         self.cache.insert(key, score);
         Ok(score)
     }
