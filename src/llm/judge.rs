@@ -3,10 +3,9 @@
 //! the rubric together), so a transcript judged once is never judged again in a run. Reading
 //! the verdict is `reward::judge`'s.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use super::client::{EndpointSettings, LlmClient, LlmError, SeedPolicy};
 use crate::cache::BoundedCache;
+use crate::digest::{digest_bytes, Digest};
 use crate::reward::JudgeConfig;
 use crate::vocab::{Message, MessageRole};
 
@@ -14,8 +13,9 @@ use crate::vocab::{Message, MessageRole};
 #[derive(Debug)]
 pub struct JudgeClient {
     client: LlmClient,
-    cache: BoundedCache<String, String>,
-    calls: AtomicU64,
+    /// Keyed by the digest of what is sent, not by the text itself: a cache of whole
+    /// transcripts would hold thousands of conversations.
+    cache: BoundedCache<Digest, String>,
 }
 
 impl JudgeClient {
@@ -37,25 +37,19 @@ impl JudgeClient {
         Ok(JudgeClient {
             client: LlmClient::new(http, settings)?,
             cache: BoundedCache::new(config.cache),
-            calls: AtomicU64::new(0),
         })
     }
 
     /// The judge's reply to `prompt` (sent as one user message), from the cache when this
     /// prompt was judged before. Failures are not cached.
     pub async fn reply(&self, prompt: &str) -> Result<String, LlmError> {
-        if let Some(reply) = self.cache.get(&prompt.to_string()) {
+        let key = digest_bytes(prompt.as_bytes());
+        if let Some(reply) = self.cache.get(&key) {
             return Ok(reply);
         }
-        self.calls.fetch_add(1, Ordering::Relaxed);
         let messages = [Message::new(MessageRole::User, prompt)];
         let reply = self.client.complete(&messages, 0).await?;
-        self.cache.insert(prompt.to_string(), reply.text.clone());
+        self.cache.insert(key, reply.text.clone());
         Ok(reply.text)
-    }
-
-    /// Calls made to the endpoint (cache misses).
-    pub fn calls(&self) -> u64 {
-        self.calls.load(Ordering::Relaxed)
     }
 }

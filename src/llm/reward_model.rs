@@ -2,10 +2,9 @@
 //! URL, retried like any call ([`LlmClient::post_json`]: timeouts, 429 and 5xx with backoff)
 //! and cached by the request body. The answer is read by `reward::reward_model::read_score`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use super::client::{EndpointSettings, LlmClient, LlmError};
 use crate::cache::BoundedCache;
+use crate::digest::{digest_bytes, Digest};
 use crate::reward::reward_model::{read_score, request_body};
 use crate::reward::RewardModelConfig;
 use crate::vocab::Message;
@@ -15,8 +14,9 @@ use crate::vocab::Message;
 pub struct RewardModelClient {
     client: LlmClient,
     config: RewardModelConfig,
-    cache: BoundedCache<String, f64>,
-    calls: AtomicU64,
+    /// Keyed by the digest of what is sent, not by the text itself: a cache of whole
+    /// transcripts would hold thousands of conversations.
+    cache: BoundedCache<Digest, f64>,
 }
 
 impl RewardModelClient {
@@ -38,7 +38,6 @@ impl RewardModelClient {
             client: LlmClient::new(http, settings)?,
             config: config.clone(),
             cache: BoundedCache::new(config.cache),
-            calls: AtomicU64::new(0),
         })
     }
 
@@ -46,11 +45,10 @@ impl RewardModelClient {
     /// like a failed call (never a 0).
     pub async fn score(&self, messages: &[Message]) -> Result<f64, LlmError> {
         let body = request_body(self.config.api, self.config.model.as_deref(), messages);
-        let key = body.to_string();
+        let key = digest_bytes(body.to_string().as_bytes());
         if let Some(score) = self.cache.get(&key) {
             return Ok(score);
         }
-        self.calls.fetch_add(1, Ordering::Relaxed);
         let url = &self.config.url;
         let (score, _retries) = self
             .client
@@ -63,10 +61,5 @@ impl RewardModelClient {
             .await?;
         self.cache.insert(key, score);
         Ok(score)
-    }
-
-    /// Calls made to the endpoint (cache misses).
-    pub fn calls(&self) -> u64 {
-        self.calls.load(Ordering::Relaxed)
     }
 }

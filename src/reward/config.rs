@@ -163,7 +163,8 @@ pub struct JudgeConfig {
     pub timeout_s: f64,
     pub retries: u32,
     pub backoff_s: f64,
-    /// Verdicts kept in memory, keyed by the rendered rubric (the judged text and the rubric).
+    /// Verdicts kept in memory, keyed by the digest of the rendered rubric (the judged text
+    /// and the rubric).
     pub cache: usize,
 }
 
@@ -197,7 +198,7 @@ pub struct RewardModelConfig {
     pub timeout_s: f64,
     pub retries: u32,
     pub backoff_s: f64,
-    /// Scores kept in memory, keyed by the request body.
+    /// Scores kept in memory, keyed by the digest of the request body.
     pub cache: usize,
 }
 

@@ -75,14 +75,6 @@ impl Rewarding {
         }))
     }
 
-    /// Calls made to the judge and the reward model so far (cache misses).
-    pub fn calls(&self) -> (u64, u64) {
-        (
-            self.judge.as_ref().map_or(0, |(j, _)| j.calls()),
-            self.reward_model.as_ref().map_or(0, |rm| rm.calls()),
-        )
-    }
-
     /// Add the judge's and the reward model's components to `record` (an ended episode of
     /// `scenario`; `views` are each seat's messages as it saw them).
     pub async fn apply(

@@ -574,8 +574,8 @@ fn indicator(b: bool) -> f64 {
 }
 
 /// The q-th quantile of sorted values, interpolating linearly between order statistics
-/// (h = (len − 1)·q).
-fn percentile(sorted: &[f64], q: f64) -> f64 {
+/// (h = (len − 1)·q), numpy's default. `sorted` must not be empty.
+pub(super) fn percentile(sorted: &[f64], q: f64) -> f64 {
     let h = (sorted.len() - 1) as f64 * q;
     let (below, above) = (h.floor() as usize, h.ceil() as usize);
     sorted[below] + (h - below as f64) * (sorted[above] - sorted[below])

@@ -158,8 +158,8 @@ impl Comparisons {
                 Rating {
                     player: name.to_string(),
                     rating: point[i],
-                    low: point[i].and(percentile(&d, tail)),
-                    high: point[i].and(percentile(&d, 1.0 - tail)),
+                    low: point[i].and(quantile(&d, tail)),
+                    high: point[i].and(quantile(&d, 1.0 - tail)),
                     comparisons: full.played[i],
                     wins: full.won[i],
                 }
@@ -285,14 +285,9 @@ fn centred(t: &Tally, strengths: &[f64]) -> Vec<Option<f64>> {
     raw.into_iter().map(|r| r.map(|r| r - mean)).collect()
 }
 
-/// The `q` quantile of sorted values, interpolating linearly between order statistics (numpy's
-/// default); `None` for no values.
-fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
-    let last = sorted.len().checked_sub(1)?;
-    let at = q * last as f64;
-    let (below, above) = (at.floor() as usize, at.ceil() as usize);
-    let weight = at - below as f64;
-    Some(sorted[below] + (sorted[above] - sorted[below]) * weight)
+/// The `q` quantile of sorted draws ([`super::aggregate::percentile`]); `None` for no draws.
+fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    (!sorted.is_empty()).then(|| super::aggregate::percentile(sorted, q))
 }
 
 #[cfg(test)]
