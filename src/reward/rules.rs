@@ -2,6 +2,7 @@
 //! score, for guardrails such as "never state your budget". A turn gets the score of every rule
 //! whose target matches; a seat's `rules` component is the sum over its turns.
 
+use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
@@ -23,16 +24,21 @@ pub(crate) fn compile(pattern: &str) -> Result<Arc<Regex>, String> {
 }
 
 /// The text of `turn` a rule with `target` reads; `None` where the turn has no such part.
-fn target_text(turn: &Turn, target: RuleTarget, space: TermSpace<'_>) -> Option<String> {
+/// Borrowed where the turn holds it; only the action is rendered.
+fn target_text<'t>(
+    turn: &'t Turn,
+    target: RuleTarget,
+    space: TermSpace<'_>,
+) -> Option<Cow<'t, str>> {
     match target {
-        RuleTarget::Talk => turn.parsed.talk.clone(),
-        RuleTarget::Thought => turn.parsed.thought.clone(),
+        RuleTarget::Talk => turn.parsed.talk.as_deref().map(Cow::Borrowed),
+        RuleTarget::Thought => turn.parsed.thought.as_deref().map(Cow::Borrowed),
         RuleTarget::Action => turn
             .parsed
             .action
             .as_ref()
-            .map(|a| render_action(a, space, true)),
-        RuleTarget::Raw => Some(turn.raw.clone()),
+            .map(|a| Cow::Owned(render_action(a, space, true))),
+        RuleTarget::Raw => Some(Cow::Borrowed(turn.raw.as_str())),
     }
 }
 
