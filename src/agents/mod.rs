@@ -422,10 +422,7 @@ impl Player {
                     Some(pool) => {
                         let key = ctx.route.map(|episode| SeatKey {
                             episode,
-                            seat: match ctx.seat {
-                                Seat::Learner => 0,
-                                Seat::Opponent => 1,
-                            },
+                            seat: ctx.seat,
                         });
                         let routed = pool
                             .call(key, |replica| {

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
 use super::client::{LlmClient, LlmError};
+use crate::vocab::Seat;
 
 /// How a pool chooses a replica for a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -52,7 +53,7 @@ impl Routing {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SeatKey {
     pub episode: u64,
-    pub seat: u8,
+    pub seat: Seat,
 }
 
 /// The token counts of one successful call, for the replica's statistics.
@@ -425,7 +426,7 @@ impl ReplicaPool {
     /// does not grow with the run.
     pub fn release(&self, episode: u64) {
         let mut state = self.inner.lock();
-        for seat in 0..=1 {
+        for seat in Seat::BOTH {
             if let Some(i) = state.bindings.remove(&SeatKey { episode, seat }) {
                 state.loads[i].seats = state.loads[i].seats.saturating_sub(1);
             }
@@ -616,12 +617,12 @@ mod tests {
     async fn a_seat_keeps_its_replica_until_released() {
         let pool = pool(3, Routing::Sticky);
         let seat = |episode, seat| Some(SeatKey { episode, seat });
-        let first = served_by(&pool, seat(1, 0)).await;
+        let first = served_by(&pool, seat(1, Seat::Learner)).await;
         for _ in 0..10 {
-            assert_eq!(served_by(&pool, seat(1, 0)).await, first);
+            assert_eq!(served_by(&pool, seat(1, Seat::Learner)).await, first);
         }
         // Other seats go elsewhere first: the bound replica has a seat more.
-        let other = served_by(&pool, seat(2, 0)).await;
+        let other = served_by(&pool, seat(2, Seat::Learner)).await;
         assert_ne!(other, first);
         assert_eq!(pool.bound_seats(), 2);
         pool.release(1);
@@ -655,7 +656,7 @@ mod tests {
         let pool = pool(2, Routing::Sticky);
         let key = Some(SeatKey {
             episode: 7,
-            seat: 1,
+            seat: Seat::Opponent,
         });
         let first = served_by(&pool, key).await as usize;
         let down = || LlmError::Status {
