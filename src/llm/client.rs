@@ -141,6 +141,9 @@ pub enum LlmError {
         url: String,
         status: u16,
         body: String,
+        /// The server's `Retry-After`, in ms (capped at `backoff_max_s`): how long to wait
+        /// before the next try instead of the backoff.
+        retry_after_ms: Option<u64>,
     },
     #[error("{url}: unreadable response: {message}")]
     BadResponse { url: String, message: String },
@@ -159,6 +162,14 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// How long the server asked to be left alone before the next try (`Retry-After`).
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            LlmError::Status { retry_after_ms, .. } => retry_after_ms.map(Duration::from_millis),
+            _ => None,
+        }
+    }
+
     /// Worth another try: connection trouble, timeouts, 429, 5xx and unreadable bodies. Other
     /// 4xx mean the request itself is wrong and are not retried.
     pub fn is_transient(&self) -> bool {
@@ -313,20 +324,26 @@ impl LlmClient {
         loop {
             tries += 1;
             let answer = self.call_once(url, &body).await;
-            match answer.and_then(|bytes| read(&bytes).map_err(|e| (e, None))) {
+            match answer.and_then(|bytes| read(&bytes)) {
                 Ok(value) => return Ok((value, tries - 1)),
-                Err((e, retry_after)) if e.is_transient() && tries <= s.retries => {
-                    tokio::time::sleep(retry_after.unwrap_or_else(|| self.backoff(tries))).await;
+                Err(e) if e.is_transient() && tries <= s.retries => {
+                    tokio::time::sleep(self.wait_before_retry(tries, &e)).await;
                 }
-                Err((e, _)) if tries > 1 => {
+                Err(e) if tries > 1 => {
                     return Err(LlmError::GaveUp {
                         tries,
                         last: Box::new(e),
                     })
                 }
-                Err((e, _)) => return Err(e),
+                Err(e) => return Err(e),
             }
         }
+    }
+
+    /// The wait before try `tries + 1` after `error`: the server's `Retry-After` where it gave
+    /// one, else the backoff. One rule for this client's loop and a replica pool's.
+    pub(crate) fn wait_before_retry(&self, tries: u32, error: &LlmError) -> Duration {
+        error.retry_after().unwrap_or_else(|| self.backoff(tries))
     }
 
     /// Exponential backoff with jitter: base · 2^(try − 1), capped, times a factor in [0.5, 1).
@@ -337,11 +354,7 @@ impl LlmClient {
         Duration::from_secs_f64(base * rand::rng().random_range(0.5..1.0))
     }
 
-    async fn call_once(
-        &self,
-        url: &str,
-        body: &[u8],
-    ) -> Result<Vec<u8>, (LlmError, Option<Duration>)> {
+    async fn call_once(&self, url: &str, body: &[u8]) -> Result<Vec<u8>, LlmError> {
         let s = &self.settings;
         let mut request = self
             .http
@@ -370,7 +383,7 @@ impl LlmClient {
                 }
             }
         };
-        let response = request.send().await.map_err(|e| (classify(e), None))?;
+        let response = request.send().await.map_err(classify)?;
         let status = response.status();
         let retry_after = response
             .headers()
@@ -378,19 +391,17 @@ impl LlmClient {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|v| v.is_finite() && *v >= 0.0)
-            .map(|v| Duration::from_secs_f64(v.min(s.backoff_max_s)));
-        let bytes = response.bytes().await.map_err(|e| (classify(e), None))?;
+            .map(|v| (v.min(s.backoff_max_s) * 1000.0).round() as u64);
+        let bytes = response.bytes().await.map_err(classify)?;
         if !status.is_success() {
             let text = String::from_utf8_lossy(&bytes);
             let body: String = text.chars().take(300).collect();
-            return Err((
-                LlmError::Status {
-                    url: url.to_string(),
-                    status: status.as_u16(),
-                    body,
-                },
-                retry_after,
-            ));
+            return Err(LlmError::Status {
+                url: url.to_string(),
+                status: status.as_u16(),
+                body,
+                retry_after_ms: retry_after,
+            });
         }
         Ok(bytes.to_vec())
     }

@@ -333,7 +333,7 @@ impl ReplicaPool {
                 }
             };
             if error.is_transient() && tries <= inner.retries {
-                tokio::time::sleep(inner.replicas[0].backoff(tries)).await;
+                tokio::time::sleep(inner.replicas[0].wait_before_retry(tries, &error)).await;
                 continue;
             }
             return Err(if tries > 1 {
@@ -663,6 +663,7 @@ mod tests {
             url: "u".into(),
             status: 503,
             body: String::new(),
+            retry_after_ms: None,
         };
         for _ in 0..3 {
             let result = pool
@@ -685,6 +686,7 @@ mod tests {
             url: "u".into(),
             status,
             body: String::new(),
+            retry_after_ms: None,
         };
         assert_eq!(error_kind(&status(503)), "http_5xx");
         assert_eq!(error_kind(&status(429)), "http_429");
