@@ -379,18 +379,12 @@ impl Episode {
         });
 
         match &played {
-            Action::Submit(terms) => {
-                self.standing = Some(Offer {
-                    by: seat,
-                    terms: terms.clone(),
-                })
-            }
-            Action::Reject | Action::Talk => self.standing = None,
             Action::Accept => {
                 let deal = self.standing.take();
                 self.finish(OutcomeKind::Deal, Some(seat), deal, None);
             }
             Action::WalkAway => self.finish(OutcomeKind::WalkAway, Some(seat), None, None),
+            _ => self.standing = rules::standing_after(self.standing.take(), seat, &played),
         }
         if self.outcome.is_none() {
             if rules::is_reject_loop(&self.history, seat, self.setup.rules.reject_loop) {

@@ -16,7 +16,7 @@ pub use crate::vocab::{Drift, Message, MessageRole, PerSeat, Seat, TurnTokens};
 pub use episode::{token_sequence, visible_text, Completion, Episode, GameError, Step, Turn};
 pub use outcome::{deal_utilities, seat_values, Outcome, OutcomeKind};
 pub use prompt::{PromptError, Prompts};
-pub use rules::{Move, Offer, RegulationEvent};
+pub use rules::{standing_after, Move, Offer, RegulationEvent};
 pub use setup::{
     mix, regulation_floor, EpisodeConfig, EpisodeSeed, FirstMover, Persona, Rules, SeatSetup,
     Setup, SetupError,

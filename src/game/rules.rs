@@ -35,6 +35,20 @@ pub struct Move {
     pub action: Action,
 }
 
+/// The standing offer after `seat`'s move `action` took effect: a SUBMIT puts its terms up,
+/// REJECT and TALK take the standing offer down. ACCEPT and WALK_AWAY end the episode and leave
+/// it as it was (the deal of an ACCEPT is the offer standing before it).
+pub fn standing_after(standing: Option<Offer>, seat: Seat, action: &Action) -> Option<Offer> {
+    match action {
+        Action::Submit(terms) => Some(Offer {
+            by: seat,
+            terms: terms.clone(),
+        }),
+        Action::Reject | Action::Talk => None,
+        Action::Accept | Action::WalkAway => standing,
+    }
+}
+
 /// ACCEPT is legal only when the counterpart's immediately previous action was a SUBMIT; the
 /// deal is exactly that offer. Moves alternate, so the standing offer, if any, is that SUBMIT
 /// (REJECT and TALK clear it).
@@ -123,6 +137,26 @@ mod tests {
 
     fn mv(seat: Seat, action: Action) -> Move {
         Move { seat, action }
+    }
+
+    #[test]
+    fn a_submit_puts_an_offer_up_reject_and_talk_take_it_down() {
+        let offer = |by| Offer {
+            by,
+            terms: Terms::Price(100),
+        };
+        let up = standing_after(None, Seat::Opponent, &Action::Submit(Terms::Price(100)));
+        assert_eq!(up, Some(offer(Seat::Opponent)));
+        for action in [Action::Reject, Action::Talk] {
+            assert_eq!(standing_after(up.clone(), Seat::Learner, &action), None);
+        }
+        // A counter-offer replaces it; an ending move leaves it as it was.
+        let countered =
+            standing_after(up.clone(), Seat::Learner, &Action::Submit(Terms::Price(90)));
+        assert_eq!(countered.map(|o| o.by), Some(Seat::Learner));
+        for action in [Action::Accept, Action::WalkAway] {
+            assert_eq!(standing_after(up.clone(), Seat::Learner, &action), up);
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::game::{Offer, Setup, Turn};
+use crate::game::{standing_after, Offer, Setup, Turn};
 use crate::protocol::{Action, Terms};
 use crate::scenario::{bargained_ratio, Game, Role, Scenario};
 
@@ -237,17 +237,8 @@ pub fn turn_signals(
                 signals.insert(format!("rule:{name}"), score);
             }
         }
-        // The standing offer after this turn: a SUBMIT puts one up, any other move takes it
-        // down (an ACCEPT ends the episode).
-        match played {
-            Some(Action::Submit(terms)) => {
-                standing = Some(Offer {
-                    by: turn.seat,
-                    terms: terms.clone(),
-                })
-            }
-            Some(_) => standing = None,
-            None => {}
+        if let Some(action) = played {
+            standing = standing_after(standing, turn.seat, action);
         }
         out.push(signals);
     }
