@@ -13,7 +13,7 @@ use dealgym::merge::MergeFlags;
 use dealgym::mock::MockConfig;
 use dealgym::replay::{self, ReplayFlags};
 use dealgym::report::ReportFlags;
-use dealgym::run::{run, RunFlags, RunSummary, Stop, Stopped};
+use dealgym::run::{run, written_line, RunFlags, RunSummary, Stop};
 use dealgym::scenario::{self, import, Family, LoadOptions};
 use dealgym::serve::ServeFlags;
 
@@ -296,16 +296,15 @@ async fn eval_command(flags: EvalFlags) -> Result<()> {
         .map(|s| format!(" of {s}"))
         .unwrap_or_default();
     eprintln!(
-        "{} pairings: {} episodes written to {} ({} planned{shard}, {} already there){}",
-        summary.runs.len(),
-        summary.written,
-        out.display(),
-        summary.planned,
-        summary.skipped,
-        stopped_note(
+        "{}",
+        written_line(
+            &format!("{} pairings", summary.runs.len()),
+            summary.written,
+            out,
+            (summary.planned, summary.skipped),
+            &shard,
             summary.stopped.as_ref(),
-            summary.planned - summary.skipped - summary.written
-        ),
+        )
     );
     eprintln!("{:.1} s", summary.elapsed.as_secs_f64());
     if let Some(stopped) = summary.stopped {
@@ -340,40 +339,20 @@ fn report(summary: &RunSummary, out: &std::path::Path) {
         .map(|s| format!(" of {s}; {} in the whole plan", summary.whole_plan))
         .unwrap_or_default();
     eprintln!(
-        "{}: {} episodes written to {} ({} planned{shard}, {} already there){}",
-        summary.run_id,
-        summary.written,
-        out.display(),
-        summary.planned,
-        summary.skipped,
-        stopped_note(
+        "{}",
+        written_line(
+            &summary.run_id,
+            summary.written,
+            out,
+            (summary.planned, summary.skipped),
+            &shard,
             summary.stopped.as_ref(),
-            summary.planned - summary.skipped - summary.written
-        ),
+        )
     );
     eprintln!(
         "{:.1} s: {episodes_per_s:.1} episodes/s, {turns_per_s:.1} turns/s",
         summary.elapsed.as_secs_f64()
     );
-}
-
-/// What the summary line says of a stop: the signal, what was let finish and what was
-/// abandoned, and whether `left` episodes of the plan remain for `--resume`.
-fn stopped_note(stopped: Option<&Stopped>, left: usize) -> String {
-    let Some(s) = stopped else {
-        return String::new();
-    };
-    let next = if left == 0 {
-        "every planned episode is written".to_string()
-    } else {
-        format!("{left} left: rerun with --resume to finish")
-    };
-    format!(
-        "; interrupted by {}: {} episodes were in flight, {} abandoned; {next}",
-        s.signal.name(),
-        s.in_flight,
-        s.abandoned
-    )
 }
 
 fn scenarios(cmd: ScenariosCommand) -> Result<()> {

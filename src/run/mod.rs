@@ -383,6 +383,38 @@ pub struct Stopped {
     pub abandoned: usize,
 }
 
+/// The closing line of a run or an eval: `who` (a run id, "N pairings") wrote `written`
+/// episodes to `out`, of `planned` (in `shard`, if one), `skipped` being there already; and
+/// how a stop left it.
+pub fn written_line(
+    who: &str,
+    written: usize,
+    out: &std::path::Path,
+    (planned, skipped): (usize, usize),
+    shard: &str,
+    stopped: Option<&Stopped>,
+) -> String {
+    let mut line = format!(
+        "{who}: {written} episodes written to {} ({planned} planned{shard}, {skipped} already there)",
+        out.display()
+    );
+    if let Some(s) = stopped {
+        let left = planned - skipped - written;
+        let next = if left == 0 {
+            "every planned episode is written".to_string()
+        } else {
+            format!("{left} left: rerun with --resume to finish")
+        };
+        line.push_str(&format!(
+            "; interrupted by {}: {} episodes were in flight, {} abandoned; {next}",
+            s.signal.name(),
+            s.in_flight,
+            s.abandoned
+        ));
+    }
+    line
+}
+
 /// Play `todo` — each planned episode with the kit of its run — with at most `concurrency`
 /// episodes in flight, writing each record as it ends. A run's episodes share one kit; an
 /// eval's come from one kit per pairing, so the whole grid shares one executor, one progress
