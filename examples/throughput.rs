@@ -22,7 +22,7 @@
 
 mod common;
 
-use common::status_kib;
+use common::{scenario_files, status_kib};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -30,19 +30,6 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::json;
-
-const FAMILIES: [&str; 5] = ["ahp", "craigslist", "casino", "dnd", "job_interview"];
-
-fn scenario_files() -> Vec<PathBuf> {
-    FAMILIES
-        .iter()
-        .map(|f| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("scenarios")
-                .join(format!("{f}.jsonl"))
-        })
-        .collect()
-}
 
 /// Let the process hold as many sockets as the hard limit allows (4096 in flight needs more
 /// than the usual 1024 descriptors, in the client and in the mock).

@@ -1,4 +1,5 @@
-//! What the measuring examples share: reading this process's memory from `/proc/self/status`.
+//! What the measuring examples share: reading this process's memory from `/proc/self/status`,
+//! and the scenario files the importer wrote.
 #![allow(dead_code)]
 
 /// A field of /proc/self/status in KiB (`VmRSS`, `VmHWM`); 0 where the file or field is
@@ -22,4 +23,16 @@ pub fn status_kib(field: &str) -> u64 {
 /// since (Linux: `clear_refs` 5). Whether the kernel allowed it.
 pub fn reset_peak() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// Every family's scenario file in this checkout, in `Family::ALL` order.
+pub fn scenario_files() -> Vec<std::path::PathBuf> {
+    dealgym::scenario::Family::ALL
+        .iter()
+        .map(|f| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scenarios")
+                .join(format!("{}.jsonl", f.name()))
+        })
+        .collect()
 }
