@@ -76,11 +76,7 @@ pub fn render(messages: &[Message], template: MockTemplate, generation_prompt: b
         .rposition(|m| m.role == MessageRole::Assistant);
     let mut out = String::new();
     for (i, m) in messages.iter().enumerate() {
-        let role = match m.role {
-            MessageRole::System => "system",
-            MessageRole::User => "user",
-            MessageRole::Assistant => "assistant",
-        };
+        let role = m.role.name();
         let content = if template == MockTemplate::DropsEarlierThoughts
             && m.role == MessageRole::Assistant
             && Some(i) != last_assistant

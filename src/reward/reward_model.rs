@@ -49,7 +49,7 @@ pub fn request_body(api: RewardModelApi, model: Option<&str>, messages: &[Messag
                 .join("\n");
             let text_2 = rest
                 .iter()
-                .map(|m| format!("{}: {}", role_name(m.role), m.content))
+                .map(|m| format!("{}: {}", m.role.name(), m.content))
                 .collect::<Vec<_>>()
                 .join("\n");
             json!({ "text_1": text_1, "text_2": text_2 })
@@ -59,14 +59,6 @@ pub fn request_body(api: RewardModelApi, model: Option<&str>, messages: &[Messag
         body["model"] = json!(model);
     }
     body
-}
-
-fn role_name(role: MessageRole) -> &'static str {
-    match role {
-        MessageRole::System => "system",
-        MessageRole::User => "user",
-        MessageRole::Assistant => "assistant",
-    }
 }
 
 /// The reward in a reward model's answer, or what is wrong with the answer.

@@ -10,6 +10,17 @@ pub enum MessageRole {
     Assistant,
 }
 
+impl MessageRole {
+    /// The role as chat APIs and templates spell it (`system`, `user`, `assistant`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageRole::System => "system",
+            MessageRole::User => "user",
+            MessageRole::Assistant => "assistant",
+        }
+    }
+}
+
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
