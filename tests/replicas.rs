@@ -4,11 +4,11 @@
 
 mod common;
 
-use common::{all_scenario_files, out_file};
+use common::{all_scenario_files, out_file, read_log, run_to_end};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,8 +17,8 @@ use dealgym::agents::PlayerConfig;
 use dealgym::game::{OutcomeKind, Seat};
 use dealgym::llm::{EndpointSettings, PoolReport, Routing};
 use dealgym::mock::{MockConfig, MockServer};
-use dealgym::record::{EpisodeRecord, RecordReader};
-use dealgym::run::{build_kit, load_all, plan, play, run, RunOptions, RunSummary};
+use dealgym::record::EpisodeRecord;
+use dealgym::run::{build_kit, load_all, plan, play, RunOptions, RunSummary};
 
 async fn mocks(n: usize, config: MockConfig) -> Vec<MockServer> {
     let mut out = Vec::new();
@@ -82,19 +82,6 @@ fn options(player: PlayerConfig, out: PathBuf, limit: usize, group_size: u32) ->
     o
 }
 
-async fn go(options: &RunOptions) -> RunSummary {
-    run(options, std::future::pending())
-        .await
-        .expect("run completes")
-}
-
-fn records(path: &Path) -> Vec<EpisodeRecord> {
-    RecordReader::open(path)
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect()
-}
-
 fn learner_pool(summary: &RunSummary) -> &PoolReport {
     let seat = summary
         .replicas
@@ -154,8 +141,8 @@ async fn sticky_routing_keeps_prefix_caches_warm_where_least_loaded_does_not() {
         let out = out_file(&format!("cache-{routing:?}"));
         let mut o = options(pool_player(&servers, routing), out.clone(), 5, 1);
         o.concurrency = 24;
-        let summary = go(&o).await;
-        let records = records(&out);
+        let summary = run_to_end(&o).await;
+        let records = read_log(&out);
         assert_eq!(records.len(), summary.planned);
         assert_eq!(summary.stats.count(OutcomeKind::Error), 0);
         let pool = learner_pool(&summary);
@@ -208,7 +195,7 @@ async fn sticky_routing_keeps_prefix_caches_warm_where_least_loaded_does_not() {
 async fn new_seats_go_to_the_least_loaded_replica_so_requests_balance() {
     let servers = mocks(3, cache_mock(3)).await;
     let out = out_file("balance");
-    let summary = go(&options(pool_player(&servers, Routing::Sticky), out, 3, 2)).await;
+    let summary = run_to_end(&options(pool_player(&servers, Routing::Sticky), out, 3, 2)).await;
     let pool = learner_pool(&summary);
     let requests: Vec<u64> = pool.replicas.iter().map(|r| r.requests).collect();
     let seats: Vec<u64> = pool.replicas.iter().map(|r| r.seats).collect();
@@ -235,7 +222,7 @@ async fn the_per_replica_cap_on_requests_in_flight_holds() {
     let out = out_file("cap");
     let mut o = options(player, out, 3, 2);
     o.concurrency = 16;
-    let summary = go(&o).await;
+    let summary = run_to_end(&o).await;
     assert_eq!(summary.stats.count(OutcomeKind::Error), 0);
     let peaks: Vec<u64> = servers
         .iter()
@@ -259,7 +246,7 @@ async fn a_replica_down_mid_run_loses_nothing_and_comes_back() {
     let mut player = pool_player(&servers, Routing::Sticky);
     player.endpoint.health_interval_s = 0.02;
     let o = options(player, out.clone(), 6, 2);
-    let running = tokio::spawn(async move { go(&o).await });
+    let running = tokio::spawn(async move { run_to_end(&o).await });
     // Take replica 1 down once it has served a few calls; bring it back once the others have
     // served 20 more. Each wait gives up after 30 s, so a stuck run fails instead of hanging.
     let chaos = {
@@ -286,7 +273,7 @@ async fn a_replica_down_mid_run_loses_nothing_and_comes_back() {
     };
     let summary = running.await.unwrap();
     let requests_at_recovery = chaos.await.unwrap();
-    let records = records(&out);
+    let records = read_log(&out);
     assert_eq!(records.len(), summary.planned);
     assert_eq!(summary.written, summary.planned);
     assert_eq!(summary.stats.count(OutcomeKind::Error), 0);
@@ -316,8 +303,8 @@ async fn with_every_replica_down_episodes_end_as_backend_errors_and_none_is_lost
     let mut player = pool_player(&servers, Routing::Sticky);
     player.endpoint.retries = 2;
     let out = out_file("all-down");
-    let summary = go(&options(player, out.clone(), 1, 1)).await;
-    let records = records(&out);
+    let summary = run_to_end(&options(player, out.clone(), 1, 1)).await;
+    let records = read_log(&out);
     assert_eq!(records.len(), summary.planned);
     assert!(records.len() >= 5);
     assert!(records
@@ -368,7 +355,7 @@ async fn single_endpoint_records_carry_no_replica_fields_and_the_summary_json_ha
     let mut o = options(pool_player(&servers, Routing::Sticky), out.clone(), 1, 1);
     o.players.clear();
     o.learner = format!("openai:mock-model@{}", servers[0].base_url());
-    let summary = go(&o).await;
+    let summary = run_to_end(&o).await;
     assert!(summary.replicas.is_empty());
     assert!(summary.replica_table().is_empty());
     let text = std::fs::read_to_string(&out).unwrap();
@@ -383,7 +370,7 @@ async fn single_endpoint_records_carry_no_replica_fields_and_the_summary_json_ha
         servers[0].base_url(),
         servers[1].base_url()
     );
-    let summary = go(&o).await;
+    let summary = run_to_end(&o).await;
     assert!(summary.replica_table().contains("all (sticky routing)"));
     let json = out.with_file_name("summary.jsonl");
     summary.write_json(&json).unwrap();

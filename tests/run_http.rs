@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{all_scenario_files, out_file};
+use common::{all_scenario_files, out_file, read_log, run_to_end};
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -13,8 +13,7 @@ use dealgym::game::{OutcomeKind, Prompts, Seat};
 use dealgym::llm::{EndpointSettings, SeedPolicy};
 use dealgym::mock::{MockConfig, MockServer, ThinkMode};
 use dealgym::protocol::ErrorKind;
-use dealgym::record::{EpisodeRecord, RecordReader};
-use dealgym::run::{run, RunOptions, RunSummary};
+use dealgym::run::RunOptions;
 use dealgym::scenario::{load_scenarios, Family, LoadOptions};
 
 async fn mock(config: MockConfig) -> MockServer {
@@ -56,19 +55,6 @@ fn fast_player(mock: &MockServer, retries: u32) -> BTreeMap<String, PlayerConfig
     BTreeMap::from([("flaky".to_string(), config)])
 }
 
-async fn go(options: &RunOptions) -> RunSummary {
-    run(options, std::future::pending())
-        .await
-        .expect("run completes")
-}
-
-fn records(path: &Path) -> Vec<EpisodeRecord> {
-    RecordReader::open(path)
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
 /// Records keyed by episode id, without their `timing`.
 fn without_timing(path: &Path) -> BTreeMap<String, serde_json::Value> {
     std::fs::read_to_string(path)
@@ -93,10 +79,10 @@ async fn every_family_runs_over_http_with_valid_records() {
     let out = out_file("families");
     let mut o = options(&server, out.clone());
     o.group_size = 2;
-    let summary = go(&o).await;
+    let summary = run_to_end(&o).await;
     assert_eq!(summary.planned, 5 * 3 * 2);
     assert_eq!(summary.written, summary.planned);
-    let recs = records(&out);
+    let recs = read_log(&out);
     let ids: HashSet<_> = recs.iter().map(|r| r.episode_id.clone()).collect();
     assert_eq!(ids.len(), recs.len(), "each episode once");
     let families: HashSet<_> = recs.iter().map(|r| r.family).collect();
@@ -155,16 +141,16 @@ async fn the_same_seed_gives_the_same_records_apart_from_timing() {
     })
     .await;
     let (a, b) = (out_file("same-a"), out_file("same-b"));
-    go(&options(&server, a.clone())).await;
+    run_to_end(&options(&server, a.clone())).await;
     let mut second = options(&server, b.clone());
     second.concurrency = 3; // another interleaving
-    go(&second).await;
+    run_to_end(&second).await;
     let (ra, rb) = (without_timing(&a), without_timing(&b));
     assert_eq!(ra.len(), 15);
     assert_eq!(ra, rb);
     let mut other_seed = options(&server, out_file("same-c"));
     other_seed.seed = 43;
-    go(&other_seed).await;
+    run_to_end(&other_seed).await;
     assert_ne!(
         without_timing(&other_seed.out),
         ra,
@@ -191,8 +177,8 @@ async fn transient_faults_are_retried_and_never_become_moves() {
     o.players = fast_player(&server, 8);
     o.learner = "flaky".into();
     o.episode.format_retries = 2;
-    let summary = go(&o).await;
-    let recs = records(&out);
+    let summary = run_to_end(&o).await;
+    let recs = read_log(&out);
     assert_eq!(recs.len(), summary.planned, "no episode lost");
     let ids: HashSet<_> = recs.iter().map(|r| r.episode_id.clone()).collect();
     assert_eq!(ids.len(), recs.len(), "no episode duplicated");
@@ -255,8 +241,8 @@ async fn a_dead_endpoint_marks_episodes_error_and_the_run_goes_on() {
     o.players = fast_player(&server, 1);
     o.learner = "flaky".into();
     o.limit = Some(2);
-    let summary = go(&o).await;
-    let recs = records(&out);
+    let summary = run_to_end(&o).await;
+    let recs = read_log(&out);
     assert_eq!(recs.len(), 10);
     assert_eq!(summary.stats.count(OutcomeKind::Error), 10);
     for r in &recs {
@@ -304,7 +290,7 @@ async fn no_api_key_in_records_and_no_opponent_secret_in_learner_requests() {
     players.get_mut("flaky").unwrap().endpoint.api_key_env = Some("DEALGYM_TEST_API_KEY".into());
     o.players = players;
     o.learner = "flaky".into();
-    go(&o).await;
+    run_to_end(&o).await;
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(!text.contains(key), "the API key reached a record");
     let received = server.stats.bodies.lock().unwrap().clone();
@@ -316,7 +302,7 @@ async fn no_api_key_in_records_and_no_opponent_secret_in_learner_requests() {
         "the key was sent"
     );
     // Every line of the opponent's private block stays out of everything the learner's endpoint got.
-    let recs = records(&out);
+    let recs = read_log(&out);
     let mut checked = 0;
     for r in &recs {
         let private = private_block(&r.seats.opponent.system_prompt);
@@ -378,7 +364,7 @@ async fn a_constrained_player_sends_the_seat_grammar_and_leaves_accept_out_until
     o.players = players;
     o.learner = "flaky".into();
     o.limit = Some(1);
-    go(&o).await;
+    run_to_end(&o).await;
     let received = server.stats.bodies.lock().unwrap().clone();
     assert!(!received.is_empty());
     let mut first_moves = 0;
@@ -423,8 +409,8 @@ async fn a_completion_outside_the_sent_grammar_is_counted_as_a_violation() {
     o.players = players;
     o.learner = "flaky".into();
     o.limit = Some(2);
-    let summary = go(&o).await;
-    let recs = records(&out);
+    let summary = run_to_end(&o).await;
+    let recs = read_log(&out);
     let mut checked = 0;
     for r in &recs {
         for t in r.turns.iter().filter(|t| t.seat == Seat::Learner) {
@@ -466,9 +452,9 @@ async fn a_completion_outside_the_sent_grammar_is_counted_as_a_violation() {
     o2.players = players;
     o2.learner = "flaky".into();
     o2.limit = Some(2);
-    go(&o2).await;
+    run_to_end(&o2).await;
     let mut admitted = 0;
-    for r in records(&out2) {
+    for r in read_log(&out2) {
         for t in r.turns.iter().filter(|t| t.seat == Seat::Learner) {
             let check = t.constraint.expect("checked");
             let short = |part: &Option<String>| {
@@ -510,12 +496,12 @@ async fn token_ids_are_asked_for_and_kept_when_the_player_says_so() {
     o.players = players;
     o.learner = "flaky".into();
     o.limit = Some(1);
-    go(&o).await;
+    run_to_end(&o).await;
     let received = server.stats.bodies.lock().unwrap().clone();
     assert!(received
         .iter()
         .all(|r| r["body"]["return_token_ids"] == serde_json::json!(true)));
-    for r in records(&out) {
+    for r in read_log(&out) {
         for t in r.turns.iter().filter(|t| t.seat == Seat::Learner) {
             let call = t.call.as_ref().expect("call info");
             assert!(call["prompt_token_ids"]

@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use dealgym::record::{EpisodeRecord, RecordReader};
+use dealgym::run::{run, RunOptions, RunSummary};
 
 pub const FAMILIES: [&str; 5] = ["ahp", "craigslist", "casino", "dnd", "job_interview"];
 
@@ -55,7 +56,14 @@ pub fn scenario_files(dir: &Path, n: usize) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Every record of the server's log (none if it was never written).
+/// Play a run to its end (no stop) and return its summary.
+pub async fn run_to_end(options: &RunOptions) -> RunSummary {
+    run(options, std::future::pending())
+        .await
+        .expect("run completes")
+}
+
+/// Every record of a log (none if it was never written).
 pub fn read_log(path: &Path) -> Vec<EpisodeRecord> {
     if !path.exists() {
         return Vec::new();
