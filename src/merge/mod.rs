@@ -25,7 +25,7 @@ pub use flags::MergeFlags;
 
 use crate::digest::{digest_json, Digest};
 use crate::record::{ReadError, RecordReader, RecordWriter, WriteError};
-use crate::run::{ConfigError, RunError};
+use crate::run::{planned_ids, ConfigError, RunError};
 
 /// How many ids a report lists per kind of problem (it counts them all).
 pub const LISTED: usize = 10;
@@ -384,22 +384,6 @@ fn merge_into(options: &MergeOptions, partial: &Path) -> Result<MergeReport, Mer
     Ok(report)
 }
 
-/// The first `n` episode ids of a plan with groups of `group_size`, in plan order: the ids
-/// [`crate::run::plan`] gives its episodes.
-pub fn planned_ids(n: usize, group_size: u64) -> Vec<String> {
-    let group_size = group_size.max(1);
-    (0..n as u64)
-        .map(|i| {
-            crate::game::EpisodeSeed {
-                run: 0,
-                group: i / group_size,
-                member: i % group_size,
-            }
-            .episode_id()
-        })
-        .collect()
-}
-
 /// Where the output is written until it is complete.
 fn partial_path(out: &Path) -> PathBuf {
     let mut name = out.file_name().unwrap_or_default().to_os_string();
@@ -415,15 +399,6 @@ fn identity(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn planned_ids_follow_the_plans_order() {
-        assert_eq!(
-            planned_ids(5, 2),
-            ["g0-m0", "g0-m1", "g1-m0", "g1-m1", "g2-m0"]
-        );
-        assert_eq!(planned_ids(2, 0), ["g0-m0", "g1-m0"]);
-    }
 
     #[test]
     fn a_list_counts_everything_and_keeps_the_first() {

@@ -32,7 +32,7 @@ use crate::score::SeatCounts;
 
 pub use config::{ConfigError, FileConfig, PlanFlags, RunFlags};
 pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer, Seating};
-pub use plan::{plan, shard, without_done, PlannedEpisode, Shard};
+pub use plan::{plan, planned_ids, shard, without_done, PlannedEpisode, Shard};
 pub use rewarding::{rubric, rubric_source, Rewarding};
 pub use stop::{Stop, StopHandle, StopSignal, StopState};
 pub use summary::{FamilyStats, RunStats};

@@ -32,6 +32,22 @@ impl PlannedEpisode {
     }
 }
 
+/// The first `n` episode ids of a plan with groups of `group_size`, in plan order: the ids
+/// [`plan`] gives its episodes, without the scenarios (what `merge` checks a file against).
+pub fn planned_ids(n: usize, group_size: u64) -> Vec<String> {
+    let group_size = group_size.max(1);
+    (0..n as u64)
+        .map(|i| {
+            EpisodeSeed {
+                run: 0,
+                group: i / group_size,
+                member: i % group_size,
+            }
+            .episode_id()
+        })
+        .collect()
+}
+
 /// Every episode of a run: each scenario as one group of `group_size` members.
 pub fn plan(scenarios: &[Arc<Scenario>], seed: u64, group_size: u32) -> Vec<PlannedEpisode> {
     scenarios
@@ -180,6 +196,15 @@ mod tests {
             .take(n)
             .map(Arc::new)
             .collect()
+    }
+
+    #[test]
+    fn planned_ids_follow_the_plans_order() {
+        assert_eq!(
+            planned_ids(5, 2),
+            ["g0-m0", "g0-m1", "g1-m0", "g1-m1", "g2-m0"]
+        );
+        assert_eq!(planned_ids(2, 0), ["g0-m0", "g1-m0"]);
     }
 
     #[test]
