@@ -24,8 +24,6 @@ mod tables;
 
 use std::path::PathBuf;
 
-use indicatif::{ProgressBar, ProgressStyle};
-
 use crate::eval::EvalTables;
 use crate::game::{OutcomeKind, Seat};
 use crate::record::{EpisodeRecord, ReadError, RecordReader, RewardIssueCounts};
@@ -125,7 +123,11 @@ pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
         .filter_map(|f| std::fs::metadata(f).ok())
         .map(|m| m.len())
         .sum();
-    let bar = progress_bar(!options.quiet, total);
+    let bar = crate::run::styled_bar(
+        !options.quiet,
+        total,
+        "{elapsed_precise} [{bar:30}] {bytes}/{total_bytes} · {bytes_per_sec} · {eta} left",
+    );
     let mut collector = Collector::new(options);
     let mut done = 0;
     for (i, file) in options.files.iter().enumerate() {
@@ -143,19 +145,6 @@ pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
     }
     bar.finish_and_clear();
     write_report(options, collector)
-}
-
-fn progress_bar(show: bool, bytes: u64) -> ProgressBar {
-    if !show {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(bytes);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{elapsed_precise} [{bar:30}] {bytes}/{total_bytes} · {bytes_per_sec} · {eta} left",
-    ) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
 }
 
 /// Write every file of the report from what was gathered.

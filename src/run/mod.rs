@@ -530,15 +530,24 @@ where
     }
 }
 
-/// The progress bar of a run (or an eval) over `total` episodes; hidden unless `show`.
+/// The progress bar of a run or an eval: episodes written of `total` (hidden unless `show`,
+/// and anyway when stderr is not a terminal).
 pub fn progress_bar(show: bool, total: usize) -> ProgressBar {
+    styled_bar(
+        show,
+        total as u64,
+        "{elapsed_precise} [{bar:30}] {pos}/{len} episodes · {per_sec} · {msg}",
+    )
+}
+
+/// A progress bar to `total` drawn with `template` (indicatif's), hidden unless `show`: the one
+/// look every long command's bar shares.
+pub fn styled_bar(show: bool, total: u64, template: &str) -> ProgressBar {
     if !show {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new(total as u64);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{elapsed_precise} [{bar:30}] {pos}/{len} episodes · {per_sec} · {msg}",
-    ) {
+    let bar = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template(template) {
         bar.set_style(style.progress_chars("=> "));
     }
     bar
