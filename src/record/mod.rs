@@ -31,6 +31,10 @@ pub use writer::{scan_existing, Existing, RecordWriter, WriteError};
 /// The record format version this build writes.
 pub const RECORD_SCHEMA: u32 = 1;
 
+/// The player spec of a seat played by a person in a dataset's dialogue is this prefix and the
+/// dialogue's id (`human:<dialogue id>`); [`EpisodeRecord::played_by_person`] reads it.
+pub const HUMAN_PLAYER_PREFIX: &str = "human:";
+
 /// What went wrong with the judge and the reward model over many records: the issue counts,
 /// the episodes whose reward is short of a failed part, and the first error of each kind —
 /// what a run's, an eval's and a report's summaries say about rewards.
@@ -357,11 +361,49 @@ impl EpisodeRecord {
     /// [`bootstrap_key`](Self::bootstrap_key), or the `weights` given when one episode feeds
     /// several aggregates (draw them once with `Weights::of(record.bootstrap_key())`).
     pub fn add_to(&self, aggregate: &mut Aggregate, weights: Option<&Weights>) {
+        self.add_from_side_of(Seat::Learner, aggregate, weights);
+    }
+
+    /// [`add_to`](Self::add_to) with `seat` in the aggregate's learner place: its ρ, reward
+    /// and metrics are the aggregate's "learner" figures and the other seat's its "opponent"
+    /// ones. A people's dialogue has no learner of its own; a report shows it from each side.
+    pub fn add_from_side_of(
+        &self,
+        seat: Seat,
+        aggregate: &mut Aggregate,
+        weights: Option<&Weights>,
+    ) {
         let (o, metrics) = (&self.outcome.outcome, &self.outcome.metrics);
+        let side = |v: &PerSeat<f64>| PerSeat::new(v[seat], v[seat.other()]);
+        let (rho, rewards) = (side(&o.rho), side(&self.rewards));
+        let exchanged;
+        let metrics = if seat == Seat::Learner {
+            metrics
+        } else {
+            exchanged = EpisodeMetrics {
+                seats: PerSeat::new(
+                    metrics.seats[seat].clone(),
+                    metrics.seats[seat.other()].clone(),
+                ),
+                pareto_optimal: metrics.pareto_optimal,
+            };
+            &exchanged
+        };
         match weights {
-            Some(w) => aggregate.add_weighted(w, o.kind, &o.rho, &self.rewards, metrics),
-            None => aggregate.add(self.bootstrap_key(), o.kind, &o.rho, &self.rewards, metrics),
+            Some(w) => aggregate.add_weighted(w, o.kind, &rho, &rewards, metrics),
+            None => aggregate.add(self.bootstrap_key(), o.kind, &rho, &rewards, metrics),
         }
+    }
+
+    /// Whether a person played `seat`: the people's own dialogues, imported from a dataset by
+    /// `dealgym dialogues import`, name their seats' players `human:<dialogue id>`.
+    pub fn played_by_person(&self, seat: Seat) -> bool {
+        self.seats[seat].player.starts_with(HUMAN_PLAYER_PREFIX)
+    }
+
+    /// Whether people played both seats: one of a dataset's own dialogues.
+    pub fn is_people_dialogue(&self) -> bool {
+        Seat::BOTH.iter().all(|s| self.played_by_person(*s))
     }
 
     /// The completions in the order they were played, to rebuild the episode.

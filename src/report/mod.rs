@@ -18,6 +18,7 @@ mod groups;
 mod head_to_head;
 mod html;
 mod labels;
+mod people;
 mod sample;
 mod sensitivity;
 mod tables;
@@ -33,6 +34,7 @@ pub use charts::{histogram_chart, interval_chart, stacked_chart, ChartError};
 pub use flags::{ReportFlags, DEFAULT_TAUS, DEFAULT_TRANSCRIPTS};
 pub use groups::{Dimension, Groups};
 pub use labels::LabelCounts;
+pub use people::{PeopleAndModels, PEOPLE};
 pub use sample::{Sample, Transcript};
 pub use sensitivity::{no_deal_rho, Sensitivity};
 pub use tables::{aggregate_table, csv_number, Cell, Column, Table};
@@ -90,6 +92,8 @@ pub struct Collector {
     pub head_to_head: EvalTables,
     /// What went wrong with the judge and the reward model.
     pub rewards: RewardIssueCounts,
+    /// The people's own dialogues beside the models', when the files hold any.
+    pub people: PeopleAndModels,
 }
 
 impl Collector {
@@ -101,6 +105,7 @@ impl Collector {
             sample: Sample::new(options.transcripts, options.sample_seed),
             head_to_head: EvalTables::default(),
             rewards: RewardIssueCounts::default(),
+            people: PeopleAndModels::default(),
         }
     }
 
@@ -110,8 +115,12 @@ impl Collector {
         self.sensitivity.add(r);
         self.labels.add(r);
         self.sample.offer(r, at);
-        self.head_to_head.add(r);
+        // People are never rated: a dialogue's two strangers are no pairing of players.
+        if !r.is_people_dialogue() {
+            self.head_to_head.add(r);
+        }
         self.rewards.add(r);
+        self.people.add(r);
     }
 }
 
@@ -159,6 +168,7 @@ pub fn write_report(
         sample,
         head_to_head,
         rewards,
+        people,
     } = collector;
     let episodes = sample.seen();
     if episodes == 0 {
@@ -210,6 +220,10 @@ pub fn write_report(
     if !head_to_head_tables.is_empty() {
         tables.push(("Head to head", head_to_head_tables.iter().collect()));
     }
+    let people_table = people.has_people().then(|| people.table());
+    if let Some(people) = &people_table {
+        tables.push(("People and models", vec![people]));
+    }
     if let Some(labels) = &labels {
         tables.push(("Turn labels", vec![labels]));
     }
@@ -225,6 +239,15 @@ pub fn write_report(
             "ratings".to_string(),
             "Bradley–Terry rating per player, with its 95% bootstrap interval".to_string(),
             svg,
+        ));
+    }
+    if people.has_people() {
+        let title = "How the people's and the models' episodes ended";
+        let endings: Vec<&str> = OutcomeKind::ALL.iter().map(|k| k.name()).collect();
+        charts.push((
+            "outcomes_people_and_models".to_string(),
+            format!("{title}, per family, role and player (% of scored episodes)"),
+            stacked_chart(title, "% of episodes", &endings, &people.outcome_rows())?,
         ));
     }
     for (name, _, svg) in &charts {
