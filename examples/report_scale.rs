@@ -5,8 +5,9 @@
 //! allows) — then the same for 4·N episodes. The report keeps only per-group sums, a bounded
 //! quantile sketch and a fixed-size transcript sample, so the two peaks should be about equal.
 //! With `--eval` the file is shaped like an eval's (named players meeting the same situations),
-//! so the report also rates them: the ratings keep 24 bytes per named seat and episode, the one
-//! part that grows with the file.
+//! so the report also rates them: the ratings' observations (one per named seat and episode)
+//! wait in memory up to 262,144 and then in partition files under the report's directory, so
+//! this peak too should stay about equal.
 //!
 //! `cargo run --release --example report_scale -- [EPISODES] [--eval]` (default 200000). Files
 //! go to the system's temp directory and are removed afterwards.

@@ -20,14 +20,20 @@
 //!   `--swap-seats`;
 //! - `flags.rs`: the flags ([`EvalFlags`]);
 //! - `matrix.rs`: the cross-play matrix ([`CrossPlay`]), fed one record at a time;
-//! - `tables.rs`: [`EvalTables`], the matrix and ratings of any set of records, rendered as
-//!   Markdown or JSON. This is the API other surfaces (e.g. `dealgym report`) use to show the
-//!   same tables: `let mut t = EvalTables::default(); for r in records { t.add(&r) }`, then
-//!   `t.markdown()` (or `t.matrix_markdown()`, `ratings_markdown(&t.ratings())`, `t.json()`).
+//! - `tables.rs`: [`EvalTables`], the matrix and ratings of any set of records, finished into
+//!   [`EvalResults`], rendered as Markdown or JSON. This is the API other surfaces (e.g.
+//!   `dealgym report`) use to show the same tables: `let mut t =
+//!   EvalTables::spilling_under(dir); for r in records { t.add(&r)? }; let t = t.finish()?`,
+//!   then `t.markdown()` (or `t.matrix_markdown()`, `ratings_markdown(t.ratings())`,
+//!   `t.json()`);
+//! - `spill.rs`: [`SpillStore`], where the ratings' observations wait: in memory up to
+//!   [`SPILL_AFTER`], then in partition files by key, removed on drop — the I/O half of
+//!   `score::rating`'s store seam, so an eval's or a report's memory stays flat.
 
 mod flags;
 mod grid;
 mod matrix;
+mod spill;
 mod tables;
 
 use std::collections::HashSet;
@@ -36,7 +42,8 @@ use std::sync::Arc;
 pub use flags::EvalFlags;
 pub use grid::{pairings, parse_entrant, Entrant, GridError, Pairing};
 pub use matrix::{Cell, CrossPlay};
-pub use tables::{ratings_markdown, EvalTables};
+pub use spill::{SpillError, SpillFiles, SpillStore, PARTITIONS, SPILL_AFTER};
+pub use tables::{ratings_markdown, EvalResults, EvalTables};
 
 use crate::game::PerSeat;
 use crate::record::{ReadError, RecordReader, RecordWriter, WriteError};
@@ -68,6 +75,8 @@ pub enum EvalError {
     Write(#[from] WriteError),
     #[error(transparent)]
     Read(#[from] ReadError),
+    #[error(transparent)]
+    Spill(#[from] SpillError),
 }
 
 /// How an eval went.
@@ -87,7 +96,7 @@ pub struct EvalSummary {
     pub stopped: Option<Stopped>,
     pub repaired_last_line: bool,
     /// The matrix and ratings of every episode of the eval in the file (not only this call's).
-    pub tables: EvalTables,
+    pub tables: EvalResults,
     /// The totals of the episodes this call played (their endings, reward issues).
     pub played: RunStats,
     pub elapsed: std::time::Duration,
@@ -141,13 +150,20 @@ pub async fn eval<'s>(
     let (stats, stopped) = execute(episodes, run.concurrency, &mut writer, &bar, stop).await?;
     bar.finish_and_clear();
 
-    let mut tables = EvalTables::default();
+    // The ratings' spill files, if the file is large enough to need them, go beside it.
+    let beside = run
+        .out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut tables = EvalTables::spilling_under(beside);
     for record in RecordReader::open(&run.out)? {
         let record = record?;
         if run_ids.contains(&record.run_id) {
-            tables.add(&record);
+            tables.add(&record)?;
         }
     }
+    let tables = tables.finish()?;
     Ok(EvalSummary {
         runs: options
             .pairings

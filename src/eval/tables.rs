@@ -1,6 +1,8 @@
-//! What an eval prints, as pure functions of its records: [`EvalTables`] is fed one record at a
-//! time (from a running eval or a file read back) and renders the cross-play matrix and the
-//! rating table as Markdown ([`EvalTables::markdown`]) or JSON ([`EvalTables::json`]).
+//! What an eval prints, as functions of its records: [`EvalTables`] is fed one record at a time
+//! (from a running eval or a file read back); [`EvalTables::finish`] fits the ratings once and
+//! gives [`EvalResults`], which renders the cross-play matrix and the rating table as Markdown
+//! ([`EvalResults::markdown`]) or JSON ([`EvalResults::json`]). The ratings' observations wait
+//! in a [`SpillStore`], so a large file moves them to disk rather than growing the memory.
 //!
 //! Who is rated: every player that sat in the learner seat of some record. Its ρ in the
 //! learner seat is an observation, and so is its ρ in the opponent seat (a round-robin, where
@@ -15,28 +17,50 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
+use std::path::PathBuf;
+
 use super::matrix::{Cell, CrossPlay};
+use super::spill::{SpillError, SpillStore};
 use crate::digest::Fnv1a64;
 use crate::game::{OutcomeKind, Seat};
 use crate::record::EpisodeRecord;
 use crate::score::{cell, pct_cell, Comparisons, Rating};
 
-/// The cross-play matrix and the ratings of an eval, collected one record at a time.
-#[derive(Debug, Clone, Default)]
+/// The cross-play matrix and the ratings' observations of an eval, collected one record at a
+/// time. `default()` spills to the system's temp directory; [`EvalTables::spilling_under`]
+/// names the directory.
+#[derive(Debug, Default)]
 pub struct EvalTables {
     matrix: CrossPlay,
-    comparisons: Comparisons,
+    comparisons: Comparisons<SpillStore>,
     learners: BTreeSet<String>,
 }
 
+/// The matrix and the ratings of a set of records, ready to print.
+#[derive(Debug, Clone, Default)]
+pub struct EvalResults {
+    matrix: CrossPlay,
+    ratings: Vec<Rating>,
+}
+
 impl EvalTables {
-    /// Add one episode. A backend error gives no ρ and is only counted in its cell.
-    pub fn add(&mut self, record: &EpisodeRecord) {
+    /// Tables whose ratings' observations, past what memory keeps, go in files under `dir`
+    /// (removed when the tables are finished or dropped).
+    pub fn spilling_under(dir: impl Into<PathBuf>) -> EvalTables {
+        EvalTables {
+            comparisons: Comparisons::new(SpillStore::under(dir)),
+            ..EvalTables::default()
+        }
+    }
+
+    /// Add one episode. A backend error gives no ρ and is only counted in its cell. Fails only
+    /// when the ratings' observations cannot be written to their files.
+    pub fn add(&mut self, record: &EpisodeRecord) -> Result<(), SpillError> {
         self.matrix.add(record);
         self.learners
             .insert(record.player_name(Seat::Learner).to_string());
         if record.kind() == OutcomeKind::Error {
-            return;
+            return Ok(());
         }
         // Only eval records (named players) are rated: a plain run's episode has no paired
         // twin, and keeping its ρ would make a report's memory grow with the file for nothing.
@@ -49,25 +73,37 @@ impl EvalTables {
                 key,
                 record.player_name(seat),
                 record.outcome.outcome.rho[seat],
-            );
+            )?;
         }
+        Ok(())
     }
 
+    /// Fit the ratings of the rated players (see the module doc); the spill files, if any, go.
+    pub fn finish(self) -> Result<EvalResults, SpillError> {
+        let learners = self.learners;
+        let ratings = self.comparisons.ratings(|name| learners.contains(name))?;
+        Ok(EvalResults {
+            matrix: self.matrix,
+            ratings,
+        })
+    }
+}
+
+impl EvalResults {
     pub fn matrix(&self) -> &CrossPlay {
         &self.matrix
     }
 
     /// The rated players (see the module doc), highest first.
-    pub fn ratings(&self) -> Vec<Rating> {
-        self.comparisons
-            .ratings(|name| self.learners.contains(name))
+    pub fn ratings(&self) -> &[Rating] {
+        &self.ratings
     }
 
     /// The matrix of every family and of all families, then the rating table.
     pub fn markdown(&self) -> String {
         let mut out = self.matrix_markdown();
         out.push('\n');
-        out.push_str(&ratings_markdown(&self.ratings()));
+        out.push_str(&ratings_markdown(&self.ratings));
         out
     }
 
@@ -119,7 +155,7 @@ impl EvalTables {
         let matrix: Vec<Value> = sections
             .map(|(family, f)| json!({"family": family, "cells": self.matrix.cells(f)}))
             .collect();
-        json!({"matrix": matrix, "ratings": self.ratings()})
+        json!({"matrix": matrix, "ratings": self.ratings})
     }
 }
 
@@ -199,11 +235,12 @@ mod tests {
         // Against x, a buys cheaper than b in groups 0 and 1 and dearer in group 2; against
         // y, b is alone in group 0 (no comparison); group 3 of x has only a.
         for (group, a, b) in [(0, 70, 80), (1, 65, 90), (2, 85, 75)] {
-            t.add(&deal("a", "x", group, a));
-            t.add(&deal("b", "x", group, b));
+            t.add(&deal("a", "x", group, a)).unwrap();
+            t.add(&deal("b", "x", group, b)).unwrap();
         }
-        t.add(&deal("b", "y", 0, 70));
-        t.add(&deal("a", "x", 3, 70));
+        t.add(&deal("b", "y", 0, 70)).unwrap();
+        t.add(&deal("a", "x", 3, 70)).unwrap();
+        let t = t.finish().unwrap();
         let r = t.ratings();
         let names: Vec<&str> = r.iter().map(|r| r.player.as_str()).collect();
         assert_eq!(names, ["a", "b"], "x and y never sat in the learner seat");
@@ -218,9 +255,10 @@ mod tests {
     #[test]
     fn the_matrix_has_a_row_per_player_and_a_column_per_opponent_per_family() {
         let mut t = EvalTables::default();
-        t.add(&deal("a", "x", 0, 70));
-        t.add(&deal("a", "x", 1, 90));
-        t.add(&deal("b", "y", 0, 80));
+        t.add(&deal("a", "x", 0, 70)).unwrap();
+        t.add(&deal("a", "x", 1, 90)).unwrap();
+        t.add(&deal("b", "y", 0, 80)).unwrap();
+        let t = t.finish().unwrap();
         let text = t.matrix_markdown();
         let lines: Vec<&str> = text.lines().collect();
         let header = lines.iter().position(|l| *l == "### craigslist").unwrap();

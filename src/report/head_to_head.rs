@@ -1,9 +1,9 @@
 //! Head-to-head tables of a report: the cross-play matrix and the Bradley–Terry ratings, as an
-//! eval prints them ([`crate::eval::EvalTables`], which collects them), laid out as report
+//! eval prints them ([`crate::eval::EvalResults`], which `EvalTables` collects), laid out as report
 //! [`Table`]s and an interval chart. They appear when the files hold more than one pairing of
 //! players (an eval's output, or several runs reported together).
 
-use crate::eval::EvalTables;
+use crate::eval::EvalResults;
 use crate::score::{Estimate, Rating};
 
 use super::charts::{interval_chart, ChartError};
@@ -12,7 +12,7 @@ use super::tables::{Cell, Column, Table};
 /// The cross-play matrix as one long table: a row per family (then `all`) and pairing, with the
 /// learner seat's mean ρ and the deal rate (in percent), each with its interval. `None` when
 /// the files hold a single pairing: the aggregate tables already say everything then.
-pub fn crossplay_table(eval: &EvalTables) -> Option<Table> {
+pub fn crossplay_table(eval: &EvalResults) -> Option<Table> {
     let matrix = eval.matrix();
     let pairings = matrix.cells(None).len();
     if pairings < 2 {

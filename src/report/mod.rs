@@ -8,9 +8,11 @@
 //! Records are read one at a time through [`RecordReader`] and never held: what grows with the
 //! file is nothing but counts — one aggregate per group (`groups.rs`), the threshold
 //! sensitivity (`sensitivity.rs`), label counts (`labels.rs`), a fixed-size transcript
-//! sample (`sample.rs`) and, for the ratings, one compact (key, player, ρ) triple per named
-//! seat of an eval's episode (`score::Comparisons`: 24 bytes; the one part that grows with an
-//! eval's file; a plain run's records add none). It plays no episode and talks to no endpoint.
+//! sample (`sample.rs`) and, for the ratings, one compact (key, player, ρ) observation per
+//! named seat of an eval's episode, which waits in memory up to `eval::SPILL_AFTER` and then
+//! in partition files under the report's directory (`eval::SpillStore`, removed when the
+//! report is written or fails), so an eval's file keeps memory flat too; a plain run's records
+//! add none. It plays no episode and talks to no endpoint.
 
 mod charts;
 mod flags;
@@ -25,7 +27,7 @@ mod tables;
 
 use std::path::PathBuf;
 
-use crate::eval::EvalTables;
+use crate::eval::{EvalTables, SpillError};
 use crate::game::{OutcomeKind, Seat};
 use crate::record::{EpisodeRecord, ReadError, RecordReader, RewardIssueCounts};
 use crate::score::{Aggregate, Estimate};
@@ -70,6 +72,8 @@ pub enum ReportError {
     Chart(#[from] ChartError),
     #[error("no episode in {0}: nothing to report")]
     Empty(String),
+    #[error(transparent)]
+    Spill(#[from] SpillError),
 }
 
 /// What a report did.
@@ -103,24 +107,26 @@ impl Collector {
             sensitivity: Sensitivity::new(&options.taus),
             labels: LabelCounts::default(),
             sample: Sample::new(options.transcripts, options.sample_seed),
-            head_to_head: EvalTables::default(),
+            head_to_head: EvalTables::spilling_under(&options.out),
             rewards: RewardIssueCounts::default(),
             people: PeopleAndModels::default(),
         }
     }
 
-    /// Take in one record; `at` is (file index, record index in the file).
-    pub fn add(&mut self, r: &EpisodeRecord, at: (usize, usize)) {
+    /// Take in one record; `at` is (file index, record index in the file). Fails only when
+    /// the ratings' observations cannot be written to their spill files.
+    pub fn add(&mut self, r: &EpisodeRecord, at: (usize, usize)) -> Result<(), SpillError> {
         self.groups.add(r);
         self.sensitivity.add(r);
         self.labels.add(r);
         self.sample.offer(r, at);
-        // People are never rated: a dialogue's two strangers are no pairing of players.
-        if !r.is_people_dialogue() {
-            self.head_to_head.add(r);
-        }
         self.rewards.add(r);
         self.people.add(r);
+        // People are never rated: a dialogue's two strangers are no pairing of players.
+        if r.is_people_dialogue() {
+            return Ok(());
+        }
+        self.head_to_head.add(r)
     }
 }
 
@@ -143,7 +149,7 @@ pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
         let mut reader = RecordReader::open(file)?;
         let mut n = 0;
         while let Some(record) = reader.next() {
-            collector.add(&record?, (i, n));
+            collector.add(&record?, (i, n))?;
             n += 1;
             if n.is_multiple_of(32) {
                 bar.set_position(done + reader.position());
@@ -209,10 +215,11 @@ pub fn write_report(
         ("Threshold sensitivity", vec![&sensitivity]),
         ("Distribution of ρ", vec![&histogram]),
     ];
+    let head_to_head = head_to_head.finish()?;
     let ratings = head_to_head.ratings();
     let head_to_head_tables: Vec<Table> = [
         head_to_head::crossplay_table(&head_to_head),
-        head_to_head::ratings_table(&ratings),
+        head_to_head::ratings_table(ratings),
     ]
     .into_iter()
     .flatten()
@@ -234,7 +241,7 @@ pub fn write_report(
     }
 
     let mut charts = charts(&groups, &all)?;
-    if let Some(svg) = head_to_head::ratings_chart(&ratings)? {
+    if let Some(svg) = head_to_head::ratings_chart(ratings)? {
         charts.push((
             "ratings".to_string(),
             "Bradley–Terry rating per player, with its 95% bootstrap interval".to_string(),

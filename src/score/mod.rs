@@ -5,7 +5,8 @@
 //! [`Aggregate`] sums the metrics of many episodes into rates and means with bootstrap
 //! intervals, from the metrics alone, in memory that does not grow with the episodes;
 //! [`Quantiles`] gives it the median of ρ; [`Comparisons`] rates players (Bradley–Terry, with
-//! bootstrap intervals) from paired comparisons of their ρ (`rating.rs`).
+//! Poisson-bootstrap intervals) from paired comparisons of their ρ (`rating.rs`), its
+//! observations kept behind an [`ObservationStore`] so that a caller can keep them on disk.
 
 mod aggregate;
 mod quantile;
@@ -16,7 +17,10 @@ pub use aggregate::{
     LEVEL, RATED_ENDINGS, RESAMPLES,
 };
 pub use quantile::{Bin, Quantiles, BINS, EXACT_LIMIT};
-pub use rating::{Comparisons, Rating, POINTS_PER_DECADE, PRIOR_TIES, TIE_TOLERANCE};
+pub use rating::{
+    Comparisons, InMemory, Observation, ObservationStore, Rating, POINTS_PER_DECADE, PRIOR_TIES,
+    TIE_TOLERANCE,
+};
 
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,312 @@
+//! Where the ratings' observations wait when an eval's file is large: [`SpillStore`], the
+//! [`ObservationStore`] that `eval` and `report` give [`crate::score::Comparisons`], so that
+//! their memory stays flat however many episodes the file holds.
+//!
+//! Up to [`SPILL_AFTER`] observations wait in memory; a store that never holds more never
+//! touches the disk and hands them back as one part. Past that, the waiting observations move
+//! to [`PARTITIONS`] partition files by key (the key's top bits), [`SpillFiles`], in a
+//! directory of their own under the given one (the report's directory, or beside the eval's
+//! record file), 20 bytes per observation; the rating then reads one partition at a time,
+//! every observation of a key being in the same partition. The files are removed when the
+//! store is dropped — after the ratings, or on any error that abandons them.
+//!
+//! This is the I/O half of the seam; the rating itself (`score::rating`) stays pure.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::score::{Observation, ObservationStore};
+
+/// Observations kept in memory before they move to files (about 6 MB of them).
+pub const SPILL_AFTER: usize = 262_144;
+
+/// Partition files: the rating holds one at a time, about 1/64 of the observations.
+pub const PARTITIONS: u64 = 64;
+
+/// Bytes of one observation in a file: key, player, ρ's bits, little-endian.
+const ENCODED: usize = 20;
+
+/// Spill directories made by this process so far (their names must differ).
+static MADE: AtomicU64 = AtomicU64::new(0);
+
+/// The spill files could not be written or read back.
+#[derive(Debug, thiserror::Error)]
+pub enum SpillError {
+    #[error("ratings spill file {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "ratings spill file {path}: {bytes} bytes is not a whole number of {ENCODED}-byte \
+         observations (was it changed while the ratings were collected?)"
+    )]
+    Torn { path: String, bytes: usize },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SpillError + '_ {
+    move |source| SpillError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Observations in memory up to a limit, then in partition files (see the module doc).
+#[derive(Debug)]
+pub struct SpillStore {
+    /// Where the files' directory goes, once needed.
+    under: PathBuf,
+    limit: usize,
+    waiting: Vec<Observation>,
+    files: Option<SpillFiles>,
+    len: u64,
+}
+
+impl Default for SpillStore {
+    /// Spilling to the system's temp directory.
+    fn default() -> SpillStore {
+        SpillStore::under(std::env::temp_dir())
+    }
+}
+
+impl SpillStore {
+    /// A store whose files, if it needs any, go in a directory of their own under `dir`
+    /// (created when missing).
+    pub fn under(dir: impl Into<PathBuf>) -> SpillStore {
+        SpillStore::with_limit(dir, SPILL_AFTER)
+    }
+
+    /// As [`SpillStore::under`], keeping at most `limit` observations in memory.
+    pub fn with_limit(dir: impl Into<PathBuf>, limit: usize) -> SpillStore {
+        SpillStore {
+            under: dir.into(),
+            limit: limit.max(1),
+            waiting: Vec::new(),
+            files: None,
+            len: 0,
+        }
+    }
+
+    /// The files' directory, once the store has spilled.
+    pub fn spilled_to(&self) -> Option<&Path> {
+        self.files.as_ref().map(|f| f.dir.as_path())
+    }
+}
+
+impl ObservationStore for SpillStore {
+    type Error = SpillError;
+
+    fn push(&mut self, observation: Observation) -> Result<(), SpillError> {
+        self.waiting.push(observation);
+        self.len += 1;
+        if self.waiting.len() >= self.limit {
+            if self.files.is_none() {
+                self.files = Some(SpillFiles::create(&self.under)?);
+            }
+            if let Some(files) = &self.files {
+                files.append(&mut self.waiting)?;
+            }
+            self.waiting.clear();
+        }
+        Ok(())
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn parts(&self) -> impl Iterator<Item = Result<Vec<Observation>, SpillError>> + '_ {
+        let parts = if self.files.is_some() { PARTITIONS } else { 1 };
+        (0..parts).map(move |p| match &self.files {
+            None => Ok(self.waiting.clone()),
+            Some(files) => {
+                let mut part = files.read(p)?;
+                part.extend(self.waiting.iter().filter(|o| partition(o.key) == p));
+                Ok(part)
+            }
+        })
+    }
+}
+
+/// The partition of a key: its top bits (the best mixed of a hash's).
+fn partition(key: u64) -> u64 {
+    key >> (64 - PARTITIONS.trailing_zeros())
+}
+
+/// The partition files of one store, in a directory of their own, removed (with it) on drop.
+#[derive(Debug)]
+pub struct SpillFiles {
+    dir: PathBuf,
+}
+
+impl SpillFiles {
+    /// A new, empty directory under `under`.
+    pub fn create(under: &Path) -> Result<SpillFiles, SpillError> {
+        std::fs::create_dir_all(under).map_err(io(under))?;
+        let dir = under.join(format!(
+            ".dealgym-ratings-{}-{}",
+            std::process::id(),
+            MADE.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&dir).map_err(io(&dir))?;
+        Ok(SpillFiles { dir })
+    }
+
+    fn path(&self, partition: u64) -> PathBuf {
+        self.dir.join(format!("{partition:02}.bin"))
+    }
+
+    /// Append observations to their partitions' files (sorting them by partition).
+    pub fn append(&self, observations: &mut [Observation]) -> Result<(), SpillError> {
+        observations.sort_unstable_by_key(|o| partition(o.key));
+        for same in observations.chunk_by(|a, b| partition(a.key) == partition(b.key)) {
+            let path = self.path(partition(same[0].key));
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(io(&path))?;
+            let mut out = std::io::BufWriter::new(file);
+            for o in same {
+                let mut bytes = [0u8; ENCODED];
+                bytes[..8].copy_from_slice(&o.key.to_le_bytes());
+                bytes[8..12].copy_from_slice(&o.player.to_le_bytes());
+                bytes[12..].copy_from_slice(&o.rho.to_bits().to_le_bytes());
+                out.write_all(&bytes).map_err(io(&path))?;
+            }
+            out.flush().map_err(io(&path))?;
+        }
+        Ok(())
+    }
+
+    /// The observations of one partition (none if it has no file).
+    pub fn read(&self, partition: u64) -> Result<Vec<Observation>, SpillError> {
+        let path = self.path(partition);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io(&path)(e)),
+        };
+        if bytes.len() % ENCODED != 0 {
+            return Err(SpillError::Torn {
+                path: path.display().to_string(),
+                bytes: bytes.len(),
+            });
+        }
+        Ok(bytes
+            .chunks_exact(ENCODED)
+            .map(|b| {
+                let word = |range: std::ops::Range<usize>| {
+                    let mut w = [0u8; 8];
+                    w[..range.len()].copy_from_slice(&b[range]);
+                    u64::from_le_bytes(w)
+                };
+                Observation {
+                    key: word(0..8),
+                    player: word(8..12) as u32,
+                    rho: f64::from_bits(word(12..20)),
+                }
+            })
+            .collect())
+    }
+}
+
+impl Drop for SpillFiles {
+    fn drop(&mut self) {
+        // Nothing to tell anyone about if it fails: the directory's name says what it was.
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::score::{Comparisons, InMemory};
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("dealgym-spill-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    /// 200 situations with three players each, keys spread over all 64 bits (as hashes are),
+    /// ρ with upsets and ties.
+    fn observations() -> Vec<(u64, String, f64)> {
+        let mut out = Vec::new();
+        for s in 0..60u64 {
+            let key = s.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            for p in 0..3u64 {
+                let rho = ((s * 7 + p * 13) % 10) as f64 / 10.0 + (3 - p) as f64 * 0.1;
+                out.push((key, format!("player-{p}"), rho));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn spilled_files_give_the_same_ratings_as_memory_and_can_be_read_again() {
+        let dir = scratch("same");
+        let mut memory: Comparisons<InMemory> = Comparisons::default();
+        let mut spilled = Comparisons::new(SpillStore::with_limit(&dir, 40));
+        for (key, player, rho) in observations() {
+            let Ok(()) = memory.add(key, &player, rho);
+            spilled.add(key, &player, rho).expect("spilled");
+        }
+        let Ok(expected) = memory.ratings(|_| true);
+        // 180 observations, 40 at a time: all but the last 20 in files.
+        assert_eq!(spilled.len(), 180);
+        let first = spilled.ratings(|_| true).expect("read back");
+        assert_eq!(first, expected, "bit for bit");
+        assert_eq!(spilled.ratings(|_| true).expect("read again"), expected);
+        assert!(expected.iter().all(|r| r.comparisons == 120));
+    }
+
+    #[test]
+    fn the_files_are_removed_on_drop_and_a_small_store_makes_none() {
+        let dir = scratch("drop");
+        let mut store = SpillStore::with_limit(&dir, 10);
+        let mut small = SpillStore::under(&dir);
+        for (i, (key, _, rho)) in observations().into_iter().take(25).enumerate() {
+            let o = Observation {
+                key,
+                player: i as u32 % 3,
+                rho,
+            };
+            store.push(o).expect("spilled");
+            small.push(o).expect("kept");
+        }
+        assert!(small.spilled_to().is_none());
+        let files = store.spilled_to().expect("spilled").to_path_buf();
+        assert!(files.starts_with(&dir));
+        let names = std::fs::read_dir(&files).expect("listed").count();
+        assert!(names > 1, "{names} partition files");
+        let parts: Vec<Vec<Observation>> = store.parts().collect::<Result<_, _>>().unwrap();
+        assert_eq!(parts.len() as u64, PARTITIONS);
+        assert_eq!(parts.iter().map(Vec::len).sum::<usize>(), 25);
+        drop(store);
+        assert!(!files.exists(), "{} left behind", files.display());
+        assert_eq!(std::fs::read_dir(&dir).expect("listed").count(), 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_torn_file_is_an_error_that_names_it() {
+        let dir = scratch("torn");
+        let mut store = SpillStore::with_limit(&dir, 2);
+        for key in [1u64, 2] {
+            let o = Observation {
+                key,
+                player: 0,
+                rho: 0.5,
+            };
+            store.push(o).expect("spilled");
+        }
+        let path = store.spilled_to().expect("spilled").join("00.bin");
+        std::fs::write(&path, [0u8; 7]).expect("torn");
+        let error = store.parts().find_map(Result::err).expect("an error");
+        assert!(error.to_string().contains("00.bin"), "{error}");
+        drop(store);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
