@@ -57,13 +57,6 @@ pub(crate) struct Message {
     pub(crate) id: String,
 }
 
-impl Message {
-    /// Whether the message is a deal move (Submit-, Accept-, Reject-Deal, Walk-Away).
-    pub(crate) fn is_move(&self) -> bool {
-        [SUBMIT, ACCEPT, REJECT, WALK_AWAY].contains(&self.text.as_str())
-    }
-}
-
 #[derive(Deserialize)]
 struct Participant {
     value2issue: BTreeMap<String, String>,
