@@ -85,9 +85,19 @@ mod tests {
         }));
         let u = utterances(&d, "7").unwrap();
         assert_eq!(u.len(), 4);
-        assert_eq!(u[0].labels, vec![("strategy", "small-talk,self-need".to_string())]);
-        assert_eq!(u[1].labels, vec![("strategy", String::new())], "skipped by the annotations");
-        assert_eq!(u[2].action, Some(Action::Submit(Terms::Items(vec![1, 3, 0]))));
+        assert_eq!(
+            u[0].labels,
+            vec![("strategy", "small-talk,self-need".to_string())]
+        );
+        assert_eq!(
+            u[1].labels,
+            vec![("strategy", String::new())],
+            "skipped by the annotations"
+        );
+        assert_eq!(
+            u[2].action,
+            Some(Action::Submit(Terms::Items(vec![1, 3, 0])))
+        );
         assert_eq!(u[2].role, crate::scenario::Role::Agent2);
         assert_eq!(u[3].action, Some(Action::Accept));
     }

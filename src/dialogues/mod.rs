@@ -52,7 +52,9 @@ use crate::protocol::Action;
 use crate::record::{RecordWriter, WriteError};
 use crate::run::EpisodeError;
 use crate::scenario::import::ImportError;
-use crate::scenario::{load_scenarios, Family, HumanOutcome, LoadOptions, Role, Scenario, ScenarioError};
+use crate::scenario::{
+    load_scenarios, Family, HumanOutcome, LoadOptions, Role, Scenario, ScenarioError,
+};
 
 pub use play::{human_spec, HUMAN_NAME};
 
@@ -354,7 +356,10 @@ impl ScenarioIndex {
             }
             let i = index.scenarios.len();
             for (j, h) in scenario.human.iter().enumerate() {
-                index.by_dialogue.entry(h.dialogue.clone()).or_insert((i, j));
+                index
+                    .by_dialogue
+                    .entry(h.dialogue.clone())
+                    .or_insert((i, j));
             }
             let digest = scenario.digest();
             index.scenarios.push((Arc::new(scenario), digest));
@@ -409,6 +414,8 @@ pub(crate) struct Utterance {
     pub action: Option<Action>,
     /// The dataset's labels of this utterance: kind → value.
     pub labels: Vec<(&'static str, String)>,
+    /// What the family's mapping had to do with this utterance, if anything (counted).
+    pub adjusted: Option<&'static str>,
 }
 
 impl Utterance {
@@ -418,6 +425,7 @@ impl Utterance {
             text: Some(text.trim().to_string()),
             action: None,
             labels: Vec::new(),
+            adjusted: None,
         }
     }
 
@@ -427,6 +435,19 @@ impl Utterance {
             text: None,
             action: Some(action),
             labels: Vec::new(),
+            adjusted: None,
+        }
+    }
+
+    /// An utterance that is neither a message nor a move the engine knows, kept as an empty
+    /// part of its person's turn; `what` says what it was (counted).
+    pub(crate) fn nothing(role: Role, what: &'static str) -> Utterance {
+        Utterance {
+            role,
+            text: None,
+            action: None,
+            labels: Vec::new(),
+            adjusted: Some(what),
         }
     }
 
@@ -463,16 +484,23 @@ pub struct HumanDialogue {
     pub folded: usize,
     /// Turns after an accept or a walk-away, not played.
     pub after_end: usize,
+    /// What the family's mapping did to utterances, by kind.
+    pub mapped: BTreeMap<&'static str, usize>,
 }
 
 impl HumanDialogue {
     /// What forming the turns did to the data, by kind.
-    fn adjusted(&self) -> [(&'static str, usize); 3] {
-        [
+    fn adjusted(&self) -> Vec<(&'static str, usize)> {
+        let mut out = vec![
             ("offer restated before its accept", self.restated),
-            ("move folded into a later move of the same turn", self.folded),
+            (
+                "move folded into a later move of the same turn",
+                self.folded,
+            ),
             ("turn after the end not played", self.after_end),
-        ]
+        ];
+        out.extend(self.mapped.iter().map(|(k, n)| (*k, *n)));
+        out
     }
 }
 
@@ -490,6 +518,7 @@ pub(crate) fn form_turns(
     let mut action: Option<Action> = None;
     let mut folded = 0;
     let mut role: Option<Role> = None;
+    let mut mapped: BTreeMap<&'static str, usize> = BTreeMap::new();
     let close = |role: Role,
                  texts: &mut Vec<String>,
                  action: &mut Option<Action>,
@@ -507,6 +536,9 @@ pub(crate) fn form_turns(
             close(r, &mut texts, &mut action, &mut joined, &mut turns);
         }
         role = Some(u.role);
+        if let Some(what) = u.adjusted {
+            *mapped.entry(what).or_default() += 1;
+        }
         if let Some(t) = u.text.filter(|t| !t.is_empty()) {
             texts.push(t);
         }
@@ -543,7 +575,10 @@ pub(crate) fn form_turns(
             })
             .filter(|(by, _)| *by != acceptor);
         let Some((_, terms)) = offer else {
-            return Err(Skip::new(id, "accept with no offer of the other side before it"));
+            return Err(Skip::new(
+                id,
+                "accept with no offer of the other side before it",
+            ));
         };
         // Turns alternate, so the turn before the accept is the proposer's.
         match &turns[n - 2].action {
@@ -583,6 +618,7 @@ pub(crate) fn form_turns(
         restated,
         folded,
         after_end,
+        mapped,
     })
 }
 

@@ -5,9 +5,7 @@ use std::sync::Arc;
 
 use super::{HumanDialogue, MAX_TURNS_PER_PERSON};
 use crate::agents::{PersonaConfig, Played};
-use crate::game::{
-    EpisodeConfig, EpisodeSeed, FirstMover, OutcomeKind, PerSeat, Prompts, Seat,
-};
+use crate::game::{EpisodeConfig, EpisodeSeed, FirstMover, OutcomeKind, PerSeat, Prompts, Seat};
 use crate::protocol::{parse_terms, render_action, render_turn, TurnFormat};
 use crate::record::EpisodeRecord;
 use crate::reward::RewardConfig;
@@ -34,9 +32,7 @@ pub(crate) struct PlayedDialogue {
 /// The role the learner seat takes: the family's default learner role, or on the symmetric
 /// item games the dataset's first side (`agent_1`).
 pub(crate) fn learner_role(family: Family) -> Role {
-    family
-        .default_learner_role()
-        .unwrap_or(family.roles()[0])
+    family.default_learner_role().unwrap_or(family.roles()[0])
 }
 
 /// The rules the people played under: no regulation, no reject loop, no format corrections,
@@ -97,12 +93,12 @@ pub(crate) fn play(
             member: 0,
         },
     };
-    let mut setup =
-        kit.draw_setup(&planned.scenario, planned.seeds)
-            .map_err(|source| EpisodeError::Setup {
-                scenario: planned.scenario.id.clone(),
-                source,
-            })?;
+    let mut setup = kit
+        .draw_setup(&planned.scenario, planned.seeds)
+        .map_err(|source| EpisodeError::Setup {
+            scenario: planned.scenario.id.clone(),
+            source,
+        })?;
     if dialogue.stopped {
         setup.rules.max_moves = Some(dialogue.turns.len() as u32);
     }

@@ -21,7 +21,7 @@ const ITEMS: [&str; 3] = ["book", "hat", "ball"];
 /// One side's context: counts and its own values per item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Context {
-    counts: [u32; 3],
+    pub(crate) counts: [u32; 3],
     values: [u32; 3],
 }
 
@@ -34,7 +34,7 @@ type ContextPair = (usize, Context, Context);
 pub(crate) struct Perspective {
     /// The line number in its file (1-based).
     pub(crate) line: usize,
-    own: Context,
+    pub(crate) own: Context,
     partner: Context,
     /// The dialogue up to `<selection>`, with YOU/THEM from this side: utterances
     /// `YOU: …` / `THEM: …` separated by `<eos>`, the last one `YOU: <selection>` or
