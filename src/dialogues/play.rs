@@ -202,3 +202,121 @@ fn outcome_differs(record: &EpisodeRecord, dialogue: &HumanDialogue) -> Option<S
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialogues::{form_turns, Found, Utterance};
+    use crate::protocol::{Action, Terms};
+    use crate::scenario::{HumanOutcome, RecordedPoints};
+
+    /// A price dialogue (listing 200, budget 180, cost 100 in the fixture): the seller offers
+    /// `price`, the buyer says something and accepts.
+    fn dialogue(price: i64, recorded: HumanOutcome) -> HumanDialogue {
+        let scenario = crate::fixtures::price();
+        let found = Found {
+            digest: scenario.digest(),
+            scenario,
+            recorded,
+        };
+        form_turns(
+            "C_1",
+            found,
+            vec![
+                Utterance::says(Role::Seller, "It is <b>new</b>."),
+                Utterance::moves(Role::Seller, Action::Submit(Terms::Price(price))),
+                Utterance::says(Role::Buyer, "OK"),
+                Utterance::moves(Role::Buyer, Action::Accept),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn deal_at(text: &str, points: Vec<RecordedPoints>) -> HumanOutcome {
+        HumanOutcome {
+            dialogue: "C_1".into(),
+            ending: HumanEnding::Deal,
+            terms: Some(text.into()),
+            view: Some(Role::Buyer),
+            points,
+        }
+    }
+
+    #[test]
+    fn a_played_dialogue_is_a_record_of_the_people_and_its_outcome_is_checked() {
+        let d = dialogue(15_000, deal_at("price:150", vec![]));
+        let played = play(Family::Craigslist, &d, 3, &Prompts::builtin()).unwrap();
+        let r = &played.record;
+        assert_eq!(played.mismatch, None);
+        assert_eq!(r.episode_id, "g3-m0");
+        assert_eq!(r.seats.learner.role, Role::Buyer, "the family's learner role");
+        assert_eq!(r.first_mover, Seat::Opponent, "the seller spoke first");
+        for seat in Seat::BOTH {
+            assert_eq!(r.seats[seat].player, "human:C_1");
+            assert_eq!(r.seats[seat].name.as_deref(), Some(HUMAN_NAME));
+        }
+        assert_eq!(r.kind(), OutcomeKind::Deal);
+        assert_eq!(r.setup.rules.max_moves, None, "it ended by an accept");
+        assert_eq!(r.setup.rules.max_rounds, MAX_TURNS_PER_PERSON);
+        assert_eq!(r.turns[0].parsed.talk.as_deref(), Some("It is <b>new</b>."));
+        assert!(r.turns[0].raw.starts_with("<thought></thought>"));
+        assert_eq!(r.timing.wall_ms, 0);
+    }
+
+    #[test]
+    fn another_price_or_other_points_or_another_ending_is_a_mismatch() {
+        let other_price = dialogue(16_000, deal_at("price:150", vec![]));
+        let played = play(Family::Craigslist, &other_price, 0, &Prompts::builtin()).unwrap();
+        assert_eq!(played.mismatch.as_deref(), Some("the agreed terms"));
+
+        let points = vec![RecordedPoints {
+            role: Role::Seller,
+            points: 1.0,
+        }];
+        let other_points = dialogue(15_000, deal_at("price:150", points));
+        let played = play(Family::Craigslist, &other_points, 0, &Prompts::builtin()).unwrap();
+        assert_eq!(played.mismatch.as_deref(), Some("a side's points"));
+
+        let walked = dialogue(
+            15_000,
+            HumanOutcome {
+                ending: HumanEnding::WalkAway,
+                terms: None,
+                view: None,
+                ..deal_at("", vec![])
+            },
+        );
+        let played = play(Family::Craigslist, &walked, 0, &Prompts::builtin()).unwrap();
+        assert!(played.mismatch.unwrap().starts_with("ending"));
+    }
+
+    #[test]
+    fn a_dialogue_that_stopped_ends_as_max_turns_where_it_stopped() {
+        let scenario = crate::fixtures::price();
+        let found = Found {
+            digest: scenario.digest(),
+            scenario,
+            recorded: HumanOutcome {
+                ending: HumanEnding::NoDeal,
+                terms: None,
+                view: None,
+                ..deal_at("", vec![])
+            },
+        };
+        let d = form_turns(
+            "C_2",
+            found,
+            vec![
+                Utterance::says(Role::Buyer, "Hi"),
+                Utterance::moves(Role::Seller, Action::Submit(Terms::Price(17_000))),
+                Utterance::moves(Role::Buyer, Action::Reject),
+            ],
+        )
+        .unwrap();
+        let played = play(Family::Craigslist, &d, 0, &Prompts::builtin()).unwrap();
+        assert_eq!(played.mismatch, None);
+        assert_eq!(played.record.kind(), OutcomeKind::MaxTurns);
+        assert_eq!(played.record.turns.len(), 3);
+        assert_eq!(played.record.setup.rules.max_moves, Some(3));
+    }
+}
