@@ -52,9 +52,7 @@ use crate::digest::Digest;
 use crate::record::{RecordWriter, WriteError};
 use crate::run::EpisodeError;
 use crate::scenario::import::ImportError;
-use crate::scenario::{
-    load_scenarios, Family, HumanOutcome, LoadOptions, Scenario, ScenarioError,
-};
+use crate::scenario::{load_scenarios, Family, HumanOutcome, LoadOptions, Scenario, ScenarioError};
 
 pub use play::{human_spec, HUMAN_NAME};
 pub use turns::HumanTurn;
@@ -331,6 +329,7 @@ pub fn raw_files(family: Family, datasets: &Path) -> Vec<PathBuf> {
 
 /// The scenarios of one family file, found by the dataset dialogue their `human` outcomes name.
 pub(crate) struct ScenarioIndex {
+    /// The file's name (`craigslist.jsonl`), for skip reasons.
     file: String,
     scenarios: Vec<(Arc<Scenario>, Digest)>,
     /// A dialogue's key (`HumanOutcome::dialogue`) → (scenario, human outcome) indices.
@@ -348,7 +347,7 @@ impl ScenarioIndex {
     pub(crate) fn load(file: &Path) -> Result<ScenarioIndex, ScenarioError> {
         let loaded = load_scenarios(file, LoadOptions::default())?;
         let mut index = ScenarioIndex {
-            file: file.display().to_string(),
+            file: crate::scenario::import::file_name(file),
             scenarios: Vec::new(),
             by_dialogue: HashMap::new(),
         };

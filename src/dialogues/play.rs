@@ -249,7 +249,11 @@ mod tests {
         let r = &played.record;
         assert_eq!(played.mismatch, None);
         assert_eq!(r.episode_id, "g3-m0");
-        assert_eq!(r.seats.learner.role, Role::Buyer, "the family's learner role");
+        assert_eq!(
+            r.seats.learner.role,
+            Role::Buyer,
+            "the family's learner role"
+        );
         assert_eq!(r.first_mover, Seat::Opponent, "the seller spoke first");
         for seat in Seat::BOTH {
             assert_eq!(r.seats[seat].player, "human:C_1");

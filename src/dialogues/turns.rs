@@ -299,7 +299,10 @@ mod tests {
     #[test]
     fn an_accept_of_no_offer_of_the_other_side_is_a_skip() {
         for utterances in [
-            vec![Utterance::says(S, "Hi"), Utterance::moves(B, Action::Accept)],
+            vec![
+                Utterance::says(S, "Hi"),
+                Utterance::moves(B, Action::Accept),
+            ],
             vec![
                 Utterance::moves(B, offer(800)),
                 Utterance::says(S, "Hmm"),
@@ -307,7 +310,11 @@ mod tests {
             ],
         ] {
             let skip = form_turns("d", found(), utterances).err().unwrap();
-            assert!(skip.reason.starts_with("accept with no offer"), "{}", skip.reason);
+            assert!(
+                skip.reason.starts_with("accept with no offer"),
+                "{}",
+                skip.reason
+            );
         }
     }
 
@@ -334,6 +341,10 @@ mod tests {
             .map(|i| Utterance::says(if i % 2 == 0 { B } else { S }, "and?"))
             .collect();
         let skip = form_turns("d", found(), long).err().unwrap();
-        assert!(skip.reason.contains("turns by one person"), "{}", skip.reason);
+        assert!(
+            skip.reason.contains("turns by one person"),
+            "{}",
+            skip.reason
+        );
     }
 }

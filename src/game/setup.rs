@@ -324,6 +324,24 @@ mod tests {
     }
 
     #[test]
+    fn rules_without_a_move_cap_are_written_as_before_it_existed() {
+        let rules = setup_with(&price(), &EpisodeConfig::default()).rules;
+        let json = serde_json::to_string(&rules).unwrap();
+        assert_eq!(
+            json,
+            r#"{"max_rounds":6,"reject_loop":3,"format_retries":1}"#
+        );
+        assert_eq!(serde_json::from_str::<Rules>(&json).unwrap(), rules);
+        let capped = Rules {
+            max_moves: Some(7),
+            ..rules
+        };
+        let json = serde_json::to_string(&capped).unwrap();
+        assert!(json.ends_with(r#""max_moves":7}"#), "{json}");
+        assert_eq!(serde_json::from_str::<Rules>(&json).unwrap(), capped);
+    }
+
+    #[test]
     fn an_exchanged_floor_is_the_new_roles_floor() {
         // Job interview: the worker's best is 80, the recruiter's 100; with floors at half the
         // maximum utility they are 40 and 50, and they follow the roles, not the seats.
