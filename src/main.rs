@@ -164,6 +164,7 @@ fn main() -> Result<()> {
             };
             let summary = dealgym::dialogues::import(&options)?;
             print!("{}", summary.table());
+            std::io::Write::flush(&mut std::io::stdout())?;
             for f in summary.families.iter().filter_map(|f| f.file.as_ref()) {
                 eprintln!("wrote {}", f.display());
             }
