@@ -129,7 +129,9 @@ mod tests {
     fn lines(text: &str) -> Vec<Perspective> {
         let dir = std::env::temp_dir().join(format!("dealgym-dnd-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("data-{}.txt", text.len()));
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = dir.join(format!("data-{n}.txt"));
         std::fs::write(&path, text).unwrap();
         read_corpus(&path).unwrap()
     }
