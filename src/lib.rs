@@ -32,6 +32,7 @@
 pub mod agents;
 pub mod cache;
 pub mod demo;
+pub mod dialogues;
 pub mod digest;
 pub mod eval;
 pub mod export;

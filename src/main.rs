@@ -63,6 +63,30 @@ enum Command {
     /// Import, check and count scenario files.
     #[command(subcommand)]
     Scenarios(ScenariosCommand),
+    /// The datasets' own human dialogues as episode records.
+    #[command(subcommand)]
+    Dialogues(DialoguesCommand),
+}
+
+#[derive(Subcommand)]
+enum DialoguesCommand {
+    /// Play each dataset dialogue through the engine on its scenario and write one episode
+    /// record per dialogue to OUT/FAMILY.jsonl; print per family the dialogues read,
+    /// imported and outcome-matched, and each kind of skip or mismatch.
+    Import {
+        /// The raw datasets, one folder per dataset.
+        #[arg(long, default_value = "../shared/datasets")]
+        datasets: PathBuf,
+        /// The folder of the scenario files the dialogues are played on.
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+        /// Where FAMILY.jsonl is written (replaced whole).
+        #[arg(long, default_value = "dialogues")]
+        out: PathBuf,
+        /// Only these families (repeatable; default: all).
+        #[arg(long = "family")]
+        families: Vec<Family>,
+    },
 }
 
 #[derive(Args)]
@@ -126,6 +150,26 @@ fn main() -> Result<()> {
             dealgym::serve::serve(options, terminate()).await
         }),
         Command::Scenarios(cmd) => scenarios(cmd),
+        Command::Dialogues(DialoguesCommand::Import {
+            datasets,
+            scenarios,
+            out,
+            families,
+        }) => {
+            let options = dealgym::dialogues::ImportOptions {
+                datasets,
+                scenarios,
+                out,
+                families,
+            };
+            let summary = dealgym::dialogues::import(&options)?;
+            print!("{}", summary.table());
+            std::io::Write::flush(&mut std::io::stdout())?;
+            for f in summary.families.iter().filter_map(|f| f.file.as_ref()) {
+                eprintln!("wrote {}", f.display());
+            }
+            Ok(())
+        }
         Command::Merge(flags) => {
             let report = dealgym::merge::merge(&flags.options()?)?;
             eprint!("{}", report.text());

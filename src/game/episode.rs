@@ -92,6 +92,12 @@ pub struct Turn {
     /// The judge's annotation of this turn: label-set name → label.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// The dataset's own labels of a people's turn (`dealgym dialogues import`): label kind
+    /// (`strategy` for CaSiNo, `dialogue_act` for Craigslist) → one value per message the
+    /// turn joins, in order, `""` for a message the dataset left unlabelled. Kept as the data
+    /// has them; the engine never reads them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dataset_labels: BTreeMap<String, Vec<String>>,
 }
 
 /// What one step did. `terminated`/`truncated` follow Gymnasium: a deal, walk-away, reject loop
@@ -308,6 +314,7 @@ impl Episode {
             tokens: completion.tokens,
             rewards: BTreeMap::new(),
             labels: BTreeMap::new(),
+            dataset_labels: BTreeMap::new(),
         };
 
         let Some(action) = chosen else {
@@ -389,7 +396,7 @@ impl Episode {
         if self.outcome.is_none() {
             if rules::is_reject_loop(&self.history, seat, self.setup.rules.reject_loop) {
                 self.finish(OutcomeKind::RejectLoop, Some(seat), None, None);
-            } else if rules::rounds_exhausted(&self.moves, self.setup.rules.max_rounds) {
+            } else if rules::rounds_exhausted(&self.moves, &self.setup.rules) {
                 self.finish(OutcomeKind::MaxTurns, None, None, None);
             } else {
                 self.to_move = receiver;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::{Action, TermSpace, Terms, TurnError};
 use crate::scenario::Scenario;
 
-use super::setup::Setup;
+use super::setup::{Rules, Setup};
 use crate::vocab::{PerSeat, Seat};
 
 /// An offer on the table: the terms as the proposer wrote them (its own side).
@@ -126,9 +126,15 @@ pub fn is_reject_loop(history: &[Move], mover: Seat, k: u32) -> bool {
     same_terms || no_proposals
 }
 
-/// The turn cap: each seat has had `max_rounds` moves. A truncation, not a termination.
-pub fn rounds_exhausted(moves: &PerSeat<u32>, max_rounds: u32) -> bool {
-    moves.learner >= max_rounds && moves.opponent >= max_rounds
+/// The turn cap: each seat has had `max_rounds` moves, or both together have made
+/// `max_moves` (where the rules set it: a people's dialogue that stopped there). A truncation,
+/// not a termination.
+pub fn rounds_exhausted(moves: &PerSeat<u32>, rules: &Rules) -> bool {
+    let each_had_all = moves.learner >= rules.max_rounds && moves.opponent >= rules.max_rounds;
+    let all_moves_made = rules
+        .max_moves
+        .is_some_and(|cap| moves.learner + moves.opponent >= cap);
+    each_had_all || all_moves_made
 }
 
 #[cfg(test)]
@@ -199,9 +205,28 @@ mod tests {
         assert!(!is_reject_loop(&h, Seat::Learner, 3));
     }
 
+    fn rules(max_rounds: u32, max_moves: Option<u32>) -> Rules {
+        Rules {
+            max_rounds,
+            reject_loop: 3,
+            format_retries: 1,
+            max_moves,
+        }
+    }
+
     #[test]
     fn rounds_counted_per_seat() {
-        assert!(!rounds_exhausted(&PerSeat::new(6, 5), 6));
-        assert!(rounds_exhausted(&PerSeat::new(6, 6), 6));
+        assert!(!rounds_exhausted(&PerSeat::new(6, 5), &rules(6, None)));
+        assert!(rounds_exhausted(&PerSeat::new(6, 6), &rules(6, None)));
+    }
+
+    #[test]
+    fn a_move_cap_counts_both_seats_together() {
+        let capped = rules(20, Some(5));
+        assert!(!rounds_exhausted(&PerSeat::new(2, 2), &capped));
+        assert!(rounds_exhausted(&PerSeat::new(3, 2), &capped));
+        assert!(rounds_exhausted(&PerSeat::new(2, 3), &capped));
+        // The per-seat cap still holds under a higher move cap.
+        assert!(rounds_exhausted(&PerSeat::new(2, 2), &rules(2, Some(9))));
     }
 }

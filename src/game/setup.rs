@@ -90,6 +90,12 @@ pub struct Rules {
     pub max_rounds: u32,
     pub reject_loop: u32,
     pub format_retries: u32,
+    /// A cap on the moves of both seats together, below the per-seat `max_rounds`: a logged
+    /// people's dialogue that stopped with no accept or walk-away (`dealgym dialogues
+    /// import`) ends as `max_turns` exactly where the people stopped. No prompt mentions it.
+    /// Absent for every episode played by models, so their records are as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_moves: Option<u32>,
 }
 
 /// One seat's setup.
@@ -237,6 +243,7 @@ impl Setup {
                 max_rounds: config.max_rounds,
                 reject_loop: config.reject_loop,
                 format_retries: config.format_retries,
+                max_moves: None,
             },
             no_deal_value,
         })
@@ -314,6 +321,24 @@ mod tests {
             setup,
             "twice is the original"
         );
+    }
+
+    #[test]
+    fn rules_without_a_move_cap_are_written_as_before_it_existed() {
+        let rules = setup_with(&price(), &EpisodeConfig::default()).rules;
+        let json = serde_json::to_string(&rules).unwrap();
+        assert_eq!(
+            json,
+            r#"{"max_rounds":6,"reject_loop":3,"format_retries":1}"#
+        );
+        assert_eq!(serde_json::from_str::<Rules>(&json).unwrap(), rules);
+        let capped = Rules {
+            max_moves: Some(7),
+            ..rules
+        };
+        let json = serde_json::to_string(&capped).unwrap();
+        assert!(json.ends_with(r#""max_moves":7}"#), "{json}");
+        assert_eq!(serde_json::from_str::<Rules>(&json).unwrap(), capped);
     }
 
     #[test]

@@ -1,16 +1,20 @@
-//! Helpers the integration tests share: temporary files, scenario files (whole or cut short), the server's log read back, and a
-//! WebSocket client speaking JSON. (Each test binary uses part of it.)
+//! Helpers the integration tests share: temporary files, scenario files (whole or cut short), the server's log read back, the
+//! people's dialogues imported once per test binary, and a WebSocket client speaking JSON. (Each test binary uses part of it.)
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
+use dealgym::dialogues::{import_family, FamilyImport, ImportOptions};
 use dealgym::record::{EpisodeRecord, RecordReader};
 use dealgym::run::{run, RunOptions, RunSummary};
+use dealgym::scenario::Family;
 
 pub const FAMILIES: [&str; 5] = ["ahp", "craigslist", "casino", "dnd", "job_interview"];
 
@@ -54,6 +58,48 @@ pub fn scenario_files(dir: &Path, n: usize) -> Vec<PathBuf> {
             path
         })
         .collect()
+}
+
+/// The raw public datasets beside the checkout (`../shared/datasets`), where they are.
+pub fn datasets_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets");
+    dir.is_dir().then_some(dir)
+}
+
+/// The people's dialogues of `family` (`casino`, `craigslist`, `dnd`, `job_interview`) as
+/// episode records: `dealgym dialogues import` of that family, done in-process the first time
+/// a test of this binary asks, into a temporary folder, and reused after. `None` — and
+/// `SKIPPED: …` printed — where `../shared/datasets` is absent: the test returns early.
+/// (Import only the families a test needs: CaSiNo takes about a second in debug, DnD
+/// several.)
+pub fn dialogues(family: &str) -> Option<PathBuf> {
+    dialogue_import(family).and_then(|report| report.file)
+}
+
+/// What the import of [`dialogues`] said about `family` (read, imported, matched, skips).
+pub fn dialogue_import(family: &str) -> Option<FamilyImport> {
+    static IMPORTS: OnceLock<Mutex<HashMap<Family, FamilyImport>>> = OnceLock::new();
+    let family: Family = family.parse().unwrap();
+    let Some(datasets) = datasets_dir() else {
+        println!("SKIPPED: no ../shared/datasets to import the {family} dialogues from");
+        return None;
+    };
+    let mut imports = IMPORTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(report) = imports.get(&family) {
+        return Some(report.clone());
+    }
+    let options = ImportOptions {
+        datasets,
+        scenarios: Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"),
+        out: std::env::temp_dir().join(format!("dealgym-dialogues-{}", std::process::id())),
+        families: vec![family],
+    };
+    let report = import_family(family, &options).expect("the dialogues import");
+    imports.insert(family, report.clone());
+    Some(report)
 }
 
 /// Play a run to its end (no stop) and return its summary.

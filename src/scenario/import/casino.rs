@@ -19,19 +19,42 @@ use crate::scenario::{
 const ITEMS: [&str; 3] = ["food", "water", "firewood"];
 const UNITS: u32 = 3;
 
+/// The chat-log texts that are deal moves, not messages.
+pub(crate) const SUBMIT: &str = "Submit-Deal";
+pub(crate) const ACCEPT: &str = "Accept-Deal";
+pub(crate) const REJECT: &str = "Reject-Deal";
+pub(crate) const WALK_AWAY: &str = "Walk-Away";
+
+/// One dialogue as the dataset writes it (read by the scenario importer and by
+/// `crate::dialogues`, which replays its chat log).
 #[derive(Deserialize)]
-struct Dialogue {
+pub(crate) struct Dialogue {
     dialogue_id: serde_json::Value,
-    chat_logs: Vec<Message>,
+    pub(crate) chat_logs: Vec<Message>,
     participant_info: BTreeMap<String, Participant>,
+    /// Strategy labels of the messages of the annotated dialogues: `[text, "label,label"]`,
+    /// one per chat message that is not a deal move, in order.
+    #[serde(default)]
+    pub(crate) annotations: Vec<(String, String)>,
+}
+
+impl Dialogue {
+    /// The dataset's `dialogue_id`, as text.
+    pub(crate) fn id(&self) -> String {
+        match &self.dialogue_id {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
 }
 
 #[derive(Deserialize)]
-struct Message {
-    text: String,
+pub(crate) struct Message {
+    pub(crate) text: String,
     #[serde(default)]
     task_data: serde_json::Value,
-    id: String,
+    /// The participant: `mturk_agent_1` or `mturk_agent_2`.
+    pub(crate) id: String,
 }
 
 #[derive(Deserialize)]
@@ -47,11 +70,16 @@ struct Outcomes {
     points_scored: f64,
 }
 
+/// Every dialogue of one raw file.
+pub(crate) fn read(path: &Path) -> Result<Vec<Dialogue>, ImportError> {
+    read_json(path)
+}
+
 pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     let mut report = ImportReport::default();
     for path in files {
         let split = split_from_name(path);
-        let dialogues: Vec<Dialogue> = read_json(path)?;
+        let dialogues = read(path)?;
         let file = file_name(path);
         for d in dialogues {
             report
@@ -65,7 +93,8 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     Ok(report)
 }
 
-fn role_of(agent: &str) -> Option<Role> {
+/// The role of a participant id (`mturk_agent_1` → `agent_1`).
+pub(crate) fn role_of(agent: &str) -> Option<Role> {
     match agent {
         "mturk_agent_1" => Some(Role::Agent1),
         "mturk_agent_2" => Some(Role::Agent2),
@@ -79,10 +108,7 @@ fn scenario(
     split: Option<String>,
     d: Dialogue,
 ) -> Result<Scenario, ImportError> {
-    let id = match &d.dialogue_id {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
+    let id = d.id();
     let fail = |message: String| ImportError::record(path, format!("dialogue_id {id}"), message);
     let items: Vec<ItemSpec> = ITEMS
         .iter()
@@ -162,37 +188,18 @@ fn human_outcome(items: &[ItemSpec], logs: &[Message], id: &str) -> Result<Human
     let mut agreed: Option<(Role, Vec<u32>)> = None;
     for m in logs {
         match m.text.as_str() {
-            "Submit-Deal" => {
+            SUBMIT => {
                 let role =
                     role_of(&m.id).ok_or_else(|| format!("Submit-Deal by unknown `{}`", m.id))?;
-                let gets = m
-                    .task_data
-                    .get("issue2youget")
-                    .ok_or("Submit-Deal without issue2youget")?;
-                let mut shares = vec![0u32; ITEMS.len()];
-                for (i, name) in ITEMS.iter().enumerate() {
-                    let key = capitalized(name);
-                    let v = gets
-                        .get(&key)
-                        .ok_or_else(|| format!("Submit-Deal without {key}"))?;
-                    shares[i] = match v {
-                        serde_json::Value::String(s) => {
-                            s.trim().parse().map_err(|_| format!("{key} `{s}`"))?
-                        }
-                        serde_json::Value::Number(n) => {
-                            n.as_u64().ok_or_else(|| format!("{key} {n}"))? as u32
-                        }
-                        other => return Err(format!("{key} {other}")),
-                    };
-                }
+                let shares = submitted_shares(m)?;
                 last_submit = Some((role, shares));
             }
-            "Accept-Deal" => {
+            ACCEPT => {
                 agreed = last_submit.clone();
                 ending = HumanEnding::Deal;
             }
-            "Reject-Deal" => ending = HumanEnding::NoDeal,
-            "Walk-Away" => ending = HumanEnding::WalkAway,
+            REJECT => ending = HumanEnding::NoDeal,
+            WALK_AWAY => ending = HumanEnding::WalkAway,
             _ => {}
         }
     }
@@ -213,6 +220,27 @@ fn human_outcome(items: &[ItemSpec], logs: &[Message], id: &str) -> Result<Human
         view,
         points: vec![],
     })
+}
+
+/// The shares a Submit-Deal gives its submitter (`issue2youget`), in item order.
+pub(crate) fn submitted_shares(m: &Message) -> Result<Vec<u32>, String> {
+    let gets = m
+        .task_data
+        .get("issue2youget")
+        .ok_or("Submit-Deal without issue2youget")?;
+    let mut shares = vec![0u32; ITEMS.len()];
+    for (i, name) in ITEMS.iter().enumerate() {
+        let key = capitalized(name);
+        let v = gets
+            .get(&key)
+            .ok_or_else(|| format!("Submit-Deal without {key}"))?;
+        shares[i] = match v {
+            serde_json::Value::String(s) => s.trim().parse().map_err(|_| format!("{key} `{s}`"))?,
+            serde_json::Value::Number(n) => n.as_u64().ok_or_else(|| format!("{key} {n}"))? as u32,
+            other => return Err(format!("{key} {other}")),
+        };
+    }
+    Ok(shares)
 }
 
 fn capitalized(name: &str) -> String {

@@ -22,34 +22,38 @@ pub const COST_FACTOR: f64 = 0.5;
 /// A scenario already made from a (file, uuid): its index, buyer kb and seller kb.
 type Variant = (usize, Kb, Kb);
 
+/// One dialogue as the dataset writes it (read by the scenario importer and by
+/// `crate::dialogues`, which replays its events).
 #[derive(Deserialize)]
-struct Dialogue {
-    uuid: String,
-    scenario: RawScenario,
+pub(crate) struct Dialogue {
+    pub(crate) uuid: String,
+    pub(crate) scenario: RawScenario,
     #[serde(default)]
     outcome: Option<Outcome>,
     #[serde(default)]
-    events: Vec<Event>,
+    pub(crate) events: Vec<Event>,
 }
 
 #[derive(Deserialize)]
-struct RawScenario {
+pub(crate) struct RawScenario {
     uuid: String,
     #[serde(default)]
     post_id: Option<String>,
-    kbs: Vec<Kb>,
+    /// One per agent: agent `i` of the events plays `kbs[i]`.
+    pub(crate) kbs: Vec<Kb>,
 }
 
 #[derive(Deserialize, Clone, PartialEq)]
-struct Kb {
-    personal: Personal,
+pub(crate) struct Kb {
+    pub(crate) personal: Personal,
     item: Item,
 }
 
 #[derive(Deserialize, Clone, PartialEq)]
-struct Personal {
+pub(crate) struct Personal {
+    /// `buyer` or `seller`.
     #[serde(rename = "Role")]
-    role: String,
+    pub(crate) role: String,
     #[serde(rename = "Target")]
     target: Option<f64>,
 }
@@ -79,9 +83,23 @@ struct Offer {
     price: Option<f64>,
 }
 
+/// One event of a dialogue: a `message` (its text in `data`), an `offer` (`data.price`), an
+/// `accept`, a `reject` or a `quit`, by agent 0 or 1.
 #[derive(Deserialize)]
-struct Event {
-    action: String,
+pub(crate) struct Event {
+    pub(crate) action: String,
+    #[serde(default)]
+    pub(crate) agent: Option<usize>,
+    #[serde(default)]
+    pub(crate) data: serde_json::Value,
+    /// The dialogue act of a message where the dataset parsed one (`intent`, and a `price`).
+    #[serde(default)]
+    pub(crate) metadata: Option<serde_json::Value>,
+}
+
+/// Every dialogue of one raw file.
+pub(crate) fn read(path: &Path) -> Result<Vec<Dialogue>, ImportError> {
+    read_json(path)
 }
 
 pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
@@ -98,7 +116,7 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     for path in files {
         let split = split_from_name(path);
         let file = file_name(path);
-        let dialogues: Vec<Dialogue> = read_json(path)?;
+        let dialogues = read(path)?;
         for d in dialogues {
             dialogues_total += 1;
             let (buyer, seller) = sides(path, &d)?;

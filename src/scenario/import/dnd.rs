@@ -20,30 +20,39 @@ const ITEMS: [&str; 3] = ["book", "hat", "ball"];
 
 /// One side's context: counts and its own values per item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct Context {
-    counts: [u32; 3],
+pub(crate) struct Context {
+    pub(crate) counts: [u32; 3],
     values: [u32; 3],
 }
 
 /// A self-play scenario: its first line number and the two sides' contexts.
 type ContextPair = (usize, Context, Context);
 
-/// One line of `data.txt`: one side's view of one dialogue.
+/// One line of `data.txt`: one side's view of one dialogue (read by the scenario importer and
+/// by `crate::dialogues`, which replays the dialogue).
 #[derive(Debug, Clone)]
-struct Perspective {
-    line: usize,
-    own: Context,
+pub(crate) struct Perspective {
+    /// The line number in its file (1-based).
+    pub(crate) line: usize,
+    pub(crate) own: Context,
     partner: Context,
-    /// The dialogue up to `<selection>`, with YOU/THEM from this side.
-    dialogue: String,
-    ending: LineEnding,
+    /// The dialogue up to `<selection>`, with YOU/THEM from this side: utterances
+    /// `YOU: …` / `THEM: …` separated by `<eos>`, the last one `YOU: <selection>` or
+    /// `THEM: <selection>` (the side that ended the talk).
+    pub(crate) dialogue: String,
+    pub(crate) ending: LineEnding,
 }
 
+/// What this side chose after the talk, and whether the two choices agreed.
 #[derive(Debug, Clone, PartialEq)]
-enum LineEnding {
+pub(crate) enum LineEnding {
+    /// Both chose complementary shares; `selection` is this side's own.
     Agree { selection: [u32; 3], reward: u32 },
-    Disagree,
+    /// This side chose `selection`; the other side chose otherwise (no deal).
+    Disagree { selection: [u32; 3] },
+    /// This side chose "no agreement".
     NoAgreement,
+    /// A participant disconnected.
     Disconnect,
 }
 
@@ -94,29 +103,15 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
             }
             selfplay.push((path.clone(), pairs));
         } else {
-            let mut lines = Vec::new();
-            for (i, line) in text
-                .lines()
-                .enumerate()
-                .filter(|(_, l)| !l.trim().is_empty())
-            {
-                let p = perspective(i + 1, line).ok_or_else(|| {
-                    ImportError::record(path, format!("line {}", i + 1), "unreadable corpus line")
-                })?;
-                lines.push(p);
-            }
-            corpus.push((path.clone(), lines));
+            corpus.push((path.clone(), perspectives(path, &text)?));
         }
     }
 
     let mut report = ImportReport::default();
     for (path, lines) in &corpus {
         let file = file_name(path);
-        let mut i = 0;
         let (mut paired, mut single) = (0, 0);
-        while i < lines.len() {
-            let a = &lines[i];
-            let b = lines.get(i + 1).filter(|b| is_mirror(a, b));
+        for (a, b) in dialogues(lines) {
             let split = [Some(a), b].into_iter().flatten().find_map(|p| {
                 split_of
                     .get(&(p.own, p.partner, p.dialogue.clone()))
@@ -128,10 +123,8 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
                 .push(dialogue_scenario(path, &file, split, a, b)?);
             if b.is_some() {
                 paired += 1;
-                i += 2;
             } else {
                 single += 1;
-                i += 1;
             }
         }
         report.notes.push(format!(
@@ -164,6 +157,50 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     Ok(report)
 }
 
+/// Every line of a corpus file (`data.txt`).
+pub(crate) fn read_corpus(path: &Path) -> Result<Vec<Perspective>, ImportError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ImportError::io(path, e))?;
+    perspectives(path, &text)
+}
+
+fn perspectives(path: &Path, text: &str) -> Result<Vec<Perspective>, ImportError> {
+    let mut lines = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let p = perspective(i + 1, line).ok_or_else(|| {
+            ImportError::record(path, format!("line {}", i + 1), "unreadable corpus line")
+        })?;
+        lines.push(p);
+    }
+    Ok(lines)
+}
+
+/// The dialogues of a corpus: a line with the next one when that is its mirror (the same
+/// dialogue from the other side), else the line alone. The first line's side is `agent_1`.
+pub(crate) fn dialogues(lines: &[Perspective]) -> Vec<(&Perspective, Option<&Perspective>)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let a = &lines[i];
+        let b = lines.get(i + 1).filter(|b| is_mirror(a, b));
+        out.push((a, b));
+        i += if b.is_some() { 2 } else { 1 };
+    }
+    out
+}
+
+/// The dialogue's name in `data.txt` as scenarios keep it (`HumanOutcome::dialogue`):
+/// `lines A-B`, or `line A` for a line without its mirror.
+pub(crate) fn lines_name(a: &Perspective, b: Option<&Perspective>) -> String {
+    match b {
+        Some(b) => format!("lines {}-{}", a.line, b.line),
+        None => format!("line {}", a.line),
+    }
+}
+
 fn context(text: &str) -> Option<Context> {
     let n: Vec<u32> = text
         .split_whitespace()
@@ -191,7 +228,9 @@ fn perspective(line: usize, text: &str) -> Option<Perspective> {
     } else if after.contains("no agreement") {
         LineEnding::NoAgreement
     } else if after.ends_with("disagree") {
-        LineEnding::Disagree
+        LineEnding::Disagree {
+            selection: read_selection(after)?,
+        }
     } else {
         let selection = read_selection(after)?;
         let reward = after
@@ -305,10 +344,7 @@ fn dialogue_scenario(
             "the two sides' counts differ",
         ));
     }
-    let lines = match b {
-        Some(b) => format!("lines {}-{}", a.line, b.line),
-        None => format!("line {}", a.line),
-    };
+    let lines = lines_name(a, b);
     let mut s = base(
         format!("dnd:data:{}", a.line),
         split,
@@ -325,7 +361,7 @@ fn dialogue_scenario(
             HumanEnding::Deal,
             Some(Terms::Items(selection.to_vec()).render(TermSpace::Items(&space_items))),
         ),
-        LineEnding::Disagree => (HumanEnding::Disagree, None),
+        LineEnding::Disagree { .. } => (HumanEnding::Disagree, None),
         LineEnding::NoAgreement => (HumanEnding::NoDeal, None),
         LineEnding::Disconnect => (HumanEnding::Quit, None),
     };

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{file_name, read_json, split_from_name, ImportError, ImportReport};
-use crate::protocol::{parse_terms, IssueRange, IssueSpec, TermSpace};
+use crate::protocol::{parse_terms, IssueRange, IssueSpec, TermSpace, Terms};
 use crate::scenario::{
     Family, Game, HumanEnding, HumanOutcome, IssuePreference, IssuePreferences, PublicInfo, Role,
     Scenario, Valuation, SCENARIO_SCHEMA,
@@ -24,20 +24,36 @@ const ISSUES: [(&str, &str); 5] = [
     ("holiday", "Weekly holiday"),
 ];
 
+/// One dialogue record as the dataset writes it (read by the scenario importer and by
+/// `crate::dialogues`, which replays its comments and solutions).
 #[derive(Deserialize)]
-struct Record {
-    id: String,
+pub(crate) struct Record {
+    pub(crate) id: String,
     #[serde(default)]
-    status: Option<String>,
-    users: Vec<User>,
+    pub(crate) status: Option<String>,
+    pub(crate) users: Vec<User>,
     #[serde(default)]
-    solutions: Vec<Solution>,
+    pub(crate) solutions: Vec<Solution>,
+    /// The chat messages.
+    #[serde(default)]
+    pub(crate) comments: Vec<Comment>,
 }
 
 #[derive(Deserialize)]
-struct User {
-    role: String,
+pub(crate) struct User {
+    #[serde(default)]
+    pub(crate) id: String,
+    /// `worker` or `recruiter`.
+    pub(crate) role: String,
     utilities: Vec<Utility>,
+}
+
+/// One chat message.
+#[derive(Deserialize)]
+pub(crate) struct Comment {
+    pub(crate) body: String,
+    pub(crate) user_id: String,
+    pub(crate) created_at: String,
 }
 
 #[derive(Deserialize)]
@@ -65,11 +81,26 @@ struct OptionWeight {
     weight: f64,
 }
 
+/// A proposed contract: by `user_id`, at `created_at`; `accepted` once the other side took it.
 #[derive(Deserialize)]
-struct Solution {
+pub(crate) struct Solution {
     #[serde(default)]
-    accepted: Option<bool>,
+    pub(crate) accepted: Option<bool>,
     body: std::collections::BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    pub(crate) user_id: String,
+    #[serde(default)]
+    pub(crate) created_at: String,
+}
+
+/// Every record of one raw file.
+pub(crate) fn read(path: &Path) -> Result<Vec<Record>, ImportError> {
+    read_json(path)
+}
+
+/// Whether a record is left out (an aborted negotiation).
+pub(crate) fn is_aborted(r: &Record) -> bool {
+    r.status.as_deref() == Some("aborted")
 }
 
 pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
@@ -78,9 +109,8 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     for path in files {
         let split = split_from_name(path);
         let file = file_name(path);
-        let records: Vec<Record> = read_json(path)?;
-        for r in records {
-            if r.status.as_deref() == Some("aborted") {
+        for r in read(path)? {
+            if is_aborted(&r) {
                 skipped += 1;
                 continue;
             }
@@ -254,6 +284,25 @@ fn preferences(u: &User, role: Role, issues: &[IssueSpec]) -> Result<IssuePrefer
     Ok(IssuePreferences { issues: out })
 }
 
+/// A solution's contract, written in the grammar and read back to check it fits the space.
+pub(crate) fn solution_terms(solution: &Solution, issues: &[IssueSpec]) -> Result<Terms, String> {
+    let mut text = Vec::new();
+    for spec in issues {
+        let v = solution
+            .body
+            .get(&spec.label)
+            .ok_or_else(|| format!("solution lacks {}", spec.label))?;
+        let v = match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        text.push(format!("{}:{}", spec.key, v));
+    }
+    let (terms, _) = parse_terms(&text.join(" "), TermSpace::Issues(issues))
+        .map_err(|e| format!("solution does not fit the issues: {e}"))?;
+    Ok(terms)
+}
+
 /// The accepted solution, written in the grammar and read back to check it fits the space.
 fn human_outcome(r: &Record, issues: &[IssueSpec]) -> Result<Vec<HumanOutcome>, String> {
     let accepted: Vec<&Solution> = r
@@ -270,20 +319,7 @@ fn human_outcome(r: &Record, issues: &[IssueSpec]) -> Result<Vec<HumanOutcome>, 
             points: vec![],
         }]);
     };
-    let mut text = Vec::new();
-    for spec in issues {
-        let v = solution
-            .body
-            .get(&spec.label)
-            .ok_or_else(|| format!("accepted solution lacks {}", spec.label))?;
-        let v = match v {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        text.push(format!("{}:{}", spec.key, v));
-    }
-    let (terms, _) = parse_terms(&text.join(" "), TermSpace::Issues(issues))
-        .map_err(|e| format!("accepted solution does not fit the issues: {e}"))?;
+    let terms = solution_terms(solution, issues).map_err(|e| format!("accepted {e}"))?;
     Ok(vec![HumanOutcome {
         dialogue: r.id.clone(),
         ending: HumanEnding::Deal,

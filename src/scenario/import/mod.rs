@@ -5,10 +5,10 @@
 //! knows the raw formats; everything else reads scenario files.
 
 mod ahp;
-mod casino;
-mod craigslist;
-mod dnd;
-mod job_interview;
+pub(crate) mod casino;
+pub(crate) mod craigslist;
+pub(crate) mod dnd;
+pub(crate) mod job_interview;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
