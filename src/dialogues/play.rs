@@ -7,7 +7,7 @@ use super::{HumanDialogue, MAX_TURNS_PER_PERSON};
 use crate::agents::{PersonaConfig, Played};
 use crate::game::{EpisodeConfig, EpisodeSeed, FirstMover, OutcomeKind, PerSeat, Prompts, Seat};
 use crate::protocol::{parse_terms, render_action, render_turn, TurnFormat};
-use crate::record::EpisodeRecord;
+use crate::record::{EpisodeRecord, HUMAN_PLAYER_PREFIX};
 use crate::reward::RewardConfig;
 use crate::run::{Driver, EpisodeError, EpisodeKit, PlannedEpisode, SeatPlayer, Seating};
 use crate::scenario::{Family, HumanEnding, Role};
@@ -15,9 +15,10 @@ use crate::scenario::{Family, HumanEnding, Role};
 /// The name both seats of a people's episode have (`seats.*.name`).
 pub const HUMAN_NAME: &str = "human";
 
-/// How a people's record says who played: `human:<dataset dialogue id>`.
+/// How a people's record says who played: `human:<dataset dialogue id>` (the prefix's home is
+/// [`HUMAN_PLAYER_PREFIX`], which the record's readers check).
 pub fn human_spec(dialogue: &str) -> String {
-    format!("{HUMAN_NAME}:{dialogue}")
+    format!("{HUMAN_PLAYER_PREFIX}{dialogue}")
 }
 
 /// CaSiNo's own rule: a walk-away scores 5 points for each side (the dataset's points say so).
