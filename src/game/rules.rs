@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::{Action, TermSpace, Terms, TurnError};
 use crate::scenario::Scenario;
 
-use super::setup::Setup;
+use super::episode::Turn;
+use super::setup::{Continuation, Setup};
 use crate::vocab::{PerSeat, Seat};
 
 /// An offer on the table: the terms as the proposer wrote them (its own side).
@@ -129,6 +130,25 @@ pub fn is_reject_loop(history: &[Move], mover: Seat, k: u32) -> bool {
 /// The turn cap: each seat has had `max_rounds` moves. A truncation, not a termination.
 pub fn rounds_exhausted(moves: &PerSeat<u32>, max_rounds: u32) -> bool {
     moves.learner >= max_rounds && moves.opponent >= max_rounds
+}
+
+/// A continuation's end (`run --continue-turns K`): the players have made `k` moves since the
+/// logged prefix. `turns` are the episode's attempts so far, in order; the prefix's turns never
+/// count, and neither do attempts that could not be used. A truncation, like the turn cap.
+pub fn continuation_spent(continuation: Option<&Continuation>, turns: &[Turn]) -> bool {
+    let Some(Continuation {
+        prefix_turns,
+        moves: Some(k),
+    }) = continuation
+    else {
+        return false;
+    };
+    let made = turns
+        .iter()
+        .skip(*prefix_turns)
+        .filter(|t| t.played.is_some())
+        .count();
+    made >= *k as usize
 }
 
 #[cfg(test)]
