@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use dealgym::game::{OutcomeKind, Seat};
 use dealgym::mock::{MockConfig, MockServer};
 use dealgym::record::EpisodeRecord;
+use dealgym::replay::VerifyOptions;
 use dealgym::reward::{Component, RewardConfig};
 use dealgym::run::{Cut, PrefixOptions, RunOptions, SkipReason};
 
@@ -182,6 +183,16 @@ async fn a_one_step_run_scores_one_learner_turn_per_episode() {
         assert_eq!(r.reward_parts.opponent["format"], 0.0, "no opponent turn");
     }
     assert!(records.iter().any(|r| r.kind() == OutcomeKind::MaxTurns));
+    // The engine replays them as written, continuation and per-turn rewards included.
+    let report = dealgym::replay::verify(&VerifyOptions {
+        files: vec![o.out.clone()],
+        episode: None,
+        scenarios: o.scenarios.clone(),
+        prompts_dir: None,
+        rewards: o.rewards.clone(),
+    })
+    .unwrap();
+    assert!(report.is_clean(), "{}", report.table());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

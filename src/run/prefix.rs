@@ -337,6 +337,111 @@ pub fn plan_prefixes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::{learner_first_as, play, price, record_of, turn};
+    use crate::game::Episode;
+
+    /// A logged price episode of 6 turns: the buyer (learner) opens at 120, the seller
+    /// counters at 170, the buyer's malformed turn is corrected (attempt 1: 130), the seller
+    /// says 160, the buyer walks away.
+    fn logged() -> EpisodeRecord {
+        let s = price();
+        let e = play(
+            &s,
+            learner_first_as(&s, Role::Buyer),
+            &[
+                turn("120?", "[SUBMIT_DEAL] price:120"),
+                turn("170.", "[SUBMIT_DEAL] price:170"),
+                "no format".to_string(),
+                turn("130?", "[SUBMIT_DEAL] price:130"),
+                turn("160.", "[SUBMIT_DEAL] price:160"),
+                turn("Bye.", "[WALK_AWAY]"),
+            ],
+        );
+        record_of(e)
+    }
+
+    #[test]
+    fn the_learner_takes_the_next_speakers_seat_with_its_whole_setup() {
+        let record = logged();
+        let config = EpisodeConfig::default();
+        // After 1 turn the seller speaks: the seats are exchanged whole.
+        let p = LoggedPrefix::new(record.clone(), 1, &config, Some(1)).unwrap();
+        assert_eq!(p.setup.seats.learner, record.setup.seats.opponent);
+        assert_eq!(p.setup.seats.opponent, record.setup.seats.learner);
+        assert_eq!(p.setup.first_mover, Seat::Opponent);
+        // After 2 the buyer does: nothing moves.
+        let p = LoggedPrefix::new(record.clone(), 2, &config, None).unwrap();
+        assert_eq!(p.setup.seats, record.setup.seats);
+        assert_eq!(
+            p.setup.rules.continuation,
+            Some(Continuation {
+                prefix_turns: 2,
+                moves: None
+            })
+        );
+        // Either way the prefix replays as logged and the learner is to move.
+        for n in [1, 2, 3, 4] {
+            let p = LoggedPrefix::new(record.clone(), n, &config, Some(1)).unwrap();
+            let e =
+                Episode::replay(price(), p.setup.clone(), record.completions().take(n)).unwrap();
+            assert_eq!(e.to_move(), Some(Seat::Learner), "after {n}");
+        }
+    }
+
+    #[test]
+    fn corrections_and_the_cap_are_raised_only_as_the_prefix_needs() {
+        let record = logged();
+        let config = EpisodeConfig {
+            format_retries: 0,
+            max_rounds: 1,
+            ..EpisodeConfig::default()
+        };
+        // Turns 0..2 used no correction, but turn 3 is the buyer's retry: 1 is needed.
+        let p = LoggedPrefix::new(record.clone(), 3, &config, None).unwrap();
+        assert_eq!(p.setup.rules.format_retries, 1);
+        // 1 move each in the first 2 turns: the cap becomes 2.
+        let p = LoggedPrefix::new(record.clone(), 2, &config, None).unwrap();
+        assert_eq!(p.setup.rules.format_retries, 0);
+        assert_eq!(p.setup.rules.max_rounds, 2);
+        // A run's own higher values stand.
+        let generous = EpisodeConfig {
+            format_retries: 4,
+            max_rounds: 9,
+            ..EpisodeConfig::default()
+        };
+        let p = LoggedPrefix::new(record.clone(), 5, &generous, None).unwrap();
+        assert_eq!(
+            (p.setup.rules.format_retries, p.setup.rules.max_rounds),
+            (4, 9)
+        );
+        // The rest is the record's.
+        assert_eq!(p.setup.rules.reject_loop, record.setup.rules.reject_loop);
+        // Too short, and a prefix that is the whole (walked-away) episode.
+        assert_eq!(
+            LoggedPrefix::new(record.clone(), 0, &config, None),
+            Err(SkipReason::TooShort)
+        );
+        assert_eq!(
+            LoggedPrefix::new(record.clone(), 7, &config, None),
+            Err(SkipReason::TooShort)
+        );
+        assert_eq!(
+            LoggedPrefix::new(record, 6, &config, None),
+            Err(SkipReason::Ended)
+        );
+    }
+
+    #[test]
+    fn a_learner_role_moves_the_cut_to_its_next_turn() {
+        let record = logged();
+        // Turn 1 is the seller's; the buyer speaks next at turn 2.
+        assert_eq!(cut_point(&record, Cut::Turns(1), Some(Role::Buyer)), Ok(2));
+        assert_eq!(cut_point(&record, Cut::Turns(1), Some(Role::Seller)), Ok(1));
+        assert_eq!(
+            cut_point(&record, Cut::Turns(5), Some(Role::Seller)),
+            Err(SkipReason::NoTurnOfRole)
+        );
+    }
 
     #[test]
     fn a_split_rounds_up_and_leaves_a_turn_out() {
