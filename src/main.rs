@@ -360,6 +360,9 @@ async fn eval_command(flags: EvalFlags) -> Result<()> {
 fn report(summary: &RunSummary, out: &std::path::Path) {
     print!("{}", summary.stats.table());
     print!("{}", summary.replica_table());
+    if let Some(prefixes) = &summary.prefixes {
+        eprintln!("{}", prefixes.line());
+    }
     for warning in [
         summary.constraint_warning(),
         summary.drift_warning(),

@@ -80,7 +80,8 @@ fn scenario(files: &[PathBuf], r: &EpisodeRecord) -> Arc<Scenario> {
 /// last own message (plus the end-of-turn token vLLM returns).
 fn check(files: &[PathBuf], r: &EpisodeRecord, api: TokenApi) {
     let episode = r.replay(&scenario(files, r), &Prompts::builtin()).unwrap();
-    let exact = token_sequence(&r.turns, Seat::Learner).expect("every learner turn has tokens");
+    let exact = token_sequence(&r.turns, Seat::Learner, &r.setup.rules)
+        .expect("every learner turn has tokens");
     let view = episode.view(Seat::Learner);
     let last_own = view
         .iter()

@@ -12,11 +12,12 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use dealgym::agents::PlayerConfig;
-use dealgym::game::{Prompts, Seat};
+use dealgym::export::{ExportOptions, Format, Seats};
+use dealgym::game::{OutcomeKind, Prompts, Seat};
 use dealgym::llm::{EndpointSettings, TokenApi, TokenMode};
 use dealgym::mock::{render, tokenize, MockConfig, MockServer, MockTemplate};
 use dealgym::record::{EpisodeRecord, RecordReader};
-use dealgym::run::{run, RunOptions, RunSummary};
+use dealgym::run::{run, Cut, PrefixOptions, RunOptions, RunSummary};
 use dealgym::scenario::{load_scenarios, Family, LoadOptions, Scenario};
 use dealgym::vocab::MessageRole;
 
@@ -87,10 +88,18 @@ fn sequences(r: &EpisodeRecord, template: MockTemplate) -> Vec<(Seat, Vec<u32>, 
     let episode = r.replay(&scenario(r), &Prompts::builtin()).expect("replay");
     Seat::BOTH
         .into_iter()
-        .filter(|seat| r.turns.iter().any(|t| t.seat == *seat))
+        .filter(|seat| {
+            (0..r.turns.len()).any(|i| r.turns[i].seat == *seat && !r.setup.rules.is_logged_turn(i))
+        })
         .map(|seat| {
             let mut exact = Vec::new();
-            for t in r.turns.iter().filter(|t| t.seat == seat) {
+            // A logged prefix's turns are context, not calls: they carry no ids.
+            let calls = r
+                .turns
+                .iter()
+                .enumerate()
+                .filter(|(i, t)| t.seat == seat && !r.setup.rules.is_logged_turn(*i));
+            for (_, t) in calls {
                 let tokens = t
                     .tokens
                     .as_ref()
@@ -207,4 +216,92 @@ async fn a_template_that_drops_earlier_thoughts_is_reported_as_drift() {
         .drift_warning()
         .expect("said in the summary")
         .contains("drift"));
+}
+
+/// Token-exact players continue a logged prefix (`run --prefixes`): the logged turns have no
+/// ids, so each seat's first call renders its whole view, prefix included, and its sequence is
+/// still exactly the tokenized conversation; the verl export starts at that first call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exact_players_continue_a_logged_prefix_and_export_verl() {
+    let dir = std::env::temp_dir().join(format!("dealgym-exact-{}-prefix", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let casino = all_scenario_files()[2].clone();
+    // The source: a text-mode run of rule players.
+    let mut source = RunOptions::new(
+        vec![casino.clone()],
+        "rule:linear",
+        "rule:boulware",
+        dir.join("source.jsonl"),
+    );
+    source.limit = Some(4);
+    source.progress = false;
+    run(&source, std::future::pending())
+        .await
+        .expect("source run");
+    let mock = MockServer::start(
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        MockConfig {
+            template: MockTemplate::Chatml,
+            seed: 9,
+            ..MockConfig::default()
+        },
+    )
+    .await
+    .expect("mock");
+    let mut o = RunOptions::new(vec![casino], "smol", "smol", dir.join("prefix.jsonl"));
+    o.players = BTreeMap::from([("smol".to_string(), exact_player(&mock, TokenApi::Vllm))]);
+    o.group_size = 2;
+    o.concurrency = 8;
+    o.progress = false;
+    o.prefixes = Some(PrefixOptions {
+        files: vec![source.out.clone()],
+        cut: Cut::split(0.5).unwrap(),
+        continue_turns: Some(3),
+    });
+    let summary = run(&o, std::future::pending()).await.expect("prefix run");
+    mock.stop();
+    assert_eq!(summary.written, 4 * 2);
+    assert_eq!(summary.stats.count(OutcomeKind::Error), 0);
+    let records: Vec<EpisodeRecord> = RecordReader::open(&o.out)
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    for r in &records {
+        let n = r.parent.as_ref().unwrap().prefix_turns;
+        assert!(r.turns[..n].iter().all(|t| t.tokens.is_none()));
+        assert!(r.turns[n..].iter().all(|t| t.tokens.is_some()));
+        for (seat, exact, rendered) in sequences(r, MockTemplate::Chatml) {
+            let last = r.turns.iter().rfind(|t| t.seat == seat).unwrap();
+            let expected = match last.tokens.as_ref().unwrap().finish_reason.as_deref() {
+                Some("stop") => [rendered.clone(), vec![IM_END]].concat(),
+                _ => rendered,
+            };
+            assert_eq!(exact, expected, "{} {seat}", r.episode_id);
+        }
+    }
+    let mut verl = Vec::new();
+    let mut export = ExportOptions::new(vec![o.out.clone()], Format::Verl);
+    export.seats = Seats::Learner;
+    let exported = dealgym::export::export(&export, &mut verl).expect("export");
+    assert_eq!(exported.no_tokens, 0);
+    assert_eq!(exported.written, records.len(), "every learner made a call");
+    for (line, r) in String::from_utf8(verl).unwrap().lines().zip(&records) {
+        let line: serde_json::Value = serde_json::from_str(line).unwrap();
+        let n = r.parent.as_ref().unwrap().prefix_turns;
+        // The learner's first call (turn n) holds the prefix in its prompt.
+        let first = r.turns[n].tokens.as_ref().unwrap();
+        let prompt: Vec<u32> = serde_json::from_value(line["prompt_ids"].clone()).unwrap();
+        assert_eq!(prompt, first.prompt_ids, "{}", r.episode_id);
+        let text = String::from_utf8_lossy(
+            &prompt
+                .iter()
+                .filter(|id| **id < 256)
+                .map(|id| *id as u8)
+                .collect::<Vec<_>>(),
+        )
+        .to_string();
+        let logged_talk = r.turns[n - 1].parsed.talk.clone().unwrap_or_default();
+        assert!(text.contains(&logged_talk), "{}: {text}", r.episode_id);
+    }
 }

@@ -150,7 +150,8 @@ pub struct TurnContext<'a> {
     pub seat: Seat,
     /// Moves this seat has made that took effect.
     pub own_moves: u32,
-    /// Calls made for this seat so far in the episode (including retries).
+    /// Calls made for this seat so far in the episode (including retries; not a logged
+    /// prefix's turns, which no player of this episode made).
     pub calls: usize,
     /// The counterpart's offer this seat may accept now, in this seat's own terms (`None`:
     /// ACCEPT is not legal now).
@@ -168,7 +169,7 @@ impl TurnContext<'_> {
     /// The seat's exact token sequence so far: each of its calls' prompt ids then sampled ids.
     /// `None` if one of its calls was not token-exact.
     pub fn own_sequence(&self) -> Option<Vec<u32>> {
-        crate::game::token_sequence(self.turns, self.seat)
+        crate::game::token_sequence(self.turns, self.seat, &self.setup.rules)
     }
 }
 
@@ -180,7 +181,12 @@ impl<'a> TurnContext<'a> {
             setup: episode.setup(),
             seat,
             own_moves: episode.moves()[seat],
-            calls: episode.turns().iter().filter(|t| t.seat == seat).count(),
+            calls: episode
+                .turns()
+                .iter()
+                .enumerate()
+                .filter(|(i, t)| t.seat == seat && !episode.setup().rules.is_logged_turn(*i))
+                .count(),
             counter_offer: episode
                 .offer_to_accept(seat)
                 .map(|o| o.terms_for(seat, episode.scenario().term_space())),

@@ -93,6 +93,7 @@ pub(crate) fn play(
             group,
             member: 0,
         },
+        prefix: None,
     };
     let mut setup = kit
         .draw_setup(&planned.scenario, planned.seeds)

@@ -5,7 +5,7 @@
 //! text does not give back the ids that were sampled, and a policy gradient on other ids is
 //! wrong.
 
-use crate::game::{Seat, TurnTokens};
+use crate::game::{Seat, Turn, TurnTokens};
 use crate::record::EpisodeRecord;
 
 /// Why a seat of an episode has nothing to export in a format.
@@ -19,10 +19,12 @@ pub enum Skip {
     BadTokens,
 }
 
-/// The exact calls of `seat`, in order, or why there are none to export.
+/// The exact calls of `seat`, in order, or why there are none to export. A logged prefix's
+/// turns ([`Rules::is_logged_turn`](crate::game::Rules::is_logged_turn)) are no calls of the
+/// seat: they are context, already in its first call's prompt, so the sequence starts there.
 pub fn seat_calls(record: &EpisodeRecord, seat: Seat) -> Result<Vec<&TurnTokens>, Skip> {
     let mut calls = Vec::new();
-    for turn in record.turns.iter().filter(|t| t.seat == seat) {
+    for (_, turn) in own_calls(record, seat) {
         let tokens = turn.tokens.as_ref().ok_or(Skip::NoTokens)?;
         if tokens.logprobs.len() != tokens.completion_ids.len() {
             return Err(Skip::BadTokens);
@@ -33,6 +35,17 @@ pub fn seat_calls(record: &EpisodeRecord, seat: Seat) -> Result<Vec<&TurnTokens>
         return Err(Skip::NoTurns);
     }
     Ok(calls)
+}
+
+/// The turns of `seat` that its player made (with their indexes in `turns`): every turn of the
+/// seat but a logged prefix's.
+pub fn own_calls(record: &EpisodeRecord, seat: Seat) -> impl Iterator<Item = (usize, &Turn)> {
+    let rules = &record.setup.rules;
+    record
+        .turns
+        .iter()
+        .enumerate()
+        .filter(move |(i, t)| t.seat == seat && !rules.is_logged_turn(*i))
 }
 
 /// A seat's sequence split the way multi-turn RL trainers take it: the first call's prompt,

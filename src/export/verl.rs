@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::game::TurnTokens;
 use crate::record::EpisodeRecord;
 
-use super::tokens::{call_rewards, Trajectory};
+use super::tokens::{call_rewards, own_calls, Trajectory};
 use super::{write_line, Head};
 
 #[derive(Serialize)]
@@ -52,13 +52,10 @@ pub fn write(
     out: &mut dyn Write,
 ) -> io::Result<usize> {
     let t = Trajectory::of(calls);
-    // The latency of each of the seat's calls, where the record has it (in `turns` order).
-    let generate_ms: u64 = record
-        .turns
-        .iter()
-        .zip(&record.timing.turn_ms)
-        .filter(|(turn, _)| turn.seat == head.seat)
-        .map(|(_, ms)| ms)
+    // The latency of each of the seat's calls, where the record has it (a logged prefix's
+    // turns are no calls of this episode).
+    let generate_ms: u64 = own_calls(record, head.seat)
+        .filter_map(|(i, _)| record.timing.turn_ms.get(i))
         .sum();
     let line = Line {
         prompt_ids: t.prompt_ids,

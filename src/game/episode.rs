@@ -396,7 +396,9 @@ impl Episode {
         if self.outcome.is_none() {
             if rules::is_reject_loop(&self.history, seat, self.setup.rules.reject_loop) {
                 self.finish(OutcomeKind::RejectLoop, Some(seat), None, None);
-            } else if rules::rounds_exhausted(&self.moves, &self.setup.rules) {
+            } else if rules::rounds_exhausted(&self.moves, &self.setup.rules)
+                || rules::continuation_spent(self.setup.rules.continuation.as_ref(), &self.turns)
+            {
                 self.finish(OutcomeKind::MaxTurns, None, None, None);
             } else {
                 self.to_move = receiver;
@@ -484,10 +486,18 @@ impl Episode {
 }
 
 /// A seat's exact token sequence so far: its prompt suffixes and sampled ids, turn by turn; none
-/// if one of its turns was not played in token-exact mode.
-pub fn token_sequence(turns: &[Turn], seat: Seat) -> Option<Vec<u32>> {
+/// if one of its turns was not played in token-exact mode. The turns of a logged prefix
+/// ([`Rules::is_logged_turn`](super::Rules::is_logged_turn)) have no ids and are not the
+/// seat's calls: they are skipped, so a seat continuing a prefix starts with an empty sequence
+/// and its first call renders the whole view.
+pub fn token_sequence(turns: &[Turn], seat: Seat, rules: &super::Rules) -> Option<Vec<u32>> {
     let mut ids = Vec::new();
-    for t in turns.iter().filter(|t| t.seat == seat) {
+    let own = turns
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| t.seat == seat && !rules.is_logged_turn(*i))
+        .map(|(_, t)| t);
+    for t in own {
         let tokens = t.tokens.as_ref()?;
         ids.extend_from_slice(&tokens.prompt_ids);
         ids.extend_from_slice(&tokens.completion_ids);

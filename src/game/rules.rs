@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::{Action, TermSpace, Terms, TurnError};
 use crate::scenario::Scenario;
 
-use super::setup::{Rules, Setup};
+use super::episode::Turn;
+use super::setup::{Continuation, Rules, Setup};
 use crate::vocab::{PerSeat, Seat};
 
 /// An offer on the table: the terms as the proposer wrote them (its own side).
@@ -137,6 +138,25 @@ pub fn rounds_exhausted(moves: &PerSeat<u32>, rules: &Rules) -> bool {
     each_had_all || all_moves_made
 }
 
+/// A continuation's end (`run --continue-turns K`): the players have made `k` moves since the
+/// logged prefix. `turns` are the episode's attempts so far, in order; the prefix's turns never
+/// count, and neither do attempts that could not be used. A truncation, like the turn cap.
+pub fn continuation_spent(continuation: Option<&Continuation>, turns: &[Turn]) -> bool {
+    let Some(Continuation {
+        prefix_turns,
+        moves: Some(k),
+    }) = continuation
+    else {
+        return false;
+    };
+    let made = turns
+        .iter()
+        .skip(*prefix_turns)
+        .filter(|t| t.played.is_some())
+        .count();
+    made >= *k as usize
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +231,7 @@ mod tests {
             reject_loop: 3,
             format_retries: 1,
             max_moves,
+            continuation: None,
         }
     }
 

@@ -96,6 +96,34 @@ pub struct Rules {
     /// Absent for every episode played by models, so their records are as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_moves: Option<u32>,
+    /// For an episode that continues a logged prefix (`run --prefixes`): how long the prefix
+    /// is and how far the players may go after it. Absent for an episode played from the
+    /// start (and from records older than the field), so their records are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continuation: Option<Continuation>,
+}
+
+impl Rules {
+    /// Whether turn `index` (an attempt, in record order) was replayed from a log rather than
+    /// played by the episode's players: the turns of a continuation's prefix. Per-turn rewards
+    /// do not score them, a token-exact seat's sequence and the token exports skip them (they
+    /// carry no token ids), and a script's count of its own calls leaves them out.
+    pub fn is_logged_turn(&self, index: usize) -> bool {
+        self.continuation.is_some_and(|c| index < c.prefix_turns)
+    }
+}
+
+/// An episode whose first turns were replayed from a log (a person's dialogue or an earlier
+/// run's episode) before the players took over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Continuation {
+    /// Turns (attempts, in record order) replayed from the log.
+    pub prefix_turns: usize,
+    /// With `Some(k)`, the episode is truncated (`max_turns`) once the players have made k
+    /// moves after the prefix (`run --continue-turns K`; K = 1 gives one-step prompts). The
+    /// turn cap `max_rounds` applies as well.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moves: Option<u32>,
 }
 
 /// One seat's setup.
@@ -244,6 +272,7 @@ impl Setup {
                 reject_loop: config.reject_loop,
                 format_retries: config.format_retries,
                 max_moves: None,
+                continuation: None,
             },
             no_deal_value,
         })

@@ -437,3 +437,24 @@ fn a_scenario_digest_follows_its_values_not_its_spelling() {
     changed.no_deal_value = 5.0;
     assert_ne!(changed.digest(), a.digest());
 }
+
+#[test]
+fn a_continuation_truncates_k_moves_after_the_prefix() {
+    let s = price();
+    let mut setup = setup(&s, learner_first());
+    setup.rules.continuation = Some(Continuation {
+        prefix_turns: 1,
+        moves: Some(2),
+    });
+    let mut e = Episode::new(s.clone(), setup).unwrap();
+    e.step(turn("120?", "[SUBMIT_DEAL] price:120")).unwrap();
+    // A correction is no move.
+    let step = e.step("no format").unwrap();
+    assert!(step.retry && step.outcome.is_none());
+    e.step(turn("170.", "[SUBMIT_DEAL] price:170")).unwrap();
+    assert_eq!(e.to_move(), Some(Seat::Learner));
+    let step = e.step(turn("130?", "[SUBMIT_DEAL] price:130")).unwrap();
+    assert!(step.truncated && !step.terminated);
+    assert_eq!(step.outcome.unwrap().kind, OutcomeKind::MaxTurns);
+    assert!(e.setup().rules.is_logged_turn(0) && !e.setup().rules.is_logged_turn(1));
+}

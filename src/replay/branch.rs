@@ -1,5 +1,6 @@
 //! `replay --branch-from N`: continue logged episodes with new players. For each record, the
-//! first N turns (attempts, in record order) are fed to run's [`Driver`] from the log, under the
+//! first N turns (attempts, in record order) are fed to run's [`Driver`] from the log
+//! ([`Driver::feed_prefix`], the loop `run --prefixes` shares), under the
 //! record's own setup (roles, first mover, regulation, personas, rules) and templates; then the
 //! driver asks the new players for the rest ([`Driver::play_local`]). G branches of one prefix
 //! are one GRPO group: they share the prefix and differ in their sampling seeds.
@@ -15,12 +16,11 @@ use std::sync::Arc;
 
 use tokio::task::JoinSet;
 
-use super::scenarios::ScenarioSource;
 use super::{create_out, Error, Located, Records};
-use crate::agents::Played;
 use crate::digest::Digest;
 use crate::game::{mix, EpisodeSeed, OutcomeKind};
 use crate::record::{EpisodeRecord, Parent, RecordWriter};
+use crate::run::ScenarioSource;
 use crate::run::{build_kit, Driver, EpisodeError, EpisodeKit, PlannedEpisode, RunOptions};
 use crate::scenario::Scenario;
 
@@ -136,18 +136,14 @@ fn check_prefix(located: &Located, prefix: usize) -> Result<(), Error> {
         });
     }
     if prefix == turns && record.kind() != OutcomeKind::Error {
-        return Err(prefix_ends(located, prefix, record.kind()));
+        return Err(Error::PrefixEnds {
+            episode: record.episode_id.clone(),
+            at: located.at(),
+            prefix,
+            kind: record.kind().name(),
+        });
     }
     Ok(())
-}
-
-fn prefix_ends(located: &Located, prefix: usize, kind: OutcomeKind) -> Error {
-    Error::PrefixEnds {
-        episode: located.record.episode_id.clone(),
-        at: located.at(),
-        prefix,
-        kind: kind.name(),
-    }
 }
 
 async fn write_next(
@@ -191,21 +187,19 @@ async fn branch_one(
         scenario,
         scenario_digest,
         seeds,
+        prefix: None,
     };
     let mut driver = Driver::with_setup(kit, planned, record.setup.clone())?;
-    for (i, completion) in record.completions().take(prefix).enumerate() {
-        if let Some(outcome) = driver.episode().outcome() {
-            return Err(prefix_ends(&parent, i, outcome.kind));
+    match driver.feed_prefix(record, prefix) {
+        Err(EpisodeError::PrefixEnds { prefix, kind, .. }) => {
+            return Err(Error::PrefixEnds {
+                episode: record.episode_id.clone(),
+                at: parent.at(),
+                prefix,
+                kind,
+            })
         }
-        driver.feed(Played {
-            completion,
-            latency_ms: record.timing.turn_ms.get(i).copied().unwrap_or(0),
-            retries: record.timing.call_retries.get(i).copied().unwrap_or(0),
-            replica: record.timing.turn_replica.get(i).copied().flatten(),
-        })?;
-    }
-    if let Some(outcome) = driver.episode().outcome() {
-        return Err(prefix_ends(&parent, prefix, outcome.kind));
+        fed => fed?,
     }
     if let Some(seat) = driver.play_local().await? {
         return Err(EpisodeError::Unfed {

@@ -11,7 +11,7 @@
 //!
 //! Records are read one at a time with [`RecordReader`] (through [`Records`]), so memory is
 //! bounded by one record, not by the file. Scenarios come from the `--scenarios` files or, by
-//! default, from `scenarios/{family}.jsonl` of each record's family (`scenarios.rs`).
+//! default, from `scenarios/{family}.jsonl` of each record's family (run's [`ScenarioSource`]).
 //!
 //! This module plays no episode itself: replays go through the engine's own replay
 //! ([`EpisodeRecord::replay_until_end`]) and branches through the driver; nothing here loops
@@ -23,23 +23,22 @@ mod branch;
 mod flags;
 pub mod render;
 mod rescore;
-mod scenarios;
 mod verify;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use crate::run::{FindError, ScenarioSource, Unavailable};
 pub use branch::{branch, branch_group_id, BranchOptions, BranchSummary};
 pub use flags::{Mode, RenderFormat, RenderOptions, ReplayFlags};
 pub use rescore::{rescore, rescore_files, RescoreOptions, RescoreSummary};
-pub use scenarios::{FindError, ScenarioSource, Unavailable};
 pub use verify::{check_record, verify, Difference, DifferenceRow, VerifyOptions, VerifyReport};
 
 use crate::game::{PromptError, Prompts};
 use crate::record::{
     scan_existing, EpisodeRecord, ReadError, RecordReader, RecordWriter, ReplayError, WriteError,
 };
-use crate::run::{ConfigError, EpisodeError, RunError};
+use crate::run::{list_files, ConfigError, EpisodeError, RunError};
 use crate::scenario::ScenarioError;
 
 /// Why a replay command could not be done. Differences found by `--verify` are not errors:
@@ -227,10 +226,11 @@ fn create_out(path: &Path) -> Result<RecordWriter, Error> {
     Ok(RecordWriter::append(path)?)
 }
 
-fn list_files(files: &[PathBuf]) -> String {
-    files
-        .iter()
-        .map(|f| f.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
+impl From<FindError> for Error {
+    fn from(e: FindError) -> Self {
+        match e {
+            FindError::Unavailable(u) => Error::Unavailable(u),
+            FindError::Scenario(s) => Error::Scenario(s),
+        }
+    }
 }

@@ -12,10 +12,10 @@
 
 use std::path::PathBuf;
 
-use super::scenarios::ScenarioSource;
 use super::{create_out, Error, Records};
 use crate::record::EpisodeRecord;
 use crate::reward::{episode_rewards, RewardConfig};
+use crate::run::ScenarioSource;
 use crate::scenario::Scenario;
 use crate::score::episode_metrics;
 

@@ -15,11 +15,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::scenarios::{FindError, ScenarioSource};
 use super::{load_prompts, Error, Located, Records};
 use crate::game::{OutcomeKind, PerSeat, Prompts, Seat};
 use crate::record::{EpisodeRecord, PlayerInfo, RecordMeta, ReplayError};
 use crate::reward::RewardConfig;
+use crate::run::{FindError, ScenarioSource};
 use crate::scenario::Scenario;
 
 /// What `--verify` checks.

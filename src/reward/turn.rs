@@ -195,7 +195,9 @@ pub fn strategic_talk(
 
 /// The per-turn signals `config` uses, for every turn of an episode in order (each for the seat
 /// that moved): `format`, `length`, `points`, `strategic` and `rule:NAME` for each rule that
-/// matched. Empty maps under the terminal reward alone.
+/// matched. Empty maps under the terminal reward alone, and for the turns of a logged prefix
+/// ([`Rules::is_logged_turn`](crate::game::Rules::is_logged_turn)): only the players' own turns
+/// are scored (their offers still stand for the points of a later ACCEPT).
 pub fn turn_signals(
     scenario: &Scenario,
     setup: &Setup,
@@ -209,9 +211,16 @@ pub fn turn_signals(
     let space = scenario.term_space();
     let mut standing: Option<Offer> = None;
     let mut out = Vec::with_capacity(turns.len());
-    for turn in turns {
-        let role = setup.seats[turn.seat].role;
+    for (index, turn) in turns.iter().enumerate() {
         let played = turn.played.as_ref();
+        if setup.rules.is_logged_turn(index) {
+            if let Some(action) = played {
+                standing = standing_after(standing, turn.seat, action);
+            }
+            out.push(BTreeMap::new());
+            continue;
+        }
+        let role = setup.seats[turn.seat].role;
         let mut signals = BTreeMap::new();
         if uses(Component::Format) {
             signals.insert(Component::Format.name().to_string(), format_reward(turn));

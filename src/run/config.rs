@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{RunOptions, Shard};
+use super::{Cut, PrefixOptions, RunOptions, Shard};
 use crate::agents::{PersonaConfig, PlayerConfig};
 use crate::game::{EpisodeConfig, FirstMover};
 use crate::reward::judge::{builtin_rubric, Rubric};
@@ -28,17 +28,73 @@ pub struct RunFlags {
     pub out: PathBuf,
     #[command(flatten)]
     pub plan: PlanFlags,
+    #[command(flatten)]
+    pub prefix: PrefixFlags,
     /// Also write the summary as JSON lines (one per family and one for all) to this file.
     #[arg(long)]
     pub summary_json: Option<PathBuf>,
+}
+
+/// The flags of a prefix run (`run --prefixes`): GRPO prompts cut from logged dialogues.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PrefixFlags {
+    /// Continue logged episodes instead of playing scenarios from the start: each episode of
+    /// these record files (people's dialogues, or a run's log; repeat the flag for several)
+    /// gives one prefix, replayed under its own setup, and one GRPO group of --group-size
+    /// members that differ in their sampling seeds. The learner takes the seat of the speaker
+    /// after the prefix. --scenarios is then optional (default: scenarios/FAMILY.jsonl) and
+    /// --limit caps the episodes read from each file. Needs --split or --prefix-turns.
+    #[arg(long, value_name = "FILE")]
+    pub prefixes: Vec<PathBuf>,
+    /// With --prefixes: the share S in (0, 1] of each dialogue's T turns that is context: the
+    /// first ceil(S × T) turns, at most T − 1 (the learner always writes a logged turn's place).
+    #[arg(long, value_name = "S", conflicts_with = "prefix_turns")]
+    pub split: Option<f64>,
+    /// With --prefixes: the first N turns of each dialogue are context; dialogues of N turns or
+    /// fewer are skipped (counted in the summary).
+    #[arg(long, value_name = "N")]
+    pub prefix_turns: Option<usize>,
+    /// With --prefixes: stop each episode K moves after the prefix (a truncation, max_turns);
+    /// per-turn rewards score only the players' turns. K = 1 gives one scored learner turn per
+    /// episode: the one-step prompts of GRPO's second stage. Default: play to the end.
+    #[arg(long, value_name = "K")]
+    pub continue_turns: Option<u32>,
+}
+
+impl PrefixFlags {
+    /// The prefix run these flags ask for; `None` without `--prefixes`.
+    pub fn options(&self) -> Result<Option<PrefixOptions>, ConfigError> {
+        let flag = |m: &str| Err(ConfigError::Flag(m.to_string()));
+        if self.prefixes.is_empty() {
+            if self.split.is_some() || self.prefix_turns.is_some() || self.continue_turns.is_some()
+            {
+                return flag("--split, --prefix-turns and --continue-turns need --prefixes FILE");
+            }
+            return Ok(None);
+        }
+        let cut = match (self.split, self.prefix_turns) {
+            (Some(s), None) => Cut::split(s).map_err(ConfigError::Flag)?,
+            (None, Some(n)) => Cut::Turns(n),
+            _ => return flag("--prefixes needs one of --split S or --prefix-turns N"),
+        };
+        if self.continue_turns == Some(0) {
+            return flag("--continue-turns 0: the players must make at least one move");
+        }
+        Ok(Some(PrefixOptions {
+            files: self.prefixes.clone(),
+            cut,
+            continue_turns: self.continue_turns,
+        }))
+    }
 }
 
 /// The flags every command that plays a plan of episodes shares (`run`, `eval`): which
 /// scenarios, the config, the seed and groups, the rules, resuming and the progress bar.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PlanFlags {
-    /// Scenario file(s) (JSONL); repeat the flag for several.
-    #[arg(long, required = true)]
+    /// Scenario file(s) (JSONL); repeat the flag for several. Required, but for `run
+    /// --prefixes`, where they are only searched for the records' scenarios.
+    #[arg(long)]
     pub scenarios: Vec<PathBuf>,
     /// At most N scenarios from each file.
     #[arg(long)]
@@ -93,8 +149,15 @@ pub struct PlanFlags {
 impl RunFlags {
     /// The run's options: each flag over the config file's value over the default.
     pub fn options(&self) -> Result<RunOptions, ConfigError> {
-        self.plan
-            .options(&self.learner, &self.opponent, self.out.clone())
+        let prefixes = self.prefix.options()?;
+        let mut o = self.plan.options_with(
+            &self.learner,
+            &self.opponent,
+            self.out.clone(),
+            prefixes.is_none(),
+        )?;
+        o.prefixes = prefixes;
+        Ok(o)
     }
 }
 
@@ -107,6 +170,22 @@ impl PlanFlags {
         opponent: &str,
         out: PathBuf,
     ) -> Result<RunOptions, ConfigError> {
+        self.options_with(learner, opponent, out, true)
+    }
+
+    /// [`options`](Self::options), `--scenarios` being required or not.
+    fn options_with(
+        &self,
+        learner: &str,
+        opponent: &str,
+        out: PathBuf,
+        needs_scenarios: bool,
+    ) -> Result<RunOptions, ConfigError> {
+        if needs_scenarios && self.scenarios.is_empty() {
+            return Err(ConfigError::Flag(
+                "--scenarios FILE is required (the scenario file(s) to play)".into(),
+            ));
+        }
         let file = FileConfig::load_or_default(self.config.as_deref())?;
         let mut o =
             RunOptions::new(self.scenarios.clone(), learner, opponent, out).with_config(file);

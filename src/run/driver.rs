@@ -124,6 +124,14 @@ pub enum EpisodeError {
     /// The record was asked for before the episode ended.
     #[error("scenario {scenario}: the episode has not ended")]
     NotEnded { scenario: String },
+    /// A logged prefix ended the episode (after `prefix` of its turns), leaving nothing to
+    /// continue.
+    #[error("episode {episode}: its first {prefix} turns already end it ({kind})")]
+    PrefixEnds {
+        episode: String,
+        prefix: usize,
+        kind: &'static str,
+    },
 }
 
 /// One episode being played.
@@ -189,6 +197,7 @@ impl Driver {
             scenario,
             scenario_digest,
             seeds,
+            ..
         } = planned;
         let id = scenario.id.clone();
         let episode =
@@ -230,6 +239,38 @@ impl Driver {
         self.episode
             .step(played.completion)
             .map_err(|source| self.game_error(source))
+    }
+
+    /// Replay the first `n` turns of `record` (attempts, in record order) from the log: the one
+    /// loop that feeds a logged prefix, for `replay --branch-from` and `run --prefixes`. Each
+    /// turn is fed with the latency, retries and replica the log has for it (none where it has
+    /// none, as a person's dialogue), so the new record's timing lists stay one entry per turn.
+    /// The driver must have been started with a setup the record can be replayed under (its
+    /// own, or [`LoggedPrefix`](super::LoggedPrefix)'s). An episode the prefix ends — within
+    /// its turns or right after them — is an error: there is nothing to continue.
+    pub fn feed_prefix(&mut self, record: &EpisodeRecord, n: usize) -> Result<(), EpisodeError> {
+        for (i, completion) in record.completions().take(n).enumerate() {
+            self.check_open(record, i)?;
+            self.feed(Played {
+                completion,
+                latency_ms: record.timing.turn_ms.get(i).copied().unwrap_or(0),
+                retries: record.timing.call_retries.get(i).copied().unwrap_or(0),
+                replica: record.timing.turn_replica.get(i).copied().flatten(),
+            })?;
+        }
+        self.check_open(record, n)
+    }
+
+    /// An error if the episode has ended after `fed` turns of `record`'s prefix.
+    fn check_open(&self, record: &EpisodeRecord, fed: usize) -> Result<(), EpisodeError> {
+        match self.episode.outcome() {
+            Some(outcome) => Err(EpisodeError::PrefixEnds {
+                episode: record.episode_id.clone(),
+                prefix: fed,
+                kind: outcome.kind.name(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// End the episode because `seat`'s player could not answer (after its retries). A
@@ -309,17 +350,30 @@ impl Driver {
 /// Play an episode whose seats are both in-process to its end. A player that cannot answer
 /// (after its retries) ends the episode as `error`; that is a record like any other. The
 /// judge's and the reward model's components ([`Rewarding`]) are added here, once the episode
-/// has ended.
+/// has ended. An episode planned from a logged prefix (`run --prefixes`) starts under the
+/// prefix's setup, replays it ([`Driver::feed_prefix`]) and names it as its `parent`.
 pub async fn play(
     kit: Arc<EpisodeKit>,
     planned: PlannedEpisode,
 ) -> Result<EpisodeRecord, EpisodeError> {
-    let mut driver = Driver::start(kit, planned)?;
+    let prefix = planned.prefix.clone();
+    let mut driver = match &prefix {
+        None => Driver::start(kit, planned)?,
+        Some(logged) => {
+            let mut driver = Driver::with_setup(kit, planned, logged.setup.clone())?;
+            driver.feed_prefix(&logged.record, logged.turns)?;
+            driver
+        }
+    };
     if let Some(seat) = driver.play_local().await? {
         return Err(EpisodeError::Unfed {
             scenario: driver.episode().scenario().id.clone(),
             seat,
         });
     }
-    driver.into_rewarded_record().await
+    let mut record = driver.into_rewarded_record().await?;
+    if let Some(logged) = prefix {
+        record.parent = Some(logged.parent());
+    }
+    Ok(record)
 }

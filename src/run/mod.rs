@@ -9,7 +9,9 @@
 mod config;
 mod driver;
 mod plan;
+mod prefix;
 mod rewarding;
+mod scenarios;
 mod stop;
 mod summary;
 
@@ -25,15 +27,19 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use crate::agents::{PersonaConfig, Player, PlayerConfig, PlayerError};
 use crate::game::{mix, EpisodeConfig, OutcomeKind, PerSeat, PromptError, Prompts, Seat};
 use crate::llm::{http_client, replica_table, PoolReport};
-use crate::record::{RecordWriter, WriteError};
+use crate::record::{ReadError, RecordWriter, WriteError};
 use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario, ScenarioError};
 use crate::score::SeatCounts;
 
-pub use config::{ConfigError, FileConfig, PlanFlags, RunFlags};
+pub use config::{ConfigError, FileConfig, PlanFlags, PrefixFlags, RunFlags};
 pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer, Seating};
 pub use plan::{plan, planned_ids, shard, without_done, PlannedEpisode, Shard};
+pub use prefix::{
+    plan_prefixes, Cut, LoggedPrefix, PrefixOptions, PrefixPlan, PrefixReport, SkipReason, Skipped,
+};
 pub use rewarding::{rubric, rubric_source, Rewarding};
+pub use scenarios::{list_files, FindError, ScenarioSource, Unavailable};
 pub use stop::{Stop, StopHandle, StopSignal, StopState};
 pub use summary::{FamilyStats, RunStats};
 
@@ -61,6 +67,11 @@ pub struct RunOptions {
     pub shard: Option<Shard>,
     /// How long episodes in flight may finish after SIGINT/SIGTERM before they are abandoned.
     pub grace: Duration,
+    /// Continue logged prefixes instead of playing scenarios from the start (`--prefixes`):
+    /// `scenarios` then only says where the records' scenarios are (empty: `scenarios/`),
+    /// `limit` caps the source records read from each file, and each record's own setup is
+    /// played (see [`plan_prefixes`]).
+    pub prefixes: Option<PrefixOptions>,
 }
 
 impl RunOptions {
@@ -84,6 +95,7 @@ impl RunOptions {
             progress: true,
             shard: None,
             grace: Duration::from_secs(30),
+            prefixes: None,
         }
     }
 }
@@ -101,6 +113,10 @@ pub enum RunError {
     Write(#[from] WriteError),
     #[error(transparent)]
     Episode(#[from] EpisodeError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error(transparent)]
+    Find(#[from] FindError),
     #[error("{0}")]
     Options(String),
 }
@@ -129,6 +145,8 @@ pub struct RunSummary {
     pub elapsed: std::time::Duration,
     /// What each replica served, per seat whose player lists several endpoints.
     pub replicas: Vec<SeatReplicas>,
+    /// For a prefix run: the source records read, planned and skipped (by reason).
+    pub prefixes: Option<PrefixReport>,
 }
 
 /// The replicas of one seat's player and what each served (see [`PoolReport`]).
@@ -305,10 +323,24 @@ pub async fn run<'s>(
             "concurrency and group size must be at least 1".into(),
         ));
     }
-    let scenarios = load_all(&options.scenarios, options.limit)?;
-    let kit = Arc::new(build_kit(options, scenarios.iter().map(|s| s.id.as_str()))?);
+    let (kit, planned, prefixes) = match &options.prefixes {
+        None => {
+            let scenarios = load_all(&options.scenarios, options.limit)?;
+            let kit = build_kit(options, scenarios.iter().map(|s| s.id.as_str()))?;
+            (
+                kit,
+                plan(&scenarios, options.seed, options.group_size),
+                None,
+            )
+        }
+        Some(prefixes) => {
+            let plan = plan_prefixes(prefixes, options)?;
+            let words = std::iter::once("prefixes").chain(plan.identity.iter().map(String::as_str));
+            (build_kit(options, words)?, plan.planned, Some(plan.report))
+        }
+    };
+    let kit = Arc::new(kit);
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
-    let planned = plan(&scenarios, options.seed, options.group_size);
     let whole_plan = planned.len();
     let planned = match &options.shard {
         Some(s) => shard(planned, s),
@@ -338,13 +370,14 @@ pub async fn run<'s>(
         repaired_last_line: existing.repaired,
         elapsed: started.elapsed(),
         replicas: SeatReplicas::of(&kit),
+        prefixes,
     })
 }
 
 /// The players, prompts, rules and run id every episode of a run shares: what `run` plays its
 /// plan with, and what `replay --branch-from` continues logged prefixes with. `identity` is what
 /// else makes the run what it is, folded into the run id: a run's scenario ids (in plan order),
-/// a branch's prefix.
+/// a branch's prefix, a prefix run's cut and sources.
 pub fn build_kit<'a>(
     options: &RunOptions,
     identity: impl IntoIterator<Item = &'a str>,

@@ -17,6 +17,8 @@ use crate::digest::Digest;
 use crate::game::EpisodeSeed;
 use crate::scenario::Scenario;
 
+use super::prefix::LoggedPrefix;
+
 /// One episode of the plan.
 #[derive(Debug, Clone)]
 pub struct PlannedEpisode {
@@ -24,6 +26,9 @@ pub struct PlannedEpisode {
     /// The scenario's [`Scenario::digest`], computed once per scenario (the record keeps it).
     pub scenario_digest: Digest,
     pub seeds: EpisodeSeed,
+    /// The logged prefix the episode continues (`run --prefixes`), shared by its group; `None`
+    /// for an episode played from the start.
+    pub prefix: Option<Arc<LoggedPrefix>>,
 }
 
 impl PlannedEpisode {
@@ -63,6 +68,7 @@ pub fn plan(scenarios: &[Arc<Scenario>], seed: u64, group_size: u32) -> Vec<Plan
                     group: g as u64,
                     member: u64::from(m),
                 },
+                prefix: None,
             })
         })
         .collect()

@@ -103,6 +103,7 @@ impl Catalog {
             scenario: self.scenarios[index].clone(),
             scenario_digest: self.digests[index],
             seeds,
+            prefix: None,
         }
     }
 }
@@ -272,11 +273,13 @@ impl Session {
         if let Some(seat) = driver.to_move() {
             if let Some(exact) = self.tokens.as_mut() {
                 let episode = driver.episode();
-                let sequence = token_sequence(episode.turns(), seat).ok_or_else(|| {
-                    ServeError::Execution(
-                        "token-exact mode: an earlier turn of this seat has no token ids".into(),
-                    )
-                })?;
+                let sequence = token_sequence(episode.turns(), seat, &episode.setup().rules)
+                    .ok_or_else(|| {
+                        ServeError::Execution(
+                            "token-exact mode: an earlier turn of this seat has no token ids"
+                                .into(),
+                        )
+                    })?;
                 let next = exact
                     .client
                     .next_prompt(exact.api, &sequence, episode.view(seat))

@@ -1,4 +1,4 @@
-//! Finding the scenario a record was played on: in the `--scenarios` files when given (all
+//! Finding the scenario a record was played on (to replay, branch or continue it): in the `--scenarios` files when given (all
 //! loaded once, up front), otherwise in `scenarios/{family}.jsonl` of the record's family,
 //! loaded the first time a record of that family needs it. Each scenario's digest is computed
 //! at most once.
@@ -112,7 +112,7 @@ impl ScenarioSource {
 
     fn searched(&self, family: Family) -> String {
         match &self.files {
-            Some(files) => super::list_files(files),
+            Some(files) => list_files(files),
             None => {
                 let file = self.family_file(family);
                 let note = if file.exists() { "" } else { " (not found)" };
@@ -141,11 +141,11 @@ pub enum FindError {
     Scenario(#[from] ScenarioError),
 }
 
-impl From<FindError> for super::Error {
-    fn from(e: FindError) -> Self {
-        match e {
-            FindError::Unavailable(u) => super::Error::Unavailable(u),
-            FindError::Scenario(s) => super::Error::Scenario(s),
-        }
-    }
+/// File names for a message: `a.jsonl, b.jsonl`.
+pub fn list_files(files: &[PathBuf]) -> String {
+    files
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -1,0 +1,461 @@
+//! Prefix runs (`run --prefixes FILE`): GRPO prompts cut from logged dialogues — people's
+//! (`dialogues/*.jsonl`) or an earlier run's episodes. Each source record gives one prefix and
+//! one GRPO group: its members replay the same first N turns through the driver
+//! ([`Driver::feed_prefix`](super::Driver::feed_prefix), the loop `replay --branch-from`
+//! shares) and differ only in the sampling seeds the run's players continue with.
+//!
+//! **The cut.** N is `--prefix-turns N`, or for `--split S` (0 < S ≤ 1) `ceil(S × T)` capped at
+//! `T − 1`, T being the record's turns (attempts, in record order): the prefix always leaves at
+//! least one logged turn out, so S = 1 gives every turn but the last as context. With a
+//! `--learner-role`, the cut then moves forward to the first logged turn spoken in that role.
+//! A source is skipped, and counted by reason in the run's summary ([`PrefixReport`]), when it
+//! is too short (N = 0, or N > T), when its first N turns already end it, or when no turn of
+//! the learner's role follows the cut.
+//!
+//! **The seats.** The learner takes the seat of the speaker of turn N (the next speaker after
+//! the prefix); when that was the record's opponent, the seats are exchanged whole — each
+//! seat's setup (role, regulation, floor, format, persona) and the first mover — so the learner
+//! always writes the first new turn, and its system prompt is its new role's.
+//!
+//! **The rules.** The record's setup, with the run's corrections (`format_retries`) and turn cap
+//! (`--max-rounds`), each raised where the prefix needs more to replay as logged (a model log
+//! whose turn used more corrections; a prefix whose longer side has made the cap's moves: the
+//! cap becomes that side's moves + 1), and `Rules.continuation` (the prefix's length and
+//! `--continue-turns`). Per-turn rewards then score only the players' turns, and token-exact
+//! seats and token exports start at the first call.
+//!
+//! Planning holds the source records in memory (13 MB for CaSiNo's people).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::{PlannedEpisode, RunError, RunOptions, ScenarioSource};
+use crate::game::{Continuation, EpisodeConfig, EpisodeSeed, OutcomeKind, Seat, Setup};
+use crate::record::{EpisodeRecord, Parent, RecordReader};
+use crate::scenario::Role;
+
+/// Where a prefix run cuts each source record.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cut {
+    /// `--split S`: `ceil(S × T)` of the record's T turns, at most `T − 1`.
+    Split(f64),
+    /// `--prefix-turns N`: the first N turns.
+    Turns(usize),
+}
+
+impl Cut {
+    /// `--split S` with S in (0, 1].
+    pub fn split(s: f64) -> Result<Cut, String> {
+        if s.is_finite() && s > 0.0 && s <= 1.0 {
+            Ok(Cut::Split(s))
+        } else {
+            Err(format!(
+                "--split {s}: expected a share of the dialogue in (0, 1]"
+            ))
+        }
+    }
+
+    /// The prefix length in a record of `turns` turns, before any skip rule. The product is
+    /// taken less a hair (1e-9) before rounding up, so 0.3 × 10 is 3, not 4.
+    pub fn point(&self, turns: usize) -> usize {
+        match *self {
+            Cut::Turns(n) => n,
+            Cut::Split(s) => {
+                let n = (s * turns as f64 - 1e-9).ceil().max(0.0) as usize;
+                n.min(turns.saturating_sub(1))
+            }
+        }
+    }
+
+    /// What the cut is, in the run id and the summary.
+    pub fn describe(&self) -> String {
+        match self {
+            Cut::Split(s) => format!("split {s}"),
+            Cut::Turns(n) => format!("prefix-turns {n}"),
+        }
+    }
+}
+
+/// What a prefix run reads and how it cuts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrefixOptions {
+    /// Record files whose episodes give the prefixes (`--prefixes`, repeatable).
+    pub files: Vec<PathBuf>,
+    pub cut: Cut,
+    /// `--continue-turns K`: the players' moves after the prefix before the episode is
+    /// truncated; `None`: they play on to the episode's end.
+    pub continue_turns: Option<u32>,
+}
+
+/// Why a source record gives no prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SkipReason {
+    /// The cut is 0 turns, or beyond the record's turns.
+    TooShort,
+    /// The first N turns already end the episode.
+    Ended,
+    /// No turn spoken in `--learner-role` follows the cut.
+    NoTurnOfRole,
+}
+
+impl SkipReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            SkipReason::TooShort => "too_short",
+            SkipReason::Ended => "already_ended",
+            SkipReason::NoTurnOfRole => "no_turn_of_learner_role",
+        }
+    }
+}
+
+/// The skipped sources of one reason: how many, and the first (`FILE: EPISODE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub count: usize,
+    pub example: String,
+}
+
+/// What planning made of the source records: read, planned as groups, skipped by reason.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PrefixReport {
+    pub sources: usize,
+    pub groups: usize,
+    pub skipped: BTreeMap<SkipReason, Skipped>,
+}
+
+impl PrefixReport {
+    fn skip(&mut self, reason: SkipReason, example: String) {
+        self.skipped
+            .entry(reason)
+            .or_insert(Skipped { count: 0, example })
+            .count += 1;
+    }
+
+    /// Sources skipped, all reasons together.
+    pub fn skipped_total(&self) -> usize {
+        self.skipped.values().map(|s| s.count).sum()
+    }
+
+    /// One line for the run's summary: `prefixes: 10 read, 8 planned, 2 skipped (too_short 2,
+    /// e.g. FILE: EPISODE)`.
+    pub fn line(&self) -> String {
+        let mut line = format!(
+            "prefixes: {} source episodes read, {} planned as groups, {} skipped",
+            self.sources,
+            self.groups,
+            self.skipped_total()
+        );
+        if !self.skipped.is_empty() {
+            let reasons: Vec<String> = self
+                .skipped
+                .iter()
+                .map(|(r, s)| format!("{} {} (e.g. {})", r.name(), s.count, s.example))
+                .collect();
+            line.push_str(&format!(" ({})", reasons.join(", ")));
+        }
+        line
+    }
+}
+
+/// A logged prefix an episode continues: the source record, how many of its turns are
+/// replayed, and the setup the episode is played under (see the module's doc).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedPrefix {
+    pub record: EpisodeRecord,
+    pub turns: usize,
+    pub setup: Setup,
+}
+
+impl LoggedPrefix {
+    /// The prefix of `record`'s first `turns` turns, continued by players under `config`'s
+    /// corrections and turn cap, for `continue_turns` moves (or to the end). Errors with why
+    /// the record cannot give this prefix.
+    pub fn new(
+        record: EpisodeRecord,
+        turns: usize,
+        config: &EpisodeConfig,
+        continue_turns: Option<u32>,
+    ) -> Result<LoggedPrefix, SkipReason> {
+        let logged = record.turns.len();
+        if turns == 0 || turns > logged {
+            return Err(SkipReason::TooShort);
+        }
+        // The next speaker: the seat of the logged turn after the prefix, or, when the prefix
+        // is every turn of an episode a backend failure ended, the seat that failed.
+        let next = match record.turns.get(turns) {
+            Some(turn) => turn.seat,
+            None if record.kind() == OutcomeKind::Error => {
+                record.outcome.outcome.by.ok_or(SkipReason::Ended)?
+            }
+            None => return Err(SkipReason::Ended),
+        };
+        let mut setup = record.setup.clone();
+        let prefix = &record.turns[..turns];
+        // Corrections: as many as the run allows, or as the log used (up to and including the
+        // next turn, which may be a retry the prefix's last turn asked for).
+        let used = record.turns[..(turns + 1).min(logged)]
+            .iter()
+            .map(|t| t.attempt)
+            .max()
+            .unwrap_or(0);
+        setup.rules.format_retries = config.format_retries.max(used);
+        let most = Seat::BOTH
+            .into_iter()
+            .map(|seat| {
+                prefix
+                    .iter()
+                    .filter(|t| t.seat == seat && t.played.is_some())
+                    .count() as u32
+            })
+            .max()
+            .unwrap_or(0);
+        setup.rules.max_rounds = config.max_rounds.max(most + 1);
+        setup.rules.continuation = Some(Continuation {
+            prefix_turns: turns,
+            moves: continue_turns,
+        });
+        // A people's record's own cap on moves (`Rules.max_moves`, where the rules have one)
+        // is where they stopped: it is dropped here, so the players continue under the run's
+        // cap alone.
+        setup.rules.max_moves = None;
+        if next == Seat::Opponent {
+            setup = exchanged(&setup);
+        }
+        Ok(LoggedPrefix {
+            record,
+            turns,
+            setup,
+        })
+    }
+
+    /// What the continuing episode's record names as its parent.
+    pub fn parent(&self) -> Parent {
+        Parent {
+            run_id: self.record.run_id.clone(),
+            episode_id: self.record.episode_id.clone(),
+            prefix_turns: self.turns,
+        }
+    }
+}
+
+/// `setup` with the seats exchanged whole: each seat's setup goes to the other seat, and so
+/// does the first move, so the same role opens and the logged turns replay unchanged.
+fn exchanged(setup: &Setup) -> Setup {
+    let mut swapped = setup.clone();
+    swapped.seats.learner = setup.seats.opponent.clone();
+    swapped.seats.opponent = setup.seats.learner.clone();
+    swapped.first_mover = setup.first_mover.other();
+    swapped
+}
+
+/// Where the cut falls in `record`: the cut's point, moved forward to the first turn spoken in
+/// `role` when one is asked for.
+fn cut_point(record: &EpisodeRecord, cut: Cut, role: Option<Role>) -> Result<usize, SkipReason> {
+    let n = cut.point(record.turns.len());
+    let Some(role) = role else {
+        return Ok(n);
+    };
+    let speaks = |i: usize| record.setup.seats[record.turns[i].seat].role == role;
+    (n..record.turns.len())
+        .find(|i| speaks(*i))
+        .ok_or(SkipReason::NoTurnOfRole)
+}
+
+/// A prefix run's plan: its episodes, what planning made of the sources, and what the run id
+/// is made of.
+pub struct PrefixPlan {
+    pub planned: Vec<PlannedEpisode>,
+    pub report: PrefixReport,
+    /// The cut, the continuation and each planned source (`RUN/EPISODE`), in plan order.
+    pub identity: Vec<String>,
+}
+
+/// Plan a prefix run: each usable source record (at most `options.limit` from each file) is
+/// group g (in reading order, skipped sources leaving no gap) of `group_size` members with
+/// seeds (seed, g, m); scenarios come from `options.scenarios`, else `scenarios/{family}.jsonl`.
+pub fn plan_prefixes(
+    prefixes: &PrefixOptions,
+    options: &RunOptions,
+) -> Result<PrefixPlan, RunError> {
+    let mut scenarios = ScenarioSource::new(&options.scenarios)?;
+    let mut report = PrefixReport::default();
+    let mut planned = Vec::new();
+    let mut identity = vec![
+        prefixes.cut.describe(),
+        match prefixes.continue_turns {
+            Some(k) => format!("continue-turns {k}"),
+            None => "continue to the end".to_string(),
+        },
+    ];
+    for file in &prefixes.files {
+        let reader = RecordReader::open(file)?;
+        for record in reader.take(options.limit.unwrap_or(usize::MAX)) {
+            let record = record?;
+            report.sources += 1;
+            let example = format!("{}: {}", file.display(), record.episode_id);
+            let prefix =
+                cut_point(&record, prefixes.cut, options.episode.learner_role).and_then(|n| {
+                    LoggedPrefix::new(record, n, &options.episode, prefixes.continue_turns)
+                });
+            let prefix = match prefix {
+                Ok(prefix) => Arc::new(prefix),
+                Err(reason) => {
+                    report.skip(reason, example);
+                    continue;
+                }
+            };
+            let scenario = scenarios.checked(&prefix.record)?;
+            let scenario_digest = prefix
+                .record
+                .scenario_digest
+                .unwrap_or_else(|| scenario.digest());
+            let group = report.groups as u64;
+            identity.push(format!(
+                "{}/{}",
+                prefix.record.run_id, prefix.record.episode_id
+            ));
+            planned.extend((0..options.group_size).map(|m| PlannedEpisode {
+                scenario: scenario.clone(),
+                scenario_digest,
+                seeds: EpisodeSeed {
+                    run: options.seed,
+                    group,
+                    member: u64::from(m),
+                },
+                prefix: Some(prefix.clone()),
+            }));
+            report.groups += 1;
+        }
+    }
+    Ok(PrefixPlan {
+        planned,
+        report,
+        identity,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{learner_first_as, play, price, record_of, turn};
+    use crate::game::Episode;
+
+    /// A logged price episode of 6 turns: the buyer (learner) opens at 120, the seller
+    /// counters at 170, the buyer's malformed turn is corrected (attempt 1: 130), the seller
+    /// says 160, the buyer walks away.
+    fn logged() -> EpisodeRecord {
+        let s = price();
+        let e = play(
+            &s,
+            learner_first_as(&s, Role::Buyer),
+            &[
+                turn("120?", "[SUBMIT_DEAL] price:120"),
+                turn("170.", "[SUBMIT_DEAL] price:170"),
+                "no format".to_string(),
+                turn("130?", "[SUBMIT_DEAL] price:130"),
+                turn("160.", "[SUBMIT_DEAL] price:160"),
+                turn("Bye.", "[WALK_AWAY]"),
+            ],
+        );
+        record_of(e)
+    }
+
+    #[test]
+    fn the_learner_takes_the_next_speakers_seat_with_its_whole_setup() {
+        let record = logged();
+        let config = EpisodeConfig::default();
+        // After 1 turn the seller speaks: the seats are exchanged whole.
+        let p = LoggedPrefix::new(record.clone(), 1, &config, Some(1)).unwrap();
+        assert_eq!(p.setup.seats.learner, record.setup.seats.opponent);
+        assert_eq!(p.setup.seats.opponent, record.setup.seats.learner);
+        assert_eq!(p.setup.first_mover, Seat::Opponent);
+        // After 2 the buyer does: nothing moves.
+        let p = LoggedPrefix::new(record.clone(), 2, &config, None).unwrap();
+        assert_eq!(p.setup.seats, record.setup.seats);
+        assert_eq!(
+            p.setup.rules.continuation,
+            Some(Continuation {
+                prefix_turns: 2,
+                moves: None
+            })
+        );
+        // Either way the prefix replays as logged and the learner is to move.
+        for n in [1, 2, 3, 4] {
+            let p = LoggedPrefix::new(record.clone(), n, &config, Some(1)).unwrap();
+            let e =
+                Episode::replay(price(), p.setup.clone(), record.completions().take(n)).unwrap();
+            assert_eq!(e.to_move(), Some(Seat::Learner), "after {n}");
+        }
+    }
+
+    #[test]
+    fn corrections_and_the_cap_are_raised_only_as_the_prefix_needs() {
+        let record = logged();
+        let config = EpisodeConfig {
+            format_retries: 0,
+            max_rounds: 1,
+            ..EpisodeConfig::default()
+        };
+        // Turns 0..2 used no correction, but turn 3 is the buyer's retry: 1 is needed.
+        let p = LoggedPrefix::new(record.clone(), 3, &config, None).unwrap();
+        assert_eq!(p.setup.rules.format_retries, 1);
+        // 1 move each in the first 2 turns: the cap becomes 2.
+        let p = LoggedPrefix::new(record.clone(), 2, &config, None).unwrap();
+        assert_eq!(p.setup.rules.format_retries, 0);
+        assert_eq!(p.setup.rules.max_rounds, 2);
+        // A run's own higher values stand.
+        let generous = EpisodeConfig {
+            format_retries: 4,
+            max_rounds: 9,
+            ..EpisodeConfig::default()
+        };
+        let p = LoggedPrefix::new(record.clone(), 5, &generous, None).unwrap();
+        assert_eq!(
+            (p.setup.rules.format_retries, p.setup.rules.max_rounds),
+            (4, 9)
+        );
+        // The rest is the record's.
+        assert_eq!(p.setup.rules.reject_loop, record.setup.rules.reject_loop);
+        // Too short, and a prefix that is the whole (walked-away) episode.
+        assert_eq!(
+            LoggedPrefix::new(record.clone(), 0, &config, None),
+            Err(SkipReason::TooShort)
+        );
+        assert_eq!(
+            LoggedPrefix::new(record.clone(), 7, &config, None),
+            Err(SkipReason::TooShort)
+        );
+        assert_eq!(
+            LoggedPrefix::new(record, 6, &config, None),
+            Err(SkipReason::Ended)
+        );
+    }
+
+    #[test]
+    fn a_learner_role_moves_the_cut_to_its_next_turn() {
+        let record = logged();
+        // Turn 1 is the seller's; the buyer speaks next at turn 2.
+        assert_eq!(cut_point(&record, Cut::Turns(1), Some(Role::Buyer)), Ok(2));
+        assert_eq!(cut_point(&record, Cut::Turns(1), Some(Role::Seller)), Ok(1));
+        assert_eq!(
+            cut_point(&record, Cut::Turns(5), Some(Role::Seller)),
+            Err(SkipReason::NoTurnOfRole)
+        );
+    }
+
+    #[test]
+    fn a_split_rounds_up_and_leaves_a_turn_out() {
+        let s = |x| Cut::split(x).unwrap();
+        assert_eq!(s(0.5).point(7), 4);
+        assert_eq!(s(0.5).point(8), 4);
+        assert_eq!(s(0.3).point(10), 3, "not 4 from 3.0000000000000004");
+        assert_eq!(s(0.01).point(10), 1);
+        assert_eq!(s(1.0).point(10), 9, "the last turn is the learner's");
+        assert_eq!(s(1.0).point(1), 0, "nothing to cut");
+        assert_eq!(Cut::Turns(12).point(3), 12);
+        for bad in [0.0, -0.5, 1.5, f64::NAN] {
+            assert!(Cut::split(bad).is_err(), "{bad}");
+        }
+    }
+}
