@@ -92,6 +92,20 @@ pub struct Turn {
     /// The judge's annotation of this turn: label-set name → label.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// Where this turn's Thought came from when `dealgym annotate` wrote it (a person's turn
+    /// given private reasoning by a model). Absent from every turn a player wrote itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotation: Option<Annotation>,
+}
+
+/// How a person's turn was annotated: the model asked, the fingerprint of the template it was
+/// asked with, and, when its answer could not be used (the Thought is then left empty), why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Annotation {
+    pub model: String,
+    pub template: crate::digest::Digest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unusable: Option<String>,
 }
 
 /// What one step did. `terminated`/`truncated` follow Gymnasium: a deal, walk-away, reject loop
@@ -308,6 +322,7 @@ impl Episode {
             tokens: completion.tokens,
             rewards: BTreeMap::new(),
             labels: BTreeMap::new(),
+            annotation: None,
         };
 
         let Some(action) = chosen else {

@@ -34,7 +34,7 @@ pub use config::{ConfigError, FileConfig, PlanFlags, RunFlags};
 pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer, Seating};
 pub use plan::{plan, planned_ids, shard, without_done, PlannedEpisode, Shard};
 pub use rewarding::{rubric, rubric_source, Rewarding};
-pub use stop::{Stop, StopHandle, StopSignal, StopState};
+pub use stop::{grace_period, Stop, StopHandle, StopSignal, StopState};
 pub use summary::{FamilyStats, RunStats};
 
 /// Everything a run needs, after the config file and the flags are merged.
