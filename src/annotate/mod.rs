@@ -402,7 +402,14 @@ pub async fn annotate<'s>(
         )));
     }
     let runs: HashSet<String> = input.runs.keys().cloned().collect();
-    let (mut writer, existing) = RecordWriter::open_runs(&options.out, &runs, options.resume)?;
+    let (mut writer, existing) = RecordWriter::open_runs(&options.out, &runs, options.resume)
+        .map_err(|e| match e {
+            WriteError::NotOfEval { file, found, .. } => AnnotateError::Options(format!(
+                "{file} holds episodes of run {found}, which {} does not hold: annotate into another file",
+                options.input.display()
+            )),
+            other => other.into(),
+        })?;
     let prompts = load_prompts(options.prompts_dir.as_deref())?;
     let mut scenarios = ScenarioSource::new(&options.scenarios)?;
     let annotator = Arc::new(Annotator {
