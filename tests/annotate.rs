@@ -318,6 +318,19 @@ async fn an_unusable_answer_is_counted_and_its_thought_left_empty() {
     assert!(bodies
         .iter()
         .all(|b| !b.to_string().contains("My aspiration is")));
+    // Resuming with another template is refused: one file, one annotator.
+    let other = dir.join("other.j2");
+    std::fs::write(&other, "DEALGYM ANNOTATE THOUGHT\nMOVE TAKEN: {{ move }}").unwrap();
+    options.resume = true;
+    options.template = Some(other);
+    let err = annotate(&options, std::future::pending())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("was annotated by model mock with template"),
+        "{err}"
+    );
     tokio::task::spawn_blocking(move || verify_clean(&out))
         .await
         .unwrap();

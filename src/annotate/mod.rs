@@ -365,6 +365,36 @@ async fn annotate_episode(annotator: Arc<Annotator>, job: Job) -> Result<Annotat
     })
 }
 
+/// Refuse to resume into `out` when a turn in it was annotated by another model or from
+/// another template: one file, one annotator.
+fn refuse_other_annotations(
+    out: &std::path::Path,
+    model: &str,
+    template: Digest,
+) -> Result<(), AnnotateError> {
+    for located in Records::open(&[out.to_path_buf()], None) {
+        let located = located?;
+        let other = located
+            .record
+            .turns
+            .iter()
+            .filter_map(|t| t.annotation.as_ref())
+            .find(|a| a.model != model || a.template != template);
+        if let Some(a) = other {
+            return Err(AnnotateError::Options(format!(
+                "{}: episode {} was annotated by model {} with template {}, not by {model} with \
+                 template {template}: resume with the same --endpoint model and --template, or \
+                 annotate into another file",
+                located.at(),
+                located.record.episode_id,
+                a.model,
+                a.template
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Annotate every episode of `options.input` not yet in the output, writing each record as
 /// its turns are done. Stops early as `stop` says (see [`Stop`]), keeping every record
 /// already written whole: once it says drain no episode is started, once it says abandon
@@ -410,10 +440,14 @@ pub async fn annotate<'s>(
             )),
             other => other.into(),
         })?;
+    let model = client.settings().model.clone();
+    if !existing.is_empty() {
+        refuse_other_annotations(&options.out, &model, template.fingerprint())?;
+    }
     let prompts = load_prompts(options.prompts_dir.as_deref())?;
     let mut scenarios = ScenarioSource::new(&options.scenarios)?;
     let annotator = Arc::new(Annotator {
-        model: client.settings().model.clone(),
+        model,
         client,
         cache: AnswerCache::open(&options.cache_dir())?,
         template,
