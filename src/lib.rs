@@ -30,6 +30,7 @@
 //! ```
 
 pub mod agents;
+pub mod annotate;
 pub mod cache;
 pub mod demo;
 pub mod dialogues;
@@ -51,4 +52,5 @@ pub mod run;
 pub mod scenario;
 pub mod score;
 pub mod serve;
+pub mod template;
 pub mod vocab;

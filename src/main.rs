@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
+use dealgym::annotate::{annotate, AnnotateFlags};
 use dealgym::demo::{demo, DemoOptions};
 use dealgym::eval::{eval, EvalFlags};
 use dealgym::export::{export_to, ExportError, ExportFlags};
@@ -35,6 +36,9 @@ enum Command {
     /// Play named players against named opponents (or each other) on the same setups; print
     /// the cross-play matrix and Bradley–Terry ratings.
     Eval(EvalFlags),
+    /// Give every turn a person played (seats `human:<id>`) the private reasoning that led to
+    /// it, written by a model; unusable answers leave the Thought empty and are counted.
+    Annotate(AnnotateFlags),
     /// A short run of every family against the built-in mock endpoint; no setup needed.
     Demo {
         /// Scenarios per family.
@@ -124,6 +128,7 @@ fn main() -> Result<()> {
     match cli.command {
         Command::Run(args) => runtime()?.block_on(run_command(args)),
         Command::Eval(flags) => runtime()?.block_on(eval_command(flags)),
+        Command::Annotate(flags) => runtime()?.block_on(annotate_command(flags)),
         Command::Demo {
             per_family,
             out,
@@ -309,6 +314,22 @@ async fn run_command(flags: RunFlags) -> Result<()> {
             .write_json(path)
             .with_context(|| format!("writing the summary to {}", path.display()))?;
     }
+    if let Some(stopped) = summary.stopped {
+        std::process::exit(stopped.signal.exit_code());
+    }
+    Ok(())
+}
+
+async fn annotate_command(flags: AnnotateFlags) -> Result<()> {
+    let options = flags.options()?;
+    let summary = annotate(&options, Stop::on_signals(options.grace)).await?;
+    if summary.repaired_last_line {
+        eprintln!(
+            "repaired: removed a cut-off last line from {}",
+            options.out.display()
+        );
+    }
+    eprintln!("{}", summary.text(&options.out));
     if let Some(stopped) = summary.stopped {
         std::process::exit(stopped.signal.exit_code());
     }

@@ -98,6 +98,20 @@ pub struct Turn {
     /// has them; the engine never reads them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub dataset_labels: BTreeMap<String, Vec<String>>,
+    /// Where this turn's Thought came from when `dealgym annotate` wrote it (a person's turn
+    /// given private reasoning by a model). Absent from every turn a player wrote itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotation: Option<Annotation>,
+}
+
+/// How a person's turn was annotated: the model asked, the fingerprint of the template it was
+/// asked with, and, when its answer could not be used (the Thought is then left empty), why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Annotation {
+    pub model: String,
+    pub template: crate::digest::Digest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unusable: Option<String>,
 }
 
 /// What one step did. `terminated`/`truncated` follow Gymnasium: a deal, walk-away, reject loop
@@ -315,6 +329,7 @@ impl Episode {
             rewards: BTreeMap::new(),
             labels: BTreeMap::new(),
             dataset_labels: BTreeMap::new(),
+            annotation: None,
         };
 
         let Some(action) = chosen else {

@@ -13,7 +13,9 @@ pub mod rules;
 mod setup;
 
 pub use crate::vocab::{Drift, Message, MessageRole, PerSeat, Seat, TurnTokens};
-pub use episode::{token_sequence, visible_text, Completion, Episode, GameError, Step, Turn};
+pub use episode::{
+    token_sequence, visible_text, Annotation, Completion, Episode, GameError, Step, Turn,
+};
 pub use outcome::{deal_utilities, seat_values, Outcome, OutcomeKind};
 pub use prompt::{PromptError, Prompts};
 pub use rules::{standing_after, Move, Offer, RegulationEvent};

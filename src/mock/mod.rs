@@ -4,7 +4,8 @@
 //!
 //! It also plays an LLM judge and a reward model (`judge.rs`): chat requests made from a
 //! built-in judge rubric get verdicts, and vLLM's `/pooling` and `/score` routes and a plain
-//! `/reward` route get rewards.
+//! `/reward` route get rewards. And it plays an annotator (`annotate.rs`): requests made from
+//! `annotate`'s thought template get a thought that leads to the move shown.
 //!
 //! Knobs inject what real endpoints do: latency (fixed plus random), 500s and 429s, hangs,
 //! unreadable bodies, garbage completions, `<think>` blocks or `reasoning_content`, and fake
@@ -15,6 +16,7 @@
 //! of requests: the n-th arrival of the same request draws from the RNG seeded by
 //! (mock seed, request, n), so a retried request can succeed where the first try failed.
 
+mod annotate;
 mod judge;
 mod negotiator;
 mod prefix_cache;
@@ -40,6 +42,7 @@ use crate::agents::Tactic;
 use crate::cache::BoundedCache;
 use crate::game::{mix, Message};
 
+pub use annotate::{is_annotate_request, thought};
 pub use judge::{conversation_reward, is_judge_request, verdict, UNREADABLE_VERDICT};
 pub use negotiator::{read_prompt, respond, respond_with, ReadGame, Reading};
 pub use prefix_cache::{PrefixCache, BLOCK_TOKENS};
@@ -106,6 +109,9 @@ pub struct MockConfig {
     /// Share of judge requests answered with prose that is not a verdict.
     #[arg(long, default_value_t = 0.0)]
     pub judge_unreadable_rate: f64,
+    /// Share of annotation requests answered with a move that is not the person's.
+    #[arg(long, default_value_t = 0.0)]
+    pub annotate_unusable_rate: f64,
     /// Share of reward-model requests (/pooling, /score, /reward) answered with HTTP 500.
     #[arg(long, default_value_t = 0.0)]
     pub reward_model_error_rate: f64,
@@ -148,6 +154,10 @@ pub struct MockStats {
     pub garbage: AtomicU64,
     /// Chat requests made from a judge rubric (also counted in `requests`).
     pub judge_requests: AtomicU64,
+    /// Chat requests made from `annotate`'s thought template (also counted in `requests`),
+    /// and those answered unusably (`annotate_unusable_rate`).
+    pub annotate_requests: AtomicU64,
+    pub annotate_unusable: AtomicU64,
     /// Requests to the reward-model routes (not counted in `requests`).
     pub reward_model_requests: AtomicU64,
     /// `{"authorization": header, "body": request}` per request, when `record_requests` is on.
@@ -421,7 +431,17 @@ async fn chat(
     if judging {
         stats.judge_requests.fetch_add(1, Ordering::Relaxed);
     }
-    let mut content = if judging {
+    let annotating = !judging && is_annotate_request(&parsed.messages);
+    let mut content = if annotating {
+        stats.annotate_requests.fetch_add(1, Ordering::Relaxed);
+        let unusable = rng.random::<f64>() < config.annotate_unusable_rate;
+        if unusable {
+            stats.annotate_unusable.fetch_add(1, Ordering::Relaxed);
+        }
+        let prompt: Vec<&str> = parsed.messages.iter().map(|m| m.content.as_str()).collect();
+        let prompt = prompt.join("\n");
+        thought(&prompt, fnv(prompt.as_bytes()), unusable)
+    } else if judging {
         let prompt: Vec<&str> = parsed.messages.iter().map(|m| m.content.as_str()).collect();
         if rng.random::<f64>() < config.judge_unreadable_rate {
             judge::UNREADABLE_VERDICT.to_string()

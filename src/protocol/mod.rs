@@ -12,7 +12,10 @@ mod render;
 mod terms;
 
 pub use action::{Action, ActionKind, ErrorKind, TurnError};
-pub use parse::{copies_instructions, normalize_for_copy, parse, ParseNote, Parsed, TurnFormat};
+pub use parse::{
+    after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy, parse,
+    read_move, ParseNote, Parsed, TurnFormat,
+};
 pub use render::{render_action, render_forwarded, render_turn};
 pub use terms::{
     format_cents, parse_terms, to_cents, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace,

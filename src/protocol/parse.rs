@@ -78,12 +78,52 @@ static THINK_BLOCK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?is)<think>(.*?)</think>").expect("static regex"));
 static THINK_CLOSE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?is)</think>").expect("static regex"));
-static LABEL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?im)^[ \t>#\-]*[*_]*[ \t]*(thought|talk|action)s?[ \t]*[*_]*[ \t]*[:：][ \t]*[*_]*",
-    )
-    .expect("static regex")
-});
+static LABEL: LazyLock<Regex> = LazyLock::new(|| label_regex(&["thought", "talk", "action"]));
+
+/// The pattern of a part's label at the start of a line, for the part names `names` (plain
+/// lower-case words): in any case, singular or plural, with markdown emphasis, list or quote
+/// marks around it, and `:` (or `：`) after it — `**Thought:**`, `- talk :`, `> ACTION:`. The
+/// one way labels are read: a completion's parts here, an annotator's answer in `annotate`.
+pub fn label_regex(names: &[&str]) -> Regex {
+    Regex::new(&format!(
+        r"(?im)^[ \t>#\-]*[*_]*[ \t]*({})s?[ \t]*[*_]*[ \t]*[:：][ \t]*[*_]*",
+        names.join("|")
+    ))
+    .expect("part names are plain words")
+}
+
+/// The parts of `body` that `labels` (a [`label_regex`]) finds: each label's name, lower case,
+/// with the text from after it to the next label (untrimmed), in order.
+pub fn labelled_parts<'t>(body: &'t str, labels: &Regex) -> Vec<(String, &'t str)> {
+    let found: Vec<_> = labels.captures_iter(body).collect();
+    found
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let whole = c.get(0).expect("match");
+            let end = found
+                .get(i + 1)
+                .map(|n| n.get(0).expect("match").start())
+                .unwrap_or(body.len());
+            (c[1].to_ascii_lowercase(), &body[whole.end()..end])
+        })
+        .collect()
+}
+
+/// What follows the last `</think>` of a reply (the whole reply when it has none): the answer
+/// of a model that reasons first, for readers of fixed answer formats (the judge, `annotate`).
+pub fn after_think(reply: &str) -> &str {
+    match reply.rfind("</think>") {
+        Some(at) => &reply[at + "</think>".len()..],
+        None => reply,
+    }
+}
+
+/// The one move written in `text`, read as an action line is (one action token, its terms in
+/// range): what an annotator's `MOVE:` line is checked with.
+pub fn read_move(text: &str, space: TermSpace<'_>) -> Result<Action, TurnError> {
+    read_action(text, space).map(|(action, _)| action)
+}
 static XML_TAG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)<\s*(/?)\s*(thought|talk|action)\s*>").expect("static regex")
 });
@@ -352,20 +392,11 @@ fn xml_sections(body: &str) -> Option<Vec<Section<'_>>> {
 
 /// Sections of the tagged spelling: each label at the start of a line runs to the next label.
 fn label_sections(body: &str) -> Vec<Section<'_>> {
-    let labels: Vec<_> = LABEL.captures_iter(body).collect();
-    labels
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let whole = c.get(0).expect("match");
-            let end = labels
-                .get(i + 1)
-                .map(|n| n.get(0).expect("match").start())
-                .unwrap_or(body.len());
-            Section {
-                part: Part::from_label(&c[1]),
-                text: &body[whole.end()..end],
-            }
+    labelled_parts(body, &LABEL)
+        .into_iter()
+        .map(|(label, text)| Section {
+            part: Part::from_label(&label),
+            text,
         })
         .collect()
 }

@@ -301,11 +301,12 @@ impl EpisodeRecord {
         }
     }
 
-    /// Keep what `stored` (this episode's record as written) got from the judge and the reward
-    /// model — the components that cannot be recomputed from the record: their parts (for the
-    /// components `config` uses), the turns' labels and the issue counts — and the turns'
-    /// dataset labels (a people's dialogue's, from the data), then
-    /// [`recombine`](Self::recombine). What replay and rescore rebuild records with.
+    /// Keep what `stored` (this episode's record as written) got from the judge, the reward
+    /// model and `dealgym annotate` — what cannot be recomputed from the record without an
+    /// endpoint: their parts (for the components `config` uses), the turns' labels and
+    /// annotations and the issue counts — and the turns' dataset labels (a people's dialogue's,
+    /// from the data), then [`recombine`](Self::recombine). What replay and rescore rebuild
+    /// records with.
     pub fn keep_judged(&mut self, stored: &EpisodeRecord, config: &RewardConfig) {
         for seat in Seat::BOTH {
             for c in [Component::Judge, Component::RewardModel] {
@@ -320,6 +321,7 @@ impl EpisodeRecord {
         for (turn, old) in self.turns.iter_mut().zip(&stored.turns) {
             turn.labels = old.labels.clone();
             turn.dataset_labels = old.dataset_labels.clone();
+            turn.annotation = old.annotation.clone();
         }
         self.reward_issues = stored.reward_issues.clone();
         self.reward_errors = stored.reward_errors.clone();

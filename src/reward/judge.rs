@@ -6,7 +6,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use minijinja::Environment;
 use serde::Serialize;
 
 use crate::game::{Seat, Setup, Turn};
@@ -34,37 +33,7 @@ pub fn is_label_word(s: &str) -> bool {
 }
 
 /// A compiled rubric.
-pub struct Rubric {
-    env: Environment<'static>,
-}
-
-impl std::fmt::Debug for Rubric {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Rubric")
-    }
-}
-
-impl Rubric {
-    /// Compile a rubric's template source; the error says what is wrong with it.
-    pub fn new(source: String) -> Result<Rubric, String> {
-        let mut env = Environment::new();
-        env.add_template_owned("rubric", source)
-            .map_err(|e| format!("{e:#}"))?;
-        Ok(Rubric { env })
-    }
-
-    /// The judge's prompt for `input`.
-    pub fn render(&self, input: &JudgeInput) -> Result<String, String> {
-        let template = self
-            .env
-            .get_template("rubric")
-            .map_err(|e| format!("{e:#}"))?;
-        template
-            .render(minijinja::Value::from_serialize(input))
-            .map(|s| s.trim().to_string())
-            .map_err(|e| format!("{e:#}"))
-    }
-}
+pub type Rubric = crate::template::SingleTemplate;
 
 /// One turn as the rubric shows it, numbered `k` from 1 in record order.
 #[derive(Debug, Clone, Serialize)]
@@ -167,10 +136,7 @@ pub fn parse_verdict(
     judged: &[u32],
     label_sets: &BTreeMap<String, Vec<String>>,
 ) -> Result<Verdict, String> {
-    let reply = match reply.rfind("</think>") {
-        Some(at) => &reply[at + "</think>".len()..],
-        None => reply,
-    };
+    let reply = crate::protocol::after_think(reply);
     let lines: Vec<&str> = reply
         .lines()
         .map(str::trim)

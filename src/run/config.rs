@@ -205,13 +205,7 @@ impl PlanFlags {
         }
         o.progress = !self.quiet;
         o.shard = self.shard_choice(|name| std::env::var(name).ok())?;
-        if !(self.grace_s.is_finite() && self.grace_s >= 0.0) {
-            return Err(ConfigError::Flag(format!(
-                "--grace-s {}: expected a number of seconds, 0 or more",
-                self.grace_s
-            )));
-        }
-        o.grace = std::time::Duration::from_secs_f64(self.grace_s);
+        o.grace = super::stop::grace_period(self.grace_s).map_err(ConfigError::Flag)?;
         Ok(o)
     }
 

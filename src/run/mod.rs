@@ -40,7 +40,7 @@ pub use prefix::{
 };
 pub use rewarding::{rubric, rubric_source, Rewarding};
 pub use scenarios::{list_files, FindError, ScenarioSource, Unavailable};
-pub use stop::{Stop, StopHandle, StopSignal, StopState};
+pub use stop::{grace_period, Stop, StopHandle, StopSignal, StopState};
 pub use summary::{FamilyStats, RunStats};
 
 /// Everything a run needs, after the config file and the flags are merged.

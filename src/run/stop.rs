@@ -44,6 +44,16 @@ impl StopSignal {
     }
 }
 
+/// The grace period `--grace-s SECONDS` asks for: a number of seconds, 0 or more.
+pub fn grace_period(seconds: f64) -> Result<Duration, String> {
+    if !(seconds.is_finite() && seconds >= 0.0) {
+        return Err(format!(
+            "--grace-s {seconds}: expected a number of seconds, 0 or more"
+        ));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
 /// Where a run is in stopping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopState {
