@@ -1,6 +1,6 @@
 //! Prefix runs (`run --prefixes`): GRPO prompts cut from logged dialogues. The source records
 //! are made here by a normal run of rule (and script) players on CaSiNo; the helpers take any
-//! record file, so people's dialogues go through the same checks.
+//! record file; the last test continues people's dialogues (`dealgym dialogues import`).
 
 mod common;
 
@@ -429,4 +429,85 @@ fn the_flags_need_a_cut_and_say_what_was_skipped() {
     assert!(done.status.success(), "{err}");
     assert!(err.contains("4 planned as groups, 0 skipped"), "{err}");
     assert_eq!(read_log(&out).len(), 4);
+}
+
+/// People's dialogues as prefixes: Craigslist dialogues the people left with no accept or
+/// walk-away (their records end as `max_turns` at a cap on both sides' moves) are continued
+/// by rule players under the run's cap alone — the people's cap is dropped, so the players go
+/// on past where the people stopped — and the engine replays the continuations as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peoples_stopped_dialogue_is_continued_past_where_they_stopped() {
+    let Some(people) = tokio::task::spawn_blocking(|| common::dialogues("craigslist"))
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let dir = temp_dir("prefix-people");
+    let stopped: Vec<EpisodeRecord> = read_log(&people)
+        .into_iter()
+        .filter(|r| r.setup.rules.max_moves.is_some())
+        .take(12)
+        .collect();
+    assert_eq!(
+        stopped.len(),
+        12,
+        "Craigslist has dialogues the people left"
+    );
+    let sources = dir.join("stopped.jsonl");
+    let text: String = stopped
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect();
+    std::fs::write(&sources, text).unwrap();
+    let source = by_id(&stopped);
+
+    let mut o = RunOptions::new(
+        Vec::new(),
+        "rule:linear",
+        "rule:boulware",
+        dir.join("continued.jsonl"),
+    );
+    o.progress = false;
+    o.group_size = 2;
+    o.episode.max_rounds = 30;
+    o.prefixes = Some(PrefixOptions {
+        files: vec![sources],
+        cut: Cut::split(0.5).unwrap(),
+        continue_turns: None,
+    });
+    let summary = run_to_end(&o).await;
+    let report = summary.prefixes.unwrap();
+    assert_eq!((report.sources, report.skipped_total()), (12, 0));
+    let records = read_log(&o.out);
+    assert_eq!(records.len(), 12 * 2);
+    let mut went_past = 0;
+    for r in &records {
+        let parent = r.parent.as_ref().unwrap();
+        let logged = source[&parent.episode_id];
+        assert!(logged.played_by_person(Seat::Learner) && logged.played_by_person(Seat::Opponent));
+        assert_eq!(parent.run_id, "human-craigslist");
+        let n = parent.prefix_turns;
+        for (new, old) in r.turns[..n].iter().zip(&logged.turns) {
+            assert_eq!(new.raw, old.raw);
+            assert_eq!(new.dataset_labels, old.dataset_labels);
+        }
+        assert_eq!(r.setup.rules.max_moves, None, "{}", r.episode_id);
+        assert_eq!(r.setup.rules.max_rounds, 30);
+        assert!(r.seats.learner.player.starts_with("rule:"));
+        assert!(!r.played_by_person(Seat::Learner) && !r.played_by_person(Seat::Opponent));
+        if r.turns.len() > logged.turns.len() {
+            went_past += 1;
+        }
+    }
+    assert!(went_past > 0, "no continuation went past the people's stop");
+    let verified = dealgym::replay::verify(&VerifyOptions {
+        files: vec![o.out.clone()],
+        episode: None,
+        scenarios: vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/craigslist.jsonl")],
+        prompts_dir: None,
+        rewards: RewardConfig::default(),
+    })
+    .unwrap();
+    assert!(verified.is_clean(), "{}", verified.table());
 }
