@@ -13,7 +13,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::game::{OutcomeKind, PerSeat, Seat};
-use crate::record::{ReadError, RecordReader};
+use crate::record::{ReadError, RecordReader, HUMAN_PLAYER_PREFIX};
 use crate::scenario::Role;
 
 /// Below this a group's reward std counts as zero, and its advantages are 0.
@@ -82,9 +82,10 @@ struct EndingFacts {
 }
 
 /// Whether both seats of an episode were played by the same policy (self-play): their player
-/// specs are equal. Only then is a role's reward comparable across the two seats.
+/// specs are equal. Only then is a role's reward comparable across the two seats. Two people
+/// of a dataset's dialogue (both seats `human:<dialogue id>`) are two people, never one policy.
 pub fn is_self_play(learner_player: &str, opponent_player: &str) -> bool {
-    learner_player == opponent_player
+    learner_player == opponent_player && !learner_player.starts_with(HUMAN_PLAYER_PREFIX)
 }
 
 /// The running moments of one group: per seat, and per role over the self-play episodes.
@@ -306,6 +307,16 @@ mod tests {
         assert!(table
             .stats("r", "g1", Seat::Learner, Role::Buyer, false, 0.0)
             .is_none());
+    }
+
+    #[test]
+    fn one_policy_on_both_seats_is_self_play_two_people_are_not() {
+        assert!(is_self_play(
+            "openai:qwen@http://h/v1",
+            "openai:qwen@http://h/v1"
+        ));
+        assert!(!is_self_play("openai:qwen@http://h/v1", "rule:linear"));
+        assert!(!is_self_play("human:938", "human:938"));
     }
 
     #[test]
