@@ -186,7 +186,10 @@ async fn sft_exports_give_each_person_their_turns_under_a_model_seats_system_pro
             let i = line["turn_index"].as_u64().unwrap() as usize;
             let t = &r.turns[i];
             assert_eq!(line["seat"], t.seat.name());
-            assert_eq!(contents(&line["completion"], "assistant"), [t.raw.clone()]);
+            assert_eq!(
+                contents(&line["completion"], "assistant"),
+                std::slice::from_ref(&t.raw)
+            );
             let prompt = line["prompt"].to_string();
             for (j, other) in r.turns.iter().enumerate() {
                 if other.seat != t.seat {
