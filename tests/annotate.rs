@@ -10,14 +10,12 @@ mod common;
 use std::collections::{BTreeMap, HashSet};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use common::{read_log, temp_dir};
+use common::{read_log, temp_dir, threaded_mock, wait_for_lines, whole_lines, ThreadedMock};
 use dealgym::annotate::{annotate, AnnotateOptions, ANSWERS_FILE};
-use dealgym::mock::{MockConfig, MockServer, MockStats};
+use dealgym::mock::{MockConfig, MockServer};
 use dealgym::record::EpisodeRecord;
 
 const CASINO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/casino.jsonl");
@@ -34,41 +32,8 @@ fn people_dialogues(dir: &Path, n: usize) -> Option<PathBuf> {
     Some(path)
 }
 
-/// A mock endpoint served from its own thread and runtime, so the test can block.
-struct Mock {
-    url: String,
-    stats: Arc<MockStats>,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
-
-fn mock(config: MockConfig) -> Mock {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let server = MockServer::start(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), config)
-                .await
-                .unwrap();
-            tx.send((server.base_url(), server.stats.clone())).unwrap();
-            let _ = stopped.await;
-            server.stop();
-        });
-    });
-    let (url, stats) = rx.recv().unwrap();
-    Mock {
-        url,
-        stats,
-        _stop: stop,
-    }
-}
-
-fn slow_mock(latency_ms: u64) -> Mock {
-    mock(MockConfig {
+fn slow_mock(latency_ms: u64) -> ThreadedMock {
+    threaded_mock(MockConfig {
         latency_ms,
         ..MockConfig::default()
     })
@@ -102,25 +67,6 @@ fn finish(cmd: &mut Command) -> String {
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert!(output.status.success(), "{stderr}");
     stderr
-}
-
-/// Whole lines in the file.
-fn lines(path: &Path) -> usize {
-    std::fs::read(path)
-        .map(|t| t.iter().filter(|b| **b == b'\n').count())
-        .unwrap_or(0)
-}
-
-fn wait_for_lines(child: &mut Child, path: &Path, n: usize) {
-    let start = Instant::now();
-    while lines(path) < n {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "ended before {n} lines"
-        );
-        assert!(start.elapsed() < Duration::from_secs(60), "no progress");
-        std::thread::sleep(Duration::from_millis(2));
-    }
 }
 
 /// Each record by (run, episode) id, timing dropped; every line whole, no episode twice.
@@ -215,7 +161,7 @@ fn killed_twice_and_resumed_annotates_each_turn_once_and_replays() {
         wait_for_lines(&mut child, &out, at);
         child.kill().unwrap();
         child.wait().unwrap();
-        assert!(lines(&out) < EPISODES, "killed after the end");
+        assert!(whole_lines(&out) < EPISODES, "killed after the end");
     }
     let stderr = finish(&mut annotate_cmd(&server.url, &input, &out, &cache));
     assert!(stderr.contains("already there"), "{stderr}");

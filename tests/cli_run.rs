@@ -3,13 +3,12 @@
 
 mod common;
 
-use common::out_file;
+use common::{out_file, wait_for_lines};
 
 use std::collections::HashSet;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use dealgym::mock::{MockConfig, MockServer};
 
@@ -37,24 +36,6 @@ fn run_args(cmd: &mut Command, url: &str, out: &Path) {
         .arg(format!("openai:mock@{url}"))
         .args(["--opponent", "rule:boulware", "--out"])
         .arg(out);
-}
-
-fn lines(path: &Path) -> usize {
-    std::fs::read_to_string(path)
-        .map(|t| t.matches('\n').count())
-        .unwrap_or(0)
-}
-
-fn wait_for_lines(child: &mut Child, path: &Path, n: usize) {
-    let start = Instant::now();
-    while lines(path) < n {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before it could be interrupted"
-        );
-        assert!(start.elapsed() < Duration::from_secs(60), "no progress");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn episode_ids(path: &Path) -> Vec<String> {

@@ -6,53 +6,21 @@
 
 mod common;
 
-use common::out_file;
+use common::{out_file, threaded_mock, wait_until, whole_lines, ThreadedMock};
 
 use std::collections::{BTreeMap, HashSet};
-use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dealgym::mock::{MockConfig, MockServer, MockStats};
+use dealgym::mock::MockConfig;
 
-/// A mock endpoint served from its own thread and runtime, so the test can block.
-struct Mock {
-    url: String,
-    stats: Arc<MockStats>,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
-
-fn mock(latency_ms: u64) -> Mock {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let config = MockConfig {
-                latency_ms,
-                ..MockConfig::default()
-            };
-            let server = MockServer::start(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), config)
-                .await
-                .unwrap();
-            tx.send((server.base_url(), server.stats.clone())).unwrap();
-            let _ = stopped.await;
-            server.stop();
-        });
-    });
-    let (url, stats) = rx.recv().unwrap();
-    Mock {
-        url,
-        stats,
-        _stop: stop,
-    }
+fn mock(latency_ms: u64) -> ThreadedMock {
+    threaded_mock(MockConfig {
+        latency_ms,
+        ..MockConfig::default()
+    })
 }
 
 /// `dealgym run --resume` of `limit` CaSiNo scenarios × groups of 4 against the mock.
@@ -84,25 +52,6 @@ fn finish(cmd: &mut Command) -> Output {
         String::from_utf8_lossy(&output.stderr)
     );
     output
-}
-
-/// Whole lines in the file (a cut-off last line is not counted).
-fn lines(path: &Path) -> usize {
-    std::fs::read(path)
-        .map(|t| t.iter().filter(|b| **b == b'\n').count())
-        .unwrap_or(0)
-}
-
-fn wait_until(child: &mut Child, what: &str, done: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before {what}"
-        );
-        assert!(start.elapsed() < Duration::from_secs(60), "no progress");
-        std::thread::sleep(Duration::from_millis(2));
-    }
 }
 
 /// Each record by episode id, timing dropped; every line must parse and be whole, and no id
@@ -149,7 +98,7 @@ fn sigkill_at_many_moments_then_resume_gives_the_uninterrupted_run() {
         if at == 0 {
             std::thread::sleep(Duration::from_millis(30));
         } else {
-            wait_until(&mut child, "it could be killed", || lines(&out) >= at);
+            wait_until(&mut child, "it could be killed", || whole_lines(&out) >= at);
         }
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
@@ -189,7 +138,7 @@ fn signalled(
     latency_ms: u64,
     extra: &[&str],
     signals: &[i32],
-) -> (Output, PathBuf, Mock, usize) {
+) -> (Output, PathBuf, ThreadedMock, usize) {
     let server = mock(latency_ms);
     let out = out_file(name);
     let mut child = run_cmd(
@@ -204,7 +153,7 @@ fn signalled(
     wait_until(&mut child, "a signal", || {
         stats.requests.load(Ordering::Relaxed) >= 12
     });
-    let before = lines(&out);
+    let before = whole_lines(&out);
     for (i, &signal) in signals.iter().enumerate() {
         if i > 0 {
             std::thread::sleep(Duration::from_millis(50));
@@ -216,7 +165,7 @@ fn signalled(
 }
 
 /// Resume and check the plan (8 groups × 4) ends up complete, each episode once.
-fn resume_completes(server: &Mock, out: &Path) {
+fn resume_completes(server: &ThreadedMock, out: &Path) {
     finish(&mut run_cmd(&server.url, out, 8, &["--concurrency", "6"]));
     let got = records(out);
     let ids: HashSet<&String> = got.keys().collect();

@@ -5,13 +5,16 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::process::Child;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use dealgym::dialogues::{import_family, FamilyImport, ImportOptions};
+use dealgym::mock::{MockConfig, MockServer, MockStats};
 use dealgym::record::{EpisodeRecord, RecordReader};
 use dealgym::run::{run, RunOptions, RunSummary};
 use dealgym::scenario::Family;
@@ -155,4 +158,64 @@ pub async fn ws_recv(ws: &mut Ws) -> Value {
             _ => continue,
         }
     }
+}
+
+/// A mock endpoint served from its own thread and runtime, so a test can block (start, wait
+/// for and kill processes) while it answers. Stopped when dropped.
+pub struct ThreadedMock {
+    pub url: String,
+    pub stats: Arc<MockStats>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+pub fn threaded_mock(config: MockConfig) -> ThreadedMock {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let server = MockServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), config)
+                .await
+                .unwrap();
+            tx.send((server.base_url(), server.stats.clone())).unwrap();
+            let _ = stopped.await;
+            server.stop();
+        });
+    });
+    let (url, stats) = rx.recv().unwrap();
+    ThreadedMock {
+        url,
+        stats,
+        _stop: stop,
+    }
+}
+
+/// Whole lines in the file (a cut-off last line is not counted; 0 when there is no file).
+pub fn whole_lines(path: &Path) -> usize {
+    std::fs::read(path)
+        .map(|t| t.iter().filter(|b| **b == b'\n').count())
+        .unwrap_or(0)
+}
+
+/// Wait until `done()`, failing if `child` ends first (before `what`) or nothing happens for
+/// a minute.
+pub fn wait_until(child: &mut Child, what: &str, done: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the process ended before {what}"
+        );
+        assert!(start.elapsed() < Duration::from_secs(60), "no progress");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Wait until `path` holds `n` whole lines (see [`wait_until`]).
+pub fn wait_for_lines(child: &mut Child, path: &Path, n: usize) {
+    wait_until(child, &format!("{n} lines"), || whole_lines(path) >= n);
 }
