@@ -1,5 +1,7 @@
-//! Helpers the integration tests share: temporary files, scenario files (whole or cut short), the server's log read back, the
-//! people's dialogues imported once per test binary, and a WebSocket client speaking JSON. (Each test binary uses part of it.)
+//! Helpers the integration tests share: temporary files, scenario files (whole or cut short),
+//! the server's log read back, the people's dialogues imported once per test binary, a mock
+//! endpoint on its own thread with waits on a process's output, and a WebSocket client
+//! speaking JSON. (Each test binary uses part of it.)
 #![allow(dead_code)]
 
 use std::collections::HashMap;
