@@ -333,6 +333,12 @@ async fn annotate_command(flags: AnnotateFlags) -> Result<()> {
     if let Some(stopped) = summary.stopped {
         std::process::exit(stopped.signal.exit_code());
     }
+    if summary.failed > 0 {
+        bail!(
+            "{} episodes were not annotated (the endpoint failed)",
+            summary.failed
+        );
+    }
     Ok(())
 }
 

@@ -39,7 +39,9 @@ fn slow_mock(latency_ms: u64) -> ThreadedMock {
     })
 }
 
-fn annotate_cmd(url: &str, input: &Path, out: &Path, cache: &Path) -> Command {
+/// `dealgym annotate --resume` of `input` into `out` against the mock at `url`, at most
+/// `concurrency` requests at a time.
+fn annotate_cmd(url: &str, input: &Path, out: &Path, cache: &Path, concurrency: usize) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_dealgym"));
     cmd.arg("annotate")
         .arg(input)
@@ -52,10 +54,10 @@ fn annotate_cmd(url: &str, input: &Path, out: &Path, cache: &Path) -> Command {
         .args([
             "--scenarios",
             CASINO,
-            "--concurrency",
-            "4",
             "--quiet",
             "--resume",
+            "--concurrency",
+            &concurrency.to_string(),
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -137,6 +139,7 @@ fn killed_twice_and_resumed_annotates_each_turn_once_and_replays() {
         &input,
         &reference,
         &reference_cache,
+        4,
     ));
     let expected = by_episode(&reference);
     assert_eq!(expected.len(), EPISODES);
@@ -155,7 +158,7 @@ fn killed_twice_and_resumed_annotates_each_turn_once_and_replays() {
     let cache = dir.join("annotated.cache");
     let before = server.stats.annotate_requests.load(Ordering::SeqCst) as usize;
     for at in [8, 30] {
-        let mut child = annotate_cmd(&server.url, &input, &out, &cache)
+        let mut child = annotate_cmd(&server.url, &input, &out, &cache, 4)
             .spawn()
             .unwrap();
         wait_for_lines(&mut child, &out, at);
@@ -163,7 +166,7 @@ fn killed_twice_and_resumed_annotates_each_turn_once_and_replays() {
         child.wait().unwrap();
         assert!(whole_lines(&out) < EPISODES, "killed after the end");
     }
-    let stderr = finish(&mut annotate_cmd(&server.url, &input, &out, &cache));
+    let stderr = finish(&mut annotate_cmd(&server.url, &input, &out, &cache, 4));
     assert!(stderr.contains("already there"), "{stderr}");
     let asked = server.stats.annotate_requests.load(Ordering::SeqCst) as usize - before;
 
@@ -179,7 +182,7 @@ fn killed_twice_and_resumed_annotates_each_turn_once_and_replays() {
     // Annotating again from the cache asks nothing and gives the same records.
     let again = dir.join("again.jsonl");
     let before = server.stats.annotate_requests.load(Ordering::SeqCst);
-    let stderr = finish(&mut annotate_cmd(&server.url, &input, &again, &cache));
+    let stderr = finish(&mut annotate_cmd(&server.url, &input, &again, &cache, 4));
     assert_eq!(
         server.stats.annotate_requests.load(Ordering::SeqCst),
         before
@@ -304,6 +307,53 @@ async fn an_unusable_answer_is_counted_and_its_thought_left_empty() {
         .unwrap();
 }
 
+/// An endpoint that fails (after its retries) leaves its episodes unwritten — never a record
+/// with thoughts missing for an outage — says so and exits 1; `--resume` against a working
+/// endpoint then annotates exactly those.
+#[test]
+fn an_endpoint_failure_writes_nothing_for_its_episodes_and_resume_asks_again() {
+    let dir = temp_dir("annotate-failing");
+    let (first, all) = (
+        temp_dir("annotate-failing-2"),
+        temp_dir("annotate-failing-4"),
+    );
+    let (Some(first), Some(all)) = (people_dialogues(&first, 2), people_dialogues(&all, 4)) else {
+        return;
+    };
+    let out = dir.join("annotated.jsonl");
+    let cache = dir.join("cache");
+    let healthy = threaded_mock(MockConfig::default());
+    finish(&mut annotate_cmd(&healthy.url, &first, &out, &cache, 4));
+    assert_eq!(by_episode(&out).len(), 2);
+
+    let failing = threaded_mock(MockConfig {
+        error_rate: 1.0,
+        ..MockConfig::default()
+    });
+    let output = annotate_cmd(&failing.url, &all, &out, &cache, 64)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("2 episodes not written: the endpoint failed after its retries"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("rerun with --resume"), "{stderr}");
+    assert_eq!(by_episode(&out).len(), 2, "nothing written for the outage");
+
+    finish(&mut annotate_cmd(&healthy.url, &all, &out, &cache, 4));
+    let records = read_log(&out);
+    assert_eq!(by_episode(&out).len(), 4);
+    let (turns, with_thought) = people_turns(&records);
+    assert!(turns > 0);
+    assert_eq!(
+        with_thought, turns,
+        "every turn of the resumed episodes answered"
+    );
+    verify_clean(&out);
+}
+
 #[test]
 fn sigterm_lets_the_episodes_being_annotated_finish_then_exits_143() {
     const EPISODES: usize = 12;
@@ -314,7 +364,7 @@ fn sigterm_lets_the_episodes_being_annotated_finish_then_exits_143() {
     let server = slow_mock(60);
     let out = dir.join("annotated.jsonl");
     let cache = dir.join("cache");
-    let mut child = annotate_cmd(&server.url, &input, &out, &cache)
+    let mut child = annotate_cmd(&server.url, &input, &out, &cache, 4)
         .spawn()
         .unwrap();
     wait_for_lines(&mut child, &out, 2);
@@ -329,7 +379,7 @@ fn sigterm_lets_the_episodes_being_annotated_finish_then_exits_143() {
     assert!(stderr.contains(" 0 abandoned"), "{stderr}");
     let written = by_episode(&out).len();
     assert!(written < EPISODES, "no new episode started: {written}");
-    finish(&mut annotate_cmd(&server.url, &input, &out, &cache));
+    finish(&mut annotate_cmd(&server.url, &input, &out, &cache, 4));
     assert_eq!(by_episode(&out).len(), EPISODES);
     verify_clean(&out);
 }

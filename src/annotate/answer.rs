@@ -36,12 +36,10 @@ pub enum Unusable {
     /// Written into the turn, the reasoning changes how the turn reads (it holds a part label
     /// or tag, or copies the brief), so the person's move would not replay as it was.
     BreaksTurn,
-    /// The endpoint failed after its retries.
-    Backend,
 }
 
 impl Unusable {
-    pub const ALL: [Unusable; 9] = [
+    pub const ALL: [Unusable; 8] = [
         Unusable::Empty,
         Unusable::NoReasoning,
         Unusable::NoMove,
@@ -50,7 +48,6 @@ impl Unusable {
         Unusable::WrongMove,
         Unusable::TooLong,
         Unusable::BreaksTurn,
-        Unusable::Backend,
     ];
 
     /// The name records and summaries count it by.
@@ -64,7 +61,6 @@ impl Unusable {
             Unusable::WrongMove => "wrong_move",
             Unusable::TooLong => "too_long",
             Unusable::BreaksTurn => "breaks_turn",
-            Unusable::Backend => "backend",
         }
     }
 }

@@ -157,6 +157,10 @@ pub struct AnnotateSummary {
     pub thoughts: usize,
     /// The turns left without a thought, by [`Unusable::name`].
     pub unusable: BTreeMap<&'static str, usize>,
+    /// Episodes not written because the endpoint failed after its retries on one of their
+    /// turns (`--resume` asks again), and the first such failure.
+    pub failed: usize,
+    pub first_failure: Option<String>,
     /// Prompts the endpoint answered in this run, and those answered from the cache.
     pub asked: usize,
     pub from_cache: usize,
@@ -201,6 +205,13 @@ impl AnnotateSummary {
             self.from_cache,
             self.elapsed.as_secs_f64()
         ));
+        if let Some(first) = &self.first_failure {
+            text.push_str(&format!(
+                "\n{} episodes not written: the endpoint failed after its retries (first: {first}); \
+                 rerun with --resume to ask again",
+                self.failed
+            ));
+        }
         if let Some(s) = &self.stopped {
             text.push_str(&format!(
                 "\ninterrupted by {}: {} episodes were being annotated, {} abandoned; rerun with --resume to finish",
@@ -212,11 +223,11 @@ impl AnnotateSummary {
         text
     }
 
-    fn add(&mut self, done: &Annotated) {
+    fn add(&mut self, answers: &[TurnAnswer], has_people: bool) {
         self.written += 1;
-        self.without_people += usize::from(!done.has_people);
-        self.turns += done.answers.len();
-        for answer in &done.answers {
+        self.without_people += usize::from(!has_people);
+        self.turns += answers.len();
+        for answer in answers {
             match answer.thought {
                 Ok(_) => self.thoughts += 1,
                 Err(why) => *self.unusable.entry(why.name()).or_default() += 1,
@@ -270,11 +281,18 @@ struct Job {
     has_people: bool,
 }
 
-/// An annotated episode.
-struct Annotated {
-    record: EpisodeRecord,
-    answers: Vec<TurnAnswer>,
-    has_people: bool,
+/// An episode's annotation: done, or not, because the endpoint failed after its retries.
+enum Annotated {
+    Done {
+        record: EpisodeRecord,
+        answers: Vec<TurnAnswer>,
+        has_people: bool,
+    },
+    Failed {
+        episode: String,
+        turn: usize,
+        error: String,
+    },
 }
 
 /// Replay `record` through the engine (refusing other scenarios or templates than it was
@@ -331,14 +349,21 @@ async fn annotate_episode(annotator: Arc<Annotator>, job: Job) -> Result<Annotat
     .await;
     let mut answers = Vec::with_capacity(requests.len());
     for ((request, _), reply) in requests.iter().zip(replies) {
-        let thought = match reply? {
-            Ok(text) => read_answer(&text, &request.taken, space),
-            Err(_) => Err(Unusable::Backend),
-        };
-        answers.push(TurnAnswer {
-            turn: request.turn,
-            thought,
-        });
+        match reply? {
+            Ok(text) => answers.push(TurnAnswer {
+                turn: request.turn,
+                thought: read_answer(&text, &request.taken, space),
+            }),
+            // An outage is not the model's answer: the episode is not written, so `--resume`
+            // asks again (its answered turns stay cached).
+            Err(error) => {
+                return Ok(Annotated::Failed {
+                    episode: record.episode_id.clone(),
+                    turn: request.turn,
+                    error: error.to_string(),
+                })
+            }
+        }
     }
     let answers = if answers.is_empty() {
         answers
@@ -352,7 +377,7 @@ async fn annotate_episode(annotator: Arc<Annotator>, job: Job) -> Result<Annotat
             annotator.template.fingerprint(),
         )?
     };
-    Ok(Annotated {
+    Ok(Annotated::Done {
         record,
         answers,
         has_people,
@@ -511,8 +536,18 @@ pub async fn annotate<'s>(
                 let done = done.map_err(|e| {
                     AnnotateError::Options(format!("an annotation task failed: {e}"))
                 })??;
-                writer.write(&done.record)?;
-                summary.add(&done);
+                match &done {
+                    Annotated::Done { record, answers, has_people } => {
+                        writer.write(record)?;
+                        summary.add(answers, *has_people);
+                    }
+                    Annotated::Failed { episode, turn, error } => {
+                        summary.failed += 1;
+                        summary.first_failure.get_or_insert_with(|| {
+                            format!("episode {episode} turn {}: {error}", turn + 1)
+                        });
+                    }
+                }
                 bar.inc(1);
                 bar.set_message(format!(
                     "{} thoughts · {} unusable",
