@@ -284,7 +284,7 @@ struct Job {
 /// An episode's annotation: done, or not, because the endpoint failed after its retries.
 enum Annotated {
     Done {
-        record: EpisodeRecord,
+        record: Box<EpisodeRecord>,
         answers: Vec<TurnAnswer>,
         has_people: bool,
     },
@@ -378,7 +378,7 @@ async fn annotate_episode(annotator: Arc<Annotator>, job: Job) -> Result<Annotat
         )?
     };
     Ok(Annotated::Done {
-        record,
+        record: Box::new(record),
         answers,
         has_people,
     })
