@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use dealgym::game::{OutcomeKind, Seat};
 use dealgym::mock::{MockConfig, MockServer};
 use dealgym::record::EpisodeRecord;
-use dealgym::replay::VerifyOptions;
+use dealgym::replay::{BranchOptions, VerifyOptions};
 use dealgym::reward::{Component, RewardConfig};
 use dealgym::run::{Cut, PrefixOptions, RunOptions, SkipReason};
 
@@ -501,6 +501,44 @@ async fn a_peoples_stopped_dialogue_is_continued_past_where_they_stopped() {
         }
     }
     assert!(went_past > 0, "no continuation went past the people's stop");
+
+    // `replay --branch-from 2` continues them (those longer than 2 turns: a branch, like a
+    // prefix, takes a logged turn's place) under the same setup rule.
+    let longer: Vec<&EpisodeRecord> = stopped.iter().filter(|r| r.turns.len() > 2).collect();
+    assert!(longer.len() >= 4, "{}", longer.len());
+    let text: String = longer
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect();
+    std::fs::write(dir.join("longer.jsonl"), text).unwrap();
+    let mut run = RunOptions::new(
+        Vec::new(),
+        "rule:linear",
+        "rule:boulware",
+        dir.join("branches.jsonl"),
+    );
+    run.progress = false;
+    let branched = dealgym::replay::branch(&BranchOptions {
+        files: vec![dir.join("longer.jsonl")],
+        episode: None,
+        scenarios: Vec::new(),
+        prefix: 2,
+        run,
+    })
+    .await
+    .unwrap();
+    let branches = read_log(&dir.join("branches.jsonl"));
+    assert_eq!(branches.len(), longer.len());
+    assert_eq!(branched.written, longer.len());
+    for r in &branches {
+        assert_eq!(r.setup.rules.max_moves, None, "{}", r.episode_id);
+    }
+    assert!(
+        branches
+            .iter()
+            .any(|r| r.turns.len() > source[&r.parent.as_ref().unwrap().episode_id].turns.len()),
+        "no branch went past the people's stop"
+    );
     let verified = dealgym::replay::verify(&VerifyOptions {
         files: vec![o.out.clone()],
         episode: None,

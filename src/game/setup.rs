@@ -149,6 +149,17 @@ pub struct Setup {
     pub no_deal_value: f64,
 }
 
+impl Setup {
+    /// The setup new players continue a logged episode under (`run --prefixes`, `replay
+    /// --branch-from`): the log's own, less a people's stop point — `rules.max_moves` marks
+    /// where the people of a dataset's dialogue stopped talking, not a rule players are held to.
+    pub fn to_continue(&self) -> Setup {
+        let mut setup = self.clone();
+        setup.rules.max_moves = None;
+        setup
+    }
+}
+
 /// The seeds of one episode: the run's seed, the GRPO group (one scenario, one setup) and the
 /// member within the group (its own sampling seed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

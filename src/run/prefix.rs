@@ -190,7 +190,7 @@ impl LoggedPrefix {
             }
             None => return Err(SkipReason::Ended),
         };
-        let mut setup = record.setup.clone();
+        let mut setup = record.setup.to_continue();
         let prefix = &record.turns[..turns];
         // Corrections: as many as the run allows, or as the log used (up to and including the
         // next turn, which may be a retry the prefix's last turn asked for).
@@ -215,10 +215,6 @@ impl LoggedPrefix {
             prefix_turns: turns,
             moves: continue_turns,
         });
-        // A people's record's own cap on moves (`Rules.max_moves`, where the rules have one)
-        // is where they stopped: it is dropped here, so the players continue under the run's
-        // cap alone.
-        setup.rules.max_moves = None;
         if next == Seat::Opponent {
             setup = exchanged(&setup);
         }
