@@ -177,6 +177,10 @@ async fn a_one_step_run_scores_one_learner_turn_per_episode() {
             OutcomeKind::Deal | OutcomeKind::WalkAway => {}
             other => panic!("{}: {other:?}", r.episode_id),
         }
+        // Its metrics are of that one turn too, never the logged prefix's.
+        let metrics = &r.outcome.metrics.seats;
+        assert_eq!(metrics.learner.turns, 1, "{}", r.episode_id);
+        assert_eq!(metrics.opponent.turns, 0, "{}", r.episode_id);
         // The learner's per-turn parts are its one turn's.
         let turn = &r.turns[n].rewards;
         assert_eq!(r.reward_parts.learner["points"], turn["points"]);

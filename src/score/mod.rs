@@ -86,7 +86,8 @@ pub struct EpisodeMetrics {
     pub pareto_optimal: Option<bool>,
 }
 
-/// Compute the metrics of an ended episode.
+/// Compute the metrics of an ended episode. Per-seat figures count only the turns the seat's
+/// player wrote: a continuation's logged prefix (`Rules::is_logged_turn`) is left out.
 pub fn episode_metrics(
     scenario: &Scenario,
     setup: &Setup,
@@ -98,7 +99,13 @@ pub fn episode_metrics(
     let total = utility.learner + utility.opponent;
     let no_deal_rho = (setup.no_deal_value != 0.0).then(|| seat_values(scenario, setup, None).1);
     let seats = PerSeat::from_fn(|seat| {
-        let mine: Vec<&Turn> = turns.iter().filter(|t| t.seat == seat).collect();
+        // A continuation's logged prefix was someone else's play: never the seat's figures.
+        let mine: Vec<&Turn> = turns
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| t.seat == seat && !setup.rules.is_logged_turn(*i))
+            .map(|(_, t)| t)
+            .collect();
         let attempts = mine.len().max(1) as f64;
         let role = setup.seats[seat].role;
         let mut m = SeatMetrics {
