@@ -280,6 +280,20 @@ async fn the_reports_people_rows_are_the_imports_counts_beside_a_models() {
         models[0].player_name(Seat::Learner)
     );
     assert_eq!(model_rows[0]["episodes"], "6");
+    // The aggregates are the models' episodes alone: a people's dialogue has no learner.
+    let by_all = std::fs::read_to_string(out.join("tables/by_all.csv")).unwrap();
+    let header: Vec<&str> = by_all.lines().next().unwrap().split(',').collect();
+    let all: HashMap<&str, &str> = header
+        .iter()
+        .copied()
+        .zip(by_all.lines().nth(1).unwrap().split(','))
+        .collect();
+    assert_eq!(all["episodes"], "6", "{by_all}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("1030 of them are people's own dialogues"),
+        "{md}"
+    );
     // People are never rated: the only pairing is the models', so no head-to-head table.
     assert!(!out.join("tables/crossplay.csv").exists());
     assert!(out.join("charts/outcomes_people_and_models.svg").exists());

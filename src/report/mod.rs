@@ -116,16 +116,18 @@ impl Collector {
     /// Take in one record; `at` is (file index, record index in the file). Fails only when
     /// the ratings' observations cannot be written to their spill files.
     pub fn add(&mut self, r: &EpisodeRecord, at: (usize, usize)) -> Result<(), SpillError> {
-        self.groups.add(r);
-        self.sensitivity.add(r);
         self.labels.add(r);
         self.sample.offer(r, at);
         self.rewards.add(r);
         self.people.add(r);
-        // People are never rated: a dialogue's two strangers are no pairing of players.
+        // A people's dialogue has no learner to group by and its two strangers are no pairing
+        // of players: its figures are the people's table's (from each side), never the
+        // aggregates', the sensitivity's or the ratings'.
         if r.is_people_dialogue() {
             return Ok(());
         }
+        self.groups.add(r);
+        self.sensitivity.add(r);
         self.head_to_head.add(r)
     }
 }
@@ -279,6 +281,14 @@ pub fn write_report(
         ),
         format!("Written by dealgym {}.", env!("CARGO_PKG_VERSION")),
     ];
+    if people.dialogues() > 0 {
+        meta.push(format!(
+            "{} of them are people's own dialogues: they are in \"People and models\" (each \
+             from both sides) and the transcripts, not in the aggregates, the sensitivity or the \
+             ratings, which are the models' episodes.",
+            people.dialogues()
+        ));
+    }
     if let Some(counts) = rewards.counts() {
         meta.push(format!(
             "Reward issues: {counts}; {} episodes have a reward short of a failed judge or \

@@ -6,9 +6,10 @@
 //!
 //! A people's dialogue has no learner: it counts once per role, from that role's side
 //! ([`EpisodeRecord::add_from_side_of`]). A model's episode counts once, from its learner seat,
-//! under the learner's player name. Only families and roles the people played are shown. People
-//! are never rated and never in the cross-play matrix (`Collector::add` keeps their dialogues
-//! out of the head-to-head tables): two strangers of one dialogue are no player to compare.
+//! under the learner's player name. Only families and roles the people played are shown. This
+//! table is the people's dialogues' only home among the figures: `Collector::add` keeps them out
+//! of the aggregates and the sensitivity (which group by a learner they do not have) and out of
+//! the ratings and the cross-play matrix (two strangers of one dialogue are no player to compare).
 //! Memory: one [`Aggregate`] per (family, role, player).
 
 use std::collections::BTreeMap;
@@ -43,12 +44,14 @@ impl Who {
 #[derive(Debug, Clone, Default)]
 pub struct PeopleAndModels {
     rows: BTreeMap<(Family, Role, Who), Aggregate>,
+    dialogues: usize,
 }
 
 impl PeopleAndModels {
     pub fn add(&mut self, r: &EpisodeRecord) {
         let weights = (r.kind() != OutcomeKind::Error).then(|| Weights::of(r.bootstrap_key()));
         if r.is_people_dialogue() {
+            self.dialogues += 1;
             for seat in Seat::BOTH {
                 let key = (r.family, r.seats[seat].role, Who::People);
                 let aggregate = self.rows.entry(key).or_default();
@@ -63,7 +66,12 @@ impl PeopleAndModels {
 
     /// Whether any people's dialogue was seen (the table and chart are shown only then).
     pub fn has_people(&self) -> bool {
-        self.rows.keys().any(|(_, _, who)| *who == Who::People)
+        self.dialogues > 0
+    }
+
+    /// The people's dialogues seen.
+    pub fn dialogues(&self) -> usize {
+        self.dialogues
     }
 
     /// The rows shown: every (family, role) the people played, the people first, then each
