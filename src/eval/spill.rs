@@ -141,11 +141,14 @@ pub struct SpillFiles {
 }
 
 impl SpillFiles {
-    /// A new, empty directory under `under`.
+    /// A new, empty directory under `under` (`.dealgym-ratings-<pid>-<n>`). Directories left
+    /// there by a process that no longer runs (a report killed by a signal cannot remove its
+    /// own) are removed first.
     pub fn create(under: &Path) -> Result<SpillFiles, SpillError> {
         std::fs::create_dir_all(under).map_err(io(under))?;
+        remove_stale(under);
         let dir = under.join(format!(
-            ".dealgym-ratings-{}-{}",
+            "{SPILL_PREFIX}{}-{}",
             std::process::id(),
             MADE.fetch_add(1, Ordering::Relaxed)
         ));
@@ -209,6 +212,36 @@ impl SpillFiles {
                 }
             })
             .collect())
+    }
+}
+
+/// How a spill directory's name starts; the owner's process id and a count follow.
+const SPILL_PREFIX: &str = ".dealgym-ratings-";
+
+/// Remove the spill directories under `under` whose process no longer runs. Only where the
+/// system says which processes run (`/proc`); elsewhere they stay. Best effort: a directory
+/// that cannot be removed is left as it was, and the new store does not depend on it.
+fn remove_stale(under: &Path) {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(under) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(SPILL_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !proc.join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -288,6 +321,25 @@ mod tests {
         assert!(!files.exists(), "{} left behind", files.display());
         assert_eq!(std::fs::read_dir(&dir).expect("listed").count(), 0);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_dead_process_s_files_are_removed_and_a_running_one_s_kept() {
+        let dir = scratch("stale");
+        let dead = dir.join(format!("{SPILL_PREFIX}{}-0", u32::MAX));
+        let mine = dir.join(format!("{SPILL_PREFIX}{}-999999", std::process::id()));
+        let other = dir.join("notes");
+        for d in [&dead, &mine, &other] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("00.bin"), b"x").unwrap();
+        }
+        let files = SpillFiles::create(&dir).unwrap();
+        if Path::new("/proc/self").exists() {
+            assert!(!dead.exists(), "a dead process's spill is removed");
+        }
+        assert!(mine.exists() && other.exists());
+        drop(files);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
