@@ -122,7 +122,12 @@ fn craigslist_counts_and_skip_reasons() {
         .iter()
         .any(|t| t.dataset_labels.contains_key("dialogue_act"))));
     // A dialogue that stopped with no accept or walk-away ends as max_turns where it stopped.
-    for r in records.iter().filter(|r| r.setup.rules.max_moves.is_some()) {
+    let stopped: Vec<_> = records
+        .iter()
+        .filter(|r| r.setup.rules.max_moves.is_some())
+        .collect();
+    assert_eq!(stopped.len(), 165, "Craigslist's dialogues the people left");
+    for r in stopped {
         assert_eq!(r.kind(), OutcomeKind::MaxTurns);
         assert_eq!(Some(r.turns.len() as u32), r.setup.rules.max_moves);
     }

@@ -188,7 +188,19 @@ mod tests {
         );
         let last = template.render(&requests[1].input).unwrap();
         assert!(last.contains(e.system_prompt(Seat::Learner)), "{last}");
-        assert!(!last.contains(e.system_prompt(Seat::Opponent)), "{last}");
+        // Not a line of the other side's brief that is not also the speaker's: its private
+        // values (priorities, reasons) never reach the prompt.
+        let own = e.system_prompt(Seat::Learner);
+        let private: Vec<&str> = e
+            .system_prompt(Seat::Opponent)
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.len() > 3 && !own.contains(l))
+            .collect();
+        assert!(!private.is_empty(), "the two briefs differ");
+        for line in private {
+            assert!(!last.contains(line), "{line:?} leaked into\n{last}");
+        }
         // The other side's offer from the speaker's side: 2/1/1 for them is 1/2/2 here.
         assert!(
             last.contains("THE OTHER SIDE: Less food for you.\n  move: [SUBMIT_DEAL] food:1 water:2 firewood:2"),
