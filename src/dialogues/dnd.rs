@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use super::{form_turns, DialogueError, HumanDialogue, ScenarioIndex, Skip, Utterance};
 use crate::protocol::{Action, Terms};
 use crate::scenario::import::dnd::{
-    dialogues as corpus_dialogues, lines_name, read_corpus, LineEnding, Perspective,
+    dialogues as corpus_dialogues, line_range, lines_name, read_corpus, LineEnding, Perspective,
 };
 use crate::scenario::import::file_name;
 use crate::scenario::Role;
@@ -32,10 +32,7 @@ pub(super) fn dialogues(
         let file = file_name(path);
         let lines = read_corpus(path)?;
         for (a, b) in corpus_dialogues(&lines) {
-            let id = match b {
-                Some(b) => format!("{file}:{}-{}", a.line, b.line),
-                None => format!("{file}:{}", a.line),
-            };
+            let id = format!("{file}:{}", line_range(a, b));
             out.push(
                 index
                     .find(&lines_name(a, b), &id)

@@ -13,7 +13,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::game::{OutcomeKind, PerSeat, Seat};
-use crate::record::{ReadError, RecordReader, HUMAN_PLAYER_PREFIX};
+use crate::record::{is_person, ReadError, RecordReader};
 use crate::scenario::Role;
 
 /// Below this a group's reward std counts as zero, and its advantages are 0.
@@ -85,7 +85,7 @@ struct EndingFacts {
 /// specs are equal. Only then is a role's reward comparable across the two seats. Two people
 /// of a dataset's dialogue (both seats `human:<dialogue id>`) are two people, never one policy.
 pub fn is_self_play(learner_player: &str, opponent_player: &str) -> bool {
-    learner_player == opponent_player && !learner_player.starts_with(HUMAN_PLAYER_PREFIX)
+    learner_player == opponent_player && !is_person(learner_player)
 }
 
 /// The running moments of one group: per seat, and per role over the self-play episodes.

@@ -35,6 +35,11 @@ pub const RECORD_SCHEMA: u32 = 1;
 /// dialogue's id (`human:<dialogue id>`); [`EpisodeRecord::played_by_person`] reads it.
 pub const HUMAN_PLAYER_PREFIX: &str = "human:";
 
+/// Whether a player spec names a person of a dataset's dialogue (`human:<dialogue id>`).
+pub fn is_person(player: &str) -> bool {
+    player.starts_with(HUMAN_PLAYER_PREFIX)
+}
+
 /// What went wrong with the judge and the reward model over many records: the issue counts,
 /// the episodes whose reward is short of a failed part, and the first error of each kind —
 /// what a run's, an eval's and a report's summaries say about rewards.
@@ -402,7 +407,7 @@ impl EpisodeRecord {
     /// Whether a person played `seat`: the people's own dialogues, imported from a dataset by
     /// `dealgym dialogues import`, name their seats' players `human:<dialogue id>`.
     pub fn played_by_person(&self, seat: Seat) -> bool {
-        self.seats[seat].player.starts_with(HUMAN_PLAYER_PREFIX)
+        is_person(&self.seats[seat].player)
     }
 
     /// Whether people played both seats: one of a dataset's own dialogues.

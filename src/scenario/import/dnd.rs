@@ -195,9 +195,15 @@ pub(crate) fn dialogues(lines: &[Perspective]) -> Vec<(&Perspective, Option<&Per
 /// The dialogue's name in `data.txt` as scenarios keep it (`HumanOutcome::dialogue`):
 /// `lines A-B`, or `line A` for a line without its mirror.
 pub(crate) fn lines_name(a: &Perspective, b: Option<&Perspective>) -> String {
+    let word = if b.is_some() { "lines" } else { "line" };
+    format!("{word} {}", line_range(a, b))
+}
+
+/// The lines a dialogue is on: `A-B`, or `A` for a line without its mirror.
+pub(crate) fn line_range(a: &Perspective, b: Option<&Perspective>) -> String {
     match b {
-        Some(b) => format!("lines {}-{}", a.line, b.line),
-        None => format!("line {}", a.line),
+        Some(b) => format!("{}-{}", a.line, b.line),
+        None => a.line.to_string(),
     }
 }
 
