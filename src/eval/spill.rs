@@ -8,7 +8,11 @@
 //! directory of their own under the given one (the report's directory, or beside the eval's
 //! record file), 20 bytes per observation; the rating then reads one partition at a time,
 //! every observation of a key being in the same partition. The files are removed when the
-//! store is dropped — after the ratings, or on any error that abandons them.
+//! store is dropped — after the ratings, or on any error that abandons them. A process killed
+//! by a signal cannot remove its own: while a store lives it holds an exclusive lock on a file
+//! in its directory, and the next store made in the same place removes the directories whose
+//! lock nobody holds (the kernel drops a dead process's locks; NFSv4 shares them across
+//! machines, so a live store elsewhere is never taken for a dead one).
 //!
 //! This is the I/O half of the seam; the rating itself (`score::rating`) stays pure.
 
@@ -43,6 +47,11 @@ pub enum SpillError {
          observations (was it changed while the ratings were collected?)"
     )]
     Torn { path: String, bytes: usize },
+    #[error(
+        "ratings spill file {path} was written and is gone (was the directory removed while \
+         the ratings were collected?)"
+    )]
+    Missing { path: String },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SpillError + '_ {
@@ -138,22 +147,35 @@ fn partition(key: u64) -> u64 {
 #[derive(Debug)]
 pub struct SpillFiles {
     dir: PathBuf,
+    /// The directory's lock file, locked while the store lives (see the module doc).
+    _owner: std::fs::File,
+    /// Bit p: partition p has a file.
+    written: AtomicU64,
 }
 
+/// The lock file in a spill directory.
+const OWNER_LOCK: &str = "owner.lock";
+
 impl SpillFiles {
-    /// A new, empty directory under `under` (`.dealgym-ratings-<pid>-<n>`). Directories left
-    /// there by a process that no longer runs (a report killed by a signal cannot remove its
-    /// own) are removed first.
+    /// A new, empty directory under `under` (`.dealgym-ratings-<pid>-<n>`), its lock file
+    /// held. Directories left there by a store whose process died are removed first.
     pub fn create(under: &Path) -> Result<SpillFiles, SpillError> {
         std::fs::create_dir_all(under).map_err(io(under))?;
-        remove_stale(under);
+        remove_abandoned(under);
         let dir = under.join(format!(
             "{SPILL_PREFIX}{}-{}",
             std::process::id(),
             MADE.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::create_dir(&dir).map_err(io(&dir))?;
-        Ok(SpillFiles { dir })
+        let lock = dir.join(OWNER_LOCK);
+        let owner = std::fs::File::create(&lock).map_err(io(&lock))?;
+        owner.lock().map_err(io(&lock))?;
+        Ok(SpillFiles {
+            dir,
+            _owner: owner,
+            written: AtomicU64::new(0),
+        })
     }
 
     fn path(&self, partition: u64) -> PathBuf {
@@ -164,7 +186,9 @@ impl SpillFiles {
     pub fn append(&self, observations: &mut [Observation]) -> Result<(), SpillError> {
         observations.sort_unstable_by_key(|o| partition(o.key));
         for same in observations.chunk_by(|a, b| partition(a.key) == partition(b.key)) {
-            let path = self.path(partition(same[0].key));
+            let p = partition(same[0].key);
+            let path = self.path(p);
+            self.written.fetch_or(1 << p, Ordering::Relaxed);
             let file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -183,12 +207,19 @@ impl SpillFiles {
         Ok(())
     }
 
-    /// The observations of one partition (none if it has no file).
+    /// The observations of one partition (none if none was written to it).
     pub fn read(&self, partition: u64) -> Result<Vec<Observation>, SpillError> {
         let path = self.path(partition);
+        if self.written.load(Ordering::Relaxed) & (1 << partition) == 0 {
+            return Ok(Vec::new());
+        }
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(SpillError::Missing {
+                    path: path.display().to_string(),
+                })
+            }
             Err(e) => return Err(io(&path)(e)),
         };
         if bytes.len() % ENCODED != 0 {
@@ -215,31 +246,39 @@ impl SpillFiles {
     }
 }
 
-/// How a spill directory's name starts; the owner's process id and a count follow.
+/// How a spill directory's name starts; the process id and a count follow.
 const SPILL_PREFIX: &str = ".dealgym-ratings-";
 
-/// Remove the spill directories under `under` whose process no longer runs. Only where the
-/// system says which processes run (`/proc`); elsewhere they stay. Best effort: a directory
-/// that cannot be removed is left as it was, and the new store does not depend on it.
-fn remove_stale(under: &Path) {
-    let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return;
-    }
+/// How long a spill directory's lock file must have existed before an unheld lock means its
+/// store is gone: a new store creates the file a moment before it takes the lock.
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Remove the spill directories under `under` whose lock nobody holds: their store's process
+/// died without removing them. Best effort — a directory that cannot be checked or removed is
+/// left as it was, and the new store does not depend on it.
+fn remove_abandoned(under: &Path) {
     let Ok(entries) = std::fs::read_dir(under) else {
         return;
     };
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
+        let is_spill = entry
+            .file_name()
             .to_str()
-            .and_then(|n| n.strip_prefix(SPILL_PREFIX))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<u32>().ok())
-        else {
+            .is_some_and(|n| n.starts_with(SPILL_PREFIX));
+        if !is_spill {
+            continue;
+        }
+        let lock = entry.path().join(OWNER_LOCK);
+        let Ok(file) = std::fs::File::open(&lock) else {
             continue;
         };
-        if pid != std::process::id() && !proc.join(pid.to_string()).exists() {
+        let old_enough = file
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= ABANDONED_AFTER);
+        if old_enough && file.try_lock().is_ok() {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
@@ -324,20 +363,54 @@ mod tests {
     }
 
     #[test]
-    fn a_dead_process_s_files_are_removed_and_a_running_one_s_kept() {
-        let dir = scratch("stale");
-        let dead = dir.join(format!("{SPILL_PREFIX}{}-0", u32::MAX));
-        let mine = dir.join(format!("{SPILL_PREFIX}{}-999999", std::process::id()));
+    fn an_unheld_spill_is_removed_and_a_held_one_kept() {
+        let dir = scratch("abandoned");
+        let old = std::time::SystemTime::now() - 2 * ABANDONED_AFTER;
+        // One left by a dead store (its lock file old, nobody holding it), one fresh (its
+        // store may be about to lock it), one held by a live store, and something else.
+        let dead = dir.join(format!("{SPILL_PREFIX}1-0"));
+        let fresh = dir.join(format!("{SPILL_PREFIX}1-1"));
         let other = dir.join("notes");
-        for d in [&dead, &mine, &other] {
+        for d in [&dead, &fresh, &other] {
             std::fs::create_dir_all(d).unwrap();
-            std::fs::write(d.join("00.bin"), b"x").unwrap();
+            std::fs::write(d.join(OWNER_LOCK), b"").unwrap();
         }
+        let file = std::fs::File::options()
+            .write(true)
+            .open(dead.join(OWNER_LOCK))
+            .unwrap();
+        file.set_modified(old).unwrap();
+        let live = SpillFiles::create(&dir).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(live.dir.join(OWNER_LOCK))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let next = SpillFiles::create(&dir).unwrap();
+        assert!(!dead.exists(), "a dead store's spill is removed");
+        assert!(fresh.exists() && other.exists());
+        assert!(live.dir.exists(), "a live store's spill is kept");
+        drop((live, next));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_written_partition_that_is_gone_is_an_error() {
+        let dir = scratch("gone");
         let files = SpillFiles::create(&dir).unwrap();
-        if Path::new("/proc/self").exists() {
-            assert!(!dead.exists(), "a dead process's spill is removed");
-        }
-        assert!(mine.exists() && other.exists());
+        let mut observations = vec![Observation {
+            key: 7,
+            player: 1,
+            rho: 0.5,
+        }];
+        files.append(&mut observations).unwrap();
+        let p = partition(7);
+        assert_eq!(files.read(p).unwrap().len(), 1);
+        assert!(files.read((p + 1) % PARTITIONS).unwrap().is_empty());
+        std::fs::remove_file(files.path(p)).unwrap();
+        let err = files.read(p).unwrap_err().to_string();
+        assert!(err.contains("was written and is gone"), "{err}");
         drop(files);
         std::fs::remove_dir_all(&dir).unwrap();
     }
