@@ -536,6 +536,15 @@ async fn a_peoples_stopped_dialogue_is_continued_past_where_they_stopped() {
     assert_eq!(branched.written, longer.len());
     for r in &branches {
         assert_eq!(r.setup.rules.max_moves, None, "{}", r.episode_id);
+        // The people's two turns are marked as logged: the players' figures leave them out.
+        assert_eq!(r.setup.rules.continuation.unwrap().prefix_turns, 2);
+        for seat in Seat::BOTH {
+            let own = r.turns[2..]
+                .iter()
+                .filter(|t| t.seat == seat && t.played.is_some())
+                .count();
+            assert_eq!(r.outcome.metrics.seats[seat].turns as usize, own);
+        }
     }
     assert!(
         branches

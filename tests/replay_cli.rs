@@ -700,7 +700,9 @@ fn branches_of_a_prefix_form_a_group_that_starts_with_the_parents_turns() {
                 (parent.run_id.as_str(), parent_id.as_str(), 2)
             );
             assert_eq!(m.turns[..2], parent.turns[..2], "{}", m.episode_id);
-            assert_eq!(m.setup, parent.setup);
+            // The parent's setup, its first 2 turns marked as logged (not the new players').
+            assert_eq!(m.setup, parent.setup.to_continue(2, None));
+            assert_eq!(m.setup.rules.continuation.unwrap().prefix_turns, 2);
             assert_eq!(m.scenario_id, parent.scenario_id);
             assert_eq!(m.seats.learner.player, "rule:conceder");
             assert!(m.episode_id.starts_with(group.as_str()));

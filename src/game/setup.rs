@@ -150,12 +150,19 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// The setup new players continue a logged episode under (`run --prefixes`, `replay
-    /// --branch-from`): the log's own, less a people's stop point — `rules.max_moves` marks
-    /// where the people of a dataset's dialogue stopped talking, not a rule players are held to.
-    pub fn to_continue(&self) -> Setup {
+    /// The setup new players continue a logged episode under after its first `prefix_turns`
+    /// turns (`run --prefixes`, `replay --branch-from`): the log's own, those turns marked as
+    /// logged (`rules.continuation`, with the players' `moves` after them, if limited), less a
+    /// people's stop point — `rules.max_moves` marks where the people of a dataset's dialogue
+    /// stopped talking, not a rule players are held to. With no logged turn and no limit
+    /// (a branch from turn 0) there is nothing to mark.
+    pub fn to_continue(&self, prefix_turns: usize, moves: Option<u32>) -> Setup {
         let mut setup = self.clone();
         setup.rules.max_moves = None;
+        setup.rules.continuation = (prefix_turns > 0 || moves.is_some()).then_some(Continuation {
+            prefix_turns,
+            moves,
+        });
         setup
     }
 }

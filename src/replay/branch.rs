@@ -189,7 +189,7 @@ async fn branch_one(
         seeds,
         prefix: None,
     };
-    let mut driver = Driver::with_setup(kit, planned, record.setup.to_continue())?;
+    let mut driver = Driver::with_setup(kit, planned, record.setup.to_continue(prefix, None))?;
     match driver.feed_prefix(record, prefix) {
         Err(EpisodeError::PrefixEnds { prefix, kind, .. }) => {
             return Err(Error::PrefixEnds {

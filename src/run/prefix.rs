@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{PlannedEpisode, RunError, RunOptions, ScenarioSource};
-use crate::game::{Continuation, EpisodeConfig, EpisodeSeed, OutcomeKind, Seat, Setup};
+use crate::game::{EpisodeConfig, EpisodeSeed, OutcomeKind, Seat, Setup};
 use crate::record::{EpisodeRecord, Parent, RecordReader};
 use crate::scenario::Role;
 
@@ -190,7 +190,7 @@ impl LoggedPrefix {
             }
             None => return Err(SkipReason::Ended),
         };
-        let mut setup = record.setup.to_continue();
+        let mut setup = record.setup.to_continue(turns, continue_turns);
         let prefix = &record.turns[..turns];
         // Corrections: as many as the run allows, or as the log used (up to and including the
         // next turn, which may be a retry the prefix's last turn asked for).
@@ -211,10 +211,6 @@ impl LoggedPrefix {
             .max()
             .unwrap_or(0);
         setup.rules.max_rounds = config.max_rounds.max(most + 1);
-        setup.rules.continuation = Some(Continuation {
-            prefix_turns: turns,
-            moves: continue_turns,
-        });
         if next == Seat::Opponent {
             setup = exchanged(&setup);
         }
@@ -335,7 +331,7 @@ pub fn plan_prefixes(
 mod tests {
     use super::*;
     use crate::fixtures::{learner_first_as, play, price, record_of, turn};
-    use crate::game::Episode;
+    use crate::game::{Continuation, Episode};
 
     /// A logged price episode of 6 turns: the buyer (learner) opens at 120, the seller
     /// counters at 170, the buyer's malformed turn is corrected (attempt 1: 130), the seller
