@@ -291,7 +291,8 @@ async fn the_reports_people_rows_are_the_imports_counts_beside_a_models() {
     assert_eq!(all["episodes"], "6", "{by_all}");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
-        md.contains("1030 of them are people's own dialogues"),
+        md.contains("1036 episodes: 1030 people's own dialogues")
+            && md.contains("and 6 played by models, of which 6 scored"),
         "{md}"
     );
     // People are never rated: the only pairing is the models', so no head-to-head table.

@@ -270,10 +270,19 @@ pub fn write_report(
         .map(|f| f.display().to_string())
         .collect();
     let title = "dealgym report".to_string();
+    let counted = match people.dialogues() {
+        0 => format!("{episodes} episodes,"),
+        p => format!(
+            "{episodes} episodes: {p} people's own dialogues (in \"People and models\", each from \
+             both sides, and the transcripts; never in the aggregates, the sensitivity or the \
+             ratings) and {} played by models, of which",
+            episodes - p
+        ),
+    };
     let mut meta = vec![
         format!("Files: {}", files.join(", ")),
         format!(
-            "{episodes} episodes, {} scored, {} backend errors (counted apart, in no rate or mean). \
+            "{counted} {} scored, {} backend errors (counted apart, in no rate or mean). \
              Intervals: 95% Poisson bootstrap ({} resamples); the median's is the order-statistic interval.",
             all.scored(),
             all.count(OutcomeKind::Error),
@@ -281,14 +290,6 @@ pub fn write_report(
         ),
         format!("Written by dealgym {}.", env!("CARGO_PKG_VERSION")),
     ];
-    if people.dialogues() > 0 {
-        meta.push(format!(
-            "{} of them are people's own dialogues: they are in \"People and models\" (each \
-             from both sides) and the transcripts, not in the aggregates, the sensitivity or the \
-             ratings, which are the models' episodes.",
-            people.dialogues()
-        ));
-    }
     if let Some(counts) = rewards.counts() {
         meta.push(format!(
             "Reward issues: {counts}; {} episodes have a reward short of a failed judge or \
@@ -424,6 +425,10 @@ fn charts(groups: &Groups, all: &Aggregate) -> Result<Vec<(String, String, Strin
             (name.to_string(), shares)
         })
         .collect();
+    if rows.is_empty() {
+        // Only people's dialogues: their endings are the people's chart.
+        return Ok(charts);
+    }
     let title = "How episodes ended, per family";
     charts.push((
         "outcomes_by_family".to_string(),
