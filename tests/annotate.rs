@@ -5,7 +5,7 @@
 //! counted and its Thought left empty; SIGTERM lets the episodes being annotated finish and
 //! exits 143.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::{Ipv4Addr, SocketAddr};

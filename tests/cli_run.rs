@@ -1,7 +1,7 @@
 //! `dealgym run` as a process: killed mid-way (SIGKILL, and Ctrl-C), then resumed, ends with
 //! every episode exactly once; an existing file is never appended to without `--resume`.
 
-mod common;
+use crate::common;
 
 use common::{out_file, wait_for_lines};
 

@@ -4,7 +4,7 @@
 //! let those in flight finish within the grace period (or abandon them at its end, or at a
 //! second signal), and exit 143 and 130; resuming finishes the plan.
 
-mod common;
+use crate::common;
 
 use common::{out_file, threaded_mock, wait_until, whole_lines, ThreadedMock};
 

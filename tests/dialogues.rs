@@ -3,7 +3,7 @@
 //! the record reader and replayed identically by `replay --verify`. Without
 //! `../shared/datasets` each test says SKIPPED and returns.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! (and a round-robin) play every pairing × scenario (× seating) exactly once on the same
 //! setups, resume after a cut, print the matrix the records give, and replay identically.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -5,9 +5,9 @@
 //! ends (a generous timeout guards against a hang; no timing is asserted).
 //!
 //! The soak version (more episodes, both seats on the flaky endpoint) is ignored by default:
-//! `cargo test --release --test faults -- --ignored faults_soak`.
+//! `cargo test --release --test integration -- --ignored faults::faults_soak`.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -232,7 +232,7 @@ async fn every_fault_mixed_at_1024_in_flight_loses_and_duplicates_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "soak: about a minute in release; cargo test --release --test faults -- --ignored"]
+#[ignore = "soak: about a minute in release; cargo test --release --test integration -- --ignored faults::"]
 async fn faults_soak() {
     // (4 × 400 + 109 Job Interview) × 8 = 13,672 episodes, both seats on the faulty endpoint,
     // 4096 in flight; a timeout long enough that a saturated machine is not itself a fault.

@@ -4,7 +4,7 @@
 //! panic. Case counts are small enough for CI; the long soak (≥ 10 million inputs) is
 //! `cargo run --release --example fuzz_soak` (see BENCHMARKS.md).
 
-mod fuzz_support;
+use crate::fuzz_support;
 
 use std::path::Path;
 use std::sync::LazyLock;

@@ -4,7 +4,7 @@
 //! private thought in the other's lines; the report's people rows are the import's counts.
 //! Without the datasets each test prints `SKIPPED: …` and returns.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

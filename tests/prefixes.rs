@@ -2,7 +2,7 @@
 //! are made here by a normal run of rule (and script) players on CaSiNo; the helpers take any
 //! record file; the last test continues people's dialogues (`dealgym dialogues import`).
 
-mod common;
+use crate::common;
 
 use common::{out_file, read_log, run_to_end, temp_dir};
 

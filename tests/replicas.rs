@@ -2,7 +2,7 @@
 //! against least-loaded routing on mocks that model a prefix cache, balance, the per-replica
 //! cap, a replica that goes down and comes back, and every replica down.
 
-mod common;
+use crate::common;
 
 use common::{all_scenario_files, out_file, read_log, run_to_end};
 

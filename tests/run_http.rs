@@ -1,6 +1,6 @@
 //! Whole runs over real HTTP against the built-in mock endpoint on 127.0.0.1.
 
-mod common;
+use crate::common;
 
 use common::{all_scenario_files, out_file, read_log, run_to_end};
 

@@ -10,7 +10,7 @@ use futures_util::SinkExt;
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
-mod common;
+use crate::common;
 
 use common::{read_log, scenario_files, temp_dir, ws_connect, ws_recv, ws_send, Ws, FAMILIES};
 use dealgym::game::{Prompts, Seat};

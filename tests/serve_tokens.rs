@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-mod common;
+use crate::common;
 
 use common::{read_log, scenario_files, temp_dir, ws_send, FAMILIES};
 use dealgym::game::{token_sequence, Prompts, Seat};

@@ -3,7 +3,7 @@
 //! exactly the mock's own tokenization of the final conversation when the template is
 //! append-only, and drift is reported when it is not.
 
-mod common;
+use crate::common;
 
 use common::all_scenario_files;
 

@@ -1,8 +1,7 @@
 //! Helpers the integration tests share: temporary files, scenario files (whole or cut short),
-//! the server's log read back, the people's dialogues imported once per test binary, a mock
+//! the server's log read back, the people's dialogues imported once per test run, a mock
 //! endpoint on its own thread with waits on a process's output, and a WebSocket client
-//! speaking JSON. (Each test binary uses part of it.)
-#![allow(dead_code)]
+//! speaking JSON. (Each test module uses part of it.)
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -1,0 +1,34 @@
+//! The integration tests, as one test binary: whole episodes through the CLI and the library,
+//! against the built-in mock on 127.0.0.1, the datasets' own outcomes and the people's dialogues.
+//! One binary links the crate once instead of once per file (each file is a module below; run
+//! one with `cargo test --test integration <module>::`).
+
+mod common;
+mod fuzz_support;
+
+mod annotate;
+mod cli_run;
+mod cli_scenarios;
+mod crash;
+mod dataset_outcomes;
+mod dialogues;
+mod episodes;
+mod eval;
+mod export;
+mod faults;
+mod fuzz;
+mod human_data;
+mod llm_client;
+mod merge;
+mod prefixes;
+mod properties;
+mod real_outputs;
+mod replay;
+mod replay_cli;
+mod replicas;
+mod report;
+mod rewards;
+mod run_http;
+mod serve;
+mod serve_tokens;
+mod token_exact;
