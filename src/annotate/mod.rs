@@ -550,9 +550,10 @@ pub async fn annotate<'s>(
                 }
                 bar.inc(1);
                 bar.set_message(format!(
-                    "{} thoughts · {} unusable",
+                    "{} thoughts · {} unusable · {} failed",
                     summary.thoughts,
-                    summary.unusable_total()
+                    summary.unusable_total(),
+                    summary.failed
                 ));
             }
             now = stop.changed(state) => state = now,
