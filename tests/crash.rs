@@ -87,7 +87,7 @@ fn sigkill_at_many_moments_then_resume_gives_the_uninterrupted_run() {
     let expected = records(&reference);
     assert_eq!(expected.len(), 4 * LIMIT);
 
-    let out = out_file("kill");
+    let out = out_file("crash-kill");
     // Kill points: right after start (maybe before the first write), then after more and more
     // whole lines; each life resumes the last.
     let kills: [usize; 6] = [0, 7, 40, 41, 120, 190];

@@ -299,3 +299,31 @@ async fn the_reports_people_rows_are_the_imports_counts_beside_a_models() {
     assert!(!out.join("tables/crossplay.csv").exists());
     assert!(out.join("charts/outcomes_people_and_models.svg").exists());
 }
+
+#[test]
+fn a_report_of_people_alone_says_so_and_draws_no_models_chart() {
+    let Some(people) = common::dialogues("job_interview") else {
+        return;
+    };
+    let dialogues = read_log(&people).len();
+    let out = temp_dir("human-report-alone").join("report");
+    report(&ReportOptions {
+        files: vec![people],
+        out: out.clone(),
+        transcripts: 0,
+        sample_seed: 0,
+        taus: vec![0.5],
+        quiet: true,
+    })
+    .unwrap();
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains(&format!(
+            "{dialogues} episodes, all people's own dialogues (in \"People and models\""
+        )),
+        "{md}"
+    );
+    assert!(!md.contains("played by models"), "{md}");
+    assert!(out.join("charts/outcomes_people_and_models.svg").exists());
+    assert!(!out.join("charts/outcomes_by_family.svg").exists());
+}

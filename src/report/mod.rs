@@ -270,22 +270,12 @@ pub fn write_report(
         .map(|f| f.display().to_string())
         .collect();
     let title = "dealgym report".to_string();
-    let counted = match people.dialogues() {
-        0 => format!("{episodes} episodes,"),
-        p => format!(
-            "{episodes} episodes: {p} people's own dialogues (in \"People and models\", each from \
-             both sides, and the transcripts; never in the aggregates, the sensitivity or the \
-             ratings) and {} played by models, of which",
-            episodes - p
-        ),
-    };
     let mut meta = vec![
         format!("Files: {}", files.join(", ")),
         format!(
-            "{counted} {} scored, {} backend errors (counted apart, in no rate or mean). \
-             Intervals: 95% Poisson bootstrap ({} resamples); the median's is the order-statistic interval.",
-            all.scored(),
-            all.count(OutcomeKind::Error),
+            "{} Intervals: 95% Poisson bootstrap ({} resamples); the median's is the \
+             order-statistic interval.",
+            headline(episodes, people.dialogues(), &all),
             crate::score::RESAMPLES
         ),
         format!("Written by dealgym {}.", env!("CARGO_PKG_VERSION")),
@@ -425,17 +415,37 @@ fn charts(groups: &Groups, all: &Aggregate) -> Result<Vec<(String, String, Strin
             (name.to_string(), shares)
         })
         .collect();
-    if rows.is_empty() {
-        // Only people's dialogues: their endings are the people's chart.
-        return Ok(charts);
+    // No rows when the files hold only people's dialogues: their endings are the people's chart.
+    if !rows.is_empty() {
+        let title = "How episodes ended, per family";
+        charts.push((
+            "outcomes_by_family".to_string(),
+            format!("{title} (% of all the models' episodes, backend errors included)"),
+            stacked_chart(title, "% of episodes", &endings, &rows)?,
+        ));
     }
-    let title = "How episodes ended, per family";
-    charts.push((
-        "outcomes_by_family".to_string(),
-        format!("{title} (% of all episodes, backend errors included)"),
-        stacked_chart(title, "% of episodes", &endings, &rows)?,
-    ));
     Ok(charts)
+}
+
+/// What the report counted: every episode, the people's own dialogues apart from the ones
+/// models played (`models`: the aggregate over them), and of those the scored and the errors.
+fn headline(episodes: usize, people: usize, models: &Aggregate) -> String {
+    let scored = format!(
+        "{} scored, {} backend errors (counted apart, in no rate or mean).",
+        models.scored(),
+        models.count(OutcomeKind::Error)
+    );
+    let dialogues = if people == 1 { "dialogue" } else { "dialogues" };
+    let where_people = "in \"People and models\", each from both sides, and the transcripts; \
+                        never in the aggregates, the sensitivity or the ratings";
+    match (people, models.episodes()) {
+        (0, _) => format!("{episodes} episodes, {scored}"),
+        (_, 0) => format!("{episodes} episodes, all people's own {dialogues} ({where_people})."),
+        (p, m) => format!(
+            "{episodes} episodes: {p} people's own {dialogues} ({where_people}) and {m} played \
+             by models, of which {scored}"
+        ),
+    }
 }
 
 /// report.md: the tables in Markdown, the charts as images of charts/NAME.svg.

@@ -22,8 +22,19 @@ use dealgym::scenario::Family;
 
 pub const FAMILIES: [&str; 5] = ["ahp", "craigslist", "casino", "dnd", "job_interview"];
 
-/// A fresh temporary directory for one test.
+/// A fresh temporary directory for one test. All test modules share one process (and so one
+/// pid in the path): a name asked for twice would let two tests clear each other's files, so
+/// that panics here, naming the name.
 pub fn temp_dir(name: &str) -> PathBuf {
+    static TAKEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    {
+        let mut taken = TAKEN.lock().unwrap_or_else(|e| e.into_inner());
+        assert!(
+            !taken.iter().any(|n| n == name),
+            "two tests asked for the temporary directory {name:?}: give each its own name"
+        );
+        taken.push(name.to_string());
+    }
     let dir = std::env::temp_dir().join(format!("dealgym-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
