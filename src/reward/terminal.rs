@@ -16,6 +16,13 @@ pub fn terminal_rewards(
     PerSeat::from_fn(|seat| terminal_reward(scenario, outcome, config, seat).clamp(-1.0, 1.0))
 }
 
+/// One seat's terminal reward, before the clip. Under `threshold` (the BATNA paper, §2.1:
+/// "R(x) = ρ if ρ ≥ τ, and R(x) = −γ otherwise, where no-deal outcomes receive 0 and format
+/// violations receive −ψ") only a closed deal is measured against τ: a deal below it is worse
+/// than no deal, and every ending without a deal — a walk-away, a reject loop, the turn cap, the
+/// other side's forfeit — gives 0, whatever the scenario's no-deal value (that value is the
+/// seats' utility, reported in ρ, not a reward). Price tasks keep `surplus` (regulation already
+/// keeps their deals at ρ ≥ 0). The seat that forfeits by format gets −ψ under both designs.
 fn terminal_reward(
     scenario: &Scenario,
     outcome: &Outcome,
@@ -26,25 +33,16 @@ fn terminal_reward(
     match outcome.kind {
         OutcomeKind::Error => 0.0,
         OutcomeKind::FormatForfeit if outcome.by == Some(seat) => -config.psi,
-        kind => {
-            let deal = kind == OutcomeKind::Deal;
-            match (config.kind, scenario.domain()) {
-                (RewardKind::Threshold, Domain::Items | Domain::Issues) => {
-                    if rho >= config.tau {
-                        rho
-                    } else {
-                        -config.gamma
-                    }
-                }
-                _ => {
-                    if deal {
-                        rho
-                    } else {
-                        0.0
-                    }
-                }
+        OutcomeKind::Deal => match (config.kind, scenario.domain()) {
+            (RewardKind::Threshold, Domain::Items | Domain::Issues) if rho < config.tau => {
+                -config.gamma
             }
-        }
+            _ => rho,
+        },
+        OutcomeKind::WalkAway
+        | OutcomeKind::RejectLoop
+        | OutcomeKind::MaxTurns
+        | OutcomeKind::FormatForfeit => 0.0,
     }
 }
 
@@ -146,17 +144,30 @@ mod tests {
     }
 
     #[test]
-    fn threshold_without_a_deal_is_minus_gamma() {
-        // Job walk-away, no-deal value 0: ρ = 0 < τ = 0.4 → −γ = −0.5 for both seats.
+    fn threshold_without_a_deal_is_zero() {
+        // The BATNA paper, §2.1: "no-deal outcomes receive 0". Job walk-away, no-deal value 0:
+        // ρ = 0 < τ = 0.4, yet no deal → 0 for both seats (not −γ), and so for a reject loop
+        // and the turn cap.
         let s = job();
-        let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.0, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), -0.5, -0.5);
-        let o = outcome(OutcomeKind::MaxTurns, None, (0.0, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), -0.5, -0.5);
-        // A no-deal value worth ρ = 50/100 = 0.5 ≥ τ to the recruiter is kept (0.5); the
-        // worker's 50/80 = 0.625 too.
+        for (kind, by) in [
+            (OutcomeKind::WalkAway, Some(Seat::Learner)),
+            (OutcomeKind::RejectLoop, Some(Seat::Opponent)),
+            (OutcomeKind::MaxTurns, None),
+        ] {
+            let o = outcome(kind, by, (0.0, 0.0));
+            assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.0, 0.0);
+        }
+        // A no-deal value worth ρ = 50/100 = 0.5 ≥ τ to the recruiter (50/80 = 0.625 to the
+        // worker) is the seats' utility, not a reward: still 0 each.
         let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.625, 0.5));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.625, 0.5);
+        assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.0, 0.0);
+        // CaSiNo walk-away under CaSiNo's own no-deal value 5 (ρ = 5/36 each): 0 each.
+        let o = outcome(
+            OutcomeKind::WalkAway,
+            Some(Seat::Opponent),
+            (5.0 / 36.0, 5.0 / 36.0),
+        );
+        assert_rewards(terminal_rewards(&casino(), &o, &threshold()), 0.0, 0.0);
     }
 
     #[test]
@@ -172,8 +183,8 @@ mod tests {
 
     #[test]
     fn format_forfeit_costs_the_forfeiting_seat_psi() {
-        // The learner forfeits: learner −ψ = −1; the opponent gets the no-deal reward
-        // (surplus: 0; threshold on items: ρ = 0 < τ → −γ = −0.5).
+        // The learner forfeits: learner −ψ = −1; the opponent gets the no-deal reward, 0 under
+        // both designs (the paper's threshold gives no deal 0, not −γ).
         let s = casino();
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.0, 0.0));
         assert_rewards(
@@ -181,7 +192,7 @@ mod tests {
             -1.0,
             0.0,
         );
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), -1.0, -0.5);
+        assert_rewards(terminal_rewards(&s, &o, &threshold()), -1.0, 0.0);
         // The opponent forfeits, ψ = 0.25: opponent −0.25, learner 0.
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Opponent), (0.0, 0.0));
         let config = RewardConfig {
@@ -209,7 +220,8 @@ mod tests {
             1.0,
             -1.0,
         );
-        // ψ = 3 on a forfeit → −3 clipped to −1; threshold γ = 2 → −2 clipped to −1.
+        // ψ = 3 on a forfeit → −3 clipped to −1 (the other seat: no deal, 0); threshold γ = 2
+        // on a deal below τ → −2 clipped to −1.
         let s = casino();
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.0, 0.0));
         let config = RewardConfig {
@@ -217,7 +229,9 @@ mod tests {
             gamma: 2.0,
             ..threshold()
         };
-        assert_rewards(terminal_rewards(&s, &o, &config), -1.0, -1.0);
+        assert_rewards(terminal_rewards(&s, &o, &config), -1.0, 0.0);
+        let o = outcome(OutcomeKind::Deal, Some(Seat::Learner), (0.1, 0.9));
+        assert_rewards(terminal_rewards(&s, &o, &config), -1.0, 0.9);
     }
 
     #[test]
