@@ -409,8 +409,17 @@ impl Episode {
             _ => self.standing = rules::standing_after(self.standing.take(), seat, &played),
         }
         if self.outcome.is_none() {
-            if rules::is_reject_loop(&self.history, seat, self.setup.rules.reject_loop) {
-                self.finish(OutcomeKind::RejectLoop, Some(seat), None, None);
+            if let Some(rule) = rules::reject_loop(&self.history, seat, &self.setup.rules) {
+                let k = match rule {
+                    rules::RejectLoop::SameOffer => self.setup.rules.reject_loop,
+                    rules::RejectLoop::Rejections => self.setup.rules.reject_streak,
+                };
+                self.finish(
+                    OutcomeKind::RejectLoop,
+                    Some(seat),
+                    None,
+                    Some(rule.describe(k)),
+                );
             } else if rules::rounds_exhausted(&self.moves, &self.setup.rules)
                 || rules::continuation_spent(self.setup.rules.continuation.as_ref(), &self.turns)
             {

@@ -64,8 +64,8 @@ pub struct Outcome {
     pub utility: PerSeat<f64>,
     /// Bargained ratio ρ per seat.
     pub rho: PerSeat<f64>,
-    /// What went wrong, for `error` endings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// What went wrong, for `error` and `format_forfeit` endings; which rule ended a
+    /// `reject_loop`.
     pub detail: Option<String>,
 }
 

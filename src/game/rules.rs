@@ -1,5 +1,5 @@
 //! The rules of an episode, each in one function: when ACCEPT is legal, what regulation does,
-//! what counts as a reject loop, when the turn cap is reached.
+//! what counts as a reject loop (two rules, set apart), when the turn cap is reached.
 
 use serde::{Deserialize, Serialize};
 
@@ -99,32 +99,73 @@ pub fn regulate(
     })
 }
 
-/// A reject loop (K ≥ 1): the mover has now submitted the same canonical terms K times in a
-/// row (its own last K moves), or the last K moves of the episode were all REJECT_DEAL (or
-/// TALK, the XML spelling's turn without a proposal). K = 0 disables the rule.
-pub fn is_reject_loop(history: &[Move], mover: Seat, k: u32) -> bool {
-    let k = k as usize;
-    if k == 0 || history.is_empty() {
+/// Which of the two reject-loop rules ended an episode (DESIGN §4; both end it as
+/// `reject_loop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectLoop {
+    /// The mover has proposed the same terms K times in a row.
+    SameOffer,
+    /// K rejections in a row with no proposal between them.
+    Rejections,
+}
+
+impl RejectLoop {
+    /// What the outcome's `detail` says of it.
+    pub fn describe(self, k: u32) -> String {
+        match self {
+            RejectLoop::SameOffer => format!("the same terms proposed {k} times in a row"),
+            RejectLoop::Rejections => format!("{k} rejections in a row without a proposal"),
+        }
+    }
+}
+
+/// Whether the mover's move just completed a reject loop under `rules`, and which.
+///
+/// - *Same offer* (`rules.reject_loop` = K): the mover's last K proposals in a row are one and
+///   the same canonical terms — the CaSiNo harness's "three consecutive identical
+///   [SUBMIT_DEAL] proposals" (§3.3.3, §4.2), the BATNA paper's "re-proposing the same terms"
+///   (App. E). Its own [TALK] turns between them neither count nor break the run; any other
+///   move of its own (a REJECT) does.
+/// - *Rejections* (`rules.reject_streak` = K): the last K moves of the episode that were not
+///   [TALK] are all REJECT_DEAL — the BATNA paper's "repeated rejections without
+///   counter-offers" (App. E).
+///
+/// [TALK] is conversation (the harness's "a conversational turn with no associated
+/// proposal"), never a rejection: any number of TALK turns in a row ends nothing. K = 0
+/// disables a rule; the two are set apart.
+pub fn reject_loop(history: &[Move], mover: Seat, rules: &Rules) -> Option<RejectLoop> {
+    let not_talk = |m: &&Move| m.action != Action::Talk;
+    if repeated(
+        history.iter().rev().filter(|m| m.seat == mover).filter(not_talk),
+        rules.reject_loop,
+        |m| m.action.terms().is_some(),
+        |a, b| a.action.terms() == b.action.terms(),
+    ) {
+        return Some(RejectLoop::SameOffer);
+    }
+    if repeated(
+        history.iter().rev().filter(not_talk),
+        rules.reject_streak,
+        |m| m.action == Action::Reject,
+        |_, _| true,
+    ) {
+        return Some(RejectLoop::Rejections);
+    }
+    None
+}
+
+/// Whether the first `k` (≥ 1) of `moves` all pass `each` and all equal the first by `same`.
+fn repeated<'a>(
+    moves: impl Iterator<Item = &'a Move>,
+    k: u32,
+    each: impl Fn(&Move) -> bool,
+    same: impl Fn(&Move, &Move) -> bool,
+) -> bool {
+    if k == 0 {
         return false;
     }
-    let own: Vec<&Move> = history
-        .iter()
-        .rev()
-        .filter(|m| m.seat == mover)
-        .take(k)
-        .collect();
-    let same_terms = own.len() == k
-        && match own[0].action.terms() {
-            Some(first) => own.iter().all(|m| m.action.terms() == Some(first)),
-            None => false,
-        };
-    let no_proposals = history.len() >= k
-        && history
-            .iter()
-            .rev()
-            .take(k)
-            .all(|m| matches!(m.action, Action::Reject | Action::Talk));
-    same_terms || no_proposals
+    let last: Vec<&Move> = moves.take(k as usize).collect();
+    last.len() == k as usize && last.iter().all(|m| each(m) && same(last[0], m))
 }
 
 /// The turn cap: each seat has had `max_rounds` moves, or both together have made
@@ -199,36 +240,123 @@ mod tests {
         assert!(check_accept(None, Seat::Learner).is_err());
     }
 
+    fn loops(reject_loop: u32, reject_streak: u32) -> Rules {
+        Rules {
+            reject_loop,
+            reject_streak,
+            ..rules(6, None)
+        }
+    }
+
     #[test]
     fn same_terms_k_times_by_one_seat() {
         let s = |p| mv(Seat::Learner, Action::Submit(Terms::Price(p)));
         let o = mv(Seat::Opponent, Action::Submit(Terms::Price(900)));
         let h = vec![s(500), o.clone(), s(500), o.clone(), s(500)];
-        assert!(is_reject_loop(&h, Seat::Learner, 3));
+        assert_eq!(
+            reject_loop(&h, Seat::Learner, &loops(3, 3)),
+            Some(RejectLoop::SameOffer)
+        );
         let h = vec![s(500), o.clone(), s(510), o.clone(), s(500)];
-        assert!(!is_reject_loop(&h, Seat::Learner, 3));
-        assert!(!is_reject_loop(&h, Seat::Learner, 0), "K = 0 disables");
+        assert_eq!(reject_loop(&h, Seat::Learner, &loops(3, 3)), None);
+        let h = vec![s(500), o.clone(), s(500), o.clone(), s(500)];
+        assert_eq!(
+            reject_loop(&h, Seat::Learner, &loops(0, 3)),
+            None,
+            "K = 0 disables the same-offer rule alone"
+        );
+    }
+
+    #[test]
+    fn talk_between_the_same_offers_neither_counts_nor_breaks_them() {
+        let s = |p| mv(Seat::Learner, Action::Submit(Terms::Price(p)));
+        let t = |seat| mv(seat, Action::Talk);
+        let o = mv(Seat::Opponent, Action::Submit(Terms::Price(900)));
+        let h = vec![s(500), o.clone(), t(Seat::Learner), o.clone(), s(500)];
+        assert_eq!(reject_loop(&h, Seat::Learner, &loops(3, 3)), None);
+        let h = vec![
+            s(500),
+            o.clone(),
+            t(Seat::Learner),
+            o.clone(),
+            s(500),
+            o.clone(),
+            s(500),
+        ];
+        assert_eq!(
+            reject_loop(&h, Seat::Learner, &loops(3, 3)),
+            Some(RejectLoop::SameOffer)
+        );
+        // A rejection of its own breaks the run of proposals.
+        let h = vec![
+            s(500),
+            o.clone(),
+            mv(Seat::Learner, Action::Reject),
+            o.clone(),
+            s(500),
+            o.clone(),
+            s(500),
+        ];
+        assert_eq!(reject_loop(&h, Seat::Learner, &loops(3, 3)), None);
     }
 
     #[test]
     fn k_rejects_in_a_row_without_a_proposal() {
         let r = |seat| mv(seat, Action::Reject);
         let h = vec![r(Seat::Learner), r(Seat::Opponent)];
-        assert!(!is_reject_loop(&h, Seat::Opponent, 3));
+        assert_eq!(reject_loop(&h, Seat::Opponent, &loops(3, 3)), None);
         let h = vec![r(Seat::Learner), r(Seat::Opponent), r(Seat::Learner)];
-        assert!(is_reject_loop(&h, Seat::Learner, 3));
+        assert_eq!(
+            reject_loop(&h, Seat::Learner, &loops(3, 3)),
+            Some(RejectLoop::Rejections)
+        );
+        assert_eq!(
+            reject_loop(&h, Seat::Learner, &loops(3, 0)),
+            None,
+            "K = 0 disables the rejection rule alone"
+        );
         let h = vec![
             r(Seat::Learner),
             mv(Seat::Opponent, Action::Submit(Terms::Price(1))),
             r(Seat::Learner),
         ];
-        assert!(!is_reject_loop(&h, Seat::Learner, 3));
+        assert_eq!(reject_loop(&h, Seat::Learner, &loops(3, 3)), None);
+    }
+
+    #[test]
+    fn talk_is_no_rejection() {
+        // Three (or thirty) TALK turns in a row end nothing: the bug the harness paper's XML
+        // format met, where [TALK] counted as a rejection.
+        let t = |seat| mv(seat, Action::Talk);
+        let h: Vec<Move> = (0..30)
+            .map(|i| t(if i % 2 == 0 { Seat::Learner } else { Seat::Opponent }))
+            .collect();
+        for n in 1..=h.len() {
+            let mover = h[n - 1].seat;
+            assert_eq!(reject_loop(&h[..n], mover, &loops(3, 3)), None);
+        }
+        // TALK neither counts toward a run of rejections nor breaks one.
+        let r = |seat| mv(seat, Action::Reject);
+        let h = vec![r(Seat::Learner), t(Seat::Opponent), r(Seat::Learner)];
+        assert_eq!(reject_loop(&h, Seat::Learner, &loops(3, 3)), None);
+        let h = vec![
+            r(Seat::Learner),
+            t(Seat::Opponent),
+            r(Seat::Learner),
+            t(Seat::Opponent),
+            r(Seat::Learner),
+        ];
+        assert_eq!(
+            reject_loop(&h, Seat::Learner, &loops(3, 3)),
+            Some(RejectLoop::Rejections)
+        );
     }
 
     fn rules(max_rounds: u32, max_moves: Option<u32>) -> Rules {
         Rules {
             max_rounds,
             reject_loop: 3,
+            reject_streak: 3,
             format_retries: 1,
             max_moves,
             continuation: None,

@@ -58,8 +58,12 @@ pub struct EpisodeConfig {
     pub no_deal_value: Option<f64>,
     /// Rounds per seat before the episode is truncated.
     pub max_rounds: u32,
-    /// K for reject-loop detection; 0 disables it.
+    /// The same-offer reject loop: a seat proposing the same terms K times in a row ends the
+    /// episode ([`rules::reject_loop`](super::rules::reject_loop)); 0 disables it.
     pub reject_loop: u32,
+    /// The rejection reject loop: K REJECT_DEAL moves in a row with no proposal between them
+    /// end the episode; 0 disables it. [TALK] counts toward neither rule.
+    pub reject_streak: u32,
     /// Corrections allowed per turn for a malformed or illegal completion before forfeit.
     pub format_retries: u32,
     pub learner_format: TurnFormat,
@@ -77,6 +81,7 @@ impl Default for EpisodeConfig {
             no_deal_value: None,
             max_rounds: 6,
             reject_loop: 3,
+            reject_streak: 3,
             format_retries: 1,
             learner_format: TurnFormat::Tagged,
             opponent_format: TurnFormat::Tagged,
@@ -86,9 +91,14 @@ impl Default for EpisodeConfig {
 
 /// The fixed rules of one episode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "RulesWire")]
 pub struct Rules {
     pub max_rounds: u32,
+    /// K of the same-offer reject loop (0: off).
     pub reject_loop: u32,
+    /// K of the rejection reject loop (0: off). Records older than the field had one K for
+    /// both rules and read as such.
+    pub reject_streak: u32,
     pub format_retries: u32,
     /// A cap on the moves of both seats together, below the per-seat `max_rounds`: a logged
     /// people's dialogue that stopped with no accept or walk-away (`dealgym dialogues
@@ -101,6 +111,34 @@ pub struct Rules {
     /// start (and from records older than the field), so their records are unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuation: Option<Continuation>,
+}
+
+/// [`Rules`] as records store them: `reject_streak` is absent from records written before the
+/// two reject-loop rules were set apart, where `reject_loop` was the K of both.
+#[derive(Deserialize)]
+struct RulesWire {
+    max_rounds: u32,
+    reject_loop: u32,
+    #[serde(default)]
+    reject_streak: Option<u32>,
+    format_retries: u32,
+    #[serde(default)]
+    max_moves: Option<u32>,
+    #[serde(default)]
+    continuation: Option<Continuation>,
+}
+
+impl From<RulesWire> for Rules {
+    fn from(w: RulesWire) -> Rules {
+        Rules {
+            max_rounds: w.max_rounds,
+            reject_loop: w.reject_loop,
+            reject_streak: w.reject_streak.unwrap_or(w.reject_loop),
+            format_retries: w.format_retries,
+            max_moves: w.max_moves,
+            continuation: w.continuation,
+        }
+    }
 }
 
 impl Rules {
@@ -288,6 +326,7 @@ impl Setup {
             rules: Rules {
                 max_rounds: config.max_rounds,
                 reject_loop: config.reject_loop,
+                reject_streak: config.reject_streak,
                 format_retries: config.format_retries,
                 max_moves: None,
                 continuation: None,
@@ -371,13 +410,19 @@ mod tests {
     }
 
     #[test]
-    fn rules_without_a_move_cap_are_written_as_before_it_existed() {
+    fn rules_without_a_move_cap_are_written_without_it() {
         let rules = setup_with(&price(), &EpisodeConfig::default()).rules;
         let json = serde_json::to_string(&rules).unwrap();
         assert_eq!(
             json,
-            r#"{"max_rounds":6,"reject_loop":3,"format_retries":1}"#
+            r#"{"max_rounds":6,"reject_loop":3,"reject_streak":3,"format_retries":1}"#
         );
+        // A record written before the two reject-loop rules were set apart had one K for both.
+        let old: Rules = serde_json::from_str(
+            r#"{"max_rounds":6,"reject_loop":0,"format_retries":1}"#,
+        )
+        .unwrap();
+        assert_eq!((old.reject_loop, old.reject_streak), (0, 0));
         assert_eq!(serde_json::from_str::<Rules>(&json).unwrap(), rules);
         let capped = Rules {
             max_moves: Some(7),

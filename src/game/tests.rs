@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::fixtures::{casino, price, scenario, setup_with, turn};
-use crate::protocol::{Action, ErrorKind, Terms};
+use crate::protocol::{Action, ErrorKind, Terms, TurnFormat};
 use crate::scenario::{Role, Scenario};
 
 fn setup(s: &Scenario, config: EpisodeConfig) -> Setup {
@@ -205,12 +205,85 @@ fn reject_loop_of_k_rejects() {
     assert_eq!(o.kind, OutcomeKind::RejectLoop);
 }
 
+/// The XML format's [TALK] is conversation: three (and more) TALK turns in a row play on, where
+/// they used to end the episode as a reject loop; three identical SUBMITs by one seat end it
+/// (the CaSiNo harness, §3.3.3 and §4.2).
+#[test]
+fn talk_turns_play_on_and_three_identical_submits_end_it() {
+    let s = casino();
+    let config = EpisodeConfig {
+        learner_role: Some(Role::Agent1),
+        learner_format: TurnFormat::Xml,
+        opponent_format: TurnFormat::Xml,
+        ..learner_first()
+    };
+    let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
+    let xml = |talk: &str, action: &str| {
+        format!("<thought>t</thought><talk>{talk}</talk><action>{action}</action>")
+    };
+    for i in 0..6 {
+        let step = e.step(xml("Hello there.", "[TALK]")).unwrap();
+        assert!(step.outcome.is_none(), "TALK {i} ended the episode");
+    }
+    // The learner now proposes the same split three times; the opponent talks in between.
+    for i in 0..3 {
+        let step = e
+            .step(xml("Mine.", "[SUBMIT_DEAL] food:3 water:2 firewood:0"))
+            .unwrap();
+        if i < 2 {
+            assert!(step.outcome.is_none());
+            e.step(xml("Hm.", "[TALK]")).unwrap();
+        } else {
+            let o = step.outcome.unwrap();
+            assert_eq!(
+                (o.kind, o.by),
+                (OutcomeKind::RejectLoop, Some(Seat::Learner))
+            );
+            assert_eq!(
+                o.detail.as_deref(),
+                Some("the same terms proposed 3 times in a row")
+            );
+        }
+    }
+}
+
+/// Each reject-loop rule is configured apart: with the same-offer rule off, three rejections
+/// still end the episode; with the rejection rule off, they play on.
+#[test]
+fn the_two_reject_loop_rules_are_set_apart() {
+    let s = price();
+    let rejections = |config: EpisodeConfig| {
+        let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
+        for _ in 0..3 {
+            e.step(turn("hm", "[REJECT_DEAL]")).unwrap();
+        }
+        e.outcome().map(|o| (o.kind, o.detail.clone()))
+    };
+    let no_same_offer = EpisodeConfig {
+        reject_loop: 0,
+        ..learner_first()
+    };
+    assert_eq!(
+        rejections(no_same_offer),
+        Some((
+            OutcomeKind::RejectLoop,
+            Some("3 rejections in a row without a proposal".to_string())
+        ))
+    );
+    let no_streak = EpisodeConfig {
+        reject_streak: 0,
+        ..learner_first()
+    };
+    assert_eq!(rejections(no_streak), None);
+}
+
 #[test]
 fn turn_cap_counts_rounds_per_seat_and_truncates() {
     let s = price();
     let config = EpisodeConfig {
         max_rounds: 2,
         reject_loop: 0,
+        reject_streak: 0,
         ..learner_first()
     };
     let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
