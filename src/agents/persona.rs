@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::game::Persona;
+use crate::game::{Persona, Seat};
 
 const BUILTIN: &[(&str, &str)] = &[
     (
@@ -43,13 +43,45 @@ pub fn builtin(name: &str) -> Option<Persona> {
         })
 }
 
+/// Which seats draw a persona from the weights (a player's own fixed persona is kept either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PersonaSeats {
+    /// Every language-model seat (the default).
+    #[default]
+    Both,
+    /// The opponent alone; the learner plays as itself. The CaSiNo harness conditions "the
+    /// opponent['s] system prompt … on one of four personas, sampled with equal probability"
+    /// (§3.3.3) and breaks its tables down by opponent persona (§4.2).
+    Opponent,
+    /// The learner alone.
+    Learner,
+}
+
+impl PersonaSeats {
+    /// Whether `seat` draws a persona.
+    pub fn includes(self, seat: Seat) -> bool {
+        match self {
+            PersonaSeats::Both => true,
+            PersonaSeats::Opponent => seat == Seat::Opponent,
+            PersonaSeats::Learner => seat == Seat::Learner,
+        }
+    }
+}
+
 /// Persona weights. The name `none` stands for "no persona". Custom texts can be added under
-/// `texts`.
+/// `texts`; `seats` says who draws one.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PersonaConfig {
     pub weights: BTreeMap<String, f64>,
     pub texts: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "is_both")]
+    pub seats: PersonaSeats,
+}
+
+fn is_both(seats: &PersonaSeats) -> bool {
+    *seats == PersonaSeats::Both
 }
 
 impl PersonaConfig {
@@ -74,8 +106,12 @@ impl PersonaConfig {
         Ok(())
     }
 
-    /// Draw a persona. With no weights, nothing is drawn and the RNG is not used.
-    pub fn draw(&self, rng: &mut impl Rng) -> Option<Persona> {
+    /// Draw `seat`'s persona. With no weights, or for a seat that draws none (`seats`), nothing
+    /// is drawn and the RNG is not used.
+    pub fn draw(&self, seat: Seat, rng: &mut impl Rng) -> Option<Persona> {
+        if !self.seats.includes(seat) {
+            return None;
+        }
         let total: f64 = self.weights.values().sum();
         if self.weights.is_empty() || total <= 0.0 {
             return None;

@@ -51,15 +51,20 @@ impl SeatPlayer {
 
     /// The persona this seat plays with: a fixed one, one drawn from the config (for seats
     /// that take personas), or none.
-    fn persona(&self, personas: &PersonaConfig, rng: &mut impl rand::Rng) -> Option<Persona> {
+    fn persona(
+        &self,
+        seat: Seat,
+        personas: &PersonaConfig,
+        rng: &mut impl rand::Rng,
+    ) -> Option<Persona> {
         match self {
             SeatPlayer::Local(p) => match p.fixed_persona() {
                 Some(fixed) => Some(fixed.clone()),
-                None if p.takes_persona() => personas.draw(rng),
+                None if p.takes_persona() => personas.draw(seat, rng),
                 None => None,
             },
             SeatPlayer::External { takes_persona, .. } => {
-                takes_persona.then(|| personas.draw(rng)).flatten()
+                takes_persona.then(|| personas.draw(seat, rng)).flatten()
             }
         }
     }
@@ -68,6 +73,8 @@ impl SeatPlayer {
 /// What every episode of a run (or a server, or an eval cell) shares.
 pub struct EpisodeKit {
     pub run_id: String,
+    /// The preset the run's config was built on (`--preset`), named in every record.
+    pub preset: Option<String>,
     pub players: PerSeat<SeatPlayer>,
     pub episode: EpisodeConfig,
     pub personas: PersonaConfig,
@@ -98,7 +105,8 @@ impl EpisodeKit {
         let mut rng = seeds.setup_rng();
         let mut setup = Setup::draw(scenario, &self.episode, PerSeat::default(), &mut rng)?;
         for seat in Seat::BOTH {
-            setup.seats[seat].persona = self.players[seat].persona(&self.personas, &mut rng);
+            setup.seats[seat].persona =
+                self.players[seat].persona(seat, &self.personas, &mut rng);
         }
         if self.seating.roles_exchanged {
             setup = setup.with_roles_exchanged(scenario, self.episode.floor_fraction);
@@ -322,6 +330,7 @@ impl Driver {
         for seat in Seat::BOTH {
             record.seats[seat].name = kit.seating.names[seat].clone();
         }
+        record.preset = kit.preset.clone();
         Ok(record)
     }
 
