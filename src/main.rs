@@ -70,6 +70,19 @@ enum Command {
     /// The datasets' own human dialogues as episode records.
     #[command(subcommand)]
     Dialogues(DialoguesCommand),
+    /// The built-in presets: one paper's settings under one name (`--preset NAME`).
+    #[command(subcommand)]
+    Presets(PresetsCommand),
+}
+
+#[derive(Subcommand)]
+enum PresetsCommand {
+    /// One line per preset: its name and what it is.
+    List,
+    /// A preset's table (parameter, paper's value, section, preset) and the config it sets.
+    Show { name: String },
+    /// The docs' page of every preset (docs/presets.md), in Markdown.
+    Doc,
 }
 
 #[derive(Subcommand)]
@@ -175,6 +188,7 @@ fn main() -> Result<()> {
             }
             Ok(())
         }
+        Command::Presets(command) => presets_command(command),
         Command::Merge(flags) => {
             let report = dealgym::merge::merge(&flags.options()?)?;
             eprint!("{}", report.text());
@@ -480,4 +494,25 @@ fn scenarios(cmd: ScenariosCommand) -> Result<()> {
             Ok(())
         }
     }
+}
+
+fn presets_command(command: PresetsCommand) -> Result<()> {
+    use dealgym::run::preset::{preset_names, Preset};
+    match command {
+        PresetsCommand::List => {
+            for name in preset_names() {
+                let preset = Preset::builtin(name)?;
+                println!("{name:<26} {}", preset.about.title);
+            }
+        }
+        PresetsCommand::Show { name } => {
+            let preset = Preset::builtin(&name)?;
+            let resolved = preset.resolved().map_err(anyhow::Error::msg)?;
+            print!("{}", preset.section(&resolved).map_err(anyhow::Error::msg)?);
+            println!("\nWhat it sets (under your --config and flags):\n");
+            println!("```toml\n{}```", toml::to_string(&preset.config)?);
+        }
+        PresetsCommand::Doc => print!("{}", dealgym::run::presets_doc().map_err(anyhow::Error::msg)?),
+    }
+    Ok(())
 }

@@ -13,7 +13,6 @@ use dealgym::dialogues::{FamilyImport, HUMAN_NAME};
 use dealgym::game::{OutcomeKind, Seat};
 use dealgym::record::EpisodeRecord;
 use dealgym::replay::{verify, VerifyOptions};
-use dealgym::reward::RewardConfig;
 
 /// Read, imported, outcome-matched, skipped.
 fn counts(f: &FamilyImport) -> (usize, usize, usize, usize) {
@@ -58,7 +57,7 @@ fn verified_clean(files: Vec<PathBuf>) {
         episode: None,
         scenarios: vec![],
         prompts_dir: None,
-        rewards: RewardConfig::default(),
+        rewards: None,
     })
     .unwrap();
     assert!(report.is_clean(), "{}", report.table());

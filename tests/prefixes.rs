@@ -193,7 +193,7 @@ async fn a_one_step_run_scores_one_learner_turn_per_episode() {
         episode: None,
         scenarios: o.scenarios.clone(),
         prompts_dir: None,
-        rewards: o.rewards.clone(),
+        rewards: Some(o.rewards.clone()),
     })
     .unwrap();
     assert!(report.is_clean(), "{}", report.table());
@@ -557,7 +557,7 @@ async fn a_peoples_stopped_dialogue_is_continued_past_where_they_stopped() {
         episode: None,
         scenarios: vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/craigslist.jsonl")],
         prompts_dir: None,
-        rewards: RewardConfig::default(),
+        rewards: None,
     })
     .unwrap();
     assert!(verified.is_clean(), "{}", verified.table());

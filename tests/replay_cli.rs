@@ -14,7 +14,6 @@ use dealgym::game::{OutcomeKind, Seat};
 use dealgym::protocol::ErrorKind;
 use dealgym::record::{EpisodeRecord, RecordReader};
 use dealgym::replay::{self, VerifyOptions};
-use dealgym::reward::RewardConfig;
 
 fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -258,7 +257,7 @@ fn every_ending_over_all_families_verifies() {
             .map(|f| manifest().join(format!("scenarios/{f}.jsonl")))
             .collect(),
         prompts_dir: None,
-        rewards: RewardConfig::default(),
+        rewards: None,
     })
     .unwrap();
     assert!(report.is_clean(), "{}", report.table());
@@ -332,7 +331,7 @@ fn an_edited_record_is_caught_and_the_field_named() {
         episode: Some(records[1].episode_id.clone()),
         scenarios: Vec::new(),
         prompts_dir: None,
-        rewards: RewardConfig::default(),
+        rewards: None,
     });
     // Run from the test's working directory (the crate root), the default scenario files
     // are found.
@@ -449,9 +448,14 @@ fn rescoring_under_threshold_changes_rewards_as_computed_by_hand() {
     );
     let mut back = rescored.clone();
     back.rewards = take.rewards;
-    assert_eq!(back, take, "only the rewards changed");
+    back.reward_config = take.reward_config.clone();
+    assert_eq!(
+        back, take,
+        "only the rewards and the settings they were scored under changed"
+    );
 
-    // The rescored file verifies under its config, and not under the built-in rewards.
+    // The rescored file verifies under its config, and on its own (each record names the
+    // reward settings it was scored under), but not under the built-in rewards.
     ok(dealgym([
         "replay",
         "--verify",
@@ -459,7 +463,16 @@ fn rescoring_under_threshold_changes_rewards_as_computed_by_hand() {
         "--config",
         path_str(&config),
     ]));
-    let out = dealgym(["replay", "--verify", path_str(&out_file)]);
+    ok(dealgym(["replay", "--verify", path_str(&out_file)]));
+    let builtin = runs.dir.join("builtin.toml");
+    std::fs::write(&builtin, "").unwrap();
+    let out = dealgym([
+        "replay",
+        "--verify",
+        path_str(&out_file),
+        "--config",
+        path_str(&builtin),
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stdout(&out).contains("rewards.opponent"),

@@ -233,7 +233,7 @@ async fn judge_reward_model_and_rules_land_in_the_record_and_the_caches_save_cal
         episode: None,
         scenarios: vec![s.scenarios.clone()],
         prompts_dir: None,
-        rewards: config.clone(),
+        rewards: Some(config.clone()),
     })
     .unwrap();
     assert!(report.is_clean(), "{}", report.table());

@@ -9,6 +9,7 @@
 pub mod concession;
 pub mod persona;
 mod rule;
+mod sampling;
 mod script;
 mod speech;
 
@@ -31,6 +32,7 @@ use crate::scenario::Scenario;
 pub use concession::{Stance, Tactic};
 pub use persona::PersonaConfig;
 pub use rule::RulePlayer;
+pub use sampling::{SamplingConfig, SamplingDefaults};
 pub use script::ScriptPlayer;
 pub use speech::speak;
 
@@ -247,6 +249,17 @@ impl Player {
         named: &BTreeMap<String, PlayerConfig>,
         http: &reqwest::Client,
     ) -> Result<Player, PlayerError> {
+        Player::from_spec_with(spec, named, http, &SamplingDefaults::default())
+    }
+
+    /// [`from_spec`](Self::from_spec), a model player taking `sampling` for what it leaves
+    /// unset (the seat's `[sampling.*]` defaults).
+    pub fn from_spec_with(
+        spec: &str,
+        named: &BTreeMap<String, PlayerConfig>,
+        http: &reqwest::Client,
+        sampling: &SamplingDefaults,
+    ) -> Result<Player, PlayerError> {
         let spec = spec.trim();
         if let Some(rest) = spec.strip_prefix("openai:") {
             let Some(at) = rest.find("@http://").or_else(|| rest.find("@https://")) else {
@@ -270,7 +283,7 @@ impl Player {
                     format!("`{bad}` is not an http(s) URL (replicas: openai:MODEL@URL1,URL2)"),
                 ));
             }
-            let settings = EndpointSettings {
+            let settings = sampling.fill(EndpointSettings {
                 base_url: urls[0].clone(),
                 model: model.to_string(),
                 endpoints: if urls.len() > 1 {
@@ -279,7 +292,7 @@ impl Player {
                     Vec::new()
                 },
                 ..EndpointSettings::default()
-            };
+            });
             let (client, replicas) = llm_client(spec, http, settings)?;
             let shown: Vec<String> = urls.iter().map(|u| without_userinfo(u)).collect();
             return Ok(Player::Llm {
@@ -319,7 +332,7 @@ impl Player {
             })?),
             None => None,
         };
-        let (client, replicas) = llm_client(spec, http, config.endpoint.clone())?;
+        let (client, replicas) = llm_client(spec, http, sampling.fill(config.endpoint.clone()))?;
         Ok(Player::Llm {
             client,
             spec: spec.to_string(),

@@ -146,6 +146,14 @@ pub struct EpisodeRecord {
     /// the same seed and the same model outputs. Drop this key to compare records.
     #[serde(default)]
     pub timing: Timing,
+    /// The preset the episode's run was configured with (`--preset`); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// The reward settings `rewards` were computed under (the run's `[rewards]`, less the
+    /// judge's and the reward model's addresses and keys): with `setup.rules`, every rule the
+    /// episode was played and scored by. Absent from records older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward_config: Option<RewardConfig>,
     /// The episode this one was branched from (`dealgym replay --branch-from`): its first
     /// `prefix_turns` turns are the parent's. Absent for an episode played from the start, and
     /// in records older than the field.
@@ -293,6 +301,8 @@ impl EpisodeRecord {
             reward_issues: BTreeMap::new(),
             reward_errors: BTreeMap::new(),
             timing,
+            preset: None,
+            reward_config: Some(rewards.in_force()),
             parent: None,
         })
     }

@@ -23,9 +23,9 @@ pub struct ReplayFlags {
     /// utilities, ρ, metrics, rewards); exits 1 on any difference or unreplayable record.
     #[arg(long)]
     pub verify: bool,
-    /// Recompute metrics and rewards under the [rewards] of --config and write the records,
-    /// otherwise unchanged, to --out.
-    #[arg(long, requires_all = ["config", "out"])]
+    /// Recompute metrics and rewards under the [rewards] of --config (or of --preset) and
+    /// write the records, otherwise unchanged, to --out.
+    #[arg(long, requires = "out")]
     pub rescore: bool,
     /// Write one episode (--episode) as a transcript: md (Markdown) or html (one
     /// self-contained page); to --out, else to stdout.
@@ -46,10 +46,15 @@ pub struct ReplayFlags {
     /// prompts_dir, else the built-in templates).
     #[arg(long, value_name = "DIR")]
     pub prompts_dir: Option<PathBuf>,
-    /// TOML config as for `dealgym run`: its [rewards] for --verify (default: the built-in
-    /// rewards) and --rescore; also its named players, seed and group size for --branch-from.
+    /// TOML config as for `dealgym run`: its [rewards] for --verify (default: each record's
+    /// own reward settings) and --rescore; also its named players, seed and group size for
+    /// --branch-from.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// A paper's settings by name (`dealgym presets list`), under --config: its [rewards] for
+    /// --verify and --rescore, its rules and players for --branch-from.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
     /// Where to write: a new record file (--rescore, --branch-from), or the transcript
     /// (--render).
     #[arg(long, value_name = "FILE")]
@@ -104,7 +109,8 @@ pub enum Mode {
 impl ReplayFlags {
     /// The command, with the config file merged in (flags over the file over the defaults).
     pub fn mode(&self) -> Result<Mode, Error> {
-        let file = FileConfig::load_or_default(self.config.as_deref())?;
+        let file = FileConfig::resolve(self.config.as_deref(), self.preset.as_deref())?;
+        let configured = self.config.is_some() || self.preset.is_some();
         let prompts_dir = self.prompts_dir.clone().or(file.prompts_dir.clone());
         let missing = |flag: &str| Error::Options(format!("this mode needs {flag}"));
         if self.verify {
@@ -113,10 +119,13 @@ impl ReplayFlags {
                 episode: self.episode.clone(),
                 scenarios: self.scenarios.clone(),
                 prompts_dir,
-                rewards: file.rewards,
+                rewards: configured.then_some(file.rewards),
             }));
         }
         if self.rescore {
+            if !configured {
+                return Err(missing("--config FILE or --preset NAME (the new [rewards])"));
+            }
             return Ok(Mode::Rescore(RescoreOptions {
                 files: self.files.clone(),
                 episode: self.episode.clone(),

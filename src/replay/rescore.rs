@@ -65,6 +65,7 @@ pub fn rescore(
     }
     rescored.rewards = rewarded.total;
     rescored.reward_parts = rewarded.parts;
+    rescored.reward_config = Some(rewards.in_force());
     rescored.keep_judged(record, rewards);
     mark_unjudged(&mut rescored, rewards);
     rescored
@@ -164,9 +165,14 @@ mod tests {
         let rescored = rescore(&record, &s, &threshold);
         // Threshold τ = 0.4: 0.125 < τ → −γ = −0.5; 1 ≥ τ → 1.
         assert_eq!(rescored.rewards, PerSeat::new(-0.5, 1.0));
+        assert_eq!(rescored.reward_config, Some(threshold.in_force()));
         let mut back = rescored.clone();
         back.rewards = record.rewards;
-        assert_eq!(back, record, "nothing but the rewards changed");
+        back.reward_config = record.reward_config.clone();
+        assert_eq!(
+            back, record,
+            "nothing but the rewards and the settings they were scored under changed"
+        );
     }
 
     #[test]

@@ -32,8 +32,9 @@ pub struct VerifyOptions {
     pub scenarios: Vec<PathBuf>,
     /// The templates of a run that used a `prompts_dir`.
     pub prompts_dir: Option<PathBuf>,
-    /// The reward config the run used (the built-in one unless `--config` says otherwise).
-    pub rewards: RewardConfig,
+    /// The reward config to check the rewards under (`--config`, `--preset`); `None`: each
+    /// record's own (`reward_config`; the built-in one for records older than the field).
+    pub rewards: Option<RewardConfig>,
 }
 
 /// One field where a record and today's engine disagree, or why a record cannot be replayed.
@@ -181,7 +182,9 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, Error> {
         let located = located?;
         let differences = match scenarios.find(&located.record) {
             Ok(scenario) => {
-                match check_record(&located.record, &scenario, &prompts, &options.rewards) {
+                let own = || located.record.reward_config.clone().unwrap_or_default();
+                let rewards = options.rewards.clone().unwrap_or_else(own);
+                match check_record(&located.record, &scenario, &prompts, &rewards) {
                     Ok(differences) => differences,
                     Err(e) => vec![cannot_replay(&e)],
                 }
@@ -269,6 +272,10 @@ pub fn check_record(
     rebuilt.prompts_digest = record.prompts_digest;
     rebuilt.prompt_overrides = record.prompt_overrides.clone();
     rebuilt.parent = record.parent.clone();
+    rebuilt.preset = record.preset.clone();
+    // Which rewards the record was scored under is provenance; checked under `rewards`, a
+    // record scored otherwise differs in its rewards, not here.
+    rebuilt.reward_config = record.reward_config.clone();
     // What the engine cannot recompute without calling an endpoint: the judge's and the
     // reward model's components, kept as recorded (the totals are recombined with them).
     rebuilt.keep_judged(record, rewards);

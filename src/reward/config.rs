@@ -16,7 +16,8 @@ pub enum RewardKind {
     /// ρ on a deal, else 0.
     #[default]
     Surplus,
-    /// Items/issues: ρ if ρ ≥ τ, else −γ (no deal included); price tasks keep `surplus`.
+    /// Items/issues: a deal gets ρ if ρ ≥ τ, else −γ; no deal gets 0 (the BATNA paper, §2.1);
+    /// price tasks keep `surplus`.
     Threshold,
 }
 
@@ -322,11 +323,9 @@ impl RewardConfig {
     /// source (`rubric_source`, read by the caller), not by its path: an edited rubric is
     /// another run, a moved checkout is not.
     pub fn identity(&self, rubric_source: Option<&str>) -> String {
-        let mut c = self.clone();
+        let mut c = self.in_force();
         if let Some(judge) = &mut c.judge {
             let defaults = JudgeConfig::default();
-            judge.endpoint.clear();
-            judge.api_key_env = None;
             (judge.timeout_s, judge.retries) = (defaults.timeout_s, defaults.retries);
             (judge.backoff_s, judge.cache) = (defaults.backoff_s, defaults.cache);
             if let Some(source) = rubric_source {
@@ -337,12 +336,26 @@ impl RewardConfig {
         }
         if let Some(rm) = &mut c.reward_model {
             let defaults = RewardModelConfig::default();
-            rm.url.clear();
-            rm.api_key_env = None;
             (rm.timeout_s, rm.retries) = (defaults.timeout_s, defaults.retries);
             (rm.backoff_s, rm.cache) = (defaults.backoff_s, defaults.cache);
         }
         format!("{c:?}")
+    }
+
+    /// This config as a record keeps it (`reward_config`): everything that decides the
+    /// rewards, less where the judge and the reward model are reached and the names of their
+    /// keys' variables.
+    pub fn in_force(&self) -> RewardConfig {
+        let mut c = self.clone();
+        if let Some(judge) = &mut c.judge {
+            judge.endpoint.clear();
+            judge.api_key_env = None;
+        }
+        if let Some(rm) = &mut c.reward_model {
+            rm.url.clear();
+            rm.api_key_env = None;
+        }
+        c
     }
 
     /// The components that make the total: the weighted names (`sum`), or the primary and the

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{Cut, PrefixOptions, RunOptions, Shard};
-use crate::agents::{PersonaConfig, PlayerConfig};
+use super::preset::Preset;
+use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
 use crate::game::{EpisodeConfig, FirstMover};
 use crate::reward::judge::{builtin_rubric, Rubric};
 use crate::reward::RewardConfig;
@@ -99,9 +100,14 @@ pub struct PlanFlags {
     /// At most N scenarios from each file.
     #[arg(long)]
     pub limit: Option<usize>,
-    /// TOML config: [episode] rules, [rewards], [personas], [players.NAME] endpoints.
+    /// TOML config: [episode] rules, [rewards], [personas], [sampling], [players.NAME]
+    /// endpoints. Its values go over the preset's.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// A paper's settings by name (see `dealgym presets list`): batna-threshold,
+    /// casino-harness-selfplay, repo, … Under --config and the flags.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
     /// Seed of the setups (default: the config's, else 0).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -186,7 +192,7 @@ impl PlanFlags {
                 "--scenarios FILE is required (the scenario file(s) to play)".into(),
             ));
         }
-        let file = FileConfig::load_or_default(self.config.as_deref())?;
+        let file = FileConfig::resolve(self.config.as_deref(), self.preset.as_deref())?;
         let mut o =
             RunOptions::new(self.scenarios.clone(), learner, opponent, out).with_config(file);
         o.limit = self.limit;
@@ -247,9 +253,11 @@ impl RunOptions {
         self.seed = file.seed.unwrap_or(self.seed);
         self.concurrency = file.concurrency.unwrap_or(self.concurrency);
         self.group_size = file.group_size.unwrap_or(self.group_size);
+        self.preset = file.preset;
         self.episode = file.episode;
         self.rewards = file.rewards;
         self.personas = file.personas;
+        self.sampling = file.sampling;
         self.players = file.players;
         self.prompts_dir = file.prompts_dir;
         self
@@ -259,13 +267,15 @@ impl RunOptions {
 /// The `--config FILE.toml` file. Every table is optional.
 ///
 /// ```toml
+/// preset = "batna-threshold"  # a paper's settings under this file's (`dealgym presets list`)
 /// seed = 1
 /// concurrency = 64
 /// group_size = 8
 ///
 /// [episode]                 # rules (DESIGN §4)
 /// max_rounds = 6
-/// reject_loop = 3
+/// reject_loop = 3         # the same terms proposed 3 times in a row end it (0: off)
+/// reject_streak = 3       # 3 rejections in a row with no proposal end it (0: off)
 /// format_retries = 1
 /// regulate_opponent = true
 ///
@@ -308,9 +318,15 @@ impl RunOptions {
 /// auxiliary = ["rules", "judge"]   # E = Σ weight · auxiliary (weight 1 where not given)
 /// n = 1.0
 ///
+/// [personas]
+/// seats = "opponent"        # who draws a persona: "both" (default), "opponent" or "learner"
+///
 /// [personas.weights]
 /// cooperative = 1.0
 /// uncompromising = 1.0
+///
+/// [sampling.learner]        # defaults for a model seat's player where it sets none
+/// temperature = 1.0         # also top_p, max_tokens; [sampling.opponent] likewise
 ///
 /// [players.qwen]
 /// endpoint = "http://127.0.0.1:8000/v1"
@@ -323,12 +339,16 @@ impl RunOptions {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FileConfig {
+    /// The preset this config builds on (`--preset` wins over it); see [`super::preset`].
+    pub preset: Option<String>,
     pub seed: Option<u64>,
     pub concurrency: Option<usize>,
     pub group_size: Option<u32>,
     pub episode: EpisodeConfig,
     pub rewards: RewardConfig,
     pub personas: PersonaConfig,
+    /// Sampling defaults for each seat's model ([`SamplingConfig`]).
+    pub sampling: SamplingConfig,
     pub players: BTreeMap<String, PlayerConfig>,
     /// A directory of `*.j2` templates replacing the built-in prompts of the same name.
     pub prompts_dir: Option<PathBuf>,
@@ -352,43 +372,103 @@ pub enum ConfigError {
 impl FileConfig {
     /// The config file at `path`, or the defaults when there is none.
     pub fn load_or_default(path: Option<&Path>) -> Result<FileConfig, ConfigError> {
-        match path {
-            Some(path) => FileConfig::load(path),
-            None => Ok(FileConfig::default()),
-        }
+        FileConfig::resolve(path, None)
     }
 
     /// Read and check a config file.
     pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
-            file: file.clone(),
-            source,
-        })?;
-        let config: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Invalid {
-            file: file.clone(),
-            message: e.to_string(),
-        })?;
-        let mut config = config;
-        check_rewards(&mut config.rewards, path).map_err(|message| ConfigError::Invalid {
-            file: file.clone(),
+        FileConfig::resolve(Some(path), None)
+    }
+
+    /// The config a command runs with: the preset (`preset`, else the file's own `preset =`),
+    /// with the file at `path` over it; DESIGN's defaults for what neither sets. Checked
+    /// whole: an error names the file (or the preset) and the key.
+    pub fn resolve(path: Option<&Path>, preset: Option<&str>) -> Result<FileConfig, ConfigError> {
+        let (source, table) = match path {
+            Some(path) => {
+                let file = path.display().to_string();
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+                    file: file.clone(),
+                    source,
+                })?;
+                // The file alone first, so an unknown key or a bad value is named with its line.
+                toml::from_str::<FileConfig>(&text).map_err(|e| ConfigError::Invalid {
+                    file: file.clone(),
+                    message: e.to_string(),
+                })?;
+                let table: toml::Table =
+                    toml::from_str(&text).map_err(|e| ConfigError::Invalid {
+                        file: file.clone(),
+                        message: e.to_string(),
+                    })?;
+                (file, table)
+            }
+            None => (String::new(), toml::Table::new()),
+        };
+        let named = preset.map(str::to_string).or_else(|| {
+            table
+                .get("preset")
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        });
+        let (source, table) = match &named {
+            Some(name) => {
+                let preset = Preset::builtin(name).map_err(|e| ConfigError::Invalid {
+                    file: if source.is_empty() {
+                        "--preset".into()
+                    } else {
+                        source.clone()
+                    },
+                    message: e.to_string(),
+                })?;
+                let mut merged = preset.under(table);
+                merged.insert("preset".into(), toml::Value::String(name.clone()));
+                let source = if source.is_empty() {
+                    format!("preset {name}")
+                } else {
+                    format!("{source} (over preset {name})")
+                };
+                (source, merged)
+            }
+            None => (source, table),
+        };
+        if source.is_empty() {
+            return Ok(FileConfig::default());
+        }
+        let invalid = |message: String| ConfigError::Invalid {
+            file: source.clone(),
             message,
-        })?;
-        config
-            .personas
-            .validate()
-            .map_err(|message| ConfigError::Invalid {
-                file: file.clone(),
-                message,
-            })?;
+        };
+        let mut config: FileConfig = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
+        let base = path.unwrap_or_else(|| Path::new("."));
+        check_rewards(&mut config.rewards, base).map_err(invalid)?;
+        config.personas.validate().map_err(invalid)?;
+        config.sampling.validate().map_err(invalid)?;
         if config.concurrency == Some(0) || config.group_size == Some(0) {
-            return Err(ConfigError::Invalid {
-                file,
-                message: "concurrency and group_size must be at least 1".into(),
-            });
+            return Err(invalid(
+                "concurrency and group_size must be at least 1".into(),
+            ));
         }
         Ok(config)
     }
+}
+
+impl Preset {
+    /// The whole config this preset stands for, defaults included, as JSON (unchecked: a
+    /// preset that needs the user's endpoints still resolves here).
+    pub fn resolved(&self) -> Result<serde_json::Value, String> {
+        let config: FileConfig = toml::Value::Table(self.under(toml::Table::new()))
+            .try_into()
+            .map_err(|e: toml::de::Error| e.to_string())?;
+        serde_json::to_value(&config).map_err(|e| e.to_string())
+    }
+}
+
+/// The docs' page of the presets (`dealgym presets doc`, `docs/presets.md`).
+pub fn presets_doc() -> Result<String, String> {
+    super::preset::doc_markdown(Preset::resolved)
 }
 
 /// Check the `[rewards]` table of the config file at `path`: [`RewardConfig::validate`], then

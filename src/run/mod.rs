@@ -10,6 +10,7 @@ mod config;
 mod driver;
 mod plan;
 mod prefix;
+pub mod preset;
 mod rewarding;
 mod scenarios;
 mod stop;
@@ -24,7 +25,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::{mpsc, watch, Semaphore};
 
-use crate::agents::{PersonaConfig, Player, PlayerConfig, PlayerError};
+use crate::agents::{PersonaConfig, Player, PlayerConfig, PlayerError, SamplingConfig};
 use crate::game::{mix, EpisodeConfig, OutcomeKind, PerSeat, PromptError, Prompts, Seat};
 use crate::llm::{http_client, replica_table, PoolReport};
 use crate::record::{ReadError, RecordWriter, WriteError};
@@ -32,7 +33,7 @@ use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario, ScenarioError};
 use crate::score::SeatCounts;
 
-pub use config::{ConfigError, FileConfig, PlanFlags, PrefixFlags, RunFlags};
+pub use config::{presets_doc, ConfigError, FileConfig, PlanFlags, PrefixFlags, RunFlags};
 pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer, Seating};
 pub use plan::{plan, planned_ids, shard, without_done, PlannedEpisode, Shard};
 pub use prefix::{
@@ -56,9 +57,12 @@ pub struct RunOptions {
     pub concurrency: usize,
     pub group_size: u32,
     pub resume: bool,
+    /// The preset the config was built on, if any (named in every record).
+    pub preset: Option<String>,
     pub episode: EpisodeConfig,
     pub rewards: RewardConfig,
     pub personas: PersonaConfig,
+    pub sampling: SamplingConfig,
     pub players: BTreeMap<String, PlayerConfig>,
     pub prompts_dir: Option<PathBuf>,
     /// Show a progress bar on stderr (hidden anyway when stderr is not a terminal).
@@ -87,9 +91,11 @@ impl RunOptions {
             concurrency: 64,
             group_size: 1,
             resume: false,
+            preset: None,
             episode: EpisodeConfig::default(),
             rewards: RewardConfig::default(),
             personas: PersonaConfig::default(),
+            sampling: SamplingConfig::default(),
             players: BTreeMap::new(),
             prompts_dir: None,
             progress: true,
@@ -384,9 +390,15 @@ pub fn build_kit<'a>(
 ) -> Result<EpisodeKit, RunError> {
     let http = http_client(options.concurrency.max(8))
         .map_err(|e| RunError::Options(format!("cannot build the HTTP client: {e}")))?;
+    let sampling = &options.sampling;
     let players = PerSeat::new(
-        Player::from_spec(&options.learner, &options.players, &http)?,
-        Player::from_spec(&options.opponent, &options.players, &http)?,
+        Player::from_spec_with(&options.learner, &options.players, &http, &sampling.learner)?,
+        Player::from_spec_with(
+            &options.opponent,
+            &options.players,
+            &http,
+            &sampling.opponent,
+        )?,
     );
     let prompts = match &options.prompts_dir {
         Some(dir) => Arc::new(Prompts::with_overrides(dir)?),
@@ -394,6 +406,7 @@ pub fn build_kit<'a>(
     };
     Ok(EpisodeKit {
         run_id: run_id(options, &players, identity),
+        preset: options.preset.clone(),
         players: players.map(|_, p| SeatPlayer::Local(p.clone())),
         episode: options.episode.clone(),
         personas: options.personas.clone(),

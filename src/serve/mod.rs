@@ -31,7 +31,7 @@ use axum::Router;
 use serde::de::DeserializeOwned;
 use tokio::sync::{watch, Semaphore};
 
-use crate::agents::{PersonaConfig, PlayerConfig};
+use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
 use crate::game::{EpisodeConfig, Prompts};
 use crate::record::RecordWriter;
 use crate::reward::RewardConfig;
@@ -48,9 +48,13 @@ pub struct ServeFlags {
     /// Address to bind (loopback by default; give 0.0.0.0 only behind a token).
     #[arg(long, default_value = "127.0.0.1")]
     pub host: IpAddr,
-    /// TOML config as for `dealgym run`: [episode] rules, [rewards], [personas], [players.NAME].
+    /// TOML config as for `dealgym run`: [episode] rules, [rewards], [personas], [sampling],
+    /// [players.NAME]. Its values go over the preset's.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// A paper's settings by name (see `dealgym presets list`), under --config.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
     /// Scenario file(s) (default: every scenarios/*.jsonl that exists).
     #[arg(long)]
     pub scenarios: Vec<PathBuf>,
@@ -90,9 +94,12 @@ pub struct ServeOptions {
     pub token: Option<String>,
     pub body_limit: usize,
     pub concurrency: usize,
+    /// The preset the config was built on, named in every record.
+    pub preset: Option<String>,
     pub episode: EpisodeConfig,
     pub rewards: RewardConfig,
     pub personas: PersonaConfig,
+    pub sampling: SamplingConfig,
     pub players: BTreeMap<String, PlayerConfig>,
     pub prompts: Arc<Prompts>,
 }
@@ -110,9 +117,11 @@ impl ServeOptions {
             token: None,
             body_limit: 1 << 20,
             concurrency: 64,
+            preset: None,
             episode: EpisodeConfig::default(),
             rewards: RewardConfig::default(),
             personas: PersonaConfig::default(),
+            sampling: SamplingConfig::default(),
             players: BTreeMap::new(),
             prompts: Prompts::builtin(),
         }
@@ -121,7 +130,7 @@ impl ServeOptions {
 
 impl ServeFlags {
     pub fn options(&self) -> anyhow::Result<ServeOptions> {
-        let file = FileConfig::load_or_default(self.config.as_deref())?;
+        let file = FileConfig::resolve(self.config.as_deref(), self.preset.as_deref())?;
         let scenarios = if self.scenarios.is_empty() {
             ["ahp", "craigslist", "casino", "dnd", "job_interview"]
                 .iter()
@@ -154,9 +163,11 @@ impl ServeFlags {
             token,
             body_limit: self.body_limit,
             concurrency: self.concurrency.or(file.concurrency).unwrap_or(64).max(1),
+            preset: file.preset,
             episode: file.episode,
             rewards: file.rewards,
             personas: file.personas,
+            sampling: file.sampling,
             players: file.players,
             prompts,
         })

@@ -321,6 +321,11 @@ fn learner_player(state: &Shared, learner: &Learner) -> Result<Player, ServeErro
     let config: PlayerConfig = serde_json::from_value(Value::Object(table))
         .map_err(|e| ServeError::Validation(format!("learner: {e}")))?;
     let named = BTreeMap::from([("learner".to_string(), config)]);
-    Player::from_spec("learner", &named, state.hub.http())
+    Player::from_spec_with(
+        "learner",
+        &named,
+        state.hub.http(),
+        &state.hub.options.sampling.learner,
+    )
         .map_err(|e| ServeError::Validation(format!("learner: {e}")))
 }

@@ -514,7 +514,12 @@ impl Hub {
             }
         } else {
             SeatPlayer::Local(
-                Player::from_spec(opponent, &self.options.players, &self.http)
+                Player::from_spec_with(
+                    opponent,
+                    &self.options.players,
+                    &self.http,
+                    &self.options.sampling.opponent,
+                )
                     .map_err(|e| ServeError::Validation(format!("opponent: {e}")))?,
             )
         };
@@ -536,6 +541,7 @@ impl Hub {
             .map(|c| c.iter().fold(0u64, |acc, b| acc << 8 | u64::from(*b)))
             .collect();
         Ok(Arc::new(EpisodeKit {
+            preset: self.options.preset.clone(),
             run_id: format!("serve-{:016x}", mix(&words)),
             players: PerSeat::new(learner, opponent_player),
             episode: episode.clone(),
