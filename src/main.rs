@@ -512,7 +512,10 @@ fn presets_command(command: PresetsCommand) -> Result<()> {
             println!("\nWhat it sets (under your --config and flags):\n");
             println!("```toml\n{}```", toml::to_string(&preset.config)?);
         }
-        PresetsCommand::Doc => print!("{}", dealgym::run::presets_doc().map_err(anyhow::Error::msg)?),
+        PresetsCommand::Doc => print!(
+            "{}",
+            dealgym::run::presets_doc().map_err(anyhow::Error::msg)?
+        ),
     }
     Ok(())
 }

@@ -21,6 +21,7 @@ mod human_data;
 mod llm_client;
 mod merge;
 mod prefixes;
+mod presets;
 mod properties;
 mod real_outputs;
 mod replay;

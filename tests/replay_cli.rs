@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
 
 use dealgym::game::{OutcomeKind, Seat};
@@ -19,28 +19,8 @@ fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `dealgym` run from the crate's root, so `scenarios/FAMILY.jsonl` is found by default.
-fn dealgym<I, S>(args: I) -> Output
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<std::ffi::OsStr>,
-{
-    Command::new(env!("CARGO_BIN_EXE_dealgym"))
-        .current_dir(manifest())
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(output: Output) -> Output {
-    assert!(
-        output.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
+// `dealgym` runs from the crate's root, so `scenarios/FAMILY.jsonl` is found by default.
+use crate::common::{dealgym_cli as dealgym, succeeded as ok};
 
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()

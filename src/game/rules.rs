@@ -136,7 +136,11 @@ impl RejectLoop {
 pub fn reject_loop(history: &[Move], mover: Seat, rules: &Rules) -> Option<RejectLoop> {
     let not_talk = |m: &&Move| m.action != Action::Talk;
     if repeated(
-        history.iter().rev().filter(|m| m.seat == mover).filter(not_talk),
+        history
+            .iter()
+            .rev()
+            .filter(|m| m.seat == mover)
+            .filter(not_talk),
         rules.reject_loop,
         |m| m.action.terms().is_some(),
         |a, b| a.action.terms() == b.action.terms(),
@@ -329,7 +333,13 @@ mod tests {
         // format met, where [TALK] counted as a rejection.
         let t = |seat| mv(seat, Action::Talk);
         let h: Vec<Move> = (0..30)
-            .map(|i| t(if i % 2 == 0 { Seat::Learner } else { Seat::Opponent }))
+            .map(|i| {
+                t(if i % 2 == 0 {
+                    Seat::Learner
+                } else {
+                    Seat::Opponent
+                })
+            })
             .collect();
         for n in 1..=h.len() {
             let mover = h[n - 1].seat;

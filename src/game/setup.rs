@@ -418,10 +418,8 @@ mod tests {
             r#"{"max_rounds":6,"reject_loop":3,"reject_streak":3,"format_retries":1}"#
         );
         // A record written before the two reject-loop rules were set apart had one K for both.
-        let old: Rules = serde_json::from_str(
-            r#"{"max_rounds":6,"reject_loop":0,"format_retries":1}"#,
-        )
-        .unwrap();
+        let old: Rules =
+            serde_json::from_str(r#"{"max_rounds":6,"reject_loop":0,"format_retries":1}"#).unwrap();
         assert_eq!((old.reject_loop, old.reject_streak), (0, 0));
         assert_eq!(serde_json::from_str::<Rules>(&json).unwrap(), rules);
         let capped = Rules {

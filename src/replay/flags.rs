@@ -124,7 +124,9 @@ impl ReplayFlags {
         }
         if self.rescore {
             if !configured {
-                return Err(missing("--config FILE or --preset NAME (the new [rewards])"));
+                return Err(missing(
+                    "--config FILE or --preset NAME (the new [rewards])",
+                ));
             }
             return Ok(Mode::Rescore(RescoreOptions {
                 files: self.files.clone(),

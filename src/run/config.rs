@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Cut, PrefixOptions, RunOptions, Shard};
 use super::preset::Preset;
+use super::{Cut, PrefixOptions, RunOptions, Shard};
 use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
 use crate::game::{EpisodeConfig, FirstMover};
 use crate::reward::judge::{builtin_rubric, Rubric};
@@ -443,7 +443,13 @@ impl FileConfig {
             .try_into()
             .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
         let base = path.unwrap_or_else(|| Path::new("."));
-        check_rewards(&mut config.rewards, base).map_err(invalid)?;
+        check_rewards(&mut config.rewards, base).map_err(|message| match &named {
+            // A paper's judge or reward model is the user's to give: say where.
+            Some(name) => invalid(format!(
+                "{message} (preset {name} sets part of [rewards]; complete it in your --config)"
+            )),
+            None => invalid(message),
+        })?;
         config.personas.validate().map_err(invalid)?;
         config.sampling.validate().map_err(invalid)?;
         if config.concurrency == Some(0) || config.group_size == Some(0) {
@@ -606,5 +612,95 @@ mod tests {
         let c: FileConfig = toml::from_str(block).unwrap_or_else(|e| panic!("README config: {e}"));
         c.personas.validate().unwrap();
         assert!(c.players.contains_key("qwen"));
+    }
+
+    /// A config file in a fresh temporary directory of this test's own.
+    fn config_file(name: &str, text: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("dealgym-config-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_preset_sits_under_the_file_and_the_flag_names_it() {
+        let base = FileConfig::resolve(None, Some("batna-threshold")).unwrap();
+        assert_eq!(base.preset.as_deref(), Some("batna-threshold"));
+        assert_eq!(base.rewards.kind, crate::reward::RewardKind::Threshold);
+        assert_eq!(base.episode.format_retries, 0);
+        assert_eq!(base.group_size, Some(8));
+        assert_eq!(base.sampling.learner.temperature, Some(1.0));
+        assert_eq!(base.sampling.opponent.temperature, Some(0.7));
+        // The file's values go over the preset's, key by key; the rest stays the preset's.
+        let path = config_file("over", "[episode]\nmax_rounds = 4\n[rewards]\ntau = 0.6\n");
+        let c = FileConfig::resolve(Some(&path), Some("batna-threshold")).unwrap();
+        assert_eq!((c.episode.max_rounds, c.episode.format_retries), (4, 0));
+        assert_eq!((c.rewards.tau, c.rewards.gamma), (0.6, 0.5));
+        assert_eq!(c.rewards.kind, crate::reward::RewardKind::Threshold);
+        // A file may name its preset itself; the flag wins over it.
+        let path = config_file("named", "preset = \"batna-surplus\"\nseed = 5\n");
+        let c = FileConfig::resolve(Some(&path), None).unwrap();
+        assert_eq!(
+            (c.preset.as_deref(), c.rewards.kind, c.seed),
+            (
+                Some("batna-surplus"),
+                crate::reward::RewardKind::Surplus,
+                Some(5)
+            )
+        );
+        let c = FileConfig::resolve(Some(&path), Some("batna-threshold")).unwrap();
+        assert_eq!(c.preset.as_deref(), Some("batna-threshold"));
+        // Without a preset nothing changes: the defaults, and no preset named.
+        let c = FileConfig::resolve(None, None).unwrap();
+        assert_eq!(c, FileConfig::default());
+    }
+
+    #[test]
+    fn a_preset_that_needs_an_endpoint_says_so_and_a_wrong_name_lists_the_presets() {
+        let err = FileConfig::resolve(None, Some("casino-harness-selfplay"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("preset casino-harness-selfplay"), "{err}");
+        assert!(err.contains("[rewards.judge] needs an endpoint"), "{err}");
+        // With the judge's endpoint in the file it resolves.
+        let path = config_file(
+            "judge",
+            "[rewards.judge]\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"j\"\n",
+        );
+        let c = FileConfig::resolve(Some(&path), Some("casino-harness-selfplay")).unwrap();
+        assert_eq!(
+            c.personas.seats,
+            crate::agents::persona::PersonaSeats::Opponent
+        );
+        assert_eq!(c.rewards.weights.len(), 5);
+        // A file's [rewards.weights] replaces the preset's whole.
+        let path = config_file("weights", "[rewards.weights]\nterminal = 1.0\n");
+        let c = FileConfig::resolve(Some(&path), Some("casino-harness-selfplay")).unwrap();
+        assert_eq!(
+            c.rewards.weights,
+            BTreeMap::from([(crate::reward::Component::Terminal, 1.0)])
+        );
+        let err = FileConfig::resolve(None, Some("batna"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown preset `batna`"), "{err}");
+        assert!(err.contains("batna-threshold"), "{err}");
+        // A typo in the file is still named with its line, preset or not.
+        let path = config_file("typo", "[episode]\nmax_round = 4\n");
+        let err = FileConfig::resolve(Some(&path), Some("batna-threshold"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("max_round") && err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn the_presets_page_of_the_docs_is_current() {
+        let doc = presets_doc().unwrap();
+        assert!(
+            include_str!("../../docs/presets.md") == doc,
+            "docs/presets.md is not what the presets say: run `dealgym presets doc > docs/presets.md`"
+        );
     }
 }

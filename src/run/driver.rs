@@ -105,8 +105,7 @@ impl EpisodeKit {
         let mut rng = seeds.setup_rng();
         let mut setup = Setup::draw(scenario, &self.episode, PerSeat::default(), &mut rng)?;
         for seat in Seat::BOTH {
-            setup.seats[seat].persona =
-                self.players[seat].persona(seat, &self.personas, &mut rng);
+            setup.seats[seat].persona = self.players[seat].persona(seat, &self.personas, &mut rng);
         }
         if self.seating.roles_exchanged {
             setup = setup.with_roles_exchanged(scenario, self.episode.floor_fraction);

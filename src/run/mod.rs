@@ -293,6 +293,11 @@ fn run_id<'a>(
             .rewards
             .identity(rubric(&options.rewards).as_deref())
     );
+    // Who draws which persona decides the prompts; folded in only when set, so a run without
+    // personas keeps the id it had before they counted.
+    if options.personas != PersonaConfig::default() {
+        text.push_str(&format!("|personas={:?}", options.personas));
+    }
     for word in identity {
         text.push('|');
         text.push_str(word);

@@ -18,7 +18,12 @@ use serde::Deserialize;
 
 /// The tables a config file replaces whole instead of merging into the preset's: their keys
 /// are names a user chooses, not settings.
-const REPLACED_WHOLE: &[&str] = &["personas.weights", "personas.texts", "rewards.weights", "players"];
+const REPLACED_WHOLE: &[&str] = &[
+    "personas.weights",
+    "personas.texts",
+    "rewards.weights",
+    "players",
+];
 
 /// The built-in presets: name and file.
 const BUILTIN: &[(&str, &str)] = &[
@@ -45,7 +50,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ),
     ("repo", include_str!("../../presets/repo.toml")),
     ("ina", include_str!("../../presets/ina.toml")),
-    ("dialogxpert", include_str!("../../presets/dialogxpert.toml")),
+    (
+        "dialogxpert",
+        include_str!("../../presets/dialogxpert.toml"),
+    ),
 ];
 
 /// The built-in presets' names, in the order the docs list them.
@@ -130,9 +138,33 @@ impl Preset {
 
     /// `file` (a config file's table) over this preset's config: key by key, except the
     /// tables in [`REPLACED_WHOLE`], which the file's replace whole.
+    ///
+    /// A file that replaces `[rewards.weights]` and drops the judge or the reward model from a
+    /// sum drops the preset's table of it too (unless the file gives that table itself): a
+    /// component that counts for nothing is a config error, and TOML cannot delete a table.
     pub fn under(&self, file: toml::Table) -> toml::Table {
+        let own = |table: &str| file.get("rewards").and_then(|r| r.get(table)).is_some();
+        let (own_weights, own_judge, own_model) =
+            (own("weights"), own("judge"), own("reward_model"));
         let mut merged = self.config.clone();
         merge(&mut merged, file, "");
+        if let (true, Some(toml::Value::Table(rewards))) = (own_weights, merged.get_mut("rewards"))
+        {
+            let sum = rewards
+                .get("combine")
+                .and_then(|c| c.as_str())
+                .unwrap_or("sum")
+                == "sum";
+            let weighted = |name: &str| rewards.get("weights").and_then(|w| w.get(name)).is_some();
+            let drop_judge = sum && !own_judge && !weighted("judge");
+            let drop_model = sum && !own_model && !weighted("reward_model");
+            if drop_judge {
+                rewards.remove("judge");
+            }
+            if drop_model {
+                rewards.remove("reward_model");
+            }
+        }
         merged
     }
 }
@@ -184,7 +216,8 @@ pub fn doc_markdown(
          Settings come from DESIGN's defaults, then the preset, then the config file, then the \
          flags. A config file's table merges key by key into the preset's, but a \
          `[rewards.weights]`, `[personas.weights]`, `[personas.texts]` or `[players]` table in \
-         the file replaces the preset's whole. Every record names its preset (`preset`) and the \
+         the file replaces the preset's whole (and weights that leave out the judge or the \
+         reward model drop the preset's table of it). Every record names its preset (`preset`) and the \
          rules and reward settings it was played under (`setup.rules`, `reward_config`).\n\n\
          Where a rule has more than one reasonable form, dealgym's default is what most users \
          expect and the preset gives the paper's. The last column is the value the preset \
@@ -297,5 +330,30 @@ mod tests {
              [personas]\nseats = \"opponent\"\n[personas.weights]\ncooperative = 1.0\n",
         );
         assert_eq!(merged, want);
+    }
+
+    #[test]
+    fn weights_without_the_judge_drop_the_presets_judge_table() {
+        let preset = Preset {
+            name: "t".into(),
+            about: About {
+                title: String::new(),
+                paper: String::new(),
+                summary: String::new(),
+                rows: Vec::new(),
+            },
+            config: table(
+                "[rewards.weights]\njudge = 0.5\npoints = 1.0\n[rewards.judge]\nrubric = \"negotiation\"\n",
+            ),
+        };
+        let merged = preset.under(table("[rewards.weights]\npoints = 1.0\n"));
+        assert_eq!(merged, table("[rewards.weights]\npoints = 1.0\n"));
+        // Kept where the file weights the judge, or gives its table.
+        let merged = preset.under(table("[rewards.weights]\njudge = 1.0\n"));
+        assert!(merged["rewards"].get("judge").is_some());
+        let merged = preset.under(table(
+            "[rewards.weights]\npoints = 1.0\n[rewards.judge]\nmodel = \"m\"\n",
+        ));
+        assert!(merged["rewards"].get("judge").is_some());
     }
 }

@@ -327,5 +327,5 @@ fn learner_player(state: &Shared, learner: &Learner) -> Result<Player, ServeErro
         state.hub.http(),
         &state.hub.options.sampling.learner,
     )
-        .map_err(|e| ServeError::Validation(format!("learner: {e}")))
+    .map_err(|e| ServeError::Validation(format!("learner: {e}")))
 }

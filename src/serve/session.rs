@@ -520,7 +520,7 @@ impl Hub {
                     &self.http,
                     &self.options.sampling.opponent,
                 )
-                    .map_err(|e| ServeError::Validation(format!("opponent: {e}")))?,
+                .map_err(|e| ServeError::Validation(format!("opponent: {e}")))?,
             )
         };
         let identity = |p: &SeatPlayer| match p {

@@ -206,6 +206,30 @@ pub fn threaded_mock(config: MockConfig) -> ThreadedMock {
     }
 }
 
+/// The `dealgym` binary run with `args` in the checkout, to its end.
+pub fn dealgym_cli<I, S>(args: I) -> std::process::Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    std::process::Command::new(env!("CARGO_BIN_EXE_dealgym"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `output`, asserting it succeeded (its stdout and stderr shown if not).
+pub fn succeeded(output: std::process::Output) -> std::process::Output {
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
 /// Whole lines in the file (a cut-off last line is not counted; 0 when there is no file).
 pub fn whole_lines(path: &Path) -> usize {
     std::fs::read(path)

@@ -1,0 +1,257 @@
+//! The papers' rules through the binary, under their presets (`--preset`): scripted episodes
+//! that reproduce each rule's value in the paper — a walk-away under the threshold reward is 0 on
+//! items and on issues, a deal below τ is −γ, three [TALK] turns play on, three identical
+//! proposals end the episode — the records naming their preset and settings, and `replay
+//! --verify` passing on them under their own settings.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{dealgym_cli, read_log, succeeded, temp_dir, threaded_mock};
+use dealgym::game::OutcomeKind;
+use dealgym::mock::MockConfig;
+use dealgym::record::EpisodeRecord;
+
+fn scenarios(family: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{family}.jsonl"))
+}
+
+/// The first scenario of a family's file, as the importer wrote it.
+fn first_scenario(family: &str) -> Value {
+    let text = std::fs::read_to_string(scenarios(family)).unwrap();
+    serde_json::from_str(text.lines().next().unwrap()).unwrap()
+}
+
+fn script(dir: &Path, name: &str, turns: &[String]) -> String {
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, serde_json::to_string(turns).unwrap()).unwrap();
+    format!("script:{}", path.display())
+}
+
+fn tagged(action: &str) -> String {
+    format!("Thought: t\nTalk: Here it is.\nAction: {action}")
+}
+
+fn xml(talk: &str, action: &str) -> String {
+    format!("<thought>t</thought>\n<talk>{talk}</talk>\n<action>{action}</action>")
+}
+
+/// `dealgym run` of the first scenario of `family`, learner and opponent scripted, with `extra`
+/// flags; the one record it wrote.
+fn run_one(
+    dir: &Path,
+    name: &str,
+    family: &str,
+    players: (&str, &str),
+    extra: &[&str],
+) -> EpisodeRecord {
+    let out = dir.join(format!("{name}.jsonl"));
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        "--scenarios".into(),
+        scenarios(family).display().to_string(),
+        "--limit".into(),
+        "1".into(),
+        "--learner".into(),
+        players.0.into(),
+        "--opponent".into(),
+        players.1.into(),
+        // One episode, not the preset's GRPO group.
+        "--group-size".into(),
+        "1".into(),
+        "--quiet".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    succeeded(dealgym_cli(&args));
+    let mut records = read_log(&out);
+    assert_eq!(records.len(), 1, "{name}");
+    records.remove(0)
+}
+
+/// ρ of an items share for one side of a CaSiNo scenario, computed here from the file.
+fn items_rho(scenario: &Value, role: &str, shares: &[u32]) -> f64 {
+    let items = scenario["game"]["items"]["items"].as_array().unwrap();
+    let values = scenario["game"]["items"][role]["values"]
+        .as_array()
+        .unwrap();
+    let (mut got, mut best) = (0.0, 0.0);
+    for ((item, value), share) in items.iter().zip(values).zip(shares) {
+        let (count, value) = (item["count"].as_f64().unwrap(), value.as_f64().unwrap());
+        got += f64::from(*share) * value;
+        best += count * value;
+    }
+    got / best
+}
+
+#[test]
+fn under_the_batna_threshold_preset_no_deal_is_zero_and_a_deal_below_tau_is_minus_gamma() {
+    let dir = temp_dir("presets-batna");
+    let walk = script(&dir, "walk", &[tagged("[WALK_AWAY]")]);
+    let silent = script(&dir, "silent", &[]);
+    let preset = ["--preset", "batna-threshold", "--first-mover", "learner"];
+
+    // Items: the learner walks away at once. The paper: no deal 0 (before: −γ each).
+    let mut flags = preset.to_vec();
+    flags.extend(["--learner-role", "agent_1"]);
+    let r = run_one(&dir, "casino-walk", "casino", (&walk, &silent), &flags);
+    assert_eq!(r.kind(), OutcomeKind::WalkAway);
+    assert_eq!((r.rewards.learner, r.rewards.opponent), (0.0, 0.0));
+    assert_eq!(r.preset.as_deref(), Some("batna-threshold"));
+    let config = r
+        .reward_config
+        .as_ref()
+        .expect("the record names its reward settings");
+    assert_eq!((config.tau, config.gamma, config.psi), (0.4, 0.5, 1.0));
+    assert_eq!(r.setup.rules.format_retries, 0, "no second try: −ψ at once");
+    assert_eq!(r.setup.rules.max_rounds, 6);
+
+    // Issues: the worker walks away. 0 for both.
+    let r = run_one(&dir, "job-walk", "job_interview", (&walk, &silent), &preset);
+    assert_eq!(r.kind(), OutcomeKind::WalkAway);
+    assert_eq!((r.rewards.learner, r.rewards.opponent), (0.0, 0.0));
+
+    // A deal below τ: the learner (agent_1) keeps all but one firewood; the opponent accepts
+    // (regulation lets it: one firewood is worth more than the no-deal 0).
+    let greedy = script(
+        &dir,
+        "greedy",
+        &[tagged("[SUBMIT_DEAL] food:3 water:3 firewood:2")],
+    );
+    let accept = script(&dir, "accept", &[tagged("[ACCEPT_DEAL]")]);
+    let r = run_one(&dir, "casino-deal", "casino", (&greedy, &accept), &flags);
+    assert_eq!(r.kind(), OutcomeKind::Deal);
+    let s = first_scenario("casino");
+    let learner = items_rho(&s, "agent_1", &[3, 3, 2]);
+    let opponent = items_rho(&s, "agent_2", &[0, 0, 1]);
+    assert!(learner >= 0.4 && opponent < 0.4, "{learner} {opponent}");
+    assert!((r.outcome.outcome.rho.learner - learner).abs() < 1e-9);
+    assert!((r.outcome.outcome.rho.opponent - opponent).abs() < 1e-9);
+    assert!((r.rewards.learner - learner).abs() < 1e-9, "ρ ≥ τ keeps ρ");
+    assert_eq!(r.rewards.opponent, -0.5, "ρ < τ gives −γ");
+
+    // A malformed first turn forfeits at once under the paper's format policy: −ψ.
+    let broken = script(&dir, "broken", &["I will not use the format.".to_string()]);
+    let r = run_one(&dir, "casino-forfeit", "casino", (&broken, &silent), &flags);
+    assert_eq!(r.kind(), OutcomeKind::FormatForfeit);
+    assert_eq!((r.rewards.learner, r.rewards.opponent), (-1.0, 0.0));
+
+    // Each record verifies under the settings it names, with no --config.
+    for name in ["casino-walk", "job-walk", "casino-deal", "casino-forfeit"] {
+        let file = dir.join(format!("{name}.jsonl"));
+        succeeded(dealgym_cli(["replay", "--verify", file.to_str().unwrap()]));
+    }
+}
+
+/// The harness's self-play preset with the terminal reward alone in place of its per-turn
+/// weights (which need a judge's endpoint): a file's `[rewards.weights]` replaces the preset's.
+fn terminal_only(dir: &Path) -> String {
+    let path = dir.join("terminal.toml");
+    std::fs::write(&path, "[rewards.weights]\nterminal = 1.0\n").unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn under_the_harness_preset_talk_plays_on_and_three_identical_proposals_end_it() {
+    let dir = temp_dir("presets-harness");
+    let config = terminal_only(&dir);
+    // The learner moves first (the preset): three TALKs, then the same split three times; the
+    // opponent only talks.
+    let mut learner: Vec<String> = (0..3).map(|_| xml("Hello!", "[TALK]")).collect();
+    learner.extend((0..3).map(|_| xml("Mine.", "[SUBMIT_DEAL] food:3 water:2 firewood:0")));
+    let learner = script(&dir, "learner", &learner);
+    let opponent: Vec<String> = (0..6).map(|_| xml("Tell me more.", "[TALK]")).collect();
+    let opponent = script(&dir, "opponent", &opponent);
+    let flags = [
+        "--preset",
+        "casino-harness-selfplay",
+        "--config",
+        config.as_str(),
+    ];
+    let r = run_one(&dir, "talk", "casino", (&learner, &opponent), &flags);
+    let moves: Vec<&str> = r
+        .turns
+        .iter()
+        .map(|t| {
+            if t.seat == dealgym::game::Seat::Learner {
+                "L"
+            } else {
+                "O"
+            }
+        })
+        .collect();
+    // Six TALK turns played on; the learner's third identical proposal (its 6th move) ended it.
+    assert_eq!(moves.len(), 11, "{moves:?}");
+    assert_eq!(r.kind(), OutcomeKind::RejectLoop);
+    assert_eq!(r.outcome.outcome.by, Some(dealgym::game::Seat::Learner));
+    assert_eq!(
+        r.outcome.outcome.detail.as_deref(),
+        Some("the same terms proposed 3 times in a row")
+    );
+    assert_eq!(
+        (r.setup.rules.reject_loop, r.setup.rules.reject_streak),
+        (3, 0)
+    );
+    assert_eq!(r.preset.as_deref(), Some("casino-harness-selfplay"));
+    succeeded(dealgym_cli([
+        "replay",
+        "--verify",
+        dir.join("talk.jsonl").to_str().unwrap(),
+    ]));
+}
+
+#[test]
+fn under_the_harness_preset_only_the_opponent_has_a_persona() {
+    let dir = temp_dir("presets-personas");
+    let config = terminal_only(&dir);
+    let mock = threaded_mock(MockConfig::default());
+    let model = format!("openai:mock@{}", mock.url);
+    let out = dir.join("mock.jsonl");
+    succeeded(dealgym_cli([
+        "run",
+        "--scenarios",
+        scenarios("casino").to_str().unwrap(),
+        "--limit",
+        "16",
+        "--group-size",
+        "1",
+        "--learner",
+        &model,
+        "--opponent",
+        &model,
+        "--preset",
+        "casino-harness-selfplay",
+        "--config",
+        &config,
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let records = read_log(&out);
+    assert_eq!(records.len(), 16);
+    let names = ["uncompromising", "selfish", "anchoring", "cooperative"];
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &records {
+        assert_eq!(r.seats.learner.persona, None, "the learner plays as itself");
+        let persona = r
+            .seats
+            .opponent
+            .persona
+            .clone()
+            .expect("the opponent has one");
+        assert!(names.contains(&persona.as_str()), "{persona}");
+        assert!(
+            r.seats.opponent.system_prompt.contains(
+                dealgym::agents::persona::builtin(&persona)
+                    .unwrap()
+                    .text
+                    .as_str()
+            ),
+            "the persona is in the opponent's prompt"
+        );
+        seen.insert(persona);
+    }
+    assert!(seen.len() >= 3, "16 draws of four equally likely: {seen:?}");
+}
