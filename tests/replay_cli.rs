@@ -498,11 +498,12 @@ fn rescoring_under_threshold_changes_rewards_as_computed_by_hand() {
         for seat in Seat::BOTH {
             let rho = before.outcome.outcome.rho[seat];
             let items = !matches!(before.family.to_string().as_str(), "ahp" | "craigslist");
+            // The BATNA paper, §2.1: only a closed deal meets τ; no deal is 0 on every task.
             let expected = match (items, before.kind()) {
-                (true, _) if rho >= 0.4 => rho,
-                (true, _) => -0.5,
+                (true, OutcomeKind::Deal) if rho >= 0.4 => rho,
+                (true, OutcomeKind::Deal) => -0.5,
                 (false, OutcomeKind::Deal) => rho.clamp(-1.0, 1.0),
-                (false, _) => 0.0,
+                (_, _) => 0.0,
             };
             assert_eq!(
                 after.rewards[seat], expected,
