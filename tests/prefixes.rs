@@ -15,7 +15,7 @@ use dealgym::mock::{MockConfig, MockServer};
 use dealgym::record::EpisodeRecord;
 use dealgym::replay::{BranchOptions, VerifyOptions};
 use dealgym::reward::{Component, RewardConfig};
-use dealgym::run::{Cut, PrefixOptions, RunOptions, SkipReason};
+use dealgym::run::{Cut, PrefixOptions, RunOptions, SkipReason, Targets};
 
 /// The first `n` CaSiNo scenarios, in a file of their own.
 fn casino(dir: &Path, n: usize) -> PathBuf {
@@ -61,6 +61,7 @@ fn prefix_run(
     o.prefixes = Some(PrefixOptions {
         files: vec![sources.to_path_buf()],
         cut,
+        targets: Targets::First,
         continue_turns,
     });
     o
@@ -197,6 +198,62 @@ async fn a_one_step_run_scores_one_learner_turn_per_episode() {
     })
     .unwrap();
     assert!(report.is_clean(), "{}", report.table());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_split_over_every_target_turn_makes_one_group_per_turn_after_the_cut() {
+    // The CaSiNo harness's prompt_split (§3.3.2): every turn after the first ceil(S·T) of a
+    // dialogue of T turns is a target, with everything before it as context — T − ceil(S·T)
+    // one-step GRPO groups per dialogue, not one.
+    let sources = source_log("every", 4, "rule:linear", "rule:boulware").await;
+    let source = read_log(&sources);
+    let mut o = prefix_run(
+        &sources,
+        Cut::split(0.5).unwrap(),
+        Some(1),
+        ("rule:tough", "rule:linear"),
+        out_file("prefix-every"),
+    );
+    o.prefixes.as_mut().unwrap().targets = Targets::Every;
+    let summary = run_to_end(&o).await;
+    let want: BTreeMap<String, BTreeSet<usize>> = source
+        .iter()
+        .map(|r| {
+            let t = r.turns.len();
+            (
+                r.episode_id.clone(),
+                (t.div_ceil(2).min(t - 1)..t).collect(),
+            )
+        })
+        .collect();
+    let groups: usize = want.values().map(BTreeSet::len).sum();
+    assert!(groups > source.len(), "more prompts than dialogues");
+    let report = summary.prefixes.expect("a prefix run reports its sources");
+    assert_eq!((report.sources, report.groups), (source.len(), groups));
+    let records = read_log(&o.out);
+    assert_eq!(records.len(), groups * 3);
+    // Each target turn of each dialogue is one group's prefix, and every member writes that
+    // turn's place as the learner, scored alone.
+    let mut got: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+    let mut per_group: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    for r in &records {
+        let parent = r.parent.as_ref().expect("a parent");
+        got.entry(parent.episode_id.clone())
+            .or_default()
+            .insert(parent.prefix_turns);
+        per_group
+            .entry(r.group_id.as_str())
+            .or_default()
+            .insert(parent.prefix_turns);
+        assert_eq!(r.turns[parent.prefix_turns].seat, Seat::Learner);
+        assert_eq!(r.turns.len(), parent.prefix_turns + 1);
+    }
+    assert_eq!(got, want);
+    assert!(
+        per_group.values().all(|cuts| cuts.len() == 1),
+        "one target per group"
+    );
+    assert_eq!(per_group.len(), groups);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -433,6 +490,53 @@ fn the_flags_need_a_cut_and_say_what_was_skipped() {
     assert!(done.status.success(), "{err}");
     assert!(err.contains("4 planned as groups, 0 skipped"), "{err}");
     assert_eq!(read_log(&out).len(), 4);
+    // `--targets every`: one group per turn after the cut.
+    let every = dir.join("every.jsonl");
+    let mut args = common.to_vec();
+    *args.last_mut().unwrap() = every.to_str().unwrap();
+    let done = dealgym(
+        &[
+            &args[..],
+            &[
+                "--split",
+                "0.5",
+                "--continue-turns",
+                "1",
+                "--targets",
+                "every",
+            ],
+        ]
+        .concat(),
+    );
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{err}");
+    let groups: usize = read_log(&sources)
+        .iter()
+        .map(|r| r.turns.len() - r.turns.len().div_ceil(2).min(r.turns.len() - 1))
+        .sum();
+    assert!(
+        err.contains(&format!("{groups} planned as groups, 0 skipped")),
+        "{err}"
+    );
+    assert_eq!(read_log(&every).len(), groups);
+    let refused = dealgym(&[
+        "run",
+        "--learner",
+        "rule:linear",
+        "--opponent",
+        "rule:tough",
+        "--scenarios",
+        "scenarios/casino.jsonl",
+        "--targets",
+        "every",
+        "--out",
+        every.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && err.contains("need --prefixes"),
+        "{err}"
+    );
 }
 
 /// People's dialogues as prefixes: Craigslist dialogues the people left with no accept or
@@ -478,6 +582,7 @@ async fn a_peoples_stopped_dialogue_is_continued_past_where_they_stopped() {
     o.prefixes = Some(PrefixOptions {
         files: vec![sources],
         cut: Cut::split(0.5).unwrap(),
+        targets: Targets::First,
         continue_turns: None,
     });
     let summary = run_to_end(&o).await;

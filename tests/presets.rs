@@ -255,3 +255,80 @@ fn under_the_harness_preset_only_the_opponent_has_a_persona() {
     }
     assert!(seen.len() >= 3, "16 draws of four equally likely: {seen:?}");
 }
+
+#[test]
+fn the_harness_self_play_preset_scores_each_turn_over_http() {
+    let dir = temp_dir("presets-harness-http");
+    let mock = threaded_mock(MockConfig::default());
+    let config = dir.join("judge.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[rewards.judge]\nendpoint = \"{}\"\nmodel = \"judge\"\n",
+            mock.url
+        ),
+    )
+    .unwrap();
+    let model = format!("openai:mock@{}", mock.url);
+    let out = dir.join("selfplay.jsonl");
+    succeeded(dealgym_cli([
+        "run",
+        "--scenarios",
+        scenarios("casino").to_str().unwrap(),
+        "--limit",
+        "3",
+        "--group-size",
+        "2",
+        "--learner",
+        &model,
+        "--opponent",
+        &model,
+        "--preset",
+        "casino-harness-selfplay",
+        "--config",
+        config.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let records = read_log(&out);
+    assert_eq!(records.len(), 6);
+    for r in &records {
+        let config = r.reward_config.as_ref().unwrap();
+        assert!(!config
+            .weights
+            .contains_key(&dealgym::reward::Component::Terminal));
+        assert_eq!(r.turn_rewards.len(), r.turns.len(), "a reward per turn");
+        for (turn, reward) in r.turns.iter().zip(&r.turn_rewards) {
+            if turn.played.is_none() {
+                continue;
+            }
+            // Every played turn has its own judge verdict and a length in characters.
+            assert!(turn.rewards.contains_key("judge"), "{:?}", turn.rewards);
+            let weighted: f64 = turn
+                .rewards
+                .iter()
+                .map(|(name, v)| {
+                    let w = match name.as_str() {
+                        "format" => 0.5,
+                        "length" => 0.2,
+                        "judge" => 0.5,
+                        "points" => 2.5,
+                        "strategic" => 1.0,
+                        other => panic!("unexpected signal {other}"),
+                    };
+                    w * v
+                })
+                .sum();
+            let reward = reward.expect("a player's turn has its own reward");
+            assert!((reward - weighted).abs() < 1e-9, "{reward} vs {weighted}");
+            // Strategic talk only on TALK and REJECT turns.
+            let talk_or_reject = matches!(
+                turn.parsed.action,
+                Some(dealgym::protocol::Action::Talk | dealgym::protocol::Action::Reject)
+            );
+            assert_eq!(turn.rewards.contains_key("strategic"), talk_or_reject);
+        }
+    }
+    succeeded(dealgym_cli(["replay", "--verify", out.to_str().unwrap()]));
+}

@@ -8,14 +8,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use dealgym::export::{ExportOptions, Format};
+use dealgym::export::{ExportOptions, Format, Seats};
 use dealgym::game::{FirstMover, Message, OutcomeKind, Prompts, Seat};
 use dealgym::mock::{conversation_reward, verdict, MockConfig, MockServer};
 use dealgym::record::{EpisodeRecord, RecordReader, RewardIssueCounts};
 use dealgym::replay::{rescore, verify, VerifyOptions};
-use dealgym::reward::judge::{builtin_rubric, judge_input, parse_verdict, Rubric};
+use dealgym::reward::judge::{
+    builtin_rubric, judge_input, judge_turn_input, parse_verdict, Rubric,
+};
 use dealgym::reward::reward_model::{request_body, RewardModelApi};
-use dealgym::reward::{total, Component, RewardConfig};
+use dealgym::reward::{total, Component, JudgeMode, RewardConfig, TurnReward};
 use dealgym::run::{run, FileConfig, RunOptions};
 use dealgym::scenario::{load_scenarios, LoadOptions, Scenario};
 
@@ -194,12 +196,22 @@ async fn judge_reward_model_and_rules_land_in_the_record_and_the_caches_save_cal
             // The judge's number is the mock's verdict on the rubric rendered for this seat
             // (its own brief, the transcript, the label sets).
             let judge = config.judge.as_ref().expect("a judge");
-            let rubric = Rubric::new(builtin_rubric(&judge.rubric).unwrap().to_string()).unwrap();
+            let rubric = Rubric::new(
+                builtin_rubric(&judge.rubric, judge.mode)
+                    .unwrap()
+                    .to_string(),
+            )
+            .unwrap();
             let brief = &r.seats[seat].system_prompt;
             let input = judge_input(&sc, &r.setup, &r.turns, seat, brief, &judge.labels);
             let prompt = rubric.render(&input).unwrap();
-            let verdict = parse_verdict(&verdict(&prompt), &input.judged_turns, &judge.labels)
-                .expect("the mock's verdict is readable");
+            let verdict = parse_verdict(
+                &verdict(&prompt),
+                &input.judged_turns,
+                &judge.labels,
+                judge.range,
+            )
+            .expect("the mock's verdict is readable");
             assert_eq!(parts["judge"], verdict.score, "{seat:?}");
             // The reward model's number is the mock's for this seat's conversation.
             let want = mock_reward_for_messages(&view(r, &sc, seat));
@@ -471,4 +483,200 @@ fn a_config_naming_a_missing_rubric_or_a_bad_rule_is_refused_with_where() {
         err.contains("`budget`") && err.contains("bad pattern"),
         "{err}"
     );
+}
+
+/// Four turns: the learner asks for all the food, the opponent refuses, the learner asks for
+/// two, the opponent accepts.
+fn four_turn_scripts(s: &Setup) {
+    let greedy = "Thought: food matters most to us\nTalk: We need all the food for the kids.\nAction: [SUBMIT_DEAL] food:3 water:1 firewood:1";
+    let refuse =
+        "Thought: too greedy\nTalk: That is too much food for us to give.\nAction: [REJECT_DEAL]";
+    std::fs::write(&s.learner, serde_json::json!([greedy, LEARNER]).to_string()).unwrap();
+    std::fs::write(
+        &s.opponent,
+        serde_json::json!([refuse, OPPONENT]).to_string(),
+    )
+    .unwrap();
+}
+
+/// The rewards table of the per-turn tests: format, points and a per-turn judge in [−1, 1]
+/// with one label set, the terminal reward on every row.
+fn per_turn_toml(judge_url: &str) -> String {
+    format!(
+        r#"
+[rewards]
+turn_reward = "every_turn"
+[rewards.weights]
+terminal = 1.0
+format = 0.5
+points = 1.0
+judge = 0.5
+
+[rewards.judge]
+endpoint = "{judge_url}"
+model = "mock-judge"
+mode = "turn"
+range = [-1.0, 1.0]
+labels = {{ strategy = ["anchor", "concede", "reciprocate"] }}
+retries = 1
+backoff_s = 0.01
+timeout_s = 5
+"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_per_turn_judge_grades_each_turn_and_export_rows_carry_their_own_reward() {
+    let server = mock(MockConfig::default()).await;
+    let s = setup("per-turn");
+    four_turn_scripts(&s);
+    let config = load(&s, &per_turn_toml(&server.base_url()));
+    let o = options(&s, config.clone(), 2);
+    let records = go(&o).await;
+    // Two episodes of one transcript: each of its 4 turns judged once, the second episode's
+    // verdicts from the cache.
+    assert_eq!(server.stats.judge_requests.load(Ordering::Relaxed), 4);
+    let judge = config.judge.as_ref().expect("a judge");
+    let rubric = Rubric::new(
+        builtin_rubric(&judge.rubric, JudgeMode::Turn)
+            .unwrap()
+            .to_string(),
+    )
+    .unwrap();
+    let sc = scenario(&s);
+    for r in &records {
+        assert_eq!((r.kind(), r.turns.len()), (OutcomeKind::Deal, 4));
+        assert!(r.reward_issues.is_empty(), "{:?}", r.reward_issues);
+        for (i, t) in r.turns.iter().enumerate() {
+            // The verdict on turn i is the mock's on the turn rubric rendered over the
+            // transcript up to turn i, stored on the turn with its label.
+            let brief = &r.seats[t.seat].system_prompt;
+            let input = judge_turn_input(&sc, &r.setup, &r.turns, i, brief, &judge.labels)
+                .with_range(judge.range);
+            let prompt = rubric.render(&input).unwrap();
+            assert!(prompt.contains("SCORE RANGE: -1.0 to 1.0"), "{prompt}");
+            let v = parse_verdict(
+                &verdict(&prompt),
+                &[i as u32 + 1],
+                &judge.labels,
+                judge.range,
+            )
+            .expect("the mock's verdict is readable");
+            assert_eq!(t.rewards["judge"], v.score, "turn {i}");
+            assert!((-1.0..=1.0).contains(&v.score));
+            assert_eq!(t.labels, v.labels[&(i as u32 + 1)], "turn {i}");
+            // The turn's own reward: its weighted signals plus its seat's terminal reward.
+            let terminal = r.reward_parts[t.seat]["terminal"];
+            let want = 0.5 * t.rewards["format"]
+                + t.rewards["points"]
+                + 0.5 * t.rewards["judge"]
+                + terminal;
+            let got = r.turn_rewards[i].expect("a player's turn");
+            assert!((got - want).abs() < 1e-9, "turn {i}: {got} vs {want}");
+        }
+        // Each seat's judge part is the mean of its turns' verdicts; the total is as before.
+        for seat in Seat::BOTH {
+            let mine: Vec<f64> = r
+                .turns
+                .iter()
+                .filter(|t| t.seat == seat)
+                .map(|t| t.rewards["judge"])
+                .collect();
+            let mean = mine.iter().sum::<f64>() / mine.len() as f64;
+            assert!((r.reward_parts[seat]["judge"] - mean).abs() < 1e-12);
+            assert_eq!(r.rewards[seat], total(&r.reward_parts[seat], &config));
+        }
+        assert_ne!(
+            r.turn_rewards[0], r.turn_rewards[2],
+            "the learner's two turns"
+        );
+    }
+    // Replay verifies these records (keeping the per-turn verdicts), and a rescore under the
+    // same table gives the same record.
+    let report = verify(&VerifyOptions {
+        files: vec![o.out.clone()],
+        episode: None,
+        scenarios: vec![s.scenarios.clone()],
+        prompts_dir: None,
+        rewards: Some(config.clone()),
+    })
+    .unwrap();
+    assert!(report.is_clean(), "{}", report.table());
+    assert_eq!(rescore(&records[0], &sc, &config), records[0]);
+
+    // The export: one row per turn, each with its own reward and signals beside the
+    // episode's total.
+    let rows = export_rows(&s, &o.out);
+    assert_eq!(rows.len(), 8, "4 turns of each of 2 episodes");
+    for row in &rows {
+        let r = &records[usize::from(row["episode_id"] == "g0-m1")];
+        let i = row["turn_index"].as_u64().unwrap() as usize;
+        let seat: Seat = serde_json::from_value(row["seat"].clone()).unwrap();
+        assert_eq!(row["turn_reward"].as_f64(), r.turn_rewards[i], "{row}");
+        assert_eq!(row["reward"].as_f64(), Some(r.rewards[seat]), "{row}");
+        assert_eq!(
+            row["turn_signals"]["judge"].as_f64(),
+            Some(r.turns[i].rewards["judge"])
+        );
+    }
+    let learner: Vec<f64> = rows
+        .iter()
+        .filter(|r| r["episode_id"] == "g0-m0" && r["seat"] == "learner")
+        .map(|r| r["turn_reward"].as_f64().unwrap())
+        .collect();
+    assert_eq!(learner.len(), 2);
+    assert_ne!(learner[0], learner[1], "rows carry different values");
+
+    // The same episodes rescored with `turn_reward = "episode"` (the default): no per-turn
+    // rewards in the records, and every row of a seat carries the seat's episode total.
+    let episode = RewardConfig {
+        turn_reward: TurnReward::Episode,
+        ..config.clone()
+    };
+    let rescored: Vec<String> = records
+        .iter()
+        .map(|r| serde_json::to_string(&rescore(r, &sc, &episode)).unwrap())
+        .collect();
+    assert!(!rescored[0].contains("turn_rewards"));
+    let file = s.dir.join("episode-rows.jsonl");
+    std::fs::write(&file, rescored.join("\n") + "\n").unwrap();
+    for row in export_rows(&s, &file) {
+        assert_eq!(row["turn_reward"], row["reward"], "{row}");
+    }
+    server.stop();
+}
+
+/// The `prompt-completion` rows of both seats of `file`.
+fn export_rows(s: &Setup, file: &Path) -> Vec<serde_json::Value> {
+    let mut export = ExportOptions::new(vec![file.to_path_buf()], Format::PromptCompletion);
+    export.scenarios = vec![s.scenarios.clone()];
+    export.seats = Seats::Both;
+    let mut out = Vec::new();
+    dealgym::export::export(&export, &mut out).expect("export runs");
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_per_turn_verdict_scores_that_turn_zero_and_is_counted_per_turn() {
+    let server = mock(MockConfig {
+        judge_unreadable_rate: 1.0,
+        ..MockConfig::default()
+    })
+    .await;
+    let s = setup("per-turn-unreadable");
+    four_turn_scripts(&s);
+    let config = load(&s, &per_turn_toml(&server.base_url()));
+    let records = go(&options(&s, config, 1)).await;
+    let r = &records[0];
+    assert_eq!(r.reward_issues["judge_unreadable"], 4, "one per turn");
+    assert!(r
+        .turns
+        .iter()
+        .all(|t| t.rewards["judge"] == 0.0 && t.labels.is_empty()));
+    assert_eq!(r.reward_parts.learner["judge"], 0.0);
+    server.stop();
 }

@@ -17,7 +17,7 @@ use dealgym::game::{OutcomeKind, Prompts, Seat};
 use dealgym::llm::{EndpointSettings, TokenApi, TokenMode};
 use dealgym::mock::{render, tokenize, MockConfig, MockServer, MockTemplate};
 use dealgym::record::{EpisodeRecord, RecordReader};
-use dealgym::run::{run, Cut, PrefixOptions, RunOptions, RunSummary};
+use dealgym::run::{run, Cut, PrefixOptions, RunOptions, RunSummary, Targets};
 use dealgym::scenario::{load_scenarios, Family, LoadOptions, Scenario};
 use dealgym::vocab::MessageRole;
 
@@ -257,6 +257,7 @@ async fn exact_players_continue_a_logged_prefix_and_export_verl() {
     o.prefixes = Some(PrefixOptions {
         files: vec![source.out.clone()],
         cut: Cut::split(0.5).unwrap(),
+        targets: Targets::First,
         continue_turns: Some(3),
     });
     let summary = run(&o, std::future::pending()).await.expect("prefix run");

@@ -372,7 +372,7 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
                     match options.format {
                         Format::Verl => verl::write(head, &record, &calls, out),
                         Format::TrlRollout => trl::write(head, &calls, out),
-                        _ => tinker::write(head, &calls, out),
+                        _ => tinker::write(head, &record, &calls, out),
                     }
                 };
                 summary.lines += lines.map_err(|source| ExportError::Write {

@@ -1,14 +1,17 @@
 //! `prompt-completion`: one line per seat and turn, `{"prompt": [...], "completion": [...]}` —
 //! the messages the turn's call was sent and what the seat answered, in TRL's conversational
 //! prompt-completion shape (SFT with completion-only loss; the prompts of GRPO). Each line
-//! carries the episode's reward and group statistics and the turn's own signals: whether it
-//! was well-formed, its error kind, and what regulation did to it.
+//! carries the episode's reward and group statistics, the turn's own reward (its own where
+//! `[rewards] turn_reward` gave turns their own, else the episode's) and its own signals:
+//! its reward signals by name, whether it was well-formed, its error kind, and what regulation
+//! did to it.
 //!
 //! `--last-k N` cuts each prompt to the system prompt and the last N messages the seat
 //! received, with its own replies between them. Counting received messages (not all messages)
 //! keeps every prompt starting with a user message after the system prompt, which templates
 //! that insist on alternating roles require.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use serde::Serialize;
@@ -35,6 +38,12 @@ struct Line<'a> {
     /// The action that took effect, as the mover would write it; null for an unusable turn.
     played: Option<String>,
     regulation: Option<Regulation>,
+    /// What this turn is worth ([`EpisodeRecord::turn_reward`]): its own reward where the
+    /// record holds per-turn rewards (null for a logged prefix's turn), else the episode's.
+    turn_reward: Option<f64>,
+    /// The turn's reward signals by name, unweighted (`format`, `length`, …, `rule:NAME`, a
+    /// per-turn `judge`); empty under the terminal reward alone.
+    turn_signals: &'a BTreeMap<String, f64>,
     #[serde(flatten)]
     head: &'a Head<'a>,
 }
@@ -102,6 +111,8 @@ pub fn write(
             error_kind: turn.parsed.error.as_ref().map(|e| e.kind),
             played: turn.played.as_ref().map(|a| render_action(a, space, true)),
             regulation: turn.regulation.as_ref().map(|e| Regulation::of(e, space)),
+            turn_reward: record.turn_reward(turn_index),
+            turn_signals: &turn.rewards,
             head,
         };
         write_line(out, &line)?;

@@ -1,8 +1,8 @@
 //! `tinker`: one line per seat and episode holding its transitions in the shape of the Tinker
 //! cookbook's `Transition` — `ob` (the full prompt of the call as ids: every earlier call's
 //! prompt and completion, then this call's prompt), `ac` (`tokens` sampled and their
-//! `maybe_logprobs`), `reward` (the episode's terminal reward on the last transition, 0 before)
-//! and `episode_done` (on the last). A trajectory's `final_ob` is not written: a seat's episode
+//! `maybe_logprobs`), `reward` (each turn's own where the record holds per-turn rewards, else
+//! the episode's reward on the last transition, 0 before) and `episode_done` (on the last). A trajectory's `final_ob` is not written: a seat's episode
 //! ends with its own last action.
 
 use std::io::{self, Write};
@@ -10,6 +10,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::game::TurnTokens;
+use crate::record::EpisodeRecord;
 
 use super::tokens::call_rewards;
 use super::{write_line, Head};
@@ -35,8 +36,13 @@ struct Action<'a> {
     maybe_logprobs: &'a [f64],
 }
 
-pub fn write(head: &Head, calls: &[&TurnTokens], out: &mut dyn Write) -> io::Result<usize> {
-    let rewards = call_rewards(calls.len(), head.reward);
+pub fn write(
+    head: &Head,
+    record: &EpisodeRecord,
+    calls: &[&TurnTokens],
+    out: &mut dyn Write,
+) -> io::Result<usize> {
+    let rewards = call_rewards(record, head.seat);
     let mut context: Vec<u32> = Vec::new();
     let mut transitions = Vec::with_capacity(calls.len());
     for (i, call) in calls.iter().enumerate() {

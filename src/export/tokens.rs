@@ -88,11 +88,21 @@ impl<'a> Trajectory<'a> {
     }
 }
 
-/// Per call, the seat's reward for it: 0 on every call but the last, which gets the episode's
-/// terminal reward (records hold no per-turn reward), so they sum to the episode's reward.
-pub fn call_rewards(calls: usize, reward: f64) -> Vec<f64> {
-    (0..calls)
-        .map(|i| if i + 1 == calls { reward } else { 0.0 })
+/// Per call of `seat` ([`own_calls`]), its reward: each turn's own where the record holds
+/// per-turn rewards (`[rewards] turn_reward`; with `last_turn` they sum to the seat's per-turn
+/// signals plus its episode-level parts once), else 0 on every call but the last, which gets
+/// the seat's episode total, so they sum to it.
+pub fn call_rewards(record: &EpisodeRecord, seat: Seat) -> Vec<f64> {
+    let calls: Vec<usize> = own_calls(record, seat).map(|(i, _)| i).collect();
+    if !record.turn_rewards.is_empty() {
+        return calls
+            .iter()
+            .map(|i| record.turn_reward(*i).unwrap_or(0.0))
+            .collect();
+    }
+    let last = calls.len().saturating_sub(1);
+    (0..calls.len())
+        .map(|i| if i == last { record.rewards[seat] } else { 0.0 })
         .collect()
 }
 
@@ -122,6 +132,32 @@ mod tests {
             t.logprobs,
             vec![-0.5, -0.25, 0.0, -1.0, 0.0, 0.0, -0.125, 0.0]
         );
-        assert_eq!(call_rewards(3, 0.7), vec![0.0, 0.0, 0.7]);
+    }
+
+    #[test]
+    fn call_rewards_are_the_turns_own_where_the_record_has_them() {
+        use crate::fixtures::{casino, learner_first_as, play, record_of, turn};
+        use crate::scenario::Role;
+        // Learner, opponent, learner, opponent (accepts).
+        let s = casino();
+        let e = play(
+            &s,
+            learner_first_as(&s, Role::Agent1),
+            &[
+                turn("Food?", "[SUBMIT_DEAL] food:3 water:2 firewood:0"),
+                turn("No.", "[REJECT_DEAL]"),
+                turn("Less food?", "[SUBMIT_DEAL] food:2 water:2 firewood:0"),
+                turn("Yes.", "[ACCEPT_DEAL]"),
+            ],
+        );
+        let mut record = record_of(e);
+        record.rewards = crate::game::PerSeat::new(0.7, 0.2);
+        // No per-turn rewards: 0 then the episode's total on the seat's last call.
+        assert_eq!(call_rewards(&record, Seat::Learner), vec![0.0, 0.7]);
+        assert_eq!(call_rewards(&record, Seat::Opponent), vec![0.0, 0.2]);
+        // Per-turn rewards: each call its own turn's.
+        record.turn_rewards = vec![Some(0.5), Some(0.1), Some(0.25), Some(-0.5)];
+        assert_eq!(call_rewards(&record, Seat::Learner), vec![0.5, 0.25]);
+        assert_eq!(call_rewards(&record, Seat::Opponent), vec![0.1, -0.5]);
     }
 }

@@ -41,7 +41,8 @@ struct Metrics {
 struct Extra<'a> {
     #[serde(flatten)]
     head: &'a Head<'a>,
-    /// Per call: 0, …, 0, the episode's reward (records hold terminal rewards only).
+    /// Per call: each turn's own reward where the record holds per-turn rewards, else 0, …,
+    /// 0, the episode's reward ([`call_rewards`]).
     turn_rewards: Vec<f64>,
 }
 
@@ -70,7 +71,7 @@ pub fn write(
         },
         extra_fields: Extra {
             head,
-            turn_rewards: call_rewards(calls.len(), head.reward),
+            turn_rewards: call_rewards(record, head.seat),
         },
     };
     write_line(out, &line)?;

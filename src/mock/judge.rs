@@ -1,10 +1,11 @@
 //! The mock as a judge and as a reward model, for tests and demos of the reward calls.
 //!
-//! - A chat request whose messages carry the built-in rubric's marker
-//!   ([`RUBRIC_MARKER`]) is answered with a readable verdict in the fixed format: a score
-//!   computed from the judged text, and for each turn to label one label of each set the
-//!   rubric lists, chosen the same way — or, at the rate `--judge-unreadable-rate`, with prose
-//!   that is not a verdict.
+//! - A chat request whose messages carry the built-in rubrics' marker
+//!   ([`RUBRIC_MARKER`]) — a seat's episode or one turn — is answered with a readable verdict
+//!   in the fixed format: a score computed from the judged text (in the rubric's `SCORE RANGE`
+//!   where it states one), and for each turn to label one label of each set the rubric lists,
+//!   chosen the same way — or, at the rate `--judge-unreadable-rate`, with prose that is not a
+//!   verdict.
 //! - `POST /pooling` (vLLM's pooling API, `{"messages"}`), `POST /score` (vLLM's score API,
 //!   `{"text_1", "text_2"}`) and `POST /reward` (the plain API: `{"messages"}` in,
 //!   `{"reward"}` out) answer with [`conversation_reward`] of what they were sent — or, at the
@@ -28,15 +29,25 @@ pub fn is_judge_request(messages: &[Message]) -> bool {
     messages.iter().any(|m| m.content.contains(RUBRIC_MARKER))
 }
 
-/// The mock judge's verdict on `prompt`: `SCORE: x` with x = (FNV-1a of the prompt mod 101)
-/// / 100, after one `TURN k set: label` line per turn to label and set, the label picked by
-/// the same hash plus k. Reads the rubric's `LABEL SET name: a | b` and `TURNS TO LABEL: 1, 3`
-/// lines.
+/// The mock judge's verdict on `prompt`: `SCORE: x` with x = low + (high − low) · (FNV-1a of
+/// the prompt mod 101) / 100, to two decimals — [low, high] the rubric's `SCORE RANGE: low to
+/// high` line, [0, 1] without one — after one `TURN k set: label` line per turn to label and
+/// set, the label picked by the same hash plus k. Reads the rubric's `LABEL SET name: a | b`
+/// and `TURNS TO LABEL: 1, 3` lines.
 pub fn verdict(prompt: &str) -> String {
     let hash = fnv(prompt.as_bytes());
     let mut sets: Vec<(&str, Vec<&str>)> = Vec::new();
     let mut turns: Vec<u64> = Vec::new();
+    let (mut low, mut high) = (0.0, 1.0);
     for line in prompt.lines().map(str::trim) {
+        if let Some((l, h)) = line
+            .strip_prefix("SCORE RANGE:")
+            .and_then(|r| r.split_once(" to "))
+        {
+            if let (Ok(l), Ok(h)) = (l.trim().parse::<f64>(), h.trim().parse::<f64>()) {
+                (low, high) = (l, h);
+            }
+        }
         if let Some(rest) = line.strip_prefix("LABEL SET ") {
             if let Some((name, labels)) = rest.split_once(':') {
                 sets.push((name.trim(), labels.split('|').map(str::trim).collect()));
@@ -58,7 +69,8 @@ pub fn verdict(prompt: &str) -> String {
             out.push_str(&format!("TURN {k} {name}: {pick}\n"));
         }
     }
-    out.push_str(&format!("SCORE: {:.2}", (hash % 101) as f64 / 100.0));
+    let share = (hash % 101) as f64 / 100.0;
+    out.push_str(&format!("SCORE: {:.2}", low + (high - low) * share));
     out
 }
 
@@ -180,14 +192,25 @@ mod tests {
             "strategy".to_string(),
             vec!["anchor".to_string(), "concede".to_string()],
         )]);
-        let read = parse_verdict(&v, &[2, 4], &sets).unwrap();
+        let read = parse_verdict(&v, &[2, 4], &sets, [0.0, 1.0]).unwrap();
         assert_eq!(read.score, (fnv(prompt.as_bytes()) % 101) as f64 / 100.0);
         assert_eq!(read.labels.len(), 2);
-        assert!(parse_verdict(UNREADABLE_VERDICT, &[2, 4], &sets).is_err());
+        assert!(parse_verdict(UNREADABLE_VERDICT, &[2, 4], &sets, [0.0, 1.0]).is_err());
         assert!(is_judge_request(&[Message::new(
             crate::game::MessageRole::User,
             prompt
         )]));
+    }
+
+    #[test]
+    fn the_mock_verdict_keeps_to_the_range_the_rubric_states() {
+        // [−100, 0]: x = −100 + 100 · share, share = (hash mod 101) / 100.
+        let prompt = format!("{RUBRIC_MARKER}\nSCORE RANGE: -100.0 to 0.0\nTURNS TO LABEL: 3\n");
+        let share = (fnv(prompt.as_bytes()) % 101) as f64 / 100.0;
+        let read = parse_verdict(&verdict(&prompt), &[3], &BTreeMap::new(), [-100.0, 0.0]);
+        let score = read.unwrap().score;
+        assert!((score - (-100.0 + 100.0 * share)).abs() < 0.005, "{score}");
+        assert!((-100.0..=0.0).contains(&score));
     }
 
     #[test]

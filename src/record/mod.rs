@@ -20,7 +20,7 @@ use crate::digest::{Digest, Fnv1a64};
 use crate::game::{
     Completion, Episode, EpisodeSeed, Outcome, OutcomeKind, PerSeat, Seat, Setup, Turn,
 };
-use crate::reward::{episode_rewards, total, Component, RewardConfig};
+use crate::reward::{combine_parts, episode_rewards, Component, RewardConfig};
 use crate::scenario::{Family, Role};
 use crate::score::{episode_metrics, Aggregate, EpisodeMetrics, Weights};
 
@@ -133,6 +133,13 @@ pub struct EpisodeRecord {
     /// config uses). Absent under the terminal reward alone.
     #[serde(default, skip_serializing_if = "no_parts")]
     pub reward_parts: PerSeat<BTreeMap<String, f64>>,
+    /// Per turn, in the order of `turns`, under `[rewards] turn_reward = "every_turn"` or
+    /// `"last_turn"`: that turn's own reward for the seat that moved — its weighted per-turn
+    /// signals and, as the setting says, the seat's episode-level parts
+    /// ([`crate::reward::combine_parts`]); `null` for a logged prefix's turns. Absent
+    /// otherwise: every turn is then worth its seat's `rewards` ([`Self::turn_reward`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_rewards: Vec<Option<f64>>,
     /// What went wrong getting the judge's and the reward model's components, counted
     /// (`judge_unreadable`, `judge_failed`, `reward_model_failed`; see
     /// [`crate::reward::issues`]). Absent when nothing did.
@@ -298,6 +305,7 @@ impl EpisodeRecord {
             outcome: RecordOutcome { outcome, metrics },
             rewards: rewarded.total,
             reward_parts: rewarded.parts,
+            turn_rewards: rewarded.turn_rewards,
             reward_issues: BTreeMap::new(),
             reward_errors: BTreeMap::new(),
             timing,
@@ -307,18 +315,42 @@ impl EpisodeRecord {
         })
     }
 
-    /// Make `rewards` the totals of `reward_parts` under `config` again, after a component was
-    /// added (the judge's, the reward model's). Under the terminal reward alone there is
-    /// nothing to combine and the totals stay.
+    /// Make `rewards` the totals of `reward_parts` under `config` again, and `turn_rewards`
+    /// each turn's own, after a component was added (the judge's — per episode in the parts,
+    /// per turn on the turns — and the reward model's): [`combine_parts`]. Under the terminal
+    /// reward alone there is nothing to combine and the totals stay.
     pub fn recombine(&mut self, config: &RewardConfig) {
-        if !config.is_terminal_only() {
-            self.rewards = PerSeat::from_fn(|seat| total(&self.reward_parts[seat], config));
+        if config.is_terminal_only() {
+            return;
+        }
+        let signals: Vec<&BTreeMap<String, f64>> = self.turns.iter().map(|t| &t.rewards).collect();
+        let combined = combine_parts(
+            &self.setup,
+            &self.turns,
+            &signals,
+            &mut self.reward_parts,
+            config,
+        );
+        self.rewards = combined.total;
+        self.turn_rewards = combined.turn_rewards;
+    }
+
+    /// What turn `index` is worth to the seat that moved: its own reward where the record
+    /// holds per-turn rewards (`None` for a logged prefix's turn there), else the seat's
+    /// episode total. `None` past the last turn.
+    pub fn turn_reward(&self, index: usize) -> Option<f64> {
+        let turn = self.turns.get(index)?;
+        if self.turn_rewards.is_empty() {
+            Some(self.rewards[turn.seat])
+        } else {
+            self.turn_rewards.get(index).copied().flatten()
         }
     }
 
     /// Keep what `stored` (this episode's record as written) got from the judge, the reward
     /// model and `dealgym annotate` — what cannot be recomputed from the record without an
-    /// endpoint: their parts (for the components `config` uses), the turns' labels and
+    /// endpoint: their parts (for the components `config` uses; a per-turn judge's verdicts on
+    /// the turns), the turns' labels and
     /// annotations and the issue counts — and the turns' dataset labels (a people's dialogue's,
     /// from the data), then [`recombine`](Self::recombine). What replay and rescore rebuild
     /// records with.
@@ -333,7 +365,12 @@ impl EpisodeRecord {
                 }
             }
         }
+        let judge = Component::Judge.name();
+        let per_turn_judge = config.uses(Component::Judge) && config.is_per_turn(Component::Judge);
         for (turn, old) in self.turns.iter_mut().zip(&stored.turns) {
+            if let Some(v) = old.rewards.get(judge).filter(|_| per_turn_judge) {
+                turn.rewards.insert(judge.to_string(), *v);
+            }
             turn.labels = old.labels.clone();
             turn.dataset_labels = old.dataset_labels.clone();
             turn.annotation = old.annotation.clone();

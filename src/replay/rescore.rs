@@ -66,6 +66,7 @@ pub fn rescore(
     rescored.rewards = rewarded.total;
     rescored.reward_parts = rewarded.parts;
     rescored.reward_config = Some(rewards.in_force());
+    rescored.turn_rewards = rewarded.turn_rewards;
     rescored.keep_judged(record, rewards);
     mark_unjudged(&mut rescored, rewards);
     rescored

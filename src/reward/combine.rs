@@ -1,13 +1,15 @@
 //! A seat's total reward from its named components: the weighted sum, or the reward
-//! enhancement; and the one function that gives an episode its per-turn signals, per-seat
-//! components and totals ([`episode_rewards`]).
+//! enhancement; the one function that gives an episode its per-turn signals, per-seat
+//! components and totals ([`episode_rewards`]); and the one that makes parts into totals and
+//! turns into their own rewards ([`combine_parts`]), which a record calls again once the judge
+//! and the reward model have answered.
 
 use std::collections::BTreeMap;
 
-use crate::game::{Outcome, PerSeat, Setup, Turn};
+use crate::game::{Outcome, PerSeat, Seat, Setup, Turn};
 use crate::scenario::Scenario;
 
-use super::config::{Combine, Component, RewardConfig};
+use super::config::{Combine, Component, RewardConfig, TurnReward};
 use super::terminal::terminal_rewards;
 use super::turn::turn_signals;
 
@@ -58,6 +60,10 @@ pub struct EpisodeRewards {
     pub parts: PerSeat<BTreeMap<String, f64>>,
     /// Per seat: the total.
     pub total: PerSeat<f64>,
+    /// Per turn, in order, under `[rewards] turn_reward = "every_turn" | "last_turn"`: the
+    /// turn's own reward for the seat that moved (`None` for a logged prefix's turns). Empty
+    /// otherwise.
+    pub turn_rewards: Vec<Option<f64>>,
 }
 
 /// The pure rewards of an ended episode. A seat's `format`, `length`, `points` and `strategic`
@@ -78,46 +84,139 @@ pub fn episode_rewards(
             turns: signals,
             parts: PerSeat::default(),
             total: terminal,
+            turn_rewards: Vec::new(),
         };
     }
-    let parts = PerSeat::from_fn(|seat| {
-        let mine: Vec<&BTreeMap<String, f64>> = turns
-            .iter()
-            .zip(&signals)
-            .filter(|(t, _)| t.seat == seat)
-            .map(|(_, s)| s)
-            .collect();
+    let mut parts = PerSeat::from_fn(|seat| {
         let mut parts = BTreeMap::new();
-        for c in config.components() {
-            let value = match c {
-                Component::Terminal => terminal[seat],
-                Component::Rules => mine
-                    .iter()
-                    .flat_map(|s| s.iter())
-                    .filter(|(k, _)| k.starts_with("rule:"))
-                    .fold(0.0, |acc, (_, v)| acc + v),
-                c if c.is_per_turn() => {
-                    let values: Vec<f64> = mine
-                        .iter()
-                        .filter_map(|s| s.get(c.name()).copied())
-                        .collect();
-                    if values.is_empty() {
-                        0.0
-                    } else {
-                        values.iter().sum::<f64>() / values.len() as f64
-                    }
-                }
-                _ => continue,
-            };
-            parts.insert(c.name().to_string(), value);
+        if config.uses(Component::Terminal) {
+            parts.insert(Component::Terminal.name().to_string(), terminal[seat]);
         }
         parts
     });
-    let total = PerSeat::from_fn(|seat| total(&parts[seat], config));
+    let refs: Vec<&BTreeMap<String, f64>> = signals.iter().collect();
+    let combined = combine_parts(setup, turns, &refs, &mut parts, config);
     EpisodeRewards {
         turns: signals,
         parts,
-        total,
+        total: combined.total,
+        turn_rewards: combined.turn_rewards,
+    }
+}
+
+/// What [`combine_parts`] makes of an episode's parts and per-turn signals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Combined {
+    /// Per seat: the total ([`total`] of its parts).
+    pub total: PerSeat<f64>,
+    /// Per turn, under `turn_reward = "every_turn" | "last_turn"` (else empty): the reward of
+    /// the turn for the seat that moved, `None` for a logged prefix's turn.
+    pub turn_rewards: Vec<Option<f64>>,
+}
+
+/// The one place a seat's parts become its total and each turn its reward. `parts` comes in
+/// with each seat's episode-level parts (`terminal`; a per-episode `judge` and the
+/// `reward_model` once they were called); the parts of the per-turn components
+/// ([`RewardConfig::is_per_turn`]) are (re)made here from `signals` (the turns' own, in
+/// order): the mean of the seat's turns that have the signal (0 when none has), `rules` the
+/// sum of its turns' `rule:NAME` scores, and a per-turn `judge` the mean of its judged turns —
+/// absent when no turn was judged, as a failed episode judge is absent. A logged prefix's
+/// turns have no signals and count for nothing.
+///
+/// A turn's reward is [`total`] of the turn's own parts: each per-turn component's value on
+/// that turn (a missing signal counts 0), and each episode-level part on every turn of the
+/// seat (`every_turn`) or on its last turn only (`last_turn`) — see
+/// [`TurnReward`](super::TurnReward).
+pub fn combine_parts(
+    setup: &Setup,
+    turns: &[Turn],
+    signals: &[&BTreeMap<String, f64>],
+    parts: &mut PerSeat<BTreeMap<String, f64>>,
+    config: &RewardConfig,
+) -> Combined {
+    let components = config.components();
+    for seat in Seat::BOTH {
+        let mine: Vec<&BTreeMap<String, f64>> = turns
+            .iter()
+            .zip(signals)
+            .filter(|(t, _)| t.seat == seat)
+            .map(|(_, s)| *s)
+            .collect();
+        for &c in components.iter().filter(|c| config.is_per_turn(**c)) {
+            let values: Vec<f64> = mine.iter().filter_map(|s| turn_value(c, s)).collect();
+            let value = match c {
+                Component::Rules => Some(values.iter().fold(0.0, |acc, v| acc + v)),
+                Component::Judge if values.is_empty() => None,
+                _ if values.is_empty() => Some(0.0),
+                _ => Some(values.iter().sum::<f64>() / values.len() as f64),
+            };
+            match value {
+                Some(v) => parts[seat].insert(c.name().to_string(), v),
+                None => parts[seat].remove(c.name()),
+            };
+        }
+    }
+    let totals = PerSeat::from_fn(|seat| total(&parts[seat], config));
+    let every = match config.turn_reward {
+        TurnReward::Episode => {
+            return Combined {
+                total: totals,
+                turn_rewards: Vec::new(),
+            }
+        }
+        TurnReward::EveryTurn => true,
+        TurnReward::LastTurn => false,
+    };
+    let scored = |i: usize| !setup.rules.is_logged_turn(i);
+    let last = PerSeat::from_fn(|seat| {
+        (0..turns.len())
+            .rev()
+            .find(|i| turns[*i].seat == seat && scored(*i))
+    });
+    let turn_rewards = turns
+        .iter()
+        .zip(signals)
+        .enumerate()
+        .map(|(i, (turn, signals))| {
+            if !scored(i) {
+                return None;
+            }
+            let seat = turn.seat;
+            let episode_parts = every || last[seat] == Some(i);
+            let mut own = BTreeMap::new();
+            for &c in &components {
+                let value = if config.is_per_turn(c) {
+                    turn_value(c, signals)
+                } else if episode_parts {
+                    parts[seat].get(c.name()).copied()
+                } else {
+                    None
+                };
+                if let Some(v) = value {
+                    own.insert(c.name().to_string(), v);
+                }
+            }
+            Some(total(&own, config))
+        })
+        .collect();
+    Combined {
+        total: totals,
+        turn_rewards,
+    }
+}
+
+/// A per-turn component's value on one turn, from its signals: the sum of its `rule:NAME`
+/// scores for `rules` (0 when none matched), else the signal by name, if the turn has it.
+fn turn_value(c: Component, signals: &BTreeMap<String, f64>) -> Option<f64> {
+    match c {
+        Component::Rules if signals.is_empty() => None,
+        Component::Rules => Some(
+            signals
+                .iter()
+                .filter(|(k, _)| k.starts_with("rule:"))
+                .fold(0.0, |acc, (_, v)| acc + v),
+        ),
+        c => signals.get(c.name()).copied(),
     }
 }
 
@@ -127,6 +226,7 @@ mod tests {
     use crate::fixtures::{casino, learner_first_as, play, turn};
     use crate::reward::{EnhanceConfig, RuleConfig, RuleTarget};
     use crate::scenario::Role;
+    use crate::scenario::Scenario;
 
     const TOL: f64 = 1e-9;
 
@@ -241,6 +341,7 @@ mod tests {
                 min: 5,
                 max: 15,
                 outside: -1.0,
+                ..Default::default()
             },
             rules: vec![RuleConfig {
                 name: "food".into(),
@@ -286,5 +387,157 @@ mod tests {
             plain.total,
             terminal_rewards(&s, &outcome, &RewardConfig::default())
         );
+    }
+
+    #[test]
+    fn repo_clip_n_100_with_a_deducting_judge() {
+        // REPO §4: E = clip(E_judge + E_func, −n, n), R = R_m · (1 ± E/n), n = 100. Its judge
+        // deducts 5, 20, 30 per fault (its rubric); a reply with a 5- and a 20-point fault
+        // scores −25, and one rule costs −20: E = −45.
+        // R_m = 0.6 > 0, E < 0: dampened, 0.6 · (1 − 45/100) = 0.33.
+        assert!(close(enhance(0.6, -45.0, 100.0), 0.33));
+        // R_m = −0.4 < 0, E < 0: the penalty amplified, −0.4 · (1 + 0.45) = −0.58.
+        assert!(close(enhance(-0.4, -45.0, 100.0), -0.58));
+        // Faults past the clip: E = −130 → −100, 0.6 · 0 = 0; a clean reply (E = 0) keeps R_m.
+        assert!(close(enhance(0.6, -130.0, 100.0), 0.0));
+        assert!(close(enhance(0.6, 0.0, 100.0), 0.6));
+        // The same through a config: n = 100 is accepted, the judge per turn in [−100, 0].
+        let config: RewardConfig = toml::from_str(
+            "combine = \"enhance\"\nturn_reward = \"every_turn\"\n\
+             [enhance]\nprimary = \"reward_model\"\nauxiliary = [\"judge\", \"rules\"]\nn = 100.0\n\
+             [judge]\nendpoint = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\nmode = \"turn\"\n\
+             range = [-100.0, 0.0]\n\
+             [reward_model]\nurl = \"http://127.0.0.1:1/reward\"\n\
+             [[rules]]\nname = \"work_order\"\npattern = \"(?i)work.order\"\ntarget = \"talk\"\n\
+             score = -20.0",
+        )
+        .unwrap();
+        config.validate().unwrap();
+        assert_eq!(config.enhance.n, 100.0);
+        let p = parts(&[("reward_model", 0.6), ("judge", -25.0), ("rules", -20.0)]);
+        assert!(close(total(&p, &config), 0.33));
+    }
+
+    /// Agent_1 (learner, 5/4/3) submits 3/2/0, agent_2 (3/4/5) rejects, the learner submits
+    /// 2/2/0, agent_2 accepts: the learner keeps 10 + 8 = 18 of 36, agent_2 gets 1/1/3 =
+    /// 3 + 4 + 15 = 22.
+    fn four_turns() -> (std::sync::Arc<Scenario>, crate::game::Episode) {
+        let s = casino();
+        let e = play(
+            &s,
+            learner_first_as(&s, Role::Agent1),
+            &[
+                turn(
+                    "We need food badly.",
+                    "[SUBMIT_DEAL] food:3 water:2 firewood:0",
+                ),
+                turn("No, we need firewood.", "[REJECT_DEAL]"),
+                turn(
+                    "Two food then, you keep the firewood.",
+                    "[SUBMIT_DEAL] food:2 water:2 firewood:0",
+                ),
+                turn("Deal, thank you so much!", "[ACCEPT_DEAL]"),
+            ],
+        );
+        (s, e)
+    }
+
+    #[test]
+    fn each_turn_gets_its_own_reward_with_the_episode_parts_on_every_or_the_last_turn() {
+        let (s, e) = four_turns();
+        let outcome = e.outcome().unwrap().clone();
+        let weights = [
+            (Component::Terminal, 1.0),
+            (Component::Format, 0.5),
+            (Component::Points, 1.0),
+        ];
+        let config = |turn_reward| RewardConfig {
+            weights: weights.into(),
+            turn_reward,
+            ..RewardConfig::default()
+        };
+        // Points per turn: learner 2·23/36 − 0.5 and 2·18/36 − 0.5 = 0.5; agent_2's REJECT
+        // 0, its ACCEPT 2·22/36 − 0.5. Terminal ρ: 18/36 and 22/36. Every turn format-ok.
+        let (p0, p3) = (46.0 / 36.0 - 0.5, 44.0 / 36.0 - 0.5);
+        let (t_l, t_o) = (0.5, 22.0 / 36.0);
+        // every_turn: 0.5·format + points + terminal on each row.
+        let every = episode_rewards(
+            &s,
+            e.setup(),
+            e.turns(),
+            &outcome,
+            &config(TurnReward::EveryTurn),
+        );
+        let want = [
+            0.5 + p0 + t_l,
+            0.5 + 0.0 + t_o,
+            0.5 + 0.5 + t_l,
+            0.5 + p3 + t_o,
+        ];
+        for (i, (got, want)) in every.turn_rewards.iter().zip(want).enumerate() {
+            assert!(close(got.unwrap(), want), "turn {i}: {got:?} vs {want}");
+        }
+        assert_ne!(
+            every.turn_rewards[0], every.turn_rewards[2],
+            "the learner's rows differ"
+        );
+        // last_turn: the terminal part on each seat's last turn only.
+        let last = episode_rewards(
+            &s,
+            e.setup(),
+            e.turns(),
+            &outcome,
+            &config(TurnReward::LastTurn),
+        );
+        let want = [0.5 + p0, 0.5, 0.5 + 0.5 + t_l, 0.5 + p3 + t_o];
+        for (i, (got, want)) in last.turn_rewards.iter().zip(want).enumerate() {
+            assert!(close(got.unwrap(), want), "turn {i}: {got:?} vs {want}");
+        }
+        // The episode totals stay as they were, whatever the rows get: terminal + 0.5·mean
+        // format + mean points; and the default stores no per-turn reward.
+        let episode = episode_rewards(
+            &s,
+            e.setup(),
+            e.turns(),
+            &outcome,
+            &config(TurnReward::Episode),
+        );
+        assert!(episode.turn_rewards.is_empty());
+        for r in [&every, &last] {
+            assert_eq!(r.total, episode.total);
+            assert_eq!(r.parts, episode.parts);
+        }
+        assert!(close(episode.total.learner, t_l + 0.5 + (p0 + 0.5) / 2.0));
+    }
+
+    #[test]
+    fn under_enhance_each_turn_scales_the_primary_by_its_own_auxiliaries() {
+        // Primary: terminal (the episode's, on every turn); E = 0.1·format + 0.5·points of
+        // the turn, n = 1. Learner (terminal 0.5): turn 0, E = 0.1 + 0.5·(46/36 − 0.5) →
+        // 0.5·(1 + E); turn 2, E = 0.1 + 0.25 = 0.35 → 0.675.
+        let (s, e) = four_turns();
+        let outcome = e.outcome().unwrap().clone();
+        let config = RewardConfig {
+            combine: Combine::Enhance,
+            weights: [(Component::Format, 0.1), (Component::Points, 0.5)].into(),
+            enhance: EnhanceConfig {
+                primary: Component::Terminal,
+                auxiliary: vec![Component::Format, Component::Points],
+                n: 1.0,
+            },
+            turn_reward: TurnReward::EveryTurn,
+            ..RewardConfig::default()
+        };
+        config.validate().unwrap();
+        let r = episode_rewards(&s, e.setup(), e.turns(), &outcome, &config);
+        let e0 = 0.1 + 0.5 * (46.0 / 36.0 - 0.5);
+        assert!(close(r.turn_rewards[0].unwrap(), 0.5 * (1.0 + e0)));
+        assert!(close(r.turn_rewards[2].unwrap(), 0.675));
+        // last_turn would leave the primary off every turn but the last: refused.
+        let last = RewardConfig {
+            turn_reward: TurnReward::LastTurn,
+            ..config
+        };
+        assert!(last.validate().unwrap_err().contains("last_turn"));
     }
 }

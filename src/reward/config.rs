@@ -29,7 +29,7 @@ pub enum Component {
     Terminal,
     /// Per turn: 1 for a format-ok completion, else 0.
     Format,
-    /// Per turn: the Talk's length in words against `[rewards.length]`.
+    /// Per turn: the Talk's words, or the completion's characters, against `[rewards.length]`.
     Length,
     /// Per turn: the own points of a proposed or accepted deal, −1 for walking away.
     Points,
@@ -37,7 +37,8 @@ pub enum Component {
     Strategic,
     /// Per turn: the sum of the scores of the `[[rewards.rules]]` that match.
     Rules,
-    /// Per episode and seat: the LLM judge's score in [0, 1].
+    /// Per episode and seat, or per turn (`[rewards.judge] mode = "turn"`): the LLM judge's
+    /// score, in [0, 1] unless `[rewards.judge] range` says otherwise.
     Judge,
     /// Per episode and seat: the reward model's scalar.
     RewardModel,
@@ -75,7 +76,8 @@ impl Component {
         !matches!(self, Component::Judge | Component::RewardModel)
     }
 
-    /// Given per turn (stored on each turn and averaged or summed per seat).
+    /// Always given per turn (stored on each turn and averaged or summed per seat). The judge
+    /// is per turn only where its config says so: [`RewardConfig::is_per_turn`] decides.
     pub fn is_per_turn(self) -> bool {
         matches!(
             self,
@@ -101,15 +103,33 @@ pub enum Combine {
     Enhance,
 }
 
-/// `[rewards.length]`: the Talk length, in words, that earns the length reward.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// What `[rewards.length]` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LengthUnit {
+    /// Words of the Talk (what the counterpart reads): 1 at `min`, linearly 0 at `max`,
+    /// `outside` beyond either bound — concise talk is better, within reason.
+    #[default]
+    Words,
+    /// Characters of the whole completion as written (the raw text, Thought and reasoning
+    /// included) — the CaSiNo harness's length signal (§3.4: "linear reward for responses
+    /// between 50 and 750 characters; penalizes very short (−1.0) or excessively long
+    /// completions with gentle decay"): `outside` below `min`, linearly 0 at `min` to 1 at
+    /// `max`, then a decay of 1 per `max` characters beyond it, down to `outside`
+    /// ([`super::length_reward`]).
+    Chars,
+}
+
+/// `[rewards.length]`: the length that earns the length reward.
+#[derive(Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LengthConfig {
-    /// At `min` words the reward is 1, falling linearly to 0 at `max`.
+    /// The bounds, in `unit`s (see [`LengthUnit`] for the shape between and beyond them).
     pub min: u32,
     pub max: u32,
-    /// The reward of a Talk shorter than `min` or longer than `max` (a penalty).
+    /// The reward of a length below `min` (and, in words, above `max`): a penalty.
     pub outside: f64,
+    pub unit: LengthUnit,
 }
 
 impl Default for LengthConfig {
@@ -118,8 +138,63 @@ impl Default for LengthConfig {
             min: 5,
             max: 60,
             outside: -1.0,
+            unit: LengthUnit::Words,
         }
     }
+}
+
+/// Prints `unit` only when it is not the default, so run ids of configs older than it stay.
+impl fmt::Debug for LengthConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("LengthConfig");
+        d.field("min", &self.min)
+            .field("max", &self.max)
+            .field("outside", &self.outside);
+        if self.unit != LengthUnit::default() {
+            d.field("unit", &self.unit);
+        }
+        d.finish()
+    }
+}
+
+/// Which turns get the strategic-talk signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StrategicTurns {
+    /// Every turn the seat plays.
+    #[default]
+    All,
+    /// Only turns whose written action is `[TALK]` or `[REJECT_DEAL]` — the CaSiNo harness's
+    /// rule (§3.4: "for [TALK] and [REJECT_DEAL] turns only", a gradient on the conversational
+    /// moves the points reward gives nothing). Other turns get no `strategic` signal: it is
+    /// absent (0 in a turn's reward) and left out of the seat's mean.
+    TalkAndReject,
+}
+
+/// `[rewards.strategic]`: the strategic-talk heuristic's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StrategicConfig {
+    pub turns: StrategicTurns,
+}
+
+/// `[rewards] turn_reward`: what each turn — each row of a per-turn export — is worth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnReward {
+    /// Every turn of a seat is worth the seat's episode total (one value per episode): no
+    /// per-turn reward is stored, and records are as they always were.
+    #[default]
+    Episode,
+    /// Each turn is worth its own weighted per-turn signals plus the weighted episode-level
+    /// parts (terminal, a per-episode judge, the reward model) on every turn of the seat — so
+    /// each GRPO row, scored alone, still learns the outcome (the CaSiNo harness's rows,
+    /// §3.3.3, each with its own per-turn rewards).
+    EveryTurn,
+    /// The turn's own weighted signals, and the episode-level parts on the seat's last turn
+    /// only, so a trainer that sums rewards over a trajectory counts the outcome once
+    /// (`sum` only: `enhance` scales the primary on every turn).
+    LastTurn,
 }
 
 /// What part of a turn a rule reads.
@@ -147,8 +222,22 @@ pub struct RuleConfig {
     pub score: f64,
 }
 
+/// What the judge grades at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgeMode {
+    /// Each seat once per episode, over the whole transcript (labelling its turns).
+    #[default]
+    Episode,
+    /// Each turn of each seat, over the transcript up to and including it: the CaSiNo
+    /// harness's judge (§3.4: the strategic coherence of the Thought and the alignment of the
+    /// Talk with the Action) and REPO's, which scores each response (§4). The verdict is
+    /// stored on the turn (`rewards.judge`) like the other per-turn signals.
+    Turn,
+}
+
 /// `[rewards.judge]`: an LLM-as-judge at an OpenAI-compatible chat endpoint.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct JudgeConfig {
     /// e.g. `http://127.0.0.1:8000/v1`; `/chat/completions` is appended.
@@ -167,6 +256,11 @@ pub struct JudgeConfig {
     /// Verdicts kept in memory, keyed by the digest of the rendered rubric (the judged text
     /// and the rubric).
     pub cache: usize,
+    pub mode: JudgeMode,
+    /// The scores a verdict may give, `[low, high]`: `[0, 1]` by default; REPO's judge deducts
+    /// points (§4 and its rubric: scores ≤ 0), e.g. `[-100, 0]` with `[rewards.enhance] n =
+    /// 100`. A score outside the range is unreadable.
+    pub range: [f64; 2],
 }
 
 impl Default for JudgeConfig {
@@ -183,7 +277,36 @@ impl Default for JudgeConfig {
             retries: 2,
             backoff_s: 0.5,
             cache: 4096,
+            mode: JudgeMode::Episode,
+            range: [0.0, 1.0],
         }
+    }
+}
+
+/// Prints `mode` and `range` only where they are not the defaults, so run ids of configs
+/// older than them stay.
+impl fmt::Debug for JudgeConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let base = JudgeConfig::default();
+        let mut d = f.debug_struct("JudgeConfig");
+        d.field("endpoint", &self.endpoint)
+            .field("model", &self.model)
+            .field("rubric", &self.rubric)
+            .field("api_key_env", &self.api_key_env)
+            .field("labels", &self.labels)
+            .field("temperature", &self.temperature)
+            .field("max_tokens", &self.max_tokens)
+            .field("timeout_s", &self.timeout_s)
+            .field("retries", &self.retries)
+            .field("backoff_s", &self.backoff_s)
+            .field("cache", &self.cache);
+        if self.mode != base.mode {
+            d.field("mode", &self.mode);
+        }
+        if self.range != base.range {
+            d.field("range", &self.range);
+        }
+        d.finish()
     }
 }
 
@@ -253,12 +376,14 @@ pub struct RewardConfig {
     /// Component name → weight. Absent: `terminal` alone, weight 1.
     pub weights: BTreeMap<Component, f64>,
     pub length: LengthConfig,
+    pub strategic: StrategicConfig,
     pub rules: Vec<RuleConfig>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeConfig>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reward_model: Option<RewardModelConfig>,
     pub enhance: EnhanceConfig,
+    pub turn_reward: TurnReward,
 }
 
 impl Default for RewardConfig {
@@ -271,10 +396,12 @@ impl Default for RewardConfig {
             combine: Combine::Sum,
             weights: BTreeMap::new(),
             length: LengthConfig::default(),
+            strategic: StrategicConfig::default(),
             rules: Vec::new(),
             judge: None,
             reward_model: None,
             enhance: EnhanceConfig::default(),
+            turn_reward: TurnReward::Episode,
         }
     }
 }
@@ -298,6 +425,9 @@ impl fmt::Debug for RewardConfig {
         if self.length != base.length {
             d.field("length", &self.length);
         }
+        if self.strategic != base.strategic {
+            d.field("strategic", &self.strategic);
+        }
         if self.rules != base.rules {
             d.field("rules", &self.rules);
         }
@@ -309,6 +439,9 @@ impl fmt::Debug for RewardConfig {
         }
         if self.enhance != base.enhance {
             d.field("enhance", &self.enhance);
+        }
+        if self.turn_reward != base.turn_reward {
+            d.field("turn_reward", &self.turn_reward);
         }
         d.finish()
     }
@@ -375,6 +508,17 @@ impl RewardConfig {
         self.components().contains(&component)
     }
 
+    /// Whether `component` is given per turn (stored on each turn, averaged or summed per
+    /// seat): the per-turn signals always, the judge in `mode = "turn"`.
+    pub fn is_per_turn(&self, component: Component) -> bool {
+        component.is_per_turn()
+            || (component == Component::Judge
+                && self
+                    .judge
+                    .as_ref()
+                    .is_some_and(|j| j.mode == JudgeMode::Turn))
+    }
+
     /// The terminal reward alone, unweighted: records carry no parts and no per-turn rewards,
     /// exactly as before the other components existed.
     pub fn is_terminal_only(&self) -> bool {
@@ -416,6 +560,13 @@ impl RewardConfig {
                 "[rewards.length] needs min < max and a finite outside (min = {}, max = {})",
                 l.min, l.max
             ));
+        }
+        if self.turn_reward == TurnReward::LastTurn && self.combine == Combine::Enhance {
+            return Err(
+                "[rewards] turn_reward = \"last_turn\" needs combine = \"sum\": enhance scales \
+                 the primary on every turn (use \"every_turn\")"
+                    .into(),
+            );
         }
         if self.combine == Combine::Enhance {
             let e = &self.enhance;
@@ -521,6 +672,23 @@ fn judge_checks(judge: &JudgeConfig) -> Result<(), String> {
         return Err("[rewards.judge] rubric is empty: name a built-in rubric or a .j2 file".into());
     }
     check_call_timing("[rewards.judge]", judge.timeout_s, judge.backoff_s)?;
+    let [low, high] = judge.range;
+    if !(low.is_finite() && high.is_finite() && low < high) {
+        return Err(format!(
+            "[rewards.judge] range must be two finite numbers, low < high (range = [{low}, {high}])"
+        ));
+    }
+    if judge.range != JudgeConfig::default().range
+        && judge.mode == JudgeMode::Episode
+        && super::judge::builtin_rubric(&judge.rubric, judge.mode).is_some()
+    {
+        return Err(format!(
+            "[rewards.judge] range = [{low}, {high}], but the built-in rubric `{}` asks for a \
+             score from 0 to 1: use mode = \"turn\" (its built-in rubric asks for the range) or \
+             a rubric of your own",
+            judge.rubric
+        ));
+    }
     for (set, labels) in &judge.labels {
         if !super::judge::is_label_word(set) {
             return Err(format!(
@@ -678,5 +846,59 @@ mod tests {
         let err = parse("[weights]\njudge = 1.0\n[judge]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\n[judge.labels]\nstrategy = []")
             .unwrap_err();
         assert!(err.contains("strategy has no labels"), "{err}");
+    }
+
+    #[test]
+    fn the_newer_settings_print_only_where_they_differ_so_older_run_ids_stay() {
+        let judge = "[judge]\nendpoint = \"http://h/v1\"\nmodel = \"m\"";
+        // Older configs: their Debug (what run ids fold in) is exactly what it was.
+        let old = parse(&format!(
+            "[weights]\nterminal = 1.0\nlength = 0.2\njudge = 0.5\n[length]\nmin = 3\nmax = 30\n{judge}"
+        ))
+        .unwrap();
+        let text = format!("{old:?}");
+        assert!(
+            text.contains("length: LengthConfig { min: 3, max: 30, outside: -1.0 }"),
+            "{text}"
+        );
+        assert!(text.ends_with("cache: 4096 } }"), "{text}");
+        for word in ["unit:", " mode:", "range:", "strategic:", "turn_reward:"] {
+            assert!(!text.contains(word), "{word} in {text}");
+        }
+        // The paper's forms print, and so change the run id.
+        let new = parse(&format!(
+            "turn_reward = \"every_turn\"\n[weights]\nlength = 0.2\nstrategic = 1.0\njudge = 0.5\n\
+             [length]\nunit = \"chars\"\nmin = 50\nmax = 750\n[strategic]\nturns = \"talk_and_reject\"\n\
+             {judge}\nmode = \"turn\"\nrange = [-1.0, 1.0]"
+        ))
+        .unwrap();
+        let text = format!("{new:?}");
+        for word in [
+            "unit: Chars",
+            "strategic: StrategicConfig { turns: TalkAndReject }",
+            "mode: Turn",
+            "range: [-1.0, 1.0]",
+            "turn_reward: EveryTurn",
+        ] {
+            assert!(text.contains(word), "{word} not in {text}");
+        }
+        assert!(new.is_per_turn(Component::Judge));
+        assert!(!old.is_per_turn(Component::Judge));
+    }
+
+    #[test]
+    fn a_judge_range_must_be_ordered_and_asked_for() {
+        let judge = "[weights]\njudge = 1.0\n[judge]\nendpoint = \"http://h/v1\"\nmodel = \"m\"";
+        let e = parse(&format!("{judge}\nmode = \"turn\"\nrange = [1.0, -1.0]")).unwrap_err();
+        assert!(e.contains("low < high"), "{e}");
+        // The built-in episode rubric asks for 0 to 1: another range needs the turn rubric
+        // (which asks for the range) or one's own.
+        let e = parse(&format!("{judge}\nrange = [-100.0, 0.0]")).unwrap_err();
+        assert!(e.contains("asks for a score from 0 to 1"), "{e}");
+        assert!(parse(&format!("{judge}\nmode = \"turn\"\nrange = [-100.0, 0.0]")).is_ok());
+        assert!(parse(&format!(
+            "{judge}\nrubric = \"mine.j2\"\nrange = [-1.0, 1.0]"
+        ))
+        .is_ok());
     }
 }

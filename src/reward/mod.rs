@@ -6,7 +6,8 @@
 //! LLM judge (`judge.rs`: its rubric rendering and strict verdict reading) and the reward model
 //! (`reward_model.rs`: its request and response shapes) are pure here too; their HTTP calls
 //! live in `llm/` and the step that makes them after an episode in `run/`. `combine.rs` makes a
-//! seat's total: a weighted sum by name, or the reward enhancement R_m · (1 + sign(R_m) · E/n).
+//! seat's total — a weighted sum by name, or the reward enhancement R_m · (1 + sign(R_m) · E/n)
+//! — and, where `[rewards] turn_reward` asks, each turn's own reward.
 //!
 //! This module may not do I/O, import `llm`, `run` or anything above `record`, or guess: an
 //! unreadable verdict scores 0 and is counted.
@@ -19,15 +20,17 @@ mod rules;
 mod terminal;
 mod turn;
 
-pub use combine::{enhance, episode_rewards, total, EpisodeRewards};
+pub use combine::{combine_parts, enhance, episode_rewards, total, Combined, EpisodeRewards};
 pub use config::{
-    Combine, Component, EnhanceConfig, JudgeConfig, LengthConfig, RewardConfig, RewardKind,
-    RewardModelConfig, RuleConfig, RuleTarget,
+    Combine, Component, EnhanceConfig, JudgeConfig, JudgeMode, LengthConfig, LengthUnit,
+    RewardConfig, RewardKind, RewardModelConfig, RuleConfig, RuleTarget, StrategicConfig,
+    StrategicTurns, TurnReward,
 };
 pub use rules::rule_scores;
 pub use terminal::terminal_rewards;
 pub use turn::{
-    format_reward, length_reward, points_reward, strategic_talk, talk_words, turn_signals,
+    format_reward, length_of, length_reward, points_reward, strategic_applies, strategic_talk,
+    talk_words, turn_signals,
 };
 
 /// The keys of `reward_issues` in a record: what went wrong with the judge and the reward model.

@@ -12,12 +12,16 @@ use crate::game::{standing_after, Offer, Setup, Turn};
 use crate::protocol::{Action, Terms};
 use crate::scenario::{bargained_ratio, Game, Role, Scenario};
 
-use super::config::{Component, LengthConfig, RewardConfig};
+use super::config::{Component, LengthConfig, LengthUnit, RewardConfig, StrategicTurns};
 use super::rules::rule_scores;
 
-/// 1 for a format-ok completion (all three parts, in order, one well-formed action), else 0.
+/// 1 for a format-ok completion (all three parts, in order, one well-formed action) whose move
+/// was allowed, else 0. The CaSiNo harness's format check (§3.4) counts valid action syntax and
+/// deal arithmetic, and "[ACCEPT_DEAL] is only valid when the opponent's last action was
+/// [SUBMIT_DEAL]": a readable turn the engine refused as illegal (an ACCEPT with no offer to
+/// accept, terms out of range) earns nothing.
 pub fn format_reward(turn: &Turn) -> f64 {
-    if turn.parsed.format_ok {
+    if turn.parsed.format_ok && turn.parsed.error.is_none() {
         1.0
     } else {
         0.0
@@ -32,15 +36,35 @@ pub fn talk_words(turn: &Turn) -> usize {
         .map_or(0, |t| t.split_whitespace().count())
 }
 
-/// The length reward of a Talk of `words` words: 1 at `min`, falling linearly to 0 at `max`
-/// (concise talk is better, within reason); `outside` (a penalty, −1 by default) below `min` or
-/// above `max`.
-pub fn length_reward(words: usize, config: &LengthConfig) -> f64 {
-    let (min, max, w) = (f64::from(config.min), f64::from(config.max), words as f64);
-    if w < min || w > max {
-        config.outside
-    } else {
-        1.0 - (w - min) / (max - min)
+/// A turn's length in `config`'s unit: the Talk's words, or the characters (Unicode scalar
+/// values) of the whole completion as written.
+pub fn length_of(turn: &Turn, config: &LengthConfig) -> usize {
+    match config.unit {
+        LengthUnit::Words => talk_words(turn),
+        LengthUnit::Chars => turn.raw.chars().count(),
+    }
+}
+
+/// The length reward of a turn `length` long ([`length_of`]).
+///
+/// Words (the default): 1 at `min`, falling linearly to 0 at `max` (concise talk is better,
+/// within reason); `outside` (a penalty, −1 by default) below `min` or above `max`.
+///
+/// Characters (the CaSiNo harness's form, §3.4: "linear reward for responses between 50 and
+/// 750 characters; penalizes very short (−1.0) or excessively long completions with gentle
+/// decay"): `outside` below `min`; from 0 at `min` rising linearly to 1 at `max` (a fuller
+/// response, Thought included, earns more up to the cap); beyond `max` a decay of 1 per `max`
+/// characters, 1 − (n − max)/max, never below `outside` — gentle next to the cliff below
+/// `min`: 900 of a 750 cap keeps 0.8, twice the cap is 0, and only a runaway completion
+/// (2·max + |outside|·max) is as bad as a too-short one.
+pub fn length_reward(length: usize, config: &LengthConfig) -> f64 {
+    let (min, max, n) = (f64::from(config.min), f64::from(config.max), length as f64);
+    match config.unit {
+        LengthUnit::Words if n < min || n > max => config.outside,
+        LengthUnit::Words => 1.0 - (n - min) / (max - min),
+        LengthUnit::Chars if n < min => config.outside,
+        LengthUnit::Chars if n <= max => (n - min) / (max - min),
+        LengthUnit::Chars => (1.0 - (n - max) / max).max(config.outside),
     }
 }
 
@@ -193,9 +217,19 @@ pub fn strategic_talk(
     checks.iter().filter(|c| **c).count() as f64 / checks.len() as f64
 }
 
+/// Whether a turn whose seat wrote `written` (the action it wrote, before regulation; `None`
+/// when none could be read) gets the strategic-talk signal under `turns`.
+pub fn strategic_applies(turns: StrategicTurns, written: Option<&Action>) -> bool {
+    match turns {
+        StrategicTurns::All => true,
+        StrategicTurns::TalkAndReject => matches!(written, Some(Action::Talk | Action::Reject)),
+    }
+}
+
 /// The per-turn signals `config` uses, for every turn of an episode in order (each for the seat
-/// that moved): `format`, `length`, `points`, `strategic` and `rule:NAME` for each rule that
-/// matched. Empty maps under the terminal reward alone, and for the turns of a logged prefix
+/// that moved): `format`, `length`, `points`, `strategic` (where [`strategic_applies`]) and
+/// `rule:NAME` for each rule that matched. A per-turn judge's `judge` is added by `run` after
+/// its calls. Empty maps under the terminal reward alone, and for the turns of a logged prefix
 /// ([`Rules::is_logged_turn`](crate::game::Rules::is_logged_turn)): only the players' own turns
 /// are scored (their offers still stand for the points of a later ACCEPT).
 pub fn turn_signals(
@@ -226,7 +260,7 @@ pub fn turn_signals(
             signals.insert(Component::Format.name().to_string(), format_reward(turn));
         }
         if uses(Component::Length) {
-            let length = length_reward(talk_words(turn), &config.length);
+            let length = length_reward(length_of(turn, &config.length), &config.length);
             signals.insert(Component::Length.name().to_string(), length);
         }
         if uses(Component::Points) {
@@ -237,7 +271,9 @@ pub fn turn_signals(
             let points = points_reward(scenario, role, played, accepted.as_ref());
             signals.insert(Component::Points.name().to_string(), points);
         }
-        if uses(Component::Strategic) {
+        if uses(Component::Strategic)
+            && strategic_applies(config.strategic.turns, turn.parsed.action.as_ref())
+        {
             let s = strategic_talk(scenario, role, turn.parsed.talk.as_deref(), played);
             signals.insert(Component::Strategic.name().to_string(), s);
         }
@@ -290,11 +326,42 @@ mod tests {
     }
 
     #[test]
+    fn an_illegal_accept_earns_no_format_reward() {
+        // The CaSiNo harness (§3.4): "[ACCEPT_DEAL] is only valid when the opponent's last
+        // action was [SUBMIT_DEAL]". The learner accepts with nothing on the table: well-formed
+        // (format_ok) but illegal, so 0; its corrected SUBMIT gets 1; the opponent's ACCEPT of
+        // that SUBMIT is legal, 1.
+        let s = casino();
+        let e = play(
+            &s,
+            learner_first_as(&s, Role::Agent1),
+            &[
+                turn("Deal!", "[ACCEPT_DEAL]"),
+                turn("Food for us?", "[SUBMIT_DEAL] food:3 water:2 firewood:0"),
+                turn("Fine.", "[ACCEPT_DEAL]"),
+            ],
+        );
+        let t = e.turns();
+        assert!(
+            t[0].parsed.format_ok,
+            "well-formed: only the move is refused"
+        );
+        assert_eq!(
+            t[0].parsed.error.as_ref().map(|e| e.kind),
+            Some(crate::protocol::ErrorKind::Illegal)
+        );
+        let signals = turn_signals(&s, e.setup(), t, &with(&[Component::Format]));
+        let format: Vec<f64> = signals.iter().map(|s| s["format"]).collect();
+        assert_eq!(format, [0.0, 1.0, 1.0]);
+    }
+
+    #[test]
     fn length_is_linear_inside_the_bounds_and_penalised_outside() {
         let c = LengthConfig {
             min: 5,
             max: 25,
             outside: -1.0,
+            unit: LengthUnit::Words,
         };
         // At min: 1; at max: 0; 10 words: 1 − 5/20 = 0.75; 15: 0.5.
         assert!(close(length_reward(5, &c), 1.0));
@@ -308,6 +375,53 @@ mod tests {
             length_reward(0, &LengthConfig { outside: -0.3, ..c }),
             -0.3
         ));
+    }
+
+    #[test]
+    fn length_in_characters_is_the_harness_form_over_the_whole_completion() {
+        // 50 to 750 characters (§3.4): −1 below 50; 0 at 50 rising to 1 at 750 (400: 350/700
+        // = 0.5); beyond 750 a decay of 1 per 750 characters: 900 → 1 − 150/750 = 0.8, 1500
+        // → 0, and from 2250 on the floor, −1.
+        let c = LengthConfig {
+            min: 50,
+            max: 750,
+            outside: -1.0,
+            unit: LengthUnit::Chars,
+        };
+        for (chars, want) in [
+            (0, -1.0),
+            (49, -1.0),
+            (50, 0.0),
+            (400, 0.5),
+            (750, 1.0),
+            (900, 0.8),
+            (1500, 0.0),
+            (2250, -1.0),
+            (9000, -1.0),
+        ] {
+            let got = length_reward(chars, &c);
+            assert!(close(got, want), "{chars} chars: {got}, want {want}");
+        }
+        // The count is of characters of the raw completion, Thought and action line included
+        // — not bytes ("é" is one), not the Talk's words.
+        let s = casino();
+        let raw = format!(
+            "Thought: {}\nTalk: Café?\nAction: [REJECT_DEAL]",
+            "x".repeat(5)
+        );
+        let mut e =
+            crate::game::Episode::new(s.clone(), learner_first_as(&s, Role::Agent1)).unwrap();
+        e.step(raw.as_str()).unwrap();
+        let turn = &e.turns()[0];
+        assert_eq!(length_of(turn, &c), 48);
+        assert_eq!(raw.len(), 49, "one two-byte character");
+        assert_eq!(length_of(turn, &LengthConfig::default()), 1);
+        let chars = RewardConfig {
+            length: c,
+            ..with(&[Component::Length])
+        };
+        let signals = turn_signals(&s, e.setup(), e.turns(), &chars);
+        assert!(close(signals[0]["length"], -1.0), "48 < 50");
     }
 
     #[test]
@@ -451,6 +565,61 @@ mod tests {
         assert!(close(kept, 1.0));
         let vague = strategic_talk(&s, Role::Worker, Some("Google sounds nice."), None);
         assert!(close(vague, 0.5));
+    }
+
+    #[test]
+    fn strategic_talk_on_talk_and_reject_turns_only_where_asked() {
+        // Agent_1 (learner, 5/4/3) SUBMITs naming food and conceding firewood (1 of 1 checks
+        // → 1.0); agent_2 (3/4/5) REJECTs naming firewood, its top item (1.0); the learner
+        // REJECTs naming food but saying "5 points" (0.5); agent_2 walks away with "Bye."
+        // (names nothing, says no number: 0.5).
+        let s = casino();
+        let e = play(
+            &s,
+            learner_first_as(&s, Role::Agent1),
+            &[
+                turn(
+                    "We really need food for the kids.",
+                    "[SUBMIT_DEAL] food:3 water:2 firewood:0",
+                ),
+                turn("Firewood is what we need most.", "[REJECT_DEAL]"),
+                turn("Food is worth 5 points to me.", "[REJECT_DEAL]"),
+                turn("Bye.", "[WALK_AWAY]"),
+            ],
+        );
+        let outcome = e.outcome().unwrap().clone();
+        let all = with(&[Component::Strategic]);
+        let signals = turn_signals(&s, e.setup(), e.turns(), &all);
+        let every: Vec<f64> = signals.iter().map(|s| s["strategic"]).collect();
+        assert_eq!(every, [1.0, 1.0, 0.5, 0.5]);
+        // The harness's rule (§3.4): only [TALK] and [REJECT_DEAL] turns are scored; the
+        // SUBMIT and the WALK_AWAY get no signal, so the seats' means are over their REJECTs:
+        // the learner 0.5 (not (1 + 0.5)/2), the opponent 1.0 (not (1 + 0.5)/2).
+        let talk = RewardConfig {
+            strategic: crate::reward::StrategicConfig {
+                turns: StrategicTurns::TalkAndReject,
+            },
+            ..all.clone()
+        };
+        let signals = turn_signals(&s, e.setup(), e.turns(), &talk);
+        let scored: Vec<Option<f64>> = signals
+            .iter()
+            .map(|s| s.get("strategic").copied())
+            .collect();
+        assert_eq!(scored, [None, Some(1.0), Some(0.5), None]);
+        let r = crate::reward::episode_rewards(&s, e.setup(), e.turns(), &outcome, &talk);
+        assert_eq!(r.parts.learner["strategic"], 0.5);
+        assert_eq!(r.parts.opponent["strategic"], 1.0);
+        let r = crate::reward::episode_rewards(&s, e.setup(), e.turns(), &outcome, &all);
+        assert_eq!(r.parts.learner["strategic"], 0.75);
+        assert_eq!(r.parts.opponent["strategic"], 0.75);
+        // A [TALK] turn is scored; a turn whose action could not be read is not.
+        assert!(strategic_applies(
+            StrategicTurns::TalkAndReject,
+            Some(&Action::Talk)
+        ));
+        assert!(!strategic_applies(StrategicTurns::TalkAndReject, None));
+        assert!(strategic_applies(StrategicTurns::All, None));
     }
 
     #[test]

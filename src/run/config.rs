@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::preset::Preset;
-use super::{Cut, PrefixOptions, RunOptions, Shard};
+use super::{Cut, PrefixOptions, RunOptions, Shard, Targets};
 use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
 use crate::game::{EpisodeConfig, FirstMover};
 use crate::reward::judge::{builtin_rubric, Rubric};
@@ -55,6 +55,13 @@ pub struct PrefixFlags {
     /// fewer are skipped (counted in the summary).
     #[arg(long, value_name = "N")]
     pub prefix_turns: Option<usize>,
+    /// With --prefixes: which logged turns after the cut are targets, each its own prefix and
+    /// GRPO group: `first` (the turn after the cut: one per dialogue), `every` (every turn
+    /// after the cut, either side: the CaSiNo harness's prompt_split) or `learner` (every turn
+    /// after the cut of the source's learner seat: its self-play rows). --learner-role keeps
+    /// the turns spoken in that role.
+    #[arg(long, value_enum, value_name = "WHICH")]
+    pub targets: Option<Targets>,
     /// With --prefixes: stop each episode K moves after the prefix (a truncation, max_turns);
     /// per-turn rewards score only the players' turns. K = 1 gives one scored learner turn per
     /// episode: the one-step prompts of GRPO's second stage. Default: play to the end.
@@ -67,9 +74,14 @@ impl PrefixFlags {
     pub fn options(&self) -> Result<Option<PrefixOptions>, ConfigError> {
         let flag = |m: &str| Err(ConfigError::Flag(m.to_string()));
         if self.prefixes.is_empty() {
-            if self.split.is_some() || self.prefix_turns.is_some() || self.continue_turns.is_some()
+            if self.split.is_some()
+                || self.prefix_turns.is_some()
+                || self.continue_turns.is_some()
+                || self.targets.is_some()
             {
-                return flag("--split, --prefix-turns and --continue-turns need --prefixes FILE");
+                return flag(
+                    "--split, --prefix-turns, --targets and --continue-turns need --prefixes FILE",
+                );
             }
             return Ok(None);
         }
@@ -84,6 +96,7 @@ impl PrefixFlags {
         Ok(Some(PrefixOptions {
             files: self.prefixes.clone(),
             cut,
+            targets: self.targets.unwrap_or_default(),
             continue_turns: self.continue_turns,
         }))
     }
@@ -483,7 +496,7 @@ pub fn presets_doc() -> Result<String, String> {
 fn check_rewards(rewards: &mut RewardConfig, path: &Path) -> Result<(), String> {
     rewards.validate()?;
     if let Some(judge) = &mut rewards.judge {
-        if builtin_rubric(&judge.rubric).is_none() {
+        if builtin_rubric(&judge.rubric, judge.mode).is_none() {
             let rubric = Path::new(&judge.rubric);
             if rubric.is_relative() {
                 if let Some(dir) = path.parent() {
@@ -693,6 +706,33 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("max_round") && err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn every_preset_resolves_once_the_user_gives_what_is_theirs() {
+        for name in super::super::preset::preset_names() {
+            let preset = Preset::builtin(name).unwrap();
+            let rewards = preset.config.get("rewards");
+            let has = |t: &str| rewards.and_then(|r| r.get(t)).is_some();
+            let mut text = String::new();
+            if has("judge") {
+                text.push_str(
+                    "[rewards.judge]\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"j\"\n",
+                );
+            }
+            if rewards
+                .and_then(|r| r.get("combine"))
+                .and_then(|c| c.as_str())
+                == Some("enhance")
+            {
+                text.push_str("[rewards.reward_model]\nurl = \"http://127.0.0.1:9/score\"\n");
+                text.push_str("[[rewards.rules]]\nname = \"r\"\npattern = \"x\"\ntarget = \"talk\"\nscore = -1.0\n");
+            }
+            let path = config_file(&format!("every-{name}"), &text);
+            let c = FileConfig::resolve(Some(&path), Some(name))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(c.preset.as_deref(), Some(name));
+        }
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer, Seating};
 pub use plan::{plan, planned_ids, shard, without_done, PlannedEpisode, Shard};
 pub use prefix::{
     plan_prefixes, Cut, LoggedPrefix, PrefixOptions, PrefixPlan, PrefixReport, SkipReason, Skipped,
+    Targets,
 };
 pub use rewarding::{rubric, rubric_source, Rewarding};
 pub use scenarios::{list_files, FindError, ScenarioSource, Unavailable};

@@ -12,6 +12,15 @@
 //! is too short (N = 0, or N > T), when its first N turns already end it, or when no turn of
 //! the learner's role follows the cut.
 //!
+//! **The targets** (`--targets`, [`Targets`]). By default a source gives one prefix — one GRPO
+//! group — whose target is the turn after the cut. The CaSiNo harness's `prompt_split`
+//! (§3.3.2) makes one prompt per target turn instead: every turn after the first N is a
+//! target, with everything before it as context. `--targets every` does that for every such
+//! turn, whichever side spoke it (a people's dialogue: both sides' turns are demonstrations);
+//! `--targets learner` only for the turns of the source record's learner seat (§3.3.3: a
+//! self-play log's "learner's turns are sliced into GRPO rows"). `--learner-role R` keeps the
+//! turns spoken in R. Each target is its own group, planned in source order, then turn order.
+//!
 //! **The seats.** The learner takes the seat of the speaker of turn N (the next speaker after
 //! the prefix); when that was the record's opponent, the seats are exchanged whole — each
 //! seat's setup (role, regulation, floor, format, persona) and the first mover — so the learner
@@ -77,12 +86,36 @@ impl Cut {
     }
 }
 
+/// Which logged turns of a source are GRPO targets (see the module's doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Targets {
+    /// One per source: the turn after the cut (the first of `--learner-role` from there).
+    #[default]
+    First,
+    /// Every turn after the cut, whichever side spoke it: one group each (§3.3.2).
+    Every,
+    /// Every turn after the cut spoken by the source record's learner seat (§3.3.3).
+    Learner,
+}
+
+impl Targets {
+    fn name(self) -> &'static str {
+        match self {
+            Targets::First => "first",
+            Targets::Every => "every",
+            Targets::Learner => "learner",
+        }
+    }
+}
+
 /// What a prefix run reads and how it cuts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrefixOptions {
     /// Record files whose episodes give the prefixes (`--prefixes`, repeatable).
     pub files: Vec<PathBuf>,
     pub cut: Cut,
+    /// Which turns after the cut are targets, each one group (`--targets`).
+    pub targets: Targets,
     /// `--continue-turns K`: the players' moves after the prefix before the episode is
     /// truncated; `None`: they play on to the episode's end.
     pub continue_turns: Option<u32>,
@@ -162,7 +195,8 @@ impl PrefixReport {
 /// replayed, and the setup the episode is played under (see the module's doc).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoggedPrefix {
-    pub record: EpisodeRecord,
+    /// Shared by the prefixes of one source (one per target turn).
+    pub record: Arc<EpisodeRecord>,
     pub turns: usize,
     pub setup: Setup,
 }
@@ -172,11 +206,12 @@ impl LoggedPrefix {
     /// corrections and turn cap, for `continue_turns` moves (or to the end). Errors with why
     /// the record cannot give this prefix.
     pub fn new(
-        record: EpisodeRecord,
+        record: impl Into<Arc<EpisodeRecord>>,
         turns: usize,
         config: &EpisodeConfig,
         continue_turns: Option<u32>,
     ) -> Result<LoggedPrefix, SkipReason> {
+        let record = record.into();
         let logged = record.turns.len();
         if turns == 0 || turns > logged {
             return Err(SkipReason::TooShort);
@@ -254,6 +289,39 @@ fn cut_point(record: &EpisodeRecord, cut: Cut, role: Option<Role>) -> Result<usi
         .ok_or(SkipReason::NoTurnOfRole)
 }
 
+/// The prefix lengths of `record`'s targets: the cut point alone ([`cut_point`]) for
+/// `first`; for `every` and `learner`, each turn after the cut's point that is a target (of
+/// the learner seat for `learner`, spoken in `role` where one is asked for).
+fn target_cuts(
+    record: &EpisodeRecord,
+    cut: Cut,
+    targets: Targets,
+    role: Option<Role>,
+) -> Result<Vec<usize>, SkipReason> {
+    if targets == Targets::First {
+        return cut_point(record, cut, role).map(|n| vec![n]);
+    }
+    let logged = record.turns.len();
+    let n = cut.point(logged);
+    if n == 0 || n > logged {
+        return Err(SkipReason::TooShort);
+    }
+    if n == logged {
+        return Err(SkipReason::Ended);
+    }
+    let cuts: Vec<usize> = (n..logged)
+        .filter(|&i| {
+            let seat = record.turns[i].seat;
+            (targets == Targets::Every || seat == Seat::Learner)
+                && role.is_none_or(|r| record.setup.seats[seat].role == r)
+        })
+        .collect();
+    if cuts.is_empty() {
+        return Err(SkipReason::NoTurnOfRole);
+    }
+    Ok(cuts)
+}
+
 /// A prefix run's plan: its episodes, what planning made of the sources, and what the run id
 /// is made of.
 pub struct PrefixPlan {
@@ -263,9 +331,10 @@ pub struct PrefixPlan {
     pub identity: Vec<String>,
 }
 
-/// Plan a prefix run: each usable source record (at most `options.limit` from each file) is
-/// group g (in reading order, skipped sources leaving no gap) of `group_size` members with
-/// seeds (seed, g, m); scenarios come from `options.scenarios`, else `scenarios/{family}.jsonl`.
+/// Plan a prefix run: each target of each usable source record (at most `options.limit`
+/// sources from each file) is group g (in reading order, skipped sources leaving no gap) of
+/// `group_size` members with seeds (seed, g, m); scenarios come from `options.scenarios`, else
+/// `scenarios/{family}.jsonl`.
 pub fn plan_prefixes(
     prefixes: &PrefixOptions,
     options: &RunOptions,
@@ -280,44 +349,67 @@ pub fn plan_prefixes(
             None => "continue to the end".to_string(),
         },
     ];
+    if prefixes.targets != Targets::First {
+        identity.insert(1, format!("targets {}", prefixes.targets.name()));
+    }
     for file in &prefixes.files {
         let reader = RecordReader::open(file)?;
         for record in reader.take(options.limit.unwrap_or(usize::MAX)) {
-            let record = record?;
+            let record = Arc::new(record?);
             report.sources += 1;
             let example = format!("{}: {}", file.display(), record.episode_id);
-            let prefix =
-                cut_point(&record, prefixes.cut, options.episode.learner_role).and_then(|n| {
-                    LoggedPrefix::new(record, n, &options.episode, prefixes.continue_turns)
-                });
-            let prefix = match prefix {
-                Ok(prefix) => Arc::new(prefix),
+            let role = options.episode.learner_role;
+            let cuts = match target_cuts(&record, prefixes.cut, prefixes.targets, role) {
+                Ok(cuts) => cuts,
                 Err(reason) => {
                     report.skip(reason, example);
                     continue;
                 }
             };
-            let scenario = scenarios.checked(&prefix.record)?;
-            let scenario_digest = prefix
-                .record
-                .scenario_digest
-                .unwrap_or_else(|| scenario.digest());
-            let group = report.groups as u64;
-            identity.push(format!(
-                "{}/{}",
-                prefix.record.run_id, prefix.record.episode_id
-            ));
-            planned.extend((0..options.group_size).map(|m| PlannedEpisode {
-                scenario: scenario.clone(),
-                scenario_digest,
-                seeds: EpisodeSeed {
-                    run: options.seed,
-                    group,
-                    member: u64::from(m),
-                },
-                prefix: Some(prefix.clone()),
-            }));
-            report.groups += 1;
+            let mut scenario = None;
+            let mut refused = None;
+            for n in cuts {
+                let prefix = match LoggedPrefix::new(
+                    record.clone(),
+                    n,
+                    &options.episode,
+                    prefixes.continue_turns,
+                ) {
+                    Ok(prefix) => Arc::new(prefix),
+                    Err(reason) => {
+                        refused.get_or_insert(reason);
+                        continue;
+                    }
+                };
+                let scenario = match &scenario {
+                    Some(s) => Arc::clone(s),
+                    None => scenario.insert(scenarios.checked(&prefix.record)?).clone(),
+                };
+                let scenario_digest = prefix
+                    .record
+                    .scenario_digest
+                    .unwrap_or_else(|| scenario.digest());
+                let group = report.groups as u64;
+                let source = format!("{}/{}", prefix.record.run_id, prefix.record.episode_id);
+                identity.push(match prefixes.targets {
+                    Targets::First => source,
+                    _ => format!("{source}@{n}"),
+                });
+                planned.extend((0..options.group_size).map(|m| PlannedEpisode {
+                    scenario: scenario.clone(),
+                    scenario_digest,
+                    seeds: EpisodeSeed {
+                        run: options.seed,
+                        group,
+                        member: u64::from(m),
+                    },
+                    prefix: Some(prefix.clone()),
+                }));
+                report.groups += 1;
+            }
+            if scenario.is_none() {
+                report.skip(refused.unwrap_or(SkipReason::TooShort), example);
+            }
         }
     }
     Ok(PrefixPlan {
@@ -448,6 +540,58 @@ mod tests {
         assert_eq!(Cut::Turns(12).point(3), 12);
         for bad in [0.0, -0.5, 1.5, f64::NAN] {
             assert!(Cut::split(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_split_makes_one_prompt_per_target_turn_after_the_cut() {
+        // T = 6 turns: buyer (learner) 0, seller 1, buyer 2 (malformed) and 3 (its retry),
+        // seller 4, buyer 5. Split 0.5: the first ceil(3) = 3 are context, so turns 3, 4, 5
+        // are targets: T − ceil(S·T) = 3 prompts, each with every turn before it as context.
+        let record = logged();
+        let half = Cut::split(0.5).unwrap();
+        assert_eq!(
+            target_cuts(&record, half, Targets::First, None),
+            Ok(vec![3])
+        );
+        assert_eq!(
+            target_cuts(&record, half, Targets::Every, None),
+            Ok(vec![3, 4, 5])
+        );
+        // The learner's turns only (the buyer's, 3 and 5); or the seller's role only.
+        assert_eq!(
+            target_cuts(&record, half, Targets::Learner, None),
+            Ok(vec![3, 5])
+        );
+        assert_eq!(
+            target_cuts(&record, half, Targets::Every, Some(Role::Seller)),
+            Ok(vec![4])
+        );
+        // A small split: ceil(0.01 · 6) = 1, so 5 targets; S = 1 leaves the last turn alone.
+        let some = Cut::split(0.01).unwrap();
+        assert_eq!(
+            target_cuts(&record, some, Targets::Every, None).map(|c| c.len()),
+            Ok(5)
+        );
+        let all = Cut::split(1.0).unwrap();
+        assert_eq!(target_cuts(&record, all, Targets::Every, None), Ok(vec![5]));
+        // No target: too short, nothing after the cut, no turn of the seat or role asked.
+        assert_eq!(
+            target_cuts(&record, Cut::Turns(0), Targets::Every, None),
+            Err(SkipReason::TooShort)
+        );
+        assert_eq!(
+            target_cuts(&record, Cut::Turns(6), Targets::Every, None),
+            Err(SkipReason::Ended)
+        );
+        assert_eq!(
+            target_cuts(&record, Cut::Turns(5), Targets::Every, Some(Role::Seller)),
+            Err(SkipReason::NoTurnOfRole)
+        );
+        // Every target is a prefix the learner continues.
+        for n in [3, 4, 5] {
+            let p = LoggedPrefix::new(record.clone(), n, &EpisodeConfig::default(), Some(1));
+            assert_eq!(p.map(|p| p.turns), Ok(n));
         }
     }
 }

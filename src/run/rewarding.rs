@@ -1,16 +1,21 @@
 //! The rewards that need a call: after an episode ends and before its record is written, the
-//! judge grades (and labels) each seat and the reward model scores each seat's conversation,
-//! both seats at once; the components land in `reward_parts`, the labels on the turns, what
-//! went wrong in `reward_issues`, and the totals are recombined. A failed or unreadable call
-//! never loses the episode: it is counted, and the record is written all the same.
+//! judge grades (and labels) each seat — or, in `mode = "turn"`, each turn of each seat — and
+//! the reward model scores each seat's conversation, all at once; the components land in
+//! `reward_parts` (a per-turn verdict on its turn's `rewards`, like the other per-turn
+//! signals), the labels on the turns, what went wrong in `reward_issues`, and the totals (and
+//! turn rewards) are recombined. A failed or unreadable call never loses the episode: it is
+//! counted, and the record is written all the same.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::game::{Message, PerSeat, Seat};
 use crate::llm::{JudgeClient, LlmError, RewardModelClient};
 use crate::record::EpisodeRecord;
-use crate::reward::judge::{builtin_rubric, judge_input, parse_verdict, Rubric};
-use crate::reward::{issues, Component, JudgeConfig, RewardConfig};
+use crate::reward::judge::{
+    builtin_rubric, judge_input, judge_turn_input, parse_verdict, JudgeInput, Rubric,
+};
+use crate::reward::{issues, Component, JudgeConfig, JudgeMode, RewardConfig};
 use crate::scenario::Scenario;
 
 /// The judge and reward-model clients of a run, with the config they serve.
@@ -21,9 +26,10 @@ pub struct Rewarding {
     reward_model: Option<RewardModelClient>,
 }
 
-/// The source of the rubric `judge.rubric` names: a built-in by name, else a template file.
+/// The source of the rubric `judge.rubric` names: a built-in by name (in the form for the
+/// judge's mode), else a template file.
 pub fn rubric_source(judge: &JudgeConfig) -> Result<String, String> {
-    if let Some(source) = builtin_rubric(&judge.rubric) {
+    if let Some(source) = builtin_rubric(&judge.rubric, judge.mode) {
         return Ok(source.to_string());
     }
     std::fs::read_to_string(Path::new(&judge.rubric)).map_err(|e| {
@@ -83,33 +89,38 @@ impl Rewarding {
         scenario: &Scenario,
         views: &PerSeat<Vec<Message>>,
     ) {
-        let judged = futures_util::future::join(
-            self.judge_seat(record, scenario, Seat::Learner),
-            self.judge_seat(record, scenario, Seat::Opponent),
-        );
+        let judged = self.judge(record, scenario);
         let scored = futures_util::future::join(
             self.score_seat(&views.learner),
             self.score_seat(&views.opponent),
         );
-        let ((judge_l, judge_o), (rm_l, rm_o)) = futures_util::future::join(judged, scored).await;
-        for (seat, judged) in [(Seat::Learner, judge_l), (Seat::Opponent, judge_o)] {
-            match judged {
-                None => {}
-                Some(Judged::Score(score, labels)) => {
-                    record.reward_parts[seat].insert(Component::Judge.name().into(), score);
+        let (judged, (rm_l, rm_o)) = futures_util::future::join(judged, scored).await;
+        let judge = Component::Judge.name();
+        for (graded, verdict) in judged {
+            let score = match verdict {
+                Judged::Score(score, labels) => {
                     for (k, labels) in labels {
                         let index = (k as usize).checked_sub(1);
                         if let Some(turn) = index.and_then(|i| record.turns.get_mut(i)) {
                             turn.labels = labels;
                         }
                     }
+                    score
                 }
-                Some(Judged::Unreadable) => {
-                    record.reward_parts[seat].insert(Component::Judge.name().into(), 0.0);
+                Judged::Unreadable => {
                     count(record, issues::JUDGE_UNREADABLE);
+                    0.0
                 }
-                Some(Judged::Failed(why)) => fail(record, issues::JUDGE_FAILED, why),
-            }
+                Judged::Failed(why) => {
+                    fail(record, issues::JUDGE_FAILED, why);
+                    continue;
+                }
+            };
+            let part = match graded {
+                Graded::Seat(seat) => &mut record.reward_parts[seat],
+                Graded::Turn(i) => &mut record.turns[i].rewards,
+            };
+            part.insert(judge.into(), score);
         }
         for (seat, scored) in [(Seat::Learner, rm_l), (Seat::Opponent, rm_o)] {
             match scored {
@@ -123,33 +134,66 @@ impl Rewarding {
         record.recombine(&self.config);
     }
 
-    async fn judge_seat(
-        &self,
-        record: &EpisodeRecord,
-        scenario: &Scenario,
-        seat: Seat,
-    ) -> Option<Judged> {
+    /// Every verdict the judge is asked for, all at once: one per seat (`mode = "episode"`),
+    /// or one per turn the players played (`mode = "turn"`; a logged prefix's turns are
+    /// context, not graded). None without a judge.
+    async fn judge(&self, record: &EpisodeRecord, scenario: &Scenario) -> Vec<(Graded, Judged)> {
+        let Some((_, _, config)) = self.judge_parts() else {
+            return Vec::new();
+        };
+        let graded: Vec<Graded> = match config.mode {
+            JudgeMode::Episode => Seat::BOTH.into_iter().map(Graded::Seat).collect(),
+            JudgeMode::Turn => (0..record.turns.len())
+                .filter(|i| !record.setup.rules.is_logged_turn(*i))
+                .map(Graded::Turn)
+                .collect(),
+        };
+        let asks = graded.iter().map(|g| async move {
+            let input = match *g {
+                Graded::Seat(seat) => judge_input(
+                    scenario,
+                    &record.setup,
+                    &record.turns,
+                    seat,
+                    &record.seats[seat].system_prompt,
+                    &config.labels,
+                ),
+                Graded::Turn(i) => judge_turn_input(
+                    scenario,
+                    &record.setup,
+                    &record.turns,
+                    i,
+                    &record.seats[record.turns[i].seat].system_prompt,
+                    &config.labels,
+                ),
+            };
+            (*g, self.verdict(input.with_range(config.range)).await)
+        });
+        futures_util::future::join_all(asks).await
+    }
+
+    fn judge_parts(&self) -> Option<(&JudgeClient, &Rubric, &JudgeConfig)> {
         let (client, rubric) = self.judge.as_ref()?;
-        let labels = self
-            .config
-            .judge
-            .as_ref()
-            .map(|j| j.labels.clone())
-            .unwrap_or_default();
-        let brief = &record.seats[seat].system_prompt;
-        let input = judge_input(scenario, &record.setup, &record.turns, seat, brief, &labels);
+        Some((client, rubric, self.config.judge.as_ref()?))
+    }
+
+    /// The judge's verdict on one rendered input.
+    async fn verdict(&self, input: JudgeInput) -> Judged {
+        let Some((client, rubric, config)) = self.judge_parts() else {
+            return Judged::Failed("no judge".into());
+        };
         let prompt = match rubric.render(&input) {
             Ok(prompt) => prompt,
-            Err(e) => return Some(Judged::Failed(format!("the rubric did not render: {e}"))),
+            Err(e) => return Judged::Failed(format!("the rubric did not render: {e}")),
         };
         let reply = match client.reply(&prompt).await {
             Ok(reply) => reply,
-            Err(e) => return Some(Judged::Failed(e.to_string())),
+            Err(e) => return Judged::Failed(e.to_string()),
         };
-        Some(match parse_verdict(&reply, &input.judged_turns, &labels) {
+        match parse_verdict(&reply, &input.judged_turns, &config.labels, config.range) {
             Ok(v) => Judged::Score(v.score, v.labels),
             Err(_) => Judged::Unreadable,
-        })
+        }
     }
 
     async fn score_seat(&self, view: &[Message]) -> Option<Result<f64, LlmError>> {
@@ -158,12 +202,18 @@ impl Rewarding {
     }
 }
 
-/// What the judge made of one seat.
+/// What one verdict grades.
+#[derive(Debug, Clone, Copy)]
+enum Graded {
+    /// A seat's whole episode.
+    Seat(Seat),
+    /// One turn (its index in the record), for the seat that played it.
+    Turn(usize),
+}
+
+/// What the judge made of one seat or turn.
 enum Judged {
-    Score(
-        f64,
-        std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>>,
-    ),
+    Score(f64, BTreeMap<u32, BTreeMap<String, String>>),
     Unreadable,
     /// The call failed after its retries (or the rubric did not render): why.
     Failed(String),
