@@ -10,7 +10,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 
 use dealgym::agents::{RulePlayer, Tactic, TurnContext};
 use dealgym::fixtures::casino_items;
-use dealgym::game::{Episode, EpisodeConfig, EpisodeSeed, PerSeat, Setup};
+use dealgym::game::{Episode, EpisodeConfig, EpisodeSeed, PerSeat, Seat, Setup};
 use dealgym::protocol::{parse, TermSpace};
 use dealgym::record::{EpisodeRecord, PlayerInfo, RecordMeta, RecordReader, Timing};
 use dealgym::reward::RewardConfig;
@@ -129,32 +129,18 @@ fn bench(c: &mut Criterion) {
     // One episode into an aggregate (a run summary's or a report group's): drawing its
     // bootstrap weights from its key, then the per-resample sums; and the sums alone, as a
     // report adds an episode to each further group with the weights already drawn.
-    let o = &record.outcome;
+    let values = record.values_from_side_of(Seat::Learner);
     let mut aggregate = Aggregate::default();
     let mut key = 0u64;
     c.bench_function("aggregate/add", |b| {
         b.iter(|| {
             key += 1;
-            aggregate.add(
-                key,
-                o.outcome.kind,
-                &o.outcome.rho,
-                &record.rewards,
-                black_box(&o.metrics),
-            )
+            aggregate.add(key, black_box(&values))
         })
     });
     let weights = Weights::of(record.key());
     c.bench_function("aggregate/add_weighted", |b| {
-        b.iter(|| {
-            aggregate.add_weighted(
-                black_box(&weights),
-                o.outcome.kind,
-                &o.outcome.rho,
-                &record.rewards,
-                &o.metrics,
-            )
-        })
+        b.iter(|| aggregate.add_weighted(black_box(&weights), &values))
     });
     c.bench_function("aggregate/weights", |b| {
         b.iter(|| Weights::of(black_box(record.key())))

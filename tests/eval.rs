@@ -154,8 +154,8 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
         assert_eq!(twin.seeds, r.seeds);
     }
 
-    // The printed matrix: each cell's mean ρ (learner seat) and deal rate, per family and for
-    // all, are the records'.
+    // The printed matrix: each cell's ρ over deals, deal rate and ρ per episode (learner seat),
+    // per family and for all, are the records'.
     let mut families: Vec<(String, Vec<&EpisodeRecord>)> = FAMILIES
         .iter()
         .map(|f| {
@@ -203,19 +203,33 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
                     .filter(|r| r.kind() == OutcomeKind::Deal)
                     .count();
                 let deal_pct = 100.0 * deals as f64 / scored.len() as f64;
+                let over_deals = scored
+                    .iter()
+                    .filter(|r| r.kind() == OutcomeKind::Deal)
+                    .map(|r| r.outcome.outcome.rho.learner)
+                    .sum::<f64>()
+                    / deals as f64;
                 let parts: Vec<&str> = cell.split(" · ").collect();
-                assert_eq!(parts.len(), 3, "{cell}");
+                assert_eq!(parts.len(), 4, "{cell}");
                 let printed =
                     |part: &str| -> f64 { part.split(' ').next().unwrap().parse().unwrap() };
-                assert!(
-                    (printed(parts[0]) - rho).abs() <= 0.0005 + 1e-9,
-                    "{family} {player}/{opponent}: ρ {rho}, printed {cell}"
-                );
+                if deals == 0 {
+                    assert_eq!(parts[0], "–", "no deal, no ρ over deals: {cell}");
+                } else {
+                    assert!(
+                        (printed(parts[0]) - over_deals).abs() <= 0.0005 + 1e-9,
+                        "{family} {player}/{opponent}: ρ over deals {over_deals}, printed {cell}"
+                    );
+                }
                 assert!(
                     (printed(parts[1]) - deal_pct).abs() <= 0.05 + 1e-9,
                     "{family} {player}/{opponent}: deal {deal_pct}, printed {cell}"
                 );
-                assert_eq!(parts[2], format!("n={}", mine.len()));
+                assert!(
+                    (printed(parts[2]) - rho).abs() <= 0.0005 + 1e-9,
+                    "{family} {player}/{opponent}: ρ {rho}, printed {cell}"
+                );
+                assert_eq!(parts[3], format!("n={}", mine.len()));
             }
         }
     }
@@ -278,7 +292,7 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("family,player,opponent,episodes,errors,mean_rho,mean_rho_low,mean_rho_high,deal_pct,deal_pct_low,deal_pct_high")
+        Some("family,player,opponent,episodes,errors,deal_pct,deal_pct_low,deal_pct_high,rho_deals,rho_deals_low,rho_deals_high,mean_rho,mean_rho_low,mean_rho_high")
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 6 * 4, "four pairings in five families and all");
@@ -298,17 +312,31 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
             .iter()
             .filter(|r| r.kind() == OutcomeKind::Deal)
             .count();
+        let over_deals = mine
+            .iter()
+            .filter(|r| r.kind() == OutcomeKind::Deal)
+            .map(|r| r.outcome.outcome.rho.learner)
+            .sum::<f64>()
+            / deals as f64;
         let number = |s: &str| -> f64 { s.parse().unwrap() };
         assert_eq!(row[3], mine.len().to_string(), "{row:?}");
-        assert!((number(row[5]) - rho).abs() <= 5e-7, "{row:?}: ρ {rho}");
-        assert!(
-            number(row[6]) <= number(row[5]) && number(row[5]) <= number(row[7]),
-            "{row:?}"
-        );
         let deal_pct = 100.0 * deals as f64 / mine.len() as f64;
         assert!(
-            (number(row[8]) - deal_pct).abs() <= 5e-7,
+            (number(row[5]) - deal_pct).abs() <= 5e-7,
             "{row:?}: deal {deal_pct}"
+        );
+        if deals == 0 {
+            assert_eq!(row[8], "", "{row:?}: no deal, no ρ over deals");
+        } else {
+            assert!(
+                (number(row[8]) - over_deals).abs() <= 5e-7,
+                "{row:?}: ρ over deals {over_deals}"
+            );
+        }
+        assert!((number(row[11]) - rho).abs() <= 5e-7, "{row:?}: ρ {rho}");
+        assert!(
+            number(row[12]) <= number(row[11]) && number(row[11]) <= number(row[13]),
+            "{row:?}"
         );
     }
     let ratings = std::fs::read_to_string(report_dir.join("tables/ratings.csv")).unwrap();

@@ -124,6 +124,7 @@ fn figures_of_a_hand_built_file_equal_the_hand_computed_values() {
             ("deal_pct", six(80.0)),
             ("walk_away_pct", six(20.0)),
             ("reject_loop_pct", six(0.0)),
+            ("rho_deals_learner", six((0.2 + 0.5 + 0.9 - 3.0) / 4.0)),
             ("mean_rho_learner", six((0.2 + 0.5 + 0.9 - 3.0 + 0.0) / 5.0)),
             (
                 "clipped_mean_rho_learner",
@@ -134,6 +135,20 @@ fn figures_of_a_hand_built_file_equal_the_hand_computed_values() {
             ("median_rho_learner_high", six(0.9)),
             ("first_bid_learner", six((0.92 + 0.8 + 0.64 + 2.2) / 4.0)),
             ("mean_turns", six(1.8)),
+            ("turns_to_deal", six(2.0)),
+            // The walk-away counts at the cap: (2·4 + 12)/5 = 4.
+            ("average_turns", six(4.0)),
+            // Learner points B − P: 8, 20, 36, −120 and the walk-away's 0 → −56/5; the
+            // seller's P − C: 32, 20, 4, 160 → 216/5; score ratio −56/160 (joint 40 per deal).
+            ("points_learner", six(-56.0 / 5.0)),
+            ("points_opponent", six(216.0 / 5.0)),
+            ("score_ratio_learner", six(-56.0 / 160.0)),
+            // SL: (P − L)/(B − L) = (P − 125)/(−25): 1.32, 1.8, 2.44, −3.8, and the walk-away's
+            // 0 → 1.76/5; over deals 1.76/4.
+            ("sl_learner", six((1.32 + 1.8 + 2.44 - 3.8) / 5.0)),
+            ("sale_to_list_learner", six((1.32 + 1.8 + 2.44 - 3.8) / 4.0)),
+            ("malformed_deals_pct_learner", six(0.0)),
+            ("malformed_deals_pct_opponent", String::new()),
             ("format_ok_pct_learner", six(100.0)),
             ("pareto_pct", String::new()),
         ];
@@ -153,12 +168,14 @@ fn figures_of_a_hand_built_file_equal_the_hand_computed_values() {
 
     // Sensitivity, learner ρ of the deals 0.2, 0.5, 0.9, −3 (refused → ρ 0, the no-deal
     // value being 0) plus the walk-away's 0, over 5 scored episodes:
-    //   as recorded: 4 deals, 80 %, mean −0.28
-    //   τ = 0.1: keeps 0.2, 0.5, 0.9 → 60 %, mean (0.2 + 0.5 + 0.9)/5 = 0.32
-    //   τ = 0.3: keeps 0.5, 0.9 → 40 %, mean 1.4/5 = 0.28
-    //   τ = 0.6: keeps 0.9 → 20 %, mean 0.18
+    //   as recorded: 4 deals, 80 %, over deals −1.4/4 = −0.35, per episode −0.28
+    //   τ = 0.1: keeps 0.2, 0.5, 0.9 → 60 %, over deals 1.6/3, per episode 1.6/5 = 0.32
+    //   τ = 0.3: keeps 0.5, 0.9 → 40 %, over deals 0.7, per episode 1.4/5 = 0.28
+    //   τ = 0.6: keeps 0.9 → 20 %, over deals 0.9, per episode 0.18
+    // ρ over the kept deals rises with τ (the paper's mean accepted quality, Table 4).
     let rows = csv(&out.join("tables").join("sensitivity.csv"));
-    let got: Vec<(String, String, String, String, String)> = rows
+    type Row = (String, String, String, String, String, String);
+    let got: Vec<Row> = rows
         .iter()
         .map(|r| {
             (
@@ -166,24 +183,32 @@ fn figures_of_a_hand_built_file_equal_the_hand_computed_values() {
                 r["tau"].clone(),
                 r["deals"].clone(),
                 r["deal_pct"].clone(),
+                r["rho_deals_learner"].clone(),
                 r["mean_rho_learner"].clone(),
             )
         })
         .collect();
-    let expected: Vec<(String, String, String, String, String)> = [
-        ("", "4", 80.0, (0.2 + 0.5 + 0.9 - 3.0 + 0.0) / 5.0),
-        ("0.100000", "3", 60.0, (0.2 + 0.5 + 0.9) / 5.0),
-        ("0.300000", "2", 40.0, (0.5 + 0.9) / 5.0),
-        ("0.600000", "1", 20.0, 0.9 / 5.0),
+    let expected: Vec<Row> = [
+        (
+            "",
+            "4",
+            80.0,
+            -1.4 / 4.0,
+            (0.2 + 0.5 + 0.9 - 3.0 + 0.0) / 5.0,
+        ),
+        ("0.100000", "3", 60.0, 1.6 / 3.0, (0.2 + 0.5 + 0.9) / 5.0),
+        ("0.300000", "2", 40.0, 0.7, (0.5 + 0.9) / 5.0),
+        ("0.600000", "1", 20.0, 0.9, 0.9 / 5.0),
     ]
     .iter()
-    .flat_map(|(tau, deals, pct, rho)| {
+    .flat_map(|(tau, deals, pct, over_deals, rho)| {
         ["craigslist", "all"].map(|family| {
             (
                 family.to_string(),
                 tau.to_string(),
                 deals.to_string(),
                 six(*pct),
+                six(*over_deals),
                 six(*rho),
             )
         })
@@ -253,7 +278,8 @@ fn the_report_of_a_run_over_all_five_families_writes_every_file() {
         "tables/by_family.csv",
         "tables/by_player.csv",
         "tables/by_opponent.csv",
-        "tables/by_persona.csv",
+        "tables/by_opponent_persona.csv",
+        "tables/by_learner_persona.csv",
         "tables/by_role.csv",
         "tables/by_family_player.csv",
         "tables/sensitivity.csv",
@@ -301,4 +327,151 @@ fn the_report_of_a_run_over_all_five_families_writes_every_file() {
             "nothing is fetched at view time: {fetch}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rho_over_deals_and_the_opponent_persona_rows_are_the_records_own() {
+    use dealgym::mock::{MockConfig, MockServer};
+    use dealgym::run::RunOptions;
+    use std::collections::BTreeMap;
+    use std::net::{Ipv4Addr, SocketAddr};
+
+    // A small run of every family, the built-in mock in both seats (so both are LLM seats
+    // and draw personas), some of its replies garbage so that not every episode is a deal.
+    let server = MockServer::start(
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        MockConfig {
+            garbage_rate: 0.15,
+            ..MockConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let dir = crate::common::temp_dir("report-rho-over-deals");
+    let files = crate::common::scenario_files(&dir, 4);
+    let records = dir.join("run.jsonl");
+    let spec = format!("openai:mock@{}", server.base_url());
+    let mut run_options = RunOptions::new(files, &spec, &spec, records.clone());
+    run_options.progress = false;
+    run_options.seed = 19;
+    run_options.group_size = 2;
+    run_options.personas.weights = BTreeMap::from([
+        ("anchoring".to_string(), 1.0),
+        ("cooperative".to_string(), 1.0),
+        ("none".to_string(), 1.0),
+    ]);
+    crate::common::run_to_end(&run_options).await;
+    let out = dir.join("report");
+    report(&options(vec![records.clone()], out.clone())).unwrap();
+
+    // The records, read as plain JSON: ρ over deals is the mean of the learner's ρ over the
+    // episodes whose outcome is a deal (backend errors, none here, would be left out).
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&records)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5 * 4 * 2);
+    let kind = |r: &serde_json::Value| r["outcome"]["kind"].as_str().unwrap().to_string();
+    let learner_rho = |r: &serde_json::Value| r["outcome"]["rho"]["learner"].as_f64().unwrap();
+    let over_deals = |of: &[&serde_json::Value]| -> Option<f64> {
+        let deals: Vec<f64> = of
+            .iter()
+            .filter(|r| kind(r) == "deal")
+            .map(|r| learner_rho(r))
+            .collect();
+        (!deals.is_empty()).then(|| deals.iter().sum::<f64>() / deals.len() as f64)
+    };
+    let per_episode = |of: &[&serde_json::Value]| -> f64 {
+        of.iter().map(|r| learner_rho(r)).sum::<f64>() / of.len() as f64
+    };
+    let all: Vec<&serde_json::Value> = lines.iter().collect();
+    let deals = all.iter().filter(|r| kind(r) == "deal").count();
+    assert!(
+        deals > 0 && deals < all.len(),
+        "some deals and some episodes without one: {deals} of {}",
+        all.len()
+    );
+    let expected = over_deals(&all).unwrap();
+    assert!(
+        (expected - per_episode(&all)).abs() > 1e-6,
+        "the two figures differ on these records"
+    );
+
+    // by_all: ρ over deals, and ρ per episode beside it.
+    let by_all = csv(&out.join("tables/by_all.csv"));
+    let number = |row: &HashMap<String, String>, key: &str| -> f64 {
+        row[key]
+            .parse()
+            .unwrap_or_else(|e| panic!("{key} = {:?}: {e}", row[key]))
+    };
+    assert!((number(&by_all[0], "rho_deals_learner") - expected).abs() <= 5e-7);
+    assert!((number(&by_all[0], "mean_rho_learner") - per_episode(&all)).abs() <= 5e-7);
+    // Per family, the same.
+    for row in csv(&out.join("tables/by_family.csv")) {
+        let of: Vec<&serde_json::Value> = lines
+            .iter()
+            .filter(|r| r["family"].as_str() == Some(row["group"].as_str()))
+            .collect();
+        match over_deals(&of) {
+            Some(x) => assert!(
+                (number(&row, "rho_deals_learner") - x).abs() <= 5e-7,
+                "{row:?}"
+            ),
+            None => assert_eq!(row["rho_deals_learner"], "", "{row:?}"),
+        }
+    }
+    // The headline of report.md says it with the deal rate beside it.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let headline = format!("Learner's bargained ratio (ρ over deals): {expected:.3} [");
+    assert!(md.contains(&headline), "{headline} in {md}");
+    let deal_pct = 100.0 * deals as f64 / all.len() as f64;
+    assert!(
+        md.contains(&format!("at a deal rate of {deal_pct:.1} [")),
+        "{md}"
+    );
+    // The sensitivity's recorded row is the same figure.
+    let sensitivity = csv(&out.join("tables/sensitivity.csv"));
+    let recorded = sensitivity
+        .iter()
+        .find(|r| r["family"] == "all" && r["tau"].is_empty())
+        .unwrap();
+    assert!((number(recorded, "rho_deals_learner") - expected).abs() <= 5e-7);
+
+    // Per opponent persona: one row per persona the records name for the opponent seat
+    // (`none` without one), and the rows partition the episodes.
+    let mut personas: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &lines {
+        let persona = r["seats"]["opponent"]["persona"]
+            .as_str()
+            .unwrap_or("none")
+            .to_string();
+        *personas.entry(persona).or_default() += 1;
+    }
+    assert!(personas.len() > 1, "{personas:?}");
+    let rows = csv(&out.join("tables/by_opponent_persona.csv"));
+    let reported: BTreeMap<String, usize> = rows
+        .iter()
+        .map(|r| (r["group"].clone(), r["episodes"].parse().unwrap()))
+        .collect();
+    assert_eq!(reported, personas);
+    assert_eq!(reported.values().sum::<usize>(), lines.len());
+    for row in &rows {
+        let of: Vec<&serde_json::Value> = lines
+            .iter()
+            .filter(|r| {
+                r["seats"]["opponent"]["persona"].as_str().unwrap_or("none") == row["group"]
+            })
+            .collect();
+        if let Some(x) = over_deals(&of) {
+            assert!(
+                (number(row, "rho_deals_learner") - x).abs() <= 5e-7,
+                "{row:?}"
+            );
+        }
+    }
+    // The learner's persona has its own table, named as such.
+    assert!(out.join("tables/by_learner_persona.csv").exists());
+    assert!(md.contains("### Per opponent persona"), "{md}");
+    server.stop();
 }

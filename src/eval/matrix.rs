@@ -1,6 +1,7 @@
 //! The cross-play matrix: for every player (learner seat, the rows) against every opponent (the
-//! columns), the learner seat's mean ρ and the deal rate, each with its bootstrap 95% interval
-//! — per family and over all families. Fed one record at a time; the figures and intervals are
+//! columns), the learner seat's bargained ratio over deals with the deal rate beside it (as the
+//! papers report them) and its ρ per episode (no deal = 0), each with its bootstrap 95%
+//! interval — per family and over all families. Fed one record at a time; the figures and intervals are
 //! [`Aggregate`]'s (the one home of aggregates), so they agree with `run`'s summary.
 
 use std::collections::BTreeMap;
@@ -23,7 +24,10 @@ pub struct Cell {
     pub episodes: usize,
     /// Backend errors (left out of the figures).
     pub errors: usize,
-    /// The learner seat's mean ρ over the scored episodes.
+    /// The learner seat's mean ρ over the deals: the bargained ratio as the papers report it.
+    pub rho_deals: Option<Estimate>,
+    /// The learner seat's mean ρ over the scored episodes, no deal counting with its ρ (0 by
+    /// default).
     pub mean_rho: Option<Estimate>,
     /// Share of the scored episodes that ended in a deal (a fraction).
     pub deal_rate: Option<Estimate>,
@@ -87,6 +91,7 @@ impl CrossPlay {
                     opponent: opponent.clone(),
                     episodes: aggregate.episodes(),
                     errors: aggregate.count(OutcomeKind::Error),
+                    rho_deals: figures.seats.learner.rho_deals,
                     mean_rho: figures.seats.learner.mean_rho,
                     deal_rate: figures.rate(OutcomeKind::Deal),
                 }
@@ -121,7 +126,8 @@ mod tests {
     #[test]
     fn each_cell_has_the_learners_mean_rho_and_the_deal_rate_of_its_pairing() {
         let mut m = CrossPlay::default();
-        // a vs x: deals at 70 (ρ 0.75) and 90 (ρ 0.25), and a walk-away: mean ρ 1/3, deals 2/3.
+        // a vs x: deals at 70 (ρ 0.75) and 90 (ρ 0.25), and a walk-away: ρ over deals 0.5,
+        // deals 2/3, ρ per episode 1/3.
         for price in [Some(70), Some(90), None] {
             m.add(&episode("a", "x", price));
         }
@@ -145,6 +151,8 @@ mod tests {
         assert!((rho.value - 1.0 / 3.0).abs() < 1e-12);
         assert!(rho.low <= rho.value && rho.value <= rho.high);
         assert!((ax.deal_rate.unwrap().value - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(ax.rho_deals.unwrap().value, 0.5);
+        assert_eq!(ax.rho_deals.unwrap().n, 2);
         assert_eq!(cells[2].mean_rho.unwrap().value, 0.5);
         assert_eq!(cells[0].learner, "", "fixtures' records have an empty spec");
         assert_eq!(m.cells(Some(Family::Craigslist)), cells);

@@ -109,10 +109,12 @@ impl EvalResults {
 
     /// One Markdown table per family (`### FAMILY`), then one for all families (`### all`):
     /// players (learner seat) as rows, opponents as columns, each cell
-    /// `mean ρ [low, high] · deal % [low, high] · n=EPISODES`; `–` where the pair never met.
+    /// `ρ over deals [low, high] · deal % [low, high] · ρ per episode [low, high] · n=EPISODES`;
+    /// `–` where the pair never met.
     pub fn matrix_markdown(&self) -> String {
         let mut out = String::from(
-            "Cross-play: the learner seat's mean ρ [95% CI] · deal % [95% CI] · episodes\n",
+            "Cross-play: the learner seat's ρ over deals [95% CI] · deal % [95% CI] · ρ per \
+             episode, no deal = 0 [95% CI] · episodes\n",
         );
         let (rows, columns) = self.matrix.players();
         let families = self.matrix.families();
@@ -142,8 +144,9 @@ impl EvalResults {
     }
 
     /// The matrix (per family and `"all"`) and the ratings as one JSON object:
-    /// `{"matrix": [{"family", "cells": [{learner, opponent, episodes, errors, mean_rho,
-    /// deal_rate}]}], "ratings": [{player, rating, low, high, comparisons, wins}]}`, estimates
+    /// `{"matrix": [{"family", "cells": [{learner, opponent, episodes, errors, rho_deals,
+    /// mean_rho, deal_rate}]}], "ratings": [{player, rating, low, high, comparisons, wins}]}`
+    /// (`rho_deals` over deals, `mean_rho` per episode), estimates
     /// as `{value, low, high, n}` (deal rate as a fraction) or `null`.
     pub fn json(&self) -> Value {
         let sections = self
@@ -172,12 +175,13 @@ fn situation(record: &EpisodeRecord, seat: Seat) -> u64 {
     h.finish().0
 }
 
-/// `0.512 [0.401, 0.620] · 80.0 [60.0, 100.0] · n=10`.
+/// `0.640 [0.520, 0.750] · 80.0 [60.0, 100.0] · 0.512 [0.401, 0.620] · n=10`.
 fn cell_text(c: &Cell) -> String {
     format!(
-        "{} · {} · n={}",
-        cell(c.mean_rho, 3),
+        "{} · {} · {} · n={}",
+        cell(c.rho_deals, 3),
         pct_cell(c.deal_rate),
+        cell(c.mean_rho, 3),
         c.episodes
     )
 }
@@ -263,14 +267,14 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         let header = lines.iter().position(|l| *l == "### craigslist").unwrap();
         assert_eq!(lines[header + 2], "| player \\ opponent | x | y |");
-        // a vs x: ρ 0.75 and 0.25, mean 0.5; both deals.
+        // a vs x: ρ 0.75 and 0.25, mean 0.5; both deals, so over deals and per episode agree.
         assert_eq!(
             lines[header + 4],
-            "| a | 0.500 [0.250, 0.750] · 100.0 [100.0, 100.0] · n=2 | – |"
+            "| a | 0.500 [0.250, 0.750] · 100.0 [100.0, 100.0] · 0.500 [0.250, 0.750] · n=2 | – |"
         );
         assert_eq!(
             lines[header + 5],
-            "| b | – | 0.500 [0.500, 0.500] · 100.0 [100.0, 100.0] · n=1 |"
+            "| b | – | 0.500 [0.500, 0.500] · 100.0 [100.0, 100.0] · 0.500 [0.500, 0.500] · n=1 |"
         );
         let all = lines.iter().position(|l| *l == "### all").unwrap();
         assert_eq!(lines[all + 4], lines[header + 4]);

@@ -14,7 +14,7 @@ mod terms;
 pub use action::{Action, ActionKind, ErrorKind, TurnError};
 pub use parse::{
     after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy, parse,
-    read_move, ParseNote, Parsed, TurnFormat,
+    proposes_deal, read_move, ParseNote, Parsed, TurnFormat,
 };
 pub use render::{render_action, render_forwarded, render_turn};
 pub use terms::{

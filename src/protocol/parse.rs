@@ -192,18 +192,7 @@ pub fn parse(text: &str, space: TermSpace<'_>, server_reasoning: Option<&str>) -
         return parsed;
     }
 
-    let mut sections = xml_sections(&body).unwrap_or_else(|| label_sections(&body));
-    // A complete turn followed by more parts: the model went on to write further turns (its own
-    // or the other side's). The first turn is read; the rest is not part of it.
-    let went_on = sections.len() > 3
-        && sections
-            .iter()
-            .take(3)
-            .map(|s| s.part)
-            .eq([Part::Thought, Part::Talk, Part::Action]);
-    if went_on {
-        sections.truncate(3);
-    }
+    let (sections, went_on) = turn_sections(&body);
     let first = |part: Part| {
         sections
             .iter()
@@ -216,25 +205,7 @@ pub fn parse(text: &str, space: TermSpace<'_>, server_reasoning: Option<&str>) -
     let parts: Vec<Part> = sections.iter().map(|s| s.part).collect();
     let layout_ok = parts == [Part::Thought, Part::Talk, Part::Action];
 
-    // The action is read from the Action part(s); without one, from whatever is not Thought.
-    let action_text: String = if parts.contains(&Part::Action) {
-        sections
-            .iter()
-            .filter(|s| s.part == Part::Action)
-            .map(|s| s.text)
-            .collect::<Vec<_>>()
-            .join("\n")
-    } else if sections.is_empty() {
-        body.clone()
-    } else {
-        sections
-            .iter()
-            .filter(|s| s.part != Part::Thought)
-            .map(|s| s.text)
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    match read_action(&action_text, space) {
+    match read_action(&action_part(&sections, &body), space) {
         Ok((action, well_formed)) => {
             parsed.format_ok = layout_ok && well_formed && parts.contains(&Part::Action);
             parsed.action = Some(action);
@@ -261,6 +232,57 @@ pub fn parse(text: &str, space: TermSpace<'_>, server_reasoning: Option<&str>) -
         }
     }
     parsed
+}
+
+/// Whether a completion proposes a deal: the part [`parse`] reads the move from writes
+/// `[SUBMIT_DEAL]`. True also for a proposal that could not be used (its terms unreadable,
+/// incomplete or out of range, or the token written beside another), which [`Parsed`] does not
+/// tell apart from other unusable turns: what the CaSiNo harness paper's malformed-deal rate
+/// counts (§4.2; its format check includes the "deal arithmetic").
+pub fn proposes_deal(text: &str) -> bool {
+    let (text, _) = without_template_echo(text);
+    let (body, _) = split_reasoning(text);
+    let (sections, _) = turn_sections(&body);
+    ACTION_TOKEN
+        .captures_iter(&action_part(&sections, &body))
+        .any(|c| token_kind(&c[1]) == ActionKind::Submit)
+}
+
+/// The parts of a turn's body (reasoning already taken out), in either spelling, and whether
+/// the reply went on past a complete turn: a complete turn followed by more parts is the model
+/// writing further turns (its own or the other side's); only the first turn is kept.
+fn turn_sections(body: &str) -> (Vec<Section<'_>>, bool) {
+    let mut sections = xml_sections(body).unwrap_or_else(|| label_sections(body));
+    let went_on = sections.len() > 3
+        && sections
+            .iter()
+            .take(3)
+            .map(|s| s.part)
+            .eq([Part::Thought, Part::Talk, Part::Action]);
+    if went_on {
+        sections.truncate(3);
+    }
+    (sections, went_on)
+}
+
+/// The text the move is read from: the Action part(s); without one, whatever is not Thought
+/// (the whole body when it has no parts at all).
+fn action_part(sections: &[Section<'_>], body: &str) -> String {
+    let from = |keep: fn(Part) -> bool| {
+        sections
+            .iter()
+            .filter(|s| keep(s.part))
+            .map(|s| s.text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    if sections.iter().any(|s| s.part == Part::Action) {
+        from(|p| p == Part::Action)
+    } else if sections.is_empty() {
+        body.to_string()
+    } else {
+        from(|p| p != Part::Thought)
+    }
 }
 
 /// The reply up to the first chat-template marker it writes (a leading `<|im_start|>assistant`
@@ -538,6 +560,29 @@ mod tests {
             None,
         );
         assert_eq!(p.error.map(|e| e.kind), Some(ErrorKind::Format));
+    }
+
+    #[test]
+    fn a_proposal_is_seen_whether_or_not_its_terms_can_be_used() {
+        // Out of range (illegal), incomplete (format), and read (on DnD's 2/2/2 items): all three
+        // propose a deal; the text alone says so.
+        for action in ["book:3 hat:0 ball:0", "book:1", "book:1 hat:1 ball:1"] {
+            let text = format!("Thought: a\nTalk: b\nAction: [SUBMIT_DEAL] {action}");
+            assert!(proposes_deal(&text), "{text}");
+        }
+        assert!(proposes_deal(
+            "<talk>x</talk><action>[submit deal] price 5</action>"
+        ));
+        // A proposal mentioned in the Talk or in the reasoning is no proposal; neither is an
+        // empty reply or another move.
+        for text in [
+            "Thought: a\nTalk: shall I [SUBMIT_DEAL]?\nAction: [REJECT_DEAL]",
+            "<think>Action: [SUBMIT_DEAL] price:5</think>Thought: a\nTalk: b\nAction: [TALK]",
+            "",
+            "Thought: a\nTalk: b\nAction: [ACCEPT_DEAL]",
+        ] {
+            assert!(!proposes_deal(text), "{text}");
+        }
     }
 
     #[test]

@@ -22,7 +22,9 @@ use crate::game::{
 };
 use crate::reward::{combine_parts, episode_rewards, Component, RewardConfig};
 use crate::scenario::{Family, Role};
-use crate::score::{episode_metrics, Aggregate, EpisodeMetrics, Weights};
+use crate::score::{
+    episode_metrics, proposals, turn_cap, Aggregate, EpisodeMetrics, EpisodeValues, Weights,
+};
 
 pub use reader::{Line, ReadError, RecordReader, KEPT_BAD_LINES};
 pub use replay::{ReplayError, TemplateDiff};
@@ -412,10 +414,11 @@ impl EpisodeRecord {
         episode_key(&self.run_id, &self.group_id)
     }
 
-    /// Add this episode to an aggregate — the one way a table feeds [`Aggregate`]: its ending,
-    /// ρ, rewards and metrics as the record holds them, with bootstrap weights drawn from
-    /// [`bootstrap_key`](Self::bootstrap_key), or the `weights` given when one episode feeds
-    /// several aggregates (draw them once with `Weights::of(record.bootstrap_key())`).
+    /// Add this episode to an aggregate — the one way a table feeds [`Aggregate`]: its values
+    /// as the record holds them ([`values_from_side_of`](Self::values_from_side_of)), with
+    /// bootstrap weights drawn from [`bootstrap_key`](Self::bootstrap_key), or the `weights`
+    /// given when one episode feeds several aggregates (draw them once with
+    /// `Weights::of(record.bootstrap_key())`).
     pub fn add_to(&self, aggregate: &mut Aggregate, weights: Option<&Weights>) {
         self.add_from_side_of(Seat::Learner, aggregate, weights);
     }
@@ -429,25 +432,37 @@ impl EpisodeRecord {
         aggregate: &mut Aggregate,
         weights: Option<&Weights>,
     ) {
+        let values = self.values_from_side_of(seat);
+        match weights {
+            Some(w) => aggregate.add_weighted(w, &values),
+            None => aggregate.add(self.bootstrap_key(), &values),
+        }
+    }
+
+    /// What an [`Aggregate`] takes from this episode, with `seat` in its learner place: the
+    /// ending, ρ, utility, reward and metrics the record holds; whether each seat bought; the
+    /// turn cap (`score::turn_cap`) and each seat's deal proposals (`score::proposals`), both
+    /// read from the setup and the turns, so records written before those figures existed
+    /// give them too.
+    pub fn values_from_side_of(&self, seat: Seat) -> EpisodeValues {
         let (o, metrics) = (&self.outcome.outcome, &self.outcome.metrics);
         let side = |v: &PerSeat<f64>| PerSeat::new(v[seat], v[seat.other()]);
-        let (rho, rewards) = (side(&o.rho), side(&self.rewards));
-        let exchanged;
-        let metrics = if seat == Seat::Learner {
-            metrics
-        } else {
-            exchanged = EpisodeMetrics {
+        let proposals = proposals(&self.turns, &self.setup.rules);
+        EpisodeValues {
+            kind: o.kind,
+            rho: side(&o.rho),
+            utility: side(&o.utility),
+            rewards: side(&self.rewards),
+            metrics: EpisodeMetrics {
                 seats: PerSeat::new(
                     metrics.seats[seat].clone(),
                     metrics.seats[seat.other()].clone(),
                 ),
                 pareto_optimal: metrics.pareto_optimal,
-            };
-            &exchanged
-        };
-        match weights {
-            Some(w) => aggregate.add_weighted(w, o.kind, &rho, &rewards, metrics),
-            None => aggregate.add(self.bootstrap_key(), o.kind, &rho, &rewards, metrics),
+            },
+            buyer: PerSeat::new(seat, seat.other()).map(|_, s| self.seats[*s].role == Role::Buyer),
+            turn_cap: turn_cap(&self.setup.rules, &self.turns),
+            proposals: PerSeat::new(proposals[seat], proposals[seat.other()]),
         }
     }
 

@@ -30,8 +30,8 @@ pub struct ReportFlags {
     /// The seed of the transcript sample (the same files and seed give the same sample).
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub sample_seed: u64,
-    /// Thresholds τ for the sensitivity table: the learner's deal rate and mean ρ had every
-    /// deal with learner ρ < τ been refused, comma-separated.
+    /// Thresholds τ for the sensitivity table: the learner's deal rate, ρ over the deals kept
+    /// and ρ per episode had every deal with learner ρ < τ been refused, comma-separated.
     #[arg(long, value_name = "LIST", value_delimiter = ',', default_values_t = DEFAULT_TAUS)]
     pub tau: Vec<f64>,
     /// No progress bar.

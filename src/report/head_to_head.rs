@@ -10,7 +10,8 @@ use super::charts::{interval_chart, ChartError};
 use super::tables::{Cell, Column, Table};
 
 /// The cross-play matrix as one long table: a row per family (then `all`) and pairing, with the
-/// learner seat's mean ρ and the deal rate (in percent), each with its interval. `None` when
+/// deal rate (in percent), the learner seat's ρ over deals beside it and its ρ per episode (no
+/// deal = 0), each with its interval. `None` when
 /// the files hold a single pairing: the aggregate tables already say everything then.
 pub fn crossplay_table(eval: &EvalResults) -> Option<Table> {
     let matrix = eval.matrix();
@@ -29,8 +30,9 @@ pub fn crossplay_table(eval: &EvalResults) -> Option<Table> {
                     Cell::Text(c.opponent),
                     Cell::Count(c.episodes as u64),
                     Cell::Count(c.errors as u64),
-                    Cell::Estimate(c.mean_rho, 3),
                     Cell::Estimate(c.deal_rate.map(|e| e.scaled(100.0)), 1),
+                    Cell::Estimate(c.rho_deals, 3),
+                    Cell::Estimate(c.mean_rho, 3),
                 ]
             })
         })
@@ -45,8 +47,9 @@ pub fn crossplay_table(eval: &EvalResults) -> Option<Table> {
             Column::new("opponent", "opponent"),
             Column::new("episodes", "episodes"),
             Column::new("errors", "errors"),
-            Column::new("mean ρ", "mean_rho"),
             Column::new("deal %", "deal_pct"),
+            Column::new("ρ over deals", "rho_deals"),
+            Column::new("ρ per episode (no deal = 0)", "mean_rho"),
         ],
         rows,
     })

@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use crate::eval::{EvalTables, SpillError};
 use crate::game::{OutcomeKind, Seat};
 use crate::record::{EpisodeRecord, ReadError, RecordReader, RewardIssueCounts};
-use crate::score::{Aggregate, Estimate};
+use crate::score::{cell, pct_cell, Aggregate, Estimate, Weights};
 
 pub use charts::{histogram_chart, interval_chart, stacked_chart, ChartError};
 pub use flags::{ReportFlags, DEFAULT_TAUS, DEFAULT_TRANSCRIPTS};
@@ -126,8 +126,10 @@ impl Collector {
         if r.is_people_dialogue() {
             return Ok(());
         }
-        self.groups.add(r);
-        self.sensitivity.add(r);
+        // An episode's bootstrap weights are drawn once, for every table it feeds.
+        let weights = (r.kind() != OutcomeKind::Error).then(|| Weights::of(r.bootstrap_key()));
+        self.groups.add_weighted(r, weights.as_ref());
+        self.sensitivity.add(r, weights.as_ref());
         self.head_to_head.add(r)
     }
 }
@@ -280,6 +282,9 @@ pub fn write_report(
         ),
         format!("Written by dealgym {}.", env!("CARGO_PKG_VERSION")),
     ];
+    if all.scored() > 0 {
+        meta.insert(1, bargained_ratio_line(&all));
+    }
     if let Some(counts) = rewards.counts() {
         meta.push(format!(
             "Reward issues: {counts}; {} episodes have a reward short of a failed judge or \
@@ -346,7 +351,7 @@ fn histogram_table(all: &Aggregate) -> Table {
 fn rows_of(
     groups: &Groups,
     dimension: Dimension,
-    figure: impl Fn(&Aggregate) -> Option<Estimate>,
+    figure: &dyn Fn(&Aggregate) -> Option<Estimate>,
 ) -> Vec<(String, Estimate)> {
     groups
         .of(dimension)
@@ -357,23 +362,23 @@ fn rows_of(
 /// The charts: (file name, caption, SVG). A chart with no data is left out.
 fn charts(groups: &Groups, all: &Aggregate) -> Result<Vec<(String, String, String)>, ChartError> {
     let mut charts = Vec::new();
-    let clipped = |a: &Aggregate| a.figures().seats[Seat::Learner].clipped_rho;
+    let clipped = |a: &Aggregate| a.figures().seats[Seat::Learner].clipped_rho_deals;
     let deal = |a: &Aggregate| a.figures().rate(OutcomeKind::Deal).map(|e| e.scaled(100.0));
     let first_bid = |a: &Aggregate| a.figures().seats[Seat::Learner].first_bid;
     for (dimension, suffix) in [
         (Dimension::Family, "family"),
         (Dimension::FamilyPlayer, "family_player"),
     ] {
-        let rows = rows_of(groups, dimension, clipped);
+        let rows = rows_of(groups, dimension, &clipped);
         if !rows.is_empty() {
-            let title = format!("Learner ρ per {}", suffix.replace('_', " and "));
+            let title = format!("Learner ρ over deals per {}", suffix.replace('_', " and "));
             charts.push((
                 format!("rho_by_{suffix}"),
-                format!("{title}: mean of ρ clipped to [−1, 1] with its 95% interval (plain mean and median in the tables)"),
-                interval_chart(&title, "mean ρ (clipped to [−1, 1])", &rows, 0.0, 1.0)?,
+                format!("{title}: mean of ρ over the deals, clipped to [−1, 1], with its 95% interval (the plain mean, and ρ per episode with its median, in the tables)"),
+                interval_chart(&title, "ρ over deals (clipped to [−1, 1])", &rows, 0.0, 1.0)?,
             ));
         }
-        let rows = rows_of(groups, dimension, deal);
+        let rows = rows_of(groups, dimension, &deal);
         if !rows.is_empty() {
             let title = format!("Deal rate per {}", suffix.replace('_', " and "));
             charts.push((
@@ -383,7 +388,32 @@ fn charts(groups: &Groups, all: &Aggregate) -> Result<Vec<(String, String, Strin
             ));
         }
     }
-    let rows = rows_of(groups, Dimension::FamilyPlayer, first_bid);
+    // The CaSiNo harness paper's Tables 2 and 3: deal rate and learner points per opponent
+    // persona, where the opponents had one. Points only for files of one family: utilities of
+    // different families are on different scales.
+    let has_personas = groups
+        .of(Dimension::OpponentPersona)
+        .any(|(name, _)| name != "none");
+    if has_personas {
+        let rows = rows_of(groups, Dimension::OpponentPersona, &deal);
+        let title = "Deal rate per opponent persona";
+        charts.push((
+            "deal_rate_by_opponent_persona".to_string(),
+            format!("{title}, % of scored episodes, with its 95% interval"),
+            interval_chart(title, "deal %", &rows, 0.0, 100.0)?,
+        ));
+        let points = |a: &Aggregate| a.figures().seats[Seat::Learner].points;
+        let rows = rows_of(groups, Dimension::OpponentPersona, &points);
+        if groups.of(Dimension::Family).count() == 1 && !rows.is_empty() {
+            let title = "Learner points per opponent persona";
+            charts.push((
+                "points_by_opponent_persona".to_string(),
+                format!("{title}: mean utility per episode (no deal: the no-deal value), with its 95% interval"),
+                interval_chart(title, "points", &rows, 0.0, 0.0)?,
+            ));
+        }
+    }
+    let rows = rows_of(groups, Dimension::FamilyPlayer, &first_bid);
     if !rows.is_empty() {
         let title = "Learner's first bid / budget (price tasks, as buyer)";
         charts.push((
@@ -446,6 +476,20 @@ fn headline(episodes: usize, people: usize, models: &Aggregate) -> String {
              by models, of which {scored}"
         ),
     }
+}
+
+/// The headline figure over every episode the models played: the learner's bargained ratio as
+/// the papers report it (mean ρ over deals, the deal rate beside it; BATNA paper, Table 1), then
+/// ρ per episode, which counts an episode without a deal at its ρ (0 by default).
+fn bargained_ratio_line(all: &Aggregate) -> String {
+    let f = all.figures();
+    format!(
+        "Learner's bargained ratio (ρ over deals): {} at a deal rate of {} %; ρ per episode \
+         (no deal = 0): {}.",
+        cell(f.seats[Seat::Learner].rho_deals, 3),
+        pct_cell(f.rate(OutcomeKind::Deal)),
+        cell(f.seats[Seat::Learner].mean_rho, 3),
+    )
 }
 
 /// report.md: the tables in Markdown, the charts as images of charts/NAME.svg.

@@ -85,8 +85,9 @@ impl PeopleAndModels {
         })
     }
 
-    /// The table: per family, role and player, episodes, the rate of each ending, and ρ (mean,
-    /// median and clipped mean) of that side, each with its 95% interval.
+    /// The table: per family, role and player, episodes, the rate of each ending, and ρ of that
+    /// side (over deals; per episode: mean, median and clipped mean), each with its 95%
+    /// interval.
     pub fn table(&self) -> Table {
         let mut columns = vec![
             Column::new("family", "family"),
@@ -100,9 +101,13 @@ impl PeopleAndModels {
                 format!("{}_pct", kind.name()),
             ));
         }
-        columns.push(Column::new("mean ρ", "mean_rho"));
-        columns.push(Column::new("median ρ", "median_rho"));
-        columns.push(Column::new("clipped mean ρ", "clipped_mean_rho"));
+        columns.push(Column::new("ρ over deals", "rho_deals"));
+        columns.push(Column::new("ρ per episode (no deal = 0)", "mean_rho"));
+        columns.push(Column::new("median ρ per episode", "median_rho"));
+        columns.push(Column::new(
+            "clipped mean ρ per episode",
+            "clipped_mean_rho",
+        ));
         let pct = |e: Option<Estimate>| Cell::Estimate(e.map(|e| e.scaled(100.0)), 1);
         let rows = self
             .shown()
@@ -116,6 +121,7 @@ impl PeopleAndModels {
                     Cell::Count(a.scored() as u64),
                 ];
                 row.extend(f.endings.map(pct));
+                row.push(Cell::Estimate(side.rho_deals, 3));
                 row.push(Cell::Estimate(side.mean_rho, 3));
                 row.push(Cell::Estimate(side.median_rho, 3));
                 row.push(Cell::Estimate(side.clipped_rho, 3));

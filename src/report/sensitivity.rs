@@ -1,15 +1,22 @@
-//! Post-hoc threshold sensitivity (the seed BATNA paper, Table 4): for each τ, the learner's
-//! deal rate and mean ρ had every deal with learner ρ < τ been refused — from the records
-//! alone, no new episodes. Per family and over all.
+//! Post-hoc threshold sensitivity (the seed BATNA paper, App. C and Table 4): for each τ, the
+//! learner's deal rate and bargained ratio had every deal with learner ρ < τ been refused —
+//! from the records alone, no new episodes. Per family and over all.
 //!
-//! A refused deal becomes no deal for the learner: its ρ becomes the learner's no-deal ρ
-//! ([`no_deal_rho`]); the other episodes keep their ρ. Rates and means are over the scored
-//! episodes (backend errors left out, as everywhere). The row with no τ is the file as it is.
+//! A refused deal becomes no deal for the learner (it walks away rather than accept, the BATNA
+//! principle): its ρ becomes the learner's no-deal ρ ([`no_deal_rho`]); the other episodes keep
+//! their ρ. Each row gives, over the scored episodes (backend errors left out, as everywhere):
+//! the deals kept and their share (Table 4's "Deal%"), the mean ρ over the kept deals — the
+//! paper's "BR", "mean accepted quality", which rises with τ — and beside it the mean ρ per
+//! episode, a refused deal and every other episode without a deal counting with its ρ (0 by
+//! default). The row with no τ is the file as it is. Every figure comes from
+//! [`Aggregate`] (one per group and τ, fed only the ending and the learner's ρ, keeping no
+//! median), with its bootstrap interval.
 
 use std::collections::BTreeMap;
 
-use crate::game::OutcomeKind;
+use crate::game::{OutcomeKind, PerSeat, Seat};
 use crate::record::EpisodeRecord;
+use crate::score::{Aggregate, EpisodeValues, Estimate, Weights};
 
 use super::tables::{Cell, Column, Table};
 
@@ -21,22 +28,12 @@ pub fn no_deal_rho(r: &EpisodeRecord) -> f64 {
     r.outcome.metrics.seats.learner.no_deal_rho.unwrap_or(0.0)
 }
 
-/// One group's counts: the file's own, then per τ.
-#[derive(Debug, Clone, Default)]
-struct Counts {
-    scored: u64,
-    deals: u64,
-    rho: f64,
-    /// Per τ: deals kept (learner ρ ≥ τ) and Σ ρ after refusing the others.
-    kept: Vec<u64>,
-    rho_at: Vec<f64>,
-}
-
 /// The sensitivity table, fed one record at a time.
 #[derive(Debug, Clone)]
 pub struct Sensitivity {
     taus: Vec<f64>,
-    groups: BTreeMap<String, Counts>,
+    /// Per group (each family, and "all"): the file as recorded, then one aggregate per τ.
+    groups: BTreeMap<String, Vec<Aggregate>>,
 }
 
 impl Sensitivity {
@@ -47,33 +44,42 @@ impl Sensitivity {
         }
     }
 
-    pub fn add(&mut self, r: &EpisodeRecord) {
+    /// Take in one record; `weights` are its bootstrap weights where already drawn
+    /// (`Weights::of` its `bootstrap_key`), else they are drawn here.
+    pub fn add(&mut self, r: &EpisodeRecord, weights: Option<&Weights>) {
         let kind = r.kind();
         if kind == OutcomeKind::Error {
             return;
         }
+        let drawn;
+        let weights = match weights {
+            Some(w) => w,
+            None => {
+                drawn = Weights::of(r.bootstrap_key());
+                &drawn
+            }
+        };
         let rho = r.outcome.outcome.rho.learner;
+        let recorded = EpisodeValues::of_ending(kind, PerSeat::new(rho, 0.0));
+        let refused =
+            EpisodeValues::of_ending(OutcomeKind::WalkAway, PerSeat::new(no_deal_rho(r), 0.0));
         let deal = kind == OutcomeKind::Deal;
-        let refused = no_deal_rho(r);
         for group in [r.family.to_string(), "all".to_string()] {
             let n = self.taus.len();
-            let c = self.groups.entry(group).or_insert_with(|| Counts {
-                kept: vec![0; n],
-                rho_at: vec![0.0; n],
-                ..Counts::default()
-            });
-            c.scored += 1;
-            c.deals += u64::from(deal);
-            c.rho += rho;
-            for (i, tau) in self.taus.iter().enumerate() {
-                let kept = deal && rho >= *tau;
-                c.kept[i] += u64::from(kept);
-                c.rho_at[i] += if deal && !kept { refused } else { rho };
+            let aggregates = self
+                .groups
+                .entry(group)
+                .or_insert_with(|| vec![Aggregate::without_median(); n + 1]);
+            aggregates[0].add_weighted(weights, &recorded);
+            for (tau, aggregate) in self.taus.iter().zip(&mut aggregates[1..]) {
+                let kept = !deal || rho >= *tau;
+                aggregate.add_weighted(weights, if kept { &recorded } else { &refused });
             }
         }
     }
 
-    /// family, τ (empty: as recorded), scored episodes, deals, deal %, mean learner ρ.
+    /// family, τ (empty: as recorded), scored episodes, deals, deal %, the learner's ρ over
+    /// deals and ρ per episode.
     pub fn table(&self) -> Table {
         let columns = vec![
             Column::new("family", "family"),
@@ -81,7 +87,8 @@ impl Sensitivity {
             Column::new("episodes", "episodes"),
             Column::new("deals", "deals"),
             Column::new("deal %", "deal_pct"),
-            Column::new("mean ρ learner", "mean_rho_learner"),
+            Column::new("ρ over deals learner", "rho_deals_learner"),
+            Column::new("ρ per episode (no deal = 0) learner", "mean_rho_learner"),
         ];
         let mut rows = Vec::new();
         // "all" last, like the other tables.
@@ -90,29 +97,41 @@ impl Sensitivity {
             .iter()
             .filter(|(g, _)| g.as_str() != "all")
             .chain(self.groups.iter().filter(|(g, _)| g.as_str() == "all"));
-        for (group, c) in ordered {
-            let n = c.scored as f64;
-            let row = |tau: Option<f64>, deals: u64, rho: f64| {
-                vec![
+        for (group, aggregates) in ordered {
+            let taus = std::iter::once(None).chain(self.taus.iter().copied().map(Some));
+            for (tau, a) in taus.zip(aggregates) {
+                let f = a.figures();
+                let learner = &f.seats[Seat::Learner];
+                rows.push(vec![
                     Cell::Text(group.clone()),
                     Cell::Number(tau, 2),
-                    Cell::Count(c.scored),
-                    Cell::Count(deals),
-                    Cell::Number(Some(100.0 * deals as f64 / n), 1),
-                    Cell::Number(Some(rho / n), 3),
-                ]
-            };
-            rows.push(row(None, c.deals, c.rho));
-            for (i, tau) in self.taus.iter().enumerate() {
-                rows.push(row(Some(*tau), c.kept[i], c.rho_at[i]));
+                    Cell::Count(a.scored() as u64),
+                    Cell::Count(a.count(OutcomeKind::Deal) as u64),
+                    Cell::Estimate(f.rate(OutcomeKind::Deal).map(|e| e.scaled(100.0)), 1),
+                    Cell::Estimate(learner.rho_deals, 3),
+                    Cell::Estimate(learner.mean_rho, 3),
+                ]);
             }
         }
         Table {
             name: "sensitivity".into(),
-            title: "Threshold sensitivity (learner)".into(),
+            title: "Threshold sensitivity (learner): deals with ρ < τ refused; ρ over the deals \
+                    kept (the BATNA paper's mean accepted quality, Table 4)"
+                .into(),
             columns,
             rows,
         }
+    }
+
+    /// The learner's ρ over deals per τ (the recorded row first) in one group, for tests and
+    /// charts.
+    pub fn rho_deals(&self, group: &str) -> Vec<Option<Estimate>> {
+        self.groups.get(group).map_or_else(Vec::new, |aggregates| {
+            aggregates
+                .iter()
+                .map(|a| a.figures().seats.learner.rho_deals)
+                .collect()
+        })
     }
 }
 
@@ -149,20 +168,85 @@ mod tests {
     fn a_refused_deal_counts_its_no_deal_rho() {
         let r = deal(5.0);
         let mut s = Sensitivity::new(&[0.4, 0.6]);
-        s.add(&r);
+        s.add(&r, None);
         let csv = s.table().csv();
-        // As recorded: 1 deal, ρ 0.5; τ 0.4 keeps it; τ 0.6 refuses it → ρ 5/40 = 0.125.
-        assert!(
-            csv.contains("craigslist,,1,1,100.000000,0.500000\n"),
-            "{csv}"
-        );
-        assert!(
-            csv.contains("craigslist,0.400000,1,1,100.000000,0.500000\n"),
-            "{csv}"
-        );
-        assert!(
-            csv.contains("craigslist,0.600000,1,0,0.000000,0.125000\n"),
-            "{csv}"
-        );
+        // As recorded: 1 deal, ρ 0.5 over deals and per episode; τ 0.4 keeps it; τ 0.6 refuses
+        // it → no deal (no ρ over deals), ρ per episode 5/40 = 0.125. One episode: every
+        // interval is a point.
+        let point = |x: &str| format!("{x},{x},{x}");
+        for (tau, deals, pct, over_deals, per_episode) in [
+            ("", 1, "100.000000", "0.500000", "0.500000"),
+            ("0.400000", 1, "100.000000", "0.500000", "0.500000"),
+            ("0.600000", 0, "0.000000", "", "0.125000"),
+        ] {
+            let over_deals = if over_deals.is_empty() {
+                ",,".to_string()
+            } else {
+                point(over_deals)
+            };
+            let line = format!(
+                "craigslist,{tau},1,{deals},{},{over_deals},{}\n",
+                point(pct),
+                point(per_episode)
+            );
+            assert!(csv.contains(&line), "{line} in {csv}");
+        }
+    }
+
+    /// A deal (learner buying first) at `price` on B = 100, C = 60: ρ = (100 − price)/40.
+    fn deal_at(price: u32, i: usize) -> EpisodeRecord {
+        let s = price_task(125.0, 100.0, 60.0);
+        let moves = [
+            turn("Offer.", &format!("[SUBMIT_DEAL] price:{price}")),
+            turn("Ok.", "[ACCEPT_DEAL]"),
+        ];
+        let mut r = record_of(play(&s, learner_first_as(&s, Role::Buyer), &moves));
+        r.episode_id = format!("g{i}-m0");
+        r.group_id = format!("g{i}");
+        r
+    }
+
+    #[test]
+    fn the_mean_accepted_quality_rises_with_tau_as_in_table_4() {
+        // Learner ρ of four deals 0.3, 0.5, 0.7, 0.9 (prices 88, 80, 72, 64) and a walk-away:
+        //   as recorded: deals 4/5 = 80 %, ρ over deals 2.4/4 = 0.6, per episode 2.4/5 = 0.48
+        //   τ 0.4: keeps 0.5, 0.7, 0.9 → 60 %, over deals 2.1/3 = 0.7, per episode 0.42
+        //   τ 0.6: keeps 0.7, 0.9 → 40 %, over deals 0.8, per episode 1.6/5 = 0.32
+        // The paper's BR (mean accepted quality) rises with τ; the per-episode mean falls.
+        let mut s = Sensitivity::new(&[0.4, 0.6]);
+        for (i, price) in [88, 80, 72, 64].into_iter().enumerate() {
+            s.add(&deal_at(price, i), None);
+        }
+        let sc = price_task(125.0, 100.0, 60.0);
+        let mut walk = record_of(play(
+            &sc,
+            learner_first_as(&sc, Role::Buyer),
+            &[turn("Bye.", "[WALK_AWAY]")],
+        ));
+        walk.episode_id = "g9-m0".into();
+        walk.group_id = "g9".into();
+        s.add(&walk, None);
+        let over_deals: Vec<f64> = s
+            .rho_deals("all")
+            .into_iter()
+            .map(|e| e.unwrap().value)
+            .collect();
+        for (got, expected) in over_deals.iter().zip([0.6, 0.7, 0.8]) {
+            assert!((got - expected).abs() < 1e-12, "{over_deals:?}");
+        }
+        let csv = s.table().csv();
+        for (tau, deals, pct, per_episode) in [
+            ("", 4, "80.000000", "0.480000"),
+            ("0.400000", 3, "60.000000", "0.420000"),
+            ("0.600000", 2, "40.000000", "0.320000"),
+        ] {
+            let row = csv
+                .lines()
+                .find(|l| l.starts_with(&format!("all,{tau},")))
+                .unwrap();
+            let fields: Vec<&str> = row.split(',').collect();
+            assert_eq!(fields[2..5], ["5", &deals.to_string(), pct], "{row}");
+            assert_eq!(fields[10], per_episode, "{row}");
+        }
     }
 }

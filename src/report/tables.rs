@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 
-use crate::game::{OutcomeKind, Seat};
+use crate::game::{OutcomeKind, PerSeat, Seat};
 use crate::replay::render::escape;
 use crate::score::{cell, Aggregate, Estimate, SeatFigures, RATED_ENDINGS};
 
@@ -177,8 +177,12 @@ fn csv_line(fields: &[String]) -> String {
     format!("{}\n", quoted.join(","))
 }
 
-/// The figures of every group along `dimension`: DESIGN §5's aggregates with their intervals,
-/// the median and clipped mean of ρ beside the mean, counts of episodes and backend errors.
+/// The figures of every group along `dimension`: DESIGN §5's aggregates with their intervals —
+/// the deal rate with the bargained ratio over deals beside it (as the papers report them),
+/// then the other endings, per seat ρ per episode with its median and clipped mean, reward,
+/// points, score ratio, first bid, format, malformed, malformed-deal and regulation rates,
+/// sale-to-list and SL, then Pareto % and the turn figures — with counts of episodes and
+/// backend errors.
 pub fn aggregate_table(groups: &Groups, dimension: Dimension) -> Table {
     let mut columns = vec![
         Column::new(
@@ -196,18 +200,23 @@ pub fn aggregate_table(groups: &Groups, dimension: Dimension) -> Table {
             format!("{} %", ending_heading(kind)),
             format!("{}_pct", kind.name()),
         ));
-    }
-    for seat in Seat::BOTH {
-        for (heading, key) in SEAT_COLUMNS {
-            let (heading, key) = (format!("{heading} {seat}"), format!("{key}_{seat}"));
-            columns.push(match seat {
-                Seat::Learner => Column::new(heading, key),
-                Seat::Opponent => Column::csv_only(heading, key),
-            });
+        if kind == OutcomeKind::Deal {
+            for seat in Seat::BOTH {
+                columns.push(seat_column(seat, RHO_DEALS, seat == Seat::Learner));
+            }
         }
+    }
+    for (seat, i) in seat_order() {
+        let shown = match seat {
+            Seat::Learner => !CSV_ONLY.contains(&i),
+            Seat::Opponent => OPPONENT_SHOWN.contains(&i),
+        };
+        columns.push(seat_column(seat, SEAT_COLUMNS[i], shown));
     }
     columns.push(Column::new("Pareto %", "pareto_pct"));
     columns.push(Column::new("turns", "mean_turns"));
+    columns.push(Column::new("turns to deal", "turns_to_deal"));
+    columns.push(Column::new("AT (no deal = cap)", "average_turns"));
     let rows = groups
         .of(dimension)
         .map(|(name, a)| aggregate_row(name, a))
@@ -220,31 +229,81 @@ pub fn aggregate_table(groups: &Groups, dimension: Dimension) -> Table {
     }
 }
 
+/// A seat's column: `heading seat`, key `key_seat`, shown in Markdown and HTML or only in the
+/// CSV.
+fn seat_column(seat: Seat, (heading, key): (&str, &str), shown: bool) -> Column {
+    let (heading, key) = (format!("{heading} {seat}"), format!("{key}_{seat}"));
+    if shown {
+        Column::new(heading, key)
+    } else {
+        Column::csv_only(heading, key)
+    }
+}
+
+/// The bargained ratio as the papers report it (heading, key), beside the deal rate.
+const RHO_DEALS: (&str, &str) = ("ρ over deals", "rho_deals");
+
 /// Per seat, in order: heading and CSV key.
-const SEAT_COLUMNS: [(&str, &str); 9] = [
-    ("mean ρ", "mean_rho"),
-    ("median ρ", "median_rho"),
-    ("clipped mean ρ", "clipped_mean_rho"),
+const SEAT_COLUMNS: [(&str, &str); 14] = [
+    ("ρ per episode (no deal = 0)", "mean_rho"),
+    ("median ρ per episode", "median_rho"),
+    ("clipped mean ρ per episode", "clipped_mean_rho"),
+    ("clipped ρ over deals", "clipped_rho_deals"),
     ("mean reward", "mean_reward"),
+    ("points", "points"),
+    ("score ratio", "score_ratio"),
     ("first bid", "first_bid"),
     ("format ok %", "format_ok_pct"),
     ("malformed %", "malformed_pct"),
+    ("malformed deals %", "malformed_deals_pct"),
     ("regulated %", "regulated_pct"),
-    ("sale-to-list", "sale_to_list"),
+    ("sale-to-list (deals)", "sale_to_list"),
+    ("SL (no deal = 0)", "sl"),
 ];
 
-fn seat_cells(f: &SeatFigures) -> [Cell; 9] {
+/// The seat columns Markdown and HTML show for the opponent too, right after the learner's:
+/// its points (the harness paper's "Opp", beside the learner's "Pts").
+const OPPONENT_SHOWN: [usize; 1] = [5];
+
+/// The seat columns only the CSV has, for the learner too: the clipped ρ over deals, which the
+/// charts plot.
+const CSV_ONLY: [usize; 1] = [3];
+
+/// The order of the seat columns: the learner's, each of [`OPPONENT_SHOWN`] followed by the
+/// opponent's, then the rest of the opponent's.
+fn seat_order() -> Vec<(Seat, usize)> {
+    let mut order = Vec::new();
+    for i in 0..SEAT_COLUMNS.len() {
+        order.push((Seat::Learner, i));
+        if OPPONENT_SHOWN.contains(&i) {
+            order.push((Seat::Opponent, i));
+        }
+    }
+    order.extend(
+        (0..SEAT_COLUMNS.len())
+            .filter(|i| !OPPONENT_SHOWN.contains(i))
+            .map(|i| (Seat::Opponent, i)),
+    );
+    order
+}
+
+fn seat_cells(f: &SeatFigures) -> [Cell; 14] {
     let pct = |e: Option<Estimate>| Cell::Estimate(e.map(|e| e.scaled(100.0)), 1);
     [
         Cell::Estimate(f.mean_rho, 3),
         Cell::Estimate(f.median_rho, 3),
         Cell::Estimate(f.clipped_rho, 3),
+        Cell::Estimate(f.clipped_rho_deals, 3),
         Cell::Estimate(f.mean_reward, 3),
+        Cell::Estimate(f.points, 2),
+        Cell::Estimate(f.score_ratio, 3),
         Cell::Estimate(f.first_bid, 3),
         pct(f.format_ok),
         pct(f.malformed),
+        pct(f.malformed_deals),
         pct(f.regulated),
         Cell::Estimate(f.sale_to_list, 3),
+        Cell::Estimate(f.sl, 3),
     ]
 }
 
@@ -256,12 +315,20 @@ fn aggregate_row(name: &str, a: &Aggregate) -> Vec<Cell> {
         Cell::Count(a.episodes() as u64),
         Cell::Count(a.count(OutcomeKind::Error) as u64),
     ];
-    row.extend(f.endings.map(pct));
-    for seat in Seat::BOTH {
-        row.extend(seat_cells(&f.seats[seat]));
+    for (kind, e) in RATED_ENDINGS.iter().zip(f.endings) {
+        row.push(pct(e));
+        if *kind == OutcomeKind::Deal {
+            row.extend(Seat::BOTH.map(|seat| Cell::Estimate(f.seats[seat].rho_deals, 3)));
+        }
+    }
+    let cells = PerSeat::from_fn(|seat| seat_cells(&f.seats[seat]));
+    for (seat, i) in seat_order() {
+        row.push(cells[seat][i].clone());
     }
     row.push(pct(f.pareto));
     row.push(Cell::Estimate(f.mean_turns, 1));
+    row.push(Cell::Estimate(f.turns_to_deal, 1));
+    row.push(Cell::Estimate(f.average_turns, 1));
     row
 }
 
@@ -326,5 +393,53 @@ mod tests {
         assert!(html.contains("<td>a, &quot;b&quot; | c</td>"), "{html}");
         assert!(html.contains("<td class=\"num\">-0.350 [-1.000, 0.500]</td>"));
         assert!(!html.contains("hidden"));
+    }
+
+    #[test]
+    fn the_aggregate_table_puts_rho_over_deals_beside_the_deal_rate() {
+        use crate::fixtures::{learner_first_as, play, price_task, record_of, turn};
+        use crate::scenario::Role;
+        // One deal at 70 on B = 100, C = 60: learner ρ 0.75, points 30 and 10.
+        let s = price_task(125.0, 100.0, 60.0);
+        let moves = [
+            turn("70?", "[SUBMIT_DEAL] price:70"),
+            turn("Fine.", "[ACCEPT_DEAL]"),
+        ];
+        let mut groups = Groups::default();
+        groups.add(&record_of(play(
+            &s,
+            learner_first_as(&s, Role::Buyer),
+            &moves,
+        )));
+        let t = aggregate_table(&groups, Dimension::Family);
+        assert!(t.rows.iter().all(|r| r.len() == t.columns.len()));
+        let headings: Vec<&str> = t
+            .columns
+            .iter()
+            .filter(|c| c.shown)
+            .map(|c| c.heading.as_str())
+            .collect();
+        let at = |h: &str| headings.iter().position(|x| *x == h).unwrap();
+        assert_eq!(at("ρ over deals learner"), at("deal %") + 1);
+        assert_eq!(at("points opponent"), at("points learner") + 1);
+        assert!(
+            !headings.contains(&"clipped ρ over deals learner"),
+            "CSV only"
+        );
+        let md = t.markdown();
+        assert!(
+            md.contains("| craigslist | 1 | 0 | 100.0 [100.0, 100.0] | 0.750 [0.750, 0.750] |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 30.00 [30.00, 30.00] | 10.00 [10.00, 10.00] |"),
+            "{md}"
+        );
+        let csv = t.csv();
+        assert!(csv
+            .lines()
+            .next()
+            .unwrap()
+            .contains(",clipped_rho_deals_learner,"));
     }
 }

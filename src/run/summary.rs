@@ -82,30 +82,63 @@ impl RunStats {
     }
 
     /// The summary as a Markdown table. Each figure reads `value [low, high]` (its bootstrap
-    /// 95% interval), `–` where no episode gives it. Format-ok, malformed and regulated shares
-    /// are given per seat, so a rule opponent's always well-formed turns never flatter a
-    /// model's figure.
+    /// 95% interval), `–` where no episode gives it. The deal rate comes first with the
+    /// bargained ratio over deals beside it, as the papers report them; ρ per episode (no deal
+    /// counting 0) is a figure of its own. Format-ok, malformed and regulated shares are given
+    /// per seat, so a rule opponent's always well-formed turns never flatter a model's figure.
+    /// Each figure's definition: [`crate::score::Aggregate`].
     pub fn table(&self) -> String {
-        let mut out = String::from(
-            "| family | episodes | deal % | walk-away % | reject-loop % | max-turns % | format-forfeit % | errors \
-             | mean ρ learner | mean ρ opponent | mean turns | format ok % learner | format ok % opponent \
-             | Pareto % | first bid learner | first bid opponent | malformed % learner | malformed % opponent \
-             | regulated % learner | regulated % opponent |\n\
-             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        let both = |name: &str| [format!("{name} learner"), format!("{name} opponent")];
+        let mut headings: Vec<String> = vec!["family".into(), "episodes".into(), "deal %".into()];
+        headings.extend(both("ρ over deals"));
+        headings.extend(
+            [
+                "walk-away %",
+                "reject-loop %",
+                "max-turns %",
+                "format-forfeit %",
+                "errors",
+            ]
+            .map(String::from),
+        );
+        headings.extend(both("ρ per episode (no deal = 0)"));
+        headings.extend(both("points"));
+        headings.push("score ratio learner".into());
+        headings.extend(["mean turns", "turns to deal", "AT (no deal = cap)"].map(String::from));
+        headings.extend(both("format ok %"));
+        headings.push("Pareto %".into());
+        headings.extend(both("first bid"));
+        headings.extend(both("SL (no deal = 0)"));
+        headings.extend(both("malformed %"));
+        headings.extend(both("malformed deals %"));
+        headings.extend(both("regulated %"));
+        let mut out = format!(
+            "| {} |\n|---|{}\n",
+            headings.join(" | "),
+            "---:|".repeat(headings.len() - 1)
         );
         let rows = self.rows(|name, s| {
             let f = s.figures();
             let seats =
                 |cell: fn(&SeatFigures) -> String| Seat::BOTH.map(|seat| cell(&f.seats[seat]));
             let mut cells = vec![name, s.episodes().to_string()];
-            cells.extend(f.endings.map(pct_cell));
+            let [deal, others @ ..] = f.endings.map(pct_cell);
+            cells.push(deal);
+            cells.extend(seats(|seat| cell(seat.rho_deals, 3)));
+            cells.extend(others);
             cells.push(s.count(OutcomeKind::Error).to_string());
             cells.extend(seats(|seat| cell(seat.mean_rho, 3)));
+            cells.extend(seats(|seat| cell(seat.points, 2)));
+            cells.push(cell(f.seats.learner.score_ratio, 3));
             cells.push(cell(f.mean_turns, 1));
+            cells.push(cell(f.turns_to_deal, 1));
+            cells.push(cell(f.average_turns, 1));
             cells.extend(seats(|seat| pct_cell(seat.format_ok)));
             cells.push(pct_cell(f.pareto));
             cells.extend(seats(|seat| cell(seat.first_bid, 3)));
+            cells.extend(seats(|seat| cell(seat.sl, 3)));
             cells.extend(seats(|seat| pct_cell(seat.malformed)));
+            cells.extend(seats(|seat| pct_cell(seat.malformed_deals)));
             cells.extend(seats(|seat| pct_cell(seat.regulated)));
             format!("| {} |\n", cells.join(" | "))
         });
@@ -115,9 +148,12 @@ impl RunStats {
 
     /// One machine-readable object per family (and `"all"`): episodes, outcome counts, errors,
     /// per seat the format-ok share and constraint checks — and every figure of the table
-    /// (plus mean reward, sale-to-list, the clipped mean and the median of ρ per seat) as `{value, low, high, n}` with its
-    /// bootstrap 95% interval, or `null` where no episode gives it. Shares named `…_pct` are
-    /// in percent.
+    /// (plus mean reward, sale-to-list over deals, the clipped means and the median of ρ per
+    /// seat, the opponent's score ratio) as `{value, low, high, n}` with its bootstrap 95%
+    /// interval, or `null` where no episode gives it. `rho_deals` is the bargained ratio over
+    /// deals, `mean_rho` ρ per episode (no deal = 0); `sl` DialogXpert's SL (no deal = 0);
+    /// `average_turns` its AT (no deal = the cap); the deal rate (`endings_pct.deal`) is its SR.
+    /// Shares named `…_pct` are in percent.
     pub fn json_rows(&self) -> Vec<Value> {
         self.rows(|family, s| {
             let f = s.figures();
@@ -139,12 +175,18 @@ impl RunStats {
                     "format_ok_pct_ci": estimate(sf.format_ok, 100.0),
                     "malformed_pct": estimate(sf.malformed, 100.0),
                     "regulated_pct": estimate(sf.regulated, 100.0),
+                    "rho_deals": estimate(sf.rho_deals, 1.0),
+                    "clipped_rho_deals": estimate(sf.clipped_rho_deals, 1.0),
                     "mean_rho": estimate(sf.mean_rho, 1.0),
                     "clipped_mean_rho": estimate(sf.clipped_rho, 1.0),
                     "median_rho": estimate(sf.median_rho, 1.0),
                     "mean_reward": estimate(sf.mean_reward, 1.0),
                     "first_bid": estimate(sf.first_bid, 1.0),
                     "sale_to_list": estimate(sf.sale_to_list, 1.0),
+                    "sl": estimate(sf.sl, 1.0),
+                    "points": estimate(sf.points, 1.0),
+                    "score_ratio": estimate(sf.score_ratio, 1.0),
+                    "malformed_deals_pct": estimate(sf.malformed_deals, 100.0),
                 })
             });
             json!({
@@ -156,6 +198,8 @@ impl RunStats {
                 "endings_pct": endings_pct,
                 "pareto_pct": estimate(f.pareto, 100.0),
                 "mean_turns": estimate(f.mean_turns, 1.0),
+                "turns_to_deal": estimate(f.turns_to_deal, 1.0),
+                "average_turns": estimate(f.average_turns, 1.0),
                 "seats": seats,
             })
         })
@@ -216,30 +260,47 @@ mod tests {
     fn the_table_gives_each_figure_with_its_interval() {
         // Over the 2 scored episodes (resamples of two: both the first, one of each, both
         // the second, so the 95% bounds are the two extremes):
-        //   deal 1/2 = 50 % [0, 100]; walk-away the same; the other endings 0 [0, 0]; 1 error
-        //   ρ learner (0.75 + 0)/2 = 0.375 [0, 0.75]; opponent (0.25 + 0)/2 = 0.125 [0, 0.25]
-        //   turns (2 + 1)/2 = 1.5 [1, 2]
+        //   deal 1/2 = 50 % [0, 100]; beside it ρ over deals: learner 0.75, opponent 0.25,
+        //   points intervals (only the deal bears on them: resamples without it are left out);
+        //   walk-away 50 % [0, 100]; the other endings 0 [0, 0]; 1 error
+        //   ρ per episode learner (0.75 + 0)/2 = 0.375 [0, 0.75]; opponent 0.125 [0, 0.25]
+        //   points: learner (30 + 0)/2 = 15 [0, 30] (B − P = 100 − 70), opponent (10 + 0)/2 = 5
+        //   [0, 10] (P − C = 70 − 60); score ratio 30/(30 + 10) = 0.75, the walk-away's joint
+        //   score 0 bearing on neither sum
+        //   turns (2 + 1)/2 = 1.5 [1, 2]; to deal 2; AT (2 + 12)/2 = 7 [2, 12]: the walk-away
+        //   counts at the cap, 6 rounds per seat = 12 moves
         //   format-ok learner (1 + 1)/(2 + 1) = 66.7 % [1/2, 1/1]; opponent 1/1 (the walk-away
         //   gave it no attempt) = 100 % [100, 100]
         //   Pareto: no flag on price deals; first bid learner 70/100 = 0.7 (the walk-away has
-        //   none); malformed learner (1 + 0)/(2 + 1) = 33.3 % [0/1, 1/2]; nobody regulated
+        //   none); SL learner (the buyer both times): the deal's (P − L)/(B − L) =
+        //   (70 − 125)/(100 − 125) = 2.2 and the walk-away's 0 → 1.1 [0, 2.2], opponent none
+        //   malformed learner (1 + 0)/(2 + 1) = 33.3 % [0/1, 1/2]; malformed deals: the learner
+        //   proposed once ("nonsense" is no proposal), well-formed: 0 % over 1; the opponent
+        //   only accepted: none; nobody regulated
         let stats = stats();
-        let figures =
-            "| 3 | 50.0 [0.0, 100.0] | 50.0 [0.0, 100.0] | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] \
-             | 0.0 [0.0, 0.0] | 1 | 0.375 [0.000, 0.750] | 0.125 [0.000, 0.250] | 1.5 [1.0, 2.0] \
-             | 66.7 [50.0, 100.0] | 100.0 [100.0, 100.0] | – | 0.700 [0.700, 0.700] | – \
-             | 33.3 [0.0, 50.0] | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] |";
+        let figures = "| 3 | 50.0 [0.0, 100.0] | 0.750 [0.750, 0.750] | 0.250 [0.250, 0.250] \
+             | 50.0 [0.0, 100.0] | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] | 1 \
+             | 0.375 [0.000, 0.750] | 0.125 [0.000, 0.250] | 15.00 [0.00, 30.00] \
+             | 5.00 [0.00, 10.00] | 0.750 [0.750, 0.750] | 1.5 [1.0, 2.0] | 2.0 [2.0, 2.0] \
+             | 7.0 [2.0, 12.0] | 66.7 [50.0, 100.0] | 100.0 [100.0, 100.0] | – \
+             | 0.700 [0.700, 0.700] | – | 1.100 [0.000, 2.200] | – | 33.3 [0.0, 50.0] \
+             | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] | – | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] |";
         let table = stats.table();
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 4, "{table}");
-        assert!(lines[0].starts_with("| family | episodes | deal % | walk-away % |"));
+        assert!(lines[0].starts_with(
+            "| family | episodes | deal % | ρ over deals learner | ρ over deals opponent \
+             | walk-away % |"
+        ));
         assert_eq!(lines[2], format!("| craigslist {figures}"));
         assert_eq!(lines[3], format!("| all {figures}"));
-        assert_eq!(
-            lines[0].matches('|').count(),
-            lines[2].matches('|').count(),
-            "one cell per column"
-        );
+        for line in [lines[1], lines[2]] {
+            assert_eq!(
+                lines[0].matches('|').count(),
+                line.matches('|').count(),
+                "one cell per column"
+            );
+        }
     }
 
     #[test]
@@ -281,6 +342,18 @@ mod tests {
         );
         assert_eq!(learner["first_bid"]["value"], 0.7);
         assert_eq!(all["pareto_pct"], Value::Null);
+        // The figures added beside them (worked in the table's test).
+        assert_eq!(
+            learner["rho_deals"],
+            json!({"value": 0.75, "low": 0.75, "high": 0.75, "n": 1})
+        );
+        assert_eq!(learner["points"]["value"], 15.0);
+        assert_eq!(learner["score_ratio"]["value"], 0.75);
+        assert_eq!(learner["sl"]["value"], 1.1);
+        assert_eq!(learner["malformed_deals_pct"]["value"], 0.0);
+        assert_eq!(all["seats"]["opponent"]["malformed_deals_pct"], Value::Null);
+        assert_eq!(all["turns_to_deal"]["value"], 2.0);
+        assert_eq!(all["average_turns"]["value"], 7.0);
     }
 
     #[test]

@@ -2,25 +2,47 @@
 //! cleanly it played, each with a bootstrap 95% interval.
 //!
 //! An [`Aggregate`] is fed one episode at a time with what the episode's record already holds —
-//! the ending, ρ and the reward per seat, and its [`EpisodeMetrics`] — and never looks at turns,
-//! so a run's summary, a report and a rescored log agree by construction. It takes those values
-//! rather than a record so that `score` stays below `record`. Group it however a table needs
-//! (per family, persona, pair of players) by keeping one aggregate per group;
-//! [`Aggregate::absorb`] pools groups. [`Aggregate::figures`] computes every figure at once.
+//! the ending, ρ, utility and reward per seat, its [`EpisodeMetrics`], each seat's role, the turn
+//! cap and each seat's deal proposals ([`EpisodeValues`]) — and never reads turns itself, so a
+//! run's summary, a report and a rescored log agree by construction. It takes those values
+//! rather than a record so that `score` stays below `record` (`EpisodeRecord::values_from_side_of`
+//! builds them). Group it however a table needs (per family, persona, pair of players) by keeping
+//! one aggregate per group; [`Aggregate::absorb`] pools groups. [`Aggregate::figures`] computes
+//! every figure at once.
 //!
 //! Backend errors (`error` endings) are counted apart ([`Aggregate::count`]) and enter no rate
 //! and no mean. Every other figure is over the *scored* episodes:
 //! - ending rates (deal, walk-away, reject-loop, max-turns, format-forfeit): share of scored
-//!   episodes that ended so;
-//! - mean ρ and mean reward per seat: over scored episodes (no deal counts with its ρ);
+//!   episodes that ended so. The deal rate is DialogXpert's success rate SR (§4.3: success within
+//!   the turn limit; no deal can be closed past dealgym's cap), so SR has no figure of its own
+//!   ([`Figures::success_rate`]);
+//! - ρ over deals per seat — the bargained ratio as the papers report it (the BATNA paper's
+//!   Tables 1 and 4, with the deal rate beside it): mean ρ over the episodes that ended in a
+//!   deal; and its clipped mean (ρ clipped to [−1, 1], for the charts);
+//! - ρ per episode (no deal = 0) and mean reward per seat: over scored episodes, an episode with
+//!   no deal counting with its ρ (the no-deal value's ρ: 0 unless the setup gives a no-deal
+//!   value);
+//! - points per seat (the CaSiNo harness paper's "Pts"/"Opp", §4.2 and Table 1): mean utility
+//!   over scored episodes, no deal counting with its utility (the no-deal value, 0 by default);
+//! - score ratio per seat (the harness's "Ratio"): the seat's points over both seats' points,
+//!   Σ u_seat / Σ (u_learner + u_opponent) over scored episodes — the share of the joint score,
+//!   as Table 1's figures are (Pts 17.90, Opp 18.44 → .493), not the mean of each episode's
+//!   `score_ratio`; over the episodes whose joint utility is not 0 (only they bear on it);
 //! - Pareto rate: share of the deals on items and issues that are Pareto-optimal (the episodes
 //!   whose metrics carry the flag; price deals have none);
-//! - first-bid ratio and sale-to-list per seat: over the episodes where that seat has one (it
-//!   was the buyer on a price task and bid, or bought);
-//! - mean turns: moves that took effect, both seats together, per episode;
+//! - first-bid ratio and sale-to-list over deals per seat: over the episodes where that seat has
+//!   one (it was the buyer on a price task and bid, or bought);
+//! - SL per seat (DialogXpert §4.3): sale-to-list over the price episodes where the seat was the
+//!   buyer, a failed negotiation (any ending but a deal) counting 0;
+//! - mean turns: moves that took effect, both seats together, per episode; turns to deal (the
+//!   harness's): the same over the episodes that ended in a deal; average turns AT
+//!   (DialogXpert): the same over every scored episode, one that did not end in a deal counting
+//!   at the turn cap (the moves the cap left the players, [`super::turn_cap`]);
 //! - format compliance per seat: format-ok attempts / attempts, pooled over episodes, where
 //!   attempts = turns + malformed (every completion the seat was asked for);
 //! - malformed rate per seat: malformed attempts / attempts, pooled;
+//! - malformed-deal rate per seat (the harness's): malformed proposals / proposals, pooled
+//!   ([`super::Proposals`]);
 //! - regulation rate per seat: moves regulation replaced / moves that took effect, pooled;
 //! - clipped mean ρ per seat: the mean of ρ clipped to [−1, 1] (a deal at an absurd price by an
 //!   unregulated seat has ρ far below −1 and would dominate the plain mean; clipped, it counts
@@ -54,17 +76,21 @@
 //!
 //! Cost: the weights of an episode are drawn once ([`Weights::of`]) and can serve every group
 //! the episode is added to ([`Aggregate::add_weighted`]); an update touches only the figures an
-//! episode bears on (non-zero num or den), each a straight loop over the resamples. Memory:
-//! (23 figures + 10 denominators) × `RESAMPLES` sums (≈ 260 KB) plus two [`Quantiles`].
+//! episode bears on (non-zero num or den), each a straight loop over the resamples. Memory: up to
+//! (37 figures + 16 denominators) × `RESAMPLES` sums (≈ 420 KB), each figure's and denominator's
+//! allocated when its first non-zero value arrives (an aggregate of price tasks has no Pareto
+//! sums, one fed only endings and ρ few others), plus two [`Quantiles`] (none for
+//! [`Aggregate::without_median`]).
 //! Measured (`cargo bench --bench engine -- aggregate`, release, a shared 2-core machine): 4.3 to
 //! 5.2 µs to add an episode (2.6 to 3.1 µs of it drawing the weights), 1.55 to 1.71 µs per
-//! further group.
+//! further group, before the figures of issue 19 (ρ over deals, points, score ratio, SL, AT,
+//! turns to deal, malformed deals) were added.
 //!
 //! Order: counts (endings, turns, attempts, regulation events, flags) are whole numbers, whose f64
 //! sums are exact, so their figures and intervals are the same bits in any arrival order. Sums of
-//! real values (ρ, reward, first bid, sale-to-list) can differ in the last bits between orders (by
-//! about n·2⁻⁵³ relative to Σ |value|); their figures are equal within 10⁻¹² across orders, which
-//! the tests check.
+//! real values (ρ, utility, reward, first bid, sale-to-list) can differ in the last bits between
+//! orders (by about n·2⁻⁵³ relative to Σ |value|); their figures are equal within 10⁻¹² across
+//! orders, which the tests check.
 
 use std::collections::BTreeMap;
 
@@ -75,7 +101,7 @@ use serde::Serialize;
 use crate::game::{OutcomeKind, PerSeat, Seat};
 
 use super::quantile::Quantiles;
-use super::EpisodeMetrics;
+use super::{EpisodeMetrics, Proposals};
 
 /// Bootstrap resamples per interval.
 pub const RESAMPLES: usize = 1000;
@@ -157,6 +183,42 @@ pub fn pct_cell(e: Option<Estimate>) -> String {
     cell(e.map(|e| e.scaled(100.0)), 1)
 }
 
+/// One ended episode as an aggregate takes it: what its record holds, from one side (the
+/// aggregate's "learner" is `learner` here; `EpisodeRecord::values_from_side_of` builds it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeValues {
+    pub kind: OutcomeKind,
+    pub rho: PerSeat<f64>,
+    /// Each seat's utility: its points (no deal: the no-deal value).
+    pub utility: PerSeat<f64>,
+    pub rewards: PerSeat<f64>,
+    pub metrics: EpisodeMetrics,
+    /// Whether the seat was the buyer (a price task): SL is over those episodes.
+    pub buyer: PerSeat<bool>,
+    /// The moves the turn cap left the players ([`super::turn_cap`]): AT's value for an episode
+    /// that did not end in a deal.
+    pub turn_cap: u32,
+    /// Each seat's deal proposals ([`super::proposals`]).
+    pub proposals: PerSeat<Proposals>,
+}
+
+impl EpisodeValues {
+    /// An episode known only by its ending and ρ (the rest zero): what the threshold
+    /// sensitivity feeds, whose figures are the deal rate and the learner's ρ.
+    pub fn of_ending(kind: OutcomeKind, rho: PerSeat<f64>) -> EpisodeValues {
+        EpisodeValues {
+            kind,
+            rho,
+            utility: PerSeat::default(),
+            rewards: PerSeat::default(),
+            metrics: EpisodeMetrics::default(),
+            buyer: PerSeat::default(),
+            turn_cap: 0,
+            proposals: PerSeat::default(),
+        }
+    }
+}
+
 /// Every figure of an aggregate; `None` where no scored episode gives it. Shares are
 /// fractions (multiply by 100 for percent).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -167,6 +229,10 @@ pub struct Figures {
     pub pareto: Option<Estimate>,
     /// Moves that took effect per episode, both seats together.
     pub mean_turns: Option<Estimate>,
+    /// Moves that took effect per deal (the CaSiNo harness's turns to deal).
+    pub turns_to_deal: Option<Estimate>,
+    /// DialogXpert's AT: moves per episode, an episode without a deal counted at the turn cap.
+    pub average_turns: Option<Estimate>,
     pub seats: PerSeat<SeatFigures>,
 }
 
@@ -177,25 +243,47 @@ impl Figures {
         let i = RATED_ENDINGS.iter().position(|k| *k == kind)?;
         self.endings[i]
     }
+
+    /// DialogXpert's success rate SR (§4.3): the share of dialogues that reached their goal
+    /// within the turn limit. In dealgym that is the deal rate (the turn cap ends an episode as
+    /// `max_turns`), so this is [`Figures::rate`] of `deal`, not a figure of its own.
+    pub fn success_rate(&self) -> Option<Estimate> {
+        self.rate(OutcomeKind::Deal)
+    }
 }
 
 /// One seat's figures.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SeatFigures {
+    /// Mean ρ over the deals: the bargained ratio as the papers report it.
+    pub rho_deals: Option<Estimate>,
+    /// Mean of ρ clipped to [−1, 1] over the deals.
+    pub clipped_rho_deals: Option<Estimate>,
+    /// Mean ρ per scored episode, no deal counting with its ρ (0 unless the setup gives a
+    /// no-deal value).
     pub mean_rho: Option<Estimate>,
-    /// Mean of ρ clipped to [−1, 1].
+    /// Mean of ρ clipped to [−1, 1], per scored episode.
     pub clipped_rho: Option<Estimate>,
-    /// Median of ρ, with the order-statistic interval (see [`Quantiles`]).
+    /// Median of ρ per scored episode, with the order-statistic interval (see [`Quantiles`]).
     pub median_rho: Option<Estimate>,
     pub mean_reward: Option<Estimate>,
+    /// Mean utility per scored episode (the harness's points).
+    pub points: Option<Estimate>,
+    /// Σ the seat's utility / Σ both seats' utility (the harness's score ratio).
+    pub score_ratio: Option<Estimate>,
     /// The buyer's first offer / B, over the episodes where this seat bid as the buyer.
     pub first_bid: Option<Estimate>,
     /// (P − L)/(B − L), over the price deals where this seat was the buyer.
     pub sale_to_list: Option<Estimate>,
+    /// DialogXpert's SL: sale-to-list over the price episodes where this seat was the buyer,
+    /// 0 for each that did not end in a deal.
+    pub sl: Option<Estimate>,
     /// Format-ok attempts / attempts.
     pub format_ok: Option<Estimate>,
     /// Malformed attempts / attempts.
     pub malformed: Option<Estimate>,
+    /// Malformed proposals / proposals (the harness's malformed-deal rate).
+    pub malformed_deals: Option<Estimate>,
     /// Moves regulation replaced / moves that took effect.
     pub regulated: Option<Estimate>,
 }
@@ -232,21 +320,56 @@ impl SeatCounts {
 // Where each figure's numerator sits.
 const PARETO: usize = RATED_ENDINGS.len();
 const TURNS: usize = PARETO + 1;
-const SEATS: usize = TURNS + 1;
-/// Per seat, after `SEATS + seat·PER_SEAT`: ρ, clipped ρ, reward, first bid, sale-to-list,
-/// format-ok, malformed, regulated.
-const PER_SEAT: usize = 8;
+const TURNS_TO_DEAL: usize = TURNS + 1;
+const AVERAGE_TURNS: usize = TURNS_TO_DEAL + 1;
+const SEATS: usize = AVERAGE_TURNS + 1;
+
+/// A seat's figures, at `SEATS + seat·PER_SEAT + F`.
+mod seat_figure {
+    pub const RHO: usize = 0;
+    pub const CLIPPED_RHO: usize = 1;
+    pub const REWARD: usize = 2;
+    pub const FIRST_BID: usize = 3;
+    pub const SALE_TO_LIST: usize = 4;
+    pub const FORMAT_OK: usize = 5;
+    pub const MALFORMED: usize = 6;
+    pub const REGULATED: usize = 7;
+    pub const RHO_DEALS: usize = 8;
+    pub const CLIPPED_RHO_DEALS: usize = 9;
+    pub const POINTS: usize = 10;
+    pub const SCORE_RATIO: usize = 11;
+    pub const SL: usize = 12;
+    pub const MALFORMED_DEALS: usize = 13;
+}
+const PER_SEAT: usize = 14;
 const FIGURES: usize = SEATS + 2 * PER_SEAT;
 
 // Where each denominator sits: shared by the figures over the same episodes.
-/// Every scored episode counts 1 (endings, turns, ρ, clipped ρ, reward).
+/// Every scored episode counts 1 (endings, turns, AT, ρ per episode, reward, points).
 const D_SCORED: usize = 0;
 /// Deals that carry a Pareto flag.
 const D_PARETO: usize = 1;
-/// Per seat, after `D_SEATS + seat·D_PER_SEAT`: has a first bid, has a sale-to-list,
-/// attempts, moves that took effect.
-const D_SEATS: usize = 2;
-const D_PER_SEAT: usize = 4;
+/// Deals (ρ over deals, turns to deal).
+const D_DEALS: usize = 2;
+/// Both seats' utility together (score ratio).
+const D_JOINT: usize = 3;
+/// A seat's denominators, at `D_SEATS + seat·D_PER_SEAT + D`.
+mod seat_den {
+    /// Has a first bid.
+    pub const BID: usize = 0;
+    /// Has a sale-to-list (a price deal as the buyer).
+    pub const SALE: usize = 1;
+    /// Attempts.
+    pub const ATTEMPTS: usize = 2;
+    /// Moves that took effect.
+    pub const MOVES: usize = 3;
+    /// A price episode as the buyer (SL).
+    pub const BUYER: usize = 4;
+    /// Deal proposals.
+    pub const PROPOSALS: usize = 5;
+}
+const D_SEATS: usize = 4;
+const D_PER_SEAT: usize = 6;
 const DENS: usize = D_SEATS + 2 * D_PER_SEAT;
 
 fn seat_offset(seat: Seat) -> usize {
@@ -264,22 +387,29 @@ fn seat_index(seat: Seat) -> usize {
     }
 }
 
-/// The denominator of each figure.
+/// The denominator of each figure (`D_SCORED` unless set here).
 const DEN_OF: [usize; FIGURES] = {
-    let mut d = [D_SCORED; FIGURES];
-    d[PARETO] = D_PARETO;
+    use seat_den as d;
+    use seat_figure as f;
+    let mut of = [D_SCORED; FIGURES];
+    of[PARETO] = D_PARETO;
+    of[TURNS_TO_DEAL] = D_DEALS;
     let mut seat = 0;
     while seat < 2 {
         let (at, den) = (SEATS + seat * PER_SEAT, D_SEATS + seat * D_PER_SEAT);
-        // ρ, clipped ρ and reward are over every scored episode.
-        d[at + 3] = den;
-        d[at + 4] = den + 1;
-        d[at + 5] = den + 2;
-        d[at + 6] = den + 2;
-        d[at + 7] = den + 3;
+        of[at + f::FIRST_BID] = den + d::BID;
+        of[at + f::SALE_TO_LIST] = den + d::SALE;
+        of[at + f::FORMAT_OK] = den + d::ATTEMPTS;
+        of[at + f::MALFORMED] = den + d::ATTEMPTS;
+        of[at + f::REGULATED] = den + d::MOVES;
+        of[at + f::RHO_DEALS] = D_DEALS;
+        of[at + f::CLIPPED_RHO_DEALS] = D_DEALS;
+        of[at + f::SCORE_RATIO] = D_JOINT;
+        of[at + f::SL] = den + d::BUYER;
+        of[at + f::MALFORMED_DEALS] = den + d::PROPOSALS;
         seat += 1;
     }
-    d
+    of
 };
 
 /// One episode's bootstrap weights: how many times each resample draws it (Poisson(1), from
@@ -312,7 +442,7 @@ impl Weights {
 /// Streaming aggregate of episodes: [`Aggregate::add`] each as it ends, read the counts at any
 /// time and [`Aggregate::figures`] when a table is due. Memory does not grow with the
 /// episodes (see the module doc).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Aggregate {
     endings: BTreeMap<OutcomeKind, usize>,
     totals: PerSeat<SeatCounts>,
@@ -322,51 +452,82 @@ pub struct Aggregate {
     den: [f64; DENS],
     /// Episodes with a non-zero denominator, per denominator.
     den_count: [usize; DENS],
-    /// Σ w·num per figure, then resample (`FIGURES` × `RESAMPLES`); empty until an episode
-    /// is scored.
-    boot_num: Vec<f64>,
-    /// Σ w·den per denominator, then resample (`DENS` × `RESAMPLES`).
-    boot_den: Vec<f64>,
+    /// Per figure, Σ w·num per resample; empty (all zero) until the figure's first non-zero
+    /// value, and the outer list empty until an episode is scored.
+    boot_num: Vec<Vec<f64>>,
+    /// Per denominator, Σ w·den per resample, kept the same way.
+    boot_den: Vec<Vec<f64>>,
     rho: PerSeat<Quantiles>,
+    /// Whether ρ goes into `rho` (the median, the histogram): not for an aggregate that never
+    /// shows them ([`Aggregate::without_median`]).
+    medians: bool,
+}
+
+impl Default for Aggregate {
+    fn default() -> Aggregate {
+        Aggregate {
+            endings: BTreeMap::new(),
+            totals: PerSeat::default(),
+            scored: 0,
+            num: [0.0; FIGURES],
+            den: [0.0; DENS],
+            den_count: [0; DENS],
+            boot_num: Vec::new(),
+            boot_den: Vec::new(),
+            rho: PerSeat::default(),
+            medians: true,
+        }
+    }
 }
 
 impl Aggregate {
-    /// Add one ended episode: the key it is resampled by (`EpisodeRecord::key`), its ending, ρ
-    /// and reward per seat, and its metrics (all as its record holds them). An `error` ending
-    /// is only counted.
-    pub fn add(
-        &mut self,
-        key: u64,
-        kind: OutcomeKind,
-        rho: &PerSeat<f64>,
-        rewards: &PerSeat<f64>,
-        metrics: &EpisodeMetrics,
-    ) {
+    /// An aggregate that keeps no values of ρ: no median and no histogram (`None` and empty),
+    /// every other figure as usual. For tables that show neither, such as the threshold
+    /// sensitivity's many aggregates: the quantiles keep up to 65,536 values per seat.
+    pub fn without_median() -> Aggregate {
+        Aggregate {
+            medians: false,
+            ..Aggregate::default()
+        }
+    }
+
+    /// Add one ended episode: the key it is resampled by (`EpisodeRecord::bootstrap_key`) and
+    /// its values (as its record holds them). An `error` ending is only counted.
+    pub fn add(&mut self, key: u64, episode: &EpisodeValues) {
         // An error is only counted: no weights needed.
-        if kind == OutcomeKind::Error {
-            *self.endings.entry(kind).or_default() += 1;
+        if episode.kind == OutcomeKind::Error {
+            *self.endings.entry(episode.kind).or_default() += 1;
             return;
         }
-        self.add_weighted(&Weights::of(key), kind, rho, rewards, metrics);
+        self.add_weighted(&Weights::of(key), episode);
     }
 
     /// [`Aggregate::add`] with the episode's weights already drawn ([`Weights::of`] its key).
-    pub fn add_weighted(
-        &mut self,
-        weights: &Weights,
-        kind: OutcomeKind,
-        rho: &PerSeat<f64>,
-        rewards: &PerSeat<f64>,
-        metrics: &EpisodeMetrics,
-    ) {
+    pub fn add_weighted(&mut self, weights: &Weights, episode: &EpisodeValues) {
+        use seat_den as d;
+        use seat_figure as f;
+        let EpisodeValues {
+            kind,
+            rho,
+            utility,
+            rewards,
+            metrics,
+            buyer,
+            turn_cap,
+            proposals,
+        } = episode;
+        let kind = *kind;
         *self.endings.entry(kind).or_default() += 1;
         if kind == OutcomeKind::Error {
             return;
         }
         self.scored += 1;
+        let deal = kind == OutcomeKind::Deal;
         let mut num = [0.0; FIGURES];
         let mut den = [0.0; DENS];
         den[D_SCORED] = 1.0;
+        den[D_DEALS] = indicator(deal);
+        den[D_JOINT] = utility.learner + utility.opponent;
         if let Some(i) = RATED_ENDINGS.iter().position(|k| *k == kind) {
             num[i] = 1.0;
         }
@@ -374,8 +535,10 @@ impl Aggregate {
             num[PARETO] = indicator(optimal);
             den[D_PARETO] = 1.0;
         }
-        let turns = metrics.seats.learner.turns + metrics.seats.opponent.turns;
-        num[TURNS] = f64::from(turns);
+        let turns = f64::from(metrics.seats.learner.turns + metrics.seats.opponent.turns);
+        num[TURNS] = turns;
+        num[TURNS_TO_DEAL] = if deal { turns } else { 0.0 };
+        num[AVERAGE_TURNS] = if deal { turns } else { f64::from(*turn_cap) };
         for seat in Seat::BOTH {
             let m = &metrics.seats[seat];
             let attempts = m.turns + m.malformed;
@@ -387,24 +550,40 @@ impl Aggregate {
             total.constrained += m.constrained as usize;
             total.constraint_violations += m.constraint_violations as usize;
             total.token_drift += m.token_drift as usize;
-            self.rho[seat].add(rho[seat]);
-            let (at, d) = (seat_offset(seat), den_offset(seat));
-            num[at] = rho[seat];
-            num[at + 1] = clip_rho(rho[seat]);
-            num[at + 2] = rewards[seat];
+            if self.medians {
+                self.rho[seat].add(rho[seat]);
+            }
+            let (at, dn) = (seat_offset(seat), den_offset(seat));
+            num[at + f::RHO] = rho[seat];
+            num[at + f::CLIPPED_RHO] = clip_rho(rho[seat]);
+            num[at + f::REWARD] = rewards[seat];
+            if deal {
+                num[at + f::RHO_DEALS] = rho[seat];
+                num[at + f::CLIPPED_RHO_DEALS] = clip_rho(rho[seat]);
+            }
+            num[at + f::POINTS] = utility[seat];
+            num[at + f::SCORE_RATIO] = utility[seat];
             if let Some(bid) = m.first_bid_ratio {
-                num[at + 3] = bid;
-                den[d] = 1.0;
+                num[at + f::FIRST_BID] = bid;
+                den[dn + d::BID] = 1.0;
             }
             if let Some(sale) = m.sale_to_list {
-                num[at + 4] = sale;
-                den[d + 1] = 1.0;
+                num[at + f::SALE_TO_LIST] = sale;
+                den[dn + d::SALE] = 1.0;
             }
-            num[at + 5] = f64::from(format_ok);
-            num[at + 6] = f64::from(m.malformed);
-            den[d + 2] = f64::from(attempts);
-            num[at + 7] = f64::from(m.regulation_events);
-            den[d + 3] = f64::from(m.turns);
+            // A failed negotiation is SL 0; a deal without a sale-to-list (no spread between
+            // budget and listing price) bears on neither.
+            if buyer[seat] && (!deal || m.sale_to_list.is_some()) {
+                num[at + f::SL] = m.sale_to_list.unwrap_or(0.0);
+                den[dn + d::BUYER] = 1.0;
+            }
+            num[at + f::FORMAT_OK] = f64::from(format_ok);
+            num[at + f::MALFORMED] = f64::from(m.malformed);
+            den[dn + d::ATTEMPTS] = f64::from(attempts);
+            num[at + f::REGULATED] = f64::from(m.regulation_events);
+            den[dn + d::MOVES] = f64::from(m.turns);
+            num[at + f::MALFORMED_DEALS] = f64::from(proposals[seat].malformed);
+            den[dn + d::PROPOSALS] = f64::from(proposals[seat].made);
         }
         for (sum, x) in self.num.iter_mut().zip(num) {
             *sum += x;
@@ -414,14 +593,14 @@ impl Aggregate {
             *count += usize::from(x != 0.0);
         }
         if self.boot_num.is_empty() {
-            self.boot_num = vec![0.0; FIGURES * RESAMPLES];
-            self.boot_den = vec![0.0; DENS * RESAMPLES];
+            self.boot_num = vec![Vec::new(); FIGURES];
+            self.boot_den = vec![Vec::new(); DENS];
         }
         let w = weights.as_slice();
-        for (sums, x) in self.boot_num.chunks_exact_mut(RESAMPLES).zip(num) {
+        for (sums, x) in self.boot_num.iter_mut().zip(num) {
             accumulate(sums, w, x);
         }
-        for (sums, x) in self.boot_den.chunks_exact_mut(RESAMPLES).zip(den) {
+        for (sums, x) in self.boot_den.iter_mut().zip(den) {
             accumulate(sums, w, x);
         }
     }
@@ -445,15 +624,27 @@ impl Aggregate {
         for (a, b) in self.den_count.iter_mut().zip(other.den_count) {
             *a += b;
         }
-        if !other.boot_num.is_empty() {
-            if self.boot_num.is_empty() {
-                self.boot_num = other.boot_num.clone();
-                self.boot_den = other.boot_den.clone();
+        if other.boot_num.is_empty() {
+            return;
+        }
+        if self.boot_num.is_empty() {
+            self.boot_num = other.boot_num.clone();
+            self.boot_den = other.boot_den.clone();
+            return;
+        }
+        let pairs = self
+            .boot_num
+            .iter_mut()
+            .zip(&other.boot_num)
+            .chain(self.boot_den.iter_mut().zip(&other.boot_den));
+        for (mine, theirs) in pairs {
+            if theirs.is_empty() {
+                continue;
+            }
+            if mine.is_empty() {
+                mine.clone_from(theirs);
             } else {
-                for (a, b) in self.boot_num.iter_mut().zip(&other.boot_num) {
-                    *a += b;
-                }
-                for (a, b) in self.boot_den.iter_mut().zip(&other.boot_den) {
+                for (a, b) in mine.iter_mut().zip(theirs) {
                     *a += b;
                 }
             }
@@ -492,31 +683,40 @@ impl Aggregate {
 
     /// Every figure with its bootstrap interval (see the module doc).
     pub fn figures(&self) -> Figures {
+        use seat_figure as f;
         let estimates: [Option<Estimate>; FIGURES] = std::array::from_fn(|f| self.estimate(f));
         let seat = |seat: Seat| {
             let at = seat_offset(seat);
             SeatFigures {
-                mean_rho: estimates[at],
-                clipped_rho: estimates[at + 1],
+                rho_deals: estimates[at + f::RHO_DEALS],
+                clipped_rho_deals: estimates[at + f::CLIPPED_RHO_DEALS],
+                mean_rho: estimates[at + f::RHO],
+                clipped_rho: estimates[at + f::CLIPPED_RHO],
                 median_rho: self.rho[seat].median(),
-                mean_reward: estimates[at + 2],
-                first_bid: estimates[at + 3],
-                sale_to_list: estimates[at + 4],
-                format_ok: estimates[at + 5],
-                malformed: estimates[at + 6],
-                regulated: estimates[at + 7],
+                mean_reward: estimates[at + f::REWARD],
+                points: estimates[at + f::POINTS],
+                score_ratio: estimates[at + f::SCORE_RATIO],
+                first_bid: estimates[at + f::FIRST_BID],
+                sale_to_list: estimates[at + f::SALE_TO_LIST],
+                sl: estimates[at + f::SL],
+                format_ok: estimates[at + f::FORMAT_OK],
+                malformed: estimates[at + f::MALFORMED],
+                malformed_deals: estimates[at + f::MALFORMED_DEALS],
+                regulated: estimates[at + f::REGULATED],
             }
         };
         Figures {
             endings: std::array::from_fn(|i| estimates[i]),
             pareto: estimates[PARETO],
             mean_turns: estimates[TURNS],
+            turns_to_deal: estimates[TURNS_TO_DEAL],
+            average_turns: estimates[AVERAGE_TURNS],
             seats: PerSeat::from_fn(seat),
         }
     }
 
     /// Figure `f`: Σ num / Σ den with its percentile interval over the resamples; `None` where
-    /// Σ den = 0.
+    /// Σ den ≤ 0.
     fn estimate(&self, f: usize) -> Option<Estimate> {
         let d = DEN_OF[f];
         let (num, den) = (self.num[f], self.den[d]);
@@ -524,8 +724,11 @@ impl Aggregate {
             return None;
         }
         let value = num / den;
-        let nums = &self.boot_num[f * RESAMPLES..(f + 1) * RESAMPLES];
-        let dens = &self.boot_den[d * RESAMPLES..(d + 1) * RESAMPLES];
+        let zeros = [0.0; RESAMPLES];
+        let (nums, dens) = (
+            resample_sums(&self.boot_num, f, &zeros),
+            resample_sums(&self.boot_den, d, &zeros),
+        );
         let mut list: Vec<f64> = nums
             .iter()
             .zip(dens)
@@ -549,16 +752,27 @@ impl Aggregate {
     }
 }
 
+/// The resample sums at `i` of `list`, or `zeros` where none were kept (all zero).
+fn resample_sums<'a>(list: &'a [Vec<f64>], i: usize, zeros: &'a [f64]) -> &'a [f64] {
+    match list.get(i) {
+        Some(sums) if !sums.is_empty() => sums,
+        _ => zeros,
+    }
+}
+
 /// ρ clipped to [−1, 1], the clipped mean's values (see the module doc).
 pub fn clip_rho(rho: f64) -> f64 {
     rho.clamp(-1.0, 1.0)
 }
 
-/// `sums[r] += w[r]·x` for every resample r; nothing for x = 0. A straight loop the compiler
-/// vectorizes.
-fn accumulate(sums: &mut [f64], w: &[f64], x: f64) {
+/// `sums[r] += w[r]·x` for every resample r; nothing for x = 0. An empty `sums` (all zero so
+/// far) is allocated here. A straight loop the compiler vectorizes.
+fn accumulate(sums: &mut Vec<f64>, w: &[f64], x: f64) {
     if x == 0.0 {
         return;
+    }
+    if sums.is_empty() {
+        sums.resize(RESAMPLES, 0.0);
     }
     for (s, w) in sums.iter_mut().zip(w) {
         *s += w * x;
@@ -587,7 +801,7 @@ mod tests {
     //! else), and the bootstrap's properties.
 
     use super::*;
-    use crate::score::SeatMetrics;
+    use crate::score::{Proposals, SeatMetrics};
 
     const TOL: f64 = 1e-9;
 
@@ -637,8 +851,23 @@ mod tests {
         rho: (f64, f64),
         m: &EpisodeMetrics,
     ) {
+        a.add(key, &values(kind, rho, m));
+    }
+
+    /// An episode with this ending, ρ (its reward too) and metrics; no points, no buyer, no
+    /// proposals, a turn cap of 0.
+    fn values(kind: OutcomeKind, rho: (f64, f64), m: &EpisodeMetrics) -> EpisodeValues {
         let rho = PerSeat::new(rho.0, rho.1);
-        a.add(key, kind, &rho, &rho, m);
+        EpisodeValues {
+            rewards: rho,
+            metrics: m.clone(),
+            ..EpisodeValues::of_ending(kind, rho)
+        }
+    }
+
+    /// Add `episode` under the next key.
+    fn add_values(a: &mut Aggregate, episode: EpisodeValues) {
+        a.add(a.episodes() as u64, &episode);
     }
 
     #[test]
@@ -682,19 +911,211 @@ mod tests {
         // Rewards are passed apart from ρ: learner 1, −1, 0.5 → mean 0.5/3.
         let mut a = Aggregate::default();
         for (key, r) in [1.0, -1.0, 0.5].into_iter().enumerate() {
-            a.add(
-                key as u64,
-                OutcomeKind::Deal,
-                &PerSeat::new(0.0, 0.0),
-                &PerSeat::new(r, 0.0),
-                &plain(),
-            );
+            let episode = EpisodeValues {
+                rewards: PerSeat::new(r, 0.0),
+                ..values(OutcomeKind::Deal, (0.0, 0.0), &plain())
+            };
+            a.add(key as u64, &episode);
         }
         close(
             value(a.figures().seats[Seat::Learner].mean_reward),
             0.5 / 3.0,
         );
         close(value(a.figures().seats[Seat::Learner].mean_rho), 0.0);
+    }
+
+    #[test]
+    fn rho_over_deals_leaves_the_episodes_without_a_deal_out() {
+        // Learner ρ: deals 0.8 and 0.4; a walk-away (ρ 0); a reject loop whose setup gives a
+        // no-deal value worth ρ 0.1; an error (0.9, counted apart).
+        //   ρ over deals (0.8 + 0.4)/2 = 0.6, n = 2, beside the deal rate 2/4 = 0.5
+        //   ρ per episode (0.8 + 0.4 + 0 + 0.1)/4 = 0.325, n = 4
+        // (BATNA paper, Table 1: an all-episode mean cannot exceed the deal rate when ρ ≤ 1;
+        // the mean over deals can: 0.6 > 0.5.) Opponent: deals 0.2 and 1.5 → clipped over
+        // deals (0.2 + 1)/2 = 0.6, plain 0.85.
+        let mut a = Aggregate::default();
+        add(&mut a, OutcomeKind::Deal, (0.8, 0.2), &plain());
+        add(&mut a, OutcomeKind::Deal, (0.4, 1.5), &plain());
+        add(&mut a, OutcomeKind::WalkAway, (0.0, 0.0), &plain());
+        add(&mut a, OutcomeKind::RejectLoop, (0.1, 0.1), &plain());
+        add(&mut a, OutcomeKind::Error, (0.9, 0.9), &plain());
+        let f = a.figures();
+        let deals = f.seats.learner.rho_deals.unwrap();
+        close(deals.value, 0.6);
+        assert_eq!(deals.n, 2);
+        assert!(
+            deals.low >= 0.4 - TOL && deals.high <= 0.8 + TOL,
+            "{deals:?}"
+        );
+        close(value(f.rate(OutcomeKind::Deal)), 0.5);
+        let per_episode = f.seats.learner.mean_rho.unwrap();
+        close(per_episode.value, 0.325);
+        assert_eq!(per_episode.n, 4);
+        close(value(f.seats.opponent.rho_deals), 0.85);
+        close(value(f.seats.opponent.clipped_rho_deals), 0.6);
+        // No deal at all: no ρ over deals, while the per-episode mean is 0.
+        let mut none = Aggregate::default();
+        add(&mut none, OutcomeKind::WalkAway, (0.0, 0.0), &plain());
+        assert_eq!(none.figures().seats.learner.rho_deals, None);
+        close(value(none.figures().seats.learner.mean_rho), 0.0);
+    }
+
+    #[test]
+    fn points_per_seat_and_the_score_ratio_are_over_the_joint_score() {
+        // CaSiNo points (learner, opponent): deal (20, 16), deal (18, 6), walk-away (0, 0).
+        //   points learner (20 + 18 + 0)/3 = 38/3, opponent (16 + 6 + 0)/3 = 22/3
+        //   score ratio learner Σ u_l / Σ (u_l + u_o) = 38/(36 + 24) = 38/60 = 0.6333…,
+        //   opponent 22/60; n = 2 (the walk-away's joint score is 0: it bears on neither sum).
+        //   Not the mean of each episode's ratio, (20/36 + 18/24)/2 = 0.6528.
+        // The harness paper's Table 1 is read the same way: Pts 17.90, Opp 18.44 give
+        // 17.90/36.34 = .493, its Ratio.
+        let mut a = Aggregate::default();
+        for (kind, u) in [
+            (OutcomeKind::Deal, (20.0, 16.0)),
+            (OutcomeKind::Deal, (18.0, 6.0)),
+            (OutcomeKind::WalkAway, (0.0, 0.0)),
+        ] {
+            let episode = EpisodeValues {
+                utility: PerSeat::new(u.0, u.1),
+                ..values(kind, (0.5, 0.5), &plain())
+            };
+            add_values(&mut a, episode);
+        }
+        let f = a.figures();
+        close(value(f.seats.learner.points), 38.0 / 3.0);
+        close(value(f.seats.opponent.points), 22.0 / 3.0);
+        let ratio = f.seats.learner.score_ratio.unwrap();
+        close(ratio.value, 38.0 / 60.0);
+        assert_eq!(ratio.n, 2);
+        // Resamples draw (20, 16) and (18, 6) in any mix: the bounds lie between 18/24 and
+        // 20/36.
+        assert!(
+            ratio.low >= 20.0 / 36.0 - TOL && ratio.high <= 0.75 + TOL,
+            "{ratio:?}"
+        );
+        close(value(f.seats.opponent.score_ratio), 22.0 / 60.0);
+        let mut paper = Aggregate::default();
+        let episode = EpisodeValues {
+            utility: PerSeat::new(17.90, 18.44),
+            ..values(OutcomeKind::Deal, (0.5, 0.5), &plain())
+        };
+        add_values(&mut paper, episode);
+        let ratio = value(paper.figures().seats.learner.score_ratio);
+        assert_eq!(format!("{ratio:.3}"), "0.493");
+    }
+
+    #[test]
+    fn sl_counts_a_failed_negotiation_as_zero() {
+        // The learner buys: deals with sale-to-list 0.6 and 0.2, a walk-away and a max-turns
+        // ending; a deal with no sale-to-list (budget = listing price) bears on neither; an
+        // episode where the learner sold is not its SL's.
+        //   SL (DialogXpert) (0.6 + 0.2 + 0 + 0)/4 = 0.2, n = 4
+        //   sale-to-list over deals (0.6 + 0.2)/2 = 0.4, n = 2
+        let buyer = |kind: OutcomeKind, sale: Option<f64>, is_buyer: bool| {
+            let learner = SeatMetrics {
+                sale_to_list: sale,
+                ..seat(3, 0, 3)
+            };
+            EpisodeValues {
+                buyer: PerSeat::new(is_buyer, !is_buyer),
+                ..values(kind, (0.5, 0.5), &metrics(learner, seat(3, 0, 3)))
+            }
+        };
+        let mut a = Aggregate::default();
+        for episode in [
+            buyer(OutcomeKind::Deal, Some(0.6), true),
+            buyer(OutcomeKind::Deal, Some(0.2), true),
+            buyer(OutcomeKind::WalkAway, None, true),
+            buyer(OutcomeKind::MaxTurns, None, true),
+            buyer(OutcomeKind::Deal, None, true),
+            buyer(OutcomeKind::WalkAway, None, false),
+        ] {
+            add_values(&mut a, episode);
+        }
+        let f = a.figures();
+        let sl = f.seats.learner.sl.unwrap();
+        close(sl.value, 0.2);
+        assert_eq!(sl.n, 4);
+        let deals = f.seats.learner.sale_to_list.unwrap();
+        close(deals.value, 0.4);
+        assert_eq!(deals.n, 2);
+        // The opponent bought once, and walked away from it: SL 0 over 1.
+        let opponent = f.seats.opponent.sl.unwrap();
+        assert_eq!((opponent.value, opponent.n), (0.0, 1));
+    }
+
+    #[test]
+    fn average_turns_counts_a_failure_at_the_cap_and_turns_to_deal_only_deals() {
+        // Moves (both seats) and endings, turn cap 12: a deal in 4 (2 + 2), a deal in 6
+        // (3 + 3), a walk-away after 1 (1 + 0), a max-turns ending at 12 (6 + 6).
+        //   turns to deal (4 + 6)/2 = 5, n = 2
+        //   AT (4 + 6 + 12 + 12)/4 = 8.5 (the walk-away counts 12, not 1)
+        //   mean turns (4 + 6 + 1 + 12)/4 = 5.75
+        //   SR = the deal rate, 2/4
+        let mut a = Aggregate::default();
+        for (kind, l, o) in [
+            (OutcomeKind::Deal, 2, 2),
+            (OutcomeKind::Deal, 3, 3),
+            (OutcomeKind::WalkAway, 1, 0),
+            (OutcomeKind::MaxTurns, 6, 6),
+        ] {
+            let episode = EpisodeValues {
+                turn_cap: 12,
+                ..values(kind, (0.0, 0.0), &metrics(seat(l, 0, l), seat(o, 0, o)))
+            };
+            add_values(&mut a, episode);
+        }
+        let f = a.figures();
+        let to_deal = f.turns_to_deal.unwrap();
+        close(to_deal.value, 5.0);
+        assert_eq!(to_deal.n, 2);
+        close(value(f.average_turns), 8.5);
+        close(value(f.mean_turns), 5.75);
+        close(value(f.success_rate()), 0.5);
+        assert_eq!(f.success_rate(), f.rate(OutcomeKind::Deal));
+    }
+
+    #[test]
+    fn the_malformed_deal_rate_is_pooled_over_proposals() {
+        // Learner proposals (made, malformed): (4, 1), (2, 0), (0, 0) → 1/6, n = 2 (the third
+        // episode proposed nothing); the opponent never proposed: no rate.
+        let mut a = Aggregate::default();
+        for (made, malformed) in [(4, 1), (2, 0), (0, 0)] {
+            let episode = EpisodeValues {
+                proposals: PerSeat::new(Proposals { made, malformed }, Proposals::default()),
+                ..values(OutcomeKind::Deal, (0.5, 0.5), &plain())
+            };
+            add_values(&mut a, episode);
+        }
+        let f = a.figures();
+        let rate = f.seats.learner.malformed_deals.unwrap();
+        close(rate.value, 1.0 / 6.0);
+        assert_eq!(rate.n, 2);
+        assert_eq!(f.seats.opponent.malformed_deals, None);
+    }
+
+    #[test]
+    fn an_aggregate_fed_only_endings_and_rho_keeps_sums_for_those_figures_alone() {
+        // The sensitivity's aggregates: a deal and a walk-away with no metrics allocate the
+        // resample sums of the endings and ρ (and their denominators), not the others', and
+        // keep no values of ρ.
+        let mut a = Aggregate::without_median();
+        a.add(
+            1,
+            &EpisodeValues::of_ending(OutcomeKind::Deal, PerSeat::new(0.5, 0.0)),
+        );
+        a.add(
+            2,
+            &EpisodeValues::of_ending(OutcomeKind::WalkAway, PerSeat::new(0.0, 0.0)),
+        );
+        let allocated = a.boot_num.iter().filter(|s| !s.is_empty()).count();
+        // deal, walk-away; learner ρ, clipped ρ, ρ over deals, clipped ρ over deals.
+        assert_eq!(allocated, 6);
+        close(value(a.figures().seats.learner.rho_deals), 0.5);
+        close(value(a.figures().seats.learner.mean_rho), 0.25);
+        assert_eq!(a.figures().seats.learner.points.map(|e| e.value), Some(0.0));
+        assert_eq!(a.figures().seats.learner.median_rho, None);
+        assert!(a.rho_quantiles().learner.is_empty());
     }
 
     #[test]
@@ -836,6 +1257,8 @@ mod tests {
         assert_eq!(p.seats.learner.median_rho, q.seats.learner.median_rho);
         near(p.seats.learner.mean_rho, q.seats.learner.mean_rho);
         near(p.seats.learner.clipped_rho, q.seats.learner.clipped_rho);
+        near(p.seats.learner.rho_deals, q.seats.learner.rho_deals);
+        assert_eq!(p.average_turns, q.average_turns);
     }
 
     /// Two estimates equal within 10⁻¹² (sums of reals in another order).

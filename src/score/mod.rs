@@ -1,7 +1,10 @@
 //! Outcome metrics (DESIGN §5): score ratio, first-bid ratio, sale-to-list ratio, Pareto
 //! optimality and the per-seat turn counts, from an ended episode. The utilities and ρ of an
 //! outcome are the episode's own (`game::seat_values`, re-exported here). Pure functions of the
-//! scenario, the setup and the turns: no I/O, so records can be rescored exactly.
+//! scenario, the setup and the turns: no I/O, so records can be rescored exactly. Two more
+//! readings of the turns feed only the aggregates, so records stay as they were: each seat's
+//! deal proposals and malformed ones ([`proposals`]) and the moves the turn cap left the players
+//! ([`turn_cap`]).
 //! [`Aggregate`] sums the metrics of many episodes into rates and means with bootstrap
 //! intervals, from the metrics alone, in memory that does not grow with the episodes;
 //! [`Quantiles`] gives it the median of ρ; [`Comparisons`] rates players (Bradley–Terry, with
@@ -13,8 +16,8 @@ mod quantile;
 mod rating;
 
 pub use aggregate::{
-    cell, clip_rho, pct_cell, Aggregate, Estimate, Figures, SeatCounts, SeatFigures, Weights,
-    LEVEL, RATED_ENDINGS, RESAMPLES,
+    cell, clip_rho, pct_cell, Aggregate, EpisodeValues, Estimate, Figures, SeatCounts, SeatFigures,
+    Weights, LEVEL, RATED_ENDINGS, RESAMPLES,
 };
 pub use quantile::{Bin, Quantiles, BINS, EXACT_LIMIT};
 pub use rating::{
@@ -24,8 +27,8 @@ pub use rating::{
 
 use serde::{Deserialize, Serialize};
 
-use crate::game::{OutcomeKind, PerSeat, Setup, Turn};
-use crate::protocol::{Action, ParseNote, Terms};
+use crate::game::{OutcomeKind, PerSeat, Rules, Setup, Turn};
+use crate::protocol::{proposes_deal, Action, ParseNote, Terms};
 use crate::scenario::{Domain, Game, Role, Scenario};
 
 pub use crate::game::{deal_utilities, seat_values};
@@ -164,6 +167,62 @@ pub fn episode_metrics(
     EpisodeMetrics {
         seats,
         pareto_optimal,
+    }
+}
+
+/// One seat's deal proposals in an episode: the harness paper's malformed-deal rate is
+/// `malformed / made`, pooled (CaSiNo self-play harness §4.2).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Proposals {
+    /// Attempts that propose a deal (`[SUBMIT_DEAL]`), usable or not.
+    pub made: u32,
+    /// Of those, the ones that could not be used: terms unreadable, incomplete or out of range
+    /// (the paper's "deal arithmetic"), or the token written beside another.
+    pub malformed: u32,
+}
+
+/// Each seat's deal proposals, from an episode's turns as its record holds them (so older
+/// records count them too). Only the turns the seat's player wrote count, as in
+/// [`episode_metrics`]. A turn read as a `[SUBMIT_DEAL]` is a proposal; a turn that could not be
+/// read is one when its action part writes `[SUBMIT_DEAL]` ([`proposes_deal`]). A readable
+/// proposal that breaks the layout (say, no Thought) is not malformed: format compliance counts
+/// that.
+pub fn proposals(turns: &[Turn], rules: &Rules) -> PerSeat<Proposals> {
+    let mut counts = PerSeat::<Proposals>::default();
+    for (_, t) in turns
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !rules.is_logged_turn(*i))
+    {
+        let (proposed, malformed) = match &t.parsed.action {
+            Some(action) => (matches!(action, Action::Submit(_)), false),
+            None => {
+                let proposed = proposes_deal(&t.raw);
+                (proposed, proposed)
+            }
+        };
+        counts[t.seat].made += u32::from(proposed);
+        counts[t.seat].malformed += u32::from(malformed);
+    }
+    counts
+}
+
+/// The moves the turn cap left the players, both seats together: `max_rounds` each
+/// (`game::rules::rounds_exhausted`), or `max_moves` where the rules set it lower, less the
+/// moves of a logged prefix, and at most a continuation's `moves`. DialogXpert's average turns
+/// (AT, §4.3) counts a failed dialogue at this cap.
+pub fn turn_cap(rules: &Rules, turns: &[Turn]) -> u32 {
+    let rounds = 2 * rules.max_rounds;
+    let cap = rules.max_moves.map_or(rounds, |m| m.min(rounds));
+    let logged = turns
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| rules.is_logged_turn(*i) && t.played.is_some())
+        .count() as u32;
+    let left = cap.saturating_sub(logged);
+    match rules.continuation.and_then(|c| c.moves) {
+        Some(k) => left.min(k),
+        None => left,
     }
 }
 

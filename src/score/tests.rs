@@ -475,3 +475,80 @@ fn price_deals_have_no_pareto_flag() {
     );
     assert_eq!(metrics_of(&e).pareto_optimal, None);
 }
+
+// ---- deal proposals and the turn cap (aggregates of issue 19) ----
+
+#[test]
+fn proposals_count_malformed_deals_apart_from_other_unusable_turns() {
+    // CaSiNo, the learner (agent_1) first; one correction per move (the default):
+    //   learner  [SUBMIT_DEAL] food:5 …   out of range: a malformed proposal
+    //   learner  [SUBMIT_DEAL] food:3 water:2 firewood:0   a proposal
+    //   opponent "nonsense"                  unusable, but no proposal
+    //   opponent [SUBMIT_DEAL] food:1 water:1 firewood:3   a proposal
+    //   learner  [TALK] naming [SUBMIT_DEAL] in its Talk: no proposal
+    //   opponent [SUBMIT_DEAL] food:1                      incomplete: a malformed proposal
+    //   opponent [SUBMIT_DEAL] food:1 water:1 firewood:3   a proposal
+    //   learner  [ACCEPT_DEAL]
+    // Learner: 2 made, 1 malformed; opponent: 3 made, 1 malformed.
+    let s = casino();
+    let e = play(
+        &s,
+        learner_first_as(&s, Role::Agent1),
+        &[
+            turn("All food.", "[SUBMIT_DEAL] food:5 water:0 firewood:0"),
+            turn("Then this.", "[SUBMIT_DEAL] food:3 water:2 firewood:0"),
+            "nonsense".to_string(),
+            turn("Counter.", "[SUBMIT_DEAL] food:1 water:1 firewood:3"),
+            turn("Shall I [SUBMIT_DEAL] again?", "[TALK]"),
+            turn("Just food.", "[SUBMIT_DEAL] food:1"),
+            turn("Again.", "[SUBMIT_DEAL] food:1 water:1 firewood:3"),
+            turn("Fine.", "[ACCEPT_DEAL]"),
+        ],
+    );
+    assert_eq!(e.outcome().map(|o| o.kind), Some(OutcomeKind::Deal));
+    let p = proposals(e.turns(), &e.setup().rules);
+    assert_eq!(
+        p,
+        PerSeat::new(
+            Proposals {
+                made: 2,
+                malformed: 1
+            },
+            Proposals {
+                made: 3,
+                malformed: 1
+            }
+        )
+    );
+}
+
+#[test]
+fn the_turn_cap_is_the_moves_of_an_episode_truncated_by_it() {
+    // Two rounds per seat: an episode of rejections and talk runs to max_turns after 4 moves,
+    // which is the cap; the default 6 rounds give 12; max_moves below that caps lower.
+    let s = price_task(125.0, 100.0, 60.0);
+    let config = EpisodeConfig {
+        learner_role: Some(Role::Buyer),
+        first_mover: FirstMover::Learner,
+        max_rounds: 2,
+        ..EpisodeConfig::default()
+    };
+    let e = play(
+        &s,
+        setup_with(&s, &config),
+        &[
+            turn("90?", "[SUBMIT_DEAL] price:90"),
+            turn("No.", "[REJECT_DEAL]"),
+            turn("85?", "[SUBMIT_DEAL] price:85"),
+            turn("No.", "[REJECT_DEAL]"),
+        ],
+    );
+    assert_eq!(e.outcome().map(|o| o.kind), Some(OutcomeKind::MaxTurns));
+    let moves: u32 = e.moves().learner + e.moves().opponent;
+    assert_eq!(moves, 4);
+    assert_eq!(turn_cap(&e.setup().rules, e.turns()), moves);
+    let mut rules = learner_first_as(&s, Role::Buyer).rules;
+    assert_eq!(turn_cap(&rules, &[]), 12);
+    rules.max_moves = Some(5);
+    assert_eq!(turn_cap(&rules, &[]), 5);
+}
