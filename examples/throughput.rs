@@ -118,7 +118,7 @@ fn cell_child(args: &[String]) {
     options.concurrency = concurrency;
     options.progress = false;
     // Warm the allocator with what every run loads anyway, so the baseline holds it.
-    let _ = dealgym::run::load_all(&options.scenarios, options.limit).unwrap();
+    let _ = dealgym::run::load_all(&options.scenarios, &options.selection()).unwrap();
     let (rss_before, cpu_before) = (status_kib("VmRSS"), cpu_us());
     let started = Instant::now();
     let summary = runtime

@@ -375,6 +375,9 @@ async fn eval_command(flags: EvalFlags) -> Result<()> {
         std::fs::write(path, text)
             .with_context(|| format!("writing the summary to {}", path.display()))?;
     }
+    if let Some(line) = summary.selection.describe() {
+        eprintln!("{line}");
+    }
     let shard = summary
         .shard
         .as_ref()
@@ -403,6 +406,9 @@ fn report(summary: &RunSummary, out: &std::path::Path) {
     print!("{}", summary.replica_table());
     if let Some(prefixes) = &summary.prefixes {
         eprintln!("{}", prefixes.line());
+    }
+    if let Some(line) = summary.selection.describe() {
+        eprintln!("{line}");
     }
     for warning in [
         summary.constraint_warning(),

@@ -123,7 +123,7 @@ async fn faulty_run(name: &str, scale: Scale) {
     .expect("the run ends")
     .expect("the run completes");
 
-    let scenarios = dealgym::run::load_all(&files, None).unwrap();
+    let scenarios = dealgym::run::load_all(&files, &dealgym::run::Selection::default()).unwrap();
     let planned: HashSet<String> = plan(&scenarios, options.seed, group)
         .iter()
         .map(|p| p.episode_id())

@@ -44,8 +44,7 @@ fn path_str(p: &Path) -> &str {
 /// The runs every test reads, made once per test process.
 struct Runs {
     dir: PathBuf,
-    /// rule:linear vs rule:boulware, 2 scenarios of each family, groups of 2: deals and
-    /// reject loops.
+    /// rule:linear vs rule:boulware, 2 scenarios of each family, groups of 2: deals.
     rules: PathBuf,
     /// AHP, the learner first: an illegal accept (corrected), an offer of 1, the regulated
     /// seller's accept of it replaced by a reject (its talk has a `<script>`), then two
@@ -59,6 +58,9 @@ struct Runs {
     error: PathBuf,
     /// CaSiNo, the learner asks for everything and the opponent accepts: ρ = (1, 0).
     take: PathBuf,
+    /// CaSiNo, the learner asks for everything three times running: a reject loop (the rule
+    /// players no longer repeat themselves).
+    repeat: PathBuf,
 }
 
 impl Runs {
@@ -70,6 +72,7 @@ impl Runs {
             self.max_turns.clone(),
             self.error.clone(),
             self.take.clone(),
+            self.repeat.clone(),
         ]
     }
 }
@@ -173,6 +176,11 @@ fn runs() -> &'static Runs {
         let args = with("casino", &greedy, &opponent, &[]);
         let take = run(&dir, "take", &args.iter().map(String::as_str).collect::<Vec<_>>());
 
+        let all = "Thought: everything\nTalk: All of it.\nAction: [SUBMIT_DEAL] food:3 water:3 firewood:3";
+        let stubborn = script(&dir, "stubborn", &[all, all, all]);
+        let args = with("casino", &stubborn, "rule:boulware", &[]);
+        let repeat = run(&dir, "repeat", &args.iter().map(String::as_str).collect::<Vec<_>>());
+
         Runs {
             dir,
             rules,
@@ -181,6 +189,7 @@ fn runs() -> &'static Runs {
             max_turns,
             error,
             take,
+            repeat,
         }
     })
 }
@@ -221,7 +230,7 @@ fn every_ending_over_all_families_verifies() {
     let out = ok(dealgym(&args));
     assert!(
         stdout(&out).contains(&format!(
-            "{} episodes in 6 files replay identically",
+            "{} episodes in 7 files replay identically",
             records.len()
         )),
         "{}",

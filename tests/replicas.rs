@@ -330,7 +330,7 @@ async fn bindings_are_released_when_episodes_end() {
         1,
         2,
     );
-    let scenarios = load_all(&o.scenarios, o.limit).unwrap();
+    let scenarios = load_all(&o.scenarios, &o.selection()).unwrap();
     let kit = Arc::new(build_kit(&o, scenarios.iter().map(|s| s.id.as_str())).unwrap());
     let mut played = 0;
     for planned in plan(&scenarios, o.seed, o.group_size) {

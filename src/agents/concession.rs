@@ -2,10 +2,13 @@
 //! value over the rounds, accept any offer at or above the current aspiration.
 //!
 //! The aspiration after `t` of `T` own moves is `best − (best − reserve) · (t / (T − 1))^(1/e)`:
-//! `e < 1` concedes late (boulware, tough), `e = 1` linearly, `e > 1` early (conceder).
+//! `e < 1` concedes late (boulware, tough), `e = 1` linearly, `e > 1` early (conceder). It
+//! never proposes the same terms twice running while it has anything new to offer above its
+//! reservation (see [`Stance::decide`]): the reject-loop rule would end the episode on it.
 
 use serde::{Deserialize, Serialize};
 
+use crate::game::mix;
 use crate::protocol::{to_cents, Action, TermSpace, Terms};
 use crate::scenario::{Game, Role, Scenario};
 
@@ -82,7 +85,8 @@ pub enum Stance {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
     pub action: Action,
-    /// The aspiration this round, as a utility.
+    /// The least worth it accepts this round, as a utility: its aspiration, or the worth of
+    /// its proposal where it conceded below the aspiration rather than repeat itself.
     pub aspiration: f64,
     /// The worth of the offer on the table, if there is one.
     pub offered: Option<f64>,
@@ -160,7 +164,15 @@ impl Stance {
     }
 
     /// Decide the next move after `t` own moves of `rounds`, given the counterpart's offer on
-    /// the table (seen from this side) and this side's earlier offers.
+    /// the table (seen from this side) and this side's earlier offers. `seed` (the seat's
+    /// sampling seed in an episode) breaks ties between deals of equal worth, so the same
+    /// episode always gets the same move.
+    ///
+    /// A time-dependent tactic offers at its aspiration level (Faratin, Sierra & Jennings
+    /// 1998); where the aspiration has not moved far enough to reach a deal it has not proposed
+    /// yet (a boulware's early rounds), it concedes to the next such deal rather than propose
+    /// the same terms again, which the reject-loop rule would end the episode on. It accepts an
+    /// offer worth at least what it would propose itself (the same paper's acceptance rule).
     pub fn decide(
         &self,
         tactic: Tactic,
@@ -168,62 +180,152 @@ impl Stance {
         rounds: u32,
         offer: Option<&Terms>,
         own_offers: &[Terms],
+        seed: u64,
     ) -> Decision {
         let conceded = tactic.conceded(t, rounds);
         let offered = offer.map(|o| self.worth(o));
-        match self {
+        let (proposal, aspiration) = match self {
             Stance::Price { open, reserve, .. } => {
-                let price = open + (reserve - open) * conceded;
-                let proposal = Terms::Price(to_cents(round_price(price, *open)));
+                let target = round_price(open + (reserve - open) * conceded, *open);
+                let price = past_last_offer(target, *open, *reserve, own_offers);
+                let proposal = Terms::Price(to_cents(price));
                 let aspiration = self.worth(&proposal);
-                let action = match offered {
-                    Some(v) if v >= aspiration - 1e-9 => Action::Accept,
-                    _ => Action::Submit(proposal),
-                };
-                Decision {
-                    action,
-                    aspiration,
-                    offered,
-                }
+                (proposal, aspiration)
             }
             Stance::Discrete {
                 candidates,
                 reserve,
             } => {
-                let Some(best) = candidates.first() else {
+                if candidates.is_empty() {
                     return Decision {
                         action: Action::Reject,
                         aspiration: 0.0,
                         offered,
                     };
-                };
-                let aspiration = best.utility - (best.utility - reserve) * conceded;
-                if offered.is_some_and(|v| v >= aspiration - 1e-9) {
-                    return Decision {
-                        action: Action::Accept,
-                        aspiration,
-                        offered,
-                    };
                 }
-                // Concede exactly to the aspiration: the least-worth deal still at or above it,
-                // preferring one not proposed before so that talks keep moving.
-                let acceptable: Vec<&Candidate> = candidates
-                    .iter()
-                    .take_while(|c| c.utility >= aspiration - 1e-9)
-                    .collect();
-                let fresh = acceptable
-                    .iter()
-                    .rev()
-                    .find(|c| !own_offers.contains(&c.terms));
-                let pick = fresh.or(acceptable.last()).copied().unwrap_or(best);
-                Decision {
-                    action: Action::Submit(pick.terms.clone()),
-                    aspiration,
-                    offered,
-                }
+                let best = candidates[0].utility;
+                let aspiration = best - (best - reserve) * conceded;
+                let draw = mix(&[seed, u64::from(t)]);
+                let pick = pick_discrete(candidates, aspiration, *reserve, own_offers, draw);
+                (pick.terms.clone(), aspiration.min(pick.utility))
             }
+        };
+        let action = match offered {
+            Some(v) if v >= aspiration - 1e-9 => Action::Accept,
+            _ => Action::Submit(proposal),
+        };
+        Decision {
+            action,
+            aspiration,
+            offered,
         }
     }
+}
+
+/// A price past this side's last proposal: `target` when it is, else one step (a whole unit
+/// for prices of 20 and more, a cent below) further toward `reserve` than the last proposal;
+/// where a step would pass `reserve`, `reserve` itself, and the last proposal again once it is
+/// there. A boulware's aspiration hardly moves in its first rounds, and rounded to the unit it
+/// would otherwise name the same price again.
+fn past_last_offer(target: f64, open: f64, reserve: f64, own_offers: &[Terms]) -> f64 {
+    let Some(last) = own_offers.iter().rev().find_map(Terms::price) else {
+        return target;
+    };
+    let rising = reserve >= open;
+    // Whether price `a` is further than `b` on the way from the opening offer to the limit.
+    let beyond = |a: f64, b: f64| {
+        let (a, b) = (to_cents(a), to_cents(b));
+        if rising {
+            a > b
+        } else {
+            a < b
+        }
+    };
+    if beyond(target, last) {
+        return target;
+    }
+    let step = if open >= 20.0 { 1.0 } else { 0.01 };
+    let next = round_price(if rising { last + step } else { last - step }, open);
+    if !beyond(next, reserve) {
+        next
+    } else if beyond(reserve, last) {
+        reserve
+    } else {
+        last
+    }
+}
+
+/// The deal a discrete stance proposes at `aspiration`, of the candidates (best first):
+/// 1. of the deals at or above the aspiration not proposed yet, the least worth (a concession
+///    exactly to the aspiration);
+/// 2. else, of the deals not proposed yet at or above the reservation, the most worth (the
+///    smallest concession that is not a repetition);
+/// 3. else (it has proposed every deal it would make), the deal at or above the aspiration —
+///    failing that, the reservation — proposed longest ago, other than its last proposal;
+/// 4. else (a single deal is acceptable at all) that deal.
+///
+/// Within the chosen worth, the most generous deals (most units left to the other side) are
+/// preferred and `draw` picks one of those that remain.
+fn pick_discrete<'a>(
+    candidates: &'a [Candidate],
+    aspiration: f64,
+    reserve: f64,
+    own_offers: &[Terms],
+    draw: u64,
+) -> &'a Candidate {
+    const EPS: f64 = 1e-9;
+    let fresh = |c: &&Candidate| !own_offers.contains(&c.terms);
+    let above = |floor: f64| move |c: &&Candidate| c.utility >= floor - EPS;
+    let tier = |worth: f64| move |c: &&'a Candidate| (c.utility - worth).abs() <= EPS;
+    let among = |pool: Vec<&'a Candidate>| -> Option<&'a Candidate> {
+        let most = pool
+            .iter()
+            .map(|c| c.generosity)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let ties: Vec<&Candidate> = pool
+            .into_iter()
+            .filter(|c| c.generosity >= most - EPS)
+            .collect();
+        let n = ties.len() as u64;
+        (n > 0).then(|| ties[(mix(&[draw, n]) % n) as usize])
+    };
+    // 1: the least worth of the fresh deals at or above the aspiration.
+    if let Some(least) = candidates.iter().filter(above(aspiration)).rfind(fresh) {
+        let pool = candidates
+            .iter()
+            .filter(fresh)
+            .filter(tier(least.utility))
+            .collect();
+        if let Some(pick) = among(pool) {
+            return pick;
+        }
+    }
+    // 2: the most worth of the fresh deals still at or above the reservation.
+    if let Some(most) = candidates.iter().filter(above(reserve)).find(fresh) {
+        let pool = candidates
+            .iter()
+            .filter(fresh)
+            .filter(tier(most.utility))
+            .collect();
+        if let Some(pick) = among(pool) {
+            return pick;
+        }
+    }
+    // 3: every acceptable deal was proposed: the one proposed longest ago, not the last.
+    let last_proposed = |c: &Candidate| own_offers.iter().rposition(|o| o == &c.terms);
+    let last = own_offers.last();
+    for floor in [aspiration, reserve] {
+        let oldest = candidates
+            .iter()
+            .filter(above(floor))
+            .filter(|c| Some(&c.terms) != last)
+            .min_by_key(|c| last_proposed(c));
+        if let Some(pick) = oldest {
+            return pick;
+        }
+    }
+    // 4: the one acceptable deal (or, with none above the reservation, the best).
+    &candidates[0]
 }
 
 /// Every deal of a finite space with its worth to one side, by `utility`.
@@ -279,12 +381,12 @@ mod tests {
             open: 50.0,
             reserve: 100.0,
         };
-        let d = s.decide(Tactic::Linear, 0, 6, None, &[]);
+        let d = s.decide(Tactic::Linear, 0, 6, None, &[], 0);
         assert_eq!(d.action, Action::Submit(Terms::Price(5000)));
         // Last round: aspiration is the reservation (budget), so any price up to it is taken.
-        let d = s.decide(Tactic::Linear, 5, 6, Some(&Terms::Price(9900)), &[]);
+        let d = s.decide(Tactic::Linear, 5, 6, Some(&Terms::Price(9900)), &[], 0);
         assert_eq!(d.action, Action::Accept);
-        let d = s.decide(Tactic::Linear, 1, 6, Some(&Terms::Price(9900)), &[]);
+        let d = s.decide(Tactic::Linear, 1, 6, Some(&Terms::Price(9900)), &[], 0);
         assert_eq!(d.action, Action::Submit(Terms::Price(6000)));
     }
 
@@ -296,25 +398,165 @@ mod tests {
             generosity: 0.0,
         };
         let s = Stance::discrete(vec![c(1.0, 3), c(10.0, 0), c(5.0, 2), c(10.0, 1)], 0.0);
-        let first = s.decide(Tactic::Boulware, 0, 6, None, &[]);
+        let first = s.decide(Tactic::Boulware, 0, 6, None, &[], 0);
         let Action::Submit(t) = &first.action else {
             panic!()
         };
-        let second = s.decide(Tactic::Boulware, 1, 6, None, std::slice::from_ref(t));
+        let second = s.decide(Tactic::Boulware, 1, 6, None, std::slice::from_ref(t), 0);
         assert_ne!(
             first.action, second.action,
             "another deal of the same worth"
         );
         assert_eq!(
-            s.decide(Tactic::Boulware, 1, 6, Some(&Terms::Items(vec![0])), &[])
+            s.decide(Tactic::Boulware, 1, 6, Some(&Terms::Items(vec![0])), &[], 0)
                 .action,
             Action::Accept
         );
         assert_eq!(
-            s.decide(Tactic::Conceder, 5, 6, Some(&Terms::Items(vec![3])), &[])
+            s.decide(Tactic::Conceder, 5, 6, Some(&Terms::Items(vec![3])), &[], 0)
                 .action,
             Action::Accept,
             "at the end anything above the reservation"
         );
+    }
+
+    /// The offers a stance makes over `rounds` own moves when nothing acceptable is offered.
+    fn proposals(s: &Stance, tactic: Tactic, rounds: u32, seed: u64) -> Vec<Terms> {
+        let mut own = Vec::new();
+        for t in 0..rounds {
+            match s.decide(tactic, t, rounds, None, &own, seed).action {
+                Action::Submit(terms) => own.push(terms),
+                other => panic!("round {t}: {other:?}"),
+            }
+        }
+        own
+    }
+
+    fn three_in_a_row(offers: &[Terms]) -> Option<&Terms> {
+        offers
+            .windows(3)
+            .find(|w| w[0] == w[1] && w[1] == w[2])
+            .map(|w| &w[0])
+    }
+
+    #[test]
+    fn boulware_does_not_propose_the_same_casino_terms_three_times_running() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/casino.jsonl");
+        let scenarios = crate::scenario::load_scenarios(&file, Default::default())
+            .unwrap()
+            .scenarios;
+        for scenario in scenarios.iter().take(40) {
+            for role in [Role::Agent1, Role::Agent2] {
+                let s = Stance::from_scenario(scenario, role, scenario.no_deal_value);
+                for rounds in [6, 10] {
+                    let offers = proposals(&s, Tactic::Boulware, rounds, 7);
+                    assert_eq!(
+                        three_in_a_row(&offers),
+                        None,
+                        "{} {role:?} over {rounds} rounds: {offers:?}",
+                        scenario.id
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_boulware_price_moves_at_least_a_unit_a_round_and_never_past_its_limit() {
+        let buyer = Stance::price(true, 200.0, 150.0);
+        let prices: Vec<f64> = proposals(&buyer, Tactic::Boulware, 6, 0)
+            .iter()
+            .map(|t| t.price().unwrap())
+            .collect();
+        // Opens at 100; its aspiration is 100.016, 100.512, 103.888, 116.384, 150 after that.
+        assert_eq!(prices, [100.0, 101.0, 102.0, 104.0, 116.0, 150.0]);
+        let seller = Stance::Price {
+            buyer: false,
+            open: 100.0,
+            reserve: 98.5,
+        };
+        let prices: Vec<f64> = proposals(&seller, Tactic::Boulware, 6, 0)
+            .iter()
+            .map(|t| t.price().unwrap())
+            .collect();
+        // A step past the cost stops at the cost; there, repeating is all a seller can do.
+        assert_eq!(prices, [100.0, 99.0, 98.5, 98.5, 98.5, 98.5]);
+        let cents = Stance::Price {
+            buyer: false,
+            open: 12.0,
+            reserve: 11.98,
+        };
+        let prices: Vec<f64> = proposals(&cents, Tactic::Boulware, 4, 0)
+            .iter()
+            .map(|t| t.price().unwrap())
+            .collect();
+        assert_eq!(
+            prices,
+            [12.0, 11.99, 11.98, 11.98],
+            "a cent a round below 20"
+        );
+    }
+
+    #[test]
+    fn with_nothing_new_above_its_aspiration_it_concedes_one_step_and_accepts_as_much() {
+        let c = |u: f64, n: u32| Candidate {
+            terms: Terms::Items(vec![n]),
+            utility: u,
+            generosity: 0.0,
+        };
+        let s = Stance::discrete(vec![c(10.0, 0), c(8.0, 1), c(5.0, 2), c(1.0, 3)], 0.0);
+        let best = [Terms::Items(vec![0])];
+        // Round 1 of 6: aspiration 10 − 10 · 0.2^5 = 9.9968; only 10 is above it, proposed.
+        let d = s.decide(Tactic::Boulware, 1, 6, None, &best, 0);
+        assert_eq!(d.action, Action::Submit(Terms::Items(vec![1])));
+        assert_eq!(d.aspiration, 8.0);
+        let d = s.decide(
+            Tactic::Boulware,
+            1,
+            6,
+            Some(&Terms::Items(vec![1])),
+            &best,
+            0,
+        );
+        assert_eq!(d.action, Action::Accept, "an offer worth its own proposal");
+        // Everything above the reservation proposed: the oldest above the aspiration but the last.
+        let all: Vec<Terms> = [0, 1, 2, 3].map(|n| Terms::Items(vec![n])).to_vec();
+        let d = s.decide(Tactic::Boulware, 1, 6, None, &all, 0);
+        assert_eq!(d.action, Action::Submit(Terms::Items(vec![0])));
+        let last_best = [1, 2, 3, 0].map(|n| Terms::Items(vec![n])).to_vec();
+        let d = s.decide(Tactic::Boulware, 1, 6, None, &last_best, 0);
+        assert_eq!(
+            d.action,
+            Action::Submit(Terms::Items(vec![1])),
+            "not its last proposal again: the oldest at or above the reservation"
+        );
+    }
+
+    #[test]
+    fn ties_are_broken_by_the_seed_and_the_same_seed_gives_the_same_move() {
+        let c = |n: u32| Candidate {
+            terms: Terms::Items(vec![n]),
+            utility: 10.0,
+            generosity: 1.0,
+        };
+        let s = Stance::discrete((0..4).map(c).collect(), 0.0);
+        let first = |seed| s.decide(Tactic::Linear, 0, 6, None, &[], seed).action;
+        let picks: std::collections::BTreeSet<String> =
+            (0..32).map(|seed| format!("{:?}", first(seed))).collect();
+        assert!(picks.len() > 1, "one tie-break for every seed: {picks:?}");
+        assert_eq!(first(5), first(5));
+        let generous = Candidate {
+            terms: Terms::Items(vec![9]),
+            utility: 10.0,
+            generosity: 2.0,
+        };
+        let s = Stance::discrete((0..4).map(c).chain([generous]).collect(), 0.0);
+        for seed in 0..8 {
+            assert_eq!(
+                s.decide(Tactic::Linear, 0, 6, None, &[], seed).action,
+                Action::Submit(Terms::Items(vec![9])),
+                "of equal worth, the deal that leaves the other side most"
+            );
+        }
     }
 }

@@ -40,6 +40,7 @@ impl RulePlayer {
             ctx.setup.rules.max_rounds,
             ctx.counter_offer.as_ref(),
             &ctx.own_offers,
+            ctx.sampling_seed,
         );
         speak(&decision, space, me.format, ctx.own_moves)
     }

@@ -100,6 +100,8 @@ pub struct EvalSummary {
     /// The totals of the episodes this call played (their endings, reward issues).
     pub played: RunStats,
     pub elapsed: std::time::Duration,
+    /// Which scenarios of each file every pairing played (split, sample, limit).
+    pub selection: crate::run::Selection,
 }
 
 /// Play every pairing's episodes not yet in the file, through one executor (one progress bar,
@@ -116,7 +118,7 @@ pub async fn eval<'s>(
             RunError::Options("concurrency and group size must be at least 1".into()).into(),
         );
     }
-    let scenarios = load_all(&run.scenarios, run.limit)?;
+    let scenarios = load_all(&run.scenarios, &run.selection())?;
     let planned = plan(&scenarios, run.seed, run.group_size);
     let planned = match &run.shard {
         Some(s) => shard(planned, s),
@@ -181,11 +183,13 @@ pub async fn eval<'s>(
         tables,
         played: stats,
         elapsed: started.elapsed(),
+        selection: run.selection(),
     })
 }
 
 /// The kit of one pairing: `run`'s kit for its two specs, its run id folding in the names and
-/// seating (and the scenario ids, as a run's does), with the names for the records.
+/// seating (and the split, sample and scenario ids, as a run's does), with the names for the
+/// records.
 fn pairing_kit(
     run: &RunOptions,
     pairing: &Pairing,
@@ -195,8 +199,10 @@ fn pairing_kit(
     options.learner = pairing.learner.spec.clone();
     options.opponent = pairing.opponent.spec.clone();
     let identity = pairing.identity();
+    let chosen = run.selection().identity();
     let words = identity
         .iter()
+        .chain(&chosen)
         .map(String::as_str)
         .chain(scenarios.iter().map(|s| s.id.as_str()));
     let mut kit = build_kit(&options, words)?;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::{Expected, MergeError, MergeOptions, PlanSize};
-use crate::run::{load_all, FileConfig};
+use crate::run::{load_all, FileConfig, SelectFlags};
 
 /// The flags of `dealgym merge`.
 #[derive(Debug, Clone, clap::Args)]
@@ -14,21 +14,24 @@ pub struct MergeFlags {
     /// The shards' record files.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The scenario file(s) the run played, as given to `run` (with its --limit and
-    /// --group-size): every run id in the files must then hold every planned episode. Without
-    /// it (or --expect), missing episodes are not checked.
+    /// The scenario file(s) the run played, as given to `run` (with its --limit,
+    /// --scenario-split, --sample and --group-size): every run id in the files must then hold
+    /// every planned episode. Without it (or --expect), missing episodes are not checked.
     #[arg(long)]
     pub scenarios: Vec<PathBuf>,
-    /// At most N scenarios from each file, as the run had it.
-    #[arg(long)]
-    pub limit: Option<usize>,
+    /// The run's choice of scenarios of each file, as the run had it.
+    #[command(flatten)]
+    pub select: SelectFlags,
     /// The run's group size (default: the config's, else the largest member index in the
     /// files plus one).
     #[arg(long)]
     pub group_size: Option<u32>,
-    /// The run's config file, for its group size.
+    /// The run's config file, for its group size and scenario selection.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// The run's preset (`dealgym presets list`), under --config, as the run had it.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
     /// Instead of --scenarios: the number of episodes each run planned (the first N ids of
     /// the plan).
     #[arg(long, value_name = "N", conflicts_with = "scenarios")]
@@ -43,20 +46,24 @@ pub struct MergeFlags {
 }
 
 impl MergeFlags {
-    /// The merge's options; with --scenarios the plan's size is its scenarios (after --limit).
+    /// The merge's options; with --scenarios the plan's size is its scenarios (after
+    /// --scenario-split, --sample and --limit).
     pub fn options(&self) -> Result<MergeOptions, MergeError> {
-        let group_size = match self.group_size {
-            Some(g) => Some(g),
-            None => FileConfig::load_or_default(self.config.as_deref())?.group_size,
-        };
+        let config = FileConfig::resolve(self.config.as_deref(), self.preset.as_deref())?;
+        let group_size = self.group_size.or(config.group_size);
         if group_size == Some(0) {
             return Err(MergeError::Options(
                 "--group-size must be at least 1".into(),
             ));
         }
         let size = if !self.scenarios.is_empty() {
+            // The sample's seed does not change its size.
+            let selection = self
+                .select
+                .selection(&config.scenarios, 0)
+                .map_err(MergeError::Options)?;
             Some(PlanSize::Groups(
-                load_all(&self.scenarios, self.limit)?.len(),
+                load_all(&self.scenarios, &selection)?.len(),
             ))
         } else {
             self.expect.map(PlanSize::Episodes)

@@ -453,7 +453,12 @@ async fn chat(
         "Sure! As an AI language model I would be happy to help you negotiate.".to_string()
     } else {
         match reading(&state, &parsed.messages) {
-            Some(reading) => respond_with(&reading, &parsed.messages, config.tactic),
+            Some(reading) => respond_with(
+                &reading,
+                &parsed.messages,
+                config.tactic,
+                parsed.seed.unwrap_or(0),
+            ),
             None => "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]"
                 .to_string(),
         }

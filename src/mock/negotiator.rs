@@ -268,18 +268,20 @@ fn read_issues(system: &str) -> Option<ReadGame> {
     })
 }
 
-/// The mock's completion for a chat, or `None` when the prompt is not one of dealgym's.
-pub fn respond(messages: &[Message], tactic: Tactic) -> Option<String> {
+/// The mock's completion for a chat, or `None` when the prompt is not one of dealgym's. `seed`
+/// (the request's) breaks ties between deals of equal worth.
+pub fn respond(messages: &[Message], tactic: Tactic, seed: u64) -> Option<String> {
     let system = messages.iter().find(|m| m.role == MessageRole::System)?;
     Some(respond_with(
         &read_prompt(&system.content)?,
         messages,
         tactic,
+        seed,
     ))
 }
 
 /// The mock's completion for a chat whose system prompt was already read.
-pub fn respond_with(reading: &Reading, messages: &[Message], tactic: Tactic) -> String {
+pub fn respond_with(reading: &Reading, messages: &[Message], tactic: Tactic, seed: u64) -> String {
     let space = reading.game.space();
     let read = |m: &Message| parse(&m.content, space, None).action;
     let own_offers: Vec<Terms> = messages
@@ -301,10 +303,13 @@ pub fn respond_with(reading: &Reading, messages: &[Message], tactic: Tactic) -> 
             Some(Action::Submit(terms)) => Some(terms),
             _ => None,
         });
-    let decision =
-        reading
-            .game
-            .stance()
-            .decide(tactic, t, reading.max_rounds, offer.as_ref(), &own_offers);
+    let decision = reading.game.stance().decide(
+        tactic,
+        t,
+        reading.max_rounds,
+        offer.as_ref(),
+        &own_offers,
+        seed,
+    );
     speak(&decision, space, reading.format, t)
 }

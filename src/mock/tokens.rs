@@ -185,6 +185,9 @@ pub(super) struct CompletionBody {
     n_predict: Option<usize>,
     #[serde(default)]
     max_tokens: Option<usize>,
+    /// The request's sampling seed: the negotiator's tie-breaker.
+    #[serde(default)]
+    seed: Option<u64>,
 }
 
 /// What the mock negotiator says to an id prompt: its ids, their logprobs, and whether the
@@ -194,7 +197,7 @@ async fn sample(state: &AppState, body: &CompletionBody) -> (String, Vec<u32>, V
     sleep_ms(state.config.latency_ms).await;
     let messages = messages_of(&detokenize(&body.prompt));
     let content = match reading(state, &messages) {
-        Some(r) => respond_with(&r, &messages, state.config.tactic),
+        Some(r) => respond_with(&r, &messages, state.config.tactic, body.seed.unwrap_or(0)),
         None => {
             "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]".into()
         }

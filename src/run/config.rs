@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::preset::Preset;
+use super::select::{SelectConfig, SelectFlags};
 use super::{Cut, PrefixOptions, RunOptions, Shard, Targets};
 use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
 use crate::game::{EpisodeConfig, FirstMover};
@@ -110,9 +111,10 @@ pub struct PlanFlags {
     /// --prefixes`, where they are only searched for the records' scenarios.
     #[arg(long)]
     pub scenarios: Vec<PathBuf>,
-    /// At most N scenarios from each file.
-    #[arg(long)]
-    pub limit: Option<usize>,
+    /// Which scenarios of each file: --scenario-split, --sample, --limit (see
+    /// `dealgym::run::select`).
+    #[command(flatten)]
+    pub select: SelectFlags,
     /// TOML config: [episode] rules, [rewards], [personas], [sampling], [players.NAME]
     /// endpoints. Its values go over the preset's.
     #[arg(long)]
@@ -175,6 +177,14 @@ impl RunFlags {
             self.out.clone(),
             prefixes.is_none(),
         )?;
+        if prefixes.is_some() && (o.split.is_some() || o.sample.is_some()) {
+            return Err(ConfigError::Flag(
+                "--scenario-split and --sample choose the scenarios a run plays from the start; \
+                 a prefix run (--prefixes) continues logged episodes (--limit caps the records \
+                 read from each file)"
+                    .into(),
+            ));
+        }
         o.prefixes = prefixes;
         Ok(o)
     }
@@ -206,10 +216,17 @@ impl PlanFlags {
             ));
         }
         let file = FileConfig::resolve(self.config.as_deref(), self.preset.as_deref())?;
+        let select = file.scenarios.clone();
         let mut o =
             RunOptions::new(self.scenarios.clone(), learner, opponent, out).with_config(file);
-        o.limit = self.limit;
         o.seed = self.seed.unwrap_or(o.seed);
+        let selection = self
+            .select
+            .selection(&select, o.seed)
+            .map_err(ConfigError::Flag)?;
+        o.limit = selection.limit;
+        o.split = selection.split;
+        o.sample = selection.sample;
         o.concurrency = self.concurrency.unwrap_or(o.concurrency);
         o.group_size = self.group_size.unwrap_or(o.group_size);
         o.resume = self.resume;
@@ -261,7 +278,8 @@ impl PlanFlags {
 impl RunOptions {
     /// These options with everything the config file sets: its seed, concurrency and group size
     /// where it gives them, and its rules, rewards, personas, named players and prompts
-    /// directory. Flags are applied after this, so they win.
+    /// directory. Flags are applied after this, so they win. (Its `[scenarios]` table is merged
+    /// with the flags by [`SelectFlags::selection`], which needs the final seed.)
     pub fn with_config(mut self, file: FileConfig) -> RunOptions {
         self.seed = file.seed.unwrap_or(self.seed);
         self.concurrency = file.concurrency.unwrap_or(self.concurrency);
@@ -284,6 +302,11 @@ impl RunOptions {
 /// seed = 1
 /// concurrency = 64
 /// group_size = 8
+///
+/// [scenarios]               # which scenarios of each file (flags win; see run::select)
+/// split = "test"            # --scenario-split: only this split
+/// sample = 100              # --sample: a seeded random sample of N per file
+/// # sample_seed = 7         # --sample-seed (default: the run's seed); limit = 50: --limit
 ///
 /// [episode]                 # rules (DESIGN §4)
 /// max_rounds = 6
@@ -365,6 +388,10 @@ pub struct FileConfig {
     pub players: BTreeMap<String, PlayerConfig>,
     /// A directory of `*.j2` templates replacing the built-in prompts of the same name.
     pub prompts_dir: Option<PathBuf>,
+    /// Which scenarios of each file are played (`[scenarios]`: split, sample, sample_seed,
+    /// limit); the flags win.
+    #[serde(skip_serializing_if = "SelectConfig::is_empty")]
+    pub scenarios: SelectConfig,
 }
 
 /// A config file that cannot be used.
@@ -520,6 +547,9 @@ mod tests {
         let text = r#"
             seed = 3
             group_size = 4
+            [scenarios]
+            split = "test"
+            sample = 20
             [episode]
             max_rounds = 8
             learner_role = "seller"
@@ -535,6 +565,10 @@ mod tests {
         "#;
         let c: FileConfig = toml::from_str(text).unwrap();
         assert_eq!(c.episode.max_rounds, 8);
+        assert_eq!(
+            (c.scenarios.split.as_deref(), c.scenarios.sample),
+            (Some("test"), Some(20))
+        );
         assert_eq!(
             c.players["qwen"].endpoint.extra_body["chat_template_kwargs"]["enable_thinking"],
             false

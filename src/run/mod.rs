@@ -2,7 +2,8 @@
 //! log written as episodes end, `--resume`, `--shard`, stopping on signals, the progress bar
 //! and the summary.
 //!
-//! Episode `g{G}-m{M}` plays scenario G (in file order, after `--limit`) as member M of its
+//! Episode `g{G}-m{M}` plays scenario G (in file order, after `--scenario-split`, `--sample`
+//! and `--limit`: [`select`]) as member M of its
 //! group. Its setup comes from (seed, G) and its sampling seeds from (seed, G, M, seat), so any
 //! subset of episodes can be rerun or resumed and gives the same records.
 
@@ -13,6 +14,7 @@ mod prefix;
 pub mod preset;
 mod rewarding;
 mod scenarios;
+pub mod select;
 mod stop;
 mod summary;
 
@@ -42,6 +44,7 @@ pub use prefix::{
 };
 pub use rewarding::{rubric, rubric_source, Rewarding};
 pub use scenarios::{list_files, FindError, ScenarioSource, Unavailable};
+pub use select::{Sample, SelectConfig, SelectError, SelectFlags, Selection};
 pub use stop::{grace_period, Stop, StopHandle, StopSignal, StopState};
 pub use summary::{FamilyStats, RunStats};
 
@@ -49,8 +52,12 @@ pub use summary::{FamilyStats, RunStats};
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     pub scenarios: Vec<PathBuf>,
-    /// At most this many scenarios from each file.
+    /// At most this many scenarios from each file (the first, after `split` and `sample`).
     pub limit: Option<usize>,
+    /// Only the scenarios of this split of each file.
+    pub split: Option<String>,
+    /// A seeded random sample of each file's scenarios (after `split`).
+    pub sample: Option<Sample>,
     pub learner: String,
     pub opponent: String,
     pub out: PathBuf,
@@ -85,6 +92,8 @@ impl RunOptions {
         RunOptions {
             scenarios,
             limit: None,
+            split: None,
+            sample: None,
             learner: learner.to_string(),
             opponent: opponent.to_string(),
             out,
@@ -103,6 +112,15 @@ impl RunOptions {
             shard: None,
             grace: Duration::from_secs(30),
             prefixes: None,
+        }
+    }
+
+    /// Which scenarios of each file the plan plays (see [`select`]).
+    pub fn selection(&self) -> Selection {
+        Selection {
+            split: self.split.clone(),
+            sample: self.sample,
+            limit: self.limit,
         }
     }
 }
@@ -124,6 +142,8 @@ pub enum RunError {
     Read(#[from] ReadError),
     #[error(transparent)]
     Find(#[from] FindError),
+    #[error(transparent)]
+    Select(#[from] SelectError),
     #[error("{0}")]
     Options(String),
 }
@@ -154,6 +174,8 @@ pub struct RunSummary {
     pub replicas: Vec<SeatReplicas>,
     /// For a prefix run: the source records read, planned and skipped (by reason).
     pub prefixes: Option<PrefixReport>,
+    /// Which scenarios of each file were played (split, sample, limit).
+    pub selection: Selection,
 }
 
 /// The replicas of one seat's player and what each served (see [`PoolReport`]).
@@ -255,6 +277,13 @@ impl RunSummary {
         let mut text = String::new();
         for mut row in self.stats.json_rows() {
             row["run_id"] = self.run_id.clone().into();
+            if let Some(split) = &self.selection.split {
+                row["scenario_split"] = split.clone().into();
+            }
+            if let Some(sample) = self.selection.sample {
+                row["sample"] = sample.size.into();
+                row["sample_seed"] = sample.seed.into();
+            }
             text.push_str(&row.to_string());
             text.push('\n');
         }
@@ -311,13 +340,13 @@ fn run_id<'a>(
     format!("run-{:016x}", mix(&words))
 }
 
-/// Load the scenarios of every file, `limit` from each.
-pub fn load_all(files: &[PathBuf], limit: Option<usize>) -> Result<Vec<Arc<Scenario>>, RunError> {
+/// Load the scenarios of every file, each file's as `selection` chooses them, in file order.
+pub fn load_all(files: &[PathBuf], selection: &Selection) -> Result<Vec<Arc<Scenario>>, RunError> {
     let mut out = Vec::new();
     for file in files {
         let report = load_scenarios(file, LoadOptions::default())?;
-        let n = limit.unwrap_or(usize::MAX);
-        out.extend(report.scenarios.into_iter().take(n).map(Arc::new));
+        let kept = selection.apply(&file.display().to_string(), report.scenarios)?;
+        out.extend(kept.into_iter().map(Arc::new));
     }
     Ok(out)
 }
@@ -335,10 +364,16 @@ pub async fn run<'s>(
             "concurrency and group size must be at least 1".into(),
         ));
     }
+    let selection = options.selection();
     let (kit, planned, prefixes) = match &options.prefixes {
         None => {
-            let scenarios = load_all(&options.scenarios, options.limit)?;
-            let kit = build_kit(options, scenarios.iter().map(|s| s.id.as_str()))?;
+            let scenarios = load_all(&options.scenarios, &selection)?;
+            let chosen = selection.identity();
+            let words = chosen
+                .iter()
+                .map(String::as_str)
+                .chain(scenarios.iter().map(|s| s.id.as_str()));
+            let kit = build_kit(options, words)?;
             (
                 kit,
                 plan(&scenarios, options.seed, options.group_size),
@@ -383,6 +418,7 @@ pub async fn run<'s>(
         elapsed: started.elapsed(),
         replicas: SeatReplicas::of(&kit),
         prefixes,
+        selection,
     })
 }
 

@@ -1,5 +1,5 @@
 //! The run plan: which episodes a run plays, as pure data. Scenario g (in file order, after
-//! `--limit`) gives GRPO group g of `group_size` members; member m of group g is episode
+//! `--scenario-split`, `--sample` and `--limit`: `select.rs`) gives GRPO group g of `group_size` members; member m of group g is episode
 //! `g{g}-m{m}` with seeds (run seed, g, m). Nothing here does I/O or looks at players, so the
 //! same scenarios, seed and group size always give the same plan, and resuming, limiting or
 //! sharding a run are filters on it.

@@ -35,7 +35,7 @@ use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
 use crate::game::{EpisodeConfig, Prompts};
 use crate::record::RecordWriter;
 use crate::reward::RewardConfig;
-use crate::run::{load_all, FileConfig};
+use crate::run::{load_all, FileConfig, Selection};
 
 pub use error::ServeError;
 pub use session::{Catalog, Hub, ResetArgs, EXTERNAL};
@@ -197,7 +197,7 @@ impl Server {
     /// Load the scenarios, open the log, bind (port 0 for a free one) and serve in the
     /// background.
     pub async fn start(options: ServeOptions) -> anyhow::Result<Server> {
-        let scenarios = load_all(&options.scenarios, None)?;
+        let scenarios = load_all(&options.scenarios, &Selection::default())?;
         let log = RecordWriter::append(&options.log)?;
         let listener = tokio::net::TcpListener::bind(options.addr).await?;
         let addr = listener.local_addr()?;
