@@ -292,6 +292,20 @@ mod tests {
         toml::from_str(text).unwrap()
     }
 
+    /// A preset of nothing but this config.
+    fn preset_of(config: toml::Table) -> Preset {
+        Preset {
+            name: "t".into(),
+            about: About {
+                title: String::new(),
+                paper: String::new(),
+                summary: String::new(),
+                rows: Vec::new(),
+            },
+            config,
+        }
+    }
+
     #[test]
     fn every_builtin_preset_reads() {
         for name in preset_names() {
@@ -306,20 +320,11 @@ mod tests {
 
     #[test]
     fn a_file_merges_into_the_preset_key_by_key() {
-        let preset = Preset {
-            name: "t".into(),
-            about: About {
-                title: String::new(),
-                paper: String::new(),
-                summary: String::new(),
-                rows: Vec::new(),
-            },
-            config: table(
+        let preset = preset_of(table(
                 "group_size = 8\n[episode]\nmax_rounds = 9\nreject_streak = 0\n\
                  [rewards]\nkind = \"threshold\"\n[rewards.weights]\nformat = 0.5\npoints = 1.0\n\
                  [personas]\nseats = \"opponent\"\n[personas.weights]\nselfish = 1.0\ncooperative = 1.0\n",
-            ),
-        };
+        ));
         let merged = preset.under(table(
             "[episode]\nmax_rounds = 6\n[rewards]\ntau = 0.6\n[rewards.weights]\nterminal = 1.0\n\
              [personas.weights]\ncooperative = 1.0\n",
@@ -334,18 +339,9 @@ mod tests {
 
     #[test]
     fn weights_without_the_judge_drop_the_presets_judge_table() {
-        let preset = Preset {
-            name: "t".into(),
-            about: About {
-                title: String::new(),
-                paper: String::new(),
-                summary: String::new(),
-                rows: Vec::new(),
-            },
-            config: table(
+        let preset = preset_of(table(
                 "[rewards.weights]\njudge = 0.5\npoints = 1.0\n[rewards.judge]\nrubric = \"negotiation\"\n",
-            ),
-        };
+        ));
         let merged = preset.under(table("[rewards.weights]\npoints = 1.0\n"));
         assert_eq!(merged, table("[rewards.weights]\npoints = 1.0\n"));
         // Kept where the file weights the judge, or gives its table.
