@@ -53,7 +53,7 @@ fn people_rules(family: Family, learner: Role, first: Role) -> EpisodeConfig {
         no_deal_value: (family == Family::Casino).then_some(CASINO_WALK_AWAY_POINTS),
         max_rounds: MAX_TURNS_PER_PERSON,
         reject_loop: 0,
-        reject_streak: 0,
+        reject_streak: Some(0),
         format_retries: 0,
         learner_format: TurnFormat::Xml,
         opponent_format: TurnFormat::Xml,

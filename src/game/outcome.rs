@@ -66,6 +66,7 @@ pub struct Outcome {
     pub rho: PerSeat<f64>,
     /// What went wrong, for `error` and `format_forfeit` endings; which rule ended a
     /// `reject_loop`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
 

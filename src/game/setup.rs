@@ -43,7 +43,7 @@ pub struct Persona {
 }
 
 /// The rules of an episode as a user configures them (DESIGN §4). Defaults are DESIGN's.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EpisodeConfig {
     /// The learner's role; `None` means the family's default (buyer, worker, random side).
@@ -62,12 +62,38 @@ pub struct EpisodeConfig {
     /// episode ([`rules::reject_loop`](super::rules::reject_loop)); 0 disables it.
     pub reject_loop: u32,
     /// The rejection reject loop: K REJECT_DEAL moves in a row with no proposal between them
-    /// end the episode; 0 disables it. [TALK] counts toward neither rule.
-    pub reject_streak: u32,
+    /// end the episode; 0 disables it. [TALK] counts toward neither rule. Unset: the same K as
+    /// `reject_loop`, so a config written when one K ruled both (`reject_loop = 0`: no reject
+    /// loop at all) means what it meant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reject_streak: Option<u32>,
     /// Corrections allowed per turn for a malformed or illegal completion before forfeit.
     pub format_retries: u32,
     pub learner_format: TurnFormat,
     pub opponent_format: TurnFormat,
+}
+
+/// Prints as the derived form did before `reject_streak` existed, adding it only where it is
+/// set: run ids fold this text in, so a run that does not set it keeps its id.
+impl std::fmt::Debug for EpisodeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("EpisodeConfig");
+        d.field("learner_role", &self.learner_role)
+            .field("first_mover", &self.first_mover)
+            .field("regulate_learner", &self.regulate_learner)
+            .field("regulate_opponent", &self.regulate_opponent)
+            .field("floor_fraction", &self.floor_fraction)
+            .field("no_deal_value", &self.no_deal_value)
+            .field("max_rounds", &self.max_rounds)
+            .field("reject_loop", &self.reject_loop);
+        if let Some(k) = &self.reject_streak {
+            d.field("reject_streak", k);
+        }
+        d.field("format_retries", &self.format_retries)
+            .field("learner_format", &self.learner_format)
+            .field("opponent_format", &self.opponent_format)
+            .finish()
+    }
 }
 
 impl Default for EpisodeConfig {
@@ -81,7 +107,7 @@ impl Default for EpisodeConfig {
             no_deal_value: None,
             max_rounds: 6,
             reject_loop: 3,
-            reject_streak: 3,
+            reject_streak: None,
             format_retries: 1,
             learner_format: TurnFormat::Tagged,
             opponent_format: TurnFormat::Tagged,
@@ -326,7 +352,7 @@ impl Setup {
             rules: Rules {
                 max_rounds: config.max_rounds,
                 reject_loop: config.reject_loop,
-                reject_streak: config.reject_streak,
+                reject_streak: config.reject_streak.unwrap_or(config.reject_loop),
                 format_retries: config.format_retries,
                 max_moves: None,
                 continuation: None,
@@ -407,6 +433,25 @@ mod tests {
             setup,
             "twice is the original"
         );
+    }
+
+    #[test]
+    fn an_unset_reject_streak_follows_reject_loop_and_keeps_the_old_run_id_text() {
+        // A config from before the split: `reject_loop = 0` meant no reject loop at all.
+        let old: EpisodeConfig = toml::from_str("reject_loop = 0").unwrap();
+        let rules = setup_with(&price(), &old).rules;
+        assert_eq!((rules.reject_loop, rules.reject_streak), (0, 0));
+        let apart: EpisodeConfig = toml::from_str("reject_loop = 0\nreject_streak = 4").unwrap();
+        let rules = setup_with(&price(), &apart).rules;
+        assert_eq!((rules.reject_loop, rules.reject_streak), (0, 4));
+        // The text run ids fold in is the derived one of the fields before the split.
+        assert_eq!(
+            format!("{:?}", EpisodeConfig::default()),
+            "EpisodeConfig { learner_role: None, first_mover: Random, regulate_learner: false, \
+             regulate_opponent: true, floor_fraction: None, no_deal_value: None, max_rounds: 6, \
+             reject_loop: 3, format_retries: 1, learner_format: Tagged, opponent_format: Tagged }"
+        );
+        assert!(format!("{apart:?}").contains("reject_loop: 0, reject_streak: 4, format"));
     }
 
     #[test]

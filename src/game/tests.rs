@@ -271,7 +271,7 @@ fn the_two_reject_loop_rules_are_set_apart() {
         ))
     );
     let no_streak = EpisodeConfig {
-        reject_streak: 0,
+        reject_streak: Some(0),
         ..learner_first()
     };
     assert_eq!(rejections(no_streak), None);
@@ -283,7 +283,7 @@ fn turn_cap_counts_rounds_per_seat_and_truncates() {
     let config = EpisodeConfig {
         max_rounds: 2,
         reject_loop: 0,
-        reject_streak: 0,
+        reject_streak: Some(0),
         ..learner_first()
     };
     let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();

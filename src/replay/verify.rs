@@ -276,6 +276,11 @@ pub fn check_record(
     // Which rewards the record was scored under is provenance; checked under `rewards`, a
     // record scored otherwise differs in its rewards, not here.
     rebuilt.reward_config = record.reward_config.clone();
+    // Records written before reject loops named their rule carry no `detail` for them; which
+    // rule ended it is still checked, by the outcome's kind and the turn it ended on.
+    if record.kind() == OutcomeKind::RejectLoop && record.outcome.outcome.detail.is_none() {
+        rebuilt.outcome.outcome.detail = None;
+    }
     // What the engine cannot recompute without calling an endpoint: the judge's and the
     // reward model's components, kept as recorded (the totals are recombined with them).
     rebuilt.keep_judged(record, rewards);
@@ -495,6 +500,30 @@ mod tests {
         let fields: Vec<&str> = found.iter().map(|d| d.field.as_str()).collect();
         // Learner 23/36 ≥ 0.6 keeps ρ; opponent 0 + 4 + 15 = 19, 19/36 < 0.6 → −0.5.
         assert_eq!(fields, ["rewards.opponent"]);
+    }
+
+    #[test]
+    fn an_old_reject_loop_record_without_a_detail_still_verifies() {
+        use crate::fixtures::{casino, learner_first_as, play, turn};
+        use crate::scenario::Role;
+        let s = casino();
+        let same = turn("Mine.", "[SUBMIT_DEAL] food:3 water:2 firewood:0");
+        let other = turn("No.", "[SUBMIT_DEAL] food:0 water:0 firewood:3");
+        let episode = play(
+            &s,
+            learner_first_as(&s, Role::Agent1),
+            &[same.clone(), other.clone(), same.clone(), other, same],
+        );
+        let mut record = crate::fixtures::record_of(episode);
+        assert_eq!(record.kind(), OutcomeKind::RejectLoop);
+        assert!(record.outcome.outcome.detail.is_some());
+        let (prompts, rewards) = (Prompts::builtin(), RewardConfig::default());
+        assert_eq!(check_record(&record, &s, &prompts, &rewards).unwrap(), []);
+        // As a record from before the rule was named: no detail, and still clean.
+        record.outcome.outcome.detail = None;
+        let line = serde_json::to_string(&record).unwrap();
+        assert!(!line.contains("\"detail\""), "no `detail: null` is written");
+        assert_eq!(check_record(&record, &s, &prompts, &rewards).unwrap(), []);
     }
 
     #[test]

@@ -486,7 +486,7 @@ impl FileConfig {
         check_rewards(&mut config.rewards, base).map_err(|message| match &named {
             // A paper's judge or reward model is the user's to give: say where.
             Some(name) => invalid(format!(
-                "{message} (preset {name} sets part of [rewards]; complete it in your --config)"
+                "{message} (with preset {name}, which sets part of [rewards]: a judge or reward model it weights needs its endpoint in your --config)"
             )),
             None => invalid(message),
         })?;
