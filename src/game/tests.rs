@@ -261,6 +261,7 @@ fn the_two_reject_loop_rules_are_set_apart() {
     };
     let no_same_offer = EpisodeConfig {
         reject_loop: 0,
+        reject_streak: Some(3),
         ..learner_first()
     };
     assert_eq!(
