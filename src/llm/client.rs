@@ -219,8 +219,13 @@ pub fn check_seconds(key: &str, value: f64, zero_ok: bool) -> Result<Duration, S
         return Ok(Duration::from_secs_f64(value));
     }
     let low = if zero_ok { "0 or more" } else { "above 0" };
+    let shown = if value.abs() < 1e9 {
+        value.to_string()
+    } else {
+        format!("{value:e}")
+    };
     Err(format!(
-        "{key} must be {low} and at most {MAX_SECONDS} seconds (one day); it is {value}"
+        "{key} must be {low} and at most {MAX_SECONDS} seconds (one day); it is {shown}"
     ))
 }
 
@@ -533,6 +538,9 @@ mod tests {
             assert!(matches!(e, LlmError::Settings { .. }), "{e}");
             assert!(e.to_string().contains(key), "{e}");
             assert!(!e.is_transient());
+            if t == 1e300 {
+                assert!(e.to_string().ends_with("it is 1e300"), "{e}");
+            }
         }
     }
 }
