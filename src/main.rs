@@ -331,6 +331,10 @@ async fn run_command(flags: RunFlags) -> Result<()> {
     if let Some(stopped) = summary.stopped {
         std::process::exit(stopped.signal.exit_code());
     }
+    if let Some(line) = summary.stats.internal_error_line() {
+        eprintln!("{line}");
+        std::process::exit(dealgym::run::INTERNAL_ERROR_EXIT);
+    }
     Ok(())
 }
 
@@ -342,6 +346,9 @@ async fn annotate_command(flags: AnnotateFlags) -> Result<()> {
             "repaired: removed a cut-off last line from {}",
             options.out.display()
         );
+    }
+    if let Some(warning) = summary.duplicates.warning(&options.out) {
+        eprintln!("{warning}");
     }
     eprintln!("{}", summary.text(&options.out));
     if let Some(stopped) = summary.stopped {
@@ -369,6 +376,9 @@ async fn eval_command(flags: EvalFlags) -> Result<()> {
             "repaired: removed a cut-off last line from {}",
             out.display()
         );
+    }
+    if let Some(warning) = summary.duplicates.warning(out) {
+        eprintln!("{warning}");
     }
     if let Some(path) = &flags.summary_json {
         let text = format!("{}\n", summary.tables.json());
@@ -398,6 +408,10 @@ async fn eval_command(flags: EvalFlags) -> Result<()> {
     if let Some(stopped) = summary.stopped {
         std::process::exit(stopped.signal.exit_code());
     }
+    if let Some(line) = summary.played.internal_error_line() {
+        eprintln!("{line}");
+        std::process::exit(dealgym::run::INTERNAL_ERROR_EXIT);
+    }
     Ok(())
 }
 
@@ -425,6 +439,9 @@ fn report(summary: &RunSummary, out: &std::path::Path) {
             "repaired: removed a cut-off last line from {}",
             out.display()
         );
+    }
+    if let Some(warning) = summary.duplicates.warning(out) {
+        eprintln!("{warning}");
     }
     let (episodes_per_s, turns_per_s) = summary.throughput();
     let shard = summary

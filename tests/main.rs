@@ -35,3 +35,4 @@ mod scenario_selection;
 mod serve;
 mod serve_tokens;
 mod token_exact;
+mod writers;

@@ -117,6 +117,7 @@ impl<'de> Deserialize<'de> for PlayerConfig {
             }
             (false, true) => {}
         }
+        endpoint.check_durations().map_err(D::Error::custom)?;
         Ok(PlayerConfig {
             endpoint,
             persona,

@@ -47,7 +47,9 @@ use crate::agents::{Player, PlayerError};
 use crate::digest::Digest;
 use crate::game::{mix, PerSeat, PromptError, Prompts};
 use crate::llm::{http_client, LlmClient, LlmError};
-use crate::record::{scan_existing, EpisodeRecord, RecordWriter, ReplayError, WriteError};
+use crate::record::{
+    scan_existing, Duplicates, EpisodeRecord, RecordWriter, ReplayError, WriteError,
+};
 use crate::replay::{load_prompts, FindError, Records, ScenarioSource, Unavailable};
 use crate::run::{styled_bar, Stop, StopState, Stopped};
 use crate::scenario::{Scenario, ScenarioError};
@@ -166,6 +168,8 @@ pub struct AnnotateSummary {
     pub from_cache: usize,
     pub stopped: Option<Stopped>,
     pub repaired_last_line: bool,
+    /// Episodes the output already held more than once (reported on `--resume`).
+    pub duplicates: Duplicates,
     pub elapsed: Duration,
 }
 
@@ -479,6 +483,7 @@ pub async fn annotate<'s>(
         template: Some(annotator.template.fingerprint()),
         episodes: input.episodes(),
         repaired_last_line: existing.repaired,
+        duplicates: existing.duplicates.clone(),
         ..AnnotateSummary::default()
     };
     let bar = styled_bar(

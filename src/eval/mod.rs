@@ -46,7 +46,7 @@ pub use spill::{SpillError, SpillFiles, SpillStore, PARTITIONS, SPILL_AFTER};
 pub use tables::{ratings_markdown, EvalResults, EvalTables};
 
 use crate::game::PerSeat;
-use crate::record::{ReadError, RecordReader, RecordWriter, WriteError};
+use crate::record::{Duplicates, ReadError, RecordReader, RecordWriter, WriteError};
 use crate::run::{
     build_kit, execute, load_all, plan, progress_bar, shard, without_done, ConfigError, EpisodeKit,
     PlannedEpisode, RunError, RunOptions, RunStats, Seating, Shard, Stop, Stopped,
@@ -95,6 +95,8 @@ pub struct EvalSummary {
     /// How the eval was stopped, if a signal (or the caller) stopped it.
     pub stopped: Option<Stopped>,
     pub repaired_last_line: bool,
+    /// Episodes the file already held more than once (reported on `--resume`).
+    pub duplicates: Duplicates,
     /// The matrix and ratings of every episode of the eval in the file (not only this call's).
     pub tables: EvalResults,
     /// The totals of the episodes this call played (their endings, reward issues).
@@ -180,6 +182,7 @@ pub async fn eval<'s>(
         interrupted: stopped.is_some(),
         stopped,
         repaired_last_line: existing.repaired,
+        duplicates: existing.duplicates.clone(),
         tables,
         played: stats,
         elapsed: started.elapsed(),

@@ -205,20 +205,48 @@ impl std::fmt::Debug for LlmClient {
     }
 }
 
+/// The longest duration a config or a flag may give, in seconds: one day. Longer is no
+/// useful timeout, backoff or grace period, and far longer overflows `Duration` (a panic).
+pub const MAX_SECONDS: f64 = 86_400.0;
+
+/// The rule for a number of seconds a user gives (a config key or a flag, named by `key`):
+/// finite, above 0 (or 0 too, where `zero_ok`), and at most [`MAX_SECONDS`]. Checked where
+/// the value enters, so a bad one is refused with its name instead of panicking in
+/// `Duration::from_secs_f64` later, inside an episode.
+pub fn check_seconds(key: &str, value: f64, zero_ok: bool) -> Result<Duration, String> {
+    let above = value > 0.0 || (zero_ok && value == 0.0);
+    if value.is_finite() && above && value <= MAX_SECONDS {
+        return Ok(Duration::from_secs_f64(value));
+    }
+    let low = if zero_ok { "0 or more" } else { "above 0" };
+    let shown = if value.abs() < 1e9 {
+        value.to_string()
+    } else {
+        format!("{value:e}")
+    };
+    Err(format!(
+        "{key} must be {low} and at most {MAX_SECONDS} seconds (one day); it is {shown}"
+    ))
+}
+
+impl EndpointSettings {
+    /// Every duration of the settings, checked by [`check_seconds`]: at config load (a
+    /// `[players.NAME]` table) and again where every client is built.
+    pub fn check_durations(&self) -> Result<(), String> {
+        check_seconds("timeout_s", self.timeout_s, false)?;
+        check_seconds("backoff_s", self.backoff_s, true)?;
+        check_seconds("backoff_max_s", self.backoff_max_s, true)?;
+        check_seconds("health_interval_s", self.health_interval_s, true)?;
+        Ok(())
+    }
+}
+
 impl LlmClient {
     /// Build a client; reads the API key from the environment variable named in the settings.
     pub fn new(http: reqwest::Client, settings: EndpointSettings) -> Result<Self, LlmError> {
         // Checked here, where every client is built (players, replicas, judge, reward model):
-        // a negative or non-finite duration would panic at the first call or retry.
-        let duration = |key: &str, v: f64, zero_ok: bool| {
-            let ok = v.is_finite() && (v > 0.0 || (zero_ok && v == 0.0));
-            let bound = if zero_ok { "0 or more" } else { "above 0" };
-            (!ok).then(|| format!("{key} must be {bound} seconds (it is {v})"))
-        };
-        if let Some(message) = duration("timeout_s", settings.timeout_s, false)
-            .or_else(|| duration("backoff_s", settings.backoff_s, true))
-            .or_else(|| duration("backoff_max_s", settings.backoff_max_s, true))
-        {
+        // a negative, non-finite or huge duration would panic at the first call or retry.
+        if let Err(message) = settings.check_durations() {
             return Err(LlmError::Settings {
                 url: settings.base_url.clone(),
                 message,
@@ -498,15 +526,21 @@ mod tests {
             ..EndpointSettings::default()
         };
         assert!(LlmClient::new(http.clone(), settings(5.0, 0.0)).is_ok());
+        assert!(LlmClient::new(http.clone(), settings(MAX_SECONDS, 0.0)).is_ok());
         for (t, b, key) in [
             (0.0, 0.5, "timeout_s"),
             (f64::NAN, 0.5, "timeout_s"),
             (5.0, -1.0, "backoff_s"),
+            (1e300, 0.5, "timeout_s"),
+            (MAX_SECONDS + 1.0, 0.5, "timeout_s"),
         ] {
             let e = LlmClient::new(http.clone(), settings(t, b)).expect_err("refused");
             assert!(matches!(e, LlmError::Settings { .. }), "{e}");
             assert!(e.to_string().contains(key), "{e}");
             assert!(!e.is_transient());
+            if t == 1e300 {
+                assert!(e.to_string().ends_with("it is 1e300"), "{e}");
+            }
         }
     }
 }

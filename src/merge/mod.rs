@@ -14,7 +14,8 @@
 //!
 //! The output is written whatever is found, to `OUT.merging` and renamed into place at the
 //! end; [`MergeReport::is_clean`] says whether it is the whole run, and `main` exits non-zero
-//! when it is not.
+//! when it is not. `OUT` is locked ([`OutputLock`]) from before it is looked at until it is in
+//! place, so a second merge into it is refused.
 
 mod flags;
 
@@ -24,7 +25,7 @@ use std::path::{Path, PathBuf};
 pub use flags::MergeFlags;
 
 use crate::digest::{digest_json, Digest};
-use crate::record::{ReadError, RecordReader, RecordWriter, WriteError};
+use crate::record::{OutputLock, ReadError, RecordReader, RecordWriter, WriteError};
 use crate::run::{planned_ids, ConfigError, RunError};
 
 /// How many ids a report lists per kind of problem (it counts them all).
@@ -248,6 +249,7 @@ pub fn merge(options: &MergeOptions) -> Result<MergeReport, MergeError> {
             options.out.display()
         )));
     }
+    let _lock = OutputLock::acquire(&options.out)?;
     if options.out.exists() && !options.force {
         return Err(MergeError::Options(format!(
             "{} exists: choose another OUT, or pass --force to replace it",

@@ -28,7 +28,9 @@ use crate::score::{
 
 pub use reader::{Line, ReadError, RecordReader, KEPT_BAD_LINES};
 pub use replay::{ReplayError, TemplateDiff};
-pub use writer::{scan_existing, Existing, RecordWriter, WriteError};
+pub use writer::{
+    lock_path, scan_existing, Duplicates, Existing, OutputLock, RecordWriter, WriteError,
+};
 
 /// The record format version this build writes.
 pub const RECORD_SCHEMA: u32 = 1;

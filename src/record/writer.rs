@@ -3,10 +3,14 @@
 //! is scanned (through [`RecordReader`]) for the episodes already there, a cut-off last line is
 //! repaired, and a file of another run is refused. An episode is known by (run id, episode id):
 //! a run's file holds one run, an eval's file one run per pairing ([`RecordWriter::open_runs`]).
+//!
+//! A command that appends to a file holds an [`OutputLock`] on it for as long as it writes, so
+//! the same command started twice on one file (a requeued job while the old one still runs)
+//! is refused instead of writing every episode twice.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fs::{File, OpenOptions};
-use std::io::{BufReader, Seek, SeekFrom, Write};
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -42,6 +46,86 @@ pub enum WriteError {
     Exists { file: String, episodes: usize },
     #[error("cannot encode a record: {0}")]
     Encode(String),
+    #[error("{file} is being written by another process ({holder}; lock file {lock}): wait for it to end, or write to another file")]
+    Locked {
+        file: String,
+        holder: String,
+        lock: String,
+    },
+}
+
+/// An exclusive advisory lock (`flock`) on an output file, held by every command that appends
+/// to one (`run`, `eval`, `annotate`, `merge`) for as long as it writes. The lock is on a
+/// sidecar file, `F.lock` beside the output `F` (a merge replaces `F` by renaming over it, so
+/// `F` itself cannot carry the lock); the holder writes its pid and command line into it, for
+/// the message a second writer is refused with. The lock, not the pid, decides: the operating
+/// system releases it when the holding process ends, however it ends, and a `F.lock` left
+/// behind holds nothing then (it may be deleted).
+#[derive(Debug)]
+pub struct OutputLock {
+    _file: File,
+}
+
+impl OutputLock {
+    /// Lock `output` for this process, or refuse at once (never wait) naming the holder.
+    pub fn acquire(output: &Path) -> Result<OutputLock, WriteError> {
+        let lock = lock_path(output);
+        let io = |source| WriteError::Io {
+            file: lock.display().to_string(),
+            source,
+        };
+        create_parent(output)?;
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock)
+            .map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                let holder = match holder.trim() {
+                    "" => "pid unknown".to_string(),
+                    said => said.to_string(),
+                };
+                return Err(WriteError::Locked {
+                    file: output.display().to_string(),
+                    holder,
+                    lock: lock.display().to_string(),
+                });
+            }
+            Err(TryLockError::Error(e)) => return Err(io(e)),
+        }
+        let command: Vec<String> = std::env::args().collect();
+        let holder = format!("pid {}: {}\n", std::process::id(), command.join(" "));
+        file.set_len(0)
+            .and_then(|_| file.seek(SeekFrom::Start(0)))
+            .and_then(|_| file.write_all(holder.as_bytes()))
+            .and_then(|_| file.flush())
+            .map_err(io)?;
+        Ok(OutputLock { _file: file })
+    }
+}
+
+/// The lock file of output `F`: `F.lock`.
+pub fn lock_path(output: &Path) -> PathBuf {
+    let mut name = output.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Create the directory `path` is to be written in, if it has one and it does not exist.
+fn create_parent(path: &Path) -> Result<(), WriteError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| WriteError::Io {
+            file: dir.display().to_string(),
+            source,
+        })?;
+    }
+    Ok(())
 }
 
 /// What a previous run (or eval) left in the file.
@@ -53,6 +137,32 @@ pub struct Existing {
     pub run_order: Vec<String>,
     /// A cut-off last line was found (and removed, when repairing).
     pub repaired: bool,
+    /// Lines whose (run id, episode id) an earlier line already has: left by two writers at
+    /// once before files were locked, or by hand. `--resume` reports them ([`Duplicates`]).
+    pub duplicates: Duplicates,
+}
+
+/// Repeated episodes in a record file: how many lines repeat an earlier one's (run id,
+/// episode id), and the first such episode id.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Duplicates {
+    pub lines: usize,
+    pub first: Option<String>,
+}
+
+impl Duplicates {
+    /// The warning a resumed command prints for them, naming `file`; `None` when there are
+    /// none.
+    pub fn warning(&self, file: &Path) -> Option<String> {
+        let first = self.first.as_ref()?;
+        Some(format!(
+            "warning: {} holds {} lines that repeat an episode already in it (the first: {first}): \
+             were two commands writing to it at once? Readers count each line; `dealgym merge` \
+             keeps one of each",
+            file.display(),
+            self.lines
+        ))
+    }
 }
 
 impl Existing {
@@ -110,11 +220,14 @@ pub fn scan_existing(path: &Path, repair: bool) -> Result<Existing, WriteError> 
                     if !existing.runs.contains_key(&ids.run_id) {
                         existing.run_order.push(ids.run_id.clone());
                     }
-                    existing
-                        .runs
-                        .entry(ids.run_id)
-                        .or_default()
-                        .insert(ids.episode_id);
+                    let run = existing.runs.entry(ids.run_id).or_default();
+                    if run.contains(&ids.episode_id) {
+                        let repeated = &mut existing.duplicates;
+                        repeated.lines += 1;
+                        repeated.first.get_or_insert(ids.episode_id);
+                    } else {
+                        run.insert(ids.episode_id);
+                    }
                     good_end = line.end;
                 }
                 // A last line without its newline, or one that does not parse: an interrupted
@@ -155,18 +268,22 @@ pub struct RecordWriter {
     file: File,
     path: PathBuf,
     written: usize,
+    /// The file's [`OutputLock`], for a writer that appends to a command's output.
+    _lock: Option<OutputLock>,
 }
 
 impl RecordWriter {
     /// Open the record file of run `run_id` for appending, with what is already in it. Without
     /// `resume` a file that holds episodes (or a cut-off line) is refused, so nothing is ever
     /// appended to a file by mistake; with it, a cut-off last line is repaired first. Either way
-    /// a file of another run is refused.
+    /// a file of another run is refused. The file is locked ([`OutputLock`]) before it is
+    /// read, and stays locked while the writer lives.
     pub fn open_run(
         path: &Path,
         run_id: &str,
         resume: bool,
     ) -> Result<(RecordWriter, Existing), WriteError> {
+        let lock = OutputLock::acquire(path)?;
         let existing = scan_existing(path, resume)?;
         refuse_unless_resuming(path, &existing, resume)?;
         if let Some(found) = existing.first_other_run(|id| id == run_id) {
@@ -176,7 +293,7 @@ impl RecordWriter {
                 expected: run_id.to_string(),
             });
         }
-        Ok((RecordWriter::append(path)?, existing))
+        Ok((RecordWriter::append_locked(path, Some(lock))?, existing))
     }
 
     /// [`RecordWriter::open_run`] for an eval, whose one file holds one run per pairing: a
@@ -186,6 +303,7 @@ impl RecordWriter {
         run_ids: &HashSet<String>,
         resume: bool,
     ) -> Result<(RecordWriter, Existing), WriteError> {
+        let lock = OutputLock::acquire(path)?;
         let existing = scan_existing(path, resume)?;
         refuse_unless_resuming(path, &existing, resume)?;
         if let Some(found) = existing.first_other_run(|id| run_ids.contains(id)) {
@@ -195,17 +313,17 @@ impl RecordWriter {
                 runs: run_ids.len(),
             });
         }
-        Ok((RecordWriter::append(path)?, existing))
+        Ok((RecordWriter::append_locked(path, Some(lock))?, existing))
     }
 
-    /// Open `path` for appending records, creating it (and its directory) if needed.
+    /// Open `path` for appending records, creating it (and its directory) if needed. No lock
+    /// is taken: for a file of the caller's own (a temporary file, a server's log).
     pub fn append(path: &Path) -> Result<RecordWriter, WriteError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| WriteError::Io {
-                file: dir.display().to_string(),
-                source,
-            })?;
-        }
+        RecordWriter::append_locked(path, None)
+    }
+
+    fn append_locked(path: &Path, lock: Option<OutputLock>) -> Result<RecordWriter, WriteError> {
+        create_parent(path)?;
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -218,6 +336,7 @@ impl RecordWriter {
             file,
             path: path.to_path_buf(),
             written: 0,
+            _lock: lock,
         })
     }
 
@@ -342,6 +461,56 @@ mod tests {
         let (_, existing) =
             RecordWriter::open_runs(&path, &runs(&["r1", "r2", "r3"]), true).unwrap();
         assert_eq!(existing.episode_ids_of("r1").len(), 2);
+    }
+
+    #[test]
+    fn repeated_episodes_are_counted_and_the_first_named() {
+        const C: &str = r#"{"run_id":"r2","episode_id":"g0-m0"}"#;
+        let path = file("dups", &format!("{A}\n{B}\n{C}\n{B}\n{A}\n{B}\n"));
+        let seen = scan_existing(&path, true).unwrap();
+        assert_eq!(seen.episodes(), 3);
+        assert_eq!(
+            seen.duplicates,
+            Duplicates {
+                lines: 3,
+                first: Some("g1-m0".into())
+            }
+        );
+        let warning = seen.duplicates.warning(&path).unwrap();
+        assert!(
+            warning.contains("holds 3 lines that repeat") && warning.contains("g1-m0"),
+            "{warning}"
+        );
+        let clean = file("nodups", &format!("{A}\n{C}\n"));
+        let seen = scan_existing(&clean, true).unwrap();
+        assert_eq!(seen.duplicates.warning(&clean), None);
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_naming_the_holder_until_the_first_ends() {
+        let path = file("locked", &format!("{A}\n"));
+        let (first, _) = RecordWriter::open_run(&path, "r1", true).unwrap();
+        let held = std::fs::read_to_string(lock_path(&path)).unwrap();
+        assert!(
+            held.starts_with(&format!("pid {}: ", std::process::id())),
+            "{held}"
+        );
+        // flock locks belong to an open file, so a second open in this process is refused too.
+        let err = RecordWriter::open_run(&path, "r1", true).err().unwrap();
+        let message = err.to_string();
+        assert!(matches!(err, WriteError::Locked { .. }), "{message}");
+        assert!(
+            message.contains("e.jsonl is being written by another process"),
+            "{message}"
+        );
+        assert!(
+            message.contains(&format!("pid {}", std::process::id())),
+            "{message}"
+        );
+        assert!(OutputLock::acquire(&path).is_err());
+        drop(first);
+        let (_, existing) = RecordWriter::open_run(&path, "r1", true).unwrap();
+        assert_eq!(existing.episodes(), 1);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::reward_model::RewardModelApi;
+use crate::llm::check_seconds;
 
 /// Which terminal reward to give.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -650,17 +651,11 @@ impl RewardConfig {
     }
 }
 
-/// A call's timeout must be above 0 and its backoff 0 or more (both finite), named by `table`
-/// at load time; `LlmClient::new` refuses the same for every client it builds.
+/// A call's timeout and backoff, checked at load time by [`check_seconds`] and named by
+/// `table`; `LlmClient::new` refuses the same for every client it builds.
 fn check_call_timing(table: &str, timeout_s: f64, backoff_s: f64) -> Result<(), String> {
-    if !(timeout_s.is_finite() && timeout_s > 0.0) {
-        return Err(format!("{table} timeout_s must be above 0"));
-    }
-    if !(backoff_s.is_finite() && backoff_s >= 0.0) {
-        return Err(format!(
-            "{table} backoff_s must be 0 or more (backoff_s = {backoff_s})"
-        ));
-    }
+    check_seconds(&format!("{table} timeout_s"), timeout_s, false)?;
+    check_seconds(&format!("{table} backoff_s"), backoff_s, true)?;
     Ok(())
 }
 

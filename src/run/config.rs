@@ -606,6 +606,39 @@ mod tests {
     }
 
     #[test]
+    fn a_duration_that_is_no_timeout_is_refused_at_load_naming_its_key() {
+        let player = |key: &str| {
+            format!("[players.q]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\n{key} = 1e300\n")
+        };
+        for key in [
+            "timeout_s",
+            "backoff_s",
+            "backoff_max_s",
+            "health_interval_s",
+        ] {
+            let path = config_file(&format!("long-{key}"), &player(key));
+            let err = FileConfig::load(&path).unwrap_err().to_string();
+            assert!(err.contains("config.toml"), "{err}");
+            assert!(
+                err.contains(&format!("{key} must be")) && err.contains("at most 86400 seconds"),
+                "{err}"
+            );
+            assert!(err.contains("players"), "the table is named: {err}");
+        }
+        let judge = "[rewards.weights]\nterminal = 1.0\njudge = 1.0\n\
+                     [rewards.judge]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\ntimeout_s = 1e300\n";
+        let err = FileConfig::load(&config_file("long-judge", judge))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("[rewards.judge] timeout_s must be"), "{err}");
+        assert!(FileConfig::load(&config_file(
+            "day",
+            &player("timeout_s").replace("1e300", "86400")
+        ))
+        .is_ok());
+    }
+
+    #[test]
     fn an_old_constraint_name_is_refused_with_the_new_one() {
         for old in ["vllm_regex", "vllm_structured"] {
             let text = format!(

@@ -131,6 +131,9 @@ pub enum EpisodeError {
     /// The record was asked for before the episode ended.
     #[error("scenario {scenario}: the episode has not ended")]
     NotEnded { scenario: String },
+    /// The episode panicked, and so did starting it again to record the panic as its ending.
+    #[error("episode {episode}: internal error (a bug in dealgym): {message}")]
+    Internal { episode: String, message: String },
     /// A logged prefix ended the episode (after `prefix` of its turns), leaving nothing to
     /// continue.
     #[error("episode {episode}: its first {prefix} turns already end it ({kind})")]
@@ -373,6 +376,8 @@ pub async fn play(
             driver
         }
     };
+    #[cfg(debug_assertions)]
+    injected_panic(&driver.seeds().episode_id());
     if let Some(seat) = driver.play_local().await? {
         return Err(EpisodeError::Unfed {
             scenario: driver.episode().scenario().id.clone(),
@@ -384,4 +389,102 @@ pub async fn play(
         record.parent = Some(logged.parent());
     }
     Ok(record)
+}
+
+/// The ending an episode gets when the code playing it panicked: an `error` whose detail
+/// starts with this, then the panic's message.
+pub const INTERNAL_ERROR: &str = "internal error (a bug in dealgym, not the endpoint)";
+
+/// An episode [`play_caught`] played to its end.
+#[derive(Debug)]
+pub struct Finished {
+    pub record: EpisodeRecord,
+    /// The episode panicked: `record` is an `error` ending saying so ([`INTERNAL_ERROR`]),
+    /// written like any other so the episode is not lost without a word, and counted apart.
+    pub internal_error: bool,
+}
+
+/// [`play`], with a panic anywhere inside the episode (a player, the rules, the rewards)
+/// caught: the episode then ends as an `error` record whose detail is [`INTERNAL_ERROR`] and
+/// the panic's message, under the same setup and seeds, with no turn and no `by` seat. A
+/// panic is a bug, not a property of the episode: the caller counts it and says so in its exit
+/// code, so it is never mistaken for an ending the negotiation produced.
+pub async fn play_caught(
+    kit: Arc<EpisodeKit>,
+    planned: PlannedEpisode,
+) -> Result<Finished, EpisodeError> {
+    use futures_util::FutureExt;
+    let played = std::panic::AssertUnwindSafe(play(kit.clone(), planned.clone()))
+        .catch_unwind()
+        .await;
+    match played {
+        Ok(record) => Ok(Finished {
+            record: record?,
+            internal_error: false,
+        }),
+        Err(panic) => {
+            let message = panic_message(panic.as_ref());
+            let episode = planned.episode_id();
+            let record = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                internal_error_record(kit, planned, &message)
+            }))
+            .map_err(|again| EpisodeError::Internal {
+                episode,
+                message: format!("{message}; then {}", panic_message(again.as_ref())),
+            })??;
+            Ok(Finished {
+                record,
+                internal_error: true,
+            })
+        }
+    }
+}
+
+/// The text of a panic's payload (what `panic!` was given, when it was a string).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let said = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned());
+    match said {
+        Some(said) => format!("panicked: {said}"),
+        None => "panicked".to_string(),
+    }
+}
+
+/// The record of `planned` ended at its start by an internal error: see [`play_caught`].
+fn internal_error_record(
+    kit: Arc<EpisodeKit>,
+    planned: PlannedEpisode,
+    message: &str,
+) -> Result<EpisodeRecord, EpisodeError> {
+    let prefix = planned.prefix.clone();
+    let mut driver = match &prefix {
+        None => Driver::start(kit, planned)?,
+        Some(logged) => Driver::with_setup(kit, planned, logged.setup.clone())?,
+    };
+    let seat = driver.to_move().unwrap_or(Seat::Learner);
+    if let Err(source) = driver
+        .episode
+        .fail_backend(seat, format!("{INTERNAL_ERROR}: {message}"))
+    {
+        return Err(driver.game_error(source));
+    }
+    let mut record = driver.into_record()?;
+    record.outcome.outcome.by = None;
+    if let Some(logged) = prefix {
+        record.parent = Some(logged.parent());
+    }
+    Ok(record)
+}
+
+/// Debug builds only (the tests' binary; never a release): panic inside the episode whose id
+/// `DEALGYM_PANIC_IN_EPISODE` names, so a test can show through the real binary what a bug
+/// inside an episode becomes ([`play_caught`]: a record, a count, an exit status) without a
+/// real bug to trigger it.
+#[cfg(debug_assertions)]
+fn injected_panic(episode: &str) {
+    if std::env::var("DEALGYM_PANIC_IN_EPISODE").is_ok_and(|id| id == episode) {
+        panic!("injected by DEALGYM_PANIC_IN_EPISODE");
+    }
 }

@@ -30,13 +30,16 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use crate::agents::{PersonaConfig, Player, PlayerConfig, PlayerError, SamplingConfig};
 use crate::game::{mix, EpisodeConfig, OutcomeKind, PerSeat, PromptError, Prompts, Seat};
 use crate::llm::{http_client, replica_table, PoolReport};
-use crate::record::{ReadError, RecordWriter, WriteError};
+use crate::record::{Duplicates, ReadError, RecordWriter, WriteError};
 use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario, ScenarioError};
 use crate::score::SeatCounts;
 
 pub use config::{presets_doc, ConfigError, FileConfig, PlanFlags, PrefixFlags, RunFlags};
-pub use driver::{play, Driver, EpisodeError, EpisodeKit, SeatPlayer, Seating};
+pub use driver::{
+    panic_message, play, play_caught, Driver, EpisodeError, EpisodeKit, Finished, SeatPlayer,
+    Seating, INTERNAL_ERROR,
+};
 pub use plan::{plan, planned_ids, shard, without_done, PlannedEpisode, Shard};
 pub use prefix::{
     plan_prefixes, Cut, LoggedPrefix, PrefixOptions, PrefixPlan, PrefixReport, SkipReason, Skipped,
@@ -168,6 +171,8 @@ pub struct RunSummary {
     /// How the run was stopped, if a signal (or the caller) stopped it.
     pub stopped: Option<Stopped>,
     pub repaired_last_line: bool,
+    /// Episodes the file already held more than once (reported on `--resume`).
+    pub duplicates: Duplicates,
     /// Wall time of the run.
     pub elapsed: std::time::Duration,
     /// What each replica served, per seat whose player lists several endpoints.
@@ -415,6 +420,7 @@ pub async fn run<'s>(
         interrupted: stopped.is_some(),
         stopped,
         repaired_last_line: existing.repaired,
+        duplicates: existing.duplicates.clone(),
         elapsed: started.elapsed(),
         replicas: SeatReplicas::of(&kit),
         prefixes,
@@ -460,6 +466,11 @@ pub fn build_kit<'a>(
         seating: Seating::default(),
     })
 }
+
+/// The exit status of `run` and `eval` when an episode panicked (an internal error: a bug),
+/// after every other episode was played and written: sysexits' `EX_SOFTWARE`. A stop by a
+/// signal exits with the signal's status instead ([`StopSignal::exit_code`]).
+pub const INTERNAL_ERROR_EXIT: i32 = 70;
 
 /// How a run (or an eval) was stopped before the end of its plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -544,7 +555,7 @@ where
                 started.fetch_add(1, Ordering::SeqCst);
                 let tx = tx.clone();
                 tasks.spawn(async move {
-                    let record = play(kit, planned).await;
+                    let record = play_caught(kit, planned).await;
                     drop(permit);
                     let _ = tx.send(record).await;
                 });
@@ -580,10 +591,10 @@ where
         }
         tokio::select! {
             record = rx.recv() => match record {
-                Some(Ok(record)) => {
-                    writer.write(&record)?;
+                Some(Ok(finished)) => {
+                    writer.write(&finished.record)?;
                     received += 1;
-                    stats.add(&record);
+                    stats.add_finished(&finished);
                     bar.inc(1);
                     if stopped.is_none() {
                         bar.set_message(format!(
@@ -604,10 +615,10 @@ where
         }
     }
     // Episodes that ended while we were stopping are complete: keep them.
-    while let Ok(Ok(record)) = rx.try_recv() {
-        writer.write(&record)?;
+    while let Ok(Ok(finished)) = rx.try_recv() {
+        writer.write(&finished.record)?;
         received += 1;
-        stats.add(&record);
+        stats.add_finished(&finished);
     }
     if let Some(stopped) = &mut stopped {
         stopped.abandoned = started.load(Ordering::SeqCst).saturating_sub(received);

@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::llm::check_seconds;
+
 /// The signal that stopped a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopSignal {
@@ -44,14 +46,10 @@ impl StopSignal {
     }
 }
 
-/// The grace period `--grace-s SECONDS` asks for: a number of seconds, 0 or more.
+/// The grace period `--grace-s SECONDS` asks for: a number of seconds, 0 or more, at most a
+/// day ([`check_seconds`]).
 pub fn grace_period(seconds: f64) -> Result<Duration, String> {
-    if !(seconds.is_finite() && seconds >= 0.0) {
-        return Err(format!(
-            "--grace-s {seconds}: expected a number of seconds, 0 or more"
-        ));
-    }
-    Ok(Duration::from_secs_f64(seconds))
+    check_seconds("--grace-s", seconds, true)
 }
 
 /// Where a run is in stopping.

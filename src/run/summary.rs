@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::driver::Finished;
 use crate::game::{OutcomeKind, PerSeat, Seat};
 use crate::record::{EpisodeRecord, RewardIssueCounts};
 use crate::scenario::Family;
@@ -22,6 +23,8 @@ pub struct RunStats {
     pub families: BTreeMap<Family, FamilyStats>,
     /// What went wrong with the judge and the reward model, over the episodes.
     pub rewards: RewardIssueCounts,
+    /// Episodes that panicked ([`Finished::internal_error`]): among the errors, and a bug.
+    pub internal_errors: usize,
 }
 
 impl RunStats {
@@ -29,6 +32,24 @@ impl RunStats {
     pub fn add(&mut self, r: &EpisodeRecord) {
         r.add_to(self.families.entry(r.family).or_default(), None);
         self.rewards.add(r);
+    }
+
+    /// Add an episode as [`RunStats::add`] does, counting it apart if it panicked.
+    pub fn add_finished(&mut self, finished: &Finished) {
+        self.add(&finished.record);
+        self.internal_errors += usize::from(finished.internal_error);
+    }
+
+    /// The line a command prints (and exits [`super::INTERNAL_ERROR_EXIT`] for) when episodes
+    /// panicked; `None` when none did.
+    pub fn internal_error_line(&self) -> Option<String> {
+        (self.internal_errors > 0).then(|| {
+            format!(
+                "{} episodes ended in an internal error (a bug in dealgym: see the panic above); \
+                 they are written as `error` records whose detail says so",
+                self.internal_errors
+            )
+        })
     }
 
     pub fn episodes(&self) -> usize {

@@ -284,7 +284,28 @@ fn router(state: Shared) -> Router {
         .merge(protected)
         .fallback(|| async { ServeError::UnknownEpisode("no such route".into()).into_response() })
         .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn(catch_panic))
         .with_state(state)
+}
+
+/// A panic while a request is answered (a bug) is a 500 with a JSON error body naming it as
+/// an internal error, not a connection closed without an answer. (An episode of
+/// `/v1/rollouts` that panics is caught where it is played, and is an `error` record on the
+/// stream: its 200 is sent already.)
+async fn catch_panic(request: Request, next: Next) -> Response {
+    use futures_util::FutureExt;
+    match std::panic::AssertUnwindSafe(next.run(request))
+        .catch_unwind()
+        .await
+    {
+        Ok(response) => response,
+        Err(panic) => ServeError::Execution(format!(
+            "{}: {}",
+            crate::run::INTERNAL_ERROR,
+            crate::run::panic_message(panic.as_ref())
+        ))
+        .into_response(),
+    }
 }
 
 /// The optional bearer token, compared in constant time.
@@ -344,5 +365,27 @@ mod tests {
         assert!(!constant_time_eq(b"secret", b"secret2"));
         assert!(!constant_time_eq(b"", b"x"));
         assert!(constant_time_eq(b"", b""));
+    }
+
+    #[tokio::test]
+    async fn a_handler_that_panics_answers_500_naming_an_internal_error() {
+        async fn boom() -> &'static str {
+            panic!("a bug")
+        }
+        let app = Router::new()
+            .route("/boom", axum::routing::get(boom))
+            .layer(axum::middleware::from_fn(catch_panic));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let response = reqwest::get(format!("http://{addr}/boom")).await.unwrap();
+        assert_eq!(response.status(), 500);
+        let body: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "EXECUTION_ERROR");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(crate::run::INTERNAL_ERROR) && message.contains("panicked: a bug"),
+            "{message}"
+        );
     }
 }

@@ -29,7 +29,7 @@ use super::{parse_body, Shared};
 use crate::agents::{Player, PlayerConfig};
 use crate::export;
 use crate::record::{EpisodeRecord, RecordWriter};
-use crate::run::{plan, play, SeatPlayer};
+use crate::run::{plan, play_caught, SeatPlayer};
 use crate::scenario::{Family, Scenario};
 
 pub(super) fn routes() -> Router<Shared> {
@@ -155,7 +155,11 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
                 let (kit, done_tx) = (kit.clone(), done_tx.clone());
                 tasks.spawn(async move {
                     let id = episode.episode_id();
-                    let played = play(kit, episode).await.map_err(|e| e.to_string());
+                    // A panic is an `error` record on the stream (the 200 is sent already).
+                    let played = play_caught(kit, episode)
+                        .await
+                        .map(|finished| finished.record)
+                        .map_err(|e| e.to_string());
                     drop(permit);
                     let _ = done_tx.send((id, played)).await;
                 });
