@@ -202,21 +202,25 @@ fn under_the_harness_preset_talk_plays_on_and_three_identical_proposals_end_it()
     ]));
 }
 
-#[test]
-fn under_the_harness_preset_only_the_opponent_has_a_persona() {
-    let dir = temp_dir("presets-personas");
-    let config = terminal_only(&dir);
-    let mock = threaded_mock(MockConfig::default());
-    let model = format!("openai:mock@{}", mock.url);
-    let out = dir.join("mock.jsonl");
+/// `dealgym run` of the first `limit` CaSiNo scenarios under the harness's self-play preset
+/// and the `config` file, the mock at `url` in both seats, `group` episodes each; the records.
+fn mock_self_play(
+    out: &Path,
+    url: &str,
+    config: &str,
+    limit: u32,
+    group: u32,
+) -> Vec<EpisodeRecord> {
+    let model = format!("openai:mock@{url}");
+    let (limit, group) = (limit.to_string(), group.to_string());
     succeeded(dealgym_cli([
         "run",
         "--scenarios",
         scenarios("casino").to_str().unwrap(),
         "--limit",
-        "16",
+        &limit,
         "--group-size",
-        "1",
+        &group,
         "--learner",
         &model,
         "--opponent",
@@ -224,12 +228,20 @@ fn under_the_harness_preset_only_the_opponent_has_a_persona() {
         "--preset",
         "casino-harness-selfplay",
         "--config",
-        &config,
+        config,
         "--quiet",
         "--out",
         out.to_str().unwrap(),
     ]));
-    let records = read_log(&out);
+    read_log(out)
+}
+
+#[test]
+fn under_the_harness_preset_only_the_opponent_has_a_persona() {
+    let dir = temp_dir("presets-personas");
+    let config = terminal_only(&dir);
+    let mock = threaded_mock(MockConfig::default());
+    let records = mock_self_play(&dir.join("mock.jsonl"), &mock.url, &config, 16, 1);
     assert_eq!(records.len(), 16);
     let names = ["uncompromising", "selfish", "anchoring", "cooperative"];
     let mut seen = std::collections::BTreeSet::new();
@@ -269,29 +281,8 @@ fn the_harness_self_play_preset_scores_each_turn_over_http() {
         ),
     )
     .unwrap();
-    let model = format!("openai:mock@{}", mock.url);
     let out = dir.join("selfplay.jsonl");
-    succeeded(dealgym_cli([
-        "run",
-        "--scenarios",
-        scenarios("casino").to_str().unwrap(),
-        "--limit",
-        "3",
-        "--group-size",
-        "2",
-        "--learner",
-        &model,
-        "--opponent",
-        &model,
-        "--preset",
-        "casino-harness-selfplay",
-        "--config",
-        config.to_str().unwrap(),
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ]));
-    let records = read_log(&out);
+    let records = mock_self_play(&out, &mock.url, config.to_str().unwrap(), 3, 2);
     assert_eq!(records.len(), 6);
     for r in &records {
         let config = r.reward_config.as_ref().unwrap();
