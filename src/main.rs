@@ -341,15 +341,11 @@ async fn run_command(flags: RunFlags) -> Result<()> {
 async fn annotate_command(flags: AnnotateFlags) -> Result<()> {
     let options = flags.options()?;
     let summary = annotate(&options, Stop::on_signals(options.grace)).await?;
-    if summary.repaired_last_line {
-        eprintln!(
-            "repaired: removed a cut-off last line from {}",
-            options.out.display()
-        );
-    }
-    if let Some(warning) = summary.duplicates.warning(&options.out) {
-        eprintln!("{warning}");
-    }
+    existing_file_notes(
+        &options.out,
+        summary.repaired_last_line,
+        &summary.duplicates,
+    );
     eprintln!("{}", summary.text(&options.out));
     if let Some(stopped) = summary.stopped {
         std::process::exit(stopped.signal.exit_code());
@@ -371,15 +367,7 @@ async fn eval_command(flags: EvalFlags) -> Result<()> {
         eprintln!("{warning}");
     }
     let out = &options.run.out;
-    if summary.repaired_last_line {
-        eprintln!(
-            "repaired: removed a cut-off last line from {}",
-            out.display()
-        );
-    }
-    if let Some(warning) = summary.duplicates.warning(out) {
-        eprintln!("{warning}");
-    }
+    existing_file_notes(out, summary.repaired_last_line, &summary.duplicates);
     if let Some(path) = &flags.summary_json {
         let text = format!("{}\n", summary.tables.json());
         std::fs::write(path, text)
@@ -415,6 +403,24 @@ async fn eval_command(flags: EvalFlags) -> Result<()> {
     Ok(())
 }
 
+/// What a command found in the output file it appends to: a cut-off last line it removed, and
+/// episodes the file already held more than once.
+fn existing_file_notes(
+    out: &std::path::Path,
+    repaired: bool,
+    duplicates: &dealgym::record::Duplicates,
+) {
+    if repaired {
+        eprintln!(
+            "repaired: removed a cut-off last line from {}",
+            out.display()
+        );
+    }
+    if let Some(warning) = duplicates.warning(out) {
+        eprintln!("{warning}");
+    }
+}
+
 fn report(summary: &RunSummary, out: &std::path::Path) {
     print!("{}", summary.stats.table());
     print!("{}", summary.replica_table());
@@ -434,15 +440,7 @@ fn report(summary: &RunSummary, out: &std::path::Path) {
     {
         eprintln!("{warning}");
     }
-    if summary.repaired_last_line {
-        eprintln!(
-            "repaired: removed a cut-off last line from {}",
-            out.display()
-        );
-    }
-    if let Some(warning) = summary.duplicates.warning(out) {
-        eprintln!("{warning}");
-    }
+    existing_file_notes(out, summary.repaired_last_line, &summary.duplicates);
     let (episodes_per_s, turns_per_s) = summary.throughput();
     let shard = summary
         .shard

@@ -53,8 +53,16 @@ impl CrossPlay {
         );
         let family = self.families.entry(record.family).or_default();
         let weights = Weights::of(record.bootstrap_key());
-        record.add_to(family.entry(cell.clone()).or_default(), Some(&weights));
-        record.add_to(self.all.entry(cell).or_default(), Some(&weights));
+        // Read from the record once, for both cells.
+        let values = record.values_from_side_of(Seat::Learner);
+        family
+            .entry(cell.clone())
+            .or_default()
+            .add_weighted(&weights, &values);
+        self.all
+            .entry(cell)
+            .or_default()
+            .add_weighted(&weights, &values);
     }
 
     /// The families with at least one episode, in their order.

@@ -183,6 +183,14 @@ pub fn rounds_exhausted(moves: &PerSeat<u32>, rules: &Rules) -> bool {
     each_had_all || all_moves_made
 }
 
+/// The moves both seats together may make before the turn cap ends the episode: `max_rounds`
+/// each, or `max_moves` where the rules set it lower ([`rounds_exhausted`]: moves alternate, so
+/// each seat reaching `max_rounds` is both together reaching twice that).
+pub fn move_cap(rules: &Rules) -> u32 {
+    let rounds = 2 * rules.max_rounds;
+    rules.max_moves.map_or(rounds, |m| m.min(rounds))
+}
+
 /// A continuation's end (`run --continue-turns K`): the players have made `k` moves since the
 /// logged prefix. `turns` are the episode's attempts so far, in order; the prefix's turns never
 /// count, and neither do attempts that could not be used. A truncation, like the turn cap.

@@ -212,8 +212,7 @@ pub fn proposals(turns: &[Turn], rules: &Rules) -> PerSeat<Proposals> {
 /// moves of a logged prefix, and at most a continuation's `moves`. DialogXpert's average turns
 /// (AT, §4.3) counts a failed dialogue at this cap.
 pub fn turn_cap(rules: &Rules, turns: &[Turn]) -> u32 {
-    let rounds = 2 * rules.max_rounds;
-    let cap = rules.max_moves.map_or(rounds, |m| m.min(rounds));
+    let cap = crate::game::rules::move_cap(rules);
     let logged = turns
         .iter()
         .enumerate()
