@@ -7,6 +7,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::types::{ChatRequest, ChatResponse, Reply};
+use crate::limits::check_seconds;
 use crate::vocab::Message;
 
 /// Which seed to send with a request.
@@ -203,30 +204,6 @@ impl std::fmt::Debug for LlmClient {
             .field("model", &self.settings.model)
             .finish()
     }
-}
-
-/// The longest duration a config or a flag may give, in seconds: one day. Longer is no
-/// useful timeout, backoff or grace period, and far longer overflows `Duration` (a panic).
-pub const MAX_SECONDS: f64 = 86_400.0;
-
-/// The rule for a number of seconds a user gives (a config key or a flag, named by `key`):
-/// finite, above 0 (or 0 too, where `zero_ok`), and at most [`MAX_SECONDS`]. Checked where
-/// the value enters, so a bad one is refused with its name instead of panicking in
-/// `Duration::from_secs_f64` later, inside an episode.
-pub fn check_seconds(key: &str, value: f64, zero_ok: bool) -> Result<Duration, String> {
-    let above = value > 0.0 || (zero_ok && value == 0.0);
-    if value.is_finite() && above && value <= MAX_SECONDS {
-        return Ok(Duration::from_secs_f64(value));
-    }
-    let low = if zero_ok { "0 or more" } else { "above 0" };
-    let shown = if value.abs() < 1e9 {
-        value.to_string()
-    } else {
-        format!("{value:e}")
-    };
-    Err(format!(
-        "{key} must be {low} and at most {MAX_SECONDS} seconds (one day); it is {shown}"
-    ))
 }
 
 impl EndpointSettings {
@@ -515,6 +492,7 @@ pub fn http_client(max_idle_per_host: usize) -> Result<reqwest::Client, LlmError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::MAX_SECONDS;
 
     #[test]
     fn a_client_is_refused_a_timeout_or_backoff_that_is_no_duration() {

@@ -19,9 +19,7 @@ mod pool;
 mod reward_model;
 mod types;
 
-pub use client::{
-    check_seconds, http_client, EndpointSettings, LlmClient, LlmError, SeedPolicy, MAX_SECONDS,
-};
+pub use client::{http_client, EndpointSettings, LlmClient, LlmError, SeedPolicy};
 pub use exact::{extend, turn_tokens, NextPrompt, Sampled, TokenApi, TokenMode};
 pub use judge::JudgeClient;
 pub use pool::{

@@ -8,7 +8,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::reward_model::RewardModelApi;
-use crate::llm::check_seconds;
+use crate::limits::check_seconds;
 
 /// Which terminal reward to give.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

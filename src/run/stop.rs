@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::llm::check_seconds;
+use crate::limits::check_seconds;
 
 /// The signal that stopped a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
