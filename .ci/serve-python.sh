@@ -20,7 +20,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 mock_port=$(free_port); serve_port=$(free_port)
 work=$(mktemp -d)
 "$bin" mock --port "$mock_port" >"$work/mock.log" 2>&1 & mock_pid=$!
-"$bin" serve --port "$serve_port" --log "$work/serve.jsonl" --opponent rule:linear >"$work/serve.log" 2>&1 & serve_pid=$!
+"$bin" serve --port "$serve_port" --log "$work/serve.jsonl" --opponent rule:linear --allow-endpoint "http://127.0.0.1:$mock_port" >"$work/serve.log" 2>&1 & serve_pid=$!
 trap 'kill $mock_pid $serve_pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do
   curl -fs "http://127.0.0.1:$serve_port/health" >/dev/null 2>&1 && break

@@ -59,6 +59,8 @@ async fn server(name: &str) -> Server {
     );
     options.max_sessions = 4 * SESSIONS;
     options.concurrency = CONCURRENCY;
+    // The rollout learner is the mock on loopback.
+    options.policy.endpoints = vec!["*".into()];
     Server::start(options).await.unwrap()
 }
 

@@ -27,12 +27,22 @@ pub const MAX_CONCURRENCY: u64 = 65_536;
 /// The most live sessions a server may hold (`--max-sessions`).
 pub const MAX_SESSIONS: u64 = 1_000_000;
 
+/// The most HTTP connections (and WebSockets) a server may hold at once
+/// (`--max-connections`).
+pub const MAX_CONNECTIONS: u64 = 65_536;
+
+/// The largest request body a server may be told to accept (`--body-limit`), in bytes.
+pub const MAX_BODY_BYTES: u64 = 64 << 20;
+
 /// The longest line a record reader accepts, in bytes: a whole episode with its token ids and
 /// logprobs is well under this.
 pub const MAX_RECORD_LINE: usize = 64 << 20;
 
 /// The longest line a scenario, prefix or dialogue file may hold, in bytes.
 pub const MAX_INPUT_LINE: usize = 4 << 20;
+
+/// The largest `script:FILE` a player reads, in bytes.
+pub const MAX_SCRIPT_BYTES: u64 = 16 << 20;
 
 /// The rule for a number of seconds a user gives (a config key or a flag, named by `key`):
 /// finite, above 0 (or 0 too, where `zero_ok`), and at most [`MAX_SECONDS`]. Checked where

@@ -33,6 +33,7 @@ mod rule_players;
 mod run_http;
 mod scenario_selection;
 mod serve;
+mod serve_hardening;
 mod serve_tokens;
 mod token_exact;
 mod writers;

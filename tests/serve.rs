@@ -442,7 +442,11 @@ async fn rollout_service_streams_records_from_the_mock() {
     let mock = MockServer::start("127.0.0.1:0".parse().unwrap(), MockConfig::default())
         .await
         .unwrap();
-    let (server, log) = server("rollouts", |o| o.concurrency = 4).await;
+    let (server, log) = server("rollouts", |o| {
+        o.concurrency = 4;
+        o.policy.endpoints = vec![mock.base_url()];
+    })
+    .await;
     let http = reqwest::Client::new();
     let body = json!({
         "scenarios": [{"family": "casino", "count": 2}, {"family": "ahp", "count": 1}],

@@ -111,7 +111,8 @@ async fn start(name: &str) -> (MockServer, Server, PathBuf, Vec<PathBuf>) {
     .await
     .unwrap();
     let log = dir.join("serve.jsonl");
-    let options = ServeOptions::new("127.0.0.1:0".parse().unwrap(), files.clone(), log.clone());
+    let mut options = ServeOptions::new("127.0.0.1:0".parse().unwrap(), files.clone(), log.clone());
+    options.policy.endpoints = vec![mock.base_url()];
     (mock, Server::start(options).await.unwrap(), log, files)
 }
 

@@ -1,6 +1,9 @@
 //! `script:FILE`: plays a JSON array of raw completions in order, the same list in every episode.
 
+use std::io::Read;
 use std::path::Path;
+
+use crate::limits::MAX_SCRIPT_BYTES;
 
 use super::PlayerError;
 
@@ -13,10 +16,19 @@ pub struct ScriptPlayer {
 }
 
 impl ScriptPlayer {
-    /// Read the script; the error says what is wrong with the file.
+    /// Read the script; the error says what is wrong with the file. At most
+    /// [`MAX_SCRIPT_BYTES`] are read: `/dev/zero` or a huge file is refused, not read whole.
     pub fn load(path: &Path) -> Result<Self, String> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{file}: {e}"))?;
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_SCRIPT_BYTES + 1).read_to_string(&mut text))
+            .map_err(|e| format!("{file}: {e}"))?;
+        if text.len() as u64 > MAX_SCRIPT_BYTES {
+            return Err(format!(
+                "{file}: a script is at most {MAX_SCRIPT_BYTES} bytes; this one is longer"
+            ));
+        }
         let completions: Vec<String> = serde_json::from_str(&text)
             .map_err(|e| format!("{file}: expected a JSON array of strings: {e}"))?;
         Ok(ScriptPlayer { completions, file })
@@ -31,5 +43,16 @@ impl ScriptPlayer {
                 file: self.file.clone(),
                 played: self.completions.len(),
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endless_file_is_refused_at_the_limit_not_read_whole() {
+        let e = ScriptPlayer::load(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.contains("at most") && e.contains("/dev/zero"), "{e}");
     }
 }

@@ -316,6 +316,15 @@ impl RecordWriter {
         Ok((RecordWriter::append_locked(path, Some(lock))?, existing))
     }
 
+    /// Open a server's log for appending: locked like a command's output (a second server
+    /// on one log is refused, naming the first), a cut-off last line repaired, and what it
+    /// holds returned (a server never reuses an episode id of its log).
+    pub fn open_log(path: &Path) -> Result<(RecordWriter, Existing), WriteError> {
+        let lock = OutputLock::acquire(path)?;
+        let existing = scan_existing(path, true)?;
+        Ok((RecordWriter::append_locked(path, Some(lock))?, existing))
+    }
+
     /// Open `path` for appending records, creating it (and its directory) if needed. No lock
     /// is taken: for a file of the caller's own (a temporary file, a server's log).
     pub fn append(path: &Path) -> Result<RecordWriter, WriteError> {

@@ -34,6 +34,15 @@ pub enum ServeError {
     TooLarge(usize),
     #[error("missing or wrong bearer token")]
     Unauthorized,
+    /// What the operator's policy does not let a client do (`policy.rs`).
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("episode_id `{0}` is taken: the log or a live session has it; pick another, or leave it out for a fresh one")]
+    IdTaken(String),
+    #[error("no route {0}: see /metadata, /schema and the README's server section")]
+    UnknownRoute(String),
+    #[error("{0}")]
+    MethodNotAllowed(String),
     #[error("{0}")]
     Execution(String),
 }
@@ -51,6 +60,10 @@ impl ServeError {
             ServeError::Capacity(_) => StatusCode::SERVICE_UNAVAILABLE,
             ServeError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ServeError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ServeError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ServeError::IdTaken(_) => StatusCode::CONFLICT,
+            ServeError::UnknownRoute(_) => StatusCode::NOT_FOUND,
+            ServeError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ServeError::Execution(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -69,6 +82,10 @@ impl ServeError {
             ServeError::NoSession => "SESSION_ERROR",
             ServeError::TooLarge(_) => "PAYLOAD_TOO_LARGE",
             ServeError::Unauthorized => "UNAUTHORIZED",
+            ServeError::Forbidden(_) => "FORBIDDEN",
+            ServeError::IdTaken(_) => "EPISODE_ID_TAKEN",
+            ServeError::UnknownRoute(_) => "NOT_FOUND",
+            ServeError::MethodNotAllowed(_) => "METHOD_NOT_ALLOWED",
             ServeError::Execution(_) => "EXECUTION_ERROR",
         }
     }
@@ -80,7 +97,11 @@ impl ServeError {
             ServeError::UnknownType(_) => "UNKNOWN_TYPE",
             ServeError::Validation(_)
             | ServeError::UnknownScenario(_)
-            | ServeError::TooLarge(_) => "VALIDATION_ERROR",
+            | ServeError::TooLarge(_)
+            | ServeError::Forbidden(_)
+            | ServeError::IdTaken(_)
+            | ServeError::UnknownRoute(_)
+            | ServeError::MethodNotAllowed(_) => "VALIDATION_ERROR",
             ServeError::Capacity(_) => "CAPACITY_REACHED",
             ServeError::UnknownEpisode(_) | ServeError::NoSession | ServeError::Unauthorized => {
                 "SESSION_ERROR"

@@ -11,7 +11,10 @@
 //! only through `run`'s driver.
 
 mod error;
+mod ids;
+mod listen;
 mod openenv;
+mod policy;
 mod rest;
 mod rollouts;
 mod session;
@@ -33,19 +36,25 @@ use tokio::sync::{watch, Semaphore};
 
 use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
 use crate::game::{EpisodeConfig, Prompts};
+use crate::limits::{
+    check_count, check_seconds, MAX_BODY_BYTES, MAX_CONCURRENCY, MAX_CONNECTIONS, MAX_SESSIONS,
+};
 use crate::record::RecordWriter;
 use crate::reward::RewardConfig;
 use crate::run::{load_all, FileConfig, Selection};
 
 pub use error::ServeError;
-pub use session::{Catalog, Hub, ResetArgs, EXTERNAL};
+pub use listen::ConnectionLimits;
+pub use policy::ClientPolicy;
+pub use session::{Catalog, Hub, Owner, ResetArgs, EXTERNAL};
 
 /// The flags of `dealgym serve`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServeFlags {
     #[arg(long, default_value_t = 8100)]
     pub port: u16,
-    /// Address to bind (loopback by default; give 0.0.0.0 only behind a token).
+    /// Address to bind (loopback by default). Any other address needs --token-env, or
+    /// --allow-public-without-token to serve everyone who can reach the port.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: IpAddr,
     /// TOML config as for `dealgym run`: [episode] rules, [rewards], [personas], [sampling],
@@ -61,10 +70,12 @@ pub struct ServeFlags {
     /// The JSONL log finished episodes are appended to.
     #[arg(long, default_value = "runs/serve.jsonl")]
     pub log: PathBuf,
-    /// Live sessions at most; beyond, a reset gets CAPACITY_REACHED / 503.
+    /// Live sessions at most (and as many ended ones kept for GET); beyond, a reset gets
+    /// CAPACITY_REACHED / 503.
     #[arg(long, default_value_t = 1024)]
-    pub max_sessions: usize,
-    /// Seconds a session may sit unused before it is reclaimed.
+    pub max_sessions: u64,
+    /// Seconds a session (or a WebSocket without a message) may sit unused before it is
+    /// reclaimed (above 0, at most a day).
     #[arg(long, default_value_t = 600.0)]
     pub idle_timeout_s: f64,
     /// The opponent when a reset names none: rule:NAME, script:FILE or a [players.NAME].
@@ -73,13 +84,38 @@ pub struct ServeFlags {
     /// Require `Authorization: Bearer <value of this environment variable>` (not on /health).
     #[arg(long)]
     pub token_env: Option<String>,
-    /// Largest request body accepted, in bytes.
+    /// Serve a non-loopback --host without a token (anyone who reaches the port drives it).
+    #[arg(long)]
+    pub allow_public_without_token: bool,
+    /// An endpoint a client may have the server call (a rollout learner, the token-exact
+    /// policy server, an `openai:` opponent): an origin with an optional path prefix, such as
+    /// http://127.0.0.1:8000; `*` for any. Repeatable. None by default.
+    #[arg(long, value_name = "URL")]
+    pub allow_endpoint: Vec<String>,
+    /// Let clients name `script:FILE` opponents (files on this machine).
+    #[arg(long)]
+    pub allow_client_scripts: bool,
+    /// A browser origin allowed to call the server (requests with any other `Origin` header
+    /// are refused). Repeatable. None by default.
+    #[arg(long, value_name = "ORIGIN")]
+    pub allow_origin: Vec<String>,
+    /// Largest request body accepted, in bytes (at most 64 MiB).
     #[arg(long, default_value_t = 1 << 20)]
-    pub body_limit: usize,
+    pub body_limit: u64,
     /// Rollout episodes in flight at once, shared by all rollout requests (default: the
     /// config's concurrency, else 64).
     #[arg(long)]
-    pub concurrency: Option<usize>,
+    pub concurrency: Option<u64>,
+    /// HTTP connections at once (more wait to be accepted), and WebSockets at once.
+    #[arg(long, default_value_t = 512)]
+    pub max_connections: u64,
+    /// Seconds a client has to send a request's headers (and that an idle keep-alive
+    /// connection stays open).
+    #[arg(long, default_value_t = 10.0)]
+    pub header_timeout_s: f64,
+    /// Seconds a client has to send a request's body.
+    #[arg(long, default_value_t = 30.0)]
+    pub body_timeout_s: f64,
 }
 
 /// Everything the server needs, after the config file and the flags are merged.
@@ -94,6 +130,10 @@ pub struct ServeOptions {
     pub token: Option<String>,
     pub body_limit: usize,
     pub concurrency: usize,
+    /// What a client may choose (`policy.rs`).
+    pub policy: ClientPolicy,
+    pub connections: ConnectionLimits,
+    pub body_timeout: Duration,
     /// The preset the config was built on, named in every record.
     pub preset: Option<String>,
     pub episode: EpisodeConfig,
@@ -117,6 +157,12 @@ impl ServeOptions {
             token: None,
             body_limit: 1 << 20,
             concurrency: 64,
+            policy: ClientPolicy::default(),
+            connections: ConnectionLimits {
+                max_connections: 512,
+                header_timeout: Duration::from_secs(10),
+            },
+            body_timeout: Duration::from_secs(30),
             preset: None,
             episode: EpisodeConfig::default(),
             rewards: RewardConfig::default(),
@@ -149,6 +195,38 @@ impl ServeFlags {
         if token.as_deref() == Some("") {
             anyhow::bail!("--token-env: the token is empty");
         }
+        if !self.host.is_loopback() && token.is_none() && !self.allow_public_without_token {
+            anyhow::bail!(
+                "--host {}: anyone who can reach this address could drive the server. Give \
+                 --token-env NAME (clients send `Authorization: Bearer <token>`), or serve behind \
+                 a proxy on 127.0.0.1, or pass --allow-public-without-token to serve anyway",
+                self.host
+            );
+        }
+        let policy = ClientPolicy {
+            endpoints: self.allow_endpoint.clone(),
+            scripts: self.allow_client_scripts,
+            origins: self.allow_origin.clone(),
+        };
+        policy.check().map_err(anyhow::Error::msg)?;
+        let count = |key: &str, value: u64, max: u64| {
+            check_count(key, value, 1, max)
+                .map(|v| v as usize)
+                .map_err(anyhow::Error::msg)
+        };
+        let max_sessions = count("--max-sessions", self.max_sessions, MAX_SESSIONS)?;
+        let max_connections = count("--max-connections", self.max_connections, MAX_CONNECTIONS)?;
+        let body_limit = count("--body-limit", self.body_limit, MAX_BODY_BYTES)?;
+        let concurrency = match self.concurrency {
+            Some(n) => count("--concurrency", n, MAX_CONCURRENCY)?,
+            None => file.concurrency.unwrap_or(64),
+        };
+        check_seconds("--idle-timeout-s", self.idle_timeout_s, false)
+            .map_err(anyhow::Error::msg)?;
+        let header_timeout = check_seconds("--header-timeout-s", self.header_timeout_s, false)
+            .map_err(anyhow::Error::msg)?;
+        let body_timeout = check_seconds("--body-timeout-s", self.body_timeout_s, false)
+            .map_err(anyhow::Error::msg)?;
         let prompts = match &file.prompts_dir {
             Some(dir) => Arc::new(Prompts::with_overrides(dir)?),
             None => Prompts::builtin(),
@@ -157,12 +235,18 @@ impl ServeFlags {
             addr: SocketAddr::new(self.host, self.port),
             scenarios,
             log: self.log.clone(),
-            max_sessions: self.max_sessions.max(1),
+            max_sessions,
             idle_timeout_s: self.idle_timeout_s,
             opponent: self.opponent.clone(),
             token,
-            body_limit: self.body_limit,
-            concurrency: self.concurrency.or(file.concurrency).unwrap_or(64).max(1),
+            body_limit,
+            concurrency,
+            policy,
+            connections: ConnectionLimits {
+                max_connections,
+                header_timeout,
+            },
+            body_timeout,
             preset: file.preset,
             episode: file.episode,
             rewards: file.rewards,
@@ -181,6 +265,9 @@ pub struct AppState {
     rollout_permits: Arc<Semaphore>,
     /// Flips to true when the server is shutting down: WebSockets and rollout streams end.
     shutdown: watch::Receiver<bool>,
+    /// WebSockets open at once (`--max-connections`; an upgraded socket leaves the HTTP
+    /// connection count).
+    sockets: Arc<Semaphore>,
 }
 
 type Shared = Arc<AppState>;
@@ -190,7 +277,7 @@ pub struct Server {
     pub addr: SocketAddr,
     pub state: Shared,
     stop: watch::Sender<bool>,
-    handle: tokio::task::JoinHandle<std::io::Result<()>>,
+    handle: tokio::task::JoinHandle<()>,
 }
 
 impl Server {
@@ -198,25 +285,26 @@ impl Server {
     /// background.
     pub async fn start(options: ServeOptions) -> anyhow::Result<Server> {
         let scenarios = load_all(&options.scenarios, &Selection::default())?;
-        let log = RecordWriter::append(&options.log)?;
+        // Locked like a command's output (a second server on one log is refused); the ids it
+        // holds are taken, so a restarted server never reuses one.
+        let (log, existing) = RecordWriter::open_log(&options.log)?;
+        if let Some(warning) = existing.duplicates.warning(&options.log) {
+            eprintln!("{warning}");
+        }
+        let logged = existing.runs.into_values().flatten();
         let listener = tokio::net::TcpListener::bind(options.addr).await?;
         let addr = listener.local_addr()?;
         let (stop, shutdown) = watch::channel(false);
+        let limits = options.connections;
         let state = Arc::new(AppState {
             rollout_permits: Arc::new(Semaphore::new(options.concurrency)),
-            hub: Hub::new(options, Catalog::new(scenarios), log)?,
+            sockets: Arc::new(Semaphore::new(limits.max_connections)),
+            hub: Hub::new(options, Catalog::new(scenarios), log, logged)?,
             shutdown: shutdown.clone(),
         });
         spawn_reaper(state.clone());
         let app = router(state.clone());
-        let mut until = shutdown;
-        let handle = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = until.wait_for(|stop| *stop).await;
-                })
-                .await
-        });
+        let handle = tokio::spawn(listen::serve(listener, app, limits, shutdown));
         Ok(Server {
             addr,
             state,
@@ -282,10 +370,66 @@ fn router(state: Shared) -> Router {
     Router::new()
         .route("/health", axum::routing::get(openenv::health))
         .merge(protected)
-        .fallback(|| async { ServeError::UnknownEpisode("no such route".into()).into_response() })
+        .fallback(|request: Request| async move {
+            ServeError::UnknownRoute(format!("{} {}", request.method(), request.uri().path()))
+                .into_response()
+        })
+        .method_not_allowed_fallback(|request: Request| async move {
+            ServeError::MethodNotAllowed(format!(
+                "{} does not take {}",
+                request.uri().path(),
+                request.method()
+            ))
+            .into_response()
+        })
         .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            body_in_time,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            browsers,
+        ))
         .layer(axum::middleware::from_fn(catch_panic))
         .with_state(state)
+}
+
+/// Requests from browser pages are refused unless their origin is allowed (`policy.rs`): on
+/// every route, before anything else runs. No route answers CORS preflights, so a browser
+/// never sends a page's non-simple request either.
+async fn browsers(State(state): State<Shared>, request: Request, next: Next) -> Response {
+    match state.hub.options.policy.origin(request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+/// A request's body is read whole within `--body-timeout-s` (and within the body limit),
+/// before its handler runs: a client that sends headers and then trickles its body is cut off.
+async fn body_in_time(State(state): State<Shared>, request: Request, next: Next) -> Response {
+    let options = &state.hub.options;
+    let (parts, body) = request.into_parts();
+    let read = axum::body::to_bytes(body, options.body_limit);
+    let bytes = match tokio::time::timeout(options.body_timeout, read).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(e)) if over_limit(&e) => {
+            return ServeError::TooLarge(options.body_limit).into_response()
+        }
+        Ok(Err(e)) => {
+            return ServeError::InvalidJson(format!("reading the request body: {e}"))
+                .into_response()
+        }
+        Err(_) => {
+            return ServeError::Validation(format!(
+                "the request body did not arrive within {} s (--body-timeout-s)",
+                options.body_timeout.as_secs_f64()
+            ))
+            .into_response()
+        }
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
 }
 
 /// A panic while a request is answered (a bug) is a 500 with a JSON error body naming it as
@@ -306,6 +450,18 @@ async fn catch_panic(request: Request, next: Next) -> Response {
         ))
         .into_response(),
     }
+}
+
+/// The body was cut at the limit (not broken off by the client).
+fn over_limit(error: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = e.source();
+    }
+    false
 }
 
 /// The optional bearer token, compared in constant time.

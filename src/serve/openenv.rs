@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::error::ServeError;
-use super::session::{ResetArgs, Sampled, Slot};
+use super::session::{Owner, ResetArgs, Sampled, Slot};
 use super::{parse_body, Shared};
 use crate::game::{Completion, Seat};
 
@@ -210,18 +210,32 @@ async fn schema() -> Json<Value> {
 
 async fn upgrade(State(state): State<Shared>, ws: WebSocketUpgrade) -> Response {
     let limit = state.hub.options.body_limit;
+    // As many sockets at once as HTTP connections: an upgraded socket leaves that count.
+    let Ok(permit) = state.sockets.clone().try_acquire_owned() else {
+        return ServeError::Capacity(state.hub.options.connections.max_connections).into_response();
+    };
     ws.max_message_size(limit)
-        .on_upgrade(move |socket| connection(state, socket))
+        .on_upgrade(move |socket| async move {
+            connection(state, socket).await;
+            drop(permit);
+        })
 }
 
-/// One client connection: at most one episode at a time; closing the connection drops an
-/// unfinished episode (only finished ones are logged).
+/// One client connection: at most one episode at a time, reachable from this connection
+/// only; closing the connection drops an unfinished episode (only finished ones are logged).
+/// A socket with no message for `--idle-timeout-s` is closed.
 async fn connection(state: Shared, mut socket: WebSocket) {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let owner = Owner::Socket(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let idle = std::time::Duration::from_secs_f64(state.hub.options.idle_timeout_s);
     let mut current: Option<(String, Arc<Slot>)> = None;
     let mut shutdown = state.shutdown.clone();
     loop {
         let incoming = tokio::select! {
-            m = socket.recv() => m,
+            m = tokio::time::timeout(idle, socket.recv()) => match m {
+                Ok(m) => m,
+                Err(_) => break,
+            },
             _ = shutdown.wait_for(|stop| *stop) => break,
         };
         let text = match incoming {
@@ -235,7 +249,14 @@ async fn connection(state: Shared, mut socket: WebSocket) {
             Ok(message) => match message.get("type").and_then(Value::as_str) {
                 Some("close") => break,
                 Some(kind) => {
-                    handle(&state, &mut current, kind, message.get("data").cloned()).await
+                    handle(
+                        &state,
+                        owner,
+                        &mut current,
+                        kind,
+                        message.get("data").cloned(),
+                    )
+                    .await
                 }
                 None => Err(ServeError::Validation(
                     "a message needs a string `type` (reset, step, state or close)".into(),
@@ -255,12 +276,13 @@ async fn connection(state: Shared, mut socket: WebSocket) {
         }
     }
     if let Some((id, _)) = current {
-        state.hub.remove(&id);
+        state.hub.remove(&id, owner);
     }
 }
 
 async fn handle(
     state: &Shared,
+    owner: Owner,
     current: &mut Option<(String, Arc<Slot>)>,
     kind: &str,
     data: Option<Value>,
@@ -270,7 +292,7 @@ async fn handle(
             let args: ResetArgs = serde_json::from_value(data.unwrap_or_else(|| json!({})))
                 .map_err(|e| ServeError::Validation(e.to_string()))?;
             if let Some((old, _)) = current.take() {
-                state.hub.remove(&old);
+                state.hub.remove(&old, owner);
             }
             state.hub.check_room()?;
             let (session, record) = state.hub.start(&args).await?;
@@ -279,13 +301,13 @@ async fn handle(
             }
             let observation = session.observe(session.to_move().unwrap_or(Seat::Learner));
             let id = session.id.clone();
-            let slot = state.hub.admit(session)?;
+            let slot = state.hub.admit(session, owner)?;
             *current = Some((id, slot));
             Ok(json!({"type": "observation", "data": observation}))
         }
         "step" => {
             let (id, _) = current.as_ref().ok_or(ServeError::NoSession)?;
-            let slot = state.hub.find(id).map_err(|_| {
+            let slot = state.hub.find(id, owner).map_err(|_| {
                 ServeError::UnknownEpisode(format!("{id} (reclaimed after sitting idle)"))
             })?;
             let action: Action = serde_json::from_value(data.unwrap_or(Value::Null))
@@ -299,7 +321,7 @@ async fn handle(
             let Some((id, _)) = current.as_ref() else {
                 return Ok(json!({"type": "state", "data": {"episode_id": null, "step_count": 0}}));
             };
-            let slot = state.hub.find(id)?;
+            let slot = state.hub.find(id, owner)?;
             let session = slot.session.lock().await;
             Ok(json!({"type": "state", "data": session.state()}))
         }

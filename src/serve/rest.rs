@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use super::error::ServeError;
 use super::openenv::Action;
-use super::session::ResetArgs;
+use super::session::{Owner, ResetArgs};
 use super::{parse_body, Shared};
 use crate::game::Seat;
 
@@ -30,13 +30,7 @@ async fn create(State(state): State<Shared>, body: Result<Bytes, BytesRejection>
     let result = async {
         let args: ResetArgs = parse_body(body, state.hub.options.body_limit)?;
         state.hub.check_room()?;
-        if let Some(id) = &args.episode_id {
-            if state.hub.find(id).is_ok() {
-                return Err(ServeError::Validation(format!(
-                    "episode_id `{id}` is in use: delete it first or pick another"
-                )));
-            }
-        }
+        // The id is claimed inside `start`, atomically: of two creates with one id, one wins.
         let (session, record) = state.hub.start(&args).await?;
         if let Some(record) = &record {
             state.hub.log(record)?;
@@ -44,8 +38,8 @@ async fn create(State(state): State<Shared>, body: Result<Bytes, BytesRejection>
         let mut body = session.observe(session.to_move().unwrap_or(Seat::Learner));
         body["episode_id"] = json!(session.id);
         body["to_move"] = json!(session.to_move());
-        state.hub.admit(session)?;
-        Ok(body)
+        state.hub.admit(session, Owner::Rest)?;
+        Ok::<Value, ServeError>(body)
     }
     .await;
     match result {
@@ -61,7 +55,7 @@ async fn step(
 ) -> Response {
     let result = async {
         let action: Action = parse_body(body, state.hub.options.body_limit)?;
-        let slot = state.hub.find(&id)?;
+        let slot = state.hub.find(&id, Owner::Rest)?;
         let seat = action.seat;
         let (completion, sampled) = action.completion();
         let mut body = state.hub.step(&slot, seat, completion, sampled).await?;
@@ -77,7 +71,7 @@ async fn step(
 }
 
 async fn show(State(state): State<Shared>, Path(id): Path<String>) -> Response {
-    match state.hub.find(&id) {
+    match state.hub.find(&id, Owner::Rest) {
         Ok(slot) => {
             let session = slot.session.lock().await;
             let viewer = session.to_move().unwrap_or(Seat::Learner);
@@ -89,7 +83,7 @@ async fn show(State(state): State<Shared>, Path(id): Path<String>) -> Response {
 }
 
 async fn delete(State(state): State<Shared>, Path(id): Path<String>) -> Response {
-    if state.hub.remove(&id) {
+    if state.hub.remove(&id, Owner::Rest) {
         StatusCode::NO_CONTENT.into_response()
     } else {
         ServeError::UnknownEpisode(id).into_response()

@@ -24,10 +24,12 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::error::ServeError;
+use super::ids::rollout_tag;
 use super::session::ResetArgs;
 use super::{parse_body, Shared};
 use crate::agents::{Player, PlayerConfig};
 use crate::export;
+use crate::limits::{check_count, MAX_GROUP_SIZE, MAX_REQUEST_EPISODES};
 use crate::record::{EpisodeRecord, RecordWriter};
 use crate::run::{plan, play_caught, SeatPlayer};
 use crate::scenario::{Family, Scenario};
@@ -55,10 +57,19 @@ struct FamilyCount {
     offset: usize,
 }
 
+/// The learner: one of the server's `[players.NAME]`, or the caller's policy server (an
+/// endpoint the operator allows with `--allow-endpoint`).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Learner {
+    Named(String),
+    Endpoint(LearnerEndpoint),
+}
+
 /// The caller's policy server.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Learner {
+struct LearnerEndpoint {
     endpoint: String,
     model: String,
     /// temperature, top_p, max_tokens, stop, extra_body, … (a `[players.NAME]` table's keys).
@@ -74,7 +85,7 @@ struct Learner {
 struct RolloutRequest {
     scenarios: Selection,
     #[serde(default = "one")]
-    group_size: u32,
+    group_size: u64,
     #[serde(default)]
     seed: u64,
     learner: Learner,
@@ -88,7 +99,7 @@ struct RolloutRequest {
     rules: Option<serde_json::Map<String, Value>>,
 }
 
-fn one() -> u32 {
+fn one() -> u64 {
     1
 }
 
@@ -113,12 +124,16 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
     let hub = &state.hub;
     let request: RolloutRequest = parse_body(body, hub.options.body_limit)?;
     let format = Format::named(request.format.as_deref())?;
-    if request.group_size == 0 {
-        return Err(ServeError::Validation(
-            "group_size must be at least 1".into(),
-        ));
-    }
+    let group_size = check_count("group_size", request.group_size, 1, MAX_GROUP_SIZE)
+        .map_err(ServeError::Validation)?;
     let scenarios = select(&state, &request.scenarios)?;
+    let episodes = (scenarios.len() as u64).saturating_mul(group_size);
+    if episodes > MAX_REQUEST_EPISODES {
+        return Err(ServeError::Validation(format!(
+            "{} scenarios × group_size {group_size} is {episodes} episodes; a request plans at most {MAX_REQUEST_EPISODES}: split it",
+            scenarios.len()
+        )));
+    }
     let rules = hub.rules(&ResetArgs {
         rules: request.rules.clone(),
         ..ResetArgs::default()
@@ -128,14 +143,20 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
         .opponent
         .clone()
         .unwrap_or_else(|| hub.options.opponent.clone());
+    hub.options
+        .policy
+        .opponent(&opponent, &hub.options.opponent, &hub.options.players)?;
     if opponent == super::EXTERNAL {
         return Err(ServeError::Validation(
             "the rollout service plays the opponent itself: name a rule, script or configured player".into(),
         ));
     }
     let kit = hub.build_kit(&opponent, &rules, SeatPlayer::Local(learner))?;
-    let todo = plan(&scenarios, request.seed, request.group_size);
+    let todo = plan(&scenarios, request.seed, group_size as u32);
     let planned = todo.len();
+    // This request's episodes and groups carry its tag, unique in the log: no two requests
+    // (nor two lifetimes of the server on one log) share an episode id or a GRPO group.
+    let tag = rollout_tag(hub.ids());
 
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let (done_tx, mut done_rx) = mpsc::channel::<(String, Result<EpisodeRecord, String>)>(64);
@@ -143,7 +164,8 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
     let worker_state = state.clone();
     let mut shutdown = state.shutdown.clone();
     let scenario_files = hub.options.scenarios.clone();
-    let group_size = request.group_size as usize;
+    let group_size = group_size as usize;
+    let header_tag = tag.clone();
     let producer = tokio::spawn(async move {
         let spawner = async move {
             let mut tasks = tokio::task::JoinSet::new();
@@ -152,13 +174,18 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
                     p = permits.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
                     _ = shutdown.wait_for(|stop| *stop) => break,
                 };
-                let (kit, done_tx) = (kit.clone(), done_tx.clone());
+                let (kit, done_tx, tag) = (kit.clone(), done_tx.clone(), tag.clone());
                 tasks.spawn(async move {
-                    let id = episode.episode_id();
+                    let id = format!("{tag}-{}", episode.episode_id());
                     // A panic is an `error` record on the stream (the 200 is sent already).
                     let played = play_caught(kit, episode)
                         .await
-                        .map(|finished| finished.record)
+                        .map(|finished| {
+                            let mut record = finished.record;
+                            record.episode_id = id.clone();
+                            record.group_id = format!("{tag}-{}", record.group_id);
+                            record
+                        })
                         .map_err(|e| e.to_string());
                     drop(permit);
                     let _ = done_tx.send((id, played)).await;
@@ -211,6 +238,10 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
             (
                 axum::http::HeaderName::from_static("x-dealgym-episodes"),
                 planned.to_string(),
+            ),
+            (
+                axum::http::HeaderName::from_static("x-dealgym-request"),
+                header_tag,
             ),
         ],
         Body::from_stream(stream),
@@ -283,7 +314,16 @@ fn export_group(group: &[EpisodeRecord], format: export::Format, scenarios: &[Pa
 fn select(state: &Shared, selection: &Selection) -> Result<Vec<Arc<Scenario>>, ServeError> {
     let catalog = &state.hub.catalog;
     let from_family = |fc: &FamilyCount| -> Result<Vec<Arc<Scenario>>, ServeError> {
-        (fc.offset..fc.offset + fc.count)
+        if fc.count as u64 > MAX_REQUEST_EPISODES {
+            return Err(ServeError::Validation(format!(
+                "count must be at most {MAX_REQUEST_EPISODES}; it is {}",
+                fc.count
+            )));
+        }
+        let end = fc.offset.checked_add(fc.count).ok_or_else(|| {
+            ServeError::Validation(format!("offset {} is past every scenario", fc.offset))
+        })?;
+        (fc.offset..end)
             .map(|i| {
                 catalog
                     .pick(None, Some(fc.family), Some(i), 0)
@@ -316,14 +356,48 @@ fn select(state: &Shared, selection: &Selection) -> Result<Vec<Arc<Scenario>>, S
 }
 
 fn learner_player(state: &Shared, learner: &Learner) -> Result<Player, ServeError> {
+    let options = &state.hub.options;
+    let learner = match learner {
+        Learner::Named(name) => {
+            if !options.players.contains_key(name) {
+                return Err(ServeError::Validation(format!(
+                    "learner: `{name}` is none of the server's [players.NAME] ({})",
+                    options
+                        .players
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            return Player::from_spec_with(
+                name,
+                &options.players,
+                state.hub.http(),
+                &options.sampling.learner,
+            )
+            .map_err(|e| ServeError::Validation(format!("learner: {e}")));
+        }
+        Learner::Endpoint(endpoint) => endpoint,
+    };
+    options.policy.endpoint("learner", &learner.endpoint)?;
     let mut table = learner.sampling.clone();
     table.insert("endpoint".into(), json!(learner.endpoint));
     table.insert("model".into(), json!(learner.model));
     if let Some(tokens) = &learner.tokens {
         table.insert("tokens".into(), tokens.clone());
     }
+    if table.contains_key("api_key_env") {
+        return Err(ServeError::Forbidden(
+            "learner: `api_key_env` would send one of the server's secrets; name a [players.NAME] of the server's config instead".into(),
+        ));
+    }
     let config: PlayerConfig = serde_json::from_value(Value::Object(table))
         .map_err(|e| ServeError::Validation(format!("learner: {e}")))?;
+    // Replicas are endpoints the server calls too.
+    for url in &config.endpoint.endpoints {
+        options.policy.endpoint("learner", url)?;
+    }
     let named = BTreeMap::from([("learner".to_string(), config)]);
     Player::from_spec_with(
         "learner",

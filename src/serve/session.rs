@@ -2,8 +2,7 @@
 //! [`Driver`] whose external seats are fed by clients and whose other seat is played in-process;
 //! the bound on live sessions; the idle reaper; and the log every finished episode goes to.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -11,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::error::ServeError;
+use super::ids::{Book, IdBook, IdClaim};
 use super::ServeOptions;
 use crate::agents::{Played, Player};
 use crate::digest::Digest;
@@ -169,6 +169,8 @@ pub struct Ended {
 /// One live (or just ended) episode.
 pub struct Session {
     pub id: String,
+    /// The hold on `id` in the log's [`IdBook`]: freed if the session is dropped unlogged.
+    _claim: IdClaim,
     driver: Option<Driver>,
     ended: Option<Ended>,
     /// The last step each seat's own completion made (its parse, regulation, retry).
@@ -405,16 +407,61 @@ impl Session {
     }
 }
 
+/// Who may reach a session: any REST client with the id (and the token), or only the
+/// WebSocket connection that reset it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    Rest,
+    Socket(u64),
+}
+
 /// A session in the table, with when it was last used (the reaper reads it without waiting for
 /// a step in progress).
 pub struct Slot {
     pub session: tokio::sync::Mutex<Session>,
+    owner: Owner,
     touched: Mutex<Instant>,
 }
 
 impl Slot {
     pub fn touch(&self) {
         *self.touched.lock().unwrap() = Instant::now();
+    }
+}
+
+/// Ended episodes kept for `GET` and to refuse a late step with 409: at most `cap` of them
+/// (the oldest go first), each until it sits idle past the timeout. Bounded, so episodes that
+/// end at their reset cannot grow the server past `--max-sessions`.
+#[derive(Default)]
+struct EndedTable {
+    slots: HashMap<String, (Instant, Arc<Slot>)>,
+    order: VecDeque<String>,
+}
+
+impl EndedTable {
+    fn insert(&mut self, id: String, slot: Arc<Slot>, cap: usize) {
+        if self
+            .slots
+            .insert(id.clone(), (Instant::now(), slot))
+            .is_none()
+        {
+            self.order.push_back(id);
+        }
+        while self.slots.len() > cap {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            self.slots.remove(&oldest);
+        }
+        // Ids removed by delete or the reaper leave stale entries in `order`; keep it short.
+        if self.order.len() > 2 * cap.max(self.slots.len()) {
+            let slots = &self.slots;
+            self.order.retain(|id| slots.contains_key(id));
+        }
+    }
+
+    fn remove(&mut self, id: &str) -> bool {
+        self.slots.remove(id).is_some()
     }
 }
 
@@ -425,10 +472,9 @@ pub struct Hub {
     http: reqwest::Client,
     kits: Mutex<HashMap<String, Arc<EpisodeKit>>>,
     live: Mutex<HashMap<String, Arc<Slot>>>,
-    /// Ended episodes kept for `GET` and to refuse a late step with 409, until they sit idle
-    /// past the timeout like any session.
-    ended: Mutex<HashMap<String, (Instant, Arc<Slot>)>>,
-    counter: AtomicU64,
+    ended: Mutex<EndedTable>,
+    /// Every episode id of the log and of the live sessions.
+    ids: Book,
     log: Mutex<RecordWriter>,
     /// The judge and reward-model clients, when the `[rewards]` config uses them: every
     /// episode's record gets their parts before it is logged and answered, as in `run`.
@@ -436,10 +482,12 @@ pub struct Hub {
 }
 
 impl Hub {
+    /// A hub over `log`, which already holds the episodes `logged` (their ids are taken).
     pub fn new(
         options: ServeOptions,
         catalog: Catalog,
         log: RecordWriter,
+        logged: impl IntoIterator<Item = String>,
     ) -> Result<Hub, ServeError> {
         let http = crate::llm::http_client(options.concurrency.max(8))
             .map_err(|e| ServeError::Execution(format!("cannot build the HTTP client: {e}")))?;
@@ -452,8 +500,8 @@ impl Hub {
             http,
             kits: Mutex::new(HashMap::new()),
             live: Mutex::new(HashMap::new()),
-            ended: Mutex::new(HashMap::new()),
-            counter: AtomicU64::new(0),
+            ended: Mutex::new(EndedTable::default()),
+            ids: Arc::new(Mutex::new(IdBook::new(logged))),
             log: Mutex::new(log),
             rewarding,
         })
@@ -467,13 +515,29 @@ impl Hub {
         self.live.lock().unwrap().len()
     }
 
-    /// Append a finished episode to the log (one whole line, flushed).
+    /// Ended episodes still kept for `GET` (at most `--max-sessions`).
+    pub fn ended_count(&self) -> usize {
+        self.ended.lock().unwrap().slots.len()
+    }
+
+    /// The book of episode ids, shared with the rollout service.
+    pub fn ids(&self) -> &Book {
+        &self.ids
+    }
+
+    /// Append a finished episode to the log (one whole line, flushed); its id is taken for
+    /// good.
     pub fn log(&self, record: &EpisodeRecord) -> Result<(), ServeError> {
         self.log
             .lock()
             .unwrap()
             .write(record)
-            .map_err(|e| ServeError::Execution(format!("writing the log: {e}")))
+            .map_err(|e| ServeError::Execution(format!("writing the log: {e}")))?;
+        self.ids
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .logged(&record.episode_id);
+        Ok(())
     }
 
     /// The kit for an external learner, an opponent spec and rules: built once per distinct
@@ -580,16 +644,22 @@ impl Hub {
         &self,
         args: &ResetArgs,
     ) -> Result<(Session, Option<EpisodeRecord>), ServeError> {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let seed = args.seed.unwrap_or(n);
-        let index =
-            self.catalog
-                .pick(args.scenario_id.as_deref(), args.family, args.index, seed)?;
-        let rules = self.rules(args)?;
         let opponent = args
             .opponent
             .clone()
             .unwrap_or_else(|| self.options.opponent.clone());
+        self.options
+            .policy
+            .opponent(&opponent, &self.options.opponent, &self.options.players)?;
+        if let Some(tokens) = &args.tokens {
+            self.options.policy.endpoint("tokens", &tokens.endpoint)?;
+        }
+        let claim = IdClaim::session(&self.ids, args.episode_id.as_deref())?;
+        let seed = args.seed.unwrap_or(claim.number);
+        let index =
+            self.catalog
+                .pick(args.scenario_id.as_deref(), args.family, args.index, seed)?;
+        let rules = self.rules(args)?;
         let kit = self.kit(&opponent, &rules)?;
         let seeds = EpisodeSeed {
             run: seed,
@@ -599,7 +669,8 @@ impl Hub {
         let driver = Driver::start(kit, self.catalog.planned(index, seeds))
             .map_err(|e| ServeError::Validation(e.to_string()))?;
         let mut session = Session {
-            id: args.episode_id.clone().unwrap_or_else(|| format!("s{n}")),
+            id: claim.id.clone(),
+            _claim: claim,
             driver: Some(driver),
             ended: None,
             last: PerSeat::default(),
@@ -631,26 +702,26 @@ impl Hub {
         })
     }
 
-    /// Put a started session in the table, if there is room.
-    pub fn admit(&self, session: Session) -> Result<Arc<Slot>, ServeError> {
+    /// Put a started session in the table, if there is room, reachable by `owner` only.
+    pub fn admit(&self, session: Session, owner: Owner) -> Result<Arc<Slot>, ServeError> {
         let id = session.id.clone();
         let done = session.is_done();
         let slot = Arc::new(Slot {
             session: tokio::sync::Mutex::new(session),
+            owner,
             touched: Mutex::new(Instant::now()),
         });
         if done {
             self.ended
                 .lock()
                 .unwrap()
-                .insert(id, (Instant::now(), slot.clone()));
+                .insert(id, slot.clone(), self.options.max_sessions);
             return Ok(slot);
         }
         let mut live = self.live.lock().unwrap();
-        if live.len() >= self.options.max_sessions && !live.contains_key(&id) {
+        if live.len() >= self.options.max_sessions {
             return Err(ServeError::Capacity(self.options.max_sessions));
         }
-        self.ended.lock().unwrap().remove(&id);
         live.insert(id, slot.clone());
         Ok(slot)
     }
@@ -663,17 +734,26 @@ impl Hub {
         Ok(())
     }
 
-    /// A live or ended session by id.
-    pub fn find(&self, id: &str) -> Result<Arc<Slot>, ServeError> {
-        if let Some(slot) = self.live.lock().unwrap().get(id) {
-            slot.touch();
-            return Ok(slot.clone());
-        }
-        self.ended
-            .lock()
-            .unwrap()
-            .get(id)
-            .map(|(_, slot)| slot.clone())
+    /// A live or ended session by id, if `owner` may reach it (a WebSocket's session is its
+    /// connection's alone: to anyone else it does not exist).
+    pub fn find(&self, id: &str, owner: Owner) -> Result<Arc<Slot>, ServeError> {
+        let found = match self.live.lock().unwrap().get(id) {
+            Some(slot) => {
+                slot.touch();
+                Some(slot.clone())
+            }
+            None => None,
+        };
+        found
+            .or_else(|| {
+                self.ended
+                    .lock()
+                    .unwrap()
+                    .slots
+                    .get(id)
+                    .map(|(_, slot)| slot.clone())
+            })
+            .filter(|slot| slot.owner == owner)
             .ok_or_else(|| ServeError::UnknownEpisode(id.to_string()))
     }
 
@@ -698,17 +778,21 @@ impl Hub {
                 self.ended
                     .lock()
                     .unwrap()
-                    .insert(id, (Instant::now(), slot));
+                    .insert(id, slot, self.options.max_sessions);
             }
         }
         let viewer = session.to_move().or(stepping).unwrap_or(Seat::Learner);
         Ok(session.observe(viewer))
     }
 
-    /// Drop a session (delete, a closed connection, a new reset on the same connection).
-    pub fn remove(&self, id: &str) -> bool {
+    /// Drop a session `owner` may reach (delete, a closed connection, a new reset on the
+    /// same connection).
+    pub fn remove(&self, id: &str, owner: Owner) -> bool {
+        if self.find(id, owner).is_err() {
+            return false;
+        }
         let live = self.live.lock().unwrap().remove(id).is_some();
-        let ended = self.ended.lock().unwrap().remove(id).is_some();
+        let ended = self.ended.lock().unwrap().remove(id);
         live || ended
     }
 
@@ -724,6 +808,7 @@ impl Hub {
         self.ended
             .lock()
             .unwrap()
+            .slots
             .retain(|_, (at, _)| at.elapsed() < limit);
         n
     }
