@@ -80,3 +80,47 @@ fn the_seeds_themselves_load() {
         .count();
     assert!(ok > 0);
 }
+
+/// Mutated and arbitrary bodies on every route of `dealgym serve` that reads one, and
+/// messages on its WebSocket: each answered with a JSON refusal or a result, never a 5xx, a
+/// dropped connection or a server that stops answering `/health`. The long run is
+/// `cargo run --release --example fuzz_serve` (see BENCHMARKS.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_answers_every_mutated_request_without_crashing() {
+    use dealgym::mock::{MockConfig, MockServer};
+    use dealgym::serve::{ServeOptions, Server};
+    use fuzz_support::serve::{input, Route, ServeFuzzer};
+
+    let mock = MockServer::start("127.0.0.1:0".parse().unwrap(), MockConfig::default())
+        .await
+        .unwrap();
+    let endpoint = mock.base_url();
+    let dir = crate::common::temp_dir("fuzz-serve");
+    let scenarios = crate::common::scenario_files(&dir, 10);
+    let mut options = ServeOptions::new(
+        "127.0.0.1:0".parse().unwrap(),
+        scenarios,
+        dir.join("log.jsonl"),
+    );
+    options.policy.endpoints = vec![endpoint.clone()];
+    let server = Server::start(options).await.unwrap();
+    let mut fuzzer = ServeFuzzer::new(server.addr);
+    let mut rng = ChaCha8Rng::seed_from_u64(20);
+    let mut crashes = Vec::new();
+    let per_route = 100;
+    for i in 0..per_route * Route::ALL.len() {
+        let route = Route::ALL[i % Route::ALL.len()];
+        let body = input(route, &endpoint, &mut rng);
+        if let Some(crash) = fuzzer.send(route, body.clone()).await {
+            crashes.push(format!(
+                "{}: {crash}\n  input: {:?}",
+                route.name(),
+                String::from_utf8_lossy(&body)
+            ));
+        }
+    }
+    assert!(fuzzer.healthy().await, "/health stopped answering");
+    assert!(crashes.is_empty(), "{}", crashes.join("\n"));
+    server.shutdown().await;
+    mock.stop();
+}

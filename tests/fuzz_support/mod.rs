@@ -10,6 +10,8 @@
 //! check and reach validation.
 #![allow(dead_code)]
 
+pub mod serve;
+
 use std::path::{Path, PathBuf};
 
 use rand::seq::IndexedRandom;
@@ -375,7 +377,7 @@ pub fn arbitrary_bytes(rng: &mut impl Rng, max: usize) -> Vec<u8> {
 
 /// The seed line parsed as JSON with one to three values inside it changed; `None` if the line
 /// is not JSON.
-fn mutate_json(line: &str, rng: &mut impl Rng) -> Option<String> {
+pub fn mutate_json(line: &str, rng: &mut impl Rng) -> Option<String> {
     let mut value: Value = serde_json::from_str(line).ok()?;
     for _ in 0..rng.random_range(1..=3) {
         mutate_value(&mut value, rng);
