@@ -17,7 +17,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::error::ServeError;
-use super::session::{Owner, ResetArgs, Sampled, Slot};
+use super::hub::{Owner, Slot};
+use super::session::{ResetArgs, Sampled};
 use super::{parse_body, Shared};
 use crate::game::{Completion, Seat};
 

@@ -14,8 +14,9 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use super::error::ServeError;
+use super::hub::Owner;
 use super::openenv::Action;
-use super::session::{Owner, ResetArgs};
+use super::session::ResetArgs;
 use super::{parse_body, Shared};
 use crate::game::Seat;
 

@@ -1,112 +1,24 @@
-//! The session layer every surface of the server shares: live episodes by id, each a
-//! [`Driver`] whose external seats are fed by clients and whose other seat is played in-process;
-//! the bound on live sessions; the idle reaper; and the log every finished episode goes to.
+//! One live episode of the server: a [`Driver`] whose external seats are fed by clients and
+//! whose other seat is played in-process, what a seat sees of it (OpenEnv's observation) and
+//! its state; the reset kwargs that start one.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::error::ServeError;
-use super::ids::{Book, IdBook, IdClaim};
-use super::ServeOptions;
-use crate::agents::{Played, Player};
-use crate::digest::Digest;
-use crate::game::{
-    mix, token_sequence, Completion, EpisodeConfig, EpisodeSeed, FirstMover, Message, PerSeat,
-    Seat, Step,
-};
-use crate::llm::{EndpointSettings, LlmClient, NextPrompt, TokenApi};
-use crate::record::{EpisodeRecord, RecordWriter};
-use crate::run::{Driver, EpisodeKit, PlannedEpisode, Rewarding, SeatPlayer, Seating};
-use crate::scenario::{Family, Role, Scenario};
+use super::ids::IdClaim;
+use crate::agents::Played;
+use crate::game::{token_sequence, Completion, FirstMover, Message, PerSeat, Seat, Step};
+use crate::llm::{LlmClient, NextPrompt, TokenApi};
+use crate::record::EpisodeRecord;
+use crate::run::Driver;
+use crate::scenario::{Family, Role};
 use crate::vocab::TurnTokens;
 
 /// The spec recorded for a seat played by a client of the server.
 pub const EXTERNAL: &str = "external";
-
-/// The scenarios the server can play, by id and by family.
-pub struct Catalog {
-    pub scenarios: Vec<Arc<Scenario>>,
-    digests: Vec<Digest>,
-    by_id: HashMap<String, usize>,
-    by_family: HashMap<Family, Vec<usize>>,
-}
-
-impl Catalog {
-    pub fn new(scenarios: Vec<Arc<Scenario>>) -> Catalog {
-        let digests = scenarios.iter().map(|s| s.digest()).collect();
-        let mut by_id = HashMap::new();
-        let mut by_family: HashMap<Family, Vec<usize>> = HashMap::new();
-        for (i, s) in scenarios.iter().enumerate() {
-            by_id.entry(s.id.clone()).or_insert(i);
-            by_family.entry(s.family).or_default().push(i);
-        }
-        Catalog {
-            scenarios,
-            digests,
-            by_id,
-            by_family,
-        }
-    }
-
-    /// The index of the scenario a reset asks for: by id, by family and index, by family (drawn
-    /// from the seed), or drawn from the seed among all.
-    pub fn pick(
-        &self,
-        id: Option<&str>,
-        family: Option<Family>,
-        index: Option<usize>,
-        seed: u64,
-    ) -> Result<usize, ServeError> {
-        if let Some(id) = id {
-            return self
-                .by_id
-                .get(id)
-                .copied()
-                .ok_or_else(|| ServeError::UnknownScenario(id.to_string()));
-        }
-        let pool: &[usize] = match family {
-            Some(f) => self.by_family.get(&f).map(Vec::as_slice).unwrap_or(&[]),
-            None => &[],
-        };
-        let len = if family.is_some() {
-            pool.len()
-        } else {
-            self.scenarios.len()
-        };
-        if len == 0 {
-            return Err(ServeError::UnknownScenario(match family {
-                Some(f) => format!("no scenario of family {} is loaded", f.name()),
-                None => "no scenarios are loaded".into(),
-            }));
-        }
-        let at = match index {
-            Some(i) if i >= len => {
-                return Err(ServeError::UnknownScenario(format!(
-                    "index {i} is past the {len} scenarios loaded{}",
-                    family
-                        .map(|f| format!(" of family {}", f.name()))
-                        .unwrap_or_default()
-                )))
-            }
-            Some(i) => i,
-            None => (mix(&[seed]) % len as u64) as usize,
-        };
-        Ok(if family.is_some() { pool[at] } else { at })
-    }
-
-    pub fn planned(&self, index: usize, seeds: EpisodeSeed) -> PlannedEpisode {
-        PlannedEpisode {
-            scenario: self.scenarios[index].clone(),
-            scenario_digest: self.digests[index],
-            seeds,
-            prefix: None,
-        }
-    }
-}
 
 /// What a reset may ask for (OpenEnv's reset kwargs; the native REST create body).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -146,10 +58,20 @@ pub struct TokensArgs {
 
 /// A session's token-exact state: the client of the learner's policy server, and the prompt
 /// suffix each external seat was last shown (until its step records it).
-struct ExactTokens {
+pub(super) struct ExactTokens {
     client: LlmClient,
     api: TokenApi,
     pending: PerSeat<Option<NextPrompt>>,
+}
+
+impl ExactTokens {
+    pub(super) fn new(client: LlmClient, api: TokenApi) -> ExactTokens {
+        ExactTokens {
+            client,
+            api,
+            pending: PerSeat::default(),
+        }
+    }
 }
 
 /// What the client sampled, sent with a step in token-exact mode.
@@ -182,6 +104,27 @@ pub struct Session {
 }
 
 impl Session {
+    /// A session for a started driver, its in-process seats moved up to the first external
+    /// turn; the record comes back too if the episode ended on its own.
+    pub(super) async fn begin(
+        claim: IdClaim,
+        driver: Driver,
+        tokens: Option<ExactTokens>,
+    ) -> Result<(Session, Option<EpisodeRecord>), ServeError> {
+        let mut session = Session {
+            id: claim.id.clone(),
+            _claim: claim,
+            driver: Some(driver),
+            ended: None,
+            last: PerSeat::default(),
+            steps: 0,
+            asked_at: Instant::now(),
+            tokens,
+        };
+        let record = session.advance().await?;
+        Ok((session, record))
+    }
+
     pub fn to_move(&self) -> Option<Seat> {
         self.driver.as_ref().and_then(Driver::to_move)
     }
@@ -404,412 +347,5 @@ impl Session {
             "outcome": self.ended.as_ref().map(|e| json!(e.record.outcome)),
             "rewards": self.ended.as_ref().map(|e| json!(e.record.rewards)),
         })
-    }
-}
-
-/// Who may reach a session: any REST client with the id (and the token), or only the
-/// WebSocket connection that reset it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Owner {
-    Rest,
-    Socket(u64),
-}
-
-/// A session in the table, with when it was last used (the reaper reads it without waiting for
-/// a step in progress).
-pub struct Slot {
-    pub session: tokio::sync::Mutex<Session>,
-    owner: Owner,
-    touched: Mutex<Instant>,
-}
-
-impl Slot {
-    pub fn touch(&self) {
-        *self.touched.lock().unwrap() = Instant::now();
-    }
-}
-
-/// Ended episodes kept for `GET` and to refuse a late step with 409: at most `cap` of them
-/// (the oldest go first), each until it sits idle past the timeout. Bounded, so episodes that
-/// end at their reset cannot grow the server past `--max-sessions`.
-#[derive(Default)]
-struct EndedTable {
-    slots: HashMap<String, (Instant, Arc<Slot>)>,
-    order: VecDeque<String>,
-}
-
-impl EndedTable {
-    fn insert(&mut self, id: String, slot: Arc<Slot>, cap: usize) {
-        if self
-            .slots
-            .insert(id.clone(), (Instant::now(), slot))
-            .is_none()
-        {
-            self.order.push_back(id);
-        }
-        while self.slots.len() > cap {
-            let Some(oldest) = self.order.pop_front() else {
-                break;
-            };
-            self.slots.remove(&oldest);
-        }
-        // Ids removed by delete or the reaper leave stale entries in `order`; keep it short.
-        if self.order.len() > 2 * cap.max(self.slots.len()) {
-            let slots = &self.slots;
-            self.order.retain(|id| slots.contains_key(id));
-        }
-    }
-
-    fn remove(&mut self, id: &str) -> bool {
-        self.slots.remove(id).is_some()
-    }
-}
-
-/// Everything the server's routes share.
-pub struct Hub {
-    pub options: ServeOptions,
-    pub catalog: Catalog,
-    http: reqwest::Client,
-    kits: Mutex<HashMap<String, Arc<EpisodeKit>>>,
-    live: Mutex<HashMap<String, Arc<Slot>>>,
-    ended: Mutex<EndedTable>,
-    /// Every episode id of the log and of the live sessions.
-    ids: Book,
-    log: Mutex<RecordWriter>,
-    /// The judge and reward-model clients, when the `[rewards]` config uses them: every
-    /// episode's record gets their parts before it is logged and answered, as in `run`.
-    rewarding: Option<Arc<Rewarding>>,
-}
-
-impl Hub {
-    /// A hub over `log`, which already holds the episodes `logged` (their ids are taken).
-    pub fn new(
-        options: ServeOptions,
-        catalog: Catalog,
-        log: RecordWriter,
-        logged: impl IntoIterator<Item = String>,
-    ) -> Result<Hub, ServeError> {
-        let http = crate::llm::http_client(options.concurrency.max(8))
-            .map_err(|e| ServeError::Execution(format!("cannot build the HTTP client: {e}")))?;
-        let rewarding = Rewarding::new(&options.rewards, &http)
-            .map_err(ServeError::Validation)?
-            .map(Arc::new);
-        Ok(Hub {
-            options,
-            catalog,
-            http,
-            kits: Mutex::new(HashMap::new()),
-            live: Mutex::new(HashMap::new()),
-            ended: Mutex::new(EndedTable::default()),
-            ids: Arc::new(Mutex::new(IdBook::new(logged))),
-            log: Mutex::new(log),
-            rewarding,
-        })
-    }
-
-    pub fn http(&self) -> &reqwest::Client {
-        &self.http
-    }
-
-    pub fn live_count(&self) -> usize {
-        self.live.lock().unwrap().len()
-    }
-
-    /// Ended episodes still kept for `GET` (at most `--max-sessions`).
-    pub fn ended_count(&self) -> usize {
-        self.ended.lock().unwrap().slots.len()
-    }
-
-    /// The book of episode ids, shared with the rollout service.
-    pub fn ids(&self) -> &Book {
-        &self.ids
-    }
-
-    /// Append a finished episode to the log (one whole line, flushed); its id is taken for
-    /// good.
-    pub fn log(&self, record: &EpisodeRecord) -> Result<(), ServeError> {
-        self.log
-            .lock()
-            .unwrap()
-            .write(record)
-            .map_err(|e| ServeError::Execution(format!("writing the log: {e}")))?;
-        self.ids
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .logged(&record.episode_id);
-        Ok(())
-    }
-
-    /// The kit for an external learner, an opponent spec and rules: built once per distinct
-    /// pair.
-    pub fn kit(
-        &self,
-        opponent: &str,
-        episode: &EpisodeConfig,
-    ) -> Result<Arc<EpisodeKit>, ServeError> {
-        let key = format!("{opponent}|{episode:?}");
-        if let Some(kit) = self.kits.lock().unwrap().get(&key) {
-            return Ok(kit.clone());
-        }
-        let learner = SeatPlayer::External {
-            spec: EXTERNAL.into(),
-            takes_persona: true,
-        };
-        let kit = self.build_kit(opponent, episode, learner)?;
-        let mut kits = self.kits.lock().unwrap();
-        if kits.len() > 256 {
-            kits.clear();
-        }
-        kits.insert(key, kit.clone());
-        Ok(kit)
-    }
-
-    /// A kit with this learner, opponent spec and rules. The run id is a digest of the three.
-    pub fn build_kit(
-        &self,
-        opponent: &str,
-        episode: &EpisodeConfig,
-        learner: SeatPlayer,
-    ) -> Result<Arc<EpisodeKit>, ServeError> {
-        let opponent_player = if opponent == EXTERNAL {
-            SeatPlayer::External {
-                spec: EXTERNAL.into(),
-                takes_persona: true,
-            }
-        } else {
-            SeatPlayer::Local(
-                Player::from_spec_with(
-                    opponent,
-                    &self.options.players,
-                    &self.http,
-                    &self.options.sampling.opponent,
-                )
-                .map_err(|e| ServeError::Validation(format!("opponent: {e}")))?,
-            )
-        };
-        let identity = |p: &SeatPlayer| match p {
-            SeatPlayer::Local(p) => p.identity(),
-            SeatPlayer::External { spec, .. } => spec.clone(),
-        };
-        let key = format!(
-            "{}|{}|{episode:?}|{}",
-            identity(&learner),
-            identity(&opponent_player),
-            self.options
-                .rewards
-                .identity(crate::run::rubric(&self.options.rewards).as_deref())
-        );
-        let words: Vec<u64> = key
-            .as_bytes()
-            .chunks(8)
-            .map(|c| c.iter().fold(0u64, |acc, b| acc << 8 | u64::from(*b)))
-            .collect();
-        Ok(Arc::new(EpisodeKit {
-            preset: self.options.preset.clone(),
-            run_id: format!("serve-{:016x}", mix(&words)),
-            players: PerSeat::new(learner, opponent_player),
-            episode: episode.clone(),
-            personas: self.options.personas.clone(),
-            rewards: self.options.rewards.clone(),
-            prompts: self.options.prompts.clone(),
-            rewarding: self.rewarding.clone(),
-            seating: Seating::default(),
-        }))
-    }
-
-    /// The rules of an episode: the server's, with a reset's overrides.
-    pub fn rules(&self, args: &ResetArgs) -> Result<EpisodeConfig, ServeError> {
-        let mut episode = self.options.episode.clone();
-        if let Some(overrides) = &args.rules {
-            let mut table =
-                serde_json::to_value(&episode).map_err(|e| ServeError::Execution(e.to_string()))?;
-            for (k, v) in overrides {
-                table[k] = v.clone();
-            }
-            episode = serde_json::from_value(table)
-                .map_err(|e| ServeError::Validation(format!("rules: {e}")))?;
-        }
-        if let Some(role) = args.learner_role {
-            episode.learner_role = Some(role);
-        }
-        if let Some(first) = args.first_mover {
-            episode.first_mover = first;
-        }
-        Ok(episode)
-    }
-
-    /// Start an episode for a reset (not yet in the table): the in-process seats have moved up
-    /// to the first external turn. The record comes back too if it ended on its own.
-    pub async fn start(
-        &self,
-        args: &ResetArgs,
-    ) -> Result<(Session, Option<EpisodeRecord>), ServeError> {
-        let opponent = args
-            .opponent
-            .clone()
-            .unwrap_or_else(|| self.options.opponent.clone());
-        self.options
-            .policy
-            .opponent(&opponent, &self.options.opponent, &self.options.players)?;
-        if let Some(tokens) = &args.tokens {
-            self.options.policy.endpoint("tokens", &tokens.endpoint)?;
-        }
-        let claim = IdClaim::session(&self.ids, args.episode_id.as_deref())?;
-        let seed = args.seed.unwrap_or(claim.number);
-        let index =
-            self.catalog
-                .pick(args.scenario_id.as_deref(), args.family, args.index, seed)?;
-        let rules = self.rules(args)?;
-        let kit = self.kit(&opponent, &rules)?;
-        let seeds = EpisodeSeed {
-            run: seed,
-            group: index as u64,
-            member: 0,
-        };
-        let driver = Driver::start(kit, self.catalog.planned(index, seeds))
-            .map_err(|e| ServeError::Validation(e.to_string()))?;
-        let mut session = Session {
-            id: claim.id.clone(),
-            _claim: claim,
-            driver: Some(driver),
-            ended: None,
-            last: PerSeat::default(),
-            steps: 0,
-            asked_at: Instant::now(),
-            tokens: match &args.tokens {
-                Some(t) => Some(self.exact_tokens(t)?),
-                None => None,
-            },
-        };
-        let record = session.advance().await?;
-        Ok((session, record))
-    }
-
-    /// The client of a learner's policy server for token-exact mode.
-    fn exact_tokens(&self, args: &TokensArgs) -> Result<ExactTokens, ServeError> {
-        let settings = EndpointSettings {
-            base_url: args.endpoint.clone(),
-            model: args.model.clone(),
-            token_api: args.token_api,
-            ..EndpointSettings::default()
-        };
-        let client = LlmClient::new(self.http.clone(), settings)
-            .map_err(|e| ServeError::Validation(format!("tokens: {e}")))?;
-        Ok(ExactTokens {
-            client,
-            api: args.token_api,
-            pending: PerSeat::default(),
-        })
-    }
-
-    /// Put a started session in the table, if there is room, reachable by `owner` only.
-    pub fn admit(&self, session: Session, owner: Owner) -> Result<Arc<Slot>, ServeError> {
-        let id = session.id.clone();
-        let done = session.is_done();
-        let slot = Arc::new(Slot {
-            session: tokio::sync::Mutex::new(session),
-            owner,
-            touched: Mutex::new(Instant::now()),
-        });
-        if done {
-            self.ended
-                .lock()
-                .unwrap()
-                .insert(id, slot.clone(), self.options.max_sessions);
-            return Ok(slot);
-        }
-        let mut live = self.live.lock().unwrap();
-        if live.len() >= self.options.max_sessions {
-            return Err(ServeError::Capacity(self.options.max_sessions));
-        }
-        live.insert(id, slot.clone());
-        Ok(slot)
-    }
-
-    /// Refuse a reset early when the table is full (before any work is done for it).
-    pub fn check_room(&self) -> Result<(), ServeError> {
-        if self.live_count() >= self.options.max_sessions {
-            return Err(ServeError::Capacity(self.options.max_sessions));
-        }
-        Ok(())
-    }
-
-    /// A live or ended session by id, if `owner` may reach it (a WebSocket's session is its
-    /// connection's alone: to anyone else it does not exist).
-    pub fn find(&self, id: &str, owner: Owner) -> Result<Arc<Slot>, ServeError> {
-        let found = match self.live.lock().unwrap().get(id) {
-            Some(slot) => {
-                slot.touch();
-                Some(slot.clone())
-            }
-            None => None,
-        };
-        found
-            .or_else(|| {
-                self.ended
-                    .lock()
-                    .unwrap()
-                    .slots
-                    .get(id)
-                    .map(|(_, slot)| slot.clone())
-            })
-            .filter(|slot| slot.owner == owner)
-            .ok_or_else(|| ServeError::UnknownEpisode(id.to_string()))
-    }
-
-    /// Step session `id` and log the episode if it ended. Returns what the seat to move next
-    /// sees (or the stepping seat, once the episode is over).
-    pub async fn step(
-        &self,
-        slot: &Slot,
-        seat: Option<Seat>,
-        completion: Completion,
-        sampled: Sampled,
-    ) -> Result<Value, ServeError> {
-        let mut session = slot.session.lock().await;
-        slot.touch();
-        let stepping = seat.or(session.to_move());
-        let record = session.step(seat, completion, sampled).await?;
-        slot.touch();
-        if let Some(record) = record {
-            self.log(&record)?;
-            let id = session.id.clone();
-            if let Some(slot) = self.live.lock().unwrap().remove(&id) {
-                self.ended
-                    .lock()
-                    .unwrap()
-                    .insert(id, slot, self.options.max_sessions);
-            }
-        }
-        let viewer = session.to_move().or(stepping).unwrap_or(Seat::Learner);
-        Ok(session.observe(viewer))
-    }
-
-    /// Drop a session `owner` may reach (delete, a closed connection, a new reset on the
-    /// same connection).
-    pub fn remove(&self, id: &str, owner: Owner) -> bool {
-        if self.find(id, owner).is_err() {
-            return false;
-        }
-        let live = self.live.lock().unwrap().remove(id).is_some();
-        let ended = self.ended.lock().unwrap().remove(id);
-        live || ended
-    }
-
-    /// Reclaim sessions idle longer than the timeout; returns how many.
-    pub fn reap(&self) -> usize {
-        let limit = Duration::from_secs_f64(self.options.idle_timeout_s);
-        let mut n = 0;
-        self.live.lock().unwrap().retain(|_, slot| {
-            let keep = slot.touched.lock().unwrap().elapsed() < limit;
-            n += usize::from(!keep);
-            keep
-        });
-        self.ended
-            .lock()
-            .unwrap()
-            .slots
-            .retain(|_, (at, _)| at.elapsed() < limit);
-        n
     }
 }

@@ -1,0 +1,149 @@
+//! The guards every request passes before its handler: the Origin check, the body read in
+//! time, the bearer token, and a panic turned into a JSON 500.
+
+use axum::extract::{Request, State};
+use axum::http::header::AUTHORIZATION;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::error::ServeError;
+use super::Shared;
+
+/// Requests from browser pages are refused unless their origin is allowed (`policy.rs`): on
+/// every route, before anything else runs. No route answers CORS preflights, so a browser
+/// never sends a page's non-simple request either.
+pub(super) async fn browsers(
+    State(state): State<Shared>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match state.hub.options.policy.origin(request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+/// A request's body is read whole within `--body-timeout-s` (and within the body limit),
+/// before its handler runs: a client that sends headers and then trickles its body is cut off.
+pub(super) async fn body_in_time(
+    State(state): State<Shared>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let options = &state.hub.options;
+    let (parts, body) = request.into_parts();
+    let read = axum::body::to_bytes(body, options.body_limit);
+    let bytes = match tokio::time::timeout(options.body_timeout, read).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(e)) if over_limit(&e) => {
+            return ServeError::TooLarge(options.body_limit).into_response()
+        }
+        Ok(Err(e)) => {
+            return ServeError::InvalidJson(format!("reading the request body: {e}"))
+                .into_response()
+        }
+        Err(_) => {
+            return ServeError::Validation(format!(
+                "the request body did not arrive within {} s (--body-timeout-s)",
+                options.body_timeout.as_secs_f64()
+            ))
+            .into_response()
+        }
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
+/// A panic while a request is answered (a bug) is a 500 with a JSON error body naming it as
+/// an internal error, not a connection closed without an answer. (An episode of
+/// `/v1/rollouts` that panics is caught where it is played, and is an `error` record on the
+/// stream: its 200 is sent already.)
+pub(super) async fn catch_panic(request: Request, next: Next) -> Response {
+    use futures_util::FutureExt;
+    match std::panic::AssertUnwindSafe(next.run(request))
+        .catch_unwind()
+        .await
+    {
+        Ok(response) => response,
+        Err(panic) => ServeError::Execution(format!(
+            "{}: {}",
+            crate::run::INTERNAL_ERROR,
+            crate::run::panic_message(panic.as_ref())
+        ))
+        .into_response(),
+    }
+}
+
+/// The body was cut at the limit (not broken off by the client).
+fn over_limit(error: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = e.source();
+    }
+    false
+}
+
+/// The optional bearer token, compared in constant time.
+pub(super) async fn auth(State(state): State<Shared>, request: Request, next: Next) -> Response {
+    if let Some(token) = &state.hub.options.token {
+        let given = request
+            .headers()
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+            return ServeError::Unauthorized.into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// Equal bytes, in time that depends only on the lengths.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = u8::from(a.len() != b.len());
+    for i in 0..a.len().max(b.len()) {
+        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0xff);
+    }
+    diff == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::Router;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(!constant_time_eq(b"", b"x"));
+        assert!(constant_time_eq(b"", b""));
+    }
+
+    #[tokio::test]
+    async fn a_handler_that_panics_answers_500_naming_an_internal_error() {
+        async fn boom() -> &'static str {
+            panic!("a bug")
+        }
+        let app = Router::new()
+            .route("/boom", axum::routing::get(boom))
+            .layer(axum::middleware::from_fn(catch_panic));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let response = reqwest::get(format!("http://{addr}/boom")).await.unwrap();
+        assert_eq!(response.status(), 500);
+        let body: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "EXECUTION_ERROR");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(crate::run::INTERNAL_ERROR) && message.contains("panicked: a bug"),
+            "{message}"
+        );
+    }
+}
