@@ -1,9 +1,8 @@
 //! `dealgym serve`: the environment as a service. One session layer ([`hub`]) holds live
 //! episodes ([`session`]) — each a [`Driver`](crate::run::Driver) whose learner seat (and, for
 //! self-play, the opponent's) is fed by a client while the other seat is played in-process — and
-//! three
-//! surfaces share it: OpenEnv's protocol ([`openenv`]: `WS /ws`, `/reset`, `/step`, `/health`,
-//! `/schema`, `/metadata`), native REST ([`rest`]: `/v1/episodes…`), and the rollout service
+//! three surfaces share it: OpenEnv's protocol ([`openenv`]: `WS /ws`, `/reset`, `/step`,
+//! `/health`, `/schema`, `/metadata`), native REST ([`rest`]: `/v1/episodes…`), and the rollout service
 //! ([`rollouts`]: `POST /v1/rollouts`, whole episodes against the caller's endpoint, streamed).
 //! Every finished episode is appended to one JSONL log with the record writer `run` uses, so
 //! `dealgym replay --verify` reads it.
