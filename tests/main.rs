@@ -15,6 +15,7 @@ mod dialogues;
 mod episodes;
 mod eval;
 mod export;
+mod extreme_values;
 mod faults;
 mod fuzz;
 mod human_data;

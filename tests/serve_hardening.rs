@@ -95,6 +95,15 @@ async fn a_rollout_request_past_the_size_limits_is_refused_not_allocated() {
     .await;
     assert_eq!(status, 422, "{answer}");
     assert!(message(&answer).contains("at most 100000"), "{answer}");
+    // A client's rules are held to the config's bounds: no episode of four billion rounds.
+    let (status, answer) = post(
+        &server,
+        "/reset",
+        &json!({"rules": {"max_rounds": 4_294_967_295u64}}),
+    )
+    .await;
+    assert_eq!(status, 422, "{answer}");
+    assert!(message(&answer).contains("max_rounds"), "{answer}");
     healthy(&server).await;
     server.shutdown().await;
 }

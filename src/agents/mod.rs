@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::game::{Completion, Episode, Message, Persona, Seat, Setup, Turn};
 use crate::llm::{
-    CallTokens, EndpointSettings, LlmClient, LlmError, ReplicaPool, SeatKey, TokenMode,
+    without_userinfo, CallTokens, EndpointSettings, LlmClient, LlmError, ReplicaPool, SeatKey,
+    TokenMode,
 };
 use crate::protocol::constraint::{self, ConstraintCheck};
 use crate::protocol::{Action, Terms};
@@ -51,9 +52,11 @@ pub enum PlayerError {
 }
 
 impl PlayerError {
+    /// An error of the player `spec`, shown without the credentials of its URLs.
     fn spec(spec: &str, message: impl Into<String>) -> PlayerError {
+        let shown: Vec<String> = spec.split(',').map(without_userinfo).collect();
         PlayerError::Spec {
-            spec: spec.to_string(),
+            spec: shown.join(","),
             message: message.into(),
         }
     }
@@ -117,7 +120,7 @@ impl<'de> Deserialize<'de> for PlayerConfig {
             }
             (false, true) => {}
         }
-        endpoint.check_durations().map_err(D::Error::custom)?;
+        endpoint.check().map_err(D::Error::custom)?;
         Ok(PlayerConfig {
             endpoint,
             persona,
@@ -273,17 +276,9 @@ impl Player {
             if model.is_empty() {
                 return Err(PlayerError::spec(spec, "the model name is empty"));
             }
-            // `openai:MODEL@URL1,URL2,…`: replicas of one model.
+            // `openai:MODEL@URL1,URL2,…`: replicas of one model (each URL checked with the
+            // rest of the settings, in `llm_client`).
             let urls: Vec<String> = urls.split(',').map(|u| u.trim().to_string()).collect();
-            if let Some(bad) = urls
-                .iter()
-                .find(|u| !(u.starts_with("http://") || u.starts_with("https://")))
-            {
-                return Err(PlayerError::spec(
-                    spec,
-                    format!("`{bad}` is not an http(s) URL (replicas: openai:MODEL@URL1,URL2)"),
-                ));
-            }
             let settings = sampling.fill(EndpointSettings {
                 base_url: urls[0].clone(),
                 model: model.to_string(),
@@ -501,6 +496,10 @@ fn llm_client(
     http: &reqwest::Client,
     mut settings: EndpointSettings,
 ) -> Result<(LlmClient, Option<ReplicaPool>), PlayerError> {
+    // Checked whole before the replicas are taken out: every URL and the number of them.
+    settings
+        .check()
+        .map_err(|message| PlayerError::spec(spec, message))?;
     let endpoints = std::mem::take(&mut settings.endpoints);
     if let Some(first) = endpoints.first() {
         settings.base_url = first.clone();
@@ -587,22 +586,6 @@ struct CallAnswer {
     tokens: CallTokens,
 }
 
-/// `http://user:pass@host/v1` → `http://host/v1`.
-fn without_userinfo(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let host_end = rest.find('/').unwrap_or(rest.len());
-            let (authority, path) = rest.split_at(host_end);
-            let host = authority
-                .rsplit_once('@')
-                .map(|(_, h)| h)
-                .unwrap_or(authority);
-            format!("{scheme}://{host}{path}")
-        }
-        None => url.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -636,6 +619,19 @@ mod tests {
             Err(PlayerError::Spec { .. })
         ));
         assert!(p.replica_pool().is_none());
+        // A URL no call can use is refused naming it, credentials left out.
+        let e = Player::from_spec(
+            "openai:m@http://u:secret@127.0.0.1:8000/v1,http://v:secret@127.0.0.1:99999/v1",
+            &named,
+            &http,
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "player `openai:m@http://127.0.0.1:8000/v1,http://127.0.0.1:99999/v1`: endpoints[1] \
+             `http://127.0.0.1:99999/v1` is not an http(s) URL: invalid port number"
+        );
     }
 
     #[test]

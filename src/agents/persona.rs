@@ -100,8 +100,15 @@ impl PersonaConfig {
                 ));
             }
         }
-        if !self.weights.is_empty() && self.weights.values().sum::<f64>() <= 0.0 {
+        let total = self.weights.values().sum::<f64>();
+        if !self.weights.is_empty() && total <= 0.0 {
             return Err("persona weights must not all be zero".into());
+        }
+        // A draw picks a point below the total: an infinite one cannot be drawn from.
+        if !total.is_finite() {
+            return Err(format!(
+                "persona weights must add up to a finite number; they add up to {total}"
+            ));
         }
         Ok(())
     }
@@ -137,5 +144,24 @@ impl PersonaConfig {
             }),
             None => builtin(name),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_that_add_up_past_any_number_are_refused() {
+        let with = |a: f64, b: f64| PersonaConfig {
+            weights: [("cooperative".to_string(), a), ("none".to_string(), b)].into(),
+            ..PersonaConfig::default()
+        };
+        assert_eq!(with(1.0, 1.0).validate(), Ok(()));
+        assert_eq!(
+            with(1e308, 1e308).validate().unwrap_err(),
+            "persona weights must add up to a finite number; they add up to inf"
+        );
+        assert!(with(f64::NAN, 1.0).validate().is_err());
     }
 }

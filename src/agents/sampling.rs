@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::limits::check_sampling;
 use crate::llm::EndpointSettings;
 
 /// The sampling settings a model seat gets where its player leaves them unset.
@@ -37,18 +38,14 @@ impl SamplingDefaults {
         settings
     }
 
-    /// Check the values: a temperature in [0, 2], a top_p in (0, 1], at least one token.
+    /// Check the values by [`check_sampling`]'s rule, naming `table`.
     pub fn validate(&self, table: &str) -> Result<(), String> {
-        if let Some(t) = self.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
-            return Err(format!("{table} temperature must be in [0, 2], not {t}"));
-        }
-        if let Some(p) = self.top_p.filter(|p| !(*p > 0.0 && *p <= 1.0)) {
-            return Err(format!("{table} top_p must be in (0, 1], not {p}"));
-        }
-        if self.max_tokens == Some(0) {
-            return Err(format!("{table} max_tokens must be at least 1"));
-        }
-        Ok(())
+        check_sampling(
+            &format!("{table} "),
+            self.temperature,
+            self.top_p,
+            self.max_tokens,
+        )
     }
 }
 

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::{AnnotateError, AnnotateOptions};
+use crate::limits::{count_flag, MAX_CONCURRENCY};
 use crate::run::grace_period;
 
 /// The flags of `dealgym annotate`.
@@ -19,8 +20,8 @@ pub struct AnnotateFlags {
     /// The annotated record file to write (refused if it holds episodes, unless --resume).
     #[arg(long)]
     pub out: PathBuf,
-    /// At most this many requests in flight.
-    #[arg(long, default_value_t = 64)]
+    /// At most this many requests in flight (1 to 65,536).
+    #[arg(long, default_value_t = 64, value_parser = count_flag::<usize>(1, MAX_CONCURRENCY))]
     pub concurrency: usize,
     /// Continue into an output that holds episodes: those already there are not annotated
     /// again (and a cut-off last line is repaired).

@@ -46,6 +46,7 @@ pub use prompt::{
 use crate::agents::{Player, PlayerError};
 use crate::digest::Digest;
 use crate::game::{mix, PerSeat, PromptError, Prompts};
+use crate::limits::{check_count, MAX_CONCURRENCY};
 use crate::llm::{http_client, LlmClient, LlmError};
 use crate::record::{
     scan_existing, Duplicates, EpisodeRecord, RecordWriter, ReplayError, WriteError,
@@ -427,11 +428,13 @@ pub async fn annotate<'s>(
     stop: impl Into<Stop<'s>>,
 ) -> Result<AnnotateSummary, AnnotateError> {
     let started = Instant::now();
-    if options.concurrency == 0 {
-        return Err(AnnotateError::Options(
-            "--concurrency must be at least 1".into(),
-        ));
-    }
+    check_count(
+        "--concurrency",
+        options.concurrency as u64,
+        1,
+        MAX_CONCURRENCY,
+    )
+    .map_err(AnnotateError::Options)?;
     let template = match &options.template {
         Some(path) => ThoughtTemplate::load(path).map_err(AnnotateError::Options)?,
         None => ThoughtTemplate::builtin(),

@@ -115,12 +115,9 @@ pub async fn eval<'s>(
 ) -> Result<EvalSummary, EvalError> {
     let started = std::time::Instant::now();
     let run = &options.run;
-    if run.concurrency == 0 || run.group_size == 0 {
-        return Err(
-            RunError::Options("concurrency and group size must be at least 1".into()).into(),
-        );
-    }
+    run.check()?;
     let scenarios = load_all(&run.scenarios, &run.selection())?;
+    run.check_plan_size(scenarios.len(), "scenarios", options.pairings.len())?;
     let planned = plan(&scenarios, run.seed, run.group_size);
     let planned = match &run.shard {
         Some(s) => shard(planned, s),

@@ -5,6 +5,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::limits::{check_count, check_number, MAX_RETRIES, MAX_ROUNDS};
 use crate::protocol::TurnFormat;
 use crate::scenario::{Domain, Role, Scenario};
 
@@ -112,6 +113,38 @@ impl Default for EpisodeConfig {
             learner_format: TurnFormat::Tagged,
             opponent_format: TurnFormat::Tagged,
         }
+    }
+}
+
+impl EpisodeConfig {
+    /// Check what serde cannot: each count within its limit ([`crate::limits`]) and each
+    /// number finite and in its range (a floor is a share of the seat's maximum utility). The
+    /// message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        check_count(
+            "[episode] max_rounds",
+            self.max_rounds.into(),
+            1,
+            MAX_ROUNDS,
+        )?;
+        check_count(
+            "[episode] format_retries",
+            self.format_retries.into(),
+            0,
+            MAX_RETRIES,
+        )?;
+        if let Some(f) = self.floor_fraction {
+            check_number("[episode] floor_fraction", f, 0.0, 1.0)?;
+        }
+        if let Some(v) = self.no_deal_value {
+            check_number(
+                "[episode] no_deal_value",
+                v,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -405,6 +438,56 @@ pub fn regulation_floor(
 mod tests {
     use super::*;
     use crate::fixtures::{job, price, setup_with};
+
+    #[test]
+    fn rules_past_their_limits_are_refused_by_key() {
+        assert_eq!(EpisodeConfig::default().validate(), Ok(()));
+        for (config, says) in [
+            (
+                EpisodeConfig {
+                    max_rounds: u32::MAX,
+                    ..EpisodeConfig::default()
+                },
+                "[episode] max_rounds must be from 1 to 10000; it is 4294967295",
+            ),
+            (
+                EpisodeConfig {
+                    max_rounds: 0,
+                    ..EpisodeConfig::default()
+                },
+                "[episode] max_rounds must be from 1 to 10000; it is 0",
+            ),
+            (
+                EpisodeConfig {
+                    format_retries: 101,
+                    ..EpisodeConfig::default()
+                },
+                "[episode] format_retries must be from 0 to 100; it is 101",
+            ),
+            (
+                EpisodeConfig {
+                    floor_fraction: Some(f64::NAN),
+                    ..EpisodeConfig::default()
+                },
+                "[episode] floor_fraction must be a finite number from 0 to 1; it is NaN",
+            ),
+            (
+                EpisodeConfig {
+                    no_deal_value: Some(f64::NEG_INFINITY),
+                    ..EpisodeConfig::default()
+                },
+                "[episode] no_deal_value must be a finite number; it is -inf",
+            ),
+        ] {
+            assert_eq!(config.validate().unwrap_err(), says);
+        }
+        let casino_rule = EpisodeConfig {
+            no_deal_value: Some(5.0),
+            floor_fraction: Some(0.5),
+            ..EpisodeConfig::default()
+        };
+        assert_eq!(casino_rule.validate(), Ok(()));
+    }
 
     #[test]
     fn exchanging_roles_keeps_everything_of_the_seats_but_their_roles_and_floors() {

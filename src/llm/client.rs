@@ -7,7 +7,9 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::types::{ChatRequest, ChatResponse, Reply};
-use crate::limits::check_seconds;
+use crate::limits::{
+    check_count, check_sampling, check_seconds, MAX_CONCURRENCY, MAX_REPLICAS, MAX_RETRIES,
+};
 use crate::vocab::Message;
 
 /// Which seed to send with a request.
@@ -207,9 +209,33 @@ impl std::fmt::Debug for LlmClient {
 }
 
 impl EndpointSettings {
-    /// Every duration of the settings, checked by [`check_seconds`]: at config load (a
-    /// `[players.NAME]` table) and again where every client is built.
-    pub fn check_durations(&self) -> Result<(), String> {
+    /// Every value of the settings within its limit ([`crate::limits`]): each URL an http(s)
+    /// URL ([`check_url`]), the sampling settings, the counts (retries, replicas, requests in
+    /// flight per replica, failures before ejection) and the durations. Checked at config load
+    /// (a `[players.NAME]` table) and again where every client is built, so a value no call
+    /// can be made with is refused naming its key instead of failing every call later.
+    pub fn check(&self) -> Result<(), String> {
+        if !self.base_url.trim().is_empty() {
+            check_url("endpoint", &self.base_url)?;
+        }
+        check_count(
+            "the number of endpoints",
+            self.endpoints.len() as u64,
+            0,
+            MAX_REPLICAS,
+        )?;
+        for (i, url) in self.endpoints.iter().enumerate() {
+            check_url(&format!("endpoints[{i}]"), url)?;
+        }
+        check_sampling("", self.temperature, self.top_p, self.max_tokens)?;
+        check_count("retries", self.retries.into(), 0, MAX_RETRIES)?;
+        check_count(
+            "max_in_flight_per_replica",
+            self.max_in_flight_per_replica as u64,
+            1,
+            MAX_CONCURRENCY,
+        )?;
+        check_count("eject_after", self.eject_after.into(), 1, MAX_RETRIES)?;
         check_seconds("timeout_s", self.timeout_s, false)?;
         check_seconds("backoff_s", self.backoff_s, true)?;
         check_seconds("backoff_max_s", self.backoff_max_s, true)?;
@@ -218,12 +244,55 @@ impl EndpointSettings {
     }
 }
 
+/// The rule for a URL a user gives a model endpoint by (a player's `endpoint` or
+/// `endpoints`, an `openai:MODEL@URL` spec, the judge's `endpoint`, the reward model's `url`;
+/// named by `key`): it parses, its scheme is http or https, and it names a host (a port past
+/// 65535 does not parse). Checked where the URL enters, so a typo is refused naming it instead
+/// of failing every call of the run as an "unreadable response". The URL is shown without
+/// credentials.
+pub fn check_url(key: &str, url: &str) -> Result<reqwest::Url, String> {
+    let refused = |why: String| {
+        format!(
+            "{key} `{}` is not an http(s) URL: {why}",
+            without_userinfo(url)
+        )
+    };
+    let parsed = reqwest::Url::parse(url.trim()).map_err(|e| refused(e.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(refused(format!(
+            "the scheme is {}, not http or https",
+            parsed.scheme()
+        )));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(refused("it names no host".into()));
+    }
+    Ok(parsed)
+}
+
+/// `url` without the `user:password@` part of its authority, as it may be printed.
+pub fn without_userinfo(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let host_end = rest.find('/').unwrap_or(rest.len());
+            let (authority, path) = rest.split_at(host_end);
+            let host = authority
+                .rsplit_once('@')
+                .map(|(_, h)| h)
+                .unwrap_or(authority);
+            format!("{scheme}://{host}{path}")
+        }
+        None => url.to_string(),
+    }
+}
+
 impl LlmClient {
     /// Build a client; reads the API key from the environment variable named in the settings.
     pub fn new(http: reqwest::Client, settings: EndpointSettings) -> Result<Self, LlmError> {
         // Checked here, where every client is built (players, replicas, judge, reward model):
-        // a negative, non-finite or huge duration would panic at the first call or retry.
-        if let Err(message) = settings.check_durations() {
+        // a negative, non-finite or huge duration would panic at the first call or retry, and
+        // a URL that does not parse would fail every call.
+        if let Err(message) = settings.check() {
             return Err(LlmError::Settings {
                 url: settings.base_url.clone(),
                 message,
@@ -519,6 +588,95 @@ mod tests {
             if t == 1e300 {
                 assert!(e.to_string().ends_with("it is 1e300"), "{e}");
             }
+        }
+    }
+
+    #[test]
+    fn a_url_that_no_call_can_use_is_refused_naming_the_key_and_the_value() {
+        assert!(check_url("endpoint", "http://127.0.0.1:8000/v1").is_ok());
+        assert!(check_url("endpoint", "https://api.example.com/v1").is_ok());
+        for (url, why) in [
+            ("not a url", "relative URL without a base"),
+            ("http://127.0.0.1:99999/v1", "invalid port number"),
+            (
+                "ftp://127.0.0.1:21/v1",
+                "the scheme is ftp, not http or https",
+            ),
+            (
+                "file:///etc/passwd",
+                "the scheme is file, not http or https",
+            ),
+            ("127.0.0.1:8000/v1", "relative URL without a base"),
+            (
+                "localhost:8000/v1",
+                "the scheme is localhost, not http or https",
+            ),
+        ] {
+            let e = check_url("endpoints[1]", url).unwrap_err();
+            assert_eq!(
+                e,
+                format!("endpoints[1] `{url}` is not an http(s) URL: {why}")
+            );
+        }
+        // Credentials are never printed.
+        let e = check_url("endpoint", "http://u:secret@127.0.0.1:99999/v1").unwrap_err();
+        assert!(!e.contains("secret"), "{e}");
+    }
+
+    #[test]
+    fn settings_with_a_count_past_its_limit_are_refused_by_key() {
+        let ok = EndpointSettings {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            ..EndpointSettings::default()
+        };
+        assert_eq!(ok.check(), Ok(()));
+        for (settings, says) in [
+            (
+                EndpointSettings {
+                    max_in_flight_per_replica: 0,
+                    ..ok.clone()
+                },
+                "max_in_flight_per_replica must be from 1 to 65536; it is 0",
+            ),
+            (
+                EndpointSettings {
+                    retries: u32::MAX,
+                    ..ok.clone()
+                },
+                "retries must be from 0 to 100; it is 4294967295",
+            ),
+            (
+                EndpointSettings {
+                    eject_after: 0,
+                    ..ok.clone()
+                },
+                "eject_after must be from 1 to 100; it is 0",
+            ),
+            (
+                EndpointSettings {
+                    top_p: Some(0.0),
+                    ..ok.clone()
+                },
+                "top_p must be a finite number above 0 and at most 1; it is 0",
+            ),
+            (
+                EndpointSettings {
+                    endpoints: vec!["http://a/v1".into(), "http://b:70000/v1".into()],
+                    ..ok.clone()
+                },
+                "endpoints[1] `http://b:70000/v1` is not an http(s) URL: invalid port number",
+            ),
+            (
+                EndpointSettings {
+                    endpoints: vec!["http://a/v1".into(); 1025],
+                    ..ok.clone()
+                },
+                "the number of endpoints must be from 0 to 1024; it is 1025",
+            ),
+        ] {
+            assert_eq!(settings.check().unwrap_err(), says);
+            let e = LlmClient::new(reqwest::Client::new(), settings).expect_err("refused");
+            assert!(e.to_string().contains(says), "{e}");
         }
     }
 }

@@ -19,7 +19,9 @@ mod pool;
 mod reward_model;
 mod types;
 
-pub use client::{http_client, EndpointSettings, LlmClient, LlmError, SeedPolicy};
+pub use client::{
+    check_url, http_client, without_userinfo, EndpointSettings, LlmClient, LlmError, SeedPolicy,
+};
 pub use exact::{extend, turn_tokens, NextPrompt, Sampled, TokenApi, TokenMode};
 pub use judge::JudgeClient;
 pub use pool::{

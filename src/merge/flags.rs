@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::{Expected, MergeError, MergeOptions, PlanSize};
+use crate::limits::{count_flag, MAX_EPISODES, MAX_GROUP_SIZE};
 use crate::run::{load_all, FileConfig, SelectFlags};
 
 /// The flags of `dealgym merge`.
@@ -22,9 +23,9 @@ pub struct MergeFlags {
     /// The run's choice of scenarios of each file, as the run had it.
     #[command(flatten)]
     pub select: SelectFlags,
-    /// The run's group size (default: the config's, else the largest member index in the
-    /// files plus one).
-    #[arg(long)]
+    /// The run's group size, 1 to 4,096 (default: the config's, else the largest member index
+    /// in the files plus one).
+    #[arg(long, value_parser = count_flag::<u32>(1, MAX_GROUP_SIZE))]
     pub group_size: Option<u32>,
     /// The run's config file, for its group size and scenario selection.
     #[arg(long)]
@@ -33,8 +34,13 @@ pub struct MergeFlags {
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
     /// Instead of --scenarios: the number of episodes each run planned (the first N ids of
-    /// the plan).
-    #[arg(long, value_name = "N", conflicts_with = "scenarios")]
+    /// the plan; at most 10 million, as a run plans).
+    #[arg(
+        long,
+        value_name = "N",
+        conflicts_with = "scenarios",
+        value_parser = count_flag::<usize>(1, MAX_EPISODES)
+    )]
     pub expect: Option<usize>,
     /// Join files whose run ids differ (different runs, or an eval's shards that did not all
     /// reach every pairing) instead of reporting it as a problem.
@@ -51,11 +57,6 @@ impl MergeFlags {
     pub fn options(&self) -> Result<MergeOptions, MergeError> {
         let config = FileConfig::resolve(self.config.as_deref(), self.preset.as_deref())?;
         let group_size = self.group_size.or(config.group_size);
-        if group_size == Some(0) {
-            return Err(MergeError::Options(
-                "--group-size must be at least 1".into(),
-            ));
-        }
         let size = if !self.scenarios.is_empty() {
             // The sample's seed does not change its size.
             let selection = self

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 pub use flags::MergeFlags;
 
 use crate::digest::{digest_json, Digest};
+use crate::limits::{check_episodes, MAX_EPISODES};
 use crate::record::{OutputLock, ReadError, RecordReader, RecordWriter, WriteError};
 use crate::run::{planned_ids, ConfigError, RunError};
 
@@ -50,6 +51,23 @@ pub struct Expected {
     pub size: PlanSize,
     /// The run's group size; `None`: read from the files (the largest member index, plus one).
     pub group_size: Option<u64>,
+}
+
+impl Expected {
+    /// The episodes of the plan with groups of `group_size` (the run's, or read from the
+    /// files), refused past [`MAX_EPISODES`] (as `run` refuses such a plan) before its ids are
+    /// listed.
+    fn episodes(&self, group_size: u64) -> Result<usize, MergeError> {
+        let factors = match self.size {
+            PlanSize::Groups(groups) => vec![
+                (groups as u64, "scenarios"),
+                (group_size, "members per group"),
+            ],
+            PlanSize::Episodes(n) => vec![(n as u64, "episodes")],
+        };
+        let n = check_episodes(&factors, MAX_EPISODES).map_err(MergeError::Options)?;
+        Ok(n as usize)
+    }
 }
 
 /// How big the plan is.
@@ -242,6 +260,11 @@ pub fn merge(options: &MergeOptions) -> Result<MergeReport, MergeError> {
             "give at least one FILE to merge".into(),
         ));
     }
+    if let Some(expected) = &options.expected {
+        if let Some(group_size) = expected.group_size {
+            expected.episodes(group_size)?;
+        }
+    }
     let out_id = identity(&options.out);
     if options.files.iter().any(|f| identity(f) == out_id) {
         return Err(MergeError::Options(format!(
@@ -345,11 +368,10 @@ fn merge_into(options: &MergeOptions, partial: &Path) -> Result<MergeReport, Mer
     report.mixed_runs = sets.len() > 1 && !options.allow_mixed;
 
     if let Some(expected) = &options.expected {
-        let group_size = expected.group_size.unwrap_or(largest_member + 1);
-        let episodes = match expected.size {
-            PlanSize::Groups(groups) => groups * group_size as usize,
-            PlanSize::Episodes(n) => n,
-        };
+        let group_size = expected
+            .group_size
+            .unwrap_or(largest_member.saturating_add(1));
+        let episodes = expected.episodes(group_size)?;
         let ids = planned_ids(episodes, group_size);
         let planned: HashSet<&str> = ids.iter().map(String::as_str).collect();
         let mut missing = Listed::default();

@@ -41,6 +41,7 @@ use serde_json::json;
 use crate::agents::Tactic;
 use crate::cache::BoundedCache;
 use crate::game::{mix, Message};
+use crate::limits::number_flag;
 
 pub use annotate::{is_annotate_request, thought};
 pub use judge::{conversation_reward, is_judge_request, verdict, UNREADABLE_VERDICT};
@@ -77,22 +78,22 @@ pub struct MockConfig {
     #[arg(long, default_value_t = 0)]
     pub jitter_ms: u64,
     /// Share of requests answered with HTTP 500.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub error_rate: f64,
     /// Share of requests answered with HTTP 429.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub rate_limit_rate: f64,
     /// Share of requests that hang (to exercise timeouts).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub hang_rate: f64,
     /// How long a hang lasts before the mock answers anyway, in ms.
     #[arg(long, default_value_t = 600_000)]
     pub hang_ms: u64,
     /// Share of requests answered with a body that is not JSON.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub malformed_rate: f64,
     /// Share of completions that are chat without any action.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub garbage_rate: f64,
     /// Return reasoning inline (<think>) or as reasoning_content.
     #[arg(long, value_enum, default_value_t = ThinkMode::None)]
@@ -107,13 +108,13 @@ pub struct MockConfig {
     #[arg(long, default_value = "linear", value_parser = parse_tactic)]
     pub tactic: Tactic,
     /// Share of judge requests answered with prose that is not a verdict.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub judge_unreadable_rate: f64,
     /// Share of annotation requests answered with a move that is not the person's.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub annotate_unusable_rate: f64,
     /// Share of reward-model requests (/pooling, /score, /reward) answered with HTTP 500.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub reward_model_error_rate: f64,
     /// Model a prefix cache of this many tokens (0: none): chat answers report
     /// usage.prompt_tokens_details.cached_tokens, prompts counted in the mock's tokenization.

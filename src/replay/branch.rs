@@ -59,11 +59,7 @@ pub fn branch_group_id(parent_episode: &str, prefix: usize) -> String {
 /// command with an error naming the episode.
 pub async fn branch(options: &BranchOptions) -> Result<BranchSummary, Error> {
     let run = &options.run;
-    if run.group_size == 0 || run.concurrency == 0 {
-        return Err(Error::Options(
-            "group size and concurrency must be at least 1".into(),
-        ));
-    }
+    run.check()?;
     let prefix_word = format!("branch-from:{}", options.prefix);
     let kit = Arc::new(build_kit(run, ["branch", prefix_word.as_str()])?);
     let mut scenarios = ScenarioSource::new(&options.scenarios)?;

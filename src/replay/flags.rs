@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::{BranchOptions, Error, RescoreOptions, VerifyOptions};
+use crate::limits::{count_flag, MAX_CONCURRENCY, MAX_GROUP_SIZE};
 use crate::run::{FileConfig, RunOptions};
 
 /// The flags of `dealgym replay`: record files and exactly one of `--verify`, `--rescore`,
@@ -65,16 +66,17 @@ pub struct ReplayFlags {
     /// --branch-from: who plays on in the opponent's seat.
     #[arg(long, value_name = "SPEC")]
     pub opponent: Option<String>,
-    /// --branch-from: branches per episode, with different sampling seeds (default: the
-    /// config's group_size, else 1).
-    #[arg(long, value_name = "G")]
+    /// --branch-from: branches per episode, with different sampling seeds, 1 to 4,096
+    /// (default: the config's group_size, else 1).
+    #[arg(long, value_name = "G", value_parser = count_flag::<u32>(1, MAX_GROUP_SIZE))]
     pub group_size: Option<u32>,
     /// --branch-from: the seed the branches' sampling seeds come from (default: the config's,
     /// else 0).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// --branch-from: episodes in flight at once (default: the config's, else 64).
-    #[arg(long, value_name = "N")]
+    /// --branch-from: episodes in flight at once, 1 to 65,536 (default: the config's, else
+    /// 64).
+    #[arg(long, value_name = "N", value_parser = count_flag::<usize>(1, MAX_CONCURRENCY))]
     pub concurrency: Option<usize>,
 }
 

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::ReportOptions;
+use crate::limits::number_flag;
 
 /// The thresholds τ of the sensitivity table when `--tau` is not given.
 pub const DEFAULT_TAUS: [f64; 9] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
@@ -31,8 +32,15 @@ pub struct ReportFlags {
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub sample_seed: u64,
     /// Thresholds τ for the sensitivity table: the learner's deal rate, ρ over the deals kept
-    /// and ρ per episode had every deal with learner ρ < τ been refused, comma-separated.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', default_values_t = DEFAULT_TAUS)]
+    /// and ρ per episode had every deal with learner ρ < τ been refused, comma-separated;
+    /// each from 0 to 1.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_values_t = DEFAULT_TAUS,
+        value_parser = number_flag(0.0, 1.0)
+    )]
     pub tau: Vec<f64>,
     /// No progress bar.
     #[arg(long)]

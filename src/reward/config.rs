@@ -8,7 +8,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::reward_model::RewardModelApi;
-use crate::limits::check_seconds;
+use crate::limits::{check_count, check_number, check_sampling, check_seconds, MAX_RETRIES};
 
 /// Which terminal reward to give.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -545,11 +545,11 @@ impl RewardConfig {
     /// Check what serde cannot: numbers in range, rule patterns that compile, and that every
     /// component used is configured and every configured one used. The message names the key.
     pub fn validate(&self) -> Result<(), String> {
-        for (key, v) in [("tau", self.tau), ("gamma", self.gamma), ("psi", self.psi)] {
-            if !v.is_finite() {
-                return Err(format!("[rewards] {key} must be a finite number"));
-            }
-        }
+        // τ is a bargained ratio's threshold (ρ is in [0, 1] where the threshold applies);
+        // −γ and −ψ are penalties: a negative one would reward the bad deal or the forfeit.
+        check_number("[rewards] tau", self.tau, 0.0, 1.0)?;
+        check_number("[rewards] gamma", self.gamma, 0.0, f64::INFINITY)?;
+        check_number("[rewards] psi", self.psi, 0.0, f64::INFINITY)?;
         for (c, w) in &self.weights {
             if !w.is_finite() {
                 return Err(format!("[rewards.weights] {} must be finite", c.name()));
@@ -626,7 +626,12 @@ impl RewardConfig {
             if rm.url.trim().is_empty() {
                 return Err("[rewards.reward_model] needs a url".into());
             }
-            check_call_timing("[rewards.reward_model]", rm.timeout_s, rm.backoff_s)?;
+            check_call_timing(
+                "[rewards.reward_model]",
+                rm.timeout_s,
+                rm.backoff_s,
+                rm.retries,
+            )?;
         }
         Ok(())
     }
@@ -651,11 +656,18 @@ impl RewardConfig {
     }
 }
 
-/// A call's timeout and backoff, checked at load time by [`check_seconds`] and named by
-/// `table`; `LlmClient::new` refuses the same for every client it builds.
-fn check_call_timing(table: &str, timeout_s: f64, backoff_s: f64) -> Result<(), String> {
+/// A call's timeout, backoff and retries, checked at load time by the rules of
+/// [`crate::limits`] and named by `table`; `LlmClient::new` refuses the same for every client
+/// it builds.
+fn check_call_timing(
+    table: &str,
+    timeout_s: f64,
+    backoff_s: f64,
+    retries: u32,
+) -> Result<(), String> {
     check_seconds(&format!("{table} timeout_s"), timeout_s, false)?;
     check_seconds(&format!("{table} backoff_s"), backoff_s, true)?;
+    check_count(&format!("{table} retries"), retries.into(), 0, MAX_RETRIES)?;
     Ok(())
 }
 
@@ -666,7 +678,18 @@ fn judge_checks(judge: &JudgeConfig) -> Result<(), String> {
     if judge.rubric.trim().is_empty() {
         return Err("[rewards.judge] rubric is empty: name a built-in rubric or a .j2 file".into());
     }
-    check_call_timing("[rewards.judge]", judge.timeout_s, judge.backoff_s)?;
+    check_call_timing(
+        "[rewards.judge]",
+        judge.timeout_s,
+        judge.backoff_s,
+        judge.retries,
+    )?;
+    check_sampling(
+        "[rewards.judge] ",
+        Some(judge.temperature),
+        None,
+        judge.max_tokens,
+    )?;
     let [low, high] = judge.range;
     if !(low.is_finite() && high.is_finite() && low < high) {
         return Err(format!(
@@ -793,6 +816,54 @@ mod tests {
              [weights]\nformat = 0.5"
         )
         .is_ok());
+    }
+
+    #[test]
+    fn terminal_settings_and_the_judges_sampling_out_of_range_are_refused_by_key() {
+        for (text, says) in [
+            (
+                "tau = nan",
+                "[rewards] tau must be a finite number from 0 to 1; it is NaN",
+            ),
+            (
+                "tau = 1.5",
+                "[rewards] tau must be a finite number from 0 to 1; it is 1.5",
+            ),
+            (
+                "gamma = -0.5",
+                "[rewards] gamma must be a finite number of at least 0; it is -0.5",
+            ),
+            (
+                "psi = inf",
+                "[rewards] psi must be a finite number of at least 0; it is inf",
+            ),
+        ] {
+            assert_eq!(parse(text).unwrap_err(), says);
+        }
+        // A penalty past 1 is clipped with the reward (terminal.rs): allowed.
+        assert!(parse("psi = 3.0\ngamma = 2.0").is_ok());
+        let judge = "[weights]\njudge = 1.0\n[judge]\nendpoint = \"http://h/v1\"\nmodel = \"m\"";
+        for (extra, says) in [
+            (
+                "temperature = nan",
+                "[rewards.judge] temperature must be a finite number from 0 to 2; it is NaN",
+            ),
+            (
+                "max_tokens = 0",
+                "[rewards.judge] max_tokens must be from 1 to 16777216; it is 0",
+            ),
+            (
+                "retries = 4294967295",
+                "[rewards.judge] retries must be from 0 to 100; it is 4294967295",
+            ),
+        ] {
+            assert_eq!(parse(&format!("{judge}\n{extra}")).unwrap_err(), says);
+        }
+        let rm = "[weights]\nreward_model = 1.0\n[reward_model]\nurl = \"http://h/score\"";
+        assert_eq!(
+            parse(&format!("{rm}\nretries = 101")).unwrap_err(),
+            "[rewards.reward_model] retries must be from 0 to 100; it is 101"
+        );
     }
 
     #[test]

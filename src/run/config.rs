@@ -12,6 +12,8 @@ use super::select::{SelectConfig, SelectFlags};
 use super::{Cut, PrefixOptions, RunOptions, Shard, Targets};
 use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
 use crate::game::{EpisodeConfig, FirstMover};
+use crate::limits::{check_count, count_flag, MAX_CONCURRENCY, MAX_GROUP_SIZE, MAX_ROUNDS};
+use crate::llm::check_url;
 use crate::reward::judge::{builtin_rubric, Rubric};
 use crate::reward::RewardConfig;
 use crate::scenario::Role;
@@ -126,12 +128,12 @@ pub struct PlanFlags {
     /// Seed of the setups (default: the config's, else 0).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Episodes in flight at once (default: the config's, else 64).
-    #[arg(long)]
+    /// Episodes in flight at once, from 1 to 65,536 (default: the config's, else 64).
+    #[arg(long, value_parser = count_flag::<usize>(1, MAX_CONCURRENCY))]
     pub concurrency: Option<usize>,
-    /// Episodes per scenario sharing one setup, with different sampling seeds (GRPO groups;
-    /// default: the config's, else 1).
-    #[arg(long)]
+    /// Episodes per scenario sharing one setup, with different sampling seeds (GRPO groups of
+    /// 1 to 4,096; default: the config's, else 1). A plan holds at most 10 million episodes.
+    #[arg(long, value_parser = count_flag::<u32>(1, MAX_GROUP_SIZE))]
     pub group_size: Option<u32>,
     /// The learner's role (buyer, seller, agent_1, agent_2, worker, recruiter).
     #[arg(long)]
@@ -139,8 +141,8 @@ pub struct PlanFlags {
     /// Who moves first: learner, opponent or random (drawn per group; the default).
     #[arg(long)]
     pub first_mover: Option<FirstMover>,
-    /// Rounds per seat before the episode is truncated.
-    #[arg(long)]
+    /// Rounds per seat before the episode is truncated (1 to 10,000).
+    #[arg(long, value_parser = count_flag::<u32>(1, MAX_ROUNDS))]
     pub max_rounds: Option<u32>,
     /// Skip episodes already in --out and repair a cut-off last line.
     #[arg(long)]
@@ -479,6 +481,9 @@ impl FileConfig {
             file: source.clone(),
             message,
         };
+        // Named after the typed checks below, which name the keys they know in their own
+        // words; this catches what they cannot see.
+        let not_finite = first_not_finite(&table, "");
         let mut config: FileConfig = toml::Value::Table(table)
             .try_into()
             .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
@@ -492,12 +497,54 @@ impl FileConfig {
         })?;
         config.personas.validate().map_err(invalid)?;
         config.sampling.validate().map_err(invalid)?;
-        if config.concurrency == Some(0) || config.group_size == Some(0) {
-            return Err(invalid(
-                "concurrency and group_size must be at least 1".into(),
-            ));
+        config.check_counts().map_err(invalid)?;
+        if let Some(message) = not_finite {
+            return Err(invalid(message));
         }
         Ok(config)
+    }
+}
+
+/// The first number of `table` (the table at `path`, `""` for the top) that is NaN or
+/// infinite, as an error naming its key. TOML can write them (`nan`, `inf`) but no setting
+/// means them, and a `[players.NAME]` table, read through JSON (which has no NaN), would
+/// otherwise lose one silently: `temperature = nan` would read as no temperature.
+fn first_not_finite(table: &toml::Table, path: &str) -> Option<String> {
+    fn walk(value: &toml::Value, path: &str, key: &str) -> Option<String> {
+        match value {
+            toml::Value::Float(x) if !x.is_finite() => {
+                let name = if path.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("[{path}] {key}")
+                };
+                Some(format!("{name} must be a finite number; it is {x}"))
+            }
+            toml::Value::Table(t) if path.is_empty() => first_not_finite(t, key),
+            toml::Value::Table(t) => first_not_finite(t, &format!("{path}.{key}")),
+            toml::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| walk(v, path, &format!("{key}[{i}]"))),
+            _ => None,
+        }
+    }
+    table.iter().find_map(|(key, value)| walk(value, path, key))
+}
+
+impl FileConfig {
+    /// Each count of the top level, `[scenarios]` and `[episode]` within its limit
+    /// ([`crate::limits`]). (A `[players.NAME]` table is checked as it is read, the
+    /// `[rewards]` by [`check_rewards`].)
+    fn check_counts(&self) -> Result<(), String> {
+        if let Some(n) = self.concurrency {
+            check_count("concurrency", n as u64, 1, MAX_CONCURRENCY)?;
+        }
+        if let Some(n) = self.group_size {
+            check_count("group_size", n.into(), 1, MAX_GROUP_SIZE)?;
+        }
+        self.scenarios.check()?;
+        self.episode.validate()
     }
 }
 
@@ -522,6 +569,14 @@ pub fn presets_doc() -> Result<String, String> {
 /// config file's directory here) that must read and compile.
 fn check_rewards(rewards: &mut RewardConfig, path: &Path) -> Result<(), String> {
     rewards.validate()?;
+    // The endpoints' URLs, by the one rule of every model endpoint (the pure check above
+    // does not know HTTP).
+    if let Some(judge) = &rewards.judge {
+        check_url("[rewards.judge] endpoint", &judge.endpoint)?;
+    }
+    if let Some(rm) = &rewards.reward_model {
+        check_url("[rewards.reward_model] url", &rm.url)?;
+    }
     if let Some(judge) = &mut rewards.judge {
         if builtin_rubric(&judge.rubric, judge.mode).is_none() {
             let rubric = Path::new(&judge.rubric);
@@ -636,6 +691,64 @@ mod tests {
             &player("timeout_s").replace("1e300", "86400")
         ))
         .is_ok());
+    }
+
+    #[test]
+    fn a_number_that_is_not_finite_is_refused_where_the_typed_checks_cannot_see_it() {
+        let player = "[players.q]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\n";
+        for (extra, says) in [
+            (
+                "temperature = nan",
+                "[players.q] temperature must be a finite number; it is NaN",
+            ),
+            (
+                "top_p = -inf",
+                "[players.q] top_p must be a finite number; it is -inf",
+            ),
+            (
+                "extra_body = { guided = { weight = inf } }",
+                "[players.q.extra_body.guided] weight must be a finite number; it is inf",
+            ),
+        ] {
+            let path = config_file(
+                &format!("nan-{}", extra.len()),
+                &format!("{player}{extra}\n"),
+            );
+            let err = FileConfig::load(&path).unwrap_err().to_string();
+            assert!(err.ends_with(says), "{err}");
+        }
+        // Where a typed check knows the key, its own words come first.
+        let path = config_file("nan-tau", "[rewards]\ntau = nan\n");
+        let err = FileConfig::load(&path).unwrap_err().to_string();
+        assert!(err.ends_with("[rewards] tau must be a finite number from 0 to 1; it is NaN"));
+        let path = config_file("nan-none", player);
+        assert!(FileConfig::load(&path).is_ok());
+    }
+
+    #[test]
+    fn counts_past_their_limits_are_refused_naming_the_key() {
+        for (text, says) in [
+            (
+                "group_size = 4294967295",
+                "group_size must be from 1 to 4096; it is 4294967295",
+            ),
+            (
+                "concurrency = 0",
+                "concurrency must be from 1 to 65536; it is 0",
+            ),
+            (
+                "[scenarios]\nsample = 0",
+                "[scenarios] sample must be from 1 to 10000000; it is 0",
+            ),
+            (
+                "[episode]\nmax_rounds = 0",
+                "[episode] max_rounds must be from 1 to 10000; it is 0",
+            ),
+        ] {
+            let path = config_file(&format!("count-{}", text.len()), text);
+            let err = FileConfig::load(&path).unwrap_err().to_string();
+            assert!(err.ends_with(says), "{err}");
+        }
     }
 
     #[test]

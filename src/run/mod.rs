@@ -29,6 +29,7 @@ use tokio::sync::{mpsc, watch, Semaphore};
 
 use crate::agents::{PersonaConfig, Player, PlayerConfig, PlayerError, SamplingConfig};
 use crate::game::{mix, EpisodeConfig, OutcomeKind, PerSeat, PromptError, Prompts, Seat};
+use crate::limits::{check_count, check_episodes, MAX_CONCURRENCY, MAX_EPISODES, MAX_GROUP_SIZE};
 use crate::llm::{http_client, replica_table, PoolReport};
 use crate::record::{Duplicates, ReadError, RecordWriter, WriteError};
 use crate::reward::RewardConfig;
@@ -116,6 +117,37 @@ impl RunOptions {
             grace: Duration::from_secs(30),
             prefixes: None,
         }
+    }
+
+    /// The counts and rules the run is made with, each within its limit ([`crate::limits`]):
+    /// checked where flags and config keys enter, and again here for a caller that builds its
+    /// options itself.
+    pub fn check(&self) -> Result<(), RunError> {
+        check_count("concurrency", self.concurrency as u64, 1, MAX_CONCURRENCY)
+            .and_then(|_| check_count("group size", self.group_size.into(), 1, MAX_GROUP_SIZE))
+            .and_then(|_| self.episode.validate())
+            .map_err(RunError::Options)
+    }
+
+    /// The size of a plan of `groups` groups (`what` they are: scenarios, prefixes) of
+    /// `group_size` members each, times `pairings` for an eval, checked against
+    /// [`MAX_EPISODES`] before the plan is made.
+    pub fn check_plan_size(
+        &self,
+        groups: usize,
+        what: &str,
+        pairings: usize,
+    ) -> Result<(), RunError> {
+        let mut factors = vec![
+            (groups as u64, what),
+            (u64::from(self.group_size), "members per group"),
+        ];
+        if pairings != 1 {
+            factors.push((pairings as u64, "pairings"));
+        }
+        check_episodes(&factors, MAX_EPISODES)
+            .map(drop)
+            .map_err(RunError::Options)
     }
 
     /// Which scenarios of each file the plan plays (see [`select`]).
@@ -364,15 +396,12 @@ pub async fn run<'s>(
     stop: impl Into<Stop<'s>>,
 ) -> Result<RunSummary, RunError> {
     let started = std::time::Instant::now();
-    if options.concurrency == 0 || options.group_size == 0 {
-        return Err(RunError::Options(
-            "concurrency and group size must be at least 1".into(),
-        ));
-    }
+    options.check()?;
     let selection = options.selection();
     let (kit, planned, prefixes) = match &options.prefixes {
         None => {
             let scenarios = load_all(&options.scenarios, &selection)?;
+            options.check_plan_size(scenarios.len(), "scenarios", 1)?;
             let chosen = selection.identity();
             let words = chosen
                 .iter()

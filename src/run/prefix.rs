@@ -390,6 +390,7 @@ pub fn plan_prefixes(
                     .scenario_digest
                     .unwrap_or_else(|| scenario.digest());
                 let group = report.groups as u64;
+                options.check_plan_size(report.groups + 1, "prefixes", 1)?;
                 let source = format!("{}/{}", prefix.record.run_id, prefix.record.episode_id);
                 identity.push(match prefixes.targets {
                     Targets::First => source,

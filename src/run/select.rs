@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::digest::digest_bytes;
 use crate::game::mix;
+use crate::limits::{check_count, count_flag, MAX_EPISODES};
 use crate::scenario::Scenario;
 
 /// A random sample of `size` scenarios of each file, drawn with `seed`.
@@ -204,13 +205,25 @@ impl SelectConfig {
     pub fn is_empty(&self) -> bool {
         self == &SelectConfig::default()
     }
+
+    /// Each count within its limit: a sample of at least one scenario, and no more scenarios
+    /// (nor a limit) than a plan may hold episodes.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(n) = self.sample {
+            check_count("[scenarios] sample", n as u64, 1, MAX_EPISODES)?;
+        }
+        if let Some(n) = self.limit {
+            check_count("[scenarios] limit", n as u64, 0, MAX_EPISODES)?;
+        }
+        Ok(())
+    }
 }
 
 /// The flags that choose a plan's scenarios, shared by `run`, `eval` and `merge`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SelectFlags {
     /// At most N scenarios from each file: the first N (after --scenario-split and --sample).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = count_flag::<usize>(0, MAX_EPISODES))]
     pub limit: Option<usize>,
     /// Only the scenarios of this split of each file (casino: train, valid, test; `dealgym
     /// scenarios list FILE` counts a file's splits). A file without that split is an error.
@@ -218,7 +231,7 @@ pub struct SelectFlags {
     pub scenario_split: Option<String>,
     /// A random sample of N scenarios of each file (after --scenario-split), without
     /// replacement, the same for every pairing of an eval and on --resume.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = count_flag::<usize>(1, MAX_EPISODES))]
     pub sample: Option<usize>,
     /// The seed of --sample (default: the config's, else the run's --seed).
     #[arg(long, value_name = "S")]
@@ -231,9 +244,6 @@ impl SelectFlags {
     pub fn selection(&self, file: &SelectConfig, run_seed: u64) -> Result<Selection, String> {
         let size = self.sample.or(file.sample);
         let seed = self.sample_seed.or(file.sample_seed);
-        if size == Some(0) {
-            return Err("--sample 0: a sample holds at least one scenario".into());
-        }
         if size.is_none() && seed.is_some() {
             return Err("--sample-seed (or sample_seed) is given without --sample N".into());
         }
@@ -417,11 +427,20 @@ mod tests {
             Selection::first(Some(4)).identity().is_empty(),
             "old run ids stay"
         );
-        let zero = SelectFlags {
+        let zero = SelectConfig {
             sample: Some(0),
-            ..SelectFlags::default()
+            ..SelectConfig::default()
         };
-        assert!(zero.selection(&SelectConfig::default(), 0).is_err());
+        assert_eq!(
+            zero.check().unwrap_err(),
+            "[scenarios] sample must be from 1 to 10000000; it is 0"
+        );
+        let huge = SelectConfig {
+            limit: Some(usize::MAX),
+            ..SelectConfig::default()
+        };
+        assert!(huge.check().unwrap_err().starts_with("[scenarios] limit"));
+        assert_eq!(config.check(), Ok(()));
         let seed_alone = SelectFlags {
             sample_seed: Some(1),
             ..SelectFlags::default()

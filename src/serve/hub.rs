@@ -247,6 +247,10 @@ impl Hub {
         if let Some(first) = args.first_mover {
             episode.first_mover = first;
         }
+        // A client's rules are held to the config's bounds (`max_rounds`, …).
+        episode
+            .validate()
+            .map_err(|e| ServeError::Validation(format!("rules: {e}")))?;
         Ok(episode)
     }
 

@@ -29,7 +29,7 @@ use super::session::ResetArgs;
 use super::{parse_body, Shared};
 use crate::agents::{Player, PlayerConfig};
 use crate::export;
-use crate::limits::{check_count, MAX_GROUP_SIZE, MAX_REQUEST_EPISODES};
+use crate::limits::{check_count, check_episodes, MAX_GROUP_SIZE, MAX_REQUEST_EPISODES};
 use crate::record::{EpisodeRecord, RecordWriter};
 use crate::run::{plan, play_caught, SeatPlayer};
 use crate::scenario::{Family, Scenario};
@@ -127,13 +127,14 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
     let group_size = check_count("group_size", request.group_size, 1, MAX_GROUP_SIZE)
         .map_err(ServeError::Validation)?;
     let scenarios = select(&state, &request.scenarios)?;
-    let episodes = (scenarios.len() as u64).saturating_mul(group_size);
-    if episodes > MAX_REQUEST_EPISODES {
-        return Err(ServeError::Validation(format!(
-            "{} scenarios × group_size {group_size} is {episodes} episodes; a request plans at most {MAX_REQUEST_EPISODES}: split it",
-            scenarios.len()
-        )));
-    }
+    check_episodes(
+        &[
+            (scenarios.len() as u64, "scenarios"),
+            (group_size, "members per group"),
+        ],
+        MAX_REQUEST_EPISODES,
+    )
+    .map_err(|e| ServeError::Validation(format!("{e} by one request: split it")))?;
     let rules = hub.rules(&ResetArgs {
         rules: request.rules.clone(),
         ..ResetArgs::default()
