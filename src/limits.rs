@@ -232,10 +232,7 @@ mod tests {
     fn numbers_outside_their_range_or_not_finite_are_refused_by_name() {
         assert_eq!(check_number("budget", 80.0, 0.0, MAX_AMOUNT), Ok(80.0));
         let e = check_number("budget", 1e300, 0.0, MAX_AMOUNT).unwrap_err();
-        assert_eq!(
-            e,
-            "budget must be a number from 0 to 1e9; it is 1e300"
-        );
+        assert_eq!(e, "budget must be a number from 0 to 1e9; it is 1e300");
         assert!(check_number("w", f64::NAN, 0.0, 1.0).is_err());
         assert!(check_number("w", f64::INFINITY, 0.0, f64::INFINITY).is_err());
         assert!(check_number("w", -0.5, 0.0, 1.0).is_err());

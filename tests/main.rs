@@ -18,6 +18,7 @@ mod export;
 mod faults;
 mod fuzz;
 mod human_data;
+mod limits_input;
 mod llm_client;
 mod merge;
 mod prefixes;

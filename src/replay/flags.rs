@@ -4,7 +4,20 @@
 use std::path::PathBuf;
 
 use super::{BranchOptions, Error, RescoreOptions, VerifyOptions};
+use crate::record::OnDuplicate;
 use crate::run::{FileConfig, RunOptions};
+
+/// `--duplicates`, one flag with one meaning on every command that reads records (`replay`,
+/// `report`, `export`, `eval`, `annotate`, `merge`); the rule itself is
+/// [`crate::record::OnDuplicate`]'s.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct DuplicatesFlag {
+    /// A record whose episode (its run id and episode id) an earlier record of the files
+    /// already has: refuse (stop, naming both lines; merge reports it and exits 1) or skip
+    /// (read each episode once and say how many records were skipped).
+    #[arg(long, value_name = "refuse|skip", default_value_t = OnDuplicate::Refuse)]
+    pub duplicates: OnDuplicate,
+}
 
 /// The flags of `dealgym replay`: record files and exactly one of `--verify`, `--rescore`,
 /// `--render` or `--branch-from`.
@@ -76,6 +89,8 @@ pub struct ReplayFlags {
     /// --branch-from: episodes in flight at once (default: the config's, else 64).
     #[arg(long, value_name = "N")]
     pub concurrency: Option<usize>,
+    #[command(flatten)]
+    pub duplicates: DuplicatesFlag,
 }
 
 /// The transcript formats of `--render`.
@@ -95,6 +110,7 @@ pub struct RenderOptions {
     pub format: RenderFormat,
     /// `None`: stdout.
     pub out: Option<PathBuf>,
+    pub on_duplicate: OnDuplicate,
 }
 
 /// What a `dealgym replay` command asks for.
@@ -113,6 +129,7 @@ impl ReplayFlags {
         let configured = self.config.is_some() || self.preset.is_some();
         let prompts_dir = self.prompts_dir.clone().or(file.prompts_dir.clone());
         let missing = |flag: &str| Error::Options(format!("this mode needs {flag}"));
+        let on_duplicate = self.duplicates.duplicates;
         if self.verify {
             return Ok(Mode::Verify(VerifyOptions {
                 files: self.files.clone(),
@@ -120,6 +137,7 @@ impl ReplayFlags {
                 scenarios: self.scenarios.clone(),
                 prompts_dir,
                 rewards: configured.then_some(file.rewards),
+                on_duplicate,
             }));
         }
         if self.rescore {
@@ -134,6 +152,7 @@ impl ReplayFlags {
                 scenarios: self.scenarios.clone(),
                 rewards: file.rewards,
                 out: self.out.clone().ok_or_else(|| missing("--out"))?,
+                on_duplicate,
             }));
         }
         if let Some(format) = self.render {
@@ -142,6 +161,7 @@ impl ReplayFlags {
                 episode: self.episode.clone().ok_or_else(|| missing("--episode"))?,
                 format,
                 out: self.out.clone(),
+                on_duplicate,
             }));
         }
         let Some(prefix) = self.branch_from else {
@@ -171,6 +191,7 @@ impl ReplayFlags {
             scenarios: self.scenarios.clone(),
             prefix,
             run,
+            on_duplicate,
         })))
     }
 }

@@ -505,9 +505,7 @@ mod tests {
         );
         let e = refused(casino.clone(), |s| s["no_deal_value"] = 1e300.into()).unwrap();
         assert!(
-            e.contains(
-                "no_deal_value must be a number from -1e9 to 1e9; it is 1e300"
-            ),
+            e.contains("no_deal_value must be a number from -1e9 to 1e9; it is 1e300"),
             "{e}"
         );
         let e = refused(casino, |s| {
