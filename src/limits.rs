@@ -248,7 +248,7 @@ mod tests {
         );
         assert_eq!(buf, b"abc\n");
         // 5 bytes with the `\r`, so over a limit of 4; the newline does not count.
-        let mut longer = &input[..];
+        let mut longer = input;
         assert_eq!(
             read_line(&mut longer, &mut buf, 4).unwrap(),
             LineRead::TooLong

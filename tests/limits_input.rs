@@ -199,7 +199,7 @@ fn a_write_cut_short_keeps_every_whole_record_and_resume_finishes_the_run() {
     // A file size limit of 50 KiB cuts the fifth record short, as a full disk would: the
     // write fails part way (EFBIG; the signal ignored, as a full disk sends none).
     let cut = dir.join("cut.jsonl");
-    let mut limited = casino_run(&cut, &[]);
+    let limited = casino_run(&cut, &[]);
     let program = limited.get_program().to_owned();
     let args: Vec<_> = limited.get_args().map(|a| a.to_owned()).collect();
     let mut shell = Command::new("bash");
