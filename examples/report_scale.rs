@@ -140,6 +140,7 @@ fn measure(templates: &[EpisodeRecord], episodes: u64, eval: bool) -> anyhow::Re
         sample_seed: 0,
         taus: DEFAULT_TAUS.to_vec(),
         quiet: true,
+        on_duplicate: Default::default(),
     });
     let elapsed = started.elapsed().as_secs_f64();
     let peak = status_kib("VmHWM");

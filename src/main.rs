@@ -214,6 +214,7 @@ fn main() -> Result<()> {
                 summary.transcripts,
                 summary.written.len()
             );
+            skipped_note(&summary.duplicates);
             Ok(())
         }
     }
@@ -224,6 +225,7 @@ fn replay_command(flags: &ReplayFlags) -> Result<()> {
         replay::Mode::Verify(options) => {
             let report = replay::verify(&options)?;
             print!("{}", report.table());
+            skipped_note(&report.duplicates);
             if !report.is_clean() {
                 std::process::exit(1);
             }
@@ -237,6 +239,7 @@ fn replay_command(flags: &ReplayFlags) -> Result<()> {
                 summary.rewards_changed,
                 summary.metrics_changed
             );
+            skipped_note(&summary.duplicates);
         }
         replay::Mode::Render(options) => {
             let text = replay::render_episode(&options)?;
@@ -255,6 +258,7 @@ fn replay_command(flags: &ReplayFlags) -> Result<()> {
                 summary.parents,
                 options.run.out.display()
             );
+            skipped_note(&summary.duplicates);
         }
     }
     Ok(())
@@ -287,7 +291,15 @@ fn export_command(flags: &ExportFlags) -> Result<()> {
     if let Some(line) = summary.skipped_line(options.format) {
         eprintln!("{line}");
     }
+    skipped_note(&summary.duplicates);
     Ok(())
+}
+
+/// Say how many duplicated records a command read past (`--duplicates skip`), if any.
+fn skipped_note(duplicates: &dealgym::record::Duplicates) {
+    if let Some(note) = duplicates.skipped_note() {
+        eprintln!("{note}");
+    }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

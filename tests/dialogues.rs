@@ -58,6 +58,7 @@ fn verified_clean(files: Vec<PathBuf>) {
         scenarios: vec![],
         prompts_dir: None,
         rewards: None,
+        on_duplicate: Default::default(),
     })
     .unwrap();
     assert!(report.is_clean(), "{}", report.table());

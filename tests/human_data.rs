@@ -245,6 +245,7 @@ async fn the_reports_people_rows_are_the_imports_counts_beside_a_models() {
         sample_seed: 0,
         taus: vec![0.5],
         quiet: true,
+        on_duplicate: Default::default(),
     })
     .unwrap();
     let table = std::fs::read_to_string(out.join("tables/people_and_models.csv")).unwrap();
@@ -314,6 +315,7 @@ fn a_report_of_people_alone_says_so_and_draws_no_models_chart() {
         sample_seed: 0,
         taus: vec![0.5],
         quiet: true,
+        on_duplicate: Default::default(),
     })
     .unwrap();
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();

@@ -19,6 +19,7 @@ mod extreme_values;
 mod faults;
 mod fuzz;
 mod human_data;
+mod limits_input;
 mod llm_client;
 mod merge;
 mod prefixes;

@@ -195,6 +195,7 @@ async fn a_one_step_run_scores_one_learner_turn_per_episode() {
         scenarios: o.scenarios.clone(),
         prompts_dir: None,
         rewards: Some(o.rewards.clone()),
+        on_duplicate: Default::default(),
     })
     .unwrap();
     assert!(report.is_clean(), "{}", report.table());
@@ -633,6 +634,7 @@ async fn a_peoples_stopped_dialogue_is_continued_past_where_they_stopped() {
         scenarios: Vec::new(),
         prefix: 2,
         run,
+        on_duplicate: Default::default(),
     })
     .await
     .unwrap();
@@ -663,6 +665,7 @@ async fn a_peoples_stopped_dialogue_is_continued_past_where_they_stopped() {
         scenarios: vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/craigslist.jsonl")],
         prompts_dir: None,
         rewards: None,
+        on_duplicate: Default::default(),
     })
     .unwrap();
     assert!(verified.is_clean(), "{}", verified.table());

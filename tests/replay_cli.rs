@@ -247,6 +247,7 @@ fn every_ending_over_all_families_verifies() {
             .collect(),
         prompts_dir: None,
         rewards: None,
+        on_duplicate: Default::default(),
     })
     .unwrap();
     assert!(report.is_clean(), "{}", report.table());
@@ -321,6 +322,7 @@ fn an_edited_record_is_caught_and_the_field_named() {
         scenarios: Vec::new(),
         prompts_dir: None,
         rewards: None,
+        on_duplicate: Default::default(),
     });
     // Run from the test's working directory (the crate root), the default scenario files
     // are found.

@@ -96,6 +96,7 @@ fn options(files: Vec<PathBuf>, out: PathBuf) -> ReportOptions {
         sample_seed: 0,
         taus: vec![0.1, 0.3, 0.6],
         quiet: true,
+        on_duplicate: Default::default(),
     }
 }
 

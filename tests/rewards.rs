@@ -246,6 +246,7 @@ async fn judge_reward_model_and_rules_land_in_the_record_and_the_caches_save_cal
         scenarios: vec![s.scenarios.clone()],
         prompts_dir: None,
         rewards: Some(config.clone()),
+        on_duplicate: Default::default(),
     })
     .unwrap();
     assert!(report.is_clean(), "{}", report.table());
@@ -599,6 +600,7 @@ async fn a_per_turn_judge_grades_each_turn_and_export_rows_carry_their_own_rewar
         scenarios: vec![s.scenarios.clone()],
         prompts_dir: None,
         rewards: Some(config.clone()),
+        on_duplicate: Default::default(),
     })
     .unwrap();
     assert!(report.is_clean(), "{}", report.table());

@@ -47,6 +47,7 @@ async fn play(name: &str, players: &[String], opponents: &[String]) -> Vec<Episo
             true,
         )
         .unwrap(),
+        on_duplicate: Default::default(),
     };
     eval(&options, std::future::pending()).await.unwrap();
     read_log(&out)

@@ -45,6 +45,7 @@ fn verify_log(log: &Path, scenarios: &[PathBuf]) {
         scenarios: scenarios.to_vec(),
         prompts_dir: None,
         rewards: Default::default(),
+        on_duplicate: Default::default(),
     })
     .unwrap();
     assert!(report.is_clean(), "{}", report.table());

@@ -175,7 +175,7 @@ async fn a_client_names_no_file_and_no_url_unless_the_operator_allows_it() {
     let (server, _) = server_with_scripts().await;
     let (status, answer) = post(&server, "/reset", &json!({"opponent": "script:/dev/zero"})).await;
     assert_eq!(status, 422, "{answer}");
-    assert!(message(&answer).contains("at most"), "{answer}");
+    assert!(message(&answer).contains("longer than"), "{answer}");
     server.shutdown().await;
 }
 

@@ -1,9 +1,8 @@
 //! `script:FILE`: plays a JSON array of raw completions in order, the same list in every episode.
 
-use std::io::Read;
 use std::path::Path;
 
-use crate::limits::MAX_SCRIPT_BYTES;
+use crate::limits::{read_file, MAX_SCRIPT_BYTES};
 
 use super::PlayerError;
 
@@ -20,15 +19,7 @@ impl ScriptPlayer {
     /// [`MAX_SCRIPT_BYTES`] are read: `/dev/zero` or a huge file is refused, not read whole.
     pub fn load(path: &Path) -> Result<Self, String> {
         let file = path.display().to_string();
-        let mut text = String::new();
-        std::fs::File::open(path)
-            .and_then(|f| f.take(MAX_SCRIPT_BYTES + 1).read_to_string(&mut text))
-            .map_err(|e| format!("{file}: {e}"))?;
-        if text.len() as u64 > MAX_SCRIPT_BYTES {
-            return Err(format!(
-                "{file}: a script is at most {MAX_SCRIPT_BYTES} bytes; this one is longer"
-            ));
-        }
+        let text = read_file(path, MAX_SCRIPT_BYTES).map_err(|e| format!("{file}: {e}"))?;
         let completions: Vec<String> = serde_json::from_str(&text)
             .map_err(|e| format!("{file}: expected a JSON array of strings: {e}"))?;
         Ok(ScriptPlayer { completions, file })
@@ -53,6 +44,6 @@ mod tests {
     #[test]
     fn an_endless_file_is_refused_at_the_limit_not_read_whole() {
         let e = ScriptPlayer::load(Path::new("/dev/zero")).unwrap_err();
-        assert!(e.contains("at most") && e.contains("/dev/zero"), "{e}");
+        assert!(e.contains("longer than") && e.contains("/dev/zero"), "{e}");
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::{AnnotateError, AnnotateOptions};
 use crate::limits::{count_flag, MAX_CONCURRENCY};
+use crate::replay::DuplicatesFlag;
 use crate::run::grace_period;
 
 /// The flags of `dealgym annotate`.
@@ -49,6 +50,8 @@ pub struct AnnotateFlags {
     /// for --resume. Exits 130 after SIGINT, 143 after SIGTERM.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub grace_s: f64,
+    #[command(flatten)]
+    pub duplicates: DuplicatesFlag,
 }
 
 impl AnnotateFlags {
@@ -62,6 +65,7 @@ impl AnnotateFlags {
         o.scenarios = self.scenarios.clone();
         o.prompts_dir = self.prompts_dir.clone();
         o.grace = grace_period(self.grace_s).map_err(AnnotateError::Options)?;
+        o.on_duplicate = self.duplicates.duplicates;
         Ok(o)
     }
 }

@@ -49,7 +49,7 @@ use crate::game::{mix, PerSeat, PromptError, Prompts};
 use crate::limits::{check_count, MAX_CONCURRENCY};
 use crate::llm::{http_client, LlmClient, LlmError};
 use crate::record::{
-    scan_existing, Duplicates, EpisodeRecord, RecordWriter, ReplayError, WriteError,
+    scan_existing, Duplicates, EpisodeRecord, OnDuplicate, RecordWriter, ReplayError, WriteError,
 };
 use crate::replay::{load_prompts, FindError, Records, ScenarioSource, Unavailable};
 use crate::run::{styled_bar, Stop, StopState, Stopped};
@@ -78,6 +78,8 @@ pub struct AnnotateOptions {
     pub prompts_dir: Option<PathBuf>,
     /// How long episodes being annotated may finish after SIGINT/SIGTERM.
     pub grace: Duration,
+    /// What to do with an episode the input holds twice (`--duplicates`).
+    pub on_duplicate: OnDuplicate,
 }
 
 impl AnnotateOptions {
@@ -95,6 +97,7 @@ impl AnnotateOptions {
             scenarios: Vec::new(),
             prompts_dir: None,
             grace: Duration::from_secs(30),
+            on_duplicate: OnDuplicate::Refuse,
         }
     }
 
@@ -396,7 +399,8 @@ fn refuse_other_annotations(
     model: &str,
     template: Digest,
 ) -> Result<(), AnnotateError> {
-    for located in Records::open(&[out.to_path_buf()], None) {
+    // Only the annotations matter here: a duplicated episode is checked once.
+    for located in Records::open(&[out.to_path_buf()], None, OnDuplicate::Skip) {
         let located = located?;
         let other = located
             .record
@@ -457,6 +461,11 @@ pub async fn annotate<'s>(
             options.input.display()
         )));
     }
+    if options.on_duplicate == OnDuplicate::Refuse {
+        if let Some(refusal) = input.duplicates.refusal(&options.input) {
+            return Err(AnnotateError::Options(refusal));
+        }
+    }
     let runs: HashSet<String> = input.runs.keys().cloned().collect();
     let (mut writer, existing) = RecordWriter::open_runs(&options.out, &runs, options.resume)
         .map_err(|e| match e {
@@ -495,7 +504,11 @@ pub async fn annotate<'s>(
         "{elapsed_precise} [{bar:30}] {pos}/{len} episodes · {per_sec} · {msg}",
     );
 
-    let mut records = Records::open(std::slice::from_ref(&options.input), None);
+    let mut records = Records::open(
+        std::slice::from_ref(&options.input),
+        None,
+        options.on_duplicate,
+    );
     let mut tasks: JoinSet<Result<Annotated, AnnotateError>> = JoinSet::new();
     let mut exhausted = false;
     let mut stop = stop.into();

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::grid::{pairings, parse_entrant};
 use super::{EvalError, EvalOptions};
+use crate::replay::DuplicatesFlag;
 use crate::run::PlanFlags;
 
 /// The flags of `dealgym eval`.
@@ -34,6 +35,8 @@ pub struct EvalFlags {
     /// Also write the matrix and the ratings as one JSON object to this file.
     #[arg(long)]
     pub summary_json: Option<PathBuf>,
+    #[command(flatten)]
+    pub duplicates: DuplicatesFlag,
 }
 
 impl EvalFlags {
@@ -53,6 +56,10 @@ impl EvalFlags {
         let pairings = pairings(&players, &opponents, self.round_robin, self.swap_seats)?;
         // The seats' specs are set per pairing; the rest is shared.
         let run = self.plan.options("", "", self.out.clone())?;
-        Ok(EvalOptions { run, pairings })
+        Ok(EvalOptions {
+            run,
+            pairings,
+            on_duplicate: self.duplicates.duplicates,
+        })
     }
 }

@@ -46,7 +46,7 @@ pub use spill::{SpillError, SpillFiles, SpillStore, PARTITIONS, SPILL_AFTER};
 pub use tables::{ratings_markdown, EvalResults, EvalTables};
 
 use crate::game::PerSeat;
-use crate::record::{Duplicates, ReadError, RecordReader, RecordWriter, WriteError};
+use crate::record::{Duplicates, OnDuplicate, ReadError, RecordFiles, RecordWriter, WriteError};
 use crate::run::{
     build_kit, execute, load_all, plan, progress_bar, shard, without_done, ConfigError, EpisodeKit,
     PlannedEpisode, RunError, RunOptions, RunStats, Seating, Shard, Stop, Stopped,
@@ -60,6 +60,8 @@ pub struct EvalOptions {
     /// and opponent specs are replaced by each pairing's.
     pub run: RunOptions,
     pub pairings: Vec<Pairing>,
+    /// What the tables do with an episode the file holds twice (`--duplicates`).
+    pub on_duplicate: OnDuplicate,
 }
 
 /// An eval that could not be done.
@@ -130,6 +132,12 @@ pub async fn eval<'s>(
         .collect::<Result<Vec<_>, _>>()?;
     let run_ids: HashSet<String> = kits.iter().map(|k| k.run_id.clone()).collect();
     let (mut writer, existing) = RecordWriter::open_runs(&run.out, &run_ids, run.resume)?;
+    // The tables read the whole file at the end: refuse its duplicates before playing.
+    if options.on_duplicate == OnDuplicate::Refuse {
+        if let Some(refusal) = existing.duplicates.refusal(&run.out) {
+            return Err(RunError::Options(refusal).into());
+        }
+    }
 
     // Episode by episode, every pairing in turn: an eval cut short has its cells filled
     // evenly.
@@ -158,8 +166,8 @@ pub async fn eval<'s>(
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
     let mut tables = EvalTables::spilling_under(beside);
-    for record in RecordReader::open(&run.out)? {
-        let record = record?;
+    for located in RecordFiles::open(std::slice::from_ref(&run.out), options.on_duplicate) {
+        let record = located?.record;
         if run_ids.contains(&record.run_id) {
             tables.add(&record)?;
         }

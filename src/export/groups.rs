@@ -8,12 +8,12 @@
 //! are left out here as everywhere: they are no sample of the policy.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use crate::game::{OutcomeKind, PerSeat, Seat};
-use crate::record::{is_person, ReadError, RecordReader};
+use crate::record::{is_person, OnDuplicate, ReadError, RecordFiles};
 use crate::scenario::Role;
 
 /// Below this a group's reward std counts as zero, and its advantages are 0.
@@ -146,13 +146,13 @@ pub struct GroupTable {
 }
 
 impl GroupTable {
-    /// Read every record of `files` (in order) for its group, roles and rewards.
-    pub fn collect(files: &[impl AsRef<Path>]) -> Result<GroupTable, ReadError> {
+    /// Read every record of `files` (in order) for its group, roles and rewards; an episode
+    /// the files hold twice is refused or counted once, as `on_duplicate` says (the second
+    /// pass reads the same records).
+    pub fn collect(files: &[PathBuf], on_duplicate: OnDuplicate) -> Result<GroupTable, ReadError> {
         let mut table = GroupTable::default();
-        for file in files {
-            for facts in RecordReader::open(file.as_ref())?.read_as::<GroupFacts>() {
-                table.add(&facts?);
-            }
+        for facts in RecordFiles::open(files, on_duplicate).read_as::<GroupFacts>() {
+            table.add(&facts?.record);
         }
         Ok(table)
     }

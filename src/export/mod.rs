@@ -33,7 +33,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::game::{OutcomeKind, PerSeat, PromptError, Prompts, Seat};
-use crate::record::{EpisodeRecord, ReadError, RecordReader, ReplayError};
+use crate::record::{Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFiles, ReplayError};
+use crate::replay::DuplicatesFlag;
 use crate::scenario::{Family, Role, ScenarioError};
 
 pub use groups::{is_self_play, GroupStats, GroupTable, Moments, ZERO_STD};
@@ -119,6 +120,8 @@ pub struct ExportFlags {
     /// prompt-completion: replay refuses other templates).
     #[arg(long)]
     pub prompts_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub duplicates: DuplicatesFlag,
 }
 
 impl ExportFlags {
@@ -137,6 +140,7 @@ impl ExportFlags {
             scenarios: self.scenarios.clone(),
             scenario_dir: PathBuf::from("scenarios"),
             prompts_dir: self.prompts_dir.clone(),
+            on_duplicate: self.duplicates.duplicates,
         })
     }
 }
@@ -153,6 +157,9 @@ pub struct ExportOptions {
     pub scenarios: Vec<PathBuf>,
     pub scenario_dir: PathBuf,
     pub prompts_dir: Option<PathBuf>,
+    /// What to do with an episode the files hold twice: counted twice it would weigh double
+    /// and make its group look larger.
+    pub on_duplicate: OnDuplicate,
 }
 
 impl ExportOptions {
@@ -167,6 +174,7 @@ impl ExportOptions {
             scenarios: Vec::new(),
             scenario_dir: PathBuf::from("scenarios"),
             prompts_dir: None,
+            on_duplicate: OnDuplicate::Refuse,
         }
     }
 }
@@ -231,6 +239,8 @@ pub struct ExportSummary {
     pub no_tokens: usize,
     /// Seat-episodes skipped by a token format: some turn's logprobs are not one per id.
     pub bad_tokens: usize,
+    /// Records skipped as duplicates (`--duplicates skip`): in no group and no line.
+    pub duplicates: Duplicates,
 }
 
 impl ExportSummary {
@@ -321,7 +331,7 @@ pub struct Head<'a> {
 
 /// Export `options.files` in `options.format`, writing lines to `out`.
 pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSummary, ExportError> {
-    let table = GroupTable::collect(&options.files)?;
+    let table = GroupTable::collect(&options.files, options.on_duplicate)?;
     let mut summary = ExportSummary {
         groups: table.groups(),
         ..ExportSummary::default()
@@ -331,58 +341,58 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
         None => Prompts::builtin(),
     };
     let mut scenarios = ScenarioCache::new(options.scenarios.clone(), &options.scenario_dir);
-    for file in &options.files {
-        for record in RecordReader::open(file)? {
-            let record = record?;
-            summary.episodes += 1;
-            if record.kind() == OutcomeKind::Error {
-                summary.error_episodes += 1;
-                continue;
+    let mut records = RecordFiles::open(&options.files, options.on_duplicate);
+    for located in &mut records {
+        let record = located?.record;
+        summary.episodes += 1;
+        if record.kind() == OutcomeKind::Error {
+            summary.error_episodes += 1;
+            continue;
+        }
+        if record.reward_missing() {
+            summary.reward_missing += 1;
+            continue;
+        }
+        let replayed = match options.format {
+            Format::Messages | Format::PromptCompletion => {
+                Some(Replayed::of(&record, &mut scenarios, &prompts)?)
             }
-            if record.reward_missing() {
-                summary.reward_missing += 1;
-                continue;
-            }
-            let replayed = match options.format {
-                Format::Messages | Format::PromptCompletion => {
-                    Some(Replayed::of(&record, &mut scenarios, &prompts)?)
+            _ => None,
+        };
+        let heads = heads(&record, &table)?;
+        for &seat in options.seats.seats() {
+            let head = &heads[seat];
+            let lines = if let Some(replayed) = &replayed {
+                if !record.turns.iter().any(|t| t.seat == seat) {
+                    summary.skip(Skip::NoTurns);
+                    continue;
                 }
-                _ => None,
-            };
-            let heads = heads(&record, &table)?;
-            for &seat in options.seats.seats() {
-                let head = &heads[seat];
-                let lines = if let Some(replayed) = &replayed {
-                    if !record.turns.iter().any(|t| t.seat == seat) {
-                        summary.skip(Skip::NoTurns);
+                match options.format {
+                    Format::Messages => messages::write(head, &record, replayed, out),
+                    _ => prompt_completion::write(head, &record, replayed, options.last_k, out),
+                }
+            } else {
+                let calls = match seat_calls(&record, seat) {
+                    Ok(calls) => calls,
+                    Err(why) => {
+                        summary.skip(why);
                         continue;
                     }
-                    match options.format {
-                        Format::Messages => messages::write(head, &record, replayed, out),
-                        _ => prompt_completion::write(head, &record, replayed, options.last_k, out),
-                    }
-                } else {
-                    let calls = match seat_calls(&record, seat) {
-                        Ok(calls) => calls,
-                        Err(why) => {
-                            summary.skip(why);
-                            continue;
-                        }
-                    };
-                    match options.format {
-                        Format::Verl => verl::write(head, &record, &calls, out),
-                        Format::TrlRollout => trl::write(head, &calls, out),
-                        _ => tinker::write(head, &record, &calls, out),
-                    }
                 };
-                summary.lines += lines.map_err(|source| ExportError::Write {
-                    to: String::new(),
-                    source,
-                })?;
-                summary.written += 1;
-            }
+                match options.format {
+                    Format::Verl => verl::write(head, &record, &calls, out),
+                    Format::TrlRollout => trl::write(head, &calls, out),
+                    _ => tinker::write(head, &record, &calls, out),
+                }
+            };
+            summary.lines += lines.map_err(|source| ExportError::Write {
+                to: String::new(),
+                source,
+            })?;
+            summary.written += 1;
         }
     }
+    summary.duplicates = records.duplicates().clone();
     Ok(summary)
 }
 

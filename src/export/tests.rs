@@ -325,6 +325,7 @@ fn a_missing_scenario_is_an_error_that_says_where_it_looked() {
         last_k: Some(2),
         scenarios: vec![],
         prompts_dir: None,
+        duplicates: Default::default(),
     };
     assert!(flags
         .options()

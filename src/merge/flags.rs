@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::{Expected, MergeError, MergeOptions, PlanSize};
 use crate::limits::{count_flag, MAX_EPISODES, MAX_GROUP_SIZE};
+use crate::replay::DuplicatesFlag;
 use crate::run::{load_all, FileConfig, SelectFlags};
 
 /// The flags of `dealgym merge`.
@@ -49,6 +50,10 @@ pub struct MergeFlags {
     /// Replace OUT if it exists.
     #[arg(long)]
     pub force: bool,
+    // An episode in the files twice with the same content is written once either way:
+    // `refuse` reports it as a problem (exit 1), `skip` only counts it.
+    #[command(flatten)]
+    pub duplicates: DuplicatesFlag,
 }
 
 impl MergeFlags {
@@ -79,6 +84,7 @@ impl MergeFlags {
             expected,
             allow_mixed: self.allow_mixed,
             force: self.force,
+            on_duplicate: self.duplicates.duplicates,
         })
     }
 }

@@ -6,8 +6,10 @@
 //! of each episode seen with a digest of its content, never a record. It checks:
 //! - the run ids agree: every file that holds episodes holds the same set of run ids (one for
 //!   a run, one per pairing for an eval), unless `allow_mixed`;
-//! - duplicates: an episode in the files twice is written once and reported; twice with other
-//!   content (timing aside) is a conflict, reported apart (the first is kept);
+//! - duplicates (episodes known by [`EpisodeKey`], the rule of every record reader): an episode
+//!   in the files twice is written once and reported — a problem unless `--duplicates skip`
+//!   says a requeued shard's repeats are expected; twice with other content (timing aside) is
+//!   a conflict, reported apart (the first is kept), always a problem;
 //! - missing episodes, when the plan is known (`--scenarios` or `--expect`): every run id must
 //!   hold every planned episode id, and no other;
 //! - bad lines (a shard killed and never resumed leaves a cut-off last line): skipped, reported.
@@ -26,7 +28,8 @@ pub use flags::MergeFlags;
 
 use crate::digest::{digest_json, Digest};
 use crate::limits::{check_episodes, MAX_EPISODES};
-use crate::record::{OutputLock, ReadError, RecordReader, RecordWriter, WriteError};
+pub use crate::record::EpisodeKey;
+use crate::record::{OnDuplicate, OutputLock, ReadError, RecordReader, RecordWriter, WriteError};
 use crate::run::{planned_ids, ConfigError, RunError};
 
 /// How many ids a report lists per kind of problem (it counts them all).
@@ -43,6 +46,9 @@ pub struct MergeOptions {
     pub allow_mixed: bool,
     /// Replace `out` if it exists.
     pub force: bool,
+    /// Whether episodes found again with the same content make the merge unclean (`refuse`)
+    /// or are only counted (`skip`).
+    pub on_duplicate: OnDuplicate,
 }
 
 /// The plan each run of the files played, as far as its episode ids go.
@@ -108,19 +114,6 @@ pub struct FileCount {
     pub run_ids: BTreeSet<String>,
 }
 
-/// One episode, named.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct EpisodeKey {
-    pub run_id: String,
-    pub episode_id: String,
-}
-
-impl std::fmt::Display for EpisodeKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.run_id, self.episode_id)
-    }
-}
-
 /// A list that counts everything but keeps only the first [`LISTED`].
 #[derive(Debug, Clone)]
 pub struct Listed<T> {
@@ -156,6 +149,8 @@ pub struct MergeReport {
     pub runs: BTreeMap<String, usize>,
     /// Episodes found again with the same content (timing aside): written once.
     pub duplicates: Listed<(EpisodeKey, PathBuf)>,
+    /// What was asked of them: with `skip` they leave the merge clean.
+    pub on_duplicate: OnDuplicate,
     /// Episodes found again with other content: the first is written.
     pub conflicts: Listed<(EpisodeKey, PathBuf)>,
     /// Planned episodes no file holds (`None`: the plan was not given, so not checked).
@@ -172,7 +167,7 @@ impl MergeReport {
     /// Whether the output is the whole run: every planned episode exactly once (as far as the
     /// plan is known), one set of run ids, no bad line.
     pub fn is_clean(&self) -> bool {
-        self.duplicates.count == 0
+        (self.duplicates.count == 0 || self.on_duplicate == OnDuplicate::Skip)
             && self.conflicts.count == 0
             && self.missing.as_ref().is_none_or(|m| m.count == 0)
             && self.unplanned.count == 0
@@ -215,11 +210,11 @@ impl MergeReport {
                 }
             }
         };
-        keyed(
-            "duplicated episodes (written once)",
-            &self.duplicates,
-            &mut out,
-        );
+        let title = match self.on_duplicate {
+            OnDuplicate::Refuse => "duplicated episodes (written once)",
+            OnDuplicate::Skip => "duplicated episodes (written once; --duplicates skip)",
+        };
+        keyed(title, &self.duplicates, &mut out);
         keyed(
             "conflicting episodes (same id, other content; the first is written)",
             &self.conflicts,
@@ -311,7 +306,10 @@ pub fn merge(options: &MergeOptions) -> Result<MergeReport, MergeError> {
 fn merge_into(options: &MergeOptions, partial: &Path) -> Result<MergeReport, MergeError> {
     let mut writer = RecordWriter::append(partial)?;
 
-    let mut report = MergeReport::default();
+    let mut report = MergeReport {
+        on_duplicate: options.on_duplicate,
+        ..MergeReport::default()
+    };
     let mut seen: HashMap<EpisodeKey, Digest> = HashMap::new();
     let mut largest_member = 0u64;
     for file in &options.files {

@@ -39,10 +39,15 @@ pub enum IssueRange {
 }
 
 impl IssueRange {
-    /// How many values the issue can take (used to enumerate the outcome space).
+    /// How many values the issue can take (used to enumerate the outcome space): 0 for an
+    /// integer range with `max < min`, and at most `usize::MAX` (computed without overflow
+    /// for any bounds; scenario validation keeps it far smaller).
     pub fn len(&self) -> usize {
         match self {
-            IssueRange::Integer { min, max } => (max - min + 1).max(0) as usize,
+            IssueRange::Integer { min, max } => {
+                let span = i128::from(*max) - i128::from(*min) + 1;
+                usize::try_from(span.max(0)).unwrap_or(usize::MAX)
+            }
             IssueRange::Discrete { options } => options.len(),
         }
     }
@@ -78,6 +83,27 @@ pub enum TermSpace<'a> {
 }
 
 impl TermSpace<'_> {
+    /// How many deals the space holds (its outcome space): the product of each item's
+    /// `count + 1`, or of each issue's number of values. `None` for a price space (not
+    /// finite), an empty one, or one whose size overflows `u64`: no caller may take such a
+    /// space for an enumerable one (an overflowed size that wrapped to 0 once made every deal
+    /// read as Pareto-optimal). Scenario validation keeps it at most
+    /// [`MAX_OUTCOME_SPACE`](crate::limits::MAX_OUTCOME_SPACE).
+    pub fn size(self) -> Option<u64> {
+        let sizes: Vec<u64> = match self {
+            TermSpace::Price => return None,
+            TermSpace::Items(items) => items.iter().map(|it| u64::from(it.count) + 1).collect(),
+            TermSpace::Issues(issues) => issues.iter().map(|is| is.range.len() as u64).collect(),
+        };
+        if sizes.is_empty() {
+            return None;
+        }
+        sizes
+            .into_iter()
+            .try_fold(1u64, |n, size| n.checked_mul(size))
+            .filter(|&n| n > 0)
+    }
+
     /// Every possible deal of a finite space, in a fixed order (last item or issue varying
     /// fastest): item shares from one side, or contracts. A price space is not finite and
     /// yields nothing. The outcome space behind Pareto checks, utility bounds and negotiators.
@@ -85,7 +111,10 @@ impl TermSpace<'_> {
         match self {
             TermSpace::Price => Box::new(std::iter::empty()),
             TermSpace::Items(items) => {
-                let sizes: Vec<usize> = items.iter().map(|it| it.count as usize + 1).collect();
+                let sizes: Vec<usize> = items
+                    .iter()
+                    .map(|it| (it.count as usize).saturating_add(1))
+                    .collect();
                 Box::new(
                     mixed_radix(sizes)
                         .map(|digits| Terms::Items(digits.into_iter().map(|d| d as u32).collect())),
@@ -108,12 +137,14 @@ impl TermSpace<'_> {
     }
 }
 
-/// All digit vectors with `digits[i] < sizes[i]`, last digit fastest.
+/// All digit vectors with `digits[i] < sizes[i]`, last digit fastest. A count past
+/// `usize::MAX` saturates (the first `usize::MAX` are yielded) instead of wrapping to a short
+/// or empty enumeration.
 fn mixed_radix(sizes: Vec<usize>) -> impl Iterator<Item = Vec<usize>> {
     let total: usize = if sizes.is_empty() {
         0
     } else {
-        sizes.iter().product()
+        sizes.iter().fold(1usize, |n, &size| n.saturating_mul(size))
     };
     (0..total).map(move |mut n| {
         let mut digits = vec![0; sizes.len()];
@@ -413,6 +444,37 @@ fn read_issue_value(issue: &IssueSpec, value: &str) -> Result<IssueValue, TermsE
 mod tests {
     use super::*;
     use crate::fixtures::{casino_items, job_issues};
+
+    #[test]
+    fn the_size_of_a_space_never_wraps() {
+        let items = casino_items();
+        assert_eq!(TermSpace::Items(&items).size(), Some(64), "4 × 4 × 4");
+        assert_eq!(
+            TermSpace::Issues(&job_issues()).size(),
+            Some(930),
+            "31 × 3 × 2 × 5"
+        );
+        assert_eq!(TermSpace::Price.size(), None);
+        assert_eq!(TermSpace::Items(&[]).size(), None);
+        // u32::MAX units of each of three items: (2^32)^3 overflows u64. A wrapping product
+        // is 0 — an empty space, in which every deal is Pareto-optimal.
+        let huge: Vec<ItemSpec> = items
+            .iter()
+            .map(|it| ItemSpec {
+                count: u32::MAX,
+                ..it.clone()
+            })
+            .collect();
+        assert_eq!(TermSpace::Items(&huge).size(), None);
+        assert!(TermSpace::Items(&huge).all_terms().next().is_some());
+        let whole = IssueRange::Integer {
+            min: i64::MIN,
+            max: i64::MAX,
+        };
+        assert_eq!(whole.len(), usize::MAX);
+        let backwards = IssueRange::Integer { min: 5, max: 1 };
+        assert_eq!(backwards.len(), 0);
+    }
 
     #[test]
     fn items_in_any_order_with_plurals_and_equals() {

@@ -4,10 +4,13 @@
 //! [`EpisodeRecord::replay`] rebuilds them.
 //!
 //! This module is the one home of the record file: its type, the streaming reader every surface
-//! reads records with (`reader.rs`), the writer `run` appends with (`writer.rs`) and replay
+//! reads records with (`reader.rs`, and `files.rs` over several files), the rule that makes two
+//! records one episode (`duplicates.rs`), the writer `run` appends with (`writer.rs`) and replay
 //! (`replay.rs`). It plays no episodes and talks to no endpoint; it sits below `run`, which
 //! imports it, and above `game`, `score` and `reward`, whose results it stores.
 
+mod duplicates;
+mod files;
 mod reader;
 mod replay;
 mod writer;
@@ -26,11 +29,11 @@ use crate::score::{
     episode_metrics, proposals, turn_cap, Aggregate, EpisodeMetrics, EpisodeValues, Weights,
 };
 
+pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate, Place, SeenEpisodes};
+pub use files::{Located, RecordFiles};
 pub use reader::{Line, ReadError, RecordReader, KEPT_BAD_LINES};
 pub use replay::{ReplayError, TemplateDiff};
-pub use writer::{
-    lock_path, scan_existing, Duplicates, Existing, OutputLock, RecordWriter, WriteError,
-};
+pub use writer::{lock_path, scan_existing, Existing, OutputLock, RecordWriter, WriteError};
 
 /// The record format version this build writes.
 pub const RECORD_SCHEMA: u32 = 1;

@@ -8,9 +8,12 @@ use std::io::{BufRead, BufReader};
 use std::marker::PhantomData;
 use std::path::Path;
 
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 
-use super::EpisodeRecord;
+use super::duplicates::EpisodeKey;
+use super::{EpisodeRecord, RECORD_SCHEMA};
+use crate::limits::{read_line, LineRead, MAX_RECORD_LINE};
 
 /// How many bad lines a reader that keeps going remembers; it counts them all.
 pub const KEPT_BAD_LINES: usize = 100;
@@ -35,6 +38,31 @@ pub enum ReadError {
     /// The last line has no newline and does not parse: a write that was cut off.
     #[error("{file}:{line}: the last line is cut off (the run writing the file was interrupted, or is still writing); `dealgym run --resume` removes it")]
     CutOff { file: String, line: usize },
+    /// A line longer than the reader's limit ([`MAX_RECORD_LINE`]): nothing after it is read,
+    /// as its end cannot be found without reading it all.
+    #[error("{file}:{line}: the line is longer than {limit} bytes, the most a record may hold (is this a record file?)")]
+    LineTooLong {
+        file: String,
+        line: usize,
+        limit: usize,
+    },
+    /// A record of a format version this build does not read (written by a newer dealgym, or
+    /// edited): nothing after it is read.
+    #[error("{file}:{line}: the record's schema version is {found}; this build reads version {RECORD_SCHEMA} (a newer dealgym wrote it? read it with that one)")]
+    Schema {
+        file: String,
+        line: usize,
+        found: u64,
+    },
+    /// A record whose episode an earlier record already had, read with
+    /// [`OnDuplicate::Refuse`](super::OnDuplicate).
+    #[error("{file}:{line}: episode {} of run {} is already at {first} (the files hold it twice): pass --duplicates skip to read each episode once, or `dealgym merge` the files into one", key.episode_id, key.run_id)]
+    Duplicate {
+        file: String,
+        line: usize,
+        key: EpisodeKey,
+        first: String,
+    },
 }
 
 impl ReadError {
@@ -42,7 +70,11 @@ impl ReadError {
     pub fn line(&self) -> Option<usize> {
         match self {
             ReadError::Io { .. } => None,
-            ReadError::Line { line, .. } | ReadError::CutOff { line, .. } => Some(*line),
+            ReadError::Line { line, .. }
+            | ReadError::CutOff { line, .. }
+            | ReadError::LineTooLong { line, .. }
+            | ReadError::Schema { line, .. }
+            | ReadError::Duplicate { line, .. } => Some(*line),
         }
     }
 }
@@ -59,12 +91,16 @@ pub struct Line<T> {
     /// The line ends with a newline. Records are written whole with their newline, so a last
     /// line without one was left by an interrupted write, even when it parses.
     pub terminated: bool,
+    /// The episode the line is a record of, where it names one (its `run_id` and
+    /// `episode_id`), whatever it is read as.
+    pub key: Option<EpisodeKey>,
     pub value: Result<T, ReadError>,
 }
 
 /// Reads JSONL records one line at a time. As an iterator it yields each record, or the error
 /// of a bad line and then stops; with [`RecordReader::keep_going`] it skips bad lines instead,
-/// counting them. Blank lines are ignored. An I/O error always ends it.
+/// counting them. Blank lines are ignored. An I/O error, a line longer than
+/// [`MAX_RECORD_LINE`] and a record of a schema version this build does not read always end it.
 ///
 /// ```no_run
 /// use dealgym::record::RecordReader;
@@ -83,6 +119,7 @@ pub struct RecordReader<T = EpisodeRecord, R = BufReader<File>> {
     line: usize,
     offset: u64,
     buf: Vec<u8>,
+    max_line: usize,
     keep_going: bool,
     skipped: usize,
     bad_lines: Vec<ReadError>,
@@ -113,6 +150,7 @@ impl<R: BufRead> RecordReader<EpisodeRecord, R> {
             line: 0,
             offset: 0,
             buf: Vec::new(),
+            max_line: MAX_RECORD_LINE,
             keep_going: false,
             skipped: 0,
             bad_lines: Vec::new(),
@@ -132,6 +170,7 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
             line: self.line,
             offset: self.offset,
             buf: self.buf,
+            max_line: self.max_line,
             keep_going: self.keep_going,
             skipped: self.skipped,
             bad_lines: self.bad_lines,
@@ -145,6 +184,12 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
     /// [`RecordReader::bad_lines`].
     pub fn keep_going(mut self) -> Self {
         self.keep_going = true;
+        self
+    }
+
+    /// Refuse lines longer than `max` bytes instead of [`MAX_RECORD_LINE`] (for tests).
+    pub fn max_line(mut self, max: usize) -> Self {
+        self.max_line = max;
         self
     }
 
@@ -177,15 +222,34 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
         }
     }
 
-    /// The next non-blank line, parsed or not; `None` at the end of the input, an error only
-    /// when reading fails. What [`Iterator::next`] is built on, for readers that must know where
-    /// a line lies in the file (resume truncates a cut-off last line).
+    /// The next non-blank line, parsed or not; `None` at the end of the input, an error when
+    /// reading fails, the line is longer than the limit or its record is of a schema version
+    /// this build does not read (each ends the reader). What [`Iterator::next`] is built on,
+    /// for readers that must know where a line lies in the file (resume truncates a cut-off
+    /// last line).
     pub fn next_line(&mut self) -> Option<Result<Line<T>, ReadError>> {
+        if self.done {
+            return None;
+        }
+        let line = self.read_next_line();
+        if matches!(line, Some(Err(_))) {
+            self.done = true;
+        }
+        line
+    }
+
+    fn read_next_line(&mut self) -> Option<Result<Line<T>, ReadError>> {
         loop {
-            self.buf.clear();
-            let read = match self.input.read_until(b'\n', &mut self.buf) {
-                Ok(0) => return None,
-                Ok(n) => n as u64,
+            let read = match read_line(&mut self.input, &mut self.buf, self.max_line) {
+                Ok(LineRead::End) => return None,
+                Ok(LineRead::Line(n)) => n as u64,
+                Ok(LineRead::TooLong) => {
+                    return Some(Err(ReadError::LineTooLong {
+                        file: self.file.clone(),
+                        line: self.line + 1,
+                        limit: self.max_line,
+                    }))
+                }
                 Err(source) => return Some(Err(self.io(source))),
             };
             self.line += 1;
@@ -195,6 +259,7 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
                 continue;
             }
             let terminated = self.buf.last() == Some(&b'\n');
+            let head = Head::of(&self.buf);
             let value = match self.parse() {
                 Ok(v) => Ok(v),
                 Err(_) if !terminated => Err(ReadError::CutOff {
@@ -203,11 +268,24 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
                 }),
                 Err(e) => Err(e),
             };
+            // A whole line of another version is refused, parsed or not: a newer record may
+            // read as this build's and mean something else, or fail on a field it changed.
+            let cut_off = matches!(value, Err(ReadError::CutOff { .. }));
+            if let Some(found) = head.schema.filter(|&v| v != u64::from(RECORD_SCHEMA)) {
+                if !cut_off {
+                    return Some(Err(ReadError::Schema {
+                        file: self.file.clone(),
+                        line: self.line,
+                        found,
+                    }));
+                }
+            }
             return Some(Ok(Line {
                 number: self.line,
                 start,
                 end: self.offset,
                 terminated,
+                key: head.key(),
                 value,
             }));
         }
@@ -235,6 +313,74 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
             file: self.file.clone(),
             source,
         }
+    }
+}
+
+/// The fields of a record a reader checks whatever it reads the line as: its format version
+/// and its episode. Records write them first (`schema`, `run_id`, `episode_id`), so reading
+/// them stops there instead of going through the line a second time.
+#[derive(Debug, Default)]
+struct Head {
+    schema: Option<u64>,
+    run_id: Option<String>,
+    episode_id: Option<String>,
+}
+
+impl Head {
+    /// The head of a line; what is missing or unreadable is left out (the line's own parse
+    /// reports it).
+    fn of(line: &[u8]) -> Head {
+        let mut head = Head::default();
+        let mut de = serde_json::Deserializer::from_slice(line);
+        // Stopping early leaves the map unfinished, which serde_json reports as an error:
+        // what was read is in `head` either way.
+        let _ = (&mut de).deserialize_map(HeadVisitor(&mut head));
+        head
+    }
+
+    fn key(self) -> Option<EpisodeKey> {
+        Some(EpisodeKey {
+            run_id: self.run_id?,
+            episode_id: self.episode_id?,
+        })
+    }
+}
+
+struct HeadVisitor<'a>(&'a mut Head);
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "snake_case")]
+enum HeadKey {
+    Schema,
+    RunId,
+    EpisodeId,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> Visitor<'de> for HeadVisitor<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a record")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let head = self.0;
+        while let Some(key) = map.next_key::<HeadKey>()? {
+            match key {
+                HeadKey::Schema => head.schema = Some(map.next_value()?),
+                HeadKey::RunId => head.run_id = Some(map.next_value()?),
+                HeadKey::EpisodeId => head.episode_id = Some(map.next_value()?),
+                HeadKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            if head.schema.is_some() && head.run_id.is_some() && head.episode_id.is_some() {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -347,6 +493,80 @@ mod tests {
         let line = lines.next_line().unwrap().unwrap();
         assert!(!line.terminated);
         assert_eq!(line.value.unwrap().episode_id, "g0-m0");
+    }
+
+    #[test]
+    fn a_line_past_the_limit_ends_the_reader_naming_file_line_and_limit() {
+        let text = format!("{A}\n\n{}\n{B}\n", "x".repeat(100));
+        let mut reader = ids(&text).max_line(64).keep_going();
+        assert!(reader.next().unwrap().is_ok());
+        let err = reader.next().unwrap().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "e.jsonl:3: the line is longer than 64 bytes, the most a record may hold (is this a \
+             record file?)"
+        );
+        assert!(
+            reader.next().is_none(),
+            "even keep_going stops: the line has no known end"
+        );
+        // `replay /dev/zero` read one endless line into memory until it aborted.
+        let zeros = BufReader::new(std::io::repeat(0));
+        let mut endless = RecordReader::new(zeros, "/dev/zero").max_line(1 << 16);
+        let err = endless.next().unwrap().unwrap_err();
+        assert!(
+            matches!(err, ReadError::LineTooLong { line: 1, .. }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_record_of_another_schema_version_is_refused_whole_or_not() {
+        let future = r#"{"schema":99,"run_id":"r1","episode_id":"g2-m0"}"#;
+        let text = format!("{A}\n{future}\n{B}\n");
+        let mut reader = ids(&text).keep_going();
+        assert!(reader.next().unwrap().is_ok());
+        let err = reader.next().unwrap().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "e.jsonl:2: the record's schema version is 99; this build reads version 1 (a newer \
+             dealgym wrote it? read it with that one)"
+        );
+        assert!(reader.next().is_none(), "even keep_going stops");
+        // The version is found wherever the key is, and read as a number of any size.
+        let late = r#"{"episode_id":"x","turns":[],"schema":4294967296}"#;
+        let err = ids(&format!("{late}\n")).next().unwrap().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ReadError::Schema {
+                    found: 4294967296,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        // A cut-off last line is a cut-off line, whatever its version says so far.
+        let cut = r#"{"schema":9"#;
+        let err = ids(&format!("{A}\n{cut}")).nth(1).unwrap().unwrap_err();
+        assert!(matches!(err, ReadError::CutOff { line: 2, .. }), "{err}");
+        // This build's version, and none at all (a few fields read as their own type), read.
+        let current = r#"{"schema":1,"run_id":"r1","episode_id":"g0-m0"}"#;
+        assert!(ids(&format!("{current}\n{A}\n")).all(|r| r.is_ok()));
+    }
+
+    #[test]
+    fn each_line_names_its_episode_whatever_it_is_read_as() {
+        let text = "{\"schema\":1,\"run_id\":\"r\\u0031\",\"episode_id\":\"g0-m0\",\"turns\":[]}\n";
+        let mut reader = ids(text);
+        let line = reader.next_line().unwrap().unwrap();
+        let key = line.key.unwrap();
+        assert_eq!(
+            (key.run_id.as_str(), key.episode_id.as_str()),
+            ("r1", "g0-m0")
+        );
+        let text = format!("{A}\n");
+        assert!(ids(&text).next_line().unwrap().unwrap().key.is_none());
     }
 
     #[test]

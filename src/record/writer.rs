@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::duplicates::{Duplicates, EpisodeKey};
 use super::reader::{ReadError, RecordReader};
 use super::EpisodeRecord;
 
@@ -44,6 +45,14 @@ pub enum WriteError {
     },
     #[error("{file} already holds {episodes} episodes: pass --resume to continue that run, or choose another --out")]
     Exists { file: String, episodes: usize },
+    /// Appending a record failed (a full disk: ENOSPC; a device such as `/dev/full`). What
+    /// was written of the record is taken back where the file allows it, so the file ends
+    /// with the last whole record.
+    #[error("{file}: cannot write a record ({source}); every record written before it is kept whole: fix the cause (free space), then `--resume` continues a run, an eval or an annotation")]
+    Append {
+        file: String,
+        source: std::io::Error,
+    },
     #[error("cannot encode a record: {0}")]
     Encode(String),
     #[error("{file} is being written by another process ({holder}; lock file {lock}): wait for it to end, or write to another file")]
@@ -63,12 +72,18 @@ pub enum WriteError {
 /// behind holds nothing then (it may be deleted).
 #[derive(Debug)]
 pub struct OutputLock {
-    _file: File,
+    _file: Option<File>,
 }
 
 impl OutputLock {
-    /// Lock `output` for this process, or refuse at once (never wait) naming the holder.
+    /// Lock `output` for this process, or refuse at once (never wait) naming the holder. An
+    /// output that exists and is not a regular file (`/dev/null`, a pipe) is no file two
+    /// writers could both grow: nothing is locked (and no lock file made beside it, in a
+    /// directory such as `/dev` a user may not write).
     pub fn acquire(output: &Path) -> Result<OutputLock, WriteError> {
+        if std::fs::metadata(output).is_ok_and(|m| !m.is_file()) {
+            return Ok(OutputLock { _file: None });
+        }
         let lock = lock_path(output);
         let io = |source| WriteError::Io {
             file: lock.display().to_string(),
@@ -106,7 +121,7 @@ impl OutputLock {
             .and_then(|_| file.write_all(holder.as_bytes()))
             .and_then(|_| file.flush())
             .map_err(io)?;
-        Ok(OutputLock { _file: file })
+        Ok(OutputLock { _file: Some(file) })
     }
 }
 
@@ -137,32 +152,9 @@ pub struct Existing {
     pub run_order: Vec<String>,
     /// A cut-off last line was found (and removed, when repairing).
     pub repaired: bool,
-    /// Lines whose (run id, episode id) an earlier line already has: left by two writers at
-    /// once before files were locked, or by hand. `--resume` reports them ([`Duplicates`]).
+    /// Lines whose episode an earlier line already has ([`super::duplicates`]): left by two
+    /// writers at once before files were locked, or by hand. `--resume` reports them.
     pub duplicates: Duplicates,
-}
-
-/// Repeated episodes in a record file: how many lines repeat an earlier one's (run id,
-/// episode id), and the first such episode id.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Duplicates {
-    pub lines: usize,
-    pub first: Option<String>,
-}
-
-impl Duplicates {
-    /// The warning a resumed command prints for them, naming `file`; `None` when there are
-    /// none.
-    pub fn warning(&self, file: &Path) -> Option<String> {
-        let first = self.first.as_ref()?;
-        Some(format!(
-            "warning: {} holds {} lines that repeat an episode already in it (the first: {first}): \
-             were two commands writing to it at once? Readers count each line; `dealgym merge` \
-             keeps one of each",
-            file.display(),
-            self.lines
-        ))
-    }
 }
 
 impl Existing {
@@ -197,13 +189,21 @@ struct Ids {
 /// Read the episode ids already in `path` (if it exists). With `repair`, a cut-off last line is
 /// truncated away; without, the file is left as it is (and `repaired` says one was found). A
 /// last line is cut off when it has no newline (even if it parses: it is rerun) or does not
-/// parse; a bad line anywhere else is an error.
+/// parse; a bad line anywhere else is an error. A path that is not a regular file (`/dev/null`,
+/// `/dev/full`, a pipe) holds nothing to resume and is not read: reading `/dev/full` or
+/// `/dev/zero` never ends, a pipe blocks.
 pub fn scan_existing(path: &Path, repair: bool) -> Result<Existing, WriteError> {
     let io = |source| WriteError::Io {
         file: path.display().to_string(),
         source,
     };
     let mut existing = Existing::default();
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => return Ok(existing),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(existing),
+        Err(e) => return Err(io(e)),
+    }
     let mut file = match OpenOptions::new().read(true).write(repair).open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(existing),
@@ -220,11 +220,14 @@ pub fn scan_existing(path: &Path, repair: bool) -> Result<Existing, WriteError> 
                     if !existing.runs.contains_key(&ids.run_id) {
                         existing.run_order.push(ids.run_id.clone());
                     }
-                    let run = existing.runs.entry(ids.run_id).or_default();
+                    let run = existing.runs.entry(ids.run_id.clone()).or_default();
                     if run.contains(&ids.episode_id) {
-                        let repeated = &mut existing.duplicates;
-                        repeated.lines += 1;
-                        repeated.first.get_or_insert(ids.episode_id);
+                        let key = EpisodeKey {
+                            run_id: ids.run_id,
+                            episode_id: ids.episode_id,
+                        };
+                        let at = || format!("{}:{}", path.display(), line.number);
+                        existing.duplicates.add(&key, at);
                     } else {
                         run.insert(ids.episode_id);
                     }
@@ -349,17 +352,28 @@ impl RecordWriter {
         })
     }
 
-    /// Append one record as one whole line, flushed.
+    /// Append one record as one whole line, flushed. If the write fails (a full disk), what
+    /// was written of the line is taken back (a regular file is cut to its length before), so
+    /// the file still ends with a whole record, and the error names the file; the caller stops.
     pub fn write(&mut self, record: &EpisodeRecord) -> Result<(), WriteError> {
         let mut line = serde_json::to_vec(record).map_err(|e| WriteError::Encode(e.to_string()))?;
         line.push(b'\n');
-        self.file
-            .write_all(&line)
-            .and_then(|_| self.file.flush())
-            .map_err(|source| WriteError::Io {
+        let before = self
+            .file
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
+        if let Err(source) = self.file.write_all(&line).and_then(|_| self.file.flush()) {
+            if let Some(len) = before {
+                // Best effort: what is left is a cut-off last line, which `--resume` repairs.
+                let _ = self.file.set_len(len);
+            }
+            return Err(WriteError::Append {
                 file: self.path.display().to_string(),
                 source,
-            })?;
+            });
+        }
         self.written += 1;
         Ok(())
     }
@@ -478,16 +492,18 @@ mod tests {
         let path = file("dups", &format!("{A}\n{B}\n{C}\n{B}\n{A}\n{B}\n"));
         let seen = scan_existing(&path, true).unwrap();
         assert_eq!(seen.episodes(), 3);
+        assert_eq!(seen.duplicates.lines, 3);
+        let (key, at) = seen.duplicates.first.clone().unwrap();
         assert_eq!(
-            seen.duplicates,
-            Duplicates {
-                lines: 3,
-                first: Some("g1-m0".into())
-            }
+            (key.episode_id.as_str(), key.run_id.as_str()),
+            ("g1-m0", "r1")
         );
+        assert!(at.ends_with("e.jsonl:4"), "{at}");
         let warning = seen.duplicates.warning(&path).unwrap();
         assert!(
-            warning.contains("holds 3 lines that repeat") && warning.contains("g1-m0"),
+            warning.contains("holds 3 lines that repeat")
+                && warning.contains("episode g1-m0 at")
+                && warning.contains("--duplicates skip"),
             "{warning}"
         );
         let clean = file("nodups", &format!("{A}\n{C}\n"));
@@ -520,6 +536,37 @@ mod tests {
         drop(first);
         let (_, existing) = RecordWriter::open_run(&path, "r1", true).unwrap();
         assert_eq!(existing.episodes(), 1);
+    }
+
+    /// A record of a short CaSiNo episode.
+    fn a_record() -> EpisodeRecord {
+        use crate::fixtures::{casino, learner_first_as, play, record_of, turn};
+        let s = casino();
+        let setup = learner_first_as(&s, crate::scenario::Role::Agent1);
+        record_of(play(&s, setup, &[turn("Bye.", "[WALK_AWAY]")]))
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_device_is_written_but_never_read_and_a_full_one_stops_the_writer_by_name() {
+        // `run --out /dev/full` read the device's endless zeros as one line, growing to GBs.
+        let full = Path::new("/dev/full");
+        let seen = scan_existing(full, true).unwrap();
+        assert!(seen.is_empty() && !seen.repaired);
+        let (mut writer, _) = RecordWriter::open_run(full, "r1", false).unwrap();
+        let err = writer.write(&a_record()).unwrap_err();
+        assert!(
+            matches!(&err, WriteError::Append { source, .. }
+            if source.raw_os_error() == Some(28)),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string()
+                .starts_with("/dev/full: cannot write a record (No space left"),
+            "{err}"
+        );
+        assert_eq!(writer.written(), 0);
+        assert!(!lock_path(full).exists(), "a device is no file to lock");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use tokio::task::JoinSet;
 use super::{create_out, Error, Located, Records};
 use crate::digest::Digest;
 use crate::game::{mix, EpisodeSeed, OutcomeKind};
-use crate::record::{EpisodeRecord, Parent, RecordWriter};
+use crate::record::{Duplicates, EpisodeRecord, OnDuplicate, Parent, RecordWriter};
 use crate::run::ScenarioSource;
 use crate::run::{build_kit, Driver, EpisodeError, EpisodeKit, PlannedEpisode, RunOptions};
 use crate::scenario::Scenario;
@@ -38,6 +38,8 @@ pub struct BranchOptions {
     /// prompts directory, as for a run (its scenarios, limit and episode rules are not used:
     /// a branch keeps its parent's scenario and setup).
     pub run: RunOptions,
+    /// What to do with an episode recorded twice (`--duplicates`).
+    pub on_duplicate: OnDuplicate,
 }
 
 /// What `--branch-from` did.
@@ -47,6 +49,8 @@ pub struct BranchSummary {
     /// Episodes branched.
     pub parents: usize,
     pub written: usize,
+    /// Records skipped as duplicates (`--duplicates skip`).
+    pub duplicates: Duplicates,
 }
 
 /// The group id of the branches of `parent_episode` after `prefix` turns.
@@ -67,7 +71,12 @@ pub async fn branch(options: &BranchOptions) -> Result<BranchSummary, Error> {
     let mut tasks: JoinSet<Result<EpisodeRecord, Error>> = JoinSet::new();
     let mut first_run: Option<String> = None;
     let mut parents = 0;
-    for located in Records::open(&options.files, options.episode.as_deref()) {
+    let mut records = Records::open(
+        &options.files,
+        options.episode.as_deref(),
+        options.on_duplicate,
+    );
+    for located in &mut records {
         let located = located?;
         let record = &located.record;
         match &first_run {
@@ -115,6 +124,7 @@ pub async fn branch(options: &BranchOptions) -> Result<BranchSummary, Error> {
         run_id: kit.run_id.clone(),
         parents,
         written: writer.written(),
+        duplicates: records.duplicates().clone(),
     })
 }
 

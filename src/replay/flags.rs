@@ -5,7 +5,20 @@ use std::path::PathBuf;
 
 use super::{BranchOptions, Error, RescoreOptions, VerifyOptions};
 use crate::limits::{count_flag, MAX_CONCURRENCY, MAX_GROUP_SIZE};
+use crate::record::OnDuplicate;
 use crate::run::{FileConfig, RunOptions};
+
+/// `--duplicates`, one flag with one meaning on every command that reads records (`replay`,
+/// `report`, `export`, `eval`, `annotate`, `merge`); the rule itself is
+/// [`crate::record::OnDuplicate`]'s.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct DuplicatesFlag {
+    /// A record whose episode (its run id and episode id) an earlier record of the files
+    /// already has: refuse (stop, naming both lines; merge reports it and exits 1) or skip
+    /// (read each episode once and say how many records were skipped).
+    #[arg(long, value_name = "refuse|skip", default_value_t = OnDuplicate::Refuse)]
+    pub duplicates: OnDuplicate,
+}
 
 /// The flags of `dealgym replay`: record files and exactly one of `--verify`, `--rescore`,
 /// `--render` or `--branch-from`.
@@ -78,6 +91,8 @@ pub struct ReplayFlags {
     /// 64).
     #[arg(long, value_name = "N", value_parser = count_flag::<usize>(1, MAX_CONCURRENCY))]
     pub concurrency: Option<usize>,
+    #[command(flatten)]
+    pub duplicates: DuplicatesFlag,
 }
 
 /// The transcript formats of `--render`.
@@ -97,6 +112,7 @@ pub struct RenderOptions {
     pub format: RenderFormat,
     /// `None`: stdout.
     pub out: Option<PathBuf>,
+    pub on_duplicate: OnDuplicate,
 }
 
 /// What a `dealgym replay` command asks for.
@@ -115,6 +131,7 @@ impl ReplayFlags {
         let configured = self.config.is_some() || self.preset.is_some();
         let prompts_dir = self.prompts_dir.clone().or(file.prompts_dir.clone());
         let missing = |flag: &str| Error::Options(format!("this mode needs {flag}"));
+        let on_duplicate = self.duplicates.duplicates;
         if self.verify {
             return Ok(Mode::Verify(VerifyOptions {
                 files: self.files.clone(),
@@ -122,6 +139,7 @@ impl ReplayFlags {
                 scenarios: self.scenarios.clone(),
                 prompts_dir,
                 rewards: configured.then_some(file.rewards),
+                on_duplicate,
             }));
         }
         if self.rescore {
@@ -136,6 +154,7 @@ impl ReplayFlags {
                 scenarios: self.scenarios.clone(),
                 rewards: file.rewards,
                 out: self.out.clone().ok_or_else(|| missing("--out"))?,
+                on_duplicate,
             }));
         }
         if let Some(format) = self.render {
@@ -144,6 +163,7 @@ impl ReplayFlags {
                 episode: self.episode.clone().ok_or_else(|| missing("--episode"))?,
                 format,
                 out: self.out.clone(),
+                on_duplicate,
             }));
         }
         let Some(prefix) = self.branch_from else {
@@ -173,6 +193,7 @@ impl ReplayFlags {
             scenarios: self.scenarios.clone(),
             prefix,
             run,
+            on_duplicate,
         })))
     }
 }

@@ -9,8 +9,9 @@
 //!   new players continue from there, G branches of one prefix forming one GRPO group
 //!   (`branch.rs`).
 //!
-//! Records are read one at a time with [`RecordReader`] (through [`Records`]), so memory is
-//! bounded by one record, not by the file. Scenarios come from the `--scenarios` files or, by
+//! Records are read one at a time with [`RecordFiles`] (through [`Records`]), so memory is
+//! bounded by one record, not by the file, and an episode recorded twice is refused (or read
+//! once, with `--duplicates skip`). Scenarios come from the `--scenarios` files or, by
 //! default, from `scenarios/{family}.jsonl` of each record's family (run's [`ScenarioSource`]).
 //!
 //! This module plays no episode itself: replays go through the engine's own replay
@@ -30,13 +31,15 @@ use std::sync::Arc;
 
 pub use crate::run::{FindError, ScenarioSource, Unavailable};
 pub use branch::{branch, branch_group_id, BranchOptions, BranchSummary};
-pub use flags::{Mode, RenderFormat, RenderOptions, ReplayFlags};
+pub use flags::{DuplicatesFlag, Mode, RenderFormat, RenderOptions, ReplayFlags};
 pub use rescore::{rescore, rescore_files, RescoreOptions, RescoreSummary};
 pub use verify::{check_record, verify, Difference, DifferenceRow, VerifyOptions, VerifyReport};
 
 use crate::game::{PromptError, Prompts};
+pub use crate::record::Located;
 use crate::record::{
-    scan_existing, EpisodeRecord, ReadError, RecordReader, RecordWriter, ReplayError, WriteError,
+    scan_existing, Duplicates, OnDuplicate, ReadError, RecordFiles, RecordWriter, ReplayError,
+    WriteError,
 };
 use crate::run::{list_files, ConfigError, EpisodeError, RunError};
 use crate::scenario::ScenarioError;
@@ -98,42 +101,25 @@ pub enum Error {
     Options(String),
 }
 
-/// A record and where it was read.
-#[derive(Debug, Clone)]
-pub struct Located {
-    pub record: EpisodeRecord,
-    pub file: String,
-    /// 1-based line of the record in its file.
-    pub line: usize,
-}
-
-impl Located {
-    /// `FILE:LINE`, for messages.
-    pub fn at(&self) -> String {
-        format!("{}:{}", self.file, self.line)
-    }
-}
-
-/// The records of several files in order, one at a time, optionally only those of one episode
-/// id. A bad line ends the iteration with its error (naming the file and the line).
+/// The records of several files in order, one at a time ([`RecordFiles`], so each episode
+/// once or a refusal, as `on_duplicate` says), optionally only those of one episode id. A bad
+/// line ends the iteration with its error (naming the file and the line).
 pub struct Records {
-    files: Vec<PathBuf>,
-    /// The next file to open.
-    next: usize,
-    reader: Option<RecordReader>,
+    records: RecordFiles,
     episode: Option<String>,
-    failed: bool,
 }
 
 impl Records {
-    pub fn open(files: &[PathBuf], episode: Option<&str>) -> Records {
+    pub fn open(files: &[PathBuf], episode: Option<&str>, on_duplicate: OnDuplicate) -> Records {
         Records {
-            files: files.to_vec(),
-            next: 0,
-            reader: None,
+            records: RecordFiles::open(files, on_duplicate),
             episode: episode.map(str::to_string),
-            failed: false,
         }
+    }
+
+    /// The duplicates skipped so far (with [`OnDuplicate::Skip`]).
+    pub fn duplicates(&self) -> &Duplicates {
+        self.records.duplicates()
     }
 }
 
@@ -141,52 +127,30 @@ impl Iterator for Records {
     type Item = Result<Located, Error>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
         loop {
-            let reader = match &mut self.reader {
-                Some(reader) => reader,
-                None => {
-                    let path = self.files.get(self.next)?;
-                    self.next += 1;
-                    match RecordReader::open(path) {
-                        Ok(reader) => self.reader.insert(reader),
-                        Err(e) => {
-                            self.failed = true;
-                            return Some(Err(e.into()));
-                        }
-                    }
-                }
+            let located = match self.records.next()? {
+                Ok(located) => located,
+                Err(e) => return Some(Err(e.into())),
             };
-            let Some(line) = reader.next_line() else {
-                self.reader = None;
-                continue;
-            };
-            let file = reader.file().to_string();
-            let line = match line.and_then(|l| l.value.map(|v| (l.number, v))) {
-                Ok(line) => line,
-                Err(e) => {
-                    self.failed = true;
-                    return Some(Err(e.into()));
-                }
-            };
-            let (line, record) = line;
             if self
                 .episode
                 .as_ref()
-                .is_some_and(|id| *id != record.episode_id)
+                .is_some_and(|id| *id != located.record.episode_id)
             {
                 continue;
             }
-            return Some(Ok(Located { record, file, line }));
+            return Some(Ok(located));
         }
     }
 }
 
 /// The first record of episode `id` in `files`.
-pub fn find_episode(files: &[PathBuf], id: &str) -> Result<Located, Error> {
-    match Records::open(files, Some(id)).next() {
+pub fn find_episode(
+    files: &[PathBuf],
+    id: &str,
+    on_duplicate: OnDuplicate,
+) -> Result<Located, Error> {
+    match Records::open(files, Some(id), on_duplicate).next() {
         Some(found) => found,
         None => Err(Error::NoSuchEpisode {
             episode: id.to_string(),
@@ -197,7 +161,7 @@ pub fn find_episode(files: &[PathBuf], id: &str) -> Result<Located, Error> {
 
 /// The transcript `--render` asks for: the first episode `options.episode` of the files.
 pub fn render_episode(options: &RenderOptions) -> Result<String, Error> {
-    let found = find_episode(&options.files, &options.episode)?;
+    let found = find_episode(&options.files, &options.episode, options.on_duplicate)?;
     Ok(match options.format {
         RenderFormat::Md => render::markdown(&found.record),
         RenderFormat::Html => render::html(&found.record),

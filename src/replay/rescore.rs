@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 
 use super::{create_out, Error, Records};
-use crate::record::EpisodeRecord;
+use crate::record::{Duplicates, EpisodeRecord, OnDuplicate};
 use crate::reward::{episode_rewards, RewardConfig};
 use crate::run::ScenarioSource;
 use crate::scenario::Scenario;
@@ -30,16 +30,20 @@ pub struct RescoreOptions {
     /// The new reward config (the `[rewards]` table of `--config`).
     pub rewards: RewardConfig,
     pub out: PathBuf,
+    /// What to do with an episode recorded twice (`--duplicates`).
+    pub on_duplicate: OnDuplicate,
 }
 
 /// What `--rescore` did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RescoreSummary {
     pub written: usize,
     /// Records whose rewards changed.
     pub rewards_changed: usize,
     /// Records whose metrics changed (the metrics code changed since they were written).
     pub metrics_changed: usize,
+    /// Records skipped as duplicates (`--duplicates skip`).
+    pub duplicates: Duplicates,
 }
 
 /// `record` with its metrics and pure rewards recomputed on `scenario` under `rewards`, its
@@ -113,7 +117,12 @@ pub fn rescore_files(options: &RescoreOptions) -> Result<RescoreSummary, Error> 
     let mut scenarios = ScenarioSource::new(&options.scenarios)?;
     let mut writer = create_out(&options.out)?;
     let mut summary = RescoreSummary::default();
-    for located in Records::open(&options.files, options.episode.as_deref()) {
+    let mut records = Records::open(
+        &options.files,
+        options.episode.as_deref(),
+        options.on_duplicate,
+    );
+    for located in &mut records {
         let record = located?.record;
         let scenario = scenarios.checked(&record)?;
         let rescored = rescore(&record, &scenario, &options.rewards);
@@ -122,6 +131,7 @@ pub fn rescore_files(options: &RescoreOptions) -> Result<RescoreSummary, Error> 
         writer.write(&rescored)?;
         summary.written += 1;
     }
+    summary.duplicates = records.duplicates().clone();
     if let (Some(id), 0) = (&options.episode, summary.written) {
         return Err(Error::NoSuchEpisode {
             episode: id.clone(),

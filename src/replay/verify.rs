@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::{load_prompts, Error, Located, Records};
 use crate::game::{OutcomeKind, PerSeat, Prompts, Seat};
-use crate::record::{EpisodeRecord, PlayerInfo, RecordMeta, ReplayError};
+use crate::record::{Duplicates, EpisodeRecord, OnDuplicate, PlayerInfo, RecordMeta, ReplayError};
 use crate::reward::RewardConfig;
 use crate::run::{FindError, ScenarioSource};
 use crate::scenario::Scenario;
@@ -35,6 +35,8 @@ pub struct VerifyOptions {
     /// The reward config to check the rewards under (`--config`, `--preset`); `None`: each
     /// record's own (`reward_config`; the built-in one for records older than the field).
     pub rewards: Option<RewardConfig>,
+    /// What to do with an episode recorded twice (`--duplicates`).
+    pub on_duplicate: OnDuplicate,
 }
 
 /// One field where a record and today's engine disagree, or why a record cannot be replayed.
@@ -93,6 +95,8 @@ pub struct VerifyReport {
     pub differing: usize,
     /// One row per field, in the order they were first found.
     pub rows: Vec<DifferenceRow>,
+    /// Records skipped as duplicates (`--duplicates skip`).
+    pub duplicates: Duplicates,
 }
 
 impl VerifyReport {
@@ -178,7 +182,12 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, Error> {
         files: options.files.len(),
         ..VerifyReport::default()
     };
-    for located in Records::open(&options.files, options.episode.as_deref()) {
+    let mut records = Records::open(
+        &options.files,
+        options.episode.as_deref(),
+        options.on_duplicate,
+    );
+    for located in &mut records {
         let located = located?;
         let differences = match scenarios.find(&located.record) {
             Ok(scenario) => {
@@ -196,6 +205,7 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, Error> {
         };
         report.add(&located, differences);
     }
+    report.duplicates = records.duplicates().clone();
     if let (Some(id), 0) = (&options.episode, report.episodes) {
         return Err(Error::NoSuchEpisode {
             episode: id.clone(),
@@ -548,6 +558,7 @@ mod tests {
             record: record.clone(),
             file: "e.jsonl".into(),
             line,
+            file_index: 0,
         };
         let d = |field: &str, turn| Difference {
             field: field.into(),

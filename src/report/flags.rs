@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::ReportOptions;
 use crate::limits::number_flag;
+use crate::replay::DuplicatesFlag;
 
 /// The thresholds τ of the sensitivity table when `--tau` is not given.
 pub const DEFAULT_TAUS: [f64; 9] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
@@ -45,6 +46,8 @@ pub struct ReportFlags {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub duplicates: DuplicatesFlag,
 }
 
 impl ReportFlags {
@@ -56,6 +59,7 @@ impl ReportFlags {
             sample_seed: self.sample_seed,
             taus: self.tau.clone(),
             quiet: self.quiet,
+            on_duplicate: self.duplicates.duplicates,
         }
     }
 }

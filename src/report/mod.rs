@@ -5,10 +5,11 @@
 //! quantiles come from [`crate::score`]; the cross-play matrix and the ratings from
 //! [`crate::eval::EvalTables`] (`head_to_head.rs` lays them out when the files hold several
 //! pairings); transcripts are [`crate::replay::render`]'s fragments.
-//! Records are read one at a time through [`RecordReader`] and never held: what grows with the
+//! Records are read one at a time through [`RecordFiles`] and never held: what grows with the
 //! file is nothing but counts — one aggregate per group (`groups.rs`), the threshold
 //! sensitivity (`sensitivity.rs`), label counts (`labels.rs`), a fixed-size transcript
-//! sample (`sample.rs`) and, for the ratings, one compact (key, player, ρ) observation per
+//! sample (`sample.rs`), the 24 bytes an episode by which a duplicate is known
+//! ([`crate::record::SeenEpisodes`]) and, for the ratings, one compact (key, player, ρ) observation per
 //! named seat of an eval's episode, which waits in memory up to `eval::SPILL_AFTER` and then
 //! in partition files under the report's directory (`eval::SpillStore`, removed when the
 //! report is written or fails), so an eval's file keeps memory flat too; a plain run's records
@@ -29,7 +30,9 @@ use std::path::PathBuf;
 
 use crate::eval::{EvalTables, SpillError};
 use crate::game::{OutcomeKind, Seat};
-use crate::record::{EpisodeRecord, ReadError, RecordReader, RewardIssueCounts};
+use crate::record::{
+    Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFiles, RewardIssueCounts,
+};
 use crate::score::{cell, pct_cell, Aggregate, Estimate, Weights};
 
 pub use charts::{histogram_chart, interval_chart, stacked_chart, ChartError};
@@ -56,6 +59,8 @@ pub struct ReportOptions {
     pub taus: Vec<f64>,
     /// No progress bar.
     pub quiet: bool,
+    /// What to do with an episode the files hold twice (counted twice, it would weigh double).
+    pub on_duplicate: OnDuplicate,
 }
 
 /// Why a report could not be made.
@@ -83,6 +88,8 @@ pub struct ReportSummary {
     pub transcripts: usize,
     /// Every file written.
     pub written: Vec<PathBuf>,
+    /// Records skipped as duplicates (`--duplicates skip`).
+    pub duplicates: Duplicates,
 }
 
 /// Everything a report gathers while records stream by.
@@ -148,22 +155,24 @@ pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
         "{elapsed_precise} [{bar:30}] {bytes}/{total_bytes} · {bytes_per_sec} · {eta} left",
     );
     let mut collector = Collector::new(options);
-    let mut done = 0;
-    for (i, file) in options.files.iter().enumerate() {
-        let mut reader = RecordReader::open(file)?;
-        let mut n = 0;
-        while let Some(record) = reader.next() {
-            collector.add(&record?, (i, n))?;
-            n += 1;
-            if n.is_multiple_of(32) {
-                bar.set_position(done + reader.position());
-            }
+    let mut records = RecordFiles::open(&options.files, options.on_duplicate);
+    // The record's index in its file, among those read.
+    let (mut file, mut n) = (0, 0);
+    while let Some(located) = records.next() {
+        let located = located?;
+        if located.file_index != file {
+            (file, n) = (located.file_index, 0);
         }
-        done += reader.position();
-        bar.set_position(done);
+        collector.add(&located.record, (file, n))?;
+        n += 1;
+        if n.is_multiple_of(32) {
+            bar.set_position(records.position());
+        }
     }
     bar.finish_and_clear();
-    write_report(options, collector)
+    let mut summary = write_report(options, collector)?;
+    summary.duplicates = records.duplicates().clone();
+    Ok(summary)
 }
 
 /// Write every file of the report from what was gathered.
@@ -312,6 +321,7 @@ pub fn write_report(
         episodes,
         transcripts: transcripts.len(),
         written,
+        duplicates: Duplicates::default(),
     })
 }
 

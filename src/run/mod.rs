@@ -621,7 +621,12 @@ where
         tokio::select! {
             record = rx.recv() => match record {
                 Some(Ok(finished)) => {
-                    writer.write(&finished.record)?;
+                    // A record that cannot be written (a full disk) stops the run: no episode
+                    // more is played to be lost.
+                    if let Err(e) = writer.write(&finished.record) {
+                        producer.abort();
+                        return Err(e.into());
+                    }
                     received += 1;
                     stats.add_finished(&finished);
                     bar.inc(1);

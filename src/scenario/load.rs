@@ -6,6 +6,10 @@
 use std::io::BufRead;
 use std::path::Path;
 
+use crate::limits::{
+    check_count, check_integer, check_number, read_line, LineRead, MAX_AMOUNT, MAX_INPUT_LINE,
+    MAX_ISSUES, MAX_ISSUE_VALUES, MAX_ITEMS, MAX_ITEM_COUNT, MAX_ITEM_VALUE, MAX_OUTCOME_SPACE,
+};
 use crate::protocol::IssueRange;
 
 use super::{Game, IssuePreferences, Scenario, Valuation, SCENARIO_SCHEMA};
@@ -27,6 +31,13 @@ pub enum ScenarioError {
     },
     #[error("{file}: no scenarios in the file")]
     Empty { file: String },
+    /// A line longer than [`MAX_INPUT_LINE`]: the file is read no further.
+    #[error("{file}:{line}: the line is longer than {limit} bytes, the most a scenario line may hold (is this a scenario file?)")]
+    LineTooLong {
+        file: String,
+        line: usize,
+        limit: usize,
+    },
 }
 
 /// How to treat bad lines.
@@ -54,23 +65,48 @@ pub fn load_scenarios(path: &Path, options: LoadOptions) -> Result<LoadReport, S
 }
 
 /// Load every scenario of JSONL text read from `reader`, naming it `file_name` in errors: the
-/// file loader's body, for bytes that come from elsewhere (a test's, a fuzzer's). Bytes that
-/// are not UTF-8 are an [`ScenarioError::Io`] naming the file.
+/// file loader's body, for bytes that come from elsewhere (a test's, a fuzzer's). A line that
+/// is not UTF-8 is a bad line (field `(line)`); a line longer than [`MAX_INPUT_LINE`] ends the
+/// load ([`ScenarioError::LineTooLong`]), `skip_bad` or not, as its end cannot be found
+/// without reading it all.
 pub fn load_scenarios_from_reader(
     file_name: &str,
-    reader: impl BufRead,
+    mut reader: impl BufRead,
     options: LoadOptions,
 ) -> Result<LoadReport, ScenarioError> {
     let mut report = LoadReport::default();
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|source| ScenarioError::Io {
-            file: file_name.to_string(),
-            source,
+    let mut buf = Vec::new();
+    let mut number = 0;
+    loop {
+        number += 1;
+        let read = read_line(&mut reader, &mut buf, MAX_INPUT_LINE).map_err(|source| {
+            ScenarioError::Io {
+                file: file_name.to_string(),
+                source,
+            }
         })?;
-        if line.trim().is_empty() {
-            continue;
+        match read {
+            LineRead::End => break,
+            LineRead::TooLong => {
+                return Err(ScenarioError::LineTooLong {
+                    file: file_name.to_string(),
+                    line: number,
+                    limit: MAX_INPUT_LINE,
+                })
+            }
+            LineRead::Line(_) => {}
         }
-        match parse_scenario_line(file_name, i + 1, &line) {
+        let parsed = match std::str::from_utf8(&buf) {
+            Ok(line) if line.trim().is_empty() => continue,
+            Ok(line) => parse_scenario_line(file_name, number, line),
+            Err(e) => Err(ScenarioError::Line {
+                file: file_name.to_string(),
+                line: number,
+                field: "(line)".into(),
+                message: format!("not UTF-8 text: {e}"),
+            }),
+        };
+        match parsed {
             Ok(s) => report.scenarios.push(s),
             Err(e) if options.skip_bad => report.skipped.push(e),
             Err(e) => return Err(e),
@@ -124,7 +160,10 @@ impl InvalidScenario {
 }
 
 /// Check what JSON types cannot: versions, the family's domain, sizes that must agree, values in
-/// range.
+/// range — and every number a line can carry against its bound in [`crate::limits`] (item
+/// counts, the number of items and issues, values per issue, the outcome space, amounts), so a
+/// line that would exhaust memory or overflow the arithmetic later is refused here, where it is
+/// loaded, naming the field, the limit and the value.
 pub fn validate(s: &Scenario) -> Result<(), InvalidScenario> {
     let bad = |field: &str, message: String| {
         Err(InvalidScenario {
@@ -154,23 +193,22 @@ pub fn validate(s: &Scenario) -> Result<(), InvalidScenario> {
             ),
         );
     }
-    if !s.no_deal_value.is_finite() {
-        return bad("no_deal_value", "must be a finite number".into());
-    }
+    within(
+        "no_deal_value",
+        check_number("no_deal_value", s.no_deal_value, -MAX_AMOUNT, MAX_AMOUNT),
+    )?;
     match &s.game {
         Game::Price {
             listing_price,
             buyer,
             seller,
         } => {
-            for (field, v) in [
-                ("game.price.listing_price", *listing_price),
-                ("game.price.buyer.budget", buyer.budget),
-                ("game.price.seller.cost", seller.cost),
+            for (field, key, v) in [
+                ("game.price.listing_price", "listing_price", *listing_price),
+                ("game.price.buyer.budget", "budget", buyer.budget),
+                ("game.price.seller.cost", "cost", seller.cost),
             ] {
-                if !v.is_finite() || v < 0.0 {
-                    return bad(field, format!("must be a non-negative number, got {v}"));
-                }
+                within(field, check_number(key, v, 0.0, MAX_AMOUNT))?;
             }
             if *listing_price <= 0.0 {
                 return bad("game.price.listing_price", "must be positive".into());
@@ -181,16 +219,21 @@ pub fn validate(s: &Scenario) -> Result<(), InvalidScenario> {
             agent_1,
             agent_2,
         } => {
-            if items.is_empty() {
-                return bad("game.items.items", "needs at least one item".into());
-            }
+            within(
+                "game.items.items",
+                check_count("the number of items", items.len() as u64, 1, MAX_ITEMS),
+            )?;
             for (i, item) in items.iter().enumerate() {
-                if item.count == 0 || item.name.trim().is_empty() {
+                if item.name.trim().is_empty() {
                     return bad(
-                        &format!("game.items.items[{i}]"),
-                        "needs a name and a count of at least 1".into(),
+                        &format!("game.items.items[{i}].name"),
+                        "must not be empty".into(),
                     );
                 }
+                within(
+                    &format!("game.items.items[{i}].count"),
+                    check_count("count", u64::from(item.count), 1, MAX_ITEM_COUNT),
+                )?;
                 if items[..i]
                     .iter()
                     .any(|o| o.name.eq_ignore_ascii_case(&item.name))
@@ -211,34 +254,84 @@ pub fn validate(s: &Scenario) -> Result<(), InvalidScenario> {
                         format!("has {} values for {} items", side.values.len(), items.len()),
                     );
                 }
+                for (i, v) in side.values.iter().enumerate() {
+                    within(
+                        &format!("{field}[{i}]"),
+                        check_count("a value", u64::from(*v), 0, MAX_ITEM_VALUE),
+                    )?;
+                }
             }
+            within(
+                "game.items.items",
+                check_space(s, "every split of the items"),
+            )?;
         }
         Game::Issues {
             issues,
             worker,
             recruiter,
         } => {
-            if issues.is_empty() {
-                return bad("game.issues.issues", "needs at least one issue".into());
-            }
+            within(
+                "game.issues.issues",
+                check_count("the number of issues", issues.len() as u64, 1, MAX_ISSUES),
+            )?;
             for (i, issue) in issues.iter().enumerate() {
+                let field = format!("game.issues.issues[{i}]");
                 let ok = match &issue.range {
-                    IssueRange::Integer { min, max } => min < max,
+                    IssueRange::Integer { min, max } => {
+                        let bound = MAX_AMOUNT as i64;
+                        within(
+                            &format!("{field}.min"),
+                            check_integer("min", *min, -bound, bound),
+                        )?;
+                        within(
+                            &format!("{field}.max"),
+                            check_integer("max", *max, -bound, bound),
+                        )?;
+                        min < max
+                    }
                     IssueRange::Discrete { options } => !options.is_empty(),
                 };
                 if !ok || issue.key.trim().is_empty() {
                     return bad(
-                        &format!("game.issues.issues[{i}]"),
+                        &field,
                         "needs a key and min < max or at least one option".into(),
                     );
                 }
+                within(
+                    &field,
+                    check_count(
+                        "the number of values of an issue",
+                        issue.range.len() as u64,
+                        1,
+                        MAX_ISSUE_VALUES,
+                    ),
+                )?;
             }
+            within("game.issues.issues", check_space(s, "every contract"))?;
             for (side, prefs) in [("worker", worker), ("recruiter", recruiter)] {
                 check_preferences(side, prefs, issues)?;
             }
         }
     }
     Ok(())
+}
+
+/// A bound's verdict on the value at `field`, as a scenario error.
+fn within<T>(field: &str, checked: Result<T, String>) -> Result<T, InvalidScenario> {
+    checked.map_err(|message| InvalidScenario::at(field.to_string(), message))
+}
+
+/// The scenario's outcome space (`what` it is made of, for the message) holds at most
+/// [`MAX_OUTCOME_SPACE`] deals.
+fn check_space(s: &Scenario, what: &str) -> Result<u64, String> {
+    match s.term_space().size() {
+        Some(n) if n <= MAX_OUTCOME_SPACE => Ok(n),
+        size => Err(format!(
+            "the outcome space ({what}) must hold at most {MAX_OUTCOME_SPACE} deals; it holds {}",
+            size.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string())
+        )),
+    }
 }
 
 fn check_preferences(
@@ -258,12 +351,10 @@ fn check_preferences(
     }
     for (i, (pref, issue)) in prefs.issues.iter().zip(issues).enumerate() {
         let field = format!("game.issues.{side}.issues[{i}]");
-        if !pref.weight.is_finite() || pref.weight < 0.0 {
-            return Err(InvalidScenario::at(
-                format!("{field}.weight"),
-                format!("must be a non-negative number, got {}", pref.weight),
-            ));
-        }
+        within(
+            &format!("{field}.weight"),
+            check_number("weight", pref.weight, 0.0, MAX_AMOUNT),
+        )?;
         let n = issue.range.len();
         let ok = match (&pref.valuation, &issue.range) {
             (Valuation::Rising | Valuation::Falling, IssueRange::Integer { .. }) => true,
@@ -284,6 +375,31 @@ fn check_preferences(
                 format!("{field}.valuation"),
                 format!("does not fit issue `{}` ({} options)", issue.key, n),
             ));
+        }
+        // A side's value of an option is v ∈ [0, 1] (`Valuation`); a NaN would compare false
+        // with every other deal's and make every deal Pareto-optimal.
+        let values: Vec<(String, f64)> = match &pref.valuation {
+            Valuation::Options { weights } => weights
+                .iter()
+                .enumerate()
+                .map(|(k, w)| (format!("[{k}]"), *w))
+                .collect(),
+            Valuation::Joint { weights, .. } => weights
+                .iter()
+                .enumerate()
+                .flat_map(|(k, row)| {
+                    row.iter()
+                        .enumerate()
+                        .map(move |(j, w)| (format!("[{k}][{j}]"), *w))
+                })
+                .collect(),
+            Valuation::Rising | Valuation::Falling => Vec::new(),
+        };
+        for (at, w) in values {
+            within(
+                &format!("{field}.valuation.weights{at}"),
+                check_number("an option's value", w, 0.0, 1.0),
+            )?;
         }
     }
     Ok(())
@@ -327,6 +443,161 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains(r#"field `(a key named "")`"#), "{err}");
+    }
+
+    /// The first line of `scenarios/FAMILY.jsonl`, as JSON to change.
+    fn first_line(family: &str) -> serde_json::Value {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios")
+            .join(format!("{family}.jsonl"));
+        let text = std::fs::read_to_string(path).unwrap();
+        serde_json::from_str(text.lines().next().unwrap()).unwrap()
+    }
+
+    /// The error of `line` once `change` is applied, or `None` if it still loads.
+    fn refused(
+        mut line: serde_json::Value,
+        change: impl FnOnce(&mut serde_json::Value),
+    ) -> Option<String> {
+        change(&mut line);
+        parse_scenario_line("s.jsonl", 3, &line.to_string())
+            .err()
+            .map(|e| e.to_string())
+    }
+
+    #[test]
+    fn every_number_a_line_carries_is_bounded_where_it_is_loaded() {
+        let casino = first_line("casino");
+        assert_eq!(refused(casino.clone(), |_| {}), None);
+        // Found by issue 20: u32::MAX units passed validation, then a rule player asked for a
+        // 3.3 TB outcome space.
+        let e = refused(casino.clone(), |s| {
+            s["game"]["items"]["items"][0]["count"] = 4_294_967_295u64.into()
+        });
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "s.jsonl:3: field `game.items.items[0].count`: count must be from 1 to 1000; \
+                 it is 4294967295"
+            )
+        );
+        // Each count in bounds, the space they make too large: 1001³ deals.
+        let e = refused(casino.clone(), |s| {
+            for item in s["game"]["items"]["items"].as_array_mut().unwrap() {
+                item["count"] = 1000.into();
+            }
+        })
+        .unwrap();
+        assert!(
+            e.contains(
+                "field `game.items.items`: the outcome space (every split of the items) \
+                 must hold at most 100000 deals; it holds 1003003001"
+            ),
+            "{e}"
+        );
+        let e = refused(casino.clone(), |s| {
+            s["game"]["items"]["agent_2"]["values"][1] = 4_294_967_295u64.into()
+        })
+        .unwrap();
+        assert!(
+            e.contains("field `game.items.agent_2.values[1]`: a value must be from 0 to 1000000"),
+            "{e}"
+        );
+        let e = refused(casino.clone(), |s| s["no_deal_value"] = 1e300.into()).unwrap();
+        assert!(
+            e.contains("no_deal_value must be a finite number from -1e9 to 1e9; it is 1e300"),
+            "{e}"
+        );
+        let e = refused(casino, |s| {
+            let many: Vec<serde_json::Value> = (0..17)
+                .map(|i| serde_json::json!({"name": format!("item{i}"), "count": 1}))
+                .collect();
+            s["game"]["items"]["items"] = many.into();
+        })
+        .unwrap();
+        assert!(
+            e.contains("the number of items must be from 1 to 16; it is 17"),
+            "{e}"
+        );
+
+        let price = first_line("ahp");
+        let e = refused(price, |s| {
+            s["game"]["price"]["buyer"]["budget"] = 1e300.into()
+        })
+        .unwrap();
+        assert!(
+            e.contains("field `game.price.buyer.budget`: budget must be a finite number from 0 to 1e9; it is 1e300"),
+            "{e}"
+        );
+
+        let job = first_line("job_interview");
+        assert_eq!(refused(job.clone(), |_| {}), None);
+        let e = refused(job.clone(), |s| {
+            s["game"]["issues"]["issues"][0]["min"] = i64::MIN.into()
+        })
+        .unwrap();
+        assert!(
+            e.contains("field `game.issues.issues[0].min`: min must be from"),
+            "{e}"
+        );
+        let e = refused(job.clone(), |s| {
+            s["game"]["issues"]["issues"][0]["min"] = 0.into();
+            s["game"]["issues"]["issues"][0]["max"] = 5000.into();
+        })
+        .unwrap();
+        assert!(
+            e.contains("the number of values of an issue must be from 1 to 1000; it is 5001"),
+            "{e}"
+        );
+        // 31 salaries × 4 × 4 × 4 × 5 = 9,920 contracts; 1000 salaries make 320,000.
+        let e = refused(job.clone(), |s| {
+            s["game"]["issues"]["issues"][0]["max"] = 1019.into();
+        })
+        .unwrap();
+        assert!(
+            e.contains("(every contract) must hold at most 100000 deals; it holds 320000"),
+            "{e}"
+        );
+        let e = refused(job, |s| {
+            s["game"]["issues"]["worker"]["issues"][2]["valuation"]["weights"][1] = 2.0.into()
+        })
+        .unwrap();
+        assert!(
+            e.contains("field `game.issues.worker.issues[2].valuation.weights[1]`: an option's value must be a finite number from 0 to 1; it is 2"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_line_past_the_limit_ends_the_load_naming_it() {
+        let good = first_line("ahp").to_string();
+        let long = format!("{good}\n{}\n{good}\n", " ".repeat(MAX_INPUT_LINE + 1));
+        let e =
+            load_scenarios_from_reader("s.jsonl", long.as_bytes(), LoadOptions { skip_bad: true })
+                .unwrap_err()
+                .to_string();
+        assert_eq!(
+            e,
+            format!("s.jsonl:2: the line is longer than {MAX_INPUT_LINE} bytes, the most a scenario line may hold (is this a scenario file?)")
+        );
+        let zeros = std::io::BufReader::new(std::io::repeat(0));
+        let e = load_scenarios_from_reader("/dev/zero", zeros, LoadOptions::default()).unwrap_err();
+        assert!(
+            matches!(e, ScenarioError::LineTooLong { line: 1, .. }),
+            "{e}"
+        );
+        let bytes = format!("{good}\n")
+            .into_bytes()
+            .into_iter()
+            .chain([0xff, b'\n'])
+            .collect::<Vec<u8>>();
+        let report =
+            load_scenarios_from_reader("s.jsonl", &bytes[..], LoadOptions { skip_bad: true })
+                .unwrap();
+        assert_eq!(report.scenarios.len(), 1);
+        assert!(report.skipped[0]
+            .to_string()
+            .starts_with("s.jsonl:2: field `(line)`: not UTF-8"));
     }
 
     #[test]

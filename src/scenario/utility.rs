@@ -45,7 +45,7 @@ impl Scenario {
                 Some(own) => shares
                     .iter()
                     .zip(&own.values)
-                    .map(|(x, v)| f64::from(x * v))
+                    .map(|(x, v)| f64::from(*x) * f64::from(*v))
                     .sum(),
                 None => 0.0,
             },
@@ -68,7 +68,7 @@ impl Scenario {
                 Some(own) => items
                     .iter()
                     .zip(&own.values)
-                    .map(|(it, v)| f64::from(it.count * v))
+                    .map(|(it, v)| f64::from(it.count) * f64::from(*v))
                     .sum(),
                 None => 0.0,
             },

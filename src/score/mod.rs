@@ -28,8 +28,9 @@ pub use rating::{
 use serde::{Deserialize, Serialize};
 
 use crate::game::{OutcomeKind, PerSeat, Rules, Setup, Turn};
+use crate::limits::MAX_OUTCOME_SPACE;
 use crate::protocol::{proposes_deal, Action, ParseNote, Terms};
-use crate::scenario::{Domain, Game, Role, Scenario};
+use crate::scenario::{Game, Role, Scenario};
 
 pub use crate::game::{deal_utilities, seat_values};
 pub use crate::scenario::bargained_ratio;
@@ -159,9 +160,7 @@ pub fn episode_metrics(
         m
     });
     let pareto_optimal = match (kind, learner_terms) {
-        (OutcomeKind::Deal, Some(terms)) if scenario.domain() != Domain::Price => {
-            Some(is_pareto_optimal(scenario, setup, terms))
-        }
+        (OutcomeKind::Deal, Some(terms)) => is_pareto_optimal(scenario, setup, terms),
         _ => None,
     };
     EpisodeMetrics {
@@ -227,15 +226,25 @@ pub fn turn_cap(rules: &Rules, turns: &[Turn]) -> u32 {
 
 /// A deal is Pareto-optimal when no other deal in the outcome space is at least as good for
 /// both seats and better for one. The space is enumerated (items: every split; issues: every
-/// contract).
-pub fn is_pareto_optimal(scenario: &Scenario, setup: &Setup, learner_terms: &Terms) -> bool {
+/// contract). `None` where that cannot be said: a price task (no finite space), or a space
+/// whose size is unknown or past [`MAX_OUTCOME_SPACE`] (only a scenario built in code, not
+/// loaded, can have one) — never `true` for want of deals to compare with.
+pub fn is_pareto_optimal(
+    scenario: &Scenario,
+    setup: &Setup,
+    learner_terms: &Terms,
+) -> Option<bool> {
+    let size = scenario.term_space().size()?;
+    if size > MAX_OUTCOME_SPACE {
+        return None;
+    }
     let this = deal_utilities(scenario, setup, learner_terms);
-    !scenario.all_deals().any(|t| {
+    Some(!scenario.all_deals().any(|t| {
         let other = deal_utilities(scenario, setup, &t);
         let (l, o) = (other.learner, other.opponent);
         let (ul, uo) = (this.learner, this.opponent);
         l >= ul - EPS && o >= uo - EPS && (l > ul + EPS || o > uo + EPS)
-    })
+    }))
 }
 
 #[cfg(test)]

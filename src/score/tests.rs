@@ -392,12 +392,21 @@ fn pareto_flag_on_items_deals() {
     let setup = learner_first_as(&s, Role::Agent1);
     // (3, 2, 0): u1 = 15 + 8 = 23, u2 = 4 + 15 = 19, sum 42 = the most any split gives:
     // a split better for one side and no worse for the other would sum to more → optimal.
-    assert!(is_pareto_optimal(&s, &setup, &Terms::Items(vec![3, 2, 0])));
+    assert_eq!(
+        is_pareto_optimal(&s, &setup, &Terms::Items(vec![3, 2, 0])),
+        Some(true)
+    );
     // (2, 2, 1): u1 = 10 + 8 + 3 = 21, u2 = 3 + 4 + 10 = 17; (3, 2, 0) gives 23 ≥ 21 and
     // 19 ≥ 17 → dominated.
-    assert!(!is_pareto_optimal(&s, &setup, &Terms::Items(vec![2, 2, 1])));
+    assert_eq!(
+        is_pareto_optimal(&s, &setup, &Terms::Items(vec![2, 2, 1])),
+        Some(false)
+    );
     // (0, 0, 0): u1 = 0, u2 = 36, agent_2's best: nothing gives agent_2 more → optimal.
-    assert!(is_pareto_optimal(&s, &setup, &Terms::Items(vec![0, 0, 0])));
+    assert_eq!(
+        is_pareto_optimal(&s, &setup, &Terms::Items(vec![0, 0, 0])),
+        Some(true)
+    );
 
     // The same through an episode's metrics.
     let deal = |terms: &str| {
@@ -427,18 +436,18 @@ fn pareto_flag_on_issues_deals() {
     let setup = learner_first_as(&s, Role::Worker);
     // (35, Google): t = 0.5, W = 50, R = 25. (40, Apple): t = 2/3, W = 40 + 10 = 50, R = 100 −
     // 33.3 = 66.7 — as good for the worker, better for the recruiter → dominated.
-    assert!(!is_pareto_optimal(&s, &setup, &contract(35, 0)));
+    assert_eq!(is_pareto_optimal(&s, &setup, &contract(35, 0)), Some(false));
     // (45, Google): t = 5/6, W = 50 + 20 = 70, R = 50 − 41.7 = 8.3. (50, Apple): W = 60 + 10 =
     // 70, R = 50 — equal for the worker, better for the recruiter → dominated, though no
     // contract is better for both (W = 70 is the most any Apple contract gives, and Amazon
     // gives W ≤ 60).
-    assert!(!is_pareto_optimal(&s, &setup, &contract(45, 0)));
+    assert_eq!(is_pareto_optimal(&s, &setup, &contract(45, 0)), Some(false));
     // (35, Apple): W = 40, R = 75. Every Google or Amazon contract gives R ≤ 50 < 75; an Apple
     // contract with more for the worker has a higher salary, so less for the recruiter →
     // optimal.
-    assert!(is_pareto_optimal(&s, &setup, &contract(35, 1)));
+    assert_eq!(is_pareto_optimal(&s, &setup, &contract(35, 1)), Some(true));
     // (35, Amazon): W = 30, R = 25 — (35, Google) gives W = 50, R = 25 → dominated.
-    assert!(!is_pareto_optimal(&s, &setup, &contract(35, 2)));
+    assert_eq!(is_pareto_optimal(&s, &setup, &contract(35, 2)), Some(false));
 
     let deal = |terms: &str| {
         let e = play(
@@ -474,6 +483,29 @@ fn price_deals_have_no_pareto_flag() {
         ],
     );
     assert_eq!(metrics_of(&e).pareto_optimal, None);
+}
+
+#[test]
+fn a_space_too_large_to_enumerate_has_no_pareto_flag() {
+    // u32::MAX units of each CaSiNo item: (2^32)^3 deals overflow any integer. The product
+    // wrapped to 0 once — an empty space, so every deal read as Pareto-optimal.
+    let mut s = (*casino()).clone();
+    if let Game::Items { items, .. } = &mut s.game {
+        for item in items {
+            item.count = u32::MAX;
+        }
+    }
+    let setup = learner_first_as(&s, Role::Agent1);
+    assert_eq!(
+        is_pareto_optimal(&s, &setup, &Terms::Items(vec![2, 2, 1])),
+        None
+    );
+    // One item of more than MAX_OUTCOME_SPACE units: enumerable in principle, not per deal.
+    if let Game::Items { items, .. } = &mut s.game {
+        items.truncate(1);
+        items[0].count = crate::limits::MAX_OUTCOME_SPACE as u32;
+    }
+    assert_eq!(is_pareto_optimal(&s, &setup, &Terms::Items(vec![2])), None);
 }
 
 // ---- deal proposals and the turn cap (aggregates of issue 19) ----

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::{file_name, split_from_name, ImportError, ImportReport};
+use crate::limits::{read_file, MAX_INPUT_FILE};
 use crate::protocol::{ItemSpec, TermSpace, Terms};
 use crate::scenario::{
     Family, Game, HumanEnding, HumanOutcome, ItemValues, PublicInfo, RecordedPoints, Role,
@@ -61,7 +62,7 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     let mut split_of: HashMap<(Context, Context, String), String> = HashMap::new();
     let mut selfplay: Vec<(PathBuf, Vec<ContextPair>)> = Vec::new();
     for path in files {
-        let text = std::fs::read_to_string(path).map_err(|e| ImportError::io(path, e))?;
+        let text = read_file(path, MAX_INPUT_FILE).map_err(|e| ImportError::io(path, e))?;
         let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         if first.trim_start().starts_with("<input>") {
             let split = split_from_name(path).ok_or_else(|| {
@@ -159,7 +160,7 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
 
 /// Every line of a corpus file (`data.txt`).
 pub(crate) fn read_corpus(path: &Path) -> Result<Vec<Perspective>, ImportError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ImportError::io(path, e))?;
+    let text = read_file(path, MAX_INPUT_FILE).map_err(|e| ImportError::io(path, e))?;
     perspectives(path, &text)
 }
 

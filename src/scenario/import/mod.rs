@@ -14,6 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{validate, Family, InvalidScenario, Scenario};
+use crate::limits::{read_file, MAX_INPUT_FILE};
 
 /// An error reading a raw dataset file.
 #[derive(Debug, thiserror::Error)]
@@ -124,7 +125,7 @@ pub fn write_jsonl(path: &Path, scenarios: &[Scenario]) -> Result<(), ImportErro
 
 /// Read a whole file as JSON of type `T`, naming the file and the JSON path on error.
 pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ImportError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ImportError::io(path, e))?;
+    let text = read_file(path, MAX_INPUT_FILE).map_err(|e| ImportError::io(path, e))?;
     let de = &mut serde_json::Deserializer::from_str(&text);
     serde_path_to_error::deserialize(de)
         .map_err(|e| ImportError::format(path, format!("at `{}`: {}", e.path(), e.inner())))
