@@ -159,13 +159,18 @@ impl ServeFuzzer {
         if route == Route::Socket {
             return self.send_socket(body).await;
         }
+        let mut stepped = None;
         let path = match route {
             Route::Reset => "/reset".to_string(),
             Route::Step => "/step".to_string(),
             Route::Create => "/v1/episodes".to_string(),
             Route::Rollouts => "/v1/rollouts".to_string(),
             Route::RestStep => match self.live_episode().await {
-                Ok(id) => format!("/v1/episodes/{id}/step"),
+                Ok(id) => {
+                    let path = format!("/v1/episodes/{id}/step");
+                    stepped = Some(id);
+                    path
+                }
                 Err(crash) => return Some(crash),
             },
             Route::Socket => unreachable!("handled above"),
@@ -191,6 +196,18 @@ impl ServeFuzzer {
             Ok(t) => t,
             Err(e) => return Some(format!("{status} with an unreadable body: {e}")),
         };
+        // The sessions an input made are deleted, so the table never fills up.
+        let created = (status == 201)
+            .then(|| serde_json::from_str::<Value>(&text).ok())
+            .flatten()
+            .and_then(|v| v["episode_id"].as_str().map(str::to_string));
+        for id in stepped.into_iter().chain(created) {
+            let _ = self
+                .http
+                .delete(format!("{}/v1/episodes/{id}", self.base))
+                .send()
+                .await;
+        }
         judge(status, &text)
     }
 
