@@ -61,6 +61,25 @@ pub const MAX_RECORD_LINE: usize = 64 << 20;
 /// The longest line a scenario, prefix or dialogue file may hold, in bytes.
 pub const MAX_INPUT_LINE: usize = 4 << 20;
 
+/// The longest episode id a client of the server may give.
+pub const MAX_EPISODE_ID: usize = 128;
+
+/// The most episode kits a server keeps built (one per distinct opponent and rules a client
+/// asked for); past it the cache is emptied.
+pub const MAX_SERVER_KITS: usize = 256;
+
+/// The largest answer body read from a model endpoint, in bytes: a completion with its
+/// logprobs is far smaller; an endpoint that sends more is refused, not buffered.
+pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
+
+/// The longest a rollout stream waits for its client to take a line, in seconds: a client that
+/// stops reading (but keeps its connection) would otherwise hold the server's rollout permits.
+pub const STREAM_STALL_SECONDS: u64 = 120;
+
+/// The most answers a judge or reward model keeps in memory (`cache`): each a few hundred
+/// bytes, so the cache stays within a few GB.
+pub const MAX_CACHE_ENTRIES: u64 = 10_000_000;
+
 /// The largest `script:FILE` a player reads, in bytes.
 pub const MAX_SCRIPT_BYTES: u64 = 16 << 20;
 /// The longest file read whole as one value: a raw dataset file `scenarios import` and

@@ -119,3 +119,44 @@ async fn a_missing_api_key_variable_is_a_clear_error() {
         "the API key variable DEALGYM_SURELY_UNSET_KEY is not set"
     );
 }
+
+/// An endpoint that answers with more than any completion holds is refused at the limit, not
+/// buffered whole; one that redirects is a failed call, not followed.
+#[tokio::test]
+async fn an_endless_or_redirected_answer_is_a_named_failure() {
+    let app = Router::new()
+        .route(
+            "/big/v1/chat/completions",
+            post(|| async { vec![b' '; dealgym::limits::MAX_RESPONSE_BYTES + 1] }),
+        )
+        .route(
+            "/moved/v1/chat/completions",
+            post(|| async {
+                (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [("location", "/big/v1/chat/completions")],
+                )
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+        .await
+        .unwrap();
+    let root = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let settings = EndpointSettings {
+        base_url: format!("{root}/big/v1"),
+        model: "m".into(),
+        timeout_s: 20.0,
+        retries: 0,
+        ..EndpointSettings::default()
+    };
+    let big = LlmClient::new(http_client(4).unwrap(), settings).unwrap();
+    let e = big.complete(&messages(), 1).await.unwrap_err().to_string();
+    assert!(e.contains("longer than"), "{e}");
+    let e = client(&format!("{root}/moved/v1"), 0)
+        .complete(&messages(), 1)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("HTTP 307"), "{e}");
+}

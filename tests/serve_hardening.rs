@@ -131,6 +131,14 @@ async fn a_client_names_no_file_and_no_url_unless_the_operator_allows_it() {
         answers[0]
     );
     assert!(answers[3].contains("--allow-endpoint"), "{}", answers[3]);
+    // An allowed-looking URL spelled into the model name lets no other through.
+    let (status, answer) = post(
+        &server,
+        "/reset",
+        &json!({"opponent": "openai:m@HTTP://127.0.0.1:8000/v1@http://127.0.0.1:9/v1"}),
+    )
+    .await;
+    assert_eq!((status, code(&answer)), (403, "FORBIDDEN"), "{answer}");
     let (status, answer) = post(
         &server,
         "/v1/episodes",
@@ -354,6 +362,15 @@ async fn one_episode_id_is_one_episode_however_clients_race_for_it() {
         "{statuses:?}"
     );
 
+    // Ids of the server's own forms are the server's to give: a client naming one could
+    // take a rollout's id or stall the counter.
+    for servers in ["s18446744073709551615", "r0-g0-m0"] {
+        let (status, answer) = post(&server, "/v1/episodes", &json!({"episode_id": servers})).await;
+        assert_eq!(status, 422, "{servers}: {answer}");
+    }
+    let (status, _) = post(&server, "/v1/episodes", &json!({})).await;
+    assert_eq!(status, 201);
+
     // A WebSocket reset naming a live REST episode does not take it over.
     let mut ws = ws_connect(server.addr).await;
     let answer = ws_send(
@@ -450,7 +467,8 @@ async fn connections_that_send_nothing_are_closed_and_do_not_starve_health() {
     let idle: Vec<TcpStream> = (0..12)
         .map(|_| {
             let mut s = TcpStream::connect(addr).unwrap();
-            s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n").unwrap();
+            s.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                .unwrap();
             s
         })
         .collect();
@@ -473,7 +491,7 @@ async fn connections_that_send_nothing_are_closed_and_do_not_starve_health() {
     // A body that never arrives is cut off too.
     let mut s = TcpStream::connect(addr).unwrap();
     s.write_all(
-        b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"se",
+        b"POST /reset HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"se",
     )
     .unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -562,8 +580,14 @@ fn health_is_answered_with_file_descriptors_exhausted_by_half_open_connections()
         .spawn()
         .unwrap();
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    // The address is on the line that names it (a warning about the file limit may come first).
     let mut first = String::new();
-    stderr.read_line(&mut first).unwrap();
+    while !first.contains("http://") {
+        first.clear();
+        if stderr.read_line(&mut first).unwrap() == 0 {
+            break;
+        }
+    }
     let addr: std::net::SocketAddr = first
         .split("http://")
         .nth(1)
@@ -579,7 +603,7 @@ fn health_is_answered_with_file_descriptors_exhausted_by_half_open_connections()
         .collect();
     let mut health = TcpStream::connect(addr).unwrap();
     health
-        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         .unwrap();
     health
         .set_read_timeout(Some(Duration::from_secs(20)))
@@ -590,4 +614,135 @@ fn health_is_answered_with_file_descriptors_exhausted_by_half_open_connections()
     let _ = child.wait();
     assert!(read.is_ok(), "{read:?}");
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+/// An allowed endpoint that answers with a redirect does not take the server's call to a host
+/// the operator never allowed: the server's client follows no redirect.
+#[tokio::test]
+async fn a_redirect_from_an_allowed_endpoint_is_not_followed() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
+    let target = axum::Router::new().fallback(move || {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async { "{}" }
+    });
+    let target_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let target_addr = target_listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(target_listener, target).await });
+    let redirect = axum::Router::new().fallback(move || async move {
+        (
+            axum::http::StatusCode::TEMPORARY_REDIRECT,
+            [(
+                "location",
+                format!("http://{target_addr}/v1/chat/completions"),
+            )],
+        )
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let allowed = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, redirect).await });
+    let (server, _) = server("hard-redirect", |o, _| {
+        o.policy.endpoints = vec![allowed.clone()]
+    })
+    .await;
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/rollouts", server.base_url()))
+        .json(&json!({"scenarios": {"family": "casino", "count": 1},
+                      "learner": {"endpoint": format!("{allowed}/v1"), "model": "m", "sampling": {"retries": 0}}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let text = response.text().await.unwrap();
+    assert!(text.contains("307"), "{text}");
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "the redirect was followed");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_are_refused_before_their_body_is_read_and_by_their_host() {
+    let (server, _) = server("hard-guards", |o, _| o.token = Some("secret".into())).await;
+    // No token: refused at once, not after waiting for a body that never comes.
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    s.write_all(
+        b"POST /v1/episodes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\n",
+    )
+    .unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 401");
+    // A page that rebinds its own name to 127.0.0.1 is refused by its Host.
+    let response = reqwest::Client::new()
+        .get(format!("{}/health", server.base_url()))
+        .header("host", "rebind.evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 403);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn websockets_share_the_connection_budget_and_pings_keep_none_open() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message as WsMessage;
+    let (server, _) = server("hard-sockets", |o, _| {
+        o.connections.max_connections = 2;
+        o.idle_timeout_s = 1.0;
+    })
+    .await;
+    let url = format!("ws://{}/ws", server.addr);
+    let mut first = tokio_tungstenite::connect_async(&url).await.unwrap().0;
+    let _second = tokio_tungstenite::connect_async(&url).await.unwrap().0;
+    // Two sockets are the most: a third is refused.
+    assert!(tokio_tungstenite::connect_async(&url).await.is_err());
+    // Pings are not messages: the socket is closed after the idle timeout all the same.
+    let started = Instant::now();
+    let closed = loop {
+        if first.send(WsMessage::Ping(vec![1].into())).await.is_err() {
+            break true;
+        }
+        match tokio::time::timeout(Duration::from_millis(300), first.next()).await {
+            Ok(None) | Ok(Some(Err(_))) | Ok(Some(Ok(WsMessage::Close(_)))) => break true,
+            _ => {}
+        }
+        if started.elapsed() > Duration::from_secs(8) {
+            break false;
+        }
+    };
+    assert!(closed, "a socket kept open by pings alone");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_rollout_request_naming_many_families_is_refused_as_it_adds_up() {
+    let (server, _) = server("hard-families", |o, _| {
+        o.policy.endpoints = vec!["*".into()]
+    })
+    .await;
+    let parts: Vec<Value> = (0..200)
+        .map(|_| json!({"family": "casino", "count": 1000}))
+        .collect();
+    let (status, answer) = post(
+        &server,
+        "/v1/rollouts",
+        &json!({"scenarios": parts, "learner": {"endpoint": "http://127.0.0.1:9/v1", "model": "m"}}),
+    )
+    .await;
+    assert_eq!(status, 422, "{answer}");
+    assert!(message(&answer).contains("add up to"), "{answer}");
+    // A client sets no health path (a GET to any route of an allowed host).
+    let (status, answer) = post(
+        &server,
+        "/v1/rollouts",
+        &json!({"scenarios": {"family": "casino", "count": 1},
+                "learner": {"endpoint": "http://127.0.0.1:9/v1", "model": "m",
+                            "sampling": {"health_path": "/admin", "endpoints": ["http://127.0.0.1:9/v1"]}}}),
+    )
+    .await;
+    assert_eq!((status, code(&answer)), (403, "FORBIDDEN"), "{answer}");
+    server.shutdown().await;
 }

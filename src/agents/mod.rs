@@ -265,20 +265,7 @@ impl Player {
         sampling: &SamplingDefaults,
     ) -> Result<Player, PlayerError> {
         let spec = spec.trim();
-        if let Some(rest) = spec.strip_prefix("openai:") {
-            let Some(at) = rest.find("@http://").or_else(|| rest.find("@https://")) else {
-                return Err(PlayerError::spec(
-                    spec,
-                    "expected openai:MODEL@http://HOST:PORT/v1",
-                ));
-            };
-            let (model, urls) = (&rest[..at], &rest[at + 1..]);
-            if model.is_empty() {
-                return Err(PlayerError::spec(spec, "the model name is empty"));
-            }
-            // `openai:MODEL@URL1,URL2,…`: replicas of one model (each URL checked with the
-            // rest of the settings, in `llm_client`).
-            let urls: Vec<String> = urls.split(',').map(|u| u.trim().to_string()).collect();
+        if let Some((model, urls)) = openai_spec(spec)? {
             let settings = sampling.fill(EndpointSettings {
                 base_url: urls[0].clone(),
                 model: model.to_string(),
@@ -584,6 +571,30 @@ struct CallAnswer {
     tokens_record: Option<crate::vocab::TurnTokens>,
     retries: u32,
     tokens: CallTokens,
+}
+
+/// An `openai:MODEL@URL1,URL2,…` spec read once: its model and the URLs of its replicas, the
+/// exact URLs the player will call (`None`: not an `openai:` spec). The one reader of the
+/// form, so what a server's client policy checks is what is called.
+pub fn openai_spec(spec: &str) -> Result<Option<(&str, Vec<String>)>, PlayerError> {
+    let spec = spec.trim();
+    let Some(rest) = spec.strip_prefix("openai:") else {
+        return Ok(None);
+    };
+    let Some(at) = rest.find("@http://").or_else(|| rest.find("@https://")) else {
+        return Err(PlayerError::spec(
+            spec,
+            "expected openai:MODEL@http://HOST:PORT/v1",
+        ));
+    };
+    let (model, urls) = (&rest[..at], &rest[at + 1..]);
+    if model.is_empty() {
+        return Err(PlayerError::spec(spec, "the model name is empty"));
+    }
+    // `openai:MODEL@URL1,URL2,…`: replicas of one model (each URL checked with the rest of
+    // the settings, in `llm_client`).
+    let urls = urls.split(',').map(|u| u.trim().to_string()).collect();
+    Ok(Some((model, urls)))
 }
 
 #[cfg(test)]

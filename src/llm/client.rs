@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::types::{ChatRequest, ChatResponse, Reply};
 use crate::limits::{
-    check_count, check_sampling, check_seconds, MAX_CONCURRENCY, MAX_REPLICAS, MAX_RETRIES,
+    check_count, check_sampling, check_seconds, MAX_CONCURRENCY, MAX_REPLICAS, MAX_RESPONSE_BYTES,
+    MAX_RETRIES,
 };
 use crate::vocab::Message;
 
@@ -466,7 +467,19 @@ impl LlmClient {
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|v| v.is_finite() && *v >= 0.0)
             .map(|v| (v.min(s.backoff_max_s) * 1000.0).round() as u64);
-        let bytes = response.bytes().await.map_err(classify)?;
+        let mut response = response;
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(classify)? {
+            if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                return Err(LlmError::BadResponse {
+                    url: url.to_string(),
+                    message: format!(
+                        "the answer is longer than {MAX_RESPONSE_BYTES} bytes, the most this build reads"
+                    ),
+                });
+            }
+            bytes.extend_from_slice(&chunk);
+        }
         if !status.is_success() {
             let text = String::from_utf8_lossy(&bytes);
             let body: String = text.chars().take(300).collect();
@@ -477,7 +490,7 @@ impl LlmClient {
                 retry_after_ms: retry_after,
             });
         }
-        Ok(bytes.to_vec())
+        Ok(bytes)
     }
 }
 
@@ -546,11 +559,15 @@ fn parse_chat(url: &str, bytes: &[u8]) -> Result<Reply, LlmError> {
     })
 }
 
-/// A shared HTTP client sized for many concurrent episodes.
+/// A shared HTTP client sized for many concurrent episodes. It follows no redirect: an
+/// OpenAI-compatible server answers where it is asked, and a redirect followed would take a
+/// served client's call to a host the operator never allowed (`serve::policy`); a redirect is
+/// a failed call naming its status.
 pub fn http_client(max_idle_per_host: usize) -> Result<reqwest::Client, LlmError> {
     reqwest::Client::builder()
         .pool_max_idle_per_host(max_idle_per_host)
         .tcp_nodelay(true)
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| LlmError::Connect {
             url: String::new(),

@@ -8,7 +8,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::reward_model::RewardModelApi;
-use crate::limits::{check_count, check_number, check_sampling, check_seconds, MAX_RETRIES};
+use crate::limits::{
+    check_count, check_number, check_sampling, check_seconds, MAX_CACHE_ENTRIES, MAX_RETRIES,
+};
 
 /// Which terminal reward to give.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -632,6 +634,12 @@ impl RewardConfig {
                 rm.backoff_s,
                 rm.retries,
             )?;
+            check_count(
+                "[rewards.reward_model] cache",
+                rm.cache as u64,
+                0,
+                MAX_CACHE_ENTRIES,
+            )?;
         }
         Ok(())
     }
@@ -683,6 +691,12 @@ fn judge_checks(judge: &JudgeConfig) -> Result<(), String> {
         judge.timeout_s,
         judge.backoff_s,
         judge.retries,
+    )?;
+    check_count(
+        "[rewards.judge] cache",
+        judge.cache as u64,
+        0,
+        MAX_CACHE_ENTRIES,
     )?;
     check_sampling(
         "[rewards.judge] ",

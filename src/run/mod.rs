@@ -165,7 +165,7 @@ impl RunOptions {
 pub enum RunError {
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
-    #[error("{0}")]
+    #[error(transparent)]
     Player(#[from] PlayerError),
     #[error(transparent)]
     Prompt(#[from] PromptError),

@@ -28,6 +28,8 @@ pub enum ServeError {
         "the server holds its maximum of {0} live sessions: finish or delete one, or retry later"
     )]
     Capacity(usize),
+    #[error("the server holds its maximum of {0} WebSockets: close one, or retry later")]
+    Connections(usize),
     #[error("no episode on this connection: send a reset first")]
     NoSession,
     #[error("the request body is over the limit of {0} bytes")]
@@ -45,6 +47,10 @@ pub enum ServeError {
     MethodNotAllowed(String),
     #[error("{0}")]
     Execution(String),
+    /// A server the client named failed (token-exact mode's policy server): the client's to
+    /// fix, not a fault of this one.
+    #[error("{0}")]
+    Upstream(String),
 }
 
 impl ServeError {
@@ -57,7 +63,7 @@ impl ServeError {
             ServeError::WrongSeat { .. } | ServeError::Ended(_) | ServeError::NoSession => {
                 StatusCode::CONFLICT
             }
-            ServeError::Capacity(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ServeError::Capacity(_) | ServeError::Connections(_) => StatusCode::SERVICE_UNAVAILABLE,
             ServeError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ServeError::Unauthorized => StatusCode::UNAUTHORIZED,
             ServeError::Forbidden(_) => StatusCode::FORBIDDEN,
@@ -65,6 +71,7 @@ impl ServeError {
             ServeError::UnknownRoute(_) => StatusCode::NOT_FOUND,
             ServeError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ServeError::Execution(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ServeError::Upstream(_) => StatusCode::BAD_GATEWAY,
         }
     }
 
@@ -78,7 +85,7 @@ impl ServeError {
             ServeError::UnknownEpisode(_) => "UNKNOWN_EPISODE",
             ServeError::WrongSeat { .. } => "WRONG_SEAT",
             ServeError::Ended(_) => "EPISODE_ENDED",
-            ServeError::Capacity(_) => "CAPACITY_REACHED",
+            ServeError::Capacity(_) | ServeError::Connections(_) => "CAPACITY_REACHED",
             ServeError::NoSession => "SESSION_ERROR",
             ServeError::TooLarge(_) => "PAYLOAD_TOO_LARGE",
             ServeError::Unauthorized => "UNAUTHORIZED",
@@ -87,6 +94,7 @@ impl ServeError {
             ServeError::UnknownRoute(_) => "NOT_FOUND",
             ServeError::MethodNotAllowed(_) => "METHOD_NOT_ALLOWED",
             ServeError::Execution(_) => "EXECUTION_ERROR",
+            ServeError::Upstream(_) => "UPSTREAM_ERROR",
         }
     }
 
@@ -102,13 +110,14 @@ impl ServeError {
             | ServeError::IdTaken(_)
             | ServeError::UnknownRoute(_)
             | ServeError::MethodNotAllowed(_) => "VALIDATION_ERROR",
-            ServeError::Capacity(_) => "CAPACITY_REACHED",
+            ServeError::Capacity(_) | ServeError::Connections(_) => "CAPACITY_REACHED",
             ServeError::UnknownEpisode(_) | ServeError::NoSession | ServeError::Unauthorized => {
                 "SESSION_ERROR"
             }
-            ServeError::WrongSeat { .. } | ServeError::Ended(_) | ServeError::Execution(_) => {
-                "EXECUTION_ERROR"
-            }
+            ServeError::WrongSeat { .. }
+            | ServeError::Ended(_)
+            | ServeError::Execution(_)
+            | ServeError::Upstream(_) => "EXECUTION_ERROR",
         }
     }
 

@@ -17,7 +17,11 @@ pub(super) async fn browsers(
     request: Request,
     next: Next,
 ) -> Response {
-    match state.hub.options.policy.origin(request.headers()) {
+    let policy = &state.hub.options.policy;
+    let checked = policy
+        .origin(request.headers())
+        .and_then(|()| policy.host(request.headers(), state.hub.options.addr.ip()));
+    match checked {
         Ok(()) => next.run(request).await,
         Err(e) => e.into_response(),
     }
@@ -88,7 +92,8 @@ fn over_limit(error: &axum::Error) -> bool {
 
 /// The optional bearer token, compared in constant time.
 pub(super) async fn auth(State(state): State<Shared>, request: Request, next: Next) -> Response {
-    if let Some(token) = &state.hub.options.token {
+    let open = request.uri().path() == "/health";
+    if let (Some(token), false) = (&state.hub.options.token, open) {
         let given = request
             .headers()
             .get(AUTHORIZATION)

@@ -15,6 +15,7 @@ use super::session::{ExactTokens, ResetArgs, Sampled, Session, TokensArgs, EXTER
 use super::ServeOptions;
 use crate::agents::Player;
 use crate::game::{mix, Completion, EpisodeConfig, EpisodeSeed, PerSeat, Seat};
+use crate::limits::MAX_SERVER_KITS;
 use crate::llm::{EndpointSettings, LlmClient};
 use crate::record::{EpisodeRecord, RecordWriter};
 use crate::run::{Driver, EpisodeKit, Rewarding, SeatPlayer, Seating};
@@ -169,7 +170,7 @@ impl Hub {
         };
         let kit = self.build_kit(opponent, episode, learner)?;
         let mut kits = self.kits.lock().unwrap();
-        if kits.len() > 256 {
+        if kits.len() > MAX_SERVER_KITS {
             kits.clear();
         }
         kits.insert(key, kit.clone());
@@ -389,13 +390,25 @@ impl Hub {
 
     /// Drop a session `owner` may reach (delete, a closed connection, a new reset on the
     /// same connection).
+    /// The owner is checked under the same lock the session is removed under, so a session
+    /// that changed hands in between is never the one removed.
     pub fn remove(&self, id: &str, owner: Owner) -> bool {
-        if self.find(id, owner).is_err() {
-            return false;
+        {
+            let mut live = self.live.lock().unwrap();
+            if live.get(id).is_some_and(|slot| slot.owner == owner) {
+                live.remove(id);
+                return true;
+            }
         }
-        let live = self.live.lock().unwrap().remove(id).is_some();
-        let ended = self.ended.lock().unwrap().remove(id);
-        live || ended
+        let mut ended = self.ended.lock().unwrap();
+        if ended
+            .slots
+            .get(id)
+            .is_some_and(|(_, slot)| slot.owner == owner)
+        {
+            return ended.remove(id);
+        }
+        false
     }
 
     /// Reclaim sessions idle longer than the timeout; returns how many.

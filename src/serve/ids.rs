@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use super::error::ServeError;
+use crate::limits::MAX_EPISODE_ID;
 
 /// The ids of one log.
 #[derive(Debug, Default)]
@@ -34,11 +35,7 @@ impl IdBook {
     /// Keep the counter past a number `id` holds in a form the server makes, so no id the
     /// server makes later can equal it.
     fn bump_past(&mut self, id: &str) {
-        let number = id
-            .strip_prefix('s')
-            .or_else(|| id.strip_prefix('r').and_then(|r| r.split('-').next()))
-            .and_then(|n| n.parse::<u64>().ok());
-        if let Some(n) = number {
+        if let Some(n) = server_number(id) {
             self.next = self.next.max(n.saturating_add(1));
         }
     }
@@ -47,11 +44,17 @@ impl IdBook {
         self.logged.contains(id) || self.live.contains(id)
     }
 
-    /// The next number of the counter (a session's default seed is its number).
-    fn take_number(&mut self) -> u64 {
+    /// The next number of the counter (a session's default seed is its number); none left
+    /// past `u64::MAX` (a log holding an id at the counter's end).
+    fn take_number(&mut self) -> Result<u64, ServeError> {
         let n = self.next;
-        self.next = self.next.saturating_add(1);
-        n
+        self.next = self.next.checked_add(1).ok_or_else(|| {
+            ServeError::Execution(
+                "the log holds an episode id at the end of the server's counter: start a new log"
+                    .into(),
+            )
+        })?;
+        Ok(n)
     }
 
     /// Mark `id` as written to the log: taken for good.
@@ -82,23 +85,18 @@ impl IdClaim {
     /// concurrent claims of one id, exactly one succeeds.
     pub fn session(book: &Book, wanted: Option<&str>) -> Result<IdClaim, ServeError> {
         let mut ids = book.lock().unwrap_or_else(|e| e.into_inner());
-        let mut number = ids.take_number();
+        let number = ids.take_number()?;
         let id = match wanted {
             Some(id) => {
                 check_shape(id)?;
                 if ids.taken(id) {
                     return Err(ServeError::IdTaken(id.to_string()));
                 }
-                ids.bump_past(id);
                 id.to_string()
             }
-            None => loop {
-                let id = format!("s{number}");
-                if !ids.taken(&id) {
-                    break id;
-                }
-                number = ids.take_number();
-            },
+            // The counter is past every number of the log's ids in this form, and clients
+            // cannot name one (`check_shape`), so the first is free.
+            None => format!("s{number}"),
         };
         ids.live.insert(id.clone());
         Ok(IdClaim {
@@ -118,29 +116,40 @@ impl Drop for IdClaim {
 
 /// A fresh tag for one rollout request: its episodes are `{tag}-g{G}-m{M}` and its groups
 /// `{tag}-g{G}`, so two requests (or two servers' lifetimes on one log) never share a group.
-pub fn rollout_tag(book: &Book) -> String {
+pub fn rollout_tag(book: &Book) -> Result<String, ServeError> {
     let mut ids = book.lock().unwrap_or_else(|e| e.into_inner());
-    format!("r{}", ids.take_number())
+    Ok(format!("r{}", ids.take_number()?))
 }
 
-/// The longest episode id a client may give.
-const MAX_ID_LEN: usize = 128;
+/// The number in an id of the server's own forms (`s{N}`, `r{N}-…`).
+fn server_number(id: &str) -> Option<u64> {
+    id.strip_prefix('s')
+        .or_else(|| id.strip_prefix('r').and_then(|r| r.split('-').next()))
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse().ok())
+}
 
 /// A client's episode id: short, printable, no spaces or slashes (it is a path segment of
-/// the REST routes and a field of every record).
+/// the REST routes and a field of every record), and not of the forms the server makes
+/// (`s{N}`, `r{N}-…`): those are the server's to give, so a client can neither take one a
+/// rollout request will use nor move the counter.
 fn check_shape(id: &str) -> Result<(), ServeError> {
     let ok = !id.is_empty()
-        && id.len() <= MAX_ID_LEN
+        && id.len() <= MAX_EPISODE_ID
         && id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'));
-    if ok {
-        Ok(())
-    } else {
-        Err(ServeError::Validation(format!(
-            "episode_id must be 1 to {MAX_ID_LEN} characters of letters, digits, '-', '_', '.' or ':'"
-        )))
+    if !ok {
+        return Err(ServeError::Validation(format!(
+            "episode_id must be 1 to {MAX_EPISODE_ID} characters of letters, digits, '-', '_', '.' or ':'"
+        )));
     }
+    if server_number(id).is_some() {
+        return Err(ServeError::Validation(format!(
+            "episode_id `{id}` has the form of the ids the server gives (s<number>, r<number>-…): pick another, or leave it out"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -157,7 +166,7 @@ mod tests {
     fn a_restarted_server_makes_ids_past_those_in_its_log() {
         let b = book(&["s0", "s1", "r7-g0-m0", "custom"]);
         assert_eq!(IdClaim::session(&b, None).unwrap().id, "s8");
-        assert_eq!(rollout_tag(&b), "r9");
+        assert_eq!(rollout_tag(&b).unwrap(), "r9");
     }
 
     #[test]
@@ -177,12 +186,31 @@ mod tests {
     }
 
     #[test]
-    fn a_client_id_in_the_servers_own_form_moves_the_counter_past_it() {
+    fn a_client_may_not_name_an_id_of_the_servers_own_forms() {
         let b = book(&[]);
-        let _c = IdClaim::session(&b, Some("s41")).unwrap();
-        assert_eq!(IdClaim::session(&b, None).unwrap().id, "s42");
-        let _r = IdClaim::session(&b, Some("r100-g0-m0")).unwrap();
-        assert_eq!(rollout_tag(&b), "r101");
+        for servers in ["s41", "s18446744073709551615", "r100-g0-m0", "r7", "r0-x"] {
+            assert!(
+                matches!(
+                    IdClaim::session(&b, Some(servers)),
+                    Err(ServeError::Validation(_))
+                ),
+                "{servers}"
+            );
+        }
+        for clients in ["s", "sx1", "run-1", "r-1", "rx", "my-s41"] {
+            assert!(IdClaim::session(&b, Some(clients)).is_ok(), "{clients}");
+        }
+        assert_eq!(IdClaim::session(&b, None).unwrap().id, "s0");
+    }
+
+    #[test]
+    fn a_log_at_the_end_of_the_counter_is_refused_not_looped_on() {
+        let b = book(&["s18446744073709551615"]);
+        assert!(matches!(
+            IdClaim::session(&b, None),
+            Err(ServeError::Execution(_))
+        ));
+        assert!(rollout_tag(&b).is_err());
     }
 
     #[test]

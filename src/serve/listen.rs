@@ -4,8 +4,9 @@
 //! and request bodies read within `--body-timeout-s`. Without them a client that opens
 //! connections and sends nothing holds them for ever, and a few hundred exhaust the server's
 //! file descriptors so that even `/health` hangs. A WebSocket leaves this count when it is
-//! upgraded; its own bound is in `openenv.rs` (as many sockets as `--max-connections`, each
-//! closed after `--idle-timeout-s` without a message).
+//! upgraded; as many sockets may be open (`openenv.rs`), each closed after `--idle-timeout-s`
+//! without a message (pings do not count). The two together are kept within the process's
+//! limit on open files.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,6 +26,38 @@ use tower::ServiceExt;
 pub struct ConnectionLimits {
     pub max_connections: usize,
     pub header_timeout: Duration,
+}
+
+impl ConnectionLimits {
+    /// These limits with HTTP connections and WebSockets (as many of each) inside the
+    /// process's limit on open files (`ulimit -n`), less what the log, the scenario files and
+    /// the calls out need: past it an accept fails for want of a descriptor and `/health` waits
+    /// behind idle connections.
+    pub fn within_open_file_limit(self) -> ConnectionLimits {
+        let Some(open_files) = open_file_limit() else {
+            return self;
+        };
+        let budget = ((open_files - (open_files / 2).min(64)) / 2).max(1) as usize;
+        if budget >= self.max_connections {
+            return self;
+        }
+        eprintln!(
+            "dealgym serve: --max-connections {} (and as many WebSockets) is past what this process may open ({open_files} files, `ulimit -n`): serving {budget} of each at once",
+            self.max_connections
+        );
+        ConnectionLimits {
+            max_connections: budget,
+            ..self
+        }
+    }
+}
+
+/// The soft limit on open files of this process (Linux: `/proc/self/limits`); `None` where it
+/// cannot be read or is unlimited.
+fn open_file_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
 }
 
 /// Serve `app` on `listener` until `shutdown` turns true; then stop accepting, ask every

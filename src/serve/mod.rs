@@ -34,6 +34,7 @@ use axum::Router;
 use serde::de::DeserializeOwned;
 use tokio::sync::{watch, Semaphore};
 
+use crate::limits::check_seconds;
 use crate::record::RecordWriter;
 use crate::run::{load_all, Selection};
 
@@ -52,9 +53,10 @@ pub struct AppState {
     rollout_permits: Arc<Semaphore>,
     /// Flips to true when the server is shutting down: WebSockets and rollout streams end.
     shutdown: watch::Receiver<bool>,
-    /// WebSockets open at once (`--max-connections`; an upgraded socket leaves the HTTP
-    /// connection count).
+    /// WebSockets open at once (`--max-connections`, like HTTP connections; the two together
+    /// within the process's limit on open files). An upgraded socket leaves the HTTP count.
     sockets: Arc<Semaphore>,
+    max_sockets: usize,
 }
 
 type Shared = Arc<AppState>;
@@ -71,6 +73,9 @@ impl Server {
     /// Load the scenarios, open the log, bind (port 0 for a free one) and serve in the
     /// background.
     pub async fn start(options: ServeOptions) -> anyhow::Result<Server> {
+        // Checked here too: options built in code (a test, an embedding program) skip the flags.
+        check_seconds("idle_timeout_s", options.idle_timeout_s, false)
+            .map_err(anyhow::Error::msg)?;
         let scenarios = load_all(&options.scenarios, &Selection::default())?;
         // Locked like a command's output (a second server on one log is refused); the ids it
         // holds are taken, so a restarted server never reuses one.
@@ -82,10 +87,11 @@ impl Server {
         let listener = tokio::net::TcpListener::bind(options.addr).await?;
         let addr = listener.local_addr()?;
         let (stop, shutdown) = watch::channel(false);
-        let limits = options.connections;
+        let limits = options.connections.within_open_file_limit();
         let state = Arc::new(AppState {
             rollout_permits: Arc::new(Semaphore::new(options.concurrency)),
             sockets: Arc::new(Semaphore::new(limits.max_connections)),
+            max_sockets: limits.max_connections,
             hub: Hub::new(options, Catalog::new(scenarios), log, logged)?,
             shutdown: shutdown.clone(),
         });
@@ -149,17 +155,15 @@ fn spawn_reaper(state: Shared) {
 
 fn router(state: Shared) -> Router {
     let limit = state.hub.options.body_limit;
-    let protected = Router::new()
+    // Layers run outermost first: a panic is caught around everything; a browser page is
+    // refused before anything else runs; the token is checked before a byte of the body is
+    // read (so no client without it can make the server buffer bodies); then the body is read
+    // within its time.
+    Router::new()
+        .route("/health", axum::routing::get(openenv::health))
         .merge(openenv::routes())
         .merge(rest::routes())
         .merge(rollouts::routes())
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            guards::auth,
-        ));
-    Router::new()
-        .route("/health", axum::routing::get(openenv::health))
-        .merge(protected)
         .fallback(|request: Request| async move {
             ServeError::UnknownRoute(format!("{} {}", request.method(), request.uri().path()))
                 .into_response()
@@ -176,6 +180,10 @@ fn router(state: Shared) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             guards::body_in_time,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guards::auth,
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

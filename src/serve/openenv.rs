@@ -4,8 +4,6 @@
 //! stateless, as in OpenEnv: each builds a fresh episode (`/step` resets with the kwargs sent
 //! beside the action, then plays the action as the learner's first turn).
 
-use std::sync::Arc;
-
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
@@ -13,11 +11,12 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use futures_util::FutureExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::error::ServeError;
-use super::hub::{Owner, Slot};
+use super::hub::Owner;
 use super::session::{ResetArgs, Sampled};
 use super::{parse_body, Shared};
 use crate::game::{Completion, Seat};
@@ -213,7 +212,7 @@ async fn upgrade(State(state): State<Shared>, ws: WebSocketUpgrade) -> Response 
     let limit = state.hub.options.body_limit;
     // As many sockets at once as HTTP connections: an upgraded socket leaves that count.
     let Ok(permit) = state.sockets.clone().try_acquire_owned() else {
-        return ServeError::Capacity(state.hub.options.connections.max_connections).into_response();
+        return ServeError::Connections(state.max_sockets).into_response();
     };
     ws.max_message_size(limit)
         .on_upgrade(move |socket| async move {
@@ -224,16 +223,18 @@ async fn upgrade(State(state): State<Shared>, ws: WebSocketUpgrade) -> Response 
 
 /// One client connection: at most one episode at a time, reachable from this connection
 /// only; closing the connection drops an unfinished episode (only finished ones are logged).
-/// A socket with no message for `--idle-timeout-s` is closed.
+/// A socket with no message for `--idle-timeout-s` is closed (pings keep no socket open).
+/// The connection holds its episode's id only: a session reaped while idle is gone.
 async fn connection(state: Shared, mut socket: WebSocket) {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let owner = Owner::Socket(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     let idle = std::time::Duration::from_secs_f64(state.hub.options.idle_timeout_s);
-    let mut current: Option<(String, Arc<Slot>)> = None;
+    let mut current: Option<String> = None;
     let mut shutdown = state.shutdown.clone();
+    let mut last_message = tokio::time::Instant::now();
     loop {
         let incoming = tokio::select! {
-            m = tokio::time::timeout(idle, socket.recv()) => match m {
+            m = tokio::time::timeout_at(last_message + idle, socket.recv()) => match m {
                 Ok(m) => m,
                 Err(_) => break,
             },
@@ -245,19 +246,33 @@ async fn connection(state: Shared, mut socket: WebSocket) {
             Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => break,
             Some(Ok(_)) => continue,
         };
+        last_message = tokio::time::Instant::now();
         let reply = match serde_json::from_str::<Value>(&text) {
             Err(e) => Err(ServeError::InvalidJson(e.to_string())),
             Ok(message) => match message.get("type").and_then(Value::as_str) {
                 Some("close") => break,
                 Some(kind) => {
-                    handle(
+                    // A bug while a message is handled is an error message naming it, and the
+                    // socket lives on (its session is dropped: it may be half-stepped).
+                    let handled = std::panic::AssertUnwindSafe(handle(
                         &state,
                         owner,
                         &mut current,
                         kind,
                         message.get("data").cloned(),
-                    )
-                    .await
+                    ))
+                    .catch_unwind()
+                    .await;
+                    handled.unwrap_or_else(|panic| {
+                        if let Some(id) = current.take() {
+                            state.hub.remove(&id, owner);
+                        }
+                        Err(ServeError::Execution(format!(
+                            "{}: {}",
+                            crate::run::INTERNAL_ERROR,
+                            crate::run::panic_message(panic.as_ref())
+                        )))
+                    })
                 }
                 None => Err(ServeError::Validation(
                     "a message needs a string `type` (reset, step, state or close)".into(),
@@ -276,7 +291,7 @@ async fn connection(state: Shared, mut socket: WebSocket) {
             break;
         }
     }
-    if let Some((id, _)) = current {
+    if let Some(id) = current {
         state.hub.remove(&id, owner);
     }
 }
@@ -284,7 +299,7 @@ async fn connection(state: Shared, mut socket: WebSocket) {
 async fn handle(
     state: &Shared,
     owner: Owner,
-    current: &mut Option<(String, Arc<Slot>)>,
+    current: &mut Option<String>,
     kind: &str,
     data: Option<Value>,
 ) -> Result<Value, ServeError> {
@@ -292,7 +307,7 @@ async fn handle(
         "reset" => {
             let args: ResetArgs = serde_json::from_value(data.unwrap_or_else(|| json!({})))
                 .map_err(|e| ServeError::Validation(e.to_string()))?;
-            if let Some((old, _)) = current.take() {
+            if let Some(old) = current.take() {
                 state.hub.remove(&old, owner);
             }
             state.hub.check_room()?;
@@ -302,12 +317,12 @@ async fn handle(
             }
             let observation = session.observe(session.to_move().unwrap_or(Seat::Learner));
             let id = session.id.clone();
-            let slot = state.hub.admit(session, owner)?;
-            *current = Some((id, slot));
+            state.hub.admit(session, owner)?;
+            *current = Some(id);
             Ok(json!({"type": "observation", "data": observation}))
         }
         "step" => {
-            let (id, _) = current.as_ref().ok_or(ServeError::NoSession)?;
+            let id = current.as_ref().ok_or(ServeError::NoSession)?;
             let slot = state.hub.find(id, owner).map_err(|_| {
                 ServeError::UnknownEpisode(format!("{id} (reclaimed after sitting idle)"))
             })?;
@@ -319,7 +334,7 @@ async fn handle(
             Ok(json!({"type": "observation", "data": observation}))
         }
         "state" => {
-            let Some((id, _)) = current.as_ref() else {
+            let Some(id) = current.as_ref() else {
                 return Ok(json!({"type": "state", "data": {"episode_id": null, "step_count": 0}}));
             };
             let slot = state.hub.find(id, owner)?;

@@ -69,6 +69,10 @@ pub struct ServeFlags {
     /// are refused). Repeatable. None by default.
     #[arg(long, value_name = "ORIGIN")]
     pub allow_origin: Vec<String>,
+    /// A host name a loopback server also answers to (besides localhost and loopback
+    /// addresses), for a proxy that passes its public name in `Host`. Repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub allow_host: Vec<String>,
     /// Largest request body accepted, in bytes (at most 64 MiB).
     #[arg(long, default_value_t = 1 << 20)]
     pub body_limit: u64,
@@ -177,6 +181,7 @@ impl ServeFlags {
             endpoints: self.allow_endpoint.clone(),
             scripts: self.allow_client_scripts,
             origins: self.allow_origin.clone(),
+            hosts: self.allow_host.clone(),
         };
         policy.check().map_err(anyhow::Error::msg)?;
         let count = |key: &str, value: u64, max: u64| {

@@ -2,7 +2,8 @@
 //! the operator allows: the opponents of the server's config (`[players.NAME]`), the built-in
 //! rules, the operator's own `--opponent`, and `external`; a `script:FILE` only with
 //! `--allow-client-scripts`; a URL (a rollout learner's endpoint, the token-exact policy
-//! server, an `openai:MODEL@URL` opponent) only when `--allow-endpoint` lists it. Otherwise a
+//! server, an `openai:MODEL@URL` opponent) only when `--allow-endpoint` lists its origin, and
+//! the server's HTTP client follows no redirect (`llm::http_client`). Otherwise a
 //! client could read the server's files, grow it without bound (`script:/dev/zero`) or make it
 //! call any host (server-side request forgery). A browser page the user visits is refused by
 //! its `Origin` header: a request that carries one must name an origin `--allow-origin`
@@ -19,13 +20,16 @@ use crate::agents::PlayerConfig;
 /// The operator's allowances (the `--allow-*` flags of `dealgym serve`).
 #[derive(Debug, Clone, Default)]
 pub struct ClientPolicy {
-    /// Endpoints a client may name: each an origin with an optional path prefix
-    /// (`http://127.0.0.1:8000`, `https://host/v1`), or `*` for any.
+    /// Endpoints a client may name: each an origin (`http://127.0.0.1:8000`; a path given
+    /// with it is ignored: every route of an allowed origin is allowed), or `*` for any.
     pub endpoints: Vec<String>,
     /// A client may name `script:FILE` opponents (files on the server's disk).
     pub scripts: bool,
     /// Browser origins allowed to call the server (`Origin` header); none by default.
     pub origins: Vec<String>,
+    /// Host names a loopback server answers besides `localhost` and loopback addresses
+    /// (`--allow-host`, for a proxy that passes its public name on).
+    pub hosts: Vec<String>,
 }
 
 impl ClientPolicy {
@@ -71,10 +75,12 @@ impl ClientPolicy {
                     .into(),
             ));
         }
-        if let Some(rest) = spec.strip_prefix("openai:") {
-            let urls = rest.find('@').map(|at| &rest[at + 1..]).unwrap_or("");
-            for url in urls.split(',') {
-                self.endpoint("opponent", url.trim())?;
+        // The URLs the player will call, read by the player's own reader.
+        if let Some((_, urls)) = crate::agents::openai_spec(spec)
+            .map_err(|e| ServeError::Validation(format!("opponent: {e}")))?
+        {
+            for url in &urls {
+                self.endpoint("opponent", url)?;
             }
             return Ok(());
         }
@@ -91,16 +97,12 @@ impl ClientPolicy {
                 "{what}: `{url}` is not an http(s) URL"
             )));
         }
+        // By origin: a client reaches the routes an OpenAI-compatible server has beside its
+        // chat route (`/tokenize`, `/health`, templates) on the same origin, so a path prefix
+        // would promise what it cannot keep.
         let allowed = self.endpoints.iter().any(|entry| {
             entry == "*"
-                || allowed_url(entry).is_ok_and(|allowed| {
-                    allowed.scheme() == given.scheme()
-                        && allowed.host() == given.host()
-                        && allowed.port_or_known_default() == given.port_or_known_default()
-                        && given
-                            .path()
-                            .starts_with(allowed.path().trim_end_matches('/'))
-                })
+                || allowed_url(entry).is_ok_and(|allowed| allowed.origin() == given.origin())
         });
         if allowed {
             Ok(())
@@ -128,6 +130,42 @@ impl ClientPolicy {
         Err(ServeError::Forbidden(format!(
             "requests from browser pages are refused (Origin `{}`); the operator allows an origin with --allow-origin",
             origin.chars().take(100).collect::<String>()
+        )))
+    }
+}
+
+impl ClientPolicy {
+    /// A server bound to loopback answers only requests addressed to a loopback name
+    /// (`Host`): a web page that points a name it controls at 127.0.0.1 (DNS rebinding) is
+    /// same-origin to the browser and sends no `Origin` on a GET, but its `Host` is its own name.
+    pub fn host(&self, headers: &HeaderMap, bound: std::net::IpAddr) -> Result<(), ServeError> {
+        if !bound.is_loopback() {
+            return Ok(());
+        }
+        let Some(host) = headers.get(axum::http::header::HOST) else {
+            return Ok(());
+        };
+        let host = host.to_str().unwrap_or("");
+        let name = Url::parse(&format!("http://{host}/"))
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default();
+        let loopback = match name
+            .trim_matches(|c| c == '[' || c == ']')
+            .parse::<std::net::IpAddr>()
+        {
+            Ok(ip) => ip.is_loopback(),
+            Err(_) => {
+                name.eq_ignore_ascii_case("localhost")
+                    || self.hosts.iter().any(|h| h.eq_ignore_ascii_case(&name))
+            }
+        };
+        if loopback {
+            return Ok(());
+        }
+        Err(ServeError::Forbidden(format!(
+            "a server on loopback answers requests to localhost only, not to `{}`; the operator allows a name with --allow-host",
+            host.chars().take(100).collect::<String>()
         )))
     }
 }
@@ -171,6 +209,24 @@ mod tests {
             none.opponent("openai:m@http://10.0.0.1/v1", "rule:boulware", &players),
             Err(ServeError::Forbidden(_))
         ));
+        // What is checked is what the player calls: an allowed URL spelled into the model
+        // name does not let another through.
+        let one = policy(&["http://127.0.0.1:8000"]);
+        assert!(one
+            .opponent(
+                "openai:m@http://127.0.0.1:8000/v1",
+                "rule:boulware",
+                &players
+            )
+            .is_ok());
+        assert!(matches!(
+            one.opponent(
+                "openai:m@HTTP://127.0.0.1:8000/v1@http://127.0.0.1:9999/v1",
+                "rule:boulware",
+                &players
+            ),
+            Err(ServeError::Forbidden(_))
+        ));
         let scripts = ClientPolicy {
             scripts: true,
             ..ClientPolicy::default()
@@ -181,14 +237,15 @@ mod tests {
     }
 
     #[test]
-    fn an_allowed_endpoint_matches_by_scheme_host_port_and_path_prefix() {
+    fn an_allowed_endpoint_matches_by_origin() {
         let p = policy(&["http://127.0.0.1:8000/v1"]);
         assert!(p.endpoint("learner", "http://127.0.0.1:8000/v1").is_ok());
-        assert!(p.endpoint("learner", "http://127.0.0.1:8000/v1/").is_ok());
+        assert!(p
+            .endpoint("learner", "http://127.0.0.1:8000/tokenize")
+            .is_ok());
         for refused in [
             "http://127.0.0.1:8001/v1",
             "https://127.0.0.1:8000/v1",
-            "http://127.0.0.1:8000/admin",
             "http://127.0.0.1:8000@evil.example/v1",
             "http://localhost:8000/v1",
         ] {
@@ -209,6 +266,39 @@ mod tests {
             .is_ok());
         assert!(policy(&["ftp://x"]).check().is_err());
         assert!(policy(&["http://127.0.0.1:8000"]).check().is_ok());
+    }
+
+    #[test]
+    fn a_loopback_server_answers_loopback_names_only() {
+        let lo: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+        let p = ClientPolicy {
+            hosts: vec!["dealgym.internal".into()],
+            ..ClientPolicy::default()
+        };
+        let with = |host: &str| {
+            let mut h = HeaderMap::new();
+            h.insert("host", host.parse().unwrap());
+            h
+        };
+        for ok in [
+            "localhost:8100",
+            "127.0.0.1:8100",
+            "[::1]:8100",
+            "LOCALHOST",
+            "dealgym.internal:80",
+        ] {
+            assert!(p.host(&with(ok), lo).is_ok(), "{ok}");
+        }
+        for refused in ["rebind.evil.example:8100", "10.0.0.1:8100", ""] {
+            assert!(
+                matches!(p.host(&with(refused), lo), Err(ServeError::Forbidden(_))),
+                "{refused}"
+            );
+        }
+        assert!(p
+            .host(&with("rebind.evil.example"), "0.0.0.0".parse().unwrap())
+            .is_ok());
+        assert!(p.host(&HeaderMap::new(), lo).is_ok());
     }
 
     #[test]

@@ -9,7 +9,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
@@ -29,7 +28,9 @@ use super::session::ResetArgs;
 use super::{parse_body, Shared};
 use crate::agents::{Player, PlayerConfig};
 use crate::export;
-use crate::limits::{check_count, check_episodes, MAX_GROUP_SIZE, MAX_REQUEST_EPISODES};
+use crate::limits::{
+    check_count, check_episodes, MAX_GROUP_SIZE, MAX_REQUEST_EPISODES, STREAM_STALL_SECONDS,
+};
 use crate::record::{EpisodeRecord, RecordWriter};
 use crate::run::{plan, play_caught, SeatPlayer};
 use crate::scenario::{Family, Scenario};
@@ -157,7 +158,7 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
     let planned = todo.len();
     // This request's episodes and groups carry its tag, unique in the log: no two requests
     // (nor two lifetimes of the server on one log) share an episode id or a GRPO group.
-    let tag = rollout_tag(hub.ids());
+    let tag = rollout_tag(hub.ids())?;
 
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let (done_tx, mut done_rx) = mpsc::channel::<(String, Result<EpisodeRecord, String>)>(64);
@@ -188,8 +189,10 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
                             record
                         })
                         .map_err(|e| e.to_string());
-                    drop(permit);
+                    // The permit is held until the collector has the episode: a client that
+                    // stops reading stops the request's episodes instead of piling up records.
                     let _ = done_tx.send((id, played)).await;
+                    drop(permit);
                 });
                 while tasks.try_join_next().is_some() {}
             }
@@ -202,8 +205,15 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
                 let text = match played {
                     Err(message) => line(&json!({"error": {"episode_id": id, "message": message}})),
                     Ok(record) => {
+                        // The log is the record of what was played: an episode that cannot be
+                        // logged ends the request (named on the stream), as a failed write ends
+                        // a run.
                         if let Err(e) = worker_state.hub.log(&record) {
-                            eprintln!("{e}");
+                            let text = line(
+                                &json!({"error": {"episode_id": id, "message": e.to_string()}}),
+                            );
+                            let _ = tx.send(Bytes::from(text)).await;
+                            break;
                         }
                         match format {
                             Format::Records => line(&json!(record)),
@@ -220,8 +230,12 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
                         }
                     }
                 };
-                if tx.send(Bytes::from(text)).await.is_err() {
-                    break;
+                // A client that takes no line for this long has stalled: end its request, so it
+                // holds none of the rollout permits all requests share.
+                let stall = std::time::Duration::from_secs(STREAM_STALL_SECONDS);
+                match tokio::time::timeout(stall, tx.send(Bytes::from(text))).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) | Err(_) => break,
                 }
             }
         };
@@ -284,12 +298,22 @@ fn line(value: &Value) -> String {
 /// A finished group in an export format, through `export`'s own writer (it reads record files,
 /// so the group goes through a temporary one).
 fn export_group(group: &[EpisodeRecord], format: export::Format, scenarios: &[PathBuf]) -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "dealgym-rollout-{}-{}.jsonl",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
+    // Created new and private (no other user can plant a file or a link at its name), and
+    // removed when dropped.
+    let file = match tempfile::Builder::new()
+        .prefix("dealgym-rollout-")
+        .suffix(".jsonl")
+        .tempfile()
+    {
+        Ok(file) => file,
+        Err(e) => {
+            return line(&json!({"error": {
+                "group_id": group.first().map(|r| r.group_id.clone()),
+                "message": format!("a temporary file for the group: {e}"),
+            }}))
+        }
+    };
+    let path = file.path().to_path_buf();
     let result = (|| -> Result<Vec<u8>, String> {
         let mut writer = RecordWriter::append(&path).map_err(|e| e.to_string())?;
         for record in group {
@@ -302,7 +326,7 @@ fn export_group(group: &[EpisodeRecord], format: export::Format, scenarios: &[Pa
         export::export(&options, &mut out).map_err(|e| e.to_string())?;
         Ok(out)
     })();
-    let _ = std::fs::remove_file(&path);
+    drop(file);
     match result {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(message) => line(&json!({"error": {
@@ -314,13 +338,22 @@ fn export_group(group: &[EpisodeRecord], format: export::Format, scenarios: &[Pa
 
 fn select(state: &Shared, selection: &Selection) -> Result<Vec<Arc<Scenario>>, ServeError> {
     let catalog = &state.hub.catalog;
+    // The counts are added up before a scenario is picked: a body listing many parts is
+    // refused before any is built.
+    let parts: &[FamilyCount] = match selection {
+        Selection::Family(fc) => std::slice::from_ref(fc),
+        Selection::Families(list) => list,
+        Selection::Ids(_) => &[],
+    };
+    let total = parts
+        .iter()
+        .fold(0u64, |sum, fc| sum.saturating_add(fc.count as u64));
+    if total > MAX_REQUEST_EPISODES {
+        return Err(ServeError::Validation(format!(
+            "the scenarios asked for add up to {total}; a request plans at most {MAX_REQUEST_EPISODES} episodes"
+        )));
+    }
     let from_family = |fc: &FamilyCount| -> Result<Vec<Arc<Scenario>>, ServeError> {
-        if fc.count as u64 > MAX_REQUEST_EPISODES {
-            return Err(ServeError::Validation(format!(
-                "count must be at most {MAX_REQUEST_EPISODES}; it is {}",
-                fc.count
-            )));
-        }
         let end = fc.offset.checked_add(fc.count).ok_or_else(|| {
             ServeError::Validation(format!("offset {} is past every scenario", fc.offset))
         })?;
@@ -391,6 +424,11 @@ fn learner_player(state: &Shared, learner: &Learner) -> Result<Player, ServeErro
     if table.contains_key("api_key_env") {
         return Err(ServeError::Forbidden(
             "learner: `api_key_env` would send one of the server's secrets; name a [players.NAME] of the server's config instead".into(),
+        ));
+    }
+    if table.contains_key("health_path") {
+        return Err(ServeError::Forbidden(
+            "learner: `health_path` is the operator's to set (a [players.NAME] of the server's config)".into(),
         ));
     }
     let config: PlayerConfig = serde_json::from_value(Value::Object(table))

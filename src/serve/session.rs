@@ -230,7 +230,7 @@ impl Session {
                     .next_prompt(exact.api, &sequence, episode.view(seat))
                     .await
                     .map_err(|e| {
-                        ServeError::Execution(format!("token-exact mode: the policy server: {e}"))
+                        ServeError::Upstream(format!("token-exact mode: the policy server: {e}"))
                     })?;
                 exact.pending[seat] = Some(next);
             }

@@ -285,9 +285,10 @@ impl ServeFuzzer {
     }
 }
 
-/// A 5xx is a crash; so is a refusal whose body is not `{"error": {"code", "message"}}`.
+/// A 5xx is a crash (but 502, a server the input named failing, and 503, the server full);
+/// so is a refusal whose body is not `{"error": {"code", "message"}}`.
 fn judge(status: u16, text: &str) -> Option<String> {
-    if status >= 500 && status != 503 {
+    if status >= 500 && status != 502 && status != 503 {
         return Some(format!("{status}: {text}"));
     }
     if status >= 400 {
