@@ -85,15 +85,16 @@ impl IdClaim {
     /// concurrent claims of one id, exactly one succeeds.
     pub fn session(book: &Book, wanted: Option<&str>) -> Result<IdClaim, ServeError> {
         let mut ids = book.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(id) = wanted {
+            check_shape(id)?;
+            if ids.taken(id) {
+                return Err(ServeError::IdTaken(id.to_string()));
+            }
+        }
+        // A client's id takes a number too: it is the session's default seed.
         let number = ids.take_number()?;
         let id = match wanted {
-            Some(id) => {
-                check_shape(id)?;
-                if ids.taken(id) {
-                    return Err(ServeError::IdTaken(id.to_string()));
-                }
-                id.to_string()
-            }
+            Some(id) => id.to_string(),
             // The counter is past every number of the log's ids in this form, and clients
             // cannot name one (`check_shape`), so the first is free.
             None => format!("s{number}"),
@@ -200,7 +201,8 @@ mod tests {
         for clients in ["s", "sx1", "run-1", "r-1", "rx", "my-s41"] {
             assert!(IdClaim::session(&b, Some(clients)).is_ok(), "{clients}");
         }
-        assert_eq!(IdClaim::session(&b, None).unwrap().id, "s0");
+        // The six claims that were taken used numbers 0 to 5 (their default seeds).
+        assert_eq!(IdClaim::session(&b, None).unwrap().id, "s6");
     }
 
     #[test]
