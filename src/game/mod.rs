@@ -20,8 +20,8 @@ pub use outcome::{deal_utilities, seat_values, Outcome, OutcomeKind};
 pub use prompt::{PromptError, Prompts};
 pub use rules::{standing_after, Move, Offer, RegulationEvent};
 pub use setup::{
-    mix, regulation_floor, Continuation, EpisodeConfig, EpisodeSeed, FirstMover, Persona, Rules,
-    SeatSetup, Setup, SetupError,
+    mix, mix_text, regulation_floor, Continuation, EpisodeConfig, EpisodeSeed, FirstMover, Persona,
+    Rules, SeatSetup, Setup, SetupError,
 };
 
 #[cfg(test)]

@@ -295,6 +295,17 @@ impl EpisodeSeed {
     }
 }
 
+/// [`mix`] over `words` and then `text`, read eight bytes to a word (the last word short): the
+/// digest a run id is made of (`run`'s and `serve`'s), so both fold text the same way.
+pub fn mix_text(mut words: Vec<u64>, text: &str) -> u64 {
+    words.extend(
+        text.as_bytes()
+            .chunks(8)
+            .map(|c| c.iter().fold(0u64, |acc, b| acc << 8 | u64::from(*b))),
+    );
+    mix(&words)
+}
+
 /// SplitMix64 over several words: a stable, well-spread seed from a tuple.
 pub fn mix(words: &[u64]) -> u64 {
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;

@@ -342,10 +342,9 @@ struct ChatBody {
     return_token_ids: Option<bool>,
 }
 
+/// FNV-1a 64 of `bytes` (the digest the records use), as a number to draw from.
 fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    crate::digest::digest_bytes(bytes).0
 }
 
 fn error(status: StatusCode, message: &str) -> Response {

@@ -8,6 +8,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
+use crate::digest::Fnv1a64;
+
 /// Tokens per cache block (vLLM's default block size).
 pub const BLOCK_TOKENS: usize = 16;
 
@@ -59,15 +61,15 @@ impl PrefixCache {
     /// Serve a prompt: how many of its leading tokens were cached, then store its blocks.
     pub fn serve(&self, prompt: &[u32]) -> u64 {
         let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        let mut hash = 0xcbf2_9ce4_8422_2325u64;
+        // One FNV-1a over the whole prefix so far: a block's key names every token before it.
+        let mut prefix = Fnv1a64::new();
         let mut cached = 0u64;
         let mut missed = false;
         for block in prompt.chunks_exact(BLOCK_TOKENS) {
             for id in block {
-                for b in id.to_le_bytes() {
-                    hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-                }
+                prefix.update(&id.to_le_bytes());
             }
+            let hash = prefix.finish().0;
             if !missed && lru.used.contains_key(&hash) {
                 cached += BLOCK_TOKENS as u64;
             } else {

@@ -28,7 +28,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::{mpsc, watch, Semaphore};
 
 use crate::agents::{PersonaConfig, Player, PlayerConfig, PlayerError, SamplingConfig};
-use crate::game::{mix, EpisodeConfig, OutcomeKind, PerSeat, PromptError, Prompts, Seat};
+use crate::game::{mix_text, EpisodeConfig, OutcomeKind, PerSeat, PromptError, Prompts, Seat};
 use crate::limits::{check_count, check_episodes, MAX_CONCURRENCY, MAX_EPISODES, MAX_GROUP_SIZE};
 use crate::llm::{http_client, replica_table, PoolReport};
 use crate::record::{Duplicates, ReadError, RecordWriter, WriteError};
@@ -350,7 +350,7 @@ fn run_id<'a>(
     players: &PerSeat<Player>,
     identity: impl IntoIterator<Item = &'a str>,
 ) -> String {
-    let mut words = vec![options.seed, u64::from(options.group_size)];
+    let words = vec![options.seed, u64::from(options.group_size)];
     let mut text = format!(
         "{}|{}|{:?}|{}",
         players.learner.identity(),
@@ -369,12 +369,7 @@ fn run_id<'a>(
         text.push('|');
         text.push_str(word);
     }
-    words.extend(
-        text.as_bytes()
-            .chunks(8)
-            .map(|c| c.iter().fold(0u64, |acc, b| acc << 8 | u64::from(*b))),
-    );
-    format!("run-{:016x}", mix(&words))
+    format!("run-{:016x}", mix_text(words, &text))
 }
 
 /// Load the scenarios of every file, each file's as `selection` chooses them, in file order.

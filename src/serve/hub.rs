@@ -14,7 +14,7 @@ use super::ids::{Book, IdBook, IdClaim};
 use super::session::{ExactTokens, ResetArgs, Sampled, Session, TokensArgs, EXTERNAL};
 use super::ServeOptions;
 use crate::agents::Player;
-use crate::game::{mix, Completion, EpisodeConfig, EpisodeSeed, PerSeat, Seat};
+use crate::game::{mix_text, Completion, EpisodeConfig, EpisodeSeed, PerSeat, Seat};
 use crate::limits::MAX_SERVER_KITS;
 use crate::llm::{EndpointSettings, LlmClient};
 use crate::record::{EpisodeRecord, RecordWriter};
@@ -212,14 +212,9 @@ impl Hub {
                 .rewards
                 .identity(crate::run::rubric(&self.options.rewards).as_deref())
         );
-        let words: Vec<u64> = key
-            .as_bytes()
-            .chunks(8)
-            .map(|c| c.iter().fold(0u64, |acc, b| acc << 8 | u64::from(*b)))
-            .collect();
         Ok(Arc::new(EpisodeKit {
             preset: self.options.preset.clone(),
-            run_id: format!("serve-{:016x}", mix(&words)),
+            run_id: format!("serve-{:016x}", mix_text(Vec::new(), &key)),
             players: PerSeat::new(learner, opponent_player),
             episode: episode.clone(),
             personas: self.options.personas.clone(),
