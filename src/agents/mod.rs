@@ -7,6 +7,7 @@
 //! seat's private block to the other seat's player.
 
 pub mod concession;
+mod model;
 pub mod persona;
 mod rule;
 mod sampling;
@@ -21,14 +22,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::game::{Completion, Episode, Message, Persona, Seat, Setup, Turn};
 use crate::llm::{
-    without_userinfo, CallTokens, EndpointSettings, LlmClient, LlmError, ReplicaPool, SeatKey,
-    TokenMode,
+    without_userinfo, EndpointSettings, LlmClient, LlmError, ReplicaPool, SeatKey, TokenMode,
 };
 use crate::protocol::constraint::{self, ConstraintCheck};
 use crate::protocol::{Action, Terms};
 
 pub use crate::protocol::constraint::Constrain;
 use crate::scenario::Scenario;
+
+pub use model::openai_spec;
+use model::{exact_sequence, llm_call, llm_client, CallAnswer};
 
 pub use concession::{Stance, Tactic};
 pub use persona::PersonaConfig;
@@ -474,127 +477,6 @@ impl Player {
             replica,
         })
     }
-}
-
-/// The client of a player's settings, and its replica pool when it lists `endpoints` (the
-/// first replica then stands for the player where one URL is needed).
-fn llm_client(
-    spec: &str,
-    http: &reqwest::Client,
-    mut settings: EndpointSettings,
-) -> Result<(LlmClient, Option<ReplicaPool>), PlayerError> {
-    // Checked whole before the replicas are taken out: every URL and the number of them.
-    settings
-        .check()
-        .map_err(|message| PlayerError::spec(spec, message))?;
-    let endpoints = std::mem::take(&mut settings.endpoints);
-    if let Some(first) = endpoints.first() {
-        settings.base_url = first.clone();
-    }
-    let client = LlmClient::new(http.clone(), settings)
-        .map_err(|e| PlayerError::spec(spec, e.to_string()))?;
-    if endpoints.is_empty() {
-        return Ok((client, None));
-    }
-    let shown: Vec<String> = endpoints.iter().map(|u| without_userinfo(u)).collect();
-    Ok((
-        client.clone(),
-        Some(ReplicaPool::new(&client, &endpoints, &shown)),
-    ))
-}
-
-/// A token-exact seat's sequence so far (checked before any call).
-fn exact_sequence(client: &LlmClient, ctx: &TurnContext<'_>) -> Result<Vec<u32>, PlayerError> {
-    ctx.own_sequence().ok_or_else(|| PlayerError::Spec {
-        spec: client.settings().model.clone(),
-        message: "a token-exact seat needs every earlier call of the episode to be exact".into(),
-    })
-}
-
-/// One call to `client`: chat messages, or (with the seat's exact `sequence`) the ids of its new
-/// messages and what the model samples from that id prompt.
-async fn llm_call(
-    client: &LlmClient,
-    ctx: &TurnContext<'_>,
-    view: &[Message],
-    sequence: Option<&[u32]>,
-    fields: serde_json::Map<String, serde_json::Value>,
-) -> Result<CallAnswer, LlmError> {
-    let Some(sequence) = sequence else {
-        let reply = client
-            .complete_with(view, ctx.sampling_seed, fields)
-            .await?;
-        let tokens = CallTokens {
-            prompt: reply.usage.map_or(0, |u| u.prompt_tokens),
-            cached: reply.usage.and_then(|u| u.cached_tokens()),
-        };
-        return Ok(CallAnswer {
-            call: reply.call_info(),
-            text: reply.text,
-            reasoning: reply.reasoning,
-            tokens_record: None,
-            retries: reply.retries,
-            tokens,
-        });
-    };
-    let api = client.settings().token_api;
-    let mut sequence = sequence.to_vec();
-    let next = client.next_prompt(api, &sequence, view).await?;
-    sequence.extend_from_slice(&next.suffix);
-    let sampled = client
-        .sample(api, &sequence, client.seed_for(ctx.sampling_seed), fields)
-        .await?;
-    let call = serde_json::json!({
-        "finish_reason": sampled.finish_reason,
-        "usage": {"prompt_tokens": sequence.len(), "completion_tokens": sampled.ids.len()},
-    });
-    let tokens_record = crate::llm::turn_tokens(next, &sampled);
-    Ok(CallAnswer {
-        text: sampled.text,
-        reasoning: None,
-        call: Some(call),
-        tokens_record: Some(tokens_record),
-        retries: sampled.retries,
-        tokens: CallTokens {
-            prompt: sequence.len() as u64,
-            cached: sampled.cached_tokens,
-        },
-    })
-}
-
-/// What one call answered: text, reasoning, call info, exact tokens (exact mode), retries, and
-/// the token counts for the replica statistics.
-struct CallAnswer {
-    text: String,
-    reasoning: Option<String>,
-    call: Option<serde_json::Value>,
-    tokens_record: Option<crate::vocab::TurnTokens>,
-    retries: u32,
-    tokens: CallTokens,
-}
-
-/// An `openai:MODEL@URL1,URL2,…` spec read once: its model and the URLs of its replicas, the
-/// exact URLs the player will call (`None`: not an `openai:` spec). The one reader of the
-/// form, so what a server's client policy checks is what is called.
-pub fn openai_spec(spec: &str) -> Result<Option<(&str, Vec<String>)>, PlayerError> {
-    let spec = spec.trim();
-    let Some(rest) = spec.strip_prefix("openai:") else {
-        return Ok(None);
-    };
-    let Some(at) = rest.find("@http://").or_else(|| rest.find("@https://")) else {
-        return Err(PlayerError::spec(
-            spec,
-            "expected openai:MODEL@http://HOST:PORT/v1",
-        ));
-    };
-    let (model, urls) = (&rest[..at], &rest[at + 1..]);
-    if model.is_empty() {
-        return Err(PlayerError::spec(spec, "the model name is empty"));
-    }
-    // `openai:MODEL@URL1,URL2,…`: replicas of one model (each URL checked with the rest of
-    // the settings, in `llm_client`).
-    let urls = urls.split(',').map(|u| u.trim().to_string()).collect();
-    Ok(Some((model, urls)))
 }
 
 #[cfg(test)]
