@@ -35,11 +35,12 @@ use serde::Serialize;
 use crate::game::{OutcomeKind, PerSeat, PromptError, Prompts, Seat};
 use crate::record::{Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFiles, ReplayError};
 use crate::replay::DuplicatesFlag;
+use crate::run::{FindError, ScenarioSource};
 use crate::scenario::{Family, Role, ScenarioError};
 
 pub use groups::{is_self_play, GroupStats, GroupTable, Moments, ZERO_STD};
 pub use tokens::{seat_calls, Skip, Trajectory};
-pub use views::{own_message, Replayed, ScenarioCache};
+pub use views::{own_message, Replayed};
 
 /// The trainer formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -186,10 +187,10 @@ pub enum ExportError {
     Read(#[from] ReadError),
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
-    #[error("scenario {id} is not in {looked_in}; pass the run's scenario file with --scenarios")]
-    ScenarioMissing { id: String, looked_in: String },
-    #[error("scenario {id}: there is no {file} here; run from the directory that holds scenarios/, or pass the run's scenario file with --scenarios")]
-    NoScenarioFile { id: String, file: String },
+    /// A record's scenario is in none of the files looked in (`run::ScenarioSource`, the one
+    /// finder `replay` and `run --prefixes` use too).
+    #[error(transparent)]
+    ScenarioMissing(#[from] FindError),
     #[error(transparent)]
     Prompt(#[from] PromptError),
     #[error("{0}; pass the run's prompts directory with --prompts-dir")]
@@ -340,7 +341,7 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
         Some(dir) => Arc::new(Prompts::with_overrides(dir)?),
         None => Prompts::builtin(),
     };
-    let mut scenarios = ScenarioCache::new(options.scenarios.clone(), &options.scenario_dir);
+    let mut scenarios = ScenarioSource::in_dir(&options.scenarios, &options.scenario_dir)?;
     let mut records = RecordFiles::open(&options.files, options.on_duplicate);
     for located in &mut records {
         let record = located?.record;

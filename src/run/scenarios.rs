@@ -43,7 +43,13 @@ impl ScenarioSource {
     /// Scenarios from `files` (every one loaded now) or, with no files, from the family files
     /// under `scenarios/`.
     pub fn new(files: &[PathBuf]) -> Result<ScenarioSource, ScenarioError> {
-        let mut source = ScenarioSource::by_family(Path::new("scenarios"));
+        ScenarioSource::in_dir(files, Path::new("scenarios"))
+    }
+
+    /// Scenarios from `files` (every one loaded now) or, with no files, from the family files
+    /// under `dir`.
+    pub fn in_dir(files: &[PathBuf], dir: &Path) -> Result<ScenarioSource, ScenarioError> {
+        let mut source = ScenarioSource::by_family(dir);
         if !files.is_empty() {
             for file in files {
                 source.absorb(file)?;
