@@ -40,6 +40,7 @@ pub mod export;
 #[doc(hidden)]
 pub mod fixtures;
 pub mod game;
+pub mod jsonl;
 pub mod limits;
 pub mod llm;
 pub mod merge;

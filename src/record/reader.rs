@@ -298,14 +298,7 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
             field,
             message,
         };
-        let mut de = serde_json::Deserializer::from_slice(&self.buf);
-        let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let field = e.path().to_string();
-            let field = if field == "." { "(line)".into() } else { field };
-            at(field, e.into_inner().to_string())
-        })?;
-        de.end().map_err(|e| at("(line)".into(), e.to_string()))?;
-        Ok(value)
+        crate::jsonl::from_line(&self.buf).map_err(|fault| at(fault.field, fault.message))
     }
 
     fn io(&self, source: std::io::Error) -> ReadError {

@@ -128,18 +128,8 @@ pub fn parse_scenario_line(file: &str, line: usize, text: &str) -> Result<Scenar
         field,
         message,
     };
-    let de = &mut serde_json::Deserializer::from_str(text);
-    let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-        let field = e.path().to_string();
-        let message = e.inner().to_string();
-        // "." is the line itself; "" an unknown key with an empty name, at the top level.
-        let field = match field.as_str() {
-            "." => "(line)".to_string(),
-            "" => "(a key named \"\")".to_string(),
-            _ => field,
-        };
-        at(field, message)
-    })?;
+    let scenario: Scenario =
+        crate::jsonl::from_line(text.as_bytes()).map_err(|fault| at(fault.field, fault.message))?;
     validate(&scenario).map_err(|e| at(e.field, e.message))?;
     Ok(scenario)
 }
