@@ -1,0 +1,200 @@
+//! The one executor: planned episodes played with bounded concurrency, each record written as
+//! it ends, a stop drained or abandoned as asked, and the progress bar and closing line.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio::sync::{mpsc, watch, Semaphore};
+
+use crate::game::OutcomeKind;
+use crate::record::RecordWriter;
+
+use super::{
+    play_caught, EpisodeKit, PlannedEpisode, RunError, RunStats, Stop, StopSignal, StopState,
+};
+
+/// How a run (or an eval) was stopped before the end of its plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped {
+    pub signal: StopSignal,
+    /// Episodes in flight when the stop came: they were let finish, within the grace period.
+    pub in_flight: usize,
+    /// Episodes given up on (nothing written: `--resume` plays them again).
+    pub abandoned: usize,
+}
+
+/// The closing line of a run or an eval: `who` (a run id, "N pairings") wrote `written`
+/// episodes to `out`, of `planned` (in `shard`, if one), `skipped` being there already; and
+/// how a stop left it.
+pub fn written_line(
+    who: &str,
+    written: usize,
+    out: &std::path::Path,
+    (planned, skipped): (usize, usize),
+    shard: &str,
+    stopped: Option<&Stopped>,
+) -> String {
+    let mut line = format!(
+        "{who}: {written} episodes written to {} ({planned} planned{shard}, {skipped} already there)",
+        out.display()
+    );
+    if let Some(s) = stopped {
+        let left = planned - skipped - written;
+        let next = if left == 0 {
+            "every planned episode is written".to_string()
+        } else {
+            format!("{left} left: rerun with --resume to finish")
+        };
+        line.push_str(&format!(
+            "; interrupted by {}: {} episodes were in flight, {} abandoned; {next}",
+            s.signal.name(),
+            s.in_flight,
+            s.abandoned
+        ));
+    }
+    line
+}
+
+/// Play `todo` — each planned episode with the kit of its run — with at most `concurrency`
+/// episodes in flight, writing each record as it ends. A run's episodes share one kit; an
+/// eval's come from one kit per pairing, so the whole grid shares one executor, one progress
+/// bar and one writer. Returns the totals and, if `stop` cut the run short, how: once it says
+/// drain no episode is started, and once it says abandon those in flight are dropped unwritten.
+pub async fn execute<'s, I>(
+    todo: I,
+    concurrency: usize,
+    writer: &mut RecordWriter,
+    bar: &ProgressBar,
+    stop: impl Into<Stop<'s>>,
+) -> Result<(RunStats, Option<Stopped>), RunError>
+where
+    I: IntoIterator<Item = (Arc<EpisodeKit>, PlannedEpisode)>,
+    I::IntoIter: Send + 'static,
+{
+    let mut stop = stop.into();
+    let todo = todo.into_iter();
+    let (tx, mut rx) = mpsc::channel(concurrency * 2);
+    let permits = Arc::new(Semaphore::new(concurrency));
+    let started = Arc::new(AtomicUsize::new(0));
+    let (drain, mut draining) = watch::channel(false);
+    let producer = tokio::spawn({
+        let started = started.clone();
+        async move {
+            let mut tasks = tokio::task::JoinSet::new();
+            for (kit, planned) in todo {
+                let permit = tokio::select! {
+                    biased;
+                    _ = draining.wait_for(|d| *d) => break,
+                    permit = permits.clone().acquire_owned() => match permit {
+                        Ok(permit) => permit,
+                        Err(_) => break,
+                    },
+                };
+                if *draining.borrow() {
+                    break;
+                }
+                started.fetch_add(1, Ordering::SeqCst);
+                let tx = tx.clone();
+                tasks.spawn(async move {
+                    let record = play_caught(kit, planned).await;
+                    drop(permit);
+                    let _ = tx.send(record).await;
+                });
+                // Reap finished tasks as we go so the set stays small.
+                while tasks.try_join_next().is_some() {}
+            }
+            drop(tx);
+            while tasks.join_next().await.is_some() {}
+        }
+    });
+
+    let mut stats = RunStats::default();
+    let mut received = 0usize;
+    let mut stopped: Option<Stopped> = None;
+    let mut failure = None;
+    let mut state = stop.state();
+    loop {
+        if let StopState::Draining(signal) | StopState::Abandon(signal) = state {
+            if stopped.is_none() {
+                let _ = drain.send(true);
+                let in_flight = started.load(Ordering::SeqCst) - received;
+                bar.set_message(format!("stopping: {in_flight} episodes in flight"));
+                stopped = Some(Stopped {
+                    signal,
+                    in_flight,
+                    abandoned: 0,
+                });
+            }
+            if matches!(state, StopState::Abandon(_)) {
+                producer.abort();
+                break;
+            }
+        }
+        tokio::select! {
+            record = rx.recv() => match record {
+                Some(Ok(finished)) => {
+                    // A record that cannot be written (a full disk) stops the run: no episode
+                    // more is played to be lost.
+                    if let Err(e) = writer.write(&finished.record) {
+                        producer.abort();
+                        return Err(e.into());
+                    }
+                    received += 1;
+                    stats.add_finished(&finished);
+                    bar.inc(1);
+                    if stopped.is_none() {
+                        bar.set_message(format!(
+                            "deal {:.0}% · errors {}",
+                            stats.deal_rate(),
+                            stats.count(OutcomeKind::Error)
+                        ));
+                    }
+                }
+                Some(Err(e)) => {
+                    failure = Some(e);
+                    producer.abort();
+                    break;
+                }
+                None => break,
+            },
+            now = stop.changed(state) => state = now,
+        }
+    }
+    // Episodes that ended while we were stopping are complete: keep them.
+    while let Ok(Ok(finished)) = rx.try_recv() {
+        writer.write(&finished.record)?;
+        received += 1;
+        stats.add_finished(&finished);
+    }
+    if let Some(stopped) = &mut stopped {
+        stopped.abandoned = started.load(Ordering::SeqCst).saturating_sub(received);
+    }
+    match failure {
+        Some(e) => Err(e.into()),
+        None => Ok((stats, stopped)),
+    }
+}
+
+/// The progress bar of a run or an eval: episodes written of `total` (hidden unless `show`,
+/// and anyway when stderr is not a terminal).
+pub fn progress_bar(show: bool, total: usize) -> ProgressBar {
+    styled_bar(
+        show,
+        total as u64,
+        "{elapsed_precise} [{bar:30}] {pos}/{len} episodes · {per_sec} · {msg}",
+    )
+}
+
+/// A progress bar to `total` drawn with `template` (indicatif's), hidden unless `show`: the one
+/// look every long command's bar shares.
+pub fn styled_bar(show: bool, total: u64, template: &str) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
