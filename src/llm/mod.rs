@@ -16,7 +16,9 @@ mod exact;
 mod health;
 mod judge;
 mod pool;
+mod pool_report;
 mod reward_model;
+mod routing;
 mod types;
 
 pub use client::{
@@ -24,9 +26,8 @@ pub use client::{
 };
 pub use exact::{extend, turn_tokens, NextPrompt, Sampled, TokenApi, TokenMode};
 pub use judge::JudgeClient;
-pub use pool::{
-    choose, error_kind, replica_table, CallTokens, Load, PoolReport, ReplicaPool, ReplicaReport,
-    Routed, Routing, SeatKey,
-};
+pub use pool::{CallTokens, ReplicaPool, Routed, SeatKey};
+pub use pool_report::{error_kind, replica_table, PoolReport, ReplicaReport};
 pub use reward_model::RewardModelClient;
+pub use routing::{choose, Load, Routing};
 pub use types::{ChatRequest, ChatResponse, PromptTokensDetails, Reply, Usage};

@@ -1,7 +1,8 @@
 //! Many replicas of one model behind one player: which replica serves a call, how many calls
 //! each may hold at once, and what each served.
 //!
-//! Routing is cache-aware. A seat's conversation only grows, so the replica that served its
+//! Routing is cache-aware (the policy and the choice are `routing.rs`; what the replicas served,
+//! `pool_report.rs`). A seat's conversation only grows, so the replica that served its
 //! last turn already holds its prompt in the prefix cache: with `sticky` routing (the default)
 //! an episode-seat is bound to one replica at its first call and keeps it for the episode. New
 //! seats go to the replica with the fewest requests in flight (ties: the fewest seats bound,
@@ -15,38 +16,17 @@
 //! goes to a healthy replica; with every replica out, a call fails as a transient
 //! [`LlmError::NoReplica`], is retried with backoff, and the episode ends as a backend error.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
 use super::client::{LlmClient, LlmError};
+use super::pool_report::{error_kind, PoolReport, ReplicaReport};
+use super::routing::{choose, Load, Routing};
 use crate::vocab::Seat;
-
-/// How a pool chooses a replica for a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Routing {
-    /// An episode-seat keeps the replica of its first call (moved only when that replica is
-    /// taken out of rotation): its prefix cache is reused turn after turn.
-    #[default]
-    Sticky,
-    /// Every call goes to the replica with the fewest requests in flight.
-    LeastLoaded,
-}
-
-impl Routing {
-    /// The name the config gives it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Routing::Sticky => "sticky",
-            Routing::LeastLoaded => "least_loaded",
-        }
-    }
-}
 
 /// Which episode-seat a call is for: what sticky routing binds to a replica. `episode` is
 /// unique per episode in this process (the driver draws it); `seat` tells the two seats apart.
@@ -71,96 +51,6 @@ pub struct Routed<T> {
     pub value: T,
     pub replica: u32,
     pub retries: u32,
-}
-
-/// What the choice of a replica looks at, per replica.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Load {
-    pub healthy: bool,
-    /// Requests sent or waiting for a slot.
-    pub in_flight: usize,
-    /// Episode-seats bound to it now.
-    pub seats: usize,
-}
-
-/// The replica for a call: the seat's bound replica while it is healthy, else the least-loaded
-/// healthy one (fewest in flight, then fewest seats, then a tie-break drawn from `turn`, the
-/// pick's number, so ties neither all land on the first replica nor fall into a lock-step
-/// round); `None` when every replica is out of rotation. Pure, so the rule is tested without a
-/// server.
-pub fn choose(loads: &[Load], bound: Option<usize>, turn: usize) -> Option<usize> {
-    if let Some(i) = bound.filter(|&i| loads.get(i).is_some_and(|l| l.healthy)) {
-        return Some(i);
-    }
-    let tie = |i: usize| {
-        let mut x = (turn as u64) << 32 ^ i as u64;
-        // splitmix64's finalizer: a well-spread draw per (pick, replica).
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
-    };
-    loads
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.healthy)
-        .min_by_key(|(i, l)| (l.in_flight, l.seats, tie(*i)))
-        .map(|(i, _)| i)
-}
-
-/// What one replica served, as the summary shows it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct ReplicaReport {
-    /// The base URL, without credentials.
-    pub endpoint: String,
-    /// Requests sent to it (each try counts).
-    pub requests: u64,
-    /// Failed requests by kind (`timeout`, `connect`, `http_429`, `http_5xx`, `http_4xx`,
-    /// `bad_response`).
-    pub errors: BTreeMap<String, u64>,
-    /// The most requests on the wire at once (never above the cap; more wait for a slot).
-    pub peak_in_flight: u64,
-    /// Episode-seats that started on it or moved to it.
-    pub seats: u64,
-    pub prompt_tokens: u64,
-    /// Prompt tokens served from its prefix cache (counted where the server reports them).
-    pub cached_tokens: u64,
-    /// Whether any answer reported cached tokens.
-    pub cache_reported: bool,
-    /// Times it was taken out of rotation, health probes sent while out, and times put back.
-    pub ejections: u64,
-    pub probes: u64,
-    pub readmissions: u64,
-}
-
-impl ReplicaReport {
-    /// The share of prompt tokens served from the prefix cache; `None` when the server never
-    /// reported cached tokens.
-    pub fn cached_share(&self) -> Option<f64> {
-        (self.cache_reported && self.prompt_tokens > 0)
-            .then(|| self.cached_tokens as f64 / self.prompt_tokens as f64)
-    }
-
-    pub fn error_count(&self) -> u64 {
-        self.errors.values().sum()
-    }
-}
-
-/// The replicas of one player and how they served it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct PoolReport {
-    pub routing: Routing,
-    pub replicas: Vec<ReplicaReport>,
-}
-
-impl PoolReport {
-    /// Cached prompt tokens over prompt tokens, across the replicas that report them.
-    pub fn cached_share(&self) -> Option<f64> {
-        let reported: Vec<&ReplicaReport> =
-            self.replicas.iter().filter(|r| r.cache_reported).collect();
-        let prompt: u64 = reported.iter().map(|r| r.prompt_tokens).sum();
-        (prompt > 0)
-            .then(|| reported.iter().map(|r| r.cached_tokens).sum::<u64>() as f64 / prompt as f64)
-    }
 }
 
 /// The health of one replica (whether it is in rotation is its [`Load::healthy`]): its
@@ -465,73 +355,10 @@ impl Drop for Attempt<'_> {
     }
 }
 
-/// The kind of a failed request, as the summary counts it.
-pub fn error_kind(error: &LlmError) -> &'static str {
-    match error {
-        LlmError::Timeout { .. } => "timeout",
-        LlmError::Connect { .. } => "connect",
-        LlmError::Status { status: 429, .. } => "http_429",
-        LlmError::Status { status, .. } if *status >= 500 => "http_5xx",
-        LlmError::Status { .. } => "http_4xx",
-        LlmError::BadResponse { .. } => "bad_response",
-        LlmError::MissingKey { .. } => "missing_key",
-        LlmError::Settings { .. } => "settings",
-        LlmError::GaveUp { last, .. } => error_kind(last),
-        LlmError::NoReplica { .. } => "no_replica",
-    }
-}
-
-/// The per-replica table of a run: one row per player seat and replica.
-pub fn replica_table(pools: &[(String, PoolReport)]) -> String {
-    let mut out = String::from(
-        "| player | replica | requests | errors | peak in flight | seats | prompt tokens | cached | ejected | probes | re-admitted |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
-    for (player, pool) in pools {
-        for (i, r) in pool.replicas.iter().enumerate() {
-            let errors = if r.errors.is_empty() {
-                "0".to_string()
-            } else {
-                let kinds: Vec<String> = r.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
-                format!("{} ({})", r.error_count(), kinds.join(", "))
-            };
-            out.push_str(&format!(
-                "| {player} | {i} {} | {} | {errors} | {} | {} | {} | {} | {} | {} | {} |\n",
-                r.endpoint,
-                r.requests,
-                r.peak_in_flight,
-                r.seats,
-                r.prompt_tokens,
-                share(r.cached_share()),
-                r.ejections,
-                r.probes,
-                r.readmissions,
-            ));
-        }
-        out.push_str(&format!(
-            "| {player} | all ({} routing) | {} | {} | | {} | {} | {} | {} | {} | {} |\n",
-            pool.routing.name(),
-            pool.replicas.iter().map(|r| r.requests).sum::<u64>(),
-            pool.replicas.iter().map(|r| r.error_count()).sum::<u64>(),
-            pool.replicas.iter().map(|r| r.seats).sum::<u64>(),
-            pool.replicas.iter().map(|r| r.prompt_tokens).sum::<u64>(),
-            share(pool.cached_share()),
-            pool.replicas.iter().map(|r| r.ejections).sum::<u64>(),
-            pool.replicas.iter().map(|r| r.probes).sum::<u64>(),
-            pool.replicas.iter().map(|r| r.readmissions).sum::<u64>(),
-        ));
-    }
-    out
-}
-
-fn share(s: Option<f64>) -> String {
-    s.map(|s| format!("{:.1}%", 100.0 * s))
-        .unwrap_or_else(|| "-".into())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::replica_table;
     use std::collections::BTreeSet;
 
     fn load(healthy: bool, in_flight: usize, seats: usize) -> Load {
