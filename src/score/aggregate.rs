@@ -100,6 +100,7 @@ use serde::Serialize;
 
 use crate::game::{OutcomeKind, PerSeat, Seat};
 
+use super::estimate::Estimate;
 use super::quantile::Quantiles;
 use super::{EpisodeMetrics, Proposals};
 
@@ -138,50 +139,6 @@ pub const RATED_ENDINGS: [OutcomeKind; 5] = [
     OutcomeKind::MaxTurns,
     OutcomeKind::FormatForfeit,
 ];
-
-/// A figure with its bootstrap interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Estimate {
-    /// The figure on all its episodes.
-    pub value: f64,
-    /// Lower and upper bounds of the 95% interval.
-    pub low: f64,
-    pub high: f64,
-    /// Episodes the figure is over.
-    pub n: usize,
-}
-
-impl Estimate {
-    /// The same estimate in other units (e.g. 100 for percent).
-    pub fn scaled(self, factor: f64) -> Estimate {
-        Estimate {
-            value: self.value * factor,
-            low: self.low * factor,
-            high: self.high * factor,
-            n: self.n,
-        }
-    }
-}
-
-/// `value [low, high]` with `digits` decimals, or `–` for no estimate: how every table
-/// (the run summary, reports) writes a figure.
-pub fn cell(e: Option<Estimate>, digits: usize) -> String {
-    match e {
-        Some(e) => format!(
-            "{:.d$} [{:.d$}, {:.d$}]",
-            e.value,
-            e.low,
-            e.high,
-            d = digits
-        ),
-        None => "–".to_string(),
-    }
-}
-
-/// A share as a percentage cell (one decimal).
-pub fn pct_cell(e: Option<Estimate>) -> String {
-    cell(e.map(|e| e.scaled(100.0)), 1)
-}
 
 /// One ended episode as an aggregate takes it: what its record holds, from one side (the
 /// aggregate's "learner" is `learner` here; `EpisodeRecord::values_from_side_of` builds it).

@@ -12,13 +12,15 @@
 //! observations kept behind an [`ObservationStore`] so that a caller can keep them on disk.
 
 mod aggregate;
+mod estimate;
 mod quantile;
 mod rating;
 
 pub use aggregate::{
-    cell, clip_rho, pct_cell, Aggregate, EpisodeValues, Estimate, Figures, SeatCounts, SeatFigures,
-    Weights, LEVEL, RATED_ENDINGS, RESAMPLES,
+    clip_rho, Aggregate, EpisodeValues, Figures, SeatCounts, SeatFigures, Weights, LEVEL,
+    RATED_ENDINGS, RESAMPLES,
 };
+pub use estimate::{cell, pct_cell, Estimate};
 pub use quantile::{Bin, Quantiles, BINS, EXACT_LIMIT};
 pub use rating::{
     Comparisons, InMemory, Observation, ObservationStore, Rating, POINTS_PER_DECADE, PRIOR_TIES,
