@@ -165,11 +165,16 @@ fn repeated<'a>(
     each: impl Fn(&Move) -> bool,
     same: impl Fn(&Move, &Move) -> bool,
 ) -> bool {
-    if k == 0 {
+    let mut moves = moves;
+    let Some(first) = moves.next().filter(|_| k > 0) else {
         return false;
-    }
-    let last: Vec<&Move> = moves.take(k as usize).collect();
-    last.len() == k as usize && last.iter().all(|m| each(m) && same(last[0], m))
+    };
+    // No allocation: this runs on every move.
+    each(first)
+        && moves
+            .take(k as usize - 1)
+            .try_fold(1usize, |n, m| (each(m) && same(first, m)).then_some(n + 1))
+            == Some(k as usize)
 }
 
 /// The turn cap: each seat has had `max_rounds` moves, or both together have made

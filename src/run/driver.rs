@@ -32,6 +32,14 @@ pub enum SeatPlayer {
 }
 
 impl SeatPlayer {
+    /// What the run id knows the seat by: a local player's identity, an external seat's spec.
+    pub fn identity(&self) -> String {
+        match self {
+            SeatPlayer::Local(p) => p.identity(),
+            SeatPlayer::External { spec, .. } => spec.clone(),
+        }
+    }
+
     pub fn spec(&self) -> &str {
         match self {
             SeatPlayer::Local(p) => p.spec(),

@@ -25,9 +25,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::agents::{PersonaConfig, Player};
-use crate::game::{mix_text, PerSeat, Prompts};
+use crate::game::{mix_text, EpisodeConfig, PerSeat, Prompts};
 use crate::llm::http_client;
 use crate::record::RecordWriter;
+use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario};
 
 pub use config::{presets_doc, ConfigError, FileConfig, PlanFlags, PrefixFlags, RunFlags};
@@ -59,25 +60,39 @@ fn run_id<'a>(
     identity: impl IntoIterator<Item = &'a str>,
 ) -> String {
     let words = vec![options.seed, u64::from(options.group_size)];
-    let mut text = format!(
-        "{}|{}|{:?}|{}",
-        players.learner.identity(),
-        players.opponent.identity(),
-        options.episode,
-        options
-            .rewards
-            .identity(rubric(&options.rewards).as_deref())
+    let mut text = kit_identity(
+        [&players.learner.identity(), &players.opponent.identity()],
+        &options.episode,
+        &options.rewards,
+        &options.personas,
     );
-    // Who draws which persona decides the prompts; folded in only when set, so a run without
-    // personas keeps the id it had before they counted.
-    if options.personas != PersonaConfig::default() {
-        text.push_str(&format!("|personas={:?}", options.personas));
-    }
     for word in identity {
         text.push('|');
         text.push_str(word);
     }
     format!("run-{:016x}", mix_text(words, &text))
+}
+
+/// What makes episodes of two kits comparable, as the text a run id digests (`run`'s, with its
+/// seed, group size and scenarios; `serve`'s alone): the two players' identities, the rules,
+/// the rewards, and the personas when set (folded in only then, so a run without personas
+/// keeps the id it had before they counted).
+pub fn kit_identity(
+    players: [&str; 2],
+    episode: &EpisodeConfig,
+    rewards: &RewardConfig,
+    personas: &PersonaConfig,
+) -> String {
+    let mut text = format!(
+        "{}|{}|{episode:?}|{}",
+        players[0],
+        players[1],
+        rewards.identity(rubric(rewards).as_deref())
+    );
+    if *personas != PersonaConfig::default() {
+        text.push_str(&format!("|personas={personas:?}"));
+    }
+    text
 }
 
 /// Load the scenarios of every file, each file's as `selection` chooses them, in file order.

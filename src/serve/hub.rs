@@ -200,17 +200,11 @@ impl Hub {
                 .map_err(|e| ServeError::Validation(format!("opponent: {e}")))?,
             )
         };
-        let identity = |p: &SeatPlayer| match p {
-            SeatPlayer::Local(p) => p.identity(),
-            SeatPlayer::External { spec, .. } => spec.clone(),
-        };
-        let key = format!(
-            "{}|{}|{episode:?}|{}",
-            identity(&learner),
-            identity(&opponent_player),
-            self.options
-                .rewards
-                .identity(crate::run::rubric(&self.options.rewards).as_deref())
+        let key = crate::run::kit_identity(
+            [&learner.identity(), &opponent_player.identity()],
+            episode,
+            &self.options.rewards,
+            &self.options.personas,
         );
         Ok(Arc::new(EpisodeKit {
             preset: self.options.preset.clone(),

@@ -16,6 +16,7 @@ use reqwest::Url;
 
 use super::error::ServeError;
 use crate::agents::PlayerConfig;
+use crate::llm::check_url;
 
 /// The operator's allowances (the `--allow-*` flags of `dealgym serve`).
 #[derive(Debug, Clone, Default)]
@@ -90,13 +91,7 @@ impl ClientPolicy {
 
     /// May a client have the server call `url` (named `what` in the refusal)?
     pub fn endpoint(&self, what: &str, url: &str) -> Result<(), ServeError> {
-        let given = Url::parse(url)
-            .map_err(|e| ServeError::Validation(format!("{what}: `{url}` is not a URL: {e}")))?;
-        if !matches!(given.scheme(), "http" | "https") || given.host().is_none() {
-            return Err(ServeError::Validation(format!(
-                "{what}: `{url}` is not an http(s) URL"
-            )));
-        }
+        let given = check_url(what, url).map_err(ServeError::Validation)?;
         // By origin: a client reaches the routes an OpenAI-compatible server has beside its
         // chat route (`/tokenize`, `/health`, templates) on the same origin, so a path prefix
         // would promise what it cannot keep.
@@ -170,13 +165,10 @@ impl ClientPolicy {
     }
 }
 
-/// An `--allow-endpoint` entry as a URL: http(s), with a host.
+/// An `--allow-endpoint` entry as a URL: http(s), with a host, by the rule every endpoint is
+/// read by (`llm::check_url`).
 fn allowed_url(entry: &str) -> Result<Url, String> {
-    let url = Url::parse(entry).map_err(|e| e.to_string())?;
-    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-        return Err("give an http(s) URL such as http://127.0.0.1:8000, or *".into());
-    }
-    Ok(url)
+    check_url("an allowed endpoint", entry)
 }
 
 #[cfg(test)]
