@@ -342,7 +342,7 @@ async fn rest_self_play_and_every_bad_request() {
 async fn bearer_token_and_idle_reclaim() {
     let (server, _log) = server("ops", |o| {
         o.token = Some("s3cret".into());
-        o.idle_timeout_s = 0.3;
+        o.idle_timeout = std::time::Duration::from_millis(300);
     })
     .await;
     let http = reqwest::Client::new();

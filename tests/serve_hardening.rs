@@ -691,7 +691,7 @@ async fn websockets_share_the_connection_budget_and_pings_keep_none_open() {
     use tokio_tungstenite::tungstenite::Message as WsMessage;
     let (server, _) = server("hard-sockets", |o, _| {
         o.connections.max_connections = 2;
-        o.idle_timeout_s = 1.0;
+        o.idle_timeout = Duration::from_secs(1);
     })
     .await;
     let url = format!("ws://{}/ws", server.addr);

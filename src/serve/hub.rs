@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -402,7 +402,7 @@ impl Hub {
 
     /// Reclaim sessions idle longer than the timeout; returns how many.
     pub fn reap(&self) -> usize {
-        let limit = Duration::from_secs_f64(self.options.idle_timeout_s);
+        let limit = self.options.idle_timeout;
         let mut n = 0;
         self.live.lock().unwrap().retain(|_, slot| {
             let keep = slot.touched.lock().unwrap().elapsed() < limit;

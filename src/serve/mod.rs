@@ -34,7 +34,6 @@ use axum::Router;
 use serde::de::DeserializeOwned;
 use tokio::sync::{watch, Semaphore};
 
-use crate::limits::check_seconds;
 use crate::record::RecordWriter;
 use crate::run::{load_all, Selection};
 
@@ -73,9 +72,6 @@ impl Server {
     /// Load the scenarios, open the log, bind (port 0 for a free one) and serve in the
     /// background.
     pub async fn start(options: ServeOptions) -> anyhow::Result<Server> {
-        // Checked here too: options built in code (a test, an embedding program) skip the flags.
-        check_seconds("idle_timeout_s", options.idle_timeout_s, false)
-            .map_err(anyhow::Error::msg)?;
         let scenarios = load_all(&options.scenarios, &Selection::default())?;
         // Locked like a command's output (a second server on one log is refused); the ids it
         // holds are taken, so a restarted server never reuses one.
@@ -138,7 +134,8 @@ pub async fn serve(
 }
 
 fn spawn_reaper(state: Shared) {
-    let every = Duration::from_secs_f64((state.hub.options.idle_timeout_s / 4.0).clamp(0.05, 5.0));
+    let every = (state.hub.options.idle_timeout / 4)
+        .clamp(Duration::from_millis(50), Duration::from_secs(5));
     let weak = Arc::downgrade(&state);
     drop(state);
     tokio::spawn(async move {

@@ -228,7 +228,7 @@ async fn upgrade(State(state): State<Shared>, ws: WebSocketUpgrade) -> Response 
 async fn connection(state: Shared, mut socket: WebSocket) {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let owner = Owner::Socket(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-    let idle = std::time::Duration::from_secs_f64(state.hub.options.idle_timeout_s);
+    let idle = state.hub.options.idle_timeout;
     let mut current: Option<String> = None;
     let mut shutdown = state.shutdown.clone();
     let mut last_message = tokio::time::Instant::now();

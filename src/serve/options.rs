@@ -99,7 +99,7 @@ pub struct ServeOptions {
     pub scenarios: Vec<PathBuf>,
     pub log: PathBuf,
     pub max_sessions: usize,
-    pub idle_timeout_s: f64,
+    pub idle_timeout: Duration,
     pub opponent: String,
     pub token: Option<String>,
     pub body_limit: usize,
@@ -126,7 +126,7 @@ impl ServeOptions {
             scenarios,
             log,
             max_sessions: 1024,
-            idle_timeout_s: 600.0,
+            idle_timeout: Duration::from_secs(600),
             opponent: "rule:boulware".into(),
             token: None,
             body_limit: 1 << 20,
@@ -196,7 +196,7 @@ impl ServeFlags {
             Some(n) => count("--concurrency", n, MAX_CONCURRENCY)?,
             None => file.concurrency.unwrap_or(64),
         };
-        check_seconds("--idle-timeout-s", self.idle_timeout_s, false)
+        let idle_timeout = check_seconds("--idle-timeout-s", self.idle_timeout_s, false)
             .map_err(anyhow::Error::msg)?;
         let header_timeout = check_seconds("--header-timeout-s", self.header_timeout_s, false)
             .map_err(anyhow::Error::msg)?;
@@ -211,7 +211,7 @@ impl ServeFlags {
             scenarios,
             log: self.log.clone(),
             max_sessions,
-            idle_timeout_s: self.idle_timeout_s,
+            idle_timeout,
             opponent: self.opponent.clone(),
             token,
             body_limit,
