@@ -9,13 +9,13 @@ use std::sync::Arc;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 
 use dealgym::agents::{RulePlayer, Tactic, TurnContext};
-use dealgym::fixtures::casino_items;
 use dealgym::game::{Episode, EpisodeConfig, EpisodeSeed, PerSeat, Seat, Setup};
 use dealgym::protocol::{parse, TermSpace};
 use dealgym::record::{EpisodeRecord, PlayerInfo, RecordMeta, RecordReader, Timing};
 use dealgym::reward::RewardConfig;
 use dealgym::scenario::{load_scenarios, Family, LoadOptions, Scenario};
 use dealgym::score::{Aggregate, Weights};
+use dealgym_core::fixtures::casino_items;
 
 fn first_scenario(family: Family) -> Arc<Scenario> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use dealgym::mock::{MockConfig, MockServer};
 use dealgym::serve::{ServeOptions, Server};
+use dealgym_mock::{MockConfig, MockServer};
 use fuzz_support::serve::{input, Route, ServeFuzzer};
 
 fn arg(args: &[String], name: &str) -> Option<u64> {

@@ -18,9 +18,9 @@ use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use dealgym::game::Seat;
-use dealgym::mock::{MockConfig, MockServer};
 use dealgym::record::EpisodeRecord;
 use dealgym::serve::{ServeOptions, Server};
+use dealgym_mock::{MockConfig, MockServer};
 
 const FAMILIES: [&str; 5] = ["ahp", "craigslist", "casino", "dnd", "job_interview"];
 const SESSIONS: usize = 256;

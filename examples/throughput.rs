@@ -82,13 +82,13 @@ fn list(args: &[String], name: &str, default: &[u64]) -> Vec<u64> {
 fn mock_child(args: &[String]) {
     raise_fd_limit();
     let latency_ms: u64 = arg(args, "--latency-ms").map_or(0, |v| v.parse().unwrap());
-    let config = dealgym::mock::MockConfig {
+    let config = dealgym_mock::MockConfig {
         latency_ms,
         ..Default::default()
     };
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         // `serve` prints "mock endpoint on http://ADDR/v1" on stderr.
-        dealgym::mock::serve("127.0.0.1:0".parse().unwrap(), config)
+        dealgym_mock::serve("127.0.0.1:0".parse().unwrap(), config)
             .await
             .unwrap();
     });

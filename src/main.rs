@@ -7,16 +7,16 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
 use dealgym::annotate::{annotate, AnnotateFlags};
-use dealgym::demo::{demo, DemoOptions};
 use dealgym::eval::{eval, EvalFlags};
 use dealgym::export::{export_to, ExportError, ExportFlags};
 use dealgym::merge::MergeFlags;
-use dealgym::mock::MockConfig;
 use dealgym::replay::{self, ReplayFlags};
 use dealgym::report::ReportFlags;
 use dealgym::run::{run, written_line, RunFlags, RunSummary, Stop};
 use dealgym::scenario::{self, import, Family, LoadOptions};
 use dealgym::serve::ServeFlags;
+use dealgym_mock::demo::{demo, DemoOptions};
+use dealgym_mock::MockConfig;
 
 #[derive(Parser)]
 #[command(
@@ -158,7 +158,7 @@ fn main() -> Result<()> {
             Ok(())
         }),
         Command::Mock(args) => runtime()?.block_on(async {
-            dealgym::mock::serve(SocketAddr::new(args.host, args.port), args.config)
+            dealgym_mock::serve(SocketAddr::new(args.host, args.port), args.config)
                 .await
                 .with_context(|| format!("serving on {}:{}", args.host, args.port))
         }),

@@ -15,8 +15,8 @@ use std::sync::atomic::Ordering;
 
 use common::{read_log, temp_dir, threaded_mock, wait_for_lines, whole_lines, ThreadedMock};
 use dealgym::annotate::{annotate, AnnotateOptions, ANSWERS_FILE};
-use dealgym::mock::{MockConfig, MockServer};
 use dealgym::record::EpisodeRecord;
+use dealgym_mock::{MockConfig, MockServer};
 
 const CASINO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/casino.jsonl");
 

@@ -10,7 +10,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use dealgym::mock::{MockConfig, MockServer};
+use dealgym_mock::{MockConfig, MockServer};
 
 fn dealgym() -> Command {
     Command::new(env!("CARGO_BIN_EXE_dealgym"))

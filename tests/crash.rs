@@ -14,7 +14,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use dealgym::mock::MockConfig;
+use dealgym_mock::MockConfig;
 
 fn mock(latency_ms: u64) -> ThreadedMock {
     threaded_mock(MockConfig {

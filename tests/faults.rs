@@ -17,10 +17,10 @@ use std::time::Duration;
 use dealgym::agents::PlayerConfig;
 use dealgym::game::OutcomeKind;
 use dealgym::llm::{EndpointSettings, SeedPolicy};
-use dealgym::mock::{MockConfig, MockServer};
 use dealgym::protocol::ErrorKind;
 use dealgym::record::EpisodeRecord;
 use dealgym::run::{plan, run, RunOptions, RunStats, RunSummary};
+use dealgym_mock::{MockConfig, MockServer};
 
 /// Every fault the mock can inject, mixed; hangs outlast the client's timeout of
 /// `timeout_s`.

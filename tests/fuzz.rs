@@ -87,8 +87,8 @@ fn the_seeds_themselves_load() {
 /// `cargo run --release --example fuzz_serve` (see BENCHMARKS.md).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_answers_every_mutated_request_without_crashing() {
-    use dealgym::mock::{MockConfig, MockServer};
     use dealgym::serve::{ServeOptions, Server};
+    use dealgym_mock::{MockConfig, MockServer};
     use fuzz_support::serve::{input, Route, ServeFuzzer};
 
     let mock = MockServer::start("127.0.0.1:0".parse().unwrap(), MockConfig::default())

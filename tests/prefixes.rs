@@ -11,11 +11,11 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use dealgym::game::{OutcomeKind, Seat};
-use dealgym::mock::{MockConfig, MockServer};
 use dealgym::record::EpisodeRecord;
 use dealgym::replay::{BranchOptions, VerifyOptions};
 use dealgym::reward::{Component, RewardConfig};
 use dealgym::run::{Cut, PrefixOptions, RunOptions, SkipReason, Targets};
+use dealgym_mock::{MockConfig, MockServer};
 
 /// The first `n` CaSiNo scenarios, in a file of their own.
 fn casino(dir: &Path, n: usize) -> PathBuf {

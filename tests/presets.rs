@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use crate::common::{dealgym_cli, read_log, succeeded, temp_dir, threaded_mock};
 use dealgym::game::OutcomeKind;
-use dealgym::mock::MockConfig;
 use dealgym::record::EpisodeRecord;
+use dealgym_mock::MockConfig;
 
 fn scenarios(family: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{family}.jsonl"))

@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 
-use dealgym::fixtures::{
-    casino_items, dnd_items, issues_scenario, items_scenario, job_issues, price_task,
-};
 use dealgym::game::{
     Completion, Episode, EpisodeConfig, EpisodeSeed, FirstMover, PerSeat, Seat, Setup,
 };
 use dealgym::protocol::{parse, parse_terms, IssueValue, ItemSpec, TermSpace, Terms, TurnFormat};
 use dealgym::scenario::{IssuePreference, IssuePreferences, ItemValues, Scenario, Valuation};
+use dealgym_core::fixtures::{
+    casino_items, dnd_items, issues_scenario, items_scenario, job_issues, price_task,
+};
 
 /// One to three of book, hat and ball, one to five of each.
 fn items_space() -> impl Strategy<Value = Vec<ItemSpec>> {

@@ -106,7 +106,7 @@ fn the_engine_marks_a_turn_that_copies_its_instructions() {
         first_mover: FirstMover::Learner,
         ..EpisodeConfig::default()
     };
-    let setup = dealgym::fixtures::setup_with(&scenario, &config);
+    let setup = dealgym_core::fixtures::setup_with(&scenario, &config);
     let mut episode = Episode::new(scenario, setup).expect("episode");
     assert_eq!(episode.to_move(), Some(Seat::Learner));
     let step = episode.step(copied.raw.as_str()).expect("step");

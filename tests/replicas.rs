@@ -16,9 +16,9 @@ use std::time::Duration;
 use dealgym::agents::PlayerConfig;
 use dealgym::game::{OutcomeKind, Seat};
 use dealgym::llm::{EndpointSettings, PoolReport, Routing};
-use dealgym::mock::{MockConfig, MockServer};
 use dealgym::record::EpisodeRecord;
 use dealgym::run::{build_kit, load_all, plan, play, RunOptions, RunSummary};
+use dealgym_mock::{MockConfig, MockServer};
 
 async fn mocks(n: usize, config: MockConfig) -> Vec<MockServer> {
     let mut out = Vec::new();

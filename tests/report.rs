@@ -6,11 +6,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use dealgym::fixtures::{learner_first_as, play, price_task, record_of, turn};
 use dealgym::game::{Episode, Seat};
 use dealgym::record::EpisodeRecord;
 use dealgym::report::{report, ReportOptions};
 use dealgym::scenario::Role;
+use dealgym_core::fixtures::{learner_first_as, play, price_task, record_of, turn};
 
 fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -332,8 +332,8 @@ fn the_report_of_a_run_over_all_five_families_writes_every_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rho_over_deals_and_the_opponent_persona_rows_are_the_records_own() {
-    use dealgym::mock::{MockConfig, MockServer};
     use dealgym::run::RunOptions;
+    use dealgym_mock::{MockConfig, MockServer};
     use std::collections::BTreeMap;
     use std::net::{Ipv4Addr, SocketAddr};
 

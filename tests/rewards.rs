@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use dealgym::export::{ExportOptions, Format, Seats};
 use dealgym::game::{FirstMover, Message, OutcomeKind, Prompts, Seat};
-use dealgym::mock::{conversation_reward, verdict, MockConfig, MockServer};
 use dealgym::record::{EpisodeRecord, RecordReader, RewardIssueCounts};
 use dealgym::replay::{rescore, verify, VerifyOptions};
 use dealgym::reward::judge::{
@@ -20,6 +19,7 @@ use dealgym::reward::reward_model::{request_body, RewardModelApi};
 use dealgym::reward::{total, Component, JudgeMode, RewardConfig, TurnReward};
 use dealgym::run::{run, FileConfig, RunOptions};
 use dealgym::scenario::{load_scenarios, LoadOptions, Scenario};
+use dealgym_mock::{conversation_reward, verdict, MockConfig, MockServer};
 
 const LEARNER: &str = "Thought: food matters most to us\nTalk: We need food for the kids, could you spare two?\nAction: [SUBMIT_DEAL] food:2 water:1 firewood:1";
 const OPPONENT: &str =

@@ -12,9 +12,9 @@ use std::net::{Ipv4Addr, SocketAddr};
 use common::{all_scenario_files, read_log, temp_dir};
 use dealgym::eval::{eval, pairings, parse_entrant, EvalOptions};
 use dealgym::game::OutcomeKind;
-use dealgym::mock::{MockConfig, MockServer};
 use dealgym::record::EpisodeRecord;
 use dealgym::run::RunOptions;
+use dealgym_mock::{MockConfig, MockServer};
 
 /// Scenarios per family.
 const PER_FAMILY: usize = 8;

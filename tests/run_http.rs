@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use dealgym::agents::PlayerConfig;
 use dealgym::game::{OutcomeKind, Prompts, Seat};
 use dealgym::llm::{EndpointSettings, SeedPolicy};
-use dealgym::mock::{MockConfig, MockServer, ThinkMode};
 use dealgym::protocol::ErrorKind;
 use dealgym::run::RunOptions;
 use dealgym::scenario::{load_scenarios, Family, LoadOptions};
+use dealgym_mock::{MockConfig, MockServer, ThinkMode};
 
 async fn mock(config: MockConfig) -> MockServer {
     MockServer::start(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), config)

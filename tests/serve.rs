@@ -14,11 +14,11 @@ use crate::common;
 
 use common::{read_log, scenario_files, temp_dir, ws_connect, ws_recv, ws_send, Ws, FAMILIES};
 use dealgym::game::{Prompts, Seat};
-use dealgym::mock::{MockConfig, MockServer};
 use dealgym::record::EpisodeRecord;
 use dealgym::replay::{verify, VerifyOptions};
 use dealgym::scenario::{load_scenarios, LoadOptions, Scenario};
 use dealgym::serve::{ServeOptions, Server};
+use dealgym_mock::{MockConfig, MockServer};
 
 async fn server(name: &str, tune: impl FnOnce(&mut ServeOptions)) -> (Server, PathBuf) {
     let dir = temp_dir(name);

@@ -14,8 +14,8 @@ use serde_json::{json, Value};
 use crate::common;
 
 use common::{dealgym_cli, read_log, scenario_files, temp_dir, ws_connect, ws_send};
-use dealgym::mock::{MockConfig, MockServer};
 use dealgym::serve::{ServeOptions, Server};
+use dealgym_mock::{MockConfig, MockServer};
 
 async fn server(name: &str, tune: impl FnOnce(&mut ServeOptions, &PathBuf)) -> (Server, PathBuf) {
     let dir = temp_dir(name);

@@ -14,11 +14,11 @@ use crate::common;
 use common::{read_log, scenario_files, temp_dir, ws_send, FAMILIES};
 use dealgym::game::{token_sequence, Prompts, Seat};
 use dealgym::llm::{EndpointSettings, LlmClient, TokenApi};
-use dealgym::mock::{render, tokenize, MockConfig, MockServer, MockTemplate};
 use dealgym::record::EpisodeRecord;
 use dealgym::scenario::{load_scenarios, LoadOptions, Scenario};
 use dealgym::serve::{ServeOptions, Server};
 use dealgym::vocab::MessageRole;
+use dealgym_mock::{render, tokenize, MockConfig, MockServer, MockTemplate};
 
 const IM_END: u32 = 257;
 

@@ -15,11 +15,11 @@ use dealgym::agents::PlayerConfig;
 use dealgym::export::{ExportOptions, Format, Seats};
 use dealgym::game::{OutcomeKind, Prompts, Seat};
 use dealgym::llm::{EndpointSettings, TokenApi, TokenMode};
-use dealgym::mock::{render, tokenize, MockConfig, MockServer, MockTemplate};
 use dealgym::record::{EpisodeRecord, RecordReader};
 use dealgym::run::{run, Cut, PrefixOptions, RunOptions, RunSummary, Targets};
 use dealgym::scenario::{load_scenarios, Family, LoadOptions, Scenario};
 use dealgym::vocab::MessageRole;
+use dealgym_mock::{render, tokenize, MockConfig, MockServer, MockTemplate};
 
 const IM_END: u32 = 257;
 

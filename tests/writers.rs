@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::{out_file, read_log, threaded_mock, wait_for_lines, whole_lines};
-use dealgym::mock::MockConfig;
+use dealgym_mock::MockConfig;
 
 const CASINO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/casino.jsonl");
 

@@ -15,10 +15,10 @@ use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use dealgym::dialogues::{import_family, FamilyImport, ImportOptions};
-use dealgym::mock::{MockConfig, MockServer, MockStats};
 use dealgym::record::{EpisodeRecord, RecordReader};
 use dealgym::run::{run, RunOptions, RunSummary};
 use dealgym::scenario::Family;
+use dealgym_mock::{MockConfig, MockServer, MockStats};
 
 pub const FAMILIES: [&str; 5] = ["ahp", "craigslist", "casino", "dnd", "job_interview"];
 

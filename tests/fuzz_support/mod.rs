@@ -18,10 +18,10 @@ use rand::seq::IndexedRandom;
 use rand::Rng;
 use serde_json::Value;
 
-use dealgym::fixtures::{casino_items, dnd_items, job_issues};
 use dealgym::protocol::{parse, IssueSpec, ItemSpec, TermSpace};
 use dealgym::run::FileConfig;
 use dealgym::scenario::{load_scenarios_from_reader, LoadOptions, ScenarioError};
+use dealgym_core::fixtures::{casino_items, dnd_items, job_issues};
 
 /// The three targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

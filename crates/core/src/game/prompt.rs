@@ -1,0 +1,490 @@
+//! System prompts and the engine's own messages, rendered from the minijinja templates in
+//! `prompts/` (compiled in as defaults; a directory of the same names can replace them).
+//!
+//! A seat's prompt is rendered from the public scenario and *its own* private block only: the
+//! context built here is the one place that decides what a seat is told.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use minijinja::{context, Environment, Value};
+use serde::Serialize;
+
+use crate::digest::{digest_bytes, Digest, Fnv1a64};
+use crate::protocol::{
+    format_cents, to_cents, Action, IssueRange, IssueValue, TermSpace, Terms, TurnFormat,
+};
+use crate::scenario::{Game, IssuePreferences, ItemValues, Role, Scenario, Valuation};
+
+use super::setup::SeatSetup;
+
+const BUILTIN: &[(&str, &str)] = &[
+    ("_format.j2", include_str!("../../../../prompts/_format.j2")),
+    ("_price.j2", include_str!("../../../../prompts/_price.j2")),
+    ("_items.j2", include_str!("../../../../prompts/_items.j2")),
+    ("_issues.j2", include_str!("../../../../prompts/_issues.j2")),
+    (
+        "ahp_buyer.j2",
+        include_str!("../../../../prompts/ahp_buyer.j2"),
+    ),
+    (
+        "ahp_seller.j2",
+        include_str!("../../../../prompts/ahp_seller.j2"),
+    ),
+    (
+        "craigslist_buyer.j2",
+        include_str!("../../../../prompts/craigslist_buyer.j2"),
+    ),
+    (
+        "craigslist_seller.j2",
+        include_str!("../../../../prompts/craigslist_seller.j2"),
+    ),
+    (
+        "casino_agent.j2",
+        include_str!("../../../../prompts/casino_agent.j2"),
+    ),
+    (
+        "dnd_agent.j2",
+        include_str!("../../../../prompts/dnd_agent.j2"),
+    ),
+    (
+        "job_interview_worker.j2",
+        include_str!("../../../../prompts/job_interview_worker.j2"),
+    ),
+    (
+        "job_interview_recruiter.j2",
+        include_str!("../../../../prompts/job_interview_recruiter.j2"),
+    ),
+    ("opening.j2", include_str!("../../../../prompts/opening.j2")),
+    (
+        "correction.j2",
+        include_str!("../../../../prompts/correction.j2"),
+    ),
+    (
+        "regulated.j2",
+        include_str!("../../../../prompts/regulated.j2"),
+    ),
+];
+
+/// A template could not be loaded or rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("prompt template {name}: {message}")]
+    Template { name: String, message: String },
+    #[error("prompt directory {dir}: {source}")]
+    Io { dir: String, source: std::io::Error },
+}
+
+/// The set of templates an episode renders its messages with.
+pub struct Prompts {
+    env: Environment<'static>,
+    fingerprint: Digest,
+    /// The digest of each template's source, by name.
+    digests: BTreeMap<String, Digest>,
+    overrides: BTreeMap<String, Digest>,
+}
+
+impl Prompts {
+    /// The templates compiled into the binary.
+    pub fn builtin() -> Arc<Prompts> {
+        static BUILT: OnceLock<Arc<Prompts>> = OnceLock::new();
+        BUILT
+            .get_or_init(|| {
+                let mut env = Environment::new();
+                for (name, source) in BUILTIN {
+                    env.add_template(name, source)
+                        .expect("built-in prompt templates parse");
+                }
+                Arc::new(Prompts {
+                    env,
+                    fingerprint: fingerprint(BUILTIN.iter().map(|(n, s)| (*n, *s))),
+                    digests: BUILTIN
+                        .iter()
+                        .map(|(n, s)| (n.to_string(), digest_bytes(s.as_bytes())))
+                        .collect(),
+                    overrides: BTreeMap::new(),
+                })
+            })
+            .clone()
+    }
+
+    /// The built-in templates, with any `*.j2` file in `dir` replacing the one of the same name.
+    pub fn with_overrides(dir: &Path) -> Result<Prompts, PromptError> {
+        let io = |source| PromptError::Io {
+            dir: dir.display().to_string(),
+            source,
+        };
+        let mut env = Environment::new();
+        let mut sources: Vec<(String, String)> = BUILTIN
+            .iter()
+            .map(|(n, s)| (n.to_string(), s.to_string()))
+            .collect();
+        for entry in std::fs::read_dir(dir).map_err(io)? {
+            let path = entry.map_err(io)?.path();
+            if path.extension().is_some_and(|e| e == "j2") {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let source = std::fs::read_to_string(&path).map_err(io)?;
+                sources.retain(|(n, _)| *n != name);
+                sources.push((name, source));
+            }
+        }
+        let fingerprint = fingerprint(sources.iter().map(|(n, s)| (n.as_str(), s.as_str())));
+        let digests: BTreeMap<String, Digest> = sources
+            .iter()
+            .map(|(name, source)| (name.clone(), digest_bytes(source.as_bytes())))
+            .collect();
+        let overrides = sources
+            .iter()
+            .filter(|(name, source)| builtin_source(name) != Some(source.as_str()))
+            .map(|(name, _)| (name.clone(), digests[name]))
+            .collect();
+        for (name, source) in sources {
+            env.add_template_owned(name.clone(), source)
+                .map_err(|e| PromptError::Template {
+                    name,
+                    message: e.to_string(),
+                })?;
+        }
+        Ok(Prompts {
+            env,
+            fingerprint,
+            digests,
+            overrides,
+        })
+    }
+
+    /// The fingerprint of every template in effect (built-ins and overrides, by name and
+    /// source), computed once when the set is made. Two sets with the same fingerprint render
+    /// the same messages; a record keeps it so replay can insist on the same templates.
+    pub fn fingerprint(&self) -> Digest {
+        self.fingerprint
+    }
+
+    /// The templates in effect that are not this build's built-ins (a changed or an extra file
+    /// in the prompts directory), each with the digest of its source: what lets a replay that
+    /// refuses say which templates differ.
+    pub fn overrides(&self) -> &BTreeMap<String, Digest> {
+        &self.overrides
+    }
+
+    /// The digest of the source of template `name` in effect, if there is one by that name.
+    pub fn template_digest(&self, name: &str) -> Option<Digest> {
+        self.digests.get(name).copied()
+    }
+
+    fn render(&self, name: &str, ctx: Value) -> Result<String, PromptError> {
+        let fail = |e: minijinja::Error| PromptError::Template {
+            name: name.to_string(),
+            message: format!("{e:#}"),
+        };
+        let template = self.env.get_template(name).map_err(fail)?;
+        Ok(template.render(ctx).map_err(fail)?.trim().to_string())
+    }
+
+    /// The system prompt of a seat: the public scenario, the seat's own private block, the
+    /// rules and the grammar with one example turn.
+    pub fn system_prompt(
+        &self,
+        scenario: &Scenario,
+        seat: &SeatSetup,
+        max_rounds: u32,
+        no_deal_value: f64,
+    ) -> Result<String, PromptError> {
+        let name = template_name(scenario, seat.role);
+        self.render(
+            &name,
+            seat_context(scenario, seat, max_rounds, no_deal_value),
+        )
+    }
+
+    /// The first user message of the seat that moves first.
+    pub fn opening(&self, format: TurnFormat) -> Result<String, PromptError> {
+        self.render("opening.j2", context! { format => format_name(format) })
+    }
+
+    /// The correction sent back after a turn that could not be used.
+    pub fn correction(&self, error: &str, format: TurnFormat) -> Result<String, PromptError> {
+        self.render(
+            "correction.j2",
+            context! { error => error, format => format_name(format) },
+        )
+    }
+
+    /// The note a regulated seat gets with its next message when its move was replaced.
+    pub fn regulated(&self, original: &str, replacement: &str) -> Result<String, PromptError> {
+        self.render(
+            "regulated.j2",
+            context! { original => original, replacement => replacement },
+        )
+    }
+}
+
+/// FNV-1a 64 over the templates sorted by name: for each, its name and its source as
+/// length-prefixed fields. Stable across builds and platforms for the same sources.
+fn fingerprint<'a>(templates: impl Iterator<Item = (&'a str, &'a str)>) -> Digest {
+    let mut sorted: Vec<(&str, &str)> = templates.collect();
+    sorted.sort_unstable();
+    let mut h = Fnv1a64::new();
+    for (name, source) in sorted {
+        h.field(name.as_bytes());
+        h.field(source.as_bytes());
+    }
+    h.finish()
+}
+
+fn builtin_source(name: &str) -> Option<&'static str> {
+    BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+fn template_name(scenario: &Scenario, role: Role) -> String {
+    match role {
+        Role::Agent1 | Role::Agent2 => format!("{}_agent.j2", scenario.family.name()),
+        _ => format!("{}_{}.j2", scenario.family.name(), role.name()),
+    }
+}
+
+fn format_name(format: TurnFormat) -> &'static str {
+    match format {
+        TurnFormat::Tagged => "tagged",
+        TurnFormat::Xml => "xml",
+    }
+}
+
+fn money(amount: f64) -> String {
+    format_cents(to_cents(amount))
+}
+
+fn counterpart_name(role: Role) -> &'static str {
+    match role.counterpart() {
+        Role::Buyer => "buyer",
+        Role::Seller => "seller",
+        Role::Worker => "applicant",
+        Role::Recruiter => "recruiter",
+        Role::Agent1 | Role::Agent2 => "other side",
+    }
+}
+
+#[derive(Serialize)]
+struct ItemView {
+    name: String,
+    count: u32,
+    value: u32,
+}
+
+#[derive(Serialize)]
+struct OptionView {
+    name: String,
+    value: String,
+}
+
+#[derive(Serialize)]
+struct IssueView {
+    key: String,
+    kind: &'static str,
+    weight: String,
+    min: i64,
+    max: i64,
+    rising: bool,
+    with: String,
+    /// The issue's own options (public).
+    choices: Vec<String>,
+    /// The seat's value of each option (private).
+    options: Vec<OptionView>,
+}
+
+/// The template context for one seat. Only `seat.role`'s private block is read here.
+fn seat_context(
+    scenario: &Scenario,
+    seat: &SeatSetup,
+    max_rounds: u32,
+    no_deal_value: f64,
+) -> Value {
+    let role = seat.role;
+    let base = context! {
+        family => scenario.family.name(),
+        role => match role { Role::Worker => "applicant", r => r.name() },
+        counterpart => counterpart_name(role),
+        title => scenario.public.title,
+        category => scenario.public.category,
+        description => scenario.public.description,
+        max_rounds => max_rounds,
+        no_deal_value => (no_deal_value != 0.0).then(|| trim_number(no_deal_value)),
+        format => format_name(seat.format),
+        persona => seat.persona.as_ref().map(|p| p.text.clone()),
+        terms_keys => terms_keys(scenario),
+        example => example_turn(scenario, role, seat.format),
+    };
+    let private = match &scenario.game {
+        Game::Price {
+            listing_price,
+            buyer,
+            seller,
+        } => context! {
+            domain => "price",
+            listing_price => money(*listing_price),
+            budget => (role == Role::Buyer).then(|| money(buyer.budget)),
+            cost => (role == Role::Seller).then(|| money(seller.cost)),
+        },
+        Game::Items { items, .. } => {
+            let empty = ItemValues {
+                values: vec![0; items.len()],
+                reasons: vec![],
+            };
+            let own = scenario.item_values(role).unwrap_or(&empty);
+            let views: Vec<ItemView> = items
+                .iter()
+                .zip(&own.values)
+                .map(|(it, v)| ItemView {
+                    name: it.name.clone(),
+                    count: it.count,
+                    value: *v,
+                })
+                .collect();
+            context! {
+                domain => "items",
+                items => views,
+                max_points => trim_number(scenario.max_utility(role)),
+                reasons => own.reasons,
+            }
+        }
+        Game::Issues { issues, .. } => {
+            let empty = IssuePreferences { issues: vec![] };
+            let prefs = scenario.issue_preferences(role).unwrap_or(&empty);
+            let views: Vec<IssueView> = issues
+                .iter()
+                .zip(&prefs.issues)
+                .map(|(issue, pref)| issue_view(issues, issue, pref))
+                .collect();
+            context! { domain => "issues", issues => views }
+        }
+    };
+    context! { ..base, ..private }
+}
+
+fn issue_view(
+    issues: &[crate::protocol::IssueSpec],
+    issue: &crate::protocol::IssueSpec,
+    pref: &crate::scenario::IssuePreference,
+) -> IssueView {
+    let (min, max) = match issue.range {
+        IssueRange::Integer { min, max } => (min, max),
+        _ => (0, 0),
+    };
+    let options_of = |range: &IssueRange| match range {
+        IssueRange::Discrete { options } => options.clone(),
+        _ => vec![],
+    };
+    let own_options = options_of(&issue.range);
+    let mut view = IssueView {
+        key: issue.key.clone(),
+        kind: "integer",
+        weight: format!("{:.2}", pref.weight),
+        min,
+        max,
+        rising: matches!(pref.valuation, Valuation::Rising),
+        with: String::new(),
+        choices: own_options.clone(),
+        options: vec![],
+    };
+    match &pref.valuation {
+        Valuation::Options { weights } => {
+            view.kind = "discrete";
+            view.options = own_options
+                .iter()
+                .zip(weights)
+                .map(|(name, w)| OptionView {
+                    name: name.clone(),
+                    value: format!("{w:.2}"),
+                })
+                .collect();
+        }
+        Valuation::Joint { with, weights } => {
+            view.kind = "joint";
+            view.with = with.clone();
+            let partner = issues
+                .iter()
+                .find(|i| &i.key == with)
+                .map(|i| options_of(&i.range))
+                .unwrap_or_default();
+            for (name, row) in own_options.iter().zip(weights) {
+                for (other, w) in partner.iter().zip(row) {
+                    view.options.push(OptionView {
+                        name: format!("{name} at {other}"),
+                        value: format!("{w:.2}"),
+                    });
+                }
+            }
+        }
+        Valuation::Rising | Valuation::Falling => {}
+    }
+    view
+}
+
+fn trim_number(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// The SUBMIT terms with placeholders: `price:P`, `food:N water:N firewood:N`, ….
+fn terms_keys(scenario: &Scenario) -> String {
+    match scenario.term_space() {
+        TermSpace::Price => "price:AMOUNT".into(),
+        TermSpace::Items(items) => items
+            .iter()
+            .map(|i| format!("{}:N", i.name))
+            .collect::<Vec<_>>()
+            .join(" "),
+        TermSpace::Issues(issues) => issues
+            .iter()
+            .map(|i| match &i.range {
+                IssueRange::Integer { .. } => format!("{}:N", i.key),
+                IssueRange::Discrete { .. } => format!("{}:OPTION", i.key),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// One example turn in the seat's spelling. It uses only public facts (the listing price, the
+/// item counts, the issue ranges), never private values.
+fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat) -> String {
+    let space = scenario.term_space();
+    let (thought, talk, terms) = match &scenario.game {
+        Game::Price { listing_price, .. } => {
+            let share = if role == Role::Buyer { 0.6 } else { 1.0 };
+            let offer = Terms::Price(to_cents((listing_price * share).round()));
+            (
+                "I should open with a price that leaves me room to move.",
+                "I am interested, and this is what I can offer.",
+                offer,
+            )
+        }
+        Game::Items { items, .. } => (
+            "I will ask for the items I value most and leave the rest.",
+            "Here is a split that could work for both of us.",
+            Terms::Items(items.iter().map(|i| i.count.div_ceil(2)).collect()),
+        ),
+        Game::Issues { issues, .. } => (
+            "I will propose a contract and see which issues they push back on.",
+            "Here is a contract I would be glad to sign.",
+            Terms::Issues(
+                issues
+                    .iter()
+                    .map(|i| match &i.range {
+                        IssueRange::Integer { min, max } => IssueValue::Number((min + max) / 2),
+                        IssueRange::Discrete { .. } => IssueValue::Option(0),
+                    })
+                    .collect(),
+            ),
+        ),
+    };
+    let action = crate::protocol::render_action(&Action::Submit(terms), space, true);
+    crate::protocol::render_turn(thought, talk, &action, format)
+}

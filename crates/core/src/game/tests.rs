@@ -1,0 +1,534 @@
+//! Rule tests that drive whole episodes through `step`.
+
+use super::*;
+use crate::fixtures::{casino, price, scenario, setup_with, turn};
+use crate::protocol::{Action, ErrorKind, Terms, TurnFormat};
+use crate::scenario::{Role, Scenario};
+
+fn setup(s: &Scenario, config: EpisodeConfig) -> Setup {
+    setup_with(s, &config)
+}
+
+fn learner_first() -> EpisodeConfig {
+    EpisodeConfig {
+        first_mover: FirstMover::Learner,
+        ..EpisodeConfig::default()
+    }
+}
+
+#[test]
+fn accept_right_after_a_submit_makes_that_deal() {
+    let s = price();
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    assert_eq!(e.to_move(), Some(Seat::Learner));
+    e.step(turn("How about 120?", "[SUBMIT_DEAL] price:120"))
+        .unwrap();
+    let step = e.step(turn("Fine.", "[ACCEPT_DEAL]")).unwrap();
+    assert!(step.terminated && !step.truncated);
+    let o = step.outcome.unwrap();
+    assert_eq!(o.kind, OutcomeKind::Deal);
+    assert_eq!(o.by, Some(Seat::Opponent));
+    assert_eq!(o.terms, Some(Terms::Price(12000)));
+    assert_eq!(o.utility, PerSeat::new(60.0, 20.0));
+    assert!((o.rho.learner - 0.75).abs() < 1e-12 && (o.rho.opponent - 0.25).abs() < 1e-12);
+    assert_eq!(e.to_move(), None);
+    assert!(
+        e.step("Action: [ACCEPT_DEAL]").is_err(),
+        "no step after the end"
+    );
+}
+
+#[test]
+fn accept_without_a_standing_offer_is_illegal_then_forfeits() {
+    let s = price();
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    let step = e.step(turn("Deal!", "[ACCEPT_DEAL]")).unwrap();
+    assert!(step.retry, "one correction by default");
+    assert_eq!(
+        step.parsed.error.as_ref().map(|e| e.kind),
+        Some(ErrorKind::Illegal)
+    );
+    assert_eq!(e.to_move(), Some(Seat::Learner));
+    assert!(e
+        .view(Seat::Learner)
+        .last()
+        .unwrap()
+        .content
+        .contains("could not be used"));
+    let step = e.step(turn("Deal!", "[ACCEPT_DEAL]")).unwrap();
+    let o = step.outcome.unwrap();
+    assert_eq!(
+        (o.kind, o.by),
+        (OutcomeKind::FormatForfeit, Some(Seat::Learner))
+    );
+}
+
+#[test]
+fn reject_clears_the_standing_offer() {
+    let s = price();
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    e.step(turn("120?", "[SUBMIT_DEAL] price:120")).unwrap();
+    assert!(e.standing_offer().is_some());
+    e.step(turn("No.", "[REJECT_DEAL]")).unwrap();
+    assert!(e.standing_offer().is_none());
+    let step = e.step(turn("Then I accept.", "[ACCEPT_DEAL]")).unwrap();
+    assert_eq!(step.parsed.error.map(|e| e.kind), Some(ErrorKind::Illegal));
+}
+
+#[test]
+fn a_counter_offer_replaces_the_standing_offer_and_accept_takes_the_latest() {
+    let s = price();
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    e.step(turn("120?", "[SUBMIT_DEAL] price:120")).unwrap();
+    e.step(turn("170.", "[SUBMIT_DEAL] price:170")).unwrap();
+    assert_eq!(e.standing_offer().map(|o| o.by), Some(Seat::Opponent));
+    let o = e
+        .step(turn("ok", "[ACCEPT_DEAL]"))
+        .unwrap()
+        .outcome
+        .unwrap();
+    assert_eq!(o.terms, Some(Terms::Price(17000)));
+}
+
+#[test]
+fn regulated_seller_cannot_accept_or_submit_below_cost_but_learner_may_overpay() {
+    let s = price();
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    assert_eq!(e.setup().seats.opponent.role, Role::Seller);
+    e.step(turn("50?", "[SUBMIT_DEAL] price:50")).unwrap();
+    let step = e.step(turn("Yes!", "[ACCEPT_DEAL]")).unwrap();
+    let event = step.event.expect("regulated");
+    assert_eq!(event.original, Action::Accept);
+    assert_eq!(step.played, Some(Action::Reject));
+    assert!(step.outcome.is_none());
+    assert!(
+        e.turns().last().unwrap().regulation.is_some(),
+        "the event is recorded"
+    );
+    assert!(e
+        .view(Seat::Learner)
+        .last()
+        .unwrap()
+        .content
+        .contains("[REJECT_DEAL]"));
+    let learner_saw = e.view(Seat::Learner).last().unwrap().content.clone();
+    assert!(
+        !learner_saw.contains("limit"),
+        "the learner is not told about the seller's limit"
+    );
+    // The learner is unregulated: it may offer above its budget, and the seller takes it.
+    e.step(turn("OK, 95?", "[SUBMIT_DEAL] price:95")).unwrap();
+    let told = e.view(Seat::Opponent).last().unwrap().content.clone();
+    assert!(
+        told.starts_with("(Your last move, [ACCEPT_DEAL],")
+            && told.ends_with("[SUBMIT_DEAL] price:95"),
+        "the regulated seller learns its accept was replaced: {told}"
+    );
+    let step = e.step(turn("Only 90.", "[SUBMIT_DEAL] price:90")).unwrap();
+    assert_eq!(
+        step.played,
+        Some(Action::Reject),
+        "a submit below cost is regulated too"
+    );
+    e.step(turn("Then 190.", "[SUBMIT_DEAL] price:190"))
+        .unwrap();
+    let o = e
+        .step(turn("Deal.", "[ACCEPT_DEAL]"))
+        .unwrap()
+        .outcome
+        .unwrap();
+    assert_eq!(o.kind, OutcomeKind::Deal);
+    assert_eq!(
+        o.utility.learner, -10.0,
+        "the learner overpaid, and nothing stopped it"
+    );
+}
+
+#[test]
+fn walk_away_ends_by_that_seat() {
+    let s = price();
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    e.step(turn("120?", "[SUBMIT_DEAL] price:120")).unwrap();
+    let step = e.step(turn("Bye.", "[WALK_AWAY]")).unwrap();
+    let o = step.outcome.unwrap();
+    assert!(step.terminated);
+    assert_eq!(
+        (o.kind, o.by),
+        (OutcomeKind::WalkAway, Some(Seat::Opponent))
+    );
+    assert_eq!(o.utility, PerSeat::new(0.0, 0.0));
+}
+
+#[test]
+fn reject_loop_on_canonical_terms_not_raw_strings() {
+    let s = casino();
+    let config = EpisodeConfig {
+        learner_role: Some(Role::Agent1),
+        ..learner_first()
+    };
+    let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
+    // The same terms written three different ways.
+    let spellings = [
+        "food:3 water:2 firewood:0",
+        "Water = 2, FOOD=3, firewoods: 0",
+        "firewood:0 foods:3 water:2",
+    ];
+    for (i, terms) in spellings.iter().enumerate() {
+        let step = e
+            .step(turn("Mine.", &format!("[SUBMIT_DEAL] {terms}")))
+            .unwrap();
+        if i < 2 {
+            assert!(step.outcome.is_none());
+            e.step(turn("No.", "[SUBMIT_DEAL] food:0 water:0 firewood:3"))
+                .unwrap();
+        } else {
+            let o = step.outcome.unwrap();
+            assert_eq!(
+                (o.kind, o.by),
+                (OutcomeKind::RejectLoop, Some(Seat::Learner))
+            );
+        }
+    }
+}
+
+#[test]
+fn reject_loop_of_k_rejects() {
+    let s = price();
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    e.step(turn("hm", "[REJECT_DEAL]")).unwrap();
+    e.step(turn("hm", "[REJECT_DEAL]")).unwrap();
+    let o = e
+        .step(turn("hm", "[REJECT_DEAL]"))
+        .unwrap()
+        .outcome
+        .unwrap();
+    assert_eq!(o.kind, OutcomeKind::RejectLoop);
+}
+
+/// The XML format's [TALK] is conversation: three (and more) TALK turns in a row play on, where
+/// they used to end the episode as a reject loop; three identical SUBMITs by one seat end it
+/// (the CaSiNo harness, §3.3.3 and §4.2).
+#[test]
+fn talk_turns_play_on_and_three_identical_submits_end_it() {
+    let s = casino();
+    let config = EpisodeConfig {
+        learner_role: Some(Role::Agent1),
+        learner_format: TurnFormat::Xml,
+        opponent_format: TurnFormat::Xml,
+        ..learner_first()
+    };
+    let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
+    let xml = |talk: &str, action: &str| {
+        format!("<thought>t</thought><talk>{talk}</talk><action>{action}</action>")
+    };
+    for i in 0..6 {
+        let step = e.step(xml("Hello there.", "[TALK]")).unwrap();
+        assert!(step.outcome.is_none(), "TALK {i} ended the episode");
+    }
+    // The learner now proposes the same split three times; the opponent talks in between.
+    for i in 0..3 {
+        let step = e
+            .step(xml("Mine.", "[SUBMIT_DEAL] food:3 water:2 firewood:0"))
+            .unwrap();
+        if i < 2 {
+            assert!(step.outcome.is_none());
+            e.step(xml("Hm.", "[TALK]")).unwrap();
+        } else {
+            let o = step.outcome.unwrap();
+            assert_eq!(
+                (o.kind, o.by),
+                (OutcomeKind::RejectLoop, Some(Seat::Learner))
+            );
+            assert_eq!(
+                o.detail.as_deref(),
+                Some("the same terms proposed 3 times in a row")
+            );
+        }
+    }
+}
+
+/// Each reject-loop rule is configured apart: with the same-offer rule off, three rejections
+/// still end the episode; with the rejection rule off, they play on.
+#[test]
+fn the_two_reject_loop_rules_are_set_apart() {
+    let s = price();
+    let rejections = |config: EpisodeConfig| {
+        let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
+        for _ in 0..3 {
+            e.step(turn("hm", "[REJECT_DEAL]")).unwrap();
+        }
+        e.outcome().map(|o| (o.kind, o.detail.clone()))
+    };
+    let no_same_offer = EpisodeConfig {
+        reject_loop: 0,
+        reject_streak: Some(3),
+        ..learner_first()
+    };
+    assert_eq!(
+        rejections(no_same_offer),
+        Some((
+            OutcomeKind::RejectLoop,
+            Some("3 rejections in a row without a proposal".to_string())
+        ))
+    );
+    let no_streak = EpisodeConfig {
+        reject_streak: Some(0),
+        ..learner_first()
+    };
+    assert_eq!(rejections(no_streak), None);
+}
+
+#[test]
+fn turn_cap_counts_rounds_per_seat_and_truncates() {
+    let s = price();
+    let config = EpisodeConfig {
+        max_rounds: 2,
+        reject_loop: 0,
+        reject_streak: Some(0),
+        ..learner_first()
+    };
+    let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
+    let offers = ["110", "190", "120", "180"];
+    for (i, p) in offers.iter().enumerate() {
+        // A malformed attempt does not use up a round.
+        if i == 1 {
+            assert!(e.step("no action here").unwrap().retry);
+        }
+        let step = e
+            .step(turn("?", &format!("[SUBMIT_DEAL] price:{p}")))
+            .unwrap();
+        if i < 3 {
+            assert!(step.outcome.is_none(), "turn {i}");
+        } else {
+            assert!(step.truncated && !step.terminated);
+            assert_eq!(step.outcome.unwrap().kind, OutcomeKind::MaxTurns);
+        }
+    }
+    assert_eq!(e.moves(), PerSeat::new(2, 2));
+}
+
+#[test]
+fn format_retries_then_forfeit() {
+    let s = price();
+    let config = EpisodeConfig {
+        format_retries: 2,
+        ..learner_first()
+    };
+    let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
+    assert!(e.step("garbage").unwrap().retry);
+    assert!(e.step("more garbage").unwrap().retry);
+    let step = e.step("[ACCEPT_DEAL] [WALK_AWAY]").unwrap();
+    let o = step.outcome.unwrap();
+    assert_eq!(
+        (o.kind, o.by),
+        (OutcomeKind::FormatForfeit, Some(Seat::Learner))
+    );
+    assert_eq!(e.turns().len(), 3);
+    assert!(e.turns().iter().all(|t| t.played.is_none()));
+    // No retry at all when retries are 0.
+    let config = EpisodeConfig {
+        format_retries: 0,
+        ..learner_first()
+    };
+    let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
+    assert_eq!(
+        e.step("garbage").unwrap().outcome.map(|o| o.kind),
+        Some(OutcomeKind::FormatForfeit)
+    );
+}
+
+#[test]
+fn items_are_flipped_for_the_receiver_and_the_deal_is_exactly_the_offer() {
+    let s = casino();
+    let config = EpisodeConfig {
+        learner_role: Some(Role::Agent1),
+        ..learner_first()
+    };
+    let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
+    e.step(turn(
+        "I need food.",
+        "[SUBMIT_DEAL] food:3 water:1 firewood:0",
+    ))
+    .unwrap();
+    let seen = &e.view(Seat::Opponent).last().unwrap().content;
+    assert!(
+        seen.ends_with("[SUBMIT_DEAL] food:0 water:2 firewood:3"),
+        "{seen}"
+    );
+    let o = e
+        .step(turn("OK.", "[ACCEPT_DEAL]"))
+        .unwrap()
+        .outcome
+        .unwrap();
+    assert_eq!(o.terms, Some(Terms::Items(vec![3, 1, 0])));
+    assert_eq!(o.utility, PerSeat::new(19.0, 23.0));
+}
+
+#[test]
+fn backend_failure_ends_with_error_and_is_not_a_move() {
+    let s = price();
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    e.step(turn("120?", "[SUBMIT_DEAL] price:120")).unwrap();
+    let o = e
+        .fail_backend(Seat::Opponent, "HTTP 500 after 3 tries")
+        .unwrap();
+    assert_eq!((o.kind, o.by), (OutcomeKind::Error, Some(Seat::Opponent)));
+    assert_eq!(e.turns().len(), 1);
+}
+
+#[test]
+fn thought_and_reasoning_stay_with_their_seat() {
+    let s = price();
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    let c = Completion {
+        text: "<think>SECRET-THINK</think>Thought: SECRET-THOUGHT\nTalk: Hello\nAction: [SUBMIT_DEAL] price:100".into(),
+        reasoning: Some("SECRET-SERVER".into()),
+        call: None,
+        ..Default::default()
+    };
+    e.step(c).unwrap();
+    let other: String = e
+        .view(Seat::Opponent)
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
+    for secret in ["SECRET-THINK", "SECRET-THOUGHT", "SECRET-SERVER"] {
+        assert!(!other.contains(secret), "{secret} leaked");
+    }
+    let own: String = e
+        .view(Seat::Learner)
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
+    assert!(own.contains("SECRET-THOUGHT") && !own.contains("SECRET-THINK"));
+}
+
+#[test]
+fn same_seed_same_setup_and_group_members_share_it() {
+    let s = casino();
+    let config = EpisodeConfig::default();
+    let draw = |group, member| {
+        let seed = EpisodeSeed {
+            run: 7,
+            group,
+            member,
+        };
+        Setup::draw(&s, &config, PerSeat::default(), &mut seed.setup_rng()).unwrap()
+    };
+    assert_eq!(draw(3, 0), draw(3, 5), "a GRPO group shares its setup");
+    let setups: Vec<Setup> = (0..32).map(|g| draw(g, 0)).collect();
+    assert!(
+        setups.iter().any(|x| x.first_mover == Seat::Learner)
+            && setups.iter().any(|x| x.first_mover == Seat::Opponent)
+    );
+    assert!(
+        setups.iter().any(|x| x.seats.learner.role == Role::Agent1)
+            && setups.iter().any(|x| x.seats.learner.role == Role::Agent2)
+    );
+    let a = EpisodeSeed {
+        run: 7,
+        group: 3,
+        member: 0,
+    };
+    let b = EpisodeSeed {
+        run: 7,
+        group: 3,
+        member: 1,
+    };
+    assert_ne!(
+        a.sampling_seed(Seat::Learner),
+        b.sampling_seed(Seat::Learner)
+    );
+}
+
+#[test]
+fn xml_spelling_end_to_end() {
+    let s = casino();
+    let config = EpisodeConfig {
+        learner_role: Some(Role::Agent2),
+        learner_format: crate::protocol::TurnFormat::Xml,
+        opponent_format: crate::protocol::TurnFormat::Xml,
+        ..learner_first()
+    };
+    let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
+    assert!(e.system_prompt(Seat::Learner).contains("<thought>"));
+    let step = e
+        .step("<thought>x</thought><talk>Hi there</talk><action>[TALK]</action>")
+        .unwrap();
+    assert!(step.parsed.format_ok);
+    assert_eq!(
+        e.view(Seat::Opponent).last().unwrap().content,
+        "<talk>Hi there</talk>\n<action>[TALK]</action>"
+    );
+}
+
+#[test]
+fn the_templates_fingerprint_follows_the_sources_in_effect() {
+    let builtin = Prompts::builtin();
+    assert!(builtin.overrides().is_empty());
+    let dir = std::env::temp_dir().join(format!("dealgym-prompts-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // A copy of a built-in changes nothing.
+    let opening = include_str!("../../../../prompts/opening.j2");
+    std::fs::write(dir.join("opening.j2"), opening).unwrap();
+    let same = Prompts::with_overrides(&dir).unwrap();
+    assert_eq!(same.fingerprint(), builtin.fingerprint());
+    assert!(same.overrides().is_empty());
+    // A changed one does, and is named with the digest of its source.
+    std::fs::write(dir.join("opening.j2"), "Go first.").unwrap();
+    let changed = Prompts::with_overrides(&dir).unwrap();
+    assert_ne!(changed.fingerprint(), builtin.fingerprint());
+    assert_eq!(
+        changed.overrides().get("opening.j2"),
+        Some(&crate::digest::digest_bytes(b"Go first."))
+    );
+    assert_eq!(
+        changed.template_digest("opening.j2"),
+        changed.overrides().get("opening.j2").copied()
+    );
+    assert_eq!(
+        changed.template_digest("correction.j2"),
+        builtin.template_digest("correction.j2")
+    );
+    // The same sources give the same fingerprint every time.
+    assert_eq!(
+        Prompts::with_overrides(&dir).unwrap().fingerprint(),
+        changed.fingerprint()
+    );
+}
+
+#[test]
+fn a_scenario_digest_follows_its_values_not_its_spelling() {
+    let a = casino();
+    let respelled = scenario(
+        r#"{"family":"casino","schema":1,"id":"t:casino","source":"t","public":{"title":"Camp"},
+            "game":{"items":{"agent_2":{"values":[3,4,5]},"items":[{"name":"food","count":3},{"name":"water","count":3},{"name":"firewood","count":3}],
+            "agent_1":{"values":[5,4,3]}}}}"#,
+    );
+    assert_eq!(a.digest(), respelled.digest());
+    let mut changed = (*a).clone();
+    changed.no_deal_value = 5.0;
+    assert_ne!(changed.digest(), a.digest());
+}
+
+#[test]
+fn a_continuation_truncates_k_moves_after_the_prefix() {
+    let s = price();
+    let mut setup = setup(&s, learner_first());
+    setup.rules.continuation = Some(Continuation {
+        prefix_turns: 1,
+        moves: Some(2),
+    });
+    let mut e = Episode::new(s.clone(), setup).unwrap();
+    e.step(turn("120?", "[SUBMIT_DEAL] price:120")).unwrap();
+    // A correction is no move.
+    let step = e.step("no format").unwrap();
+    assert!(step.retry && step.outcome.is_none());
+    e.step(turn("170.", "[SUBMIT_DEAL] price:170")).unwrap();
+    assert_eq!(e.to_move(), Some(Seat::Learner));
+    let step = e.step(turn("130?", "[SUBMIT_DEAL] price:130")).unwrap();
+    assert!(step.truncated && !step.terminated);
+    assert_eq!(step.outcome.unwrap().kind, OutcomeKind::MaxTurns);
+    assert!(e.setup().rules.is_logged_turn(0) && !e.setup().rules.is_logged_turn(1));
+}

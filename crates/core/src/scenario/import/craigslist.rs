@@ -1,0 +1,271 @@
+//! CraigslistBargains: one scenario per distinct scenario of the dialogue files (He et al. 2018).
+//!
+//! B = the buyer's target, C = 0.5 · L, L = the listing price. Scenarios with B ≤ C leave no
+//! room for a deal that helps both sides and are dropped (the report says how many). Several
+//! dialogues were played on most scenarios; each is kept as a human outcome.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{file_name, read_json, split_from_name, tidy, ImportError, ImportReport};
+use crate::protocol::{to_cents, TermSpace, Terms};
+use crate::scenario::{
+    BuyerPrivate, Family, Game, HumanEnding, HumanOutcome, PublicInfo, Role, Scenario,
+    SellerPrivate, SCENARIO_SCHEMA,
+};
+
+/// The seller's cost as a share of the listing price.
+pub const COST_FACTOR: f64 = 0.5;
+
+/// A scenario already made from a (file, uuid): its index, buyer kb and seller kb.
+type Variant = (usize, Kb, Kb);
+
+/// One dialogue as the dataset writes it (read by the scenario importer and by
+/// `crate::dialogues`, which replays its events).
+#[derive(Deserialize)]
+pub struct Dialogue {
+    pub uuid: String,
+    pub scenario: RawScenario,
+    #[serde(default)]
+    outcome: Option<Outcome>,
+    #[serde(default)]
+    pub events: Vec<Event>,
+}
+
+#[derive(Deserialize)]
+pub struct RawScenario {
+    uuid: String,
+    #[serde(default)]
+    post_id: Option<String>,
+    /// One per agent: agent `i` of the events plays `kbs[i]`.
+    pub kbs: Vec<Kb>,
+}
+
+#[derive(Deserialize, Clone, PartialEq)]
+pub struct Kb {
+    pub personal: Personal,
+    item: Item,
+}
+
+#[derive(Deserialize, Clone, PartialEq)]
+pub struct Personal {
+    /// `buyer` or `seller`.
+    #[serde(rename = "Role")]
+    pub role: String,
+    #[serde(rename = "Target")]
+    target: Option<f64>,
+}
+
+#[derive(Deserialize, Clone, PartialEq)]
+struct Item {
+    #[serde(rename = "Category", default)]
+    category: Option<String>,
+    #[serde(rename = "Price")]
+    price: Option<f64>,
+    #[serde(rename = "Description", default)]
+    description: Vec<String>,
+    #[serde(rename = "Title")]
+    title: String,
+}
+
+#[derive(Deserialize)]
+struct Outcome {
+    #[serde(default)]
+    reward: Option<i64>,
+    #[serde(default)]
+    offer: Option<Offer>,
+}
+
+#[derive(Deserialize)]
+struct Offer {
+    price: Option<f64>,
+}
+
+/// One event of a dialogue: a `message` (its text in `data`), an `offer` (`data.price`), an
+/// `accept`, a `reject` or a `quit`, by agent 0 or 1.
+#[derive(Deserialize)]
+pub struct Event {
+    pub action: String,
+    #[serde(default)]
+    pub agent: Option<usize>,
+    #[serde(default)]
+    pub data: serde_json::Value,
+    /// The dialogue act of a message where the dataset parsed one (`intent`, and a `price`).
+    #[serde(default)]
+    pub metadata: Option<serde_json::Value>,
+}
+
+/// Every dialogue of one raw file.
+pub fn read(path: &Path) -> Result<Vec<Dialogue>, ImportError> {
+    read_json(path)
+}
+
+pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
+    let mut report = ImportReport::default();
+    let mut dropped = 0usize;
+    // Distinct dropped scenarios: (file, uuid, buyer target, listing price).
+    let mut dropped_scenarios: std::collections::HashSet<(String, String, u64, u64)> =
+        Default::default();
+    let mut dialogues_total = 0usize;
+    // How many scenarios carry each id stem, to number variants apart.
+    let mut index: HashMap<String, usize> = HashMap::new();
+    // (file, scenario uuid) → the scenarios seen with it: (index, buyer kb, seller kb).
+    let mut variants: HashMap<(String, String), Vec<Variant>> = HashMap::new();
+    for path in files {
+        let split = split_from_name(path);
+        let file = file_name(path);
+        let dialogues = read(path)?;
+        for d in dialogues {
+            dialogues_total += 1;
+            let (buyer, seller) = sides(path, &d)?;
+            let human = human_outcome(&d);
+            let seen = variants
+                .entry((file.clone(), d.scenario.uuid.clone()))
+                .or_default();
+            if let Some((i, _, _)) = seen.iter().find(|(_, b, s)| *b == buyer && *s == seller) {
+                report.scenarios[*i].human.push(human);
+                continue;
+            }
+            let Some(scenario) = scenario(&file, split.clone(), &d, &buyer, &mut index) else {
+                dropped += 1;
+                let bits = |v: Option<f64>| v.unwrap_or_default().to_bits();
+                dropped_scenarios.insert((
+                    file.clone(),
+                    d.scenario.uuid.clone(),
+                    bits(buyer.personal.target),
+                    bits(buyer.item.price),
+                ));
+                continue;
+            };
+            seen.push((report.scenarios.len(), buyer, seller));
+            report.scenarios.push(Scenario {
+                human: vec![human],
+                ..scenario
+            });
+        }
+    }
+    report.notes.push(format!(
+        "craigslist: {} dialogues → {} scenarios; dropped {} scenarios ({dropped} dialogues) whose buyer target is at or below the seller cost (B ≤ C = 0.5·L)",
+        dialogues_total,
+        report.scenarios.len(),
+        dropped_scenarios.len()
+    ));
+    Ok(report)
+}
+
+fn sides(path: &Path, d: &Dialogue) -> Result<(Kb, Kb), ImportError> {
+    let find = |role: &str| {
+        d.scenario
+            .kbs
+            .iter()
+            .find(|kb| kb.personal.role == role)
+            .cloned()
+            .ok_or_else(|| {
+                ImportError::record(
+                    path,
+                    &d.uuid,
+                    format!("scenario {} has no {role} kb", d.scenario.uuid),
+                )
+            })
+    };
+    let buyer = find("buyer")?;
+    let seller = find("seller")?;
+    if buyer.personal.target.is_none() || buyer.item.price.is_none() {
+        return Err(ImportError::record(
+            path,
+            &d.uuid,
+            "the buyer kb lacks Target or Price",
+        ));
+    }
+    Ok((buyer, seller))
+}
+
+fn scenario(
+    file: &str,
+    split: Option<String>,
+    d: &Dialogue,
+    buyer: &Kb,
+    index: &mut HashMap<String, usize>,
+) -> Option<Scenario> {
+    // Public information comes from the buyer's kb (the seller sometimes sees extra lines).
+    let listing = buyer.item.price.unwrap_or_default();
+    let budget = buyer.personal.target.unwrap_or_default();
+    let cost = tidy(COST_FACTOR * listing);
+    if budget <= cost || listing <= 0.0 {
+        return None;
+    }
+    let mut id = format!("craigslist:{}", d.scenario.uuid);
+    let n = index.entry(id.clone()).or_insert(0);
+    *n += 1;
+    if *n > 1 {
+        id = format!("{id}.{n}");
+    }
+    let post = d
+        .scenario
+        .post_id
+        .as_deref()
+        .map(|p| format!(" post_id={p}"))
+        .unwrap_or_default();
+    Some(Scenario {
+        schema: SCENARIO_SCHEMA,
+        id,
+        family: Family::Craigslist,
+        split,
+        source: format!(
+            "craigslistbargains/{file}{post} scenario={}",
+            d.scenario.uuid
+        ),
+        public: PublicInfo {
+            title: buyer.item.title.trim().to_string(),
+            category: buyer.item.category.clone(),
+            description: buyer
+                .item
+                .description
+                .iter()
+                .map(|l| l.trim())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        },
+        game: Game::Price {
+            listing_price: listing,
+            buyer: BuyerPrivate { budget },
+            seller: SellerPrivate { cost },
+        },
+        no_deal_value: 0.0,
+        flags: vec![],
+        human: vec![],
+    })
+}
+
+/// A deal is a final offer with reward 1; otherwise the last non-message event tells how it ended.
+fn human_outcome(d: &Dialogue) -> HumanOutcome {
+    let deal_price = d
+        .outcome
+        .as_ref()
+        .filter(|o| o.reward == Some(1))
+        .and_then(|o| o.offer.as_ref())
+        .and_then(|o| o.price);
+    let last_event = d
+        .events
+        .iter()
+        .rev()
+        .map(|e| e.action.as_str())
+        .find(|a| *a != "message");
+    let (ending, terms) = match (deal_price, last_event) {
+        (Some(p), _) => (
+            HumanEnding::Deal,
+            Some(Terms::Price(to_cents(p)).render(TermSpace::Price)),
+        ),
+        (None, Some("quit")) => (HumanEnding::Quit, None),
+        _ => (HumanEnding::NoDeal, None),
+    };
+    HumanOutcome {
+        dialogue: d.uuid.clone(),
+        ending,
+        view: terms.as_ref().map(|_| Role::Buyer),
+        terms,
+        points: vec![],
+    }
+}

@@ -1,0 +1,563 @@
+//! Time-dependent concession (Faratin et al. 1998): open high, concede toward the reservation
+//! value over the rounds, accept any offer at or above the current aspiration.
+//!
+//! The aspiration after `t` of `T` own moves is `best − (best − reserve) · (t / (T − 1))^(1/e)`:
+//! `e < 1` concedes late (boulware, tough), `e = 1` linearly, `e > 1` early (conceder). It
+//! never proposes the same terms twice running while it has anything new to offer above its
+//! reservation (see [`Stance::decide`]): the reject-loop rule would end the episode on it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::mix;
+use crate::protocol::{to_cents, Action, TermSpace, Terms};
+use crate::scenario::{Game, Role, Scenario};
+
+/// How fast a negotiator concedes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tactic {
+    /// Holds out until the last rounds (e = 0.2).
+    Boulware,
+    /// Concedes the same amount each round (e = 1).
+    Linear,
+    /// Gives most of the way early (e = 3).
+    Conceder,
+}
+
+impl Tactic {
+    pub const ALL: [Tactic; 3] = [Tactic::Boulware, Tactic::Linear, Tactic::Conceder];
+
+    pub fn exponent(self) -> f64 {
+        match self {
+            Tactic::Boulware => 0.2,
+            Tactic::Linear => 1.0,
+            Tactic::Conceder => 3.0,
+        }
+    }
+
+    /// `tough` is accepted as another name for boulware.
+    pub fn from_name(name: &str) -> Option<Tactic> {
+        match name {
+            "boulware" | "tough" => Some(Tactic::Boulware),
+            "linear" => Some(Tactic::Linear),
+            "conceder" => Some(Tactic::Conceder),
+            _ => None,
+        }
+    }
+
+    /// The share of the way from best to reservation conceded after `t` of `rounds` own moves.
+    pub fn conceded(self, t: u32, rounds: u32) -> f64 {
+        if rounds <= 1 {
+            return 1.0;
+        }
+        let x = (f64::from(t) / f64::from(rounds - 1)).clamp(0.0, 1.0);
+        x.powf(1.0 / self.exponent())
+    }
+}
+
+/// A deal a negotiator may propose, with its worth to the negotiator and a tie-breaker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub terms: Terms,
+    pub utility: f64,
+    /// How much the deal leaves the other side, by a public measure (units left to it); used to
+    /// choose between deals of equal worth.
+    pub generosity: f64,
+}
+
+/// What a negotiator knows of a game from its own side.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stance {
+    /// One price. `open` is the first offer and `reserve` the limit (budget or cost).
+    Price {
+        buyer: bool,
+        open: f64,
+        reserve: f64,
+    },
+    /// A finite outcome space, sorted by the negotiator's utility, best first.
+    Discrete {
+        candidates: Vec<Candidate>,
+        reserve: f64,
+    },
+}
+
+/// A decision and the numbers behind it (for the Thought line).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub action: Action,
+    /// The least worth it accepts this round, as a utility: its aspiration, or the worth of
+    /// its proposal where it conceded below the aspiration rather than repeat itself.
+    pub aspiration: f64,
+    /// The worth of the offer on the table, if there is one.
+    pub offered: Option<f64>,
+}
+
+impl Stance {
+    /// The stance of `role` in a scenario, reading only that role's private block.
+    /// `reserve` is the least utility it will agree to (items/issues).
+    pub fn from_scenario(scenario: &Scenario, role: Role, reserve: f64) -> Stance {
+        match &scenario.game {
+            Game::Price {
+                listing_price,
+                buyer,
+                seller,
+            } => {
+                if role == Role::Buyer {
+                    Stance::price(true, *listing_price, buyer.budget)
+                } else {
+                    Stance::price(false, *listing_price, seller.cost)
+                }
+            }
+            _ => Stance::discrete(
+                candidates(scenario.term_space(), |terms| scenario.utility(role, terms)),
+                reserve,
+            ),
+        }
+    }
+
+    /// A price stance from the public listing price and the side's own limit (budget or cost):
+    /// a buyer opens at half the listing (at most 70 % of its budget), a seller at the listing
+    /// (at least 120 % of its cost).
+    pub fn price(buyer: bool, listing: f64, reserve: f64) -> Stance {
+        let open = if buyer {
+            (0.5 * listing).min(0.7 * reserve)
+        } else {
+            listing.max(1.2 * reserve)
+        };
+        Stance::Price {
+            buyer,
+            open,
+            reserve,
+        }
+    }
+
+    /// A discrete stance from candidates in any order.
+    pub fn discrete(mut candidates: Vec<Candidate>, reserve: f64) -> Stance {
+        candidates.sort_by(|a, b| {
+            b.utility
+                .total_cmp(&a.utility)
+                .then(b.generosity.total_cmp(&a.generosity))
+        });
+        Stance::Discrete {
+            candidates,
+            reserve,
+        }
+    }
+
+    /// Worth of terms (from this side) to this side.
+    fn worth(&self, terms: &Terms) -> f64 {
+        match self {
+            Stance::Price { buyer, reserve, .. } => {
+                let p = terms.price().unwrap_or_default();
+                if *buyer {
+                    reserve - p
+                } else {
+                    p - reserve
+                }
+            }
+            Stance::Discrete { candidates, .. } => candidates
+                .iter()
+                .find(|c| &c.terms == terms)
+                .map(|c| c.utility)
+                .unwrap_or(f64::NEG_INFINITY),
+        }
+    }
+
+    /// Decide the next move after `t` own moves of `rounds`, given the counterpart's offer on
+    /// the table (seen from this side) and this side's earlier offers. `seed` (the seat's
+    /// sampling seed in an episode) breaks ties between deals of equal worth, so the same
+    /// episode always gets the same move.
+    ///
+    /// A time-dependent tactic offers at its aspiration level (Faratin, Sierra & Jennings
+    /// 1998); where the aspiration has not moved far enough to reach a deal it has not proposed
+    /// yet (a boulware's early rounds), it concedes to the next such deal rather than propose
+    /// the same terms again, which the reject-loop rule would end the episode on. It accepts an
+    /// offer worth at least what it would propose itself (the same paper's acceptance rule).
+    pub fn decide(
+        &self,
+        tactic: Tactic,
+        t: u32,
+        rounds: u32,
+        offer: Option<&Terms>,
+        own_offers: &[Terms],
+        seed: u64,
+    ) -> Decision {
+        let conceded = tactic.conceded(t, rounds);
+        let offered = offer.map(|o| self.worth(o));
+        let (proposal, aspiration) = match self {
+            Stance::Price { open, reserve, .. } => {
+                let target = round_price(open + (reserve - open) * conceded, *open);
+                let price = past_last_offer(target, *open, *reserve, own_offers);
+                let proposal = Terms::Price(to_cents(price));
+                let aspiration = self.worth(&proposal);
+                (proposal, aspiration)
+            }
+            Stance::Discrete {
+                candidates,
+                reserve,
+            } => {
+                if candidates.is_empty() {
+                    return Decision {
+                        action: Action::Reject,
+                        aspiration: 0.0,
+                        offered,
+                    };
+                }
+                let best = candidates[0].utility;
+                let aspiration = best - (best - reserve) * conceded;
+                let draw = mix(&[seed, u64::from(t)]);
+                let pick = pick_discrete(candidates, aspiration, *reserve, own_offers, draw);
+                (pick.terms.clone(), aspiration.min(pick.utility))
+            }
+        };
+        let action = match offered {
+            Some(v) if v >= aspiration - 1e-9 => Action::Accept,
+            _ => Action::Submit(proposal),
+        };
+        Decision {
+            action,
+            aspiration,
+            offered,
+        }
+    }
+}
+
+/// A price past this side's last proposal: `target` when it is, else one step (a whole unit
+/// for prices of 20 and more, a cent below) further toward `reserve` than the last proposal;
+/// where a step would pass `reserve`, `reserve` itself, and the last proposal again once it is
+/// there. A boulware's aspiration hardly moves in its first rounds, and rounded to the unit it
+/// would otherwise name the same price again.
+fn past_last_offer(target: f64, open: f64, reserve: f64, own_offers: &[Terms]) -> f64 {
+    let Some(last) = own_offers.iter().rev().find_map(Terms::price) else {
+        return target;
+    };
+    let rising = reserve >= open;
+    // Whether price `a` is further than `b` on the way from the opening offer to the limit.
+    let beyond = |a: f64, b: f64| {
+        let (a, b) = (to_cents(a), to_cents(b));
+        if rising {
+            a > b
+        } else {
+            a < b
+        }
+    };
+    if beyond(target, last) {
+        return target;
+    }
+    let step = if open >= 20.0 { 1.0 } else { 0.01 };
+    let next = round_price(if rising { last + step } else { last - step }, open);
+    if !beyond(next, reserve) {
+        next
+    } else if beyond(reserve, last) {
+        reserve
+    } else {
+        last
+    }
+}
+
+/// The deal a discrete stance proposes at `aspiration`, of the candidates (best first):
+/// 1. of the deals at or above the aspiration not proposed yet, the least worth (a concession
+///    exactly to the aspiration);
+/// 2. else, of the deals not proposed yet at or above the reservation, the most worth (the
+///    smallest concession that is not a repetition);
+/// 3. else (it has proposed every deal it would make), the deal at or above the aspiration —
+///    failing that, the reservation — proposed longest ago, other than its last proposal;
+/// 4. else (a single deal is acceptable at all) that deal.
+///
+/// Within the chosen worth, the most generous deals (most units left to the other side) are
+/// preferred and `draw` picks one of those that remain.
+fn pick_discrete<'a>(
+    candidates: &'a [Candidate],
+    aspiration: f64,
+    reserve: f64,
+    own_offers: &[Terms],
+    draw: u64,
+) -> &'a Candidate {
+    const EPS: f64 = 1e-9;
+    let fresh = |c: &&Candidate| !own_offers.contains(&c.terms);
+    let above = |floor: f64| move |c: &&Candidate| c.utility >= floor - EPS;
+    let tier = |worth: f64| move |c: &&'a Candidate| (c.utility - worth).abs() <= EPS;
+    let among = |pool: Vec<&'a Candidate>| -> Option<&'a Candidate> {
+        let most = pool
+            .iter()
+            .map(|c| c.generosity)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let ties: Vec<&Candidate> = pool
+            .into_iter()
+            .filter(|c| c.generosity >= most - EPS)
+            .collect();
+        let n = ties.len() as u64;
+        (n > 0).then(|| ties[(mix(&[draw, n]) % n) as usize])
+    };
+    // 1: the least worth of the fresh deals at or above the aspiration.
+    if let Some(least) = candidates.iter().filter(above(aspiration)).rfind(fresh) {
+        let pool = candidates
+            .iter()
+            .filter(fresh)
+            .filter(tier(least.utility))
+            .collect();
+        if let Some(pick) = among(pool) {
+            return pick;
+        }
+    }
+    // 2: the most worth of the fresh deals still at or above the reservation.
+    if let Some(most) = candidates.iter().filter(above(reserve)).find(fresh) {
+        let pool = candidates
+            .iter()
+            .filter(fresh)
+            .filter(tier(most.utility))
+            .collect();
+        if let Some(pick) = among(pool) {
+            return pick;
+        }
+    }
+    // 3: every acceptable deal was proposed: the one proposed longest ago, not the last.
+    let last_proposed = |c: &Candidate| own_offers.iter().rposition(|o| o == &c.terms);
+    let last = own_offers.last();
+    for floor in [aspiration, reserve] {
+        let oldest = candidates
+            .iter()
+            .filter(above(floor))
+            .filter(|c| Some(&c.terms) != last)
+            .min_by_key(|c| last_proposed(c));
+        if let Some(pick) = oldest {
+            return pick;
+        }
+    }
+    // 4: the one acceptable deal (or, with none above the reservation, the best).
+    &candidates[0]
+}
+
+/// Every deal of a finite space with its worth to one side, by `utility`.
+pub fn candidates(space: TermSpace<'_>, utility: impl Fn(&Terms) -> f64) -> Vec<Candidate> {
+    space
+        .all_terms()
+        .map(|terms| Candidate {
+            utility: utility(&terms),
+            generosity: generosity(&terms, space),
+            terms,
+        })
+        .collect()
+}
+
+/// Whole currency units for prices of 20 and more, cents below.
+fn round_price(price: f64, scale: f64) -> f64 {
+    if scale >= 20.0 {
+        price.round()
+    } else {
+        (price * 100.0).round() / 100.0
+    }
+}
+
+/// Units left to the other side (items); 0 for contracts, which both sides share.
+pub fn generosity(terms: &Terms, space: TermSpace<'_>) -> f64 {
+    match terms.flipped(space) {
+        Terms::Items(theirs) => theirs.iter().map(|x| f64::from(*x)).sum(),
+        _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tactics_concede_at_their_pace() {
+        for tactic in Tactic::ALL {
+            assert_eq!(tactic.conceded(0, 6), 0.0);
+            assert_eq!(tactic.conceded(5, 6), 1.0);
+        }
+        let mid = |t: Tactic| t.conceded(2, 6);
+        assert!(
+            mid(Tactic::Boulware) < mid(Tactic::Linear)
+                && mid(Tactic::Linear) < mid(Tactic::Conceder)
+        );
+    }
+
+    #[test]
+    fn price_buyer_opens_low_and_accepts_at_aspiration() {
+        let s = Stance::Price {
+            buyer: true,
+            open: 50.0,
+            reserve: 100.0,
+        };
+        let d = s.decide(Tactic::Linear, 0, 6, None, &[], 0);
+        assert_eq!(d.action, Action::Submit(Terms::Price(5000)));
+        // Last round: aspiration is the reservation (budget), so any price up to it is taken.
+        let d = s.decide(Tactic::Linear, 5, 6, Some(&Terms::Price(9900)), &[], 0);
+        assert_eq!(d.action, Action::Accept);
+        let d = s.decide(Tactic::Linear, 1, 6, Some(&Terms::Price(9900)), &[], 0);
+        assert_eq!(d.action, Action::Submit(Terms::Price(6000)));
+    }
+
+    #[test]
+    fn discrete_concedes_and_avoids_repeating_itself() {
+        let c = |u: f64, n: u32| Candidate {
+            terms: Terms::Items(vec![n]),
+            utility: u,
+            generosity: 0.0,
+        };
+        let s = Stance::discrete(vec![c(1.0, 3), c(10.0, 0), c(5.0, 2), c(10.0, 1)], 0.0);
+        let first = s.decide(Tactic::Boulware, 0, 6, None, &[], 0);
+        let Action::Submit(t) = &first.action else {
+            panic!()
+        };
+        let second = s.decide(Tactic::Boulware, 1, 6, None, std::slice::from_ref(t), 0);
+        assert_ne!(
+            first.action, second.action,
+            "another deal of the same worth"
+        );
+        assert_eq!(
+            s.decide(Tactic::Boulware, 1, 6, Some(&Terms::Items(vec![0])), &[], 0)
+                .action,
+            Action::Accept
+        );
+        assert_eq!(
+            s.decide(Tactic::Conceder, 5, 6, Some(&Terms::Items(vec![3])), &[], 0)
+                .action,
+            Action::Accept,
+            "at the end anything above the reservation"
+        );
+    }
+
+    /// The offers a stance makes over `rounds` own moves when nothing acceptable is offered.
+    fn proposals(s: &Stance, tactic: Tactic, rounds: u32, seed: u64) -> Vec<Terms> {
+        let mut own = Vec::new();
+        for t in 0..rounds {
+            match s.decide(tactic, t, rounds, None, &own, seed).action {
+                Action::Submit(terms) => own.push(terms),
+                other => panic!("round {t}: {other:?}"),
+            }
+        }
+        own
+    }
+
+    fn three_in_a_row(offers: &[Terms]) -> Option<&Terms> {
+        offers
+            .windows(3)
+            .find(|w| w[0] == w[1] && w[1] == w[2])
+            .map(|w| &w[0])
+    }
+
+    #[test]
+    fn boulware_does_not_propose_the_same_casino_terms_three_times_running() {
+        let file = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("scenarios/casino.jsonl");
+        let scenarios = crate::scenario::load_scenarios(&file, Default::default())
+            .unwrap()
+            .scenarios;
+        for scenario in scenarios.iter().take(40) {
+            for role in [Role::Agent1, Role::Agent2] {
+                let s = Stance::from_scenario(scenario, role, scenario.no_deal_value);
+                for rounds in [6, 10] {
+                    let offers = proposals(&s, Tactic::Boulware, rounds, 7);
+                    assert_eq!(
+                        three_in_a_row(&offers),
+                        None,
+                        "{} {role:?} over {rounds} rounds: {offers:?}",
+                        scenario.id
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_boulware_price_moves_at_least_a_unit_a_round_and_never_past_its_limit() {
+        let buyer = Stance::price(true, 200.0, 150.0);
+        let prices: Vec<f64> = proposals(&buyer, Tactic::Boulware, 6, 0)
+            .iter()
+            .map(|t| t.price().unwrap())
+            .collect();
+        // Opens at 100; its aspiration is 100.016, 100.512, 103.888, 116.384, 150 after that.
+        assert_eq!(prices, [100.0, 101.0, 102.0, 104.0, 116.0, 150.0]);
+        let seller = Stance::Price {
+            buyer: false,
+            open: 100.0,
+            reserve: 98.5,
+        };
+        let prices: Vec<f64> = proposals(&seller, Tactic::Boulware, 6, 0)
+            .iter()
+            .map(|t| t.price().unwrap())
+            .collect();
+        // A step past the cost stops at the cost; there, repeating is all a seller can do.
+        assert_eq!(prices, [100.0, 99.0, 98.5, 98.5, 98.5, 98.5]);
+        let cents = Stance::Price {
+            buyer: false,
+            open: 12.0,
+            reserve: 11.98,
+        };
+        let prices: Vec<f64> = proposals(&cents, Tactic::Boulware, 4, 0)
+            .iter()
+            .map(|t| t.price().unwrap())
+            .collect();
+        assert_eq!(
+            prices,
+            [12.0, 11.99, 11.98, 11.98],
+            "a cent a round below 20"
+        );
+    }
+
+    #[test]
+    fn with_nothing_new_above_its_aspiration_it_concedes_one_step_and_accepts_as_much() {
+        let c = |u: f64, n: u32| Candidate {
+            terms: Terms::Items(vec![n]),
+            utility: u,
+            generosity: 0.0,
+        };
+        let s = Stance::discrete(vec![c(10.0, 0), c(8.0, 1), c(5.0, 2), c(1.0, 3)], 0.0);
+        let best = [Terms::Items(vec![0])];
+        // Round 1 of 6: aspiration 10 − 10 · 0.2^5 = 9.9968; only 10 is above it, proposed.
+        let d = s.decide(Tactic::Boulware, 1, 6, None, &best, 0);
+        assert_eq!(d.action, Action::Submit(Terms::Items(vec![1])));
+        assert_eq!(d.aspiration, 8.0);
+        let d = s.decide(
+            Tactic::Boulware,
+            1,
+            6,
+            Some(&Terms::Items(vec![1])),
+            &best,
+            0,
+        );
+        assert_eq!(d.action, Action::Accept, "an offer worth its own proposal");
+        // Everything above the reservation proposed: the oldest above the aspiration but the last.
+        let all: Vec<Terms> = [0, 1, 2, 3].map(|n| Terms::Items(vec![n])).to_vec();
+        let d = s.decide(Tactic::Boulware, 1, 6, None, &all, 0);
+        assert_eq!(d.action, Action::Submit(Terms::Items(vec![0])));
+        let last_best = [1, 2, 3, 0].map(|n| Terms::Items(vec![n])).to_vec();
+        let d = s.decide(Tactic::Boulware, 1, 6, None, &last_best, 0);
+        assert_eq!(
+            d.action,
+            Action::Submit(Terms::Items(vec![1])),
+            "not its last proposal again: the oldest at or above the reservation"
+        );
+    }
+
+    #[test]
+    fn ties_are_broken_by_the_seed_and_the_same_seed_gives_the_same_move() {
+        let c = |n: u32| Candidate {
+            terms: Terms::Items(vec![n]),
+            utility: 10.0,
+            generosity: 1.0,
+        };
+        let s = Stance::discrete((0..4).map(c).collect(), 0.0);
+        let first = |seed| s.decide(Tactic::Linear, 0, 6, None, &[], seed).action;
+        let picks: std::collections::BTreeSet<String> =
+            (0..32).map(|seed| format!("{:?}", first(seed))).collect();
+        assert!(picks.len() > 1, "one tie-break for every seed: {picks:?}");
+        assert_eq!(first(5), first(5));
+        let generous = Candidate {
+            terms: Terms::Items(vec![9]),
+            utility: 10.0,
+            generosity: 2.0,
+        };
+        let s = Stance::discrete((0..4).map(c).chain([generous]).collect(), 0.0);
+        for seed in 0..8 {
+            assert_eq!(
+                s.decide(Tactic::Linear, 0, 6, None, &[], seed).action,
+                Action::Submit(Terms::Items(vec![9])),
+                "of equal worth, the deal that leaves the other side most"
+            );
+        }
+    }
+}

@@ -1,0 +1,927 @@
+//! The run configuration: a TOML file, overridden by command-line flags. The flags of
+//! `dealgym run` are declared here, once, with their help text ([`RunFlags`]), and merged with the
+//! file here ([`RunFlags::options`]), so `main.rs` only maps them through.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::preset::Preset;
+use super::select::{SelectConfig, SelectFlags};
+use super::{Cut, PrefixOptions, RunOptions, Shard, Targets};
+use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
+use crate::game::{EpisodeConfig, FirstMover};
+use crate::limits::{check_count, count_flag, MAX_CONCURRENCY, MAX_GROUP_SIZE, MAX_ROUNDS};
+use crate::llm::check_url;
+use crate::reward::judge::{builtin_rubric, Rubric};
+use crate::reward::RewardConfig;
+use crate::scenario::Role;
+
+/// The flags of `dealgym run`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunFlags {
+    /// openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder), script:FILE, or a [players.NAME] of the config.
+    #[arg(long)]
+    pub learner: String,
+    /// Same forms as --learner.
+    #[arg(long)]
+    pub opponent: String,
+    /// The JSONL file to append episodes to.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub plan: PlanFlags,
+    #[command(flatten)]
+    pub prefix: PrefixFlags,
+    /// Also write the summary as JSON lines (one per family and one for all) to this file.
+    #[arg(long)]
+    pub summary_json: Option<PathBuf>,
+}
+
+/// The flags of a prefix run (`run --prefixes`): GRPO prompts cut from logged dialogues.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PrefixFlags {
+    /// Continue logged episodes instead of playing scenarios from the start: each episode of
+    /// these record files (people's dialogues, or a run's log; repeat the flag for several)
+    /// gives one prefix, replayed under its own setup, and one GRPO group of --group-size
+    /// members that differ in their sampling seeds. The learner takes the seat of the speaker
+    /// after the prefix. --scenarios is then optional (default: scenarios/FAMILY.jsonl) and
+    /// --limit caps the episodes read from each file. Needs --split or --prefix-turns.
+    #[arg(long, value_name = "FILE")]
+    pub prefixes: Vec<PathBuf>,
+    /// With --prefixes: the share S in (0, 1] of each dialogue's T turns that is context: the
+    /// first ceil(S × T) turns, at most T − 1 (the learner always writes a logged turn's place).
+    #[arg(long, value_name = "S", conflicts_with = "prefix_turns")]
+    pub split: Option<f64>,
+    /// With --prefixes: the first N turns of each dialogue are context; dialogues of N turns or
+    /// fewer are skipped (counted in the summary).
+    #[arg(long, value_name = "N")]
+    pub prefix_turns: Option<usize>,
+    /// With --prefixes: which logged turns after the cut are targets, each its own prefix and
+    /// GRPO group: `first` (the turn after the cut: one per dialogue), `every` (every turn
+    /// after the cut, either side: the CaSiNo harness's prompt_split) or `learner` (every turn
+    /// after the cut of the source's learner seat: its self-play rows). --learner-role keeps
+    /// the turns spoken in that role.
+    #[arg(long, value_enum, value_name = "WHICH")]
+    pub targets: Option<Targets>,
+    /// With --prefixes: stop each episode K moves after the prefix (a truncation, max_turns);
+    /// per-turn rewards score only the players' turns. K = 1 gives one scored learner turn per
+    /// episode: the one-step prompts of GRPO's second stage. Default: play to the end.
+    #[arg(long, value_name = "K")]
+    pub continue_turns: Option<u32>,
+}
+
+impl PrefixFlags {
+    /// The prefix run these flags ask for; `None` without `--prefixes`.
+    pub fn options(&self) -> Result<Option<PrefixOptions>, ConfigError> {
+        let flag = |m: &str| Err(ConfigError::Flag(m.to_string()));
+        if self.prefixes.is_empty() {
+            if self.split.is_some()
+                || self.prefix_turns.is_some()
+                || self.continue_turns.is_some()
+                || self.targets.is_some()
+            {
+                return flag(
+                    "--split, --prefix-turns, --targets and --continue-turns need --prefixes FILE",
+                );
+            }
+            return Ok(None);
+        }
+        let cut = match (self.split, self.prefix_turns) {
+            (Some(s), None) => Cut::split(s).map_err(ConfigError::Flag)?,
+            (None, Some(n)) => Cut::Turns(n),
+            _ => return flag("--prefixes needs one of --split S or --prefix-turns N"),
+        };
+        if self.continue_turns == Some(0) {
+            return flag("--continue-turns 0: the players must make at least one move");
+        }
+        Ok(Some(PrefixOptions {
+            files: self.prefixes.clone(),
+            cut,
+            targets: self.targets.unwrap_or_default(),
+            continue_turns: self.continue_turns,
+        }))
+    }
+}
+
+/// The flags every command that plays a plan of episodes shares (`run`, `eval`): which
+/// scenarios, the config, the seed and groups, the rules, resuming and the progress bar.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PlanFlags {
+    /// Scenario file(s) (JSONL); repeat the flag for several. Required, but for `run
+    /// --prefixes`, where they are only searched for the records' scenarios.
+    #[arg(long)]
+    pub scenarios: Vec<PathBuf>,
+    /// Which scenarios of each file: --scenario-split, --sample, --limit (see
+    /// `dealgym::run::select`).
+    #[command(flatten)]
+    pub select: SelectFlags,
+    /// TOML config: [episode] rules, [rewards], [personas], [sampling], [players.NAME]
+    /// endpoints. Its values go over the preset's.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// A paper's settings by name (see `dealgym presets list`): batna-threshold,
+    /// casino-harness-selfplay, repo, … Under --config and the flags.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Seed of the setups (default: the config's, else 0).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Episodes in flight at once, from 1 to 65,536 (default: the config's, else 64).
+    #[arg(long, value_parser = count_flag::<usize>(1, MAX_CONCURRENCY))]
+    pub concurrency: Option<usize>,
+    /// Episodes per scenario sharing one setup, with different sampling seeds (GRPO groups of
+    /// 1 to 4,096; default: the config's, else 1). A plan holds at most 10 million episodes.
+    #[arg(long, value_parser = count_flag::<u32>(1, MAX_GROUP_SIZE))]
+    pub group_size: Option<u32>,
+    /// The learner's role (buyer, seller, agent_1, agent_2, worker, recruiter).
+    #[arg(long)]
+    pub learner_role: Option<Role>,
+    /// Who moves first: learner, opponent or random (drawn per group; the default).
+    #[arg(long)]
+    pub first_mover: Option<FirstMover>,
+    /// Rounds per seat before the episode is truncated (1 to 10,000).
+    #[arg(long, value_parser = count_flag::<u32>(1, MAX_ROUNDS))]
+    pub max_rounds: Option<u32>,
+    /// Skip episodes already in --out and repair a cut-off last line.
+    #[arg(long)]
+    pub resume: bool,
+    /// Play only shard i of n (0-based) of the plan: whole GRPO groups, group g to shard
+    /// g mod n, every pairing of an eval with it. The run id stays the run's, so
+    /// `dealgym merge` can join the shards. Without it, a Slurm array task
+    /// (SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT) or a Kubernetes
+    /// Indexed Job pod (JOB_COMPLETION_INDEX of --shard-count or DEALGYM_SHARD_COUNT) picks the
+    /// shard; --shard 0/1 plays the whole plan there.
+    #[arg(long, value_name = "i/n")]
+    pub shard: Option<String>,
+    /// The number of shards when a scheduler gives only the index (a Kubernetes Indexed Job's
+    /// completions); overrides SLURM_ARRAY_TASK_COUNT and DEALGYM_SHARD_COUNT.
+    #[arg(long, value_name = "N")]
+    pub shard_count: Option<u64>,
+    /// After SIGINT (Ctrl-C) or SIGTERM no new episode starts and those in flight get this many
+    /// seconds to finish; then (or at a second signal) they are abandoned, unwritten, for
+    /// --resume to play. Exits 130 after SIGINT, 143 after SIGTERM.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub grace_s: f64,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl RunFlags {
+    /// The run's options: each flag over the config file's value over the default.
+    pub fn options(&self) -> Result<RunOptions, ConfigError> {
+        let prefixes = self.prefix.options()?;
+        let mut o = self.plan.options_with(
+            &self.learner,
+            &self.opponent,
+            self.out.clone(),
+            prefixes.is_none(),
+        )?;
+        if prefixes.is_some() && (o.split.is_some() || o.sample.is_some()) {
+            return Err(ConfigError::Flag(
+                "--scenario-split and --sample choose the scenarios a run plays from the start; \
+                 a prefix run (--prefixes) continues logged episodes (--limit caps the records \
+                 read from each file)"
+                    .into(),
+            ));
+        }
+        o.prefixes = prefixes;
+        Ok(o)
+    }
+}
+
+impl PlanFlags {
+    /// Options for players `learner` and `opponent` writing to `out`: each flag over the config
+    /// file's value over the default.
+    pub fn options(
+        &self,
+        learner: &str,
+        opponent: &str,
+        out: PathBuf,
+    ) -> Result<RunOptions, ConfigError> {
+        self.options_with(learner, opponent, out, true)
+    }
+
+    /// [`options`](Self::options), `--scenarios` being required or not.
+    fn options_with(
+        &self,
+        learner: &str,
+        opponent: &str,
+        out: PathBuf,
+        needs_scenarios: bool,
+    ) -> Result<RunOptions, ConfigError> {
+        if needs_scenarios && self.scenarios.is_empty() {
+            return Err(ConfigError::Flag(
+                "--scenarios FILE is required (the scenario file(s) to play)".into(),
+            ));
+        }
+        let file = FileConfig::resolve(self.config.as_deref(), self.preset.as_deref())?;
+        let select = file.scenarios.clone();
+        let mut o =
+            RunOptions::new(self.scenarios.clone(), learner, opponent, out).with_config(file);
+        o.seed = self.seed.unwrap_or(o.seed);
+        let selection = self
+            .select
+            .selection(&select, o.seed)
+            .map_err(ConfigError::Flag)?;
+        o.limit = selection.limit;
+        o.split = selection.split;
+        o.sample = selection.sample;
+        o.concurrency = self.concurrency.unwrap_or(o.concurrency);
+        o.group_size = self.group_size.unwrap_or(o.group_size);
+        o.resume = self.resume;
+        if let Some(role) = self.learner_role {
+            o.episode.learner_role = Some(role);
+        }
+        if let Some(first) = self.first_mover {
+            o.episode.first_mover = first;
+        }
+        if let Some(t) = self.max_rounds {
+            o.episode.max_rounds = t;
+        }
+        o.progress = !self.quiet;
+        o.shard = self.shard_choice(|name| std::env::var(name).ok())?;
+        o.grace = super::stop::grace_period(self.grace_s).map_err(ConfigError::Flag)?;
+        Ok(o)
+    }
+
+    /// The shard to play: `--shard`, else the scheduler's index from `env` (see
+    /// [`Shard::from_env`]), else none (the whole plan).
+    pub fn shard_choice(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Shard>, ConfigError> {
+        let shard = match &self.shard {
+            Some(given) => {
+                let shard = Shard::parse(given).map_err(ConfigError::Flag)?;
+                if let Some(n) = self.shard_count.filter(|n| *n != shard.count) {
+                    return Err(ConfigError::Flag(format!(
+                        "--shard {given} and --shard-count {n} disagree: give one of them"
+                    )));
+                }
+                Some(shard)
+            }
+            None => Shard::from_env(self.shard_count, env).map_err(ConfigError::Flag)?,
+        };
+        if shard.is_none() && self.shard_count.is_some() {
+            return Err(ConfigError::Flag(
+                "--shard-count is given but no shard index: give --shard i/n, or run as a Slurm \
+                 array task (SLURM_ARRAY_TASK_ID) or a Kubernetes Indexed Job pod \
+                 (JOB_COMPLETION_INDEX)"
+                    .into(),
+            ));
+        }
+        Ok(shard)
+    }
+}
+
+impl RunOptions {
+    /// These options with everything the config file sets: its seed, concurrency and group size
+    /// where it gives them, and its rules, rewards, personas, named players and prompts
+    /// directory. Flags are applied after this, so they win. (Its `[scenarios]` table is merged
+    /// with the flags by [`SelectFlags::selection`], which needs the final seed.)
+    pub fn with_config(mut self, file: FileConfig) -> RunOptions {
+        self.seed = file.seed.unwrap_or(self.seed);
+        self.concurrency = file.concurrency.unwrap_or(self.concurrency);
+        self.group_size = file.group_size.unwrap_or(self.group_size);
+        self.preset = file.preset;
+        self.episode = file.episode;
+        self.rewards = file.rewards;
+        self.personas = file.personas;
+        self.sampling = file.sampling;
+        self.players = file.players;
+        self.prompts_dir = file.prompts_dir;
+        self
+    }
+}
+
+/// The `--config FILE.toml` file. Every table is optional.
+///
+/// ```toml
+/// preset = "batna-threshold"  # a paper's settings under this file's (`dealgym presets list`)
+/// seed = 1
+/// concurrency = 64
+/// group_size = 8
+///
+/// [scenarios]               # which scenarios of each file (flags win; see run::select)
+/// split = "test"            # --scenario-split: only this split
+/// sample = 100              # --sample: a seeded random sample of N per file
+/// # sample_seed = 7         # --sample-seed (default: the run's seed); limit = 50: --limit
+///
+/// [episode]                 # rules (DESIGN §4)
+/// max_rounds = 6
+/// reject_loop = 3         # the same terms proposed 3 times in a row end it (0: off)
+/// reject_streak = 3       # 3 rejections in a row with no proposal end it (0: off)
+/// format_retries = 1
+/// regulate_opponent = true
+///
+/// [rewards]                 # DESIGN §5; README "Rewards"
+/// kind = "threshold"        # terminal reward: "surplus" (default) or "threshold"
+/// tau = 0.4                 # threshold τ; gamma = 0.5 is −γ below it; psi = 1.0 the forfeit −ψ
+/// combine = "sum"           # "sum" (Σ weight · component) or "enhance" (see [rewards.enhance])
+///
+/// [rewards.weights]         # component → weight; absent: terminal alone, weight 1
+/// terminal = 1.0            # also: format, length, points, strategic, rules, judge, reward_model
+/// format = 0.1
+///
+/// [rewards.length]          # Talk words: 1 at min, linearly 0 at max, `outside` beyond
+/// min = 5
+/// max = 60
+/// outside = -1.0
+///
+/// [[rewards.rules]]         # a regex on talk | thought | action | raw; score per matching turn
+/// name = "budget"
+/// pattern = "(?i)my budget"
+/// target = "talk"
+/// score = -1.0
+///
+/// [rewards.judge]           # LLM judge at an OpenAI-compatible endpoint; score in [0, 1]
+/// endpoint = "http://127.0.0.1:8000/v1"
+/// model = "Qwen/Qwen3-8B"
+/// rubric = "negotiation"    # a built-in (prompts/judges/NAME.j2) or a .j2 file
+/// labels = { strategy = ["anchor", "concede", "hold"] }   # per-turn annotation sets
+/// # api_key_env, temperature = 0, max_tokens = 512, timeout_s = 60, retries = 2,
+/// # backoff_s = 0.5, cache = 4096
+///
+/// [rewards.reward_model]    # a scalar reward model
+/// url = "http://127.0.0.1:8001/pooling"
+/// api = "vllm_pooling"      # "vllm_pooling" | "vllm_score" | "plain"
+/// model = "internlm/internlm2-1_8b-reward"
+/// # api_key_env, timeout_s = 60, retries = 2, backoff_s = 0.5, cache = 4096
+///
+/// [rewards.enhance]         # with combine = "enhance": R = R_m·(1 + sign(R_m)·clip(E,−n,n)/n)
+/// primary = "reward_model"
+/// auxiliary = ["rules", "judge"]   # E = Σ weight · auxiliary (weight 1 where not given)
+/// n = 1.0
+///
+/// [personas]
+/// seats = "opponent"        # who draws a persona: "both" (default), "opponent" or "learner"
+///
+/// [personas.weights]
+/// cooperative = 1.0
+/// uncompromising = 1.0
+///
+/// [sampling.learner]        # defaults for a model seat's player where it sets none
+/// temperature = 1.0         # also top_p, max_tokens; [sampling.opponent] likewise
+///
+/// [players.qwen]
+/// endpoint = "http://127.0.0.1:8000/v1"
+/// model = "Qwen/Qwen3-8B"
+/// temperature = 0.7
+/// max_tokens = 512
+/// api_key_env = "VLLM_API_KEY"
+/// extra_body = { chat_template_kwargs = { enable_thinking = false } }
+/// ```
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FileConfig {
+    /// The preset this config builds on (`--preset` wins over it); see [`super::preset`].
+    pub preset: Option<String>,
+    pub seed: Option<u64>,
+    pub concurrency: Option<usize>,
+    pub group_size: Option<u32>,
+    pub episode: EpisodeConfig,
+    pub rewards: RewardConfig,
+    pub personas: PersonaConfig,
+    /// Sampling defaults for each seat's model ([`SamplingConfig`]).
+    pub sampling: SamplingConfig,
+    pub players: BTreeMap<String, PlayerConfig>,
+    /// A directory of `*.j2` templates replacing the built-in prompts of the same name.
+    pub prompts_dir: Option<PathBuf>,
+    /// Which scenarios of each file are played (`[scenarios]`: split, sample, sample_seed,
+    /// limit); the flags win.
+    #[serde(skip_serializing_if = "SelectConfig::is_empty")]
+    pub scenarios: SelectConfig,
+}
+
+/// A config file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("{file}: {message}")]
+    Invalid { file: String, message: String },
+    /// A flag (or the scheduler variable standing in for one) that cannot be used.
+    #[error("{0}")]
+    Flag(String),
+}
+
+impl FileConfig {
+    /// The config file at `path`, or the defaults when there is none.
+    pub fn load_or_default(path: Option<&Path>) -> Result<FileConfig, ConfigError> {
+        FileConfig::resolve(path, None)
+    }
+
+    /// Read and check a config file.
+    pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
+        FileConfig::resolve(Some(path), None)
+    }
+
+    /// The config a command runs with: the preset (`preset`, else the file's own `preset =`),
+    /// with the file at `path` over it; DESIGN's defaults for what neither sets. Checked
+    /// whole: an error names the file (or the preset) and the key.
+    pub fn resolve(path: Option<&Path>, preset: Option<&str>) -> Result<FileConfig, ConfigError> {
+        let (source, table) = match path {
+            Some(path) => {
+                let file = path.display().to_string();
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+                    file: file.clone(),
+                    source,
+                })?;
+                // The file alone first, so an unknown key or a bad value is named with its line.
+                toml::from_str::<FileConfig>(&text).map_err(|e| ConfigError::Invalid {
+                    file: file.clone(),
+                    message: e.to_string(),
+                })?;
+                let table: toml::Table =
+                    toml::from_str(&text).map_err(|e| ConfigError::Invalid {
+                        file: file.clone(),
+                        message: e.to_string(),
+                    })?;
+                (file, table)
+            }
+            None => (String::new(), toml::Table::new()),
+        };
+        let named = preset.map(str::to_string).or_else(|| {
+            table
+                .get("preset")
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        });
+        let (source, table) = match &named {
+            Some(name) => {
+                let preset = Preset::builtin(name).map_err(|e| ConfigError::Invalid {
+                    file: if source.is_empty() {
+                        "--preset".into()
+                    } else {
+                        source.clone()
+                    },
+                    message: e.to_string(),
+                })?;
+                let mut merged = preset.under(table);
+                merged.insert("preset".into(), toml::Value::String(name.clone()));
+                let source = if source.is_empty() {
+                    format!("preset {name}")
+                } else {
+                    format!("{source} (over preset {name})")
+                };
+                (source, merged)
+            }
+            None => (source, table),
+        };
+        if source.is_empty() {
+            return Ok(FileConfig::default());
+        }
+        let invalid = |message: String| ConfigError::Invalid {
+            file: source.clone(),
+            message,
+        };
+        // Named after the typed checks below, which name the keys they know in their own
+        // words; this catches what they cannot see.
+        let not_finite = first_not_finite(&table, "");
+        let mut config: FileConfig = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
+        let base = path.unwrap_or_else(|| Path::new("."));
+        check_rewards(&mut config.rewards, base).map_err(|message| match &named {
+            // A paper's judge or reward model is the user's to give: say where.
+            Some(name) => invalid(format!(
+                "{message} (with preset {name}, which sets part of [rewards]: a judge or reward model it weights needs its endpoint in your --config)"
+            )),
+            None => invalid(message),
+        })?;
+        config.personas.validate().map_err(invalid)?;
+        config.sampling.validate().map_err(invalid)?;
+        config.check_counts().map_err(invalid)?;
+        if let Some(message) = not_finite {
+            return Err(invalid(message));
+        }
+        Ok(config)
+    }
+}
+
+/// The first number of `table` (the table at `path`, `""` for the top) that is NaN or
+/// infinite, as an error naming its key. TOML can write them (`nan`, `inf`) but no setting
+/// means them, and a `[players.NAME]` table, read through JSON (which has no NaN), would
+/// otherwise lose one silently: `temperature = nan` would read as no temperature.
+fn first_not_finite(table: &toml::Table, path: &str) -> Option<String> {
+    fn walk(value: &toml::Value, path: &str, key: &str) -> Option<String> {
+        match value {
+            toml::Value::Float(x) if !x.is_finite() => {
+                let name = if path.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("[{path}] {key}")
+                };
+                Some(format!("{name} must be a finite number; it is {x}"))
+            }
+            toml::Value::Table(t) if path.is_empty() => first_not_finite(t, key),
+            toml::Value::Table(t) => first_not_finite(t, &format!("{path}.{key}")),
+            toml::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| walk(v, path, &format!("{key}[{i}]"))),
+            _ => None,
+        }
+    }
+    table.iter().find_map(|(key, value)| walk(value, path, key))
+}
+
+impl FileConfig {
+    /// Each count of the top level, `[scenarios]` and `[episode]` within its limit
+    /// ([`crate::limits`]). (A `[players.NAME]` table is checked as it is read, the
+    /// `[rewards]` by [`check_rewards`].)
+    fn check_counts(&self) -> Result<(), String> {
+        if let Some(n) = self.concurrency {
+            check_count("concurrency", n as u64, 1, MAX_CONCURRENCY)?;
+        }
+        if let Some(n) = self.group_size {
+            check_count("group_size", n.into(), 1, MAX_GROUP_SIZE)?;
+        }
+        self.scenarios.check()?;
+        self.episode.validate()
+    }
+}
+
+impl Preset {
+    /// The whole config this preset stands for, defaults included, as JSON (unchecked: a
+    /// preset that needs the user's endpoints still resolves here).
+    pub fn resolved(&self) -> Result<serde_json::Value, String> {
+        let config: FileConfig = toml::Value::Table(self.under(toml::Table::new()))
+            .try_into()
+            .map_err(|e: toml::de::Error| e.to_string())?;
+        serde_json::to_value(&config).map_err(|e| e.to_string())
+    }
+}
+
+/// The docs' page of the presets (`dealgym presets doc`, `docs/presets.md`).
+pub fn presets_doc() -> Result<String, String> {
+    super::preset::doc_markdown(Preset::resolved)
+}
+
+/// Check the `[rewards]` table of the config file at `path`: [`RewardConfig::validate`], then
+/// the judge's rubric — a built-in name, or a file (a relative path is made relative to the
+/// config file's directory here) that must read and compile.
+fn check_rewards(rewards: &mut RewardConfig, path: &Path) -> Result<(), String> {
+    rewards.validate()?;
+    // The endpoints' URLs, by the one rule of every model endpoint (the pure check above
+    // does not know HTTP).
+    if let Some(judge) = &rewards.judge {
+        check_url("[rewards.judge] endpoint", &judge.endpoint)?;
+    }
+    if let Some(rm) = &rewards.reward_model {
+        check_url("[rewards.reward_model] url", &rm.url)?;
+    }
+    if let Some(judge) = &mut rewards.judge {
+        if builtin_rubric(&judge.rubric, judge.mode).is_none() {
+            let rubric = Path::new(&judge.rubric);
+            if rubric.is_relative() {
+                if let Some(dir) = path.parent() {
+                    judge.rubric = dir.join(rubric).display().to_string();
+                }
+            }
+        }
+        let source = super::rewarding::rubric_source(judge)?;
+        Rubric::new(source)
+            .map_err(|e| format!("[rewards.judge] rubric `{}`: {e}", judge.rubric))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_config_parses_and_a_typo_is_named() {
+        let text = r#"
+            seed = 3
+            group_size = 4
+            [scenarios]
+            split = "test"
+            sample = 20
+            [episode]
+            max_rounds = 8
+            learner_role = "seller"
+            [rewards]
+            kind = "threshold"
+            [personas.weights]
+            cooperative = 2.0
+            none = 1.0
+            [players.qwen]
+            endpoint = "http://127.0.0.1:8000/v1"
+            model = "Qwen/Qwen3-8B"
+            extra_body = { chat_template_kwargs = { enable_thinking = false } }
+        "#;
+        let c: FileConfig = toml::from_str(text).unwrap();
+        assert_eq!(c.episode.max_rounds, 8);
+        assert_eq!(
+            (c.scenarios.split.as_deref(), c.scenarios.sample),
+            (Some("test"), Some(20))
+        );
+        assert_eq!(
+            c.players["qwen"].endpoint.extra_body["chat_template_kwargs"]["enable_thinking"],
+            false
+        );
+        let err = toml::from_str::<FileConfig>("[episode]\nmax_round = 3")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("max_round"), "{err}");
+    }
+
+    #[test]
+    fn a_player_table_names_a_typo_and_a_missing_endpoint() {
+        let err = toml::from_str::<FileConfig>(
+            "[players.q]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\ntemprature = 0.5",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("temprature"), "{err}");
+        let err = toml::from_str::<FileConfig>("[players.q]\nmodel = \"m\"")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`endpoint` is required"), "{err}");
+        let ok: FileConfig = toml::from_str(
+            "[players.q]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\ntimeout_s = 5\npersona = \"selfish\"",
+        )
+        .unwrap();
+        let q = &ok.players["q"];
+        assert_eq!(q.endpoint.base_url, "http://x/v1");
+        assert_eq!(q.endpoint.timeout_s, 5.0);
+        assert_eq!(
+            q.endpoint.retries,
+            crate::llm::EndpointSettings::default().retries
+        );
+        assert_eq!(q.persona.as_deref(), Some("selfish"));
+    }
+
+    #[test]
+    fn a_duration_that_is_no_timeout_is_refused_at_load_naming_its_key() {
+        let player = |key: &str| {
+            format!("[players.q]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\n{key} = 1e300\n")
+        };
+        for key in [
+            "timeout_s",
+            "backoff_s",
+            "backoff_max_s",
+            "health_interval_s",
+        ] {
+            let path = config_file(&format!("long-{key}"), &player(key));
+            let err = FileConfig::load(&path).unwrap_err().to_string();
+            assert!(err.contains("config.toml"), "{err}");
+            assert!(
+                err.contains(&format!("{key} must be")) && err.contains("at most 86400 seconds"),
+                "{err}"
+            );
+            assert!(err.contains("players"), "the table is named: {err}");
+        }
+        let judge = "[rewards.weights]\nterminal = 1.0\njudge = 1.0\n\
+                     [rewards.judge]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\ntimeout_s = 1e300\n";
+        let err = FileConfig::load(&config_file("long-judge", judge))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("[rewards.judge] timeout_s must be"), "{err}");
+        assert!(FileConfig::load(&config_file(
+            "day",
+            &player("timeout_s").replace("1e300", "86400")
+        ))
+        .is_ok());
+    }
+
+    #[test]
+    fn a_number_that_is_not_finite_is_refused_where_the_typed_checks_cannot_see_it() {
+        let player = "[players.q]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\n";
+        for (extra, says) in [
+            (
+                "temperature = nan",
+                "[players.q] temperature must be a finite number; it is NaN",
+            ),
+            (
+                "top_p = -inf",
+                "[players.q] top_p must be a finite number; it is -inf",
+            ),
+            (
+                "extra_body = { guided = { weight = inf } }",
+                "[players.q.extra_body.guided] weight must be a finite number; it is inf",
+            ),
+        ] {
+            let path = config_file(
+                &format!("nan-{}", extra.len()),
+                &format!("{player}{extra}\n"),
+            );
+            let err = FileConfig::load(&path).unwrap_err().to_string();
+            assert!(err.ends_with(says), "{err}");
+        }
+        // Where a typed check knows the key, its own words come first.
+        let path = config_file("nan-tau", "[rewards]\ntau = nan\n");
+        let err = FileConfig::load(&path).unwrap_err().to_string();
+        assert!(err.ends_with("[rewards] tau must be a finite number from 0 to 1; it is NaN"));
+        let path = config_file("nan-none", player);
+        assert!(FileConfig::load(&path).is_ok());
+    }
+
+    #[test]
+    fn counts_past_their_limits_are_refused_naming_the_key() {
+        for (text, says) in [
+            (
+                "group_size = 4294967295",
+                "group_size must be from 1 to 4096; it is 4294967295",
+            ),
+            (
+                "concurrency = 0",
+                "concurrency must be from 1 to 65536; it is 0",
+            ),
+            (
+                "[scenarios]\nsample = 0",
+                "[scenarios] sample must be from 1 to 10000000; it is 0",
+            ),
+            (
+                "[episode]\nmax_rounds = 0",
+                "[episode] max_rounds must be from 1 to 10000; it is 0",
+            ),
+        ] {
+            let path = config_file(&format!("count-{}", text.len()), text);
+            let err = FileConfig::load(&path).unwrap_err().to_string();
+            assert!(err.ends_with(says), "{err}");
+        }
+    }
+
+    #[test]
+    fn an_old_constraint_name_is_refused_with_the_new_one() {
+        for old in ["vllm_regex", "vllm_structured"] {
+            let text = format!(
+                "[players.q]\nendpoint = \"http://127.0.0.1:8000/v1\"\nmodel = \"m\"\nconstrain = \"{old}\""
+            );
+            let err = toml::from_str::<FileConfig>(&text).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("constrain = \"{old}\" is no longer accepted")),
+                "{err}"
+            );
+            assert!(err.contains("write constrain = \"vllm\""), "{err}");
+            assert!(err.contains("vllm_legacy"), "{err}");
+        }
+        for (name, want) in [
+            ("vllm", crate::agents::Constrain::Vllm),
+            ("vllm_legacy", crate::agents::Constrain::VllmLegacy),
+            ("gbnf", crate::agents::Constrain::Gbnf),
+            ("none", crate::agents::Constrain::None),
+        ] {
+            let text = format!(
+                "[players.q]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\nconstrain = \"{name}\""
+            );
+            assert_eq!(
+                toml::from_str::<FileConfig>(&text).unwrap().players["q"].constrain,
+                want
+            );
+        }
+        let err = toml::from_str::<FileConfig>(
+            "[players.q]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\nconstrain = \"xgrammar\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("none, gbnf, vllm, vllm_legacy"), "{err}");
+    }
+
+    #[test]
+    fn the_slurm_recipes_config_is_valid() {
+        let c: FileConfig =
+            toml::from_str(include_str!("../../../../deploy/slurm/run.toml")).unwrap();
+        assert_eq!(c.group_size, Some(8));
+        assert!(c.players.contains_key("qwen"));
+    }
+
+    #[test]
+    fn the_readme_example_config_is_valid() {
+        let readme = include_str!("../../../../README.md");
+        let block = readme
+            .split("```toml\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("the README has a TOML example");
+        let c: FileConfig = toml::from_str(block).unwrap_or_else(|e| panic!("README config: {e}"));
+        c.personas.validate().unwrap();
+        assert!(c.players.contains_key("qwen"));
+    }
+
+    /// A config file in a fresh temporary directory of this test's own.
+    fn config_file(name: &str, text: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("dealgym-config-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_preset_sits_under_the_file_and_the_flag_names_it() {
+        let base = FileConfig::resolve(None, Some("batna-threshold")).unwrap();
+        assert_eq!(base.preset.as_deref(), Some("batna-threshold"));
+        assert_eq!(base.rewards.kind, crate::reward::RewardKind::Threshold);
+        assert_eq!(base.episode.format_retries, 0);
+        assert_eq!(base.group_size, Some(8));
+        assert_eq!(base.sampling.learner.temperature, Some(1.0));
+        assert_eq!(base.sampling.opponent.temperature, Some(0.7));
+        // The file's values go over the preset's, key by key; the rest stays the preset's.
+        let path = config_file("over", "[episode]\nmax_rounds = 4\n[rewards]\ntau = 0.6\n");
+        let c = FileConfig::resolve(Some(&path), Some("batna-threshold")).unwrap();
+        assert_eq!((c.episode.max_rounds, c.episode.format_retries), (4, 0));
+        assert_eq!((c.rewards.tau, c.rewards.gamma), (0.6, 0.5));
+        assert_eq!(c.rewards.kind, crate::reward::RewardKind::Threshold);
+        // A file may name its preset itself; the flag wins over it.
+        let path = config_file("named", "preset = \"batna-surplus\"\nseed = 5\n");
+        let c = FileConfig::resolve(Some(&path), None).unwrap();
+        assert_eq!(
+            (c.preset.as_deref(), c.rewards.kind, c.seed),
+            (
+                Some("batna-surplus"),
+                crate::reward::RewardKind::Surplus,
+                Some(5)
+            )
+        );
+        let c = FileConfig::resolve(Some(&path), Some("batna-threshold")).unwrap();
+        assert_eq!(c.preset.as_deref(), Some("batna-threshold"));
+        // Without a preset nothing changes: the defaults, and no preset named.
+        let c = FileConfig::resolve(None, None).unwrap();
+        assert_eq!(c, FileConfig::default());
+    }
+
+    #[test]
+    fn a_preset_that_needs_an_endpoint_says_so_and_a_wrong_name_lists_the_presets() {
+        let err = FileConfig::resolve(None, Some("casino-harness-selfplay"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("preset casino-harness-selfplay"), "{err}");
+        assert!(err.contains("[rewards.judge] needs an endpoint"), "{err}");
+        // With the judge's endpoint in the file it resolves.
+        let path = config_file(
+            "judge",
+            "[rewards.judge]\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"j\"\n",
+        );
+        let c = FileConfig::resolve(Some(&path), Some("casino-harness-selfplay")).unwrap();
+        assert_eq!(
+            c.personas.seats,
+            crate::agents::persona::PersonaSeats::Opponent
+        );
+        assert_eq!(c.rewards.weights.len(), 5);
+        // A file's [rewards.weights] replaces the preset's whole.
+        let path = config_file("weights", "[rewards.weights]\nterminal = 1.0\n");
+        let c = FileConfig::resolve(Some(&path), Some("casino-harness-selfplay")).unwrap();
+        assert_eq!(
+            c.rewards.weights,
+            BTreeMap::from([(crate::reward::Component::Terminal, 1.0)])
+        );
+        let err = FileConfig::resolve(None, Some("batna"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown preset `batna`"), "{err}");
+        assert!(err.contains("batna-threshold"), "{err}");
+        // A typo in the file is still named with its line, preset or not.
+        let path = config_file("typo", "[episode]\nmax_round = 4\n");
+        let err = FileConfig::resolve(Some(&path), Some("batna-threshold"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("max_round") && err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn every_preset_resolves_once_the_user_gives_what_is_theirs() {
+        for name in super::super::preset::preset_names() {
+            let preset = Preset::builtin(name).unwrap();
+            let rewards = preset.config.get("rewards");
+            let has = |t: &str| rewards.and_then(|r| r.get(t)).is_some();
+            let mut text = String::new();
+            if has("judge") {
+                text.push_str(
+                    "[rewards.judge]\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"j\"\n",
+                );
+            }
+            if rewards
+                .and_then(|r| r.get("combine"))
+                .and_then(|c| c.as_str())
+                == Some("enhance")
+            {
+                text.push_str("[rewards.reward_model]\nurl = \"http://127.0.0.1:9/score\"\n");
+                text.push_str("[[rewards.rules]]\nname = \"r\"\npattern = \"x\"\ntarget = \"talk\"\nscore = -1.0\n");
+            }
+            let path = config_file(&format!("every-{name}"), &text);
+            let c = FileConfig::resolve(Some(&path), Some(name))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(c.preset.as_deref(), Some(name));
+        }
+    }
+
+    #[test]
+    fn the_presets_page_of_the_docs_is_current() {
+        let doc = presets_doc().unwrap();
+        assert!(
+            include_str!("../../../../docs/presets.md") == doc,
+            "docs/presets.md is not what the presets say: run `dealgym presets doc > docs/presets.md`"
+        );
+    }
+}

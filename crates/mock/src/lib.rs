@@ -1,0 +1,580 @@
+//! `dealgym mock`: an OpenAI-compatible server (`/v1/chat/completions`, `/v1/models`) whose
+//! "model" is a concession negotiator that reads dealgym's prompts — for tests, benchmarks and
+//! the demo, over real HTTP, with no model needed.
+//!
+//! It also plays an LLM judge and a reward model (`judge.rs`): chat requests made from a
+//! built-in judge rubric get verdicts, and vLLM's `/pooling` and `/score` routes and a plain
+//! `/reward` route get rewards. And it plays an annotator (`annotate.rs`): requests made from
+//! `annotate`'s thought template get a thought that leads to the move shown.
+//!
+//! Knobs inject what real endpoints do: latency (fixed plus random), 500s and 429s, hangs,
+//! unreadable bodies, garbage completions, `<think>` blocks or `reasoning_content`, and fake
+//! token ids and logprobs. A prefix cache (`prefix_cache.rs`) reports
+//! `usage.prompt_tokens_details.cached_tokens` and can make latency depend on the uncached
+//! tokens, so routing over replicas can be measured; a replica can be taken down (every route,
+//! `/health` included, answers 503) by [`MockControl`] or after `--fail-after` requests. Everything is deterministic given the mock's seed and the sequence
+//! of requests: the n-th arrival of the same request draws from the RNG seeded by
+//! (mock seed, request, n), so a retried request can succeed where the first try failed.
+
+mod annotate;
+pub mod demo;
+mod judge;
+mod negotiator;
+mod prefix_cache;
+mod tokens;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use dealgym::agents::Tactic;
+use dealgym::cache::BoundedCache;
+use dealgym::game::{mix, Message};
+use dealgym::limits::number_flag;
+
+pub use annotate::{is_annotate_request, thought};
+pub use judge::{conversation_reward, is_judge_request, verdict, UNREADABLE_VERDICT};
+pub use negotiator::{read_prompt, respond, respond_with, ReadGame, Reading};
+pub use prefix_cache::{PrefixCache, BLOCK_TOKENS};
+pub use tokens::{detokenize, render, tokenize, MockTemplate};
+
+/// How a `<think>` block is returned, if at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum ThinkMode {
+    #[default]
+    None,
+    /// `<think>…</think>` at the start of the content.
+    Inline,
+    /// A separate `reasoning_content` field, as vLLM's reasoning parsers return it.
+    Field,
+}
+
+/// The mock's behaviour. Rates are probabilities per request, drawn in this order: 500, 429,
+/// hang, unreadable body, garbage completion. These are also `dealgym mock`'s flags: each
+/// setting, its default and its help text are declared here once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Parser)]
+#[serde(default, deny_unknown_fields)]
+#[command(name = "mock")]
+pub struct MockConfig {
+    /// Seed of the mock's own randomness (faults, latency jitter, sampling).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Fixed latency per request, in ms.
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+    /// Extra random latency, drawn uniformly up to this many ms.
+    #[arg(long, default_value_t = 0)]
+    pub jitter_ms: u64,
+    /// Share of requests answered with HTTP 500.
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
+    pub error_rate: f64,
+    /// Share of requests answered with HTTP 429.
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
+    pub rate_limit_rate: f64,
+    /// Share of requests that hang (to exercise timeouts).
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
+    pub hang_rate: f64,
+    /// How long a hang lasts before the mock answers anyway, in ms.
+    #[arg(long, default_value_t = 600_000)]
+    pub hang_ms: u64,
+    /// Share of requests answered with a body that is not JSON.
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
+    pub malformed_rate: f64,
+    /// Share of completions that are chat without any action.
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
+    pub garbage_rate: f64,
+    /// Return reasoning inline (<think>) or as reasoning_content.
+    #[arg(long, value_enum, default_value_t = ThinkMode::None)]
+    pub think: ThinkMode,
+    /// Return fake token ids and logprobs with every completion.
+    #[arg(long)]
+    pub logprobs: bool,
+    /// The chat template of the token routes: chatml (append-only) or drops-earlier-thoughts.
+    #[arg(long, value_enum, default_value_t = MockTemplate::Chatml)]
+    pub template: MockTemplate,
+    /// How the mock negotiator concedes: boulware, linear or conceder.
+    #[arg(long, default_value = "linear", value_parser = parse_tactic)]
+    pub tactic: Tactic,
+    /// Share of judge requests answered with prose that is not a verdict.
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
+    pub judge_unreadable_rate: f64,
+    /// Share of annotation requests answered with a move that is not the person's.
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
+    pub annotate_unusable_rate: f64,
+    /// Share of reward-model requests (/pooling, /score, /reward) answered with HTTP 500.
+    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
+    pub reward_model_error_rate: f64,
+    /// Model a prefix cache of this many tokens (0: none): chat answers report
+    /// usage.prompt_tokens_details.cached_tokens, prompts counted in the mock's tokenization.
+    #[arg(long, default_value_t = 0)]
+    pub prefix_cache_tokens: u64,
+    /// Prefill cost per prompt token not served from the prefix cache, in microseconds (added
+    /// to the latency), so a warm cache answers faster, as a real server does.
+    #[arg(long, default_value_t = 0)]
+    pub prefill_us_per_token: u64,
+    /// After this many chat requests, answer 503 on every route, /health included (0: never):
+    /// a replica that goes down.
+    #[arg(long, default_value_t = 0)]
+    pub fail_after: u64,
+    /// Keep every request body (for tests that inspect what the endpoint received).
+    #[arg(skip)]
+    pub record_requests: bool,
+}
+
+fn parse_tactic(s: &str) -> Result<Tactic, String> {
+    Tactic::from_name(s).ok_or_else(|| format!("unknown tactic `{s}` (boulware, linear, conceder)"))
+}
+
+impl Default for MockConfig {
+    /// The flags' defaults.
+    fn default() -> Self {
+        <MockConfig as clap::Parser>::parse_from(["mock"])
+    }
+}
+
+/// Counts of what the mock did.
+#[derive(Debug, Default)]
+pub struct MockStats {
+    pub requests: AtomicU64,
+    pub errors: AtomicU64,
+    pub rate_limited: AtomicU64,
+    pub hangs: AtomicU64,
+    pub malformed: AtomicU64,
+    pub garbage: AtomicU64,
+    /// Chat requests made from a judge rubric (also counted in `requests`).
+    pub judge_requests: AtomicU64,
+    /// Chat requests made from `annotate`'s thought template (also counted in `requests`),
+    /// and those answered unusably (`annotate_unusable_rate`).
+    pub annotate_requests: AtomicU64,
+    pub annotate_unusable: AtomicU64,
+    /// Requests to the reward-model routes (not counted in `requests`).
+    pub reward_model_requests: AtomicU64,
+    /// `{"authorization": header, "body": request}` per request, when `record_requests` is on.
+    pub bodies: Mutex<Vec<serde_json::Value>>,
+    /// Chat requests being answered now, and the most at once.
+    pub in_flight: AtomicU64,
+    pub peak_in_flight: AtomicU64,
+    /// Prompt tokens of chat requests and those served from the prefix cache (with
+    /// `prefix_cache_tokens` on).
+    pub prompt_tokens: AtomicU64,
+    pub cached_tokens: AtomicU64,
+    /// `GET /health` requests, and requests answered 503 because the mock was down.
+    pub health_checks: AtomicU64,
+    pub refused_down: AtomicU64,
+}
+
+/// A switch library users of [`MockServer`] hold: take the server down (every route answers
+/// 503, `/health` included, as a replica that died) and bring it back.
+#[derive(Debug, Default)]
+pub struct MockControl {
+    down: AtomicBool,
+}
+
+impl MockControl {
+    pub fn take_down(&self) {
+        self.down.store(true, Ordering::SeqCst);
+    }
+
+    pub fn bring_up(&self) {
+        self.down.store(false, Ordering::SeqCst);
+    }
+
+    pub fn is_down(&self) -> bool {
+        self.down.load(Ordering::SeqCst)
+    }
+}
+
+/// Counts a chat request in flight while it lives (a handler may be dropped mid-way).
+struct InFlight<'a>(&'a MockStats);
+
+impl<'a> InFlight<'a> {
+    fn enter(stats: &'a MockStats) -> Self {
+        let now = stats.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        stats.peak_in_flight.fetch_max(now, Ordering::SeqCst);
+        InFlight(stats)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+struct AppState {
+    config: MockConfig,
+    stats: Arc<MockStats>,
+    control: Arc<MockControl>,
+    prefix_cache: Option<PrefixCache>,
+    arrivals: Mutex<HashMap<u64, u64>>,
+    /// System prompts already read, by hash: a seat's prompt is the same every turn.
+    readings: BoundedCache<u64, Option<Arc<Reading>>>,
+}
+
+/// A running mock server.
+pub struct MockServer {
+    pub addr: SocketAddr,
+    pub stats: Arc<MockStats>,
+    /// Take the server down and bring it back.
+    pub control: Arc<MockControl>,
+    handle: tokio::task::JoinHandle<()>,
+}
+
+impl MockServer {
+    /// Bind to `addr` (use port 0 for a free port) and serve in the background.
+    pub async fn start(addr: SocketAddr, config: MockConfig) -> std::io::Result<MockServer> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let stats = Arc::new(MockStats::default());
+        let control = Arc::new(MockControl::default());
+        let app = router(config, stats.clone(), control.clone());
+        let handle = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(MockServer {
+            addr,
+            stats,
+            control,
+            handle,
+        })
+    }
+
+    /// The base URL to give players: `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn stop(self) {
+        self.handle.abort();
+    }
+}
+
+/// Serve until the process ends (the `dealgym mock` command).
+pub async fn serve(addr: SocketAddr, config: MockConfig) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!("mock endpoint on http://{}/v1", listener.local_addr()?);
+    let app = router(
+        config,
+        Arc::new(MockStats::default()),
+        Arc::new(MockControl::default()),
+    );
+    axum::serve(listener, app).await
+}
+
+fn router(config: MockConfig, stats: Arc<MockStats>, control: Arc<MockControl>) -> Router {
+    let state = Arc::new(AppState {
+        prefix_cache: PrefixCache::new(config.prefix_cache_tokens),
+        config,
+        stats,
+        control,
+        arrivals: Mutex::new(HashMap::new()),
+        readings: BoundedCache::new(4096),
+    });
+    Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/v1/models", get(models))
+        .route("/v1/completions", post(tokens::completions_route))
+        .route("/completion", post(tokens::completion_route))
+        .route("/tokenize", post(tokens::tokenize_route))
+        .route("/apply-template", post(tokens::apply_template_route))
+        .route("/pooling", post(judge::pooling_route))
+        .route("/v1/pooling", post(judge::pooling_route))
+        .route("/score", post(judge::score_route))
+        .route("/v1/score", post(judge::score_route))
+        .route("/reward", post(judge::plain_route))
+        .route("/health", get(health))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            when_down,
+        ))
+        .with_state(state)
+}
+
+async fn health(State(state): State<Arc<AppState>>) -> &'static str {
+    state.stats.health_checks.fetch_add(1, Ordering::Relaxed);
+    "ok"
+}
+
+/// A mock taken down answers every route with 503 (and counts it).
+async fn when_down(
+    State(state): State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if state.control.is_down() {
+        state.stats.refused_down.fetch_add(1, Ordering::Relaxed);
+        if request.uri().path() == "/health" {
+            state.stats.health_checks.fetch_add(1, Ordering::Relaxed);
+        }
+        return error(StatusCode::SERVICE_UNAVAILABLE, "mock replica is down");
+    }
+    next.run(request).await
+}
+
+async fn models() -> Json<serde_json::Value> {
+    Json(
+        json!({"object": "list", "data": [{"id": "mock", "object": "model", "owned_by": "dealgym"}]}),
+    )
+}
+
+#[derive(Deserialize)]
+struct ChatBody {
+    #[serde(default)]
+    model: Option<String>,
+    messages: Vec<Message>,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    logprobs: Option<bool>,
+    #[serde(default)]
+    return_token_ids: Option<bool>,
+}
+
+/// FNV-1a 64 of `bytes` (the digest the records use), as a number to draw from.
+fn fnv(bytes: &[u8]) -> u64 {
+    dealgym::digest::digest_bytes(bytes).0
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        Json(json!({"error": {"message": message, "type": "mock_error"}})),
+    )
+        .into_response()
+}
+
+async fn chat(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let config = &state.config;
+    let stats = &state.stats;
+    let served = stats.requests.fetch_add(1, Ordering::Relaxed) + 1;
+    if config.fail_after > 0 && served > config.fail_after {
+        state.control.take_down();
+        stats.refused_down.fetch_add(1, Ordering::Relaxed);
+        return error(StatusCode::SERVICE_UNAVAILABLE, "mock replica is down");
+    }
+    let _in_flight = InFlight::enter(stats);
+    let parsed: ChatBody = match serde_json::from_slice(&body) {
+        Ok(b) => b,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("invalid request: {e}")),
+    };
+    if config.record_requests {
+        let auth = headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        if let (Ok(value), Ok(mut bodies)) = (
+            serde_json::from_slice::<serde_json::Value>(&body),
+            stats.bodies.lock(),
+        ) {
+            bodies.push(json!({"authorization": auth, "body": value}));
+        }
+    }
+    let key = fnv(&body);
+    let (arrival, mut rng) = arrival(&state, &body);
+    let latency = config.latency_ms
+        + if config.jitter_ms > 0 {
+            rng.random_range(0..=config.jitter_ms)
+        } else {
+            0
+        };
+    let roll: f64 = rng.random();
+    let mut edge = 0.0;
+    let mut hit = |rate: f64| {
+        let lo = edge;
+        edge += rate;
+        roll >= lo && roll < edge
+    };
+    if hit(config.error_rate) {
+        stats.errors.fetch_add(1, Ordering::Relaxed);
+        sleep_ms(latency).await;
+        return error(StatusCode::INTERNAL_SERVER_ERROR, "injected server error");
+    }
+    if hit(config.rate_limit_rate) {
+        stats.rate_limited.fetch_add(1, Ordering::Relaxed);
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("0"));
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            headers,
+            Json(json!({"error": {"message": "injected rate limit"}})),
+        )
+            .into_response();
+    }
+    if hit(config.hang_rate) {
+        stats.hangs.fetch_add(1, Ordering::Relaxed);
+        sleep_ms(config.hang_ms).await;
+    }
+    let malformed = hit(config.malformed_rate);
+    let garbage = hit(config.garbage_rate);
+    sleep_ms(latency).await;
+    if malformed {
+        stats.malformed.fetch_add(1, Ordering::Relaxed);
+        return (StatusCode::OK, "{\"choices\": [ this is not json").into_response();
+    }
+    let judging = judge::is_judge_request(&parsed.messages);
+    if judging {
+        stats.judge_requests.fetch_add(1, Ordering::Relaxed);
+    }
+    let annotating = !judging && is_annotate_request(&parsed.messages);
+    let mut content = if annotating {
+        stats.annotate_requests.fetch_add(1, Ordering::Relaxed);
+        let unusable = rng.random::<f64>() < config.annotate_unusable_rate;
+        if unusable {
+            stats.annotate_unusable.fetch_add(1, Ordering::Relaxed);
+        }
+        let prompt: Vec<&str> = parsed.messages.iter().map(|m| m.content.as_str()).collect();
+        let prompt = prompt.join("\n");
+        thought(&prompt, fnv(prompt.as_bytes()), unusable)
+    } else if judging {
+        let prompt: Vec<&str> = parsed.messages.iter().map(|m| m.content.as_str()).collect();
+        if rng.random::<f64>() < config.judge_unreadable_rate {
+            judge::UNREADABLE_VERDICT.to_string()
+        } else {
+            judge::verdict(&prompt.join("\n"))
+        }
+    } else if garbage {
+        stats.garbage.fetch_add(1, Ordering::Relaxed);
+        "Sure! As an AI language model I would be happy to help you negotiate.".to_string()
+    } else {
+        match reading(&state, &parsed.messages) {
+            Some(reading) => respond_with(
+                &reading,
+                &parsed.messages,
+                config.tactic,
+                parsed.seed.unwrap_or(0),
+            ),
+            None => "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]"
+                .to_string(),
+        }
+    };
+    let reasoning = format!(
+        "Thinking about turn {} (seed {:?}).",
+        parsed.messages.len(),
+        parsed.seed
+    );
+    let mut message = json!({"role": "assistant"});
+    match config.think {
+        ThinkMode::None => {}
+        ThinkMode::Inline => content = format!("<think>{reasoning}</think>\n{content}"),
+        ThinkMode::Field => message["reasoning_content"] = json!(reasoning),
+    }
+    message["content"] = json!(content);
+    // With a prefix cache, prompts are counted in the mock's own tokenization (the one its
+    // token routes use); without, as a rough estimate (as records have always had it).
+    let (prompt_tokens, cached) = match &state.prefix_cache {
+        Some(cache) => {
+            let ids = tokenize(&render(&parsed.messages, MockTemplate::Chatml, true));
+            let cached = cache.serve(&ids);
+            let uncached = ids.len() as u64 - cached.min(ids.len() as u64);
+            stats
+                .prompt_tokens
+                .fetch_add(ids.len() as u64, Ordering::Relaxed);
+            stats.cached_tokens.fetch_add(cached, Ordering::Relaxed);
+            sleep_ms(uncached * config.prefill_us_per_token / 1000).await;
+            (ids.len(), Some(cached))
+        }
+        None => (
+            parsed
+                .messages
+                .iter()
+                .map(|m| m.content.len() / 4 + 4)
+                .sum(),
+            None,
+        ),
+    };
+    let words: Vec<&str> = content.split_whitespace().collect();
+    let mut choice = json!({"index": 0, "message": message, "finish_reason": "stop"});
+    let logprobs = config.logprobs || parsed.logprobs == Some(true);
+    let token_ids = parsed.return_token_ids == Some(true);
+    if logprobs {
+        let tokens: Vec<serde_json::Value> = words
+            .iter()
+            .map(|w| json!({"token": w, "logprob": -((fnv(w.as_bytes()) % 2000) as f64) / 1000.0}))
+            .collect();
+        choice["logprobs"] = json!({"content": tokens});
+    }
+    if logprobs || token_ids {
+        choice["token_ids"] = json!(words
+            .iter()
+            .map(|w| fnv(w.as_bytes()) % 50_000)
+            .collect::<Vec<_>>());
+    }
+    let mut response = json!({
+        "id": format!("mock-{key:016x}-{arrival}"),
+        "object": "chat.completion",
+        "created": 0,
+        "model": parsed.model.unwrap_or_else(|| "mock".into()),
+        "choices": [choice],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": words.len(), "total_tokens": prompt_tokens + words.len()},
+    });
+    if let Some(cached) = cached {
+        response["usage"]["prompt_tokens_details"] = json!({ "cached_tokens": cached });
+    }
+    if token_ids {
+        // As vLLM answers `return_token_ids`: the prompt's ids at the top level.
+        response["prompt_token_ids"] = json!(parsed
+            .messages
+            .iter()
+            .flat_map(|m| m.content.split_whitespace())
+            .map(|w| fnv(w.as_bytes()) % 50_000)
+            .collect::<Vec<_>>());
+    }
+    Json(response).into_response()
+}
+
+/// How many times this exact body has arrived (1 for the first) and the RNG for this
+/// arrival, seeded by (mock seed, body, arrival): a retried request draws afresh.
+fn arrival(state: &AppState, body: &[u8]) -> (u64, ChaCha8Rng) {
+    let key = fnv(body);
+    let n = {
+        let mut arrivals = state.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+        if arrivals.len() > 100_000 {
+            arrivals.clear();
+        }
+        let n = arrivals.entry(key).or_insert(0);
+        *n += 1;
+        *n
+    };
+    (
+        n,
+        ChaCha8Rng::seed_from_u64(mix(&[state.config.seed, key, n])),
+    )
+}
+
+fn arrival_rng(state: &AppState, body: &[u8]) -> ChaCha8Rng {
+    arrival(state, body).1
+}
+
+/// The reading of the chat's system prompt, from the cache when this seat was seen before.
+fn reading(state: &AppState, messages: &[Message]) -> Option<Arc<Reading>> {
+    let system = messages
+        .iter()
+        .find(|m| m.role == dealgym::game::MessageRole::System)?;
+    let key = fnv(system.content.as_bytes());
+    state
+        .readings
+        .get_or_insert_with(key, || read_prompt(&system.content).map(Arc::new))
+}
+
+async fn sleep_ms(ms: u64) {
+    if ms > 0 {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+}

@@ -1,0 +1,315 @@
+//! The mock endpoint's negotiator: it reads the system prompt dealgym rendered for its seat (the
+//! listed price and its own budget or cost, the items and its values, the issues and its
+//! weights), the offers so far in the chat, and answers like a time-dependent concession player,
+//! in the turn format the prompt asked for. It sees exactly what a model would see.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use dealgym::agents::concession::{candidates, Stance, Tactic};
+use dealgym::agents::speak;
+use dealgym::game::{Message, MessageRole};
+use dealgym::protocol::{
+    parse, Action, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace, Terms, TurnFormat,
+};
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("static regex")
+}
+
+static MAX_TURNS: LazyLock<Regex> = LazyLock::new(|| re(r"at most (\d+) turns"));
+static GRAMMAR: LazyLock<Regex> = LazyLock::new(|| re(r"\[SUBMIT_DEAL\] ([^\n—]+?) —"));
+static LISTED: LazyLock<Regex> = LazyLock::new(|| re(r"Listed price: \$([0-9.]+)"));
+static BUDGET: LazyLock<Regex> = LazyLock::new(|| re(r"Your budget is \$([0-9.]+)"));
+static COST: LazyLock<Regex> = LazyLock::new(|| re(r"The item cost you \$([0-9.]+)"));
+static ITEM_COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^- ([a-z]+): (\d+)$"));
+static ITEM_VALUE: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^- ([a-z]+): (\d+) per unit$"));
+static ISSUE_INT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?m)^- ([a-z]+): a whole number from (-?\d+) to (-?\d+)$"));
+static ISSUE_OPTIONS: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^- ([a-z]+): one of (.+)$"));
+static ISSUE_WEIGHT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?m)^- ([a-z]+) \(weight ([0-9.]+)\): (.+)$"));
+
+/// What the mock understood of its seat from the system prompt.
+#[derive(Debug, Clone)]
+pub struct Reading {
+    pub format: TurnFormat,
+    pub max_rounds: u32,
+    pub game: ReadGame,
+}
+
+/// The game as read from the prompt, in owned form.
+#[derive(Debug, Clone)]
+pub enum ReadGame {
+    Price {
+        stance: Stance,
+    },
+    Items {
+        items: Vec<ItemSpec>,
+        stance: Stance,
+    },
+    Issues {
+        issues: Vec<IssueSpec>,
+        stance: Stance,
+    },
+}
+
+impl ReadGame {
+    fn space(&self) -> TermSpace<'_> {
+        match self {
+            ReadGame::Price { .. } => TermSpace::Price,
+            ReadGame::Items { items, .. } => TermSpace::Items(items),
+            ReadGame::Issues { issues, .. } => TermSpace::Issues(issues),
+        }
+    }
+
+    fn stance(&self) -> &Stance {
+        match self {
+            ReadGame::Price { stance }
+            | ReadGame::Items { stance, .. }
+            | ReadGame::Issues { stance, .. } => stance,
+        }
+    }
+}
+
+/// `Google 1.00, Amazon 0.85` (after an optional `depends on the company: `) → name/value pairs.
+fn option_values(text: &str) -> Vec<(String, f64)> {
+    let list = text.split_once(": ").map(|(_, rest)| rest).unwrap_or(text);
+    list.split(", ")
+        .filter_map(|piece| {
+            let (name, value) = piece.trim().rsplit_once(' ')?;
+            Some((name.to_string(), value.parse().ok()?))
+        })
+        .collect()
+}
+
+fn number(r: &Regex, text: &str) -> Option<f64> {
+    r.captures(text).and_then(|c| c[1].parse().ok())
+}
+
+/// Read a system prompt. `None` when it is not one of dealgym's.
+pub fn read_prompt(system: &str) -> Option<Reading> {
+    let format = if system.contains("<thought>") {
+        TurnFormat::Xml
+    } else {
+        TurnFormat::Tagged
+    };
+    let max_rounds = number(&MAX_TURNS, system).map(|n| n as u32).unwrap_or(6);
+    let grammar = GRAMMAR
+        .captures(system)?
+        .get(1)?
+        .as_str()
+        .trim()
+        .to_string();
+    let game = if grammar.starts_with("price:") {
+        let listed = number(&LISTED, system)?;
+        let stance = match (number(&BUDGET, system), number(&COST, system)) {
+            (Some(budget), _) => Stance::price(true, listed, budget),
+            (None, Some(cost)) => Stance::price(false, listed, cost),
+            _ => return None,
+        };
+        ReadGame::Price { stance }
+    } else if grammar.contains("OPTION") {
+        read_issues(system)?
+    } else {
+        read_items(system)?
+    };
+    Some(Reading {
+        format,
+        max_rounds,
+        game,
+    })
+}
+
+fn read_items(system: &str) -> Option<ReadGame> {
+    let items: Vec<ItemSpec> = ITEM_COUNT
+        .captures_iter(system)
+        .filter_map(|c| {
+            Some(ItemSpec {
+                name: c[1].to_string(),
+                count: c[2].parse().ok()?,
+            })
+        })
+        .collect();
+    let values: Vec<u32> = items
+        .iter()
+        .map(|it| {
+            ITEM_VALUE
+                .captures_iter(system)
+                .find(|c| c[1] == it.name)
+                .and_then(|c| c[2].parse().ok())
+                .unwrap_or(1)
+        })
+        .collect();
+    if items.is_empty() {
+        return None;
+    }
+    let all = candidates(TermSpace::Items(&items), |terms| match terms {
+        Terms::Items(shares) => shares
+            .iter()
+            .zip(&values)
+            .map(|(x, v)| f64::from(x * v))
+            .sum(),
+        _ => 0.0,
+    });
+    let best = all.iter().map(|c| c.utility).fold(0.0, f64::max);
+    Some(ReadGame::Items {
+        stance: Stance::discrete(all, 0.3 * best),
+        items,
+    })
+}
+
+fn read_issues(system: &str) -> Option<ReadGame> {
+    // Public issue list: "- key: a whole number from A to B" / "- key: one of X, Y".
+    let mut issues: Vec<(usize, IssueSpec)> = Vec::new();
+    for c in ISSUE_INT.captures_iter(system) {
+        let at = c.get(0)?.start();
+        let range = IssueRange::Integer {
+            min: c[2].parse().ok()?,
+            max: c[3].parse().ok()?,
+        };
+        issues.push((
+            at,
+            IssueSpec {
+                key: c[1].to_string(),
+                label: c[1].to_string(),
+                range,
+            },
+        ));
+    }
+    for c in ISSUE_OPTIONS.captures_iter(system) {
+        let at = c.get(0)?.start();
+        let options = c[2].split(", ").map(|o| o.trim().to_string()).collect();
+        issues.push((
+            at,
+            IssueSpec {
+                key: c[1].to_string(),
+                label: c[1].to_string(),
+                range: IssueRange::Discrete { options },
+            },
+        ));
+    }
+    issues.sort_by_key(|(at, _)| *at);
+    let issues: Vec<IssueSpec> = issues.into_iter().map(|(_, s)| s).collect();
+    if issues.is_empty() {
+        return None;
+    }
+    // Private weights, read once: "- key (weight W): higher is better …" / "… Google 1.00, …".
+    struct Pref {
+        issue: usize,
+        weight: f64,
+        lower: bool,
+        joint_with: Option<usize>,
+        options: Vec<(String, f64)>,
+    }
+    let prefs: Vec<Pref> = ISSUE_WEIGHT
+        .captures_iter(system)
+        .filter_map(|c| {
+            let issue = issues.iter().position(|s| s.key == c[1])?;
+            let how = &c[3];
+            let joint_with = how
+                .strip_prefix("depends on the ")
+                .and_then(|r| r.split(':').next())
+                .and_then(|with| issues.iter().position(|s| s.key == with));
+            Some(Pref {
+                issue,
+                weight: c[2].parse().ok()?,
+                lower: how.starts_with("lower"),
+                joint_with,
+                options: option_values(how),
+            })
+        })
+        .collect();
+    let option_name = |i: usize, v: Option<&IssueValue>| match (&issues[i].range, v) {
+        (IssueRange::Discrete { options }, Some(IssueValue::Option(o))) => options.get(*o).cloned(),
+        _ => None,
+    };
+    let score = |values: &[IssueValue]| -> f64 {
+        let mut total = 0.0;
+        for p in &prefs {
+            let v = match (&issues[p.issue].range, values.get(p.issue)) {
+                (IssueRange::Integer { min, max }, Some(IssueValue::Number(x))) if max > min => {
+                    let up = (x - min) as f64 / (max - min) as f64;
+                    if p.lower {
+                        1.0 - up
+                    } else {
+                        up
+                    }
+                }
+                (IssueRange::Discrete { .. }, v) => {
+                    let mut name = option_name(p.issue, v).unwrap_or_default();
+                    if let Some(j) = p.joint_with {
+                        name = format!(
+                            "{name} at {}",
+                            option_name(j, values.get(j)).unwrap_or_default()
+                        );
+                    }
+                    p.options
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .map(|(_, v)| *v)
+                        .unwrap_or(0.0)
+                }
+                _ => 0.0,
+            };
+            total += p.weight * v;
+        }
+        100.0 * total
+    };
+    let all = candidates(TermSpace::Issues(&issues), |terms| match terms {
+        Terms::Issues(values) => score(values.as_slice()),
+        _ => 0.0,
+    });
+    let best = all.iter().map(|c| c.utility).fold(0.0, f64::max);
+    Some(ReadGame::Issues {
+        stance: Stance::discrete(all, 0.4 * best),
+        issues,
+    })
+}
+
+/// The mock's completion for a chat, or `None` when the prompt is not one of dealgym's. `seed`
+/// (the request's) breaks ties between deals of equal worth.
+pub fn respond(messages: &[Message], tactic: Tactic, seed: u64) -> Option<String> {
+    let system = messages.iter().find(|m| m.role == MessageRole::System)?;
+    Some(respond_with(
+        &read_prompt(&system.content)?,
+        messages,
+        tactic,
+        seed,
+    ))
+}
+
+/// The mock's completion for a chat whose system prompt was already read.
+pub fn respond_with(reading: &Reading, messages: &[Message], tactic: Tactic, seed: u64) -> String {
+    let space = reading.game.space();
+    let read = |m: &Message| parse(&m.content, space, None).action;
+    let own_offers: Vec<Terms> = messages
+        .iter()
+        .filter(|m| m.role == MessageRole::Assistant)
+        .filter_map(|m| match read(m) {
+            Some(Action::Submit(t)) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let t = messages
+        .iter()
+        .filter(|m| m.role == MessageRole::Assistant)
+        .count() as u32;
+    let offer = messages
+        .last()
+        .filter(|m| m.role == MessageRole::User)
+        .and_then(|m| match read(m) {
+            Some(Action::Submit(terms)) => Some(terms),
+            _ => None,
+        });
+    let decision = reading.game.stance().decide(
+        tactic,
+        t,
+        reading.max_rounds,
+        offer.as_ref(),
+        &own_offers,
+        seed,
+    );
+    speak(&decision, space, reading.format, t)
+}
