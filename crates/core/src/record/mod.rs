@@ -13,6 +13,7 @@ mod duplicates;
 mod files;
 mod reader;
 mod replay;
+mod tail;
 mod writer;
 
 use std::collections::BTreeMap;
@@ -33,6 +34,7 @@ pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate, Place, SeenEpisodes};
 pub use files::{Located, RecordFiles};
 pub use reader::{Line, ReadError, RecordReader, KEPT_BAD_LINES};
 pub use replay::{ReplayError, TemplateDiff};
+pub use tail::{cut_off_tail, read_appended, Tail, TailError};
 pub use writer::{lock_path, scan_existing, Existing, OutputLock, RecordWriter, WriteError};
 
 /// The record format version this build writes.

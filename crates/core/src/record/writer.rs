@@ -10,13 +10,13 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use super::duplicates::{Duplicates, EpisodeKey};
-use super::reader::{ReadError, RecordReader};
+use super::tail::{cut_off_tail, read_appended, TailError};
 use super::EpisodeRecord;
 
 /// A problem with the output file.
@@ -27,10 +27,10 @@ pub enum WriteError {
         file: String,
         source: std::io::Error,
     },
+    /// The file could not be read: I/O, or a bad line that is not the last
+    /// ([`read_appended`]'s rule).
     #[error(transparent)]
-    Read(ReadError),
-    #[error("{source}; it is not the last line, so it was not left by an interrupted run: fix or remove it")]
-    Corrupt { source: ReadError },
+    Read(#[from] TailError),
     #[error("{file} holds episodes of run {found}, not of this run ({expected}): resume with the same scenarios, players and seed, or write to another file")]
     OtherRun {
         file: String,
@@ -209,44 +209,25 @@ pub fn scan_existing(path: &Path, repair: bool) -> Result<Existing, WriteError> 
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(existing),
         Err(e) => return Err(io(e)),
     };
-    let mut good_end = 0u64;
-    {
-        let mut lines =
-            RecordReader::new(BufReader::new(&file), path.display().to_string()).read_as::<Ids>();
-        while let Some(line) = lines.next_line() {
-            let line = line.map_err(WriteError::Read)?;
-            match line.value {
-                Ok(ids) if line.terminated => {
-                    if !existing.runs.contains_key(&ids.run_id) {
-                        existing.run_order.push(ids.run_id.clone());
-                    }
-                    let run = existing.runs.entry(ids.run_id.clone()).or_default();
-                    if run.contains(&ids.episode_id) {
-                        let key = EpisodeKey {
-                            run_id: ids.run_id,
-                            episode_id: ids.episode_id,
-                        };
-                        let at = || format!("{}:{}", path.display(), line.number);
-                        existing.duplicates.add(&key, at);
-                    } else {
-                        run.insert(ids.episode_id);
-                    }
-                    good_end = line.end;
-                }
-                // A last line without its newline, or one that does not parse: an interrupted
-                // write.
-                _ if !line.terminated || lines.at_end().map_err(WriteError::Read)? => {
-                    existing.repaired = true;
-                    break;
-                }
-                Err(source) => return Err(WriteError::Corrupt { source }),
-                Ok(_) => unreachable!("a line with a newline after it is handled above"),
-            }
+    let name = path.display().to_string();
+    let tail = read_appended::<Ids>(&file, &name, |ids, number| {
+        if !existing.runs.contains_key(&ids.run_id) {
+            existing.run_order.push(ids.run_id.clone());
         }
-    }
-    if existing.repaired && repair {
-        file.set_len(good_end).map_err(io)?;
-        file.seek(SeekFrom::End(0)).map_err(io)?;
+        let run = existing.runs.entry(ids.run_id.clone()).or_default();
+        if run.contains(&ids.episode_id) {
+            let key = EpisodeKey {
+                run_id: ids.run_id,
+                episode_id: ids.episode_id,
+            };
+            existing.duplicates.add(&key, || format!("{name}:{number}"));
+        } else {
+            run.insert(ids.episode_id);
+        }
+    })?;
+    existing.repaired = tail.cut_off;
+    if repair {
+        cut_off_tail(&mut file, tail).map_err(io)?;
     }
     Ok(existing)
 }

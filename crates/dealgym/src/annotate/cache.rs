@@ -3,7 +3,7 @@
 //! model, the template's fingerprint and the prompt. A resumed or repeated annotation reads
 //! them back and asks the endpoint nothing it has answered before; another model or template
 //! never meets an answer it did not give. A line cut off by a kill is dropped (its prompt is
-//! asked again); failures are never cached.
+//! asked again), by the record files' rule ([`read_appended`]); failures are never cached.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::{Digest, Fnv1a64};
+use crate::record::{cut_off_tail, read_appended, TailError};
 
 /// The file in the cache directory.
 pub const ANSWERS_FILE: &str = "answers.jsonl";
@@ -26,12 +27,9 @@ pub enum CacheError {
         file: String,
         source: std::io::Error,
     },
-    #[error("{file}:{line}: not a cached answer ({message}); it is not the last line, so it was not left by a kill: fix or remove the file")]
-    Corrupt {
-        file: String,
-        line: usize,
-        message: String,
-    },
+    /// A line that is not a cached answer and not the last ([`read_appended`]'s rule).
+    #[error(transparent)]
+    Read(#[from] TailError),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -72,41 +70,17 @@ impl AnswerCache {
             file: dir.display().to_string(),
             source,
         })?;
-        let text = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(io(e)),
-        };
-        let mut answers = HashMap::new();
-        let mut good_end = 0;
-        let lines: Vec<&[u8]> = text.split_inclusive(|b| *b == b'\n').collect();
-        for (n, line) in lines.iter().enumerate() {
-            let last = n + 1 == lines.len();
-            let whole = line.ends_with(b"\n");
-            match serde_json::from_slice::<Entry>(line) {
-                Ok(entry) if whole => {
-                    answers.insert(entry.key, entry.reply);
-                    good_end += line.len();
-                }
-                _ if last => break,
-                Ok(_) => unreachable!("only the last line can lack its newline"),
-                Err(e) => {
-                    return Err(CacheError::Corrupt {
-                        file: path.display().to_string(),
-                        line: n + 1,
-                        message: e.to_string(),
-                    })
-                }
-            }
-        }
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(&path)
             .map_err(io)?;
-        if good_end < text.len() {
-            file.set_len(good_end as u64).map_err(io)?;
-        }
+        let mut answers = HashMap::new();
+        let tail = read_appended::<Entry>(&file, &path.display().to_string(), |entry, _| {
+            answers.insert(entry.key, entry.reply);
+        })?;
+        cut_off_tail(&mut file, tail).map_err(io)?;
         Ok(AnswerCache {
             answers: Mutex::new(answers),
             file: Mutex::new(file),
@@ -201,9 +175,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), whole, "repaired");
         std::fs::write(&path, format!("not json\n{whole}")).unwrap();
         let err = AnswerCache::open(&dir).unwrap_err().to_string();
-        assert!(
-            err.contains("answers.jsonl:1: not a cached answer"),
-            "{err}"
-        );
+        assert!(err.contains("answers.jsonl:1: field `(line)`"), "{err}");
+        assert!(err.contains("not the last line"), "{err}");
     }
 }
