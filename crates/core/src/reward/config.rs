@@ -239,6 +239,29 @@ pub enum JudgeMode {
     Turn,
 }
 
+/// How a reward service — the judge, the reward model — is called: what `[rewards.judge]` and
+/// `[rewards.reward_model]` both say, in one shape. The runtime turns it into its endpoint
+/// settings in one place (`dealgym::llm::EndpointSettings::for_service`), so the two tables
+/// cannot drift apart in how they are called. Each table keeps its own keys (and `deny`s
+/// unknown ones), which serde's `flatten` could not do.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServiceCall<'a> {
+    /// The URL called (a chat endpoint's base URL; a reward model's full URL).
+    pub url: &'a str,
+    pub model: &'a str,
+    pub api_key_env: Option<&'a str>,
+    pub timeout_s: f64,
+    pub retries: u32,
+    pub backoff_s: f64,
+}
+
+/// A reward service's defaults: per-call timeout (s), retries, first backoff (s) and cache
+/// size, the same for the judge and the reward model.
+pub const SERVICE_TIMEOUT_S: f64 = 60.0;
+pub const SERVICE_RETRIES: u32 = 2;
+pub const SERVICE_BACKOFF_S: f64 = 0.5;
+pub const SERVICE_CACHE: usize = 4096;
+
 /// `[rewards.judge]`: an LLM-as-judge at an OpenAI-compatible chat endpoint.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -276,12 +299,26 @@ impl Default for JudgeConfig {
             labels: BTreeMap::new(),
             temperature: 0.0,
             max_tokens: Some(512),
-            timeout_s: 60.0,
-            retries: 2,
-            backoff_s: 0.5,
-            cache: 4096,
+            timeout_s: SERVICE_TIMEOUT_S,
+            retries: SERVICE_RETRIES,
+            backoff_s: SERVICE_BACKOFF_S,
+            cache: SERVICE_CACHE,
             mode: JudgeMode::Episode,
             range: [0.0, 1.0],
+        }
+    }
+}
+
+impl JudgeConfig {
+    /// How the judge is called.
+    pub fn call(&self) -> ServiceCall<'_> {
+        ServiceCall {
+            url: &self.endpoint,
+            model: &self.model,
+            api_key_env: self.api_key_env.as_deref(),
+            timeout_s: self.timeout_s,
+            retries: self.retries,
+            backoff_s: self.backoff_s,
         }
     }
 }
@@ -336,10 +373,24 @@ impl Default for RewardModelConfig {
             model: None,
             api: RewardModelApi::Plain,
             api_key_env: None,
-            timeout_s: 60.0,
-            retries: 2,
-            backoff_s: 0.5,
-            cache: 4096,
+            timeout_s: SERVICE_TIMEOUT_S,
+            retries: SERVICE_RETRIES,
+            backoff_s: SERVICE_BACKOFF_S,
+            cache: SERVICE_CACHE,
+        }
+    }
+}
+
+impl RewardModelConfig {
+    /// How the reward model is called (no model name: the empty string).
+    pub fn call(&self) -> ServiceCall<'_> {
+        ServiceCall {
+            url: &self.url,
+            model: self.model.as_deref().unwrap_or_default(),
+            api_key_env: self.api_key_env.as_deref(),
+            timeout_s: self.timeout_s,
+            retries: self.retries,
+            backoff_s: self.backoff_s,
         }
     }
 }

@@ -23,8 +23,8 @@ mod turn;
 pub use combine::{combine_parts, enhance, episode_rewards, total, Combined, EpisodeRewards};
 pub use config::{
     Combine, Component, EnhanceConfig, JudgeConfig, JudgeMode, LengthConfig, LengthUnit,
-    RewardConfig, RewardKind, RewardModelConfig, RuleConfig, RuleTarget, StrategicConfig,
-    StrategicTurns, TurnReward,
+    RewardConfig, RewardKind, RewardModelConfig, RuleConfig, RuleTarget, ServiceCall,
+    StrategicConfig, StrategicTurns, TurnReward,
 };
 pub use rules::rule_scores;
 pub use terminal::terminal_rewards;

@@ -133,6 +133,23 @@ impl Default for EndpointSettings {
     }
 }
 
+impl EndpointSettings {
+    /// The settings of a reward service (the judge, the reward model): its URL, model, key,
+    /// timeout and retries, everything else as for any endpoint. The one place a
+    /// `[rewards.*]` table becomes endpoint settings.
+    pub fn for_service(call: crate::reward::ServiceCall<'_>) -> EndpointSettings {
+        EndpointSettings {
+            base_url: call.url.to_string(),
+            model: call.model.to_string(),
+            api_key_env: call.api_key_env.map(str::to_string),
+            timeout_s: call.timeout_s,
+            retries: call.retries,
+            backoff_s: call.backoff_s,
+            ..EndpointSettings::default()
+        }
+    }
+}
+
 /// Why a call failed, naming the endpoint.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LlmError {
@@ -579,6 +596,33 @@ pub fn http_client(max_idle_per_host: usize) -> Result<reqwest::Client, LlmError
 mod tests {
     use super::*;
     use crate::limits::MAX_SECONDS;
+
+    #[test]
+    fn a_reward_service_is_called_as_its_table_says_and_otherwise_as_any_endpoint() {
+        let judge = crate::reward::JudgeConfig {
+            endpoint: "http://judge/v1".into(),
+            model: "j".into(),
+            api_key_env: Some("KEY".into()),
+            timeout_s: 7.0,
+            retries: 5,
+            backoff_s: 0.25,
+            ..Default::default()
+        };
+        let s = EndpointSettings::for_service(judge.call());
+        assert_eq!(
+            (
+                s.base_url.as_str(),
+                s.model.as_str(),
+                s.api_key_env.as_deref()
+            ),
+            ("http://judge/v1", "j", Some("KEY"))
+        );
+        assert_eq!((s.timeout_s, s.retries, s.backoff_s), (7.0, 5, 0.25));
+        assert_eq!(s.backoff_max_s, EndpointSettings::default().backoff_max_s);
+        let rm = crate::reward::RewardModelConfig::default();
+        let s = EndpointSettings::for_service(rm.call());
+        assert_eq!((s.model.as_str(), s.timeout_s, s.retries), ("", 60.0, 2));
+    }
 
     #[test]
     fn a_client_is_refused_a_timeout_or_backoff_that_is_no_duration() {

@@ -23,16 +23,10 @@ impl JudgeClient {
     /// is an error here, not at the first call).
     pub fn new(http: reqwest::Client, config: &JudgeConfig) -> Result<JudgeClient, LlmError> {
         let settings = EndpointSettings {
-            base_url: config.endpoint.clone(),
-            model: config.model.clone(),
             temperature: Some(config.temperature),
             max_tokens: config.max_tokens,
             seed_policy: SeedPolicy::Fixed(0),
-            api_key_env: config.api_key_env.clone(),
-            timeout_s: config.timeout_s,
-            retries: config.retries,
-            backoff_s: config.backoff_s,
-            ..EndpointSettings::default()
+            ..EndpointSettings::for_service(config.call())
         };
         Ok(JudgeClient {
             client: LlmClient::new(http, settings)?,

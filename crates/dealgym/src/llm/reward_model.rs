@@ -25,15 +25,7 @@ impl RewardModelClient {
         http: reqwest::Client,
         config: &RewardModelConfig,
     ) -> Result<RewardModelClient, LlmError> {
-        let settings = EndpointSettings {
-            base_url: config.url.clone(),
-            model: config.model.clone().unwrap_or_default(),
-            api_key_env: config.api_key_env.clone(),
-            timeout_s: config.timeout_s,
-            retries: config.retries,
-            backoff_s: config.backoff_s,
-            ..EndpointSettings::default()
-        };
+        let settings = EndpointSettings::for_service(config.call());
         Ok(RewardModelClient {
             client: LlmClient::new(http, settings)?,
             config: config.clone(),
