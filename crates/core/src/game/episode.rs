@@ -159,6 +159,17 @@ pub struct Episode {
     regulation_notes: PerSeat<Option<String>>,
 }
 
+/// What [`Episode::step_all`] does with completions left once the episode has ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leftover {
+    /// Step them anyway: the first is an error (a record whose completions outlast its
+    /// episode is not this engine's).
+    Refuse,
+    /// Stop at the end and count them (`replay --verify` reports the difference field by
+    /// field instead).
+    Stop,
+}
+
 impl Episode {
     /// Start an episode with the built-in prompt templates.
     pub fn new(scenario: Arc<Scenario>, setup: Setup) -> Result<Episode, GameError> {
@@ -227,10 +238,30 @@ impl Episode {
         completions: impl IntoIterator<Item = Completion>,
     ) -> Result<Episode, GameError> {
         let mut episode = Episode::with_prompts(scenario, setup, prompts)?;
-        for c in completions {
-            episode.step(c)?;
-        }
+        episode.step_all(completions, Leftover::Refuse, |_| {})?;
         Ok(episode)
+    }
+
+    /// Step `completions` in order — the one loop every replay runs (`replay_with`, and a
+    /// record's `replay`, `replay_until_end` and `replay_observing`) — calling `before_step`
+    /// with the episode just before each is stepped. Where the episode ends before the
+    /// completions do, `leftover` says whether that is an error (the step after the end
+    /// fails) or where to stop. Answers how many completions were left unplayed.
+    pub fn step_all(
+        &mut self,
+        completions: impl IntoIterator<Item = Completion>,
+        leftover: Leftover,
+        mut before_step: impl FnMut(&Episode),
+    ) -> Result<usize, GameError> {
+        let mut completions = completions.into_iter();
+        for completion in completions.by_ref() {
+            if leftover == Leftover::Stop && self.outcome.is_some() {
+                return Ok(1 + completions.count());
+            }
+            before_step(self);
+            self.step(completion)?;
+        }
+        Ok(0)
     }
 
     pub fn scenario(&self) -> &Arc<Scenario> {

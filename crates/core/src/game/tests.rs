@@ -160,6 +160,31 @@ fn walk_away_ends_by_that_seat() {
 }
 
 #[test]
+fn completions_past_the_end_are_an_error_or_counted_as_the_replay_asks() {
+    let s = price();
+    let moves = || {
+        ["[SUBMIT_DEAL] price:120", "[WALK_AWAY]", "[TALK]", "[TALK]"]
+            .into_iter()
+            .map(|a| Completion::from(turn("…", a)))
+    };
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    let mut seen = Vec::new();
+    let left = e
+        .step_all(moves(), Leftover::Stop, |e| seen.push(e.turns().len()))
+        .unwrap();
+    assert_eq!((left, seen), (2, vec![0, 1]));
+    assert_eq!(e.outcome().unwrap().kind, OutcomeKind::WalkAway);
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    assert!(e.step_all(moves(), Leftover::Refuse, |_| {}).is_err());
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    assert_eq!(
+        e.step_all(moves().take(2), Leftover::Refuse, |_| {})
+            .unwrap(),
+        0
+    );
+}
+
+#[test]
 fn reject_loop_on_canonical_terms_not_raw_strings() {
     let s = casino();
     let config = EpisodeConfig {

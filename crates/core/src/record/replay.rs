@@ -10,7 +10,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::digest::Digest;
-use crate::game::{Episode, GameError, Prompts};
+use crate::game::{Episode, GameError, Leftover, Prompts};
 use crate::scenario::Scenario;
 
 use super::EpisodeRecord;
@@ -96,17 +96,7 @@ impl EpisodeRecord {
         scenario: &Arc<Scenario>,
         prompts: &Arc<Prompts>,
     ) -> Result<Episode, ReplayError> {
-        self.check_replay_inputs(scenario, prompts)?;
-        Episode::replay_with(
-            scenario.clone(),
-            self.setup.clone(),
-            prompts.clone(),
-            self.completions(),
-        )
-        .map_err(|source| ReplayError::Game {
-            episode: self.episode_id.clone(),
-            source,
-        })
+        self.replay_observing(scenario, prompts, |_| {})
     }
 
     /// Like [`EpisodeRecord::replay`], but where the engine ends the episode before the
@@ -120,14 +110,10 @@ impl EpisodeRecord {
         prompts: &Arc<Prompts>,
     ) -> Result<(Episode, usize), ReplayError> {
         let mut episode = self.checked_start(scenario, prompts)?;
-        let mut completions = self.completions();
-        for completion in completions.by_ref() {
-            episode.step(completion).map_err(|e| self.game_error(e))?;
-            if episode.outcome().is_some() {
-                break;
-            }
-        }
-        Ok((episode, completions.count()))
+        let left = episode
+            .step_all(self.completions(), Leftover::Stop, |_| {})
+            .map_err(|e| self.game_error(e))?;
+        Ok((episode, left))
     }
 
     /// [`EpisodeRecord::replay`], calling `before_step` with the episode just before each
@@ -139,13 +125,12 @@ impl EpisodeRecord {
         &self,
         scenario: &Arc<Scenario>,
         prompts: &Arc<Prompts>,
-        mut before_step: impl FnMut(&Episode),
+        before_step: impl FnMut(&Episode),
     ) -> Result<Episode, ReplayError> {
         let mut episode = self.checked_start(scenario, prompts)?;
-        for completion in self.completions() {
-            before_step(&episode);
-            episode.step(completion).map_err(|e| self.game_error(e))?;
-        }
+        episode
+            .step_all(self.completions(), Leftover::Refuse, before_step)
+            .map_err(|e| self.game_error(e))?;
         Ok(episode)
     }
 
