@@ -248,6 +248,10 @@ async fn a_dead_endpoint_marks_episodes_error_and_the_run_goes_on() {
     for r in &recs {
         assert_eq!(r.kind(), OutcomeKind::Error);
         assert_eq!(r.outcome.outcome.by, Some(Seat::Learner));
+        assert_eq!(
+            r.outcome.outcome.error_kind,
+            Some(dealgym::game::ErrorCause::Backend)
+        );
         assert!(
             r.outcome
                 .outcome

@@ -128,15 +128,11 @@ fn a_panic_inside_an_episode_is_an_error_record_counted_and_exit_70() {
     let records = read_log(&out);
     let failed: Vec<_> = records
         .iter()
-        .filter(|r| {
-            r.outcome
-                .outcome
-                .detail
-                .as_deref()
-                .is_some_and(|d| d.contains("internal error"))
-        })
+        .filter(|r| r.outcome.outcome.error_kind == Some(dealgym::game::ErrorCause::Internal))
         .collect();
     assert_eq!(failed.len(), 1, "{said}");
+    let line = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(line.matches(r#""error_kind":"internal""#).count(), 1);
     let record = failed[0];
     assert_eq!(record.episode_id, "g1-m2");
     assert_eq!(record.outcome.outcome.kind.name(), "error");

@@ -9,7 +9,7 @@ use crate::protocol::constraint::ConstraintCheck;
 use crate::protocol::{self, render_action, render_forwarded, Action, Parsed, TurnError};
 use crate::scenario::Scenario;
 
-use super::outcome::{self, Outcome, OutcomeKind};
+use super::outcome::{self, ErrorCause, Outcome, OutcomeKind};
 use super::prompt::{PromptError, Prompts};
 use super::rules::{self, Move, Offer, RegulationEvent};
 use super::setup::Setup;
@@ -469,11 +469,24 @@ impl Episode {
         seat: Seat,
         message: impl Into<String>,
     ) -> Result<&Outcome, GameError> {
+        self.fail(seat, Some(ErrorCause::Backend), message)
+    }
+
+    /// End the episode as an `error` of `kind` while `seat` was to move (`None`: a record
+    /// older than [`Outcome::error_kind`], replayed as it was written).
+    pub fn fail(
+        &mut self,
+        seat: Seat,
+        kind: Option<ErrorCause>,
+        message: impl Into<String>,
+    ) -> Result<&Outcome, GameError> {
         if let Some(o) = &self.outcome {
             return Err(GameError::Finished(o.kind.name()));
         }
         self.finish(OutcomeKind::Error, Some(seat), None, Some(message.into()));
-        Ok(self.outcome.as_ref().expect("just set"))
+        let outcome = self.outcome.as_mut().expect("just set");
+        outcome.error_kind = kind;
+        Ok(outcome)
     }
 
     fn finish(
@@ -495,6 +508,7 @@ impl Episode {
             utility,
             rho,
             detail,
+            error_kind: None,
         });
     }
 

@@ -16,7 +16,7 @@ pub use crate::vocab::{Drift, Message, MessageRole, PerSeat, Seat, TurnTokens};
 pub use episode::{
     token_sequence, visible_text, Annotation, Completion, Episode, GameError, Leftover, Step, Turn,
 };
-pub use outcome::{deal_utilities, seat_values, Outcome, OutcomeKind};
+pub use outcome::{deal_utilities, seat_values, ErrorCause, Outcome, OutcomeKind};
 pub use prompt::{PromptError, Prompts};
 pub use rules::{standing_after, Move, Offer, RegulationEvent};
 pub use setup::{

@@ -68,6 +68,22 @@ pub struct Outcome {
     /// `reject_loop`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// What an `error` ending's error was: the endpoint's (`backend`) or a bug in dealgym
+    /// (`internal`), so a user filtering errors never mistakes one for the other. Absent on
+    /// other endings, and on error records older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorCause>,
+}
+
+/// The cause of an `error` ending ([`Outcome::error_kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCause {
+    /// A player's endpoint failed (after its retries): a property of the run's backends.
+    Backend,
+    /// The code playing the episode panicked: a bug in dealgym, counted apart, and the
+    /// command's exit status says so.
+    Internal,
 }
 
 /// Each seat's utility for a deal written from the learner's side (the opponent reads it

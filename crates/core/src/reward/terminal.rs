@@ -65,6 +65,7 @@ mod tests {
             utility: PerSeat::new(0.0, 0.0),
             rho: PerSeat::new(rho.0, rho.1),
             detail: None,
+            error_kind: None,
         }
     }
 

@@ -241,7 +241,7 @@ pub fn check_record(
         if let Some(seat) = record.outcome.outcome.by {
             let detail = record.outcome.outcome.detail.clone().unwrap_or_default();
             episode
-                .fail_backend(seat, detail)
+                .fail(seat, record.outcome.outcome.error_kind, detail)
                 .map_err(|source| ReplayError::Game {
                     episode: record.episode_id.clone(),
                     source,

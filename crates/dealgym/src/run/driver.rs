@@ -13,8 +13,8 @@ use super::rewarding::Rewarding;
 use crate::agents::{PersonaConfig, Played, Player, PlayerError, TurnContext};
 use crate::digest::Digest;
 use crate::game::{
-    Episode, EpisodeConfig, EpisodeSeed, GameError, PerSeat, Persona, Prompts, Seat, Setup,
-    SetupError, Step,
+    Episode, EpisodeConfig, EpisodeSeed, ErrorCause, GameError, PerSeat, Persona, Prompts, Seat,
+    Setup, SetupError, Step,
 };
 use crate::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
 use crate::reward::RewardConfig;
@@ -472,10 +472,11 @@ fn internal_error_record(
         Some(logged) => Driver::with_setup(kit, planned, logged.setup.clone())?,
     };
     let seat = driver.to_move().unwrap_or(Seat::Learner);
-    if let Err(source) = driver
-        .episode
-        .fail_backend(seat, format!("{INTERNAL_ERROR}: {message}"))
-    {
+    if let Err(source) = driver.episode.fail(
+        seat,
+        Some(ErrorCause::Internal),
+        format!("{INTERNAL_ERROR}: {message}"),
+    ) {
         return Err(driver.game_error(source));
     }
     let mut record = driver.into_record()?;
