@@ -250,7 +250,8 @@ fn replay_command(flags: &ReplayFlags) -> Result<()> {
             }
         }
         replay::Mode::Branch(options) => {
-            let summary = runtime()?.block_on(replay::branch(&options))?;
+            let stop = || Stop::on_signals(options.run.grace);
+            let summary = runtime()?.block_on(async { replay::branch(&options, stop()).await })?;
             eprintln!(
                 "{}: {} branches of {} episodes written to {}",
                 summary.run_id,

@@ -628,14 +628,17 @@ async fn a_peoples_stopped_dialogue_is_continued_past_where_they_stopped() {
         dir.join("branches.jsonl"),
     );
     run.progress = false;
-    let branched = dealgym::replay::branch(&BranchOptions {
-        files: vec![dir.join("longer.jsonl")],
-        episode: None,
-        scenarios: Vec::new(),
-        prefix: 2,
-        run,
-        on_duplicate: Default::default(),
-    })
+    let branched = dealgym::replay::branch(
+        &BranchOptions {
+            files: vec![dir.join("longer.jsonl")],
+            episode: None,
+            scenarios: Vec::new(),
+            prefix: 2,
+            run,
+            on_duplicate: Default::default(),
+        },
+        std::future::pending::<()>(),
+    )
     .await
     .unwrap();
     let branches = read_log(&dir.join("branches.jsonl"));

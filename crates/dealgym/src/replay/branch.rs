@@ -1,9 +1,13 @@
 //! `replay --branch-from N`: continue logged episodes with new players. For each record, the
-//! first N turns (attempts, in record order) are fed to run's [`Driver`] from the log
-//! ([`Driver::feed_prefix`], the loop `run --prefixes` shares), under the
-//! record's own setup (roles, first mover, regulation, personas, rules) and templates; then the
-//! driver asks the new players for the rest ([`Driver::play_local`]). G branches of one prefix
-//! are one GRPO group: they share the prefix and differ in their sampling seeds.
+//! first N turns (attempts, in record order) are fed to run's [`Driver`](crate::run::Driver)
+//! from the log, under the record's own setup (roles, first mover, regulation, personas,
+//! rules) and templates; then the new players play the rest. G branches of one prefix are one
+//! GRPO group: they share the prefix and differ in their sampling seeds.
+//!
+//! A branch is a plan made from logged prefixes ([`LoggedPrefix::branch`]), played as every
+//! run is ([`play_plan`]): by the one executor, with `--resume`, stopping on signals and a
+//! progress bar. `run --prefixes` plans its prefixes the same way; what sets a branch apart is
+//! that it keeps the record's seats and rules and names its episodes after their parent.
 //!
 //! Ids: the group of the branches of episode E after N turns is `E.bN`
 //! ([`branch_group_id`]), its members `E.bN-m0`, `E.bN-m1`, …; each record names its parent
@@ -14,15 +18,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::task::JoinSet;
-
-use super::{create_out, Error, Located, Records};
-use crate::digest::Digest;
+use super::{Error, Located, Records};
 use crate::game::{mix, EpisodeSeed, OutcomeKind};
-use crate::record::{Duplicates, EpisodeRecord, OnDuplicate, Parent, RecordWriter};
-use crate::run::ScenarioSource;
-use crate::run::{build_kit, Driver, EpisodeError, EpisodeKit, PlannedEpisode, RunOptions};
-use crate::scenario::Scenario;
+use crate::record::{Duplicates, OnDuplicate};
+use crate::run::{
+    build_kit, play_plan, LoggedPrefix, PlannedEpisode, RunOptions, RunSummary, ScenarioSource,
+    Stop,
+};
 
 /// What `--branch-from` does.
 #[derive(Debug, Clone)]
@@ -43,7 +45,7 @@ pub struct BranchOptions {
 }
 
 /// What `--branch-from` did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct BranchSummary {
     pub run_id: String,
     /// Episodes branched.
@@ -51,6 +53,8 @@ pub struct BranchSummary {
     pub written: usize,
     /// Records skipped as duplicates (`--duplicates skip`).
     pub duplicates: Duplicates,
+    /// The run that played the branches: planned, already there (`--resume`), stopped, …
+    pub run: RunSummary,
 }
 
 /// The group id of the branches of `parent_episode` after `prefix` turns.
@@ -59,18 +63,20 @@ pub fn branch_group_id(parent_episode: &str, prefix: usize) -> String {
 }
 
 /// Branch every record of `options.files` (or `options.episode`), writing each branch as it
-/// ends. A record with fewer than N turns, or whose first N turns already end it, stops the
-/// command with an error naming the episode.
-pub async fn branch(options: &BranchOptions) -> Result<BranchSummary, Error> {
+/// ends, stopping as `stop` says. A record with fewer than N turns, or whose first N turns
+/// already end it, stops the command with an error naming the episode.
+pub async fn branch<'s>(
+    options: &BranchOptions,
+    stop: impl Into<Stop<'s>>,
+) -> Result<BranchSummary, Error> {
     let run = &options.run;
     run.check()?;
     let prefix_word = format!("branch-from:{}", options.prefix);
     let kit = Arc::new(build_kit(run, ["branch", prefix_word.as_str()])?);
     let mut scenarios = ScenarioSource::new(&options.scenarios)?;
-    let mut writer = create_out(&run.out)?;
-    let mut tasks: JoinSet<Result<EpisodeRecord, Error>> = JoinSet::new();
     let mut first_run: Option<String> = None;
     let mut parents = 0;
+    let mut planned = Vec::new();
     let mut records = Records::open(
         &options.files,
         options.episode.as_deref(),
@@ -94,25 +100,25 @@ pub async fn branch(options: &BranchOptions) -> Result<BranchSummary, Error> {
         let scenario = scenarios.checked(record)?;
         record.check_replay_inputs(&scenario, &kit.prompts)?;
         let scenario_digest = record.scenario_digest.unwrap_or_else(|| scenario.digest());
-        let parent = Arc::new(located);
-        for member in 0..run.group_size {
-            while tasks.len() >= run.concurrency {
-                write_next(&mut tasks, &mut writer).await?;
-            }
-            tasks.spawn(branch_one(
-                kit.clone(),
-                parent.clone(),
-                scenario.clone(),
-                scenario_digest,
-                options.prefix,
-                run.seed,
-                member,
-            ));
-        }
+        run.check_plan_size(parents + 1, "episodes to branch", 1)?;
+        let group = mix(&[
+            record.seeds.run,
+            record.seeds.group,
+            record.seeds.member,
+            options.prefix as u64,
+        ]);
+        let prefix = Arc::new(LoggedPrefix::branch(located.record, options.prefix));
+        planned.extend((0..run.group_size).map(|member| PlannedEpisode {
+            scenario: scenario.clone(),
+            scenario_digest,
+            seeds: EpisodeSeed {
+                run: run.seed,
+                group,
+                member: u64::from(member),
+            },
+            prefix: Some(prefix.clone()),
+        }));
         parents += 1;
-    }
-    while !tasks.is_empty() {
-        write_next(&mut tasks, &mut writer).await?;
     }
     if let (Some(id), 0) = (&options.episode, parents) {
         return Err(Error::NoSuchEpisode {
@@ -120,11 +126,13 @@ pub async fn branch(options: &BranchOptions) -> Result<BranchSummary, Error> {
             files: super::list_files(&options.files),
         });
     }
+    let summary = play_plan(run, kit, planned, stop).await?;
     Ok(BranchSummary {
-        run_id: kit.run_id.clone(),
+        run_id: summary.run_id.clone(),
         parents,
-        written: writer.written(),
+        written: summary.written,
         duplicates: records.duplicates().clone(),
+        run: summary,
     })
 }
 
@@ -150,77 +158,4 @@ fn check_prefix(located: &Located, prefix: usize) -> Result<(), Error> {
         });
     }
     Ok(())
-}
-
-async fn write_next(
-    tasks: &mut JoinSet<Result<EpisodeRecord, Error>>,
-    writer: &mut RecordWriter,
-) -> Result<(), Error> {
-    match tasks.join_next().await {
-        Some(Ok(record)) => {
-            writer.write(&record?)?;
-            Ok(())
-        }
-        Some(Err(e)) => Err(Error::Options(format!("a branch task failed: {e}"))),
-        None => Ok(()),
-    }
-}
-
-/// One branch: the parent's first `prefix` completions fed through the driver, then the kit's
-/// players to the end.
-async fn branch_one(
-    kit: Arc<EpisodeKit>,
-    parent: Arc<Located>,
-    scenario: Arc<Scenario>,
-    scenario_digest: Digest,
-    prefix: usize,
-    seed: u64,
-    member: u32,
-) -> Result<EpisodeRecord, Error> {
-    let record = &parent.record;
-    let group = branch_group_id(&record.episode_id, prefix);
-    let seeds = EpisodeSeed {
-        run: seed,
-        group: mix(&[
-            record.seeds.run,
-            record.seeds.group,
-            record.seeds.member,
-            prefix as u64,
-        ]),
-        member: u64::from(member),
-    };
-    let planned = PlannedEpisode {
-        scenario,
-        scenario_digest,
-        seeds,
-        prefix: None,
-    };
-    let mut driver = Driver::with_setup(kit, planned, record.setup.to_continue(prefix, None))?;
-    match driver.feed_prefix(record, prefix) {
-        Err(EpisodeError::PrefixEnds { prefix, kind, .. }) => {
-            return Err(Error::PrefixEnds {
-                episode: record.episode_id.clone(),
-                at: parent.at(),
-                prefix,
-                kind,
-            })
-        }
-        fed => fed?,
-    }
-    if let Some(seat) = driver.play_local().await? {
-        return Err(EpisodeError::Unfed {
-            scenario: record.scenario_id.clone(),
-            seat,
-        }
-        .into());
-    }
-    let mut branched = driver.into_rewarded_record().await?;
-    branched.episode_id = format!("{group}-m{member}");
-    branched.group_id = group;
-    branched.parent = Some(Parent {
-        run_id: record.run_id.clone(),
-        episode_id: record.episode_id.clone(),
-        prefix_turns: prefix,
-    });
-    Ok(branched)
 }

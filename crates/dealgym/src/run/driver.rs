@@ -375,8 +375,8 @@ pub async fn play(
     kit: Arc<EpisodeKit>,
     planned: PlannedEpisode,
 ) -> Result<EpisodeRecord, EpisodeError> {
-    let prefix = planned.prefix.clone();
-    let mut driver = match &prefix {
+    let named = planned.clone();
+    let mut driver = match &named.prefix {
         None => Driver::start(kit, planned)?,
         Some(logged) => {
             let mut driver = Driver::with_setup(kit, planned, logged.setup.clone())?;
@@ -385,7 +385,7 @@ pub async fn play(
         }
     };
     #[cfg(debug_assertions)]
-    injected_panic(&driver.seeds().episode_id());
+    injected_panic(&named.episode_id());
     if let Some(seat) = driver.play_local().await? {
         return Err(EpisodeError::Unfed {
             scenario: driver.episode().scenario().id.clone(),
@@ -393,9 +393,7 @@ pub async fn play(
         });
     }
     let mut record = driver.into_rewarded_record().await?;
-    if let Some(logged) = prefix {
-        record.parent = Some(logged.parent());
-    }
+    named.name(&mut record);
     Ok(record)
 }
 
@@ -466,8 +464,8 @@ fn internal_error_record(
     planned: PlannedEpisode,
     message: &str,
 ) -> Result<EpisodeRecord, EpisodeError> {
-    let prefix = planned.prefix.clone();
-    let mut driver = match &prefix {
+    let named = planned.clone();
+    let mut driver = match &named.prefix {
         None => Driver::start(kit, planned)?,
         Some(logged) => Driver::with_setup(kit, planned, logged.setup.clone())?,
     };
@@ -481,9 +479,7 @@ fn internal_error_record(
     }
     let mut record = driver.into_record()?;
     record.outcome.outcome.by = None;
-    if let Some(logged) = prefix {
-        record.parent = Some(logged.parent());
-    }
+    named.name(&mut record);
     Ok(record)
 }
 

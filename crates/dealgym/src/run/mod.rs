@@ -138,7 +138,25 @@ pub async fn run<'s>(
             (build_kit(options, words)?, plan.planned, Some(plan.report))
         }
     };
-    let kit = Arc::new(kit);
+    let mut summary = play_plan(options, Arc::new(kit), planned, stop).await?;
+    summary.prefixes = prefixes;
+    summary.selection = selection;
+    summary.elapsed = started.elapsed();
+    Ok(summary)
+}
+
+/// Play a plan whose episodes share `kit` — a run's, a prefix run's, a branch's — as every
+/// run is played: the output opened for this run id (refused if another run's; with
+/// `--resume`, what it holds is skipped and a cut-off last line repaired), the shard taken,
+/// then the one executor ([`execute`]) with its progress bar, writing each record as it ends
+/// and stopping as `stop` says.
+pub async fn play_plan<'s>(
+    options: &RunOptions,
+    kit: Arc<EpisodeKit>,
+    planned: Vec<PlannedEpisode>,
+    stop: impl Into<Stop<'s>>,
+) -> Result<RunSummary, RunError> {
+    let started = std::time::Instant::now();
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
     let whole_plan = planned.len();
     let planned = match &options.shard {
@@ -170,8 +188,8 @@ pub async fn run<'s>(
         duplicates: existing.duplicates.clone(),
         elapsed: started.elapsed(),
         replicas: SeatReplicas::of(&kit),
-        prefixes,
-        selection,
+        prefixes: None,
+        selection: Selection::default(),
     })
 }
 

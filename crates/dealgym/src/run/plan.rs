@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use crate::digest::Digest;
 use crate::game::EpisodeSeed;
+use crate::record::EpisodeRecord;
 use crate::scenario::Scenario;
 
 use super::prefix::LoggedPrefix;
@@ -32,8 +33,28 @@ pub struct PlannedEpisode {
 }
 
 impl PlannedEpisode {
+    /// The episode's id: `{group}-m{member}`.
     pub fn episode_id(&self) -> String {
-        self.seeds.episode_id()
+        format!("{}-m{}", self.group_id(), self.seeds.member)
+    }
+
+    /// The episode's GRPO group: the plan's `g{G}`, or the name its logged prefix gives its
+    /// continuations (a branch's `E.bN`).
+    pub fn group_id(&self) -> String {
+        match self.prefix.as_ref().and_then(|p| p.group.as_ref()) {
+            Some(group) => group.clone(),
+            None => self.seeds.group_id(),
+        }
+    }
+
+    /// Name `record` (played from this plan entry) as the plan does: its ids and, for a
+    /// continuation, its parent. The one place a played record gets the plan's names.
+    pub fn name(&self, record: &mut EpisodeRecord) {
+        record.episode_id = self.episode_id();
+        record.group_id = self.group_id();
+        if let Some(logged) = &self.prefix {
+            record.parent = Some(logged.parent());
+        }
     }
 }
 

@@ -199,6 +199,9 @@ pub struct LoggedPrefix {
     pub record: Arc<EpisodeRecord>,
     pub turns: usize,
     pub setup: Setup,
+    /// The GRPO group its continuations form, where the prefix names it (a branch's
+    /// `E.bN`); `None`: the plan's `g{G}`.
+    pub group: Option<String>,
 }
 
 impl LoggedPrefix {
@@ -253,7 +256,23 @@ impl LoggedPrefix {
             record,
             turns,
             setup,
+            group: None,
         })
+    }
+
+    /// A branch of `record` after its first `turns` turns (`replay --branch-from`): the
+    /// record's own setup — seats, first mover, corrections and turn cap as logged — played on
+    /// by new players from there, the branches forming group `E.bN`
+    /// ([`crate::replay::branch_group_id`]). The caller has checked the prefix leaves the
+    /// episode open.
+    pub fn branch(record: impl Into<Arc<EpisodeRecord>>, turns: usize) -> LoggedPrefix {
+        let record = record.into();
+        LoggedPrefix {
+            setup: record.setup.to_continue(turns, None),
+            group: Some(crate::replay::branch_group_id(&record.episode_id, turns)),
+            record,
+            turns,
+        }
     }
 
     /// What the continuing episode's record names as its parent.
