@@ -9,8 +9,8 @@
 # If crates.io cannot be reached it prints one "SKIPPED: docs book: <why>" line and exits 0 —
 # the network never fails CI, and never passes silently. Then it builds the book and exits 1
 # when a chapter of src/SUMMARY.md is missing, an {{#include}} names a missing file or anchor,
-# a link between chapters or to a file of the book is broken (linkcheck2; a link's #heading is
-# not checked), or a relative link of README.md (which lives outside the book) names no file.
+# a link between chapters or to a file of the book is broken (linkcheck2), a link's #heading is
+# not on its page, or a relative link of README.md (which lives outside the book) names no file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -71,6 +71,22 @@ if [ "$status" -ne 0 ] || sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -qE '^ *ERROR 
   echo "book: the book did not build, or a link or an include is broken (above)" >&2
   exit 1
 fi
+
+# linkcheck2 checks that a linked page exists, not its #heading: check each fragment against
+# the ids of the built page (a heading renamed breaks the links to it).
+for page in $(cd docs/src && find . -name '*.md' ! -name SUMMARY.md | sed 's|^\./||'); do
+  html=docs/book/html/${page%.md}.html
+  while IFS= read -r href; do
+    file=${href%%#*}
+    fragment=${href#*#}
+    target=$html
+    [ -n "$file" ] && target="$(dirname "$html")/$file"
+    if [ -f "$target" ] && ! grep -q "id=\"$fragment\"" "$target"; then
+      echo "docs/src/$page: broken link: $href (no such heading)" >&2
+      exit 1
+    fi
+  done < <(grep -oE 'href="[^":]*#[^"]+"' "$html" | sed -E 's/^href="(.*)"$/\1/')
+done
 
 # An {{#include FILE:NAME}} of an anchor FILE lacks includes nothing, silently: each must be there.
 while IFS= read -r found; do
