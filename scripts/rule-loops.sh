@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # How often the built-in rule players end an episode by repeating themselves: per family, the
-# share of episodes that end as `reject_loop` with a `rule:` seat as `outcome.by` (README,
-# "Running negotiations"). Two evals over the first N scenarios of every family: every rule
+# share of episodes that end as `reject_loop` with a `rule:` seat as `outcome.by` (docs/src/guide/rule-players.md,
+# "Rule players"). Two evals over the first N scenarios of every family: every rule
 # against every rule (itself included, both seatings), and the mock learner (`dealgym mock`)
 # against each rule (both seatings).
 # Usage: scripts/rule-loops.sh [N] [DIR]   (default: 30 scenarios per family, /tmp/rule-loops)

@@ -2,7 +2,7 @@
 //! included, in both seatings), and the mock endpoint's negotiator against each rule. A rule
 //! player concedes rather than propose the same terms again, so it almost never ends an episode
 //! by repeating itself (`reject_loop` with its seat as `outcome.by`); before it did so in 56 %
-//! of the CaSiNo episodes of such an eval (README, "Running negotiations").
+//! of the CaSiNo episodes of such an eval (docs/src/guide/rule-players.md).
 
 use crate::common;
 

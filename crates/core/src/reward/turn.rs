@@ -73,7 +73,7 @@ pub fn length_reward(length: usize, config: &LengthConfig) -> f64 {
 /// WALK_AWAY; 0 for anything else (REJECT, TALK, a turn that could not be used). ρ is the
 /// scenario's own ([`bargained_ratio`]): own points / max points on items, u / max u on issues,
 /// and on price tasks the seat's share of the spread |B − C| at the proposed price
-/// (docs/decisions.md, "Per-turn points on price tasks").
+/// (docs/src/decisions/rewards.md, "Per-turn points on price tasks").
 ///
 /// `accepted` is the accepted offer's terms from the mover's side (for an ACCEPT).
 pub fn points_reward(

@@ -2,7 +2,7 @@
 //! episode (or per seat and turn), in the shape a trainer loads as it is — conversational SFT
 //! (`messages`), TRL prompt/completion (`prompt-completion`), verl's `AgentLoopOutput`
 //! (`verl`), TRL's `rollout_func` output (`trl-rollout`) and Tinker transitions (`tinker`).
-//! `docs/export.md` documents every field.
+//! `docs/src/guide/export.md` documents every field.
 //!
 //! Streaming in two passes, so memory does not grow with the records: the first pass reads
 //! only each record's group, roles and rewards into per-group moments (`groups.rs`); the second
@@ -99,7 +99,7 @@ pub struct ExportFlags {
     /// Record files (JSONL, as `dealgym run` writes them), read in the order given.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The trainer format (docs/export.md): messages, prompt-completion, verl, trl-rollout or
+    /// The trainer format (docs/src/guide/export.md): messages, prompt-completion, verl, trl-rollout or
     /// tinker. The last three need token-exact records.
     #[arg(long, value_enum)]
     pub format: Format,

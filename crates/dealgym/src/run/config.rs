@@ -317,7 +317,7 @@ impl RunOptions {
 /// format_retries = 1
 /// regulate_opponent = true
 ///
-/// [rewards]                 # DESIGN §5; README "Rewards"
+/// [rewards]                 # DESIGN §5; docs/src/guide/rewards.md
 /// kind = "threshold"        # terminal reward: "surplus" (default) or "threshold"
 /// tau = 0.4                 # threshold τ; gamma = 0.5 is −γ below it; psi = 1.0 the forfeit −ψ
 /// combine = "sum"           # "sum" (Σ weight · component) or "enhance" (see [rewards.enhance])
@@ -795,17 +795,40 @@ mod tests {
         assert!(c.players.contains_key("qwen"));
     }
 
+    /// Every TOML example of the README and the book is a config this build reads (a
+    /// `[players]`-only fragment included): docs whose examples drift fail here.
     #[test]
-    fn the_readme_example_config_is_valid() {
-        let readme = include_str!("../../../../README.md");
-        let block = readme
-            .split("```toml\n")
-            .nth(1)
-            .and_then(|rest| rest.split("```").next())
-            .expect("the README has a TOML example");
-        let c: FileConfig = toml::from_str(block).unwrap_or_else(|e| panic!("README config: {e}"));
-        c.personas.validate().unwrap();
-        assert!(c.players.contains_key("qwen"));
+    fn every_toml_example_of_the_readme_and_the_book_is_a_valid_config() {
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+        let mut pages = vec![root.join("README.md")];
+        let mut dirs = vec![root.join("docs/src")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "md") {
+                    pages.push(path);
+                }
+            }
+        }
+        let mut examples = 0;
+        for page in &pages {
+            let text = std::fs::read_to_string(page).unwrap();
+            for block in text.split("```toml\n").skip(1) {
+                let block = block.split("```").next().unwrap();
+                let c: FileConfig = toml::from_str(block)
+                    .unwrap_or_else(|e| panic!("{}: a TOML example: {e}\n{block}", page.display()));
+                c.personas.validate().unwrap();
+                examples += 1;
+            }
+        }
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        assert!(
+            readme.contains("```toml\n[players.qwen]"),
+            "the README's example"
+        );
+        assert!(examples >= 2, "{examples} examples found");
     }
 
     /// A config file in a fresh temporary directory of this test's own.

@@ -41,7 +41,7 @@ pub enum ServeError {
     Forbidden(String),
     #[error("episode_id `{0}` is taken: the log or a live session has it; pick another, or leave it out for a fresh one")]
     IdTaken(String),
-    #[error("no route {0}: see /metadata, /schema and the README's server section")]
+    #[error("no route {0}: see /metadata, /schema and the book's serving guide (docs/src/guide/serve.md)")]
     UnknownRoute(String),
     #[error("{0}")]
     MethodNotAllowed(String),
