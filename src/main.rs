@@ -25,5 +25,6 @@ fn main() -> Result<()> {
         Command::Scenarios(command) => scenarios::scenarios_command(command),
         Command::Dialogues(command) => scenarios::dialogues_command(command),
         Command::Presets(command) => presets::presets_command(command),
+        Command::Docs(command) => presets::docs_command(command),
     }
 }

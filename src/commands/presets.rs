@@ -1,7 +1,8 @@
-//! `dealgym presets …`: the built-in presets, listed, shown, or as the docs' page.
+//! `dealgym presets …` and `dealgym docs …`: pages printed from what the code holds.
 
 use anyhow::Result;
 
+use crate::flags::docs::DocsCommand;
 use crate::flags::presets::PresetsCommand;
 use dealgym::run::preset::{preset_names, Preset};
 
@@ -25,5 +26,10 @@ pub fn presets_command(command: PresetsCommand) -> Result<()> {
             dealgym::run::presets_doc().map_err(anyhow::Error::msg)?
         ),
     }
+    Ok(())
+}
+
+pub fn docs_command(command: DocsCommand) -> Result<()> {
+    print!("{}", command.page());
     Ok(())
 }

@@ -6,11 +6,14 @@
 //!   `--concurrency`, `--group-size`, `--resume`, `--grace-s`, `--quiet`), each flag once;
 //! - `values.rs`: flags whose value is one of a library enum's names;
 //! - one file per subcommand: its own flags, and the conversion into the library's options
-//!   (each flag over the config file's value over the default).
+//!   (each flag over the config file's value over the default);
+//! - `docs.rs`: the hidden `dealgym docs PAGE`, the book's generated reference pages (this
+//!   command line's from the definitions here).
 
 pub mod annotate;
 pub mod demo;
 pub mod dialogues;
+pub mod docs;
 pub mod eval;
 pub mod export;
 pub mod merge;
@@ -29,6 +32,7 @@ use clap::{Parser, Subcommand};
 use annotate::AnnotateFlags;
 use demo::DemoFlags;
 use dialogues::DialoguesCommand;
+use docs::DocsCommand;
 use eval::EvalFlags;
 use export::ExportFlags;
 use merge::MergeFlags;
@@ -87,6 +91,9 @@ pub enum Command {
     /// The built-in presets: one paper's settings under one name (`--preset NAME`).
     #[command(subcommand)]
     Presets(PresetsCommand),
+    /// Write the book's generated reference pages (Markdown, to stdout).
+    #[command(subcommand, hide = true)]
+    Docs(DocsCommand),
 }
 
 #[cfg(test)]
