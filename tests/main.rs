@@ -12,6 +12,7 @@ mod cli_scenarios;
 mod crash;
 mod dataset_outcomes;
 mod dialogues;
+mod docs_reference;
 mod episodes;
 mod eval;
 mod export;

@@ -782,3 +782,71 @@ fn a_prefix_too_long_or_that_ends_the_episode_is_an_error_naming_it() {
     assert_eq!(again.setup, walk.setup);
     assert_eq!(again.parent.as_ref().unwrap().prefix_turns, 0);
 }
+
+/// A branch is played as a run is: a second branch into the same file is refused unless it
+/// resumes, and a resumed branch plays only what is missing — here, after the last record was
+/// torn off as a kill would leave it — giving the records an uninterrupted branch gives.
+#[test]
+fn a_branch_resumes_like_a_run_and_repairs_a_torn_last_line() {
+    let runs = runs();
+    let out_file = runs.dir.join("branch-resume.jsonl");
+    let branch = |extra: &[&str]| {
+        let mut args = vec![
+            "replay",
+            path_str(&runs.rules),
+            "--branch-from",
+            "1",
+            "--group-size",
+            "2",
+            "--learner",
+            "rule:tough",
+            "--opponent",
+            "rule:linear",
+            "--quiet",
+            "--out",
+            path_str(&out_file),
+        ];
+        args.extend_from_slice(extra);
+        dealgym(args)
+    };
+    ok(branch(&[]));
+    let whole = std::fs::read_to_string(&out_file).unwrap();
+    let lines: Vec<&str> = whole.lines().collect();
+    assert!(lines.len() >= 4, "{} branches", lines.len());
+
+    let again = branch(&[]);
+    assert!(!again.status.success(), "a second branch without --resume");
+    assert!(stderr(&again).contains("--resume"), "{}", stderr(&again));
+
+    // Keep all but the last two records, and half of the next: a kill mid-write.
+    let kept = lines[..lines.len() - 2].join("\n");
+    let torn = &lines[lines.len() - 2][..lines[lines.len() - 2].len() / 2];
+    std::fs::write(&out_file, format!("{kept}\n{torn}")).unwrap();
+    let resumed = ok(branch(&["--resume"]));
+    let said = stderr(&resumed);
+    assert!(said.contains("2 branches of"), "{said}");
+    assert!(
+        said.contains(&format!("({} already there)", lines.len() - 2)),
+        "{said}"
+    );
+    let mut got: Vec<String> = read(&out_file)
+        .iter()
+        .map(|r| serde_json::to_string(&without_timing(r)).unwrap())
+        .collect();
+    let mut expected: Vec<String> = whole
+        .lines()
+        .map(|l| {
+            let r: EpisodeRecord = serde_json::from_str(l).unwrap();
+            serde_json::to_string(&without_timing(&r)).unwrap()
+        })
+        .collect();
+    got.sort();
+    expected.sort();
+    assert_eq!(got, expected, "the resumed branch is the uninterrupted one");
+}
+
+fn without_timing(r: &EpisodeRecord) -> EpisodeRecord {
+    let mut r = r.clone();
+    r.timing = Default::default();
+    r
+}

@@ -42,7 +42,6 @@ use serde_json::json;
 use dealgym::agents::Tactic;
 use dealgym::cache::BoundedCache;
 use dealgym::game::{mix, Message};
-use dealgym::limits::number_flag;
 
 pub use annotate::{is_annotate_request, thought};
 pub use judge::{conversation_reward, is_judge_request, verdict, UNREADABLE_VERDICT};
@@ -50,8 +49,8 @@ pub use negotiator::{read_prompt, respond, respond_with, ReadGame, Reading};
 pub use prefix_cache::{PrefixCache, BLOCK_TOKENS};
 pub use tokens::{detokenize, render, tokenize, MockTemplate};
 
-/// How a `<think>` block is returned, if at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+/// How a `<think>` block is returned, if at all; named by [`ThinkMode::name`] (`--think field`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ThinkMode {
     #[default]
@@ -62,86 +61,112 @@ pub enum ThinkMode {
     Field,
 }
 
+impl ThinkMode {
+    pub const ALL: [ThinkMode; 3] = [ThinkMode::None, ThinkMode::Inline, ThinkMode::Field];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ThinkMode::None => "none",
+            ThinkMode::Inline => "inline",
+            ThinkMode::Field => "field",
+        }
+    }
+}
+
+impl std::fmt::Display for ThinkMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ThinkMode {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<ThinkMode, String> {
+        ThinkMode::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .ok_or_else(|| format!("unknown think mode `{name}`: none, inline or field"))
+    }
+}
+
 /// The mock's behaviour. Rates are probabilities per request, drawn in this order: 500, 429,
-/// hang, unreadable body, garbage completion. These are also `dealgym mock`'s flags: each
-/// setting, its default and its help text are declared here once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Parser)]
+/// hang, unreadable body, garbage completion. `dealgym mock`'s flags set each of these (the
+/// binary's `flags/mock.rs`, with these defaults and each rate checked to be from 0 to 1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-#[command(name = "mock")]
 pub struct MockConfig {
     /// Seed of the mock's own randomness (faults, latency jitter, sampling).
-    #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Fixed latency per request, in ms.
-    #[arg(long, default_value_t = 0)]
     pub latency_ms: u64,
     /// Extra random latency, drawn uniformly up to this many ms.
-    #[arg(long, default_value_t = 0)]
     pub jitter_ms: u64,
     /// Share of requests answered with HTTP 500.
-    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub error_rate: f64,
     /// Share of requests answered with HTTP 429.
-    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub rate_limit_rate: f64,
     /// Share of requests that hang (to exercise timeouts).
-    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub hang_rate: f64,
     /// How long a hang lasts before the mock answers anyway, in ms.
-    #[arg(long, default_value_t = 600_000)]
     pub hang_ms: u64,
     /// Share of requests answered with a body that is not JSON.
-    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub malformed_rate: f64,
     /// Share of completions that are chat without any action.
-    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub garbage_rate: f64,
     /// Return reasoning inline (<think>) or as reasoning_content.
-    #[arg(long, value_enum, default_value_t = ThinkMode::None)]
     pub think: ThinkMode,
     /// Return fake token ids and logprobs with every completion.
-    #[arg(long)]
     pub logprobs: bool,
     /// The chat template of the token routes: chatml (append-only) or drops-earlier-thoughts.
-    #[arg(long, value_enum, default_value_t = MockTemplate::Chatml)]
     pub template: MockTemplate,
     /// How the mock negotiator concedes: boulware, linear or conceder.
-    #[arg(long, default_value = "linear", value_parser = parse_tactic)]
     pub tactic: Tactic,
     /// Share of judge requests answered with prose that is not a verdict.
-    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub judge_unreadable_rate: f64,
     /// Share of annotation requests answered with a move that is not the person's.
-    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub annotate_unusable_rate: f64,
     /// Share of reward-model requests (/pooling, /score, /reward) answered with HTTP 500.
-    #[arg(long, default_value_t = 0.0, value_parser = number_flag(0.0, 1.0))]
     pub reward_model_error_rate: f64,
     /// Model a prefix cache of this many tokens (0: none): chat answers report
     /// usage.prompt_tokens_details.cached_tokens, prompts counted in the mock's tokenization.
-    #[arg(long, default_value_t = 0)]
     pub prefix_cache_tokens: u64,
     /// Prefill cost per prompt token not served from the prefix cache, in microseconds (added
     /// to the latency), so a warm cache answers faster, as a real server does.
-    #[arg(long, default_value_t = 0)]
     pub prefill_us_per_token: u64,
     /// After this many chat requests, answer 503 on every route, /health included (0: never):
     /// a replica that goes down.
-    #[arg(long, default_value_t = 0)]
     pub fail_after: u64,
     /// Keep every request body (for tests that inspect what the endpoint received).
-    #[arg(skip)]
     pub record_requests: bool,
 }
 
-fn parse_tactic(s: &str) -> Result<Tactic, String> {
-    Tactic::from_name(s).ok_or_else(|| format!("unknown tactic `{s}` (boulware, linear, conceder)"))
-}
-
 impl Default for MockConfig {
-    /// The flags' defaults.
+    /// A well-behaved mock: no latency, no faults, no reasoning, the append-only template and a
+    /// linear concession; a hang (when asked for) lasts ten minutes. `dealgym mock`'s defaults.
     fn default() -> Self {
-        <MockConfig as clap::Parser>::parse_from(["mock"])
+        MockConfig {
+            seed: 0,
+            latency_ms: 0,
+            jitter_ms: 0,
+            error_rate: 0.0,
+            rate_limit_rate: 0.0,
+            hang_rate: 0.0,
+            hang_ms: 600_000,
+            malformed_rate: 0.0,
+            garbage_rate: 0.0,
+            think: ThinkMode::None,
+            logprobs: false,
+            template: MockTemplate::Chatml,
+            tactic: Tactic::Linear,
+            judge_unreadable_rate: 0.0,
+            annotate_unusable_rate: 0.0,
+            reward_model_error_rate: 0.0,
+            prefix_cache_tokens: 0,
+            prefill_us_per_token: 0,
+            fail_after: 0,
+            record_requests: false,
+        }
     }
 }
 

@@ -21,8 +21,9 @@ pub const IM_START: u32 = 256;
 pub const IM_END: u32 = 257;
 const SPECIALS: [(&str, u32); 2] = [("<|im_start|>", IM_START), ("<|im_end|>", IM_END)];
 
-/// How the mock's chat template renders a conversation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+/// How the mock's chat template renders a conversation; named by [`MockTemplate::name`]
+/// (`--template drops-earlier-thoughts`; a config file spells it in snake case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MockTemplate {
     /// `<|im_start|>ROLE\nCONTENT<|im_end|>\n` per message: append-only.
@@ -30,6 +31,34 @@ pub enum MockTemplate {
     Chatml,
     /// As `chatml`, but every assistant turn before the last one loses its `Thought:` line.
     DropsEarlierThoughts,
+}
+
+impl MockTemplate {
+    pub const ALL: [MockTemplate; 2] = [MockTemplate::Chatml, MockTemplate::DropsEarlierThoughts];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MockTemplate::Chatml => "chatml",
+            MockTemplate::DropsEarlierThoughts => "drops-earlier-thoughts",
+        }
+    }
+}
+
+impl std::fmt::Display for MockTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for MockTemplate {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<MockTemplate, String> {
+        MockTemplate::ALL
+            .into_iter()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| format!("unknown template `{name}`: chatml or drops-earlier-thoughts"))
+    }
 }
 
 /// Text to ids: the two special markers, bytes otherwise.

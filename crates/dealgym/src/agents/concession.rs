@@ -35,6 +35,15 @@ impl Tactic {
         }
     }
 
+    /// The name [`Tactic::from_name`] reads back.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tactic::Boulware => "boulware",
+            Tactic::Linear => "linear",
+            Tactic::Conceder => "conceder",
+        }
+    }
+
     /// `tough` is accepted as another name for boulware.
     pub fn from_name(name: &str) -> Option<Tactic> {
         match name {

@@ -23,7 +23,6 @@
 mod answer;
 mod apply;
 mod cache;
-mod flags;
 mod prompt;
 
 use std::collections::{BTreeMap, HashSet};
@@ -38,7 +37,6 @@ use tokio::task::JoinSet;
 pub use answer::{read_answer, Unusable, MAX_WORDS};
 pub use apply::{write_thoughts, ApplyError, TurnAnswer};
 pub use cache::{answer_key, AnswerCache, CacheError, ANSWERS_FILE};
-pub use flags::AnnotateFlags;
 pub use prompt::{
     turn_requests, SaidTurn, ThoughtInput, ThoughtTemplate, TurnRequest, MOVE_TAKEN, THOUGHT_MARKER,
 };

@@ -18,7 +18,6 @@
 //!
 //! - `grid.rs`: the pairings, as pure data, from `--player`/`--opponent`/`--round-robin`/
 //!   `--swap-seats`;
-//! - `flags.rs`: the flags ([`EvalFlags`]);
 //! - `matrix.rs`: the cross-play matrix ([`CrossPlay`]), fed one record at a time;
 //! - `tables.rs`: [`EvalTables`], the matrix and ratings of any set of records, finished into
 //!   [`EvalResults`], rendered as Markdown or JSON. This is the API other surfaces (e.g.
@@ -30,7 +29,6 @@
 //!   [`SPILL_AFTER`], then in partition files by key, removed on drop — the I/O half of
 //!   `score::rating`'s store seam, so an eval's or a report's memory stays flat.
 
-mod flags;
 mod grid;
 mod matrix;
 mod spill;
@@ -39,7 +37,6 @@ mod tables;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-pub use flags::EvalFlags;
 pub use grid::{pairings, parse_entrant, Entrant, GridError, Pairing};
 pub use matrix::{Cell, CrossPlay};
 pub use spill::{SpillError, SpillFiles, SpillStore, PARTITIONS, SPILL_AFTER};

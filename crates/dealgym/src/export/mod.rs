@@ -34,7 +34,6 @@ use serde::Serialize;
 
 use crate::game::{OutcomeKind, PerSeat, PromptError, Prompts, Seat};
 use crate::record::{Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFiles, ReplayError};
-use crate::replay::DuplicatesFlag;
 use crate::run::{FindError, ScenarioSource};
 use crate::scenario::{Family, Role, ScenarioError};
 
@@ -42,8 +41,9 @@ pub use groups::{is_self_play, GroupStats, GroupTable, Moments, ZERO_STD};
 pub use tokens::{seat_calls, Skip, Trajectory};
 pub use views::{own_message, Replayed};
 
-/// The trainer formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// The trainer formats. Each is named on the command line and in a rollout request by
+/// [`Format::name`] (`--format prompt-completion`), read back by its `FromStr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Per seat and episode: `{"messages": [...]}`, the seat's chat as sent (TRL/HF SFT).
     Messages,
@@ -58,6 +58,15 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, in the order they are listed to a user.
+    pub const ALL: [Format; 5] = [
+        Format::Messages,
+        Format::PromptCompletion,
+        Format::Verl,
+        Format::TrlRollout,
+        Format::Tinker,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Format::Messages => "messages",
@@ -74,8 +83,26 @@ impl Format {
     }
 }
 
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    /// A format by its [`name`](Format::name), exactly.
+    fn from_str(name: &str) -> Result<Format, String> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| format!("unknown format `{name}`: {}", names(&Format::ALL)))
+    }
+}
+
 /// Which seats' data to write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Seats {
     #[default]
     Learner,
@@ -84,6 +111,8 @@ pub enum Seats {
 }
 
 impl Seats {
+    pub const ALL: [Seats; 3] = [Seats::Learner, Seats::Opponent, Seats::Both];
+
     pub fn seats(self) -> &'static [Seat] {
         match self {
             Seats::Learner => &[Seat::Learner],
@@ -91,58 +120,39 @@ impl Seats {
             Seats::Both => &Seat::BOTH,
         }
     }
-}
 
-/// The flags of `dealgym export`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ExportFlags {
-    /// Record files (JSONL, as `dealgym run` writes them), read in the order given.
-    #[arg(required = true)]
-    pub files: Vec<PathBuf>,
-    /// The trainer format (docs/src/guide/export.md): messages, prompt-completion, verl, trl-rollout or
-    /// tinker. The last three need token-exact records.
-    #[arg(long, value_enum)]
-    pub format: Format,
-    /// Whose data to write: learner, opponent or both.
-    #[arg(long, value_enum, default_value_t = Seats::Learner)]
-    pub seats: Seats,
-    /// Write to this file (it appears only once the export has succeeded) instead of stdout.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// prompt-completion only: keep the system prompt and the last N messages the seat
-    /// received (with its own replies between them) as each prompt's context.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    pub last_k: Option<u32>,
-    /// Scenario files to replay records with (messages, prompt-completion); repeat the flag for
-    /// several. Default: scenarios/FAMILY.jsonl, per family.
-    #[arg(long)]
-    pub scenarios: Vec<PathBuf>,
-    /// The prompts directory the run was played with, if it had one (messages,
-    /// prompt-completion: replay refuses other templates).
-    #[arg(long)]
-    pub prompts_dir: Option<PathBuf>,
-    #[command(flatten)]
-    pub duplicates: DuplicatesFlag,
-}
-
-impl ExportFlags {
-    pub fn options(&self) -> Result<ExportOptions, ExportError> {
-        if self.last_k.is_some() && self.format != Format::PromptCompletion {
-            return Err(ExportError::Options(format!(
-                "--last-k applies to --format prompt-completion, not {}",
-                self.format.name()
-            )));
+    pub fn name(self) -> &'static str {
+        match self {
+            Seats::Learner => "learner",
+            Seats::Opponent => "opponent",
+            Seats::Both => "both",
         }
-        Ok(ExportOptions {
-            files: self.files.clone(),
-            format: self.format,
-            seats: self.seats,
-            last_k: self.last_k.map(|k| k as usize),
-            scenarios: self.scenarios.clone(),
-            scenario_dir: PathBuf::from("scenarios"),
-            prompts_dir: self.prompts_dir.clone(),
-            on_duplicate: self.duplicates.duplicates,
-        })
+    }
+}
+
+impl std::fmt::Display for Seats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Seats {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Seats, String> {
+        Seats::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| format!("unknown seats `{name}`: {}", names(&Seats::ALL)))
+    }
+}
+
+/// `a, b or c`, for an error that lists what may be given.
+fn names<T: std::fmt::Display>(all: &[T]) -> String {
+    let words: Vec<String> = all.iter().map(T::to_string).collect();
+    match words.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => words.concat(),
     }
 }
 

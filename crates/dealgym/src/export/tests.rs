@@ -317,20 +317,20 @@ fn a_missing_scenario_is_an_error_that_says_where_it_looked() {
     let err = export(&options, &mut Vec::new()).unwrap_err().to_string();
     assert!(err.contains("nowhere/casino.jsonl (not found)"), "{err}");
     assert!(err.contains("--scenarios"), "{err}");
+}
 
-    let flags = ExportFlags {
-        files: options.files.clone(),
-        format: Format::Verl,
-        seats: Seats::Learner,
-        out: None,
-        last_k: Some(2),
-        scenarios: vec![],
-        prompts_dir: None,
-        duplicates: Default::default(),
-    };
-    assert!(flags
-        .options()
-        .unwrap_err()
-        .to_string()
-        .contains("--last-k"));
+#[test]
+fn a_format_is_read_back_by_its_name_and_an_unknown_one_lists_them() {
+    for format in Format::ALL {
+        assert_eq!(format.name().parse::<Format>(), Ok(format));
+        assert_eq!(format.to_string(), format.name());
+    }
+    assert_eq!(
+        "Verl".parse::<Format>().unwrap_err(),
+        "unknown format `Verl`: messages, prompt-completion, verl, trl-rollout or tinker"
+    );
+    for seats in Seats::ALL {
+        assert_eq!(seats.name().parse::<Seats>(), Ok(seats));
+    }
+    assert!("all".parse::<Seats>().is_err());
 }

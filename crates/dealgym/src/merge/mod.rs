@@ -19,12 +19,8 @@
 //! when it is not. `OUT` is locked ([`OutputLock`]) from before it is looked at until it is in
 //! place, so a second merge into it is refused.
 
-mod flags;
-
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-
-pub use flags::MergeFlags;
 
 use crate::digest::{digest_json, Digest};
 use crate::limits::{check_episodes, MAX_EPISODES};

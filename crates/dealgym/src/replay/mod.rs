@@ -21,7 +21,6 @@
 //! [`Driver`]: crate::run::Driver
 
 mod branch;
-mod flags;
 pub mod render;
 mod rescore;
 mod verify;
@@ -31,7 +30,6 @@ use std::sync::Arc;
 
 pub use crate::run::{FindError, ScenarioSource, Unavailable};
 pub use branch::{branch, branch_group_id, BranchOptions, BranchSummary};
-pub use flags::{DuplicatesFlag, Mode, RenderFormat, RenderOptions, ReplayFlags};
 pub use rescore::{rescore, rescore_files, RescoreOptions, RescoreSummary};
 pub use verify::{check_record, verify, Difference, DifferenceRow, VerifyOptions, VerifyReport};
 
@@ -157,6 +155,54 @@ pub fn find_episode(
             files: list_files(files),
         }),
     }
+}
+
+/// The transcript formats of `--render`, named by [`RenderFormat::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RenderFormat {
+    /// Markdown.
+    Md,
+    /// One self-contained HTML page.
+    Html,
+}
+
+impl RenderFormat {
+    pub const ALL: [RenderFormat; 2] = [RenderFormat::Md, RenderFormat::Html];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RenderFormat::Md => "md",
+            RenderFormat::Html => "html",
+        }
+    }
+}
+
+impl std::fmt::Display for RenderFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for RenderFormat {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<RenderFormat, String> {
+        RenderFormat::ALL
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| format!("unknown transcript format `{name}`: md or html"))
+    }
+}
+
+/// What `--render` writes.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    pub files: Vec<PathBuf>,
+    pub episode: String,
+    pub format: RenderFormat,
+    /// `None`: stdout.
+    pub out: Option<PathBuf>,
+    pub on_duplicate: OnDuplicate,
 }
 
 /// The transcript `--render` asks for: the first episode `options.episode` of the files.

@@ -16,7 +16,6 @@
 //! add none. It plays no episode and talks to no endpoint.
 
 mod charts;
-mod flags;
 mod groups;
 mod head_to_head;
 mod html;
@@ -36,7 +35,6 @@ use crate::record::{
 use crate::score::{cell, pct_cell, Aggregate, Estimate, Weights};
 
 pub use charts::{histogram_chart, interval_chart, stacked_chart, ChartError};
-pub use flags::{ReportFlags, DEFAULT_TAUS, DEFAULT_TRANSCRIPTS};
 pub use groups::{Dimension, Groups};
 pub use labels::LabelCounts;
 pub use people::{PeopleAndModels, PEOPLE};
@@ -46,6 +44,13 @@ pub use tables::{aggregate_table, csv_number, Cell, Column, Table};
 
 /// Bins of the ρ histogram (chart and CSV): 40 bins of width 0.05 over [−1, 1].
 pub const HISTOGRAM_BINS: usize = 40;
+
+/// The thresholds τ of the sensitivity table when `--tau` is not given.
+pub const DEFAULT_TAUS: [f64; 9] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
+
+/// Transcripts kept when `--transcripts` is not given: every episode of a file with no more,
+/// a sample of this many otherwise.
+pub const DEFAULT_TRANSCRIPTS: usize = 200;
 
 /// What to report on and where.
 #[derive(Debug, Clone)]

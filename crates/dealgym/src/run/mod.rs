@@ -31,7 +31,7 @@ use crate::record::RecordWriter;
 use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario};
 
-pub use config::{presets_doc, ConfigError, FileConfig, PlanFlags, PrefixFlags, RunFlags};
+pub use config::{presets_doc, ConfigError, FileConfig};
 pub use driver::{
     panic_message, play, play_caught, Driver, EpisodeError, EpisodeKit, Finished, SeatPlayer,
     Seating, INTERNAL_ERROR,
@@ -46,7 +46,7 @@ pub use prefix::{
 pub use report::{RunSummary, SeatReplicas};
 pub use rewarding::{rubric, rubric_source, Rewarding};
 pub use scenarios::{list_files, FindError, ScenarioSource, Unavailable};
-pub use select::{Sample, SelectConfig, SelectError, SelectFlags, Selection};
+pub use select::{Sample, SelectConfig, SelectError, Selection};
 pub use stop::{grace_period, Stop, StopHandle, StopSignal, StopState};
 pub use summary::{FamilyStats, RunStats};
 

@@ -86,8 +86,9 @@ impl Cut {
     }
 }
 
-/// Which logged turns of a source are GRPO targets (see the module's doc).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+/// Which logged turns of a source are GRPO targets (see the module's doc), named by
+/// [`Targets::name`] (`--targets every`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Targets {
     /// One per source: the turn after the cut (the first of `--learner-role` from there).
     #[default]
@@ -99,12 +100,31 @@ pub enum Targets {
 }
 
 impl Targets {
-    fn name(self) -> &'static str {
+    pub const ALL: [Targets; 3] = [Targets::First, Targets::Every, Targets::Learner];
+
+    pub fn name(self) -> &'static str {
         match self {
             Targets::First => "first",
             Targets::Every => "every",
             Targets::Learner => "learner",
         }
+    }
+}
+
+impl std::fmt::Display for Targets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Targets {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Targets, String> {
+        Targets::ALL
+            .into_iter()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| format!("unknown targets `{name}`: first, every or learner"))
     }
 }
 

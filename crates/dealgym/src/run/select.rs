@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::digest::digest_bytes;
 use crate::game::mix;
-use crate::limits::{check_count, count_flag, MAX_EPISODES};
+use crate::limits::{check_count, MAX_EPISODES};
 use crate::scenario::Scenario;
 
 /// A random sample of `size` scenarios of each file, drawn with `seed`.
@@ -219,35 +219,17 @@ impl SelectConfig {
     }
 }
 
-/// The flags that choose a plan's scenarios, shared by `run`, `eval` and `merge`.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct SelectFlags {
-    /// At most N scenarios from each file: the first N (after --scenario-split and --sample).
-    #[arg(long, value_name = "N", value_parser = count_flag::<usize>(0, MAX_EPISODES))]
-    pub limit: Option<usize>,
-    /// Only the scenarios of this split of each file (casino: train, valid, test; `dealgym
-    /// scenarios list FILE` counts a file's splits). A file without that split is an error.
-    #[arg(long, value_name = "NAME")]
-    pub scenario_split: Option<String>,
-    /// A random sample of N scenarios of each file (after --scenario-split), without
-    /// replacement, the same for every pairing of an eval and on --resume.
-    #[arg(long, value_name = "N", value_parser = count_flag::<usize>(1, MAX_EPISODES))]
-    pub sample: Option<usize>,
-    /// The seed of --sample (default: the config's, else the run's --seed).
-    #[arg(long, value_name = "S")]
-    pub sample_seed: Option<u64>,
-}
-
-impl SelectFlags {
-    /// The selection: each flag over the config's `[scenarios]` value; the sample seed, where
-    /// neither gives one, is `run_seed`.
-    pub fn selection(&self, file: &SelectConfig, run_seed: u64) -> Result<Selection, String> {
+impl SelectConfig {
+    /// The selection these choices (the flags': `--scenario-split`, `--sample`,
+    /// `--sample-seed`, `--limit`) make over `file`'s (the config's `[scenarios]`), each where
+    /// given winning; the sample seed, where neither gives one, is `run_seed`.
+    pub fn selection_over(&self, file: &SelectConfig, run_seed: u64) -> Result<Selection, String> {
         let size = self.sample.or(file.sample);
         let seed = self.sample_seed.or(file.sample_seed);
         if size.is_none() && seed.is_some() {
             return Err("--sample-seed (or sample_seed) is given without --sample N".into());
         }
-        let split = self.scenario_split.clone().or_else(|| file.split.clone());
+        let split = self.split.clone().or_else(|| file.split.clone());
         if split.as_deref().is_some_and(|s| s.trim().is_empty()) {
             return Err("--scenario-split: the split name is empty".into());
         }
@@ -406,18 +388,18 @@ mod tests {
             sample_seed: None,
             limit: Some(2),
         };
-        let none = SelectFlags::default();
-        let s = none.selection(&config, 9).unwrap();
+        let none = SelectConfig::default();
+        let s = none.selection_over(&config, 9).unwrap();
         assert_eq!(s.split.as_deref(), Some("valid"));
         assert_eq!(s.sample, Some(Sample { size: 3, seed: 9 }));
         assert_eq!(s.limit, Some(2));
-        let flags = SelectFlags {
-            scenario_split: Some("test".into()),
+        let flags = SelectConfig {
+            split: Some("test".into()),
             sample: Some(5),
             sample_seed: Some(1),
             limit: None,
         };
-        let s = flags.selection(&config, 9).unwrap();
+        let s = flags.selection_over(&config, 9).unwrap();
         assert_eq!(
             (s.split.as_deref(), s.sample),
             (Some("test"), Some(Sample { size: 5, seed: 1 }))
@@ -441,10 +423,12 @@ mod tests {
         };
         assert!(huge.check().unwrap_err().starts_with("[scenarios] limit"));
         assert_eq!(config.check(), Ok(()));
-        let seed_alone = SelectFlags {
+        let seed_alone = SelectConfig {
             sample_seed: Some(1),
-            ..SelectFlags::default()
+            ..SelectConfig::default()
         };
-        assert!(seed_alone.selection(&SelectConfig::default(), 0).is_err());
+        assert!(seed_alone
+            .selection_over(&SelectConfig::default(), 0)
+            .is_err());
     }
 }

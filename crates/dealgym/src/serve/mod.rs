@@ -41,7 +41,7 @@ pub use catalog::Catalog;
 pub use error::ServeError;
 pub use hub::{Hub, Owner};
 pub use listen::ConnectionLimits;
-pub use options::{ServeFlags, ServeOptions};
+pub use options::ServeOptions;
 pub use policy::ClientPolicy;
 pub use session::{ResetArgs, EXTERNAL};
 

@@ -1,9 +1,10 @@
-//! The flags of `dealgym serve` and the options they resolve to: every size and duration
-//! checked against `limits.rs` where it enters, the client policy parsed, and a public bind
-//! without a token refused.
+//! What the server needs ([`ServeOptions`]), once the config file and the command line's flags
+//! are merged (the binary's `flags/serve.rs` does that: every size and duration checked against
+//! `limits.rs` where it enters, the client policy checked, and a public bind without a token
+//! refused).
 
 use std::collections::BTreeMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,85 +13,7 @@ use super::listen::ConnectionLimits;
 use super::policy::ClientPolicy;
 use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
 use crate::game::{EpisodeConfig, Prompts};
-use crate::limits::{
-    check_count, check_seconds, MAX_BODY_BYTES, MAX_CONCURRENCY, MAX_CONNECTIONS, MAX_SESSIONS,
-};
 use crate::reward::RewardConfig;
-use crate::run::FileConfig;
-
-/// The flags of `dealgym serve`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ServeFlags {
-    #[arg(long, default_value_t = 8100)]
-    pub port: u16,
-    /// Address to bind (loopback by default). Any other address needs --token-env, or
-    /// --allow-public-without-token to serve everyone who can reach the port.
-    #[arg(long, default_value = "127.0.0.1")]
-    pub host: IpAddr,
-    /// TOML config as for `dealgym run`: [episode] rules, [rewards], [personas], [sampling],
-    /// [players.NAME]. Its values go over the preset's.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// A paper's settings by name (see `dealgym presets list`), under --config.
-    #[arg(long, value_name = "NAME")]
-    pub preset: Option<String>,
-    /// Scenario file(s) (default: every scenarios/*.jsonl that exists).
-    #[arg(long)]
-    pub scenarios: Vec<PathBuf>,
-    /// The JSONL log finished episodes are appended to.
-    #[arg(long, default_value = "runs/serve.jsonl")]
-    pub log: PathBuf,
-    /// Live sessions at most (and as many ended ones kept for GET); beyond, a reset gets
-    /// CAPACITY_REACHED / 503.
-    #[arg(long, default_value_t = 1024)]
-    pub max_sessions: u64,
-    /// Seconds a session (or a WebSocket without a message) may sit unused before it is
-    /// reclaimed (above 0, at most a day).
-    #[arg(long, default_value_t = 600.0)]
-    pub idle_timeout_s: f64,
-    /// The opponent when a reset names none: rule:NAME, script:FILE or a [players.NAME].
-    #[arg(long, default_value = "rule:boulware")]
-    pub opponent: String,
-    /// Require `Authorization: Bearer <value of this environment variable>` (not on /health).
-    #[arg(long)]
-    pub token_env: Option<String>,
-    /// Serve a non-loopback --host without a token (anyone who reaches the port drives it).
-    #[arg(long)]
-    pub allow_public_without_token: bool,
-    /// An endpoint a client may have the server call (a rollout learner, the token-exact
-    /// policy server, an `openai:` opponent): an origin with an optional path prefix, such as
-    /// http://127.0.0.1:8000; `*` for any. Repeatable. None by default.
-    #[arg(long, value_name = "URL")]
-    pub allow_endpoint: Vec<String>,
-    /// Let clients name `script:FILE` opponents (files on this machine).
-    #[arg(long)]
-    pub allow_client_scripts: bool,
-    /// A browser origin allowed to call the server (requests with any other `Origin` header
-    /// are refused). Repeatable. None by default.
-    #[arg(long, value_name = "ORIGIN")]
-    pub allow_origin: Vec<String>,
-    /// A host name a loopback server also answers to (besides localhost and loopback
-    /// addresses), for a proxy that passes its public name in `Host`. Repeatable.
-    #[arg(long, value_name = "NAME")]
-    pub allow_host: Vec<String>,
-    /// Largest request body accepted, in bytes (at most 64 MiB).
-    #[arg(long, default_value_t = 1 << 20)]
-    pub body_limit: u64,
-    /// Rollout episodes in flight at once, shared by all rollout requests (default: the
-    /// config's concurrency, else 64).
-    #[arg(long)]
-    pub concurrency: Option<u64>,
-    /// HTTP connections at once (more wait to be accepted), and WebSockets at once.
-    #[arg(long, default_value_t = 512)]
-    pub max_connections: u64,
-    /// Seconds a client has to send a request's headers (and that an idle keep-alive
-    /// connection stays open).
-    #[arg(long, default_value_t = 10.0)]
-    pub header_timeout_s: f64,
-    /// Seconds a client has to send a request's body.
-    #[arg(long, default_value_t = 30.0)]
-    pub body_timeout_s: f64,
-}
 
 /// Everything the server needs, after the config file and the flags are merged.
 #[derive(Clone)]
@@ -145,90 +68,5 @@ impl ServeOptions {
             players: BTreeMap::new(),
             prompts: Prompts::builtin(),
         }
-    }
-}
-
-impl ServeFlags {
-    pub fn options(&self) -> anyhow::Result<ServeOptions> {
-        let file = FileConfig::resolve(self.config.as_deref(), self.preset.as_deref())?;
-        let scenarios = if self.scenarios.is_empty() {
-            ["ahp", "craigslist", "casino", "dnd", "job_interview"]
-                .iter()
-                .map(|f| PathBuf::from(format!("scenarios/{f}.jsonl")))
-                .filter(|p| p.exists())
-                .collect()
-        } else {
-            self.scenarios.clone()
-        };
-        let token = match &self.token_env {
-            Some(name) => Some(std::env::var(name).map_err(|_| {
-                anyhow::anyhow!("--token-env {name}: the environment variable is not set")
-            })?),
-            None => None,
-        };
-        if token.as_deref() == Some("") {
-            anyhow::bail!("--token-env: the token is empty");
-        }
-        if !self.host.is_loopback() && token.is_none() && !self.allow_public_without_token {
-            anyhow::bail!(
-                "--host {}: anyone who can reach this address could drive the server. Give \
-                 --token-env NAME (clients send `Authorization: Bearer <token>`), or serve behind \
-                 a proxy on 127.0.0.1, or pass --allow-public-without-token to serve anyway",
-                self.host
-            );
-        }
-        let policy = ClientPolicy {
-            endpoints: self.allow_endpoint.clone(),
-            scripts: self.allow_client_scripts,
-            origins: self.allow_origin.clone(),
-            hosts: self.allow_host.clone(),
-        };
-        policy.check().map_err(anyhow::Error::msg)?;
-        let count = |key: &str, value: u64, max: u64| {
-            check_count(key, value, 1, max)
-                .map(|v| v as usize)
-                .map_err(anyhow::Error::msg)
-        };
-        let max_sessions = count("--max-sessions", self.max_sessions, MAX_SESSIONS)?;
-        let max_connections = count("--max-connections", self.max_connections, MAX_CONNECTIONS)?;
-        let body_limit = count("--body-limit", self.body_limit, MAX_BODY_BYTES)?;
-        let concurrency = match self.concurrency {
-            Some(n) => count("--concurrency", n, MAX_CONCURRENCY)?,
-            None => file.concurrency.unwrap_or(64),
-        };
-        let idle_timeout = check_seconds("--idle-timeout-s", self.idle_timeout_s, false)
-            .map_err(anyhow::Error::msg)?;
-        let header_timeout = check_seconds("--header-timeout-s", self.header_timeout_s, false)
-            .map_err(anyhow::Error::msg)?;
-        let body_timeout = check_seconds("--body-timeout-s", self.body_timeout_s, false)
-            .map_err(anyhow::Error::msg)?;
-        let prompts = match &file.prompts_dir {
-            Some(dir) => Arc::new(Prompts::with_overrides(dir)?),
-            None => Prompts::builtin(),
-        };
-        Ok(ServeOptions {
-            addr: SocketAddr::new(self.host, self.port),
-            scenarios,
-            log: self.log.clone(),
-            max_sessions,
-            idle_timeout,
-            opponent: self.opponent.clone(),
-            token,
-            body_limit,
-            concurrency,
-            policy,
-            connections: ConnectionLimits {
-                max_connections,
-                header_timeout,
-            },
-            body_timeout,
-            preset: file.preset,
-            episode: file.episode,
-            rewards: file.rewards,
-            personas: file.personas,
-            sampling: file.sampling,
-            players: file.players,
-            prompts,
-        })
     }
 }

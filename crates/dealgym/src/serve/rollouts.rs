@@ -278,7 +278,10 @@ impl Format {
     fn named(name: Option<&str>) -> Result<Format, ServeError> {
         match name.unwrap_or("records") {
             "records" => Ok(Format::Records),
-            other => <export::Format as clap::ValueEnum>::from_str(other, true)
+            // Any case, as the format names were always read here.
+            other => other
+                .to_ascii_lowercase()
+                .parse::<export::Format>()
                 .map(Format::Export)
                 .map_err(|_| {
                     ServeError::Validation(format!(

@@ -1,15 +1,14 @@
-//! The flags of `dealgym eval`, declared here once with their help text, and turned into
-//! [`EvalOptions`] (with the config file) here, so `main.rs` only maps them through.
+//! `dealgym eval`: the grid of players and opponents, over a plan ([`PlanFlags`]).
 
 use std::path::PathBuf;
 
-use super::grid::{pairings, parse_entrant};
-use super::{EvalError, EvalOptions};
-use crate::replay::DuplicatesFlag;
-use crate::run::PlanFlags;
+use clap::Args;
+
+use super::shared::{DuplicatesFlag, PlanFlags};
+use dealgym::eval::{pairings, parse_entrant, EvalError, EvalOptions};
 
 /// The flags of `dealgym eval`.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Args)]
 pub struct EvalFlags {
     /// A player to evaluate, in the learner seat: NAME=SPEC, SPEC as `run --learner` takes it
     /// (openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder), script:FILE, or a

@@ -1,26 +1,25 @@
-//! The flags of `dealgym report`, declared once with their help text. `main.rs` only maps them
-//! through ([`ReportFlags::options`]).
+//! `dealgym report`: record files, the output directory, and what the report shows.
 
 use std::path::PathBuf;
 
-use super::ReportOptions;
-use crate::limits::number_flag;
-use crate::replay::DuplicatesFlag;
+use clap::Args;
 
-/// The thresholds τ of the sensitivity table when `--tau` is not given.
-pub const DEFAULT_TAUS: [f64; 9] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
-
-/// Transcripts kept when `--transcripts` is not given: every episode of a file with no more,
-/// a sample of this many otherwise.
-pub const DEFAULT_TRANSCRIPTS: usize = 200;
+use super::shared::{help, DuplicatesFlag, QuietFlag, RecordFiles};
+use dealgym::limits::number_flag;
+use dealgym::report::{ReportOptions, DEFAULT_TAUS, DEFAULT_TRANSCRIPTS};
 
 /// The flags of `dealgym report`.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Args)]
+#[command(mut_arg(
+    "files",
+    help(
+        "Record files (JSONL) as `dealgym run` writes them, read one record at a time; their \
+     episodes are pooled"
+    )
+))]
 pub struct ReportFlags {
-    /// Record files (JSONL) as `dealgym run` writes them, read one record at a time; their
-    /// episodes are pooled.
-    #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub files: RecordFiles,
     /// The directory to write report.md, report.html, tables/*.csv and charts/*.svg into
     /// (created if missing; files there with the same names are replaced).
     #[arg(long, value_name = "DIR")]
@@ -43,9 +42,8 @@ pub struct ReportFlags {
         value_parser = number_flag(0.0, 1.0)
     )]
     pub tau: Vec<f64>,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: QuietFlag,
     #[command(flatten)]
     pub duplicates: DuplicatesFlag,
 }
@@ -53,12 +51,12 @@ pub struct ReportFlags {
 impl ReportFlags {
     pub fn options(&self) -> ReportOptions {
         ReportOptions {
-            files: self.files.clone(),
+            files: self.files.files.clone(),
             out: self.out.clone(),
             transcripts: self.transcripts,
             sample_seed: self.sample_seed,
             taus: self.tau.clone(),
-            quiet: self.quiet,
+            quiet: self.quiet.quiet,
             on_duplicate: self.duplicates.duplicates,
         }
     }

@@ -1,0 +1,54 @@
+//! `dealgym eval`: play the grid, then the matrix and the ratings.
+
+use anyhow::{Context, Result};
+
+use super::{existing_file_notes, runtime};
+use crate::flags::eval::EvalFlags;
+use dealgym::eval::eval;
+use dealgym::run::{written_line, Stop};
+
+pub fn eval_command(flags: EvalFlags) -> Result<()> {
+    runtime()?.block_on(async {
+        let options = flags.options()?;
+        let summary = eval(&options, Stop::on_signals(options.run.grace)).await?;
+        print!("{}", summary.tables.markdown());
+        if let Some(warning) = summary.played.rewards.warning() {
+            eprintln!("{warning}");
+        }
+        let out = &options.run.out;
+        existing_file_notes(out, summary.repaired_last_line, &summary.duplicates);
+        if let Some(path) = &flags.summary_json {
+            let text = format!("{}\n", summary.tables.json());
+            std::fs::write(path, text)
+                .with_context(|| format!("writing the summary to {}", path.display()))?;
+        }
+        if let Some(line) = summary.selection.describe() {
+            eprintln!("{line}");
+        }
+        let shard = summary
+            .shard
+            .as_ref()
+            .map(|s| format!(" of {s}"))
+            .unwrap_or_default();
+        eprintln!(
+            "{}",
+            written_line(
+                &format!("{} pairings", summary.runs.len()),
+                summary.written,
+                out,
+                (summary.planned, summary.skipped),
+                &shard,
+                summary.stopped.as_ref(),
+            )
+        );
+        eprintln!("{:.1} s", summary.elapsed.as_secs_f64());
+        if let Some(stopped) = summary.stopped {
+            std::process::exit(stopped.signal.exit_code());
+        }
+        if let Some(line) = summary.played.internal_error_line() {
+            eprintln!("{line}");
+            std::process::exit(dealgym::run::INTERNAL_ERROR_EXIT);
+        }
+        Ok(())
+    })
+}

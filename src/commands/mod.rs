@@ -1,0 +1,67 @@
+//! What each subcommand does once its flags are parsed: one library call, and the lines it
+//! prints about the result. Nothing here decides anything the library could.
+
+pub mod annotate;
+pub mod eval;
+pub mod export;
+pub mod merge;
+pub mod presets;
+pub mod replay;
+pub mod report;
+pub mod run;
+pub mod scenarios;
+pub mod serve;
+
+use anyhow::{Context, Result};
+
+use dealgym::record::Duplicates;
+
+/// Say how many duplicated records a command read past (`--duplicates skip`), if any.
+fn skipped_note(duplicates: &Duplicates) {
+    if let Some(note) = duplicates.skipped_note() {
+        eprintln!("{note}");
+    }
+}
+
+/// What a command found in the output file it appends to: a cut-off last line it removed, and
+/// episodes the file already held more than once.
+fn existing_file_notes(out: &std::path::Path, repaired: bool, duplicates: &Duplicates) {
+    if repaired {
+        eprintln!(
+            "repaired: removed a cut-off last line from {}",
+            out.display()
+        );
+    }
+    if let Some(warning) = duplicates.warning(out) {
+        eprintln!("{warning}");
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+async fn ctrl_c() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// SIGTERM or Ctrl-C, whichever comes first.
+async fn terminate() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    ctrl_c().await
+}

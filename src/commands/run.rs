@@ -1,0 +1,83 @@
+//! `dealgym run` and `dealgym demo`: play a plan, then the summary.
+
+use anyhow::{Context, Result};
+
+use super::{ctrl_c, existing_file_notes, runtime};
+use crate::flags::demo::DemoFlags;
+use crate::flags::run::RunFlags;
+use dealgym::run::{run, written_line, RunSummary, Stop};
+use dealgym_mock::demo::{demo, DemoOptions};
+
+pub fn run_command(flags: RunFlags) -> Result<()> {
+    runtime()?.block_on(async {
+        let options = flags.options()?;
+        let summary = run(&options, Stop::on_signals(options.grace)).await?;
+        summary_lines(&summary, &options.out);
+        if let Some(path) = &flags.summary_json {
+            summary
+                .write_json(path)
+                .with_context(|| format!("writing the summary to {}", path.display()))?;
+        }
+        if let Some(stopped) = summary.stopped {
+            std::process::exit(stopped.signal.exit_code());
+        }
+        if let Some(line) = summary.stats.internal_error_line() {
+            eprintln!("{line}");
+            std::process::exit(dealgym::run::INTERNAL_ERROR_EXIT);
+        }
+        Ok(())
+    })
+}
+
+pub fn demo_command(flags: DemoFlags) -> Result<()> {
+    runtime()?.block_on(async {
+        let options = DemoOptions::from(flags);
+        let summary = demo(&options, ctrl_c()).await?;
+        summary_lines(&summary, &options.out);
+        Ok(())
+    })
+}
+
+/// A run's summary: its tables on stdout, what else it found and its throughput on stderr.
+fn summary_lines(summary: &RunSummary, out: &std::path::Path) {
+    print!("{}", summary.stats.table());
+    print!("{}", summary.replica_table());
+    if let Some(prefixes) = &summary.prefixes {
+        eprintln!("{}", prefixes.line());
+    }
+    if let Some(line) = summary.selection.describe() {
+        eprintln!("{line}");
+    }
+    for warning in [
+        summary.constraint_warning(),
+        summary.drift_warning(),
+        summary.stats.rewards.warning(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        eprintln!("{warning}");
+    }
+    existing_file_notes(out, summary.repaired_last_line, &summary.duplicates);
+    let (episodes_per_s, turns_per_s) = summary.throughput();
+    let shard = summary
+        .shard
+        .as_ref()
+        .map(|s| format!(" of {s}; {} in the whole plan", summary.whole_plan))
+        .unwrap_or_default();
+    eprintln!(
+        "{}",
+        written_line(
+            &summary.run_id,
+            summary.written,
+            out,
+            (summary.planned, summary.skipped),
+            &shard,
+            summary.stopped.as_ref(),
+        )
+    );
+    eprintln!(
+        "{:.1} s: {episodes_per_s:.1} episodes/s, {turns_per_s:.1} turns/s",
+        summary.elapsed.as_secs_f64()
+    );
+}

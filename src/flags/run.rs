@@ -1,0 +1,134 @@
+//! `dealgym run`: the players, the output, the plan ([`PlanFlags`]) and a prefix run's flags.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::shared::PlanFlags;
+use super::values::one_of;
+use dealgym::run::{ConfigError, Cut, PrefixOptions, RunOptions, Targets};
+
+/// The flags of `dealgym run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunFlags {
+    /// openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder), script:FILE, or a [players.NAME] of the config.
+    #[arg(long)]
+    pub learner: String,
+    /// Same forms as --learner.
+    #[arg(long)]
+    pub opponent: String,
+    /// The JSONL file to append episodes to.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub plan: PlanFlags,
+    #[command(flatten)]
+    pub prefix: PrefixFlags,
+    /// Also write the summary as JSON lines (one per family and one for all) to this file.
+    #[arg(long)]
+    pub summary_json: Option<PathBuf>,
+}
+
+impl RunFlags {
+    /// The run's options: each flag over the config file's value over the default.
+    pub fn options(&self) -> Result<RunOptions, ConfigError> {
+        let prefixes = self.prefix.options()?;
+        let mut o = self.plan.options_with(
+            &self.learner,
+            &self.opponent,
+            self.out.clone(),
+            prefixes.is_none(),
+        )?;
+        if prefixes.is_some() && (o.split.is_some() || o.sample.is_some()) {
+            return Err(ConfigError::Flag(
+                "--scenario-split and --sample choose the scenarios a run plays from the start; \
+                 a prefix run (--prefixes) continues logged episodes (--limit caps the records \
+                 read from each file)"
+                    .into(),
+            ));
+        }
+        o.prefixes = prefixes;
+        Ok(o)
+    }
+}
+
+/// The flags of a prefix run (`run --prefixes`): GRPO prompts cut from logged dialogues.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PrefixFlags {
+    /// Continue logged episodes instead of playing scenarios from the start: each episode of
+    /// these record files (people's dialogues, or a run's log; repeat the flag for several)
+    /// gives one prefix, replayed under its own setup, and one GRPO group of --group-size
+    /// members that differ in their sampling seeds. The learner takes the seat of the speaker
+    /// after the prefix. --scenarios is then optional (default: scenarios/FAMILY.jsonl) and
+    /// --limit caps the episodes read from each file. Needs --split or --prefix-turns.
+    #[arg(long, value_name = "FILE")]
+    pub prefixes: Vec<PathBuf>,
+    /// With --prefixes: the share S in (0, 1] of each dialogue's T turns that is context: the
+    /// first ceil(S × T) turns, at most T − 1 (the learner always writes a logged turn's place).
+    #[arg(long, value_name = "S", conflicts_with = "prefix_turns")]
+    pub split: Option<f64>,
+    /// With --prefixes: the first N turns of each dialogue are context; dialogues of N turns or
+    /// fewer are skipped (counted in the summary).
+    #[arg(long, value_name = "N")]
+    pub prefix_turns: Option<usize>,
+    /// With --prefixes: which logged turns after the cut are targets, each its own prefix and
+    /// GRPO group: `first` (the turn after the cut: one per dialogue), `every` (every turn
+    /// after the cut, either side: the CaSiNo harness's prompt_split) or `learner` (every turn
+    /// after the cut of the source's learner seat: its self-play rows). --learner-role keeps
+    /// the turns spoken in that role.
+    #[arg(long, value_name = "WHICH", value_parser = one_of(&Targets::ALL, Targets::name, target_about))]
+    pub targets: Option<Targets>,
+    /// With --prefixes: stop each episode K moves after the prefix (a truncation, max_turns);
+    /// per-turn rewards score only the players' turns. K = 1 gives one scored learner turn per
+    /// episode: the one-step prompts of GRPO's second stage. Default: play to the end.
+    #[arg(long, value_name = "K")]
+    pub continue_turns: Option<u32>,
+}
+
+/// What each `--targets` value keeps, as `--help` lists it.
+fn target_about(targets: Targets) -> Option<&'static str> {
+    Some(match targets {
+        Targets::First => {
+            "One per source: the turn after the cut (the first of `--learner-role` from there)"
+        }
+        Targets::Every => {
+            "Every turn after the cut, whichever side spoke it: one group each (§3.3.2)"
+        }
+        Targets::Learner => {
+            "Every turn after the cut spoken by the source record's learner seat (§3.3.3)"
+        }
+    })
+}
+
+impl PrefixFlags {
+    /// The prefix run these flags ask for; `None` without `--prefixes`.
+    pub fn options(&self) -> Result<Option<PrefixOptions>, ConfigError> {
+        let flag = |m: &str| Err(ConfigError::Flag(m.to_string()));
+        if self.prefixes.is_empty() {
+            if self.split.is_some()
+                || self.prefix_turns.is_some()
+                || self.continue_turns.is_some()
+                || self.targets.is_some()
+            {
+                return flag(
+                    "--split, --prefix-turns, --targets and --continue-turns need --prefixes FILE",
+                );
+            }
+            return Ok(None);
+        }
+        let cut = match (self.split, self.prefix_turns) {
+            (Some(s), None) => Cut::split(s).map_err(ConfigError::Flag)?,
+            (None, Some(n)) => Cut::Turns(n),
+            _ => return flag("--prefixes needs one of --split S or --prefix-turns N"),
+        };
+        if self.continue_turns == Some(0) {
+            return flag("--continue-turns 0: the players must make at least one move");
+        }
+        Ok(Some(PrefixOptions {
+            files: self.prefixes.clone(),
+            cut,
+            targets: self.targets.unwrap_or_default(),
+            continue_turns: self.continue_turns,
+        }))
+    }
+}

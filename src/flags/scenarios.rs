@@ -1,0 +1,27 @@
+//! `dealgym scenarios …`: import, check and count scenario files.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use dealgym::scenario::Family;
+
+/// `dealgym scenarios …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ScenariosCommand {
+    /// Turn a family's raw dataset files into a scenario file (JSONL).
+    Import {
+        /// ahp, craigslist, casino, dnd or job_interview.
+        family: Family,
+        /// The raw files, as found in the dataset (the split is read from each file's name).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Where to write the scenarios (default: scenarios/FAMILY.jsonl).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Check every line of a scenario file; exits non-zero if any line is bad.
+    Validate { file: PathBuf },
+    /// Count the scenarios of a file per family and split.
+    List { file: PathBuf },
+}
