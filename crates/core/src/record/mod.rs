@@ -17,6 +17,7 @@ mod writer;
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::{Digest, Fnv1a64};
@@ -103,7 +104,7 @@ impl RewardIssueCounts {
 }
 
 /// One episode, as written to the run's JSONL file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EpisodeRecord {
     pub schema: u32,
     pub run_id: String,
@@ -181,7 +182,7 @@ fn no_parts(parts: &PerSeat<BTreeMap<String, f64>>) -> bool {
 
 /// Where a branched episode comes from: the parent episode and how many of its turns (attempts,
 /// in record order) were replayed before the new players took over.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Parent {
     pub run_id: String,
     pub episode_id: String,
@@ -189,7 +190,7 @@ pub struct Parent {
 }
 
 /// Who sat in a seat.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SeatRecord {
     pub role: Role,
     /// The player spec with any secret removed.
@@ -209,7 +210,7 @@ pub struct SeatRecord {
 }
 
 /// The outcome with its metrics.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RecordOutcome {
     #[serde(flatten)]
     pub outcome: Outcome,
@@ -217,7 +218,7 @@ pub struct RecordOutcome {
 }
 
 /// Timing of the episode.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Timing {
     pub wall_ms: u64,
     /// Latency of each turn's call, in the order of `turns`.

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::reward_model::RewardModelApi;
@@ -13,7 +14,7 @@ use crate::limits::{
 };
 
 /// Which terminal reward to give.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RewardKind {
     /// ρ on a deal, else 0.
@@ -25,7 +26,9 @@ pub enum RewardKind {
 }
 
 /// A reward component, by the name a config weights it with and a record stores it under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Component {
     /// The terminal reward ([`super::terminal_rewards`]).
@@ -94,7 +97,7 @@ impl Component {
 }
 
 /// How the components make the seat's total reward.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Combine {
     /// Σ weight · component over the names in `[rewards.weights]` (only `terminal`, weight 1,
@@ -107,7 +110,7 @@ pub enum Combine {
 }
 
 /// What `[rewards.length]` measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LengthUnit {
     /// Words of the Talk (what the counterpart reads): 1 at `min`, linearly 0 at `max`,
@@ -124,7 +127,7 @@ pub enum LengthUnit {
 }
 
 /// `[rewards.length]`: the length that earns the length reward.
-#[derive(Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LengthConfig {
     /// The bounds, in `unit`s (see [`LengthUnit`] for the shape between and beyond them).
@@ -161,7 +164,7 @@ impl fmt::Debug for LengthConfig {
 }
 
 /// Which turns get the strategic-talk signal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StrategicTurns {
     /// Every turn the seat plays.
@@ -175,14 +178,14 @@ pub enum StrategicTurns {
 }
 
 /// `[rewards.strategic]`: the strategic-talk heuristic's settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct StrategicConfig {
     pub turns: StrategicTurns,
 }
 
 /// `[rewards] turn_reward`: what each turn — each row of a per-turn export — is worth.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnReward {
     /// Every turn of a seat is worth the seat's episode total (one value per episode): no
@@ -201,7 +204,7 @@ pub enum TurnReward {
 }
 
 /// What part of a turn a rule reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RuleTarget {
     /// The Talk the counterpart reads.
@@ -216,7 +219,7 @@ pub enum RuleTarget {
 
 /// `[[rewards.rules]]`: a regular expression (Rust `regex` syntax; `(?i)` for any case) and the
 /// score a turn gets when its target matches.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RuleConfig {
     pub name: String,
@@ -226,7 +229,7 @@ pub struct RuleConfig {
 }
 
 /// What the judge grades at a time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JudgeMode {
     /// Each seat once per episode, over the whole transcript (labelling its turns).
@@ -240,7 +243,7 @@ pub enum JudgeMode {
 }
 
 /// `[rewards.judge]`: an LLM-as-judge at an OpenAI-compatible chat endpoint.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct JudgeConfig {
     /// e.g. `http://127.0.0.1:8000/v1`; `/chat/completions` is appended.
@@ -314,7 +317,7 @@ impl fmt::Debug for JudgeConfig {
 }
 
 /// `[rewards.reward_model]`: a scalar reward model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RewardModelConfig {
     /// The full URL: `http://127.0.0.1:8001/pooling`, `…/score`, or any URL of the `plain` API.
@@ -345,7 +348,7 @@ impl Default for RewardModelConfig {
 }
 
 /// `[rewards.enhance]`: the reward-enhancement combination (REPO).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EnhanceConfig {
     pub primary: Component,
@@ -367,7 +370,7 @@ impl Default for EnhanceConfig {
 
 /// Reward settings; defaults are DESIGN's (τ = 0.4, γ = 0.5, ψ = 1) and the terminal reward
 /// alone, which keeps records as they were before the other components existed.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RewardConfig {
     pub kind: RewardKind,

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::preset::Preset;
@@ -374,7 +375,7 @@ impl RunOptions {
 /// api_key_env = "VLLM_API_KEY"
 /// extra_body = { chat_template_kwargs = { enable_thinking = false } }
 /// ```
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct FileConfig {
     /// The preset this config builds on (`--preset` wins over it); see [`super::preset`].
