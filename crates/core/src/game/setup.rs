@@ -50,8 +50,12 @@ pub struct Persona {
 pub struct EpisodeConfig {
     /// The learner's role; `None` means the family's default (buyer, worker, random side).
     pub learner_role: Option<Role>,
+    /// Who moves first: `learner`, `opponent`, or `random` (drawn per GRPO group).
     pub first_mover: FirstMover,
+    /// Whether the learner is regulated: its ACCEPT or SUBMIT of a deal worth less to it than
+    /// its floor becomes a REJECT_DEAL (DESIGN §4).
     pub regulate_learner: bool,
+    /// Whether the opponent is regulated, as `regulate_learner` says.
     pub regulate_opponent: bool,
     /// Regulation floor on items/issues as a share of the seat's maximum utility; `None` uses
     /// the no-deal value.
@@ -71,7 +75,9 @@ pub struct EpisodeConfig {
     pub reject_streak: Option<u32>,
     /// Corrections allowed per turn for a malformed or illegal completion before forfeit.
     pub format_retries: u32,
+    /// The spelling of a turn the learner's prompt asks for.
     pub learner_format: TurnFormat,
+    /// The spelling of a turn the opponent's prompt asks for.
     pub opponent_format: TurnFormat,
 }
 

@@ -222,9 +222,13 @@ pub enum RuleTarget {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RuleConfig {
+    /// The rule's name: a turn it matches gets the signal `rule:NAME`.
     pub name: String,
+    /// The regular expression.
     pub pattern: String,
+    /// The part of the turn the pattern is matched against.
     pub target: RuleTarget,
+    /// What a matching turn scores.
     pub score: f64,
 }
 
@@ -248,9 +252,11 @@ pub enum JudgeMode {
 pub struct JudgeConfig {
     /// e.g. `http://127.0.0.1:8000/v1`; `/chat/completions` is appended.
     pub endpoint: String,
+    /// The judge's model, as the endpoint names it.
     pub model: String,
     /// A built-in rubric's name (`negotiation`) or a `.j2` file (relative to the config file).
     pub rubric: String,
+    /// The name of the environment variable that holds the endpoint's API key.
     pub api_key_env: Option<String>,
     /// Label sets for per-turn annotations: set name → its labels. Empty: no annotation.
     pub labels: BTreeMap<String, Vec<String>>,
@@ -262,6 +268,7 @@ pub struct JudgeConfig {
     /// Verdicts kept in memory, keyed by the digest of the rendered rubric (the judged text
     /// and the rubric).
     pub cache: usize,
+    /// Whether the judge grades each seat once per episode or each turn.
     pub mode: JudgeMode,
     /// The scores a verdict may give, `[low, high]`: `[0, 1]` by default; REPO's judge deducts
     /// points (§4 and its rubric: scores ≤ 0), e.g. `[-100, 0]` with `[rewards.enhance] n =
@@ -351,6 +358,7 @@ impl Default for RewardModelConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EnhanceConfig {
+    /// R_m: the component the auxiliary ones scale.
     pub primary: Component,
     /// Weighted (by `[rewards.weights]`, 1 where absent) into E.
     pub auxiliary: Vec<Component>,
@@ -373,22 +381,33 @@ impl Default for EnhanceConfig {
 #[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RewardConfig {
+    /// The terminal reward.
     pub kind: RewardKind,
+    /// τ of `kind = "threshold"`: the ρ an items or issues deal needs to earn its ρ.
     pub tau: f64,
+    /// γ of `kind = "threshold"`: a deal below τ gets −γ.
     pub gamma: f64,
     /// Penalty for the seat that forfeits by format.
     pub psi: f64,
+    /// How the weighted components make each seat's total.
     pub combine: Combine,
     /// Component name → weight. Absent: `terminal` alone, weight 1.
     pub weights: BTreeMap<Component, f64>,
+    /// `[rewards.length]`: the length component's bounds.
     pub length: LengthConfig,
+    /// `[rewards.strategic]`: which turns the strategic-talk component scores.
     pub strategic: StrategicConfig,
+    /// `[[rewards.rules]]`: the rules the `rules` component sums.
     pub rules: Vec<RuleConfig>,
+    /// `[rewards.judge]`: the LLM judge, required when the `judge` component is used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeConfig>,
+    /// `[rewards.reward_model]`: the reward model, required when `reward_model` is used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reward_model: Option<RewardModelConfig>,
+    /// `[rewards.enhance]`: the components `combine = "enhance"` combines.
     pub enhance: EnhanceConfig,
+    /// What each turn is worth: the seat's episode total, or a reward of its own.
     pub turn_reward: TurnReward,
 }
 

@@ -75,8 +75,11 @@ impl PersonaSeats {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PersonaConfig {
+    /// Persona name → the weight it is drawn with (`none`: no persona).
     pub weights: BTreeMap<String, f64>,
+    /// Persona name → its text, beside the built-in personas.
     pub texts: BTreeMap<String, String>,
+    /// Which seats draw a persona.
     #[serde(skip_serializing_if = "is_both")]
     pub seats: PersonaSeats,
 }
