@@ -17,21 +17,54 @@ fn generated(page: &str) -> String {
     String::from_utf8(out.stdout).expect("Markdown is UTF-8")
 }
 
-#[test]
-fn the_cli_reference_is_what_the_flags_say() {
-    let committed = include_str!("../docs/src/reference/cli.md");
-    let page = generated("cli");
+/// `dealgym docs PAGE`, checked against its committed page: equal, or the test names the first
+/// line that differs and the command that rewrites the page.
+fn committed_page_is_generated(page: &str, committed: &str) -> String {
+    let generated = generated(page);
     let first_difference = committed
         .lines()
-        .zip(page.lines())
+        .zip(generated.lines())
         .position(|(a, b)| a != b)
-        .map_or(committed.lines().count().min(page.lines().count()), |i| i)
+        .map_or(
+            committed.lines().count().min(generated.lines().count()),
+            |i| i,
+        )
         + 1;
     assert!(
-        committed == page,
-        "docs/src/reference/cli.md is not what the flags say (from its line {first_difference}): \
-         run `dealgym docs cli > docs/src/reference/cli.md`"
+        committed == generated,
+        "docs/src/reference/{page}.md is not what the code says (from its line \
+         {first_difference}): run `dealgym docs {page} > docs/src/reference/{page}.md`"
     );
+    generated
+}
+
+#[test]
+fn the_config_and_record_references_are_what_the_types_say() {
+    let config =
+        committed_page_is_generated("config", include_str!("../docs/src/reference/config.md"));
+    for key in [
+        "## FileConfig",
+        "reject_streak",
+        "[rewards.judge]",
+        "api_key_env",
+    ] {
+        assert!(config.contains(key), "{key}");
+    }
+    let record =
+        committed_page_is_generated("record", include_str!("../docs/src/reference/record.md"));
+    for field in [
+        "## EpisodeRecord",
+        "error_kind",
+        "reward_parts",
+        "prompts_digest",
+    ] {
+        assert!(record.contains(field), "{field}");
+    }
+}
+
+#[test]
+fn the_cli_reference_is_what_the_flags_say() {
+    let page = committed_page_is_generated("cli", include_str!("../docs/src/reference/cli.md"));
     // Every subcommand has its section, and the flags of the shared groups are there.
     for section in [
         "## `dealgym run`",

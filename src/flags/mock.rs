@@ -52,7 +52,7 @@ pub struct MockBehaviour {
     /// Share of completions that are chat without any action.
     #[arg(long, default_value_t = defaults().garbage_rate, value_parser = number_flag(0.0, 1.0))]
     pub garbage_rate: f64,
-    /// Return reasoning inline (<think>) or as reasoning_content.
+    /// Return reasoning inline (`<think>`) or as `reasoning_content`.
     #[arg(
         long,
         default_value_t = defaults().think,

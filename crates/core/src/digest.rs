@@ -8,6 +8,7 @@
 
 use std::fmt;
 
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A 64-bit content digest, written as 16 lowercase hex digits (a JSON string, so that readers
@@ -38,6 +39,21 @@ impl<'de> Deserialize<'de> for Digest {
         u64::from_str_radix(&text, 16)
             .map(Digest)
             .map_err(|_| serde::de::Error::custom(format!("`{text}` is not a hex digest")))
+    }
+}
+
+/// Its schema says what [`Serialize`] writes: a string of 16 lowercase hex digits.
+impl JsonSchema for Digest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Digest".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$",
+            "description": "A 64-bit FNV-1a content digest, written as 16 lowercase hex digits.",
+        })
     }
 }
 

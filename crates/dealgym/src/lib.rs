@@ -39,6 +39,7 @@ pub(crate) use dealgym_core::fixtures;
 pub mod agents;
 pub mod annotate;
 pub mod dialogues;
+pub mod docs;
 pub mod eval;
 pub mod export;
 pub mod llm;

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::constraint::ConstraintCheck;
@@ -53,7 +54,7 @@ impl From<String> for Completion {
 }
 
 /// One attempt at a turn, as the record keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Turn {
     pub seat: Seat,
     /// 0 for a first try; 1, 2, … for tries after a correction.
@@ -106,7 +107,7 @@ pub struct Turn {
 
 /// How a person's turn was annotated: the model asked, the fingerprint of the template it was
 /// asked with, and, when its answer could not be used (the Thought is then left empty), why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Annotation {
     pub model: String,
     pub template: crate::digest::Digest,

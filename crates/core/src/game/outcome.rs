@@ -1,5 +1,6 @@
 //! How an episode ended, and what each seat got.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::Terms;
@@ -9,7 +10,9 @@ use super::setup::Setup;
 use crate::vocab::{PerSeat, Seat};
 
 /// The endings of DESIGN §4. `max_turns` is a truncation; the others are terminations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum OutcomeKind {
     Deal,
@@ -49,7 +52,7 @@ impl OutcomeKind {
 }
 
 /// The end of an episode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Outcome {
     pub kind: OutcomeKind,
     /// The seat that ended it, where one did (the acceptor, the walker, the forfeiter, …).
@@ -76,7 +79,7 @@ pub struct Outcome {
 }
 
 /// The cause of an `error` ending ([`Outcome::error_kind`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCause {
     /// A player's endpoint failed (after its retries): a property of the run's backends.

@@ -1,6 +1,7 @@
 //! The rules of an episode, each in one function: when ACCEPT is legal, what regulation does,
 //! what counts as a reject loop (two rules, set apart), when the turn cap is reached.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::{Action, TermSpace, Terms, TurnError};
@@ -63,7 +64,7 @@ pub fn check_accept(standing: Option<&Offer>, acceptor: Seat) -> Result<&Offer, 
 }
 
 /// What regulation did to a move: the move the seat made and what took effect instead.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RegulationEvent {
     pub original: Action,
     pub replacement: Action,

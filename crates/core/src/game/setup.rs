@@ -3,6 +3,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::limits::{check_count, check_number, MAX_RETRIES, MAX_ROUNDS};
@@ -12,7 +13,7 @@ use crate::scenario::{Domain, Role, Scenario};
 use crate::vocab::{PerSeat, Seat};
 
 /// Who moves first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FirstMover {
     Learner,
@@ -37,20 +38,24 @@ impl std::str::FromStr for FirstMover {
 }
 
 /// A persona: a named addendum to a seat's system prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Persona {
     pub name: String,
     pub text: String,
 }
 
 /// The rules of an episode as a user configures them (DESIGN §4). Defaults are DESIGN's.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EpisodeConfig {
     /// The learner's role; `None` means the family's default (buyer, worker, random side).
     pub learner_role: Option<Role>,
+    /// Who moves first: `learner`, `opponent`, or `random` (drawn per GRPO group).
     pub first_mover: FirstMover,
+    /// Whether the learner is regulated: its ACCEPT or SUBMIT of a deal worth less to it than
+    /// its floor becomes a REJECT_DEAL (DESIGN §4).
     pub regulate_learner: bool,
+    /// Whether the opponent is regulated, as `regulate_learner` says.
     pub regulate_opponent: bool,
     /// Regulation floor on items/issues as a share of the seat's maximum utility; `None` uses
     /// the no-deal value.
@@ -70,7 +75,9 @@ pub struct EpisodeConfig {
     pub reject_streak: Option<u32>,
     /// Corrections allowed per turn for a malformed or illegal completion before forfeit.
     pub format_retries: u32,
+    /// The spelling of a turn the learner's prompt asks for.
     pub learner_format: TurnFormat,
+    /// The spelling of a turn the opponent's prompt asks for.
     pub opponent_format: TurnFormat,
 }
 
@@ -149,7 +156,7 @@ impl EpisodeConfig {
 }
 
 /// The fixed rules of one episode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(from = "RulesWire")]
 pub struct Rules {
     pub max_rounds: u32,
@@ -174,7 +181,7 @@ pub struct Rules {
 
 /// [`Rules`] as records store them: `reject_streak` is absent from records written before the
 /// two reject-loop rules were set apart, where `reject_loop` was the K of both.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct RulesWire {
     max_rounds: u32,
     reject_loop: u32,
@@ -212,7 +219,7 @@ impl Rules {
 
 /// An episode whose first turns were replayed from a log (a person's dialogue or an earlier
 /// run's episode) before the players took over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Continuation {
     /// Turns (attempts, in record order) replayed from the log.
     pub prefix_turns: usize,
@@ -224,7 +231,7 @@ pub struct Continuation {
 }
 
 /// One seat's setup.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SeatSetup {
     pub role: Role,
     pub regulated: bool,
@@ -237,7 +244,7 @@ pub struct SeatSetup {
 
 /// Everything about one episode that is not the scenario or the moves: fully determined, so an
 /// episode can be rebuilt from it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Setup {
     pub seats: PerSeat<SeatSetup>,
     pub first_mover: Seat,
@@ -266,7 +273,7 @@ impl Setup {
 
 /// The seeds of one episode: the run's seed, the GRPO group (one scenario, one setup) and the
 /// member within the group (its own sampling seed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct EpisodeSeed {
     pub run: u64,
     pub group: u64,

@@ -1,12 +1,13 @@
 //! The five moves of the grammar and the kinds of turn errors.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::terms::Terms;
 
 /// A move, as the grammar spells it: `[SUBMIT_DEAL] terms`, `[ACCEPT_DEAL]`, `[REJECT_DEAL]`,
 /// `[WALK_AWAY]` or `[TALK]`. Submitted terms are from the mover's own point of view.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "terms", rename_all = "snake_case")]
 pub enum Action {
     Submit(Terms),
@@ -60,7 +61,7 @@ impl Action {
 }
 
 /// The three kinds of turn error, never mixed (DESIGN §3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// The text cannot be read as a move.
@@ -73,7 +74,7 @@ pub enum ErrorKind {
 
 /// A turn error: its kind and a message saying what was wrong, for the record and for the
 /// correction sent back to the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error, JsonSchema)]
 #[error("{kind:?} error: {message}")]
 pub struct TurnError {
     pub kind: ErrorKind,

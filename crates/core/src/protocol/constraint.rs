@@ -10,6 +10,7 @@
 //! later do so for `guided_regex`), so every constrained completion is checked here against the
 //! language it was sent ([`admits`]); the record keeps the verdict ([`ConstraintCheck`]).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::parse::TurnFormat;
@@ -178,7 +179,7 @@ pub fn regex(space: TermSpace<'_>, format: TurnFormat, accept: bool) -> String {
 }
 
 /// How a seat's turn constraint reaches the endpoint: the request field that carries it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Constrain {
     /// No constraint: the prompt alone asks for the format.
@@ -247,6 +248,8 @@ impl Constrain {
     }
 }
 
+/// It reads the names [`Serialize`] writes (the derived schema's), and names the retired
+/// spellings in its error.
 impl<'de> Deserialize<'de> for Constrain {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let name = String::deserialize(d)?;
@@ -256,7 +259,7 @@ impl<'de> Deserialize<'de> for Constrain {
 
 /// Whether a constrained completion is one its constraint admits. Recorded on the turn; a
 /// completion outside the language it was sent with means the server ignored the constraint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ConstraintCheck {
     /// The field the constraint was sent in.
     pub via: Constrain,

@@ -3,13 +3,14 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::action::{Action, ActionKind, TurnError};
 use super::terms::{parse_terms, TermSpace, TermsError};
 
 /// The two spellings of a turn the prompts can ask for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnFormat {
     /// `Thought: … / Talk: … / Action: …`
@@ -20,7 +21,7 @@ pub enum TurnFormat {
 }
 
 /// Everything read from one completion.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Parsed {
     /// A `<think>` block or the server's `reasoning_content`: kept, never forwarded.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -43,7 +44,7 @@ pub struct Parsed {
 }
 
 /// Failures real models showed in readable turns (tests/fixtures/real/).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ParseNote {
     /// The reply goes on after a complete turn (it writes further turns); only its first

@@ -3,6 +3,7 @@
 //! Terms are always held *from one seat's point of view*: a price, a share of items that seat gets,
 //! or one shared contract. Only item shares change when seen from the other side (`count − x`).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::sync::LazyLock;
@@ -67,7 +68,7 @@ impl IssueRange {
 
 /// The value chosen for one issue: a number, or the index of a discrete option. Written
 /// `{"number": 40}` / `{"option": 2}` so the two never read back as each other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum IssueValue {
     Number(i64),
@@ -157,7 +158,7 @@ fn mixed_radix(sizes: Vec<usize>) -> impl Iterator<Item = Vec<usize>> {
 }
 
 /// Deal terms as one seat sees them.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Terms {
     /// A price in cents (exact, so repeated offers compare equal).

@@ -18,6 +18,7 @@ mod writer;
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::{Digest, Fnv1a64};
@@ -105,20 +106,25 @@ impl RewardIssueCounts {
 }
 
 /// One episode, as written to the run's JSONL file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EpisodeRecord {
+    /// The record format version ([`RECORD_SCHEMA`] for what this build writes).
     pub schema: u32,
+    /// The run the episode belongs to (the same in every shard of one run).
     pub run_id: String,
     /// Unique within the run: `g{group}-m{member}`.
     pub episode_id: String,
+    /// The GRPO group within the run, `g{group}`: its members share one setup.
     pub group_id: String,
     pub seeds: EpisodeSeed,
+    /// The scenario's id, which carries the dataset's own identifier.
     pub scenario_id: String,
     pub family: Family,
     /// The scenario's content digest ([`Scenario::digest`](crate::scenario::Scenario::digest)):
     /// replay refuses a scenario that has changed. Absent from records older than the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario_digest: Option<Digest>,
+    /// Who sat in each seat.
     pub seats: PerSeat<SeatRecord>,
     /// The fingerprint of every prompt template the episode was played with
     /// ([`Prompts::fingerprint`](crate::game::Prompts::fingerprint)): replay refuses other
@@ -129,10 +135,13 @@ pub struct EpisodeRecord {
     /// (a `prompts_dir`), each with the digest of its source, so a refused replay can name them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub prompt_overrides: BTreeMap<String, Digest>,
+    /// The seat that moved first.
     pub first_mover: Seat,
     /// The full setup the episode was played under (roles, regulation, floors, rules).
     pub setup: Setup,
+    /// Every attempt at a turn, in the order played (a retried completion is a turn too).
     pub turns: Vec<Turn>,
+    /// How the episode ended, with its metrics.
     pub outcome: RecordOutcome,
     /// The total reward of each seat under the run's `[rewards]` config: the terminal reward
     /// alone by default, else the combination of the components in `reward_parts`.
@@ -183,7 +192,7 @@ fn no_parts(parts: &PerSeat<BTreeMap<String, f64>>) -> bool {
 
 /// Where a branched episode comes from: the parent episode and how many of its turns (attempts,
 /// in record order) were replayed before the new players took over.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Parent {
     pub run_id: String,
     pub episode_id: String,
@@ -191,8 +200,9 @@ pub struct Parent {
 }
 
 /// Who sat in a seat.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SeatRecord {
+    /// The seat's role in the scenario.
     pub role: Role,
     /// The player spec with any secret removed.
     pub player: String,
@@ -200,18 +210,22 @@ pub struct SeatRecord {
     /// group by (falling back to `player`). Absent from plain runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The model, for a seat a model played.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The name of the persona the seat played with, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persona: Option<String>,
+    /// Whether regulation applied to the seat (`setup.seats` holds its floor).
     pub regulated: bool,
+    /// The seat's rendered system prompt.
     pub system_prompt: String,
     /// The sampling seed sent to the endpoint for this seat.
     pub sampling_seed: u64,
 }
 
 /// The outcome with its metrics.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RecordOutcome {
     #[serde(flatten)]
     pub outcome: Outcome,
@@ -219,7 +233,7 @@ pub struct RecordOutcome {
 }
 
 /// Timing of the episode.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Timing {
     pub wall_ms: u64,
     /// Latency of each turn's call, in the order of `turns`.

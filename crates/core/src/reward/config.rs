@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::reward_model::RewardModelApi;
@@ -13,7 +14,7 @@ use crate::limits::{
 };
 
 /// Which terminal reward to give.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RewardKind {
     /// ρ on a deal, else 0.
@@ -25,7 +26,9 @@ pub enum RewardKind {
 }
 
 /// A reward component, by the name a config weights it with and a record stores it under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Component {
     /// The terminal reward ([`super::terminal_rewards`]).
@@ -94,7 +97,7 @@ impl Component {
 }
 
 /// How the components make the seat's total reward.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Combine {
     /// Σ weight · component over the names in `[rewards.weights]` (only `terminal`, weight 1,
@@ -107,7 +110,7 @@ pub enum Combine {
 }
 
 /// What `[rewards.length]` measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LengthUnit {
     /// Words of the Talk (what the counterpart reads): 1 at `min`, linearly 0 at `max`,
@@ -124,7 +127,7 @@ pub enum LengthUnit {
 }
 
 /// `[rewards.length]`: the length that earns the length reward.
-#[derive(Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LengthConfig {
     /// The bounds, in `unit`s (see [`LengthUnit`] for the shape between and beyond them).
@@ -161,7 +164,7 @@ impl fmt::Debug for LengthConfig {
 }
 
 /// Which turns get the strategic-talk signal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StrategicTurns {
     /// Every turn the seat plays.
@@ -175,14 +178,14 @@ pub enum StrategicTurns {
 }
 
 /// `[rewards.strategic]`: the strategic-talk heuristic's settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct StrategicConfig {
     pub turns: StrategicTurns,
 }
 
 /// `[rewards] turn_reward`: what each turn — each row of a per-turn export — is worth.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnReward {
     /// Every turn of a seat is worth the seat's episode total (one value per episode): no
@@ -201,7 +204,7 @@ pub enum TurnReward {
 }
 
 /// What part of a turn a rule reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RuleTarget {
     /// The Talk the counterpart reads.
@@ -216,17 +219,21 @@ pub enum RuleTarget {
 
 /// `[[rewards.rules]]`: a regular expression (Rust `regex` syntax; `(?i)` for any case) and the
 /// score a turn gets when its target matches.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RuleConfig {
+    /// The rule's name: a turn it matches gets the signal `rule:NAME`.
     pub name: String,
+    /// The regular expression.
     pub pattern: String,
+    /// The part of the turn the pattern is matched against.
     pub target: RuleTarget,
+    /// What a matching turn scores.
     pub score: f64,
 }
 
 /// What the judge grades at a time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JudgeMode {
     /// Each seat once per episode, over the whole transcript (labelling its turns).
@@ -263,14 +270,16 @@ pub const SERVICE_BACKOFF_S: f64 = 0.5;
 pub const SERVICE_CACHE: usize = 4096;
 
 /// `[rewards.judge]`: an LLM-as-judge at an OpenAI-compatible chat endpoint.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct JudgeConfig {
     /// e.g. `http://127.0.0.1:8000/v1`; `/chat/completions` is appended.
     pub endpoint: String,
+    /// The judge's model, as the endpoint names it.
     pub model: String,
     /// A built-in rubric's name (`negotiation`) or a `.j2` file (relative to the config file).
     pub rubric: String,
+    /// The name of the environment variable that holds the endpoint's API key.
     pub api_key_env: Option<String>,
     /// Label sets for per-turn annotations: set name → its labels. Empty: no annotation.
     pub labels: BTreeMap<String, Vec<String>>,
@@ -282,6 +291,7 @@ pub struct JudgeConfig {
     /// Verdicts kept in memory, keyed by the digest of the rendered rubric (the judged text
     /// and the rubric).
     pub cache: usize,
+    /// Whether the judge grades each seat once per episode or each turn.
     pub mode: JudgeMode,
     /// The scores a verdict may give, `[low, high]`: `[0, 1]` by default; REPO's judge deducts
     /// points (§4 and its rubric: scores ≤ 0), e.g. `[-100, 0]` with `[rewards.enhance] n =
@@ -351,7 +361,7 @@ impl fmt::Debug for JudgeConfig {
 }
 
 /// `[rewards.reward_model]`: a scalar reward model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RewardModelConfig {
     /// The full URL: `http://127.0.0.1:8001/pooling`, `…/score`, or any URL of the `plain` API.
@@ -396,9 +406,10 @@ impl RewardModelConfig {
 }
 
 /// `[rewards.enhance]`: the reward-enhancement combination (REPO).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EnhanceConfig {
+    /// R_m: the component the auxiliary ones scale.
     pub primary: Component,
     /// Weighted (by `[rewards.weights]`, 1 where absent) into E.
     pub auxiliary: Vec<Component>,
@@ -418,25 +429,36 @@ impl Default for EnhanceConfig {
 
 /// Reward settings; defaults are DESIGN's (τ = 0.4, γ = 0.5, ψ = 1) and the terminal reward
 /// alone, which keeps records as they were before the other components existed.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RewardConfig {
+    /// The terminal reward.
     pub kind: RewardKind,
+    /// τ of `kind = "threshold"`: the ρ an items or issues deal needs to earn its ρ.
     pub tau: f64,
+    /// γ of `kind = "threshold"`: a deal below τ gets −γ.
     pub gamma: f64,
     /// Penalty for the seat that forfeits by format.
     pub psi: f64,
+    /// How the weighted components make each seat's total.
     pub combine: Combine,
     /// Component name → weight. Absent: `terminal` alone, weight 1.
     pub weights: BTreeMap<Component, f64>,
+    /// `[rewards.length]`: the length component's bounds.
     pub length: LengthConfig,
+    /// `[rewards.strategic]`: which turns the strategic-talk component scores.
     pub strategic: StrategicConfig,
+    /// `[[rewards.rules]]`: the rules the `rules` component sums.
     pub rules: Vec<RuleConfig>,
+    /// `[rewards.judge]`: the LLM judge, required when the `judge` component is used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeConfig>,
+    /// `[rewards.reward_model]`: the reward model, required when `reward_model` is used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reward_model: Option<RewardModelConfig>,
+    /// `[rewards.enhance]`: the components `combine = "enhance"` combines.
     pub enhance: EnhanceConfig,
+    /// What each turn is worth: the seat's episode total, or a reward of its own.
     pub turn_reward: TurnReward,
 }
 

@@ -17,13 +17,14 @@
 //! - plain: any URL that takes `{"model"?, "messages": [...]}` and answers `{"reward": x}`,
 //!   `{"score": x}` or a bare number.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::vocab::{Message, MessageRole};
 
 /// Which API the reward model speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RewardModelApi {
     /// vLLM's pooling API with chat messages.

@@ -27,6 +27,7 @@ pub use rating::{
     TIE_TOLERANCE,
 };
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::game::{OutcomeKind, PerSeat, Rules, Setup, Turn};
@@ -41,7 +42,7 @@ pub use crate::scenario::bargained_ratio;
 const EPS: f64 = 1e-9;
 
 /// Per-seat metrics of one episode.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct SeatMetrics {
     /// u_seat / (u_learner + u_opponent), where the sum is not zero.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -84,7 +85,7 @@ fn is_zero(n: &u32) -> bool {
 }
 
 /// Metrics of one episode.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct EpisodeMetrics {
     pub seats: PerSeat<SeatMetrics>,
     /// Whether the deal is Pareto-optimal in the enumerated outcome space (items/issues deals).

@@ -2,10 +2,13 @@
 
 use std::ops::{Index, IndexMut};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A seat at the table. Roles (buyer, worker, …) come from the scenario; seats are who plays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Seat {
     Learner,
@@ -37,7 +40,11 @@ impl std::fmt::Display for Seat {
 }
 
 /// One value per seat, written `{"learner": …, "opponent": …}`.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+///
+/// Its schema is written out where it is used, without this comment: a pair reads more easily
+/// in place than behind a reference, and the field holding it says what it is a pair of.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline, description = "")]
 pub struct PerSeat<T> {
     pub learner: T,
     pub opponent: T,

@@ -1,12 +1,13 @@
 //! The exact token ids of a call, as a record keeps them (token-exact mode).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The exact tokens of one call of a seat played in token-exact mode (`tokens = "exact"`): the
 /// seat's whole sequence is the concatenation, over its turns in order, of `prompt_ids` then
 /// `completion_ids` — never re-tokenized from text. A trainer's loss mask is 1 on
 /// `completion_ids` (what the model sampled) and 0 on `prompt_ids` (what the environment wrote).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct TurnTokens {
     /// The prompt ids this call added after the seat's previous call: the whole rendered prompt
     /// on its first call, afterwards only the rendered suffix of the new message(s).
@@ -25,7 +26,7 @@ pub struct TurnTokens {
 }
 
 /// Where a full re-render parted from the exact sequence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Drift {
     /// The first position (in the seat's whole sequence) where the two differ.
     pub at: usize,

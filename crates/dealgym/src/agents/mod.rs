@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::game::{Completion, Episode, Message, Persona, Seat, Setup, Turn};
@@ -132,22 +133,44 @@ impl<'de> Deserialize<'de> for PlayerConfig {
     }
 }
 
+/// A `[players.NAME]` table: the endpoint and how to sample from it, with the player's own
+/// persona and decoding constraint beside them. `model` is required, and one of `endpoint`
+/// (one server) or `endpoints` (replicas of the model); an unknown key is refused.
+///
+/// This is the table as [`PlayerConfig`] writes it and as its schema says; it reads it by hand.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "PlayerConfig")]
+struct PlayerTable<'a> {
+    #[serde(flatten)]
+    endpoint: &'a EndpointSettings,
+    /// A fixed persona for this player (overrides the drawn one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    persona: &'a Option<String>,
+    /// Constrain decoding to well-formed turns of the scenario: `none`, `gbnf` (llama.cpp),
+    /// `vllm` or `vllm_legacy`.
+    #[serde(default)]
+    constrain: Constrain,
+}
+
 impl Serialize for PlayerConfig {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Table<'a> {
-            #[serde(flatten)]
-            endpoint: &'a EndpointSettings,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            persona: &'a Option<String>,
-            constrain: Constrain,
-        }
-        Table {
+        PlayerTable {
             endpoint: &self.endpoint,
             persona: &self.persona,
             constrain: self.constrain,
         }
         .serialize(s)
+    }
+}
+
+/// The schema of the table (one level, as TOML writes it), not of the struct's fields.
+impl JsonSchema for PlayerConfig {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        PlayerTable::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        PlayerTable::json_schema(generator)
     }
 }
 

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use rand::Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::game::{Persona, Seat};
@@ -44,7 +45,7 @@ pub fn builtin(name: &str) -> Option<Persona> {
 }
 
 /// Which seats draw a persona from the weights (a player's own fixed persona is kept either way).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PersonaSeats {
     /// Every language-model seat (the default).
@@ -71,11 +72,14 @@ impl PersonaSeats {
 
 /// Persona weights. The name `none` stands for "no persona". Custom texts can be added under
 /// `texts`; `seats` says who draws one.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PersonaConfig {
+    /// Persona name → the weight it is drawn with (`none`: no persona).
     pub weights: BTreeMap<String, f64>,
+    /// Persona name → its text, beside the built-in personas.
     pub texts: BTreeMap<String, String>,
+    /// Which seats draw a persona.
     #[serde(skip_serializing_if = "is_both")]
     pub seats: PersonaSeats,
 }

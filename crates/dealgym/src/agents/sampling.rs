@@ -4,13 +4,14 @@
 //! itself (in its `[players.NAME]` table) wins over the default; a rule or a script ignores
 //! them.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::limits::check_sampling;
 use crate::llm::EndpointSettings;
 
 /// The sampling settings a model seat gets where its player leaves them unset.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SamplingDefaults {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -22,7 +23,7 @@ pub struct SamplingDefaults {
 }
 
 /// `[sampling]`: the defaults of each seat.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SamplingConfig {
     pub learner: SamplingDefaults,

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use rand::Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::types::{ChatRequest, ChatResponse, Reply};
@@ -14,7 +15,7 @@ use crate::limits::{
 use crate::vocab::Message;
 
 /// Which seed to send with a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SeedPolicy {
     /// The episode's sampling seed (different per GRPO member and seat): reproducible runs.
@@ -27,7 +28,7 @@ pub enum SeedPolicy {
 }
 
 /// How to reach one endpoint and sample from it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EndpointSettings {
     /// e.g. `http://127.0.0.1:8000/v1`; `/chat/completions` is appended. Called `endpoint` in a

@@ -11,6 +11,7 @@
 //! not the canonical tokenization of their text, that is reported as drift, and the exact ids
 //! are kept.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::client::{LlmClient, LlmError};
@@ -19,7 +20,7 @@ use crate::vocab::{Drift, Message, TurnTokens};
 const TEMPLATE_KWARGS: &str = "chat_template_kwargs";
 
 /// Which server's token API to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TokenApi {
     /// vLLM: `/tokenize` (chat messages in, ids out) and `/v1/completions` with an id prompt.
@@ -30,7 +31,7 @@ pub enum TokenApi {
 }
 
 /// How a seat's conversation is sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TokenMode {
     /// Chat messages to `/v1/chat/completions` (the server renders and tokenizes).

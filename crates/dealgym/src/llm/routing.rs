@@ -2,10 +2,11 @@
 //! episode-seat on the replica that holds its prompt in the prefix cache; `least_loaded` is the
 //! baseline it is measured against) and the choice among replicas' loads.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How a pool chooses a replica for a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Routing {
     /// An episode-seat keeps the replica of its first call (moved only when that replica is

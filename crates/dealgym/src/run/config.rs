@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::preset::Preset;
@@ -114,19 +115,27 @@ impl RunOptions {
 /// api_key_env = "VLLM_API_KEY"
 /// extra_body = { chat_template_kwargs = { enable_thinking = false } }
 /// ```
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct FileConfig {
     /// The preset this config builds on (`--preset` wins over it); see [`super::preset`].
     pub preset: Option<String>,
+    /// The seed of the setups (`--seed` wins); 0 when neither sets it.
     pub seed: Option<u64>,
+    /// Episodes in flight at once, 1 to 65,536 (`--concurrency` wins); 64 when neither sets it.
     pub concurrency: Option<usize>,
+    /// Episodes per scenario sharing one setup with different sampling seeds (GRPO groups of 1
+    /// to 4,096; `--group-size` wins); 1 when neither sets it.
     pub group_size: Option<u32>,
+    /// `[episode]`: the rules every episode is played by.
     pub episode: EpisodeConfig,
+    /// `[rewards]`: how each seat's reward is made.
     pub rewards: RewardConfig,
+    /// `[personas]`: the personas the seats draw.
     pub personas: PersonaConfig,
     /// Sampling defaults for each seat's model ([`SamplingConfig`]).
     pub sampling: SamplingConfig,
+    /// `[players.NAME]`: model players a player spec can name (`--learner NAME`).
     pub players: BTreeMap<String, PlayerConfig>,
     /// A directory of `*.j2` templates replacing the built-in prompts of the same name.
     pub prompts_dir: Option<PathBuf>,

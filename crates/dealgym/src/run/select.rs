@@ -14,6 +14,7 @@
 //!    the same one again. The sampled scenarios keep their order in the file.
 //! 3. **limit** (`--limit N`): the first N of what is left.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::digest_bytes;
@@ -188,7 +189,7 @@ fn rank(id: &str, seed: u64) -> u64 {
 /// sample_seed = 7    # --sample-seed (default: the run's seed)
 /// limit = 50         # --limit
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SelectConfig {
     #[serde(skip_serializing_if = "Option::is_none")]

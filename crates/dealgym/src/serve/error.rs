@@ -1,11 +1,10 @@
 //! Every way a request to the server can be refused, with its HTTP status, its code on the
 //! native REST routes and its code on OpenEnv's WebSocket (OpenEnv's own `WSErrorCode`s).
 
+use super::wire::{Reply, RestError, RestFault, WsError, WsReply};
+use crate::game::Seat;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
-
-use crate::game::Seat;
 
 /// A refused request. One type for REST and WebSocket, so a rule is phrased once.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -122,14 +121,22 @@ impl ServeError {
     }
 
     /// The WebSocket message: `{"type":"error","data":{"message","code"}}`.
-    pub fn ws_message(&self) -> serde_json::Value {
-        json!({"type": "error", "data": {"message": self.to_string(), "code": self.ws_code()}})
+    pub(super) fn ws_message(&self) -> WsReply {
+        WsReply::Error(WsError {
+            message: self.to_string(),
+            code: self.ws_code(),
+        })
     }
 }
 
 impl IntoResponse for ServeError {
     fn into_response(self) -> Response {
-        let body = json!({"error": {"code": self.rest_code(), "message": self.to_string()}});
-        (self.status(), axum::Json(body)).into_response()
+        let body = RestError {
+            error: RestFault {
+                code: self.rest_code(),
+                message: self.to_string(),
+            },
+        };
+        Reply(self.status(), body).into_response()
     }
 }

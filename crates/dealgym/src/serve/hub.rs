@@ -6,12 +6,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde_json::Value;
-
 use super::catalog::Catalog;
 use super::error::ServeError;
 use super::ids::{Book, IdBook, IdClaim};
 use super::session::{ExactTokens, ResetArgs, Sampled, Session, TokensArgs, EXTERNAL};
+use super::wire::StepAnswer;
 use super::ServeOptions;
 use crate::agents::Player;
 use crate::game::{mix_text, Completion, EpisodeConfig, EpisodeSeed, PerSeat, Seat};
@@ -357,7 +356,7 @@ impl Hub {
         seat: Option<Seat>,
         completion: Completion,
         sampled: Sampled,
-    ) -> Result<Value, ServeError> {
+    ) -> Result<StepAnswer, ServeError> {
         let mut session = slot.session.lock().await;
         slot.touch();
         let stepping = seat.or(session.to_move());

@@ -4,6 +4,7 @@
 //! three surfaces share it: OpenEnv's protocol ([`openenv`]: `WS /ws`, `/reset`, `/step`,
 //! `/health`, `/schema`, `/metadata`), native REST ([`rest`]: `/v1/episodes…`), and the rollout service
 //! ([`rollouts`]: `POST /v1/rollouts`, whole episodes against the caller's endpoint, streamed).
+//! What they send is typed once, in [`wire`], and `GET /schema` is derived from those types.
 //! Every finished episode is appended to one JSONL log with the record writer `run` uses, so
 //! `dealgym replay --verify` reads it.
 //!
@@ -22,6 +23,7 @@ mod policy;
 mod rest;
 mod rollouts;
 mod session;
+mod wire;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

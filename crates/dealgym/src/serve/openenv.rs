@@ -10,16 +10,20 @@ use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Router;
 use futures_util::FutureExt;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::error::ServeError;
 use super::hub::Owner;
-use super::session::{ResetArgs, Sampled};
+use super::session::ResetArgs;
+use super::wire::{
+    to_json, Action, EnvState, Health, HealthStatus, Metadata, OpenEnvSchema, Reply, StepAnswer,
+    WsReply,
+};
 use super::{parse_body, Shared};
-use crate::game::{Completion, Seat};
+use crate::game::Seat;
 
 pub(super) fn routes() -> Router<Shared> {
     Router::new()
@@ -31,52 +35,10 @@ pub(super) fn routes() -> Router<Shared> {
         .route("/metadata", get(metadata))
 }
 
-pub(super) async fn health() -> Json<Value> {
-    Json(json!({"status": "healthy"}))
-}
-
-/// The action: the raw completion, and for self-play the seat it is for.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct Action {
-    pub message: String,
-    /// The seat this completion is for; default the seat to move.
-    #[serde(default)]
-    pub seat: Option<Seat>,
-    /// The model's separate reasoning, if the endpoint returned it apart.
-    #[serde(default)]
-    pub reasoning: Option<String>,
-    /// Token-exact mode: the ids the model sampled after the observation's `token_ids`.
-    #[serde(default)]
-    pub completion_ids: Option<Vec<u32>>,
-    /// Token-exact mode: the sampling logprob of each completion id.
-    #[serde(default)]
-    pub logprobs: Option<Vec<f64>>,
-    /// Token-exact mode: why sampling stopped (`stop`, `length`).
-    #[serde(default)]
-    pub finish_reason: Option<String>,
-    /// OpenEnv's base `Action` field; accepted and ignored.
-    #[serde(default)]
-    #[allow(dead_code)]
-    pub metadata: Option<Value>,
-}
-
-impl Action {
-    /// The completion, and what the client sampled (token-exact mode).
-    pub fn completion(self) -> (Completion, Sampled) {
-        (
-            Completion {
-                text: self.message,
-                reasoning: self.reasoning,
-                ..Completion::default()
-            },
-            Sampled {
-                completion_ids: self.completion_ids,
-                logprobs: self.logprobs,
-                finish_reason: self.finish_reason,
-            },
-        )
-    }
+pub(super) async fn health() -> Reply<Health> {
+    Reply::ok(Health {
+        status: HealthStatus::Healthy,
+    })
 }
 
 async fn reset(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {
@@ -134,78 +96,35 @@ async fn step(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) 
 }
 
 /// Stateless HTTP has no episode to describe: OpenEnv answers a fresh environment's state.
-async fn state_stateless() -> Json<Value> {
-    Json(json!({"episode_id": null, "step_count": 0}))
+async fn state_stateless() -> Reply<EnvState> {
+    Reply::ok(EnvState::fresh())
 }
 
-fn respond(result: Result<Value, ServeError>) -> Response {
+fn respond(result: Result<StepAnswer, ServeError>) -> Response {
     match result {
-        Ok(v) => Json(v).into_response(),
+        Ok(answer) => Reply::ok(answer).into_response(),
         Err(e) => e.into_response(),
     }
 }
 
-async fn metadata() -> Json<Value> {
-    Json(json!({
-        "name": "dealgym",
-        "description": "Two-party negotiations (AHP, Craigslist, CaSiNo, Deal or No Deal, Job Interview): \
-            send the learner's raw completion as {\"message\": …}; the opponent is played by the server.",
-        "version": env!("CARGO_PKG_VERSION"),
-        "author": null,
-        "documentation_url": null,
-        "readme_content": null,
-    }))
+async fn metadata() -> Reply<Metadata> {
+    Reply::ok(Metadata {
+            name: "dealgym",
+            description: "Two-party negotiations (AHP, Craigslist, CaSiNo, Deal or No Deal, Job Interview): \
+                send the learner's raw completion as {\"message\": …}; the opponent is played by the server.",
+            version: env!("CARGO_PKG_VERSION"),
+            author: None,
+            documentation_url: None,
+            readme_content: None,
+        },
+    )
 }
 
-async fn schema() -> Json<Value> {
-    let message = json!({"type": "object", "properties": {
-        "role": {"type": "string", "enum": ["system", "user", "assistant"]},
-        "content": {"type": "string"}}, "required": ["role", "content"]});
-    let seat = json!({"type": "string", "enum": ["learner", "opponent"]});
-    Json(json!({
-        "action": {
-            "title": "DealAction", "type": "object", "additionalProperties": false,
-            "properties": {
-                "message": {"type": "string", "description": "The raw completion (Thought/Talk/Action)"},
-                "seat": {"anyOf": [seat, {"type": "null"}], "description": "For self-play: the seat this completion is for"},
-                "reasoning": {"type": ["string", "null"]},
-                "completion_ids": {"type": ["array", "null"], "items": {"type": "integer"}, "description": "Token-exact mode: the ids the model sampled"},
-                "logprobs": {"type": ["array", "null"], "items": {"type": "number"}, "description": "Token-exact mode: the logprob of each sampled id"},
-                "finish_reason": {"type": ["string", "null"]},
-                "metadata": {"type": "object"}
-            },
-            "required": ["message"]
-        },
-        "observation": {
-            "title": "DealObservation", "type": "object",
-            "properties": {
-                "prompt": {"type": "string", "description": "The last message the seat is to answer"},
-                "messages": {"type": "array", "items": message},
-                "seat": seat,
-                "role": {"type": "string"},
-                "turn": {"type": "integer", "description": "Turns (attempts) played so far"},
-                "to_move": {"anyOf": [seat, {"type": "null"}]},
-                "done": {"type": "boolean"},
-                "reward": {"type": "number"},
-                "token_ids": {"type": ["object", "null"], "description": "Token-exact mode (the `tokens` reset kwarg): {prompt_ids: the ids to append before sampling, drift}"},
-                "info": {"type": "object", "description": "episode_id, scenario_id, family, last_turn (the parse of the seat's last completion), regulation, outcome and rewards at the end"}
-            },
-            "required": ["prompt", "messages", "seat", "role", "turn", "done", "info"]
-        },
-        "state": {
-            "title": "DealState", "type": "object",
-            "properties": {
-                "episode_id": {"type": ["string", "null"]},
-                "step_count": {"type": "integer", "minimum": 0},
-                "scenario_id": {"type": "string"},
-                "family": {"type": "string"},
-                "to_move": {"anyOf": [seat, {"type": "null"}]},
-                "done": {"type": "boolean"},
-                "outcome": {"type": ["object", "null"]},
-                "rewards": {"type": ["object", "null"]}
-            }
-        }
-    }))
+/// The schema is derived from the types once.
+async fn schema() -> Reply<&'static OpenEnvSchema> {
+    static SCHEMA: std::sync::LazyLock<OpenEnvSchema> =
+        std::sync::LazyLock::new(OpenEnvSchema::derived);
+    Reply::ok(&SCHEMA)
 }
 
 async fn upgrade(State(state): State<Shared>, ws: WebSocketUpgrade) -> Response {
@@ -280,11 +199,11 @@ async fn connection(state: Shared, mut socket: WebSocket) {
             },
         };
         let out = match reply {
-            Ok(v) => v,
+            Ok(reply) => reply,
             Err(e) => e.ws_message(),
         };
         if socket
-            .send(WsMessage::Text(out.to_string().into()))
+            .send(WsMessage::Text(to_json(&out).to_string().into()))
             .await
             .is_err()
         {
@@ -302,11 +221,12 @@ async fn handle(
     current: &mut Option<String>,
     kind: &str,
     data: Option<Value>,
-) -> Result<Value, ServeError> {
+) -> Result<WsReply, ServeError> {
     match kind {
         "reset" => {
-            let args: ResetArgs = serde_json::from_value(data.unwrap_or_else(|| json!({})))
-                .map_err(|e| ServeError::Validation(e.to_string()))?;
+            let args: ResetArgs =
+                serde_json::from_value(data.unwrap_or_else(|| Value::Object(Default::default())))
+                    .map_err(|e| ServeError::Validation(e.to_string()))?;
             if let Some(old) = current.take() {
                 state.hub.remove(&old, owner);
             }
@@ -319,7 +239,7 @@ async fn handle(
             let id = session.id.clone();
             state.hub.admit(session, owner)?;
             *current = Some(id);
-            Ok(json!({"type": "observation", "data": observation}))
+            Ok(WsReply::Observation(observation))
         }
         "step" => {
             let id = current.as_ref().ok_or(ServeError::NoSession)?;
@@ -331,15 +251,15 @@ async fn handle(
             let seat = action.seat;
             let (completion, sampled) = action.completion();
             let observation = state.hub.step(&slot, seat, completion, sampled).await?;
-            Ok(json!({"type": "observation", "data": observation}))
+            Ok(WsReply::Observation(observation))
         }
         "state" => {
             let Some(id) = current.as_ref() else {
-                return Ok(json!({"type": "state", "data": {"episode_id": null, "step_count": 0}}));
+                return Ok(WsReply::State(EnvState::fresh()));
             };
             let slot = state.hub.find(id, owner)?;
             let session = slot.session.lock().await;
-            Ok(json!({"type": "state", "data": session.state()}))
+            Ok(WsReply::State(session.state()))
         }
         other => Err(ServeError::UnknownType(other.to_string())),
     }

@@ -10,13 +10,12 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde_json::{json, Value};
+use axum::Router;
 
 use super::error::ServeError;
 use super::hub::Owner;
-use super::openenv::Action;
 use super::session::ResetArgs;
+use super::wire::{Action, EpisodeStep, EpisodeView, Reply};
 use super::{parse_body, Shared};
 use crate::game::Seat;
 
@@ -36,15 +35,17 @@ async fn create(State(state): State<Shared>, body: Result<Bytes, BytesRejection>
         if let Some(record) = &record {
             state.hub.log(record)?;
         }
-        let mut body = session.observe(session.to_move().unwrap_or(Seat::Learner));
-        body["episode_id"] = json!(session.id);
-        body["to_move"] = json!(session.to_move());
+        let body = EpisodeStep {
+            episode_id: session.id.clone(),
+            to_move: session.to_move(),
+            step: session.observe(session.to_move().unwrap_or(Seat::Learner)),
+        };
         state.hub.admit(session, Owner::Rest)?;
-        Ok::<Value, ServeError>(body)
+        Ok::<_, ServeError>(body)
     }
     .await;
     match result {
-        Ok(v) => (StatusCode::CREATED, Json(v)).into_response(),
+        Ok(body) => Reply(StatusCode::CREATED, body).into_response(),
         Err(e) => e.into_response(),
     }
 }
@@ -59,14 +60,16 @@ async fn step(
         let slot = state.hub.find(&id, Owner::Rest)?;
         let seat = action.seat;
         let (completion, sampled) = action.completion();
-        let mut body = state.hub.step(&slot, seat, completion, sampled).await?;
-        body["episode_id"] = json!(id);
-        body["to_move"] = body["observation"]["to_move"].clone();
-        Ok::<Value, ServeError>(body)
+        let step = state.hub.step(&slot, seat, completion, sampled).await?;
+        Ok::<_, ServeError>(EpisodeStep {
+            episode_id: id,
+            to_move: step.observation.to_move,
+            step,
+        })
     }
     .await;
     match result {
-        Ok(v) => Json(v).into_response(),
+        Ok(body) => Reply::ok(body).into_response(),
         Err(e) => e.into_response(),
     }
 }
@@ -76,8 +79,11 @@ async fn show(State(state): State<Shared>, Path(id): Path<String>) -> Response {
         Ok(slot) => {
             let session = slot.session.lock().await;
             let viewer = session.to_move().unwrap_or(Seat::Learner);
-            Json(json!({"state": session.state(), "observation": session.observe(viewer)["observation"]}))
-                .into_response()
+            let view = EpisodeView {
+                state: session.state(),
+                observation: session.observe(viewer).observation,
+            };
+            Reply::ok(view).into_response()
         }
         Err(e) => e.into_response(),
     }

@@ -18,13 +18,14 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::error::ServeError;
 use super::ids::rollout_tag;
 use super::session::ResetArgs;
+use super::wire::{to_json, StreamError};
 use super::{parse_body, Shared};
 use crate::agents::{Player, PlayerConfig};
 use crate::export;
@@ -203,20 +204,18 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
             let mut groups: HashMap<String, Vec<EpisodeRecord>> = HashMap::new();
             while let Some((id, played)) = done_rx.recv().await {
                 let text = match played {
-                    Err(message) => line(&json!({"error": {"episode_id": id, "message": message}})),
+                    Err(message) => line(&StreamError::episode(id, message)),
                     Ok(record) => {
                         // The log is the record of what was played: an episode that cannot be
                         // logged ends the request (named on the stream), as a failed write ends
                         // a run.
                         if let Err(e) = worker_state.hub.log(&record) {
-                            let text = line(
-                                &json!({"error": {"episode_id": id, "message": e.to_string()}}),
-                            );
+                            let text = line(&StreamError::episode(id, e.to_string()));
                             let _ = tx.send(Bytes::from(text)).await;
                             break;
                         }
                         match format {
-                            Format::Records => line(&json!(record)),
+                            Format::Records => line(&record),
                             Format::Export(f) => {
                                 let key = record.group_id.clone();
                                 let group = groups.entry(key.clone()).or_default();
@@ -292,8 +291,10 @@ impl Format {
     }
 }
 
-fn line(value: &Value) -> String {
-    let mut text = value.to_string();
+/// One line of the stream: a record or a [`StreamError`], as the server writes every message
+/// ([`to_json`]).
+fn line<T: Serialize>(message: &T) -> String {
+    let mut text = to_json(message).to_string();
     text.push('\n');
     text
 }
@@ -310,10 +311,10 @@ fn export_group(group: &[EpisodeRecord], format: export::Format, scenarios: &[Pa
     {
         Ok(file) => file,
         Err(e) => {
-            return line(&json!({"error": {
-                "group_id": group.first().map(|r| r.group_id.clone()),
-                "message": format!("a temporary file for the group: {e}"),
-            }}))
+            return line(&StreamError::group(
+                group,
+                format!("a temporary file for the group: {e}"),
+            ))
         }
     };
     let path = file.path().to_path_buf();
@@ -332,10 +333,7 @@ fn export_group(group: &[EpisodeRecord], format: export::Format, scenarios: &[Pa
     drop(file);
     match result {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(message) => line(&json!({"error": {
-            "group_id": group.first().map(|r| r.group_id.clone()),
-            "message": message,
-        }})),
+        Err(message) => line(&StreamError::group(group, message)),
     }
 }
 

@@ -1,14 +1,15 @@
 //! One live episode of the server: a [`Driver`] whose external seats are fed by clients and
 //! whose other seat is played in-process, what a seat sees of it (OpenEnv's observation) and
-//! its state; the reset kwargs that start one.
+//! its state, as the messages of [`super::wire`]; the reset kwargs that start one.
 
 use std::time::Instant;
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::error::ServeError;
 use super::ids::IdClaim;
+use super::wire::{EnvState, EpisodeState, Info, LastTurn, Observation, StepAnswer, TokenIds};
 use crate::agents::Played;
 use crate::game::{token_sequence, Completion, FirstMover, Message, PerSeat, Seat, Step};
 use crate::llm::{LlmClient, NextPrompt, TokenApi};
@@ -253,7 +254,7 @@ impl Session {
 
     /// What `seat` sees: OpenEnv's `{observation, reward, done}`, with everything a learner
     /// needs inside `observation` (OpenEnv drops `metadata`).
-    pub fn observe(&self, seat: Seat) -> Value {
+    pub fn observe(&self, seat: Seat) -> StepAnswer {
         let (messages, role, scenario, family, turns) = match (&self.driver, &self.ended) {
             (Some(d), _) => {
                 let e = d.episode();
@@ -274,61 +275,56 @@ impl Session {
             ),
             (None, None) => unreachable!("a session has a driver until it has ended"),
         };
-        let last = self.last[seat].as_ref().map(|step| {
-            json!({
-                "parsed": step.parsed,
-                "played": step.played,
-                "regulation": step.event,
-                "retry": step.retry,
-            })
+        let last = self.last[seat].as_ref().map(|step| LastTurn {
+            parsed: step.parsed.clone(),
+            played: step.played.clone(),
+            regulation: step.event.clone(),
+            retry: step.retry,
         });
         let regulation = self.last[seat].as_ref().and_then(|s| s.event.clone());
-        let (outcome, rewards, reward) = match &self.ended {
-            Some(ended) => (
-                json!(ended.record.outcome),
-                json!(ended.record.rewards),
-                json!(ended.record.rewards[seat]),
-            ),
-            None => (Value::Null, Value::Null, json!(0.0)),
-        };
-        let done = self.ended.is_some();
+        let ended = self.ended.as_ref().map(|e| &e.record);
+        let reward = ended.map_or(0.0, |record| record.rewards[seat]);
+        let done = ended.is_some();
         let token_ids = self
             .tokens
             .as_ref()
             .and_then(|t| t.pending[seat].as_ref())
-            .map(|p| json!({"prompt_ids": p.suffix, "drift": p.drift}));
+            .map(|p| TokenIds {
+                prompt_ids: p.suffix.clone(),
+                drift: p.drift.clone(),
+            });
         let prompt = messages
             .last()
             .map(|m| m.content.clone())
             .unwrap_or_default();
-        json!({
-            "observation": {
-                "prompt": prompt,
-                "messages": messages,
-                "seat": seat,
-                "role": role,
-                "turn": turns,
-                "to_move": self.to_move(),
-                "done": done,
-                "reward": reward,
-                "token_ids": token_ids,
-                "info": {
-                    "episode_id": self.id,
-                    "scenario_id": scenario,
-                    "family": family,
-                    "last_turn": last,
-                    "regulation": regulation,
-                    "outcome": outcome,
-                    "rewards": rewards,
+        StepAnswer {
+            observation: Observation {
+                prompt,
+                messages,
+                seat,
+                role,
+                turn: turns,
+                to_move: self.to_move(),
+                done,
+                reward,
+                token_ids,
+                info: Info {
+                    episode_id: self.id.clone(),
+                    scenario_id: scenario,
+                    family,
+                    last_turn: last,
+                    regulation,
+                    outcome: ended.map(|r| r.outcome.clone()),
+                    rewards: ended.map(|r| r.rewards),
                 },
             },
-            "reward": reward,
-            "done": done,
-        })
+            reward,
+            done,
+        }
     }
 
     /// OpenEnv's state: the episode id and step count, and where the episode stands.
-    pub fn state(&self) -> Value {
+    pub fn state(&self) -> EnvState {
         let (scenario, family) = match (&self.driver, &self.ended) {
             (Some(d), _) => (
                 d.episode().scenario().id.clone(),
@@ -337,15 +333,18 @@ impl Session {
             (None, Some(e)) => (e.record.scenario_id.clone(), e.record.family),
             (None, None) => unreachable!("a session has a driver until it has ended"),
         };
-        json!({
-            "episode_id": self.id,
-            "step_count": self.steps,
-            "scenario_id": scenario,
-            "family": family,
-            "to_move": self.to_move(),
-            "done": self.is_done(),
-            "outcome": self.ended.as_ref().map(|e| json!(e.record.outcome)),
-            "rewards": self.ended.as_ref().map(|e| json!(e.record.rewards)),
-        })
+        let ended = self.ended.as_ref().map(|e| &e.record);
+        EnvState {
+            episode_id: Some(self.id.clone()),
+            step_count: self.steps,
+            episode: Some(EpisodeState {
+                scenario_id: scenario,
+                family,
+                to_move: self.to_move(),
+                done: self.is_done(),
+                outcome: ended.map(|r| r.outcome.clone()),
+                rewards: ended.map(|r| r.rewards),
+            }),
+        }
     }
 }
