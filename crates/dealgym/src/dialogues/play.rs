@@ -96,6 +96,7 @@ pub(crate) fn play(
             member: 0,
         },
         prefix: None,
+        tag: None,
     };
     let mut setup = kit
         .draw_setup(&planned.scenario, planned.seeds)

@@ -153,7 +153,8 @@ pub async fn eval<'s>(
     let skipped = total - todo.len();
     let bar = progress_bar(run.progress, todo.len());
     let episodes = todo.into_iter().map(|(_, kit, episode)| (kit, episode));
-    let (stats, stopped) = execute(episodes, run.concurrency, &mut writer, &bar, stop).await?;
+    let permits = Arc::new(tokio::sync::Semaphore::new(run.concurrency));
+    let (stats, stopped) = execute(episodes, permits, &mut writer, &bar, stop).await?;
     bar.finish_and_clear();
 
     // The ratings' spill files, if the file is large enough to need them, go beside it.

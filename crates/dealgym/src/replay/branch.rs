@@ -117,6 +117,7 @@ pub async fn branch<'s>(
                 member: u64::from(member),
             },
             prefix: Some(prefix.clone()),
+            tag: None,
         }));
         parents += 1;
     }

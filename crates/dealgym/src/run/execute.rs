@@ -1,6 +1,7 @@
-//! The one executor: planned episodes played with bounded concurrency, each record written as
-//! it ends, a stop drained or abandoned as asked, and the progress bar and closing line.
+//! The one executor: planned episodes played with bounded concurrency, each handed to a sink
+//! (a record file, a client's stream) as it ends, a stop drained or abandoned as asked, and the progress bar and closing line.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -11,7 +12,8 @@ use crate::game::OutcomeKind;
 use crate::record::RecordWriter;
 
 use super::{
-    play_caught, EpisodeKit, PlannedEpisode, RunError, RunStats, Stop, StopSignal, StopState,
+    play_caught, EpisodeError, EpisodeKit, Finished, PlannedEpisode, RunError, RunStats, Stop,
+    StopSignal, StopState,
 };
 
 /// How a run (or an eval) was stopped before the end of its plan.
@@ -56,26 +58,63 @@ pub fn written_line(
     line
 }
 
-/// Play `todo` — each planned episode with the kit of its run — with at most `concurrency`
-/// episodes in flight, writing each record as it ends. A run's episodes share one kit; an
-/// eval's come from one kit per pairing, so the whole grid shares one executor, one progress
-/// bar and one writer. Returns the totals and, if `stop` cut the run short, how: once it says
-/// drain no episode is started, and once it says abandon those in flight are dropped unwritten.
-pub async fn execute<'s, I>(
+/// Where the executor puts each episode as it ends: a record file ([`RecordWriter`], for
+/// `run`, `eval` and branches), a client's stream (`serve`'s rollouts). An error from the sink
+/// stops the execution: no episode more is started, and those in flight are dropped.
+pub trait Sink {
+    type Error;
+
+    /// Take the finished episode `episode` (its id), or why it could not be played at all
+    /// (its driver failed before it could end: the run's players or rules are broken).
+    fn take(
+        &mut self,
+        episode: String,
+        played: Result<Finished, EpisodeError>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+}
+
+/// A record file: each record written as its episode ends. A record that cannot be written
+/// (a full disk) and an episode that could not be played stop the run: no episode more is
+/// played to be lost.
+impl Sink for RecordWriter {
+    type Error = RunError;
+
+    fn take(
+        &mut self,
+        _episode: String,
+        played: Result<Finished, EpisodeError>,
+    ) -> impl Future<Output = Result<(), RunError>> + Send {
+        let written = played
+            .map_err(RunError::from)
+            .and_then(|finished| self.write(&finished.record).map_err(RunError::from));
+        std::future::ready(written)
+    }
+}
+
+/// Play `todo` — each planned episode with the kit of its run — each holding one of `permits`
+/// while it plays and until `sink` has taken it, so episodes in flight are bounded whether the
+/// permits are this execution's own (a run's `--concurrency`) or shared by many (a server's
+/// rollout requests), and a sink that stops taking stops its episodes. A run's episodes share
+/// one kit; an eval's come from one kit per pairing, so the whole grid shares one executor,
+/// one progress bar and one writer. Returns the totals and, if `stop` cut the run short, how:
+/// once it says drain no episode is started, and once it says abandon those in flight are
+/// dropped unwritten.
+pub async fn execute<'s, I, S>(
     todo: I,
-    concurrency: usize,
-    writer: &mut RecordWriter,
+    permits: Arc<Semaphore>,
+    sink: &mut S,
     bar: &ProgressBar,
     stop: impl Into<Stop<'s>>,
-) -> Result<(RunStats, Option<Stopped>), RunError>
+) -> Result<(RunStats, Option<Stopped>), S::Error>
 where
     I: IntoIterator<Item = (Arc<EpisodeKit>, PlannedEpisode)>,
     I::IntoIter: Send + 'static,
+    S: Sink,
 {
     let mut stop = stop.into();
     let todo = todo.into_iter();
-    let (tx, mut rx) = mpsc::channel(concurrency * 2);
-    let permits = Arc::new(Semaphore::new(concurrency));
+    let capacity = permits.available_permits().clamp(1, MAX_BUFFERED);
+    let (tx, mut rx) = mpsc::channel(capacity);
     let started = Arc::new(AtomicUsize::new(0));
     let (drain, mut draining) = watch::channel(false);
     let producer = tokio::spawn({
@@ -97,9 +136,10 @@ where
                 started.fetch_add(1, Ordering::SeqCst);
                 let tx = tx.clone();
                 tasks.spawn(async move {
-                    let record = play_caught(kit, planned).await;
+                    let episode = planned.episode_id();
+                    let played = play_caught(kit, planned).await;
+                    let _ = tx.send((episode, played)).await;
                     drop(permit);
-                    let _ = tx.send(record).await;
                 });
                 // Reap finished tasks as we go so the set stays small.
                 while tasks.try_join_next().is_some() {}
@@ -108,6 +148,8 @@ where
             while tasks.join_next().await.is_some() {}
         }
     });
+    // The producer (and every episode in flight) ends with this call, however it ends.
+    let _abort = AbortOnDrop(producer);
 
     let mut stats = RunStats::default();
     let mut received = 0usize;
@@ -127,22 +169,21 @@ where
                 });
             }
             if matches!(state, StopState::Abandon(_)) {
-                producer.abort();
                 break;
             }
         }
         tokio::select! {
-            record = rx.recv() => match record {
-                Some(Ok(finished)) => {
-                    // A record that cannot be written (a full disk) stops the run: no episode
-                    // more is played to be lost.
-                    if let Err(e) = writer.write(&finished.record) {
-                        producer.abort();
-                        return Err(e.into());
-                    }
+            played = rx.recv() => match played {
+                Some((episode, played)) => {
                     received += 1;
-                    stats.add_finished(&finished);
-                    bar.inc(1);
+                    if let Ok(finished) = &played {
+                        stats.add_finished(finished);
+                        bar.inc(1);
+                    }
+                    if let Err(e) = sink.take(episode, played).await {
+                        failure = Some(e);
+                        break;
+                    }
                     if stopped.is_none() {
                         bar.set_message(format!(
                             "deal {:.0}% · errors {}",
@@ -151,28 +192,41 @@ where
                         ));
                     }
                 }
-                Some(Err(e)) => {
-                    failure = Some(e);
-                    producer.abort();
-                    break;
-                }
                 None => break,
             },
             now = stop.changed(state) => state = now,
         }
     }
-    // Episodes that ended while we were stopping are complete: keep them.
-    while let Ok(Ok(finished)) = rx.try_recv() {
-        writer.write(&finished.record)?;
+    // Episodes that ended while we were stopping are complete: keep them (after a failure,
+    // as long as the sink takes them).
+    let _ = drain.send(true);
+    while let Ok((episode, Ok(finished))) = rx.try_recv() {
         received += 1;
         stats.add_finished(&finished);
+        if let Err(e) = sink.take(episode, Ok(finished)).await {
+            failure.get_or_insert(e);
+            break;
+        }
     }
     if let Some(stopped) = &mut stopped {
         stopped.abandoned = started.load(Ordering::SeqCst).saturating_sub(received);
     }
     match failure {
-        Some(e) => Err(e.into()),
+        Some(e) => Err(e),
         None => Ok((stats, stopped)),
+    }
+}
+
+/// Finished episodes waiting for the sink, at most (the channel between the episodes and the
+/// sink holds as many as there are permits, up to this).
+const MAX_BUFFERED: usize = 4096;
+
+/// Aborts the producer, and with it every episode still in flight, when the execution ends.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -36,7 +36,7 @@ pub use driver::{
     panic_message, play, play_caught, Driver, EpisodeError, EpisodeKit, Finished, SeatPlayer,
     Seating, INTERNAL_ERROR,
 };
-pub use execute::{execute, progress_bar, styled_bar, written_line, Stopped};
+pub use execute::{execute, progress_bar, styled_bar, written_line, Sink, Stopped};
 pub use options::{RunError, RunOptions};
 pub use plan::{plan, planned_ids, shard, without_done, PlannedEpisode, Shard};
 pub use prefix::{
@@ -171,7 +171,8 @@ pub async fn play_plan<'s>(
         let kit = kit.clone();
         todo.into_iter().map(move |planned| (kit.clone(), planned))
     };
-    let (stats, stopped) = execute(episodes, options.concurrency, &mut writer, &bar, stop).await?;
+    let permits = Arc::new(tokio::sync::Semaphore::new(options.concurrency));
+    let (stats, stopped) = execute(episodes, permits, &mut writer, &bar, stop).await?;
     bar.finish_and_clear();
     Ok(RunSummary {
         run_id: kit.run_id.clone(),

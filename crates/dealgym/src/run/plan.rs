@@ -30,6 +30,9 @@ pub struct PlannedEpisode {
     /// The logged prefix the episode continues (`run --prefixes`), shared by its group; `None`
     /// for an episode played from the start.
     pub prefix: Option<Arc<LoggedPrefix>>,
+    /// The tag of the request that planned it (a server's rollout request, `r{N}`), put
+    /// before its ids so no two requests of one log share an episode or a group.
+    pub tag: Option<Arc<str>>,
 }
 
 impl PlannedEpisode {
@@ -39,11 +42,23 @@ impl PlannedEpisode {
     }
 
     /// The episode's GRPO group: the plan's `g{G}`, or the name its logged prefix gives its
-    /// continuations (a branch's `E.bN`).
+    /// continuations (a branch's `E.bN`), after the request's tag where it has one (`r3-g0`).
     pub fn group_id(&self) -> String {
-        match self.prefix.as_ref().and_then(|p| p.group.as_ref()) {
+        let group = match self.prefix.as_ref().and_then(|p| p.group.as_ref()) {
             Some(group) => group.clone(),
             None => self.seeds.group_id(),
+        };
+        match &self.tag {
+            Some(tag) => format!("{tag}-{group}"),
+            None => group,
+        }
+    }
+
+    /// This episode, planned by the request `tag`.
+    pub fn tagged(self, tag: &Arc<str>) -> PlannedEpisode {
+        PlannedEpisode {
+            tag: Some(tag.clone()),
+            ..self
         }
     }
 
@@ -90,6 +105,7 @@ pub fn plan(scenarios: &[Arc<Scenario>], seed: u64, group_size: u32) -> Vec<Plan
                     member: u64::from(m),
                 },
                 prefix: None,
+                tag: None,
             })
         })
         .collect()

@@ -444,6 +444,7 @@ pub fn plan_prefixes(
                         member: u64::from(m),
                     },
                     prefix: Some(prefix.clone()),
+                    tag: None,
                 }));
                 report.groups += 1;
             }

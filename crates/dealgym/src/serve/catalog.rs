@@ -86,6 +86,7 @@ impl Catalog {
             scenario_digest: self.digests[index],
             seeds,
             prefix: None,
+            tag: None,
         }
     }
 }

@@ -18,6 +18,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
+use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -33,7 +34,7 @@ use crate::limits::{
     check_count, check_episodes, MAX_GROUP_SIZE, MAX_REQUEST_EPISODES, STREAM_STALL_SECONDS,
 };
 use crate::record::{EpisodeRecord, RecordWriter};
-use crate::run::{plan, play_caught, SeatPlayer};
+use crate::run::{execute, plan, EpisodeError, Finished, SeatPlayer, Sink, Stop, StopSignal};
 use crate::scenario::{Family, Scenario};
 
 pub(super) fn routes() -> Router<Shared> {
@@ -162,83 +163,33 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
     let tag = rollout_tag(hub.ids())?;
 
     let (tx, rx) = mpsc::channel::<Bytes>(64);
-    let (done_tx, mut done_rx) = mpsc::channel::<(String, Result<EpisodeRecord, String>)>(64);
     let permits = state.rollout_permits.clone();
-    let worker_state = state.clone();
+    let mut sink = StreamSink {
+        tx,
+        state: state.clone(),
+        format,
+        groups: HashMap::new(),
+        group_size: group_size as usize,
+    };
+    // The server's shutdown drains the request: no new episode, those in flight finish.
+    let (stop, handle) = Stop::manual();
     let mut shutdown = state.shutdown.clone();
-    let scenario_files = hub.options.scenarios.clone();
-    let group_size = group_size as usize;
     let header_tag = tag.clone();
+    let tag: Arc<str> = Arc::from(tag);
+    let todo = todo
+        .into_iter()
+        .map(move |planned| (kit.clone(), planned.tagged(&tag)));
     let producer = tokio::spawn(async move {
-        let spawner = async move {
-            let mut tasks = tokio::task::JoinSet::new();
-            for episode in todo {
-                let permit = tokio::select! {
-                    p = permits.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
-                    _ = shutdown.wait_for(|stop| *stop) => break,
-                };
-                let (kit, done_tx, tag) = (kit.clone(), done_tx.clone(), tag.clone());
-                tasks.spawn(async move {
-                    let id = format!("{tag}-{}", episode.episode_id());
-                    // A panic is an `error` record on the stream (the 200 is sent already).
-                    let played = play_caught(kit, episode)
-                        .await
-                        .map(|finished| {
-                            let mut record = finished.record;
-                            record.episode_id = id.clone();
-                            record.group_id = format!("{tag}-{}", record.group_id);
-                            record
-                        })
-                        .map_err(|e| e.to_string());
-                    // The permit is held until the collector has the episode: a client that
-                    // stops reading stops the request's episodes instead of piling up records.
-                    let _ = done_tx.send((id, played)).await;
-                    drop(permit);
-                });
-                while tasks.try_join_next().is_some() {}
-            }
-            drop(done_tx);
-            while tasks.join_next().await.is_some() {}
+        let on_shutdown = async move {
+            let _ = shutdown.wait_for(|stop| *stop).await;
+            handle.signal(StopSignal::Requested);
+            std::future::pending::<()>().await
         };
-        let collector = async move {
-            let mut groups: HashMap<String, Vec<EpisodeRecord>> = HashMap::new();
-            while let Some((id, played)) = done_rx.recv().await {
-                let text = match played {
-                    Err(message) => line(&StreamError::episode(id, message)),
-                    Ok(record) => {
-                        // The log is the record of what was played: an episode that cannot be
-                        // logged ends the request (named on the stream), as a failed write ends
-                        // a run.
-                        if let Err(e) = worker_state.hub.log(&record) {
-                            let text = line(&StreamError::episode(id, e.to_string()));
-                            let _ = tx.send(Bytes::from(text)).await;
-                            break;
-                        }
-                        match format {
-                            Format::Records => line(&record),
-                            Format::Export(f) => {
-                                let key = record.group_id.clone();
-                                let group = groups.entry(key.clone()).or_default();
-                                group.push(record);
-                                if group.len() < group_size {
-                                    continue;
-                                }
-                                let group = groups.remove(&key).unwrap_or_default();
-                                export_group(&group, f, &scenario_files)
-                            }
-                        }
-                    }
-                };
-                // A client that takes no line for this long has stalled: end its request, so it
-                // holds none of the rollout permits all requests share.
-                let stall = std::time::Duration::from_secs(STREAM_STALL_SECONDS);
-                match tokio::time::timeout(stall, tx.send(Bytes::from(text))).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(_)) | Err(_) => break,
-                }
-            }
-        };
-        tokio::join!(spawner, collector);
+        let bar = ProgressBar::hidden();
+        tokio::select! {
+            _ = execute(todo, permits, &mut sink, &bar, stop) => {}
+            _ = on_shutdown => {}
+        }
     });
     let guard = AbortOnDrop(producer);
     let stream = futures_util::stream::unfold((rx, guard), |(mut rx, guard)| async move {
@@ -261,6 +212,70 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
         Body::from_stream(stream),
     )
         .into_response())
+}
+
+/// A rollout request's stream as the executor's sink: each record logged, then written to the
+/// client as a record or, per GRPO group once the group has ended, in a trainer format. An
+/// episode that could not be played is an error line and the request goes on; one that cannot
+/// be logged ends the request (named on the stream), as a failed write ends a run; so does a
+/// client that takes no line for [`STREAM_STALL_SECONDS`], so it holds none of the rollout
+/// permits all requests share.
+struct StreamSink {
+    tx: mpsc::Sender<Bytes>,
+    state: Shared,
+    format: Format,
+    groups: HashMap<String, Vec<EpisodeRecord>>,
+    group_size: usize,
+}
+
+/// Why a request's stream ended early.
+enum StreamEnded {
+    /// An episode could not be logged (said on the stream).
+    Unlogged,
+    /// The client went away or stalled.
+    Client,
+}
+
+impl Sink for StreamSink {
+    type Error = StreamEnded;
+
+    async fn take(
+        &mut self,
+        episode: String,
+        played: Result<Finished, EpisodeError>,
+    ) -> Result<(), StreamEnded> {
+        let text = match played {
+            // A panic is an `error` record on the stream (the 200 is sent already); a driver
+            // that could not play the episode at all is an error line naming it.
+            Err(e) => line(&StreamError::episode(episode, e.to_string())),
+            Ok(finished) => {
+                let record = finished.record;
+                if let Err(e) = self.state.hub.log(&record) {
+                    let text = line(&StreamError::episode(record.episode_id, e.to_string()));
+                    let _ = self.tx.send(Bytes::from(text)).await;
+                    return Err(StreamEnded::Unlogged);
+                }
+                match self.format {
+                    Format::Records => line(&record),
+                    Format::Export(f) => {
+                        let key = record.group_id.clone();
+                        let group = self.groups.entry(key.clone()).or_default();
+                        group.push(record);
+                        if group.len() < self.group_size {
+                            return Ok(());
+                        }
+                        let group = self.groups.remove(&key).unwrap_or_default();
+                        export_group(&group, f, &self.state.hub.options.scenarios)
+                    }
+                }
+            }
+        };
+        let stall = std::time::Duration::from_secs(STREAM_STALL_SECONDS);
+        match tokio::time::timeout(stall, self.tx.send(Bytes::from(text))).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) | Err(_) => Err(StreamEnded::Client),
+        }
+    }
 }
 
 /// How each finished episode is written on the stream.
