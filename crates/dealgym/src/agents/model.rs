@@ -83,17 +83,19 @@ pub(super) async fn llm_call(
         "finish_reason": sampled.finish_reason,
         "usage": {"prompt_tokens": sequence.len(), "completion_tokens": sampled.ids.len()},
     });
-    let tokens_record = crate::llm::turn_tokens(next, &sampled);
+    let tokens = CallTokens {
+        prompt: sequence.len() as u64,
+        cached: sampled.cached_tokens,
+    };
+    let tokens_record =
+        crate::llm::turn_tokens(next, sampled.ids, sampled.logprobs, sampled.finish_reason);
     Ok(CallAnswer {
         text: sampled.text,
         reasoning: None,
         call: Some(call),
         tokens_record: Some(tokens_record),
         retries: sampled.retries,
-        tokens: CallTokens {
-            prompt: sequence.len() as u64,
-            cached: sampled.cached_tokens,
-        },
+        tokens,
     })
 }
 

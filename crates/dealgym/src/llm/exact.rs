@@ -392,13 +392,21 @@ impl LlamaAnswer {
     }
 }
 
-/// The record of one exact call.
-pub fn turn_tokens(prompt: NextPrompt, sampled: &Sampled) -> TurnTokens {
+/// The record of one exact turn: the prompt ids the seat's sequence was extended by (and any
+/// drift), and what was sampled after them. One assembly for both places a turn's tokens come
+/// from: a player's own call (`agents`), and a server's client that sampled them
+/// (`serve`'s token-exact sessions).
+pub fn turn_tokens(
+    prompt: NextPrompt,
+    completion_ids: Vec<u32>,
+    logprobs: Vec<f64>,
+    finish_reason: Option<String>,
+) -> TurnTokens {
     TurnTokens {
         prompt_ids: prompt.suffix,
-        completion_ids: sampled.ids.clone(),
-        logprobs: sampled.logprobs.clone(),
-        finish_reason: sampled.finish_reason.clone(),
+        completion_ids,
+        logprobs,
+        finish_reason,
         drift: prompt.drift,
     }
 }

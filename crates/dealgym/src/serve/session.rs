@@ -12,11 +12,11 @@ use super::ids::IdClaim;
 use super::wire::{EnvState, EpisodeState, Info, LastTurn, Observation, StepAnswer, TokenIds};
 use crate::agents::Played;
 use crate::game::{token_sequence, Completion, FirstMover, Message, PerSeat, Seat, Step};
+use crate::llm::turn_tokens;
 use crate::llm::{LlmClient, NextPrompt, TokenApi};
 use crate::record::EpisodeRecord;
 use crate::run::Driver;
 use crate::scenario::{Family, Role};
-use crate::vocab::TurnTokens;
 
 /// The spec recorded for a seat played by a client of the server.
 pub const EXTERNAL: &str = "external";
@@ -177,13 +177,12 @@ impl Session {
                         "token-exact mode: no prompt ids were computed for this seat".into(),
                     ));
                 };
-                completion.tokens = Some(TurnTokens {
-                    prompt_ids: prompt.suffix,
+                completion.tokens = Some(turn_tokens(
+                    prompt,
                     completion_ids,
                     logprobs,
-                    finish_reason: sampled.finish_reason,
-                    drift: prompt.drift,
-                });
+                    sampled.finish_reason,
+                ));
             }
             None => {
                 if sampled.completion_ids.is_some() || sampled.logprobs.is_some() {
