@@ -643,7 +643,7 @@ async fn a_peoples_stopped_dialogue_is_continued_past_where_they_stopped() {
     .unwrap();
     let branches = read_log(&dir.join("branches.jsonl"));
     assert_eq!(branches.len(), longer.len());
-    assert_eq!(branched.written, longer.len());
+    assert_eq!(branched.run.written, longer.len());
     for r in &branches {
         assert_eq!(r.setup.rules.max_moves, None, "{}", r.episode_id);
         // The people's two turns are marked as logged: the players' figures leave them out.

@@ -37,6 +37,18 @@ fn existing_file_notes(out: &std::path::Path, repaired: bool, duplicates: &Dupli
     }
 }
 
+/// End the process as a run that was stopped by a signal (130, 143) or in which episodes
+/// panicked (70, with the line counting them) ends; return when it ended otherwise.
+fn exit_as(summary: &dealgym::run::RunSummary) {
+    if let Some(stopped) = summary.stopped {
+        std::process::exit(stopped.signal.exit_code());
+    }
+    if let Some(line) = summary.stats.internal_error_line() {
+        eprintln!("{line}");
+        std::process::exit(dealgym::run::INTERNAL_ERROR_EXIT);
+    }
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()

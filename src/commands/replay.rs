@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 
-use super::{existing_file_notes, runtime, skipped_note};
+use super::{existing_file_notes, exit_as, runtime, skipped_note};
 use crate::flags::replay::{Mode, ReplayFlags};
 use dealgym::replay;
 use dealgym::run::{written_line, Stop};
@@ -44,8 +44,8 @@ pub fn replay_command(flags: &ReplayFlags) -> Result<()> {
             existing_file_notes(&options.run.out, run.repaired_last_line, &run.duplicates);
             eprintln!(
                 "{}: {} branches of {} episodes written to {}{}",
-                summary.run_id,
-                summary.written,
+                run.run_id,
+                run.written,
                 summary.parents,
                 options.run.out.display(),
                 match run.skipped {
@@ -55,21 +55,19 @@ pub fn replay_command(flags: &ReplayFlags) -> Result<()> {
             );
             skipped_note(&summary.duplicates);
             if let Some(stopped) = &run.stopped {
-                let line = written_line(
-                    &summary.run_id,
-                    summary.written,
-                    &options.run.out,
-                    (run.planned, run.skipped),
-                    "",
-                    Some(stopped),
+                eprintln!(
+                    "{}",
+                    written_line(
+                        &run.run_id,
+                        run.written,
+                        &options.run.out,
+                        (run.planned, run.skipped),
+                        "",
+                        Some(stopped),
+                    )
                 );
-                eprintln!("{line}");
-                std::process::exit(stopped.signal.exit_code());
             }
-            if let Some(line) = run.stats.internal_error_line() {
-                eprintln!("{line}");
-                std::process::exit(dealgym::run::INTERNAL_ERROR_EXIT);
-            }
+            exit_as(run);
         }
     }
     Ok(())

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 
-use super::{ctrl_c, existing_file_notes, runtime};
+use super::{ctrl_c, existing_file_notes, exit_as, runtime};
 use crate::flags::demo::DemoFlags;
 use crate::flags::run::RunFlags;
 use dealgym::run::{run, written_line, RunSummary, Stop};
@@ -18,13 +18,7 @@ pub fn run_command(flags: RunFlags) -> Result<()> {
                 .write_json(path)
                 .with_context(|| format!("writing the summary to {}", path.display()))?;
         }
-        if let Some(stopped) = summary.stopped {
-            std::process::exit(stopped.signal.exit_code());
-        }
-        if let Some(line) = summary.stats.internal_error_line() {
-            eprintln!("{line}");
-            std::process::exit(dealgym::run::INTERNAL_ERROR_EXIT);
-        }
+        exit_as(&summary);
         Ok(())
     })
 }

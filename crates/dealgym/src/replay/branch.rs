@@ -19,8 +19,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{Error, Located, Records};
-use crate::game::{mix, EpisodeSeed, OutcomeKind};
+use crate::game::OutcomeKind;
 use crate::record::{Duplicates, OnDuplicate};
+pub use crate::run::branch_group_id;
 use crate::run::{
     build_kit, play_plan, LoggedPrefix, PlannedEpisode, RunOptions, RunSummary, ScenarioSource,
     Stop,
@@ -47,19 +48,13 @@ pub struct BranchOptions {
 /// What `--branch-from` did.
 #[derive(Debug, Clone)]
 pub struct BranchSummary {
-    pub run_id: String,
     /// Episodes branched.
     pub parents: usize,
-    pub written: usize,
-    /// Records skipped as duplicates (`--duplicates skip`).
+    /// Records of the input skipped as duplicates (`--duplicates skip`).
     pub duplicates: Duplicates,
-    /// The run that played the branches: planned, already there (`--resume`), stopped, …
+    /// The run that played the branches: its id, planned, written, already there
+    /// (`--resume`), stopped, …
     pub run: RunSummary,
-}
-
-/// The group id of the branches of `parent_episode` after `prefix` turns.
-pub fn branch_group_id(parent_episode: &str, prefix: usize) -> String {
-    format!("{parent_episode}.b{prefix}")
 }
 
 /// Branch every record of `options.files` (or `options.episode`), writing each branch as it
@@ -101,21 +96,11 @@ pub async fn branch<'s>(
         record.check_replay_inputs(&scenario, &kit.prompts)?;
         let scenario_digest = record.scenario_digest.unwrap_or_else(|| scenario.digest());
         run.check_plan_size(parents + 1, "episodes to branch", 1)?;
-        let group = mix(&[
-            record.seeds.run,
-            record.seeds.group,
-            record.seeds.member,
-            options.prefix as u64,
-        ]);
         let prefix = Arc::new(LoggedPrefix::branch(located.record, options.prefix));
         planned.extend((0..run.group_size).map(|member| PlannedEpisode {
             scenario: scenario.clone(),
             scenario_digest,
-            seeds: EpisodeSeed {
-                run: run.seed,
-                group,
-                member: u64::from(member),
-            },
+            seeds: prefix.branch_seeds(run.seed, member),
             prefix: Some(prefix.clone()),
             tag: None,
         }));
@@ -127,13 +112,10 @@ pub async fn branch<'s>(
             files: super::list_files(&options.files),
         });
     }
-    let summary = play_plan(run, kit, planned, stop).await?;
     Ok(BranchSummary {
-        run_id: summary.run_id.clone(),
         parents,
-        written: summary.written,
         duplicates: records.duplicates().clone(),
-        run: summary,
+        run: play_plan(run, kit, planned, stop).await?,
     })
 }
 

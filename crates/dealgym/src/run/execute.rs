@@ -138,8 +138,9 @@ where
                 tasks.spawn(async move {
                     let episode = planned.episode_id();
                     let played = play_caught(kit, planned).await;
-                    let _ = tx.send((episode, played)).await;
-                    drop(permit);
+                    // The permit travels with the episode and is released once the sink has
+                    // taken it.
+                    let _ = tx.send((episode, played, permit)).await;
                 });
                 // Reap finished tasks as we go so the set stays small.
                 while tasks.try_join_next().is_some() {}
@@ -174,7 +175,7 @@ where
         }
         tokio::select! {
             played = rx.recv() => match played {
-                Some((episode, played)) => {
+                Some((episode, played, _permit)) => {
                     received += 1;
                     if let Ok(finished) = &played {
                         stats.add_finished(finished);
@@ -200,7 +201,7 @@ where
     // Episodes that ended while we were stopping are complete: keep them (after a failure,
     // as long as the sink takes them).
     let _ = drain.send(true);
-    while let Ok((episode, Ok(finished))) = rx.try_recv() {
+    while let Ok((episode, Ok(finished), _permit)) = rx.try_recv() {
         received += 1;
         stats.add_finished(&finished);
         if let Err(e) = sink.take(episode, Ok(finished)).await {
@@ -221,8 +222,9 @@ where
 /// sink holds as many as there are permits, up to this).
 const MAX_BUFFERED: usize = 4096;
 
-/// Aborts the producer, and with it every episode still in flight, when the execution ends.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
+/// Aborts a task, and with it every episode it still has in flight, when dropped: the
+/// executor's producer when the execution ends, a rollout request's when its stream goes.
+pub(crate) struct AbortOnDrop(pub(crate) tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {

@@ -36,12 +36,13 @@ pub use driver::{
     panic_message, play, play_caught, Driver, EpisodeError, EpisodeKit, Finished, SeatPlayer,
     Seating, INTERNAL_ERROR,
 };
+pub(crate) use execute::AbortOnDrop;
 pub use execute::{execute, progress_bar, styled_bar, written_line, Sink, Stopped};
 pub use options::{RunError, RunOptions};
 pub use plan::{plan, planned_ids, shard, without_done, PlannedEpisode, Shard};
 pub use prefix::{
-    plan_prefixes, Cut, LoggedPrefix, PrefixOptions, PrefixPlan, PrefixReport, SkipReason, Skipped,
-    Targets,
+    branch_group_id, plan_prefixes, Cut, LoggedPrefix, PrefixOptions, PrefixPlan, PrefixReport,
+    SkipReason, Skipped, Targets,
 };
 pub use report::{RunSummary, SeatReplicas};
 pub use rewarding::{rubric, rubric_source, Rewarding};

@@ -40,7 +40,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{PlannedEpisode, RunError, RunOptions, ScenarioSource};
-use crate::game::{EpisodeConfig, EpisodeSeed, OutcomeKind, Seat, Setup};
+use crate::game::{mix, EpisodeConfig, EpisodeSeed, OutcomeKind, Seat, Setup};
 use crate::record::{EpisodeRecord, Parent, RecordReader};
 use crate::scenario::Role;
 
@@ -283,15 +283,27 @@ impl LoggedPrefix {
     /// A branch of `record` after its first `turns` turns (`replay --branch-from`): the
     /// record's own setup — seats, first mover, corrections and turn cap as logged — played on
     /// by new players from there, the branches forming group `E.bN`
-    /// ([`crate::replay::branch_group_id`]). The caller has checked the prefix leaves the
+    /// ([`branch_group_id`]). The caller has checked the prefix leaves the
     /// episode open.
     pub fn branch(record: impl Into<Arc<EpisodeRecord>>, turns: usize) -> LoggedPrefix {
         let record = record.into();
         LoggedPrefix {
             setup: record.setup.to_continue(turns, None),
-            group: Some(crate::replay::branch_group_id(&record.episode_id, turns)),
+            group: Some(branch_group_id(&record.episode_id, turns)),
             record,
             turns,
+        }
+    }
+
+    /// The seeds of branch `member` under the run's `seed`: the group drawn from the parent's
+    /// seeds and the prefix length, so different parents and prefixes get different sampling
+    /// seeds.
+    pub fn branch_seeds(&self, seed: u64, member: u32) -> EpisodeSeed {
+        let parent = &self.record.seeds;
+        EpisodeSeed {
+            run: seed,
+            group: mix(&[parent.run, parent.group, parent.member, self.turns as u64]),
+            member: u64::from(member),
         }
     }
 
@@ -303,6 +315,11 @@ impl LoggedPrefix {
             prefix_turns: self.turns,
         }
     }
+}
+
+/// The group id of the branches of `parent_episode` after `prefix` turns (`E.bN`).
+pub fn branch_group_id(parent_episode: &str, prefix: usize) -> String {
+    format!("{parent_episode}.b{prefix}")
 }
 
 /// `setup` with the seats exchanged whole: each seat's setup goes to the other seat, and so

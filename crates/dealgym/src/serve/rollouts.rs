@@ -34,7 +34,9 @@ use crate::limits::{
     check_count, check_episodes, MAX_GROUP_SIZE, MAX_REQUEST_EPISODES, STREAM_STALL_SECONDS,
 };
 use crate::record::{EpisodeRecord, RecordWriter};
-use crate::run::{execute, plan, EpisodeError, Finished, SeatPlayer, Sink, Stop, StopSignal};
+use crate::run::{
+    execute, plan, AbortOnDrop, EpisodeError, Finished, SeatPlayer, Sink, Stop, StopSignal,
+};
 use crate::scenario::{Family, Scenario};
 
 pub(super) fn routes() -> Router<Shared> {
@@ -106,16 +108,6 @@ fn one() -> u64 {
     1
 }
 
-/// Aborts the request's producer (and with it every episode still in flight) when the
-/// response stream is dropped: the client went away, or the body was sent whole.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 async fn rollouts(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {
     match start(state, body).await {
         Ok(response) => response,
@@ -170,6 +162,7 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
         format,
         groups: HashMap::new(),
         group_size: group_size as usize,
+        ended: false,
     };
     // The server's shutdown drains the request: no new episode, those in flight finish.
     let (stop, handle) = Stop::manual();
@@ -191,6 +184,7 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
             _ = on_shutdown => {}
         }
     });
+    // The request's episodes end with its stream: the client went away, or it was sent whole.
     let guard = AbortOnDrop(producer);
     let stream = futures_util::stream::unfold((rx, guard), |(mut rx, guard)| async move {
         rx.recv()
@@ -226,15 +220,13 @@ struct StreamSink {
     format: Format,
     groups: HashMap<String, Vec<EpisodeRecord>>,
     group_size: usize,
+    /// The stream has ended early: nothing more is logged or sent.
+    ended: bool,
 }
 
-/// Why a request's stream ended early.
-enum StreamEnded {
-    /// An episode could not be logged (said on the stream).
-    Unlogged,
-    /// The client went away or stalled.
-    Client,
-}
+/// A request's stream ended early: an episode could not be logged (said on the stream), or
+/// the client went away or stalled.
+struct StreamEnded;
 
 impl Sink for StreamSink {
     type Error = StreamEnded;
@@ -244,6 +236,9 @@ impl Sink for StreamSink {
         episode: String,
         played: Result<Finished, EpisodeError>,
     ) -> Result<(), StreamEnded> {
+        if self.ended {
+            return Err(StreamEnded);
+        }
         let text = match played {
             // A panic is an `error` record on the stream (the 200 is sent already); a driver
             // that could not play the episode at all is an error line naming it.
@@ -253,7 +248,8 @@ impl Sink for StreamSink {
                 if let Err(e) = self.state.hub.log(&record) {
                     let text = line(&StreamError::episode(record.episode_id, e.to_string()));
                     let _ = self.tx.send(Bytes::from(text)).await;
-                    return Err(StreamEnded::Unlogged);
+                    self.ended = true;
+                    return Err(StreamEnded);
                 }
                 match self.format {
                     Format::Records => line(&record),
@@ -273,7 +269,10 @@ impl Sink for StreamSink {
         let stall = std::time::Duration::from_secs(STREAM_STALL_SECONDS);
         match tokio::time::timeout(stall, self.tx.send(Bytes::from(text))).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(_)) | Err(_) => Err(StreamEnded::Client),
+            Ok(Err(_)) | Err(_) => {
+                self.ended = true;
+                Err(StreamEnded)
+            }
         }
     }
 }
