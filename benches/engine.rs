@@ -95,6 +95,7 @@ fn bench(c: &mut Criterion) {
                         meta.clone(),
                         &RewardConfig::default(),
                         Timing::default(),
+                        [],
                     )
                 },
                 criterion::BatchSize::SmallInput,
@@ -111,6 +112,7 @@ fn bench(c: &mut Criterion) {
         meta_of(&scenario),
         &RewardConfig::default(),
         Timing::default(),
+        [],
     )
     .unwrap();
     c.bench_function("record/to_json", |b| {

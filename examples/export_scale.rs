@@ -91,9 +91,14 @@ fn template() -> anyhow::Result<EpisodeRecord> {
             },
         ),
     };
-    let mut record =
-        EpisodeRecord::from_episode(episode, meta, &RewardConfig::default(), Timing::default())
-            .ok_or_else(|| anyhow::anyhow!("the template episode did not end"))?;
+    let mut record = EpisodeRecord::from_episode(
+        episode,
+        meta,
+        &RewardConfig::default(),
+        Timing::default(),
+        [],
+    )
+    .ok_or_else(|| anyhow::anyhow!("the template episode did not end"))?;
     let mut calls = PerSeat::new(0u32, 0u32);
     for turn in &mut record.turns {
         let k = calls[turn.seat];

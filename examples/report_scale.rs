@@ -72,8 +72,14 @@ fn templates() -> anyhow::Result<Vec<EpisodeRecord>> {
             ),
         };
         records.push(
-            EpisodeRecord::from_episode(episode, meta, &RewardConfig::default(), Timing::default())
-                .ok_or_else(|| anyhow::anyhow!("the {family} episode did not end"))?,
+            EpisodeRecord::from_episode(
+                episode,
+                meta,
+                &RewardConfig::default(),
+                Timing::default(),
+                [],
+            )
+            .ok_or_else(|| anyhow::anyhow!("the {family} episode did not end"))?,
         );
     }
     Ok(records)
@@ -96,7 +102,7 @@ fn write_file(
         record.seeds.group = situation;
         record.episode_id = record.seeds.episode_id();
         record.group_id = record.seeds.group_id();
-        record.seats.learner.player = format!("rule:player-{}", i % 3);
+        record.seats.learner.player = format!("rule:player-{}", i % 3).into();
         if eval {
             record.run_id = format!("eval-player-{}", i % 3);
             record.seats.learner.name = Some(format!("player-{}", i % 3));

@@ -72,7 +72,7 @@ async fn transient_failures_are_retried_until_an_answer() {
     assert_eq!(reply.text, "seed 77");
     assert_eq!(reply.reasoning.as_deref(), Some("hmm"));
     assert_eq!(reply.retries, 4);
-    assert_eq!(reply.usage.map(|u| u.completion_tokens), Some(2));
+    assert_eq!(reply.call.usage.map(|u| u.completion_tokens), Some(2));
     assert_eq!(count.load(Ordering::SeqCst), 5);
 }
 

@@ -184,8 +184,12 @@ async fn a_one_step_run_scores_one_learner_turn_per_episode() {
         assert_eq!(metrics.opponent.turns, 0, "{}", r.episode_id);
         // The learner's per-turn parts are its one turn's.
         let turn = &r.turns[n].rewards;
-        assert_eq!(r.reward_parts.learner["points"], turn["points"]);
-        assert_eq!(r.reward_parts.opponent["format"], 0.0, "no opponent turn");
+        assert_eq!(r.reward_parts.learner[Component::Points], turn["points"]);
+        assert_eq!(
+            r.reward_parts.opponent[Component::Format],
+            0.0,
+            "no opponent turn"
+        );
     }
     assert!(records.iter().any(|r| r.kind() == OutcomeKind::MaxTurns));
     // The engine replays them as written, continuation and per-turn rewards included.

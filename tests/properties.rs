@@ -149,7 +149,6 @@ fn completion(kind: u8, n: u32, talk: &str, space: TermSpace<'_>) -> Completion 
     Completion {
         text: format!("<think>THINK-MARKER-{n}</think>Thought: THOUGHT-MARKER-{n}\nTalk: {talk}\nAction: {action}"),
         reasoning: Some(format!("SERVER-MARKER-{n}")),
-        call: None,
         ..Default::default()
     }
 }

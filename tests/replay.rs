@@ -99,7 +99,12 @@ async fn records_of_a_run_with_a_prompts_dir_replay_exactly_with_those_templates
         let episode = r
             .replay(scenario, &prompts)
             .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(episode.turns(), r.turns.as_slice(), "{}", r.episode_id);
+        assert_eq!(
+            episode.turns().to_vec(),
+            r.turns.iter().map(|t| t.turn.clone()).collect::<Vec<_>>(),
+            "{}",
+            r.episode_id
+        );
         assert_eq!(episode.outcome(), Some(&r.outcome.outcome));
         for seat in Seat::BOTH {
             let system = episode.system_prompt(seat);
@@ -131,7 +136,10 @@ async fn records_of_a_run_with_a_prompts_dir_replay_exactly_with_those_templates
         // The same completions with the built-in templates give other views: the check matters.
         let unchecked =
             Episode::replay(scenario.clone(), r.setup.clone(), r.completions()).unwrap();
-        assert_eq!(unchecked.turns(), r.turns.as_slice());
+        assert_eq!(
+            unchecked.turns().to_vec(),
+            r.turns.iter().map(|t| t.turn.clone()).collect::<Vec<_>>()
+        );
         assert_ne!(
             unchecked.view(r.first_mover)[1].content,
             episode.view(r.first_mover)[1].content
@@ -259,5 +267,8 @@ async fn a_record_older_than_the_digests_still_reads_and_replays_unchecked() {
     let episode = back
         .replay(&scenarios()[&back.scenario_id], &prompts)
         .unwrap();
-    assert_eq!(episode.turns(), r.turns.as_slice());
+    assert_eq!(
+        episode.turns().to_vec(),
+        r.turns.iter().map(|t| t.turn.clone()).collect::<Vec<_>>()
+    );
 }

@@ -47,7 +47,7 @@ fn first_call_prompt_tokens(records: &[EpisodeRecord]) -> u64 {
         .iter()
         .filter_map(|r| r.turns.iter().find(|t| t.seat == Seat::Learner))
         .filter_map(|t| t.call.as_ref())
-        .filter_map(|call| call["usage"]["prompt_tokens"].as_u64())
+        .filter_map(|call| call.usage.map(|u| u.prompt_tokens))
         .sum()
 }
 

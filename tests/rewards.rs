@@ -181,7 +181,7 @@ async fn judge_reward_model_and_rules_land_in_the_record_and_the_caches_save_cal
         assert_eq!(r.turns[0].rewards["format"], 1.0);
         for seat in Seat::BOTH {
             let parts = &r.reward_parts[seat];
-            let names: Vec<&str> = parts.keys().map(String::as_str).collect();
+            let names: Vec<&str> = parts.iter().map(|(c, _)| c.name()).collect();
             assert_eq!(
                 names,
                 [
@@ -212,23 +212,23 @@ async fn judge_reward_model_and_rules_land_in_the_record_and_the_caches_save_cal
                 judge.range,
             )
             .expect("the mock's verdict is readable");
-            assert_eq!(parts["judge"], verdict.score, "{seat:?}");
+            assert_eq!(parts[Component::Judge], verdict.score, "{seat:?}");
             // The reward model's number is the mock's for this seat's conversation.
             let want = mock_reward_for_messages(&view(r, &sc, seat));
-            assert_eq!(parts["reward_model"], want, "{seat:?}");
+            assert_eq!(parts[Component::RewardModel], want, "{seat:?}");
             // The total is the weighted sum of the parts.
-            let want = 1.0 * parts["terminal"]
-                + 0.1 * parts["format"]
-                + 0.2 * parts["points"]
-                + 1.0 * parts["rules"]
-                + 0.5 * parts["judge"]
-                + 0.5 * parts["reward_model"];
+            let want = 1.0 * parts[Component::Terminal]
+                + 0.1 * parts[Component::Format]
+                + 0.2 * parts[Component::Points]
+                + 1.0 * parts[Component::Rules]
+                + 0.5 * parts[Component::Judge]
+                + 0.5 * parts[Component::RewardModel];
             assert!((r.rewards[seat] - want).abs() < 1e-9, "{seat:?}");
         }
-        assert_eq!(r.reward_parts.learner["rules"], -0.25);
-        assert_eq!(r.reward_parts.opponent["rules"], 0.0);
+        assert_eq!(r.reward_parts.learner[Component::Rules], -0.25);
+        assert_eq!(r.reward_parts.opponent[Component::Rules], 0.0);
         assert!(
-            r.reward_parts.opponent["rules"].is_sign_positive(),
+            r.reward_parts.opponent[Component::Rules].is_sign_positive(),
             "0, not -0"
         );
         // Each turn labelled by its seat's judge, from the set.
@@ -258,17 +258,17 @@ async fn judge_reward_model_and_rules_land_in_the_record_and_the_caches_save_cal
     let r = &records[0];
     let rescored = rescore(r, &sc, &other);
     assert_eq!(
-        rescored.reward_parts.learner["judge"],
-        r.reward_parts.learner["judge"]
+        rescored.reward_parts.learner[Component::Judge],
+        r.reward_parts.learner[Component::Judge]
     );
-    assert!(!rescored.reward_parts.learner.contains_key("points"));
+    assert!(!rescored.reward_parts.learner.contains(Component::Points));
     assert_eq!(rescored.turns[0].labels, r.turns[0].labels);
     let want = total(&rescored.reward_parts.learner, &other);
     assert_eq!(rescored.rewards.learner, want);
     assert!(
         (want
-            - (r.rewards.learner + 0.5 * r.reward_parts.learner["judge"]
-                - 0.2 * r.reward_parts.learner["points"]))
+            - (r.rewards.learner + 0.5 * r.reward_parts.learner[Component::Judge]
+                - 0.2 * r.reward_parts.learner[Component::Points]))
             .abs()
             < 1e-9
     );
@@ -291,14 +291,14 @@ async fn an_unreadable_verdict_scores_zero_and_is_counted() {
     let records = go(&options(&s, config, 1)).await;
     let r = &records[0];
     assert_eq!(r.reward_issues["judge_unreadable"], 2);
-    assert_eq!(r.reward_parts.learner["judge"], 0.0);
-    assert_eq!(r.reward_parts.opponent["judge"], 0.0);
+    assert_eq!(r.reward_parts.learner[Component::Judge], 0.0);
+    assert_eq!(r.reward_parts.opponent[Component::Judge], 0.0);
     assert!(
         r.turns.iter().all(|t| t.labels.is_empty()),
         "no guessed labels"
     );
     // The reward model still counted.
-    assert!(r.reward_parts.learner.contains_key("reward_model"));
+    assert!(r.reward_parts.learner.contains(Component::RewardModel));
     server.stop();
 }
 
@@ -327,7 +327,7 @@ async fn a_failing_reward_model_is_retried_then_counted_and_the_episode_kept() {
         assert_eq!(r.reward_issues["judge_failed"], 2);
         for seat in Seat::BOTH {
             let parts = &r.reward_parts[seat];
-            assert!(!parts.contains_key("reward_model") && !parts.contains_key("judge"));
+            assert!(!parts.contains(Component::RewardModel) && !parts.contains(Component::Judge));
             assert_eq!(r.rewards[seat], total(parts, &config));
         }
         // The record says why, and that its reward is short of the failed parts.
@@ -409,7 +409,7 @@ api = "{api}"
                 _ => mock_reward_for_messages(&view),
             };
             let parts = &r.reward_parts[seat];
-            assert_eq!(parts["reward_model"], want, "{api} {seat:?}");
+            assert_eq!(parts[Component::RewardModel], want, "{api} {seat:?}");
             // The opponent thanks (+0.5 → E = 0.5): R = R_m · (1 + sign(R_m) · 0.5); the
             // learner says no thanks: R = R_m.
             let e = if seat == Seat::Opponent { 0.5 } else { 0.0 };
@@ -567,7 +567,7 @@ async fn a_per_turn_judge_grades_each_turn_and_export_rows_carry_their_own_rewar
             assert!((-1.0..=1.0).contains(&v.score));
             assert_eq!(t.labels, v.labels[&(i as u32 + 1)], "turn {i}");
             // The turn's own reward: its weighted signals plus its seat's terminal reward.
-            let terminal = r.reward_parts[t.seat]["terminal"];
+            let terminal = r.reward_parts[t.seat][Component::Terminal];
             let want = 0.5 * t.rewards["format"]
                 + t.rewards["points"]
                 + 0.5 * t.rewards["judge"]
@@ -584,7 +584,7 @@ async fn a_per_turn_judge_grades_each_turn_and_export_rows_carry_their_own_rewar
                 .map(|t| t.rewards["judge"])
                 .collect();
             let mean = mine.iter().sum::<f64>() / mine.len() as f64;
-            assert!((r.reward_parts[seat]["judge"] - mean).abs() < 1e-12);
+            assert!((r.reward_parts[seat][Component::Judge] - mean).abs() < 1e-12);
             assert_eq!(r.rewards[seat], total(&r.reward_parts[seat], &config));
         }
         assert_ne!(
@@ -679,6 +679,6 @@ async fn an_unreadable_per_turn_verdict_scores_that_turn_zero_and_is_counted_per
         .turns
         .iter()
         .all(|t| t.rewards["judge"] == 0.0 && t.labels.is_empty()));
-    assert_eq!(r.reward_parts.learner["judge"], 0.0);
+    assert_eq!(r.reward_parts.learner[Component::Judge], 0.0);
     server.stop();
 }

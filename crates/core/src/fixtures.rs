@@ -254,6 +254,7 @@ pub fn record_of(episode: Episode) -> crate::record::EpisodeRecord {
         meta,
         &crate::reward::RewardConfig::default(),
         Timing::default(),
+        [],
     )
     .expect("the episode has ended")
 }

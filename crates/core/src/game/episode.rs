@@ -1,9 +1,7 @@
 //! The episode state machine: one raw completion in per step, the next state out.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::constraint::ConstraintCheck;
@@ -18,15 +16,14 @@ use crate::vocab::{Message, MessageRole, TurnTokens};
 use crate::vocab::{PerSeat, Seat};
 
 /// One completion from a player: the text and, where the endpoint returned it separately, its
-/// reasoning. `call` carries what the endpoint said about the call (usage, logprobs, token ids)
-/// into the record; the engine itself never reads it.
+/// reasoning, with what the engine keeps of how it was made (the constraint's verdict, the
+/// exact token ids). What the endpoint said about the call (usage, logprobs) goes beside it
+/// into the record ([`crate::record::TurnRecord::call`]); the engine never sees it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Completion {
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call: Option<serde_json::Value>,
     /// For a completion decoded under a constraint: whether the constraint admits it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub constraint: Option<ConstraintCheck>,
@@ -53,8 +50,10 @@ impl From<String> for Completion {
     }
 }
 
-/// One attempt at a turn, as the record keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// One attempt at a turn: the completion as the engine was given it and what the engine made of
+/// it. What the layers above add — the endpoint's account of the call, rewards, the judge's
+/// labels, a dataset's labels, an annotation — is the record's ([`crate::record::TurnRecord`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Turn {
     pub seat: Seat,
     /// 0 for a first try; 1, 2, … for tries after a correction.
@@ -74,45 +73,32 @@ pub struct Turn {
     /// Exactly what the counterpart was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forwarded: Option<String>,
-    /// The endpoint's own data about the call (usage, logprobs, token ids), if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call: Option<serde_json::Value>,
     /// For a constrained call: whether the completion is one the constraint admits. `false`
     /// means the server ignored the constraint (counted as `constraint_violations`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub constraint: Option<ConstraintCheck>,
-    /// The exact token ids of the call (token-exact mode).
+    /// The exact token ids of the call (token-exact mode): the seat's next prompt is built on
+    /// them ([`token_sequence`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TurnTokens>,
-    /// The per-turn reward signals of the seat that moved, by name (`format`, `length`,
-    /// `points`, `strategic`, and `rule:NAME` for each rule that matched), unweighted. Set when
-    /// the record is made ([`crate::reward::turn_signals`]); empty under the terminal reward
-    /// alone.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub rewards: BTreeMap<String, f64>,
-    /// The judge's annotation of this turn: label-set name → label.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub labels: BTreeMap<String, String>,
-    /// The dataset's own labels of a people's turn (`dealgym dialogues import`): label kind
-    /// (`strategy` for CaSiNo, `dialogue_act` for Craigslist) → one value per message the
-    /// turn joins, in order, `""` for a message the dataset left unlabelled. Kept as the data
-    /// has them; the engine never reads them.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub dataset_labels: BTreeMap<String, Vec<String>>,
-    /// Where this turn's Thought came from when `dealgym annotate` wrote it (a person's turn
-    /// given private reasoning by a model). Absent from every turn a player wrote itself.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotation: Option<Annotation>,
 }
 
-/// How a person's turn was annotated: the model asked, the fingerprint of the template it was
-/// asked with, and, when its answer could not be used (the Thought is then left empty), why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Annotation {
-    pub model: String,
-    pub template: crate::digest::Digest,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unusable: Option<String>,
+impl AsRef<Turn> for Turn {
+    fn as_ref(&self) -> &Turn {
+        self
+    }
+}
+
+impl Turn {
+    /// The completion this turn was played with: stepping it again gives this turn again.
+    pub fn completion(&self) -> Completion {
+        Completion {
+            text: self.raw.clone(),
+            reasoning: self.reasoning_content.clone(),
+            constraint: self.constraint,
+            tokens: self.tokens.clone(),
+        }
+    }
 }
 
 /// What one step did. `terminated`/`truncated` follow Gymnasium: a deal, walk-away, reject loop
@@ -355,13 +341,8 @@ impl Episode {
             played: None,
             regulation: None,
             forwarded: None,
-            call: completion.call,
             constraint: completion.constraint,
             tokens: completion.tokens,
-            rewards: BTreeMap::new(),
-            labels: BTreeMap::new(),
-            dataset_labels: BTreeMap::new(),
-            annotation: None,
         };
 
         let Some(action) = chosen else {
@@ -560,10 +541,15 @@ impl Episode {
 /// ([`Rules::is_logged_turn`](super::Rules::is_logged_turn)) have no ids and are not the
 /// seat's calls: they are skipped, so a seat continuing a prefix starts with an empty sequence
 /// and its first call renders the whole view.
-pub fn token_sequence(turns: &[Turn], seat: Seat, rules: &super::Rules) -> Option<Vec<u32>> {
+pub fn token_sequence(
+    turns: &[impl AsRef<Turn>],
+    seat: Seat,
+    rules: &super::Rules,
+) -> Option<Vec<u32>> {
     let mut ids = Vec::new();
     let own = turns
         .iter()
+        .map(AsRef::as_ref)
         .enumerate()
         .filter(|(i, t)| t.seat == seat && !rules.is_logged_turn(*i))
         .map(|(_, t)| t);

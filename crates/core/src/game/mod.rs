@@ -14,7 +14,7 @@ mod setup;
 
 pub use crate::vocab::{Drift, Message, MessageRole, PerSeat, Seat, TurnTokens};
 pub use episode::{
-    token_sequence, visible_text, Annotation, Completion, Episode, GameError, Leftover, Step, Turn,
+    token_sequence, visible_text, Completion, Episode, GameError, Leftover, Step, Turn,
 };
 pub use outcome::{deal_utilities, seat_values, ErrorCause, Outcome, OutcomeKind};
 pub use prompt::{PromptError, Prompts};

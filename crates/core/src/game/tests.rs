@@ -408,7 +408,6 @@ fn thought_and_reasoning_stay_with_their_seat() {
     let c = Completion {
         text: "<think>SECRET-THINK</think>Thought: SECRET-THOUGHT\nTalk: Hello\nAction: [SUBMIT_DEAL] price:100".into(),
         reasoning: Some("SECRET-SERVER".into()),
-        call: None,
         ..Default::default()
     };
     e.step(c).unwrap();

@@ -11,9 +11,11 @@
 
 mod duplicates;
 mod files;
+mod player;
 mod reader;
 mod replay;
 mod tail;
+mod turn;
 mod writer;
 
 use std::collections::BTreeMap;
@@ -22,33 +24,25 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::{Digest, Fnv1a64};
-use crate::game::{
-    Completion, Episode, EpisodeSeed, Outcome, OutcomeKind, PerSeat, Seat, Setup, Turn,
-};
-use crate::reward::{combine_parts, episode_rewards, Component, RewardConfig};
+use crate::game::{Completion, Episode, EpisodeSeed, Outcome, OutcomeKind, PerSeat, Seat, Setup};
+use crate::reward::{combine_parts, episode_rewards, Component, Parts, RewardConfig};
 use crate::scenario::{Family, Role};
 use crate::score::{
     episode_metrics, proposals, turn_cap, Aggregate, EpisodeMetrics, EpisodeValues, Weights,
 };
+use crate::vocab::Call;
 
 pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate, Place, SeenEpisodes};
 pub use files::{Located, RecordFiles};
+pub use player::{PlayerSpec, SeatKind};
 pub use reader::{Line, ReadError, RecordReader, KEPT_BAD_LINES};
 pub use replay::{ReplayError, TemplateDiff};
 pub use tail::{cut_off_tail, read_appended, Tail, TailError};
+pub use turn::{Annotation, TurnRecord};
 pub use writer::{lock_path, scan_existing, Existing, OutputLock, RecordWriter, WriteError};
 
 /// The record format version this build writes.
 pub const RECORD_SCHEMA: u32 = 1;
-
-/// The player spec of a seat played by a person in a dataset's dialogue is this prefix and the
-/// dialogue's id (`human:<dialogue id>`); [`EpisodeRecord::played_by_person`] reads it.
-pub const HUMAN_PLAYER_PREFIX: &str = "human:";
-
-/// Whether a player spec names a person of a dataset's dialogue (`human:<dialogue id>`).
-pub fn is_person(player: &str) -> bool {
-    player.starts_with(HUMAN_PLAYER_PREFIX)
-}
 
 /// What went wrong with the judge and the reward model over many records: the issue counts,
 /// the episodes whose reward is short of a failed part, and the first error of each kind —
@@ -140,7 +134,7 @@ pub struct EpisodeRecord {
     /// The full setup the episode was played under (roles, regulation, floors, rules).
     pub setup: Setup,
     /// Every attempt at a turn, in the order played (a retried completion is a turn too).
-    pub turns: Vec<Turn>,
+    pub turns: Vec<TurnRecord>,
     /// How the episode ended, with its metrics.
     pub outcome: RecordOutcome,
     /// The total reward of each seat under the run's `[rewards]` config: the terminal reward
@@ -150,7 +144,7 @@ pub struct EpisodeRecord {
     /// `format`, `length`, `points`, `strategic`, `rules`, `judge`, `reward_model`: those the
     /// config uses). Absent under the terminal reward alone.
     #[serde(default, skip_serializing_if = "no_parts")]
-    pub reward_parts: PerSeat<BTreeMap<String, f64>>,
+    pub reward_parts: PerSeat<Parts>,
     /// Per turn, in the order of `turns`, under `[rewards] turn_reward = "every_turn"` or
     /// `"last_turn"`: that turn's own reward for the seat that moved — its weighted per-turn
     /// signals and, as the setting says, the seat's episode-level parts
@@ -186,7 +180,7 @@ pub struct EpisodeRecord {
     pub parent: Option<Parent>,
 }
 
-fn no_parts(parts: &PerSeat<BTreeMap<String, f64>>) -> bool {
+fn no_parts(parts: &PerSeat<Parts>) -> bool {
     parts.learner.is_empty() && parts.opponent.is_empty()
 }
 
@@ -204,8 +198,8 @@ pub struct Parent {
 pub struct SeatRecord {
     /// The seat's role in the scenario.
     pub role: Role,
-    /// The player spec with any secret removed.
-    pub player: String,
+    /// The player spec with any secret removed, and the kind of party it names.
+    pub player: PlayerSpec,
     /// The name the seat's player was given in an eval (`--player NAME=SPEC`), which tables
     /// group by (falling back to `player`). Absent from plain runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -275,12 +269,14 @@ pub struct PlayerInfo {
 }
 
 impl EpisodeRecord {
-    /// Build the record of an ended episode.
+    /// Build the record of an ended episode. `calls` are what the endpoint said about each
+    /// turn's call, in the order of the turns (a turn past their end has none).
     pub fn from_episode(
         episode: Episode,
         meta: RecordMeta,
         rewards: &RewardConfig,
         timing: Timing,
+        calls: impl IntoIterator<Item = Option<Call>>,
     ) -> Option<Self> {
         let prompts_digest = episode.prompts().fingerprint();
         let prompt_overrides = episode.prompts().overrides().clone();
@@ -294,15 +290,20 @@ impl EpisodeRecord {
             outcome.terms.as_ref(),
             &outcome.utility,
         );
-        let mut turns = turns;
         let rewarded = episode_rewards(&scenario, &setup, &turns, &outcome, rewards);
-        for (turn, signals) in turns.iter_mut().zip(rewarded.turns) {
-            turn.rewards = signals;
-        }
+        let mut calls = calls.into_iter();
+        let turns = turns
+            .into_iter()
+            .zip(rewarded.turns)
+            .map(|(turn, signals)| TurnRecord {
+                rewards: signals,
+                ..TurnRecord::new(turn, calls.next().flatten())
+            })
+            .collect();
         let seeds = meta.seeds;
         let seats = PerSeat::from_fn(|seat| SeatRecord {
             role: setup.seats[seat].role,
-            player: meta.players[seat].spec.clone(),
+            player: PlayerSpec::from(meta.players[seat].spec.clone()),
             name: None,
             model: meta.players[seat].model.clone(),
             persona: setup.seats[seat].persona.as_ref().map(|p| p.name.clone()),
@@ -383,8 +384,8 @@ impl EpisodeRecord {
                 if !config.uses(c) {
                     continue;
                 }
-                if let Some(v) = stored.reward_parts[seat].get(c.name()) {
-                    self.reward_parts[seat].insert(c.name().to_string(), *v);
+                if let Some(v) = stored.reward_parts[seat].get(c) {
+                    self.reward_parts[seat].insert(c, v);
                 }
             }
         }
@@ -487,10 +488,10 @@ impl EpisodeRecord {
         }
     }
 
-    /// Whether a person played `seat`: the people's own dialogues, imported from a dataset by
-    /// `dealgym dialogues import`, name their seats' players `human:<dialogue id>`.
+    /// Whether a person played `seat`: one of the people's own dialogues, imported from a
+    /// dataset by `dealgym dialogues import`.
     pub fn played_by_person(&self, seat: Seat) -> bool {
-        is_person(&self.seats[seat].player)
+        self.seats[seat].player.kind() == SeatKind::Person
     }
 
     /// Whether people played both seats: one of a dataset's own dialogues.
@@ -500,12 +501,6 @@ impl EpisodeRecord {
 
     /// The completions in the order they were played, to rebuild the episode.
     pub fn completions(&self) -> impl Iterator<Item = Completion> + '_ {
-        self.turns.iter().map(|t| Completion {
-            text: t.raw.clone(),
-            reasoning: t.reasoning_content.clone(),
-            call: t.call.clone(),
-            constraint: t.constraint,
-            tokens: t.tokens.clone(),
-        })
+        self.turns.iter().map(|t| t.completion())
     }
 }

@@ -10,6 +10,7 @@ use crate::game::{Outcome, PerSeat, Seat, Setup, Turn};
 use crate::scenario::Scenario;
 
 use super::config::{Combine, Component, RewardConfig, TurnReward};
+use super::parts::Parts;
 use super::terminal::terminal_rewards;
 use super::turn::turn_signals;
 
@@ -30,8 +31,8 @@ pub fn enhance(primary: f64, auxiliary: f64, n: f64) -> f64 {
 
 /// A seat's total reward from its components (by name; a missing one counts 0): Σ weight ·
 /// component for `sum`; for `enhance`, [`enhance`] of the primary with E = Σ weight · auxiliary.
-pub fn total(parts: &BTreeMap<String, f64>, config: &RewardConfig) -> f64 {
-    let part = |c: Component| parts.get(c.name()).copied().unwrap_or(0.0);
+pub fn total(parts: &Parts, config: &RewardConfig) -> f64 {
+    let part = |c: Component| parts.get(c).unwrap_or(0.0);
     match config.combine {
         // Folded from +0.0: `Sum` for f64 starts at −0.0, which a record would show as "-0.0".
         Combine::Sum => config
@@ -57,7 +58,7 @@ pub struct EpisodeRewards {
     pub turns: Vec<BTreeMap<String, f64>>,
     /// Per seat: each pure component's episode value, unweighted. Empty under the terminal
     /// reward alone.
-    pub parts: PerSeat<BTreeMap<String, f64>>,
+    pub parts: PerSeat<Parts>,
     /// Per seat: the total.
     pub total: PerSeat<f64>,
     /// Per turn, in order, under `[rewards] turn_reward = "every_turn" | "last_turn"`: the
@@ -73,7 +74,7 @@ pub struct EpisodeRewards {
 pub fn episode_rewards(
     scenario: &Scenario,
     setup: &Setup,
-    turns: &[Turn],
+    turns: &[impl AsRef<Turn>],
     outcome: &Outcome,
     config: &RewardConfig,
 ) -> EpisodeRewards {
@@ -88,9 +89,9 @@ pub fn episode_rewards(
         };
     }
     let mut parts = PerSeat::from_fn(|seat| {
-        let mut parts = BTreeMap::new();
+        let mut parts = Parts::default();
         if config.uses(Component::Terminal) {
-            parts.insert(Component::Terminal.name().to_string(), terminal[seat]);
+            parts.insert(Component::Terminal, terminal[seat]);
         }
         parts
     });
@@ -129,9 +130,9 @@ pub struct Combined {
 /// [`TurnReward`](super::TurnReward).
 pub fn combine_parts(
     setup: &Setup,
-    turns: &[Turn],
+    turns: &[impl AsRef<Turn>],
     signals: &[&BTreeMap<String, f64>],
-    parts: &mut PerSeat<BTreeMap<String, f64>>,
+    parts: &mut PerSeat<Parts>,
     config: &RewardConfig,
 ) -> Combined {
     let components = config.components();
@@ -139,7 +140,7 @@ pub fn combine_parts(
         let mine: Vec<&BTreeMap<String, f64>> = turns
             .iter()
             .zip(signals)
-            .filter(|(t, _)| t.seat == seat)
+            .filter(|(t, _)| t.as_ref().seat == seat)
             .map(|(_, s)| *s)
             .collect();
         for &c in components.iter().filter(|c| config.is_per_turn(**c)) {
@@ -151,8 +152,8 @@ pub fn combine_parts(
                 _ => Some(values.iter().sum::<f64>() / values.len() as f64),
             };
             match value {
-                Some(v) => parts[seat].insert(c.name().to_string(), v),
-                None => parts[seat].remove(c.name()),
+                Some(v) => parts[seat].insert(c, v),
+                None => parts[seat].remove(c),
             };
         }
     }
@@ -171,7 +172,7 @@ pub fn combine_parts(
     let last = PerSeat::from_fn(|seat| {
         (0..turns.len())
             .rev()
-            .find(|i| turns[*i].seat == seat && scored(*i))
+            .find(|i| turns[*i].as_ref().seat == seat && scored(*i))
     });
     let turn_rewards = turns
         .iter()
@@ -181,19 +182,19 @@ pub fn combine_parts(
             if !scored(i) {
                 return None;
             }
-            let seat = turn.seat;
+            let seat = turn.as_ref().seat;
             let episode_parts = every || last[seat] == Some(i);
-            let mut own = BTreeMap::new();
+            let mut own = Parts::default();
             for &c in &components {
                 let value = if config.is_per_turn(c) {
                     turn_value(c, signals)
                 } else if episode_parts {
-                    parts[seat].get(c.name()).copied()
+                    parts[seat].get(c)
                 } else {
                     None
                 };
                 if let Some(v) = value {
-                    own.insert(c.name().to_string(), v);
+                    own.insert(c, v);
                 }
             }
             Some(total(&own, config))
@@ -258,8 +259,11 @@ mod tests {
         assert!(close(enhance(0.5, 1.0, 2.0), 0.75));
     }
 
-    fn parts(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
-        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    fn parts(pairs: &[(&str, f64)]) -> Parts {
+        pairs
+            .iter()
+            .map(|(k, v)| (Component::from_name(k).expect("a component"), *v))
+            .collect()
     }
 
     #[test]
@@ -363,8 +367,8 @@ mod tests {
         assert!(!r.turns[1].contains_key("rule:food"));
         // Learner: terminal ρ = 23/36; total 23/36 + 0.5 − 0.5 + (46/36 − 0.5) − 0.5.
         let l = &r.parts.learner;
-        assert!(close(l["terminal"], 23.0 / 36.0));
-        assert_eq!(l["rules"], -0.5);
+        assert!(close(l[Component::Terminal], 23.0 / 36.0));
+        assert_eq!(l[Component::Rules], -0.5);
         // format 0.5 · 1, length 0.5 · (−1), points 1 · (46/36 − 0.5), rules −0.5.
         let want = 23.0 / 36.0 + 0.5 - 0.5 + (46.0 / 36.0 - 0.5) - 0.5;
         assert!(
@@ -375,9 +379,9 @@ mod tests {
         // Opponent: 19/36 + 0.5 + 0.5 + (38/36 − 0.5) + 0.
         let want = 19.0 / 36.0 + 0.5 + 0.5 + (38.0 / 36.0 - 0.5);
         assert!(close(r.total.opponent, want));
-        assert_eq!(r.parts.opponent["rules"], 0.0);
+        assert_eq!(r.parts.opponent[Component::Rules], 0.0);
         assert!(
-            r.parts.opponent["rules"].is_sign_positive(),
+            r.parts.opponent[Component::Rules].is_sign_positive(),
             "no rule matched: 0, not -0"
         );
         // The terminal reward alone: no parts, no signals, the total is the terminal reward.

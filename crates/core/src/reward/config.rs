@@ -76,6 +76,11 @@ impl Component {
         }
     }
 
+    /// The component a config or a record names `name`.
+    pub fn from_name(name: &str) -> Option<Component> {
+        Component::ALL.into_iter().find(|c| c.name() == name)
+    }
+
     /// Computed from the record alone (a pure function of the episode), so replay and rescore
     /// recompute it; the judge and the reward model are stored and kept instead.
     pub fn is_pure(self) -> bool {

@@ -102,7 +102,7 @@ pub struct JudgeInput {
 pub fn judge_input(
     scenario: &Scenario,
     setup: &Setup,
-    turns: &[Turn],
+    turns: &[impl AsRef<Turn>],
     seat: Seat,
     brief: &str,
     labels: &BTreeMap<String, Vec<String>>,
@@ -110,6 +110,7 @@ pub fn judge_input(
     let space = scenario.term_space();
     let turns: Vec<JudgedTurn> = turns
         .iter()
+        .map(AsRef::as_ref)
         .enumerate()
         .map(|(i, t)| JudgedTurn {
             k: i as u32 + 1,
@@ -149,12 +150,12 @@ pub fn judge_input(
 pub fn judge_turn_input(
     scenario: &Scenario,
     setup: &Setup,
-    turns: &[Turn],
+    turns: &[impl AsRef<Turn>],
     index: usize,
     brief: &str,
     labels: &BTreeMap<String, Vec<String>>,
 ) -> JudgeInput {
-    let seat = turns[index].seat;
+    let seat = turns[index].as_ref().seat;
     let mut input = judge_input(scenario, setup, &turns[..=index], seat, brief, labels);
     let k = index as u32 + 1;
     input.judged_turns = vec![k];

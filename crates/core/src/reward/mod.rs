@@ -15,6 +15,7 @@
 mod combine;
 mod config;
 pub mod judge;
+mod parts;
 pub mod reward_model;
 mod rules;
 mod terminal;
@@ -26,6 +27,7 @@ pub use config::{
     RewardConfig, RewardKind, RewardModelConfig, RuleConfig, RuleTarget, ServiceCall,
     StrategicConfig, StrategicTurns, TurnReward,
 };
+pub use parts::Parts;
 pub use rules::rule_scores;
 pub use terminal::terminal_rewards;
 pub use turn::{

@@ -235,7 +235,7 @@ pub fn strategic_applies(turns: StrategicTurns, written: Option<&Action>) -> boo
 pub fn turn_signals(
     scenario: &Scenario,
     setup: &Setup,
-    turns: &[Turn],
+    turns: &[impl AsRef<Turn>],
     config: &RewardConfig,
 ) -> Vec<BTreeMap<String, f64>> {
     if config.is_terminal_only() {
@@ -245,7 +245,7 @@ pub fn turn_signals(
     let space = scenario.term_space();
     let mut standing: Option<Offer> = None;
     let mut out = Vec::with_capacity(turns.len());
-    for (index, turn) in turns.iter().enumerate() {
+    for (index, turn) in turns.iter().map(AsRef::as_ref).enumerate() {
         let played = turn.played.as_ref();
         if setup.rules.is_logged_turn(index) {
             if let Some(action) = played {
@@ -608,11 +608,11 @@ mod tests {
             .collect();
         assert_eq!(scored, [None, Some(1.0), Some(0.5), None]);
         let r = crate::reward::episode_rewards(&s, e.setup(), e.turns(), &outcome, &talk);
-        assert_eq!(r.parts.learner["strategic"], 0.5);
-        assert_eq!(r.parts.opponent["strategic"], 1.0);
+        assert_eq!(r.parts.learner[Component::Strategic], 0.5);
+        assert_eq!(r.parts.opponent[Component::Strategic], 1.0);
         let r = crate::reward::episode_rewards(&s, e.setup(), e.turns(), &outcome, &all);
-        assert_eq!(r.parts.learner["strategic"], 0.75);
-        assert_eq!(r.parts.opponent["strategic"], 0.75);
+        assert_eq!(r.parts.learner[Component::Strategic], 0.75);
+        assert_eq!(r.parts.opponent[Component::Strategic], 0.75);
         // A [TALK] turn is scored; a turn whose action could not be read is not.
         assert!(strategic_applies(
             StrategicTurns::TalkAndReject,

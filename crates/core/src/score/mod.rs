@@ -98,7 +98,7 @@ pub struct EpisodeMetrics {
 pub fn episode_metrics(
     scenario: &Scenario,
     setup: &Setup,
-    turns: &[Turn],
+    turns: &[impl AsRef<Turn>],
     kind: OutcomeKind,
     learner_terms: Option<&Terms>,
     utility: &PerSeat<f64>,
@@ -109,6 +109,7 @@ pub fn episode_metrics(
         // A continuation's logged prefix was someone else's play: never the seat's figures.
         let mine: Vec<&Turn> = turns
             .iter()
+            .map(AsRef::as_ref)
             .enumerate()
             .filter(|(i, t)| t.seat == seat && !setup.rules.is_logged_turn(*i))
             .map(|(_, t)| t)
@@ -189,10 +190,11 @@ pub struct Proposals {
 /// read is one when its action part writes `[SUBMIT_DEAL]` ([`proposes_deal`]). A readable
 /// proposal that breaks the layout (say, no Thought) is not malformed: format compliance counts
 /// that.
-pub fn proposals(turns: &[Turn], rules: &Rules) -> PerSeat<Proposals> {
+pub fn proposals(turns: &[impl AsRef<Turn>], rules: &Rules) -> PerSeat<Proposals> {
     let mut counts = PerSeat::<Proposals>::default();
     for (_, t) in turns
         .iter()
+        .map(AsRef::as_ref)
         .enumerate()
         .filter(|(i, _)| !rules.is_logged_turn(*i))
     {
@@ -213,10 +215,11 @@ pub fn proposals(turns: &[Turn], rules: &Rules) -> PerSeat<Proposals> {
 /// (`game::rules::rounds_exhausted`), or `max_moves` where the rules set it lower, less the
 /// moves of a logged prefix, and at most a continuation's `moves`. DialogXpert's average turns
 /// (AT, §4.3) counts a failed dialogue at this cap.
-pub fn turn_cap(rules: &Rules, turns: &[Turn]) -> u32 {
+pub fn turn_cap(rules: &Rules, turns: &[impl AsRef<Turn>]) -> u32 {
     let cap = crate::game::rules::move_cap(rules);
     let logged = turns
         .iter()
+        .map(AsRef::as_ref)
         .enumerate()
         .filter(|(i, t)| rules.is_logged_turn(*i) && t.played.is_some())
         .count() as u32;

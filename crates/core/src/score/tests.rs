@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::fixtures::{casino, job, learner_first_as, play, price_task, setup_with, turn};
-use crate::game::{Completion, Episode, EpisodeConfig, FirstMover};
+use crate::game::{Completion, Episode, EpisodeConfig, FirstMover, Turn};
 use crate::protocol::constraint::{Constrain, ConstraintCheck};
 use crate::protocol::IssueValue;
 
@@ -580,7 +580,7 @@ fn the_turn_cap_is_the_moves_of_an_episode_truncated_by_it() {
     assert_eq!(moves, 4);
     assert_eq!(turn_cap(&e.setup().rules, e.turns()), moves);
     let mut rules = learner_first_as(&s, Role::Buyer).rules;
-    assert_eq!(turn_cap(&rules, &[]), 12);
+    assert_eq!(turn_cap(&rules, &[] as &[Turn]), 12);
     rules.max_moves = Some(5);
-    assert_eq!(turn_cap(&rules, &[]), 5);
+    assert_eq!(turn_cap(&rules, &[] as &[Turn]), 5);
 }

@@ -30,6 +30,7 @@ use crate::protocol::{Action, Terms};
 
 pub use crate::protocol::constraint::Constrain;
 use crate::scenario::Scenario;
+use crate::vocab::Call;
 
 pub use model::openai_spec;
 use model::{exact_sequence, llm_call, llm_client, CallAnswer};
@@ -242,6 +243,8 @@ impl<'a> TurnContext<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Played {
     pub completion: Completion,
+    /// What the endpoint said about the call (usage, logprobs, token ids), for the record.
+    pub call: Option<Call>,
     pub latency_ms: u64,
     /// Transient endpoint failures retried before the answer.
     pub retries: u32,
@@ -429,7 +432,7 @@ impl Player {
     ) -> Result<Played, PlayerError> {
         let started = Instant::now();
         let mut replica = None;
-        let (completion, retries) = match self {
+        let (completion, call, retries) = match self {
             Player::Llm {
                 client,
                 constrain,
@@ -483,18 +486,21 @@ impl Player {
                     Completion {
                         text: answer.text,
                         reasoning: answer.reasoning,
-                        call: answer.call,
                         constraint,
                         tokens: answer.tokens_record,
                     },
+                    answer.call,
                     answer.retries,
                 )
             }
-            Player::Rule { tactic, .. } => (Completion::from(tactic.complete(ctx)), 0),
-            Player::Script { script, .. } => (Completion::from(script.complete(ctx.calls)?), 0),
+            Player::Rule { tactic, .. } => (Completion::from(tactic.complete(ctx)), None, 0),
+            Player::Script { script, .. } => {
+                (Completion::from(script.complete(ctx.calls)?), None, 0)
+            }
         };
         Ok(Played {
             completion,
+            call,
             latency_ms: started.elapsed().as_millis() as u64,
             retries,
             replica,

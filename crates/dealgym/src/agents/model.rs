@@ -7,6 +7,7 @@ use crate::game::Message;
 use crate::llm::{
     without_userinfo, CallTokens, EndpointSettings, LlmClient, LlmError, ReplicaPool,
 };
+use crate::vocab::{Call, Usage};
 
 /// The client of a player's settings, and its replica pool when it lists `endpoints` (the
 /// first replica then stands for the player where one URL is needed).
@@ -60,11 +61,11 @@ pub(super) async fn llm_call(
             .complete_with(view, ctx.sampling_seed, fields)
             .await?;
         let tokens = CallTokens {
-            prompt: reply.usage.map_or(0, |u| u.prompt_tokens),
-            cached: reply.usage.and_then(|u| u.cached_tokens()),
+            prompt: reply.call.usage.map_or(0, |u| u.prompt_tokens),
+            cached: reply.call.usage.and_then(|u| u.cached_tokens()),
         };
         return Ok(CallAnswer {
-            call: reply.call_info(),
+            call: reply.call.if_any(),
             text: reply.text,
             reasoning: reply.reasoning,
             tokens_record: None,
@@ -79,10 +80,15 @@ pub(super) async fn llm_call(
     let sampled = client
         .sample(api, &sequence, client.seed_for(ctx.sampling_seed), fields)
         .await?;
-    let call = serde_json::json!({
-        "finish_reason": sampled.finish_reason,
-        "usage": {"prompt_tokens": sequence.len(), "completion_tokens": sampled.ids.len()},
-    });
+    let call = Call {
+        finish_reason: sampled.finish_reason.clone(),
+        usage: Some(Usage {
+            completion_tokens: sampled.ids.len() as u64,
+            prompt_tokens: sequence.len() as u64,
+            prompt_tokens_details: None,
+        }),
+        ..Call::default()
+    };
     let tokens = CallTokens {
         prompt: sequence.len() as u64,
         cached: sampled.cached_tokens,
@@ -104,7 +110,7 @@ pub(super) async fn llm_call(
 pub(super) struct CallAnswer {
     pub(super) text: String,
     pub(super) reasoning: Option<String>,
-    pub(super) call: Option<serde_json::Value>,
+    pub(super) call: Option<Call>,
     pub(super) tokens_record: Option<crate::vocab::TurnTokens>,
     pub(super) retries: u32,
     pub(super) tokens: CallTokens,

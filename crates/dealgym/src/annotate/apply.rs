@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use super::answer::Unusable;
 use crate::digest::Digest;
-use crate::game::{Annotation, Prompts, Turn};
+use crate::game::{Prompts, Turn};
 use crate::protocol::{render_action, render_turn};
+use crate::record::Annotation;
 use crate::record::{EpisodeRecord, ReplayError};
 use crate::scenario::Scenario;
 

@@ -7,7 +7,7 @@ use super::{HumanDialogue, MAX_TURNS_PER_PERSON};
 use crate::agents::{PersonaConfig, Played};
 use crate::game::{EpisodeConfig, EpisodeSeed, FirstMover, OutcomeKind, PerSeat, Prompts, Seat};
 use crate::protocol::{parse_terms, render_action, render_turn, TurnFormat};
-use crate::record::{EpisodeRecord, HUMAN_PLAYER_PREFIX};
+use crate::record::{EpisodeRecord, PlayerSpec};
 use crate::reward::RewardConfig;
 use crate::run::{Driver, EpisodeError, EpisodeKit, PlannedEpisode, SeatPlayer, Seating};
 use crate::scenario::{Family, HumanEnding, Role};
@@ -15,10 +15,10 @@ use crate::scenario::{Family, HumanEnding, Role};
 /// The name both seats of a people's episode have (`seats.*.name`).
 pub const HUMAN_NAME: &str = "human";
 
-/// How a people's record says who played: `human:<dataset dialogue id>` (the prefix's home is
-/// [`HUMAN_PLAYER_PREFIX`], which the record's readers check).
+/// How a people's record says who played: a person of the dataset's dialogue
+/// ([`PlayerSpec::person`], written `human:<dataset dialogue id>`).
 pub fn human_spec(dialogue: &str) -> String {
-    format!("{HUMAN_PLAYER_PREFIX}{dialogue}")
+    PlayerSpec::person(dialogue).to_string()
 }
 
 /// CaSiNo's own rule: a walk-away scores 5 points for each side (the dataset's points say so).
@@ -127,6 +127,7 @@ pub(crate) fn play(
         );
         let step = driver.feed(Played {
             completion: text.into(),
+            call: None,
             latency_ms: 0,
             retries: 0,
             replica: None,

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::game::{OutcomeKind, PerSeat, Seat};
-use crate::record::{is_person, OnDuplicate, ReadError, RecordFiles};
+use crate::record::{OnDuplicate, PlayerSpec, ReadError, RecordFiles};
 use crate::scenario::Role;
 
 /// Below this a group's reward std counts as zero, and its advantages are 0.
@@ -73,7 +73,7 @@ struct GroupFacts {
 #[derive(Debug, Deserialize)]
 struct SeatFacts {
     role: Role,
-    player: String,
+    player: PlayerSpec,
 }
 
 #[derive(Debug, Deserialize)]
@@ -84,8 +84,8 @@ struct EndingFacts {
 /// Whether both seats of an episode were played by the same policy (self-play): their player
 /// specs are equal. Only then is a role's reward comparable across the two seats. Two people
 /// of a dataset's dialogue (both seats `human:<dialogue id>`) are two people, never one policy.
-pub fn is_self_play(learner_player: &str, opponent_player: &str) -> bool {
-    learner_player == opponent_player && !is_person(learner_player)
+pub fn is_self_play(learner_player: &PlayerSpec, opponent_player: &PlayerSpec) -> bool {
+    learner_player == opponent_player && !learner_player.is_person()
 }
 
 /// The running moments of one group: per seat, and per role over the self-play episodes.
@@ -229,7 +229,7 @@ mod tests {
     fn facts(group: &str, roles: [Role; 2], players: [&str; 2], rewards: [f64; 2]) -> GroupFacts {
         let seat = |i: usize| SeatFacts {
             role: roles[i],
-            player: players[i].to_string(),
+            player: players[i].into(),
         };
         GroupFacts {
             run_id: "r".into(),
@@ -311,12 +311,19 @@ mod tests {
 
     #[test]
     fn one_policy_on_both_seats_is_self_play_two_people_are_not() {
+        let spec = |s: &str| PlayerSpec::from(s);
         assert!(is_self_play(
-            "openai:qwen@http://h/v1",
-            "openai:qwen@http://h/v1"
+            &spec("openai:qwen@http://h/v1"),
+            &spec("openai:qwen@http://h/v1")
         ));
-        assert!(!is_self_play("openai:qwen@http://h/v1", "rule:linear"));
-        assert!(!is_self_play("human:938", "human:938"));
+        assert!(!is_self_play(
+            &spec("openai:qwen@http://h/v1"),
+            &spec("rule:linear")
+        ));
+        assert!(!is_self_play(
+            &PlayerSpec::person("938"),
+            &PlayerSpec::person("938")
+        ));
     }
 
     #[test]

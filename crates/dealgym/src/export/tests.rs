@@ -58,7 +58,14 @@ fn record(scenario: &Arc<Scenario>, member: u64, completions: &[String]) -> Epis
             },
         ),
     };
-    EpisodeRecord::from_episode(episode, meta, &RewardConfig::default(), Timing::default()).unwrap()
+    EpisodeRecord::from_episode(
+        episode,
+        meta,
+        &RewardConfig::default(),
+        Timing::default(),
+        [],
+    )
+    .unwrap()
 }
 
 /// Episode 0 (learner agent_1, values 5/4/3; opponent agent_2, values 3/4/5, regulated with a

@@ -5,8 +5,8 @@
 //! text does not give back the ids that were sampled, and a policy gradient on other ids is
 //! wrong.
 
-use crate::game::{Seat, Turn, TurnTokens};
-use crate::record::EpisodeRecord;
+use crate::game::{Seat, TurnTokens};
+use crate::record::{EpisodeRecord, TurnRecord};
 
 /// Why a seat of an episode has nothing to export in a format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub fn seat_calls(record: &EpisodeRecord, seat: Seat) -> Result<Vec<&TurnTokens>
 
 /// The turns of `seat` that its player made (with their indexes in `turns`): every turn of the
 /// seat but a logged prefix's.
-pub fn own_calls(record: &EpisodeRecord, seat: Seat) -> impl Iterator<Item = (usize, &Turn)> {
+pub fn own_calls(record: &EpisodeRecord, seat: Seat) -> impl Iterator<Item = (usize, &TurnRecord)> {
     let rules = &record.setup.rules;
     record
         .turns

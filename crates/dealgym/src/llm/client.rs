@@ -7,7 +7,7 @@ use rand::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::types::{ChatRequest, ChatResponse, Reply};
+use super::types::{Call, ChatRequest, ChatResponse, Reply};
 use crate::limits::{
     check_count, check_sampling, check_seconds, MAX_CONCURRENCY, MAX_REPLICAS, MAX_RESPONSE_BYTES,
     MAX_RETRIES,
@@ -567,12 +567,14 @@ fn parse_chat(url: &str, bytes: &[u8]) -> Result<Reply, LlmError> {
     Ok(Reply {
         text: message.content.unwrap_or_default(),
         reasoning,
-        model: parsed.model,
-        finish_reason: choice.finish_reason,
-        usage: parsed.usage,
-        logprobs: choice.logprobs,
-        token_ids: choice.token_ids,
-        prompt_token_ids: parsed.prompt_token_ids,
+        call: Call {
+            finish_reason: choice.finish_reason,
+            logprobs: choice.logprobs,
+            model: parsed.model,
+            prompt_token_ids: parsed.prompt_token_ids,
+            token_ids: choice.token_ids,
+            usage: parsed.usage,
+        },
         retries: 0,
     })
 }

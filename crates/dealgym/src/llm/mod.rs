@@ -30,4 +30,4 @@ pub use pool::{CallTokens, ReplicaPool, Routed, SeatKey};
 pub use pool_report::{error_kind, replica_table, PoolReport, ReplicaReport};
 pub use reward_model::RewardModelClient;
 pub use routing::{choose, Load, Routing};
-pub use types::{ChatRequest, ChatResponse, PromptTokensDetails, Reply, Usage};
+pub use types::{Call, ChatRequest, ChatResponse, PromptTokensDetails, Reply, Usage};

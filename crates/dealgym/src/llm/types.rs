@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::vocab::Message;
+pub use crate::vocab::{Call, PromptTokensDetails, Usage};
 
 /// The request body. `extra` is merged in last, so a player's `extra_body`
 /// (`chat_template_kwargs`, `guided_regex`, `structured_outputs`, …) reaches the server as is.
@@ -78,74 +79,15 @@ impl ResponseMessage {
     }
 }
 
-/// Token counts of one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Usage {
-    #[serde(default)]
-    pub prompt_tokens: u64,
-    #[serde(default)]
-    pub completion_tokens: u64,
-    /// What the server says of the prompt's tokens (vLLM with `--enable-prompt-tokens-details`,
-    /// OpenAI): kept in the record where given, read for the replica statistics.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt_tokens_details: Option<PromptTokensDetails>,
-}
-
-impl Usage {
-    /// Prompt tokens the server served from its prefix cache, when it says
-    /// (`usage.prompt_tokens_details.cached_tokens`: vLLM, OpenAI).
-    pub fn cached_tokens(&self) -> Option<u64> {
-        self.prompt_tokens_details.and_then(|d| d.cached_tokens)
-    }
-}
-
-/// The part of `usage.prompt_tokens_details` dealgym reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct PromptTokensDetails {
-    /// Prompt tokens served from the server's prefix cache.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cached_tokens: Option<u64>,
-}
-
 /// One model reply, with what the server said about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
     pub text: String,
     pub reasoning: Option<String>,
-    pub model: Option<String>,
-    pub finish_reason: Option<String>,
-    pub usage: Option<Usage>,
-    pub logprobs: Option<serde_json::Value>,
-    pub token_ids: Option<Vec<u32>>,
-    pub prompt_token_ids: Option<Vec<u32>>,
+    /// What the record keeps about the call (everything but the text and the timing).
+    pub call: Call,
     /// Transient failures retried before this reply.
     pub retries: u32,
-}
-
-impl Reply {
-    /// What a record keeps about the call (everything but the text and the timing).
-    pub fn call_info(&self) -> Option<serde_json::Value> {
-        let mut info = serde_json::Map::new();
-        if let Some(m) = &self.model {
-            info.insert("model".into(), m.clone().into());
-        }
-        if let Some(f) = &self.finish_reason {
-            info.insert("finish_reason".into(), f.clone().into());
-        }
-        if let Some(u) = self.usage {
-            info.insert("usage".into(), serde_json::to_value(u).unwrap_or_default());
-        }
-        if let Some(l) = &self.logprobs {
-            info.insert("logprobs".into(), l.clone());
-        }
-        if let Some(t) = &self.prompt_token_ids {
-            info.insert("prompt_token_ids".into(), t.as_slice().into());
-        }
-        if let Some(t) = &self.token_ids {
-            info.insert("token_ids".into(), t.as_slice().into());
-        }
-        (!info.is_empty()).then_some(serde_json::Value::Object(info))
-    }
 }
 
 #[cfg(test)]
@@ -196,10 +138,10 @@ mod tests {
         let without: Usage =
             serde_json::from_str(r#"{"prompt_tokens":100,"completion_tokens":5}"#).unwrap();
         assert_eq!(without.cached_tokens(), None);
-        // A record of a server that does not say stays as it was.
+        // A record of a server that does not say stays as it was (the record's order: by name).
         assert_eq!(
             serde_json::to_string(&without).unwrap(),
-            r#"{"prompt_tokens":100,"completion_tokens":5}"#
+            r#"{"completion_tokens":5,"prompt_tokens":100}"#
         );
     }
 

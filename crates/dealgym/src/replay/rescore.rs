@@ -92,7 +92,7 @@ fn mark_unjudged(record: &mut EpisodeRecord, rewards: &RewardConfig) {
         }
         let missing = Seat::BOTH
             .into_iter()
-            .filter(|seat| !record.reward_parts[*seat].contains_key(c.name()))
+            .filter(|seat| !record.reward_parts[*seat].contains(c))
             .count();
         if missing > 0 {
             record

@@ -265,13 +265,17 @@ pub fn check_record(
         seeds: record.seeds,
         scenario_digest: record.scenario_digest.unwrap_or_else(|| scenario.digest()),
         players: PerSeat::from_fn(|seat| PlayerInfo {
-            spec: record.seats[seat].player.clone(),
+            spec: record.seats[seat].player.to_string(),
             model: record.seats[seat].model.clone(),
         }),
     };
-    let Some(mut rebuilt) =
-        EpisodeRecord::from_episode(episode, meta, rewards, record.timing.clone())
-    else {
+    let Some(mut rebuilt) = EpisodeRecord::from_episode(
+        episode,
+        meta,
+        rewards,
+        record.timing.clone(),
+        record.turns.iter().map(|t| t.call.clone()),
+    ) else {
         return Ok(differences);
     };
     // What the engine does not compute: the record's identity and provenance.

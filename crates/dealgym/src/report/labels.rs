@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::game::{Seat, Turn};
-use crate::record::EpisodeRecord;
+use crate::game::Seat;
+use crate::record::{EpisodeRecord, TurnRecord};
 
 use super::tables::{Cell, Column, Table};
 
 /// The labels of one turn, as (label set, label).
-fn turn_labels(turn: &Turn) -> impl Iterator<Item = (&str, &str)> {
+fn turn_labels(turn: &TurnRecord) -> impl Iterator<Item = (&str, &str)> {
     turn.labels
         .iter()
         .map(|(set, label)| (set.as_str(), label.as_str()))

@@ -19,6 +19,7 @@ use crate::game::{
 use crate::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
 use crate::reward::RewardConfig;
 use crate::scenario::Scenario;
+use crate::vocab::Call;
 
 /// Who writes a seat's completions.
 #[derive(Debug, Clone)]
@@ -159,6 +160,8 @@ pub struct Driver {
     seeds: EpisodeSeed,
     scenario_digest: Digest,
     timing: Timing,
+    /// What the endpoint said about each turn's call, in the order of the turns.
+    calls: Vec<Option<Call>>,
     started: Instant,
     /// Each seat's replica binding, released when the driver is done with the episode.
     route: Route,
@@ -232,6 +235,7 @@ impl Driver {
             seeds,
             scenario_digest,
             timing: Timing::default(),
+            calls: Vec::new(),
             started: Instant::now(),
         })
     }
@@ -254,6 +258,7 @@ impl Driver {
         self.timing.turn_ms.push(played.latency_ms);
         self.timing.call_retries.push(played.retries);
         self.timing.turn_replica.push(played.replica);
+        self.calls.push(played.call);
         self.episode
             .step(played.completion)
             .map_err(|source| self.game_error(source))
@@ -267,10 +272,11 @@ impl Driver {
     /// own, or [`LoggedPrefix`](super::LoggedPrefix)'s). An episode the prefix ends — within
     /// its turns or right after them — is an error: there is nothing to continue.
     pub fn feed_prefix(&mut self, record: &EpisodeRecord, n: usize) -> Result<(), EpisodeError> {
-        for (i, completion) in record.completions().take(n).enumerate() {
+        for (i, turn) in record.turns.iter().take(n).enumerate() {
             self.check_open(record, i)?;
             self.feed(Played {
-                completion,
+                completion: turn.completion(),
+                call: turn.call.clone(),
                 latency_ms: record.timing.turn_ms.get(i).copied().unwrap_or(0),
                 retries: record.timing.call_retries.get(i).copied().unwrap_or(0),
                 replica: record.timing.turn_replica.get(i).copied().flatten(),
@@ -335,8 +341,9 @@ impl Driver {
             scenario_digest: self.scenario_digest,
             players: PerSeat::from_fn(|seat| kit.players[seat].info()),
         };
-        let mut record = EpisodeRecord::from_episode(self.episode, meta, &kit.rewards, self.timing)
-            .ok_or(EpisodeError::NotEnded { scenario })?;
+        let mut record =
+            EpisodeRecord::from_episode(self.episode, meta, &kit.rewards, self.timing, self.calls)
+                .ok_or(EpisodeError::NotEnded { scenario })?;
         for seat in Seat::BOTH {
             record.seats[seat].name = kit.seating.names[seat].clone();
         }

@@ -116,17 +116,16 @@ impl Rewarding {
                     continue;
                 }
             };
-            let part = match graded {
-                Graded::Seat(seat) => &mut record.reward_parts[seat],
-                Graded::Turn(i) => &mut record.turns[i].rewards,
+            match graded {
+                Graded::Seat(seat) => record.reward_parts[seat].insert(Component::Judge, score),
+                Graded::Turn(i) => record.turns[i].rewards.insert(judge.into(), score),
             };
-            part.insert(judge.into(), score);
         }
         for (seat, scored) in [(Seat::Learner, rm_l), (Seat::Opponent, rm_o)] {
             match scored {
                 None => {}
                 Some(Ok(score)) => {
-                    record.reward_parts[seat].insert(Component::RewardModel.name().into(), score);
+                    record.reward_parts[seat].insert(Component::RewardModel, score);
                 }
                 Some(Err(e)) => fail(record, issues::REWARD_MODEL_FAILED, e.to_string()),
             }

@@ -196,6 +196,8 @@ impl Session {
         let step = driver
             .feed(Played {
                 completion,
+                // A client's step carries no account of its call beyond its token ids.
+                call: None,
                 latency_ms: self.asked_at.elapsed().as_millis() as u64,
                 retries: 0,
                 replica: None,

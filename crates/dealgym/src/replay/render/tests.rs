@@ -48,7 +48,7 @@ fn episode() -> EpisodeRecord {
             },
         ),
     };
-    EpisodeRecord::from_episode(e, meta, &RewardConfig::default(), Timing::default()).unwrap()
+    EpisodeRecord::from_episode(e, meta, &RewardConfig::default(), Timing::default(), []).unwrap()
 }
 
 #[test]
