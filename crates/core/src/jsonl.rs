@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 
 /// Where in a line a value could not be read, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineFault {
+pub(crate) struct LineFault {
     /// The field's path (`game.items[0].count`), `(line)` for the line as a whole, or
     /// `(a key named "")` for an unknown key with an empty name at the top level.
     pub field: String,
@@ -15,7 +15,7 @@ pub struct LineFault {
 }
 
 /// Read `bytes` (one line) as a `T`; nothing but whitespace may follow the value.
-pub fn from_line<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, LineFault> {
+pub(crate) fn from_line<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, LineFault> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let field = match e.path().to_string().as_str() {

@@ -49,10 +49,10 @@ pub const MAX_REPLICAS: u64 = 1024;
 
 /// The most tokens one completion may ask for (`max_tokens`): longer than any served model's
 /// context.
-pub const MAX_COMPLETION_TOKENS: u64 = 1 << 24;
+pub(crate) const MAX_COMPLETION_TOKENS: u64 = 1 << 24;
 
 /// The highest sampling temperature (`temperature`): the OpenAI API's own bound.
-pub const MAX_TEMPERATURE: f64 = 2.0;
+pub(crate) const MAX_TEMPERATURE: f64 = 2.0;
 
 /// The longest line a record reader accepts, in bytes: a whole episode with its token ids and
 /// logprobs is well under this.
@@ -78,13 +78,13 @@ pub const STREAM_STALL_SECONDS: u64 = 120;
 
 /// The most answers a judge or reward model keeps in memory (`cache`): each a few hundred
 /// bytes, so the cache stays within a few GB.
-pub const MAX_CACHE_ENTRIES: u64 = 10_000_000;
+pub(crate) const MAX_CACHE_ENTRIES: u64 = 10_000_000;
 
 /// The largest `script:FILE` a player reads, in bytes.
 pub const MAX_SCRIPT_BYTES: u64 = 16 << 20;
 /// The longest file read whole as one value: a raw dataset file `scenarios import` and
 /// `dialogues import` parse (the largest published one is about 4 MB).
-pub const MAX_INPUT_FILE: u64 = 1 << 30;
+pub(crate) const MAX_INPUT_FILE: u64 = 1 << 30;
 
 // What one scenario line may set (`scenario::validate` checks each where the file is loaded,
 // so `run`, `serve` and `scenarios validate` refuse the same lines). Each sits far above the
@@ -92,21 +92,21 @@ pub const MAX_INPUT_FILE: u64 = 1 << 30;
 // would exhaust memory or overflow the arithmetic of utilities and the outcome space.
 
 /// The most units of one item on the table, an item's `count` [4, Deal or No Deal].
-pub const MAX_ITEM_COUNT: u64 = 1_000;
+pub(crate) const MAX_ITEM_COUNT: u64 = 1_000;
 
 /// The most kinds of item in one split game [3].
-pub const MAX_ITEMS: u64 = 16;
+pub(crate) const MAX_ITEMS: u64 = 16;
 
 /// The most points one unit of an item is worth to a side [10]. With [`MAX_ITEM_COUNT`] a
 /// side's share is worth at most 10⁹ points per item.
-pub const MAX_ITEM_VALUE: u64 = 1_000_000;
+pub(crate) const MAX_ITEM_VALUE: u64 = 1_000_000;
 
 /// The most issues of one contract [5, Job Interview].
-pub const MAX_ISSUES: u64 = 16;
+pub(crate) const MAX_ISSUES: u64 = 16;
 
 /// The most values one issue may take: the options of a discrete issue, `max − min + 1` of an
 /// integer one [31, the salary of Job Interview].
-pub const MAX_ISSUE_VALUES: u64 = 1_000;
+pub(crate) const MAX_ISSUE_VALUES: u64 = 1_000;
 
 /// The most deals in a scenario's outcome space: every split of the items, or every contract
 /// [9,920, Job Interview]. The space is enumerated for every Pareto flag and materialised by
@@ -116,7 +116,7 @@ pub const MAX_OUTCOME_SPACE: u64 = 100_000;
 /// The largest magnitude of a price, budget or cost, an integer issue's bounds, an issue's
 /// weight and the no-deal value [30,600, a listing price]. Prices are held in cents as `i64`
 /// and utilities as `f64`: this keeps both exact and finite.
-pub const MAX_AMOUNT: f64 = 1e9;
+pub(crate) const MAX_AMOUNT: f64 = 1e9;
 
 /// The rule for a number of seconds a user gives (a config key or a flag, named by `key`):
 /// finite, above 0 (or 0 too, where `zero_ok`), and at most [`MAX_SECONDS`]. Checked where
@@ -149,7 +149,7 @@ fn count_rule(value: u64, min: u64, max: u64) -> Result<u64, String> {
 /// The rule for a real number a user gives (named by `key`): finite and from `low` to `high`,
 /// both included (`high` infinite: no upper bound). NaN and the infinities are never a
 /// setting: they would pass every comparison the code makes later, or fail all of them.
-pub fn check_number(key: &str, value: f64, low: f64, high: f64) -> Result<f64, String> {
+pub(crate) fn check_number(key: &str, value: f64, low: f64, high: f64) -> Result<f64, String> {
     number_rule(value, low, high).map_err(|e| format!("{key} {e}"))
 }
 
@@ -172,8 +172,8 @@ fn number_range(low: f64, high: f64, given: &str) -> String {
 
 /// The rule for the sampling settings of a model call (a `[players.NAME]` table, a
 /// `[sampling.SEAT]` default, the judge), each key named after `table` (`"[sampling.learner] "`,
-/// or `""` where the reader names the table): a temperature from 0 to [`MAX_TEMPERATURE`], a
-/// top_p above 0 and at most 1, and from 1 to [`MAX_COMPLETION_TOKENS`] tokens.
+/// or `""` where the reader names the table): a temperature from 0 to `MAX_TEMPERATURE`, a
+/// top_p above 0 and at most 1, and from 1 to `MAX_COMPLETION_TOKENS` tokens.
 pub fn check_sampling(
     table: &str,
     temperature: Option<f64>,
@@ -220,7 +220,7 @@ pub fn count_flag<T: TryFrom<u64>>(
 }
 
 /// A command-line flag's value parser for a real number from `low` to `high` (see
-/// [`check_number`]).
+/// `check_number`).
 pub fn number_flag(
     low: f64,
     high: f64,
@@ -256,7 +256,7 @@ pub fn check_episodes(factors: &[(u64, &str)], max: u64) -> Result<u64, String> 
 
 /// The rule for a whole number a user gives (named by `key`) that may be negative: from `min`
 /// to `max`, both included.
-pub fn check_integer(key: &str, value: i64, min: i64, max: i64) -> Result<i64, String> {
+pub(crate) fn check_integer(key: &str, value: i64, min: i64, max: i64) -> Result<i64, String> {
     if (min..=max).contains(&value) {
         return Ok(value);
     }

@@ -20,12 +20,12 @@ use crate::record::EpisodeRecord;
 use crate::run::FileConfig;
 
 /// The config file's schema, as it is read: a key with a default may be left out.
-pub fn config_schema() -> Schema {
+pub(crate) fn config_schema() -> Schema {
     schema_of::<FileConfig>(Contract::Deserialize)
 }
 
 /// The record's schema, as it is written: a key that is skipped when empty is not required.
-pub fn record_schema() -> Schema {
+pub(crate) fn record_schema() -> Schema {
     schema_of::<EpisodeRecord>(Contract::Serialize)
 }
 

@@ -7,7 +7,7 @@ use dealgym::annotate::{MOVE_TAKEN, THOUGHT_MARKER};
 use dealgym::game::Message;
 
 /// Whether a chat request is an annotation request (made from the built-in template).
-pub fn is_annotate_request(messages: &[Message]) -> bool {
+pub(crate) fn is_annotate_request(messages: &[Message]) -> bool {
     messages.iter().any(|m| m.content.contains(THOUGHT_MARKER))
 }
 

@@ -32,7 +32,7 @@ impl Default for DemoOptions {
 }
 
 /// `scenarios/` in the working directory, else the one shipped with the source.
-pub fn scenarios_dir() -> PathBuf {
+pub(crate) fn scenarios_dir() -> PathBuf {
     let here = PathBuf::from("scenarios");
     if here.join("casino.jsonl").exists() {
         here

@@ -25,7 +25,7 @@ use dealgym::game::Message;
 use dealgym::reward::judge::RUBRIC_MARKER;
 
 /// Whether a chat request is a judge request (made from a built-in rubric).
-pub fn is_judge_request(messages: &[Message]) -> bool {
+pub(crate) fn is_judge_request(messages: &[Message]) -> bool {
     messages.iter().any(|m| m.content.contains(RUBRIC_MARKER))
 }
 
@@ -75,7 +75,7 @@ pub fn verdict(prompt: &str) -> String {
 }
 
 /// What the mock answers a judge request at the unreadable rate.
-pub const UNREADABLE_VERDICT: &str =
+pub(crate) const UNREADABLE_VERDICT: &str =
     "Both sides negotiated. I would rate this fairly well overall.";
 
 /// The mock reward model's reward for the text it was sent: (FNV-1a mod 2001) / 1000 − 1,

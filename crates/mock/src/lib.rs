@@ -43,11 +43,15 @@ use dealgym::agents::Tactic;
 use dealgym::cache::BoundedCache;
 use dealgym::game::{mix, Message};
 
-pub use annotate::{is_annotate_request, thought};
-pub use judge::{conversation_reward, is_judge_request, verdict, UNREADABLE_VERDICT};
-pub use negotiator::{read_prompt, respond, respond_with, ReadGame, Reading};
-pub use prefix_cache::{PrefixCache, BLOCK_TOKENS};
-pub use tokens::{detokenize, render, tokenize, MockTemplate};
+pub use annotate::thought;
+
+pub(crate) use annotate::is_annotate_request;
+pub use judge::{conversation_reward, verdict};
+pub use negotiator::ReadGame;
+pub(crate) use negotiator::{read_prompt, respond_with};
+pub use negotiator::{respond, Reading};
+pub(crate) use prefix_cache::PrefixCache;
+pub use tokens::{render, tokenize, MockTemplate};
 
 /// How a `<think>` block is returned, if at all; named by [`ThinkMode::name`] (`--think field`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -114,7 +118,7 @@ pub struct MockConfig {
     pub malformed_rate: f64,
     /// Share of completions that are chat without any action.
     pub garbage_rate: f64,
-    /// Return reasoning inline (<think>) or as reasoning_content.
+    /// Return reasoning inline (`<think>`) or as reasoning_content.
     pub think: ThinkMode,
     /// Return fake token ids and logprobs with every completion.
     pub logprobs: bool,
@@ -217,7 +221,7 @@ impl MockControl {
         self.down.store(false, Ordering::SeqCst);
     }
 
-    pub fn is_down(&self) -> bool {
+    pub(crate) fn is_down(&self) -> bool {
         self.down.load(Ordering::SeqCst)
     }
 }

@@ -89,7 +89,7 @@ fn number(r: &Regex, text: &str) -> Option<f64> {
 }
 
 /// Read a system prompt. `None` when it is not one of dealgym's.
-pub fn read_prompt(system: &str) -> Option<Reading> {
+pub(crate) fn read_prompt(system: &str) -> Option<Reading> {
     let format = if system.contains("<thought>") {
         TurnFormat::Xml
     } else {
@@ -281,7 +281,12 @@ pub fn respond(messages: &[Message], tactic: Tactic, seed: u64) -> Option<String
 }
 
 /// The mock's completion for a chat whose system prompt was already read.
-pub fn respond_with(reading: &Reading, messages: &[Message], tactic: Tactic, seed: u64) -> String {
+pub(crate) fn respond_with(
+    reading: &Reading,
+    messages: &[Message],
+    tactic: Tactic,
+    seed: u64,
+) -> String {
     let space = reading.game.space();
     let read = |m: &Message| parse(&m.content, space, None).action;
     let own_offers: Vec<Terms> = messages

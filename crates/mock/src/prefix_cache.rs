@@ -11,11 +11,11 @@ use std::sync::Mutex;
 use dealgym::digest::Fnv1a64;
 
 /// Tokens per cache block (vLLM's default block size).
-pub const BLOCK_TOKENS: usize = 16;
+pub(crate) const BLOCK_TOKENS: usize = 16;
 
 /// An LRU of prompt blocks holding at most `capacity` tokens.
 #[derive(Debug)]
-pub struct PrefixCache {
+pub(crate) struct PrefixCache {
     capacity_blocks: usize,
     lru: Mutex<Lru>,
 }

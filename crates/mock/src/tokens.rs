@@ -17,7 +17,7 @@ use std::sync::Arc;
 use super::{error, fnv, reading, respond_with, sleep_ms, AppState};
 use dealgym::vocab::{Message, MessageRole};
 
-pub const IM_START: u32 = 256;
+pub(crate) const IM_START: u32 = 256;
 pub const IM_END: u32 = 257;
 const SPECIALS: [(&str, u32); 2] = [("<|im_start|>", IM_START), ("<|im_end|>", IM_END)];
 
@@ -80,7 +80,7 @@ pub fn tokenize(text: &str) -> Vec<u32> {
 }
 
 /// Ids to text (bytes that are not UTF-8 are replaced).
-pub fn detokenize(ids: &[u32]) -> String {
+pub(crate) fn detokenize(ids: &[u32]) -> String {
     let mut out = String::new();
     let mut bytes = Vec::new();
     for id in ids {

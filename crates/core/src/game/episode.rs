@@ -148,7 +148,7 @@ pub struct Episode {
 
 /// What [`Episode::step_all`] does with completions left once the episode has ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Leftover {
+pub(crate) enum Leftover {
     /// Step them anyway: the first is an error (a record whose completions outlast its
     /// episode is not this engine's).
     Refuse,
@@ -205,7 +205,7 @@ impl Episode {
     }
 
     /// Rebuild an episode played with the built-in templates from its setup and the raw
-    /// completions it was played with, in order. See [`Episode::replay_with`].
+    /// completions it was played with, in order. See `Episode::replay_with`.
     pub fn replay(
         scenario: Arc<Scenario>,
         setup: Setup,
@@ -218,7 +218,7 @@ impl Episode {
     /// with, in order. The same inputs give the same turns, views and outcome (what replay
     /// relies on); other templates give other views. `EpisodeRecord::replay` checks a record's
     /// scenario and templates before calling this.
-    pub fn replay_with(
+    pub(crate) fn replay_with(
         scenario: Arc<Scenario>,
         setup: Setup,
         prompts: Arc<Prompts>,
@@ -234,7 +234,7 @@ impl Episode {
     /// with the episode just before each is stepped. Where the episode ends before the
     /// completions do, `leftover` says whether that is an error (the step after the end
     /// fails) or where to stop. Answers how many completions were left unplayed.
-    pub fn step_all(
+    pub(crate) fn step_all(
         &mut self,
         completions: impl IntoIterator<Item = Completion>,
         leftover: Leftover,
@@ -294,7 +294,7 @@ impl Episode {
         self.standing.as_ref()
     }
 
-    /// The offer `seat` may accept now, if ACCEPT is legal for it ([`rules::check_accept`]).
+    /// The offer `seat` may accept now, if ACCEPT is legal for it (`rules::check_accept`).
     /// Players and decoding constraints ask this instead of deciding it themselves.
     pub fn offer_to_accept(&self, seat: Seat) -> Option<&Offer> {
         rules::check_accept(self.standing.as_ref(), seat).ok()

@@ -13,15 +13,17 @@ pub mod rules;
 mod setup;
 
 pub use crate::vocab::{Drift, Message, MessageRole, PerSeat, Seat, TurnTokens};
-pub use episode::{
-    token_sequence, visible_text, Completion, Episode, GameError, Leftover, Step, Turn,
-};
-pub use outcome::{deal_utilities, seat_values, ErrorCause, Outcome, OutcomeKind};
+pub(crate) use episode::Leftover;
+pub use episode::{token_sequence, visible_text, Completion, Episode, GameError, Step, Turn};
+pub(crate) use outcome::deal_utilities;
+pub use outcome::{seat_values, ErrorCause, Outcome, OutcomeKind};
 pub use prompt::{PromptError, Prompts};
-pub use rules::{standing_after, Move, Offer, RegulationEvent};
+pub(crate) use rules::standing_after;
+pub use rules::{Move, Offer, RegulationEvent};
+pub use setup::SeatSetup;
 pub use setup::{
-    mix, mix_text, regulation_floor, Continuation, EpisodeConfig, EpisodeSeed, FirstMover, Persona,
-    Rules, SeatSetup, Setup, SetupError,
+    mix, mix_text, Continuation, EpisodeConfig, EpisodeSeed, FirstMover, Persona, Rules, Setup,
+    SetupError,
 };
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ impl OutcomeKind {
     }
 
     /// Gym's "truncated": the episode was cut off rather than ended by a player.
-    pub fn is_truncation(self) -> bool {
+    pub(crate) fn is_truncation(self) -> bool {
         self == OutcomeKind::MaxTurns
     }
 }
@@ -91,7 +91,11 @@ pub enum ErrorCause {
 
 /// Each seat's utility for a deal written from the learner's side (the opponent reads it
 /// flipped: [`Terms::flipped`]).
-pub fn deal_utilities(scenario: &Scenario, setup: &Setup, learner_terms: &Terms) -> PerSeat<f64> {
+pub(crate) fn deal_utilities(
+    scenario: &Scenario,
+    setup: &Setup,
+    learner_terms: &Terms,
+) -> PerSeat<f64> {
     let space = scenario.term_space();
     PerSeat::new(
         scenario.utility(setup.seats.learner.role, learner_terms),

@@ -172,7 +172,7 @@ impl Prompts {
     }
 
     /// The digest of the source of template `name` in effect, if there is one by that name.
-    pub fn template_digest(&self, name: &str) -> Option<Digest> {
+    pub(crate) fn template_digest(&self, name: &str) -> Option<Digest> {
         self.digests.get(name).copied()
     }
 

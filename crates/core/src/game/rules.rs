@@ -40,7 +40,11 @@ pub struct Move {
 /// The standing offer after `seat`'s move `action` took effect: a SUBMIT puts its terms up,
 /// REJECT and TALK take the standing offer down. ACCEPT and WALK_AWAY end the episode and leave
 /// it as it was (the deal of an ACCEPT is the offer standing before it).
-pub fn standing_after(standing: Option<Offer>, seat: Seat, action: &Action) -> Option<Offer> {
+pub(crate) fn standing_after(
+    standing: Option<Offer>,
+    seat: Seat,
+    action: &Action,
+) -> Option<Offer> {
     match action {
         Action::Submit(terms) => Some(Offer {
             by: seat,
@@ -54,7 +58,7 @@ pub fn standing_after(standing: Option<Offer>, seat: Seat, action: &Action) -> O
 /// ACCEPT is legal only when the counterpart's immediately previous action was a SUBMIT; the
 /// deal is exactly that offer. Moves alternate, so the standing offer, if any, is that SUBMIT
 /// (REJECT and TALK clear it).
-pub fn check_accept(standing: Option<&Offer>, acceptor: Seat) -> Result<&Offer, TurnError> {
+pub(crate) fn check_accept(standing: Option<&Offer>, acceptor: Seat) -> Result<&Offer, TurnError> {
     match standing {
         Some(offer) if offer.by != acceptor => Ok(offer),
         _ => Err(TurnError::illegal(
@@ -75,7 +79,7 @@ pub struct RegulationEvent {
 
 /// A regulated seat may not accept or propose a deal worth less to it than its floor: such an
 /// ACCEPT or SUBMIT becomes a REJECT_DEAL before it takes effect. Unregulated seats are free.
-pub fn regulate(
+pub(crate) fn regulate(
     scenario: &Scenario,
     setup: &Setup,
     seat: Seat,
@@ -124,14 +128,14 @@ impl RejectLoop {
 ///
 /// - *Same offer* (`rules.reject_loop` = K): the mover's last K proposals in a row are one and
 ///   the same canonical terms — the CaSiNo harness's "three consecutive identical
-///   [SUBMIT_DEAL] proposals" (§3.3.3, §4.2), the BATNA paper's "re-proposing the same terms"
-///   (App. E). Its own [TALK] turns between them neither count nor break the run; any other
+///   `[SUBMIT_DEAL]` proposals" (§3.3.3, §4.2), the BATNA paper's "re-proposing the same terms"
+///   (App. E). Its own `[TALK]` turns between them neither count nor break the run; any other
 ///   move of its own (a REJECT) does.
 /// - *Rejections* (`rules.reject_streak` = K): the last K moves of the episode that were not
-///   [TALK] are all REJECT_DEAL — the BATNA paper's "repeated rejections without
+///   `[TALK]` are all REJECT_DEAL — the BATNA paper's "repeated rejections without
 ///   counter-offers" (App. E).
 ///
-/// [TALK] is conversation (the harness's "a conversational turn with no associated
+/// `[TALK]` is conversation (the harness's "a conversational turn with no associated
 /// proposal"), never a rejection: any number of TALK turns in a row ends nothing. K = 0
 /// disables a rule; the two are set apart.
 pub fn reject_loop(history: &[Move], mover: Seat, rules: &Rules) -> Option<RejectLoop> {
@@ -181,7 +185,7 @@ fn repeated<'a>(
 /// The turn cap: each seat has had `max_rounds` moves, or both together have made
 /// `max_moves` (where the rules set it: a people's dialogue that stopped there). A truncation,
 /// not a termination.
-pub fn rounds_exhausted(moves: &PerSeat<u32>, rules: &Rules) -> bool {
+pub(crate) fn rounds_exhausted(moves: &PerSeat<u32>, rules: &Rules) -> bool {
     let each_had_all = moves.learner >= rules.max_rounds && moves.opponent >= rules.max_rounds;
     let all_moves_made = rules
         .max_moves
@@ -192,7 +196,7 @@ pub fn rounds_exhausted(moves: &PerSeat<u32>, rules: &Rules) -> bool {
 /// The moves both seats together may make before the turn cap ends the episode: `max_rounds`
 /// each, or `max_moves` where the rules set it lower ([`rounds_exhausted`]: moves alternate, so
 /// each seat reaching `max_rounds` is both together reaching twice that).
-pub fn move_cap(rules: &Rules) -> u32 {
+pub(crate) fn move_cap(rules: &Rules) -> u32 {
     let rounds = 2 * rules.max_rounds;
     rules.max_moves.map_or(rounds, |m| m.min(rounds))
 }
@@ -200,7 +204,7 @@ pub fn move_cap(rules: &Rules) -> u32 {
 /// A continuation's end (`run --continue-turns K`): the players have made `k` moves since the
 /// logged prefix. `turns` are the episode's attempts so far, in order; the prefix's turns never
 /// count, and neither do attempts that could not be used. A truncation, like the turn cap.
-pub fn continuation_spent(continuation: Option<&Continuation>, turns: &[Turn]) -> bool {
+pub(crate) fn continuation_spent(continuation: Option<&Continuation>, turns: &[Turn]) -> bool {
     let Some(Continuation {
         prefix_turns,
         moves: Some(k),

@@ -68,7 +68,7 @@ pub struct EpisodeConfig {
     /// episode ([`rules::reject_loop`](super::rules::reject_loop)); 0 disables it.
     pub reject_loop: u32,
     /// The rejection reject loop: K REJECT_DEAL moves in a row with no proposal between them
-    /// end the episode; 0 disables it. [TALK] counts toward neither rule. Unset: the same K as
+    /// end the episode; 0 disables it. `[TALK]` counts toward neither rule. Unset: the same K as
     /// `reject_loop`, so a config written when one K ruled both (`reject_loop = 0`: no reject
     /// loop at all) means what it meant.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -437,7 +437,7 @@ impl Setup {
 /// The least utility a regulated seat may agree to (DESIGN §4, "Regulation"): on price tasks,
 /// zero surplus (the seller's cost, the buyer's budget); on items and issues, the no-deal value,
 /// or a share of the seat's maximum utility when configured (whichever is higher).
-pub fn regulation_floor(
+pub(crate) fn regulation_floor(
     scenario: &Scenario,
     role: Role,
     no_deal_value: f64,

@@ -18,7 +18,7 @@ use super::terms::{IssueRange, TermSpace};
 
 /// Longest free-text part (Thought, Talk) a constrained turn may have, in characters. Capping it
 /// keeps a repeating line from eating the whole token budget.
-pub const MAX_TEXT: usize = 150;
+pub(crate) const MAX_TEXT: usize = 150;
 
 /// Integer ranges up to this size are spelled out value by value; larger ones allow any digits
 /// (an out-of-range value is then an illegal move, still readable).

@@ -11,13 +11,18 @@ mod parse;
 mod render;
 mod terms;
 
-pub use action::{Action, ActionKind, ErrorKind, TurnError};
+pub use action::{Action, ErrorKind};
+
+pub use action::{ActionKind, TurnError};
+pub(crate) use parse::proposes_deal;
 pub use parse::{
     after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy, parse,
-    proposes_deal, read_move, ParseNote, Parsed, TurnFormat,
+    read_move, ParseNote, Parsed, TurnFormat,
 };
-pub use render::{render_action, render_forwarded, render_turn};
+pub(crate) use render::render_forwarded;
+pub use render::{render_action, render_turn};
+pub use terms::TermsError;
 pub use terms::{
     format_cents, parse_terms, to_cents, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace,
-    Terms, TermsError,
+    Terms,
 };

@@ -240,7 +240,7 @@ pub fn parse(text: &str, space: TermSpace<'_>, server_reasoning: Option<&str>) -
 /// incomplete or out of range, or the token written beside another), which [`Parsed`] does not
 /// tell apart from other unusable turns: what the CaSiNo harness paper's malformed-deal rate
 /// counts (§4.2; its format check includes the "deal arithmetic").
-pub fn proposes_deal(text: &str) -> bool {
+pub(crate) fn proposes_deal(text: &str) -> bool {
     let (text, _) = without_template_echo(text);
     let (body, _) = split_reasoning(text);
     let (sections, _) = turn_sections(&body);

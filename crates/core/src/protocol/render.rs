@@ -46,7 +46,7 @@ fn talk_and_action(talk: &str, action_line: &str, format: TurnFormat) -> String 
 
 /// What the counterpart of a move reads: the mover's Talk text and the action re-rendered from
 /// the receiver's side, in the receiver's spelling. Thought and reasoning never appear here.
-pub fn render_forwarded(
+pub(crate) fn render_forwarded(
     talk: &str,
     action: &Action,
     space: TermSpace<'_>,

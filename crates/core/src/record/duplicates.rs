@@ -125,7 +125,7 @@ impl Duplicates {
 
 /// Where a record was read: the index of its file among those read, and its line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Place {
+pub(crate) struct Place {
     pub file: usize,
     pub line: usize,
 }
@@ -143,7 +143,7 @@ pub struct SeenEpisodes {
 impl SeenEpisodes {
     /// Note the record of `key` read at `at`: `None` the first time its episode is met, else
     /// where that was.
-    pub fn first_seen(&mut self, key: &EpisodeKey, at: Place) -> Option<Place> {
+    pub(crate) fn first_seen(&mut self, key: &EpisodeKey, at: Place) -> Option<Place> {
         let ids = (&key.run_id, &key.episode_id);
         let hash = (u128::from(self.hashers[0].hash_one(ids)) << 64)
             | u128::from(self.hashers[1].hash_one(ids));

@@ -32,14 +32,19 @@ use crate::score::{
 };
 use crate::vocab::Call;
 
-pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate, Place, SeenEpisodes};
+pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate, SeenEpisodes};
+
 pub use files::{Located, RecordFiles};
-pub use player::{PlayerSpec, SeatKind};
-pub use reader::{Line, ReadError, RecordReader, KEPT_BAD_LINES};
-pub use replay::{ReplayError, TemplateDiff};
-pub use tail::{cut_off_tail, read_appended, Tail, TailError};
+pub use player::PlayerSpec;
+pub use player::SeatKind;
+pub use reader::{Line, ReadError, RecordReader};
+pub use replay::ReplayError;
+pub use replay::TemplateDiff;
+pub use tail::Tail;
+pub use tail::{cut_off_tail, read_appended, TailError};
 pub use turn::{Annotation, TurnRecord};
-pub use writer::{lock_path, scan_existing, Existing, OutputLock, RecordWriter, WriteError};
+pub use writer::Existing;
+pub use writer::{scan_existing, OutputLock, RecordWriter, WriteError};
 
 /// The record format version this build writes.
 pub const RECORD_SCHEMA: u32 = 1;
@@ -148,7 +153,7 @@ pub struct EpisodeRecord {
     /// Per turn, in the order of `turns`, under `[rewards] turn_reward = "every_turn"` or
     /// `"last_turn"`: that turn's own reward for the seat that moved — its weighted per-turn
     /// signals and, as the setting says, the seat's episode-level parts
-    /// ([`crate::reward::combine_parts`]); `null` for a logged prefix's turns. Absent
+    /// (`crate::reward::combine_parts`); `null` for a logged prefix's turns. Absent
     /// otherwise: every turn is then worth its seat's `rewards` ([`Self::turn_reward`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turn_rewards: Vec<Option<f64>>,
@@ -244,7 +249,7 @@ pub struct Timing {
 }
 
 /// [`EpisodeRecord::key`] from the two ids, for readers that keep only them.
-pub fn episode_key(run_id: &str, episode_id: &str) -> u64 {
+pub(crate) fn episode_key(run_id: &str, episode_id: &str) -> u64 {
     let mut h = Fnv1a64::new();
     h.field(run_id.as_bytes());
     h.field(episode_id.as_bytes());
@@ -341,7 +346,7 @@ impl EpisodeRecord {
 
     /// Make `rewards` the totals of `reward_parts` under `config` again, and `turn_rewards`
     /// each turn's own, after a component was added (the judge's — per episode in the parts,
-    /// per turn on the turns — and the reward model's): [`combine_parts`]. Under the terminal
+    /// per turn on the turns — and the reward model's): `combine_parts`. Under the terminal
     /// reward alone there is nothing to combine and the totals stay.
     pub fn recombine(&mut self, config: &RewardConfig) {
         if config.is_terminal_only() {

@@ -16,7 +16,7 @@ use super::{EpisodeRecord, RECORD_SCHEMA};
 use crate::limits::{read_line, LineRead, MAX_RECORD_LINE};
 
 /// How many bad lines a reader that keeps going remembers; it counts them all.
-pub const KEPT_BAD_LINES: usize = 100;
+pub(crate) const KEPT_BAD_LINES: usize = 100;
 
 /// A problem reading a record file, naming where it happened.
 #[derive(Debug, thiserror::Error)]
@@ -180,15 +180,16 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
     }
 
     /// Skip bad lines instead of stopping at the first: each is counted in
-    /// [`RecordReader::skipped`] and the first [`KEPT_BAD_LINES`] are kept in
+    /// [`RecordReader::skipped`] and the first `KEPT_BAD_LINES` are kept in
     /// [`RecordReader::bad_lines`].
     pub fn keep_going(mut self) -> Self {
         self.keep_going = true;
         self
     }
 
-    /// Refuse lines longer than `max` bytes instead of [`MAX_RECORD_LINE`] (for tests).
-    pub fn max_line(mut self, max: usize) -> Self {
+    /// Refuse lines longer than `max` bytes instead of [`MAX_RECORD_LINE`].
+    #[cfg(test)]
+    pub(crate) fn max_line(mut self, max: usize) -> Self {
         self.max_line = max;
         self
     }
@@ -209,13 +210,13 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
         self.skipped
     }
 
-    /// The first [`KEPT_BAD_LINES`] bad lines skipped, in order.
+    /// The first `KEPT_BAD_LINES` bad lines skipped, in order.
     pub fn bad_lines(&self) -> &[ReadError] {
         &self.bad_lines
     }
 
     /// Whether nothing is left to read.
-    pub fn at_end(&mut self) -> Result<bool, ReadError> {
+    pub(crate) fn at_end(&mut self) -> Result<bool, ReadError> {
         match self.input.fill_buf() {
             Ok(rest) => Ok(rest.is_empty()),
             Err(source) => Err(self.io(source)),
@@ -227,7 +228,7 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
     /// this build does not read (each ends the reader). What [`Iterator::next`] is built on,
     /// for readers that must know where a line lies in the file (resume truncates a cut-off
     /// last line).
-    pub fn next_line(&mut self) -> Option<Result<Line<T>, ReadError>> {
+    pub(crate) fn next_line(&mut self) -> Option<Result<Line<T>, ReadError>> {
         if self.done {
             return None;
         }

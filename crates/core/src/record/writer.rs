@@ -126,7 +126,7 @@ impl OutputLock {
 }
 
 /// The lock file of output `F`: `F.lock`.
-pub fn lock_path(output: &Path) -> PathBuf {
+pub(crate) fn lock_path(output: &Path) -> PathBuf {
     let mut name = output.as_os_str().to_owned();
     name.push(".lock");
     PathBuf::from(name)
@@ -152,7 +152,7 @@ pub struct Existing {
     pub run_order: Vec<String>,
     /// A cut-off last line was found (and removed, when repairing).
     pub repaired: bool,
-    /// Lines whose episode an earlier line already has ([`super::duplicates`]): left by two
+    /// Lines whose episode an earlier line already has (`super::duplicates`): left by two
     /// writers at once before files were locked, or by hand. `--resume` reports them.
     pub duplicates: Duplicates,
 }

@@ -69,7 +69,7 @@ pub struct EpisodeRewards {
 
 /// The pure rewards of an ended episode. A seat's `format`, `length`, `points` and `strategic`
 /// are the means of its turns' signals (0 without turns), `rules` the sum of its turns' rule
-/// scores; `terminal` is [`terminal_rewards`]. Under the terminal reward alone the total is the
+/// scores; `terminal` is `terminal_rewards`. Under the terminal reward alone the total is the
 /// terminal reward itself and nothing else is given.
 pub fn episode_rewards(
     scenario: &Scenario,
@@ -107,7 +107,7 @@ pub fn episode_rewards(
 
 /// What [`combine_parts`] makes of an episode's parts and per-turn signals.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Combined {
+pub(crate) struct Combined {
     /// Per seat: the total ([`total`] of its parts).
     pub total: PerSeat<f64>,
     /// Per turn, under `turn_reward = "every_turn" | "last_turn"` (else empty): the reward of
@@ -128,7 +128,7 @@ pub struct Combined {
 /// that turn (a missing signal counts 0), and each episode-level part on every turn of the
 /// seat (`every_turn`) or on its last turn only (`last_turn`) — see
 /// [`TurnReward`](super::TurnReward).
-pub fn combine_parts(
+pub(crate) fn combine_parts(
     setup: &Setup,
     turns: &[impl AsRef<Turn>],
     signals: &[&BTreeMap<String, f64>],

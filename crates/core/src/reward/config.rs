@@ -31,7 +31,7 @@ pub enum RewardKind {
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Component {
-    /// The terminal reward ([`super::terminal_rewards`]).
+    /// The terminal reward (`super::terminal_rewards`).
     Terminal,
     /// Per turn: 1 for a format-ok completion, else 0.
     Format,
@@ -89,7 +89,7 @@ impl Component {
 
     /// Always given per turn (stored on each turn and averaged or summed per seat). The judge
     /// is per turn only where its config says so: [`RewardConfig::is_per_turn`] decides.
-    pub fn is_per_turn(self) -> bool {
+    pub(crate) fn is_per_turn(self) -> bool {
         matches!(
             self,
             Component::Format
@@ -127,7 +127,7 @@ pub enum LengthUnit {
     /// between 50 and 750 characters; penalizes very short (−1.0) or excessively long
     /// completions with gentle decay"): `outside` below `min`, linearly 0 at `min` to 1 at
     /// `max`, then a decay of 1 per `max` characters beyond it, down to `outside`
-    /// ([`super::length_reward`]).
+    /// (`super::length_reward`).
     Chars,
 }
 
@@ -176,7 +176,7 @@ pub enum StrategicTurns {
     #[default]
     All,
     /// Only turns whose written action is `[TALK]` or `[REJECT_DEAL]` — the CaSiNo harness's
-    /// rule (§3.4: "for [TALK] and [REJECT_DEAL] turns only", a gradient on the conversational
+    /// rule (§3.4: "for `[TALK]` and `[REJECT_DEAL]` turns only", a gradient on the conversational
     /// moves the points reward gives nothing). Other turns get no `strategic` signal: it is
     /// absent (0 in a turn's reward) and left out of the seat's mean.
     TalkAndReject,
@@ -269,10 +269,10 @@ pub struct ServiceCall<'a> {
 
 /// A reward service's defaults: per-call timeout (s), retries, first backoff (s) and cache
 /// size, the same for the judge and the reward model.
-pub const SERVICE_TIMEOUT_S: f64 = 60.0;
-pub const SERVICE_RETRIES: u32 = 2;
-pub const SERVICE_BACKOFF_S: f64 = 0.5;
-pub const SERVICE_CACHE: usize = 4096;
+pub(crate) const SERVICE_TIMEOUT_S: f64 = 60.0;
+pub(crate) const SERVICE_RETRIES: u32 = 2;
+pub(crate) const SERVICE_BACKOFF_S: f64 = 0.5;
+pub(crate) const SERVICE_CACHE: usize = 4096;
 
 /// `[rewards.judge]`: an LLM-as-judge at an OpenAI-compatible chat endpoint.
 #[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -591,7 +591,7 @@ impl RewardConfig {
 
     /// Whether `component` is given per turn (stored on each turn, averaged or summed per
     /// seat): the per-turn signals always, the judge in `mode = "turn"`.
-    pub fn is_per_turn(&self, component: Component) -> bool {
+    pub(crate) fn is_per_turn(&self, component: Component) -> bool {
         component.is_per_turn()
             || (component == Component::Judge
                 && self
@@ -602,7 +602,7 @@ impl RewardConfig {
 
     /// The terminal reward alone, unweighted: records carry no parts and no per-turn rewards,
     /// exactly as before the other components existed.
-    pub fn is_terminal_only(&self) -> bool {
+    pub(crate) fn is_terminal_only(&self) -> bool {
         self.combine == Combine::Sum
             && self.components() == BTreeSet::from([Component::Terminal])
             && self

@@ -43,7 +43,7 @@ pub fn builtin_rubric(name: &str, mode: JudgeMode) -> Option<&'static str> {
 }
 
 /// A label or label-set name: letters, digits and `_`, so a verdict line can be read exactly.
-pub fn is_label_word(s: &str) -> bool {
+pub(crate) fn is_label_word(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 

@@ -21,19 +21,19 @@ mod rules;
 mod terminal;
 mod turn;
 
-pub use combine::{combine_parts, enhance, episode_rewards, total, Combined, EpisodeRewards};
+pub use combine::{enhance, episode_rewards, total};
+
+pub use combine::EpisodeRewards;
+
+pub(crate) use combine::combine_parts;
+pub use config::{Combine, EnhanceConfig, LengthConfig, RuleConfig, StrategicConfig};
 pub use config::{
-    Combine, Component, EnhanceConfig, JudgeConfig, JudgeMode, LengthConfig, LengthUnit,
-    RewardConfig, RewardKind, RewardModelConfig, RuleConfig, RuleTarget, ServiceCall,
-    StrategicConfig, StrategicTurns, TurnReward,
+    Component, JudgeConfig, JudgeMode, RewardConfig, RewardKind, RewardModelConfig, ServiceCall,
+    TurnReward,
 };
+pub use config::{LengthUnit, RuleTarget, StrategicTurns};
 pub use parts::Parts;
-pub use rules::rule_scores;
-pub use terminal::terminal_rewards;
-pub use turn::{
-    format_reward, length_of, length_reward, points_reward, strategic_applies, strategic_talk,
-    talk_words, turn_signals,
-};
+pub use turn::turn_signals;
 
 /// The keys of `reward_issues` in a record: what went wrong with the judge and the reward model.
 pub mod issues {

@@ -44,7 +44,7 @@ fn target_text<'t>(
 
 /// The rules that match `turn`, with their scores, in config order. A pattern that does not
 /// compile matches nothing (configs are checked when loaded, so this is never reached there).
-pub fn rule_scores<'a>(
+pub(crate) fn rule_scores<'a>(
     rules: &'a [RuleConfig],
     turn: &Turn,
     space: TermSpace<'_>,

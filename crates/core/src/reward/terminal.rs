@@ -8,7 +8,7 @@ use super::config::{RewardConfig, RewardKind};
 
 /// The terminal reward of each seat, clipped to [−1, 1]. Backend errors give 0 to both (such
 /// episodes are excluded from training data and metrics).
-pub fn terminal_rewards(
+pub(crate) fn terminal_rewards(
     scenario: &Scenario,
     outcome: &Outcome,
     config: &RewardConfig,

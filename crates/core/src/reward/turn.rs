@@ -20,7 +20,7 @@ use super::rules::rule_scores;
 /// deal arithmetic, and "[ACCEPT_DEAL] is only valid when the opponent's last action was
 /// [SUBMIT_DEAL]": a readable turn the engine refused as illegal (an ACCEPT with no offer to
 /// accept, terms out of range) earns nothing.
-pub fn format_reward(turn: &Turn) -> f64 {
+pub(crate) fn format_reward(turn: &Turn) -> f64 {
     if turn.parsed.format_ok && turn.parsed.error.is_none() {
         1.0
     } else {
@@ -29,7 +29,7 @@ pub fn format_reward(turn: &Turn) -> f64 {
 }
 
 /// The number of words (whitespace-separated) in the turn's Talk; 0 without one.
-pub fn talk_words(turn: &Turn) -> usize {
+pub(crate) fn talk_words(turn: &Turn) -> usize {
     turn.parsed
         .talk
         .as_deref()
@@ -38,7 +38,7 @@ pub fn talk_words(turn: &Turn) -> usize {
 
 /// A turn's length in `config`'s unit: the Talk's words, or the characters (Unicode scalar
 /// values) of the whole completion as written.
-pub fn length_of(turn: &Turn, config: &LengthConfig) -> usize {
+pub(crate) fn length_of(turn: &Turn, config: &LengthConfig) -> usize {
     match config.unit {
         LengthUnit::Words => talk_words(turn),
         LengthUnit::Chars => turn.raw.chars().count(),
@@ -57,7 +57,7 @@ pub fn length_of(turn: &Turn, config: &LengthConfig) -> usize {
 /// characters, 1 − (n − max)/max, never below `outside` — gentle next to the cliff below
 /// `min`: 900 of a 750 cap keeps 0.8, twice the cap is 0, and only a runaway completion
 /// (2·max + |outside|·max) is as bad as a too-short one.
-pub fn length_reward(length: usize, config: &LengthConfig) -> f64 {
+pub(crate) fn length_reward(length: usize, config: &LengthConfig) -> f64 {
     let (min, max, n) = (f64::from(config.min), f64::from(config.max), length as f64);
     match config.unit {
         LengthUnit::Words if n < min || n > max => config.outside,
@@ -76,7 +76,7 @@ pub fn length_reward(length: usize, config: &LengthConfig) -> f64 {
 /// (docs/src/decisions/rewards.md, "Per-turn points on price tasks").
 ///
 /// `accepted` is the accepted offer's terms from the mover's side (for an ACCEPT).
-pub fn points_reward(
+pub(crate) fn points_reward(
     scenario: &Scenario,
     role: Role,
     played: Option<&Action>,
@@ -113,7 +113,7 @@ static PERCENT: LazyLock<Regex> =
 ///    lowest-valued item than of its highest-valued one (items with unequal values only).
 ///
 /// A turn without Talk scores 0.
-pub fn strategic_talk(
+pub(crate) fn strategic_talk(
     scenario: &Scenario,
     role: Role,
     talk: Option<&str>,
@@ -219,7 +219,7 @@ pub fn strategic_talk(
 
 /// Whether a turn whose seat wrote `written` (the action it wrote, before regulation; `None`
 /// when none could be read) gets the strategic-talk signal under `turns`.
-pub fn strategic_applies(turns: StrategicTurns, written: Option<&Action>) -> bool {
+pub(crate) fn strategic_applies(turns: StrategicTurns, written: Option<&Action>) -> bool {
     match turns {
         StrategicTurns::All => true,
         StrategicTurns::TalkAndReject => matches!(written, Some(Action::Talk | Action::Reject)),
@@ -227,7 +227,7 @@ pub fn strategic_applies(turns: StrategicTurns, written: Option<&Action>) -> boo
 }
 
 /// The per-turn signals `config` uses, for every turn of an episode in order (each for the seat
-/// that moved): `format`, `length`, `points`, `strategic` (where [`strategic_applies`]) and
+/// that moved): `format`, `length`, `points`, `strategic` (where `strategic_applies`) and
 /// `rule:NAME` for each rule that matched. A per-turn judge's `judge` is added by `run` after
 /// its calls. Empty maps under the terminal reward alone, and for the turns of a logged prefix
 /// ([`Rules::is_logged_turn`](crate::game::Rules::is_logged_turn)): only the players' own turns

@@ -108,7 +108,7 @@ use super::{EpisodeMetrics, Proposals};
 pub const RESAMPLES: usize = 1000;
 
 /// Coverage of the intervals.
-pub const LEVEL: f64 = 0.95;
+pub(crate) const LEVEL: f64 = 0.95;
 
 /// Mixed into every episode's key before it seeds the weights' RNG: fixed, so intervals are
 /// reproducible.
@@ -152,7 +152,7 @@ pub struct EpisodeValues {
     pub metrics: EpisodeMetrics,
     /// Whether the seat was the buyer (a price task): SL is over those episodes.
     pub buyer: PerSeat<bool>,
-    /// The moves the turn cap left the players ([`super::turn_cap`]): AT's value for an episode
+    /// The moves the turn cap left the players (`super::turn_cap`): AT's value for an episode
     /// that did not end in a deal.
     pub turn_cap: u32,
     /// Each seat's deal proposals ([`super::proposals`]).
@@ -283,20 +283,20 @@ const SEATS: usize = AVERAGE_TURNS + 1;
 
 /// A seat's figures, at `SEATS + seat·PER_SEAT + F`.
 mod seat_figure {
-    pub const RHO: usize = 0;
-    pub const CLIPPED_RHO: usize = 1;
-    pub const REWARD: usize = 2;
-    pub const FIRST_BID: usize = 3;
-    pub const SALE_TO_LIST: usize = 4;
-    pub const FORMAT_OK: usize = 5;
-    pub const MALFORMED: usize = 6;
-    pub const REGULATED: usize = 7;
+    pub(crate) const RHO: usize = 0;
+    pub(crate) const CLIPPED_RHO: usize = 1;
+    pub(crate) const REWARD: usize = 2;
+    pub(crate) const FIRST_BID: usize = 3;
+    pub(crate) const SALE_TO_LIST: usize = 4;
+    pub(crate) const FORMAT_OK: usize = 5;
+    pub(crate) const MALFORMED: usize = 6;
+    pub(crate) const REGULATED: usize = 7;
     pub const RHO_DEALS: usize = 8;
-    pub const CLIPPED_RHO_DEALS: usize = 9;
-    pub const POINTS: usize = 10;
-    pub const SCORE_RATIO: usize = 11;
+    pub(crate) const CLIPPED_RHO_DEALS: usize = 9;
+    pub(crate) const POINTS: usize = 10;
+    pub(crate) const SCORE_RATIO: usize = 11;
     pub const SL: usize = 12;
-    pub const MALFORMED_DEALS: usize = 13;
+    pub(crate) const MALFORMED_DEALS: usize = 13;
 }
 const PER_SEAT: usize = 14;
 const FIGURES: usize = SEATS + 2 * PER_SEAT;
@@ -313,17 +313,17 @@ const D_JOINT: usize = 3;
 /// A seat's denominators, at `D_SEATS + seat·D_PER_SEAT + D`.
 mod seat_den {
     /// Has a first bid.
-    pub const BID: usize = 0;
+    pub(crate) const BID: usize = 0;
     /// Has a sale-to-list (a price deal as the buyer).
-    pub const SALE: usize = 1;
+    pub(crate) const SALE: usize = 1;
     /// Attempts.
-    pub const ATTEMPTS: usize = 2;
+    pub(crate) const ATTEMPTS: usize = 2;
     /// Moves that took effect.
-    pub const MOVES: usize = 3;
+    pub(crate) const MOVES: usize = 3;
     /// A price episode as the buyer (SL).
-    pub const BUYER: usize = 4;
+    pub(crate) const BUYER: usize = 4;
     /// Deal proposals.
-    pub const PROPOSALS: usize = 5;
+    pub(crate) const PROPOSALS: usize = 5;
 }
 const D_SEATS: usize = 4;
 const D_PER_SEAT: usize = 6;
@@ -718,7 +718,7 @@ fn resample_sums<'a>(list: &'a [Vec<f64>], i: usize, zeros: &'a [f64]) -> &'a [f
 }
 
 /// ρ clipped to [−1, 1], the clipped mean's values (see the module doc).
-pub fn clip_rho(rho: f64) -> f64 {
+pub(crate) fn clip_rho(rho: f64) -> f64 {
     rho.clamp(-1.0, 1.0)
 }
 

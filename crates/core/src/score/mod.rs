@@ -4,7 +4,7 @@
 //! scenario, the setup and the turns: no I/O, so records can be rescored exactly. Two more
 //! readings of the turns feed only the aggregates, so records stay as they were: each seat's
 //! deal proposals and malformed ones ([`proposals`]) and the moves the turn cap left the players
-//! ([`turn_cap`]).
+//! (`turn_cap`).
 //! [`Aggregate`] sums the metrics of many episodes into rates and means with bootstrap
 //! intervals, from the metrics alone, in memory that does not grow with the episodes;
 //! [`Quantiles`] gives it the median of ρ; [`Comparisons`] rates players (Bradley–Terry, with
@@ -17,15 +17,14 @@ mod quantile;
 mod rating;
 
 pub use aggregate::{
-    clip_rho, Aggregate, EpisodeValues, Figures, SeatCounts, SeatFigures, Weights, LEVEL,
-    RATED_ENDINGS, RESAMPLES,
+    Aggregate, EpisodeValues, Figures, SeatCounts, SeatFigures, Weights, RATED_ENDINGS, RESAMPLES,
 };
+
+pub(crate) use aggregate::LEVEL;
 pub use estimate::{cell, pct_cell, Estimate};
-pub use quantile::{Bin, Quantiles, BINS, EXACT_LIMIT};
-pub use rating::{
-    Comparisons, InMemory, Observation, ObservationStore, Rating, POINTS_PER_DECADE, PRIOR_TIES,
-    TIE_TOLERANCE,
-};
+pub use quantile::Bin;
+pub use quantile::Quantiles;
+pub use rating::{Comparisons, InMemory, Observation, ObservationStore, Rating};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -35,8 +34,9 @@ use crate::limits::MAX_OUTCOME_SPACE;
 use crate::protocol::{proposes_deal, Action, ParseNote, Terms};
 use crate::scenario::{Game, Role, Scenario};
 
-pub use crate::game::{deal_utilities, seat_values};
-pub use crate::scenario::bargained_ratio;
+pub use crate::game::seat_values;
+
+pub(crate) use crate::game::deal_utilities;
 
 /// Tolerance for comparing utilities computed in floating point.
 const EPS: f64 = 1e-9;
@@ -187,7 +187,7 @@ pub struct Proposals {
 /// Each seat's deal proposals, from an episode's turns as its record holds them (so older
 /// records count them too). Only the turns the seat's player wrote count, as in
 /// [`episode_metrics`]. A turn read as a `[SUBMIT_DEAL]` is a proposal; a turn that could not be
-/// read is one when its action part writes `[SUBMIT_DEAL]` ([`proposes_deal`]). A readable
+/// read is one when its action part writes `[SUBMIT_DEAL]` (`proposes_deal`). A readable
 /// proposal that breaks the layout (say, no Thought) is not malformed: format compliance counts
 /// that.
 pub fn proposals(turns: &[impl AsRef<Turn>], rules: &Rules) -> PerSeat<Proposals> {
@@ -215,7 +215,7 @@ pub fn proposals(turns: &[impl AsRef<Turn>], rules: &Rules) -> PerSeat<Proposals
 /// (`game::rules::rounds_exhausted`), or `max_moves` where the rules set it lower, less the
 /// moves of a logged prefix, and at most a continuation's `moves`. DialogXpert's average turns
 /// (AT, §4.3) counts a failed dialogue at this cap.
-pub fn turn_cap(rules: &Rules, turns: &[impl AsRef<Turn>]) -> u32 {
+pub(crate) fn turn_cap(rules: &Rules, turns: &[impl AsRef<Turn>]) -> u32 {
     let cap = crate::game::rules::move_cap(rules);
     let logged = turns
         .iter()
@@ -235,7 +235,7 @@ pub fn turn_cap(rules: &Rules, turns: &[impl AsRef<Turn>]) -> u32 {
 /// contract). `None` where that cannot be said: a price task (no finite space), or a space
 /// whose size is unknown or past [`MAX_OUTCOME_SPACE`] (only a scenario built in code, not
 /// loaded, can have one) — never `true` for want of deals to compare with.
-pub fn is_pareto_optimal(
+pub(crate) fn is_pareto_optimal(
     scenario: &Scenario,
     setup: &Setup,
     learner_terms: &Terms,

@@ -25,10 +25,10 @@
 use super::Estimate;
 
 /// Values kept exactly before the sketch takes over.
-pub const EXACT_LIMIT: usize = 65_536;
+pub(crate) const EXACT_LIMIT: usize = 65_536;
 
 /// Bins of the histogram over [−1, 1].
-pub const BINS: usize = 20_000;
+pub(crate) const BINS: usize = 20_000;
 
 /// z of the two-sided 95% normal interval.
 const Z95: f64 = 1.959_963_984_540_054;
@@ -110,7 +110,7 @@ impl Quantiles {
     }
 
     /// Whether answers are exact (no more than [`EXACT_LIMIT`] values).
-    pub fn is_exact(&self) -> bool {
+    pub(crate) fn is_exact(&self) -> bool {
         self.n as usize <= EXACT_LIMIT
     }
 
@@ -179,7 +179,7 @@ impl Quantiles {
     }
 
     /// The histogram of the values clipped to [−1, 1] in `bins` equal bins (`bins` must divide
-    /// [`BINS`]); the values below −1 count in the first bin, those above 1 in the last.
+    /// `BINS`); the values below −1 count in the first bin, those above 1 in the last.
     pub fn histogram(&self, bins: usize) -> Vec<Bin> {
         assert!(
             bins > 0 && BINS.is_multiple_of(bins),

@@ -54,13 +54,13 @@ use serde::Serialize;
 use super::{Weights, LEVEL, RESAMPLES};
 
 /// Two ρ closer than this are a tie: equal deals give equal ρ up to rounding.
-pub const TIE_TOLERANCE: f64 = 1e-9;
+pub(crate) const TIE_TOLERANCE: f64 = 1e-9;
 
 /// Virtual ties each player has with a reference player of strength 1 (the prior).
-pub const PRIOR_TIES: f64 = 1.0;
+pub(crate) const PRIOR_TIES: f64 = 1.0;
 
 /// Elo's scale: this many points per factor of 10 in strength.
-pub const POINTS_PER_DECADE: f64 = 400.0;
+pub(crate) const POINTS_PER_DECADE: f64 = 400.0;
 
 /// MM stops when no log-strength moves more than this, or after `MAX_ITERATIONS`.
 const CONVERGED: f64 = 1e-10;

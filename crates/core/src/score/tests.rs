@@ -6,6 +6,7 @@ use crate::fixtures::{casino, job, learner_first_as, play, price_task, setup_wit
 use crate::game::{Completion, Episode, EpisodeConfig, FirstMover, Turn};
 use crate::protocol::constraint::{Constrain, ConstraintCheck};
 use crate::protocol::IssueValue;
+use crate::scenario::bargained_ratio;
 
 const TOL: f64 = 1e-9;
 

@@ -27,7 +27,7 @@ pub enum Tactic {
 impl Tactic {
     pub const ALL: [Tactic; 3] = [Tactic::Boulware, Tactic::Linear, Tactic::Conceder];
 
-    pub fn exponent(self) -> f64 {
+    pub(crate) fn exponent(self) -> f64 {
         match self {
             Tactic::Boulware => 0.2,
             Tactic::Linear => 1.0,
@@ -55,7 +55,7 @@ impl Tactic {
     }
 
     /// The share of the way from best to reservation conceded after `t` of `rounds` own moves.
-    pub fn conceded(self, t: u32, rounds: u32) -> f64 {
+    pub(crate) fn conceded(self, t: u32, rounds: u32) -> f64 {
         if rounds <= 1 {
             return 1.0;
         }
@@ -104,7 +104,7 @@ pub struct Decision {
 impl Stance {
     /// The stance of `role` in a scenario, reading only that role's private block.
     /// `reserve` is the least utility it will agree to (items/issues).
-    pub fn from_scenario(scenario: &Scenario, role: Role, reserve: f64) -> Stance {
+    pub(crate) fn from_scenario(scenario: &Scenario, role: Role, reserve: f64) -> Stance {
         match &scenario.game {
             Game::Price {
                 listing_price,
@@ -359,7 +359,7 @@ fn round_price(price: f64, scale: f64) -> f64 {
 }
 
 /// Units left to the other side (items); 0 for contracts, which both sides share.
-pub fn generosity(terms: &Terms, space: TermSpace<'_>) -> f64 {
+pub(crate) fn generosity(terms: &Terms, space: TermSpace<'_>) -> f64 {
     match terms.flipped(space) {
         Terms::Items(theirs) => theirs.iter().map(|x| f64::from(*x)).sum(),
         _ => 0.0,

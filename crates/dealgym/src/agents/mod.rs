@@ -32,13 +32,14 @@ pub use crate::protocol::constraint::Constrain;
 use crate::scenario::Scenario;
 use crate::vocab::Call;
 
-pub use model::openai_spec;
+pub(crate) use model::openai_spec;
 use model::{exact_sequence, llm_call, llm_client, CallAnswer};
 
 pub use concession::{Stance, Tactic};
 pub use persona::PersonaConfig;
 pub use rule::RulePlayer;
-pub use sampling::{SamplingConfig, SamplingDefaults};
+pub use sampling::SamplingConfig;
+pub use sampling::SamplingDefaults;
 pub use script::ScriptPlayer;
 pub use speech::speak;
 
@@ -201,7 +202,7 @@ pub struct TurnContext<'a> {
 impl TurnContext<'_> {
     /// The seat's exact token sequence so far: each of its calls' prompt ids then sampled ids.
     /// `None` if one of its calls was not token-exact.
-    pub fn own_sequence(&self) -> Option<Vec<u32>> {
+    pub(crate) fn own_sequence(&self) -> Option<Vec<u32>> {
         crate::game::token_sequence(self.turns, self.seat, &self.setup.rules)
     }
 }
@@ -277,7 +278,7 @@ pub enum Player {
 impl Player {
     /// Make a player from a spec: `openai:MODEL@URL`, `rule:NAME`, `script:FILE`, or the name of
     /// a `[players.NAME]` table.
-    pub fn from_spec(
+    pub(crate) fn from_spec(
         spec: &str,
         named: &BTreeMap<String, PlayerConfig>,
         http: &reqwest::Client,
@@ -287,7 +288,7 @@ impl Player {
 
     /// [`from_spec`](Self::from_spec), a model player taking `sampling` for what it leaves
     /// unset (the seat's `[sampling.*]` defaults).
-    pub fn from_spec_with(
+    pub(crate) fn from_spec_with(
         spec: &str,
         named: &BTreeMap<String, PlayerConfig>,
         http: &reqwest::Client,
@@ -373,7 +374,7 @@ impl Player {
 
     /// What identifies the player across runs: for an endpoint, the model and how it is sampled
     /// and constrained (not its URL, key or timeouts); the spec otherwise.
-    pub fn identity(&self) -> String {
+    pub(crate) fn identity(&self) -> String {
         match self {
             Player::Llm {
                 client,
@@ -412,12 +413,12 @@ impl Player {
     }
 
     /// Personas are for language models; built-in players have none.
-    pub fn takes_persona(&self) -> bool {
+    pub(crate) fn takes_persona(&self) -> bool {
         matches!(self, Player::Llm { .. })
     }
 
     /// A persona fixed by the player's config, if any.
-    pub fn fixed_persona(&self) -> Option<&Persona> {
+    pub(crate) fn fixed_persona(&self) -> Option<&Persona> {
         match self {
             Player::Llm { persona, .. } => persona.as_ref(),
             _ => None,

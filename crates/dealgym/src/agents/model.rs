@@ -119,7 +119,7 @@ pub(super) struct CallAnswer {
 /// An `openai:MODEL@URL1,URL2,…` spec read once: its model and the URLs of its replicas, the
 /// exact URLs the player will call (`None`: not an `openai:` spec). The one reader of the
 /// form, so what a server's client policy checks is what is called.
-pub fn openai_spec(spec: &str) -> Result<Option<(&str, Vec<String>)>, PlayerError> {
+pub(crate) fn openai_spec(spec: &str) -> Result<Option<(&str, Vec<String>)>, PlayerError> {
     let spec = spec.trim();
     let Some(rest) = spec.strip_prefix("openai:") else {
         return Ok(None);

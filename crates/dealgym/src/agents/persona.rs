@@ -29,7 +29,7 @@ const BUILTIN: &[(&str, &str)] = &[
 ];
 
 /// The built-in persona names.
-pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+pub(crate) fn builtin_names() -> impl Iterator<Item = &'static str> {
     BUILTIN.iter().map(|(n, _)| *n)
 }
 

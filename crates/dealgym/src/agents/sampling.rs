@@ -32,7 +32,7 @@ pub struct SamplingConfig {
 
 impl SamplingDefaults {
     /// `settings` with each value it leaves unset taken from these defaults.
-    pub fn fill(&self, mut settings: EndpointSettings) -> EndpointSettings {
+    pub(crate) fn fill(&self, mut settings: EndpointSettings) -> EndpointSettings {
         settings.temperature = settings.temperature.or(self.temperature);
         settings.top_p = settings.top_p.or(self.top_p);
         settings.max_tokens = settings.max_tokens.or(self.max_tokens);

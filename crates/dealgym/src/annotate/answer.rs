@@ -12,7 +12,7 @@ use crate::protocol::{after_think, label_regex, labelled_parts, read_move, Actio
 /// The words the template asks a thought to stay within; an answer more than twice as long is
 /// [`Unusable::TooLong`] (a rambling answer is not a private thought, and a cut-off one is not
 /// whole).
-pub const MAX_WORDS: usize = 120;
+pub(crate) const MAX_WORDS: usize = 120;
 
 static ANSWER_LABELS: LazyLock<Regex> = LazyLock::new(|| label_regex(&["reasoning", "move"]));
 
@@ -31,7 +31,7 @@ pub enum Unusable {
     UnreadableMove,
     /// The move read is not the one the person took: the reasoning may argue for another.
     WrongMove,
-    /// More than twice [`MAX_WORDS`] words of reasoning.
+    /// More than twice `MAX_WORDS` words of reasoning.
     TooLong,
     /// Written into the turn, the reasoning changes how the turn reads (it holds a part label
     /// or tag, or copies the brief), so the person's move would not replay as it was.
@@ -67,7 +67,7 @@ impl Unusable {
 
 /// The reasoning of `reply` if it is usable for a turn whose move was `taken` (terms read in
 /// `space`): after any `<think>` block, text before `REASONING:` is ignored, then exactly one
-/// `REASONING:` part (not empty, at most twice [`MAX_WORDS`] words) and one `MOVE:` part that
+/// `REASONING:` part (not empty, at most twice `MAX_WORDS` words) and one `MOVE:` part that
 /// reads as `taken`. The reasoning is returned trimmed, its lines joined by spaces.
 pub fn read_answer(reply: &str, taken: &Action, space: TermSpace<'_>) -> Result<String, Unusable> {
     let body = after_think(reply).trim();

@@ -25,7 +25,7 @@ pub enum ApplyError {
 
 /// What came of one turn's request: its thought, or why it has none.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TurnAnswer {
+pub(crate) struct TurnAnswer {
     /// The turn's index in the record's `turns`.
     pub turn: usize,
     pub thought: Result<String, Unusable>,
@@ -35,7 +35,7 @@ pub struct TurnAnswer {
 /// turn with its [`Annotation`]. A thought that would change how its turn (or a later one)
 /// reads or plays — it holds a part label or tag, or copies the brief — becomes
 /// [`Unusable::BreaksTurn`] and is left out. Returns the answers as written.
-pub fn write_thoughts(
+pub(crate) fn write_thoughts(
     record: &mut EpisodeRecord,
     scenario: &Arc<Scenario>,
     prompts: &Arc<Prompts>,

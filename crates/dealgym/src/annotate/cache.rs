@@ -42,14 +42,14 @@ struct Entry {
 
 /// The answers read from disk and the file new ones are appended to.
 #[derive(Debug)]
-pub struct AnswerCache {
+pub(crate) struct AnswerCache {
     answers: Mutex<HashMap<Digest, String>>,
     file: Mutex<File>,
     path: PathBuf,
 }
 
 /// The cache key of a prompt sent to `model` from the template with `template` fingerprint.
-pub fn answer_key(model: &str, template: Digest, prompt: &str) -> Digest {
+pub(crate) fn answer_key(model: &str, template: Digest, prompt: &str) -> Digest {
     let mut h = Fnv1a64::new();
     h.field(model.as_bytes());
     h.field(&template.0.to_le_bytes());
@@ -124,12 +124,9 @@ impl AnswerCache {
     }
 
     /// Answers held.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.lock_answers().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     fn lock_answers(&self) -> std::sync::MutexGuard<'_, HashMap<Digest, String>> {

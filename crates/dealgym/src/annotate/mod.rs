@@ -34,12 +34,15 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-pub use answer::{read_answer, Unusable, MAX_WORDS};
-pub use apply::{write_thoughts, ApplyError, TurnAnswer};
-pub use cache::{answer_key, AnswerCache, CacheError, ANSWERS_FILE};
-pub use prompt::{
-    turn_requests, SaidTurn, ThoughtInput, ThoughtTemplate, TurnRequest, MOVE_TAKEN, THOUGHT_MARKER,
-};
+pub use answer::{read_answer, Unusable};
+
+pub use apply::ApplyError;
+pub(crate) use apply::{write_thoughts, TurnAnswer};
+pub use cache::CacheError;
+pub use cache::ANSWERS_FILE;
+pub(crate) use cache::{answer_key, AnswerCache};
+pub(crate) use prompt::{turn_requests, ThoughtTemplate, TurnRequest};
+pub use prompt::{MOVE_TAKEN, THOUGHT_MARKER};
 
 use crate::agents::{Player, PlayerError};
 use crate::digest::Digest;
@@ -100,7 +103,7 @@ impl AnnotateOptions {
     }
 
     /// The answer cache's directory.
-    pub fn cache_dir(&self) -> PathBuf {
+    pub(crate) fn cache_dir(&self) -> PathBuf {
         self.cache.clone().unwrap_or_else(|| {
             let mut dir = self.out.clone().into_os_string();
             dir.push(".cache");

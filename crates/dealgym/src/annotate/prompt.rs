@@ -25,7 +25,7 @@ const BUILTIN: &str = include_str!("../../../../prompts/annotate/thought.j2");
 
 /// A compiled thought template and the fingerprint of its source.
 #[derive(Debug)]
-pub struct ThoughtTemplate {
+pub(crate) struct ThoughtTemplate {
     template: SingleTemplate,
     fingerprint: Digest,
 }
@@ -67,7 +67,7 @@ impl ThoughtTemplate {
 
 /// One earlier turn as the speaker saw it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SaidTurn {
+pub(crate) struct SaidTurn {
     /// The speaker's own turn (else the other side's).
     pub own: bool,
     pub talk: Option<String>,
@@ -79,7 +79,7 @@ pub struct SaidTurn {
 
 /// What the template is rendered with.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ThoughtInput {
+pub(crate) struct ThoughtInput {
     pub role: String,
     /// The speaker's own system prompt, as the engine renders it for its seat.
     pub brief: String,
@@ -94,7 +94,7 @@ pub struct ThoughtInput {
 
 /// One turn to annotate.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TurnRequest {
+pub(crate) struct TurnRequest {
     /// The turn's index in the record's `turns`.
     pub turn: usize,
     pub seat: Seat,
@@ -106,7 +106,7 @@ pub struct TurnRequest {
 /// The turns of `episode` (a record replayed through the engine) played by the seats `people`
 /// marks, each with its prompt input. A turn whose move did not take effect as written (none
 /// was read, or regulation replaced it) is not a person's move to explain and is left out.
-pub fn turn_requests(episode: &Episode, people: PerSeat<bool>) -> Vec<TurnRequest> {
+pub(crate) fn turn_requests(episode: &Episode, people: PerSeat<bool>) -> Vec<TurnRequest> {
     let space = episode.scenario().term_space();
     let turns = episode.turns();
     turns

@@ -3,7 +3,7 @@
 //! The datasets hold the dialogues people played on the very scenarios `scenarios/` is made
 //! from. This module turns each of them into an ordinary episode record — same schema, same
 //! reader, `replay --verify` checks it — by playing it through run's one
-//! [`Driver`](crate::run::Driver): both seats are fed from outside as `human:<dialogue id>`
+//! `Driver`: both seats are fed from outside as `human:<dialogue id>`
 //! (named `human`), each person's turn as the canonical Thought / Talk / Action completion in
 //! the XML spelling (the thought empty, the talk the person's text, the action the dataset's
 //! own structured move; a message with no move is `[TALK]`). The scenario is the one
@@ -12,7 +12,7 @@
 //! dialogue: CaSiNo points, Deal or No Deal rewards, the Craigslist final price, the Job
 //! Interview agreed offer).
 //!
-//! How a dialogue becomes turns, for every family ([`form_turns`]):
+//! How a dialogue becomes turns, for every family (`form_turns`):
 //! - consecutive messages and moves by one person are one turn: its talk is the messages
 //!   joined by newlines, its action the last of its moves (an earlier move of the same turn —
 //!   a rejection followed by a counter-offer, an offer followed by an accept or a quit — is
@@ -23,7 +23,7 @@
 //!   standing offer (counted); an accept with no offer of the counterpart before it cannot be
 //!   played, and the dialogue is skipped;
 //! - the people's rules: no regulation, no reject loop, no format corrections, one cap of
-//!   [`MAX_TURNS_PER_PERSON`] turns per person (above the longest dialogue; a longer one is
+//!   `MAX_TURNS_PER_PERSON` turns per person (above the longest dialogue; a longer one is
 //!   skipped), and a dialogue that stopped with no accept or walk-away ends as `max_turns`
 //!   exactly where it stopped ([`Rules::max_moves`](crate::game::Rules)).
 //!
@@ -54,12 +54,13 @@ use crate::run::EpisodeError;
 use crate::scenario::import::ImportError;
 use crate::scenario::{load_scenarios, Family, HumanOutcome, LoadOptions, Scenario, ScenarioError};
 
-pub use play::{human_spec, HUMAN_NAME};
-pub use turns::HumanTurn;
+pub use play::HUMAN_NAME;
+
+pub(crate) use turns::HumanTurn;
 pub(crate) use turns::{form_turns, Utterance};
 
 /// One cap on each person's turns, above the longest dialogue of every dataset (17, CaSiNo).
-pub const MAX_TURNS_PER_PERSON: u32 = 20;
+pub(crate) const MAX_TURNS_PER_PERSON: u32 = 20;
 
 /// What to import and where to.
 #[derive(Debug, Clone)]
@@ -309,7 +310,7 @@ fn io(path: &Path, source: std::io::Error) -> DialogueError {
 /// The raw files of a family's dialogues under the datasets folder (the files
 /// `scripts/import-scenarios.sh` makes the family's scenarios from, less those without
 /// dialogues).
-pub fn raw_files(family: Family, datasets: &Path) -> Vec<PathBuf> {
+pub(crate) fn raw_files(family: Family, datasets: &Path) -> Vec<PathBuf> {
     let names: &[&str] = match family {
         Family::Casino => &[
             "casino/casino_train.json",
@@ -406,7 +407,7 @@ impl Skip {
 }
 
 /// A dataset dialogue ready to be played: its turns and its scenario.
-pub struct HumanDialogue {
+pub(crate) struct HumanDialogue {
     /// The dataset's own id of the dialogue (`human:<id>` plays both seats).
     pub id: String,
     pub scenario: Arc<Scenario>,

@@ -17,7 +17,7 @@ pub const HUMAN_NAME: &str = "human";
 
 /// How a people's record says who played: a person of the dataset's dialogue
 /// ([`PlayerSpec::person`], written `human:<dataset dialogue id>`).
-pub fn human_spec(dialogue: &str) -> String {
+pub(crate) fn human_spec(dialogue: &str) -> String {
     PlayerSpec::person(dialogue).to_string()
 }
 

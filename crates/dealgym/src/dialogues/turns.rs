@@ -63,7 +63,7 @@ impl Utterance {
 
 /// One person's turn: what they said and the move it ends with.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HumanTurn {
+pub(crate) struct HumanTurn {
     pub role: Role,
     pub talk: String,
     pub action: Action,

@@ -24,7 +24,7 @@ pub struct Pairing {
 impl Pairing {
     /// What folds this pairing into its run id (with the scenario ids): the two names and the
     /// seating, so two names for one spec, or the two seatings of one pair, are separate runs.
-    pub fn identity(&self) -> Vec<String> {
+    pub(crate) fn identity(&self) -> Vec<String> {
         let seating = if self.roles_exchanged {
             "roles-exchanged"
         } else {

@@ -12,21 +12,21 @@
 //! setups, and `dealgym merge` joins the shards' files.
 //!
 //! It may not play episodes itself: every episode goes through `run`'s one executor and
-//! driver ([`crate::run::execute`], [`crate::run::play`]) and `run`'s writer, with one kit per
+//! driver (`crate::run::execute`, [`crate::run::play`]) and `run`'s writer, with one kit per
 //! pairing. Aggregates and intervals are `score`'s ([`crate::score::Aggregate`],
 //! [`crate::score::Comparisons`]); this module only groups records and lays tables out.
 //!
 //! - `grid.rs`: the pairings, as pure data, from `--player`/`--opponent`/`--round-robin`/
 //!   `--swap-seats`;
 //! - `matrix.rs`: the cross-play matrix ([`CrossPlay`]), fed one record at a time;
-//! - `tables.rs`: [`EvalTables`], the matrix and ratings of any set of records, finished into
+//! - `tables.rs`: `EvalTables`, the matrix and ratings of any set of records, finished into
 //!   [`EvalResults`], rendered as Markdown or JSON. This is the API other surfaces (e.g.
 //!   `dealgym report`) use to show the same tables: `let mut t =
 //!   EvalTables::spilling_under(dir); for r in records { t.add(&r)? }; let t = t.finish()?`,
 //!   then `t.markdown()` (or `t.matrix_markdown()`, `ratings_markdown(t.ratings())`,
 //!   `t.json()`);
-//! - `spill.rs`: [`SpillStore`], where the ratings' observations wait: in memory up to
-//!   [`SPILL_AFTER`], then in partition files by key, removed on drop — the I/O half of
+//! - `spill.rs`: `SpillStore`, where the ratings' observations wait: in memory up to
+//!   `SPILL_AFTER`, then in partition files by key, removed on drop — the I/O half of
 //!   `score::rating`'s store seam, so an eval's or a report's memory stays flat.
 
 mod grid;
@@ -37,10 +37,14 @@ mod tables;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-pub use grid::{pairings, parse_entrant, Entrant, GridError, Pairing};
-pub use matrix::{Cell, CrossPlay};
-pub use spill::{SpillError, SpillFiles, SpillStore, PARTITIONS, SPILL_AFTER};
-pub use tables::{ratings_markdown, EvalResults, EvalTables};
+pub use grid::{pairings, parse_entrant};
+
+pub use grid::{Entrant, GridError, Pairing};
+pub use matrix::Cell;
+pub use matrix::CrossPlay;
+pub use spill::SpillError;
+pub use tables::EvalResults;
+pub(crate) use tables::EvalTables;
 
 use crate::game::PerSeat;
 use crate::record::{Duplicates, OnDuplicate, ReadError, RecordFiles, RecordWriter, WriteError};

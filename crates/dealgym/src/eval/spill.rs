@@ -23,10 +23,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::score::{Observation, ObservationStore};
 
 /// Observations kept in memory before they move to files (about 6 MB of them).
-pub const SPILL_AFTER: usize = 262_144;
+pub(crate) const SPILL_AFTER: usize = 262_144;
 
 /// Partition files: the rating holds one at a time, about 1/64 of the observations.
-pub const PARTITIONS: u64 = 64;
+pub(crate) const PARTITIONS: u64 = 64;
 
 /// Bytes of one observation in a file: key, player, ρ's bits, little-endian.
 const ENCODED: usize = 20;
@@ -63,7 +63,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SpillError + '_ {
 
 /// Observations in memory up to a limit, then in partition files (see the module doc).
 #[derive(Debug)]
-pub struct SpillStore {
+pub(crate) struct SpillStore {
     /// Where the files' directory goes, once needed.
     under: PathBuf,
     limit: usize,
@@ -87,7 +87,7 @@ impl SpillStore {
     }
 
     /// As [`SpillStore::under`], keeping at most `limit` observations in memory.
-    pub fn with_limit(dir: impl Into<PathBuf>, limit: usize) -> SpillStore {
+    pub(crate) fn with_limit(dir: impl Into<PathBuf>, limit: usize) -> SpillStore {
         SpillStore {
             under: dir.into(),
             limit: limit.max(1),
@@ -98,7 +98,8 @@ impl SpillStore {
     }
 
     /// The files' directory, once the store has spilled.
-    pub fn spilled_to(&self) -> Option<&Path> {
+    #[cfg(test)]
+    pub(crate) fn spilled_to(&self) -> Option<&Path> {
         self.files.as_ref().map(|f| f.dir.as_path())
     }
 }
@@ -145,7 +146,7 @@ fn partition(key: u64) -> u64 {
 
 /// The partition files of one store, in a directory of their own, removed (with it) on drop.
 #[derive(Debug)]
-pub struct SpillFiles {
+pub(crate) struct SpillFiles {
     dir: PathBuf,
     /// The directory's lock file, locked while the store lives (see the module doc).
     _owner: std::fs::File,

@@ -30,7 +30,7 @@ use crate::score::{cell, pct_cell, Comparisons, Rating};
 /// time. `default()` spills to the system's temp directory; [`EvalTables::spilling_under`]
 /// names the directory.
 #[derive(Debug, Default)]
-pub struct EvalTables {
+pub(crate) struct EvalTables {
     matrix: CrossPlay,
     comparisons: Comparisons<SpillStore>,
     learners: BTreeSet<String>,
@@ -46,7 +46,7 @@ pub struct EvalResults {
 impl EvalTables {
     /// Tables whose ratings' observations, past what memory keeps, go in files under `dir`
     /// (removed when the tables are finished or dropped).
-    pub fn spilling_under(dir: impl Into<PathBuf>) -> EvalTables {
+    pub(crate) fn spilling_under(dir: impl Into<PathBuf>) -> EvalTables {
         EvalTables {
             comparisons: Comparisons::new(SpillStore::under(dir)),
             ..EvalTables::default()
@@ -111,7 +111,7 @@ impl EvalResults {
     /// players (learner seat) as rows, opponents as columns, each cell
     /// `ρ over deals [low, high] · deal % [low, high] · ρ per episode [low, high] · n=EPISODES`;
     /// `–` where the pair never met.
-    pub fn matrix_markdown(&self) -> String {
+    pub(crate) fn matrix_markdown(&self) -> String {
         let mut out = String::from(
             "Cross-play: the learner seat's ρ over deals [95% CI] · deal % [95% CI] · ρ per \
              episode, no deal = 0 [95% CI] · episodes\n",
@@ -187,7 +187,7 @@ fn cell_text(c: &Cell) -> String {
 }
 
 /// The rating table: player, rating, its 95% interval, comparisons and wins, highest first.
-pub fn ratings_markdown(ratings: &[Rating]) -> String {
+pub(crate) fn ratings_markdown(ratings: &[Rating]) -> String {
     let mut out = String::from(
         "Ratings: Bradley–Terry on paired ρ (same scenario, setup, counterpart, role and seat), \
          400·log10 strength, mean 0\n\n\

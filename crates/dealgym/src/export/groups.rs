@@ -17,14 +17,14 @@ use crate::record::{OnDuplicate, PlayerSpec, ReadError, RecordFiles};
 use crate::scenario::Role;
 
 /// Below this a group's reward std counts as zero, and its advantages are 0.
-pub const ZERO_STD: f64 = 1e-12;
+pub(crate) const ZERO_STD: f64 = 1e-12;
 
 /// Count, mean and sum of squared deviations of a stream of rewards (Welford's update). Chosen
 /// over Σr and Σr² because a group whose rewards are all equal — common with a sparse reward —
 /// then has a variance of exactly zero, where Σr²/n − mean² can leave a rounding residue that an
 /// advantage would divide by.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Moments {
+pub(crate) struct Moments {
     pub count: u32,
     pub mean: f64,
     m2: f64,
@@ -84,7 +84,7 @@ struct EndingFacts {
 /// Whether both seats of an episode were played by the same policy (self-play): their player
 /// specs are equal. Only then is a role's reward comparable across the two seats. Two people
 /// of a dataset's dialogue (both seats `human:<dialogue id>`) are two people, never one policy.
-pub fn is_self_play(learner_player: &PlayerSpec, opponent_player: &PlayerSpec) -> bool {
+pub(crate) fn is_self_play(learner_player: &PlayerSpec, opponent_player: &PlayerSpec) -> bool {
     learner_player == opponent_player && !learner_player.is_person()
 }
 
@@ -118,7 +118,7 @@ impl GroupMoments {
 
 /// The statistics a line carries about its seat's group.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct GroupStats {
+pub(crate) struct GroupStats {
     /// Episodes of the group that count (not `error`), whether or not this export writes them.
     pub group_size: u32,
     pub group_reward_mean: f64,
@@ -139,7 +139,7 @@ pub struct GroupStats {
 
 /// Per-group reward moments of a set of record files: the first pass.
 #[derive(Debug, Default)]
-pub struct GroupTable {
+pub(crate) struct GroupTable {
     /// run id → group id → moments.
     runs: HashMap<String, HashMap<String, GroupMoments>>,
     groups: usize,

@@ -37,9 +37,10 @@ use crate::record::{Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFil
 use crate::run::{FindError, ScenarioSource};
 use crate::scenario::{Family, Role, ScenarioError};
 
-pub use groups::{is_self_play, GroupStats, GroupTable, Moments, ZERO_STD};
-pub use tokens::{seat_calls, Skip, Trajectory};
-pub use views::{own_message, Replayed};
+pub(crate) use groups::{is_self_play, GroupStats, GroupTable};
+pub(crate) use tokens::seat_calls;
+pub use tokens::Skip;
+pub(crate) use views::Replayed;
 
 /// The trainer formats. Each is named on the command line and in a rollout request by
 /// [`Format::name`] (`--format prompt-completion`), read back by its `FromStr`.
@@ -75,11 +76,6 @@ impl Format {
             Format::TrlRollout => "trl-rollout",
             Format::Tinker => "tinker",
         }
-    }
-
-    /// Formats built from the exact token ids rather than the text.
-    pub fn needs_tokens(self) -> bool {
-        matches!(self, Format::Verl | Format::TrlRollout | Format::Tinker)
     }
 }
 
@@ -321,7 +317,7 @@ impl ExportSummary {
 /// What every line says about its seat and episode: ids, the seat's reward and its group's
 /// statistics.
 #[derive(Debug, Clone, Serialize)]
-pub struct Head<'a> {
+pub(crate) struct Head<'a> {
     pub run_id: &'a str,
     pub episode_id: &'a str,
     pub group_id: &'a str,

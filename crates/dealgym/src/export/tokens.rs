@@ -22,7 +22,7 @@ pub enum Skip {
 /// The exact calls of `seat`, in order, or why there are none to export. A logged prefix's
 /// turns ([`Rules::is_logged_turn`](crate::game::Rules::is_logged_turn)) are no calls of the
 /// seat: they are context, already in its first call's prompt, so the sequence starts there.
-pub fn seat_calls(record: &EpisodeRecord, seat: Seat) -> Result<Vec<&TurnTokens>, Skip> {
+pub(crate) fn seat_calls(record: &EpisodeRecord, seat: Seat) -> Result<Vec<&TurnTokens>, Skip> {
     let mut calls = Vec::new();
     for (_, turn) in own_calls(record, seat) {
         let tokens = turn.tokens.as_ref().ok_or(Skip::NoTokens)?;
@@ -39,7 +39,10 @@ pub fn seat_calls(record: &EpisodeRecord, seat: Seat) -> Result<Vec<&TurnTokens>
 
 /// The turns of `seat` that its player made (with their indexes in `turns`): every turn of the
 /// seat but a logged prefix's.
-pub fn own_calls(record: &EpisodeRecord, seat: Seat) -> impl Iterator<Item = (usize, &TurnRecord)> {
+pub(crate) fn own_calls(
+    record: &EpisodeRecord,
+    seat: Seat,
+) -> impl Iterator<Item = (usize, &TurnRecord)> {
     let rules = &record.setup.rules;
     record
         .turns
@@ -52,7 +55,7 @@ pub fn own_calls(record: &EpisodeRecord, seat: Seat) -> impl Iterator<Item = (us
 /// then everything after it — sampled ids (mask 1, with their logprobs) and the prompt suffixes
 /// the environment wrote between calls (mask 0, logprob 0.0).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Trajectory<'a> {
+pub(crate) struct Trajectory<'a> {
     pub prompt_ids: &'a [u32],
     pub response_ids: Vec<u32>,
     pub mask: Vec<u8>,
@@ -92,7 +95,7 @@ impl<'a> Trajectory<'a> {
 /// per-turn rewards (`[rewards] turn_reward`; with `last_turn` they sum to the seat's per-turn
 /// signals plus its episode-level parts once), else 0 on every call but the last, which gets
 /// the seat's episode total, so they sum to it.
-pub fn call_rewards(record: &EpisodeRecord, seat: Seat) -> Vec<f64> {
+pub(crate) fn call_rewards(record: &EpisodeRecord, seat: Seat) -> Vec<f64> {
     let calls: Vec<usize> = own_calls(record, seat).map(|(i, _)| i).collect();
     if !record.turn_rewards.is_empty() {
         return calls

@@ -12,7 +12,7 @@ use super::ExportError;
 
 /// A record replayed: its final views and, for every turn, how long the moving seat's view was
 /// when that turn's call was made (views only grow, so that prefix is exactly what was sent).
-pub struct Replayed {
+pub(crate) struct Replayed {
     pub episode: Episode,
     /// One per recorded turn, in order.
     pub prompt_lens: Vec<usize>,
@@ -53,6 +53,6 @@ impl Replayed {
 
 /// A seat's own turn as an assistant message: the raw completion with its `<think>` reasoning
 /// removed ([`visible_text`]), as the engine keeps it in the seat's history.
-pub fn own_message(raw: &str) -> Message {
+pub(crate) fn own_message(raw: &str) -> Message {
     Message::new(MessageRole::Assistant, visible_text(raw))
 }

@@ -138,7 +138,7 @@ impl EndpointSettings {
     /// The settings of a reward service (the judge, the reward model): its URL, model, key,
     /// timeout and retries, everything else as for any endpoint. The one place a
     /// `[rewards.*]` table becomes endpoint settings.
-    pub fn for_service(call: crate::reward::ServiceCall<'_>) -> EndpointSettings {
+    pub(crate) fn for_service(call: crate::reward::ServiceCall<'_>) -> EndpointSettings {
         EndpointSettings {
             base_url: call.url.to_string(),
             model: call.model.to_string(),
@@ -185,7 +185,7 @@ pub enum LlmError {
 
 impl LlmError {
     /// How long the server asked to be left alone before the next try (`Retry-After`).
-    pub fn retry_after(&self) -> Option<Duration> {
+    pub(crate) fn retry_after(&self) -> Option<Duration> {
         match self {
             LlmError::Status { retry_after_ms, .. } => retry_after_ms.map(Duration::from_millis),
             _ => None,
@@ -194,7 +194,7 @@ impl LlmError {
 
     /// Worth another try: connection trouble, timeouts, 429, 5xx and unreadable bodies. Other
     /// 4xx mean the request itself is wrong and are not retried.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         match self {
             LlmError::Timeout { .. }
             | LlmError::Connect { .. }
@@ -229,7 +229,7 @@ impl std::fmt::Debug for LlmClient {
 
 impl EndpointSettings {
     /// Every value of the settings within its limit ([`crate::limits`]): each URL an http(s)
-    /// URL ([`check_url`]), the sampling settings, the counts (retries, replicas, requests in
+    /// URL (`check_url`), the sampling settings, the counts (retries, replicas, requests in
     /// flight per replica, failures before ejection) and the durations. Checked at config load
     /// (a `[players.NAME]` table) and again where every client is built, so a value no call
     /// can be made with is refused naming its key instead of failing every call later.
@@ -269,7 +269,7 @@ impl EndpointSettings {
 /// 65535 does not parse). Checked where the URL enters, so a typo is refused naming it instead
 /// of failing every call of the run as an "unreadable response". The URL is shown without
 /// credentials.
-pub fn check_url(key: &str, url: &str) -> Result<reqwest::Url, String> {
+pub(crate) fn check_url(key: &str, url: &str) -> Result<reqwest::Url, String> {
     let refused = |why: String| {
         format!(
             "{key} `{}` is not an http(s) URL: {why}",
@@ -290,7 +290,7 @@ pub fn check_url(key: &str, url: &str) -> Result<reqwest::Url, String> {
 }
 
 /// `url` without the `user:password@` part of its authority, as it may be printed.
-pub fn without_userinfo(url: &str) -> String {
+pub(crate) fn without_userinfo(url: &str) -> String {
     match url.split_once("://") {
         Some((scheme, rest)) => {
             let host_end = rest.find('/').unwrap_or(rest.len());
@@ -351,7 +351,7 @@ impl LlmClient {
 
     /// As [`LlmClient::complete`], with request fields of this call only (a decoding
     /// constraint, say) merged over the player's `extra_body`.
-    pub async fn complete_with(
+    pub(crate) async fn complete_with(
         &self,
         messages: &[Message],
         sampling_seed: u64,
@@ -390,7 +390,7 @@ impl LlmClient {
     }
 
     /// The seed to send, by the player's seed policy.
-    pub fn seed_for(&self, sampling_seed: u64) -> Option<u64> {
+    pub(crate) fn seed_for(&self, sampling_seed: u64) -> Option<u64> {
         match self.settings.seed_policy {
             SeedPolicy::PerEpisode => Some(sampling_seed),
             SeedPolicy::None => None,

@@ -72,7 +72,7 @@ impl LlmClient {
     /// Render `messages` with the server's chat template and tokenize them: with a generation
     /// prompt (`continuation = false`), or continuing the last (assistant) message, which then
     /// ends without its end-of-turn marker.
-    pub async fn render_ids(
+    pub(crate) async fn render_ids(
         &self,
         api: TokenApi,
         messages: &[Message],
@@ -134,7 +134,7 @@ impl LlmClient {
 
     /// The ids to add for a seat's next call. `sequence` is everything the seat has been sent
     /// and has sampled so far (empty before its first call); `messages` is its view now.
-    pub async fn next_prompt(
+    pub(crate) async fn next_prompt(
         &self,
         api: TokenApi,
         sequence: &[u32],
@@ -396,7 +396,7 @@ impl LlamaAnswer {
 /// drift), and what was sampled after them. One assembly for both places a turn's tokens come
 /// from: a player's own call (`agents`), and a server's client that sampled them
 /// (`serve`'s token-exact sessions).
-pub fn turn_tokens(
+pub(crate) fn turn_tokens(
     prompt: NextPrompt,
     completion_ids: Vec<u32>,
     logprobs: Vec<f64>,

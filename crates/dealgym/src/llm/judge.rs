@@ -11,7 +11,7 @@ use crate::vocab::{Message, MessageRole};
 
 /// A judge endpoint with its verdict cache.
 #[derive(Debug)]
-pub struct JudgeClient {
+pub(crate) struct JudgeClient {
     client: LlmClient,
     /// Keyed by the digest of what is sent, not by the text itself: a cache of whole
     /// transcripts would hold thousands of conversations.

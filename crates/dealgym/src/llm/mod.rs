@@ -4,7 +4,7 @@
 //!
 //! It knows nothing of episodes: it takes chat messages and a seed and returns a [`Reply`] or
 //! an [`LlmError`] that says which endpoint failed and how. The reward calls — an LLM judge
-//! ([`JudgeClient`]) and a scalar reward model ([`RewardModelClient`]) — go through the same
+//! (`JudgeClient`) and a scalar reward model (`RewardModelClient`) — go through the same
 //! client, with a cache each.
 //!
 //! A player may list several replicas of one model: a [`ReplicaPool`] routes each call
@@ -21,13 +21,20 @@ mod reward_model;
 mod routing;
 mod types;
 
-pub use client::{
-    check_url, http_client, without_userinfo, EndpointSettings, LlmClient, LlmError, SeedPolicy,
-};
-pub use exact::{extend, turn_tokens, NextPrompt, Sampled, TokenApi, TokenMode};
-pub use judge::JudgeClient;
-pub use pool::{CallTokens, ReplicaPool, Routed, SeatKey};
-pub use pool_report::{error_kind, replica_table, PoolReport, ReplicaReport};
-pub use reward_model::RewardModelClient;
+pub use client::{http_client, EndpointSettings, LlmClient, LlmError, SeedPolicy};
+
+pub(crate) use client::{check_url, without_userinfo};
+pub(crate) use exact::turn_tokens;
+pub use exact::{extend, TokenApi, TokenMode};
+pub use exact::{NextPrompt, Sampled};
+pub(crate) use judge::JudgeClient;
+pub use pool::ReplicaPool;
+pub use pool::Routed;
+pub use pool::{CallTokens, SeatKey};
+pub use pool_report::ReplicaReport;
+pub use pool_report::{error_kind, replica_table, PoolReport};
+pub(crate) use reward_model::RewardModelClient;
 pub use routing::{choose, Load, Routing};
-pub use types::{Call, ChatRequest, ChatResponse, PromptTokensDetails, Reply, Usage};
+pub use types::Call;
+pub use types::Reply;
+pub(crate) use types::Usage;

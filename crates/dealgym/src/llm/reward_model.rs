@@ -11,7 +11,7 @@ use crate::vocab::Message;
 
 /// A reward-model endpoint with its score cache.
 #[derive(Debug)]
-pub struct RewardModelClient {
+pub(crate) struct RewardModelClient {
     client: LlmClient,
     config: RewardModelConfig,
     /// Keyed by the digest of what is sent, not by the text itself: a cache of whole

@@ -2,13 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::vocab::Call;
 use crate::vocab::Message;
-pub use crate::vocab::{Call, PromptTokensDetails, Usage};
+pub(crate) use crate::vocab::Usage;
 
 /// The request body. `extra` is merged in last, so a player's `extra_body`
 /// (`chat_template_kwargs`, `guided_regex`, `structured_outputs`, …) reaches the server as is.
 #[derive(Debug, Clone, Serialize)]
-pub struct ChatRequest<'a> {
+pub(crate) struct ChatRequest<'a> {
     pub model: &'a str,
     pub messages: &'a [Message],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -32,7 +33,7 @@ pub struct ChatRequest<'a> {
 
 /// The parts of a response dealgym reads. Unknown fields are ignored.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ChatResponse {
+pub(crate) struct ChatResponse {
     #[serde(default)]
     pub model: Option<String>,
     pub choices: Vec<Choice>,
@@ -44,7 +45,7 @@ pub struct ChatResponse {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct Choice {
+pub(crate) struct Choice {
     pub message: ResponseMessage,
     #[serde(default)]
     pub finish_reason: Option<String>,
@@ -56,7 +57,7 @@ pub struct Choice {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct ResponseMessage {
+pub(crate) struct ResponseMessage {
     #[serde(default)]
     pub content: Option<String>,
     /// Reasoning returned apart from the content (vLLM's reasoning parsers before the rename,
@@ -71,7 +72,7 @@ pub struct ResponseMessage {
 impl ResponseMessage {
     /// The reasoning text under whichever name the server used (the newer one first); blank
     /// reasoning counts as none.
-    pub fn reasoning_text(&mut self) -> Option<String> {
+    pub(crate) fn reasoning_text(&mut self) -> Option<String> {
         [self.reasoning.take(), self.reasoning_content.take()]
             .into_iter()
             .flatten()

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use crate::digest::{digest_json, Digest};
 use crate::limits::{check_episodes, MAX_EPISODES};
-pub use crate::record::EpisodeKey;
+pub(crate) use crate::record::EpisodeKey;
 use crate::record::{OnDuplicate, OutputLock, ReadError, RecordReader, RecordWriter, WriteError};
 use crate::run::{planned_ids, ConfigError, RunError};
 

@@ -5,20 +5,20 @@
 //! - [`rescore`]: recompute metrics and rewards under another reward config (`rescore.rs`);
 //! - [`render`]: one episode as a Markdown or self-contained HTML transcript, as pure functions
 //!   of the record (`render/`);
-//! - [`branch`]: replay the first N turns of logged episodes through run's [`Driver`] and let
+//! - [`branch`]: replay the first N turns of logged episodes through run's `Driver` and let
 //!   new players continue from there, G branches of one prefix forming one GRPO group
 //!   (`branch.rs`).
 //!
 //! Records are read one at a time with [`RecordFiles`] (through [`Records`]), so memory is
 //! bounded by one record, not by the file, and an episode recorded twice is refused (or read
 //! once, with `--duplicates skip`). Scenarios come from the `--scenarios` files or, by
-//! default, from `scenarios/{family}.jsonl` of each record's family (run's [`ScenarioSource`]).
+//! default, from `scenarios/{family}.jsonl` of each record's family (run's `ScenarioSource`).
 //!
 //! This module plays no episode itself: replays go through the engine's own replay
-//! ([`EpisodeRecord::replay_until_end`]) and branches through the driver; nothing here loops
+//! (`EpisodeRecord::replay_until_end`) and branches through the driver; nothing here loops
 //! over [`Episode::to_move`](crate::game::Episode::to_move).
 //!
-//! [`Driver`]: crate::run::Driver
+//! `Driver`: crate::run::Driver
 
 mod branch;
 pub mod render;
@@ -28,13 +28,20 @@ mod verify;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use crate::run::{FindError, ScenarioSource, Unavailable};
-pub use branch::{branch, branch_group_id, BranchOptions, BranchSummary};
-pub use rescore::{rescore, rescore_files, RescoreOptions, RescoreSummary};
-pub use verify::{check_record, verify, Difference, DifferenceRow, VerifyOptions, VerifyReport};
+pub use crate::run::{FindError, Unavailable};
+
+pub(crate) use crate::run::ScenarioSource;
+pub use branch::BranchSummary;
+pub use branch::{branch, branch_group_id, BranchOptions};
+pub use rescore::RescoreSummary;
+pub use rescore::{rescore, rescore_files, RescoreOptions};
+pub use verify::Difference;
+pub use verify::DifferenceRow;
+pub use verify::VerifyReport;
+pub use verify::{verify, VerifyOptions};
 
 use crate::game::{PromptError, Prompts};
-pub use crate::record::Located;
+pub(crate) use crate::record::Located;
 use crate::record::{
     scan_existing, Duplicates, OnDuplicate, ReadError, RecordFiles, RecordWriter, ReplayError,
     WriteError,
@@ -143,7 +150,7 @@ impl Iterator for Records {
 }
 
 /// The first record of episode `id` in `files`.
-pub fn find_episode(
+pub(crate) fn find_episode(
     files: &[PathBuf],
     id: &str,
     on_duplicate: OnDuplicate,
@@ -215,7 +222,7 @@ pub fn render_episode(options: &RenderOptions) -> Result<String, Error> {
 }
 
 /// The templates to replay with: those of `prompts_dir` over the built-ins, or the built-ins.
-pub fn load_prompts(prompts_dir: Option<&Path>) -> Result<Arc<Prompts>, PromptError> {
+pub(crate) fn load_prompts(prompts_dir: Option<&Path>) -> Result<Arc<Prompts>, PromptError> {
     match prompts_dir {
         Some(dir) => Ok(Arc::new(Prompts::with_overrides(dir)?)),
         None => Ok(Prompts::builtin()),

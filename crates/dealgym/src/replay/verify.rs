@@ -229,7 +229,7 @@ fn cannot_replay(e: &ReplayError) -> Difference {
 /// `scenario` with `prompts` and `rewards`; empty when they agree exactly. An error when the
 /// record cannot be replayed at all (another scenario or other templates than it was played
 /// with).
-pub fn check_record(
+pub(crate) fn check_record(
     record: &EpisodeRecord,
     scenario: &Arc<Scenario>,
     prompts: &Arc<Prompts>,

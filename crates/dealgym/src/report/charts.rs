@@ -72,7 +72,7 @@ fn row_name(names: &[String], y: f64) -> String {
 /// One row per (name, estimate): a dot at the value and a bar from low to high. `x_desc` names
 /// the axis. The x range covers every bound, with `floor` and `ceiling` as limits the axis
 /// always includes (e.g. 0 and 1 for ρ).
-pub fn interval_chart(
+pub(crate) fn interval_chart(
     title: &str,
     x_desc: &str,
     rows: &[(String, Estimate)],
@@ -131,7 +131,11 @@ pub fn interval_chart(
 }
 
 /// A histogram: one bar per bin, its height the count.
-pub fn histogram_chart(title: &str, x_desc: &str, bins: &[Bin]) -> Result<String, ChartError> {
+pub(crate) fn histogram_chart(
+    title: &str,
+    x_desc: &str,
+    bins: &[Bin],
+) -> Result<String, ChartError> {
     let top = bins.iter().map(|b| b.count).max().unwrap_or(0).max(1) as f64 * 1.05;
     let (low, high) = (
         bins.first().map_or(-1.0, |b| b.low),
@@ -178,7 +182,7 @@ pub fn histogram_chart(title: &str, x_desc: &str, bins: &[Bin]) -> Result<String
 
 /// One row per group, its shares (fractions summing to 1) stacked left to right in the order
 /// of `series`, with a legend.
-pub fn stacked_chart(
+pub(crate) fn stacked_chart(
     title: &str,
     x_desc: &str,
     series: &[&str],

@@ -72,7 +72,7 @@ impl Dimension {
     }
 
     /// The group of a record along this dimension.
-    pub fn group_of(self, r: &EpisodeRecord) -> String {
+    pub(crate) fn group_of(self, r: &EpisodeRecord) -> String {
         match self {
             Dimension::All => "all".to_string(),
             Dimension::Family => r.family.to_string(),

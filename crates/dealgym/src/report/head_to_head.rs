@@ -13,7 +13,7 @@ use super::tables::{Cell, Column, Table};
 /// deal rate (in percent), the learner seat's ρ over deals beside it and its ρ per episode (no
 /// deal = 0), each with its interval. `None` when
 /// the files hold a single pairing: the aggregate tables already say everything then.
-pub fn crossplay_table(eval: &EvalResults) -> Option<Table> {
+pub(crate) fn crossplay_table(eval: &EvalResults) -> Option<Table> {
     let matrix = eval.matrix();
     let pairings = matrix.cells(None).len();
     if pairings < 2 {
@@ -56,7 +56,7 @@ pub fn crossplay_table(eval: &EvalResults) -> Option<Table> {
 }
 
 /// The ratings table, highest first; `None` when no two players could be compared.
-pub fn ratings_table(ratings: &[Rating]) -> Option<Table> {
+pub(crate) fn ratings_table(ratings: &[Rating]) -> Option<Table> {
     rated(ratings).next()?;
     let rows = ratings
         .iter()
@@ -85,7 +85,7 @@ pub fn ratings_table(ratings: &[Rating]) -> Option<Table> {
 }
 
 /// The ratings with their intervals as a chart; `None` when nobody is rated.
-pub fn ratings_chart(ratings: &[Rating]) -> Result<Option<String>, ChartError> {
+pub(crate) fn ratings_chart(ratings: &[Rating]) -> Result<Option<String>, ChartError> {
     let rows: Vec<(String, Estimate)> = rated(ratings).collect();
     if rows.is_empty() {
         return Ok(None);

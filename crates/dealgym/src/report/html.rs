@@ -105,7 +105,7 @@ const SCRIPT: &str = r#"(function () {
 "#;
 
 /// What the page holds.
-pub struct Page<'a> {
+pub(crate) struct Page<'a> {
     pub title: String,
     /// Lines under the title (files, episodes, sample).
     pub meta: Vec<String>,

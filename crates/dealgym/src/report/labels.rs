@@ -18,7 +18,7 @@ fn turn_labels(turn: &TurnRecord) -> impl Iterator<Item = (&str, &str)> {
 
 /// Label counts, fed one record at a time.
 #[derive(Debug, Clone, Default)]
-pub struct LabelCounts {
+pub(crate) struct LabelCounts {
     counts: BTreeMap<(String, Seat, String, String), u64>,
 }
 

@@ -3,7 +3,7 @@
 //!
 //! This module lays figures out; it computes none of its own. Aggregates, intervals and
 //! quantiles come from [`crate::score`]; the cross-play matrix and the ratings from
-//! [`crate::eval::EvalTables`] (`head_to_head.rs` lays them out when the files hold several
+//! `crate::eval::EvalTables` (`head_to_head.rs` lays them out when the files hold several
 //! pairings); transcripts are [`crate::replay::render`]'s fragments.
 //! Records are read one at a time through [`RecordFiles`] and never held: what grows with the
 //! file is nothing but counts — one aggregate per group (`groups.rs`), the threshold
@@ -34,16 +34,22 @@ use crate::record::{
 };
 use crate::score::{cell, pct_cell, Aggregate, Estimate, Weights};
 
-pub use charts::{histogram_chart, interval_chart, stacked_chart, ChartError};
-pub use groups::{Dimension, Groups};
-pub use labels::LabelCounts;
-pub use people::{PeopleAndModels, PEOPLE};
-pub use sample::{Sample, Transcript};
-pub use sensitivity::{no_deal_rho, Sensitivity};
-pub use tables::{aggregate_table, csv_number, Cell, Column, Table};
+pub use charts::ChartError;
+
+pub(crate) use charts::{histogram_chart, interval_chart, stacked_chart};
+pub use groups::Dimension;
+pub use groups::Groups;
+pub(crate) use labels::LabelCounts;
+pub(crate) use people::PeopleAndModels;
+pub use people::PEOPLE;
+pub use sample::Sample;
+pub use sensitivity::Sensitivity;
+pub(crate) use tables::aggregate_table;
+pub use tables::Table;
+pub use tables::{Cell, Column};
 
 /// Bins of the ρ histogram (chart and CSV): 40 bins of width 0.05 over [−1, 1].
-pub const HISTOGRAM_BINS: usize = 40;
+pub(crate) const HISTOGRAM_BINS: usize = 40;
 
 /// The thresholds τ of the sensitivity table when `--tau` is not given.
 pub const DEFAULT_TAUS: [f64; 9] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
@@ -99,7 +105,7 @@ pub struct ReportSummary {
 
 /// Everything a report gathers while records stream by.
 #[derive(Debug)]
-pub struct Collector {
+pub(crate) struct Collector {
     pub groups: Groups,
     pub sensitivity: Sensitivity,
     pub labels: LabelCounts,
@@ -181,7 +187,7 @@ pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
 }
 
 /// Write every file of the report from what was gathered.
-pub fn write_report(
+pub(crate) fn write_report(
     options: &ReportOptions,
     collector: Collector,
 ) -> Result<ReportSummary, ReportError> {

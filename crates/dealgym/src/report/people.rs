@@ -42,7 +42,7 @@ impl Who {
 
 /// The people's and the models' aggregates per family and role, fed as records stream by.
 #[derive(Debug, Clone, Default)]
-pub struct PeopleAndModels {
+pub(crate) struct PeopleAndModels {
     rows: BTreeMap<(Family, Role, Who), Aggregate>,
     dialogues: usize,
 }
@@ -65,7 +65,7 @@ impl PeopleAndModels {
     }
 
     /// Whether any people's dialogue was seen (the table and chart are shown only then).
-    pub fn has_people(&self) -> bool {
+    pub(crate) fn has_people(&self) -> bool {
         self.dialogues > 0
     }
 
@@ -140,7 +140,7 @@ impl PeopleAndModels {
 
     /// The stacked-bar rows of how episodes ended: one bar per shown row, `family · role ·
     /// player`, each ending's share of its scored episodes.
-    pub fn outcome_rows(&self) -> Vec<(String, Vec<f64>)> {
+    pub(crate) fn outcome_rows(&self) -> Vec<(String, Vec<f64>)> {
         self.shown()
             .map(|(family, role, who, a)| {
                 let n = a.scored().max(1) as f64;

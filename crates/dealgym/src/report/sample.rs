@@ -12,7 +12,7 @@ use crate::replay::render::{escape, html_fragment};
 
 /// One kept episode: its place in the input, for filtering, and its transcript.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Transcript {
+pub(crate) struct Transcript {
     /// (file index, record index in the file): the order transcripts are shown in.
     pub at: (usize, usize),
     pub family: String,
@@ -86,7 +86,7 @@ impl Sample {
     }
 
     /// The kept transcripts, in input order.
-    pub fn into_transcripts(self) -> Vec<Transcript> {
+    pub(crate) fn into_transcripts(self) -> Vec<Transcript> {
         let mut kept: Vec<Transcript> = self.kept.into_iter().map(|r| r.transcript).collect();
         kept.sort_by_key(|t| t.at);
         kept

@@ -24,7 +24,7 @@ use super::tables::{Cell, Column, Table};
 /// (`metrics.seats.learner.no_deal_rho`, the setup's no-deal value over the seat's scale),
 /// and 0 where the setup's no-deal value is 0 (the metric is then absent: ρ is 0 in every
 /// domain).
-pub fn no_deal_rho(r: &EpisodeRecord) -> f64 {
+pub(crate) fn no_deal_rho(r: &EpisodeRecord) -> f64 {
     r.outcome.metrics.seats.learner.no_deal_rho.unwrap_or(0.0)
 }
 

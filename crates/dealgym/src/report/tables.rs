@@ -44,7 +44,7 @@ impl Column {
     }
 
     /// A column only the CSV has.
-    pub fn csv_only(heading: impl Into<String>, key: impl Into<String>) -> Column {
+    pub(crate) fn csv_only(heading: impl Into<String>, key: impl Into<String>) -> Column {
         Column {
             shown: false,
             ..Column::new(heading, key)
@@ -158,7 +158,7 @@ fn shown_text(c: &Cell) -> String {
 }
 
 /// A number in a CSV field: six decimals, empty for none.
-pub fn csv_number(x: Option<f64>) -> String {
+pub(crate) fn csv_number(x: Option<f64>) -> String {
     x.map_or(String::new(), |x| format!("{x:.6}"))
 }
 
@@ -183,7 +183,7 @@ fn csv_line(fields: &[String]) -> String {
 /// points, score ratio, first bid, format, malformed, malformed-deal and regulation rates,
 /// sale-to-list and SL, then Pareto % and the turn figures — with counts of episodes and
 /// backend errors.
-pub fn aggregate_table(groups: &Groups, dimension: Dimension) -> Table {
+pub(crate) fn aggregate_table(groups: &Groups, dimension: Dimension) -> Table {
     let mut columns = vec![
         Column::new(
             match dimension {

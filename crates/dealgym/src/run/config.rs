@@ -161,11 +161,6 @@ pub enum ConfigError {
 }
 
 impl FileConfig {
-    /// The config file at `path`, or the defaults when there is none.
-    pub fn load_or_default(path: Option<&Path>) -> Result<FileConfig, ConfigError> {
-        FileConfig::resolve(path, None)
-    }
-
     /// Read and check a config file.
     pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
         FileConfig::resolve(Some(path), None)

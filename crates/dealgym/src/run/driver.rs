@@ -26,7 +26,7 @@ use crate::vocab::Call;
 pub enum SeatPlayer {
     /// A player asked in this process (an endpoint, a rule, a script).
     Local(Player),
-    /// Completions fed from outside with [`Driver::feed`] (a server client, a logged prefix).
+    /// Completions fed from outside with `Driver::feed` (a server client, a logged prefix).
     /// `spec` is what the record says played the seat; `takes_persona` whether a persona is
     /// drawn for it (a language model behind the client takes one; a logged human does not).
     External { spec: String, takes_persona: bool },
@@ -34,7 +34,7 @@ pub enum SeatPlayer {
 
 impl SeatPlayer {
     /// What the run id knows the seat by: a local player's identity, an external seat's spec.
-    pub fn identity(&self) -> String {
+    pub(crate) fn identity(&self) -> String {
         match self {
             SeatPlayer::Local(p) => p.identity(),
             SeatPlayer::External { spec, .. } => spec.clone(),
@@ -110,7 +110,11 @@ impl EpisodeKit {
     /// the group's RNG (so every member of a GRPO group gets the same setup, and every pairing
     /// of an eval the same setups); then, for a pairing that plays with roles exchanged, the
     /// same setup with the seats' roles exchanged.
-    pub fn draw_setup(&self, scenario: &Scenario, seeds: EpisodeSeed) -> Result<Setup, SetupError> {
+    pub(crate) fn draw_setup(
+        &self,
+        scenario: &Scenario,
+        seeds: EpisodeSeed,
+    ) -> Result<Setup, SetupError> {
         let mut rng = seeds.setup_rng();
         let mut setup = Setup::draw(scenario, &self.episode, PerSeat::default(), &mut rng)?;
         for seat in Seat::BOTH {
@@ -154,7 +158,7 @@ pub enum EpisodeError {
 }
 
 /// One episode being played.
-pub struct Driver {
+pub(crate) struct Driver {
     kit: Arc<EpisodeKit>,
     episode: Episode,
     seeds: EpisodeSeed,
@@ -209,7 +213,7 @@ impl Driver {
     }
 
     /// Start an episode with a given setup (a logged episode's, to replay or branch from it).
-    pub fn with_setup(
+    pub(crate) fn with_setup(
         kit: Arc<EpisodeKit>,
         planned: PlannedEpisode,
         setup: Setup,
@@ -244,17 +248,13 @@ impl Driver {
         &self.episode
     }
 
-    pub fn seeds(&self) -> EpisodeSeed {
-        self.seeds
-    }
-
     /// The seat whose completion comes next; `None` once the episode has ended.
     pub fn to_move(&self) -> Option<Seat> {
         self.episode.to_move()
     }
 
     /// Play one completion for the seat to move, from whoever wrote it.
-    pub fn feed(&mut self, played: Played) -> Result<Step, EpisodeError> {
+    pub(crate) fn feed(&mut self, played: Played) -> Result<Step, EpisodeError> {
         self.timing.turn_ms.push(played.latency_ms);
         self.timing.call_retries.push(played.retries);
         self.timing.turn_replica.push(played.replica);
@@ -271,7 +271,11 @@ impl Driver {
     /// The driver must have been started with a setup the record can be replayed under (its
     /// own, or [`LoggedPrefix`](super::LoggedPrefix)'s). An episode the prefix ends — within
     /// its turns or right after them — is an error: there is nothing to continue.
-    pub fn feed_prefix(&mut self, record: &EpisodeRecord, n: usize) -> Result<(), EpisodeError> {
+    pub(crate) fn feed_prefix(
+        &mut self,
+        record: &EpisodeRecord,
+        n: usize,
+    ) -> Result<(), EpisodeError> {
         for (i, turn) in record.turns.iter().take(n).enumerate() {
             self.check_open(record, i)?;
             self.feed(Played {
@@ -308,7 +312,7 @@ impl Driver {
 
     /// Ask the in-process players for their completions until the episode ends (`None`) or a
     /// seat played from outside is to move (that seat).
-    pub async fn play_local(&mut self) -> Result<Option<Seat>, EpisodeError> {
+    pub(crate) async fn play_local(&mut self) -> Result<Option<Seat>, EpisodeError> {
         let kit = self.kit.clone();
         while let Some(seat) = self.episode.to_move() {
             let SeatPlayer::Local(player) = &kit.players[seat] else {
@@ -327,7 +331,7 @@ impl Driver {
     }
 
     /// The record of the ended episode.
-    pub fn into_record(mut self) -> Result<EpisodeRecord, EpisodeError> {
+    pub(crate) fn into_record(mut self) -> Result<EpisodeRecord, EpisodeError> {
         let scenario = self.episode.scenario().id.clone();
         self.timing.wall_ms = self.started.elapsed().as_millis() as u64;
         if self.timing.turn_replica.iter().all(Option::is_none) {
@@ -354,7 +358,7 @@ impl Driver {
     /// The record of the ended episode with the judge's and the reward model's components
     /// added ([`Rewarding`]), when the kit has them: what every in-process episode ends with.
     /// Without them this is [`into_record`](Self::into_record).
-    pub async fn into_rewarded_record(self) -> Result<EpisodeRecord, EpisodeError> {
+    pub(crate) async fn into_rewarded_record(self) -> Result<EpisodeRecord, EpisodeError> {
         let Some(rewarding) = self.kit.rewarding.clone() else {
             return self.into_record();
         };
@@ -377,7 +381,7 @@ impl Driver {
 /// (after its retries) ends the episode as `error`; that is a record like any other. The
 /// judge's and the reward model's components ([`Rewarding`]) are added here, once the episode
 /// has ended. An episode planned from a logged prefix (`run --prefixes`) starts under the
-/// prefix's setup, replays it ([`Driver::feed_prefix`]) and names it as its `parent`.
+/// prefix's setup, replays it (`Driver::feed_prefix`) and names it as its `parent`.
 pub async fn play(
     kit: Arc<EpisodeKit>,
     planned: PlannedEpisode,
@@ -410,7 +414,7 @@ pub const INTERNAL_ERROR: &str = "internal error (a bug in dealgym, not the endp
 
 /// An episode [`play_caught`] played to its end.
 #[derive(Debug)]
-pub struct Finished {
+pub(crate) struct Finished {
     pub record: EpisodeRecord,
     /// The episode panicked: `record` is an `error` ending saying so ([`INTERNAL_ERROR`]),
     /// written like any other so the episode is not lost without a word, and counted apart.
@@ -422,7 +426,7 @@ pub struct Finished {
 /// the panic's message, under the same setup and seeds, with no turn and no `by` seat. A
 /// panic is a bug, not a property of the episode: the caller counts it and says so in its exit
 /// code, so it is never mistaken for an ending the negotiation produced.
-pub async fn play_caught(
+pub(crate) async fn play_caught(
     kit: Arc<EpisodeKit>,
     planned: PlannedEpisode,
 ) -> Result<Finished, EpisodeError> {
@@ -454,7 +458,7 @@ pub async fn play_caught(
 }
 
 /// The text of a panic's payload (what `panic!` was given, when it was a string).
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     let said = payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())

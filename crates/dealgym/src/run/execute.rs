@@ -61,7 +61,7 @@ pub fn written_line(
 /// Where the executor puts each episode as it ends: a record file ([`RecordWriter`], for
 /// `run`, `eval` and branches), a client's stream (`serve`'s rollouts). An error from the sink
 /// stops the execution: no episode more is started, and those in flight are dropped.
-pub trait Sink {
+pub(crate) trait Sink {
     type Error;
 
     /// Take the finished episode `episode` (its id), or why it could not be played at all
@@ -99,7 +99,7 @@ impl Sink for RecordWriter {
 /// one progress bar and one writer. Returns the totals and, if `stop` cut the run short, how:
 /// once it says drain no episode is started, and once it says abandon those in flight are
 /// dropped unwritten.
-pub async fn execute<'s, I, S>(
+pub(crate) async fn execute<'s, I, S>(
     todo: I,
     permits: Arc<Semaphore>,
     sink: &mut S,
@@ -234,7 +234,7 @@ impl Drop for AbortOnDrop {
 
 /// The progress bar of a run or an eval: episodes written of `total` (hidden unless `show`,
 /// and anyway when stderr is not a terminal).
-pub fn progress_bar(show: bool, total: usize) -> ProgressBar {
+pub(crate) fn progress_bar(show: bool, total: usize) -> ProgressBar {
     styled_bar(
         show,
         total as u64,
@@ -244,7 +244,7 @@ pub fn progress_bar(show: bool, total: usize) -> ProgressBar {
 
 /// A progress bar to `total` drawn with `template` (indicatif's), hidden unless `show`: the one
 /// look every long command's bar shares.
-pub fn styled_bar(show: bool, total: u64, template: &str) -> ProgressBar {
+pub(crate) fn styled_bar(show: bool, total: u64, template: &str) -> ProgressBar {
     if !show {
         return ProgressBar::hidden();
     }

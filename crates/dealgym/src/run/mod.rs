@@ -32,24 +32,32 @@ use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario};
 
 pub use config::{presets_doc, ConfigError, FileConfig};
-pub use driver::{
-    panic_message, play, play_caught, Driver, EpisodeError, EpisodeKit, Finished, SeatPlayer,
-    Seating, INTERNAL_ERROR,
-};
+pub use driver::Seating;
+pub(crate) use driver::{panic_message, play_caught, Driver, Finished};
+pub use driver::{play, SeatPlayer, INTERNAL_ERROR};
+pub use driver::{EpisodeError, EpisodeKit};
 pub(crate) use execute::AbortOnDrop;
-pub use execute::{execute, progress_bar, styled_bar, written_line, Sink, Stopped};
+pub(crate) use execute::{execute, progress_bar, styled_bar, Sink};
+pub use execute::{written_line, Stopped};
 pub use options::{RunError, RunOptions};
-pub use plan::{plan, planned_ids, shard, without_done, PlannedEpisode, Shard};
-pub use prefix::{
-    branch_group_id, plan_prefixes, Cut, LoggedPrefix, PrefixOptions, PrefixPlan, PrefixReport,
-    SkipReason, Skipped, Targets,
-};
-pub use report::{RunSummary, SeatReplicas};
-pub use rewarding::{rubric, rubric_source, Rewarding};
-pub use scenarios::{list_files, FindError, ScenarioSource, Unavailable};
-pub use select::{Sample, SelectConfig, SelectError, Selection};
-pub use stop::{grace_period, Stop, StopHandle, StopSignal, StopState};
-pub use summary::{FamilyStats, RunStats};
+pub use plan::PlannedEpisode;
+pub use plan::{plan, shard, Shard};
+pub(crate) use plan::{planned_ids, without_done};
+pub(crate) use prefix::plan_prefixes;
+pub use prefix::PrefixReport;
+pub use prefix::{branch_group_id, Cut, PrefixOptions, SkipReason, Targets};
+pub use prefix::{LoggedPrefix, Skipped};
+pub use report::RunSummary;
+pub use report::SeatReplicas;
+pub use rewarding::rubric;
+pub use rewarding::Rewarding;
+pub(crate) use scenarios::{list_files, ScenarioSource};
+pub use scenarios::{FindError, Unavailable};
+pub use select::{Sample, SelectError};
+pub use select::{SelectConfig, Selection};
+pub use stop::{grace_period, Stop};
+pub use stop::{StopSignal, StopState};
+pub use summary::RunStats;
 
 /// The run id: a digest of what makes two runs comparable (seed, scenarios, players, group size,
 /// rules), so resuming into a file of another run is refused. An endpoint's URL is not part of
@@ -78,7 +86,7 @@ fn run_id<'a>(
 /// seed, group size and scenarios; `serve`'s alone): the two players' identities, the rules,
 /// the rewards, and the personas when set (folded in only then, so a run without personas
 /// keeps the id it had before they counted).
-pub fn kit_identity(
+pub(crate) fn kit_identity(
     players: [&str; 2],
     episode: &EpisodeConfig,
     rewards: &RewardConfig,
@@ -151,7 +159,7 @@ pub async fn run<'s>(
 /// `--resume`, what it holds is skipped and a cut-off last line repaired), the shard taken,
 /// then the one executor ([`execute`]) with its progress bar, writing each record as it ends
 /// and stopping as `stop` says.
-pub async fn play_plan<'s>(
+pub(crate) async fn play_plan<'s>(
     options: &RunOptions,
     kit: Arc<EpisodeKit>,
     planned: Vec<PlannedEpisode>,

@@ -48,7 +48,7 @@ pub struct RunOptions {
     /// Continue logged prefixes instead of playing scenarios from the start (`--prefixes`):
     /// `scenarios` then only says where the records' scenarios are (empty: `scenarios/`),
     /// `limit` caps the source records read from each file, and each record's own setup is
-    /// played (see [`plan_prefixes`]).
+    /// played (see `plan_prefixes`).
     pub prefixes: Option<PrefixOptions>,
 }
 
@@ -94,7 +94,7 @@ impl RunOptions {
     /// The size of a plan of `groups` groups (`what` they are: scenarios, prefixes) of
     /// `group_size` members each, times `pairings` for an eval, checked against
     /// [`MAX_EPISODES`] before the plan is made.
-    pub fn check_plan_size(
+    pub(crate) fn check_plan_size(
         &self,
         groups: usize,
         what: &str,
@@ -112,7 +112,7 @@ impl RunOptions {
             .map_err(RunError::Options)
     }
 
-    /// Which scenarios of each file the plan plays (see [`select`]).
+    /// Which scenarios of each file the plan plays (see `select`).
     pub fn selection(&self) -> Selection {
         Selection {
             split: self.split.clone(),

@@ -75,7 +75,7 @@ impl PlannedEpisode {
 
 /// The first `n` episode ids of a plan with groups of `group_size`, in plan order: the ids
 /// [`plan`] gives its episodes, without the scenarios (what `merge` checks a file against).
-pub fn planned_ids(n: usize, group_size: u64) -> Vec<String> {
+pub(crate) fn planned_ids(n: usize, group_size: u64) -> Vec<String> {
     let group_size = group_size.max(1);
     (0..n as u64)
         .map(|i| {
@@ -195,7 +195,7 @@ impl Shard {
 
     /// Whether this shard plays group `group` (of a run's plan, or of every pairing of an
     /// eval: all episodes of one setup stay on one machine).
-    pub fn takes_group(&self, group: u64) -> bool {
+    pub(crate) fn takes_group(&self, group: u64) -> bool {
         group % self.count == self.index
     }
 }
@@ -219,7 +219,10 @@ pub fn shard(plan: Vec<PlannedEpisode>, shard: &Shard) -> Vec<PlannedEpisode> {
 }
 
 /// The plan without the episodes already written (`--resume`).
-pub fn without_done(plan: Vec<PlannedEpisode>, done: &HashSet<String>) -> Vec<PlannedEpisode> {
+pub(crate) fn without_done(
+    plan: Vec<PlannedEpisode>,
+    done: &HashSet<String>,
+) -> Vec<PlannedEpisode> {
     plan.into_iter()
         .filter(|p| !done.contains(&p.episode_id()))
         .collect()

@@ -67,7 +67,7 @@ impl Cut {
 
     /// The prefix length in a record of `turns` turns, before any skip rule. The product is
     /// taken less a hair (1e-9) before rounding up, so 0.3 × 10 is 3, not 4.
-    pub fn point(&self, turns: usize) -> usize {
+    pub(crate) fn point(&self, turns: usize) -> usize {
         match *self {
             Cut::Turns(n) => n,
             Cut::Split(s) => {
@@ -298,7 +298,7 @@ impl LoggedPrefix {
     /// The seeds of branch `member` under the run's `seed`: the group drawn from the parent's
     /// seeds and the prefix length, so different parents and prefixes get different sampling
     /// seeds.
-    pub fn branch_seeds(&self, seed: u64, member: u32) -> EpisodeSeed {
+    pub(crate) fn branch_seeds(&self, seed: u64, member: u32) -> EpisodeSeed {
         let parent = &self.record.seeds;
         EpisodeSeed {
             run: seed,
@@ -380,7 +380,7 @@ fn target_cuts(
 
 /// A prefix run's plan: its episodes, what planning made of the sources, and what the run id
 /// is made of.
-pub struct PrefixPlan {
+pub(crate) struct PrefixPlan {
     pub planned: Vec<PlannedEpisode>,
     pub report: PrefixReport,
     /// The cut, the continuation and each planned source (`RUN/EPISODE`), in plan order.
@@ -391,7 +391,7 @@ pub struct PrefixPlan {
 /// sources from each file) is group g (in reading order, skipped sources leaving no gap) of
 /// `group_size` members with seeds (seed, g, m); scenarios come from `options.scenarios`, else
 /// `scenarios/{family}.jsonl`.
-pub fn plan_prefixes(
+pub(crate) fn plan_prefixes(
     prefixes: &PrefixOptions,
     options: &RunOptions,
 ) -> Result<PrefixPlan, RunError> {

@@ -2,7 +2,7 @@
 //! or "the CaSiNo harness's self-play stage" is one word, not a page of settings to get right.
 //!
 //! A preset is a file in `presets/` (built into the binary) with two tables: `[config]`, a
-//! fragment of the `--config` file ([`FileConfig`]), and `[about]`, the paper it comes from and
+//! fragment of the `--config` file (`FileConfig`), and `[about]`, the paper it comes from and
 //! one row per parameter — what the paper says, where, and the config key that holds it. The
 //! docs' table (`dealgym presets doc`, `docs/presets.md`) is rendered from these files and the
 //! config the preset resolves to, so the preset's column cannot drift from what it sets.
@@ -140,7 +140,7 @@ impl Preset {
     }
 
     /// `file` (a config file's table) over this preset's config: key by key, except the
-    /// tables in [`REPLACED_WHOLE`], which the file's replace whole.
+    /// tables in `REPLACED_WHOLE`, which the file's replace whole.
     ///
     /// A file that replaces `[rewards.weights]` and drops the judge or the reward model from a
     /// sum drops the preset's table of it too (unless the file gives that table itself): a
@@ -208,7 +208,7 @@ fn show(value: &serde_json::Value) -> String {
 /// The docs' page of every preset: per preset, what it is and the table parameter | paper's
 /// value | section | preset. `resolve` turns a preset into the full config it stands for (as
 /// JSON), so the last column is what the preset really sets, defaults included.
-pub fn doc_markdown(
+pub(crate) fn doc_markdown(
     resolve: impl Fn(&Preset) -> Result<serde_json::Value, String>,
 ) -> Result<String, String> {
     let mut out = String::from(

@@ -131,7 +131,7 @@ impl RunSummary {
     }
 
     /// Write the summary as JSON lines, one per family and one for all (see
-    /// [`RunStats::json_rows`]), each with the run id; then, for players with replicas, one
+    /// `RunStats::json_rows`), each with the run id; then, for players with replicas, one
     /// line per seat and replica (`seat`, `player`, `replica` index, `routing` and the
     /// [`ReplicaReport`](crate::llm::ReplicaReport) fields, `cached_share` among them).
     pub fn write_json(&self, path: &std::path::Path) -> std::io::Result<()> {

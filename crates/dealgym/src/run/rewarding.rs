@@ -28,7 +28,7 @@ pub struct Rewarding {
 
 /// The source of the rubric `judge.rubric` names: a built-in by name (in the form for the
 /// judge's mode), else a template file.
-pub fn rubric_source(judge: &JudgeConfig) -> Result<String, String> {
+pub(crate) fn rubric_source(judge: &JudgeConfig) -> Result<String, String> {
     if let Some(source) = builtin_rubric(&judge.rubric, judge.mode) {
         return Ok(source.to_string());
     }

@@ -30,7 +30,7 @@ pub enum Unavailable {
 }
 
 /// Where scenarios are looked up, and those loaded so far.
-pub struct ScenarioSource {
+pub(crate) struct ScenarioSource {
     /// `None`: look in `{dir}/{family}.jsonl`; `Some`: only in these files (already loaded).
     files: Option<Vec<PathBuf>>,
     dir: PathBuf,
@@ -48,7 +48,7 @@ impl ScenarioSource {
 
     /// Scenarios from `files` (every one loaded now) or, with no files, from the family files
     /// under `dir`.
-    pub fn in_dir(files: &[PathBuf], dir: &Path) -> Result<ScenarioSource, ScenarioError> {
+    pub(crate) fn in_dir(files: &[PathBuf], dir: &Path) -> Result<ScenarioSource, ScenarioError> {
         let mut source = ScenarioSource::by_family(dir);
         if !files.is_empty() {
             for file in files {
@@ -148,7 +148,7 @@ pub enum FindError {
 }
 
 /// File names for a message: `a.jsonl, b.jsonl`.
-pub fn list_files(files: &[PathBuf]) -> String {
+pub(crate) fn list_files(files: &[PathBuf]) -> String {
     files
         .iter()
         .map(|f| f.display().to_string())

@@ -83,7 +83,7 @@ impl Selection {
 
     /// What the run id folds in beyond the scenario ids: the split and the sample, each a word
     /// only when set (a run without them keeps the id it always had).
-    pub fn identity(&self) -> Vec<String> {
+    pub(crate) fn identity(&self) -> Vec<String> {
         let mut words = Vec::new();
         if let Some(split) = &self.split {
             words.push(format!("split={split}"));

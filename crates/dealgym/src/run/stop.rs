@@ -64,7 +64,7 @@ pub enum StopState {
 }
 
 /// What a run watches to stop: signals with a grace period ([`Stop::on_signals`]), a manual
-/// handle ([`Stop::manual`]), or any future (abandon when it resolves).
+/// handle (`Stop::manual`), or any future (abandon when it resolves).
 pub struct Stop<'a> {
     source: Source<'a>,
 }
@@ -85,7 +85,7 @@ impl<'a, F: Future<Output = ()> + Send + 'a> From<F> for Stop<'a> {
 
 /// The sending side of [`Stop::manual`]: what signal handlers (or tests) drive.
 #[derive(Debug, Clone)]
-pub struct StopHandle {
+pub(crate) struct StopHandle {
     state: watch::Sender<StopState>,
 }
 
@@ -108,15 +108,11 @@ impl StopHandle {
             }
         });
     }
-
-    pub fn state(&self) -> StopState {
-        *self.state.borrow()
-    }
 }
 
 impl Stop<'static> {
     /// A stop driven by hand, and its handle.
-    pub fn manual() -> (Stop<'static>, StopHandle) {
+    pub(crate) fn manual() -> (Stop<'static>, StopHandle) {
         let (tx, rx) = watch::channel(StopState::Running);
         (
             Stop {

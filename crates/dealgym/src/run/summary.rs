@@ -15,7 +15,7 @@ use crate::scenario::Family;
 use crate::score::{cell, pct_cell, Aggregate, Estimate, SeatFigures, RATED_ENDINGS};
 
 /// One family's aggregate (a row of the table).
-pub type FamilyStats = Aggregate;
+pub(crate) type FamilyStats = Aggregate;
 
 /// Totals of a run, per family.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -23,7 +23,7 @@ pub struct RunStats {
     pub families: BTreeMap<Family, FamilyStats>,
     /// What went wrong with the judge and the reward model, over the episodes.
     pub rewards: RewardIssueCounts,
-    /// Episodes that panicked ([`Finished::internal_error`]): among the errors, and a bug.
+    /// Episodes that panicked (`Finished::internal_error`): among the errors, and a bug.
     pub internal_errors: usize,
 }
 
@@ -35,7 +35,7 @@ impl RunStats {
     }
 
     /// Add an episode as [`RunStats::add`] does, counting it apart if it panicked.
-    pub fn add_finished(&mut self, finished: &Finished) {
+    pub(crate) fn add_finished(&mut self, finished: &Finished) {
         self.add(&finished.record);
         self.internal_errors += usize::from(finished.internal_error);
     }
@@ -73,7 +73,7 @@ impl RunStats {
     }
 
     /// Deal rate over scored episodes, in percent (for the progress bar: no interval).
-    pub fn deal_rate(&self) -> f64 {
+    pub(crate) fn deal_rate(&self) -> f64 {
         let scored: usize = self.families.values().map(|f| f.scored()).sum();
         if scored == 0 {
             0.0
@@ -175,7 +175,7 @@ impl RunStats {
     /// deals, `mean_rho` ρ per episode (no deal = 0); `sl` DialogXpert's SL (no deal = 0);
     /// `average_turns` its AT (no deal = the cap); the deal rate (`endings_pct.deal`) is its SR.
     /// Shares named `…_pct` are in percent.
-    pub fn json_rows(&self) -> Vec<Value> {
+    pub(crate) fn json_rows(&self) -> Vec<Value> {
         self.rows(|family, s| {
             let f = s.figures();
             let outcomes: BTreeMap<&str, usize> =

@@ -75,7 +75,7 @@ impl ServeError {
     }
 
     /// The code in a REST error body: one per kind of refusal.
-    pub fn rest_code(&self) -> &'static str {
+    pub(crate) fn rest_code(&self) -> &'static str {
         match self {
             ServeError::InvalidJson(_) => "INVALID_JSON",
             ServeError::Validation(_) => "VALIDATION_ERROR",
@@ -98,7 +98,7 @@ impl ServeError {
     }
 
     /// The code in an OpenEnv WebSocket error message (OpenEnv's `WSErrorCode`).
-    pub fn ws_code(&self) -> &'static str {
+    pub(crate) fn ws_code(&self) -> &'static str {
         match self {
             ServeError::InvalidJson(_) => "INVALID_JSON",
             ServeError::UnknownType(_) => "UNKNOWN_TYPE",

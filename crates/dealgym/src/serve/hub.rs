@@ -294,7 +294,7 @@ impl Hub {
     }
 
     /// Put a started session in the table, if there is room, reachable by `owner` only.
-    pub fn admit(&self, session: Session, owner: Owner) -> Result<Arc<Slot>, ServeError> {
+    pub(crate) fn admit(&self, session: Session, owner: Owner) -> Result<Arc<Slot>, ServeError> {
         let id = session.id.clone();
         let done = session.is_done();
         let slot = Arc::new(Slot {
@@ -318,7 +318,7 @@ impl Hub {
     }
 
     /// Refuse a reset early when the table is full (before any work is done for it).
-    pub fn check_room(&self) -> Result<(), ServeError> {
+    pub(crate) fn check_room(&self) -> Result<(), ServeError> {
         if self.live_count() >= self.options.max_sessions {
             return Err(ServeError::Capacity(self.options.max_sessions));
         }
@@ -400,7 +400,7 @@ impl Hub {
     }
 
     /// Reclaim sessions idle longer than the timeout; returns how many.
-    pub fn reap(&self) -> usize {
+    pub(crate) fn reap(&self) -> usize {
         let limit = self.options.idle_timeout;
         let mut n = 0;
         self.live.lock().unwrap().retain(|_, slot| {

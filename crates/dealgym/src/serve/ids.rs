@@ -62,18 +62,14 @@ impl IdBook {
         self.logged.insert(id.to_string());
         self.live.remove(id);
     }
-
-    pub fn logged_count(&self) -> usize {
-        self.logged.len()
-    }
 }
 
 /// The shared book.
-pub type Book = Arc<Mutex<IdBook>>;
+pub(crate) type Book = Arc<Mutex<IdBook>>;
 
 /// A live session's hold on its id; dropped unlogged, the id is free again.
 #[derive(Debug)]
-pub struct IdClaim {
+pub(crate) struct IdClaim {
     book: Book,
     pub id: String,
     /// The counter's number, when the server made the id (a session's default seed).
@@ -117,7 +113,7 @@ impl Drop for IdClaim {
 
 /// A fresh tag for one rollout request: its episodes are `{tag}-g{G}-m{M}` and its groups
 /// `{tag}-g{G}`, so two requests (or two servers' lifetimes on one log) never share a group.
-pub fn rollout_tag(book: &Book) -> Result<String, ServeError> {
+pub(crate) fn rollout_tag(book: &Book) -> Result<String, ServeError> {
     let mut ids = book.lock().unwrap_or_else(|e| e.into_inner());
     Ok(format!("r{}", ids.take_number()?))
 }

@@ -33,7 +33,7 @@ impl ConnectionLimits {
     /// process's limit on open files (`ulimit -n`), less what the log, the scenario files and
     /// the calls out need: past it an accept fails for want of a descriptor and `/health` waits
     /// behind idle connections.
-    pub fn within_open_file_limit(self) -> ConnectionLimits {
+    pub(crate) fn within_open_file_limit(self) -> ConnectionLimits {
         let Some(open_files) = open_file_limit() else {
             return self;
         };

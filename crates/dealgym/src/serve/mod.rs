@@ -1,10 +1,10 @@
-//! `dealgym serve`: the environment as a service. One session layer ([`hub`]) holds live
-//! episodes ([`session`]) — each a [`Driver`](crate::run::Driver) whose learner seat (and, for
+//! `dealgym serve`: the environment as a service. One session layer (`hub`) holds live
+//! episodes (`session`) — each a `Driver` whose learner seat (and, for
 //! self-play, the opponent's) is fed by a client while the other seat is played in-process — and
-//! three surfaces share it: OpenEnv's protocol ([`openenv`]: `WS /ws`, `/reset`, `/step`,
-//! `/health`, `/schema`, `/metadata`), native REST ([`rest`]: `/v1/episodes…`), and the rollout service
-//! ([`rollouts`]: `POST /v1/rollouts`, whole episodes against the caller's endpoint, streamed).
-//! What they send is typed once, in [`wire`], and `GET /schema` is derived from those types.
+//! three surfaces share it: OpenEnv's protocol (`openenv`: `WS /ws`, `/reset`, `/step`,
+//! `/health`, `/schema`, `/metadata`), native REST (`rest`: `/v1/episodes…`), and the rollout service
+//! (`rollouts`: `POST /v1/rollouts`, whole episodes against the caller's endpoint, streamed).
+//! What they send is typed once, in `wire`, and `GET /schema` is derived from those types.
 //! Every finished episode is appended to one JSONL log with the record writer `run` uses, so
 //! `dealgym replay --verify` reads it.
 //!
@@ -41,11 +41,13 @@ use crate::run::{load_all, Selection};
 
 pub use catalog::Catalog;
 pub use error::ServeError;
-pub use hub::{Hub, Owner};
+pub use hub::Hub;
+pub use hub::Owner;
 pub use listen::ConnectionLimits;
 pub use options::ServeOptions;
 pub use policy::ClientPolicy;
-pub use session::{ResetArgs, EXTERNAL};
+pub use session::ResetArgs;
+pub(crate) use session::EXTERNAL;
 
 /// What every route shares.
 pub struct AppState {

@@ -19,7 +19,7 @@ use crate::run::Driver;
 use crate::scenario::{Family, Role};
 
 /// The spec recorded for a seat played by a client of the server.
-pub const EXTERNAL: &str = "external";
+pub(crate) const EXTERNAL: &str = "external";
 
 /// What a reset may ask for (OpenEnv's reset kwargs; the native REST create body).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -130,7 +130,7 @@ impl Session {
         self.driver.as_ref().and_then(Driver::to_move)
     }
 
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.ended.is_some()
     }
 
@@ -255,7 +255,7 @@ impl Session {
 
     /// What `seat` sees: OpenEnv's `{observation, reward, done}`, with everything a learner
     /// needs inside `observation` (OpenEnv drops `metadata`).
-    pub fn observe(&self, seat: Seat) -> StepAnswer {
+    pub(crate) fn observe(&self, seat: Seat) -> StepAnswer {
         let (messages, role, scenario, family, turns) = match (&self.driver, &self.ended) {
             (Some(d), _) => {
                 let e = d.episode();

@@ -13,7 +13,7 @@ use crate::scenario::{
 };
 
 /// The buyer's budget as a share of the listing price, as in the paper's analysis.
-pub const BUDGET_FACTOR: f64 = 0.8;
+pub(crate) const BUDGET_FACTOR: f64 = 0.8;
 
 #[derive(Deserialize)]
 struct Product {

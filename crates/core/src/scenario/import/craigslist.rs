@@ -17,7 +17,7 @@ use crate::scenario::{
 };
 
 /// The seller's cost as a share of the listing price.
-pub const COST_FACTOR: f64 = 0.5;
+pub(crate) const COST_FACTOR: f64 = 0.5;
 
 /// A scenario already made from a (file, uuid): its index, buyer kb and seller kb.
 type Variant = (usize, Kb, Kb);

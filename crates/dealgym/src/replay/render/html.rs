@@ -14,7 +14,7 @@ const PAGE_STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:52rem;
 
 /// The styles of a transcript's parts (tables, turns, folded thoughts, forwarded text,
 /// regulation, problems): what a page holding [`html_fragment`]s needs.
-pub const TRANSCRIPT_STYLE: &str = "table{border-collapse:collapse;margin:.5rem 0 1rem}
+pub(crate) const TRANSCRIPT_STYLE: &str = "table{border-collapse:collapse;margin:.5rem 0 1rem}
 td,th{border:1px solid #ccc;padding:.2rem .6rem;text-align:left}
 td.num{text-align:right}
 section.turn{border-left:4px solid #888;padding:.2rem 1rem;margin:1rem 0}
@@ -52,7 +52,7 @@ pub fn html(record: &EpisodeRecord) -> String {
 /// One episode's transcript as an HTML fragment, headed by nothing: the facts, the seats, every
 /// turn and the outcome (the final deal, each side's utility, ρ and reward). [`html`] puts it in
 /// a page; a report puts many in one.
-pub fn html_fragment(record: &EpisodeRecord) -> String {
+pub(crate) fn html_fragment(record: &EpisodeRecord) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "<table class=\"facts\">");
     let mut fact = |name: &str, value: String| {
@@ -219,7 +219,7 @@ fn write_outcome(out: &mut String, record: &EpisodeRecord) {
 }
 
 /// Text safe in HTML element content and attribute values.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

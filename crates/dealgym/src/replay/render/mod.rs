@@ -14,7 +14,9 @@ mod html;
 mod markdown;
 mod names;
 
-pub use html::{escape, html, html_fragment, TRANSCRIPT_STYLE};
+pub use html::html;
+
+pub(crate) use html::{escape, html_fragment, TRANSCRIPT_STYLE};
 pub use markdown::markdown;
 use names::TermNames;
 
