@@ -39,7 +39,7 @@ fn records_of(family: &str) -> Option<(FamilyImport, Vec<EpisodeRecord>)> {
     );
     for r in &records {
         let spec = &r.seats.learner.player;
-        assert!(spec.starts_with("human:"), "{spec}");
+        assert!(spec.is_person(), "{spec}");
         for seat in Seat::BOTH {
             assert_eq!(&r.seats[seat].player, spec);
             assert_eq!(r.seats[seat].name.as_deref(), Some(HUMAN_NAME));

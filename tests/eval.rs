@@ -116,7 +116,7 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
     assert_eq!(pairs.len(), 4);
     assert!(pairs.values().all(|n| *n == 2 * scenarios), "{pairs:?}");
     assert_eq!(
-        records[0].seats.learner.player.split(':').next(),
+        records[0].seats.learner.player.as_str().split(':').next(),
         Some("rule")
     );
 

@@ -131,7 +131,7 @@ async fn a_group_shares_its_prefix_and_the_record_names_the_source() {
                 r.setup.seats.learner.role,
                 logged.setup.seats[logged.turns[n].seat].role
             );
-            assert!(r.seats.learner.player.starts_with("openai:mock"));
+            assert!(r.seats.learner.player.as_str().starts_with("openai:mock"));
             assert_eq!(r.setup.rules.continuation.unwrap().prefix_turns, n);
             assert!(seeds.insert(r.seats.learner.sampling_seed));
         }
@@ -608,7 +608,7 @@ async fn a_peoples_stopped_dialogue_is_continued_past_where_they_stopped() {
         }
         assert_eq!(r.setup.rules.max_moves, None, "{}", r.episode_id);
         assert_eq!(r.setup.rules.max_rounds, 30);
-        assert!(r.seats.learner.player.starts_with("rule:"));
+        assert!(r.seats.learner.player.as_str().starts_with("rule:"));
         assert!(!r.played_by_person(Seat::Learner) && !r.played_by_person(Seat::Opponent));
         if r.turns.len() > logged.turns.len() {
             went_past += 1;

@@ -62,7 +62,7 @@ fn self_loops(records: &[EpisodeRecord]) -> BTreeMap<String, (usize, usize)> {
         let outcome = &r.outcome.outcome;
         if outcome.kind == OutcomeKind::RejectLoop {
             let by = outcome.by.expect("a reject loop names its seat");
-            if r.seats[by].player.starts_with("rule:") {
+            if r.seats[by].player.as_str().starts_with("rule:") {
                 entry.1 += 1;
             }
         }

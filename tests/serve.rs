@@ -471,7 +471,8 @@ async fn rollout_service_streams_records_from_the_mock() {
     assert_eq!(lines.len(), 6);
     assert!(lines
         .iter()
-        .all(|r| r.seats.learner.player.contains("learner") || r.seats.learner.model.is_some()));
+        .all(|r| r.seats.learner.player.as_str().contains("learner")
+            || r.seats.learner.model.is_some()));
     assert_eq!(read_log(&log).len(), 6);
     let bad = http
         .post(format!("{}/v1/rollouts", server.base_url()))

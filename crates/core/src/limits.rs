@@ -172,8 +172,8 @@ fn number_range(low: f64, high: f64, given: &str) -> String {
 
 /// The rule for the sampling settings of a model call (a `[players.NAME]` table, a
 /// `[sampling.SEAT]` default, the judge), each key named after `table` (`"[sampling.learner] "`,
-/// or `""` where the reader names the table): a temperature from 0 to `MAX_TEMPERATURE`, a
-/// top_p above 0 and at most 1, and from 1 to `MAX_COMPLETION_TOKENS` tokens.
+/// or `""` where the reader names the table): a temperature from 0 to 2, a
+/// top_p above 0 and at most 1, and from 1 to 2²⁴ tokens.
 pub fn check_sampling(
     table: &str,
     temperature: Option<f64>,
@@ -219,8 +219,8 @@ pub fn count_flag<T: TryFrom<u64>>(
     }
 }
 
-/// A command-line flag's value parser for a real number from `low` to `high` (see
-/// `check_number`).
+/// A command-line flag's value parser for a finite real number from `low` to `high`; a value
+/// outside is refused naming the flag, the range and what was given.
 pub fn number_flag(
     low: f64,
     high: f64,

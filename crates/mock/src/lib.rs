@@ -43,13 +43,11 @@ use dealgym::agents::Tactic;
 use dealgym::cache::BoundedCache;
 use dealgym::game::{mix, Message};
 
-pub use annotate::thought;
-
 pub(crate) use annotate::is_annotate_request;
+pub use annotate::thought;
 pub use judge::{conversation_reward, verdict};
-pub use negotiator::ReadGame;
 pub(crate) use negotiator::{read_prompt, respond_with};
-pub use negotiator::{respond, Reading};
+pub use negotiator::{respond, ReadGame, Reading};
 pub(crate) use prefix_cache::PrefixCache;
 pub use tokens::{render, tokenize, MockTemplate};
 

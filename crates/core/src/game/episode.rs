@@ -205,7 +205,8 @@ impl Episode {
     }
 
     /// Rebuild an episode played with the built-in templates from its setup and the raw
-    /// completions it was played with, in order. See `Episode::replay_with`.
+    /// completions it was played with, in order: the same inputs give the same turns, views
+    /// and outcome.
     pub fn replay(
         scenario: Arc<Scenario>,
         setup: Setup,

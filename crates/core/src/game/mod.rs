@@ -20,10 +20,9 @@ pub use outcome::{seat_values, ErrorCause, Outcome, OutcomeKind};
 pub use prompt::{PromptError, Prompts};
 pub(crate) use rules::standing_after;
 pub use rules::{Move, Offer, RegulationEvent};
-pub use setup::SeatSetup;
 pub use setup::{
-    mix, mix_text, Continuation, EpisodeConfig, EpisodeSeed, FirstMover, Persona, Rules, Setup,
-    SetupError,
+    mix, mix_text, Continuation, EpisodeConfig, EpisodeSeed, FirstMover, Persona, Rules, SeatSetup,
+    Setup, SetupError,
 };
 
 #[cfg(test)]

@@ -11,9 +11,7 @@ mod parse;
 mod render;
 mod terms;
 
-pub use action::{Action, ErrorKind};
-
-pub use action::{ActionKind, TurnError};
+pub use action::{Action, ActionKind, ErrorKind, TurnError};
 pub(crate) use parse::proposes_deal;
 pub use parse::{
     after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy, parse,
@@ -21,8 +19,7 @@ pub use parse::{
 };
 pub(crate) use render::render_forwarded;
 pub use render::{render_action, render_turn};
-pub use terms::TermsError;
 pub use terms::{
     format_cents, parse_terms, to_cents, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace,
-    Terms,
+    Terms, TermsError,
 };

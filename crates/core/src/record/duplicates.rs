@@ -135,7 +135,7 @@ pub(crate) struct Place {
 /// bytes an episode however long the ids: what grows with the files a report or an export
 /// reads is this and nothing else. Two keys share a hash with a chance of about 2⁻¹²⁸ a pair.
 #[derive(Debug, Default)]
-pub struct SeenEpisodes {
+pub(crate) struct SeenEpisodes {
     hashers: [RandomState; 2],
     first: HashMap<u128, (u32, u32)>,
 }
@@ -167,12 +167,9 @@ impl SeenEpisodes {
     }
 
     /// Episodes met.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.first.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.first.is_empty()
     }
 }
 

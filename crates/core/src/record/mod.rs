@@ -32,19 +32,14 @@ use crate::score::{
 };
 use crate::vocab::Call;
 
-pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate, SeenEpisodes};
-
+pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate};
 pub use files::{Located, RecordFiles};
-pub use player::PlayerSpec;
-pub use player::SeatKind;
-pub use reader::{Line, ReadError, RecordReader};
-pub use replay::ReplayError;
-pub use replay::TemplateDiff;
-pub use tail::Tail;
-pub use tail::{cut_off_tail, read_appended, TailError};
+pub use player::{PlayerSpec, SeatKind};
+pub use reader::{ReadError, RecordReader};
+pub use replay::{ReplayError, TemplateDiff};
+pub use tail::{cut_off_tail, read_appended, Tail, TailError};
 pub use turn::{Annotation, TurnRecord};
-pub use writer::Existing;
-pub use writer::{scan_existing, OutputLock, RecordWriter, WriteError};
+pub use writer::{scan_existing, Existing, OutputLock, RecordWriter, WriteError};
 
 /// The record format version this build writes.
 pub const RECORD_SCHEMA: u32 = 1;
@@ -153,7 +148,7 @@ pub struct EpisodeRecord {
     /// Per turn, in the order of `turns`, under `[rewards] turn_reward = "every_turn"` or
     /// `"last_turn"`: that turn's own reward for the seat that moved — its weighted per-turn
     /// signals and, as the setting says, the seat's episode-level parts
-    /// (`crate::reward::combine_parts`); `null` for a logged prefix's turns. Absent
+    /// (combined as the totals are); `null` for a logged prefix's turns. Absent
     /// otherwise: every turn is then worth its seat's `rewards` ([`Self::turn_reward`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turn_rewards: Vec<Option<f64>>,
@@ -269,7 +264,7 @@ pub struct RecordMeta {
 /// How a player is described in a record.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PlayerInfo {
-    pub spec: String,
+    pub spec: PlayerSpec,
     pub model: Option<String>,
 }
 
@@ -308,7 +303,7 @@ impl EpisodeRecord {
         let seeds = meta.seeds;
         let seats = PerSeat::from_fn(|seat| SeatRecord {
             role: setup.seats[seat].role,
-            player: PlayerSpec::from(meta.players[seat].spec.clone()),
+            player: meta.players[seat].spec.clone(),
             name: None,
             model: meta.players[seat].model.clone(),
             persona: setup.seats[seat].persona.as_ref().map(|p| p.name.clone()),
@@ -346,7 +341,7 @@ impl EpisodeRecord {
 
     /// Make `rewards` the totals of `reward_parts` under `config` again, and `turn_rewards`
     /// each turn's own, after a component was added (the judge's — per episode in the parts,
-    /// per turn on the turns — and the reward model's): `combine_parts`. Under the terminal
+    /// per turn on the turns — and the reward model's), by the rule that made them. Under the terminal
     /// reward alone there is nothing to combine and the totals stay.
     pub fn recombine(&mut self, config: &RewardConfig) {
         if config.is_terminal_only() {
@@ -422,7 +417,7 @@ impl EpisodeRecord {
     /// Who played `seat`, as tables name it: its eval name, else its player spec.
     pub fn player_name(&self, seat: Seat) -> &str {
         let s = &self.seats[seat];
-        s.name.as_deref().unwrap_or(&s.player)
+        s.name.as_deref().unwrap_or(s.player.as_str())
     }
 
     /// The episode's identity as one number: its run id and episode id, hashed (FNV-1a,
@@ -496,7 +491,7 @@ impl EpisodeRecord {
     /// Whether a person played `seat`: one of the people's own dialogues, imported from a
     /// dataset by `dealgym dialogues import`.
     pub fn played_by_person(&self, seat: Seat) -> bool {
-        self.seats[seat].player.kind() == SeatKind::Person
+        self.seats[seat].player.is_person()
     }
 
     /// Whether people played both seats: one of a dataset's own dialogues.

@@ -23,7 +23,7 @@ pub enum SeatKind {
 /// `human:<dialogue id>`), and the kind of party it names. Written as the spec string alone;
 /// the kind is read from it once, here, so every reader asks [`kind`](Self::kind) rather than
 /// looking at the text.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PlayerSpec {
     spec: String,
 }
@@ -67,14 +67,6 @@ impl From<String> for PlayerSpec {
 impl From<&str> for PlayerSpec {
     fn from(spec: &str) -> PlayerSpec {
         PlayerSpec::from(spec.to_string())
-    }
-}
-
-impl std::ops::Deref for PlayerSpec {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        &self.spec
     }
 }
 

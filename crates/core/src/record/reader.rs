@@ -81,11 +81,9 @@ impl ReadError {
 
 /// One non-blank line of a record file, as read, whether or not it parsed.
 #[derive(Debug)]
-pub struct Line<T> {
+pub(crate) struct Line<T> {
     /// 1-based, counting blank lines.
     pub number: usize,
-    /// Byte offset of the line's first byte in the file.
-    pub start: u64,
     /// Byte offset just past the line (past its newline, if it has one).
     pub end: u64,
     /// The line ends with a newline. Records are written whole with their newline, so a last
@@ -254,7 +252,6 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
                 Err(source) => return Some(Err(self.io(source))),
             };
             self.line += 1;
-            let start = self.offset;
             self.offset += read;
             if self.buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -283,7 +280,6 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
             }
             return Some(Ok(Line {
                 number: self.line,
-                start,
                 end: self.offset,
                 terminated,
                 key: head.key(),
@@ -437,10 +433,7 @@ mod tests {
         assert_eq!(read[1].turns, vec![1, 2]);
         let mut lines = ids(&text);
         let first = lines.next_line().unwrap().unwrap();
-        assert_eq!(
-            (first.number, first.start, first.end),
-            (1, 0, A.len() as u64 + 1)
-        );
+        assert_eq!((first.number, first.end), (1, A.len() as u64 + 1));
         let second = lines.next_line().unwrap().unwrap();
         assert_eq!(second.number, 4, "blank lines count");
         assert_eq!(second.end, text.len() as u64);

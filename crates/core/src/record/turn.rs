@@ -177,19 +177,31 @@ struct TurnLineRef<'a> {
 
 impl Serialize for TurnRecord {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let t = &self.turn;
+        // Taken apart whole, so a field added to the engine's turn cannot be left unwritten.
+        let game::Turn {
+            seat,
+            attempt,
+            raw,
+            reasoning_content,
+            parsed,
+            played,
+            regulation,
+            forwarded,
+            constraint,
+            tokens,
+        } = &self.turn;
         TurnLineRef {
-            seat: t.seat,
-            attempt: t.attempt,
-            raw: &t.raw,
-            reasoning_content: &t.reasoning_content,
-            parsed: &t.parsed,
-            played: &t.played,
-            regulation: &t.regulation,
-            forwarded: &t.forwarded,
+            seat: *seat,
+            attempt: *attempt,
+            raw,
+            reasoning_content,
+            parsed,
+            played,
+            regulation,
+            forwarded,
             call: &self.call,
-            constraint: &t.constraint,
-            tokens: &t.tokens,
+            constraint,
+            tokens,
             rewards: &self.rewards,
             labels: &self.labels,
             dataset_labels: &self.dataset_labels,
@@ -242,8 +254,9 @@ impl JsonSchema for TurnRecord {
 mod tests {
     use super::*;
 
-    /// Every field a turn has ever written, in the order written: reading and writing back
-    /// gives the same bytes, and the engine's fields land in the engine's turn.
+    /// A turn with the record's own fields and most of the engine's, in the order written:
+    /// reading and writing back gives the same bytes, and the engine's fields land in the
+    /// engine's turn.
     #[test]
     fn a_turn_reads_into_the_engines_turn_and_the_records_fields_and_writes_back_the_same() {
         let line = r#"{"seat":"learner","attempt":1,"raw":"Thought: t\nTalk: hi\nAction: <accept>","reasoning_content":"r","reasoning":"r","thought":"t","talk":"hi","action":{"type":"accept"},"format_ok":true,"played":{"type":"accept"},"forwarded":"hi <accept>","call":{"finish_reason":"stop","usage":{"completion_tokens":4,"prompt_tokens":9}},"constraint":{"via":"vllm","admitted":true},"tokens":{"prompt_ids":[1],"completion_ids":[2],"logprobs":[-0.5]},"rewards":{"format":1.0,"rule:polite":0.5},"labels":{"tactic":"anchor"},"dataset_labels":{"strategy":["small-talk",""]},"annotation":{"model":"m","template":"0000000000000001"}}"#;

@@ -21,17 +21,13 @@ mod rules;
 mod terminal;
 mod turn;
 
-pub use combine::{enhance, episode_rewards, total};
-
-pub use combine::EpisodeRewards;
-
 pub(crate) use combine::combine_parts;
-pub use config::{Combine, EnhanceConfig, LengthConfig, RuleConfig, StrategicConfig};
+pub use combine::{enhance, episode_rewards, total, EpisodeRewards};
 pub use config::{
-    Component, JudgeConfig, JudgeMode, RewardConfig, RewardKind, RewardModelConfig, ServiceCall,
-    TurnReward,
+    Combine, Component, EnhanceConfig, JudgeConfig, JudgeMode, LengthConfig, LengthUnit,
+    RewardConfig, RewardKind, RewardModelConfig, RuleConfig, RuleTarget, ServiceCall,
+    StrategicConfig, StrategicTurns, TurnReward,
 };
-pub use config::{LengthUnit, RuleTarget, StrategicTurns};
 pub use parts::Parts;
 pub use turn::turn_signals;
 

@@ -16,18 +16,15 @@ use serde::{Deserialize, Serialize};
 use crate::digest::{digest_json, Digest};
 use crate::protocol::{IssueSpec, ItemSpec, TermSpace};
 
-pub use family::{Family, Role};
-
-pub use family::Domain;
+pub use family::{Domain, Family, Role};
 pub use load::{
-    load_scenarios, load_scenarios_from_reader, parse_scenario_line, validate, LoadOptions,
-    ScenarioError,
+    load_scenarios, load_scenarios_from_reader, parse_scenario_line, validate, InvalidScenario,
+    LoadOptions, LoadReport, ScenarioError,
 };
-pub use load::{InvalidScenario, LoadReport};
 pub use utility::bargained_ratio;
 
 /// The scenario file format version this build reads and writes.
-pub(crate) const SCENARIO_SCHEMA: u32 = 1;
+pub const SCENARIO_SCHEMA: u32 = 1;
 
 /// One negotiation setting, traceable to its source record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -212,7 +209,7 @@ impl Scenario {
     }
 
     /// The private item values of `role`, in an item game it plays.
-    pub(crate) fn item_values(&self, role: Role) -> Option<&ItemValues> {
+    pub fn item_values(&self, role: Role) -> Option<&ItemValues> {
         match (&self.game, role) {
             (Game::Items { agent_1, .. }, Role::Agent1) => Some(agent_1),
             (Game::Items { agent_2, .. }, Role::Agent2) => Some(agent_2),
@@ -221,7 +218,7 @@ impl Scenario {
     }
 
     /// The private issue preferences of `role`, in an issue game it plays.
-    pub(crate) fn issue_preferences(&self, role: Role) -> Option<&IssuePreferences> {
+    pub fn issue_preferences(&self, role: Role) -> Option<&IssuePreferences> {
         match (&self.game, role) {
             (Game::Issues { worker, .. }, Role::Worker) => Some(worker),
             (Game::Issues { recruiter, .. }, Role::Recruiter) => Some(recruiter),

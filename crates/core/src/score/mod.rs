@@ -16,14 +16,12 @@ mod estimate;
 mod quantile;
 mod rating;
 
+pub(crate) use aggregate::LEVEL;
 pub use aggregate::{
     Aggregate, EpisodeValues, Figures, SeatCounts, SeatFigures, Weights, RATED_ENDINGS, RESAMPLES,
 };
-
-pub(crate) use aggregate::LEVEL;
 pub use estimate::{cell, pct_cell, Estimate};
-pub use quantile::Bin;
-pub use quantile::Quantiles;
+pub use quantile::{Bin, Quantiles};
 pub use rating::{Comparisons, InMemory, Observation, ObservationStore, Rating};
 
 use schemars::JsonSchema;
@@ -34,9 +32,8 @@ use crate::limits::MAX_OUTCOME_SPACE;
 use crate::protocol::{proposes_deal, Action, ParseNote, Terms};
 use crate::scenario::{Game, Role, Scenario};
 
-pub use crate::game::seat_values;
-
 pub(crate) use crate::game::deal_utilities;
+pub use crate::game::seat_values;
 
 /// Tolerance for comparing utilities computed in floating point.
 const EPS: f64 = 1e-9;

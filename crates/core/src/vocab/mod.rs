@@ -9,9 +9,7 @@ mod message;
 mod seat;
 mod tokens;
 
-pub use call::{Call, Usage};
-
-pub use call::PromptTokensDetails;
+pub use call::{Call, PromptTokensDetails, Usage};
 pub use message::{Message, MessageRole};
 pub use seat::{PerSeat, Seat};
 pub use tokens::{Drift, TurnTokens};

@@ -38,8 +38,7 @@ use model::{exact_sequence, llm_call, llm_client, CallAnswer};
 pub use concession::{Stance, Tactic};
 pub use persona::PersonaConfig;
 pub use rule::RulePlayer;
-pub use sampling::SamplingConfig;
-pub use sampling::SamplingDefaults;
+pub use sampling::{SamplingConfig, SamplingDefaults};
 pub use script::ScriptPlayer;
 pub use speech::speak;
 

@@ -35,12 +35,10 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 pub use answer::{read_answer, Unusable};
-
 pub use apply::ApplyError;
 pub(crate) use apply::{write_thoughts, TurnAnswer};
-pub use cache::CacheError;
-pub use cache::ANSWERS_FILE;
 pub(crate) use cache::{answer_key, AnswerCache};
+pub use cache::{CacheError, ANSWERS_FILE};
 pub(crate) use prompt::{turn_requests, ThoughtTemplate, TurnRequest};
 pub use prompt::{MOVE_TAKEN, THOUGHT_MARKER};
 

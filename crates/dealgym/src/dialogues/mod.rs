@@ -55,9 +55,7 @@ use crate::scenario::import::ImportError;
 use crate::scenario::{load_scenarios, Family, HumanOutcome, LoadOptions, Scenario, ScenarioError};
 
 pub use play::HUMAN_NAME;
-
-pub(crate) use turns::HumanTurn;
-pub(crate) use turns::{form_turns, Utterance};
+pub(crate) use turns::{form_turns, HumanTurn, Utterance};
 
 /// One cap on each person's turns, above the longest dialogue of every dataset (17, CaSiNo).
 pub(crate) const MAX_TURNS_PER_PERSON: u32 = 20;

@@ -37,11 +37,8 @@ mod tables;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-pub use grid::{pairings, parse_entrant};
-
-pub use grid::{Entrant, GridError, Pairing};
-pub use matrix::Cell;
-pub use matrix::CrossPlay;
+pub use grid::{pairings, parse_entrant, Entrant, GridError, Pairing};
+pub use matrix::{Cell, CrossPlay};
 pub use spill::SpillError;
 pub use tables::EvalResults;
 pub(crate) use tables::EvalTables;

@@ -432,7 +432,7 @@ fn heads<'a>(
             family: record.family,
             seat,
             role,
-            player: &record.seats[seat].player,
+            player: record.seats[seat].player.as_str(),
             self_play,
             outcome: record.kind(),
             reward,

@@ -7,11 +7,12 @@ use rand::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::types::{Call, ChatRequest, ChatResponse, Reply};
+use super::types::{ChatRequest, ChatResponse, Reply};
 use crate::limits::{
     check_count, check_sampling, check_seconds, MAX_CONCURRENCY, MAX_REPLICAS, MAX_RESPONSE_BYTES,
     MAX_RETRIES,
 };
+use crate::vocab::Call;
 use crate::vocab::Message;
 
 /// Which seed to send with a request.

@@ -284,7 +284,7 @@ struct TemplateAnswer {
 struct CompletionsAnswer {
     choices: Vec<CompletionsChoice>,
     #[serde(default)]
-    usage: Option<super::Usage>,
+    usage: Option<crate::vocab::Usage>,
 }
 
 #[derive(Deserialize)]

@@ -21,20 +21,13 @@ mod reward_model;
 mod routing;
 mod types;
 
-pub use client::{http_client, EndpointSettings, LlmClient, LlmError, SeedPolicy};
-
 pub(crate) use client::{check_url, without_userinfo};
+pub use client::{http_client, EndpointSettings, LlmClient, LlmError, SeedPolicy};
 pub(crate) use exact::turn_tokens;
-pub use exact::{extend, TokenApi, TokenMode};
-pub use exact::{NextPrompt, Sampled};
+pub use exact::{extend, NextPrompt, Sampled, TokenApi, TokenMode};
 pub(crate) use judge::JudgeClient;
-pub use pool::ReplicaPool;
-pub use pool::Routed;
-pub use pool::{CallTokens, SeatKey};
-pub use pool_report::ReplicaReport;
-pub use pool_report::{error_kind, replica_table, PoolReport};
+pub use pool::{CallTokens, ReplicaPool, Routed, SeatKey};
+pub use pool_report::{error_kind, replica_table, PoolReport, ReplicaReport};
 pub(crate) use reward_model::RewardModelClient;
 pub use routing::{choose, Load, Routing};
-pub use types::Call;
 pub use types::Reply;
-pub(crate) use types::Usage;

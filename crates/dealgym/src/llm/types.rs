@@ -2,9 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::vocab::Call;
-use crate::vocab::Message;
-pub(crate) use crate::vocab::Usage;
+use crate::vocab::{Call, Message, Usage};
 
 /// The request body. `extra` is merged in last, so a player's `extra_body`
 /// (`chat_template_kwargs`, `guided_regex`, `structured_outputs`, …) reaches the server as is.

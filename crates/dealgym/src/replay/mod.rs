@@ -28,17 +28,11 @@ mod verify;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use crate::run::{FindError, Unavailable};
-
 pub(crate) use crate::run::ScenarioSource;
-pub use branch::BranchSummary;
-pub use branch::{branch, branch_group_id, BranchOptions};
-pub use rescore::RescoreSummary;
-pub use rescore::{rescore, rescore_files, RescoreOptions};
-pub use verify::Difference;
-pub use verify::DifferenceRow;
-pub use verify::VerifyReport;
-pub use verify::{verify, VerifyOptions};
+pub use crate::run::{FindError, Unavailable};
+pub use branch::{branch, branch_group_id, BranchOptions, BranchSummary};
+pub use rescore::{rescore, rescore_files, RescoreOptions, RescoreSummary};
+pub use verify::{verify, Difference, DifferenceRow, VerifyOptions, VerifyReport};
 
 use crate::game::{PromptError, Prompts};
 pub(crate) use crate::record::Located;

@@ -251,7 +251,14 @@ pub(crate) fn check_record(
     let recorded = json(record);
     let mut differences = Vec::new();
     if episode.outcome().is_none() {
-        diff_turns(&recorded["turns"], &json(episode.turns()), &mut differences);
+        // The engine's turns against the record's engine turns: what the layers above add to a
+        // turn (its call, rewards, labels) is no engine difference.
+        let engine_turns: Vec<&crate::game::Turn> = record.turns.iter().map(|t| &t.turn).collect();
+        diff_turns(
+            &json(&engine_turns),
+            &json(episode.turns()),
+            &mut differences,
+        );
         differences.push(Difference {
             field: "outcome.kind".into(),
             turn: None,
@@ -265,7 +272,7 @@ pub(crate) fn check_record(
         seeds: record.seeds,
         scenario_digest: record.scenario_digest.unwrap_or_else(|| scenario.digest()),
         players: PerSeat::from_fn(|seat| PlayerInfo {
-            spec: record.seats[seat].player.to_string(),
+            spec: record.seats[seat].player.clone(),
             model: record.seats[seat].model.clone(),
         }),
     };
@@ -553,6 +560,26 @@ mod tests {
             (Some(1), "2 turns → 1 turns")
         );
         assert!(found.iter().any(|d| d.field == "outcome.kind"));
+    }
+
+    /// A record whose turns stop before its episode ends (its last turn lost) differs in its
+    /// ending alone: the turns it has are the engine's, whatever the record adds to them (the
+    /// endpoint's account of each call, rewards, labels).
+    #[test]
+    fn an_episode_the_record_does_not_finish_differs_in_its_ending_not_its_turns() {
+        let (s, mut record) = casino_deal();
+        for turn in &mut record.turns {
+            turn.call = Some(crate::vocab::Call {
+                model: Some("m".into()),
+                ..Default::default()
+            });
+            turn.labels.insert("tactic".into(), "anchor".into());
+        }
+        record.turns.pop();
+        let found =
+            check_record(&record, &s, &Prompts::builtin(), &RewardConfig::default()).unwrap();
+        let fields: Vec<&str> = found.iter().map(|d| d.field.as_str()).collect();
+        assert_eq!(fields, ["outcome.kind"]);
     }
 
     #[test]

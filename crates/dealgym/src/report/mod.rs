@@ -9,7 +9,7 @@
 //! file is nothing but counts — one aggregate per group (`groups.rs`), the threshold
 //! sensitivity (`sensitivity.rs`), label counts (`labels.rs`), a fixed-size transcript
 //! sample (`sample.rs`), the 24 bytes an episode by which a duplicate is known
-//! ([`crate::record::SeenEpisodes`]) and, for the ratings, one compact (key, player, ρ) observation per
+//! (the record files' duplicate check) and, for the ratings, one compact (key, player, ρ) observation per
 //! named seat of an eval's episode, which waits in memory up to `eval::SPILL_AFTER` and then
 //! in partition files under the report's directory (`eval::SpillStore`, removed when the
 //! report is written or fails), so an eval's file keeps memory flat too; a plain run's records
@@ -35,18 +35,15 @@ use crate::record::{
 use crate::score::{cell, pct_cell, Aggregate, Estimate, Weights};
 
 pub use charts::ChartError;
-
 pub(crate) use charts::{histogram_chart, interval_chart, stacked_chart};
-pub use groups::Dimension;
-pub use groups::Groups;
+pub use groups::{Dimension, Groups};
 pub(crate) use labels::LabelCounts;
 pub(crate) use people::PeopleAndModels;
 pub use people::PEOPLE;
 pub use sample::Sample;
 pub use sensitivity::Sensitivity;
 pub(crate) use tables::aggregate_table;
-pub use tables::Table;
-pub use tables::{Cell, Column};
+pub use tables::{Cell, Column, Table};
 
 /// Bins of the ρ histogram (chart and CSV): 40 bins of width 0.05 over [−1, 1].
 pub(crate) const HISTOGRAM_BINS: usize = 40;

@@ -50,7 +50,7 @@ impl SeatPlayer {
 
     fn info(&self) -> PlayerInfo {
         PlayerInfo {
-            spec: self.spec().to_string(),
+            spec: self.spec().into(),
             model: match self {
                 SeatPlayer::Local(p) => p.model(),
                 SeatPlayer::External { .. } => None,

@@ -32,31 +32,23 @@ use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario};
 
 pub use config::{presets_doc, ConfigError, FileConfig};
-pub use driver::Seating;
 pub(crate) use driver::{panic_message, play_caught, Driver, Finished};
-pub use driver::{play, SeatPlayer, INTERNAL_ERROR};
-pub use driver::{EpisodeError, EpisodeKit};
-pub(crate) use execute::AbortOnDrop;
-pub(crate) use execute::{execute, progress_bar, styled_bar, Sink};
+pub use driver::{play, EpisodeError, EpisodeKit, SeatPlayer, Seating, INTERNAL_ERROR};
+pub(crate) use execute::{execute, progress_bar, styled_bar, AbortOnDrop, Sink};
 pub use execute::{written_line, Stopped};
 pub use options::{RunError, RunOptions};
-pub use plan::PlannedEpisode;
-pub use plan::{plan, shard, Shard};
+pub use plan::{plan, shard, PlannedEpisode, Shard};
 pub(crate) use plan::{planned_ids, without_done};
 pub(crate) use prefix::plan_prefixes;
-pub use prefix::PrefixReport;
-pub use prefix::{branch_group_id, Cut, PrefixOptions, SkipReason, Targets};
-pub use prefix::{LoggedPrefix, Skipped};
-pub use report::RunSummary;
-pub use report::SeatReplicas;
-pub use rewarding::rubric;
-pub use rewarding::Rewarding;
+pub use prefix::{
+    branch_group_id, Cut, LoggedPrefix, PrefixOptions, PrefixReport, SkipReason, Skipped, Targets,
+};
+pub use report::{RunSummary, SeatReplicas};
+pub use rewarding::{rubric, Rewarding};
 pub(crate) use scenarios::{list_files, ScenarioSource};
 pub use scenarios::{FindError, Unavailable};
-pub use select::{Sample, SelectError};
-pub use select::{SelectConfig, Selection};
-pub use stop::{grace_period, Stop};
-pub use stop::{StopSignal, StopState};
+pub use select::{Sample, SelectConfig, SelectError, Selection};
+pub use stop::{grace_period, Stop, StopSignal, StopState};
 pub use summary::RunStats;
 
 /// The run id: a digest of what makes two runs comparable (seed, scenarios, players, group size,

@@ -41,8 +41,7 @@ use crate::run::{load_all, Selection};
 
 pub use catalog::Catalog;
 pub use error::ServeError;
-pub use hub::Hub;
-pub use hub::Owner;
+pub use hub::{Hub, Owner};
 pub use listen::ConnectionLimits;
 pub use options::ServeOptions;
 pub use policy::ClientPolicy;

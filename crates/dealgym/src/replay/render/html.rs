@@ -99,7 +99,7 @@ pub(crate) fn html_fragment(record: &EpisodeRecord) -> String {
             out,
             "<tr><td>{seat}</td><td>{}</td><td><code>{}</code>{model}</td><td>{}</td><td>{}</td></tr>",
             s.role,
-            escape(&s.player),
+            escape(s.player.as_str()),
             s.persona.as_deref().map(escape).unwrap_or("—".into()),
             if s.regulated { "yes" } else { "no" }
         );

@@ -38,8 +38,8 @@ pub fn markdown(record: &EpisodeRecord) -> String {
     for seat in Seat::BOTH {
         let s = &record.seats[seat];
         let player = match &s.model {
-            Some(model) => format!("{} ({})", code(&s.player), escape(model)),
-            None => code(&s.player),
+            Some(model) => format!("{} ({})", code(s.player.as_str()), escape(model)),
+            None => code(s.player.as_str()),
         };
         let _ = writeln!(
             out,

@@ -15,7 +15,6 @@ mod markdown;
 mod names;
 
 pub use html::html;
-
 pub(crate) use html::{escape, html_fragment, TRANSCRIPT_STYLE};
 pub use markdown::markdown;
 use names::TermNames;
