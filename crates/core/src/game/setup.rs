@@ -208,6 +208,12 @@ impl From<RulesWire> for Rules {
 }
 
 impl Rules {
+    /// Whether a completion that could not be used on try `attempt` (0 first) is corrected
+    /// and asked again, rather than forfeited (DESIGN §4, `format_retries`).
+    pub fn allows_retry(&self, attempt: u32) -> bool {
+        attempt < self.format_retries
+    }
+
     /// Whether turn `index` (an attempt, in record order) was replayed from a log rather than
     /// played by the episode's players: the turns of a continuation's prefix. Per-turn rewards
     /// do not score them, a token-exact seat's sequence and the token exports skip them (they
