@@ -46,7 +46,7 @@ impl OutcomeKind {
     }
 
     /// Gym's "truncated": the episode was cut off rather than ended by a player.
-    pub(crate) fn is_truncation(self) -> bool {
+    pub fn is_truncation(self) -> bool {
         self == OutcomeKind::MaxTurns
     }
 }
