@@ -81,6 +81,14 @@ async fn whole_episodes_of_every_family_over_the_websocket() {
         assert!(obs["info"]["outcome"]["kind"].is_string(), "{obs}");
         assert_eq!(done["reward"], obs["info"]["rewards"]["learner"]);
         assert!(obs["info"]["last_turn"]["parsed"]["format_ok"].is_boolean());
+        // The structured state ends as the record does, from the observing seat's side.
+        assert_eq!(obs["state"]["family"], *family);
+        assert_eq!(
+            obs["state"]["outcome"]["kind"],
+            obs["info"]["outcome"]["kind"]
+        );
+        assert_eq!(obs["state"]["to_move"], Value::Null);
+        assert_eq!(obs["state"]["legal_actions"], json!([]));
         let state = ws_send(&mut ws, json!({"type": "state"})).await;
         assert_eq!(state["type"], "state");
         assert_eq!(state["data"]["done"], true);

@@ -127,6 +127,9 @@ pub enum GameError {
 }
 
 /// A negotiation in progress (Gym-style): `to_move()`, `view(seat)`, `step(completion)`.
+/// Cloned by a caller that builds a record (which consumes the episode) and keeps playing or
+/// reading it, as the Python binding does.
+#[derive(Clone)]
 pub struct Episode {
     scenario: Arc<Scenario>,
     setup: Setup,
@@ -305,6 +308,12 @@ impl Episode {
         self.outcome.as_ref()
     }
 
+    /// Tries already spent on the turn in progress (0 on a first try): the seat to move has
+    /// `format_retries − attempt` corrections left.
+    pub(crate) fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
     /// Moves that took effect per seat (rounds played).
     pub fn moves(&self) -> PerSeat<u32> {
         self.moves
@@ -352,7 +361,7 @@ impl Episode {
                 .error
                 .clone()
                 .unwrap_or_else(|| TurnError::format("no action"));
-            let retry = self.attempt < self.setup.rules.format_retries;
+            let retry = self.setup.rules.allows_retry(self.attempt);
             self.turns.push(turn);
             if retry {
                 self.attempt += 1;

@@ -124,6 +124,21 @@ impl Default for EpisodeConfig {
 }
 
 impl EpisodeConfig {
+    /// This config with some of its `[episode]` keys set from a JSON object (a server reset's
+    /// `rules`, the Python binding's `rules=`): each key replaces the config's value, an
+    /// unknown key or a value of the wrong type is refused naming it. Not validated: the
+    /// caller validates once it has set the rest ([`EpisodeConfig::validate`]).
+    pub fn with_overrides(
+        &self,
+        overrides: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<EpisodeConfig, String> {
+        let mut table = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        for (k, v) in overrides {
+            table[k] = v.clone();
+        }
+        serde_json::from_value(table).map_err(|e| e.to_string())
+    }
+
     /// Check what serde cannot: each count within its limit ([`crate::limits`]) and each
     /// number finite and in its range (a floor is a share of the seat's maximum utility). The
     /// message names the key.
@@ -208,6 +223,12 @@ impl From<RulesWire> for Rules {
 }
 
 impl Rules {
+    /// Whether a completion that could not be used on try `attempt` (0 first) is corrected
+    /// and asked again, rather than forfeited (DESIGN §4, `format_retries`).
+    pub fn allows_retry(&self, attempt: u32) -> bool {
+        attempt < self.format_retries
+    }
+
     /// Whether turn `index` (an attempt, in record order) was replayed from a log rather than
     /// played by the episode's players: the turns of a continuation's prefix. Per-turn rewards
     /// do not score them, a token-exact seat's sequence and the token exports skip them (they
@@ -456,6 +477,20 @@ pub(crate) fn regulation_floor(
 mod tests {
     use super::*;
     use crate::fixtures::{job, price, setup_with};
+
+    /// A reset's `rules` set the keys they name and leave the rest; a misspelt key is refused
+    /// by name rather than ignored.
+    #[test]
+    fn overrides_set_the_keys_they_name_and_refuse_unknown_ones() {
+        let base = EpisodeConfig::default();
+        let set = |json: serde_json::Value| base.with_overrides(json.as_object().unwrap());
+        let c = set(serde_json::json!({"max_rounds": 3, "regulate_opponent": false})).unwrap();
+        assert_eq!((c.max_rounds, c.regulate_opponent), (3, false));
+        assert_eq!(c.reject_loop, base.reject_loop);
+        let err = set(serde_json::json!({"max_round": 3})).unwrap_err();
+        assert!(err.contains("max_round"), "{err}");
+        assert!(set(serde_json::json!({"max_rounds": "three"})).is_err());
+    }
 
     #[test]
     fn rules_past_their_limits_are_refused_by_key() {

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::parse::TurnFormat;
 use super::terms::Terms;
 
 /// A move, as the grammar spells it: `[SUBMIT_DEAL] terms`, `[ACCEPT_DEAL]`, `[REJECT_DEAL]`,
@@ -18,7 +19,7 @@ pub enum Action {
 }
 
 /// The action tokens without their terms: what the parser finds in the text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionKind {
     Submit,
@@ -29,6 +30,22 @@ pub enum ActionKind {
 }
 
 impl ActionKind {
+    /// The moves a seat may make now, in the order a decoding constraint lists them: ACCEPT
+    /// only when an offer is open to it (`Episode::offer_to_accept`), TALK only in the XML
+    /// format (the tagged format's prompt has no conversational move).
+    pub fn legal(format: TurnFormat, can_accept: bool) -> Vec<ActionKind> {
+        let mut kinds = Vec::with_capacity(5);
+        if can_accept {
+            kinds.push(ActionKind::Accept);
+        }
+        kinds.extend([ActionKind::Reject, ActionKind::WalkAway]);
+        if format == TurnFormat::Xml {
+            kinds.push(ActionKind::Talk);
+        }
+        kinds.push(ActionKind::Submit);
+        kinds
+    }
+
     /// The token exactly as the grammar writes it.
     pub fn token(self) -> &'static str {
         match self {

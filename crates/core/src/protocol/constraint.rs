@@ -13,6 +13,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::action::ActionKind;
 use super::parse::TurnFormat;
 use super::terms::{IssueRange, TermSpace};
 
@@ -129,16 +130,13 @@ fn terms<N: Notation>(n: &N, space: TermSpace<'_>) -> String {
 }
 
 fn action<N: Notation>(n: &N, space: TermSpace<'_>, format: TurnFormat, accept: bool) -> String {
-    let tokens: &[&str] = if accept {
-        &["[ACCEPT_DEAL]", "[REJECT_DEAL]", "[WALK_AWAY]"]
-    } else {
-        &["[REJECT_DEAL]", "[WALK_AWAY]"]
-    };
-    let mut moves: Vec<String> = tokens.iter().map(|t| n.literal(t)).collect();
-    if format == TurnFormat::Xml {
-        moves.push(n.literal("[TALK]"));
-    }
-    moves.push(n.seq(&[n.literal("[SUBMIT_DEAL] "), terms(n, space)]));
+    let moves: Vec<String> = ActionKind::legal(format, accept)
+        .into_iter()
+        .map(|kind| match kind {
+            ActionKind::Submit => n.seq(&[n.literal("[SUBMIT_DEAL] "), terms(n, space)]),
+            other => n.literal(other.token()),
+        })
+        .collect();
     n.alternatives(&moves)
 }
 

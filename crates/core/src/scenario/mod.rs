@@ -6,6 +6,7 @@
 //! turning the raw public datasets into scenario files in `import/`. This module does no network
 //! I/O and knows nothing of episodes or players.
 
+mod catalog;
 mod family;
 pub mod import;
 mod load;
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::digest::{digest_json, Digest};
 use crate::protocol::{IssueSpec, ItemSpec, TermSpace};
 
+pub use catalog::{Catalog, UnknownScenario};
 pub use family::{Domain, Family, Role};
 pub use load::{
     load_scenarios, load_scenarios_from_reader, parse_scenario_line, validate, InvalidScenario,

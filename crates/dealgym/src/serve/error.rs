@@ -52,6 +52,12 @@ pub enum ServeError {
     Upstream(String),
 }
 
+impl From<crate::scenario::UnknownScenario> for ServeError {
+    fn from(e: crate::scenario::UnknownScenario) -> ServeError {
+        ServeError::UnknownScenario(e.0)
+    }
+}
+
 impl ServeError {
     pub fn status(&self) -> StatusCode {
         match self {

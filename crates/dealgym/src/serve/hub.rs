@@ -222,12 +222,8 @@ impl Hub {
     pub fn rules(&self, args: &ResetArgs) -> Result<EpisodeConfig, ServeError> {
         let mut episode = self.options.episode.clone();
         if let Some(overrides) = &args.rules {
-            let mut table =
-                serde_json::to_value(&episode).map_err(|e| ServeError::Execution(e.to_string()))?;
-            for (k, v) in overrides {
-                table[k] = v.clone();
-            }
-            episode = serde_json::from_value(table)
+            episode = episode
+                .with_overrides(overrides)
                 .map_err(|e| ServeError::Validation(format!("rules: {e}")))?;
         }
         if let Some(role) = args.learner_role {
@@ -271,7 +267,7 @@ impl Hub {
             group: index as u64,
             member: 0,
         };
-        let driver = Driver::start(kit, self.catalog.planned(index, seeds))
+        let driver = Driver::start(kit, self.planned(index, seeds))
             .map_err(|e| ServeError::Validation(e.to_string()))?;
         let tokens = match &args.tokens {
             Some(t) => Some(self.exact_tokens(t)?),

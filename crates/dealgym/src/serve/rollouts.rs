@@ -377,6 +377,7 @@ fn select(state: &Shared, selection: &Selection) -> Result<Vec<Arc<Scenario>>, S
                 catalog
                     .pick(None, Some(fc.family), Some(i), 0)
                     .map(|at| catalog.scenarios[at].clone())
+                    .map_err(ServeError::from)
             })
             .collect()
     };
@@ -387,6 +388,7 @@ fn select(state: &Shared, selection: &Selection) -> Result<Vec<Arc<Scenario>>, S
                 catalog
                     .pick(Some(id), None, None, 0)
                     .map(|at| catalog.scenarios[at].clone())
+                    .map_err(ServeError::from)
             })
             .collect::<Result<Vec<_>, _>>()?,
         Selection::Family(fc) => from_family(fc)?,

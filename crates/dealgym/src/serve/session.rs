@@ -14,6 +14,7 @@ use crate::agents::Played;
 use crate::game::{token_sequence, Completion, FirstMover, Message, PerSeat, Seat, Step};
 use crate::llm::turn_tokens;
 use crate::llm::{LlmClient, NextPrompt, TokenApi};
+use crate::observation::SeatState;
 use crate::record::EpisodeRecord;
 use crate::run::Driver;
 use crate::scenario::{Family, Role};
@@ -87,6 +88,8 @@ pub struct Sampled {
 pub struct Ended {
     pub record: EpisodeRecord,
     pub views: PerSeat<Vec<Message>>,
+    /// Each seat's last structured state, taken before the record consumed the episode.
+    pub states: PerSeat<SeatState>,
 }
 
 /// One live (or just ended) episode.
@@ -241,6 +244,7 @@ impl Session {
         }
         let driver = self.driver.take().expect("checked above");
         let views = PerSeat::from_fn(|seat| driver.episode().view(seat).to_vec());
+        let states = PerSeat::from_fn(|seat| driver.episode().seat_state(seat));
         let mut record = driver
             .into_rewarded_record()
             .await
@@ -249,6 +253,7 @@ impl Session {
         self.ended = Some(Ended {
             record: record.clone(),
             views,
+            states,
         });
         Ok(Some(record))
     }
@@ -256,7 +261,7 @@ impl Session {
     /// What `seat` sees: OpenEnv's `{observation, reward, done}`, with everything a learner
     /// needs inside `observation` (OpenEnv drops `metadata`).
     pub(crate) fn observe(&self, seat: Seat) -> StepAnswer {
-        let (messages, role, scenario, family, turns) = match (&self.driver, &self.ended) {
+        let (messages, role, scenario, family, turns, state) = match (&self.driver, &self.ended) {
             (Some(d), _) => {
                 let e = d.episode();
                 (
@@ -265,6 +270,7 @@ impl Session {
                     e.scenario().id.clone(),
                     e.scenario().family,
                     e.turns().len(),
+                    e.seat_state(seat),
                 )
             }
             (None, Some(ended)) => (
@@ -273,15 +279,11 @@ impl Session {
                 ended.record.scenario_id.clone(),
                 ended.record.family,
                 ended.record.turns.len(),
+                ended.states[seat].clone(),
             ),
             (None, None) => unreachable!("a session has a driver until it has ended"),
         };
-        let last = self.last[seat].as_ref().map(|step| LastTurn {
-            parsed: step.parsed.clone(),
-            played: step.played.clone(),
-            regulation: step.event.clone(),
-            retry: step.retry,
-        });
+        let last = self.last[seat].as_ref().map(LastTurn::from);
         let regulation = self.last[seat].as_ref().and_then(|s| s.event.clone());
         let ended = self.ended.as_ref().map(|e| &e.record);
         let reward = ended.map_or(0.0, |record| record.rewards[seat]);
@@ -318,6 +320,7 @@ impl Session {
                     outcome: ended.map(|r| r.outcome.clone()),
                     rewards: ended.map(|r| r.rewards),
                 },
+                state,
             },
             reward,
             done,

@@ -16,7 +16,8 @@ use serde_json::Value;
 
 use super::session::Sampled;
 use crate::game::{Completion, Message, PerSeat, RegulationEvent, Seat};
-use crate::protocol::{Action as Move, Parsed};
+pub use crate::observation::LastTurn;
+use crate::observation::SeatState;
 use crate::record::{EpisodeRecord, RecordOutcome};
 use crate::scenario::{Family, Role};
 use crate::vocab::Drift;
@@ -123,6 +124,10 @@ pub struct Observation {
     /// Token-exact mode (the `tokens` reset kwarg): what to append before sampling.
     pub token_ids: Option<TokenIds>,
     pub info: Info,
+    /// The seat's structured view beside its messages: the offer on the table from its side,
+    /// its own values, turns left, the rules that end the game, the legal moves
+    /// ([`Episode::seat_state`](crate::game::Episode::seat_state), the Python binding's too).
+    pub state: SeatState,
 }
 
 /// Token-exact mode: the ids the client appends to the seat's sequence before it samples.
@@ -148,19 +153,6 @@ pub struct Info {
     pub outcome: Option<RecordOutcome>,
     /// Both seats' total rewards, once the episode has ended.
     pub rewards: Option<PerSeat<f64>>,
-}
-
-/// What became of a seat's completion.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct LastTurn {
-    /// Everything read from it.
-    pub parsed: Parsed,
-    /// The move that took effect, if the completion could be used.
-    pub played: Option<Move>,
-    /// What regulation did to the move, if anything.
-    pub regulation: Option<RegulationEvent>,
-    /// The completion could not be used and the same seat is asked again.
-    pub retry: bool,
 }
 
 /// Where an episode stands (OpenEnv's `State`). A fresh environment, with no episode yet, has
@@ -349,7 +341,16 @@ fn schema_of<T: JsonSchema>(contract: Contract) -> Schema {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::MessageRole;
+    use crate::fixtures::{learner_first_as, price};
+    use crate::game::{Episode, MessageRole};
+
+    /// The buyer's state at the start of the fixture's price task.
+    fn state() -> SeatState {
+        let s = price();
+        Episode::new(s.clone(), learner_first_as(&s, Role::Buyer))
+            .expect("episode")
+            .seat_state(Seat::Learner)
+    }
 
     fn observation() -> Observation {
         Observation {
@@ -371,6 +372,7 @@ mod tests {
                 outcome: None,
                 rewards: None,
             },
+            state: state(),
         }
     }
 
@@ -388,8 +390,13 @@ mod tests {
             to_move: Some(Seat::Learner),
             step,
         };
+        let mut written = to_json(&rest);
+        let state = written["observation"]
+            .as_object_mut()
+            .and_then(|o| o.remove("state"));
+        assert_eq!(state, Some(to_json(&self::state())));
         assert_eq!(
-            to_json(&rest).to_string(),
+            written.to_string(),
             r#"{"done":false,"episode_id":"s0","observation":{"done":false,"info":{"episode_id":"s0","family":"ahp","last_turn":null,"outcome":null,"regulation":null,"rewards":null,"scenario_id":"ahp:x:0"},"messages":[{"content":"Hello","role":"user"}],"prompt":"Hello","reward":0.0,"role":"buyer","seat":"learner","to_move":"learner","token_ids":null,"turn":1},"reward":0.0,"to_move":"learner"}"#
         );
         assert_eq!(
@@ -445,6 +452,7 @@ mod tests {
                 "reward",
                 "role",
                 "seat",
+                "state",
                 "to_move",
                 "token_ids",
                 "turn"

@@ -1,0 +1,433 @@
+//! [`SeatState`] and its one builder, [`Episode::seat_state`].
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::game::rules::move_cap;
+use crate::game::{Episode, OutcomeKind, RegulationEvent, Step, Turn};
+use crate::protocol::{Action, ActionKind, IssueRange, IssueValue, Parsed, TermSpace, Terms};
+use crate::scenario::{Family, Game, Role, Scenario};
+use crate::vocab::Seat;
+
+/// One seat's structured view of an episode: everything it may know, from its own side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SeatState {
+    pub seat: Seat,
+    pub role: Role,
+    pub family: Family,
+    pub scenario_id: String,
+    /// The role to move next; `null` once the episode is over.
+    pub to_move: Option<Role>,
+    /// What both sides see: the deal space.
+    pub public: PublicView,
+    /// This seat's own private values; never the other side's.
+    pub own: PrivateView,
+    /// The least utility this seat may agree to, if it is regulated (DESIGN §4, "Regulation");
+    /// `null` for an unregulated seat.
+    pub floor: Option<f64>,
+    /// What this seat gets without a deal.
+    pub no_deal_value: f64,
+    /// The offer on the table, its terms from this seat's side.
+    pub standing_offer: Option<OfferView>,
+    pub turns: TurnCount,
+    /// The rules that can end the episode.
+    pub rules: EndingRules,
+    /// The moves this seat may make now; empty unless it is to move.
+    pub legal_actions: Vec<ActionKind>,
+    /// What became of this seat's own last completion; `null` before its first.
+    pub last_turn: Option<LastTurn>,
+    /// The counterpart's last move that took effect, its terms from this seat's side.
+    pub counterpart_last: Option<MoveView>,
+    /// How the episode ended, from this seat's side; `null` while it runs.
+    pub outcome: Option<OutcomeView>,
+}
+
+/// The public description and the space of deals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PublicView {
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    pub description: String,
+    /// Price games: the public listing price, in currency units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listing_price: Option<f64>,
+    /// Item games: the items and how many units of each are on the table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<ItemView>,
+    /// Issue games: the issues and the values each may take.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub issues: Vec<IssueView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ItemView {
+    pub name: String,
+    pub count: u32,
+}
+
+/// One issue: an integer range (`min`, `max`) or named `options`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct IssueView {
+    pub key: String,
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
+}
+
+/// A seat's own private block, by role: a buyer's budget, a seller's cost (in currency units),
+/// an item player's points per unit, an issue player's weights and valuations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PrivateView {
+    Buyer { budget: f64 },
+    Seller { cost: f64 },
+    Items { values: BTreeMap<String, u32> },
+    Issues { issues: Vec<WeightView> },
+}
+
+/// How much one issue matters to the seat and how it values the issue's values (the
+/// scenario's `valuation`, as the scenario file writes it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WeightView {
+    pub key: String,
+    pub weight: f64,
+    pub valuation: serde_json::Value,
+}
+
+/// Terms as a map: `{"price": 1250.0}`, `{"food": 2, "water": 1, "firewood": 0}`,
+/// `{"salary": 35, "position": "Engineer", …}`.
+pub type TermsView = BTreeMap<String, TermValue>;
+
+/// One term's value: a price in currency units, a count of items, an issue's number or the
+/// name of its option.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TermValue {
+    Count(u32),
+    Number(i64),
+    Price(f64),
+    Option(String),
+}
+
+/// An offer on the table: who made it and its terms from the observer's side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OfferView {
+    pub by: Role,
+    pub terms: TermsView,
+}
+
+/// A move that took effect; a SUBMIT's terms from the observer's side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MoveView {
+    pub kind: ActionKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terms: Option<TermsView>,
+}
+
+/// How far the episode has gone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TurnCount {
+    /// Attempts so far, both seats, retries included.
+    pub attempts: usize,
+    /// Moves this seat made that took effect (its rounds played).
+    pub moves_used: u32,
+    /// Moves both seats together may still make before the turn cap truncates the episode.
+    pub moves_left: u32,
+    /// Corrections this seat has left on its turn (all of them when it is not to move).
+    pub retries_left: u32,
+}
+
+/// The rules that can end the episode (DESIGN §4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EndingRules {
+    /// Rounds per seat before the episode is truncated (`max_turns`).
+    pub max_rounds: u32,
+    /// The same terms proposed this many times in a row end it (`reject_loop`); 0: off.
+    pub reject_loop: u32,
+    /// This many REJECT_DEAL moves in a row end it (`reject_loop`); 0: off.
+    pub reject_streak: u32,
+    /// Corrections per turn before a malformed completion forfeits (`format_forfeit`).
+    pub format_retries: u32,
+    /// A cap on both seats' moves together, where the rules set one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_moves: Option<u32>,
+}
+
+/// What became of a seat's completion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LastTurn {
+    /// Everything read from it.
+    pub parsed: Parsed,
+    /// The move that took effect, if the completion could be used.
+    pub played: Option<Action>,
+    /// What regulation did to the move, if anything.
+    pub regulation: Option<RegulationEvent>,
+    /// The completion could not be used and the same seat is asked again.
+    pub retry: bool,
+}
+
+impl From<&Step> for LastTurn {
+    fn from(step: &Step) -> LastTurn {
+        LastTurn {
+            parsed: step.parsed.clone(),
+            played: step.played.clone(),
+            regulation: step.event.clone(),
+            retry: step.retry,
+        }
+    }
+}
+
+/// How the episode ended, from the observer's side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OutcomeView {
+    pub kind: OutcomeKind,
+    /// The role that ended it, where one did.
+    pub by: Option<Role>,
+    /// The agreed terms from the observer's side, for a deal.
+    pub terms: Option<TermsView>,
+    /// The observer's utility.
+    pub utility: f64,
+    /// The observer's bargained ratio ρ.
+    pub rho: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Episode {
+    /// What `seat` may know of the episode now (the one builder of [`SeatState`]).
+    pub fn seat_state(&self, seat: Seat) -> SeatState {
+        let scenario = self.scenario();
+        let setup = self.setup();
+        let space = scenario.term_space();
+        let me = &setup.seats[seat];
+        let role_of = |s: Seat| setup.seats[s].role;
+        let to_move = self.to_move();
+        let rules = &setup.rules;
+        let moves = self.moves();
+        let retries_left = match to_move {
+            Some(s) if s == seat => rules.format_retries.saturating_sub(self.attempt()),
+            _ => rules.format_retries,
+        };
+        let legal_actions = match to_move {
+            Some(s) if s == seat => {
+                ActionKind::legal(me.format, self.offer_to_accept(seat).is_some())
+            }
+            _ => Vec::new(),
+        };
+        let last_turn = self
+            .turns()
+            .iter()
+            .rev()
+            .find(|t| t.seat == seat)
+            .map(|t| last_turn(t, rules.allows_retry(t.attempt)));
+        let counterpart_last = self
+            .history()
+            .iter()
+            .rev()
+            .find(|m| m.seat != seat)
+            .map(|m| MoveView {
+                kind: m.action.kind(),
+                terms: m
+                    .action
+                    .terms()
+                    .map(|t| terms_view(&t.flipped(space), space)),
+            });
+        let outcome = self.outcome().map(|o| OutcomeView {
+            kind: o.kind,
+            by: o.by.map(role_of),
+            terms: o.terms.as_ref().map(|learner_terms| {
+                let own = match seat {
+                    Seat::Learner => learner_terms.clone(),
+                    Seat::Opponent => learner_terms.flipped(space),
+                };
+                terms_view(&own, space)
+            }),
+            utility: o.utility[seat],
+            rho: o.rho[seat],
+            detail: o.detail.clone(),
+        });
+        SeatState {
+            seat,
+            role: me.role,
+            family: scenario.family,
+            scenario_id: scenario.id.clone(),
+            to_move: to_move.map(role_of),
+            public: public_view(scenario),
+            own: private_view(scenario, me.role),
+            floor: me.regulated.then_some(me.floor),
+            no_deal_value: setup.no_deal_value,
+            standing_offer: self.standing_offer().map(|offer| OfferView {
+                by: role_of(offer.by),
+                terms: terms_view(&offer.terms_for(seat, space), space),
+            }),
+            turns: TurnCount {
+                attempts: self.turns().len(),
+                moves_used: moves[seat],
+                moves_left: move_cap(rules).saturating_sub(moves.learner + moves.opponent),
+                retries_left,
+            },
+            rules: EndingRules {
+                max_rounds: rules.max_rounds,
+                reject_loop: rules.reject_loop,
+                reject_streak: rules.reject_streak,
+                format_retries: rules.format_retries,
+                max_moves: rules.max_moves,
+            },
+            legal_actions,
+            last_turn,
+            counterpart_last,
+            outcome,
+        }
+    }
+}
+
+fn last_turn(turn: &Turn, retry_allowed: bool) -> LastTurn {
+    LastTurn {
+        parsed: turn.parsed.clone(),
+        played: turn.played.clone(),
+        regulation: turn.regulation.clone(),
+        retry: turn.played.is_none() && retry_allowed,
+    }
+}
+
+/// Terms as a map keyed by price, item or issue, prices in currency units.
+pub(crate) fn terms_view(terms: &Terms, space: TermSpace<'_>) -> TermsView {
+    match (terms, space) {
+        (Terms::Price(_), _) => BTreeMap::from([(
+            "price".to_string(),
+            TermValue::Price(terms.price().unwrap_or(0.0)),
+        )]),
+        (Terms::Items(shares), TermSpace::Items(items)) => items
+            .iter()
+            .zip(shares)
+            .map(|(item, n)| (item.name.clone(), TermValue::Count(*n)))
+            .collect(),
+        (Terms::Issues(values), TermSpace::Issues(issues)) => issues
+            .iter()
+            .zip(values)
+            .map(|(issue, value)| {
+                let v = match (value, &issue.range) {
+                    (IssueValue::Option(i), IssueRange::Discrete { options }) => options
+                        .get(*i)
+                        .map(|o| TermValue::Option(o.clone()))
+                        .unwrap_or(TermValue::Count(*i as u32)),
+                    (IssueValue::Option(i), _) => TermValue::Count(*i as u32),
+                    (IssueValue::Number(x), _) => TermValue::Number(*x),
+                };
+                (issue.key.clone(), v)
+            })
+            .collect(),
+        // Terms of another space than the scenario's never reach an episode (the parser reads
+        // them in the scenario's space).
+        _ => BTreeMap::new(),
+    }
+}
+
+fn public_view(scenario: &Scenario) -> PublicView {
+    let mut view = PublicView {
+        title: scenario.public.title.clone(),
+        category: scenario.public.category.clone(),
+        description: scenario.public.description.clone(),
+        listing_price: None,
+        items: Vec::new(),
+        issues: Vec::new(),
+    };
+    match &scenario.game {
+        Game::Price { listing_price, .. } => view.listing_price = Some(*listing_price),
+        Game::Items { items, .. } => {
+            view.items = items
+                .iter()
+                .map(|i| ItemView {
+                    name: i.name.clone(),
+                    count: i.count,
+                })
+                .collect()
+        }
+        Game::Issues { issues, .. } => {
+            view.issues = issues
+                .iter()
+                .map(|i| {
+                    let (min, max, options) = match &i.range {
+                        IssueRange::Integer { min, max } => (Some(*min), Some(*max), Vec::new()),
+                        IssueRange::Discrete { options } => (None, None, options.clone()),
+                    };
+                    IssueView {
+                        key: i.key.clone(),
+                        label: i.label.clone(),
+                        min,
+                        max,
+                        options,
+                    }
+                })
+                .collect()
+        }
+    }
+    view
+}
+
+/// `role`'s own private block of the scenario, and nothing of the other role's.
+fn private_view(scenario: &Scenario, role: Role) -> PrivateView {
+    match (&scenario.game, role) {
+        (Game::Price { buyer, .. }, Role::Buyer) => PrivateView::Buyer {
+            budget: buyer.budget,
+        },
+        (Game::Price { seller, .. }, _) => PrivateView::Seller { cost: seller.cost },
+        (
+            Game::Items {
+                items,
+                agent_1,
+                agent_2,
+            },
+            _,
+        ) => {
+            let own = if role == Role::Agent1 {
+                agent_1
+            } else {
+                agent_2
+            };
+            PrivateView::Items {
+                values: items
+                    .iter()
+                    .zip(&own.values)
+                    .map(|(item, v)| (item.name.clone(), *v))
+                    .collect(),
+            }
+        }
+        (
+            Game::Issues {
+                issues,
+                worker,
+                recruiter,
+            },
+            _,
+        ) => {
+            let own = if role == Role::Worker {
+                worker
+            } else {
+                recruiter
+            };
+            PrivateView::Issues {
+                issues: issues
+                    .iter()
+                    .zip(&own.issues)
+                    .map(|(issue, pref)| WeightView {
+                        key: issue.key.clone(),
+                        weight: pref.weight,
+                        valuation: serde_json::to_value(&pref.valuation)
+                            .unwrap_or(serde_json::Value::Null),
+                    })
+                    .collect(),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,32 @@
+"""dealgym in Python, in process: two language models negotiating, stepped by raw completions.
+
+The engine is Rust (``dealgym._core``): parsing, flipping, regulation, termination, scoring and
+records are the same code as the ``dealgym`` command line, so a record written here passes
+``dealgym replay --verify``.
+"""
+
+from dealgym._core import (
+    EpisodeEndedError,
+    Game,
+    NotYourTurnError,
+    RecordWriter,
+    ScenarioError,
+    StepInfo,
+    families,
+    roles,
+    scenario_ids,
+    step_many,
+)
+
+__all__ = [
+    "EpisodeEndedError",
+    "Game",
+    "NotYourTurnError",
+    "RecordWriter",
+    "ScenarioError",
+    "StepInfo",
+    "families",
+    "roles",
+    "scenario_ids",
+    "step_many",
+]

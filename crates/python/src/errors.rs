@@ -1,0 +1,23 @@
+//! The exceptions the module raises: each names what was wrong, and none is a crash.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+
+create_exception!(
+    dealgym._core,
+    ScenarioError,
+    PyValueError,
+    "An unknown family, role, scenario id or index: the message names it and the choices."
+);
+create_exception!(
+    dealgym._core,
+    EpisodeEndedError,
+    PyRuntimeError,
+    "A step after the episode ended: the message names how it ended."
+);
+create_exception!(
+    dealgym._core,
+    NotYourTurnError,
+    PyValueError,
+    "A step for a role that is not to move: the message names the role to move."
+);

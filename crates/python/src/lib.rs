@@ -1,0 +1,36 @@
+//! `dealgym._core`: the engine of [`dealgym_core`] bound in process for Python (issue 22).
+//!
+//! One [`game::Game`] is one episode, stepped with raw completions from outside; parsing,
+//! flipping, regulation, termination, scoring and records stay the core's one implementation.
+//! The Python faces (PettingZoo, Gymnasium, OpenEnv) are written in Python over this module.
+//! Scenarios are compiled in ([`catalog`]), so stepping needs no files. A step releases the
+//! GIL while the engine works, and [`game::step_many`] steps many episodes in one release.
+
+use pyo3::prelude::*;
+
+mod catalog;
+mod errors;
+mod game;
+mod records;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<game::Game>()?;
+    m.add_class::<game::StepInfo>()?;
+    m.add_class::<records::RecordWriter>()?;
+    m.add_function(wrap_pyfunction!(game::step_many, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::families, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::roles, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::scenario_ids, m)?)?;
+    m.add("ScenarioError", py.get_type::<errors::ScenarioError>())?;
+    m.add(
+        "EpisodeEndedError",
+        py.get_type::<errors::EpisodeEndedError>(),
+    )?;
+    m.add(
+        "NotYourTurnError",
+        py.get_type::<errors::NotYourTurnError>(),
+    )?;
+    Ok(())
+}
