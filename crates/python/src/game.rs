@@ -319,7 +319,10 @@ impl Game {
             specs[seat] = Some(spec);
         }
         let players = specs.map(|_, spec| PlayerInfo {
-            spec: spec.clone().unwrap_or_else(|| PYTHON_PLAYER.to_string()).into(),
+            spec: spec
+                .clone()
+                .unwrap_or_else(|| PYTHON_PLAYER.to_string())
+                .into(),
             model: None,
         });
         // One run per seed and setup, so the records of many games never share an id.

@@ -1,0 +1,156 @@
+"""dealgym as a PettingZoo AEC environment: two seats taking turns, each acting with its model's
+raw completion. The engine — parsing, perspective flipping, regulation, the endings, scoring and
+the record — is the Rust core (``dealgym._core.Game``); this module only speaks PettingZoo.
+
+Agents are named by their role in the scenario (``buyer``/``seller``,
+``agent_1``/``agent_2``, ``worker``/``recruiter``). A deal, a walk-away, a reject loop and a
+format forfeit terminate; the turn cap truncates. Rewards come once, when the episode ends: each
+seat's total under the ``rewards`` settings (the terminal reward alone by default).
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from typing import Any, Mapping
+
+from pettingzoo import AECEnv
+
+from . import _core
+from .spaces import action_space, observation_space
+
+#: What ``reset(options=...)`` reads; other keys are warned about and ignored.
+RESET_OPTIONS = ("scenario_id", "index", "learner_role", "first_mover")
+
+
+class DealAECEnv(AECEnv):
+    """One negotiation of ``family`` at a time.
+
+    ``rules`` overrides the ``[episode]`` settings (``max_rounds``, ``reject_loop``,
+    ``format_retries``, ``regulate_opponent``, ...) and ``rewards`` the ``[rewards]`` table, as
+    in a config file. ``reset(seed=...)`` draws the scenario and the setup from the seed alone;
+    an unseeded reset draws its seed from the env's own generator, never from Python's global one.
+    """
+
+    metadata = {"name": "dealgym_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+
+    def __init__(
+        self,
+        family: str = "casino",
+        *,
+        scenario_id: str | None = None,
+        rules: Mapping[str, Any] | None = None,
+        rewards: Mapping[str, Any] | None = None,
+        learner_role: str | None = None,
+        first_mover: str | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode {render_mode!r}: dealgym renders only 'ansi'")
+        self.family = family
+        self.possible_agents = list(_core.roles(family))
+        self.render_mode = render_mode
+        self._defaults = {
+            "scenario_id": scenario_id,
+            "learner_role": learner_role,
+            "first_mover": first_mover,
+        }
+        self._rules = dict(rules) if rules else None
+        self._rewards = dict(rewards) if rewards else None
+        self._observation_spaces = {a: observation_space() for a in self.possible_agents}
+        self._action_spaces = {a: action_space() for a in self.possible_agents}
+        self._rng = random.Random()
+        self.game: _core.Game | None = None
+
+    def observation_space(self, agent: str):
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str):
+        return self._action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
+        chosen = dict(self._defaults)
+        for key, value in (options or {}).items():
+            if key in RESET_OPTIONS:
+                chosen[key] = value
+            else:
+                warnings.warn(
+                    f"reset option {key!r} is not one dealgym reads ({', '.join(RESET_OPTIONS)})",
+                    stacklevel=2,
+                )
+        if seed is not None:
+            self._rng.seed(seed)
+            episode_seed = seed
+        else:
+            episode_seed = self._rng.getrandbits(63)
+        self.game = _core.Game(
+            self.family,
+            seed=episode_seed,
+            rules=self._rules,
+            rewards=self._rewards,
+            **{k: v for k, v in chosen.items() if v is not None},
+        )
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.game.to_move
+
+    def observe(self, agent: str) -> dict[str, Any]:
+        return self._game().observe(agent)
+
+    def step(self, action: str | Mapping[str, Any] | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self._game()
+        self._cumulative_rewards[agent] = 0.0
+        info = game.step(action, role=agent)
+        self.rewards = {a: 0.0 for a in self.agents}
+        if info.done:
+            totals = game.rewards or {}
+            for a in self.agents:
+                self.rewards[a] = float(totals.get(a, 0.0))
+                self.terminations[a] = info.terminated
+                self.truncations[a] = info.truncated
+                self.infos[a] = {"outcome": game.outcome}
+            # Each seat then makes its dead step, the one that just moved last.
+            self.agent_selection = next(a for a in self.agents if a != agent)
+        else:
+            self.infos[agent] = {"retry": info.retry}
+            self.agent_selection = info.to_move
+        self._accumulate_rewards()
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or self.game is None:
+            return None
+        # The first seat's view holds the whole exchange in order: its own replies, and the
+        # other seat's turns as they were forwarded to it.
+        me, other = self.possible_agents
+        speaker = {"assistant": me, "user": other}
+        return "\n".join(
+            f"{speaker[m['role']]}: {m['content']}"
+            for m in self.game.observe(me)["messages"]
+            if m["role"] in speaker
+        )
+
+    def close(self) -> None:
+        pass
+
+    def record(self) -> dict[str, Any]:
+        """The ended episode's record, as ``dealgym run`` writes it."""
+        return self._game().record()
+
+    def _game(self) -> _core.Game:
+        if self.game is None:
+            raise RuntimeError("call reset() before stepping or observing")
+        return self.game
+
+
+def env(family: str = "casino", **kwargs: Any) -> DealAECEnv:
+    """PettingZoo's usual constructor name."""
+    return DealAECEnv(family, **kwargs)

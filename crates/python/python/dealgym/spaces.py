@@ -1,0 +1,108 @@
+"""Gymnasium spaces for text negotiation: what PettingZoo's ``api_test`` and Gymnasium's
+``check_env`` accept for an observation of chat messages and a structured state, and for an
+action that is a model's raw completion.
+
+An observation is a ``Dict`` of ``prompt`` (the last message the seat was sent), ``messages``
+(every chat message the seat's model is sent, exactly as the CLI sends them) and ``state`` (the
+structured state of the seat: see ``dealgym._core.Game.observe``). There is deliberately no
+``"observation"`` key: PettingZoo's checker compares the dtypes of that key's leaves, and text
+has none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gymnasium.spaces import Dict as DictSpace
+from gymnasium.spaces import Space, Text
+
+#: The longest completion or message a space admits (characters).
+MAX_TEXT = 1 << 20
+
+
+class Utf8Text(Text):
+    """Any ``str`` up to ``max_length`` characters, in any script (Gymnasium's ``Text`` admits
+    only its charset); samples alphanumerics, as ``Text`` does."""
+
+    def __init__(self, max_length: int = MAX_TEXT, *, seed: Any = None) -> None:
+        super().__init__(max_length=max_length, min_length=0, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and len(x) <= self.max_length
+
+    def __repr__(self) -> str:
+        return f"Utf8Text({self.max_length})"
+
+
+class Completion(Utf8Text):
+    """An action: the raw completion text, or a dict with its ``text`` and, in token-exact play,
+    the sampled ``completion_ids`` and their ``logprobs``."""
+
+    def contains(self, x: Any) -> bool:
+        if isinstance(x, dict):
+            return isinstance(x.get("text"), str) and len(x["text"]) <= self.max_length
+        return super().contains(x)
+
+    def __repr__(self) -> str:
+        return f"Completion({self.max_length})"
+
+
+class Messages(Space):
+    """A chat: a list of ``{"role": str, "content": str}``."""
+
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(shape=None, dtype=None, seed=seed)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def sample(self, mask: Any = None, probability: Any = None) -> list[dict[str, str]]:
+        return [{"role": "user", "content": "Hello."}]
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, list) and all(
+            isinstance(m, dict)
+            and isinstance(m.get("role"), str)
+            and isinstance(m.get("content"), str)
+            for m in x
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Messages)
+
+    def __repr__(self) -> str:
+        return "Messages()"
+
+
+class JsonObject(Space):
+    """Any JSON object (a ``dict``): the seat's structured state."""
+
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(shape=None, dtype=None, seed=seed)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def sample(self, mask: Any = None, probability: Any = None) -> dict[str, Any]:
+        return {}
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, dict)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JsonObject)
+
+    def __repr__(self) -> str:
+        return "JsonObject()"
+
+
+def observation_space() -> DictSpace:
+    """The space of one seat's observation: ``prompt``, ``messages`` and ``state``."""
+    return DictSpace({"prompt": Utf8Text(), "messages": Messages(), "state": JsonObject()})
+
+
+def action_space() -> Completion:
+    """The space of one seat's action: its raw completion."""
+    return Completion()

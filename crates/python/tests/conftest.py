@@ -1,0 +1,58 @@
+"""Shared helpers: completions written the way a model following the turn format writes them,
+and the `dealgym` binary the records are checked with."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+FAMILIES = ("ahp", "casino", "craigslist", "dnd", "job_interview")
+
+
+def turn(action: str, talk: str = "Let us see.", thought: str = "Thinking.") -> str:
+    """A completion in the default (tagged) turn format."""
+    return f"Thought: {thought}\nTalk: {talk}\nAction: {action}"
+
+
+GARBAGE = "I would rather not say anything in the format you asked for."
+
+
+@pytest.fixture(scope="session")
+def dealgym_bin() -> str:
+    path = os.environ.get("DEALGYM_BIN")
+    if not path:
+        pytest.skip("DEALGYM_BIN is not set (.ci/python.sh sets it to the built CLI)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> pathlib.Path:
+    return REPO
+
+
+def offer(state: dict, greedy: bool = True) -> str:
+    """A SUBMIT_DEAL action line over the deal space in ``state["public"]``, from the mover's
+    side: a price near the listing (low for a buyer, high for a seller), or most items (greedy)
+    or a fair split, or each issue's first option or lowest number (greedy) or last/highest."""
+    public = state["public"]
+    if public.get("listing_price") is not None:
+        listing = public["listing_price"]
+        buyer = state["own"]["kind"] == "buyer"
+        factor = (0.6 if greedy else 0.8) if buyer else (1.0 if greedy else 0.9)
+        return f"[SUBMIT_DEAL] price:{listing * factor:.2f}"
+    if public.get("items"):
+        shares = [
+            f"{i['name']}:{i['count'] if greedy else i['count'] // 2}" for i in public["items"]
+        ]
+        return "[SUBMIT_DEAL] " + " ".join(shares)
+    terms = []
+    for issue in public["issues"]:
+        if issue.get("options"):
+            value = issue["options"][0 if greedy else -1]
+        else:
+            value = issue["min"] if greedy else issue["max"]
+        terms.append(f"{issue['key']}:{value}")
+    return "[SUBMIT_DEAL] " + " ".join(terms)
