@@ -1,0 +1,63 @@
+"""Stepping many games in one call gives what stepping them one by one gives."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from conftest import FAMILIES, GARBAGE, offer, turn
+from dealgym import Game, step_many
+from dealgym.batch import astep_many
+
+
+def games(n: int) -> list[Game]:
+    return [Game(FAMILIES[i % len(FAMILIES)], seed=i) for i in range(n)]
+
+
+def script(game: Game, k: int) -> str:
+    """A reply that depends on the game's state: offers, then a walk-away."""
+    if k >= 3:
+        return turn("[WALK_AWAY]")
+    if k == 1:
+        return GARBAGE
+    return turn(offer(game.observe(game.to_move)["state"], greedy=k == 0))
+
+
+def records(gs: list[Game]) -> list[str]:
+    out = []
+    for g in gs:
+        r = g.record()
+        r.pop("timing")
+        out.append(json.dumps(r))
+    return out
+
+
+def test_a_batch_steps_each_game_as_one_step_would():
+    one, many = games(64), games(64)
+    for k in range(4):
+        for g in one:
+            if not g.done:
+                g.step(script(g, k))
+        live = [g for g in many if not g.done]
+        infos = step_many(live, [script(g, k) for g in live])
+        assert [i.done for i in infos] == [g.done for g in live]
+    assert all(g.done for g in one) and all(g.done for g in many)
+    assert records(one) == records(many)
+
+
+def test_a_bad_action_in_a_batch_steps_no_game():
+    gs = games(4)
+    before = [g.observe(g.to_move) for g in gs]
+    with pytest.raises(TypeError):
+        step_many(gs, [turn("[WALK_AWAY]")] * 3 + [7])
+    assert [g.observe(g.to_move) for g in gs] == before
+    with pytest.raises(ValueError):
+        step_many(gs, [turn("[WALK_AWAY]")] * 3)
+
+
+def test_the_async_batch_awaits_the_same_steps():
+    gs = games(8)
+    infos = asyncio.run(astep_many(gs, [turn("[WALK_AWAY]")] * len(gs)))
+    assert all(i.done and i.outcome == "walk_away" for i in infos)
