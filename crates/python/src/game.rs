@@ -67,16 +67,29 @@ pub struct StepInfo {
 impl StepInfo {
     fn __repr__(&self) -> String {
         format!(
-            "StepInfo(role={:?}, played={:?}, retry={}, terminated={}, truncated={}, done={}, to_move={:?}, outcome={:?})",
+            "StepInfo(role='{}', played={}, retry={}, terminated={}, truncated={}, done={}, to_move={}, outcome={})",
             self.role,
-            self.played,
-            self.retry,
-            self.terminated,
-            self.truncated,
-            self.done,
-            self.to_move,
-            self.outcome
+            py_str(self.played),
+            py_bool(self.retry),
+            py_bool(self.terminated),
+            py_bool(self.truncated),
+            py_bool(self.done),
+            py_str(self.to_move),
+            py_str(self.outcome)
         )
+    }
+}
+
+/// An optional name as Python's `repr` writes it: `'deal'` or `None`.
+fn py_str(name: Option<&str>) -> String {
+    name.map_or_else(|| "None".to_string(), |n| format!("'{n}'"))
+}
+
+fn py_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
     }
 }
 
@@ -477,11 +490,11 @@ impl Game {
 
     fn __repr__(&self) -> String {
         format!(
-            "Game(family={:?}, scenario_id={:?}, seed={}, to_move={:?})",
+            "Game(family='{}', scenario_id='{}', seed={}, to_move={})",
             self.family().name(),
             self.episode.scenario().id,
             self.seeds.run,
-            self.to_move()
+            py_str(self.to_move())
         )
     }
 }

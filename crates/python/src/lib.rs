@@ -1,10 +1,10 @@
 //! `dealgym._core`: the engine of [`dealgym_core`] bound in process for Python (issue 22).
 //!
-//! One [`game::Game`] is one episode, stepped with raw completions from outside; parsing,
+//! One `Game` is one episode, stepped with raw completions from outside; parsing,
 //! flipping, regulation, termination, scoring and records stay the core's one implementation.
 //! The Python faces (PettingZoo, Gymnasium, OpenEnv) are written in Python over this module.
-//! Scenarios are compiled in ([`catalog`]), so stepping needs no files. A step releases the
-//! GIL while the engine works, and [`game::step_many`] steps many episodes in one release.
+//! Scenarios are compiled in (`catalog.rs`), so stepping needs no files. A step releases the
+//! GIL while the engine works, and `step_many` steps many episodes in one release.
 
 use pyo3::prelude::*;
 
