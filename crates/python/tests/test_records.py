@@ -5,8 +5,58 @@ from __future__ import annotations
 import json
 import subprocess
 
-from conftest import FAMILIES, GARBAGE, turn
+from conftest import FAMILIES, GARBAGE, offer, turn
 from dealgym import Game, RecordWriter
+
+FREE = {"regulate_learner": False, "regulate_opponent": False}
+
+#: Each ending: the rules it is played under, and the completion of move k by `role` (the first
+#: mover is `first`).
+ENDINGS = {
+    "deal": (FREE, lambda role, first, s, k: turn(offer(s) if k == 0 else "[ACCEPT_DEAL]")),
+    "walk_away": ({}, lambda role, first, s, k: turn("[WALK_AWAY]")),
+    "reject_loop": (
+        {**FREE, "reject_loop": 3},
+        lambda role, first, s, k: turn(offer(s, greedy=role == first or k % 4 == 1)),
+    ),
+    "max_turns": (
+        {**FREE, "max_rounds": 2, "reject_loop": 0, "reject_streak": 0},
+        lambda role, first, s, k: turn(offer(s, greedy=k % 4 < 2)),
+    ),
+    "format_forfeit": ({"format_retries": 1}, lambda role, first, s, k: GARBAGE),
+}
+
+
+def play_to(family: str, ending: str, seed: int) -> Game:
+    rules, move = ENDINGS[ending]
+    game = Game(family, seed=seed, rules=rules)
+    first = game.to_move
+    k = 0
+    while not game.done:
+        role = game.to_move
+        game.step(move(role, first, game.observe(role)["state"], k), role=role)
+        k += 1
+    assert game.outcome["kind"] == ending, (family, ending, game.outcome)
+    return game
+
+
+def test_every_family_and_ending_written_from_python_passes_replay_verify(
+    tmp_path, dealgym_bin, repo_root
+):
+    path = tmp_path / "endings.jsonl"
+    with RecordWriter(str(path)) as writer:
+        for i, family in enumerate(FAMILIES):
+            for j, ending in enumerate(ENDINGS):
+                writer.write(play_to(family, ending, seed=10 * i + j))
+    assert writer.written == len(FAMILIES) * len(ENDINGS)
+    done = subprocess.run(
+        [dealgym_bin, "replay", str(path), "--verify"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{len(FAMILIES) * len(ENDINGS)} episodes" in done.stdout, done.stdout
 
 
 def test_records_written_from_python_pass_replay_verify(tmp_path, dealgym_bin, repo_root):
