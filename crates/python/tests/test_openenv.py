@@ -1,0 +1,73 @@
+"""The OpenEnv ``Environment`` served by OpenEnv's own server and played by its own clients."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("openenv")
+import uvicorn  # noqa: E402  (installed with openenv-core)
+from openenv.core import GenericEnvClient  # noqa: E402
+
+from conftest import GARBAGE, offer, turn  # noqa: E402
+from dealgym.openenv import DealAction, DealEnvClient, DealEnvironment, app  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def server_url():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    server = uvicorn.Server(
+        uvicorn.Config(app(max_concurrent_envs=4), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "the OpenEnv server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_a_whole_deal_through_openenvs_client(server_url):
+    free = {"regulate_learner": False, "regulate_opponent": False}
+    with DealEnvClient(base_url=server_url).sync() as env:
+        result = env.reset(seed=3, family="casino", rules=free)
+        first = result.observation.role
+        assert result.observation.messages[0]["role"] == "system"
+        result = env.step(DealAction(message=turn(offer(result.observation.state)), seat=first))
+        assert not result.done and result.observation.role != first
+        result = env.step(DealAction(message=turn("[ACCEPT_DEAL]")))
+        assert result.done
+        state = env.state()
+        assert state.done and state.step_count == 2 and state.outcome["kind"] == "deal"
+        assert result.observation.state["outcome"]["kind"] == "deal"
+
+
+def test_a_wrong_seat_is_an_error_and_the_generic_client_plays_too(server_url):
+    with GenericEnvClient(base_url=server_url).sync() as env:
+        result = env.reset(seed=5, family="ahp")
+        mover = result.observation["role"]
+        other = "seller" if mover == "buyer" else "buyer"
+        with pytest.raises(Exception, match=other):
+            env.step({"message": turn("[WALK_AWAY]"), "seat": other})
+    with GenericEnvClient(base_url=server_url).sync() as env:
+        env.reset(seed=5, family="ahp", rules={"format_retries": 0})
+        result = env.step({"message": GARBAGE})
+        assert result.done
+        assert result.reward is not None and result.reward < 0
+
+
+def test_the_environment_in_process_answers_the_seat_to_move():
+    env = DealEnvironment("dnd")
+    obs = env.reset(seed=2)
+    assert obs.to_move == obs.role and not obs.done and obs.reward == 0.0
+    obs = env.step(DealAction(message=turn("[WALK_AWAY]"), seat=obs.seat))
+    assert obs.done and env.state.outcome["kind"] == "walk_away"
