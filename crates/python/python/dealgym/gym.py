@@ -1,0 +1,135 @@
+"""dealgym as a single-seat Gymnasium environment: the learner's seat acts with raw completions,
+the opponent plays inside (``dealgym.opponents``). Importing this module registers one id per
+family: ``dealgym/AmazonHistoryPrice-v0``, ``dealgym/CraigslistBargains-v0``,
+``dealgym/CaSiNo-v0``, ``dealgym/DealOrNoDeal-v0`` and ``dealgym/JobInterview-v0``.
+
+A deal, a walk-away, a reject loop and a format forfeit terminate; the turn cap truncates. The
+reward is the learner's total once the episode has ended, 0 before.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import gymnasium
+
+from . import _core
+from .opponents import Script, opponent_of
+from .spaces import action_space, observation_space
+
+#: The registered ids, by family.
+IDS = {
+    "ahp": "dealgym/AmazonHistoryPrice-v0",
+    "craigslist": "dealgym/CraigslistBargains-v0",
+    "casino": "dealgym/CaSiNo-v0",
+    "dnd": "dealgym/DealOrNoDeal-v0",
+    "job_interview": "dealgym/JobInterview-v0",
+}
+
+#: What ``reset(options=...)`` reads.
+RESET_OPTIONS = ("scenario", "index", "role", "first_mover")
+
+
+class DealEnv(gymnasium.Env):
+    """The learner's seat of ``family``; ``opponent`` plays the other (a callable
+    ``(messages, state) -> completion``, a list of completions, or ``OpenAIChat``)."""
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        family: str = "casino",
+        *,
+        opponent: Any = None,
+        role: str | None = None,
+        rules: Mapping[str, Any] | None = None,
+        rewards: Mapping[str, Any] | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if opponent is None:
+            raise TypeError(
+                "DealEnv needs an opponent: a callable (messages, state) -> completion, a list "
+                "of completions, or dealgym.opponents.OpenAIChat(base_url, model)"
+            )
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode {render_mode!r}: dealgym renders only 'ansi'")
+        self.family = family
+        self.roles = _core.roles(family)
+        if role is not None and role not in self.roles:
+            raise _core.ScenarioError(f"role {role!r} is not one of {family}'s: {self.roles}")
+        self.opponent = opponent_of(opponent)
+        self.role = role
+        self.rules = dict(rules) if rules else None
+        self.rewards = dict(rewards) if rewards else None
+        self.render_mode = render_mode
+        self.observation_space = observation_space()
+        self.action_space = action_space()
+        self.game: _core.Game | None = None
+
+    def reset(
+        self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = set(options) - set(RESET_OPTIONS)
+        if unknown:
+            raise ValueError(f"reset options {sorted(unknown)}: dealgym reads {RESET_OPTIONS}")
+        episode_seed = seed if seed is not None else int(self.np_random.integers(2**63))
+        chosen = {
+            "scenario_id": options.get("scenario"),
+            "index": options.get("index"),
+            "learner_role": options.get("role", self.role),
+            "first_mover": options.get("first_mover"),
+            "rules": self.rules,
+            "rewards": self.rewards,
+        }
+        self.game = _core.Game(
+            self.family, seed=episode_seed, **{k: v for k, v in chosen.items() if v is not None}
+        )
+        if isinstance(self.opponent, Script):
+            self.opponent.restart()
+        self._opponent_plays()
+        return self._observe(), self._info()
+
+    def step(
+        self, action: str | Mapping[str, Any]
+    ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        game = self._game()
+        game.step(action, role=game.learner_role)
+        self._opponent_plays()
+        reward = float(game.rewards[game.learner_role]) if game.done else 0.0
+        return self._observe(), reward, game.terminated, game.truncated, self._info()
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or self.game is None:
+            return None
+        speaker = {"assistant": self.game.learner_role, "user": "counterpart"}
+        return "\n".join(
+            f"{speaker[m['role']]}: {m['content']}"
+            for m in self.game.observe(self.game.learner_role)["messages"]
+            if m["role"] in speaker
+        )
+
+    def _opponent_plays(self) -> None:
+        game = self._game()
+        while not game.done and game.to_move != game.learner_role:
+            seen = game.observe(game.to_move)
+            game.step(self.opponent(seen["messages"], seen["state"]), role=game.to_move)
+
+    def _observe(self) -> dict[str, Any]:
+        game = self._game()
+        return game.observe(game.learner_role)
+
+    def _info(self) -> dict[str, Any]:
+        game = self._game()
+        return {"outcome": game.outcome} if game.done else {}
+
+    def _game(self) -> _core.Game:
+        if self.game is None:
+            raise RuntimeError("call reset() before step()")
+        return self.game
+
+
+for _family, _id in IDS.items():
+    if _id not in gymnasium.registry:
+        gymnasium.register(id=_id, entry_point="dealgym.gym:DealEnv", kwargs={"family": _family})

@@ -1,0 +1,94 @@
+"""The single-seat Gymnasium face under Gymnasium's own checker, with each kind of opponent."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+import urllib.request
+
+import gymnasium
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import dealgym
+import dealgym.gym  # noqa: F401  (registers the ids)
+from conftest import GARBAGE, offer, turn
+from dealgym.gym import IDS, DealEnv
+from dealgym.opponents import OpenAIChat
+
+
+def proposer(messages, state):
+    """An opponent that keeps proposing the terms it likes best."""
+    return turn(offer(state))
+
+
+@pytest.mark.parametrize("family", sorted(IDS))
+def test_every_registered_id_passes_gymnasiums_check_env(family):
+    env = gymnasium.make(IDS[family], opponent=proposer)
+    check_env(env.unwrapped, skip_render_check=False)
+
+
+def test_options_pick_the_scenario_and_the_learners_role():
+    env = DealEnv("ahp", opponent=proposer)
+    scenario = dealgym.scenario_ids("ahp")[3]
+    obs, _ = env.reset(seed=1, options={"scenario": scenario, "role": "seller"})
+    assert env.game.scenario_id == scenario and env.game.learner_role == "seller"
+    assert obs["state"]["role"] == "seller" and obs["state"]["own"]["kind"] == "seller"
+    with pytest.raises(ValueError, match="colour"):
+        env.reset(seed=1, options={"colour": "red"})
+
+
+def test_a_scripted_opponent_and_the_endings_as_gymnasium_reports_them():
+    env = DealEnv("casino", opponent=[turn("[WALK_AWAY]")], role="agent_1")
+    obs, info = env.reset(seed=4, options={"first_mover": "learner"})
+    assert env.game.to_move == "agent_1" and info == {}
+    obs, reward, terminated, truncated, info = env.step(turn(offer(obs["state"])))
+    assert terminated and not truncated and info["outcome"]["kind"] == "walk_away"
+
+    capped = DealEnv(
+        "dnd",
+        opponent=proposer,
+        rules={"max_rounds": 1, "reject_loop": 0, "reject_streak": 0},
+    )
+    obs, _ = capped.reset(seed=2, options={"first_mover": "learner"})
+    obs, reward, terminated, truncated, info = capped.step(turn(offer(obs["state"])))
+    assert truncated and not terminated and info["outcome"]["kind"] == "max_turns"
+
+    forfeit = DealEnv("ahp", opponent=proposer, rules={"format_retries": 0})
+    forfeit.reset(seed=3, options={"first_mover": "learner"})
+    _, reward, terminated, _, info = forfeit.step(GARBAGE)
+    assert terminated and reward < 0 and info["outcome"]["kind"] == "format_forfeit"
+
+
+def test_a_model_behind_an_openai_endpoint_as_the_opponent(dealgym_bin, repo_root):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    mock = subprocess.Popen(
+        [dealgym_bin, "mock", "--port", str(port)],
+        cwd=repo_root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the mock endpoint did not start"
+                time.sleep(0.1)
+        env = DealEnv("casino", opponent=OpenAIChat(f"http://127.0.0.1:{port}/v1", "mock"))
+        obs, _ = env.reset(seed=6, options={"first_mover": "opponent"})
+        assert any(m["role"] == "user" for m in obs["messages"][1:]), "the model moved first"
+        done = False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(turn(offer(obs["state"])))
+            done = terminated or truncated
+        assert info["outcome"]["kind"] in ("deal", "reject_loop", "walk_away", "max_turns")
+    finally:
+        mock.terminate()
+        mock.wait(10)
