@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import json
 
 import pytest
@@ -61,3 +62,32 @@ def test_the_async_batch_awaits_the_same_steps():
     gs = games(8)
     infos = asyncio.run(astep_many(gs, [turn("[WALK_AWAY]")] * len(gs)))
     assert all(i.done and i.outcome == "walk_away" for i in infos)
+
+
+def test_python_threads_run_while_a_batch_steps():
+    """The engine steps a batch with the interpreter's lock released: a Python thread keeps
+    running during the call (one holding the lock would not run at all until it returned)."""
+    import threading
+
+    gs = [Game("casino", seed=i) for i in range(4096)]
+    actions = [turn(offer(g.observe(g.to_move)["state"])) for g in gs]
+    in_call = threading.Event()
+    stop = threading.Event()
+    seen_in_call = []
+
+    def watch():
+        while not stop.is_set():
+            if in_call.is_set():
+                seen_in_call.append(1)
+            time.sleep(0.0005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        in_call.set()
+        step_many(gs, actions)
+        in_call.clear()
+    finally:
+        stop.set()
+        watcher.join()
+    assert len(seen_in_call) >= 3, len(seen_in_call)
