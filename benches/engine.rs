@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 
-use dealgym::agents::{RulePlayer, Tactic, TurnContext};
+use dealgym::agents::{Position, RulePlayer, Tactic};
 use dealgym::game::{Episode, EpisodeConfig, EpisodeSeed, PerSeat, Seat, Setup};
 use dealgym::protocol::{parse, TermSpace};
 use dealgym::record::{EpisodeRecord, PlayerInfo, RecordMeta, RecordReader, Timing};
@@ -44,7 +44,7 @@ fn play(scenario: &Arc<Scenario>, players: &PerSeat<RulePlayer>) -> Episode {
     .unwrap();
     let mut episode = Episode::new(scenario.clone(), setup).unwrap();
     while let Some(seat) = episode.to_move() {
-        let text = players[seat].complete(&TurnContext::of(&episode, seat, 0));
+        let text = players[seat].complete(&Position::of(&episode, seat, 0));
         episode.step(text).unwrap();
     }
     episode

@@ -20,7 +20,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use dealgym::agents::{RulePlayer, Tactic, TurnContext};
+use dealgym::agents::{Position, RulePlayer, Tactic};
 use dealgym::game::{Episode, EpisodeConfig, EpisodeSeed, PerSeat, Setup};
 use dealgym::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
 use dealgym::report::{report, ReportOptions, DEFAULT_TAUS, DEFAULT_TRANSCRIPTS};
@@ -53,7 +53,7 @@ fn templates() -> anyhow::Result<Vec<EpisodeRecord>> {
         )?;
         let mut episode = Episode::new(scenario.clone(), setup)?;
         while let Some(seat) = episode.to_move() {
-            let text = players[seat].complete(&TurnContext::of(&episode, seat, 0));
+            let text = players[seat].complete(&Position::of(&episode, seat, 0));
             episode.step(text)?;
         }
         let meta = RecordMeta {

@@ -34,6 +34,7 @@ pub mod fixtures;
 pub mod game;
 pub mod jsonl;
 pub mod limits;
+pub mod negotiator;
 pub mod observation;
 pub mod protocol;
 pub mod record;

@@ -30,8 +30,8 @@
 //! ```
 
 pub use dealgym_core::{
-    cache, digest, game, jsonl, limits, observation, protocol, record, reward, scenario, score,
-    template, vocab,
+    cache, digest, game, jsonl, limits, negotiator, observation, protocol, record, reward,
+    scenario, score, template, vocab,
 };
 
 #[cfg(test)]

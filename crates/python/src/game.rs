@@ -7,6 +7,7 @@ use dealgym_core::digest::Digest;
 use dealgym_core::game::{
     mix_text, Completion, Episode, EpisodeConfig, EpisodeSeed, FirstMover, PerSeat, Seat, Setup,
 };
+use dealgym_core::negotiator::{Position, RulePlayer, Tactic};
 use dealgym_core::protocol::ActionKind;
 use dealgym_core::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
 use dealgym_core::reward::RewardConfig;
@@ -36,6 +37,9 @@ pub struct Game {
     run_id: String,
     players: PerSeat<PlayerInfo>,
     rewards: RewardConfig,
+    /// A built-in negotiator playing the opponent's seat (`opponent="rule:NAME"`), in Rust,
+    /// after each step; `None`: both seats are played from Python.
+    opponent: Option<RulePlayer>,
     /// Built when the episode ends (so `outcome` and `rewards` are the record's).
     record: Option<EpisodeRecord>,
 }
@@ -214,6 +218,31 @@ impl Game {
     /// once the episode ends. Runs without the GIL.
     fn advance(&mut self, completion: Completion) -> Result<StepInfo, String> {
         let step = self.episode.step(completion).map_err(|e| e.to_string())?;
+        self.play_opponent()?;
+        let outcome = self.episode.outcome();
+        let truncated = outcome.is_some_and(|o| o.kind.is_truncation());
+        Ok(StepInfo {
+            role: self.role_of(step.seat),
+            played: step.played.as_ref().map(|a| kind_name(a.kind())),
+            retry: step.retry,
+            terminated: outcome.is_some() && !truncated,
+            truncated,
+            done: outcome.is_some(),
+            to_move: self.episode.to_move().map(|s| self.role_of(s)),
+            outcome: outcome.map(|o| o.kind.name()),
+        })
+    }
+
+    /// Let the built-in opponent, if any, make its moves until the other seat is to move or the
+    /// episode ends; then build the record if it has ended.
+    fn play_opponent(&mut self) -> Result<(), String> {
+        if let Some(rule) = self.opponent.as_ref() {
+            let seed = self.seeds.sampling_seed(Seat::Opponent);
+            while self.episode.to_move() == Some(Seat::Opponent) {
+                let text = rule.complete(&Position::of(&self.episode, Seat::Opponent, seed));
+                self.episode.step(text).map_err(|e| e.to_string())?;
+            }
+        }
         if self.episode.outcome().is_some() && self.record.is_none() {
             let meta = RecordMeta {
                 run_id: self.run_id.clone(),
@@ -229,16 +258,7 @@ impl Game {
                 std::iter::empty::<Option<Call>>(),
             );
         }
-        Ok(StepInfo {
-            role: self.role_of(step.seat),
-            played: step.played.as_ref().map(|a| kind_name(a.kind())),
-            retry: step.retry,
-            terminated: step.terminated,
-            truncated: step.truncated,
-            done: step.terminated || step.truncated,
-            to_move: self.episode.to_move().map(|s| self.role_of(s)),
-            outcome: step.outcome.as_ref().map(|o| o.kind.name()),
-        })
+        Ok(())
     }
 
     fn ended_record(&self) -> PyResult<&EpisodeRecord> {
@@ -251,7 +271,7 @@ impl Game {
 #[pymethods]
 impl Game {
     #[new]
-    #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=0, learner_role=None, first_mover=None, rules=None, rewards=None, players=None, run_id=None))]
+    #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=0, learner_role=None, first_mover=None, rules=None, rewards=None, players=None, run_id=None, opponent=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         family: &str,
@@ -264,7 +284,20 @@ impl Game {
         rewards: Option<&Bound<'_, PyDict>>,
         players: Option<HashMap<String, String>>,
         run_id: Option<String>,
+        opponent: Option<&str>,
     ) -> PyResult<Game> {
+        let rule = opponent
+            .map(|spec| {
+                spec.strip_prefix("rule:")
+                    .and_then(Tactic::from_name)
+                    .map(RulePlayer::new)
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "opponent `{spec}`: a Game plays `rule:boulware`, `rule:tough`, `rule:linear` or `rule:conceder`"
+                        ))
+                    })
+            })
+            .transpose()?;
         let family = catalog::family(family)?;
         let catalog = catalog::catalog(family)?;
         let at = catalog
@@ -326,6 +359,7 @@ impl Game {
         )
         .map_err(|e| crate::errors::ScenarioError::new_err(e.to_string()))?;
         let mut specs: PerSeat<Option<String>> = PerSeat::default();
+        specs[Seat::Opponent] = opponent.map(str::to_string);
         for (role, spec) in players.unwrap_or_default() {
             let role = catalog::role(family, &role)?;
             let seat = setup.seat_of(role).expect("both roles are seated");
@@ -351,15 +385,19 @@ impl Game {
         });
         let episode = Episode::new(scenario, setup)
             .map_err(|e| PyRuntimeError::new_err(format!("the built-in prompts: {e}")))?;
-        Ok(Game {
+        let mut game = Game {
             episode,
             scenario_digest: catalog.digest(at),
             seeds,
             run_id,
             players,
             rewards,
+            opponent: rule,
             record: None,
-        })
+        };
+        // An opponent that moves first has made its move by the time the game is handed over.
+        game.play_opponent().map_err(PyRuntimeError::new_err)?;
+        Ok(game)
     }
 
     /// The family's name (`casino`, `craigslist`, …).

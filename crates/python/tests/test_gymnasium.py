@@ -27,6 +27,40 @@ def proposer(messages, state):
 def test_every_registered_id_passes_gymnasiums_check_env(family):
     env = gymnasium.make(IDS[family], opponent=proposer)
     check_env(env.unwrapped, skip_render_check=False)
+    # The default opponent: the built-in boulware negotiator, played in Rust.
+    check_env(gymnasium.make(IDS[family]).unwrapped, skip_render_check=False)
+
+
+@pytest.mark.parametrize("family", sorted(IDS))
+def test_a_built_in_negotiator_opponent_plays_whole_episodes(family, tmp_path, dealgym_bin, repo_root):
+    import subprocess
+
+    from dealgym import RecordWriter
+
+    kinds = set()
+    path = tmp_path / "rule.jsonl"
+    with RecordWriter(str(path)) as writer:
+        for seed in range(4):
+            env = DealEnv(family, opponent="rule:linear")
+            obs, _ = env.reset(seed=seed)
+            done = False
+            while not done:
+                obs, reward, terminated, truncated, info = env.step(turn(offer(obs["state"])))
+                done = terminated or truncated
+            kinds.add(info["outcome"]["kind"])
+            record = env.game.record()
+            assert record["seats"]["opponent"]["player"] == "rule:linear"
+            writer.write(env.game)
+    assert kinds <= {"deal", "reject_loop", "max_turns", "walk_away"}, kinds
+    done = subprocess.run(
+        [dealgym_bin, "replay", str(path), "--verify"], cwd=repo_root, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_an_unknown_built_in_opponent_is_refused_naming_the_known_ones():
+    with pytest.raises(ValueError, match="rule:conceder"):
+        DealEnv("casino", opponent="rule:telepath").reset(seed=0)
 
 
 def test_options_pick_the_scenario_and_the_learners_role():

@@ -6,13 +6,10 @@
 //! A built-in negotiator reads the scenario from its own side only; nothing here passes one
 //! seat's private block to the other seat's player.
 
-pub mod concession;
 mod model;
 pub mod persona;
-mod rule;
 mod sampling;
 mod script;
-mod speech;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -26,7 +23,7 @@ use crate::llm::{
     without_userinfo, EndpointSettings, LlmClient, LlmError, ReplicaPool, SeatKey, TokenMode,
 };
 use crate::protocol::constraint::{self, ConstraintCheck};
-use crate::protocol::{Action, Terms};
+use crate::protocol::Terms;
 
 pub use crate::protocol::constraint::Constrain;
 use crate::scenario::Scenario;
@@ -35,12 +32,10 @@ use crate::vocab::Call;
 pub(crate) use model::openai_spec;
 use model::{exact_sequence, llm_call, llm_client, CallAnswer};
 
-pub use concession::{Stance, Tactic};
+pub use crate::negotiator::{concession, speak, Position, RulePlayer, Stance, Tactic};
 pub use persona::PersonaConfig;
-pub use rule::RulePlayer;
 pub use sampling::{SamplingConfig, SamplingDefaults};
 pub use script::ScriptPlayer;
-pub use speech::speak;
 
 /// Why a player could not be made or could not answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -207,31 +202,42 @@ impl TurnContext<'_> {
 }
 
 impl<'a> TurnContext<'a> {
+    /// What a rule negotiator reads of this context.
+    pub fn position(&self) -> Position<'a> {
+        Position {
+            scenario: self.scenario,
+            setup: self.setup,
+            seat: self.seat,
+            own_moves: self.own_moves,
+            counter_offer: self.counter_offer.clone(),
+            own_offers: self.own_offers.clone(),
+            sampling_seed: self.sampling_seed,
+        }
+    }
+
     /// The context of the seat to move in `episode`.
     pub fn of(episode: &'a Episode, seat: Seat, sampling_seed: u64) -> Self {
+        let Position {
+            scenario,
+            setup,
+            own_moves,
+            counter_offer,
+            own_offers,
+            ..
+        } = Position::of(episode, seat, sampling_seed);
         TurnContext {
-            scenario: episode.scenario(),
-            setup: episode.setup(),
+            scenario,
+            setup,
             seat,
-            own_moves: episode.moves()[seat],
+            own_moves,
             calls: episode
                 .turns()
                 .iter()
                 .enumerate()
                 .filter(|(i, t)| t.seat == seat && !episode.setup().rules.is_logged_turn(*i))
                 .count(),
-            counter_offer: episode
-                .offer_to_accept(seat)
-                .map(|o| o.terms_for(seat, episode.scenario().term_space())),
-            own_offers: episode
-                .history()
-                .iter()
-                .filter(|m| m.seat == seat)
-                .filter_map(|m| match &m.action {
-                    Action::Submit(t) => Some(t.clone()),
-                    _ => None,
-                })
-                .collect(),
+            counter_offer,
+            own_offers,
             sampling_seed,
             turns: episode.turns(),
             route: None,
@@ -493,7 +499,9 @@ impl Player {
                     answer.retries,
                 )
             }
-            Player::Rule { tactic, .. } => (Completion::from(tactic.complete(ctx)), None, 0),
+            Player::Rule { tactic, .. } => {
+                (Completion::from(tactic.complete(&ctx.position())), None, 0)
+            }
             Player::Script { script, .. } => {
                 (Completion::from(script.complete(ctx.calls)?), None, 0)
             }

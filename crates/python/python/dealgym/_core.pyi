@@ -52,7 +52,10 @@ class Game:
         rewards: Mapping[str, Any] | None = None,
         players: Mapping[str, str] | None = None,
         run_id: str | None = None,
-    ) -> None: ...
+        opponent: str | None = None,
+    ) -> None:
+        """``opponent="rule:NAME"`` (boulware, tough, linear, conceder) plays the opponent's
+        seat in Rust after each step; without it both seats are played from Python."""
     @property
     def family(self) -> str: ...
     @property

@@ -31,8 +31,9 @@ RESET_OPTIONS = ("scenario", "index", "role", "first_mover")
 
 
 class DealEnv(gymnasium.Env):
-    """The learner's seat of ``family``; ``opponent`` plays the other (a callable
-    ``(messages, state) -> completion``, a list of completions, or ``OpenAIChat``)."""
+    """The learner's seat of ``family``; ``opponent`` plays the other: a built-in negotiator
+    (``"rule:boulware"``, the default, ``"rule:linear"``, ``"rule:conceder"``; played in Rust),
+    a callable ``(messages, state) -> completion``, a list of completions, or ``OpenAIChat``."""
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
@@ -40,24 +41,21 @@ class DealEnv(gymnasium.Env):
         self,
         family: str = "casino",
         *,
-        opponent: Any = None,
+        opponent: Any = "rule:boulware",
         role: str | None = None,
         rules: Mapping[str, Any] | None = None,
         rewards: Mapping[str, Any] | None = None,
         render_mode: str | None = None,
     ) -> None:
-        if opponent is None:
-            raise TypeError(
-                "DealEnv needs an opponent: a callable (messages, state) -> completion, a list "
-                "of completions, or dealgym.opponents.OpenAIChat(base_url, model)"
-            )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r}: dealgym renders only 'ansi'")
         self.family = family
         self.roles = _core.roles(family)
         if role is not None and role not in self.roles:
             raise _core.ScenarioError(f"role {role!r} is not one of {family}'s: {self.roles}")
-        self.opponent = opponent_of(opponent)
+        # A built-in negotiator is played by the engine itself; anything else from Python.
+        self.rule = opponent if isinstance(opponent, str) else None
+        self.opponent = None if self.rule else opponent_of(opponent)
         self.role = role
         self.rules = dict(rules) if rules else None
         self.rewards = dict(rewards) if rewards else None
@@ -82,6 +80,7 @@ class DealEnv(gymnasium.Env):
             "first_mover": options.get("first_mover"),
             "rules": self.rules,
             "rewards": self.rewards,
+            "opponent": self.rule,
         }
         self.game = _core.Game(
             self.family, seed=episode_seed, **{k: v for k, v in chosen.items() if v is not None}
@@ -112,6 +111,8 @@ class DealEnv(gymnasium.Env):
 
     def _opponent_plays(self) -> None:
         game = self._game()
+        if self.opponent is None:
+            return
         while not game.done and game.to_move != game.learner_role:
             seen = game.observe(game.to_move)
             game.step(self.opponent(seen["messages"], seen["state"]), role=game.to_move)

@@ -1,0 +1,12 @@
+//! The built-in concession negotiators (`rule:NAME`): time-dependent tactics for every domain
+//! that read the scenario from their own side only — their seat's private block, the public
+//! space and the offer on the table — and write a normal completion the engine parses. In the
+//! core so every face plays them: the runtime's players, and the Python package's opponents.
+
+pub mod concession;
+mod rule;
+mod speech;
+
+pub use concession::{Stance, Tactic};
+pub use rule::{Position, RulePlayer};
+pub use speech::speak;

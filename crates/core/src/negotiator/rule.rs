@@ -1,0 +1,99 @@
+//! `rule:NAME`: a built-in time-dependent concession negotiator for every domain, and the
+//! position it reads.
+//!
+//! It reads the scenario from its own side only (its own private block and the public space)
+//! and the offer on the table, and writes a normal completion that the engine parses.
+
+use std::sync::Arc;
+
+use super::concession::{Stance, Tactic};
+use super::speech::speak;
+use crate::cache::BoundedCache;
+use crate::game::{Episode, Seat, Setup};
+use crate::protocol::{Action, Terms};
+use crate::scenario::{Role, Scenario};
+
+/// What a rule negotiator reads to make its move: the scenario and setup, its seat, the moves it
+/// has made, the counterpart's offer it may accept (in its own terms), its own offers so far and
+/// its sampling seed. Built from the episode by [`Position::of`], so nothing else can hand a
+/// negotiator the other seat's private block.
+#[derive(Debug, Clone)]
+pub struct Position<'a> {
+    pub scenario: &'a Scenario,
+    pub setup: &'a Setup,
+    pub seat: Seat,
+    /// Moves this seat has made that took effect.
+    pub own_moves: u32,
+    /// The counterpart's offer this seat may accept now, in this seat's own terms (`None`:
+    /// ACCEPT is not legal now).
+    pub counter_offer: Option<Terms>,
+    pub own_offers: Vec<Terms>,
+    pub sampling_seed: u64,
+}
+
+impl<'a> Position<'a> {
+    /// The position of `seat` in `episode`.
+    pub fn of(episode: &'a Episode, seat: Seat, sampling_seed: u64) -> Position<'a> {
+        Position {
+            scenario: episode.scenario(),
+            setup: episode.setup(),
+            seat,
+            own_moves: episode.moves()[seat],
+            counter_offer: episode
+                .offer_to_accept(seat)
+                .map(|o| o.terms_for(seat, episode.scenario().term_space())),
+            own_offers: episode
+                .history()
+                .iter()
+                .filter(|m| m.seat == seat)
+                .filter_map(|m| match &m.action {
+                    Action::Submit(t) => Some(t.clone()),
+                    _ => None,
+                })
+                .collect(),
+            sampling_seed,
+        }
+    }
+}
+
+/// Stances already built, by (scenario id, role, reservation bits): enumerating a Job Interview
+/// outcome space takes longer than the rest of a turn, and a seat needs it every turn.
+type StanceCache = BoundedCache<(String, Role, u64), Arc<Stance>>;
+
+/// A rule-based player: a concession tactic.
+#[derive(Debug, Clone)]
+pub struct RulePlayer {
+    pub tactic: Tactic,
+    cache: Arc<StanceCache>,
+}
+
+impl RulePlayer {
+    pub fn new(tactic: Tactic) -> Self {
+        RulePlayer {
+            tactic,
+            cache: Arc::new(BoundedCache::new(4096)),
+        }
+    }
+
+    pub fn complete(&self, ctx: &Position<'_>) -> String {
+        let me = &ctx.setup.seats[ctx.seat];
+        let space = ctx.scenario.term_space();
+        let stance = self.stance(ctx, me.role, me.floor);
+        let decision = stance.decide(
+            self.tactic,
+            ctx.own_moves,
+            ctx.setup.rules.max_rounds,
+            ctx.counter_offer.as_ref(),
+            &ctx.own_offers,
+            ctx.sampling_seed,
+        );
+        speak(&decision, space, me.format, ctx.own_moves)
+    }
+
+    fn stance(&self, ctx: &Position<'_>, role: Role, reserve: f64) -> Arc<Stance> {
+        let key = (ctx.scenario.id.clone(), role, reserve.to_bits());
+        self.cache.get_or_insert_with(key, || {
+            Arc::new(Stance::from_scenario(ctx.scenario, role, reserve))
+        })
+    }
+}
