@@ -58,6 +58,14 @@ def test_a_built_in_negotiator_opponent_plays_whole_episodes(family, tmp_path, d
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_an_opponent_that_fails_says_so_and_that_the_episode_needs_a_reset():
+    env = DealEnv("casino", opponent=[turn("[SUBMIT_DEAL] food:3 water:3 firewood:3")])
+    obs, _ = env.reset(seed=4, options={"first_mover": "learner"})
+    obs, *_ = env.step(turn(offer(obs["state"])))
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(turn(offer(obs["state"], greedy=False)))
+
+
 def test_an_unknown_built_in_opponent_is_refused_naming_the_known_ones():
     with pytest.raises(ValueError, match="rule:conceder"):
         DealEnv("casino", opponent="rule:telepath").reset(seed=0)

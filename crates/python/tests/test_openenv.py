@@ -49,6 +49,9 @@ def test_a_whole_deal_through_openenvs_client(server_url):
         state = env.state()
         assert state.done and state.step_count == 2 and state.outcome["kind"] == "deal"
         assert result.observation.state["outcome"]["kind"] == "deal"
+        # Both seats' rewards reach the client, not only the last mover's.
+        assert set(state.rewards) == set(result.observation.rewards) == {"agent_1", "agent_2"}
+        assert result.reward == state.rewards[result.observation.role]
 
 
 def test_a_wrong_seat_is_an_error_and_the_generic_client_plays_too(server_url):
@@ -63,6 +66,14 @@ def test_a_wrong_seat_is_an_error_and_the_generic_client_plays_too(server_url):
         result = env.step({"message": GARBAGE})
         assert result.done
         assert result.reward is not None and result.reward < 0
+
+
+def test_an_unseeded_reset_is_not_always_the_same_episode_and_unknown_arguments_are_refused():
+    env = DealEnvironment("casino")
+    prompts = {env.reset().messages[0]["content"] for _ in range(6)}
+    assert len(prompts) > 1
+    with pytest.raises(ValueError, match="scenario"):
+        env.reset(seed=1, scenario="casino:0")
 
 
 def test_the_environment_in_process_answers_the_seat_to_move():

@@ -32,7 +32,8 @@ RESET_OPTIONS = ("scenario", "index", "role", "first_mover")
 
 class DealEnv(gymnasium.Env):
     """The learner's seat of ``family``; ``opponent`` plays the other: a built-in negotiator
-    (``"rule:boulware"``, the default, ``"rule:linear"``, ``"rule:conceder"``; played in Rust),
+    (``"rule:boulware"``, the default, also ``"rule:tough"``, ``"rule:linear"``,
+    ``"rule:conceder"``; played in Rust),
     a callable ``(messages, state) -> completion``, a list of completions, or ``OpenAIChat``."""
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -115,7 +116,13 @@ class DealEnv(gymnasium.Env):
             return
         while not game.done and game.to_move != game.learner_role:
             seen = game.observe(game.to_move)
-            game.step(self.opponent(seen["messages"], seen["state"]), role=game.to_move)
+            try:
+                completion = self.opponent(seen["messages"], seen["state"])
+            except Exception as e:
+                raise RuntimeError(
+                    f"the opponent failed ({e}); this episode cannot go on: call reset()"
+                ) from e
+            game.step(completion, role=game.to_move)
 
     def _observe(self) -> dict[str, Any]:
         game = self._game()

@@ -10,6 +10,7 @@ the seat that moved last), and its reward is that seat's total once the episode 
 
 from __future__ import annotations
 
+import random
 from typing import Any, Optional
 
 from openenv.core import EnvClient
@@ -44,6 +45,9 @@ class DealObservation(Observation):
     seat: str = Field(default="", description="`learner` or `opponent`.")
     to_move: Optional[str] = Field(default=None, description="The role to move; none at the end.")
     state: dict[str, Any] = Field(default_factory=dict, description="The seat's structured state.")
+    rewards: Optional[dict[str, float]] = Field(
+        default=None, description="Every role's total reward, once the episode has ended."
+    )
 
 
 class DealState(State):
@@ -54,11 +58,13 @@ class DealState(State):
     to_move: Optional[str] = None
     done: bool = False
     outcome: Optional[dict[str, Any]] = None
+    rewards: Optional[dict[str, float]] = None
 
 
 class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
     """One negotiation per session. ``reset`` takes ``dealgym serve``'s reset arguments:
-    ``family``, ``scenario_id``, ``index``, ``learner_role``, ``first_mover`` and ``rules``."""
+    ``family``, ``scenario_id``, ``index``, ``learner_role``, ``first_mover`` and ``rules``; an
+    unseeded reset draws its seed from the environment's own generator."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
@@ -68,6 +74,7 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
         self.game: _core.Game | None = None
         self._episode_id: str | None = None
         self._steps = 0
+        self._rng = random.Random()
 
     def reset(
         self,
@@ -81,6 +88,11 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
         rules: Optional[dict[str, Any]] = None,
         **kwargs: Any,
     ) -> DealObservation:
+        if kwargs:
+            raise ValueError(
+                f"reset arguments {sorted(kwargs)}: dealgym reads seed, episode_id, family, "
+                "scenario_id, index, learner_role, first_mover and rules"
+            )
         chosen = {
             "scenario_id": scenario_id,
             "index": index,
@@ -90,7 +102,7 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
         }
         self.game = _core.Game(
             family or self.family,
-            seed=0 if seed is None else seed,
+            seed=self._rng.getrandbits(63) if seed is None else seed,
             **{k: v for k, v in chosen.items() if v is not None},
         )
         self._episode_id = episode_id or self.game.run_id
@@ -120,6 +132,7 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
             to_move=game.to_move if game else None,
             done=bool(game and game.done),
             outcome=game.outcome if game else None,
+            rewards=game.rewards if game else None,
         )
 
     def _observation(self, role: str) -> DealObservation:
@@ -135,6 +148,7 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
             state=seen["state"],
             done=game.done,
             reward=float(rewards[role]) if rewards else 0.0,
+            rewards=rewards,
         )
 
     def _role(self, seat: str) -> str:
