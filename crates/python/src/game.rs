@@ -271,13 +271,13 @@ impl Game {
 #[pymethods]
 impl Game {
     #[new]
-    #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=0, learner_role=None, first_mover=None, rules=None, rewards=None, players=None, run_id=None, opponent=None))]
+    #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=None, learner_role=None, first_mover=None, rules=None, rewards=None, players=None, run_id=None, opponent=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         family: &str,
         scenario_id: Option<&str>,
         index: Option<usize>,
-        seed: u64,
+        seed: Option<&Bound<'_, PyAny>>,
         learner_role: Option<&str>,
         first_mover: Option<&str>,
         rules: Option<&Bound<'_, PyDict>>,
@@ -286,6 +286,16 @@ impl Game {
         run_id: Option<String>,
         opponent: Option<&str>,
     ) -> PyResult<Game> {
+        let seed: u64 = match seed {
+            None => 0,
+            Some(seed) => seed.extract().map_err(|_| {
+                PyValueError::new_err(format!(
+                    "seed must be an integer from 0 to 2**64 - 1, not {}",
+                    seed.repr()
+                        .map_or_else(|_| "this".to_string(), |r| r.to_string())
+                ))
+            })?,
+        };
         let rule = opponent
             .map(|spec| {
                 spec.strip_prefix("rule:")
@@ -580,8 +590,13 @@ pub fn step_many(
     }
     let mut held = games
         .iter()
-        .map(|g| g.try_borrow_mut())
-        .collect::<Result<Vec<_>, _>>()?;
+        .enumerate()
+        .map(|(i, g)| {
+            g.try_borrow_mut().map_err(|e| {
+                PyRuntimeError::new_err(format!("games[{i}]: in use by another call ({e})"))
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
     let targets: Vec<&mut Game> = held.iter_mut().map(|g| &mut **g).collect();
     let steps = py.detach(move || {
         targets

@@ -62,3 +62,9 @@ def test_huge_or_odd_completions_are_turns_not_crashes(text):
     g = Game("craigslist", seed=4)
     info = g.step(text)
     assert info.retry or info.done
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, "seven", 1.5])
+def test_a_seed_that_is_no_unsigned_64_bit_integer_is_named(seed):
+    with pytest.raises(ValueError, match="seed"):
+        Game("casino", seed=seed)
