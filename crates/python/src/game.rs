@@ -356,11 +356,7 @@ impl Game {
             )));
         }
 
-        let seeds = EpisodeSeed {
-            run: seed,
-            group: at as u64,
-            member: 0,
-        };
+        let seeds = EpisodeSeed::reset(seed, at);
         let setup = Setup::draw(
             &scenario,
             &config,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import subprocess
 
 import pytest
 
@@ -31,6 +32,24 @@ def dealgym_bin() -> str:
 @pytest.fixture(scope="session")
 def repo_root() -> pathlib.Path:
     return REPO
+
+
+@pytest.fixture(scope="session")
+def replay_verify(dealgym_bin):
+    """`dealgym replay FILE --verify` from the repository root (where `scenarios/` is); asserts
+    it exits 0 and answers what it printed."""
+
+    def verify(path) -> str:
+        done = subprocess.run(
+            [dealgym_bin, "replay", str(path), "--verify"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    return verify
 
 
 def offer(state: dict, greedy: bool = True) -> str:

@@ -32,9 +32,7 @@ def test_every_registered_id_passes_gymnasiums_check_env(family):
 
 
 @pytest.mark.parametrize("family", sorted(IDS))
-def test_a_built_in_negotiator_opponent_plays_whole_episodes(family, tmp_path, dealgym_bin, repo_root):
-    import subprocess
-
+def test_a_built_in_negotiator_opponent_plays_whole_episodes(family, tmp_path, replay_verify):
     from dealgym import RecordWriter
 
     kinds = set()
@@ -52,10 +50,7 @@ def test_a_built_in_negotiator_opponent_plays_whole_episodes(family, tmp_path, d
             assert record["seats"]["opponent"]["player"] == "rule:linear"
             writer.write(env.game)
     assert kinds <= {"deal", "reject_loop", "max_turns", "walk_away"}, kinds
-    done = subprocess.run(
-        [dealgym_bin, "replay", str(path), "--verify"], cwd=repo_root, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    replay_verify(path)
 
 
 def test_an_opponent_that_fails_says_so_and_that_the_episode_needs_a_reset():

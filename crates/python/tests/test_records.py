@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
 from conftest import FAMILIES, GARBAGE, offer, turn
 from dealgym import Game, RecordWriter
@@ -41,7 +40,7 @@ def play_to(family: str, ending: str, seed: int) -> Game:
 
 
 def test_every_family_and_ending_written_from_python_passes_replay_verify(
-    tmp_path, dealgym_bin, repo_root
+    tmp_path, replay_verify
 ):
     path = tmp_path / "endings.jsonl"
     with RecordWriter(str(path)) as writer:
@@ -49,17 +48,11 @@ def test_every_family_and_ending_written_from_python_passes_replay_verify(
             for j, ending in enumerate(ENDINGS):
                 writer.write(play_to(family, ending, seed=10 * i + j))
     assert writer.written == len(FAMILIES) * len(ENDINGS)
-    done = subprocess.run(
-        [dealgym_bin, "replay", str(path), "--verify"],
-        cwd=repo_root,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert f"{len(FAMILIES) * len(ENDINGS)} episodes" in done.stdout, done.stdout
+    out = replay_verify(path)
+    assert f"{len(FAMILIES) * len(ENDINGS)} episodes" in out, out
 
 
-def test_records_written_from_python_pass_replay_verify(tmp_path, dealgym_bin, repo_root):
+def test_records_written_from_python_pass_replay_verify(tmp_path, replay_verify):
     path = tmp_path / "python.jsonl"
     with RecordWriter(str(path)) as writer:
         for i, family in enumerate(FAMILIES):
@@ -75,13 +68,7 @@ def test_records_written_from_python_pass_replay_verify(tmp_path, dealgym_bin, r
     assert len(lines) == 2 * len(FAMILIES)
     kinds = sorted(json.loads(line)["outcome"]["kind"] for line in lines)
     assert kinds == sorted(["walk_away", "format_forfeit"] * len(FAMILIES))
-    done = subprocess.run(
-        [dealgym_bin, "replay", str(path), "--verify"],
-        cwd=repo_root,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    replay_verify(path)
 
 
 def test_the_record_is_the_games_own_and_its_json_the_same():

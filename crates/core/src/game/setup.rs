@@ -302,6 +302,17 @@ pub struct EpisodeSeed {
 }
 
 impl EpisodeSeed {
+    /// The seeds of one episode a client resets (a `dealgym serve` session, a Python `Game`):
+    /// the client's seed as the run's, the scenario's index in its catalog as the group, one
+    /// member. So the same seed and scenario give the same setup on every face.
+    pub fn reset(seed: u64, scenario_index: usize) -> EpisodeSeed {
+        EpisodeSeed {
+            run: seed,
+            group: scenario_index as u64,
+            member: 0,
+        }
+    }
+
     /// The RNG for the setup: shared by every member of a group, so a group shares its setup.
     pub fn setup_rng(&self) -> ChaCha8Rng {
         ChaCha8Rng::seed_from_u64(mix(&[self.run, self.group, 0x5e7u64]))

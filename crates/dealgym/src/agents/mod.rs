@@ -18,15 +18,13 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::game::{Completion, Episode, Message, Persona, Seat, Setup, Turn};
+use crate::game::{Completion, Episode, Message, Persona, Seat, Turn};
 use crate::llm::{
     without_userinfo, EndpointSettings, LlmClient, LlmError, ReplicaPool, SeatKey, TokenMode,
 };
 use crate::protocol::constraint::{self, ConstraintCheck};
-use crate::protocol::Terms;
 
 pub use crate::protocol::constraint::Constrain;
-use crate::scenario::Scenario;
 use crate::vocab::Call;
 
 pub(crate) use model::openai_spec;
@@ -170,27 +168,28 @@ impl JsonSchema for PlayerConfig {
     }
 }
 
-/// What a player knows when asked to move: the scenario (to read its own side), the setup, and
-/// the state of the table. The counterpart's offer is in the counterpart's own terms.
+/// What a player knows when asked to move: its [`Position`] (the scenario to read its own side
+/// from, the setup, the state of the table; the counterpart's offer in this seat's terms), which
+/// it reads through this context's fields, and what only a model's call needs beside it.
 pub struct TurnContext<'a> {
-    pub scenario: &'a Scenario,
-    pub setup: &'a Setup,
-    pub seat: Seat,
-    /// Moves this seat has made that took effect.
-    pub own_moves: u32,
+    /// What a rule negotiator reads too (`ctx.scenario`, `ctx.counter_offer`, … read it).
+    pub position: Position<'a>,
     /// Calls made for this seat so far in the episode (including retries; not a logged
     /// prefix's turns, which no player of this episode made).
     pub calls: usize,
-    /// The counterpart's offer this seat may accept now, in this seat's own terms (`None`:
-    /// ACCEPT is not legal now).
-    pub counter_offer: Option<Terms>,
-    pub own_offers: Vec<Terms>,
-    pub sampling_seed: u64,
     /// Every attempt of the episode so far (for a token-exact seat's sequence).
     pub turns: &'a [Turn],
     /// The episode's routing ticket (unique in the process; the driver draws one per episode):
     /// with replicas, each seat of the episode keeps one replica. `None`: no binding.
     pub route: Option<u64>,
+}
+
+impl<'a> std::ops::Deref for TurnContext<'a> {
+    type Target = Position<'a>;
+
+    fn deref(&self) -> &Position<'a> {
+        &self.position
+    }
 }
 
 impl TurnContext<'_> {
@@ -202,43 +201,16 @@ impl TurnContext<'_> {
 }
 
 impl<'a> TurnContext<'a> {
-    /// What a rule negotiator reads of this context.
-    pub fn position(&self) -> Position<'a> {
-        Position {
-            scenario: self.scenario,
-            setup: self.setup,
-            seat: self.seat,
-            own_moves: self.own_moves,
-            counter_offer: self.counter_offer.clone(),
-            own_offers: self.own_offers.clone(),
-            sampling_seed: self.sampling_seed,
-        }
-    }
-
     /// The context of the seat to move in `episode`.
     pub fn of(episode: &'a Episode, seat: Seat, sampling_seed: u64) -> Self {
-        let Position {
-            scenario,
-            setup,
-            own_moves,
-            counter_offer,
-            own_offers,
-            ..
-        } = Position::of(episode, seat, sampling_seed);
         TurnContext {
-            scenario,
-            setup,
-            seat,
-            own_moves,
+            position: Position::of(episode, seat, sampling_seed),
             calls: episode
                 .turns()
                 .iter()
                 .enumerate()
                 .filter(|(i, t)| t.seat == seat && !episode.setup().rules.is_logged_turn(*i))
                 .count(),
-            counter_offer,
-            own_offers,
-            sampling_seed,
             turns: episode.turns(),
             route: None,
         }
@@ -500,7 +472,7 @@ impl Player {
                 )
             }
             Player::Rule { tactic, .. } => {
-                (Completion::from(tactic.complete(&ctx.position())), None, 0)
+                (Completion::from(tactic.complete(&ctx.position)), None, 0)
             }
             Player::Script { script, .. } => {
                 (Completion::from(script.complete(ctx.calls)?), None, 0)

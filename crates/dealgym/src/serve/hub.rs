@@ -262,11 +262,7 @@ impl Hub {
                 .pick(args.scenario_id.as_deref(), args.family, args.index, seed)?;
         let rules = self.rules(args)?;
         let kit = self.kit(&opponent, &rules)?;
-        let seeds = EpisodeSeed {
-            run: seed,
-            group: index as u64,
-            member: 0,
-        };
+        let seeds = EpisodeSeed::reset(seed, index);
         let driver = Driver::start(kit, self.planned(index, seeds))
             .map_err(|e| ServeError::Validation(e.to_string()))?;
         let tokens = match &args.tokens {
