@@ -12,6 +12,9 @@ venv="${HOME}/.cache/dealgym/python-venv"
 python3 -m venv "$venv"
 pip="$venv/bin/pip --disable-pip-version-check"
 $pip install -q -r crates/python/requirements-test.txt
+# A real tokenizer for the token-exact tests: the wheel ships tokenizer.json (a 65,000-token
+# BPE); nothing of the package is imported, so none of its dependencies are installed.
+$pip install -q --no-deps anthropic==0.34.2
 # The README's line: pip builds the wheel with maturin (release) from this checkout.
 $pip install -q --force-reinstall --no-deps .
 cargo build --locked -q

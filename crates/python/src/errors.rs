@@ -21,3 +21,11 @@ create_exception!(
     PyValueError,
     "A step for a role that is not to move: the message names the role to move."
 );
+create_exception!(
+    dealgym._core,
+    TokenError,
+    PyValueError,
+    "Token-exact play out of order: sampled ids without prompt ids for this turn, a text step \
+     after prompt ids were set, logprobs that do not pair with the ids, or a seat whose earlier \
+     turns have no ids."
+);

@@ -5,21 +5,22 @@ use std::collections::{HashMap, HashSet};
 
 use dealgym_core::digest::Digest;
 use dealgym_core::game::{
-    mix_text, Completion, Episode, EpisodeConfig, EpisodeSeed, FirstMover, PerSeat, Seat, Setup,
+    mix_text, token_sequence, Completion, Episode, EpisodeConfig, EpisodeSeed, FirstMover, PerSeat,
+    Seat, Setup,
 };
 use dealgym_core::negotiator::{Position, RulePlayer, Tactic};
 use dealgym_core::protocol::ActionKind;
 use dealgym_core::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
 use dealgym_core::reward::RewardConfig;
 use dealgym_core::scenario::Family;
-use dealgym_core::vocab::Call;
+use dealgym_core::vocab::{continued_prefix, extend, Call, LogprobsMismatch, NextPrompt};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use pythonize::{depythonize, pythonize};
 
 use crate::catalog;
-use crate::errors::{EpisodeEndedError, NotYourTurnError};
+use crate::errors::{EpisodeEndedError, NotYourTurnError, TokenError};
 
 /// The player spec a record names for a seat played from Python, unless `players` says.
 const PYTHON_PLAYER: &str = "python";
@@ -42,6 +43,23 @@ pub struct Game {
     opponent: Option<RulePlayer>,
     /// Built when the episode ends (so `outcome` and `rewards` are the record's).
     record: Option<EpisodeRecord>,
+    /// Token-exact play: the prompt ids set for the seat to move (`set_prompt_ids`), until the
+    /// step that carries what was sampled after them.
+    pending: PerSeat<Option<Pending>>,
+}
+
+/// Prompt ids set for a seat, and when: they hold only until the next move of either seat.
+struct Pending {
+    /// How many turns the episode had when they were set.
+    at: usize,
+    prompt: NextPrompt,
+}
+
+/// What the trainer's model sampled, carried by a step in token-exact play.
+struct SampledIds {
+    completion_ids: Vec<u32>,
+    logprobs: Vec<f64>,
+    finish_reason: Option<String>,
 }
 
 /// What one step did.
@@ -108,19 +126,23 @@ fn kind_name(kind: ActionKind) -> &'static str {
     }
 }
 
-/// A Python action read into a completion, with the role it names, if any.
+/// A Python action read into a completion, with the role it names, if any, and the ids it
+/// sampled in token-exact play.
 struct Action {
     completion: Completion,
     role: Option<String>,
+    sampled: Option<SampledIds>,
 }
 
-/// Read an action: the completion text, or a dict with `text` and optionally `reasoning`
-/// and `role`. Anything else is a TypeError, an unknown key a ValueError naming it.
+/// Read an action: the completion text, or a dict with `text` and optionally `reasoning`,
+/// `role` and, in token-exact play, `completion_ids`, `logprobs` and `finish_reason`. Anything
+/// else is a TypeError, an unknown key a ValueError naming it.
 fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
     if let Ok(text) = action.cast::<PyString>() {
         return Ok(Action {
             completion: Completion::from(text.to_str()?),
             role: None,
+            sampled: None,
         });
     }
     let Ok(dict) = action.cast::<PyDict>() else {
@@ -132,6 +154,9 @@ fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
     let mut text = None;
     let mut reasoning = None;
     let mut role = None;
+    let mut completion_ids: Option<Vec<u32>> = None;
+    let mut logprobs: Option<Vec<f64>> = None;
+    let mut finish_reason = None;
     for (key, value) in dict.iter() {
         let key: String = key
             .extract()
@@ -145,19 +170,50 @@ fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
             "text" => text = Some(string("text")?),
             "reasoning" => reasoning = (!value.is_none()).then(|| string("reasoning")).transpose()?,
             "role" => role = (!value.is_none()).then(|| string("role")).transpose()?,
-            "completion_ids" | "logprobs" | "finish_reason" => {
-                return Err(PyValueError::new_err(format!(
-                    "the action's `{key}`: token-exact stepping is not in this build of dealgym._core"
-                )))
+            "completion_ids" => {
+                completion_ids = Some(value.extract().map_err(|_| {
+                    PyTypeError::new_err(
+                        "the action's `completion_ids` must be a list of token ids (int, 0 to 2**32 - 1)",
+                    )
+                })?)
             }
+            "logprobs" if !value.is_none() => {
+                logprobs = Some(value.extract().map_err(|_| {
+                    PyTypeError::new_err("the action's `logprobs` must be a list of float")
+                })?)
+            }
+            "finish_reason" => {
+                finish_reason = (!value.is_none())
+                    .then(|| string("finish_reason"))
+                    .transpose()?
+            }
+            "logprobs" => {}
             other => {
                 return Err(PyValueError::new_err(format!(
-                    "unknown action key `{other}`: an action dict holds `text` and optionally `reasoning` and `role`"
+                    "unknown action key `{other}`: an action dict holds `text` and optionally `reasoning`, `role`, `completion_ids`, `logprobs` and `finish_reason`"
                 )))
             }
         }
     }
     let text = text.ok_or_else(|| PyValueError::new_err("an action dict needs a str `text`"))?;
+    let sampled = match completion_ids {
+        Some(completion_ids) => {
+            let logprobs = logprobs.unwrap_or_default();
+            LogprobsMismatch::check(&completion_ids, &logprobs)
+                .map_err(|e| TokenError::new_err(e.to_string()))?;
+            Some(SampledIds {
+                completion_ids,
+                logprobs,
+                finish_reason,
+            })
+        }
+        None if logprobs.is_some() || finish_reason.is_some() => {
+            return Err(TokenError::new_err(
+                "`logprobs` and `finish_reason` go with the `completion_ids` they belong to",
+            ))
+        }
+        None => None,
+    };
     Ok(Action {
         completion: Completion {
             text,
@@ -165,6 +221,7 @@ fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
             ..Completion::default()
         },
         role,
+        sampled,
     })
 }
 
@@ -214,9 +271,61 @@ impl Game {
         Ok(seat)
     }
 
-    /// Play a completion for the seat to move (checked by `check_turn`), and build the record
+    /// Whether `action` can be played now: its role (if named) is to move, and in token-exact
+    /// play its sampled ids follow prompt ids set for this very turn, while a step without ids
+    /// is refused once prompt ids were set (the seat's sequence would lose a turn).
+    fn check_action(&self, action: &Action) -> PyResult<Seat> {
+        let seat = self.check_turn(action.role.as_deref())?;
+        let current = self.current_pending(seat).is_some();
+        match (&action.sampled, current) {
+            (Some(_), false) => Err(TokenError::new_err(format!(
+                "{}'s `completion_ids` follow no prompt ids of this turn: set them first (set_prompt_ids, or dealgym.tokens.ExactTokens.next_prompt) after the last move",
+                self.role_of(seat)
+            ))),
+            (None, true) => Err(TokenError::new_err(format!(
+                "prompt ids were set for {}'s turn: its step carries the `completion_ids` sampled after them",
+                self.role_of(seat)
+            ))),
+            _ => Ok(seat),
+        }
+    }
+
+    /// The prompt ids set for `seat` at the current turn, if any.
+    fn current_pending(&self, seat: Seat) -> Option<&Pending> {
+        self.pending[seat]
+            .as_ref()
+            .filter(|p| p.at == self.episode.turns().len())
+    }
+
+    /// The seat's exact sequence so far (its prompt and sampled ids, turn by turn).
+    fn sequence(&self, seat: Seat) -> PyResult<Vec<u32>> {
+        token_sequence(self.episode.turns(), seat, &self.episode.setup().rules).ok_or_else(|| {
+            TokenError::new_err(format!(
+                "{} played a turn without token ids: a seat is token-exact from its first turn",
+                self.role_of(seat)
+            ))
+        })
+    }
+
+    /// Play an action checked by `check_action` for the seat to move, and build the record
     /// once the episode ends. Runs without the GIL.
-    fn advance(&mut self, completion: Completion) -> Result<StepInfo, String> {
+    fn advance(&mut self, action: Action) -> Result<StepInfo, String> {
+        let mut completion = action.completion;
+        if let Some(sampled) = action.sampled {
+            let seat = self.episode.to_move().ok_or("the episode has ended")?;
+            let pending = self.pending[seat]
+                .take()
+                .ok_or("token-exact play: no prompt ids for this turn")?;
+            let tokens = pending
+                .prompt
+                .sampled(
+                    sampled.completion_ids,
+                    sampled.logprobs,
+                    sampled.finish_reason,
+                )
+                .map_err(|e| e.to_string())?;
+            completion.tokens = Some(tokens);
+        }
         let step = self.episode.step(completion).map_err(|e| e.to_string())?;
         self.play_opponent()?;
         let outcome = self.episode.outcome();
@@ -400,6 +509,7 @@ impl Game {
             rewards,
             opponent: rule,
             record: None,
+            pending: PerSeat::default(),
         };
         // An opponent that moves first has made its move by the time the game is handed over.
         game.play_opponent().map_err(PyRuntimeError::new_err)?;
@@ -497,12 +607,13 @@ impl Game {
         role: Option<&str>,
     ) -> PyResult<StepInfo> {
         let py = slf.py();
-        let action = read_action(action)?;
-        let named = role.map(str::to_string).or(action.role);
-        slf.check_turn(named.as_deref())?;
+        let mut action = read_action(action)?;
+        if role.is_some() {
+            action.role = role.map(str::to_string);
+        }
+        slf.check_action(&action)?;
         let game: &mut Game = &mut slf;
-        let completion = action.completion;
-        py.detach(move || game.advance(completion))
+        py.detach(move || game.advance(action))
             .map_err(PyRuntimeError::new_err)
     }
 
@@ -530,6 +641,68 @@ impl Game {
     fn record_json(&self) -> PyResult<String> {
         serde_json::to_string(self.ended_record()?)
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
+    /// The exact token ids `role` has been sent and has sampled so far, turn by turn (empty
+    /// before its first turn); `None` if it played a turn without ids (not token-exact).
+    fn token_sequence(&self, role: &str) -> PyResult<Option<Vec<u32>>> {
+        let seat = self.seat(role)?;
+        Ok(token_sequence(
+            self.episode.turns(),
+            seat,
+            &self.episode.setup().rules,
+        ))
+    }
+
+    /// What to render with the trainer's chat template for `role`'s next prompt ids: its
+    /// messages now (rendered with a generation prompt), and the messages up to its own last
+    /// one (rendered continuing that message), or `None` on its first token-exact turn, when
+    /// the whole rendering is the prompt.
+    fn prompt_messages<'py>(
+        &self,
+        py: Python<'py>,
+        role: &str,
+    ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
+        let seat = self.seat(role)?;
+        let view = self.episode.view(seat);
+        let before = continued_prefix(&self.sequence(seat)?, view)
+            .map(|end| pythonize(py, &view[..end]))
+            .transpose()?;
+        Ok((pythonize(py, view)?, before))
+    }
+
+    /// Set the prompt ids of `role`'s turn now from the two renderings of `prompt_messages`
+    /// (`full`, and `before` or `None`): the ids added to its sequence are the new messages'
+    /// alone, never a re-tokenization of what it sampled. Returns them as the observation's
+    /// `token_ids`: `{"prompt_ids": [...], "drift": None | {"at", "exact_len",
+    /// "rerender_len"}}`; the step of this turn carries the `completion_ids` sampled after them.
+    #[pyo3(signature = (role, full, before=None))]
+    fn set_prompt_ids<'py>(
+        &mut self,
+        py: Python<'py>,
+        role: &str,
+        full: Vec<u32>,
+        before: Option<Vec<u32>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let seat = self.check_turn(Some(role))?;
+        let sequence = self.sequence(seat)?;
+        let prompt = match (sequence.is_empty(), before) {
+            (true, _) => NextPrompt::whole(full),
+            (false, Some(before)) => extend(&sequence, &before, &full),
+            (false, None) => {
+                return Err(TokenError::new_err(format!(
+                    "{role} has a token sequence: its prompt ids need `before`, the rendering up to its own last message (prompt_messages)"
+                )))
+            }
+        };
+        let answer = PyDict::new(py);
+        answer.set_item("prompt_ids", &prompt.suffix)?;
+        answer.set_item("drift", pythonize(py, &prompt.drift)?)?;
+        self.pending[seat] = Some(Pending {
+            at: self.episode.turns().len(),
+            prompt,
+        });
+        Ok(answer)
     }
 
     fn __repr__(&self) -> String {
@@ -580,9 +753,9 @@ pub fn step_many(
         let game = game
             .try_borrow()
             .map_err(|e| located(py, format!("games[{i}]"), e.into()))?;
-        game.check_turn(action.role.as_deref())
+        game.check_action(&action)
             .map_err(|e| located(py, format!("games[{i}]"), e))?;
-        completions.push(action.completion);
+        completions.push(action);
     }
     let mut held = games
         .iter()
@@ -598,7 +771,7 @@ pub fn step_many(
         targets
             .into_iter()
             .zip(completions)
-            .map(|(game, completion)| game.advance(completion))
+            .map(|(game, action)| game.advance(action))
             .collect::<Result<Vec<_>, String>>()
     });
     steps.map_err(PyRuntimeError::new_err)

@@ -32,5 +32,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "NotYourTurnError",
         py.get_type::<errors::NotYourTurnError>(),
     )?;
+    m.add("TokenError", py.get_type::<errors::TokenError>())?;
     Ok(())
 }

@@ -12,4 +12,4 @@ mod tokens;
 pub use call::{Call, PromptTokensDetails, Usage};
 pub use message::{Message, MessageRole};
 pub use seat::{PerSeat, Seat};
-pub use tokens::{Drift, TurnTokens};
+pub use tokens::{continued_prefix, extend, Drift, LogprobsMismatch, NextPrompt, TurnTokens};

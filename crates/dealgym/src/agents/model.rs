@@ -93,8 +93,12 @@ pub(super) async fn llm_call(
         prompt: sequence.len() as u64,
         cached: sampled.cached_tokens,
     };
-    let tokens_record =
-        crate::llm::turn_tokens(next, sampled.ids, sampled.logprobs, sampled.finish_reason);
+    let tokens_record = next
+        .sampled(sampled.ids, sampled.logprobs, sampled.finish_reason)
+        .map_err(|e| LlmError::BadResponse {
+            url: client.root(),
+            message: e.to_string(),
+        })?;
     Ok(CallAnswer {
         text: sampled.text,
         reasoning: None,

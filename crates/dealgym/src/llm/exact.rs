@@ -4,18 +4,16 @@
 //! model samples from an id prompt (vLLM: `/v1/completions` with `prompt: [ids]`; llama.cpp:
 //! `/completion`), returning the ids it sampled and their logprobs.
 //!
-//! Turn k+1's prompt is turn k's prompt, the ids sampled at turn k, and the ids of the new
-//! message(s) only — the part of the full rendering after the conversation up to the seat's last
-//! message. At every turn the result is compared with a full re-render; where the template is
-//! not append-only (it drops earlier reasoning, rewrites an earlier turn) or the sampled ids are
-//! not the canonical tokenization of their text, that is reported as drift, and the exact ids
-//! are kept.
+//! How the next prompt's ids are found from those renderings is the core's one rule
+//! ([`crate::vocab::NextPrompt`]), shared with `dealgym serve` and the Python package: turn
+//! k+1's prompt is turn k's prompt, the ids sampled at turn k, and the ids of the new message(s)
+//! only, with drift reported where a full re-render differs.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::client::{LlmClient, LlmError};
-use crate::vocab::{Drift, Message, TurnTokens};
+use crate::vocab::{continued_prefix, extend, Message, NextPrompt};
 
 const TEMPLATE_KWARGS: &str = "chat_template_kwargs";
 
@@ -52,14 +50,6 @@ pub struct Sampled {
     /// Prompt tokens the server served from its prefix cache, when it says (vLLM's
     /// `usage.prompt_tokens_details.cached_tokens`, llama.cpp's `tokens_cached`).
     pub cached_tokens: Option<u64>,
-}
-
-/// The prompt of a seat's next call: the ids to add to its sequence, and drift, if any.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NextPrompt {
-    /// Ids added after the seat's sequence so far (the whole prompt on its first call).
-    pub suffix: Vec<u32>,
-    pub drift: Option<Drift>,
 }
 
 impl LlmClient {
@@ -141,18 +131,10 @@ impl LlmClient {
         messages: &[Message],
     ) -> Result<NextPrompt, LlmError> {
         let full = self.render_ids(api, messages, false).await?;
-        let Some(last_own) = messages
-            .iter()
-            .rposition(|m| m.role == crate::vocab::MessageRole::Assistant)
-            .filter(|_| !sequence.is_empty())
-        else {
-            // The first call: the whole rendering is the prompt.
-            return Ok(NextPrompt {
-                suffix: full,
-                drift: None,
-            });
+        let Some(end) = continued_prefix(sequence, messages) else {
+            return Ok(NextPrompt::whole(full));
         };
-        let before = self.render_ids(api, &messages[..=last_own], true).await?;
+        let before = self.render_ids(api, &messages[..end], true).await?;
         Ok(extend(sequence, &before, &full))
     }
 
@@ -219,40 +201,6 @@ impl LlmClient {
         sampled.retries = retries;
         Ok(sampled)
     }
-}
-
-/// The suffix for the next call, given the seat's exact `sequence`, the rendering of its
-/// conversation up to its own last message (`before`, continuing that message) and the full
-/// rendering with a generation prompt (`full`). Pure, so the rules are tested without a server.
-pub fn extend(sequence: &[u32], before: &[u32], full: &[u32]) -> NextPrompt {
-    // The sampled ids may end with the end-of-turn token the template writes after the message
-    // (vLLM returns it; llama.cpp does not): it is then not written twice. Decided from the last
-    // sampled id alone, so an earlier drift does not make the token appear twice.
-    let sampled_eot = full.starts_with(before)
-        && sequence.last().is_some()
-        && full.get(before.len()) == sequence.last();
-    let suffix = if full.starts_with(before) {
-        let skip = before.len() + usize::from(sampled_eot);
-        full[skip..].to_vec()
-    } else {
-        // The template rewrote the conversation: the new messages start where the two
-        // renderings part; drift is reported below.
-        full[common_prefix(before, full)..].to_vec()
-    };
-    let mut exact = sequence.to_vec();
-    exact.extend_from_slice(&suffix);
-    NextPrompt {
-        drift: (exact != full).then(|| Drift {
-            at: common_prefix(&exact, full),
-            exact_len: exact.len(),
-            rerender_len: full.len(),
-        }),
-        suffix,
-    }
-}
-
-fn common_prefix(a: &[u32], b: &[u32]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 fn read<T: for<'de> Deserialize<'de>>(url: &str, bytes: &[u8]) -> Result<T, LlmError> {
@@ -389,77 +337,5 @@ impl LlamaAnswer {
             retries: 0,
             cached_tokens: self.tokens_cached,
         })
-    }
-}
-
-/// The record of one exact turn: the prompt ids the seat's sequence was extended by (and any
-/// drift), and what was sampled after them. One assembly for both places a turn's tokens come
-/// from: a player's own call (`agents`), and a server's client that sampled them
-/// (`serve`'s token-exact sessions).
-pub(crate) fn turn_tokens(
-    prompt: NextPrompt,
-    completion_ids: Vec<u32>,
-    logprobs: Vec<f64>,
-    finish_reason: Option<String>,
-) -> TurnTokens {
-    TurnTokens {
-        prompt_ids: prompt.suffix,
-        completion_ids,
-        logprobs,
-        finish_reason,
-        drift: prompt.drift,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_append_only_template_extends_the_sequence_without_drift() {
-        // sequence: prompt 1 2 3, sampled 7 8; before = 1 2 3 7 8 (continuing the message);
-        // full = 1 2 3 7 8 | 9 10 (end of turn, new message, generation prompt).
-        let p = extend(&[1, 2, 3, 7, 8], &[1, 2, 3, 7, 8], &[1, 2, 3, 7, 8, 9, 10]);
-        assert_eq!(p.suffix, [9, 10]);
-        assert_eq!(p.drift, None);
-    }
-
-    #[test]
-    fn a_sampled_end_of_turn_token_is_not_written_twice() {
-        // vLLM returns the EOS it sampled (9); the template writes it after the message too.
-        let p = extend(&[1, 2, 7, 9], &[1, 2, 7], &[1, 2, 7, 9, 4, 5]);
-        assert_eq!(p.suffix, [4, 5]);
-        assert_eq!(p.drift, None);
-    }
-
-    #[test]
-    fn after_drift_a_sampled_end_of_turn_token_is_still_not_written_twice() {
-        // The seat sampled 7 8 then the end-of-turn 9; the template no longer renders 7.
-        let p = extend(&[1, 2, 7, 8, 9], &[1, 2, 8], &[1, 2, 8, 9, 4]);
-        assert_eq!(p.suffix, [4]);
-        assert!(p.drift.is_some());
-    }
-
-    #[test]
-    fn a_template_that_drops_earlier_text_is_drift_and_the_exact_ids_stay() {
-        // The template no longer renders the sampled 7 (say, a think block): full = 1 2 8 | 9.
-        let p = extend(&[1, 2, 7, 8], &[1, 2, 8], &[1, 2, 8, 9]);
-        assert_eq!(p.suffix, [9]);
-        assert_eq!(
-            p.drift,
-            Some(Drift {
-                at: 2,
-                exact_len: 5,
-                rerender_len: 4
-            })
-        );
-    }
-
-    #[test]
-    fn ids_that_are_not_the_canonical_tokenization_are_drift() {
-        // The model sampled 5 6 for text the tokenizer writes as 56.
-        let p = extend(&[1, 5, 6], &[1, 56], &[1, 56, 9]);
-        assert_eq!(p.suffix, [9]);
-        assert_eq!(p.drift.map(|d| d.at), Some(1));
     }
 }

@@ -23,8 +23,7 @@ mod types;
 
 pub(crate) use client::{check_url, without_userinfo};
 pub use client::{http_client, EndpointSettings, LlmClient, LlmError, SeedPolicy};
-pub(crate) use exact::turn_tokens;
-pub use exact::{extend, NextPrompt, Sampled, TokenApi, TokenMode};
+pub use exact::{Sampled, TokenApi, TokenMode};
 pub(crate) use judge::JudgeClient;
 pub use pool::{CallTokens, ReplicaPool, Routed, SeatKey};
 pub use pool_report::{error_kind, replica_table, PoolReport, ReplicaReport};

@@ -12,12 +12,12 @@ use super::ids::IdClaim;
 use super::wire::{EnvState, EpisodeState, Info, LastTurn, Observation, StepAnswer, TokenIds};
 use crate::agents::Played;
 use crate::game::{token_sequence, Completion, FirstMover, Message, PerSeat, Seat, Step};
-use crate::llm::turn_tokens;
-use crate::llm::{LlmClient, NextPrompt, TokenApi};
+use crate::llm::{LlmClient, TokenApi};
 use crate::observation::SeatState;
 use crate::record::EpisodeRecord;
 use crate::run::Driver;
 use crate::scenario::{Family, Role};
+use crate::vocab::NextPrompt;
 
 /// The spec recorded for a seat played by a client of the server.
 pub(crate) const EXTERNAL: &str = "external";
@@ -167,25 +167,19 @@ impl Session {
                             .into(),
                     ));
                 };
-                let logprobs = sampled.logprobs.unwrap_or_default();
-                if !logprobs.is_empty() && logprobs.len() != completion_ids.len() {
-                    return Err(ServeError::Validation(format!(
-                        "{} logprobs for {} completion_ids",
-                        logprobs.len(),
-                        completion_ids.len()
-                    )));
-                }
                 let Some(prompt) = exact.pending[seat].take() else {
                     return Err(ServeError::Execution(
                         "token-exact mode: no prompt ids were computed for this seat".into(),
                     ));
                 };
-                completion.tokens = Some(turn_tokens(
-                    prompt,
-                    completion_ids,
-                    logprobs,
-                    sampled.finish_reason,
-                ));
+                let tokens = prompt
+                    .sampled(
+                        completion_ids,
+                        sampled.logprobs.unwrap_or_default(),
+                        sampled.finish_reason,
+                    )
+                    .map_err(|e| ServeError::Validation(e.to_string()))?;
+                completion.tokens = Some(tokens);
             }
             None => {
                 if sampled.completion_ids.is_some() || sampled.logprobs.is_some() {

@@ -14,6 +14,11 @@ class EpisodeEndedError(RuntimeError):
 class NotYourTurnError(ValueError):
     """A step for a role that is not to move: the message names the role to move."""
 
+class TokenError(ValueError):
+    """Token-exact play out of order: sampled ids without prompt ids for this turn, a text step
+    after prompt ids were set, logprobs that do not pair with the ids, or a seat whose earlier
+    turns have no ids."""
+
 @final
 class StepInfo:
     """What one step did."""
@@ -80,10 +85,24 @@ class Game:
     def rewards(self) -> dict[str, float] | None: ...
     @property
     def outcome(self) -> dict[str, Any] | None: ...
-    def step(self, action: str | Mapping[str, Any], *, role: str | None = None) -> StepInfo: ...
+    def step(self, action: str | Mapping[str, Any], *, role: str | None = None) -> StepInfo:
+        """``action``: the completion text, or ``{"text", "reasoning"?, "role"?}`` and, in
+        token-exact play, ``"completion_ids"``, ``"logprobs"``? and ``"finish_reason"``?."""
     def observe(self, role: str) -> dict[str, Any]: ...
     def record(self) -> dict[str, Any]: ...
     def record_json(self) -> str: ...
+    def token_sequence(self, role: str) -> list[int] | None:
+        """The ids ``role`` was sent and sampled so far; ``None`` if a turn of it had none."""
+    def prompt_messages(
+        self, role: str
+    ) -> tuple[list[dict[str, str]], list[dict[str, str]] | None]:
+        """The messages to render with a generation prompt, and those to render continuing the
+        seat's own last message (``None`` on its first token-exact turn)."""
+    def set_prompt_ids(
+        self, role: str, full: Sequence[int], before: Sequence[int] | None = None
+    ) -> dict[str, Any]:
+        """Set the prompt ids of ``role``'s turn now from the two renderings; returns
+        ``{"prompt_ids", "drift"}``."""
 
 @final
 class RecordWriter:

@@ -16,6 +16,7 @@ import gymnasium
 from . import _core
 from .opponents import Script, opponent_of
 from .spaces import action_space, observation_space
+from .tokens import ExactTokens, exact_tokens
 
 #: The registered ids, by family.
 IDS = {
@@ -34,7 +35,8 @@ class DealEnv(gymnasium.Env):
     """The learner's seat of ``family``; ``opponent`` plays the other: a built-in negotiator
     (``"rule:boulware"``, the default, also ``"rule:tough"``, ``"rule:linear"``,
     ``"rule:conceder"``; played in Rust),
-    a callable ``(messages, state) -> completion``, a list of completions, or ``OpenAIChat``."""
+    a callable ``(messages, state) -> completion``, a list of completions, or ``OpenAIChat``.
+    With a ``tokenizer`` the learner's play is token-exact (see ``dealgym.tokens``)."""
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
@@ -46,6 +48,7 @@ class DealEnv(gymnasium.Env):
         role: str | None = None,
         rules: Mapping[str, Any] | None = None,
         rewards: Mapping[str, Any] | None = None,
+        tokenizer: Any = None,
         render_mode: str | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -61,7 +64,9 @@ class DealEnv(gymnasium.Env):
         self.rules = dict(rules) if rules else None
         self.rewards = dict(rewards) if rewards else None
         self.render_mode = render_mode
-        self.observation_space = observation_space()
+        #: Token-exact play: the learner observes the prompt ids its model samples after.
+        self.tokens: ExactTokens | None = exact_tokens(tokenizer)
+        self.observation_space = observation_space(token_exact=self.tokens is not None)
         self.action_space = action_space()
         self.game: _core.Game | None = None
 
@@ -126,7 +131,11 @@ class DealEnv(gymnasium.Env):
 
     def _observe(self) -> dict[str, Any]:
         game = self._game()
-        return game.observe(game.learner_role)
+        seen = game.observe(game.learner_role)
+        if self.tokens is not None:
+            moving = game.to_move == game.learner_role
+            seen["token_ids"] = self.tokens.next_prompt(game, game.learner_role) if moving else None
+        return seen
 
     def _info(self) -> dict[str, Any]:
         game = self._game()

@@ -10,6 +10,7 @@ the seat that moved last), and its reward is that seat's total once the episode 
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any, Optional
 
@@ -19,6 +20,7 @@ from openenv.core.env_server import Action, Environment, Observation, State, cre
 from pydantic import Field
 
 from . import _core
+from .tokens import ExactTokens, exact_tokens
 
 
 class DealAction(Action):
@@ -31,6 +33,16 @@ class DealAction(Action):
     )
     reasoning: Optional[str] = Field(
         default=None, description="The endpoint's separate reasoning, if it returned one."
+    )
+    completion_ids: Optional[list[int]] = Field(
+        default=None,
+        description="Token-exact play: the ids the model sampled after the observation's `token_ids`.",
+    )
+    logprobs: Optional[list[float]] = Field(
+        default=None, description="Token-exact play: the sampling logprob of each completion id."
+    )
+    finish_reason: Optional[str] = Field(
+        default=None, description="Token-exact play: why sampling stopped (`stop`, `length`)."
     )
 
 
@@ -47,6 +59,10 @@ class DealObservation(Observation):
     state: dict[str, Any] = Field(default_factory=dict, description="The seat's structured state.")
     rewards: Optional[dict[str, float]] = Field(
         default=None, description="Every role's total reward, once the episode has ended."
+    )
+    token_ids: Optional[dict[str, Any]] = Field(
+        default=None,
+        description="Token-exact play: `{prompt_ids, drift}`, the ids to add to the seat's sequence before it samples.",
     )
 
 
@@ -68,9 +84,12 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, family: str = "casino") -> None:
+    def __init__(self, family: str = "casino", *, tokenizer: Any = None) -> None:
         super().__init__()
         self.family = family
+        #: Token-exact play (see ``dealgym.tokens``): observations carry ``token_ids`` and
+        #: actions the ``completion_ids`` sampled after them.
+        self.tokens: ExactTokens | None = exact_tokens(tokenizer)
         self.game: _core.Game | None = None
         self._episode_id: str | None = None
         self._steps = 0
@@ -114,9 +133,10 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
     ) -> DealObservation:
         game = self._game()
         role = self._role(action.seat) if action.seat else game.to_move
-        text: str | dict[str, Any] = action.message
-        if action.reasoning is not None:
-            text = {"text": action.message, "reasoning": action.reasoning}
+        extra = action.model_dump(
+            include={"reasoning", "completion_ids", "logprobs", "finish_reason"}, exclude_none=True
+        )
+        text: str | dict[str, Any] = {"text": action.message, **extra} if extra else action.message
         info = game.step(text, role=role)
         self._steps += 1
         return self._observation(info.role if info.done else info.to_move)
@@ -139,7 +159,9 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
         game = self._game()
         seen = game.observe(role)
         rewards = game.rewards
+        moving = self.tokens is not None and role == game.to_move
         return DealObservation(
+            token_ids=self.tokens.next_prompt(game, role) if moving else None,
             prompt=seen["prompt"],
             messages=seen["messages"],
             role=role,
@@ -185,10 +207,13 @@ class DealEnvClient(EnvClient[DealAction, DealObservation, DealState]):
         return DealState(**payload)
 
 
-def app(max_concurrent_envs: int = 64):
-    """OpenEnv's FastAPI app serving ``DealEnvironment`` (run it with uvicorn)."""
+def app(max_concurrent_envs: int = 64, *, tokenizer: Any = None):
+    """OpenEnv's FastAPI app serving ``DealEnvironment`` (run it with uvicorn); with a
+    ``tokenizer``, every session plays token-exact."""
+    # A partial keeps the class visible to OpenEnv's concurrency check.
+    factory = functools.partial(DealEnvironment, tokenizer=tokenizer)
     return create_app(
-        DealEnvironment,
+        factory,
         DealAction,
         DealObservation,
         env_name="dealgym",

@@ -18,6 +18,7 @@ from pettingzoo import AECEnv
 
 from . import _core
 from .spaces import action_space, observation_space
+from .tokens import ExactTokens, exact_tokens
 
 #: What ``reset(options=...)`` reads; other keys are warned about and ignored.
 RESET_OPTIONS = ("scenario_id", "index", "learner_role", "first_mover")
@@ -28,7 +29,9 @@ class DealAECEnv(AECEnv):
 
     ``rules`` overrides the ``[episode]`` settings (``max_rounds``, ``reject_loop``,
     ``format_retries``, ``regulate_opponent``, ...) and ``rewards`` the ``[rewards]`` table, as
-    in a config file. ``reset(seed=...)`` draws the scenario and the setup from the seed alone;
+    in a config file. With a ``tokenizer`` (Hugging Face, with a chat template) play is
+    token-exact: the seat to move observes ``token_ids`` and steps with the dict
+    ``{"text", "completion_ids", "logprobs"}`` (see ``dealgym.tokens``). ``reset(seed=...)`` draws the scenario and the setup from the seed alone;
     an unseeded reset draws its seed from the env's own generator, never from Python's global one.
     """
 
@@ -43,6 +46,7 @@ class DealAECEnv(AECEnv):
         rewards: Mapping[str, Any] | None = None,
         learner_role: str | None = None,
         first_mover: str | None = None,
+        tokenizer: Any = None,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -58,7 +62,11 @@ class DealAECEnv(AECEnv):
         }
         self._rules = dict(rules) if rules else None
         self._rewards = dict(rewards) if rewards else None
-        self._observation_spaces = {a: observation_space() for a in self.possible_agents}
+        #: Token-exact play: the seat to move observes the prompt ids its model samples after.
+        self.tokens: ExactTokens | None = exact_tokens(tokenizer)
+        self._observation_spaces = {
+            a: observation_space(token_exact=self.tokens is not None) for a in self.possible_agents
+        }
         self._action_spaces = {a: action_space() for a in self.possible_agents}
         self._rng = random.Random()
         self.game: _core.Game | None = None
@@ -100,7 +108,12 @@ class DealAECEnv(AECEnv):
         self.agent_selection = self.game.to_move
 
     def observe(self, agent: str) -> dict[str, Any]:
-        return self._game().observe(agent)
+        game = self._game()
+        seen = game.observe(agent)
+        if self.tokens is not None:
+            moving = agent == game.to_move
+            seen["token_ids"] = self.tokens.next_prompt(game, agent) if moving else None
+        return seen
 
     def step(self, action: str | Mapping[str, Any] | None) -> None:
         agent = self.agent_selection

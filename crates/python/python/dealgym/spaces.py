@@ -98,9 +98,44 @@ class JsonObject(Space):
         return "JsonObject()"
 
 
-def observation_space() -> DictSpace:
-    """The space of one seat's observation: ``prompt``, ``messages`` and ``state``."""
-    return DictSpace({"prompt": Utf8Text(), "messages": Messages(), "state": JsonObject()})
+class TokenIds(Space):
+    """Token-exact play: ``{"prompt_ids": [int], "drift": None | dict}`` for the seat to move
+    (see ``dealgym.tokens``), ``None`` for a seat that is not."""
+
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(shape=None, dtype=None, seed=seed)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def sample(self, mask: Any = None, probability: Any = None) -> None:
+        return None
+
+    def contains(self, x: Any) -> bool:
+        if x is None:
+            return True
+        return (
+            isinstance(x, dict)
+            and isinstance(x.get("prompt_ids"), list)
+            and all(isinstance(i, int) for i in x["prompt_ids"])
+            and (x.get("drift") is None or isinstance(x["drift"], dict))
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TokenIds)
+
+    def __repr__(self) -> str:
+        return "TokenIds()"
+
+
+def observation_space(token_exact: bool = False) -> DictSpace:
+    """The space of one seat's observation: ``prompt``, ``messages`` and ``state``, and in
+    token-exact play ``token_ids``."""
+    leaves: dict[str, Space] = {"prompt": Utf8Text(), "messages": Messages(), "state": JsonObject()}
+    if token_exact:
+        leaves["token_ids"] = TokenIds()
+    return DictSpace(leaves)
 
 
 def action_space() -> Completion:
