@@ -271,6 +271,14 @@ static PAIR: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 
+/// What follows a number in exponent notation (`1e3`, `2.5E+4`).
+static EXPONENT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[eE][+-]?[0-9]").expect("static regex"));
+
+/// The highest price an offer may name, in currency units: far above any listing, and low
+/// enough that its cents are exact (below 2^53) and never saturate `i64`.
+pub const MAX_PRICE: f64 = 1e12;
+
 static BARE_NUMBER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\$?\s*-?[0-9][0-9,]*(?:\.[0-9]+)?").expect("static regex"));
 
@@ -316,15 +324,31 @@ fn read_number(text: &str) -> Option<f64> {
 /// Returns the terms and whether they were written exactly as the grammar asks (a bare price
 /// without its `price:` key is readable but not well-formed).
 pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), TermsError> {
-    let pairs: Vec<(String, String)> = PAIR
-        .captures_iter(text)
-        .map(|c| (normalize_key(&c[1]), c[2].trim().to_string()))
-        .collect();
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for c in PAIR.captures_iter(text) {
+        let value = c.get(2).expect("the pattern has two groups");
+        if EXPONENT.is_match(&text[value.end()..]) {
+            // `price:1e3` means 1000 to a reader: read as 1 it would be a wrong move, so a
+            // number in exponent notation is unreadable, as any number the grammar has no
+            // form for.
+            return Err(TermsError::Unreadable(format!(
+                "`{}` is written with an exponent: write the number in full",
+                c[0].trim()
+            )));
+        }
+        pairs.push((normalize_key(&c[1]), value.as_str().trim().to_string()));
+    }
     match space {
         TermSpace::Price => {
             let (value, well_formed) = match pairs.iter().find(|(k, _)| key_matches(k, "price")) {
                 Some((_, v)) => (v.clone(), true),
                 None => match BARE_NUMBER.find(text) {
+                    Some(m) if EXPONENT.is_match(&text[m.end()..]) => {
+                        return Err(TermsError::Unreadable(format!(
+                            "`{}` is written with an exponent: write the number in full",
+                            &text[m.start()..]
+                        )))
+                    }
                     Some(m) => (m.as_str().to_string(), false),
                     None => return Err(TermsError::Incomplete("no price given".into())),
                 },
@@ -335,6 +359,11 @@ pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), Te
             if amount < 0.0 {
                 return Err(TermsError::OutOfRange(format!(
                     "price {amount} is negative"
+                )));
+            }
+            if amount > MAX_PRICE {
+                return Err(TermsError::OutOfRange(format!(
+                    "price {value} is above {MAX_PRICE:e}: no listing comes near it"
                 )));
             }
             Ok((Terms::Price(to_cents(amount)), well_formed))
@@ -516,6 +545,43 @@ mod tests {
         let (t, ok) = parse_terms("$80", TermSpace::Price).unwrap();
         assert_eq!(t, Terms::Price(8000));
         assert!(!ok, "a bare price is readable but not well-formed");
+    }
+
+    #[test]
+    fn a_number_in_exponent_notation_is_unreadable_not_its_mantissa() {
+        // Read up to the `e`, `price:1e3` was a $1.00 offer: a wrong move, not a format error.
+        for text in ["price:1e3", "price: 2.5E+4", "1e3", "price:2e20"] {
+            assert!(
+                matches!(
+                    parse_terms(text, TermSpace::Price),
+                    Err(TermsError::Unreadable(_))
+                ),
+                "{text}"
+            );
+        }
+        let items = casino_items();
+        assert!(matches!(
+            parse_terms("food:1e0 water:1 firewood:1", TermSpace::Items(&items)),
+            Err(TermsError::Unreadable(_))
+        ));
+        // An English word after a number is not an exponent.
+        let (t, _) = parse_terms("price: 1200 each", TermSpace::Price).unwrap();
+        assert_eq!(t, Terms::Price(120000));
+    }
+
+    #[test]
+    fn a_price_beyond_any_listing_is_out_of_range_not_saturated() {
+        for text in ["price:99999999999999999999", "price:1000000000000.01"] {
+            assert!(
+                matches!(
+                    parse_terms(text, TermSpace::Price),
+                    Err(TermsError::OutOfRange(_))
+                ),
+                "{text}"
+            );
+        }
+        let (t, _) = parse_terms("price:1000000000000", TermSpace::Price).unwrap();
+        assert_eq!(t, Terms::Price(100_000_000_000_000));
     }
 
     #[test]
