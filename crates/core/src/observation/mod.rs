@@ -10,6 +10,7 @@
 mod state;
 
 pub use state::{
-    EndingRules, IssueView, ItemView, LastTurn, MoveView, OfferView, OutcomeView, PrivateView,
-    PublicView, SeatState, TermValue, TermsView, TurnCount, WeightView,
+    EndingRules, IssueView, ItemView, LastTurn, MoveView, OfferView, OutcomeView, OwnTurn,
+    PrivateView, PublicView, RegulationView, SeatState, TermValue, TermsView, TurnCount,
+    WeightView,
 };

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::game::rules::move_cap;
 use crate::game::{Episode, OutcomeKind, RegulationEvent, Step, Turn};
-use crate::protocol::{Action, ActionKind, IssueRange, IssueValue, Parsed, TermSpace, Terms};
+use crate::protocol::{
+    Action, ActionKind, IssueRange, IssueValue, Parsed, TermSpace, Terms, TurnError,
+};
 use crate::scenario::{Family, Game, Role, Scenario};
 use crate::vocab::Seat;
 
@@ -37,7 +39,7 @@ pub struct SeatState {
     /// The moves this seat may make now; empty unless it is to move.
     pub legal_actions: Vec<ActionKind>,
     /// What became of this seat's own last completion; `null` before its first.
-    pub last_turn: Option<LastTurn>,
+    pub last_turn: Option<OwnTurn>,
     /// The counterpart's last move that took effect, its terms from this seat's side.
     pub counterpart_last: Option<MoveView>,
     /// How the episode ended, from this seat's side; `null` while it runs.
@@ -160,7 +162,40 @@ pub struct EndingRules {
     pub max_moves: Option<u32>,
 }
 
-/// What became of a seat's completion.
+/// What became of a seat's own last completion, as the seat sees it: terms from its own side,
+/// prices in currency units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OwnTurn {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub talk: Option<String>,
+    /// The move read from the completion, before regulation; `null` if none could be read.
+    pub read: Option<MoveView>,
+    /// Why no move could be read (format) or why its terms are not allowed (illegal).
+    pub error: Option<TurnError>,
+    /// All three parts present once, in order, with exactly one well-formed action token.
+    pub format_ok: bool,
+    /// The move that took effect, if the completion could be used.
+    pub played: Option<MoveView>,
+    /// What regulation did to the move, if anything.
+    pub regulation: Option<RegulationView>,
+    /// The completion could not be used and the same seat is asked again.
+    pub retry: bool,
+}
+
+/// Regulation replaced a move the seat's floor does not allow (DESIGN §4, "Regulation").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RegulationView {
+    pub original: MoveView,
+    pub replacement: MoveView,
+    /// The seat's utility of the deal it tried to make or accept.
+    pub utility: f64,
+    pub floor: f64,
+}
+
+/// What became of a seat's completion, as the record keeps it (terms as the engine holds them:
+/// prices in cents, items and issues by position): `dealgym serve`'s `info.last_turn`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LastTurn {
     /// Everything read from it.
@@ -226,7 +261,7 @@ impl Episode {
             .iter()
             .rev()
             .find(|t| t.seat == seat)
-            .map(|t| last_turn(t, rules.allows_retry(t.attempt)));
+            .map(|t| own_turn(t, rules.allows_retry(t.attempt), space));
         let counterpart_last = self
             .history()
             .iter()
@@ -288,11 +323,25 @@ impl Episode {
     }
 }
 
-fn last_turn(turn: &Turn, retry_allowed: bool) -> LastTurn {
-    LastTurn {
-        parsed: turn.parsed.clone(),
-        played: turn.played.clone(),
-        regulation: turn.regulation.clone(),
+fn own_turn(turn: &Turn, retry_allowed: bool, space: TermSpace<'_>) -> OwnTurn {
+    let own = |action: &Action| MoveView {
+        kind: action.kind(),
+        terms: action.terms().map(|t| terms_view(t, space)),
+    };
+    let parsed = &turn.parsed;
+    OwnTurn {
+        thought: parsed.thought.clone(),
+        talk: parsed.talk.clone(),
+        read: parsed.action.as_ref().map(own),
+        error: parsed.error.clone(),
+        format_ok: parsed.format_ok,
+        played: turn.played.as_ref().map(own),
+        regulation: turn.regulation.as_ref().map(|r| RegulationView {
+            original: own(&r.original),
+            replacement: own(&r.replacement),
+            utility: r.utility,
+            floor: r.floor,
+        }),
         retry: turn.played.is_none() && retry_allowed,
     }
 }

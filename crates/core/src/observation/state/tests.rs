@@ -60,6 +60,12 @@ fn an_items_offer_reads_from_the_receivers_side() {
         })
     );
     assert_eq!(proposer.counterpart_last, None);
+    let mine = proposer.last_turn.expect("the proposer has played");
+    assert_eq!(
+        (mine.read.map(|m| m.terms), mine.played.map(|m| m.terms)),
+        (Some(Some(own.clone())), Some(Some(own.clone()))),
+        "a seat reads its own offer back named and from its own side"
+    );
     let values = |v: [u32; 3]| PrivateView::Items {
         values: ["food", "water", "firewood"]
             .iter()
@@ -107,12 +113,21 @@ fn a_regulated_move_shows_in_the_seats_last_turn() {
     let last = seller.last_turn.expect("the seller has played");
     let event = last.regulation.expect("regulated");
     assert_eq!(
-        (event.original, event.replacement.clone()),
-        (Action::Accept, Action::Reject)
+        (event.original.kind, event.replacement.kind),
+        (ActionKind::Accept, ActionKind::Reject)
     );
     assert_eq!((event.utility, event.floor), (-10.0, 0.0));
-    assert_eq!(last.played, Some(Action::Reject));
+    assert_eq!(last.played.map(|m| m.kind), Some(ActionKind::Reject));
     assert!(!last.retry);
+    // The buyer's own offer, as it reads it back: in currency units, not cents.
+    let buyer_last = e.seat_state(Seat::Learner).last_turn.expect("played");
+    let read = buyer_last.read.expect("a move was read");
+    assert_eq!(read.kind, ActionKind::Submit);
+    assert_eq!(
+        read.terms.and_then(|t| t.get("price").cloned()),
+        Some(TermValue::Price(90.0))
+    );
+    assert!(buyer_last.format_ok && buyer_last.error.is_none());
     let buyer = e.seat_state(Seat::Learner);
     assert_eq!(buyer.standing_offer, None, "the reject took the offer down");
     assert_eq!(
