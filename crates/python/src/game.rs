@@ -2,6 +2,7 @@
 //! [`step_many`]: many games stepped in one release of the GIL.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
 
 use dealgym_core::digest::Digest;
 use dealgym_core::game::{
@@ -170,13 +171,10 @@ fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
             "text" => text = Some(string("text")?),
             "reasoning" => reasoning = (!value.is_none()).then(|| string("reasoning")).transpose()?,
             "role" => role = (!value.is_none()).then(|| string("role")).transpose()?,
-            "completion_ids" => {
-                completion_ids = Some(value.extract().map_err(|_| {
-                    PyTypeError::new_err(
-                        "the action's `completion_ids` must be a list of token ids (int, 0 to 2**32 - 1)",
-                    )
-                })?)
+            "completion_ids" if !value.is_none() => {
+                completion_ids = Some(token_ids(&value, "the action's `completion_ids`")?)
             }
+            "completion_ids" => {}
             "logprobs" if !value.is_none() => {
                 logprobs = Some(value.extract().map_err(|_| {
                     PyTypeError::new_err("the action's `logprobs` must be a list of float")
@@ -223,6 +221,47 @@ fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
         role,
         sampled,
     })
+}
+
+/// A whole number from 0 to 2**64 - 1 (a seed, an index, a member), or a ValueError naming it.
+fn whole(value: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
+    value.extract().map_err(|_| {
+        PyValueError::new_err(format!(
+            "{name} must be an integer from 0 to 2**64 - 1, not {}",
+            value
+                .repr()
+                .map_or_else(|_| "this".to_string(), |r| r.to_string())
+        ))
+    })
+}
+
+/// Token ids (each an int from 0 to 2**32 - 1), or a TypeError naming `what`.
+fn token_ids(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u32>> {
+    value.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{what} must be a list of token ids (int, 0 to 2**32 - 1)"
+        ))
+    })
+}
+
+/// The built-in negotiator an `opponent="rule:NAME"` names. One per tactic for the process,
+/// so the stances it works out for a scenario outlive one game.
+fn rule_player(spec: &str) -> PyResult<RulePlayer> {
+    static PLAYERS: LazyLock<Vec<RulePlayer>> =
+        LazyLock::new(|| Tactic::ALL.into_iter().map(RulePlayer::new).collect());
+    spec.strip_prefix("rule:")
+        .and_then(Tactic::from_name)
+        .and_then(|t| PLAYERS.iter().find(|p| p.tactic == t).cloned())
+        .ok_or_else(|| {
+            let names: Vec<String> = Tactic::ALL
+                .iter()
+                .map(|t| format!("`rule:{}`", t.name()))
+                .collect();
+            PyValueError::new_err(format!(
+                "opponent `{spec}`: a Game plays {} (`rule:tough` is boulware)",
+                names.join(", ")
+            ))
+        })
 }
 
 /// The same exception with `at: ` before its message (which action of a batch it was).
@@ -370,7 +409,8 @@ impl Game {
         Ok(())
     }
 
-    fn ended_record(&self) -> PyResult<&EpisodeRecord> {
+    /// The record, once the episode has ended (what a writer writes).
+    pub(crate) fn ended_record(&self) -> PyResult<&EpisodeRecord> {
         self.record.as_ref().ok_or_else(|| {
             PyRuntimeError::new_err("the episode has not ended: it has no record yet")
         })
@@ -380,43 +420,29 @@ impl Game {
 #[pymethods]
 impl Game {
     #[new]
-    #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=None, learner_role=None, first_mover=None, rules=None, rewards=None, players=None, run_id=None, opponent=None))]
+    #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=None, member=None, learner_role=None, first_mover=None, rules=None, rewards=None, players=None, run_id=None, opponent=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         family: &str,
         scenario_id: Option<&str>,
-        index: Option<usize>,
+        index: Option<&Bound<'_, PyAny>>,
         seed: Option<&Bound<'_, PyAny>>,
+        member: Option<&Bound<'_, PyAny>>,
         learner_role: Option<&str>,
         first_mover: Option<&str>,
         rules: Option<&Bound<'_, PyDict>>,
         rewards: Option<&Bound<'_, PyDict>>,
-        players: Option<HashMap<String, String>>,
+        players: Option<&Bound<'_, PyDict>>,
         run_id: Option<String>,
         opponent: Option<&str>,
     ) -> PyResult<Game> {
-        let seed: u64 = match seed {
-            None => 0,
-            Some(seed) => seed.extract().map_err(|_| {
-                PyValueError::new_err(format!(
-                    "seed must be an integer from 0 to 2**64 - 1, not {}",
-                    seed.repr()
-                        .map_or_else(|_| "this".to_string(), |r| r.to_string())
-                ))
-            })?,
-        };
-        let rule = opponent
-            .map(|spec| {
-                spec.strip_prefix("rule:")
-                    .and_then(Tactic::from_name)
-                    .map(RulePlayer::new)
-                    .ok_or_else(|| {
-                        PyValueError::new_err(format!(
-                            "opponent `{spec}`: a Game plays `rule:boulware`, `rule:tough`, `rule:linear` or `rule:conceder`"
-                        ))
-                    })
-            })
+        let seed = seed.map(|v| whole(v, "seed")).transpose()?.unwrap_or(0);
+        let member = member.map(|v| whole(v, "member")).transpose()?.unwrap_or(0);
+        let index = index
+            .map(|v| whole(v, "index").map(|i| usize::try_from(i).unwrap_or(usize::MAX)))
             .transpose()?;
+        let rule = opponent.map(rule_player).transpose()?;
         let family = catalog::family(family)?;
         let catalog = catalog::catalog(family)?;
         let at = catalog
@@ -465,7 +491,10 @@ impl Game {
             )));
         }
 
-        let seeds = EpisodeSeed::reset(seed, at);
+        let seeds = EpisodeSeed {
+            member,
+            ..EpisodeSeed::reset(seed, at)
+        };
         let setup = Setup::draw(
             &scenario,
             &config,
@@ -475,7 +504,15 @@ impl Game {
         .map_err(|e| crate::errors::ScenarioError::new_err(e.to_string()))?;
         let mut specs: PerSeat<Option<String>> = PerSeat::default();
         specs[Seat::Opponent] = opponent.map(str::to_string);
-        for (role, spec) in players.unwrap_or_default() {
+        for (role, spec) in players
+            .map(|p| p.iter().collect::<Vec<_>>())
+            .unwrap_or_default()
+        {
+            let (Ok(role), Ok(spec)) = (role.extract::<String>(), spec.extract::<String>()) else {
+                return Err(PyTypeError::new_err(
+                    "players maps a role (str) to the player spec its records name (str)",
+                ));
+            };
             let role = catalog::role(family, &role)?;
             let seat = setup.seat_of(role).expect("both roles are seated");
             specs[seat] = Some(spec);
@@ -512,7 +549,8 @@ impl Game {
             pending: PerSeat::default(),
         };
         // An opponent that moves first has made its move by the time the game is handed over.
-        game.play_opponent().map_err(PyRuntimeError::new_err)?;
+        py.detach(|| game.play_opponent())
+            .map_err(PyRuntimeError::new_err)?;
         Ok(game)
     }
 
@@ -608,8 +646,14 @@ impl Game {
     ) -> PyResult<StepInfo> {
         let py = slf.py();
         let mut action = read_action(action)?;
-        if role.is_some() {
-            action.role = role.map(str::to_string);
+        if let Some(role) = role {
+            if action.role.as_deref().is_some_and(|named| named != role) {
+                return Err(PyValueError::new_err(format!(
+                    "the action names role `{}` and the step role `{role}`: name one",
+                    action.role.as_deref().unwrap_or_default()
+                )));
+            }
+            action.role = Some(role.to_string());
         }
         slf.check_action(&action)?;
         let game: &mut Game = &mut slf;
@@ -681,9 +725,11 @@ impl Game {
         &mut self,
         py: Python<'py>,
         role: &str,
-        full: Vec<u32>,
-        before: Option<Vec<u32>>,
+        full: &Bound<'py, PyAny>,
+        before: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let full = token_ids(full, "`full`")?;
+        let before = before.map(|b| token_ids(b, "`before`")).transpose()?;
         let seat = self.check_turn(Some(role))?;
         let sequence = self.sequence(seat)?;
         let prompt = match (sequence.is_empty(), before) {
@@ -713,13 +759,6 @@ impl Game {
             self.seeds.run,
             py_str(self.to_move())
         )
-    }
-}
-
-impl Game {
-    /// The record, for a writer.
-    pub(crate) fn finished_record(&self) -> PyResult<&EpisodeRecord> {
-        self.ended_record()
     }
 }
 

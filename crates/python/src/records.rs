@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use dealgym_core::record::RecordWriter as Writer;
+use dealgym_core::record::{Existing, RecordWriter as Writer};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 
@@ -16,30 +16,48 @@ use crate::game::Game;
 pub struct RecordWriter {
     writer: Option<Writer>,
     written: usize,
+    path: PathBuf,
+    /// The episodes in the file, those it held when opened and those written since: an
+    /// episode written twice makes the file one that `replay`, `export` and `report` refuse.
+    episodes: Existing,
 }
 
 #[pymethods]
 impl RecordWriter {
     #[new]
     fn new(path: PathBuf) -> PyResult<RecordWriter> {
-        let (writer, _existing) =
+        let (writer, episodes) =
             Writer::open_log(&path).map_err(|e| PyOSError::new_err(e.to_string()))?;
         Ok(RecordWriter {
             writer: Some(writer),
             written: 0,
+            path,
+            episodes,
         })
     }
 
-    /// Append `game`'s record; the game must have ended.
+    /// Append `game`'s record; the game must have ended, and its episode must not be in the
+    /// file yet (games of one seed and scenario are one episode unless their `member` differs).
     fn write(&mut self, game: &Bound<'_, Game>) -> PyResult<()> {
         let writer = self
             .writer
             .as_mut()
             .ok_or_else(|| PyValueError::new_err("the record writer is closed"))?;
         let game = game.borrow();
+        let record = game.ended_record()?;
+        let episodes = self.episodes.runs.entry(record.run_id.clone()).or_default();
+        if episodes.contains(&record.episode_id) {
+            return Err(PyValueError::new_err(format!(
+                "episode {} of run {} is in {} already: games of one seed and scenario are one episode; give each its own seed, or its own member (Game(member=k), a GRPO group on one setup)",
+                record.episode_id,
+                record.run_id,
+                self.path.display()
+            )));
+        }
         writer
-            .write(game.finished_record()?)
+            .write(record)
             .map_err(|e| PyOSError::new_err(e.to_string()))?;
+        episodes.insert(record.episode_id.clone());
         self.written += 1;
         Ok(())
     }

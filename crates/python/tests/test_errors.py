@@ -68,3 +68,26 @@ def test_huge_or_odd_completions_are_turns_not_crashes(text):
 def test_a_seed_that_is_no_unsigned_64_bit_integer_is_named(seed):
     with pytest.raises(ValueError, match="seed"):
         Game("casino", seed=seed)
+
+
+def test_arguments_out_of_range_name_themselves():
+    with pytest.raises(ValueError, match="index"):
+        Game("casino", index=-1)
+    with pytest.raises(ValueError, match="member"):
+        Game("casino", member=-3)
+    with pytest.raises(TypeError, match="players"):
+        Game("casino", players={"agent_1": 5})
+    g = Game("casino", seed=1)
+    with pytest.raises(TypeError, match="`full`"):
+        g.set_prompt_ids(g.to_move, [-1])
+
+
+def test_a_step_that_names_two_roles_is_refused():
+    g = Game("casino", seed=1)
+    mover = g.to_move
+    other = next(r for r in g.roles if r != mover)
+    with pytest.raises(ValueError, match="name one"):
+        g.step({"text": turn("[REJECT_DEAL]"), "role": other}, role=mover)
+    # None for a token-exact key is the key left out, as for reasoning.
+    info = g.step({"text": turn("[REJECT_DEAL]"), "completion_ids": None}, role=mover)
+    assert info.played == "reject"

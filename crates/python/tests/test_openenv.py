@@ -82,3 +82,17 @@ def test_the_environment_in_process_answers_the_seat_to_move():
     assert obs.to_move == obs.role and not obs.done and obs.reward == 0.0
     obs = env.step(DealAction(message=turn("[WALK_AWAY]"), seat=obs.seat))
     assert obs.done and env.state.outcome["kind"] == "walk_away"
+
+
+def test_a_rule_opponent_plays_inside_and_a_seeded_reset_reseeds(server_url):
+    with DealEnvClient(base_url=server_url).sync() as env:
+        result = env.reset(seed=4, family="craigslist", opponent="rule:linear", learner_role="buyer")
+        while not result.done:
+            assert result.observation.role == "buyer"
+            result = env.step(DealAction(message=turn(offer(result.observation.state))))
+        assert env.state().outcome["kind"] in ("reject_loop", "max_turns", "deal")
+    local = DealEnvironment("casino")
+    local.reset(seed=9)
+    after_seeded = [local.reset().state["scenario_id"] for _ in range(3)]
+    local.reset(seed=9)
+    assert [local.reset().state["scenario_id"] for _ in range(3)] == after_seeded

@@ -58,3 +58,19 @@ def test_the_observation_is_the_chat_the_cli_sends_and_stays_in_its_space():
     assert env.observation_space(agent).contains(obs)
     assert obs["messages"][0]["role"] == "system"
     assert obs["prompt"] == obs["messages"][-1]["content"]
+
+
+def test_reset_reads_either_spelling_of_an_option_and_refuses_both():
+    env = DealAECEnv("casino")
+    env.reset(seed=1, options={"scenario": "casino:1", "role": "agent_2"})
+    assert env.game.scenario_id == "casino:1" and env.game.learner_role == "agent_2"
+    env.reset(seed=1, options={"scenario_id": "casino:1", "learner_role": "agent_1"})
+    assert env.game.learner_role == "agent_1"
+    with pytest.raises(ValueError, match="both set scenario_id"):
+        env.reset(seed=1, options={"scenario": "casino:1", "scenario_id": "casino:2"})
+
+
+def test_a_sampled_action_is_a_short_random_completion():
+    space = DealAECEnv("casino").action_space("agent_1")
+    space.seed(0)
+    assert all(len(space.sample()) <= 256 for _ in range(20))

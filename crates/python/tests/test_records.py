@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import FAMILIES, GARBAGE, offer, turn
 from dealgym import Game, RecordWriter
 
@@ -80,3 +81,28 @@ def test_the_record_is_the_games_own_and_its_json_the_same():
     assert record["outcome"]["by"] in ("learner", "opponent")
     assert record["scenario_id"] == g.scenario_id
     assert set(g.rewards) == set(g.roles)
+
+
+def test_a_grpo_group_is_members_of_one_setup_and_a_file_refuses_an_episode_twice(tmp_path):
+    group = [Game("casino", seed=7, member=k, opponent="rule:linear") for k in range(3)]
+    setups = {json.dumps(g.observe(g.learner_role)["state"]["own"]) for g in group}
+    assert len(setups) == 1, "one seed and scenario: one setup for the whole group"
+    for g in group:
+        while not g.done:
+            g.step(turn("[WALK_AWAY]"))
+    ids = [g.record()["episode_id"] for g in group]
+    assert [i.split("-m")[1] for i in ids] == ["0", "1", "2"]
+    assert len({g.record()["group_id"] for g in group}) == 1
+    path = tmp_path / "group.jsonl"
+    with RecordWriter(path) as out:
+        for g in group:
+            out.write(g)
+        again = Game("casino", seed=7, member=1, opponent="rule:linear")
+        while not again.done:
+            again.step(turn("[WALK_AWAY]"))
+        with pytest.raises(ValueError, match="member"):
+            out.write(again)
+    # Reopened, the file still knows what it holds.
+    with RecordWriter(path) as out, pytest.raises(ValueError, match="already"):
+        out.write(group[0])
+    assert len(path.read_text().splitlines()) == 3

@@ -3,7 +3,8 @@ never the other side's, the legal moves, and the ending as the record has it."""
 
 from __future__ import annotations
 
-from conftest import offer, turn
+import pytest
+from conftest import FAMILIES, offer, turn
 from dealgym import Game
 
 FREE = {"regulate_learner": False, "regulate_opponent": False}
@@ -57,3 +58,54 @@ def test_prices_are_in_currency_units_and_turns_add_up():
     left = seen["turns"]["moves_left"]
     g.step(turn(offer(seen)))
     assert g.observe(other)["state"]["turns"]["moves_left"] == left - 1
+
+
+def flipped(terms: dict, public: dict) -> dict:
+    """An offer's terms from the other side: items are split, prices and issues shared."""
+    counts = {i["name"]: i["count"] for i in public.get("items", [])}
+    return {k: counts[k] - v if k in counts else v for k, v in terms.items()}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_state_follows_the_record_turn_by_turn(family):
+    """Each family played to its end by alternating offers: after every step, the state's own
+    last move, the standing offer on both sides, the counterpart's move and the moves used
+    match the record's turns."""
+    g = Game(family, seed=12, rules=FREE)
+    moves = {r: 0 for r in g.roles}
+    while not g.done:
+        mover = g.to_move
+        other = next(r for r in g.roles if r != mover)
+        state = g.observe(mover)["state"]
+        g.step(turn(offer(state, greedy=moves[mover] % 2 == 0)))
+        moves[mover] += 1
+        if g.done:
+            break
+        mine, theirs = g.observe(mover)["state"], g.observe(other)["state"]
+        played = mine["last_turn"]["played"]
+        assert mine["last_turn"]["read"] == played and mine["last_turn"]["format_ok"]
+        assert played["kind"] == "submit"
+        assert mine["standing_offer"] == {"by": mover, "terms": played["terms"]}
+        expected = flipped(played["terms"], state["public"])
+        assert theirs["standing_offer"] == {"by": mover, "terms": expected}
+        assert theirs["counterpart_last"] == {"kind": "submit", "terms": expected}
+        assert mine["turns"]["moves_used"] == moves[mover]
+    record = g.record()
+    seat_of = {record["seats"][s]["role"]: s for s in ("learner", "opponent")}
+    for role in g.roles:
+        turns = [t for t in record["turns"] if t["seat"] == seat_of[role]]
+        assert len(turns) == moves[role]
+        end = g.observe(role)["state"]
+        assert end["turns"]["moves_used"] == moves[role]
+        assert end["outcome"]["kind"] == record["outcome"]["kind"]
+        assert end["outcome"]["utility"] == record["outcome"]["utility"][seat_of[role]]
+
+
+def test_a_seat_reads_its_own_offer_back_in_currency_units():
+    g = Game("craigslist", seed=8, rules=FREE)
+    mover = g.to_move
+    g.step(turn("[SUBMIT_DEAL] price:1234.56"))
+    last = g.observe(mover)["state"]["last_turn"]
+    assert last["read"] == {"kind": "submit", "terms": {"price": 1234.56}}
+    assert last["played"] == last["read"]
+    assert last["thought"] == "Thinking." and last["talk"] == "Let us see."

@@ -51,6 +51,7 @@ class Game:
         scenario_id: str | None = None,
         index: int | None = None,
         seed: int = 0,
+        member: int = 0,
         learner_role: str | None = None,
         first_mover: str | None = None,
         rules: Mapping[str, Any] | None = None,
@@ -60,7 +61,9 @@ class Game:
         opponent: str | None = None,
     ) -> None:
         """``opponent="rule:NAME"`` (boulware, tough, linear, conceder) plays the opponent's
-        seat in Rust after each step; without it both seats are played from Python."""
+        seat in Rust after each step; without it both seats are played from Python.
+        ``member`` tells apart the episodes of a GRPO group: one seed and scenario (so one
+        setup), each member its own episode id and sampling seeds."""
     @property
     def family(self) -> str: ...
     @property

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 import gymnasium
 
 from . import _core
+from ._options import RESET_OPTIONS, game_arguments
 from .opponents import Script, opponent_of
 from .spaces import action_space, observation_space
 from .tokens import ExactTokens, exact_tokens
@@ -26,10 +27,6 @@ IDS = {
     "dnd": "dealgym/DealOrNoDeal-v0",
     "job_interview": "dealgym/JobInterview-v0",
 }
-
-#: What ``reset(options=...)`` reads.
-RESET_OPTIONS = ("scenario", "index", "role", "first_mover")
-
 
 class DealEnv(gymnasium.Env):
     """The learner's seat of ``family``; ``opponent`` plays the other: a built-in negotiator
@@ -55,8 +52,6 @@ class DealEnv(gymnasium.Env):
             raise ValueError(f"render_mode {render_mode!r}: dealgym renders only 'ansi'")
         self.family = family
         self.roles = _core.roles(family)
-        if role is not None and role not in self.roles:
-            raise _core.ScenarioError(f"role {role!r} is not one of {family}'s: {self.roles}")
         # A built-in negotiator is played by the engine itself; anything else from Python.
         self.rule = opponent if isinstance(opponent, str) else None
         self.opponent = None if self.rule else opponent_of(opponent)
@@ -73,24 +68,21 @@ class DealEnv(gymnasium.Env):
     def reset(
         self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``options``: ``scenario`` (or ``scenario_id``), ``index``, ``role`` (or
+        ``learner_role``), ``first_mover`` and ``member`` (a GRPO group's member: same seed
+        and scenario, its own episode). Another key is a ValueError."""
         super().reset(seed=seed)
-        options = dict(options or {})
-        unknown = set(options) - set(RESET_OPTIONS)
-        if unknown:
-            raise ValueError(f"reset options {sorted(unknown)}: dealgym reads {RESET_OPTIONS}")
-        episode_seed = seed if seed is not None else int(self.np_random.integers(2**63))
-        chosen = {
-            "scenario_id": options.get("scenario"),
-            "index": options.get("index"),
-            "learner_role": options.get("role", self.role),
-            "first_mover": options.get("first_mover"),
+        defaults = {
+            "learner_role": self.role,
             "rules": self.rules,
             "rewards": self.rewards,
             "opponent": self.rule,
         }
-        self.game = _core.Game(
-            self.family, seed=episode_seed, **{k: v for k, v in chosen.items() if v is not None}
-        )
+        chosen, unknown = game_arguments(options, defaults)
+        if unknown:
+            raise ValueError(f"reset options {sorted(unknown)}: dealgym reads {list(RESET_OPTIONS)}")
+        episode_seed = seed if seed is not None else int(self.np_random.integers(2**63))
+        self.game = _core.Game(self.family, seed=episode_seed, **chosen)
         if isinstance(self.opponent, Script):
             self.opponent.restart()
         self._opponent_plays()
@@ -139,7 +131,7 @@ class DealEnv(gymnasium.Env):
 
     def _info(self) -> dict[str, Any]:
         game = self._game()
-        return {"outcome": game.outcome} if game.done else {}
+        return {"outcome": self._observe()["state"]["outcome"]} if game.done else {}
 
     def _game(self) -> _core.Game:
         if self.game is None:

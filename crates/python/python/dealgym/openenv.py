@@ -79,14 +79,24 @@ class DealState(State):
 
 class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
     """One negotiation per session. ``reset`` takes ``dealgym serve``'s reset arguments:
-    ``family``, ``scenario_id``, ``index``, ``learner_role``, ``first_mover`` and ``rules``; an
-    unseeded reset draws its seed from the environment's own generator."""
+    ``family``, ``scenario_id``, ``index``, ``learner_role``, ``first_mover``, ``rules`` and
+    ``opponent`` (``"rule:NAME"``: a built-in negotiator plays the opponent's seat in the
+    engine, and every observation is the learner's), and ``member`` (a GRPO group's member).
+    ``rewards`` sets the ``[rewards]`` table for every episode. An unseeded reset draws its
+    seed from the environment's own generator, which a seeded reset reseeds."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, family: str = "casino", *, tokenizer: Any = None) -> None:
+    def __init__(
+        self,
+        family: str = "casino",
+        *,
+        rewards: Optional[dict[str, Any]] = None,
+        tokenizer: Any = None,
+    ) -> None:
         super().__init__()
         self.family = family
+        self.rewards = dict(rewards) if rewards else None
         #: Token-exact play (see ``dealgym.tokens``): observations carry ``token_ids`` and
         #: actions the ``completion_ids`` sampled after them.
         self.tokens: ExactTokens | None = exact_tokens(tokenizer)
@@ -105,19 +115,26 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
         learner_role: Optional[str] = None,
         first_mover: Optional[str] = None,
         rules: Optional[dict[str, Any]] = None,
+        opponent: Optional[str] = None,
+        member: Optional[int] = None,
         **kwargs: Any,
     ) -> DealObservation:
         if kwargs:
             raise ValueError(
                 f"reset arguments {sorted(kwargs)}: dealgym reads seed, episode_id, family, "
-                "scenario_id, index, learner_role, first_mover and rules"
+                "scenario_id, index, learner_role, first_mover, rules, opponent and member"
             )
+        if seed is not None:
+            self._rng.seed(seed)
         chosen = {
             "scenario_id": scenario_id,
             "index": index,
             "learner_role": learner_role,
             "first_mover": first_mover,
             "rules": rules,
+            "rewards": self.rewards,
+            "opponent": opponent,
+            "member": member,
         }
         self.game = _core.Game(
             family or self.family,

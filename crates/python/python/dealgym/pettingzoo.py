@@ -17,12 +17,9 @@ from typing import Any, Mapping
 from pettingzoo import AECEnv
 
 from . import _core
+from ._options import RESET_OPTIONS, game_arguments
 from .spaces import action_space, observation_space
 from .tokens import ExactTokens, exact_tokens
-
-#: What ``reset(options=...)`` reads; other keys are warned about and ignored.
-RESET_OPTIONS = ("scenario_id", "index", "learner_role", "first_mover")
-
 
 class DealAECEnv(AECEnv):
     """One negotiation of ``family`` at a time.
@@ -78,15 +75,16 @@ class DealAECEnv(AECEnv):
         return self._action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
-        chosen = dict(self._defaults)
-        for key, value in (options or {}).items():
-            if key in RESET_OPTIONS:
-                chosen[key] = value
-            else:
-                warnings.warn(
-                    f"reset option {key!r} is not one dealgym reads ({', '.join(RESET_OPTIONS)})",
-                    stacklevel=2,
-                )
+        """``options``: ``scenario`` (or ``scenario_id``), ``index``, ``role`` (or
+        ``learner_role``: the record's learner seat), ``first_mover`` and ``member`` (a GRPO
+        group's member: same seed and scenario, its own episode). An unknown key is warned
+        about and ignored, as PettingZoo's ``api_test`` expects."""
+        chosen, unknown = game_arguments(options, self._defaults)
+        for key in unknown:
+            warnings.warn(
+                f"reset option {key!r} is not one dealgym reads ({', '.join(RESET_OPTIONS)})",
+                stacklevel=2,
+            )
         if seed is not None:
             self._rng.seed(seed)
             episode_seed = seed
@@ -97,7 +95,7 @@ class DealAECEnv(AECEnv):
             seed=episode_seed,
             rules=self._rules,
             rewards=self._rewards,
-            **{k: v for k, v in chosen.items() if v is not None},
+            **chosen,
         )
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
@@ -130,7 +128,7 @@ class DealAECEnv(AECEnv):
                 self.rewards[a] = float(totals.get(a, 0.0))
                 self.terminations[a] = info.terminated
                 self.truncations[a] = info.truncated
-                self.infos[a] = {"outcome": game.outcome}
+                self.infos[a] = {"outcome": game.observe(a)["state"]["outcome"]}
             # Each seat then makes its dead step, the one that just moved last.
             self.agent_selection = next(a for a in self.agents if a != agent)
         else:

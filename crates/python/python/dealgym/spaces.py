@@ -20,12 +20,22 @@ from gymnasium.spaces import Space, Text
 MAX_TEXT = 1 << 20
 
 
+#: The longest text ``sample()`` draws: a random policy's completion, not a megabyte of it.
+SAMPLE_TEXT = 256
+
+
 class Utf8Text(Text):
     """Any ``str`` up to ``max_length`` characters, in any script (Gymnasium's ``Text`` admits
-    only its charset); samples alphanumerics, as ``Text`` does."""
+    only its charset); samples alphanumerics, as ``Text`` does, at most ``SAMPLE_TEXT`` long."""
 
     def __init__(self, max_length: int = MAX_TEXT, *, seed: Any = None) -> None:
         super().__init__(max_length=max_length, min_length=0, seed=seed)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        if mask is None and probability is None:
+            length = int(self.np_random.integers(0, min(self.max_length, SAMPLE_TEXT) + 1))
+            return super().sample(mask=(length, None))
+        return super().sample(mask=mask, probability=probability)
 
     def contains(self, x: Any) -> bool:
         return isinstance(x, str) and len(x) <= self.max_length
