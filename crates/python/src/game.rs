@@ -10,7 +10,6 @@ use dealgym_core::game::{
     Seat, Setup,
 };
 use dealgym_core::negotiator::{Position, RulePlayer, Tactic};
-use dealgym_core::protocol::ActionKind;
 use dealgym_core::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
 use dealgym_core::reward::RewardConfig;
 use dealgym_core::scenario::Family;
@@ -113,17 +112,6 @@ fn py_bool(b: bool) -> &'static str {
         "True"
     } else {
         "False"
-    }
-}
-
-/// The kind of a move as the Python API names it (the snake_case names of the record).
-fn kind_name(kind: ActionKind) -> &'static str {
-    match kind {
-        ActionKind::Submit => "submit",
-        ActionKind::Accept => "accept",
-        ActionKind::Reject => "reject",
-        ActionKind::WalkAway => "walk_away",
-        ActionKind::Talk => "talk",
     }
 }
 
@@ -233,6 +221,32 @@ fn whole(value: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
                 .map_or_else(|_| "this".to_string(), |r| r.to_string())
         ))
     })
+}
+
+/// `table` if every number in it (nested tables and lists too) is finite: JSON has no NaN or
+/// infinity, and a setting converted to JSON would silently become its default.
+fn finite<'a, 'py>(table: &'a Bound<'py, PyDict>, what: &str) -> PyResult<&'a Bound<'py, PyDict>> {
+    fn check(value: &Bound<'_, PyAny>, path: &str) -> PyResult<()> {
+        if let Ok(x) = value.cast::<pyo3::types::PyFloat>() {
+            if !x.value().is_finite() {
+                return Err(PyValueError::new_err(format!(
+                    "{path} must be a finite number, not {}",
+                    x.value()
+                )));
+            }
+        } else if let Ok(d) = value.cast::<PyDict>() {
+            for (k, v) in d.iter() {
+                check(&v, &format!("{path}.{k}"))?;
+            }
+        } else if let Ok(l) = value.cast::<pyo3::types::PyList>() {
+            for (i, v) in l.iter().enumerate() {
+                check(&v, &format!("{path}[{i}]"))?;
+            }
+        }
+        Ok(())
+    }
+    check(table.as_any(), what)?;
+    Ok(table)
 }
 
 /// Token ids (each an int from 0 to 2**32 - 1), or a TypeError naming `what`.
@@ -371,7 +385,7 @@ impl Game {
         let truncated = outcome.is_some_and(|o| o.kind.is_truncation());
         Ok(StepInfo {
             role: self.role_of(step.seat),
-            played: step.played.as_ref().map(|a| kind_name(a.kind())),
+            played: step.played.as_ref().map(|a| a.kind().name()),
             retry: step.retry,
             terminated: outcome.is_some() && !truncated,
             truncated,
@@ -458,7 +472,8 @@ impl Game {
         let mut config = EpisodeConfig::default();
         if let Some(rules) = rules {
             let overrides: serde_json::Map<String, serde_json::Value> =
-                depythonize(rules).map_err(|e| PyValueError::new_err(format!("rules: {e}")))?;
+                depythonize(finite(rules, "rules")?)
+                    .map_err(|e| PyValueError::new_err(format!("rules: {e}")))?;
             config = config
                 .with_overrides(&overrides)
                 .map_err(|e| PyValueError::new_err(format!("rules: {e}")))?;
@@ -476,9 +491,8 @@ impl Game {
             .map_err(|e| PyValueError::new_err(format!("rules: {e}")))?;
 
         let rewards: RewardConfig = match rewards {
-            Some(table) => {
-                depythonize(table).map_err(|e| PyValueError::new_err(format!("rewards: {e}")))?
-            }
+            Some(table) => depythonize(finite(table, "rewards")?)
+                .map_err(|e| PyValueError::new_err(format!("rewards: {e}")))?,
             None => RewardConfig::default(),
         };
         rewards

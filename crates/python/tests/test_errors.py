@@ -91,3 +91,10 @@ def test_a_step_that_names_two_roles_is_refused():
     # None for a token-exact key is the key left out, as for reasoning.
     info = g.step({"text": turn("[REJECT_DEAL]"), "completion_ids": None}, role=mover)
     assert info.played == "reject"
+
+
+def test_a_setting_that_is_not_a_finite_number_is_refused_not_defaulted():
+    with pytest.raises(ValueError, match="rules.no_deal_value must be a finite number"):
+        Game("casino", rules={"no_deal_value": float("nan")})
+    with pytest.raises(ValueError, match="finite"):
+        Game("casino", rules={"no_deal_value": float("inf")})

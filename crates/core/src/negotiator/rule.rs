@@ -15,8 +15,9 @@ use crate::scenario::{Role, Scenario};
 
 /// What a rule negotiator reads to make its move: the scenario and setup, its seat, the moves it
 /// has made, the counterpart's offer it may accept (in its own terms), its own offers so far and
-/// its sampling seed. Built from the episode by [`Position::of`], so nothing else can hand a
-/// negotiator the other seat's private block.
+/// its sampling seed. Built from the episode by [`Position::of`]. The scenario holds both
+/// sides' private blocks, as the engine needs them; a negotiator reads only its own seat's
+/// (its stance reads only its role's block: `Stance::from_scenario`) and the public space.
 #[derive(Debug, Clone)]
 pub struct Position<'a> {
     pub scenario: &'a Scenario,

@@ -46,6 +46,17 @@ impl ActionKind {
         kinds
     }
 
+    /// The kind's name as records and observations write it (`submit`, `walk_away`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ActionKind::Submit => "submit",
+            ActionKind::Accept => "accept",
+            ActionKind::Reject => "reject",
+            ActionKind::WalkAway => "walk_away",
+            ActionKind::Talk => "talk",
+        }
+    }
+
     /// The token exactly as the grammar writes it.
     pub fn token(self) -> &'static str {
         match self {
@@ -117,6 +128,25 @@ impl TurnError {
         TurnError {
             kind: ErrorKind::Backend,
             message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kinds_name_is_the_one_records_write() {
+        for kind in [
+            ActionKind::Submit,
+            ActionKind::Accept,
+            ActionKind::Reject,
+            ActionKind::WalkAway,
+            ActionKind::Talk,
+        ] {
+            let written = serde_json::to_value(kind).expect("serializes");
+            assert_eq!(written, kind.name(), "{kind:?}");
         }
     }
 }
