@@ -690,6 +690,16 @@ impl Game {
         Ok(observation)
     }
 
+    /// The exchange so far: `(role, text)` for each move that took effect, the text as the
+    /// engine forwarded it to the other seat (what `render()` shows).
+    fn transcript(&self) -> Vec<(&'static str, String)> {
+        self.episode
+            .turns()
+            .iter()
+            .filter_map(|t| Some((self.role_of(t.seat), t.forwarded.clone()?)))
+            .collect()
+    }
+
     /// The episode's record, as `dealgym run` writes it (what `replay --verify` checks).
     fn record<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         Ok(pythonize(py, self.ended_record()?)?)

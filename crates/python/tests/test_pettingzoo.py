@@ -74,3 +74,16 @@ def test_a_sampled_action_is_a_short_random_completion():
     space = DealAECEnv("casino").action_space("agent_1")
     space.seed(0)
     assert all(len(space.sample()) <= 256 for _ in range(20))
+
+
+def test_render_shows_each_move_by_the_role_that_made_it():
+    env = DealAECEnv("ahp", render_mode="ansi")
+    env.reset(seed=2)
+    first = env.agent_selection
+    env.step(turn("[SUBMIT_DEAL] price:100", talk="One hundred."))
+    second = env.agent_selection
+    env.step(turn("[REJECT_DEAL]", talk="No."))
+    shown = env.render()
+    mine, theirs = f"{first}: Talk: One hundred.", f"{second}: Talk: No."
+    assert shown.startswith(mine) and theirs in shown and shown.index(theirs) > 0
+    assert "negotiation" not in shown.lower(), "the engine's own messages are no one's move"

@@ -100,12 +100,7 @@ class DealEnv(gymnasium.Env):
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.game is None:
             return None
-        speaker = {"assistant": self.game.learner_role, "user": "counterpart"}
-        return "\n".join(
-            f"{speaker[m['role']]}: {m['content']}"
-            for m in self.game.observe(self.game.learner_role)["messages"]
-            if m["role"] in speaker
-        )
+        return "\n".join(f"{role}: {text}" for role, text in self.game.transcript())
 
     def _opponent_plays(self) -> None:
         game = self._game()

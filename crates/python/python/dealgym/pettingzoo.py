@@ -139,15 +139,7 @@ class DealAECEnv(AECEnv):
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.game is None:
             return None
-        # The first seat's view holds the whole exchange in order: its own replies, and the
-        # other seat's turns as they were forwarded to it.
-        me, other = self.possible_agents
-        speaker = {"assistant": me, "user": other}
-        return "\n".join(
-            f"{speaker[m['role']]}: {m['content']}"
-            for m in self.game.observe(me)["messages"]
-            if m["role"] in speaker
-        )
+        return "\n".join(f"{role}: {text}" for role, text in self.game.transcript())
 
     def close(self) -> None:
         pass
