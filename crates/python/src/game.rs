@@ -216,7 +216,7 @@ impl Game {
 
     /// Play a completion for the seat to move (checked by `check_turn`), and build the record
     /// once the episode ends. Runs without the GIL.
-    fn advance(&mut self, completion: Completion) -> Result<StepInfo, String> {
+    pub(crate) fn advance(&mut self, completion: Completion) -> Result<StepInfo, String> {
         let step = self.episode.step(completion).map_err(|e| e.to_string())?;
         self.play_opponent()?;
         let outcome = self.episode.outcome();
