@@ -117,10 +117,21 @@ fn py_bool(b: bool) -> &'static str {
 
 /// A Python action read into a completion, with the role it names, if any, and the ids it
 /// sampled in token-exact play.
-struct Action {
+pub(crate) struct Action {
     completion: Completion,
     role: Option<String>,
     sampled: Option<SampledIds>,
+}
+
+impl From<Completion> for Action {
+    /// A completion played as text, by the seat to move.
+    fn from(completion: Completion) -> Action {
+        Action {
+            completion,
+            role: None,
+            sampled: None,
+        }
+    }
 }
 
 /// Read an action: the completion text, or a dict with `text` and optionally `reasoning`,
@@ -128,11 +139,7 @@ struct Action {
 /// else is a TypeError, an unknown key a ValueError naming it.
 fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
     if let Ok(text) = action.cast::<PyString>() {
-        return Ok(Action {
-            completion: Completion::from(text.to_str()?),
-            role: None,
-            sampled: None,
-        });
+        return Ok(Action::from(Completion::from(text.to_str()?)));
     }
     let Ok(dict) = action.cast::<PyDict>() else {
         return Err(PyTypeError::new_err(format!(
@@ -362,7 +369,7 @@ impl Game {
 
     /// Play an action checked by `check_action` for the seat to move, and build the record
     /// once the episode ends. Runs without the GIL.
-    fn advance(&mut self, action: Action) -> Result<StepInfo, String> {
+    pub(crate) fn advance(&mut self, action: Action) -> Result<StepInfo, String> {
         let mut completion = action.completion;
         if let Some(sampled) = action.sampled {
             let seat = self.episode.to_move().ok_or("the episode has ended")?;

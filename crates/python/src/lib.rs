@@ -8,6 +8,7 @@
 
 use pyo3::prelude::*;
 
+mod bench;
 mod catalog;
 mod errors;
 mod game;
@@ -23,6 +24,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog::families, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::roles, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::scenario_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::_bench_replay, m)?)?;
     m.add("ScenarioError", py.get_type::<errors::ScenarioError>())?;
     m.add(
         "EpisodeEndedError",
