@@ -323,14 +323,23 @@ pub fn copies_instructions(parsed: &Parsed, instructions: &str) -> bool {
 /// Text reduced for the copy check: lower case, letters and digits only, single spaces.
 pub fn normalize_for_copy(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for word in text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        if !out.is_empty() {
+    // One pass over the characters (a system prompt is normalized at every episode's start):
+    // a run of other characters becomes one space between words.
+    let mut gap = false;
+    for c in text.chars() {
+        if !c.is_alphanumeric() {
+            gap = true;
+            continue;
+        }
+        if gap && !out.is_empty() {
             out.push(' ');
         }
-        out.extend(word.chars().flat_map(char::to_lowercase));
+        gap = false;
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.extend(c.to_lowercase());
+        }
     }
     out
 }

@@ -24,9 +24,13 @@ pub use estimate::{cell, pct_cell, Estimate};
 pub use quantile::{Bin, Quantiles};
 pub use rating::{Comparisons, InMemory, Observation, ObservationStore, Rating};
 
+use std::sync::{Arc, LazyLock};
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::cache::BoundedCache;
+use crate::digest::{digest_json, Digest};
 use crate::game::{OutcomeKind, PerSeat, Rules, Setup, Turn};
 use crate::limits::MAX_OUTCOME_SPACE;
 use crate::protocol::{proposes_deal, Action, ParseNote, Terms};
@@ -242,12 +246,46 @@ pub(crate) fn is_pareto_optimal(
         return None;
     }
     let this = deal_utilities(scenario, setup, learner_terms);
-    Some(!scenario.all_deals().any(|t| {
-        let other = deal_utilities(scenario, setup, &t);
-        let (l, o) = (other.learner, other.opponent);
-        let (ul, uo) = (this.learner, this.opponent);
-        l >= ul - EPS && o >= uo - EPS && (l > ul + EPS || o > uo + EPS)
-    }))
+    let (ul, uo) = (this.learner, this.opponent);
+    // The scenario's deal space and values (its `game` block) and the learner's role decide
+    // the frontier; keyed by their digest, a scenario of a user's own file with a catalog's id
+    // never reads another's frontier.
+    let key = (digest_json(&scenario.game), setup.seats.learner.role);
+    let frontier = FRONTIERS.get_or_insert_with(key, || Arc::new(frontier(scenario, setup)));
+    Some(
+        !frontier
+            .iter()
+            .any(|&(l, o)| l >= ul - EPS && o >= uo - EPS && (l > ul + EPS || o > uo + EPS)),
+    )
+}
+
+/// Each deal space's Pareto frontier, per learner role: computed once (a Job Interview space
+/// has 9,920 contracts, enumerated at every deal's end before), the answer unchanged.
+static FRONTIERS: LazyLock<BoundedCache<(Digest, Role), Arc<Frontier>>> =
+    LazyLock::new(|| BoundedCache::new(4096));
+
+/// Utility pairs (learner, opponent), best for the learner first.
+type Frontier = Vec<(f64, f64)>;
+
+/// The utility pairs (learner, opponent) no other deal dominates, best for the learner first.
+/// Every deal is weakly dominated by one of them, so a deal is dominated (with `EPS`) by some
+/// deal exactly when it is by a frontier point.
+fn frontier(scenario: &Scenario, setup: &Setup) -> Frontier {
+    let mut pairs: Vec<(f64, f64)> = scenario
+        .all_deals()
+        .map(|t| {
+            let u = deal_utilities(scenario, setup, &t);
+            (u.learner, u.opponent)
+        })
+        .collect();
+    pairs.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)));
+    let mut kept: Vec<(f64, f64)> = Vec::new();
+    for p in pairs {
+        if kept.last().is_none_or(|k| p.1 > k.1) {
+            kept.push(p);
+        }
+    }
+    kept
 }
 
 #[cfg(test)]

@@ -585,3 +585,28 @@ fn the_turn_cap_is_the_moves_of_an_episode_truncated_by_it() {
     rules.max_moves = Some(5);
     assert_eq!(turn_cap(&rules, &[] as &[Turn]), 5);
 }
+
+/// The frontier kept per deal space answers as the enumeration of every deal did, for every
+/// deal of an issues space and an items space, from both sides.
+#[test]
+fn the_cached_frontier_answers_as_enumerating_every_deal() {
+    let dominated = |s: &Scenario, setup: &Setup, t: &Terms| {
+        let u = deal_utilities(s, setup, t);
+        s.all_deals().any(|o| {
+            let v = deal_utilities(s, setup, &o);
+            v.learner >= u.learner - EPS
+                && v.opponent >= u.opponent - EPS
+                && (v.learner > u.learner + EPS || v.opponent > u.opponent + EPS)
+        })
+    };
+    for (s, role) in [(job(), Role::Worker), (job(), Role::Recruiter), (casino(), Role::Agent2)] {
+        let setup = learner_first_as(&s, role);
+        let mut optimal = 0;
+        for t in s.all_deals() {
+            let answer = is_pareto_optimal(&s, &setup, &t);
+            assert_eq!(answer, Some(!dominated(&s, &setup, &t)), "{t:?} as {role:?}");
+            optimal += usize::from(answer == Some(true));
+        }
+        assert!(optimal > 0, "some deal is optimal");
+    }
+}
