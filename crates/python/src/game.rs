@@ -697,6 +697,12 @@ impl Game {
         Ok(observation)
     }
 
+    /// `role`'s structured state alone (`observe(role)["state"]` without the chat).
+    fn state<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
+        let seat = self.seat(role)?;
+        Ok(pythonize(py, &self.episode.seat_state(seat))?)
+    }
+
     /// The exchange so far: `(role, text)` for each move that took effect, the text as the
     /// engine forwarded it to the other seat (what `render()` shows).
     fn transcript(&self) -> Vec<(&'static str, String)> {

@@ -92,6 +92,8 @@ class Game:
         """``action``: the completion text, or ``{"text", "reasoning"?, "role"?}`` and, in
         token-exact play, ``"completion_ids"``, ``"logprobs"``? and ``"finish_reason"``?."""
     def observe(self, role: str) -> dict[str, Any]: ...
+    def state(self, role: str) -> dict[str, Any]:
+        """``observe(role)["state"]`` without the chat."""
     def transcript(self) -> list[tuple[str, str]]:
         """``(role, text)`` per move that took effect, as forwarded to the other seat."""
     def record(self) -> dict[str, Any]: ...

@@ -128,7 +128,7 @@ class DealAECEnv(AECEnv):
                 self.rewards[a] = float(totals.get(a, 0.0))
                 self.terminations[a] = info.terminated
                 self.truncations[a] = info.truncated
-                self.infos[a] = {"outcome": game.observe(a)["state"]["outcome"]}
+                self.infos[a] = {"outcome": game.state(a)["outcome"]}
             # Each seat then makes its dead step, the one that just moved last.
             self.agent_selection = next(a for a in self.agents if a != agent)
         else:
