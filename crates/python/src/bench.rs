@@ -20,8 +20,8 @@ use crate::game::Game;
 /// among them), so each game is built by `Game`'s own constructor, as Python builds it, before
 /// the clock starts. The clock then runs, with the GIL released, around exactly what
 /// `Game.step` does once the action is read: every completion played through the game's
-/// `advance`, and the record built when the episode ends. Every episode must end on its last
-/// completion, or the work would not be the episode's (a ValueError says which did not).
+/// `advance` (a record is built only when asked for, by either). Every episode must end on its
+/// last completion, or the work would not be the episode's (a ValueError says which did not).
 #[pyfunction]
 pub fn _bench_replay(
     py: Python<'_>,

@@ -2,7 +2,7 @@
 //! [`step_many`]: many games stepped in one release of the GIL.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use dealgym_core::digest::Digest;
 use dealgym_core::game::{
@@ -11,7 +11,7 @@ use dealgym_core::game::{
 };
 use dealgym_core::negotiator::{Position, RulePlayer, Tactic};
 use dealgym_core::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
-use dealgym_core::reward::RewardConfig;
+use dealgym_core::reward::{episode_rewards, RewardConfig};
 use dealgym_core::scenario::Family;
 use dealgym_core::vocab::{continued_prefix, extend, Call, LogprobsMismatch, NextPrompt};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -41,8 +41,9 @@ pub struct Game {
     /// A built-in negotiator playing the opponent's seat (`opponent="rule:NAME"`), in Rust,
     /// after each step; `None`: both seats are played from Python.
     opponent: Option<RulePlayer>,
-    /// Built when the episode ends (so `outcome` and `rewards` are the record's).
-    record: Option<EpisodeRecord>,
+    /// Built when first asked for once the episode has ended (`record()`, `outcome`, a writer):
+    /// stepping does not pay for a record nobody reads.
+    record: OnceLock<EpisodeRecord>,
     /// Token-exact play: the prompt ids set for the seat to move (`set_prompt_ids`), until the
     /// step that carries what was sampled after them.
     pending: PerSeat<Option<Pending>>,
@@ -403,7 +404,7 @@ impl Game {
     }
 
     /// Let the built-in opponent, if any, make its moves until the other seat is to move or the
-    /// episode ends; then build the record if it has ended.
+    /// episode ends.
     fn play_opponent(&mut self) -> Result<(), String> {
         if let Some(rule) = self.opponent.as_ref() {
             let seed = self.seeds.sampling_seed(Seat::Opponent);
@@ -412,29 +413,34 @@ impl Game {
                 self.episode.step(text).map_err(|e| e.to_string())?;
             }
         }
-        if self.episode.outcome().is_some() && self.record.is_none() {
-            let meta = RecordMeta {
-                run_id: self.run_id.clone(),
-                seeds: self.seeds,
-                scenario_digest: self.scenario_digest,
-                players: self.players.clone(),
-            };
-            self.record = EpisodeRecord::from_episode(
-                self.episode.clone(),
-                meta,
-                &self.rewards,
-                Timing::default(),
-                std::iter::empty::<Option<Call>>(),
-            );
-        }
         Ok(())
     }
 
-    /// The record, once the episode has ended (what a writer writes).
+    /// The record, once the episode has ended (what a writer writes), built on first use.
     pub(crate) fn ended_record(&self) -> PyResult<&EpisodeRecord> {
-        self.record.as_ref().ok_or_else(|| {
-            PyRuntimeError::new_err("the episode has not ended: it has no record yet")
-        })
+        if self.episode.outcome().is_none() {
+            return Err(PyRuntimeError::new_err(
+                "the episode has not ended: it has no record yet",
+            ));
+        }
+        if let Some(record) = self.record.get() {
+            return Ok(record);
+        }
+        let meta = RecordMeta {
+            run_id: self.run_id.clone(),
+            seeds: self.seeds,
+            scenario_digest: self.scenario_digest,
+            players: self.players.clone(),
+        };
+        let record = EpisodeRecord::from_episode(
+            self.episode.clone(),
+            meta,
+            &self.rewards,
+            Timing::default(),
+            std::iter::empty::<Option<Call>>(),
+        )
+        .ok_or_else(|| PyRuntimeError::new_err("the ended episode gave no record"))?;
+        Ok(self.record.get_or_init(|| record))
     }
 }
 
@@ -566,7 +572,7 @@ impl Game {
             players,
             rewards,
             opponent: rule,
-            record: None,
+            record: OnceLock::new(),
             pending: PerSeat::default(),
         };
         // An opponent that moves first has made its move by the time the game is handed over.
@@ -636,24 +642,40 @@ impl Game {
             .is_some_and(|o| o.kind.is_truncation())
     }
 
-    /// Each role's total reward, once the episode has ended (the record's `rewards`).
+    /// Each role's total reward, once the episode has ended: the record's `rewards`, by the
+    /// same function (`reward::episode_rewards`), without building the record.
     #[getter]
     fn rewards(&self) -> Option<HashMap<&'static str, f64>> {
-        self.record.as_ref().map(|r| {
+        let outcome = self.episode.outcome()?;
+        let total = match self.record.get() {
+            Some(record) => record.rewards,
+            None => {
+                let e = &self.episode;
+                episode_rewards(e.scenario(), e.setup(), e.turns(), outcome, &self.rewards).total
+            }
+        };
+        Some(
             Seat::BOTH
                 .into_iter()
-                .map(|s| (self.role_of(s), r.rewards[s]))
-                .collect()
-        })
+                .map(|s| (self.role_of(s), total[s]))
+                .collect(),
+        )
     }
 
     /// The record's outcome with its metrics, once the episode has ended.
     #[getter]
     fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.record
-            .as_ref()
-            .map(|r| pythonize(py, &r.outcome).map_err(PyErr::from))
-            .transpose()
+        if self.episode.outcome().is_none() {
+            return Ok(None);
+        }
+        Ok(Some(pythonize(py, &self.ended_record()?.outcome)?))
+    }
+
+    /// How the episode ended from `role`'s side (`state(role)["outcome"]` alone): kind, by,
+    /// the agreed terms in currency units, its utility and ρ; `None` while it runs.
+    fn outcome_for<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
+        let seat = self.seat(role)?;
+        Ok(pythonize(py, &self.episode.seat_state(seat).outcome)?)
     }
 
     /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`

@@ -106,3 +106,17 @@ def test_a_grpo_group_is_members_of_one_setup_and_a_file_refuses_an_episode_twic
     with RecordWriter(path) as out, pytest.raises(ValueError, match="already"):
         out.write(group[0])
     assert len(path.read_text().splitlines()) == 3
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_rewards_before_the_record_is_built_are_the_records(family):
+    """`rewards` is computed without building the record (built on first use): the same
+    function, the same totals, under a reward table with per-turn signals."""
+    table = {"weights": {"terminal": 1.0, "format": 0.5, "points": 0.2}}
+    g = Game(family, seed=3, rewards=table, opponent="rule:boulware")
+    while not g.done:
+        g.step(turn(offer(g.state(g.to_move))))
+    early = g.rewards
+    record = g.record()
+    for seat in ("learner", "opponent"):
+        assert early[record["seats"][seat]["role"]] == record["rewards"][seat]

@@ -599,12 +599,20 @@ fn the_cached_frontier_answers_as_enumerating_every_deal() {
                 && (v.learner > u.learner + EPS || v.opponent > u.opponent + EPS)
         })
     };
-    for (s, role) in [(job(), Role::Worker), (job(), Role::Recruiter), (casino(), Role::Agent2)] {
+    for (s, role) in [
+        (job(), Role::Worker),
+        (job(), Role::Recruiter),
+        (casino(), Role::Agent2),
+    ] {
         let setup = learner_first_as(&s, role);
         let mut optimal = 0;
         for t in s.all_deals() {
             let answer = is_pareto_optimal(&s, &setup, &t);
-            assert_eq!(answer, Some(!dominated(&s, &setup, &t)), "{t:?} as {role:?}");
+            assert_eq!(
+                answer,
+                Some(!dominated(&s, &setup, &t)),
+                "{t:?} as {role:?}"
+            );
             optimal += usize::from(answer == Some(true));
         }
         assert!(optimal > 0, "some deal is optimal");

@@ -94,6 +94,8 @@ class Game:
     def observe(self, role: str) -> dict[str, Any]: ...
     def state(self, role: str) -> dict[str, Any]:
         """``observe(role)["state"]`` without the chat."""
+    def outcome_for(self, role: str) -> dict[str, Any] | None:
+        """How the episode ended from ``role``'s side; ``None`` while it runs."""
     def transcript(self) -> list[tuple[str, str]]:
         """``(role, text)`` per move that took effect, as forwarded to the other seat."""
     def record(self) -> dict[str, Any]: ...

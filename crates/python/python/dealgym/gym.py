@@ -126,7 +126,7 @@ class DealEnv(gymnasium.Env):
 
     def _info(self) -> dict[str, Any]:
         game = self._game()
-        return {"outcome": game.state(game.learner_role)["outcome"]} if game.done else {}
+        return {"outcome": game.outcome_for(game.learner_role)} if game.done else {}
 
     def _game(self) -> _core.Game:
         if self.game is None:

@@ -65,7 +65,10 @@ class DealAECEnv(AECEnv):
             a: observation_space(token_exact=self.tokens is not None) for a in self.possible_agents
         }
         self._action_spaces = {a: action_space() for a in self.possible_agents}
-        self._rng = random.Random()
+        #: Where an unseeded reset's seed comes from: the last seed given (a fresh random one
+        #: at first) and the resets since, mixed; never Python's global generator.
+        self._seed_base = random.SystemRandom().getrandbits(63)
+        self._unseeded = 0
         self.game: _core.Game | None = None
 
     def observation_space(self, agent: str):
@@ -86,10 +89,12 @@ class DealAECEnv(AECEnv):
                 stacklevel=2,
             )
         if seed is not None:
-            self._rng.seed(seed)
+            self._seed_base, self._unseeded = seed, 0
             episode_seed = seed
         else:
-            episode_seed = self._rng.getrandbits(63)
+            self._unseeded += 1
+            # A tuple of ints hashes the same in every process (ints are not salted).
+            episode_seed = hash((self._seed_base, self._unseeded)) & (2**63 - 1)
         self.game = _core.Game(
             self.family,
             seed=episode_seed,
@@ -121,20 +126,21 @@ class DealAECEnv(AECEnv):
         game = self._game()
         self._cumulative_rewards[agent] = 0.0
         info = game.step(action, role=agent)
-        self.rewards = {a: 0.0 for a in self.agents}
         if info.done:
             totals = game.rewards or {}
             for a in self.agents:
                 self.rewards[a] = float(totals.get(a, 0.0))
                 self.terminations[a] = info.terminated
                 self.truncations[a] = info.truncated
-                self.infos[a] = {"outcome": game.state(a)["outcome"]}
+                self.infos[a] = {"outcome": game.outcome_for(a)}
             # Each seat then makes its dead step, the one that just moved last.
             self.agent_selection = next(a for a in self.agents if a != agent)
+            self._accumulate_rewards()
         else:
+            # Rewards come only at the end: every step before it is worth 0 to both seats, as
+            # `self.rewards` already says, and there is nothing to accumulate.
             self.infos[agent] = {"retry": info.retry}
             self.agent_selection = info.to_move
-        self._accumulate_rewards()
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.game is None:
