@@ -147,12 +147,23 @@ async fn token_exact_episodes_over_the_websocket_and_export() {
         json!({"type": "reset", "data": {"family": "dnd", "tokens": tokens}}),
     )
     .await;
-    assert!(reply["data"]["observation"]["token_ids"]["prompt_ids"].is_array());
+    let observation = reply["data"]["observation"].clone();
+    assert!(observation["token_ids"]["prompt_ids"].is_array());
     let reply = ws_send(&mut ws, json!({"type": "step", "data": {"message": "hi"}})).await;
     assert_eq!(reply["data"]["code"], "VALIDATION_ERROR", "{reply}");
+    // Logprobs that do not pair with the ids are refused, and the session keeps its prompt ids:
+    // the corrected step is played.
+    let action = sample(&client, api, &mut Vec::new(), &observation).await;
+    let mut unpaired = action.clone();
+    unpaired["logprobs"] = json!([-0.5]);
+    let reply = ws_send(&mut ws, json!({"type": "step", "data": unpaired})).await;
+    assert_eq!(reply["data"]["code"], "VALIDATION_ERROR", "{reply}");
+    let reply = ws_send(&mut ws, json!({"type": "step", "data": action})).await;
+    assert_eq!(reply["type"], "observation", "{reply}");
+    let ended = usize::from(reply["data"]["done"] == true);
     server.shutdown().await;
     let records = read_log(&log);
-    assert_eq!(records.len(), 5);
+    assert_eq!(records.len(), 5 + ended);
     for r in &records {
         check(&files, r, api);
     }

@@ -44,3 +44,17 @@ def test_an_env_reset_with_a_seed_repeats_and_an_unseeded_one_does_not_touch_glo
     state = random.getstate()
     env.reset()
     assert random.getstate() == state
+
+
+def test_unseeded_resets_follow_the_last_seed_and_no_two_seeds_share_them():
+    from dealgym._options import SeedSequence
+
+    a, b = SeedSequence(), SeedSequence()
+    a.seeded(5)
+    b.seeded(5)
+    assert [a.next() for _ in range(4)] == [b.next() for _ in range(4)]
+    # Seeds that agree modulo 2**61 - 1 (Python's int hash) still give their own sequences.
+    b.seeded(2**61 - 1 + 5)
+    a.seeded(5)
+    assert a.next() != b.next()
+    assert all(0 <= a.next() < 2**63 for _ in range(100))

@@ -17,7 +17,7 @@ use crate::observation::SeatState;
 use crate::record::EpisodeRecord;
 use crate::run::Driver;
 use crate::scenario::{Family, Role};
-use crate::vocab::NextPrompt;
+use crate::vocab::{LogprobsMismatch, NextPrompt};
 
 /// The spec recorded for a seat played by a client of the server.
 pub(crate) const EXTERNAL: &str = "external";
@@ -167,17 +167,18 @@ impl Session {
                             .into(),
                     ));
                 };
+                let logprobs = sampled.logprobs.unwrap_or_default();
+                // Refused before the prompt ids are taken: the client's corrected step finds
+                // them still there.
+                LogprobsMismatch::check(&completion_ids, &logprobs)
+                    .map_err(|e| ServeError::Validation(e.to_string()))?;
                 let Some(prompt) = exact.pending[seat].take() else {
                     return Err(ServeError::Execution(
                         "token-exact mode: no prompt ids were computed for this seat".into(),
                     ));
                 };
                 let tokens = prompt
-                    .sampled(
-                        completion_ids,
-                        sampled.logprobs.unwrap_or_default(),
-                        sampled.finish_reason,
-                    )
+                    .sampled(completion_ids, logprobs, sampled.finish_reason)
                     .map_err(|e| ServeError::Validation(e.to_string()))?;
                 completion.tokens = Some(tokens);
             }

@@ -120,8 +120,7 @@ class DealEnv(gymnasium.Env):
         game = self._game()
         seen = game.observe(game.learner_role)
         if self.tokens is not None:
-            moving = game.to_move == game.learner_role
-            seen["token_ids"] = self.tokens.next_prompt(game, game.learner_role) if moving else None
+            seen["token_ids"] = self.tokens.token_ids(game, game.learner_role)
         return seen
 
     def _info(self) -> dict[str, Any]:

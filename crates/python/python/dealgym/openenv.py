@@ -11,7 +11,6 @@ the seat that moved last), and its reward is that seat's total once the episode 
 from __future__ import annotations
 
 import functools
-import random
 from typing import Any, Optional
 
 from openenv.core import EnvClient
@@ -20,6 +19,7 @@ from openenv.core.env_server import Action, Environment, Observation, State, cre
 from pydantic import Field
 
 from . import _core
+from ._options import SeedSequence
 from .tokens import ExactTokens, exact_tokens
 
 
@@ -83,7 +83,8 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
     ``opponent`` (``"rule:NAME"``: a built-in negotiator plays the opponent's seat in the
     engine, and every observation is the learner's), and ``member`` (a GRPO group's member).
     ``rewards`` sets the ``[rewards]`` table for every episode. An unseeded reset draws its
-    seed from the environment's own generator, which a seeded reset reseeds."""
+    seed from the last seed given and the resets since (``SeedSequence``), never from Python's
+    global generator."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
@@ -103,7 +104,7 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
         self.game: _core.Game | None = None
         self._episode_id: str | None = None
         self._steps = 0
-        self._rng = random.Random()
+        self._seeds = SeedSequence()
 
     def reset(
         self,
@@ -124,8 +125,7 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
                 f"reset arguments {sorted(kwargs)}: dealgym reads seed, episode_id, family, "
                 "scenario_id, index, learner_role, first_mover, rules, opponent and member"
             )
-        if seed is not None:
-            self._rng.seed(seed)
+        seed = self._seeds.next() if seed is None else self._seeds.seeded(seed)
         chosen = {
             "scenario_id": scenario_id,
             "index": index,
@@ -138,7 +138,7 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
         }
         self.game = _core.Game(
             family or self.family,
-            seed=self._rng.getrandbits(63) if seed is None else seed,
+            seed=seed,
             **{k: v for k, v in chosen.items() if v is not None},
         )
         self._episode_id = episode_id or self.game.run_id
@@ -176,9 +176,8 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
         game = self._game()
         seen = game.observe(role)
         rewards = game.rewards
-        moving = self.tokens is not None and role == game.to_move
         return DealObservation(
-            token_ids=self.tokens.next_prompt(game, role) if moving else None,
+            token_ids=self.tokens.token_ids(game, role) if self.tokens is not None else None,
             prompt=seen["prompt"],
             messages=seen["messages"],
             role=role,

@@ -10,14 +10,13 @@ seat's total under the ``rewards`` settings (the terminal reward alone by defaul
 
 from __future__ import annotations
 
-import random
 import warnings
 from typing import Any, Mapping
 
 from pettingzoo import AECEnv
 
 from . import _core
-from ._options import RESET_OPTIONS, game_arguments
+from ._options import RESET_OPTIONS, SeedSequence, game_arguments
 from .spaces import action_space, observation_space
 from .tokens import ExactTokens, exact_tokens
 
@@ -29,7 +28,8 @@ class DealAECEnv(AECEnv):
     in a config file. With a ``tokenizer`` (Hugging Face, with a chat template) play is
     token-exact: the seat to move observes ``token_ids`` and steps with the dict
     ``{"text", "completion_ids", "logprobs"}`` (see ``dealgym.tokens``). ``reset(seed=...)`` draws the scenario and the setup from the seed alone;
-    an unseeded reset draws its seed from the env's own generator, never from Python's global one.
+    an unseeded reset's seed comes from the last seed given and the resets since, never from
+    Python's global generator.
     """
 
     metadata = {"name": "dealgym_v0", "render_modes": ["ansi"], "is_parallelizable": False}
@@ -65,10 +65,8 @@ class DealAECEnv(AECEnv):
             a: observation_space(token_exact=self.tokens is not None) for a in self.possible_agents
         }
         self._action_spaces = {a: action_space() for a in self.possible_agents}
-        #: Where an unseeded reset's seed comes from: the last seed given (a fresh random one
-        #: at first) and the resets since, mixed; never Python's global generator.
-        self._seed_base = random.SystemRandom().getrandbits(63)
-        self._unseeded = 0
+        #: Where an unseeded reset's seed comes from (never Python's global generator).
+        self._seeds = SeedSequence()
         self.game: _core.Game | None = None
 
     def observation_space(self, agent: str):
@@ -88,13 +86,7 @@ class DealAECEnv(AECEnv):
                 f"reset option {key!r} is not one dealgym reads ({', '.join(RESET_OPTIONS)})",
                 stacklevel=2,
             )
-        if seed is not None:
-            self._seed_base, self._unseeded = seed, 0
-            episode_seed = seed
-        else:
-            self._unseeded += 1
-            # A tuple of ints hashes the same in every process (ints are not salted).
-            episode_seed = hash((self._seed_base, self._unseeded)) & (2**63 - 1)
+        episode_seed = self._seeds.next() if seed is None else self._seeds.seeded(seed)
         self.game = _core.Game(
             self.family,
             seed=episode_seed,
@@ -114,8 +106,7 @@ class DealAECEnv(AECEnv):
         game = self._game()
         seen = game.observe(agent)
         if self.tokens is not None:
-            moving = agent == game.to_move
-            seen["token_ids"] = self.tokens.next_prompt(game, agent) if moving else None
+            seen["token_ids"] = self.tokens.token_ids(game, agent)
         return seen
 
     def step(self, action: str | Mapping[str, Any] | None) -> None:

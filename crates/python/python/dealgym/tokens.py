@@ -70,6 +70,11 @@ class ExactTokens:
         prior = None if before is None else self.render(before, continuation=True)
         return game.set_prompt_ids(role, full, prior)
 
+    def token_ids(self, game: _core.Game, role: str) -> dict[str, Any] | None:
+        """An observation's ``token_ids`` for ``role``: ``next_prompt`` for the role to move,
+        ``None`` for a role that is not (what every face shows)."""
+        return self.next_prompt(game, role) if role == game.to_move else None
+
     def prompt(self, game: _core.Game, role: str) -> list[int]:
         """``next_prompt``, then the whole id prompt to sample from: the seat's sequence so far
         and the new ids."""
