@@ -517,3 +517,75 @@ async fn token_ids_are_asked_for_and_kept_when_the_player_says_so() {
     }
     server.stop();
 }
+
+/// `"stream": true` is answered as server-sent events, as OpenAI's API and vLLM send them: the
+/// deltas make up the content of the same request unstreamed, the reasoning and the logprobs
+/// come along, the usage comes when asked for, and the stream ends with `data: [DONE]`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_chat_completion_is_server_sent_events_ending_in_done() {
+    let server = mock(MockConfig {
+        think: ThinkMode::Field,
+        logprobs: true,
+        ..MockConfig::default()
+    })
+    .await;
+    let body = serde_json::json!({
+        "model": "m",
+        "seed": 3,
+        "messages": [{"role": "user", "content": "Hello there."}],
+    });
+    let http = reqwest::Client::new();
+    let url = format!("{}/chat/completions", server.base_url());
+    let whole: serde_json::Value = http
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut streamed = body.clone();
+    streamed["stream"] = true.into();
+    streamed["stream_options"] = serde_json::json!({"include_usage": true});
+    let answer = http.post(&url).json(&streamed).send().await.unwrap();
+    assert_eq!(answer.status(), 200);
+    assert_eq!(
+        answer.headers()["content-type"].to_str().unwrap(),
+        "text/event-stream"
+    );
+    let text = answer.text().await.unwrap();
+    let events: Vec<&str> = text
+        .split("\n\n")
+        .filter(|e| !e.is_empty())
+        .map(|e| e.strip_prefix("data: ").expect("each event is a data line"))
+        .collect();
+    assert_eq!(events.last(), Some(&"[DONE]"));
+    let chunks: Vec<serde_json::Value> = events[..events.len() - 1]
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    assert!(chunks
+        .iter()
+        .all(|c| c["object"] == "chat.completion.chunk"));
+    let deltas = || chunks.iter().filter_map(|c| c["choices"].get(0));
+    let content: String = deltas()
+        .filter_map(|c| c["delta"]["content"].as_str())
+        .collect();
+    let message = &whole["choices"][0]["message"];
+    assert_eq!(content, message["content"].as_str().unwrap());
+    assert!(!content.is_empty());
+    let reasoning: String = deltas()
+        .filter_map(|c| c["delta"]["reasoning_content"].as_str())
+        .collect();
+    assert_eq!(reasoning, message["reasoning_content"].as_str().unwrap());
+    assert!(deltas().any(|c| c["logprobs"]["content"].is_array()));
+    let finish: Vec<&serde_json::Value> = deltas()
+        .map(|c| &c["finish_reason"])
+        .filter(|f| !f.is_null())
+        .collect();
+    assert_eq!(finish, [&serde_json::json!("stop")]);
+    let usage = &chunks.last().unwrap()["usage"];
+    assert_eq!(usage, &whole["usage"]);
+    server.stop();
+}

@@ -21,6 +21,7 @@ pub mod demo;
 mod judge;
 mod negotiator;
 mod prefix_cache;
+mod stream;
 mod tokens;
 
 use std::collections::HashMap;
@@ -368,6 +369,17 @@ struct ChatBody {
     logprobs: Option<bool>,
     #[serde(default)]
     return_token_ids: Option<bool>,
+    /// Answer as server-sent events, as OpenAI's API and vLLM do (`stream.rs`).
+    #[serde(default)]
+    stream: Option<bool>,
+    #[serde(default)]
+    stream_options: Option<StreamOptions>,
+}
+
+#[derive(Deserialize, Default)]
+struct StreamOptions {
+    #[serde(default)]
+    include_usage: bool,
 }
 
 /// FNV-1a 64 of `bytes` (the digest the records use), as a number to draw from.
@@ -562,6 +574,10 @@ async fn chat(
             .flat_map(|m| m.content.split_whitespace())
             .map(|w| fnv(w.as_bytes()) % 50_000)
             .collect::<Vec<_>>());
+    }
+    if parsed.stream == Some(true) {
+        let usage = parsed.stream_options.is_some_and(|o| o.include_usage);
+        return stream::events(&response, usage);
     }
     Json(response).into_response()
 }
