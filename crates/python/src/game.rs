@@ -35,7 +35,11 @@ pub struct Game {
     episode: Episode,
     scenario_digest: Digest,
     seeds: EpisodeSeed,
-    run_id: String,
+    /// The run the records name: the one given, or made on first use from what makes a run
+    /// ([`Game::run_id`]), so building a game does not pay for formatting its inputs.
+    run_id: OnceLock<String>,
+    /// The rules as configured, which the run id made on first use is keyed by.
+    config: EpisodeConfig,
     players: PerSeat<PlayerInfo>,
     rewards: RewardConfig,
     /// A built-in negotiator playing the opponent's seat (`opponent="rule:NAME"`), in Rust,
@@ -416,6 +420,21 @@ impl Game {
         Ok(())
     }
 
+    /// The run the records name. Unless one was given, one run per seed and setup, so the
+    /// records of many games never share an id.
+    fn run_id(&self) -> &str {
+        self.run_id.get_or_init(|| {
+            let key = format!(
+                "{}|{:?}|{}|{:?}",
+                self.episode.scenario().id,
+                self.config,
+                serde_json::to_string(&self.rewards.in_force()).unwrap_or_default(),
+                self.players
+            );
+            format!("python-{:016x}", mix_text(vec![self.seeds.run], &key))
+        })
+    }
+
     /// The record, once the episode has ended (what a writer writes), built on first use.
     pub(crate) fn ended_record(&self) -> PyResult<&EpisodeRecord> {
         if self.episode.outcome().is_none() {
@@ -427,7 +446,7 @@ impl Game {
             return Ok(record);
         }
         let meta = RecordMeta {
-            run_id: self.run_id.clone(),
+            run_id: self.run_id().to_string(),
             seeds: self.seeds,
             scenario_digest: self.scenario_digest,
             players: self.players.clone(),
@@ -551,24 +570,14 @@ impl Game {
                 .into(),
             model: None,
         });
-        // One run per seed and setup, so the records of many games never share an id.
-        let run_id = run_id.unwrap_or_else(|| {
-            let key = format!(
-                "{}|{:?}|{}|{:?}",
-                scenario.id,
-                config,
-                serde_json::to_string(&rewards.in_force()).unwrap_or_default(),
-                players
-            );
-            format!("python-{:016x}", mix_text(vec![seed], &key))
-        });
         let episode = Episode::new(scenario, setup)
             .map_err(|e| PyRuntimeError::new_err(format!("the built-in prompts: {e}")))?;
         let mut game = Game {
             episode,
             scenario_digest: catalog.digest(at),
             seeds,
-            run_id,
+            run_id: run_id.map(OnceLock::from).unwrap_or_default(),
+            config,
             players,
             rewards,
             opponent: rule,
@@ -610,9 +619,9 @@ impl Game {
         self.seeds.run
     }
 
-    #[getter]
-    fn run_id(&self) -> String {
-        self.run_id.clone()
+    #[getter(run_id)]
+    fn run_id_py(&self) -> String {
+        self.run_id().to_string()
     }
 
     /// The role whose completion the next `step` takes; `None` once the episode has ended.

@@ -8,6 +8,12 @@
 
 use pyo3::prelude::*;
 
+/// The engine's allocations from Python go through mimalloc: Python's own objects keep
+/// CPython's allocator; only what the Rust side allocates (messages, turns, parses) is served
+/// here. Measured in BENCHMARKS.md ("Python in process").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod bench;
 mod catalog;
 mod errors;

@@ -9,7 +9,7 @@ use crate::protocol::{self, render_action, render_forwarded, Action, Parsed, Tur
 use crate::scenario::Scenario;
 
 use super::outcome::{self, ErrorCause, Outcome, OutcomeKind};
-use super::prompt::{PromptError, Prompts};
+use super::prompt::{PromptError, Prompts, SystemPrompt};
 use super::rules::{self, Move, Offer, RegulationEvent};
 use super::setup::Setup;
 use crate::vocab::{Message, MessageRole, TurnTokens};
@@ -134,9 +134,9 @@ pub struct Episode {
     scenario: Arc<Scenario>,
     setup: Setup,
     prompts: Arc<Prompts>,
-    system_prompts: PerSeat<String>,
-    /// Each seat's system prompt reduced for the copy check ([`protocol::copies_instructions`]).
-    instructions: PerSeat<String>,
+    /// Each seat's system prompt, with its form reduced for the copy check
+    /// ([`protocol::copies_instructions`]).
+    system_prompts: PerSeat<Arc<SystemPrompt>>,
     views: PerSeat<Vec<Message>>,
     turns: Vec<Turn>,
     history: Vec<Move>,
@@ -172,18 +172,17 @@ impl Episode {
         setup: Setup,
         prompts: Arc<Prompts>,
     ) -> Result<Episode, GameError> {
-        let mut system_prompts = PerSeat::new(String::new(), String::new());
-        let mut views = PerSeat::new(Vec::new(), Vec::new());
-        for seat in Seat::BOTH {
-            let prompt = prompts.system_prompt(
+        let render = |seat: Seat| {
+            prompts.system_prompt(
                 &scenario,
                 &setup.seats[seat],
                 setup.rules.max_rounds,
                 setup.no_deal_value,
-            )?;
-            views[seat].push(Message::new(MessageRole::System, prompt.clone()));
-            system_prompts[seat] = prompt;
-        }
+            )
+        };
+        let system_prompts = PerSeat::new(render(Seat::Learner)?, render(Seat::Opponent)?);
+        let mut views =
+            system_prompts.map(|_, p| vec![Message::new(MessageRole::System, p.text.clone())]);
         let first = setup.first_mover;
         views[first].push(Message::new(
             MessageRole::User,
@@ -194,7 +193,6 @@ impl Episode {
             scenario,
             setup,
             prompts,
-            instructions: system_prompts.map(|_, p| protocol::normalize_for_copy(p)),
             system_prompts,
             views,
             turns: Vec::new(),
@@ -280,7 +278,7 @@ impl Episode {
     }
 
     pub fn system_prompt(&self, seat: Seat) -> &str {
-        &self.system_prompts[seat]
+        &self.system_prompts[seat].text
     }
 
     /// Every attempt so far, in order.
@@ -330,7 +328,7 @@ impl Episode {
         let mut parsed = protocol::parse(&completion.text, space, completion.reasoning.as_deref());
         if parsed.error.is_none()
             && parsed.note.is_none()
-            && protocol::copies_instructions(&parsed, &self.instructions[seat])
+            && protocol::copies_instructions(&parsed, &self.system_prompts[seat].instructions)
         {
             parsed.note = Some(protocol::ParseNote::CopiedInstructions);
         }
@@ -539,7 +537,7 @@ impl Episode {
         (
             self.scenario,
             self.setup,
-            self.system_prompts,
+            self.system_prompts.map(|_, p| p.text.clone()),
             self.turns,
             self.outcome,
         )
@@ -580,5 +578,10 @@ pub fn visible_text(text: &str) -> String {
     static THINK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"(?is)<think>.*?</think>|^.*?</think>").expect("static regex")
     });
+    // Both ways of the pattern need a `<`: most replies (the labelled spelling) have none, and
+    // are not scanned for it.
+    if !text.contains('<') {
+        return text.trim().to_string();
+    }
     THINK.replace_all(text, "").trim().to_string()
 }

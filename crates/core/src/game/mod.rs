@@ -17,7 +17,7 @@ pub(crate) use episode::Leftover;
 pub use episode::{token_sequence, visible_text, Completion, Episode, GameError, Step, Turn};
 pub(crate) use outcome::deal_utilities;
 pub use outcome::{seat_values, ErrorCause, Outcome, OutcomeKind};
-pub use prompt::{PromptError, Prompts};
+pub use prompt::{PromptError, Prompts, SystemPrompt};
 pub(crate) use rules::standing_after;
 pub use rules::{Move, Offer, RegulationEvent};
 pub use setup::{

@@ -6,14 +6,16 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 use minijinja::{context, Environment, Value};
 use serde::Serialize;
 
+use crate::cache::BoundedCache;
 use crate::digest::{digest_bytes, Digest, Fnv1a64};
 use crate::protocol::{
-    format_cents, to_cents, Action, IssueRange, IssueValue, TermSpace, Terms, TurnFormat,
+    format_cents, normalize_for_copy, to_cents, Action, IssueRange, IssueValue, TermSpace, Terms,
+    TurnFormat,
 };
 use crate::scenario::{Game, IssuePreferences, ItemValues, Role, Scenario, Valuation};
 
@@ -83,6 +85,39 @@ pub struct Prompts {
     /// The digest of each template's source, by name.
     digests: BTreeMap<String, Digest>,
     overrides: BTreeMap<String, Digest>,
+    /// The system prompts rendered with these templates: a GRPO group, a Python trainer's
+    /// resets and a run's repeats of a scenario start many episodes from the same inputs, and
+    /// rendering and reducing a prompt is most of what starting one costs.
+    rendered: BoundedCache<SystemKey, (Weak<Scenario>, Arc<SystemPrompt>)>,
+}
+
+/// How many rendered system prompts a template set keeps (a few KB each, twice): every seat
+/// of a family's scenarios that a process plays again and again, without growing past tens of MB.
+const RENDERED_CAPACITY: usize = 4096;
+
+/// A seat's rendered system prompt, with the reduced form the copy check reads.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SystemPrompt {
+    pub text: String,
+    /// `text` as [`normalize_for_copy`] reduces it, for [`crate::protocol::copies_instructions`].
+    pub instructions: String,
+}
+
+/// Everything a seat's system prompt is rendered from besides the templates: the arguments of
+/// [`Prompts::system_prompt`], every one of them (a field of the seat's context that is not
+/// here would hand one seat's prompt to another).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct SystemKey {
+    /// The address of the scenario's allocation. The entry holds a `Weak` to it, which keeps
+    /// the allocation (so no other scenario can be placed there while the entry lives), and a
+    /// scenario behind an `Arc` is never changed in place (`Arc::get_mut` refuses while a
+    /// `Weak` exists; `make_mut` moves the value to a new allocation).
+    scenario: usize,
+    role: Role,
+    format: TurnFormat,
+    persona: Option<String>,
+    max_rounds: u32,
+    no_deal_value: u64,
 }
 
 impl Prompts {
@@ -104,6 +139,7 @@ impl Prompts {
                         .map(|(n, s)| (n.to_string(), digest_bytes(s.as_bytes())))
                         .collect(),
                     overrides: BTreeMap::new(),
+                    rendered: BoundedCache::new(RENDERED_CAPACITY),
                 })
             })
             .clone()
@@ -154,6 +190,7 @@ impl Prompts {
             fingerprint,
             digests,
             overrides,
+            rendered: BoundedCache::new(RENDERED_CAPACITY),
         })
     }
 
@@ -186,19 +223,37 @@ impl Prompts {
     }
 
     /// The system prompt of a seat: the public scenario, the seat's own private block, the
-    /// rules and the grammar with one example turn.
+    /// rules and the grammar with one example turn. Rendered once per set of inputs and kept
+    /// (the same inputs render the same text).
     pub fn system_prompt(
         &self,
-        scenario: &Scenario,
+        scenario: &Arc<Scenario>,
         seat: &SeatSetup,
         max_rounds: u32,
         no_deal_value: f64,
-    ) -> Result<String, PromptError> {
-        let name = template_name(scenario, seat.role);
-        self.render(
-            &name,
+    ) -> Result<Arc<SystemPrompt>, PromptError> {
+        let key = SystemKey {
+            scenario: Arc::as_ptr(scenario) as usize,
+            role: seat.role,
+            format: seat.format,
+            persona: seat.persona.as_ref().map(|p| p.text.clone()),
+            max_rounds,
+            no_deal_value: no_deal_value.to_bits(),
+        };
+        if let Some((_, found)) = self.rendered.get(&key) {
+            return Ok(found);
+        }
+        let text = self.render(
+            &template_name(scenario, seat.role),
             seat_context(scenario, seat, max_rounds, no_deal_value),
-        )
+        )?;
+        let prompt = Arc::new(SystemPrompt {
+            instructions: normalize_for_copy(&text),
+            text,
+        });
+        self.rendered
+            .insert(key, (Arc::downgrade(scenario), prompt.clone()));
+        Ok(prompt)
     }
 
     /// The first user message of the seat that moves first.

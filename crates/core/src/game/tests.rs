@@ -4,6 +4,7 @@ use super::*;
 use crate::fixtures::{casino, price, scenario, setup_with, turn};
 use crate::protocol::{Action, ErrorKind, Terms, TurnFormat};
 use crate::scenario::{Role, Scenario};
+use std::sync::Arc;
 
 fn setup(s: &Scenario, config: EpisodeConfig) -> Setup {
     setup_with(s, &config)
@@ -555,4 +556,103 @@ fn a_continuation_truncates_k_moves_after_the_prefix() {
     assert!(step.truncated && !step.terminated);
     assert_eq!(step.outcome.unwrap().kind, OutcomeKind::MaxTurns);
     assert!(e.setup().rules.is_logged_turn(0) && !e.setup().rules.is_logged_turn(1));
+}
+
+#[test]
+fn a_kept_system_prompt_is_the_one_its_inputs_render() {
+    // One template set renders for every case in turn, so each is answered from its memo when
+    // the inputs match an earlier case's; a fresh set (no overrides: the built-in templates)
+    // renders each from scratch. A field of the
+    // seat's context that the memo's key left out would hand an earlier case's prompt on.
+    let shared = Prompts::builtin();
+    let empty = std::env::temp_dir().join(format!("dealgym-prompts-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let persona = |text: &str| {
+        Some(Persona {
+            name: "p".into(),
+            text: text.into(),
+        })
+    };
+    let (a, b) = (casino(), casino());
+    let base = setup(&a, EpisodeConfig::default()).seats.learner;
+    let cases: Vec<(Arc<Scenario>, SeatSetup, u32, f64)> = vec![
+        (a.clone(), base.clone(), 6, 0.0),
+        (a.clone(), base.clone(), 6, 0.0),
+        (b.clone(), base.clone(), 6, 0.0),
+        (
+            price(),
+            setup(&price(), EpisodeConfig::default()).seats.learner,
+            6,
+            0.0,
+        ),
+        (a.clone(), base.clone(), 9, 0.0),
+        (a.clone(), base.clone(), 6, 5.0),
+        (
+            a.clone(),
+            SeatSetup {
+                role: base.role.counterpart(),
+                ..base.clone()
+            },
+            6,
+            0.0,
+        ),
+        (
+            a.clone(),
+            SeatSetup {
+                format: TurnFormat::Xml,
+                ..base.clone()
+            },
+            6,
+            0.0,
+        ),
+        (
+            a.clone(),
+            SeatSetup {
+                persona: persona("Be brief."),
+                ..base.clone()
+            },
+            6,
+            0.0,
+        ),
+        (
+            a.clone(),
+            SeatSetup {
+                persona: persona("Be warm."),
+                ..base.clone()
+            },
+            6,
+            0.0,
+        ),
+    ];
+    let mut texts = Vec::new();
+    for (scenario, seat, rounds, no_deal) in &cases {
+        let kept = shared
+            .system_prompt(scenario, seat, *rounds, *no_deal)
+            .unwrap();
+        let own = Prompts::with_overrides(&empty)
+            .unwrap()
+            .system_prompt(scenario, seat, *rounds, *no_deal)
+            .unwrap();
+        assert_eq!(*kept, *own);
+        assert_eq!(
+            kept.instructions,
+            crate::protocol::normalize_for_copy(&kept.text)
+        );
+        texts.push(kept.text.clone());
+    }
+    // Each input that changes the context changes the text (the second case repeats the first,
+    // the third is the same content in another allocation).
+    assert_eq!(texts[0], texts[1]);
+    assert_eq!(texts[0], texts[2]);
+    for (i, text) in texts.iter().enumerate().skip(3) {
+        assert_ne!(text, &texts[0], "case {i}");
+    }
+    assert_ne!(texts[8], texts[9]);
+    // The same inputs are rendered once.
+    let again = shared.system_prompt(&a, &base, 6, 0.0).unwrap();
+    assert!(Arc::ptr_eq(
+        &again,
+        &shared.system_prompt(&a, &base, 6, 0.0).unwrap()
+    ));
+    let _ = std::fs::remove_dir_all(&empty);
 }

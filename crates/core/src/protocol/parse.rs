@@ -317,7 +317,10 @@ pub fn copies_instructions(parsed: &Parsed, instructions: &str) -> bool {
         .into_iter()
         .flatten()
         .map(|part| normalize_for_copy(part))
-        .any(|part| part.chars().count() >= 16 && instructions.contains(&part))
+        .any(|part| {
+            part.chars().count() >= 16
+                && memchr::memmem::find(instructions.as_bytes(), part.as_bytes()).is_some()
+        })
 }
 
 /// Text reduced for the copy check: lower case, letters and digits only, single spaces.

@@ -284,19 +284,25 @@ static BARE_NUMBER: LazyLock<Regex> =
 
 /// Lower-case a key and drop everything but letters and digits: `Weekly holiday` → `weeklyholiday`.
 fn normalize_key(key: &str) -> String {
-    key.chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
+    key_chars(key).collect()
 }
 
-/// Whether a written key names `canonical`, allowing plural/singular spellings.
+/// The characters of a key's normal form ([`normalize_key`]), for comparing without building it.
+fn key_chars(key: &str) -> impl Iterator<Item = char> + '_ {
+    key.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+}
+
+/// Whether a written key (already [`normalize_key`]d) names `canonical`, allowing
+/// plural/singular spellings. Compares without building the canonical key's normal form: it
+/// runs for every pair and every key a space has, at every offer.
 fn key_matches(written: &str, canonical: &str) -> bool {
-    let canonical = normalize_key(canonical);
-    written == canonical
-        || written.strip_suffix("es") == Some(canonical.as_str())
-        || written.strip_suffix('s') == Some(canonical.as_str())
-        || canonical.strip_suffix('s') == Some(written)
+    let written_is = |text: &str| text.chars().eq(key_chars(canonical));
+    written_is(written)
+        || written.strip_suffix("es").is_some_and(written_is)
+        || written.strip_suffix('s').is_some_and(written_is)
+        || key_chars(canonical).eq(written.chars().chain(['s']))
 }
 
 /// Read a number written as `$1,234.50`, `1234`, `35k` (thousands). Not one in exponent
@@ -329,17 +335,20 @@ fn read_number(text: &str) -> Option<f64> {
 /// without its `price:` key is readable but not well-formed).
 pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), TermsError> {
     let pairs: Vec<(String, String)> = PAIR
-        .captures_iter(text)
-        .map(|c| {
-            let value = c.get(2).expect("the pattern has two groups");
+        .find_iter(text)
+        .map(|m| {
+            // The key cannot hold `:` or `=`, so the first one in the match is the separator;
+            // the value is what follows it past the spaces (the pattern's second group), found
+            // without asking the regex for its groups, which costs a second, slower search.
+            let (key, value) = m
+                .as_str()
+                .split_once([':', '='])
+                .expect("a pair has its separator");
             // `price:1e3` means 1000 to a reader: read as 1 it would be a wrong move. A number
             // in exponent notation keeps its exponent, so reading it fails as any number the
             // grammar has no form for; a pair the space does not read is never read.
-            let exponent = EXPONENT
-                .find(&text[value.end()..])
-                .map_or("", |m| m.as_str());
-            let value = format!("{}{exponent}", value.as_str().trim());
-            (normalize_key(&c[1]), value)
+            let exponent = EXPONENT.find(&text[m.end()..]).map_or("", |e| e.as_str());
+            (normalize_key(key), format!("{}{exponent}", value.trim()))
         })
         .collect();
     match space {
@@ -458,7 +467,7 @@ fn read_issue_value(issue: &IssueSpec, value: &str) -> Result<IssueValue, TermsE
             let written = normalize_key(value);
             options
                 .iter()
-                .position(|o| normalize_key(o) == written)
+                .position(|o| key_chars(o).eq(written.chars()))
                 .map(IssueValue::Option)
                 .ok_or_else(|| {
                     TermsError::OutOfRange(format!(
@@ -475,6 +484,44 @@ fn read_issue_value(issue: &IssueSpec, value: &str) -> Result<IssueValue, TermsE
 mod tests {
     use super::*;
     use crate::fixtures::{casino_items, job_issues};
+
+    proptest::proptest! {
+        /// Splitting a pair's match at its first `:` or `=` gives the pattern's own two groups
+        /// (the key, and the value past the spaces), which `parse_terms` reads without asking
+        /// the regex for them. Text drawn from the characters the pattern turns on.
+        #[test]
+        fn a_pair_split_at_its_separator_is_the_patterns_groups(
+            text in "[a-zA-Z _\\-:=$0-9,.kKeE\\s\\]\\[]{0,40}"
+        ) {
+            for c in PAIR.captures_iter(&text) {
+                let whole = c.get(0).unwrap().as_str();
+                let (key, value) = whole.split_once([':', '=']).unwrap();
+                proptest::prop_assert_eq!(normalize_key(key), normalize_key(&c[1]));
+                proptest::prop_assert_eq!(value.trim_start(), &c[2]);
+            }
+        }
+    }
+
+    #[test]
+    fn a_key_matches_its_spellings_as_its_normal_form_does() {
+        for (written, canonical, same) in [
+            ("weeklyholiday", "Weekly holiday", true),
+            ("foods", "food", true),
+            ("boxes", "box", true),
+            ("book", "books", true),
+            ("firewood", "food", false),
+            ("foo", "food", false),
+            ("", "", true),
+        ] {
+            assert_eq!(key_matches(written, canonical), same, "{written} / {canonical}");
+            let canonical = normalize_key(canonical);
+            let reference = written == canonical
+                || written.strip_suffix("es") == Some(canonical.as_str())
+                || written.strip_suffix('s') == Some(canonical.as_str())
+                || canonical.strip_suffix('s') == Some(written);
+            assert_eq!(reference, same, "{written} / {canonical}");
+        }
+    }
 
     #[test]
     fn the_size_of_a_space_never_wraps() {
