@@ -283,6 +283,7 @@ def test_each_ending_has_the_cookbooks_stop_reason(
         games=2,
         rules=rules,
         stop=[end_of_turn(tokenizer)],
+        mask_retried_turns=True,
         record_path=str(records),
     )
     group = rollout(builder, ScriptedSamplingClient(builder, tokenizer, script))
@@ -291,6 +292,12 @@ def test_each_ending_has_the_cookbooks_stop_reason(
         logs = traj.transitions[-1].logs
         ended_it = logs["dealgym/outcome_by"] in ("", logs["dealgym/role"])
         assert traj.stop_reason == stop_reasons[0 if ended_it else 1]
+        masked = [t.metrics.get("parse_error_masked", 0.0) for t in traj.transitions]
+        if outcome == "format_forfeit" and ended_it:
+            # The first unreadable turn was asked again (masked); the second forfeited.
+            assert masked == [1.0, 0.0]
+        else:
+            assert not any(masked)
         assert logs["dealgym/outcome"] == outcome
         assert traj.transitions[-1].metrics[f"dealgym/outcome/{outcome}"] == 1.0
     assert {r["outcome"]["kind"] for r in read_records(records)} == {outcome}
@@ -397,6 +404,26 @@ def test_a_retried_self_play_seat_fails_with_a_reason_instead_of_waiting(tokeniz
     with pytest.raises(AllTrajectoriesFailedError):
         rollout(builder, client, MinViableGroup(min_successful=4, max_retries=2))
     assert "retried one seat of a self-play game alone" in caplog.text
+
+
+def test_a_rule_opponent_group_may_retry_a_failed_game(tokenizer, tmp_path, replay_verify):
+    """One seat per game: a retry is a fresh game, with the next member number."""
+    records = tmp_path / "retried.jsonl"
+    builder = DealGroupBuilder(
+        family="casino",
+        tokenizer=tokenizer,
+        seed=3,
+        games=3,
+        opponent="rule:boulware",
+        stop=[end_of_turn(tokenizer)],
+        record_path=str(records),
+    )
+    client = ScriptedSamplingClient(builder, tokenizer, seed=2, fail_at=0)
+    group = rollout(builder, client, MinViableGroup(min_successful=3, max_retries=1))
+    assert len(group.trajectories_G) == 3 and len(group.rollout_errors) == 1
+    written = read_records(records)
+    assert len(written) == 3 and len({r["episode_id"] for r in written}) == 3
+    replay_verify(records)
 
 
 def test_the_samplers_stop_reason_reaches_the_record(tokenizer, tmp_path, replay_verify):
