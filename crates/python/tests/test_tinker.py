@@ -243,7 +243,9 @@ def test_self_play_groups_play_every_family_to_an_end_with_per_role_baselines(
     assert {r["outcome"]["kind"] for r in written} <= {
         "deal", "walk_away", "reject_loop", "max_turns", "format_forfeit"
     }
-    sampled = sorted(tuple(t.ac.tokens) for g in group.trajectories_G for t in g.transitions if t.ac.tokens)
+    sampled = sorted(
+        tuple(t.ac.tokens) for traj in group.trajectories_G for t in traj.transitions if t.ac.tokens
+    )
     recorded = sorted(
         tuple(t["tokens"]["completion_ids"]) for r in written for t in r["turns"]
     )

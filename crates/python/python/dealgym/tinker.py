@@ -144,8 +144,9 @@ class DealSeatEnv(Env):
     Observations are the seat's token sequence so far plus the new messages' ids; the reward
     is the seat's dealgym reward on the step that ends the game (0 before); the final step's
     metrics carry ``stop/<reason>`` (``STOP_REASONS``) and ``dealgym/*`` (the outcome kind, a
-    deal, the seat's format-ok rate, ρ and utility); every step's logs name the seat's role. The sampler's stop reason (``"stop"`` or
-    ``"length"``) goes into the game's step as ``finish_reason`` and into the record."""
+    deal, the seat's format-ok rate, ρ and utility); every step's logs name the seat's role.
+    The sampler's stop reason (``"stop"`` or ``"length"``) goes into the game's step as
+    ``finish_reason`` and into the record."""
 
     def __init__(
         self,
@@ -164,7 +165,9 @@ class DealSeatEnv(Env):
     def game(self) -> _core.Game:
         return self.table.game
 
-    async def initial_observation(self) -> tuple[Observation, StopCondition] | InitialObservationOverflow:
+    async def initial_observation(
+        self,
+    ) -> tuple[Observation, StopCondition] | InitialObservationOverflow:
         self.table.join(self.role)
         await self.table.wait_for_turn(self.role)
         if self.game.done:
