@@ -15,7 +15,9 @@ $pip install -q -r crates/python/requirements-test.txt
 # A real tokenizer for the token-exact tests: the wheel ships tokenizer.json (a 65,000-token
 # BPE); nothing of the package is imported, so none of its dependencies are installed.
 $pip install -q --no-deps anthropic==0.34.2
-# The README's line: pip builds the wheel with maturin (release) from this checkout.
-$pip install -q --force-reinstall --no-deps .
+# The README's line: pip builds the wheel with maturin (release) from this checkout (once per
+# CI run: .ci/wheel.sh).
+. .ci/wheel.sh
+$pip install -q --force-reinstall --no-deps "$(dealgym_wheel "$pip")"
 cargo build --locked -q
 DEALGYM_BIN="$PWD/target/debug/dealgym" "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/python/tests

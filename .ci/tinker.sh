@@ -19,8 +19,10 @@ pip="$venv/bin/pip --disable-pip-version-check"
 $pip install -q -r crates/python/requirements-tinker.txt
 # The tokenizer the token-exact tests use: tokenizer.json in this wheel (nothing of it imported).
 $pip install -q --no-deps anthropic==0.34.2
-# The README's line: pip builds the wheel with maturin (release) from this checkout.
-$pip install -q --force-reinstall --no-deps .
+# The README's line: pip builds the wheel with maturin (release) from this checkout (once per
+# CI run: .ci/wheel.sh).
+. .ci/wheel.sh
+$pip install -q --force-reinstall --no-deps "$(dealgym_wheel "$pip")"
 cargo build --locked -q
 DEALGYM_BIN="$PWD/target/debug/dealgym" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
   crates/python/tests/test_tinker.py
