@@ -493,6 +493,24 @@ async fn rollout_service_streams_records_from_the_mock() {
     assert_eq!(bad.status().as_u16(), 404);
     let bad = http.post(format!("{}/v1/rollouts", server.base_url())).json(&json!({"scenarios": ["x"], "learner": {"endpoint": mock.base_url(), "model": "m"}, "format": "pickle"})).send().await.unwrap();
     assert_eq!(bad.status().as_u16(), 422);
+    // A token format for a learner in text mode would stream nothing: refused, naming the fix.
+    for format in ["verl", "trl-rollout", "tinker"] {
+        let mut tokens = body.clone();
+        tokens["format"] = json!(format);
+        let bad = http
+            .post(format!("{}/v1/rollouts", server.base_url()))
+            .json(&tokens)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(bad.status().as_u16(), 422, "{format}");
+        let answer: Value = bad.json().await.unwrap();
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(format) && message.contains("\"tokens\": \"exact\""),
+            "{answer}"
+        );
+    }
     let mut as_messages = body.clone();
     as_messages["format"] = json!("messages");
     let text = http

@@ -513,7 +513,11 @@ mod tests {
             ("foo", "food", false),
             ("", "", true),
         ] {
-            assert_eq!(key_matches(written, canonical), same, "{written} / {canonical}");
+            assert_eq!(
+                key_matches(written, canonical),
+                same,
+                "{written} / {canonical}"
+            );
             let canonical = normalize_key(canonical);
             let reference = written == canonical
                 || written.strip_suffix("es") == Some(canonical.as_str())

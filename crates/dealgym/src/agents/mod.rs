@@ -340,6 +340,12 @@ impl Player {
         }
     }
 
+    /// Whether the player's turns carry their exact token ids (an endpoint in token-exact
+    /// mode): what the token formats of `export` are built from.
+    pub fn token_exact(&self) -> bool {
+        matches!(self, Player::Llm { client, .. } if client.settings().tokens == TokenMode::Exact)
+    }
+
     /// The spec as recorded: no keys, no URL credentials.
     pub fn spec(&self) -> &str {
         match self {

@@ -68,6 +68,12 @@ impl Format {
         Format::Tinker,
     ];
 
+    /// Whether the format is built from the exact token ids of the turns (verl, TRL's
+    /// rollout, Tinker): a record without them gives no line.
+    pub fn needs_tokens(self) -> bool {
+        matches!(self, Format::Verl | Format::TrlRollout | Format::Tinker)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Format::Messages => "messages",

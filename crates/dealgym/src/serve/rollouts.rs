@@ -135,6 +135,15 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
         ..ResetArgs::default()
     })?;
     let learner = learner_player(&state, &request.learner)?;
+    // A token format of a learner that plays in text would stream nothing at all: say so now,
+    // not with an empty 200.
+    if let Format::Export(f) = format {
+        if f.needs_tokens() && !learner.token_exact() {
+            return Err(ServeError::Validation(format!(
+                "format `{f}` is built from the learner's exact token ids, which a learner in text mode has none of: give the learner `\"tokens\": \"exact\"` (an endpoint with /tokenize), or ask for `records`, `messages` or `prompt-completion`"
+            )));
+        }
+    }
     let opponent = request
         .opponent
         .clone()
