@@ -269,7 +269,7 @@ def _seat_failure(role: str, trace: vf.Trace, game: dealgym.Game) -> Exception:
         error = trace.last_error
         detail = f"{error.type}: {error.message}" if error else trace.stop_condition
         failure = vf.ProviderError(
-            f"the {role} seat's model call failed after {turns} moves of {game.scenario_id} "
+            f"the {role} seat's model call failed with {turns} moves played in {game.scenario_id} "
             f"(stop: {trace.stop_condition}): {detail}; the episode has no rewards",
             status_code=(error.status_code if error and error.status_code else 502),
         )
@@ -277,7 +277,7 @@ def _seat_failure(role: str, trace: vf.Trace, game: dealgym.Game) -> Exception:
             return RuntimeError(failure.args[0])
         return failure
     return RuntimeError(
-        f"the {role} seat's agent stopped ({trace.stop_condition}) after {turns} moves of "
+        f"the {role} seat's agent stopped ({trace.stop_condition}) with {turns} moves played in "
         f"{game.scenario_id}, before the negotiation ended; a game cannot be cut short and "
         f"scored, so raise --env.{role}.max-turns / token limits or lower "
         f"--env.taskset.rules.max_rounds"
