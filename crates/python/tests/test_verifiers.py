@@ -169,7 +169,6 @@ def test_a_seat_pinned_to_a_fixed_model_does_not_train(tmp_path, mock_url):
         "-n", "1", "-r", "1",
         "--env.taskset.family", "job_interview",
         "--env.recruiter.model", "fixed-recruiter",
-        "--env.fixed", '["recruiter"]',
     )
     (episode,) = episodes
     assert episode["ok"], episode["errors"]

@@ -109,15 +109,15 @@ class DealEnvConfig(vf.EnvConfig):
     agent_2: vf.AgentConfig = _seat()
     worker: vf.AgentConfig = _seat()
     recruiter: vf.AgentConfig = _seat()
+    """Each role's agent. One left to the run's model is the policy (both: shared-policy
+    self-play); one given its own ``model`` (``--env.seller.model M``, and
+    ``--env.seller.client.*`` for its endpoint) is a fixed opponent whose traces never train."""
     opponent: str | None = None
     """``rule:NAME`` (linear, boulware, conceder): the engine plays the seat that is not
     ``learner_role``, and only the learner's agent runs. None: both seats are agents."""
     learner_role: str | None = None
     """The role the model plays against a rule opponent (None: the family's default learner:
     the buyer on price tasks, the worker on job_interview, a side drawn by seed on items)."""
-    fixed: list[str] = Field(default_factory=list)
-    """Roles whose traces never train: a seat pinned to a fixed model
-    (``--env.seller.model M --env.seller.client.base-url URL --env.fixed '["seller"]'``)."""
     records: str | None = None
     """A record file every finished game is appended to, as ``dealgym run`` writes one
     (``dealgym replay FILE --verify`` checks it). Failed episodes have no record."""
@@ -127,10 +127,6 @@ class DealEnv(vf.Env[DealEnvConfig]):
     def __init__(self, config: DealEnvConfig) -> None:
         super().__init__(config)
         family = self.taskset.config.family
-        roles = dealgym.roles(family)
-        for role in self.config.fixed:
-            if role not in roles:
-                raise ValueError(f"env.fixed: {role!r} is not a {family} role: {' or '.join(roles)}")
         if self.config.learner_role is not None and self.config.opponent is None:
             raise ValueError(
                 "env.learner_role names the model's seat against a rule opponent; "
@@ -159,8 +155,11 @@ class DealEnv(vf.Env[DealEnvConfig]):
             self._writer = None
 
     async def setup(self, agents: vf.Agents) -> None:
-        for role in self.config.fixed:
-            getattr(agents, role).trainable = False
+        # A seat pinned to its own model is the fixed opponent: its traces never train (prime-rl
+        # skips traces whose agent is not trainable).
+        for role in ROLES:
+            if getattr(self.config, role).model is not None:
+                getattr(agents, role).trainable = False
 
     def _game(self, info: dict[str, Any]) -> dealgym.Game:
         """The task's game; each rollout of one task gets the next ``member`` of its group."""
