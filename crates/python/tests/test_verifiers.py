@@ -37,12 +37,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def mock_url(dealgym_bin, repo_root):
-    """A `dealgym mock` (built-in linear negotiator, SSE when asked to stream)."""
+def start_mock(dealgym_bin, repo_root, *flags: str):
+    """A `dealgym mock` (built-in linear negotiator, SSE when asked to stream) on a free port;
+    yields its base URL."""
     port = free_port()
     mock = subprocess.Popen(
-        [dealgym_bin, "mock", "--port", str(port)],
+        [dealgym_bin, "mock", "--port", str(port), *flags],
         cwd=repo_root,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -60,6 +60,17 @@ def mock_url(dealgym_bin, repo_root):
     finally:
         mock.terminate()
         mock.wait(10)
+
+
+@pytest.fixture(scope="module")
+def mock_url(dealgym_bin, repo_root):
+    yield from start_mock(dealgym_bin, repo_root)
+
+
+@pytest.fixture(scope="module")
+def failing_mock_url(dealgym_bin, repo_root):
+    """A mock whose every answer is an injected HTTP 500."""
+    yield from start_mock(dealgym_bin, repo_root, "--error-rate", "1")
 
 
 def vf_eval(out: pathlib.Path, mock_url: str, *args: str, check: bool = True):
@@ -202,6 +213,30 @@ def test_an_endpoint_failure_fails_the_episode_and_rewards_no_seat(tmp_path, moc
         assert trace["rewards"] == {}, trace["agent"]["name"]  # the healthy seat included
         assert "dealgym" not in trace["info"]
     assert records.read_text() == ""  # an unfinished game has no record
+
+
+def test_server_errors_fail_every_attempt_of_a_retried_episode(
+    tmp_path, mock_url, failing_mock_url
+):
+    records = tmp_path / "failed.jsonl"
+    _, episodes = vf_eval(
+        tmp_path / "out",
+        mock_url,
+        "-n", "1", "-r", "1",
+        "--env.seller.client.type", "eval",
+        "--env.seller.client.base-url", failing_mock_url,
+        "--env.seller.client.api-key-var", "DEALGYM_TEST_KEY",
+        "--env.retries.rules", '[{"type": "ProviderError", "max_retries": 1}]',
+        "--env.records", str(records),
+    )
+    (episode,) = episodes
+    assert episode["ok"] is False
+    ours = [e for e in episode["errors"] if "seller seat's model call failed" in e["message"]]
+    assert len(ours) >= 2, episode["errors"]  # the first attempt and its retry
+    assert all(e["type"] == "ProviderError" for e in episode["errors"])
+    assert "upstream 500" in ours[0]["message"]
+    assert all(trace["rewards"] == {} for trace in episode["traces"])
+    assert records.read_text() == ""
 
 
 def test_a_wrong_setting_fails_the_run_before_any_rollout(tmp_path, mock_url):

@@ -263,12 +263,13 @@ def _seat_failure(role: str, trace: vf.Trace, game: dealgym.Game) -> Exception:
     trace failed too, so the healthy seat's half-played game never trains. An agent that
     stopped on its own limit (``--env.ROLE.max-turns``, a token cap) is the run's setting: the
     game cannot be cut short and scored, so the episode fails and says which limit to raise."""
-    turns = len(game.transcript())
+    moves = len(game.transcript())
+    turns = f"{moves} move{'' if moves == 1 else 's'}"
     if not trace.ok:
         error = trace.last_error
         detail = f"{error.type}: {error.message}" if error else trace.stop_condition
         failure = vf.ProviderError(
-            f"the {role} seat's model call failed with {turns} moves played in {game.scenario_id} "
+            f"the {role} seat's model call failed with {turns} played in {game.scenario_id} "
             f"(stop: {trace.stop_condition}): {detail}; the episode has no rewards",
             status_code=(error.status_code if error and error.status_code else 502),
         )
@@ -276,7 +277,7 @@ def _seat_failure(role: str, trace: vf.Trace, game: dealgym.Game) -> Exception:
             return RuntimeError(failure.args[0])
         return failure
     return RuntimeError(
-        f"the {role} seat's agent stopped ({trace.stop_condition}) with {turns} moves played in "
+        f"the {role} seat's agent stopped ({trace.stop_condition}) with {turns} played in "
         f"{game.scenario_id}, before the negotiation ended; a game cannot be cut short and "
         f"scored, so raise --env.{role}.max-turns / token limits or lower "
         f"--env.taskset.rules.max_rounds"
