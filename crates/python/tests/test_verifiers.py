@@ -239,6 +239,18 @@ def test_server_errors_fail_every_attempt_of_a_retried_episode(
     assert records.read_text() == ""
 
 
+def test_an_agent_limit_hit_before_the_game_ends_fails_the_episode(tmp_path, mock_url):
+    _, episodes = vf_eval(
+        tmp_path / "out", mock_url, "-n", "1", "-r", "1", "--env.buyer.max-turns", "1"
+    )
+    (episode,) = episodes
+    assert episode["ok"] is False
+    (error,) = episode["errors"]
+    assert "buyer seat's agent stopped on its limit (max_turns)" in error["message"], error
+    assert "--env.buyer.max-turns" in error["message"]
+    assert all(trace["rewards"] == {} for trace in episode["traces"])
+
+
 def test_a_wrong_setting_fails_the_run_before_any_rollout(tmp_path, mock_url):
     done, episodes = vf_eval(
         tmp_path / "out", mock_url, "-n", "1", "--env.opponent", "rule:nope", check=False

@@ -255,32 +255,39 @@ def _reasoning(segment: vf.Segment) -> str | None:
     return None
 
 
+#: Stop conditions of an agent's own limits (``Trace.is_truncated`` in verifiers 0.4).
+LIMITS = ("max_turns", "max_input_tokens", "max_output_tokens", "max_total_tokens")
+
+
 def _seat_failure(role: str, trace: vf.Trace, game: dealgym.Game) -> Exception:
     """Why a seat's agent ended before the game did, as the exception that fails the episode.
 
     A failed model call (the harness's client already retried it) is a ``ProviderError``, so
-    ``--env.retries.rules`` can retry the episode by that type; prime-rl then marks the sibling
+    ``--env.retries.rules`` can retry the episode by that type; verifiers marks the sibling
     trace failed too, so the healthy seat's half-played game never trains. An agent that
     stopped on its own limit (``--env.ROLE.max-turns``, a token cap) is the run's setting: the
-    game cannot be cut short and scored, so the episode fails and says which limit to raise."""
+    game cannot be cut short and scored, so the episode fails and says which limit to raise.
+    Anything else (the harness failed) fails the episode with the trace's own error."""
     moves = len(game.transcript())
-    turns = f"{moves} move{'' if moves == 1 else 's'}"
-    if not trace.ok:
-        error = trace.last_error
-        detail = f"{error.type}: {error.message}" if error else trace.stop_condition
-        failure = vf.ProviderError(
-            f"the {role} seat's model call failed with {turns} played in {game.scenario_id} "
-            f"(stop: {trace.stop_condition}): {detail}; the episode has no rewards",
-            status_code=(error.status_code if error and error.status_code else 502),
+    where = f"with {moves} move{'' if moves == 1 else 's'} played in {game.scenario_id}"
+    error = trace.last_error
+    if trace.stop_condition in LIMITS:
+        return RuntimeError(
+            f"the {role} seat's agent stopped on its limit ({trace.stop_condition}) {where}, "
+            "before the negotiation ended; a game cannot be cut short and scored, so raise "
+            f"--env.{role}.{trace.stop_condition.replace('_', '-')} or lower "
+            "--env.taskset.rules.max_rounds; the episode has no rewards"
         )
-        if error is not None and error.type != "ProviderError":
-            return RuntimeError(failure.args[0])
-        return failure
+    if error is not None and error.type == "ProviderError":
+        return vf.ProviderError(
+            f"the {role} seat's model call failed {where}: {error.message}; "
+            "the episode has no rewards",
+            status_code=error.status_code or 502,
+        )
+    detail = f"{error.type}: {error.message}" if error is not None else "no error recorded"
     return RuntimeError(
-        f"the {role} seat's agent stopped ({trace.stop_condition}) with {turns} played in "
-        f"{game.scenario_id}, before the negotiation ended; a game cannot be cut short and "
-        f"scored, so raise --env.{role}.max-turns / token limits or lower "
-        f"--env.taskset.rules.max_rounds"
+        f"the {role} seat's agent ended ({trace.stop_condition}) {where}: {detail}; "
+        "the episode has no rewards"
     )
 
 
