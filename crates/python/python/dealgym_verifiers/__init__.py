@@ -22,9 +22,15 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-import verifiers.v1 as vf
+try:
+    import verifiers.v1 as vf
+    from verifiers.v1.types import AssistantMessage
+except ImportError as e:  # verifiers missing, or a 0.3.x without the v1 API
+    raise ImportError(
+        "dealgym_verifiers needs verifiers 0.4 (the verifiers.v1 API): "
+        "pip install 'verifiers==0.4.0' (or the dealgym[verifiers] extra)"
+    ) from e
 from pydantic import Field
-from verifiers.v1.types import AssistantMessage
 
 import dealgym
 
