@@ -64,7 +64,9 @@ def start_mock(dealgym_bin, repo_root, *flags: str):
 
 @pytest.fixture(scope="module")
 def mock_url(dealgym_bin, repo_root):
-    yield from start_mock(dealgym_bin, repo_root)
+    """The mock, with its reasoning in a separate `reasoning_content` (as vLLM's reasoning
+    parsers return it), which must reach the game as the turn's reasoning."""
+    yield from start_mock(dealgym_bin, repo_root, "--think", "field")
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +145,9 @@ def test_self_play_every_seat_is_an_agent_rewarded_by_the_game(tmp_path, mock_ur
             assert trace["info"]["dealgym"]["rewards"][role] == reward_of(record, role)
             assert trace["info"]["dealgym"]["outcome"]["kind"] == record["outcome"]["kind"]
         groups.setdefault(episode["task"]["data"]["idx"], set()).add(record["episode_id"])
+    # The server's reasoning_content reached the engine as each turn's reasoning.
+    for record in by_episode.values():
+        assert record["turns"] and all(turn["reasoning"] for turn in record["turns"]), record
     # A task's rollouts are one GRPO group: one setup, each member its own episode.
     assert sorted(len(ids) for ids in groups.values()) == [2, 2], groups
     assert "4 episodes" in replay_verify(records)
