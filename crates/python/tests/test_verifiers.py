@@ -272,3 +272,14 @@ def test_a_wrong_setting_fails_the_run_before_any_rollout(tmp_path, mock_url):
     )
     assert done.returncode != 0
     assert "craigslist:nope" in done.stderr + done.stdout
+    # A judge-scored reward cannot fail mid-episode here: a Game refuses it up front.
+    done, _ = vf_eval(
+        tmp_path / "out3",
+        mock_url,
+        "-n", "1",
+        "--env.taskset.rewards",
+        '{"judge": {"endpoint": "http://127.0.0.1:9/v1", "model": "m"}, "weights": {"judge": 1.0}}',
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "calls a service, which a Game does not" in done.stderr + done.stdout

@@ -48,7 +48,8 @@ def _seat() -> vf.AgentConfig:
 
 
 class DealData(vf.TaskData):
-    """A row: ``info`` holds ``family``, ``scenario_id``, ``index`` and ``seed``."""
+    """A row: ``info`` holds ``family``, ``scenario_id``, ``index``, ``seed`` and the game's
+    ``rules`` and ``rewards``."""
 
     info: dict[str, Any]
 
