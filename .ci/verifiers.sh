@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The verifiers environment (issue 23, item 3): builds the wheel from this checkout with maturin
+# (the README's install line) into its own venv under ~/.cache with verifiers pinned, and runs
+# crates/python/tests/test_verifiers.py, which plays episodes through vf-eval against a live
+# `dealgym mock`. Prints one SKIPPED line when PyPI cannot be reached (verifiers and the null
+# harness's uv script come from it); once it can, every failure is a failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! python3 -c "import urllib.request; urllib.request.urlopen('https://pypi.org/simple/pip/', timeout=15)" 2>/dev/null; then
+  echo "SKIPPED: verifiers: PyPI (https://pypi.org) cannot be reached from this machine"
+  exit 0
+fi
+venv="${HOME}/.cache/dealgym/verifiers-venv"
+python3 -m venv "$venv"
+pip="$venv/bin/pip --disable-pip-version-check"
+$pip install -q -r crates/python/requirements-verifiers.txt
+# The README's line: pip builds the wheel with maturin (release) from this checkout; the wheel
+# holds dealgym and dealgym_verifiers.
+$pip install -q --force-reinstall --no-deps .
+cargo build --locked -q
+# The venv's bin first: vf-eval, and the pinned uv the harness runs its chat program with.
+PATH="$venv/bin:$PATH" DEALGYM_BIN="$PWD/target/debug/dealgym" \
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/python/tests/test_verifiers.py
