@@ -14,9 +14,10 @@ venv="${HOME}/.cache/dealgym/verifiers-venv"
 python3 -m venv "$venv"
 pip="$venv/bin/pip --disable-pip-version-check"
 $pip install -q -r crates/python/requirements-verifiers.txt
-# The README's line: pip builds the wheel with maturin (release) from this checkout; the wheel
-# holds dealgym and dealgym_verifiers.
-$pip install -q --force-reinstall --no-deps .
+# The README's line: pip builds the wheel with maturin (release) from this checkout, once per CI
+# run (.ci/wheel.sh); the wheel holds dealgym and dealgym_verifiers.
+. .ci/wheel.sh
+$pip install -q --force-reinstall --no-deps "$(dealgym_wheel "$pip")"
 cargo build --locked -q
 # The venv's bin first: vf-eval, and the pinned uv the harness runs its chat program with.
 PATH="$venv/bin:$PATH" DEALGYM_BIN="$PWD/target/debug/dealgym" \
