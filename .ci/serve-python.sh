@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python examples (examples/python/) against a live `dealgym serve` backed by the mock:
-# the stdlib REST learner, OpenEnv's GenericEnvClient from PyPI, and the TRL rollout_func with a
-# stand-in trainer. Prints one SKIPPED line (and succeeds) only when PyPI cannot be reached.
+# the stdlib REST learner and OpenEnv's GenericEnvClient from PyPI. (TRL runs in process, in
+# .ci/trl.sh.) Prints one SKIPPED line (and succeeds) only when PyPI cannot be reached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --locked -q
@@ -30,7 +30,6 @@ server="http://127.0.0.1:$serve_port"; endpoint="http://127.0.0.1:$mock_port/v1"
 cd examples/python
 python3 rest_learner.py --server "$server" --endpoint "$endpoint" --episodes 3
 "$venv/bin/python" openenv_learner.py --server "$server" --endpoint "$endpoint" --episodes 5
-python3 trl_rollout.py --server "$server" --endpoint "$endpoint"
 cd ../..
 kill -TERM "$serve_pid"; wait "$serve_pid" || true
 "$bin" replay "$work/serve.jsonl" --verify

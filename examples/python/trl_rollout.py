@@ -1,73 +1,172 @@
-"""A TRL `rollout_func` on dealgym's rollout service: the trainer's vLLM server plays the learner
-(token-exact), the server plays the opponent, and each completion comes back as TRL wants it:
-`prompt_ids`, `completion_ids`, `logprobs`, `env_mask` and the reward. No torch needed.
+"""GRPO on dealgym negotiations with TRL's GRPOTrainer, in process (docs/src/python/trl.md).
 
-    GRPOTrainer(..., rollout_func=make_rollout_func("http://127.0.0.1:8100", "http://127.0.0.1:8000/v1"))
+The learner is the trainer's own model, sampled by the trainer's own backend (its vLLM, or the
+model's generate on the CPU); the opponent is a built-in negotiator played by the engine.
 
-Run as a script, it calls the function with a stand-in trainer object (the test CI runs).
+    # rollout_func: whole episodes in dealgym's text grammar, token-exact
+    python trl_rollout.py --model Qwen/Qwen2.5-0.5B-Instruct --family casino --steps 20
+    # environment_factory: the model acts by calling tools (make_offer, accept, ...)
+    python trl_rollout.py --model Qwen/Qwen2.5-0.5B-Instruct --family casino --steps 20 --tools
+
+`--tiny TOKENIZER_JSON` trains a randomly initialised 2-layer Llama over that tokenizer (with
+TRL's Qwen2.5 chat template) instead of `--model`: a smoke test that downloads nothing, which
+.ci/trl.sh runs. Needs `pip install trl==1.16.0` beside dealgym.
 """
+
+from __future__ import annotations
+
 import argparse
+import functools
 import json
-import urllib.request
+import os
+import pathlib
+
+os.environ.setdefault(
+    "TRL_EXPERIMENTAL_SILENCE", "1"
+)  # rollout_func and environment_factory are experimental
 
 
-def make_rollout_func(server, endpoint, opponent="rule:linear", family="casino"):
-    def rollout_func(prompts, trainer):
-        """One GRPO group per prompt (each prompt names a scenario index), `num_generations`
-        members each; returns TRL's dict of per-completion lists."""
-        group = trainer.args.num_generations
-        body = {
-            "scenarios": [{"family": family, "count": 1, "offset": int(p)} for p in prompts],
-            "group_size": group,
-            "seed": getattr(trainer.state, "global_step", 0),
-            "learner": {"endpoint": endpoint, "model": trainer.args.vllm_model,
-                        "sampling": {"temperature": 1.0, "max_tokens": 256}, "tokens": "exact"},
-            "opponent": opponent,
-            "format": "trl-rollout",
+def tiny(tokenizer_json: str):
+    """A random 2-layer Llama and a ChatML tokenizer read from `tokenizer_json`."""
+    import trl
+    from tokenizers import Tokenizer
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_file(tokenizer_json))
+    tok.add_special_tokens(
+        {
+            "additional_special_tokens": ["<|im_start|>", "<|im_end|>"],
+            "eos_token": "<|im_end|>",
+            "pad_token": "<|im_end|>",
         }
-        request = urllib.request.Request(f"{server}/v1/rollouts", data=json.dumps(body).encode(),
-                                         method="POST", headers={"Content-Type": "application/json"})
-        out = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [], "reward": []}
-        with urllib.request.urlopen(request, timeout=600) as response:
-            for raw in response:
-                line = json.loads(raw)
-                if "error" in line:
-                    continue
-                for key in ("prompt_ids", "completion_ids", "logprobs", "env_mask"):
-                    out[key].append(line[key])
-                out["reward"].append(line["reward"])
-        return out
-
-    return rollout_func
-
-
-class _Args:
-    num_generations = 2
-    vllm_model = "mock"
+    )
+    tok.chat_template = (
+        pathlib.Path(trl.__file__).parent / "chat_templates" / "qwen2_5.jinja"
+    ).read_text()
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=4096,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        tie_word_embeddings=True,
+    )
+    return LlamaForCausalLM(config), tok
 
 
-class _State:
-    global_step = 0
-
-
-class StandInTrainer:
-    """What rollout_func reads from a GRPOTrainer."""
-    args = _Args()
-    state = _State()
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--server", default="http://127.0.0.1:8100")
-    parser.add_argument("--endpoint", required=True)
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", help="a Hugging Face model name or directory (a chat model)")
+    source.add_argument(
+        "--tiny", metavar="TOKENIZER_JSON", help="a random tiny Llama over this tokenizer.json"
+    )
+    parser.add_argument(
+        "--tools",
+        action="store_true",
+        help="environment_factory (tool calls) instead of rollout_func",
+    )
+    parser.add_argument(
+        "--family", default="casino", help="ahp, craigslist, casino, dnd or job_interview"
+    )
+    parser.add_argument("--scenarios", type=int, default=8, help="training rows: scenarios 0..N-1")
+    parser.add_argument("--group-size", type=int, default=4, help="GRPO's num_generations")
+    parser.add_argument("--steps", type=int, default=1)
+    parser.add_argument("--opponent", default="rule:linear")
+    parser.add_argument("--max-rounds", type=int, default=3, help="turns per seat")
+    parser.add_argument("--turn-tokens", type=int, default=96, help="rollout_func: tokens per turn")
+    parser.add_argument(
+        "--max-completion-length", type=int, default=512, help="tokens per whole episode"
+    )
+    parser.add_argument("--learning-rate", type=float, default=1e-5)
+    parser.add_argument(
+        "--records", help="append each finished episode's record here (dealgym replay reads it)"
+    )
+    parser.add_argument("--out", default="runs/trl-grpo")
+    parser.add_argument("--cpu", action="store_true", help="train on the CPU")
     args = parser.parse_args()
-    out = make_rollout_func(args.server, args.endpoint)(["0", "1"], StandInTrainer())
-    n = len(out["completion_ids"])
-    assert n == 4, out
-    for i in range(n):
-        assert len(out["completion_ids"][i]) == len(out["logprobs"][i]) == len(out["env_mask"][i])
-        assert out["prompt_ids"][i] and any(out["env_mask"][i])
-    print(f"rollout_func: {n} completions, rewards {out['reward']}")
+
+    from trl import GRPOConfig, GRPOTrainer
+
+    import dealgym.trl
+
+    if args.tiny:
+        model, tok = tiny(args.tiny)
+    else:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        model, tok = (
+            AutoModelForCausalLM.from_pretrained(args.model),
+            AutoTokenizer.from_pretrained(args.model),
+        )
+    rules = {"max_rounds": args.max_rounds}
+    config = GRPOConfig(
+        output_dir=args.out,
+        use_cpu=args.cpu,
+        bf16=not args.cpu,
+        gradient_checkpointing=False,
+        per_device_train_batch_size=args.group_size,
+        num_generations=args.group_size,
+        max_completion_length=args.max_completion_length,
+        max_tool_calling_iterations=2 * args.max_rounds + 2,
+        max_steps=args.steps,
+        learning_rate=args.learning_rate,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+    )
+    if args.tools:
+        factory = functools.partial(
+            dealgym.trl.TOOLS[args.family],
+            opponent=args.opponent,
+            rules=rules,
+            records=args.records,
+        )
+        trainer = GRPOTrainer(
+            model=model,
+            processing_class=tok,
+            args=config,
+            train_dataset=dealgym.trl.dataset(args.family, args.scenarios, rules=rules),
+            environment_factory=factory,
+        )
+        rollout = None
+    else:
+        rollout = dealgym.trl.make_rollout_func(
+            opponent=args.opponent, rules=rules, turn_tokens=args.turn_tokens, records=args.records
+        )
+        trainer = GRPOTrainer(
+            model=model,
+            processing_class=tok,
+            args=config,
+            train_dataset=dealgym.trl.dataset(args.family, args.scenarios, kind="rollout"),
+            reward_funcs=[dealgym.trl.rollout_reward],
+            rollout_func=rollout,
+        )
+    trainer.train()
+    dealgym.trl.close_records()
+
+    reward_key = "reward"
+    for entry in trainer.state.log_history:
+        if reward_key in entry:
+            shares = {
+                k.split("/", 1)[1]: round(v, 3)
+                for k, v in entry.items()
+                if k.startswith("dealgym/") and v
+            }
+            print(
+                f"step {entry['step']}: reward {entry[reward_key]:.3f} (std {entry['reward_std']:.3f})",
+                shares or "",
+            )
+    summary = {"steps": trainer.state.global_step, "mode": "tools" if args.tools else "rollout"}
+    if rollout is not None:
+        summary["outcomes"] = dict(rollout.counts)
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":
