@@ -540,7 +540,8 @@ mod tests {
     }
 
     /// Every TOML example of the README and the book is a config this build reads (a
-    /// `[players]`-only fragment included): docs whose examples drift fail here.
+    /// `[players]`-only fragment included): docs whose examples drift fail here. Another
+    /// program's TOML (a trainer's config) is fenced `toml,not-dealgym` and is not read.
     #[test]
     fn every_toml_example_of_the_readme_and_the_book_is_a_valid_config() {
         let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
