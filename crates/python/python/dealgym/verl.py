@@ -7,7 +7,8 @@ seat that learns; the loop plays the game token-exact through ``dealgym.tokens.E
 with verl's own server manager (``server_manager.generate`` on ids), so sampled ids are never
 re-tokenized, and answers with the learning seat's conversation as one sample::
 
-    # agent_loop.yaml, named by actor_rollout_ref.rollout.agent.agent_loop_config_path
+    # verl_agent_loop.yaml (AGENT_LOOP_CONFIG), named by
+    # actor_rollout_ref.rollout.agent.agent_loop_config_path
     - name: dealgym
       _target_: dealgym.verl.DealAgentLoop
       max_tokens_per_turn: 512
@@ -56,6 +57,10 @@ from .tokens import ExactTokens
 
 #: The agent name rows carry in their ``agent_name`` column, and the registry key.
 AGENT_NAME = "dealgym"
+
+#: The agent loop config shipped with the package, for
+#: ``actor_rollout_ref.rollout.agent.agent_loop_config_path``.
+AGENT_LOOP_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verl_agent_loop.yaml")
 
 #: The outcome kinds a finished game scores (``error`` is a backend failure, never scored).
 SCORED = ("deal", "walk_away", "reject_loop", "max_turns", "format_forfeit")
