@@ -42,6 +42,7 @@ import json
 import os
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -119,7 +120,7 @@ class DealAgentLoop(AgentLoopBase):
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         spec = episode_spec(kwargs.get("extra_info"))
-        member = int(kwargs.get("session_id", 0) or 0)
+        member = _member(kwargs)
         game = _core.Game(
             spec["family"],
             scenario_id=spec["scenario_id"],
@@ -374,6 +375,29 @@ class _Episode:
         if not self.format_ok:
             return 1.0
         return sum(self.format_ok) / len(self.format_ok)
+
+
+#: Members handed out per ``uid`` in this process, for trainers that pass no ``session_id``
+#: (the most recent uids only: a long run sees a new uid per row and step).
+_MEMBERS: OrderedDict[str, int] = OrderedDict()
+_MEMBERS_KEPT = 65536
+
+
+def _member(row: Mapping[str, Any]) -> int:
+    """The game's ``member``: the run's ``session_id`` (0..n-1, what verl's v1 trainer passes
+    each of a row's ``rollout.n`` runs). verl's legacy (v0) manager passes none, only the
+    row repeated ``n`` times with one ``uid``; there the runs of a ``uid`` in this worker
+    process are numbered in the order they start, so they are still distinct episodes."""
+    session = row.get("session_id")
+    if session is not None:
+        return int(session)
+    uid = str(row.get("uid", ""))
+    member = _MEMBERS.get(uid, 0)
+    _MEMBERS[uid] = member + 1
+    _MEMBERS.move_to_end(uid)
+    while len(_MEMBERS) > _MEMBERS_KEPT:
+        _MEMBERS.popitem(last=False)
+    return member
 
 
 def episode_spec(extra_info: Mapping[str, Any] | None) -> dict[str, Any]:
