@@ -648,3 +648,138 @@ def test_a_seat_the_game_ended_before_it_moved_still_counts(
     assert sorted(out.batch["rm_scores"].sum(dim=1).tolist()) == pytest.approx(sorted(rewards))
     assert len(read_records(records)) == 2
     replay_verify(records)
+
+
+class StatelessServer:
+    """The Ray test's stand-in for verl's server manager (the client of the GPU inference
+    servers). It is pickled into the ``AgentLoopWorker`` Ray actor, away from the games, so it
+    reads the prompt ids alone: a seat whose last message holds an offer accepts it, any other
+    offers a fair CaSiNo split. The tokenizer is loaded from the model folder the test wrote."""
+
+    def __init__(self, model_dir: str) -> None:
+        self.model_dir = model_dir
+        self.tokenizer = None
+
+    async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs) -> TokenOutput:
+        if self.tokenizer is None:
+            from transformers import AutoTokenizer
+
+            self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
+        tok = self.tokenizer
+        text = tok.decode(prompt_ids, skip_special_tokens=False)
+        last = text.rsplit("<|im_start|>user", 1)[-1]
+        if "[SUBMIT_DEAL]" in last:
+            reply = turn("[ACCEPT_DEAL]", talk="Deal.")
+        else:
+            reply = turn("[SUBMIT_DEAL] food:2 water:1 firewood:1", talk="A fair split?")
+        ids = tok.encode(reply, add_special_tokens=False) + [tok.eos_token_id]
+        ids = ids[: sampling_params["max_tokens"]]
+        return TokenOutput(token_ids=ids, log_probs=[-0.1] * len(ids), stop_reason="completed")
+
+
+def test_verls_agent_loop_manager_runs_the_loop_in_its_ray_worker(
+    tokenizer, tmp_path, replay_verify
+):
+    """verl's ``AgentLoopManager`` itself, on a local Ray cluster on the CPU: the trainer's whole
+    config composed from verl's ``ppo_trainer.yaml``, a model folder holding the tokenizer and a
+    ``config.json`` (no weights: nothing here runs a model), the real ``AgentLoopWorker``
+    started as a Ray actor, which reads ``agent_loop_config_path`` and builds the loop. The
+    server manager is the one stand-in (the trainer would hand the manager the client of its
+    GPU inference servers). This is verl's legacy (v0) manager: it passes no ``session_id``,
+    so the loop numbers the runs of a ``uid`` itself."""
+    import os
+    import sys
+
+    import ray
+    import verl
+    from hydra import compose, initialize_config_dir
+    from verl.experimental.agent_loop.agent_loop import AgentLoopManager
+
+    model = tmp_path / "model"
+    tokenizer.save_pretrained(model)
+    (model / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "qwen2",
+                "architectures": ["Qwen2ForCausalLM"],
+                "vocab_size": len(tokenizer),
+                "hidden_size": 64,
+                "intermediate_size": 128,
+                "num_hidden_layers": 1,
+                "num_attention_heads": 2,
+                "num_key_value_heads": 1,
+                "max_position_embeddings": 16384,
+                "eos_token_id": tokenizer.eos_token_id,
+                "pad_token_id": tokenizer.pad_token_id,
+            }
+        )
+    )
+    records = tmp_path / "ray-{pid}.jsonl"
+    yaml_path = loop_yaml(tmp_path, record_path=str(records))
+    rows = tmp_path / "casino.parquet"
+    dverl.dataset(rows, "casino", scenario_ids=[dealgym.scenario_ids("casino")[0]])
+    config_dir = str(pathlib.Path(verl.__file__).parent / "trainer" / "config")
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        config = compose(
+            "ppo_trainer",
+            overrides=[
+                f"actor_rollout_ref.model.path={model}",
+                "actor_rollout_ref.rollout.name=vllm",
+                "actor_rollout_ref.rollout.prompt_length=4096",
+                "actor_rollout_ref.rollout.response_length=1024",
+                "actor_rollout_ref.rollout.n=2",
+                "actor_rollout_ref.rollout.calculate_log_probs=True",
+                f"actor_rollout_ref.rollout.agent.agent_loop_config_path={yaml_path}",
+                "actor_rollout_ref.rollout.agent.num_workers=1",
+                f"data.train_files={rows}",
+                f"data.val_files={rows}",
+            ],
+        )
+    data = RLHFDataset(
+        data_files=[str(rows)],
+        tokenizer=tokenizer,
+        config=OmegaConf.create(
+            {"filter_overlong_prompts": False, "cache_dir": str(tmp_path / "cache")}
+        ),
+        processor=None,
+    )
+    batch = DataProto.from_single_dict(collate_fn([data[i] for i in range(len(data))]))
+    batch.non_tensor_batch["uid"] = np.array(
+        [str(uuid.uuid4()) for _ in range(len(batch))], dtype=object
+    )
+    batch = batch.repeat(repeat_times=2, interleave=True)
+
+    # The Ray worker imports this module (to unpickle the server) and dealgym.
+    here = str(pathlib.Path(__file__).parent)
+    path = os.pathsep.join([here, *[p for p in sys.path if p]])
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        runtime_env={"env_vars": {"PYTHONPATH": path}},
+    )
+    try:
+        manager = AgentLoopManager.create(config=config, llm_client=StatelessServer(str(model)))
+        out = manager.generate_sequences(batch)
+    finally:
+        ray.shutdown()
+
+    assert len(out) == 4
+    info = out.non_tensor_batch["dealgym"]
+    roles = list(dealgym.roles("casino"))
+    assert [i["role"] for i in info] == [roles[0]] * 2 + [roles[1]] * 2
+    assert {i["outcome"] for i in info} == {"deal"}
+    assert out.batch["responses"].shape == (4, 1024)
+    assert "agent_loop/generate_sequences/mean" in out.meta_info["timing"]
+    (written_path,) = tmp_path.glob("ray-*.jsonl")
+    written = read_records(written_path)
+    assert len(written) == 4 and {r["outcome"]["kind"] for r in written} == {"deal"}
+    for role in roles:
+        mine = [r for r in written if r["seats"]["learner"]["role"] == role]
+        assert sorted(r["episode_id"] for r in mine) == ["g0-m0", "g0-m1"]
+    assert sorted(out.batch["rm_scores"].sum(dim=1).tolist()) == pytest.approx(
+        sorted(r["rewards"]["learner"] for r in written)
+    )
+    for i in range(4):
+        sample = unpadded(out, i)
+        assert sum(sample["mask"]) > 0 and len(sample["response"]) <= 1024
+    replay_verify(written_path)
