@@ -7,9 +7,10 @@ loop registry filled from an ``agent_loop_config_path`` yaml, builds ``DealAgent
 hydra, runs it per sample, pads each ``AgentLoopOutput`` (``_agent_loop_postprocess``) and
 batches them (``_postprocess``). The worker is built as verl's own CPU test
 (``tests/experimental/agent_loop/test_agent_loop_extra_fields_schema_on_cpu.py``) builds one:
-without Ray and without a model, its attributes set by hand, because ``AgentLoopManager``
-starts its workers as Ray actors and they are handed the client of the GPU inference servers
-(vLLM or SGLang replicas) that the trainer starts.
+in process, without Ray and without a model, its attributes set by hand, so the stand-in
+server can see the games. The last test runs verl's ``AgentLoopManager`` itself, with its real
+``AgentLoopWorker`` as a Ray actor on a local CPU cluster. Only what the trainer hands the
+manager needs a GPU: the client of its inference servers (vLLM or SGLang replicas).
 
 ``FakeServerManager`` stands in for that client (verl's ``LLMServerClient``, whose servers need
 a GPU): its ``generate(request_id, *, prompt_ids, sampling_params)`` finds the game and seat the
