@@ -94,7 +94,18 @@ class FakeServerManager:
     ``dealgym.Game`` the loop makes is put there); ``fail_at``/``abort_at`` make that call
     (0-based) raise as a dead server would, or come back ``stop_reason="aborted"``."""
 
-    def __init__(self, tokenizer, games, script=negotiate, *, seed=0, fail_at=None, abort_at=None):
+    def __init__(
+        self,
+        tokenizer,
+        games,
+        script=negotiate,
+        *,
+        seed=0,
+        fail_at=None,
+        abort_at=None,
+        context=None,
+    ):
+        self.context = context  # prompt_length + response_length, which verl's servers keep
         self.tokenizer = tokenizer
         self.render = ExactTokens(tokenizer).render
         self.games = games
@@ -122,6 +133,8 @@ class FakeServerManager:
         await asyncio.sleep(0)  # let the other sessions of the batch interleave
         max_tokens = sampling_params["max_tokens"]
         self.requests.append((request_id, max_tokens))
+        if self.context is not None:
+            assert len(prompt_ids) + max_tokens <= self.context, "past the servers' context"
         if call == self.fail_at:
             raise ConnectionError("the inference server is unreachable (scripted failure)")
         game, role = self._seat_of(list(prompt_ids))
@@ -784,3 +797,42 @@ def test_verls_agent_loop_manager_runs_the_loop_in_its_ray_worker(
         sample = unpadded(out, i)
         assert sum(sample["mask"]) > 0 and len(sample["response"]) <= 1024
     replay_verify(written_path)
+
+
+def test_a_self_play_opponent_samples_within_the_servers_context(
+    tokenizer, games, rows_batch, monkeypatch, tmp_path
+):
+    """verl's servers hold a request to ``prompt_length + response_length`` ids. The other seat
+    (here with the longer system prompt) fills that before the learning seat's budget runs out:
+    it is not sent past it, and the sample is unfinished."""
+    scenario = "casino:404"
+    row = dverl.rows("casino", scenario_ids=[scenario], seats=["agent_1"], first_mover="learner")
+    first = len(ExactTokens(tokenizer).render(row[0]["prompt"], continuation=False))
+    P, R = first, 300
+    server = FakeServerManager(tokenizer, games, stubborn, context=P + R)
+    worker = make_worker(
+        monkeypatch,
+        tokenizer,
+        server,
+        loop_yaml(tmp_path, unfinished_reward=-1.0),
+        prompt_length=P,
+        response_length=R,
+        n=1,
+    )
+    rules = {"reject_loop": 0, "reject_streak": 0, "max_rounds": 50}
+    out = generate(
+        worker,
+        rows_batch(
+            "casino",
+            1,
+            scenario_ids=[scenario],
+            seats=["agent_1"],
+            first_mover="learner",
+            rules=rules,
+        ),
+    )
+    (game,) = games
+    assert not game.done and game.to_move == "agent_2", "the opponent's turn could not be sampled"
+    assert out.non_tensor_batch["unfinished"][0] == 1.0
+    assert out.batch["rm_scores"][0].sum().item() == pytest.approx(-1.0)
+    assert len(unpadded(out, 0)["response"]) <= R

@@ -175,8 +175,9 @@ class _Episode:
                 if not await self._learner_turn():
                     self.unfinished = True
                     break
-            else:
-                await self._opponent_turn(role)
+            elif not await self._opponent_turn(role):
+                self.unfinished = True
+                break
         if self.game.done:
             self._write_record()
         return self._output()
@@ -235,15 +236,23 @@ class _Episode:
         self.num_turns = sum(m["role"] != "system" for m in messages) + 1
         return True
 
-    async def _opponent_turn(self, role: str) -> None:
-        """Self-play: the same server manager plays the other seat; its ids are not trained."""
+    async def _opponent_turn(self, role: str) -> bool:
+        """Self-play: the same server manager plays the other seat; its ids are not trained.
+        It samples within the servers' context (``prompt_length + response_length``, which
+        verl's servers hold every request to); ``False`` when its conversation has filled it,
+        and the game cannot go on (the sample is then unfinished)."""
         ids = self._prompt(role)
-        out = await self._generate(role, ids, self.loop.max_tokens_per_turn)
+        room = self.loop.prompt_length + self.loop.response_length - len(ids)
+        if room <= 0:
+            return False
+        max_tokens = min(self.loop.max_tokens_per_turn, room)
+        out = await self._generate(role, ids, max_tokens)
         sampled = [int(i) for i in out.token_ids]
         logprobs = out.log_probs
         if logprobs is not None and len(logprobs) != len(sampled):
             logprobs = None  # not trained on; the record keeps the ids alone
-        self._step(role, sampled, logprobs, self.loop.max_tokens_per_turn)
+        self._step(role, sampled, logprobs, max_tokens)
+        return True
 
     def _prompt(self, role: str) -> list[int]:
         try:
