@@ -26,10 +26,11 @@ advantages (its GRPO takes the last output of a session), so each seat learns fr
 own (``dataset`` writes one per seat), grouped with its own role by ``uid``.
 
 ``response_length`` is kept by the loop: a learner turn is sampled with ``max_tokens`` no larger
-than what is left of it. When nothing is left before the game ends, the game cannot be scored
-(dealgym has no way to end a game early), so the sample is *unfinished*: its response is what
-was played, its reward ``unfinished_reward``, and ``reward_extra_info["unfinished"]`` is 1. It
-is never dropped silently.
+than what is left of it, and a self-play opponent's turn within the servers' context
+(``prompt_length + response_length``). When nothing is left before the game ends, the game
+cannot be scored (dealgym has no way to end a game early), so the sample is *unfinished*: its
+response is what was played, its reward ``unfinished_reward``, and
+``reward_extra_info["unfinished"]`` is 1. It is never dropped silently.
 
 A failed episode raises (a server error, an aborted generation, a step the game refuses, a first
 prompt longer than ``prompt_length``), naming the game and seat: verl's v1 trainer marks the
@@ -111,7 +112,9 @@ class DealAgentLoop(AgentLoopBase):
         )
         self.prompt_length = int(self.rollout_config.prompt_length)
         self.response_length = int(self.rollout_config.response_length)
-        self.max_tokens_per_turn = int(max_tokens_per_turn or self.response_length)
+        self.max_tokens_per_turn = int(
+            self.response_length if max_tokens_per_turn is None else max_tokens_per_turn
+        )
         if self.max_tokens_per_turn < 1:
             raise ValueError(f"max_tokens_per_turn={max_tokens_per_turn}: must be >= 1")
         self.unfinished_reward = float(unfinished_reward)
