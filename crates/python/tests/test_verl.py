@@ -382,10 +382,11 @@ def test_self_play_rows_of_every_family_play_to_an_end_through_verls_worker(
         assert sample["mask"] == want["mask"], "mask 1 exactly on the sampled ids"
         assert sample["logprobs"] == pytest.approx(want["logprobs"])
         assert game.token_sequence(role) == sample["prompt"] + sample["response"]
-        # verl's count: the seat's user and assistant messages (system aside).
-        messages = game.observe(role)["messages"]
-        spoken = [m for m in messages if m["role"] != "system"]
-        assert out.non_tensor_batch["__num_turns__"][i] in (len(spoken), len(spoken) - 1)
+        # verl's count: the seat's user and assistant messages (system aside), up to and
+        # including its last reply.
+        spoken = [m["role"] for m in game.observe(role)["messages"] if m["role"] != "system"]
+        last_reply = len(spoken) - spoken[::-1].index("assistant")
+        assert out.non_tensor_batch["__num_turns__"][i] == last_reply
         assert 0.0 <= out.non_tensor_batch["format_ok"][i] <= 1.0
 
     # The members of a group are distinct episodes of one setup (member = session_id).
