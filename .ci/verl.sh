@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The verl adapter (dealgym.verl, issue 23): a venv under ~/.cache with the pinned verl 0.9.1 and
+# what it resolves to (crates/python/requirements-verl.txt: torch, transformers, ray, ... and the
+# modules verl imports without declaring them), the package built from this checkout as
+# .ci/python.sh builds it, then test_verl.py: verl's own RLHFDataset and AgentLoopWorker with a
+# fake server manager standing in for the GPU inference servers, which CI has none of. Prints one
+# SKIPPED line when PyPI cannot be reached; once it can, every failure is a failure. A first
+# install fills about 6.3 GB (torch and its CUDA wheels) and took 4 min on the 2-core build
+# machine; later runs reuse the venv.
+#
+# verl's wheel installs top-level `tests` and `scripts` packages into site-packages. pytest runs
+# here in its default (prepend) import mode on crates/python/tests, which has no __init__.py, so
+# the test modules import as top-level `conftest`/`test_verl` and never as `tests.*`, where
+# verl's package would win over ours.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! python3 -c "import urllib.request; urllib.request.urlopen('https://pypi.org/simple/pip/', timeout=15)" 2>/dev/null; then
+  echo "SKIPPED: verl: PyPI (https://pypi.org) cannot be reached from this machine"
+  exit 0
+fi
+venv="${HOME}/.cache/dealgym/verl-venv"
+python3 -m venv "$venv"
+pip="$venv/bin/pip --disable-pip-version-check"
+$pip install -q -r crates/python/requirements-verl.txt
+# The tokenizer the token-exact tests use: tokenizer.json in this wheel (nothing of it imported).
+$pip install -q --no-deps anthropic==0.34.2
+# The README's line: pip builds the wheel with maturin (release) from this checkout (once per
+# CI run: .ci/wheel.sh).
+. .ci/wheel.sh
+$pip install -q --force-reinstall --no-deps "$(dealgym_wheel "$pip")"
+cargo build --locked -q
+DEALGYM_BIN="$PWD/target/debug/dealgym" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+  crates/python/tests/test_verl.py
