@@ -24,5 +24,6 @@ $pip install -q --no-deps anthropic==0.34.2
 . .ci/wheel.sh
 $pip install -q --force-reinstall --no-deps "$(dealgym_wheel "$pip")"
 cargo build --locked -q
-DEALGYM_BIN="$PWD/target/debug/dealgym" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+. .ci/no-skips.sh
+DEALGYM_BIN="$PWD/target/debug/dealgym" pytest_none_skipped "$venv/bin/python" \
   crates/python/tests/test_tinker.py

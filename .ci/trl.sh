@@ -24,13 +24,8 @@ $pip install -q --force-reinstall --no-deps "$(dealgym_wheel "$pip")"
 cargo build --locked -q
 # Two cores are plenty for a 2-layer model; more threads only contend.
 export DEALGYM_BIN="$PWD/target/debug/dealgym" DEALGYM_REQUIRE_TRL=1 TRL_EXPERIMENTAL_SILENCE=1 OMP_NUM_THREADS=1
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-"$venv/bin/python" -m pytest -q -p no:cacheprovider -rs crates/python/tests/test_trl.py 2>&1 | tee "$log"
-if grep -qE "[0-9]+ skipped" "$log"; then
-  echo "trl: a test was skipped where torch and trl are installed (see the SKIPPED lines above)" >&2
-  exit 1
-fi
+. .ci/no-skips.sh
+pytest_none_skipped "$venv/bin/python" crates/python/tests/test_trl.py
 tokenizer=$("$venv/bin/python" -c "import importlib.util, os; print(os.path.join(importlib.util.find_spec('anthropic').submodule_search_locations[0], 'tokenizer.json'))")
 "$venv/bin/python" examples/python/trl_rollout.py --tiny "$tokenizer" --cpu --steps 1 \
   --turn-tokens 16 --max-completion-length 128 --out "$(mktemp -d)"

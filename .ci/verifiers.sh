@@ -20,5 +20,6 @@ $pip install -q -r crates/python/requirements-verifiers.txt
 $pip install -q --force-reinstall --no-deps "$(dealgym_wheel "$pip")"
 cargo build --locked -q
 # The venv's bin first: vf-eval, and the pinned uv the harness runs its chat program with.
+. .ci/no-skips.sh
 PATH="$venv/bin:$PATH" DEALGYM_BIN="$PWD/target/debug/dealgym" \
-  "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/python/tests/test_verifiers.py
+  pytest_none_skipped "$venv/bin/python" crates/python/tests/test_verifiers.py

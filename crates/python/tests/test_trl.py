@@ -671,7 +671,8 @@ def test_a_game_that_raises_is_an_error_row_in_its_place(rollout_run, monkeypatc
     where = rollout.games.index(failed[0])
     assert out["dealgym_outcome"][where] == "error"
     assert out["dealgym_reward"][where] == -0.125
-    assert out["completion_ids"][where] and sum(out["env_mask"][where]) > 0, "what it sampled stays"
+    assert out["completion_ids"][where], "what it sampled keeps its place"
+    assert sum(out["env_mask"][where]) == 0, "and none of it is trained on"
     others = [o for i, o in enumerate(out["dealgym_outcome"]) if i != where]
     assert others and all(o in dtrl.OUTCOMES[:5] for o in others)
     assert rollout.counts["error"] == 1

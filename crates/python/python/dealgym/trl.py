@@ -689,6 +689,15 @@ class DealRollout:
     def __call__(self, prompts: Sequence[Any], trainer: Any) -> dict[str, Any]:
         accelerator = trainer.accelerator
         rank, world = accelerator.process_index, accelerator.num_processes
+        if world > 1 and getattr(trainer, "use_vllm", False):
+            # TRL's vLLM generation hands each process the slice of the gathered completions
+            # its own prompt count gives, and sends the main process's max_tokens for all: with
+            # each process sampling only its live rows, counts and limits differ by process,
+            # and completions would reach another process's episodes.
+            raise RuntimeError(
+                "dealgym.trl's rollout_func samples through vLLM in one process only: run the "
+                f"trainer on one process (this run has {world}), or generate without vLLM"
+            )
         kwargs = self.chat_template_kwargs
         if kwargs is None:
             kwargs = getattr(trainer, "chat_template_kwargs", None) or {}
@@ -705,7 +714,7 @@ class DealRollout:
         start, self._made = self._made, self._made + len(prompts)
         rows = [_Row(self._game(p, (start + i) * world + rank)) for i, p in enumerate(prompts)]
         while True:
-            turn: list[tuple[_Row, list[int], int]] = []
+            turn: list[tuple[_Row, list[int], int, str | None]] = []
             for row in rows:
                 if row.status != "live":
                     continue
@@ -719,9 +728,9 @@ class DealRollout:
             if not _any_left(trainer, len(turn)):
                 break
             samples = _sample(
-                trainer, [seq for _, seq, _ in turn], max((n for _, _, n in turn), default=1)
+                trainer, [seq for _, seq, _, _ in turn], max((n for _, _, n, _ in turn), default=1)
             )
-            for (row, _, limit), (ids, lps) in zip(turn, samples, strict=True):
+            for (row, _, limit, bound), (ids, lps) in zip(turn, samples, strict=True):
                 try:
                     self._play(
                         row,
@@ -730,10 +739,12 @@ class DealRollout:
                         len(ids) > limit,
                         tokens,
                         eos,
+                        bound=bound,
                     )
                 except Exception as e:
                     self._fail(row, e)
-        return self._result(rows, eos)
+        records = None if self.records is None else _record_path(self.records, rank, world)
+        return self._result(rows, eos, records)
 
     def _game(self, prompt: Any, member: int) -> _core.Game:
         """The episode a prompt names (``dataset(..., kind="rollout")``'s JSON spec), as
@@ -769,9 +780,10 @@ class DealRollout:
 
     def _prepare(
         self, row: _Row, tokens: ExactTokens, budget: int, context: int | None
-    ) -> tuple[list[int], int] | None:
-        """Set the prompt ids of the learner's turn now; answer the ids to sample from and how
-        many may be sampled, or ``None`` when the budget is spent (the row is then unfinished)."""
+    ) -> tuple[list[int], int, str | None] | None:
+        """Set the prompt ids of the learner's turn now; answer the ids to sample from, how
+        many may be sampled and the limit that holds the turn below ``turn_tokens`` (if one
+        does), or ``None`` when the budget is spent (the row is then unfinished)."""
         added = tokens.next_prompt(row.game, row.role)["prompt_ids"]
         first = row.prompt_ids is None
         sequence = (row.game.token_sequence(row.role) or []) + added
@@ -784,14 +796,23 @@ class DealRollout:
             return self._unfinished(
                 row, f"its sequence would pass the model's context of {context} ids"
             )
-        room = min(self.turn_tokens, left, context - len(sequence) if context is not None else left)
+        fits = context - len(sequence) if context is not None else left
+        room = min(self.turn_tokens, left, fits)
+        # What holds the turn to less than turn_tokens, if anything: a cut there is the limit's.
+        bound = None
+        if room < self.turn_tokens:
+            bound = (
+                f"max_completion_length={budget}"
+                if left <= fits
+                else f"the model's context of {context} ids"
+            )
         if first:
             row.prompt_ids = list(added)
         else:
             row.completion_ids += added
             row.env_mask += [0] * len(added)
             row.logprobs += [0.0] * len(added)
-        return sequence, room
+        return sequence, room, bound
 
     def _unfinished(self, row: _Row, why: str) -> None:
         row.status = "unfinished"
@@ -806,17 +827,26 @@ class DealRollout:
         cut: bool,
         tokens: ExactTokens,
         eos: list[int],
+        *,
+        bound: str | None = None,
     ) -> None:
-        """Step the learner's turn with the ids it sampled."""
+        """Step the learner's turn with the ids it sampled. ``bound``: the limit that held the
+        turn below ``turn_tokens`` (what was left of the budget or the context); a turn cut
+        there is the harness's limit, not a broken turn of the model's, and the row is
+        unfinished instead of stepped (stepped, it would be read as malformed and forfeit)."""
         if not ids:
             raise RuntimeError("the sampler returned no tokens for this turn")
         row.completion_ids += ids
         row.env_mask += [1] * len(ids)
         row.logprobs += lps if lps is not None else [None] * len(ids)
+        finished = ids[-1] in eos and not cut
+        if bound is not None and not finished:
+            self._unfinished(row, f"its turn was cut at the {len(ids)} ids left under {bound}")
+            return
         action: dict[str, Any] = {
             "text": tokens.tokenizer.decode(ids, skip_special_tokens=True),
             "completion_ids": ids,
-            "finish_reason": "stop" if ids[-1] in eos and not cut else "length",
+            "finish_reason": "stop" if finished else "length",
         }
         if lps is not None and all(lp is not None for lp in lps):
             action["logprobs"] = [float(lp) for lp in lps]
@@ -829,7 +859,7 @@ class DealRollout:
         row.detail = f"{type(error).__name__}: {error}"
         log.warning("dealgym rollout %s ends as an error: %s", row.game.scenario_id, row.detail)
 
-    def _result(self, rows: list[_Row], eos: list[int]) -> dict[str, Any]:
+    def _result(self, rows: list[_Row], eos: list[int], records: str | None) -> dict[str, Any]:
         self.games = [row.game for row in rows]
         self.details = [row.detail for row in rows]
         self.outcomes = []
@@ -838,14 +868,17 @@ class DealRollout:
             if row.status == "done":
                 outcome = row.game.outcome["kind"]
                 rewards.append(float(row.game.rewards[row.role]))
-                if self.records is not None:
-                    _write_record(self.records, row.game)
+                if records is not None:
+                    _write_record(records, row.game)
             elif row.status == "unfinished":
                 outcome = "unfinished"
                 rewards.append(self.unfinished_reward)
             else:
                 outcome = "error"
                 rewards.append(self.error_reward)
+                # The engine, not the policy, ended it: none of its ids is trained on (its
+                # reward still stands in the group's statistics).
+                row.env_mask = [0] * len(row.env_mask)
             if not row.completion_ids:
                 # Nothing was sampled (the first turn failed or did not fit): TRL needs one id;
                 # an end-of-turn id, masked out of the loss.

@@ -39,6 +39,7 @@ group failed; returning ``None`` would crash it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -226,14 +227,19 @@ class _Episode:
                 f"{self.name}: the server manager returned logprobs for some of the "
                 f"{self.learner} seat's turns and not for others"
             )
-        self._step(self.learner, sampled, logprobs, max_tokens)
-        last_turn = self.game.state(self.learner).get("last_turn") or {}
-        self.format_ok.append(bool(last_turn.get("format_ok")))
         self.response_ids += new_ids + sampled
         self.response_mask += [0] * len(new_ids) + [1] * len(sampled)
         self.logprobs += [0.0] * len(new_ids) + [
             float(x) for x in (logprobs or [0.0] * len(sampled))
         ]
+        if max_tokens < self.loop.max_tokens_per_turn and self._cut(sampled, max_tokens):
+            # Cut by what was left of response_length, not by the turn's own cap: the seat ran
+            # out of room, which is no move of its own (stepped, it would be read as a broken
+            # turn and forfeit). The sample is unfinished.
+            return False
+        self._step(self.learner, sampled, logprobs, max_tokens)
+        last_turn = self.game.state(self.learner).get("last_turn") or {}
+        self.format_ok.append(bool(last_turn.get("format_ok")))
         self.learner_turns += 1
         # verl's count: the chat's user and assistant turns (system aside), this reply included.
         self.num_turns = sum(m["role"] != "system" for m in messages) + 1
@@ -254,6 +260,8 @@ class _Episode:
         logprobs = out.log_probs
         if logprobs is not None and len(logprobs) != len(sampled):
             logprobs = None  # not trained on; the record keeps the ids alone
+        if max_tokens < self.loop.max_tokens_per_turn and self._cut(sampled, max_tokens):
+            return False  # cut by the context left, not its own cap: as for the learner
         self._step(role, sampled, logprobs, max_tokens)
         return True
 
@@ -288,10 +296,7 @@ class _Episode:
     def _step(
         self, role: str, sampled: list[int], logprobs: Sequence[float] | None, max_tokens: int
     ) -> None:
-        # verl's servers say "completed" for a stop and for a cut alike: a turn that used its
-        # whole max_tokens without ending on the end-of-sequence id was cut.
-        eos = getattr(self.loop.tokenizer, "eos_token_id", None)
-        cut = len(sampled) >= max_tokens and (not sampled or sampled[-1] != eos)
+        cut = self._cut(sampled, max_tokens)
         action: dict[str, Any] = {
             "text": self.loop.tokenizer.decode(sampled, skip_special_tokens=True),
             "completion_ids": sampled,
@@ -305,6 +310,13 @@ class _Episode:
             raise EpisodeFailed(
                 f"{self.name}: the {role} seat's step failed: {type(e).__name__}: {e}"
             ) from e
+
+    def _cut(self, sampled: list[int], max_tokens: int) -> bool:
+        """Whether a turn was cut: verl's servers say "completed" for a stop and for a cut
+        alike, so a turn that used its whole ``max_tokens`` without ending on the
+        end-of-sequence id was cut."""
+        eos = getattr(self.loop.tokenizer, "eos_token_id", None)
+        return len(sampled) >= max_tokens and (not sampled or sampled[-1] != eos)
 
     def _write_record(self) -> None:
         if self.loop.record_path is None:
@@ -395,21 +407,37 @@ _MEMBERS: OrderedDict[str, int] = OrderedDict()
 _MEMBERS_KEPT = 65536
 
 
+#: How many runs of one ``uid`` a member number leaves room for (``rollout.n`` at most).
+_SESSIONS = 1 << 10
+
+
 def _member(row: Mapping[str, Any]) -> int:
-    """The game's ``member``: the run's ``session_id`` (0..n-1, what verl's v1 trainer passes
-    each of a row's ``rollout.n`` runs). verl's legacy (v0) manager passes none, only the
-    row repeated ``n`` times with one ``uid``; there the runs of a ``uid`` in this worker
-    process are numbered in the order they start, so they are still distinct episodes."""
+    """The game's ``member``: which run of which group it is. The run is the ``session_id``
+    (0..n-1, what verl's v1 trainer passes each of a row's ``rollout.n`` runs); verl's legacy
+    (v0) manager passes none, only the row repeated ``n`` times with one ``uid``, and there the
+    runs of a ``uid`` in this worker process are numbered in the order they start. The group is
+    the ``uid``, which verl draws anew for each row of each step: folded into the member, a row
+    that comes back (a second epoch, a resampled row) plays new episodes, not the first ones'
+    ids again."""
+    uid = row.get("uid")
     session = row.get("session_id")
-    if session is not None:
-        return int(session)
-    uid = str(row.get("uid", ""))
-    member = _MEMBERS.get(uid, 0)
-    _MEMBERS[uid] = member + 1
-    _MEMBERS.move_to_end(uid)
-    while len(_MEMBERS) > _MEMBERS_KEPT:
-        _MEMBERS.popitem(last=False)
-    return member
+    if session is None:
+        key = str(uid or "")
+        session = _MEMBERS.get(key, 0)
+        _MEMBERS[key] = session + 1
+        _MEMBERS.move_to_end(key)
+        while len(_MEMBERS) > _MEMBERS_KEPT:
+            _MEMBERS.popitem(last=False)
+    session = int(session)
+    if uid is None:
+        return session
+    if not 0 <= session < _SESSIONS:
+        raise ValueError(
+            f"session {session} of uid {uid}: a group holds at most {_SESSIONS} runs "
+            "(rollout.n)"
+        )
+    group = int.from_bytes(hashlib.blake2b(str(uid).encode(), digest_size=6).digest(), "big")
+    return group * _SESSIONS + session
 
 
 def episode_spec(extra_info: Mapping[str, Any] | None) -> dict[str, Any]:
