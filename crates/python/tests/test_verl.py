@@ -837,3 +837,21 @@ def test_a_self_play_opponent_samples_within_the_servers_context(
     assert out.non_tensor_batch["unfinished"][0] == 1.0
     assert out.batch["rm_scores"][0].sum().item() == pytest.approx(-1.0)
     assert len(unpadded(out, 0)["response"]) <= R
+
+
+def test_a_member_tells_apart_the_runs_of_a_group_and_the_groups_of_a_row():
+    # verl draws a new uid for a row at every step: the row's second appearance must play new
+    # episodes (a record file refuses an episode id it holds), and a group's runs stay distinct.
+    first, again = str(uuid.uuid4()), str(uuid.uuid4())
+    members = {
+        (uid, s): dverl._member({"uid": uid, "session_id": s})
+        for uid in (first, again)
+        for s in range(4)
+    }
+    assert len(set(members.values())) == 8
+    assert dverl._member({"uid": first, "session_id": 2}) == members[(first, 2)], "stable"
+    with pytest.raises(ValueError, match="at most 1024 runs"):
+        dverl._member({"uid": first, "session_id": 1024})
+    # The legacy manager passes no session: the runs of a uid are numbered as they start.
+    legacy = str(uuid.uuid4())
+    assert len({dverl._member({"uid": legacy}) for _ in range(3)}) == 3
