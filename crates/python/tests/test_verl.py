@@ -389,13 +389,15 @@ def test_self_play_rows_of_every_family_play_to_an_end_through_verls_worker(
         assert out.non_tensor_batch["__num_turns__"][i] == last_reply
         assert 0.0 <= out.non_tensor_batch["format_ok"][i] <= 1.0
 
-    # The members of a group are distinct episodes of one setup (member = session_id).
+    # The members of a group are distinct episodes of one setup: one uid, and the session_id
+    # as the member's low part (dealgym.verl._member).
     written = read_records(next(tmp_path.glob("verl-*.jsonl")))
     assert len(written) == 6
     assert len({(r["run_id"], r["episode_id"]) for r in written}) == 6
     for role in roles:
         mine = [r for r in written if r["seats"]["learner"]["role"] == role]
-        assert sorted(r["episode_id"] for r in mine) == ["g0-m0", "g0-m1", "g0-m2"]
+        assert sorted(session_of(r) for r in mine) == [0, 1, 2]
+        assert len({r["episode_id"] for r in mine}) == 3
     for i in range(6):
         game = game_of(games, unpadded(out, i), info[i]["role"])
         seats = game.record()["setup"]["seats"]
@@ -446,13 +448,15 @@ def test_response_length_is_kept_by_the_loop_and_an_unfinished_game_is_marked(
         assert played[: len(sample["response"])] == sample["response"]
         # Mask 1 exactly on what the server sampled for this seat (a request id per seat).
         uid, session = out.non_tensor_batch["uid"][i], out.non_tensor_batch["session_id"][i]
+        member = dverl._member({"uid": uid, "session_id": session})
         (request,) = [
             rid
             for rid in server.sampled
-            if rid.startswith(f"dealgym-{uid}-{session}-") and rid.endswith(f"-{role}")
+            if rid.startswith(f"dealgym-{uid}-{member}-") and rid.endswith(f"-{role}")
         ]
         masked = [t for t, m in zip(sample["response"], sample["mask"], strict=True) if m]
-        assert masked == server.sampled[request]
+        # All it sampled but a last turn cut short by what was left of R, which is not played.
+        assert server.sampled[request][: len(masked)] == masked
     max_tokens = [m for _, m in server.requests]
     assert max(max_tokens) <= R
     assert not records.exists(), "an unfinished game has no record"
@@ -790,7 +794,8 @@ def test_verls_agent_loop_manager_runs_the_loop_in_its_ray_worker(
     assert len(written) == 4 and {r["outcome"]["kind"] for r in written} == {"deal"}
     for role in roles:
         mine = [r for r in written if r["seats"]["learner"]["role"] == role]
-        assert sorted(r["episode_id"] for r in mine) == ["g0-m0", "g0-m1"]
+        assert sorted(session_of(r) for r in mine) == [0, 1]
+        assert len({r["episode_id"] for r in mine}) == 2
     assert sorted(out.batch["rm_scores"].sum(dim=1).tolist()) == pytest.approx(
         sorted(r["rewards"]["learner"] for r in written)
     )
@@ -837,6 +842,13 @@ def test_a_self_play_opponent_samples_within_the_servers_context(
     assert out.non_tensor_batch["unfinished"][0] == 1.0
     assert out.batch["rm_scores"][0].sum().item() == pytest.approx(-1.0)
     assert len(unpadded(out, 0)["response"]) <= R
+
+
+def session_of(record: dict) -> int:
+    """The run of its group a record's episode was: its member's low part."""
+    group, member = record["episode_id"].split("-m")
+    assert group == "g0"
+    return int(member) % 1024
 
 
 def test_a_member_tells_apart_the_runs_of_a_group_and_the_groups_of_a_row():

@@ -833,16 +833,18 @@ class DealRollout:
         """Step the learner's turn with the ids it sampled. ``bound``: the limit that held the
         turn below ``turn_tokens`` (what was left of the budget or the context); a turn cut
         there is the harness's limit, not a broken turn of the model's, and the row is
-        unfinished instead of stepped (stepped, it would be read as malformed and forfeit)."""
+        unfinished instead of stepped (stepped, it would be read as malformed and forfeit), and
+        its ids are left out of the row."""
         if not ids:
             raise RuntimeError("the sampler returned no tokens for this turn")
+        finished = ids[-1] in eos and not cut
+        if bound is not None and not finished:
+            # Not played, so not in the row either: the row is what the game saw.
+            self._unfinished(row, f"its turn was cut at the {len(ids)} ids left under {bound}")
+            return
         row.completion_ids += ids
         row.env_mask += [1] * len(ids)
         row.logprobs += lps if lps is not None else [None] * len(ids)
-        finished = ids[-1] in eos and not cut
-        if bound is not None and not finished:
-            self._unfinished(row, f"its turn was cut at the {len(ids)} ids left under {bound}")
-            return
         action: dict[str, Any] = {
             "text": tokens.tokenizer.decode(ids, skip_special_tokens=True),
             "completion_ids": ids,

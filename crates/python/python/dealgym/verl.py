@@ -227,19 +227,20 @@ class _Episode:
                 f"{self.name}: the server manager returned logprobs for some of the "
                 f"{self.learner} seat's turns and not for others"
             )
+        if max_tokens < self.loop.max_tokens_per_turn and self._cut(sampled, max_tokens):
+            # Cut by what was left of response_length, not by the turn's own cap: the seat ran
+            # out of room, which is no move of its own (stepped, it would be read as a broken
+            # turn and forfeit). The turn is not played, and the sample, what was played, is
+            # unfinished.
+            return False
+        self._step(self.learner, sampled, logprobs, max_tokens)
+        last_turn = self.game.state(self.learner).get("last_turn") or {}
+        self.format_ok.append(bool(last_turn.get("format_ok")))
         self.response_ids += new_ids + sampled
         self.response_mask += [0] * len(new_ids) + [1] * len(sampled)
         self.logprobs += [0.0] * len(new_ids) + [
             float(x) for x in (logprobs or [0.0] * len(sampled))
         ]
-        if max_tokens < self.loop.max_tokens_per_turn and self._cut(sampled, max_tokens):
-            # Cut by what was left of response_length, not by the turn's own cap: the seat ran
-            # out of room, which is no move of its own (stepped, it would be read as a broken
-            # turn and forfeit). The sample is unfinished.
-            return False
-        self._step(self.learner, sampled, logprobs, max_tokens)
-        last_turn = self.game.state(self.learner).get("last_turn") or {}
-        self.format_ok.append(bool(last_turn.get("format_ok")))
         self.learner_turns += 1
         # verl's count: the chat's user and assistant turns (system aside), this reply included.
         self.num_turns = sum(m["role"] != "system" for m in messages) + 1
