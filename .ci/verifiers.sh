@@ -6,20 +6,7 @@
 # harness's uv script come from it); once it can, every failure is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! python3 -c "import urllib.request; urllib.request.urlopen('https://pypi.org/simple/pip/', timeout=15)" 2>/dev/null; then
-  echo "SKIPPED: verifiers: PyPI (https://pypi.org) cannot be reached from this machine"
-  exit 0
-fi
-venv="${HOME}/.cache/dealgym/verifiers-venv"
-python3 -m venv "$venv"
-pip="$venv/bin/pip --disable-pip-version-check"
-$pip install -q -r crates/python/requirements-verifiers.txt
-# The README's line: pip builds the wheel with maturin (release) from this checkout, once per CI
-# run (.ci/wheel.sh); the wheel holds dealgym and dealgym_verifiers.
-. .ci/wheel.sh
-$pip install -q --force-reinstall --no-deps "$(dealgym_wheel "$pip")"
-cargo build --locked -q
+. .ci/venv.sh
+stage_venv verifiers verifiers crates/python/requirements-verifiers.txt
 # The venv's bin first: vf-eval, and the pinned uv the harness runs its chat program with.
-. .ci/no-skips.sh
-PATH="$venv/bin:$PATH" DEALGYM_BIN="$PWD/target/debug/dealgym" \
-  pytest_none_skipped "$venv/bin/python" crates/python/tests/test_verifiers.py
+PATH="$venv/bin:$PATH" pytest_none_skipped "$venv/bin/python" crates/python/tests/test_verifiers.py

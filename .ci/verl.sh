@@ -14,21 +14,6 @@
 # verl's package would win over ours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! python3 -c "import urllib.request; urllib.request.urlopen('https://pypi.org/simple/pip/', timeout=15)" 2>/dev/null; then
-  echo "SKIPPED: verl: PyPI (https://pypi.org) cannot be reached from this machine"
-  exit 0
-fi
-venv="${HOME}/.cache/dealgym/verl-venv"
-python3 -m venv "$venv"
-pip="$venv/bin/pip --disable-pip-version-check"
-$pip install -q -r crates/python/requirements-verl.txt
-# The tokenizer the token-exact tests use: tokenizer.json in this wheel (nothing of it imported).
-$pip install -q --no-deps anthropic==0.34.2
-# The README's line: pip builds the wheel with maturin (release) from this checkout (once per
-# CI run: .ci/wheel.sh).
-. .ci/wheel.sh
-$pip install -q --force-reinstall --no-deps "$(dealgym_wheel "$pip")"
-cargo build --locked -q
-. .ci/no-skips.sh
-DEALGYM_BIN="$PWD/target/debug/dealgym" pytest_none_skipped "$venv/bin/python" \
-  crates/python/tests/test_verl.py
+. .ci/venv.sh
+stage_venv verl verl crates/python/requirements-verl.txt tokenizer
+pytest_none_skipped "$venv/bin/python" crates/python/tests/test_verl.py
