@@ -3,6 +3,8 @@ and the `dealgym` binary the records are checked with."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import pathlib
 import subprocess
@@ -75,3 +77,50 @@ def offer(state: dict, greedy: bool = True) -> str:
             value = issue["min"] if greedy else issue["max"]
         terms.append(f"{issue['key']}:{value}")
     return "[SUBMIT_DEAL] " + " ".join(terms)
+
+
+#: A minimal ChatML chat template: the token-exact tests' tokenizer renders with it.
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def anthropic_tokenizer(chat_template: str = CHATML, **special: str):
+    """A real tokenizer shipped by a PyPI package: the anthropic 0.34.2 wheel's tokenizer.json
+    (a 65,000-token BPE; nothing of the package is imported), as a Hugging Face tokenizer with
+    `chat_template` and the ChatML markers as special tokens, plus `special` (``eos_token``,
+    ``pad_token``)."""
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    spec = importlib.util.find_spec("anthropic")
+    assert spec and spec.submodule_search_locations, "pip install --no-deps anthropic==0.34.2"
+    path = pathlib.Path(spec.submodule_search_locations[0]) / "tokenizer.json"
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_file(str(path)), chat_template=chat_template
+    )
+    tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"], **special})
+    return tok
+
+
+def seat_prompted_with(games, ids: list[int], render):
+    """The game and role whose seat's conversation `ids` are, rendered by `render`
+    (`ExactTokens.render`), with its chat messages; `None` if no seat's are (a stand-in
+    sampler's check that it was asked for a real seat's next turn)."""
+    for game in games:
+        role = game.to_move
+        if role is None:
+            continue
+        sequence = game.token_sequence(role) or []
+        if ids[: len(sequence)] != sequence:
+            continue
+        messages, _ = game.prompt_messages(role)
+        if render(messages, continuation=False) == ids:
+            return game, role, messages
+    return None
+
+
+def read_records(path) -> list[dict]:
+    """The records of a JSONL file, in order."""
+    return [json.loads(line) for line in pathlib.Path(path).read_text().splitlines()]

@@ -13,14 +13,19 @@ tests use: the 65,000-token BPE in the ``anthropic`` 0.34.2 wheel with a ChatML 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import json
-import pathlib
 import pickle
 import random
 
 import pytest
-from conftest import FAMILIES, GARBAGE, offer, turn
+from conftest import (
+    FAMILIES,
+    GARBAGE,
+    anthropic_tokenizer,
+    offer,
+    read_records,
+    seat_prompted_with,
+    turn,
+)
 
 pytest.importorskip(
     "tinker_cookbook", reason="tinker-cookbook is not installed (.ci/tinker.sh installs it)"
@@ -39,7 +44,6 @@ from tinker_cookbook.rl.rollouts import (  # noqa: E402
     do_group_rollout,
     do_group_rollout_and_filter_constant_reward,
 )
-from tokenizers import Tokenizer  # noqa: E402
 from transformers import PreTrainedTokenizerFast  # noqa: E402
 
 import dealgym  # noqa: E402
@@ -50,10 +54,6 @@ from dealgym.tinker import (  # noqa: E402
 )
 from dealgym.tokens import ExactTokens  # noqa: E402
 
-CHATML = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
 #: Every group's trajectories must come back well inside this (a coupled seat that waits for
 #: ever would hang the test instead of failing it).
 LIMIT_S = 120
@@ -61,14 +61,7 @@ LIMIT_S = 120
 
 @pytest.fixture(scope="module")
 def tokenizer() -> PreTrainedTokenizerFast:
-    spec = importlib.util.find_spec("anthropic")
-    assert spec and spec.submodule_search_locations, "pip install --no-deps anthropic==0.34.2"
-    path = pathlib.Path(spec.submodule_search_locations[0]) / "tokenizer.json"
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer.from_file(str(path)), chat_template=CHATML
-    )
-    tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
-    return tok
+    return anthropic_tokenizer()
 
 
 def end_of_turn(tok) -> int:
@@ -146,20 +139,14 @@ class ScriptedSamplingClient:
         )
 
     def _state_of(self, ids: list[int]) -> dict:
-        for game in self.builder.in_play:
-            role = game.to_move
-            if role is None:
-                continue
-            sequence = game.token_sequence(role) or []
-            if ids[: len(sequence)] != sequence:
-                continue
-            messages, _ = game.prompt_messages(role)
-            if self.render(messages, continuation=False) == ids:
-                if self.renderer is not None:
-                    # The observation is what the cookbook's renderer builds from the chat.
-                    assert self.renderer.build_generation_prompt(messages).to_ints() == ids
-                    self.rendered += 1
-                return game.observe(role)["state"]
+        found = seat_prompted_with(self.builder.in_play, ids, self.render)
+        if found is not None:
+            game, role, messages = found
+            if self.renderer is not None:
+                # The observation is what the cookbook's renderer builds from the chat.
+                assert self.renderer.build_generation_prompt(messages).to_ints() == ids
+                self.rendered += 1
+            return game.observe(role)["state"]
         raise AssertionError("the sampler was sent a prompt that is no seat's conversation")
 
 
@@ -167,10 +154,6 @@ def rollout(builder, client, strategy=None):
     policy = TinkerTokenCompleter(client, max_tokens=256)
     strategy = strategy or drop_failed_groups(builder.envs_per_group)
     return asyncio.run(asyncio.wait_for(do_group_rollout(builder, policy, strategy), LIMIT_S))
-
-
-def read_records(path) -> list[dict]:
-    return [json.loads(line) for line in pathlib.Path(path).read_text().splitlines()]
 
 
 def role_of(traj) -> str:

@@ -12,12 +12,9 @@ drift is reported where the re-render, which re-tokenizes them, parts from them)
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
 
 import pytest
-from conftest import GARBAGE, offer, turn
-from tokenizers import Tokenizer
+from conftest import GARBAGE, anthropic_tokenizer, offer, turn
 from transformers import PreTrainedTokenizerFast
 
 import dealgym
@@ -26,22 +23,11 @@ from dealgym.gym import DealEnv
 from dealgym.pettingzoo import DealAECEnv
 from dealgym.tokens import ExactTokens
 
-CHATML = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
 
 
 @pytest.fixture(scope="module")
 def tokenizer() -> PreTrainedTokenizerFast:
-    spec = importlib.util.find_spec("anthropic")
-    assert spec and spec.submodule_search_locations, "pip install --no-deps anthropic==0.34.2"
-    path = pathlib.Path(spec.submodule_search_locations[0]) / "tokenizer.json"
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer.from_file(str(path)), chat_template=CHATML
-    )
-    tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
-    return tok
+    return anthropic_tokenizer()
 
 
 def canonical(tok, text: str) -> list[int]:

@@ -12,14 +12,13 @@ They skip only where ``trl`` cannot be imported (the package's main suite has no
 from __future__ import annotations
 
 import functools
-import importlib.util
 import inspect
 import json
 import os
 import pathlib
 
 import pytest
-from conftest import FAMILIES
+from conftest import FAMILIES, anthropic_tokenizer
 
 import dealgym
 import dealgym.trl as dtrl
@@ -340,25 +339,9 @@ def test_a_groups_resets_are_distinct_episodes_of_one_setup(tmp_path, replay_ver
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from tokenizers import Tokenizer
-    from transformers import PreTrainedTokenizerFast
-
-    spec = importlib.util.find_spec("anthropic")
-    assert spec and spec.submodule_search_locations, "pip install --no-deps anthropic==0.34.2"
-    path = pathlib.Path(spec.submodule_search_locations[0]) / "tokenizer.json"
-    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_file(str(path)))
-    tok.add_special_tokens(
-        {
-            "additional_special_tokens": ["<|im_start|>", "<|im_end|>"],
-            "eos_token": "<|im_end|>",
-            "pad_token": "<|im_end|>",
-        }
-    )
     # TRL recognises its bundled templates by their text and then parses tool calls.
-    tok.chat_template = (
-        pathlib.Path(trl.__file__).parent / "chat_templates" / "qwen2_5.jinja"
-    ).read_text()
-    return tok
+    qwen = (pathlib.Path(trl.__file__).parent / "chat_templates" / "qwen2_5.jinja").read_text()
+    return anthropic_tokenizer(qwen, eos_token="<|im_end|>", pad_token="<|im_end|>")
 
 
 def tiny_llama(tok, cls=None):

@@ -23,20 +23,26 @@ token tests use: the BPE in the ``anthropic`` 0.34.2 wheel with a ChatML templat
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import pathlib
 import random
 import uuid
 
 import pytest
-from conftest import FAMILIES, GARBAGE, offer, turn
+from conftest import (
+    FAMILIES,
+    GARBAGE,
+    anthropic_tokenizer,
+    offer,
+    read_records,
+    seat_prompted_with,
+    turn,
+)
 
 pytest.importorskip("verl", reason="verl is not installed (.ci/verl.sh installs it)")
 
 import numpy as np  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
-from tokenizers import Tokenizer  # noqa: E402
 from transformers import PreTrainedTokenizerFast  # noqa: E402
 from verl.experimental.agent_loop import agent_loop as verl_agent_loop  # noqa: E402
 from verl.experimental.agent_loop.agent_loop import AgentLoopWorker  # noqa: E402
@@ -48,25 +54,13 @@ import dealgym  # noqa: E402
 import dealgym.verl as dverl  # noqa: E402
 from dealgym.tokens import ExactTokens  # noqa: E402
 
-CHATML = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
 LIMIT_S = 120
 SCORED = {"deal", "walk_away", "reject_loop", "max_turns", "format_forfeit"}
 
 
 @pytest.fixture(scope="module")
 def tokenizer() -> PreTrainedTokenizerFast:
-    spec = importlib.util.find_spec("anthropic")
-    assert spec and spec.submodule_search_locations, "pip install --no-deps anthropic==0.34.2"
-    path = pathlib.Path(spec.submodule_search_locations[0]) / "tokenizer.json"
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer.from_file(str(path)), chat_template=CHATML
-    )
-    tok.add_special_tokens(
-        {"additional_special_tokens": ["<|im_start|>", "<|im_end|>"], "pad_token": "<|pad|>"}
-    )
+    tok = anthropic_tokenizer(pad_token="<|pad|>")
     tok.eos_token = "<|im_end|>"
     return tok
 
@@ -151,16 +145,9 @@ class FakeServerManager:
         )
 
     def _seat_of(self, ids):
-        for game in self.games:
-            role = game.to_move
-            if role is None:
-                continue
-            sequence = game.token_sequence(role) or []
-            if ids[: len(sequence)] != sequence:
-                continue
-            messages, _ = game.prompt_messages(role)
-            if self.render(messages, continuation=False) == ids:
-                return game, role
+        found = seat_prompted_with(self.games, ids, self.render)
+        if found is not None:
+            return found[:2]
         raise AssertionError("the server was sent a prompt that is no seat's conversation")
 
 
@@ -330,10 +317,6 @@ def expected_sample(game, role) -> dict:
         mask += [1] * len(t["completion_ids"])
         logprobs += t["logprobs"]
     return {"prompt": prompt, "response": response, "mask": mask, "logprobs": logprobs}
-
-
-def read_records(path) -> list[dict]:
-    return [json.loads(line) for line in pathlib.Path(path).read_text().splitlines()]
 
 
 @pytest.mark.parametrize("family", FAMILIES)
