@@ -3,11 +3,15 @@ and the `dealgym` binary the records are checked with."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import pathlib
+import socket
 import subprocess
+import time
+import urllib.request
 
 import pytest
 
@@ -124,3 +128,36 @@ def seat_prompted_with(games, ids: list[int], render):
 def read_records(path) -> list[dict]:
     """The records of a JSONL file, in order."""
     return [json.loads(line) for line in pathlib.Path(path).read_text().splitlines()]
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def mock_endpoint(dealgym_bin, repo_root, *flags: str):
+    """A `dealgym mock` (the built-in OpenAI-compatible endpoint, SSE when asked to stream)
+    on a free port, with `flags`, stopped on exit; gives its base URL (`.../v1`)."""
+    port = free_port()
+    mock = subprocess.Popen(
+        [dealgym_bin, "mock", "--port", str(port), *flags],
+        cwd=repo_root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the mock endpoint did not start"
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        mock.terminate()
+        mock.wait(10)

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import time
-import urllib.request
 
 import gymnasium
 import pytest
@@ -13,7 +9,7 @@ from gymnasium.utils.env_checker import check_env
 
 import dealgym
 import dealgym.gym  # noqa: F401  (registers the ids)
-from conftest import GARBAGE, offer, turn
+from conftest import GARBAGE, mock_endpoint, offer, turn
 from dealgym.gym import IDS, DealEnv
 from dealgym.opponents import OpenAIChat
 
@@ -99,26 +95,8 @@ def test_a_scripted_opponent_and_the_endings_as_gymnasium_reports_them():
 
 
 def test_a_model_behind_an_openai_endpoint_as_the_opponent(dealgym_bin, repo_root):
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    mock = subprocess.Popen(
-        [dealgym_bin, "mock", "--port", str(port)],
-        cwd=repo_root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the mock endpoint did not start"
-                time.sleep(0.1)
-        env = DealEnv("casino", opponent=OpenAIChat(f"http://127.0.0.1:{port}/v1", "mock"))
+    with mock_endpoint(dealgym_bin, repo_root) as url:
+        env = DealEnv("casino", opponent=OpenAIChat(url, "mock"))
         obs, _ = env.reset(seed=6, options={"first_mover": "opponent"})
         assert any(m["role"] == "user" for m in obs["messages"][1:]), "the model moved first"
         done = False
@@ -126,6 +104,3 @@ def test_a_model_behind_an_openai_endpoint_as_the_opponent(dealgym_bin, repo_roo
             obs, reward, terminated, truncated, info = env.step(turn(offer(obs["state"])))
             done = terminated or truncated
         assert info["outcome"]["kind"] in ("deal", "reject_loop", "walk_away", "max_turns")
-    finally:
-        mock.terminate()
-        mock.wait(10)

@@ -13,13 +13,11 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 
 import pytest
+from conftest import free_port, mock_endpoint
 
 pytest.importorskip(
     "verifiers.v1",
@@ -31,48 +29,19 @@ pytest.importorskip(
 VF_EVAL = pathlib.Path(sys.executable).with_name("vf-eval")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_mock(dealgym_bin, repo_root, *flags: str):
-    """A `dealgym mock` (built-in linear negotiator, SSE when asked to stream) on a free port;
-    yields its base URL."""
-    port = free_port()
-    mock = subprocess.Popen(
-        [dealgym_bin, "mock", "--port", str(port), *flags],
-        cwd=repo_root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the mock endpoint did not start"
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        mock.terminate()
-        mock.wait(10)
-
-
 @pytest.fixture(scope="module")
 def mock_url(dealgym_bin, repo_root):
     """The mock, with its reasoning in a separate `reasoning_content` (as vLLM's reasoning
     parsers return it), which must reach the game as the turn's reasoning."""
-    yield from start_mock(dealgym_bin, repo_root, "--think", "field")
+    with mock_endpoint(dealgym_bin, repo_root, "--think", "field") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def failing_mock_url(dealgym_bin, repo_root):
     """A mock whose every answer is an injected HTTP 500."""
-    yield from start_mock(dealgym_bin, repo_root, "--error-rate", "1")
+    with mock_endpoint(dealgym_bin, repo_root, "--error-rate", "1") as url:
+        yield url
 
 
 def vf_eval(out: pathlib.Path, mock_url: str, *args: str, check: bool = True):
