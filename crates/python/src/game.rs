@@ -10,7 +10,7 @@ use dealgym_core::game::{
     Seat, Setup,
 };
 use dealgym_core::negotiator::{Position, RulePlayer, Tactic};
-use dealgym_core::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
+use dealgym_core::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing, TrainingStep};
 use dealgym_core::reward::{episode_rewards, RewardConfig};
 use dealgym_core::scenario::Family;
 use dealgym_core::vocab::{continued_prefix, extend, Call, LogprobsMismatch, NextPrompt};
@@ -51,6 +51,9 @@ pub struct Game {
     /// Token-exact play: the prompt ids set for the seat to move (`set_prompt_ids`), until the
     /// step that carries what was sampled after them.
     pending: PerSeat<Option<Pending>>,
+    /// The training run and step whose policy plays this game (`training=`): in the record, and
+    /// in the run id made on first use.
+    training: Option<TrainingStep>,
 }
 
 /// Prompt ids set for a seat, and when: they hold only until the next move of either seat.
@@ -233,6 +236,35 @@ fn whole(value: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
                 .map_or_else(|_| "this".to_string(), |r| r.to_string())
         ))
     })
+}
+
+/// `training=`: a mapping with `run` (a non-empty name) and `step` (a whole number), and
+/// nothing else.
+fn training_step(value: &Bound<'_, PyAny>) -> PyResult<TrainingStep> {
+    let usage = "training must be a dict {\"run\": str, \"step\": int}";
+    let table = value
+        .cast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err(usage))?;
+    let (mut run, mut step) = (None, None);
+    for (key, item) in table.iter() {
+        match key.extract::<String>().ok().as_deref() {
+            Some("run") => {
+                run = Some(
+                    item.extract::<String>()
+                        .map_err(|_| PyTypeError::new_err(usage))?,
+                )
+            }
+            Some("step") => step = Some(whole(&item, "training's step")?),
+            _ => return Err(PyValueError::new_err(format!("{usage}: unknown key {key}"))),
+        }
+    }
+    match (run, step) {
+        (Some(run), Some(step)) if !run.trim().is_empty() => Ok(TrainingStep { run, step }),
+        (Some(_), Some(_)) => Err(PyValueError::new_err("training's run must name the run")),
+        _ => Err(PyValueError::new_err(format!(
+            "{usage}: both keys are needed"
+        ))),
+    }
 }
 
 /// `table` if every number in it (nested tables and lists too) is finite: JSON has no NaN or
@@ -424,13 +456,17 @@ impl Game {
     /// records of many games never share an id.
     fn run_id(&self) -> &str {
         self.run_id.get_or_init(|| {
-            let key = format!(
+            let mut key = format!(
                 "{}|{:?}|{}|{:?}",
                 self.episode.scenario().id,
                 self.config,
                 serde_json::to_string(&self.rewards.in_force()).unwrap_or_default(),
                 self.players
             );
+            // Only when given: the run ids of games without it stay what they were.
+            if let Some(t) = &self.training {
+                key.push_str(&format!("|{t:?}"));
+            }
             format!("python-{:016x}", mix_text(vec![self.seeds.run], &key))
         })
     }
@@ -459,6 +495,10 @@ impl Game {
             std::iter::empty::<Option<Call>>(),
         )
         .ok_or_else(|| PyRuntimeError::new_err("the ended episode gave no record"))?;
+        let record = EpisodeRecord {
+            training: self.training.clone(),
+            ..record
+        };
         Ok(self.record.get_or_init(|| record))
     }
 }
@@ -466,7 +506,7 @@ impl Game {
 #[pymethods]
 impl Game {
     #[new]
-    #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=None, member=None, learner_role=None, first_mover=None, rules=None, rewards=None, players=None, run_id=None, opponent=None))]
+    #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=None, member=None, learner_role=None, first_mover=None, rules=None, rewards=None, players=None, run_id=None, opponent=None, training=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -482,7 +522,9 @@ impl Game {
         players: Option<&Bound<'_, PyDict>>,
         run_id: Option<String>,
         opponent: Option<&str>,
+        training: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Game> {
+        let training = training.map(training_step).transpose()?;
         let seed = seed.map(|v| whole(v, "seed")).transpose()?.unwrap_or(0);
         let member = member.map(|v| whole(v, "member")).transpose()?.unwrap_or(0);
         let index = index
@@ -583,6 +625,7 @@ impl Game {
             opponent: rule,
             record: OnceLock::new(),
             pending: PerSeat::default(),
+            training,
         };
         // An opponent that moves first has made its move by the time the game is handed over.
         py.detach(|| game.play_opponent())
@@ -622,6 +665,19 @@ impl Game {
     #[getter(run_id)]
     fn run_id_py(&self) -> String {
         self.run_id().to_string()
+    }
+
+    /// The training run and step given as `training=` (`{"run": ..., "step": ...}`), else
+    /// `None`.
+    #[getter(training)]
+    fn training_py<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(t) = &self.training else {
+            return Ok(None);
+        };
+        let out = PyDict::new(py);
+        out.set_item("run", &t.run)?;
+        out.set_item("step", t.step)?;
+        Ok(Some(out))
     }
 
     /// The role whose completion the next `step` takes; `None` once the episode has ended.

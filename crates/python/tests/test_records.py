@@ -120,3 +120,25 @@ def test_rewards_before_the_record_is_built_are_the_records(family):
     record = g.record()
     for seat in ("learner", "opponent"):
         assert early[record["seats"][seat]["role"]] == record["rewards"][seat]
+
+
+def test_a_games_training_step_is_checked_and_reaches_its_record():
+    g = Game("casino", index=0, opponent="rule:linear", training={"run": "a", "step": 3})
+    assert g.training == {"run": "a", "step": 3}
+    assert Game("casino", index=0).training is None
+    # The run id made without one depends on it: two runs over the same seeds never share ids.
+    other = Game("casino", index=0, opponent="rule:linear", training={"run": "b", "step": 3})
+    assert g.run_id != other.run_id
+    for bad, kind in [
+        ({"run": "a"}, ValueError),
+        ({"run": "", "step": 1}, ValueError),
+        ({"run": "a", "step": -1}, ValueError),
+        ({"run": "a", "step": 1, "lr": 0}, ValueError),
+        ({"run": 3, "step": 1}, TypeError),
+        (("a", 1), TypeError),
+    ]:
+        with pytest.raises(kind):
+            Game("casino", index=0, training=bad)
+    while not g.done:
+        g.step("Thought: x\nTalk: Bye.\nAction: [WALK_AWAY]", role=g.to_move)
+    assert g.record()["training"] == {"run": "a", "step": 3}

@@ -178,6 +178,11 @@ pub struct EpisodeRecord {
     /// in records older than the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<Parent>,
+    /// The training run and step whose policy played the episode, where a trainer's adapter
+    /// played it (`dealgym.trl`'s `training_run`): `dealgym report` charts its figures per
+    /// step. Absent outside training, and in records older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub training: Option<TrainingStep>,
 }
 
 fn no_parts(parts: &PerSeat<Parts>) -> bool {
@@ -191,6 +196,19 @@ pub struct Parent {
     pub run_id: String,
     pub episode_id: String,
     pub prefix_turns: usize,
+}
+
+/// Which policy played an episode during training: the run (a name the trainer gives it, e.g.
+/// `lr-1e-5` beside its control `lr-0`) and the trainer's optimizer step when the episode was
+/// sampled (0: the policy before any update).
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+pub struct TrainingStep {
+    /// The training run's name: two runs over the same seeds need different names.
+    pub run: String,
+    /// The optimizer step whose policy sampled the episode (0: before any update).
+    pub step: u64,
 }
 
 /// Who sat in a seat.
@@ -336,6 +354,7 @@ impl EpisodeRecord {
             preset: None,
             reward_config: Some(rewards.in_force()),
             parent: None,
+            training: None,
         })
     }
 

@@ -294,6 +294,7 @@ pub(crate) fn check_record(
     rebuilt.prompt_overrides = record.prompt_overrides.clone();
     rebuilt.parent = record.parent.clone();
     rebuilt.preset = record.preset.clone();
+    rebuilt.training = record.training.clone();
     // Which rewards the record was scored under is provenance; checked under `rewards`, a
     // record scored otherwise differs in its rewards, not here.
     rebuilt.reward_config = record.reward_config.clone();

@@ -59,11 +59,15 @@ class Game:
         players: Mapping[str, str] | None = None,
         run_id: str | None = None,
         opponent: str | None = None,
+        training: dict[str, Any] | None = None,
     ) -> None:
         """``opponent="rule:NAME"`` (boulware, tough, linear, conceder) plays the opponent's
         seat in Rust after each step; without it both seats are played from Python.
         ``member`` tells apart the episodes of a GRPO group: one seed and scenario (so one
-        setup), each member its own episode id and sampling seeds."""
+        setup), each member its own episode id and sampling seeds. ``training={"run": NAME,
+        "step": N}`` names the training run and optimizer step whose policy plays: the record
+        carries it (``dealgym report`` charts its figures per step) and the run id made
+        without ``run_id`` depends on it."""
     @property
     def family(self) -> str: ...
     @property
@@ -72,6 +76,8 @@ class Game:
     def roles(self) -> tuple[str, str]: ...
     @property
     def learner_role(self) -> str: ...
+    @property
+    def training(self) -> dict[str, Any] | None: ...
     @property
     def seed(self) -> int: ...
     @property

@@ -662,6 +662,7 @@ class DealRollout:
         error_reward: float = 0.0,
         chat_template_kwargs: Mapping[str, Any] | None = None,
         records: str | os.PathLike[str] | None = None,
+        training_run: str | None = None,
     ) -> None:
         if not opponent.startswith("rule:"):
             raise ValueError(
@@ -680,6 +681,10 @@ class DealRollout:
             None if chat_template_kwargs is None else dict(chat_template_kwargs)
         )
         self.records = None if records is None else os.fspath(records)
+        if training_run is not None and not isinstance(training_run, str):
+            raise TypeError(f"training_run={training_run!r}: a run's name is a str")
+        self.training_run = training_run
+        self._step = 0  # the trainer's optimizer step at this call
         self.counts: collections.Counter[str] = collections.Counter()
         self.games: list[_core.Game] = []
         self.outcomes: list[str] = []
@@ -711,6 +716,7 @@ class DealRollout:
         context = _context_length(trainer)
         eos = list(trainer.eos_token_ids)
 
+        self._step = int(getattr(getattr(trainer, "state", None), "global_step", 0) or 0)
         start, self._made = self._made, self._made + len(prompts)
         rows = [_Row(self._game(p, (start + i) * world + rank)) for i, p in enumerate(prompts)]
         while True:
@@ -776,6 +782,9 @@ class DealRollout:
             rules=self.rules,
             rewards=self.rewards,
             opponent=self.opponent,
+            training=None
+            if self.training_run is None
+            else {"run": self.training_run, "step": self._step},
         )
 
     def _prepare(
@@ -915,6 +924,7 @@ def make_rollout_func(
     error_reward: float = 0.0,
     chat_template_kwargs: Mapping[str, Any] | None = None,
     records: str | os.PathLike[str] | None = None,
+    training_run: str | None = None,
 ) -> DealRollout:
     """TRL's ``rollout_func(prompts, trainer)`` over dealgym episodes, for
     ``GRPOTrainer(rollout_func=..., reward_funcs=[rollout_reward])`` and rows from
@@ -937,7 +947,11 @@ def make_rollout_func(
     Neither is dropped or moved: its row keeps its place, with what was sampled, and its
     outcome is in the ``dealgym_outcome`` field and in ``counts``. ``records`` appends each
     finished episode's record there (``dealgym replay --verify`` reads it; one file per
-    process). ``chat_template_kwargs`` default to the trainer's."""
+    process). ``chat_template_kwargs`` default to the trainer's. ``training_run`` names the
+    run in each record with the trainer's optimizer step the episode was sampled at
+    (``training.run``, ``training.step``): ``dealgym report`` then charts the reward, the
+    format-ok rate and the deal rate per step, one line per run (a trained run beside its
+    zero-learning-rate control, say)."""
     return DealRollout(
         opponent=opponent,
         rules=rules,
@@ -947,6 +961,7 @@ def make_rollout_func(
         error_reward=error_reward,
         chat_template_kwargs=chat_template_kwargs,
         records=records,
+        training_run=training_run,
     )
 
 
