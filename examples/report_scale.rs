@@ -147,6 +147,7 @@ fn measure(templates: &[EpisodeRecord], episodes: u64, eval: bool) -> anyhow::Re
         taus: DEFAULT_TAUS.to_vec(),
         quiet: true,
         on_duplicate: Default::default(),
+        training_control: None,
     });
     let elapsed = started.elapsed().as_secs_f64();
     let peak = status_kib("VmHWM");

@@ -97,6 +97,7 @@ fn options(files: Vec<PathBuf>, out: PathBuf) -> ReportOptions {
         taus: vec![0.1, 0.3, 0.6],
         quiet: true,
         on_duplicate: Default::default(),
+        training_control: None,
     }
 }
 

@@ -42,6 +42,11 @@ pub struct ReportFlags {
         value_parser = number_flag(0.0, 1.0)
     )]
     pub tau: Vec<f64>,
+    /// The training run the others are compared against, by the name its records carry
+    /// (`training.run`, e.g. the zero-learning-rate control); without it, every pair of
+    /// training runs. Only for records a trainer's adapter wrote.
+    #[arg(long, value_name = "RUN")]
+    pub training_control: Option<String>,
     #[command(flatten)]
     pub quiet: QuietFlag,
     #[command(flatten)]
@@ -58,6 +63,7 @@ impl ReportFlags {
             taus: self.tau.clone(),
             quiet: self.quiet.quiet,
             on_duplicate: self.duplicates.duplicates,
+            training_control: self.training_control.clone(),
         }
     }
 }

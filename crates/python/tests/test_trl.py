@@ -11,14 +11,16 @@ They skip only where ``trl`` cannot be imported (the package's main suite has no
 
 from __future__ import annotations
 
+import csv
 import functools
 import inspect
 import json
 import os
 import pathlib
+import subprocess
 
 import pytest
-from conftest import FAMILIES, anthropic_tokenizer
+from conftest import FAMILIES, REPO, anthropic_tokenizer
 
 import dealgym
 import dealgym.trl as dtrl
@@ -510,7 +512,11 @@ def rollout_run(tokenizer, tmp_path_factory):
     out = tmp_path_factory.mktemp("rollout")
     records = out / "rollout.jsonl"
     rollout = dtrl.make_rollout_func(
-        turn_tokens=TURN_TOKENS, records=records, rules=ROLLOUT_RULES, rewards=ROLLOUT_REWARDS
+        turn_tokens=TURN_TOKENS,
+        records=records,
+        rules=ROLLOUT_RULES,
+        rewards=ROLLOUT_REWARDS,
+        training_run="tiny",
     )
     calls = []
 
@@ -612,6 +618,52 @@ def test_the_rollout_records_pass_replay_verify(rollout_run, replay_verify):
     assert len(lines) == sum(len(c["games"]) for c in calls)
     assert len({json.loads(line)["episode_id"] for line in lines}) == len(lines)
     replay_verify(records)
+
+
+@needs_trl
+def test_rollout_records_name_their_training_step_and_report_charts_them(
+    rollout_run, dealgym_bin, tmp_path
+):
+    _, _, calls, records = rollout_run
+    # Each call's games were played by the policy of the step the trainer was at.
+    for step, c in enumerate(calls):
+        assert {g.training["step"] for g in c["games"]} == {step}
+        assert {g.training["run"] for g in c["games"]} == {"tiny"}
+    steps = [json.loads(line)["training"] for line in records.read_text().splitlines()]
+    assert {(t["run"], t["step"]) for t in steps} == {("tiny", 0), ("tiny", 1)}
+    done = subprocess.run(
+        [dealgym_bin, "report", str(records), "--out", str(tmp_path), "--quiet"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open(tmp_path / "tables" / "training_steps.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["run"], r["step"]) for r in rows] == [("tiny", "0"), ("tiny", "1")]
+    for r in rows:
+        assert int(r["episodes"]) == 4
+        assert r["mean_reward"] != ""
+    for key in ("mean_reward", "format_ok_pct", "deal_pct"):
+        assert (tmp_path / "charts" / f"training_{key}.svg").exists(), key
+    # A control the files do not hold is an error naming the runs, not a report without it.
+    done = subprocess.run(
+        [
+            dealgym_bin,
+            "report",
+            str(records),
+            "--out",
+            str(tmp_path / "x"),
+            "--quiet",
+            "--training-control",
+            "lr-0",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0
+    assert "--training-control lr-0" in done.stderr and "tiny" in done.stderr
 
 
 @needs_trl

@@ -70,6 +70,10 @@
 //! same to first order, and the intervals agree with the classical bootstrap within its Monte-Carlo
 //! noise (the test of the textbook proportion interval below holds it to ±0.02).
 //!
+//! [`Aggregate::difference`] subtracts two aggregates resample by resample: over records of
+//! different run ids (different keys, so independent weights) that is the two-sample bootstrap
+//! of the difference.
+//!
 //! A weight is drawn by inversion: one `u32` from the RNG against the Poisson(1) distribution
 //! function rounded to 2⁻³² (weights 0 to 12: the tail P(Poisson(1) ≥ 12) < 10⁻⁹ is folded into
 //! 12).
@@ -194,6 +198,15 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// The figure `id` names.
+    pub fn get(&self, id: FigureId) -> Option<Estimate> {
+        match id {
+            FigureId::Rate(kind) => self.rate(kind),
+            FigureId::MeanReward(seat) => self.seats[seat].mean_reward,
+            FigureId::FormatOk(seat) => self.seats[seat].format_ok,
+        }
+    }
+
     /// Share of scored episodes that ended as `kind`; `None` for `error`, which is no share
     /// of anything here.
     pub fn rate(&self, kind: OutcomeKind) -> Option<Estimate> {
@@ -675,37 +688,97 @@ impl Aggregate {
     /// Figure `f`: Σ num / Σ den with its percentile interval over the resamples; `None` where
     /// Σ den ≤ 0.
     fn estimate(&self, f: usize) -> Option<Estimate> {
+        let (value, resamples) = self.resampled(f)?;
+        let mut list: Vec<f64> = resamples.into_iter().flatten().collect();
+        Some(interval(value, &mut list, self.den_count[DEN_OF[f]]))
+    }
+
+    /// Figure `f`'s value and its value in each resample (`None` in a resample that drew none
+    /// of its episodes); `None` where Σ den ≤ 0.
+    fn resampled(&self, f: usize) -> Option<(f64, Vec<Option<f64>>)> {
         let d = DEN_OF[f];
         let (num, den) = (self.num[f], self.den[d]);
         if den <= 0.0 {
             return None;
         }
-        let value = num / den;
         let zeros = [0.0; RESAMPLES];
         let (nums, dens) = (
             resample_sums(&self.boot_num, f, &zeros),
             resample_sums(&self.boot_den, d, &zeros),
         );
-        let mut list: Vec<f64> = nums
+        let list = nums
             .iter()
             .zip(dens)
-            .filter(|(_, den)| **den > 0.0)
-            .map(|(num, den)| num / den)
+            .map(|(num, den)| (*den > 0.0).then(|| num / den))
             .collect();
-        list.sort_by(f64::total_cmp);
-        let tail = (1.0 - LEVEL) / 2.0;
-        // Every resample missed the figure's episodes: only possible when they are a sliver.
-        let (low, high) = if list.is_empty() {
-            (value, value)
-        } else {
-            (percentile(&list, tail), percentile(&list, 1.0 - tail))
-        };
-        Some(Estimate {
-            value,
-            low,
-            high,
-            n: self.den_count[d],
-        })
+        Some((num / den, list))
+    }
+
+    /// `figure` here minus `figure` in `other`, with the percentile interval of the
+    /// resamples' differences: resample r of each side is its own Poisson draw, so for two
+    /// aggregates over different bootstrap keys (records of different run ids) the pairs are
+    /// independent draws of the two samples, the two-sample bootstrap. An interval that leaves
+    /// out 0 is a difference beyond the bootstrap's noise at 95%. `n` is the smaller side's
+    /// count. `None` where either side has no such figure.
+    ///
+    /// Over aggregates that share keys (one a subset of the other, or records given the same
+    /// run id) the resamples are not independent and the interval is not this one's. Two runs
+    /// over the same seeds are paired by design; resampling them independently ignores the
+    /// pairing, so the interval is wider than a paired one would be (conservative).
+    pub fn difference(&self, other: &Aggregate, figure: FigureId) -> Option<Estimate> {
+        let f = figure.index()?;
+        let (a, ours) = self.resampled(f)?;
+        let (b, theirs) = other.resampled(f)?;
+        let mut list: Vec<f64> = ours
+            .iter()
+            .zip(&theirs)
+            .filter_map(|(x, y)| Some((*x)? - (*y)?))
+            .collect();
+        let d = DEN_OF[f];
+        let n = self.den_count[d].min(other.den_count[d]);
+        Some(interval(a - b, &mut list, n))
+    }
+}
+
+/// A figure named from outside, for [`Aggregate::difference`]: the share of an ending, or a
+/// seat's mean reward or format compliance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FigureId {
+    /// The share of scored episodes that ended so (one of [`RATED_ENDINGS`]).
+    Rate(OutcomeKind),
+    /// A seat's mean reward per scored episode.
+    MeanReward(Seat),
+    /// A seat's format-ok attempts over its attempts.
+    FormatOk(Seat),
+}
+
+impl FigureId {
+    /// Where the figure sits; `None` for the rate of `error`, which is no share of anything.
+    fn index(self) -> Option<usize> {
+        match self {
+            FigureId::Rate(kind) => RATED_ENDINGS.iter().position(|k| *k == kind),
+            FigureId::MeanReward(seat) => Some(seat_offset(seat) + seat_figure::REWARD),
+            FigureId::FormatOk(seat) => Some(seat_offset(seat) + seat_figure::FORMAT_OK),
+        }
+    }
+}
+
+/// The percentile interval of `list` (the resamples' values, sorted here) around `value`, with
+/// `n`; where every resample missed the figure's episodes (only possible when they are a
+/// sliver), the value itself.
+fn interval(value: f64, list: &mut [f64], n: usize) -> Estimate {
+    list.sort_by(f64::total_cmp);
+    let tail = (1.0 - LEVEL) / 2.0;
+    let (low, high) = if list.is_empty() {
+        (value, value)
+    } else {
+        (percentile(list, tail), percentile(list, 1.0 - tail))
+    };
+    Estimate {
+        value,
+        low,
+        high,
+        n,
     }
 }
 
@@ -1358,6 +1431,59 @@ mod tests {
         let pct = deal.scaled(100.0);
         close(pct.value, 50.0);
         close(pct.low, deal.low * 100.0);
+    }
+
+    #[test]
+    fn a_difference_of_proportions_gets_about_the_textbook_interval() {
+        // 60 deals in 100 against 40 in 100, independent episodes: the difference 0.2 has
+        // standard error √(2·0.6·0.4/100) ≈ 0.0693, so about 0.2 ± 0.136 = [0.064, 0.336].
+        let sample = |deals: usize, first_key: u64| {
+            let mut a = Aggregate::default();
+            for i in 0..100 {
+                let kind = if i < deals {
+                    OutcomeKind::Deal
+                } else {
+                    OutcomeKind::WalkAway
+                };
+                add_keyed(&mut a, first_key + i as u64, kind, (0.5, 0.5), &plain());
+            }
+            a
+        };
+        let (high, low) = (sample(60, 0), sample(40, 1_000));
+        let d = high
+            .difference(&low, FigureId::Rate(OutcomeKind::Deal))
+            .unwrap();
+        close(d.value, 0.2);
+        assert!((d.low - 0.064).abs() < 0.025, "{d:?}");
+        assert!((d.high - 0.336).abs() < 0.025, "{d:?}");
+        assert_eq!(d.n, 100);
+        // The other way round: the negation, its bounds swapped.
+        let e = low
+            .difference(&high, FigureId::Rate(OutcomeKind::Deal))
+            .unwrap();
+        close(e.value, -0.2);
+        close(e.low, -d.high);
+        close(e.high, -d.low);
+        // Equal samples on different episodes: an interval around 0 that holds it.
+        let same = sample(50, 0).difference(&sample(50, 5_000), FigureId::Rate(OutcomeKind::Deal));
+        let same = same.unwrap();
+        close(same.value, 0.0);
+        assert!(same.low < 0.0 && same.high > 0.0, "{same:?}");
+        // A figure one side lacks, and the rate of `error`, have no difference.
+        let empty = Aggregate::default();
+        assert!(high
+            .difference(&empty, FigureId::MeanReward(Seat::Learner))
+            .is_none());
+        assert!(high
+            .difference(&low, FigureId::Rate(OutcomeKind::Error))
+            .is_none());
+        // The mean reward of the same samples: 0.5 on every episode, so no difference at all.
+        let r = high
+            .difference(&low, FigureId::MeanReward(Seat::Learner))
+            .unwrap();
+        close(r.value, 0.0);
+        close(r.low, 0.0);
+        close(r.high, 0.0);
     }
 
     #[test]

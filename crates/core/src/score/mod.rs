@@ -18,7 +18,8 @@ mod rating;
 
 pub(crate) use aggregate::LEVEL;
 pub use aggregate::{
-    Aggregate, EpisodeValues, Figures, SeatCounts, SeatFigures, Weights, RATED_ENDINGS, RESAMPLES,
+    Aggregate, EpisodeValues, FigureId, Figures, SeatCounts, SeatFigures, Weights, RATED_ENDINGS,
+    RESAMPLES,
 };
 pub use estimate::{cell, pct_cell, Estimate};
 pub use quantile::{Bin, Quantiles};

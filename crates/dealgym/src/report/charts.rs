@@ -2,9 +2,10 @@
 //! font files: the SVG backend writes text as `<text>` elements and lays it out with
 //! plotters' built-in size estimate, so charts render the same on a headless machine).
 //!
-//! Three kinds: [`interval_chart`] (one row per name: the value with its interval bar — ρ,
+//! Four kinds: [`interval_chart`] (one row per name: the value with its interval bar — ρ,
 //! deal rate, first bid per group, and ratings), [`histogram_chart`] (the distribution of
-//! clipped ρ) and [`stacked_chart`] (how episodes ended, per group, as stacked shares).
+//! clipped ρ), [`stacked_chart`] (how episodes ended, per group, as stacked shares) and
+//! [`line_chart`] (a figure across training steps, a line per run with its interval as a band).
 
 use plotters::prelude::*;
 
@@ -26,7 +27,7 @@ const BAR: RGBColor = RGBColor(43, 108, 176);
 /// The x range of a stacked chart: shares end at 100, the legend takes the rest.
 const LEGEND_ROOM: f64 = 140.0;
 
-/// Colours of the stacked series, in order.
+/// Colours of a chart's series (a stacked chart's endings, a line chart's runs), in order.
 const SERIES: [RGBColor; 6] = [
     RGBColor(56, 161, 105),
     RGBColor(221, 107, 32),
@@ -249,6 +250,100 @@ pub(crate) fn stacked_chart(
     Ok(svg)
 }
 
+/// One line of a [`line_chart`]: its name and its points (x, the estimate there), x rising.
+#[derive(Debug, Clone)]
+pub(crate) struct Series {
+    pub name: String,
+    pub points: Vec<(u64, Estimate)>,
+}
+
+/// A line per series through its values, over a band from each point's low to its high, a dot
+/// at each point; a legend names the series. The y range covers every bound, with `range`'s
+/// ends as limits the axis always includes.
+pub(crate) fn line_chart(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[Series],
+    range: (f64, f64),
+) -> Result<String, ChartError> {
+    let points = || series.iter().flat_map(|s| s.points.iter());
+    let x_max = points().map(|(x, _)| *x).max().unwrap_or(0).max(1) as f64;
+    let x_min = points().map(|(x, _)| *x).min().unwrap_or(0) as f64;
+    let low = points().map(|(_, e)| e.low).fold(range.0, f64::min);
+    let high = points().map(|(_, e)| e.high).fold(range.1, f64::max);
+    let pad = (high - low).max(1e-9) * 0.05;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, 420)).into_drawing_area();
+        root.fill(&WHITE).titled(title)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FONT, 17))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d(x_min - 0.5..x_max + 0.5, (low - pad)..(high + pad))
+            .titled(title)?;
+        chart
+            .configure_mesh()
+            .light_line_style(WHITE)
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&|x| {
+                if (x - x.round()).abs() < 1e-6 {
+                    format!("{x:.0}")
+                } else {
+                    String::new()
+                }
+            })
+            .label_style((FONT, 13))
+            .draw()
+            .titled(title)?;
+        for (k, s) in series.iter().enumerate() {
+            let color = SERIES[k % SERIES.len()];
+            let band: Vec<(f64, f64)> = s
+                .points
+                .iter()
+                .map(|(x, e)| (*x as f64, e.high))
+                .chain(s.points.iter().rev().map(|(x, e)| (*x as f64, e.low)))
+                .collect();
+            chart
+                .draw_series(std::iter::once(Polygon::new(
+                    band,
+                    color.mix(0.18).filled(),
+                )))
+                .titled(title)?;
+            chart
+                .draw_series(LineSeries::new(
+                    s.points.iter().map(|(x, e)| (*x as f64, e.value)),
+                    color.stroke_width(2),
+                ))
+                .titled(title)?
+                .label(s.name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 14, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(
+                    s.points
+                        .iter()
+                        .map(|(x, e)| Circle::new((*x as f64, e.value), 3, color.filled())),
+                )
+                .titled(title)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font((FONT, 12))
+            .draw()
+            .titled(title)?;
+        root.present().titled(title)?;
+    }
+    Ok(svg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,6 +394,27 @@ mod tests {
         )
         .unwrap();
         assert!(svg.contains(">\ndeal\n</text>") && svg.contains(">\ncasino\n</text>"));
+    }
+
+    #[test]
+    fn a_line_chart_draws_a_line_band_and_legend_entry_per_series() {
+        let series = [
+            Series {
+                name: "lr-3e-5".into(),
+                points: vec![(0, e(-0.9, -1.0, -0.8)), (1, e(-0.5, -0.7, -0.3))],
+            },
+            Series {
+                name: "lr-0".into(),
+                points: vec![(0, e(-0.9, -1.0, -0.8)), (1, e(-0.9, -1.0, -0.8))],
+            },
+        ];
+        let svg = line_chart("Reward", "step", "mean reward", &series, (-1.0, 1.0)).unwrap();
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains(">\nlr-3e-5\n</text>") && svg.contains(">\nlr-0\n</text>"));
+        assert_eq!(svg.matches("<polygon").count(), 2, "a band per series");
+        assert!(svg.matches("<polyline").count() >= 2, "a line per series");
+        // No points at all still draws axes, not an error.
+        line_chart("Empty", "step", "y", &[], (0.0, 1.0)).unwrap();
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod people;
 mod sample;
 mod sensitivity;
 mod tables;
+mod training;
 
 use std::path::PathBuf;
 
@@ -44,6 +45,7 @@ pub use sample::Sample;
 pub use sensitivity::Sensitivity;
 pub(crate) use tables::aggregate_table;
 pub use tables::{Cell, Column, Table};
+pub use training::{Training, UnknownControl};
 
 /// Bins of the ρ histogram (chart and CSV): 40 bins of width 0.05 over [−1, 1].
 pub(crate) const HISTOGRAM_BINS: usize = 40;
@@ -69,6 +71,9 @@ pub struct ReportOptions {
     pub quiet: bool,
     /// What to do with an episode the files hold twice (counted twice, it would weigh double).
     pub on_duplicate: OnDuplicate,
+    /// The training run the others are compared against (`--training-control`); without one,
+    /// every pair of runs.
+    pub training_control: Option<String>,
 }
 
 /// Why a report could not be made.
@@ -87,6 +92,8 @@ pub enum ReportError {
     Empty(String),
     #[error(transparent)]
     Spill(#[from] SpillError),
+    #[error(transparent)]
+    Control(#[from] UnknownControl),
 }
 
 /// What a report did.
@@ -113,6 +120,8 @@ pub(crate) struct Collector {
     pub rewards: RewardIssueCounts,
     /// The people's own dialogues beside the models', when the files hold any.
     pub people: PeopleAndModels,
+    /// Per training run and step, for records a trainer's adapter wrote.
+    pub training: Training,
 }
 
 impl Collector {
@@ -125,6 +134,7 @@ impl Collector {
             head_to_head: EvalTables::spilling_under(&options.out),
             rewards: RewardIssueCounts::default(),
             people: PeopleAndModels::default(),
+            training: Training::default(),
         }
     }
 
@@ -144,6 +154,7 @@ impl Collector {
         // An episode's bootstrap weights are drawn once, for every table it feeds.
         let weights = (r.kind() != OutcomeKind::Error).then(|| Weights::of(r.bootstrap_key()));
         self.groups.add_weighted(r, weights.as_ref());
+        self.training.add(r, weights.as_ref());
         self.sensitivity.add(r, weights.as_ref());
         self.head_to_head.add(r)
     }
@@ -196,6 +207,7 @@ pub(crate) fn write_report(
         head_to_head,
         rewards,
         people,
+        training,
     } = collector;
     let episodes = sample.seen();
     if episodes == 0 {
@@ -206,6 +218,8 @@ pub(crate) fn write_report(
             .collect();
         return Err(ReportError::Empty(files.join(", ")));
     }
+    // Before anything is written: a control no record names is the caller's mistake.
+    let training_tables = training.tables(options.training_control.as_deref())?;
     let out = &options.out;
     let mut written = Vec::new();
     for dir in [out.clone(), out.join("tables"), out.join("charts")] {
@@ -236,6 +250,9 @@ pub(crate) fn write_report(
         ("Threshold sensitivity", vec![&sensitivity]),
         ("Distribution of ρ", vec![&histogram]),
     ];
+    if !training_tables.is_empty() {
+        tables.insert(1, ("Training", training_tables.iter().collect()));
+    }
     let head_to_head = head_to_head.finish()?;
     let ratings = head_to_head.ratings();
     let head_to_head_tables: Vec<Table> = [
@@ -262,6 +279,9 @@ pub(crate) fn write_report(
     }
 
     let mut charts = charts(&groups, &all)?;
+    if !training.is_empty() {
+        charts.extend(training.charts()?);
+    }
     if let Some(svg) = head_to_head::ratings_chart(ratings)? {
         charts.push((
             "ratings".to_string(),

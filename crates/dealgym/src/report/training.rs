@@ -1,0 +1,465 @@
+//! Training curves: the episodes a trainer's adapter played (records with `training`), per
+//! training run and optimizer step — the learner's mean reward, format compliance and deal rate
+//! with their intervals, a line per run across the steps — and each run against another over
+//! the steps both reached, as differences with a two-sample bootstrap interval
+//! ([`Aggregate::difference`]). One [`Aggregate`] per (run, step), fed with the weights the
+//! other tables share; no figure is computed here.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::game::{OutcomeKind, Seat};
+use crate::record::EpisodeRecord;
+use crate::score::{Aggregate, Estimate, FigureId, Figures, Weights};
+
+use super::charts::{line_chart, ChartError, Series};
+use super::tables::{Cell, Column, Table};
+
+/// A figure a training curve follows: its CSV key and heading, the figure, the scale it is
+/// shown at (rates in percent), its decimals, and the range its chart always shows.
+struct Curve {
+    key: &'static str,
+    heading: &'static str,
+    figure: FigureId,
+    scale: f64,
+    digits: usize,
+    range: (f64, f64),
+}
+
+const CURVES: [Curve; 3] = [
+    Curve {
+        key: "mean_reward",
+        heading: "mean reward",
+        figure: FigureId::MeanReward(Seat::Learner),
+        scale: 1.0,
+        digits: 3,
+        range: (-1.0, 1.0),
+    },
+    Curve {
+        key: "format_ok_pct",
+        heading: "format ok %",
+        figure: FigureId::FormatOk(Seat::Learner),
+        scale: 100.0,
+        digits: 1,
+        range: (0.0, 100.0),
+    },
+    Curve {
+        key: "deal_pct",
+        heading: "deal %",
+        figure: FigureId::Rate(OutcomeKind::Deal),
+        scale: 100.0,
+        digits: 1,
+        range: (0.0, 100.0),
+    },
+];
+
+impl Curve {
+    /// The curve's figure among an aggregate's figures, at its scale.
+    fn of(&self, f: &Figures) -> Option<Estimate> {
+        f.get(self.figure).map(|e| e.scaled(self.scale))
+    }
+
+    fn cell(&self, e: Option<Estimate>) -> Cell {
+        Cell::Estimate(e, self.digits)
+    }
+}
+
+/// Per training run, per step, the aggregate of its episodes.
+#[derive(Debug, Clone, Default)]
+pub struct Training {
+    runs: BTreeMap<String, BTreeMap<u64, Step>>,
+}
+
+/// One run's step: its episodes' aggregate and the clusters the bootstrap resamples (each GRPO
+/// group is one: its members share a bootstrap key).
+#[derive(Debug, Clone)]
+struct Step {
+    aggregate: Aggregate,
+    clusters: BTreeSet<u64>,
+}
+
+impl Default for Step {
+    fn default() -> Step {
+        // No median per step: nothing here shows one, and the quantiles keep values.
+        Step {
+            aggregate: Aggregate::without_median(),
+            clusters: BTreeSet::new(),
+        }
+    }
+}
+
+/// Below this many resampled clusters (GRPO groups) on either side, a difference's interval is
+/// too narrow to trust (one group per side gives an interval of width 0), and the comparison
+/// says so instead of a verdict.
+pub const MIN_CLUSTERS: usize = 10;
+
+/// Why the training figures cannot be laid out as asked.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "--training-control {control}: no training run of that name in the files (their runs: {})",
+    if runs.is_empty() { "none: no record carries `training`".to_string() } else { runs.join(", ") }
+)]
+pub struct UnknownControl {
+    pub control: String,
+    /// The training runs the files hold.
+    pub runs: Vec<String>,
+}
+
+impl Training {
+    /// Take in an episode with its bootstrap weights (`None` for a backend error, only
+    /// counted); one without `training` is not part of any curve.
+    pub fn add(&mut self, r: &EpisodeRecord, weights: Option<&Weights>) {
+        let Some(t) = &r.training else {
+            return;
+        };
+        let step = self
+            .runs
+            .entry(t.run.clone())
+            .or_default()
+            .entry(t.step)
+            .or_default();
+        r.add_to(&mut step.aggregate, weights);
+        step.clusters.insert(r.bootstrap_key());
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// The section's tables: none without training records, else the steps and the
+    /// comparison (see [`Training::comparison_table`]). A `control` no record names is an
+    /// error, with training records or without.
+    pub fn tables(&self, control: Option<&str>) -> Result<Vec<Table>, UnknownControl> {
+        if self.is_empty() {
+            return match control {
+                Some(c) => Err(UnknownControl {
+                    control: c.to_string(),
+                    runs: Vec::new(),
+                }),
+                None => Ok(Vec::new()),
+            };
+        }
+        let compared = self.comparison_table(control)?;
+        Ok(std::iter::once(self.steps_table())
+            .chain(compared)
+            .collect())
+    }
+
+    /// One row per run and step: episodes, errors, and each curve's figure with its interval,
+    /// with the format-forfeit rate and ρ over deals beside them.
+    pub fn steps_table(&self) -> Table {
+        let mut columns = vec![
+            Column::new("run", "run"),
+            Column::new("step", "step"),
+            Column::new("episodes", "episodes"),
+            Column::new("groups", "groups"),
+            Column::new("errors", "errors"),
+        ];
+        for c in &CURVES {
+            columns.push(Column::new(c.heading, c.key));
+        }
+        columns.push(Column::new("format forfeit %", "format_forfeit_pct"));
+        columns.push(Column::new("ρ over deals", "rho_deals"));
+        let mut rows = Vec::new();
+        for (run, steps) in &self.runs {
+            for (step, s) in steps {
+                let (a, f) = (&s.aggregate, s.aggregate.figures());
+                let mut row = vec![
+                    Cell::Text(run.clone()),
+                    Cell::Count(*step),
+                    Cell::Count(a.episodes() as u64),
+                    Cell::Count(s.clusters.len() as u64),
+                    Cell::Count(a.count(OutcomeKind::Error) as u64),
+                ];
+                for c in &CURVES {
+                    row.push(c.cell(c.of(&f)));
+                }
+                row.push(Cell::Estimate(
+                    f.rate(OutcomeKind::FormatForfeit).map(|e| e.scaled(100.0)),
+                    1,
+                ));
+                row.push(Cell::Estimate(f.seats[Seat::Learner].rho_deals, 3));
+                rows.push(row);
+            }
+        }
+        Table {
+            name: "training_steps".into(),
+            title: "Per training run and step (the policy of that optimizer step played)".into(),
+            columns,
+            rows,
+        }
+    }
+
+    /// Each run against another over the steps both reached, all of them and their last third
+    /// (where learning shows, if it does): each curve's figure on both sides and the
+    /// difference with its 95% two-sample bootstrap interval. Against `control` when given
+    /// (every other run minus it), else every pair of runs, the later name minus the earlier.
+    pub fn comparison_table(&self, control: Option<&str>) -> Result<Option<Table>, UnknownControl> {
+        let names: Vec<&String> = self.runs.keys().collect();
+        let pairs: Vec<(&String, &String)> = match control {
+            Some(c) => {
+                let Some(base) = names.iter().find(|n| n.as_str() == c) else {
+                    return Err(UnknownControl {
+                        control: c.to_string(),
+                        runs: names.iter().map(|n| n.to_string()).collect(),
+                    });
+                };
+                names
+                    .iter()
+                    .filter(|n| *n != base)
+                    .map(|n| (*n, *base))
+                    .collect()
+            }
+            None => names
+                .iter()
+                .enumerate()
+                .flat_map(|(i, a)| names[i + 1..].iter().map(move |b| (*b, *a)))
+                .collect(),
+        };
+        if pairs.is_empty() {
+            return Ok(None);
+        }
+        let mut columns = vec![
+            Column::new("run", "run"),
+            Column::new("against", "against"),
+            Column::new("steps", "steps"),
+            Column::new("episodes", "episodes"),
+            Column::new("episodes against", "episodes_against"),
+            Column::new("groups", "groups"),
+            Column::new("groups against", "groups_against"),
+        ];
+        for Curve { key, heading, .. } in &CURVES {
+            columns.push(Column::new(*heading, *key));
+            columns.push(Column::new(
+                format!("{heading} against"),
+                format!("{key}_against"),
+            ));
+            columns.push(Column::new(
+                format!("{heading} difference"),
+                format!("{key}_difference"),
+            ));
+            columns.push(Column::new(
+                format!("{heading}: beyond the interval"),
+                format!("{key}_beyond"),
+            ));
+        }
+        let mut rows = Vec::new();
+        for (run, against) in pairs {
+            let (ours, theirs) = (&self.runs[run], &self.runs[against]);
+            let common: Vec<u64> = ours
+                .keys()
+                .filter(|s| theirs.contains_key(s))
+                .copied()
+                .collect();
+            let Some(last) = common.last() else {
+                continue;
+            };
+            // The last third, where learning shows if it does; not a row of its own when it
+            // would be every step.
+            let late = &common[common.len() - common.len().div_ceil(3)..];
+            let windows: &[&[u64]] = if late.len() < common.len() {
+                &[&common[..], late]
+            } else {
+                &[&common[..]]
+            };
+            for window in windows {
+                let (a, groups_a) = pooled(ours, window);
+                let (b, groups_b) = pooled(theirs, window);
+                let (fa, fb) = (a.figures(), b.figures());
+                let mut row = vec![
+                    Cell::Text(run.clone()),
+                    Cell::Text(against.clone()),
+                    Cell::Text(format!("{}–{last} ({} steps)", window[0], window.len())),
+                    Cell::Count(a.episodes() as u64),
+                    Cell::Count(b.episodes() as u64),
+                    Cell::Count(groups_a as u64),
+                    Cell::Count(groups_b as u64),
+                ];
+                let enough = groups_a.min(groups_b) >= MIN_CLUSTERS;
+                for c in &CURVES {
+                    let d = a.difference(&b, c.figure);
+                    row.push(c.cell(c.of(&fa)));
+                    row.push(c.cell(c.of(&fb)));
+                    row.push(c.cell(d.map(|e| e.scaled(c.scale))));
+                    row.push(Cell::Text(verdict(d, enough).to_string()));
+                }
+                rows.push(row);
+            }
+        }
+        Ok(Some(Table {
+            name: "training_compared".into(),
+            title: "Training runs compared over the steps both reached, then their last third \
+                    (difference = run − against, with its 95% two-sample bootstrap interval)"
+                .into(),
+            columns,
+            rows,
+        }))
+    }
+
+    /// One chart per curve: x the step, a line per run with its 95% interval as a band.
+    pub fn charts(&self) -> Result<Vec<(String, String, String)>, ChartError> {
+        let mut charts = Vec::new();
+        for c in &CURVES {
+            let series: Vec<Series> = self
+                .runs
+                .iter()
+                .map(|(run, steps)| Series {
+                    name: run.clone(),
+                    points: steps
+                        .iter()
+                        .filter_map(|(step, s)| c.of(&s.aggregate.figures()).map(|e| (*step, e)))
+                        .collect(),
+                })
+                .collect();
+            let title = format!("Learner's {} per training step", c.heading);
+            charts.push((
+                format!("training_{}", c.key),
+                format!("{title}, a line per training run, with its 95% interval as a band"),
+                line_chart(&title, "optimizer step", c.heading, &series, c.range)?,
+            ));
+        }
+        Ok(charts)
+    }
+}
+
+/// The aggregate of `steps`' episodes over the steps in `window`, and its clusters (a step's
+/// records have their own run id, so no cluster spans two steps).
+fn pooled(steps: &BTreeMap<u64, Step>, window: &[u64]) -> (Aggregate, usize) {
+    let mut all = Aggregate::without_median();
+    let mut clusters = 0;
+    for s in window.iter().filter_map(|step| steps.get(step)) {
+        all.absorb(&s.aggregate);
+        clusters += s.clusters.len();
+    }
+    (all, clusters)
+}
+
+/// Whether a difference's interval leaves out 0: `higher`, `lower`, `no` (or `–` without one);
+/// `too few groups` where either side has fewer than [`MIN_CLUSTERS`].
+fn verdict(d: Option<Estimate>, enough: bool) -> &'static str {
+    match d {
+        None => "–",
+        Some(_) if !enough => "too few groups",
+        Some(d) if d.low > 0.0 => "higher",
+        Some(d) if d.high < 0.0 => "lower",
+        Some(_) => "no",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{learner_first_as, play, price_task, record_of, turn};
+    use crate::record::TrainingStep;
+    use crate::scenario::Role;
+
+    /// A deal or a walk-away for `run` at `step`, its group `g` (its own bootstrap key).
+    fn episode(run: &str, step: u64, g: usize, kind: OutcomeKind) -> EpisodeRecord {
+        let s = price_task(125.0, 100.0, 60.0);
+        let moves = match kind {
+            OutcomeKind::Deal => vec![
+                turn("90?", "[SUBMIT_DEAL] price:90"),
+                turn("Fine.", "[ACCEPT_DEAL]"),
+            ],
+            _ => vec![turn("Bye.", "[WALK_AWAY]")],
+        };
+        let mut r = record_of(play(&s, learner_first_as(&s, Role::Buyer), &moves));
+        assert_eq!(r.kind(), kind);
+        r.run_id = format!("{run}-step{step}");
+        r.group_id = format!("g{g}");
+        r.episode_id = format!("g{g}-m0");
+        r.training = Some(TrainingStep {
+            run: run.to_string(),
+            step,
+        });
+        r
+    }
+
+    fn add(t: &mut Training, r: &EpisodeRecord) {
+        t.add(r, Some(&Weights::of(r.bootstrap_key())));
+    }
+
+    #[test]
+    fn records_without_training_make_no_curve() {
+        let mut t = Training::default();
+        let mut r = episode("a", 0, 0, OutcomeKind::Deal);
+        r.training = None;
+        add(&mut t, &r);
+        assert!(t.is_empty());
+        assert!(t.tables(None).unwrap().is_empty());
+        // A control named for files with no training record is an error, not ignored.
+        let e = t.tables(Some("lr-0")).unwrap_err();
+        assert!(
+            e.to_string().contains("no record carries `training`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_run_that_deals_more_late_is_beyond_the_interval_and_the_control_is_named() {
+        let mut t = Training::default();
+        for step in 0..6u64 {
+            for g in 0..40 {
+                // The trained run deals in every episode from step 2 on; the control in a
+                // quarter of them throughout.
+                let trained = if step >= 2 || g % 4 == 0 {
+                    OutcomeKind::Deal
+                } else {
+                    OutcomeKind::WalkAway
+                };
+                let control = if g % 4 == 0 {
+                    OutcomeKind::Deal
+                } else {
+                    OutcomeKind::WalkAway
+                };
+                add(&mut t, &episode("trained", step, g, trained));
+                add(&mut t, &episode("control", step, g, control));
+            }
+        }
+        let steps = t.steps_table();
+        assert_eq!(steps.rows.len(), 12);
+        let table = t.comparison_table(Some("control")).unwrap().unwrap();
+        assert_eq!(table.rows.len(), 2, "all steps, then the last third");
+        let deal = table
+            .columns
+            .iter()
+            .position(|c| c.key == "deal_pct_difference")
+            .unwrap();
+        let Cell::Estimate(Some(late), _) = &table.rows[1][deal] else {
+            panic!("no difference: {:?}", table.rows[1]);
+        };
+        assert!((late.value - 75.0).abs() < 1e-9, "{late:?}");
+        assert!(late.low > 0.0);
+        let verdict = table
+            .columns
+            .iter()
+            .position(|c| c.key == "deal_pct_beyond")
+            .unwrap();
+        assert!(matches!(&table.rows[1][verdict], Cell::Text(v) if v == "higher"));
+        assert!(matches!(&table.rows[1][2], Cell::Text(s) if s == "4–5 (2 steps)"));
+        assert!(
+            matches!(&table.rows[1][5], Cell::Count(80)),
+            "40 groups a step"
+        );
+        // Too few groups for a verdict: one step of each, 4 groups a side.
+        let mut few = Training::default();
+        for g in 0..4 {
+            add(&mut few, &episode("trained", 0, g, OutcomeKind::Deal));
+            add(&mut few, &episode("control", 0, g, OutcomeKind::WalkAway));
+        }
+        let table = few.comparison_table(Some("control")).unwrap().unwrap();
+        assert_eq!(table.rows.len(), 1, "one step: no last third of its own");
+        assert!(matches!(&table.rows[0][verdict], Cell::Text(v) if v == "too few groups"));
+        // Without a control: the later name minus the earlier (trained − control).
+        let pairs = t.comparison_table(None).unwrap().unwrap();
+        assert!(matches!(&pairs.rows[0][0], Cell::Text(r) if r == "trained"));
+        // A control no file holds is an error that lists the runs.
+        let e = t.comparison_table(Some("lr-0")).unwrap_err();
+        assert_eq!(e.runs, ["control", "trained"]);
+        assert!(
+            e.to_string().contains("(their runs: control, trained)"),
+            "{e}"
+        );
+        assert_eq!(t.tables(None).unwrap().len(), 2);
+        assert_eq!(t.charts().unwrap().len(), 3);
+    }
+}
