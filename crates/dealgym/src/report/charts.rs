@@ -7,6 +7,7 @@
 //! clipped ρ), [`stacked_chart`] (how episodes ended, per group, as stacked shares) and
 //! [`line_chart`] (a figure across training steps, a line per run with its interval as a band).
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::score::{Bin, Estimate};
@@ -68,6 +69,22 @@ fn row_name(names: &[String], y: f64) -> String {
         return String::new();
     }
     names[names.len() - 1 - i as usize].clone()
+}
+
+/// The legend of a chart's labelled series, at `position`.
+fn legend<'a, 'b: 'a>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    position: SeriesLabelPosition,
+    title: &str,
+) -> Result<(), ChartError> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FONT, 12))
+        .draw()
+        .titled(title)
 }
 
 /// One row per (name, estimate): a dot at the value and a bar from low to high. `x_desc` names
@@ -237,14 +254,7 @@ pub(crate) fn stacked_chart(
                     Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FONT, 12))
-            .draw()
-            .titled(title)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight, title)?;
         root.present().titled(title)?;
     }
     Ok(svg)
@@ -331,14 +341,7 @@ pub(crate) fn line_chart(
                 )
                 .titled(title)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FONT, 12))
-            .draw()
-            .titled(title)?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight, title)?;
         root.present().titled(title)?;
     }
     Ok(svg)
