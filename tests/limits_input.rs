@@ -3,7 +3,8 @@
 //! and `run` alike; a line with no end (`/dev/zero`) is refused at its limit; a full disk stops
 //! a run by name, keeping every record written before whole; a record file holding an episode
 //! twice, or a record of an unknown version, is refused by every reader, and read once each
-//! with `--duplicates skip`. Scenario lines come from `scenarios/` and are changed here.
+//! with `--duplicates skip`; an export that would write no line fails, saying why, unless
+//! `--allow-empty`. Scenario lines come from `scenarios/` and are changed here.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -469,4 +470,44 @@ fn eval_refuses_a_file_holding_an_episode_twice_before_playing_and_skips_when_as
         String::from_utf8_lossy(&skipped.stdout),
         String::from_utf8_lossy(&first.stdout)
     );
+}
+
+#[test]
+fn an_export_that_would_write_nothing_fails_and_says_why_unless_allowed() {
+    // Rule players' turns carry no token ids: a token format has nothing to write.
+    let dir = temp_dir("limits-empty-export");
+    let out = dir.join("verl.jsonl");
+    let said = failed(dealgym([
+        "export",
+        arg(records()),
+        "--format",
+        "verl",
+        "--out",
+        arg(&out),
+    ]));
+    assert!(
+        said.contains("no line to write as verl from 6 episodes")
+            && said.contains("without token ids on every turn of the seat")
+            && said.contains("--allow-empty"),
+        "{said}"
+    );
+    assert!(!out.exists() && !dir.join("verl.jsonl.partial").exists());
+    // To stdout too.
+    let said = failed(dealgym(["export", arg(records()), "--format", "tinker"]));
+    assert!(said.contains("no line to write as tinker"), "{said}");
+    // Asked to allow it: an empty file and exit 0, with the skipped line.
+    let said = stderr(&ok(dealgym([
+        "export",
+        arg(records()),
+        "--format",
+        "trl-rollout",
+        "--allow-empty",
+        "--out",
+        arg(&out),
+    ])));
+    assert!(
+        said.contains("0 lines") && said.contains("skipped 6"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "");
 }

@@ -38,6 +38,10 @@ pub struct ExportFlags {
     /// received (with its own replies between them) as each prompt's context.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub last_k: Option<u32>,
+    /// Succeed even when no line is written (by default an export that would write nothing
+    /// fails, saying what was skipped, and writes no file).
+    #[arg(long)]
+    pub allow_empty: bool,
     #[command(flatten)]
     pub lookup: RecordLookup,
     #[command(flatten)]
@@ -78,6 +82,7 @@ impl ExportFlags {
             scenario_dir: PathBuf::from("scenarios"),
             prompts_dir: self.lookup.prompts_dir.clone(),
             on_duplicate: self.duplicates.duplicates,
+            allow_empty: self.allow_empty,
         })
     }
 }

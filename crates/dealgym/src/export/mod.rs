@@ -173,6 +173,8 @@ pub struct ExportOptions {
     /// What to do with an episode the files hold twice: counted twice it would weigh double
     /// and make its group look larger.
     pub on_duplicate: OnDuplicate,
+    /// Let an export that writes no line succeed ([`export_to`] refuses one otherwise).
+    pub allow_empty: bool,
 }
 
 impl ExportOptions {
@@ -188,6 +190,7 @@ impl ExportOptions {
             scenario_dir: PathBuf::from("scenarios"),
             prompts_dir: None,
             on_duplicate: OnDuplicate::Refuse,
+            allow_empty: false,
         }
     }
 }
@@ -217,6 +220,13 @@ pub enum ExportError {
     Write { to: String, source: io::Error },
     #[error("{0}")]
     Options(String),
+    /// The export would write no line; `why` says what was skipped.
+    #[error("no line to write as {format} from {episodes} episodes: {why}; nothing was written (--allow-empty lets an empty export succeed)")]
+    Empty {
+        format: &'static str,
+        episodes: usize,
+        why: String,
+    },
 }
 
 impl ExportError {
@@ -457,6 +467,30 @@ fn write_line(out: &mut dyn Write, line: &impl Serialize) -> io::Result<()> {
 
 /// Export to `out` (a file, written whole: to `FILE.partial` first, renamed once every line is
 /// written, so a failed export leaves no half file behind) or to stdout.
+/// `summary`, unless it wrote no line and `options` do not allow that: an empty trainer file
+/// is always a mistake upstream (records not played token-exact for a token format, every
+/// episode an endpoint error), and exiting 0 would hide it.
+fn refuse_empty(
+    options: &ExportOptions,
+    summary: ExportSummary,
+) -> Result<ExportSummary, ExportError> {
+    if summary.lines > 0 || options.allow_empty {
+        return Ok(summary);
+    }
+    let why = summary.skipped_line(options.format).unwrap_or_else(|| {
+        if summary.episodes == 0 {
+            "the files hold no episode".to_string()
+        } else {
+            format!("no {} seat made a call", options.seats.name())
+        }
+    });
+    Err(ExportError::Empty {
+        format: options.format.name(),
+        episodes: summary.episodes,
+        why,
+    })
+}
+
 pub fn export_to(
     options: &ExportOptions,
     out: Option<&Path>,
@@ -465,6 +499,7 @@ pub fn export_to(
         let stdout = io::stdout();
         let mut w = BufWriter::new(stdout.lock());
         let summary = export(options, &mut w).map_err(|e| e.writing_to("stdout"))?;
+        let summary = refuse_empty(options, summary)?;
         w.flush().map_err(|source| ExportError::Write {
             to: "stdout".into(),
             source,
@@ -485,7 +520,7 @@ pub fn export_to(
         PathBuf::from(name)
     };
     let mut w = BufWriter::new(File::create(&partial).map_err(failed)?);
-    let summary = match export(options, &mut w) {
+    let summary = match export(options, &mut w).and_then(|s| refuse_empty(options, s)) {
         Ok(summary) => summary,
         Err(e) => {
             drop(w);
