@@ -689,29 +689,25 @@ impl Aggregate {
     /// Σ den ≤ 0.
     fn estimate(&self, f: usize) -> Option<Estimate> {
         let (value, resamples) = self.resampled(f)?;
-        let mut list: Vec<f64> = resamples.into_iter().flatten().collect();
+        let mut list: Vec<f64> = resamples.flatten().collect();
         Some(interval(value, &mut list, self.den_count[DEN_OF[f]]))
     }
 
     /// Figure `f`'s value and its value in each resample (`None` in a resample that drew none
     /// of its episodes); `None` where Σ den ≤ 0.
-    fn resampled(&self, f: usize) -> Option<(f64, Vec<Option<f64>>)> {
+    fn resampled(&self, f: usize) -> Option<(f64, impl Iterator<Item = Option<f64>> + '_)> {
         let d = DEN_OF[f];
         let (num, den) = (self.num[f], self.den[d]);
         if den <= 0.0 {
             return None;
         }
-        let zeros = [0.0; RESAMPLES];
-        let (nums, dens) = (
-            resample_sums(&self.boot_num, f, &zeros),
-            resample_sums(&self.boot_den, d, &zeros),
-        );
-        let list = nums
+        let nums = resample_sums(&self.boot_num, f, &NO_SUMS);
+        let dens = resample_sums(&self.boot_den, d, &NO_SUMS);
+        let values = nums
             .iter()
             .zip(dens)
-            .map(|(num, den)| (*den > 0.0).then(|| num / den))
-            .collect();
-        Some((num / den, list))
+            .map(|(num, den)| (*den > 0.0).then(|| num / den));
+        Some((num / den, values))
     }
 
     /// `figure` here minus `figure` in `other`, with the percentile interval of the
@@ -730,9 +726,8 @@ impl Aggregate {
         let (a, ours) = self.resampled(f)?;
         let (b, theirs) = other.resampled(f)?;
         let mut list: Vec<f64> = ours
-            .iter()
-            .zip(&theirs)
-            .filter_map(|(x, y)| Some((*x)? - (*y)?))
+            .zip(theirs)
+            .filter_map(|(x, y)| Some(x? - y?))
             .collect();
         let d = DEN_OF[f];
         let n = self.den_count[d].min(other.den_count[d]);
@@ -781,6 +776,9 @@ fn interval(value: f64, list: &mut [f64], n: usize) -> Estimate {
         n,
     }
 }
+
+/// The resample sums of a figure or denominator that has none kept (all zero).
+static NO_SUMS: [f64; RESAMPLES] = [0.0; RESAMPLES];
 
 /// The resample sums at `i` of `list`, or `zeros` where none were kept (all zero).
 fn resample_sums<'a>(list: &'a [Vec<f64>], i: usize, zeros: &'a [f64]) -> &'a [f64] {

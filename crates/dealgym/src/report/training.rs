@@ -298,15 +298,23 @@ impl Training {
     /// One chart per curve: x the step, a line per run with its 95% interval as a band.
     pub fn charts(&self) -> Result<Vec<(String, String, String)>, ChartError> {
         let mut charts = Vec::new();
+        // Each step's figures once, for every curve.
+        let figures: Vec<(&String, Vec<(u64, Figures)>)> = self
+            .runs
+            .iter()
+            .map(|(run, steps)| {
+                let f = steps.iter().map(|(step, s)| (*step, s.aggregate.figures()));
+                (run, f.collect())
+            })
+            .collect();
         for c in &CURVES {
-            let series: Vec<Series> = self
-                .runs
+            let series: Vec<Series> = figures
                 .iter()
                 .map(|(run, steps)| Series {
-                    name: run.clone(),
+                    name: run.to_string(),
                     points: steps
                         .iter()
-                        .filter_map(|(step, s)| c.of(&s.aggregate.figures()).map(|e| (*step, e)))
+                        .filter_map(|(step, f)| c.of(f).map(|e| (*step, e)))
                         .collect(),
                 })
                 .collect();
