@@ -47,7 +47,7 @@ use dealgym::game::{mix, Message};
 pub(crate) use annotate::is_annotate_request;
 pub use annotate::thought;
 pub use judge::{conversation_reward, verdict};
-pub(crate) use negotiator::{read_prompt, respond_with};
+pub(crate) use negotiator::{as_tool_call, read_prompt, respond_with};
 pub use negotiator::{respond, ReadGame, Reading};
 pub(crate) use prefix_cache::PrefixCache;
 pub use tokens::{render, tokenize, MockTemplate};
@@ -369,6 +369,10 @@ struct ChatBody {
     logprobs: Option<bool>,
     #[serde(default)]
     return_token_ids: Option<bool>,
+    /// Tools the model may call (the request of a seat that acts through tools): the
+    /// negotiator then answers with one call.
+    #[serde(default)]
+    tools: Option<serde_json::Value>,
     /// Answer as server-sent events, as OpenAI's API and vLLM do (`stream.rs`).
     #[serde(default)]
     stream: Option<bool>,
@@ -472,6 +476,7 @@ async fn chat(
         stats.judge_requests.fetch_add(1, Ordering::Relaxed);
     }
     let annotating = !judging && is_annotate_request(&parsed.messages);
+    let mut tool_calls = Vec::new();
     let mut content = if annotating {
         stats.annotate_requests.fetch_add(1, Ordering::Relaxed);
         let unusable = rng.random::<f64>() < config.annotate_unusable_rate;
@@ -493,12 +498,22 @@ async fn chat(
         "Sure! As an AI language model I would be happy to help you negotiate.".to_string()
     } else {
         match reading(&state, &parsed.messages) {
-            Some(reading) => respond_with(
-                &reading,
-                &parsed.messages,
-                config.tactic,
-                parsed.seed.unwrap_or(0),
-            ),
+            Some(reading) => {
+                let reply = respond_with(
+                    &reading,
+                    &parsed.messages,
+                    config.tactic,
+                    parsed.seed.unwrap_or(0),
+                );
+                if parsed.tools.is_some() {
+                    let id = format!("call_{}", parsed.messages.len());
+                    let (thought, calls) = as_tool_call(&reading, &reply, id);
+                    tool_calls = calls;
+                    thought
+                } else {
+                    reply
+                }
+            }
             None => "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]"
                 .to_string(),
         }
@@ -515,6 +530,9 @@ async fn chat(
         ThinkMode::Field => message["reasoning_content"] = json!(reasoning),
     }
     message["content"] = json!(content);
+    if !tool_calls.is_empty() {
+        message["tool_calls"] = json!(tool_calls);
+    }
     // With a prefix cache, prompts are counted in the mock's own tokenization (the one its
     // token routes use); without, as a rough estimate (as records have always had it).
     let (prompt_tokens, cached) = match &state.prefix_cache {
@@ -539,7 +557,12 @@ async fn chat(
         ),
     };
     let words: Vec<&str> = content.split_whitespace().collect();
-    let mut choice = json!({"index": 0, "message": message, "finish_reason": "stop"});
+    let finish = if tool_calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    let mut choice = json!({"index": 0, "message": message, "finish_reason": finish});
     let logprobs = config.logprobs || parsed.logprobs == Some(true);
     let token_ids = parsed.return_token_ids == Some(true);
     if logprobs {

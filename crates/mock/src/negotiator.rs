@@ -9,9 +9,10 @@ use regex::Regex;
 
 use dealgym::agents::concession::{candidates, Stance, Tactic};
 use dealgym::agents::speak;
-use dealgym::game::{Message, MessageRole};
+use dealgym::game::{Message, MessageRole, ToolCall};
 use dealgym::protocol::{
-    parse, Action, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace, Terms, TurnFormat,
+    parse, read_tool_calls, Action, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace, Terms,
+    TurnFormat,
 };
 
 fn re(pattern: &str) -> Regex {
@@ -20,6 +21,9 @@ fn re(pattern: &str) -> Regex {
 
 static MAX_TURNS: LazyLock<Regex> = LazyLock::new(|| re(r"at most (\d+) turns"));
 static GRAMMAR: LazyLock<Regex> = LazyLock::new(|| re(r"\[SUBMIT_DEAL\] ([^\n—]+?) —"));
+/// The grammar line of a prompt that asks for tool calls.
+static TOOLS_GRAMMAR: LazyLock<Regex> =
+    LazyLock::new(|| re(r"make_offer\(terms, message\) — propose a deal; terms: ([^\n(]+)"));
 static LISTED: LazyLock<Regex> = LazyLock::new(|| re(r"Listed price: \$([0-9.]+)"));
 static BUDGET: LazyLock<Regex> = LazyLock::new(|| re(r"Your budget is \$([0-9.]+)"));
 static COST: LazyLock<Regex> = LazyLock::new(|| re(r"The item cost you \$([0-9.]+)"));
@@ -90,13 +94,19 @@ fn number(r: &Regex, text: &str) -> Option<f64> {
 
 /// Read a system prompt. `None` when it is not one of dealgym's.
 pub(crate) fn read_prompt(system: &str) -> Option<Reading> {
-    let format = if system.contains("<thought>") {
+    let format = if system.contains("make_offer(terms, message)") {
+        TurnFormat::Tools
+    } else if system.contains("<thought>") {
         TurnFormat::Xml
     } else {
         TurnFormat::Tagged
     };
     let max_rounds = number(&MAX_TURNS, system).map(|n| n as u32).unwrap_or(6);
-    let grammar = GRAMMAR
+    let grammar = match format {
+        TurnFormat::Tools => &TOOLS_GRAMMAR,
+        _ => &GRAMMAR,
+    };
+    let grammar = grammar
         .captures(system)?
         .get(1)?
         .as_str()
@@ -288,7 +298,13 @@ pub(crate) fn respond_with(
     seed: u64,
 ) -> String {
     let space = reading.game.space();
-    let read = |m: &Message| parse(&m.content, space, None).action;
+    let read = |m: &Message| {
+        if m.tool_calls.is_empty() {
+            parse(&m.content, space, None).action
+        } else {
+            read_tool_calls(&m.tool_calls, &m.content, space, None).action
+        }
+    };
     let own_offers: Vec<Terms> = messages
         .iter()
         .filter(|m| m.role == MessageRole::Assistant)
@@ -317,4 +333,27 @@ pub(crate) fn respond_with(
         seed,
     );
     speak(&decision, space, reading.format, t)
+}
+
+/// A reply of the mock's (a turn in the tagged spelling) as a model that acts through tools
+/// answers it: the Thought as the message's text, the move as one call (its Talk as the call's
+/// `message`), `id` naming the call.
+pub(crate) fn as_tool_call(reading: &Reading, reply: &str, id: String) -> (String, Vec<ToolCall>) {
+    let space = reading.game.space();
+    let turn = parse(reply, space, None);
+    let talk = turn.talk.unwrap_or_default();
+    let (name, arguments) = match turn.action {
+        Some(Action::Submit(terms)) => (
+            "make_offer",
+            serde_json::json!({"terms": terms.to_json(space), "message": talk}),
+        ),
+        Some(Action::Accept) => ("accept", serde_json::json!({"message": talk})),
+        Some(Action::WalkAway) => ("walk_away", serde_json::json!({"message": talk})),
+        Some(Action::Talk) => ("say", serde_json::json!({"text": talk})),
+        Some(Action::Reject) | None => ("reject", serde_json::json!({"message": talk})),
+    };
+    (
+        turn.thought.unwrap_or_default(),
+        vec![ToolCall::new(id, name, arguments.to_string())],
+    )
 }

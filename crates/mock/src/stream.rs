@@ -41,6 +41,19 @@ pub(crate) fn events(completion: &Value, include_usage: bool) -> Response {
         }
         chunks.push(chunk(choices));
     }
+    // Tool calls whole, in one delta, each with its index (as OpenAI streams a call's first piece).
+    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
+        let indexed: Vec<Value> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, call)| {
+                let mut call = call.clone();
+                call["index"] = json!(i);
+                call
+            })
+            .collect();
+        chunks.push(chunk(delta(json!({ "tool_calls": indexed }))));
+    }
     chunks.push(chunk(json!([{
         "index": 0,
         "delta": {},

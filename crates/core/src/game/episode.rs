@@ -12,7 +12,7 @@ use super::outcome::{self, ErrorCause, Outcome, OutcomeKind};
 use super::prompt::{PromptError, Prompts, SystemPrompt};
 use super::rules::{self, Move, Offer, RegulationEvent};
 use super::setup::Setup;
-use crate::vocab::{Message, MessageRole, TurnTokens};
+use crate::vocab::{Message, MessageRole, ToolCall, TurnTokens};
 use crate::vocab::{PerSeat, Seat};
 
 /// One completion from a player: the text and, where the endpoint returned it separately, its
@@ -30,6 +30,12 @@ pub struct Completion {
     /// The exact token ids of the call, for a seat played in token-exact mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TurnTokens>,
+    /// The tool calls of a seat that acts through tools ([`TurnFormat::Tools`]); `text` is
+    /// then what it wrote beside them. A completion with calls is read from its calls.
+    ///
+    /// [`TurnFormat::Tools`]: crate::protocol::TurnFormat::Tools
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
 }
 
 impl From<&str> for Completion {
@@ -81,6 +87,10 @@ pub struct Turn {
     /// them ([`token_sequence`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TurnTokens>,
+    /// The tool calls the turn was played with (a seat acting through tools), as made; `raw`
+    /// is the text written beside them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
 }
 
 impl AsRef<Turn> for Turn {
@@ -97,6 +107,7 @@ impl Turn {
             reasoning: self.reasoning_content.clone(),
             constraint: self.constraint,
             tokens: self.tokens.clone(),
+            tool_calls: self.tool_calls.clone(),
         }
     }
 }
@@ -325,7 +336,12 @@ impl Episode {
         let completion = completion.into();
         let seat = self.to_move;
         let space = self.scenario.term_space();
-        let mut parsed = protocol::parse(&completion.text, space, completion.reasoning.as_deref());
+        let reasoning = completion.reasoning.as_deref();
+        let mut parsed = if completion.tool_calls.is_empty() {
+            protocol::parse(&completion.text, space, reasoning)
+        } else {
+            protocol::read_tool_calls(&completion.tool_calls, &completion.text, space, reasoning)
+        };
         if parsed.error.is_none()
             && parsed.note.is_none()
             && protocol::copies_instructions(&parsed, &self.system_prompts[seat].instructions)
@@ -339,7 +355,7 @@ impl Episode {
                 chosen = None;
             }
         }
-        let own_message = visible_text(&completion.text);
+        let own_message = own_message(&completion.text, &completion.tool_calls);
         let mut turn = Turn {
             seat,
             attempt: self.attempt,
@@ -351,6 +367,7 @@ impl Episode {
             forwarded: None,
             constraint: completion.constraint,
             tokens: completion.tokens,
+            tool_calls: completion.tool_calls,
         };
 
         let Some(action) = chosen else {
@@ -366,7 +383,7 @@ impl Episode {
                 let correction = self
                     .prompts
                     .correction(&error.message, self.setup.seats[seat].format)?;
-                self.views[seat].push(Message::new(MessageRole::Assistant, own_message));
+                self.push_own(seat, own_message, Some(&error.message));
                 self.views[seat].push(Message::new(MessageRole::User, correction));
                 return Ok(self.step_result(seat, parsed, None, None, true));
             }
@@ -408,7 +425,7 @@ impl Episode {
             )?;
             self.regulation_notes[seat] = Some(note);
         }
-        self.views[seat].push(Message::new(MessageRole::Assistant, own_message));
+        self.push_own(seat, own_message, None);
         self.views[receiver].push(Message::new(MessageRole::User, forwarded.clone()));
         turn.played = Some(played.clone());
         turn.regulation = event.clone();
@@ -450,6 +467,19 @@ impl Episode {
             }
         }
         Ok(self.step_result(seat, parsed, Some(played), event, false))
+    }
+
+    /// Append a seat's own message to its view; a message with tool calls is followed by the
+    /// answer to each call (chat APIs expect one per call before the next message): the error
+    /// of a turn that could not be used, or `ok`.
+    fn push_own(&mut self, seat: Seat, own: Message, error: Option<&str>) {
+        let answers: Vec<Message> = own
+            .tool_calls
+            .iter()
+            .map(|call| Message::tool_result(call.id.clone(), error.unwrap_or("ok")))
+            .collect();
+        self.views[seat].push(own);
+        self.views[seat].extend(answers);
     }
 
     /// End the episode because the endpoint failed for `seat` after its retries. A backend
@@ -567,6 +597,15 @@ pub fn token_sequence(
         ids.extend_from_slice(&tokens.completion_ids);
     }
     Some(ids)
+}
+
+/// A seat's own turn as its history keeps it: an assistant message of the completion's
+/// [`visible_text`], with the tool calls it made.
+pub fn own_message(text: &str, tool_calls: &[ToolCall]) -> Message {
+    Message {
+        tool_calls: tool_calls.to_vec(),
+        ..Message::new(MessageRole::Assistant, visible_text(text))
+    }
 }
 
 /// What a seat's own message looks like in its history: the completion without any `<think>`

@@ -12,9 +12,11 @@ mod prompt;
 pub mod rules;
 mod setup;
 
-pub use crate::vocab::{Drift, Message, MessageRole, PerSeat, Seat, TurnTokens};
+pub use crate::vocab::{Drift, Message, MessageRole, PerSeat, Seat, ToolCall, TurnTokens};
 pub(crate) use episode::Leftover;
-pub use episode::{token_sequence, visible_text, Completion, Episode, GameError, Step, Turn};
+pub use episode::{
+    own_message, token_sequence, visible_text, Completion, Episode, GameError, Step, Turn,
+};
 pub(crate) use outcome::deal_utilities;
 pub use outcome::{seat_values, ErrorCause, Outcome, OutcomeKind};
 pub use prompt::{PromptError, Prompts, SystemPrompt};

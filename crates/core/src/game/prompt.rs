@@ -306,6 +306,7 @@ fn format_name(format: TurnFormat) -> &'static str {
     match format {
         TurnFormat::Tagged => "tagged",
         TurnFormat::Xml => "xml",
+        TurnFormat::Tools => "tools",
     }
 }
 
@@ -540,6 +541,11 @@ fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat) -> String {
             ),
         ),
     };
+    if format == TurnFormat::Tools {
+        // The thought as the reply's text, the move as its one call.
+        let arguments = serde_json::json!({"terms": terms.to_json(space), "message": talk});
+        return format!("{thought}\nmake_offer({arguments})");
+    }
     let action = crate::protocol::render_action(&Action::Submit(terms), space, true);
     crate::protocol::render_turn(thought, talk, &action, format)
 }

@@ -656,3 +656,126 @@ fn a_kept_system_prompt_is_the_one_its_inputs_render() {
     ));
     let _ = std::fs::remove_dir_all(&empty);
 }
+
+/// A completion made of tool calls, with `text` written beside them.
+fn calls(text: &str, calls: &[(&str, &str)]) -> Completion {
+    Completion {
+        text: text.into(),
+        tool_calls: calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, args))| crate::vocab::ToolCall::new(format!("c{i}"), *name, *args))
+            .collect(),
+        ..Completion::default()
+    }
+}
+
+fn tools_first() -> EpisodeConfig {
+    EpisodeConfig {
+        learner_format: TurnFormat::Tools,
+        ..learner_first()
+    }
+}
+
+/// A seat acting through tools plays by the same rules as one writing text: its offer stands
+/// and is flipped for a text-playing counterpart, ACCEPT takes exactly that offer, and its own
+/// history keeps the calls, each answered, so a chat endpoint can be sent it again.
+#[test]
+fn a_seat_acting_through_tools_plays_by_the_same_rules() {
+    let s = casino();
+    let mut e = Episode::new(s.clone(), setup(&s, tools_first())).unwrap();
+    assert!(e
+        .system_prompt(Seat::Learner)
+        .contains("make_offer(terms, message)"));
+    assert!(!e.system_prompt(Seat::Opponent).contains("make_offer"));
+    let step = e
+        .step(calls(
+            "I want the food.",
+            &[(
+                "make_offer",
+                r#"{"terms": {"food": 3, "water": 1, "firewood": 0}, "message": "Food for me?"}"#,
+            )],
+        ))
+        .unwrap();
+    assert_eq!(
+        step.played,
+        Some(Action::Submit(Terms::Items(vec![3, 1, 0])))
+    );
+    assert_eq!(step.parsed.thought.as_deref(), Some("I want the food."));
+    let forwarded = e.view(Seat::Opponent).last().unwrap().content.clone();
+    assert_eq!(
+        forwarded,
+        "Talk: Food for me?\nAction: [SUBMIT_DEAL] food:0 water:2 firewood:3"
+    );
+    let own = &e.view(Seat::Learner)[e.view(Seat::Learner).len() - 2..];
+    assert_eq!(own[0].tool_calls.len(), 1);
+    assert_eq!(own[0].content, "I want the food.");
+    assert_eq!(
+        (
+            own[1].role,
+            own[1].tool_call_id.as_deref(),
+            own[1].content.as_str()
+        ),
+        (MessageRole::Tool, Some("c0"), "ok")
+    );
+    e.step(turn("No.", "[SUBMIT_DEAL] food:1 water:1 firewood:1"))
+        .unwrap();
+    let step = e.step(calls("", &[("accept", "{}")])).unwrap();
+    let outcome = step.outcome.unwrap();
+    assert_eq!(outcome.kind, OutcomeKind::Deal);
+    assert_eq!(outcome.terms, Some(Terms::Items(vec![2, 2, 2])));
+    assert_eq!(e.turns()[2].tool_calls.len(), 1, "the turn keeps its calls");
+}
+
+/// Every malformed tool call gets the malformed-turn policy — a correction (answering the call
+/// with what was wrong), then the forfeit — and is never a move or a panic.
+#[test]
+fn malformed_tool_calls_get_the_malformed_turn_policy() {
+    let s = casino();
+    let cases: [(&str, &[(&str, &str)], ErrorKind); 6] = [
+        ("", &[("haggle", "{}")], ErrorKind::Format),
+        ("", &[("make_offer", "{}")], ErrorKind::Format),
+        (
+            "",
+            &[("walk_away", r#"{"why": "bored"}"#)],
+            ErrorKind::Format,
+        ),
+        (
+            "",
+            &[(
+                "make_offer",
+                r#"{"terms": {"food": 4, "water": 0, "firewood": 0}}"#,
+            )],
+            ErrorKind::Illegal,
+        ),
+        ("", &[("accept", "{}")], ErrorKind::Illegal),
+        (
+            "Action: [WALK_AWAY]",
+            &[("walk_away", "{}")],
+            ErrorKind::Format,
+        ),
+    ];
+    for (text, bad, kind) in cases {
+        let mut e = Episode::new(s.clone(), setup(&s, tools_first())).unwrap();
+        let step = e.step(calls(text, bad)).unwrap();
+        let error = step.parsed.error.clone().expect("an error");
+        assert_eq!(error.kind, kind, "{bad:?}: {error:?}");
+        assert!(step.retry && step.played.is_none(), "{bad:?}");
+        let view = e.view(Seat::Learner);
+        let answer = &view[view.len() - 2];
+        assert_eq!(answer.role, MessageRole::Tool, "{bad:?}");
+        assert_eq!(answer.content, error.message, "{bad:?}");
+        assert!(view
+            .last()
+            .unwrap()
+            .content
+            .contains("calling exactly one of the tools"));
+        let step = e.step(calls(text, bad)).unwrap();
+        let outcome = step.outcome.expect("the second try forfeits");
+        assert_eq!(
+            (outcome.kind, outcome.by),
+            (OutcomeKind::FormatForfeit, Some(Seat::Learner)),
+            "{bad:?}"
+        );
+    }
+}

@@ -32,14 +32,14 @@ pub enum ActionKind {
 impl ActionKind {
     /// The moves a seat may make now, in the order a decoding constraint lists them: ACCEPT
     /// only when an offer is open to it (`Episode::offer_to_accept`), TALK only in the XML
-    /// format (the tagged format's prompt has no conversational move).
+    /// format and through tools (`say`; the tagged format's prompt has no conversational move).
     pub fn legal(format: TurnFormat, can_accept: bool) -> Vec<ActionKind> {
         let mut kinds = Vec::with_capacity(5);
         if can_accept {
             kinds.push(ActionKind::Accept);
         }
         kinds.extend([ActionKind::Reject, ActionKind::WalkAway]);
-        if format == TurnFormat::Xml {
+        if matches!(format, TurnFormat::Xml | TurnFormat::Tools) {
             kinds.push(ActionKind::Talk);
         }
         kinds.push(ActionKind::Submit);

@@ -145,7 +145,9 @@ fn turn<N: Notation>(n: &N, space: TermSpace<'_>, format: TurnFormat, accept: bo
     let l = |s: &str| n.literal(s);
     let act = action(n, space, format, accept);
     match format {
-        TurnFormat::Tagged => n.seq(&[
+        // A seat that acts through tools is never constrained (`Constrain` with `tools` is
+        // refused where a player is configured); its text would be the tagged spelling.
+        TurnFormat::Tagged | TurnFormat::Tools => n.seq(&[
             l("Thought: "),
             text.clone(),
             l("\nTalk: "),
@@ -319,6 +321,7 @@ mod tests {
                     TurnFormat::Xml => format!(
                         "<thought>I want more.</thought>\n<talk>How about this?</talk>\n<action>{action}</action>"
                     ),
+                    TurnFormat::Tools => unreachable!("only the text spellings are constrained"),
                 }
                 };
                 let ok = turn(&format!("[SUBMIT_DEAL] {good}"));

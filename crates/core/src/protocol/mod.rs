@@ -1,7 +1,7 @@
 //! The turn grammar: text in, [`Action`] out, and actions back to text for a given viewer.
 //!
 //! This module is dealgym's wire protocol and nothing else: it knows the two spellings of a turn
-//! (tagged and XML), the action tokens, and how terms of each domain are written. It does no I/O,
+//! (tagged and XML) and the tool calls a seat may act through, the action tokens, and how terms of each domain are written. It does no I/O,
 //! knows nothing of episodes, and never decides whether a move is *legal now* — only whether it
 //! can be read and whether its terms are in range (DESIGN §3).
 
@@ -10,6 +10,7 @@ pub mod constraint;
 mod parse;
 mod render;
 mod terms;
+mod tools;
 
 pub use action::{Action, ActionKind, ErrorKind, TurnError};
 pub(crate) use parse::proposes_deal;
@@ -20,6 +21,7 @@ pub use parse::{
 pub(crate) use render::render_forwarded;
 pub use render::{render_action, render_turn};
 pub use terms::{
-    format_cents, parse_terms, to_cents, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace,
-    Terms, TermsError,
+    format_cents, parse_terms, terms_from_json, to_cents, IssueRange, IssueSpec, IssueValue,
+    ItemSpec, TermSpace, Terms, TermsError,
 };
+pub use tools::{openai_tools, read_tool_calls, tool_specs, ToolSpec, TOOL_NAMES};

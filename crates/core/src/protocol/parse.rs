@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::action::{Action, ActionKind, TurnError};
 use super::terms::{parse_terms, TermSpace, TermsError};
 
-/// The two spellings of a turn the prompts can ask for.
+/// How a seat is asked to play its turns: one of the two spellings of the text, or through tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnFormat {
@@ -18,6 +18,10 @@ pub enum TurnFormat {
     Tagged,
     /// `<thought>…</thought><talk>…</talk><action>…</action>`
     Xml,
+    /// Tool calls (`make_offer`, `accept`, `reject`, `walk_away`, `say`; [`super::tools`]): the
+    /// seat's requests carry the tools, its moves are read from the calls it makes. A reply
+    /// without a call is read as text.
+    Tools,
 }
 
 /// Everything read from one completion.
@@ -138,7 +142,7 @@ static TEMPLATE_MARKER: LazyLock<Regex> = LazyLock::new(|| {
 });
 static THINK_OPEN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)<think>").expect("static regex"));
-static ACTION_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+pub(super) static ACTION_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?i)\[\s*(submit[ _-]?deal|accept[ _-]?deal|reject[ _-]?deal|walk[ _-]?away|talk)\s*\]",
     )
@@ -349,7 +353,7 @@ pub fn normalize_for_copy(text: &str) -> String {
 
 /// Take out `<think>…</think>` blocks (and a leading block closed by a lone `</think>`, as some
 /// chat templates open the block in the prompt). Returns the rest and the reasoning found.
-fn split_reasoning(text: &str) -> (String, Option<String>) {
+pub(super) fn split_reasoning(text: &str) -> (String, Option<String>) {
     let mut found = Vec::new();
     let mut rest = THINK_BLOCK
         .replace_all(text, |c: &regex::Captures| {

@@ -25,7 +25,8 @@ pub fn render_action(action: &Action, space: TermSpace<'_>, from_mover: bool) ->
 /// example turn, the mock all use it); [`crate::protocol::parse`] reads it back.
 pub fn render_turn(thought: &str, talk: &str, action_line: &str, format: TurnFormat) -> String {
     match format {
-        TurnFormat::Tagged => format!(
+        // A seat that acts through tools is shown turns as the tagged text.
+        TurnFormat::Tagged | TurnFormat::Tools => format!(
             "Thought: {thought}\n{}",
             talk_and_action(talk, action_line, format)
         ),
@@ -39,7 +40,7 @@ pub fn render_turn(thought: &str, talk: &str, action_line: &str, format: TurnFor
 /// The Talk and Action parts of a turn, in the given format.
 fn talk_and_action(talk: &str, action_line: &str, format: TurnFormat) -> String {
     match format {
-        TurnFormat::Tagged => format!("Talk: {talk}\nAction: {action_line}"),
+        TurnFormat::Tagged | TurnFormat::Tools => format!("Talk: {talk}\nAction: {action_line}"),
         TurnFormat::Xml => format!("<talk>{talk}</talk>\n<action>{action_line}</action>"),
     }
 }

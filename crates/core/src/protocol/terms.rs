@@ -193,6 +193,36 @@ impl Terms {
         }
     }
 
+    /// The terms as a JSON object, as a `make_offer` tool call writes them
+    /// ([`terms_from_json`] reads it back): `{"price": 12.5}`, `{"food": 2, …}`,
+    /// `{"salary": 35, "position": "Engineer", …}`.
+    pub fn to_json(&self, space: TermSpace<'_>) -> serde_json::Map<String, serde_json::Value> {
+        use serde_json::Value;
+        match (self, space) {
+            (Terms::Price(cents), _) => [("price".to_string(), Value::from(*cents as f64 / 100.0))]
+                .into_iter()
+                .collect(),
+            (Terms::Items(shares), TermSpace::Items(items)) => shares
+                .iter()
+                .zip(items)
+                .map(|(x, item)| (item.name.clone(), Value::from(*x)))
+                .collect(),
+            (Terms::Issues(values), TermSpace::Issues(issues)) => values
+                .iter()
+                .zip(issues)
+                .map(|(v, issue)| {
+                    let value = match v {
+                        IssueValue::Number(n) => Value::from(*n),
+                        IssueValue::Option(_) => Value::from(issue_value_text(issue, *v)),
+                    };
+                    (issue.key.clone(), value)
+                })
+                .collect(),
+            // Terms of one domain against another domain's space: nothing to write.
+            _ => serde_json::Map::new(),
+        }
+    }
+
     /// The canonical text of the terms: `price:12.50`, `food:2 water:1 firewood:3`,
     /// `salary:35 position:Engineer …`. Parsing it gives the same terms back.
     pub fn render(&self, space: TermSpace<'_>) -> String {
@@ -351,12 +381,52 @@ pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), Te
             (normalize_key(key), format!("{}{exponent}", value.trim()))
         })
         .collect();
+    terms_from_pairs(&pairs, space, Some(text))
+}
+
+/// Terms given as a JSON object (a `make_offer` tool call's `terms`): `{"price": 120}`,
+/// `{"food": 2, "water": 1, "firewood": 0}`, `{"salary": 35, "position": "Engineer"}`. Read
+/// with the same rules as a written action (key spellings, ranges, every key once); a key the
+/// space does not have is unreadable, as in the text.
+pub fn terms_from_json(
+    terms: &serde_json::Map<String, serde_json::Value>,
+    space: TermSpace<'_>,
+) -> Result<Terms, TermsError> {
+    let mut pairs = Vec::with_capacity(terms.len());
+    for (key, value) in terms {
+        let text = match value {
+            serde_json::Value::Number(n) => n.to_string(),
+            serde_json::Value::String(s) => s.clone(),
+            other => {
+                return Err(TermsError::Unreadable(format!(
+                    "`{key}` must be a number or a string, got {other}"
+                )))
+            }
+        };
+        let key = normalize_key(key);
+        if matches!(space, TermSpace::Price) && !key_matches(&key, "price") {
+            return Err(TermsError::Unreadable(format!(
+                "unknown term `{key}` (a price deal has `price` only)"
+            )));
+        }
+        pairs.push((key, text));
+    }
+    terms_from_pairs(&pairs, space, None).map(|(terms, _)| terms)
+}
+
+/// Terms from `(normalized key, value text)` pairs. `text` is the whole terms text a bare price
+/// may be read from (readable, not well-formed); `None` where there is no such text.
+fn terms_from_pairs(
+    pairs: &[(String, String)],
+    space: TermSpace<'_>,
+    text: Option<&str>,
+) -> Result<(Terms, bool), TermsError> {
     match space {
         TermSpace::Price => {
             let (value, well_formed) = match pairs.iter().find(|(k, _)| key_matches(k, "price")) {
                 Some((_, v)) => (v.clone(), true),
-                None => match BARE_NUMBER.find(text) {
-                    Some(m) => {
+                None => match text.and_then(|text| BARE_NUMBER.find(text).map(|m| (text, m))) {
+                    Some((text, m)) => {
                         let exponent = EXPONENT.find(&text[m.end()..]).map_or("", |e| e.as_str());
                         (format!("{}{exponent}", m.as_str()), false)
                     }
@@ -380,7 +450,7 @@ pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), Te
         }
         TermSpace::Items(items) => {
             let mut shares: Vec<Option<u32>> = vec![None; items.len()];
-            for (key, value) in &pairs {
+            for (key, value) in pairs {
                 let Some(i) = items.iter().position(|it| key_matches(key, &it.name)) else {
                     return Err(TermsError::Unreadable(format!("unknown item `{key}`")));
                 };
@@ -417,7 +487,7 @@ pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), Te
         }
         TermSpace::Issues(issues) => {
             let mut values: Vec<Option<IssueValue>> = vec![None; issues.len()];
-            for (key, value) in &pairs {
+            for (key, value) in pairs {
                 let Some(i) = issues
                     .iter()
                     .position(|is| key_matches(key, &is.key) || key_matches(key, &is.label))

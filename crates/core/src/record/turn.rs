@@ -17,7 +17,7 @@ use crate::digest::Digest;
 use crate::game::{self, RegulationEvent, Seat, TurnTokens};
 use crate::protocol::constraint::ConstraintCheck;
 use crate::protocol::{Action, Parsed};
-use crate::vocab::Call;
+use crate::vocab::{Call, ToolCall};
 
 /// One attempt at a turn, as the record keeps it. Reads as the engine's turn (`turn.seat`,
 /// `turn.played`: it dereferences to [`game::Turn`]) with the record's own fields beside.
@@ -97,6 +97,11 @@ struct TurnLine {
     /// 0 for a first try; 1, 2, … for tries after a correction.
     attempt: u32,
     raw: String,
+    /// The tool calls of a turn played through tools (the seat's `format` is `tools`), in
+    /// the OpenAI shape, as the model made them; `raw` is the text written beside them.
+    /// Absent from a turn played as text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<ToolCall>,
     /// The endpoint's separate `reasoning_content`, as received (also merged into
     /// `reasoning`); kept apart so replay feeds the engine exactly what it got.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -149,6 +154,8 @@ struct TurnLineRef<'a> {
     seat: Seat,
     attempt: u32,
     raw: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: &'a Vec<ToolCall>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_content: &'a Option<String>,
     #[serde(flatten)]
@@ -189,11 +196,13 @@ impl Serialize for TurnRecord {
             forwarded,
             constraint,
             tokens,
+            tool_calls,
         } = &self.turn;
         TurnLineRef {
             seat: *seat,
             attempt: *attempt,
             raw,
+            tool_calls,
             reasoning_content,
             parsed,
             played,
@@ -226,6 +235,7 @@ impl<'de> Deserialize<'de> for TurnRecord {
                 forwarded: line.forwarded,
                 constraint: line.constraint,
                 tokens: line.tokens,
+                tool_calls: line.tool_calls,
             },
             call: line.call,
             rewards: line.rewards,

@@ -203,7 +203,11 @@ pub fn proposals(turns: &[impl AsRef<Turn>], rules: &Rules) -> PerSeat<Proposals
         let (proposed, malformed) = match &t.parsed.action {
             Some(action) => (matches!(action, Action::Submit(_)), false),
             None => {
-                let proposed = proposes_deal(&t.raw);
+                let proposed = if t.tool_calls.is_empty() {
+                    proposes_deal(&t.raw)
+                } else {
+                    t.tool_calls.iter().any(|c| c.function.name == "make_offer")
+                };
                 (proposed, proposed)
             }
         };

@@ -10,6 +10,6 @@ mod seat;
 mod tokens;
 
 pub use call::{Call, PromptTokensDetails, Usage};
-pub use message::{Message, MessageRole};
+pub use message::{FunctionCall, Message, MessageRole, ToolCall};
 pub use seat::{PerSeat, Seat};
 pub use tokens::{continued_prefix, extend, Drift, LogprobsMismatch, NextPrompt, TurnTokens};

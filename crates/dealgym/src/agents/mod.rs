@@ -23,6 +23,7 @@ use crate::llm::{
     without_userinfo, EndpointSettings, LlmClient, LlmError, ReplicaPool, SeatKey, TokenMode,
 };
 use crate::protocol::constraint::{self, ConstraintCheck};
+use crate::protocol::{openai_tools, TurnFormat};
 
 pub use crate::protocol::constraint::Constrain;
 use crate::vocab::Call;
@@ -426,7 +427,24 @@ impl Player {
                 let space = ctx.scenario.term_space();
                 let seat_format = ctx.setup.seats[ctx.seat].format;
                 let accept = ctx.counter_offer.is_some();
-                let fields = constrain.fields(space, seat_format, accept);
+                if seat_format == TurnFormat::Tools
+                    && (*constrain != Constrain::None
+                        || client.settings().tokens == TokenMode::Exact)
+                {
+                    return Err(PlayerError::Spec {
+                        spec: self.spec().to_string(),
+                        message: "a seat that acts through tools (format `tools`) is neither \
+                                  constrained nor token-exact: set `constrain = \"none\"` and \
+                                  `tokens = \"text\"`, or give the seat a text format"
+                            .into(),
+                    });
+                }
+                let mut fields = constrain.fields(space, seat_format, accept);
+                if seat_format == TurnFormat::Tools {
+                    // The scenario's tools replace any `tools` of the player's extra body
+                    // (its `tool_choice`, if it sets one, is sent as it is).
+                    fields.insert("tools".into(), openai_tools(space));
+                }
                 let sequence = match client.settings().tokens {
                     TokenMode::Exact => Some(exact_sequence(client, ctx)?),
                     TokenMode::Text => None,
@@ -472,6 +490,7 @@ impl Player {
                         reasoning: answer.reasoning,
                         constraint,
                         tokens: answer.tokens_record,
+                        tool_calls: answer.tool_calls,
                     },
                     answer.call,
                     answer.retries,

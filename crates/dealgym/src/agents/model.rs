@@ -68,6 +68,7 @@ pub(super) async fn llm_call(
             call: reply.call.if_any(),
             text: reply.text,
             reasoning: reply.reasoning,
+            tool_calls: reply.tool_calls,
             tokens_record: None,
             retries: reply.retries,
             tokens,
@@ -102,6 +103,7 @@ pub(super) async fn llm_call(
     Ok(CallAnswer {
         text: sampled.text,
         reasoning: None,
+        tool_calls: Vec::new(),
         call: Some(call),
         tokens_record: Some(tokens_record),
         retries: sampled.retries,
@@ -114,6 +116,7 @@ pub(super) async fn llm_call(
 pub(super) struct CallAnswer {
     pub(super) text: String,
     pub(super) reasoning: Option<String>,
+    pub(super) tool_calls: Vec<crate::vocab::ToolCall>,
     pub(super) call: Option<Call>,
     pub(super) tokens_record: Option<crate::vocab::TurnTokens>,
     pub(super) retries: u32,

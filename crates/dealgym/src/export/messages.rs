@@ -35,7 +35,7 @@ pub fn conversation(record: &EpisodeRecord, replayed: &Replayed, head: &Head) ->
         .rposition(|t| t.seat == head.seat)
         .expect("the caller skips seats without turns");
     let mut messages = replayed.prompt(record, last).to_vec();
-    messages.push(own_message(&record.turns[last].raw));
+    messages.push(own_message(&record.turns[last]));
     messages
 }
 

@@ -103,7 +103,7 @@ pub fn write(
         }
         let line = Line {
             prompt: last_k(replayed.prompt(record, turn_index), k),
-            completion: [own_message(&turn.raw)],
+            completion: [own_message(turn)],
             turn_index,
             seat_turn: lines,
             attempt: turn.attempt,

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::game::{visible_text, Episode, Message, MessageRole, Prompts, Seat};
+use crate::game::{self, Episode, Message, Prompts, Seat, Turn};
 use crate::record::EpisodeRecord;
 use crate::run::ScenarioSource;
 
@@ -51,8 +51,8 @@ impl Replayed {
     }
 }
 
-/// A seat's own turn as an assistant message: the raw completion with its `<think>` reasoning
-/// removed ([`visible_text`]), as the engine keeps it in the seat's history.
-pub(crate) fn own_message(raw: &str) -> Message {
-    Message::new(MessageRole::Assistant, visible_text(raw))
+/// A seat's own turn as an assistant message, as the engine keeps it in the seat's history
+/// ([`game::own_message`]: the completion without its `<think>` reasoning, with its tool calls).
+pub(crate) fn own_message(turn: &Turn) -> Message {
+    game::own_message(&turn.raw, &turn.tool_calls)
 }

@@ -568,6 +568,7 @@ fn parse_chat(url: &str, bytes: &[u8]) -> Result<Reply, LlmError> {
     Ok(Reply {
         text: message.content.unwrap_or_default(),
         reasoning,
+        tool_calls: message.tool_calls.unwrap_or_default(),
         call: Call {
             finish_reason: choice.finish_reason,
             logprobs: choice.logprobs,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::{Call, Message, Usage};
+use crate::vocab::{Call, Message, ToolCall, Usage};
 
 /// The request body. `extra` is merged in last, so a player's `extra_body`
 /// (`chat_template_kwargs`, `guided_regex`, `structured_outputs`, …) reaches the server as is.
@@ -65,6 +65,9 @@ pub(crate) struct ResponseMessage {
     /// The same, under the name newer vLLM uses.
     #[serde(default)]
     pub reasoning: Option<String>,
+    /// The calls of a model that acts through tools (requests that carry `tools`).
+    #[serde(default)]
+    pub tool_calls: Option<Vec<ToolCall>>,
 }
 
 impl ResponseMessage {
@@ -83,6 +86,8 @@ impl ResponseMessage {
 pub struct Reply {
     pub text: String,
     pub reasoning: Option<String>,
+    /// The tool calls the model made, if the request carried tools.
+    pub tool_calls: Vec<ToolCall>,
     /// What the record keeps about the call (everything but the text and the timing).
     pub call: Call,
     /// Transient failures retried before this reply.

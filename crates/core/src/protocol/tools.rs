@@ -1,0 +1,565 @@
+//! Acting through tools: the five tools a seat may call instead of writing the
+//! Thought/Talk/Action text — `make_offer(terms)`, `accept()`, `reject()`, `walk_away()`,
+//! `say(text)` — defined from a scenario's own terms (JSON Schemas, served as MCP tools and as
+//! OpenAI-style tool definitions), and a turn's tool calls read into the same [`Parsed`] a
+//! text turn gives, so the same rules apply to both (DESIGN §3).
+//!
+//! A turn is one move: one of the four move tools, or `say` alone (a turn that only talks).
+//! What the other side reads goes in the move's `message` (or in `say`); text written beside
+//! the calls is the seat's private thought. Every way a turn's calls can be wrong is a `format`
+//! error (terms out of range are `illegal`, as in the text), so the malformed-turn policy
+//! applies to it as to any unreadable turn.
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::action::{Action, TurnError};
+use super::parse::{split_reasoning, Parsed, ACTION_TOKEN};
+use super::terms::{terms_from_json, IssueRange, TermSpace, TermsError};
+use crate::vocab::ToolCall;
+
+/// The tools' names, in the order they are listed.
+pub const TOOL_NAMES: [&str; 5] = ["make_offer", "accept", "reject", "walk_away", "say"];
+
+/// One tool: its name, what it does and the JSON Schema of its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub parameters: Value,
+}
+
+/// The five tools of a scenario, their argument schemas built from its terms.
+pub fn tool_specs(space: TermSpace<'_>) -> Vec<ToolSpec> {
+    let message = json!({
+        "type": "string",
+        "description": "What you say to the other side with this move (optional)."
+    });
+    let only_message = || {
+        json!({
+            "type": "object",
+            "properties": {"message": message},
+            "additionalProperties": false
+        })
+    };
+    vec![
+        ToolSpec {
+            name: "make_offer",
+            description: "Propose a deal. It replaces any offer on the table; the other side may accept it on its next turn.",
+            parameters: json!({
+                "type": "object",
+                "properties": {"terms": terms_schema(space), "message": message},
+                "required": ["terms"],
+                "additionalProperties": false
+            }),
+        },
+        ToolSpec {
+            name: "accept",
+            description: "Accept the offer the other side made on its last turn; the deal is exactly that offer. Only allowed right after the other side called make_offer.",
+            parameters: only_message(),
+        },
+        ToolSpec {
+            name: "reject",
+            description: "Make no proposal this turn; turns down any offer on the table.",
+            parameters: only_message(),
+        },
+        ToolSpec {
+            name: "walk_away",
+            description: "Leave the negotiation without a deal.",
+            parameters: only_message(),
+        },
+        ToolSpec {
+            name: "say",
+            description: "Only talk this turn, with no move.",
+            parameters: json!({
+                "type": "object",
+                "properties": {"text": {"type": "string", "description": "What you say to the other side."}},
+                "required": ["text"],
+                "additionalProperties": false
+            }),
+        },
+    ]
+}
+
+/// The tools as an OpenAI-compatible chat request's `tools` (vLLM's and llama.cpp's tool calling).
+pub fn openai_tools(space: TermSpace<'_>) -> Value {
+    Value::Array(
+        tool_specs(space)
+            .into_iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters
+                }})
+            })
+            .collect(),
+    )
+}
+
+/// The schema of a deal's terms in a space, from the side of the seat that offers them.
+fn terms_schema(space: TermSpace<'_>) -> Value {
+    let (properties, description): (Map<String, Value>, &str) = match space {
+        TermSpace::Price => (
+            [(
+                "price".to_string(),
+                json!({"type": "number", "minimum": 0, "description": "The price, in currency units."}),
+            )]
+            .into_iter()
+            .collect(),
+            "The price of the deal.",
+        ),
+        TermSpace::Items(items) => (
+            items
+                .iter()
+                .map(|item| {
+                    (
+                        item.name.clone(),
+                        json!({
+                            "type": "integer", "minimum": 0, "maximum": item.count,
+                            "description": format!("Units of {} you get, of {}.", item.name, item.count)
+                        }),
+                    )
+                })
+                .collect(),
+            "What YOU get of each item; the other side gets the rest.",
+        ),
+        TermSpace::Issues(issues) => (
+            issues
+                .iter()
+                .map(|issue| {
+                    let schema = match &issue.range {
+                        IssueRange::Integer { min, max } => json!({
+                            "type": "integer", "minimum": min, "maximum": max, "description": issue.label
+                        }),
+                        IssueRange::Discrete { options } => json!({
+                            "type": "string", "enum": options, "description": issue.label
+                        }),
+                    };
+                    (issue.key.clone(), schema)
+                })
+                .collect(),
+            "One contract for both of you: a value for every issue.",
+        ),
+    };
+    let required: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
+    json!({
+        "type": "object",
+        "description": description,
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false
+    })
+}
+
+/// Read a turn played through tools: its `calls`, and the `content` the model wrote beside them
+/// (its private thought), with the endpoint's own reasoning if it returned one.
+pub fn read_tool_calls(
+    calls: &[ToolCall],
+    content: &str,
+    space: TermSpace<'_>,
+    server_reasoning: Option<&str>,
+) -> Parsed {
+    let (body, think) = split_reasoning(content);
+    let reasoning: Vec<String> = server_reasoning
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(str::to_string)
+        .into_iter()
+        .chain(think)
+        .collect();
+    let body = body.trim();
+    let mut parsed = Parsed {
+        reasoning: (!reasoning.is_empty()).then(|| reasoning.join("\n")),
+        thought: (!body.is_empty()).then(|| body.to_string()),
+        ..Parsed::default()
+    };
+    match read_calls(calls, body, space) {
+        Ok((action, talk)) => {
+            parsed.action = Some(action);
+            parsed.talk = talk;
+            parsed.format_ok = true;
+        }
+        Err(error) => parsed.error = Some(error),
+    }
+    parsed
+}
+
+/// The move and the talk of a turn's calls, or why they cannot be used.
+fn read_calls(
+    calls: &[ToolCall],
+    body: &str,
+    space: TermSpace<'_>,
+) -> Result<(Action, Option<String>), TurnError> {
+    if ACTION_TOKEN.is_match(body) {
+        return Err(TurnError::format(
+            "a tool call and a text action in one turn: act through the tools only",
+        ));
+    }
+    let mut moves: Vec<(&str, Action, Option<String>)> = Vec::new();
+    let mut said: Vec<String> = Vec::new();
+    for call in calls {
+        let name = call.function.name.as_str();
+        let mut args = arguments(call)?;
+        let allowed: &[&str] = match name {
+            "make_offer" => &["terms", "message"],
+            "accept" | "reject" | "walk_away" => &["message"],
+            "say" => &["text"],
+            other => {
+                return Err(TurnError::format(format!(
+                    "unknown tool `{other}`; the tools are {}",
+                    TOOL_NAMES.join(", ")
+                )))
+            }
+        };
+        if let Some(extra) = args.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(TurnError::format(format!(
+                "`{name}` takes no argument `{extra}` (its arguments: {})",
+                allowed.join(", ")
+            )));
+        }
+        let message = text_argument(name, &mut args, "message")?;
+        match name {
+            "say" => said.push(text_argument(name, &mut args, "text")?.ok_or_else(|| {
+                TurnError::format("`say` needs `text`: what you say to the other side")
+            })?),
+            "make_offer" => {
+                let terms = match args.remove("terms") {
+                    Some(Value::Object(terms)) => terms,
+                    Some(other) => {
+                        return Err(TurnError::format(format!(
+                            "`make_offer` `terms` must be an object of terms, got {other}"
+                        )))
+                    }
+                    None => {
+                        return Err(TurnError::format(
+                            "`make_offer` needs `terms`: the deal you propose",
+                        ))
+                    }
+                };
+                let terms = terms_from_json(&terms, space).map_err(|e| match e {
+                    TermsError::OutOfRange(_) => TurnError::illegal(e.to_string()),
+                    _ => TurnError::format(e.to_string()),
+                })?;
+                moves.push((name, Action::Submit(terms), message));
+            }
+            "accept" => moves.push((name, Action::Accept, message)),
+            "reject" => moves.push((name, Action::Reject, message)),
+            _ => moves.push((name, Action::WalkAway, message)),
+        }
+    }
+    if moves.len() > 1 {
+        let names: Vec<&str> = moves.iter().map(|(n, _, _)| *n).collect();
+        return Err(TurnError::format(format!(
+            "{} moves in one turn ({}): call one of them",
+            moves.len(),
+            names.join(", ")
+        )));
+    }
+    if said.len() > 1 {
+        return Err(TurnError::format(
+            "`say` called more than once: say it in one call",
+        ));
+    }
+    let talk = said.pop();
+    match moves.pop() {
+        Some((name, _, Some(_))) if talk.is_some() => Err(TurnError::format(format!(
+            "the talk is given twice (`say` and `{name}`'s `message`): give it once"
+        ))),
+        Some((_, action, message)) => Ok((action, message.or(talk))),
+        None => match talk {
+            Some(talk) => Ok((Action::Talk, Some(talk))),
+            None => Err(TurnError::format("no tool call")),
+        },
+    }
+}
+
+/// A call's arguments as an object (empty text is no arguments).
+fn arguments(call: &ToolCall) -> Result<Map<String, Value>, TurnError> {
+    let text = call.function.arguments.trim();
+    if text.is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(args)) => Ok(args),
+        Ok(Value::Null) => Ok(Map::new()),
+        Ok(other) => Err(TurnError::format(format!(
+            "the arguments of `{}` must be a JSON object, got {other}",
+            call.function.name
+        ))),
+        Err(e) => Err(TurnError::format(format!(
+            "the arguments of `{}` are not JSON ({e})",
+            call.function.name
+        ))),
+    }
+}
+
+/// A string argument, taken out of `args`; an argument of another type is a format error.
+fn text_argument(
+    tool: &str,
+    args: &mut Map<String, Value>,
+    name: &str,
+) -> Result<Option<String>, TurnError> {
+    match args.remove(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.trim().to_string())),
+        Some(other) => Err(TurnError::format(format!(
+            "`{tool}` `{name}` must be a string, got {other}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{casino_items, job_issues};
+    use crate::protocol::{ErrorKind, Terms};
+
+    fn call(name: &str, arguments: &str) -> ToolCall {
+        ToolCall::new(format!("call_{name}"), name, arguments)
+    }
+
+    fn read(calls: &[ToolCall], content: &str) -> Parsed {
+        read_tool_calls(calls, content, TermSpace::Price, None)
+    }
+
+    #[test]
+    fn each_tool_reads_as_its_move_with_the_talk_it_carries() {
+        let p = read(
+            &[call(
+                "make_offer",
+                r#"{"terms": {"price": 120.5}, "message": "Fair?"}"#,
+            )],
+            "I can go a bit higher.",
+        );
+        assert_eq!(p.action, Some(Action::Submit(Terms::Price(12050))));
+        assert_eq!(p.talk.as_deref(), Some("Fair?"));
+        assert_eq!(p.thought.as_deref(), Some("I can go a bit higher."));
+        assert!(p.format_ok && p.error.is_none());
+        for (name, action) in [
+            ("accept", Action::Accept),
+            ("reject", Action::Reject),
+            ("walk_away", Action::WalkAway),
+        ] {
+            let p = read(&[call(name, "{}")], "");
+            assert_eq!(p.action, Some(action), "{name}");
+            assert!(p.format_ok && p.thought.is_none(), "{name}");
+        }
+        // No arguments at all is no arguments; `say` alone is a turn that only talks.
+        assert_eq!(read(&[call("accept", "")], "").action, Some(Action::Accept));
+        let p = read(&[call("say", r#"{"text": "Hello"}"#)], "");
+        assert_eq!(
+            (p.action, p.talk.as_deref()),
+            (Some(Action::Talk), Some("Hello"))
+        );
+        // `say` beside a move gives the move its talk.
+        let p = read(
+            &[call("say", r#"{"text":"Deal."}"#), call("accept", "{}")],
+            "",
+        );
+        assert_eq!(
+            (p.action, p.talk.as_deref()),
+            (Some(Action::Accept), Some("Deal."))
+        );
+    }
+
+    #[test]
+    fn terms_are_read_in_the_scenarios_own_space() {
+        let items = casino_items();
+        let p = read_tool_calls(
+            &[call(
+                "make_offer",
+                r#"{"terms": {"Food": 2, "waters": 1, "firewood": 0}}"#,
+            )],
+            "",
+            TermSpace::Items(&items),
+            None,
+        );
+        assert_eq!(p.action, Some(Action::Submit(Terms::Items(vec![2, 1, 0]))));
+        let issues = job_issues();
+        let Some(Action::Submit(Terms::Issues(values))) = read_tool_calls(
+            &[call(
+                "make_offer",
+                &serde_json::to_string(
+                    &json!({"terms": issues.iter().map(|is| (is.key.clone(), match &is.range {
+                    IssueRange::Integer { min, .. } => json!(min),
+                    IssueRange::Discrete { options } => json!(options[0].to_uppercase()),
+                })).collect::<Map<String, Value>>()}),
+                )
+                .unwrap(),
+            )],
+            "",
+            TermSpace::Issues(&issues),
+            None,
+        )
+        .action
+        else {
+            panic!("an issue contract");
+        };
+        assert_eq!(values.len(), issues.len());
+    }
+
+    /// Every malformed turn is an error of its kind with a message that says what to change,
+    /// never a move.
+    #[test]
+    fn every_malformed_call_is_an_error_that_says_what_is_wrong() {
+        let items = casino_items();
+        let space = TermSpace::Items(&items);
+        for (calls, content, kind, says) in [
+            (
+                vec![call("bid", "{}")],
+                "",
+                ErrorKind::Format,
+                "unknown tool `bid`",
+            ),
+            (
+                vec![call("make_offer", "{}")],
+                "",
+                ErrorKind::Format,
+                "needs `terms`",
+            ),
+            (
+                vec![call("say", "{}")],
+                "",
+                ErrorKind::Format,
+                "`say` needs `text`",
+            ),
+            (
+                vec![call("accept", r#"{"terms": {}}"#)],
+                "",
+                ErrorKind::Format,
+                "`accept` takes no argument `terms`",
+            ),
+            (
+                vec![call(
+                    "make_offer",
+                    r#"{"terms": {"food": 1, "water": 1, "firewood": 1}, "price": 3}"#,
+                )],
+                "",
+                ErrorKind::Format,
+                "takes no argument `price`",
+            ),
+            (
+                vec![call("make_offer", "{not json")],
+                "",
+                ErrorKind::Format,
+                "not JSON",
+            ),
+            (
+                vec![call("make_offer", "[1]")],
+                "",
+                ErrorKind::Format,
+                "must be a JSON object",
+            ),
+            (
+                vec![call("make_offer", r#"{"terms": "food:1"}"#)],
+                "",
+                ErrorKind::Format,
+                "must be an object",
+            ),
+            (
+                vec![call("make_offer", r#"{"terms": {"food": 1, "water": 1}}"#)],
+                "",
+                ErrorKind::Format,
+                "missing firewood",
+            ),
+            (
+                vec![call(
+                    "make_offer",
+                    r#"{"terms": {"food": 1, "water": 1, "firewood": 1, "gold": 2}}"#,
+                )],
+                "",
+                ErrorKind::Format,
+                "unknown item `gold`",
+            ),
+            (
+                vec![call(
+                    "make_offer",
+                    r#"{"terms": {"food": 9, "water": 1, "firewood": 1}}"#,
+                )],
+                "",
+                ErrorKind::Illegal,
+                "from 0 to 3",
+            ),
+            (
+                vec![call(
+                    "make_offer",
+                    r#"{"terms": {"food": [1], "water": 1, "firewood": 1}}"#,
+                )],
+                "",
+                ErrorKind::Format,
+                "must be a number or a string",
+            ),
+            (
+                vec![call("accept", r#"{"message": 3}"#)],
+                "",
+                ErrorKind::Format,
+                "must be a string",
+            ),
+            (
+                vec![call("accept", "{}"), call("walk_away", "{}")],
+                "",
+                ErrorKind::Format,
+                "2 moves in one turn (accept, walk_away)",
+            ),
+            (
+                vec![
+                    call("say", r#"{"text":"a"}"#),
+                    call("say", r#"{"text":"b"}"#),
+                ],
+                "",
+                ErrorKind::Format,
+                "more than once",
+            ),
+            (
+                vec![
+                    call("say", r#"{"text":"a"}"#),
+                    call("accept", r#"{"message":"b"}"#),
+                ],
+                "",
+                ErrorKind::Format,
+                "the talk is given twice",
+            ),
+            (
+                vec![call("accept", "{}")],
+                "Thought: yes\nTalk: ok\nAction: [ACCEPT_DEAL]",
+                ErrorKind::Format,
+                "a tool call and a text action in one turn",
+            ),
+            (vec![], "", ErrorKind::Format, "no tool call"),
+        ] {
+            let p = read_tool_calls(&calls, content, space, None);
+            let error = p
+                .error
+                .unwrap_or_else(|| panic!("{calls:?} was read as {:?}", p.action));
+            assert_eq!(error.kind, kind, "{calls:?}: {error:?}");
+            assert!(error.message.contains(says), "{calls:?}: {}", error.message);
+            assert!(p.action.is_none() && !p.format_ok, "{calls:?}");
+        }
+        // A price deal names its price and nothing else.
+        let p = read(&[call("make_offer", r#"{"terms": {"cost": 3}}"#)], "");
+        assert!(p.error.unwrap().message.contains("unknown term `cost`"));
+    }
+
+    #[test]
+    fn the_definitions_give_each_space_its_own_terms() {
+        let items = casino_items();
+        let tools = openai_tools(TermSpace::Items(&items));
+        let names: Vec<&str> = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, TOOL_NAMES);
+        let terms = &tools[0]["function"]["parameters"]["properties"]["terms"];
+        assert_eq!(terms["properties"]["food"]["maximum"], 3);
+        assert_eq!(terms["required"], json!(["firewood", "food", "water"]));
+        let issues = job_issues();
+        let specs = tool_specs(TermSpace::Issues(&issues));
+        let terms = &specs[0].parameters["properties"]["terms"];
+        assert_eq!(terms["properties"].as_object().unwrap().len(), issues.len());
+        assert_eq!(
+            tool_specs(TermSpace::Price)[0].parameters["properties"]["terms"]["required"],
+            json!(["price"])
+        );
+    }
+}
