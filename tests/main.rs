@@ -37,6 +37,7 @@ mod run_http;
 mod scenario_selection;
 mod serve;
 mod serve_hardening;
+mod serve_mcp;
 mod serve_tokens;
 mod token_exact;
 mod writers;

@@ -13,7 +13,7 @@ pub enum ServeError {
     InvalidJson(String),
     #[error("{0}")]
     Validation(String),
-    #[error("unknown message type `{0}`: send reset, step, state or close")]
+    #[error("unknown message type `{0}`: send reset, step, state, mcp or close")]
     UnknownType(String),
     #[error("unknown scenario: {0}")]
     UnknownScenario(String),

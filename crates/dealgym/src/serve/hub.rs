@@ -25,6 +25,8 @@ use crate::run::{Driver, EpisodeKit, Rewarding, SeatPlayer, Seating};
 pub enum Owner {
     Rest,
     Socket(u64),
+    /// An MCP session of `POST /mcp`.
+    Mcp(u64),
 }
 
 /// A session in the table, with when it was last used (the reaper reads it without waiting for

@@ -2,7 +2,8 @@
 //! episodes (`session`) — each a `Driver` whose learner seat (and, for
 //! self-play, the opponent's) is fed by a client while the other seat is played in-process — and
 //! three surfaces share it: OpenEnv's protocol (`openenv`: `WS /ws`, `/reset`, `/step`,
-//! `/health`, `/schema`, `/metadata`), native REST (`rest`: `/v1/episodes…`), and the rollout service
+//! `/health`, `/schema`, `/metadata`), MCP (`mcp`: `POST /mcp` and the WebSocket's `mcp`
+//! message; the seat acts through tools), native REST (`rest`: `/v1/episodes…`), and the rollout service
 //! (`rollouts`: `POST /v1/rollouts`, whole episodes against the caller's endpoint, streamed).
 //! What they send is typed once, in `wire`, and `GET /schema` is derived from those types.
 //! Every finished episode is appended to one JSONL log with the record writer `run` uses, so
@@ -14,9 +15,11 @@
 mod catalog;
 mod error;
 mod guards;
+mod held;
 mod hub;
 mod ids;
 mod listen;
+mod mcp;
 mod openenv;
 mod options;
 mod policy;
@@ -59,6 +62,8 @@ pub struct AppState {
     /// within the process's limit on open files). An upgraded socket leaves the HTTP count.
     sockets: Arc<Semaphore>,
     max_sockets: usize,
+    /// The MCP sessions of `POST /mcp`.
+    mcp: mcp::McpSessions,
 }
 
 type Shared = Arc<AppState>;
@@ -93,6 +98,7 @@ impl Server {
             max_sockets: limits.max_connections,
             hub: Hub::new(options, Catalog::new(scenarios), log, logged)?,
             shutdown: shutdown.clone(),
+            mcp: mcp::McpSessions::default(),
         });
         spawn_reaper(state.clone());
         let app = router(state.clone());
@@ -162,6 +168,7 @@ fn router(state: Shared) -> Router {
     Router::new()
         .route("/health", axum::routing::get(openenv::health))
         .merge(openenv::routes())
+        .merge(mcp::routes())
         .merge(rest::routes())
         .merge(rollouts::routes())
         .fallback(|request: Request| async move {

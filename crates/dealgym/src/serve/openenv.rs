@@ -16,7 +16,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::ServeError;
+use super::held::Held;
 use super::hub::Owner;
+use super::mcp;
 use super::session::ResetArgs;
 use super::wire::{
     to_json, Action, EnvState, Health, HealthStatus, Metadata, OpenEnvSchema, Reply, StepAnswer,
@@ -146,9 +148,10 @@ async fn upgrade(State(state): State<Shared>, ws: WebSocketUpgrade) -> Response 
 /// The connection holds its episode's id only: a session reaped while idle is gone.
 async fn connection(state: Shared, mut socket: WebSocket) {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let owner = Owner::Socket(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let mut held = Held::new(Owner::Socket(
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+    ));
     let idle = state.hub.options.idle_timeout;
-    let mut current: Option<String> = None;
     let mut shutdown = state.shutdown.clone();
     let mut last_message = tokio::time::Instant::now();
     loop {
@@ -175,17 +178,14 @@ async fn connection(state: Shared, mut socket: WebSocket) {
                     // socket lives on (its session is dropped: it may be half-stepped).
                     let handled = std::panic::AssertUnwindSafe(handle(
                         &state,
-                        owner,
-                        &mut current,
+                        &mut held,
                         kind,
                         message.get("data").cloned(),
                     ))
                     .catch_unwind()
                     .await;
                     handled.unwrap_or_else(|panic| {
-                        if let Some(id) = current.take() {
-                            state.hub.remove(&id, owner);
-                        }
+                        held.release(&state);
                         Err(ServeError::Execution(format!(
                             "{}: {}",
                             crate::run::INTERNAL_ERROR,
@@ -194,73 +194,55 @@ async fn connection(state: Shared, mut socket: WebSocket) {
                     })
                 }
                 None => Err(ServeError::Validation(
-                    "a message needs a string `type` (reset, step, state or close)".into(),
+                    "a message needs a string `type` (reset, step, state, mcp or close)".into(),
                 )),
             },
         };
         let out = match reply {
-            Ok(reply) => reply,
-            Err(e) => e.ws_message(),
+            Ok(Some(reply)) => to_json(&reply),
+            // An MCP notification: no answer.
+            Ok(None) => continue,
+            Err(e) => to_json(&e.ws_message()),
         };
         if socket
-            .send(WsMessage::Text(to_json(&out).to_string().into()))
+            .send(WsMessage::Text(out.to_string().into()))
             .await
             .is_err()
         {
             break;
         }
     }
-    if let Some(id) = current {
-        state.hub.remove(&id, owner);
-    }
+    held.release(&state);
 }
 
 async fn handle(
     state: &Shared,
-    owner: Owner,
-    current: &mut Option<String>,
+    held: &mut Held,
     kind: &str,
     data: Option<Value>,
-) -> Result<WsReply, ServeError> {
-    match kind {
+) -> Result<Option<WsReply>, ServeError> {
+    let reply = match kind {
         "reset" => {
             let args: ResetArgs =
                 serde_json::from_value(data.unwrap_or_else(|| Value::Object(Default::default())))
                     .map_err(|e| ServeError::Validation(e.to_string()))?;
-            if let Some(old) = current.take() {
-                state.hub.remove(&old, owner);
-            }
-            state.hub.check_room()?;
-            let (session, record) = state.hub.start(&args).await?;
-            if let Some(record) = &record {
-                state.hub.log(record)?;
-            }
-            let observation = session.observe(session.to_move().unwrap_or(Seat::Learner));
-            let id = session.id.clone();
-            state.hub.admit(session, owner)?;
-            *current = Some(id);
-            Ok(WsReply::Observation(observation))
+            WsReply::Observation(held.reset(state, &args).await?)
         }
         "step" => {
-            let id = current.as_ref().ok_or(ServeError::NoSession)?;
-            let slot = state.hub.find(id, owner).map_err(|_| {
-                ServeError::UnknownEpisode(format!("{id} (reclaimed after sitting idle)"))
-            })?;
+            held.current.as_ref().ok_or(ServeError::NoSession)?;
             let action: Action = serde_json::from_value(data.unwrap_or(Value::Null))
                 .map_err(|e| ServeError::Validation(format!("step data: {e}")))?;
             let seat = action.seat;
             let (completion, sampled) = action.completion();
-            let observation = state.hub.step(&slot, seat, completion, sampled).await?;
-            Ok(WsReply::Observation(observation))
+            WsReply::Observation(held.step(state, seat, completion, sampled).await?)
         }
-        "state" => {
-            let Some(id) = current.as_ref() else {
-                return Ok(WsReply::State(EnvState::fresh()));
-            };
-            let slot = state.hub.find(id, owner)?;
-            let session = slot.session.lock().await;
-            Ok(WsReply::State(session.state()))
-        }
-        other => Err(ServeError::UnknownType(other.to_string())),
-    }
+        "state" => WsReply::State(held.state(state).await?),
+        // OpenEnv's `mcp` message: a JSON-RPC request for this connection's episode.
+        "mcp" => match mcp::answer(state, held, data.unwrap_or(Value::Null)).await {
+            Some(answer) => WsReply::Mcp(answer),
+            None => return Ok(None),
+        },
+        other => return Err(ServeError::UnknownType(other.to_string())),
+    };
+    Ok(Some(reply))
 }

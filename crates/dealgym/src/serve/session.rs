@@ -22,8 +22,9 @@ use crate::vocab::{LogprobsMismatch, NextPrompt};
 /// The spec recorded for a seat played by a client of the server.
 pub(crate) const EXTERNAL: &str = "external";
 
-/// What a reset may ask for (OpenEnv's reset kwargs; the native REST create body).
-#[derive(Debug, Clone, Default, Deserialize)]
+/// What a reset may ask for (OpenEnv's reset kwargs; the native REST create body; MCP's
+/// `start_negotiation` arguments).
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResetArgs {
     /// Seeds the setup (roles, first mover, personas) and the opponent's sampling; the same
@@ -47,7 +48,7 @@ pub struct ResetArgs {
 }
 
 /// The `tokens` reset kwarg: the policy server the client samples from.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TokensArgs {
     /// Its base URL (`http://host:port/v1` or the root).

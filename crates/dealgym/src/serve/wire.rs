@@ -202,6 +202,8 @@ pub(super) enum WsReply {
     /// After a reset or a step.
     Observation(StepAnswer),
     State(EnvState),
+    /// The JSON-RPC answer to an `mcp` message.
+    Mcp(Value),
     Error(WsError),
 }
 
