@@ -2,7 +2,7 @@
 //! episodes (`session`) — each a `Driver` whose learner seat (and, for
 //! self-play, the opponent's) is fed by a client while the other seat is played in-process — and
 //! three surfaces share it: OpenEnv's protocol (`openenv`: `WS /ws`, `/reset`, `/step`,
-//! `/health`, `/schema`, `/metadata`), native REST (`rest`: `/v1/episodes…`), and the rollout service
+//! `/health`, `/schema`, `/metadata`), its routes described by `GET /openapi.json` (`openapi`), native REST (`rest`: `/v1/episodes…`), and the rollout service
 //! (`rollouts`: `POST /v1/rollouts`, whole episodes against the caller's endpoint, streamed).
 //! What they send is typed once, in `wire`, and `GET /schema` is derived from those types.
 //! Every finished episode is appended to one JSONL log with the record writer `run` uses, so
@@ -17,6 +17,7 @@ mod guards;
 mod hub;
 mod ids;
 mod listen;
+mod openapi;
 mod openenv;
 mod options;
 mod policy;
@@ -153,17 +154,25 @@ fn spawn_reaper(state: Shared) {
     });
 }
 
+/// Every route the server answers, registered through [`openapi::Routes`] so that
+/// `/openapi.json` is checked against this very list.
+fn routes() -> openapi::Routes {
+    openapi::Routes::new()
+        .get("/health", openenv::health)
+        .get("/openapi.json", openapi::openapi)
+        .merge(openenv::routes())
+        .merge(rest::routes())
+        .merge(rollouts::routes())
+}
+
 fn router(state: Shared) -> Router {
     let limit = state.hub.options.body_limit;
     // Layers run outermost first: a panic is caught around everything; a browser page is
     // refused before anything else runs; the token is checked before a byte of the body is
     // read (so no client without it can make the server buffer bodies); then the body is read
     // within its time.
-    Router::new()
-        .route("/health", axum::routing::get(openenv::health))
-        .merge(openenv::routes())
-        .merge(rest::routes())
-        .merge(rollouts::routes())
+    routes()
+        .into_router()
         .fallback(|request: Request| async move {
             ServeError::UnknownRoute(format!("{} {}", request.method(), request.uri().path()))
                 .into_response()

@@ -16,15 +16,15 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::Router;
 use indicatif::ProgressBar;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::error::ServeError;
 use super::ids::rollout_tag;
+use super::openapi::Routes;
 use super::session::ResetArgs;
 use super::wire::{to_json, StreamError};
 use super::{parse_body, Shared};
@@ -39,12 +39,12 @@ use crate::run::{
 };
 use crate::scenario::{Family, Scenario};
 
-pub(super) fn routes() -> Router<Shared> {
-    Router::new().route("/v1/rollouts", post(rollouts))
+pub(super) fn routes() -> Routes {
+    Routes::new().post("/v1/rollouts", rollouts)
 }
 
 /// Which scenarios: ids, or a count from a family (or several).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 enum Selection {
     Ids(Vec<String>),
@@ -52,7 +52,7 @@ enum Selection {
     Families(Vec<FamilyCount>),
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FamilyCount {
     family: Family,
@@ -64,7 +64,7 @@ struct FamilyCount {
 
 /// The learner: one of the server's `[players.NAME]`, or the caller's policy server (an
 /// endpoint the operator allows with `--allow-endpoint`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 enum Learner {
     Named(String),
@@ -72,7 +72,7 @@ enum Learner {
 }
 
 /// The caller's policy server.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct LearnerEndpoint {
     endpoint: String,
@@ -85,9 +85,9 @@ struct LearnerEndpoint {
     tokens: Option<Value>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RolloutRequest {
+pub(super) struct RolloutRequest {
     scenarios: Selection,
     #[serde(default = "one")]
     group_size: u64,

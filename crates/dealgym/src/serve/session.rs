@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -23,7 +24,7 @@ use crate::vocab::{LogprobsMismatch, NextPrompt};
 pub(crate) const EXTERNAL: &str = "external";
 
 /// What a reset may ask for (OpenEnv's reset kwargs; the native REST create body).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResetArgs {
     /// Seeds the setup (roles, first mover, personas) and the opponent's sampling; the same
@@ -47,7 +48,7 @@ pub struct ResetArgs {
 }
 
 /// The `tokens` reset kwarg: the policy server the client samples from.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TokensArgs {
     /// Its base URL (`http://host:port/v1` or the root).

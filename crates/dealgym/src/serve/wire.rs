@@ -309,7 +309,7 @@ pub(super) enum StreamFault {
 /// OpenEnv's `GET /schema` (its `SchemaResponse`): the action a client sends, the
 /// observation and the state it reads, each derived from its type here — the action as it is
 /// read, the others as they are written.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub(super) struct OpenEnvSchema {
     pub action: Schema,
     pub observation: Schema,
