@@ -139,6 +139,40 @@ async fn openenv_http_routes_and_websocket_errors() {
         .await
         .unwrap();
     assert_eq!(health, json!({"status": "healthy"}));
+    // What `openenv validate --url` reads: OpenAPI's version and the simulation mode's routes.
+    let openapi: Value = http
+        .get(format!("{base}/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(openapi["info"]["version"], env!("CARGO_PKG_VERSION"));
+    for path in ["/reset", "/step", "/state", "/v1/rollouts"] {
+        assert!(openapi["paths"][path].is_object(), "{path}");
+    }
+    // OpenEnv's reward before any step is none; the stateless step's is a number.
+    let reset: Value = http
+        .post(format!("{base}/reset"))
+        .json(&json!({"family": "casino"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reset["reward"], Value::Null, "{reset}");
+    let stepped: Value = http
+        .post(format!("{base}/step"))
+        .json(&json!({"family": "casino", "action": {"message": answer("")}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(stepped["reward"].is_f64(), "{stepped}");
     let schema: Value = http
         .get(format!("{base}/schema"))
         .send()

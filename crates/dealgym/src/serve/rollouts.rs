@@ -192,6 +192,7 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
             _ = execute(todo, permits, &mut sink, &bar, stop) => {}
             _ = on_shutdown => {}
         }
+        sink.name_unfinished_groups().await;
     });
     // The request's episodes end with its stream: the client went away, or it was sent whole.
     let guard = AbortOnDrop(producer);
@@ -231,6 +232,30 @@ struct StreamSink {
     group_size: usize,
     /// The stream has ended early: nothing more is logged or sent.
     ended: bool,
+}
+
+impl StreamSink {
+    /// Groups that never filled (a member could not be played; its error line is on the
+    /// stream) are not exported, as a group format needs every member: each is named on a line
+    /// of its own rather than dropped unsaid.
+    async fn name_unfinished_groups(&mut self) {
+        if self.ended {
+            return;
+        }
+        let mut groups: Vec<_> = self.groups.drain().collect();
+        groups.sort_by(|a, b| a.0.cmp(&b.0));
+        for (id, group) in groups {
+            let message = format!(
+                "group `{id}` ended with {} of its {} members (the others could not be played: see their error lines), so it was not exported; ask for `records` to keep every episode",
+                group.len(),
+                self.group_size
+            );
+            let text = line(&StreamError::group(&group, message));
+            if self.tx.send(Bytes::from(text)).await.is_err() {
+                return;
+            }
+        }
+    }
 }
 
 /// A request's stream ended early: an episode could not be logged (said on the stream), or
