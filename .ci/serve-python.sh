@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The Python examples (examples/python/) against a live `dealgym serve` backed by the mock:
 # the stdlib REST learner and OpenEnv's GenericEnvClient from PyPI. (TRL runs in process, in
-# .ci/trl.sh.) Prints one SKIPPED line (and succeeds) only when PyPI cannot be reached.
+# .ci/trl.sh.) Then OpenEnv's own validator judges the running server (`openenv validate --url`:
+# /openapi.json, /health, /metadata, /schema, /mcp, the mode's routes) and the environment
+# directory openenv-env/; either failing a criterion fails the script. Prints one SKIPPED line
+# (and succeeds) only when PyPI cannot be reached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --locked -q
 bin=target/debug/dealgym
 venv="${HOME}/.cache/dealgym/serve-venv"
 python3 -m venv "$venv"
-if ! "$venv/bin/pip" install -q --disable-pip-version-check openenv-core >/tmp/dealgym-pip.log 2>&1; then
+if ! "$venv/bin/pip" install -q --disable-pip-version-check openenv-core==0.3.0 >/tmp/dealgym-pip.log 2>&1; then
   if grep -qiE "connection|resolve|network|timed out|no matching distribution" /tmp/dealgym-pip.log; then
     echo "SKIPPED: serve-python: PyPI cannot be reached ($(tail -1 /tmp/dealgym-pip.log))"
     exit 0
@@ -31,5 +34,8 @@ cd examples/python
 python3 rest_learner.py --server "$server" --endpoint "$endpoint" --episodes 3
 "$venv/bin/python" openenv_learner.py --server "$server" --endpoint "$endpoint" --episodes 5
 cd ../..
+# The validator exits non-zero on any failed criterion; its JSON report is printed either way.
+"$venv/bin/openenv" validate --url "$server"
+"$venv/bin/openenv" validate openenv-env/
 kill -TERM "$serve_pid"; wait "$serve_pid" || true
 "$bin" replay "$work/serve.jsonl" --verify

@@ -55,6 +55,12 @@ fn verify_log(log: &Path, scenarios: &[PathBuf]) {
 /// Play one episode over the WebSocket; returns the final observation data.
 async fn ws_episode(ws: &mut Ws, reset: Value) -> Value {
     let mut reply = ws_send(ws, json!({"type": "reset", "data": reset})).await;
+    // OpenEnv's reward before any step is none; after a step it is a number.
+    if reply["data"]["done"] == false {
+        assert_eq!(reply["data"]["reward"], Value::Null, "{reply}");
+        assert_eq!(reply["data"]["observation"]["reward"], Value::Null);
+    }
+    let mut steps = 0;
     for _ in 0..64 {
         assert_eq!(reply["type"], "observation", "{reply}");
         if reply["data"]["done"] == true {
@@ -66,6 +72,15 @@ async fn ws_episode(ws: &mut Ws, reset: Value) -> Value {
             json!({"type": "step", "data": {"message": answer(prompt)}}),
         )
         .await;
+        steps += 1;
+        assert!(reply["data"]["reward"].is_f64(), "{reply}");
+        assert_eq!(
+            reply["data"]["reward"],
+            reply["data"]["observation"]["reward"]
+        );
+        // OpenEnv's `step_count` counts the steps this connection sent.
+        let state = ws_send(ws, json!({"type": "state"})).await;
+        assert_eq!(state["data"]["step_count"], steps, "{state}");
     }
     panic!("the episode did not end")
 }
@@ -80,7 +95,11 @@ async fn whole_episodes_of_every_family_over_the_websocket() {
         assert_eq!(obs["info"]["family"], *family);
         assert!(obs["info"]["outcome"]["kind"].is_string(), "{obs}");
         assert_eq!(done["reward"], obs["info"]["rewards"]["learner"]);
-        assert!(obs["info"]["last_turn"]["parsed"]["format_ok"].is_boolean());
+        // The seat's last completion is read once, in the seat's own units.
+        assert!(obs["state"]["last_turn"]["format_ok"].is_boolean(), "{obs}");
+        assert!(obs["info"].get("last_turn").is_none());
+        assert!(obs.get("turn").is_none());
+        assert!(obs["state"]["turns"]["attempts"].as_u64().unwrap() > 0);
         // The structured state ends as the record does, from the observing seat's side.
         assert_eq!(obs["state"]["family"], *family);
         assert_eq!(
@@ -120,6 +139,40 @@ async fn openenv_http_routes_and_websocket_errors() {
         .await
         .unwrap();
     assert_eq!(health, json!({"status": "healthy"}));
+    // What `openenv validate --url` reads: OpenAPI's version and the simulation mode's routes.
+    let openapi: Value = http
+        .get(format!("{base}/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(openapi["info"]["version"], env!("CARGO_PKG_VERSION"));
+    for path in ["/reset", "/step", "/state", "/v1/rollouts"] {
+        assert!(openapi["paths"][path].is_object(), "{path}");
+    }
+    // OpenEnv's reward before any step is none; the stateless step's is a number.
+    let reset: Value = http
+        .post(format!("{base}/reset"))
+        .json(&json!({"family": "casino"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reset["reward"], Value::Null, "{reset}");
+    let stepped: Value = http
+        .post(format!("{base}/step"))
+        .json(&json!({"family": "casino", "action": {"message": answer("")}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(stepped["reward"].is_f64(), "{stepped}");
     let schema: Value = http
         .get(format!("{base}/schema"))
         .send()

@@ -10,7 +10,6 @@
 mod state;
 
 pub use state::{
-    EndingRules, IssueView, ItemView, LastTurn, MoveView, OfferView, OutcomeView, OwnTurn,
-    PrivateView, PublicView, RegulationView, SeatState, TermValue, TermsView, TurnCount,
-    WeightView,
+    EndingRules, IssueView, ItemView, MoveView, OfferView, OutcomeView, OwnTurn, PrivateView,
+    PublicView, RegulationView, SeatState, TermValue, TermsView, TurnCount, WeightView,
 };

@@ -6,10 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::game::rules::move_cap;
-use crate::game::{Episode, OutcomeKind, RegulationEvent, Step, Turn};
-use crate::protocol::{
-    Action, ActionKind, IssueRange, IssueValue, Parsed, TermSpace, Terms, TurnError,
-};
+use crate::game::{Episode, OutcomeKind, Turn};
+use crate::protocol::{Action, ActionKind, IssueRange, IssueValue, TermSpace, Terms, TurnError};
 use crate::scenario::{Family, Game, Role, Scenario};
 use crate::vocab::Seat;
 
@@ -192,31 +190,6 @@ pub struct RegulationView {
     /// The seat's utility of the deal it tried to make or accept.
     pub utility: f64,
     pub floor: f64,
-}
-
-/// What became of a seat's completion, as the record keeps it (terms as the engine holds them:
-/// prices in cents, items and issues by position): `dealgym serve`'s `info.last_turn`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct LastTurn {
-    /// Everything read from it.
-    pub parsed: Parsed,
-    /// The move that took effect, if the completion could be used.
-    pub played: Option<Action>,
-    /// What regulation did to the move, if anything.
-    pub regulation: Option<RegulationEvent>,
-    /// The completion could not be used and the same seat is asked again.
-    pub retry: bool,
-}
-
-impl From<&Step> for LastTurn {
-    fn from(step: &Step) -> LastTurn {
-        LastTurn {
-            parsed: step.parsed.clone(),
-            played: step.played.clone(),
-            regulation: step.event.clone(),
-            retry: step.retry,
-        }
-    }
 }
 
 /// How the episode ended, from the observer's side.

@@ -23,13 +23,13 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
 use serde_json::{json, Map, Value};
 
 use super::error::ServeError;
 use super::held::Held;
 use super::hub::Owner;
+use super::openapi::Routes;
 use super::session::{ResetArgs, Sampled};
 use super::wire::{to_json, StepAnswer};
 use super::Shared;
@@ -47,8 +47,11 @@ const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 
-pub(super) fn routes() -> Router<Shared> {
-    Router::new().route("/mcp", post(http).get(no_stream).delete(end_session))
+pub(super) fn routes() -> Routes {
+    Routes::new()
+        .post("/mcp", http)
+        .get("/mcp", no_stream)
+        .delete("/mcp", end_session)
 }
 
 /// The MCP sessions of `POST /mcp`: each holds one negotiation, as a WebSocket does.
@@ -384,7 +387,7 @@ fn tool_result(answer: &StepAnswer) -> Value {
                 .as_ref()
                 .map(|t| format!(" ({t}, from the learner's side)"))
                 .unwrap_or_default(),
-            answer.reward
+            answer.reward.unwrap_or_default()
         ),
         None => observation.prompt.clone(),
     };

@@ -3,7 +3,8 @@
 //! self-play, the opponent's) is fed by a client while the other seat is played in-process — and
 //! three surfaces share it: OpenEnv's protocol (`openenv`: `WS /ws`, `/reset`, `/step`,
 //! `/health`, `/schema`, `/metadata`), MCP (`mcp`: `POST /mcp` and the WebSocket's `mcp`
-//! message; the seat acts through tools), native REST (`rest`: `/v1/episodes…`), and the rollout service
+//! message; the seat acts through tools), its routes described by `GET /openapi.json`
+//! (`openapi`), native REST (`rest`: `/v1/episodes…`), and the rollout service
 //! (`rollouts`: `POST /v1/rollouts`, whole episodes against the caller's endpoint, streamed).
 //! What they send is typed once, in `wire`, and `GET /schema` is derived from those types.
 //! Every finished episode is appended to one JSONL log with the record writer `run` uses, so
@@ -20,6 +21,7 @@ mod hub;
 mod ids;
 mod listen;
 mod mcp;
+mod openapi;
 mod openenv;
 mod options;
 mod policy;
@@ -159,18 +161,26 @@ fn spawn_reaper(state: Shared) {
     });
 }
 
+/// Every route the server answers, registered through [`openapi::Routes`] so that
+/// `/openapi.json` is checked against this very list.
+fn routes() -> openapi::Routes {
+    openapi::Routes::new()
+        .get("/health", openenv::health)
+        .get("/openapi.json", openapi::openapi)
+        .merge(openenv::routes())
+        .merge(mcp::routes())
+        .merge(rest::routes())
+        .merge(rollouts::routes())
+}
+
 fn router(state: Shared) -> Router {
     let limit = state.hub.options.body_limit;
     // Layers run outermost first: a panic is caught around everything; a browser page is
     // refused before anything else runs; the token is checked before a byte of the body is
     // read (so no client without it can make the server buffer bodies); then the body is read
     // within its time.
-    Router::new()
-        .route("/health", axum::routing::get(openenv::health))
-        .merge(openenv::routes())
-        .merge(mcp::routes())
-        .merge(rest::routes())
-        .merge(rollouts::routes())
+    routes()
+        .into_router()
         .fallback(|request: Request| async move {
             ServeError::UnknownRoute(format!("{} {}", request.method(), request.uri().path()))
                 .into_response()

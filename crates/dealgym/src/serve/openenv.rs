@@ -9,9 +9,8 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::Router;
 use futures_util::FutureExt;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -19,6 +18,7 @@ use super::error::ServeError;
 use super::held::Held;
 use super::hub::Owner;
 use super::mcp;
+use super::openapi::Routes;
 use super::session::ResetArgs;
 use super::wire::{
     to_json, Action, EnvState, Health, HealthStatus, Metadata, OpenEnvSchema, Reply, StepAnswer,
@@ -27,14 +27,14 @@ use super::wire::{
 use super::{parse_body, Shared};
 use crate::game::Seat;
 
-pub(super) fn routes() -> Router<Shared> {
-    Router::new()
-        .route("/ws", get(upgrade))
-        .route("/reset", post(reset))
-        .route("/step", post(step))
-        .route("/state", get(state_stateless))
-        .route("/schema", get(schema))
-        .route("/metadata", get(metadata))
+pub(super) fn routes() -> Routes {
+    Routes::new()
+        .get("/ws", upgrade)
+        .post("/reset", reset)
+        .post("/step", step)
+        .get("/state", state_stateless)
+        .get("/schema", schema)
+        .get("/metadata", metadata)
 }
 
 pub(super) async fn health() -> Reply<Health> {
@@ -59,8 +59,9 @@ async fn reset(State(state): State<Shared>, body: Result<Bytes, BytesRejection>)
 
 /// OpenEnv's `StepRequest`: the action, its optional timeout and request id, and (here) the
 /// reset kwargs of the fresh episode the action is played in.
-#[derive(Debug, Deserialize)]
-struct StepRequest {
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct StepRequest {
+    #[schemars(with = "Action")]
     action: Value,
     #[serde(default)]
     #[allow(dead_code)]

@@ -9,21 +9,21 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::Router;
 
 use super::error::ServeError;
 use super::hub::Owner;
+use super::openapi::Routes;
 use super::session::ResetArgs;
 use super::wire::{Action, EpisodeStep, EpisodeView, Reply};
 use super::{parse_body, Shared};
 use crate::game::Seat;
 
-pub(super) fn routes() -> Router<Shared> {
-    Router::new()
-        .route("/v1/episodes", post(create))
-        .route("/v1/episodes/{id}", get(show).delete(delete))
-        .route("/v1/episodes/{id}/step", post(step))
+pub(super) fn routes() -> Routes {
+    Routes::new()
+        .post("/v1/episodes", create)
+        .get("/v1/episodes/{id}", show)
+        .delete("/v1/episodes/{id}", delete)
+        .post("/v1/episodes/{id}/step", step)
 }
 
 async fn create(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {

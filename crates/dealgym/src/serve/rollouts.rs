@@ -16,15 +16,15 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::Router;
 use indicatif::ProgressBar;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::error::ServeError;
 use super::ids::rollout_tag;
+use super::openapi::Routes;
 use super::session::ResetArgs;
 use super::wire::{to_json, StreamError};
 use super::{parse_body, Shared};
@@ -39,12 +39,12 @@ use crate::run::{
 };
 use crate::scenario::{Family, Scenario};
 
-pub(super) fn routes() -> Router<Shared> {
-    Router::new().route("/v1/rollouts", post(rollouts))
+pub(super) fn routes() -> Routes {
+    Routes::new().post("/v1/rollouts", rollouts)
 }
 
 /// Which scenarios: ids, or a count from a family (or several).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 enum Selection {
     Ids(Vec<String>),
@@ -52,7 +52,7 @@ enum Selection {
     Families(Vec<FamilyCount>),
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FamilyCount {
     family: Family,
@@ -64,7 +64,7 @@ struct FamilyCount {
 
 /// The learner: one of the server's `[players.NAME]`, or the caller's policy server (an
 /// endpoint the operator allows with `--allow-endpoint`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 enum Learner {
     Named(String),
@@ -72,7 +72,7 @@ enum Learner {
 }
 
 /// The caller's policy server.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct LearnerEndpoint {
     endpoint: String,
@@ -85,9 +85,9 @@ struct LearnerEndpoint {
     tokens: Option<Value>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RolloutRequest {
+pub(super) struct RolloutRequest {
     scenarios: Selection,
     #[serde(default = "one")]
     group_size: u64,
@@ -192,6 +192,7 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
             _ = execute(todo, permits, &mut sink, &bar, stop) => {}
             _ = on_shutdown => {}
         }
+        sink.name_unfinished_groups().await;
     });
     // The request's episodes end with its stream: the client went away, or it was sent whole.
     let guard = AbortOnDrop(producer);
@@ -231,6 +232,30 @@ struct StreamSink {
     group_size: usize,
     /// The stream has ended early: nothing more is logged or sent.
     ended: bool,
+}
+
+impl StreamSink {
+    /// Groups that never filled (a member could not be played; its error line is on the
+    /// stream) are not exported, as a group format needs every member: each is named on a line
+    /// of its own rather than dropped unsaid.
+    async fn name_unfinished_groups(&mut self) {
+        if self.ended {
+            return;
+        }
+        let mut groups: Vec<_> = self.groups.drain().collect();
+        groups.sort_by(|a, b| a.0.cmp(&b.0));
+        for (id, group) in groups {
+            let message = format!(
+                "group `{id}` ended with {} of its {} members (the others could not be played: see their error lines), so it was not exported; ask for `records` to keep every episode",
+                group.len(),
+                self.group_size
+            );
+            let text = line(&StreamError::group(&group, message));
+            if self.tx.send(Bytes::from(text)).await.is_err() {
+                return;
+            }
+        }
+    }
 }
 
 /// A request's stream ended early: an episode could not be logged (said on the stream), or

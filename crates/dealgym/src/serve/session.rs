@@ -4,14 +4,15 @@
 
 use std::time::Instant;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::ServeError;
 use super::ids::IdClaim;
-use super::wire::{EnvState, EpisodeState, Info, LastTurn, Observation, StepAnswer, TokenIds};
+use super::wire::{EnvState, EpisodeState, Info, Observation, StepAnswer, TokenIds};
 use crate::agents::Played;
-use crate::game::{token_sequence, Completion, FirstMover, Message, PerSeat, Seat, Step};
+use crate::game::{token_sequence, Completion, FirstMover, Message, PerSeat, Seat};
 use crate::llm::{LlmClient, TokenApi};
 use crate::observation::SeatState;
 use crate::record::EpisodeRecord;
@@ -24,7 +25,7 @@ pub(crate) const EXTERNAL: &str = "external";
 
 /// What a reset may ask for (OpenEnv's reset kwargs; the native REST create body; MCP's
 /// `start_negotiation` arguments).
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResetArgs {
     /// Seeds the setup (roles, first mover, personas) and the opponent's sampling; the same
@@ -48,7 +49,7 @@ pub struct ResetArgs {
 }
 
 /// The `tokens` reset kwarg: the policy server the client samples from.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TokensArgs {
     /// Its base URL (`http://host:port/v1` or the root).
@@ -100,8 +101,6 @@ pub struct Session {
     _claim: IdClaim,
     driver: Option<Driver>,
     ended: Option<Ended>,
-    /// The last step each seat's own completion made (its parse, regulation, retry).
-    last: PerSeat<Option<Step>>,
     steps: u32,
     /// When the seat to move was last shown its observation: its client's latency.
     asked_at: Instant,
@@ -121,7 +120,6 @@ impl Session {
             _claim: claim,
             driver: Some(driver),
             ended: None,
-            last: PerSeat::default(),
             steps: 0,
             asked_at: Instant::now(),
             tokens,
@@ -192,7 +190,7 @@ impl Session {
                 }
             }
         }
-        let step = driver
+        driver
             .feed(Played {
                 completion,
                 // A client's step carries no account of its call beyond its token ids.
@@ -202,7 +200,6 @@ impl Session {
                 replica: None,
             })
             .map_err(|e| ServeError::Execution(e.to_string()))?;
-        self.last[seat] = Some(step);
         self.steps += 1;
         self.advance().await
     }
@@ -257,7 +254,7 @@ impl Session {
     /// What `seat` sees: OpenEnv's `{observation, reward, done}`, with everything a learner
     /// needs inside `observation` (OpenEnv drops `metadata`).
     pub(crate) fn observe(&self, seat: Seat) -> StepAnswer {
-        let (messages, role, scenario, family, turns, state) = match (&self.driver, &self.ended) {
+        let (messages, role, scenario, family, state) = match (&self.driver, &self.ended) {
             (Some(d), _) => {
                 let e = d.episode();
                 (
@@ -265,7 +262,6 @@ impl Session {
                     e.setup().seats[seat].role,
                     e.scenario().id.clone(),
                     e.scenario().family,
-                    e.turns().len(),
                     e.seat_state(seat),
                 )
             }
@@ -274,15 +270,18 @@ impl Session {
                 ended.record.seats[seat].role,
                 ended.record.scenario_id.clone(),
                 ended.record.family,
-                ended.record.turns.len(),
                 ended.states[seat].clone(),
             ),
             (None, None) => unreachable!("a session has a driver until it has ended"),
         };
-        let last = self.last[seat].as_ref().map(LastTurn::from);
-        let regulation = self.last[seat].as_ref().and_then(|s| s.event.clone());
         let ended = self.ended.as_ref().map(|e| &e.record);
-        let reward = ended.map_or(0.0, |record| record.rewards[seat]);
+        // OpenEnv's reward before any step is none: a reset answers `null` (unless its episode
+        // has already ended); a step 0 until the end, then the seat's total.
+        let reward = match ended {
+            Some(record) => Some(record.rewards[seat]),
+            None if self.steps == 0 => None,
+            None => Some(0.0),
+        };
         let done = ended.is_some();
         let token_ids = self
             .tokens
@@ -302,7 +301,6 @@ impl Session {
                 messages,
                 seat,
                 role,
-                turn: turns,
                 to_move: self.to_move(),
                 done,
                 reward,
@@ -311,8 +309,6 @@ impl Session {
                     episode_id: self.id.clone(),
                     scenario_id: scenario,
                     family,
-                    last_turn: last,
-                    regulation,
                     outcome: ended.map(|r| r.outcome.clone()),
                     rewards: ended.map(|r| r.rewards),
                 },

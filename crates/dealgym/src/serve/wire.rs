@@ -15,8 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::session::Sampled;
-use crate::game::{Completion, Message, PerSeat, RegulationEvent, Seat};
-pub use crate::observation::LastTurn;
+use crate::game::{Completion, Message, PerSeat, Seat};
 use crate::observation::SeatState;
 use crate::record::{EpisodeRecord, RecordOutcome};
 use crate::scenario::{Family, Role};
@@ -96,13 +95,17 @@ impl Action {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct StepAnswer {
     pub observation: Observation,
-    /// The seat's total reward once the episode has ended; 0 before.
-    pub reward: f64,
+    /// `null` on a reset, as OpenEnv's reward is before any step (a reset whose episode ended
+    /// before the client's first turn gives the seat's total); after a step, 0 until the
+    /// episode ends, then the seat's total reward.
+    pub reward: Option<f64>,
     pub done: bool,
 }
 
 /// What a seat sees, with everything a learner needs inside (OpenEnv drops a step's
-/// `metadata`).
+/// `metadata`). How far the episode has gone is `state.turns` (attempts of both seats, the
+/// seat's own moves, moves and retries left); what became of the seat's last completion is
+/// `state.last_turn`, its terms in currency units like every term the seat sees.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(rename = "DealObservation")]
 pub struct Observation {
@@ -114,13 +117,12 @@ pub struct Observation {
     pub seat: Seat,
     /// The seat's role in the scenario.
     pub role: Role,
-    /// Turns (attempts) played so far.
-    pub turn: usize,
     /// The seat to move next; `null` once the episode is over.
     pub to_move: Option<Seat>,
     pub done: bool,
-    /// The seat's total reward once the episode has ended; 0 before.
-    pub reward: f64,
+    /// The answer's `reward` again (OpenEnv reads it here too): `null` on a reset, after a step
+    /// 0 until the episode ends, then the seat's total reward.
+    pub reward: Option<f64>,
     /// Token-exact mode (the `tokens` reset kwarg): what to append before sampling.
     pub token_ids: Option<TokenIds>,
     pub info: Info,
@@ -145,10 +147,6 @@ pub struct Info {
     pub episode_id: String,
     pub scenario_id: String,
     pub family: Family,
-    /// What became of the seat's own last completion; `null` before its first.
-    pub last_turn: Option<LastTurn>,
-    /// What regulation did to the seat's last move, if anything.
-    pub regulation: Option<RegulationEvent>,
     /// The outcome with its metrics, once the episode has ended.
     pub outcome: Option<RecordOutcome>,
     /// Both seats' total rewards, once the episode has ended.
@@ -162,7 +160,10 @@ pub struct Info {
 pub struct EnvState {
     /// `null` before a reset.
     pub episode_id: Option<String>,
-    /// Steps the clients have sent.
+    /// Steps this episode's clients have sent that the server played (OpenEnv's
+    /// `step_count`): one per completion a client sent, retries included; the in-process
+    /// opponent's turns and refused steps are not counted. The turns of the negotiation are
+    /// the observation's `state.turns`.
     pub step_count: u32,
     #[serde(flatten)]
     pub episode: Option<EpisodeState>,
@@ -311,7 +312,7 @@ pub(super) enum StreamFault {
 /// OpenEnv's `GET /schema` (its `SchemaResponse`): the action a client sends, the
 /// observation and the state it reads, each derived from its type here — the action as it is
 /// read, the others as they are written.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub(super) struct OpenEnvSchema {
     pub action: Schema,
     pub observation: Schema,
@@ -360,17 +361,14 @@ mod tests {
             messages: vec![Message::new(MessageRole::User, "Hello")],
             seat: Seat::Learner,
             role: Role::Buyer,
-            turn: 1,
             to_move: Some(Seat::Learner),
             done: false,
-            reward: 0.0,
+            reward: None,
             token_ids: None,
             info: Info {
                 episode_id: "s0".into(),
                 scenario_id: "ahp:x:0".into(),
                 family: Family::Ahp,
-                last_turn: None,
-                regulation: None,
                 outcome: None,
                 rewards: None,
             },
@@ -384,7 +382,7 @@ mod tests {
     fn messages_are_written_with_their_keys_sorted() {
         let step = StepAnswer {
             observation: observation(),
-            reward: 0.0,
+            reward: None,
             done: false,
         };
         let rest = EpisodeStep {
@@ -399,7 +397,7 @@ mod tests {
         assert_eq!(state, Some(to_json(&self::state())));
         assert_eq!(
             written.to_string(),
-            r#"{"done":false,"episode_id":"s0","observation":{"done":false,"info":{"episode_id":"s0","family":"ahp","last_turn":null,"outcome":null,"regulation":null,"rewards":null,"scenario_id":"ahp:x:0"},"messages":[{"content":"Hello","role":"user"}],"prompt":"Hello","reward":0.0,"role":"buyer","seat":"learner","to_move":"learner","token_ids":null,"turn":1},"reward":0.0,"to_move":"learner"}"#
+            r#"{"done":false,"episode_id":"s0","observation":{"done":false,"info":{"episode_id":"s0","family":"ahp","outcome":null,"rewards":null,"scenario_id":"ahp:x:0"},"messages":[{"content":"Hello","role":"user"}],"prompt":"Hello","reward":null,"role":"buyer","seat":"learner","to_move":"learner","token_ids":null},"reward":null,"to_move":"learner"}"#
         );
         assert_eq!(
             to_json(&WsReply::State(EnvState::fresh())).to_string(),
@@ -456,8 +454,7 @@ mod tests {
                 "seat",
                 "state",
                 "to_move",
-                "token_ids",
-                "turn"
+                "token_ids"
             ]
         );
         assert_eq!(

@@ -1,0 +1,1 @@
+"""Starts `dealgym serve`, the server that speaks OpenEnv's protocol."""
