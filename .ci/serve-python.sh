@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Python examples (examples/python/) against a live `dealgym serve` backed by the mock:
-# the stdlib REST learner and OpenEnv's GenericEnvClient from PyPI. (TRL runs in process, in
+# the stdlib REST learner, OpenEnv's GenericEnvClient and MCP's own client (`mcp`, which lists
+# the tools and negotiates to a deal through them) from PyPI. (TRL runs in process, in
 # .ci/trl.sh.) Then OpenEnv's own validator judges the running server (`openenv validate --url`:
 # /openapi.json, /health, /metadata, /schema, /mcp, the mode's routes) and the environment
 # directory openenv-env/; either failing a criterion fails the script. Prints one SKIPPED line
@@ -11,7 +12,7 @@ cargo build --locked -q
 bin=target/debug/dealgym
 venv="${HOME}/.cache/dealgym/serve-venv"
 python3 -m venv "$venv"
-if ! "$venv/bin/pip" install -q --disable-pip-version-check openenv-core==0.3.0 >/tmp/dealgym-pip.log 2>&1; then
+if ! "$venv/bin/pip" install -q --disable-pip-version-check openenv-core==0.3.0 mcp==2.3.0 >/tmp/dealgym-pip.log 2>&1; then
   if grep -qiE "connection|resolve|network|timed out|no matching distribution" /tmp/dealgym-pip.log; then
     echo "SKIPPED: serve-python: PyPI cannot be reached ($(tail -1 /tmp/dealgym-pip.log))"
     exit 0
@@ -33,6 +34,8 @@ server="http://127.0.0.1:$serve_port"; endpoint="http://127.0.0.1:$mock_port/v1"
 cd examples/python
 python3 rest_learner.py --server "$server" --endpoint "$endpoint" --episodes 3
 "$venv/bin/python" openenv_learner.py --server "$server" --endpoint "$endpoint" --episodes 5
+# MCP's own client lists the tools and negotiates to a deal through them (exits 1 otherwise).
+"$venv/bin/python" mcp_learner.py --server "$server" --episodes 3
 cd ../..
 # The validator exits non-zero on any failed criterion; its JSON report is printed either way.
 "$venv/bin/openenv" validate --url "$server"
