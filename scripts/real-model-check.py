@@ -9,7 +9,8 @@ a constrained run's model turns are format-ok less than MIN_FORMAT_OK_PCT % in a
 constrained completion fell outside its constraint, dealgym's summary disagrees with the
 records, the logprobs run's model turns lack the logprobs llama-server returned, or a
 token-exact call lacks its ids or resends its whole sequence. For the exact run it prints how
-many calls' sampled ids differ from llama-server's re-tokenization of their decoded text.
+many calls' sampled ids differ from llama-server's re-tokenization of their decoded text; for
+the tools run, how many model turns made tool calls and how many were read from text instead.
 """
 import json
 import sys
@@ -23,6 +24,7 @@ RUNS = {
     "selfplay": (["learner", "opponent"], True),
     "logprobs": (["learner"], True),
     "exact": (["learner", "opponent"], True),
+    "tools": (["learner"], False),
 }
 
 
@@ -102,6 +104,7 @@ def main():
             )
             checked = sum(1 for t in model_turns if t.get("constraint"))
             copied = sum(1 for t in model_turns if t.get("note") == "copied_instructions")
+            called = sum(1 for t in model_turns if t.get("tool_calls"))
             outcomes = Counter(r["outcome"]["kind"] for r in rs)
             line = {
                 "run": run,
@@ -114,6 +117,7 @@ def main():
                 "constrained_turns": checked,
                 "constraint_violations": violations,
                 "copied_instructions": copied,
+                "tool_call_turns": called,
             }
             print("real-model-result " + json.dumps(line))
             if outcomes.get("error", 0):
@@ -133,6 +137,16 @@ def main():
                 got = seat_rows.get(seat, {}).get("format_ok_pct")
                 if (want is None) != (got is None) or (want is not None and abs(want - got) > 1e-6):
                     failures.append(f"{run}/{family}: summary says {seat} format-ok {got}%, records {want}%")
+        if run == "tools":
+            turns = [t for r in records for t in r["turns"] if t["seat"] == "learner"]
+            called = [t for t in turns if t.get("tool_calls")]
+            read = sum(1 for t in turns if t.get("action") and not t.get("tool_calls"))
+            print(
+                f"real-model: tools run: {len(called)} of {len(turns)} model turns made tool calls "
+                f"({sum(1 for t in called if t['format_ok'])} well-formed); {read} more were read from text"
+            )
+            if any(r["setup"]["seats"]["learner"]["format"] != "tools" for r in records):
+                failures.append("tools: a record does not say its learner acted through tools")
         if run == "exact":
             check_exact(records, server, failures)
         if run == "logprobs":

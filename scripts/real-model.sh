@@ -14,11 +14,14 @@
 #                 /apply-template, /tokenize and /completion): checks each seat's calls carry ids
 #                 and extend its sequence, and counts the calls whose sampled ids differ from a
 #                 re-tokenization of their decoded text (what exact mode exists to avoid)
+#   tools         the learner acts through tools (learner_format = "tools": OpenAI tool
+#                 definitions to a second llama-server started with --jinja), against
+#                 rule:linear; counts the turns that made tool calls and replays it with --verify
 # It prints each run's summary table and one machine-readable line per run and family
 # ("real-model-result {json}"), and exits non-zero if dealgym crashes, loses an episode, ends one
 # as a backend error, or a constrained run has format compliance under 90% in any family.
 # If a package registry cannot be reached it prints one "SKIPPED: real-model: <reason>" line and
-# exits 0. The server it started is stopped by its PID on any exit.
+# exits 0. The servers it started are stopped by their PIDs on any exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,29 +58,43 @@ DEALGYM=${DEALGYM_BIN:-target/debug/dealgym}
 
 work=$(mktemp -d)
 server_pid=
+tools_pid=
 cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  for pid in $server_pid $tools_pid; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
   if [ -n "$KEEP" ]; then mkdir -p "$KEEP" && cp -r "$work"/. "$KEEP"/; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$SERVER" -m "$MODEL" --host 127.0.0.1 --port "$port" -c 8192 -np 2 -t 2 --no-webui \
-  > "$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 240); do
-  if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then break; fi
-  if ! kill -0 "$server_pid" 2>/dev/null; then
-    echo "real-model: llama-server exited while starting:" >&2; tail -20 "$work/server.log" >&2; exit 1
-  fi
-  sleep 0.5
-done
-curl -fsS "http://127.0.0.1:$port/health" >/dev/null || { echo "real-model: llama-server never became healthy" >&2; exit 1; }
-echo "real-model: llama-server (pid $server_pid) on 127.0.0.1:$port"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+start_server() { # port log [flags] — starts llama-server in the background; sets $started_pid
+  local port=$1 log=$2; shift 2
+  "$SERVER" -m "$MODEL" --host 127.0.0.1 --port "$port" -c 8192 -np 2 -t 2 --no-webui "$@" \
+    > "$log" 2>&1 &
+  started_pid=$!
+}
+wait_healthy() { # port pid log
+  for _ in $(seq 1 240); do
+    if curl -fsS "http://127.0.0.1:$1/health" >/dev/null 2>&1; then break; fi
+    if ! kill -0 "$2" 2>/dev/null; then
+      echo "real-model: llama-server exited while starting:" >&2; tail -20 "$3" >&2; exit 1
+    fi
+    sleep 0.5
+  done
+  curl -fsS "http://127.0.0.1:$1/health" >/dev/null || { echo "real-model: llama-server never became healthy" >&2; exit 1; }
+}
+port=$(free_port)
+start_server "$port" "$work/server.log"; server_pid=$started_pid
+# A second server with the model's own chat template run by llama.cpp's Jinja engine, which
+# is how llama-server answers OpenAI tool calls (`tools` in the request, `tool_calls` back).
+tools_port=$(free_port)
+start_server "$tools_port" "$work/tools-server.log" --jinja; tools_pid=$started_pid
+wait_healthy "$port" "$server_pid" "$work/server.log"
+wait_healthy "$tools_port" "$tools_pid" "$work/tools-server.log"
+echo "real-model: llama-server (pid $server_pid) on 127.0.0.1:$port, with --jinja (pid $tools_pid) on $tools_port"
 
-player() { # name constrain logprobs [more lines]
-  printf '[players.%s]\nendpoint = "http://127.0.0.1:%s/v1"\nmodel = "smollm2-135m-instruct"\n' "$1" "$port"
+player() { # name constrain logprobs [more lines] [port]
+  printf '[players.%s]\nendpoint = "http://127.0.0.1:%s/v1"\nmodel = "smollm2-135m-instruct"\n' "$1" "${5:-$port}"
   printf 'temperature = 0.7\nmax_tokens = 256\ntimeout_s = 300\nretries = 2\n'
   printf 'constrain = "%s"\nlogprobs = %s\n%s\n\n' "$2" "$3" "${4:-}"
 }
@@ -87,18 +104,22 @@ player() { # name constrain logprobs [more lines]
   player smol_lp gbnf true
   player smol_exact gbnf false 'tokens = "exact"
 token_api = "llama_cpp"'
+  player smol_tools none false "" "$tools_port"
 } > "$work/config.toml"
+# The tools run: the learner acts through tools (make_offer, accept, …), sent as OpenAI tool
+# definitions; its turns are read from the calls the model makes (or, if it writes text, as text).
+{ printf '[episode]\nlearner_format = "tools"\n\n'; cat "$work/config.toml"; } > "$work/tools.toml"
 
 scenarios=()
 for f in ahp craigslist casino dnd job_interview; do scenarios+=(--scenarios "scenarios/$f.jsonl"); done
 
 failures=0
-run() { # name learner opponent
-  local name=$1
+run() { # name learner opponent [config]
+  local name=$1 config=${4:-$work/config.toml}
   echo
   echo "## real-model run: $name (learner $2, opponent $3)"
   local t0=$(date +%s)
-  if ! "$DEALGYM" run "${scenarios[@]}" --limit "$LIMIT" --config "$work/config.toml" \
+  if ! "$DEALGYM" run "${scenarios[@]}" --limit "$LIMIT" --config "$config" \
       --learner "$2" --opponent "$3" --seed 1 --concurrency 2 --quiet \
       --out "$work/$name.jsonl" --summary-json "$work/$name.summary.jsonl"; then
     echo "real-model: FAIL: dealgym run $name exited non-zero" >&2
@@ -112,6 +133,9 @@ run free smol_free rule:linear
 run selfplay smol smol
 run logprobs smol_lp rule:linear
 run exact smol_exact smol_exact
+run tools smol_tools rule:linear "$work/tools.toml"
+# The tools run replays exactly from its records (its calls are kept turn by turn).
+"$DEALGYM" replay "$work/tools.jsonl" --verify || failures=$((failures + 1))
 
 echo
 python3 scripts/real-model-check.py "$work" "$((LIMIT * 5))" "$MIN_FORMAT_OK" "http://127.0.0.1:$port" \

@@ -40,4 +40,5 @@ mod serve_hardening;
 mod serve_mcp;
 mod serve_tokens;
 mod token_exact;
+mod tools_cli;
 mod writers;

@@ -342,6 +342,11 @@ impl Episode {
         } else {
             protocol::read_tool_calls(&completion.tool_calls, &completion.text, space, reasoning)
         };
+        protocol::judge_mode(
+            &mut parsed,
+            self.setup.seats[seat].format,
+            !completion.tool_calls.is_empty(),
+        );
         if parsed.error.is_none()
             && parsed.note.is_none()
             && protocol::copies_instructions(&parsed, &self.system_prompts[seat].instructions)

@@ -779,3 +779,28 @@ fn malformed_tool_calls_get_the_malformed_turn_policy() {
         );
     }
 }
+
+/// A turn is format-ok only in the mode its seat was asked for: text from a tools seat is read
+/// (its move counts) but is not format-ok, and unreadable text is told it made no call.
+#[test]
+fn a_turn_is_format_ok_only_in_the_mode_asked() {
+    let s = price();
+    let mut e = Episode::new(s.clone(), setup(&s, tools_first())).unwrap();
+    let step = e.step(turn("Cheap?", "[SUBMIT_DEAL] price:100")).unwrap();
+    assert_eq!(step.played, Some(Action::Submit(Terms::Price(10000))));
+    assert!(!step.parsed.format_ok);
+    let mut e = Episode::new(s.clone(), setup(&s, tools_first())).unwrap();
+    let step = e.step("I will make the first move.").unwrap();
+    let error = step.parsed.error.unwrap();
+    assert!(
+        error
+            .message
+            .starts_with("no tool call: call exactly one of the tools"),
+        "{}",
+        error.message
+    );
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    let step = e.step(calls("", &[("walk_away", "{}")])).unwrap();
+    assert_eq!(step.played, Some(Action::WalkAway));
+    assert!(!step.parsed.format_ok, "a text seat that calls a tool");
+}

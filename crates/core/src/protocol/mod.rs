@@ -24,4 +24,4 @@ pub use terms::{
     format_cents, parse_terms, terms_from_json, to_cents, IssueRange, IssueSpec, IssueValue,
     ItemSpec, TermSpace, Terms, TermsError,
 };
-pub use tools::{openai_tools, read_tool_calls, tool_specs, ToolSpec, TOOL_NAMES};
+pub use tools::{judge_mode, openai_tools, read_tool_calls, tool_specs, ToolSpec, TOOL_NAMES};

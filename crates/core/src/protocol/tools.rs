@@ -13,8 +13,8 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::action::{Action, TurnError};
-use super::parse::{split_reasoning, Parsed, ACTION_TOKEN};
+use super::action::{Action, ErrorKind, TurnError};
+use super::parse::{split_reasoning, Parsed, TurnFormat, ACTION_TOKEN};
 use super::terms::{terms_from_json, IssueRange, TermSpace, TermsError};
 use crate::vocab::ToolCall;
 
@@ -181,6 +181,29 @@ pub fn read_tool_calls(
         Err(error) => parsed.error = Some(error),
     }
     parsed
+}
+
+/// Judge a turn by the way its seat was asked to act: a completion is read whichever way it
+/// came (a reply without a call is read as text, calls as calls), but it is format-ok only in
+/// the mode asked for, and a tools seat whose text cannot be read is told it made no call.
+pub fn judge_mode(parsed: &mut Parsed, asked: TurnFormat, called: bool) {
+    let tools = asked == TurnFormat::Tools;
+    if tools != called {
+        parsed.format_ok = false;
+    }
+    if tools && !called {
+        if let Some(error) = parsed
+            .error
+            .as_mut()
+            .filter(|e| e.kind == ErrorKind::Format)
+        {
+            error.message = format!(
+                "no tool call: call exactly one of the tools ({}), not text ({})",
+                TOOL_NAMES.join(", "),
+                error.message
+            );
+        }
+    }
 }
 
 /// The move and the talk of a turn's calls, or why they cannot be used.
