@@ -13,7 +13,7 @@ use dealgym_core::negotiator::{Position, RulePlayer, Tactic};
 use dealgym_core::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing, TrainingStep};
 use dealgym_core::reward::{episode_rewards, RewardConfig};
 use dealgym_core::scenario::Family;
-use dealgym_core::vocab::{continued_prefix, extend, Call, LogprobsMismatch, NextPrompt};
+use dealgym_core::vocab::{continued_prefix, extend, Call, LogprobsMismatch, NextPrompt, ToolCall};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -161,6 +161,7 @@ fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
     let mut completion_ids: Option<Vec<u32>> = None;
     let mut logprobs: Option<Vec<f64>> = None;
     let mut finish_reason = None;
+    let mut tool_calls = Vec::new();
     for (key, value) in dict.iter() {
         let key: String = key
             .extract()
@@ -189,14 +190,25 @@ fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
                     .transpose()?
             }
             "logprobs" => {}
+            "tool_calls" if !value.is_none() => tool_calls = read_tool_calls(&value)?,
+            "tool_calls" => {}
             other => {
                 return Err(PyValueError::new_err(format!(
-                    "unknown action key `{other}`: an action dict holds `text` and optionally `reasoning`, `role`, `completion_ids`, `logprobs` and `finish_reason`"
+                    "unknown action key `{other}`: an action dict holds `text` and optionally `reasoning`, `role`, `tool_calls`, `completion_ids`, `logprobs` and `finish_reason`"
                 )))
             }
         }
     }
-    let text = text.ok_or_else(|| PyValueError::new_err("an action dict needs a str `text`"))?;
+    // A turn made of tool calls may have no text beside them.
+    let text = match text {
+        Some(text) => text,
+        None if !tool_calls.is_empty() => String::new(),
+        None => {
+            return Err(PyValueError::new_err(
+                "an action dict needs a str `text` (or `tool_calls`)",
+            ))
+        }
+    };
     let sampled = match completion_ids {
         Some(completion_ids) => {
             let logprobs = logprobs.unwrap_or_default();
@@ -219,11 +231,43 @@ fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
         completion: Completion {
             text,
             reasoning,
+            tool_calls,
             ..Completion::default()
         },
         role,
         sampled,
     })
+}
+
+/// An action's `tool_calls`: a list of calls in the OpenAI shape (`{"id", "type": "function",
+/// "function": {"name", "arguments"}}`, as a chat completion's message holds them), the
+/// arguments as JSON text or as a dict.
+fn read_tool_calls(value: &Bound<'_, PyAny>) -> PyResult<Vec<ToolCall>> {
+    let bad = |why: String| PyTypeError::new_err(format!("the action's `tool_calls`: {why}"));
+    let calls: serde_json::Value = depythonize(value).map_err(|e| bad(e.to_string()))?;
+    let serde_json::Value::Array(calls) = calls else {
+        return Err(bad("must be a list of calls".into()));
+    };
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut call)| {
+            if let Some(arguments) = call
+                .pointer_mut("/function/arguments")
+                .filter(|a| a.is_object())
+            {
+                *arguments = serde_json::Value::String(arguments.to_string());
+            }
+            if call.get("id").is_none() {
+                call["id"] = serde_json::Value::String(format!("call_{i}"));
+            }
+            serde_json::from_value(call).map_err(|e| {
+                bad(format!(
+                    "call {i} is not {{\"id\", \"function\": {{\"name\", \"arguments\"}}}}: {e}"
+                ))
+            })
+        })
+        .collect()
 }
 
 /// A whole number from 0 to 2**64 - 1 (a seed, an index, a member), or a ValueError naming it.
@@ -782,6 +826,15 @@ impl Game {
         observation.set_item("messages", pythonize(py, view)?)?;
         observation.set_item("state", pythonize(py, &self.episode.seat_state(seat))?)?;
         Ok(observation)
+    }
+
+    /// The tools `role` may act through (its moves as OpenAI-style tool definitions, their
+    /// terms the scenario's own): what a chat endpoint that calls tools is sent as `tools`.
+    /// Play the calls the model makes with `step({"text": content, "tool_calls": calls})`.
+    fn tools<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.seat(role)?;
+        let tools = dealgym_core::protocol::openai_tools(self.episode.scenario().term_space());
+        Ok(pythonize(py, &tools)?)
     }
 
     /// `role`'s structured state alone (`observe(role)["state"]` without the chat).

@@ -96,7 +96,11 @@ class Game:
     def outcome(self) -> dict[str, Any] | None: ...
     def step(self, action: str | Mapping[str, Any], *, role: str | None = None) -> StepInfo:
         """``action``: the completion text, or ``{"text", "reasoning"?, "role"?}`` and, in
-        token-exact play, ``"completion_ids"``, ``"logprobs"``? and ``"finish_reason"``?."""
+        token-exact play, ``"completion_ids"``, ``"logprobs"``? and ``"finish_reason"``?; a
+        seat acting through tools sends ``{"tool_calls", "text"?}`` (the calls as a chat
+        completion's message holds them)."""
+    def tools(self, role: str) -> list[dict[str, Any]]:
+        """``role``'s moves as OpenAI-style tool definitions, their terms the scenario's own."""
     def observe(self, role: str) -> dict[str, Any]: ...
     def state(self, role: str) -> dict[str, Any]:
         """``observe(role)["state"]`` without the chat."""
