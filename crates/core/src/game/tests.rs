@@ -691,15 +691,6 @@ fn a_kept_system_prompt_is_the_one_its_inputs_render() {
             },
             0.0,
         ),
-        (
-            a.clone(),
-            base.clone(),
-            EndingRules {
-                max_moves: Some(5),
-                ..six
-            },
-            0.0,
-        ),
     ];
     let mut texts = Vec::new();
     for (scenario, seat, rules, no_deal) in &cases {
