@@ -107,7 +107,12 @@ async fn model_system_prompts(
     );
     o.progress = false;
     o.episode.learner_role = Some(records[0].seats.learner.role);
+    // The people's rules (`dialogues::play`): the prompt tells every rule that can end the
+    // episode, so a model seat is prompted alike under the same rules.
     o.episode.max_rounds = 20;
+    o.episode.reject_loop = 0;
+    o.episode.reject_streak = Some(0);
+    o.episode.format_retries = 0;
     o.episode.learner_format = TurnFormat::Xml;
     o.episode.opponent_format = TurnFormat::Xml;
     if family == "casino" {

@@ -1,7 +1,10 @@
 //! The mock endpoint's negotiator: it reads the system prompt dealgym rendered for its seat (the
 //! listed price and its own budget or cost, the items and its values, the issues and its
 //! weights), the offers so far in the chat, and answers like a time-dependent concession player,
-//! in the turn format the prompt asked for. It sees exactly what a model would see.
+//! in the turn format the prompt asked for. It sees exactly what a model would see, and keeps
+//! to the rules the prompt tells it: where told that the same deal proposed K times in a row
+//! ends the negotiation, it makes no proposal ([REJECT_DEAL]) rather than complete that run —
+//! unless the prompt's rejection rule would end it on that instead.
 
 use std::sync::LazyLock;
 
@@ -20,6 +23,10 @@ fn re(pattern: &str) -> Regex {
 }
 
 static MAX_TURNS: LazyLock<Regex> = LazyLock::new(|| re(r"at most (\d+) turns"));
+static SAME_DEAL: LazyLock<Regex> =
+    LazyLock::new(|| re(r"proposes the same deal (\d+) times in a row"));
+static REJECT_STREAK: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(\d+) turns in a row, yours and theirs, are (?:\[REJECT_DEAL\]|reject)"));
 static GRAMMAR: LazyLock<Regex> = LazyLock::new(|| re(r"\[SUBMIT_DEAL\] ([^\n—]+?) —"));
 /// The grammar line of a prompt that asks for tool calls.
 static TOOLS_GRAMMAR: LazyLock<Regex> =
@@ -40,6 +47,10 @@ static ISSUE_WEIGHT: LazyLock<Regex> =
 pub struct Reading {
     pub format: TurnFormat,
     pub max_rounds: u32,
+    /// The K of the same-deal reject loop, where the prompt tells one.
+    pub same_deal_limit: Option<u32>,
+    /// The K of the rejection reject loop, where the prompt tells one.
+    pub reject_streak: Option<u32>,
     pub game: ReadGame,
 }
 
@@ -128,6 +139,8 @@ pub(crate) fn read_prompt(system: &str) -> Option<Reading> {
     Some(Reading {
         format,
         max_rounds,
+        same_deal_limit: number(&SAME_DEAL, system).map(|n| n as u32),
+        reject_streak: number(&REJECT_STREAK, system).map(|n| n as u32),
         game,
     })
 }
@@ -324,7 +337,7 @@ pub(crate) fn respond_with(
             Some(Action::Submit(terms)) => Some(terms),
             _ => None,
         });
-    let decision = reading.game.stance().decide(
+    let mut decision = reading.game.stance().decide(
         tactic,
         t,
         reading.max_rounds,
@@ -332,6 +345,18 @@ pub(crate) fn respond_with(
         &own_offers,
         seed,
     );
+    // The moves so far that were not [TALK], in order, each with whether it was this seat's.
+    let moves: Vec<(bool, Action)> = messages
+        .iter()
+        .filter(|m| m.role != MessageRole::System)
+        .filter_map(|m| Some((m.role == MessageRole::Assistant, read(m)?)))
+        .filter(|(_, a)| *a != Action::Talk)
+        .collect();
+    if completes_same_deal_run(reading, &decision.action, &moves)
+        && !completes_rejections(reading, &moves)
+    {
+        decision.action = Action::Reject;
+    }
     speak(&decision, space, reading.format, t)
 }
 
@@ -356,4 +381,81 @@ pub(crate) fn as_tool_call(reading: &Reading, reply: &str, id: String) -> (Strin
         turn.thought.unwrap_or_default(),
         vec![ToolCall::new(id, name, arguments.to_string())],
     )
+}
+
+/// Whether proposing `action` would be the told K-th proposal in a row of the same deal by
+/// this seat (its own REJECT breaks such a run).
+fn completes_same_deal_run(reading: &Reading, action: &Action, moves: &[(bool, Action)]) -> bool {
+    let (Some(k), Action::Submit(terms)) = (reading.same_deal_limit, action) else {
+        return false;
+    };
+    let run = moves
+        .iter()
+        .rev()
+        .filter(|(own, _)| *own)
+        .take_while(|(_, a)| matches!(a, Action::Submit(t) if t == terms))
+        .count();
+    k >= 2 && run + 1 >= k as usize
+}
+
+/// Whether a [REJECT_DEAL] now would be the told K-th rejection in a row, by either side.
+fn completes_rejections(reading: &Reading, moves: &[(bool, Action)]) -> bool {
+    let Some(k) = reading.reject_streak else {
+        return false;
+    };
+    let run = moves
+        .iter()
+        .rev()
+        .take_while(|(_, a)| *a == Action::Reject)
+        .count();
+    run + 1 >= k as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dealgym::game::{Episode, EpisodeConfig, Seat};
+    use dealgym_core::fixtures::{price, setup_with};
+
+    /// What the mock reads of the learner's prompt under `config`.
+    fn told(config: EpisodeConfig) -> Reading {
+        let s = price();
+        let e = Episode::new(s.clone(), setup_with(&s, &config)).unwrap();
+        read_prompt(e.system_prompt(Seat::Learner)).unwrap()
+    }
+
+    #[test]
+    fn it_keeps_to_the_reject_loop_rules_its_prompt_tells() {
+        let told_both = told(EpisodeConfig::default());
+        assert_eq!(
+            (told_both.same_deal_limit, told_both.reject_streak),
+            (Some(3), Some(3))
+        );
+        let off = told(EpisodeConfig {
+            reject_loop: 0,
+            reject_streak: Some(0),
+            ..EpisodeConfig::default()
+        });
+        assert_eq!((off.same_deal_limit, off.reject_streak), (None, None));
+
+        let p = |cents| Action::Submit(Terms::Price(cents));
+        let moves = [
+            (true, p(100)),
+            (false, p(200)),
+            (true, p(100)),
+            (false, p(190)),
+        ];
+        // A third 100 in a row would end it; another price would not; untold, it is no rule.
+        assert!(completes_same_deal_run(&told_both, &p(100), &moves));
+        assert!(!completes_same_deal_run(&told_both, &p(101), &moves));
+        assert!(!completes_same_deal_run(&off, &p(100), &moves));
+        // Its own rejection breaks the run.
+        let broken = [(true, p(100)), (true, Action::Reject), (true, p(100))];
+        assert!(!completes_same_deal_run(&told_both, &p(100), &broken));
+        // A rejection that would be the third in a row is not the way out.
+        let rejections = [(true, Action::Reject), (false, Action::Reject)];
+        assert!(completes_rejections(&told_both, &rejections));
+        assert!(!completes_rejections(&told_both, &rejections[1..]));
+        assert!(!completes_rejections(&off, &rejections));
+    }
 }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::observation::EndingRules;
 use crate::protocol::constraint::ConstraintCheck;
 use crate::protocol::{self, render_action, render_forwarded, Action, Parsed, TurnError};
 use crate::scenario::Scenario;
@@ -187,7 +188,7 @@ impl Episode {
             prompts.system_prompt(
                 &scenario,
                 &setup.seats[seat],
-                setup.rules.max_rounds,
+                &EndingRules::from(&setup.rules),
                 setup.no_deal_value,
             )
         };

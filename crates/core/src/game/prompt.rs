@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::cache::BoundedCache;
 use crate::digest::{digest_bytes, Digest, Fnv1a64};
+use crate::observation::EndingRules;
 use crate::protocol::{
     format_cents, normalize_for_copy, to_cents, Action, IssueRange, IssueValue, TermSpace, Terms,
     TurnFormat,
@@ -116,7 +117,7 @@ struct SystemKey {
     role: Role,
     format: TurnFormat,
     persona: Option<String>,
-    max_rounds: u32,
+    rules: EndingRules,
     no_deal_value: u64,
 }
 
@@ -223,13 +224,14 @@ impl Prompts {
     }
 
     /// The system prompt of a seat: the public scenario, the seat's own private block, the
-    /// rules and the grammar with one example turn. Rendered once per set of inputs and kept
-    /// (the same inputs render the same text).
+    /// grammar with one example turn, and every rule that can end the episode as the engine
+    /// applies it (`rules`: a rule that is off is not told). Rendered once per set of inputs
+    /// and kept (the same inputs render the same text).
     pub fn system_prompt(
         &self,
         scenario: &Arc<Scenario>,
         seat: &SeatSetup,
-        max_rounds: u32,
+        rules: &EndingRules,
         no_deal_value: f64,
     ) -> Result<Arc<SystemPrompt>, PromptError> {
         let key = SystemKey {
@@ -237,7 +239,7 @@ impl Prompts {
             role: seat.role,
             format: seat.format,
             persona: seat.persona.as_ref().map(|p| p.text.clone()),
-            max_rounds,
+            rules: *rules,
             no_deal_value: no_deal_value.to_bits(),
         };
         if let Some((_, found)) = self.rendered.get(&key) {
@@ -245,7 +247,7 @@ impl Prompts {
         }
         let text = self.render(
             &template_name(scenario, seat.role),
-            seat_context(scenario, seat, max_rounds, no_deal_value),
+            seat_context(scenario, seat, rules, no_deal_value),
         )?;
         let prompt = Arc::new(SystemPrompt {
             instructions: normalize_for_copy(&text),
@@ -352,11 +354,13 @@ struct IssueView {
     options: Vec<OptionView>,
 }
 
-/// The template context for one seat. Only `seat.role`'s private block is read here.
+/// The template context for one seat. Only `seat.role`'s private block is read here. `rules`
+/// is the whole of [`EndingRules`] (a rule at 0 is off); `max_rounds` stays beside it for
+/// templates written before it.
 fn seat_context(
     scenario: &Scenario,
     seat: &SeatSetup,
-    max_rounds: u32,
+    rules: &EndingRules,
     no_deal_value: f64,
 ) -> Value {
     let role = seat.role;
@@ -367,7 +371,8 @@ fn seat_context(
         title => scenario.public.title,
         category => scenario.public.category,
         description => scenario.public.description,
-        max_rounds => max_rounds,
+        max_rounds => rules.max_rounds,
+        rules => rules,
         no_deal_value => (no_deal_value != 0.0).then(|| trim_number(no_deal_value)),
         format => format_name(seat.format),
         persona => seat.persona.as_ref().map(|p| p.text.clone()),
@@ -548,4 +553,155 @@ fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat) -> String {
     }
     let action = crate::protocol::render_action(&Action::Submit(terms), space, true);
     crate::protocol::render_turn(thought, talk, &action, format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{casino, price, setup_with};
+    use crate::game::EpisodeConfig;
+
+    /// The default rules and one seat of `scenario`, in `format`.
+    fn seat_and_rules(scenario: &Scenario, format: TurnFormat) -> (SeatSetup, EndingRules) {
+        let setup = setup_with(scenario, &EpisodeConfig::default());
+        let seat = SeatSetup {
+            format,
+            ..setup.seats.learner
+        };
+        (seat, EndingRules::from(&setup.rules))
+    }
+
+    fn render(scenario: &Arc<Scenario>, format: TurnFormat, rules: &EndingRules) -> String {
+        let (seat, _) = seat_and_rules(scenario, format);
+        Prompts::builtin()
+            .system_prompt(scenario, &seat, rules, 0.0)
+            .unwrap()
+            .text
+            .clone()
+    }
+
+    #[test]
+    fn every_rule_that_ends_an_episode_is_told_with_its_own_number() {
+        let s = price();
+        let (_, rules) = seat_and_rules(&s, TurnFormat::Tagged);
+        assert_eq!(
+            (rules.max_rounds, rules.reject_loop, rules.reject_streak),
+            (6, 3, 3)
+        );
+        let text = render(&s, TurnFormat::Tagged, &rules);
+        for told in [
+            "You have at most 6 turns.",
+            "- each of you has had 6 turns\n",
+            "- either side plays [WALK_AWAY]\n",
+            "- either side proposes the same deal 3 times in a row\n",
+            "- 3 turns in a row, yours and theirs, are [REJECT_DEAL]\n",
+            "is sent back with the reason once in a turn; one more forfeits: the negotiation \
+             ends with no deal.",
+        ] {
+            assert!(text.contains(told), "{told:?} not in:\n{text}");
+        }
+        // A people's stop point (a logged dialogue's) is no rule the seat was told: the people
+        // never were, and a model seat under the same rules is prompted alike.
+        let stopped = EndingRules {
+            max_moves: Some(5),
+            ..rules
+        };
+        assert_eq!(render(&s, TurnFormat::Tagged, &stopped), text);
+    }
+
+    #[test]
+    fn a_change_of_any_rule_changes_the_prompt() {
+        let s = casino();
+        let (_, base) = seat_and_rules(&s, TurnFormat::Xml);
+        let changes = [
+            (
+                EndingRules {
+                    max_rounds: 9,
+                    ..base
+                },
+                "each of you has had 9 turns",
+            ),
+            (
+                EndingRules {
+                    reject_loop: 5,
+                    ..base
+                },
+                "the same deal 5 times in a row",
+            ),
+            (
+                EndingRules {
+                    reject_streak: 4,
+                    ..base
+                },
+                "4 turns in a row, yours and theirs, are [REJECT_DEAL]",
+            ),
+            (
+                EndingRules {
+                    format_retries: 2,
+                    ..base
+                },
+                "up to 2 times in a turn",
+            ),
+        ];
+        let before = render(&s, TurnFormat::Xml, &base);
+        for (rules, told) in changes {
+            let after = render(&s, TurnFormat::Xml, &rules);
+            assert_ne!(after, before, "{rules:?}");
+            assert!(after.contains(told), "{told:?} not in:\n{after}");
+            assert!(!before.contains(told), "{told:?} told before the change");
+        }
+    }
+
+    #[test]
+    fn a_rule_that_is_off_is_not_told() {
+        let s = casino();
+        let (_, base) = seat_and_rules(&s, TurnFormat::Xml);
+        let no_offer_loop = render(
+            &s,
+            TurnFormat::Xml,
+            &EndingRules {
+                reject_loop: 0,
+                ..base
+            },
+        );
+        assert!(!no_offer_loop.contains("the same deal"), "{no_offer_loop}");
+        assert!(no_offer_loop.contains("are [REJECT_DEAL]"));
+        let no_streak = render(
+            &s,
+            TurnFormat::Xml,
+            &EndingRules {
+                reject_streak: 0,
+                ..base
+            },
+        );
+        assert!(!no_streak.contains("are [REJECT_DEAL]"), "{no_streak}");
+        assert!(no_streak.contains("the same deal 3 times"));
+        // With neither loop rule, nothing is said of how [TALK] counts toward them.
+        let neither = render(
+            &s,
+            TurnFormat::Xml,
+            &EndingRules {
+                reject_loop: 0,
+                reject_streak: 0,
+                ..base
+            },
+        );
+        assert!(!neither.contains("in a row"), "{neither}");
+        assert!(!neither.contains("toward these rules"), "{neither}");
+        assert!(render(&s, TurnFormat::Xml, &base).contains("[TALK] turns do not count"));
+        // No correction at all: the first unusable turn forfeits, and no retry is promised.
+        let no_retries = render(
+            &s,
+            TurnFormat::Xml,
+            &EndingRules {
+                format_retries: 0,
+                ..base
+            },
+        );
+        assert!(
+            no_retries.contains("(wrong format or a move not allowed) forfeits: the negotiation"),
+            "{no_retries}"
+        );
+        assert!(!no_retries.contains("sent back"), "{no_retries}");
+    }
 }

@@ -183,7 +183,8 @@ pub struct Rules {
     pub format_retries: u32,
     /// A cap on the moves of both seats together, below the per-seat `max_rounds`: a logged
     /// people's dialogue that stopped with no accept or walk-away (`dealgym dialogues
-    /// import`) ends as `max_turns` exactly where the people stopped. No prompt mentions it.
+    /// import`) ends as `max_turns` exactly where the people stopped. No prompt tells it: the people
+    /// were never told it, and a model seat under the same rules is prompted alike.
     /// Absent for every episode played by models, so their records are as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_moves: Option<u32>,

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::fixtures::{casino, price, scenario, setup_with, turn};
+use crate::observation::EndingRules;
 use crate::protocol::{Action, ErrorKind, Terms, TurnFormat};
 use crate::scenario::{Role, Scenario};
 use std::sync::Arc;
@@ -559,6 +560,36 @@ fn a_continuation_truncates_k_moves_after_the_prefix() {
 }
 
 #[test]
+fn each_seat_is_told_the_rules_the_engine_applies() {
+    // The prompt and the observation read one build of the rules from the episode's setup.
+    let s = price();
+    let config = EpisodeConfig {
+        max_rounds: 4,
+        reject_loop: 2,
+        reject_streak: Some(0),
+        format_retries: 0,
+        ..learner_first()
+    };
+    let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
+    for seat in [Seat::Learner, Seat::Opponent] {
+        let told = e.system_prompt(seat);
+        assert!(told.contains("You have at most 4 turns."), "{told}");
+        assert!(told.contains("the same deal 2 times in a row"), "{told}");
+        assert!(!told.contains("are [REJECT_DEAL]"), "{told}");
+        assert!(told.contains("not allowed) forfeits:"), "{told}");
+        assert_eq!(
+            e.seat_state(seat).rules,
+            EndingRules::from(&e.setup().rules)
+        );
+    }
+    // And the engine ends the episode where the prompt said it would.
+    e.step(turn("120?", "[SUBMIT_DEAL] price:120")).unwrap();
+    e.step(turn("170.", "[SUBMIT_DEAL] price:170")).unwrap();
+    let step = e.step(turn("120.", "[SUBMIT_DEAL] price:120")).unwrap();
+    assert_eq!(step.outcome.unwrap().kind, OutcomeKind::RejectLoop);
+}
+
+#[test]
 fn a_kept_system_prompt_is_the_one_its_inputs_render() {
     // One template set renders for every case in turn, so each is answered from its memo when
     // the inputs match an earlier case's; a fresh set (no overrides: the built-in templates)
@@ -575,25 +606,34 @@ fn a_kept_system_prompt_is_the_one_its_inputs_render() {
     };
     let (a, b) = (casino(), casino());
     let base = setup(&a, EpisodeConfig::default()).seats.learner;
-    let cases: Vec<(Arc<Scenario>, SeatSetup, u32, f64)> = vec![
-        (a.clone(), base.clone(), 6, 0.0),
-        (a.clone(), base.clone(), 6, 0.0),
-        (b.clone(), base.clone(), 6, 0.0),
+    let six = EndingRules::from(&setup(&a, EpisodeConfig::default()).rules);
+    let cases: Vec<(Arc<Scenario>, SeatSetup, EndingRules, f64)> = vec![
+        (a.clone(), base.clone(), six, 0.0),
+        (a.clone(), base.clone(), six, 0.0),
+        (b.clone(), base.clone(), six, 0.0),
         (
             price(),
             setup(&price(), EpisodeConfig::default()).seats.learner,
-            6,
+            six,
             0.0,
         ),
-        (a.clone(), base.clone(), 9, 0.0),
-        (a.clone(), base.clone(), 6, 5.0),
+        (
+            a.clone(),
+            base.clone(),
+            EndingRules {
+                max_rounds: 9,
+                ..six
+            },
+            0.0,
+        ),
+        (a.clone(), base.clone(), six, 5.0),
         (
             a.clone(),
             SeatSetup {
                 role: base.role.counterpart(),
                 ..base.clone()
             },
-            6,
+            six,
             0.0,
         ),
         (
@@ -602,7 +642,7 @@ fn a_kept_system_prompt_is_the_one_its_inputs_render() {
                 format: TurnFormat::Xml,
                 ..base.clone()
             },
-            6,
+            six,
             0.0,
         ),
         (
@@ -611,7 +651,7 @@ fn a_kept_system_prompt_is_the_one_its_inputs_render() {
                 persona: persona("Be brief."),
                 ..base.clone()
             },
-            6,
+            six,
             0.0,
         ),
         (
@@ -620,18 +660,46 @@ fn a_kept_system_prompt_is_the_one_its_inputs_render() {
                 persona: persona("Be warm."),
                 ..base.clone()
             },
-            6,
+            six,
+            0.0,
+        ),
+        // Each rule that can end the episode is an input of its own.
+        (
+            a.clone(),
+            base.clone(),
+            EndingRules {
+                reject_loop: 4,
+                ..six
+            },
+            0.0,
+        ),
+        (
+            a.clone(),
+            base.clone(),
+            EndingRules {
+                reject_streak: 0,
+                ..six
+            },
+            0.0,
+        ),
+        (
+            a.clone(),
+            base.clone(),
+            EndingRules {
+                format_retries: 2,
+                ..six
+            },
             0.0,
         ),
     ];
     let mut texts = Vec::new();
-    for (scenario, seat, rounds, no_deal) in &cases {
+    for (scenario, seat, rules, no_deal) in &cases {
         let kept = shared
-            .system_prompt(scenario, seat, *rounds, *no_deal)
+            .system_prompt(scenario, seat, rules, *no_deal)
             .unwrap();
         let own = Prompts::with_overrides(&empty)
             .unwrap()
-            .system_prompt(scenario, seat, *rounds, *no_deal)
+            .system_prompt(scenario, seat, rules, *no_deal)
             .unwrap();
         assert_eq!(*kept, *own);
         assert_eq!(
@@ -648,11 +716,16 @@ fn a_kept_system_prompt_is_the_one_its_inputs_render() {
         assert_ne!(text, &texts[0], "case {i}");
     }
     assert_ne!(texts[8], texts[9]);
+    for i in 10..texts.len() {
+        for j in 10..i {
+            assert_ne!(texts[i], texts[j], "cases {j} and {i}");
+        }
+    }
     // The same inputs are rendered once.
-    let again = shared.system_prompt(&a, &base, 6, 0.0).unwrap();
+    let again = shared.system_prompt(&a, &base, &six, 0.0).unwrap();
     assert!(Arc::ptr_eq(
         &again,
-        &shared.system_prompt(&a, &base, 6, 0.0).unwrap()
+        &shared.system_prompt(&a, &base, &six, 0.0).unwrap()
     ));
     let _ = std::fs::remove_dir_all(&empty);
 }

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::game::rules::move_cap;
-use crate::game::{Episode, OutcomeKind, Turn};
+use crate::game::{Episode, OutcomeKind, Rules, Turn};
 use crate::protocol::{Action, ActionKind, IssueRange, IssueValue, TermSpace, Terms, TurnError};
 use crate::scenario::{Family, Game, Role, Scenario};
 use crate::vocab::Seat;
@@ -144,8 +144,10 @@ pub struct TurnCount {
     pub retries_left: u32,
 }
 
-/// The rules that can end the episode (DESIGN §4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// The rules that can end the episode (DESIGN §4): what a seat's observation carries and what
+/// its system prompt tells it (`prompts/_format.j2`), both built by [`EndingRules::from`] from
+/// the [`Rules`] the engine applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct EndingRules {
     /// Rounds per seat before the episode is truncated (`max_turns`).
     pub max_rounds: u32,
@@ -158,6 +160,18 @@ pub struct EndingRules {
     /// A cap on both seats' moves together, where the rules set one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_moves: Option<u32>,
+}
+
+impl From<&Rules> for EndingRules {
+    fn from(rules: &Rules) -> EndingRules {
+        EndingRules {
+            max_rounds: rules.max_rounds,
+            reject_loop: rules.reject_loop,
+            reject_streak: rules.reject_streak,
+            format_retries: rules.format_retries,
+            max_moves: rules.max_moves,
+        }
+    }
 }
 
 /// What became of a seat's own last completion, as the seat sees it: terms from its own side,
@@ -281,13 +295,7 @@ impl Episode {
                 moves_left: move_cap(rules).saturating_sub(moves.learner + moves.opponent),
                 retries_left,
             },
-            rules: EndingRules {
-                max_rounds: rules.max_rounds,
-                reject_loop: rules.reject_loop,
-                reject_streak: rules.reject_streak,
-                format_retries: rules.format_retries,
-                max_moves: rules.max_moves,
-            },
+            rules: EndingRules::from(rules),
             legal_actions,
             last_turn,
             counterpart_last,
