@@ -805,7 +805,8 @@ fn a_seat_acting_through_tools_plays_by_the_same_rules() {
 #[test]
 fn malformed_tool_calls_get_the_malformed_turn_policy() {
     let s = casino();
-    let cases: [(&str, &[(&str, &str)], ErrorKind); 6] = [
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], ErrorKind);
+    let cases: [Case; 6] = [
         ("", &[("haggle", "{}")], ErrorKind::Format),
         ("", &[("make_offer", "{}")], ErrorKind::Format),
         (
