@@ -217,6 +217,13 @@ async fn every_malformed_tool_call_gets_the_malformed_turn_policy() {
         ("make_offer", json!({"terms": {"food": 1}}), "unknown term"),
         ("make_offer", json!({"terms": {"price": -5}}), "negative"),
         ("accept", json!({}), "needs an offer to accept"),
+        ("make_offer", json!("price 10"), "must be a JSON object"),
+        ("reject", json!([1, 2]), "must be a JSON object"),
+        (
+            "walk_away",
+            json!({"message": {"deep": [1]}}),
+            "must be a string",
+        ),
     ];
     for (i, (tool, arguments, says)) in cases.iter().enumerate() {
         let started = mcp
@@ -253,6 +260,10 @@ async fn every_malformed_tool_call_gets_the_malformed_turn_policy() {
         .request("tools/call", json!({"name": "haggle", "arguments": {}}))
         .await;
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    let nameless = fresh
+        .request("tools/call", json!({"name": 3, "arguments": {}}))
+        .await;
+    assert_eq!(nameless["error"]["code"], -32602, "{nameless}");
     server.shutdown().await;
     assert_eq!(read_log(&log).len(), cases.len());
 }
@@ -318,9 +329,27 @@ async fn bad_requests_get_json_rpc_errors_and_sessions_are_checked() {
 async fn the_websocket_mcp_message_acts_on_the_sockets_episode() {
     let (server, log, _) = server("mcp-ws").await;
     let mut ws = ws_connect(server.addr).await;
-    let reset = ws_send(
+    // A seat prompted for text is not moved by tool calls: the answer says how to start one.
+    ws_send(
         &mut ws,
         json!({"type": "reset", "data": {"family": "ahp", "seed": 1, "first_mover": "learner"}}),
+    )
+    .await;
+    let refused = ws_send(
+        &mut ws,
+        json!({"type": "mcp", "data": {"jsonrpc": "2.0", "id": 0, "method": "tools/call",
+            "params": {"name": "walk_away", "arguments": {}}}}),
+    )
+    .await;
+    assert_eq!(refused["data"]["result"]["isError"], true, "{refused}");
+    assert!(refused["data"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("learner_format"));
+    let reset = ws_send(
+        &mut ws,
+        json!({"type": "reset", "data": {"family": "ahp", "seed": 1, "first_mover": "learner",
+            "rules": {"learner_format": "tools"}}}),
     )
     .await;
     assert_eq!(reset["type"], "observation");
@@ -349,7 +378,28 @@ async fn the_websocket_mcp_message_acts_on_the_sockets_episode() {
     );
     let state = ws_send(&mut ws, json!({"type": "state"})).await;
     assert_eq!(state["data"]["done"], true);
+    // OpenEnv's own `step` carries tool calls too, as a chat completion's message holds them.
+    ws_send(
+        &mut ws,
+        json!({"type": "reset", "data": {"family": "casino", "seed": 2, "first_mover": "learner",
+            "rules": {"learner_format": "tools"}}}),
+    )
+    .await;
+    let offered = ws_send(
+        &mut ws,
+        json!({"type": "step", "data": {"message": "I want the food.", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "make_offer",
+             "arguments": "{\"terms\": {\"food\": 3, \"water\": 0, \"firewood\": 0}}"}}]}}),
+    )
+    .await;
+    assert_eq!(offered["type"], "observation", "{offered}");
+    let last = &offered["data"]["observation"]["state"]["last_turn"];
+    assert_eq!(last["read"]["kind"], "submit", "{offered}");
+    assert_eq!(last["read"]["terms"]["food"], 3);
+    assert_eq!(last["format_ok"], true);
     server.shutdown().await;
     let records = read_log(&log);
+    // The text-format episode dropped on reset is not logged; the tools one is, format-ok.
     assert_eq!(records[0].turns[0].tool_calls[0].function.name, "walk_away");
+    assert!(records[0].turns[0].parsed.format_ok);
 }

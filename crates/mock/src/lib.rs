@@ -46,8 +46,9 @@ use dealgym::game::{mix, Message};
 
 pub(crate) use annotate::is_annotate_request;
 pub use annotate::thought;
+use dealgym::protocol::as_tool_turn;
 pub use judge::{conversation_reward, verdict};
-pub(crate) use negotiator::{as_tool_call, read_prompt, respond_with};
+pub(crate) use negotiator::{read_prompt, respond_with};
 pub use negotiator::{respond, ReadGame, Reading};
 pub(crate) use prefix_cache::PrefixCache;
 pub use tokens::{render, tokenize, MockTemplate};
@@ -507,8 +508,8 @@ async fn chat(
                 );
                 if parsed.tools.is_some() {
                     let id = format!("call_{}", parsed.messages.len());
-                    let (thought, calls) = as_tool_call(&reading, &reply, id);
-                    tool_calls = calls;
+                    let (thought, call) = as_tool_turn(&reply, reading.game.space(), id);
+                    tool_calls = vec![call];
                     thought
                 } else {
                     reply

@@ -12,7 +12,8 @@ use regex::Regex;
 
 use dealgym::agents::concession::{candidates, Stance, Tactic};
 use dealgym::agents::speak;
-use dealgym::game::{Message, MessageRole, ToolCall};
+use dealgym::game::rules::{self, Move};
+use dealgym::game::{Message, MessageRole, Rules, Seat};
 use dealgym::protocol::{
     parse, read_tool_calls, Action, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace, Terms,
     TurnFormat,
@@ -71,7 +72,7 @@ pub enum ReadGame {
 }
 
 impl ReadGame {
-    fn space(&self) -> TermSpace<'_> {
+    pub(crate) fn space(&self) -> TermSpace<'_> {
         match self {
             ReadGame::Price { .. } => TermSpace::Price,
             ReadGame::Items { items, .. } => TermSpace::Items(items),
@@ -352,63 +353,38 @@ pub(crate) fn respond_with(
         .filter_map(|m| Some((m.role == MessageRole::Assistant, read(m)?)))
         .filter(|(_, a)| *a != Action::Talk)
         .collect();
-    if completes_same_deal_run(reading, &decision.action, &moves)
-        && !completes_rejections(reading, &moves)
+    if matches!(decision.action, Action::Submit(_))
+        && ends_in_a_loop(reading, &decision.action, &moves)
+        && !ends_in_a_loop(reading, &Action::Reject, &moves)
     {
         decision.action = Action::Reject;
     }
     speak(&decision, space, reading.format, t)
 }
 
-/// A reply of the mock's (a turn in the tagged spelling) as a model that acts through tools
-/// answers it: the Thought as the message's text, the move as one call (its Talk as the call's
-/// `message`), `id` naming the call.
-pub(crate) fn as_tool_call(reading: &Reading, reply: &str, id: String) -> (String, Vec<ToolCall>) {
-    let space = reading.game.space();
-    let turn = parse(reply, space, None);
-    let talk = turn.talk.unwrap_or_default();
-    let (name, arguments) = match turn.action {
-        Some(Action::Submit(terms)) => (
-            "make_offer",
-            serde_json::json!({"terms": terms.to_json(space), "message": talk}),
-        ),
-        Some(Action::Accept) => ("accept", serde_json::json!({"message": talk})),
-        Some(Action::WalkAway) => ("walk_away", serde_json::json!({"message": talk})),
-        Some(Action::Talk) => ("say", serde_json::json!({"text": talk})),
-        Some(Action::Reject) | None => ("reject", serde_json::json!({"message": talk})),
+/// Whether playing `action` now would end the game by a reject loop the prompt told: the
+/// engine's own rule ([`rules::reject_loop`]) over the moves so far, each with whether it was
+/// this seat's, with the K values read from the prompt (an untold rule is off).
+fn ends_in_a_loop(reading: &Reading, action: &Action, moves: &[(bool, Action)]) -> bool {
+    let told = Rules {
+        max_rounds: reading.max_rounds,
+        reject_loop: reading.same_deal_limit.unwrap_or(0),
+        reject_streak: reading.reject_streak.unwrap_or(0),
+        format_retries: 0,
+        max_moves: None,
+        continuation: None,
     };
-    (
-        turn.thought.unwrap_or_default(),
-        vec![ToolCall::new(id, name, arguments.to_string())],
-    )
-}
-
-/// Whether proposing `action` would be the told K-th proposal in a row of the same deal by
-/// this seat (its own REJECT breaks such a run).
-fn completes_same_deal_run(reading: &Reading, action: &Action, moves: &[(bool, Action)]) -> bool {
-    let (Some(k), Action::Submit(terms)) = (reading.same_deal_limit, action) else {
-        return false;
-    };
-    let run = moves
+    let seat = |own: bool| if own { Seat::Learner } else { Seat::Opponent };
+    let history: Vec<Move> = moves
         .iter()
-        .rev()
-        .filter(|(own, _)| *own)
-        .take_while(|(_, a)| matches!(a, Action::Submit(t) if t == terms))
-        .count();
-    k >= 2 && run + 1 >= k as usize
-}
-
-/// Whether a [REJECT_DEAL] now would be the told K-th rejection in a row, by either side.
-fn completes_rejections(reading: &Reading, moves: &[(bool, Action)]) -> bool {
-    let Some(k) = reading.reject_streak else {
-        return false;
-    };
-    let run = moves
-        .iter()
-        .rev()
-        .take_while(|(_, a)| *a == Action::Reject)
-        .count();
-    run + 1 >= k as usize
+        .map(|(own, a)| (*own, a))
+        .chain([(true, action)])
+        .map(|(own, a)| Move {
+            seat: seat(own),
+            action: a.clone(),
+        })
+        .collect();
+    rules::reject_loop(&history, Seat::Learner, &told).is_some()
 }
 
 #[cfg(test)]
@@ -446,16 +422,20 @@ mod tests {
             (false, p(190)),
         ];
         // A third 100 in a row would end it; another price would not; untold, it is no rule.
-        assert!(completes_same_deal_run(&told_both, &p(100), &moves));
-        assert!(!completes_same_deal_run(&told_both, &p(101), &moves));
-        assert!(!completes_same_deal_run(&off, &p(100), &moves));
+        assert!(ends_in_a_loop(&told_both, &p(100), &moves));
+        assert!(!ends_in_a_loop(&told_both, &p(101), &moves));
+        assert!(!ends_in_a_loop(&off, &p(100), &moves));
         // Its own rejection breaks the run.
         let broken = [(true, p(100)), (true, Action::Reject), (true, p(100))];
-        assert!(!completes_same_deal_run(&told_both, &p(100), &broken));
+        assert!(!ends_in_a_loop(&told_both, &p(100), &broken));
         // A rejection that would be the third in a row is not the way out.
         let rejections = [(true, Action::Reject), (false, Action::Reject)];
-        assert!(completes_rejections(&told_both, &rejections));
-        assert!(!completes_rejections(&told_both, &rejections[1..]));
-        assert!(!completes_rejections(&off, &rejections));
+        assert!(ends_in_a_loop(&told_both, &Action::Reject, &rejections));
+        assert!(!ends_in_a_loop(
+            &told_both,
+            &Action::Reject,
+            &rejections[1..]
+        ));
+        assert!(!ends_in_a_loop(&off, &Action::Reject, &rejections));
     }
 }

@@ -240,8 +240,8 @@ fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
 }
 
 /// An action's `tool_calls`: a list of calls in the OpenAI shape (`{"id", "type": "function",
-/// "function": {"name", "arguments"}}`, as a chat completion's message holds them), the
-/// arguments as JSON text or as a dict.
+/// "function": {"name", "arguments"}}`, as a chat completion's message holds them), each read as
+/// the engine reads a model's ([`ToolCall::read`]: the arguments as JSON text or a dict).
 fn read_tool_calls(value: &Bound<'_, PyAny>) -> PyResult<Vec<ToolCall>> {
     let bad = |why: String| PyTypeError::new_err(format!("the action's `tool_calls`: {why}"));
     let calls: serde_json::Value = depythonize(value).map_err(|e| bad(e.to_string()))?;
@@ -249,23 +249,11 @@ fn read_tool_calls(value: &Bound<'_, PyAny>) -> PyResult<Vec<ToolCall>> {
         return Err(bad("must be a list of calls".into()));
     };
     calls
-        .into_iter()
+        .iter()
         .enumerate()
-        .map(|(i, mut call)| {
-            if let Some(arguments) = call
-                .pointer_mut("/function/arguments")
-                .filter(|a| a.is_object())
-            {
-                *arguments = serde_json::Value::String(arguments.to_string());
-            }
-            if call.get("id").is_none() {
-                call["id"] = serde_json::Value::String(format!("call_{i}"));
-            }
-            serde_json::from_value(call).map_err(|e| {
-                bad(format!(
-                    "call {i} is not {{\"id\", \"function\": {{\"name\", \"arguments\"}}}}: {e}"
-                ))
-            })
+        .map(|(i, call)| match call {
+            serde_json::Value::Object(_) => Ok(ToolCall::read(call, i)),
+            other => Err(bad(format!("call {i} must be a dict, not {other}"))),
         })
         .collect()
 }
@@ -489,8 +477,8 @@ impl Game {
         if let Some(rule) = self.opponent.as_ref() {
             let seed = self.seeds.sampling_seed(Seat::Opponent);
             while self.episode.to_move() == Some(Seat::Opponent) {
-                let text = rule.complete(&Position::of(&self.episode, Seat::Opponent, seed));
-                self.episode.step(text).map_err(|e| e.to_string())?;
+                let turn = rule.complete(&Position::of(&self.episode, Seat::Opponent, seed));
+                self.episode.step(turn).map_err(|e| e.to_string())?;
             }
         }
         Ok(())

@@ -79,7 +79,8 @@ def test_an_unseeded_reset_is_not_always_the_same_episode_and_unknown_arguments_
 def test_the_environment_in_process_answers_the_seat_to_move():
     env = DealEnvironment("dnd")
     obs = env.reset(seed=2)
-    assert obs.to_move == obs.role and not obs.done and obs.reward == 0.0
+    # OpenEnv's reward before any step is none, as the server answers a reset.
+    assert obs.to_move == obs.role and not obs.done and obs.reward is None
     obs = env.step(DealAction(message=turn("[WALK_AWAY]"), seat=obs.seat))
     assert obs.done and env.state.outcome["kind"] == "walk_away"
 
@@ -96,3 +97,13 @@ def test_a_rule_opponent_plays_inside_and_a_seeded_reset_reseeds(server_url):
     after_seeded = [local.reset().state["scenario_id"] for _ in range(3)]
     local.reset(seed=9)
     assert [local.reset().state["scenario_id"] for _ in range(3)] == after_seeded
+
+
+def test_a_seat_acting_through_tools_steps_in_process():
+    env = DealEnvironment("ahp")
+    obs = env.reset(seed=3, first_mover="learner", rules={"learner_format": "tools"})
+    call = {"id": "c0", "type": "function", "function": {"name": "walk_away", "arguments": "{}"}}
+    obs = env.step(DealAction(message="", tool_calls=[call], seat=obs.seat))
+    assert obs.done and env.state.outcome["kind"] == "walk_away"
+    assert obs.messages[-2]["tool_calls"][0]["function"]["name"] == "walk_away"
+    assert obs.reward == 0.0

@@ -548,8 +548,12 @@ fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat) -> String {
     };
     if format == TurnFormat::Tools {
         // The thought as the reply's text, the move as its one call.
-        let arguments = serde_json::json!({"terms": terms.to_json(space), "message": talk});
-        return format!("{thought}\nmake_offer({arguments})");
+        let call =
+            crate::protocol::tool_call_for(&Action::Submit(terms), talk, space, String::new());
+        return format!(
+            "{thought}\n{}({})",
+            call.function.name, call.function.arguments
+        );
     }
     let action = crate::protocol::render_action(&Action::Submit(terms), space, true);
     crate::protocol::render_turn(thought, talk, &action, format)

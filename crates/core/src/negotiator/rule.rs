@@ -9,8 +9,8 @@ use std::sync::Arc;
 use super::concession::{Stance, Tactic};
 use super::speech::speak;
 use crate::cache::BoundedCache;
-use crate::game::{Episode, Seat, Setup};
-use crate::protocol::{Action, Terms};
+use crate::game::{Completion, Episode, Seat, Setup};
+use crate::protocol::{as_tool_turn, Action, Terms, TurnFormat};
 use crate::scenario::{Role, Scenario};
 
 /// What a rule negotiator reads to make its move: the scenario and setup, its seat, the moves it
@@ -76,7 +76,9 @@ impl RulePlayer {
         }
     }
 
-    pub fn complete(&self, ctx: &Position<'_>) -> String {
+    /// The player's turn: text in the seat's spelling, or one tool call (with the Thought
+    /// beside it) for a seat that acts through tools.
+    pub fn complete(&self, ctx: &Position<'_>) -> Completion {
         let me = &ctx.setup.seats[ctx.seat];
         let space = ctx.scenario.term_space();
         let stance = self.stance(ctx, me.role, me.floor);
@@ -88,7 +90,16 @@ impl RulePlayer {
             &ctx.own_offers,
             ctx.sampling_seed,
         );
-        speak(&decision, space, me.format, ctx.own_moves)
+        let text = speak(&decision, space, me.format, ctx.own_moves);
+        if me.format != TurnFormat::Tools {
+            return Completion::from(text);
+        }
+        let (thought, call) = as_tool_turn(&text, space, format!("call_{}", ctx.own_moves));
+        Completion {
+            text: thought,
+            tool_calls: vec![call],
+            ..Completion::default()
+        }
     }
 
     fn stance(&self, ctx: &Position<'_>, role: Role, reserve: f64) -> Arc<Stance> {

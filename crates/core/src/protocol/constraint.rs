@@ -145,8 +145,8 @@ fn turn<N: Notation>(n: &N, space: TermSpace<'_>, format: TurnFormat, accept: bo
     let l = |s: &str| n.literal(s);
     let act = action(n, space, format, accept);
     match format {
-        // A seat that acts through tools is never constrained (`Constrain` with `tools` is
-        // refused where a player is configured); its text would be the tagged spelling.
+        // A seat that acts through tools is never constrained (a model player refuses the
+        // pair at its first call); its text would be the tagged spelling.
         TurnFormat::Tagged | TurnFormat::Tools => n.seq(&[
             l("Thought: "),
             text.clone(),

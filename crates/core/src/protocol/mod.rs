@@ -24,4 +24,7 @@ pub use terms::{
     format_cents, parse_terms, terms_from_json, to_cents, IssueRange, IssueSpec, IssueValue,
     ItemSpec, TermSpace, Terms, TermsError,
 };
-pub use tools::{judge_mode, openai_tools, read_tool_calls, tool_specs, ToolSpec, TOOL_NAMES};
+pub use tools::{
+    as_tool_turn, judge_mode, openai_tools, read_tool_calls, tool_call_for, tool_specs, ToolSpec,
+    TOOL_NAMES,
+};

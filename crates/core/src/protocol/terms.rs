@@ -384,6 +384,16 @@ pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), Te
     terms_from_pairs(&pairs, space, Some(text))
 }
 
+/// `text` cut to 60 characters for an error message: what a client sent goes back to it (and into
+/// the seat's history and the record), so a huge value must not.
+pub(super) fn brief(text: &str) -> String {
+    const MAX: usize = 60;
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}… ({} bytes)", &text[..at], text.len()),
+        None => text.to_string(),
+    }
+}
+
 /// Terms given as a JSON object (a `make_offer` tool call's `terms`): `{"price": 120}`,
 /// `{"food": 2, "water": 1, "firewood": 0}`, `{"salary": 35, "position": "Engineer"}`. Read
 /// with the same rules as a written action (key spellings, ranges, every key once); a key the
@@ -399,14 +409,17 @@ pub fn terms_from_json(
             serde_json::Value::String(s) => s.clone(),
             other => {
                 return Err(TermsError::Unreadable(format!(
-                    "`{key}` must be a number or a string, got {other}"
+                    "`{}` must be a number or a string, got {}",
+                    brief(key),
+                    brief(&other.to_string())
                 )))
             }
         };
         let key = normalize_key(key);
         if matches!(space, TermSpace::Price) && !key_matches(&key, "price") {
             return Err(TermsError::Unreadable(format!(
-                "unknown term `{key}` (a price deal has `price` only)"
+                "unknown term `{}` (a price deal has `price` only)",
+                brief(&key)
             )));
         }
         pairs.push((key, text));
@@ -452,7 +465,10 @@ fn terms_from_pairs(
             let mut shares: Vec<Option<u32>> = vec![None; items.len()];
             for (key, value) in pairs {
                 let Some(i) = items.iter().position(|it| key_matches(key, &it.name)) else {
-                    return Err(TermsError::Unreadable(format!("unknown item `{key}`")));
+                    return Err(TermsError::Unreadable(format!(
+                        "unknown item `{}`",
+                        brief(key)
+                    )));
                 };
                 if shares[i].is_some() {
                     return Err(TermsError::Unreadable(format!(
@@ -492,7 +508,10 @@ fn terms_from_pairs(
                     .iter()
                     .position(|is| key_matches(key, &is.key) || key_matches(key, &is.label))
                 else {
-                    return Err(TermsError::Unreadable(format!("unknown issue `{key}`")));
+                    return Err(TermsError::Unreadable(format!(
+                        "unknown issue `{}`",
+                        brief(key)
+                    )));
                 };
                 if values[i].is_some() {
                     return Err(TermsError::Unreadable(format!(

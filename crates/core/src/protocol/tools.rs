@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::action::{Action, ErrorKind, TurnError};
 use super::parse::{split_reasoning, Parsed, TurnFormat, ACTION_TOKEN};
-use super::terms::{terms_from_json, IssueRange, TermSpace, TermsError};
+use super::terms::{brief, terms_from_json, IssueRange, TermSpace, TermsError};
 use crate::vocab::ToolCall;
 
 /// The tools' names, in the order they are listed.
@@ -150,6 +150,33 @@ fn terms_schema(space: TermSpace<'_>) -> Value {
     })
 }
 
+/// The one call that makes `action` with `talk` (the inverse of reading a call): `make_offer`
+/// with the terms from the mover's side, `say` for a turn that only talks, the talk as the
+/// move's `message`.
+pub fn tool_call_for(action: &Action, talk: &str, space: TermSpace<'_>, id: String) -> ToolCall {
+    let (name, arguments) = match action {
+        Action::Submit(terms) => (
+            "make_offer",
+            json!({"terms": terms.to_json(space), "message": talk}),
+        ),
+        Action::Accept => ("accept", json!({"message": talk})),
+        Action::Reject => ("reject", json!({"message": talk})),
+        Action::WalkAway => ("walk_away", json!({"message": talk})),
+        Action::Talk => ("say", json!({"text": talk})),
+    };
+    ToolCall::new(id, name, arguments.to_string())
+}
+
+/// A turn written as text (Thought / Talk / Action, as the built-in players and the mock write
+/// it) as a seat acting through tools makes it: the Thought as the text beside one call. A
+/// text with no readable move makes a `reject` call.
+pub fn as_tool_turn(text: &str, space: TermSpace<'_>, id: String) -> (String, ToolCall) {
+    let turn = super::parse::parse(text, space, None);
+    let action = turn.action.unwrap_or(Action::Reject);
+    let call = tool_call_for(&action, turn.talk.as_deref().unwrap_or(""), space, id);
+    (turn.thought.unwrap_or_default(), call)
+}
+
 /// Read a turn played through tools: its `calls`, and the `content` the model wrote beside them
 /// (its private thought), with the endpoint's own reasoning if it returned one.
 pub fn read_tool_calls(
@@ -198,7 +225,7 @@ pub fn judge_mode(parsed: &mut Parsed, asked: TurnFormat, called: bool) {
             .filter(|e| e.kind == ErrorKind::Format)
         {
             error.message = format!(
-                "no tool call: call exactly one of the tools ({}), not text ({})",
+                "no tool call: call one of the tools ({}), not text ({})",
                 TOOL_NAMES.join(", "),
                 error.message
             );
@@ -228,14 +255,16 @@ fn read_calls(
             "say" => &["text"],
             other => {
                 return Err(TurnError::format(format!(
-                    "unknown tool `{other}`; the tools are {}",
+                    "unknown tool `{}`; the tools are {}",
+                    brief(other),
                     TOOL_NAMES.join(", ")
                 )))
             }
         };
         if let Some(extra) = args.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(TurnError::format(format!(
-                "`{name}` takes no argument `{extra}` (its arguments: {})",
+                "`{name}` takes no argument `{}` (its arguments: {})",
+                brief(extra),
                 allowed.join(", ")
             )));
         }
@@ -249,7 +278,8 @@ fn read_calls(
                     Some(Value::Object(terms)) => terms,
                     Some(other) => {
                         return Err(TurnError::format(format!(
-                            "`make_offer` `terms` must be an object of terms, got {other}"
+                            "`make_offer` `terms` must be an object of terms, got {}",
+                            brief(&other.to_string())
                         )))
                     }
                     None => {
@@ -305,12 +335,13 @@ fn arguments(call: &ToolCall) -> Result<Map<String, Value>, TurnError> {
         Ok(Value::Object(args)) => Ok(args),
         Ok(Value::Null) => Ok(Map::new()),
         Ok(other) => Err(TurnError::format(format!(
-            "the arguments of `{}` must be a JSON object, got {other}",
-            call.function.name
+            "the arguments of `{}` must be a JSON object, got {}",
+            brief(&call.function.name),
+            brief(&other.to_string())
         ))),
         Err(e) => Err(TurnError::format(format!(
             "the arguments of `{}` are not JSON ({e})",
-            call.function.name
+            brief(&call.function.name)
         ))),
     }
 }
@@ -323,9 +354,11 @@ fn text_argument(
 ) -> Result<Option<String>, TurnError> {
     match args.remove(name) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text.trim().to_string())),
+        // An empty message is no message (beside `say`, it is not the talk given twice).
+        Some(Value::String(text)) => Ok(Some(text.trim().to_string()).filter(|t| !t.is_empty())),
         Some(other) => Err(TurnError::format(format!(
-            "`{tool}` `{name}` must be a string, got {other}"
+            "`{tool}` `{name}` must be a string, got {}",
+            brief(&other.to_string())
         ))),
     }
 }
@@ -557,6 +590,27 @@ mod tests {
             assert!(error.message.contains(says), "{calls:?}: {}", error.message);
             assert!(p.action.is_none() && !p.format_ok, "{calls:?}");
         }
+        // What a client sent comes back cut short, however large.
+        let huge = format!(
+            r#"{{"terms": {{"price": [{}]}}}}"#,
+            vec!["1"; 100_000].join(",")
+        );
+        let p = read(&[call("make_offer", &huge)], "");
+        assert!(p.error.unwrap().message.len() < 300);
+        let p = read(&[call(&"x".repeat(100_000), "{}")], "");
+        assert!(p.error.unwrap().message.len() < 300);
+        // An empty message beside `say` is no second talk.
+        let p = read(
+            &[
+                call("say", r#"{"text":"Deal."}"#),
+                call("accept", r#"{"message":" "}"#),
+            ],
+            "",
+        );
+        assert_eq!(
+            (p.action, p.talk.as_deref()),
+            (Some(Action::Accept), Some("Deal."))
+        );
         // A price deal names its price and nothing else.
         let p = read(&[call("make_offer", r#"{"terms": {"cost": 3}}"#)], "");
         assert!(p.error.unwrap().message.contains("unknown term `cost`"));

@@ -496,9 +496,7 @@ impl Player {
                     answer.retries,
                 )
             }
-            Player::Rule { tactic, .. } => {
-                (Completion::from(tactic.complete(&ctx.position)), None, 0)
-            }
+            Player::Rule { tactic, .. } => (tactic.complete(&ctx.position), None, 0),
             Player::Script { script, .. } => {
                 (Completion::from(script.complete(ctx.calls)?), None, 0)
             }

@@ -565,10 +565,11 @@ fn parse_chat(url: &str, bytes: &[u8]) -> Result<Reply, LlmError> {
     // judged by the engine as a format problem, not a backend failure.
     let mut message = choice.message;
     let reasoning = message.reasoning_text();
+    let tool_calls = message.calls();
     Ok(Reply {
         text: message.content.unwrap_or_default(),
         reasoning,
-        tool_calls: message.tool_calls.unwrap_or_default(),
+        tool_calls,
         call: Call {
             finish_reason: choice.finish_reason,
             logprobs: choice.logprobs,

@@ -65,14 +65,27 @@ pub(crate) struct ResponseMessage {
     /// The same, under the name newer vLLM uses.
     #[serde(default)]
     pub reasoning: Option<String>,
-    /// The calls of a model that acts through tools (requests that carry `tools`).
+    /// The calls of a model that acts through tools (requests that carry `tools`), as sent:
+    /// read with [`ToolCall::read`], so an odd call is the model's malformed turn, not a
+    /// response that cannot be read.
     #[serde(default)]
-    pub tool_calls: Option<Vec<ToolCall>>,
+    pub tool_calls: Option<Vec<serde_json::Value>>,
 }
 
 impl ResponseMessage {
     /// The reasoning text under whichever name the server used (the newer one first); blank
     /// reasoning counts as none.
+    /// The calls the model made.
+    pub(crate) fn calls(&mut self) -> Vec<ToolCall> {
+        self.tool_calls
+            .take()
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(i, call)| ToolCall::read(call, i))
+            .collect()
+    }
+
     pub(crate) fn reasoning_text(&mut self) -> Option<String> {
         [self.reasoning.take(), self.reasoning_content.take()]
             .into_iter()
@@ -100,6 +113,27 @@ mod tests {
 
     fn message(json: &str) -> ResponseMessage {
         serde_json::from_str(json).unwrap()
+    }
+
+    /// A reply whose calls are odd — arguments as an object or null, no id, no content — is
+    /// read whole: what is wrong with a call is the engine's to say (a malformed turn), never a
+    /// response that cannot be read (a backend error).
+    #[test]
+    fn odd_tool_calls_are_read_not_refused() {
+        let mut m = message(
+            r#"{"content":null,"tool_calls":[
+                {"type":"function","function":{"name":"make_offer","arguments":{"terms":{"price":5}}}},
+                {"id":"x","function":{"name":"accept","arguments":null}},
+                {"function":{}}]}"#,
+        );
+        let calls = m.calls();
+        assert_eq!(
+            calls[0],
+            ToolCall::new("call_0", "make_offer", r#"{"terms":{"price":5}}"#)
+        );
+        assert_eq!(calls[1], ToolCall::new("x", "accept", ""));
+        assert_eq!(calls[2], ToolCall::new("call_2", "", ""));
+        assert_eq!(m.content, None);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::session::{ResetArgs, Sampled};
 use super::wire::{EnvState, StepAnswer};
 use super::Shared;
 use crate::game::{Completion, Seat};
+use crate::protocol::TurnFormat;
 
 /// A connection's hold on its episode: its owner tag and the id of its current episode.
 pub(super) struct Held {
@@ -64,6 +65,14 @@ impl Held {
         let slot = state.hub.find(id, self.owner)?;
         let session = slot.session.lock().await;
         Ok(session.observe(session.to_move().unwrap_or(Seat::Learner)))
+    }
+
+    /// How the seat to move in the held episode was asked to play; `None` once it is over.
+    pub async fn format_to_move(&self, state: &Shared) -> Result<Option<TurnFormat>, ServeError> {
+        let id = self.current.as_ref().ok_or(ServeError::NoSession)?;
+        let slot = state.hub.find(id, self.owner)?;
+        let session = slot.session.lock().await;
+        Ok(session.format_to_move())
     }
 
     /// Where the held episode stands; a fresh environment's state without one.

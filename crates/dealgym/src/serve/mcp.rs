@@ -34,7 +34,7 @@ use super::session::{ResetArgs, Sampled};
 use super::wire::{to_json, StepAnswer};
 use super::Shared;
 use crate::game::{Completion, ToolCall};
-use crate::protocol::{tool_specs, TermSpace, TOOL_NAMES};
+use crate::protocol::{tool_specs, TermSpace, TurnFormat, TOOL_NAMES};
 
 /// The MCP revisions this server speaks (the `initialize` handshake's); a client asking for
 /// another is answered with the newest.
@@ -71,7 +71,17 @@ impl McpSessions {
         let idle = state.hub.options.idle_timeout;
         let max = state.hub.options.max_sessions;
         let mut open = self.open.lock().unwrap();
-        open.retain(|_, s| s.touched.elapsed() < idle);
+        open.retain(|_, s| {
+            let keep = s.touched.elapsed() < idle;
+            // An expired session's negotiation goes with it (unless a request holds it now;
+            // the hub reclaims it once idle).
+            if !keep {
+                if let Ok(mut held) = s.held.try_lock() {
+                    held.release(state);
+                }
+            }
+            keep
+        });
         if open.len() >= max {
             return Err(ServeError::Capacity(max));
         }
@@ -203,7 +213,11 @@ async fn http(
                 }
                 response
             }
-            Err(e) => Json(failure(id, INVALID_REQUEST, &e.to_string())).into_response(),
+            Err(e) => (
+                e.status(),
+                Json(failure(id, INVALID_REQUEST, &e.to_string())),
+            )
+                .into_response(),
         };
     }
     let held = match session {
@@ -357,6 +371,17 @@ async fn call(
                     return Err(Refused::Protocol(format!("unknown tool `{name}`")));
                 }
                 return Err(ServeError::NoSession.into());
+            }
+            // A seat prompted for text (an OpenEnv `reset` without the tools format) is not
+            // one whose calls can be format-ok: say how to start one that acts through tools.
+            if let Some(format) = held.format_to_move(state).await? {
+                if format != TurnFormat::Tools {
+                    return Err(ServeError::Validation(format!(
+                        "the seat to move was asked for the {} text format, not tools: start a negotiation with start_negotiation, or reset with rules {{\"learner_format\": \"tools\"}}",
+                        serde_json::to_value(format).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+                    ))
+                    .into());
+                }
             }
             let completion = Completion {
                 tool_calls: vec![ToolCall::new(

@@ -15,6 +15,7 @@ use crate::agents::Played;
 use crate::game::{token_sequence, Completion, FirstMover, Message, PerSeat, Seat};
 use crate::llm::{LlmClient, TokenApi};
 use crate::observation::SeatState;
+use crate::protocol::TurnFormat;
 use crate::record::EpisodeRecord;
 use crate::run::Driver;
 use crate::scenario::{Family, Role};
@@ -130,6 +131,14 @@ impl Session {
 
     pub fn to_move(&self) -> Option<Seat> {
         self.driver.as_ref().and_then(Driver::to_move)
+    }
+
+    /// How the seat to move was asked to play (text or tools); `None` once it is over.
+    pub fn format_to_move(&self) -> Option<TurnFormat> {
+        let episode = self.driver.as_ref()?.episode();
+        episode
+            .to_move()
+            .map(|seat| episode.setup().seats[seat].format)
     }
 
     pub(crate) fn is_done(&self) -> bool {

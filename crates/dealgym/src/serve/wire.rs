@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::session::Sampled;
-use crate::game::{Completion, Message, PerSeat, Seat};
+use crate::game::{Completion, Message, PerSeat, Seat, ToolCall};
 use crate::observation::SeatState;
 use crate::record::{EpisodeRecord, RecordOutcome};
 use crate::scenario::{Family, Role};
@@ -66,6 +66,11 @@ pub(super) struct Action {
     /// Token-exact mode: why sampling stopped (`stop`, `length`).
     #[serde(default)]
     pub finish_reason: Option<String>,
+    /// A seat acting through tools (the `learner_format = "tools"` rule): the calls the model
+    /// made, as a chat completion's message holds them; `message` is its text beside them.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<ToolCall>>")]
+    pub tool_calls: Option<Vec<Value>>,
     /// OpenEnv's base `Action` field; accepted and ignored.
     #[serde(default)]
     #[allow(dead_code)]
@@ -79,6 +84,13 @@ impl Action {
             Completion {
                 text: self.message,
                 reasoning: self.reasoning,
+                tool_calls: self
+                    .tool_calls
+                    .unwrap_or_default()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, call)| ToolCall::read(call, i))
+                    .collect(),
                 ..Completion::default()
             },
             Sampled {
@@ -437,7 +449,8 @@ mod tests {
                 "message",
                 "metadata",
                 "reasoning",
-                "seat"
+                "seat",
+                "tool_calls"
             ]
         );
         assert_eq!(schema["action"]["required"], serde_json::json!(["message"]));

@@ -44,13 +44,18 @@ class DealAction(Action):
     finish_reason: Optional[str] = Field(
         default=None, description="Token-exact play: why sampling stopped (`stop`, `length`)."
     )
+    tool_calls: Optional[list[dict[str, Any]]] = Field(
+        default=None,
+        description="A seat acting through tools (rules `learner_format = \"tools\"`): the calls "
+        "the model made, as a chat completion's message holds them; `message` is its text beside them.",
+    )
 
 
 class DealObservation(Observation):
     """What one seat sees; `done` and `reward` are OpenEnv's own fields."""
 
     prompt: str = Field(default="", description="The last message the seat was sent.")
-    messages: list[dict[str, str]] = Field(
+    messages: list[dict[str, Any]] = Field(
         default_factory=list, description="Every chat message the seat's model is sent."
     )
     role: str = Field(default="", description="The seat's role in the scenario.")
@@ -151,7 +156,8 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
         game = self._game()
         role = self._role(action.seat) if action.seat else game.to_move
         extra = action.model_dump(
-            include={"reasoning", "completion_ids", "logprobs", "finish_reason"}, exclude_none=True
+            include={"reasoning", "completion_ids", "logprobs", "finish_reason", "tool_calls"},
+            exclude_none=True,
         )
         text: str | dict[str, Any] = {"text": action.message, **extra} if extra else action.message
         info = game.step(text, role=role)
@@ -185,7 +191,8 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
             to_move=game.to_move,
             state=seen["state"],
             done=game.done,
-            reward=float(rewards[role]) if rewards else 0.0,
+            # OpenEnv's reward before any step is none (as `dealgym serve` answers a reset).
+            reward=float(rewards[role]) if rewards else (0.0 if self._steps else None),
             rewards=rewards,
         )
 
