@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::game::rules::move_cap;
 use crate::game::{Episode, OutcomeKind, Rules, Turn};
-use crate::protocol::{Action, ActionKind, IssueRange, IssueValue, TermSpace, Terms, TurnError};
+use crate::protocol::{Action, ActionKind, IssueRange, TermSpace, Terms, TurnError};
 use crate::scenario::{Family, Game, Role, Scenario};
 use crate::vocab::Seat;
 
@@ -101,20 +101,7 @@ pub struct WeightView {
     pub valuation: serde_json::Value,
 }
 
-/// Terms as a map: `{"price": 1250.0}`, `{"food": 2, "water": 1, "firewood": 0}`,
-/// `{"salary": 35, "position": "Engineer", …}`.
-pub type TermsView = BTreeMap<String, TermValue>;
-
-/// One term's value: a price in currency units, a count of items, an issue's number or the
-/// name of its option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum TermValue {
-    Count(u32),
-    Number(i64),
-    Price(f64),
-    Option(String),
-}
+pub use crate::protocol::{TermValue, TermsView};
 
 /// An offer on the table: who made it and its terms from the observer's side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -327,37 +314,9 @@ fn own_turn(turn: &Turn, retry_allowed: bool, space: TermSpace<'_>) -> OwnTurn {
     }
 }
 
-/// Terms as a map keyed by price, item or issue, prices in currency units.
+/// Terms as a map keyed by price, item or issue, prices in currency units ([`Terms::named`]).
 pub(crate) fn terms_view(terms: &Terms, space: TermSpace<'_>) -> TermsView {
-    match (terms, space) {
-        (Terms::Price(_), _) => BTreeMap::from([(
-            "price".to_string(),
-            TermValue::Price(terms.price().unwrap_or(0.0)),
-        )]),
-        (Terms::Items(shares), TermSpace::Items(items)) => items
-            .iter()
-            .zip(shares)
-            .map(|(item, n)| (item.name.clone(), TermValue::Count(*n)))
-            .collect(),
-        (Terms::Issues(values), TermSpace::Issues(issues)) => issues
-            .iter()
-            .zip(values)
-            .map(|(issue, value)| {
-                let v = match (value, &issue.range) {
-                    (IssueValue::Option(i), IssueRange::Discrete { options }) => options
-                        .get(*i)
-                        .map(|o| TermValue::Option(o.clone()))
-                        .unwrap_or(TermValue::Count(*i as u32)),
-                    (IssueValue::Option(i), _) => TermValue::Count(*i as u32),
-                    (IssueValue::Number(x), _) => TermValue::Number(*x),
-                };
-                (issue.key.clone(), v)
-            })
-            .collect(),
-        // Terms of another space than the scenario's never reach an episode (the parser reads
-        // them in the scenario's space).
-        _ => BTreeMap::new(),
-    }
+    terms.named(space)
 }
 
 fn public_view(scenario: &Scenario) -> PublicView {

@@ -22,7 +22,7 @@ pub(crate) use render::render_forwarded;
 pub use render::{render_action, render_turn};
 pub use terms::{
     format_cents, parse_terms, terms_from_json, to_cents, IssueRange, IssueSpec, IssueValue,
-    ItemSpec, TermSpace, Terms, TermsError,
+    ItemSpec, TermSpace, TermValue, Terms, TermsError, TermsView,
 };
 pub use tools::{
     as_tool_turn, judge_mode, openai_tools, read_tool_calls, tool_call_for, tool_specs, ToolSpec,

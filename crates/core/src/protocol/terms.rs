@@ -157,6 +157,21 @@ fn mixed_radix(sizes: Vec<usize>) -> impl Iterator<Item = Vec<usize>> {
     })
 }
 
+/// Terms as a map: `{"price": 1250.0}`, `{"food": 2, "water": 1, "firewood": 0}`,
+/// `{"salary": 35, "position": "Engineer", …}` ([`Terms::named`]).
+pub type TermsView = std::collections::BTreeMap<String, TermValue>;
+
+/// One term's value: a price in currency units, a count of items, an issue's number or the
+/// name of its option.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TermValue {
+    Count(u32),
+    Number(i64),
+    Price(f64),
+    Option(String),
+}
+
 /// Deal terms as one seat sees them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -193,33 +208,39 @@ impl Terms {
         }
     }
 
-    /// The terms as a JSON object, as a `make_offer` tool call writes them
-    /// ([`terms_from_json`] reads it back): `{"price": 12.5}`, `{"food": 2, …}`,
-    /// `{"salary": 35, "position": "Engineer", …}`.
-    pub fn to_json(&self, space: TermSpace<'_>) -> serde_json::Map<String, serde_json::Value> {
-        use serde_json::Value;
+    /// The terms as a map keyed by price, item or issue (prices in currency units, options by
+    /// name): what an observation shows and a `make_offer` call writes (`{"price": 12.5}`,
+    /// `{"food": 2, …}`, `{"salary": 35, "position": "Engineer", …}`); [`terms_from_json`]
+    /// reads it back.
+    pub fn named(&self, space: TermSpace<'_>) -> TermsView {
         match (self, space) {
-            (Terms::Price(cents), _) => [("price".to_string(), Value::from(*cents as f64 / 100.0))]
-                .into_iter()
-                .collect(),
-            (Terms::Items(shares), TermSpace::Items(items)) => shares
+            (Terms::Price(_), _) => TermsView::from([(
+                "price".to_string(),
+                TermValue::Price(self.price().unwrap_or(0.0)),
+            )]),
+            (Terms::Items(shares), TermSpace::Items(items)) => items
                 .iter()
-                .zip(items)
-                .map(|(x, item)| (item.name.clone(), Value::from(*x)))
+                .zip(shares)
+                .map(|(item, n)| (item.name.clone(), TermValue::Count(*n)))
                 .collect(),
-            (Terms::Issues(values), TermSpace::Issues(issues)) => values
+            (Terms::Issues(values), TermSpace::Issues(issues)) => issues
                 .iter()
-                .zip(issues)
-                .map(|(v, issue)| {
-                    let value = match v {
-                        IssueValue::Number(n) => Value::from(*n),
-                        IssueValue::Option(_) => Value::from(issue_value_text(issue, *v)),
+                .zip(values)
+                .map(|(issue, value)| {
+                    let v = match (value, &issue.range) {
+                        (IssueValue::Option(i), IssueRange::Discrete { options }) => options
+                            .get(*i)
+                            .map(|o| TermValue::Option(o.clone()))
+                            .unwrap_or(TermValue::Count(*i as u32)),
+                        (IssueValue::Option(i), _) => TermValue::Count(*i as u32),
+                        (IssueValue::Number(x), _) => TermValue::Number(*x),
                     };
-                    (issue.key.clone(), value)
+                    (issue.key.clone(), v)
                 })
                 .collect(),
-            // Terms of one domain against another domain's space: nothing to write.
-            _ => serde_json::Map::new(),
+            // Terms of another space than the scenario's never reach an episode (the parser
+            // reads them in the scenario's space).
+            _ => TermsView::new(),
         }
     }
 

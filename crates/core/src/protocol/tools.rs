@@ -157,7 +157,7 @@ pub fn tool_call_for(action: &Action, talk: &str, space: TermSpace<'_>, id: Stri
     let (name, arguments) = match action {
         Action::Submit(terms) => (
             "make_offer",
-            json!({"terms": terms.to_json(space), "message": talk}),
+            json!({"terms": terms.named(space), "message": talk}),
         ),
         Action::Accept => ("accept", json!({"message": talk})),
         Action::Reject => ("reject", json!({"message": talk})),
