@@ -62,7 +62,11 @@ def test_a_malformed_call_is_corrected_then_forfeits(calls):
 def test_a_call_that_is_not_a_call_is_refused_before_it_is_played():
     g = Game("ahp", seed=4, rules=TOOLS)
     with pytest.raises(TypeError, match="tool_calls"):
-        g.step({"tool_calls": [{"name": "accept"}]})
+        g.step({"tool_calls": ["accept"]})
     with pytest.raises(TypeError, match="tool_calls"):
         g.step({"tool_calls": "accept"})
     assert g.observe(g.to_move)["state"]["turns"]["attempts"] == 0
+    # A dict in any shape a model or client sends is a call; what is wrong with it is the
+    # seat's malformed turn (here: nothing on the table to accept).
+    g.step({"tool_calls": [{"name": "accept"}]})
+    assert g.observe(g.to_move)["state"]["last_turn"]["error"]["kind"] == "illegal"
