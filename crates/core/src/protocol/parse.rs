@@ -18,7 +18,7 @@ pub enum TurnFormat {
     Tagged,
     /// `<thought>…</thought><talk>…</talk><action>…</action>`
     Xml,
-    /// Tool calls (`make_offer`, `accept`, `reject`, `walk_away`, `say`; [`super::tool_specs`]): the
+    /// Tool calls (`make_offer`, `accept`, `reject`, `walk_away`, `say`): the
     /// seat's requests carry the tools, its moves are read from the calls it makes. A reply
     /// without a call is read as text.
     Tools,
