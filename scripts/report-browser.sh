@@ -9,15 +9,18 @@
 # in process, no network) and an eval of two rule players against two rule opponents over all
 # five families, writes the report of both files (so it has the cross-play matrix and the
 # ratings), and opens report.html#selftest headless:
-#   - the page's own self-check (run on the #selftest fragment) must write PASS into
-#     #selftest-result: tables and charts are there and laid out, a transcript is there, the
+#   - the page's own self-check (run on the #selftest fragment, at each width) must write PASS
+#     into #selftest-result: tables and charts are there and laid out, a transcript is there, the
 #     search box narrows and restores the list, the family filter agrees;
 #   - no console errors: the page's #console-errors (fed by window error events and a wrapped
 #     console.error) must be empty, and chromium's own log (--enable-logging=stderr) must show
 #     no console error or uncaught exception;
 #   - the dumped DOM must hold the tables, an <svg> chart and the transcripts;
-# then saves a screenshot (1280×2000) into OUT_DIR and prints its path. Exits 1 if any check
-# fails.
+#   - the answer comes first: the ratings and the cross-play matrix before any folded table;
+#   - at 1400 px and at 800 px wide, nothing on the page is wider than the window (the
+#     self-check measures every table, chart and transcript);
+# then saves a screenshot at each width (report-1400.png, report-800.png) into OUT_DIR and
+# prints their paths. Exits 1 if any check fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,11 +72,15 @@ FLAGS=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
   --disable-background-networking --disable-component-update --disable-sync
   --user-data-dir="$PROFILE" --enable-logging=stderr --v=0)
 
-timeout 180 "$CHROMIUM" "${FLAGS[@]}" --virtual-time-budget=10000 --dump-dom "$URL" \
-  >"$OUT/dom.html" 2>"$OUT/chromium-dom.log" || true
-timeout 180 "$CHROMIUM" "${FLAGS[@]}" --hide-scrollbars --window-size=1280,2000 \
-  --virtual-time-budget=10000 --screenshot="$OUT/report.png" "$URL" \
-  >/dev/null 2>"$OUT/chromium-screenshot.log" || true
+# The page at two widths: a wide screen (1400 px) and a narrow one (800 px). At each, the
+# page's self-check measures that nothing is wider than the window.
+for width in 1400 800; do
+  timeout 180 "$CHROMIUM" "${FLAGS[@]}" --window-size="$width,2000" --virtual-time-budget=10000 \
+    --dump-dom "$URL" >"$OUT/dom-$width.html" 2>"$OUT/chromium-dom-$width.log" || true
+  timeout 180 "$CHROMIUM" "${FLAGS[@]}" --hide-scrollbars --window-size="$width,2400" \
+    --virtual-time-budget=10000 --screenshot="$OUT/report-$width.png" "$URL" \
+    >/dev/null 2>"$OUT/chromium-screenshot-$width.log" || true
+done
 
 failed=0
 check() {
@@ -84,22 +91,29 @@ check() {
     failed=1
   fi
 }
-dom="$OUT/dom.html"
-check "the page was rendered and dumped" "[ -s '$dom' ]"
-check "self-check passed ($(grep -o '<div id="selftest-result"[^>]*>[^<]*' "$dom" | sed 's/.*>//'))" \
-  "grep -q '<div id=\"selftest-result\"[^>]*>PASS' '$dom'"
-check "no error reached the page's console" \
-  "grep -q '<div id=\"console-errors\"[^>]*data-count=\"0\"[^>]*></div>' '$dom'"
+for width in 1400 800; do
+  dom="$OUT/dom-$width.html"
+  check "$width px: the page was rendered and dumped" "[ -s '$dom' ]"
+  check "$width px: self-check passed ($(grep -o '<div id="selftest-result"[^>]*>[^<]*' "$dom" | sed 's/.*>//'))" \
+    "grep -q '<div id=\"selftest-result\"[^>]*>PASS' '$dom'"
+  check "$width px: no error reached the page's console" \
+    "grep -q '<div id=\"console-errors\"[^>]*data-count=\"0\"[^>]*></div>' '$dom'"
+  check "$width px: a screenshot was saved" "[ -s '$OUT/report-$width.png' ]"
+done
+dom="$OUT/dom-1400.html"
 check "no console error in chromium's log" \
-  "! grep -E 'CONSOLE|Uncaught' '$OUT/chromium-dom.log' '$OUT/chromium-screenshot.log' | grep -Eiq 'error|uncaught'"
+  "! grep -E 'CONSOLE|Uncaught' '$OUT'/chromium-*.log | grep -Eiq 'error|uncaught'"
 check "tables rendered" "grep -q '<table class=\"figures\"' '$dom'"
 check "an SVG chart rendered" "grep -q '<svg' '$dom'"
 check "the cross-play matrix and the ratings rendered" \
   "grep -q 'id=\"table-crossplay\"' '$dom' && grep -q 'id=\"table-ratings\"' '$dom'"
+# The answer first: the ratings and the cross-play heatmap come before any folded detail table.
+at() { grep -bo "$1" "$dom" | head -1 | cut -d: -f1; }
+check "the ratings and the matrix come before every detail table" \
+  "[ \"\$(at 'id=\"table-ratings\"')\" -lt \"\$(at '<details class=\"table\"')\" ] && [ \"\$(at 'Each player against each opponent')\" -lt \"\$(at '<details class=\"table\"')\" ]"
 check "transcripts rendered" "grep -q '<details class=\"episode\"' '$dom'"
-check "a screenshot was saved" "[ -s '$OUT/report.png' ]"
 if [ "$failed" -ne 0 ]; then
   echo "report-browser: failed; see $OUT (dom.html, chromium-*.log)" >&2
   exit 1
 fi
-echo "report-browser: all checks passed; screenshot: $OUT/report.png"
+echo "report-browser: all checks passed; screenshots: $OUT/report-1400.png, $OUT/report-800.png"

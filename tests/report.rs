@@ -288,9 +288,8 @@ fn the_report_of_a_run_over_all_five_families_writes_every_file() {
         "tables/rho_histogram.csv",
         "charts/rho_by_family.svg",
         "charts/deal_rate_by_family.svg",
-        "charts/rho_by_family_player.svg",
-        "charts/deal_rate_by_family_player.svg",
         "charts/first_bid.svg",
+        "charts/sensitivity.svg",
         "charts/rho_distribution.svg",
         "charts/outcomes_by_family.svg",
     ] {
@@ -318,7 +317,15 @@ fn the_report_of_a_run_over_all_five_families_writes_every_file() {
 
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<table class=\"figures\" id=\"table-by_family\">"));
-    assert!(html.matches("<svg").count() >= 7);
+    // Every chart written is on the page, in the order it is read: the answer first.
+    let svgs = std::fs::read_dir(out.join("charts")).unwrap().count();
+    assert_eq!(svgs, 6, "one player: no per-player panels");
+    assert_eq!(html.matches("<svg").count(), svgs);
+    let at = |text: &str| html.find(text).unwrap_or_else(|| panic!("{text}"));
+    assert!(at("id=\"answer\"") < at("id=\"families\""));
+    assert!(at("id=\"families\"") < at("id=\"details\""));
+    assert!(at("id=\"table-headline\"") < at("<details class=\"table\""));
+    assert!(!html.contains("DESIGN"), "no internal document is named");
     assert_eq!(html.matches("<details class=\"episode\"").count(), 4);
     assert!(html.contains("<section class=\"turn learner\">"));
     assert!(html.contains("class=\"forwarded\""));

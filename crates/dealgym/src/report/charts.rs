@@ -2,7 +2,8 @@
 //! font files: the SVG backend writes text as `<text>` elements and lays it out with
 //! plotters' built-in size estimate, so charts render the same on a headless machine).
 //!
-//! Four kinds: [`interval_chart`] (one row per name: the value with its interval bar — ρ,
+//! Five kinds: [`heatmap_chart`] (the cross-play matrix, a cell per pairing shaded by its
+//! figure), [`interval_chart`] (one row per name: the value with its interval bar — ρ,
 //! deal rate, first bid per group, and ratings), [`histogram_chart`] (the distribution of
 //! clipped ρ), [`stacked_chart`] (how episodes ended, per group, as stacked shares) and
 //! [`line_chart`] (a figure across training steps, a line per run with its interval as a band).
@@ -143,6 +144,88 @@ pub(crate) fn interval_chart(
                     .map(|(i, (_, e))| Circle::new((e.value, row_y(i, n)), 4, BAR.filled())),
             )
             .titled(title)?;
+        root.present().titled(title)?;
+    }
+    Ok(svg)
+}
+
+/// One cell of a [`heatmap_chart`]: its row and column, the figure that colours it, and the
+/// lines of text written in it.
+#[derive(Debug, Clone)]
+pub(crate) struct HeatCell {
+    pub row: usize,
+    pub column: usize,
+    /// From 0 (white) to 1 (the darkest blue); `None` leaves the cell grey.
+    pub shade: Option<f64>,
+    pub lines: Vec<String>,
+}
+
+/// A matrix of cells: a row per name in `rows`, a column per name in `columns`, each cell
+/// shaded by its figure with its text in it (the cross-play matrix).
+pub(crate) fn heatmap_chart(
+    title: &str,
+    rows: &[String],
+    columns: &[String],
+    cells: &[HeatCell],
+) -> Result<String, ChartError> {
+    const CELL_HEIGHT: u32 = 64;
+    const TOP: u32 = 70;
+    let left = label_room(rows.iter().map(|n| n.chars().count()));
+    let width = WIDTH;
+    let cell_width = (width - left - 10) / columns.len().max(1) as u32;
+    let height = TOP + CELL_HEIGHT * rows.len().max(1) as u32 + 10;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        root.fill(&WHITE).titled(title)?;
+        let text = |size: u32| (FONT, size).into_text_style(&root);
+        root.draw_text(title, &text(17), (10, 8)).titled(title)?;
+        let column_label = |name: &str| -> String {
+            let room = (cell_width / 7).max(4) as usize;
+            if name.chars().count() > room {
+                format!("{}…", name.chars().take(room - 1).collect::<String>())
+            } else {
+                name.to_string()
+            }
+        };
+        for (j, name) in columns.iter().enumerate() {
+            let x = (left + cell_width * j as u32 + 6) as i32;
+            root.draw_text(&column_label(name), &text(13), (x, (TOP - 24) as i32))
+                .titled(title)?;
+        }
+        for (i, name) in rows.iter().enumerate() {
+            let y = (TOP + CELL_HEIGHT * i as u32 + CELL_HEIGHT / 2 - 7) as i32;
+            root.draw_text(name, &text(13), (6, y)).titled(title)?;
+        }
+        for c in cells {
+            let x0 = (left + cell_width * c.column as u32) as i32;
+            let y0 = (TOP + CELL_HEIGHT * c.row as u32) as i32;
+            let (x1, y1) = (x0 + cell_width as i32 - 2, y0 + CELL_HEIGHT as i32 - 2);
+            let fill = match c.shade {
+                Some(s) => {
+                    let s = s.clamp(0.0, 1.0);
+                    let mix = |light: u8, dark: u8| {
+                        (f64::from(light) + (f64::from(dark) - f64::from(light)) * s).round() as u8
+                    };
+                    RGBColor(mix(247, 43), mix(251, 108), mix(255, 176))
+                }
+                None => RGBColor(230, 230, 230),
+            };
+            root.draw(&Rectangle::new([(x0, y0), (x1, y1)], fill.filled()))
+                .titled(title)?;
+            let ink = if c.shade.is_some_and(|s| s > 0.55) {
+                WHITE
+            } else {
+                BLACK
+            };
+            for (k, line) in c.lines.iter().enumerate() {
+                let style = (FONT, if k == 0 { 14 } else { 12 })
+                    .into_text_style(&root)
+                    .color(&ink);
+                root.draw_text(line, &style, (x0 + 6, y0 + 6 + 18 * k as i32))
+                    .titled(title)?;
+            }
+        }
         root.present().titled(title)?;
     }
     Ok(svg)

@@ -6,7 +6,7 @@
 use crate::eval::EvalResults;
 use crate::score::{Estimate, Rating};
 
-use super::charts::{interval_chart, ChartError};
+use super::charts::{heatmap_chart, interval_chart, ChartError, HeatCell};
 use super::tables::{Cell, Column, Table};
 
 /// The cross-play matrix as one long table: a row per family (then `all`) and pairing, with the
@@ -149,4 +149,45 @@ mod tests {
         let svg = ratings_chart(&ratings).expect("drawn").expect("a chart");
         assert!(svg.contains("<svg"), "{svg}");
     }
+}
+
+/// The cross-play matrix over every family as a heatmap: a row per learner-seat player, a column
+/// per opponent, each cell shaded by the learner's ρ over deals and giving it with its interval
+/// and the deal rate; `None` with a single pairing (as [`crossplay_table`]).
+pub(crate) fn crossplay_heatmap(eval: &EvalResults) -> Result<Option<String>, ChartError> {
+    let matrix = eval.matrix();
+    let cells = matrix.cells(None);
+    if cells.len() < 2 {
+        return Ok(None);
+    }
+    let (rows, columns) = matrix.players();
+    let at = |names: &[String], name: &str| names.iter().position(|n| n == name);
+    let heat: Vec<HeatCell> = cells
+        .iter()
+        .filter_map(|c| {
+            let rho = c.rho_deals;
+            Some(HeatCell {
+                row: at(&rows, &c.learner)?,
+                column: at(&columns, &c.opponent)?,
+                shade: rho.map(|e| e.value),
+                lines: vec![
+                    rho.map_or("ρ –".to_string(), |e| format!("ρ {:.2}", e.value)),
+                    rho.map_or(String::new(), |e| format!("[{:.2}, {:.2}]", e.low, e.high)),
+                    format!(
+                        "deal {} · n={}",
+                        c.deal_rate
+                            .map_or("–".to_string(), |e| format!("{:.0}%", e.value * 100.0)),
+                        c.episodes
+                    ),
+                ],
+            })
+        })
+        .collect();
+    heatmap_chart(
+        "Each player against each opponent (all families)",
+        &rows,
+        &columns,
+        &heat,
+    )
+    .map(Some)
 }

@@ -1,11 +1,13 @@
 //! report.html: one self-contained page (inline styles, charts inlined as SVG, one small inline
-//! script; nothing fetched at view time) with the tables, the charts and the transcripts.
+//! script; nothing fetched at view time) with the sections of [`super::page`] in their order — the
+//! answer, the families, every table folded — then the transcripts.
 //!
 //! The script filters the transcripts by text (the search box: every word of the episode,
 //! folded thoughts included), family and ending. It also records any script error or
 //! `console.error` into the hidden `#console-errors` element, and, when the page is opened with
-//! the `#selftest` fragment, checks itself — the tables, the charts and a transcript are there
-//! and laid out, the search box narrows and restores the list, the family filter agrees with
+//! the `#selftest` fragment, checks itself — the answer comes before any folded table, nothing
+//! is wider than the window (no sideways scrolling), the tables, the charts and a transcript are
+//! there and laid out, the search box narrows and restores the list, the family filter agrees with
 //! the transcripts' families — and writes `PASS …` or `FAIL: …` into `#selftest-result`, so a
 //! headless browser's dumped DOM tells whether the page works.
 
@@ -13,18 +15,26 @@ use std::fmt::Write as _;
 
 use crate::replay::render::{escape, TRANSCRIPT_STYLE};
 
+use super::page::{Block, Section};
 use super::sample::Transcript;
-use super::tables::Table;
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5rem auto;max-width:90rem;padding:0 1rem;line-height:1.4;color:#222}
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5rem auto;max-width:80rem;padding:0 1rem;line-height:1.4;color:#222;overflow-wrap:anywhere}
 h1{margin-bottom:.2rem}
-.meta{color:#555}
-nav a{margin-right:1rem}
-.scroll{overflow-x:auto}
-table.figures{font-size:.85rem}
-table.figures td,table.figures th{white-space:nowrap}
-figure{margin:1rem 0}
-figure svg{max-width:100%;height:auto;border:1px solid #eee}
+.meta,.how,.intro{color:#555}
+.how{font-size:.85rem;margin:.2rem 0 1rem}
+nav.toc{position:sticky;top:0;z-index:2;background:#fff;border-bottom:1px solid #ddd;padding:.4rem 0;display:flex;flex-wrap:wrap;gap:.3rem 1rem}
+table.figures{font-size:.8rem;border-collapse:collapse;margin:.4rem 0 .8rem;max-width:100%}
+table.figures td,table.figures th{padding:.2rem .45rem;border-bottom:1px solid #eee;vertical-align:top}
+table.figures th{text-align:left;font-weight:600;overflow-wrap:normal}
+table.figures td.num{text-align:right}
+table.figures .ci{color:#777;font-size:.72rem;white-space:nowrap}
+details.table{margin:.4rem 0}
+details.table>summary{cursor:pointer}
+.csv{font-size:.8rem;margin-left:.6rem}
+figure{margin:1rem 0;max-width:52rem}
+figure svg{width:100%;max-width:100%;height:auto;border:1px solid #eee}
+.panels{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,30rem),1fr));gap:.8rem}
+.panels figure{margin:0}
 .controls{display:flex;gap:.8rem;align-items:center;flex-wrap:wrap;margin:.6rem 0;position:sticky;top:0;background:#fff;padding:.4rem 0}
 .controls input{min-width:20rem;padding:.3rem}
 details.episode{border:1px solid #ccc;border-radius:4px;margin:.4rem 0;padding:.2rem .6rem}
@@ -67,6 +77,26 @@ const SCRIPT: &str = r#"(function () {
   filter();
   function selftest() {
     var problems = [];
+    // The answer comes first: the first section's figures before any folded detail table.
+    var answer = document.getElementById('answer');
+    var firstDetail = document.querySelector('details.table');
+    if (!answer) { problems.push('no answer section'); }
+    else if (firstDetail && !(answer.compareDocumentPosition(firstDetail) & Node.DOCUMENT_POSITION_FOLLOWING)) {
+      problems.push('a detail table comes before the answer');
+    }
+    // Nothing is wider than the window: no sideways scrolling, at any width.
+    var width = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > width + 1) {
+      problems.push('the page scrolls sideways (' + document.documentElement.scrollWidth + ' > ' + width + ')');
+    }
+    Array.prototype.forEach.call(document.querySelectorAll('details.table'), function (d) { d.open = true; });
+    Array.prototype.forEach.call(document.querySelectorAll('table, figure, svg, .transcript, pre'), function (el) {
+      var box = el.getBoundingClientRect();
+      if (box.right > width + 1) {
+        problems.push((el.id || el.tagName.toLowerCase()) + ' overflows (' + Math.round(box.right) + ' > ' + width + ')');
+      }
+    });
+    Array.prototype.forEach.call(document.querySelectorAll('details.table'), function (d) { d.open = false; });
     var tables = document.querySelectorAll('table.figures');
     if (tables.length === 0) { problems.push('no table'); }
     var charts = document.querySelectorAll('figure svg');
@@ -97,7 +127,7 @@ const SCRIPT: &str = r#"(function () {
     }
     var result = document.getElementById('selftest-result');
     result.textContent = problems.length === 0
-      ? 'PASS tables=' + tables.length + ' charts=' + charts.length + ' transcripts=' + episodes.length
+      ? 'PASS tables=' + tables.length + ' charts=' + charts.length + ' transcripts=' + episodes.length + ' width=' + width
       : 'FAIL: ' + problems.join('; ');
   }
   if (location.hash === '#selftest') { selftest(); }
@@ -109,10 +139,8 @@ pub(crate) struct Page<'a> {
     pub title: String,
     /// Lines under the title (files, episodes, sample).
     pub meta: Vec<String>,
-    /// Sections of tables: heading and tables.
-    pub tables: Vec<(&'a str, Vec<&'a Table>)>,
-    /// Charts: caption and SVG text.
-    pub charts: Vec<(String, String)>,
+    /// The sections in reading order ([`super::page::sections`]).
+    pub sections: &'a [Section<'a>],
     pub transcripts: &'a [Transcript],
     /// Episodes the transcripts were sampled from.
     pub episodes: usize,
@@ -131,30 +159,104 @@ pub fn page(p: &Page<'_>) -> String {
         let _ = writeln!(out, "<p class=\"meta\">{}</p>", escape(line));
     }
     out.push_str("<div id=\"console-errors\" hidden data-count=\"0\"></div>\n<div id=\"selftest-result\" hidden></div>\n");
-    out.push_str("<nav><a href=\"#tables\">Tables</a><a href=\"#charts\">Charts</a><a href=\"#transcripts\">Transcripts</a></nav>\n");
-    out.push_str("<h2 id=\"tables\">Tables</h2>\n");
-    for (heading, tables) in &p.tables {
-        let _ = writeln!(out, "<h3>{}</h3>", escape(heading));
-        for t in tables {
-            let _ = writeln!(
-                out,
-                "<h4>{}</h4>\n<div class=\"scroll\">\n{}</div>",
-                escape(&t.title),
-                t.html()
-            );
-        }
+    let shown: Vec<&Section<'_>> = p.sections.iter().filter(|s| !s.blocks.is_empty()).collect();
+    out.push_str("<nav class=\"toc\">");
+    for section in &shown {
+        let _ = write!(
+            out,
+            "<a href=\"#{}\">{}</a>",
+            section.id,
+            escape(&section.heading)
+        );
     }
-    out.push_str("<h2 id=\"charts\">Charts</h2>\n");
-    for (caption, svg) in &p.charts {
+    out.push_str("<a href=\"#transcripts\">Transcripts</a></nav>\n");
+    for section in &shown {
         let _ = writeln!(
             out,
-            "<figure>\n{svg}\n<figcaption>{}</figcaption>\n</figure>",
-            escape(caption)
+            "<section id=\"{}\">\n<h2>{}</h2>\n<p class=\"intro\">{}</p>",
+            section.id,
+            escape(&section.heading),
+            escape(&section.intro)
         );
+        for block in &section.blocks {
+            write_block(&mut out, block);
+        }
+        out.push_str("</section>\n");
     }
     write_transcripts(&mut out, p);
     let _ = writeln!(out, "<script>\n{SCRIPT}</script>\n</body>\n</html>");
     out
+}
+
+fn write_block(out: &mut String, block: &Block<'_>) {
+    let csv = |name: &str| {
+        format!(
+            "<a class=\"csv\" href=\"tables/{0}.csv\">tables/{0}.csv</a>",
+            escape(name)
+        )
+    };
+    match block {
+        Block::Chart(c) => {
+            let _ = writeln!(
+                out,
+                "<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>\n<p class=\"how\">{}</p>",
+                c.svg,
+                escape(&c.caption),
+                escape(&c.how)
+            );
+        }
+        Block::Panels {
+            caption,
+            how,
+            charts,
+        } => {
+            let _ = writeln!(out, "<h3>{}</h3>\n<div class=\"panels\">", escape(caption));
+            for c in charts {
+                let _ = writeln!(
+                    out,
+                    "<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>",
+                    c.svg,
+                    escape(&c.caption)
+                );
+            }
+            let _ = writeln!(out, "</div>\n<p class=\"how\">{}</p>", escape(how));
+        }
+        Block::Table {
+            table,
+            open: true,
+            csv: name,
+        } => {
+            let _ = writeln!(
+                out,
+                "<h3>{}{}</h3>\n{}",
+                escape(&table.title),
+                csv(name),
+                table.html()
+            );
+        }
+        Block::Table {
+            table,
+            open: false,
+            csv: name,
+        } => {
+            let _ = writeln!(
+                out,
+                "<details class=\"table\"><summary>{} ({} rows){}</summary>\n{}</details>",
+                escape(&table.title),
+                table.rows.len(),
+                csv(name),
+                table.html()
+            );
+        }
+        Block::CsvOnly(table) => {
+            let _ = writeln!(
+                out,
+                "<p class=\"how\">{}: drawn above; the numbers are in {}</p>",
+                escape(&table.title),
+                csv(&table.name)
+            );
+        }
+    }
 }
 
 fn write_transcripts(out: &mut String, p: &Page<'_>) {

@@ -20,6 +20,7 @@ mod groups;
 mod head_to_head;
 mod html;
 mod labels;
+mod page;
 mod people;
 mod sample;
 mod sensitivity;
@@ -36,7 +37,7 @@ use crate::record::{
 use crate::score::{cell, pct_cell, Aggregate, Estimate, Weights};
 
 pub use charts::ChartError;
-pub(crate) use charts::{histogram_chart, interval_chart, stacked_chart};
+pub(crate) use charts::{histogram_chart, interval_chart, line_chart, stacked_chart, Series};
 pub use groups::{Dimension, Groups};
 pub(crate) use labels::LabelCounts;
 pub(crate) use people::PeopleAndModels;
@@ -245,62 +246,114 @@ pub(crate) fn write_report(
     let labels = (!labels.is_empty()).then(|| labels.table());
     let all = groups.all();
     let histogram = histogram_table(&all);
-    let mut tables: Vec<(&str, Vec<&Table>)> = vec![
-        ("Aggregates (DESIGN §5)", aggregates.iter().collect()),
-        ("Threshold sensitivity", vec![&sensitivity]),
-        ("Distribution of ρ", vec![&histogram]),
-    ];
-    if !training_tables.is_empty() {
-        tables.insert(1, ("Training", training_tables.iter().collect()));
-    }
     let head_to_head = head_to_head.finish()?;
     let ratings = head_to_head.ratings();
-    let head_to_head_tables: Vec<Table> = [
-        head_to_head::crossplay_table(&head_to_head),
-        head_to_head::ratings_table(ratings),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    if !head_to_head_tables.is_empty() {
-        tables.push(("Head to head", head_to_head_tables.iter().collect()));
-    }
+    let crossplay = head_to_head::crossplay_table(&head_to_head);
+    let ratings_table = head_to_head::ratings_table(ratings);
     let people_table = people.has_people().then(|| people.table());
-    if let Some(people) = &people_table {
-        tables.push(("People and models", vec![people]));
+    // Every table's CSV, whether the page shows it, folds it or draws it.
+    let every_table = aggregates
+        .iter()
+        .chain(&training_tables)
+        .chain([&sensitivity, &histogram])
+        .chain(crossplay.iter())
+        .chain(ratings_table.iter())
+        .chain(people_table.iter())
+        .chain(labels.iter());
+    for t in every_table {
+        write(out.join("tables").join(format!("{}.csv", t.name)), &t.csv())?;
     }
-    if let Some(labels) = &labels {
-        tables.push(("Turn labels", vec![labels]));
-    }
-    for (_, list) in &tables {
-        for t in list {
-            write(out.join("tables").join(format!("{}.csv", t.name)), &t.csv())?;
-        }
-    }
+    let first_screen = aggregates[Dimension::ALL
+        .iter()
+        .position(|d| *d == Dimension::Family)
+        .expect("the family dimension")]
+    .with_columns(
+        "headline",
+        "Per family: deals, the learner's share of the surplus, format and errors",
+        &[
+            "group",
+            "episodes",
+            "errors",
+            "deal_pct",
+            "rho_deals_learner",
+            "format_ok_pct_learner",
+            "mean_turns",
+        ],
+    );
 
-    let mut charts = charts(&groups, &all)?;
-    if !training.is_empty() {
-        charts.extend(training.charts()?);
-    }
-    if let Some(svg) = head_to_head::ratings_chart(ratings)? {
-        charts.push((
-            "ratings".to_string(),
-            "Bradley–Terry rating per player, with its 95% bootstrap interval".to_string(),
+    let mut charts: Vec<page::Chart> = charts(&groups, &all)?
+        .into_iter()
+        .chain(if training.is_empty() {
+            Vec::new()
+        } else {
+            training.charts()?
+        })
+        .map(|(name, caption, svg)| page::Chart {
+            how: page::how_to_read(&name).to_string(),
+            name,
+            caption,
             svg,
-        ));
+        })
+        .collect();
+    if let Some(svg) = head_to_head::ratings_chart(ratings)? {
+        charts.push(page::Chart {
+            name: "ratings".to_string(),
+            caption: "Bradley–Terry rating per player, highest first, with its 95% bootstrap \
+                      interval"
+                .to_string(),
+            how: page::how_to_read("ratings").to_string(),
+            svg,
+        });
+    }
+    if let Some(svg) = head_to_head::crossplay_heatmap(&head_to_head)? {
+        charts.push(page::Chart {
+            name: "crossplay".to_string(),
+            caption: "Each player (the learner seat) against each opponent, over every family"
+                .to_string(),
+            how: page::how_to_read("crossplay").to_string(),
+            svg,
+        });
+    }
+    if let Some(svg) = sensitivity_chart(&sensitivity)? {
+        charts.push(page::Chart {
+            name: "sensitivity".to_string(),
+            caption: "The learner's ρ over the deals it would keep if it refused every deal \
+                      below τ, per family"
+                .to_string(),
+            how: page::how_to_read("sensitivity").to_string(),
+            svg,
+        });
     }
     if people.has_people() {
         let title = "How the people's and the models' episodes ended";
         let endings: Vec<&str> = OutcomeKind::ALL.iter().map(|k| k.name()).collect();
-        charts.push((
-            "outcomes_people_and_models".to_string(),
-            format!("{title}, per family, role and player (% of scored episodes)"),
-            stacked_chart(title, "% of episodes", &endings, &people.outcome_rows())?,
-        ));
+        charts.push(page::Chart {
+            name: "outcomes_people_and_models".to_string(),
+            caption: format!("{title}, per family, role and player (% of scored episodes)"),
+            how: page::how_to_read("outcomes_people_and_models").to_string(),
+            svg: stacked_chart(title, "% of episodes", &endings, &people.outcome_rows())?,
+        });
     }
-    for (name, _, svg) in &charts {
-        write(out.join("charts").join(format!("{name}.svg")), svg)?;
+    let panels = family_panels(&groups)?;
+    for chart in charts.iter().chain(panels.iter().flat_map(|(_, _, c)| c)) {
+        write(
+            out.join("charts").join(format!("{}.svg", chart.name)),
+            &chart.svg,
+        )?;
     }
+    let sections = page::sections(&page::Parts {
+        aggregates: &aggregates,
+        headline: &first_screen,
+        sensitivity: &sensitivity,
+        histogram: &histogram,
+        training: &training_tables,
+        crossplay: crossplay.as_ref(),
+        ratings: ratings_table.as_ref(),
+        people: people_table.as_ref(),
+        labels: labels.as_ref(),
+        charts: &charts,
+        panels: &panels,
+    });
 
     let transcripts = sample.into_transcripts();
     let files: Vec<String> = options
@@ -329,18 +382,11 @@ pub(crate) fn write_report(
             rewards.missing
         ));
     }
-    write(
-        out.join("report.md"),
-        &markdown(&title, &meta, &tables, &charts),
-    )?;
+    write(out.join("report.md"), &markdown(&title, &meta, &sections))?;
     let page = html::page(&html::Page {
         title,
         meta,
-        tables,
-        charts: charts
-            .iter()
-            .map(|(_, caption, svg)| (caption.clone(), svg.clone()))
-            .collect(),
+        sections: &sections,
         transcripts: &transcripts,
         episodes,
     });
@@ -397,16 +443,109 @@ fn rows_of(
         .collect()
 }
 
+/// The threshold sensitivity as a chart: a line per family (then all) of the learner's ρ over
+/// the deals kept, across τ (in percent); `None` when no group has a figure.
+fn sensitivity_chart(table: &Table) -> Result<Option<String>, ChartError> {
+    let mut series: Vec<Series> = Vec::new();
+    for row in &table.rows {
+        let (Cell::Text(group), Cell::Number(Some(tau), _), Cell::Estimate(Some(rho), _)) =
+            (&row[0], &row[1], &row[5])
+        else {
+            continue;
+        };
+        let point = ((tau * 100.0).round() as u64, *rho);
+        match series.iter_mut().find(|s| &s.name == group) {
+            Some(s) => s.points.push(point),
+            None => series.push(Series {
+                name: group.clone(),
+                points: vec![point],
+            }),
+        }
+    }
+    if series.is_empty() {
+        return Ok(None);
+    }
+    let title = "ρ over the deals kept, refusing deals below τ";
+    line_chart(title, "τ (%)", "learner ρ over deals", &series, (0.0, 1.0)).map(Some)
+}
+
+/// Small multiples: per family, a panel of the learner's ρ over deals per player and one of its
+/// deal rate, every panel on the same axes; none unless some family has two players or more.
+type Panels = Vec<(String, String, Vec<page::Chart>)>;
+
+fn family_panels(groups: &Groups) -> Result<Panels, ChartError> {
+    let players = groups.of(Dimension::FamilyPlayer).count();
+    if players <= groups.of(Dimension::Family).count() {
+        return Ok(Vec::new());
+    }
+    let clipped = |a: &Aggregate| a.figures().seats[Seat::Learner].clipped_rho_deals;
+    let deal = |a: &Aggregate| a.figures().rate(OutcomeKind::Deal).map(|e| e.scaled(100.0));
+    let figures: [(
+        &str,
+        &str,
+        &str,
+        &dyn Fn(&Aggregate) -> Option<Estimate>,
+        f64,
+    ); 2] = [
+        (
+            "rho_by_player",
+            "Learner ρ over deals per player",
+            "ρ over deals (clipped to [−1, 1])",
+            &clipped,
+            1.0,
+        ),
+        (
+            "deal_rate_by_player",
+            "Deal rate per player",
+            "deal %",
+            &deal,
+            100.0,
+        ),
+    ];
+    let mut panels = Vec::new();
+    for (name, caption, axis, figure, ceiling) in figures {
+        let rows = rows_of(groups, Dimension::FamilyPlayer, figure);
+        let mut families: Vec<&str> = rows
+            .iter()
+            .filter_map(|(group, _)| group.split_once(" · ").map(|(f, _)| f))
+            .collect();
+        families.dedup();
+        let (low, high) = rows.iter().fold((0.0_f64, ceiling), |(lo, hi), (_, e)| {
+            (lo.min(e.low), hi.max(e.high))
+        });
+        let mut charts = Vec::new();
+        for family in families {
+            let own: Vec<(String, Estimate)> = rows
+                .iter()
+                .filter_map(|(group, e)| {
+                    let (f, player) = group.split_once(" · ")?;
+                    (f == family).then(|| (player.to_string(), *e))
+                })
+                .collect();
+            charts.push(page::Chart {
+                name: format!("{name}_{family}"),
+                caption: format!("{caption}: {family}"),
+                how: String::new(),
+                svg: interval_chart(family, axis, &own, low, high)?,
+            });
+        }
+        panels.push((
+            format!("{caption}, one panel per family"),
+            page::how_to_read(name).to_string(),
+            charts,
+        ));
+    }
+    Ok(panels)
+}
+
 /// The charts: (file name, caption, SVG). A chart with no data is left out.
 fn charts(groups: &Groups, all: &Aggregate) -> Result<Vec<(String, String, String)>, ChartError> {
     let mut charts = Vec::new();
     let clipped = |a: &Aggregate| a.figures().seats[Seat::Learner].clipped_rho_deals;
     let deal = |a: &Aggregate| a.figures().rate(OutcomeKind::Deal).map(|e| e.scaled(100.0));
     let first_bid = |a: &Aggregate| a.figures().seats[Seat::Learner].first_bid;
-    for (dimension, suffix) in [
-        (Dimension::Family, "family"),
-        (Dimension::FamilyPlayer, "family_player"),
-    ] {
+    // Per family and player, the small multiples of `family_panels` show the same figures.
+    for (dimension, suffix) in [(Dimension::Family, "family")] {
         let rows = rows_of(groups, dimension, &clipped);
         if !rows.is_empty() {
             let title = format!("Learner ρ over deals per {}", suffix.replace('_', " and "));
@@ -530,33 +669,48 @@ fn bargained_ratio_line(all: &Aggregate) -> String {
     )
 }
 
-/// report.md: the tables in Markdown, the charts as images of charts/NAME.svg.
-fn markdown(
-    title: &str,
-    meta: &[String],
-    tables: &[(&str, Vec<&Table>)],
-    charts: &[(String, String, String)],
-) -> String {
+/// report.md: the page's sections in its order — tables in Markdown, charts as images of
+/// charts/NAME.svg, each with its CSV.
+fn markdown(title: &str, meta: &[String], sections: &[page::Section<'_>]) -> String {
     let mut out = format!("# {title}\n\n");
     for line in meta {
         out.push_str(line);
         out.push_str("\n\n");
     }
     out.push_str("Each figure reads `value [low, high]` (its 95% interval); `–` where no episode gives it. Markdown shows the learner seat; tables/*.csv hold both seats.\n\n");
-    for (heading, list) in tables {
-        out.push_str(&format!("## {heading}\n\n"));
-        for t in list {
-            out.push_str(&format!(
-                "### {}\n\n{}\n(tables/{}.csv)\n\n",
-                t.title,
-                t.markdown(),
-                t.name
-            ));
+    for section in sections {
+        if section.blocks.is_empty() {
+            continue;
         }
-    }
-    out.push_str("## Charts\n\n");
-    for (name, caption, _) in charts {
-        out.push_str(&format!("![{caption}](charts/{name}.svg)\n\n"));
+        out.push_str(&format!("## {}\n\n{}\n\n", section.heading, section.intro));
+        for block in &section.blocks {
+            match block {
+                page::Block::Chart(c) => out.push_str(&format!(
+                    "![{}](charts/{}.svg)\n\n{}\n\n",
+                    c.caption, c.name, c.how
+                )),
+                page::Block::Panels {
+                    caption,
+                    how,
+                    charts,
+                } => {
+                    out.push_str(&format!("{caption}. {how}\n\n"));
+                    for c in charts {
+                        out.push_str(&format!("![{}](charts/{}.svg) ", c.caption, c.name));
+                    }
+                    out.push_str("\n\n");
+                }
+                page::Block::Table { table, csv, .. } => out.push_str(&format!(
+                    "### {}\n\n{}\n(tables/{csv}.csv)\n\n",
+                    table.title,
+                    table.markdown(),
+                )),
+                page::Block::CsvOnly(table) => out.push_str(&format!(
+                    "{}: the numbers are in tables/{}.csv.\n\n",
+                    table.title, table.name
+                )),
+            }
+        }
     }
     out.push_str("Transcripts: report.html.\n");
     out

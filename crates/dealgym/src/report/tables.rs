@@ -82,28 +82,53 @@ impl Table {
         out
     }
 
+    /// The table as HTML, in parts of at most [`HTML_COLUMNS`] shown columns after the first
+    /// (which each part repeats), so no part needs sideways scrolling; an estimate's interval
+    /// under its value. The first part has the id `table-NAME`, the next `table-NAME-2`, ….
     pub fn html(&self) -> String {
         let shown: Vec<usize> = (0..self.columns.len())
             .filter(|i| self.columns[*i].shown)
             .collect();
-        let mut out = format!("<table class=\"figures\" id=\"table-{}\">\n<tr>", self.name);
-        for h in self.headings(&shown) {
-            let _ = write!(out, "<th>{}</th>", escape(&h));
-        }
-        out.push_str("</tr>\n");
-        for row in &self.rows {
-            out.push_str("<tr>");
-            for &i in &shown {
-                let class = if matches!(row[i], Cell::Text(_)) {
-                    ""
-                } else {
-                    " class=\"num\""
-                };
-                let _ = write!(out, "<td{class}>{}</td>", escape(&shown_text(&row[i])));
+        let Some((&first, rest)) = shown.split_first() else {
+            return String::new();
+        };
+        let parts: Vec<Vec<usize>> = if rest.is_empty() {
+            vec![vec![first]]
+        } else {
+            rest.chunks(HTML_COLUMNS)
+                .map(|chunk| {
+                    std::iter::once(first)
+                        .chain(chunk.iter().copied())
+                        .collect()
+                })
+                .collect()
+        };
+        let mut out = String::new();
+        for (k, part) in parts.iter().enumerate() {
+            let id = if k == 0 {
+                format!("table-{}", self.name)
+            } else {
+                format!("table-{}-{}", self.name, k + 1)
+            };
+            let _ = write!(out, "<table class=\"figures\" id=\"{id}\">\n<tr>");
+            for h in self.headings(part) {
+                let _ = write!(out, "<th>{}</th>", escape(&h));
             }
             out.push_str("</tr>\n");
+            for row in &self.rows {
+                out.push_str("<tr>");
+                for &i in part {
+                    let class = if matches!(row[i], Cell::Text(_)) {
+                        ""
+                    } else {
+                        " class=\"num\""
+                    };
+                    let _ = write!(out, "<td{class}>{}</td>", cell_html(&row[i]));
+                }
+                out.push_str("</tr>\n");
+            }
+            out.push_str("</table>\n");
         }
-        out.push_str("</table>\n");
         out
     }
 
@@ -139,11 +164,58 @@ impl Table {
         out
     }
 
+    /// The same rows with only the columns whose CSV keys are `keys`, in that order (a view
+    /// of a table for the page's first screen; its CSV stays the whole table's).
+    pub(crate) fn with_columns(&self, name: &str, title: &str, keys: &[&str]) -> Table {
+        let at: Vec<usize> = keys
+            .iter()
+            .filter_map(|k| self.columns.iter().position(|c| c.key == *k))
+            .collect();
+        Table {
+            name: name.into(),
+            title: title.into(),
+            columns: at
+                .iter()
+                .map(|&i| Column {
+                    shown: true,
+                    ..self.columns[i].clone()
+                })
+                .collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|row| at.iter().map(|&i| row[i].clone()).collect())
+                .collect(),
+        }
+    }
+
     fn headings(&self, shown: &[usize]) -> Vec<String> {
         shown
             .iter()
             .map(|&i| self.columns[i].heading.clone())
             .collect()
+    }
+}
+
+/// The most columns (after the first) one HTML table part shows: a part of the widest tables
+/// fits 800 px with each interval under its value.
+pub(crate) const HTML_COLUMNS: usize = 6;
+
+/// A cell as HTML: an estimate's interval on a line of its own, under the value.
+fn cell_html(c: &Cell) -> String {
+    match c {
+        Cell::Estimate(Some(e), digits) => {
+            let text = cell(Some(*e), *digits);
+            match text.split_once(' ') {
+                Some((value, interval)) => format!(
+                    "{}<br><span class=\"ci\">{}</span>",
+                    escape(value),
+                    escape(interval)
+                ),
+                None => escape(&text),
+            }
+        }
+        other => escape(&shown_text(other)),
     }
 }
 
@@ -391,8 +463,39 @@ mod tests {
         );
         let html = table().html();
         assert!(html.contains("<td>a, &quot;b&quot; | c</td>"), "{html}");
-        assert!(html.contains("<td class=\"num\">-0.350 [-1.000, 0.500]</td>"));
+        assert!(html.contains(
+            "<td class=\"num\">-0.350<br><span class=\"ci\">[-1.000, 0.500]</span></td>"
+        ));
         assert!(!html.contains("hidden"));
+    }
+
+    /// A wide table is shown in parts of at most `HTML_COLUMNS` columns, each repeating the
+    /// first, so none scrolls sideways; its CSV is one table whatever its width.
+    #[test]
+    fn a_wide_table_is_shown_in_parts_that_repeat_its_first_column() {
+        let columns: Vec<Column> = std::iter::once(Column::new("name", "name"))
+            .chain((0..HTML_COLUMNS + 2).map(|i| Column::new(format!("c{i}"), format!("c{i}"))))
+            .collect();
+        let row: Vec<Cell> = std::iter::once(Cell::Text("x".into()))
+            .chain((0..HTML_COLUMNS + 2).map(|i| Cell::Count(i as u64)))
+            .collect();
+        let wide = Table {
+            name: "wide".into(),
+            title: "wide".into(),
+            columns,
+            rows: vec![row],
+        };
+        let html = wide.html();
+        assert_eq!(html.matches("<table").count(), 2);
+        assert!(html.contains("id=\"table-wide\"") && html.contains("id=\"table-wide-2\""));
+        assert_eq!(html.matches("<th>name</th>").count(), 2);
+        assert_eq!(html.matches("<th>c").count(), HTML_COLUMNS + 2);
+        assert_eq!(
+            wide.csv().lines().next().unwrap().split(',').count(),
+            HTML_COLUMNS + 3
+        );
+        let view = wide.with_columns("v", "view", &["c1", "name"]);
+        assert_eq!(view.markdown(), "| c1 | name |\n|---|---:|\n| 1 | x |\n");
     }
 
     #[test]
