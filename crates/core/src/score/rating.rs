@@ -17,9 +17,8 @@
 //! strength (its rating then says "better than everyone it met", by how much only the prior
 //! decides, and its interval can be narrow for that reason); players never compared, directly
 //! or through others (in different [`Group`]s), are put on one scale by the prior alone, and
-//! the gap between them means
-//! nothing. It weighs like one comparison
-//! against hundreds, and shrinks a small eval's ratings a little towards the middle.
+//! the gap between them means nothing. It weighs like one comparison against hundreds, and
+//! shrinks a small eval's ratings a little towards the middle.
 //!
 //! **Groups: who met a common opponent set.** Two players are *linked* when some situation
 //! holds both (in `eval`: they played the same counterpart on the same scenario and setup, in
