@@ -13,8 +13,10 @@ use dealgym::report::{ReportOptions, DEFAULT_TAUS, DEFAULT_TRANSCRIPTS};
 #[command(mut_arg(
     "files",
     help(
-        "Record files (JSONL) as `dealgym run` writes them, read one record at a time; their \
-     episodes are pooled"
+        "Record files (JSONL) as `dealgym run` and `dealgym eval` write them, read one record \
+         at a time; their episodes are pooled. A directory stands for every *.jsonl file in it, \
+         sorted by name: an eval's files reported together rank every player on one \
+         leaderboard, group by group of players that met a common opponent set"
     )
 ))]
 pub struct ReportFlags {
