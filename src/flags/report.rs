@@ -14,9 +14,9 @@ use dealgym::report::{ReportOptions, DEFAULT_TAUS, DEFAULT_TRANSCRIPTS};
     "files",
     help(
         "Record files (JSONL) as `dealgym run` and `dealgym eval` write them, read one record \
-         at a time; their episodes are pooled. A directory stands for every *.jsonl file in it, \
-         sorted by name: an eval's files reported together rank every player on one \
-         leaderboard, group by group of players that met a common opponent set"
+         at a time; their episodes are pooled. A directory stands for every *.jsonl file directly \
+         in it, sorted by name. Eval files reported together make one leaderboard, ranked \
+         within each group of players that met a common opponent set"
     )
 ))]
 pub struct ReportFlags {

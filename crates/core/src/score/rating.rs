@@ -308,12 +308,14 @@ impl<S: ObservationStore> Comparisons<S> {
         // Group by group, the unrated (no group) last; within a group highest first.
         out.sort_by(|a, b| {
             let group = |r: &Rating| r.group.unwrap_or(usize::MAX);
-            group(a).cmp(&group(b)).then_with(|| match (a.rating, b.rating) {
-                (Some(x), Some(y)) => y.total_cmp(&x),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (None, None) => a.player.cmp(&b.player),
-            })
+            group(a)
+                .cmp(&group(b))
+                .then_with(|| match (a.rating, b.rating) {
+                    (Some(x), Some(y)) => y.total_cmp(&x),
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    (None, Some(_)) => std::cmp::Ordering::Greater,
+                    (None, None) => a.player.cmp(&b.player),
+                })
         });
         Ok(Leaderboard {
             ratings: out,

@@ -370,8 +370,14 @@ mod tests {
         let groups: Vec<Option<usize>> = t.ratings().iter().map(|r| r.group).collect();
         assert_eq!(groups, [Some(1), Some(1), Some(2), Some(2), None]);
         let text = t.markdown();
-        assert!(text.ends_with(&format!("\n\n{}\n", t.connections())), "{text}");
-        assert!(text.contains("| 1 | 0 | 2 |"), "d's row: lost its one comparison, group 2: {text}");
+        assert!(
+            text.ends_with(&format!("\n\n{}\n", t.connections())),
+            "{text}"
+        );
+        assert!(
+            text.contains("| 1 | 0 | 2 |"),
+            "d's row: lost its one comparison, group 2: {text}"
+        );
         let json = t.json();
         assert_eq!(json["groups"][1]["players"], json!(["c", "d"]));
         assert_eq!(json["ratings"][4]["group"], Value::Null);

@@ -155,7 +155,9 @@ mod tests {
             .is_none());
         let ratings = [rating("a", Some(50.0)), rating("b", Some(-50.0))];
         let table = ratings_table(&ratings, "a and b are ranked together.").expect("a table");
-        assert!(table.title.ends_with("mean 0. a and b are ranked together."));
+        assert!(table
+            .title
+            .ends_with("mean 0. a and b are ranked together."));
         assert_eq!(table.rows.len(), 2);
         let csv = table.csv();
         assert!(
