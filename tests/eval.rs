@@ -534,3 +534,144 @@ fn a_bad_grid_is_refused_naming_the_flag() {
     }
     assert!(!out.exists(), "nothing is written for a bad grid");
 }
+
+/// `report` of `paths` into `out`: its ratings CSV (header, rows) and its report.md.
+fn report_of(paths: &[PathBuf], out: &Path) -> (Vec<Vec<String>>, String) {
+    let mut args = vec!["report".to_string()];
+    args.extend(paths.iter().map(|p| p.display().to_string()));
+    args.extend(["--out".into(), out.display().to_string(), "--quiet".into()]);
+    let reported = dealgym(&args);
+    assert!(reported.status.success(), "{}", text(&reported.stderr));
+    let csv = std::fs::read_to_string(out.join("tables/ratings.csv")).unwrap();
+    let rows = csv
+        .lines()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    (
+        rows,
+        std::fs::read_to_string(out.join("report.md")).unwrap(),
+    )
+}
+
+#[test]
+fn a_directory_of_evals_ranks_together_only_the_players_that_met_a_common_opponent_set() {
+    let dir = temp_dir("eval-leaderboard");
+    let scenarios = scenario_files(&dir, PER_FAMILY);
+    let scenarios = &scenarios[..1];
+    let evals = dir.join("evals");
+    std::fs::create_dir_all(&evals).unwrap();
+    let play = |file: &str, entrants: &[&str]| -> PathBuf {
+        let out = evals.join(file);
+        let done = dealgym(&eval_args(scenarios, &out, entrants));
+        assert!(done.status.success(), "{}", text(&done.stderr));
+        out
+    };
+    // Two evals with disjoint opponents: a and b meet x, c and d meet y.
+    let x = play(
+        "1-x.jsonl",
+        &[
+            "--player",
+            "a=rule:linear",
+            "--player",
+            "b=rule:conceder",
+            "--opponent",
+            "x=rule:boulware",
+        ],
+    );
+    let y = play(
+        "2-y.jsonl",
+        &[
+            "--player",
+            "c=rule:tough",
+            "--player",
+            "d=rule:linear",
+            "--opponent",
+            "y=rule:conceder",
+        ],
+    );
+    // Each pairing plays the same episodes: as many situations per eval as one pairing's
+    // records.
+    let per_pairing = read_log(&x).len() / 2;
+    let column = |rows: &[Vec<String>], name: &str| rows[0].iter().position(|c| c == name);
+    let group_of = |rows: &[Vec<String>]| -> BTreeMap<String, String> {
+        let g = column(rows, "group").expect("a group column");
+        assert_eq!(g, rows[0].len() - 1, "the group is the last column");
+        rows[1..]
+            .iter()
+            .map(|r| (r[0].clone(), r[g].clone()))
+            .collect()
+    };
+
+    let (apart, page) = report_of(&[x.clone(), y.clone()], &dir.join("report-apart"));
+    let groups = group_of(&apart);
+    assert_eq!(groups.len(), 4, "{apart:?}");
+    assert_eq!(groups["a"], groups["b"]);
+    assert_eq!(groups["c"], groups["d"]);
+    assert_ne!(
+        groups["a"], groups["c"],
+        "no comparison links the two evals"
+    );
+    // The two groups are listed one after the other, never interleaved on one scale.
+    let order: Vec<&String> = apart[1..].iter().map(|r| &r[0]).collect();
+    let first = [order[0].as_str(), order[1].as_str()];
+    assert!(
+        first == ["a", "b"] || first == ["b", "a"] || first == ["c", "d"] || first == ["d", "c"],
+        "{order:?}"
+    );
+    let (one, other) = if groups["a"] == "1" {
+        ("a and b", "c and d")
+    } else {
+        ("c and d", "a and b")
+    };
+    let said = format!(
+        "{one} are ranked together: {per_pairing} shared situations link them (group 1). \
+         {other} are ranked together: {per_pairing} shared situations link them (group 2); \
+         they met no common opponent set with group 1 and are ranked apart. Compare ratings \
+         within a group only."
+    );
+    assert!(page.contains(&said), "{said}\n{page}");
+
+    // A third eval, c against x, links them: every player is ranked with every other.
+    let bridge = play(
+        "3-bridge.jsonl",
+        &["--player", "c=rule:tough", "--opponent", "x=rule:boulware"],
+    );
+    assert_eq!(read_log(&bridge).len(), per_pairing);
+    let (together, page) = report_of(std::slice::from_ref(&evals), &dir.join("report-all"));
+    let groups = group_of(&together);
+    assert_eq!(groups.len(), 4, "{together:?}");
+    assert!(groups.values().all(|g| g == "1"), "{groups:?}");
+    // c meets x in the situations a and b met x in: no new situation, only a new link.
+    let said = format!(
+        "a, b, c and d are ranked together: {} shared situations link them.",
+        2 * per_pairing
+    );
+    assert!(page.contains(&said), "{said}\n{page}");
+    assert!(!page.contains("ranked apart"), "{page}");
+    let comparisons = column(&together, "comparisons").unwrap();
+    let c = together[1..].iter().find(|r| r[0] == "c").unwrap();
+    assert_eq!(
+        c[comparisons],
+        (3 * per_pairing).to_string(),
+        "c is compared with d against y, with a and b against x"
+    );
+
+    // A directory with no record file is refused, naming it.
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let refused = dealgym(&[
+        "report".into(),
+        empty.display().to_string(),
+        "--out".into(),
+        dir.join("report-none").display().to_string(),
+    ]);
+    assert!(!refused.status.success());
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{}: the directory holds no record file",
+            empty.display()
+        )),
+        "{stderr}"
+    );
+}

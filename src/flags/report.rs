@@ -13,8 +13,10 @@ use dealgym::report::{ReportOptions, DEFAULT_TAUS, DEFAULT_TRANSCRIPTS};
 #[command(mut_arg(
     "files",
     help(
-        "Record files (JSONL) as `dealgym run` writes them, read one record at a time; their \
-     episodes are pooled"
+        "Record files (JSONL) as `dealgym run` and `dealgym eval` write them, read one record \
+         at a time; their episodes are pooled. A directory stands for every *.jsonl file directly \
+         in it, sorted by name. Eval files reported together make one leaderboard, ranked \
+         within each group of players that met a common opponent set"
     )
 ))]
 pub struct ReportFlags {

@@ -12,6 +12,38 @@ use super::duplicates::{Duplicates, OnDuplicate, Place, SeenEpisodes};
 use super::reader::{ReadError, RecordReader};
 use super::EpisodeRecord;
 
+/// The record files `paths` name: a file as it is, a directory as every `*.jsonl` file directly
+/// in it, sorted by name (its subdirectories are not read). Fails on a directory that cannot be
+/// listed or holds no such file, naming it.
+pub fn record_files_in(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let listed = |e| ReadError::Io {
+            file: path.display().to_string(),
+            source: e,
+        };
+        let mut found: Vec<PathBuf> = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(listed)? {
+            let file = entry.map_err(listed)?.path();
+            if file.extension().is_some_and(|e| e == "jsonl") && file.is_file() {
+                found.push(file);
+            }
+        }
+        if found.is_empty() {
+            return Err(ReadError::NoRecordFiles {
+                dir: path.display().to_string(),
+            });
+        }
+        found.sort();
+        files.extend(found);
+    }
+    Ok(files)
+}
+
 /// A record and where it was read.
 #[derive(Debug, Clone)]
 pub struct Located<T = EpisodeRecord> {

@@ -33,7 +33,7 @@ use crate::score::{
 use crate::vocab::Call;
 
 pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate};
-pub use files::{Located, RecordFiles};
+pub use files::{record_files_in, Located, RecordFiles};
 pub use player::{PlayerSpec, SeatKind};
 pub use reader::{ReadError, RecordReader};
 pub use replay::{ReplayError, TemplateDiff};

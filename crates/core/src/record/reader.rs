@@ -63,13 +63,16 @@ pub enum ReadError {
         key: EpisodeKey,
         first: String,
     },
+    /// A directory given among the record files that holds no `*.jsonl` file.
+    #[error("{dir}: the directory holds no record file (*.jsonl); name the files, or a directory that holds some")]
+    NoRecordFiles { dir: String },
 }
 
 impl ReadError {
     /// The 1-based line the error is about, if it is about one.
     pub fn line(&self) -> Option<usize> {
         match self {
-            ReadError::Io { .. } => None,
+            ReadError::Io { .. } | ReadError::NoRecordFiles { .. } => None,
             ReadError::Line { line, .. }
             | ReadError::CutOff { line, .. }
             | ReadError::LineTooLong { line, .. }

@@ -23,7 +23,9 @@ pub use aggregate::{
 };
 pub use estimate::{cell, pct_cell, Estimate};
 pub use quantile::{Bin, Quantiles};
-pub use rating::{Comparisons, InMemory, Observation, ObservationStore, Rating};
+pub use rating::{
+    Comparisons, Group, InMemory, Leaderboard, Observation, ObservationStore, Rating,
+};
 
 use std::sync::{Arc, LazyLock};
 

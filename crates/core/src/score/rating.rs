@@ -16,9 +16,20 @@
 //! player of strength 1, so a player who always wins (or always loses) keeps a finite
 //! strength (its rating then says "better than everyone it met", by how much only the prior
 //! decides, and its interval can be narrow for that reason); players never compared, directly
-//! or through others, are put on one scale by the prior alone, and the gap between them means
-//! nothing. It weighs like one comparison
-//! against hundreds, and shrinks a small eval's ratings a little towards the middle.
+//! or through others (in different [`Group`]s), are put on one scale by the prior alone, and
+//! the gap between them means nothing. It weighs like one comparison against hundreds, and
+//! shrinks a small eval's ratings a little towards the middle.
+//!
+//! **Groups: who met a common opponent set.** Two players are *linked* when some situation
+//! holds both (in `eval`: they played the same counterpart on the same scenario and setup, in
+//! the same role and seat, under the same run seed — they met a common opponent set), and
+//! *comparable* when a chain of such links joins them (a and c never met the same opponent,
+//! but both met one that b met too). A [`Group`] is a connected component of that graph: the
+//! players that are comparable with each other, and the situations that link them. Only
+//! within a group does the gap between two ratings mean anything: the likelihood has no term
+//! joining two groups, only the prior places them on one scale. Each [`Rating`] says its group,
+//! and the ratings come grouped (the largest group first), so that no reader takes two groups
+//! for one ranking.
 //!
 //! **Scale.** A rating is 400·log₁₀ pᵢ, shifted so that the rated players' mean is 0: a
 //! difference of 400 means 10:1 odds of the higher ρ, as in Elo. A player with no comparison
@@ -80,6 +91,32 @@ pub struct Rating {
     pub comparisons: usize,
     /// Its wins among them, a tie counting half.
     pub wins: f64,
+    /// The [`Group::number`] of the players it is comparable with (see the module doc);
+    /// `None` for a player with no comparison.
+    pub group: Option<usize>,
+}
+
+/// Players linked by comparisons, directly or through others: a connected component of the
+/// comparison graph (see the module doc). Their ratings are one ranking; another group's are
+/// another.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Group {
+    /// 1, 2, …: the group with the most players first (then the most situations, then the
+    /// first name).
+    pub number: usize,
+    /// Its players, by name.
+    pub players: Vec<String>,
+    /// The situations in which two or more of its players were compared: what links them.
+    pub situations: usize,
+}
+
+/// The ratings and the groups they fall into.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Leaderboard {
+    /// Group by group (group 1 first), highest rating first within a group; players with no
+    /// comparison last, by name.
+    pub ratings: Vec<Rating>,
+    pub groups: Vec<Group>,
 }
 
 /// One player's ρ in one situation; `player` is its index in [`Comparisons`]' arrival order.
@@ -175,10 +212,16 @@ impl<S: ObservationStore> Comparisons<S> {
         self.store.is_empty()
     }
 
-    /// The ratings of the players `rated` keeps (their observations alone are compared), sorted
-    /// by rating, highest first (players with none last, by name). Fails only where the store
-    /// cannot read its observations back.
+    /// The ratings of the players `rated` keeps (their observations alone are compared), in
+    /// [`Leaderboard::ratings`]' order. Fails only where the store cannot read its
+    /// observations back.
     pub fn ratings(&self, rated: impl Fn(&str) -> bool) -> Result<Vec<Rating>, S::Error> {
+        self.leaderboard(rated).map(|l| l.ratings)
+    }
+
+    /// The ratings of the players `rated` keeps and the groups of comparable players they
+    /// fall into (see the module doc).
+    pub fn leaderboard(&self, rated: impl Fn(&str) -> bool) -> Result<Leaderboard, S::Error> {
         self.rate(rated, PRIOR_TIES, RESAMPLES)
     }
 
@@ -189,7 +232,7 @@ impl<S: ObservationStore> Comparisons<S> {
         rated: impl Fn(&str) -> bool,
         prior: f64,
         resamples: usize,
-    ) -> Result<Vec<Rating>, S::Error> {
+    ) -> Result<Leaderboard, S::Error> {
         // Players in name order, so the fit does not depend on arrival order.
         let players: Vec<&String> = self.index.keys().filter(|n| rated(n)).collect();
         let mut position: Vec<Option<usize>> = vec![None; self.names.len()];
@@ -203,6 +246,7 @@ impl<S: ObservationStore> Comparisons<S> {
         let mut full = vec![0.0; n * n];
         let mut drawn = vec![0.0; resamples * n * n];
         let mut situations = 0usize;
+        let mut links = Links::new(n);
         for part in self.store.parts() {
             let mut part: Vec<(u64, usize, f64)> = part?
                 .into_iter()
@@ -215,6 +259,7 @@ impl<S: ObservationStore> Comparisons<S> {
                     continue;
                 }
                 situations += 1;
+                links.join(same_key.iter().map(|o| o.1));
                 add_wins(&mut full, n, &games, 1.0);
                 let weights = Weights::of(same_key[0].0);
                 for (r, &w) in weights.as_slice()[..resamples].iter().enumerate() {
@@ -240,6 +285,7 @@ impl<S: ObservationStore> Comparisons<S> {
                 }
             }
         }
+        let (groups, group_of) = links.groups(&players);
         let tail = (1.0 - LEVEL) / 2.0;
         let mut out: Vec<Rating> = players
             .iter()
@@ -255,16 +301,103 @@ impl<S: ObservationStore> Comparisons<S> {
                     // Whole comparisons: each adds exactly 1 to `played`.
                     comparisons: full.played[i] as usize,
                     wins: full.won[i],
+                    group: group_of[i],
                 }
             })
             .collect();
-        out.sort_by(|a, b| match (a.rating, b.rating) {
-            (Some(x), Some(y)) => y.total_cmp(&x),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => a.player.cmp(&b.player),
+        // Group by group, the unrated (no group) last; within a group highest first.
+        out.sort_by(|a, b| {
+            let group = |r: &Rating| r.group.unwrap_or(usize::MAX);
+            group(a)
+                .cmp(&group(b))
+                .then_with(|| match (a.rating, b.rating) {
+                    (Some(x), Some(y)) => y.total_cmp(&x),
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    (None, Some(_)) => std::cmp::Ordering::Greater,
+                    (None, None) => a.player.cmp(&b.player),
+                })
         });
-        Ok(out)
+        Ok(Leaderboard {
+            ratings: out,
+            groups,
+        })
+    }
+}
+
+/// Which players situations have linked (a union–find over player indices), and how many
+/// situations each link came from: what [`Group`]s are made of. Grows with the players, not
+/// with the situations.
+struct Links {
+    parent: Vec<usize>,
+    /// Situations counted at the first player of each (whose group is the situation's).
+    situations: Vec<usize>,
+}
+
+impl Links {
+    fn new(n: usize) -> Links {
+        Links {
+            parent: (0..n).collect(),
+            situations: vec![0; n],
+        }
+    }
+
+    fn root(&mut self, mut i: usize) -> usize {
+        while self.parent[i] != i {
+            self.parent[i] = self.parent[self.parent[i]];
+            i = self.parent[i];
+        }
+        i
+    }
+
+    /// One situation in which `players` (at least two different ones) were compared.
+    fn join(&mut self, mut players: impl Iterator<Item = usize>) {
+        let Some(first) = players.next() else { return };
+        self.situations[first] += 1;
+        for other in players {
+            let (a, b) = (self.root(first), self.root(other));
+            // The smaller index becomes the root: the same groups in any order.
+            self.parent[a.max(b)] = a.min(b);
+        }
+    }
+
+    /// The groups of the players linked at least once, numbered (see [`Group::number`]), and
+    /// each player's group number (`None` for a player never compared).
+    fn groups(mut self, names: &[&String]) -> (Vec<Group>, Vec<Option<usize>>) {
+        let n = self.parent.len();
+        let mut members: BTreeMap<usize, (Vec<usize>, usize)> = BTreeMap::new();
+        for i in 0..n {
+            let root = self.root(i);
+            let entry = members.entry(root).or_default();
+            entry.0.push(i);
+            entry.1 += self.situations[i];
+        }
+        let mut groups: Vec<(Vec<usize>, usize)> = members
+            .into_values()
+            .filter(|(_, situations)| *situations > 0)
+            .collect();
+        // Players are in name order, so a group's first index is its first name.
+        groups.sort_by(|a, b| {
+            b.0.len()
+                .cmp(&a.0.len())
+                .then(b.1.cmp(&a.1))
+                .then(a.0[0].cmp(&b.0[0]))
+        });
+        let mut group_of = vec![None; n];
+        let groups = groups
+            .into_iter()
+            .enumerate()
+            .map(|(g, (players, situations))| {
+                for &i in &players {
+                    group_of[i] = Some(g + 1);
+                }
+                Group {
+                    number: g + 1,
+                    players: players.iter().map(|&i| names[i].to_string()).collect(),
+                    situations,
+                }
+            })
+            .collect();
+        (groups, group_of)
     }
 }
 
@@ -410,7 +543,7 @@ mod tests {
         prior: f64,
     ) -> Vec<Rating> {
         let Ok(r) = c.rate(rated, prior, RESAMPLES);
-        r
+        r.ratings
     }
 
     fn ratings(c: &Comparisons) -> Vec<Rating> {
@@ -565,6 +698,81 @@ mod tests {
         let (low, high) = (p(a.low.unwrap()), p(a.high.unwrap()));
         assert!((low - (0.6 - 1.96 * se)).abs() < 0.02, "{low} {a:?}");
         assert!((high - (0.6 + 1.96 * se)).abs() < 0.02, "{high} {a:?}");
+    }
+
+    #[test]
+    fn players_fall_into_groups_that_a_bridge_joins() {
+        // a and b meet under keys 0..3, c and d under 10..12: two groups that share no
+        // situation. e is alone under its own key: no comparison, no group.
+        let mut c: Comparisons = Comparisons::default();
+        for key in 0..3 {
+            observe(&mut c, key, "a", 0.8);
+            observe(&mut c, key, "b", 0.2);
+        }
+        for key in 10..12 {
+            observe(&mut c, key, "d", 0.9);
+            observe(&mut c, key, "c", 0.1);
+        }
+        observe(&mut c, 99, "e", 0.5);
+        let Ok(apart) = c.leaderboard(|_| true);
+        let group = |r: &[Rating], p: &str| rating(r, p).group;
+        assert_eq!(
+            apart.groups,
+            [
+                Group {
+                    number: 1,
+                    players: vec!["a".into(), "b".into()],
+                    situations: 3
+                },
+                Group {
+                    number: 2,
+                    players: vec!["c".into(), "d".into()],
+                    situations: 2
+                },
+            ]
+        );
+        let order: Vec<(&str, Option<usize>)> = apart
+            .ratings
+            .iter()
+            .map(|r| (r.player.as_str(), r.group))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("a", Some(1)),
+                ("b", Some(1)),
+                ("d", Some(2)),
+                ("c", Some(2)),
+                ("e", None)
+            ],
+            "group by group, never one scale across groups"
+        );
+
+        // One situation holding b and c (the bridge) links all four through it.
+        observe(&mut c, 20, "b", 0.6);
+        observe(&mut c, 20, "c", 0.4);
+        let Ok(joined) = c.leaderboard(|_| true);
+        assert_eq!(
+            joined.groups,
+            [Group {
+                number: 1,
+                players: vec!["a".into(), "b".into(), "c".into(), "d".into()],
+                situations: 6
+            }]
+        );
+        for p in ["a", "b", "c", "d"] {
+            assert_eq!(group(&joined.ratings, p), Some(1), "{p}");
+        }
+        assert_eq!(group(&joined.ratings, "e"), None);
+        // a and d never met, yet d is now ranked on a's scale through b and c.
+        let r = &joined.ratings;
+        assert!(rating(r, "a").rating > rating(r, "b").rating);
+        assert!(rating(r, "d").rating > rating(r, "c").rating);
+        // Leaving b out of the rating takes the bridge with it.
+        let Ok(without_b) = c.leaderboard(|p| p != "b");
+        assert_eq!(without_b.groups.len(), 1, "a has no one left to meet");
+        assert_eq!(without_b.groups[0].players, ["c", "d"]);
+        assert_eq!(group(&without_b.ratings, "a"), None);
     }
 
     /// A store that hands its observations back in `parts` parts by key, last part first.

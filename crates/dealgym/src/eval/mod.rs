@@ -23,7 +23,7 @@
 //!   [`EvalResults`], rendered as Markdown or JSON. This is the API other surfaces (e.g.
 //!   `dealgym report`) use to show the same tables: `let mut t =
 //!   EvalTables::spilling_under(dir); for r in records { t.add(&r)? }; let t = t.finish()?`,
-//!   then `t.markdown()` (or `t.matrix_markdown()`, `ratings_markdown(t.ratings())`,
+//!   then `t.markdown()` (or `t.matrix_markdown()`, `t.ratings()` with `t.connections()`,
 //!   `t.json()`);
 //! - `spill.rs`: `SpillStore`, where the ratings' observations wait: in memory up to
 //!   `SPILL_AFTER`, then in partition files by key, removed on drop — the I/O half of

@@ -11,6 +11,13 @@
 //! observations are compared ([`crate::score::Comparisons`]) when they share the situation
 //! key: the run seed, scenario, group and member (so the same setup and sampling seeds), the
 //! counterpart's name, the player's role and its seat (seats differ in regulation).
+//!
+//! Who is ranked with whom: two players are comparable when some situation holds both — they
+//! met a common opponent set: the same counterpart on the same scenario and setup, in the same
+//! role and seat, under the same run seed — or when a chain of such players joins them. Each
+//! [`crate::score::Group`] of comparable players is one ranking; the rating table says each
+//! player's group, and [`connections`] says in words which comparisons link whom (the terminal
+//! and the report print the same sentence).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -24,7 +31,7 @@ use super::spill::{SpillError, SpillStore};
 use crate::digest::Fnv1a64;
 use crate::game::{OutcomeKind, Seat};
 use crate::record::EpisodeRecord;
-use crate::score::{cell, pct_cell, Comparisons, Rating};
+use crate::score::{cell, pct_cell, Comparisons, Group, Leaderboard, Rating};
 
 /// The cross-play matrix and the ratings' observations of an eval, collected one record at a
 /// time. `default()` spills to the system's temp directory; [`EvalTables::spilling_under`]
@@ -40,7 +47,7 @@ pub(crate) struct EvalTables {
 #[derive(Debug, Clone, Default)]
 pub struct EvalResults {
     matrix: CrossPlay,
-    ratings: Vec<Rating>,
+    leaderboard: Leaderboard,
 }
 
 impl EvalTables {
@@ -81,10 +88,12 @@ impl EvalTables {
     /// Fit the ratings of the rated players (see the module doc); the spill files, if any, go.
     pub fn finish(self) -> Result<EvalResults, SpillError> {
         let learners = self.learners;
-        let ratings = self.comparisons.ratings(|name| learners.contains(name))?;
+        let leaderboard = self
+            .comparisons
+            .leaderboard(|name| learners.contains(name))?;
         Ok(EvalResults {
             matrix: self.matrix,
-            ratings,
+            leaderboard,
         })
     }
 }
@@ -94,16 +103,26 @@ impl EvalResults {
         &self.matrix
     }
 
-    /// The rated players (see the module doc), highest first.
+    /// The rated players (see the module doc), group by group, highest first in each.
     pub fn ratings(&self) -> &[Rating] {
-        &self.ratings
+        &self.leaderboard.ratings
+    }
+
+    /// The groups of comparable players (see the module doc), the largest first.
+    pub fn groups(&self) -> &[Group] {
+        &self.leaderboard.groups
+    }
+
+    /// Which comparisons connect the rated players, in words ([`connections`]).
+    pub fn connections(&self) -> String {
+        connections(&self.leaderboard)
     }
 
     /// The matrix of every family and of all families, then the rating table.
     pub fn markdown(&self) -> String {
         let mut out = self.matrix_markdown();
         out.push('\n');
-        out.push_str(&ratings_markdown(&self.ratings));
+        out.push_str(&ratings_markdown(&self.leaderboard));
         out
     }
 
@@ -145,9 +164,11 @@ impl EvalResults {
 
     /// The matrix (per family and `"all"`) and the ratings as one JSON object:
     /// `{"matrix": [{"family", "cells": [{learner, opponent, episodes, errors, rho_deals,
-    /// mean_rho, deal_rate}]}], "ratings": [{player, rating, low, high, comparisons, wins}]}`
-    /// (`rho_deals` over deals, `mean_rho` per episode), estimates
-    /// as `{value, low, high, n}` (deal rate as a fraction) or `null`.
+    /// mean_rho, deal_rate}]}], "ratings": [{player, rating, low, high, comparisons, wins,
+    /// group}], "groups": [{number, players, situations}], "connections": "…"}` (`rho_deals`
+    /// over deals, `mean_rho` per episode; `group` a group's `number`, `null` for a player
+    /// never compared; `connections` the sentence [`connections`] writes), estimates as
+    /// `{value, low, high, n}` (deal rate as a fraction) or `null`.
     pub fn json(&self) -> Value {
         let sections = self
             .matrix
@@ -158,7 +179,12 @@ impl EvalResults {
         let matrix: Vec<Value> = sections
             .map(|(family, f)| json!({"family": family, "cells": self.matrix.cells(f)}))
             .collect();
-        json!({"matrix": matrix, "ratings": self.ratings})
+        json!({
+            "matrix": matrix,
+            "ratings": self.leaderboard.ratings,
+            "groups": self.leaderboard.groups,
+            "connections": self.connections(),
+        })
     }
 }
 
@@ -186,14 +212,16 @@ fn cell_text(c: &Cell) -> String {
     )
 }
 
-/// The rating table: player, rating, its 95% interval, comparisons and wins, highest first.
-pub(crate) fn ratings_markdown(ratings: &[Rating]) -> String {
+/// The rating table: player, rating, its 95% interval, comparisons, wins and group, group by
+/// group and highest first in each; then which comparisons connect the players.
+pub(crate) fn ratings_markdown(leaderboard: &Leaderboard) -> String {
     let mut out = String::from(
         "Ratings: Bradley–Terry on paired ρ (same scenario, setup, counterpart, role and seat), \
-         400·log10 strength, mean 0\n\n\
-         | player | rating | 95% CI | comparisons | wins |\n|---|---:|---|---:|---:|\n",
+         400·log10 strength, mean 0; ranked within each group of players that met a common \
+         opponent set\n\n\
+         | player | rating | 95% CI | comparisons | wins | group |\n|---|---:|---|---:|---:|---:|\n",
     );
-    for r in ratings {
+    for r in &leaderboard.ratings {
         let (rating, interval) = match (r.rating, r.low, r.high) {
             (Some(v), Some(low), Some(high)) => {
                 (format!("{v:+.0}"), format!("[{low:+.0}, {high:+.0}]"))
@@ -201,13 +229,76 @@ pub(crate) fn ratings_markdown(ratings: &[Rating]) -> String {
             (Some(v), _, _) => (format!("{v:+.0}"), "–".to_string()),
             _ => ("–".to_string(), "–".to_string()),
         };
+        let group = r.group.map_or_else(|| "–".to_string(), |g| g.to_string());
         let _ = writeln!(
             out,
-            "| {} | {rating} | {interval} | {} | {} |",
+            "| {} | {rating} | {interval} | {} | {} | {group} |",
             r.player, r.comparisons, r.wins
         );
     }
+    let _ = writeln!(out, "\n{}", connections(leaderboard));
     out
+}
+
+/// Which comparisons connect the rated players, in one paragraph: each group of comparable
+/// players (see the module doc) with the situations that link them, that the groups met no
+/// common opponent set with each other (so are ranked apart), and who was never compared. The
+/// one wording of it: the terminal's rating table and the report's both print this.
+pub(crate) fn connections(leaderboard: &Leaderboard) -> String {
+    let groups = &leaderboard.groups;
+    let mut sentences: Vec<String> = Vec::new();
+    for g in groups {
+        let mut sentence = format!(
+            "{} are ranked together: {} shared situation{} link{} them",
+            names(&g.players),
+            g.situations,
+            if g.situations == 1 { "" } else { "s" },
+            if g.situations == 1 { "s" } else { "" },
+        );
+        if groups.len() > 1 {
+            let _ = write!(sentence, " (group {})", g.number);
+        }
+        if g.number > 1 {
+            let earlier: Vec<String> = (1..g.number).map(|n| n.to_string()).collect();
+            let _ = write!(
+                sentence,
+                "; they met no common opponent set with group{} {} and are ranked apart",
+                if earlier.len() == 1 { "" } else { "s" },
+                names(&earlier)
+            );
+        }
+        sentence.push('.');
+        sentences.push(sentence);
+    }
+    if groups.len() > 1 {
+        sentences.push("Compare ratings within a group only.".to_string());
+    }
+    let never: Vec<String> = leaderboard
+        .ratings
+        .iter()
+        .filter(|r| r.group.is_none())
+        .map(|r| r.player.clone())
+        .collect();
+    if !never.is_empty() {
+        sentences.push(format!(
+            "{} met no other rated player in any situation and {} not rated.",
+            names(&never),
+            if never.len() == 1 { "is" } else { "are" }
+        ));
+    }
+    if groups.is_empty() && never.is_empty() {
+        sentences.push("No player is rated.".to_string());
+    }
+    sentences.join(" ")
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn names(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 #[cfg(test)]
@@ -254,6 +345,43 @@ mod tests {
         let text = t.markdown();
         assert!(text.contains("| a | +"), "{text}");
         assert!(text.contains("| 3 | 2 |"), "{text}");
+    }
+
+    #[test]
+    fn the_connections_say_who_is_ranked_with_whom() {
+        let mut t = EvalTables::default();
+        // a and b meet x in groups 0 and 1; c and d meet y in group 0 (one situation); e
+        // plays z alone.
+        for group in [0, 1] {
+            t.add(&deal("a", "x", group, 70)).unwrap();
+            t.add(&deal("b", "x", group, 80)).unwrap();
+        }
+        t.add(&deal("c", "y", 0, 70)).unwrap();
+        t.add(&deal("d", "y", 0, 90)).unwrap();
+        t.add(&deal("e", "z", 0, 90)).unwrap();
+        let t = t.finish().unwrap();
+        assert_eq!(
+            t.connections(),
+            "a and b are ranked together: 2 shared situations link them (group 1). c and d \
+             are ranked together: 1 shared situation links them (group 2); they met no common \
+             opponent set with group 1 and are ranked apart. Compare ratings within a group \
+             only. e met no other rated player in any situation and is not rated."
+        );
+        let groups: Vec<Option<usize>> = t.ratings().iter().map(|r| r.group).collect();
+        assert_eq!(groups, [Some(1), Some(1), Some(2), Some(2), None]);
+        let text = t.markdown();
+        assert!(
+            text.ends_with(&format!("\n\n{}\n", t.connections())),
+            "{text}"
+        );
+        assert!(
+            text.contains("| 1 | 0 | 2 |"),
+            "d's row: lost its one comparison, group 2: {text}"
+        );
+        let json = t.json();
+        assert_eq!(json["groups"][1]["players"], json!(["c", "d"]));
+        assert_eq!(json["ratings"][4]["group"], Value::Null);
+        assert_eq!(json["connections"], t.connections());
     }
 
     #[test]

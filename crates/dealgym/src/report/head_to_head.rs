@@ -55,8 +55,11 @@ pub(crate) fn crossplay_table(eval: &EvalResults) -> Option<Table> {
     })
 }
 
-/// The ratings table, highest first; `None` when no two players could be compared.
-pub(crate) fn ratings_table(ratings: &[Rating]) -> Option<Table> {
+/// The ratings table, group by group of comparable players and highest first in each, its title
+/// saying which comparisons connect them (`connections`, [`EvalResults::connections`]);
+/// `None` when no two players could be compared. The group is the last column, so readers of
+/// the earlier columns keep working.
+pub(crate) fn ratings_table(ratings: &[Rating], connections: &str) -> Option<Table> {
     rated(ratings).next()?;
     let rows = ratings
         .iter()
@@ -66,27 +69,38 @@ pub(crate) fn ratings_table(ratings: &[Rating]) -> Option<Table> {
                 Cell::Estimate(estimate(r), 0),
                 Cell::Count(r.comparisons as u64),
                 Cell::Number(Some(r.wins), 1),
+                Cell::Text(r.group.map_or_else(String::new, |g| g.to_string())),
             ]
         })
         .collect();
     Some(Table {
         name: "ratings".into(),
-        title: "Ratings: Bradley–Terry on paired ρ (same scenario, setup, counterpart, role and \
-                seat), 400·log10 strength, mean 0"
-            .into(),
+        title: format!(
+            "Ratings: Bradley–Terry on paired ρ (same scenario, setup, counterpart, role and \
+             seat), 400·log10 strength, mean 0. {connections}"
+        ),
         columns: vec![
             Column::new("player", "player"),
             Column::new("rating", "rating"),
             Column::new("comparisons", "comparisons"),
             Column::new("wins", "wins"),
+            Column::new("group", "group"),
         ],
         rows,
     })
 }
 
-/// The ratings with their intervals as a chart; `None` when nobody is rated.
+/// The ratings with their intervals as a chart; `None` when nobody is rated. Where the players
+/// fall into several groups (see [`ratings_table`]), each is labelled with its group.
 pub(crate) fn ratings_chart(ratings: &[Rating]) -> Result<Option<String>, ChartError> {
-    let rows: Vec<(String, Estimate)> = rated(ratings).collect();
+    let several = ratings.iter().any(|r| r.group.is_some_and(|g| g > 1));
+    let rows: Vec<(String, Estimate)> = rated(ratings)
+        .zip(ratings.iter().filter(|r| estimate(r).is_some()))
+        .map(|((name, e), r)| match r.group {
+            Some(g) if several => (format!("{name} (group {g})"), e),
+            _ => (name, e),
+        })
+        .collect();
     if rows.is_empty() {
         return Ok(None);
     }
@@ -129,21 +143,25 @@ mod tests {
             high: value.map(|v| v + 10.0),
             comparisons: if value.is_some() { 4 } else { 0 },
             wins: 2.0,
+            group: value.map(|_| 1),
         }
     }
 
     #[test]
     fn ratings_become_a_table_and_a_chart_only_when_someone_is_rated() {
-        assert!(ratings_table(&[rating("a", None)]).is_none());
+        assert!(ratings_table(&[rating("a", None)], "").is_none());
         assert!(ratings_chart(&[rating("a", None)])
             .expect("no chart to draw")
             .is_none());
         let ratings = [rating("a", Some(50.0)), rating("b", Some(-50.0))];
-        let table = ratings_table(&ratings).expect("a table");
+        let table = ratings_table(&ratings, "a and b are ranked together.").expect("a table");
+        assert!(table
+            .title
+            .ends_with("mean 0. a and b are ranked together."));
         assert_eq!(table.rows.len(), 2);
         let csv = table.csv();
         assert!(
-            csv.contains("a,50.000000,40.000000,60.000000,4,2.000000"),
+            csv.contains("a,50.000000,40.000000,60.000000,4,2.000000,1\n"),
             "{csv}"
         );
         let svg = ratings_chart(&ratings).expect("drawn").expect("a chart");

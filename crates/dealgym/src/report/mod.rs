@@ -32,7 +32,8 @@ use std::path::PathBuf;
 use crate::eval::{EvalTables, SpillError};
 use crate::game::{OutcomeKind, Seat};
 use crate::record::{
-    Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFiles, RewardIssueCounts,
+    record_files_in, Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFiles,
+    RewardIssueCounts,
 };
 use crate::score::{cell, pct_cell, Aggregate, Estimate, Weights};
 
@@ -163,8 +164,8 @@ impl Collector {
 
 /// Read the files and write the report (see the module doc).
 pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
-    let total: u64 = options
-        .files
+    let files = record_files_in(&options.files)?;
+    let total: u64 = files
         .iter()
         .filter_map(|f| std::fs::metadata(f).ok())
         .map(|m| m.len())
@@ -175,7 +176,7 @@ pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
         "{elapsed_precise} [{bar:30}] {bytes}/{total_bytes} · {bytes_per_sec} · {eta} left",
     );
     let mut collector = Collector::new(options);
-    let mut records = RecordFiles::open(&options.files, options.on_duplicate);
+    let mut records = RecordFiles::open(&files, options.on_duplicate);
     // The record's index in its file, among those read.
     let (mut file, mut n) = (0, 0);
     while let Some(located) = records.next() {
@@ -249,7 +250,7 @@ pub(crate) fn write_report(
     let head_to_head = head_to_head.finish()?;
     let ratings = head_to_head.ratings();
     let crossplay = head_to_head::crossplay_table(&head_to_head);
-    let ratings_table = head_to_head::ratings_table(ratings);
+    let ratings_table = head_to_head::ratings_table(ratings, &head_to_head.connections());
     let people_table = people.has_people().then(|| people.table());
     // Every table's CSV, whether the page shows it, folds it or draws it.
     let every_table = aggregates
