@@ -112,9 +112,9 @@ impl RunStats {
     /// deals beside it (as the papers report them), each `value [low, high]` with its bootstrap
     /// 95% interval, then the learner's format-ok share, the backend errors and the mean turns
     /// (values only); `–` where no episode gives a figure. Every other figure of
-    /// [`crate::score::Aggregate`] (the opponent seat, each ending, ρ per episode, points, Pareto,
-    /// the intervals left out here, …) is in [`RunStats::json_rows`] (`--summary-json`) and in
-    /// `dealgym report`.
+    /// [`crate::score::Aggregate`] (the opponent seat, each ending, ρ per episode, points,
+    /// Pareto, the intervals left out here, …) is in the JSON summary
+    /// ([`super::RunSummary::write_json`], `--summary-json`) and in `dealgym report`.
     pub fn table(&self) -> String {
         let headings = [
             "family",
