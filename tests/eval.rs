@@ -154,8 +154,8 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
         assert_eq!(twin.seeds, r.seeds);
     }
 
-    // The printed matrix: each cell's ρ over deals, deal rate and ρ per episode (learner seat),
-    // per family and for all, are the records'.
+    // The printed matrix, one row per pairing: its episodes, and the learner seat's deal rate,
+    // ρ over deals and ρ per episode, per family and for all, are the records'.
     let mut families: Vec<(String, Vec<&EpisodeRecord>)> = FAMILIES
         .iter()
         .map(|f| {
@@ -177,62 +177,76 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
             .skip(1)
             .take_while(|l| l.starts_with('|'))
             .collect();
-        assert_eq!(rows[0], "| player \\ opponent | boulware | tough |");
-        assert_eq!(rows.len(), 4, "{section}");
+        assert_eq!(
+            rows[0],
+            "| player | opponent | episodes | deal % [95% CI] | ρ over deals [95% CI] \
+             | ρ per episode [95% CI] |"
+        );
+        assert_eq!(rows.len(), 2 + 4, "two players × two opponents: {section}");
+        let mut pairings = Vec::new();
         for row in &rows[2..] {
             let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
-            let player = cells[0];
-            for (opponent, cell) in ["boulware", "tough"].iter().zip(&cells[1..]) {
-                let mine: Vec<&&EpisodeRecord> = of
-                    .iter()
-                    .filter(|r| {
-                        name(r, Seat::Learner) == player && name(r, Seat::Opponent) == *opponent
-                    })
-                    .collect();
-                let scored: Vec<&&&EpisodeRecord> = mine
-                    .iter()
-                    .filter(|r| r.kind() != OutcomeKind::Error)
-                    .collect();
-                let rho = scored
-                    .iter()
-                    .map(|r| r.outcome.outcome.rho.learner)
-                    .sum::<f64>()
-                    / scored.len() as f64;
-                let deals = scored
-                    .iter()
-                    .filter(|r| r.kind() == OutcomeKind::Deal)
-                    .count();
-                let deal_pct = 100.0 * deals as f64 / scored.len() as f64;
-                let over_deals = scored
-                    .iter()
-                    .filter(|r| r.kind() == OutcomeKind::Deal)
-                    .map(|r| r.outcome.outcome.rho.learner)
-                    .sum::<f64>()
-                    / deals as f64;
-                let parts: Vec<&str> = cell.split(" · ").collect();
-                assert_eq!(parts.len(), 4, "{cell}");
-                let printed =
-                    |part: &str| -> f64 { part.split(' ').next().unwrap().parse().unwrap() };
-                if deals == 0 {
-                    assert_eq!(parts[0], "–", "no deal, no ρ over deals: {cell}");
-                } else {
-                    assert!(
-                        (printed(parts[0]) - over_deals).abs() <= 0.0005 + 1e-9,
-                        "{family} {player}/{opponent}: ρ over deals {over_deals}, printed {cell}"
-                    );
-                }
+            assert_eq!(cells.len(), 6, "{row}");
+            let (player, opponent) = (cells[0], cells[1]);
+            pairings.push((player, opponent));
+            let mine: Vec<&&EpisodeRecord> = of
+                .iter()
+                .filter(|r| name(r, Seat::Learner) == player && name(r, Seat::Opponent) == opponent)
+                .collect();
+            let scored: Vec<&&&EpisodeRecord> = mine
+                .iter()
+                .filter(|r| r.kind() != OutcomeKind::Error)
+                .collect();
+            let rho = scored
+                .iter()
+                .map(|r| r.outcome.outcome.rho.learner)
+                .sum::<f64>()
+                / scored.len() as f64;
+            let deals = scored
+                .iter()
+                .filter(|r| r.kind() == OutcomeKind::Deal)
+                .count();
+            let deal_pct = 100.0 * deals as f64 / scored.len() as f64;
+            let over_deals = scored
+                .iter()
+                .filter(|r| r.kind() == OutcomeKind::Deal)
+                .map(|r| r.outcome.outcome.rho.learner)
+                .sum::<f64>()
+                / deals as f64;
+            let printed = |cell: &str| -> f64 { cell.split(' ').next().unwrap().parse().unwrap() };
+            assert_eq!(cells[2], mine.len().to_string(), "{row}");
+            assert!(
+                (printed(cells[3]) - deal_pct).abs() <= 0.05 + 1e-9,
+                "{family} {player}/{opponent}: deal {deal_pct}, printed {row}"
+            );
+            if deals == 0 {
+                assert_eq!(cells[4], "–", "no deal, no ρ over deals: {row}");
+            } else {
                 assert!(
-                    (printed(parts[1]) - deal_pct).abs() <= 0.05 + 1e-9,
-                    "{family} {player}/{opponent}: deal {deal_pct}, printed {cell}"
+                    (printed(cells[4]) - over_deals).abs() <= 0.0005 + 1e-9,
+                    "{family} {player}/{opponent}: ρ over deals {over_deals}, printed {row}"
                 );
-                assert!(
-                    (printed(parts[2]) - rho).abs() <= 0.0005 + 1e-9,
-                    "{family} {player}/{opponent}: ρ {rho}, printed {cell}"
-                );
-                assert_eq!(parts[3], format!("n={}", mine.len()));
             }
+            assert!(
+                (printed(cells[5]) - rho).abs() <= 0.0005 + 1e-9,
+                "{family} {player}/{opponent}: ρ {rho}, printed {row}"
+            );
         }
+        assert_eq!(
+            pairings,
+            [
+                ("conceder", "boulware"),
+                ("conceder", "tough"),
+                ("linear", "boulware"),
+                ("linear", "tough"),
+            ],
+            "every pairing once, in order"
+        );
     }
+    assert!(
+        stdout.lines().all(|l| l.chars().count() <= 120),
+        "every line fits a 120-column terminal:\n{stdout}"
+    );
 
     // Ratings: the two players, each compared with the other in every scenario, against each
     // opponent, in each seating: 10 × 2 × 2 = 40 comparisons; fixed opponents are not rated.

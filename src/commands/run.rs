@@ -32,10 +32,15 @@ pub fn demo_command(flags: DemoFlags) -> Result<()> {
     })
 }
 
-/// A run's summary: its tables on stdout, what else it found and its throughput on stderr.
+/// A run's summary: its tables (the key figures) on stdout; where the others are, what else it
+/// found and its throughput on stderr.
 fn summary_lines(summary: &RunSummary, out: &std::path::Path) {
     print!("{}", summary.stats.table());
     print!("{}", summary.replica_table());
+    eprintln!(
+        "every figure for both seats, with its interval: `dealgym report {}`, or `run --summary-json FILE`",
+        out.display()
+    );
     if let Some(prefixes) = &summary.prefixes {
         eprintln!("{}", prefixes.line());
     }

@@ -26,11 +26,12 @@ use serde_json::{json, Value};
 
 use std::path::PathBuf;
 
-use super::matrix::{Cell, CrossPlay};
+use super::matrix::CrossPlay;
 use super::spill::{SpillError, SpillStore};
 use crate::digest::Fnv1a64;
 use crate::game::{OutcomeKind, Seat};
 use crate::record::EpisodeRecord;
+use crate::run::TABLE_WIDTH;
 use crate::score::{cell, pct_cell, Comparisons, Group, Leaderboard, Rating};
 
 /// The cross-play matrix and the ratings' observations of an eval, collected one record at a
@@ -126,37 +127,41 @@ impl EvalResults {
         out
     }
 
-    /// One Markdown table per family (`### FAMILY`), then one for all families (`### all`):
-    /// players (learner seat) as rows, opponents as columns, each cell
-    /// `ρ over deals [low, high] · deal % [low, high] · ρ per episode [low, high] · n=EPISODES`;
-    /// `–` where the pair never met.
+    /// One Markdown table per family (`### FAMILY`), then one for all families (`### all`),
+    /// with one row per pairing that met (player in the learner seat, opponent): its episodes,
+    /// then the learner seat's deal % with its bargained ratio over deals beside it and its ρ per
+    /// episode (no deal = 0), each `value [low, high]` with its 95% interval. A row per pairing,
+    /// not a player × opponent grid: the width stays within a terminal's
+    /// ([`crate::run::TABLE_WIDTH`], for names of up to 30 characters together) however many
+    /// opponents an eval has.
     pub(crate) fn matrix_markdown(&self) -> String {
         let mut out = String::from(
-            "Cross-play: the learner seat's ρ over deals [95% CI] · deal % [95% CI] · ρ per \
-             episode, no deal = 0 [95% CI] · episodes\n",
+            "Cross-play, one row per pairing: the learner seat's deal %, ρ over deals and ρ per \
+             episode (no deal = 0)\n",
         );
-        let (rows, columns) = self.matrix.players();
-        let families = self.matrix.families();
-        let sections = families
-            .iter()
-            .map(|f| (f.name().to_string(), Some(*f)))
+        let sections = self
+            .matrix
+            .families()
+            .into_iter()
+            .map(|f| (f.name().to_string(), Some(f)))
             .chain(std::iter::once(("all".to_string(), None)));
         for (title, family) in sections {
-            let cells = self.matrix.cells(family);
             let _ = writeln!(out, "\n### {title}\n");
-            let _ = writeln!(out, "| player \\ opponent | {} |", columns.join(" | "));
-            let _ = writeln!(out, "|---|{}", "---|".repeat(columns.len()));
-            for row in &rows {
-                let texts: Vec<String> = columns
-                    .iter()
-                    .map(|column| {
-                        cells
-                            .iter()
-                            .find(|c| &c.learner == row && &c.opponent == column)
-                            .map_or_else(|| "–".to_string(), cell_text)
-                    })
-                    .collect();
-                let _ = writeln!(out, "| {row} | {} |", texts.join(" | "));
+            out.push_str(
+                "| player | opponent | episodes | deal % [95% CI] | ρ over deals [95% CI] \
+                 | ρ per episode [95% CI] |\n|---|---|---:|---:|---:|---:|\n",
+            );
+            for c in self.matrix.cells(family) {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    c.learner,
+                    c.opponent,
+                    c.episodes,
+                    pct_cell(c.deal_rate),
+                    cell(c.rho_deals, 3),
+                    cell(c.mean_rho, 3),
+                );
             }
         }
         out
@@ -201,25 +206,16 @@ fn situation(record: &EpisodeRecord, seat: Seat) -> u64 {
     h.finish().0
 }
 
-/// `0.640 [0.520, 0.750] · 80.0 [60.0, 100.0] · 0.512 [0.401, 0.620] · n=10`.
-fn cell_text(c: &Cell) -> String {
-    format!(
-        "{} · {} · {} · n={}",
-        cell(c.rho_deals, 3),
-        pct_cell(c.deal_rate),
-        cell(c.mean_rho, 3),
-        c.episodes
-    )
-}
-
 /// The rating table: player, rating, its 95% interval, comparisons, wins and group, group by
 /// group and highest first in each; then which comparisons connect the players.
 pub(crate) fn ratings_markdown(leaderboard: &Leaderboard) -> String {
-    let mut out = String::from(
+    let mut out = wrap(
         "Ratings: Bradley–Terry on paired ρ (same scenario, setup, counterpart, role and seat), \
          400·log10 strength, mean 0; ranked within each group of players that met a common \
-         opponent set\n\n\
-         | player | rating | 95% CI | comparisons | wins | group |\n|---|---:|---|---:|---:|---:|\n",
+         opponent set",
+    );
+    out.push_str(
+        "\n\n| player | rating | 95% CI | comparisons | wins | group |\n|---|---:|---|---:|---:|---:|\n",
     );
     for r in &leaderboard.ratings {
         let (rating, interval) = match (r.rating, r.low, r.high) {
@@ -236,8 +232,25 @@ pub(crate) fn ratings_markdown(leaderboard: &Leaderboard) -> String {
             r.player, r.comparisons, r.wins
         );
     }
-    let _ = writeln!(out, "\n{}", connections(leaderboard));
+    let _ = writeln!(out, "\n{}", wrap(&connections(leaderboard)));
     out
+}
+
+/// Prose cut into lines of at most [`TABLE_WIDTH`] characters at spaces, for the terminal.
+fn wrap(text: &str) -> String {
+    let mut lines: Vec<String> = vec![String::new()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("one line at least");
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > TABLE_WIDTH {
+            lines.push(word.to_string());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines.join("\n")
 }
 
 /// Which comparisons connect the rated players, in one paragraph: each group of comparable
@@ -371,7 +384,7 @@ mod tests {
         assert_eq!(groups, [Some(1), Some(1), Some(2), Some(2), None]);
         let text = t.markdown();
         assert!(
-            text.ends_with(&format!("\n\n{}\n", t.connections())),
+            text.ends_with(&format!("\n\n{}\n", wrap(&t.connections()))),
             "{text}"
         );
         assert!(
@@ -385,7 +398,7 @@ mod tests {
     }
 
     #[test]
-    fn the_matrix_has_a_row_per_player_and_a_column_per_opponent_per_family() {
+    fn the_matrix_has_a_row_per_pairing_per_family() {
         let mut t = EvalTables::default();
         t.add(&deal("a", "x", 0, 70)).unwrap();
         t.add(&deal("a", "x", 1, 90)).unwrap();
@@ -394,21 +407,63 @@ mod tests {
         let text = t.matrix_markdown();
         let lines: Vec<&str> = text.lines().collect();
         let header = lines.iter().position(|l| *l == "### craigslist").unwrap();
-        assert_eq!(lines[header + 2], "| player \\ opponent | x | y |");
+        assert_eq!(
+            lines[header + 2],
+            "| player | opponent | episodes | deal % [95% CI] | ρ over deals [95% CI] \
+             | ρ per episode [95% CI] |"
+        );
         // a vs x: ρ 0.75 and 0.25, mean 0.5; both deals, so over deals and per episode agree.
         assert_eq!(
             lines[header + 4],
-            "| a | 0.500 [0.250, 0.750] · 100.0 [100.0, 100.0] · 0.500 [0.250, 0.750] · n=2 | – |"
+            "| a | x | 2 | 100.0 [100.0, 100.0] | 0.500 [0.250, 0.750] | 0.500 [0.250, 0.750] |"
         );
+        // b vs y: ρ (100 − 80)/40 = 0.5; a never met y nor b x, so no row says so.
         assert_eq!(
             lines[header + 5],
-            "| b | – | 0.500 [0.500, 0.500] · 100.0 [100.0, 100.0] · 0.500 [0.500, 0.500] · n=1 |"
+            "| b | y | 1 | 100.0 [100.0, 100.0] | 0.500 [0.500, 0.500] | 0.500 [0.500, 0.500] |"
         );
+        assert_eq!(lines[header + 6], "");
         let all = lines.iter().position(|l| *l == "### all").unwrap();
         assert_eq!(lines[all + 4], lines[header + 4]);
         let json = t.json();
         assert_eq!(json["matrix"][1]["family"], "all");
         assert_eq!(json["matrix"][0]["cells"][0]["mean_rho"]["value"], 0.5);
         assert_eq!(json["ratings"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn every_line_fits_a_terminal_however_many_opponents() {
+        // Two players against six opponents, every family: a grid would be six cells wide.
+        let mut t = EvalTables::default();
+        let players = ["gpt-4o-mini", "qwen2.5-7b"];
+        let opponents = [
+            "boulware",
+            "conceder",
+            "linear",
+            "tough",
+            "tit-for-tat",
+            "random",
+        ];
+        for family in crate::scenario::Family::ALL {
+            for (p, player) in players.iter().enumerate() {
+                for (o, opponent) in opponents.iter().enumerate() {
+                    for group in 0..3 {
+                        // Prices from 60 to 115: ρ from 1 down to below 0.
+                        let price = 60 + 5 * ((p + o + group as usize) % 12) as u32;
+                        let mut r = deal(player, opponent, group, price);
+                        r.family = family;
+                        r.episode_id = format!("{family}-{}", r.episode_id);
+                        t.add(&r).unwrap();
+                    }
+                }
+            }
+        }
+        let text = t.finish().unwrap().markdown();
+        assert!(text.contains("| qwen2.5-7b | tit-for-tat | 3 | "), "{text}");
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(
+            widest <= crate::run::TABLE_WIDTH,
+            "{widest} columns:\n{text}"
+        );
     }
 }

@@ -49,7 +49,7 @@ pub(crate) use scenarios::{list_files, ScenarioSource};
 pub use scenarios::{FindError, Unavailable};
 pub use select::{Sample, SelectConfig, SelectError, Selection};
 pub use stop::{grace_period, Stop, StopSignal, StopState};
-pub use summary::RunStats;
+pub use summary::{RunStats, TABLE_WIDTH};
 
 /// The run id: a digest of what makes two runs comparable (seed, scenarios, players, group size,
 /// rules), so resuming into a file of another run is refused. An endpoint's URL is not part of

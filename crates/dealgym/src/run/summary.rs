@@ -9,10 +9,15 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::driver::Finished;
-use crate::game::{OutcomeKind, PerSeat, Seat};
+use crate::game::{OutcomeKind, PerSeat};
 use crate::record::{EpisodeRecord, RewardIssueCounts};
 use crate::scenario::Family;
-use crate::score::{cell, pct_cell, Aggregate, Estimate, SeatFigures, RATED_ENDINGS};
+use crate::score::{cell, pct_cell, Aggregate, Estimate, RATED_ENDINGS};
+
+/// The widest line [`RunStats::table`] prints for five families and all, their figures'
+/// intervals printed (and the eval's tables, [`crate::eval::EvalResults::markdown`], for
+/// names of a usual length): a terminal's width, so that no row wraps.
+pub const TABLE_WIDTH: usize = 120;
 
 /// One family's aggregate (a row of the table).
 pub(crate) type FamilyStats = Aggregate;
@@ -102,65 +107,37 @@ impl RunStats {
             .collect()
     }
 
-    /// The summary as a Markdown table. Each figure reads `value [low, high]` (its bootstrap
-    /// 95% interval), `–` where no episode gives it. The deal rate comes first with the
-    /// bargained ratio over deals beside it, as the papers report them; ρ per episode (no deal
-    /// counting 0) is a figure of its own. Format-ok, malformed and regulated shares are given
-    /// per seat, so a rule opponent's always well-formed turns never flatter a model's figure.
-    /// Each figure's definition: [`crate::score::Aggregate`].
+    /// The summary as a Markdown table that fits a 120-column terminal ([`TABLE_WIDTH`]): per
+    /// family and for all, the episodes, the deal rate with the learner's bargained ratio over
+    /// deals beside it (as the papers report them), each `value [low, high]` with its bootstrap
+    /// 95% interval, then the learner's format-ok share, the backend errors and the mean turns
+    /// (values only); `–` where no episode gives a figure. Every other figure of
+    /// [`crate::score::Aggregate`] (the opponent seat, each ending, ρ per episode, points,
+    /// Pareto, the intervals left out here, …) is in the JSON summary
+    /// ([`super::RunSummary::write_json`], `--summary-json`) and in `dealgym report`.
     pub fn table(&self) -> String {
-        let both = |name: &str| [format!("{name} learner"), format!("{name} opponent")];
-        let mut headings: Vec<String> = vec!["family".into(), "episodes".into(), "deal %".into()];
-        headings.extend(both("ρ over deals"));
-        headings.extend(
-            [
-                "walk-away %",
-                "reject-loop %",
-                "max-turns %",
-                "format-forfeit %",
-                "errors",
-            ]
-            .map(String::from),
-        );
-        headings.extend(both("ρ per episode (no deal = 0)"));
-        headings.extend(both("points"));
-        headings.push("score ratio learner".into());
-        headings.extend(["mean turns", "turns to deal", "AT (no deal = cap)"].map(String::from));
-        headings.extend(both("format ok %"));
-        headings.push("Pareto %".into());
-        headings.extend(both("first bid"));
-        headings.extend(both("SL (no deal = 0)"));
-        headings.extend(both("malformed %"));
-        headings.extend(both("malformed deals %"));
-        headings.extend(both("regulated %"));
-        let mut out = format!(
-            "| {} |\n|---|{}\n",
-            headings.join(" | "),
-            "---:|".repeat(headings.len() - 1)
-        );
+        let headings = [
+            "family",
+            "episodes",
+            "deal % [95% CI]",
+            "learner ρ over deals [95% CI]",
+            "learner format ok %",
+            "errors",
+            "mean turns",
+        ];
+        let mut out = format!("| {} |\n|---|{}\n", headings.join(" | "), "---:|".repeat(6));
         let rows = self.rows(|name, s| {
             let f = s.figures();
-            let seats =
-                |cell: fn(&SeatFigures) -> String| Seat::BOTH.map(|seat| cell(&f.seats[seat]));
-            let mut cells = vec![name, s.episodes().to_string()];
-            let [deal, others @ ..] = f.endings.map(pct_cell);
-            cells.push(deal);
-            cells.extend(seats(|seat| cell(seat.rho_deals, 3)));
-            cells.extend(others);
-            cells.push(s.count(OutcomeKind::Error).to_string());
-            cells.extend(seats(|seat| cell(seat.mean_rho, 3)));
-            cells.extend(seats(|seat| cell(seat.points, 2)));
-            cells.push(cell(f.seats.learner.score_ratio, 3));
-            cells.push(cell(f.mean_turns, 1));
-            cells.push(cell(f.turns_to_deal, 1));
-            cells.push(cell(f.average_turns, 1));
-            cells.extend(seats(|seat| pct_cell(seat.format_ok)));
-            cells.push(pct_cell(f.pareto));
-            cells.extend(seats(|seat| cell(seat.first_bid, 3)));
-            cells.extend(seats(|seat| cell(seat.sl, 3)));
-            cells.extend(seats(|seat| pct_cell(seat.malformed)));
-            cells.extend(seats(|seat| pct_cell(seat.malformed_deals)));
-            cells.extend(seats(|seat| pct_cell(seat.regulated)));
+            let learner = &f.seats.learner;
+            let cells = [
+                name,
+                s.episodes().to_string(),
+                pct_cell(f.rate(OutcomeKind::Deal)),
+                cell(learner.rho_deals, 3),
+                value_cell(learner.format_ok.map(|e| e.scaled(100.0)), 1),
+                s.count(OutcomeKind::Error).to_string(),
+                value_cell(f.mean_turns, 1),
+            ];
             format!("| {} |\n", cells.join(" | "))
         });
         out.extend(rows);
@@ -227,6 +204,12 @@ impl RunStats {
     }
 }
 
+/// An estimate's value alone, as [`cell`] rounds it, or `–`: for the table's figures whose
+/// interval only the JSON summary gives.
+fn value_cell(e: Option<Estimate>, digits: usize) -> String {
+    e.map_or_else(|| "–".to_string(), |e| format!("{:.digits$}", e.value))
+}
+
 /// An estimate in the JSON summary, scaled by `factor`, or `null`.
 fn estimate(e: Option<Estimate>, factor: f64) -> Value {
     e.map_or(Value::Null, |e| json!(e.scaled(factor)))
@@ -236,7 +219,7 @@ fn estimate(e: Option<Estimate>, factor: f64) -> Value {
 mod tests {
     use super::*;
     use crate::fixtures::{learner_first_as, play, price_task, turn};
-    use crate::game::Episode;
+    use crate::game::{Episode, Seat};
 
     use crate::scenario::Role;
 
@@ -278,41 +261,21 @@ mod tests {
     }
 
     #[test]
-    fn the_table_gives_each_figure_with_its_interval() {
+    fn the_table_gives_the_key_figures_with_their_intervals() {
         // Over the 2 scored episodes (resamples of two: both the first, one of each, both
         // the second, so the 95% bounds are the two extremes):
-        //   deal 1/2 = 50 % [0, 100]; beside it ρ over deals: learner 0.75, opponent 0.25,
-        //   points intervals (only the deal bears on them: resamples without it are left out);
-        //   walk-away 50 % [0, 100]; the other endings 0 [0, 0]; 1 error
-        //   ρ per episode learner (0.75 + 0)/2 = 0.375 [0, 0.75]; opponent 0.125 [0, 0.25]
-        //   points: learner (30 + 0)/2 = 15 [0, 30] (B − P = 100 − 70), opponent (10 + 0)/2 = 5
-        //   [0, 10] (P − C = 70 − 60); score ratio 30/(30 + 10) = 0.75, the walk-away's joint
-        //   score 0 bearing on neither sum
-        //   turns (2 + 1)/2 = 1.5 [1, 2]; to deal 2; AT (2 + 12)/2 = 7 [2, 12]: the walk-away
-        //   counts at the cap, 6 rounds per seat = 12 moves
-        //   format-ok learner (1 + 1)/(2 + 1) = 66.7 % [1/2, 1/1]; opponent 1/1 (the walk-away
-        //   gave it no attempt) = 100 % [100, 100]
-        //   Pareto: no flag on price deals; first bid learner 70/100 = 0.7 (the walk-away has
-        //   none); SL learner (the buyer both times): the deal's (P − L)/(B − L) =
-        //   (70 − 125)/(100 − 125) = 2.2 and the walk-away's 0 → 1.1 [0, 2.2], opponent none
-        //   malformed learner (1 + 0)/(2 + 1) = 33.3 % [0/1, 1/2]; malformed deals: the learner
-        //   proposed once ("nonsense" is no proposal), well-formed: 0 % over 1; the opponent
-        //   only accepted: none; nobody regulated
-        let stats = stats();
-        let figures = "| 3 | 50.0 [0.0, 100.0] | 0.750 [0.750, 0.750] | 0.250 [0.250, 0.250] \
-             | 50.0 [0.0, 100.0] | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] | 1 \
-             | 0.375 [0.000, 0.750] | 0.125 [0.000, 0.250] | 15.00 [0.00, 30.00] \
-             | 5.00 [0.00, 10.00] | 0.750 [0.750, 0.750] | 1.5 [1.0, 2.0] | 2.0 [2.0, 2.0] \
-             | 7.0 [2.0, 12.0] | 66.7 [50.0, 100.0] | 100.0 [100.0, 100.0] | – \
-             | 0.700 [0.700, 0.700] | – | 1.100 [0.000, 2.200] | – | 33.3 [0.0, 50.0] \
-             | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] | – | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] |";
-        let table = stats.table();
+        //   deal 1/2 = 50 % [0, 100]; beside it the learner's ρ over deals 0.75 (one deal);
+        //   format-ok learner (1 + 1)/(2 + 1) = 66.7 % (its interval [50, 100] in the JSON);
+        //   1 error; turns (2 + 1)/2 = 1.5 (its interval [1, 2] in the JSON)
+        let table = stats().table();
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 4, "{table}");
-        assert!(lines[0].starts_with(
-            "| family | episodes | deal % | ρ over deals learner | ρ over deals opponent \
-             | walk-away % |"
-        ));
+        assert_eq!(
+            lines[0],
+            "| family | episodes | deal % [95% CI] | learner ρ over deals [95% CI] \
+             | learner format ok % | errors | mean turns |"
+        );
+        let figures = "| 3 | 50.0 [0.0, 100.0] | 0.750 [0.750, 0.750] | 66.7 | 1 | 1.5 |";
         assert_eq!(lines[2], format!("| craigslist {figures}"));
         assert_eq!(lines[3], format!("| all {figures}"));
         for line in [lines[1], lines[2]] {
@@ -322,6 +285,76 @@ mod tests {
                 "one cell per column"
             );
         }
+    }
+
+    #[test]
+    fn the_table_fits_a_terminal_for_every_family() {
+        // Every family, each with a deal the learner lost on (ρ = (100 − 110)/40 = −0.25,
+        // so its ρ cells carry minus signs), a fair deal, a walk-away, an episode cut at the
+        // turn cap and a backend error: the widest cells the figures give, on the longest family
+        // name and "all".
+        let s = price_task(125.0, 100.0, 60.0);
+        let buyer = || learner_first_as(&s, Role::Buyer);
+        let lost = || {
+            let moves = [
+                turn("110?", "[SUBMIT_DEAL] price:110"),
+                turn("Fine.", "[ACCEPT_DEAL]"),
+            ];
+            play(&s, buyer(), &moves)
+        };
+        let fair = || {
+            let moves = [
+                turn("70?", "[SUBMIT_DEAL] price:70"),
+                turn("Fine.", "[ACCEPT_DEAL]"),
+            ];
+            play(&s, buyer(), &moves)
+        };
+        let walk = || play(&s, buyer(), &[turn("Bye.", "[WALK_AWAY]")]);
+        let cut = || {
+            let mut e = Episode::new(s.clone(), buyer()).unwrap();
+            for i in 0.. {
+                if e.to_move().is_none() {
+                    break;
+                }
+                let price = if i % 2 == 0 { 80 + i } else { 120 - i };
+                let action = format!("[SUBMIT_DEAL] price:{price}");
+                e.step(turn("How about this?", &action).as_str()).unwrap();
+            }
+            e
+        };
+        let error = || {
+            let mut e = Episode::new(s.clone(), buyer()).unwrap();
+            e.fail_backend(Seat::Learner, "HTTP 500").unwrap();
+            e
+        };
+        let mut stats = RunStats::default();
+        let kinds: [&dyn Fn() -> Episode; 5] = [&lost, &fair, &walk, &cut, &error];
+        for family in Family::ALL {
+            for (i, episode) in kinds.iter().enumerate() {
+                for member in 0..3 {
+                    let mut r = record(episode());
+                    r.family = family;
+                    r.group_id = format!("{family}-g{i}");
+                    r.episode_id = format!("{family}-g{i}-m{member}");
+                    stats.add(&r);
+                }
+            }
+        }
+        let table = stats.table();
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 2 + Family::ALL.len() + 1, "{table}");
+        assert!(table.contains("| job_interview | 15 | "), "{table}");
+        assert!(table.contains("[-0.250, "), "the widest ρ cells: {table}");
+        let width = |l: &&str| l.chars().count();
+        assert!(lines.iter().all(|l| width(l) <= TABLE_WIDTH), "{table}");
+        // The headings are the widest line; the rows leave room for what other figures and a
+        // long run add: a minus sign on ρ, 100.0 bounds on the deal rate, two-digit turns,
+        // and six-digit episode and error counts (+1 +3 +1 +3 +4 +4).
+        let widest_row = lines[2..].iter().map(width).max().unwrap();
+        assert!(
+            widest_row + 16 <= TABLE_WIDTH,
+            "{widest_row} columns:\n{table}"
+        );
     }
 
     #[test]
@@ -375,6 +408,48 @@ mod tests {
         assert_eq!(all["seats"]["opponent"]["malformed_deals_pct"], Value::Null);
         assert_eq!(all["turns_to_deal"]["value"], 2.0);
         assert_eq!(all["average_turns"]["value"], 7.0);
+        // What the printed table leaves out is here: the intervals of its value-only cells,
+        // every ending, and each figure of both seats.
+        let format_ok = &learner["format_ok_pct_ci"];
+        assert!((format_ok["value"].as_f64().unwrap() - 200.0 / 3.0).abs() < 1e-9);
+        assert_eq!(
+            (&format_ok["low"], &format_ok["high"]),
+            (&json!(50.0), &json!(100.0))
+        );
+        assert_eq!(
+            all["mean_turns"],
+            json!({"value": 1.5, "low": 1.0, "high": 2.0, "n": 2})
+        );
+        for ending in [
+            "deal",
+            "walk_away",
+            "reject_loop",
+            "max_turns",
+            "format_forfeit",
+        ] {
+            assert!(all["endings_pct"][ending].is_object(), "{ending}: {all}");
+        }
+        let opponent = &all["seats"]["opponent"];
+        assert_eq!(opponent["rho_deals"]["value"], 0.25);
+        assert_eq!(opponent["mean_rho"]["value"], 0.125);
+        assert_eq!(opponent["points"]["value"], 5.0);
+        for figure in [
+            "format_ok_pct_ci",
+            "malformed_pct",
+            "regulated_pct",
+            "mean_rho",
+            "points",
+            "first_bid",
+            "sl",
+            "score_ratio",
+        ] {
+            for seat in ["learner", "opponent"] {
+                assert!(
+                    all["seats"][seat].get(figure).is_some(),
+                    "{seat} {figure}: {all}"
+                );
+            }
+        }
     }
 
     #[test]
