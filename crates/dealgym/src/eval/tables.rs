@@ -114,7 +114,8 @@ impl EvalResults {
         &self.leaderboard.groups
     }
 
-    /// Which comparisons connect the rated players, in words ([`connections`]).
+    /// Which comparisons connect the rated players, in words (one paragraph: each group of
+    /// comparable players with the situations that link them, and who was never compared).
     pub fn connections(&self) -> String {
         connections(&self.leaderboard)
     }
@@ -172,7 +173,7 @@ impl EvalResults {
     /// mean_rho, deal_rate}]}], "ratings": [{player, rating, low, high, comparisons, wins,
     /// group}], "groups": [{number, players, situations}], "connections": "…"}` (`rho_deals`
     /// over deals, `mean_rho` per episode; `group` a group's `number`, `null` for a player
-    /// never compared; `connections` the sentence [`connections`] writes), estimates as
+    /// never compared; `connections` the sentence [`EvalResults::connections`] gives), estimates as
     /// `{value, low, high, n}` (deal rate as a fraction) or `null`.
     pub fn json(&self) -> Value {
         let sections = self

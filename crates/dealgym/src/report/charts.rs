@@ -26,6 +26,9 @@ const ROW: u32 = 26;
 const FONT: &str = "sans-serif";
 const BAR: RGBColor = RGBColor(43, 108, 176);
 
+/// The share of a line chart's x range added on the right for its legend.
+const LINE_LEGEND_ROOM: f64 = 0.45;
+
 /// The x range of a stacked chart: shares end at 100, the legend takes the rest.
 const LEGEND_ROOM: f64 = 140.0;
 
@@ -375,7 +378,11 @@ pub(crate) fn line_chart(
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(56)
-            .build_cartesian_2d(x_min - 0.5..x_max + 0.5, (low - pad)..(high + pad))
+            // Room right of the last point for the legend, so it covers no line.
+            .build_cartesian_2d(
+                x_min - 0.5..x_max + 0.5 + (x_max - x_min).max(1.0) * LINE_LEGEND_ROOM,
+                (low - pad)..(high + pad),
+            )
             .titled(title)?;
         chart
             .configure_mesh()
@@ -383,7 +390,7 @@ pub(crate) fn line_chart(
             .x_desc(x_desc)
             .y_desc(y_desc)
             .x_label_formatter(&|x| {
-                if (x - x.round()).abs() < 1e-6 {
+                if (x - x.round()).abs() < 1e-6 && *x <= x_max + 1e-6 {
                     format!("{x:.0}")
                 } else {
                     String::new()
@@ -424,7 +431,7 @@ pub(crate) fn line_chart(
                 )
                 .titled(title)?;
         }
-        legend(&mut chart, SeriesLabelPosition::LowerRight, title)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight, title)?;
         root.present().titled(title)?;
     }
     Ok(svg)

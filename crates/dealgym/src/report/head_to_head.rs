@@ -39,7 +39,8 @@ pub(crate) fn crossplay_table(eval: &EvalResults) -> Option<Table> {
         .collect();
     Some(Table {
         name: "crossplay".into(),
-        title: "Cross-play: the learner seat's player against the opponent seat's, per family"
+        title: "How each player did against each opponent, per family (the player in the learner \
+                seat)"
             .into(),
         columns: vec![
             Column::new("family", "family"),
@@ -131,44 +132,6 @@ fn rated(ratings: &[Rating]) -> impl Iterator<Item = (String, Estimate)> + '_ {
         .filter_map(|r| estimate(r).map(|e| (r.player.clone(), e)))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rating(player: &str, value: Option<f64>) -> Rating {
-        Rating {
-            player: player.into(),
-            rating: value,
-            low: value.map(|v| v - 10.0),
-            high: value.map(|v| v + 10.0),
-            comparisons: if value.is_some() { 4 } else { 0 },
-            wins: 2.0,
-            group: value.map(|_| 1),
-        }
-    }
-
-    #[test]
-    fn ratings_become_a_table_and_a_chart_only_when_someone_is_rated() {
-        assert!(ratings_table(&[rating("a", None)], "").is_none());
-        assert!(ratings_chart(&[rating("a", None)])
-            .expect("no chart to draw")
-            .is_none());
-        let ratings = [rating("a", Some(50.0)), rating("b", Some(-50.0))];
-        let table = ratings_table(&ratings, "a and b are ranked together.").expect("a table");
-        assert!(table
-            .title
-            .ends_with("mean 0. a and b are ranked together."));
-        assert_eq!(table.rows.len(), 2);
-        let csv = table.csv();
-        assert!(
-            csv.contains("a,50.000000,40.000000,60.000000,4,2.000000,1\n"),
-            "{csv}"
-        );
-        let svg = ratings_chart(&ratings).expect("drawn").expect("a chart");
-        assert!(svg.contains("<svg"), "{svg}");
-    }
-}
-
 /// The cross-play matrix over every family as a heatmap: a row per learner-seat player, a column
 /// per opponent, each cell shaded by the learner's ρ over deals and giving it with its interval
 /// and the deal rate; `None` with a single pairing (as [`crossplay_table`]).
@@ -208,4 +171,42 @@ pub(crate) fn crossplay_heatmap(eval: &EvalResults) -> Result<Option<String>, Ch
         &heat,
     )
     .map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rating(player: &str, value: Option<f64>) -> Rating {
+        Rating {
+            player: player.into(),
+            rating: value,
+            low: value.map(|v| v - 10.0),
+            high: value.map(|v| v + 10.0),
+            comparisons: if value.is_some() { 4 } else { 0 },
+            wins: 2.0,
+            group: value.map(|_| 1),
+        }
+    }
+
+    #[test]
+    fn ratings_become_a_table_and_a_chart_only_when_someone_is_rated() {
+        assert!(ratings_table(&[rating("a", None)], "").is_none());
+        assert!(ratings_chart(&[rating("a", None)])
+            .expect("no chart to draw")
+            .is_none());
+        let ratings = [rating("a", Some(50.0)), rating("b", Some(-50.0))];
+        let table = ratings_table(&ratings, "a and b are ranked together.").expect("a table");
+        assert!(table
+            .title
+            .ends_with("mean 0. a and b are ranked together."));
+        assert_eq!(table.rows.len(), 2);
+        let csv = table.csv();
+        assert!(
+            csv.contains("a,50.000000,40.000000,60.000000,4,2.000000,1\n"),
+            "{csv}"
+        );
+        let svg = ratings_chart(&ratings).expect("drawn").expect("a chart");
+        assert!(svg.contains("<svg"), "{svg}");
+    }
 }

@@ -474,6 +474,15 @@ fn sensitivity_chart(table: &Table) -> Result<Option<String>, ChartError> {
 /// deal rate, every panel on the same axes; none unless some family has two players or more.
 type Panels = Vec<(String, String, Vec<page::Chart>)>;
 
+/// A panel set's file name, caption, axis, figure and the axis end it always includes.
+type PanelFigure<'a> = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'a dyn Fn(&Aggregate) -> Option<Estimate>,
+    f64,
+);
+
 fn family_panels(groups: &Groups) -> Result<Panels, ChartError> {
     let players = groups.of(Dimension::FamilyPlayer).count();
     if players <= groups.of(Dimension::Family).count() {
@@ -481,13 +490,7 @@ fn family_panels(groups: &Groups) -> Result<Panels, ChartError> {
     }
     let clipped = |a: &Aggregate| a.figures().seats[Seat::Learner].clipped_rho_deals;
     let deal = |a: &Aggregate| a.figures().rate(OutcomeKind::Deal).map(|e| e.scaled(100.0));
-    let figures: [(
-        &str,
-        &str,
-        &str,
-        &dyn Fn(&Aggregate) -> Option<Estimate>,
-        f64,
-    ); 2] = [
+    let figures: [PanelFigure; 2] = [
         (
             "rho_by_player",
             "Learner ρ over deals per player",
@@ -546,25 +549,23 @@ fn charts(groups: &Groups, all: &Aggregate) -> Result<Vec<(String, String, Strin
     let deal = |a: &Aggregate| a.figures().rate(OutcomeKind::Deal).map(|e| e.scaled(100.0));
     let first_bid = |a: &Aggregate| a.figures().seats[Seat::Learner].first_bid;
     // Per family and player, the small multiples of `family_panels` show the same figures.
-    for (dimension, suffix) in [(Dimension::Family, "family")] {
-        let rows = rows_of(groups, dimension, &clipped);
-        if !rows.is_empty() {
-            let title = format!("Learner ρ over deals per {}", suffix.replace('_', " and "));
-            charts.push((
-                format!("rho_by_{suffix}"),
-                format!("{title}: mean of ρ over the deals, clipped to [−1, 1], with its 95% interval (the plain mean, and ρ per episode with its median, in the tables)"),
-                interval_chart(&title, "ρ over deals (clipped to [−1, 1])", &rows, 0.0, 1.0)?,
-            ));
-        }
-        let rows = rows_of(groups, dimension, &deal);
-        if !rows.is_empty() {
-            let title = format!("Deal rate per {}", suffix.replace('_', " and "));
-            charts.push((
-                format!("deal_rate_by_{suffix}"),
-                format!("{title}, % of scored episodes, with its 95% interval"),
-                interval_chart(&title, "deal %", &rows, 0.0, 100.0)?,
-            ));
-        }
+    let rows = rows_of(groups, Dimension::Family, &clipped);
+    if !rows.is_empty() {
+        let title = "Learner ρ over deals per family";
+        charts.push((
+            "rho_by_family".to_string(),
+            format!("{title}: mean of ρ over the deals, clipped to [−1, 1], with its 95% interval (the plain mean, and ρ per episode with its median, in the tables)"),
+            interval_chart(title, "ρ over deals (clipped to [−1, 1])", &rows, 0.0, 1.0)?,
+        ));
+    }
+    let rows = rows_of(groups, Dimension::Family, &deal);
+    if !rows.is_empty() {
+        let title = "Deal rate per family";
+        charts.push((
+            "deal_rate_by_family".to_string(),
+            format!("{title}, % of scored episodes, with its 95% interval"),
+            interval_chart(title, "deal %", &rows, 0.0, 100.0)?,
+        ));
     }
     // The CaSiNo harness paper's Tables 2 and 3: deal rate and learner points per opponent
     // persona, where the opponents had one. Points only for files of one family: utilities of

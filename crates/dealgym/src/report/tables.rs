@@ -82,7 +82,7 @@ impl Table {
         out
     }
 
-    /// The table as HTML, in parts of at most [`HTML_COLUMNS`] shown columns after the first
+    /// The table as HTML, in parts of at most six shown columns after the first
     /// (which each part repeats), so no part needs sideways scrolling; an estimate's interval
     /// under its value. The first part has the id `table-NAME`, the next `table-NAME-2`, ….
     pub fn html(&self) -> String {
