@@ -116,7 +116,7 @@ impl Sensitivity {
         Table {
             name: "sensitivity".into(),
             title: "Threshold sensitivity (learner): deals with ρ < τ refused; ρ over the deals \
-                    kept (the BATNA paper's mean accepted quality, Table 4)"
+                    kept"
                 .into(),
             columns,
             rows,
