@@ -795,7 +795,11 @@ def test_a_self_play_opponent_samples_within_the_servers_context(
     (here with the longer system prompt) fills that before the learning seat's budget runs out:
     it is not sent past it, and the sample is unfinished."""
     scenario = "casino:404"
-    row = dverl.rows("casino", scenario_ids=[scenario], seats=["agent_1"], first_mover="learner")
+    # The rules are told in the prompt: the first prompt is measured under the rules played.
+    rules = {"reject_loop": 0, "reject_streak": 0, "max_rounds": 50}
+    row = dverl.rows(
+        "casino", scenario_ids=[scenario], seats=["agent_1"], first_mover="learner", rules=rules
+    )
     first = len(ExactTokens(tokenizer).render(row[0]["prompt"], continuation=False))
     P, R = first, 300
     server = FakeServerManager(tokenizer, games, stubborn, context=P + R)
@@ -808,7 +812,6 @@ def test_a_self_play_opponent_samples_within_the_servers_context(
         response_length=R,
         n=1,
     )
-    rules = {"reject_loop": 0, "reject_streak": 0, "max_rounds": 50}
     out = generate(
         worker,
         rows_batch(
