@@ -607,17 +607,23 @@ fn a_directory_of_evals_ranks_together_only_the_players_that_met_a_common_oppone
     // records.
     let per_pairing = read_log(&x).len() / 2;
     let column = |rows: &[Vec<String>], name: &str| rows[0].iter().position(|c| c == name);
-    let group_of = |rows: &[Vec<String>]| -> BTreeMap<String, String> {
-        let g = column(rows, "group").expect("a group column");
-        assert_eq!(g, rows[0].len() - 1, "the group is the last column");
+    // The groups have their own CSV; ratings.csv keeps its columns.
+    let group_of = |report: &Path, ratings: &[Vec<String>]| -> BTreeMap<String, String> {
+        assert!(column(ratings, "group").is_none(), "{ratings:?}");
+        let text = std::fs::read_to_string(report.join("tables/rating_groups.csv")).unwrap();
+        let rows: Vec<Vec<String>> = text
+            .lines()
+            .map(|l| l.split(',').map(str::to_string).collect())
+            .collect();
+        assert_eq!(rows[0], ["player", "group"]);
         rows[1..]
             .iter()
-            .map(|r| (r[0].clone(), r[g].clone()))
+            .map(|r| (r[0].clone(), r[1].clone()))
             .collect()
     };
 
     let (apart, page) = report_of(&[x.clone(), y.clone()], &dir.join("report-apart"));
-    let groups = group_of(&apart);
+    let groups = group_of(&dir.join("report-apart"), &apart);
     assert_eq!(groups.len(), 4, "{apart:?}");
     assert_eq!(groups["a"], groups["b"]);
     assert_eq!(groups["c"], groups["d"]);
@@ -652,7 +658,7 @@ fn a_directory_of_evals_ranks_together_only_the_players_that_met_a_common_oppone
     );
     assert_eq!(read_log(&bridge).len(), per_pairing);
     let (together, page) = report_of(std::slice::from_ref(&evals), &dir.join("report-all"));
-    let groups = group_of(&together);
+    let groups = group_of(&dir.join("report-all"), &together);
     assert_eq!(groups.len(), 4, "{together:?}");
     assert!(groups.values().all(|g| g == "1"), "{groups:?}");
     // c meets x in the situations a and b met x in: no new situation, only a new link.

@@ -183,8 +183,9 @@ pub(crate) fn heatmap_chart(
         root.fill(&WHITE).titled(title)?;
         let text = |size: u32| (FONT, size).into_text_style(&root);
         root.draw_text(title, &text(17), (10, 8)).titled(title)?;
-        let column_label = |name: &str| -> String {
-            let room = (cell_width / 7).max(4) as usize;
+        // A name cut to the pixels it has (about 7 a character), ending in `…` when cut.
+        let fit = |name: &str, pixels: u32| -> String {
+            let room = (pixels / 7).max(4) as usize;
             if name.chars().count() > room {
                 format!("{}…", name.chars().take(room - 1).collect::<String>())
             } else {
@@ -193,12 +194,13 @@ pub(crate) fn heatmap_chart(
         };
         for (j, name) in columns.iter().enumerate() {
             let x = (left + cell_width * j as u32 + 6) as i32;
-            root.draw_text(&column_label(name), &text(13), (x, (TOP - 24) as i32))
+            root.draw_text(&fit(name, cell_width), &text(13), (x, (TOP - 24) as i32))
                 .titled(title)?;
         }
         for (i, name) in rows.iter().enumerate() {
             let y = (TOP + CELL_HEIGHT * i as u32 + CELL_HEIGHT / 2 - 7) as i32;
-            root.draw_text(name, &text(13), (6, y)).titled(title)?;
+            root.draw_text(&fit(name, left - 12), &text(13), (6, y))
+                .titled(title)?;
         }
         for c in cells {
             let x0 = (left + cell_width * c.column as u32) as i32;
@@ -221,11 +223,12 @@ pub(crate) fn heatmap_chart(
             } else {
                 BLACK
             };
-            for (k, line) in c.lines.iter().enumerate() {
+            // A narrow cell (many opponents) keeps what fits: each line cut to its width.
+            for (k, line) in c.lines.iter().map(|l| fit(l, cell_width - 8)).enumerate() {
                 let style = (FONT, if k == 0 { 14 } else { 12 })
                     .into_text_style(&root)
                     .color(&ink);
-                root.draw_text(line, &style, (x0 + 6, y0 + 6 + 18 * k as i32))
+                root.draw_text(&line, &style, (x0 + 6, y0 + 6 + 18 * k as i32))
                     .titled(title)?;
             }
         }

@@ -56,11 +56,10 @@ pub(crate) fn crossplay_table(eval: &EvalResults) -> Option<Table> {
     })
 }
 
-/// The ratings table, group by group of comparable players and highest first in each, its title
-/// saying which comparisons connect them (`connections`, [`EvalResults::connections`]);
-/// `None` when no two players could be compared. The group is the last column, so readers of
-/// the earlier columns keep working.
-pub(crate) fn ratings_table(ratings: &[Rating], connections: &str) -> Option<Table> {
+/// The ratings table, in the leaderboard's order (group by group, highest first in each); `None`
+/// when no two players could be compared. Which group each player is in is [`groups_table`]'s,
+/// and which comparisons connect them the page says beside the table.
+pub(crate) fn ratings_table(ratings: &[Rating]) -> Option<Table> {
     rated(ratings).next()?;
     let rows = ratings
         .iter()
@@ -70,29 +69,50 @@ pub(crate) fn ratings_table(ratings: &[Rating], connections: &str) -> Option<Tab
                 Cell::Estimate(estimate(r), 0),
                 Cell::Count(r.comparisons as u64),
                 Cell::Number(Some(r.wins), 1),
-                Cell::Text(r.group.map_or_else(String::new, |g| g.to_string())),
             ]
         })
         .collect();
     Some(Table {
         name: "ratings".into(),
-        title: format!(
-            "Ratings: Bradley–Terry on paired ρ (same scenario, setup, counterpart, role and \
-             seat), 400·log10 strength, mean 0. {connections}"
-        ),
+        title: "Ratings, best first (Bradley–Terry strength from paired episodes, 400·log10 \
+                scale, mean 0: a 100-point gap means the higher player wins about 64% of the \
+                situations both played)"
+            .into(),
         columns: vec![
             Column::new("player", "player"),
             Column::new("rating", "rating"),
             Column::new("comparisons", "comparisons"),
             Column::new("wins", "wins"),
-            Column::new("group", "group"),
         ],
         rows,
     })
 }
 
+/// Which group of comparable players each rated player is in (players linked by the
+/// situations they shared; ratings compare within a group only); `None` when nobody is rated.
+pub(crate) fn groups_table(ratings: &[Rating]) -> Option<Table> {
+    rated(ratings).next()?;
+    Some(Table {
+        name: "rating_groups".into(),
+        title: "Groups of players ranked together".into(),
+        columns: vec![
+            Column::new("player", "player"),
+            Column::new("group", "group"),
+        ],
+        rows: ratings
+            .iter()
+            .map(|r| {
+                vec![
+                    Cell::Text(r.player.clone()),
+                    Cell::Text(r.group.map_or_else(String::new, |g| g.to_string())),
+                ]
+            })
+            .collect(),
+    })
+}
+
 /// The ratings with their intervals as a chart; `None` when nobody is rated. Where the players
-/// fall into several groups (see [`ratings_table`]), each is labelled with its group.
+/// fall into several groups (see [`groups_table`]), each is labelled with its group.
 pub(crate) fn ratings_chart(ratings: &[Rating]) -> Result<Option<String>, ChartError> {
     let several = ratings.iter().any(|r| r.group.is_some_and(|g| g > 1));
     let rows: Vec<(String, Estimate)> = rated(ratings)
@@ -191,21 +211,26 @@ mod tests {
 
     #[test]
     fn ratings_become_a_table_and_a_chart_only_when_someone_is_rated() {
-        assert!(ratings_table(&[rating("a", None)], "").is_none());
+        assert!(ratings_table(&[rating("a", None)]).is_none());
+        assert!(groups_table(&[rating("a", None)]).is_none());
         assert!(ratings_chart(&[rating("a", None)])
             .expect("no chart to draw")
             .is_none());
         let ratings = [rating("a", Some(50.0)), rating("b", Some(-50.0))];
-        let table = ratings_table(&ratings, "a and b are ranked together.").expect("a table");
-        assert!(table
-            .title
-            .ends_with("mean 0. a and b are ranked together."));
+        let table = ratings_table(&ratings).expect("a table");
         assert_eq!(table.rows.len(), 2);
+        // The ratings CSV keeps its columns; the groups have their own.
         let csv = table.csv();
         assert!(
-            csv.contains("a,50.000000,40.000000,60.000000,4,2.000000,1\n"),
+            csv.starts_with("player,rating,rating_low,rating_high,comparisons,wins\n"),
             "{csv}"
         );
+        assert!(
+            csv.contains("a,50.000000,40.000000,60.000000,4,2.000000\n"),
+            "{csv}"
+        );
+        let groups = groups_table(&ratings).expect("groups").csv();
+        assert_eq!(groups, "player,group\na,1\nb,1\n");
         let svg = ratings_chart(&ratings).expect("drawn").expect("a chart");
         assert!(svg.contains("<svg"), "{svg}");
     }

@@ -22,7 +22,8 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5rem auto;ma
 h1{margin-bottom:.2rem}
 .meta,.how,.intro{color:#555}
 .how{font-size:.85rem;margin:.2rem 0 1rem}
-nav.toc{position:sticky;top:0;z-index:2;background:#fff;border-bottom:1px solid #ddd;padding:.4rem 0;display:flex;flex-wrap:wrap;gap:.3rem 1rem}
+nav.toc{position:sticky;top:0;z-index:2;background:#fff;border-bottom:1px solid #ddd;padding:.4rem 0;display:flex;flex-wrap:wrap;gap:.3rem 1rem;height:1.6rem;overflow:hidden}
+section,h2{scroll-margin-top:3rem}
 table.figures{font-size:.8rem;border-collapse:collapse;margin:.4rem 0 .8rem;max-width:100%}
 table.figures td,table.figures th{padding:.2rem .45rem;border-bottom:1px solid #eee;vertical-align:top}
 table.figures th{text-align:left;font-weight:600;overflow-wrap:normal}
@@ -35,7 +36,7 @@ figure{margin:1rem 0;max-width:52rem}
 figure svg{width:100%;max-width:100%;height:auto;border:1px solid #eee}
 .panels{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,30rem),1fr));gap:.8rem}
 .panels figure{margin:0}
-.controls{display:flex;gap:.8rem;align-items:center;flex-wrap:wrap;margin:.6rem 0;position:sticky;top:0;background:#fff;padding:.4rem 0}
+.controls{display:flex;gap:.8rem;align-items:center;flex-wrap:wrap;margin:.6rem 0;position:sticky;top:2.5rem;z-index:1;background:#fff;padding:.4rem 0}
 .controls input{min-width:20rem;padding:.3rem}
 details.episode{border:1px solid #ccc;border-radius:4px;margin:.4rem 0;padding:.2rem .6rem}
 details.episode>summary{cursor:pointer;color:#222}
@@ -166,7 +167,7 @@ pub fn page(p: &Page<'_>) -> String {
             out,
             "<a href=\"#{}\">{}</a>",
             section.id,
-            escape(&section.heading)
+            escape(section.short)
         );
     }
     out.push_str("<a href=\"#transcripts\">Transcripts</a></nav>\n");
@@ -247,6 +248,9 @@ fn write_block(out: &mut String, block: &Block<'_>) {
                 csv(name),
                 table.html()
             );
+        }
+        Block::Note(text) => {
+            let _ = writeln!(out, "<p class=\"how\">{}</p>", escape(text));
         }
         Block::CsvOnly(table) => {
             let _ = writeln!(

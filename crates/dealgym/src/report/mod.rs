@@ -250,7 +250,9 @@ pub(crate) fn write_report(
     let head_to_head = head_to_head.finish()?;
     let ratings = head_to_head.ratings();
     let crossplay = head_to_head::crossplay_table(&head_to_head);
-    let ratings_table = head_to_head::ratings_table(ratings, &head_to_head.connections());
+    let ratings_table = head_to_head::ratings_table(ratings);
+    let groups_table = head_to_head::groups_table(ratings);
+    let connections = ratings_table.as_ref().map(|_| head_to_head.connections());
     let people_table = people.has_people().then(|| people.table());
     // Every table's CSV, whether the page shows it, folds it or draws it.
     let every_table = aggregates
@@ -259,6 +261,7 @@ pub(crate) fn write_report(
         .chain([&sensitivity, &histogram])
         .chain(crossplay.iter())
         .chain(ratings_table.iter())
+        .chain(groups_table.iter())
         .chain(people_table.iter())
         .chain(labels.iter());
     for t in every_table {
@@ -350,6 +353,7 @@ pub(crate) fn write_report(
         training: &training_tables,
         crossplay: crossplay.as_ref(),
         ratings: ratings_table.as_ref(),
+        connections: connections.as_deref(),
         people: people_table.as_ref(),
         labels: labels.as_ref(),
         charts: &charts,
@@ -711,6 +715,7 @@ fn markdown(title: &str, meta: &[String], sections: &[page::Section<'_>]) -> Str
                     "{}: the numbers are in tables/{}.csv.\n\n",
                     table.title, table.name
                 )),
+                page::Block::Note(text) => out.push_str(&format!("{text}\n\n")),
             }
         }
     }

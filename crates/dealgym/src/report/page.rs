@@ -22,8 +22,10 @@ pub(crate) enum Block<'a> {
         open: bool,
         csv: &'a str,
     },
-    /// A table drawn as a chart elsewhere: its numbers in the CSV only.
+    /// A table drawn as a chart just above: its numbers in the CSV only.
     CsvOnly(&'a Table),
+    /// A paragraph.
+    Note(String),
 }
 
 /// A chart of the report.
@@ -38,6 +40,8 @@ pub(crate) struct Chart {
 /// A section of the page: its anchor, heading, a line under it, what it shows.
 pub(crate) struct Section<'a> {
     pub id: &'static str,
+    /// Its name in the table of contents.
+    pub short: &'static str,
     pub heading: String,
     pub intro: String,
     pub blocks: Vec<Block<'a>>,
@@ -54,6 +58,8 @@ pub(crate) struct Parts<'a> {
     pub training: &'a [Table],
     pub crossplay: Option<&'a Table>,
     pub ratings: Option<&'a Table>,
+    /// Which comparisons connect the rated players (`EvalResults::connections`).
+    pub connections: Option<&'a str>,
     pub people: Option<&'a Table>,
     pub labels: Option<&'a Table>,
     pub charts: &'a [Chart],
@@ -81,7 +87,8 @@ pub(crate) fn sections<'a>(p: &Parts<'a>) -> Vec<Section<'a>> {
     let eval = p.ratings.is_some() || p.crossplay.is_some();
     let heading = if eval {
         answer.extend(p.charts(&["ratings"]));
-        answer.extend(p.ratings.map(|table| open(table)));
+        answer.extend(p.ratings.map(open));
+        answer.extend(p.connections.map(|text| Block::Note(text.to_string())));
         answer.extend(p.charts(&["crossplay"]));
         "Who did best: ratings and each player against each opponent"
     } else if p.people.is_some() && p.aggregates.iter().all(|t| t.rows.is_empty()) {
@@ -133,14 +140,23 @@ pub(crate) fn sections<'a>(p: &Parts<'a>) -> Vec<Section<'a>> {
         .map(folded)
         .collect();
     details.extend(p.crossplay.map(folded));
-    details.extend(p.charts(&["sensitivity", "rho_distribution"]));
-    details.push(Block::CsvOnly(p.sensitivity));
-    details.push(Block::CsvOnly(p.histogram));
+    // A distribution is drawn, its numbers in the CSV only; without its chart (no episode
+    // gives it), its table is folded like the others.
+    for (chart, table) in [
+        ("sensitivity", p.sensitivity),
+        ("rho_distribution", p.histogram),
+    ] {
+        match p.chart(chart) {
+            Some(chart) => details.extend([Block::Chart(chart), Block::CsvOnly(table)]),
+            None => details.push(folded(table)),
+        }
+    }
     details.extend(p.labels.map(folded));
 
     vec![
         Section {
             id: "answer",
+            short: "The answer",
             heading: heading.to_string(),
             intro: "The figures that answer what the episodes were played for; every other \
                     figure is further down."
@@ -149,12 +165,14 @@ pub(crate) fn sections<'a>(p: &Parts<'a>) -> Vec<Section<'a>> {
         },
         Section {
             id: "families",
+            short: "Per family",
             heading: "Per family".into(),
             intro: "Each family on its own; panels side by side share their axes.".into(),
             blocks: families,
         },
         Section {
             id: "details",
+            short: "Every table",
             heading: "Every figure, in tables".into(),
             intro: "Each table opens on a click. Its CSV beside it holds every number, both \
                     seats, one column per bound; a figure reads value [low, high], its 95% \
@@ -196,12 +214,12 @@ pub(crate) fn how_to_read(name: &str) -> &'static str {
         "ratings" => "A dot is a player's rating, its bar the 95% interval, highest first; players whose bars overlap are not told apart by these episodes.",
         "crossplay" => "A row per player in the learner seat, a column per opponent; the darker the cell, the higher the learner's ρ over deals (its 95% interval under it), with the deal rate and the episodes played.",
         "outcomes_by_family" | "outcomes_people_and_models" => "Each bar splits its episodes by how they ended; the legend names the endings in the bars' order.",
-        "sensitivity" => "A line per family: the learner's ρ over the deals it would keep if it refused every deal below τ; the band is the 95% interval.",
+        "sensitivity" => "A line per family (and one for all): the learner's ρ over the deals it would keep if it refused every deal below τ; the band is the 95% interval. What each τ costs in deals is in the CSV.",
         "rho_distribution" => "How many episodes ended at each ρ (the learner's share of the surplus); the end bars also hold everything beyond −1 and 1.",
         "first_bid" => "A dot is the buyer's first offer over its budget; its bar the 95% interval.",
         "points_by_opponent_persona" => "A dot is the learner's mean points per episode; its bar the 95% interval.",
         name if name.starts_with("training_") => "A line per run across training steps; the band is the 95% interval.",
         name if name.starts_with("deal_rate") => "A dot is the share of episodes that ended in a deal; its bar the 95% interval.",
-        _ => "A dot is the learner's mean ρ over deals (its share of the surplus, 0 to 1); its bar the 95% interval.",
+        _ => "A dot is the learner's mean ρ over deals (its share of the surplus between the two reservation values: 1 is all of it, below 0 a deal worse than its own limit); its bar the 95% interval.",
     }
 }
