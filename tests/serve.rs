@@ -130,68 +130,30 @@ async fn openenv_http_routes_and_websocket_errors() {
     let (server, _log) = server("openenv", |o| o.max_sessions = 1).await;
     let http = reqwest::Client::new();
     let base = server.base_url();
-    let health: Value = http
-        .get(format!("{base}/health"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = common::get_json(&http, format!("{base}/health")).await;
     assert_eq!(health, json!({"status": "healthy"}));
     // What `openenv validate --url` reads: OpenAPI's version and the simulation mode's routes.
-    let openapi: Value = http
-        .get(format!("{base}/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let openapi = common::get_json(&http, format!("{base}/openapi.json")).await;
     assert_eq!(openapi["info"]["version"], env!("CARGO_PKG_VERSION"));
     for path in ["/reset", "/step", "/state", "/v1/rollouts"] {
         assert!(openapi["paths"][path].is_object(), "{path}");
     }
     // OpenEnv's reward before any step is none; the stateless step's is a number.
-    let reset: Value = http
-        .post(format!("{base}/reset"))
-        .json(&json!({"family": "casino"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let reset =
+        common::post_json(&http, format!("{base}/reset"), &json!({"family": "casino"})).await;
     assert_eq!(reset["reward"], Value::Null, "{reset}");
-    let stepped: Value = http
-        .post(format!("{base}/step"))
-        .json(&json!({"family": "casino", "action": {"message": answer("")}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let stepped = common::post_json(
+        &http,
+        format!("{base}/step"),
+        &json!({"family": "casino", "action": {"message": answer("")}}),
+    )
+    .await;
     assert!(stepped["reward"].is_f64(), "{stepped}");
-    let schema: Value = http
-        .get(format!("{base}/schema"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let schema = common::get_json(&http, format!("{base}/schema")).await;
     for key in ["action", "observation", "state"] {
         assert!(schema[key].is_object());
     }
-    let meta: Value = http
-        .get(format!("{base}/metadata"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let meta = common::get_json(&http, format!("{base}/metadata")).await;
     assert_eq!(meta["name"], "dealgym");
     // Stateless reset and step, as OpenEnv defines them.
     let reset: Value = common::post_json(

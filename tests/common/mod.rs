@@ -135,6 +135,11 @@ pub fn read_log(path: &Path) -> Vec<EpisodeRecord> {
         .collect()
 }
 
+/// GET a URL and read the JSON answer, whatever its status.
+pub async fn get_json(http: &reqwest::Client, url: String) -> Value {
+    http.get(url).send().await.unwrap().json().await.unwrap()
+}
+
 /// POST a JSON body and read the JSON answer, whatever its status.
 pub async fn post_json(http: &reqwest::Client, url: String, body: &Value) -> Value {
     http.post(url)
