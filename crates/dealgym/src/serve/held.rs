@@ -4,7 +4,7 @@
 
 use super::error::ServeError;
 use super::hub::Owner;
-use super::session::{ResetArgs, Sampled};
+use super::session::{ResetArgs, Sampled, Session};
 use super::wire::{EnvState, StepAnswer};
 use super::Shared;
 use crate::game::{Completion, Seat};
@@ -61,28 +61,35 @@ impl Held {
 
     /// What the seat to move (or, once it is over, the learner) sees of the held episode.
     pub async fn observe(&self, state: &Shared) -> Result<StepAnswer, ServeError> {
-        let id = self.current.as_ref().ok_or(ServeError::NoSession)?;
-        let slot = state.hub.find(id, self.owner)?;
-        let session = slot.session.lock().await;
-        Ok(session.observe(session.to_move().unwrap_or(Seat::Learner)))
+        self.read(state, |session| {
+            session.observe(session.to_move().unwrap_or(Seat::Learner))
+        })
+        .await
     }
 
     /// How the seat to move in the held episode was asked to play; `None` once it is over.
     pub async fn format_to_move(&self, state: &Shared) -> Result<Option<TurnFormat>, ServeError> {
-        let id = self.current.as_ref().ok_or(ServeError::NoSession)?;
-        let slot = state.hub.find(id, self.owner)?;
-        let session = slot.session.lock().await;
-        Ok(session.format_to_move())
+        self.read(state, Session::format_to_move).await
     }
 
     /// Where the held episode stands; a fresh environment's state without one.
     pub async fn state(&self, state: &Shared) -> Result<EnvState, ServeError> {
-        let Some(id) = self.current.as_ref() else {
+        if self.current.is_none() {
             return Ok(EnvState::fresh());
-        };
+        }
+        self.read(state, Session::state).await
+    }
+
+    /// `look` at the held episode's session, under its lock.
+    async fn read<R>(
+        &self,
+        state: &Shared,
+        look: impl FnOnce(&Session) -> R,
+    ) -> Result<R, ServeError> {
+        let id = self.current.as_ref().ok_or(ServeError::NoSession)?;
         let slot = state.hub.find(id, self.owner)?;
         let session = slot.session.lock().await;
-        Ok(session.state())
+        Ok(look(&session))
     }
 
     /// Drop the held episode, if any.
