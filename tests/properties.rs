@@ -10,9 +10,12 @@ use dealgym::game::{
     Completion, Episode, EpisodeConfig, EpisodeSeed, FirstMover, PerSeat, Seat, Setup,
 };
 use dealgym::protocol::{parse, parse_terms, IssueValue, ItemSpec, TermSpace, Terms, TurnFormat};
-use dealgym::scenario::{IssuePreference, IssuePreferences, ItemValues, Scenario, Valuation};
+use dealgym::scenario::{
+    BundleValues, IssuePreference, IssuePreferences, ItemValues, Scenario, Valuation,
+};
 use dealgym_core::fixtures::{
-    casino_items, dnd_items, issues_scenario, items_scenario, job_issues, price_task,
+    bundle_scenario, bundle_spec, casino_items, dnd_items, issues_scenario, items_scenario,
+    job_issues, price_task,
 };
 
 /// One to three of book, hat and ball, one to five of each.
@@ -25,8 +28,9 @@ proptest! {
     fn parser_never_panics(text in "\\PC{0,300}", tagged in any::<bool>()) {
         let items = casino_items();
         let issues = job_issues();
+        let bundle = bundle_spec();
         let text = if tagged { format!("Thought: {text}\nTalk: x\nAction: [SUBMIT_DEAL] {text}") } else { text };
-        for space in [TermSpace::Price, TermSpace::Items(&items), TermSpace::Issues(&issues)] {
+        for space in [TermSpace::Price, TermSpace::Items(&items), TermSpace::Issues(&issues), TermSpace::Bundle(&bundle)] {
             let p = parse(&text, space, Some(&text));
             prop_assert!(p.action.is_some() || p.error.is_some());
             prop_assert!(!(p.format_ok && p.error.is_some()));
@@ -60,7 +64,7 @@ proptest! {
     }
 }
 
-/// A scenario of one of the three domains with both sides' private blocks drawn from `values`.
+/// A scenario of one of the four domains with both sides' private blocks drawn from `values`.
 fn scenario(domain: usize, items: &[ItemSpec], a: &[u32], b: &[u32]) -> Arc<Scenario> {
     let weights = |v: &[u32]| -> IssuePreferences {
         let w = |i: usize| f64::from(v[i % v.len()] + 1);
@@ -114,7 +118,16 @@ fn scenario(domain: usize, items: &[ItemSpec], a: &[u32], b: &[u32]) -> Arc<Scen
             values(a, format!("REASON-ONE-{}", a[0])),
             values(b, format!("REASON-TWO-{}", b[0])),
         ),
-        _ => issues_scenario(weights(a), falling(weights(b))),
+        2 => issues_scenario(weights(a), falling(weights(b))),
+        // Private amounts with cents, so they never appear inside an integer offer.
+        _ => {
+            let own = |v: &[u32], base: f64| BundleValues {
+                main: base + f64::from(v[0]) + 0.37,
+                accessories: vec![f64::from(v[1]) * 10.0 + 0.41, f64::from(v[2]) * 10.0 + 0.43],
+                delivery: f64::from(v[3]) * 10.0 + 0.47,
+            };
+            bundle_scenario(own(a, 50000.0), own(b, 40000.0))
+        }
     }
 }
 
@@ -128,6 +141,12 @@ fn completion(kind: u8, n: u32, talk: &str, space: TermSpace<'_>) -> Completion 
             .map(|i| format!("{}:{}", i.name, n % (i.count + 1)))
             .collect::<Vec<_>>()
             .join(" "),
+        TermSpace::Bundle(_) => format!(
+            "price:{} tv_stand:{} extension_cord:in delivery:{}",
+            100 + n % 900,
+            ["in", "out"][n as usize % 2],
+            ["out", "in"][n as usize % 2]
+        ),
         TermSpace::Issues(_) => {
             format!(
                 "salary:{} company:{} position:{} holiday:{}",
@@ -189,7 +208,7 @@ proptest! {
 
     #[test]
     fn views_carry_no_private_values_thought_or_reasoning(
-        domain in 0usize..3,
+        domain in 0usize..4,
         items in items_space(),
         own in prop::collection::vec(0u32..10, 6),
         other_a in prop::collection::vec(0u32..10, 6),

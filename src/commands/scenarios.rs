@@ -26,6 +26,22 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
             );
             Ok(())
         }
+        ScenariosCommand::Generate {
+            family,
+            seed,
+            count,
+            out,
+        } => {
+            let scenarios = scenario::generate::generate(family, seed, count)?;
+            let out =
+                out.unwrap_or_else(|| PathBuf::from(format!("scenarios/{}.jsonl", family.name())));
+            import::write_jsonl(&out, &scenarios)?;
+            if let Some(table) = scenario::generate::stats_table(family, &scenarios) {
+                print!("{table}");
+            }
+            eprintln!("wrote {} scenarios to {}", scenarios.len(), out.display());
+            Ok(())
+        }
         ScenariosCommand::Validate { file } => {
             let report = scenario::load_scenarios(&file, LoadOptions { skip_bad: true })
                 .with_context(|| format!("reading {}", file.display()))?;

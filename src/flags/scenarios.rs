@@ -11,11 +11,26 @@ use dealgym::scenario::Family;
 pub enum ScenariosCommand {
     /// Turn a family's raw dataset files into a scenario file (JSONL).
     Import {
-        /// ahp, craigslist, casino, dnd or job_interview.
+        /// ahp, craigslist, casino, dnd or job_interview (bundle is generated: `generate`).
         family: Family,
         /// The raw files, as found in the dataset (the split is read from each file's name).
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Where to write the scenarios (default: scenarios/FAMILY.jsonl).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Generate a family whose data set is not public (bundle) from its published generator's
+    /// parameters, deterministically from a seed; prints the set's statistics.
+    Generate {
+        /// bundle.
+        family: Family,
+        /// The generator's seed (default: the one the shipped file was made with).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// How many scenarios (default: as many as the shipped file holds).
+        #[arg(long)]
+        count: Option<usize>,
         /// Where to write the scenarios (default: scenarios/FAMILY.jsonl).
         #[arg(long)]
         out: Option<PathBuf>,

@@ -12,10 +12,10 @@
 use std::sync::Arc;
 
 use crate::game::{Episode, EpisodeConfig, EpisodeSeed, FirstMover, PerSeat, Setup};
-use crate::protocol::{IssueSpec, ItemSpec};
+use crate::protocol::{BundlePart, BundleSpec, IssueSpec, ItemSpec};
 use crate::scenario::{
-    parse_scenario_line, validate, BuyerPrivate, Family, Game, IssuePreferences, ItemValues,
-    PublicInfo, Role, Scenario, SellerPrivate, SCENARIO_SCHEMA,
+    parse_scenario_line, validate, BundleValues, BuyerPrivate, Family, Game, IssuePreferences,
+    ItemValues, PublicInfo, Role, Scenario, SellerPrivate, SCENARIO_SCHEMA,
 };
 
 /// A scenario from one JSONL line, validated like a scenario file's line.
@@ -88,7 +88,58 @@ pub fn job_issues() -> Vec<IssueSpec> {
     .expect("job issues")
 }
 
+/// A TV (list 60000) with a TV stand (1500) and an extension cord (800), delivery 500.
+pub fn bundle_spec() -> BundleSpec {
+    let part = |key: &str, name: &str, list_price: f64| BundlePart {
+        key: key.into(),
+        name: name.into(),
+        list_price,
+    };
+    BundleSpec {
+        main: part("tv", "Skyworth Q71 TV", 60000.0),
+        accessories: vec![
+            part("tv_stand", "WALI Universal TV Stand", 1500.0),
+            part("extension_cord", "AmazonBasics Extension Cord", 800.0),
+        ],
+        delivery_fee: 500.0,
+    }
+}
+
 // ---- scenarios worked by hand ----
+
+/// [`bundle_spec`]'s TV. The buyer values the TV at 58000, the stand at nothing, the cord at
+/// 700 and delivery at nothing; the seller's costs are 45000, 1100, 600 and 400. The full
+/// bundle's joint surplus is 58700 − 47100 = 11600; the best bundle (TV and cord, no delivery)
+/// makes 58700 − 45600 = 13100.
+pub fn bundle() -> Arc<Scenario> {
+    bundle_scenario(
+        BundleValues {
+            main: 58000.0,
+            accessories: vec![0.0, 700.0],
+            delivery: 0.0,
+        },
+        BundleValues {
+            main: 45000.0,
+            accessories: vec![1100.0, 600.0],
+            delivery: 400.0,
+        },
+    )
+}
+
+/// A bundle scenario on [`bundle_spec`] with the buyer's worth and the seller's cost per part.
+pub fn bundle_scenario(buyer: BundleValues, seller: BundleValues) -> Arc<Scenario> {
+    build(
+        "t:bundle",
+        Family::Bundle,
+        "Skyworth Q71 TV bundle",
+        "A 65-inch 4K TV with a stand and an extension cord",
+        Game::Bundle {
+            bundle: bundle_spec(),
+            buyer,
+            seller,
+        },
+    )
+}
 
 /// A Craigslist-style price task: listing price L, buyer budget B, seller cost C.
 pub fn price_task(listing: f64, budget: f64, cost: f64) -> Arc<Scenario> {

@@ -15,9 +15,10 @@ use dealgym::agents::speak;
 use dealgym::game::rules::{self, Move};
 use dealgym::game::{Message, MessageRole, Rules, Seat};
 use dealgym::protocol::{
-    parse, read_tool_calls, Action, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace, Terms,
-    TurnFormat,
+    parse, read_tool_calls, Action, BundlePart, BundleSpec, IssueRange, IssueSpec, IssueValue,
+    ItemSpec, TermSpace, Terms, TurnFormat,
 };
+use dealgym::scenario::BundleValues;
 
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("static regex")
@@ -35,6 +36,14 @@ static TOOLS_GRAMMAR: LazyLock<Regex> =
 static LISTED: LazyLock<Regex> = LazyLock::new(|| re(r"Listed price: \$([0-9.]+)"));
 static BUDGET: LazyLock<Regex> = LazyLock::new(|| re(r"Your budget is \$([0-9.]+)"));
 static COST: LazyLock<Regex> = LazyLock::new(|| re(r"The item cost you \$([0-9.]+)"));
+/// A bundle's part: `- NAME (`KEY`, the main product…): LIST`.
+static BUNDLE_PART: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?m)^- (.+) \(`([a-z0-9_]+)`, (the main product|can be removed|can be dropped)[^)]*\): ([0-9.]+)$",
+    )
+});
+/// The seat's own number per part: `- NAME: NUMBER`.
+static OWN_NUMBER: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^- .+: ([0-9.]+)$"));
 static ITEM_COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^- ([a-z]+): (\d+)$"));
 static ITEM_VALUE: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^- ([a-z]+): (\d+) per unit$"));
 static ISSUE_INT: LazyLock<Regex> =
@@ -69,6 +78,10 @@ pub enum ReadGame {
         issues: Vec<IssueSpec>,
         stance: Stance,
     },
+    Bundle {
+        bundle: BundleSpec,
+        stance: Stance,
+    },
 }
 
 impl ReadGame {
@@ -77,6 +90,7 @@ impl ReadGame {
             ReadGame::Price { .. } => TermSpace::Price,
             ReadGame::Items { items, .. } => TermSpace::Items(items),
             ReadGame::Issues { issues, .. } => TermSpace::Issues(issues),
+            ReadGame::Bundle { bundle, .. } => TermSpace::Bundle(bundle),
         }
     }
 
@@ -84,7 +98,8 @@ impl ReadGame {
         match self {
             ReadGame::Price { stance }
             | ReadGame::Items { stance, .. }
-            | ReadGame::Issues { stance, .. } => stance,
+            | ReadGame::Issues { stance, .. }
+            | ReadGame::Bundle { stance, .. } => stance,
         }
     }
 }
@@ -124,7 +139,9 @@ pub(crate) fn read_prompt(system: &str) -> Option<Reading> {
         .as_str()
         .trim()
         .to_string();
-    let game = if grammar.starts_with("price:") {
+    let game = if grammar.contains(":in|out") {
+        read_bundle(system)?
+    } else if grammar.starts_with("price:") {
         let listed = number(&LISTED, system)?;
         let stance = match (number(&BUDGET, system), number(&COST, system)) {
             (Some(budget), _) => Stance::price(true, listed, budget),
@@ -143,6 +160,50 @@ pub(crate) fn read_prompt(system: &str) -> Option<Reading> {
         same_deal_limit: number(&SAME_DEAL, system).map(|n| n as u32),
         reject_streak: number(&REJECT_STREAK, system).map(|n| n as u32),
         game,
+    })
+}
+
+/// A bundle prompt: the parts with their keys and list prices, then the seat's own number per
+/// part in the same order (the buyer's worth, the seller's cost).
+fn read_bundle(system: &str) -> Option<ReadGame> {
+    let (public, private) = system.split_once("## What only you know")?;
+    let private = private
+        .split_once("Do not reveal")
+        .map_or(private, |(own, _)| own);
+    let mut parts: Vec<(BundlePart, &str)> = Vec::new();
+    for c in BUNDLE_PART.captures_iter(public) {
+        parts.push((
+            BundlePart {
+                name: c[1].to_string(),
+                key: c[2].to_string(),
+                list_price: c[4].parse().ok()?,
+            },
+            c.get(3)?.as_str(),
+        ));
+    }
+    let own: Vec<f64> = OWN_NUMBER
+        .captures_iter(private)
+        .filter_map(|c| c[1].parse().ok())
+        .collect();
+    let (main, rest) = parts.split_first()?;
+    let (delivery, accessories) = rest.split_last()?;
+    if main.1 != "the main product" || delivery.0.key != "delivery" || own.len() != parts.len() {
+        return None;
+    }
+    let bundle = BundleSpec {
+        main: main.0.clone(),
+        accessories: accessories.iter().map(|(p, _)| p.clone()).collect(),
+        delivery_fee: delivery.0.list_price,
+    };
+    let values = BundleValues {
+        main: own[0],
+        accessories: own[1..own.len() - 1].to_vec(),
+        delivery: own[own.len() - 1],
+    };
+    let buyer = private.contains("worth to you");
+    Some(ReadGame::Bundle {
+        stance: Stance::bundle(buyer, &bundle, &values),
+        bundle,
     })
 }
 

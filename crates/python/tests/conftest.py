@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
-FAMILIES = ("ahp", "casino", "craigslist", "dnd", "job_interview")
+FAMILIES = ("ahp", "casino", "craigslist", "dnd", "job_interview", "bundle")
 
 
 def turn(action: str, talk: str = "Let us see.", thought: str = "Thinking.") -> str:
@@ -63,6 +63,16 @@ def offer(state: dict, greedy: bool = True) -> str:
     side: a price near the listing (low for a buyer, high for a seller), or most items (greedy)
     or a fair split, or each issue's first option or lowest number (greedy) or last/highest."""
     public = state["public"]
+    if public.get("parts"):
+        # A bundle: the price near the whole bundle's list price, every removable part in
+        # (greedy) or out.
+        listing = public["listing_price"]
+        buyer = state["own"]["kind"] == "bundle_buyer"
+        factor = (0.6 if greedy else 0.8) if buyer else (1.0 if greedy else 0.9)
+        parts = [
+            f"{p['key']}:{'in' if greedy else 'out'}" for p in public["parts"] if p["removable"]
+        ]
+        return f"[SUBMIT_DEAL] price:{listing * factor:.2f} " + " ".join(parts)
     if public.get("listing_price") is not None:
         listing = public["listing_price"]
         buyer = state["own"]["kind"] == "buyer"

@@ -59,6 +59,15 @@ const BUILTIN: &[(&str, &str)] = &[
         "job_interview_recruiter.j2",
         include_str!("../../../../prompts/job_interview_recruiter.j2"),
     ),
+    ("_bundle.j2", include_str!("../../../../prompts/_bundle.j2")),
+    (
+        "bundle_buyer.j2",
+        include_str!("../../../../prompts/bundle_buyer.j2"),
+    ),
+    (
+        "bundle_seller.j2",
+        include_str!("../../../../prompts/bundle_seller.j2"),
+    ),
     ("opening.j2", include_str!("../../../../prompts/opening.j2")),
     (
         "correction.j2",
@@ -326,6 +335,16 @@ fn counterpart_name(role: Role) -> &'static str {
     }
 }
 
+/// A part of a bundle as a seat's prompt shows it: the public list price and the seat's own
+/// number (the buyer's worth or the seller's cost).
+#[derive(Serialize)]
+struct PartView {
+    key: String,
+    name: String,
+    list_price: String,
+    value: String,
+}
+
 #[derive(Serialize)]
 struct ItemView {
     name: String,
@@ -422,6 +441,34 @@ fn seat_context(
                 .collect();
             context! { domain => "issues", issues => views }
         }
+        Game::Bundle {
+            bundle,
+            buyer,
+            seller,
+        } => {
+            // Each side sees its own number per part only: the buyer's worth, the seller's cost.
+            let own = if role == Role::Buyer { buyer } else { seller };
+            let part = |key: &str, name: &str, list: f64, value: f64| PartView {
+                key: key.into(),
+                name: name.into(),
+                list_price: money(list),
+                value: money(value),
+            };
+            let parts: Vec<PartView> = bundle
+                .accessories
+                .iter()
+                .zip(&own.accessories)
+                .map(|(p, v)| part(&p.key, &p.name, p.list_price, *v))
+                .collect();
+            context! {
+                domain => "bundle",
+                main => part(&bundle.main.key, &bundle.main.name, bundle.main.list_price, own.main),
+                parts => parts,
+                delivery => part(crate::protocol::DELIVERY, "delivery", bundle.delivery_fee, own.delivery),
+                opening => money(crate::protocol::BundleChoice::full(bundle).list_price(bundle)),
+                full_value => money(own.total(&crate::protocol::BundleChoice::full(bundle))),
+            }
+        }
     };
     context! { ..base, ..private }
 }
@@ -510,6 +557,14 @@ fn terms_keys(scenario: &Scenario) -> String {
             })
             .collect::<Vec<_>>()
             .join(" "),
+        TermSpace::Bundle(spec) => std::iter::once("price:AMOUNT".to_string())
+            .chain(
+                crate::protocol::part_keys(spec)
+                    .into_iter()
+                    .map(|key| format!("{key}:in|out")),
+            )
+            .collect::<Vec<_>>()
+            .join(" "),
     }
 }
 
@@ -545,6 +600,23 @@ fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat) -> String {
                     .collect(),
             ),
         ),
+        Game::Bundle { bundle, .. } => {
+            // Public facts only: the list prices. The buyer asks to drop delivery at 85% of
+            // the rest's list price; the seller offers the whole bundle at its list price.
+            let mut parts = crate::protocol::BundleChoice::full(bundle);
+            let share = if role == Role::Buyer {
+                parts.delivery = false;
+                0.85
+            } else {
+                1.0
+            };
+            let price = to_cents((parts.list_price(bundle) * share).round());
+            (
+                "I will say which parts I want and open with a price that leaves me room.",
+                "Here is the bundle and the price I have in mind.",
+                Terms::Bundle { price, parts },
+            )
+        }
     };
     if format == TurnFormat::Tools {
         // The thought as the reply's text, the move as its one call.

@@ -468,7 +468,7 @@ impl Setup {
 }
 
 /// The least utility a regulated seat may agree to (DESIGN §4, "Regulation"): on price tasks,
-/// zero surplus (the seller's cost, the buyer's budget); on items and issues, the no-deal value,
+/// and bundles, zero surplus (the seller's cost, the buyer's budget or worth); on items and issues, the no-deal value,
 /// or a share of the seat's maximum utility when configured (whichever is higher).
 pub(crate) fn regulation_floor(
     scenario: &Scenario,
@@ -477,7 +477,7 @@ pub(crate) fn regulation_floor(
     floor_fraction: Option<f64>,
 ) -> f64 {
     match scenario.domain() {
-        Domain::Price => 0.0,
+        Domain::Price | Domain::Bundle => 0.0,
         Domain::Items | Domain::Issues => match floor_fraction {
             Some(f) => no_deal_value.max(f * scenario.max_utility(role)),
             None => no_deal_value,

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::bundle::{ina_price, BundleStance, TOLERANCE};
 use crate::game::mix;
 use crate::protocol::{to_cents, Action, TermSpace, Terms};
 use crate::scenario::{Game, Role, Scenario};
@@ -22,16 +23,27 @@ pub enum Tactic {
     Linear,
     /// Gives most of the way early (e = 3).
     Conceder,
+    /// INA's exponential curves (INA §3.3, eqs. 1–2): each price moves toward the other side's
+    /// last price by `1 − e^(−k·t)`, `k` 0.6 for a seller and 0.4 for a buyer
+    /// (`negotiator::bundle`); on item and issue games, a share `(1 − e^(−t/2)) / (1 − e^(−(T−1)/2))`
+    /// of the way to the reservation.
+    Ina,
 }
 
 impl Tactic {
-    pub const ALL: [Tactic; 3] = [Tactic::Boulware, Tactic::Linear, Tactic::Conceder];
+    pub const ALL: [Tactic; 4] = [
+        Tactic::Boulware,
+        Tactic::Linear,
+        Tactic::Conceder,
+        Tactic::Ina,
+    ];
 
     pub(crate) fn exponent(self) -> f64 {
         match self {
             Tactic::Boulware => 0.2,
             Tactic::Linear => 1.0,
             Tactic::Conceder => 3.0,
+            Tactic::Ina => 1.0,
         }
     }
 
@@ -41,6 +53,7 @@ impl Tactic {
             Tactic::Boulware => "boulware",
             Tactic::Linear => "linear",
             Tactic::Conceder => "conceder",
+            Tactic::Ina => "ina",
         }
     }
 
@@ -50,6 +63,7 @@ impl Tactic {
             "boulware" | "tough" => Some(Tactic::Boulware),
             "linear" => Some(Tactic::Linear),
             "conceder" => Some(Tactic::Conceder),
+            "ina" | "faratin" => Some(Tactic::Ina),
             _ => None,
         }
     }
@@ -58,6 +72,11 @@ impl Tactic {
     pub(crate) fn conceded(self, t: u32, rounds: u32) -> f64 {
         if rounds <= 1 {
             return 1.0;
+        }
+        if self == Tactic::Ina {
+            let k = 0.5;
+            let reach = 1.0 - (-k * f64::from(rounds - 1)).exp();
+            return ((1.0 - (-k * f64::from(t)).exp()) / reach).clamp(0.0, 1.0);
         }
         let x = (f64::from(t) / f64::from(rounds - 1)).clamp(0.0, 1.0);
         x.powf(1.0 / self.exponent())
@@ -88,6 +107,8 @@ pub enum Stance {
         candidates: Vec<Candidate>,
         reserve: f64,
     },
+    /// A price and a bundle of parts.
+    Bundle(Box<BundleStance>),
 }
 
 /// A decision and the numbers behind it (for the Thought line).
@@ -117,6 +138,14 @@ impl Stance {
                     Stance::price(false, *listing_price, seller.cost)
                 }
             }
+            Game::Bundle {
+                bundle,
+                buyer,
+                seller,
+            } => {
+                let own = if role == Role::Buyer { buyer } else { seller };
+                Stance::bundle(role == Role::Buyer, bundle, own)
+            }
             _ => Stance::discrete(
                 candidates(scenario.term_space(), |terms| scenario.utility(role, terms)),
                 reserve,
@@ -138,6 +167,16 @@ impl Stance {
             open,
             reserve,
         }
+    }
+
+    /// A bundle stance from the public bundle and the side's own number per part (the buyer's
+    /// worth, the seller's cost).
+    pub fn bundle(
+        buyer: bool,
+        spec: &crate::protocol::BundleSpec,
+        own: &crate::scenario::BundleValues,
+    ) -> Stance {
+        Stance::Bundle(Box::new(BundleStance::new(buyer, spec, own)))
     }
 
     /// A discrete stance from candidates in any order.
@@ -169,6 +208,7 @@ impl Stance {
                 .find(|c| &c.terms == terms)
                 .map(|c| c.utility)
                 .unwrap_or(f64::NEG_INFINITY),
+            Stance::Bundle(stance) => stance.worth(terms),
         }
     }
 
@@ -194,6 +234,14 @@ impl Stance {
         let conceded = tactic.conceded(t, rounds);
         let offered = offer.map(|o| self.worth(o));
         let (proposal, aspiration) = match self {
+            Stance::Bundle(stance) => return stance.decide(tactic, t, rounds, offer, own_offers),
+            Stance::Price {
+                buyer,
+                open,
+                reserve,
+            } if tactic == Tactic::Ina => {
+                return ina_price_decision(*buyer, *open, *reserve, t, rounds, offer, own_offers)
+            }
             Stance::Price { open, reserve, .. } => {
                 let target = round_price(open + (reserve - open) * conceded, *open);
                 let price = past_last_offer(target, *open, *reserve, own_offers);
@@ -228,6 +276,46 @@ impl Stance {
             aspiration,
             offered,
         }
+    }
+}
+
+/// INA's curves on a price task (`negotiator::bundle::ina_price`): open at the stance's opening
+/// price, then move toward the other side's last price; a seller accepts within INA's
+/// tolerance of its next price, a buyer at or below its next price; a buyer walks away at its
+/// last move if nothing it would pay is on the table.
+fn ina_price_decision(
+    buyer: bool,
+    open: f64,
+    reserve: f64,
+    t: u32,
+    rounds: u32,
+    offer: Option<&Terms>,
+    own_offers: &[Terms],
+) -> Decision {
+    let worth = |price: f64| {
+        if buyer {
+            reserve - price
+        } else {
+            price - reserve
+        }
+    };
+    let target = match own_offers.iter().rev().find_map(Terms::price) {
+        None => open,
+        Some(own) => ina_price(buyer, own, offer.and_then(Terms::price), reserve, t),
+    };
+    let price = past_last_offer(round_price(target, open), open, reserve, own_offers);
+    let aspiration = worth(price);
+    let offered = offer.and_then(Terms::price).map(worth);
+    let tolerance = if buyer { 0.0 } else { TOLERANCE * price };
+    let action = match offered {
+        Some(v) if v >= 0.0 && v >= aspiration - tolerance - 1e-9 => Action::Accept,
+        _ if buyer && t + 1 >= rounds => Action::WalkAway,
+        _ => Action::Submit(Terms::Price(to_cents(price))),
+    };
+    Decision {
+        action,
+        aspiration,
+        offered,
     }
 }
 

@@ -3,6 +3,7 @@
 //! space and the offer on the table — and write a normal completion the engine parses. In the
 //! core so every face plays them: the runtime's players, and the Python package's opponents.
 
+pub mod bundle;
 pub mod concession;
 mod rule;
 mod speech;

@@ -60,6 +60,20 @@ pub struct PublicView {
     /// Issue games: the issues and the values each may take.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub issues: Vec<IssueView>,
+    /// Bundle games: the parts of the bundle at the seller's list prices, the main product
+    /// first (always in the deal), delivery last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartView>,
+}
+
+/// One part of a bundle: its grammar key, its name, its list price, and whether it can be
+/// left out of the deal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PartView {
+    pub key: String,
+    pub name: String,
+    pub list_price: f64,
+    pub removable: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -86,10 +100,27 @@ pub struct IssueView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PrivateView {
-    Buyer { budget: f64 },
-    Seller { cost: f64 },
-    Items { values: BTreeMap<String, u32> },
-    Issues { issues: Vec<WeightView> },
+    Buyer {
+        budget: f64,
+    },
+    Seller {
+        cost: f64,
+    },
+    Items {
+        values: BTreeMap<String, u32>,
+    },
+    Issues {
+        issues: Vec<WeightView>,
+    },
+    /// A bundle buyer's worth of each part, by part key (the main product's key, each
+    /// accessory's, `delivery`).
+    BundleBuyer {
+        worth: BTreeMap<String, f64>,
+    },
+    /// A bundle seller's cost of each part, by part key.
+    BundleSeller {
+        cost: BTreeMap<String, f64>,
+    },
 }
 
 /// How much one issue matters to the seat and how it values the issue's values (the
@@ -327,6 +358,7 @@ fn public_view(scenario: &Scenario) -> PublicView {
         listing_price: None,
         items: Vec::new(),
         issues: Vec::new(),
+        parts: Vec::new(),
     };
     match &scenario.game {
         Game::Price { listing_price, .. } => view.listing_price = Some(*listing_price),
@@ -357,6 +389,35 @@ fn public_view(scenario: &Scenario) -> PublicView {
                 })
                 .collect()
         }
+        Game::Bundle { bundle, .. } => {
+            let part = |key: &str, name: &str, list_price: f64, removable: bool| PartView {
+                key: key.into(),
+                name: name.into(),
+                list_price,
+                removable,
+            };
+            view.listing_price =
+                Some(crate::protocol::BundleChoice::full(bundle).list_price(bundle));
+            view.parts = std::iter::once(part(
+                &bundle.main.key,
+                &bundle.main.name,
+                bundle.main.list_price,
+                false,
+            ))
+            .chain(
+                bundle
+                    .accessories
+                    .iter()
+                    .map(|p| part(&p.key, &p.name, p.list_price, true)),
+            )
+            .chain(std::iter::once(part(
+                crate::protocol::DELIVERY,
+                "delivery",
+                bundle.delivery_fee,
+                true,
+            )))
+            .collect();
+        }
     }
     view
 }
@@ -364,6 +425,35 @@ fn public_view(scenario: &Scenario) -> PublicView {
 /// `role`'s own private block of the scenario, and nothing of the other role's.
 fn private_view(scenario: &Scenario, role: Role) -> PrivateView {
     match (&scenario.game, role) {
+        (
+            Game::Bundle {
+                bundle,
+                buyer,
+                seller,
+            },
+            _,
+        ) => {
+            let own = if role == Role::Buyer { buyer } else { seller };
+            let numbers: BTreeMap<String, f64> =
+                std::iter::once((bundle.main.key.clone(), own.main))
+                    .chain(
+                        bundle
+                            .accessories
+                            .iter()
+                            .zip(&own.accessories)
+                            .map(|(p, v)| (p.key.clone(), *v)),
+                    )
+                    .chain(std::iter::once((
+                        crate::protocol::DELIVERY.to_string(),
+                        own.delivery,
+                    )))
+                    .collect();
+            if role == Role::Buyer {
+                PrivateView::BundleBuyer { worth: numbers }
+            } else {
+                PrivateView::BundleSeller { cost: numbers }
+            }
+        }
         (Game::Price { buyer, .. }, Role::Buyer) => PrivateView::Buyer {
             budget: buyer.budget,
         },

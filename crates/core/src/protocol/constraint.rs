@@ -118,6 +118,17 @@ fn terms<N: Notation>(n: &N, space: TermSpace<'_>) -> String {
                 n.seq(&[n.literal(&format!("{}:", i.key)), value])
             })
             .collect(),
+        TermSpace::Bundle(spec) => {
+            let cents = n.seq(&[n.literal("."), n.digits(2, 2)]);
+            let in_out = n.alternatives(&[n.literal("in"), n.literal("out")]);
+            std::iter::once(n.seq(&[n.literal("price:"), n.digits(1, 9), n.optional(&cents)]))
+                .chain(
+                    super::bundle::part_keys(spec)
+                        .into_iter()
+                        .map(|key| n.seq(&[n.literal(&format!("{key}:")), in_out.clone()])),
+                )
+                .collect()
+        }
     };
     let mut pieces = Vec::new();
     for (k, part) in parts.into_iter().enumerate() {
@@ -290,13 +301,19 @@ pub fn admits(space: TermSpace<'_>, format: TurnFormat, accept: bool, text: &str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{dnd_items, job_issues};
+    use crate::fixtures::{bundle_spec, dnd_items, job_issues};
     use crate::protocol::parse;
 
     #[test]
     fn the_regex_admits_well_formed_turns_and_nothing_else() {
         let (items, issues) = (dnd_items(&[4, 4, 4]), job_issues());
+        let bundle = bundle_spec();
         let cases: Vec<(TermSpace, &str, &str)> = vec![
+            (
+                TermSpace::Bundle(&bundle),
+                "price:61000 tv_stand:out extension_cord:in delivery:out",
+                "price:61000 tv_stand:out extension_cord:in",
+            ),
             (
                 TermSpace::Items(&items),
                 "book:4 hat:0 ball:2",

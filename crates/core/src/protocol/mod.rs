@@ -6,6 +6,7 @@
 //! can be read and whether its terms are in range (DESIGN §3).
 
 mod action;
+mod bundle;
 pub mod constraint;
 mod parse;
 mod render;
@@ -13,6 +14,7 @@ mod terms;
 mod tools;
 
 pub use action::{Action, ActionKind, ErrorKind, TurnError};
+pub use bundle::{part_keys, BundleChoice, BundlePart, BundleSpec, DELIVERY};
 pub(crate) use parse::proposes_deal;
 pub use parse::{
     after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy, parse,

@@ -10,6 +10,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::bundle::{self, BundleChoice, BundleSpec};
+
 /// One kind of item in a split game, with how many units are on the table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -81,6 +83,8 @@ pub enum TermSpace<'a> {
     Price,
     Items(&'a [ItemSpec]),
     Issues(&'a [IssueSpec]),
+    /// A price and which parts of a bundle are in (the INA setting).
+    Bundle(&'a BundleSpec),
 }
 
 impl TermSpace<'_> {
@@ -92,7 +96,7 @@ impl TermSpace<'_> {
     /// [`MAX_OUTCOME_SPACE`](crate::limits::MAX_OUTCOME_SPACE).
     pub fn size(self) -> Option<u64> {
         let sizes: Vec<u64> = match self {
-            TermSpace::Price => return None,
+            TermSpace::Price | TermSpace::Bundle(_) => return None,
             TermSpace::Items(items) => items.iter().map(|it| u64::from(it.count) + 1).collect(),
             TermSpace::Issues(issues) => issues.iter().map(|is| is.range.len() as u64).collect(),
         };
@@ -110,7 +114,7 @@ impl TermSpace<'_> {
     /// yields nothing. The outcome space behind Pareto checks, utility bounds and negotiators.
     pub fn all_terms(self) -> Box<dyn Iterator<Item = Terms> + 'static> {
         match self {
-            TermSpace::Price => Box::new(std::iter::empty()),
+            TermSpace::Price | TermSpace::Bundle(_) => Box::new(std::iter::empty()),
             TermSpace::Items(items) => {
                 let sizes: Vec<usize> = items
                     .iter()
@@ -182,6 +186,8 @@ pub enum Terms {
     Items(Vec<u32>),
     /// One value per issue, in the scenario's issue order.
     Issues(Vec<IssueValue>),
+    /// A price in cents for the parts of a bundle that are in the deal (one shared deal).
+    Bundle { price: i64, parts: BundleChoice },
 }
 
 impl Terms {
@@ -203,7 +209,7 @@ impl Terms {
     /// The price in currency units, for price terms.
     pub fn price(&self) -> Option<f64> {
         match self {
-            Terms::Price(cents) => Some(*cents as f64 / 100.0),
+            Terms::Price(cents) | Terms::Bundle { price: cents, .. } => Some(*cents as f64 / 100.0),
             _ => None,
         }
     }
@@ -238,6 +244,9 @@ impl Terms {
                     (issue.key.clone(), v)
                 })
                 .collect(),
+            (Terms::Bundle { price, parts }, TermSpace::Bundle(spec)) => {
+                bundle::named(*price, parts, spec)
+            }
             // Terms of another space than the scenario's never reach an episode (the parser
             // reads them in the scenario's space).
             _ => TermsView::new(),
@@ -267,6 +276,9 @@ impl Terms {
                     }
                     let _ = write!(out, "{}:{}", issue.key, issue_value_text(issue, *v));
                 }
+            }
+            (Terms::Bundle { price, parts }, TermSpace::Bundle(spec)) => {
+                out = bundle::render(*price, parts, spec);
             }
             // Terms of one domain rendered against another domain's space: say so plainly.
             (terms, _) => {
@@ -358,7 +370,7 @@ fn key_matches(written: &str, canonical: &str) -> bool {
 
 /// Read a number written as `$1,234.50`, `1234`, `35k` (thousands). Not one in exponent
 /// notation (`1e3`): the grammar has no form for it.
-fn read_number(text: &str) -> Option<f64> {
+pub(super) fn read_number(text: &str) -> Option<f64> {
     let mut cleaned: String = text
         .chars()
         .filter(|c| *c != '$' && *c != ',' && !c.is_whitespace())
@@ -407,7 +419,7 @@ pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), Te
 
 /// `text` cut to 60 characters for an error message: what a client sent goes back to it (and into
 /// the seat's history and the record), so a huge value must not.
-pub(super) fn brief(text: &str) -> String {
+pub(crate) fn brief(text: &str) -> String {
     const MAX: usize = 60;
     match text.char_indices().nth(MAX) {
         Some((at, _)) => format!("{}… ({} bytes)", &text[..at], text.len()),
@@ -428,6 +440,7 @@ pub fn terms_from_json(
         let text = match value {
             serde_json::Value::Number(n) => n.to_string(),
             serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Bool(b) => b.to_string(),
             other => {
                 return Err(TermsError::Unreadable(format!(
                     "`{}` must be a number or a string, got {}",
@@ -555,6 +568,10 @@ fn terms_from_pairs(
                 )));
             }
             Ok((Terms::Issues(values.into_iter().flatten().collect()), true))
+        }
+        TermSpace::Bundle(spec) => {
+            let (price, parts) = bundle::from_pairs(pairs, spec, key_matches)?;
+            Ok((Terms::Bundle { price, parts }, true))
         }
     }
 }

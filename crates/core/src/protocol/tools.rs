@@ -139,6 +139,26 @@ fn terms_schema(space: TermSpace<'_>) -> Value {
                 .collect(),
             "One contract for both of you: a value for every issue.",
         ),
+        TermSpace::Bundle(spec) => (
+            std::iter::once((
+                "price".to_string(),
+                json!({"type": "number", "minimum": 0, "description": "The price of the bundle, in currency units."}),
+            ))
+            .chain(spec.accessories.iter().map(|part| {
+                (
+                    part.key.clone(),
+                    json!({"type": "string", "enum": ["in", "out"],
+                           "description": format!("Whether {} is in the deal.", part.name)}),
+                )
+            }))
+            .chain(std::iter::once((
+                super::bundle::DELIVERY.to_string(),
+                json!({"type": "string", "enum": ["in", "out"],
+                       "description": "Whether delivery is in the deal."}),
+            )))
+            .collect(),
+            "One deal for both of you: the price and which parts of the bundle are in it.",
+        ),
     };
     let required: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
     json!({

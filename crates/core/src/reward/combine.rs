@@ -93,6 +93,18 @@ pub fn episode_rewards(
         if config.uses(Component::Terminal) {
             parts.insert(Component::Terminal, terminal[seat]);
         }
+        if config.uses(Component::PriceGap) {
+            parts.insert(
+                Component::PriceGap,
+                super::ina::price_gap(setup, turns, outcome, seat),
+            );
+        }
+        if config.uses(Component::NegotiationStrategy) {
+            parts.insert(
+                Component::NegotiationStrategy,
+                super::ina::negotiation_strategy(scenario, setup, turns, outcome, seat),
+            );
+        }
         parts
     });
     let refs: Vec<&BTreeMap<String, f64>> = signals.iter().collect();

@@ -48,10 +48,19 @@ pub enum Component {
     Judge,
     /// Per episode and seat: the reward model's scalar.
     RewardModel,
+    /// Per turn: INA's R1, whether the move does what the turn's act label says
+    /// (`reward::ina`); turns without a label are not scored.
+    IntentConsistency,
+    /// Per episode and seat: INA's R2, the price gap (a seller's final over its first price).
+    PriceGap,
+    /// Per episode and seat: INA's R3, the negotiation-strategy reward.
+    NegotiationStrategy,
+    /// Per turn: INA's R4, 1 − the mean bag-of-words cosine with the seat's earlier Talk.
+    Interactiveness,
 }
 
 impl Component {
-    pub const ALL: [Component; 8] = [
+    pub const ALL: [Component; 12] = [
         Component::Terminal,
         Component::Format,
         Component::Length,
@@ -60,6 +69,10 @@ impl Component {
         Component::Rules,
         Component::Judge,
         Component::RewardModel,
+        Component::IntentConsistency,
+        Component::PriceGap,
+        Component::NegotiationStrategy,
+        Component::Interactiveness,
     ];
 
     /// The name in configs and records.
@@ -73,6 +86,10 @@ impl Component {
             Component::Rules => "rules",
             Component::Judge => "judge",
             Component::RewardModel => "reward_model",
+            Component::IntentConsistency => "intent_consistency",
+            Component::PriceGap => "price_gap",
+            Component::NegotiationStrategy => "negotiation_strategy",
+            Component::Interactiveness => "interactiveness",
         }
     }
 
@@ -97,6 +114,8 @@ impl Component {
                 | Component::Points
                 | Component::Strategic
                 | Component::Rules
+                | Component::IntentConsistency
+                | Component::Interactiveness
         )
     }
 }

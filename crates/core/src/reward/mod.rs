@@ -1,7 +1,7 @@
 //! Rewards (DESIGN §5): what a trainer optimises, per seat, from an episode's record.
 //!
 //! The terminal reward (`terminal.rs`), the per-turn signals — format, length, points and
-//! strategic talk (`turn.rs`) — and the regex rules (`rules.rs`) are pure functions of the
+//! strategic talk (`turn.rs`) — INA's reward terms (`ina.rs`) and the regex rules (`rules.rs`) are pure functions of the
 //! scenario, the setup and the turns, so a record can be re-rewarded under another config. The
 //! LLM judge (`judge.rs`: its rubric rendering and strict verdict reading) and the reward model
 //! (`reward_model.rs`: its request and response shapes) are pure here too; their HTTP calls
@@ -14,6 +14,7 @@
 
 mod combine;
 mod config;
+pub mod ina;
 pub mod judge;
 mod parts;
 pub mod reward_model;

@@ -107,7 +107,8 @@ static PERCENT: LazyLock<Regex> =
 /// 1. *names its priority*: the Talk names one of the seat's highest-valued items (items), or
 ///    its highest-weighted issue by key or label (issues); not checked on price tasks;
 /// 2. *keeps its numbers private*: the Talk does not state the seat's private numbers — its
-///    budget B or cost C (price, within 0.5), a per-unit value as "N points" (items), an issue
+///    budget B or cost C (price, within 0.5), the worth or cost of its main product or whole
+///    bundle (bundle), a per-unit value as "N points" (items), an issue
 ///    weight as "N%" (issues);
 /// 3. *concedes what it values least*: in a SUBMIT, the seat keeps a smaller share of its
 ///    lowest-valued item than of its highest-valued one (items with unequal values only).
@@ -128,6 +129,18 @@ pub(crate) fn strategic_talk(
         .filter(|w| !w.is_empty())
         .collect();
     let mut checks: Vec<bool> = Vec::new();
+    let says = |secrets: &[f64]| {
+        NUMBER.find_iter(talk).any(|m| {
+            let digits: String = m
+                .as_str()
+                .chars()
+                .filter(|c| *c != '$' && *c != ',')
+                .collect();
+            digits
+                .parse::<f64>()
+                .is_ok_and(|n| secrets.iter().any(|s| (n - s).abs() < 0.5))
+        })
+    };
     match &scenario.game {
         Game::Price { buyer, seller, .. } => {
             let secret = if role == Role::Buyer {
@@ -135,17 +148,16 @@ pub(crate) fn strategic_talk(
             } else {
                 seller.cost
             };
-            let said = NUMBER.find_iter(talk).any(|m| {
-                let digits: String = m
-                    .as_str()
-                    .chars()
-                    .filter(|c| *c != '$' && *c != ',')
-                    .collect();
-                digits
-                    .parse::<f64>()
-                    .is_ok_and(|n| (n - secret).abs() < 0.5)
-            });
-            checks.push(!said);
+            checks.push(!says(&[secret]));
+        }
+        Game::Bundle {
+            bundle,
+            buyer,
+            seller,
+        } => {
+            let own = if role == Role::Buyer { buyer } else { seller };
+            let full = crate::protocol::BundleChoice::full(bundle);
+            checks.push(!says(&[own.main, own.total(&full)]));
         }
         Game::Items { items, .. } => {
             let Some(own) = scenario.item_values(role) else {
@@ -276,6 +288,16 @@ pub fn turn_signals(
         {
             let s = strategic_talk(scenario, role, turn.parsed.talk.as_deref(), played);
             signals.insert(Component::Strategic.name().to_string(), s);
+        }
+        if uses(Component::Interactiveness) {
+            let earlier: Vec<(&str, Option<&str>)> = turns[..index]
+                .iter()
+                .map(AsRef::as_ref)
+                .filter(|t| t.seat == turn.seat)
+                .filter_map(|t| t.parsed.talk.as_deref().map(|talk| (talk, None)))
+                .collect();
+            let r4 = super::ina::interactiveness(turn.parsed.talk.as_deref(), None, &earlier);
+            signals.insert(Component::Interactiveness.name().to_string(), r4);
         }
         if uses(Component::Rules) {
             for (name, score) in rule_scores(&config.rules, turn, space) {

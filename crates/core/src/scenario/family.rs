@@ -17,6 +17,8 @@ pub enum Family {
     Casino,
     Dnd,
     JobInterview,
+    /// Price-and-bundle bargaining (the INA setting), generated from the paper's parameters.
+    Bundle,
 }
 
 /// What kind of deal a family negotiates.
@@ -29,6 +31,8 @@ pub enum Domain {
     Items,
     /// One contract over several issues.
     Issues,
+    /// A price for the parts of a bundle that are in the deal.
+    Bundle,
 }
 
 /// A side of a negotiation, as the dataset names it.
@@ -48,12 +52,13 @@ pub enum Role {
 }
 
 impl Family {
-    pub const ALL: [Family; 5] = [
+    pub const ALL: [Family; 6] = [
         Family::Ahp,
         Family::Craigslist,
         Family::Casino,
         Family::Dnd,
         Family::JobInterview,
+        Family::Bundle,
     ];
 
     pub fn domain(self) -> Domain {
@@ -61,13 +66,14 @@ impl Family {
             Family::Ahp | Family::Craigslist => Domain::Price,
             Family::Casino | Family::Dnd => Domain::Items,
             Family::JobInterview => Domain::Issues,
+            Family::Bundle => Domain::Bundle,
         }
     }
 
     /// The family's two roles, in the dataset's order.
     pub fn roles(self) -> [Role; 2] {
         match self.domain() {
-            Domain::Price => [Role::Buyer, Role::Seller],
+            Domain::Price | Domain::Bundle => [Role::Buyer, Role::Seller],
             Domain::Items => [Role::Agent1, Role::Agent2],
             Domain::Issues => [Role::Worker, Role::Recruiter],
         }
@@ -77,7 +83,7 @@ impl Family {
     /// `None` (drawn at random per episode) on the symmetric item games.
     pub fn default_learner_role(self) -> Option<Role> {
         match self.domain() {
-            Domain::Price => Some(Role::Buyer),
+            Domain::Price | Domain::Bundle => Some(Role::Buyer),
             Domain::Issues => Some(Role::Worker),
             Domain::Items => None,
         }
@@ -91,6 +97,7 @@ impl Family {
             Family::Casino => "casino",
             Family::Dnd => "dnd",
             Family::JobInterview => "job_interview",
+            Family::Bundle => "bundle",
         }
     }
 }
@@ -105,7 +112,7 @@ impl FromStr for Family {
     type Err = String;
 
     /// Accepts the file names and the usual abbreviations: `ahp`, `amazonhistoryprice`, `cra`,
-    /// `craigslist`, `casino`, `dnd`, `dealornodeal`, `ji`, `job_interview`.
+    /// `craigslist`, `casino`, `dnd`, `dealornodeal`, `ji`, `job_interview`, `bundle` (`ina`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let key: String = s
             .chars()
@@ -118,8 +125,9 @@ impl FromStr for Family {
             "casino" | "ca" => Ok(Family::Casino),
             "dnd" | "dealornodeal" => Ok(Family::Dnd),
             "ji" | "jobinterview" => Ok(Family::JobInterview),
+            "bundle" | "ina" | "ind" => Ok(Family::Bundle),
             _ => Err(format!(
-                "unknown family `{s}` (expected ahp, craigslist, casino, dnd or job_interview)"
+                "unknown family `{s}` (expected ahp, craigslist, casino, dnd, job_interview or bundle)"
             )),
         }
     }

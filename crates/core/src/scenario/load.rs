@@ -303,6 +303,110 @@ pub fn validate(s: &Scenario) -> Result<(), InvalidScenario> {
                 check_preferences(side, prefs, issues)?;
             }
         }
+        Game::Bundle {
+            bundle,
+            buyer,
+            seller,
+        } => check_bundle(bundle, buyer, seller)?,
+    }
+    Ok(())
+}
+
+fn bad(field: &str, message: String) -> Result<(), InvalidScenario> {
+    Err(InvalidScenario::at(field.to_string(), message))
+}
+
+/// The most accessories a bundle may have: INA's bundles hold one to three.
+pub(crate) const MAX_ACCESSORIES: u64 = 3;
+
+fn check_bundle(
+    bundle: &crate::protocol::BundleSpec,
+    buyer: &super::BundleValues,
+    seller: &super::BundleValues,
+) -> Result<(), InvalidScenario> {
+    within(
+        "game.bundle.bundle.accessories",
+        check_count(
+            "the number of accessories",
+            bundle.accessories.len() as u64,
+            1,
+            MAX_ACCESSORIES,
+        ),
+    )?;
+    let parts = std::iter::once(("main".to_string(), &bundle.main)).chain(
+        bundle
+            .accessories
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (format!("accessories[{i}]"), p)),
+    );
+    let mut keys: Vec<String> = vec![crate::protocol::DELIVERY.to_string(), "price".to_string()];
+    for (at, part) in parts {
+        let field = format!("game.bundle.bundle.{at}");
+        let key_ok = part
+            .key
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase())
+            && part
+                .key
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !key_ok {
+            return bad(
+                &format!("{field}.key"),
+                format!(
+                    "`{}` must be lower-case letters, digits and `_`, starting with a letter",
+                    part.key
+                ),
+            );
+        }
+        let normal: String = part.key.chars().filter(|c| *c != '_').collect();
+        if keys.iter().any(|k| k.replace('_', "") == normal) {
+            return bad(
+                &format!("{field}.key"),
+                format!(
+                    "`{}` is taken (by another part, `price` or `delivery`)",
+                    part.key
+                ),
+            );
+        }
+        keys.push(part.key.clone());
+        within(
+            &format!("{field}.list_price"),
+            check_number("list_price", part.list_price, 0.0, MAX_AMOUNT),
+        )?;
+    }
+    within(
+        "game.bundle.bundle.delivery_fee",
+        check_number("delivery_fee", bundle.delivery_fee, 0.0, MAX_AMOUNT),
+    )?;
+    for (side, values) in [("buyer", buyer), ("seller", seller)] {
+        let field = format!("game.bundle.{side}");
+        if values.accessories.len() != bundle.accessories.len() {
+            return bad(
+                &format!("{field}.accessories"),
+                format!(
+                    "has {} numbers for {} accessories",
+                    values.accessories.len(),
+                    bundle.accessories.len()
+                ),
+            );
+        }
+        within(
+            &format!("{field}.main"),
+            check_number("main", values.main, 0.0, MAX_AMOUNT),
+        )?;
+        within(
+            &format!("{field}.delivery"),
+            check_number("delivery", values.delivery, 0.0, MAX_AMOUNT),
+        )?;
+        for (i, v) in values.accessories.iter().enumerate() {
+            within(
+                &format!("{field}.accessories[{i}]"),
+                check_number("a part's number", *v, 0.0, MAX_AMOUNT),
+            )?;
+        }
     }
     Ok(())
 }

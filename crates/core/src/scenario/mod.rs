@@ -6,8 +6,10 @@
 //! turning the raw public datasets into scenario files in `import/`. This module does no network
 //! I/O and knows nothing of episodes or players.
 
+mod bundle;
 mod catalog;
 mod family;
+pub mod generate;
 pub mod import;
 mod load;
 mod utility;
@@ -15,10 +17,12 @@ mod utility;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::{digest_json, Digest};
-use crate::protocol::{IssueSpec, ItemSpec, TermSpace};
+use crate::protocol::{BundleSpec, IssueSpec, ItemSpec, TermSpace};
 
+pub use bundle::{bundle_choice, BundleGame, BundleValues};
 pub use catalog::{Catalog, UnknownScenario};
 pub use family::{Domain, Family, Role};
+pub(crate) use load::MAX_ACCESSORIES;
 pub use load::{
     load_scenarios, load_scenarios_from_reader, parse_scenario_line, validate, InvalidScenario,
     LoadOptions, LoadReport, ScenarioError,
@@ -90,6 +94,14 @@ pub enum Game {
         issues: Vec<IssueSpec>,
         worker: IssuePreferences,
         recruiter: IssuePreferences,
+    },
+    /// A price and which parts of the seller's bundle are in the deal (the INA setting).
+    Bundle {
+        bundle: BundleSpec,
+        /// What each part is worth to the buyer.
+        buyer: BundleValues,
+        /// What each part costs the seller.
+        seller: BundleValues,
     },
 }
 
@@ -203,6 +215,7 @@ impl Scenario {
             Game::Price { .. } => Domain::Price,
             Game::Items { .. } => Domain::Items,
             Game::Issues { .. } => Domain::Issues,
+            Game::Bundle { .. } => Domain::Bundle,
         }
     }
 
@@ -243,6 +256,7 @@ impl Scenario {
             Game::Price { .. } => TermSpace::Price,
             Game::Items { items, .. } => TermSpace::Items(items),
             Game::Issues { issues, .. } => TermSpace::Issues(issues),
+            Game::Bundle { bundle, .. } => TermSpace::Bundle(bundle),
         }
     }
 }

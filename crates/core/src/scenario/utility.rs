@@ -2,17 +2,17 @@
 
 use crate::protocol::{IssueRange, IssueValue, Terms};
 
-use super::{Domain, Game, IssuePreferences, Role, Scenario, Valuation};
+use super::{BundleGame, Domain, Game, IssuePreferences, Role, Scenario, Valuation};
 
 /// Tolerance for a ρ scale of zero.
 const EPS: f64 = 1e-9;
 
 /// The bargained ratio ρ of a utility for `role` (DESIGN §2):
 /// price — u / |B − C| (with |B − C| < 1 taken as 1); items — u / Σ count·value;
-/// issues — u / max u. A side that can get nothing has ρ = 0.
+/// issues — u / max u; bundle — u / the best bundle's joint surplus ([`BundleGame::scale`]). A side that can get nothing has ρ = 0.
 pub fn bargained_ratio(scenario: &Scenario, role: Role, utility: f64) -> f64 {
     let scale = match scenario.domain() {
-        Domain::Price => scenario.max_utility(role).max(1.0),
+        Domain::Price | Domain::Bundle => scenario.max_utility(role).max(1.0),
         Domain::Items | Domain::Issues => scenario.max_utility(role),
     };
     if scale <= EPS {
@@ -41,6 +41,10 @@ impl Scenario {
                     _ => 0.0,
                 }
             }
+            (Game::Bundle { .. }, Terms::Bundle { price, parts }) => match BundleGame::of(self) {
+                Some(game) => game.utility(role, *price as f64 / 100.0, parts),
+                None => 0.0,
+            },
             (Game::Items { .. }, Terms::Items(shares)) => match self.item_values(role) {
                 Some(own) => shares
                     .iter()
@@ -64,6 +68,7 @@ impl Scenario {
     pub fn max_utility(&self, role: Role) -> f64 {
         match &self.game {
             Game::Price { buyer, seller, .. } => (buyer.budget - seller.cost).abs(),
+            Game::Bundle { .. } => BundleGame::of(self).map_or(1.0, |g| g.scale()),
             Game::Items { items, .. } => match self.item_values(role) {
                 Some(own) => items
                     .iter()

@@ -194,6 +194,14 @@ pub struct Figures {
     pub turns_to_deal: Option<Estimate>,
     /// DialogXpert's AT: moves per episode, an episode without a deal counted at the turn cap.
     pub average_turns: Option<Estimate>,
+    /// Share of bundle deals whose bundle makes more for both sides together than the full
+    /// bundle would (dropping parts grew the pie: both sides can be better off).
+    pub integrative: Option<Estimate>,
+    /// Mean integrative gain per bundle deal, in currency units (`joint(S) − joint(full)`).
+    pub integrative_gain: Option<Estimate>,
+    /// Mean final price over the full bundle's list price per bundle deal (INA's final over
+    /// first price).
+    pub price_to_list: Option<Estimate>,
     pub seats: PerSeat<SeatFigures>,
 }
 
@@ -292,7 +300,13 @@ const PARETO: usize = RATED_ENDINGS.len();
 const TURNS: usize = PARETO + 1;
 const TURNS_TO_DEAL: usize = TURNS + 1;
 const AVERAGE_TURNS: usize = TURNS_TO_DEAL + 1;
-const SEATS: usize = AVERAGE_TURNS + 1;
+/// Bundle deals whose bundle grew the pie (integrative gain > 0).
+const INTEGRATIVE: usize = AVERAGE_TURNS + 1;
+/// The integrative gain per bundle deal.
+const INTEGRATIVE_GAIN: usize = INTEGRATIVE + 1;
+/// The final price over the full bundle's list price, per bundle deal.
+const PRICE_TO_LIST: usize = INTEGRATIVE_GAIN + 1;
+const SEATS: usize = PRICE_TO_LIST + 1;
 
 /// A seat's figures, at `SEATS + seat·PER_SEAT + F`.
 mod seat_figure {
@@ -323,6 +337,8 @@ const D_PARETO: usize = 1;
 const D_DEALS: usize = 2;
 /// Both seats' utility together (score ratio).
 const D_JOINT: usize = 3;
+/// Bundle deals (the integrative figures).
+const D_BUNDLE: usize = 4;
 /// A seat's denominators, at `D_SEATS + seat·D_PER_SEAT + D`.
 mod seat_den {
     /// Has a first bid.
@@ -338,7 +354,7 @@ mod seat_den {
     /// Deal proposals.
     pub(crate) const PROPOSALS: usize = 5;
 }
-const D_SEATS: usize = 4;
+const D_SEATS: usize = 5;
 const D_PER_SEAT: usize = 6;
 const DENS: usize = D_SEATS + 2 * D_PER_SEAT;
 
@@ -364,6 +380,9 @@ const DEN_OF: [usize; FIGURES] = {
     let mut of = [D_SCORED; FIGURES];
     of[PARETO] = D_PARETO;
     of[TURNS_TO_DEAL] = D_DEALS;
+    of[INTEGRATIVE] = D_BUNDLE;
+    of[INTEGRATIVE_GAIN] = D_BUNDLE;
+    of[PRICE_TO_LIST] = D_BUNDLE;
     let mut seat = 0;
     while seat < 2 {
         let (at, den) = (SEATS + seat * PER_SEAT, D_SEATS + seat * D_PER_SEAT);
@@ -504,6 +523,12 @@ impl Aggregate {
         if let Some(optimal) = metrics.pareto_optimal {
             num[PARETO] = indicator(optimal);
             den[D_PARETO] = 1.0;
+        }
+        if let Some(gain) = metrics.integrative_gain {
+            num[INTEGRATIVE] = indicator(gain > 1e-9);
+            num[INTEGRATIVE_GAIN] = gain;
+            num[PRICE_TO_LIST] = metrics.price_to_list.unwrap_or(0.0);
+            den[D_BUNDLE] = 1.0;
         }
         let turns = f64::from(metrics.seats.learner.turns + metrics.seats.opponent.turns);
         num[TURNS] = turns;
@@ -681,6 +706,9 @@ impl Aggregate {
             mean_turns: estimates[TURNS],
             turns_to_deal: estimates[TURNS_TO_DEAL],
             average_turns: estimates[AVERAGE_TURNS],
+            integrative: estimates[INTEGRATIVE],
+            integrative_gain: estimates[INTEGRATIVE_GAIN],
+            price_to_list: estimates[PRICE_TO_LIST],
             seats: PerSeat::from_fn(seat),
         }
     }
@@ -858,7 +886,7 @@ mod tests {
     fn metrics(learner: SeatMetrics, opponent: SeatMetrics) -> EpisodeMetrics {
         EpisodeMetrics {
             seats: PerSeat::new(learner, opponent),
-            pareto_optimal: None,
+            ..EpisodeMetrics::default()
         }
     }
 

@@ -36,8 +36,9 @@ use crate::cache::BoundedCache;
 use crate::digest::{digest_json, Digest};
 use crate::game::{OutcomeKind, PerSeat, Rules, Setup, Turn};
 use crate::limits::MAX_OUTCOME_SPACE;
+use crate::protocol::BundleChoice;
 use crate::protocol::{proposes_deal, Action, ParseNote, Terms};
-use crate::scenario::{Game, Role, Scenario};
+use crate::scenario::{BundleGame, Game, Role, Scenario};
 
 pub(crate) use crate::game::deal_utilities;
 pub use crate::game::seat_values;
@@ -58,7 +59,8 @@ pub struct SeatMetrics {
     /// Attempts that could not be used (format or illegal).
     pub malformed: u32,
     pub regulation_events: u32,
-    /// The buyer's first offer / B (price tasks, buyer seat).
+    /// The buyer's first offer / B (price tasks, buyer seat); on bundle tasks, over the full
+    /// bundle's list price (INA's buyer's first offer over the seller's first price).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_bid_ratio: Option<f64>,
     /// (P − L)/(B − L) for the buyer on a price deal.
@@ -92,9 +94,21 @@ fn is_zero(n: &u32) -> bool {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct EpisodeMetrics {
     pub seats: PerSeat<SeatMetrics>,
-    /// Whether the deal is Pareto-optimal in the enumerated outcome space (items/issues deals).
+    /// Whether the deal is Pareto-optimal in the enumerated outcome space (items/issues deals),
+    /// or, on a bundle deal, whether its bundle has the largest joint surplus (price is a
+    /// transfer, so that is Pareto-optimality there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pareto_optimal: Option<bool>,
+    /// Bundle deals: how much more the deal's bundle makes for both sides together than the
+    /// full bundle would (`joint(S) − joint(full)`, currency units). Positive when dropping
+    /// parts grew the pie: against the full bundle, at the price moved by half the dropped
+    /// parts' worth plus cost, both surpluses rose by half of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrative_gain: Option<f64>,
+    /// Bundle deals: the deal's price over the full bundle's list price (the seller's opening
+    /// ask), INA's "final over first price".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_to_list: Option<f64>,
 }
 
 /// Compute the metrics of an ended episode. Per-seat figures count only the turns the seat's
@@ -165,15 +179,40 @@ pub fn episode_metrics(
                 m.sale_to_list = price.map(|p| (p - listing_price) / spread);
             }
         }
+        if let (Game::Bundle { bundle, .. }, Role::Buyer) = (&scenario.game, role) {
+            // INA's "buyer's first offer over the seller's first price": over the full
+            // bundle's list price, the seller's public opening ask.
+            let list = BundleChoice::full(bundle).list_price(bundle);
+            m.first_bid_ratio = mine
+                .iter()
+                .find_map(|t| match &t.played {
+                    Some(Action::Submit(terms)) => terms.price(),
+                    _ => None,
+                })
+                .filter(|_| list > EPS)
+                .map(|p| p / list);
+        }
         m
     });
     let pareto_optimal = match (kind, learner_terms) {
         (OutcomeKind::Deal, Some(terms)) => is_pareto_optimal(scenario, setup, terms),
         _ => None,
     };
+    let bundle_deal = match (kind, learner_terms, BundleGame::of(scenario)) {
+        (OutcomeKind::Deal, Some(terms @ Terms::Bundle { parts, .. }), Some(game)) => {
+            let list = BundleChoice::full(game.spec).list_price(game.spec);
+            Some((
+                game.integrative_gain(parts),
+                terms.price().filter(|_| list > EPS).map(|p| p / list),
+            ))
+        }
+        _ => None,
+    };
     EpisodeMetrics {
         seats,
         pareto_optimal,
+        integrative_gain: bundle_deal.map(|(gain, _)| gain),
+        price_to_list: bundle_deal.and_then(|(_, ratio)| ratio),
     }
 }
 
@@ -248,6 +287,9 @@ pub(crate) fn is_pareto_optimal(
     setup: &Setup,
     learner_terms: &Terms,
 ) -> Option<bool> {
+    if let (Some(game), Terms::Bundle { parts, .. }) = (BundleGame::of(scenario), learner_terms) {
+        return Some(game.joint(parts) >= game.best().1 - EPS);
+    }
     let size = scenario.term_space().size()?;
     if size > MAX_OUTCOME_SPACE {
         return None;

@@ -254,7 +254,8 @@ fn csv_line(fields: &[String]) -> String {
 /// then the other endings, per seat ρ per episode with its median and clipped mean, reward,
 /// points, score ratio, first bid, format, malformed, malformed-deal and regulation rates,
 /// sale-to-list and SL, then Pareto % and the turn figures — with counts of episodes and
-/// backend errors.
+/// backend errors; where any group has bundle deals, the share whose bundle grew the pie and
+/// the mean integrative gain.
 pub(crate) fn aggregate_table(groups: &Groups, dimension: Dimension) -> Table {
     let mut columns = vec![
         Column::new(
@@ -289,9 +290,18 @@ pub(crate) fn aggregate_table(groups: &Groups, dimension: Dimension) -> Table {
     columns.push(Column::new("turns", "mean_turns"));
     columns.push(Column::new("turns to deal", "turns_to_deal"));
     columns.push(Column::new("AT (no deal = cap)", "average_turns"));
+    // The bundle family's integrative figures, where any group has a bundle deal.
+    let bundles = groups
+        .of(dimension)
+        .any(|(_, a)| a.figures().integrative.is_some());
+    if bundles {
+        columns.push(Column::new("integrative %", "integrative_pct"));
+        columns.push(Column::new("integrative gain", "integrative_gain"));
+        columns.push(Column::new("price / list (deals)", "price_to_list"));
+    }
     let rows = groups
         .of(dimension)
-        .map(|(name, a)| aggregate_row(name, a))
+        .map(|(name, a)| aggregate_row(name, a, bundles))
         .collect();
     Table {
         name: format!("by_{}", dimension.name()),
@@ -379,7 +389,7 @@ fn seat_cells(f: &SeatFigures) -> [Cell; 14] {
     ]
 }
 
-fn aggregate_row(name: &str, a: &Aggregate) -> Vec<Cell> {
+fn aggregate_row(name: &str, a: &Aggregate, bundles: bool) -> Vec<Cell> {
     let f = a.figures();
     let pct = |e: Option<Estimate>| Cell::Estimate(e.map(|e| e.scaled(100.0)), 1);
     let mut row = vec![
@@ -401,6 +411,11 @@ fn aggregate_row(name: &str, a: &Aggregate) -> Vec<Cell> {
     row.push(Cell::Estimate(f.mean_turns, 1));
     row.push(Cell::Estimate(f.turns_to_deal, 1));
     row.push(Cell::Estimate(f.average_turns, 1));
+    if bundles {
+        row.push(pct(f.integrative));
+        row.push(Cell::Estimate(f.integrative_gain, 0));
+        row.push(Cell::Estimate(f.price_to_list, 3));
+    }
     row
 }
 

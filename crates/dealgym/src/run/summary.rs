@@ -151,7 +151,9 @@ impl RunStats {
     /// interval, or `null` where no episode gives it. `rho_deals` is the bargained ratio over
     /// deals, `mean_rho` ρ per episode (no deal = 0); `sl` DialogXpert's SL (no deal = 0);
     /// `average_turns` its AT (no deal = the cap); the deal rate (`endings_pct.deal`) is its SR.
-    /// Shares named `…_pct` are in percent.
+    /// Rows with bundle deals add `integrative_pct` (deals whose bundle grew the pie) and
+    /// `integrative_gain` (its mean, currency units) and `price_to_list` (the final price over
+    /// the full bundle's list price, INA's final over first price). Shares named `…_pct` are in percent.
     pub(crate) fn json_rows(&self) -> Vec<Value> {
         self.rows(|family, s| {
             let f = s.figures();
@@ -187,7 +189,7 @@ impl RunStats {
                     "malformed_deals_pct": estimate(sf.malformed_deals, 100.0),
                 })
             });
-            json!({
+            let mut row = json!({
                 "family": family,
                 "episodes": s.episodes(),
                 "outcomes": outcomes,
@@ -199,7 +201,14 @@ impl RunStats {
                 "turns_to_deal": estimate(f.turns_to_deal, 1.0),
                 "average_turns": estimate(f.average_turns, 1.0),
                 "seats": seats,
-            })
+            });
+            // The bundle family's integrative figures, on rows with bundle deals only.
+            if let (Some(obj), Some(share)) = (row.as_object_mut(), f.integrative) {
+                obj.insert("integrative_pct".into(), json!(share.scaled(100.0)));
+                obj.insert("integrative_gain".into(), estimate(f.integrative_gain, 1.0));
+                obj.insert("price_to_list".into(), estimate(f.price_to_list, 1.0));
+            }
+            row
         })
     }
 }

@@ -86,6 +86,12 @@ pub fn import(family: Family, files: &[PathBuf]) -> Result<ImportReport, ImportE
         Family::Casino => casino::import(files)?,
         Family::Dnd => dnd::import(files)?,
         Family::JobInterview => job_interview::import(files)?,
+        Family::Bundle => {
+            return Err(ImportError::Format {
+                file: "(bundle)".into(),
+                message: "the bundle family has no public data set to import: run `dealgym scenarios generate bundle`".into(),
+            })
+        }
     };
     for s in &report.scenarios {
         validate(s).map_err(|InvalidScenario { field, message }| ImportError::Record {

@@ -94,6 +94,16 @@ impl TermNames {
                 })
                 .collect::<Vec<_>>()
                 .join(" "),
+            // The canonical text's keys are `price`, then each removable part, delivery last.
+            Terms::Bundle { price, parts } => {
+                let flags = parts.accessories.iter().chain([&parts.delivery]);
+                std::iter::once(format!("price:{}", format_cents(*price)))
+                    .chain(flags.enumerate().map(|(i, kept)| {
+                        format!("{}:{}", key(i + 1), if *kept { "in" } else { "out" })
+                    }))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
         }
     }
 }

@@ -1,0 +1,345 @@
+//! INA's reward terms (Priya et al., INA §5, equations 6–11), for price and bundle games.
+//!
+//! | term | the paper's | dealgym's |
+//! |---|---|---|
+//! | R1 intent consistency | the probability a BERT intent classifier (71.2% accurate) gives the intent the model predicted, for the utterance it generated | a rule check: 1 when the move the turn made does what its act label says (`#negotiate-price-decrease` with a lower price than the seat's last, `#negotiate-remove-x` with a part dropped, `#accept` with [ACCEPT_DEAL], …), else 0; a turn without a label, or with a label outside INA's intents, is not scored — no classifier is trained here |
+//! | R2 price gap | `P_af / P_ai`, the agent's (seller's) final price over its initial price | the same for a seller seat (0 without a deal); a buyer seat, mirrored: its first price over the final price |
+//! | R3 negotiation strategy | `F((P_b − P_a-min)/P_a-min)·G(intent_f)`, `F(x) = e^x` for `x ≥ 0` else 0, `G` = 1 on accept, −1 on reject; `P_b` the customer's proposed price, `P_a-min` the seller's minimum | the same for a seller seat with `P_b` the buyer's last proposed price and `P_a-min` the seller's cost (of that proposal's bundle); `G` = 1 on a deal, −1 on any other ending; a buyer seat, mirrored: `x = (B − P_s)/B` with `P_s` the seller's last price and `B` the buyer's budget (worth of that bundle) |
+//! | R4 interactiveness | `1 − mean cos(v_k, v_i)` over the earlier utterances `v_i` with the same intent as `v_k`, bag-of-words vectors | the same over the seat's earlier Talk with the same act label where the turn has one, else over all its earlier Talk; 1 for a first utterance |
+//!
+//! Games other than price and bundle get 0 for R2 and R3 (no price to gap).
+
+use std::collections::BTreeMap;
+
+use crate::game::{Outcome, OutcomeKind, Seat, Setup, Turn};
+use crate::protocol::{Action, Terms};
+use crate::scenario::{BundleGame, Game, Role, Scenario};
+
+/// INA's intents (§3.2), as act labels.
+pub const INA_INTENTS: [&str; 11] = [
+    "greet",
+    "ask",
+    "inform",
+    "ask-clarification",
+    "negotiate-price-increase",
+    "negotiate-price-decrease",
+    "negotiate-price-nochange",
+    "negotiate-add-x",
+    "negotiate-remove-x",
+    "accept",
+    "reject",
+];
+
+/// A bag of words: lower-case alphanumeric words and their counts.
+fn bag(text: &str) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        *out.entry(word.to_lowercase()).or_insert(0.0) += 1.0;
+    }
+    out
+}
+
+fn cosine(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> f64 {
+    let dot: f64 = a.iter().filter_map(|(w, x)| b.get(w).map(|y| x * y)).sum();
+    let norm = |v: &BTreeMap<String, f64>| v.values().map(|x| x * x).sum::<f64>().sqrt();
+    let (na, nb) = (norm(a), norm(b));
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+/// R4 of a turn: 1 − the mean bag-of-words cosine between its Talk and the same seat's earlier
+/// Talk (with the same act label, where `label` is given: INA's same-intent utterances); 1 when
+/// there is nothing earlier to repeat; 0 for a turn without Talk. `earlier` is the seat's
+/// earlier turns as (Talk, label) pairs.
+pub fn interactiveness(
+    talk: Option<&str>,
+    label: Option<&str>,
+    earlier: &[(&str, Option<&str>)],
+) -> f64 {
+    let Some(talk) = talk.filter(|t| !t.trim().is_empty()) else {
+        return 0.0;
+    };
+    let v = bag(talk);
+    let same: Vec<f64> = earlier
+        .iter()
+        .filter(|(_, l)| label.is_none() || *l == label)
+        .map(|(t, _)| cosine(&v, &bag(t)))
+        .collect();
+    if same.is_empty() {
+        1.0
+    } else {
+        1.0 - same.iter().sum::<f64>() / same.len() as f64
+    }
+}
+
+/// R1 as a rule check: whether the move does what its act label says. `previous` is the seat's
+/// own last proposal (else the counterpart's standing one), from the seat's side. `None` for a
+/// label outside [`INA_INTENTS`].
+pub fn intent_consistency(
+    label: &str,
+    action: Option<&Action>,
+    previous: Option<&Terms>,
+) -> Option<f64> {
+    let label = label.trim().trim_start_matches('#').to_ascii_lowercase();
+    if !INA_INTENTS.contains(&label.as_str()) {
+        return None;
+    }
+    let submitted = match action {
+        Some(Action::Submit(t)) => Some(t),
+        _ => None,
+    };
+    let price = |t: &Terms| t.price();
+    let parts = |t: &Terms| match t {
+        Terms::Bundle { parts, .. } => {
+            let mut flags = parts.accessories.clone();
+            flags.push(parts.delivery);
+            Some(flags)
+        }
+        _ => None,
+    };
+    let moved = |pick: fn(f64, f64) -> bool| match (submitted, previous) {
+        (Some(now), Some(before)) => match (price(now), price(before)) {
+            (Some(a), Some(b)) => pick(a, b),
+            _ => false,
+        },
+        _ => false,
+    };
+    let changed_parts = |added: bool| match (submitted.and_then(parts), previous.and_then(parts)) {
+        (Some(now), Some(before)) => {
+            now.iter()
+                .zip(&before)
+                .any(|(n, b)| if added { *n && !*b } else { !*n && *b })
+        }
+        _ => false,
+    };
+    let ok = match label.as_str() {
+        "accept" => matches!(action, Some(Action::Accept)),
+        "reject" => matches!(action, Some(Action::Reject | Action::WalkAway)),
+        "negotiate-price-decrease" => moved(|a, b| a < b),
+        "negotiate-price-increase" => moved(|a, b| a > b),
+        "negotiate-price-nochange" => {
+            matches!(action, Some(Action::Reject | Action::Talk)) || moved(|a, b| a == b)
+        }
+        "negotiate-add-x" => changed_parts(true),
+        "negotiate-remove-x" => changed_parts(false),
+        // Talk intents: anything but closing the negotiation.
+        _ => !matches!(action, Some(Action::Accept | Action::WalkAway)),
+    };
+    Some(f64::from(u8::from(ok)))
+}
+
+/// The prices a seat proposed, in order.
+fn own_prices(turns: &[impl AsRef<Turn>], seat: Seat) -> Vec<(f64, &Terms)> {
+    turns
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|t| t.seat == seat)
+        .filter_map(|t| match &t.played {
+            Some(Action::Submit(terms)) => terms.price().map(|p| (p, terms)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// R2 for `seat`: a seller's final price over its first proposed price; a buyer's first
+/// proposed price over the final price. 0 without a deal, a proposal, or a price game.
+pub fn price_gap(setup: &Setup, turns: &[impl AsRef<Turn>], outcome: &Outcome, seat: Seat) -> f64 {
+    let (Some(final_price), OutcomeKind::Deal) =
+        (outcome.terms.as_ref().and_then(Terms::price), outcome.kind)
+    else {
+        return 0.0;
+    };
+    let Some((first, _)) = own_prices(turns, seat).first().copied() else {
+        return 0.0;
+    };
+    match setup.seats[seat].role {
+        Role::Seller if first > 0.0 => final_price / first,
+        Role::Buyer if final_price > 0.0 => first / final_price,
+        _ => 0.0,
+    }
+}
+
+/// R3 for `seat` (see the module's table). 0 where the counterpart proposed no price or the game
+/// has none.
+pub fn negotiation_strategy(
+    scenario: &Scenario,
+    setup: &Setup,
+    turns: &[impl AsRef<Turn>],
+    outcome: &Outcome,
+    seat: Seat,
+) -> f64 {
+    let role = setup.seats[seat].role;
+    let Some((price, terms)) = own_prices(turns, seat.other()).last().copied() else {
+        return 0.0;
+    };
+    // The seat's own limit on the counterpart's last proposal: the seller's cost, the buyer's
+    // budget or worth.
+    let limit = match (&scenario.game, role) {
+        (Game::Price { seller, .. }, Role::Seller) => seller.cost,
+        (Game::Price { buyer, .. }, Role::Buyer) => buyer.budget,
+        (Game::Bundle { .. }, _) => {
+            let (Some(game), Terms::Bundle { parts, .. }) = (BundleGame::of(scenario), terms)
+            else {
+                return 0.0;
+            };
+            if role == Role::Seller {
+                game.cost.total(parts)
+            } else {
+                game.worth.total(parts)
+            }
+        }
+        _ => return 0.0,
+    };
+    if limit <= 0.0 {
+        return 0.0;
+    }
+    let x = if role == Role::Seller {
+        (price - limit) / limit
+    } else {
+        (limit - price) / limit
+    };
+    let f = if x < 0.0 { 0.0 } else { x.exp() };
+    let g = if outcome.kind == OutcomeKind::Deal {
+        1.0
+    } else {
+        -1.0
+    };
+    f * g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{bundle, learner_first_as, play, price, turn};
+    use crate::protocol::BundleChoice;
+
+    #[test]
+    fn interactiveness_penalises_repeating_oneself() {
+        assert_eq!(interactiveness(Some("a fair price"), None, &[]), 1.0);
+        let same = interactiveness(Some("a fair price"), None, &[("a fair price", None)]);
+        assert!(same.abs() < 1e-12);
+        let other = interactiveness(Some("a fair price"), None, &[("delivery is free", None)]);
+        assert_eq!(other, 1.0);
+        // With labels, only the same intent's utterances count.
+        let labelled = interactiveness(
+            Some("a fair price"),
+            Some("inform"),
+            &[
+                ("a fair price", Some("greet")),
+                ("a good deal", Some("inform")),
+            ],
+        );
+        assert!((labelled - (1.0 - 1.0 / 3.0f64.sqrt() / 3.0f64.sqrt())).abs() < 1e-12);
+        assert_eq!(interactiveness(None, None, &[]), 0.0);
+    }
+
+    #[test]
+    fn intent_consistency_checks_the_move_against_its_label() {
+        let spec = crate::fixtures::bundle_spec();
+        let full = BundleChoice::full(&spec);
+        let mut dropped = full.clone();
+        dropped.accessories[0] = false;
+        let at = |cents: i64, parts: &BundleChoice| Terms::Bundle {
+            price: cents,
+            parts: parts.clone(),
+        };
+        let before = at(5_000_000, &full);
+        let submit = |t: Terms| Some(Action::Submit(t));
+        let check = |label: &str, action: Option<Action>| {
+            intent_consistency(label, action.as_ref(), Some(&before))
+        };
+        assert_eq!(
+            check("negotiate-price-decrease", submit(at(4_900_000, &full))),
+            Some(1.0)
+        );
+        assert_eq!(
+            check("negotiate-price-decrease", submit(at(5_100_000, &full))),
+            Some(0.0)
+        );
+        assert_eq!(
+            check("#Negotiate-Price-Increase", submit(at(5_100_000, &full))),
+            Some(1.0)
+        );
+        assert_eq!(
+            check("negotiate-remove-x", submit(at(4_900_000, &dropped))),
+            Some(1.0)
+        );
+        assert_eq!(
+            check("negotiate-add-x", submit(at(4_900_000, &dropped))),
+            Some(0.0)
+        );
+        assert_eq!(check("accept", Some(Action::Accept)), Some(1.0));
+        assert_eq!(check("accept", Some(Action::Reject)), Some(0.0));
+        assert_eq!(check("reject", Some(Action::WalkAway)), Some(1.0));
+        assert_eq!(check("greet", Some(Action::Accept)), Some(0.0));
+        assert_eq!(
+            check("counter-price", Some(Action::Accept)),
+            None,
+            "not an INA intent"
+        );
+    }
+
+    #[test]
+    fn price_gap_and_negotiation_strategy_on_a_price_deal() {
+        // L = 200, B = 180, C = 100. The learner buys; the seller opens at 200 and accepts 150.
+        let s = price();
+        let ep = play(
+            &s,
+            learner_first_as(&s, Role::Buyer),
+            &[
+                turn("hi", "[SUBMIT_DEAL] price:120"),
+                turn("no", "[SUBMIT_DEAL] price:200"),
+                turn("meet", "[SUBMIT_DEAL] price:150"),
+                turn("ok", "[ACCEPT_DEAL]"),
+            ],
+        );
+        let (setup, turns, outcome) = (ep.setup(), ep.turns(), ep.outcome().unwrap());
+        assert_eq!(
+            price_gap(setup, turns, outcome, Seat::Opponent),
+            150.0 / 200.0
+        );
+        assert_eq!(
+            price_gap(setup, turns, outcome, Seat::Learner),
+            120.0 / 150.0
+        );
+        // The seller: the buyer's last price 150 over its cost 100, accepted: e^0.5.
+        let r3 = negotiation_strategy(&s, setup, turns, outcome, Seat::Opponent);
+        assert!((r3 - 0.5f64.exp()).abs() < 1e-12);
+        // The buyer: the seller's last price 200 against its budget 180: over, so F = 0.
+        assert_eq!(
+            negotiation_strategy(&s, setup, turns, outcome, Seat::Learner),
+            0.0
+        );
+    }
+
+    #[test]
+    fn negotiation_strategy_on_a_bundle_is_against_the_proposed_bundles_cost() {
+        let s = bundle();
+        let ep = play(
+            &s,
+            learner_first_as(&s, Role::Buyer),
+            &[
+                turn(
+                    "hi",
+                    "[SUBMIT_DEAL] price:50000 tv_stand:out extension_cord:in delivery:out",
+                ),
+                turn("no", "[WALK_AWAY]"),
+            ],
+        );
+        // The seller's cost of TV and cord: 45600; the buyer offered 50000; it walked: −e^x.
+        let r3 = negotiation_strategy(
+            &s,
+            ep.setup(),
+            ep.turns(),
+            ep.outcome().unwrap(),
+            Seat::Opponent,
+        );
+        assert!((r3 + (4400.0f64 / 45600.0).exp()).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,66 @@
+//! `dealgym scenarios generate`: the families whose data set is not public, built from the
+//! published generator's parameters (facts) and choices of ours the family's book page names.
+//! Deterministic from a seed; every scenario is validated before it is returned.
+
+pub mod bundle;
+
+use super::{validate, Family, InvalidScenario, Scenario};
+
+/// Why scenarios could not be generated.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    #[error(
+        "the {0} family is imported from its data set, not generated: run `dealgym scenarios import {0} FILES…`"
+    )]
+    Imported(Family),
+    #[error("generated scenario {id} is invalid: field `{field}`: {message}")]
+    Invalid {
+        id: String,
+        field: String,
+        message: String,
+    },
+    #[error("--count must be at least 1")]
+    NoScenarios,
+}
+
+/// Generate `count` scenarios of a generated family from `seed` (each family's defaults where
+/// `None`: the parameters its shipped file was made with).
+pub fn generate(
+    family: Family,
+    seed: Option<u64>,
+    count: Option<usize>,
+) -> Result<Vec<Scenario>, GenerateError> {
+    let scenarios = match family {
+        Family::Bundle => {
+            let defaults = bundle::BundleParams::default();
+            let params = bundle::BundleParams {
+                seed: seed.unwrap_or(defaults.seed),
+                count: count.unwrap_or(defaults.count),
+                ..defaults
+            };
+            if params.count == 0 {
+                return Err(GenerateError::NoScenarios);
+            }
+            bundle::generate(&params)
+        }
+        other => return Err(GenerateError::Imported(other)),
+    };
+    for s in &scenarios {
+        validate(s).map_err(
+            |InvalidScenario { field, message }| GenerateError::Invalid {
+                id: s.id.clone(),
+                field,
+                message,
+            },
+        )?;
+    }
+    Ok(scenarios)
+}
+
+/// The statistics table of a generated family's scenarios (the book shows it).
+pub fn stats_table(family: Family, scenarios: &[Scenario]) -> Option<String> {
+    match family {
+        Family::Bundle => Some(bundle::stats_table(scenarios)),
+        _ => None,
+    }
+}
