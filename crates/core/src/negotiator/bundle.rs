@@ -238,10 +238,14 @@ impl BundleStance {
             0.0
         };
         let last_move = t + 1 >= rounds;
+        let repeats = own_offers.last() == Some(&proposal);
         let action = match offered {
             Some(v) if v >= 0.0 && v >= aspiration - tolerance - 1e-9 => Action::Accept,
             // INA's buyer ends it when its deadline comes and the seller has not come down.
             _ if tactic == Tactic::Ina && self.buyer && last_move => Action::WalkAway,
+            // At its limit with nothing left to concede on this bundle: hold its position
+            // without proposing the same terms again (the reject-loop rule would end it).
+            _ if repeats => Action::Reject,
             _ => Action::Submit(proposal),
         };
         Decision {

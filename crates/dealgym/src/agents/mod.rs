@@ -296,7 +296,10 @@ impl Player {
         }
         if let Some(name) = spec.strip_prefix("rule:") {
             let tactic = Tactic::from_name(name).ok_or_else(|| {
-                PlayerError::spec(spec, "unknown rule (boulware, tough, linear, conceder)")
+                PlayerError::spec(
+                    spec,
+                    "unknown rule (boulware, tough, linear, conceder, ina)",
+                )
             })?;
             return Ok(Player::Rule {
                 tactic: RulePlayer::new(tactic),

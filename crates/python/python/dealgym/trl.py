@@ -209,7 +209,9 @@ def _terms_text(game: _core.Game, terms: Mapping[str, Any] | None) -> str:
     if not terms:
         return ""
     public = game.state(game.learner_role)["public"]
-    if public.get("items"):
+    if public.get("parts"):
+        keys = ["price"] + [p["key"] for p in public["parts"] if p["removable"]]
+    elif public.get("items"):
         keys = [i["name"] for i in public["items"]]
     elif public.get("issues"):
         keys = [i["key"] for i in public["issues"]]
@@ -256,8 +258,8 @@ def ending(game: _core.Game) -> str:
 class NegotiationTools:
     """The learner's seat of one family as TRL tools (``GRPOTrainer(environment_factory=...)``).
     Use a family's class (``CasinoTools``, ``DndTools``, ``AhpTools``, ``CraigslistTools``,
-    ``JobInterviewTools``; ``TOOLS[family]``), or ``functools.partial`` of one to set its
-    arguments, since TRL calls the factory with none.
+    ``JobInterviewTools``, ``BundleTools``; ``TOOLS[family]``), or ``functools.partial`` of one
+    to set its arguments, since TRL calls the factory with none.
 
     Each public method is a tool. A tool call writes one turn in dealgym's grammar (the XML
     spelling, where ``[TALK]`` is a move), steps the ``Game`` for the learner, and lets the
@@ -289,12 +291,13 @@ class NegotiationTools:
         if self.family is None:
             raise TypeError(
                 "NegotiationTools is the family classes' base: use CasinoTools, DndTools, "
-                "AhpTools, CraigslistTools or JobInterviewTools (dealgym.trl.TOOLS[family])"
+                "AhpTools, CraigslistTools, JobInterviewTools or BundleTools "
+                "(dealgym.trl.TOOLS[family])"
             )
         if not opponent.startswith("rule:"):
             raise ValueError(
                 f"opponent={opponent!r}: the tool environments play a built-in negotiator "
-                "(rule:linear, rule:boulware, rule:tough, rule:conceder)"
+                "(rule:linear, rule:boulware, rule:tough, rule:conceder, rule:ina)"
             )
         self.opponent = opponent
         self.rules = tool_rules(rules)
@@ -567,6 +570,42 @@ class CraigslistTools(_PriceTools):
     family = "craigslist"
 
 
+class BundleTools(NegotiationTools):
+    """Bundle (INA): a buyer and a seller agree on a price and on which parts of the bundle (a
+    main product, accessories, delivery) are in the deal."""
+
+    family = "bundle"
+
+    def make_offer(
+        self, price: float, leave_out: list[str] | None = None, message: str = ""
+    ) -> str:
+        """Propose a price for the bundle, with the parts you want left out of it.
+
+        Args:
+            price: The price you propose for the parts in the deal, in the listing's currency.
+            leave_out: The keys of the removable parts to leave out (an accessory's key, or
+                "delivery"); every other part is in. The main product is always in.
+            message: What you say to the other side with the offer.
+
+        Returns:
+            The other side's reply, or the correction if the offer cannot be used.
+        """
+        game = self._game()
+        public = game.state(game.learner_role)["public"]
+        parts = [p["key"] for p in public["parts"] if p["removable"]]
+        out = list(leave_out or [])
+        if not all(isinstance(k, str) for k in out):
+            raise TypeError("leave_out must be a list of part keys")
+        pairs = [("price", price)] + [(k, "out" if k in out else "in") for k in parts]
+        # A key the bundle does not have, or one left out twice, goes to the engine as written:
+        # it judges the terms as it judges a model's text, and says what is wrong.
+        pairs += [(k, "out") for i, k in enumerate(out) if k not in parts or out.index(k) != i]
+        if isinstance(price, bool) or not isinstance(price, (int, float)):
+            raise TypeError(f"price must be a number, not {type(price).__name__}")
+        written = " ".join(f"{key}:{_term(key, value)}" for key, value in pairs)
+        return self._play("make_offer", f"[SUBMIT_DEAL] {written}", message)
+
+
 #: The Job Interview issues' options, the same in every scenario of the family (a test holds
 #: them to scenarios/job_interview.jsonl); TRL renders a ``Literal`` as the argument's enum.
 Position = Literal["Engineer", "Manager", "Designer", "Sales"]
@@ -621,6 +660,7 @@ TOOLS: dict[str, type[NegotiationTools]] = {
     "casino": CasinoTools,
     "dnd": DndTools,
     "job_interview": JobInterviewTools,
+    "bundle": BundleTools,
 }
 
 
@@ -667,7 +707,7 @@ class DealRollout:
         if not opponent.startswith("rule:"):
             raise ValueError(
                 f"opponent={opponent!r}: the rollout plays a built-in negotiator "
-                "(rule:linear, rule:boulware, rule:tough, rule:conceder)"
+                "(rule:linear, rule:boulware, rule:tough, rule:conceder, rule:ina)"
             )
         if turn_tokens < 1:
             raise ValueError(f"turn_tokens={turn_tokens}: a turn needs at least one token")
