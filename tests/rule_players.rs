@@ -86,7 +86,7 @@ fn assert_few(records: &[EpisodeRecord], what: &str) {
     }
 }
 
-const RULES: [&str; 4] = ["boulware", "linear", "conceder", "ina"];
+const RULES: [&str; 5] = ["boulware", "linear", "conceder", "ina", "ina-code"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule_players_do_not_end_episodes_by_repeating_themselves() {

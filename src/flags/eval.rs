@@ -11,7 +11,7 @@ use dealgym::eval::{pairings, parse_entrant, EvalError, EvalOptions};
 #[derive(Debug, Clone, Args)]
 pub struct EvalFlags {
     /// A player to evaluate, in the learner seat: NAME=SPEC, SPEC as `run --learner` takes it
-    /// (openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina), script:FILE, or a
+    /// (openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina|ina-code), script:FILE, or a
     /// [players.NAME] of the config). Repeat the flag for several.
     #[arg(long = "player", value_name = "NAME=SPEC", required = true)]
     pub players: Vec<String>,

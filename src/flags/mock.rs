@@ -102,7 +102,7 @@ fn defaults() -> MockConfig {
 
 fn parse_tactic(s: &str) -> Result<Tactic, String> {
     Tactic::from_name(s)
-        .ok_or_else(|| format!("unknown tactic `{s}` (boulware, linear, conceder, ina)"))
+        .ok_or_else(|| format!("unknown tactic `{s}` (boulware, linear, conceder, ina, ina-code)"))
 }
 
 /// How each `--think` mode returns reasoning, as `--help` lists it.

@@ -11,7 +11,7 @@ use dealgym::run::{ConfigError, Cut, PrefixOptions, RunOptions, Targets};
 /// The flags of `dealgym run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunFlags {
-    /// openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina), script:FILE, or a [players.NAME] of the config.
+    /// openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina|ina-code), script:FILE, or a [players.NAME] of the config.
     #[arg(long)]
     pub learner: String,
     /// Same forms as --learner.

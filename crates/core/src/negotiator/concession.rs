@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::bundle::{ina_price, BundleStance, TOLERANCE};
+use super::bundle::{ina_price, ina_rates, BundleStance, TOLERANCE};
 use crate::game::mix;
 use crate::protocol::{to_cents, Action, TermSpace, Terms};
 use crate::scenario::{Game, Role, Scenario};
@@ -28,14 +28,17 @@ pub enum Tactic {
     /// (`negotiator::bundle`); on item and issue games, a share `(1 − e^(−t/2)) / (1 − e^(−(T−1)/2))`
     /// of the way to the reservation.
     Ina,
+    /// INA's curves with the released code's rates (0.5 for a seller, 0.2 for a buyer).
+    InaCode,
 }
 
 impl Tactic {
-    pub const ALL: [Tactic; 4] = [
+    pub const ALL: [Tactic; 5] = [
         Tactic::Boulware,
         Tactic::Linear,
         Tactic::Conceder,
         Tactic::Ina,
+        Tactic::InaCode,
     ];
 
     pub(crate) fn exponent(self) -> f64 {
@@ -43,7 +46,7 @@ impl Tactic {
             Tactic::Boulware => 0.2,
             Tactic::Linear => 1.0,
             Tactic::Conceder => 3.0,
-            Tactic::Ina => 1.0,
+            Tactic::Ina | Tactic::InaCode => 1.0,
         }
     }
 
@@ -54,6 +57,7 @@ impl Tactic {
             Tactic::Linear => "linear",
             Tactic::Conceder => "conceder",
             Tactic::Ina => "ina",
+            Tactic::InaCode => "ina-code",
         }
     }
 
@@ -64,6 +68,7 @@ impl Tactic {
             "linear" => Some(Tactic::Linear),
             "conceder" => Some(Tactic::Conceder),
             "ina" | "faratin" => Some(Tactic::Ina),
+            "ina-code" | "ina_code" => Some(Tactic::InaCode),
             _ => None,
         }
     }
@@ -73,7 +78,7 @@ impl Tactic {
         if rounds <= 1 {
             return 1.0;
         }
-        if self == Tactic::Ina {
+        if matches!(self, Tactic::Ina | Tactic::InaCode) {
             let k = 0.5;
             let reach = 1.0 - (-k * f64::from(rounds - 1)).exp();
             return ((1.0 - (-k * f64::from(t)).exp()) / reach).clamp(0.0, 1.0);
@@ -239,8 +244,12 @@ impl Stance {
                 buyer,
                 open,
                 reserve,
-            } if tactic == Tactic::Ina => {
-                return ina_price_decision(*buyer, *open, *reserve, t, rounds, offer, own_offers)
+            } if ina_rates(tactic).is_some() => {
+                let (k_buyer, k_seller) = ina_rates(tactic).unwrap_or_default();
+                let k = if *buyer { k_buyer } else { k_seller };
+                return ina_price_decision(
+                    *buyer, k, *open, *reserve, t, rounds, offer, own_offers,
+                );
             }
             Stance::Price { open, reserve, .. } => {
                 let target = round_price(open + (reserve - open) * conceded, *open);
@@ -283,8 +292,10 @@ impl Stance {
 /// price, then move toward the other side's last price; a seller accepts within INA's
 /// tolerance of its next price, a buyer at or below its next price; a buyer walks away at its
 /// last move if nothing it would pay is on the table.
+#[allow(clippy::too_many_arguments)]
 fn ina_price_decision(
     buyer: bool,
+    k: f64,
     open: f64,
     reserve: f64,
     t: u32,
@@ -301,7 +312,7 @@ fn ina_price_decision(
     };
     let target = match own_offers.iter().rev().find_map(Terms::price) {
         None => open,
-        Some(own) => ina_price(buyer, own, offer.and_then(Terms::price), reserve, t),
+        Some(own) => ina_price(buyer, k, own, offer.and_then(Terms::price), reserve, t),
     };
     let price = past_last_offer(round_price(target, open), open, reserve, own_offers);
     let aspiration = worth(price);

@@ -96,13 +96,20 @@ pub fn episode_rewards(
         if config.uses(Component::PriceGap) {
             parts.insert(
                 Component::PriceGap,
-                super::ina::price_gap(setup, turns, outcome, seat),
+                super::ina::price_gap(setup, turns, outcome, seat, config.ina.version),
             );
         }
         if config.uses(Component::NegotiationStrategy) {
             parts.insert(
                 Component::NegotiationStrategy,
-                super::ina::negotiation_strategy(scenario, setup, turns, outcome, seat),
+                super::ina::negotiation_strategy(
+                    scenario,
+                    setup,
+                    turns,
+                    outcome,
+                    seat,
+                    config.ina.version,
+                ),
             );
         }
         parts

@@ -208,6 +208,28 @@ pub struct StrategicConfig {
     pub turns: StrategicTurns,
 }
 
+/// `[rewards.ina]`: which version of INA's reward terms the `price_gap`,
+/// `negotiation_strategy` and `interactiveness` components compute (`reward::ina`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct InaConfig {
+    pub version: InaVersion,
+}
+
+/// The paper's equations, or the authors' released code where it computes them otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InaVersion {
+    /// INA §5's equations 7, 8–10 and 11.
+    #[default]
+    Paper,
+    /// The released training code (`Models/INA/Train/rlutils.py` of zishan-ai/neg): R2 the
+    /// buyer's price over the seller's first; R3 `e^(G·x)` with `x = (P_b − P_min)/(P_b + 1)`
+    /// where `G·x ≥ 0`, else 0; R4 minus the mean whitespace-token cosine with every earlier
+    /// utterance of the dialogue.
+    Code,
+}
+
 /// `[rewards] turn_reward`: what each turn — each row of a per-turn export — is worth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -484,6 +506,8 @@ pub struct RewardConfig {
     pub enhance: EnhanceConfig,
     /// What each turn is worth: the seat's episode total, or a reward of its own.
     pub turn_reward: TurnReward,
+    /// `[rewards.ina]`: the version of INA's reward terms.
+    pub ina: InaConfig,
 }
 
 impl Default for RewardConfig {
@@ -502,6 +526,7 @@ impl Default for RewardConfig {
             reward_model: None,
             enhance: EnhanceConfig::default(),
             turn_reward: TurnReward::Episode,
+            ina: InaConfig::default(),
         }
     }
 }
@@ -542,6 +567,9 @@ impl fmt::Debug for RewardConfig {
         }
         if self.turn_reward != base.turn_reward {
             d.field("turn_reward", &self.turn_reward);
+        }
+        if self.ina != base.ina {
+            d.field("ina", &self.ina);
         }
         d.finish()
     }

@@ -8,9 +8,22 @@
 //! | R4 interactiveness | `1 − mean cos(v_k, v_i)` over the earlier utterances `v_i` with the same intent as `v_k`, bag-of-words vectors | the same over the seat's earlier Talk with the same act label where the turn has one, else over all its earlier Talk; 1 for a first utterance |
 //!
 //! Games other than price and bundle get 0 for R2 and R3 (no price to gap).
+//!
+//! The authors' released training code (`Models/INA/Train/rlutils.py` of github.com/zishan-ai/neg)
+//! computes three of the terms otherwise; `[rewards.ina] version = "code"` gives those:
+//!
+//! | term | the code's |
+//! |---|---|
+//! | R2 | the buyer's (last) price over the seller's initial price, deal or not (for a seller seat; a buyer seat, mirrored: its own first price over the seller's last) |
+//! | R3 | `x = (P_b − P_a-min)/(P_b + 1)`, then `e^(G·x)` where `G·x ≥ 0`, else 0: accepting above the minimum earns `e^x`, *rejecting below it* earns `e^(−x)`, and the other two cases 0 (the paper's form gives rejecting above the minimum −e^x) |
+//! | R4 | *minus* the mean cosine of whitespace-split, lower-cased word counts with every earlier utterance of the dialogue (both sides), the utterance cut to each earlier one's length in characters as it goes; 0 for the first utterance (the paper's form is 1 − the mean over same-intent utterances) |
+//!
+//! R1 is the classifier's probability in both the paper and the code; dealgym has one rule
+//! check for it under either version.
 
 use std::collections::BTreeMap;
 
+use super::config::InaVersion;
 use crate::game::{Outcome, OutcomeKind, Seat, Setup, Turn};
 use crate::protocol::{Action, Terms};
 use crate::scenario::{BundleGame, Game, Role, Scenario};
@@ -148,8 +161,24 @@ fn own_prices(turns: &[impl AsRef<Turn>], seat: Seat) -> Vec<(f64, &Terms)> {
 }
 
 /// R2 for `seat`: a seller's final price over its first proposed price; a buyer's first
-/// proposed price over the final price. 0 without a deal, a proposal, or a price game.
-pub fn price_gap(setup: &Setup, turns: &[impl AsRef<Turn>], outcome: &Outcome, seat: Seat) -> f64 {
+/// proposed price over the final price. 0 without a deal, a proposal, or a price game. The
+/// code's version: see the module's second table.
+pub fn price_gap(
+    setup: &Setup,
+    turns: &[impl AsRef<Turn>],
+    outcome: &Outcome,
+    seat: Seat,
+    version: InaVersion,
+) -> f64 {
+    if version == InaVersion::Code {
+        let first = own_prices(turns, seat).first().map(|(p, _)| *p);
+        let theirs = own_prices(turns, seat.other()).last().map(|(p, _)| *p);
+        return match (setup.seats[seat].role, first, theirs) {
+            (Role::Seller, Some(first), Some(buyer)) if first > 0.0 => buyer / first,
+            (Role::Buyer, Some(first), Some(seller)) if seller > 0.0 => first / seller,
+            _ => 0.0,
+        };
+    }
     let (Some(final_price), OutcomeKind::Deal) =
         (outcome.terms.as_ref().and_then(Terms::price), outcome.kind)
     else {
@@ -173,6 +202,7 @@ pub fn negotiation_strategy(
     turns: &[impl AsRef<Turn>],
     outcome: &Outcome,
     seat: Seat,
+    version: InaVersion,
 ) -> f64 {
     let role = setup.seats[seat].role;
     let Some((price, terms)) = own_prices(turns, seat.other()).last().copied() else {
@@ -199,18 +229,53 @@ pub fn negotiation_strategy(
     if limit <= 0.0 {
         return 0.0;
     }
-    let x = if role == Role::Seller {
-        (price - limit) / limit
-    } else {
-        (limit - price) / limit
-    };
-    let f = if x < 0.0 { 0.0 } else { x.exp() };
     let g = if outcome.kind == OutcomeKind::Deal {
         1.0
     } else {
         -1.0
     };
+    let gap = if role == Role::Seller {
+        price - limit
+    } else {
+        limit - price
+    };
+    if version == InaVersion::Code {
+        // The code divides by the proposed price + 1 and applies G inside F.
+        let x = g * gap / (price + 1.0);
+        return if x >= 0.0 { x.exp() } else { 0.0 };
+    }
+    let x = gap / limit;
+    let f = if x < 0.0 { 0.0 } else { x.exp() };
     f * g
+}
+
+/// R4 as the released code computes it (the module's second table): minus the mean cosine of
+/// the utterance's whitespace word counts with each of `earlier` (every earlier utterance of
+/// the dialogue, in order), the utterance cut to each earlier one's length in characters as it
+/// goes; 0 without earlier utterances or Talk.
+pub fn code_similarity(talk: Option<&str>, earlier: &[&str]) -> f64 {
+    let Some(mut sent) = talk.map(str::to_string) else {
+        return 0.0;
+    };
+    if earlier.is_empty() {
+        return 0.0;
+    }
+    let words = |text: &str| {
+        let mut out: BTreeMap<String, f64> = BTreeMap::new();
+        for w in text.to_lowercase().split(' ') {
+            *out.entry(w.to_string()).or_insert(0.0) += 1.0;
+        }
+        out
+    };
+    let mut values = Vec::with_capacity(earlier.len());
+    for past in earlier {
+        let limit = past.chars().count();
+        if sent.chars().count() > limit {
+            sent = sent.chars().take(limit).collect();
+        }
+        values.push(cosine(&words(&sent), &words(past)));
+    }
+    -(values.iter().sum::<f64>() / values.len() as f64)
 }
 
 #[cfg(test)]
@@ -237,6 +302,18 @@ mod tests {
         );
         assert!((labelled - (1.0 - 1.0 / 3.0f64.sqrt() / 3.0f64.sqrt())).abs() < 1e-12);
         assert_eq!(interactiveness(None, None, &[]), 0.0);
+    }
+
+    #[test]
+    fn the_codes_similarity_is_minus_the_mean_cosine_with_every_earlier_utterance() {
+        assert_eq!(code_similarity(Some("a fair price"), &[]), 0.0);
+        assert!((code_similarity(Some("a fair price"), &["a fair price"]) + 1.0).abs() < 1e-12);
+        // Cut to the earlier utterance's length: "a fair price here" → "a fair price".
+        let v = code_similarity(
+            Some("a fair price here"),
+            &["a fair price", "nothing alike"],
+        );
+        assert!((v + 0.5).abs() < 1e-12, "{v}");
     }
 
     #[test]
@@ -300,22 +377,19 @@ mod tests {
             ],
         );
         let (setup, turns, outcome) = (ep.setup(), ep.turns(), ep.outcome().unwrap());
-        assert_eq!(
-            price_gap(setup, turns, outcome, Seat::Opponent),
-            150.0 / 200.0
-        );
-        assert_eq!(
-            price_gap(setup, turns, outcome, Seat::Learner),
-            120.0 / 150.0
-        );
+        let (paper, code) = (InaVersion::Paper, InaVersion::Code);
+        let gap = |seat, version| price_gap(setup, turns, outcome, seat, version);
+        assert_eq!(gap(Seat::Opponent, paper), 150.0 / 200.0);
+        assert_eq!(gap(Seat::Learner, paper), 120.0 / 150.0);
+        // The code: the buyer's last price over the seller's first, the same here.
+        assert_eq!(gap(Seat::Opponent, code), 150.0 / 200.0);
+        let r3 = |seat, version| negotiation_strategy(&s, setup, turns, outcome, seat, version);
         // The seller: the buyer's last price 150 over its cost 100, accepted: e^0.5.
-        let r3 = negotiation_strategy(&s, setup, turns, outcome, Seat::Opponent);
-        assert!((r3 - 0.5f64.exp()).abs() < 1e-12);
+        assert!((r3(Seat::Opponent, paper) - 0.5f64.exp()).abs() < 1e-12);
+        // The code divides by the buyer's price + 1: e^(50/151).
+        assert!((r3(Seat::Opponent, code) - (50.0f64 / 151.0).exp()).abs() < 1e-12);
         // The buyer: the seller's last price 200 against its budget 180: over, so F = 0.
-        assert_eq!(
-            negotiation_strategy(&s, setup, turns, outcome, Seat::Learner),
-            0.0
-        );
+        assert_eq!(r3(Seat::Learner, paper), 0.0);
     }
 
     #[test]
@@ -333,13 +407,10 @@ mod tests {
             ],
         );
         // The seller's cost of TV and cord: 45600; the buyer offered 50000; it walked: −e^x.
-        let r3 = negotiation_strategy(
-            &s,
-            ep.setup(),
-            ep.turns(),
-            ep.outcome().unwrap(),
-            Seat::Opponent,
-        );
-        assert!((r3 + (4400.0f64 / 45600.0).exp()).abs() < 1e-12);
+        let (setup, turns, outcome) = (ep.setup(), ep.turns(), ep.outcome().unwrap());
+        let r3 = |version| negotiation_strategy(&s, setup, turns, outcome, Seat::Opponent, version);
+        assert!((r3(InaVersion::Paper) + (4400.0f64 / 45600.0).exp()).abs() < 1e-12);
+        // The code gives a rejection above the minimum nothing (G·x < 0).
+        assert_eq!(r3(InaVersion::Code), 0.0);
     }
 }

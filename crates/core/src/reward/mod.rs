@@ -25,8 +25,8 @@ mod turn;
 pub(crate) use combine::combine_parts;
 pub use combine::{enhance, episode_rewards, total, EpisodeRewards};
 pub use config::{
-    Combine, Component, EnhanceConfig, JudgeConfig, JudgeMode, LengthConfig, LengthUnit,
-    RewardConfig, RewardKind, RewardModelConfig, RuleConfig, RuleTarget, ServiceCall,
+    Combine, Component, EnhanceConfig, InaConfig, InaVersion, JudgeConfig, JudgeMode, LengthConfig,
+    LengthUnit, RewardConfig, RewardKind, RewardModelConfig, RuleConfig, RuleTarget, ServiceCall,
     StrategicConfig, StrategicTurns, TurnReward,
 };
 pub use parts::Parts;

@@ -12,7 +12,9 @@ use crate::game::{standing_after, Offer, Setup, Turn};
 use crate::protocol::{Action, Terms};
 use crate::scenario::{bargained_ratio, Game, Role, Scenario};
 
-use super::config::{Component, LengthConfig, LengthUnit, RewardConfig, StrategicTurns};
+use super::config::{
+    Component, InaVersion, LengthConfig, LengthUnit, RewardConfig, StrategicTurns,
+};
 use super::rules::rule_scores;
 
 /// 1 for a format-ok completion (all three parts, in order, one well-formed action) whose move
@@ -290,13 +292,25 @@ pub fn turn_signals(
             signals.insert(Component::Strategic.name().to_string(), s);
         }
         if uses(Component::Interactiveness) {
-            let earlier: Vec<(&str, Option<&str>)> = turns[..index]
-                .iter()
-                .map(AsRef::as_ref)
-                .filter(|t| t.seat == turn.seat)
-                .filter_map(|t| t.parsed.talk.as_deref().map(|talk| (talk, None)))
-                .collect();
-            let r4 = super::ina::interactiveness(turn.parsed.talk.as_deref(), None, &earlier);
+            let talk = turn.parsed.talk.as_deref();
+            let r4 = match config.ina.version {
+                InaVersion::Paper => {
+                    let earlier: Vec<(&str, Option<&str>)> = turns[..index]
+                        .iter()
+                        .map(AsRef::as_ref)
+                        .filter(|t| t.seat == turn.seat)
+                        .filter_map(|t| t.parsed.talk.as_deref().map(|talk| (talk, None)))
+                        .collect();
+                    super::ina::interactiveness(talk, None, &earlier)
+                }
+                InaVersion::Code => {
+                    let earlier: Vec<&str> = turns[..index]
+                        .iter()
+                        .filter_map(|t| t.as_ref().parsed.talk.as_deref())
+                        .collect();
+                    super::ina::code_similarity(talk, &earlier)
+                }
+            };
             signals.insert(Component::Interactiveness.name().to_string(), r4);
         }
         if uses(Component::Rules) {

@@ -298,7 +298,7 @@ impl Player {
             let tactic = Tactic::from_name(name).ok_or_else(|| {
                 PlayerError::spec(
                     spec,
-                    "unknown rule (boulware, tough, linear, conceder, ina)",
+                    "unknown rule (boulware, tough, linear, conceder, ina, ina-code)",
                 )
             })?;
             return Ok(Player::Rule {

@@ -297,7 +297,7 @@ class NegotiationTools:
         if not opponent.startswith("rule:"):
             raise ValueError(
                 f"opponent={opponent!r}: the tool environments play a built-in negotiator "
-                "(rule:linear, rule:boulware, rule:tough, rule:conceder, rule:ina)"
+                "(rule:linear, rule:boulware, rule:tough, rule:conceder, rule:ina, rule:ina-code)"
             )
         self.opponent = opponent
         self.rules = tool_rules(rules)
@@ -707,7 +707,7 @@ class DealRollout:
         if not opponent.startswith("rule:"):
             raise ValueError(
                 f"opponent={opponent!r}: the rollout plays a built-in negotiator "
-                "(rule:linear, rule:boulware, rule:tough, rule:conceder, rule:ina)"
+                "(rule:linear, rule:boulware, rule:tough, rule:conceder, rule:ina, rule:ina-code)"
             )
         if turn_tokens < 1:
             raise ValueError(f"turn_tokens={turn_tokens}: a turn needs at least one token")
