@@ -11,6 +11,7 @@ mod outcome;
 mod prompt;
 pub mod rules;
 mod setup;
+mod snapshot;
 
 pub use crate::vocab::{Drift, Message, MessageRole, PerSeat, Seat, ToolCall, TurnTokens};
 pub(crate) use episode::Leftover;
@@ -22,6 +23,7 @@ pub use outcome::{seat_values, ErrorCause, Outcome, OutcomeKind};
 pub use prompt::{PromptError, Prompts, SystemPrompt};
 pub(crate) use rules::standing_after;
 pub use rules::{Move, Offer, RegulationEvent};
+pub use snapshot::Snapshot;
 pub use setup::{
     mix, mix_text, Continuation, EpisodeConfig, EpisodeSeed, FirstMover, Persona, Rules, SeatSetup,
     Setup, SetupError,

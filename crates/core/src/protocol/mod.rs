@@ -15,8 +15,8 @@ mod tools;
 pub use action::{Action, ActionKind, ErrorKind, TurnError};
 pub(crate) use parse::proposes_deal;
 pub use parse::{
-    after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy, parse,
-    read_move, ParseNote, Parsed, TurnFormat,
+    after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy,
+    normalize_label, parse, read_move, split_act, ParseNote, Parsed, TurnFormat,
 };
 pub(crate) use render::render_forwarded;
 pub use render::{render_action, render_turn};

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::action::{Action, ErrorKind, TurnError};
-use super::parse::{split_reasoning, Parsed, TurnFormat, ACTION_TOKEN};
+use super::parse::{normalize_label, split_reasoning, Parsed, TurnFormat, ACTION_TOKEN};
 use super::terms::{brief, terms_from_json, IssueRange, TermSpace, TermsError};
 use crate::vocab::ToolCall;
 
@@ -200,9 +200,10 @@ pub fn read_tool_calls(
         ..Parsed::default()
     };
     match read_calls(calls, body, space) {
-        Ok((action, talk)) => {
+        Ok((action, talk, act)) => {
             parsed.action = Some(action);
             parsed.talk = talk;
+            parsed.act = act.as_deref().map(normalize_label);
             parsed.format_ok = true;
         }
         Err(error) => parsed.error = Some(error),
@@ -233,12 +234,13 @@ pub fn judge_mode(parsed: &mut Parsed, asked: TurnFormat, called: bool) {
     }
 }
 
-/// The move and the talk of a turn's calls, or why they cannot be used.
+/// The move, the talk and the dialogue-act label (any call's optional `act`) of a turn's
+/// calls, or why they cannot be used.
 fn read_calls(
     calls: &[ToolCall],
     body: &str,
     space: TermSpace<'_>,
-) -> Result<(Action, Option<String>), TurnError> {
+) -> Result<(Action, Option<String>, Option<String>), TurnError> {
     if ACTION_TOKEN.is_match(body) {
         return Err(TurnError::format(
             "a tool call and a text action in one turn: act through the tools only",
@@ -246,13 +248,14 @@ fn read_calls(
     }
     let mut moves: Vec<(&str, Action, Option<String>)> = Vec::new();
     let mut said: Vec<String> = Vec::new();
+    let mut act: Option<String> = None;
     for call in calls {
         let name = call.function.name.as_str();
         let mut args = arguments(call)?;
         let allowed: &[&str] = match name {
-            "make_offer" => &["terms", "message"],
-            "accept" | "reject" | "walk_away" => &["message"],
-            "say" => &["text"],
+            "make_offer" => &["terms", "message", "act"],
+            "accept" | "reject" | "walk_away" => &["message", "act"],
+            "say" => &["text", "act"],
             other => {
                 return Err(TurnError::format(format!(
                     "unknown tool `{}`; the tools are {}",
@@ -269,6 +272,9 @@ fn read_calls(
             )));
         }
         let message = text_argument(name, &mut args, "message")?;
+        if let Some(label) = text_argument(name, &mut args, "act")? {
+            act.get_or_insert(label);
+        }
         match name {
             "say" => said.push(text_argument(name, &mut args, "text")?.ok_or_else(|| {
                 TurnError::format("`say` needs `text`: what you say to the other side")
@@ -317,9 +323,9 @@ fn read_calls(
         Some((name, _, Some(_))) if talk.is_some() => Err(TurnError::format(format!(
             "the talk is given twice (`say` and `{name}`'s `message`): give it once"
         ))),
-        Some((_, action, message)) => Ok((action, message.or(talk))),
+        Some((_, action, message)) => Ok((action, message.or(talk), act)),
         None => match talk {
-            Some(talk) => Ok((Action::Talk, Some(talk))),
+            Some(talk) => Ok((Action::Talk, Some(talk), act)),
             None => Err(TurnError::format("no tool call")),
         },
     }

@@ -6,6 +6,7 @@
 //! turning the raw public datasets into scenario files in `import/`. This module does no network
 //! I/O and knows nothing of episodes or players.
 
+pub mod acts;
 mod catalog;
 mod family;
 pub mod import;
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::digest::{digest_json, Digest};
 use crate::protocol::{IssueSpec, ItemSpec, TermSpace};
 
+pub use acts::{catalog as act_catalog, find_act, judge_act, normalize_label, Act};
 pub use catalog::{Catalog, UnknownScenario};
 pub use family::{Domain, Family, Role};
 pub use load::{

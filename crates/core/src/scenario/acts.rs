@@ -1,0 +1,255 @@
+//! Dialogue acts: the catalog of per-turn labels a seat may write at the end of its Action line
+//! (`Action: [SUBMIT_DEAL] price:120 #counter-price`), per family, and the one rule that judges
+//! a turn's label (issue 26, part 4: a planner that proposes acts needs a fixed set of them).
+//!
+//! - Price families (AHP, Craigslist): the coarse dialogue acts He et al. (2018, "Decoupling
+//!   Strategy and Generation in Negotiation Dialogues") annotated CraigslistBargain with —
+//!   `intro`, `init-price`, `counter-price`, `vague-price`, `inquire`, `inform`, `agree`,
+//!   `disagree`, `insist` — plus `confirm`, `affirm` and `deny` from the strategy list the
+//!   DialogXpert paper gives for CraigslistBargain (Table 8, after PPDPP). That table's other
+//!   names are the same acts under other words and are read as aliases: `greet` → `intro`,
+//!   `propose` → `init-price`, `counter` → `counter-price`, `counter-noprice` → `vague-price`.
+//!   He et al.'s final acts (offer, accept, reject, quit) are not labels: they are the action
+//!   tokens themselves.
+//! - Item families (CaSiNo, DnD) and issue families (Job Interview): catalogs of our own, the
+//!   price list's moves with the words an allocation or a contract needs (`concede`, `trade-off`,
+//!   `state-preference`, `appeal-fairness`).
+//! - The bundle family's catalog is INA's intent taxonomy, defined with that family; its arm goes
+//!   in [`catalog`] when the family is merged.
+//!
+//! Labels are read tolerantly (any case; `_` or a space for `-`; an alias for its act) and
+//! judged strictly where the seat is asked to label ([`SeatSetup::acts`]): a missing or unknown
+//! label is then a `format` error, under the malformed-turn policy like any unreadable turn.
+//! Where the seat is not asked, a label of the catalog is recorded and any other is dropped,
+//! never held against the turn.
+//!
+//! [`SeatSetup::acts`]: crate::game::SeatSetup::acts
+
+pub use crate::protocol::normalize_label;
+use crate::protocol::{Parsed, TurnError};
+
+use super::Family;
+
+/// One dialogue act: its label and what it means, as the prompt tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Act {
+    pub label: &'static str,
+    pub meaning: &'static str,
+}
+
+const fn act(label: &'static str, meaning: &'static str) -> Act {
+    Act { label, meaning }
+}
+
+/// He et al. (2018)'s coarse acts for CraigslistBargain, with DialogXpert Table 8's
+/// confirm/affirm/deny.
+const PRICE: &[Act] = &[
+    act("intro", "greet the other side or chat"),
+    act("init-price", "name a first price"),
+    act("counter-price", "propose a new price against theirs"),
+    act("vague-price", "push the price without a number (\"a bit lower\")"),
+    act("inquire", "ask about the item, its condition or the price"),
+    act("inform", "answer or give information"),
+    act("confirm", "ask to confirm something said"),
+    act("affirm", "say yes to a confirmation"),
+    act("deny", "say no to a confirmation"),
+    act("agree", "agree with the proposed price"),
+    act("disagree", "disagree with the proposed price"),
+    act("insist", "repeat your last price"),
+];
+
+/// DialogXpert Table 8's names for the same acts.
+const PRICE_ALIASES: &[(&str, &str)] = &[
+    ("greet", "intro"),
+    ("propose", "init-price"),
+    ("counter", "counter-price"),
+    ("counter-noprice", "vague-price"),
+];
+
+/// Ours, for splitting items.
+const ITEMS: &[Act] = &[
+    act("intro", "greet the other side or chat"),
+    act("inquire", "ask what the other side needs"),
+    act("state-preference", "say what you need and why"),
+    act("propose", "make a first split"),
+    act("counter", "propose another split against theirs"),
+    act("concede", "give up something you asked for"),
+    act("appeal-fairness", "argue that a split is fair or unfair"),
+    act("agree", "agree with the proposed split"),
+    act("disagree", "disagree with the proposed split"),
+    act("insist", "repeat your last split"),
+];
+
+/// Ours, for one contract over several issues.
+const ISSUES: &[Act] = &[
+    act("intro", "greet the other side or chat"),
+    act("inquire", "ask what the other side wants on an issue"),
+    act("inform", "say what you want on an issue and why"),
+    act("propose", "make a first full offer"),
+    act("counter", "propose another contract against theirs"),
+    act("trade-off", "give on one issue for a gain on another"),
+    act("concede", "give up something you asked for"),
+    act("agree", "agree with the proposed contract"),
+    act("disagree", "disagree with the proposed contract"),
+    act("insist", "repeat your last offer"),
+];
+
+/// The acts a family's turns are labelled with.
+pub fn catalog(family: Family) -> &'static [Act] {
+    match family {
+        Family::Ahp | Family::Craigslist => PRICE,
+        Family::Casino | Family::Dnd => ITEMS,
+        Family::JobInterview => ISSUES,
+        // Family::Bundle => INA's intents (the bundle family's own module).
+    }
+}
+
+fn aliases(family: Family) -> &'static [(&'static str, &'static str)] {
+    match family {
+        Family::Ahp | Family::Craigslist => PRICE_ALIASES,
+        _ => &[],
+    }
+}
+
+/// The act of `family` a label names (by its label or an alias), if any.
+pub fn find_act(family: Family, label: &str) -> Option<&'static Act> {
+    let label = normalize_label(label);
+    let label = aliases(family)
+        .iter()
+        .find(|(alias, _)| *alias == label)
+        .map_or(label.as_str(), |(_, act)| act);
+    catalog(family).iter().find(|a| a.label == label)
+}
+
+/// The act of a first proposal, which the prompt's example turn is labelled with.
+pub fn opening_label(family: Family) -> &'static str {
+    match family {
+        Family::Ahp | Family::Craigslist => "init-price",
+        _ => "propose",
+    }
+}
+
+/// A tool call's JSON arguments with `"act": label` added (the example turn of a tools seat
+/// asked for labels); arguments that are not a JSON object are returned as they are.
+pub fn with_act_argument(arguments: &str, label: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(serde_json::Value::Object(mut map)) => {
+            map.insert("act".into(), serde_json::Value::String(label.into()));
+            serde_json::Value::Object(map).to_string()
+        }
+        _ => arguments.to_string(),
+    }
+}
+
+/// The labels of a family's catalog, comma-separated, for messages.
+pub fn labels_list(family: Family) -> String {
+    catalog(family)
+        .iter()
+        .map(|a| a.label)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Judge the label of a readable turn (the one rule for it): where the seat was `asked` to label,
+/// a missing or unknown label makes the turn a `format` error (its move is not used); otherwise
+/// a label outside the catalog is dropped. A known label is kept in the catalog's spelling. A
+/// turn that already has an error is left as it is.
+pub fn judge_act(parsed: &mut Parsed, family: Family, asked: bool) {
+    if parsed.error.is_some() {
+        return;
+    }
+    let found = parsed.act.as_deref().map(|l| (l, find_act(family, l)));
+    match found {
+        Some((_, Some(act))) => parsed.act = Some(act.label.to_string()),
+        Some((written, None)) if asked => {
+            let message = format!(
+                "unknown act label `#{written}`: end the action with one of {}",
+                labels_list(family)
+            );
+            parsed.act = None;
+            parsed.error = Some(TurnError::format(message));
+            parsed.format_ok = false;
+        }
+        Some((_, None)) => parsed.act = None,
+        None if asked => {
+            parsed.error = Some(TurnError::format(format!(
+                "no act label: end the action with `#` and one of {}",
+                labels_list(family)
+            )));
+            parsed.format_ok = false;
+        }
+        None => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{parse, Action, ErrorKind, TermSpace};
+
+    #[test]
+    fn every_family_has_a_catalog_of_distinct_labels() {
+        for family in [
+            Family::Ahp,
+            Family::Craigslist,
+            Family::Casino,
+            Family::Dnd,
+            Family::JobInterview,
+        ] {
+            let acts = catalog(family);
+            assert!(acts.len() >= 8, "{family:?}");
+            let mut labels: Vec<_> = acts.iter().map(|a| a.label).collect();
+            labels.sort_unstable();
+            labels.dedup();
+            assert_eq!(labels.len(), acts.len(), "{family:?}");
+            for a in acts {
+                assert_eq!(normalize_label(a.label), a.label, "catalog spelling");
+            }
+        }
+    }
+
+    #[test]
+    fn labels_are_read_in_any_case_and_dialogxperts_names_are_aliases() {
+        let f = Family::Craigslist;
+        assert_eq!(find_act(f, "Counter_Price").map(|a| a.label), Some("counter-price"));
+        assert_eq!(find_act(f, "counter").map(|a| a.label), Some("counter-price"));
+        assert_eq!(find_act(f, "greet").map(|a| a.label), Some("intro"));
+        assert_eq!(find_act(f, "counter-noprice").map(|a| a.label), Some("vague-price"));
+        assert_eq!(find_act(f, "trade-off"), None, "an issues act is not a price act");
+        assert!(find_act(Family::JobInterview, "trade off").is_some());
+    }
+
+    #[test]
+    fn an_asked_seat_must_label_with_a_known_act() {
+        let read = |text: &str| parse(text, TermSpace::Price, None);
+        let mut ok = read("Thought: t\nTalk: hi\nAction: [SUBMIT_DEAL] price:120 #Counter_Price");
+        judge_act(&mut ok, Family::Craigslist, true);
+        assert!(ok.format_ok && ok.error.is_none(), "{ok:?}");
+        assert_eq!(ok.act.as_deref(), Some("counter-price"));
+
+        let mut unknown = read("Thought: t\nTalk: hi\nAction: [ACCEPT_DEAL] #bribe");
+        judge_act(&mut unknown, Family::Craigslist, true);
+        let error = unknown.error.expect("unknown label is an error");
+        assert_eq!(error.kind, ErrorKind::Format);
+        assert!(error.message.contains("`#bribe`"), "{}", error.message);
+        assert!(!unknown.format_ok);
+
+        let mut missing = read("Thought: t\nTalk: hi\nAction: [ACCEPT_DEAL]");
+        judge_act(&mut missing, Family::Craigslist, true);
+        assert!(missing.error.expect("missing").message.contains("no act label"));
+    }
+
+    #[test]
+    fn a_seat_not_asked_keeps_known_labels_and_drops_others_without_penalty() {
+        let read = |text: &str| parse(text, TermSpace::Price, None);
+        let mut known = read("Thought: t\nTalk: hi\nAction: [REJECT_DEAL] #insist");
+        judge_act(&mut known, Family::Ahp, false);
+        assert_eq!(known.act.as_deref(), Some("insist"));
+        assert!(known.format_ok);
+        let mut other = read("Thought: t\nTalk: hi\nAction: [SUBMIT_DEAL] price:90 #lowball");
+        judge_act(&mut other, Family::Ahp, false);
+        assert_eq!(other.act, None);
+        assert!(other.format_ok && other.error.is_none());
+        assert_eq!(other.action, Some(Action::Submit(crate::protocol::Terms::Price(9000))));
+    }
+}
