@@ -19,6 +19,7 @@ mod pool;
 mod pool_report;
 mod reward_model;
 mod routing;
+mod value_model;
 mod types;
 
 pub(crate) use client::{check_url, without_userinfo};
@@ -28,5 +29,6 @@ pub(crate) use judge::JudgeClient;
 pub use pool::{CallTokens, ReplicaPool, Routed, SeatKey};
 pub use pool_report::{error_kind, replica_table, PoolReport, ReplicaReport};
 pub(crate) use reward_model::RewardModelClient;
+pub use value_model::{read_values, ValueModelClient, ValueRequest};
 pub use routing::{choose, Load, Routing};
 pub use types::Reply;
