@@ -78,6 +78,9 @@ fn a_value_model_planner_beats_its_first_candidate_on_a_seeded_eval() {
         serde_json::from_str(&std::fs::read_to_string(&summary_path).unwrap()).unwrap();
     let (planner, first) = (cell(&summary, "planner"), cell(&summary, "first"));
     assert_eq!(planner["episodes"], 40);
+    for c in [planner, first] {
+        assert!(c["sl"]["value"].is_number() && c["average_turns"]["value"].is_number(), "{c}");
+    }
     let low = planner["mean_rho"]["low"].as_f64().unwrap();
     let high = first["mean_rho"]["high"].as_f64().unwrap();
     assert!(

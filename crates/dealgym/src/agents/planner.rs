@@ -48,7 +48,9 @@ pub struct PlannerConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Proposers {
+    /// One player spec, asked k times with k sampling seeds.
     One(String),
+    /// One player spec per candidate.
     Each(Vec<String>),
 }
 
