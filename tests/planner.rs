@@ -208,3 +208,66 @@ fn a_seat_asked_for_act_labels_records_them_and_an_unknown_label_is_malformed() 
     assert!(line.contains(r#""act":"init-price""#));
     succeeded(dealgym_cli(["replay", "--verify", out.to_str().unwrap()]));
 }
+
+#[tokio::test]
+async fn the_rollout_service_streams_a_planner_learners_transitions() {
+    use dealgym::agents::{PlannerConfig, PlayerConfig, Proposers};
+    use dealgym::serve::{ServeOptions, Server};
+    use dealgym_mock::MockServer;
+
+    let mock = MockServer::start("127.0.0.1:0".parse().unwrap(), MockConfig::default())
+        .await
+        .unwrap();
+    let dir = temp_dir("planner-serve");
+    let scenarios = common::scenario_files(&dir, 3);
+    let log = dir.join("serve.jsonl");
+    let mut options = ServeOptions::new("127.0.0.1:0".parse().unwrap(), scenarios, log.clone());
+    let planner = PlannerConfig {
+        k: Some(4),
+        propose: Proposers::Each(
+            ["rule:conceder", "rule:linear", "rule:boulware", "rule:tough"]
+                .map(String::from)
+                .to_vec(),
+        ),
+        value: Some(format!("{}/value", mock.base_url())),
+    };
+    options.players.insert(
+        "planner".into(),
+        PlayerConfig {
+            planner: Some(planner),
+            ..PlayerConfig::default()
+        },
+    );
+    let server = Server::start(options).await.unwrap();
+    let text = reqwest::Client::new()
+        .post(format!("{}/v1/rollouts", server.base_url()))
+        .json(&serde_json::json!({
+            "scenarios": {"family": "craigslist", "count": 3},
+            "seed": 2,
+            "learner": "planner",
+            "opponent": "rule:boulware",
+            "format": "transitions",
+        }))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(!lines.is_empty(), "{text}");
+    for line in &lines {
+        assert_eq!(line["candidates"].as_array().map(Vec::len), Some(4), "{line}");
+        assert!(line["candidates"][0]["value"].is_number(), "{line}");
+        assert_eq!(line["player"], "planner");
+    }
+    let records = read_log(&log);
+    assert_eq!(records.len(), 3);
+    assert!(records
+        .iter()
+        .flat_map(|r| &r.turns)
+        .filter(|t| t.seat == Seat::Learner)
+        .all(|t| t.planning.is_some()));
+    server.shutdown().await;
+    mock.stop();
+}
