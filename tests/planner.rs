@@ -79,7 +79,10 @@ fn a_value_model_planner_beats_its_first_candidate_on_a_seeded_eval() {
     let (planner, first) = (cell(&summary, "planner"), cell(&summary, "first"));
     assert_eq!(planner["episodes"], 40);
     for c in [planner, first] {
-        assert!(c["sl"]["value"].is_number() && c["average_turns"]["value"].is_number(), "{c}");
+        assert!(
+            c["sl"]["value"].is_number() && c["average_turns"]["value"].is_number(),
+            "{c}"
+        );
     }
     let low = planner["mean_rho"]["low"].as_f64().unwrap();
     let high = first["mean_rho"]["high"].as_f64().unwrap();
@@ -95,7 +98,10 @@ fn a_value_model_planner_beats_its_first_candidate_on_a_seeded_eval() {
     for record in &records {
         let planner_seat = record.seats[Seat::Learner].name.as_deref().unwrap();
         for turn in record.turns.iter().filter(|t| t.seat == Seat::Learner) {
-            let planning = turn.planning.as_ref().expect("a planner turn has candidates");
+            let planning = turn
+                .planning
+                .as_ref()
+                .expect("a planner turn has candidates");
             assert_eq!(planning.candidates.len(), 4);
             assert_eq!(planning.candidates[planning.chosen].raw, turn.raw);
             let values: Vec<Option<f64>> = planning.candidates.iter().map(|c| c.value).collect();
@@ -106,13 +112,22 @@ fn a_value_model_planner_beats_its_first_candidate_on_a_seeded_eval() {
                 let values: Vec<f64> = values.into_iter().map(Option::unwrap).collect();
                 let best = values.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
                 assert_eq!(values[planning.chosen], best);
-                assert_eq!(values.iter().position(|v| *v == best), Some(planning.chosen));
+                assert_eq!(
+                    values.iter().position(|v| *v == best),
+                    Some(planning.chosen)
+                );
                 chose_other += usize::from(planning.chosen != 0);
             }
         }
-        assert!(record.turns.iter().all(|t| t.seat == Seat::Learner || t.planning.is_none()));
+        assert!(record
+            .turns
+            .iter()
+            .all(|t| t.seat == Seat::Learner || t.planning.is_none()));
     }
-    assert!(chose_other > 0, "the value model moved some choices off the first candidate");
+    assert!(
+        chose_other > 0,
+        "the value model moved some choices off the first candidate"
+    );
 
     // The records replay identically; the transitions export has one line per learner turn.
     let verify = succeeded(dealgym_cli(["replay", "--verify", out.to_str().unwrap()]));
@@ -177,7 +192,11 @@ fn a_seat_asked_for_act_labels_records_them_and_an_unknown_label_is_malformed() 
     )
     .unwrap();
     let config = dir.join("acts.toml");
-    std::fs::write(&config, "[episode]\nlearner_acts = true\nfirst_mover = \"learner\"\nformat_retries = 1\n").unwrap();
+    std::fs::write(
+        &config,
+        "[episode]\nlearner_acts = true\nfirst_mover = \"learner\"\nformat_retries = 1\n",
+    )
+    .unwrap();
     let out = dir.join("run.jsonl");
     let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/craigslist.jsonl");
     succeeded(dealgym_cli([
@@ -198,9 +217,19 @@ fn a_seat_asked_for_act_labels_records_them_and_an_unknown_label_is_malformed() 
     ]));
     let records = read_log(&out);
     let record = &records[0];
-    assert!(record.seats[Seat::Learner].system_prompt.contains("#counter-price"));
-    let learner: Vec<_> = record.turns.iter().filter(|t| t.seat == Seat::Learner).collect();
-    let error = learner[0].parsed.error.as_ref().expect("an unknown label is malformed");
+    assert!(record.seats[Seat::Learner]
+        .system_prompt
+        .contains("#counter-price"));
+    let learner: Vec<_> = record
+        .turns
+        .iter()
+        .filter(|t| t.seat == Seat::Learner)
+        .collect();
+    let error = learner[0]
+        .parsed
+        .error
+        .as_ref()
+        .expect("an unknown label is malformed");
     assert!(error.message.contains("`#haggle`"), "{}", error.message);
     assert_eq!(learner[1].parsed.act.as_deref(), Some("init-price"));
     assert!(learner[1].played.is_some());
@@ -225,9 +254,14 @@ async fn the_rollout_service_streams_a_planner_learners_transitions() {
     let planner = PlannerConfig {
         k: Some(4),
         propose: Proposers::Each(
-            ["rule:conceder", "rule:linear", "rule:boulware", "rule:tough"]
-                .map(String::from)
-                .to_vec(),
+            [
+                "rule:conceder",
+                "rule:linear",
+                "rule:boulware",
+                "rule:tough",
+            ]
+            .map(String::from)
+            .to_vec(),
         ),
         value: Some(format!("{}/value", mock.base_url())),
     };
@@ -254,10 +288,17 @@ async fn the_rollout_service_streams_a_planner_learners_transitions() {
         .text()
         .await
         .unwrap();
-    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert!(!lines.is_empty(), "{text}");
     for line in &lines {
-        assert_eq!(line["candidates"].as_array().map(Vec::len), Some(4), "{line}");
+        assert_eq!(
+            line["candidates"].as_array().map(Vec::len),
+            Some(4),
+            "{line}"
+        );
         assert!(line["candidates"][0]["value"].is_number(), "{line}");
         assert_eq!(line["player"], "planner");
     }

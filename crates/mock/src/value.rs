@@ -88,9 +88,11 @@ impl PriceView {
             .as_ref()
             .and_then(|m| m.terms.as_ref())
             .and_then(price_of);
-        let theirs = on_table
-            .or(last)
-            .or(if buyer { seat.public.listing_price } else { None });
+        let theirs = on_table.or(last).or(if buyer {
+            seat.public.listing_price
+        } else {
+            None
+        });
         Some(PriceView {
             buyer,
             reservation,
@@ -115,7 +117,9 @@ impl PriceView {
             return self.no_deal - 1.0;
         };
         match action {
-            Action::Accept => self.on_table.map_or(self.no_deal - 1.0, |p| self.surplus(p)),
+            Action::Accept => self
+                .on_table
+                .map_or(self.no_deal - 1.0, |p| self.surplus(p)),
             Action::Submit(Terms::Price(cents)) => {
                 let price = cents as f64 / 100.0;
                 let chance = match self.theirs {

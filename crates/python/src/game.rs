@@ -820,8 +820,11 @@ impl Game {
     /// terms the scenario's own): what a chat endpoint that calls tools is sent as `tools`.
     /// Play the calls the model makes with `step({"text": content, "tool_calls": calls})`.
     fn tools<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
-        self.seat(role)?;
-        let tools = dealgym_core::protocol::openai_tools(self.episode.scenario().term_space());
+        let seat = self.seat(role)?;
+        let mut tools = dealgym_core::protocol::openai_tools(self.episode.scenario().term_space());
+        if self.episode.setup().seats[seat].acts {
+            tools = dealgym_core::scenario::acts::with_act_parameter(tools, self.family());
+        }
         Ok(pythonize(py, &tools)?)
     }
 

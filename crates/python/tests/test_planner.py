@@ -16,7 +16,7 @@ def turn(action: str) -> str:
 
 def test_a_restored_snapshot_replays_a_candidate_against_the_same_opponent_draw():
     game = Game("craigslist", seed=3, first_mover="learner", opponent="rule:boulware")
-    role = game.to_move()
+    role = game.to_move
     root = game.snapshot()
     game.step(turn("[SUBMIT_DEAL] price:50"))
     first = game.transcript()

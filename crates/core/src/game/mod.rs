@@ -23,11 +23,11 @@ pub use outcome::{seat_values, ErrorCause, Outcome, OutcomeKind};
 pub use prompt::{PromptError, Prompts, SystemPrompt};
 pub(crate) use rules::standing_after;
 pub use rules::{Move, Offer, RegulationEvent};
-pub use snapshot::Snapshot;
 pub use setup::{
     mix, mix_text, Continuation, EpisodeConfig, EpisodeSeed, FirstMover, Persona, Rules, SeatSetup,
     Setup, SetupError,
 };
+pub use snapshot::Snapshot;
 
 #[cfg(test)]
 mod tests;

@@ -65,7 +65,11 @@ mod tests {
         };
         let mut e = Episode::new(s.clone(), setup_with(&s, &config)).unwrap();
         let opponent = RulePlayer::new(Tactic::from_name("linear").unwrap());
-        play_against(&mut e, &turn("Hi, 110?", "[SUBMIT_DEAL] price:110"), &opponent);
+        play_against(
+            &mut e,
+            &turn("Hi, 110?", "[SUBMIT_DEAL] price:110"),
+            &opponent,
+        );
         let root = e.snapshot();
         let a = turn("Meet me at 130.", "[SUBMIT_DEAL] price:130");
         let b = turn("150 then.", "[SUBMIT_DEAL] price:150");
@@ -78,7 +82,11 @@ mod tests {
         assert_ne!(e.turns(), &after_a[..], "another candidate, another branch");
         e.restore(&root);
         play_against(&mut e, &a, &opponent);
-        assert_eq!(e.turns(), &after_a[..], "the same candidate, the same opponent answer");
+        assert_eq!(
+            e.turns(),
+            &after_a[..],
+            "the same candidate, the same opponent answer"
+        );
         assert_eq!(e.view(Seat::Learner), &views_a[..]);
         assert_eq!(e.outcome(), None);
     }

@@ -51,14 +51,20 @@ mod tests {
             ..EpisodeConfig::default()
         };
         let mut e = Episode::new(s.clone(), setup_with(&s, &config)).unwrap();
-        e.step(turn("How about 120?", "[SUBMIT_DEAL] price:120 #init-price"))
-            .unwrap();
+        e.step(turn(
+            "How about 120?",
+            "[SUBMIT_DEAL] price:120 #init-price",
+        ))
+        .unwrap();
         e.step(turn("Too low.", "[SUBMIT_DEAL] price:170")).unwrap();
         let text = state_text(&e, Seat::Learner);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("State: {"), "{text}");
         assert_eq!(lines[1], "Dialogue:");
-        assert_eq!(lines[2], "buyer: How about 120? [SUBMIT_DEAL] price:120 #init-price");
+        assert_eq!(
+            lines[2],
+            "buyer: How about 120? [SUBMIT_DEAL] price:120 #init-price"
+        );
         assert_eq!(lines[3], "seller: Too low. [SUBMIT_DEAL] price:170");
         assert_eq!(state_text(&e, Seat::Learner), text, "deterministic");
         // The buyer's text has its budget and not the seller's cost; the seller's the reverse.

@@ -156,9 +156,8 @@ pub(super) static ACTION_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A dialogue-act label: `#` then a word of letters, digits, `-` or `_` (markdown emphasis
 /// around it is allowed).
-static ACT_LABEL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[*_]*").expect("static regex")
-});
+static ACT_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[*_]*").expect("static regex"));
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Part {

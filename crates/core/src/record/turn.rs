@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::digest::Digest;
 use crate::game::{self, RegulationEvent, Seat, TurnTokens};
-use crate::protocol::constraint::ConstraintCheck;
 use crate::planner::{Candidate, Planning};
+use crate::protocol::constraint::ConstraintCheck;
 use crate::protocol::{Action, Parsed};
 use crate::vocab::{Call, ToolCall};
 

@@ -47,7 +47,10 @@ const PRICE: &[Act] = &[
     act("intro", "greet the other side or chat"),
     act("init-price", "name a first price"),
     act("counter-price", "propose a new price against theirs"),
-    act("vague-price", "push the price without a number (\"a bit lower\")"),
+    act(
+        "vague-price",
+        "push the price without a number (\"a bit lower\")",
+    ),
     act("inquire", "ask about the item, its condition or the price"),
     act("inform", "answer or give information"),
     act("confirm", "ask to confirm something said"),
@@ -141,6 +144,29 @@ pub fn with_act_argument(arguments: &str, label: &str) -> String {
     }
 }
 
+/// OpenAI tool definitions (`protocol::openai_tools`) with an optional `act` argument on every
+/// tool, its values the family's labels: what a tools seat asked for labels is sent, so a
+/// schema-following model can give one (the others' tools stay as they are).
+pub fn with_act_parameter(mut tools: serde_json::Value, family: Family) -> serde_json::Value {
+    let labels: Vec<&str> = catalog(family).iter().map(|a| a.label).collect();
+    let act = serde_json::json!({
+        "type": "string",
+        "enum": labels,
+        "description": "The dialogue act of this turn.",
+    });
+    if let Some(list) = tools.as_array_mut() {
+        for tool in list {
+            if let Some(properties) = tool
+                .pointer_mut("/function/parameters/properties")
+                .and_then(|p| p.as_object_mut())
+            {
+                properties.insert("act".into(), act.clone());
+            }
+        }
+    }
+    tools
+}
+
 /// The labels of a family's catalog, comma-separated, for messages.
 pub fn labels_list(family: Family) -> String {
     catalog(family)
@@ -211,11 +237,24 @@ mod tests {
     #[test]
     fn labels_are_read_in_any_case_and_dialogxperts_names_are_aliases() {
         let f = Family::Craigslist;
-        assert_eq!(find_act(f, "Counter_Price").map(|a| a.label), Some("counter-price"));
-        assert_eq!(find_act(f, "counter").map(|a| a.label), Some("counter-price"));
+        assert_eq!(
+            find_act(f, "Counter_Price").map(|a| a.label),
+            Some("counter-price")
+        );
+        assert_eq!(
+            find_act(f, "counter").map(|a| a.label),
+            Some("counter-price")
+        );
         assert_eq!(find_act(f, "greet").map(|a| a.label), Some("intro"));
-        assert_eq!(find_act(f, "counter-noprice").map(|a| a.label), Some("vague-price"));
-        assert_eq!(find_act(f, "trade-off"), None, "an issues act is not a price act");
+        assert_eq!(
+            find_act(f, "counter-noprice").map(|a| a.label),
+            Some("vague-price")
+        );
+        assert_eq!(
+            find_act(f, "trade-off"),
+            None,
+            "an issues act is not a price act"
+        );
         assert!(find_act(Family::JobInterview, "trade off").is_some());
     }
 
@@ -236,7 +275,29 @@ mod tests {
 
         let mut missing = read("Thought: t\nTalk: hi\nAction: [ACCEPT_DEAL]");
         judge_act(&mut missing, Family::Craigslist, true);
-        assert!(missing.error.expect("missing").message.contains("no act label"));
+        assert!(missing
+            .error
+            .expect("missing")
+            .message
+            .contains("no act label"));
+    }
+
+    #[test]
+    fn a_tools_seat_asked_for_labels_gets_an_act_argument_on_every_tool() {
+        let tools = with_act_parameter(
+            crate::protocol::openai_tools(crate::protocol::TermSpace::Price),
+            Family::Craigslist,
+        );
+        for tool in tools.as_array().unwrap() {
+            let act = &tool["function"]["parameters"]["properties"]["act"];
+            assert!(
+                act["enum"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&"counter-price".into()),
+                "{tool}"
+            );
+        }
     }
 
     #[test]
@@ -250,6 +311,9 @@ mod tests {
         judge_act(&mut other, Family::Ahp, false);
         assert_eq!(other.act, None);
         assert!(other.format_ok && other.error.is_none());
-        assert_eq!(other.action, Some(Action::Submit(crate::protocol::Terms::Price(9000))));
+        assert_eq!(
+            other.action,
+            Some(Action::Submit(crate::protocol::Terms::Price(9000)))
+        );
     }
 }

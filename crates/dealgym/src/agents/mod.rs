@@ -362,11 +362,16 @@ impl Player {
         if let Some(planner) = &config.planner {
             let planner = Planner::from_config(planner, http, |proposer| {
                 if proposer.trim() == spec {
-                    return Err(PlayerError::spec(spec, "a planner cannot propose with itself"));
+                    return Err(PlayerError::spec(
+                        spec,
+                        "a planner cannot propose with itself",
+                    ));
                 }
                 Player::from_spec_with(proposer, named, http, sampling)
             })
-            .map_err(|message| PlayerError::spec(spec, format!("[players.{spec}] planner: {message}")))?;
+            .map_err(|message| {
+                PlayerError::spec(spec, format!("[players.{spec}] planner: {message}"))
+            })?;
             return Ok(Player::Planner {
                 planner: Box::new(planner),
                 spec: spec.to_string(),
@@ -479,9 +484,6 @@ impl Player {
         ctx: &TurnContext<'_>,
         view: &[Message],
     ) -> Result<Played, PlayerError> {
-        if let Player::Planner { planner, .. } = self {
-            return planner.play(ctx, view).await;
-        }
         let started = Instant::now();
         let mut replica = None;
         let (completion, call, retries) = match self {
@@ -510,7 +512,12 @@ impl Player {
                 if seat_format == TurnFormat::Tools {
                     // The scenario's tools replace any `tools` of the player's extra body
                     // (its `tool_choice`, if it sets one, is sent as it is).
-                    fields.insert("tools".into(), openai_tools(space));
+                    let mut tools = openai_tools(space);
+                    if ctx.setup.seats[ctx.seat].acts {
+                        tools =
+                            crate::scenario::acts::with_act_parameter(tools, ctx.scenario.family);
+                    }
+                    fields.insert("tools".into(), tools);
                 }
                 let sequence = match client.settings().tokens {
                     TokenMode::Exact => Some(exact_sequence(client, ctx)?),
@@ -567,7 +574,8 @@ impl Player {
             Player::Script { script, .. } => {
                 (Completion::from(script.complete(ctx.calls)?), None, 0)
             }
-            Player::Planner { .. } => unreachable!("a planner plays above"),
+            // A planner's turn is its committed candidate, timed and recorded by the planner.
+            Player::Planner { planner, .. } => return planner.play(ctx, view).await,
         };
         Ok(Played {
             completion,

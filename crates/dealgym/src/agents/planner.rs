@@ -103,7 +103,10 @@ impl Planner {
             n if n != k => return Err(format!("{n} proposers for k = {k} candidates")),
             _ => {}
         }
-        if proposers.iter().any(|p| matches!(p, Player::Planner { .. })) {
+        if proposers
+            .iter()
+            .any(|p| matches!(p, Player::Planner { .. }))
+        {
             return Err("a proposer cannot itself be a planner".into());
         }
         Ok(Planner {
@@ -183,7 +186,10 @@ impl Planner {
             };
             proposed.push(Box::pin(proposer.play(&asked, view)).await?);
         }
-        let texts: Vec<&str> = proposed.iter().map(|p| p.completion.text.as_str()).collect();
+        let texts: Vec<&str> = proposed
+            .iter()
+            .map(|p| p.completion.text.as_str())
+            .collect();
         let values = match &self.selector {
             Selector::First => None,
             Selector::Http(client) => {

@@ -390,11 +390,9 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
             _ => None,
         };
         let states = match options.format {
-            Format::Transitions => Some(transitions::States::of(
-                &record,
-                &mut scenarios,
-                &prompts,
-            )?),
+            Format::Transitions => {
+                Some(transitions::States::of(&record, &mut scenarios, &prompts)?)
+            }
             _ => None,
         };
         let heads = heads(&record, &table)?;

@@ -19,8 +19,8 @@ mod pool;
 mod pool_report;
 mod reward_model;
 mod routing;
-mod value_model;
 mod types;
+mod value_model;
 
 pub(crate) use client::{check_url, without_userinfo};
 pub use client::{http_client, EndpointSettings, LlmClient, LlmError, SeedPolicy};
@@ -29,6 +29,6 @@ pub(crate) use judge::JudgeClient;
 pub use pool::{CallTokens, ReplicaPool, Routed, SeatKey};
 pub use pool_report::{error_kind, replica_table, PoolReport, ReplicaReport};
 pub(crate) use reward_model::RewardModelClient;
-pub use value_model::{read_values, ValueModelClient, ValueRequest};
 pub use routing::{choose, Load, Routing};
 pub use types::Reply;
+pub use value_model::{read_values, ValueModelClient, ValueRequest};

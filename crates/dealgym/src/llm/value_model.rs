@@ -85,7 +85,9 @@ mod tests {
     #[test]
     fn an_answer_has_one_finite_value_per_candidate() {
         assert_eq!(read_values(br#"{"values":[0.5,1]}"#, 2), Ok(vec![0.5, 1.0]));
-        assert!(read_values(br#"{"values":[0.5]}"#, 2).unwrap_err().contains("1 values for 2"));
+        assert!(read_values(br#"{"values":[0.5]}"#, 2)
+            .unwrap_err()
+            .contains("1 values for 2"));
         assert!(read_values(br#"{"score":1}"#, 1).is_err());
     }
 }

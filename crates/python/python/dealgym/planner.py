@@ -22,7 +22,7 @@ ValueModel = Callable[[str, str], float]
 def values_of(game: Game, candidates: Sequence[str], value: ValueModel, role: str | None = None) -> list[float]:
     """``value(state, candidate)`` for each candidate, the state being ``game.state_text`` of the
     role to move (or ``role``)."""
-    who = role or game.to_move()
+    who = role or game.to_move
     if who is None:
         raise ValueError("the episode has ended: no role to move")
     state = game.state_text(who)
