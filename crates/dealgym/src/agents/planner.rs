@@ -237,3 +237,108 @@ impl Planner {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::PlayerConfig;
+    use crate::fixtures::{price, setup_with};
+    use crate::game::{Episode, EpisodeConfig, FirstMover, Seat};
+
+    fn rule(name: &str) -> Player {
+        Player::from_spec(
+            &format!("rule:{name}"),
+            &Default::default(),
+            &reqwest::Client::new(),
+        )
+        .unwrap()
+    }
+
+    fn episode() -> Episode {
+        let s = price();
+        let config = EpisodeConfig {
+            first_mover: FirstMover::Learner,
+            ..EpisodeConfig::default()
+        };
+        Episode::new(s.clone(), setup_with(&s, &config)).unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_in_process_value_model_picks_among_the_proposers_candidates() {
+        let e = episode();
+        let ctx = TurnContext::of(&e, Seat::Learner, 9);
+        // Prefer the lowest price a buyer offers: the value is minus the offered price.
+        let cheapest = |state: &str, candidate: &str| {
+            assert!(
+                state.starts_with("State: {"),
+                "the model is sent the state text"
+            );
+            let price = candidate.rsplit("price:").next().unwrap_or("0");
+            -price.trim().parse::<f64>().unwrap_or(f64::MAX)
+        };
+        let planner = Planner::new(
+            vec![rule("conceder"), rule("tough")],
+            2,
+            Selector::InProcess(Arc::new(cheapest)),
+        )
+        .unwrap();
+        let played = planner.play(&ctx, e.view(Seat::Learner)).await.unwrap();
+        let planning = played.planning.expect("the candidates are kept");
+        assert_eq!(planning.candidates.len(), 2);
+        let values: Vec<f64> = planning
+            .candidates
+            .iter()
+            .map(|c| c.value.unwrap())
+            .collect();
+        assert_eq!(Some(planning.chosen), choose(&values));
+        assert_eq!(
+            played.completion.text,
+            planning.candidates[planning.chosen].raw
+        );
+
+        // Without a value model: the first candidate, no values.
+        let first = Planner::new(vec![rule("conceder"), rule("tough")], 2, Selector::First)
+            .unwrap()
+            .play(&ctx, e.view(Seat::Learner))
+            .await
+            .unwrap();
+        let planning = first.planning.unwrap();
+        assert_eq!(planning.chosen, 0);
+        assert!(planning.candidates.iter().all(|c| c.value.is_none()));
+    }
+
+    #[test]
+    fn a_planner_config_is_checked_when_it_is_built() {
+        let make = |spec: &str| Ok(rule(spec.trim_start_matches("rule:")));
+        let http = reqwest::Client::new();
+        let config = |k: Option<usize>, propose: Proposers| PlannerConfig {
+            k,
+            propose,
+            value: None,
+        };
+        let two = Proposers::Each(vec!["rule:linear".into(), "rule:tough".into()]);
+        let e = Planner::from_config(&config(Some(3), two.clone()), &http, make).unwrap_err();
+        assert!(e.contains("`k` is 3 but `propose` lists 2"), "{e}");
+        assert_eq!(
+            Planner::from_config(&config(None, two), &http, make)
+                .unwrap()
+                .k,
+            2
+        );
+        let one = Proposers::One("rule:linear".into());
+        assert_eq!(
+            Planner::from_config(&config(None, one.clone()), &http, make)
+                .unwrap()
+                .k,
+            DEFAULT_K
+        );
+        assert!(Planner::from_config(&config(Some(0), one), &http, make).is_err());
+        // A table with `planner` holds nothing else.
+        let mixed = serde_json::from_str::<PlayerConfig>(
+            r#"{"planner": {"propose": "rule:linear"}, "model": "m"}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(mixed.contains("`planner` alone"), "{mixed}");
+    }
+}
