@@ -312,3 +312,55 @@ async fn the_rollout_service_streams_a_planner_learners_transitions() {
     server.shutdown().await;
     mock.stop();
 }
+
+#[test]
+fn built_in_players_asked_for_act_labels_give_them_in_every_format() {
+    let mock = threaded_mock(MockConfig::default());
+    let dir = temp_dir("planner-acts-builtin");
+    let files = common::scenario_files(&dir, 2);
+    for format in ["tagged", "xml", "tools"] {
+        let config = dir.join(format!("{format}.toml"));
+        std::fs::write(
+            &config,
+            format!(
+                "[episode]\nlearner_acts = true\nopponent_acts = true\nlearner_format = \"{format}\"\n\
+                 opponent_format = \"{format}\"\n"
+            ),
+        )
+        .unwrap();
+        let out = dir.join(format!("{format}.jsonl"));
+        let mut args = vec![
+            "run".to_string(),
+            "--config".into(),
+            config.display().to_string(),
+            "--learner".into(),
+            format!("openai:mock@{}", mock.url),
+            "--opponent".into(),
+            "rule:linear".into(),
+            "--quiet".into(),
+            "--out".into(),
+            out.display().to_string(),
+        ];
+        for f in &files {
+            args.extend(["--scenarios".to_string(), f.display().to_string()]);
+        }
+        succeeded(dealgym_cli(&args));
+        let records = read_log(&out);
+        assert_eq!(records.len(), 10, "{format}");
+        for record in &records {
+            for turn in &record.turns {
+                assert!(
+                    turn.parsed.error.is_none(),
+                    "{format}: {:?}",
+                    turn.parsed.error
+                );
+                let act = turn.parsed.act.as_deref().expect("every turn is labelled");
+                assert!(
+                    dealgym::scenario::find_act(record.family, act).is_some(),
+                    "{format}: {act}"
+                );
+            }
+        }
+        succeeded(dealgym_cli(["replay", "--verify", out.to_str().unwrap()]));
+    }
+}

@@ -566,7 +566,7 @@ fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat, acts: bool)
             crate::protocol::tool_call_for(&Action::Submit(terms), talk, space, String::new());
         if let Some(label) = label {
             call.function.arguments =
-                crate::scenario::acts::with_act_argument(&call.function.arguments, label);
+                crate::protocol::with_act_argument(&call.function.arguments, label);
         }
         return format!(
             "{thought}\n{}({})",

@@ -9,4 +9,4 @@ mod speech;
 
 pub use concession::{Stance, Tactic};
 pub use rule::{Position, RulePlayer};
-pub use speech::speak;
+pub use speech::{speak, speak_with_act};

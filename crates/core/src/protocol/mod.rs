@@ -25,6 +25,6 @@ pub use terms::{
     ItemSpec, TermSpace, TermValue, Terms, TermsError, TermsView,
 };
 pub use tools::{
-    as_tool_turn, judge_mode, openai_tools, read_tool_calls, tool_call_for, tool_specs, ToolSpec,
-    TOOL_NAMES,
+    as_tool_turn, judge_mode, openai_tools, read_tool_calls, tool_call_for, tool_specs,
+    with_act_argument, ToolSpec, TOOL_NAMES,
 };

@@ -173,8 +173,24 @@ pub fn tool_call_for(action: &Action, talk: &str, space: TermSpace<'_>, id: Stri
 pub fn as_tool_turn(text: &str, space: TermSpace<'_>, id: String) -> (String, ToolCall) {
     let turn = super::parse::parse(text, space, None);
     let action = turn.action.unwrap_or(Action::Reject);
-    let call = tool_call_for(&action, turn.talk.as_deref().unwrap_or(""), space, id);
+    let mut call = tool_call_for(&action, turn.talk.as_deref().unwrap_or(""), space, id);
+    if let Some(act) = &turn.act {
+        // The text's `#label` becomes the call's `act` argument.
+        call.function.arguments = with_act_argument(&call.function.arguments, act);
+    }
     (turn.thought.unwrap_or_default(), call)
+}
+
+/// A tool call's JSON arguments with `"act": label` added (a dialogue-act label given through
+/// tools); arguments that are not a JSON object are returned as they are.
+pub fn with_act_argument(arguments: &str, label: &str) -> String {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(mut map)) => {
+            map.insert("act".into(), Value::String(label.into()));
+            Value::Object(map).to_string()
+        }
+        _ => arguments.to_string(),
+    }
 }
 
 /// Read a turn played through tools: its `calls`, and the `content` the model wrote beside them

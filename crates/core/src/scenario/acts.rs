@@ -26,7 +26,7 @@
 //! [`SeatSetup::acts`]: crate::game::SeatSetup::acts
 
 pub use crate::protocol::normalize_label;
-use crate::protocol::{Parsed, TurnError};
+use crate::protocol::{Action, Parsed, Terms, TurnError};
 
 use super::Family;
 
@@ -132,16 +132,33 @@ pub fn opening_label(family: Family) -> &'static str {
     }
 }
 
-/// A tool call's JSON arguments with `"act": label` added (the example turn of a tools seat
-/// asked for labels); arguments that are not a JSON object are returned as they are.
-pub fn with_act_argument(arguments: &str, label: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(arguments) {
-        Ok(serde_json::Value::Object(mut map)) => {
-            map.insert("act".into(), serde_json::Value::String(label.into()));
-            serde_json::Value::Object(map).to_string()
-        }
-        _ => arguments.to_string(),
-    }
+/// The label a built-in negotiator gives its move, from the labels of a catalog (`labels`): a
+/// first offer opens (`init-price`, `propose`), a repeated offer insists, another offer counters
+/// (`counter-price`, `counter`), an accept agrees, a reject or a walk-away disagrees, a talk
+/// inquires; the catalog's first label where it has none of these. `own_offers` are the seat's
+/// offers before this move. `None` for an empty catalog.
+pub fn label_for_move<'l>(
+    labels: &[&'l str],
+    action: &Action,
+    own_offers: &[Terms],
+) -> Option<&'l str> {
+    let wanted: &[&str] = match action {
+        Action::Submit(terms) if own_offers.is_empty() => &["init-price", "propose"],
+        Action::Submit(terms) if own_offers.last() == Some(terms) => &["insist"],
+        Action::Submit(_) => &["counter-price", "counter"],
+        Action::Accept => &["agree"],
+        Action::Reject | Action::WalkAway => &["disagree"],
+        Action::Talk => &["inquire"],
+    };
+    wanted
+        .iter()
+        .find_map(|w| labels.iter().find(|l| *l == w).copied())
+        .or(labels.first().copied())
+}
+
+/// A family's labels, in catalog order.
+pub fn labels(family: Family) -> Vec<&'static str> {
+    catalog(family).iter().map(|a| a.label).collect()
 }
 
 /// OpenAI tool definitions (`protocol::openai_tools`) with an optional `act` argument on every
@@ -280,6 +297,26 @@ mod tests {
             .expect("missing")
             .message
             .contains("no act label"));
+    }
+
+    #[test]
+    fn a_negotiators_move_gets_the_label_of_what_it_does() {
+        let price = labels(Family::Craigslist);
+        let items = labels(Family::Casino);
+        let offer = Terms::Price(12000);
+        let label = |labels: &[&'static str], a: &Action, own: &[Terms]| {
+            label_for_move(labels, a, own).unwrap()
+        };
+        let first = Action::Submit(offer.clone());
+        assert_eq!(label(&price, &first, &[]), "init-price");
+        assert_eq!(label(&items, &first, &[]), "propose");
+        assert_eq!(label(&price, &first, &[offer.clone()]), "insist");
+        assert_eq!(label(&price, &first, &[Terms::Price(1)]), "counter-price");
+        assert_eq!(label(&items, &first, &[Terms::Price(1)]), "counter");
+        assert_eq!(label(&price, &Action::Accept, &[]), "agree");
+        assert_eq!(label(&price, &Action::WalkAway, &[]), "disagree");
+        assert_eq!(label(&["x"], &Action::Talk, &[]), "x");
+        assert_eq!(label_for_move(&[], &Action::Talk, &[]), None);
     }
 
     #[test]
