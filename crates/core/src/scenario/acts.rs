@@ -143,7 +143,7 @@ pub fn label_for_move<'l>(
     own_offers: &[Terms],
 ) -> Option<&'l str> {
     let wanted: &[&str] = match action {
-        Action::Submit(terms) if own_offers.is_empty() => &["init-price", "propose"],
+        Action::Submit(_) if own_offers.is_empty() => &["init-price", "propose"],
         Action::Submit(terms) if own_offers.last() == Some(terms) => &["insist"],
         Action::Submit(_) => &["counter-price", "counter"],
         Action::Accept => &["agree"],
@@ -310,7 +310,7 @@ mod tests {
         let first = Action::Submit(offer.clone());
         assert_eq!(label(&price, &first, &[]), "init-price");
         assert_eq!(label(&items, &first, &[]), "propose");
-        assert_eq!(label(&price, &first, &[offer.clone()]), "insist");
+        assert_eq!(label(&price, &first, std::slice::from_ref(&offer)), "insist");
         assert_eq!(label(&price, &first, &[Terms::Price(1)]), "counter-price");
         assert_eq!(label(&items, &first, &[Terms::Price(1)]), "counter");
         assert_eq!(label(&price, &Action::Accept, &[]), "agree");
