@@ -310,7 +310,10 @@ mod tests {
         let first = Action::Submit(offer.clone());
         assert_eq!(label(&price, &first, &[]), "init-price");
         assert_eq!(label(&items, &first, &[]), "propose");
-        assert_eq!(label(&price, &first, std::slice::from_ref(&offer)), "insist");
+        assert_eq!(
+            label(&price, &first, std::slice::from_ref(&offer)),
+            "insist"
+        );
         assert_eq!(label(&price, &first, &[Terms::Price(1)]), "counter-price");
         assert_eq!(label(&items, &first, &[Terms::Price(1)]), "counter");
         assert_eq!(label(&price, &Action::Accept, &[]), "agree");
