@@ -124,12 +124,20 @@ pub fn find_act(family: Family, label: &str) -> Option<&'static Act> {
     catalog(family).iter().find(|a| a.label == label)
 }
 
+/// The acts of a first offer, in the order a catalog's is looked for.
+const OPENING: &[&str] = &["init-price", "propose"];
+
 /// The act of a first proposal, which the prompt's example turn is labelled with.
 pub fn opening_label(family: Family) -> &'static str {
-    match family {
-        Family::Ahp | Family::Craigslist => "init-price",
-        _ => "propose",
-    }
+    first_of(&labels(family), OPENING).unwrap_or("propose")
+}
+
+/// The first of `wanted` that `labels` has, else the first of `labels`.
+fn first_of<'l>(labels: &[&'l str], wanted: &[&str]) -> Option<&'l str> {
+    wanted
+        .iter()
+        .find_map(|w| labels.iter().find(|l| *l == w).copied())
+        .or(labels.first().copied())
 }
 
 /// The label a built-in negotiator gives its move, from the labels of a catalog (`labels`): a
@@ -143,17 +151,14 @@ pub fn label_for_move<'l>(
     own_offers: &[Terms],
 ) -> Option<&'l str> {
     let wanted: &[&str] = match action {
-        Action::Submit(_) if own_offers.is_empty() => &["init-price", "propose"],
+        Action::Submit(_) if own_offers.is_empty() => OPENING,
         Action::Submit(terms) if own_offers.last() == Some(terms) => &["insist"],
         Action::Submit(_) => &["counter-price", "counter"],
         Action::Accept => &["agree"],
         Action::Reject | Action::WalkAway => &["disagree"],
         Action::Talk => &["inquire"],
     };
-    wanted
-        .iter()
-        .find_map(|w| labels.iter().find(|l| *l == w).copied())
-        .or(labels.first().copied())
+    first_of(labels, wanted)
 }
 
 /// A family's labels, in catalog order.
@@ -165,10 +170,9 @@ pub fn labels(family: Family) -> Vec<&'static str> {
 /// tool, its values the family's labels: what a tools seat asked for labels is sent, so a
 /// schema-following model can give one (the others' tools stay as they are).
 pub fn with_act_parameter(mut tools: serde_json::Value, family: Family) -> serde_json::Value {
-    let labels: Vec<&str> = catalog(family).iter().map(|a| a.label).collect();
     let act = serde_json::json!({
         "type": "string",
-        "enum": labels,
+        "enum": labels(family),
         "description": "The dialogue act of this turn.",
     });
     if let Some(list) = tools.as_array_mut() {
@@ -186,11 +190,7 @@ pub fn with_act_parameter(mut tools: serde_json::Value, family: Family) -> serde
 
 /// The labels of a family's catalog, comma-separated, for messages.
 pub fn labels_list(family: Family) -> String {
-    catalog(family)
-        .iter()
-        .map(|a| a.label)
-        .collect::<Vec<_>>()
-        .join(", ")
+    labels(family).join(", ")
 }
 
 /// Judge the label of a readable turn (the one rule for it): where the seat was `asked` to label,
