@@ -55,6 +55,7 @@ fn flaky(mock: &MockServer, timeout_s: f64) -> BTreeMap<String, PlayerConfig> {
         },
         persona: None,
         constrain: Default::default(),
+        planner: None,
     };
     BTreeMap::from([("flaky".to_string(), config)])
 }

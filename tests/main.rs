@@ -24,6 +24,7 @@ mod human_data;
 mod limits_input;
 mod llm_client;
 mod merge;
+mod planner;
 mod prefixes;
 mod presets;
 mod properties;

@@ -68,6 +68,7 @@ fn pool_player(mocks: &[MockServer], routing: Routing) -> PlayerConfig {
         },
         persona: None,
         constrain: Default::default(),
+        planner: None,
     }
 }
 

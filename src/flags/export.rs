@@ -20,8 +20,8 @@ use dealgym::export::{ExportError, ExportOptions, Format, Seats};
 pub struct ExportFlags {
     #[command(flatten)]
     pub files: RecordFiles,
-    /// The trainer format (docs/src/guide/export.md): messages, prompt-completion, verl, trl-rollout or
-    /// tinker. The last three need token-exact records.
+    /// The trainer format (docs/src/guide/export.md): messages, prompt-completion, verl,
+    /// trl-rollout, tinker or transitions. verl, trl-rollout and tinker need token-exact records.
     #[arg(long, value_parser = one_of(&Format::ALL, Format::name, format_about))]
     pub format: Format,
     /// Whose data to write: learner, opponent or both.
@@ -62,6 +62,9 @@ fn format_about(format: Format) -> Option<&'static str> {
             "Per seat and episode: the keys TRL's GRPO `rollout_func` returns (token-exact only)"
         }
         Format::Tinker => "Per seat and episode: Tinker transitions (token-exact only)",
+        Format::Transitions => {
+            "Per seat and turn: a planner's transition (state, candidates, chosen, reward, next state, status)"
+        }
     })
 }
 

@@ -74,8 +74,8 @@ pub enum Command {
     /// Tables (Markdown, CSV), charts (SVG) and one self-contained HTML page with searchable
     /// transcripts, from record files, in flat memory.
     Report(ReportFlags),
-    /// Write records as trainer data (messages, prompt-completion, verl, trl-rollout, tinker),
-    /// with each line's group statistics and advantages.
+    /// Write records as trainer data (messages, prompt-completion, verl, trl-rollout, tinker,
+    /// transitions), with each line's group statistics and advantages.
     Export(ExportFlags),
     /// An environment server: OpenEnv's protocol (WS /ws), REST episodes and a rollout service.
     Serve(ServeFlags),

@@ -36,6 +36,7 @@ pub mod jsonl;
 pub mod limits;
 pub mod negotiator;
 pub mod observation;
+pub mod planner;
 pub mod protocol;
 pub mod record;
 pub mod reward;

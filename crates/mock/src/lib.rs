@@ -23,6 +23,7 @@ mod negotiator;
 mod prefix_cache;
 mod stream;
 mod tokens;
+mod value;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -52,6 +53,7 @@ pub(crate) use negotiator::{read_prompt, respond_with};
 pub use negotiator::{respond, ReadGame, Reading};
 pub(crate) use prefix_cache::PrefixCache;
 pub use tokens::{render, tokenize, MockTemplate};
+pub use value::values as planner_values;
 
 /// How a `<think>` block is returned, if at all; named by [`ThinkMode::name`] (`--think field`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -324,6 +326,7 @@ fn router(config: MockConfig, stats: Arc<MockStats>, control: Arc<MockControl>) 
         .route("/score", post(judge::score_route))
         .route("/v1/score", post(judge::score_route))
         .route("/reward", post(judge::plain_route))
+        .route("/v1/value", post(value::value_route))
         .route("/health", get(health))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -11,13 +11,14 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use dealgym::agents::concession::{candidates, Stance, Tactic};
-use dealgym::agents::speak;
 use dealgym::game::rules::{self, Move};
 use dealgym::game::{Message, MessageRole, Rules, Seat};
+use dealgym::negotiator::speak_with_act;
 use dealgym::protocol::{
     parse, read_tool_calls, Action, BundlePart, BundleSpec, IssueRange, IssueSpec, IssueValue,
     ItemSpec, TermSpace, Terms, TurnFormat,
 };
+use dealgym::scenario::acts::label_for_move;
 use dealgym::scenario::BundleValues;
 
 fn re(pattern: &str) -> Regex {
@@ -62,6 +63,9 @@ pub struct Reading {
     /// The K of the rejection reject loop, where the prompt tells one.
     pub reject_streak: Option<u32>,
     pub game: ReadGame,
+    /// The dialogue acts the prompt asks the seat to label its turns with (`- #label — …`
+    /// lines); empty where it asks for none.
+    pub acts: Vec<String>,
 }
 
 /// The game as read from the prompt, in owned form.
@@ -160,6 +164,12 @@ pub(crate) fn read_prompt(system: &str) -> Option<Reading> {
         same_deal_limit: number(&SAME_DEAL, system).map(|n| n as u32),
         reject_streak: number(&REJECT_STREAK, system).map(|n| n as u32),
         game,
+        acts: system
+            .lines()
+            .filter_map(|l| l.strip_prefix("- #"))
+            .filter_map(|l| l.split_whitespace().next())
+            .map(str::to_string)
+            .collect(),
     })
 }
 
@@ -420,7 +430,9 @@ pub(crate) fn respond_with(
     {
         decision.action = Action::Reject;
     }
-    speak(&decision, space, reading.format, t)
+    let labels: Vec<&str> = reading.acts.iter().map(String::as_str).collect();
+    let act = label_for_move(&labels, &decision.action, &own_offers);
+    speak_with_act(&decision, space, reading.format, t, act)
 }
 
 /// Whether playing `action` now would end the game by a reject loop the prompt told: the

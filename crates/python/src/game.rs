@@ -820,9 +820,48 @@ impl Game {
     /// terms the scenario's own): what a chat endpoint that calls tools is sent as `tools`.
     /// Play the calls the model makes with `step({"text": content, "tool_calls": calls})`.
     fn tools<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
-        self.seat(role)?;
-        let tools = dealgym_core::protocol::openai_tools(self.episode.scenario().term_space());
+        let seat = self.seat(role)?;
+        let mut tools = dealgym_core::protocol::openai_tools(self.episode.scenario().term_space());
+        if self.episode.setup().seats[seat].acts {
+            tools = dealgym_core::scenario::acts::with_act_parameter(tools, self.family());
+        }
         Ok(pythonize(py, &tools)?)
+    }
+
+    /// The episode as `role` knows it, as one deterministic text (its structured view as JSON,
+    /// then the moves so far from its side): the state a value model scores candidates in.
+    fn state_text(&self, role: &str) -> PyResult<String> {
+        let seat = self.seat(role)?;
+        Ok(dealgym_core::planner::state_text(&self.episode, seat))
+    }
+
+    /// Freeze the game as it is now, for look-ahead: `restore(snapshot)` undoes every step
+    /// since, and the same completions then give the same turns and the same answers of a
+    /// built-in opponent.
+    fn snapshot(&self) -> crate::planner::GameSnapshot {
+        crate::planner::GameSnapshot {
+            snapshot: self.episode.snapshot(),
+            scenario_id: self.episode.scenario().id.clone(),
+            turns: self.episode.turns().len(),
+        }
+    }
+
+    /// Go back to `snapshot` (taken from this game, or one of the same scenario and setup).
+    fn restore(&mut self, snapshot: &crate::planner::GameSnapshot) -> PyResult<()> {
+        let from = snapshot.snapshot.episode();
+        if snapshot.scenario_id != self.episode.scenario().id
+            || from.setup() != self.episode.setup()
+        {
+            return Err(PyValueError::new_err(format!(
+                "a snapshot of scenario {} with another setup cannot restore this game ({})",
+                snapshot.scenario_id,
+                self.episode.scenario().id
+            )));
+        }
+        self.episode.restore(&snapshot.snapshot);
+        self.record = OnceLock::new();
+        self.pending = PerSeat::default();
+        Ok(())
     }
 
     /// `role`'s structured state alone (`observe(role)["state"]` without the chat).

@@ -18,6 +18,7 @@ mod bench;
 mod catalog;
 mod errors;
 mod game;
+mod planner;
 mod records;
 
 #[pymodule]
@@ -25,6 +26,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<game::Game>()?;
     m.add_class::<game::StepInfo>()?;
+    m.add_class::<planner::GameSnapshot>()?;
+    m.add_function(wrap_pyfunction!(planner::choose, m)?)?;
     m.add_class::<records::RecordWriter>()?;
     m.add_function(wrap_pyfunction!(game::step_many, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::families, m)?)?;

@@ -348,6 +348,11 @@ impl Episode {
             self.setup.seats[seat].format,
             !completion.tool_calls.is_empty(),
         );
+        crate::scenario::judge_act(
+            &mut parsed,
+            self.scenario.family,
+            self.setup.seats[seat].acts,
+        );
         if parsed.error.is_none()
             && parsed.note.is_none()
             && protocol::copies_instructions(&parsed, &self.system_prompts[seat].instructions)

@@ -11,6 +11,7 @@ mod outcome;
 mod prompt;
 pub mod rules;
 mod setup;
+mod snapshot;
 
 pub use crate::vocab::{Drift, Message, MessageRole, PerSeat, Seat, ToolCall, TurnTokens};
 pub(crate) use episode::Leftover;
@@ -26,6 +27,7 @@ pub use setup::{
     mix, mix_text, Continuation, EpisodeConfig, EpisodeSeed, FirstMover, Persona, Rules, SeatSetup,
     Setup, SetupError,
 };
+pub use snapshot::Snapshot;
 
 #[cfg(test)]
 mod tests;

@@ -24,6 +24,7 @@ use super::setup::SeatSetup;
 
 const BUILTIN: &[(&str, &str)] = &[
     ("_format.j2", include_str!("../../../../prompts/_format.j2")),
+    ("_acts.j2", include_str!("../../../../prompts/_acts.j2")),
     ("_price.j2", include_str!("../../../../prompts/_price.j2")),
     ("_items.j2", include_str!("../../../../prompts/_items.j2")),
     ("_issues.j2", include_str!("../../../../prompts/_issues.j2")),
@@ -128,6 +129,7 @@ struct SystemKey {
     persona: Option<String>,
     rules: EndingRules,
     no_deal_value: u64,
+    acts: bool,
 }
 
 impl Prompts {
@@ -250,6 +252,7 @@ impl Prompts {
             persona: seat.persona.as_ref().map(|p| p.text.clone()),
             rules: *rules,
             no_deal_value: no_deal_value.to_bits(),
+            acts: seat.acts,
         };
         if let Some((_, found)) = self.rendered.get(&key) {
             return Ok(found);
@@ -396,7 +399,8 @@ fn seat_context(
         format => format_name(seat.format),
         persona => seat.persona.as_ref().map(|p| p.text.clone()),
         terms_keys => terms_keys(scenario),
-        example => example_turn(scenario, role, seat.format),
+        example => example_turn(scenario, role, seat.format, seat.acts),
+        acts => seat.acts.then(|| act_views(scenario.family)),
     };
     let private = match &scenario.game {
         Game::Price {
@@ -570,7 +574,15 @@ fn terms_keys(scenario: &Scenario) -> String {
 
 /// One example turn in the seat's spelling. It uses only public facts (the listing price, the
 /// item counts, the issue ranges), never private values.
-fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat) -> String {
+/// A family's dialogue acts for a prompt that asks for labels (`_acts.j2`).
+fn act_views(family: crate::scenario::Family) -> Vec<Value> {
+    crate::scenario::act_catalog(family)
+        .iter()
+        .map(|a| context! { label => a.label, meaning => a.meaning })
+        .collect()
+}
+
+fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat, acts: bool) -> String {
     let space = scenario.term_space();
     let (thought, talk, terms) = match &scenario.game {
         Game::Price { listing_price, .. } => {
@@ -618,16 +630,25 @@ fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat) -> String {
             )
         }
     };
+    // The example opens, so a seat asked for labels sees its first price (or split) labelled.
+    let label = acts.then(|| crate::scenario::acts::opening_label(scenario.family));
     if format == TurnFormat::Tools {
         // The thought as the reply's text, the move as its one call.
-        let call =
+        let mut call =
             crate::protocol::tool_call_for(&Action::Submit(terms), talk, space, String::new());
+        if let Some(label) = label {
+            call.function.arguments =
+                crate::protocol::with_act_argument(&call.function.arguments, label);
+        }
         return format!(
             "{thought}\n{}({})",
             call.function.name, call.function.arguments
         );
     }
-    let action = crate::protocol::render_action(&Action::Submit(terms), space, true);
+    let mut action = crate::protocol::render_action(&Action::Submit(terms), space, true);
+    if let Some(label) = label {
+        action = format!("{action} #{label}");
+    }
     crate::protocol::render_turn(thought, talk, &action, format)
 }
 

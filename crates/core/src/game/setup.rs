@@ -79,6 +79,14 @@ pub struct EpisodeConfig {
     pub learner_format: TurnFormat,
     /// The spelling of a turn the opponent's prompt asks for.
     pub opponent_format: TurnFormat,
+    /// Ask the learner to label each turn with a dialogue act of the family's catalog
+    /// (`Action: … #counter-price`): its prompt lists the acts, and a missing or unknown label
+    /// is a malformed turn (`scenario::acts`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub learner_acts: bool,
+    /// Ask the opponent to label each turn, as `learner_acts` says.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub opponent_acts: bool,
 }
 
 /// Prints as the derived form did before `reject_streak` existed, adding it only where it is
@@ -99,8 +107,15 @@ impl std::fmt::Debug for EpisodeConfig {
         }
         d.field("format_retries", &self.format_retries)
             .field("learner_format", &self.learner_format)
-            .field("opponent_format", &self.opponent_format)
-            .finish()
+            .field("opponent_format", &self.opponent_format);
+        // Only where asked: run ids of configs without act labels stay what they were.
+        if self.learner_acts {
+            d.field("learner_acts", &true);
+        }
+        if self.opponent_acts {
+            d.field("opponent_acts", &true);
+        }
+        d.finish()
     }
 }
 
@@ -119,6 +134,8 @@ impl Default for EpisodeConfig {
             format_retries: 1,
             learner_format: TurnFormat::Tagged,
             opponent_format: TurnFormat::Tagged,
+            learner_acts: false,
+            opponent_acts: false,
         }
     }
 }
@@ -262,6 +279,10 @@ pub struct SeatSetup {
     pub format: TurnFormat,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persona: Option<Persona>,
+    /// The seat is asked to label each turn with a dialogue act (`#label` at the end of its
+    /// Action line; `scenario::acts`): a missing or unknown label is a malformed turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub acts: bool,
 }
 
 /// Everything about one episode that is not the scenario or the moves: fully determined, so an
@@ -422,6 +443,10 @@ impl Setup {
                 Seat::Opponent => config.opponent_format,
             },
             persona,
+            acts: match seat {
+                Seat::Learner => config.learner_acts,
+                Seat::Opponent => config.opponent_acts,
+            },
         };
         let PerSeat {
             learner: lp,

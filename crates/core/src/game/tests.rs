@@ -878,3 +878,49 @@ fn a_turn_is_format_ok_only_in_the_mode_asked() {
     assert_eq!(step.played, Some(Action::WalkAway));
     assert!(!step.parsed.format_ok, "a text seat that calls a tool");
 }
+
+#[test]
+fn a_seat_asked_for_act_labels_is_told_the_catalog_and_held_to_it() {
+    let s = price();
+    let config = EpisodeConfig {
+        learner_acts: true,
+        ..learner_first()
+    };
+    let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
+    let prompt = e.system_prompt(Seat::Learner).to_string();
+    assert!(prompt.contains("#counter-price"), "{prompt}");
+    assert!(
+        prompt.contains("[SUBMIT_DEAL] price:120 #init-price"),
+        "{prompt}"
+    );
+    assert!(
+        !e.system_prompt(Seat::Opponent).contains("#counter-price"),
+        "a seat not asked is not told"
+    );
+    let step = e
+        .step(turn("Hi.", "[SUBMIT_DEAL] price:120 #haggle"))
+        .unwrap();
+    assert!(step.retry, "an unknown label is a malformed turn");
+    assert!(e
+        .view(Seat::Learner)
+        .last()
+        .unwrap()
+        .content
+        .contains("`#haggle`"));
+    let step = e
+        .step(turn("Hi.", "[SUBMIT_DEAL] price:120 #Init_Price"))
+        .unwrap();
+    assert_eq!(step.played, Some(Action::Submit(Terms::Price(12000))));
+    assert_eq!(e.turns()[1].parsed.act.as_deref(), Some("init-price"));
+    // The opponent, not asked, is not held to it; the label never reaches the other side.
+    e.step(turn("No.", "[REJECT_DEAL]")).unwrap();
+    assert_eq!(e.turns()[2].parsed.act, None);
+    assert!(!e
+        .view(Seat::Opponent)
+        .iter()
+        .any(|m| m.content.contains("#init")));
+    // The prompt of a seat not asked is the one it always was.
+    let plain = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    let plain = plain.system_prompt(Seat::Learner);
+    assert!(!plain.contains("Label every turn") && !plain.contains("#init-price"));
+}

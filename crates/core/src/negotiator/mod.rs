@@ -10,4 +10,4 @@ mod speech;
 
 pub use concession::{Stance, Tactic};
 pub use rule::{Position, RulePlayer};
-pub use speech::speak;
+pub use speech::{speak, speak_with_act};

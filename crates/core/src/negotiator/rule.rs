@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::concession::{Stance, Tactic};
-use super::speech::speak;
+use super::speech::speak_with_act;
 use crate::cache::BoundedCache;
 use crate::game::{Completion, Episode, Seat, Setup};
 use crate::protocol::{as_tool_turn, Action, Terms, TurnFormat};
@@ -90,7 +90,13 @@ impl RulePlayer {
             &ctx.own_offers,
             ctx.sampling_seed,
         );
-        let text = speak(&decision, space, me.format, ctx.own_moves);
+        let labels = if me.acts {
+            crate::scenario::acts::labels(ctx.scenario.family)
+        } else {
+            Vec::new()
+        };
+        let act = crate::scenario::acts::label_for_move(&labels, &decision.action, &ctx.own_offers);
+        let text = speak_with_act(&decision, space, me.format, ctx.own_moves, act);
         if me.format != TurnFormat::Tools {
             return Completion::from(text);
         }

@@ -14,6 +14,18 @@ const OPENERS: [&str; 4] = [
 
 /// The completion for a decision at round `t` (0-based own moves).
 pub fn speak(decision: &Decision, space: TermSpace<'_>, format: TurnFormat, t: u32) -> String {
+    speak_with_act(decision, space, format, t, None)
+}
+
+/// [`speak`], the action ending with the dialogue-act label `act` (`#act`) where the seat is
+/// asked to label its turns.
+pub fn speak_with_act(
+    decision: &Decision,
+    space: TermSpace<'_>,
+    format: TurnFormat,
+    t: u32,
+    act: Option<&str>,
+) -> String {
     let thought = match decision.offered {
         Some(v) => format!(
             "My aspiration is {:.2}; the offer on the table is worth {:.2} to me.",
@@ -30,10 +42,9 @@ pub fn speak(decision: &Decision, space: TermSpace<'_>, format: TurnFormat, t: u
         Action::Reject | Action::Talk => "I cannot agree to that.".to_string(),
         Action::WalkAway => "I do not think we can agree. Goodbye.".to_string(),
     };
-    render_turn(
-        &thought,
-        &talk,
-        &render_action(&decision.action, space, true),
-        format,
-    )
+    let mut action = render_action(&decision.action, space, true);
+    if let Some(act) = act {
+        action = format!("{action} #{act}");
+    }
+    render_turn(&thought, &talk, &action, format)
 }

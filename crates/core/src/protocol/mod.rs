@@ -17,8 +17,8 @@ pub use action::{Action, ActionKind, ErrorKind, TurnError};
 pub use bundle::{part_keys, BundleChoice, BundlePart, BundleSpec, DELIVERY};
 pub(crate) use parse::proposes_deal;
 pub use parse::{
-    after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy, parse,
-    read_move, ParseNote, Parsed, TurnFormat,
+    after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy,
+    normalize_label, parse, read_move, split_act, ParseNote, Parsed, TurnFormat,
 };
 pub(crate) use render::render_forwarded;
 pub use render::{render_action, render_turn};
@@ -27,6 +27,6 @@ pub use terms::{
     ItemSpec, TermSpace, TermValue, Terms, TermsError, TermsView,
 };
 pub use tools::{
-    as_tool_turn, judge_mode, openai_tools, read_tool_calls, tool_call_for, tool_specs, ToolSpec,
-    TOOL_NAMES,
+    as_tool_turn, judge_mode, openai_tools, read_tool_calls, tool_call_for, tool_specs,
+    with_act_argument, ToolSpec, TOOL_NAMES,
 };

@@ -45,6 +45,11 @@ pub struct Parsed {
     /// Something a real model did that a readable turn should not hide (see [`ParseNote`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<ParseNote>,
+    /// The dialogue-act label written at the end of the Action line (`#counter-price`), or
+    /// given as a tool call's `act`, in the family catalog's spelling; absent when none was
+    /// written or the label is not in the catalog (`scenario::acts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub act: Option<String>,
 }
 
 /// Failures real models showed in readable turns (tests/fixtures/real/).
@@ -149,6 +154,11 @@ pub(super) static ACTION_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 
+/// A dialogue-act label: `#` then a word of letters, digits, `-` or `_` (markdown emphasis
+/// around it is allowed).
+static ACT_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[*_]*").expect("static regex"));
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Part {
     Thought,
@@ -210,7 +220,9 @@ pub fn parse(text: &str, space: TermSpace<'_>, server_reasoning: Option<&str>) -
     let parts: Vec<Part> = sections.iter().map(|s| s.part).collect();
     let layout_ok = parts == [Part::Thought, Part::Talk, Part::Action];
 
-    match read_action(&action_part(&sections, &body), space) {
+    let (action_text, act) = split_act(&action_part(&sections, &body));
+    parsed.act = act;
+    match read_action(&action_text, space) {
         Ok((action, well_formed)) => {
             parsed.format_ok = layout_ok && well_formed && parts.contains(&Part::Action);
             parsed.action = Some(action);
@@ -237,6 +249,32 @@ pub fn parse(text: &str, space: TermSpace<'_>, server_reasoning: Option<&str>) -
         }
     }
     parsed
+}
+
+/// A `#label` after the action (the last one of the action part): the dialogue act the turn
+/// claims, as written (lower-cased, `_` and spaces as `-`: the catalog's spelling), and the
+/// action text without it, so the label is never read as part of the terms.
+pub fn split_act(action: &str) -> (String, Option<String>) {
+    let Some(found) = ACT_LABEL.captures_iter(action).last() else {
+        return (action.to_string(), None);
+    };
+    let whole = found.get(0).expect("match");
+    let mut rest = String::with_capacity(action.len());
+    rest.push_str(&action[..whole.start()]);
+    rest.push_str(&action[whole.end()..]);
+    (rest, Some(normalize_label(&found[1])))
+}
+
+/// A dialogue-act label as written, reduced to the catalogs' spelling: lower case, `_` and
+/// spaces as `-`.
+pub fn normalize_label(raw: &str) -> String {
+    raw.trim()
+        .chars()
+        .map(|c| match c {
+            '_' | ' ' => '-',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect()
 }
 
 /// Whether a completion proposes a deal: the part [`parse`] reads the move from writes

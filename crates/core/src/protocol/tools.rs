@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::action::{Action, ErrorKind, TurnError};
-use super::parse::{split_reasoning, Parsed, TurnFormat, ACTION_TOKEN};
+use super::parse::{normalize_label, split_reasoning, Parsed, TurnFormat, ACTION_TOKEN};
 use super::terms::{brief, terms_from_json, IssueRange, TermSpace, TermsError};
 use crate::vocab::ToolCall;
 
@@ -193,8 +193,24 @@ pub fn tool_call_for(action: &Action, talk: &str, space: TermSpace<'_>, id: Stri
 pub fn as_tool_turn(text: &str, space: TermSpace<'_>, id: String) -> (String, ToolCall) {
     let turn = super::parse::parse(text, space, None);
     let action = turn.action.unwrap_or(Action::Reject);
-    let call = tool_call_for(&action, turn.talk.as_deref().unwrap_or(""), space, id);
+    let mut call = tool_call_for(&action, turn.talk.as_deref().unwrap_or(""), space, id);
+    if let Some(act) = &turn.act {
+        // The text's `#label` becomes the call's `act` argument.
+        call.function.arguments = with_act_argument(&call.function.arguments, act);
+    }
     (turn.thought.unwrap_or_default(), call)
+}
+
+/// A tool call's JSON arguments with `"act": label` added (a dialogue-act label given through
+/// tools); arguments that are not a JSON object are returned as they are.
+pub fn with_act_argument(arguments: &str, label: &str) -> String {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(mut map)) => {
+            map.insert("act".into(), Value::String(label.into()));
+            Value::Object(map).to_string()
+        }
+        _ => arguments.to_string(),
+    }
 }
 
 /// Read a turn played through tools: its `calls`, and the `content` the model wrote beside them
@@ -220,9 +236,10 @@ pub fn read_tool_calls(
         ..Parsed::default()
     };
     match read_calls(calls, body, space) {
-        Ok((action, talk)) => {
+        Ok((action, talk, act)) => {
             parsed.action = Some(action);
             parsed.talk = talk;
+            parsed.act = act.as_deref().map(normalize_label);
             parsed.format_ok = true;
         }
         Err(error) => parsed.error = Some(error),
@@ -253,12 +270,13 @@ pub fn judge_mode(parsed: &mut Parsed, asked: TurnFormat, called: bool) {
     }
 }
 
-/// The move and the talk of a turn's calls, or why they cannot be used.
+/// The move, the talk and the dialogue-act label (any call's optional `act`) of a turn's
+/// calls, or why they cannot be used.
 fn read_calls(
     calls: &[ToolCall],
     body: &str,
     space: TermSpace<'_>,
-) -> Result<(Action, Option<String>), TurnError> {
+) -> Result<(Action, Option<String>, Option<String>), TurnError> {
     if ACTION_TOKEN.is_match(body) {
         return Err(TurnError::format(
             "a tool call and a text action in one turn: act through the tools only",
@@ -266,13 +284,14 @@ fn read_calls(
     }
     let mut moves: Vec<(&str, Action, Option<String>)> = Vec::new();
     let mut said: Vec<String> = Vec::new();
+    let mut act: Option<String> = None;
     for call in calls {
         let name = call.function.name.as_str();
         let mut args = arguments(call)?;
         let allowed: &[&str] = match name {
-            "make_offer" => &["terms", "message"],
-            "accept" | "reject" | "walk_away" => &["message"],
-            "say" => &["text"],
+            "make_offer" => &["terms", "message", "act"],
+            "accept" | "reject" | "walk_away" => &["message", "act"],
+            "say" => &["text", "act"],
             other => {
                 return Err(TurnError::format(format!(
                     "unknown tool `{}`; the tools are {}",
@@ -289,6 +308,9 @@ fn read_calls(
             )));
         }
         let message = text_argument(name, &mut args, "message")?;
+        if let Some(label) = text_argument(name, &mut args, "act")? {
+            act.get_or_insert(label);
+        }
         match name {
             "say" => said.push(text_argument(name, &mut args, "text")?.ok_or_else(|| {
                 TurnError::format("`say` needs `text`: what you say to the other side")
@@ -337,9 +359,9 @@ fn read_calls(
         Some((name, _, Some(_))) if talk.is_some() => Err(TurnError::format(format!(
             "the talk is given twice (`say` and `{name}`'s `message`): give it once"
         ))),
-        Some((_, action, message)) => Ok((action, message.or(talk))),
+        Some((_, action, message)) => Ok((action, message.or(talk), act)),
         None => match talk {
-            Some(talk) => Ok((Action::Talk, Some(talk))),
+            Some(talk) => Ok((Action::Talk, Some(talk), act)),
             None => Err(TurnError::format("no tool call")),
         },
     }

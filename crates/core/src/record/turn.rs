@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::digest::Digest;
 use crate::game::{self, RegulationEvent, Seat, TurnTokens};
+use crate::planner::{Candidate, Planning};
 use crate::protocol::constraint::ConstraintCheck;
 use crate::protocol::{Action, Parsed};
 use crate::vocab::{Call, ToolCall};
@@ -42,6 +43,9 @@ pub struct TurnRecord {
     /// Where this turn's Thought came from when `dealgym annotate` wrote it (a person's turn
     /// given private reasoning by a model). Absent from every turn a player wrote itself.
     pub annotation: Option<Annotation>,
+    /// For a propose-then-commit seat (a planner): the candidate completions it chose this
+    /// turn's from and which it committed. Absent from every other turn.
+    pub planning: Option<Planning>,
 }
 
 /// How a person's turn was annotated: the model asked, the fingerprint of the template it was
@@ -64,6 +68,7 @@ impl TurnRecord {
             labels: BTreeMap::new(),
             dataset_labels: BTreeMap::new(),
             annotation: None,
+            planning: None,
         }
     }
 }
@@ -145,6 +150,14 @@ struct TurnLine {
     /// given private reasoning by a model). Absent from every turn a player wrote itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     annotation: Option<Annotation>,
+    /// A planner's turn (a propose-then-commit seat): the candidate completions it proposed,
+    /// each with its dialogue act and the value model's score where there was one. Absent
+    /// from every other turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    candidates: Vec<Candidate>,
+    /// A planner's turn: the index into `candidates` of the one committed (the turn's `raw`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    chosen: Option<usize>,
 }
 
 /// A turn's JSON object, written: [`TurnLine`]'s fields in its order, borrowed (a record is
@@ -180,6 +193,10 @@ struct TurnLineRef<'a> {
     dataset_labels: &'a BTreeMap<String, Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     annotation: &'a Option<Annotation>,
+    #[serde(skip_serializing_if = "<[Candidate]>::is_empty")]
+    candidates: &'a [Candidate],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chosen: Option<usize>,
 }
 
 impl Serialize for TurnRecord {
@@ -215,6 +232,11 @@ impl Serialize for TurnRecord {
             labels: &self.labels,
             dataset_labels: &self.dataset_labels,
             annotation: &self.annotation,
+            candidates: self
+                .planning
+                .as_ref()
+                .map_or(&[], |p| p.candidates.as_slice()),
+            chosen: self.planning.as_ref().map(|p| p.chosen),
         }
         .serialize(serializer)
     }
@@ -222,7 +244,20 @@ impl Serialize for TurnRecord {
 
 impl<'de> Deserialize<'de> for TurnRecord {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
         let line = TurnLine::deserialize(deserializer)?;
+        let planning = match (line.candidates.is_empty(), line.chosen) {
+            (true, None) => None,
+            (false, Some(chosen)) if chosen < line.candidates.len() => Some(Planning {
+                candidates: line.candidates,
+                chosen,
+            }),
+            _ => {
+                return Err(D::Error::custom(
+                    "`chosen` must name one of the turn's `candidates` (both or neither)",
+                ))
+            }
+        };
         Ok(TurnRecord {
             turn: game::Turn {
                 seat: line.seat,
@@ -242,6 +277,7 @@ impl<'de> Deserialize<'de> for TurnRecord {
             labels: line.labels,
             dataset_labels: line.dataset_labels,
             annotation: line.annotation,
+            planning,
         })
     }
 }
@@ -286,6 +322,14 @@ mod tests {
         );
         assert_eq!(turn.rewards["rule:polite"], 0.5);
         assert_eq!(serde_json::to_string(&turn).unwrap(), line);
+
+        let planned = r#"{"seat":"learner","attempt":0,"raw":"b","format_ok":false,"act":"agree","candidates":[{"raw":"a","value":0.25},{"raw":"b","act":"agree","value":0.5}],"chosen":1}"#;
+        let turn: TurnRecord = serde_json::from_str(planned).unwrap();
+        assert_eq!(turn.planning.as_ref().map(|p| p.chosen), Some(1));
+        assert_eq!(turn.parsed.act.as_deref(), Some("agree"));
+        assert_eq!(serde_json::to_string(&turn).unwrap(), planned);
+        let dangling = planned.replace(r#""chosen":1"#, r#""chosen":2"#);
+        assert!(serde_json::from_str::<TurnRecord>(&dangling).is_err());
 
         let bare = r#"{"seat":"opponent","attempt":0,"raw":"x","format_ok":false}"#;
         let turn: TurnRecord = serde_json::from_str(bare).unwrap();

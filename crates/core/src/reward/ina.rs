@@ -26,22 +26,7 @@ use std::collections::BTreeMap;
 use super::config::InaVersion;
 use crate::game::{Outcome, OutcomeKind, Seat, Setup, Turn};
 use crate::protocol::{Action, Terms};
-use crate::scenario::{BundleGame, Game, Role, Scenario};
-
-/// INA's intents (§3.2), as act labels.
-pub const INA_INTENTS: [&str; 11] = [
-    "greet",
-    "ask",
-    "inform",
-    "ask-clarification",
-    "negotiate-price-increase",
-    "negotiate-price-decrease",
-    "negotiate-price-nochange",
-    "negotiate-add-x",
-    "negotiate-remove-x",
-    "accept",
-    "reject",
-];
+use crate::scenario::{BundleGame, Family, Game, Role, Scenario};
 
 /// A bag of words: lower-case alphanumeric words and their counts.
 fn bag(text: &str) -> BTreeMap<String, f64> {
@@ -93,16 +78,15 @@ pub fn interactiveness(
 
 /// R1 as a rule check: whether the move does what its act label says. `previous` is the seat's
 /// own last proposal (else the counterpart's standing one), from the seat's side. `None` for a
-/// label outside [`INA_INTENTS`].
+/// label outside INA's intents (the bundle family's act catalog, `scenario::acts`).
 pub fn intent_consistency(
     label: &str,
     action: Option<&Action>,
     previous: Option<&Terms>,
 ) -> Option<f64> {
-    let label = label.trim().trim_start_matches('#').to_ascii_lowercase();
-    if !INA_INTENTS.contains(&label.as_str()) {
-        return None;
-    }
+    let label =
+        crate::scenario::acts::find_act(Family::Bundle, label.trim().trim_start_matches('#'))?
+            .label;
     let submitted = match action {
         Some(Action::Submit(t)) => Some(t),
         _ => None,
@@ -131,7 +115,7 @@ pub fn intent_consistency(
         }
         _ => false,
     };
-    let ok = match label.as_str() {
+    let ok = match label {
         "accept" => matches!(action, Some(Action::Accept)),
         "reject" => matches!(action, Some(Action::Reject | Action::WalkAway)),
         "negotiate-price-decrease" => moved(|a, b| a < b),

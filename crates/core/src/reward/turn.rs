@@ -299,9 +299,12 @@ pub fn turn_signals(
                         .iter()
                         .map(AsRef::as_ref)
                         .filter(|t| t.seat == turn.seat)
-                        .filter_map(|t| t.parsed.talk.as_deref().map(|talk| (talk, None)))
+                        .filter_map(|t| {
+                            let talk = t.parsed.talk.as_deref()?;
+                            Some((talk, t.parsed.act.as_deref()))
+                        })
                         .collect();
-                    super::ina::interactiveness(talk, None, &earlier)
+                    super::ina::interactiveness(talk, turn.parsed.act.as_deref(), &earlier)
                 }
                 InaVersion::Code => {
                     let earlier: Vec<&str> = turns[..index]
@@ -312,6 +315,26 @@ pub fn turn_signals(
                 }
             };
             signals.insert(Component::Interactiveness.name().to_string(), r4);
+        }
+        if let (true, Some(label)) = (
+            uses(Component::IntentConsistency),
+            turn.parsed.act.as_deref(),
+        ) {
+            // Against the seat's own last proposal, else the offer on the table.
+            let own_last = turns[..index]
+                .iter()
+                .rev()
+                .map(AsRef::as_ref)
+                .filter(|t| t.seat == turn.seat)
+                .find_map(|t| match &t.played {
+                    Some(Action::Submit(terms)) => Some(terms.clone()),
+                    _ => None,
+                });
+            let previous =
+                own_last.or_else(|| standing.as_ref().map(|o| o.terms_for(turn.seat, space)));
+            if let Some(r1) = super::ina::intent_consistency(label, played, previous.as_ref()) {
+                signals.insert(Component::IntentConsistency.name().to_string(), r1);
+            }
         }
         if uses(Component::Rules) {
             for (name, score) in rule_scores(&config.rules, turn, space) {

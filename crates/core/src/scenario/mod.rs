@@ -6,6 +6,7 @@
 //! turning the raw public datasets into scenario files in `import/`. This module does no network
 //! I/O and knows nothing of episodes or players.
 
+pub mod acts;
 mod bundle;
 mod catalog;
 mod family;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::digest::{digest_json, Digest};
 use crate::protocol::{BundleSpec, IssueSpec, ItemSpec, TermSpace};
 
+pub use acts::{catalog as act_catalog, find_act, judge_act, normalize_label, Act};
 pub use bundle::{bundle_choice, BundleGame, BundleValues};
 pub use catalog::{Catalog, UnknownScenario};
 pub use family::{Domain, Family, Role};

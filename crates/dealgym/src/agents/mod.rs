@@ -8,6 +8,7 @@
 
 mod model;
 pub mod persona;
+mod planner;
 mod sampling;
 mod script;
 
@@ -33,6 +34,7 @@ use model::{exact_sequence, llm_call, llm_client, CallAnswer};
 
 pub use crate::negotiator::{concession, speak, Position, RulePlayer, Stance, Tactic};
 pub use persona::PersonaConfig;
+pub use planner::{Planner, PlannerConfig, Proposers, Selector, DEFAULT_K};
 pub use sampling::{SamplingConfig, SamplingDefaults};
 pub use script::ScriptPlayer;
 
@@ -71,12 +73,28 @@ pub struct PlayerConfig {
     pub persona: Option<String>,
     /// Constrain decoding to well-formed turns of the scenario (see [`Constrain`]).
     pub constrain: Constrain,
+    /// A propose-then-commit seat ([`PlannerConfig`]): the table holds `planner` alone, and
+    /// `endpoint` is unused.
+    pub planner: Option<PlannerConfig>,
 }
 
 impl<'de> Deserialize<'de> for PlayerConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let mut table = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        if let Some(planner) = table.remove("planner") {
+            if let Some(other) = table.keys().next() {
+                return Err(D::Error::custom(format!(
+                    "a planner table holds `planner` alone (its proposers are player specs), not `{other}`"
+                )));
+            }
+            let planner: PlannerConfig = serde_json::from_value(planner)
+                .map_err(|e| D::Error::custom(format!("planner: {e}")))?;
+            return Ok(PlayerConfig {
+                planner: Some(planner),
+                ..PlayerConfig::default()
+            });
+        }
         let persona = table
             .remove("persona")
             .map(serde_json::from_value::<String>)
@@ -124,6 +142,7 @@ impl<'de> Deserialize<'de> for PlayerConfig {
             endpoint,
             persona,
             constrain,
+            planner: None,
         })
     }
 }
@@ -145,14 +164,26 @@ struct PlayerTable<'a> {
     /// `vllm` or `vllm_legacy`.
     #[serde(default)]
     constrain: Constrain,
+    /// A propose-then-commit seat (a planner): `{ k = 4, propose = SPEC or [SPECS], value =
+    /// URL }`; the table then holds `planner` alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    planner: &'a Option<PlannerConfig>,
 }
 
 impl Serialize for PlayerConfig {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(planner) = &self.planner {
+            #[derive(Serialize)]
+            struct PlannerTable<'a> {
+                planner: &'a PlannerConfig,
+            }
+            return PlannerTable { planner }.serialize(s);
+        }
         PlayerTable {
             endpoint: &self.endpoint,
             persona: &self.persona,
             constrain: self.constrain,
+            planner: &None,
         }
         .serialize(s)
     }
@@ -183,6 +214,9 @@ pub struct TurnContext<'a> {
     /// The episode's routing ticket (unique in the process; the driver draws one per episode):
     /// with replicas, each seat of the episode keeps one replica. `None`: no binding.
     pub route: Option<u64>,
+    /// The episode itself, for a planner's state text ([`crate::planner::state_text`], which
+    /// shows only this seat's side).
+    pub episode: &'a Episode,
 }
 
 impl<'a> std::ops::Deref for TurnContext<'a> {
@@ -214,6 +248,7 @@ impl<'a> TurnContext<'a> {
                 .count(),
             turns: episode.turns(),
             route: None,
+            episode,
         }
     }
 }
@@ -230,6 +265,8 @@ pub struct Played {
     /// The replica that served the call (its index in the player's `endpoints`), for a player
     /// with replicas.
     pub replica: Option<u32>,
+    /// A planner's turn: the candidates it chose `completion` from (recorded on the turn).
+    pub planning: Option<crate::planner::Planning>,
 }
 
 /// A player of any kind.
@@ -249,6 +286,11 @@ pub enum Player {
     },
     Script {
         script: ScriptPlayer,
+        spec: String,
+    },
+    /// A propose-then-commit seat (`[players.NAME] planner = {…}`).
+    Planner {
+        planner: Box<Planner>,
         spec: String,
     },
 }
@@ -320,6 +362,24 @@ impl Player {
                 format!("neither openai:MODEL@URL, rule:NAME, script:FILE nor a [players.{spec}] table of the config"),
             ));
         };
+        if let Some(planner) = &config.planner {
+            let planner = Planner::from_config(planner, http, |proposer| {
+                if proposer.trim() == spec {
+                    return Err(PlayerError::spec(
+                        spec,
+                        "a planner cannot propose with itself",
+                    ));
+                }
+                Player::from_spec_with(proposer, named, http, sampling)
+            })
+            .map_err(|message| {
+                PlayerError::spec(spec, format!("[players.{spec}] planner: {message}"))
+            })?;
+            return Ok(Player::Planner {
+                planner: Box::new(planner),
+                spec: spec.to_string(),
+            });
+        }
         let persona = match &config.persona {
             Some(name) => Some(persona::builtin(name).ok_or_else(|| {
                 PlayerError::spec(spec, format!("[players.{spec}]: unknown persona `{name}`"))
@@ -353,9 +413,10 @@ impl Player {
     /// The spec as recorded: no keys, no URL credentials.
     pub fn spec(&self) -> &str {
         match self {
-            Player::Llm { spec, .. } | Player::Rule { spec, .. } | Player::Script { spec, .. } => {
-                spec
-            }
+            Player::Llm { spec, .. }
+            | Player::Rule { spec, .. }
+            | Player::Script { spec, .. }
+            | Player::Planner { spec, .. } => spec,
         }
     }
 
@@ -388,6 +449,7 @@ impl Player {
                     persona.as_ref().map(|p| &p.name),
                 )
             }
+            Player::Planner { planner, .. } => planner.identity(),
             other => other.spec().to_string(),
         }
     }
@@ -395,19 +457,26 @@ impl Player {
     pub fn model(&self) -> Option<String> {
         match self {
             Player::Llm { client, .. } => Some(client.settings().model.clone()),
+            Player::Planner { planner, .. } => planner.first_proposer().model(),
             _ => None,
         }
     }
 
-    /// Personas are for language models; built-in players have none.
+    /// Personas are for language models; built-in players have none. A planner takes one
+    /// where its proposers do.
     pub(crate) fn takes_persona(&self) -> bool {
-        matches!(self, Player::Llm { .. })
+        match self {
+            Player::Llm { .. } => true,
+            Player::Planner { planner, .. } => planner.first_proposer().takes_persona(),
+            _ => false,
+        }
     }
 
     /// A persona fixed by the player's config, if any.
     pub(crate) fn fixed_persona(&self) -> Option<&Persona> {
         match self {
             Player::Llm { persona, .. } => persona.as_ref(),
+            Player::Planner { planner, .. } => planner.first_proposer().fixed_persona(),
             _ => None,
         }
     }
@@ -446,7 +515,12 @@ impl Player {
                 if seat_format == TurnFormat::Tools {
                     // The scenario's tools replace any `tools` of the player's extra body
                     // (its `tool_choice`, if it sets one, is sent as it is).
-                    fields.insert("tools".into(), openai_tools(space));
+                    let mut tools = openai_tools(space);
+                    if ctx.setup.seats[ctx.seat].acts {
+                        tools =
+                            crate::scenario::acts::with_act_parameter(tools, ctx.scenario.family);
+                    }
+                    fields.insert("tools".into(), tools);
                 }
                 let sequence = match client.settings().tokens {
                     TokenMode::Exact => Some(exact_sequence(client, ctx)?),
@@ -503,6 +577,8 @@ impl Player {
             Player::Script { script, .. } => {
                 (Completion::from(script.complete(ctx.calls)?), None, 0)
             }
+            // A planner's turn is its committed candidate, timed and recorded by the planner.
+            Player::Planner { planner, .. } => return planner.play(ctx, view).await,
         };
         Ok(Played {
             completion,
@@ -510,6 +586,7 @@ impl Player {
             latency_ms: started.elapsed().as_millis() as u64,
             retries,
             replica,
+            planning: None,
         })
     }
 }

@@ -57,6 +57,8 @@ fn people_rules(family: Family, learner: Role, first: Role) -> EpisodeConfig {
         format_retries: 0,
         learner_format: TurnFormat::Xml,
         opponent_format: TurnFormat::Xml,
+        learner_acts: false,
+        opponent_acts: false,
     }
 }
 
@@ -131,6 +133,7 @@ pub(crate) fn play(
             latency_ms: 0,
             retries: 0,
             replica: None,
+            planning: None,
         })?;
         if mismatch.is_none()
             && (step.parsed.talk.as_deref().unwrap_or("") != turn.talk

@@ -29,8 +29,16 @@ pub struct Cell {
     /// The learner seat's mean ρ over the scored episodes, no deal counting with its ρ (0 by
     /// default).
     pub mean_rho: Option<Estimate>,
-    /// Share of the scored episodes that ended in a deal (a fraction).
+    /// Share of the scored episodes that ended in a deal (a fraction): DialogXpert's SR.
     pub deal_rate: Option<Estimate>,
+    /// DialogXpert's SL for the learner seat (price episodes where it was the buyer; no deal
+    /// = 0); absent where there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sl: Option<Estimate>,
+    /// DialogXpert's AT: moves per scored episode, one that did not end in a deal counting at
+    /// the turn cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub average_turns: Option<Estimate>,
 }
 
 /// (learner name, opponent name) → the aggregate of their episodes.
@@ -102,6 +110,8 @@ impl CrossPlay {
                     rho_deals: figures.seats.learner.rho_deals,
                     mean_rho: figures.seats.learner.mean_rho,
                     deal_rate: figures.rate(OutcomeKind::Deal),
+                    sl: figures.seats.learner.sl,
+                    average_turns: figures.average_turns,
                 }
             })
             .collect()

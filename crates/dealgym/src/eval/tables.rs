@@ -170,9 +170,10 @@ impl EvalResults {
 
     /// The matrix (per family and `"all"`) and the ratings as one JSON object:
     /// `{"matrix": [{"family", "cells": [{learner, opponent, episodes, errors, rho_deals,
-    /// mean_rho, deal_rate}]}], "ratings": [{player, rating, low, high, comparisons, wins,
+    /// mean_rho, deal_rate, sl, average_turns}]}], "ratings": [{player, rating, low, high, comparisons, wins,
     /// group}], "groups": [{number, players, situations}], "connections": "…"}` (`rho_deals`
-    /// over deals, `mean_rho` per episode; `group` a group's `number`, `null` for a player
+    /// over deals, `mean_rho` per episode; `deal_rate`, `sl` and `average_turns` DialogXpert's
+    /// SR, SL and AT, `sl` only where the learner was a price buyer; `group` a group's `number`, `null` for a player
     /// never compared; `connections` the sentence [`EvalResults::connections`] gives), estimates as
     /// `{value, low, high, n}` (deal rate as a fraction) or `null`.
     pub fn json(&self) -> Value {

@@ -1,7 +1,8 @@
 //! Trainer formats from record files (`dealgym export`, DESIGN §1): one JSON line per seat and
 //! episode (or per seat and turn), in the shape a trainer loads as it is — conversational SFT
 //! (`messages`), TRL prompt/completion (`prompt-completion`), verl's `AgentLoopOutput`
-//! (`verl`), TRL's `rollout_func` output (`trl-rollout`) and Tinker transitions (`tinker`).
+//! (`verl`), TRL's `rollout_func` output (`trl-rollout`), Tinker transitions (`tinker`) and a
+//! planner's per-turn transition stream (`transitions`).
 //! `docs/src/guide/export.md` documents every field.
 //!
 //! Streaming in two passes, so memory does not grow with the records: the first pass reads
@@ -18,6 +19,7 @@ mod messages;
 mod prompt_completion;
 mod tinker;
 mod tokens;
+mod transitions;
 mod trl;
 mod verl;
 mod views;
@@ -56,16 +58,20 @@ pub enum Format {
     TrlRollout,
     /// Per seat and episode: Tinker transitions (token-exact only).
     Tinker,
+    /// Per seat and turn: `{state, candidates, chosen, reward, next_state, status}`, the
+    /// transition stream a value-based planner learns from.
+    Transitions,
 }
 
 impl Format {
     /// Every format, in the order they are listed to a user.
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::Messages,
         Format::PromptCompletion,
         Format::Verl,
         Format::TrlRollout,
         Format::Tinker,
+        Format::Transitions,
     ];
 
     /// Whether the format is built from the exact token ids of the turns (verl, TRL's
@@ -81,6 +87,7 @@ impl Format {
             Format::Verl => "verl",
             Format::TrlRollout => "trl-rollout",
             Format::Tinker => "tinker",
+            Format::Transitions => "transitions",
         }
     }
 }
@@ -382,10 +389,22 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
             }
             _ => None,
         };
+        let states = match options.format {
+            Format::Transitions => {
+                Some(transitions::States::of(&record, &mut scenarios, &prompts)?)
+            }
+            _ => None,
+        };
         let heads = heads(&record, &table)?;
         for &seat in options.seats.seats() {
             let head = &heads[seat];
-            let lines = if let Some(replayed) = &replayed {
+            let lines = if let Some(states) = &states {
+                if !record.turns.iter().any(|t| t.seat == seat) {
+                    summary.skip(Skip::NoTurns);
+                    continue;
+                }
+                transitions::write(head, &record, states, out)
+            } else if let Some(replayed) = &replayed {
                 if !record.turns.iter().any(|t| t.seat == seat) {
                     summary.skip(Skip::NoTurns);
                     continue;

@@ -20,6 +20,7 @@ mod pool_report;
 mod reward_model;
 mod routing;
 mod types;
+mod value_model;
 
 pub(crate) use client::{check_url, without_userinfo};
 pub use client::{http_client, EndpointSettings, LlmClient, LlmError, SeedPolicy};
@@ -30,3 +31,4 @@ pub use pool_report::{error_kind, replica_table, PoolReport, ReplicaReport};
 pub(crate) use reward_model::RewardModelClient;
 pub use routing::{choose, Load, Routing};
 pub use types::Reply;
+pub use value_model::{read_values, ValueModelClient, ValueRequest};

@@ -309,6 +309,22 @@ pub(crate) fn check_record(
     for seat in Seat::BOTH {
         rebuilt.seats[seat].name = record.seats[seat].name.clone();
     }
+    // A planner's candidates are what its proposers said, not the engine's to recompute; the
+    // one committed must be the completion the turn was played with.
+    for (i, (turn, logged)) in rebuilt.turns.iter_mut().zip(&record.turns).enumerate() {
+        turn.planning = logged.planning.clone();
+        if let Some(planning) = &logged.planning {
+            let committed = planning.candidates.get(planning.chosen).map(|c| &c.raw);
+            if committed != Some(&logged.raw) {
+                differences.push(Difference {
+                    field: "turn.chosen".into(),
+                    turn: Some(i),
+                    recorded: format!("candidate {}", planning.chosen),
+                    replayed: "(not the turn's raw completion)".into(),
+                });
+            }
+        }
+    }
     diff_records(&recorded, &json(&rebuilt), &mut differences);
     Ok(differences)
 }

@@ -16,6 +16,7 @@ use crate::game::{
     Episode, EpisodeConfig, EpisodeSeed, ErrorCause, GameError, PerSeat, Persona, Prompts, Seat,
     Setup, SetupError, Step,
 };
+use crate::planner::Planning;
 use crate::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
 use crate::reward::RewardConfig;
 use crate::scenario::Scenario;
@@ -166,6 +167,8 @@ pub(crate) struct Driver {
     timing: Timing,
     /// What the endpoint said about each turn's call, in the order of the turns.
     calls: Vec<Option<Call>>,
+    /// A planner seat's candidates for each turn, in the order of the turns.
+    plans: Vec<Option<Planning>>,
     started: Instant,
     /// Each seat's replica binding, released when the driver is done with the episode.
     route: Route,
@@ -240,6 +243,7 @@ impl Driver {
             scenario_digest,
             timing: Timing::default(),
             calls: Vec::new(),
+            plans: Vec::new(),
             started: Instant::now(),
         })
     }
@@ -259,6 +263,7 @@ impl Driver {
         self.timing.call_retries.push(played.retries);
         self.timing.turn_replica.push(played.replica);
         self.calls.push(played.call);
+        self.plans.push(played.planning);
         self.episode
             .step(played.completion)
             .map_err(|source| self.game_error(source))
@@ -284,6 +289,7 @@ impl Driver {
                 latency_ms: record.timing.turn_ms.get(i).copied().unwrap_or(0),
                 retries: record.timing.call_retries.get(i).copied().unwrap_or(0),
                 replica: record.timing.turn_replica.get(i).copied().flatten(),
+                planning: turn.planning.clone(),
             })?;
         }
         self.check_open(record, n)
@@ -348,6 +354,9 @@ impl Driver {
         let mut record =
             EpisodeRecord::from_episode(self.episode, meta, &kit.rewards, self.timing, self.calls)
                 .ok_or(EpisodeError::NotEnded { scenario })?;
+        for (turn, planning) in record.turns.iter_mut().zip(self.plans) {
+            turn.planning = planning;
+        }
         for seat in Seat::BOTH {
             record.seats[seat].name = kit.seating.names[seat].clone();
         }

@@ -332,7 +332,7 @@ impl Format {
                 .map(Format::Export)
                 .map_err(|_| {
                     ServeError::Validation(format!(
-                        "unknown format `{other}`: records, messages, prompt-completion, verl, trl-rollout or tinker"
+                        "unknown format `{other}`: records, messages, prompt-completion, verl, trl-rollout, tinker or transitions"
                     ))
                 }),
         }

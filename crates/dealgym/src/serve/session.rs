@@ -207,6 +207,7 @@ impl Session {
                 latency_ms: self.asked_at.elapsed().as_millis() as u64,
                 retries: 0,
                 replica: None,
+                planning: None,
             })
             .map_err(|e| ServeError::Execution(e.to_string()))?;
         self.steps += 1;

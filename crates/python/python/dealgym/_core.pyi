@@ -104,6 +104,12 @@ class Game:
     def observe(self, role: str) -> dict[str, Any]: ...
     def state(self, role: str) -> dict[str, Any]:
         """``observe(role)["state"]`` without the chat."""
+    def state_text(self, role: str) -> str:
+        """The episode as ``role`` knows it, as one deterministic text: what a value model scores."""
+    def snapshot(self) -> GameSnapshot:
+        """Freeze the game now, for look-ahead; ``restore`` goes back to it."""
+    def restore(self, snapshot: GameSnapshot) -> None:
+        """Undo every step since ``snapshot`` (same scenario and setup, else ``ValueError``)."""
     def outcome_for(self, role: str) -> dict[str, Any] | None:
         """How the episode ended from ``role``'s side; ``None`` while it runs."""
     def transcript(self) -> list[tuple[str, str]]:
@@ -139,6 +145,14 @@ class RecordWriter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool: ...
+
+class GameSnapshot:
+    """A game frozen at one point (``Game.snapshot()``)."""
+    @property
+    def turns(self) -> int: ...
+
+def choose(values: Sequence[float]) -> int:
+    """The candidate to commit: the highest value, the first of equals (``ValueError`` if empty)."""
 
 def step_many(games: Sequence[Game], actions: Sequence[str | Mapping[str, Any]]) -> list[StepInfo]: ...
 def families() -> list[str]: ...
