@@ -40,3 +40,30 @@ def test_a_value_callable_commits_the_highest_value_and_the_first_of_equals():
     info, chosen, values = commit(game, candidates, value=lambda state, c: float("60" in c))
     assert (chosen, values) == (1, [0.0, 1.0])
     assert info.played == "submit"
+
+
+def test_a_role_asked_for_act_labels_is_held_to_the_catalog_and_the_opponent_labels_too():
+    game = Game(
+        "craigslist",
+        seed=3,
+        first_mover="learner",
+        opponent="rule:linear",
+        rules={"learner_acts": True, "opponent_acts": True},
+    )
+    role = game.to_move
+    assert "#counter-price" in game.observe(role)["messages"][0]["content"]
+    assert game.step(turn("[SUBMIT_DEAL] price:50 #haggle")).retry
+    info = game.step(turn("[SUBMIT_DEAL] price:50 #init-price"))
+    assert info.played == "submit" and not info.retry
+    assert all(t["act"] for t in _turns(game)), "every move is labelled, the opponent's too"
+    tools = game.tools(role)
+    assert all("act" in t["function"]["parameters"]["properties"] for t in tools)
+
+
+def _turns(game: Game) -> list[dict]:
+    snap = game.snapshot()
+    while not game.done:
+        game.step(turn("[WALK_AWAY] #disagree"))
+    turns = [t for t in game.record()["turns"] if t.get("played")]
+    game.restore(snap)
+    return turns
