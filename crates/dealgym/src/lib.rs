@@ -30,7 +30,7 @@
 //! ```
 
 pub use dealgym_core::{
-    cache, digest, game, jsonl, limits, negotiator, observation, protocol, record, reward,
+    cache, campaign, digest, game, jsonl, limits, negotiator, observation, protocol, record, reward,
     scenario, score, template, vocab,
 };
 

@@ -50,6 +50,10 @@ pub struct RunOptions {
     /// `limit` caps the source records read from each file, and each record's own setup is
     /// played (see `plan_prefixes`).
     pub prefixes: Option<PrefixOptions>,
+    /// Play the campaigns of this file instead of single scenarios (`--campaigns`): each
+    /// campaign's deals in order, their reservations from its ledger. `scenarios` then only
+    /// says where the deals' scenarios are (empty: `scenarios/{family}.jsonl`).
+    pub campaigns: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -78,6 +82,7 @@ impl RunOptions {
             shard: None,
             grace: Duration::from_secs(30),
             prefixes: None,
+            campaigns: None,
         }
     }
 

@@ -1,0 +1,252 @@
+//! `run --campaigns`: campaigns of deals played through the one driver and executor. A
+//! campaign's deals are played in order, each with the standing the earlier ones left the seat
+//! that carries the ledger (`campaign::Standing`, set on the deal's setup by the driver);
+//! campaigns are played side by side, bounded by `--concurrency` (the executor holds one
+//! permit per campaign while it plays).
+//!
+//! Each deal is one record, named and seeded as any planned episode: campaign c's deal k
+//! (from 0) in member m is episode `g{G}-m{m}` with G = the deals of the campaigns before c,
+//! plus k. So a group is one deal of one campaign, its members the `--group-size` plays of the
+//! whole campaign, and every surface that reads records reads a campaign's deals unchanged;
+//! the record's `campaign` block (and its setup's standing) links them.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+
+use crate::campaign::{
+    budget_of, load_campaigns, Campaign, CampaignError, EarlierDeal, LedgerState, Standing,
+};
+use crate::game::{EpisodeSeed, Seat};
+use crate::record::EpisodeRecord;
+use crate::scenario::{load_scenarios, Family, LoadOptions, Scenario};
+
+use super::{EpisodeError, EpisodeKit, Finished, PlannedEpisode, RunError, RunOptions, Shard};
+
+/// One member's play of one campaign.
+#[derive(Debug, Clone)]
+pub struct PlannedCampaign {
+    pub campaign: Arc<Campaign>,
+    /// The campaign's place in its file, from 0 (shards take whole campaigns by it).
+    pub index: usize,
+    /// The group of its first deal.
+    pub first_group: u64,
+    pub member: u64,
+    pub seed: u64,
+}
+
+impl PlannedCampaign {
+    /// Deal `k` (from 0) as a planned episode, with the standing `standing` for the seat that
+    /// carries the ledger.
+    fn deal(&self, k: usize, standing: Standing) -> PlannedEpisode {
+        let scenario = self.campaign.deals[k].clone();
+        PlannedEpisode {
+            scenario_digest: scenario.digest(),
+            scenario,
+            seeds: EpisodeSeed {
+                run: self.seed,
+                group: self.first_group + k as u64,
+                member: self.member,
+            },
+            prefix: None,
+            tag: None,
+            standing: Some((self.campaign.seat, standing)),
+        }
+    }
+
+    /// The ids of its deals' episodes, in order.
+    pub fn episode_ids(&self) -> Vec<String> {
+        (0..self.campaign.deals.len())
+            .map(|k| {
+                EpisodeSeed {
+                    run: self.seed,
+                    group: self.first_group + k as u64,
+                    member: self.member,
+                }
+                .episode_id()
+            })
+            .collect()
+    }
+}
+
+/// Every campaign of a run, each played by `group_size` members.
+pub fn plan_campaigns(
+    campaigns: &[Arc<Campaign>],
+    seed: u64,
+    group_size: u32,
+) -> Vec<PlannedCampaign> {
+    let mut first_group = 0u64;
+    let mut out = Vec::new();
+    for (index, campaign) in campaigns.iter().enumerate() {
+        for member in 0..u64::from(group_size.max(1)) {
+            out.push(PlannedCampaign {
+                campaign: campaign.clone(),
+                index,
+                first_group,
+                member,
+                seed,
+            });
+        }
+        first_group += campaign.deals.len() as u64;
+    }
+    out
+}
+
+/// The campaigns shard `shard` plays: whole campaigns, campaign c to shard `c mod count`.
+pub fn shard_campaigns(plan: Vec<PlannedCampaign>, shard: &Shard) -> Vec<PlannedCampaign> {
+    plan.into_iter()
+        .filter(|p| shard.takes_group(p.index as u64))
+        .collect()
+}
+
+/// The standing of deal `k` of `planned`, given the ledger `before` it and the earlier deals:
+/// its BATNA from the ledger kind, and for a `budget` ledger the budget it may spend.
+fn standing(
+    kit: &EpisodeKit,
+    planned: &PlannedCampaign,
+    k: usize,
+    before: LedgerState,
+    earlier: &[EarlierDeal],
+) -> Standing {
+    let campaign = &planned.campaign;
+    let scenario = &campaign.deals[k];
+    let no_deal = kit.episode.no_deal_value.unwrap_or(scenario.no_deal_value);
+    Standing {
+        campaign: campaign.id.clone(),
+        position: k as u32 + 1,
+        deals: campaign.deals.len() as u32,
+        ledger: campaign.ledger.clone(),
+        before,
+        batna: campaign.ledger.batna(&before, no_deal),
+        budget: budget_of(scenario).and_then(|b| campaign.ledger.budget_cap(&before, b)),
+        earlier: earlier.to_vec(),
+    }
+}
+
+/// What a deal's record tells the next deals: its ending and the seat's utility and price.
+fn earlier_deal(record: &EpisodeRecord, scenario: &Scenario, seat: Seat) -> EarlierDeal {
+    let outcome = &record.outcome.outcome;
+    EarlierDeal {
+        scenario: scenario.id.clone(),
+        title: scenario.public.title.clone(),
+        ending: outcome.kind.name().to_string(),
+        utility: outcome.utility[seat],
+        price: outcome.terms.as_ref().and_then(|t| t.price()),
+    }
+}
+
+/// Play one member's campaign: each deal in order through the driver (`play`), each record
+/// handed to `deal_done` as its deal ends, the ledger carried from one deal's record to the
+/// next deal's standing. `go_on` is asked before each deal after the first (a stop drains
+/// between deals). A deal that could not be played, or ended in a backend error or a panic,
+/// ends the campaign there: its ledger would be a guess.
+pub(crate) async fn play_campaign<P, F, Fut>(
+    kit: Arc<EpisodeKit>,
+    planned: PlannedCampaign,
+    play: P,
+    mut deal_done: impl FnMut(String, Result<Finished, EpisodeError>) -> Fut,
+    go_on: impl Fn() -> bool,
+) where
+    P: Fn(Arc<EpisodeKit>, PlannedEpisode) -> F,
+    F: std::future::Future<Output = Result<Finished, EpisodeError>>,
+    Fut: std::future::Future<Output = bool>,
+{
+    let mut before = planned.campaign.ledger.opening();
+    let mut earlier: Vec<EarlierDeal> = Vec::new();
+    for k in 0..planned.campaign.deals.len() {
+        if k > 0 && !go_on() {
+            return;
+        }
+        let deal = planned.deal(k, standing(&kit, &planned, k, before, &earlier));
+        let episode = deal.episode_id();
+        let played = play(kit.clone(), deal).await;
+        let next = match &played {
+            Ok(finished) if !finished.internal_error => finished.record.campaign.as_ref().map(|c| {
+                let scenario = &planned.campaign.deals[k];
+                (
+                    c.after,
+                    earlier_deal(&finished.record, scenario, planned.campaign.seat),
+                    finished.record.outcome.outcome.kind,
+                )
+            }),
+            _ => None,
+        };
+        if !deal_done(episode, played).await {
+            return;
+        }
+        match next {
+            Some((after, told, kind)) if kind != crate::game::OutcomeKind::Error => {
+                before = after;
+                earlier.push(told);
+            }
+            _ => return,
+        }
+    }
+}
+
+/// Read the campaigns file `file`, its deals' scenarios found in `scenarios` (every file
+/// loaded) or, with none, in `scenarios/{family}.jsonl` of each id's family (`family:…`).
+pub fn read_campaigns_for(
+    file: &Path,
+    scenarios: &[PathBuf],
+) -> Result<Vec<Arc<Campaign>>, RunError> {
+    let loaded: RefCell<HashMap<String, Arc<Scenario>>> = RefCell::new(HashMap::new());
+    let families: RefCell<HashMap<Family, ()>> = RefCell::new(HashMap::new());
+    let failed: RefCell<Option<RunError>> = RefCell::new(None);
+    let absorb = |path: &Path| match load_scenarios(path, LoadOptions::default()) {
+        Ok(report) => {
+            let mut map = loaded.borrow_mut();
+            for s in report.scenarios {
+                map.entry(s.id.clone()).or_insert_with(|| Arc::new(s));
+            }
+        }
+        Err(e) => {
+            failed.borrow_mut().get_or_insert(e.into());
+        }
+    };
+    for path in scenarios {
+        absorb(path);
+    }
+    let find = |id: &str| {
+        if scenarios.is_empty() {
+            let family = id.split(':').next().and_then(|f| Family::from_str(f).ok());
+            if let Some(family) = family {
+                if families.borrow_mut().insert(family, ()).is_none() {
+                    let path = Path::new("scenarios").join(format!("{}.jsonl", family.name()));
+                    if path.exists() {
+                        absorb(&path);
+                    }
+                }
+            }
+        }
+        loaded.borrow().get(id).cloned()
+    };
+    let read = load_campaigns(file, find);
+    if let Some(e) = failed.into_inner() {
+        return Err(e);
+    }
+    Ok(read?.into_iter().map(Arc::new).collect())
+}
+
+impl From<CampaignError> for RunError {
+    fn from(e: CampaignError) -> RunError {
+        RunError::Options(e.to_string())
+    }
+}
+
+/// The words a campaign run's id digests: each campaign's id, seat, ledger and deals.
+pub(crate) fn identity(campaigns: &[Arc<Campaign>]) -> Vec<String> {
+    let mut words = vec!["campaigns".to_string()];
+    for c in campaigns {
+        words.push(format!("{}|{:?}|{:?}", c.id, c.seat, c.ledger));
+        words.extend(c.deals.iter().map(|s| s.id.clone()));
+    }
+    words
+}
+
+/// Whether `options` plays campaigns (`--campaigns FILE`).
+pub(crate) fn campaign_file(options: &RunOptions) -> Option<&Path> {
+    options.campaigns.as_deref()
+}
