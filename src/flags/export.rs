@@ -62,6 +62,9 @@ fn format_about(format: Format) -> Option<&'static str> {
             "Per seat and episode: the keys TRL's GRPO `rollout_func` returns (token-exact only)"
         }
         Format::Tinker => "Per seat and episode: Tinker transitions (token-exact only)",
+        Format::Campaigns => {
+            "Per campaign played and seat: its deals in order, each with its chat, reward and ledger (run --campaigns)"
+        }
     })
 }
 

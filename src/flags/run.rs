@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::shared::PlanFlags;
+use super::shared::{CampaignsFlag, PlanFlags};
 use super::values::one_of;
 use dealgym::run::{ConfigError, Cut, PrefixOptions, RunOptions, Targets};
 
@@ -24,13 +24,8 @@ pub struct RunFlags {
     pub plan: PlanFlags,
     #[command(flatten)]
     pub prefix: PrefixFlags,
-    /// Play the campaigns of this file (JSON lines; see the book's Campaigns page) instead of
-    /// single scenarios: each campaign's deals in order, the seat that carries its ledger
-    /// finding in each deal the reservation the earlier deals left it. One record per deal.
-    /// --scenarios is then optional (default: scenarios/FAMILY.jsonl of each deal's id);
-    /// --group-size plays each campaign that many times.
-    #[arg(long, value_name = "FILE", conflicts_with = "prefixes")]
-    pub campaigns: Option<PathBuf>,
+    #[command(flatten)]
+    pub campaigns: CampaignsFlag,
     /// Also write the summary as JSON lines (one per family and one for all) to this file.
     #[arg(long)]
     pub summary_json: Option<PathBuf>,
@@ -44,17 +39,14 @@ impl RunFlags {
             &self.learner,
             &self.opponent,
             self.out.clone(),
-            prefixes.is_none() && self.campaigns.is_none(),
+            prefixes.is_none() && self.campaigns.campaigns.is_none(),
         )?;
-        if self.campaigns.is_some()
-            && (o.split.is_some() || o.sample.is_some() || o.limit.is_some())
-        {
+        if prefixes.is_some() && self.campaigns.campaigns.is_some() {
             return Err(ConfigError::Flag(
-                "--limit, --scenario-split and --sample choose single scenarios; a campaign run                  (--campaigns) plays every deal its file names"
-                    .into(),
+                "--prefixes continues logged episodes; --campaigns plays campaigns: give one".into(),
             ));
         }
-        o.campaigns = self.campaigns.clone();
+        self.campaigns.apply(&mut o)?;
         if prefixes.is_some() && (o.split.is_some() || o.sample.is_some()) {
             return Err(ConfigError::Flag(
                 "--scenario-split and --sample choose the scenarios a run plays from the start; \

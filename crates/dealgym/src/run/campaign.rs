@@ -23,7 +23,9 @@ use crate::game::{EpisodeSeed, Seat};
 use crate::record::EpisodeRecord;
 use crate::scenario::{load_scenarios, Family, LoadOptions, Scenario};
 
-use super::{EpisodeError, EpisodeKit, Finished, PlannedEpisode, RunError, RunOptions, Shard};
+use super::{
+    EpisodeError, EpisodeKit, Finished, Job, PlannedEpisode, RunError, RunOptions, Shard,
+};
 
 /// One member's play of one campaign.
 #[derive(Debug, Clone)]
@@ -249,4 +251,70 @@ pub(crate) fn identity(campaigns: &[Arc<Campaign>]) -> Vec<String> {
 /// Whether `options` plays campaigns (`--campaigns FILE`).
 pub(crate) fn campaign_file(options: &RunOptions) -> Option<&Path> {
     options.campaigns.as_deref()
+}
+
+/// The campaigns of a run (or of every pairing of an eval), planned and sharded.
+pub(crate) struct CampaignPlan {
+    /// What the run id folds in: every campaign's id, seat, ledger and deals.
+    pub identity: Vec<String>,
+    /// The members' campaigns this process plays (its shard's).
+    pub planned: Vec<PlannedCampaign>,
+    /// Their deals, all told.
+    pub deals: usize,
+    /// The deals of the whole plan, every shard's.
+    pub whole_plan: usize,
+}
+
+impl CampaignPlan {
+    /// Read `file` and plan its campaigns under `options` (seed, group size, shard), checking
+    /// the plan's size for `pairings` pairings.
+    pub fn read(options: &RunOptions, file: &Path, pairings: usize) -> Result<Self, RunError> {
+        let campaigns = read_campaigns_for(file, &options.scenarios)?;
+        let deals: usize = campaigns.iter().map(|c| c.deals.len()).sum();
+        options.check_plan_size(deals, "campaign deals", pairings)?;
+        let plan = plan_campaigns(&campaigns, options.seed, options.group_size);
+        let whole_plan = plan.iter().map(|p| p.campaign.deals.len()).sum();
+        let planned = match &options.shard {
+            Some(s) => shard_campaigns(plan, s),
+            None => plan,
+        };
+        Ok(CampaignPlan {
+            identity: identity(&campaigns),
+            deals: planned.iter().map(|p| p.campaign.deals.len()).sum(),
+            planned,
+            whole_plan,
+        })
+    }
+
+    /// The jobs left for `kit` given the episodes already written (`done`, in `out`), and the
+    /// deals skipped: a campaign whose deals are all written is skipped; one written in part
+    /// is refused, as its ledger would have to be read back (`--resume` cannot continue a
+    /// campaign midway).
+    pub fn jobs(
+        &self,
+        kit: &Arc<EpisodeKit>,
+        done: &std::collections::HashSet<String>,
+        out: &Path,
+    ) -> Result<(Vec<Job>, usize), RunError> {
+        let mut todo = Vec::new();
+        let mut skipped = 0;
+        for p in &self.planned {
+            let ids = p.episode_ids();
+            let written = ids.iter().filter(|id| done.contains(*id)).count();
+            if written == ids.len() {
+                skipped += written;
+            } else if written > 0 {
+                return Err(RunError::Options(format!(
+                    "{}: campaign {} (member {}) is written in part ({written} of {} deals): --resume cannot continue a campaign midway; remove its records or write to a new file",
+                    out.display(),
+                    p.campaign.id,
+                    p.member,
+                    ids.len()
+                )));
+            } else {
+                todo.push(Job::Campaign(kit.clone(), p.clone()));
+            }
+        }
+        Ok((todo, skipped))
+    }
 }

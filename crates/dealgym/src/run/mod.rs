@@ -32,6 +32,7 @@ use crate::record::RecordWriter;
 use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario};
 
+pub(crate) use campaign::CampaignPlan;
 pub use campaign::{plan_campaigns, read_campaigns_for, shard_campaigns, PlannedCampaign};
 pub use config::{presets_doc, ConfigError, FileConfig};
 pub(crate) use driver::{panic_message, play_caught, Driver, Finished};
@@ -152,56 +153,26 @@ pub async fn run<'s>(
 }
 
 /// Play the campaigns of `file` (`run --campaigns`): each member's campaign one job of the
-/// one executor, its deals written as they end. `--resume` skips a campaign whose deals are
-/// all written and refuses one written in part (its ledger would have to be read back).
+/// one executor, its deals written as they end (`campaign.rs`).
 async fn run_campaigns<'s>(
     options: &RunOptions,
     file: &std::path::Path,
     stop: impl Into<Stop<'s>>,
     started: std::time::Instant,
 ) -> Result<RunSummary, RunError> {
-    let campaigns = read_campaigns_for(file, &options.scenarios)?;
-    let deals: usize = campaigns.iter().map(|c| c.deals.len()).sum();
-    options.check_plan_size(deals, "campaign deals", 1)?;
-    let words = campaign::identity(&campaigns);
-    let kit = Arc::new(build_kit(options, words.iter().map(String::as_str))?);
+    let plan = campaign::CampaignPlan::read(options, file, 1)?;
+    let kit = Arc::new(build_kit(options, plan.identity.iter().map(String::as_str))?);
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
-    let plan = plan_campaigns(&campaigns, options.seed, options.group_size);
-    let whole_plan = plan.iter().map(|p| p.campaign.deals.len()).sum();
-    let plan = match &options.shard {
-        Some(s) => shard_campaigns(plan, s),
-        None => plan,
-    };
-    let planned: usize = plan.iter().map(|p| p.campaign.deals.len()).sum();
-    let done = existing.episode_ids_of(&kit.run_id);
-    let mut todo = Vec::new();
-    let mut skipped = 0;
-    for p in plan {
-        let ids = p.episode_ids();
-        let written = ids.iter().filter(|id| done.contains(*id)).count();
-        if written == ids.len() {
-            skipped += written;
-        } else if written > 0 {
-            return Err(RunError::Options(format!(
-                "{}: campaign {} (member {}) is written in part ({written} of {} deals): --resume cannot continue a campaign midway; remove its records or write to a new file",
-                options.out.display(),
-                p.campaign.id,
-                p.member,
-                ids.len()
-            )));
-        } else {
-            todo.push(Job::Campaign(kit.clone(), p));
-        }
-    }
-    let bar = progress_bar(options.progress, planned - skipped);
+    let (todo, skipped) = plan.jobs(&kit, &existing.episode_ids_of(&kit.run_id), &options.out)?;
+    let bar = progress_bar(options.progress, plan.deals - skipped);
     let permits = Arc::new(tokio::sync::Semaphore::new(options.concurrency));
     let (stats, stopped) = execute(todo, permits, &mut writer, &bar, stop).await?;
     bar.finish_and_clear();
     Ok(RunSummary {
         run_id: kit.run_id.clone(),
         players: kit.players.map(|_, p| p.spec().to_string()),
-        planned,
-        whole_plan,
+        planned: plan.deals,
+        whole_plan: plan.whole_plan,
         shard: options.shard.clone(),
         skipped,
         written: writer.written(),
