@@ -7,6 +7,7 @@ mod common;
 mod fuzz_support;
 
 mod annotate;
+mod campaigns;
 mod cli_run;
 mod cli_scenarios;
 mod crash;

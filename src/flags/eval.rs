@@ -56,12 +56,9 @@ impl EvalFlags {
             .collect::<Result<Vec<_>, _>>()?;
         let pairings = pairings(&players, &opponents, self.round_robin, self.swap_seats)?;
         // The seats' specs are set per pairing; the rest is shared.
-        let mut run = self.plan.options_with(
-            "",
-            "",
-            self.out.clone(),
-            self.campaigns.campaigns.is_none(),
-        )?;
+        let mut run =
+            self.plan
+                .options_with("", "", self.out.clone(), self.campaigns.campaigns.is_none())?;
         self.campaigns.apply(&mut run)?;
         Ok(EvalOptions {
             run,

@@ -43,7 +43,8 @@ impl RunFlags {
         )?;
         if prefixes.is_some() && self.campaigns.campaigns.is_some() {
             return Err(ConfigError::Flag(
-                "--prefixes continues logged episodes; --campaigns plays campaigns: give one".into(),
+                "--prefixes continues logged episodes; --campaigns plays campaigns: give one"
+                    .into(),
             ));
         }
         self.campaigns.apply(&mut o)?;

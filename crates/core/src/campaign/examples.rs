@@ -4,8 +4,8 @@
 //!
 //! - `job-offers-N` (best offer; a worker interviewing with three employers): Job Interview
 //!   scenarios 3N, 3N+1, 3N+2 in file order.
-//! - `ahp-budget-CATEGORY` (budget; three purchases of one category): the category's first
-//!   three AmazonHistoryPrice scenarios, with money for half of their three budgets together
+//! - `ahp-budget-CATEGORY` (budget; three purchases of one category): for the first six
+//!   categories (in file order) with three AmazonHistoryPrice scenarios, their first three, with money for half of their three budgets together
 //!   (so the ledger binds: after one purchase near budget, the next budget is cut).
 //! - `craigslist-quantity-N` (quantity; two units wanted from four sellers): Craigslist
 //!   scenarios 4N to 4N+3, one unit a deal, each unit short costing half and each unit over a
@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use super::file::CampaignLine;
-use super::ledger::LedgerKind;
+use super::ledger::{BestOffer, Budget, LedgerKind, Quantity};
 use crate::scenario::{Family, Game, Scenario};
 use crate::vocab::Seat;
 
@@ -31,11 +31,15 @@ pub fn example_campaigns(scenarios: &[Arc<Scenario>]) -> Vec<CampaignLine> {
     };
     let ids = |deals: &[&Arc<Scenario>]| deals.iter().map(|s| s.id.clone()).collect();
     let mut out = Vec::new();
-    for (n, deals) in of(Family::JobInterview).chunks_exact(3).take(PER_KIND).enumerate() {
+    for (n, deals) in of(Family::JobInterview)
+        .chunks_exact(3)
+        .take(PER_KIND)
+        .enumerate()
+    {
         out.push(CampaignLine {
             id: format!("job-offers-{n}"),
             seat: Seat::Learner,
-            ledger: LedgerKind::BestOffer { start: 0.0 },
+            ledger: LedgerKind::BestOffer(BestOffer { start: 0.0 }),
             deals: ids(deals),
             description: "A worker interviewing with three employers: each offer is held, so \
                           the best so far is the next interview's BATNA."
@@ -50,7 +54,8 @@ pub fn example_campaigns(scenarios: &[Arc<Scenario>]) -> Vec<CampaignLine> {
             categories.push(category);
         }
     }
-    for category in categories.into_iter().take(PER_KIND) {
+    let mut made = 0;
+    for category in categories {
         let deals: Vec<&Arc<Scenario>> = ahp
             .iter()
             .filter(|s| s.id.split(':').nth(1) == Some(category))
@@ -60,13 +65,17 @@ pub fn example_campaigns(scenarios: &[Arc<Scenario>]) -> Vec<CampaignLine> {
         if deals.len() < 3 {
             continue;
         }
+        if made == PER_KIND {
+            break;
+        }
+        made += 1;
         let budgets: f64 = deals.iter().filter_map(|s| budget(s)).sum();
         out.push(CampaignLine {
             id: format!("ahp-budget-{category}"),
             seat: Seat::Learner,
-            ledger: LedgerKind::Budget {
+            ledger: LedgerKind::Budget(Budget {
                 money: (budgets / 2.0).round(),
-            },
+            }),
             deals: ids(&deals),
             description: format!(
                 "A buyer making three {category} purchases from one purse: what it pays is \
@@ -74,28 +83,36 @@ pub fn example_campaigns(scenarios: &[Arc<Scenario>]) -> Vec<CampaignLine> {
             ),
         });
     }
-    for (n, deals) in of(Family::Craigslist).chunks_exact(4).take(PER_KIND).enumerate() {
+    for (n, deals) in of(Family::Craigslist)
+        .chunks_exact(4)
+        .take(PER_KIND)
+        .enumerate()
+    {
         let listing: f64 = deals.iter().filter_map(|s| listing(s)).sum::<f64>() / 4.0;
         out.push(CampaignLine {
             id: format!("craigslist-quantity-{n}"),
             seat: Seat::Learner,
-            ledger: LedgerKind::Quantity {
+            ledger: LedgerKind::Quantity(Quantity {
                 target: 2,
                 lot: 1,
                 shortfall_penalty: (listing / 2.0).round(),
                 excess_penalty: (listing / 4.0).round(),
-            },
+            }),
             deals: ids(deals),
             description: "A buyer who needs two units and talks to four sellers: a unit short \
                           and a unit too many both cost."
                 .into(),
         });
     }
-    for (n, deals) in of(Family::Casino).chunks_exact(3).take(PER_KIND).enumerate() {
+    for (n, deals) in of(Family::Casino)
+        .chunks_exact(3)
+        .take(PER_KIND)
+        .enumerate()
+    {
         out.push(CampaignLine {
             id: format!("casino-best-{n}"),
             seat: Seat::Learner,
-            ledger: LedgerKind::BestOffer { start: 0.0 },
+            ledger: LedgerKind::BestOffer(BestOffer { start: 0.0 }),
             deals: ids(deals),
             description: "Three campsite neighbours in turn: the best split so far is what the \
                           next negotiation has to beat."

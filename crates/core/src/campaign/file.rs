@@ -46,6 +46,65 @@ fn learner() -> Seat {
     Seat::Learner
 }
 
+/// A line as read, its ledger still JSON: [`read_ledger`] reads it naming the exact key that
+/// is wrong (serde cannot, inside an internally tagged enum).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLine {
+    id: String,
+    #[serde(default = "learner")]
+    seat: Seat,
+    ledger: serde_json::Value,
+    deals: Vec<String>,
+    #[serde(default)]
+    description: String,
+}
+
+/// Read a `ledger` object: its `kind`, then that kind's parameters; an error names the key
+/// (`ledger.kind`, `ledger.money`, …).
+fn read_ledger(value: serde_json::Value) -> Result<LedgerKind, (String, String)> {
+    use serde::de::DeserializeOwned;
+    fn params<T: DeserializeOwned>(
+        map: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<T, (String, String)> {
+        serde_path_to_error::deserialize(serde_json::Value::Object(map)).map_err(|e| {
+            let at = e.path().to_string();
+            let field = if at == "." {
+                "ledger".to_string()
+            } else {
+                format!("ledger.{at}")
+            };
+            (field, e.into_inner().to_string())
+        })
+    }
+    let kinds = "best_offer, quantity or budget";
+    let serde_json::Value::Object(mut map) = value else {
+        return Err((
+            "ledger".into(),
+            format!("expected an object with a `kind` ({kinds})"),
+        ));
+    };
+    let kind = match map.remove("kind") {
+        Some(serde_json::Value::String(kind)) => kind,
+        Some(other) => {
+            return Err((
+                "ledger.kind".into(),
+                format!("expected {kinds}, not {other}"),
+            ))
+        }
+        None => return Err(("ledger.kind".into(), format!("missing: {kinds}"))),
+    };
+    match kind.as_str() {
+        "best_offer" => params(map).map(LedgerKind::BestOffer),
+        "quantity" => params(map).map(LedgerKind::Quantity),
+        "budget" => params(map).map(LedgerKind::Budget),
+        other => Err((
+            "ledger.kind".into(),
+            format!("unknown ledger kind `{other}`: {kinds}"),
+        )),
+    }
+}
+
 /// A campaign read from a file, its deals found.
 #[derive(Debug, Clone)]
 pub struct Campaign {
@@ -135,12 +194,22 @@ pub fn read_campaigns(
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let line: CampaignLine = from_line(&buf).map_err(|f| bad(&f.field, f.message))?;
+        let raw: RawLine = from_line(&buf).map_err(|f| bad(&f.field, f.message))?;
+        let line = CampaignLine {
+            id: raw.id,
+            seat: raw.seat,
+            ledger: read_ledger(raw.ledger).map_err(|(field, message)| bad(&field, message))?,
+            deals: raw.deals,
+            description: raw.description,
+        };
         if line.id.trim().is_empty() {
             return Err(bad("id", "a campaign needs an id".into()));
         }
         if !ids.insert(line.id.clone()) {
-            return Err(bad("id", format!("`{}` names an earlier campaign too", line.id)));
+            return Err(bad(
+                "id",
+                format!("`{}` names an earlier campaign too", line.id),
+            ));
         }
         line.ledger
             .validate()
@@ -169,7 +238,7 @@ pub fn read_campaigns(
                     format!("no scenario `{id}` in the scenario files given"),
                 )
             })?;
-            if matches!(line.ledger, LedgerKind::Budget { .. }) && !has_budget(&scenario) {
+            if matches!(line.ledger, LedgerKind::Budget(_)) && !has_budget(&scenario) {
                 return Err(bad(
                     &field,
                     format!(
@@ -223,17 +292,22 @@ mod tests {
         );
         let c = read(&text).unwrap();
         assert_eq!(c.len(), 2);
-        assert_eq!((c[0].deals.len(), c[0].seat, c[0].line), (2, Seat::Learner, 1));
+        assert_eq!(
+            (c[0].deals.len(), c[0].seat, c[0].line),
+            (2, Seat::Learner, 1)
+        );
         assert_eq!((c[1].seat, c[1].line), (Seat::Opponent, 3));
-        assert_eq!(c[1].ledger, LedgerKind::Budget { money: 150.0 });
+        assert_eq!(
+            c[1].ledger,
+            LedgerKind::Budget(super::super::ledger::Budget { money: 150.0 })
+        );
     }
 
     #[test]
     fn bad_campaigns_name_the_file_the_line_and_the_field() {
         let id = job().id.clone();
-        let ok = format!(
-            "{{\"id\":\"a\",\"ledger\":{{\"kind\":\"best_offer\"}},\"deals\":[\"{id}\"]}}"
-        );
+        let ok =
+            format!("{{\"id\":\"a\",\"ledger\":{{\"kind\":\"best_offer\"}},\"deals\":[\"{id}\"]}}");
         for (line, says) in [
             (
                 format!("{{\"id\":\"m\",\"ledger\":{{\"kind\":\"best_offer\"}},\"deals\":[\"{id}\",\"nope:1\"]}}"),
@@ -252,8 +326,16 @@ mod tests {
                 "c.jsonl:2: field `ledger`: missing field `target`",
             ),
             (
+                format!("{{\"id\":\"b\",\"ledger\":{{\"kind\":\"budget\",\"money\":\"lots\"}},\"deals\":[\"ahp:test:1\"]}}"),
+                "c.jsonl:2: field `ledger.money`: invalid type: string \"lots\"",
+            ),
+            (
+                format!("{{\"id\":\"b\",\"ledger\":{{\"kind\":\"budget\",\"money\":5,\"cash\":1}},\"deals\":[\"ahp:test:1\"]}}"),
+                "c.jsonl:2: field `ledger.cash`: unknown field `cash`",
+            ),
+            (
                 format!("{{\"id\":\"k\",\"ledger\":{{\"kind\":\"loans\"}},\"deals\":[\"{id}\"]}}"),
-                "c.jsonl:2: field `ledger.kind`: unknown variant `loans`",
+                "c.jsonl:2: field `ledger.kind`: unknown ledger kind `loans`",
             ),
             (
                 format!("{{\"id\":\"b\",\"ledger\":{{\"kind\":\"budget\",\"money\":100}},\"deals\":[\"{id}\"]}}"),
@@ -271,6 +353,9 @@ mod tests {
             let err = read(&format!("{ok}\n{line}\n")).unwrap_err();
             assert!(err.starts_with(says), "{err}\nshould start with\n{says}");
         }
-        assert_eq!(read("\n \n").unwrap_err(), "c.jsonl: no campaigns in the file");
+        assert_eq!(
+            read("\n \n").unwrap_err(),
+            "c.jsonl: no campaigns in the file"
+        );
     }
 }

@@ -26,34 +26,50 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Which ledger a campaign keeps, with its parameters (a campaign file's `ledger` object).
+/// Which ledger a campaign keeps, with its parameters (a campaign file's `ledger` object:
+/// `{"kind": "quantity", "target": 2, …}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LedgerKind {
     /// The best offer so far is the next deal's BATNA.
-    BestOffer {
-        /// The BATNA of the first deal (the offer held before the campaign; default 0).
-        #[serde(default)]
-        start: f64,
-    },
+    BestOffer(BestOffer),
     /// A quantity target, with penalties per unit short of it and per unit over it.
-    Quantity {
-        /// Units wanted over the whole campaign.
-        target: u32,
-        /// Units each closed deal supplies (default 1).
-        #[serde(default = "one")]
-        lot: u32,
-        /// Cost of each unit short of the target at the end (in the seat's utility units).
-        shortfall_penalty: f64,
-        /// Cost of each unit over the target at the end.
-        #[serde(default)]
-        excess_penalty: f64,
-    },
+    Quantity(Quantity),
     /// The money left after earlier purchases caps the next deal's budget.
-    Budget {
-        /// The money the buyer has for the whole campaign.
-        money: f64,
-    },
+    Budget(Budget),
+}
+
+/// `best_offer`'s parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BestOffer {
+    /// The BATNA of the first deal (the offer held before the campaign; default 0).
+    #[serde(default)]
+    pub start: f64,
+}
+
+/// `quantity`'s parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Quantity {
+    /// Units wanted over the whole campaign.
+    pub target: u32,
+    /// Units each closed deal supplies (default 1).
+    #[serde(default = "one")]
+    pub lot: u32,
+    /// Cost of each unit short of the target at the end (in the seat's utility units).
+    pub shortfall_penalty: f64,
+    /// Cost of each unit over the target at the end (default 0).
+    #[serde(default)]
+    pub excess_penalty: f64,
+}
+
+/// `budget`'s parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    /// The money the buyer has for the whole campaign.
+    pub money: f64,
 }
 
 fn one() -> u32 {
@@ -98,22 +114,22 @@ impl LedgerKind {
     /// The kind's name, as the file spells it.
     pub fn name(&self) -> &'static str {
         match self {
-            LedgerKind::BestOffer { .. } => "best_offer",
-            LedgerKind::Quantity { .. } => "quantity",
-            LedgerKind::Budget { .. } => "budget",
+            LedgerKind::BestOffer(_) => "best_offer",
+            LedgerKind::Quantity(_) => "quantity",
+            LedgerKind::Budget(_) => "budget",
         }
     }
 
     /// Check what serde cannot: every amount finite and in range, a lot of at least one unit.
     pub fn validate(&self) -> Result<(), BadLedger> {
         match *self {
-            LedgerKind::BestOffer { start } => amount("start", start, -MAX_AMOUNT),
-            LedgerKind::Quantity {
+            LedgerKind::BestOffer(BestOffer { start }) => amount("start", start, -MAX_AMOUNT),
+            LedgerKind::Quantity(Quantity {
                 lot,
                 shortfall_penalty,
                 excess_penalty,
                 ..
-            } => {
+            }) => {
                 if lot == 0 {
                     return Err(BadLedger {
                         field: "lot",
@@ -123,16 +139,16 @@ impl LedgerKind {
                 amount("shortfall_penalty", shortfall_penalty, 0.0)?;
                 amount("excess_penalty", excess_penalty, 0.0)
             }
-            LedgerKind::Budget { money } => amount("money", money, 0.0),
+            LedgerKind::Budget(Budget { money }) => amount("money", money, 0.0),
         }
     }
 
     /// The ledger before the first deal.
     pub fn opening(&self) -> LedgerState {
         let value = match *self {
-            LedgerKind::BestOffer { start } => start,
-            LedgerKind::Quantity { .. } => 0.0,
-            LedgerKind::Budget { money } => money,
+            LedgerKind::BestOffer(BestOffer { start }) => start,
+            LedgerKind::Quantity(_) => 0.0,
+            LedgerKind::Budget(Budget { money }) => money,
         };
         LedgerState {
             value,
@@ -144,12 +160,12 @@ impl LedgerKind {
     /// The end-of-campaign penalty of holding `units` (`quantity`; 0 for the other kinds).
     pub fn penalty(&self, units: f64) -> f64 {
         match *self {
-            LedgerKind::Quantity {
+            LedgerKind::Quantity(Quantity {
                 target,
                 shortfall_penalty,
                 excess_penalty,
                 ..
-            } => {
+            }) => {
                 let target = f64::from(target);
                 shortfall_penalty * (target - units).max(0.0)
                     + excess_penalty * (units - target).max(0.0)
@@ -162,11 +178,11 @@ impl LedgerKind {
     /// scenario's own no-deal value (what `budget` keeps).
     pub fn batna(&self, before: &LedgerState, scenario_no_deal: f64) -> f64 {
         match *self {
-            LedgerKind::BestOffer { .. } => before.value,
-            LedgerKind::Quantity { lot, .. } => {
+            LedgerKind::BestOffer(_) => before.value,
+            LedgerKind::Quantity(Quantity { lot, .. }) => {
                 self.penalty(before.value + f64::from(lot)) - self.penalty(before.value)
             }
-            LedgerKind::Budget { .. } => scenario_no_deal,
+            LedgerKind::Budget(_) => scenario_no_deal,
         }
     }
 
@@ -174,7 +190,7 @@ impl LedgerKind {
     /// money left, never below 0); `None` for the other kinds.
     pub fn budget_cap(&self, before: &LedgerState, scenario_budget: f64) -> Option<f64> {
         match self {
-            LedgerKind::Budget { .. } => Some(scenario_budget.min(before.value).max(0.0)),
+            LedgerKind::Budget(_) => Some(scenario_budget.min(before.value).max(0.0)),
             _ => None,
         }
     }
@@ -187,9 +203,9 @@ impl LedgerKind {
             return *before;
         };
         let value = match *self {
-            LedgerKind::BestOffer { .. } => before.value.max(utility),
-            LedgerKind::Quantity { lot, .. } => before.value + f64::from(lot),
-            LedgerKind::Budget { .. } => before.value - price.unwrap_or(0.0),
+            LedgerKind::BestOffer(_) => before.value.max(utility),
+            LedgerKind::Quantity(Quantity { lot, .. }) => before.value + f64::from(lot),
+            LedgerKind::Budget(_) => before.value - price.unwrap_or(0.0),
         };
         LedgerState {
             value,
@@ -203,9 +219,9 @@ impl LedgerKind {
     /// utilities (`budget`).
     pub fn campaign_value(&self, last: &LedgerState) -> f64 {
         match self {
-            LedgerKind::BestOffer { .. } => last.value,
-            LedgerKind::Quantity { .. } => last.utility - self.penalty(last.value),
-            LedgerKind::Budget { .. } => last.utility,
+            LedgerKind::BestOffer(_) => last.value,
+            LedgerKind::Quantity(_) => last.utility - self.penalty(last.value),
+            LedgerKind::Budget(_) => last.utility,
         }
     }
 }
@@ -232,7 +248,7 @@ mod tests {
 
     #[test]
     fn a_best_offer_becomes_the_next_batna_and_a_worse_one_does_not() {
-        let k = LedgerKind::BestOffer { start: 10.0 };
+        let k = LedgerKind::BestOffer(BestOffer { start: 10.0 });
         let s0 = k.opening();
         close(k.batna(&s0, 0.0), 10.0);
         let s1 = k.settle(&s0, Some((62.5, None)));
@@ -251,12 +267,12 @@ mod tests {
     #[test]
     fn quantity_batna_is_the_penalty_the_lot_changes() {
         // Target 3, lots of 2, shortfall 10 and excess 4 per unit.
-        let k = LedgerKind::Quantity {
+        let k = LedgerKind::Quantity(Quantity {
             target: 3,
             lot: 2,
             shortfall_penalty: 10.0,
             excess_penalty: 4.0,
-        };
+        });
         let s0 = k.opening();
         close(k.penalty(0.0), 30.0);
         // 0 → 2 units: the penalty falls from 30 to 10, so walking away is worth −20.
@@ -273,12 +289,12 @@ mod tests {
 
     #[test]
     fn quantity_gains_sum_to_the_campaign_value() {
-        let k = LedgerKind::Quantity {
+        let k = LedgerKind::Quantity(Quantity {
             target: 2,
             lot: 1,
             shortfall_penalty: 7.0,
             excess_penalty: 2.5,
-        };
+        });
         // Deals: closed 4, none, closed −1, closed 6.
         let outcomes = [Some(4.0), None, Some(-1.0), Some(6.0)];
         let mut state = k.opening();
@@ -294,7 +310,7 @@ mod tests {
 
     #[test]
     fn the_budget_shrinks_by_what_was_paid_and_caps_the_next_budget() {
-        let k = LedgerKind::Budget { money: 300.0 };
+        let k = LedgerKind::Budget(Budget { money: 300.0 });
         let s0 = k.opening();
         assert_eq!(k.budget_cap(&s0, 250.0), Some(250.0));
         close(k.batna(&s0, 0.0), 0.0);
@@ -306,19 +322,26 @@ mod tests {
         close(s2.value, -40.0);
         assert_eq!(k.budget_cap(&s2, 250.0), Some(0.0));
         close(k.campaign_value(&s2), -10.0);
-        assert_eq!(LedgerKind::BestOffer { start: 0.0 }.budget_cap(&s0, 9.0), None);
+        assert_eq!(
+            LedgerKind::BestOffer(BestOffer { start: 0.0 }).budget_cap(&s0, 9.0),
+            None
+        );
     }
 
     #[test]
     fn bad_parameters_are_refused_by_key() {
         let bad = |k: LedgerKind| k.validate().unwrap_err().to_string();
-        assert!(bad(LedgerKind::Budget { money: -1.0 }).starts_with("ledger.money: "));
-        assert!(bad(LedgerKind::BestOffer { start: f64::NAN }).starts_with("ledger.start: "));
-        let q = |lot, s, e| LedgerKind::Quantity {
-            target: 1,
-            lot,
-            shortfall_penalty: s,
-            excess_penalty: e,
+        assert!(bad(LedgerKind::Budget(Budget { money: -1.0 })).starts_with("ledger.money: "));
+        assert!(
+            bad(LedgerKind::BestOffer(BestOffer { start: f64::NAN })).starts_with("ledger.start: ")
+        );
+        let q = |lot, s, e| {
+            LedgerKind::Quantity(Quantity {
+                target: 1,
+                lot,
+                shortfall_penalty: s,
+                excess_penalty: e,
+            })
         };
         assert!(bad(q(0, 1.0, 1.0)).starts_with("ledger.lot: "));
         assert!(bad(q(1, -1.0, 1.0)).starts_with("ledger.shortfall_penalty: "));

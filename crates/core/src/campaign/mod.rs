@@ -18,5 +18,5 @@ mod standing;
 
 pub use examples::example_campaigns;
 pub use file::{load_campaigns, read_campaigns, Campaign, CampaignError, CampaignLine, MAX_DEALS};
-pub use ledger::{gain, BadLedger, LedgerKind, LedgerState};
+pub use ledger::{gain, BadLedger, BestOffer, Budget, LedgerKind, LedgerState, Quantity};
 pub use standing::{budget_of, has_budget, with_budget, DealLedger, EarlierDeal, Standing};

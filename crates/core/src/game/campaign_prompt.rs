@@ -5,7 +5,7 @@
 use minijinja::{context, Value};
 use serde::Serialize;
 
-use crate::campaign::{LedgerKind, Standing};
+use crate::campaign::{Budget, LedgerKind, Quantity, Standing};
 
 use super::prompt::{money, trim_number};
 
@@ -44,13 +44,13 @@ pub(super) fn campaign_view(standing: &Standing) -> Value {
         earlier => earlier,
     };
     let kind = match standing.ledger {
-        LedgerKind::BestOffer { .. } => context! { best => trim_number(before.value) },
-        LedgerKind::Quantity {
+        LedgerKind::BestOffer(_) => context! { best => trim_number(before.value) },
+        LedgerKind::Quantity(Quantity {
             target,
             lot,
             shortfall_penalty,
             excess_penalty,
-        } => context! {
+        }) => context! {
             target => target,
             lot => lot,
             got => trim_number(before.value),
@@ -58,7 +58,7 @@ pub(super) fn campaign_view(standing: &Standing) -> Value {
             shortfall_penalty => trim_number(shortfall_penalty),
             excess_penalty => trim_number(excess_penalty),
         },
-        LedgerKind::Budget { money: start } => context! {
+        LedgerKind::Budget(Budget { money: start }) => context! {
             money => money(start),
             left => money(before.value.max(0.0)),
             budget => standing.budget.map(money),

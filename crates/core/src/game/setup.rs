@@ -6,9 +6,9 @@ use rand_chacha::ChaCha8Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::campaign::{with_budget, Standing};
 use crate::limits::{check_count, check_number, MAX_RETRIES, MAX_ROUNDS};
 use crate::protocol::TurnFormat;
-use crate::campaign::{with_budget, Standing};
 use crate::scenario::{Domain, Role, Scenario};
 
 use crate::vocab::{PerSeat, Seat};
@@ -503,10 +503,13 @@ impl Setup {
         scenario: std::sync::Arc<Scenario>,
     ) -> Result<std::sync::Arc<Scenario>, String> {
         match self.campaign() {
-            Some((seat, Standing {
-                budget: Some(budget),
-                ..
-            })) => with_budget(&scenario, self.seats[seat].role, *budget).map(std::sync::Arc::new),
+            Some((
+                seat,
+                Standing {
+                    budget: Some(budget),
+                    ..
+                },
+            )) => with_budget(&scenario, self.seats[seat].role, *budget).map(std::sync::Arc::new),
             _ => Ok(scenario),
         }
     }

@@ -127,7 +127,11 @@ mod tests {
             OutcomeKind::MaxTurns,
         ] {
             let o = outcome(kind, None, (5.0 / 36.0, 5.0 / 36.0));
-            assert_rewards(terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA), 0.0, 0.0);
+            assert_rewards(
+                terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+                0.0,
+                0.0,
+            );
         }
     }
 
@@ -141,7 +145,11 @@ mod tests {
             Some(Seat::Learner),
             (30.0 / 36.0, 10.0 / 36.0),
         );
-        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 30.0 / 36.0, -0.5);
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &NO_BATNA),
+            30.0 / 36.0,
+            -0.5,
+        );
         // Job deal: worker 32/80 = 0.4 — exactly τ counts as reaching it → 0.4;
         // recruiter 0.39 < 0.4 → −0.5.
         let s = job();
@@ -182,7 +190,11 @@ mod tests {
             Some(Seat::Opponent),
             (5.0 / 36.0, 5.0 / 36.0),
         );
-        assert_rewards(terminal_rewards(&casino(), &o, &threshold(), &NO_BATNA), 0.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&casino(), &o, &threshold(), &NO_BATNA),
+            0.0,
+            0.0,
+        );
     }
 
     #[test]
@@ -190,7 +202,11 @@ mod tests {
         // Price deal ρ = (0.25, 0.75): 0.25 < τ, but price tasks keep surplus → (0.25, 0.75).
         let s = price_task(125.0, 100.0, 60.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.25, 0.75));
-        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.25, 0.75);
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &NO_BATNA),
+            0.25,
+            0.75,
+        );
         // No deal on a price task: surplus gives 0, not −γ.
         let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.0, 0.0));
         assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
@@ -255,7 +271,11 @@ mod tests {
         let s = casino();
         let o = outcome(OutcomeKind::Error, Some(Seat::Learner), (0.0, 0.0));
         assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
-        assert_rewards(terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA), 0.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            0.0,
+            0.0,
+        );
     }
 
     #[test]

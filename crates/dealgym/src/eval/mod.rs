@@ -129,7 +129,10 @@ pub async fn eval<'s>(
             (scenarios, None)
         }
     };
-    let campaign_words = campaigns.as_ref().map(|c| c.identity.clone()).unwrap_or_default();
+    let campaign_words = campaigns
+        .as_ref()
+        .map(|c| c.identity.clone())
+        .unwrap_or_default();
     let planned = plan(&scenarios, run.seed, run.group_size);
     let planned = match &run.shard {
         Some(s) => shard(planned, s),

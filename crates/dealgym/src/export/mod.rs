@@ -38,8 +38,8 @@ use crate::record::{Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFil
 use crate::run::{FindError, ScenarioSource};
 use crate::scenario::{Family, Role, ScenarioError};
 
-use campaigns::Trajectories;
 use crate::campaign::DealLedger;
+use campaigns::Trajectories;
 pub(crate) use groups::{is_self_play, GroupStats, GroupTable};
 pub(crate) use tokens::seat_calls;
 pub use tokens::Skip;
@@ -442,10 +442,12 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
         }
     }
     summary.duplicates = records.duplicates().clone();
-    let campaign_lines = trajectories.write(out).map_err(|source| ExportError::Write {
-        to: String::new(),
-        source,
-    })?;
+    let campaign_lines = trajectories
+        .write(out)
+        .map_err(|source| ExportError::Write {
+            to: String::new(),
+            source,
+        })?;
     summary.lines += campaign_lines;
     summary.written += campaign_lines;
     Ok(summary)

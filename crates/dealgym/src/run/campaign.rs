@@ -23,9 +23,7 @@ use crate::game::{EpisodeSeed, Seat};
 use crate::record::EpisodeRecord;
 use crate::scenario::{load_scenarios, Family, LoadOptions, Scenario};
 
-use super::{
-    EpisodeError, EpisodeKit, Finished, Job, PlannedEpisode, RunError, RunOptions, Shard,
-};
+use super::{EpisodeError, EpisodeKit, Finished, Job, PlannedEpisode, RunError, RunOptions, Shard};
 
 /// One member's play of one campaign.
 #[derive(Debug, Clone)]
@@ -165,14 +163,16 @@ pub(crate) async fn play_campaign<P, F, Fut>(
         let episode = deal.episode_id();
         let played = play(kit.clone(), deal).await;
         let next = match &played {
-            Ok(finished) if !finished.internal_error => finished.record.campaign.as_ref().map(|c| {
-                let scenario = &planned.campaign.deals[k];
-                (
-                    c.after,
-                    earlier_deal(&finished.record, scenario, planned.campaign.seat),
-                    finished.record.outcome.outcome.kind,
-                )
-            }),
+            Ok(finished) if !finished.internal_error => {
+                finished.record.campaign.as_ref().map(|c| {
+                    let scenario = &planned.campaign.deals[k];
+                    (
+                        c.after,
+                        earlier_deal(&finished.record, scenario, planned.campaign.seat),
+                        finished.record.outcome.outcome.kind,
+                    )
+                })
+            }
             _ => None,
         };
         if !deal_done(episode, played).await {

@@ -161,7 +161,10 @@ async fn run_campaigns<'s>(
     started: std::time::Instant,
 ) -> Result<RunSummary, RunError> {
     let plan = campaign::CampaignPlan::read(options, file, 1)?;
-    let kit = Arc::new(build_kit(options, plan.identity.iter().map(String::as_str))?);
+    let kit = Arc::new(build_kit(
+        options,
+        plan.identity.iter().map(String::as_str),
+    )?);
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
     let (todo, skipped) = plan.jobs(&kit, &existing.episode_ids_of(&kit.run_id), &options.out)?;
     let bar = progress_bar(options.progress, plan.deals - skipped);
