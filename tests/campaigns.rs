@@ -434,3 +434,78 @@ fn the_shipped_example_campaigns_are_what_the_generator_writes() {
         assert!(kinds.iter().any(|k| k == kind), "no {kind} example");
     }
 }
+
+#[test]
+fn a_campaign_written_in_part_resumes_with_the_ledger_its_records_left() {
+    let dir = temp_dir("campaign-resume");
+    let chosen: Vec<Value> = ["job-offers-", "ahp-budget-", "craigslist-quantity-"]
+        .into_iter()
+        .map(example)
+        .collect();
+    let file = write_campaigns(&dir, &chosen);
+    let run = |out: &Path, resume: bool| {
+        let mut args: Vec<std::ffi::OsString> = [
+            "run",
+            "--learner",
+            "rule:boulware",
+            "--opponent",
+            "rule:linear",
+            "--seed",
+            "11",
+            "--quiet",
+            "--campaigns",
+        ]
+        .iter()
+        .map(Into::into)
+        .collect();
+        args.push(file.clone().into());
+        args.push("--out".into());
+        args.push(out.into());
+        if resume {
+            args.push("--resume".into());
+        }
+        succeeded(dealgym_cli(args))
+    };
+    let whole = dir.join("whole.jsonl");
+    run(&whole, false);
+    let records = read_log(&whole);
+    // Keep each campaign's first deal only (and the first two of the quantity campaign), as a
+    // run stopped between deals would have left them.
+    let kept: Vec<String> = std::fs::read_to_string(&whole)
+        .unwrap()
+        .lines()
+        .zip(&records)
+        .filter(|(_, r)| {
+            let c = r.campaign.as_ref().unwrap();
+            c.position == 1 || (c.campaign.starts_with("craigslist") && c.position == 2)
+        })
+        .map(|(line, _)| format!("{line}\n"))
+        .collect();
+    assert!(kept.len() < records.len());
+    let part = dir.join("part.jsonl");
+    std::fs::write(&part, kept.concat()).unwrap();
+    let resumed = run(&part, true);
+    let said = String::from_utf8_lossy(&resumed.stderr);
+    assert!(
+        said.contains(&format!(
+            "({} planned, {} already there)",
+            records.len(),
+            kept.len()
+        )),
+        "{said}"
+    );
+    // The resumed deals are those of the run that was not interrupted.
+    let key = |r: &EpisodeRecord| {
+        let mut v = serde_json::to_value(r).unwrap();
+        v.as_object_mut().unwrap().remove("timing");
+        (r.episode_id.clone(), v.to_string())
+    };
+    let mut a: Vec<_> = records.iter().map(key).collect();
+    let mut b: Vec<_> = read_log(&part).iter().map(key).collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert!(x == y, "episode {} differs after --resume", x.0);
+    }
+}

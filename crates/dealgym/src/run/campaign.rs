@@ -20,7 +20,7 @@ use crate::campaign::{
     budget_of, load_campaigns, Campaign, CampaignError, EarlierDeal, LedgerState, Standing,
 };
 use crate::game::{EpisodeSeed, Seat};
-use crate::record::EpisodeRecord;
+use crate::record::{EpisodeRecord, RecordReader};
 use crate::scenario::{load_scenarios, Family, LoadOptions, Scenario};
 
 use super::{EpisodeError, EpisodeKit, Finished, Job, PlannedEpisode, RunError, RunOptions, Shard};
@@ -35,6 +35,18 @@ pub struct PlannedCampaign {
     pub first_group: u64,
     pub member: u64,
     pub seed: u64,
+    /// Where a campaign written in part goes on (`--resume`): its first deal not written, and
+    /// the ledger and earlier deals its last written deal left. `None`: from the first deal.
+    pub resume: Option<Arc<Resumed>>,
+}
+
+/// A campaign's state after its deals already written, read back from their records.
+#[derive(Debug, Clone)]
+pub struct Resumed {
+    /// The first deal (from 0) left to play.
+    pub from: usize,
+    pub before: LedgerState,
+    pub earlier: Vec<EarlierDeal>,
 }
 
 impl PlannedCampaign {
@@ -87,6 +99,7 @@ pub fn plan_campaigns(
                 first_group,
                 member,
                 seed,
+                resume: None,
             });
         }
         first_group += campaign.deals.len() as u64;
@@ -139,9 +152,9 @@ fn earlier_deal(record: &EpisodeRecord, scenario: &Scenario, seat: Seat) -> Earl
 
 /// Play one member's campaign: each deal in order through the driver (`play`), each record
 /// handed to `deal_done` as its deal ends, the ledger carried from one deal's record to the
-/// next deal's standing. `go_on` is asked before each deal after the first (a stop drains
-/// between deals). A deal that could not be played, or ended in a backend error or a panic,
-/// ends the campaign there: its ledger would be a guess.
+/// next deal's standing (a backend `error` is no deal: the ledger stays). `go_on` is asked
+/// before each deal after the first (a stop drains between deals). A deal that could not be
+/// played, or panicked, ends the campaign there: its ledger would be a guess.
 pub(crate) async fn play_campaign<P, F, Fut>(
     kit: Arc<EpisodeKit>,
     planned: PlannedCampaign,
@@ -153,10 +166,12 @@ pub(crate) async fn play_campaign<P, F, Fut>(
     F: std::future::Future<Output = Result<Finished, EpisodeError>>,
     Fut: std::future::Future<Output = bool>,
 {
-    let mut before = planned.campaign.ledger.opening();
-    let mut earlier: Vec<EarlierDeal> = Vec::new();
-    for k in 0..planned.campaign.deals.len() {
-        if k > 0 && !go_on() {
+    let (from, mut before, mut earlier) = match &planned.resume {
+        Some(r) => (r.from, r.before, r.earlier.clone()),
+        None => (0, planned.campaign.ledger.opening(), Vec::new()),
+    };
+    for k in from..planned.campaign.deals.len() {
+        if k > from && !go_on() {
             return;
         }
         let deal = planned.deal(k, standing(&kit, &planned, k, before, &earlier));
@@ -169,7 +184,6 @@ pub(crate) async fn play_campaign<P, F, Fut>(
                     (
                         c.after,
                         earlier_deal(&finished.record, scenario, planned.campaign.seat),
-                        finished.record.outcome.outcome.kind,
                     )
                 })
             }
@@ -178,12 +192,14 @@ pub(crate) async fn play_campaign<P, F, Fut>(
         if !deal_done(episode, played).await {
             return;
         }
+        // A backend `error` is no deal (the ledger stays as it was) and the campaign goes on;
+        // a deal that could not be played, or panicked, ends it.
         match next {
-            Some((after, told, kind)) if kind != crate::game::OutcomeKind::Error => {
+            Some((after, told)) => {
                 before = after;
                 earlier.push(told);
             }
-            _ => return,
+            None => return,
         }
     }
 }
@@ -288,8 +304,8 @@ impl CampaignPlan {
 
     /// The jobs left for `kit` given the episodes already written (`done`, in `out`), and the
     /// deals skipped: a campaign whose deals are all written is skipped; one written in part
-    /// is refused, as its ledger would have to be read back (`--resume` cannot continue a
-    /// campaign midway).
+    /// (a stop, a crash) goes on from its first deal not written, with the ledger and the
+    /// earlier deals its last written deal's record holds.
     pub fn jobs(
         &self,
         kit: &Arc<EpisodeKit>,
@@ -298,23 +314,81 @@ impl CampaignPlan {
     ) -> Result<(Vec<Job>, usize), RunError> {
         let mut todo = Vec::new();
         let mut skipped = 0;
+        let mut partial: Vec<(PlannedCampaign, usize)> = Vec::new();
         for p in &self.planned {
             let ids = p.episode_ids();
-            let written = ids.iter().filter(|id| done.contains(*id)).count();
-            if written == ids.len() {
-                skipped += written;
-            } else if written > 0 {
+            let written = ids.iter().take_while(|id| done.contains(*id)).count();
+            if ids[written..].iter().any(|id| done.contains(id)) {
                 return Err(RunError::Options(format!(
-                    "{}: campaign {} (member {}) is written in part ({written} of {} deals): --resume cannot continue a campaign midway; remove its records or write to a new file",
+                    "{}: campaign {} (member {}) has deals written after one that is not: the file is not one this run wrote in order",
                     out.display(),
                     p.campaign.id,
-                    p.member,
-                    ids.len()
+                    p.member
                 )));
-            } else {
-                todo.push(Job::Campaign(kit.clone(), p.clone()));
             }
+            skipped += written;
+            if written == ids.len() {
+                continue;
+            }
+            if written == 0 {
+                todo.push(Job::Campaign(kit.clone(), p.clone()));
+            } else {
+                partial.push((p.clone(), written));
+            }
+        }
+        if partial.is_empty() {
+            return Ok((todo, skipped));
+        }
+        let last: HashMap<String, usize> = partial
+            .iter()
+            .enumerate()
+            .map(|(i, (p, written))| (p.episode_ids()[written - 1].clone(), i))
+            .collect();
+        let mut found: Vec<Option<Resumed>> = vec![None; partial.len()];
+        for record in RecordReader::open(out)? {
+            let record = record?;
+            if record.run_id != kit.run_id {
+                continue;
+            }
+            if let Some(&i) = last.get(&record.episode_id) {
+                let (p, written) = &partial[i];
+                found[i] = resumed_after(&record, p, *written);
+            }
+        }
+        for ((mut p, _), resumed) in partial.into_iter().zip(found) {
+            let resumed = resumed.ok_or_else(|| {
+                RunError::Options(format!(
+                    "{}: campaign {} (member {}): the record of its last written deal holds no campaign ledger to go on from",
+                    out.display(),
+                    p.campaign.id,
+                    p.member
+                ))
+            })?;
+            p.resume = Some(Arc::new(resumed));
+            todo.push(Job::Campaign(kit.clone(), p));
         }
         Ok((todo, skipped))
     }
+}
+
+/// Where `planned` goes on after its first `written` deals, the last of which is `record`.
+fn resumed_after(
+    record: &EpisodeRecord,
+    planned: &PlannedCampaign,
+    written: usize,
+) -> Option<Resumed> {
+    let seat = planned.campaign.seat;
+    let ledger = record.campaign.as_ref()?;
+    let standing = record.setup.seats[seat].campaign.as_ref()?;
+    let mut earlier = standing.earlier.clone();
+    earlier.push(earlier_deal(
+        record,
+        &planned.campaign.deals[written - 1],
+        seat,
+    ));
+    Some(Resumed {
+        from: written,
+        before: ledger.after,
+        earlier,
+    })
 }
