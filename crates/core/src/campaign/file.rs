@@ -326,11 +326,11 @@ mod tests {
                 "c.jsonl:2: field `ledger`: missing field `target`",
             ),
             (
-                format!("{{\"id\":\"b\",\"ledger\":{{\"kind\":\"budget\",\"money\":\"lots\"}},\"deals\":[\"ahp:test:1\"]}}"),
+                r#"{"id":"b","ledger":{"kind":"budget","money":"lots"},"deals":["ahp:test:1"]}"#.into(),
                 "c.jsonl:2: field `ledger.money`: invalid type: string \"lots\"",
             ),
             (
-                format!("{{\"id\":\"b\",\"ledger\":{{\"kind\":\"budget\",\"money\":5,\"cash\":1}},\"deals\":[\"ahp:test:1\"]}}"),
+                r#"{"id":"b","ledger":{"kind":"budget","money":5,"cash":1},"deals":["ahp:test:1"]}"#.into(),
                 "c.jsonl:2: field `ledger.cash`: unknown field `cash`",
             ),
             (

@@ -42,10 +42,14 @@ struct Deal {
     messages: Vec<Message>,
 }
 
-/// The trajectories gathered so far, by (run id, campaign, member, seat).
+/// One campaign played, by one seat: (run id, campaign, member, seat).
+type CampaignKey = (String, String, u64, Seat);
+
+/// The trajectories gathered so far: for each campaign played and seat, the latest deal's
+/// ledger and the deals.
 #[derive(Default)]
 pub(crate) struct Trajectories {
-    by_campaign: BTreeMap<(String, String, u64, Seat), (DealLedger, Vec<Deal>)>,
+    by_campaign: BTreeMap<CampaignKey, (DealLedger, Vec<Deal>)>,
 }
 
 #[derive(Serialize)]

@@ -11,14 +11,13 @@
 //! the record's `campaign` block (and its setup's standing) links them.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::campaign::{
-    budget_of, load_campaigns, Campaign, CampaignError, EarlierDeal, LedgerState, Standing,
-};
+use crate::campaign::{budget_of, load_campaigns, Campaign, EarlierDeal, LedgerState, Standing};
+use crate::digest::Digest;
 use crate::game::{EpisodeSeed, Seat};
 use crate::record::{EpisodeRecord, RecordReader};
 use crate::scenario::{load_scenarios, Family, LoadOptions, Scenario};
@@ -29,6 +28,8 @@ use super::{EpisodeError, EpisodeKit, Finished, Job, PlannedEpisode, RunError, R
 #[derive(Debug, Clone)]
 pub struct PlannedCampaign {
     pub campaign: Arc<Campaign>,
+    /// Its deals' scenario digests, computed once per campaign.
+    pub digests: Arc<Vec<Digest>>,
     /// The campaign's place in its file, from 0 (shards take whole campaigns by it).
     pub index: usize,
     /// The group of its first deal.
@@ -55,7 +56,7 @@ impl PlannedCampaign {
     fn deal(&self, k: usize, standing: Standing) -> PlannedEpisode {
         let scenario = self.campaign.deals[k].clone();
         PlannedEpisode {
-            scenario_digest: scenario.digest(),
+            scenario_digest: self.digests[k],
             scenario,
             seeds: EpisodeSeed {
                 run: self.seed,
@@ -92,9 +93,11 @@ pub fn plan_campaigns(
     let mut first_group = 0u64;
     let mut out = Vec::new();
     for (index, campaign) in campaigns.iter().enumerate() {
+        let digests = Arc::new(campaign.deals.iter().map(|s| s.digest()).collect());
         for member in 0..u64::from(group_size.max(1)) {
             out.push(PlannedCampaign {
                 campaign: campaign.clone(),
+                digests: Arc::clone(&digests),
                 index,
                 first_group,
                 member,
@@ -211,7 +214,7 @@ pub fn read_campaigns_for(
     scenarios: &[PathBuf],
 ) -> Result<Vec<Arc<Campaign>>, RunError> {
     let loaded: RefCell<HashMap<String, Arc<Scenario>>> = RefCell::new(HashMap::new());
-    let families: RefCell<HashMap<Family, ()>> = RefCell::new(HashMap::new());
+    let families: RefCell<HashSet<Family>> = RefCell::new(HashSet::new());
     let failed: RefCell<Option<RunError>> = RefCell::new(None);
     let absorb = |path: &Path| match load_scenarios(path, LoadOptions::default()) {
         Ok(report) => {
@@ -231,7 +234,7 @@ pub fn read_campaigns_for(
         if scenarios.is_empty() {
             let family = id.split(':').next().and_then(|f| Family::from_str(f).ok());
             if let Some(family) = family {
-                if families.borrow_mut().insert(family, ()).is_none() {
+                if families.borrow_mut().insert(family) {
                     let path = Path::new("scenarios").join(format!("{}.jsonl", family.name()));
                     if path.exists() {
                         absorb(&path);
@@ -246,12 +249,6 @@ pub fn read_campaigns_for(
         return Err(e);
     }
     Ok(read?.into_iter().map(Arc::new).collect())
-}
-
-impl From<CampaignError> for RunError {
-    fn from(e: CampaignError) -> RunError {
-        RunError::Options(e.to_string())
-    }
 }
 
 /// The words a campaign run's id digests: each campaign's id, seat, ledger and deals.

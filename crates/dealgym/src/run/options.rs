@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::agents::{PersonaConfig, PlayerConfig, PlayerError, SamplingConfig};
+use crate::campaign::CampaignError;
 use crate::game::{EpisodeConfig, PromptError};
 use crate::limits::{check_count, check_episodes, MAX_CONCURRENCY, MAX_EPISODES, MAX_GROUP_SIZE};
 use crate::record::{ReadError, WriteError};
@@ -146,6 +147,8 @@ pub enum RunError {
     Find(#[from] FindError),
     #[error(transparent)]
     Select(#[from] SelectError),
+    #[error(transparent)]
+    Campaign(#[from] CampaignError),
     #[error("{0}")]
     Options(String),
 }
