@@ -389,3 +389,57 @@ fn resumed_after(
         earlier,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::campaign::{BestOffer, LedgerKind};
+    use crate::fixtures::{casino, job};
+
+    fn campaign(id: &str, deals: usize) -> Arc<Campaign> {
+        Arc::new(Campaign {
+            id: id.into(),
+            seat: Seat::Learner,
+            ledger: LedgerKind::BestOffer(BestOffer { start: 0.0 }),
+            deals: (0..deals)
+                .map(|i| if i % 2 == 0 { job() } else { casino() })
+                .collect(),
+            file: "c.jsonl".into(),
+            line: 1,
+        })
+    }
+
+    #[test]
+    fn each_deal_is_a_group_and_each_member_plays_the_whole_campaign() {
+        let plan = plan_campaigns(&[campaign("a", 2), campaign("b", 3)], 9, 2);
+        let ids: Vec<(String, u64, Vec<String>)> = plan
+            .iter()
+            .map(|p| (p.campaign.id.clone(), p.member, p.episode_ids()))
+            .collect();
+        let row = |id: &str, m: u64, ids: &[&str]| {
+            (
+                id.to_string(),
+                m,
+                ids.iter().map(|s| s.to_string()).collect(),
+            )
+        };
+        assert_eq!(
+            ids,
+            [
+                row("a", 0, &["g0-m0", "g1-m0"]),
+                row("a", 1, &["g0-m1", "g1-m1"]),
+                row("b", 0, &["g2-m0", "g3-m0", "g4-m0"]),
+                row("b", 1, &["g2-m1", "g3-m1", "g4-m1"]),
+            ]
+        );
+        assert!(plan.iter().all(|p| p.seed == 9 && p.resume.is_none()));
+        assert_eq!(plan[2].digests[1], casino().digest());
+        // Shards take whole campaigns, every member of one on the same shard.
+        let second = shard_campaigns(plan, &Shard::new(1, 2, "t").unwrap());
+        let taken: Vec<(&str, u64)> = second
+            .iter()
+            .map(|p| (p.campaign.id.as_str(), p.member))
+            .collect();
+        assert_eq!(taken, [("b", 0), ("b", 1)]);
+    }
+}
