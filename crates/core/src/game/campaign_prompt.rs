@@ -19,6 +19,18 @@ struct EarlierView {
     price: Option<String>,
 }
 
+/// Titles longer than this many characters are cut (a listing's title can run to hundreds).
+const TITLE_CHARS: usize = 80;
+
+/// `title`, cut to [`TITLE_CHARS`] characters with an ellipsis where it is longer.
+fn short_title(title: &str) -> String {
+    if title.chars().count() <= TITLE_CHARS {
+        return title.to_string();
+    }
+    let cut: String = title.chars().take(TITLE_CHARS - 1).collect();
+    format!("{}…", cut.trim_end())
+}
+
 /// The `campaign` variable of a seat's prompt context.
 pub(super) fn campaign_view(standing: &Standing) -> Value {
     let earlier: Vec<EarlierView> = standing
@@ -27,7 +39,7 @@ pub(super) fn campaign_view(standing: &Standing) -> Value {
         .enumerate()
         .map(|(i, d)| EarlierView {
             position: i + 1,
-            title: d.title.clone(),
+            title: short_title(&d.title),
             ending: d.ending.replace('_', " "),
             deal: d.ending == "deal",
             utility: trim_number(d.utility),
@@ -77,8 +89,8 @@ mod tests {
     fn standing(ledger: LedgerKind, value: f64, batna: f64, budget: Option<f64>) -> Standing {
         Standing {
             campaign: "c".into(),
-            position: 2,
-            deals: 3,
+            position: 3,
+            deals: 4,
             ledger,
             before: LedgerState {
                 value,
@@ -87,13 +99,22 @@ mod tests {
             },
             batna,
             budget,
-            earlier: vec![EarlierDeal {
-                scenario: "ahp:x:0".into(),
-                title: "A lamp".into(),
-                ending: "deal".into(),
-                utility: value,
-                price: Some(85.0),
-            }],
+            earlier: vec![
+                EarlierDeal {
+                    scenario: "ahp:x:0".into(),
+                    title: "A lamp".into(),
+                    ending: "deal".into(),
+                    utility: value,
+                    price: Some(85.0),
+                },
+                EarlierDeal {
+                    scenario: "ahp:x:1".into(),
+                    title: "A".repeat(200),
+                    ending: "walk_away".into(),
+                    utility: value,
+                    price: None,
+                },
+            ],
         }
     }
 
@@ -114,9 +135,10 @@ mod tests {
             episode.system_prompt(Seat::Opponent).to_string(),
         );
         for says in [
-            "## Your campaign\nThis negotiation is deal 2 of 3 in a campaign",
+            "## Your campaign\nThis negotiation is deal 3 of 4 in a campaign",
             "it is worth 15 to you",
             "- deal 1, A lamp: agreed at $85, worth 15 to you",
+            "- deal 2, AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA…: no deal (walk away)",
             "Without an agreement you get 15, your best alternative now.",
         ] {
             assert!(learner.contains(says), "{says}\n{learner}");
