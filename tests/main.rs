@@ -8,6 +8,7 @@ mod fuzz_support;
 
 mod annotate;
 mod bundle_family;
+mod campaigns;
 mod cli_run;
 mod cli_scenarios;
 mod crash;

@@ -7,7 +7,10 @@ use anyhow::{bail, Context, Result};
 
 use crate::flags::dialogues::DialoguesCommand;
 use crate::flags::scenarios::ScenariosCommand;
-use dealgym::scenario::{self, import, LoadOptions};
+use std::sync::Arc;
+
+use dealgym::campaign::example_campaigns;
+use dealgym::scenario::{self, import, Family, LoadOptions};
 
 pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
     match cmd {
@@ -61,6 +64,30 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
                 file.display(),
                 report.scenarios.len()
             );
+            Ok(())
+        }
+        ScenariosCommand::Campaigns { dir, out } => {
+            let mut scenarios = Vec::new();
+            for family in [
+                Family::Ahp,
+                Family::Craigslist,
+                Family::Casino,
+                Family::JobInterview,
+            ] {
+                let file = dir.join(format!("{}.jsonl", family.name()));
+                let report = scenario::load_scenarios(&file, LoadOptions::default())
+                    .with_context(|| format!("reading {}", file.display()))?;
+                scenarios.extend(report.scenarios.into_iter().map(Arc::new));
+            }
+            let campaigns = example_campaigns(&scenarios);
+            let out = out.unwrap_or_else(|| dir.join("campaigns.jsonl"));
+            let mut text = String::new();
+            for c in &campaigns {
+                text.push_str(&serde_json::to_string(c)?);
+                text.push('\n');
+            }
+            std::fs::write(&out, text).with_context(|| format!("writing {}", out.display()))?;
+            eprintln!("wrote {} campaigns to {}", campaigns.len(), out.display());
             Ok(())
         }
         ScenariosCommand::List { file } => {

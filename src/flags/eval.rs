@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::shared::{DuplicatesFlag, PlanFlags};
+use super::shared::{CampaignsFlag, DuplicatesFlag, PlanFlags};
 use dealgym::eval::{pairings, parse_entrant, EvalError, EvalOptions};
 
 /// The flags of `dealgym eval`.
@@ -31,6 +31,8 @@ pub struct EvalFlags {
     pub out: PathBuf,
     #[command(flatten)]
     pub plan: PlanFlags,
+    #[command(flatten)]
+    pub campaigns: CampaignsFlag,
     /// Also write the matrix and the ratings as one JSON object to this file.
     #[arg(long)]
     pub summary_json: Option<PathBuf>,
@@ -54,7 +56,10 @@ impl EvalFlags {
             .collect::<Result<Vec<_>, _>>()?;
         let pairings = pairings(&players, &opponents, self.round_robin, self.swap_seats)?;
         // The seats' specs are set per pairing; the rest is shared.
-        let run = self.plan.options("", "", self.out.clone())?;
+        let mut run =
+            self.plan
+                .options_with("", "", self.out.clone(), self.campaigns.campaigns.is_none())?;
+        self.campaigns.apply(&mut run)?;
         Ok(EvalOptions {
             run,
             pairings,

@@ -65,6 +65,9 @@ fn format_about(format: Format) -> Option<&'static str> {
         Format::Transitions => {
             "Per seat and turn: a planner's transition (state, candidates, chosen, reward, next state, status)"
         }
+        Format::Campaigns => {
+            "Per campaign played and seat: its deals in order, each with its chat, reward and ledger (run --campaigns)"
+        }
     })
 }
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::shared::PlanFlags;
+use super::shared::{CampaignsFlag, PlanFlags};
 use super::values::one_of;
 use dealgym::run::{ConfigError, Cut, PrefixOptions, RunOptions, Targets};
 
@@ -24,6 +24,8 @@ pub struct RunFlags {
     pub plan: PlanFlags,
     #[command(flatten)]
     pub prefix: PrefixFlags,
+    #[command(flatten)]
+    pub campaigns: CampaignsFlag,
     /// Also write the summary as JSON lines (one per family and one for all) to this file.
     #[arg(long)]
     pub summary_json: Option<PathBuf>,
@@ -37,8 +39,15 @@ impl RunFlags {
             &self.learner,
             &self.opponent,
             self.out.clone(),
-            prefixes.is_none(),
+            prefixes.is_none() && self.campaigns.campaigns.is_none(),
         )?;
+        if prefixes.is_some() && self.campaigns.campaigns.is_some() {
+            return Err(ConfigError::Flag(
+                "--prefixes continues logged episodes; --campaigns plays campaigns: give one"
+                    .into(),
+            ));
+        }
+        self.campaigns.apply(&mut o)?;
         if prefixes.is_some() && (o.split.is_some() || o.sample.is_some()) {
             return Err(ConfigError::Flag(
                 "--scenario-split and --sample choose the scenarios a run plays from the start; \

@@ -39,4 +39,16 @@ pub enum ScenariosCommand {
     Validate { file: PathBuf },
     /// Count the scenarios of a file per family and split.
     List { file: PathBuf },
+    /// Write the example campaigns (`run --campaigns`), built from the scenario files of
+    /// --dir: job offers (best offer), AmazonHistoryPrice purchases (budget), Craigslist
+    /// purchases toward a quantity (quantity) and CaSiNo splits (best offer).
+    Campaigns {
+        /// Where the family files are (ahp.jsonl, craigslist.jsonl, casino.jsonl,
+        /// job_interview.jsonl).
+        #[arg(long, default_value = "scenarios")]
+        dir: PathBuf,
+        /// Where to write the campaigns (default: DIR/campaigns.jsonl).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }

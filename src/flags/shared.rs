@@ -71,17 +71,8 @@ pub struct PlanFlags {
 
 impl PlanFlags {
     /// Options for players `learner` and `opponent` writing to `out`: each flag over the config
-    /// file's value over the default.
-    pub fn options(
-        &self,
-        learner: &str,
-        opponent: &str,
-        out: PathBuf,
-    ) -> Result<RunOptions, ConfigError> {
-        self.options_with(learner, opponent, out, true)
-    }
-
-    /// [`options`](Self::options), `--scenarios` being required or not.
+    /// file's value over the default; `--scenarios` required or not (a prefix run and a
+    /// campaign run find their scenarios themselves).
     pub fn options_with(
         &self,
         learner: &str,
@@ -307,4 +298,35 @@ pub struct DuplicatesFlag {
     /// (read each episode once and say how many records were skipped).
     #[arg(long, value_name = "refuse|skip", default_value_t = OnDuplicate::Refuse)]
     pub duplicates: OnDuplicate,
+}
+
+/// `--campaigns FILE` (`run`, `eval`): play a campaigns file's campaigns instead of single
+/// scenarios.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CampaignsFlag {
+    /// Play the campaigns of this file (JSON lines; see the book's Campaigns page) instead of
+    /// single scenarios: each campaign's deals in order, the seat that carries its ledger
+    /// finding in each deal the reservation the earlier deals left it; campaigns side by side
+    /// up to --concurrency. One record per deal. --scenarios is then optional (default:
+    /// scenarios/FAMILY.jsonl of each deal's id); --group-size plays each campaign that many
+    /// times.
+    #[arg(long, value_name = "FILE")]
+    pub campaigns: Option<PathBuf>,
+}
+
+impl CampaignsFlag {
+    /// Set the campaigns file on `options`, refusing the flags that choose single scenarios.
+    pub fn apply(&self, options: &mut RunOptions) -> Result<(), ConfigError> {
+        if self.campaigns.is_some()
+            && (options.split.is_some() || options.sample.is_some() || options.limit.is_some())
+        {
+            return Err(ConfigError::Flag(
+                "--limit, --scenario-split and --sample choose single scenarios; a campaign run \
+                 (--campaigns) plays every deal its file names"
+                    .into(),
+            ));
+        }
+        options.campaigns = self.campaigns.clone();
+        Ok(())
+    }
 }

@@ -27,6 +27,7 @@
 //! ```
 
 pub mod cache;
+pub mod campaign;
 pub mod digest;
 #[cfg(any(test, feature = "fixtures"))]
 #[doc(hidden)]

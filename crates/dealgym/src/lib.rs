@@ -30,8 +30,8 @@
 //! ```
 
 pub use dealgym_core::{
-    cache, digest, game, jsonl, limits, negotiator, observation, planner, protocol, record, reward,
-    scenario, score, template, vocab,
+    cache, campaign, digest, game, jsonl, limits, negotiator, observation, planner, protocol,
+    record, reward, scenario, score, template, vocab,
 };
 
 #[cfg(test)]

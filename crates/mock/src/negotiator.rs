@@ -50,6 +50,9 @@ static ITEM_VALUE: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^- ([a-z]+): (\d+
 static ISSUE_INT: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?m)^- ([a-z]+): a whole number from (-?\d+) to (-?\d+)$"));
 static ISSUE_OPTIONS: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^- ([a-z]+): one of (.+)$"));
+/// A campaign's standing: the seat's no-deal value, its best alternative (`_format.j2`).
+static BATNA: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Without an agreement you get (-?[0-9.]+), your best alternative now"));
 static ISSUE_WEIGHT: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?m)^- ([a-z]+) \(weight ([0-9.]+)\): (.+)$"));
 
@@ -143,20 +146,23 @@ pub(crate) fn read_prompt(system: &str) -> Option<Reading> {
         .as_str()
         .trim()
         .to_string();
+    // A campaign's BATNA, where the prompt tells one: no deal worth less is taken.
+    let batna = number(&BATNA, system);
     let game = if grammar.contains(":in|out") {
         read_bundle(system)?
     } else if grammar.starts_with("price:") {
         let listed = number(&LISTED, system)?;
+        let alternative = batna.unwrap_or(0.0);
         let stance = match (number(&BUDGET, system), number(&COST, system)) {
-            (Some(budget), _) => Stance::price(true, listed, budget),
-            (None, Some(cost)) => Stance::price(false, listed, cost),
+            (Some(budget), _) => Stance::price(true, listed, budget - alternative),
+            (None, Some(cost)) => Stance::price(false, listed, cost + alternative),
             _ => return None,
         };
         ReadGame::Price { stance }
     } else if grammar.contains("OPTION") {
-        read_issues(system)?
+        read_issues(system, batna)?
     } else {
-        read_items(system)?
+        read_items(system, batna)?
     };
     Some(Reading {
         format,
@@ -217,7 +223,7 @@ fn read_bundle(system: &str) -> Option<ReadGame> {
     })
 }
 
-fn read_items(system: &str) -> Option<ReadGame> {
+fn read_items(system: &str, batna: Option<f64>) -> Option<ReadGame> {
     let items: Vec<ItemSpec> = ITEM_COUNT
         .captures_iter(system)
         .filter_map(|c| {
@@ -250,12 +256,12 @@ fn read_items(system: &str) -> Option<ReadGame> {
     });
     let best = all.iter().map(|c| c.utility).fold(0.0, f64::max);
     Some(ReadGame::Items {
-        stance: Stance::discrete(all, 0.3 * best),
+        stance: Stance::discrete(all, batna.unwrap_or(0.0).max(0.3 * best)),
         items,
     })
 }
 
-fn read_issues(system: &str) -> Option<ReadGame> {
+fn read_issues(system: &str, batna: Option<f64>) -> Option<ReadGame> {
     // Public issue list: "- key: a whole number from A to B" / "- key: one of X, Y".
     let mut issues: Vec<(usize, IssueSpec)> = Vec::new();
     for c in ISSUE_INT.captures_iter(system) {
@@ -358,7 +364,7 @@ fn read_issues(system: &str) -> Option<ReadGame> {
     });
     let best = all.iter().map(|c| c.utility).fold(0.0, f64::max);
     Some(ReadGame::Issues {
-        stance: Stance::discrete(all, 0.4 * best),
+        stance: Stance::discrete(all, batna.unwrap_or(0.0).max(0.4 * best)),
         issues,
     })
 }

@@ -136,6 +136,10 @@ pub enum GameError {
     Finished(&'static str),
     #[error(transparent)]
     Prompt(#[from] PromptError),
+    /// A campaign's ledger cannot be applied to the deal's scenario (a `budget` ledger on a
+    /// seat with no budget).
+    #[error("{0}")]
+    Campaign(String),
 }
 
 /// A negotiation in progress (Gym-style): `to_move()`, `view(seat)`, `step(completion)`.
@@ -184,12 +188,13 @@ impl Episode {
         setup: Setup,
         prompts: Arc<Prompts>,
     ) -> Result<Episode, GameError> {
+        let scenario = setup.scenario_for(scenario).map_err(GameError::Campaign)?;
         let render = |seat: Seat| {
             prompts.system_prompt(
                 &scenario,
                 &setup.seats[seat],
                 &EndingRules::from(&setup.rules),
-                setup.no_deal_value,
+                setup.no_deal_value_of(seat),
             )
         };
         let system_prompts = PerSeat::new(render(Seat::Learner)?, render(Seat::Opponent)?);

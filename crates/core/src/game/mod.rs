@@ -6,6 +6,7 @@
 //! randomness live in `setup.rs`; prompts in `prompt.rs`. This module does no I/O beyond reading
 //! prompt templates, so the same setup and completions always give the same episode.
 
+mod campaign_prompt;
 mod episode;
 mod outcome;
 mod prompt;

@@ -112,7 +112,7 @@ pub fn seat_values(
 ) -> (PerSeat<f64>, PerSeat<f64>) {
     let utility = match learner_terms {
         Some(terms) => deal_utilities(scenario, setup, terms),
-        None => PerSeat::new(setup.no_deal_value, setup.no_deal_value),
+        None => PerSeat::from_fn(|seat| setup.no_deal_value_of(seat)),
     };
     let rho = utility.map(|seat, u| bargained_ratio(scenario, setup.seats[seat].role, *u));
     (utility, rho)

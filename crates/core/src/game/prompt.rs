@@ -20,6 +20,7 @@ use crate::protocol::{
 };
 use crate::scenario::{Game, IssuePreferences, ItemValues, Role, Scenario, Valuation};
 
+use super::campaign_prompt::campaign_view;
 use super::setup::SeatSetup;
 
 const BUILTIN: &[(&str, &str)] = &[
@@ -28,6 +29,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ("_price.j2", include_str!("../../../../prompts/_price.j2")),
     ("_items.j2", include_str!("../../../../prompts/_items.j2")),
     ("_issues.j2", include_str!("../../../../prompts/_issues.j2")),
+    (
+        "_campaign.j2",
+        include_str!("../../../../prompts/_campaign.j2"),
+    ),
     (
         "ahp_buyer.j2",
         include_str!("../../../../prompts/ahp_buyer.j2"),
@@ -130,6 +135,8 @@ struct SystemKey {
     rules: EndingRules,
     no_deal_value: u64,
     acts: bool,
+    /// The seat's campaign standing, as its JSON text (`None` outside campaigns).
+    campaign: Option<String>,
 }
 
 impl Prompts {
@@ -253,6 +260,10 @@ impl Prompts {
             rules: *rules,
             no_deal_value: no_deal_value.to_bits(),
             acts: seat.acts,
+            campaign: seat
+                .campaign
+                .as_ref()
+                .map(|c| serde_json::to_string(c).unwrap_or_default()),
         };
         if let Some((_, found)) = self.rendered.get(&key) {
             return Ok(found);
@@ -324,7 +335,7 @@ fn format_name(format: TurnFormat) -> &'static str {
     }
 }
 
-fn money(amount: f64) -> String {
+pub(super) fn money(amount: f64) -> String {
     format_cents(to_cents(amount))
 }
 
@@ -398,6 +409,7 @@ fn seat_context(
         no_deal_value => (no_deal_value != 0.0).then(|| trim_number(no_deal_value)),
         format => format_name(seat.format),
         persona => seat.persona.as_ref().map(|p| p.text.clone()),
+        campaign => seat.campaign.as_ref().map(campaign_view),
         terms_keys => terms_keys(scenario),
         example => example_turn(scenario, role, seat.format, seat.acts),
         acts => seat.acts.then(|| act_views(scenario.family)),
@@ -536,7 +548,7 @@ fn issue_view(
     view
 }
 
-fn trim_number(v: f64) -> String {
+pub(super) fn trim_number(v: f64) -> String {
     if v.fract() == 0.0 {
         format!("{}", v as i64)
     } else {

@@ -6,6 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::campaign::{with_budget, Standing};
 use crate::limits::{check_count, check_number, MAX_RETRIES, MAX_ROUNDS};
 use crate::protocol::TurnFormat;
 use crate::scenario::{Domain, Role, Scenario};
@@ -283,6 +284,11 @@ pub struct SeatSetup {
     /// Action line; `scenario::acts`): a missing or unknown label is a malformed turn.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub acts: bool,
+    /// In a campaign's deal, for the seat that carries the ledger: what the earlier deals
+    /// left it — its BATNA (its no-deal value here), the budget it may spend, the earlier
+    /// deals its prompt tells. Absent outside campaigns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<Standing>,
 }
 
 /// Everything about one episode that is not the scenario or the moves: fully determined, so an
@@ -392,6 +398,9 @@ pub enum SetupError {
         scenario: String,
         family: String,
     },
+    /// A campaign's ledger does not fit the deal (a `budget` ledger on a seat with no budget).
+    #[error("{0}")]
+    Campaign(String),
 }
 
 impl Setup {
@@ -447,6 +456,7 @@ impl Setup {
                 Seat::Learner => config.learner_acts,
                 Seat::Opponent => config.opponent_acts,
             },
+            campaign: None,
         };
         let PerSeat {
             learner: lp,
@@ -468,6 +478,66 @@ impl Setup {
             },
             no_deal_value,
         })
+    }
+
+    /// What `seat` gets without a deal: its campaign BATNA where it carries a campaign's
+    /// ledger, else the setup's no-deal value.
+    pub fn no_deal_value_of(&self, seat: Seat) -> f64 {
+        match &self.seats[seat].campaign {
+            Some(standing) => standing.batna,
+            None => self.no_deal_value,
+        }
+    }
+
+    /// The seat that carries a campaign's ledger in this deal, and what the ledger left it.
+    pub fn campaign(&self) -> Option<(Seat, &Standing)> {
+        Seat::BOTH
+            .into_iter()
+            .find_map(|seat| self.seats[seat].campaign.as_ref().map(|s| (seat, s)))
+    }
+
+    /// This setup with `seat` carrying a campaign's ledger as `standing` says: its no-deal
+    /// value becomes the standing's BATNA, and so does its floor (on items and issues with
+    /// `floor_fraction`, the higher of the BATNA and that share, as for any no-deal value).
+    /// A `budget` standing needs the seat to be a buyer with a budget ([`with_budget`]).
+    pub fn with_standing(
+        mut self,
+        scenario: &Scenario,
+        seat: Seat,
+        standing: Standing,
+        floor_fraction: Option<f64>,
+    ) -> Result<Setup, String> {
+        let role = self.seats[seat].role;
+        if let Some(budget) = standing.budget {
+            with_budget(scenario, role, budget)?;
+        }
+        self.seats[seat].floor = match scenario.domain() {
+            // Price's and bundle's floor is zero surplus, their no-deal value: the BATNA
+            // takes its place.
+            Domain::Price | Domain::Bundle => standing.batna,
+            _ => regulation_floor(scenario, role, standing.batna, floor_fraction),
+        };
+        self.seats[seat].campaign = Some(standing);
+        Ok(self)
+    }
+
+    /// The scenario a deal is played on: `scenario` itself, or, where a seat carries a
+    /// `budget` ledger, with that seat's budget set to what the ledger leaves it. The one place
+    /// the ledger reaches into a scenario: the episode plays (and replay rebuilds) this one.
+    pub fn scenario_for(
+        &self,
+        scenario: std::sync::Arc<Scenario>,
+    ) -> Result<std::sync::Arc<Scenario>, String> {
+        match self.campaign() {
+            Some((
+                seat,
+                Standing {
+                    budget: Some(budget),
+                    ..
+                },
+            )) => with_budget(&scenario, self.seats[seat].role, *budget).map(std::sync::Arc::new),
+            _ => Ok(scenario),
+        }
     }
 
     /// The seat that plays `role`.

@@ -302,7 +302,7 @@ impl Episode {
             public: public_view(scenario),
             own: private_view(scenario, me.role),
             floor: me.regulated.then_some(me.floor),
-            no_deal_value: setup.no_deal_value,
+            no_deal_value: setup.no_deal_value_of(seat),
             standing_offer: self.standing_offer().map(|offer| OfferView {
                 by: role_of(offer.by),
                 terms: terms_view(&offer.terms_for(seat, space), space),

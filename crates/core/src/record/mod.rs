@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::campaign::DealLedger;
 use crate::digest::{Digest, Fnv1a64};
 use crate::game::{Completion, Episode, EpisodeSeed, Outcome, OutcomeKind, PerSeat, Seat, Setup};
 use crate::reward::{combine_parts, episode_rewards, Component, Parts, RewardConfig};
@@ -183,6 +184,12 @@ pub struct EpisodeRecord {
     /// step. Absent outside training, and in records older than the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub training: Option<TrainingStep>,
+    /// A campaign's deal (`run --campaigns`): the campaign, the deal's place in it, and what
+    /// it did to the ledger of the seat that carries it (before, after, the BATNA, the gain
+    /// over it). The ledger as the deal found it is in `setup.seats.*.campaign`. Absent
+    /// outside campaigns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<DealLedger>,
 }
 
 fn no_parts(parts: &PerSeat<Parts>) -> bool {
@@ -309,6 +316,13 @@ impl EpisodeRecord {
             &outcome.utility,
         );
         let rewarded = episode_rewards(&scenario, &setup, &turns, &outcome, rewards);
+        let campaign = setup.campaign().map(|(seat, standing)| {
+            let closed = (outcome.kind == OutcomeKind::Deal).then(|| {
+                let price = outcome.terms.as_ref().and_then(|t| t.price());
+                (outcome.utility[seat], price)
+            });
+            standing.settle(seat, closed)
+        });
         let mut calls = calls.into_iter();
         let turns = turns
             .into_iter()
@@ -355,6 +369,7 @@ impl EpisodeRecord {
             reward_config: Some(rewards.in_force()),
             parent: None,
             training: None,
+            campaign,
         })
     }
 

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::game::{Outcome, PerSeat, Seat, Setup, Turn};
-use crate::scenario::Scenario;
+use crate::scenario::{bargained_ratio, Scenario};
 
 use super::config::{Combine, Component, RewardConfig, TurnReward};
 use super::parts::Parts;
@@ -78,7 +78,14 @@ pub fn episode_rewards(
     outcome: &Outcome,
     config: &RewardConfig,
 ) -> EpisodeRewards {
-    let terminal = terminal_rewards(scenario, outcome, config);
+    let no_deal_rho = PerSeat::from_fn(|seat| {
+        bargained_ratio(
+            scenario,
+            setup.seats[seat].role,
+            setup.no_deal_value_of(seat),
+        )
+    });
+    let terminal = terminal_rewards(scenario, outcome, config, &no_deal_rho);
     let signals = turn_signals(scenario, setup, turns, config);
     if config.is_terminal_only() {
         return EpisodeRewards {
@@ -408,7 +415,7 @@ mod tests {
         assert!(plain.parts.learner.is_empty() && plain.turns[0].is_empty());
         assert_eq!(
             plain.total,
-            terminal_rewards(&s, &outcome, &RewardConfig::default())
+            terminal_rewards(&s, &outcome, &RewardConfig::default(), &PerSeat::default())
         );
     }
 

@@ -23,6 +23,11 @@ pub enum RewardKind {
     /// Items/issues: a deal gets ρ if ρ ≥ τ, else −γ; no deal gets 0 (the BATNA paper, §2.1);
     /// price tasks keep `surplus`.
     Threshold,
+    /// Against the seat's BATNA (a campaign's deals; any episode with a no-deal value): a deal
+    /// gets ρ less the ρ of the seat's no-deal value — negative for a deal worse than walking
+    /// away — and no deal gets 0, since it leaves the seat its BATNA. With a no-deal value of
+    /// 0 this is `surplus`.
+    Batna,
 }
 
 /// A reward component, by the name a config weights it with and a record stores it under.

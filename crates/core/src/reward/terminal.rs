@@ -8,12 +8,17 @@ use super::config::{RewardConfig, RewardKind};
 
 /// The terminal reward of each seat, clipped to [−1, 1]. Backend errors give 0 to both (such
 /// episodes are excluded from training data and metrics).
+/// `no_deal_rho` is each seat's ρ without a deal (its no-deal value over its scale), which
+/// `batna` measures a deal against.
 pub(crate) fn terminal_rewards(
     scenario: &Scenario,
     outcome: &Outcome,
     config: &RewardConfig,
+    no_deal_rho: &PerSeat<f64>,
 ) -> PerSeat<f64> {
-    PerSeat::from_fn(|seat| terminal_reward(scenario, outcome, config, seat).clamp(-1.0, 1.0))
+    PerSeat::from_fn(|seat| {
+        terminal_reward(scenario, outcome, config, seat, no_deal_rho[seat]).clamp(-1.0, 1.0)
+    })
 }
 
 /// One seat's terminal reward, before the clip. Under `threshold` (the BATNA paper, §2.1:
@@ -22,18 +27,23 @@ pub(crate) fn terminal_rewards(
 /// than no deal, and every ending without a deal — a walk-away, a reject loop, the turn cap, the
 /// other side's forfeit — gives 0, whatever the scenario's no-deal value (that value is the
 /// seats' utility, reported in ρ, not a reward). Price tasks keep `surplus` (regulation already
-/// keeps their deals at ρ ≥ 0). The seat that forfeits by format gets −ψ under both designs.
+/// keeps their deals at ρ ≥ 0). Under `batna` (ours, for campaigns, where the BATNA moves
+/// deal by deal: the paper's §4 names such a "dynamic threshold") a deal gets its ρ less the
+/// ρ of walking away, so τ becomes the seat's actual alternative and the penalty is how far
+/// below it the deal fell. The seat that forfeits by format gets −ψ under every design.
 fn terminal_reward(
     scenario: &Scenario,
     outcome: &Outcome,
     config: &RewardConfig,
     seat: Seat,
+    no_deal_rho: f64,
 ) -> f64 {
     let rho = outcome.rho[seat];
     match outcome.kind {
         OutcomeKind::Error => 0.0,
         OutcomeKind::FormatForfeit if outcome.by == Some(seat) => -config.psi,
         OutcomeKind::Deal => match (config.kind, scenario.domain()) {
+            (RewardKind::Batna, _) => rho - no_deal_rho,
             (RewardKind::Threshold, Domain::Items | Domain::Issues) if rho < config.tau => {
                 -config.gamma
             }
@@ -55,6 +65,10 @@ mod tests {
     use crate::fixtures::{casino, job, price_task};
 
     const TOL: f64 = 1e-9;
+    const NO_BATNA: PerSeat<f64> = PerSeat {
+        learner: 0.0,
+        opponent: 0.0,
+    };
 
     fn outcome(kind: OutcomeKind, by: Option<Seat>, rho: (f64, f64)) -> Outcome {
         Outcome {
@@ -89,7 +103,7 @@ mod tests {
         let s = price_task(125.0, 100.0, 60.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 0.25));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default()),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
             0.75,
             0.25,
         );
@@ -97,7 +111,7 @@ mod tests {
         let s = casino();
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 15.0 / 36.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default()),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
             0.75,
             15.0 / 36.0,
         );
@@ -113,7 +127,11 @@ mod tests {
             OutcomeKind::MaxTurns,
         ] {
             let o = outcome(kind, None, (5.0 / 36.0, 5.0 / 36.0));
-            assert_rewards(terminal_rewards(&s, &o, &RewardConfig::default()), 0.0, 0.0);
+            assert_rewards(
+                terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+                0.0,
+                0.0,
+            );
         }
     }
 
@@ -127,21 +145,25 @@ mod tests {
             Some(Seat::Learner),
             (30.0 / 36.0, 10.0 / 36.0),
         );
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), 30.0 / 36.0, -0.5);
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &NO_BATNA),
+            30.0 / 36.0,
+            -0.5,
+        );
         // Job deal: worker 32/80 = 0.4 — exactly τ counts as reaching it → 0.4;
         // recruiter 0.39 < 0.4 → −0.5.
         let s = job();
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (32.0 / 80.0, 0.39));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.4, -0.5);
+        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.4, -0.5);
         // Another τ and γ: τ = 0.2, γ = 0.3 → 0.4 stays, 0.39 stays too.
         let config = RewardConfig {
             tau: 0.2,
             gamma: 0.3,
             ..threshold()
         };
-        assert_rewards(terminal_rewards(&s, &o, &config), 0.4, 0.39);
+        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), 0.4, 0.39);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.1, 0.9));
-        assert_rewards(terminal_rewards(&s, &o, &config), -0.3, 0.9);
+        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), -0.3, 0.9);
     }
 
     #[test]
@@ -156,19 +178,23 @@ mod tests {
             (OutcomeKind::MaxTurns, None),
         ] {
             let o = outcome(kind, by, (0.0, 0.0));
-            assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.0, 0.0);
+            assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
         }
         // A no-deal value worth ρ = 50/100 = 0.5 ≥ τ to the recruiter (50/80 = 0.625 to the
         // worker) is the seats' utility, not a reward: still 0 each.
         let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.625, 0.5));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.0, 0.0);
+        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
         // CaSiNo walk-away under CaSiNo's own no-deal value 5 (ρ = 5/36 each): 0 each.
         let o = outcome(
             OutcomeKind::WalkAway,
             Some(Seat::Opponent),
             (5.0 / 36.0, 5.0 / 36.0),
         );
-        assert_rewards(terminal_rewards(&casino(), &o, &threshold()), 0.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&casino(), &o, &threshold(), &NO_BATNA),
+            0.0,
+            0.0,
+        );
     }
 
     #[test]
@@ -176,10 +202,14 @@ mod tests {
         // Price deal ρ = (0.25, 0.75): 0.25 < τ, but price tasks keep surplus → (0.25, 0.75).
         let s = price_task(125.0, 100.0, 60.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.25, 0.75));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.25, 0.75);
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &NO_BATNA),
+            0.25,
+            0.75,
+        );
         // No deal on a price task: surplus gives 0, not −γ.
         let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.0, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.0, 0.0);
+        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
     }
 
     #[test]
@@ -189,18 +219,18 @@ mod tests {
         let s = casino();
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.0, 0.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default()),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
             -1.0,
             0.0,
         );
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), -1.0, 0.0);
+        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), -1.0, 0.0);
         // The opponent forfeits, ψ = 0.25: opponent −0.25, learner 0.
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Opponent), (0.0, 0.0));
         let config = RewardConfig {
             psi: 0.25,
             ..RewardConfig::default()
         };
-        assert_rewards(terminal_rewards(&s, &o, &config), 0.0, -0.25);
+        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), 0.0, -0.25);
     }
 
     #[test]
@@ -210,14 +240,14 @@ mod tests {
         let s = price_task(125.0, 100.0, 60.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (2.0, -1.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default()),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
             1.0,
             -1.0,
         );
         // P = 0: ρ_seller = −60/40 = −1.5 → −1.
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (2.5, -1.5));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default()),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
             1.0,
             -1.0,
         );
@@ -230,9 +260,9 @@ mod tests {
             gamma: 2.0,
             ..threshold()
         };
-        assert_rewards(terminal_rewards(&s, &o, &config), -1.0, 0.0);
+        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), -1.0, 0.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Learner), (0.1, 0.9));
-        assert_rewards(terminal_rewards(&s, &o, &config), -1.0, 0.9);
+        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), -1.0, 0.9);
     }
 
     #[test]
@@ -240,7 +270,32 @@ mod tests {
         // An `error` ending gives 0 to both, whatever ρ and the design say.
         let s = casino();
         let o = outcome(OutcomeKind::Error, Some(Seat::Learner), (0.0, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &threshold()), 0.0, 0.0);
-        assert_rewards(terminal_rewards(&s, &o, &RewardConfig::default()), 0.0, 0.0);
+        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            0.0,
+            0.0,
+        );
+    }
+
+    #[test]
+    fn batna_measures_a_deal_against_the_seats_alternative() {
+        // Price B = 100, C = 60: the learner's deal at ρ 0.75 against a BATNA of ρ 0.5 gains
+        // 0.25; the opponent, with no alternative, keeps its ρ. A deal below the BATNA is
+        // negative; no deal leaves the BATNA and gets 0; a forfeit keeps −ψ.
+        let s = price_task(125.0, 100.0, 60.0);
+        let config = RewardConfig {
+            kind: RewardKind::Batna,
+            ..RewardConfig::default()
+        };
+        let batna = PerSeat::new(0.5, 0.0);
+        let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 0.25));
+        assert_rewards(terminal_rewards(&s, &o, &config, &batna), 0.25, 0.25);
+        let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.2, 0.8));
+        assert_rewards(terminal_rewards(&s, &o, &config, &batna), -0.3, 0.8);
+        let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.5, 0.0));
+        assert_rewards(terminal_rewards(&s, &o, &config, &batna), 0.0, 0.0);
+        let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.5, 0.0));
+        assert_rewards(terminal_rewards(&s, &o, &config, &batna), -1.0, 0.0);
     }
 }

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::BoundedCache;
 use crate::digest::{digest_json, Digest};
-use crate::game::{OutcomeKind, PerSeat, Rules, Setup, Turn};
+use crate::game::{OutcomeKind, PerSeat, Rules, Seat, Setup, Turn};
 use crate::limits::MAX_OUTCOME_SPACE;
 use crate::protocol::BundleChoice;
 use crate::protocol::{proposes_deal, Action, ParseNote, Terms};
@@ -122,7 +122,10 @@ pub fn episode_metrics(
     utility: &PerSeat<f64>,
 ) -> EpisodeMetrics {
     let total = utility.learner + utility.opponent;
-    let no_deal_rho = (setup.no_deal_value != 0.0).then(|| seat_values(scenario, setup, None).1);
+    let no_deal_rho = Seat::BOTH
+        .iter()
+        .any(|s| setup.no_deal_value_of(*s) != 0.0)
+        .then(|| seat_values(scenario, setup, None).1);
     let seats = PerSeat::from_fn(|seat| {
         // A continuation's logged prefix was someone else's play: never the seat's figures.
         let mine: Vec<&Turn> = turns

@@ -99,6 +99,7 @@ pub(crate) fn play(
         },
         prefix: None,
         tag: None,
+        standing: None,
     };
     let mut setup = kit
         .draw_setup(&planned.scenario, planned.seeds)

@@ -46,8 +46,9 @@ pub(crate) use tables::EvalTables;
 use crate::game::PerSeat;
 use crate::record::{Duplicates, OnDuplicate, ReadError, RecordFiles, RecordWriter, WriteError};
 use crate::run::{
-    build_kit, execute, load_all, plan, progress_bar, shard, without_done, ConfigError, EpisodeKit,
-    PlannedEpisode, RunError, RunOptions, RunStats, Seating, Shard, Stop, Stopped,
+    build_kit, execute, load_all, plan, progress_bar, shard, without_done, CampaignPlan,
+    ConfigError, EpisodeKit, Job, PlannedEpisode, RunError, RunOptions, RunStats, Seating, Shard,
+    Stop, Stopped,
 };
 
 /// Everything an eval needs.
@@ -116,8 +117,22 @@ pub async fn eval<'s>(
     let started = std::time::Instant::now();
     let run = &options.run;
     run.check()?;
-    let scenarios = load_all(&run.scenarios, &run.selection())?;
-    run.check_plan_size(scenarios.len(), "scenarios", options.pairings.len())?;
+    // With `--campaigns`, every pairing plays the file's campaigns (`run::campaign`).
+    let (scenarios, campaigns) = match &run.campaigns {
+        Some(file) => (
+            Vec::new(),
+            Some(CampaignPlan::read(run, file, options.pairings.len())?),
+        ),
+        None => {
+            let scenarios = load_all(&run.scenarios, &run.selection())?;
+            run.check_plan_size(scenarios.len(), "scenarios", options.pairings.len())?;
+            (scenarios, None)
+        }
+    };
+    let campaign_words = campaigns
+        .as_ref()
+        .map(|c| c.identity.clone())
+        .unwrap_or_default();
     let planned = plan(&scenarios, run.seed, run.group_size);
     let planned = match &run.shard {
         Some(s) => shard(planned, s),
@@ -126,7 +141,7 @@ pub async fn eval<'s>(
     let kits = options
         .pairings
         .iter()
-        .map(|pairing| pairing_kit(run, pairing, &scenarios).map(Arc::new))
+        .map(|pairing| pairing_kit(run, pairing, &scenarios, &campaign_words).map(Arc::new))
         .collect::<Result<Vec<_>, _>>()?;
     let run_ids: HashSet<String> = kits.iter().map(|k| k.run_id.clone()).collect();
     let (mut writer, existing) = RecordWriter::open_runs(&run.out, &run_ids, run.resume)?;
@@ -143,17 +158,26 @@ pub async fn eval<'s>(
         .iter()
         .map(|kit| without_done(planned.clone(), &existing.episode_ids_of(&kit.run_id)))
         .collect();
-    let total = planned.len() * kits.len();
-    let mut todo: Vec<(usize, Arc<EpisodeKit>, PlannedEpisode)> = Vec::new();
+    let mut total = planned.len() * kits.len();
+    let mut todo: Vec<(usize, Job)> = Vec::new();
     for (k, episodes) in todo_per_kit.into_iter().enumerate() {
         for (order, episode) in episodes.into_iter().enumerate() {
-            todo.push((order, kits[k].clone(), episode));
+            todo.push((order, Job::Episode(kits[k].clone(), episode)));
         }
     }
-    todo.sort_by_key(|(order, _, _)| *order);
-    let skipped = total - todo.len();
-    let bar = progress_bar(run.progress, todo.len());
-    let episodes = todo.into_iter().map(|(_, kit, episode)| (kit, episode));
+    let mut skipped = total - todo.len();
+    if let Some(campaigns) = &campaigns {
+        total = campaigns.deals * kits.len();
+        for kit in &kits {
+            let (jobs, done) =
+                campaigns.jobs(kit, &existing.episode_ids_of(&kit.run_id), &run.out)?;
+            skipped += done;
+            todo.extend(jobs.into_iter().enumerate());
+        }
+    }
+    todo.sort_by_key(|(order, _)| *order);
+    let bar = progress_bar(run.progress, total - skipped);
+    let episodes = todo.into_iter().map(|(_, job)| job);
     let permits = Arc::new(tokio::sync::Semaphore::new(run.concurrency));
     let (stats, stopped) = execute(episodes, permits, &mut writer, &bar, stop).await?;
     bar.finish_and_clear();
@@ -201,6 +225,7 @@ fn pairing_kit(
     run: &RunOptions,
     pairing: &Pairing,
     scenarios: &[Arc<crate::scenario::Scenario>],
+    campaigns: &[String],
 ) -> Result<EpisodeKit, RunError> {
     let mut options = run.clone();
     options.learner = pairing.learner.spec.clone();
@@ -210,6 +235,7 @@ fn pairing_kit(
     let words = identity
         .iter()
         .chain(&chosen)
+        .chain(campaigns)
         .map(String::as_str)
         .chain(scenarios.iter().map(|s| s.id.as_str()));
     let mut kit = build_kit(&options, words)?;

@@ -14,6 +14,7 @@
 //!
 //! This module reads records and writes lines; it plays no new episode and calls no endpoint.
 
+mod campaigns;
 mod groups;
 mod messages;
 mod prompt_completion;
@@ -39,6 +40,8 @@ use crate::record::{Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFil
 use crate::run::{FindError, ScenarioSource};
 use crate::scenario::{Family, Role, ScenarioError};
 
+use crate::campaign::DealLedger;
+use campaigns::Trajectories;
 pub(crate) use groups::{is_self_play, GroupStats, GroupTable};
 pub(crate) use tokens::seat_calls;
 pub use tokens::Skip;
@@ -61,17 +64,21 @@ pub enum Format {
     /// Per seat and turn: `{state, candidates, chosen, reward, next_state, status}`, the
     /// transition stream a value-based planner learns from.
     Transitions,
+    /// Per campaign played and seat: the seat's deals in order, each with its conversation,
+    /// reward and ledger, and the campaign's value (records of `run --campaigns` only).
+    Campaigns,
 }
 
 impl Format {
     /// Every format, in the order they are listed to a user.
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 7] = [
         Format::Messages,
         Format::PromptCompletion,
         Format::Verl,
         Format::TrlRollout,
         Format::Tinker,
         Format::Transitions,
+        Format::Campaigns,
     ];
 
     /// Whether the format is built from the exact token ids of the turns (verl, TRL's
@@ -88,6 +95,7 @@ impl Format {
             Format::TrlRollout => "trl-rollout",
             Format::Tinker => "tinker",
             Format::Transitions => "transitions",
+            Format::Campaigns => "campaigns",
         }
     }
 }
@@ -271,6 +279,8 @@ pub struct ExportSummary {
     pub bad_tokens: usize,
     /// Records skipped as duplicates (`--duplicates skip`): in no group and no line.
     pub duplicates: Duplicates,
+    /// `campaigns`: records of no campaign (skipped).
+    pub not_campaign: usize,
 }
 
 impl ExportSummary {
@@ -305,7 +315,13 @@ impl ExportSummary {
                 self.no_turns
             ));
         }
-        let skipped = self.no_tokens + self.bad_tokens + self.no_turns;
+        if self.not_campaign > 0 {
+            why.push(format!(
+                "{} from episodes played outside any campaign (not `run --campaigns`)",
+                self.not_campaign
+            ));
+        }
+        let skipped = self.no_tokens + self.bad_tokens + self.no_turns + self.not_campaign;
         let mut line = String::new();
         if skipped > 0 {
             line = format!("skipped {skipped} seat-episodes: {}", why.join("; "));
@@ -357,6 +373,9 @@ pub(crate) struct Head<'a> {
     pub rho: f64,
     #[serde(flatten)]
     pub group: GroupStats,
+    /// A campaign's deal: its campaign, place and ledger (the record's `campaign`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<&'a DealLedger>,
 }
 
 /// Export `options.files` in `options.format`, writing lines to `out`.
@@ -372,6 +391,7 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
     };
     let mut scenarios = ScenarioSource::in_dir(&options.scenarios, &options.scenario_dir)?;
     let mut records = RecordFiles::open(&options.files, options.on_duplicate);
+    let mut trajectories = Trajectories::default();
     for located in &mut records {
         let record = located?.record;
         summary.episodes += 1;
@@ -384,7 +404,7 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
             continue;
         }
         let replayed = match options.format {
-            Format::Messages | Format::PromptCompletion => {
+            Format::Messages | Format::PromptCompletion | Format::Campaigns => {
                 Some(Replayed::of(&record, &mut scenarios, &prompts)?)
             }
             _ => None,
@@ -410,6 +430,12 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
                     continue;
                 }
                 match options.format {
+                    Format::Campaigns => {
+                        if !trajectories.add(head, &record, replayed) {
+                            summary.not_campaign += 1;
+                        }
+                        continue;
+                    }
                     Format::Messages => messages::write(head, &record, replayed, out),
                     _ => prompt_completion::write(head, &record, replayed, options.last_k, out),
                 }
@@ -435,6 +461,14 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
         }
     }
     summary.duplicates = records.duplicates().clone();
+    let campaign_lines = trajectories
+        .write(out)
+        .map_err(|source| ExportError::Write {
+            to: String::new(),
+            source,
+        })?;
+    summary.lines += campaign_lines;
+    summary.written += campaign_lines;
     Ok(summary)
 }
 
@@ -473,6 +507,7 @@ fn heads<'a>(
             reward,
             rho: record.outcome.outcome.rho[seat],
             group,
+            campaign: record.campaign.as_ref(),
         })
     };
     Ok(PerSeat::new(head(Seat::Learner)?, head(Seat::Opponent)?))

@@ -334,7 +334,7 @@ fn a_format_is_read_back_by_its_name_and_an_unknown_one_lists_them() {
     }
     assert_eq!(
         "Verl".parse::<Format>().unwrap_err(),
-        "unknown format `Verl`: messages, prompt-completion, verl, trl-rollout, tinker or transitions"
+        "unknown format `Verl`: messages, prompt-completion, verl, trl-rollout, tinker, transitions or campaigns"
     );
     for seats in Seats::ALL {
         assert_eq!(seats.name().parse::<Seats>(), Ok(seats));

@@ -103,6 +103,7 @@ pub async fn branch<'s>(
             seeds: prefix.branch_seeds(run.seed, member),
             prefix: Some(prefix.clone()),
             tag: None,
+            standing: None,
         }));
         parents += 1;
     }

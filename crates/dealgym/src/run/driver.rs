@@ -205,13 +205,26 @@ impl Drop for Route {
 
 impl Driver {
     /// Start a planned episode with a setup drawn from its seeds.
+    /// A campaign's deal (`planned.standing`) gets its ledger's standing on the seat that
+    /// carries it.
     pub fn start(kit: Arc<EpisodeKit>, planned: PlannedEpisode) -> Result<Driver, EpisodeError> {
-        let setup = kit
+        let setup_error = |source| EpisodeError::Setup {
+            scenario: planned.scenario.id.clone(),
+            source,
+        };
+        let mut setup = kit
             .draw_setup(&planned.scenario, planned.seeds)
-            .map_err(|source| EpisodeError::Setup {
-                scenario: planned.scenario.id.clone(),
-                source,
-            })?;
+            .map_err(setup_error)?;
+        if let Some((seat, standing)) = &planned.standing {
+            setup = setup
+                .with_standing(
+                    &planned.scenario,
+                    *seat,
+                    standing.clone(),
+                    kit.episode.floor_fraction,
+                )
+                .map_err(|e| setup_error(SetupError::Campaign(e)))?;
+        }
         Driver::with_setup(kit, planned, setup)
     }
 

@@ -11,6 +11,7 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use crate::game::OutcomeKind;
 use crate::record::RecordWriter;
 
+use super::campaign::{play_campaign, PlannedCampaign};
 use super::{
     play_caught, EpisodeError, EpisodeKit, Finished, PlannedEpisode, RunError, RunStats, Stop,
     StopSignal, StopState,
@@ -91,7 +92,21 @@ impl Sink for RecordWriter {
     }
 }
 
-/// Play `todo` — each planned episode with the kit of its run — each holding one of `permits`
+/// What the executor plays: one planned episode, or one member's campaign, whose deals are
+/// played in order under one permit, each handed to the sink as it ends (`campaign.rs`).
+pub(crate) enum Job {
+    Episode(Arc<EpisodeKit>, PlannedEpisode),
+    Campaign(Arc<EpisodeKit>, PlannedCampaign),
+}
+
+impl From<(Arc<EpisodeKit>, PlannedEpisode)> for Job {
+    fn from((kit, planned): (Arc<EpisodeKit>, PlannedEpisode)) -> Job {
+        Job::Episode(kit, planned)
+    }
+}
+
+/// Play `todo` — each planned episode with the kit of its run, or each campaign ([`Job`]) —
+/// each holding one of `permits`
 /// while it plays and until `sink` has taken it, so episodes in flight are bounded whether the
 /// permits are this execution's own (a run's `--concurrency`) or shared by many (a server's
 /// rollout requests), and a sink that stops taking stops its episodes. A run's episodes share
@@ -107,7 +122,8 @@ pub(crate) async fn execute<'s, I, S>(
     stop: impl Into<Stop<'s>>,
 ) -> Result<(RunStats, Option<Stopped>), S::Error>
 where
-    I: IntoIterator<Item = (Arc<EpisodeKit>, PlannedEpisode)>,
+    I: IntoIterator,
+    I::Item: Into<Job>,
     I::IntoIter: Send + 'static,
     S: Sink,
 {
@@ -121,7 +137,7 @@ where
         let started = started.clone();
         async move {
             let mut tasks = tokio::task::JoinSet::new();
-            for (kit, planned) in todo {
+            for job in todo.map(Into::<Job>::into) {
                 let permit = tokio::select! {
                     biased;
                     _ = draining.wait_for(|d| *d) => break,
@@ -133,15 +149,37 @@ where
                 if *draining.borrow() {
                     break;
                 }
-                started.fetch_add(1, Ordering::SeqCst);
                 let tx = tx.clone();
-                tasks.spawn(async move {
-                    let episode = planned.episode_id();
-                    let played = play_caught(kit, planned).await;
-                    // The permit travels with the episode and is released once the sink has
-                    // taken it.
-                    let _ = tx.send((episode, played, permit)).await;
-                });
+                match job {
+                    Job::Episode(kit, planned) => {
+                        started.fetch_add(1, Ordering::SeqCst);
+                        tasks.spawn(async move {
+                            let episode = planned.episode_id();
+                            let played = play_caught(kit, planned).await;
+                            // The permit travels with the episode and is released once the
+                            // sink has taken it.
+                            let _ = tx.send((episode, played, Some(permit))).await;
+                        });
+                    }
+                    Job::Campaign(kit, planned) => {
+                        let started = started.clone();
+                        let draining = draining.clone();
+                        tasks.spawn(async move {
+                            // The permit is held while the campaign plays, deal after deal.
+                            let _permit = permit;
+                            let play = |kit, planned| {
+                                started.fetch_add(1, Ordering::SeqCst);
+                                play_caught(kit, planned)
+                            };
+                            let deal_done = |episode, played| {
+                                let tx = tx.clone();
+                                async move { tx.send((episode, played, None)).await.is_ok() }
+                            };
+                            let go_on = || !*draining.borrow();
+                            play_campaign(kit, planned, play, deal_done, go_on).await;
+                        });
+                    }
+                }
                 // Reap finished tasks as we go so the set stays small.
                 while tasks.try_join_next().is_some() {}
             }

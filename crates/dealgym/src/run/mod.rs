@@ -7,6 +7,7 @@
 //! group. Its setup comes from (seed, G) and its sampling seeds from (seed, G, M, seat), so any
 //! subset of episodes can be rerun or resumed and gives the same records.
 
+mod campaign;
 mod config;
 mod driver;
 mod execute;
@@ -31,10 +32,12 @@ use crate::record::RecordWriter;
 use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario};
 
+pub(crate) use campaign::CampaignPlan;
+pub use campaign::{plan_campaigns, read_campaigns_for, shard_campaigns, PlannedCampaign};
 pub use config::{presets_doc, ConfigError, FileConfig};
 pub(crate) use driver::{panic_message, play_caught, Driver, Finished};
 pub use driver::{play, EpisodeError, EpisodeKit, SeatPlayer, Seating, INTERNAL_ERROR};
-pub(crate) use execute::{execute, progress_bar, styled_bar, AbortOnDrop, Sink};
+pub(crate) use execute::{execute, progress_bar, styled_bar, AbortOnDrop, Job, Sink};
 pub use execute::{written_line, Stopped};
 pub use options::{RunError, RunOptions};
 pub use plan::{plan, shard, PlannedEpisode, Shard};
@@ -116,6 +119,9 @@ pub async fn run<'s>(
 ) -> Result<RunSummary, RunError> {
     let started = std::time::Instant::now();
     options.check()?;
+    if let Some(file) = campaign::campaign_file(options) {
+        return run_campaigns(options, file, stop, started).await;
+    }
     let selection = options.selection();
     let (kit, planned, prefixes) = match &options.prefixes {
         None => {
@@ -144,6 +150,45 @@ pub async fn run<'s>(
     summary.selection = selection;
     summary.elapsed = started.elapsed();
     Ok(summary)
+}
+
+/// Play the campaigns of `file` (`run --campaigns`): each member's campaign one job of the
+/// one executor, its deals written as they end (`campaign.rs`).
+async fn run_campaigns<'s>(
+    options: &RunOptions,
+    file: &std::path::Path,
+    stop: impl Into<Stop<'s>>,
+    started: std::time::Instant,
+) -> Result<RunSummary, RunError> {
+    let plan = campaign::CampaignPlan::read(options, file, 1)?;
+    let kit = Arc::new(build_kit(
+        options,
+        plan.identity.iter().map(String::as_str),
+    )?);
+    let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
+    let (todo, skipped) = plan.jobs(&kit, &existing.episode_ids_of(&kit.run_id), &options.out)?;
+    let bar = progress_bar(options.progress, plan.deals - skipped);
+    let permits = Arc::new(tokio::sync::Semaphore::new(options.concurrency));
+    let (stats, stopped) = execute(todo, permits, &mut writer, &bar, stop).await?;
+    bar.finish_and_clear();
+    Ok(RunSummary {
+        run_id: kit.run_id.clone(),
+        players: kit.players.map(|_, p| p.spec().to_string()),
+        planned: plan.deals,
+        whole_plan: plan.whole_plan,
+        shard: options.shard.clone(),
+        skipped,
+        written: writer.written(),
+        stats,
+        interrupted: stopped.is_some(),
+        stopped,
+        repaired_last_line: existing.repaired,
+        duplicates: existing.duplicates.clone(),
+        elapsed: started.elapsed(),
+        replicas: SeatReplicas::of(&kit),
+        prefixes: None,
+        selection: Selection::default(),
+    })
 }
 
 /// Play a plan whose episodes share `kit` — a run's, a prefix run's, a branch's — as every

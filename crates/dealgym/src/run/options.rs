@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::agents::{PersonaConfig, PlayerConfig, PlayerError, SamplingConfig};
+use crate::campaign::CampaignError;
 use crate::game::{EpisodeConfig, PromptError};
 use crate::limits::{check_count, check_episodes, MAX_CONCURRENCY, MAX_EPISODES, MAX_GROUP_SIZE};
 use crate::record::{ReadError, WriteError};
@@ -50,6 +51,10 @@ pub struct RunOptions {
     /// `limit` caps the source records read from each file, and each record's own setup is
     /// played (see `plan_prefixes`).
     pub prefixes: Option<PrefixOptions>,
+    /// Play the campaigns of this file instead of single scenarios (`--campaigns`): each
+    /// campaign's deals in order, their reservations from its ledger. `scenarios` then only
+    /// says where the deals' scenarios are (empty: `scenarios/{family}.jsonl`).
+    pub campaigns: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -78,6 +83,7 @@ impl RunOptions {
             shard: None,
             grace: Duration::from_secs(30),
             prefixes: None,
+            campaigns: None,
         }
     }
 
@@ -141,6 +147,8 @@ pub enum RunError {
     Find(#[from] FindError),
     #[error(transparent)]
     Select(#[from] SelectError),
+    #[error(transparent)]
+    Campaign(#[from] CampaignError),
     #[error("{0}")]
     Options(String),
 }

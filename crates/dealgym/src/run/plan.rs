@@ -13,8 +13,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use crate::campaign::Standing;
 use crate::digest::Digest;
-use crate::game::EpisodeSeed;
+use crate::game::{EpisodeSeed, Seat};
 use crate::record::EpisodeRecord;
 use crate::scenario::Scenario;
 
@@ -33,6 +34,9 @@ pub struct PlannedEpisode {
     /// The tag of the request that planned it (a server's rollout request, `r{N}`), put
     /// before its ids so no two requests of one log share an episode or a group.
     pub tag: Option<Arc<str>>,
+    /// A campaign's deal: the seat that carries the ledger and what the earlier deals left it
+    /// (`run --campaigns`, see `campaign.rs`); `None` outside campaigns.
+    pub standing: Option<(Seat, Standing)>,
 }
 
 impl PlannedEpisode {
@@ -106,6 +110,7 @@ pub fn plan(scenarios: &[Arc<Scenario>], seed: u64, group_size: u32) -> Vec<Plan
                 },
                 prefix: None,
                 tag: None,
+                standing: None,
             })
         })
         .collect()

@@ -462,6 +462,7 @@ pub(crate) fn plan_prefixes(
                     },
                     prefix: Some(prefix.clone()),
                     tag: None,
+                    standing: None,
                 }));
                 report.groups += 1;
             }

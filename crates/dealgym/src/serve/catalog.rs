@@ -15,6 +15,7 @@ impl Hub {
             seeds,
             prefix: None,
             tag: None,
+            standing: None,
         }
     }
 }

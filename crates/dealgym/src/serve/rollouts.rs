@@ -329,8 +329,11 @@ impl Format {
             other => other
                 .to_ascii_lowercase()
                 .parse::<export::Format>()
+                // A rollout request plays single episodes: no campaign to write.
+                .ok()
+                .filter(|f| *f != export::Format::Campaigns)
                 .map(Format::Export)
-                .map_err(|_| {
+                .ok_or_else(|| {
                     ServeError::Validation(format!(
                         "unknown format `{other}`: records, messages, prompt-completion, verl, trl-rollout, tinker or transitions"
                     ))
