@@ -517,4 +517,60 @@ mod tests {
         ));
         assert!(!ends_in_a_loop(&off, &Action::Reject, &rejections));
     }
+
+    /// A campaign's standing with the no-deal value `batna`, on the learner's seat.
+    fn with_batna(
+        s: &std::sync::Arc<dealgym::scenario::Scenario>,
+        role: dealgym::scenario::Role,
+        batna: f64,
+    ) -> Reading {
+        use dealgym::campaign::{BestOffer, LedgerKind, LedgerState, Standing};
+        let standing = Standing {
+            campaign: "c".into(),
+            position: 2,
+            deals: 2,
+            ledger: LedgerKind::BestOffer(BestOffer { start: 0.0 }),
+            before: LedgerState {
+                value: batna,
+                closed: 1,
+                utility: batna,
+            },
+            batna,
+            budget: None,
+            earlier: vec![],
+        };
+        let config = EpisodeConfig {
+            learner_role: Some(role),
+            ..EpisodeConfig::default()
+        };
+        let setup = setup_with(s, &config)
+            .with_standing(s, Seat::Learner, standing, None)
+            .unwrap();
+        let e = Episode::new(s.clone(), setup).unwrap();
+        read_prompt(e.system_prompt(Seat::Learner)).unwrap()
+    }
+
+    #[test]
+    fn a_campaigns_batna_raises_what_it_holds_out_for() {
+        use dealgym::scenario::Role;
+        // Issues: no contract worth less than the BATNA, above its own 40% of the best.
+        let s = dealgym_core::fixtures::job();
+        let ReadGame::Issues { stance, .. } = with_batna(&s, Role::Worker, 95.0).game else {
+            panic!("an issues game");
+        };
+        let Stance::Discrete { reserve, .. } = stance else {
+            panic!("a discrete stance");
+        };
+        assert_eq!(reserve, 95.0);
+        // Price: a buyer holding a deal worth 15 pays at most its budget less 15.
+        let s = price();
+        let ReadGame::Price { stance } = with_batna(&s, Role::Buyer, 15.0).game else {
+            panic!("a price game");
+        };
+        let budget = match &s.game {
+            dealgym::scenario::Game::Price { buyer, .. } => buyer.budget,
+            _ => unreachable!(),
+        };
+        assert!(matches!(stance, Stance::Price { reserve, .. } if reserve == budget - 15.0));
+    }
 }
