@@ -26,6 +26,26 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
             );
             Ok(())
         }
+        ScenariosCommand::Generate {
+            family,
+            count,
+            seed,
+            out,
+        } => {
+            let report = import::generate(family, count, seed)?;
+            let out =
+                out.unwrap_or_else(|| PathBuf::from(format!("scenarios/{}.jsonl", family.name())));
+            import::write_jsonl(&out, &report.scenarios)?;
+            for note in &report.notes {
+                eprintln!("{note}");
+            }
+            eprintln!(
+                "wrote {} scenarios to {}",
+                report.scenarios.len(),
+                out.display()
+            );
+            Ok(())
+        }
         ScenariosCommand::Validate { file } => {
             let report = scenario::load_scenarios(&file, LoadOptions { skip_bad: true })
                 .with_context(|| format!("reading {}", file.display()))?;

@@ -16,7 +16,7 @@ use dealgym::game::rules::{self, Move};
 use dealgym::game::{Message, MessageRole, Rules, Seat};
 use dealgym::protocol::{
     parse, read_tool_calls, Action, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace, Terms,
-    TurnFormat,
+    TicketSpec, TurnFormat,
 };
 
 fn re(pattern: &str) -> Regex {
@@ -69,6 +69,11 @@ pub enum ReadGame {
         issues: Vec<IssueSpec>,
         stance: Stance,
     },
+    /// A hotel call (`tickets.rs`).
+    Tickets {
+        tickets: Vec<TicketSpec>,
+        stance: Stance,
+    },
 }
 
 impl ReadGame {
@@ -77,6 +82,7 @@ impl ReadGame {
             ReadGame::Price { .. } => TermSpace::Price,
             ReadGame::Items { items, .. } => TermSpace::Items(items),
             ReadGame::Issues { issues, .. } => TermSpace::Issues(issues),
+            ReadGame::Tickets { tickets, .. } => TermSpace::Tickets(tickets),
         }
     }
 
@@ -84,7 +90,8 @@ impl ReadGame {
         match self {
             ReadGame::Price { stance }
             | ReadGame::Items { stance, .. }
-            | ReadGame::Issues { stance, .. } => stance,
+            | ReadGame::Issues { stance, .. }
+            | ReadGame::Tickets { stance, .. } => stance,
         }
     }
 }
@@ -132,6 +139,8 @@ pub(crate) fn read_prompt(system: &str) -> Option<Reading> {
             _ => return None,
         };
         ReadGame::Price { stance }
+    } else if grammar.starts_with("t1:") {
+        crate::tickets::read_tickets(system)?
     } else if grammar.contains("OPTION") {
         read_issues(system)?
     } else {

@@ -7,6 +7,7 @@
 //! prompt templates, so the same setup and completions always give the same episode.
 
 mod episode;
+mod hotel_prompt;
 mod outcome;
 mod prompt;
 pub mod rules;

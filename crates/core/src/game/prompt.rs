@@ -59,6 +59,18 @@ const BUILTIN: &[(&str, &str)] = &[
         "job_interview_recruiter.j2",
         include_str!("../../../../prompts/job_interview_recruiter.j2"),
     ),
+    (
+        "_tickets.j2",
+        include_str!("../../../../prompts/_tickets.j2"),
+    ),
+    (
+        "hotel_bd.j2",
+        include_str!("../../../../prompts/hotel_bd.j2"),
+    ),
+    (
+        "hotel_hotel.j2",
+        include_str!("../../../../prompts/hotel_hotel.j2"),
+    ),
     ("opening.j2", include_str!("../../../../prompts/opening.j2")),
     (
         "correction.j2",
@@ -323,6 +335,8 @@ fn counterpart_name(role: Role) -> &'static str {
         Role::Worker => "applicant",
         Role::Recruiter => "recruiter",
         Role::Agent1 | Role::Agent2 => "other side",
+        Role::Bd => "platform's agent",
+        Role::Hotel => "hotel manager",
     }
 }
 
@@ -422,6 +436,9 @@ fn seat_context(
                 .collect();
             context! { domain => "issues", issues => views }
         }
+        Game::Tickets {
+            tickets, bd, hotel, ..
+        } => super::hotel_prompt::ticket_context(role, tickets, bd, hotel),
     };
     context! { ..base, ..private }
 }
@@ -510,6 +527,7 @@ fn terms_keys(scenario: &Scenario) -> String {
             })
             .collect::<Vec<_>>()
             .join(" "),
+        TermSpace::Tickets(tickets) => crate::protocol::ticket_template(tickets),
     }
 }
 
@@ -544,6 +562,11 @@ fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat) -> String {
                     })
                     .collect(),
             ),
+        ),
+        Game::Tickets { tickets, .. } => (
+            "I will raise the first room, then go through the others one by one.",
+            "Guests are comparing nearby hotels; could this room come down a little?",
+            super::hotel_prompt::example_terms(tickets),
         ),
     };
     if format == TurnFormat::Tools {

@@ -88,6 +88,8 @@ pub enum Stance {
         candidates: Vec<Candidate>,
         reserve: f64,
     },
+    /// A price per chase ticket (hotel calls; `tickets.rs`).
+    Tickets(super::tickets::TicketStance),
 }
 
 /// A decision and the numbers behind it (for the Thought line).
@@ -115,6 +117,12 @@ impl Stance {
                     Stance::price(true, *listing_price, buyer.budget)
                 } else {
                     Stance::price(false, *listing_price, seller.cost)
+                }
+            }
+            Game::Tickets { .. } => {
+                match super::tickets::TicketStance::from_scenario(scenario, role) {
+                    Some(stance) => Stance::Tickets(stance),
+                    None => Stance::discrete(Vec::new(), reserve),
                 }
             }
             _ => Stance::discrete(
@@ -169,6 +177,7 @@ impl Stance {
                 .find(|c| &c.terms == terms)
                 .map(|c| c.utility)
                 .unwrap_or(f64::NEG_INFINITY),
+            Stance::Tickets(stance) => stance.worth(terms),
         }
     }
 
@@ -194,6 +203,7 @@ impl Stance {
         let conceded = tactic.conceded(t, rounds);
         let offered = offer.map(|o| self.worth(o));
         let (proposal, aspiration) = match self {
+            Stance::Tickets(stance) => return stance.decide(tactic, t, rounds, offer, own_offers),
             Stance::Price { open, reserve, .. } => {
                 let target = round_price(open + (reserve - open) * conceded, *open);
                 let price = past_last_offer(target, *open, *reserve, own_offers);

@@ -6,7 +6,9 @@
 pub mod concession;
 mod rule;
 mod speech;
+mod tickets;
 
 pub use concession::{Stance, Tactic};
 pub use rule::{Position, RulePlayer};
 pub use speech::speak;
+pub use tickets::TicketStance;

@@ -24,6 +24,15 @@ pub fn speak(decision: &Decision, space: TermSpace<'_>, format: TurnFormat, t: u
             decision.aspiration
         ),
     };
+    if let TermSpace::Tickets(tickets) = space {
+        let talk = super::tickets::ticket_talk(&decision.action, tickets, t);
+        return render_turn(
+            &thought,
+            &talk,
+            &render_action(&decision.action, space, true),
+            format,
+        );
+    }
     let talk = match &decision.action {
         Action::Accept => "That works for me. We have a deal.".to_string(),
         Action::Submit(_) => OPENERS[t as usize % OPENERS.len()].to_string(),

@@ -60,6 +60,10 @@ pub struct PublicView {
     /// Issue games: the issues and the values each may take.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub issues: Vec<IssueView>,
+    /// Hotel calls: the chase tickets, each a room on a date with its current selling and
+    /// take-home prices.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tickets: Vec<crate::protocol::TicketSpec>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -86,10 +90,23 @@ pub struct IssueView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PrivateView {
-    Buyer { budget: f64 },
-    Seller { cost: f64 },
-    Items { values: BTreeMap<String, u32> },
-    Issues { issues: Vec<WeightView> },
+    Buyer {
+        budget: f64,
+    },
+    Seller {
+        cost: f64,
+    },
+    Items {
+        values: BTreeMap<String, u32>,
+    },
+    Issues {
+        issues: Vec<WeightView>,
+    },
+    /// Hotel calls: the seat's own block per ticket (the agent's target and acceptable pairs,
+    /// or the hotel's floor and reasons), as the scenario file writes it.
+    Tickets {
+        tickets: Vec<serde_json::Value>,
+    },
 }
 
 /// How much one issue matters to the seat and how it values the issue's values (the
@@ -327,8 +344,10 @@ fn public_view(scenario: &Scenario) -> PublicView {
         listing_price: None,
         items: Vec::new(),
         issues: Vec::new(),
+        tickets: Vec::new(),
     };
     match &scenario.game {
+        Game::Tickets { tickets, .. } => view.tickets = tickets.clone(),
         Game::Price { listing_price, .. } => view.listing_price = Some(*listing_price),
         Game::Items { items, .. } => {
             view.items = items
@@ -364,6 +383,19 @@ fn public_view(scenario: &Scenario) -> PublicView {
 /// `role`'s own private block of the scenario, and nothing of the other role's.
 fn private_view(scenario: &Scenario, role: Role) -> PrivateView {
     match (&scenario.game, role) {
+        (Game::Tickets { bd, hotel, .. }, _) => {
+            let own: Vec<serde_json::Value> = if role == Role::Bd {
+                bd.iter()
+                    .filter_map(|b| serde_json::to_value(b).ok())
+                    .collect()
+            } else {
+                hotel
+                    .iter()
+                    .filter_map(|h| serde_json::to_value(h).ok())
+                    .collect()
+            };
+            PrivateView::Tickets { tickets: own }
+        }
         (Game::Price { buyer, .. }, Role::Buyer) => PrivateView::Buyer {
             budget: buyer.budget,
         },

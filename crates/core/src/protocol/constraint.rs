@@ -118,6 +118,17 @@ fn terms<N: Notation>(n: &N, space: TermSpace<'_>) -> String {
                 n.seq(&[n.literal(&format!("{}:", i.key)), value])
             })
             .collect(),
+        // A selling price per ticket or `unchanged`; whether a price is at most the ticket's
+        // current one is the parser's range check, as a price game's bounds are.
+        TermSpace::Tickets(tickets) => tickets
+            .iter()
+            .map(|t| {
+                let cents = n.seq(&[n.literal("."), n.digits(2, 2)]);
+                let price = n.seq(&[n.digits(1, 9), n.optional(&cents)]);
+                let value = n.alternatives(&[n.literal(super::UNCHANGED), price]);
+                n.seq(&[n.literal(&format!("{}:", t.key)), value])
+            })
+            .collect(),
     };
     let mut pieces = Vec::new();
     for (k, part) in parts.into_iter().enumerate() {

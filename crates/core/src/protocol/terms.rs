@@ -81,6 +81,8 @@ pub enum TermSpace<'a> {
     Price,
     Items(&'a [ItemSpec]),
     Issues(&'a [IssueSpec]),
+    /// Chase tickets (`hotel`): a price or `unchanged` per ticket.
+    Tickets(&'a [super::tickets::TicketSpec]),
 }
 
 impl TermSpace<'_> {
@@ -92,7 +94,7 @@ impl TermSpace<'_> {
     /// [`MAX_OUTCOME_SPACE`](crate::limits::MAX_OUTCOME_SPACE).
     pub fn size(self) -> Option<u64> {
         let sizes: Vec<u64> = match self {
-            TermSpace::Price => return None,
+            TermSpace::Price | TermSpace::Tickets(_) => return None,
             TermSpace::Items(items) => items.iter().map(|it| u64::from(it.count) + 1).collect(),
             TermSpace::Issues(issues) => issues.iter().map(|is| is.range.len() as u64).collect(),
         };
@@ -110,7 +112,7 @@ impl TermSpace<'_> {
     /// yields nothing. The outcome space behind Pareto checks, utility bounds and negotiators.
     pub fn all_terms(self) -> Box<dyn Iterator<Item = Terms> + 'static> {
         match self {
-            TermSpace::Price => Box::new(std::iter::empty()),
+            TermSpace::Price | TermSpace::Tickets(_) => Box::new(std::iter::empty()),
             TermSpace::Items(items) => {
                 let sizes: Vec<usize> = items
                     .iter()
@@ -182,6 +184,9 @@ pub enum Terms {
     Items(Vec<u32>),
     /// One value per issue, in the scenario's issue order.
     Issues(Vec<IssueValue>),
+    /// One selling price in cents per chase ticket, in the call's ticket order; `None` keeps
+    /// the ticket's price unchanged.
+    Tickets(Vec<Option<i64>>),
 }
 
 impl Terms {
@@ -238,6 +243,9 @@ impl Terms {
                     (issue.key.clone(), v)
                 })
                 .collect(),
+            (Terms::Tickets(prices), TermSpace::Tickets(tickets)) => {
+                super::tickets::named_ticket_terms(prices, tickets)
+            }
             // Terms of another space than the scenario's never reach an episode (the parser
             // reads them in the scenario's space).
             _ => TermsView::new(),
@@ -267,6 +275,9 @@ impl Terms {
                     }
                     let _ = write!(out, "{}:{}", issue.key, issue_value_text(issue, *v));
                 }
+            }
+            (Terms::Tickets(prices), TermSpace::Tickets(tickets)) => {
+                out.push_str(&super::tickets::render_ticket_terms(prices, tickets));
             }
             // Terms of one domain rendered against another domain's space: say so plainly.
             (terms, _) => {
@@ -385,6 +396,9 @@ fn read_number(text: &str) -> Option<f64> {
 /// Returns the terms and whether they were written exactly as the grammar asks (a bare price
 /// without its `price:` key is readable but not well-formed).
 pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), TermsError> {
+    if let TermSpace::Tickets(tickets) = space {
+        return super::tickets::parse_ticket_terms(text, tickets);
+    }
     let pairs: Vec<(String, String)> = PAIR
         .find_iter(text)
         .map(|m| {
@@ -521,6 +535,9 @@ fn terms_from_pairs(
                 )));
             }
             Ok((Terms::Items(shares.into_iter().flatten().collect()), true))
+        }
+        TermSpace::Tickets(tickets) => {
+            super::tickets::ticket_terms_from_pairs(pairs, tickets).map(|t| (t, true))
         }
         TermSpace::Issues(issues) => {
             let mut values: Vec<Option<IssueValue>> = vec![None; issues.len()];

@@ -139,6 +139,27 @@ fn terms_schema(space: TermSpace<'_>) -> Value {
                 .collect(),
             "One contract for both of you: a value for every issue.",
         ),
+        TermSpace::Tickets(tickets) => (
+            tickets
+                .iter()
+                .map(|t| {
+                    (
+                        t.key.clone(),
+                        json!({
+                            "anyOf": [
+                                {"type": "number", "exclusiveMinimum": 0, "maximum": t.selling},
+                                {"type": "string", "enum": [super::UNCHANGED]}
+                            ],
+                            "description": format!(
+                                "{} on {}: a new selling price (now {}), or \"{}\" to keep it.",
+                                t.room, t.date, t.selling, super::UNCHANGED
+                            )
+                        }),
+                    )
+                })
+                .collect(),
+            "Every room of the call: a selling price each, or \"unchanged\".",
+        ),
     };
     let required: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
     json!({

@@ -500,6 +500,7 @@ impl EpisodeRecord {
                     metrics.seats[seat.other()].clone(),
                 ),
                 pareto_optimal: metrics.pareto_optimal,
+                tickets: metrics.tickets.clone(),
             },
             buyer: PerSeat::new(seat, seat.other()).map(|_, s| self.seats[*s].role == Role::Buyer),
             turn_cap: turn_cap(&self.setup.rules, &self.turns),

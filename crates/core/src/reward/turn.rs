@@ -210,6 +210,28 @@ pub(crate) fn strategic_talk(
             });
             checks.push(!said);
         }
+        // Hotel calls: the hotel keeps its floors to itself; the agent names a room of the
+        // call (it must quote its asks, so its figures are no secret).
+        Game::Tickets { tickets, hotel, .. } => match role {
+            Role::Hotel => {
+                let said = NUMBER.find_iter(talk).any(|m| {
+                    let digits: String = m
+                        .as_str()
+                        .chars()
+                        .filter(|c| *c != '$' && *c != ',')
+                        .collect();
+                    digits
+                        .parse::<f64>()
+                        .is_ok_and(|n| hotel.iter().any(|h| (n - h.floor).abs() < 0.5))
+                });
+                checks.push(!said);
+            }
+            _ => checks.push(
+                tickets
+                    .iter()
+                    .any(|t| lower.contains(&t.room.to_lowercase())),
+            ),
+        },
     }
     if checks.is_empty() {
         return 0.0;

@@ -1,4 +1,4 @@
-//! The five scenario families, their domains and the roles they are played in.
+//! The scenario families, their domains and the roles they are played in.
 
 use std::fmt;
 use std::str::FromStr;
@@ -17,6 +17,8 @@ pub enum Family {
     Casino,
     Dnd,
     JobInterview,
+    /// Hotel price-chasing (REPO): a platform's agent asks a hotel to lower several room prices.
+    Hotel,
 }
 
 /// What kind of deal a family negotiates.
@@ -29,6 +31,8 @@ pub enum Domain {
     Items,
     /// One contract over several issues.
     Issues,
+    /// A price per chase ticket (a room type on a date), or the ticket left unchanged.
+    Tickets,
 }
 
 /// A side of a negotiation, as the dataset names it.
@@ -45,15 +49,20 @@ pub enum Role {
     Agent2,
     Worker,
     Recruiter,
+    /// The platform's business-development agent (hotel price-chasing).
+    Bd,
+    /// The hotel's manager (hotel price-chasing).
+    Hotel,
 }
 
 impl Family {
-    pub const ALL: [Family; 5] = [
+    pub const ALL: [Family; 6] = [
         Family::Ahp,
         Family::Craigslist,
         Family::Casino,
         Family::Dnd,
         Family::JobInterview,
+        Family::Hotel,
     ];
 
     pub fn domain(self) -> Domain {
@@ -61,6 +70,7 @@ impl Family {
             Family::Ahp | Family::Craigslist => Domain::Price,
             Family::Casino | Family::Dnd => Domain::Items,
             Family::JobInterview => Domain::Issues,
+            Family::Hotel => Domain::Tickets,
         }
     }
 
@@ -70,6 +80,7 @@ impl Family {
             Domain::Price => [Role::Buyer, Role::Seller],
             Domain::Items => [Role::Agent1, Role::Agent2],
             Domain::Issues => [Role::Worker, Role::Recruiter],
+            Domain::Tickets => [Role::Bd, Role::Hotel],
         }
     }
 
@@ -79,6 +90,7 @@ impl Family {
         match self.domain() {
             Domain::Price => Some(Role::Buyer),
             Domain::Issues => Some(Role::Worker),
+            Domain::Tickets => Some(Role::Bd),
             Domain::Items => None,
         }
     }
@@ -91,6 +103,7 @@ impl Family {
             Family::Casino => "casino",
             Family::Dnd => "dnd",
             Family::JobInterview => "job_interview",
+            Family::Hotel => "hotel",
         }
     }
 }
@@ -118,8 +131,9 @@ impl FromStr for Family {
             "casino" | "ca" => Ok(Family::Casino),
             "dnd" | "dealornodeal" => Ok(Family::Dnd),
             "ji" | "jobinterview" => Ok(Family::JobInterview),
+            "hotel" | "repo" | "pricechasing" => Ok(Family::Hotel),
             _ => Err(format!(
-                "unknown family `{s}` (expected ahp, craigslist, casino, dnd or job_interview)"
+                "unknown family `{s}` (expected ahp, craigslist, casino, dnd, job_interview or hotel)"
             )),
         }
     }
@@ -135,6 +149,8 @@ impl Role {
             Role::Agent2 => "agent_2",
             Role::Worker => "worker",
             Role::Recruiter => "recruiter",
+            Role::Bd => "bd",
+            Role::Hotel => "hotel",
         }
     }
 
@@ -147,6 +163,8 @@ impl Role {
             Role::Agent2 => Role::Agent1,
             Role::Worker => Role::Recruiter,
             Role::Recruiter => Role::Worker,
+            Role::Bd => Role::Hotel,
+            Role::Hotel => Role::Bd,
         }
     }
 }
@@ -168,6 +186,8 @@ impl FromStr for Role {
             "agent_2" | "agent2" => Ok(Role::Agent2),
             "worker" | "applicant" => Ok(Role::Worker),
             "recruiter" => Ok(Role::Recruiter),
+            "bd" | "agent" | "platform" => Ok(Role::Bd),
+            "hotel" | "manager" => Ok(Role::Hotel),
             _ => Err(format!("unknown role `{s}`")),
         }
     }

@@ -8,6 +8,7 @@
 
 mod catalog;
 mod family;
+mod hotel;
 pub mod import;
 mod load;
 mod utility;
@@ -15,10 +16,11 @@ mod utility;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::{digest_json, Digest};
-use crate::protocol::{IssueSpec, ItemSpec, TermSpace};
+use crate::protocol::{IssueSpec, ItemSpec, TermSpace, TicketSpec};
 
 pub use catalog::{Catalog, UnknownScenario};
 pub use family::{Domain, Family, Role};
+pub use hotel::{BdTicket, HotelTicket, PricePair, TicketOutcome};
 pub use load::{
     load_scenarios, load_scenarios_from_reader, parse_scenario_line, validate, InvalidScenario,
     LoadOptions, LoadReport, ScenarioError,
@@ -90,6 +92,13 @@ pub enum Game {
         issues: Vec<IssueSpec>,
         worker: IssuePreferences,
         recruiter: IssuePreferences,
+    },
+    /// Hotel price-chasing (`hotel`): the call's chase tickets and each side's private block
+    /// per ticket, in ticket order (`hotel.rs`).
+    Tickets {
+        tickets: Vec<TicketSpec>,
+        bd: Vec<BdTicket>,
+        hotel: Vec<HotelTicket>,
     },
 }
 
@@ -203,6 +212,7 @@ impl Scenario {
             Game::Price { .. } => Domain::Price,
             Game::Items { .. } => Domain::Items,
             Game::Issues { .. } => Domain::Issues,
+            Game::Tickets { .. } => Domain::Tickets,
         }
     }
 
@@ -243,6 +253,7 @@ impl Scenario {
             Game::Price { .. } => TermSpace::Price,
             Game::Items { items, .. } => TermSpace::Items(items),
             Game::Issues { issues, .. } => TermSpace::Issues(issues),
+            Game::Tickets { tickets, .. } => TermSpace::Tickets(tickets),
         }
     }
 }

@@ -194,6 +194,11 @@ pub struct Figures {
     pub turns_to_deal: Option<Estimate>,
     /// DialogXpert's AT: moves per episode, an episode without a deal counted at the turn cap.
     pub average_turns: Option<Estimate>,
+    /// Hotel calls: the share of chase tickets agreed at or below the agent's acceptable price
+    /// (the REPO paper's per-ticket task success), over every ticket of the calls.
+    pub ticket_success: Option<Estimate>,
+    /// Hotel calls: the agent's mean ρ per ticket (0 for a ticket left unchanged).
+    pub ticket_rho: Option<Estimate>,
     pub seats: PerSeat<SeatFigures>,
 }
 
@@ -292,7 +297,11 @@ const PARETO: usize = RATED_ENDINGS.len();
 const TURNS: usize = PARETO + 1;
 const TURNS_TO_DEAL: usize = TURNS + 1;
 const AVERAGE_TURNS: usize = TURNS_TO_DEAL + 1;
-const SEATS: usize = AVERAGE_TURNS + 1;
+/// Hotel calls: tickets agreed at or below the acceptable price, and the agent's ρ summed
+/// over the tickets (both over the tickets of the calls).
+const TICKET_SUCCESS: usize = AVERAGE_TURNS + 1;
+const TICKET_RHO: usize = TICKET_SUCCESS + 1;
+const SEATS: usize = TICKET_RHO + 1;
 
 /// A seat's figures, at `SEATS + seat·PER_SEAT + F`.
 mod seat_figure {
@@ -323,6 +332,8 @@ const D_PARETO: usize = 1;
 const D_DEALS: usize = 2;
 /// Both seats' utility together (score ratio).
 const D_JOINT: usize = 3;
+/// Chase tickets (hotel calls).
+const D_TICKETS: usize = 4;
 /// A seat's denominators, at `D_SEATS + seat·D_PER_SEAT + D`.
 mod seat_den {
     /// Has a first bid.
@@ -338,7 +349,7 @@ mod seat_den {
     /// Deal proposals.
     pub(crate) const PROPOSALS: usize = 5;
 }
-const D_SEATS: usize = 4;
+const D_SEATS: usize = 5;
 const D_PER_SEAT: usize = 6;
 const DENS: usize = D_SEATS + 2 * D_PER_SEAT;
 
@@ -364,6 +375,8 @@ const DEN_OF: [usize; FIGURES] = {
     let mut of = [D_SCORED; FIGURES];
     of[PARETO] = D_PARETO;
     of[TURNS_TO_DEAL] = D_DEALS;
+    of[TICKET_SUCCESS] = D_TICKETS;
+    of[TICKET_RHO] = D_TICKETS;
     let mut seat = 0;
     while seat < 2 {
         let (at, den) = (SEATS + seat * PER_SEAT, D_SEATS + seat * D_PER_SEAT);
@@ -509,6 +522,11 @@ impl Aggregate {
         num[TURNS] = turns;
         num[TURNS_TO_DEAL] = if deal { turns } else { 0.0 };
         num[AVERAGE_TURNS] = if deal { turns } else { f64::from(*turn_cap) };
+        for ticket in &metrics.tickets {
+            num[TICKET_SUCCESS] += indicator(ticket.success);
+            num[TICKET_RHO] += ticket.rho_bd;
+            den[D_TICKETS] += 1.0;
+        }
         for seat in Seat::BOTH {
             let m = &metrics.seats[seat];
             let attempts = m.turns + m.malformed;
@@ -681,6 +699,8 @@ impl Aggregate {
             mean_turns: estimates[TURNS],
             turns_to_deal: estimates[TURNS_TO_DEAL],
             average_turns: estimates[AVERAGE_TURNS],
+            ticket_success: estimates[TICKET_SUCCESS],
+            ticket_rho: estimates[TICKET_RHO],
             seats: PerSeat::from_fn(seat),
         }
     }

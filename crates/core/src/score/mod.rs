@@ -95,6 +95,11 @@ pub struct EpisodeMetrics {
     /// Whether the deal is Pareto-optimal in the enumerated outcome space (items/issues deals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pareto_optimal: Option<bool>,
+    /// Hotel calls: how each chase ticket ended — its agreed price, success (at or below the
+    /// agent's acceptable price, as the REPO paper counts task success per ticket) and ρ per
+    /// ticket. Empty for every other family.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tickets: Vec<crate::scenario::TicketOutcome>,
 }
 
 /// Compute the metrics of an ended episode. Per-seat figures count only the turns the seat's
@@ -171,9 +176,13 @@ pub fn episode_metrics(
         (OutcomeKind::Deal, Some(terms)) => is_pareto_optimal(scenario, setup, terms),
         _ => None,
     };
+    let deal = (kind == OutcomeKind::Deal)
+        .then_some(learner_terms)
+        .flatten();
     EpisodeMetrics {
         seats,
         pareto_optimal,
+        tickets: scenario.ticket_outcomes(deal),
     }
 }
 

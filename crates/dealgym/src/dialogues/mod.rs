@@ -163,7 +163,7 @@ impl FamilyImport {
     fn new(family: Family) -> FamilyImport {
         FamilyImport {
             family,
-            has_dialogues: family != Family::Ahp,
+            has_dialogues: !matches!(family, Family::Ahp | Family::Hotel),
             read: 0,
             imported: 0,
             matched: 0,
@@ -257,7 +257,8 @@ pub fn import_family(
         Family::Craigslist => craigslist::dialogues(&files, &index)?,
         Family::Dnd => dnd::dialogues(&files, &index)?,
         Family::JobInterview => job_interview::dialogues(&files, &index)?,
-        Family::Ahp => Vec::new(),
+        // Generated calls: no people's dialogues.
+        Family::Ahp | Family::Hotel => Vec::new(),
     };
     let path = options.out.join(format!("{}.jsonl", family.name()));
     let tmp = path.with_extension("jsonl.tmp");
@@ -321,7 +322,7 @@ pub(crate) fn raw_files(family: Family, datasets: &Path) -> Vec<PathBuf> {
         ],
         Family::Dnd => &["dealornodeal/data.txt"],
         Family::JobInterview => &["job_interview/ji.test.json"],
-        Family::Ahp => &[],
+        Family::Ahp | Family::Hotel => &[],
     };
     names.iter().map(|n| datasets.join(n)).collect()
 }

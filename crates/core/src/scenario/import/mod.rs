@@ -10,6 +10,7 @@ mod ahp;
 pub mod casino;
 pub mod craigslist;
 pub mod dnd;
+pub mod hotel;
 pub mod job_interview;
 
 use std::io::Write;
@@ -86,7 +87,36 @@ pub fn import(family: Family, files: &[PathBuf]) -> Result<ImportReport, ImportE
         Family::Casino => casino::import(files)?,
         Family::Dnd => dnd::import(files)?,
         Family::JobInterview => job_interview::import(files)?,
+        Family::Hotel => {
+            return Err(ImportError::Format {
+                file: files[0].display().to_string(),
+                message: "the hotel family has no public data set to import: it is generated \
+                          (`dealgym scenarios generate hotel`)"
+                    .into(),
+            })
+        }
     };
+    check_report(report)
+}
+
+/// Generate the scenarios of a family built from a paper's structure rather than imported:
+/// `count` of them, deterministic from `seed`. Every scenario is validated before it is
+/// returned.
+pub fn generate(family: Family, count: usize, seed: u64) -> Result<ImportReport, ImportError> {
+    let report = match family {
+        Family::Hotel => hotel::generate(count, seed),
+        other => {
+            return Err(ImportError::Format {
+                file: "(none)".into(),
+                message: format!("the {other} family is imported from its data set, not generated (`dealgym scenarios import {other} FILES`)"),
+            })
+        }
+    };
+    check_report(report)
+}
+
+/// Every scenario valid, no id twice.
+fn check_report(report: ImportReport) -> Result<ImportReport, ImportError> {
     for s in &report.scenarios {
         validate(s).map_err(|InvalidScenario { field, message }| ImportError::Record {
             file: s.source.clone(),
