@@ -455,6 +455,10 @@ pub struct RewardConfig {
     pub strategic: StrategicConfig,
     /// `[[rewards.rules]]`: the rules the `rules` component sums.
     pub rules: Vec<RuleConfig>,
+    /// `[rewards.guardrails]`: the hotel family's guardrails (REPO), scored into the `rules`
+    /// component as `rule:guard_NAME` signals on the platform agent's turns of a hotel call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guardrails: Option<super::guardrails::GuardrailConfig>,
     /// `[rewards.judge]`: the LLM judge, required when the `judge` component is used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeConfig>,
@@ -479,6 +483,7 @@ impl Default for RewardConfig {
             length: LengthConfig::default(),
             strategic: StrategicConfig::default(),
             rules: Vec::new(),
+            guardrails: None,
             judge: None,
             reward_model: None,
             enhance: EnhanceConfig::default(),
@@ -511,6 +516,9 @@ impl fmt::Debug for RewardConfig {
         }
         if self.rules != base.rules {
             d.field("rules", &self.rules);
+        }
+        if let Some(guardrails) = &self.guardrails {
+            d.field("guardrails", guardrails);
         }
         if let Some(judge) = &self.judge {
             d.field("judge", judge);

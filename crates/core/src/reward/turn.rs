@@ -303,6 +303,19 @@ pub fn turn_signals(
             for (name, score) in rule_scores(&config.rules, turn, space) {
                 signals.insert(format!("rule:{name}"), score);
             }
+            if let Some(guardrails) = &config.guardrails {
+                let all: Vec<&Turn> = turns.iter().map(AsRef::as_ref).collect();
+                for (name, score) in super::guardrails::guardrail_scores(
+                    guardrails,
+                    scenario,
+                    role,
+                    &all,
+                    index,
+                    standing.as_ref(),
+                ) {
+                    signals.insert(format!("rule:{name}"), score);
+                }
+            }
         }
         if let Some(action) = played {
             standing = standing_after(standing, turn.seat, action);

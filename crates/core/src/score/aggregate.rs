@@ -879,6 +879,7 @@ mod tests {
         EpisodeMetrics {
             seats: PerSeat::new(learner, opponent),
             pareto_optimal: None,
+            tickets: Vec::new(),
         }
     }
 
