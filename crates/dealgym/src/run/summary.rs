@@ -141,6 +141,27 @@ impl RunStats {
             format!("| {} |\n", cells.join(" | "))
         });
         out.extend(rows);
+        out.push_str(&self.ticket_lines());
+        out
+    }
+
+    /// Below the table, one line per family whose calls have chase tickets (`hotel`): the
+    /// share of tickets agreed at or below the agent's acceptable price (the REPO paper's
+    /// per-ticket task success) and the agent's mean ρ per ticket, with their intervals.
+    /// Nothing for the other families, whose summary stays as it was.
+    fn ticket_lines(&self) -> String {
+        let mut out = String::new();
+        for (family, s) in &self.families {
+            let f = s.figures();
+            if let Some(success) = f.ticket_success {
+                out.push_str(&format!(
+                    "{family}: tickets agreed at or below the acceptable price, % [95% CI]: {} ({} calls); agent's ρ per ticket: {}\n",
+                    pct_cell(Some(success)),
+                    success.n,
+                    cell(f.ticket_rho, 3),
+                ));
+            }
+        }
         out
     }
 
@@ -187,7 +208,7 @@ impl RunStats {
                     "malformed_deals_pct": estimate(sf.malformed_deals, 100.0),
                 })
             });
-            json!({
+            let mut row = json!({
                 "family": family,
                 "episodes": s.episodes(),
                 "outcomes": outcomes,
@@ -199,7 +220,13 @@ impl RunStats {
                 "turns_to_deal": estimate(f.turns_to_deal, 1.0),
                 "average_turns": estimate(f.average_turns, 1.0),
                 "seats": seats,
-            })
+            });
+            // Hotel calls only, so the other families' rows keep their keys.
+            if let (Some(success), Some(row)) = (f.ticket_success, row.as_object_mut()) {
+                row.insert("ticket_success_pct".into(), estimate(Some(success), 100.0));
+                row.insert("ticket_rho".into(), estimate(f.ticket_rho, 1.0));
+            }
+            row
         })
     }
 }
