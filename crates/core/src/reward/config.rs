@@ -696,10 +696,22 @@ impl RewardConfig {
             }
             super::rules::compile(&rule.pattern).map_err(|e| format!("{at}: bad pattern: {e}"))?;
         }
+        if let Some(g) = &self.guardrails {
+            let scores = [
+                g.internal_terms,
+                g.price_type,
+                g.every_ticket,
+                g.promises,
+                g.above_acceptable,
+            ];
+            if scores.iter().any(|v| !v.is_finite()) {
+                return Err("[rewards.guardrails]: every score must be finite".into());
+            }
+        }
         self.check_used(
             Component::Rules,
-            !self.rules.is_empty(),
-            "[[rewards.rules]]",
+            !self.rules.is_empty() || self.guardrails.is_some(),
+            "[[rewards.rules]] or [rewards.guardrails]",
         )?;
         self.check_used(Component::Judge, self.judge.is_some(), "[rewards.judge]")?;
         self.check_used(
