@@ -165,10 +165,10 @@ fn demo_runs_every_family_with_no_setup() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    for family in ["ahp", "craigslist", "casino", "dnd", "job_interview"] {
+    for family in crate::common::FAMILIES {
         assert!(table.contains(&format!("| {family} | 2 |")), "{table}");
     }
-    assert_eq!(episode_ids(&out).len(), 10);
+    assert_eq!(episode_ids(&out).len(), 2 * crate::common::FAMILIES.len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

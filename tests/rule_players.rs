@@ -72,7 +72,11 @@ fn self_loops(records: &[EpisodeRecord]) -> BTreeMap<String, (usize, usize)> {
 
 fn assert_few(records: &[EpisodeRecord], what: &str) {
     let loops = self_loops(records);
-    assert_eq!(loops.len(), 5, "every family: {loops:?}");
+    assert_eq!(
+        loops.len(),
+        crate::common::FAMILIES.len(),
+        "every family: {loops:?}"
+    );
     for (family, (episodes, repeated)) in &loops {
         let share = *repeated as f64 / *episodes as f64;
         assert!(
@@ -89,7 +93,10 @@ async fn rule_players_do_not_end_episodes_by_repeating_themselves() {
     let players: Vec<String> = RULES.iter().map(|r| format!("{r}=rule:{r}")).collect();
     let opponents: Vec<String> = RULES.iter().map(|r| format!("vs-{r}=rule:{r}")).collect();
     let records = play("rule-loops-rules", &players, &opponents).await;
-    assert_eq!(records.len(), 5 * PER_FAMILY * 9 * 2);
+    assert_eq!(
+        records.len(),
+        crate::common::FAMILIES.len() * PER_FAMILY * 9 * 2
+    );
     assert_few(&records, "rule against rule");
 }
 
@@ -105,6 +112,9 @@ async fn the_mock_learner_meets_rule_players_that_keep_moving() {
     let opponents: Vec<String> = RULES.iter().map(|r| format!("vs-{r}=rule:{r}")).collect();
     let records = play("rule-loops-mock", &players, &opponents).await;
     mock.stop();
-    assert_eq!(records.len(), 5 * PER_FAMILY * 3 * 2);
+    assert_eq!(
+        records.len(),
+        crate::common::FAMILIES.len() * PER_FAMILY * 3 * 2
+    );
     assert_few(&records, "the mock against a rule");
 }
