@@ -9,3 +9,5 @@ run craigslist "$D"/craigslistbargains/test.json "$D"/craigslistbargains/validat
 run casino "$D"/casino/casino_train.json "$D"/casino/casino_valid.json "$D"/casino/casino_test.json --out scenarios/casino.jsonl
 run dnd "$D"/dealornodeal/data.txt "$D"/dealornodeal/test.txt "$D"/dealornodeal/val.txt "$D"/dealornodeal/selfplay.txt --out scenarios/dnd.jsonl
 run job_interview "$D"/job_interview/ji.test.json --out scenarios/job_interview.jsonl
+# Generated from a paper's structure (no public data set): the REPO paper's hotel calls.
+cargo run --quiet --release -- scenarios generate hotel --count 600 --seed 26 --out scenarios/hotel.jsonl

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use crate::errors::ScenarioError;
 
 /// Each family's scenario file, as `scenarios/` holds it (`Family::ALL`'s order).
-const FILES: [(Family, &str); 5] = [
+const FILES: [(Family, &str); 6] = [
     (Family::Ahp, include_str!("../../../scenarios/ahp.jsonl")),
     (
         Family::Craigslist,
@@ -25,9 +25,10 @@ const FILES: [(Family, &str); 5] = [
         Family::JobInterview,
         include_str!("../../../scenarios/job_interview.jsonl"),
     ),
+    (Family::Hotel, include_str!("../../../scenarios/hotel.jsonl")),
 ];
 
-static CATALOGS: [OnceLock<Result<Catalog, String>>; 5] = [const { OnceLock::new() }; 5];
+static CATALOGS: [OnceLock<Result<Catalog, String>>; 6] = [const { OnceLock::new() }; 6];
 
 /// The family named `name` (a file stem or a usual abbreviation, as the command line takes).
 pub fn family(name: &str) -> PyResult<Family> {
