@@ -74,3 +74,48 @@ pub(crate) fn read_tickets(system: &str) -> Option<ReadGame> {
         stance: Stance::Tickets(stance),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::negotiator::{read_prompt, ReadGame};
+    use dealgym::agents::{Stance, TicketStance};
+    use dealgym::game::{Episode, Seat};
+    use dealgym::scenario::Role;
+    use dealgym_core::fixtures::{hotel, learner_first_as};
+
+    /// Each seat's prompt gives the mock the rooms and that seat's own lines only: the agent its
+    /// targets and acceptable prices, the hotel its floors.
+    #[test]
+    fn each_seat_reads_the_rooms_and_its_own_lines() {
+        let s = hotel();
+        let e = Episode::new(s.clone(), learner_first_as(&s, Role::Bd)).unwrap();
+        let read = |seat| match read_prompt(e.system_prompt(seat)).unwrap().game {
+            ReadGame::Tickets { tickets, stance } => (tickets, stance),
+            other => panic!("{other:?}"),
+        };
+        let (tickets, agent) = read(Seat::Learner);
+        assert_eq!(tickets.len(), 2);
+        assert_eq!(
+            (tickets[0].room.as_str(), tickets[0].date.as_str()),
+            ("Comfort King Room", "today")
+        );
+        assert_eq!((tickets[0].selling, tickets[0].take_home), (168.0, 143.0));
+        assert_eq!(
+            agent,
+            Stance::Tickets(TicketStance {
+                bd: true,
+                open: vec![140.0, 97.0],
+                reserve: vec![152.0, 105.0],
+            })
+        );
+        let (_, hotel_side) = read(Seat::Opponent);
+        assert_eq!(
+            hotel_side,
+            Stance::Tickets(TicketStance {
+                bd: false,
+                open: vec![168.0, 120.0],
+                reserve: vec![145.0, 110.0],
+            })
+        );
+    }
+}

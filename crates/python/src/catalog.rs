@@ -25,7 +25,10 @@ const FILES: [(Family, &str); 6] = [
         Family::JobInterview,
         include_str!("../../../scenarios/job_interview.jsonl"),
     ),
-    (Family::Hotel, include_str!("../../../scenarios/hotel.jsonl")),
+    (
+        Family::Hotel,
+        include_str!("../../../scenarios/hotel.jsonl"),
+    ),
 ];
 
 static CATALOGS: [OnceLock<Result<Catalog, String>>; 6] = [const { OnceLock::new() }; 6];
