@@ -140,7 +140,7 @@ fn completion(kind: u8, n: u32, talk: &str, space: TermSpace<'_>) -> Completion 
         TermSpace::Tickets(tickets) => tickets
             .iter()
             .map(|t| {
-                if n % 3 == 0 {
+                if n.is_multiple_of(3) {
                     format!("{}:unchanged", t.key)
                 } else {
                     format!("{}:{}", t.key, 1 + n % 60)
