@@ -307,7 +307,13 @@ mod tests {
     #[test]
     fn the_regex_admits_well_formed_turns_and_nothing_else() {
         let (items, issues) = (dnd_items(&[4, 4, 4]), job_issues());
+        let hotel = crate::fixtures::hotel();
         let cases: Vec<(TermSpace, &str, &str)> = vec![
+            (
+                hotel.term_space(),
+                "t1:152 t2:unchanged",
+                "t1:cheap t2:unchanged",
+            ),
             (
                 TermSpace::Items(&items),
                 "book:4 hat:0 ball:2",

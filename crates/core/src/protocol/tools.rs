@@ -439,6 +439,45 @@ mod tests {
     }
 
     #[test]
+    fn a_hotel_offer_is_a_price_or_unchanged_per_ticket() {
+        let hotel = crate::fixtures::hotel();
+        let space = hotel.term_space();
+        let p = read_tool_calls(
+            &[call(
+                "make_offer",
+                r#"{"terms": {"t1": 150, "t2": "unchanged"}, "message": "Today's room?"}"#,
+            )],
+            "",
+            space,
+            None,
+        );
+        assert_eq!(
+            p.action,
+            Some(Action::Submit(Terms::Tickets(vec![Some(15000), None])))
+        );
+        // The schema names each ticket, a price up to its current one or "unchanged".
+        let schema = &tool_specs(space)[0].parameters["properties"]["terms"];
+        assert_eq!(schema["required"], json!(["t1", "t2"]));
+        assert_eq!(
+            schema["properties"]["t1"]["anyOf"][0]["maximum"],
+            json!(168.0)
+        );
+        assert_eq!(
+            schema["properties"]["t2"]["anyOf"][1]["enum"],
+            json!(["unchanged"])
+        );
+        // A ticket the call does not have, or above its price, is no offer.
+        for bad in [
+            r#"{"terms": {"t1": 150, "t2": 90, "t3": 80}}"#,
+            r#"{"terms": {"t1": 190, "t2": 90}}"#,
+        ] {
+            let p = read_tool_calls(&[call("make_offer", bad)], "", space, None);
+            assert_eq!(p.action, None, "{bad}");
+            assert!(p.error.is_some(), "{bad}");
+        }
+    }
+
+    #[test]
     fn terms_are_read_in_the_scenarios_own_space() {
         let items = casino_items();
         let p = read_tool_calls(
