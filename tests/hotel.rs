@@ -146,12 +146,12 @@ fn rule_against_rule_settles_tickets_one_by_one_and_every_surface_reads_it() {
     );
     let records = read_log(&out);
     assert_eq!(records.len(), 30);
-    let (tickets, successes) = check_tickets(&records, &by_id);
-    assert!(tickets >= 60);
+    let (tickets_n, successes) = check_tickets(&records, &by_id);
+    assert!(tickets_n >= 60);
     // Some tickets won, some not: the floors sometimes sit above the acceptable price.
     assert!(
-        successes > 0 && successes < tickets,
-        "{successes} of {tickets}"
+        successes > 0 && successes < tickets_n,
+        "{successes} of {tickets_n}"
     );
     // A deal that leaves one ticket unchanged and settles another: partial agreement.
     assert!(records.iter().any(|r| {
@@ -203,6 +203,15 @@ fn rule_against_rule_settles_tickets_one_by_one_and_every_surface_reads_it() {
     assert!(std::fs::read_to_string(report.join("report.md"))
         .unwrap()
         .contains("| hotel |"));
+    // The per-ticket table: the family's row and each player's, with their intervals.
+    let tickets = std::fs::read_to_string(report.join("tables/tickets.csv")).unwrap();
+    let family_row = tickets
+        .lines()
+        .find(|l| l.starts_with("family: hotel,30,"))
+        .unwrap_or_else(|| panic!("{tickets}"));
+    let share: f64 = family_row.split(',').nth(2).unwrap().parse().unwrap();
+    let expected = 100.0 * successes as f64 / tickets_n as f64;
+    assert!((share - expected).abs() < 1e-4, "{tickets}");
 }
 
 #[test]
