@@ -239,3 +239,79 @@ pub(crate) fn check_tickets(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{hotel, learner_first_as, play, turn};
+    use crate::game::{OutcomeKind, Seat};
+    use crate::protocol::Action;
+
+    /// The fixture: t1 acceptable 152, floor 145; t2 acceptable 105, floor 110.
+    #[test]
+    fn utilities_rho_and_success_are_per_ticket() {
+        let s = hotel();
+        let deal = Terms::Tickets(vec![Some(15000), None]);
+        assert_eq!(s.utility(Role::Bd, &deal), 2.0);
+        assert_eq!(s.utility(Role::Hotel, &deal), 5.0);
+        // ρ over the summed spreads |152 − 145| + |105 − 110| = 12.
+        assert!((crate::scenario::bargained_ratio(&s, Role::Bd, 2.0) - 2.0 / 12.0).abs() < 1e-12);
+        let out = s.ticket_outcomes(Some(&deal));
+        assert_eq!(out.len(), 2);
+        assert_eq!(
+            (out[0].price, out[0].success, out[0].at_target),
+            (Some(150.0), true, false)
+        );
+        assert!((out[0].rho_bd - 2.0 / 7.0).abs() < 1e-12);
+        assert!((out[0].rho_hotel - 5.0 / 7.0).abs() < 1e-12);
+        assert_eq!(
+            (out[1].price, out[1].success, out[1].rho_bd),
+            (None, false, 0.0)
+        );
+        // No deal: every ticket unsettled.
+        assert!(s
+            .ticket_outcomes(None)
+            .iter()
+            .all(|t| !t.success && t.price.is_none()));
+        // Above the acceptable price is no success.
+        let high = s.ticket_outcomes(Some(&Terms::Tickets(vec![Some(15300), None])));
+        assert!(!high[0].success && high[0].rho_bd < 0.0);
+    }
+
+    #[test]
+    fn a_regulated_hotel_never_goes_below_a_floor_on_any_ticket() {
+        let s = hotel();
+        // t1 generous (160 ≥ 145) cannot pay for t2 below its floor (100 < 110).
+        let e = play(
+            &s,
+            learner_first_as(&s, Role::Bd),
+            &[
+                turn("Today's room at 140?", "[SUBMIT_DEAL] t1:140 t2:97"),
+                turn("I can do this.", "[SUBMIT_DEAL] t1:160 t2:100"),
+            ],
+        );
+        let hotel_turn = &e.turns()[1];
+        assert_eq!(hotel_turn.seat, Seat::Opponent);
+        let event = hotel_turn.regulation.as_ref().expect("regulated");
+        assert_eq!(event.replacement, Action::Reject);
+        assert!(s.ticket_past_line(Role::Hotel, &Terms::Tickets(vec![Some(16000), Some(10000)])));
+        assert!(!s.ticket_past_line(Role::Hotel, &Terms::Tickets(vec![Some(16000), None])));
+        assert!(s.ticket_past_line(Role::Bd, &Terms::Tickets(vec![Some(15300), None])));
+        // A partial deal the hotel proposes and the agent accepts settles the call.
+        let e = play(
+            &s,
+            learner_first_as(&s, Role::Bd),
+            &[
+                turn("Today's room at 140?", "[SUBMIT_DEAL] t1:140 t2:97"),
+                turn(
+                    "Today's at 150, tomorrow's stays.",
+                    "[SUBMIT_DEAL] t1:150 t2:unchanged",
+                ),
+                turn("Agreed, thank you.", "[ACCEPT_DEAL]"),
+            ],
+        );
+        let o = e.outcome().expect("ended");
+        assert_eq!(o.kind, OutcomeKind::Deal);
+        assert_eq!(o.terms, Some(Terms::Tickets(vec![Some(15000), None])));
+    }
+}
