@@ -116,15 +116,12 @@ fn call(seed: u64, index: usize) -> Scenario {
         let floor = whole(selling * rng.random_range(0.75..1.0));
         let occupancy: f64 = (rng.random_range(0.2..0.95f64) * 100.0).round() / 100.0;
         let competitor = whole(selling * rng.random_range(0.80..1.05));
+        // The hotel's own reason, in its words: the figures themselves are told beside it.
         let reason = if occupancy >= 0.8 {
-            format!(
-                "The {room} is {:.0}% booked for {date}, so there is little reason to cut it.",
-                occupancy * 100.0
-            )
+            format!("The {room} is nearly full for {date}, so there is little reason to cut it.")
         } else if competitor < selling {
-            format!(
-                "Bookings are slow and the hotel next door sells a similar room at {competitor}."
-            )
+            "Bookings for this room are slow, and guests can see the cheaper room next door."
+                .to_string()
         } else {
             "Bookings are slow, but you are already cheaper than the hotels nearby.".to_string()
         };
