@@ -133,12 +133,16 @@ fn rule_against_rule_settles_tickets_one_by_one_and_every_surface_reads_it() {
     let dir = temp_dir("hotel-rules");
     let (scenarios, by_id) = multi_ticket_calls(&dir, 30);
     let out = dir.join("rules.jsonl");
-    let run = succeeded(dealgym_cli(run_args(
-        &scenarios,
-        "rule:linear",
-        "rule:linear",
-        &out,
-    )));
+    // Under every guardrail at its default score.
+    let config = dir.join("guard.toml");
+    std::fs::write(
+        &config,
+        "[rewards]\nweights = { terminal = 1.0, rules = 1.0 }\n[rewards.guardrails]\n",
+    )
+    .unwrap();
+    let mut args = run_args(&scenarios, "rule:linear", "rule:linear", &out);
+    args.extend(["--config".into(), config.display().to_string()]);
+    let run = succeeded(dealgym_cli(args));
     let summary = String::from_utf8_lossy(&run.stdout);
     assert!(
         summary.contains("hotel: tickets agreed at or below the acceptable price"),
@@ -148,6 +152,18 @@ fn rule_against_rule_settles_tickets_one_by_one_and_every_surface_reads_it() {
     assert_eq!(records.len(), 30);
     let (tickets_n, successes) = check_tickets(&records, &by_id);
     assert!(tickets_n >= 60);
+    // The rule players' own talk names every price's type and no internal word: no guardrail
+    // fires on them.
+    for r in &records {
+        for t in &r.turns {
+            assert!(
+                t.rewards.keys().all(|k| !k.starts_with("rule:guard")),
+                "{:?}: {:?}",
+                t.parsed.talk,
+                t.rewards
+            );
+        }
+    }
     // Some tickets won, some not: the floors sometimes sit above the acceptable price.
     assert!(
         successes > 0 && successes < tickets_n,
@@ -252,32 +268,45 @@ fn a_mock_agent_plays_several_ticket_calls_against_the_rule_hotel() {
 #[test]
 fn the_guardrails_catch_a_scripted_agent_through_the_cli() {
     let dir = temp_dir("hotel-guardrails");
-    // The first call of several tickets: quote one of its take-home prices as a selling price,
-    // name the work-order, and never propose a price for the tickets after the first.
-    let (scenarios, by_id) = multi_ticket_calls(&dir, 1);
-    let s = by_id.values().next().unwrap();
+    // A call of several tickets with a take-home price that is no selling price of it and that
+    // no ticket could sell at (two kinds of price may coincide, and a number that could be a
+    // fresh selling ask is no swap the rule can prove): quote it as a selling price, name the
+    // work-order, and never propose a price for the tickets after the first.
+    let (_, by_id) = multi_ticket_calls(&dir, 40);
+    let mut found: Vec<(Scenario, f64)> = by_id
+        .into_values()
+        .filter_map(|s| {
+            let Game::Tickets { tickets, bd, .. } = &s.game else {
+                return None;
+            };
+            let selling: Vec<f64> = tickets
+                .iter()
+                .map(|t| t.selling)
+                .chain(
+                    bd.iter()
+                        .flat_map(|b| [b.target.selling, b.acceptable.selling]),
+                )
+                .collect();
+            let take_home = tickets
+                .iter()
+                .map(|t| t.take_home)
+                .chain(
+                    bd.iter()
+                        .flat_map(|b| [b.target.take_home, b.acceptable.take_home]),
+                )
+                .find(|v| {
+                    selling.iter().all(|x| (x - v).abs() >= 0.5) && !s.plausible_selling(*v)
+                })?;
+            Some((s.clone(), take_home))
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+    let (s, take_home) = found.into_iter().next().expect("such a call");
+    let scenarios = dir.join("one.jsonl");
+    std::fs::write(&scenarios, serde_json::to_string(&s).unwrap() + "\n").unwrap();
     let Game::Tickets { tickets, bd, .. } = &s.game else {
         panic!()
     };
-    // A take-home price of the call that is no selling price of it (two kinds of price may
-    // coincide, and a number known as both is no confusion the rule can prove).
-    let selling: Vec<f64> = tickets
-        .iter()
-        .map(|t| t.selling)
-        .chain(
-            bd.iter()
-                .flat_map(|b| [b.target.selling, b.acceptable.selling]),
-        )
-        .collect();
-    let take_home = tickets
-        .iter()
-        .map(|t| t.take_home)
-        .chain(
-            bd.iter()
-                .flat_map(|b| [b.target.take_home, b.acceptable.take_home]),
-        )
-        .find(|v| selling.iter().all(|s| (s - v).abs() >= 0.5))
-        .expect("a take-home price that is no selling price");
     let ask = bd[0].acceptable.selling;
     let rest: Vec<String> = tickets[1..]
         .iter()

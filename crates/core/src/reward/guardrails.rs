@@ -115,9 +115,11 @@ fn labelled_prices(talk: &str) -> Vec<(f64, bool)> {
 }
 
 /// Whether a Talk swaps the call's price types: it calls a number a selling price that the call
-/// knows only as a take-home price, or a take-home price that it knows only as a selling price.
-/// A number the call knows as both (two tickets' prices may coincide), or not at all, is no
-/// confusion the rule can see.
+/// knows only as a take-home price and that no ticket could sell at (below every ticket's
+/// target, or above its current price), or a take-home price that the call knows only as a
+/// selling price and that is above every ticket's current take-home price. A number the call
+/// knows as both kinds (two tickets' prices may coincide), one that could be a fresh ask of the
+/// other kind, or one the call does not know at all is no confusion the rule can prove.
 pub fn confuses_price_types(scenario: &Scenario, talk: &str) -> bool {
     let known = scenario.ticket_price_types();
     let is = |n: f64, selling: bool| {
@@ -125,9 +127,14 @@ pub fn confuses_price_types(scenario: &Scenario, talk: &str) -> bool {
             .iter()
             .any(|(v, s)| *s == selling && (v - n).abs() < 0.5)
     };
-    labelled_prices(talk)
-        .into_iter()
-        .any(|(n, selling)| is(n, !selling) && !is(n, selling))
+    labelled_prices(talk).into_iter().any(|(n, selling)| {
+        let plausible = if selling {
+            scenario.plausible_selling(n)
+        } else {
+            scenario.plausible_take_home(n)
+        };
+        is(n, !selling) && !is(n, selling) && !plausible
+    })
 }
 
 /// Whether a Talk uses an internal word.
@@ -257,22 +264,27 @@ mod tests {
 
     #[test]
     fn a_take_home_price_quoted_as_the_selling_price_is_caught() {
-        // 143 is t1's current take-home price; the agent calls it the selling price.
-        let raw = "Thought: x\nTalk: The Comfort King Room has a selling price of 143 now; could it be 140?\nAction: [SUBMIT_DEAL] t1:140 t2:97";
+        // 129 is t1's acceptable take-home price; the agent calls it a selling price, though no
+        // ticket sells there (selling prices lie from 140 to 168 and from 97 to 120).
+        let raw = "Thought: x\nTalk: Could the Comfort King Room be a selling price of 129?\nAction: [SUBMIT_DEAL] t1:140 t2:97";
         assert!(scores_of(&[raw], 0).contains(&("guard_price_type", -1.0)));
-        // And the other way round: 152 is a selling price, called take-home.
+        // And the other way round: 152 is a selling price, called take-home (above every
+        // ticket's current take-home price, 143 and 102).
         let s = hotel();
         assert!(confuses_price_types(
             &s,
             "a take-home price of 152 would work"
         ));
-        assert!(confuses_price_types(&s, "how about 119 selling?"));
+        assert!(confuses_price_types(&s, "how about 89 selling?"));
         // Correct labels, and numbers the call does not know, are fine.
         assert!(!confuses_price_types(
             &s,
             "a take-home price of 129, selling price 152"
         ));
         assert!(!confuses_price_types(&s, "a selling price of 150"));
+        // 143 is t1's current take-home price, but also a fair selling ask for t1: a fresh
+        // ask, not a swap the rule can prove.
+        assert!(!confuses_price_types(&s, "a selling price of 143"));
     }
 
     #[test]

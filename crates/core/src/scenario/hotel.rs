@@ -159,6 +159,25 @@ impl Scenario {
             .collect()
     }
 
+    /// Whether `price` could be a selling price the call negotiates: on some ticket, from the
+    /// agent's target up to the current selling price (where its asks and the hotel's counters
+    /// lie).
+    pub fn plausible_selling(&self, price: f64) -> bool {
+        self.ticket_blocks().is_some_and(|(tickets, bd, _)| {
+            tickets
+                .iter()
+                .zip(bd)
+                .any(|(t, b)| b.target.selling - 0.5 <= price && price <= t.selling + 0.5)
+        })
+    }
+
+    /// Whether `price` could be a take-home price the call negotiates: on some ticket, at most
+    /// the current take-home price (a call only lowers prices).
+    pub fn plausible_take_home(&self, price: f64) -> bool {
+        self.ticket_blocks()
+            .is_some_and(|(tickets, _, _)| tickets.iter().any(|t| price <= t.take_home + 0.5))
+    }
+
     /// Every price the call knows for ticket `i`, each with whether it is a selling price:
     /// the current pair, and the agent's target and acceptable pairs. What the price-type
     /// guardrail checks a reply's numbers against.
