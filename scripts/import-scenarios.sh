@@ -11,3 +11,5 @@ run dnd "$D"/dealornodeal/data.txt "$D"/dealornodeal/test.txt "$D"/dealornodeal/
 run job_interview "$D"/job_interview/ji.test.json --out scenarios/job_interview.jsonl
 # Families without a public data set are generated from their published parameters.
 cargo run --quiet --release -- scenarios generate bundle --out scenarios/bundle.jsonl
+# Generated from a paper's structure (no public data set): the REPO paper's hotel calls.
+cargo run --quiet --release -- scenarios generate hotel --count 600 --seed 26 --out scenarios/hotel.jsonl

@@ -10,7 +10,6 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use dealgym::scenario::Family;
 use dealgym_mock::{MockConfig, MockServer};
 
 fn dealgym() -> Command {
@@ -166,10 +165,10 @@ fn demo_runs_every_family_with_no_setup() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    for family in Family::ALL {
+    for family in crate::common::FAMILIES {
         assert!(table.contains(&format!("| {family} | 2 |")), "{table}");
     }
-    assert_eq!(episode_ids(&out).len(), 2 * Family::ALL.len());
+    assert_eq!(episode_ids(&out).len(), 2 * crate::common::FAMILIES.len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -105,7 +105,7 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
         assert_eq!(ids.len(), scenarios, "every scenario once per run");
         let families: BTreeSet<String> =
             episodes.iter().map(|r| format!("{:?}", r.family)).collect();
-        assert_eq!(families.len(), 5);
+        assert_eq!(families.len(), FAMILIES.len());
     }
     let pairs: BTreeMap<(String, String), usize> =
         records.iter().fold(BTreeMap::new(), |mut m, r| {
@@ -270,8 +270,8 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
     assert_eq!(json["ratings"].as_array().unwrap().len(), 2);
     assert_eq!(
         json["matrix"].as_array().unwrap().len(),
-        6,
-        "five families and all"
+        FAMILIES.len() + 1,
+        "every family and all"
     );
 
     // Today's engine makes the same records of their completions.
@@ -290,7 +290,10 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
         text(&verified.stdout),
         text(&verified.stderr)
     );
-    assert!(text(&verified.stdout).contains("80 episodes in 1 files replay identically"));
+    assert!(text(&verified.stdout).contains(&format!(
+        "{} episodes in 1 files replay identically",
+        8 * scenarios
+    )));
 
     // Its report: the cross-play table and the ratings as CSV, equal to the records' figures.
     let report_dir = dir.join("report");
@@ -309,7 +312,11 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
         Some("family,player,opponent,episodes,errors,deal_pct,deal_pct_low,deal_pct_high,rho_deals,rho_deals_low,rho_deals_high,mean_rho,mean_rho_low,mean_rho_high")
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    assert_eq!(rows.len(), 6 * 4, "four pairings in five families and all");
+    assert_eq!(
+        rows.len(),
+        (FAMILIES.len() + 1) * 4,
+        "four pairings in every family and all"
+    );
     for row in &rows {
         let (family, player, opponent) = (row[0], row[1], row[2]);
         let of = &families.iter().find(|(f, _)| f == family).unwrap().1;
@@ -414,13 +421,14 @@ fn resuming_a_cut_eval_adds_only_the_missing_episodes_and_the_same_records() {
         stderr.contains("repaired: removed a cut-off last line"),
         "{stderr}"
     );
+    let planned = 4 * FAMILIES.len() * PER_FAMILY;
     assert!(
-        stderr.contains("4 pairings: 15 episodes written")
-            && stderr.contains("(40 planned, 25 already there)"),
+        stderr.contains(&format!("4 pairings: {} episodes written", planned - 25))
+            && stderr.contains(&format!("({planned} planned, 25 already there)")),
         "{stderr}"
     );
     let after: Vec<EpisodeRecord> = read_log(&out);
-    assert_eq!(after.len(), 40, "every episode exactly once");
+    assert_eq!(after.len(), planned, "every episode exactly once");
     let again: BTreeMap<(String, String), String> = after
         .iter()
         .map(|r| ((r.run_id.clone(), r.episode_id.clone()), without_timing(r)))

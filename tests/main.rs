@@ -21,6 +21,7 @@ mod export;
 mod extreme_values;
 mod faults;
 mod fuzz;
+mod hotel;
 mod human_data;
 mod limits_input;
 mod llm_client;

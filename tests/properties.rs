@@ -156,6 +156,17 @@ fn completion(kind: u8, n: u32, talk: &str, space: TermSpace<'_>) -> Completion 
                 2 + n % 5
             )
         }
+        TermSpace::Tickets(tickets) => tickets
+            .iter()
+            .map(|t| {
+                if n.is_multiple_of(3) {
+                    format!("{}:unchanged", t.key)
+                } else {
+                    format!("{}:{}", t.key, 1 + n % 60)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
     };
     let action = match kind % 8 {
         0..=2 => format!("[SUBMIT_DEAL] {terms}"),

@@ -380,7 +380,7 @@ async fn rho_over_deals_and_the_opponent_persona_rows_are_the_records_own() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 5 * 4 * 2);
+    assert_eq!(lines.len(), crate::common::FAMILIES.len() * 4 * 2);
     let kind = |r: &serde_json::Value| r["outcome"]["kind"].as_str().unwrap().to_string();
     let learner_rho = |r: &serde_json::Value| r["outcome"]["rho"]["learner"].as_f64().unwrap();
     let over_deals = |of: &[&serde_json::Value]| -> Option<f64> {

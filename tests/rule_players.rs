@@ -8,14 +8,12 @@ use crate::common;
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::Path;
 
 use common::{all_scenario_files, read_log, temp_dir};
 use dealgym::eval::{eval, pairings, parse_entrant, EvalOptions};
 use dealgym::game::OutcomeKind;
 use dealgym::record::EpisodeRecord;
 use dealgym::run::RunOptions;
-use dealgym::scenario::Family;
 use dealgym_mock::{MockConfig, MockServer};
 
 /// Scenarios per family.
@@ -35,9 +33,7 @@ async fn play(name: &str, players: &[String], opponents: &[String]) -> Vec<Episo
             .map(|s| parse_entrant(flag, s).unwrap())
             .collect::<Vec<_>>()
     };
-    let mut files = all_scenario_files();
-    files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/bundle.jsonl"));
-    let mut run = RunOptions::new(files, "", "", out.clone());
+    let mut run = RunOptions::new(all_scenario_files(), "", "", out.clone());
     run.limit = Some(PER_FAMILY);
     run.concurrency = 16;
     run.seed = 11;
@@ -76,7 +72,11 @@ fn self_loops(records: &[EpisodeRecord]) -> BTreeMap<String, (usize, usize)> {
 
 fn assert_few(records: &[EpisodeRecord], what: &str) {
     let loops = self_loops(records);
-    assert_eq!(loops.len(), Family::ALL.len(), "every family: {loops:?}");
+    assert_eq!(
+        loops.len(),
+        crate::common::FAMILIES.len(),
+        "every family: {loops:?}"
+    );
     for (family, (episodes, repeated)) in &loops {
         let share = *repeated as f64 / *episodes as f64;
         assert!(
@@ -95,7 +95,7 @@ async fn rule_players_do_not_end_episodes_by_repeating_themselves() {
     let records = play("rule-loops-rules", &players, &opponents).await;
     assert_eq!(
         records.len(),
-        Family::ALL.len() * PER_FAMILY * RULES.len() * RULES.len() * 2
+        crate::common::FAMILIES.len() * PER_FAMILY * RULES.len() * RULES.len() * 2
     );
     assert_few(&records, "rule against rule");
 }
@@ -114,7 +114,7 @@ async fn the_mock_learner_meets_rule_players_that_keep_moving() {
     mock.stop();
     assert_eq!(
         records.len(),
-        Family::ALL.len() * PER_FAMILY * RULES.len() * 2
+        crate::common::FAMILIES.len() * PER_FAMILY * RULES.len() * 2
     );
     assert_few(&records, "the mock against a rule");
 }

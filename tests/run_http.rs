@@ -81,13 +81,13 @@ async fn every_family_runs_over_http_with_valid_records() {
     let mut o = options(&server, out.clone());
     o.group_size = 2;
     let summary = run_to_end(&o).await;
-    assert_eq!(summary.planned, 5 * 3 * 2);
+    assert_eq!(summary.planned, crate::common::FAMILIES.len() * 3 * 2);
     assert_eq!(summary.written, summary.planned);
     let recs = read_log(&out);
     let ids: HashSet<_> = recs.iter().map(|r| r.episode_id.clone()).collect();
     assert_eq!(ids.len(), recs.len(), "each episode once");
     let families: HashSet<_> = recs.iter().map(|r| r.family).collect();
-    assert_eq!(families.len(), 5);
+    assert_eq!(families.len(), crate::common::FAMILIES.len());
     for r in &recs {
         assert_ne!(r.kind(), OutcomeKind::Error, "{}", r.episode_id);
         assert!(!r.turns.is_empty());
@@ -147,7 +147,7 @@ async fn the_same_seed_gives_the_same_records_apart_from_timing() {
     second.concurrency = 3; // another interleaving
     run_to_end(&second).await;
     let (ra, rb) = (without_timing(&a), without_timing(&b));
-    assert_eq!(ra.len(), 15);
+    assert_eq!(ra.len(), 3 * crate::common::FAMILIES.len());
     assert_eq!(ra, rb);
     let mut other_seed = options(&server, out_file("same-c"));
     other_seed.seed = 43;
@@ -244,8 +244,11 @@ async fn a_dead_endpoint_marks_episodes_error_and_the_run_goes_on() {
     o.limit = Some(2);
     let summary = run_to_end(&o).await;
     let recs = read_log(&out);
-    assert_eq!(recs.len(), 10);
-    assert_eq!(summary.stats.count(OutcomeKind::Error), 10);
+    assert_eq!(recs.len(), 2 * crate::common::FAMILIES.len());
+    assert_eq!(
+        summary.stats.count(OutcomeKind::Error),
+        2 * crate::common::FAMILIES.len()
+    );
     for r in &recs {
         assert_eq!(r.kind(), OutcomeKind::Error);
         assert_eq!(r.outcome.outcome.by, Some(Seat::Learner));
@@ -270,10 +273,10 @@ async fn a_dead_endpoint_marks_episodes_error_and_the_run_goes_on() {
         assert_eq!(r.rewards.learner, 0.0);
     }
     assert!(
-        summary
-            .stats
-            .table()
-            .contains("| all | 10 | – | – | – | 10 | – |"),
+        summary.stats.table().contains(&format!(
+            "| all | {n} | – | – | – | {n} | – |",
+            n = 2 * crate::common::FAMILIES.len()
+        )),
         "{}",
         summary.stats.table()
     );

@@ -163,7 +163,7 @@ async fn token_exact_episodes_over_the_websocket_and_export() {
     let ended = usize::from(reply["data"]["done"] == true);
     server.shutdown().await;
     let records = read_log(&log);
-    assert_eq!(records.len(), 5 + ended);
+    assert_eq!(records.len(), FAMILIES.len() + ended);
     for r in &records {
         check(&files, r, api);
     }
@@ -182,7 +182,7 @@ async fn token_exact_episodes_over_the_websocket_and_export() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 5);
+    assert_eq!(lines.len(), FAMILIES.len());
     for line in &lines {
         assert!(line["completion_ids"].is_array(), "{line}");
     }
@@ -218,7 +218,7 @@ async fn token_exact_episodes_over_rest() {
     }
     server.shutdown().await;
     let records = read_log(&log);
-    assert_eq!(records.len(), 5);
+    assert_eq!(records.len(), FAMILIES.len());
     for r in &records {
         check(&files, r, api);
     }

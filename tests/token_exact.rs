@@ -130,7 +130,7 @@ fn check_append_only(api: TokenApi, seed: u64) {
         .unwrap();
     let name = format!("{api:?}-{seed}");
     let (records, summary) = runtime.block_on(exact_run(MockTemplate::Chatml, api, seed, &name));
-    assert_eq!(records.len(), 5 * 2 * 2);
+    assert_eq!(records.len(), crate::common::FAMILIES.len() * 2 * 2);
     assert!(summary.drift_warning().is_none());
     for r in &records {
         for (seat, exact, rendered) in sequences(r, MockTemplate::Chatml) {

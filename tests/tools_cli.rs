@@ -50,7 +50,7 @@ fn a_tool_calling_learner_plays_replays_exports_and_reports_like_any_other() {
     succeeded(dealgym_cli(["run".to_string()].into_iter().chain(args)));
 
     let records = read_log(&out);
-    assert_eq!(records.len(), 15);
+    assert_eq!(records.len(), 3 * FAMILIES.len());
     for r in &records {
         assert_ne!(
             r.kind(),
@@ -71,7 +71,7 @@ fn a_tool_calling_learner_plays_replays_exports_and_reports_like_any_other() {
         }
     }
     let families: std::collections::BTreeSet<_> = records.iter().map(|r| r.family).collect();
-    assert_eq!(families.len(), 5);
+    assert_eq!(families.len(), FAMILIES.len());
     // Every request carried the scenario's tools, their terms its own.
     let received = mock.stats.bodies.lock().unwrap().clone();
     assert!(!received.is_empty());
@@ -99,7 +99,7 @@ fn a_tool_calling_learner_plays_replays_exports_and_reports_like_any_other() {
         "--out",
         exported.to_str().unwrap(),
     ]));
-    assert_eq!(whole_lines(&exported), 15);
+    assert_eq!(whole_lines(&exported), 3 * FAMILIES.len());
     let text = std::fs::read_to_string(&exported).unwrap();
     for line in text.lines() {
         let line: Value = serde_json::from_str(line).unwrap();
@@ -131,5 +131,8 @@ fn a_tool_calling_learner_plays_replays_exports_and_reports_like_any_other() {
         report.to_str().unwrap(),
     ]));
     let markdown = std::fs::read_to_string(report.join("report.md")).unwrap();
-    assert!(markdown.contains("| all | 15 |"), "{markdown}");
+    assert!(
+        markdown.contains(&format!("| all | {} |", 3 * FAMILIES.len())),
+        "{markdown}"
+    );
 }

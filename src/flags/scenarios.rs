@@ -20,10 +20,11 @@ pub enum ScenariosCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Generate a family whose data set is not public (bundle) from its published generator's
-    /// parameters, deterministically from a seed; prints the set's statistics.
+    /// Generate a family whose data set is not public, deterministically from a seed: bundle
+    /// (INA's generator parameters; prints the set's statistics) or hotel (the REPO paper's
+    /// price-chasing calls).
     Generate {
-        /// bundle.
+        /// bundle or hotel.
         family: Family,
         /// The generator's seed (default: the one the shipped file was made with).
         #[arg(long)]

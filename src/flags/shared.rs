@@ -40,7 +40,7 @@ pub struct PlanFlags {
     pub concurrency: ConcurrencyFlag,
     #[command(flatten)]
     pub group_size: GroupSizeFlag,
-    /// The learner's role (buyer, seller, agent_1, agent_2, worker, recruiter).
+    /// The learner's role (buyer, seller, agent_1, agent_2, worker, recruiter, bd, hotel).
     #[arg(long)]
     pub learner_role: Option<Role>,
     /// Who moves first: learner, opponent or random (drawn per group; the default).

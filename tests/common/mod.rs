@@ -20,7 +20,16 @@ use dealgym::run::{run, RunOptions, RunSummary};
 use dealgym::scenario::Family;
 use dealgym_mock::{MockConfig, MockServer, MockStats};
 
-pub const FAMILIES: [&str; 5] = ["ahp", "craigslist", "casino", "dnd", "job_interview"];
+/// Every family, in `Family::ALL`'s order (bundle and hotel generated, the others imported).
+pub const FAMILIES: [&str; 7] = [
+    "ahp",
+    "craigslist",
+    "casino",
+    "dnd",
+    "job_interview",
+    "bundle",
+    "hotel",
+];
 
 /// A fresh temporary directory for one test. All test modules share one process (and so one
 /// pid in the path): a name asked for twice would let two tests clear each other's files, so

@@ -246,6 +246,23 @@ pub fn issues_scenario(worker: IssuePreferences, recruiter: IssuePreferences) ->
     )
 }
 
+/// A hotel call of two tickets (`hotel` family): t1 Comfort King Room today, selling 168 /
+/// take-home 143, the agent's target 140 / 119 and acceptable 152 / 129, the hotel's floor 145;
+/// t2 Twin Room tomorrow, selling 120 / take-home 102, target 97 / 82, acceptable 105 / 89,
+/// floor 110 (above the acceptable price: t2 cannot succeed).
+pub fn hotel() -> Arc<Scenario> {
+    scenario(
+        r#"{"schema":1,"id":"t:hotel","family":"hotel","source":"t","public":{"title":"Riverside Hotel","description":""},
+        "game":{"tickets":{"tickets":[
+            {"key":"t1","room":"Comfort King Room","date":"today","selling":168,"take_home":143},
+            {"key":"t2","room":"Twin Room","date":"tomorrow","selling":120,"take_home":102}],
+          "bd":[{"target":{"selling":140,"take_home":119},"acceptable":{"selling":152,"take_home":129}},
+                {"target":{"selling":97,"take_home":82},"acceptable":{"selling":105,"take_home":89}}],
+          "hotel":[{"floor":145,"occupancy":0.4,"competitor":150},
+                   {"floor":110,"occupancy":0.9,"competitor":125}]}}}"#,
+    )
+}
+
 // ---- playing episodes ----
 
 /// The setup of an episode under `config`, drawn from a fixed seed.

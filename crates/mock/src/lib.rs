@@ -22,6 +22,7 @@ mod judge;
 mod negotiator;
 mod prefix_cache;
 mod stream;
+mod tickets;
 mod tokens;
 mod value;
 

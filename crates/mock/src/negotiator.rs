@@ -16,7 +16,7 @@ use dealgym::game::{Message, MessageRole, Rules, Seat};
 use dealgym::negotiator::speak_with_act;
 use dealgym::protocol::{
     parse, read_tool_calls, Action, BundlePart, BundleSpec, IssueRange, IssueSpec, IssueValue,
-    ItemSpec, TermSpace, Terms, TurnFormat,
+    ItemSpec, TermSpace, Terms, TicketSpec, TurnFormat,
 };
 use dealgym::scenario::acts::label_for_move;
 use dealgym::scenario::BundleValues;
@@ -89,6 +89,11 @@ pub enum ReadGame {
         bundle: BundleSpec,
         stance: Stance,
     },
+    /// A hotel call (`tickets.rs`).
+    Tickets {
+        tickets: Vec<TicketSpec>,
+        stance: Stance,
+    },
 }
 
 impl ReadGame {
@@ -98,6 +103,7 @@ impl ReadGame {
             ReadGame::Items { items, .. } => TermSpace::Items(items),
             ReadGame::Issues { issues, .. } => TermSpace::Issues(issues),
             ReadGame::Bundle { bundle, .. } => TermSpace::Bundle(bundle),
+            ReadGame::Tickets { tickets, .. } => TermSpace::Tickets(tickets),
         }
     }
 
@@ -107,6 +113,7 @@ impl ReadGame {
             | ReadGame::Items { stance, .. }
             | ReadGame::Issues { stance, .. }
             | ReadGame::Bundle { stance, .. } => stance,
+            ReadGame::Tickets { stance, .. } => stance,
         }
     }
 }
@@ -159,6 +166,8 @@ pub(crate) fn read_prompt(system: &str) -> Option<Reading> {
             _ => return None,
         };
         ReadGame::Price { stance }
+    } else if grammar.starts_with("t1:") {
+        crate::tickets::read_tickets(system)?
     } else if grammar.contains("OPTION") {
         read_issues(system, batna)?
     } else {

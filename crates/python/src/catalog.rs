@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use crate::errors::ScenarioError;
 
 /// Each family's scenario file, as `scenarios/` holds it (`Family::ALL`'s order).
-const FILES: [(Family, &str); 6] = [
+const FILES: [(Family, &str); 7] = [
     (Family::Ahp, include_str!("../../../scenarios/ahp.jsonl")),
     (
         Family::Craigslist,
@@ -28,6 +28,10 @@ const FILES: [(Family, &str); 6] = [
     (
         Family::Bundle,
         include_str!("../../../scenarios/bundle.jsonl"),
+    ),
+    (
+        Family::Hotel,
+        include_str!("../../../scenarios/hotel.jsonl"),
     ),
 ];
 

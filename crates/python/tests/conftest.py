@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
-FAMILIES = ("ahp", "casino", "craigslist", "dnd", "job_interview", "bundle")
+FAMILIES = ("ahp", "casino", "craigslist", "dnd", "job_interview", "bundle", "hotel")
 
 
 def turn(action: str, talk: str = "Let us see.", thought: str = "Thinking.") -> str:
@@ -78,6 +78,12 @@ def offer(state: dict, greedy: bool = True) -> str:
         buyer = state["own"]["kind"] == "buyer"
         factor = (0.6 if greedy else 0.8) if buyer else (1.0 if greedy else 0.9)
         return f"[SUBMIT_DEAL] price:{listing * factor:.2f}"
+    if public.get("tickets"):
+        # A hotel call: every room a little below its current selling price (a deeper cut
+        # when greedy), each at most the current price as the grammar requires.
+        factor = 0.85 if greedy else 0.95
+        prices = [f"{t['key']}:{t['selling'] * factor:.2f}" for t in public["tickets"]]
+        return "[SUBMIT_DEAL] " + " ".join(prices)
     if public.get("items"):
         shares = [
             f"{i['name']}:{i['count'] if greedy else i['count'] // 2}" for i in public["items"]

@@ -8,6 +8,7 @@
 
 mod campaign_prompt;
 mod episode;
+mod hotel_prompt;
 mod outcome;
 mod prompt;
 pub mod rules;

@@ -74,6 +74,18 @@ const BUILTIN: &[(&str, &str)] = &[
         "bundle_seller.j2",
         include_str!("../../../../prompts/bundle_seller.j2"),
     ),
+    (
+        "_tickets.j2",
+        include_str!("../../../../prompts/_tickets.j2"),
+    ),
+    (
+        "hotel_bd.j2",
+        include_str!("../../../../prompts/hotel_bd.j2"),
+    ),
+    (
+        "hotel_hotel.j2",
+        include_str!("../../../../prompts/hotel_hotel.j2"),
+    ),
     ("opening.j2", include_str!("../../../../prompts/opening.j2")),
     (
         "correction.j2",
@@ -346,6 +358,8 @@ fn counterpart_name(role: Role) -> &'static str {
         Role::Worker => "applicant",
         Role::Recruiter => "recruiter",
         Role::Agent1 | Role::Agent2 => "other side",
+        Role::Bd => "platform's agent",
+        Role::Hotel => "hotel manager",
     }
 }
 
@@ -485,6 +499,9 @@ fn seat_context(
                 full_value => money(own.total(&crate::protocol::BundleChoice::full(bundle))),
             }
         }
+        Game::Tickets {
+            tickets, bd, hotel, ..
+        } => super::hotel_prompt::ticket_context(role, tickets, bd, hotel),
     };
     context! { ..base, ..private }
 }
@@ -581,6 +598,7 @@ fn terms_keys(scenario: &Scenario) -> String {
             )
             .collect::<Vec<_>>()
             .join(" "),
+        TermSpace::Tickets(tickets) => crate::protocol::ticket_template(tickets),
     }
 }
 
@@ -641,6 +659,11 @@ fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat, acts: bool)
                 Terms::Bundle { price, parts },
             )
         }
+        Game::Tickets { tickets, .. } => (
+            "I will raise the first room, then go through the others one by one.",
+            "Guests are comparing nearby hotels; could this room come down a little?",
+            super::hotel_prompt::example_terms(tickets),
+        ),
     };
     // The example opens, so a seat asked for labels sees its first price (or split) labelled.
     let label = acts.then(|| crate::scenario::acts::opening_label(scenario.family));

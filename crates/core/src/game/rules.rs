@@ -96,7 +96,8 @@ pub(crate) fn regulate(
         _ => return None,
     };
     let utility = scenario.utility(me.role, &own_terms);
-    (utility < me.floor).then(|| RegulationEvent {
+    let past_line = scenario.ticket_past_line(me.role, &own_terms);
+    (utility < me.floor || past_line).then(|| RegulationEvent {
         original: action.clone(),
         replacement: Action::Reject,
         utility,

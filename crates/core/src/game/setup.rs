@@ -572,7 +572,9 @@ pub(crate) fn regulation_floor(
     floor_fraction: Option<f64>,
 ) -> f64 {
     match scenario.domain() {
-        Domain::Price | Domain::Bundle => 0.0,
+        // Hotel calls: zero summed surplus, and ticket by ticket the floor or the acceptable
+        // price (`Scenario::ticket_past_line`, checked beside it in `rules::regulate`).
+        Domain::Price | Domain::Bundle | Domain::Tickets => 0.0,
         Domain::Items | Domain::Issues => match floor_fraction {
             Some(f) => no_deal_value.max(f * scenario.max_utility(role)),
             None => no_deal_value,

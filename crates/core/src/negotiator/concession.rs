@@ -114,6 +114,8 @@ pub enum Stance {
     },
     /// A price and a bundle of parts.
     Bundle(Box<BundleStance>),
+    /// A price per chase ticket (hotel calls; `tickets.rs`).
+    Tickets(super::tickets::TicketStance),
 }
 
 /// A decision and the numbers behind it (for the Thought line).
@@ -150,6 +152,12 @@ impl Stance {
             } => {
                 let own = if role == Role::Buyer { buyer } else { seller };
                 Stance::bundle(role == Role::Buyer, bundle, own)
+            }
+            Game::Tickets { .. } => {
+                match super::tickets::TicketStance::from_scenario(scenario, role) {
+                    Some(stance) => Stance::Tickets(stance),
+                    None => Stance::discrete(Vec::new(), reserve),
+                }
             }
             _ => Stance::discrete(
                 candidates(scenario.term_space(), |terms| scenario.utility(role, terms)),
@@ -214,6 +222,7 @@ impl Stance {
                 .map(|c| c.utility)
                 .unwrap_or(f64::NEG_INFINITY),
             Stance::Bundle(stance) => stance.worth(terms),
+            Stance::Tickets(stance) => stance.worth(terms),
         }
     }
 
@@ -251,6 +260,7 @@ impl Stance {
                     *buyer, k, *open, *reserve, t, rounds, offer, own_offers,
                 );
             }
+            Stance::Tickets(stance) => return stance.decide(tactic, t, rounds, offer, own_offers),
             Stance::Price { open, reserve, .. } => {
                 let target = round_price(open + (reserve - open) * conceded, *open);
                 let price = past_last_offer(target, *open, *reserve, own_offers);

@@ -7,7 +7,9 @@ pub mod bundle;
 pub mod concession;
 mod rule;
 mod speech;
+mod tickets;
 
 pub use concession::{Stance, Tactic};
 pub use rule::{Position, RulePlayer};
 pub use speech::{speak, speak_with_act};
+pub use tickets::TicketStance;

@@ -36,11 +36,12 @@ pub fn speak_with_act(
             decision.aspiration
         ),
     };
-    let talk = match &decision.action {
-        Action::Accept => "That works for me. We have a deal.".to_string(),
-        Action::Submit(_) => OPENERS[t as usize % OPENERS.len()].to_string(),
-        Action::Reject | Action::Talk => "I cannot agree to that.".to_string(),
-        Action::WalkAway => "I do not think we can agree. Goodbye.".to_string(),
+    let talk = match (&decision.action, space) {
+        (action, TermSpace::Tickets(tickets)) => super::tickets::ticket_talk(action, tickets, t),
+        (Action::Accept, _) => "That works for me. We have a deal.".to_string(),
+        (Action::Submit(_), _) => OPENERS[t as usize % OPENERS.len()].to_string(),
+        (Action::Reject | Action::Talk, _) => "I cannot agree to that.".to_string(),
+        (Action::WalkAway, _) => "I do not think we can agree. Goodbye.".to_string(),
     };
     let mut action = render_action(&decision.action, space, true);
     if let Some(act) = act {

@@ -64,6 +64,10 @@ pub struct PublicView {
     /// first (always in the deal), delivery last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<PartView>,
+    /// Hotel calls: the chase tickets, each a room on a date with its current selling and
+    /// take-home prices.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tickets: Vec<crate::protocol::TicketSpec>,
 }
 
 /// One part of a bundle: its grammar key, its name, its list price, and whether it can be
@@ -120,6 +124,11 @@ pub enum PrivateView {
     /// A bundle seller's cost of each part, by part key.
     BundleSeller {
         cost: BTreeMap<String, f64>,
+    },
+    /// Hotel calls: the seat's own block per ticket (the agent's target and acceptable pairs,
+    /// or the hotel's floor and reasons), as the scenario file writes it.
+    Tickets {
+        tickets: Vec<serde_json::Value>,
     },
 }
 
@@ -359,8 +368,10 @@ fn public_view(scenario: &Scenario) -> PublicView {
         items: Vec::new(),
         issues: Vec::new(),
         parts: Vec::new(),
+        tickets: Vec::new(),
     };
     match &scenario.game {
+        Game::Tickets { tickets, .. } => view.tickets = tickets.clone(),
         Game::Price { listing_price, .. } => view.listing_price = Some(*listing_price),
         Game::Items { items, .. } => {
             view.items = items
@@ -453,6 +464,19 @@ fn private_view(scenario: &Scenario, role: Role) -> PrivateView {
             } else {
                 PrivateView::BundleSeller { cost: numbers }
             }
+        }
+        (Game::Tickets { bd, hotel, .. }, _) => {
+            let own: Vec<serde_json::Value> = if role == Role::Bd {
+                bd.iter()
+                    .filter_map(|b| serde_json::to_value(b).ok())
+                    .collect()
+            } else {
+                hotel
+                    .iter()
+                    .filter_map(|h| serde_json::to_value(h).ok())
+                    .collect()
+            };
+            PrivateView::Tickets { tickets: own }
         }
         (Game::Price { buyer, .. }, Role::Buyer) => PrivateView::Buyer {
             budget: buyer.budget,

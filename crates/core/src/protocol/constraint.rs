@@ -129,6 +129,17 @@ fn terms<N: Notation>(n: &N, space: TermSpace<'_>) -> String {
                 )
                 .collect()
         }
+        // A selling price per ticket or `unchanged`; whether a price is at most the ticket's
+        // current one is the parser's range check, as a price game's bounds are.
+        TermSpace::Tickets(tickets) => tickets
+            .iter()
+            .map(|t| {
+                let cents = n.seq(&[n.literal("."), n.digits(2, 2)]);
+                let price = n.seq(&[n.digits(1, 9), n.optional(&cents)]);
+                let value = n.alternatives(&[n.literal(super::UNCHANGED), price]);
+                n.seq(&[n.literal(&format!("{}:", t.key)), value])
+            })
+            .collect(),
     };
     let mut pieces = Vec::new();
     for (k, part) in parts.into_iter().enumerate() {
@@ -308,11 +319,17 @@ mod tests {
     fn the_regex_admits_well_formed_turns_and_nothing_else() {
         let (items, issues) = (dnd_items(&[4, 4, 4]), job_issues());
         let bundle = bundle_spec();
+        let hotel = crate::fixtures::hotel();
         let cases: Vec<(TermSpace, &str, &str)> = vec![
             (
                 TermSpace::Bundle(&bundle),
                 "price:61000 tv_stand:out extension_cord:in delivery:out",
                 "price:61000 tv_stand:out extension_cord:in",
+            ),
+            (
+                hotel.term_space(),
+                "t1:152 t2:unchanged",
+                "t1:cheap t2:unchanged",
             ),
             (
                 TermSpace::Items(&items),

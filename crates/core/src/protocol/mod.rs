@@ -11,6 +11,7 @@ pub mod constraint;
 mod parse;
 mod render;
 mod terms;
+mod tickets;
 mod tools;
 
 pub use action::{Action, ActionKind, ErrorKind, TurnError};
@@ -26,6 +27,7 @@ pub use terms::{
     format_cents, parse_terms, terms_from_json, to_cents, IssueRange, IssueSpec, IssueValue,
     ItemSpec, TermSpace, TermValue, Terms, TermsError, TermsView,
 };
+pub use tickets::{ticket_template, TicketSpec, UNCHANGED};
 pub use tools::{
     as_tool_turn, judge_mode, openai_tools, read_tool_calls, tool_call_for, tool_specs,
     with_act_argument, ToolSpec, TOOL_NAMES,

@@ -85,6 +85,8 @@ pub enum TermSpace<'a> {
     Issues(&'a [IssueSpec]),
     /// A price and which parts of a bundle are in (the INA setting).
     Bundle(&'a BundleSpec),
+    /// Chase tickets (`hotel`): a price or `unchanged` per ticket.
+    Tickets(&'a [super::tickets::TicketSpec]),
 }
 
 impl TermSpace<'_> {
@@ -96,7 +98,7 @@ impl TermSpace<'_> {
     /// [`MAX_OUTCOME_SPACE`](crate::limits::MAX_OUTCOME_SPACE).
     pub fn size(self) -> Option<u64> {
         let sizes: Vec<u64> = match self {
-            TermSpace::Price | TermSpace::Bundle(_) => return None,
+            TermSpace::Price | TermSpace::Bundle(_) | TermSpace::Tickets(_) => return None,
             TermSpace::Items(items) => items.iter().map(|it| u64::from(it.count) + 1).collect(),
             TermSpace::Issues(issues) => issues.iter().map(|is| is.range.len() as u64).collect(),
         };
@@ -114,7 +116,9 @@ impl TermSpace<'_> {
     /// yields nothing. The outcome space behind Pareto checks, utility bounds and negotiators.
     pub fn all_terms(self) -> Box<dyn Iterator<Item = Terms> + 'static> {
         match self {
-            TermSpace::Price | TermSpace::Bundle(_) => Box::new(std::iter::empty()),
+            TermSpace::Price | TermSpace::Bundle(_) | TermSpace::Tickets(_) => {
+                Box::new(std::iter::empty())
+            }
             TermSpace::Items(items) => {
                 let sizes: Vec<usize> = items
                     .iter()
@@ -188,6 +192,9 @@ pub enum Terms {
     Issues(Vec<IssueValue>),
     /// A price in cents for the parts of a bundle that are in the deal (one shared deal).
     Bundle { price: i64, parts: BundleChoice },
+    /// One selling price in cents per chase ticket, in the call's ticket order; `None` keeps
+    /// the ticket's price unchanged.
+    Tickets(Vec<Option<i64>>),
 }
 
 impl Terms {
@@ -247,6 +254,9 @@ impl Terms {
             (Terms::Bundle { price, parts }, TermSpace::Bundle(spec)) => {
                 bundle::named(*price, parts, spec)
             }
+            (Terms::Tickets(prices), TermSpace::Tickets(tickets)) => {
+                super::tickets::named_ticket_terms(prices, tickets)
+            }
             // Terms of another space than the scenario's never reach an episode (the parser
             // reads them in the scenario's space).
             _ => TermsView::new(),
@@ -279,6 +289,9 @@ impl Terms {
             }
             (Terms::Bundle { price, parts }, TermSpace::Bundle(spec)) => {
                 out = bundle::render(*price, parts, spec);
+            }
+            (Terms::Tickets(prices), TermSpace::Tickets(tickets)) => {
+                out.push_str(&super::tickets::render_ticket_terms(prices, tickets));
             }
             // Terms of one domain rendered against another domain's space: say so plainly.
             (terms, _) => {
@@ -397,6 +410,9 @@ pub(super) fn read_number(text: &str) -> Option<f64> {
 /// Returns the terms and whether they were written exactly as the grammar asks (a bare price
 /// without its `price:` key is readable but not well-formed).
 pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), TermsError> {
+    if let TermSpace::Tickets(tickets) = space {
+        return super::tickets::parse_ticket_terms(text, tickets);
+    }
     let pairs: Vec<(String, String)> = PAIR
         .find_iter(text)
         .map(|m| {
@@ -534,6 +550,9 @@ fn terms_from_pairs(
                 )));
             }
             Ok((Terms::Items(shares.into_iter().flatten().collect()), true))
+        }
+        TermSpace::Tickets(tickets) => {
+            super::tickets::ticket_terms_from_pairs(pairs, tickets).map(|t| (t, true))
         }
         TermSpace::Issues(issues) => {
             let mut values: Vec<Option<IssueValue>> = vec![None; issues.len()];

@@ -159,6 +159,27 @@ fn terms_schema(space: TermSpace<'_>) -> Value {
             .collect(),
             "One deal for both of you: the price and which parts of the bundle are in it.",
         ),
+        TermSpace::Tickets(tickets) => (
+            tickets
+                .iter()
+                .map(|t| {
+                    (
+                        t.key.clone(),
+                        json!({
+                            "anyOf": [
+                                {"type": "number", "exclusiveMinimum": 0, "maximum": t.selling},
+                                {"type": "string", "enum": [super::UNCHANGED]}
+                            ],
+                            "description": format!(
+                                "{} on {}: a new selling price (now {}), or \"{}\" to keep it.",
+                                t.room, t.date, t.selling, super::UNCHANGED
+                            )
+                        }),
+                    )
+                })
+                .collect(),
+            "Every room of the call: a selling price each, or \"unchanged\".",
+        ),
     };
     let required: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
     json!({
@@ -457,6 +478,45 @@ mod tests {
             (p.action, p.talk.as_deref()),
             (Some(Action::Accept), Some("Deal."))
         );
+    }
+
+    #[test]
+    fn a_hotel_offer_is_a_price_or_unchanged_per_ticket() {
+        let hotel = crate::fixtures::hotel();
+        let space = hotel.term_space();
+        let p = read_tool_calls(
+            &[call(
+                "make_offer",
+                r#"{"terms": {"t1": 150, "t2": "unchanged"}, "message": "Today's room?"}"#,
+            )],
+            "",
+            space,
+            None,
+        );
+        assert_eq!(
+            p.action,
+            Some(Action::Submit(Terms::Tickets(vec![Some(15000), None])))
+        );
+        // The schema names each ticket, a price up to its current one or "unchanged".
+        let schema = &tool_specs(space)[0].parameters["properties"]["terms"];
+        assert_eq!(schema["required"], json!(["t1", "t2"]));
+        assert_eq!(
+            schema["properties"]["t1"]["anyOf"][0]["maximum"],
+            json!(168.0)
+        );
+        assert_eq!(
+            schema["properties"]["t2"]["anyOf"][1]["enum"],
+            json!(["unchanged"])
+        );
+        // A ticket the call does not have, or above its price, is no offer.
+        for bad in [
+            r#"{"terms": {"t1": 150, "t2": 90, "t3": 80}}"#,
+            r#"{"terms": {"t1": 190, "t2": 90}}"#,
+        ] {
+            let p = read_tool_calls(&[call("make_offer", bad)], "", space, None);
+            assert_eq!(p.action, None, "{bad}");
+            assert!(p.error.is_some(), "{bad}");
+        }
     }
 
     #[test]

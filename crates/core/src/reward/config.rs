@@ -501,6 +501,10 @@ pub struct RewardConfig {
     pub strategic: StrategicConfig,
     /// `[[rewards.rules]]`: the rules the `rules` component sums.
     pub rules: Vec<RuleConfig>,
+    /// `[rewards.guardrails]`: the hotel family's guardrails (REPO), scored into the `rules`
+    /// component as `rule:guard_NAME` signals on the platform agent's turns of a hotel call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guardrails: Option<super::guardrails::GuardrailConfig>,
     /// `[rewards.judge]`: the LLM judge, required when the `judge` component is used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeConfig>,
@@ -527,6 +531,7 @@ impl Default for RewardConfig {
             length: LengthConfig::default(),
             strategic: StrategicConfig::default(),
             rules: Vec::new(),
+            guardrails: None,
             judge: None,
             reward_model: None,
             enhance: EnhanceConfig::default(),
@@ -560,6 +565,9 @@ impl fmt::Debug for RewardConfig {
         }
         if self.rules != base.rules {
             d.field("rules", &self.rules);
+        }
+        if let Some(guardrails) = &self.guardrails {
+            d.field("guardrails", guardrails);
         }
         if let Some(judge) = &self.judge {
             d.field("judge", judge);
@@ -740,10 +748,22 @@ impl RewardConfig {
             }
             super::rules::compile(&rule.pattern).map_err(|e| format!("{at}: bad pattern: {e}"))?;
         }
+        if let Some(g) = &self.guardrails {
+            let scores = [
+                g.internal_terms,
+                g.price_type,
+                g.every_ticket,
+                g.promises,
+                g.above_acceptable,
+            ];
+            if scores.iter().any(|v| !v.is_finite()) {
+                return Err("[rewards.guardrails]: every score must be finite".into());
+            }
+        }
         self.check_used(
             Component::Rules,
-            !self.rules.is_empty(),
-            "[[rewards.rules]]",
+            !self.rules.is_empty() || self.guardrails.is_some(),
+            "[[rewards.rules]] or [rewards.guardrails]",
         )?;
         self.check_used(Component::Judge, self.judge.is_some(), "[rewards.judge]")?;
         self.check_used(

@@ -32,6 +32,18 @@ const BUILTIN: &[(&str, JudgeMode, &str)] = &[
         JudgeMode::Turn,
         include_str!("../../../../prompts/judges/negotiation_turn.j2"),
     ),
+    // The hotel family's rubric: REPO's judge dimensions (style, emotional value, procedure,
+    // progress), in our words.
+    (
+        "hotel",
+        JudgeMode::Episode,
+        include_str!("../../../../prompts/judges/hotel.j2"),
+    ),
+    (
+        "hotel",
+        JudgeMode::Turn,
+        include_str!("../../../../prompts/judges/hotel_turn.j2"),
+    ),
 ];
 
 /// The source of a built-in rubric in the form for `mode`.
@@ -498,5 +510,47 @@ mod tests {
             builtin_rubric("negotiation", JudgeMode::Turn)
         );
         assert_eq!(builtin_rubric("nope", JudgeMode::Turn), None);
+    }
+
+    #[test]
+    fn the_hotel_rubric_grades_the_agent_on_the_repo_dimensions() {
+        let s = crate::fixtures::hotel();
+        let e = play(
+            &s,
+            learner_first_as(&s, Role::Bd),
+            &[turn(
+                "Hello. Could the Comfort King Room today be a selling price of 140?",
+                "[SUBMIT_DEAL] t1:140 t2:97",
+            )],
+        );
+        for mode in [JudgeMode::Episode, JudgeMode::Turn] {
+            let rubric = Rubric::new(builtin_rubric("hotel", mode).unwrap().to_string()).unwrap();
+            let input = match mode {
+                JudgeMode::Episode => judge_input(
+                    &s,
+                    e.setup(),
+                    e.turns(),
+                    Seat::Learner,
+                    "b",
+                    &BTreeMap::new(),
+                ),
+                JudgeMode::Turn => {
+                    judge_turn_input(&s, e.setup(), e.turns(), 0, "b", &BTreeMap::new())
+                        .with_range([-100.0, 0.0])
+                }
+            };
+            let prompt = rubric.render(&input).unwrap();
+            assert!(prompt.starts_with(RUBRIC_MARKER), "{prompt}");
+            for dimension in [
+                "- style:",
+                "- emotional value:",
+                "- procedure:",
+                "- progress:",
+            ] {
+                assert!(prompt.contains(dimension), "{dimension}: {prompt}");
+            }
+            assert!(prompt.contains("[SUBMIT_DEAL] t1:140 t2:97"), "{prompt}");
+            assert!(prompt.contains("SCORE: <a number from"), "{prompt}");
+        }
     }
 }

@@ -14,6 +14,7 @@
 
 mod combine;
 mod config;
+mod guardrails;
 pub mod ina;
 pub mod judge;
 mod parts;
@@ -28,6 +29,9 @@ pub use config::{
     Combine, Component, EnhanceConfig, InaConfig, InaVersion, JudgeConfig, JudgeMode, LengthConfig,
     LengthUnit, RewardConfig, RewardKind, RewardModelConfig, RuleConfig, RuleTarget, ServiceCall,
     StrategicConfig, StrategicTurns, TurnReward,
+};
+pub use guardrails::{
+    confuses_price_types, forbidden_promise, uses_internal_terms, GuardrailConfig,
 };
 pub use parts::Parts;
 pub use turn::turn_signals;

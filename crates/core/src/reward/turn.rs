@@ -224,6 +224,28 @@ pub(crate) fn strategic_talk(
             });
             checks.push(!said);
         }
+        // Hotel calls: the hotel keeps its floors to itself; the agent names a room of the
+        // call (it must quote its asks, so its figures are no secret).
+        Game::Tickets { tickets, hotel, .. } => match role {
+            Role::Hotel => {
+                let said = NUMBER.find_iter(talk).any(|m| {
+                    let digits: String = m
+                        .as_str()
+                        .chars()
+                        .filter(|c| *c != '$' && *c != ',')
+                        .collect();
+                    digits
+                        .parse::<f64>()
+                        .is_ok_and(|n| hotel.iter().any(|h| (n - h.floor).abs() < 0.5))
+                });
+                checks.push(!said);
+            }
+            _ => checks.push(
+                tickets
+                    .iter()
+                    .any(|t| lower.contains(&t.room.to_lowercase())),
+            ),
+        },
     }
     if checks.is_empty() {
         return 0.0;
@@ -339,6 +361,19 @@ pub fn turn_signals(
         if uses(Component::Rules) {
             for (name, score) in rule_scores(&config.rules, turn, space) {
                 signals.insert(format!("rule:{name}"), score);
+            }
+            if let Some(guardrails) = &config.guardrails {
+                let all: Vec<&Turn> = turns.iter().map(AsRef::as_ref).collect();
+                for (name, score) in super::guardrails::guardrail_scores(
+                    guardrails,
+                    scenario,
+                    role,
+                    &all,
+                    index,
+                    standing.as_ref(),
+                ) {
+                    signals.insert(format!("rule:{name}"), score);
+                }
             }
         }
         if let Some(action) = played {

@@ -14,6 +14,8 @@
 //! - Item families (CaSiNo, DnD) and issue families (Job Interview): catalogs of our own, the
 //!   price list's moves with the words an allocation or a contract needs (`concede`, `trade-off`,
 //!   `state-preference`, `appeal-fairness`).
+//! - The hotel family: ours, the REPO paper's staged procedure (greet, state each ticket,
+//!   negotiate, confirm, close) as acts beside the negotiating moves.
 //! - The bundle family: INA's intent taxonomy (INA §3.2), in lower-case kebab spelling
 //!   (`negotiate-price-decrease`, `negotiate-remove-x`, …); INA's combined intents
 //!   (`Greet-Ask`) are one label each here, the turn's main one.
@@ -119,6 +121,26 @@ const BUNDLE: &[Act] = &[
     act("reject", "reject the deal and end the negotiation"),
 ];
 
+/// Ours, for a hotel price-chasing call: the REPO paper's staged procedure (§3: greet, state
+/// each ticket, negotiate each, confirm each, close) as acts, with the negotiating moves.
+const HOTEL: &[Act] = &[
+    act("greet", "open the call and say who you are"),
+    act("state-ticket", "name a room and date and its current price"),
+    act("inquire", "ask about occupancy, competitors or a price"),
+    act(
+        "inform",
+        "give a reason: competitors' prices, demand, occupancy",
+    ),
+    act("propose", "propose new prices for the rooms"),
+    act("counter", "propose other prices against theirs"),
+    act("concede", "move toward the other side's prices"),
+    act("confirm", "confirm the agreed price of a room"),
+    act("agree", "agree with the proposed prices"),
+    act("disagree", "disagree with the proposed prices"),
+    act("insist", "repeat your last prices"),
+    act("close", "close the call"),
+];
+
 /// The acts a family's turns are labelled with.
 pub fn catalog(family: Family) -> &'static [Act] {
     match family {
@@ -126,6 +148,7 @@ pub fn catalog(family: Family) -> &'static [Act] {
         Family::Casino | Family::Dnd => ITEMS,
         Family::JobInterview => ISSUES,
         Family::Bundle => BUNDLE,
+        Family::Hotel => HOTEL,
     }
 }
 

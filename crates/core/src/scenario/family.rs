@@ -1,4 +1,4 @@
-//! The five scenario families, their domains and the roles they are played in.
+//! The scenario families, their domains and the roles they are played in.
 
 use std::fmt;
 use std::str::FromStr;
@@ -19,6 +19,8 @@ pub enum Family {
     JobInterview,
     /// Price-and-bundle bargaining (the INA setting), generated from the paper's parameters.
     Bundle,
+    /// Hotel price-chasing (REPO): a platform's agent asks a hotel to lower several room prices.
+    Hotel,
 }
 
 /// What kind of deal a family negotiates.
@@ -33,6 +35,8 @@ pub enum Domain {
     Issues,
     /// A price for the parts of a bundle that are in the deal.
     Bundle,
+    /// A price per chase ticket (a room type on a date), or the ticket left unchanged.
+    Tickets,
 }
 
 /// A side of a negotiation, as the dataset names it.
@@ -49,16 +53,21 @@ pub enum Role {
     Agent2,
     Worker,
     Recruiter,
+    /// The platform's business-development agent (hotel price-chasing).
+    Bd,
+    /// The hotel's manager (hotel price-chasing).
+    Hotel,
 }
 
 impl Family {
-    pub const ALL: [Family; 6] = [
+    pub const ALL: [Family; 7] = [
         Family::Ahp,
         Family::Craigslist,
         Family::Casino,
         Family::Dnd,
         Family::JobInterview,
         Family::Bundle,
+        Family::Hotel,
     ];
 
     pub fn domain(self) -> Domain {
@@ -67,6 +76,7 @@ impl Family {
             Family::Casino | Family::Dnd => Domain::Items,
             Family::JobInterview => Domain::Issues,
             Family::Bundle => Domain::Bundle,
+            Family::Hotel => Domain::Tickets,
         }
     }
 
@@ -76,6 +86,7 @@ impl Family {
             Domain::Price | Domain::Bundle => [Role::Buyer, Role::Seller],
             Domain::Items => [Role::Agent1, Role::Agent2],
             Domain::Issues => [Role::Worker, Role::Recruiter],
+            Domain::Tickets => [Role::Bd, Role::Hotel],
         }
     }
 
@@ -85,6 +96,7 @@ impl Family {
         match self.domain() {
             Domain::Price | Domain::Bundle => Some(Role::Buyer),
             Domain::Issues => Some(Role::Worker),
+            Domain::Tickets => Some(Role::Bd),
             Domain::Items => None,
         }
     }
@@ -98,6 +110,7 @@ impl Family {
             Family::Dnd => "dnd",
             Family::JobInterview => "job_interview",
             Family::Bundle => "bundle",
+            Family::Hotel => "hotel",
         }
     }
 }
@@ -126,8 +139,9 @@ impl FromStr for Family {
             "dnd" | "dealornodeal" => Ok(Family::Dnd),
             "ji" | "jobinterview" => Ok(Family::JobInterview),
             "bundle" | "ina" | "ind" => Ok(Family::Bundle),
+            "hotel" | "repo" | "pricechasing" => Ok(Family::Hotel),
             _ => Err(format!(
-                "unknown family `{s}` (expected ahp, craigslist, casino, dnd, job_interview or bundle)"
+                "unknown family `{s}` (expected ahp, craigslist, casino, dnd, job_interview, bundle or hotel)"
             )),
         }
     }
@@ -143,6 +157,8 @@ impl Role {
             Role::Agent2 => "agent_2",
             Role::Worker => "worker",
             Role::Recruiter => "recruiter",
+            Role::Bd => "bd",
+            Role::Hotel => "hotel",
         }
     }
 
@@ -155,6 +171,8 @@ impl Role {
             Role::Agent2 => Role::Agent1,
             Role::Worker => Role::Recruiter,
             Role::Recruiter => Role::Worker,
+            Role::Bd => Role::Hotel,
+            Role::Hotel => Role::Bd,
         }
     }
 }
@@ -176,6 +194,8 @@ impl FromStr for Role {
             "agent_2" | "agent2" => Ok(Role::Agent2),
             "worker" | "applicant" => Ok(Role::Worker),
             "recruiter" => Ok(Role::Recruiter),
+            "bd" | "agent" | "platform" => Ok(Role::Bd),
+            "hotel" | "manager" => Ok(Role::Hotel),
             _ => Err(format!("unknown role `{s}`")),
         }
     }

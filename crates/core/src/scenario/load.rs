@@ -308,6 +308,14 @@ pub fn validate(s: &Scenario) -> Result<(), InvalidScenario> {
             buyer,
             seller,
         } => check_bundle(bundle, buyer, seller)?,
+        Game::Tickets { tickets, bd, hotel } => {
+            within(
+                "game.tickets.tickets",
+                check_count("the number of tickets", tickets.len() as u64, 1, MAX_ISSUES),
+            )?;
+            super::hotel::check_tickets(tickets, bd, hotel)
+                .map_err(|(field, message)| InvalidScenario::at(field, message))?;
+        }
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ mod bundle;
 mod catalog;
 mod family;
 pub mod generate;
+mod hotel;
 pub mod import;
 mod load;
 mod utility;
@@ -18,12 +19,13 @@ mod utility;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::{digest_json, Digest};
-use crate::protocol::{BundleSpec, IssueSpec, ItemSpec, TermSpace};
+use crate::protocol::{BundleSpec, IssueSpec, ItemSpec, TermSpace, TicketSpec};
 
 pub use acts::{catalog as act_catalog, find_act, judge_act, normalize_label, Act};
 pub use bundle::{bundle_choice, BundleGame, BundleValues};
 pub use catalog::{Catalog, UnknownScenario};
 pub use family::{Domain, Family, Role};
+pub use hotel::{BdTicket, HotelTicket, PricePair, TicketOutcome};
 pub(crate) use load::MAX_ACCESSORIES;
 pub use load::{
     load_scenarios, load_scenarios_from_reader, parse_scenario_line, validate, InvalidScenario,
@@ -104,6 +106,13 @@ pub enum Game {
         buyer: BundleValues,
         /// What each part costs the seller.
         seller: BundleValues,
+    },
+    /// Hotel price-chasing (`hotel`): the call's chase tickets and each side's private block
+    /// per ticket, in ticket order (`hotel.rs`).
+    Tickets {
+        tickets: Vec<TicketSpec>,
+        bd: Vec<BdTicket>,
+        hotel: Vec<HotelTicket>,
     },
 }
 
@@ -218,6 +227,7 @@ impl Scenario {
             Game::Items { .. } => Domain::Items,
             Game::Issues { .. } => Domain::Issues,
             Game::Bundle { .. } => Domain::Bundle,
+            Game::Tickets { .. } => Domain::Tickets,
         }
     }
 
@@ -259,6 +269,7 @@ impl Scenario {
             Game::Items { items, .. } => TermSpace::Items(items),
             Game::Issues { issues, .. } => TermSpace::Issues(issues),
             Game::Bundle { bundle, .. } => TermSpace::Bundle(bundle),
+            Game::Tickets { tickets, .. } => TermSpace::Tickets(tickets),
         }
     }
 }

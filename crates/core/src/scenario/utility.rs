@@ -12,7 +12,7 @@ const EPS: f64 = 1e-9;
 /// issues — u / max u; bundle — u / the best bundle's joint surplus ([`BundleGame::scale`]). A side that can get nothing has ρ = 0.
 pub fn bargained_ratio(scenario: &Scenario, role: Role, utility: f64) -> f64 {
     let scale = match scenario.domain() {
-        Domain::Price | Domain::Bundle => scenario.max_utility(role).max(1.0),
+        Domain::Price | Domain::Bundle | Domain::Tickets => scenario.max_utility(role).max(1.0),
         Domain::Items | Domain::Issues => scenario.max_utility(role),
     };
     if scale <= EPS {
@@ -59,6 +59,7 @@ impl Scenario {
                     None => 0.0,
                 }
             }
+            (Game::Tickets { .. }, Terms::Tickets(prices)) => self.ticket_utility(role, prices),
             _ => 0.0,
         }
     }
@@ -69,6 +70,9 @@ impl Scenario {
         match &self.game {
             Game::Price { buyer, seller, .. } => (buyer.budget - seller.cost).abs(),
             Game::Bundle { .. } => BundleGame::of(self).map_or(1.0, |g| g.scale()),
+            // Like a price game: the summed spread between the agent's acceptable prices and
+            // the hotel's floors (`hotel.rs`).
+            Game::Tickets { .. } => self.ticket_spread(),
             Game::Items { items, .. } => match self.item_values(role) {
                 Some(own) => items
                     .iter()

@@ -202,6 +202,11 @@ pub struct Figures {
     /// Mean final price over the full bundle's list price per bundle deal (INA's final over
     /// first price).
     pub price_to_list: Option<Estimate>,
+    /// Hotel calls: the share of chase tickets agreed at or below the agent's acceptable price
+    /// (the REPO paper's per-ticket task success), over every ticket of the calls.
+    pub ticket_success: Option<Estimate>,
+    /// Hotel calls: the agent's mean ρ per ticket (0 for a ticket left unchanged).
+    pub ticket_rho: Option<Estimate>,
     pub seats: PerSeat<SeatFigures>,
 }
 
@@ -306,7 +311,11 @@ const INTEGRATIVE: usize = AVERAGE_TURNS + 1;
 const INTEGRATIVE_GAIN: usize = INTEGRATIVE + 1;
 /// The final price over the full bundle's list price, per bundle deal.
 const PRICE_TO_LIST: usize = INTEGRATIVE_GAIN + 1;
-const SEATS: usize = PRICE_TO_LIST + 1;
+/// Hotel calls: tickets agreed at or below the acceptable price, and the agent's ρ summed
+/// over the tickets (both over the tickets of the calls).
+const TICKET_SUCCESS: usize = PRICE_TO_LIST + 1;
+const TICKET_RHO: usize = TICKET_SUCCESS + 1;
+const SEATS: usize = TICKET_RHO + 1;
 
 /// A seat's figures, at `SEATS + seat·PER_SEAT + F`.
 mod seat_figure {
@@ -339,6 +348,8 @@ const D_DEALS: usize = 2;
 const D_JOINT: usize = 3;
 /// Bundle deals (the integrative figures).
 const D_BUNDLE: usize = 4;
+/// Chase tickets (hotel calls).
+const D_TICKETS: usize = 5;
 /// A seat's denominators, at `D_SEATS + seat·D_PER_SEAT + D`.
 mod seat_den {
     /// Has a first bid.
@@ -354,7 +365,7 @@ mod seat_den {
     /// Deal proposals.
     pub(crate) const PROPOSALS: usize = 5;
 }
-const D_SEATS: usize = 5;
+const D_SEATS: usize = 6;
 const D_PER_SEAT: usize = 6;
 const DENS: usize = D_SEATS + 2 * D_PER_SEAT;
 
@@ -383,6 +394,8 @@ const DEN_OF: [usize; FIGURES] = {
     of[INTEGRATIVE] = D_BUNDLE;
     of[INTEGRATIVE_GAIN] = D_BUNDLE;
     of[PRICE_TO_LIST] = D_BUNDLE;
+    of[TICKET_SUCCESS] = D_TICKETS;
+    of[TICKET_RHO] = D_TICKETS;
     let mut seat = 0;
     while seat < 2 {
         let (at, den) = (SEATS + seat * PER_SEAT, D_SEATS + seat * D_PER_SEAT);
@@ -534,6 +547,11 @@ impl Aggregate {
         num[TURNS] = turns;
         num[TURNS_TO_DEAL] = if deal { turns } else { 0.0 };
         num[AVERAGE_TURNS] = if deal { turns } else { f64::from(*turn_cap) };
+        for ticket in &metrics.tickets {
+            num[TICKET_SUCCESS] += indicator(ticket.success);
+            num[TICKET_RHO] += ticket.rho_bd;
+            den[D_TICKETS] += 1.0;
+        }
         for seat in Seat::BOTH {
             let m = &metrics.seats[seat];
             let attempts = m.turns + m.malformed;
@@ -709,6 +727,8 @@ impl Aggregate {
             integrative: estimates[INTEGRATIVE],
             integrative_gain: estimates[INTEGRATIVE_GAIN],
             price_to_list: estimates[PRICE_TO_LIST],
+            ticket_success: estimates[TICKET_SUCCESS],
+            ticket_rho: estimates[TICKET_RHO],
             seats: PerSeat::from_fn(seat),
         }
     }

@@ -109,6 +109,11 @@ pub struct EpisodeMetrics {
     /// ask), INA's "final over first price".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_to_list: Option<f64>,
+    /// Hotel calls: how each chase ticket ended — its agreed price, success (at or below the
+    /// agent's acceptable price, as the REPO paper counts task success per ticket) and ρ per
+    /// ticket. Empty for every other family.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tickets: Vec<crate::scenario::TicketOutcome>,
 }
 
 /// Compute the metrics of an ended episode. Per-seat figures count only the turns the seat's
@@ -211,11 +216,15 @@ pub fn episode_metrics(
         }
         _ => None,
     };
+    let deal = (kind == OutcomeKind::Deal)
+        .then_some(learner_terms)
+        .flatten();
     EpisodeMetrics {
         seats,
         pareto_optimal,
         integrative_gain: bundle_deal.map(|(gain, _)| gain),
         price_to_list: bundle_deal.and_then(|(_, ratio)| ratio),
+        tickets: scenario.ticket_outcomes(deal),
     }
 }
 

@@ -32,7 +32,9 @@ use crate::vocab::Call;
 pub(crate) use model::openai_spec;
 use model::{exact_sequence, llm_call, llm_client, CallAnswer};
 
-pub use crate::negotiator::{concession, speak, Position, RulePlayer, Stance, Tactic};
+pub use crate::negotiator::{
+    concession, speak, Position, RulePlayer, Stance, Tactic, TicketStance,
+};
 pub use persona::PersonaConfig;
 pub use planner::{Planner, PlannerConfig, Proposers, Selector, DEFAULT_K};
 pub use sampling::{SamplingConfig, SamplingDefaults};

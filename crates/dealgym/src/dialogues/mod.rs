@@ -163,9 +163,9 @@ impl FamilyImport {
     fn new(family: Family) -> FamilyImport {
         FamilyImport {
             family,
-            // AHP has prices and no dialogues; the bundle family is generated (IND is released
-            // only on request).
-            has_dialogues: !matches!(family, Family::Ahp | Family::Bundle),
+            // AHP has prices and no dialogues; the bundle and hotel families are generated (INA's
+            // IND is released only on request, REPO's data is production data).
+            has_dialogues: !matches!(family, Family::Ahp | Family::Bundle | Family::Hotel),
             read: 0,
             imported: 0,
             matched: 0,
@@ -259,7 +259,8 @@ pub fn import_family(
         Family::Craigslist => craigslist::dialogues(&files, &index)?,
         Family::Dnd => dnd::dialogues(&files, &index)?,
         Family::JobInterview => job_interview::dialogues(&files, &index)?,
-        Family::Ahp | Family::Bundle => Vec::new(),
+        // Generated families: no people's dialogues.
+        Family::Ahp | Family::Bundle | Family::Hotel => Vec::new(),
     };
     let path = options.out.join(format!("{}.jsonl", family.name()));
     let tmp = path.with_extension("jsonl.tmp");
@@ -323,7 +324,7 @@ pub(crate) fn raw_files(family: Family, datasets: &Path) -> Vec<PathBuf> {
         ],
         Family::Dnd => &["dealornodeal/data.txt"],
         Family::JobInterview => &["job_interview/ji.test.json"],
-        Family::Ahp | Family::Bundle => &[],
+        Family::Ahp | Family::Bundle | Family::Hotel => &[],
     };
     names.iter().map(|n| datasets.join(n)).collect()
 }

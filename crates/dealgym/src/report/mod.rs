@@ -45,7 +45,7 @@ pub(crate) use people::PeopleAndModels;
 pub use people::PEOPLE;
 pub use sample::Sample;
 pub use sensitivity::Sensitivity;
-pub(crate) use tables::aggregate_table;
+pub(crate) use tables::{aggregate_table, ticket_table};
 pub use tables::{Cell, Column, Table};
 pub use training::{Training, UnknownControl};
 
@@ -254,6 +254,7 @@ pub(crate) fn write_report(
     let groups_table = head_to_head::groups_table(ratings);
     let connections = ratings_table.as_ref().map(|_| head_to_head.connections());
     let people_table = people.has_people().then(|| people.table());
+    let tickets = ticket_table(&groups);
     // Every table's CSV, whether the page shows it, folds it or draws it.
     let every_table = aggregates
         .iter()
@@ -263,6 +264,7 @@ pub(crate) fn write_report(
         .chain(ratings_table.iter())
         .chain(groups_table.iter())
         .chain(people_table.iter())
+        .chain(tickets.iter())
         .chain(labels.iter());
     for t in every_table {
         write(out.join("tables").join(format!("{}.csv", t.name)), &t.csv())?;
@@ -355,6 +357,7 @@ pub(crate) fn write_report(
         ratings: ratings_table.as_ref(),
         connections: connections.as_deref(),
         people: people_table.as_ref(),
+        tickets: tickets.as_ref(),
         labels: labels.as_ref(),
         charts: &charts,
         panels: &panels,

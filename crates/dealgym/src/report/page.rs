@@ -61,6 +61,8 @@ pub(crate) struct Parts<'a> {
     /// Which comparisons connect the rated players (`EvalResults::connections`).
     pub connections: Option<&'a str>,
     pub people: Option<&'a Table>,
+    /// Hotel calls' per-ticket success and ρ (`tables::ticket_table`).
+    pub tickets: Option<&'a Table>,
     pub labels: Option<&'a Table>,
     pub charts: &'a [Chart],
     /// Per-family panels of the learner's ρ over deals and deal rate per player.
@@ -107,6 +109,9 @@ pub(crate) fn sections<'a>(p: &Parts<'a>) -> Vec<Section<'a>> {
             .map(|c| c.name.as_str())
             .collect();
         answer.extend(p.charts(&training));
+    }
+    if let Some(table) = p.tickets {
+        answer.push(open(table));
     }
     if let Some(table) = p.people {
         answer.push(open(table));

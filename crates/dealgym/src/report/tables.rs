@@ -419,6 +419,38 @@ fn aggregate_row(name: &str, a: &Aggregate, bundles: bool) -> Vec<Cell> {
     row
 }
 
+/// Hotel calls (REPO's price-chasing): per family and per player, the share of chase tickets
+/// agreed at or below the agent's acceptable price — the paper's per-ticket task success — and
+/// the agent's mean ρ per ticket, over the tickets of the calls. `None` where no episode has
+/// tickets, so reports of the other families keep their tables.
+pub(crate) fn ticket_table(groups: &Groups) -> Option<Table> {
+    let rows: Vec<Vec<Cell>> = [Dimension::Family, Dimension::Player]
+        .into_iter()
+        .flat_map(|d| groups.of(d).map(move |(name, a)| (d, name, a)))
+        .filter_map(|(d, name, a)| {
+            let f = a.figures();
+            let success = f.ticket_success?;
+            Some(vec![
+                Cell::Text(format!("{}: {name}", d.name())),
+                Cell::Count(a.episodes() as u64),
+                Cell::Estimate(Some(success.scaled(100.0)), 1),
+                Cell::Estimate(f.ticket_rho, 3),
+            ])
+        })
+        .collect();
+    (!rows.is_empty()).then(|| Table {
+        name: "tickets".into(),
+        title: "Hotel calls: tickets agreed at or below the acceptable price, and the agent's ρ per ticket".into(),
+        columns: vec![
+            Column::new("group", "group"),
+            Column::new("calls", "calls"),
+            Column::new("ticket success %", "ticket_success_pct"),
+            Column::new("agent ρ per ticket", "ticket_rho"),
+        ],
+        rows,
+    })
+}
+
 fn ending_heading(kind: OutcomeKind) -> &'static str {
     match kind {
         OutcomeKind::Deal => "deal",

@@ -141,6 +141,27 @@ impl RunStats {
             format!("| {} |\n", cells.join(" | "))
         });
         out.extend(rows);
+        out.push_str(&self.ticket_lines());
+        out
+    }
+
+    /// Below the table, one line per family whose calls have chase tickets (`hotel`): the
+    /// share of tickets agreed at or below the agent's acceptable price (the REPO paper's
+    /// per-ticket task success) and the agent's mean ρ per ticket, with their intervals.
+    /// Nothing for the other families, whose summary stays as it was.
+    fn ticket_lines(&self) -> String {
+        let mut out = String::new();
+        for (family, s) in &self.families {
+            let f = s.figures();
+            if let Some(success) = f.ticket_success {
+                out.push_str(&format!(
+                    "{family}: tickets agreed at or below the acceptable price, % [95% CI]: {} ({} calls); agent's ρ per ticket: {}\n",
+                    pct_cell(Some(success)),
+                    success.n,
+                    cell(f.ticket_rho, 3),
+                ));
+            }
+        }
         out
     }
 
@@ -207,6 +228,11 @@ impl RunStats {
                 obj.insert("integrative_pct".into(), json!(share.scaled(100.0)));
                 obj.insert("integrative_gain".into(), estimate(f.integrative_gain, 1.0));
                 obj.insert("price_to_list".into(), estimate(f.price_to_list, 1.0));
+            }
+            // Hotel calls only, so the other families' rows keep their keys.
+            if let (Some(success), Some(row)) = (f.ticket_success, row.as_object_mut()) {
+                row.insert("ticket_success_pct".into(), estimate(Some(success), 100.0));
+                row.insert("ticket_rho".into(), estimate(f.ticket_rho, 1.0));
             }
             row
         })

@@ -26,6 +26,7 @@ IDS = {
     "casino": "dealgym/CaSiNo-v0",
     "dnd": "dealgym/DealOrNoDeal-v0",
     "job_interview": "dealgym/JobInterview-v0",
+    "hotel": "dealgym/HotelPriceChasing-v0",
 }
 
 class DealEnv(gymnasium.Env):

@@ -653,6 +653,37 @@ class JobInterviewTools(NegotiationTools):
         )
 
 
+class HotelTools(NegotiationTools):
+    """Hotel price-chasing (REPO): the platform's agent asks a hotel to lower the selling prices
+    of the rooms on a call, one to four chase tickets ``t1``…``t4``."""
+
+    family = "hotel"
+
+    def make_offer(
+        self,
+        t1: float | str,
+        t2: float | str | None = None,
+        t3: float | str | None = None,
+        t4: float | str | None = None,
+        message: str = "",
+    ) -> str:
+        """Propose a selling price for every room of the call, or "unchanged" to keep one as it
+        is; leave out (None) the tickets the call does not have.
+
+        Args:
+            t1: The first room's new selling price, or "unchanged".
+            t2: The second room's new selling price, or "unchanged" (None: the call has one room).
+            t3: The third room's new selling price, or "unchanged" (None: the call has fewer).
+            t4: The fourth room's new selling price, or "unchanged" (None: the call has fewer).
+            message: What you say to the hotel with the offer.
+
+        Returns:
+            The hotel's reply, or the correction if the offer cannot be used.
+        """
+        tickets = {"t1": t1, "t2": t2, "t3": t3, "t4": t4}
+        return self._offer({k: v for k, v in tickets.items() if v is not None}, message)
+
+
 #: The tool environment of each family.
 TOOLS: dict[str, type[NegotiationTools]] = {
     "ahp": AhpTools,
@@ -661,6 +692,7 @@ TOOLS: dict[str, type[NegotiationTools]] = {
     "dnd": DndTools,
     "job_interview": JobInterviewTools,
     "bundle": BundleTools,
+    "hotel": HotelTools,
 }
 
 

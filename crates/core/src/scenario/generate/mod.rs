@@ -1,8 +1,10 @@
-//! `dealgym scenarios generate`: the families whose data set is not public, built from the
-//! published generator's parameters (facts) and choices of ours the family's book page names.
+//! `dealgym scenarios generate`: the families whose data set is not public — `bundle` from INA's
+//! published generator's parameters, `hotel` from the structure the REPO paper describes — with
+//! the choices of ours each family's book page names.
 //! Deterministic from a seed; every scenario is validated before it is returned.
 
 pub mod bundle;
+pub mod hotel;
 
 use super::{validate, Family, InvalidScenario, Scenario};
 
@@ -42,6 +44,13 @@ pub fn generate(
                 return Err(GenerateError::NoScenarios);
             }
             bundle::generate(&params)
+        }
+        Family::Hotel => {
+            let count = count.unwrap_or(hotel::COUNT);
+            if count == 0 {
+                return Err(GenerateError::NoScenarios);
+            }
+            hotel::generate(count, seed.unwrap_or(hotel::SEED))
         }
         other => return Err(GenerateError::Imported(other)),
     };

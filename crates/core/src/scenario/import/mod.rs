@@ -92,7 +92,20 @@ pub fn import(family: Family, files: &[PathBuf]) -> Result<ImportReport, ImportE
                 message: "the bundle family has no public data set to import: run `dealgym scenarios generate bundle`".into(),
             })
         }
+        Family::Hotel => {
+            return Err(ImportError::Format {
+                file: files[0].display().to_string(),
+                message: "the hotel family has no public data set to import: it is generated \
+                          (`dealgym scenarios generate hotel`)"
+                    .into(),
+            })
+        }
     };
+    check_report(report)
+}
+
+/// Every scenario valid, no id twice.
+fn check_report(report: ImportReport) -> Result<ImportReport, ImportError> {
     for s in &report.scenarios {
         validate(s).map_err(|InvalidScenario { field, message }| ImportError::Record {
             file: s.source.clone(),

@@ -104,6 +104,15 @@ impl TermNames {
                     .collect::<Vec<_>>()
                     .join(" ")
             }
+            Terms::Tickets(prices) => prices
+                .iter()
+                .enumerate()
+                .map(|(i, p)| match p {
+                    Some(cents) => format!("{}:{}", key(i), format_cents(*cents)),
+                    None => format!("{}:{}", key(i), crate::protocol::UNCHANGED),
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
         }
     }
 }
