@@ -248,3 +248,49 @@ fn bad_bundle_terms_get_the_malformed_turn_policy() {
         assert_eq!(outcome.by, Some(Seat::Learner));
     }
 }
+
+/// A bundle campaign under the best-offer ledger: each deal's BATNA is the best deal so far, the
+/// rule buyer holds out for it (its limit moves with the BATNA), and its prompt says so.
+#[test]
+fn a_bundle_campaign_holds_each_deal_to_the_best_offer_so_far() {
+    let dir = temp_dir("bundle-campaign");
+    let campaigns = dir.join("campaigns.jsonl");
+    std::fs::write(
+        &campaigns,
+        r#"{"id": "bundle-best", "ledger": {"kind": "best_offer"}, "deals": ["bundle:26:0", "bundle:26:1", "bundle:26:2", "bundle:26:3"]}"#,
+    )
+    .unwrap();
+    let out = dir.join("episodes.jsonl");
+    succeeded(dealgym_cli([
+        "run",
+        "--campaigns",
+        campaigns.to_str().unwrap(),
+        "--scenarios",
+        shipped().to_str().unwrap(),
+        "--learner",
+        "rule:ina",
+        "--opponent",
+        "rule:ina",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let records = read_log(&out);
+    assert_eq!(records.len(), 4);
+    let mut best = 0.0f64;
+    for r in &records {
+        let standing = r.setup.seats.learner.campaign.as_ref().unwrap();
+        assert_eq!(standing.batna, best, "{}", r.scenario_id);
+        let utility = r.outcome.outcome.utility.learner;
+        if r.outcome.outcome.kind == OutcomeKind::Deal {
+            assert!(utility >= best, "{}: {utility} < {best}", r.scenario_id);
+        }
+        if best > 0.0 {
+            let prompt = &r.seats.learner.system_prompt;
+            let told = format!("{}", best as i64);
+            assert!(prompt.contains(&told), "{}: {prompt}", r.scenario_id);
+        }
+        best = best.max(utility);
+    }
+    assert!(best > 0.0);
+    succeeded(dealgym_cli(["replay", "--verify", out.to_str().unwrap()]));
+}

@@ -156,7 +156,7 @@ pub(crate) fn read_prompt(system: &str) -> Option<Reading> {
     // A campaign's BATNA, where the prompt tells one: no deal worth less is taken.
     let batna = number(&BATNA, system);
     let game = if grammar.contains(":in|out") {
-        read_bundle(system)?
+        read_bundle(system, batna)?
     } else if grammar.starts_with("price:") {
         let listed = number(&LISTED, system)?;
         let alternative = batna.unwrap_or(0.0);
@@ -190,7 +190,7 @@ pub(crate) fn read_prompt(system: &str) -> Option<Reading> {
 
 /// A bundle prompt: the parts with their keys and list prices, then the seat's own number per
 /// part in the same order (the buyer's worth, the seller's cost).
-fn read_bundle(system: &str) -> Option<ReadGame> {
+fn read_bundle(system: &str, batna: Option<f64>) -> Option<ReadGame> {
     let (public, private) = system.split_once("## What only you know")?;
     let private = private
         .split_once("Do not reveal")
@@ -227,7 +227,7 @@ fn read_bundle(system: &str) -> Option<ReadGame> {
     };
     let buyer = private.contains("worth to you");
     Some(ReadGame::Bundle {
-        stance: Stance::bundle(buyer, &bundle, &values),
+        stance: Stance::bundle(buyer, &bundle, &values, batna.unwrap_or(0.0)),
         bundle,
     })
 }

@@ -65,6 +65,8 @@ pub struct BundleStance {
     pub own: BundleValues,
     /// The buyer: the parts it wants. The seller: the whole bundle.
     pub wanted: BundleChoice,
+    /// The least surplus it agrees to: 0, or a campaign's BATNA.
+    pub floor: f64,
 }
 
 impl BundleStance {
@@ -81,15 +83,27 @@ impl BundleStance {
             spec: spec.clone(),
             own: own.clone(),
             wanted,
+            floor: 0.0,
         }
     }
 
-    /// This side's limit on a bundle: the buyer's worth, the seller's cost.
-    fn limit(&self, parts: &BundleChoice) -> f64 {
-        self.own.total(parts)
+    /// The stance holding out for at least `floor` of surplus (a campaign's BATNA).
+    pub fn with_floor(mut self, floor: f64) -> BundleStance {
+        self.floor = floor.max(0.0);
+        self
     }
 
-    /// The worth of bundle terms to this side.
+    /// This side's limit on a bundle: the price at which its surplus is its floor (the
+    /// buyer's worth less the floor, the seller's cost plus it).
+    fn limit(&self, parts: &BundleChoice) -> f64 {
+        if self.buyer {
+            self.own.total(parts) - self.floor
+        } else {
+            self.own.total(parts) + self.floor
+        }
+    }
+
+    /// The worth of bundle terms to this side: its surplus above its floor.
     pub fn worth(&self, terms: &Terms) -> f64 {
         match terms {
             Terms::Bundle { parts, .. } => {
@@ -104,8 +118,8 @@ impl BundleStance {
         }
     }
 
-    /// The opening price of a bundle: the seller asks its list price (at least 5% over cost),
-    /// the buyer offers 80% of it (INA's examples open near 0.8), never above its worth.
+    /// The opening price of a bundle: the seller asks its list price (at least 5% over its
+    /// limit), the buyer offers 80% of it (INA's examples open near 0.8), never above its limit.
     fn open(&self, parts: &BundleChoice) -> f64 {
         let list = parts.list_price(&self.spec);
         if self.buyer {
@@ -359,9 +373,21 @@ mod tests {
         // a price within 5% of that: from about 56,000 up, for an ask of 60,800.
         let next = |p: f64| ina_price(false, 0.6, ask, Some(p), 45600.0, 1);
         assert!(57000.0 >= 0.95 * next(57000.0) && 55000.0 < 0.95 * next(55000.0));
-        let d = seller.decide(Tactic::Ina, 1, 6, Some(&at(57000.0)), &[own.clone()]);
+        let d = seller.decide(
+            Tactic::Ina,
+            1,
+            6,
+            Some(&at(57000.0)),
+            std::slice::from_ref(&own),
+        );
         assert_eq!(d.action, Action::Accept);
-        let d = seller.decide(Tactic::Ina, 1, 6, Some(&at(55000.0)), &[own.clone()]);
+        let d = seller.decide(
+            Tactic::Ina,
+            1,
+            6,
+            Some(&at(55000.0)),
+            std::slice::from_ref(&own),
+        );
         assert_eq!(
             d.action,
             Action::Submit(at(next(55000.0).round())),

@@ -140,9 +140,10 @@ impl Stance {
                 seller,
             } => {
                 if role == Role::Buyer {
-                    Stance::price(true, *listing_price, buyer.budget)
+                    // A floor above zero surplus (a campaign's BATNA) moves the limit with it.
+                    Stance::price(true, *listing_price, buyer.budget - reserve.max(0.0))
                 } else {
-                    Stance::price(false, *listing_price, seller.cost)
+                    Stance::price(false, *listing_price, seller.cost + reserve.max(0.0))
                 }
             }
             Game::Bundle {
@@ -151,7 +152,7 @@ impl Stance {
                 seller,
             } => {
                 let own = if role == Role::Buyer { buyer } else { seller };
-                Stance::bundle(role == Role::Buyer, bundle, own)
+                Stance::bundle(role == Role::Buyer, bundle, own, reserve)
             }
             Game::Tickets { .. } => {
                 match super::tickets::TicketStance::from_scenario(scenario, role) {
@@ -182,14 +183,18 @@ impl Stance {
         }
     }
 
-    /// A bundle stance from the public bundle and the side's own number per part (the buyer's
-    /// worth, the seller's cost).
+    /// A bundle stance from the public bundle, the side's own number per part (the buyer's
+    /// worth, the seller's cost) and the least surplus it takes (`floor`: 0, or a campaign's
+    /// BATNA).
     pub fn bundle(
         buyer: bool,
         spec: &crate::protocol::BundleSpec,
         own: &crate::scenario::BundleValues,
+        floor: f64,
     ) -> Stance {
-        Stance::Bundle(Box::new(BundleStance::new(buyer, spec, own)))
+        Stance::Bundle(Box::new(
+            BundleStance::new(buyer, spec, own).with_floor(floor),
+        ))
     }
 
     /// A discrete stance from candidates in any order.
