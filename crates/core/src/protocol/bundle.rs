@@ -104,6 +104,40 @@ impl BundleChoice {
     }
 }
 
+/// What a proposal changed against an earlier one of the same seat: parts dropped, parts
+/// added (bundle terms), and which way the price moved (`None` without a price on both). The
+/// one reading of a move's INA intent: the built-in players' labels (`scenario::acts`) and the
+/// intent-consistency reward (`reward::ina`) both take it from here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OfferChange {
+    pub dropped: bool,
+    pub added: bool,
+    pub price: Option<std::cmp::Ordering>,
+}
+
+impl OfferChange {
+    pub fn between(now: &super::Terms, before: &super::Terms) -> OfferChange {
+        let flags = |t: &super::Terms| match t {
+            super::Terms::Bundle { parts, .. } => parts
+                .accessories
+                .iter()
+                .chain([&parts.delivery])
+                .copied()
+                .collect(),
+            _ => Vec::new(),
+        };
+        let (n, b): (Vec<bool>, Vec<bool>) = (flags(now), flags(before));
+        OfferChange {
+            dropped: n.iter().zip(&b).any(|(n, b)| !*n && *b),
+            added: n.iter().zip(&b).any(|(n, b)| *n && !*b),
+            price: match (now.price(), before.price()) {
+                (Some(a), Some(b)) => a.partial_cmp(&b),
+                _ => None,
+            },
+        }
+    }
+}
+
 fn in_out(kept: bool) -> &'static str {
     if kept {
         "in"

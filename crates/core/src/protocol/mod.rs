@@ -15,7 +15,7 @@ mod tickets;
 mod tools;
 
 pub use action::{Action, ActionKind, ErrorKind, TurnError};
-pub use bundle::{part_keys, BundleChoice, BundlePart, BundleSpec, DELIVERY};
+pub use bundle::{part_keys, BundleChoice, BundlePart, BundleSpec, OfferChange, DELIVERY};
 pub(crate) use parse::proposes_deal;
 pub use parse::{
     after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy,

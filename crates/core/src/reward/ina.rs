@@ -21,11 +21,12 @@
 //! R1 is the classifier's probability in both the paper and the code; dealgym has one rule
 //! check for it under either version.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use super::config::InaVersion;
 use crate::game::{Outcome, OutcomeKind, Seat, Setup, Turn};
-use crate::protocol::{Action, Terms};
+use crate::protocol::{Action, OfferChange, Terms};
 use crate::scenario::{BundleGame, Family, Game, Role, Scenario};
 
 /// A bag of words: lower-case alphanumeric words and their counts.
@@ -87,44 +88,22 @@ pub fn intent_consistency(
     let label =
         crate::scenario::acts::find_act(Family::Bundle, label.trim().trim_start_matches('#'))?
             .label;
-    let submitted = match action {
-        Some(Action::Submit(t)) => Some(t),
+    let change = match (action, previous) {
+        (Some(Action::Submit(now)), Some(before)) => Some(OfferChange::between(now, before)),
         _ => None,
     };
-    let price = |t: &Terms| t.price();
-    let parts = |t: &Terms| match t {
-        Terms::Bundle { parts, .. } => {
-            let mut flags = parts.accessories.clone();
-            flags.push(parts.delivery);
-            Some(flags)
-        }
-        _ => None,
-    };
-    let moved = |pick: fn(f64, f64) -> bool| match (submitted, previous) {
-        (Some(now), Some(before)) => match (price(now), price(before)) {
-            (Some(a), Some(b)) => pick(a, b),
-            _ => false,
-        },
-        _ => false,
-    };
-    let changed_parts = |added: bool| match (submitted.and_then(parts), previous.and_then(parts)) {
-        (Some(now), Some(before)) => {
-            now.iter()
-                .zip(&before)
-                .any(|(n, b)| if added { *n && !*b } else { !*n && *b })
-        }
-        _ => false,
-    };
+    let moved = |way: Ordering| change.is_some_and(|c| c.price == Some(way));
+    let parts = |pick: fn(&OfferChange) -> bool| change.as_ref().is_some_and(pick);
     let ok = match label {
         "accept" => matches!(action, Some(Action::Accept)),
         "reject" => matches!(action, Some(Action::Reject | Action::WalkAway)),
-        "negotiate-price-decrease" => moved(|a, b| a < b),
-        "negotiate-price-increase" => moved(|a, b| a > b),
+        "negotiate-price-decrease" => moved(Ordering::Less),
+        "negotiate-price-increase" => moved(Ordering::Greater),
         "negotiate-price-nochange" => {
-            matches!(action, Some(Action::Reject | Action::Talk)) || moved(|a, b| a == b)
+            matches!(action, Some(Action::Reject | Action::Talk)) || moved(Ordering::Equal)
         }
-        "negotiate-add-x" => changed_parts(true),
-        "negotiate-remove-x" => changed_parts(false),
+        "negotiate-add-x" => parts(|c| c.added),
+        "negotiate-remove-x" => parts(|c| c.dropped),
         // Talk intents: anything but closing the negotiation.
         _ => !matches!(action, Some(Action::Accept | Action::WalkAway)),
     };

@@ -217,26 +217,13 @@ pub fn label_for_move<'l>(
 fn ina_intent(action: &Action, last: Option<&Terms>) -> &'static str {
     match (action, last) {
         (Action::Submit(now), Some(before)) => {
-            let parts = |t: &Terms| match t {
-                Terms::Bundle { parts, .. } => {
-                    let mut flags = parts.accessories.clone();
-                    flags.push(parts.delivery);
-                    flags
-                }
-                _ => Vec::new(),
-            };
-            let (n, b) = (parts(now), parts(before));
-            let (price_now, price_before) = (now.price(), before.price());
-            if n.iter().zip(&b).any(|(n, b)| !*n && *b) {
-                "negotiate-remove-x"
-            } else if n.iter().zip(&b).any(|(n, b)| *n && !*b) {
-                "negotiate-add-x"
-            } else if price_now < price_before {
-                "negotiate-price-decrease"
-            } else if price_now > price_before {
-                "negotiate-price-increase"
-            } else {
-                "negotiate-price-nochange"
+            let change = crate::protocol::OfferChange::between(now, before);
+            match change.price {
+                _ if change.dropped => "negotiate-remove-x",
+                _ if change.added => "negotiate-add-x",
+                Some(std::cmp::Ordering::Less) => "negotiate-price-decrease",
+                Some(std::cmp::Ordering::Greater) => "negotiate-price-increase",
+                _ => "negotiate-price-nochange",
             }
         }
         (Action::Submit(_), None) => "negotiate-price-nochange",
