@@ -15,10 +15,10 @@ use dealgym::game::rules::{self, Move};
 use dealgym::game::{Message, MessageRole, Rules, Seat};
 use dealgym::negotiator::speak_with_act;
 use dealgym::protocol::{
-    parse, read_tool_calls, Action, BundlePart, BundleSpec, IssueRange, IssueSpec, IssueValue,
-    ItemSpec, TermSpace, Terms, TicketSpec, TurnFormat,
+    parse, read_tool_calls, Action, BundleChoice, BundlePart, BundleSpec, IssueRange, IssueSpec,
+    IssueValue, ItemSpec, TermSpace, Terms, TicketSpec, TurnFormat,
 };
-use dealgym::scenario::acts::label_for_move;
+use dealgym::scenario::acts::{ina_reference, label_for_move};
 use dealgym::scenario::BundleValues;
 
 fn re(pattern: &str) -> Regex {
@@ -104,6 +104,21 @@ impl ReadGame {
             ReadGame::Issues { issues, .. } => TermSpace::Issues(issues),
             ReadGame::Bundle { bundle, .. } => TermSpace::Bundle(bundle),
             ReadGame::Tickets { tickets, .. } => TermSpace::Tickets(tickets),
+        }
+    }
+
+    /// The seller's public opening ask the prompt shows: the whole bundle at its list price
+    /// (what a bundle seat's first bid is read against); `None` for the other games.
+    fn opening(&self) -> Option<Terms> {
+        match self {
+            ReadGame::Bundle { bundle, .. } => {
+                let parts = BundleChoice::full(bundle);
+                Some(Terms::Bundle {
+                    price: dealgym::protocol::to_cents(parts.list_price(bundle)),
+                    parts,
+                })
+            }
+            _ => None,
         }
     }
 
@@ -446,7 +461,9 @@ pub(crate) fn respond_with(
         decision.action = Action::Reject;
     }
     let labels: Vec<&str> = reading.acts.iter().map(String::as_str).collect();
-    let act = label_for_move(&labels, &decision.action, &own_offers);
+    let opening = reading.game.opening();
+    let reference = ina_reference(offer.as_ref(), own_offers.last(), opening.as_ref());
+    let act = label_for_move(&labels, &decision.action, &own_offers, reference);
     speak_with_act(&decision, space, reading.format, t, act)
 }
 

@@ -665,8 +665,19 @@ fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat, acts: bool)
             super::hotel_prompt::example_terms(tickets),
         ),
     };
-    // The example opens, so a seat asked for labels sees its first price (or split) labelled.
-    let label = acts.then(|| crate::scenario::acts::opening_label(scenario.family));
+    // The example opens, so a seat asked for labels sees its first price (or split) labelled,
+    // as the built-in players label an opening (read against the opening ask).
+    let opening = scenario.opening_terms();
+    let label = acts
+        .then(|| {
+            crate::scenario::acts::label_for_move(
+                &crate::scenario::acts::labels(scenario.family),
+                &Action::Submit(terms.clone()),
+                &[],
+                opening.as_ref(),
+            )
+        })
+        .flatten();
     if format == TurnFormat::Tools {
         // The thought as the reply's text, the move as its one call.
         let mut call =

@@ -37,7 +37,7 @@ pub fn ina_rates(tactic: Tactic) -> Option<(f64, f64)> {
 /// code accepts within 5% of the opening price.
 pub const TOLERANCE: f64 = 0.05;
 /// Moves on the price alone before the buyer starts dropping parts under INA's curves (the
-/// paper's `d`, whose value it does not give; ours).
+/// paper's `d`: "we keep the value of d as 2", its appendix A.1).
 pub const PRICE_ONLY_MOVES: u32 = 2;
 /// A part worth less to the buyer than this share of its list price is not asked for.
 pub const KEEP_SHARE: f64 = 0.7;
@@ -65,7 +65,7 @@ pub struct BundleStance {
     pub own: BundleValues,
     /// The buyer: the parts it wants. The seller: the whole bundle.
     pub wanted: BundleChoice,
-    /// The least surplus it agrees to: 0, or a campaign's BATNA.
+    /// The least surplus it agrees to: 0, or a campaign's BATNA (possibly below zero).
     pub floor: f64,
 }
 
@@ -87,9 +87,10 @@ impl BundleStance {
         }
     }
 
-    /// The stance holding out for at least `floor` of surplus (a campaign's BATNA).
+    /// The stance holding out for at least `floor` of surplus (a campaign's BATNA; below zero
+    /// on a quantity ledger's shortfall, where a deal at a loss beats walking away).
     pub fn with_floor(mut self, floor: f64) -> BundleStance {
-        self.floor = floor.max(0.0);
+        self.floor = floor;
         self
     }
 
@@ -263,6 +264,7 @@ impl BundleStance {
         let last_move = t + 1 >= rounds;
         let repeats = own_offers.last() == Some(&proposal);
         let action = match offered {
+            // `worth` is the surplus above the floor: never below it.
             Some(v) if v >= 0.0 && v >= aspiration - tolerance - 1e-9 => Action::Accept,
             // INA's buyer ends it when its deadline comes and the seller has not come down.
             _ if rates.is_some() && self.buyer && last_move => Action::WalkAway,

@@ -140,10 +140,11 @@ impl Stance {
                 seller,
             } => {
                 if role == Role::Buyer {
-                    // A floor above zero surplus (a campaign's BATNA) moves the limit with it.
-                    Stance::price(true, *listing_price, buyer.budget - reserve.max(0.0))
+                    // A floor other than zero surplus (a campaign's BATNA, below zero on a
+                    // quantity ledger's shortfall) moves the limit with it.
+                    Stance::price(true, *listing_price, buyer.budget - reserve)
                 } else {
-                    Stance::price(false, *listing_price, seller.cost + reserve.max(0.0))
+                    Stance::price(false, *listing_price, seller.cost + reserve)
                 }
             }
             Game::Bundle {
@@ -185,7 +186,7 @@ impl Stance {
 
     /// A bundle stance from the public bundle, the side's own number per part (the buyer's
     /// worth, the seller's cost) and the least surplus it takes (`floor`: 0, or a campaign's
-    /// BATNA).
+    /// BATNA, which a quantity ledger's shortfall puts below zero).
     pub fn bundle(
         buyer: bool,
         spec: &crate::protocol::BundleSpec,

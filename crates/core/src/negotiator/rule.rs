@@ -95,7 +95,18 @@ impl RulePlayer {
         } else {
             Vec::new()
         };
-        let act = crate::scenario::acts::label_for_move(&labels, &decision.action, &ctx.own_offers);
+        let opening = ctx.scenario.opening_terms();
+        let reference = crate::scenario::acts::ina_reference(
+            ctx.counter_offer.as_ref(),
+            ctx.own_offers.last(),
+            opening.as_ref(),
+        );
+        let act = crate::scenario::acts::label_for_move(
+            &labels,
+            &decision.action,
+            &ctx.own_offers,
+            reference,
+        );
         let text = speak_with_act(&decision, space, me.format, ctx.own_moves, act);
         if me.format != TurnFormat::Tools {
             return Completion::from(text);

@@ -125,10 +125,13 @@ pub enum PrivateView {
     BundleSeller {
         cost: BTreeMap<String, f64>,
     },
-    /// Hotel calls: the seat's own block per ticket (the agent's target and acceptable pairs,
-    /// or the hotel's floor and reasons), as the scenario file writes it.
-    Tickets {
-        tickets: Vec<serde_json::Value>,
+    /// Hotel calls, the platform's agent: its target and acceptable prices per ticket.
+    TicketsBd {
+        tickets: Vec<crate::scenario::BdTicket>,
+    },
+    /// Hotel calls, the hotel: its floor, occupancy, competitor's price and reason per ticket.
+    TicketsHotel {
+        tickets: Vec<crate::scenario::HotelTicket>,
     },
 }
 
@@ -466,17 +469,15 @@ fn private_view(scenario: &Scenario, role: Role) -> PrivateView {
             }
         }
         (Game::Tickets { bd, hotel, .. }, _) => {
-            let own: Vec<serde_json::Value> = if role == Role::Bd {
-                bd.iter()
-                    .filter_map(|b| serde_json::to_value(b).ok())
-                    .collect()
+            if role == Role::Bd {
+                PrivateView::TicketsBd {
+                    tickets: bd.clone(),
+                }
             } else {
-                hotel
-                    .iter()
-                    .filter_map(|h| serde_json::to_value(h).ok())
-                    .collect()
-            };
-            PrivateView::Tickets { tickets: own }
+                PrivateView::TicketsHotel {
+                    tickets: hotel.clone(),
+                }
+            }
         }
         (Game::Price { buyer, .. }, Role::Buyer) => PrivateView::Buyer {
             budget: buyer.budget,

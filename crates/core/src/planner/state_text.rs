@@ -7,7 +7,8 @@ use crate::protocol::render_action;
 /// view ([`Episode::seat_state`](crate::game::Episode): the deal space, its own private values
 /// and never the other side's, the offer on the table, the turns left, the moves legal now) as
 /// one line of JSON, then `Dialogue:` and one line per move that took effect, `ROLE: talk
-/// [ACTION] terms #act`, terms from this seat's side. The same episode gives the same bytes,
+/// [ACTION] terms`, terms from this seat's side, and ` #act` on the seat's own moves only (a
+/// label is the speaker's annotation and never reaches the other side). The same episode gives the same bytes,
 /// so a value model's scores are reproducible, and a restored snapshot gives the text it had.
 pub fn state_text(episode: &Episode, seat: Seat) -> String {
     let state = serde_json::to_string(&episode.seat_state(seat))
@@ -29,7 +30,7 @@ pub fn state_text(episode: &Episode, seat: Seat) -> String {
         }
         text.push(' ');
         text.push_str(&action);
-        if let Some(act) = &turn.parsed.act {
+        if let (true, Some(act)) = (turn.seat == seat, &turn.parsed.act) {
             text.push_str(" #");
             text.push_str(act);
         }
@@ -72,5 +73,10 @@ mod tests {
         assert!(lines[0].contains("\"budget\""), "{}", lines[0]);
         assert!(!lines[0].contains("\"cost\""), "{}", lines[0]);
         assert!(seller.lines().next().unwrap().contains("\"cost\""));
+        // The buyer's label is its own annotation: the seller's text does not show it.
+        assert_eq!(
+            seller.lines().nth(2),
+            Some("buyer: How about 120? [SUBMIT_DEAL] price:120")
+        );
     }
 }

@@ -203,18 +203,32 @@ pub(crate) fn guardrail_scores(
     out
 }
 
-/// Whether the agent (`seat`) proposed a price for every ticket of the call at least once.
+/// Whether the agent (`seat`) negotiated every ticket of the call: proposed a price for it at
+/// least once, or accepted the hotel's offer of a price for it (REPO: a price below target is
+/// to be accepted at once).
 fn every_ticket_proposed(turns: &[&Turn], seat: crate::game::Seat, scenario: &Scenario) -> bool {
     let n = scenario.ticket_outcomes(None).len();
-    let mut proposed = vec![false; n];
-    for t in turns.iter().filter(|t| t.seat == seat) {
-        if let Some(Action::Submit(Terms::Tickets(prices))) = &t.played {
-            for (seen, p) in proposed.iter_mut().zip(prices) {
-                *seen |= p.is_some();
+    let mut negotiated = vec![false; n];
+    let mut theirs: Option<&Vec<Option<i64>>> = None;
+    for t in turns {
+        let mark = match (&t.played, t.seat == seat) {
+            (Some(Action::Submit(Terms::Tickets(prices))), true) => Some(prices),
+            (Some(Action::Accept), true) => theirs,
+            (Some(Action::Submit(Terms::Tickets(prices))), false) => {
+                theirs = Some(prices);
+                None
             }
+            (Some(_), false) => {
+                theirs = None;
+                None
+            }
+            _ => None,
+        };
+        for (seen, p) in negotiated.iter_mut().zip(mark.into_iter().flatten()) {
+            *seen |= p.is_some();
         }
     }
-    proposed.into_iter().all(|p| p)
+    negotiated.into_iter().all(|p| p)
 }
 
 #[cfg(test)]
@@ -315,6 +329,11 @@ mod tests {
         assert!(scores_of(&raws, 2).contains(&("guard_every_ticket", -1.0)));
         // Both tickets proposed: nothing at the end.
         let raws = [CLEAN, hotel_reply, bye];
+        assert!(!scores_of(&raws, 2).contains(&("guard_every_ticket", -1.0)));
+        // t2 accepted at the hotel's price, never proposed by the agent: negotiated too.
+        let hotel_offer = "Thought: x\nTalk: 150 and 100.\nAction: [SUBMIT_DEAL] t1:150 t2:100";
+        let accept = "Thought: x\nTalk: Deal.\nAction: [ACCEPT_DEAL]";
+        let raws = [one, hotel_offer, accept];
         assert!(!scores_of(&raws, 2).contains(&("guard_every_ticket", -1.0)));
         // The hotel's turns are never checked.
         let s = hotel();

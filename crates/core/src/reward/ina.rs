@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | R1 intent consistency | the probability a BERT intent classifier (71.2% accurate) gives the intent the model predicted, for the utterance it generated | a rule check: 1 when the move the turn made does what its act label says (`#negotiate-price-decrease` with a lower price than the seat's last, `#negotiate-remove-x` with a part dropped, `#accept` with `[ACCEPT_DEAL]`, …), else 0; a turn without a label, or with a label outside INA's intents, is not scored — no classifier is trained here |
 //! | R2 price gap | `P_af / P_ai`, the agent's (seller's) final price over its initial price | the same for a seller seat (0 without a deal); a buyer seat, mirrored: its first price over the final price |
-//! | R3 negotiation strategy | `F((P_b − P_a-min)/P_a-min)·G(intent_f)`, `F(x) = e^x` for `x ≥ 0` else 0, `G` = 1 on accept, −1 on reject; `P_b` the customer's proposed price, `P_a-min` the seller's minimum | the same for a seller seat with `P_b` the buyer's last proposed price and `P_a-min` the seller's cost (of that proposal's bundle); `G` = 1 on a deal, −1 on any other ending; a buyer seat, mirrored: `x = (B − P_s)/B` with `P_s` the seller's last price and `B` the buyer's budget (worth of that bundle) |
+//! | R3 negotiation strategy | `F((P_b − P_a-min)/P_a-min)·G(intent_f)`, `F(x) = e^x` for `x ≥ 0` else 0, `G` = 1 on accept, −1 on reject; `P_b` the customer's proposed price, `P_a-min` the seller's minimum | the same for a seller seat with `P_b` the agreed price on a deal (whoever proposed it), else the buyer's last proposed price, and `P_a-min` the seller's cost (of that bundle); `G` = 1 on a deal, −1 on any other ending; a buyer seat, mirrored: `x = (B − P_s)/B` with `P_s` the seller's last price and `B` the buyer's budget (worth of that bundle) |
 //! | R4 interactiveness | `1 − mean cos(v_k, v_i)` over the earlier utterances `v_i` with the same intent as `v_k`, bag-of-words vectors | the same over the seat's earlier Talk with the same act label where the turn has one, else over all its earlier Talk; 1 for a first utterance |
 //!
 //! Games other than price and bundle get 0 for R2 and R3 (no price to gap).
@@ -15,7 +15,7 @@
 //! | term | the code's |
 //! |---|---|
 //! | R2 | the buyer's (last) price over the seller's initial price, deal or not (for a seller seat; a buyer seat, mirrored: its own first price over the seller's last) |
-//! | R3 | `x = (P_b − P_a-min)/(P_b + 1)`, then `e^(G·x)` where `G·x ≥ 0`, else 0: accepting above the minimum earns `e^x`, *rejecting below it* earns `e^(−x)`, and the other two cases 0 (the paper's form gives rejecting above the minimum −e^x) |
+//! | R3 | `P_b` the buyer's last proposed price, deal or not; `x = (P_b − P_a-min)/(P_b + 1)`, then `e^(G·x)` where `G·x ≥ 0`, else 0: accepting above the minimum earns `e^x`, *rejecting below it* earns `e^(−x)`, and the other two cases 0 (the paper's form gives rejecting above the minimum −e^x) |
 //! | R4 | *minus* the mean cosine of whitespace-split, lower-cased word counts with every earlier utterance of the dialogue (both sides), the utterance cut to each earlier one's length in characters as it goes; 0 for the first utterance (the paper's form is 1 − the mean over same-intent utterances) |
 //!
 //! R1 is the classifier's probability in both the paper and the code; dealgym has one rule
@@ -168,7 +168,14 @@ pub fn negotiation_strategy(
     version: InaVersion,
 ) -> f64 {
     let role = setup.seats[seat].role;
-    let Some((price, terms)) = own_prices(turns, seat.other()).last().copied() else {
+    // On a deal, the agreed price (whoever proposed it: the price "negotiated"); otherwise, and
+    // always in the code's version (its `buyer_price`), the counterpart's last proposal.
+    let agreed = match (outcome.kind, &outcome.terms, version) {
+        (OutcomeKind::Deal, Some(terms), InaVersion::Paper) => terms.price().map(|p| (p, terms)),
+        _ => None,
+    };
+    let Some((price, terms)) = agreed.or_else(|| own_prices(turns, seat.other()).last().copied())
+    else {
         return 0.0;
     };
     // The seat's own limit on the counterpart's last proposal: the seller's cost, the buyer's
@@ -351,8 +358,8 @@ mod tests {
         assert!((r3(Seat::Opponent, paper) - 0.5f64.exp()).abs() < 1e-12);
         // The code divides by the buyer's price + 1: e^(50/151).
         assert!((r3(Seat::Opponent, code) - (50.0f64 / 151.0).exp()).abs() < 1e-12);
-        // The buyer: the seller's last price 200 against its budget 180: over, so F = 0.
-        assert_eq!(r3(Seat::Learner, paper), 0.0);
+        // The buyer: the agreed 150 against its budget 180, a deal: e^(30/180).
+        assert!((r3(Seat::Learner, paper) - (30.0f64 / 180.0).exp()).abs() < 1e-12);
     }
 
     #[test]

@@ -342,7 +342,7 @@ pub fn turn_signals(
             uses(Component::IntentConsistency),
             turn.parsed.act.as_deref(),
         ) {
-            // Against the seat's own last proposal, else the offer on the table.
+            // Read against the offer the move answers, as the built-in players label it.
             let own_last = turns[..index]
                 .iter()
                 .rev()
@@ -352,8 +352,17 @@ pub fn turn_signals(
                     Some(Action::Submit(terms)) => Some(terms.clone()),
                     _ => None,
                 });
-            let previous =
-                own_last.or_else(|| standing.as_ref().map(|o| o.terms_for(turn.seat, space)));
+            let counter = standing
+                .as_ref()
+                .filter(|o| o.by != turn.seat)
+                .map(|o| o.terms_for(turn.seat, space));
+            let opening = scenario.opening_terms();
+            let previous = crate::scenario::acts::ina_reference(
+                counter.as_ref(),
+                own_last.as_ref(),
+                opening.as_ref(),
+            )
+            .cloned();
             if let Some(r1) = super::ina::intent_consistency(label, played, previous.as_ref()) {
                 signals.insert(Component::IntentConsistency.name().to_string(), r1);
             }

@@ -173,11 +173,6 @@ pub fn find_act(family: Family, label: &str) -> Option<&'static Act> {
 /// price decrease: "Greet-Ask_Negotiate-Price-Decrease").
 const OPENING: &[&str] = &["init-price", "propose", "negotiate-price-decrease"];
 
-/// The act of a first proposal, which the prompt's example turn is labelled with.
-pub fn opening_label(family: Family) -> &'static str {
-    first_of(&labels(family), OPENING).unwrap_or("propose")
-}
-
 /// The first of `wanted` that `labels` has, else the first of `labels`.
 fn first_of<'l>(labels: &[&'l str], wanted: &[&str]) -> Option<&'l str> {
     wanted
@@ -191,13 +186,17 @@ fn first_of<'l>(labels: &[&'l str], wanted: &[&str]) -> Option<&'l str> {
 /// (`counter-price`, `counter`), an accept agrees, a reject or a walk-away disagrees, a talk
 /// inquires; the catalog's first label where it has none of these. `own_offers` are the seat's
 /// offers before this move. `None` for an empty catalog.
+///
+/// INA's intents (the bundle family) are read against `reference`, the offer the move answers
+/// ([`ina_reference`]).
 pub fn label_for_move<'l>(
     labels: &[&'l str],
     action: &Action,
     own_offers: &[Terms],
+    reference: Option<&Terms>,
 ) -> Option<&'l str> {
     if labels.contains(&"negotiate-remove-x") {
-        return first_of(labels, &[ina_intent(action, own_offers.last())]);
+        return first_of(labels, &[ina_intent(action, reference)]);
     }
     let wanted: &[&str] = match action {
         Action::Submit(_) if own_offers.is_empty() => OPENING,
@@ -210,12 +209,24 @@ pub fn label_for_move<'l>(
     first_of(labels, wanted)
 }
 
-/// INA's intent for a move, from what it does against the seat's last offer: a part dropped or
-/// added, else the price lowered, raised or kept; a first offer is a price decrease for a buyer
-/// and unchanged for a seller alike (`negotiate-price-nochange`: it names its price), so it reads
-/// as INA's opening; an accept accepts, a walk-away or a rejection rejects, a talk asks.
-fn ina_intent(action: &Action, last: Option<&Terms>) -> &'static str {
-    match (action, last) {
+/// The offer an INA intent is read against: the counterpart's offer on the table (INA's Figure 1
+/// labels a seller's 83,300 after the buyer's 74,700 `Negotiate-Price-Increase`), else the seat's
+/// own last proposal, else the scenario's opening ask (`Scenario::opening_terms`: a buyer's
+/// first bid below the list price is a price decrease, as INA's buyers open). The one reference
+/// for the built-in players' labels and the intent-consistency reward (`reward::ina`).
+pub fn ina_reference<'a>(
+    counter: Option<&'a Terms>,
+    own_last: Option<&'a Terms>,
+    opening: Option<&'a Terms>,
+) -> Option<&'a Terms> {
+    counter.or(own_last).or(opening)
+}
+
+/// INA's intent for a move, from what it changed against `reference` ([`ina_reference`]): a part
+/// dropped or added, else the price lowered, raised or kept; an accept accepts, a walk-away or a
+/// rejection rejects, a talk asks.
+fn ina_intent(action: &Action, reference: Option<&Terms>) -> &'static str {
+    match (action, reference) {
         (Action::Submit(now), Some(before)) => {
             let change = crate::protocol::OfferChange::between(now, before);
             match change.price {
@@ -371,7 +382,7 @@ mod tests {
         let items = labels(Family::Casino);
         let offer = Terms::Price(12000);
         let label = |labels: &[&'static str], a: &Action, own: &[Terms]| {
-            label_for_move(labels, a, own).unwrap()
+            label_for_move(labels, a, own, own.last()).unwrap()
         };
         let first = Action::Submit(offer.clone());
         assert_eq!(label(&price, &first, &[]), "init-price");
@@ -385,8 +396,8 @@ mod tests {
         assert_eq!(label(&price, &Action::Accept, &[]), "agree");
         assert_eq!(label(&price, &Action::WalkAway, &[]), "disagree");
         assert_eq!(label(&["x"], &Action::Talk, &[]), "x");
-        assert_eq!(label_for_move(&[], &Action::Talk, &[]), None);
-        // INA's intents follow what a bundle move does against the seat's last offer.
+        assert_eq!(label_for_move(&[], &Action::Talk, &[], None), None);
+        // INA's intents follow what a bundle move does against the offer it answers.
         let ina = labels(Family::Bundle);
         let spec = crate::fixtures::bundle_spec();
         let full = crate::protocol::BundleChoice::full(&spec);
@@ -411,15 +422,44 @@ mod tests {
             "negotiate-price-increase"
         );
         assert_eq!(label(&ina, &Action::WalkAway, &before), "reject");
-        // The rule that checks a label (INA's R1 here) agrees with the label a move is given.
-        for (action, own) in [
-            (submit(at(4000, &full)), &before[..]),
-            (submit(at(4000, &dropped)), &before[..]),
-            (Action::Accept, &before[..]),
+        // INA's Figure 1: the buyer bids 74,700 against the seller's 91,100; the seller's
+        // 83,300 answers the bid, and INA labels it a price increase.
+        let (bid, ask) = (at(7_470_000, &dropped), at(8_330_000, &dropped));
+        let answer = submit(ask.clone());
+        let own = [at(9_110_000, &dropped)];
+        let reference = ina_reference(Some(&bid), own.last(), None);
+        assert_eq!(
+            label_for_move(&ina, &answer, &own, reference),
+            Some("negotiate-price-increase")
+        );
+        // Openings read against the opening ask: a buyer's bid below the list price is a
+        // decrease, a seller's ask at it unchanged, dropping delivery a removal.
+        let list = at(6_280_000, &full);
+        let opening = |t: Terms| {
+            label_for_move(
+                &ina,
+                &submit(t),
+                &[],
+                ina_reference(None, None, Some(&list)),
+            )
+            .unwrap()
+        };
+        assert_eq!(opening(at(5_000_000, &full)), "negotiate-price-decrease");
+        assert_eq!(opening(list.clone()), "negotiate-price-nochange");
+        assert_eq!(opening(at(5_000_000, &dropped)), "negotiate-remove-x");
+        // The rule that checks a label (INA's R1) agrees with the label a move is given, read
+        // against the same reference.
+        for (action, reference) in [
+            (submit(at(4000, &full)), &before[0]),
+            (submit(at(4000, &dropped)), &before[0]),
+            (Action::Accept, &before[0]),
+            (answer.clone(), &bid),
+            (submit(at(5_000_000, &full)), &list),
+            (submit(list.clone()), &list),
         ] {
-            let given = label(&ina, &action, own);
+            let given = label_for_move(&ina, &action, &[], Some(reference)).unwrap();
             assert_eq!(
-                crate::reward::ina::intent_consistency(given, Some(&action), own.last()),
+                crate::reward::ina::intent_consistency(given, Some(&action), Some(reference)),
                 Some(1.0),
                 "{given}"
             );

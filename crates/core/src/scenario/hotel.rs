@@ -21,7 +21,7 @@ use crate::protocol::{to_cents, Terms, TicketSpec};
 use super::{Game, Role, Scenario};
 
 /// A selling price and the take-home price that corresponds to it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PricePair {
     pub selling: f64,
@@ -29,7 +29,7 @@ pub struct PricePair {
 }
 
 /// What the platform's agent privately knows of one ticket.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BdTicket {
     /// The ideal price `a`: never to be undercut by the agent's own proposals.
@@ -39,7 +39,7 @@ pub struct BdTicket {
 }
 
 /// What the hotel privately knows of one ticket.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HotelTicket {
     /// The least selling price the hotel will take for this room on this date.

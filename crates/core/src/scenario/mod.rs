@@ -262,6 +262,24 @@ impl Scenario {
         digest_json(self)
     }
 
+    /// The seller's public opening ask, where the game has one: the listing price, or the
+    /// whole bundle at its list price. What a first bid is read against (`acts::ina_reference`).
+    pub fn opening_terms(&self) -> Option<crate::protocol::Terms> {
+        match &self.game {
+            Game::Price { listing_price, .. } => Some(crate::protocol::Terms::Price(
+                crate::protocol::to_cents(*listing_price),
+            )),
+            Game::Bundle { bundle, .. } => {
+                let parts = crate::protocol::BundleChoice::full(bundle);
+                Some(crate::protocol::Terms::Bundle {
+                    price: crate::protocol::to_cents(parts.list_price(bundle)),
+                    parts,
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// The space of possible deals, for reading and writing terms.
     pub fn term_space(&self) -> TermSpace<'_> {
         match &self.game {

@@ -204,10 +204,23 @@ impl Planner {
                         message,
                     })
                 })?;
-                if values.len() != texts.len() {
+                let bad = if values.len() != texts.len() {
+                    Some(format!(
+                        "{} values for {} candidates",
+                        values.len(),
+                        texts.len()
+                    ))
+                } else {
+                    // As the HTTP client holds an endpoint to (`llm::value_model`).
+                    values
+                        .iter()
+                        .find(|v| !v.is_finite())
+                        .map(|v| format!("a value that is not a finite number: {v}"))
+                };
+                if let Some(message) = bad {
                     return Err(PlayerError::Backend(LlmError::BadResponse {
                         url: "in-process value model".into(),
-                        message: format!("{} values for {} candidates", values.len(), texts.len()),
+                        message,
                     }));
                 }
                 Some(values)

@@ -1,14 +1,16 @@
 //! The bundle family, generated from INA's published generator parameters (Priya et al., INA
 //! §3.1 and §3.3) and choices of ours where the paper gives none.
 //!
-//! The paper's (facts): ten electronics categories (INA §3.1's list); a bundle of the main
-//! product and 1–2 accessories, each accessory listed at U{500..2000}; a delivery fee of 500;
-//! the seller's cost a fraction ρ ∈ [0.70, 0.85] of the opening (list) price.
+//! The paper's and its released generator's (facts; github.com/zishan-ai/neg,
+//! `Dialogue_flow_generation/e_commerce_dialogue_flow.py` and `Data/Generator/product_data.json`,
+//! read for their numbers only): ten electronics categories (INA §3.1's list) with each
+//! category's price range for the main product and its accessories; a bundle of the main product
+//! and one of the combinations of 1–2 accessories, each listed at U{500..2000}; a delivery fee of
+//! 500; the seller's cost a fraction ρ ∈ [0.70, 0.85] of the opening (list) price.
 //!
 //! Ours (the paper's data set, IND, is released only on request, so these are set to give the
 //! family the structure it is for, and the book says why):
-//! - the category price ranges (the magnitudes of the paper's examples: a TV at 51,500–67,000,
-//!   a tablet at 92,800, a washing machine at 11,000) and the product and accessory names;
+//! - the product names (the generator names real models; we use plain descriptions);
 //! - what each part is worth to the buyer. An accessory is worth nothing to the buyer with
 //!   probability 0.4 (it does not need it: dropping it gains the seller's cost for both), else
 //!   U[0.6, 1.1] of its list price (above or below its cost). Delivery is worth nothing with
@@ -64,8 +66,8 @@ impl Default for BundleParams {
     }
 }
 
-/// One of INA's ten product categories: its key, a price range for the main product (ours,
-/// from the paper's examples' magnitudes), product names and accessories that go with it.
+/// One of INA's ten product categories: its key, the released generator's price range for the
+/// main product (`product_data.json`), product names (ours) and the generator's accessories.
 struct Category {
     key: &'static str,
     label: &'static str,
@@ -78,127 +80,141 @@ const CATEGORIES: &[Category] = &[
     Category {
         key: "air_conditioner",
         label: "Air Conditioning",
-        price: (25_000, 60_000),
+        price: (20_000, 60_000),
         products: &[
             "1.5 Ton 3 Star Split AC",
             "1 Ton 5 Star Inverter Split AC",
             "2 Ton Window AC",
         ],
         accessories: &[
-            ("stabilizer", "Voltage stabilizer"),
-            ("copper_pipe", "Extra copper pipe kit"),
-            ("ac_cover", "Outdoor unit cover"),
+            ("smart_thermostats", "Smart thermostats"),
+            ("extension_cords", "Extension cords"),
+            ("wall_brackets", "Wall brackets"),
         ],
     },
     Category {
         key: "television",
         label: "Television",
-        price: (30_000, 90_000),
+        price: (15_000, 120_000),
         products: &[
             "65-inch 4K QLED TV",
             "55-inch 4K LED TV",
             "43-inch Full HD Smart TV",
         ],
         accessories: &[
-            ("tv_stand", "TV stand"),
-            ("extension_cord", "Extension cord"),
-            ("wall_mount", "Wall mount"),
+            ("soundbar", "Soundbar"),
+            ("tv_stand", "TV Stand"),
+            ("extension_cord", "Extension Cord"),
+            ("gaming_controller", "Gaming Controller"),
         ],
     },
     Category {
         key: "refrigerator",
         label: "Refrigerator",
-        price: (15_000, 45_000),
+        price: (10_000, 70_000),
         products: &[
             "Double door frost-free refrigerator",
             "Single door refrigerator",
             "Side-by-side refrigerator",
         ],
         accessories: &[
-            ("stabilizer", "Voltage stabilizer"),
-            ("fridge_cover", "Refrigerator top cover"),
-            ("bottle_set", "Set of water bottles"),
+            ("extension_cords", "Extension cords"),
+            ("covers", "Covers"),
+            ("stand", "Stand"),
         ],
     },
     Category {
         key: "oven",
         label: "Oven",
-        price: (8_000, 25_000),
+        price: (4_000, 40_000),
         products: &[
             "Convection microwave oven",
             "Oven toaster grill",
             "Built-in electric oven",
         ],
         accessories: &[
-            ("oven_cleaner", "Microwave and oven cleaner"),
-            ("baking_tray", "Baking tray set"),
-            ("oven_gloves", "Oven gloves"),
+            ("baking_gloves", "Baking gloves"),
+            (
+                "microwave_safe_coffee_maker_mug",
+                "Microwave Safe Coffee Maker Mug",
+            ),
+            ("microwave_rack", "Microwave rack"),
+            ("microwave_oven_cleaner", "Microwave oven cleaner"),
+            ("baking_sheets_and_pans", "Baking sheets and pans"),
         ],
     },
     Category {
         key: "washing_machine",
         label: "Washing Machine",
-        price: (12_000, 35_000),
+        price: (7_000, 30_000),
         products: &[
             "Front-load washing machine",
             "Top-load washing machine",
             "Washer-dryer",
         ],
         accessories: &[
-            ("machine_cover", "Washing machine cover"),
-            ("machine_stand", "Washing machine stand"),
-            ("inlet_hose", "Long inlet hose"),
+            ("mesh_laundry_bags", "Mesh Laundry Bags"),
+            ("washer_cleaner", "Washer Cleaner"),
+            ("dryer_balls", "Dryer Balls"),
+            ("ironing_board", "Ironing Board"),
+            ("drying_rack", "Drying Rack"),
+            ("storage_cart", "Storage Cart"),
         ],
     },
     Category {
         key: "printer",
         label: "Printer",
-        price: (6_000, 20_000),
+        price: (4_000, 50_000),
         products: &[
             "Ink-tank color printer",
             "Laser printer",
             "All-in-one inkjet printer",
         ],
         accessories: &[
-            ("ink_bottles", "Spare ink bottles"),
-            ("paper_ream", "Ream of paper"),
-            ("usb_cable", "USB printer cable"),
+            ("ink_or_toner_cartridges", "Ink or toner cartridges"),
+            ("wireless_adapters", "Wireless adapters"),
         ],
     },
     Category {
         key: "smart_phone",
         label: "Smart Phone",
-        price: (15_000, 70_000),
+        price: (20_000, 80_000),
         products: &[
             "5G smartphone with 256 GB",
             "Flagship smartphone",
             "Mid-range smartphone",
         ],
         accessories: &[
-            ("phone_case", "Charging case"),
-            ("earphones", "Wireless earphones"),
-            ("screen_guard", "Screen guard"),
+            ("wireless_earphone", "Wireless Earphone"),
+            ("phone_charger", "Phone Charger"),
+            ("tripods", "Tripods"),
+            ("mobile_holder", "Mobile holder"),
+            ("selfie_stick", "Selfie Stick"),
         ],
     },
     Category {
         key: "laptop",
         label: "Laptop",
-        price: (30_000, 100_000),
+        price: (25_000, 150_000),
         products: &[
             "14-inch ultrabook",
             "15-inch gaming laptop",
             "13-inch business laptop",
         ],
         accessories: &[
-            ("mouse", "Wireless mouse"),
-            ("keyboard", "External keyboard"),
-            ("usb_hub", "USB hub"),
+            ("external_hard_drives", "External Hard drives"),
+            ("webcam", "Webcam"),
+            ("mouse", "Mouse"),
+            ("keyboard", "Keyboard"),
+            ("headphone", "Headphone"),
+            ("external_monitor", "External monitor"),
+            ("usb_hub", "USB Hub"),
         ],
     },
     Category {
         key: "tablet",
         label: "Tablet",
-        price: (15_000, 95_000),
+        price: (20_000, 100_000),
         products: &[
             "11-inch OLED tablet",
             "10-inch tablet",
@@ -206,23 +222,29 @@ const CATEGORIES: &[Category] = &[
         ],
         accessories: &[
             ("stylus_pen", "Stylus pen"),
-            ("memory_card", "Memory card"),
-            ("keyboard_cover", "Keyboard cover"),
+            ("docking_station", "Docking station"),
+            ("headphones", "Headphones"),
+            ("memory_cards", "Memory cards"),
         ],
     },
     Category {
         key: "camera",
         label: "Camera",
-        price: (30_000, 110_000),
+        price: (10_000, 50_000),
         products: &[
             "Full-frame mirrorless camera",
             "APS-C mirrorless camera",
             "DSLR camera",
         ],
         accessories: &[
-            ("memory_card", "Memory card"),
-            ("tripod", "Tripod"),
             ("camera_bag", "Camera bag"),
+            ("tripod", "Tripod"),
+            ("camera_strap", "Camera strap"),
+            ("external_flash", "External flash"),
+            ("lens_filters", "Lens filters"),
+            ("remote_shutter_release", "Remote shutter release"),
+            ("memory_cards", "Memory cards"),
+            ("external_hard_drive", "External hard drive"),
         ],
     },
 ];
@@ -238,17 +260,11 @@ fn one(params: &BundleParams, index: usize) -> Scenario {
         ChaCha8Rng::seed_from_u64(crate::game::mix(&[params.seed, index as u64, 0xb0d1e]));
     let category = &CATEGORIES[rng.random_range(0..CATEGORIES.len())];
     let product = category.products[rng.random_range(0..category.products.len())];
-    let main_price = f64::from(rng.random_range(category.price.0..=category.price.1) / 100 * 100);
-    let (lo, hi) = params.accessories;
-    let n = rng
-        .random_range(lo..=hi.max(lo))
-        .min(category.accessories.len());
-    let mut pool: Vec<usize> = (0..category.accessories.len()).collect();
-    let mut picked = Vec::with_capacity(n);
-    for _ in 0..n {
-        picked.push(pool.remove(rng.random_range(0..pool.len())));
-    }
-    picked.sort_unstable();
+    let main_price = f64::from(rng.random_range(category.price.0..=category.price.1));
+    // As the released generator does: one of every combination of 1–2 of the category's
+    // accessories, uniformly (so a category with more accessories has more pairs).
+    let combinations = combinations(category.accessories.len(), params.accessories);
+    let picked = combinations[rng.random_range(0..combinations.len())].clone();
     let accessories: Vec<BundlePart> = picked
         .iter()
         .map(|&i| {
@@ -348,6 +364,19 @@ fn one(params: &BundleParams, index: usize) -> Scenario {
         flags: vec![],
         human: vec![],
     }
+}
+
+/// Every combination of `min..=max` of `n` accessories (indices, ascending), in a fixed order.
+fn combinations(n: usize, (min, max): (usize, usize)) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for mask in 1u32..(1 << n) {
+        let picked: Vec<usize> = (0..n).filter(|i| mask & (1 << i) != 0).collect();
+        if (min..=max).contains(&picked.len()) {
+            out.push(picked);
+        }
+    }
+    out.sort_by(|a, b| a.len().cmp(&b.len()).then(a.cmp(b)));
+    out
 }
 
 /// The statistics of a set of bundle scenarios, as the book shows them: bundle sizes, list
