@@ -461,9 +461,13 @@ pub(crate) fn respond_with(
         decision.action = Action::Reject;
     }
     let labels: Vec<&str> = reading.acts.iter().map(String::as_str).collect();
-    let opening = reading.game.opening();
-    let reference = ina_reference(offer.as_ref(), own_offers.last(), opening.as_ref());
-    let act = label_for_move(&labels, &decision.action, &own_offers, reference);
+    let act = if labels.is_empty() {
+        None
+    } else {
+        let opening = reading.game.opening();
+        let reference = ina_reference(offer.as_ref(), own_offers.last(), opening.as_ref());
+        label_for_move(&labels, &decision.action, &own_offers, reference)
+    };
     speak_with_act(&decision, space, reading.format, t, act)
 }
 

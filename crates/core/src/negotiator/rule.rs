@@ -95,18 +95,23 @@ impl RulePlayer {
         } else {
             Vec::new()
         };
-        let opening = ctx.scenario.opening_terms();
-        let reference = crate::scenario::acts::ina_reference(
-            ctx.counter_offer.as_ref(),
-            ctx.own_offers.last(),
-            opening.as_ref(),
-        );
-        let act = crate::scenario::acts::label_for_move(
-            &labels,
-            &decision.action,
-            &ctx.own_offers,
-            reference,
-        );
+        // Only a seat asked for labels reads the offer its move answers (not every turn).
+        let act = if labels.is_empty() {
+            None
+        } else {
+            let opening = ctx.scenario.opening_terms();
+            let reference = crate::scenario::acts::ina_reference(
+                ctx.counter_offer.as_ref(),
+                ctx.own_offers.last(),
+                opening.as_ref(),
+            );
+            crate::scenario::acts::label_for_move(
+                &labels,
+                &decision.action,
+                &ctx.own_offers,
+                reference,
+            )
+        };
         let text = speak_with_act(&decision, space, me.format, ctx.own_moves, act);
         if me.format != TurnFormat::Tools {
             return Completion::from(text);

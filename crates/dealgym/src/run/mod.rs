@@ -169,26 +169,16 @@ async fn run_campaigns<'s>(
     let (todo, skipped) = plan.jobs(&kit, &existing.episode_ids_of(&kit.run_id), &options.out)?;
     let bar = progress_bar(options.progress, plan.deals - skipped);
     let permits = Arc::new(tokio::sync::Semaphore::new(options.concurrency));
-    let (stats, stopped) = execute(todo, permits, &mut writer, &bar, stop).await?;
+    let played = execute(todo, permits, &mut writer, &bar, stop).await?;
     bar.finish_and_clear();
-    Ok(RunSummary {
-        run_id: kit.run_id.clone(),
-        players: kit.players.map(|_, p| p.spec().to_string()),
+    let planned = Planned {
         planned: plan.deals,
         whole_plan: plan.whole_plan,
-        shard: options.shard.clone(),
         skipped,
-        written: writer.written(),
-        stats,
-        interrupted: stopped.is_some(),
-        stopped,
-        repaired_last_line: existing.repaired,
-        duplicates: existing.duplicates.clone(),
-        elapsed: started.elapsed(),
-        replicas: SeatReplicas::of(&kit),
-        prefixes: None,
-        selection: Selection::default(),
-    })
+    };
+    Ok(summary_of(
+        &kit, options, planned, &writer, played, &existing, started,
+    ))
 }
 
 /// Play a plan whose episodes share `kit` — a run's, a prefix run's, a branch's — as every
@@ -218,15 +208,42 @@ pub(crate) async fn play_plan<'s>(
         todo.into_iter().map(move |planned| (kit.clone(), planned))
     };
     let permits = Arc::new(tokio::sync::Semaphore::new(options.concurrency));
-    let (stats, stopped) = execute(episodes, permits, &mut writer, &bar, stop).await?;
+    let played = execute(episodes, permits, &mut writer, &bar, stop).await?;
     bar.finish_and_clear();
-    Ok(RunSummary {
-        run_id: kit.run_id.clone(),
-        players: kit.players.map(|_, p| p.spec().to_string()),
+    let planned = Planned {
         planned: planned_count,
         whole_plan,
-        shard: options.shard.clone(),
         skipped,
+    };
+    Ok(summary_of(
+        &kit, options, planned, &writer, played, &existing, started,
+    ))
+}
+
+/// How many episodes a played plan had: in this shard, in the whole plan, and already written.
+struct Planned {
+    planned: usize,
+    whole_plan: usize,
+    skipped: usize,
+}
+
+/// The summary of a plan the executor played, episodes or campaigns alike.
+fn summary_of(
+    kit: &EpisodeKit,
+    options: &RunOptions,
+    planned: Planned,
+    writer: &RecordWriter,
+    (stats, stopped): (RunStats, Option<Stopped>),
+    existing: &crate::record::Existing,
+    started: std::time::Instant,
+) -> RunSummary {
+    RunSummary {
+        run_id: kit.run_id.clone(),
+        players: kit.players.map(|_, p| p.spec().to_string()),
+        planned: planned.planned,
+        whole_plan: planned.whole_plan,
+        shard: options.shard.clone(),
+        skipped: planned.skipped,
         written: writer.written(),
         stats,
         interrupted: stopped.is_some(),
@@ -234,10 +251,10 @@ pub(crate) async fn play_plan<'s>(
         repaired_last_line: existing.repaired,
         duplicates: existing.duplicates.clone(),
         elapsed: started.elapsed(),
-        replicas: SeatReplicas::of(&kit),
+        replicas: SeatReplicas::of(kit),
         prefixes: None,
         selection: Selection::default(),
-    })
+    }
 }
 
 /// The players, prompts, rules and run id every episode of a run shares: what `run` plays its
