@@ -47,11 +47,21 @@ pub struct LoadOptions {
     pub skip_bad: bool,
 }
 
-/// The scenarios read from a file, and the lines skipped (only with `skip_bad`).
-#[derive(Debug, Default)]
-pub struct LoadReport {
-    pub scenarios: Vec<Scenario>,
+/// The scenarios read from a file, and the lines skipped (only with `skip_bad`): two-party
+/// [`Scenario`]s, or the n-party [`TableScenario`](super::TableScenario)s.
+#[derive(Debug)]
+pub struct LoadReport<S = Scenario> {
+    pub scenarios: Vec<S>,
     pub skipped: Vec<ScenarioError>,
+}
+
+impl<S> Default for LoadReport<S> {
+    fn default() -> Self {
+        LoadReport {
+            scenarios: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
 }
 
 /// Load every scenario of a JSONL file. Blank lines are ignored.
@@ -71,9 +81,20 @@ pub fn load_scenarios(path: &Path, options: LoadOptions) -> Result<LoadReport, S
 /// without reading it all.
 pub fn load_scenarios_from_reader(
     file_name: &str,
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     options: LoadOptions,
 ) -> Result<LoadReport, ScenarioError> {
+    load_lines(file_name, reader, options, parse_scenario_line)
+}
+
+/// The one line loop of every scenario file: each non-blank line through `parse_line` (which
+/// names the file, the line and the field of a bad one), under the line-length limit.
+pub(crate) fn load_lines<S>(
+    file_name: &str,
+    mut reader: impl BufRead,
+    options: LoadOptions,
+    parse_line: impl Fn(&str, usize, &str) -> Result<S, ScenarioError>,
+) -> Result<LoadReport<S>, ScenarioError> {
     let mut report = LoadReport::default();
     let mut buf = Vec::new();
     let mut number = 0;
@@ -98,7 +119,7 @@ pub fn load_scenarios_from_reader(
         }
         let parsed = match std::str::from_utf8(&buf) {
             Ok(line) if line.trim().is_empty() => continue,
-            Ok(line) => parse_scenario_line(file_name, number, line),
+            Ok(line) => parse_line(file_name, number, line),
             Err(e) => Err(ScenarioError::Line {
                 file: file_name.to_string(),
                 line: number,

@@ -14,6 +14,7 @@ pub mod generate;
 mod hotel;
 pub mod import;
 mod load;
+mod table;
 mod utility;
 
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,11 @@ pub(crate) use load::MAX_ACCESSORIES;
 pub use load::{
     load_scenarios, load_scenarios_from_reader, parse_scenario_line, validate, InvalidScenario,
     LoadOptions, LoadReport, ScenarioError,
+};
+pub use table::{
+    is_table_file, load_table_scenarios, load_table_scenarios_from_reader, parse_table_line,
+    validate_table, AgreementRule, Incentive, Party, PartyPosition, PartyPrivate, ScheduleSpec,
+    TableFamily, TablePublic, TableRules, TableScenario, MAX_PARTIES, MAX_ROUNDS_PER_PARTY,
 };
 pub use utility::bargained_ratio;
 
