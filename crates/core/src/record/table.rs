@@ -376,7 +376,7 @@ mod tests {
         let mut i = 0usize;
         while let Some(seat) = ep.to_move() {
             i += 1;
-            let text = if i % 3 == 0 {
+            let text = if i.is_multiple_of(3) {
                 format!(
                     "Thought: t{i}\nTalk: ok\nAction: [ACCEPT_DEAL] #{}",
                     ep.offers().len().max(1)
