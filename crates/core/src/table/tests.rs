@@ -344,3 +344,13 @@ fn views_only_grow() {
         }
     }
 }
+
+
+/// The test game as the integration tests and the Python tests read it
+/// (`tests/fixtures/table/six_party.jsonl`): the file must stay this game.
+#[test]
+fn the_fixture_file_is_the_test_game() {
+    let text = include_str!("../../../../tests/fixtures/table/six_party.jsonl");
+    let read = crate::scenario::parse_table_line("six_party.jsonl", 1, text.trim()).unwrap();
+    assert_eq!(read, six_party());
+}
