@@ -59,9 +59,7 @@ impl TableKnowledge {
         let s = episode.scenario();
         let party = &s.parties[seat];
         let bonus = match &s.rules.agreement {
-            crate::scenario::AgreementRule::Quorum { lead_bonus, .. }
-                if s.lead() == Some(seat) =>
-            {
+            crate::scenario::AgreementRule::Quorum { lead_bonus, .. } if s.lead() == Some(seat) => {
                 *lead_bonus
             }
             _ => 0,
@@ -178,9 +176,9 @@ impl TableKnowledge {
             }),
             Incentive::UntargetedAdv => candidates.into_iter().max_by_key(|d| self.score(d)),
             Incentive::Cooperative | Incentive::Greedy => match others.last() {
-                Some(latest) => candidates.into_iter().min_by_key(|d| {
-                    (distance(d, &latest.deal), std::cmp::Reverse(self.score(d)))
-                }),
+                Some(latest) => candidates
+                    .into_iter()
+                    .min_by_key(|d| (distance(d, &latest.deal), std::cmp::Reverse(self.score(d)))),
                 None => candidates.into_iter().max_by_key(|d| self.score(d)),
             },
         };
@@ -332,7 +330,11 @@ mod tests {
         for o in ep.offers() {
             let p = &ep.scenario().parties[o.proposer];
             if matches!(p.incentive, Incentive::Cooperative | Incentive::Greedy) {
-                assert!(crate::table::counts_toward(ep.scenario(), o.proposer, &o.deal));
+                assert!(crate::table::counts_toward(
+                    ep.scenario(),
+                    o.proposer,
+                    &o.deal
+                ));
             }
         }
     }

@@ -345,7 +345,6 @@ fn views_only_grow() {
     }
 }
 
-
 /// The test game as the integration tests and the Python tests read it
 /// (`tests/fixtures/table/six_party.jsonl`): the file must stay this game.
 #[test]
