@@ -110,7 +110,7 @@ pub(crate) enum Job {
 #[derive(Debug)]
 pub(crate) enum Done {
     Episode(Box<Finished>),
-    Table(TableFinished),
+    Table(Box<TableFinished>),
 }
 
 impl From<Finished> for Done {
@@ -206,7 +206,7 @@ where
                             let episode = planned.seeds.episode_id();
                             let played = play_table_caught(kit, planned)
                                 .await
-                                .map(Done::Table)
+                                .map(|f| Done::Table(Box::new(f)))
                                 .map_err(|e| EpisodeError::Table(e.to_string()));
                             let _ = tx.send((episode, played, Some(permit))).await;
                         });
