@@ -120,12 +120,12 @@ fn a_six_party_table_with_one_mock_seat_plays_records_and_replays() {
     let mut a: Vec<String> = std::fs::read_to_string(&out)
         .unwrap()
         .lines()
-        .map(|l| strip_latency(l))
+        .map(strip_latency)
         .collect();
     let mut b: Vec<String> = std::fs::read_to_string(&again)
         .unwrap()
         .lines()
-        .map(|l| strip_latency(l))
+        .map(strip_latency)
         .collect();
     a.sort();
     b.sort();
