@@ -193,3 +193,77 @@ fn an_option_not_in_the_game_and_an_unknown_offer_go_through_the_malformed_turn_
         .message
         .contains("no offer #99"));
 }
+
+/// A token-exact model seat at a table: each of its calls carries its prompt suffix and sampled
+/// ids, and the seat's sequence is exactly the mock's tokenization of its own conversation.
+#[test]
+fn a_token_exact_seat_records_exactly_its_own_conversation() {
+    use dealgym::agents::PlayerConfig;
+    use dealgym::llm::{EndpointSettings, TokenApi, TokenMode};
+    use dealgym::run::{run_tables, RunOptions};
+    use dealgym::vocab::MessageRole;
+    use dealgym_mock::{render, tokenize, MockServer, MockTemplate};
+    use std::collections::BTreeMap;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let out = out_file("table_exact");
+    let records = runtime.block_on(async {
+        let mock = MockServer::start(
+            std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            MockConfig {
+                template: MockTemplate::Chatml,
+                ..MockConfig::default()
+            },
+        )
+        .await
+        .unwrap();
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
+        let mut o = RunOptions::new(vec![path], "", "", out.clone());
+        o.players = BTreeMap::from([(
+            "exact".to_string(),
+            PlayerConfig {
+                endpoint: EndpointSettings {
+                    base_url: mock.base_url(),
+                    model: "mock".into(),
+                    max_tokens: Some(512),
+                    timeout_s: 10.0,
+                    tokens: TokenMode::Exact,
+                    token_api: TokenApi::LlamaCpp,
+                    ..EndpointSettings::default()
+                },
+                persona: None,
+                constrain: Default::default(),
+                planner: None,
+            },
+        )]);
+        o.seats = vec![("party_1".into(), "exact".into())];
+        o.group_size = 2;
+        o.progress = false;
+        let summary = run_tables(&o, std::future::pending()).await.unwrap();
+        assert_eq!(summary.written, 2);
+        mock.stop();
+        read_tables(&out)
+    });
+    let scenario = fixture();
+    for r in &records {
+        let episode = r.replay(scenario.clone()).unwrap();
+        let mut exact = Vec::new();
+        for t in r.turns.iter().filter(|t| t.role == "party_1") {
+            let tokens = t.turn.completion.tokens.as_ref().expect("exact ids");
+            assert!(!tokens.completion_ids.is_empty());
+            exact.extend_from_slice(&tokens.prompt_ids);
+            exact.extend_from_slice(&tokens.completion_ids);
+        }
+        let view = episode.view(1);
+        let last_own = view
+            .iter()
+            .rposition(|m| m.role == MessageRole::Assistant)
+            .unwrap();
+        let rendered = tokenize(&render(&view[..=last_own], MockTemplate::Chatml, false));
+        assert_eq!(exact, rendered, "{}", r.episode_id);
+    }
+}
