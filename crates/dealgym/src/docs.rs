@@ -175,6 +175,11 @@ impl Page {
         }
         if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
             self.fields(out, schema, properties);
+            // A flattened enum beside the fields: its shapes too.
+            if let Some(variants) = variants_of(schema) {
+                out.push_str("\nWith one of:\n\n");
+                self.variants(out, variants);
+            }
         } else if let Some(variants) = variants_of(schema) {
             self.variants(out, variants);
         } else {
