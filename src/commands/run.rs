@@ -5,12 +5,20 @@ use anyhow::{Context, Result};
 use super::{ctrl_c, existing_file_notes, exit_as, runtime};
 use crate::flags::demo::DemoFlags;
 use crate::flags::run::RunFlags;
-use dealgym::run::{run, written_line, RunSummary, Stop};
+use dealgym::run::{run, run_tables, written_line, RunSummary, Stop, TableRunSummary};
 use dealgym_mock::demo::{demo, DemoOptions};
 
 pub fn run_command(flags: RunFlags) -> Result<()> {
     runtime()?.block_on(async {
         let options = flags.options()?;
+        if options.is_table_run() {
+            let summary = run_tables(&options, Stop::on_signals(options.grace)).await?;
+            table_summary_lines(&summary, &options.out);
+            if summary.stats.internal_errors > 0 {
+                std::process::exit(dealgym::run::INTERNAL_ERROR_EXIT);
+            }
+            return Ok(());
+        }
         let summary = run(&options, Stop::on_signals(options.grace)).await?;
         summary_lines(&summary, &options.out);
         if let Some(path) = &flags.summary_json {
@@ -78,5 +86,33 @@ fn summary_lines(summary: &RunSummary, out: &std::path::Path) {
     eprintln!(
         "{:.1} s: {episodes_per_s:.1} episodes/s, {turns_per_s:.1} turns/s",
         summary.elapsed.as_secs_f64()
+    );
+}
+
+/// A table run's summary: the endings and the paper's metrics on stdout, the closing line on
+/// stderr.
+fn table_summary_lines(summary: &TableRunSummary, out: &std::path::Path) {
+    print!("{}", summary.stats.table());
+    eprintln!(
+        "per seat and per party, with charts: `dealgym report {}`",
+        out.display()
+    );
+    eprintln!(
+        "{}",
+        written_line(
+            &summary.run_id,
+            summary.written,
+            out,
+            (summary.planned, summary.skipped),
+            "",
+            summary.stopped.as_ref(),
+        )
+    );
+    let secs = summary.elapsed.as_secs_f64().max(1e-9);
+    eprintln!(
+        "{:.1} s: {:.1} episodes/s, {:.1} turns/s",
+        secs,
+        summary.stats.episodes as f64 / secs,
+        summary.stats.turns as f64 / secs
     );
 }

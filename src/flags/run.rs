@@ -11,12 +11,18 @@ use dealgym::run::{ConfigError, Cut, PrefixOptions, RunOptions, Targets};
 /// The flags of `dealgym run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunFlags {
-    /// openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina|ina-code), script:FILE, or a [players.NAME] of the config.
+    /// openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina|ina-code), script:FILE, or a [players.NAME] of the config. Needed for two-party scenarios.
     #[arg(long)]
-    pub learner: String,
-    /// Same forms as --learner.
+    pub learner: Option<String>,
+    /// Same forms as --learner. Needed for two-party scenarios.
     #[arg(long)]
-    pub opponent: String,
+    pub opponent: Option<String>,
+    /// A seat of an n-party table (scenarios/deliberation.jsonl): ROLE=SPEC, SPEC an openai:MODEL@URL, script:FILE, rule:deliberation (the scripted party of the role's incentive) or a [players.NAME]; repeat for several seats. Roles not named play rule:deliberation.
+    #[arg(long = "seat", value_name = "ROLE=SPEC")]
+    pub seats: Vec<String>,
+    /// A role of an n-party table whose proposals and acceptances below its own minimum become [REJECT_DEAL] (repeat for several).
+    #[arg(long = "regulate", value_name = "ROLE")]
+    pub regulated: Vec<String>,
     /// The JSONL file to append episodes to.
     #[arg(long)]
     pub out: PathBuf,
@@ -36,8 +42,8 @@ impl RunFlags {
     pub fn options(&self) -> Result<RunOptions, ConfigError> {
         let prefixes = self.prefix.options()?;
         let mut o = self.plan.options_with(
-            &self.learner,
-            &self.opponent,
+            self.learner.as_deref().unwrap_or(""),
+            self.opponent.as_deref().unwrap_or(""),
             self.out.clone(),
             prefixes.is_none() && self.campaigns.campaigns.is_none(),
         )?;
@@ -48,6 +54,27 @@ impl RunFlags {
             ));
         }
         self.campaigns.apply(&mut o)?;
+        o.seats =
+            dealgym::run::parse_seats(&self.seats).map_err(|e| ConfigError::Flag(e.to_string()))?;
+        o.regulated_roles = self.regulated.clone();
+        if o.is_table_run() {
+            if o.learner_given() {
+                return Err(ConfigError::Flag(
+                    "an n-party table seats its players by role: give --seat ROLE=SPEC (roles not named play rule:deliberation), not --learner/--opponent".into(),
+                ));
+            }
+            return Ok(o);
+        }
+        if !o.seats.is_empty() || !o.regulated_roles.is_empty() {
+            return Err(ConfigError::Flag(
+                "--seat and --regulate are for n-party tables (scenarios/deliberation.jsonl); a two-party run takes --learner and --opponent".into(),
+            ));
+        }
+        if self.learner.is_none() || self.opponent.is_none() {
+            return Err(ConfigError::Flag(
+                "a two-party run needs --learner SPEC and --opponent SPEC".into(),
+            ));
+        }
         if prefixes.is_some() && (o.split.is_some() || o.sample.is_some()) {
             return Err(ConfigError::Flag(
                 "--scenario-split and --sample choose the scenarios a run plays from the start; \

@@ -43,5 +43,6 @@ pub mod record;
 pub mod reward;
 pub mod scenario;
 pub mod score;
+pub mod table;
 pub mod template;
 pub mod vocab;

@@ -31,7 +31,7 @@
 
 pub use dealgym_core::{
     cache, campaign, digest, game, jsonl, limits, negotiator, observation, planner, protocol,
-    record, reward, scenario, score, template, vocab,
+    record, reward, scenario, score, table, template, vocab,
 };
 
 #[cfg(test)]

@@ -346,6 +346,17 @@ impl EpisodeSeed {
         ChaCha8Rng::seed_from_u64(mix(&[self.run, self.group, 0x5e7u64]))
     }
 
+    /// The seed of an n-party table's setup (its schedule): shared by a group, like
+    /// [`EpisodeSeed::setup_rng`]'s.
+    pub fn table_seed(&self) -> u64 {
+        mix(&[self.run, self.group, 0x7ab1e])
+    }
+
+    /// The sampling seed sent to an endpoint for seat `seat` of a table.
+    pub fn table_sampling_seed(&self, seat: usize) -> u64 {
+        mix(&[self.run, self.group, self.member, 0x7ab1e, seat as u64 + 1]) >> 1
+    }
+
     /// The episode's id within its run: `g{group}-m{member}` (the one place it is spelled).
     pub fn episode_id(&self) -> String {
         format!("g{}-m{}", self.group, self.member)

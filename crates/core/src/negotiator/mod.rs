@@ -5,6 +5,7 @@
 
 pub mod bundle;
 pub mod concession;
+pub mod deliberation;
 mod rule;
 mod speech;
 mod tickets;

@@ -14,6 +14,7 @@ mod files;
 mod player;
 mod reader;
 mod replay;
+mod table;
 mod tail;
 mod turn;
 mod writer;
@@ -38,6 +39,10 @@ pub use files::{record_files_in, Located, RecordFiles};
 pub use player::{PlayerSpec, SeatKind};
 pub use reader::{ReadError, RecordReader};
 pub use replay::{ReplayError, TemplateDiff};
+pub use table::{
+    RecordKind, SeatPlayer, TableRecord, TableRecordOutcome, TableReplayError, TableSeatRecord,
+    TableTurnRecord, TurnCost,
+};
 pub use tail::{cut_off_tail, read_appended, Tail, TailError};
 pub use turn::{Annotation, TurnRecord};
 pub use writer::{scan_existing, Existing, OutputLock, RecordWriter, WriteError};

@@ -17,7 +17,6 @@ use serde::Deserialize;
 
 use super::duplicates::{Duplicates, EpisodeKey};
 use super::tail::{cut_off_tail, read_appended, TailError};
-use super::EpisodeRecord;
 
 /// A problem with the output file.
 #[derive(Debug, thiserror::Error)]
@@ -336,7 +335,7 @@ impl RecordWriter {
     /// Append one record as one whole line, flushed. If the write fails (a full disk), what
     /// was written of the line is taken back (a regular file is cut to its length before), so
     /// the file still ends with a whole record, and the error names the file; the caller stops.
-    pub fn write(&mut self, record: &EpisodeRecord) -> Result<(), WriteError> {
+    pub fn write(&mut self, record: &impl serde::Serialize) -> Result<(), WriteError> {
         let mut line = serde_json::to_vec(record).map_err(|e| WriteError::Encode(e.to_string()))?;
         line.push(b'\n');
         let before = self
@@ -520,7 +519,7 @@ mod tests {
     }
 
     /// A record of a short CaSiNo episode.
-    fn a_record() -> EpisodeRecord {
+    fn a_record() -> super::super::EpisodeRecord {
         use crate::fixtures::{casino, learner_first_as, play, record_of, turn};
         let s = casino();
         let setup = learner_first_as(&s, crate::scenario::Role::Agent1);

@@ -15,6 +15,7 @@ mod aggregate;
 mod estimate;
 mod quantile;
 mod rating;
+mod table;
 
 pub(crate) use aggregate::LEVEL;
 pub use aggregate::{
@@ -25,6 +26,9 @@ pub use estimate::{cell, pct_cell, Estimate};
 pub use quantile::{Bin, Quantiles};
 pub use rating::{
     Comparisons, Group, InMemory, Leaderboard, Observation, ObservationStore, Rating,
+};
+pub use table::{
+    deliberation_metrics, is_pareto, nash_product, table_metrics, Proposal, TableMetrics,
 };
 
 use std::sync::{Arc, LazyLock};

@@ -11,6 +11,7 @@ pub mod persona;
 mod planner;
 mod sampling;
 mod script;
+mod table;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -39,6 +40,7 @@ pub use persona::PersonaConfig;
 pub use planner::{Planner, PlannerConfig, Proposers, Selector, DEFAULT_K};
 pub use sampling::{SamplingConfig, SamplingDefaults};
 pub use script::ScriptPlayer;
+pub use table::{TablePlayer, SCRIPTED};
 
 /// Why a player could not be made or could not answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -530,7 +532,7 @@ impl Player {
                 };
                 let sequence = sequence.as_deref();
                 let answer = match replicas {
-                    None => llm_call(client, ctx, view, sequence, fields).await?,
+                    None => llm_call(client, ctx.sampling_seed, view, sequence, fields).await?,
                     Some(pool) => {
                         let key = ctx.route.map(|episode| SeatKey {
                             episode,
@@ -540,8 +542,14 @@ impl Player {
                             .call(key, |replica| {
                                 let fields = fields.clone();
                                 async move {
-                                    let answer =
-                                        llm_call(&replica, ctx, view, sequence, fields).await?;
+                                    let answer = llm_call(
+                                        &replica,
+                                        ctx.sampling_seed,
+                                        view,
+                                        sequence,
+                                        fields,
+                                    )
+                                    .await?;
                                     let tokens = answer.tokens;
                                     Ok((answer, tokens))
                                 }

@@ -51,15 +51,13 @@ pub(super) fn exact_sequence(
 /// messages and what the model samples from that id prompt.
 pub(super) async fn llm_call(
     client: &LlmClient,
-    ctx: &TurnContext<'_>,
+    sampling_seed: u64,
     view: &[Message],
     sequence: Option<&[u32]>,
     fields: serde_json::Map<String, serde_json::Value>,
 ) -> Result<CallAnswer, LlmError> {
     let Some(sequence) = sequence else {
-        let reply = client
-            .complete_with(view, ctx.sampling_seed, fields)
-            .await?;
+        let reply = client.complete_with(view, sampling_seed, fields).await?;
         let tokens = CallTokens {
             prompt: reply.call.usage.map_or(0, |u| u.prompt_tokens),
             cached: reply.call.usage.and_then(|u| u.cached_tokens()),
@@ -79,7 +77,7 @@ pub(super) async fn llm_call(
     let next = client.next_prompt(api, &sequence, view).await?;
     sequence.extend_from_slice(&next.suffix);
     let sampled = client
-        .sample(api, &sequence, client.seed_for(ctx.sampling_seed), fields)
+        .sample(api, &sequence, client.seed_for(sampling_seed), fields)
         .await?;
     let call = Call {
         finish_reason: sampled.finish_reason.clone(),

@@ -156,6 +156,9 @@ pub enum EpisodeError {
         prefix: usize,
         kind: &'static str,
     },
+    /// An n-party table could not be played (its setup or a player failed before it ended).
+    #[error("{0}")]
+    Table(String),
 }
 
 /// One episode being played.

@@ -12,6 +12,7 @@ use crate::game::OutcomeKind;
 use crate::record::RecordWriter;
 
 use super::campaign::{play_campaign, PlannedCampaign};
+use super::table::{play_table_caught, PlannedTable, TableFinished, TableKit};
 use super::{
     play_caught, EpisodeError, EpisodeKit, Finished, PlannedEpisode, RunError, RunStats, Stop,
     StopSignal, StopState,
@@ -70,7 +71,7 @@ pub(crate) trait Sink {
     fn take(
         &mut self,
         episode: String,
-        played: Result<Finished, EpisodeError>,
+        played: Result<Done, EpisodeError>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send;
 }
 
@@ -83,11 +84,15 @@ impl Sink for RecordWriter {
     fn take(
         &mut self,
         _episode: String,
-        played: Result<Finished, EpisodeError>,
+        played: Result<Done, EpisodeError>,
     ) -> impl Future<Output = Result<(), RunError>> + Send {
-        let written = played
+        let written = played.map_err(RunError::from).and_then(|done| {
+            match &done {
+                Done::Episode(finished) => self.write(&finished.record),
+                Done::Table(finished) => self.write(&finished.record),
+            }
             .map_err(RunError::from)
-            .and_then(|finished| self.write(&finished.record).map_err(RunError::from));
+        });
         std::future::ready(written)
     }
 }
@@ -97,6 +102,21 @@ impl Sink for RecordWriter {
 pub(crate) enum Job {
     Episode(Arc<EpisodeKit>, PlannedEpisode),
     Campaign(Arc<EpisodeKit>, PlannedCampaign),
+    /// An n-party table (`table.rs`).
+    Table(Arc<TableKit>, PlannedTable),
+}
+
+/// What the executor hands a sink: an ended two-party episode or an ended table.
+#[derive(Debug)]
+pub(crate) enum Done {
+    Episode(Box<Finished>),
+    Table(Box<TableFinished>),
+}
+
+impl From<Finished> for Done {
+    fn from(f: Finished) -> Done {
+        Done::Episode(Box::new(f))
+    }
 }
 
 impl From<(Arc<EpisodeKit>, PlannedEpisode)> for Job {
@@ -155,7 +175,7 @@ where
                         started.fetch_add(1, Ordering::SeqCst);
                         tasks.spawn(async move {
                             let episode = planned.episode_id();
-                            let played = play_caught(kit, planned).await;
+                            let played = play_caught(kit, planned).await.map(Done::from);
                             // The permit travels with the episode and is released once the
                             // sink has taken it.
                             let _ = tx.send((episode, played, Some(permit))).await;
@@ -171,12 +191,24 @@ where
                                 started.fetch_add(1, Ordering::SeqCst);
                                 play_caught(kit, planned)
                             };
-                            let deal_done = |episode, played| {
+                            let deal_done = |episode, played: Result<Finished, EpisodeError>| {
                                 let tx = tx.clone();
+                                let played = played.map(Done::from);
                                 async move { tx.send((episode, played, None)).await.is_ok() }
                             };
                             let go_on = || !*draining.borrow();
                             play_campaign(kit, planned, play, deal_done, go_on).await;
+                        });
+                    }
+                    Job::Table(kit, planned) => {
+                        started.fetch_add(1, Ordering::SeqCst);
+                        tasks.spawn(async move {
+                            let episode = planned.seeds.episode_id();
+                            let played = play_table_caught(kit, planned)
+                                .await
+                                .map(|f| Done::Table(Box::new(f)))
+                                .map_err(|e| EpisodeError::Table(e.to_string()));
+                            let _ = tx.send((episode, played, Some(permit))).await;
                         });
                     }
                 }
@@ -215,8 +247,8 @@ where
             played = rx.recv() => match played {
                 Some((episode, played, _permit)) => {
                     received += 1;
-                    if let Ok(finished) = &played {
-                        stats.add_finished(finished);
+                    if let Ok(done) = &played {
+                        stats.add_done(done);
                         bar.inc(1);
                     }
                     if let Err(e) = sink.take(episode, played).await {
@@ -239,10 +271,10 @@ where
     // Episodes that ended while we were stopping are complete: keep them (after a failure,
     // as long as the sink takes them).
     let _ = drain.send(true);
-    while let Ok((episode, Ok(finished), _permit)) = rx.try_recv() {
+    while let Ok((episode, Ok(done), _permit)) = rx.try_recv() {
         received += 1;
-        stats.add_finished(&finished);
-        if let Err(e) = sink.take(episode, Ok(finished)).await {
+        stats.add_done(&done);
+        if let Err(e) = sink.take(episode, Ok(done)).await {
             failure.get_or_insert(e);
             break;
         }

@@ -21,6 +21,7 @@ mod scenarios;
 pub mod select;
 mod stop;
 mod summary;
+mod table;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -37,6 +38,7 @@ pub use campaign::{plan_campaigns, read_campaigns_for, shard_campaigns, PlannedC
 pub use config::{presets_doc, ConfigError, FileConfig};
 pub(crate) use driver::{panic_message, play_caught, Driver, Finished};
 pub use driver::{play, EpisodeError, EpisodeKit, SeatPlayer, Seating, INTERNAL_ERROR};
+pub(crate) use execute::Done;
 pub(crate) use execute::{execute, progress_bar, styled_bar, AbortOnDrop, Job, Sink};
 pub use execute::{written_line, Stopped};
 pub use options::{RunError, RunOptions};
@@ -53,6 +55,10 @@ pub use scenarios::{FindError, Unavailable};
 pub use select::{Sample, SelectConfig, SelectError, Selection};
 pub use stop::{grace_period, Stop, StopSignal, StopState};
 pub use summary::{RunStats, TABLE_WIDTH};
+pub use table::{
+    build_table_kit, load_tables, parse_seats, play_table, run_tables, PlannedTable, TableKit,
+    TableRunSummary, TableStats, DEFAULT_SEAT,
+};
 
 /// The run id: a digest of what makes two runs comparable (seed, scenarios, players, group size,
 /// rules), so resuming into a file of another run is refused. An endpoint's URL is not part of

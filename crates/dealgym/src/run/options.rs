@@ -27,6 +27,12 @@ pub struct RunOptions {
     pub sample: Option<Sample>,
     pub learner: String,
     pub opponent: String,
+    /// The players of an n-party table by role (`--seat ROLE=SPEC`); roles not named play
+    /// `rule:deliberation`. Only for table scenarios.
+    pub seats: Vec<(String, String)>,
+    /// Roles of a table whose proposals and acceptances below their own minimum are replaced
+    /// by a REJECT (`--regulate ROLE`).
+    pub regulated_roles: Vec<String>,
     pub out: PathBuf,
     pub seed: u64,
     pub concurrency: usize,
@@ -67,6 +73,8 @@ impl RunOptions {
             sample: None,
             learner: learner.to_string(),
             opponent: opponent.to_string(),
+            seats: Vec::new(),
+            regulated_roles: Vec::new(),
             out,
             seed: 0,
             concurrency: 64,
@@ -85,6 +93,19 @@ impl RunOptions {
             prefixes: None,
             campaigns: None,
         }
+    }
+
+    /// Whether a two-party player was named (`--learner`/`--opponent`): a table run refuses
+    /// them, a two-party run needs them.
+    pub fn learner_given(&self) -> bool {
+        !self.learner.trim().is_empty() || !self.opponent.trim().is_empty()
+    }
+
+    /// Whether the run's scenario files hold n-party games.
+    pub fn is_table_run(&self) -> bool {
+        self.scenarios
+            .first()
+            .is_some_and(|f| crate::scenario::is_table_file(f))
     }
 
     /// The counts and rules the run is made with, each within its limit ([`crate::limits`]):

@@ -30,6 +30,8 @@ pub struct RunStats {
     pub rewards: RewardIssueCounts,
     /// Episodes that panicked (`Finished::internal_error`): among the errors, and a bug.
     pub internal_errors: usize,
+    /// The n-party tables, per family.
+    pub tables: BTreeMap<String, super::table::TableStats>,
 }
 
 impl RunStats {
@@ -37,6 +39,22 @@ impl RunStats {
     pub fn add(&mut self, r: &EpisodeRecord) {
         r.add_to(self.families.entry(r.family).or_default(), None);
         self.rewards.add(r);
+    }
+
+    /// Add what the executor played: an episode, or a table.
+    pub(crate) fn add_done(&mut self, done: &super::execute::Done) {
+        match done {
+            super::execute::Done::Episode(finished) => self.add_finished(finished),
+            super::execute::Done::Table(finished) => {
+                let stats = self
+                    .tables
+                    .entry(finished.record.family.name().to_string())
+                    .or_default();
+                stats.add(&finished.record);
+                stats.internal_errors += usize::from(finished.internal_error);
+                self.internal_errors += usize::from(finished.internal_error);
+            }
+        }
     }
 
     /// Add an episode as [`RunStats::add`] does, counting it apart if it panicked.

@@ -35,7 +35,7 @@ use crate::limits::{
 };
 use crate::record::{EpisodeRecord, RecordWriter};
 use crate::run::{
-    execute, plan, AbortOnDrop, EpisodeError, Finished, SeatPlayer, Sink, Stop, StopSignal,
+    execute, plan, AbortOnDrop, Done, EpisodeError, SeatPlayer, Sink, Stop, StopSignal,
 };
 use crate::scenario::{Family, Scenario};
 
@@ -268,7 +268,7 @@ impl Sink for StreamSink {
     async fn take(
         &mut self,
         episode: String,
-        played: Result<Finished, EpisodeError>,
+        played: Result<Done, EpisodeError>,
     ) -> Result<(), StreamEnded> {
         if self.ended {
             return Err(StreamEnded);
@@ -277,7 +277,12 @@ impl Sink for StreamSink {
             // A panic is an `error` record on the stream (the 200 is sent already); a driver
             // that could not play the episode at all is an error line naming it.
             Err(e) => line(&StreamError::episode(episode, e.to_string())),
-            Ok(finished) => {
+            // A rollout request plans two-party episodes only.
+            Ok(Done::Table(finished)) => line(&StreamError::episode(
+                finished.record.episode_id,
+                "a rollout request plays two-party episodes".to_string(),
+            )),
+            Ok(Done::Episode(finished)) => {
                 let record = finished.record;
                 if let Err(e) = self.state.hub.log(&record) {
                     let text = line(&StreamError::episode(record.episode_id, e.to_string()));

@@ -1,0 +1,462 @@
+//! The record of an n-party episode: one JSON line, like a two-party record, told apart by its
+//! `kind` (`"table"`; two-party records have no `kind`, so every record written before tables
+//! existed reads as it always did). Seats are listed by role in the game's order; turns, offers
+//! and the outcome name seats by their index in that list and carry the role beside it.
+//! Views are not stored: [`TableRecord::replay`] rebuilds the episode from the scenario and the
+//! raw completions, and checks it ends as recorded.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::digest::{digest_json, Digest};
+use crate::game::{Completion, EpisodeSeed, OutcomeKind};
+use crate::scenario::{Incentive, PartyPosition, TableFamily, TableScenario};
+use crate::score::{table_metrics, TableMetrics};
+use crate::table::{
+    TableEpisode, TableError, TableOffer, TableOptions, TableOutcome, TableSetup, TableTurn,
+};
+use crate::vocab::Call;
+
+use super::RECORD_SCHEMA;
+
+/// What marks a line as an n-party record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordKind {
+    /// An n-party table.
+    Table,
+}
+
+/// One n-party episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TableRecord {
+    /// The record format version (the two-party record's).
+    pub schema: u32,
+    /// The run the episode belongs to.
+    pub run_id: String,
+    /// Unique within the run: `g{group}-m{member}`.
+    pub episode_id: String,
+    /// Always `table`.
+    pub kind: RecordKind,
+    /// The GRPO group within the run, `g{group}`: its members share one schedule.
+    pub group_id: String,
+    /// The run seed, the group and the member the episode's seeds come from.
+    pub seeds: EpisodeSeed,
+    /// The scenario's id (`deliberation:GAME:VARIANT`).
+    pub scenario_id: String,
+    pub family: TableFamily,
+    /// The scenario's content digest: replay refuses a scenario that has changed.
+    pub scenario_digest: Digest,
+    /// The fingerprint of the table's prompt templates ([`crate::table::templates_digest`]).
+    pub prompts_digest: String,
+    /// Where an imported episode came from (a log file); absent for played ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// What the table was set up with (retries, regulated roles, turn format).
+    pub options: TableOptions,
+    /// The setup: the seed, the schedule drawn from it, each seat's system prompt.
+    pub setup: TableSetup,
+    /// Who sat where, in the game's order.
+    pub seats: Vec<TableSeatRecord>,
+    /// Every attempt at a turn, in order.
+    pub turns: Vec<TableTurnRecord>,
+    /// Every offer made, with who accepted it at the end.
+    pub offers: Vec<TableOffer>,
+    /// How it ended, with each role's score and ρ and the metrics.
+    pub outcome: TableRecordOutcome,
+    /// Each role's reward: ρ on a deal, 0 without one, −1 for the seat that forfeited.
+    pub rewards: BTreeMap<String, f64>,
+}
+
+/// One seat of a table record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TableSeatRecord {
+    /// The seat's name (`sportco`, `mayor`, …).
+    pub role: String,
+    /// The party's name in the game's text.
+    pub name: String,
+    /// Where it sits in the game's rules (`lead`, `veto`, `target`, `player`).
+    pub position: PartyPosition,
+    /// What it is asked to want.
+    pub incentive: Incentive,
+    /// The player spec, secrets removed (`rule:deliberation`, `openai:MODEL@URL`, …).
+    pub player: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// One attempt at a turn, with what the call cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TableTurnRecord {
+    /// The role of the seat that made the attempt.
+    pub role: String,
+    #[serde(flatten)]
+    pub turn: TableTurn,
+    /// How long the call took (0 for a scripted seat).
+    #[serde(default)]
+    pub latency_ms: u64,
+    /// What the endpoint said about the call (usage, logprobs, token ids).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<Call>,
+    /// Transient endpoint failures retried before the answer.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// How the table ended, with each party's score and ρ, and the paper's metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TableRecordOutcome {
+    /// The ending.
+    #[serde(flatten)]
+    pub outcome: TableOutcome,
+    /// The agreed deal in the games' notation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deal_text: Option<String>,
+    /// Each role's score of the agreed deal (absent without a deal).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub scores: BTreeMap<String, i64>,
+    /// Each role's ρ: its score over the best it could score (0 without a deal).
+    pub rho: BTreeMap<String, f64>,
+    /// The paper's four metrics and dealgym's own over all parties.
+    pub metrics: TableMetrics,
+}
+
+/// What a player did beside its completion: what a driver hands [`TableRecord::of`] per turn.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnCost {
+    pub latency_ms: u64,
+    pub call: Option<Call>,
+    pub retries: u32,
+}
+
+/// An error replaying a table record.
+#[derive(Debug, thiserror::Error)]
+pub enum TableReplayError {
+    #[error("episode {episode} was played on scenario {expected}, not {found}")]
+    WrongScenario {
+        episode: String,
+        expected: String,
+        found: String,
+    },
+    #[error("episode {episode}: scenario {scenario} changed since the run (digest {found}, the record's {expected})")]
+    ScenarioChanged {
+        episode: String,
+        scenario: String,
+        expected: Digest,
+        found: Digest,
+    },
+    #[error("episode {episode}: the table's prompt templates changed since the run")]
+    TemplatesChanged { episode: String },
+    #[error("episode {episode}: {source}")]
+    Table { episode: String, source: TableError },
+    #[error("episode {episode}: replayed, {what} differs from the record")]
+    Differs { episode: String, what: String },
+}
+
+/// Who sat where: a seat's player spec and model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SeatPlayer {
+    pub player: String,
+    pub model: Option<String>,
+}
+
+impl TableRecord {
+    /// The record of a played (or imported) `episode`.
+    pub fn of(
+        run_id: &str,
+        seeds: EpisodeSeed,
+        episode: &TableEpisode,
+        options: &TableOptions,
+        players: &[SeatPlayer],
+        costs: &[TurnCost],
+    ) -> TableRecord {
+        let scenario = episode.scenario();
+        let outcome = episode.outcome().cloned().unwrap_or(TableOutcome {
+            kind: OutcomeKind::Error,
+            by: None,
+            offer: None,
+            deal: None,
+            detail: Some("the episode had not ended".into()),
+        });
+        let seats = scenario
+            .parties
+            .iter()
+            .enumerate()
+            .map(|(i, p)| TableSeatRecord {
+                role: p.role.clone(),
+                name: p.name.clone(),
+                position: p.position,
+                incentive: p.incentive,
+                player: players.get(i).map(|s| s.player.clone()).unwrap_or_default(),
+                model: players.get(i).and_then(|s| s.model.clone()),
+            })
+            .collect();
+        let turns = episode
+            .turns()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let cost = costs.get(i).cloned().unwrap_or_default();
+                TableTurnRecord {
+                    role: scenario.parties[t.seat].role.clone(),
+                    turn: t.clone(),
+                    latency_ms: cost.latency_ms,
+                    call: cost.call,
+                    retries: cost.retries,
+                }
+            })
+            .collect();
+        let record_outcome = record_outcome(episode, outcome);
+        let rewards = rewards(scenario, &record_outcome);
+        TableRecord {
+            schema: RECORD_SCHEMA,
+            run_id: run_id.to_string(),
+            episode_id: seeds.episode_id(),
+            kind: RecordKind::Table,
+            group_id: seeds.group_id(),
+            seeds,
+            scenario_id: scenario.id.clone(),
+            family: scenario.family,
+            scenario_digest: digest_json(scenario),
+            prompts_digest: crate::table::templates_digest(),
+            source: None,
+            options: options.clone(),
+            setup: episode.setup().clone(),
+            seats,
+            turns,
+            offers: episode.offers().to_vec(),
+            outcome: record_outcome,
+            rewards,
+        }
+    }
+
+    /// The roles in seat order.
+    pub fn roles(&self) -> Vec<&str> {
+        self.seats.iter().map(|s| s.role.as_str()).collect()
+    }
+
+    /// Rebuild the episode from `scenario` and the recorded completions, and check that it
+    /// plays out exactly as recorded (every turn, offer and the outcome). Imported logs are
+    /// replayed the same way.
+    pub fn replay(&self, scenario: Arc<TableScenario>) -> Result<TableEpisode, TableReplayError> {
+        let episode = self.episode_id.clone();
+        if scenario.id != self.scenario_id {
+            return Err(TableReplayError::WrongScenario {
+                episode,
+                expected: self.scenario_id.clone(),
+                found: scenario.id.clone(),
+            });
+        }
+        let found = digest_json(&*scenario);
+        if found != self.scenario_digest {
+            return Err(TableReplayError::ScenarioChanged {
+                episode,
+                scenario: scenario.id.clone(),
+                expected: self.scenario_digest,
+                found,
+            });
+        }
+        if self.source.is_none() && self.prompts_digest != crate::table::templates_digest() {
+            return Err(TableReplayError::TemplatesChanged { episode });
+        }
+        let setup = match &self.source {
+            // An imported log keeps its own schedule and prompts.
+            Some(_) => self.setup.clone(),
+            None => {
+                let setup = TableSetup::new(&scenario, &self.options, self.setup.seed).map_err(
+                    |source| TableReplayError::Table {
+                        episode: episode.clone(),
+                        source,
+                    },
+                )?;
+                if setup != self.setup {
+                    return Err(TableReplayError::Differs {
+                        episode,
+                        what: "the setup (schedule or system prompts)".into(),
+                    });
+                }
+                setup
+            }
+        };
+        let mut replayed = TableEpisode::new(scenario, setup);
+        for (i, turn) in self.turns.iter().enumerate() {
+            if replayed.outcome().is_some() {
+                return Err(TableReplayError::Differs {
+                    episode,
+                    what: format!("the ending (the replay ended before turn {i})"),
+                });
+            }
+            let completion: Completion = turn.turn.completion.clone();
+            replayed
+                .step(turn.turn.seat, completion)
+                .map_err(|source| TableReplayError::Table {
+                    episode: episode.clone(),
+                    source,
+                })?;
+            if replayed.turns()[i] != turn.turn {
+                return Err(TableReplayError::Differs {
+                    episode,
+                    what: format!("turn {i}"),
+                });
+            }
+        }
+        if self.outcome.outcome.kind != OutcomeKind::Error {
+            if replayed.offers() != self.offers.as_slice() {
+                return Err(TableReplayError::Differs {
+                    episode,
+                    what: "the offers".into(),
+                });
+            }
+            if replayed.outcome() != Some(&self.outcome.outcome) {
+                return Err(TableReplayError::Differs {
+                    episode,
+                    what: "the outcome".into(),
+                });
+            }
+            let rescored = record_outcome(&replayed, self.outcome.outcome.clone());
+            if rescored != self.outcome {
+                return Err(TableReplayError::Differs {
+                    episode,
+                    what: "the scores, ρ or metrics".into(),
+                });
+            }
+        }
+        Ok(replayed)
+    }
+}
+
+/// The outcome with each party's score, ρ and the paper's metrics.
+fn record_outcome(episode: &TableEpisode, outcome: TableOutcome) -> TableRecordOutcome {
+    let scenario = episode.scenario();
+    let mut scores = BTreeMap::new();
+    let mut rho = BTreeMap::new();
+    for (seat, party) in scenario.parties.iter().enumerate() {
+        let (score, r) = match (&outcome.kind, &outcome.deal) {
+            (OutcomeKind::Deal, Some(deal)) => {
+                let score = scenario.score(seat, deal);
+                let best = scenario.best_score(seat).max(1);
+                (Some(score), score as f64 / best as f64)
+            }
+            _ => (None, 0.0),
+        };
+        if let Some(score) = score {
+            scores.insert(party.role.clone(), score);
+        }
+        rho.insert(party.role.clone(), r);
+    }
+    let deal_text = outcome.deal.as_ref().map(|d| scenario.render_deal(d));
+    let metrics = table_metrics(episode, &outcome);
+    TableRecordOutcome {
+        outcome,
+        deal_text,
+        scores,
+        rho,
+        metrics,
+    }
+}
+
+/// Each role's reward: ρ on a deal, 0 without one, −1 for a seat that forfeited.
+fn rewards(scenario: &TableScenario, outcome: &TableRecordOutcome) -> BTreeMap<String, f64> {
+    scenario
+        .parties
+        .iter()
+        .enumerate()
+        .map(|(seat, p)| {
+            let r = match outcome.outcome.kind {
+                OutcomeKind::FormatForfeit if outcome.outcome.by == Some(seat) => -1.0,
+                _ => outcome.rho.get(&p.role).copied().unwrap_or(0.0),
+            };
+            (p.role.clone(), r)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::tests::six_party;
+
+    fn played(seed: u64) -> (Arc<TableScenario>, TableRecord) {
+        let s = Arc::new(six_party());
+        let options = TableOptions::default();
+        let seeds = EpisodeSeed {
+            run: seed,
+            group: 0,
+            member: 0,
+        };
+        let setup = TableSetup::new(&s, &options, seeds.table_seed()).unwrap();
+        let mut ep = TableEpisode::new(s.clone(), setup);
+        let mut i = 0usize;
+        while let Some(seat) = ep.to_move() {
+            i += 1;
+            let text = if i.is_multiple_of(3) {
+                format!(
+                    "Thought: t{i}\nTalk: ok\nAction: [ACCEPT_DEAL] #{}",
+                    ep.offers().len().max(1)
+                )
+            } else {
+                let deal = s.all_deals().nth(i * 53 % 720).unwrap();
+                format!(
+                    "Thought: t{i}\nTalk: how about\nAction: [SUBMIT_DEAL] {}",
+                    s.render_deal(&deal)
+                )
+            };
+            ep.step(seat, Completion::from(text.as_str())).unwrap();
+        }
+        let record = TableRecord::of("run", seeds, &ep, &options, &[], &[]);
+        (s, record)
+    }
+
+    #[test]
+    fn a_table_record_reads_back_and_replays_exactly() {
+        let (s, record) = played(3);
+        let line = serde_json::to_string(&record).unwrap();
+        assert!(
+            line.starts_with(r#"{"schema":1,"run_id":"run","episode_id":"g0-m0","kind":"table""#)
+        );
+        let back: TableRecord = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, record);
+        let replayed = back.replay(s.clone()).expect("replays");
+        assert_eq!(replayed.turns().len(), record.turns.len());
+        // A changed completion is caught.
+        let mut tampered = record.clone();
+        let t = &mut tampered.turns[1].turn.completion.text;
+        *t = t.replace("how about", "what about");
+        assert!(matches!(
+            tampered.replay(s.clone()),
+            Err(TableReplayError::Differs { .. })
+        ));
+        // A two-party record is not a table record.
+        assert!(serde_json::from_str::<TableRecord>(
+            r#"{"schema":1,"run_id":"r","episode_id":"g0-m0"}"#
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn rewards_are_rho_on_a_deal_and_sum_the_scores() {
+        for seed in 0..20 {
+            let (s, record) = played(seed);
+            match record.outcome.outcome.kind {
+                OutcomeKind::Deal => {
+                    let deal = record.outcome.outcome.deal.clone().unwrap();
+                    for (seat, p) in s.parties.iter().enumerate() {
+                        let rho = s.score(seat, &deal) as f64 / s.best_score(seat) as f64;
+                        assert_eq!(record.rewards[&p.role], rho);
+                    }
+                }
+                OutcomeKind::FormatForfeit => {}
+                _ => assert!(record.rewards.values().all(|r| *r == 0.0)),
+            }
+        }
+    }
+}

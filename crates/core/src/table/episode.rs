@@ -1,0 +1,625 @@
+//! The n-party episode: seats by role, a drawn schedule, offers with ids, acceptances that name
+//! an offer, the game's agreement rule, regulation and the malformed-turn policy per seat, and
+//! termination by agreement, a veto party walking out, a forfeit, or the end of the schedule.
+//!
+//! It takes one raw completion per step from the seat the schedule names, and answers with what
+//! happened. What each seat sees is rebuilt from the turns ([`TableEpisode::view`]): its own
+//! system prompt, the others' talk and moves (never their thoughts, reasoning or scores), and
+//! its own replies, append-only.
+
+use std::sync::Arc;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::game::{Completion, OutcomeKind};
+use crate::protocol::{Action, Parsed, TurnError, TurnFormat};
+use crate::scenario::TableScenario;
+use crate::vocab::{Message, MessageRole};
+
+use super::agreement::{counts_toward, holds_veto, is_agreed, still_possible};
+use super::prompt::{correction, system_prompt, turn_prompt, TurnNews};
+use super::schedule::{draw_schedule, Slot, SlotKind};
+use super::turn::read_table_turn;
+
+/// What a table is set up with, per seat and for all.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TableOptions {
+    /// Malformed or illegal turns a seat may retry in one slot before it forfeits (default 1).
+    pub retries: u32,
+    /// Roles whose ACCEPT or SUBMIT below their own minimum becomes a REJECT (default none).
+    pub regulated: Vec<String>,
+    /// How every seat writes its turns (`tagged` or `xml`).
+    pub format: TurnFormat,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            retries: 1,
+            regulated: Vec::new(),
+            format: TurnFormat::Tagged,
+        }
+    }
+}
+
+/// One seat's setup.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TableSeat {
+    /// The seat's role.
+    pub role: String,
+    /// Whether its moves below its own minimum are replaced by a REJECT.
+    pub regulated: bool,
+    /// The seat's system prompt, rendered once.
+    pub system_prompt: String,
+}
+
+/// Everything fixed at the start of an episode: the seed, the drawn schedule, the seats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TableSetup {
+    /// The episode's seed (from the run seed and the episode index).
+    pub seed: u64,
+    /// Attempts a seat may retry in one slot before it forfeits.
+    pub retries: u32,
+    /// How every seat writes its turns.
+    pub format: TurnFormat,
+    /// Each seat, in the game's order.
+    pub seats: Vec<TableSeat>,
+    /// Who moves when, drawn from `seed`.
+    pub schedule: Vec<Slot>,
+}
+
+/// An error starting or stepping a table.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TableError {
+    #[error("a seat acted out of turn: `{acted}` moved while it is `{expected}`'s turn")]
+    OutOfTurn { acted: String, expected: String },
+    #[error("the episode has ended")]
+    Ended,
+    #[error("unknown seat `{0}`")]
+    UnknownSeat(String),
+    #[error("regulated role `{0}` is not a party of the game")]
+    UnknownRegulated(String),
+    #[error("prompt template: {0}")]
+    Template(String),
+}
+
+/// An offer on the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TableOffer {
+    /// 1-based, in the order offers were made.
+    pub id: u32,
+    /// The proposing seat.
+    pub proposer: usize,
+    /// One 0-based option index per issue.
+    pub deal: Vec<usize>,
+    /// The turn (index into the turns) that made it.
+    pub turn: usize,
+    /// Who accepts it now: the proposer first, then acceptors in order.
+    pub acceptors: Vec<usize>,
+}
+
+/// A regulated seat's move that was replaced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TableRegulation {
+    /// The move the seat made.
+    pub original: Action,
+    /// What took effect instead.
+    pub replacement: Action,
+    /// The seat's score of the deal it tried to make or accept.
+    pub score: i64,
+    /// The seat's own minimum.
+    pub minimum: i64,
+}
+
+/// One attempt at a turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TableTurn {
+    /// The seat that made the attempt (its index in the game's parties).
+    pub seat: usize,
+    /// The schedule slot it answered.
+    pub slot: usize,
+    /// The raw completion (text, reasoning, token ids).
+    pub completion: Completion,
+    /// What was read from it.
+    pub parsed: Parsed,
+    /// The offer an acceptance named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepts: Option<u32>,
+    /// The offer a proposal made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offer: Option<u32>,
+    /// Why the move could not be played (parse or legality); the seat retried or forfeited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<TurnError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regulation: Option<TableRegulation>,
+}
+
+impl TableTurn {
+    /// The move that took effect (after regulation), if the attempt was played.
+    pub fn played(&self) -> Option<&Action> {
+        if self.error.is_some() {
+            return None;
+        }
+        match &self.regulation {
+            Some(r) => Some(&r.replacement),
+            None => self.parsed.action.as_ref(),
+        }
+    }
+}
+
+/// How a table ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TableOutcome {
+    /// How it ended (`deal`, `walk_away`, `max_turns`, `format_forfeit`, `error`).
+    pub kind: OutcomeKind,
+    /// The seat that ended it (the acceptor that completed the agreement, the walker, the
+    /// forfeiter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<usize>,
+    /// The agreed offer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offer: Option<u32>,
+    /// The agreed deal: one 0-based option index per issue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deal: Option<Vec<usize>>,
+    /// What went wrong, for `error` and `format_forfeit` endings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// What one step did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableStep {
+    pub seat: usize,
+    /// The attempt could not be played and the same seat moves again.
+    pub retry: bool,
+    pub error: Option<TurnError>,
+    pub ended: bool,
+}
+
+/// An n-party episode.
+#[derive(Debug, Clone)]
+pub struct TableEpisode {
+    scenario: Arc<TableScenario>,
+    setup: TableSetup,
+    turns: Vec<TableTurn>,
+    offers: Vec<TableOffer>,
+    /// The schedule slot to play next.
+    cursor: usize,
+    /// Failed attempts in the current slot.
+    failures: u32,
+    present: Vec<bool>,
+    outcome: Option<TableOutcome>,
+}
+
+impl TableSetup {
+    /// The setup of the episode seeded `seed`: the schedule drawn from it, the prompts rendered.
+    pub fn new(
+        scenario: &TableScenario,
+        options: &TableOptions,
+        seed: u64,
+    ) -> Result<TableSetup, TableError> {
+        if let Some(r) = options
+            .regulated
+            .iter()
+            .find(|r| scenario.seat_of(r).is_none())
+        {
+            return Err(TableError::UnknownRegulated(r.clone()));
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let schedule = draw_schedule(scenario, &mut rng);
+        let seats = scenario
+            .parties
+            .iter()
+            .enumerate()
+            .map(|(seat, party)| {
+                Ok(TableSeat {
+                    role: party.role.clone(),
+                    regulated: options.regulated.contains(&party.role),
+                    system_prompt: system_prompt(scenario, seat, options.format)
+                        .map_err(TableError::Template)?,
+                })
+            })
+            .collect::<Result<Vec<_>, TableError>>()?;
+        Ok(TableSetup {
+            seed,
+            retries: options.retries,
+            format: options.format,
+            seats,
+            schedule,
+        })
+    }
+}
+
+impl TableEpisode {
+    pub fn new(scenario: Arc<TableScenario>, setup: TableSetup) -> TableEpisode {
+        let n = scenario.parties.len();
+        let mut episode = TableEpisode {
+            scenario,
+            setup,
+            turns: Vec::new(),
+            offers: Vec::new(),
+            cursor: 0,
+            failures: 0,
+            present: vec![true; n],
+            outcome: None,
+        };
+        if episode.setup.schedule.is_empty() {
+            episode.end_of_schedule();
+        }
+        episode
+    }
+
+    pub fn scenario(&self) -> &TableScenario {
+        &self.scenario
+    }
+
+    pub fn setup(&self) -> &TableSetup {
+        &self.setup
+    }
+
+    pub fn turns(&self) -> &[TableTurn] {
+        &self.turns
+    }
+
+    pub fn offers(&self) -> &[TableOffer] {
+        &self.offers
+    }
+
+    pub fn outcome(&self) -> Option<&TableOutcome> {
+        self.outcome.as_ref()
+    }
+
+    /// Whether each seat is still at the table.
+    pub fn present(&self) -> &[bool] {
+        &self.present
+    }
+
+    /// The seat to move, or `None` once the episode has ended.
+    pub fn to_move(&self) -> Option<usize> {
+        if self.outcome.is_some() {
+            return None;
+        }
+        self.setup.schedule.get(self.cursor).map(|s| s.seat)
+    }
+
+    /// The slot being played.
+    pub fn slot(&self) -> Option<Slot> {
+        self.setup.schedule.get(self.cursor).copied()
+    }
+
+    /// The role of a seat.
+    pub fn role(&self, seat: usize) -> &str {
+        &self.scenario.parties[seat].role
+    }
+
+    /// The lead's final proposal, once it has made it.
+    pub fn final_offer(&self) -> Option<&TableOffer> {
+        let fin = self
+            .setup
+            .schedule
+            .iter()
+            .position(|s| s.kind == SlotKind::Final)?;
+        self.turns
+            .iter()
+            .rev()
+            .find(|t| t.slot == fin && t.offer.is_some())
+            .and_then(|t| self.offer(t.offer?))
+    }
+
+    pub fn offer(&self, id: u32) -> Option<&TableOffer> {
+        id.checked_sub(1).and_then(|i| self.offers.get(i as usize))
+    }
+
+    /// Play `completion` as `seat`'s turn.
+    pub fn step(&mut self, seat: usize, completion: Completion) -> Result<TableStep, TableError> {
+        let Some(slot) = self.slot().filter(|_| self.outcome.is_none()) else {
+            return Err(TableError::Ended);
+        };
+        if seat >= self.present.len() {
+            return Err(TableError::UnknownSeat(seat.to_string()));
+        }
+        if seat != slot.seat {
+            return Err(TableError::OutOfTurn {
+                acted: self.role(seat).to_string(),
+                expected: self.role(slot.seat).to_string(),
+            });
+        }
+        let read = read_table_turn(
+            &self.scenario,
+            &completion.text,
+            completion.reasoning.as_deref(),
+        );
+        let mut turn = TableTurn {
+            seat,
+            slot: self.cursor,
+            completion,
+            parsed: read.parsed,
+            accepts: read.accepts,
+            offer: None,
+            error: None,
+            regulation: None,
+        };
+        turn.error = turn.parsed.error.clone();
+        if turn.error.is_none() {
+            if let Some(action) = turn.parsed.action.clone() {
+                match self.check(seat, &action, turn.accepts) {
+                    Err(e) => turn.error = Some(e),
+                    Ok(()) => turn.regulation = self.regulate(seat, &action, turn.accepts),
+                }
+            } else {
+                turn.error = Some(TurnError::format("no move could be read"));
+            }
+        }
+        if let Some(error) = turn.error.clone() {
+            self.turns.push(turn);
+            self.failures += 1;
+            let retry = self.failures <= self.setup.retries;
+            if !retry {
+                self.outcome = Some(TableOutcome {
+                    kind: OutcomeKind::FormatForfeit,
+                    by: Some(seat),
+                    offer: None,
+                    deal: None,
+                    detail: Some(error.message.clone()),
+                });
+            }
+            return Ok(TableStep {
+                seat,
+                retry,
+                error: Some(error),
+                ended: !retry,
+            });
+        }
+        let action = turn
+            .played()
+            .cloned()
+            .expect("a turn without an error has a move");
+        let index = self.turns.len();
+        match &action {
+            Action::Submit(terms) => {
+                let deal = TableScenario::deal_of(terms).expect("checked: a deal of the game");
+                let id = self.offers.len() as u32 + 1;
+                self.offers.push(TableOffer {
+                    id,
+                    proposer: seat,
+                    deal,
+                    turn: index,
+                    acceptors: vec![seat],
+                });
+                turn.offer = Some(id);
+                self.turns.push(turn);
+                self.agreed(id, seat);
+            }
+            Action::Accept => {
+                let id = turn
+                    .accepts
+                    .expect("checked: an acceptance names its offer");
+                self.turns.push(turn);
+                let offer = &mut self.offers[id as usize - 1];
+                if !offer.acceptors.contains(&seat) {
+                    offer.acceptors.push(seat);
+                }
+                self.agreed(id, seat);
+            }
+            Action::Reject => {
+                self.turns.push(turn);
+                if let Some(offer) = self.offers.last_mut() {
+                    if offer.proposer != seat {
+                        offer.acceptors.retain(|&s| s != seat);
+                    }
+                }
+            }
+            Action::Talk => self.turns.push(turn),
+            Action::WalkAway => {
+                self.turns.push(turn);
+                self.present[seat] = false;
+                for offer in &mut self.offers {
+                    offer.acceptors.retain(|&s| s != seat);
+                }
+                if holds_veto(&self.scenario, seat)
+                    || !still_possible(&self.scenario, &self.present)
+                {
+                    self.outcome = Some(TableOutcome {
+                        kind: OutcomeKind::WalkAway,
+                        by: Some(seat),
+                        offer: None,
+                        deal: None,
+                        detail: None,
+                    });
+                }
+            }
+        }
+        if self.outcome.is_none() {
+            self.advance();
+        }
+        Ok(TableStep {
+            seat,
+            retry: false,
+            error: None,
+            ended: self.outcome.is_some(),
+        })
+    }
+
+    /// End the episode with a backend error (the seat's endpoint failed after its retries).
+    pub fn fail(&mut self, seat: usize, message: impl Into<String>) {
+        if self.outcome.is_none() {
+            self.outcome = Some(TableOutcome {
+                kind: OutcomeKind::Error,
+                by: Some(seat),
+                offer: None,
+                deal: None,
+                detail: Some(message.into()),
+            });
+        }
+    }
+
+    /// Whether `action` is allowed to `seat` now.
+    fn check(&self, seat: usize, action: &Action, accepts: Option<u32>) -> Result<(), TurnError> {
+        match action {
+            Action::Submit(terms) => match TableScenario::deal_of(terms) {
+                Some(deal) if deal.len() == self.scenario.issues.len() => Ok(()),
+                _ => Err(TurnError::illegal(
+                    "a proposal names one option of every issue",
+                )),
+            },
+            Action::Accept => {
+                let id = accepts.unwrap_or(0);
+                let Some(offer) = self.offer(id) else {
+                    return Err(TurnError::illegal(format!(
+                        "there is no offer #{id} (offers so far: {})",
+                        if self.offers.is_empty() {
+                            "none".to_string()
+                        } else {
+                            format!("#1 to #{}", self.offers.len())
+                        }
+                    )));
+                };
+                if offer.proposer == seat {
+                    return Err(TurnError::illegal(format!(
+                        "offer #{id} is your own proposal"
+                    )));
+                }
+                if !self.present[offer.proposer] {
+                    return Err(TurnError::illegal(format!(
+                        "offer #{id} was made by a party that has left"
+                    )));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A regulated seat's proposal or acceptance below its own minimum, replaced by a REJECT.
+    fn regulate(
+        &self,
+        seat: usize,
+        action: &Action,
+        accepts: Option<u32>,
+    ) -> Option<TableRegulation> {
+        if !self.setup.seats[seat].regulated {
+            return None;
+        }
+        let deal = match action {
+            Action::Submit(terms) => TableScenario::deal_of(terms)?,
+            Action::Accept => self.offer(accepts?)?.deal.clone(),
+            _ => return None,
+        };
+        if counts_toward(&self.scenario, seat, &deal) {
+            return None;
+        }
+        Some(TableRegulation {
+            original: action.clone(),
+            replacement: Action::Reject,
+            score: self.scenario.score(seat, &deal),
+            minimum: self.scenario.parties[seat].private.minimum,
+        })
+    }
+
+    /// End with a deal if offer `id` is agreed now.
+    fn agreed(&mut self, id: u32, by: usize) {
+        let offer = &self.offers[id as usize - 1];
+        if is_agreed(&self.scenario, &offer.deal, &offer.acceptors) {
+            self.outcome = Some(TableOutcome {
+                kind: OutcomeKind::Deal,
+                by: Some(by),
+                offer: Some(id),
+                deal: Some(offer.deal.clone()),
+                detail: None,
+            });
+        }
+    }
+
+    /// Move to the next slot of a seat still at the table.
+    fn advance(&mut self) {
+        self.failures = 0;
+        self.cursor += 1;
+        while let Some(slot) = self.setup.schedule.get(self.cursor) {
+            if self.present[slot.seat] {
+                return;
+            }
+            self.cursor += 1;
+        }
+        self.end_of_schedule();
+    }
+
+    fn end_of_schedule(&mut self) {
+        self.outcome = Some(TableOutcome {
+            kind: OutcomeKind::MaxTurns,
+            by: None,
+            offer: None,
+            deal: None,
+            detail: None,
+        });
+    }
+
+    /// What `seat` sees now: its system prompt, then for each of its turns the news since its
+    /// previous one and what the turn asks, followed by its reply (and a correction for each
+    /// attempt that could not be played). Ends with a user message when it is the seat's turn.
+    pub fn view(&self, seat: usize) -> Vec<Message> {
+        let mut messages = vec![Message::new(
+            MessageRole::System,
+            self.setup.seats[seat].system_prompt.clone(),
+        )];
+        let mut seen = 0;
+        let mut last_slot = None;
+        let mut push_turn_prompt = |messages: &mut Vec<Message>, upto: usize, slot: usize| {
+            let news = TurnNews::between(self, seat, seen, upto);
+            seen = upto;
+            messages.push(Message::new(
+                MessageRole::User,
+                turn_prompt(self, slot, &news),
+            ));
+        };
+        for (i, turn) in self.turns.iter().enumerate() {
+            if turn.seat != seat {
+                continue;
+            }
+            if last_slot == Some(turn.slot) {
+                // A retry in the same slot: the correction, then the new attempt.
+                let previous = &self.turns[..i]
+                    .iter()
+                    .rev()
+                    .find(|t| t.seat == seat)
+                    .and_then(|t| t.error.clone());
+                let error = previous
+                    .as_ref()
+                    .map_or_else(String::new, |e| e.message.clone());
+                messages.push(Message::new(
+                    MessageRole::User,
+                    correction(&error, self.setup.format),
+                ));
+            } else {
+                push_turn_prompt(&mut messages, i, turn.slot);
+            }
+            messages.push(Message::new(
+                MessageRole::Assistant,
+                turn.completion.text.clone(),
+            ));
+            last_slot = Some(turn.slot);
+        }
+        if self.to_move() == Some(seat) {
+            if last_slot == Some(self.cursor) {
+                let error = self
+                    .turns
+                    .iter()
+                    .rev()
+                    .find(|t| t.seat == seat)
+                    .and_then(|t| t.error.as_ref())
+                    .map_or_else(String::new, |e| e.message.clone());
+                messages.push(Message::new(
+                    MessageRole::User,
+                    correction(&error, self.setup.format),
+                ));
+            } else {
+                push_turn_prompt(&mut messages, self.turns.len(), self.cursor);
+            }
+        }
+        messages
+    }
+}

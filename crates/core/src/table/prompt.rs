@@ -1,0 +1,204 @@
+//! The table's prompts (`prompts/deliberation*.j2`, our own words): a seat's system prompt holds
+//! the public text and only its own confidential block; the message before each of its turns
+//! holds the others' talk and played moves since its last turn, never a thought or a score.
+
+use std::sync::LazyLock;
+
+use serde::Serialize;
+
+use crate::protocol::{Action, IssueRange, TurnFormat};
+use crate::scenario::{AgreementRule, PartyPosition, TableScenario};
+use crate::template::SingleTemplate;
+
+use super::episode::TableEpisode;
+use super::schedule::SlotKind;
+
+static SYSTEM: LazyLock<Result<SingleTemplate, String>> = LazyLock::new(|| {
+    SingleTemplate::new(include_str!("../../../../prompts/deliberation.j2").to_string())
+});
+static TURN: LazyLock<Result<SingleTemplate, String>> = LazyLock::new(|| {
+    SingleTemplate::new(include_str!("../../../../prompts/deliberation_turn.j2").to_string())
+});
+static CORRECTION: LazyLock<Result<SingleTemplate, String>> = LazyLock::new(|| {
+    SingleTemplate::new(include_str!("../../../../prompts/correction.j2").to_string())
+});
+
+/// The fingerprint of the table's templates, for records (a changed prompt is a changed game).
+pub fn templates_digest() -> String {
+    let mut hash = crate::digest::Fnv1a64::new();
+    for t in [
+        include_str!("../../../../prompts/deliberation.j2"),
+        include_str!("../../../../prompts/deliberation_turn.j2"),
+        include_str!("../../../../prompts/correction.j2"),
+    ] {
+        hash.field(t.as_bytes());
+    }
+    hash.finish().to_string()
+}
+
+#[derive(Serialize)]
+struct ScoredOption<'a> {
+    label: &'a str,
+    score: i64,
+}
+
+#[derive(Serialize)]
+struct ScoredIssue<'a> {
+    key: &'a str,
+    options: Vec<ScoredOption<'a>>,
+}
+
+/// The system prompt of `seat`.
+pub(crate) fn system_prompt(
+    scenario: &TableScenario,
+    seat: usize,
+    format: TurnFormat,
+) -> Result<String, String> {
+    let party = &scenario.parties[seat];
+    let scores: Vec<ScoredIssue<'_>> = scenario
+        .issues
+        .iter()
+        .zip(&party.private.scores)
+        .map(|(issue, row)| ScoredIssue {
+            key: &issue.key,
+            options: match &issue.range {
+                IssueRange::Discrete { options } => options
+                    .iter()
+                    .zip(row)
+                    .map(|(label, &score)| ScoredOption { label, score })
+                    .collect(),
+                IssueRange::Integer { .. } => Vec::new(),
+            },
+        })
+        .collect();
+    let lead = scenario.lead().map(|l| scenario.parties[l].name.as_str());
+    let veto_names = |roles: &[String]| -> Vec<String> {
+        roles
+            .iter()
+            .filter_map(|r| scenario.seat_of(r))
+            .map(|s| scenario.parties[s].name.clone())
+            .collect()
+    };
+    let rule = match &scenario.rules.agreement {
+        AgreementRule::Unanimity => serde_json::json!({"kind": "unanimity"}),
+        AgreementRule::Quorum {
+            at_least,
+            veto,
+            lead_bonus,
+        } => serde_json::json!({
+            "kind": "quorum",
+            "at_least": at_least,
+            "veto": veto_names(veto),
+            "lead_bonus": lead_bonus,
+        }),
+    };
+    let example = scenario.render_deal(&scenario.initial_deal);
+    let input = serde_json::json!({
+        "public": scenario.public.instructions,
+        "name": party.name,
+        "instructions": party.private.instructions,
+        "scores": scores,
+        "minimum": party.private.minimum,
+        "parties": scenario.parties.iter().map(|p| &p.name).collect::<Vec<_>>(),
+        "lead": lead,
+        "rule": rule,
+        "rounds": scenario.rules.schedule.rounds(),
+        "format": match format { TurnFormat::Xml => "xml", _ => "tagged" },
+        "example": example,
+        "veto": super::agreement::holds_veto(scenario, seat) || party.position == PartyPosition::Lead,
+    });
+    template(&SYSTEM)?.render(&input)
+}
+
+/// The others' played moves between two points of the turns, as `seat` reads them.
+pub(crate) struct TurnNews {
+    pub lines: Vec<String>,
+}
+
+impl TurnNews {
+    /// What the others did in turns `from..to`, seen by `seat`.
+    pub(crate) fn between(episode: &TableEpisode, seat: usize, from: usize, to: usize) -> TurnNews {
+        let scenario = episode.scenario();
+        let lines = episode.turns()[from..to]
+            .iter()
+            .filter_map(|t| {
+                let action = t.played()?;
+                if t.seat == seat {
+                    // A seat's own proposal, with the number the others accept it by.
+                    let id = t.offer?;
+                    return Some(format!("You made proposal #{id}."));
+                }
+                let name = &scenario.parties[t.seat].name;
+                let talk = t.parsed.talk.as_deref().unwrap_or("").trim();
+                let shown = public_move(scenario, action, t.offer, t.accepts);
+                Some(if talk.is_empty() {
+                    format!("{name}: {shown}")
+                } else {
+                    format!("{name}: {talk}\n  {shown}")
+                })
+            })
+            .collect();
+        TurnNews { lines }
+    }
+}
+
+/// A played move as every other party reads it.
+pub fn public_move(
+    scenario: &TableScenario,
+    action: &Action,
+    offer: Option<u32>,
+    accepts: Option<u32>,
+) -> String {
+    match action {
+        Action::Submit(terms) => {
+            let deal = TableScenario::deal_of(terms).unwrap_or_default();
+            format!(
+                "[SUBMIT_DEAL] proposal #{}: {}",
+                offer.unwrap_or(0),
+                scenario.render_deal(&deal)
+            )
+        }
+        Action::Accept => format!("[ACCEPT_DEAL] #{}", accepts.unwrap_or(0)),
+        Action::Reject => "[REJECT_DEAL]".to_string(),
+        Action::WalkAway => "[WALK_AWAY] (left the negotiation)".to_string(),
+        Action::Talk => "[TALK]".to_string(),
+    }
+}
+
+/// The message before slot `slot`'s turn.
+pub(crate) fn turn_prompt(episode: &TableEpisode, slot: usize, news: &TurnNews) -> String {
+    let scenario = episode.scenario();
+    let kind = episode.setup().schedule[slot].kind;
+    let (name, round) = match kind {
+        SlotKind::Opening => ("opening", 0),
+        SlotKind::Round { round } => ("round", round),
+        SlotKind::Final => ("final", 0),
+        SlotKind::Vote => ("vote", 0),
+    };
+    let input = serde_json::json!({
+        "news": news.lines,
+        "slot": name,
+        "round": round,
+        "rounds": scenario.rules.schedule.rounds(),
+        "initial": scenario.render_deal(&scenario.initial_deal),
+        "final_offer": episode.final_offer().map(|o| o.id),
+    });
+    template(&TURN)
+        .and_then(|t| t.render(&input))
+        .unwrap_or_else(|e| format!("Your turn. (The turn template failed: {e})"))
+}
+
+/// The correction a seat reads after an attempt that could not be played.
+pub(crate) fn correction(error: &str, format: TurnFormat) -> String {
+    let input = serde_json::json!({
+        "error": error,
+        "format": match format { TurnFormat::Xml => "xml", _ => "tagged" },
+    });
+    template(&CORRECTION)
+        .and_then(|t| t.render(&input))
+        .unwrap_or_else(|_| format!("Your last turn could not be used: {error}."))
+}
+
+fn template(t: &'static Result<SingleTemplate, String>) -> Result<&'static SingleTemplate, String> {
+    t.as_ref().map_err(Clone::clone)
+}

@@ -1,0 +1,355 @@
+//! A six-party test game with made-up scores (the real games are read from the importer's
+//! `scenarios/deliberation.jsonl` by the integration tests), and whole-episode tests.
+
+use std::sync::Arc;
+
+use crate::game::{Completion, OutcomeKind};
+use crate::protocol::{ErrorKind, IssueRange, IssueSpec};
+use crate::scenario::{
+    AgreementRule, Incentive, Party, PartyPosition, PartyPrivate, ScheduleSpec, TableFamily,
+    TablePublic, TableRules, TableScenario,
+};
+use crate::vocab::MessageRole;
+
+use super::*;
+
+/// Six parties, five issues of 3, 3, 4, 4 and 5 options; `lead` is seat 0, the veto seat 1.
+pub(crate) fn six_party() -> TableScenario {
+    let sizes = [3usize, 3, 4, 4, 5];
+    let issues: Vec<IssueSpec> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let key = ((b'A' + i as u8) as char).to_string();
+            IssueSpec {
+                key: key.clone(),
+                label: format!("Issue {key}"),
+                range: IssueRange::Discrete {
+                    options: (1..=n).map(|o| format!("{key}{o}")).collect(),
+                },
+            }
+        })
+        .collect();
+    // Party p prefers option (p + i) % n of issue i, with 10 points a step away from it.
+    let party = |p: usize, minimum: i64, position: PartyPosition| {
+        let scores = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let best = (p + i) % n;
+                (0..n)
+                    .map(|o| 30 - 10 * (o as i64 - best as i64).abs())
+                    .map(|v| v.max(0))
+                    .collect()
+            })
+            .collect();
+        Party {
+            role: format!("party_{p}"),
+            name: format!("Party {p}"),
+            position,
+            incentive: Incentive::Cooperative,
+            private: PartyPrivate {
+                scores,
+                minimum,
+                instructions: format!("SECRET-INSTRUCTIONS-OF-{p}"),
+            },
+        }
+    };
+    let positions = [
+        PartyPosition::Lead,
+        PartyPosition::Veto,
+        PartyPosition::Player,
+        PartyPosition::Player,
+        PartyPosition::Player,
+        PartyPosition::Player,
+    ];
+    TableScenario {
+        schema: crate::scenario::SCENARIO_SCHEMA,
+        id: "deliberation:test:cooperative".into(),
+        family: TableFamily::Deliberation,
+        source: "made up for the tests".into(),
+        game: "test".into(),
+        variant: "cooperative".into(),
+        public: TablePublic {
+            title: "A test project".into(),
+            instructions: "Six parties negotiate five issues.".into(),
+        },
+        issues,
+        parties: (0..6)
+            .map(|p| party(p, if p == 0 { 85 } else { 70 }, positions[p]))
+            .collect(),
+        initial_deal: vec![0, 1, 2, 3, 4],
+        rules: TableRules {
+            agreement: AgreementRule::Quorum {
+                at_least: 5,
+                veto: vec!["party_0".into(), "party_1".into()],
+                lead_bonus: 10,
+            },
+            schedule: ScheduleSpec::Cycles {
+                rounds: 4,
+                lead: "party_0".into(),
+            },
+        },
+    }
+}
+
+fn episode(seed: u64, options: &TableOptions) -> TableEpisode {
+    let s = Arc::new(six_party());
+    let setup = TableSetup::new(&s, options, seed).expect("setup");
+    TableEpisode::new(s, setup)
+}
+
+fn say(text: &str) -> Completion {
+    Completion::from(text)
+}
+
+#[test]
+fn the_scenario_is_valid() {
+    crate::scenario::validate_table(&six_party()).expect("valid");
+}
+
+#[test]
+fn an_offer_accepted_by_the_quorum_is_the_deal() {
+    let mut ep = episode(3, &TableOptions::default());
+    let s = ep.scenario().clone();
+    let deal = s
+        .all_deals()
+        .find(|d| would_accept(&s, d).len() == 6)
+        .expect("a deal for all");
+    let text = format!(
+        "Thought: open\nTalk: here\nAction: [SUBMIT_DEAL] {}",
+        s.render_deal(&deal)
+    );
+    let lead = ep.to_move().unwrap();
+    ep.step(lead, say(&text)).unwrap();
+    let mut accepted = 1;
+    while ep.outcome().is_none() {
+        let seat = ep.to_move().unwrap();
+        if seat == lead {
+            ep.step(seat, say("Thought: wait\nTalk: well?\nAction: [TALK]"))
+                .unwrap();
+            continue;
+        }
+        ep.step(
+            seat,
+            say("Thought: fine\nTalk: yes\nAction: [ACCEPT_DEAL] #1"),
+        )
+        .unwrap();
+        accepted += 1;
+    }
+    let out = ep.outcome().unwrap();
+    assert_eq!(out.kind, OutcomeKind::Deal);
+    assert_eq!(out.offer, Some(1));
+    assert_eq!(out.deal.as_deref(), Some(&deal[..]));
+    assert!(
+        accepted >= 5,
+        "five acceptors at least, the lead among them"
+    );
+    let acceptors = &ep.offers()[0].acceptors;
+    assert!(acceptors.contains(&0) && acceptors.contains(&1));
+}
+
+#[test]
+fn a_seat_acting_out_of_turn_is_an_error_naming_both_roles() {
+    let mut ep = episode(1, &TableOptions::default());
+    let next = ep.to_move().unwrap();
+    let other = (next + 1) % 6;
+    let e = ep
+        .step(other, say("Thought: a\nTalk: b\nAction: [TALK]"))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "a seat acted out of turn: `party_{other}` moved while it is `party_{next}`'s turn"
+        )
+    );
+    assert!(ep.turns().is_empty());
+}
+
+#[test]
+fn accepting_an_offer_that_does_not_exist_retries_then_forfeits() {
+    let mut ep = episode(1, &TableOptions::default());
+    let seat = ep.to_move().unwrap();
+    let step = ep
+        .step(seat, say("Thought: a\nTalk: b\nAction: [ACCEPT_DEAL] #7"))
+        .unwrap();
+    assert!(step.retry);
+    assert_eq!(
+        step.error.as_ref().map(|e| e.kind),
+        Some(ErrorKind::Illegal)
+    );
+    assert!(step.error.unwrap().message.contains("no offer #7"));
+    assert_eq!(ep.to_move(), Some(seat), "the same seat tries again");
+    let view = ep.view(seat);
+    assert!(view.last().unwrap().content.contains("could not be used"));
+    let step = ep
+        .step(
+            seat,
+            say("Thought: a\nTalk: b\nAction: [SUBMIT_DEAL] A9 B1 C1 D1 E1"),
+        )
+        .unwrap();
+    assert!(step.ended);
+    let out = ep.outcome().unwrap();
+    assert_eq!(out.kind, OutcomeKind::FormatForfeit);
+    assert_eq!(out.by, Some(seat));
+}
+
+#[test]
+fn a_veto_party_walking_out_ends_the_table_and_another_only_leaves() {
+    let mut ep = episode(5, &TableOptions::default());
+    // Play talk until a non-veto party moves, and let it leave.
+    loop {
+        let seat = ep.to_move().unwrap();
+        if seat >= 2 {
+            ep.step(seat, say("Thought: a\nTalk: bye\nAction: [WALK_AWAY]"))
+                .unwrap();
+            assert!(ep.outcome().is_none(), "a party without a veto only leaves");
+            assert!(!ep.present()[seat]);
+            break;
+        }
+        ep.step(seat, say("Thought: a\nTalk: hm\nAction: [TALK]"))
+            .unwrap();
+    }
+    let gone = (0..6).find(|&s| !ep.present()[s]).unwrap();
+    while ep.outcome().is_none() {
+        let seat = ep.to_move().unwrap();
+        assert_ne!(seat, gone, "a party that left is not asked again");
+        if seat <= 1 {
+            ep.step(seat, say("Thought: a\nTalk: no\nAction: [WALK_AWAY]"))
+                .unwrap();
+            break;
+        }
+        ep.step(seat, say("Thought: a\nTalk: hm\nAction: [TALK]"))
+            .unwrap();
+    }
+    let out = ep.outcome().unwrap();
+    assert_eq!(out.kind, OutcomeKind::WalkAway);
+    assert!(out.by.unwrap() <= 1);
+}
+
+#[test]
+fn the_schedule_running_out_is_max_turns() {
+    let mut ep = episode(9, &TableOptions::default());
+    let mut steps = 0;
+    while let Some(seat) = ep.to_move() {
+        ep.step(seat, say("Thought: a\nTalk: hm\nAction: [TALK]"))
+            .unwrap();
+        steps += 1;
+    }
+    assert_eq!(steps, 1 + 24 + 1 + 5);
+    assert_eq!(ep.outcome().unwrap().kind, OutcomeKind::MaxTurns);
+}
+
+#[test]
+fn a_regulated_seat_cannot_accept_below_its_minimum() {
+    let options = TableOptions {
+        regulated: vec!["party_1".into()],
+        ..TableOptions::default()
+    };
+    let mut ep = episode(2, &options);
+    let s = ep.scenario().clone();
+    let bad = s
+        .all_deals()
+        .find(|d| !counts_toward(&s, 1, d))
+        .expect("a deal below party_1's minimum");
+    let lead = ep.to_move().unwrap();
+    ep.step(
+        lead,
+        say(&format!(
+            "Thought: a\nTalk: b\nAction: [SUBMIT_DEAL] {}",
+            s.render_deal(&bad)
+        )),
+    )
+    .unwrap();
+    while ep.to_move() != Some(1) {
+        let seat = ep.to_move().unwrap();
+        ep.step(seat, say("Thought: a\nTalk: hm\nAction: [TALK]"))
+            .unwrap();
+    }
+    ep.step(1, say("Thought: a\nTalk: ok\nAction: [ACCEPT_DEAL] #1"))
+        .unwrap();
+    let turn = ep.turns().last().unwrap();
+    let reg = turn.regulation.as_ref().expect("regulated");
+    assert_eq!(reg.replacement, crate::protocol::Action::Reject);
+    assert!(reg.score < reg.minimum);
+    assert!(!ep.offers()[0].acceptors.contains(&1));
+}
+
+#[test]
+fn no_view_holds_another_seats_scores_minimum_instructions_or_thoughts() {
+    let mut ep = episode(11, &TableOptions::default());
+    let s = ep.scenario().clone();
+    let mut i = 0;
+    while let Some(seat) = ep.to_move() {
+        i += 1;
+        let deal = s.all_deals().nth(i * 37 % 720).unwrap();
+        let text = format!(
+            "Thought: THOUGHT-{seat}-{i}\nTalk: talk {i}\nAction: [SUBMIT_DEAL] {}",
+            s.render_deal(&deal)
+        );
+        ep.step(seat, say(&text)).unwrap();
+    }
+    for seat in 0..6 {
+        let view = ep.view(seat);
+        let seen: String = view
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for other in (0..6).filter(|&o| o != seat) {
+            assert!(!seen.contains(&format!("SECRET-INSTRUCTIONS-OF-{other}")));
+            assert!(
+                !seen.contains(&format!("THOUGHT-{other}-")),
+                "seat {seat} saw {other}'s thought"
+            );
+            assert!(
+                !seen.contains(&format!("minimum is {}", s.parties[other].private.minimum))
+                    || s.parties[other].private.minimum == s.parties[seat].private.minimum
+            );
+        }
+        assert!(seen.contains(&format!("SECRET-INSTRUCTIONS-OF-{seat}")));
+        // Only this seat's system prompt; its own replies are its own.
+        assert_eq!(
+            view.iter()
+                .filter(|m| m.role == MessageRole::System)
+                .count(),
+            1
+        );
+        let own = ep.turns().iter().filter(|t| t.seat == seat).count();
+        assert_eq!(
+            view.iter()
+                .filter(|m| m.role == MessageRole::Assistant)
+                .count(),
+            own
+        );
+    }
+}
+
+#[test]
+fn views_only_grow() {
+    let mut ep = episode(4, &TableOptions::default());
+    let mut before: Vec<Vec<crate::vocab::Message>> = (0..6).map(|s| ep.view(s)).collect();
+    while let Some(seat) = ep.to_move() {
+        ep.step(seat, say("Thought: a\nTalk: hm\nAction: [TALK]"))
+            .unwrap();
+        for (s, old) in before.iter_mut().enumerate() {
+            let now = ep.view(s);
+            // Everything but a trailing prompt for a turn not yet played stays as it was.
+            let keep = old.len()
+                - usize::from(
+                    old.last().is_some_and(|m| m.role == MessageRole::User) && old.len() > 1,
+                );
+            assert_eq!(&now[..keep], &old[..keep], "seat {s}");
+            *old = now;
+        }
+    }
+}
+
+/// The test game as the integration tests and the Python tests read it
+/// (`tests/fixtures/table/six_party.jsonl`): the file must stay this game.
+#[test]
+fn the_fixture_file_is_the_test_game() {
+    let text = include_str!("../../../../tests/fixtures/table/six_party.jsonl");
+    let read = crate::scenario::parse_table_line("six_party.jsonl", 1, text.trim()).unwrap();
+    assert_eq!(read, six_party());
+}

@@ -1,0 +1,158 @@
+//! Reading a table turn: the two-party grammar (`protocol::parse`: Thought / Talk / Action,
+//! tolerant about spelling, strict about format), with the table's two additions — a proposal
+//! may be written in the games' notation (`[SUBMIT_DEAL] A1 B2 C4 D1 E5`, read as `A:A1 B:B2 …`),
+//! and an acceptance names the offer it accepts (`[ACCEPT_DEAL] #3`).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::protocol::{parse, Action, ActionKind, Parsed, TurnError};
+use crate::scenario::TableScenario;
+
+/// An option written in the games' notation (`A1`), or as a pair (`A:A1`, `a = 1`): the issue
+/// letter, the option's letter where a pair repeats it, and its 1-based number.
+static PAPER_OPTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b([A-Za-z])(?:\s*[:=]\s*([A-Za-z])?)?\s*([1-9][0-9]?)\b").expect("static regex")
+});
+static SUBMIT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\[\s*submit[ _-]?deal\s*\]").expect("static regex"));
+static ACCEPT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\[\s*accept[ _-]?deal\s*\]").expect("static regex"));
+/// The offer an acceptance names: `#3`, `offer 3`, `offer #3`.
+static OFFER_ID: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)(?:#|\boffer\s*#?\s*)(\d{1,9})\b").expect("static regex"));
+
+/// One table turn as read.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TableMove {
+    pub parsed: Parsed,
+    /// The offer an `[ACCEPT_DEAL]` names.
+    pub accepts: Option<u32>,
+}
+
+/// Read `text` (and the server's reasoning) as a turn at `scenario`'s table.
+pub fn read_table_turn(
+    scenario: &TableScenario,
+    text: &str,
+    server_reasoning: Option<&str>,
+) -> TableMove {
+    let normalized = games_notation(scenario, text);
+    let mut parsed = parse(&normalized, scenario.term_space(), server_reasoning);
+    // The talk and thought are the model's own words, not the normalized ones.
+    if normalized != text {
+        let original = parse(text, crate::protocol::TermSpace::Price, server_reasoning);
+        parsed.thought = original.thought;
+        parsed.talk = original.talk;
+    }
+    let mut accepts = None;
+    if parsed.action.as_ref().map(Action::kind) == Some(ActionKind::Accept) {
+        let after = ACCEPT
+            .find_iter(text)
+            .last()
+            .map_or("", |m| &text[m.end()..]);
+        match OFFER_ID
+            .captures(after)
+            .and_then(|c| c[1].parse::<u32>().ok())
+        {
+            Some(id) => accepts = Some(id),
+            None => {
+                parsed.action = None;
+                parsed.format_ok = false;
+                parsed.error = Some(TurnError::format(
+                    "[ACCEPT_DEAL] must name the offer it accepts: `[ACCEPT_DEAL] #3`",
+                ));
+            }
+        }
+    }
+    TableMove { parsed, accepts }
+}
+
+/// `text` with the terms after its last `[SUBMIT_DEAL]` rewritten from the games' notation
+/// (`A1`, `a 2`, `B=3`) into the grammar's pairs (`A:A1`), for the issues the game has; the
+/// text before the token (thought, talk) is left as it is.
+fn games_notation(scenario: &TableScenario, text: &str) -> String {
+    let Some(token) = SUBMIT.find_iter(text).last() else {
+        return text.to_string();
+    };
+    let (head, terms) = text.split_at(token.end());
+    let rewritten = PAPER_OPTION.replace_all(terms, |c: &regex::Captures<'_>| {
+        let key = c[1].to_ascii_uppercase();
+        let repeated = c.get(2).map(|m| m.as_str().to_ascii_uppercase());
+        if scenario.issues.iter().any(|i| i.key == key)
+            && repeated.as_ref().is_none_or(|r| *r == key)
+        {
+            format!("{key}:{key}{}", &c[3])
+        } else {
+            c[0].to_string()
+        }
+    });
+    format!("{head}{rewritten}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ErrorKind;
+    use crate::table::tests::six_party;
+
+    #[test]
+    fn a_proposal_in_the_games_notation_reads_as_one_option_per_issue() {
+        let s = six_party();
+        let m = read_table_turn(
+            &s,
+            "Thought: A1 is mine.\nTalk: I propose A1 and so on.\nAction: [SUBMIT_DEAL] A1 B2 C4 D1 E5",
+            None,
+        );
+        assert!(m.parsed.format_ok, "{m:?}");
+        let terms = m.parsed.action.as_ref().and_then(Action::terms).unwrap();
+        assert_eq!(TableScenario::deal_of(terms), Some(vec![0, 1, 3, 0, 4]));
+        assert_eq!(m.parsed.talk.as_deref(), Some("I propose A1 and so on."));
+        // The grammar's own pairs read the same.
+        let m = read_table_turn(
+            &s,
+            "Thought: t\nTalk: x\nAction: [SUBMIT_DEAL] a:a1 b=B2 c: C4 d:d1 e:E5",
+            None,
+        );
+        let terms = m.parsed.action.as_ref().and_then(Action::terms).unwrap();
+        assert_eq!(TableScenario::deal_of(terms), Some(vec![0, 1, 3, 0, 4]));
+    }
+
+    #[test]
+    fn an_option_not_in_the_game_or_a_missing_issue_is_not_a_move() {
+        let s = six_party();
+        let m = read_table_turn(
+            &s,
+            "Thought: t\nTalk: x\nAction: [SUBMIT_DEAL] A9 B2 C4 D1 E5",
+            None,
+        );
+        assert!(m.parsed.action.is_none(), "{m:?}");
+        assert!(m.parsed.error.is_some());
+        let m = read_table_turn(
+            &s,
+            "Thought: t\nTalk: x\nAction: [SUBMIT_DEAL] A1 B2 C4 D1",
+            None,
+        );
+        assert!(m.parsed.action.is_none(), "{m:?}");
+    }
+
+    #[test]
+    fn an_acceptance_names_its_offer() {
+        let s = six_party();
+        let m = read_table_turn(&s, "Thought: t\nTalk: fine\nAction: [ACCEPT_DEAL] #3", None);
+        assert_eq!(m.accepts, Some(3));
+        assert!(m.parsed.format_ok);
+        let m = read_table_turn(
+            &s,
+            "Thought: t\nTalk: fine\nAction: [ACCEPT_DEAL] offer 12",
+            None,
+        );
+        assert_eq!(m.accepts, Some(12));
+        let m = read_table_turn(&s, "Thought: t\nTalk: fine\nAction: [ACCEPT_DEAL]", None);
+        assert_eq!(
+            m.parsed.error.as_ref().map(|e| e.kind),
+            Some(ErrorKind::Format)
+        );
+        assert!(m.parsed.action.is_none());
+    }
+}

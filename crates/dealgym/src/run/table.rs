@@ -1,0 +1,381 @@
+//! Runs of n-party games (`run --scenarios scenarios/deliberation.jsonl --seat ROLE=SPEC …`):
+//! the plan (each scenario a GRPO group of `--group-size` members, seeded like two-party
+//! episodes), the table driver — the one loop over [`TableEpisode::to_move`] — and the summary.
+//! Episodes are played by the one executor ([`super::execute`]) as [`super::Job::Table`] jobs
+//! and written by the same record writer.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::agents::{TablePlayer, SCRIPTED};
+use crate::game::{mix_text, EpisodeSeed, OutcomeKind};
+use crate::llm::http_client;
+use crate::record::{RecordWriter, SeatPlayer, TableRecord, TurnCost};
+use crate::scenario::{load_table_scenarios, LoadOptions, TableScenario};
+use crate::table::{TableEpisode, TableOptions, TableSetup};
+
+use super::{execute, progress_bar, RunError, RunOptions, Stop, Stopped};
+
+/// What every table of a run shares: the players by role, the options, the run id.
+pub struct TableKit {
+    pub run_id: String,
+    /// The player of each role; roles not named play [`SCRIPTED`].
+    pub seats: BTreeMap<String, TablePlayer>,
+    pub options: TableOptions,
+}
+
+impl TableKit {
+    fn player(&self, role: &str) -> TablePlayer {
+        self.seats
+            .get(role)
+            .cloned()
+            .unwrap_or(TablePlayer::Scripted)
+    }
+}
+
+/// One table to play.
+#[derive(Debug, Clone)]
+pub struct PlannedTable {
+    pub scenario: Arc<TableScenario>,
+    pub seeds: EpisodeSeed,
+}
+
+/// An ended table from the executor.
+#[derive(Debug)]
+pub(crate) struct TableFinished {
+    pub record: TableRecord,
+    pub internal_error: bool,
+}
+
+/// Totals of the tables of a run, per family.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TableStats {
+    pub episodes: usize,
+    pub endings: BTreeMap<OutcomeKind, usize>,
+    pub turns: usize,
+    /// The paper's metrics, counted over episodes.
+    pub deal_any: usize,
+    pub deal_final: usize,
+    pub unanimous_final: usize,
+    /// Sum and count of the per-episode share of rule-breaking proposals.
+    pub wrong_sum: f64,
+    pub wrong_n: usize,
+    /// Sum of each role's ρ over episodes.
+    pub rho: BTreeMap<String, f64>,
+    pub internal_errors: usize,
+}
+
+impl TableStats {
+    pub fn add(&mut self, r: &TableRecord) {
+        self.episodes += 1;
+        *self.endings.entry(r.outcome.outcome.kind).or_default() += 1;
+        self.turns += r.turns.len();
+        let m = &r.outcome.metrics;
+        self.deal_any += usize::from(m.deal_any);
+        self.deal_final += usize::from(m.deal_final);
+        self.unanimous_final += usize::from(m.unanimous_final);
+        if let Some(w) = m.wrong_share {
+            self.wrong_sum += w;
+            self.wrong_n += 1;
+        }
+        for (role, rho) in &r.outcome.rho {
+            *self.rho.entry(role.clone()).or_default() += rho;
+        }
+    }
+
+    fn rate(&self, n: usize) -> String {
+        if self.episodes == 0 {
+            "–".into()
+        } else {
+            format!("{:.1}", 100.0 * n as f64 / self.episodes as f64)
+        }
+    }
+
+    /// The summary table: endings and the paper's four metrics, then mean ρ per role.
+    pub fn table(&self) -> String {
+        let deals = self.endings.get(&OutcomeKind::Deal).copied().unwrap_or(0);
+        let mut out = String::from(
+            "| episodes | deal % | deal any round % | deal final round % | unanimous final % | wrong deals % | mean turns |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+        );
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            self.episodes,
+            self.rate(deals),
+            self.rate(self.deal_any),
+            self.rate(self.deal_final),
+            self.rate(self.unanimous_final),
+            if self.wrong_n == 0 {
+                "–".into()
+            } else {
+                format!("{:.1}", 100.0 * self.wrong_sum / self.wrong_n as f64)
+            },
+            if self.episodes == 0 {
+                "–".into()
+            } else {
+                format!("{:.1}", self.turns as f64 / self.episodes as f64)
+            },
+        ));
+        out.push_str("\n| role | mean ρ |\n|---|---:|\n");
+        for (role, sum) in &self.rho {
+            out.push_str(&format!(
+                "| {role} | {:.3} |\n",
+                sum / self.episodes.max(1) as f64
+            ));
+        }
+        out
+    }
+}
+
+/// What a table run did.
+#[derive(Debug)]
+pub struct TableRunSummary {
+    pub run_id: String,
+    pub planned: usize,
+    pub skipped: usize,
+    pub written: usize,
+    pub stats: TableStats,
+    pub stopped: Option<Stopped>,
+    pub elapsed: std::time::Duration,
+}
+
+/// Parse `ROLE=SPEC` seat flags.
+pub fn parse_seats(flags: &[String]) -> Result<Vec<(String, String)>, RunError> {
+    flags
+        .iter()
+        .map(|f| match f.split_once('=') {
+            Some((role, spec)) if !role.trim().is_empty() && !spec.trim().is_empty() => {
+                Ok((role.trim().to_string(), spec.trim().to_string()))
+            }
+            _ => Err(RunError::Options(format!(
+                "--seat `{f}`: expected ROLE=SPEC (e.g. sportco=openai:MODEL@URL)"
+            ))),
+        })
+        .collect()
+}
+
+/// Load the table scenarios of every file, at most `limit` from each.
+pub fn load_tables(
+    files: &[PathBuf],
+    limit: Option<usize>,
+) -> Result<Vec<Arc<TableScenario>>, RunError> {
+    let mut out = Vec::new();
+    for file in files {
+        let report = load_table_scenarios(file, LoadOptions::default())?;
+        let n = limit.unwrap_or(usize::MAX);
+        out.extend(report.scenarios.into_iter().take(n).map(Arc::new));
+    }
+    Ok(out)
+}
+
+/// The table kit of a run: each named seat's player (every role must be a party of every
+/// scenario), the options, the run id.
+pub fn build_table_kit(
+    options: &RunOptions,
+    scenarios: &[Arc<TableScenario>],
+) -> Result<TableKit, RunError> {
+    let http = http_client(options.concurrency.max(8))
+        .map_err(|e| RunError::Options(format!("cannot build the HTTP client: {e}")))?;
+    let mut seats = BTreeMap::new();
+    for (role, spec) in &options.seats {
+        if let Some(s) = scenarios.iter().find(|s| s.seat_of(role).is_none()) {
+            let roles: Vec<&str> = s.parties.iter().map(|p| p.role.as_str()).collect();
+            return Err(RunError::Options(format!(
+                "--seat {role}=…: `{role}` is not a party of scenario {} (its roles: {})",
+                s.id,
+                roles.join(", ")
+            )));
+        }
+        let player =
+            TablePlayer::from_spec(spec, &options.players, &http, &options.sampling.learner)?;
+        if seats.insert(role.clone(), player).is_some() {
+            return Err(RunError::Options(format!("--seat {role}=… given twice")));
+        }
+    }
+    let table = TableOptions {
+        retries: options.episode.format_retries,
+        regulated: options.regulated_roles.clone(),
+        format: options.episode.learner_format,
+    };
+    let mut text = format!("table|{table:?}");
+    for (role, player) in &seats {
+        text.push_str(&format!("|{role}={}", player.spec()));
+    }
+    for s in scenarios {
+        text.push('|');
+        text.push_str(&s.id);
+    }
+    let run_id = format!(
+        "run-{:016x}",
+        mix_text(vec![options.seed, u64::from(options.group_size)], &text)
+    );
+    Ok(TableKit {
+        run_id,
+        seats,
+        options: table,
+    })
+}
+
+/// Play one table to its end with in-process players: the one loop over its schedule. A
+/// player that cannot answer (after its retries) ends the table as `error`.
+pub async fn play_table(kit: &TableKit, planned: &PlannedTable) -> Result<TableRecord, RunError> {
+    let scenario = planned.scenario.clone();
+    let setup = TableSetup::new(&scenario, &kit.options, planned.seeds.table_seed())
+        .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
+    let players: Vec<TablePlayer> = scenario
+        .parties
+        .iter()
+        .map(|p| kit.player(&p.role))
+        .collect();
+    let mut episode = TableEpisode::new(scenario.clone(), setup);
+    let mut costs = Vec::new();
+    while let Some(seat) = episode.to_move() {
+        let seed = planned.seeds.table_sampling_seed(seat);
+        match players[seat].play(&episode, seat, seed).await {
+            Ok(played) => {
+                costs.push(TurnCost {
+                    latency_ms: played.latency_ms,
+                    call: played.call,
+                    retries: played.retries,
+                });
+                episode
+                    .step(seat, played.completion)
+                    .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
+            }
+            Err(e) => episode.fail(seat, e.to_string()),
+        }
+    }
+    let seat_players: Vec<SeatPlayer> = players
+        .iter()
+        .map(|p| SeatPlayer {
+            player: p.spec().to_string(),
+            model: p.model(),
+        })
+        .collect();
+    Ok(TableRecord::of(
+        &kit.run_id,
+        planned.seeds,
+        &episode,
+        &kit.options,
+        &seat_players,
+        &costs,
+    ))
+}
+
+/// [`play_table`] with a panic caught: the table then ends as an `error` record saying so.
+pub(crate) async fn play_table_caught(
+    kit: Arc<TableKit>,
+    planned: PlannedTable,
+) -> Result<TableFinished, RunError> {
+    use futures_util::FutureExt;
+    let played = std::panic::AssertUnwindSafe(play_table(&kit, &planned))
+        .catch_unwind()
+        .await;
+    match played {
+        Ok(record) => Ok(TableFinished {
+            record: record?,
+            internal_error: false,
+        }),
+        Err(panic) => {
+            let message = super::panic_message(panic.as_ref());
+            let setup =
+                TableSetup::new(&planned.scenario, &kit.options, planned.seeds.table_seed())
+                    .map_err(|e| RunError::Options(e.to_string()))?;
+            let mut episode = TableEpisode::new(planned.scenario.clone(), setup);
+            let seat = episode.to_move().unwrap_or(0);
+            episode.fail(seat, format!("{}: {message}", super::INTERNAL_ERROR));
+            let mut record =
+                TableRecord::of(&kit.run_id, planned.seeds, &episode, &kit.options, &[], &[]);
+            record.outcome.outcome.by = None;
+            Ok(TableFinished {
+                record,
+                internal_error: true,
+            })
+        }
+    }
+}
+
+/// Run every table of the plan, writing each record as it ends.
+pub async fn run_tables<'s>(
+    options: &RunOptions,
+    stop: impl Into<Stop<'s>>,
+) -> Result<TableRunSummary, RunError> {
+    let started = std::time::Instant::now();
+    if options.learner_given() {
+        return Err(RunError::Options(
+            "a table game seats its players by role: give --seat ROLE=SPEC (unnamed roles play rule:deliberation), not --learner/--opponent".into(),
+        ));
+    }
+    let scenarios = load_tables(&options.scenarios, options.limit)?;
+    options.check_plan_size(scenarios.len(), "scenarios", 1)?;
+    let kit = Arc::new(build_table_kit(options, &scenarios)?);
+    let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
+    let done = existing.episode_ids_of(&kit.run_id);
+    let planned: Vec<PlannedTable> = scenarios
+        .iter()
+        .enumerate()
+        .flat_map(|(g, scenario)| {
+            (0..u64::from(options.group_size)).map(move |m| PlannedTable {
+                scenario: scenario.clone(),
+                seeds: EpisodeSeed {
+                    run: options.seed,
+                    group: g as u64,
+                    member: m,
+                },
+            })
+        })
+        .collect();
+    let planned_count = planned.len();
+    let todo: Vec<PlannedTable> = planned
+        .into_iter()
+        .filter(|p| !done.contains(&p.seeds.episode_id()))
+        .collect();
+    let skipped = planned_count - todo.len();
+    let bar = progress_bar(options.progress, todo.len());
+    let jobs = {
+        let kit = kit.clone();
+        todo.into_iter()
+            .map(move |p| super::Job::Table(kit.clone(), p))
+    };
+    let permits = Arc::new(tokio::sync::Semaphore::new(options.concurrency));
+    let (stats, stopped) = execute(jobs, permits, &mut writer, &bar, stop).await?;
+    bar.finish_and_clear();
+    Ok(TableRunSummary {
+        run_id: kit.run_id.clone(),
+        planned: planned_count,
+        skipped,
+        written: writer.written(),
+        stats: stats
+            .tables
+            .values()
+            .fold(TableStats::default(), |mut all, s| {
+                all.absorb(s);
+                all
+            }),
+        stopped,
+        elapsed: started.elapsed(),
+    })
+}
+
+impl TableStats {
+    /// Add another family's totals.
+    pub fn absorb(&mut self, other: &TableStats) {
+        self.episodes += other.episodes;
+        for (k, n) in &other.endings {
+            *self.endings.entry(*k).or_default() += n;
+        }
+        self.turns += other.turns;
+        self.deal_any += other.deal_any;
+        self.deal_final += other.deal_final;
+        self.unanimous_final += other.unanimous_final;
+        self.wrong_sum += other.wrong_sum;
+        self.wrong_n += other.wrong_n;
+        for (role, r) in &other.rho {
+            *self.rho.entry(role.clone()).or_default() += r;
+        }
+        self.internal_errors += other.internal_errors;
+    }
+}
+
+/// The default spec of a seat no `--seat` names.
+pub const DEFAULT_SEAT: &str = SCRIPTED;
