@@ -29,6 +29,12 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
             );
             Ok(())
         }
+        ScenariosCommand::ImportDeliberation { dataset, out } => {
+            let scenarios = import::deliberation::import(&dataset)?;
+            import::write_jsonl(&out, &scenarios)?;
+            eprintln!("wrote {} scenarios to {}", scenarios.len(), out.display());
+            Ok(())
+        }
         ScenariosCommand::Generate {
             family,
             seed,
@@ -106,7 +112,27 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
 }
 
 pub fn dialogues_command(cmd: DialoguesCommand) -> Result<()> {
-    let summary = dealgym::dialogues::import(&cmd.options())?;
+    if let DialoguesCommand::Deliberation {
+        dataset,
+        scenarios,
+        out,
+    } = &cmd
+    {
+        use dealgym::dialogues::deliberation::{import_logs, report_table, LogOptions};
+        let reports = import_logs(&LogOptions {
+            dataset: dataset.clone(),
+            scenarios: scenarios.clone(),
+            out: Some(out.clone()),
+        })?;
+        print!("{}", report_table(&reports));
+        std::io::Write::flush(&mut std::io::stdout())?;
+        eprintln!("wrote {}", out.display());
+        return Ok(());
+    }
+    let Some(options) = cmd.options() else {
+        return Ok(());
+    };
+    let summary = dealgym::dialogues::import(&options)?;
     print!("{}", summary.table());
     std::io::Write::flush(&mut std::io::stdout())?;
     for f in summary.families.iter().filter_map(|f| f.file.as_ref()) {

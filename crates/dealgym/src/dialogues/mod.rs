@@ -37,6 +37,7 @@
 //! (`scenario::import`), never writes scenarios, and calls no endpoint.
 
 mod casino;
+pub mod deliberation;
 mod craigslist;
 mod dnd;
 mod job_interview;
