@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use dealgym::dialogues::deliberation::{import_logs, report_table, LogOptions, EXPERIMENTS};
 use dealgym::scenario::import::deliberation::{import, read_game, GameError};
+use dealgym::record::TableRecord;
 use dealgym::scenario::{load_table_scenarios, AgreementRule, Incentive, PartyPosition, TableScenario};
 
 fn dataset() -> Option<PathBuf> {
@@ -243,11 +244,14 @@ fn rescore(scenario: &TableScenario, roles: &[String], session: &Value) -> (bool
 #[test]
 fn the_logs_are_found_complete_and_rescored() {
     let Some(dataset) = dataset() else { return };
-    let out = crate::common::temp_dir("delib-logs").join("sessions.jsonl");
+    let dir = crate::common::temp_dir("delib-logs");
+    let out = dir.join("sessions.jsonl");
+    let records = dir.join("records.jsonl");
     let reports = import_logs(&LogOptions {
         dataset: dataset.clone(),
         scenarios: shipped(),
         out: Some(out.clone()),
+        records: Some(records.clone()),
     })
     .unwrap();
     assert_eq!(reports.len(), EXPERIMENTS.len());
@@ -314,6 +318,36 @@ fn the_logs_are_found_complete_and_rescored() {
         scored += 1;
     }
     assert_eq!(scored, 23);
+    // Every complete session is a table record that replays as recorded, and the records'
+    // metrics give the same figures.
+    let mut from_records: BTreeMap<String, (usize, usize, usize, usize)> = BTreeMap::new();
+    let mut replayed = 0;
+    for line in std::fs::read_to_string(&records).unwrap().lines() {
+        let record: TableRecord = serde_json::from_str(line).unwrap();
+        assert!(record.source.is_some());
+        if let Some(s) = scenarios.get(&record.scenario_id) {
+            record.replay(std::sync::Arc::new(s.clone())).unwrap();
+            replayed += 1;
+        }
+        let m = &record.outcome.metrics;
+        let e = from_records
+            .entry(record.run_id.trim_start_matches("llm-deliberation:").to_string())
+            .or_default();
+        e.0 += 1;
+        e.1 += usize::from(m.deal_any);
+        e.2 += usize::from(m.deal_final);
+        e.3 += usize::from(m.unanimous_final);
+    }
+    assert!(replayed > 500, "{replayed}");
+    for r in &reports {
+        assert_eq!((r.records, r.not_recorded), (r.complete, 0), "{}", r.experiment);
+        let Some(f) = &r.figures else { continue };
+        let (n, any, fin, unanimous) = from_records[&r.experiment];
+        assert_eq!(n, f.sessions);
+        assert_eq!(any as f64 / n as f64, f.deal_any, "{}", r.experiment);
+        assert_eq!(fin as f64 / n as f64, f.deal_final, "{}", r.experiment);
+        assert_eq!(unanimous as f64 / n as f64, f.unanimous_final, "{}", r.experiment);
+    }
     // The book's table is the command's.
     let book = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/data/deliberation.md"),
@@ -329,4 +363,134 @@ fn the_logs_are_found_complete_and_rescored() {
         report_table(&reports),
         "docs/src/data/deliberation.md's table is stale: run `dealgym dialogues deliberation`"
     );
+}
+
+/// The base game's score files read here by hand: (config name, rows, minimum) per party.
+fn base_by_hand(dataset: &Path) -> Vec<(String, Vec<Vec<i64>>, i64)> {
+    let dir = dataset.join("games_descriptions/base");
+    std::fs::read_to_string(dir.join("config.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+            let text = std::fs::read_to_string(dir.join(format!("scores_files/{}.txt", fields[1])))
+                .unwrap();
+            let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            let rows = lines[..lines.len() - 1]
+                .iter()
+                .map(|l| l.split(',').map(|v| v.trim().parse().unwrap()).collect())
+                .collect();
+            (fields[0].to_string(), rows, lines[lines.len() - 1].trim().parse().unwrap())
+        })
+        .collect()
+}
+
+/// The four metrics, Pareto and the Nash product on base-game deals, each expected value
+/// worked out here from the score files.
+#[test]
+fn base_game_metrics_match_the_score_files_by_hand() {
+    use dealgym::score::{deliberation_metrics, is_pareto, nash_product, Proposal};
+    let Some(dataset) = dataset() else { return };
+    let parties = base_by_hand(&dataset);
+    let scenario = load_table_scenarios(&shipped(), Default::default())
+        .unwrap()
+        .scenarios
+        .into_iter()
+        .find(|s| s.id == "deliberation:base:cooperative")
+        .unwrap();
+    let seat = |name: &str| scenario.parties.iter().position(|p| p.name == name).unwrap();
+    let score = |p: usize, deal: &[usize]| -> i64 {
+        deal.iter().enumerate().map(|(i, &o)| parties[p].1[i][o]).sum()
+    };
+    let accepts = |p: usize, deal: &[usize]| {
+        let bonus = if parties[p].0 == "SportCo" { 10 } else { 0 };
+        score(p, deal) + bonus >= parties[p].2
+    };
+    let sportco = parties.iter().position(|p| p.0 == "SportCo").unwrap();
+    let dot = parties.iter().position(|p| p.0 == "Department of Tourism").unwrap();
+    // Every deal of 3 × 3 × 4 × 4 × 5 options.
+    let mut deals = Vec::new();
+    for a in 0..3 {
+        for b in 0..3 {
+            for c in 0..4 {
+                for d in 0..4 {
+                    for e in 0..5 {
+                        deals.push(vec![a, b, c, d, e]);
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(deals.len(), 720);
+    let yes = |deal: &[usize]| (0..6).filter(|&p| accepts(p, deal)).count();
+    let passes = |deal: &[usize]| yes(deal) >= 5 && accepts(sportco, deal) && accepts(dot, deal);
+    let five = deals.iter().find(|d| passes(d) && yes(d) == 5).unwrap();
+    let six = deals.iter().find(|d| yes(d) == 6).unwrap();
+    let initial = vec![0, 0, 3, 0, 4];
+    assert!(!passes(&initial), "the opening deal passes by hand");
+    // A party proposing below its own minimum (by hand), not the lead.
+    let (low_party, low_deal) = deals
+        .iter()
+        .find_map(|d| {
+            (0..6)
+                .find(|&p| p != sportco && !accepts(p, d))
+                .map(|p| (p, d.clone()))
+        })
+        .unwrap();
+    let lead = seat("SportCo");
+    let to_seat = |p: usize| seat(&parties[p].0);
+    let proposal = |p: usize, deal: &[usize], is_final| Proposal {
+        seat: to_seat(p),
+        deal: deal.to_vec(),
+        is_final,
+    };
+    // Opening, a wrong proposal, a five-way deal mid-way, then a final one: unanimous or not.
+    let proposals = vec![
+        proposal(sportco, &initial, false),
+        proposal(low_party, &low_deal, false),
+        proposal(sportco, five, false),
+        proposal(sportco, six, true),
+    ];
+    let m = deliberation_metrics(&scenario, &proposals, Some(six));
+    assert!(m.deal_any && m.deal_final && m.unanimous_final);
+    let wrong = proposals
+        .iter()
+        .zip([sportco, low_party, sportco, sportco])
+        .filter(|(p, party)| !accepts(*party, &p.deal))
+        .count();
+    assert_eq!(m.wrong_share, Some(wrong as f64 / 4.0));
+    let m = deliberation_metrics(
+        &scenario,
+        &[proposal(sportco, &initial, false), proposal(sportco, five, true)],
+        Some(five),
+    );
+    assert!(m.deal_any && m.deal_final && !m.unanimous_final);
+    // A final proposal by the lead that does not pass; an earlier one that did still counts as
+    // "any".
+    let m = deliberation_metrics(
+        &scenario,
+        &[proposal(sportco, five, false), proposal(sportco, &initial, true)],
+        None,
+    );
+    assert!(m.deal_any && !m.deal_final && !m.unanimous_final);
+    // Only the lead's proposals make a deal.
+    let m = deliberation_metrics(&scenario, &[proposal(dot, six, false)], None);
+    assert!(!m.deal_any);
+    assert_eq!(lead, to_seat(sportco));
+    // Pareto over all six parties and the Nash product, by hand.
+    for deal in [six, five, &initial] {
+        let mine: Vec<i64> = (0..6).map(|p| score(p, deal)).collect();
+        let dominated = deals.iter().any(|o| {
+            let theirs: Vec<i64> = (0..6).map(|p| score(p, o)).collect();
+            theirs.iter().zip(&mine).all(|(t, m)| t >= m) && theirs.iter().zip(&mine).any(|(t, m)| t > m)
+        });
+        assert_eq!(is_pareto(&scenario, deal), !dominated, "{deal:?}");
+        let gains: Vec<i64> = (0..6).map(|p| score(p, deal) - parties[p].2).collect();
+        let expected = gains
+            .iter()
+            .all(|g| *g >= 0)
+            .then(|| gains.iter().map(|g| *g as f64).product::<f64>());
+        assert_eq!(nash_product(&scenario, deal), expected, "{deal:?}");
+    }
 }

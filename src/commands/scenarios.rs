@@ -116,6 +116,7 @@ pub fn dialogues_command(cmd: DialoguesCommand) -> Result<()> {
         dataset,
         scenarios,
         out,
+        records,
     } = &cmd
     {
         use dealgym::dialogues::deliberation::{import_logs, report_table, LogOptions};
@@ -123,10 +124,19 @@ pub fn dialogues_command(cmd: DialoguesCommand) -> Result<()> {
             dataset: dataset.clone(),
             scenarios: scenarios.clone(),
             out: Some(out.clone()),
+            records: Some(records.clone()),
         })?;
         print!("{}", report_table(&reports));
         std::io::Write::flush(&mut std::io::stdout())?;
-        eprintln!("wrote {}", out.display());
+        for r in reports.iter().filter(|r| r.not_recorded > 0) {
+            eprintln!(
+                "{}: {} complete sessions not recorded (first: {})",
+                r.experiment,
+                r.not_recorded,
+                r.not_recorded_example.as_deref().unwrap_or("")
+            );
+        }
+        eprintln!("wrote {} and {}", out.display(), records.display());
         return Ok(());
     }
     let Some(options) = cmd.options() else {

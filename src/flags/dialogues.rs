@@ -42,6 +42,9 @@ pub enum DialoguesCommand {
         /// Where the sessions are written (one per line, with its experiment).
         #[arg(long, default_value = "dialogues/deliberation_logs.jsonl")]
         out: PathBuf,
+        /// Where the complete sessions are written as table records.
+        #[arg(long, default_value = "dialogues/deliberation.jsonl")]
+        records: PathBuf,
     },
 }
 

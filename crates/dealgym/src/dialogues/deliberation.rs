@@ -36,6 +36,8 @@ use crate::scenario::{
 };
 use crate::score::{deliberation_metrics, Proposal};
 
+use super::deliberation_records::session_record;
+
 /// Why the logs could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
@@ -529,6 +531,12 @@ pub struct ExperimentReport {
     pub unknown_agents: usize,
     /// Answers naming every issue with an option the game does not have.
     pub unscorable: usize,
+    /// Complete sessions written as table records.
+    pub records: usize,
+    /// Complete sessions the engine could not play as logged, with the first reason.
+    pub not_recorded: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_recorded_example: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub figures: Option<Figures>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -572,9 +580,11 @@ pub struct LogOptions {
     /// Where the sessions are written as JSONL (one session per line, with its experiment), if
     /// anywhere.
     pub out: Option<PathBuf>,
+    /// Where the complete sessions are written as table records, if anywhere.
+    pub records: Option<PathBuf>,
 }
 
-/// Read every experiment, score it, and write the sessions.
+/// Read every experiment, score it, and write the sessions and the complete ones' records.
 pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogError> {
     let loaded = load_table_scenarios(&options.scenarios, LoadOptions::default())?;
     let by_id: BTreeMap<&str, &TableScenario> = loaded
@@ -585,7 +595,8 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
     let logs = options.dataset.join("logs");
     let mut reports = Vec::new();
     let mut lines = String::new();
-    for experiment in EXPERIMENTS {
+    let mut record_lines = String::new();
+    for (group, experiment) in EXPERIMENTS.into_iter().enumerate() {
         let scenario = by_id
             .get(experiment.scenario)
             .ok_or_else(|| LogError::NoScenario {
@@ -593,6 +604,37 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
                 id: experiment.scenario.into(),
             })?;
         let (scenario, sessions) = read_sessions(&logs, &experiment, scenario)?;
+        let shared = std::sync::Arc::new(scenario.clone());
+        let source = match experiment.source {
+            LogSource::Folder(f) | LogSource::Zip(f) => f,
+        };
+        let (mut recorded, mut not_recorded, mut example) = (0, 0, None);
+        for (index, session) in sessions.iter().filter(|s| s.complete).enumerate() {
+            match session_record(
+                experiment.name,
+                group as u64,
+                index as u64,
+                source,
+                &shared,
+                session,
+            ) {
+                Ok(record) => {
+                    recorded += 1;
+                    if options.records.is_some() {
+                        let json = serde_json::to_string(&record).map_err(|e| LogError::Format {
+                            file: experiment.name.into(),
+                            message: e.to_string(),
+                        })?;
+                        record_lines.push_str(&json);
+                        record_lines.push('\n');
+                    }
+                }
+                Err(why) => {
+                    not_recorded += 1;
+                    example.get_or_insert(format!("{}: {why}", session.file));
+                }
+            }
+        }
         let all_turns = || sessions.iter().flat_map(|s| s.turns.iter().chain(&s.final_turn));
         reports.push(ExperimentReport {
             experiment: experiment.name.into(),
@@ -610,6 +652,9 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
                 figures(&scenario, &sessions)
             },
             unscored: experiment.unscored.map(str::to_string),
+            records: recorded,
+            not_recorded,
+            not_recorded_example: example,
         });
         if options.out.is_some() {
             #[derive(Serialize)]
@@ -634,14 +679,15 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
             }
         }
     }
-    if let Some(out) = &options.out {
+    for (path, text) in [(&options.out, &lines), (&options.records, &record_lines)] {
+        let Some(out) = path else { continue };
         if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| LogError::Io {
                 file: dir.display().to_string(),
                 source,
             })?;
         }
-        std::fs::write(out, lines).map_err(|source| LogError::Io {
+        std::fs::write(out, text).map_err(|source| LogError::Io {
             file: out.display().to_string(),
             source,
         })?;

@@ -38,6 +38,7 @@
 
 mod casino;
 pub mod deliberation;
+pub mod deliberation_records;
 mod craigslist;
 mod dnd;
 mod job_interview;
