@@ -11,9 +11,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use dealgym::dialogues::deliberation::{import_logs, report_table, LogOptions, EXPERIMENTS};
-use dealgym::scenario::import::deliberation::{import, read_game, GameError};
 use dealgym::record::TableRecord;
-use dealgym::scenario::{load_table_scenarios, AgreementRule, Incentive, PartyPosition, TableScenario};
+use dealgym::scenario::import::deliberation::{import, read_game, GameError};
+use dealgym::scenario::{
+    load_table_scenarios, AgreementRule, Incentive, PartyPosition, TableScenario,
+};
 
 fn dataset() -> Option<PathBuf> {
     let dir = crate::common::datasets_dir()?.join("llm-deliberation");
@@ -124,7 +126,11 @@ fn bad_game_files_name_the_file_and_the_line() {
     std::fs::write(&scores, short[1..].join("\n")).unwrap();
     let err = read_game(&game).unwrap_err();
     assert!(matches!(err, GameError::Line { line: 6, .. }), "{err}");
-    assert!(err.to_string().contains("scores_files/mayor.txt: line 6: a line is missing"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("scores_files/mayor.txt: line 6: a line is missing"),
+        "{err}"
+    );
     // A score line with one option too few.
     let game = base_copy(&dataset, "delib-options");
     let scores = game.join("scores_files/union.txt");
@@ -133,7 +139,10 @@ fn bad_game_files_name_the_file_and_the_line() {
     lines[2] = lines[2].rsplit_once(',').unwrap().0.to_string();
     std::fs::write(&scores, lines.join("\n")).unwrap();
     let err = read_game(&game).unwrap_err().to_string();
-    assert!(err.contains("scores_files/union.txt: line 3: 3 scores for the 4 options of issue C"), "{err}");
+    assert!(
+        err.contains("scores_files/union.txt: line 3: 3 scores for the 4 options of issue C"),
+        "{err}"
+    );
     // A config line with four fields.
     let game = base_copy(&dataset, "delib-config");
     let config = game.join("config.txt");
@@ -179,7 +188,11 @@ const COUNTS: [(&str, usize, usize); 25] = [
 /// The paper's rule, written out again over the sessions file: each party accepts at or above
 /// its minimum (the lead with 10 more), a deal needs n − 1 acceptors with the lead and the
 /// second veto among them. Returns (any, final, unanimous, wrong share) per complete session.
-fn rescore(scenario: &TableScenario, roles: &[String], session: &Value) -> (bool, bool, bool, Option<f64>) {
+fn rescore(
+    scenario: &TableScenario,
+    roles: &[String],
+    session: &Value,
+) -> (bool, bool, bool, Option<f64>) {
     let seats: Vec<usize> = roles.iter().map(|r| scenario.seat_of(r).unwrap()).collect();
     let lead_role = scenario.parties[scenario.lead().unwrap()].role.clone();
     let veto_role = scenario
@@ -196,7 +209,11 @@ fn rescore(scenario: &TableScenario, roles: &[String], session: &Value) -> (bool
             .sum()
     };
     let accepts = |seat: usize, deal: &[usize]| {
-        let bonus = if scenario.parties[seat].role == lead_role { 10 } else { 0 };
+        let bonus = if scenario.parties[seat].role == lead_role {
+            10
+        } else {
+            0
+        };
         score(seat, deal) + bonus >= scenario.parties[seat].private.minimum
     };
     let verdict = |deal: &[usize]| {
@@ -206,7 +223,8 @@ fn rescore(scenario: &TableScenario, roles: &[String], session: &Value) -> (bool
             .filter(|(&s, _)| accepts(s, deal))
             .map(|(_, r)| r)
             .collect();
-        let passes = yes.len() + 1 >= roles.len() && yes.contains(&&lead_role) && yes.contains(&&veto_role);
+        let passes =
+            yes.len() + 1 >= roles.len() && yes.contains(&&lead_role) && yes.contains(&&veto_role);
         (passes, yes.len() == roles.len())
     };
     let deal_of = |t: &Value| -> Option<(String, Vec<usize>)> {
@@ -229,9 +247,7 @@ fn rescore(scenario: &TableScenario, roles: &[String], session: &Value) -> (bool
         .collect();
     let last = session.get("final_turn").and_then(deal_of);
     all.extend(last.clone());
-    let any = all
-        .iter()
-        .any(|(r, d)| *r == lead_role && verdict(d).0);
+    let any = all.iter().any(|(r, d)| *r == lead_role && verdict(d).0);
     let (fin, unanimous) = last.map_or((false, false), |(_, d)| verdict(&d));
     let wrong = all
         .iter()
@@ -263,12 +279,13 @@ fn the_logs_are_found_complete_and_rescored() {
         assert_eq!(r.unknown_agents, 0, "{name}");
     }
     // The figures, recomputed from the written sessions.
-    let scenarios: BTreeMap<String, TableScenario> = load_table_scenarios(&shipped(), Default::default())
-        .unwrap()
-        .scenarios
-        .into_iter()
-        .map(|s| (s.id.clone(), s))
-        .collect();
+    let scenarios: BTreeMap<String, TableScenario> =
+        load_table_scenarios(&shipped(), Default::default())
+            .unwrap()
+            .scenarios
+            .into_iter()
+            .map(|s| (s.id.clone(), s))
+            .collect();
     let mut per: BTreeMap<String, Vec<(bool, bool, bool, Option<f64>)>> = BTreeMap::new();
     for line in std::fs::read_to_string(&out).unwrap().lines() {
         let session: Value = serde_json::from_str(line).unwrap();
@@ -331,7 +348,12 @@ fn the_logs_are_found_complete_and_rescored() {
         }
         let m = &record.outcome.metrics;
         let e = from_records
-            .entry(record.run_id.trim_start_matches("llm-deliberation:").to_string())
+            .entry(
+                record
+                    .run_id
+                    .trim_start_matches("llm-deliberation:")
+                    .to_string(),
+            )
             .or_default();
         e.0 += 1;
         e.1 += usize::from(m.deal_any);
@@ -340,13 +362,23 @@ fn the_logs_are_found_complete_and_rescored() {
     }
     assert!(replayed > 500, "{replayed}");
     for r in &reports {
-        assert_eq!((r.records, r.not_recorded), (r.complete, 0), "{}", r.experiment);
+        assert_eq!(
+            (r.records, r.not_recorded),
+            (r.complete, 0),
+            "{}",
+            r.experiment
+        );
         let Some(f) = &r.figures else { continue };
         let (n, any, fin, unanimous) = from_records[&r.experiment];
         assert_eq!(n, f.sessions);
         assert_eq!(any as f64 / n as f64, f.deal_any, "{}", r.experiment);
         assert_eq!(fin as f64 / n as f64, f.deal_final, "{}", r.experiment);
-        assert_eq!(unanimous as f64 / n as f64, f.unanimous_final, "{}", r.experiment);
+        assert_eq!(
+            unanimous as f64 / n as f64,
+            f.unanimous_final,
+            "{}",
+            r.experiment
+        );
     }
     // The book's table is the command's.
     let book = std::fs::read_to_string(
@@ -381,7 +413,11 @@ fn base_by_hand(dataset: &Path) -> Vec<(String, Vec<Vec<i64>>, i64)> {
                 .iter()
                 .map(|l| l.split(',').map(|v| v.trim().parse().unwrap()).collect())
                 .collect();
-            (fields[0].to_string(), rows, lines[lines.len() - 1].trim().parse().unwrap())
+            (
+                fields[0].to_string(),
+                rows,
+                lines[lines.len() - 1].trim().parse().unwrap(),
+            )
         })
         .collect()
 }
@@ -399,16 +435,28 @@ fn base_game_metrics_match_the_score_files_by_hand() {
         .into_iter()
         .find(|s| s.id == "deliberation:base:cooperative")
         .unwrap();
-    let seat = |name: &str| scenario.parties.iter().position(|p| p.name == name).unwrap();
+    let seat = |name: &str| {
+        scenario
+            .parties
+            .iter()
+            .position(|p| p.name == name)
+            .unwrap()
+    };
     let score = |p: usize, deal: &[usize]| -> i64 {
-        deal.iter().enumerate().map(|(i, &o)| parties[p].1[i][o]).sum()
+        deal.iter()
+            .enumerate()
+            .map(|(i, &o)| parties[p].1[i][o])
+            .sum()
     };
     let accepts = |p: usize, deal: &[usize]| {
         let bonus = if parties[p].0 == "SportCo" { 10 } else { 0 };
         score(p, deal) + bonus >= parties[p].2
     };
     let sportco = parties.iter().position(|p| p.0 == "SportCo").unwrap();
-    let dot = parties.iter().position(|p| p.0 == "Department of Tourism").unwrap();
+    let dot = parties
+        .iter()
+        .position(|p| p.0 == "Department of Tourism")
+        .unwrap();
     // Every deal of 3 × 3 × 4 × 4 × 5 options.
     let mut deals = Vec::new();
     for a in 0..3 {
@@ -462,7 +510,10 @@ fn base_game_metrics_match_the_score_files_by_hand() {
     assert_eq!(m.wrong_share, Some(wrong as f64 / 4.0));
     let m = deliberation_metrics(
         &scenario,
-        &[proposal(sportco, &initial, false), proposal(sportco, five, true)],
+        &[
+            proposal(sportco, &initial, false),
+            proposal(sportco, five, true),
+        ],
         Some(five),
     );
     assert!(m.deal_any && m.deal_final && !m.unanimous_final);
@@ -470,7 +521,10 @@ fn base_game_metrics_match_the_score_files_by_hand() {
     // "any".
     let m = deliberation_metrics(
         &scenario,
-        &[proposal(sportco, five, false), proposal(sportco, &initial, true)],
+        &[
+            proposal(sportco, five, false),
+            proposal(sportco, &initial, true),
+        ],
         None,
     );
     assert!(m.deal_any && !m.deal_final && !m.unanimous_final);
@@ -483,7 +537,8 @@ fn base_game_metrics_match_the_score_files_by_hand() {
         let mine: Vec<i64> = (0..6).map(|p| score(p, deal)).collect();
         let dominated = deals.iter().any(|o| {
             let theirs: Vec<i64> = (0..6).map(|p| score(p, o)).collect();
-            theirs.iter().zip(&mine).all(|(t, m)| t >= m) && theirs.iter().zip(&mine).any(|(t, m)| t > m)
+            theirs.iter().zip(&mine).all(|(t, m)| t >= m)
+                && theirs.iter().zip(&mine).any(|(t, m)| t > m)
         });
         assert_eq!(is_pareto(&scenario, deal), !dominated, "{deal:?}");
         let gains: Vec<i64> = (0..6).map(|p| score(p, deal) - parties[p].2).collect();

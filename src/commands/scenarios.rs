@@ -51,6 +51,27 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
             eprintln!("wrote {} scenarios to {}", scenarios.len(), out.display());
             Ok(())
         }
+        ScenariosCommand::Validate { file } if scenario::is_table_file(&file) => {
+            let report = scenario::load_table_scenarios(&file, LoadOptions { skip_bad: true })
+                .with_context(|| format!("reading {}", file.display()))?;
+            for e in &report.skipped {
+                eprintln!("{e}");
+            }
+            if !report.skipped.is_empty() {
+                bail!(
+                    "{} bad lines, {} good table scenarios in {}",
+                    report.skipped.len(),
+                    report.scenarios.len(),
+                    file.display()
+                );
+            }
+            println!(
+                "{}: {} table scenarios, all valid",
+                file.display(),
+                report.scenarios.len()
+            );
+            Ok(())
+        }
         ScenariosCommand::Validate { file } => {
             let report = scenario::load_scenarios(&file, LoadOptions { skip_bad: true })
                 .with_context(|| format!("reading {}", file.display()))?;

@@ -96,16 +96,28 @@ pub const EXPERIMENTS: [Experiment; 25] = {
             Folder("all_coop_base_7player_gpt4/all_coop_7players"),
             "deliberation:base_7players:cooperative",
         ),
-        exp("all_coop_temp1_base_gpt4", Folder("all_coop_temp1_base_gpt4"), COOP),
+        exp(
+            "all_coop_temp1_base_gpt4",
+            Folder("all_coop_temp1_base_gpt4"),
+            COOP,
+        ),
         exp(
             "all_greedy_base_gpt4",
             Folder("all_greedy_base_gpt4"),
             "deliberation:base:greedy_all",
         ),
         exp("llama2_13b", Zip("llama2_13b.zip"), COOP),
-        exp("llama2_70b_base_all_coop", Zip("llama2_70b_base_all_coop.zip"), COOP),
+        exp(
+            "llama2_70b_base_all_coop",
+            Zip("llama2_70b_base_all_coop.zip"),
+            COOP,
+        ),
         exp("llama3_70b", Zip("llama3_70b.zip"), COOP),
-        exp("mixtral_base_all_coop", Zip("mixtral_base_all_coop.zip"), COOP),
+        exp(
+            "mixtral_base_all_coop",
+            Zip("mixtral_base_all_coop.zip"),
+            COOP,
+        ),
         exp(
             "mixtralFivePlayers_base_all_coop",
             Zip("mixtralFivePlayers_base_all_coop.zip"),
@@ -333,11 +345,12 @@ pub fn read_raw(logs: &Path, source: LogSource) -> Result<Vec<(String, Value)>, 
         LogSource::Zip(file) => {
             let path = logs.join(file);
             let bytes = std::fs::read(&path).map_err(io(&path))?;
-            let mut archive =
-                zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| LogError::Format {
+            let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| {
+                LogError::Format {
                     file: path.display().to_string(),
                     message: e.to_string(),
-                })?;
+                }
+            })?;
             for i in 0..archive.len() {
                 let mut entry = archive.by_index(i).map_err(|e| LogError::Format {
                     file: path.display().to_string(),
@@ -472,7 +485,9 @@ pub fn read_sessions(
                     .pointer("/voting_sessions/0/deal_suggestion")
                     .and_then(Value::as_str)
                     .zip(lead)
-                    .map(|(t, l)| turn(scenario.parties[l].name.clone(), t.to_string(), None, None));
+                    .map(|(t, l)| {
+                        turn(scenario.parties[l].name.clone(), t.to_string(), None, None)
+                    });
                 let complete = final_turn.is_some() && turns.len() > 4 * n;
                 Session {
                     file,
@@ -621,10 +636,11 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
                 Ok(record) => {
                     recorded += 1;
                     if options.records.is_some() {
-                        let json = serde_json::to_string(&record).map_err(|e| LogError::Format {
-                            file: experiment.name.into(),
-                            message: e.to_string(),
-                        })?;
+                        let json =
+                            serde_json::to_string(&record).map_err(|e| LogError::Format {
+                                file: experiment.name.into(),
+                                message: e.to_string(),
+                            })?;
                         record_lines.push_str(&json);
                         record_lines.push('\n');
                     }
@@ -635,7 +651,11 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
                 }
             }
         }
-        let all_turns = || sessions.iter().flat_map(|s| s.turns.iter().chain(&s.final_turn));
+        let all_turns = || {
+            sessions
+                .iter()
+                .flat_map(|s| s.turns.iter().chain(&s.final_turn))
+        };
         reports.push(ExperimentReport {
             experiment: experiment.name.into(),
             scenario: scenario.id.clone(),

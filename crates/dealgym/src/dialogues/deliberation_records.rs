@@ -33,7 +33,10 @@ pub fn completion(scenario: &TableScenario, turn: &LogTurn) -> Completion {
         .lines()
         .map(|l| {
             let lower = l.trim_start().to_ascii_lowercase();
-            if ["thought:", "talk:", "action:"].iter().any(|p| lower.starts_with(p)) {
+            if ["thought:", "talk:", "action:"]
+                .iter()
+                .any(|p| lower.starts_with(p))
+            {
                 format!("  {l}")
             } else {
                 l.to_string()

@@ -37,9 +37,9 @@
 //! (`scenario::import`), never writes scenarios, and calls no endpoint.
 
 mod casino;
+mod craigslist;
 pub mod deliberation;
 pub mod deliberation_records;
-mod craigslist;
 mod dnd;
 mod job_interview;
 mod play;

@@ -244,13 +244,10 @@ pub fn parse_scores(
 ) -> Result<(Vec<Vec<i64>>, i64), GameError> {
     let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
     let number = |n: usize, field: &str| {
-        field.trim().parse::<i64>().map_err(|_| {
-            line_error(
-                path,
-                n,
-                format!("`{}` is not a whole number", field.trim()),
-            )
-        })
+        field
+            .trim()
+            .parse::<i64>()
+            .map_err(|_| line_error(path, n, format!("`{}` is not a whole number", field.trim())))
     };
     if lines.len() < options.len() + 1 {
         let at = lines.last().map_or(1, |(n, _)| n + 1);
@@ -381,7 +378,11 @@ fn issue_labels(text: &str, issues: usize) -> Vec<String> {
 /// Fill a party's instructions with its scores: `#X_MAX_NUM` is the best score of issue X,
 /// `#Xk_NUM` the score of option Xk (as the original code's initial prompt does). A placeholder
 /// left over (an option the score file does not have) is an error naming its line.
-pub fn fill_instructions(path: &Path, text: &str, scores: &[Vec<i64>]) -> Result<String, GameError> {
+pub fn fill_instructions(
+    path: &Path,
+    text: &str,
+    scores: &[Vec<i64>],
+) -> Result<String, GameError> {
     let mut filled = text.to_string();
     for (i, row) in scores.iter().enumerate() {
         let key = issue_key(i);
@@ -469,7 +470,9 @@ pub fn read_game(dir: &Path) -> Result<Game, GameError> {
             key: issue_key(i).to_string(),
             label,
             range: IssueRange::Discrete {
-                options: (1..=count).map(|o| format!("{}{o}", issue_key(i))).collect(),
+                options: (1..=count)
+                    .map(|o| format!("{}{o}", issue_key(i)))
+                    .collect(),
             },
         })
         .collect();
@@ -532,7 +535,14 @@ pub fn scenario(game: &Game, seating: &Seating) -> Result<TableScenario, GameErr
             .ok_or_else(|| {
                 file_error(
                     &game.dir.join("config.txt"),
-                    format!("no party is {}", if position == PartyPosition::Lead { "p1" } else { "p2" }),
+                    format!(
+                        "no party is {}",
+                        if position == PartyPosition::Lead {
+                            "p1"
+                        } else {
+                            "p2"
+                        }
+                    ),
                 )
             })
     };
@@ -624,7 +634,10 @@ mod tests {
         let text = "Mayor,mayor,player,cooperative,gpt-4\nSportCo,SportCo,p1,cooperative\n";
         let err = parse_config(Path::new("base/config.txt"), text).unwrap_err();
         let msg = err.to_string();
-        assert!(msg.starts_with("base/config.txt: line 2: 4 fields"), "{msg}");
+        assert!(
+            msg.starts_with("base/config.txt: line 2: 4 fields"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -632,7 +645,10 @@ mod tests {
         let err = parse_config(p(), "A,a,chair,cooperative,m").unwrap_err();
         assert!(err.to_string().contains("line 1: role `chair`"), "{err}");
         let err = parse_config(p(), "A,a,p1,cooperative,m\nB,b,p2,selfish,m").unwrap_err();
-        assert!(err.to_string().contains("line 2: incentive `selfish`"), "{err}");
+        assert!(
+            err.to_string().contains("line 2: incentive `selfish`"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -651,17 +667,31 @@ mod tests {
              issue (2) and then the minimum"
         );
         let err = parse_scores(Path::new("s/mayor.txt"), "", &[3]).unwrap_err();
-        assert!(err.to_string().starts_with("s/mayor.txt: line 1: a line is missing: 0 lines"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("s/mayor.txt: line 1: a line is missing: 0 lines"),
+            "{err}"
+        );
     }
 
     #[test]
     fn wrong_option_count_and_bad_numbers() {
         let err = parse_scores(p(), "0, 11\n0, 1, 2\n5", &[3, 3]).unwrap_err();
-        assert_eq!(err.to_string(), "g/x.txt: line 1: 2 scores for the 3 options of issue A");
+        assert_eq!(
+            err.to_string(),
+            "g/x.txt: line 1: 2 scores for the 3 options of issue A"
+        );
         let err = parse_scores(p(), "0, 11, x\n0, 1, 2\n5", &[3, 3]).unwrap_err();
-        assert_eq!(err.to_string(), "g/x.txt: line 1: `x` is not a whole number");
+        assert_eq!(
+            err.to_string(),
+            "g/x.txt: line 1: `x` is not a whole number"
+        );
         let err = parse_scores(p(), "0, 1, 2\n0, 1, 2\n5\n7", &[3, 3]).unwrap_err();
-        assert!(err.to_string().starts_with("g/x.txt: line 4: a line after the minimum"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("g/x.txt: line 4: a line after the minimum"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -669,7 +699,10 @@ mod tests {
         let scores = vec![vec![0, 11, 5], vec![3, 9]];
         let text = "Issue A (max score #A_MAX_NUM): A1 (#A1_NUM), A2(#A2_NUM), A3 (#A3_NUM)\nB (#B_MAX_NUM) #B2_NUM";
         let filled = fill_instructions(p(), text, &scores).unwrap();
-        assert_eq!(filled, "Issue A (max score 11): A1 (0), A2(11), A3 (5)\nB (9) 9");
+        assert_eq!(
+            filled,
+            "Issue A (max score 11): A1 (0), A2(11), A3 (5)\nB (9) 9"
+        );
         let err = fill_instructions(p(), "ok\nA4 (#A4_NUM)", &scores).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -679,9 +712,15 @@ mod tests {
 
     #[test]
     fn initial_deal_and_labels() {
-        assert_eq!(parse_initial_deal(p(), "A1,B1,C4,D1,E5").unwrap(), vec![0, 0, 3, 0, 4]);
+        assert_eq!(
+            parse_initial_deal(p(), "A1,B1,C4,D1,E5").unwrap(),
+            vec![0, 0, 3, 0, 4]
+        );
         let err = parse_initial_deal(p(), "A1,C1").unwrap_err();
-        assert!(err.to_string().contains("`C1` is not an option of issue B"), "{err}");
+        assert!(
+            err.to_string().contains("`C1` is not an option of issue B"),
+            "{err}"
+        );
         let text = "Issue A: \"Infrastructure Mix\"\n- Issue B: \"Budget\". Four levels.\n\
                     - Issue C: The location of the airport. There are 4 options:\n\
                     Issue D: \"Compensation to \"neighbouring cities\"\"";
@@ -700,7 +739,10 @@ mod tests {
     #[test]
     fn role_slugs() {
         assert_eq!(role_slug("Department of Tourism"), "department_of_tourism");
-        assert_eq!(role_slug("The Local Workers' Union"), "the_local_workers_union");
+        assert_eq!(
+            role_slug("The Local Workers' Union"),
+            "the_local_workers_union"
+        );
         assert_eq!(role_slug("SportCo"), "sportco");
     }
 }
