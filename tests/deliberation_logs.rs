@@ -185,6 +185,9 @@ const COUNTS: [(&str, usize, usize); 25] = [
     ("output_union_mayor_gpt3_rest_gpt4_base_all_coop", 21, 21),
 ];
 
+/// One session re-scored here: any, final, unanimous, wrong share.
+type Rescored = (bool, bool, bool, Option<f64>);
+
 /// The paper's rule, written out again over the sessions file: each party accepts at or above
 /// its minimum (the lead with 10 more), a deal needs n − 1 acceptors with the lead and the
 /// second veto among them. Returns (any, final, unanimous, wrong share) per complete session.
@@ -192,7 +195,7 @@ fn rescore(
     scenario: &TableScenario,
     roles: &[String],
     session: &Value,
-) -> (bool, bool, bool, Option<f64>) {
+) -> Rescored {
     let seats: Vec<usize> = roles.iter().map(|r| scenario.seat_of(r).unwrap()).collect();
     let lead_role = scenario.parties[scenario.lead().unwrap()].role.clone();
     let veto_role = scenario
@@ -286,7 +289,7 @@ fn the_logs_are_found_complete_and_rescored() {
             .into_iter()
             .map(|s| (s.id.clone(), s))
             .collect();
-    let mut per: BTreeMap<String, Vec<(bool, bool, bool, Option<f64>)>> = BTreeMap::new();
+    let mut per: BTreeMap<String, Vec<Rescored>> = BTreeMap::new();
     for line in std::fs::read_to_string(&out).unwrap().lines() {
         let session: Value = serde_json::from_str(line).unwrap();
         if session["complete"] != true {
@@ -322,7 +325,7 @@ fn the_logs_are_found_complete_and_rescored() {
         };
         let sessions = &per[&r.experiment];
         let n = sessions.len() as f64;
-        let rate = |k: fn(&(bool, bool, bool, Option<f64>)) -> bool| {
+        let rate = |k: fn(&Rescored) -> bool| {
             sessions.iter().filter(|s| k(s)).count() as f64 / n
         };
         let wrong: Vec<f64> = sessions.iter().filter_map(|s| s.3).collect();
