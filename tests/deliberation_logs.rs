@@ -191,11 +191,7 @@ type Rescored = (bool, bool, bool, Option<f64>);
 /// The paper's rule, written out again over the sessions file: each party accepts at or above
 /// its minimum (the lead with 10 more), a deal needs n − 1 acceptors with the lead and the
 /// second veto among them. Returns (any, final, unanimous, wrong share) per complete session.
-fn rescore(
-    scenario: &TableScenario,
-    roles: &[String],
-    session: &Value,
-) -> Rescored {
+fn rescore(scenario: &TableScenario, roles: &[String], session: &Value) -> Rescored {
     let seats: Vec<usize> = roles.iter().map(|r| scenario.seat_of(r).unwrap()).collect();
     let lead_role = scenario.parties[scenario.lead().unwrap()].role.clone();
     let veto_role = scenario
@@ -325,9 +321,7 @@ fn the_logs_are_found_complete_and_rescored() {
         };
         let sessions = &per[&r.experiment];
         let n = sessions.len() as f64;
-        let rate = |k: fn(&Rescored) -> bool| {
-            sessions.iter().filter(|s| k(s)).count() as f64 / n
-        };
+        let rate = |k: fn(&Rescored) -> bool| sessions.iter().filter(|s| k(s)).count() as f64 / n;
         let wrong: Vec<f64> = sessions.iter().filter_map(|s| s.3).collect();
         assert_eq!(f.sessions, sessions.len(), "{}", r.experiment);
         assert_eq!(f.deal_any, rate(|s| s.0), "{}", r.experiment);
