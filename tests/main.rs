@@ -13,6 +13,7 @@ mod cli_run;
 mod cli_scenarios;
 mod crash;
 mod dataset_outcomes;
+mod deliberation_logs;
 mod dialogues;
 mod docs_reference;
 mod episodes;
