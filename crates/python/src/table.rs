@@ -19,7 +19,9 @@ use dealgym_core::scenario::{
     load_table_scenarios, load_table_scenarios_from_reader, LoadOptions, TableCatalog,
     TableScenario,
 };
-use dealgym_core::table::{public_move, TableEpisode, TableError, TableOptions, TableSetup};
+use dealgym_core::table::{
+    public_move, seat_state, TableEpisode, TableError, TableOptions, TableSetup,
+};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -49,7 +51,9 @@ fn builtin() -> PyResult<&'static TableCatalog> {
                 .map_err(|e| e.to_string())
         }
     });
-    loaded.as_ref().map_err(|e| ScenarioError::new_err(e.clone()))
+    loaded
+        .as_ref()
+        .map_err(|e| ScenarioError::new_err(e.clone()))
 }
 
 /// The table scenarios of a file.
@@ -241,49 +245,6 @@ impl TableGame {
                 &costs,
             )
         }))
-    }
-
-    /// The public state of the table as `seat` sees it: whose turn, the offers made (by whom,
-    /// what, who has accepted), who is still at the table, how it ended. Nothing private of
-    /// any seat: that is the seat's own system prompt alone.
-    fn seat_state(&self, seat: usize) -> serde_json::Value {
-        let scenario = self.scenario();
-        let offers: Vec<serde_json::Value> = self
-            .episode
-            .offers()
-            .iter()
-            .map(|o| {
-                json!({
-                    "id": o.id,
-                    "proposer": scenario.parties[o.proposer].role,
-                    "deal": scenario.render_deal(&o.deal),
-                    "acceptors": o.acceptors.iter().map(|&s| &scenario.parties[s].role).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        let present: Vec<&str> = scenario
-            .parties
-            .iter()
-            .zip(self.episode.present())
-            .filter(|(_, here)| **here)
-            .map(|(p, _)| p.role.as_str())
-            .collect();
-        let outcome = self.episode.outcome().map(|o| {
-            json!({
-                "kind": o.kind.name(),
-                "by": o.by.map(|s| &scenario.parties[s].role),
-                "offer": o.offer,
-                "deal": o.deal.as_ref().map(|d| scenario.render_deal(d)),
-            })
-        });
-        json!({
-            "role": scenario.parties[seat].role,
-            "to_move": self.episode.to_move().map(|s| &scenario.parties[s].role),
-            "turns": self.episode.turns().len(),
-            "offers": offers,
-            "present": present,
-            "outcome": outcome,
-        })
     }
 }
 
@@ -496,7 +457,7 @@ impl TableGame {
             view.last().map(|m| m.content.as_str()).unwrap_or(""),
         )?;
         observation.set_item("messages", pythonize(py, &view)?)?;
-        observation.set_item("state", pythonize(py, &self.seat_state(seat))?)?;
+        observation.set_item("state", pythonize(py, &seat_state(&self.episode, seat))?)?;
         Ok(observation)
     }
 
@@ -551,7 +512,10 @@ impl TableGame {
                 let action = t.played()?;
                 let talk = t.parsed.talk.clone().unwrap_or_default();
                 let shown = public_move(scenario, action, t.offer, t.accepts);
-                Some((self.role_of(t.seat), format!("{talk} {shown}").trim().to_string()))
+                Some((
+                    self.role_of(t.seat),
+                    format!("{talk} {shown}").trim().to_string(),
+                ))
             })
             .collect()
     }
@@ -607,7 +571,11 @@ pub fn table_roles(
         None => builtin()?,
     };
     let at = catalog
-        .pick(scenario_id, scenario_id.is_none().then(|| index.unwrap_or(0)), 0)
+        .pick(
+            scenario_id,
+            scenario_id.is_none().then(|| index.unwrap_or(0)),
+            0,
+        )
         .map_err(|e| ScenarioError::new_err(e.to_string()))?;
     Ok(catalog.scenarios[at]
         .parties

@@ -88,14 +88,28 @@ mod tests {
         let mut b = six_party();
         b.id = "deliberation:test:greedy".into();
         let catalog = TableCatalog::new(vec![Arc::new(a), Arc::new(b)]);
-        assert_eq!(catalog.pick(Some("deliberation:test:greedy"), None, 0), Ok(1));
+        assert_eq!(
+            catalog.pick(Some("deliberation:test:greedy"), None, 0),
+            Ok(1)
+        );
         assert_eq!(catalog.pick(None, Some(0), 9), Ok(0));
         let err = catalog.pick(Some("nope"), None, 0).unwrap_err();
         assert!(err.0.contains("`nope`") && err.0.contains("deliberation:test:cooperative"));
-        assert!(catalog.pick(None, Some(2), 0).unwrap_err().0.contains("index 2"));
+        assert!(catalog
+            .pick(None, Some(2), 0)
+            .unwrap_err()
+            .0
+            .contains("index 2"));
         // The same seed draws the same scenario; the draw covers both.
-        let drawn: Vec<usize> = (0..64).map(|s| catalog.pick(None, None, s).unwrap()).collect();
-        assert_eq!(drawn, (0..64).map(|s| catalog.pick(None, None, s).unwrap()).collect::<Vec<_>>());
+        let drawn: Vec<usize> = (0..64)
+            .map(|s| catalog.pick(None, None, s).unwrap())
+            .collect();
+        assert_eq!(
+            drawn,
+            (0..64)
+                .map(|s| catalog.pick(None, None, s).unwrap())
+                .collect::<Vec<_>>()
+        );
         assert!(drawn.contains(&0) && drawn.contains(&1));
         assert!(TableCatalog::default().pick(None, None, 0).is_err());
     }
