@@ -377,6 +377,18 @@ impl TableGame {
         self.roles()
     }
 
+    /// The roles, as PettingZoo names its agents.
+    #[getter]
+    fn agents(&self) -> Vec<String> {
+        self.roles()
+    }
+
+    /// The role to move, as PettingZoo names it (`to_move`).
+    #[getter]
+    fn agent_selection(&self) -> Option<String> {
+        self.to_move()
+    }
+
     #[getter]
     fn seed(&self) -> u64 {
         self.seeds.run

@@ -44,8 +44,8 @@ def play(g: TableGame, policy=propose_then_accept) -> None:
 
 def test_a_six_party_table_plays_to_a_deal_with_scripted_text():
     g = game()
-    assert g.roles == ROLES
-    assert g.to_move == "party_0", "the lead opens"
+    assert g.roles == g.agents == ROLES
+    assert g.to_move == g.agent_selection == "party_0", "the lead opens"
     play(g)
     assert g.done and g.terminated and not g.truncated
     outcome = g.outcome

@@ -136,16 +136,17 @@ fn view(session: &TableSession, seat: usize) -> SeatView {
 }
 
 async fn create(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {
-    let result = (|| {
-        let reset: TableReset = parse_body(body, state.hub.options.body_limit)?;
-        let slot = state.tables.start(&state.hub, &reset)?;
-        let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-        Ok::<_, ServeError>(status(&session))
-    })();
-    match result {
+    match start(&state, body) {
         Ok(body) => Reply(StatusCode::CREATED, body).into_response(),
         Err(e) => e.into_response(),
     }
+}
+
+fn start(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<TableStatus, ServeError> {
+    let reset: TableReset = parse_body(body, state.hub.options.body_limit)?;
+    let slot = state.tables.start(&state.hub, &reset)?;
+    let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(status(&session))
 }
 
 async fn show(State(state): State<Shared>, Path(id): Path<String>) -> Response {
@@ -186,30 +187,36 @@ async fn step(
     Path((id, role)): Path<(String, String)>,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let result = (|| {
-        let action: TableAction = parse_body(body, state.hub.options.body_limit)?;
-        let completion = Completion {
-            text: action.message,
-            reasoning: action.reasoning,
-            ..Completion::default()
-        };
-        let (slot, step) = state.tables.step(&state.hub, &id, &role, completion)?;
-        let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-        let outcome = session.episode.outcome();
-        let truncated = outcome.is_some_and(|o| o.kind.is_truncation());
-        Ok::<_, ServeError>(TableStepAnswer {
-            retry: step.retry,
-            error: step.error.map(|e| e.to_string()),
-            terminated: outcome.is_some() && !truncated,
-            truncated,
-            to_move: session.to_move(),
-            view: view(&session, step.seat),
-        })
-    })();
-    match result {
+    match play(&state, &id, &role, body) {
         Ok(body) => Reply::ok(body).into_response(),
         Err(e) => e.into_response(),
     }
+}
+
+fn play(
+    state: &Shared,
+    id: &str,
+    role: &str,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<TableStepAnswer, ServeError> {
+    let action: TableAction = parse_body(body, state.hub.options.body_limit)?;
+    let completion = Completion {
+        text: action.message,
+        reasoning: action.reasoning,
+        ..Completion::default()
+    };
+    let (slot, step) = state.tables.step(&state.hub, id, role, completion)?;
+    let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+    let outcome = session.episode.outcome();
+    let truncated = outcome.is_some_and(|o| o.kind.is_truncation());
+    Ok(TableStepAnswer {
+        retry: step.retry,
+        error: step.error.map(|e| e.to_string()),
+        terminated: outcome.is_some() && !truncated,
+        truncated,
+        to_move: session.to_move(),
+        view: view(&session, step.seat),
+    })
 }
 
 /// The table routes in `/openapi.json`.
