@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::game::{Completion, OutcomeKind};
@@ -24,7 +25,7 @@ use super::schedule::{draw_schedule, Slot, SlotKind};
 use super::turn::read_table_turn;
 
 /// What a table is set up with, per seat and for all.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableOptions {
     /// Malformed or illegal turns a seat may retry in one slot before it forfeits (default 1).
     pub retries: u32,
@@ -45,22 +46,28 @@ impl Default for TableOptions {
 }
 
 /// One seat's setup.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableSeat {
+    /// The seat's role.
     pub role: String,
+    /// Whether its moves below its own minimum are replaced by a REJECT.
     pub regulated: bool,
     /// The seat's system prompt, rendered once.
     pub system_prompt: String,
 }
 
 /// Everything fixed at the start of an episode: the seed, the drawn schedule, the seats.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableSetup {
     /// The episode's seed (from the run seed and the episode index).
     pub seed: u64,
+    /// Attempts a seat may retry in one slot before it forfeits.
     pub retries: u32,
+    /// How every seat writes its turns.
     pub format: TurnFormat,
+    /// Each seat, in the game's order.
     pub seats: Vec<TableSeat>,
+    /// Who moves when, drawn from `seed`.
     pub schedule: Vec<Slot>,
 }
 
@@ -80,11 +87,13 @@ pub enum TableError {
 }
 
 /// An offer on the table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableOffer {
     /// 1-based, in the order offers were made.
     pub id: u32,
+    /// The proposing seat.
     pub proposer: usize,
+    /// One 0-based option index per issue.
     pub deal: Vec<usize>,
     /// The turn (index into the turns) that made it.
     pub turn: usize,
@@ -93,21 +102,28 @@ pub struct TableOffer {
 }
 
 /// A regulated seat's move that was replaced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableRegulation {
+    /// The move the seat made.
     pub original: Action,
+    /// What took effect instead.
     pub replacement: Action,
+    /// The seat's score of the deal it tried to make or accept.
     pub score: i64,
+    /// The seat's own minimum.
     pub minimum: i64,
 }
 
 /// One attempt at a turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableTurn {
+    /// The seat that made the attempt (its index in the game's parties).
     pub seat: usize,
     /// The schedule slot it answered.
     pub slot: usize,
+    /// The raw completion (text, reasoning, token ids).
     pub completion: Completion,
+    /// What was read from it.
     pub parsed: Parsed,
     /// The offer an acceptance named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -136,8 +152,9 @@ impl TableTurn {
 }
 
 /// How a table ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableOutcome {
+    /// How it ended (`deal`, `walk_away`, `max_turns`, `format_forfeit`, `error`).
     pub kind: OutcomeKind,
     /// The seat that ended it (the acceptor that completed the agreement, the walker, the
     /// forfeiter).
@@ -146,8 +163,10 @@ pub struct TableOutcome {
     /// The agreed offer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offer: Option<u32>,
+    /// The agreed deal: one 0-based option index per issue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deal: Option<Vec<usize>>,
+    /// What went wrong, for `error` and `format_forfeit` endings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
