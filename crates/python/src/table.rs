@@ -8,7 +8,7 @@
 //! `dealgym serve` picks a table reset's ([`TableCatalog::pick`]), and the schedule is drawn
 //! from the seed as serve draws it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use dealgym_core::game::{mix_text, Completion, EpisodeSeed};
@@ -57,7 +57,7 @@ fn builtin() -> PyResult<&'static TableCatalog> {
 }
 
 /// The table scenarios of a file.
-fn from_file(path: &PathBuf) -> PyResult<TableCatalog> {
+fn from_file(path: &Path) -> PyResult<TableCatalog> {
     let report = load_table_scenarios(path, LoadOptions::default())
         .map_err(|e| ScenarioError::new_err(e.to_string()))?;
     Ok(TableCatalog::new(

@@ -229,19 +229,8 @@ impl Tables {
         reset: &TableReset,
     ) -> Result<Arc<TableSlot>, ServeError> {
         let cap = hub.options.max_sessions;
-        let live_now = self
-            .live()
-            .values()
-            .filter(|s| {
-                s.session
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .episode
-                    .outcome()
-                    .is_none()
-            })
-            .count();
-        if live_now >= cap {
+        // Refused early, before any work; checked again where the table is put in.
+        if running(&self.live()) >= cap {
             return Err(ServeError::Capacity(cap));
         }
         let claim = IdClaim::session(hub.ids(), reset.table_id.as_deref())?;
@@ -327,13 +316,14 @@ impl Tables {
             session: Mutex::new(session),
             touched: Mutex::new(Instant::now()),
         });
-        let id = slot
-            .session
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .id
-            .clone();
+        let (id, ended) = {
+            let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+            (session.id.clone(), session.episode.outcome().is_some())
+        };
         let mut live = self.live();
+        if !ended && running(&live) >= cap {
+            return Err(ServeError::Capacity(cap));
+        }
         // Ended tables beyond the cap go first, so the held ones stay bounded.
         if live.len() >= 2 * cap {
             let ended: Vec<String> = live
@@ -400,4 +390,19 @@ impl Tables {
         live.retain(|_, slot| slot.idle() < limit);
         before - live.len()
     }
+}
+
+/// How many of `tables` are still being played.
+fn running(tables: &HashMap<String, Arc<TableSlot>>) -> usize {
+    tables
+        .values()
+        .filter(|s| {
+            s.session
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .episode
+                .outcome()
+                .is_none()
+        })
+        .count()
 }
