@@ -228,7 +228,7 @@ impl TableGame {
     }
 
     /// The record, once the table has ended, built on first use.
-    fn ended_record(&self) -> PyResult<&TableRecord> {
+    pub(crate) fn ended_record(&self) -> PyResult<&TableRecord> {
         if self.episode.outcome().is_none() {
             return Err(PyRuntimeError::new_err(
                 "the table has not ended: it has no record yet",

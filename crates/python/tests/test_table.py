@@ -247,3 +247,23 @@ def test_a_regulated_seat_below_its_minimum_rejects_instead():
     accepted = [t for t in g.record()["turns"] if t["role"] == "party_1" and t.get("regulation")]
     assert len(accepted) == 1
     assert accepted[0]["regulation"]["score"] == 30 and accepted[0]["regulation"]["minimum"] == 70
+
+
+def test_a_record_writer_appends_ended_tables_and_refuses_one_twice(tmp_path):
+    from dealgym import RecordWriter
+
+    path = tmp_path / "tables.jsonl"
+    games = [game(seed=1), game(seed=1, member=1)]
+    for g in games:
+        play(g)
+    with RecordWriter(path) as writer:
+        with pytest.raises(RuntimeError, match="has not ended"):
+            writer.write(game(seed=2))
+        for g in games:
+            writer.write(g)
+        with pytest.raises(ValueError, match="already"):
+            writer.write(games[0])
+        assert writer.written == 2
+    lines = path.read_text().splitlines()
+    assert lines == [g.record_json() for g in games]
+    assert [json.loads(l)["episode_id"] for l in lines] == ["g0-m0", "g0-m1"]
