@@ -267,3 +267,59 @@ def test_a_record_writer_appends_ended_tables_and_refuses_one_twice(tmp_path):
     lines = path.read_text().splitlines()
     assert lines == [g.record_json() for g in games]
     assert [json.loads(l)["episode_id"] for l in lines] == ["g0-m0", "g0-m1"]
+
+
+def test_one_seed_draws_one_table_in_python_and_in_dealgym_serve(dealgym_bin, tmp_path):
+    """The same seed and scenario give the same schedule and system prompts in a TableGame and
+    at a table of `dealgym serve`, and a seat's chat is the same after the same moves."""
+    import subprocess
+    import time
+    import urllib.error
+    import urllib.request
+
+    from conftest import free_port
+
+    port = free_port()
+    log = tmp_path / "serve.jsonl"
+    server = subprocess.Popen(
+        [dealgym_bin, "serve", "--port", str(port), "--scenarios", str(FIXTURE), "--log", str(log)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}/v1/tables"
+
+    def call(url: str, body: dict | None = None) -> dict:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(url, data=data, method="POST" if body is not None else "GET")
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return json.loads(answer.read())
+
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "dealgym serve did not start"
+                time.sleep(0.1)
+        table = call(base, {"scenario_id": "deliberation:test:cooperative", "seed": 13})
+        g = game(seed=13)
+        assert table["roles"] == g.roles and table["to_move"] == g.to_move
+        for _ in range(4):
+            role = g.to_move
+            text = propose_then_accept(g)
+            g.step(role, text)
+            call(f"{base}/{table['table_id']}/seats/{role}/step", {"message": text})
+        for role in g.roles:
+            seen = call(f"{base}/{table['table_id']}/seats/{role}")
+            assert seen["messages"] == g.observe(role)["messages"], role
+            assert seen["state"] == g.observe(role)["state"], role
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            other = next(r for r in g.roles if r != g.to_move)
+            call(f"{base}/{table['table_id']}/seats/{other}/step", {"message": "Action: [TALK]"})
+        assert refused.value.code == 409
+    finally:
+        server.terminate()
+        server.wait(10)
