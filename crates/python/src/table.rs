@@ -8,8 +8,10 @@
 //! `dealgym serve` picks a table reset's ([`TableCatalog::pick`]), and the schedule is drawn
 //! from the seed as serve draws it.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
+use std::time::SystemTime;
 
 use dealgym_core::game::{mix_text, Completion, EpisodeSeed};
 use dealgym_core::negotiator::deliberation::scripted_table_turn;
@@ -56,13 +58,32 @@ fn builtin() -> PyResult<&'static TableCatalog> {
         .map_err(|e| ScenarioError::new_err(e.clone()))
 }
 
-/// The table scenarios of a file.
-fn from_file(path: &Path) -> PyResult<TableCatalog> {
+/// The table scenarios of a file, read once while the file stays as it was (its length and
+/// modification time): an environment that resets many times does not parse it every time.
+fn from_file(path: &Path) -> PyResult<Arc<TableCatalog>> {
+    type Cached = HashMap<PathBuf, (Option<SystemTime>, u64, Arc<TableCatalog>)>;
+    static CACHE: LazyLock<Mutex<Cached>> = LazyLock::new(Mutex::default);
+    let stamp = std::fs::metadata(path)
+        .map(|m| (m.modified().ok(), m.len()))
+        .ok();
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let (Some((modified, len)), Some((m, l, catalog))) = (stamp, cache.get(path)) {
+        if *m == modified && *l == len && modified.is_some() {
+            return Ok(catalog.clone());
+        }
+    }
     let report = load_table_scenarios(path, LoadOptions::default())
         .map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    Ok(TableCatalog::new(
+    let catalog = Arc::new(TableCatalog::new(
         report.scenarios.into_iter().map(Arc::new).collect(),
-    ))
+    ));
+    if let Some((modified, len)) = stamp {
+        if cache.len() >= 64 {
+            cache.clear();
+        }
+        cache.insert(path.to_path_buf(), (modified, len, catalog.clone()));
+    }
+    Ok(catalog)
 }
 
 /// What one step did.
@@ -280,7 +301,7 @@ impl TableGame {
         let catalog = match &scenario_file {
             Some(path) => {
                 owned = from_file(path)?;
-                &owned
+                &*owned
             }
             None => builtin()?,
         };
@@ -560,7 +581,7 @@ impl TableGame {
 pub fn table_scenario_ids(scenario_file: Option<PathBuf>) -> PyResult<Vec<String>> {
     let ids = |c: &TableCatalog| c.ids().map(str::to_string).collect();
     match scenario_file {
-        Some(path) => Ok(ids(&from_file(&path)?)),
+        Some(path) => Ok(ids(from_file(&path)?.as_ref())),
         None if BUILTIN.is_none() => Ok(Vec::new()),
         None => Ok(ids(builtin()?)),
     }
@@ -578,7 +599,7 @@ pub fn table_roles(
     let catalog = match &scenario_file {
         Some(path) => {
             owned = from_file(path)?;
-            &owned
+            &*owned
         }
         None => builtin()?,
     };

@@ -323,3 +323,13 @@ def test_one_seed_draws_one_table_in_python_and_in_dealgym_serve(dealgym_bin, tm
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_a_scenario_file_changed_on_disk_is_read_again(tmp_path):
+    path = tmp_path / "games.jsonl"
+    line = json.loads(FIXTURE.read_text().splitlines()[0])
+    path.write_text(json.dumps(line) + "\n")
+    assert TableGame(scenario_file=path).scenario_id == "deliberation:test:cooperative"
+    line["id"] = "deliberation:test:renamed-and-longer"
+    path.write_text(json.dumps(line) + "\n")
+    assert TableGame("deliberation:test:renamed-and-longer", scenario_file=path).roles == ROLES
