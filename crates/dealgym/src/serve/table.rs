@@ -52,7 +52,8 @@ pub(super) struct TableReset {
     /// Roles whose proposals and acceptances below their own minimum become rejections.
     #[serde(default)]
     pub regulated: Vec<String>,
-    /// How seats write their turns: `tagged` (default) or `xml`.
+    /// How seats write their turns: `tagged` or `xml` (default: the config's learner format,
+    /// `tagged` where that is `tools`).
     #[serde(default)]
     pub format: Option<TurnFormat>,
     /// Roles played in process, each by `rule:deliberation` (the scripted party of its
@@ -239,7 +240,13 @@ impl Tables {
             .catalog
             .pick(reset.scenario_id.as_deref(), reset.index, seed)?;
         let scenario = self.catalog.scenarios[index].clone();
-        let format = reset.format.unwrap_or(hub.options.episode.learner_format);
+        // The config's learner format where a table can be played in it (tools cannot).
+        let format = reset
+            .format
+            .unwrap_or(match hub.options.episode.learner_format {
+                TurnFormat::Xml => TurnFormat::Xml,
+                _ => TurnFormat::Tagged,
+            });
         if format == TurnFormat::Tools {
             return Err(ServeError::Validation(
                 "format `tools`: a table is played in `tagged` or `xml`".into(),
