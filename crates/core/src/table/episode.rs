@@ -194,6 +194,10 @@ pub struct TableEpisode {
     failures: u32,
     present: Vec<bool>,
     outcome: Option<TableOutcome>,
+    /// What each seat sees, kept and extended ([`TableEpisode::view`]).
+    views: Vec<Vec<Message>>,
+    /// For each seat, the turns its last prompt's news reached.
+    seen: Vec<usize>,
 }
 
 impl TableSetup {
@@ -238,6 +242,16 @@ impl TableSetup {
 impl TableEpisode {
     pub fn new(scenario: Arc<TableScenario>, setup: TableSetup) -> TableEpisode {
         let n = scenario.parties.len();
+        let views = setup
+            .seats
+            .iter()
+            .map(|seat| {
+                vec![Message::new(
+                    MessageRole::System,
+                    seat.system_prompt.clone(),
+                )]
+            })
+            .collect();
         let mut episode = TableEpisode {
             scenario,
             setup,
@@ -247,10 +261,13 @@ impl TableEpisode {
             failures: 0,
             present: vec![true; n],
             outcome: None,
+            views,
+            seen: vec![0; n],
         };
         if episode.setup.schedule.is_empty() {
             episode.end_of_schedule();
         }
+        episode.prompt_to_move();
         episode
     }
 
@@ -355,11 +372,20 @@ impl TableEpisode {
                 turn.error = Some(TurnError::format("no move could be read"));
             }
         }
+        self.views[seat].push(Message::new(
+            MessageRole::Assistant,
+            turn.completion.text.clone(),
+        ));
         if let Some(error) = turn.error.clone() {
             self.turns.push(turn);
             self.failures += 1;
             let retry = self.failures <= self.setup.retries;
-            if !retry {
+            if retry {
+                self.views[seat].push(Message::new(
+                    MessageRole::User,
+                    correction(&error.message, self.setup.format),
+                ));
+            } else {
                 self.outcome = Some(TableOutcome {
                     kind: OutcomeKind::FormatForfeit,
                     by: Some(seat),
@@ -541,6 +567,7 @@ impl TableEpisode {
         self.cursor += 1;
         while let Some(slot) = self.setup.schedule.get(self.cursor) {
             if self.present[slot.seat] {
+                self.prompt_to_move();
                 return;
             }
             self.cursor += 1;
@@ -561,7 +588,17 @@ impl TableEpisode {
     /// What `seat` sees now: its system prompt, then for each of its turns the news since its
     /// previous one and what the turn asks, followed by its reply (and a correction for each
     /// attempt that could not be played). Ends with a user message when it is the seat's turn.
-    pub fn view(&self, seat: usize) -> Vec<Message> {
+    /// Kept per seat and extended as the episode goes (append-only), never rebuilt.
+    pub fn view(&self, seat: usize) -> &[Message] {
+        &self.views[seat]
+    }
+
+    /// [`TableEpisode::view`] rebuilt from the turns alone: what the kept views are checked
+    /// against. What `seat` sees now: its system prompt, then for each of its turns the news since its
+    /// previous one and what the turn asks, followed by its reply (and a correction for each
+    /// attempt that could not be played). Ends with a user message when it is the seat's turn.
+    #[cfg(test)]
+    pub(crate) fn rebuilt_view(&self, seat: usize) -> Vec<Message> {
         let mut messages = vec![Message::new(
             MessageRole::System,
             self.setup.seats[seat].system_prompt.clone(),
@@ -621,5 +658,21 @@ impl TableEpisode {
             }
         }
         messages
+    }
+
+    /// Append the prompt of the slot to play to its seat's view: the news since the seat's last
+    /// prompt and what the slot asks.
+    fn prompt_to_move(&mut self) {
+        if self.outcome.is_some() {
+            return;
+        }
+        let Some(slot) = self.slot() else {
+            return;
+        };
+        let seat = slot.seat;
+        let news = TurnNews::between(self, seat, self.seen[seat], self.turns.len());
+        self.seen[seat] = self.turns.len();
+        let prompt = turn_prompt(self, self.cursor, &news);
+        self.views[seat].push(Message::new(MessageRole::User, prompt));
     }
 }
