@@ -116,7 +116,7 @@ fn status(session: &TableSession) -> TableStatus {
 }
 
 fn view(session: &TableSession, seat: usize) -> SeatView {
-    let messages = session.episode.view(seat);
+    let messages = session.episode.view(seat).to_vec();
     let reward = session
         .ended_record()
         .and_then(|r| r.rewards.get(session.episode.role(seat)).copied());
