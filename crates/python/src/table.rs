@@ -35,11 +35,13 @@ use crate::errors::{EpisodeEndedError, NotYourTurnError, ScenarioError};
 /// The player spec a record names for a seat played from Python.
 const PYTHON_PLAYER: &str = "python";
 /// The spec of a seat played in process by the scripted party of its incentive.
-const SCRIPTED: &str = "rule:deliberation";
+use dealgym_core::negotiator::deliberation::SCRIPTED_SPEC as SCRIPTED;
 
-/// The built-in table scenarios: `scenarios/deliberation.jsonl`, compiled in once it is in
-/// the repository (the importer writes it). Until then a `TableGame` needs `scenario_file=`.
-const BUILTIN: Option<(&str, &str)> = None;
+/// The built-in table scenarios: `scenarios/deliberation.jsonl` (the importer's), compiled in.
+const BUILTIN: Option<(&str, &str)> = Some((
+    "scenarios/deliberation.jsonl",
+    include_str!("../../../scenarios/deliberation.jsonl"),
+));
 
 static BUILTIN_CATALOG: OnceLock<Result<TableCatalog, String>> = OnceLock::new();
 

@@ -333,3 +333,21 @@ def test_a_scenario_file_changed_on_disk_is_read_again(tmp_path):
     line["id"] = "deliberation:test:renamed-and-longer"
     path.write_text(json.dumps(line) + "\n")
     assert TableGame("deliberation:test:renamed-and-longer", scenario_file=path).roles == ROLES
+
+
+
+def test_the_built_in_deliberation_games_play_without_a_file():
+    """The importer's scenarios/deliberation.jsonl is compiled in: a game by id, with the base
+    game's six parties, each seat's chat its own."""
+    from dealgym import _core
+
+    ids = _core.table_scenario_ids()
+    assert "deliberation:base:cooperative" in ids and len(ids) == len(set(ids))
+    with open(REPO / "scenarios" / "deliberation.jsonl") as f:
+        assert len(ids) == sum(1 for line in f if line.strip())
+    game = TableGame("deliberation:base:cooperative", seed=3)
+    assert "sportco" in game.roles and len(game.roles) == 6
+    seat = game.to_move
+    chat = game.observe(seat)["messages"]
+    assert chat[0]["role"] == "system" and "Your minimum is" in chat[0]["content"]
+    assert sum(m["content"].count("Your minimum is") for m in chat) == 1

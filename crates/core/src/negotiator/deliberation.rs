@@ -19,6 +19,9 @@
 //! target deal.
 
 use crate::scenario::{Incentive, TableScenario};
+
+/// The player spec of the scripted party: what a table seat not played by a model plays.
+pub const SCRIPTED_SPEC: &str = "rule:deliberation";
 use crate::table::{SlotKind, TableEpisode};
 
 /// An offer as every party saw it.

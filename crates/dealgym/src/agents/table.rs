@@ -14,7 +14,7 @@ use super::model::llm_call;
 use super::{Played, Player, PlayerConfig, PlayerError, SamplingDefaults};
 
 /// The spec of the scripted party of a seat's own incentive.
-pub const SCRIPTED: &str = "rule:deliberation";
+pub use crate::negotiator::deliberation::SCRIPTED_SPEC as SCRIPTED;
 
 /// Who plays a seat of a table.
 #[derive(Debug, Clone)]
