@@ -43,6 +43,7 @@ mod serve;
 mod serve_hardening;
 mod serve_mcp;
 mod serve_tokens;
+mod table_surfaces;
 mod token_exact;
 mod tools_cli;
 mod writers;
