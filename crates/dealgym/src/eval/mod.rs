@@ -25,6 +25,8 @@
 //!   EvalTables::spilling_under(dir); for r in records { t.add(&r)? }; let t = t.finish()?`,
 //!   then `t.markdown()` (or `t.matrix_markdown()`, `t.ratings()` with `t.connections()`,
 //!   `t.json()`);
+//! - `table.rs`: the eval over n-party scenarios (`--table-role ROLE`): each entrant sits at
+//!   ROLE in turn, the other roles scripted, through run's table driver and the one executor;
 //! - `table_ratings.rs`: ratings over n-player games (table records): pairwise Bradley–Terry
 //!   inside each episode, on `score`'s `Comparisons`;
 //! - `spill.rs`: `SpillStore`, where the ratings' observations wait: in memory up to
@@ -34,6 +36,7 @@
 mod grid;
 mod matrix;
 mod spill;
+mod table;
 mod table_ratings;
 mod tables;
 
@@ -43,6 +46,7 @@ use std::sync::Arc;
 pub use grid::{pairings, parse_entrant, Entrant, GridError, Pairing};
 pub use matrix::{Cell, CrossPlay};
 pub use spill::SpillError;
+pub use table::{eval_tables, EntrantFigures, TableEvalOptions, TableEvalSummary};
 pub use table_ratings::{seat_players, TableRatings};
 pub use tables::EvalResults;
 pub(crate) use tables::EvalTables;

@@ -36,7 +36,7 @@ pub use crate::run::{FindError, Unavailable};
 pub use branch::{branch, branch_group_id, BranchOptions, BranchSummary};
 pub use rescore::{rescore, rescore_files, RescoreOptions, RescoreSummary};
 pub use table::public_transcript;
-pub(crate) use table::{check_table, TableSource};
+pub(crate) use table::TableSource;
 pub use verify::{verify, Difference, DifferenceRow, VerifyOptions, VerifyReport};
 
 use crate::game::{PromptError, Prompts};

@@ -120,7 +120,7 @@ pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Err
 
 /// What differs between `record` and what the table engine makes of its completions on
 /// `scenario`; empty when they agree exactly.
-pub(crate) fn check_table(record: &TableRecord, scenario: Arc<TableScenario>) -> Vec<Difference> {
+fn check_table(record: &TableRecord, scenario: Arc<TableScenario>) -> Vec<Difference> {
     let episode = match record.replay(scenario) {
         Ok(episode) => episode,
         Err(e) => return vec![cannot_replay(&e)],
