@@ -213,3 +213,71 @@ fn a_file_mixing_kinds_is_a_clear_error() {
         );
     }
 }
+
+#[test]
+fn an_eval_seats_each_entrant_at_one_role_and_rates_them() {
+    let dir = temp_dir("table-eval");
+    let mock = threaded_mock(MockConfig::default());
+    let out = dir.join("eval.jsonl");
+    let output = succeeded(dealgym_cli([
+        "eval",
+        "--scenarios",
+        GAME,
+        "--player",
+        &format!("model=openai:mock@{}", mock.url),
+        "--player",
+        "scripted=rule:deliberation",
+        "--table-role",
+        "party_2",
+        "--group-size",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let records = lines(&out);
+    assert_eq!(records.len(), 4, "2 entrants × 2 members");
+    // Each entrant is its own run; at party_2 sits the entrant, elsewhere the scripted parties.
+    let runs: std::collections::HashSet<&str> =
+        records.iter().map(|r| r["run_id"].as_str().unwrap()).collect();
+    assert_eq!(runs.len(), 2);
+    let model_seats = records
+        .iter()
+        .filter(|r| r["seats"][2]["player"].as_str().unwrap().starts_with("openai:"))
+        .count();
+    assert_eq!(model_seats, 2);
+    for r in &records {
+        for (i, s) in r["seats"].as_array().unwrap().iter().enumerate() {
+            if i != 2 {
+                assert_eq!(s["player"], "rule:deliberation");
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("| model | 2 | 0 |"), "{text}");
+    assert!(text.contains("| scripted | 2 | 0 |"), "{text}");
+    assert!(text.contains("rule:deliberation (party_0)"), "{text}");
+    // The same setups: member m of both entrants has the same schedule.
+    let schedule = |run: &str, ep: &str| {
+        records
+            .iter()
+            .find(|r| r["run_id"] == run && r["episode_id"] == ep)
+            .unwrap()["setup"]["schedule"]
+            .clone()
+    };
+    let runs: Vec<&str> = runs.into_iter().collect();
+    assert_eq!(schedule(runs[0], "g0-m1"), schedule(runs[1], "g0-m1"));
+    // A role the game does not have is refused.
+    let bad = dealgym_cli([
+        "eval",
+        "--scenarios",
+        GAME,
+        "--player",
+        "a=rule:deliberation",
+        "--table-role",
+        "nobody",
+        "--out",
+        dir.join("bad.jsonl").to_str().unwrap(),
+    ]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--table-role nobody"));
+}
