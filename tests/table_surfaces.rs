@@ -56,17 +56,30 @@ fn a_table_run_verifies_renders_exports_and_reports() {
         out.to_str().unwrap(),
     ]));
     let text = String::from_utf8_lossy(&verified.stdout);
-    assert!(text.contains("3 episodes in 1 files replay identically"), "{text}");
+    assert!(
+        text.contains("3 episodes in 1 files replay identically"),
+        "{text}"
+    );
 
     // A tampered reward, and a tampered completion: each named with its episode.
     let mut tampered = records.clone();
     tampered[1]["rewards"]["party_3"] = Value::from(0.123);
-    let t = tampered[2]["turns"][0]["completion"]["text"].as_str().unwrap().to_string();
-    tampered[2]["turns"][0]["completion"]["text"] = Value::from(t.replace("Talk:", "Talk: (edited)"));
+    let t = tampered[2]["turns"][0]["completion"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    tampered[2]["turns"][0]["completion"]["text"] =
+        Value::from(t.replace("Talk:", "Talk: (edited)"));
     let bad = dir.join("tampered.jsonl");
     let body: String = tampered.iter().map(|r| format!("{r}\n")).collect();
     std::fs::write(&bad, body).unwrap();
-    let failed = dealgym_cli(["replay", "--verify", "--scenarios", GAME, bad.to_str().unwrap()]);
+    let failed = dealgym_cli([
+        "replay",
+        "--verify",
+        "--scenarios",
+        GAME,
+        bad.to_str().unwrap(),
+    ]);
     assert_eq!(failed.status.code(), Some(1));
     let text = String::from_utf8_lossy(&failed.stdout);
     assert!(text.contains("rewards.party_3"), "{text}");
@@ -148,7 +161,10 @@ fn a_table_run_verifies_renders_exports_and_reports() {
     assert_eq!(turns.len(), party_0_turns);
     assert!(turns.iter().all(|l| l["role"] == "party_0"));
     for l in &turns {
-        let record = records.iter().find(|r| r["episode_id"] == l["episode_id"]).unwrap();
+        let record = records
+            .iter()
+            .find(|r| r["episode_id"] == l["episode_id"])
+            .unwrap();
         let turn = &record["turns"][l["turn_index"].as_u64().unwrap() as usize];
         assert_eq!(l["completion"][0]["content"], turn["completion"]["text"]);
     }
@@ -167,7 +183,9 @@ fn a_table_run_verifies_renders_exports_and_reports() {
     assert!(md.contains("| party_0 | 3 |"), "{md}");
     assert!(md.contains("deal final round %"), "{md}");
     for p in 0..6 {
-        assert!(report_dir.join(format!("charts/rho_party_{p}.svg")).exists());
+        assert!(report_dir
+            .join(format!("charts/rho_party_{p}.svg"))
+            .exists());
     }
     let roles_csv = std::fs::read_to_string(report_dir.join("tables/table_roles.csv")).unwrap();
     assert_eq!(roles_csv.lines().count(), 7, "{roles_csv}");
@@ -208,7 +226,8 @@ fn a_file_mixing_kinds_is_a_clear_error() {
         assert!(!output.status.success());
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
-            stderr.contains(":4: a two-party record in a file whose first record is a table record"),
+            stderr
+                .contains(":4: a two-party record in a file whose first record is a table record"),
             "{stderr}"
         );
     }
@@ -237,12 +256,19 @@ fn an_eval_seats_each_entrant_at_one_role_and_rates_them() {
     let records = lines(&out);
     assert_eq!(records.len(), 4, "2 entrants × 2 members");
     // Each entrant is its own run; at party_2 sits the entrant, elsewhere the scripted parties.
-    let runs: std::collections::HashSet<&str> =
-        records.iter().map(|r| r["run_id"].as_str().unwrap()).collect();
+    let runs: std::collections::HashSet<&str> = records
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap())
+        .collect();
     assert_eq!(runs.len(), 2);
     let model_seats = records
         .iter()
-        .filter(|r| r["seats"][2]["player"].as_str().unwrap().starts_with("openai:"))
+        .filter(|r| {
+            r["seats"][2]["player"]
+                .as_str()
+                .unwrap()
+                .starts_with("openai:")
+        })
         .count();
     assert_eq!(model_seats, 2);
     for r in &records {

@@ -94,7 +94,8 @@ mod tests {
     use std::io::Write;
 
     const TWO: &str = r#"{"schema":1,"run_id":"r","episode_id":"g0-m0","group_id":"g0"}"#;
-    const TABLE: &str = r#"{"schema":1,"run_id":"r","episode_id":"g0-m1","kind":"table","group_id":"g0"}"#;
+    const TABLE: &str =
+        r#"{"schema":1,"run_id":"r","episode_id":"g0-m1","kind":"table","group_id":"g0"}"#;
 
     fn file(lines: &[&str]) -> tempfile::NamedTempFile {
         let mut f = tempfile::NamedTempFile::new().unwrap();
@@ -109,10 +110,7 @@ mod tests {
         let two = file(&[TWO]);
         let table = file(&[TABLE]);
         let empty = file(&[]);
-        assert_eq!(
-            file_kind(two.path()).unwrap(),
-            Some(RecordsKind::TwoParty)
-        );
+        assert_eq!(file_kind(two.path()).unwrap(), Some(RecordsKind::TwoParty));
         assert_eq!(file_kind(table.path()).unwrap(), Some(RecordsKind::Table));
         assert_eq!(file_kind(empty.path()).unwrap(), None);
         let paths = |fs: &[&tempfile::NamedTempFile]| -> Vec<PathBuf> {
@@ -137,9 +135,17 @@ mod tests {
         let mixed = file(&[TWO, TABLE]);
         let mut reader = RecordReader::open(mixed.path()).unwrap().read_as::<Ids>();
         assert!(reader.next().unwrap().is_ok());
-        let e = reader.next().unwrap().err().expect("the table line is refused");
+        let e = reader
+            .next()
+            .unwrap()
+            .err()
+            .expect("the table line is refused");
         assert!(matches!(e, ReadError::MixedKinds { line: 2, .. }), "{e}");
-        assert!(e.to_string().contains("a table record in a file whose first record is a two-party record"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("a table record in a file whose first record is a two-party record"),
+            "{e}"
+        );
         // A file of one kind reads as before.
         let same = file(&[TABLE, TABLE.replace("m1", "m2").as_str()]);
         let read = RecordReader::open(same.path()).unwrap().read_as::<Ids>();

@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use super::{EvalError, TableRatings};
 use super::grid::Entrant;
+use super::{EvalError, TableRatings};
 use crate::game::{EpisodeSeed, OutcomeKind};
 use crate::record::{OnDuplicate, RecordFiles, RecordWriter, TableRecord};
 use crate::run::{
@@ -124,7 +124,10 @@ pub async fn eval_tables<'s>(
     let run = &options.run;
     let scenarios = load_tables(&run.scenarios, run.limit)?;
     run.check_plan_size(scenarios.len(), "scenarios", options.entrants.len())?;
-    if let Some(s) = scenarios.iter().find(|s| s.seat_of(&options.role).is_none()) {
+    if let Some(s) = scenarios
+        .iter()
+        .find(|s| s.seat_of(&options.role).is_none())
+    {
         let roles: Vec<&str> = s.parties.iter().map(|p| p.role.as_str()).collect();
         return Err(RunError::Options(format!(
             "--table-role {}: not a party of scenario {} (its roles: {})",
@@ -194,11 +197,13 @@ pub async fn eval_tables<'s>(
         let Some(name) = names.get(&r.run_id) else {
             continue;
         };
-        let f = figures.entry(r.run_id.clone()).or_insert_with(|| EntrantFigures {
-            name: name.clone(),
-            run_id: r.run_id.clone(),
-            ..EntrantFigures::default()
-        });
+        let f = figures
+            .entry(r.run_id.clone())
+            .or_insert_with(|| EntrantFigures {
+                name: name.clone(),
+                run_id: r.run_id.clone(),
+                ..EntrantFigures::default()
+            });
         f.episodes += 1;
         if r.outcome.outcome.kind == OutcomeKind::Error {
             f.errors += 1;

@@ -33,11 +33,10 @@ pub fn seat_players(record: &TableRecord, named: impl Fn(usize) -> Option<String
             if let Some(name) = named(seat) {
                 return name;
             }
-            let shared = record
-                .seats
-                .iter()
-                .enumerate()
-                .any(|(other, o)| other != seat && o.player == s.player && named(other).is_none());
+            let shared =
+                record.seats.iter().enumerate().any(|(other, o)| {
+                    other != seat && o.player == s.player && named(other).is_none()
+                });
             if shared {
                 format!("{} ({})", s.player, s.role)
             } else {

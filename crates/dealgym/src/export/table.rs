@@ -98,10 +98,9 @@ impl Baselines {
                 continue;
             }
             for (role, reward) in &r.rewards {
-                let e = b
-                    .0
-                    .entry((r.run_id.clone(), r.group_id.clone(), role.clone()))
-                    .or_default();
+                let e =
+                    b.0.entry((r.run_id.clone(), r.group_id.clone(), role.clone()))
+                        .or_default();
                 e.0 += reward;
                 e.1 += 1;
             }
@@ -183,12 +182,13 @@ pub(super) fn export_tables(
                 advantage: reward - group_mean,
             };
             let view = episode.view(seat);
-            let lines = write_seat(options.format, &record, seat, &view, &head, out).map_err(
-                |source| ExportError::Write {
-                    to: String::new(),
-                    source,
-                },
-            )?;
+            let lines =
+                write_seat(options.format, &record, seat, &view, &head, out).map_err(|source| {
+                    ExportError::Write {
+                        to: String::new(),
+                        source,
+                    }
+                })?;
             summary.lines += lines;
             summary.written += 1;
         }
@@ -272,7 +272,13 @@ mod tests {
     use crate::table::{TableOptions, TableSetup};
 
     /// The fixture game, played with proposals and acceptances until it ends.
-    fn played(seed: u64) -> (Arc<crate::scenario::TableScenario>, TableRecord, Vec<Vec<Message>>) {
+    fn played(
+        seed: u64,
+    ) -> (
+        Arc<crate::scenario::TableScenario>,
+        TableRecord,
+        Vec<Vec<Message>>,
+    ) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../tests/fixtures/table/six_party.jsonl");
         let s = Arc::new(
@@ -319,8 +325,9 @@ mod tests {
         for seed in 0..6 {
             let (s, record, sent) = played(seed);
             let episode = replayed(&record, s.clone()).unwrap();
-            let views: Vec<Vec<Message>> =
-                (0..s.parties.len()).map(|seat| episode.view(seat)).collect();
+            let views: Vec<Vec<Message>> = (0..s.parties.len())
+                .map(|seat| episode.view(seat))
+                .collect();
             let mut seen = vec![0usize; s.parties.len()];
             for (i, t) in record.turns.iter().enumerate() {
                 let seat = t.turn.seat;

@@ -14,13 +14,15 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::render::escape;
 use super::verify::{diff_records, json, Difference};
 use super::{Error, RenderFormat, RenderOptions, VerifyOptions, VerifyReport};
 use crate::record::{RecordFiles, SeatPlayer, TableRecord, TableReplayError, TurnCost};
 use crate::run::{list_files, FindError, Unavailable};
-use crate::scenario::{load_table_scenarios, LoadOptions, ScenarioError, TableFamily, TableScenario};
+use crate::scenario::{
+    load_table_scenarios, LoadOptions, ScenarioError, TableFamily, TableScenario,
+};
 use crate::table::public_move;
-use super::render::escape;
 
 /// Where table scenarios are looked up, and those loaded so far: the `--scenarios` files (all
 /// loaded up front), or `{dir}/{family}.jsonl` loaded the first time a record needs it.

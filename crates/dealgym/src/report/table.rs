@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::{histogram_chart, Cell, Column, ReportError, ReportOptions, ReportSummary, Table};
 use super::HISTOGRAM_BINS;
+use super::{histogram_chart, Cell, Column, ReportError, ReportOptions, ReportSummary, Table};
 use crate::eval::TableRatings;
 use crate::game::OutcomeKind;
 use crate::protocol::Action;
@@ -262,7 +262,11 @@ pub(crate) fn report_tables(
         c.add(&record, scenario.as_deref());
     }
     if c.episodes == 0 {
-        let names: Vec<String> = options.files.iter().map(|f| f.display().to_string()).collect();
+        let names: Vec<String> = options
+            .files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
         return Err(ReportError::Empty(names.join(", ")));
     }
     let out = &options.out;
@@ -281,10 +285,14 @@ pub(crate) fn report_tables(
         written.push(path);
         Ok(())
     };
-    let tables: Vec<Table> = [Some(roles_table(&c)), Some(scenarios_table(&c)), ratings_table(&c)]
-        .into_iter()
-        .flatten()
-        .collect();
+    let tables: Vec<Table> = [
+        Some(roles_table(&c)),
+        Some(scenarios_table(&c)),
+        ratings_table(&c),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     for t in &tables {
         write(out.join("tables").join(format!("{}.csv", t.name)), &t.csv())?;
     }
@@ -292,7 +300,11 @@ pub(crate) fn report_tables(
     let mut charts = Vec::new();
     for (role, f) in &c.roles {
         let title = format!("ρ of {role} over {} episodes", f.episodes);
-        let svg = histogram_chart(&title, "ρ (score over the best it could score)", &f.rho.histogram(HISTOGRAM_BINS))?;
+        let svg = histogram_chart(
+            &title,
+            "ρ (score over the best it could score)",
+            &f.rho.histogram(HISTOGRAM_BINS),
+        )?;
         let name = format!("rho_{}", file_safe(role));
         write(out.join("charts").join(format!("{name}.svg")), &svg)?;
         charts.push((name, title, svg));
@@ -346,6 +358,12 @@ pub(crate) fn report_tables(
 /// A role as a file name: letters, digits, `-` and `_` kept, the rest `_`.
 fn file_safe(role: &str) -> String {
     role.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
