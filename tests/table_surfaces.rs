@@ -62,14 +62,13 @@ fn a_table_run_verifies_renders_exports_and_reports() {
     );
 
     // A tampered reward, and a tampered completion: each named with its episode.
+    // (The executor writes tables as they end, so records are found by id.)
     let mut tampered = records.clone();
-    tampered[1]["rewards"]["party_3"] = Value::from(0.123);
-    let t = tampered[2]["turns"][0]["completion"]["text"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    tampered[2]["turns"][0]["completion"]["text"] =
-        Value::from(t.replace("Talk:", "Talk: (edited)"));
+    let at = |id: &str| records.iter().position(|r| r["episode_id"] == id).unwrap();
+    tampered[at("g0-m1")]["rewards"]["party_3"] = Value::from(0.123);
+    let edited = &mut tampered[at("g0-m2")]["turns"][0]["completion"]["text"];
+    let t = edited.as_str().unwrap().to_string();
+    *edited = Value::from(t.replace("Talk:", "Talk: (edited)"));
     let bad = dir.join("tampered.jsonl");
     let body: String = tampered.iter().map(|r| format!("{r}\n")).collect();
     std::fs::write(&bad, body).unwrap();
