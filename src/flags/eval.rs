@@ -54,6 +54,11 @@ impl EvalFlags {
                 "--table-role seats every --player at one role in turn: --opponent, --round-robin and --swap-seats are for two-party scenarios".into(),
             )));
         }
+        if self.summary_json.is_some() || self.campaigns.campaigns.is_some() {
+            return Err(EvalError::Run(dealgym::run::RunError::Options(
+                "--summary-json and --campaigns are for two-party evals, not --table-role".into(),
+            )));
+        }
         let entrants = self
             .players
             .iter()

@@ -186,7 +186,7 @@ pub async fn eval_tables<'s>(
     let skipped = planned - todo.len();
     let bar = progress_bar(run.progress, todo.len());
     let permits = Arc::new(tokio::sync::Semaphore::new(run.concurrency));
-    let (_, stopped) = execute(todo.into_iter(), permits, &mut writer, &bar, stop).await?;
+    let (_, stopped) = execute(todo, permits, &mut writer, &bar, stop).await?;
     bar.finish_and_clear();
 
     let mut figures: BTreeMap<String, EntrantFigures> = BTreeMap::new();

@@ -300,9 +300,9 @@ mod tests {
         while let Some(seat) = ep.to_move() {
             i += 1;
             sent.push(ep.view(seat));
-            let text = if i % 4 == 0 {
+            let text = if i.is_multiple_of(4) {
                 "Thought: no\nTalk: oops".to_string()
-            } else if i % 3 == 0 {
+            } else if i.is_multiple_of(3) {
                 format!(
                     "Thought: t{i}\nTalk: ok\nAction: [ACCEPT_DEAL] #{}",
                     ep.offers().len().max(1)
