@@ -86,3 +86,104 @@ impl TableRatings {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::game::{Completion, EpisodeSeed};
+    use crate::scenario::{load_table_scenarios, LoadOptions};
+    use crate::table::{TableEpisode, TableOptions, TableSetup};
+
+    /// A record of the fixture game (every seat passing until the schedule ends), its players
+    /// `a`, `b`, then four seats of one scripted spec.
+    fn record() -> TableRecord {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/table/six_party.jsonl");
+        let s = Arc::new(
+            load_table_scenarios(&path, LoadOptions::default())
+                .unwrap()
+                .scenarios
+                .remove(0),
+        );
+        let options = TableOptions::default();
+        let seeds = EpisodeSeed {
+            run: 1,
+            group: 0,
+            member: 0,
+        };
+        let setup = TableSetup::new(&s, &options, seeds.table_seed()).unwrap();
+        let mut ep = TableEpisode::new(s.clone(), setup);
+        while let Some(seat) = ep.to_move() {
+            let deal = s.initial_deal.clone();
+            let text = format!(
+                "Thought: t\nTalk: x\nAction: [SUBMIT_DEAL] {}",
+                s.render_deal(&deal)
+            );
+            ep.step(seat, Completion::from(text.as_str())).unwrap();
+        }
+        let players: Vec<crate::record::SeatPlayer> = ["a", "b", "r", "r", "r", "r"]
+            .iter()
+            .map(|p| crate::record::SeatPlayer {
+                player: p.to_string(),
+                model: None,
+            })
+            .collect();
+        TableRecord::of("run", seeds, &ep, &options, &players, &[])
+    }
+
+    #[test]
+    fn scripted_seats_sharing_a_spec_are_named_by_role_and_a_named_entrant_by_its_name() {
+        let r = record();
+        let names = seat_players(&r, |_| None);
+        assert_eq!(&names[..3], ["a", "b", "r (party_2)"]);
+        let named = seat_players(&r, |seat| (seat == 2).then(|| "entrant".to_string()));
+        assert_eq!(named[2], "entrant");
+        assert_eq!(named[3], "r (party_3)", "the others still share a spec");
+    }
+
+    #[test]
+    fn the_higher_rho_in_an_episode_wins_each_pair_and_equal_rho_ties() {
+        let base = record();
+        let mut ratings = TableRatings::default();
+        for i in 0..30 {
+            let mut r = base.clone();
+            r.episode_id = format!("g{i}-m0");
+            let roles: Vec<String> = r.roles().iter().map(|s| s.to_string()).collect();
+            for (k, role) in roles.into_iter().enumerate() {
+                // `a` beats everyone in most episodes, `b` loses to everyone; the rest tie.
+                let rho = match k {
+                    0 if i % 5 != 0 => 0.9,
+                    1 => 0.1,
+                    _ => 0.5,
+                };
+                r.outcome.rho.insert(role, rho);
+            }
+            ratings.add(&r, |_| None);
+        }
+        assert_eq!(ratings.episodes(), 30);
+        let board = ratings.leaderboard();
+        let rating = |p: &str| {
+            board
+                .ratings
+                .iter()
+                .find(|r| r.player == p)
+                .and_then(|r| r.rating)
+                .unwrap()
+        };
+        assert!(rating("a") > rating("r (party_2)"));
+        assert!(rating("r (party_2)") > rating("b"));
+        // Every pair of the 6 seats is one comparison per episode.
+        let b = board.ratings.iter().find(|r| r.player == "b").unwrap();
+        assert_eq!(b.comparisons, 30 * 5);
+        assert_eq!(b.wins, 0.0);
+        // Two scripted seats always tie: half a win each.
+        let r2 = board
+            .ratings
+            .iter()
+            .find(|r| r.player == "r (party_3)")
+            .unwrap();
+        assert!(r2.wins > 0.0);
+    }
+}
