@@ -61,11 +61,12 @@ fn a_table_run_verifies_renders_exports_and_reports() {
         "{text}"
     );
 
-    // A tampered reward, and a tampered completion: each named with its episode.
+    // A tampered reward, ρ and completion: each named by its field, with its episode.
     // (The executor writes tables as they end, so records are found by id.)
     let mut tampered = records.clone();
     let at = |id: &str| records.iter().position(|r| r["episode_id"] == id).unwrap();
     tampered[at("g0-m1")]["rewards"]["party_3"] = Value::from(0.123);
+    tampered[at("g0-m0")]["outcome"]["rho"]["party_4"] = Value::from(0.77);
     let edited = &mut tampered[at("g0-m2")]["turns"][0]["completion"]["text"];
     let t = edited.as_str().unwrap().to_string();
     *edited = Value::from(t.replace("Talk:", "Talk: (edited)"));
@@ -83,8 +84,14 @@ fn a_table_run_verifies_renders_exports_and_reports() {
     let text = String::from_utf8_lossy(&failed.stdout);
     assert!(text.contains("rewards.party_3"), "{text}");
     assert!(text.contains("g0-m1"), "{text}");
-    assert!(text.contains("turn 0") && text.contains("g0-m2"), "{text}");
-    assert!(text.contains("2 of 3 episodes"), "{text}");
+    // The edited turn is named by its field and turn (1-based in the table), like a two-party
+    // record's.
+    assert!(
+        text.contains("turn.parsed") && text.contains("g0-m2 turn 1"),
+        "{text}"
+    );
+    assert!(text.contains("outcome.rho.party_4"), "{text}");
+    assert!(text.contains("3 of 3 episodes"), "{text}");
 
     // replay --render: the public transcript, no thought and no score table.
     let rendered = succeeded(dealgym_cli([

@@ -22,7 +22,7 @@ use crate::run::{list_files, FindError, Unavailable};
 use crate::scenario::{
     load_table_scenarios, LoadOptions, ScenarioError, TableFamily, TableScenario,
 };
-use crate::table::public_move;
+use crate::table::{public_move, TableEpisode};
 
 /// Where table scenarios are looked up, and those loaded so far: the `--scenarios` files (all
 /// loaded up front), or `{dir}/{family}.jsonl` loaded the first time a record needs it.
@@ -123,10 +123,14 @@ pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Err
 /// What differs between `record` and what the table engine makes of its completions on
 /// `scenario`; empty when they agree exactly.
 fn check_table(record: &TableRecord, scenario: Arc<TableScenario>) -> Vec<Difference> {
-    let episode = match record.replay(scenario) {
-        Ok(episode) => episode,
-        Err(e) => return vec![cannot_replay(&e)],
-    };
+    match record.replay(scenario.clone()) {
+        Ok(episode) => rebuilt_differences(record, &episode),
+        Err(e) => detailed(record, scenario, &e).unwrap_or_else(|| vec![cannot_replay(&e)]),
+    }
+}
+
+/// The fields where `record` differs from the record rebuilt from `episode`, its replay.
+fn rebuilt_differences(record: &TableRecord, episode: &TableEpisode) -> Vec<Difference> {
     // The record rebuilt from the replay, with what the engine does not compute (ids, digests,
     // who sat where, what each call cost) taken from the record.
     let players: Vec<SeatPlayer> = record
@@ -149,7 +153,7 @@ fn check_table(record: &TableRecord, scenario: Arc<TableScenario>) -> Vec<Differ
     let mut rebuilt = TableRecord::of(
         &record.run_id,
         record.seeds,
-        &episode,
+        episode,
         &record.options,
         &players,
         &costs,
@@ -172,6 +176,49 @@ fn check_table(record: &TableRecord, scenario: Arc<TableScenario>) -> Vec<Differ
     let mut differences = Vec::new();
     diff_records(&json(record), &json(&rebuilt), &mut differences);
     differences
+}
+
+/// The fields that differ where the replay stopped at a difference, named as the two-party
+/// verify names them. At a turn (`turn 4`): the turns before it are replayed through
+/// [`TableRecord::replay`] with no ending to check (an `error` ending is not checked), the one
+/// turn stepped, and its fields compared (`turn.parsed`, `turn.accepts`, …). At the offers,
+/// the outcome or the scores: the whole record replayed with no ending to check, rebuilt, and
+/// compared field by field (`outcome.rho.mayor`, `offers`, …). `None` where that cannot be
+/// done (the coarse row is given then).
+fn detailed(
+    record: &TableRecord,
+    scenario: Arc<TableScenario>,
+    e: &TableReplayError,
+) -> Option<Vec<Difference>> {
+    let TableReplayError::Differs { what, .. } = e else {
+        return None;
+    };
+    let Some(i) = what
+        .strip_prefix("turn ")
+        .and_then(|n| n.parse::<usize>().ok())
+    else {
+        let mut lenient = record.clone();
+        lenient.outcome.outcome.kind = crate::game::OutcomeKind::Error;
+        let episode = lenient.replay(scenario).ok()?;
+        let differences = rebuilt_differences(record, &episode);
+        return (!differences.is_empty()).then_some(differences);
+    };
+    let logged = record.turns.get(i)?;
+    let mut before = record.clone();
+    before.turns.truncate(i);
+    // An `error` ending is not checked by the replay: the prefix is replayed as far as it goes.
+    before.outcome.outcome.kind = crate::game::OutcomeKind::Error;
+    let mut episode = before.replay(scenario).ok()?;
+    episode
+        .step(logged.turn.seat, logged.turn.completion.clone())
+        .ok()?;
+    let replayed = episode.turns().get(i)?;
+    let mut differences = Vec::new();
+    super::verify::diff_turns(&json(&[&logged.turn]), &json(&[replayed]), &mut differences);
+    for d in &mut differences {
+        d.turn = Some(i);
+    }
+    (!differences.is_empty()).then_some(differences)
 }
 
 fn cannot_replay(e: &TableReplayError) -> Difference {

@@ -406,7 +406,7 @@ fn diff_value(path: String, a: &Value, b: &Value, out: &mut Vec<Difference>) {
 
 /// Turns are compared one by one, each by its top-level fields (`turn.action`, `turn.played`,
 /// `turn.regulation`, `turn.forwarded`, …); a different number of turns is the field `turns`.
-fn diff_turns(recorded: &Value, replayed: &Value, out: &mut Vec<Difference>) {
+pub(super) fn diff_turns(recorded: &Value, replayed: &Value, out: &mut Vec<Difference>) {
     let none = Vec::new();
     let xs = recorded.as_array().unwrap_or(&none);
     let ys = replayed.as_array().unwrap_or(&none);
