@@ -93,6 +93,23 @@ fn a_table_run_verifies_renders_exports_and_reports() {
     assert!(text.contains("outcome.rho.party_4"), "{text}");
     assert!(text.contains("3 of 3 episodes"), "{text}");
 
+    // --rescore is two-party: refused, saying so.
+    let rescore = dealgym_cli([
+        "replay",
+        "--rescore",
+        "--preset",
+        "batna-threshold",
+        "--out",
+        dir.join("rescored.jsonl").to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]);
+    assert!(!rescore.status.success());
+    assert!(
+        String::from_utf8_lossy(&rescore.stderr).contains("--rescore is for two-party records"),
+        "{}",
+        String::from_utf8_lossy(&rescore.stderr)
+    );
+
     // replay --render: the public transcript, no thought and no score table.
     let rendered = succeeded(dealgym_cli([
         "replay",
