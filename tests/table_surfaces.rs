@@ -155,6 +155,12 @@ fn a_table_run_verifies_renders_exports_and_reports() {
             messages[0]["content"],
             record["setup"]["seats"][seat]["system_prompt"]
         );
+        // Nothing of another seat's confidential block reaches this seat's trajectory.
+        let text = line["messages"].to_string();
+        for other in (0..6).filter(|k| *k != seat) {
+            assert!(!text.contains(&format!("SECRET-INSTRUCTIONS-OF-{other}")));
+        }
+        assert!(text.contains(&format!("SECRET-INSTRUCTIONS-OF-{seat}")));
     }
     let pc = dir.join("pc.jsonl");
     succeeded(dealgym_cli([
