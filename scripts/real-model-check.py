@@ -164,9 +164,37 @@ def main():
             print(f"real-model: logprobs run: {len(turns) - missing} of {len(turns)} model turns carry logprobs ({tokens} tokens)")
             if missing or not turns:
                 failures.append(f"logprobs: {missing} of {len(turns)} model turns lack the server's logprobs")
+    check_table(work, failures)
     for f in failures:
         print(f"real-model: FAIL: {f}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def check_table(work, failures):
+    """The six-party table run: one record per planned episode, none a backend error, the model
+    seat asked at least once in each, and the paper's metrics present."""
+    import os
+    path = os.path.join(work, "table.jsonl")
+    if not os.path.exists(path):
+        failures.append("table: no records (the run failed)")
+        return
+    records = read_jsonl(path)
+    expected = int(os.environ.get("REAL_MODEL_TABLES", "0")) or None
+    endings = Counter(r["outcome"]["kind"] for r in records)
+    mine = [t for r in records for t in r["turns"] if t["role"] == "mayor"]
+    ok = sum(1 for t in mine if t["parsed"].get("format_ok"))
+    print(
+        f"real-model: table run: {len(records)} six-party episodes, endings {dict(endings)}; "
+        f"the model seat made {len(mine)} attempts, {ok} format-ok"
+    )
+    if expected is not None and len(records) != expected:
+        failures.append(f"table: {len(records)} records, {expected} planned")
+    if endings.get("error"):
+        failures.append(f"table: {endings['error']} episodes ended in a backend error")
+    if any(not any(t["role"] == "mayor" for t in r["turns"]) for r in records):
+        failures.append("table: an episode never asked the model seat")
+    if any(r.get("kind") != "table" or "deal_final" not in r["outcome"]["metrics"] for r in records):
+        failures.append("table: a record is not a table record with the paper's metrics")
 
 
 if __name__ == "__main__":

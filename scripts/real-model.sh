@@ -137,8 +137,26 @@ run tools smol_tools rule:linear "$work/tools.toml"
 # The tools run replays exactly from its records (its calls are kept turn by turn).
 "$DEALGYM" replay "$work/tools.jsonl" --verify || failures=$((failures + 1))
 
+# A six-party table (LLM-Deliberation's base game, all cooperative): the real model at the
+# mayor's seat, the five other parties scripted; then replayed, reported and exported per seat.
 echo
-python3 scripts/real-model-check.py "$work" "$((LIMIT * 5))" "$MIN_FORMAT_OK" "http://127.0.0.1:$port" \
+echo "## real-model run: table (mayor on smol_free, five scripted parties)"
+t0=$(date +%s)
+if "$DEALGYM" run --scenarios scenarios/deliberation.jsonl --limit 1 --group-size "$LIMIT" \
+    --config "$work/config.toml" --seat mayor=smol_free --seed 1 --concurrency 2 --quiet \
+    --out "$work/table.jsonl"; then
+  echo "real-model: run table took $(( $(date +%s) - t0 )) s"
+  "$DEALGYM" replay "$work/table.jsonl" --verify || failures=$((failures + 1))
+  "$DEALGYM" report "$work/table.jsonl" --out "$work/table-report" >/dev/null || failures=$((failures + 1))
+  "$DEALGYM" export "$work/table.jsonl" --format messages --out "$work/table.messages.jsonl" \
+    || failures=$((failures + 1))
+else
+  echo "real-model: FAIL: dealgym run table exited non-zero" >&2
+  failures=$((failures + 1))
+fi
+
+echo
+REAL_MODEL_TABLES="$LIMIT" python3 scripts/real-model-check.py "$work" "$((LIMIT * 5))" "$MIN_FORMAT_OK" "http://127.0.0.1:$port" \
   || failures=$((failures + 1))
 echo "real-model: wall time $(( $(date +%s) - started )) s"
 if [ $failures -gt 0 ]; then

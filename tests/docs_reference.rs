@@ -60,6 +60,13 @@ fn the_config_and_record_references_are_what_the_types_say() {
     ] {
         assert!(record.contains(field), "{field}");
     }
+    let table = committed_page_is_generated(
+        "table-record",
+        include_str!("../docs/src/reference/table-record.md"),
+    );
+    for field in ["## TableRecord", "deal_final", "wrong_share", "acceptors"] {
+        assert!(table.contains(field), "{field}");
+    }
 }
 
 #[test]

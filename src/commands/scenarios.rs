@@ -29,6 +29,12 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
             );
             Ok(())
         }
+        ScenariosCommand::ImportDeliberation { dataset, out } => {
+            let scenarios = import::deliberation::import(&dataset)?;
+            import::write_jsonl(&out, &scenarios)?;
+            eprintln!("wrote {} scenarios to {}", scenarios.len(), out.display());
+            Ok(())
+        }
         ScenariosCommand::Generate {
             family,
             seed,
@@ -43,6 +49,27 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
                 print!("{table}");
             }
             eprintln!("wrote {} scenarios to {}", scenarios.len(), out.display());
+            Ok(())
+        }
+        ScenariosCommand::Validate { file } if scenario::is_table_file(&file) => {
+            let report = scenario::load_table_scenarios(&file, LoadOptions { skip_bad: true })
+                .with_context(|| format!("reading {}", file.display()))?;
+            for e in &report.skipped {
+                eprintln!("{e}");
+            }
+            if !report.skipped.is_empty() {
+                bail!(
+                    "{} bad lines, {} good table scenarios in {}",
+                    report.skipped.len(),
+                    report.scenarios.len(),
+                    file.display()
+                );
+            }
+            println!(
+                "{}: {} table scenarios, all valid",
+                file.display(),
+                report.scenarios.len()
+            );
             Ok(())
         }
         ScenariosCommand::Validate { file } => {
@@ -106,7 +133,37 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
 }
 
 pub fn dialogues_command(cmd: DialoguesCommand) -> Result<()> {
-    let summary = dealgym::dialogues::import(&cmd.options())?;
+    if let DialoguesCommand::Deliberation {
+        dataset,
+        scenarios,
+        out,
+        records,
+    } = &cmd
+    {
+        use dealgym::dialogues::deliberation::{import_logs, report_table, LogOptions};
+        let reports = import_logs(&LogOptions {
+            dataset: dataset.clone(),
+            scenarios: scenarios.clone(),
+            out: Some(out.clone()),
+            records: Some(records.clone()),
+        })?;
+        print!("{}", report_table(&reports));
+        std::io::Write::flush(&mut std::io::stdout())?;
+        for r in reports.iter().filter(|r| r.not_recorded > 0) {
+            eprintln!(
+                "{}: {} complete sessions not recorded (first: {})",
+                r.experiment,
+                r.not_recorded,
+                r.not_recorded_example.as_deref().unwrap_or("")
+            );
+        }
+        eprintln!("wrote {} and {}", out.display(), records.display());
+        return Ok(());
+    }
+    let Some(options) = cmd.options() else {
+        return Ok(());
+    };
+    let summary = dealgym::dialogues::import(&options)?;
     print!("{}", summary.table());
     std::io::Write::flush(&mut std::io::stdout())?;
     for f in summary.families.iter().filter_map(|f| f.file.as_ref()) {

@@ -29,11 +29,29 @@ pub enum DialoguesCommand {
         #[arg(long = "family")]
         families: Vec<Family>,
     },
+    /// Read LLM-Deliberation's published logs (the GPT-4 folders and the zip files, in memory)
+    /// on the `deliberation` scenarios, write the sessions as JSONL and print per experiment the
+    /// sessions found and complete and the paper's four metrics, re-scored by dealgym.
+    Deliberation {
+        /// The dataset's folder (holding `logs/`).
+        #[arg(long, default_value = "../shared/datasets/llm-deliberation")]
+        dataset: PathBuf,
+        /// The table scenario file the experiments were played on.
+        #[arg(long, default_value = "scenarios/deliberation.jsonl")]
+        scenarios: PathBuf,
+        /// Where the sessions are written (one per line, with its experiment).
+        #[arg(long, default_value = "dialogues/deliberation_logs.jsonl")]
+        out: PathBuf,
+        /// Where the complete sessions are written as table records.
+        #[arg(long, default_value = "dialogues/deliberation.jsonl")]
+        records: PathBuf,
+    },
 }
 
 impl DialoguesCommand {
-    pub fn options(self) -> ImportOptions {
-        match self {
+    /// The people's dialogues' import options (`None` for the deliberation logs).
+    pub fn options(self) -> Option<ImportOptions> {
+        Some(match self {
             DialoguesCommand::Import {
                 datasets,
                 scenarios,
@@ -45,6 +63,7 @@ impl DialoguesCommand {
                 out,
                 families,
             },
-        }
+            DialoguesCommand::Deliberation { .. } => return None,
+        })
     }
 }

@@ -19,6 +19,9 @@ pub enum DocsCommand {
     /// Every field of an episode record, by type, with its meaning
     /// (docs/src/reference/record.md).
     Record,
+    /// Every field of an n-party table record, by type, with its meaning
+    /// (docs/src/reference/table-record.md).
+    TableRecord,
 }
 
 impl DocsCommand {
@@ -28,6 +31,9 @@ impl DocsCommand {
             DocsCommand::Cli => cli_reference(),
             DocsCommand::Config => generated("config", dealgym::docs::config_reference()),
             DocsCommand::Record => generated("record", dealgym::docs::record_reference()),
+            DocsCommand::TableRecord => {
+                generated("table-record", dealgym::docs::table_record_reference())
+            }
         }
     }
 }

@@ -20,6 +20,16 @@ pub enum ScenariosCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Turn LLM-Deliberation's game folders into table scenarios (the `deliberation` family):
+    /// one per incentive setting the paper ran of each game.
+    ImportDeliberation {
+        /// The dataset's folder (holding `games_descriptions/`) or `games_descriptions` itself.
+        #[arg(long, default_value = "../shared/datasets/llm-deliberation")]
+        dataset: PathBuf,
+        /// Where to write the scenarios.
+        #[arg(long, default_value = "scenarios/deliberation.jsonl")]
+        out: PathBuf,
+    },
     /// Generate a family whose data set is not public, deterministically from a seed: bundle
     /// (INA's generator parameters; prints the set's statistics) or hotel (the REPO paper's
     /// price-chasing calls).

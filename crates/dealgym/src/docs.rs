@@ -16,7 +16,7 @@ use schemars::generate::{Contract, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value};
 
-use crate::record::EpisodeRecord;
+use crate::record::{EpisodeRecord, TableRecord};
 use crate::run::FileConfig;
 
 /// The config file's schema, as it is read: a key with a default may be left out.
@@ -27,6 +27,11 @@ pub(crate) fn config_schema() -> Schema {
 /// The record's schema, as it is written: a key that is skipped when empty is not required.
 pub(crate) fn record_schema() -> Schema {
     schema_of::<EpisodeRecord>(Contract::Serialize)
+}
+
+/// The n-party table record's schema, as it is written.
+pub(crate) fn table_record_schema() -> Schema {
+    schema_of::<TableRecord>(Contract::Serialize)
 }
 
 fn schema_of<T: JsonSchema>(contract: Contract) -> Schema {
@@ -55,6 +60,17 @@ pub fn record_reference() -> String {
         before a field existed read the same. `timing` is the only part that differs between \
         two runs with the same seed and the same model outputs.";
     Page::new(record_schema(), Style::Json).render("Record reference", intro)
+}
+
+/// The reference page of the n-party table record (`"kind": "table"`).
+pub fn table_record_reference() -> String {
+    let intro = "One n-party episode (a table: the `deliberation` family), as one JSON line of a \
+        record file, generated from the types that write it (`dealgym docs table-record`). It \
+        is told from a two-party record by `kind`, which two-party records do not have. Seats \
+        are listed by role in the game's order; turns, offers and the outcome name a seat by \
+        its index in that list. `latency_ms` is the only part that differs between two runs \
+        with the same seed and the same model outputs.";
+    Page::new(table_record_schema(), Style::Json).render("Table record reference", intro)
 }
 
 /// How a page names the place a type sits at.
@@ -159,6 +175,11 @@ impl Page {
         }
         if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
             self.fields(out, schema, properties);
+            // A flattened enum beside the fields: its shapes too.
+            if let Some(variants) = variants_of(schema) {
+                out.push_str("\nWith one of:\n\n");
+                self.variants(out, variants);
+            }
         } else if let Some(variants) = variants_of(schema) {
             self.variants(out, variants);
         } else {
@@ -491,6 +512,15 @@ mod tests {
             "constrain",
         ] {
             assert!(page.contains(&format!("| `{key}` |")), "{key}");
+        }
+    }
+
+    #[test]
+    fn every_table_record_field_appears_in_its_reference() {
+        let page = table_record_reference();
+        every_field_appears(table_record_schema(), &page);
+        for place in ["`outcome.metrics`", "`turns[]`", "`offers[]`"] {
+            assert!(page.contains(place), "{place} is missing");
         }
     }
 

@@ -22,6 +22,7 @@ mod judge;
 mod negotiator;
 mod prefix_cache;
 mod stream;
+mod table;
 mod tickets;
 mod tokens;
 mod value;
@@ -519,8 +520,10 @@ async fn chat(
                     reply
                 }
             }
-            None => "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]"
-                .to_string(),
+            None => table::respond_table(&parsed.messages).unwrap_or_else(|| {
+                "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]"
+                    .to_string()
+            }),
         }
     };
     let reasoning = format!(

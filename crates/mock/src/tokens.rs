@@ -227,9 +227,9 @@ async fn sample(state: &AppState, body: &CompletionBody) -> (String, Vec<u32>, V
     let messages = messages_of(&detokenize(&body.prompt));
     let content = match reading(state, &messages) {
         Some(r) => respond_with(&r, &messages, state.config.tactic, body.seed.unwrap_or(0)),
-        None => {
+        None => crate::table::respond_table(&messages).unwrap_or_else(|| {
             "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]".into()
-        }
+        }),
     };
     let mut ids = tokenize(&content);
     let budget = body.n_predict.or(body.max_tokens).unwrap_or(usize::MAX);

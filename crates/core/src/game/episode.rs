@@ -20,7 +20,7 @@ use crate::vocab::{PerSeat, Seat};
 /// reasoning, with what the engine keeps of how it was made (the constraint's verdict, the
 /// exact token ids). What the endpoint said about the call (usage, logprobs) goes beside it
 /// into the record ([`crate::record::TurnRecord::call`]); the engine never sees it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Completion {
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

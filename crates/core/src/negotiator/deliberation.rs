@@ -193,7 +193,11 @@ pub fn table_turn(k: &TableKnowledge) -> String {
     };
     match k.slot {
         SlotKind::Opening => line(
-            "I open with the initial deal.",
+            &format!(
+                "I open with the initial deal; it scores {} for me, my minimum is {}.",
+                k.score(&k.initial_deal),
+                k.minimum
+            ),
             "Let me start with a first proposal for us all to consider.",
             format!("[SUBMIT_DEAL] {}", k.render(&k.initial_deal)),
         ),
@@ -202,12 +206,19 @@ pub fn table_turn(k: &TableKnowledge) -> String {
             .and_then(|id| k.offers.iter().find(|o| o.id == id))
         {
             Some(o) if k.accepts(&o.deal) => line(
-                "The final proposal is acceptable to me.",
+                &format!(
+                    "The final proposal scores {} for me, at or above my minimum of {}.",
+                    k.score(&o.deal),
+                    k.minimum
+                ),
                 "I support the final proposal.",
                 format!("[ACCEPT_DEAL] #{}", o.id),
             ),
             _ => line(
-                "The final proposal does not work for me.",
+                &format!(
+                    "The final proposal does not work for me (my minimum is {}).",
+                    k.minimum
+                ),
                 "I cannot support the final proposal.",
                 "[REJECT_DEAL]".into(),
             ),
@@ -220,7 +231,10 @@ pub fn table_turn(k: &TableKnowledge) -> String {
                 .max_by_key(|o| (o.accepted_by, k.score(&o.deal), o.id));
             let deal = agreed.map_or_else(|| k.proposal(), |o| o.deal.clone());
             line(
-                "My final proposal: the deal with the widest support I can live with.",
+                &format!(
+                    "My final proposal scores {} for me: the widest support I can live with.",
+                    k.score(&deal)
+                ),
                 "Here is my final proposal; I hope we can all agree on it.",
                 format!("[SUBMIT_DEAL] {}", k.render(&deal)),
             )
@@ -234,7 +248,12 @@ pub fn table_turn(k: &TableKnowledge) -> String {
                 .max_by_key(|o| (o.accepted_by, o.id));
             if let Some(offer) = support {
                 return line(
-                    "This proposal is acceptable to me.",
+                    &format!(
+                        "Proposal #{} scores {} for me, enough against my minimum of {}.",
+                        offer.id,
+                        k.score(&offer.deal),
+                        k.minimum
+                    ),
                     "I can accept this proposal.",
                     format!("[ACCEPT_DEAL] #{}", offer.id),
                 );
@@ -244,13 +263,21 @@ pub fn table_turn(k: &TableKnowledge) -> String {
                 && k.offers.last().is_some_and(|o| o.mine);
             if repeat {
                 return line(
-                    "Nothing new to propose; I wait for the others.",
+                    &format!(
+                        "Nothing new to propose at my target of {}; I wait.",
+                        k.target()
+                    ),
                     "My proposal stands; I would like to hear from the others.",
                     "[TALK]".into(),
                 );
             }
             line(
-                "I propose a deal at my current target.",
+                &format!(
+                    "I propose a deal scoring {} for me (target {}, minimum {}).",
+                    k.score(&deal),
+                    k.target(),
+                    k.minimum
+                ),
                 "Here is a proposal that I think can work.",
                 format!("[SUBMIT_DEAL] {}", k.render(&deal)),
             )

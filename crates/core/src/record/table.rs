@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::{digest_json, Digest};
@@ -22,30 +23,40 @@ use crate::vocab::Call;
 use super::RECORD_SCHEMA;
 
 /// What marks a line as an n-party record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RecordKind {
+    /// An n-party table.
     Table,
 }
 
 /// One n-party episode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TableRecord {
+    /// The record format version (the two-party record's).
     pub schema: u32,
+    /// The run the episode belongs to.
     pub run_id: String,
+    /// Unique within the run: `g{group}-m{member}`.
     pub episode_id: String,
+    /// Always `table`.
     pub kind: RecordKind,
+    /// The GRPO group within the run, `g{group}`: its members share one schedule.
     pub group_id: String,
+    /// The run seed, the group and the member the episode's seeds come from.
     pub seeds: EpisodeSeed,
+    /// The scenario's id (`deliberation:GAME:VARIANT`).
     pub scenario_id: String,
     pub family: TableFamily,
+    /// The scenario's content digest: replay refuses a scenario that has changed.
     pub scenario_digest: Digest,
     /// The fingerprint of the table's prompt templates ([`crate::table::templates_digest`]).
     pub prompts_digest: String,
     /// Where an imported episode came from (a log file); absent for played ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// What the table was set up with (retries, regulated roles, turn format).
     pub options: TableOptions,
     /// The setup: the seed, the schedule drawn from it, each seat's system prompt.
     pub setup: TableSetup,
@@ -55,35 +66,44 @@ pub struct TableRecord {
     pub turns: Vec<TableTurnRecord>,
     /// Every offer made, with who accepted it at the end.
     pub offers: Vec<TableOffer>,
+    /// How it ended, with each role's score and ρ and the metrics.
     pub outcome: TableRecordOutcome,
     /// Each role's reward: ρ on a deal, 0 without one, −1 for the seat that forfeited.
     pub rewards: BTreeMap<String, f64>,
 }
 
 /// One seat of a table record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TableSeatRecord {
+    /// The seat's name (`sportco`, `mayor`, …).
     pub role: String,
+    /// The party's name in the game's text.
     pub name: String,
+    /// Where it sits in the game's rules (`lead`, `veto`, `target`, `player`).
     pub position: PartyPosition,
+    /// What it is asked to want.
     pub incentive: Incentive,
-    /// The player spec, secrets removed.
+    /// The player spec, secrets removed (`rule:deliberation`, `openai:MODEL@URL`, …).
     pub player: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
 }
 
 /// One attempt at a turn, with what the call cost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableTurnRecord {
+    /// The role of the seat that made the attempt.
     pub role: String,
     #[serde(flatten)]
     pub turn: TableTurn,
+    /// How long the call took (0 for a scripted seat).
     #[serde(default)]
     pub latency_ms: u64,
+    /// What the endpoint said about the call (usage, logprobs, token ids).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Call>,
+    /// Transient endpoint failures retried before the answer.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retries: u32,
 }
@@ -93,8 +113,9 @@ fn is_zero(n: &u32) -> bool {
 }
 
 /// How the table ended, with each party's score and ρ, and the paper's metrics.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableRecordOutcome {
+    /// The ending.
     #[serde(flatten)]
     pub outcome: TableOutcome,
     /// The agreed deal in the games' notation.
@@ -105,6 +126,7 @@ pub struct TableRecordOutcome {
     pub scores: BTreeMap<String, i64>,
     /// Each role's ρ: its score over the best it could score (0 without a deal).
     pub rho: BTreeMap<String, f64>,
+    /// The paper's four metrics and dealgym's own over all parties.
     pub metrics: TableMetrics,
 }
 

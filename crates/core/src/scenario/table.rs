@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::io::BufRead;
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::{IssueRange, IssueSpec, IssueValue, TermSpace, Terms};
@@ -25,7 +26,9 @@ pub const MAX_PARTIES: usize = 16;
 pub const MAX_ROUNDS_PER_PARTY: u32 = 64;
 
 /// The n-party families.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TableFamily {
     /// LLM-Deliberation's stakeholder games (Abdelnabi et al., NeurIPS 2024 D&B).
@@ -75,7 +78,9 @@ pub struct TablePublic {
 }
 
 /// Where a party sits in the game's rules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum PartyPosition {
     /// `p1`: opens with the initial deal, makes the final proposal, holds a veto.
@@ -89,7 +94,9 @@ pub enum PartyPosition {
 }
 
 /// What a party is asked to want (the game's incentive folders).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Incentive {
     Cooperative,

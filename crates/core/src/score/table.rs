@@ -7,6 +7,7 @@
 //! bonus) satisfy the game's agreement rule — whatever the parties then said. They are computed
 //! the same way for played episodes and for the paper's imported logs.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::game::OutcomeKind;
@@ -15,7 +16,7 @@ use crate::scenario::TableScenario;
 use crate::table::{counts_toward, is_agreed, would_accept, SlotKind, TableEpisode, TableOutcome};
 
 /// The metrics of one n-party episode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableMetrics {
     /// Full proposals made (every issue given an option).
     pub proposals: usize,

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::game::{Completion, OutcomeKind};
@@ -24,7 +25,7 @@ use super::schedule::{draw_schedule, Slot, SlotKind};
 use super::turn::read_table_turn;
 
 /// What a table is set up with, per seat and for all.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableOptions {
     /// Malformed or illegal turns a seat may retry in one slot before it forfeits (default 1).
     pub retries: u32,
@@ -45,22 +46,28 @@ impl Default for TableOptions {
 }
 
 /// One seat's setup.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableSeat {
+    /// The seat's role.
     pub role: String,
+    /// Whether its moves below its own minimum are replaced by a REJECT.
     pub regulated: bool,
     /// The seat's system prompt, rendered once.
     pub system_prompt: String,
 }
 
 /// Everything fixed at the start of an episode: the seed, the drawn schedule, the seats.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableSetup {
     /// The episode's seed (from the run seed and the episode index).
     pub seed: u64,
+    /// Attempts a seat may retry in one slot before it forfeits.
     pub retries: u32,
+    /// How every seat writes its turns.
     pub format: TurnFormat,
+    /// Each seat, in the game's order.
     pub seats: Vec<TableSeat>,
+    /// Who moves when, drawn from `seed`.
     pub schedule: Vec<Slot>,
 }
 
@@ -80,11 +87,13 @@ pub enum TableError {
 }
 
 /// An offer on the table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableOffer {
     /// 1-based, in the order offers were made.
     pub id: u32,
+    /// The proposing seat.
     pub proposer: usize,
+    /// One 0-based option index per issue.
     pub deal: Vec<usize>,
     /// The turn (index into the turns) that made it.
     pub turn: usize,
@@ -93,21 +102,28 @@ pub struct TableOffer {
 }
 
 /// A regulated seat's move that was replaced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableRegulation {
+    /// The move the seat made.
     pub original: Action,
+    /// What took effect instead.
     pub replacement: Action,
+    /// The seat's score of the deal it tried to make or accept.
     pub score: i64,
+    /// The seat's own minimum.
     pub minimum: i64,
 }
 
 /// One attempt at a turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableTurn {
+    /// The seat that made the attempt (its index in the game's parties).
     pub seat: usize,
     /// The schedule slot it answered.
     pub slot: usize,
+    /// The raw completion (text, reasoning, token ids).
     pub completion: Completion,
+    /// What was read from it.
     pub parsed: Parsed,
     /// The offer an acceptance named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -136,8 +152,9 @@ impl TableTurn {
 }
 
 /// How a table ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TableOutcome {
+    /// How it ended (`deal`, `walk_away`, `max_turns`, `format_forfeit`, `error`).
     pub kind: OutcomeKind,
     /// The seat that ended it (the acceptor that completed the agreement, the walker, the
     /// forfeiter).
@@ -146,8 +163,10 @@ pub struct TableOutcome {
     /// The agreed offer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offer: Option<u32>,
+    /// The agreed deal: one 0-based option index per issue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deal: Option<Vec<usize>>,
+    /// What went wrong, for `error` and `format_forfeit` endings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
@@ -175,6 +194,10 @@ pub struct TableEpisode {
     failures: u32,
     present: Vec<bool>,
     outcome: Option<TableOutcome>,
+    /// What each seat sees, kept and extended ([`TableEpisode::view`]).
+    views: Vec<Vec<Message>>,
+    /// For each seat, the turns its last prompt's news reached.
+    seen: Vec<usize>,
 }
 
 impl TableSetup {
@@ -219,6 +242,16 @@ impl TableSetup {
 impl TableEpisode {
     pub fn new(scenario: Arc<TableScenario>, setup: TableSetup) -> TableEpisode {
         let n = scenario.parties.len();
+        let views = setup
+            .seats
+            .iter()
+            .map(|seat| {
+                vec![Message::new(
+                    MessageRole::System,
+                    seat.system_prompt.clone(),
+                )]
+            })
+            .collect();
         let mut episode = TableEpisode {
             scenario,
             setup,
@@ -228,10 +261,13 @@ impl TableEpisode {
             failures: 0,
             present: vec![true; n],
             outcome: None,
+            views,
+            seen: vec![0; n],
         };
         if episode.setup.schedule.is_empty() {
             episode.end_of_schedule();
         }
+        episode.prompt_to_move();
         episode
     }
 
@@ -336,11 +372,20 @@ impl TableEpisode {
                 turn.error = Some(TurnError::format("no move could be read"));
             }
         }
+        self.views[seat].push(Message::new(
+            MessageRole::Assistant,
+            turn.completion.text.clone(),
+        ));
         if let Some(error) = turn.error.clone() {
             self.turns.push(turn);
             self.failures += 1;
             let retry = self.failures <= self.setup.retries;
-            if !retry {
+            if retry {
+                self.views[seat].push(Message::new(
+                    MessageRole::User,
+                    correction(&error.message, self.setup.format),
+                ));
+            } else {
                 self.outcome = Some(TableOutcome {
                     kind: OutcomeKind::FormatForfeit,
                     by: Some(seat),
@@ -522,6 +567,7 @@ impl TableEpisode {
         self.cursor += 1;
         while let Some(slot) = self.setup.schedule.get(self.cursor) {
             if self.present[slot.seat] {
+                self.prompt_to_move();
                 return;
             }
             self.cursor += 1;
@@ -542,7 +588,17 @@ impl TableEpisode {
     /// What `seat` sees now: its system prompt, then for each of its turns the news since its
     /// previous one and what the turn asks, followed by its reply (and a correction for each
     /// attempt that could not be played). Ends with a user message when it is the seat's turn.
-    pub fn view(&self, seat: usize) -> Vec<Message> {
+    /// Kept per seat and extended as the episode goes (append-only), never rebuilt.
+    pub fn view(&self, seat: usize) -> &[Message] {
+        &self.views[seat]
+    }
+
+    /// [`TableEpisode::view`] rebuilt from the turns alone: what the kept views are checked
+    /// against. What `seat` sees now: its system prompt, then for each of its turns the news since its
+    /// previous one and what the turn asks, followed by its reply (and a correction for each
+    /// attempt that could not be played). Ends with a user message when it is the seat's turn.
+    #[cfg(test)]
+    pub(crate) fn rebuilt_view(&self, seat: usize) -> Vec<Message> {
         let mut messages = vec![Message::new(
             MessageRole::System,
             self.setup.seats[seat].system_prompt.clone(),
@@ -602,5 +658,21 @@ impl TableEpisode {
             }
         }
         messages
+    }
+
+    /// Append the prompt of the slot to play to its seat's view: the news since the seat's last
+    /// prompt and what the slot asks.
+    fn prompt_to_move(&mut self) {
+        if self.outcome.is_some() {
+            return;
+        }
+        let Some(slot) = self.slot() else {
+            return;
+        };
+        let seat = slot.seat;
+        let news = TurnNews::between(self, seat, self.seen[seat], self.turns.len());
+        self.seen[seat] = self.turns.len();
+        let prompt = turn_prompt(self, self.cursor, &news);
+        self.views[seat].push(Message::new(MessageRole::User, prompt));
     }
 }

@@ -121,9 +121,13 @@ impl TurnNews {
         let scenario = episode.scenario();
         let lines = episode.turns()[from..to]
             .iter()
-            .filter(|t| t.seat != seat)
             .filter_map(|t| {
                 let action = t.played()?;
+                if t.seat == seat {
+                    // A seat's own proposal, with the number the others accept it by.
+                    let id = t.offer?;
+                    return Some(format!("You made proposal #{id}."));
+                }
                 let name = &scenario.parties[t.seat].name;
                 let talk = t.parsed.talk.as_deref().unwrap_or("").trim();
                 let shown = public_move(scenario, action, t.offer, t.accepts);

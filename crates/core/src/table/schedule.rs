@@ -8,12 +8,13 @@
 
 use rand::seq::SliceRandom;
 use rand::Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::{ScheduleSpec, TableScenario};
 
 /// What a slot of the schedule asks of its seat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SlotKind {
     /// The lead's first turn: it opens with the game's initial deal.
@@ -27,8 +28,9 @@ pub enum SlotKind {
 }
 
 /// One turn of the schedule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Slot {
+    /// The seat that moves.
     pub seat: usize,
     #[serde(flatten)]
     pub kind: SlotKind,

@@ -328,12 +328,13 @@ fn no_view_holds_another_seats_scores_minimum_instructions_or_thoughts() {
 #[test]
 fn views_only_grow() {
     let mut ep = episode(4, &TableOptions::default());
-    let mut before: Vec<Vec<crate::vocab::Message>> = (0..6).map(|s| ep.view(s)).collect();
+    let mut before: Vec<Vec<crate::vocab::Message>> = (0..6).map(|s| ep.view(s).to_vec()).collect();
     while let Some(seat) = ep.to_move() {
         ep.step(seat, say("Thought: a\nTalk: hm\nAction: [TALK]"))
             .unwrap();
         for (s, old) in before.iter_mut().enumerate() {
-            let now = ep.view(s);
+            let now = ep.view(s).to_vec();
+            assert_eq!(now, ep.rebuilt_view(s), "the kept view is the rebuilt one");
             // Everything but a trailing prompt for a turn not yet played stays as it was.
             let keep = old.len()
                 - usize::from(
@@ -352,4 +353,43 @@ fn the_fixture_file_is_the_test_game() {
     let text = include_str!("../../../../tests/fixtures/table/six_party.jsonl");
     let read = crate::scenario::parse_table_line("six_party.jsonl", 1, text.trim()).unwrap();
     assert_eq!(read, six_party());
+}
+
+#[test]
+fn kept_views_are_the_rebuilt_ones_through_retries_forfeits_and_leaving() {
+    for seed in 0..30u64 {
+        let mut ep = episode(seed, &TableOptions::default());
+        let s = ep.scenario().clone();
+        let mut i = 0u64;
+        while let Some(seat) = ep.to_move() {
+            i += 1;
+            let text = match (seed + i) % 7 {
+                0 => "Thought: a\nTalk: b\nAction: [ACCEPT_DEAL] #99".to_string(),
+                1 => "no format at all".to_string(),
+                2 if seat >= 2 => "Thought: a\nTalk: bye\nAction: [WALK_AWAY]".to_string(),
+                3 => format!(
+                    "Thought: a\nTalk: ok\nAction: [ACCEPT_DEAL] #{}",
+                    ep.offers().len().max(1)
+                ),
+                _ => {
+                    let deal = s
+                        .all_deals()
+                        .nth(((seed * 31 + i * 17) % 720) as usize)
+                        .unwrap();
+                    format!(
+                        "Thought: t\nTalk: here\nAction: [SUBMIT_DEAL] {}",
+                        s.render_deal(&deal)
+                    )
+                }
+            };
+            ep.step(seat, say(&text)).unwrap();
+            for v in 0..6 {
+                assert_eq!(
+                    ep.view(v),
+                    ep.rebuilt_view(v).as_slice(),
+                    "seed {seed} seat {v}"
+                );
+            }
+        }
+    }
 }

@@ -102,13 +102,12 @@ impl TablePlayer {
                 let fields = serde_json::Map::new();
                 let answer = match replicas {
                     None => {
-                        llm_call(client, sampling_seed, &view, sequence.as_deref(), fields).await?
+                        llm_call(client, sampling_seed, view, sequence.as_deref(), fields).await?
                     }
                     Some(pool) => {
                         let routed = pool
                             .call(None, |replica| {
                                 let fields = fields.clone();
-                                let view = &view;
                                 let sequence = sequence.as_deref();
                                 async move {
                                     let answer =

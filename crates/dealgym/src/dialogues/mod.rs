@@ -38,6 +38,8 @@
 
 mod casino;
 mod craigslist;
+pub mod deliberation;
+pub mod deliberation_records;
 mod dnd;
 mod job_interview;
 mod play;

@@ -9,6 +9,7 @@
 mod ahp;
 pub mod casino;
 pub mod craigslist;
+pub mod deliberation;
 pub mod dnd;
 pub mod job_interview;
 
@@ -126,8 +127,8 @@ fn check_report(report: ImportReport) -> Result<ImportReport, ImportError> {
     Ok(report)
 }
 
-/// Write scenarios as JSONL, one per line, replacing the file atomically.
-pub fn write_jsonl(path: &Path, scenarios: &[Scenario]) -> Result<(), ImportError> {
+/// Write scenarios (two-party or table) as JSONL, one per line, replacing the file atomically.
+pub fn write_jsonl<T: serde::Serialize>(path: &Path, scenarios: &[T]) -> Result<(), ImportError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| ImportError::io(dir, e))?;
     }
