@@ -183,7 +183,7 @@ pub(super) fn export_tables(
             };
             let view = episode.view(seat);
             let lines =
-                write_seat(options.format, &record, seat, &view, &head, out).map_err(|source| {
+                write_seat(options.format, &record, seat, view, &head, out).map_err(|source| {
                     ExportError::Write {
                         to: String::new(),
                         source,
@@ -299,7 +299,7 @@ mod tests {
         let mut i = 0usize;
         while let Some(seat) = ep.to_move() {
             i += 1;
-            sent.push(ep.view(seat));
+            sent.push(ep.view(seat).to_vec());
             let text = if i.is_multiple_of(4) {
                 "Thought: no\nTalk: oops".to_string()
             } else if i.is_multiple_of(3) {
@@ -326,7 +326,7 @@ mod tests {
             let (s, record, sent) = played(seed);
             let episode = replayed(&record, s.clone()).unwrap();
             let views: Vec<Vec<Message>> = (0..s.parties.len())
-                .map(|seat| episode.view(seat))
+                .map(|seat| episode.view(seat).to_vec())
                 .collect();
             let mut seen = vec![0usize; s.parties.len()];
             for (i, t) in record.turns.iter().enumerate() {
