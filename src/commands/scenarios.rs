@@ -117,6 +117,26 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
             eprintln!("wrote {} campaigns to {}", campaigns.len(), out.display());
             Ok(())
         }
+        ScenariosCommand::List { file } if scenario::is_table_file(&file) => {
+            let report = scenario::load_table_scenarios(&file, LoadOptions { skip_bad: true })
+                .with_context(|| format!("reading {}", file.display()))?;
+            let mut games = std::collections::BTreeMap::<(String, usize), usize>::new();
+            for s in &report.scenarios {
+                *games.entry((s.game.clone(), s.parties.len())).or_default() += 1;
+            }
+            println!("| family | game | parties | scenarios |\n|---|---|---:|---:|");
+            for ((game, parties), n) in &games {
+                println!("| deliberation | {game} | {parties} | {n} |");
+            }
+            println!("| all | | | {} |", report.scenarios.len());
+            if !report.skipped.is_empty() {
+                eprintln!(
+                    "({} bad lines skipped; run `dealgym scenarios validate` to see them)",
+                    report.skipped.len()
+                );
+            }
+            Ok(())
+        }
         ScenariosCommand::List { file } => {
             let report = scenario::load_scenarios(&file, LoadOptions { skip_bad: true })
                 .with_context(|| format!("reading {}", file.display()))?;

@@ -105,11 +105,18 @@ impl ServeFlags {
     pub fn options(&self) -> Result<ServeOptions> {
         let file = self.config.resolve()?;
         let scenarios = if self.scenarios.is_empty() {
-            ["ahp", "craigslist", "casino", "dnd", "job_interview"]
-                .iter()
-                .map(|f| PathBuf::from(format!("scenarios/{f}.jsonl")))
-                .filter(|p| p.exists())
-                .collect()
+            [
+                "ahp",
+                "craigslist",
+                "casino",
+                "dnd",
+                "job_interview",
+                "deliberation",
+            ]
+            .iter()
+            .map(|f| PathBuf::from(format!("scenarios/{f}.jsonl")))
+            .filter(|p| p.exists())
+            .collect()
         } else {
             self.scenarios.clone()
         };

@@ -20,6 +20,7 @@ mod errors;
 mod game;
 mod planner;
 mod records;
+mod table;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -34,6 +35,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog::roles, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::scenario_ids, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_bench_replay, m)?)?;
+    m.add_class::<table::TableGame>()?;
+    m.add_class::<table::TableStepInfo>()?;
+    m.add_function(wrap_pyfunction!(table::table_scenario_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(table::table_roles, m)?)?;
     m.add("ScenarioError", py.get_type::<errors::ScenarioError>())?;
     m.add(
         "EpisodeEndedError",

@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 
 use dealgym_core::record::{Existing, RecordWriter as Writer};
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::game::Game;
+use crate::table::TableGame;
 
 /// Appends the records of finished games to `path`, one JSON line each, locked against a
 /// second writer while open (a cut-off last line left by a crash is repaired first). Use it
@@ -36,30 +37,21 @@ impl RecordWriter {
         })
     }
 
-    /// Append `game`'s record; the game must have ended, and its episode must not be in the
-    /// file yet (games of one seed and scenario are one episode unless their `member` differs).
-    fn write(&mut self, game: &Bound<'_, Game>) -> PyResult<()> {
-        let writer = self
-            .writer
-            .as_mut()
-            .ok_or_else(|| PyValueError::new_err("the record writer is closed"))?;
+    /// Append `game`'s record (a `Game`'s or a `TableGame`'s); the game must have ended, and
+    /// its episode must not be in the file yet (games of one seed and scenario are one episode
+    /// unless their `member` differs).
+    fn write(&mut self, game: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Ok(table) = game.cast::<TableGame>() {
+            let table = table.borrow();
+            let record = table.ended_record()?;
+            return self.append(&record.run_id, &record.episode_id, record);
+        }
+        let game = game.cast::<Game>().map_err(|_| {
+            PyTypeError::new_err("a record writer writes a Game's or a TableGame's record")
+        })?;
         let game = game.borrow();
         let record = game.ended_record()?;
-        let episodes = self.episodes.runs.entry(record.run_id.clone()).or_default();
-        if episodes.contains(&record.episode_id) {
-            return Err(PyValueError::new_err(format!(
-                "episode {} of run {} is in {} already: games of one seed and scenario are one episode; give each its own seed, or its own member (Game(member=k), a GRPO group on one setup)",
-                record.episode_id,
-                record.run_id,
-                self.path.display()
-            )));
-        }
-        writer
-            .write(record)
-            .map_err(|e| PyOSError::new_err(e.to_string()))?;
-        episodes.insert(record.episode_id.clone());
-        self.written += 1;
-        Ok(())
+        self.append(&record.run_id, &record.episode_id, record)
     }
 
     /// Records written by this writer.
@@ -81,5 +73,33 @@ impl RecordWriter {
     fn __exit__(&mut self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
         self.close();
         false
+    }
+}
+
+impl RecordWriter {
+    /// Append one ended episode's record, unless its episode is in the file already.
+    fn append(
+        &mut self,
+        run_id: &str,
+        episode_id: &str,
+        record: &impl serde::Serialize,
+    ) -> PyResult<()> {
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("the record writer is closed"))?;
+        let episodes = self.episodes.runs.entry(run_id.to_string()).or_default();
+        if episodes.contains(episode_id) {
+            return Err(PyValueError::new_err(format!(
+                "episode {episode_id} of run {run_id} is in {} already: games of one seed and scenario are one episode; give each its own seed, or its own member (Game(member=k), a GRPO group on one setup)",
+                self.path.display()
+            )));
+        }
+        writer
+            .write(record)
+            .map_err(|e| PyOSError::new_err(e.to_string()))?;
+        episodes.insert(episode_id.to_string());
+        self.written += 1;
+        Ok(())
     }
 }

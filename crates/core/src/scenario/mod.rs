@@ -15,6 +15,7 @@ mod hotel;
 pub mod import;
 mod load;
 mod table;
+mod table_catalog;
 mod utility;
 
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,7 @@ pub use table::{
     validate_table, AgreementRule, Incentive, Party, PartyPosition, PartyPrivate, ScheduleSpec,
     TableFamily, TablePublic, TableRules, TableScenario, MAX_PARTIES, MAX_ROUNDS_PER_PARTY,
 };
+pub use table_catalog::TableCatalog;
 pub use utility::bargained_ratio;
 
 /// The scenario file format version this build reads and writes.

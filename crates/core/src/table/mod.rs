@@ -16,6 +16,7 @@ mod agreement;
 mod episode;
 mod prompt;
 mod schedule;
+mod state;
 mod turn;
 
 #[cfg(test)]
@@ -28,4 +29,5 @@ pub use episode::{
 };
 pub use prompt::{public_move, templates_digest};
 pub use schedule::{draw_schedule, Slot, SlotKind};
+pub use state::{seat_state, PublicOffer, PublicOutcome, TableSeatState};
 pub use turn::{read_table_turn, TableMove};

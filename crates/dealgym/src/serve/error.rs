@@ -21,6 +21,12 @@ pub enum ServeError {
     UnknownEpisode(String),
     #[error("it is the {expected} seat's turn, not the {got} seat's")]
     WrongSeat { expected: Seat, got: Seat },
+    /// A table's seat that stepped while it is another's turn.
+    #[error("it is {expected}'s turn at this table, not {acted}'s")]
+    OutOfTurn { acted: String, expected: String },
+    /// A role that has no seat at the table.
+    #[error("{0}")]
+    UnknownSeat(String),
     #[error("episode `{0}` has ended: start a new one")]
     Ended(String),
     #[error(
@@ -65,9 +71,11 @@ impl ServeError {
             ServeError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ServeError::UnknownType(_) => StatusCode::BAD_REQUEST,
             ServeError::UnknownScenario(_) | ServeError::UnknownEpisode(_) => StatusCode::NOT_FOUND,
-            ServeError::WrongSeat { .. } | ServeError::Ended(_) | ServeError::NoSession => {
-                StatusCode::CONFLICT
-            }
+            ServeError::WrongSeat { .. }
+            | ServeError::OutOfTurn { .. }
+            | ServeError::Ended(_)
+            | ServeError::NoSession => StatusCode::CONFLICT,
+            ServeError::UnknownSeat(_) => StatusCode::NOT_FOUND,
             ServeError::Capacity(_) | ServeError::Connections(_) => StatusCode::SERVICE_UNAVAILABLE,
             ServeError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ServeError::Unauthorized => StatusCode::UNAUTHORIZED,
@@ -88,7 +96,8 @@ impl ServeError {
             ServeError::UnknownType(_) => "UNKNOWN_TYPE",
             ServeError::UnknownScenario(_) => "UNKNOWN_SCENARIO",
             ServeError::UnknownEpisode(_) => "UNKNOWN_EPISODE",
-            ServeError::WrongSeat { .. } => "WRONG_SEAT",
+            ServeError::WrongSeat { .. } | ServeError::OutOfTurn { .. } => "WRONG_SEAT",
+            ServeError::UnknownSeat(_) => "UNKNOWN_SEAT",
             ServeError::Ended(_) => "EPISODE_ENDED",
             ServeError::Capacity(_) | ServeError::Connections(_) => "CAPACITY_REACHED",
             ServeError::NoSession => "SESSION_ERROR",
@@ -110,6 +119,7 @@ impl ServeError {
             ServeError::UnknownType(_) => "UNKNOWN_TYPE",
             ServeError::Validation(_)
             | ServeError::UnknownScenario(_)
+            | ServeError::UnknownSeat(_)
             | ServeError::TooLarge(_)
             | ServeError::Forbidden(_)
             | ServeError::IdTaken(_)
@@ -120,6 +130,7 @@ impl ServeError {
                 "SESSION_ERROR"
             }
             ServeError::WrongSeat { .. }
+            | ServeError::OutOfTurn { .. }
             | ServeError::Ended(_)
             | ServeError::Execution(_)
             | ServeError::Upstream(_) => "EXECUTION_ERROR",

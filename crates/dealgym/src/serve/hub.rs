@@ -142,6 +142,15 @@ impl Hub {
     /// Append a finished episode to the log (one whole line, flushed); its id is taken for
     /// good.
     pub fn log(&self, record: &EpisodeRecord) -> Result<(), ServeError> {
+        self.log_line(&record.episode_id, record)
+    }
+
+    /// Append any record (a two-party episode's, a table's) whose id is `episode_id`.
+    pub(crate) fn log_line(
+        &self,
+        episode_id: &str,
+        record: &impl serde::Serialize,
+    ) -> Result<(), ServeError> {
         self.log
             .lock()
             .unwrap()
@@ -150,7 +159,7 @@ impl Hub {
         self.ids
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .logged(&record.episode_id);
+            .logged(episode_id);
         Ok(())
     }
 

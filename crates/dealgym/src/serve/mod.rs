@@ -4,7 +4,8 @@
 //! three surfaces share it: OpenEnv's protocol (`openenv`: `WS /ws`, `/reset`, `/step`,
 //! `/health`, `/schema`, `/metadata`), MCP (`mcp`: `POST /mcp` and the WebSocket's `mcp`
 //! message; the seat acts through tools), its routes described by `GET /openapi.json`
-//! (`openapi`), native REST (`rest`: `/v1/episodes…`), and the rollout service
+//! (`openapi`), native REST (`rest`: `/v1/episodes…`; `table_rest`: `/v1/tables…`, n-party
+//! tables with a session per seat, kept in `table`), and the rollout service
 //! (`rollouts`: `POST /v1/rollouts`, whole episodes against the caller's endpoint, streamed).
 //! What they send is typed once, in `wire`, and `GET /schema` is derived from those types.
 //! Every finished episode is appended to one JSONL log with the record writer `run` uses, so
@@ -28,6 +29,8 @@ mod policy;
 mod rest;
 mod rollouts;
 mod session;
+mod table;
+mod table_rest;
 mod wire;
 
 use std::net::SocketAddr;
@@ -66,6 +69,8 @@ pub struct AppState {
     max_sockets: usize,
     /// The MCP sessions of `POST /mcp`.
     mcp: mcp::McpSessions,
+    /// The n-party tables of `/v1/tables`.
+    tables: table::Tables,
 }
 
 type Shared = Arc<AppState>;
@@ -82,7 +87,14 @@ impl Server {
     /// Load the scenarios, open the log, bind (port 0 for a free one) and serve in the
     /// background.
     pub async fn start(options: ServeOptions) -> anyhow::Result<Server> {
-        let scenarios = load_all(&options.scenarios, &Selection::default())?;
+        // Table scenario files (n-party games) feed `/v1/tables`; the others, the episodes.
+        let (table_files, files): (Vec<_>, Vec<_>) = options
+            .scenarios
+            .iter()
+            .cloned()
+            .partition(|f| crate::scenario::is_table_file(f));
+        let scenarios = load_all(&files, &Selection::default())?;
+        let tables = crate::run::load_tables(&table_files, None)?;
         // Locked like a command's output (a second server on one log is refused); the ids it
         // holds are taken, so a restarted server never reuses one.
         let (log, existing) = RecordWriter::open_log(&options.log)?;
@@ -101,6 +113,7 @@ impl Server {
             hub: Hub::new(options, Catalog::new(scenarios), log, logged)?,
             shutdown: shutdown.clone(),
             mcp: mcp::McpSessions::default(),
+            tables: table::Tables::new(crate::scenario::TableCatalog::new(tables)),
         });
         spawn_reaper(state.clone());
         let app = router(state.clone());
@@ -133,7 +146,7 @@ pub async fn serve(
     let log = options.log.clone();
     let server = Server::start(options).await?;
     eprintln!(
-        "dealgym serve on http://{} ({} scenarios; log {}): OpenEnv at /ws, /reset, /step; REST at /v1/episodes; rollouts at /v1/rollouts",
+        "dealgym serve on http://{} ({} scenarios; log {}): OpenEnv at /ws, /reset, /step; REST at /v1/episodes; tables at /v1/tables; rollouts at /v1/rollouts",
         server.addr,
         server.state.hub.catalog.scenarios.len(),
         log.display()
@@ -157,6 +170,7 @@ fn spawn_reaper(state: Shared) {
                 break;
             }
             state.hub.reap();
+            state.tables.reap(state.hub.options.idle_timeout);
         }
     });
 }
@@ -170,6 +184,7 @@ fn routes() -> openapi::Routes {
         .merge(openenv::routes())
         .merge(mcp::routes())
         .merge(rest::routes())
+        .merge(table_rest::routes())
         .merge(rollouts::routes())
 }
 

@@ -98,7 +98,7 @@ pub(super) async fn openapi() -> axum::Json<&'static Value> {
 
 /// One generator per direction: what a client sends is read (`Contract::Deserialize`: a field
 /// with a default is optional), what the server answers is written.
-struct Schemas {
+pub(super) struct Schemas {
     sent: SchemaGenerator,
     answered: SchemaGenerator,
 }
@@ -121,7 +121,7 @@ impl Schemas {
     }
 
     /// A request body of type `T`.
-    fn body<T: JsonSchema>(&mut self, description: &str) -> Value {
+    pub(super) fn body<T: JsonSchema>(&mut self, description: &str) -> Value {
         json!({
             "required": true,
             "description": description,
@@ -130,7 +130,7 @@ impl Schemas {
     }
 
     /// An answer of type `T`.
-    fn answer<T: JsonSchema>(&mut self, description: &str) -> Value {
+    pub(super) fn answer<T: JsonSchema>(&mut self, description: &str) -> Value {
         json!({
             "description": description,
             "content": {"application/json": {"schema": self.answered.subschema_for::<T>()}},
@@ -157,7 +157,12 @@ impl Schemas {
 
 /// An operation: its summary, its answers (with the JSON error every refusal is), and its
 /// request body if it takes one.
-fn operation(summary: &str, body: Option<Value>, answers: Value, error: &Value) -> Value {
+pub(super) fn operation(
+    summary: &str,
+    body: Option<Value>,
+    answers: Value,
+    error: &Value,
+) -> Value {
     let mut responses = answers;
     responses["default"] = error.clone();
     let mut op = json!({"summary": summary, "responses": responses});
@@ -297,12 +302,15 @@ fn derived() -> Value {
             }}),
             &error)}),
     );
+    for (route, item) in super::table_rest::describe(&mut s, &error) {
+        path(route, item);
+    }
     json!({
         "openapi": "3.1.0",
         "info": {
             "title": "dealgym",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Two-party negotiations as an environment: OpenEnv's protocol (/ws, /reset, /step, /state, /schema, /metadata, /health, /mcp), native REST (/v1/episodes) and the rollout service (/v1/rollouts).",
+            "description": "Two-party negotiations as an environment: OpenEnv's protocol (/ws, /reset, /step, /state, /schema, /metadata, /health, /mcp), native REST (/v1/episodes; n-party tables at /v1/tables, a session per seat) and the rollout service (/v1/rollouts).",
         },
         "paths": paths,
         "components": {"schemas": s.components()},

@@ -13,12 +13,16 @@ from dealgym._core import (
     RecordWriter,
     ScenarioError,
     StepInfo,
+    TableGame,
+    TableStepInfo,
     TokenError,
     choose,
     families,
     roles,
     scenario_ids,
     step_many,
+    table_roles,
+    table_scenario_ids,
 )
 
 __all__ = [
@@ -29,10 +33,14 @@ __all__ = [
     "RecordWriter",
     "ScenarioError",
     "StepInfo",
+    "TableGame",
+    "TableStepInfo",
     "TokenError",
     "choose",
     "families",
     "roles",
     "scenario_ids",
     "step_many",
+    "table_roles",
+    "table_scenario_ids",
 ]

@@ -154,3 +154,9 @@ class DealAECEnv(AECEnv):
 def env(family: str = "casino", **kwargs: Any) -> DealAECEnv:
     """PettingZoo's usual constructor name."""
     return DealAECEnv(family, **kwargs)
+
+
+# The n-party tables' AEC environment, under the same module.
+from .table_pettingzoo import TableAECEnv, table_env  # noqa: E402
+
+__all__ = ["DealAECEnv", "TableAECEnv", "env", "table_env"]

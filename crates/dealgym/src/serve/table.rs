@@ -1,0 +1,415 @@
+//! Table sessions: n-party games (the `deliberation` family) kept by the server, every seat
+//! played by a client by its role — one client per seat, or one client playing several — or
+//! in process by the scripted party of its incentive. The rules stay core's
+//! ([`TableEpisode`]); this file keeps the live tables (bounded by `--max-sessions`, reclaimed
+//! when idle), steps them for the seat a request names, and writes each ended table's record
+//! to the server's log, as every other episode is.
+//!
+//! A seat stepping out of turn is refused (409, naming the seat whose turn it is); a turn that
+//! names an option not in the game or an offer that does not exist is the engine's turn error,
+//! retried and then forfeited under the malformed-turn policy — never an HTTP error.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::error::ServeError;
+use super::ids::IdClaim;
+use super::Hub;
+use crate::agents::SCRIPTED;
+use crate::game::{Completion, EpisodeSeed};
+use crate::negotiator::deliberation::scripted_table_turn;
+use crate::protocol::TurnFormat;
+use crate::record::{SeatPlayer, TableRecord, TurnCost};
+use crate::scenario::TableCatalog;
+use crate::table::{TableEpisode, TableError, TableOptions, TableSetup, TableStep};
+
+/// The player spec a record names for a seat played by a client.
+pub(crate) const CLIENT: &str = "external";
+
+/// What a client sends to start a table.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TableReset {
+    /// The table scenario's id (`deliberation:base:cooperative`, …); without it, `index`, or
+    /// one drawn from `seed`.
+    #[serde(default)]
+    pub scenario_id: Option<String>,
+    /// The scenario's position among the table scenarios loaded.
+    #[serde(default)]
+    pub index: Option<usize>,
+    /// The seed the schedule is drawn from (the same seed and scenario give the same
+    /// schedule, here and in Python's `TableGame`); default: the table's number.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Malformed or illegal turns a seat may retry in one slot before it forfeits (default:
+    /// the server's `format_retries`).
+    #[serde(default)]
+    pub retries: Option<u32>,
+    /// Roles whose proposals and acceptances below their own minimum become rejections.
+    #[serde(default)]
+    pub regulated: Vec<String>,
+    /// How seats write their turns: `tagged` or `xml` (default: the config's learner format,
+    /// `tagged` where that is `tools`).
+    #[serde(default)]
+    pub format: Option<TurnFormat>,
+    /// Roles played in process, each by `rule:deliberation` (the scripted party of its
+    /// incentive); every other seat is a client's.
+    #[serde(default)]
+    pub players: HashMap<String, String>,
+    /// The table's id (unique in the log); default: one the server makes.
+    #[serde(default)]
+    pub table_id: Option<String>,
+}
+
+/// A live (or recently ended) table.
+pub(super) struct TableSession {
+    pub id: String,
+    /// The id, held until the record is logged.
+    _claim: IdClaim,
+    pub episode: TableEpisode,
+    options: TableOptions,
+    seeds: EpisodeSeed,
+    run_id: String,
+    players: Vec<SeatPlayer>,
+    scripted: Vec<bool>,
+    costs: Vec<TurnCost>,
+    /// When each seat's turn began, for the latency of its step.
+    asked: Instant,
+}
+
+impl TableSession {
+    pub fn roles(&self) -> Vec<String> {
+        self.episode
+            .scenario()
+            .parties
+            .iter()
+            .map(|p| p.role.clone())
+            .collect()
+    }
+
+    /// The roles played by clients.
+    pub fn client_roles(&self) -> Vec<String> {
+        self.roles()
+            .into_iter()
+            .zip(&self.scripted)
+            .filter(|(_, scripted)| !**scripted)
+            .map(|(role, _)| role)
+            .collect()
+    }
+
+    /// The seat of `role`, or a refusal naming the table's roles.
+    pub fn seat(&self, role: &str) -> Result<usize, ServeError> {
+        self.episode.scenario().seat_of(role).ok_or_else(|| {
+            ServeError::UnknownSeat(format!(
+                "table `{}` has no seat `{role}`: its roles are {}",
+                self.id,
+                self.roles().join(", ")
+            ))
+        })
+    }
+
+    /// The role to move, if the table has not ended.
+    pub fn to_move(&self) -> Option<String> {
+        self.episode
+            .to_move()
+            .map(|s| self.episode.role(s).to_string())
+    }
+
+    /// Play `completion` as `role`'s turn, then the scripted seats up to a client's turn.
+    /// Returns the record once the table has ended.
+    pub fn step(
+        &mut self,
+        role: &str,
+        completion: Completion,
+    ) -> Result<(TableStep, Option<TableRecord>), ServeError> {
+        let seat = self.seat(role)?;
+        if self.episode.outcome().is_some() {
+            return Err(ServeError::Ended(self.id.clone()));
+        }
+        let latency_ms = self.asked.elapsed().as_millis().min(u64::MAX as u128) as u64;
+        let step = self
+            .episode
+            .step(seat, completion)
+            .map_err(|e| self.refusal(e))?;
+        self.costs.push(TurnCost {
+            latency_ms,
+            ..TurnCost::default()
+        });
+        self.play_scripted()?;
+        self.asked = Instant::now();
+        Ok((step, self.ended_record()))
+    }
+
+    /// The record of the ended table, named by the table's id.
+    pub fn ended_record(&self) -> Option<TableRecord> {
+        self.episode.outcome()?;
+        let mut record = TableRecord::of(
+            &self.run_id,
+            self.seeds,
+            &self.episode,
+            &self.options,
+            &self.players,
+            &self.costs,
+        );
+        record.episode_id = self.id.clone();
+        Some(record)
+    }
+
+    fn play_scripted(&mut self) -> Result<(), ServeError> {
+        while let Some(seat) = self.episode.to_move().filter(|&s| self.scripted[s]) {
+            let started = Instant::now();
+            let text = scripted_table_turn(&self.episode, seat);
+            self.episode
+                .step(seat, Completion::from(text.as_str()))
+                .map_err(|e| self.refusal(e))?;
+            self.costs.push(TurnCost {
+                latency_ms: started.elapsed().as_millis().min(u64::MAX as u128) as u64,
+                ..TurnCost::default()
+            });
+        }
+        Ok(())
+    }
+
+    fn refusal(&self, e: TableError) -> ServeError {
+        match e {
+            TableError::OutOfTurn { acted, expected } => ServeError::OutOfTurn { acted, expected },
+            TableError::Ended => ServeError::Ended(self.id.clone()),
+            other => ServeError::Validation(other.to_string()),
+        }
+    }
+}
+
+/// A table in the server's table, with when it was last used.
+pub(super) struct TableSlot {
+    pub session: Mutex<TableSession>,
+    touched: Mutex<Instant>,
+}
+
+impl TableSlot {
+    fn touch(&self) {
+        *self.touched.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    fn idle(&self) -> std::time::Duration {
+        self.touched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .elapsed()
+    }
+}
+
+/// The live and recently ended tables: at most `--max-sessions` live ones (and as many ended
+/// ones kept for `GET`), each reclaimed once idle past the timeout.
+#[derive(Default)]
+pub struct Tables {
+    pub(super) catalog: TableCatalog,
+    slots: Mutex<HashMap<String, Arc<TableSlot>>>,
+}
+
+impl Tables {
+    pub fn new(catalog: TableCatalog) -> Tables {
+        Tables {
+            catalog,
+            slots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<TableSlot>>> {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Start a table for `reset`: the scripted seats have moved up to a client's turn. The
+    /// record comes back too if it ended on its own (then it is logged).
+    pub(super) fn start(
+        &self,
+        hub: &Hub,
+        reset: &TableReset,
+    ) -> Result<Arc<TableSlot>, ServeError> {
+        let cap = hub.options.max_sessions;
+        // Refused early, before any work; checked again where the table is put in.
+        if running(&self.live()) >= cap {
+            return Err(ServeError::Capacity(cap));
+        }
+        let claim = IdClaim::session(hub.ids(), reset.table_id.as_deref())?;
+        let seed = reset.seed.unwrap_or(claim.number);
+        let index = self
+            .catalog
+            .pick(reset.scenario_id.as_deref(), reset.index, seed)?;
+        let scenario = self.catalog.scenarios[index].clone();
+        // The config's learner format where a table can be played in it (tools cannot).
+        let format = reset
+            .format
+            .unwrap_or(match hub.options.episode.learner_format {
+                TurnFormat::Xml => TurnFormat::Xml,
+                _ => TurnFormat::Tagged,
+            });
+        if format == TurnFormat::Tools {
+            return Err(ServeError::Validation(
+                "format `tools`: a table is played in `tagged` or `xml`".into(),
+            ));
+        }
+        let options = TableOptions {
+            retries: reset.retries.unwrap_or(hub.options.episode.format_retries),
+            regulated: reset.regulated.clone(),
+            format,
+        };
+        if u64::from(options.retries) > crate::limits::MAX_RETRIES {
+            return Err(ServeError::Validation(format!(
+                "retries {}: at most {}",
+                options.retries,
+                crate::limits::MAX_RETRIES
+            )));
+        }
+        let mut specs = vec![CLIENT.to_string(); scenario.parties.len()];
+        for (role, spec) in &reset.players {
+            let seat = scenario.seat_of(role).ok_or_else(|| {
+                ServeError::Validation(format!(
+                    "players: `{role}` is not a party of {} (its roles: {})",
+                    scenario.id,
+                    scenario
+                        .parties
+                        .iter()
+                        .map(|p| p.role.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+            if spec.trim() != SCRIPTED && spec.trim() != CLIENT {
+                return Err(ServeError::Validation(format!(
+                    "players: `{role}` = `{spec}`: a table seat here is a client's (`{CLIENT}`) or the scripted party (`{SCRIPTED}`)"
+                )));
+            }
+            specs[seat] = spec.trim().to_string();
+        }
+        let scripted: Vec<bool> = specs.iter().map(|s| s == SCRIPTED).collect();
+        let players = specs
+            .into_iter()
+            .map(|player| SeatPlayer {
+                player,
+                model: None,
+            })
+            .collect();
+        let seeds = EpisodeSeed::reset(seed, index);
+        let setup = TableSetup::new(&scenario, &options, seeds.table_seed())
+            .map_err(|e| ServeError::Validation(e.to_string()))?;
+        let run_id = format!(
+            "serve-{:016x}",
+            crate::game::mix_text(
+                Vec::new(),
+                &format!("table|{options:?}|{:?}", reset.players)
+            )
+        );
+        let mut session = TableSession {
+            id: claim.id.clone(),
+            _claim: claim,
+            episode: TableEpisode::new(scenario, setup),
+            options,
+            seeds,
+            run_id,
+            players,
+            scripted,
+            costs: Vec::new(),
+            asked: Instant::now(),
+        };
+        session.play_scripted()?;
+        if let Some(record) = session.ended_record() {
+            hub.log_line(&record.episode_id, &record)?;
+        }
+        let slot = Arc::new(TableSlot {
+            session: Mutex::new(session),
+            touched: Mutex::new(Instant::now()),
+        });
+        let (id, ended) = {
+            let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+            (session.id.clone(), session.episode.outcome().is_some())
+        };
+        let mut live = self.live();
+        if !ended && running(&live) >= cap {
+            return Err(ServeError::Capacity(cap));
+        }
+        // Ended tables beyond the cap go first, so the held ones stay bounded.
+        if live.len() >= 2 * cap {
+            let ended: Vec<String> = live
+                .iter()
+                .filter(|(_, s)| {
+                    s.session
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .episode
+                        .outcome()
+                        .is_some()
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in ended {
+                live.remove(&id);
+            }
+        }
+        live.insert(id, slot.clone());
+        Ok(slot)
+    }
+
+    /// A table by id.
+    pub(super) fn find(&self, id: &str) -> Result<Arc<TableSlot>, ServeError> {
+        let slot = self
+            .live()
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ServeError::UnknownEpisode(id.to_string()))?;
+        slot.touch();
+        Ok(slot)
+    }
+
+    /// Step `role` of table `id`, and log the record if the table ended.
+    pub(super) fn step(
+        &self,
+        hub: &Hub,
+        id: &str,
+        role: &str,
+        completion: Completion,
+    ) -> Result<(Arc<TableSlot>, TableStep), ServeError> {
+        let slot = self.find(id)?;
+        let step = {
+            let mut session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+            let (step, record) = session.step(role, completion)?;
+            if let Some(record) = record {
+                hub.log_line(&record.episode_id, &record)?;
+            }
+            step
+        };
+        slot.touch();
+        Ok((slot, step))
+    }
+
+    /// Drop a table (an unfinished one is not logged).
+    pub(super) fn remove(&self, id: &str) -> bool {
+        self.live().remove(id).is_some()
+    }
+
+    /// Reclaim tables idle longer than `limit`; returns how many.
+    pub(super) fn reap(&self, limit: std::time::Duration) -> usize {
+        let mut live = self.live();
+        let before = live.len();
+        live.retain(|_, slot| slot.idle() < limit);
+        before - live.len()
+    }
+}
+
+/// How many of `tables` are still being played.
+fn running(tables: &HashMap<String, Arc<TableSlot>>) -> usize {
+    tables
+        .values()
+        .filter(|s| {
+            s.session
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .episode
+                .outcome()
+                .is_none()
+        })
+        .count()
+}

@@ -1,0 +1,271 @@
+//! Native REST for n-party tables, a session per seat: `POST /v1/tables` (start one: the
+//! scenario, the seed, the options; answers its id and roles), `GET /v1/tables/{id}` (where it
+//! stands), `GET /v1/tables/{id}/seats/{role}` (what that seat sees, and only that),
+//! `POST /v1/tables/{id}/seats/{role}/step` (`{"message", "reasoning"?}`: the seat's raw
+//! completion), `DELETE /v1/tables/{id}`. A seat stepping out of turn gets a 409 naming the seat
+//! whose turn it is; one client may hold several seats' sessions.
+
+use std::collections::BTreeMap;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::error::ServeError;
+use super::openapi::{Routes, Schemas};
+use super::table::{TableReset, TableSession};
+use super::wire::Reply;
+use super::{parse_body, Shared};
+use crate::game::Completion;
+use crate::table::{seat_state, TableSeatState};
+use crate::vocab::Message;
+
+pub(super) fn routes() -> Routes {
+    Routes::new()
+        .post("/v1/tables", create)
+        .get("/v1/tables/{id}", show)
+        .delete("/v1/tables/{id}", delete)
+        .get("/v1/tables/{id}/seats/{role}", observe)
+        .post("/v1/tables/{id}/seats/{role}/step", step)
+}
+
+/// Where a table stands.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct TableStatus {
+    pub table_id: String,
+    pub scenario_id: String,
+    /// Every party's role, in the game's order: the seats a client steps by.
+    pub roles: Vec<String>,
+    /// The seats played by clients (the others are played in process).
+    pub client_roles: Vec<String>,
+    /// The role to move; `null` once the table has ended.
+    pub to_move: Option<String>,
+    pub done: bool,
+    /// Once ended: the record's outcome (kind, by, the deal, every party's score and ρ, the
+    /// paper's metrics).
+    pub outcome: Option<Value>,
+    /// Once ended: each role's reward (ρ on a deal, 0 without one, −1 for a forfeit).
+    pub rewards: Option<BTreeMap<String, f64>>,
+}
+
+/// What one seat sees: its own chat and the table's public state.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct SeatView {
+    pub table_id: String,
+    pub role: String,
+    /// The last message (the one to answer when it is this seat's turn).
+    pub prompt: String,
+    /// The seat's chat, as its model is sent it: its own system prompt (with its own
+    /// confidential block), the others' talk and moves, its own replies.
+    pub messages: Vec<Message>,
+    pub state: TableSeatState,
+    /// Whether it is this seat's turn.
+    pub your_turn: bool,
+    pub done: bool,
+    /// This seat's reward once the table has ended, else `null`.
+    pub reward: Option<f64>,
+}
+
+/// A seat's turn: its raw completion.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TableAction {
+    /// The raw completion (Thought/Talk/Action), as the model wrote it.
+    pub message: String,
+    /// A reasoning model's separate reasoning, kept in the record, never forwarded.
+    #[serde(default)]
+    pub reasoning: Option<String>,
+}
+
+/// What a step did, and what the stepping seat sees now.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct TableStepAnswer {
+    /// The completion could not be played (format or legality: an option not in the game, an
+    /// offer that does not exist) and the same seat is asked again, or forfeits once its
+    /// retries are spent.
+    pub retry: bool,
+    /// Why it could not be played.
+    pub error: Option<String>,
+    /// An agreement, a walk-out or a forfeit ended the table.
+    pub terminated: bool,
+    /// The schedule ran out.
+    pub truncated: bool,
+    pub to_move: Option<String>,
+    pub view: SeatView,
+}
+
+fn status(session: &TableSession) -> TableStatus {
+    let record = session.ended_record();
+    TableStatus {
+        table_id: session.id.clone(),
+        scenario_id: session.episode.scenario().id.clone(),
+        roles: session.roles(),
+        client_roles: session.client_roles(),
+        to_move: session.to_move(),
+        done: record.is_some(),
+        outcome: record
+            .as_ref()
+            .map(|r| serde_json::to_value(&r.outcome).unwrap_or(Value::Null)),
+        rewards: record.map(|r| r.rewards),
+    }
+}
+
+fn view(session: &TableSession, seat: usize) -> SeatView {
+    let messages = session.episode.view(seat).to_vec();
+    let reward = session
+        .ended_record()
+        .and_then(|r| r.rewards.get(session.episode.role(seat)).copied());
+    SeatView {
+        table_id: session.id.clone(),
+        role: session.episode.role(seat).to_string(),
+        prompt: messages
+            .last()
+            .map(|m| m.content.clone())
+            .unwrap_or_default(),
+        messages,
+        state: seat_state(&session.episode, seat),
+        your_turn: session.episode.to_move() == Some(seat),
+        done: session.episode.outcome().is_some(),
+        reward,
+    }
+}
+
+async fn create(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {
+    match start(&state, body) {
+        Ok(body) => Reply(StatusCode::CREATED, body).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+fn start(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<TableStatus, ServeError> {
+    let reset: TableReset = parse_body(body, state.hub.options.body_limit)?;
+    let slot = state.tables.start(&state.hub, &reset)?;
+    let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(status(&session))
+}
+
+async fn show(State(state): State<Shared>, Path(id): Path<String>) -> Response {
+    match state.tables.find(&id) {
+        Ok(slot) => {
+            let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+            Reply::ok(status(&session)).into_response()
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn delete(State(state): State<Shared>, Path(id): Path<String>) -> Response {
+    if state.tables.remove(&id) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        ServeError::UnknownEpisode(id).into_response()
+    }
+}
+
+async fn observe(
+    State(state): State<Shared>,
+    Path((id, role)): Path<(String, String)>,
+) -> Response {
+    let result = state.tables.find(&id).and_then(|slot| {
+        let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+        let seat = session.seat(&role)?;
+        Ok(view(&session, seat))
+    });
+    match result {
+        Ok(body) => Reply::ok(body).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn step(
+    State(state): State<Shared>,
+    Path((id, role)): Path<(String, String)>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    match play(&state, &id, &role, body) {
+        Ok(body) => Reply::ok(body).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+fn play(
+    state: &Shared,
+    id: &str,
+    role: &str,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<TableStepAnswer, ServeError> {
+    let action: TableAction = parse_body(body, state.hub.options.body_limit)?;
+    let completion = Completion {
+        text: action.message,
+        reasoning: action.reasoning,
+        ..Completion::default()
+    };
+    let (slot, step) = state.tables.step(&state.hub, id, role, completion)?;
+    let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+    let outcome = session.episode.outcome();
+    let truncated = outcome.is_some_and(|o| o.kind.is_truncation());
+    Ok(TableStepAnswer {
+        retry: step.retry,
+        error: step.error.map(|e| e.to_string()),
+        terminated: outcome.is_some() && !truncated,
+        truncated,
+        to_move: session.to_move(),
+        view: view(&session, step.seat),
+    })
+}
+
+/// The table routes in `/openapi.json`.
+pub(super) fn describe(s: &mut Schemas, error: &Value) -> Vec<(&'static str, Value)> {
+    use super::openapi::operation;
+    let table_id = json!({
+        "name": "id", "in": "path", "required": true,
+        "description": "The table's id, as its create answered it.",
+        "schema": {"type": "string"},
+    });
+    let role = json!({
+        "name": "role", "in": "path", "required": true,
+        "description": "A party's role (one of the table's `roles`).",
+        "schema": {"type": "string"},
+    });
+    vec![
+        (
+            "/v1/tables",
+            json!({"post": operation(
+                "Start an n-party table (the deliberation family) kept by the server; the scripted seats have moved up to a client's turn.",
+                Some(s.body::<TableReset>("The scenario, the seed, the table's options.")),
+                json!({"201": s.answer::<TableStatus>("The table's id, its roles and the role to move.")}), error)}),
+        ),
+        (
+            "/v1/tables/{id}",
+            json!({
+                "parameters": [table_id.clone()],
+                "get": operation("Where the table stands (and its outcome and rewards once ended).", None,
+                    json!({"200": s.answer::<TableStatus>("The table.")}), error),
+                "delete": operation("Drop the table (an unfinished table is not logged).", None,
+                    json!({"204": {"description": "Dropped."}}), error),
+            }),
+        ),
+        (
+            "/v1/tables/{id}/seats/{role}",
+            json!({
+                "parameters": [table_id.clone(), role.clone()],
+                "get": operation("What one seat sees: its own chat and the table's public state, nothing of another seat's scores, minimum, instructions or thoughts.", None,
+                    json!({"200": s.answer::<SeatView>("The seat's view.")}), error),
+            }),
+        ),
+        (
+            "/v1/tables/{id}/seats/{role}/step",
+            json!({
+                "parameters": [table_id, role],
+                "post": operation("Play the seat's raw completion. Out of turn: 409 WRONG_SEAT naming the seat to move. A turn the game cannot play (an option not in the game, an offer that does not exist) is a turn error under the malformed-turn policy, answered 200 with `retry`.",
+                    Some(s.body::<TableAction>("The raw completion.")),
+                    json!({"200": s.answer::<TableStepAnswer>("What the step did and what the seat sees now.")}), error),
+            }),
+        ),
+    ]
+}

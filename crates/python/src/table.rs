@@ -1,0 +1,618 @@
+//! [`TableGame`]: one n-party episode (core's [`TableEpisode`]) stepped from Python, each seat
+//! by its role, and [`TableStepInfo`]: what a step did.
+//!
+//! The rules — the schedule, offers with ids, the agreement rule, regulation, the
+//! malformed-turn policy, the views, the record — stay core's; this file reads Python's
+//! arguments, names seats by role, and answers in Python's types. The scenario comes from a
+//! table scenario file (`scenario_file=`) or the built-in `deliberation` catalog, picked as
+//! `dealgym serve` picks a table reset's ([`TableCatalog::pick`]), and the schedule is drawn
+//! from the seed as serve draws it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
+use std::time::SystemTime;
+
+use dealgym_core::game::{mix_text, Completion, EpisodeSeed};
+use dealgym_core::negotiator::deliberation::scripted_table_turn;
+use dealgym_core::protocol::TurnFormat;
+use dealgym_core::record::{SeatPlayer, TableRecord, TurnCost};
+use dealgym_core::scenario::{
+    load_table_scenarios, load_table_scenarios_from_reader, LoadOptions, TableCatalog,
+    TableScenario,
+};
+use dealgym_core::table::{
+    public_move, seat_state, TableEpisode, TableError, TableOptions, TableSetup,
+};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use pythonize::pythonize;
+use serde_json::json;
+
+use crate::errors::{EpisodeEndedError, NotYourTurnError, ScenarioError};
+
+/// The player spec a record names for a seat played from Python.
+const PYTHON_PLAYER: &str = "python";
+/// The spec of a seat played in process by the scripted party of its incentive.
+const SCRIPTED: &str = "rule:deliberation";
+
+/// The built-in table scenarios: `scenarios/deliberation.jsonl`, compiled in once it is in
+/// the repository (the importer writes it). Until then a `TableGame` needs `scenario_file=`.
+const BUILTIN: Option<(&str, &str)> = None;
+
+static BUILTIN_CATALOG: OnceLock<Result<TableCatalog, String>> = OnceLock::new();
+
+/// The built-in `deliberation` catalog, parsed on first use.
+fn builtin() -> PyResult<&'static TableCatalog> {
+    let loaded = BUILTIN_CATALOG.get_or_init(|| match BUILTIN {
+        None => Err("this build has no built-in table scenarios (scenarios/deliberation.jsonl): pass scenario_file=".into()),
+        Some((file, text)) => {
+            load_table_scenarios_from_reader(file, text.as_bytes(), LoadOptions::default())
+                .map(|r| TableCatalog::new(r.scenarios.into_iter().map(Arc::new).collect()))
+                .map_err(|e| e.to_string())
+        }
+    });
+    loaded
+        .as_ref()
+        .map_err(|e| ScenarioError::new_err(e.clone()))
+}
+
+/// The table scenarios of a file, read once while the file stays as it was (its length and
+/// modification time): an environment that resets many times does not parse it every time.
+fn from_file(path: &Path) -> PyResult<Arc<TableCatalog>> {
+    type Cached = HashMap<PathBuf, (Option<SystemTime>, u64, Arc<TableCatalog>)>;
+    static CACHE: LazyLock<Mutex<Cached>> = LazyLock::new(Mutex::default);
+    let stamp = std::fs::metadata(path)
+        .map(|m| (m.modified().ok(), m.len()))
+        .ok();
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let (Some((modified, len)), Some((m, l, catalog))) = (stamp, cache.get(path)) {
+        if *m == modified && *l == len && modified.is_some() {
+            return Ok(catalog.clone());
+        }
+    }
+    let report = load_table_scenarios(path, LoadOptions::default())
+        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let catalog = Arc::new(TableCatalog::new(
+        report.scenarios.into_iter().map(Arc::new).collect(),
+    ));
+    if let Some((modified, len)) = stamp {
+        if cache.len() >= 64 {
+            cache.clear();
+        }
+        cache.insert(path.to_path_buf(), (modified, len, catalog.clone()));
+    }
+    Ok(catalog)
+}
+
+/// What one step did.
+#[pyclass(module = "dealgym._core", frozen, get_all, skip_from_py_object)]
+#[derive(Debug, Clone)]
+pub struct TableStepInfo {
+    /// The role whose completion was played.
+    pub role: String,
+    /// The completion could not be played (format or legality) and the same role is asked
+    /// again.
+    pub retry: bool,
+    /// Why it could not be played (its kind and message), else `None`.
+    pub error: Option<String>,
+    /// An agreement, a walk-out, a forfeit or a backend error ended the table.
+    pub terminated: bool,
+    /// The schedule ran out.
+    pub truncated: bool,
+    pub done: bool,
+    /// The role to move next; `None` once the table has ended.
+    pub to_move: Option<String>,
+    /// How the table ended (`deal`, `walk_away`, `max_turns`, `format_forfeit`), once it has.
+    pub outcome: Option<&'static str>,
+}
+
+#[pymethods]
+impl TableStepInfo {
+    fn __repr__(&self) -> String {
+        let s = |o: &Option<String>| o.as_ref().map_or("None".into(), |v| format!("'{v}'"));
+        format!(
+            "TableStepInfo(role='{}', retry={}, error={}, terminated={}, truncated={}, done={}, to_move={}, outcome={})",
+            self.role,
+            py_bool(self.retry),
+            s(&self.error),
+            py_bool(self.terminated),
+            py_bool(self.truncated),
+            py_bool(self.done),
+            s(&self.to_move),
+            s(&self.outcome.map(str::to_string))
+        )
+    }
+}
+
+fn py_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+/// One n-party table, every seat named by its role. Seats are played from Python with raw
+/// completions, or in process by the scripted party of their incentive (`players={role:
+/// "rule:deliberation"}`), which moves as soon as it is its turn.
+#[pyclass(module = "dealgym._core")]
+pub struct TableGame {
+    episode: TableEpisode,
+    options: TableOptions,
+    seeds: EpisodeSeed,
+    run_id: String,
+    players: Vec<SeatPlayer>,
+    /// Seats played in process by the scripted party.
+    scripted: Vec<bool>,
+    record: OnceLock<TableRecord>,
+}
+
+/// Read a completion: the text, or a dict with `text` and optionally `reasoning`.
+fn read_completion(action: &Bound<'_, PyAny>) -> PyResult<Completion> {
+    if let Ok(text) = action.cast::<PyString>() {
+        return Ok(Completion::from(text.to_str()?));
+    }
+    let Ok(dict) = action.cast::<PyDict>() else {
+        return Err(PyTypeError::new_err(format!(
+            "a table action is the completion text (str) or a dict with a str `text`, not {}",
+            action.get_type().name()?
+        )));
+    };
+    let mut completion = Completion::default();
+    let mut text = None;
+    for (key, value) in dict.iter() {
+        let key: String = key
+            .extract()
+            .map_err(|_| PyTypeError::new_err("an action dict's keys are str"))?;
+        let string = |what: &str| -> PyResult<String> {
+            value
+                .extract::<String>()
+                .map_err(|_| PyTypeError::new_err(format!("the action's `{what}` must be a str")))
+        };
+        match key.as_str() {
+            "text" => text = Some(string("text")?),
+            "reasoning" if value.is_none() => {}
+            "reasoning" => completion.reasoning = Some(string("reasoning")?),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown action key `{other}`: a table action dict holds `text` and optionally `reasoning`"
+                )))
+            }
+        }
+    }
+    completion.text =
+        text.ok_or_else(|| PyValueError::new_err("a table action dict needs a str `text`"))?;
+    Ok(completion)
+}
+
+/// A whole number from 0 to 2**64 - 1, or a ValueError naming it.
+fn whole(value: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
+    value.extract().map_err(|_| {
+        PyValueError::new_err(format!(
+            "{name} must be an integer from 0 to 2**64 - 1, not {}",
+            value
+                .repr()
+                .map_or_else(|_| "this".to_string(), |r| r.to_string())
+        ))
+    })
+}
+
+/// A core table error as the Python exception that says it.
+fn table_error(e: TableError) -> PyErr {
+    match e {
+        TableError::OutOfTurn { .. } => NotYourTurnError::new_err(e.to_string()),
+        TableError::Ended => EpisodeEndedError::new_err(e.to_string()),
+        TableError::UnknownSeat(_) | TableError::UnknownRegulated(_) => {
+            ScenarioError::new_err(e.to_string())
+        }
+        TableError::Template(_) => PyRuntimeError::new_err(e.to_string()),
+    }
+}
+
+impl TableGame {
+    fn scenario(&self) -> &TableScenario {
+        self.episode.scenario()
+    }
+
+    fn role_of(&self, seat: usize) -> String {
+        self.episode.role(seat).to_string()
+    }
+
+    /// The seat of `role`, or a ScenarioError naming the roles.
+    fn seat(&self, role: &str) -> PyResult<usize> {
+        self.scenario().seat_of(role).ok_or_else(|| {
+            ScenarioError::new_err(format!(
+                "unknown role `{role}` at table {}: one of {}",
+                self.scenario().id,
+                self.roles().join(", ")
+            ))
+        })
+    }
+
+    fn roles(&self) -> Vec<String> {
+        self.scenario()
+            .parties
+            .iter()
+            .map(|p| p.role.clone())
+            .collect()
+    }
+
+    /// Let the scripted seats move while it is their turn.
+    fn play_scripted(&mut self) -> Result<(), TableError> {
+        while let Some(seat) = self.episode.to_move().filter(|&s| self.scripted[s]) {
+            let text = scripted_table_turn(&self.episode, seat);
+            self.episode.step(seat, Completion::from(text.as_str()))?;
+        }
+        Ok(())
+    }
+
+    /// The record, once the table has ended, built on first use.
+    pub(crate) fn ended_record(&self) -> PyResult<&TableRecord> {
+        if self.episode.outcome().is_none() {
+            return Err(PyRuntimeError::new_err(
+                "the table has not ended: it has no record yet",
+            ));
+        }
+        Ok(self.record.get_or_init(|| {
+            let costs = vec![TurnCost::default(); self.episode.turns().len()];
+            TableRecord::of(
+                &self.run_id,
+                self.seeds,
+                &self.episode,
+                &self.options,
+                &self.players,
+                &costs,
+            )
+        }))
+    }
+}
+
+#[pymethods]
+impl TableGame {
+    /// A table of `scenario_id` (or `index`, or drawn from `seed`) from `scenario_file`, or the
+    /// built-in `deliberation` catalog. `retries`: malformed or illegal turns a seat may retry
+    /// before it forfeits (default 1); `regulated`: the roles whose proposals and acceptances
+    /// below their minimum become rejections; `format`: `tagged` or `xml`; `players`: a role's
+    /// player spec as the record names it (`rule:deliberation` plays the seat in process).
+    #[new]
+    #[pyo3(signature = (scenario_id=None, *, scenario_file=None, index=None, seed=None, member=None, retries=None, regulated=None, format=None, players=None, run_id=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        scenario_id: Option<&str>,
+        scenario_file: Option<PathBuf>,
+        index: Option<&Bound<'_, PyAny>>,
+        seed: Option<&Bound<'_, PyAny>>,
+        member: Option<&Bound<'_, PyAny>>,
+        retries: Option<&Bound<'_, PyAny>>,
+        regulated: Option<Vec<String>>,
+        format: Option<&str>,
+        players: Option<&Bound<'_, PyDict>>,
+        run_id: Option<String>,
+    ) -> PyResult<TableGame> {
+        let seed = seed.map(|v| whole(v, "seed")).transpose()?.unwrap_or(0);
+        let member = member.map(|v| whole(v, "member")).transpose()?.unwrap_or(0);
+        let index = index
+            .map(|v| whole(v, "index").map(|i| usize::try_from(i).unwrap_or(usize::MAX)))
+            .transpose()?;
+        let owned;
+        let catalog = match &scenario_file {
+            Some(path) => {
+                owned = from_file(path)?;
+                &*owned
+            }
+            None => builtin()?,
+        };
+        let at = catalog
+            .pick(scenario_id, index, seed)
+            .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let scenario = catalog.scenarios[at].clone();
+
+        let mut options = TableOptions::default();
+        if let Some(r) = retries {
+            options.retries = u32::try_from(whole(r, "retries")?)
+                .map_err(|_| PyValueError::new_err("retries must be at most 2**32 - 1"))?;
+        }
+        if let Some(format) = format {
+            options.format = match serde_json::from_value::<TurnFormat>(json!(format)) {
+                Ok(f @ (TurnFormat::Tagged | TurnFormat::Xml)) => f,
+                _ => {
+                    return Err(PyValueError::new_err(format!(
+                        "format `{format}`: a table is played in `tagged` or `xml`"
+                    )))
+                }
+            };
+        }
+        options.regulated = regulated.unwrap_or_default();
+
+        let mut specs: Vec<String> = vec![PYTHON_PLAYER.to_string(); scenario.parties.len()];
+        for (role, spec) in players
+            .map(|p| p.iter().collect::<Vec<_>>())
+            .unwrap_or_default()
+        {
+            let (Ok(role), Ok(spec)) = (role.extract::<String>(), spec.extract::<String>()) else {
+                return Err(PyTypeError::new_err(
+                    "players maps a role (str) to its player spec (str)",
+                ));
+            };
+            let seat = scenario.seat_of(&role).ok_or_else(|| {
+                ScenarioError::new_err(format!(
+                    "players: `{role}` is not a party of {} (its roles: {})",
+                    scenario.id,
+                    scenario
+                        .parties
+                        .iter()
+                        .map(|p| p.role.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+            specs[seat] = spec;
+        }
+        let scripted: Vec<bool> = specs.iter().map(|s| s.trim() == SCRIPTED).collect();
+        let players: Vec<SeatPlayer> = specs
+            .into_iter()
+            .map(|player| SeatPlayer {
+                player,
+                model: None,
+            })
+            .collect();
+
+        let seeds = EpisodeSeed {
+            member,
+            ..EpisodeSeed::reset(seed, at)
+        };
+        let setup =
+            TableSetup::new(&scenario, &options, seeds.table_seed()).map_err(table_error)?;
+        let run_id = run_id.unwrap_or_else(|| {
+            let key = format!(
+                "table|{}|{options:?}|{:?}",
+                scenario.id,
+                players.iter().map(|p| &p.player).collect::<Vec<_>>()
+            );
+            format!("python-{:016x}", mix_text(vec![seed], &key))
+        });
+        let mut game = TableGame {
+            episode: TableEpisode::new(scenario, setup),
+            options,
+            seeds,
+            run_id,
+            players,
+            scripted,
+            record: OnceLock::new(),
+        };
+        py.detach(|| game.play_scripted()).map_err(table_error)?;
+        Ok(game)
+    }
+
+    #[getter]
+    fn scenario_id(&self) -> String {
+        self.scenario().id.clone()
+    }
+
+    /// Every party's role, in the game's order (the PettingZoo agents).
+    #[getter(roles)]
+    fn roles_py(&self) -> Vec<String> {
+        self.roles()
+    }
+
+    /// The roles, as PettingZoo names its agents.
+    #[getter]
+    fn agents(&self) -> Vec<String> {
+        self.roles()
+    }
+
+    /// The role to move, as PettingZoo names it (`to_move`).
+    #[getter]
+    fn agent_selection(&self) -> Option<String> {
+        self.to_move()
+    }
+
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.seeds.run
+    }
+
+    #[getter]
+    fn run_id(&self) -> String {
+        self.run_id.clone()
+    }
+
+    /// The schedule drawn from the seed: the role of each turn, in order.
+    #[getter]
+    fn schedule(&self) -> Vec<String> {
+        self.episode
+            .setup()
+            .schedule
+            .iter()
+            .map(|s| self.role_of(s.seat))
+            .collect()
+    }
+
+    /// The role whose completion the next `step` takes; `None` once the table has ended.
+    #[getter]
+    fn to_move(&self) -> Option<String> {
+        self.episode.to_move().map(|s| self.role_of(s))
+    }
+
+    #[getter]
+    fn done(&self) -> bool {
+        self.episode.outcome().is_some()
+    }
+
+    /// Ended by an agreement, a walk-out, a forfeit or an error.
+    #[getter]
+    fn terminated(&self) -> bool {
+        self.episode
+            .outcome()
+            .is_some_and(|o| !o.kind.is_truncation())
+    }
+
+    /// Ended by the schedule running out.
+    #[getter]
+    fn truncated(&self) -> bool {
+        self.episode
+            .outcome()
+            .is_some_and(|o| o.kind.is_truncation())
+    }
+
+    /// Each role's reward once the table has ended (the record's `rewards`: ρ on a deal, 0
+    /// without one, −1 for a seat that forfeited).
+    #[getter]
+    fn rewards(&self) -> PyResult<Option<std::collections::BTreeMap<String, f64>>> {
+        if self.episode.outcome().is_none() {
+            return Ok(None);
+        }
+        Ok(Some(self.ended_record()?.rewards.clone()))
+    }
+
+    /// The record's outcome (kind, by, the agreed deal, every party's score and ρ, the
+    /// paper's metrics), once the table has ended.
+    #[getter]
+    fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if self.episode.outcome().is_none() {
+            return Ok(None);
+        }
+        Ok(Some(pythonize(py, &self.ended_record()?.outcome)?))
+    }
+
+    /// What `role` sees, and only what it sees: `prompt` (the last message), `messages` (the
+    /// chat its model is sent: its own system prompt with its own confidential block, the
+    /// others' talk and moves, its own replies) and `state` (the table's public state).
+    fn observe<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
+        let seat = self.seat(role)?;
+        let view = self.episode.view(seat);
+        let observation = PyDict::new(py);
+        observation.set_item(
+            "prompt",
+            view.last().map(|m| m.content.as_str()).unwrap_or(""),
+        )?;
+        observation.set_item("messages", pythonize(py, &view)?)?;
+        observation.set_item("state", pythonize(py, &seat_state(&self.episode, seat))?)?;
+        Ok(observation)
+    }
+
+    /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`)
+    /// as `role`'s turn. A role that is not to move raises `NotYourTurnError` (a ValueError)
+    /// naming both roles; a step after the end raises `EpisodeEndedError`. A proposal naming an
+    /// option not in the game or an acceptance of an offer that does not exist is a turn
+    /// error: retried, then forfeited, as the malformed-turn policy says.
+    fn step(
+        mut slf: PyRefMut<'_, Self>,
+        role: &str,
+        action: &Bound<'_, PyAny>,
+    ) -> PyResult<TableStepInfo> {
+        let py = slf.py();
+        let completion = read_completion(action)?;
+        let seat = slf.seat(role)?;
+        if let Some(o) = slf.episode.outcome() {
+            return Err(EpisodeEndedError::new_err(format!(
+                "the table has ended ({}): no step after the end",
+                o.kind.name()
+            )));
+        }
+        let game: &mut TableGame = &mut slf;
+        let step = py
+            .detach(|| {
+                let step = game.episode.step(seat, completion)?;
+                game.play_scripted()?;
+                Ok::<_, TableError>(step)
+            })
+            .map_err(table_error)?;
+        let outcome = slf.episode.outcome();
+        let truncated = outcome.is_some_and(|o| o.kind.is_truncation());
+        Ok(TableStepInfo {
+            role: slf.role_of(step.seat),
+            retry: step.retry,
+            error: step.error.map(|e| e.to_string()),
+            terminated: outcome.is_some() && !truncated,
+            truncated,
+            done: outcome.is_some(),
+            to_move: slf.episode.to_move().map(|s| slf.role_of(s)),
+            outcome: outcome.map(|o| o.kind.name()),
+        })
+    }
+
+    /// The moves that took effect, `(role, text)`: the talk and the move as every seat read it.
+    fn transcript(&self) -> Vec<(String, String)> {
+        let scenario = self.scenario();
+        self.episode
+            .turns()
+            .iter()
+            .filter_map(|t| {
+                let action = t.played()?;
+                let talk = t.parsed.talk.clone().unwrap_or_default();
+                let shown = public_move(scenario, action, t.offer, t.accepts);
+                Some((
+                    self.role_of(t.seat),
+                    format!("{talk} {shown}").trim().to_string(),
+                ))
+            })
+            .collect()
+    }
+
+    /// The table's record, as `dealgym run` writes one (what `replay --verify` checks).
+    fn record<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(pythonize(py, self.ended_record()?)?)
+    }
+
+    /// The record as one JSON line (without the newline), as a record file holds it.
+    fn record_json(&self) -> PyResult<String> {
+        serde_json::to_string(self.ended_record()?)
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "TableGame(scenario_id='{}', seed={}, to_move={})",
+            self.scenario().id,
+            self.seeds.run,
+            self.to_move()
+                .map_or_else(|| "None".to_string(), |r| format!("'{r}'"))
+        )
+    }
+}
+
+/// The ids of the built-in table scenarios (empty until the build has them), or of a file's.
+#[pyfunction]
+#[pyo3(signature = (scenario_file=None))]
+pub fn table_scenario_ids(scenario_file: Option<PathBuf>) -> PyResult<Vec<String>> {
+    let ids = |c: &TableCatalog| c.ids().map(str::to_string).collect();
+    match scenario_file {
+        Some(path) => Ok(ids(from_file(&path)?.as_ref())),
+        None if BUILTIN.is_none() => Ok(Vec::new()),
+        None => Ok(ids(builtin()?)),
+    }
+}
+
+/// The roles of a table scenario, in the game's order.
+#[pyfunction]
+#[pyo3(signature = (scenario_id=None, *, scenario_file=None, index=None))]
+pub fn table_roles(
+    scenario_id: Option<&str>,
+    scenario_file: Option<PathBuf>,
+    index: Option<usize>,
+) -> PyResult<Vec<String>> {
+    let owned;
+    let catalog = match &scenario_file {
+        Some(path) => {
+            owned = from_file(path)?;
+            &*owned
+        }
+        None => builtin()?,
+    };
+    let at = catalog
+        .pick(
+            scenario_id,
+            scenario_id.is_none().then(|| index.unwrap_or(0)),
+            0,
+        )
+        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    Ok(catalog.scenarios[at]
+        .parties
+        .iter()
+        .map(|p| p.role.clone())
+        .collect())
+}

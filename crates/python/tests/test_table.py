@@ -1,0 +1,335 @@
+"""n-party tables in Python: ``TableGame`` over the core's table engine, and the n-agent
+PettingZoo AEC face (``dealgym.pettingzoo.TableAECEnv``) under PettingZoo's own API checker.
+The game is the six-party test fixture (made-up scores, secret markers in each party's
+confidential instructions)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pettingzoo.test import api_test
+
+from conftest import REPO, turn
+from dealgym import EpisodeEndedError, NotYourTurnError, ScenarioError, TableGame, table_roles
+from dealgym.pettingzoo import TableAECEnv
+
+FIXTURE = REPO / "tests" / "fixtures" / "table" / "six_party.jsonl"
+ROLES = [f"party_{i}" for i in range(6)]
+#: A deal every party of the fixture scores at or above its minimum on.
+GOOD_DEAL = "A1 B1 C2 D1 E3"
+
+
+def game(seed: int = 7, **kwargs) -> TableGame:
+    return TableGame(scenario_file=FIXTURE, seed=seed, **kwargs)
+
+
+def propose_then_accept(g: TableGame) -> str:
+    """The first to move proposes GOOD_DEAL; everyone else accepts proposal #1 (its proposer
+    only talks)."""
+    role = g.to_move
+    offers = g.observe(role)["state"]["offers"]
+    if not offers:
+        return turn(f"[SUBMIT_DEAL] {GOOD_DEAL}", talk="Here is a fair package.",
+                    thought=f"SECRET-THOUGHT-OF-{role}")
+    if offers[0]["proposer"] == role:
+        return turn("[TALK]", talk="Please accept.", thought=f"SECRET-THOUGHT-OF-{role}")
+    return turn("[ACCEPT_DEAL] #1", talk="I can live with that.", thought=f"SECRET-THOUGHT-OF-{role}")
+
+
+def play(g: TableGame, policy=propose_then_accept) -> None:
+    while not g.done:
+        g.step(g.to_move, policy(g))
+
+
+def test_a_six_party_table_plays_to_a_deal_with_scripted_text():
+    g = game()
+    assert g.roles == g.agents == ROLES
+    assert g.to_move == g.agent_selection == "party_0", "the lead opens"
+    play(g)
+    assert g.done and g.terminated and not g.truncated
+    outcome = g.outcome
+    assert outcome["kind"] == "deal" and outcome["deal_text"] == GOOD_DEAL and outcome["offer"] == 1
+    assert set(g.rewards) == set(ROLES)
+    assert g.rewards == outcome["rho"] and all(0 < r <= 1 for r in g.rewards.values())
+    record = json.loads(g.record_json())
+    assert record["kind"] == "table" and record["scenario_id"] == "deliberation:test:cooperative"
+    assert [s["role"] for s in record["seats"]] == ROLES
+    assert all(s["player"] == "python" for s in record["seats"])
+    assert record == g.record()
+    # Five acceptors including both veto parties made the deal.
+    acceptors = set(record["offers"][0]["acceptors"])
+    assert len(acceptors) == 5 and {0, 1} <= acceptors
+    with pytest.raises(EpisodeEndedError):
+        g.step("party_0", turn("[TALK]"))
+
+
+def test_pettingzoos_api_test_passes_on_the_six_party_table():
+    api_test(TableAECEnv(scenario_file=FIXTURE), num_cycles=300)
+
+
+def test_agents_are_the_parties_and_rewards_come_only_at_the_end():
+    env = TableAECEnv(scenario_file=FIXTURE)
+    assert env.possible_agents == ROLES == table_roles(scenario_file=FIXTURE)
+    env.reset(seed=11)
+    steps, final = 0, {}
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, info = env.last()
+        assert env.observation_space(agent).contains(obs)
+        if terminated or truncated:
+            assert info["outcome"] == "deal" and terminated and not truncated
+            final[agent] = reward
+            env.step(None)
+            continue
+        assert reward == 0.0
+        env.step(propose_then_accept(env.game))
+        steps += 1
+    assert env.agents == []
+    assert steps == len(env.record()["turns"])
+    assert final == env.game.rewards and all(r > 0 for r in final.values())
+
+
+def private_lines(g: TableGame) -> dict[str, set[str]]:
+    """Each role's system-prompt lines that no other seat's system prompt holds: its score
+    lines, its minimum, its confidential instructions."""
+    system = {r: set(g.observe(r)["messages"][0]["content"].splitlines()) for r in g.roles}
+    out = {}
+    for r in g.roles:
+        others = set().union(*(system[o] for o in g.roles if o != r))
+        out[r] = {line for line in system[r] - others if line.strip()}
+    return out
+
+
+def test_the_schedule_running_out_truncates_every_agent():
+    env = TableAECEnv(scenario_file=FIXTURE)
+    env.reset(seed=2)
+    ends = set()
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, info = env.last()
+        if terminated or truncated:
+            ends.add((terminated, truncated, info["outcome"], reward))
+            env.step(None)
+            continue
+        env.step(turn("[TALK]", talk="Still thinking."))
+    assert ends == {(False, True, "max_turns", 0.0)}
+
+
+def test_no_agent_ever_sees_another_agents_scores_minimum_instructions_or_thoughts():
+    g = game(seed=5, retries=1)
+    private = private_lines(g)
+    for r in ROLES:
+        joined = "\n".join(private[r])
+        assert f"SECRET-INSTRUCTIONS-OF-{r[-1]}" in joined
+    assert any("Your minimum is 85" in line for line in private["party_0"]), "the lead's own minimum"
+    texts = iter([
+        turn("[SUBMIT_DEAL] A2 B2 C2 D2 E2", talk="A start."),
+        turn("[REJECT_DEAL]", talk="Not for me."),
+        turn("[SUBMIT_DEAL] A9 B1 C1 D1 E1", talk="Off the menu."),  # an illegal option: retried
+        turn("[TALK]", talk="Let us think."),
+    ])
+
+    def policy(g: TableGame) -> str:
+        role = g.to_move
+        text = next(texts, None) or propose_then_accept(g)
+        return text.replace("Thought: Thinking.", f"Thought: SECRET-THOUGHT-OF-{role}")
+
+    while not g.done:
+        g.step(g.to_move, policy(g))
+        for viewer in ROLES:
+            seen = g.observe(viewer)
+            text = json.dumps(seen)
+            for other in ROLES:
+                if other == viewer:
+                    continue
+                assert f"SECRET-THOUGHT-OF-{other}" not in text, (viewer, other)
+                assert f"SECRET-INSTRUCTIONS-OF-{other[-1]}" not in text, (viewer, other)
+                for line in private[other]:
+                    assert line not in text, (viewer, other, line)
+            assert "scores" not in seen["state"] and "minimum" not in json.dumps(seen["state"])
+    assert g.done
+
+
+def test_a_seat_acting_out_of_turn_is_refused_naming_both_roles():
+    g = game()
+    assert g.to_move == "party_0"
+    with pytest.raises(NotYourTurnError) as caught:
+        g.step("party_3", turn("[TALK]"))
+    assert isinstance(caught.value, ValueError)
+    assert "party_3" in str(caught.value) and "party_0" in str(caught.value)
+    assert g.to_move == "party_0" and g.observe("party_0")["state"]["turns"] == 0
+    with pytest.raises(ScenarioError, match="unknown role `mayor`"):
+        g.step("mayor", turn("[TALK]"))
+    env = TableAECEnv(scenario_file=FIXTURE)
+    env.reset(seed=1)
+    with pytest.raises(ScenarioError):
+        env.observe("mayor")
+
+
+def test_an_unknown_offer_or_option_is_a_turn_error_then_a_forfeit():
+    g = game(retries=1)
+    info = g.step("party_0", turn("[SUBMIT_DEAL] A1 B1 C9 D1 E1"))
+    assert info.retry and not info.done and info.to_move == "party_0"
+    assert g.observe("party_0")["messages"][-1]["role"] == "user", "a correction is asked for"
+    info = g.step("party_0", turn(f"[SUBMIT_DEAL] {GOOD_DEAL}"))
+    assert not info.retry and info.error is None
+    second = g.to_move
+    info = g.step(second, turn("[ACCEPT_DEAL] #7"))
+    assert info.retry and "#7" in info.error
+    info = g.step(second, turn("[ACCEPT_DEAL] #42"))
+    assert info.done and info.terminated and info.outcome == "format_forfeit"
+    assert g.rewards[second] == -1.0
+    assert all(g.rewards[r] == 0.0 for r in ROLES if r != second)
+
+
+def test_the_same_seed_gives_the_same_schedule_and_record():
+    a, b = game(seed=21), game(seed=21)
+    assert a.schedule == b.schedule and a.run_id == b.run_id
+    play(a)
+    play(b)
+    assert a.record_json() == b.record_json()
+    schedules = {tuple(game(seed=s).schedule) for s in range(8)}
+    assert len(schedules) > 1, "the schedule is drawn from the seed"
+    env1, env2 = TableAECEnv(scenario_file=FIXTURE), TableAECEnv(scenario_file=FIXTURE)
+    env1.reset(seed=3)
+    env2.reset(seed=3)
+    assert env1.game.schedule == env2.game.schedule
+    env1.reset()
+    env2.reset()
+    assert env1.game.schedule == env2.game.schedule, "unseeded resets follow the last seed"
+
+
+def test_scripted_parties_play_in_process_and_leave_one_agent():
+    others = {r: "rule:deliberation" for r in ROLES if r != "party_2"}
+    env = TableAECEnv(scenario_file=FIXTURE, players=others, render_mode="ansi")
+    assert env.possible_agents == ["party_2"]
+    env.reset(seed=4)
+    for agent in env.agent_iter():
+        assert agent == "party_2"
+        obs, reward, terminated, truncated, info = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        offers = obs["state"]["offers"]
+        action = turn(f"[ACCEPT_DEAL] #{offers[-1]['id']}") if offers else turn("[TALK]")
+        env.step(action)
+    record = env.record()
+    players = {s["role"]: s["player"] for s in record["seats"]}
+    assert players["party_2"] == "python"
+    assert all(players[r] == "rule:deliberation" for r in others)
+    assert env.render().startswith("party_0: ")
+
+
+def test_bad_arguments_name_what_is_wrong(tmp_path):
+    with pytest.raises(ScenarioError, match="no table scenario `nope`"):
+        TableGame("nope", scenario_file=FIXTURE)
+    with pytest.raises(ScenarioError, match="not a party"):
+        TableGame(scenario_file=FIXTURE, players={"mayor": "python"})
+    with pytest.raises(ScenarioError, match="regulated role `mayor`"):
+        TableGame(scenario_file=FIXTURE, regulated=["mayor"])
+    with pytest.raises(ValueError, match="tagged` or `xml`"):
+        TableGame(scenario_file=FIXTURE, format="tools")
+    broken = tmp_path / "broken.jsonl"
+    line = json.loads(FIXTURE.read_text().splitlines()[0])
+    line["parties"][3]["private"]["scores"].pop()
+    broken.write_text(json.dumps(line) + "\n")
+    with pytest.raises(ScenarioError, match=r"broken.jsonl:1: field `parties\[3\]\.private\.scores`"):
+        TableGame(scenario_file=broken)
+
+
+def test_a_regulated_seat_below_its_minimum_rejects_instead():
+    g = game(regulated=["party_1"])
+    g.step("party_0", turn("[SUBMIT_DEAL] A1 B1 C1 D4 E5"))  # 30 for party_1, under its 70
+    while g.to_move != "party_1":
+        g.step(g.to_move, turn("[TALK]"))
+    g.step("party_1", turn("[ACCEPT_DEAL] #1"))
+    assert g.observe("party_0")["state"]["offers"][0]["acceptors"] == ["party_0"]
+    play(g, lambda g: turn("[TALK]"))
+    accepted = [t for t in g.record()["turns"] if t["role"] == "party_1" and t.get("regulation")]
+    assert len(accepted) == 1
+    assert accepted[0]["regulation"]["score"] == 30 and accepted[0]["regulation"]["minimum"] == 70
+
+
+def test_a_record_writer_appends_ended_tables_and_refuses_one_twice(tmp_path):
+    from dealgym import RecordWriter
+
+    path = tmp_path / "tables.jsonl"
+    games = [game(seed=1), game(seed=1, member=1)]
+    for g in games:
+        play(g)
+    with RecordWriter(path) as writer:
+        with pytest.raises(RuntimeError, match="has not ended"):
+            writer.write(game(seed=2))
+        for g in games:
+            writer.write(g)
+        with pytest.raises(ValueError, match="already"):
+            writer.write(games[0])
+        assert writer.written == 2
+    lines = path.read_text().splitlines()
+    assert lines == [g.record_json() for g in games]
+    assert [json.loads(l)["episode_id"] for l in lines] == ["g0-m0", "g0-m1"]
+
+
+def test_one_seed_draws_one_table_in_python_and_in_dealgym_serve(dealgym_bin, tmp_path):
+    """The same seed and scenario give the same schedule and system prompts in a TableGame and
+    at a table of `dealgym serve`, and a seat's chat is the same after the same moves."""
+    import subprocess
+    import time
+    import urllib.error
+    import urllib.request
+
+    from conftest import free_port
+
+    port = free_port()
+    log = tmp_path / "serve.jsonl"
+    server = subprocess.Popen(
+        [dealgym_bin, "serve", "--port", str(port), "--scenarios", str(FIXTURE), "--log", str(log)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}/v1/tables"
+
+    def call(url: str, body: dict | None = None) -> dict:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(url, data=data, method="POST" if body is not None else "GET")
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return json.loads(answer.read())
+
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "dealgym serve did not start"
+                time.sleep(0.1)
+        table = call(base, {"scenario_id": "deliberation:test:cooperative", "seed": 13})
+        g = game(seed=13)
+        assert table["roles"] == g.roles and table["to_move"] == g.to_move
+        for _ in range(4):
+            role = g.to_move
+            text = propose_then_accept(g)
+            g.step(role, text)
+            call(f"{base}/{table['table_id']}/seats/{role}/step", {"message": text})
+        for role in g.roles:
+            seen = call(f"{base}/{table['table_id']}/seats/{role}")
+            assert seen["messages"] == g.observe(role)["messages"], role
+            assert seen["state"] == g.observe(role)["state"], role
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            other = next(r for r in g.roles if r != g.to_move)
+            call(f"{base}/{table['table_id']}/seats/{other}/step", {"message": "Action: [TALK]"})
+        assert refused.value.code == 409
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_a_scenario_file_changed_on_disk_is_read_again(tmp_path):
+    path = tmp_path / "games.jsonl"
+    line = json.loads(FIXTURE.read_text().splitlines()[0])
+    path.write_text(json.dumps(line) + "\n")
+    assert TableGame(scenario_file=path).scenario_id == "deliberation:test:cooperative"
+    line["id"] = "deliberation:test:renamed-and-longer"
+    path.write_text(json.dumps(line) + "\n")
+    assert TableGame("deliberation:test:renamed-and-longer", scenario_file=path).roles == ROLES

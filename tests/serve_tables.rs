@@ -1,0 +1,446 @@
+//! `dealgym serve`'s n-party tables over real sockets (`/v1/tables`, a session per seat): a
+//! whole six-seat table played seat by seat over HTTP, each seat seeing only its own
+//! confidential block; out-of-turn steps refused with 409 naming the seat to move; unknown
+//! offers and options played through the malformed-turn policy; scripted seats in process;
+//! the ended table's record in the server's log, replaying exactly.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::common::temp_dir;
+use dealgym::record::TableRecord;
+use dealgym::scenario::{load_table_scenarios, LoadOptions};
+use dealgym::serve::{ServeOptions, Server};
+
+const FIXTURE: &str = "tests/fixtures/table/six_party.jsonl";
+const SCENARIO: &str = "deliberation:test:cooperative";
+/// A deal every party of the fixture scores at or above its minimum on.
+const GOOD_DEAL: &str = "A1 B1 C2 D1 E3";
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE)
+}
+
+async fn server(name: &str, tune: impl FnOnce(&mut ServeOptions)) -> (Server, PathBuf) {
+    let dir = temp_dir(name);
+    let log = dir.join("serve.jsonl");
+    let ahp = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/ahp.jsonl");
+    let mut options = ServeOptions::new(
+        "127.0.0.1:0".parse().unwrap(),
+        vec![ahp, fixture()],
+        log.clone(),
+    );
+    tune(&mut options);
+    (Server::start(options).await.unwrap(), log)
+}
+
+async fn call(
+    http: &reqwest::Client,
+    method: &str,
+    url: String,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let request = match method {
+        "POST" => http.post(url),
+        "GET" => http.get(url),
+        "DELETE" => http.delete(url),
+        _ => unreachable!(),
+    };
+    let request = match body {
+        Some(b) => request.json(&b),
+        None => request,
+    };
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn turn(action: &str, role: &str) -> Value {
+    json!({"message": format!("Thought: SECRET-THOUGHT-OF-{role}\nTalk: Let us see.\nAction: {action}")})
+}
+
+/// The first to move proposes GOOD_DEAL; its proposer then talks, everyone else accepts #1.
+fn policy(view: &Value) -> String {
+    let role = view["role"].as_str().unwrap();
+    match view["state"]["offers"].as_array().unwrap().first() {
+        None => format!("[SUBMIT_DEAL] {GOOD_DEAL}"),
+        Some(offer) if offer["proposer"] == role => "[TALK]".into(),
+        Some(_) => "[ACCEPT_DEAL] #1".into(),
+    }
+}
+
+fn read_log(log: &Path) -> Vec<TableRecord> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_six_seat_table_is_played_seat_by_seat_over_http() {
+    let (server, log) = server("serve_tables_whole", |_| {}).await;
+    let http = reqwest::Client::new();
+    let base = format!("{}/v1/tables", server.base_url());
+    let (code, table) = call(
+        &http,
+        "POST",
+        base.clone(),
+        Some(json!({"scenario_id": SCENARIO, "seed": 3})),
+    )
+    .await;
+    assert_eq!(code, 201, "{table}");
+    let id = table["table_id"].as_str().unwrap().to_string();
+    let roles: Vec<String> = serde_json::from_value(table["roles"].clone()).unwrap();
+    assert_eq!(roles.len(), 6);
+    assert_eq!(table["client_roles"], table["roles"]);
+    assert_eq!(table["to_move"], "party_0", "the lead opens");
+
+    let mut steps = 0;
+    loop {
+        let (_, status) = call(&http, "GET", format!("{base}/{id}"), None).await;
+        if status["done"] == true {
+            break;
+        }
+        let mover = status["to_move"].as_str().unwrap().to_string();
+        // Every seat sees its own confidential block and nobody else's, nor their thoughts.
+        for (i, role) in roles.iter().enumerate() {
+            let (code, view) = call(&http, "GET", format!("{base}/{id}/seats/{role}"), None).await;
+            assert_eq!(code, 200, "{view}");
+            assert_eq!(view["your_turn"], *role == mover);
+            let text = view.to_string();
+            assert!(text.contains(&format!("SECRET-INSTRUCTIONS-OF-{i}")));
+            for (j, other) in roles.iter().enumerate() {
+                if j != i {
+                    assert!(
+                        !text.contains(&format!("SECRET-INSTRUCTIONS-OF-{j}")),
+                        "{role} sees {other}'s"
+                    );
+                    assert!(
+                        !text.contains(&format!("SECRET-THOUGHT-OF-{other}")),
+                        "{role} sees {other}'s thought"
+                    );
+                }
+            }
+        }
+        // Another seat stepping now is refused, naming the seat whose turn it is.
+        let intruder = roles.iter().find(|r| **r != mover).unwrap();
+        let (code, refused) = call(
+            &http,
+            "POST",
+            format!("{base}/{id}/seats/{intruder}/step"),
+            Some(turn("[TALK]", intruder)),
+        )
+        .await;
+        assert_eq!(code, 409, "{refused}");
+        assert_eq!(refused["error"]["code"], "WRONG_SEAT");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&mover) && message.contains(intruder.as_str()),
+            "{message}"
+        );
+
+        let (_, view) = call(&http, "GET", format!("{base}/{id}/seats/{mover}"), None).await;
+        let (code, answer) = call(
+            &http,
+            "POST",
+            format!("{base}/{id}/seats/{mover}/step"),
+            Some(turn(&policy(&view), &mover)),
+        )
+        .await;
+        assert_eq!(code, 200, "{answer}");
+        assert_eq!(answer["retry"], false, "{answer}");
+        steps += 1;
+        assert!(steps < 64);
+    }
+    let (_, status) = call(&http, "GET", format!("{base}/{id}"), None).await;
+    assert_eq!(status["outcome"]["kind"], "deal");
+    assert_eq!(status["outcome"]["deal_text"], GOOD_DEAL);
+    let rewards = status["rewards"].as_object().unwrap();
+    assert_eq!(rewards.len(), 6);
+    assert!(rewards.values().all(|r| r.as_f64().unwrap() > 0.0));
+    // A step after the end is refused.
+    let (code, ended) = call(
+        &http,
+        "POST",
+        format!("{base}/{id}/seats/party_0/step"),
+        Some(turn("[TALK]", "party_0")),
+    )
+    .await;
+    assert_eq!(
+        (code, ended["error"]["code"].as_str()),
+        (409, Some("EPISODE_ENDED"))
+    );
+
+    // The log holds the table's record, named by the table's id, and it replays exactly.
+    let records = read_log(&log);
+    assert_eq!(records.len(), 1);
+    let record = &records[0];
+    assert_eq!(record.episode_id, id);
+    assert_eq!(record.turns.len(), steps);
+    assert!(record.seats.iter().all(|s| s.player == "external"));
+    let scenario = load_table_scenarios(&fixture(), LoadOptions::default())
+        .unwrap()
+        .scenarios
+        .remove(0);
+    record
+        .replay(Arc::new(scenario))
+        .expect("the logged table replays");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn unknown_offers_and_options_are_turn_errors_and_bad_requests_say_what_is_wrong() {
+    let (server, log) = server("serve_tables_errors", |_| {}).await;
+    let http = reqwest::Client::new();
+    let base = format!("{}/v1/tables", server.base_url());
+    let (code, table) = call(
+        &http,
+        "POST",
+        base.clone(),
+        Some(json!({"scenario_id": SCENARIO, "seed": 1, "retries": 1})),
+    )
+    .await;
+    assert_eq!(code, 201, "{table}");
+    let id = table["table_id"].as_str().unwrap();
+    let step = |role: &str| format!("{base}/{id}/seats/{role}/step");
+
+    // An option not in the game: a turn error, retried by the same seat.
+    let (code, answer) = call(
+        &http,
+        "POST",
+        step("party_0"),
+        Some(turn("[SUBMIT_DEAL] A1 B1 C9 D1 E1", "party_0")),
+    )
+    .await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(answer["retry"], true);
+    assert_eq!(answer["to_move"], "party_0");
+    assert!(answer["error"].as_str().is_some());
+    let (_, answer) = call(
+        &http,
+        "POST",
+        step("party_0"),
+        Some(turn(&format!("[SUBMIT_DEAL] {GOOD_DEAL}"), "party_0")),
+    )
+    .await;
+    assert_eq!(answer["retry"], false, "{answer}");
+    let next = answer["to_move"].as_str().unwrap().to_string();
+    // An offer that does not exist, twice: retried, then forfeited.
+    let (code, answer) = call(
+        &http,
+        "POST",
+        step(&next),
+        Some(turn("[ACCEPT_DEAL] #7", &next)),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(answer["retry"], true);
+    assert!(answer["error"].as_str().unwrap().contains("#7"), "{answer}");
+    let (code, answer) = call(
+        &http,
+        "POST",
+        step(&next),
+        Some(turn("[ACCEPT_DEAL] #8", &next)),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(answer["terminated"], true);
+    assert_eq!(answer["view"]["state"]["outcome"]["kind"], "format_forfeit");
+    assert_eq!(answer["view"]["reward"], -1.0);
+    assert_eq!(
+        read_log(&log)[0].outcome.outcome.kind.name(),
+        "format_forfeit"
+    );
+
+    // Bad requests.
+    let (code, e) = call(&http, "GET", format!("{base}/{id}/seats/mayor"), None).await;
+    assert_eq!(
+        (code, e["error"]["code"].as_str()),
+        (404, Some("UNKNOWN_SEAT"))
+    );
+    assert!(e["error"]["message"].as_str().unwrap().contains("party_0"));
+    let (code, e) = call(&http, "GET", format!("{base}/t-nope"), None).await;
+    assert_eq!(
+        (code, e["error"]["code"].as_str()),
+        (404, Some("UNKNOWN_EPISODE"))
+    );
+    let (code, e) = call(
+        &http,
+        "POST",
+        base.clone(),
+        Some(json!({"scenario_id": "deliberation:nope"})),
+    )
+    .await;
+    assert_eq!(
+        (code, e["error"]["code"].as_str()),
+        (404, Some("UNKNOWN_SCENARIO"))
+    );
+    let (code, e) = call(
+        &http,
+        "POST",
+        base.clone(),
+        Some(json!({"scenario_id": SCENARIO, "colour": "red"})),
+    )
+    .await;
+    assert_eq!(
+        (code, e["error"]["code"].as_str()),
+        (422, Some("VALIDATION_ERROR"))
+    );
+    let (code, e) = call(
+        &http,
+        "POST",
+        base.clone(),
+        Some(json!({"scenario_id": SCENARIO, "players": {"party_1": "openai:m@http://x"}})),
+    )
+    .await;
+    assert_eq!(code, 422, "{e}");
+    let (code, e) = call(
+        &http,
+        "POST",
+        base.clone(),
+        Some(json!({"scenario_id": SCENARIO, "regulated": ["mayor"]})),
+    )
+    .await;
+    assert_eq!(code, 422, "{e}");
+    let (code, fresh) = call(
+        &http,
+        "POST",
+        base.clone(),
+        Some(json!({"scenario_id": SCENARIO})),
+    )
+    .await;
+    assert_eq!(code, 201);
+    let fresh = fresh["table_id"].as_str().unwrap();
+    let (code, e) = call(
+        &http,
+        "POST",
+        format!("{base}/{fresh}/seats/party_0/step"),
+        Some(json!({"text": "hi"})),
+    )
+    .await;
+    assert_eq!(
+        (code, e["error"]["code"].as_str()),
+        (422, Some("VALIDATION_ERROR"))
+    );
+    let (code, _) = call(&http, "DELETE", format!("{base}/{fresh}"), None).await;
+    assert_eq!(code, 204);
+    let (code, _) = call(&http, "GET", format!("{base}/{fresh}"), None).await;
+    assert_eq!(code, 404);
+    assert_eq!(read_log(&log).len(), 1, "a dropped table is not logged");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn scripted_seats_play_in_process_and_one_seed_draws_one_schedule() {
+    let (server, log) = server("serve_tables_scripted", |o| o.max_sessions = 4).await;
+    let http = reqwest::Client::new();
+    let base = format!("{}/v1/tables", server.base_url());
+    let scripted: serde_json::Map<String, Value> = (0..6)
+        .filter(|i| *i != 2)
+        .map(|i| (format!("party_{i}"), json!("rule:deliberation")))
+        .collect();
+    let (code, table) = call(
+        &http,
+        "POST",
+        base.clone(),
+        Some(json!({"scenario_id": SCENARIO, "seed": 9, "players": scripted})),
+    )
+    .await;
+    assert_eq!(code, 201, "{table}");
+    assert_eq!(table["client_roles"], json!(["party_2"]));
+    let id = table["table_id"].as_str().unwrap().to_string();
+    let mut steps = 0;
+    loop {
+        let (_, view) = call(&http, "GET", format!("{base}/{id}/seats/party_2"), None).await;
+        if view["done"] == true {
+            break;
+        }
+        assert_eq!(
+            view["your_turn"], true,
+            "the scripted seats have moved: {view}"
+        );
+        let offers = view["state"]["offers"].as_array().unwrap();
+        let action = match offers.last() {
+            Some(o) => format!("[ACCEPT_DEAL] #{}", o["id"]),
+            None => "[TALK]".into(),
+        };
+        let (code, answer) = call(
+            &http,
+            "POST",
+            format!("{base}/{id}/seats/party_2/step"),
+            Some(turn(&action, "party_2")),
+        )
+        .await;
+        assert_eq!(code, 200, "{answer}");
+        steps += 1;
+        assert!(steps < 32);
+    }
+    let record = read_log(&log).remove(0);
+    assert_eq!(record.episode_id, id);
+    for seat in &record.seats {
+        let expected = if seat.role == "party_2" {
+            "external"
+        } else {
+            "rule:deliberation"
+        };
+        assert_eq!(seat.player, expected);
+    }
+
+    // The same seed draws the same schedule; a veto party walking out ends a table at once.
+    let mut schedules = Vec::new();
+    for seed in [5, 5, 6] {
+        let (code, t) = call(
+            &http,
+            "POST",
+            base.clone(),
+            Some(json!({"scenario_id": SCENARIO, "seed": seed})),
+        )
+        .await;
+        assert_eq!(code, 201, "{t}");
+        let tid = t["table_id"].as_str().unwrap();
+        let (_, answer) = call(
+            &http,
+            "POST",
+            format!("{base}/{tid}/seats/party_0/step"),
+            Some(turn("[WALK_AWAY]", "party_0")),
+        )
+        .await;
+        assert_eq!(answer["terminated"], true, "{answer}");
+        let logged = read_log(&log)
+            .into_iter()
+            .find(|r| r.episode_id == tid)
+            .unwrap();
+        assert_eq!(logged.outcome.outcome.kind.name(), "walk_away");
+        schedules.push(logged.setup.schedule);
+    }
+    assert_eq!(schedules[0], schedules[1]);
+    assert_ne!(schedules[0], schedules[2]);
+
+    // Live tables are bounded by --max-sessions.
+    for _ in 0..4 {
+        let (code, _) = call(
+            &http,
+            "POST",
+            base.clone(),
+            Some(json!({"scenario_id": SCENARIO})),
+        )
+        .await;
+        assert_eq!(code, 201);
+    }
+    let (code, e) = call(
+        &http,
+        "POST",
+        base.clone(),
+        Some(json!({"scenario_id": SCENARIO})),
+    )
+    .await;
+    assert_eq!(
+        (code, e["error"]["code"].as_str()),
+        (503, Some("CAPACITY_REACHED"))
+    );
+    server.shutdown().await;
+}
