@@ -148,6 +148,7 @@ fn measure(templates: &[EpisodeRecord], episodes: u64, eval: bool) -> anyhow::Re
         quiet: true,
         on_duplicate: Default::default(),
         training_control: None,
+        scenarios: Vec::new(),
     });
     let elapsed = started.elapsed().as_secs_f64();
     let peak = status_kib("VmHWM");

@@ -252,6 +252,7 @@ async fn the_reports_people_rows_are_the_imports_counts_beside_a_models() {
         quiet: true,
         on_duplicate: Default::default(),
         training_control: None,
+        scenarios: Vec::new(),
     })
     .unwrap();
     let table = std::fs::read_to_string(out.join("tables/people_and_models.csv")).unwrap();
@@ -323,6 +324,7 @@ fn a_report_of_people_alone_says_so_and_draws_no_models_chart() {
         quiet: true,
         on_duplicate: Default::default(),
         training_control: None,
+        scenarios: Vec::new(),
     })
     .unwrap();
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();

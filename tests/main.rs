@@ -45,6 +45,7 @@ mod serve_hardening;
 mod serve_mcp;
 mod serve_tables;
 mod serve_tokens;
+mod table_surfaces;
 mod tables;
 mod token_exact;
 mod tools_cli;

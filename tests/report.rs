@@ -98,6 +98,7 @@ fn options(files: Vec<PathBuf>, out: PathBuf) -> ReportOptions {
         quiet: true,
         on_duplicate: Default::default(),
         training_control: None,
+        scenarios: Vec::new(),
     }
 }
 

@@ -8,6 +8,9 @@ use dealgym::eval::eval;
 use dealgym::run::{written_line, Stop};
 
 pub fn eval_command(flags: EvalFlags) -> Result<()> {
+    if let Some(role) = &flags.table_role {
+        return table_eval_command(&flags, role);
+    }
     runtime()?.block_on(async {
         let options = flags.options()?;
         let summary = eval(&options, Stop::on_signals(options.run.grace)).await?;
@@ -48,6 +51,28 @@ pub fn eval_command(flags: EvalFlags) -> Result<()> {
         if let Some(line) = summary.played.internal_error_line() {
             eprintln!("{line}");
             std::process::exit(dealgym::run::INTERNAL_ERROR_EXIT);
+        }
+        Ok(())
+    })
+}
+
+/// `dealgym eval --table-role ROLE`: every entrant at ROLE in turn on n-party scenarios.
+fn table_eval_command(flags: &EvalFlags, role: &str) -> Result<()> {
+    runtime()?.block_on(async {
+        let options = flags.table_options(role)?;
+        let summary =
+            dealgym::eval::eval_tables(&options, Stop::on_signals(options.run.grace)).await?;
+        print!("{}", summary.markdown());
+        eprintln!(
+            "{} tables of {} entrants written to {} ({} planned, {} already there)",
+            summary.written,
+            options.entrants.len(),
+            options.run.out.display(),
+            summary.planned,
+            summary.skipped
+        );
+        if let Some(stopped) = summary.stopped {
+            std::process::exit(stopped.signal.exit_code());
         }
         Ok(())
     })

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::shared::{CampaignsFlag, DuplicatesFlag, PlanFlags};
-use dealgym::eval::{pairings, parse_entrant, EvalError, EvalOptions};
+use dealgym::eval::{pairings, parse_entrant, EvalError, EvalOptions, TableEvalOptions};
 
 /// The flags of `dealgym eval`.
 #[derive(Debug, Clone, Args)]
@@ -33,6 +33,12 @@ pub struct EvalFlags {
     pub plan: PlanFlags,
     #[command(flatten)]
     pub campaigns: CampaignsFlag,
+    /// n-party scenarios (scenarios/deliberation.jsonl): every --player sits at this role in
+    /// turn, the other roles playing rule:deliberation; prints each entrant's figures and the
+    /// pairwise Bradley–Terry ratings inside each episode (no --opponent, --round-robin or
+    /// --swap-seats).
+    #[arg(long, value_name = "ROLE")]
+    pub table_role: Option<String>,
     /// Also write the matrix and the ratings as one JSON object to this file.
     #[arg(long)]
     pub summary_json: Option<PathBuf>,
@@ -41,6 +47,32 @@ pub struct EvalFlags {
 }
 
 impl EvalFlags {
+    /// The options of an eval over n-party scenarios (`--table-role`).
+    pub fn table_options(&self, role: &str) -> Result<TableEvalOptions, EvalError> {
+        if !self.opponents.is_empty() || self.round_robin || self.swap_seats {
+            return Err(EvalError::Run(dealgym::run::RunError::Options(
+                "--table-role seats every --player at one role in turn: --opponent, --round-robin and --swap-seats are for two-party scenarios".into(),
+            )));
+        }
+        if self.summary_json.is_some() || self.campaigns.campaigns.is_some() {
+            return Err(EvalError::Run(dealgym::run::RunError::Options(
+                "--summary-json and --campaigns are for two-party evals, not --table-role".into(),
+            )));
+        }
+        let entrants = self
+            .players
+            .iter()
+            .map(|p| parse_entrant("--player", p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let run = self.plan.options_with("", "", self.out.clone(), true)?;
+        Ok(TableEvalOptions {
+            run,
+            role: role.to_string(),
+            entrants,
+            on_duplicate: self.duplicates.duplicates,
+        })
+    }
+
     /// The eval's options: the grid from --player/--opponent, and each flag over the config
     /// file's value over the default.
     pub fn options(&self) -> Result<EvalOptions, EvalError> {

@@ -31,6 +31,10 @@ pub struct ExportFlags {
         value_parser = one_of(&Seats::ALL, Seats::name, undescribed)
     )]
     pub seats: Seats,
+    /// Table records (n-party games): only this role's seat (by default every seat). Two-party
+    /// records choose with --seats.
+    #[arg(long, value_name = "ROLE")]
+    pub role: Option<String>,
     /// Write to this file (it appears only once the export has succeeded) instead of stdout.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -89,6 +93,7 @@ impl ExportFlags {
             prompts_dir: self.lookup.prompts_dir.clone(),
             on_duplicate: self.duplicates.duplicates,
             allow_empty: self.allow_empty,
+            role: self.role.clone(),
         })
     }
 }

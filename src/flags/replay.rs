@@ -164,6 +164,7 @@ impl ReplayFlags {
                 format,
                 out: self.out.clone(),
                 on_duplicate,
+                scenarios: scenarios.clone(),
             }));
         }
         let Some(prefix) = self.branch_from else {

@@ -49,6 +49,10 @@ pub struct ReportFlags {
     /// training runs. Only for records a trainer's adapter wrote.
     #[arg(long, value_name = "RUN")]
     pub training_control: Option<String>,
+    /// Table records (n-party games): the scenario files, to check each proposal against its
+    /// proposer's minimum; repeat the flag for several (default: scenarios/FAMILY.jsonl).
+    #[arg(long)]
+    pub scenarios: Vec<PathBuf>,
     #[command(flatten)]
     pub quiet: QuietFlag,
     #[command(flatten)]
@@ -66,6 +70,7 @@ impl ReportFlags {
             quiet: self.quiet.quiet,
             on_duplicate: self.duplicates.duplicates,
             training_control: self.training_control.clone(),
+            scenarios: self.scenarios.clone(),
         }
     }
 }

@@ -11,6 +11,7 @@
 
 mod duplicates;
 mod files;
+mod kind;
 mod player;
 mod reader;
 mod replay;
@@ -36,6 +37,7 @@ use crate::vocab::Call;
 
 pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate};
 pub use files::{record_files_in, Located, RecordFiles};
+pub use kind::{file_kind, records_kind, RecordsKind};
 pub use player::{PlayerSpec, SeatKind};
 pub use reader::{ReadError, RecordReader};
 pub use replay::{ReplayError, TemplateDiff};

@@ -12,7 +12,7 @@ use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 use super::duplicates::EpisodeKey;
-use super::{EpisodeRecord, RECORD_SCHEMA};
+use super::{EpisodeRecord, RecordsKind, RECORD_SCHEMA};
 use crate::limits::{read_line, LineRead, MAX_RECORD_LINE};
 
 /// How many bad lines a reader that keeps going remembers; it counts them all.
@@ -63,6 +63,15 @@ pub enum ReadError {
         key: EpisodeKey,
         first: String,
     },
+    /// A line of another kind than the file's first record (a table record among two-party
+    /// ones, or the reverse): a record file holds one kind ([`super::RecordsKind`]).
+    #[error("{file}:{line}: a {found} record in a file whose first record is a {first} record: a record file holds one kind of episode; write each kind to its own file")]
+    MixedKinds {
+        file: String,
+        line: usize,
+        first: &'static str,
+        found: &'static str,
+    },
     /// A directory given among the record files that holds no `*.jsonl` file.
     #[error("{dir}: the directory holds no record file (*.jsonl); name the files, or a directory that holds some")]
     NoRecordFiles { dir: String },
@@ -77,6 +86,7 @@ impl ReadError {
             | ReadError::CutOff { line, .. }
             | ReadError::LineTooLong { line, .. }
             | ReadError::Schema { line, .. }
+            | ReadError::MixedKinds { line, .. }
             | ReadError::Duplicate { line, .. } => Some(*line),
         }
     }
@@ -125,6 +135,8 @@ pub struct RecordReader<T = EpisodeRecord, R = BufReader<File>> {
     skipped: usize,
     bad_lines: Vec<ReadError>,
     done: bool,
+    /// The kind of the file's first record, once read.
+    first_kind: Option<RecordsKind>,
     _reads: PhantomData<fn() -> T>,
 }
 
@@ -156,6 +168,7 @@ impl<R: BufRead> RecordReader<EpisodeRecord, R> {
             skipped: 0,
             bad_lines: Vec::new(),
             done: false,
+            first_kind: None,
             _reads: PhantomData,
         }
     }
@@ -176,6 +189,7 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
             skipped: self.skipped,
             bad_lines: self.bad_lines,
             done: self.done,
+            first_kind: self.first_kind,
             _reads: PhantomData,
         }
     }
@@ -261,6 +275,7 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
             }
             let terminated = self.buf.last() == Some(&b'\n');
             let head = Head::of(&self.buf);
+            let kind = head.records_kind();
             let value = match self.parse() {
                 Ok(v) => Ok(v),
                 Err(_) if !terminated => Err(ReadError::CutOff {
@@ -279,6 +294,21 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
                         line: self.line,
                         found,
                     }));
+                }
+            }
+            let mut value = value;
+            if let (false, Some(found)) = (cut_off, kind) {
+                match self.first_kind {
+                    None => self.first_kind = Some(found),
+                    Some(first) if first != found => {
+                        value = Err(ReadError::MixedKinds {
+                            file: self.file.clone(),
+                            line: self.line,
+                            first: first.name(),
+                            found: found.name(),
+                        })
+                    }
+                    Some(_) => {}
                 }
             }
             return Some(Ok(Line {
@@ -317,6 +347,10 @@ struct Head {
     schema: Option<u64>,
     run_id: Option<String>,
     episode_id: Option<String>,
+    /// `kind`, where it follows the ids (table records write it fourth).
+    kind: Option<String>,
+    /// The key after the ids was read.
+    past_ids: bool,
 }
 
 impl Head {
@@ -329,6 +363,13 @@ impl Head {
         // what was read is in `head` either way.
         let _ = (&mut de).deserialize_map(HeadVisitor(&mut head));
         head
+    }
+
+    /// The kind of record the line is, where its head was read (a line with no `schema` is
+    /// no record, and its own parse reports it).
+    fn records_kind(&self) -> Option<RecordsKind> {
+        self.episode_id.as_ref()?;
+        Some(RecordsKind::of_kind_field(self.kind.as_deref()))
     }
 
     fn key(self) -> Option<EpisodeKey> {
@@ -347,6 +388,7 @@ enum HeadKey {
     Schema,
     RunId,
     EpisodeId,
+    Kind,
     #[serde(other)]
     Other,
 }
@@ -365,12 +407,17 @@ impl<'de> Visitor<'de> for HeadVisitor<'_> {
                 HeadKey::Schema => head.schema = Some(map.next_value()?),
                 HeadKey::RunId => head.run_id = Some(map.next_value()?),
                 HeadKey::EpisodeId => head.episode_id = Some(map.next_value()?),
+                HeadKey::Kind => head.kind = Some(map.next_value()?),
                 HeadKey::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
+            // Records write `kind` right after the ids, if they have one: one key more.
             if head.schema.is_some() && head.run_id.is_some() && head.episode_id.is_some() {
-                break;
+                if head.kind.is_some() || head.past_ids {
+                    break;
+                }
+                head.past_ids = true;
             }
         }
         Ok(())

@@ -25,6 +25,10 @@
 //!   EvalTables::spilling_under(dir); for r in records { t.add(&r)? }; let t = t.finish()?`,
 //!   then `t.markdown()` (or `t.matrix_markdown()`, `t.ratings()` with `t.connections()`,
 //!   `t.json()`);
+//! - `table.rs`: the eval over n-party scenarios (`--table-role ROLE`): each entrant sits at
+//!   ROLE in turn, the other roles scripted, through run's table driver and the one executor;
+//! - `table_ratings.rs`: ratings over n-player games (table records): pairwise Bradley–Terry
+//!   inside each episode, on `score`'s `Comparisons`;
 //! - `spill.rs`: `SpillStore`, where the ratings' observations wait: in memory up to
 //!   `SPILL_AFTER`, then in partition files by key, removed on drop — the I/O half of
 //!   `score::rating`'s store seam, so an eval's or a report's memory stays flat.
@@ -32,6 +36,8 @@
 mod grid;
 mod matrix;
 mod spill;
+mod table;
+mod table_ratings;
 mod tables;
 
 use std::collections::HashSet;
@@ -40,6 +46,8 @@ use std::sync::Arc;
 pub use grid::{pairings, parse_entrant, Entrant, GridError, Pairing};
 pub use matrix::{Cell, CrossPlay};
 pub use spill::SpillError;
+pub use table::{eval_tables, EntrantFigures, TableEvalOptions, TableEvalSummary};
+pub use table_ratings::{seat_players, TableRatings};
 pub use tables::EvalResults;
 pub(crate) use tables::EvalTables;
 

@@ -12,12 +12,16 @@
 //! through the engine (`views.rs`); the token formats read the exact ids of token-exact records
 //! (`tokens.rs`) and skip, and count, seats without them. One file per format.
 //!
+//! Table records (n-party, `"kind": "table"`) export a trajectory per seat (`table.rs`):
+//! `messages` and `prompt-completion`, every seat or the one `--role` names.
+//!
 //! This module reads records and writes lines; it plays no new episode and calls no endpoint.
 
 mod campaigns;
 mod groups;
 mod messages;
 mod prompt_completion;
+mod table;
 mod tinker;
 mod tokens;
 mod transitions;
@@ -36,7 +40,10 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::game::{OutcomeKind, PerSeat, PromptError, Prompts, Seat};
-use crate::record::{Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFiles, ReplayError};
+use crate::record::{
+    records_kind, Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFiles, RecordsKind,
+    ReplayError,
+};
 use crate::run::{FindError, ScenarioSource};
 use crate::scenario::{Family, Role, ScenarioError};
 
@@ -190,6 +197,9 @@ pub struct ExportOptions {
     pub on_duplicate: OnDuplicate,
     /// Let an export that writes no line succeed ([`export_to`] refuses one otherwise).
     pub allow_empty: bool,
+    /// Table records: only this role's seat (every seat when `None`); `seats` is for
+    /// two-party records.
+    pub role: Option<String>,
 }
 
 impl ExportOptions {
@@ -206,6 +216,7 @@ impl ExportOptions {
             prompts_dir: None,
             on_duplicate: OnDuplicate::Refuse,
             allow_empty: false,
+            role: None,
         }
     }
 }
@@ -379,7 +390,16 @@ pub(crate) struct Head<'a> {
 }
 
 /// Export `options.files` in `options.format`, writing lines to `out`.
+/// Files of table records (`"kind": "table"`) export a trajectory per seat (`table.rs`).
 pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSummary, ExportError> {
+    if records_kind(&options.files)? == RecordsKind::Table {
+        return table::export_tables(options, out);
+    }
+    if let Some(role) = &options.role {
+        return Err(ExportError::Options(format!(
+            "--role {role} is for table records; two-party records choose seats with --seats"
+        )));
+    }
     let table = GroupTable::collect(&options.files, options.on_duplicate)?;
     let mut summary = ExportSummary {
         groups: table.groups(),

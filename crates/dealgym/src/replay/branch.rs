@@ -64,6 +64,7 @@ pub async fn branch<'s>(
     options: &BranchOptions,
     stop: impl Into<Stop<'s>>,
 ) -> Result<BranchSummary, Error> {
+    super::table::two_party_only(&options.files, "--branch-from")?;
     let run = &options.run;
     run.check()?;
     let prefix_word = format!("branch-from:{}", options.prefix);

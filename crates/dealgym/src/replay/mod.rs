@@ -5,6 +5,8 @@
 //! - [`rescore`]: recompute metrics and rewards under another reward config (`rescore.rs`);
 //! - [`render`]: one episode as a Markdown or self-contained HTML transcript, as pure functions
 //!   of the record (`render/`);
+//! - table records (n-party, `"kind": "table"`, told apart by [`records_kind`]): `--verify`
+//!   and `--render` (the public transcript) in `table.rs`;
 //! - [`branch`]: replay the first N turns of logged episodes through run's `Driver` and let
 //!   new players continue from there, G branches of one prefix forming one GRPO group
 //!   (`branch.rs`).
@@ -23,6 +25,7 @@
 mod branch;
 pub mod render;
 mod rescore;
+mod table;
 mod verify;
 
 use std::path::{Path, PathBuf};
@@ -32,13 +35,15 @@ pub(crate) use crate::run::ScenarioSource;
 pub use crate::run::{FindError, Unavailable};
 pub use branch::{branch, branch_group_id, BranchOptions, BranchSummary};
 pub use rescore::{rescore, rescore_files, RescoreOptions, RescoreSummary};
+pub use table::public_transcript;
+pub(crate) use table::TableSource;
 pub use verify::{verify, Difference, DifferenceRow, VerifyOptions, VerifyReport};
 
 use crate::game::{PromptError, Prompts};
 pub(crate) use crate::record::Located;
 use crate::record::{
-    scan_existing, Duplicates, OnDuplicate, ReadError, RecordFiles, RecordWriter, ReplayError,
-    WriteError,
+    records_kind, scan_existing, Duplicates, OnDuplicate, ReadError, RecordFiles, RecordWriter,
+    RecordsKind, ReplayError, WriteError,
 };
 use crate::run::{list_files, ConfigError, EpisodeError, RunError};
 use crate::scenario::ScenarioError;
@@ -204,10 +209,16 @@ pub struct RenderOptions {
     /// `None`: stdout.
     pub out: Option<PathBuf>,
     pub on_duplicate: OnDuplicate,
+    /// Scenario files (a table episode's transcript names its offers' options by the game's
+    /// issues); empty: `scenarios/{family}.jsonl`.
+    pub scenarios: Vec<PathBuf>,
 }
 
 /// The transcript `--render` asks for: the first episode `options.episode` of the files.
 pub fn render_episode(options: &RenderOptions) -> Result<String, Error> {
+    if records_kind(&options.files)? == RecordsKind::Table {
+        return table::render_table(options);
+    }
     let found = find_episode(&options.files, &options.episode, options.on_duplicate)?;
     Ok(match options.format {
         RenderFormat::Md => render::markdown(&found.record),

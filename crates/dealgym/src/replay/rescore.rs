@@ -114,6 +114,7 @@ fn mark_unjudged(record: &mut EpisodeRecord, rewards: &RewardConfig) {
 /// time. A record whose scenario is missing or has changed since the run stops it, naming the
 /// episode: metrics computed on another scenario would be quietly wrong.
 pub fn rescore_files(options: &RescoreOptions) -> Result<RescoreSummary, Error> {
+    super::table::two_party_only(&options.files, "--rescore")?;
     let mut scenarios = ScenarioSource::new(&options.scenarios)?;
     let mut writer = create_out(&options.out)?;
     let mut summary = RescoreSummary::default();

@@ -56,7 +56,7 @@ pub struct Difference {
 }
 
 impl Difference {
-    fn cannot_replay(field: &str, reason: String) -> Difference {
+    pub(super) fn cannot_replay(field: &str, reason: String) -> Difference {
         Difference {
             field: field.to_string(),
             turn: None,
@@ -106,6 +106,11 @@ impl VerifyReport {
     }
 
     fn add(&mut self, located: &Located, differences: Vec<Difference>) {
+        self.add_episode(&located.record.episode_id, located.at(), differences);
+    }
+
+    /// Count episode `episode` (read at `at`, `FILE:LINE`) with its differences.
+    pub(super) fn add_episode(&mut self, episode: &str, at: String, differences: Vec<Difference>) {
         self.episodes += 1;
         if differences.is_empty() {
             return;
@@ -122,8 +127,8 @@ impl VerifyReport {
                 None => self.rows.push(DifferenceRow {
                     field: d.field.clone(),
                     episodes: 1,
-                    first_episode: located.record.episode_id.clone(),
-                    first_at: located.at(),
+                    first_episode: episode.to_string(),
+                    first_at: at.clone(),
                     first: d.clone(),
                 }),
             }
@@ -175,7 +180,11 @@ impl VerifyReport {
 }
 
 /// Verify every record of `options.files` (streamed, one record in memory at a time).
+/// Table records (`"kind": "table"`) are verified by the table engine (`table.rs`).
 pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, Error> {
+    if crate::record::records_kind(&options.files)? == crate::record::RecordsKind::Table {
+        return super::table::verify_tables(options);
+    }
     let prompts = load_prompts(options.prompts_dir.as_deref())?;
     let mut scenarios = ScenarioSource::new(&options.scenarios)?;
     let mut report = VerifyReport {
@@ -329,7 +338,7 @@ pub(crate) fn check_record(
     Ok(differences)
 }
 
-fn json<T: serde::Serialize + ?Sized>(value: &T) -> Value {
+pub(super) fn json<T: serde::Serialize + ?Sized>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
@@ -353,7 +362,7 @@ fn keys<'a>(a: &'a Map<String, Value>, b: &'a Map<String, Value>) -> Vec<&'a Str
     keys
 }
 
-fn diff_records(recorded: &Value, replayed: &Value, out: &mut Vec<Difference>) {
+pub(super) fn diff_records(recorded: &Value, replayed: &Value, out: &mut Vec<Difference>) {
     let empty = Map::new();
     let a = recorded.as_object().unwrap_or(&empty);
     let b = replayed.as_object().unwrap_or(&empty);
@@ -397,7 +406,7 @@ fn diff_value(path: String, a: &Value, b: &Value, out: &mut Vec<Difference>) {
 
 /// Turns are compared one by one, each by its top-level fields (`turn.action`, `turn.played`,
 /// `turn.regulation`, `turn.forwarded`, …); a different number of turns is the field `turns`.
-fn diff_turns(recorded: &Value, replayed: &Value, out: &mut Vec<Difference>) {
+pub(super) fn diff_turns(recorded: &Value, replayed: &Value, out: &mut Vec<Difference>) {
     let none = Vec::new();
     let xs = recorded.as_array().unwrap_or(&none);
     let ys = replayed.as_array().unwrap_or(&none);

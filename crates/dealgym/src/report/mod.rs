@@ -1,6 +1,10 @@
 //! `dealgym report`: record files in, a report directory out — `report.md`, one self-contained
 //! `report.html`, CSV tables under `tables/` and SVG charts under `charts/`.
 //!
+//! Table records (n-party games, told apart by `record::records_kind`) get their own report:
+//! per-seat tables, the paper's metrics per scenario, ratings and a chart per party
+//! (`table.rs`).
+//!
 //! This module lays figures out; it computes none of its own. Aggregates, intervals and
 //! quantiles come from [`crate::score`]; the cross-play matrix and the ratings from
 //! `crate::eval::EvalTables` (`head_to_head.rs` lays them out when the files hold several
@@ -24,6 +28,7 @@ mod page;
 mod people;
 mod sample;
 mod sensitivity;
+mod table;
 mod tables;
 mod training;
 
@@ -76,6 +81,9 @@ pub struct ReportOptions {
     /// The training run the others are compared against (`--training-control`); without one,
     /// every pair of runs.
     pub training_control: Option<String>,
+    /// Table records: the scenario files to check proposals against each party's minimum
+    /// (empty: `scenarios/{family}.jsonl`).
+    pub scenarios: Vec<PathBuf>,
 }
 
 /// Why a report could not be made.
@@ -96,6 +104,8 @@ pub enum ReportError {
     Spill(#[from] SpillError),
     #[error(transparent)]
     Control(#[from] UnknownControl),
+    #[error("reading the scenarios: {0}")]
+    Scenarios(String),
 }
 
 /// What a report did.
@@ -165,6 +175,9 @@ impl Collector {
 /// Read the files and write the report (see the module doc).
 pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
     let files = record_files_in(&options.files)?;
+    if crate::record::records_kind(&files)? == crate::record::RecordsKind::Table {
+        return table::report_tables(options, &files);
+    }
     let total: u64 = files
         .iter()
         .filter_map(|f| std::fs::metadata(f).ok())

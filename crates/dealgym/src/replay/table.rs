@@ -1,0 +1,333 @@
+//! `replay` on table records (n-party episodes, `"kind": "table"`): `--verify` replays each
+//! record through the table engine ([`TableRecord::replay`], the one replay of a table) against
+//! its [`TableScenario`], then rebuilds the record from the replayed episode and compares the
+//! two field by field (what the replay itself does not check, such as the rewards, is caught
+//! there); `--render` writes the public transcript (what every party read: each turn's talk
+//! and played move, never a thought or a score table).
+//!
+//! Scenarios are found as two-party records find theirs ([`TableSource`]): in the
+//! `--scenarios` files when given, otherwise in `scenarios/{family}.jsonl` of the record's
+//! family (`scenarios/deliberation.jsonl`).
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::render::escape;
+use super::verify::{diff_records, json, Difference};
+use super::{Error, RenderFormat, RenderOptions, VerifyOptions, VerifyReport};
+use crate::record::{RecordFiles, SeatPlayer, TableRecord, TableReplayError, TurnCost};
+use crate::run::{list_files, FindError, Unavailable};
+use crate::scenario::{
+    load_table_scenarios, LoadOptions, ScenarioError, TableFamily, TableScenario,
+};
+use crate::table::{public_move, TableEpisode};
+
+/// Where table scenarios are looked up, and those loaded so far: the `--scenarios` files (all
+/// loaded up front), or `{dir}/{family}.jsonl` loaded the first time a record needs it.
+pub(crate) struct TableSource {
+    files: Option<Vec<PathBuf>>,
+    dir: PathBuf,
+    families: HashSet<TableFamily>,
+    by_id: HashMap<String, Arc<TableScenario>>,
+}
+
+impl TableSource {
+    pub fn in_dir(files: &[PathBuf], dir: &Path) -> Result<TableSource, ScenarioError> {
+        let mut source = TableSource {
+            files: None,
+            dir: dir.to_path_buf(),
+            families: HashSet::new(),
+            by_id: HashMap::new(),
+        };
+        for file in files {
+            source.absorb(file)?;
+        }
+        if !files.is_empty() {
+            source.files = Some(files.to_vec());
+        }
+        Ok(source)
+    }
+
+    /// The scenario `record` was played on, by its id (its digest is checked by the replay).
+    pub fn find(&mut self, record: &TableRecord) -> Result<Arc<TableScenario>, FindError> {
+        let file = self.dir.join(format!("{}.jsonl", record.family.name()));
+        if self.files.is_none() && self.families.insert(record.family) && file.exists() {
+            self.absorb(&file)?;
+        }
+        match self.by_id.get(&record.scenario_id) {
+            Some(s) => Ok(s.clone()),
+            None => Err(Unavailable::Missing {
+                episode: record.episode_id.clone(),
+                scenario: record.scenario_id.clone(),
+                searched: match &self.files {
+                    Some(files) => list_files(files),
+                    None if file.exists() => file.display().to_string(),
+                    None => format!("{} (not found)", file.display()),
+                },
+            }
+            .into()),
+        }
+    }
+
+    fn absorb(&mut self, file: &Path) -> Result<(), ScenarioError> {
+        let report = load_table_scenarios(file, LoadOptions::default())?;
+        for s in report.scenarios {
+            self.by_id
+                .entry(s.id.clone())
+                .or_insert_with(|| Arc::new(s));
+        }
+        Ok(())
+    }
+}
+
+/// `--verify` over files of table records.
+pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Error> {
+    let mut scenarios = TableSource::in_dir(&options.scenarios, Path::new("scenarios"))?;
+    let mut report = VerifyReport {
+        files: options.files.len(),
+        ..VerifyReport::default()
+    };
+    let mut records =
+        RecordFiles::open(&options.files, options.on_duplicate).read_as::<TableRecord>();
+    for located in &mut records {
+        let located = located?;
+        let record = &located.record;
+        if options
+            .episode
+            .as_ref()
+            .is_some_and(|id| *id != record.episode_id)
+        {
+            continue;
+        }
+        let differences = match scenarios.find(record) {
+            Ok(scenario) => check_table(record, scenario),
+            Err(FindError::Unavailable(u)) => {
+                vec![Difference::cannot_replay("scenario missing", u.to_string())]
+            }
+            Err(FindError::Scenario(e)) => return Err(e.into()),
+        };
+        report.add_episode(&record.episode_id, located.at(), differences);
+    }
+    report.duplicates = records.duplicates().clone();
+    if let (Some(id), 0) = (&options.episode, report.episodes) {
+        return Err(Error::NoSuchEpisode {
+            episode: id.clone(),
+            files: list_files(&options.files),
+        });
+    }
+    Ok(report)
+}
+
+/// What differs between `record` and what the table engine makes of its completions on
+/// `scenario`; empty when they agree exactly.
+fn check_table(record: &TableRecord, scenario: Arc<TableScenario>) -> Vec<Difference> {
+    match record.replay(scenario.clone()) {
+        Ok(episode) => rebuilt_differences(record, &episode),
+        Err(e) => detailed(record, scenario, &e).unwrap_or_else(|| vec![cannot_replay(&e)]),
+    }
+}
+
+/// The fields where `record` differs from the record rebuilt from `episode`, its replay.
+fn rebuilt_differences(record: &TableRecord, episode: &TableEpisode) -> Vec<Difference> {
+    // The record rebuilt from the replay, with what the engine does not compute (ids, digests,
+    // who sat where, what each call cost) taken from the record.
+    let players: Vec<SeatPlayer> = record
+        .seats
+        .iter()
+        .map(|s| SeatPlayer {
+            player: s.player.clone(),
+            model: s.model.clone(),
+        })
+        .collect();
+    let costs: Vec<TurnCost> = record
+        .turns
+        .iter()
+        .map(|t| TurnCost {
+            latency_ms: t.latency_ms,
+            call: t.call.clone(),
+            retries: t.retries,
+        })
+        .collect();
+    let mut rebuilt = TableRecord::of(
+        &record.run_id,
+        record.seeds,
+        episode,
+        &record.options,
+        &players,
+        &costs,
+    );
+    rebuilt.schema = record.schema;
+    rebuilt.episode_id = record.episode_id.clone();
+    rebuilt.group_id = record.group_id.clone();
+    rebuilt.scenario_digest = record.scenario_digest;
+    rebuilt.prompts_digest = record.prompts_digest.clone();
+    rebuilt.source = record.source.clone();
+    for (seat, logged) in rebuilt.seats.iter_mut().zip(&record.seats) {
+        seat.name = logged.name.clone();
+    }
+    if record.outcome.outcome.kind == crate::game::OutcomeKind::Error {
+        // A backend failure is no completion: the replay stops where the record does, and
+        // the ending is the record's.
+        rebuilt.outcome = record.outcome.clone();
+        rebuilt.rewards = record.rewards.clone();
+    }
+    let mut differences = Vec::new();
+    diff_records(&json(record), &json(&rebuilt), &mut differences);
+    differences
+}
+
+/// The fields that differ where the replay stopped at a difference, named as the two-party
+/// verify names them. At a turn (`turn 4`): the turns before it are replayed through
+/// [`TableRecord::replay`] with no ending to check (an `error` ending is not checked), the one
+/// turn stepped, and its fields compared (`turn.parsed`, `turn.accepts`, …). At the offers,
+/// the outcome or the scores: the whole record replayed with no ending to check, rebuilt, and
+/// compared field by field (`outcome.rho.mayor`, `offers`, …). `None` where that cannot be
+/// done (the coarse row is given then).
+fn detailed(
+    record: &TableRecord,
+    scenario: Arc<TableScenario>,
+    e: &TableReplayError,
+) -> Option<Vec<Difference>> {
+    let TableReplayError::Differs { what, .. } = e else {
+        return None;
+    };
+    let Some(i) = what
+        .strip_prefix("turn ")
+        .and_then(|n| n.parse::<usize>().ok())
+    else {
+        let mut lenient = record.clone();
+        lenient.outcome.outcome.kind = crate::game::OutcomeKind::Error;
+        let episode = lenient.replay(scenario).ok()?;
+        let differences = rebuilt_differences(record, &episode);
+        return (!differences.is_empty()).then_some(differences);
+    };
+    let logged = record.turns.get(i)?;
+    let mut before = record.clone();
+    before.turns.truncate(i);
+    // An `error` ending is not checked by the replay: the prefix is replayed as far as it goes.
+    before.outcome.outcome.kind = crate::game::OutcomeKind::Error;
+    let mut episode = before.replay(scenario).ok()?;
+    episode
+        .step(logged.turn.seat, logged.turn.completion.clone())
+        .ok()?;
+    let replayed = episode.turns().get(i)?;
+    let mut differences = Vec::new();
+    super::verify::diff_turns(&json(&[&logged.turn]), &json(&[replayed]), &mut differences);
+    for d in &mut differences {
+        d.turn = Some(i);
+    }
+    (!differences.is_empty()).then_some(differences)
+}
+
+fn cannot_replay(e: &TableReplayError) -> Difference {
+    let field = match e {
+        TableReplayError::WrongScenario { .. } => "scenario missing".to_string(),
+        TableReplayError::ScenarioChanged { .. } => "scenario changed".to_string(),
+        TableReplayError::TemplatesChanged { .. } => "templates changed".to_string(),
+        TableReplayError::Table { .. } => "replay failed".to_string(),
+        // `turn 3`, `the offers`, `the outcome`, `the setup (…)`, …: what differs, by name.
+        TableReplayError::Differs { what, .. } => what.clone(),
+    };
+    Difference::cannot_replay(&field, e.to_string())
+}
+
+/// `--render` of a table episode: the public transcript (see the module's doc).
+pub(crate) fn render_table(options: &RenderOptions) -> Result<String, Error> {
+    let mut scenarios = TableSource::in_dir(&options.scenarios, Path::new("scenarios"))?;
+    let records = RecordFiles::open(&options.files, options.on_duplicate).read_as::<TableRecord>();
+    for located in records {
+        let record = located?.record;
+        if record.episode_id != options.episode {
+            continue;
+        }
+        let scenario = scenarios.find(&record)?;
+        let text = public_transcript(&record, &scenario);
+        return Ok(match options.format {
+            RenderFormat::Md => text,
+            RenderFormat::Html => format!(
+                "<!doctype html>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<pre>{}</pre>\n",
+                escape(&record.episode_id),
+                escape(&text)
+            ),
+        });
+    }
+    Err(Error::NoSuchEpisode {
+        episode: options.episode.clone(),
+        files: list_files(&options.files),
+    })
+}
+
+/// The public transcript of a table episode as Markdown: every played turn as the other
+/// parties read it (its talk and its move in the engine's public words,
+/// [`public_move`]; attempts that could not be played are marked, with no text, and no
+/// thought ever shows), then the ending with each party's score, ρ and reward.
+pub fn public_transcript(record: &TableRecord, scenario: &TableScenario) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# {} — {} ({})\n",
+        record.episode_id, record.scenario_id, record.run_id
+    );
+    let _ = writeln!(out, "| role | party | player |\n|---|---|---|");
+    for s in &record.seats {
+        let _ = writeln!(out, "| {} | {} | `{}` |", s.role, s.name, s.player);
+    }
+    out.push('\n');
+    for (i, t) in record.turns.iter().enumerate() {
+        let name = record
+            .seats
+            .get(t.turn.seat)
+            .map_or(t.role.as_str(), |s| s.name.as_str());
+        match t.turn.played() {
+            Some(action) => {
+                let shown = public_move(scenario, action, t.turn.offer, t.turn.accepts);
+                let talk = t.turn.parsed.talk.as_deref().unwrap_or("").trim();
+                let _ = writeln!(
+                    out,
+                    "**{}. {name}** ({}): {talk}\n\n> {shown}\n",
+                    i + 1,
+                    t.role
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "**{}. {name}** ({}): *(an attempt that could not be played)*\n",
+                    i + 1,
+                    t.role,
+                );
+            }
+        }
+    }
+    let o = &record.outcome;
+    let _ = writeln!(out, "**Outcome:** {}", o.outcome.kind.name());
+    if let Some(deal) = &o.deal_text {
+        let _ = writeln!(out, "\n**Deal:** {deal}");
+    }
+    let _ = writeln!(out, "\n| role | score | ρ | reward |\n|---|---:|---:|---:|");
+    for s in &record.seats {
+        let score = o
+            .scores
+            .get(&s.role)
+            .map_or("–".to_string(), i64::to_string);
+        let rho = o.rho.get(&s.role).copied().unwrap_or(0.0);
+        let reward = record.rewards.get(&s.role).copied().unwrap_or(0.0);
+        let _ = writeln!(out, "| {} | {score} | {rho:.3} | {reward:.3} |", s.role);
+    }
+    out
+}
+
+/// Refuse table records for a replay command that is two-party only (`--rescore`,
+/// `--branch-from`), saying so instead of failing on the first table line's fields.
+pub(crate) fn two_party_only(files: &[PathBuf], command: &str) -> Result<(), Error> {
+    if crate::record::records_kind(files)? == crate::record::RecordsKind::Table {
+        return Err(Error::Options(format!(
+            "{command} is for two-party records; {} holds table records (n-party games): \
+             --verify and --render take them",
+            list_files(files)
+        )));
+    }
+    Ok(())
+}
