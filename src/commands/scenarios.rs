@@ -177,7 +177,15 @@ pub fn dialogues_command(cmd: DialoguesCommand) -> Result<()> {
                 r.not_recorded_example.as_deref().unwrap_or("")
             );
         }
-        eprintln!("wrote {} and {}", out.display(), records.display());
+        let scenarios = dealgym::dialogues::deliberation::records_scenarios(records);
+        eprintln!(
+            "wrote {}, {} and the scenarios its records name, {} (`dealgym replay {} --verify --scenarios {}`)",
+            out.display(),
+            records.display(),
+            scenarios.display(),
+            records.display(),
+            scenarios.display()
+        );
         return Ok(());
     }
     let Some(options) = cmd.options() else {

@@ -611,6 +611,9 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
     let mut reports = Vec::new();
     let mut lines = String::new();
     let mut record_lines = String::new();
+    // Every scenario a record names (the reduced tables of the 3- to 5-party runs among them),
+    // once, in the order first named: written beside the records so each of them replays.
+    let mut named: Vec<TableScenario> = Vec::new();
     for (group, experiment) in EXPERIMENTS.into_iter().enumerate() {
         let scenario = by_id
             .get(experiment.scenario)
@@ -619,6 +622,9 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
                 id: experiment.scenario.into(),
             })?;
         let (scenario, sessions) = read_sessions(&logs, &experiment, scenario)?;
+        if !named.iter().any(|s| s.id == scenario.id) {
+            named.push(scenario.clone());
+        }
         let shared = std::sync::Arc::new(scenario.clone());
         let source = match experiment.source {
             LogSource::Folder(f) | LogSource::Zip(f) => f,
@@ -699,7 +705,21 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
             }
         }
     }
-    for (path, text) in [(&options.out, &lines), (&options.records, &record_lines)] {
+    let mut scenario_lines = String::new();
+    for s in &named {
+        let json = serde_json::to_string(s).map_err(|e| LogError::Format {
+            file: s.id.clone(),
+            message: e.to_string(),
+        })?;
+        scenario_lines.push_str(&json);
+        scenario_lines.push('\n');
+    }
+    let scenarios_out = options.records.as_deref().map(records_scenarios);
+    for (path, text) in [
+        (&options.out, &lines),
+        (&options.records, &record_lines),
+        (&scenarios_out, &scenario_lines),
+    ] {
         let Some(out) = path else { continue };
         if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| LogError::Io {
@@ -713,6 +733,16 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
         })?;
     }
     Ok(reports)
+}
+
+/// Where the scenarios of a records file are written: beside it, `NAME.scenarios.jsonl` (for
+/// `replay --verify RECORDS --scenarios` — the reduced tables of the smaller Mixtral runs are
+/// in no other file).
+pub fn records_scenarios(records: &std::path::Path) -> PathBuf {
+    let stem = records
+        .file_stem()
+        .map_or_else(|| "records".into(), |s| s.to_string_lossy().into_owned());
+    records.with_file_name(format!("{stem}.scenarios.jsonl"))
 }
 
 /// The report as a Markdown table: sessions found and complete, and the four figures.
