@@ -267,3 +267,91 @@ fn a_token_exact_seat_records_exactly_its_own_conversation() {
         assert_eq!(exact, rendered, "{}", r.episode_id);
     }
 }
+
+/// LLM-Deliberation's base game as the importer wrote it: the mock at the Mayor's seat, the five
+/// other parties scripted, end to end through replay --verify, the report and a trajectory per
+/// seat; no seat's trajectory holds another seat's confidential instructions or minimum.
+#[test]
+fn the_base_game_with_one_mock_seat_runs_verifies_reports_and_exports() {
+    let mock = threaded_mock(MockConfig::default());
+    let dir = out_file("table_base").parent().unwrap().join("table_base");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("base.jsonl");
+    let seat = format!("mayor=openai:mock@{}", mock.url);
+    succeeded(dealgym_cli([
+        "run",
+        "--scenarios",
+        "scenarios/deliberation.jsonl",
+        "--limit",
+        "1",
+        "--group-size",
+        "4",
+        "--seat",
+        &seat,
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let records = read_tables(&out);
+    assert_eq!(records.len(), 4);
+    let scenario = load_table_scenarios(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/deliberation.jsonl"),
+        LoadOptions::default(),
+    )
+    .unwrap()
+    .scenarios
+    .remove(0);
+    assert_eq!(scenario.id, "deliberation:base:cooperative");
+    for r in &records {
+        assert_eq!(r.scenario_id, scenario.id);
+        assert_eq!(r.seats.len(), 6);
+        let mayor = r.roles().iter().position(|x| *x == "mayor").unwrap();
+        assert!(r.seats[mayor].player.starts_with("openai:mock@"));
+        assert!(r.turns.iter().any(|t| t.role == "mayor"));
+        assert_ne!(r.outcome.outcome.kind, OutcomeKind::Error);
+    }
+    let verified = succeeded(dealgym_cli(["replay", "--verify", out.to_str().unwrap()]));
+    assert!(String::from_utf8_lossy(&verified.stdout)
+        .contains("4 episodes in 1 files replay identically"));
+    let report = dir.join("report");
+    succeeded(dealgym_cli([
+        "report",
+        out.to_str().unwrap(),
+        "--out",
+        report.to_str().unwrap(),
+    ]));
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    for party in &scenario.parties {
+        assert!(md.contains(&party.role), "the report names {}", party.role);
+    }
+    let sft = dir.join("sft.jsonl");
+    succeeded(dealgym_cli([
+        "export",
+        "--format",
+        "messages",
+        "--out",
+        sft.to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&sft)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4 * 6, "a trajectory per seat of every episode");
+    for line in &lines {
+        let seat = line["seat"].as_u64().unwrap() as usize;
+        let text = line["messages"].to_string();
+        for (other, party) in scenario.parties.iter().enumerate() {
+            let own = other == seat;
+            let instructions = serde_json::to_string(&party.private.instructions).unwrap();
+            let instructions = instructions.trim_matches('"');
+            assert_eq!(
+                text.contains(instructions),
+                own,
+                "seat {seat}, party {other}"
+            );
+        }
+        assert_eq!(text.matches("Your minimum is").count(), 1);
+    }
+}
