@@ -13,7 +13,7 @@
 //! they name; the count of issues from the initial deal) and every score line must have one
 //! score per option. The party names, files and seats (`p1`, `p2`) come from the game's
 //! `config.txt`; which incentive sits where comes from the experiments of the paper
-//! ([`SEATINGS`]), since the game folders ship one config only. Every scenario gets the paper's
+//! ([`seatings`]), since the game folders ship one config only. Every scenario gets the paper's
 //! rules: a deal needs `n − 1` parties at or above their minimum, `p1` and `p2` among them, `p1`
 //! with a bonus of 10 points; `4` cycles of every party once in a fresh order between `p1`'s
 //! opening deal and its final proposal (the paper's `rounds_num = 4 × agents`).
