@@ -36,12 +36,45 @@ async fn server(name: &str, tune: impl FnOnce(&mut ServeOptions)) -> (Server, Pa
     (Server::start(options).await.unwrap(), log)
 }
 
+/// The seat tokens of the tables these tests made, by (server, table id, role): a seat URL is
+/// called with its seat's token, as the player given that seat would.
+type Tokens = Vec<(String, String, String, String)>;
+static TOKENS: std::sync::Mutex<Tokens> = std::sync::Mutex::new(Vec::new());
+
+/// The server, table id and role a seat URL names (`…/v1/tables/{id}/seats/{role}[/step]`).
+fn seat_of(url: &str) -> Option<(String, String, String)> {
+    let (server, rest) = url.split_once("/v1/tables/")?;
+    let mut parts = rest.split('/');
+    let id = parts.next()?.to_string();
+    (parts.next()? == "seats").then_some(())?;
+    Some((server.to_string(), id, parts.next()?.to_string()))
+}
+
 async fn call(
     http: &reqwest::Client,
     method: &str,
     url: String,
     body: Option<Value>,
 ) -> (u16, Value) {
+    let token = seat_of(&url).and_then(|(server, id, role)| {
+        TOKENS
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(s, i, r, _)| *s == server && *i == id && *r == role)
+            .map(|(_, _, _, t)| t.clone())
+    });
+    call_with(http, method, url, body, token.as_deref()).await
+}
+
+async fn call_with(
+    http: &reqwest::Client,
+    method: &str,
+    url: String,
+    body: Option<Value>,
+    token: Option<&str>,
+) -> (u16, Value) {
+    let server = url.split("/v1/tables").next().unwrap_or("").to_string();
     let request = match method {
         "POST" => http.post(url),
         "GET" => http.get(url),
@@ -52,10 +85,29 @@ async fn call(
         Some(b) => request.json(&b),
         None => request,
     };
+    let request = match token {
+        Some(t) => request.header("x-seat-token", t),
+        None => request,
+    };
     let response = request.send().await.unwrap();
     let status = response.status().as_u16();
     let text = response.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    let answer: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    if let (Some(id), Some(tokens)) = (
+        answer["table_id"].as_str(),
+        answer["seat_tokens"].as_object(),
+    ) {
+        let mut all = TOKENS.lock().unwrap();
+        for (role, t) in tokens {
+            all.push((
+                server.clone(),
+                id.to_string(),
+                role.clone(),
+                t.as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    (status, answer)
 }
 
 fn turn(action: &str, role: &str) -> Value {
@@ -159,9 +211,41 @@ async fn a_six_seat_table_is_played_seat_by_seat_over_http() {
     let (_, status) = call(&http, "GET", format!("{base}/{id}"), None).await;
     assert_eq!(status["outcome"]["kind"], "deal");
     assert_eq!(status["outcome"]["deal_text"], GOOD_DEAL);
-    let rewards = status["rewards"].as_object().unwrap();
-    assert_eq!(rewards.len(), 6);
-    assert!(rewards.values().all(|r| r.as_f64().unwrap() > 0.0));
+    // The table's public status holds no party's score, ρ, reward or token; each seat reads
+    // its own reward in its own view.
+    let public = status.to_string();
+    for field in ["rho", "scores", "rewards", "seat_tokens", "metrics"] {
+        assert!(!public.contains(field), "{field} in {public}");
+    }
+    for role in &roles {
+        let (_, view) = call(&http, "GET", format!("{base}/{id}/seats/{role}"), None).await;
+        assert!(view["reward"].as_f64().unwrap() > 0.0, "{role}");
+    }
+    // Without its token, or with another seat's, a seat can be neither read nor played.
+    let (code, refused) = call_with(
+        &http,
+        "GET",
+        format!("{base}/{id}/seats/party_1"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(code, 403, "{refused}");
+    assert!(refused["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("x-seat-token"));
+    let other = table["seat_tokens"]["party_2"].as_str().unwrap();
+    let (code, _) = call_with(
+        &http,
+        "GET",
+        format!("{base}/{id}/seats/party_1"),
+        None,
+        Some(other),
+    )
+    .await;
+    assert_eq!(code, 403);
+    assert_eq!(table["seat_tokens"].as_object().unwrap().len(), 6);
     // A step after the end is refused.
     let (code, ended) = call(
         &http,

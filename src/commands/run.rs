@@ -94,7 +94,7 @@ fn summary_lines(summary: &RunSummary, out: &std::path::Path) {
 fn table_summary_lines(summary: &TableRunSummary, out: &std::path::Path) {
     print!("{}", summary.stats.table());
     eprintln!(
-        "per seat and per party, with charts: `dealgym report {}`",
+        "per seat and per party, with charts: `dealgym report {} --out DIR`",
         out.display()
     );
     eprintln!(

@@ -206,7 +206,7 @@ fn table_error(e: TableError) -> PyErr {
     match e {
         TableError::OutOfTurn { .. } => NotYourTurnError::new_err(e.to_string()),
         TableError::Ended => EpisodeEndedError::new_err(e.to_string()),
-        TableError::UnknownSeat(_) | TableError::UnknownRegulated(_) => {
+        TableError::UnknownSeat(_) | TableError::UnknownRegulated(_) | TableError::BadSetup(_) => {
             ScenarioError::new_err(e.to_string())
         }
         TableError::Template(_) => PyRuntimeError::new_err(e.to_string()),

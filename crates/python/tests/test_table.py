@@ -289,9 +289,14 @@ def test_one_seed_draws_one_table_in_python_and_in_dealgym_serve(dealgym_bin, tm
     )
     base = f"http://127.0.0.1:{port}/v1/tables"
 
+    tokens: dict[str, str] = {}
+
     def call(url: str, body: dict | None = None) -> dict:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(url, data=data, method="POST" if body is not None else "GET")
+        if "/seats/" in url:
+            # Each seat is read and played with its own token, as its player would.
+            request.add_header("x-seat-token", tokens[url.split("/seats/")[1].split("/")[0]])
         with urllib.request.urlopen(request, timeout=10) as answer:
             return json.loads(answer.read())
 
@@ -305,6 +310,7 @@ def test_one_seed_draws_one_table_in_python_and_in_dealgym_serve(dealgym_bin, tm
                 assert time.monotonic() < deadline, "dealgym serve did not start"
                 time.sleep(0.1)
         table = call(base, {"scenario_id": "deliberation:test:cooperative", "seed": 13})
+        tokens.update(table["seat_tokens"])
         g = game(seed=13)
         assert table["roles"] == g.roles and table["to_move"] == g.to_move
         for _ in range(4):

@@ -78,9 +78,11 @@ impl TableKnowledge {
                 .map_or(SlotKind::Round { round: 1 }, |s| s.kind),
             rounds: s.rules.schedule.rounds(),
             initial_deal: s.initial_deal.clone(),
+            // An offer of a party that has left cannot be accepted: it is no longer on the table.
             offers: episode
                 .offers()
                 .iter()
+                .filter(|o| episode.present()[o.proposer])
                 .map(|o| SeenOffer {
                     id: o.id,
                     mine: o.proposer == seat,

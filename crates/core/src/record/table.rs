@@ -269,8 +269,16 @@ impl TableRecord {
             return Err(TableReplayError::TemplatesChanged { episode });
         }
         let setup = match &self.source {
-            // An imported log keeps its own schedule and prompts.
-            Some(_) => self.setup.clone(),
+            // An imported log keeps its own schedule and prompts, checked against the scenario.
+            Some(_) => {
+                self.setup
+                    .check(&scenario)
+                    .map_err(|source| TableReplayError::Table {
+                        episode: episode.clone(),
+                        source,
+                    })?;
+                self.setup.clone()
+            }
             None => {
                 let setup = TableSetup::new(&scenario, &self.options, self.setup.seed).map_err(
                     |source| TableReplayError::Table {
@@ -434,6 +442,26 @@ mod tests {
         assert!(matches!(
             tampered.replay(s.clone()),
             Err(TableReplayError::Differs { .. })
+        ));
+        // An imported record's setup naming a seat the game does not have is an error, not a panic.
+        let mut imported = record.clone();
+        imported.source = Some("a log".into());
+        imported.setup.schedule[0].seat = 99;
+        assert!(matches!(
+            imported.replay(s.clone()),
+            Err(TableReplayError::Table {
+                source: TableError::BadSetup(_),
+                ..
+            })
+        ));
+        imported.setup.schedule[0].seat = 0;
+        imported.setup.seats.pop();
+        assert!(matches!(
+            imported.replay(s.clone()),
+            Err(TableReplayError::Table {
+                source: TableError::BadSetup(_),
+                ..
+            })
         ));
         // A two-party record is not a table record.
         assert!(serde_json::from_str::<TableRecord>(

@@ -423,6 +423,13 @@ pub fn validate_table(s: &TableScenario) -> Result<(), InvalidScenario> {
             "rules.schedule.lead".into(),
             format!("`{lead}` is not a party's role"),
         ),
+        ScheduleSpec::Cycles { lead, .. } if s.lead().is_some_and(|l| s.parties[l].role != *lead) => bad(
+            "rules.schedule.lead".into(),
+            format!(
+                "`{lead}` opens and closes the cycles, but the party in the lead position is `{}`: they must be one",
+                s.lead().map_or("", |l| s.parties[l].role.as_str())
+            ),
+        ),
         _ => Ok(()),
     }
 }

@@ -84,6 +84,8 @@ pub enum TableError {
     UnknownRegulated(String),
     #[error("prompt template: {0}")]
     Template(String),
+    #[error("the setup does not fit the scenario: {0}")]
+    BadSetup(String),
 }
 
 /// An offer on the table.
@@ -236,6 +238,45 @@ impl TableSetup {
             seats,
             schedule,
         })
+    }
+}
+
+impl TableSetup {
+    /// Whether this setup can be played on `scenario`: a seat per party, in its order, and a
+    /// schedule of those seats only. What a setup read from outside (an imported record's) is
+    /// checked with before an episode is built on it.
+    pub fn check(&self, scenario: &TableScenario) -> Result<(), TableError> {
+        let n = scenario.parties.len();
+        if self.seats.len() != n {
+            return Err(TableError::BadSetup(format!(
+                "{} seats for the {n} parties of {}",
+                self.seats.len(),
+                scenario.id
+            )));
+        }
+        if let Some((seat, party)) = self
+            .seats
+            .iter()
+            .zip(&scenario.parties)
+            .find(|(seat, party)| seat.role != party.role)
+        {
+            return Err(TableError::BadSetup(format!(
+                "seat `{}` where {} has `{}`",
+                seat.role, scenario.id, party.role
+            )));
+        }
+        if let Some((i, slot)) = self
+            .schedule
+            .iter()
+            .enumerate()
+            .find(|(_, slot)| slot.seat >= n)
+        {
+            return Err(TableError::BadSetup(format!(
+                "schedule slot {i} names seat {} of {n}",
+                slot.seat
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -433,8 +474,21 @@ impl TableEpisode {
                 self.agreed(id, seat);
             }
             Action::Reject => {
+                // A REJECT turns down the latest offer; a regulated acceptance replaced by one
+                // turns down the offer it named.
+                let named = turn
+                    .regulation
+                    .as_ref()
+                    .filter(|r| r.original == Action::Accept)
+                    .and(turn.accepts)
+                    .and_then(|id| id.checked_sub(1))
+                    .map(|i| i as usize);
                 self.turns.push(turn);
-                if let Some(offer) = self.offers.last_mut() {
+                let target = match named {
+                    Some(i) => self.offers.get_mut(i),
+                    None => self.offers.last_mut(),
+                };
+                if let Some(offer) = target {
                     if offer.proposer != seat {
                         offer.acceptors.retain(|&s| s != seat);
                     }

@@ -393,3 +393,15 @@ fn kept_views_are_the_rebuilt_ones_through_retries_forfeits_and_leaving() {
         }
     }
 }
+
+#[test]
+fn the_cycles_lead_and_the_lead_position_are_one_party() {
+    let mut s = six_party();
+    s.rules.schedule = ScheduleSpec::Cycles {
+        rounds: 4,
+        lead: "party_1".into(),
+    };
+    let e = crate::scenario::validate_table(&s).unwrap_err();
+    assert_eq!(e.field, "rules.schedule.lead");
+    assert!(e.message.contains("`party_0`"), "{}", e.message);
+}

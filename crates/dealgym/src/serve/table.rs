@@ -9,7 +9,7 @@
 //! names an option not in the game or an offer that does not exist is the engine's turn error,
 //! retried and then forfeited under the malformed-turn policy — never an HTTP error.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -59,7 +59,7 @@ pub(super) struct TableReset {
     /// Roles played in process, each by `rule:deliberation` (the scripted party of its
     /// incentive); every other seat is a client's.
     #[serde(default)]
-    pub players: HashMap<String, String>,
+    pub players: BTreeMap<String, String>,
     /// The table's id (unique in the log); default: one the server makes.
     #[serde(default)]
     pub table_id: Option<String>,
@@ -76,6 +76,9 @@ pub(super) struct TableSession {
     run_id: String,
     players: Vec<SeatPlayer>,
     scripted: Vec<bool>,
+    /// Each client seat's secret, answered once when the table is made: what observing or
+    /// stepping as that seat takes (`x-seat-token`). `None` for a scripted seat.
+    tokens: Vec<Option<String>>,
     costs: Vec<TurnCost>,
     /// When each seat's turn began, for the latency of its step.
     asked: Instant,
@@ -101,6 +104,35 @@ impl TableSession {
             .collect()
     }
 
+    /// Each client seat's token by role: what the table's creator hands to whoever plays it.
+    pub fn seat_tokens(&self) -> BTreeMap<String, String> {
+        self.roles()
+            .into_iter()
+            .zip(&self.tokens)
+            .filter_map(|(role, token)| Some((role, token.clone()?)))
+            .collect()
+    }
+
+    /// The seat of `role` for a caller holding `token`: a client seat whose token it is. A
+    /// scripted seat, a missing or a wrong token is refused (403): no client reads or moves
+    /// for a seat it was not given.
+    pub fn seat_for(&self, role: &str, token: Option<&str>) -> Result<usize, ServeError> {
+        let seat = self.seat(role)?;
+        let Some(expected) = &self.tokens[seat] else {
+            return Err(ServeError::Forbidden(format!(
+                "seat `{role}` of table `{}` is played in process (rule:deliberation)",
+                self.id
+            )));
+        };
+        match token {
+            Some(given) if same_secret(given, expected) => Ok(seat),
+            _ => Err(ServeError::Forbidden(format!(
+                "seat `{role}` of table `{}` needs its seat token in the `x-seat-token` header (the table's creation answered it in `seat_tokens`)",
+                self.id
+            ))),
+        }
+    }
+
     /// The seat of `role`, or a refusal naming the table's roles.
     pub fn seat(&self, role: &str) -> Result<usize, ServeError> {
         self.episode.scenario().seat_of(role).ok_or_else(|| {
@@ -124,9 +156,10 @@ impl TableSession {
     pub fn step(
         &mut self,
         role: &str,
+        token: Option<&str>,
         completion: Completion,
     ) -> Result<(TableStep, Option<TableRecord>), ServeError> {
-        let seat = self.seat(role)?;
+        let seat = self.seat_for(role, token)?;
         if self.episode.outcome().is_some() {
             return Err(ServeError::Ended(self.id.clone()));
         }
@@ -303,6 +336,10 @@ impl Tables {
                 &format!("table|{options:?}|{:?}", reset.players)
             )
         );
+        let tokens = scripted
+            .iter()
+            .map(|scripted| (!scripted).then(seat_token))
+            .collect();
         let mut session = TableSession {
             id: claim.id.clone(),
             _claim: claim,
@@ -312,6 +349,7 @@ impl Tables {
             run_id,
             players,
             scripted,
+            tokens,
             costs: Vec::new(),
             asked: Instant::now(),
         };
@@ -370,12 +408,13 @@ impl Tables {
         hub: &Hub,
         id: &str,
         role: &str,
+        token: Option<&str>,
         completion: Completion,
     ) -> Result<(Arc<TableSlot>, TableStep), ServeError> {
         let slot = self.find(id)?;
         let step = {
             let mut session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-            let (step, record) = session.step(role, completion)?;
+            let (step, record) = session.step(role, token, completion)?;
             if let Some(record) = record {
                 hub.log_line(&record.episode_id, &record)?;
             }
@@ -412,4 +451,23 @@ fn running(tables: &HashMap<String, Arc<TableSlot>>) -> usize {
                 .is_none()
         })
         .count()
+}
+
+/// A fresh seat token: 128 bits from the thread's cryptographically secure generator (a
+/// secret, as MCP session ids are; not part of any episode's seeded randomness), in hex.
+fn seat_token() -> String {
+    format!(
+        "{:016x}{:016x}",
+        rand::random::<u64>(),
+        rand::random::<u64>()
+    )
+}
+
+/// Whether two secrets are equal, in time that does not depend on where they differ.
+fn same_secret(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |diff, (x, y)| diff | (x ^ y))
+            == 0
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -46,11 +46,15 @@ pub(super) struct TableStatus {
     /// The role to move; `null` once the table has ended.
     pub to_move: Option<String>,
     pub done: bool,
-    /// Once ended: the record's outcome (kind, by, the deal, every party's score and ρ, the
-    /// paper's metrics).
+    /// Once ended: what every party may know of the ending — its kind, the role that ended it,
+    /// the agreed offer and deal. Each party's score, ρ and reward are its own: in its seat's
+    /// view.
     pub outcome: Option<Value>,
-    /// Once ended: each role's reward (ρ on a deal, 0 without one, −1 for a forfeit).
-    pub rewards: Option<BTreeMap<String, f64>>,
+    /// Each client seat's secret, by role: only in the answer that made the table. Observing
+    /// or stepping as a seat takes its token in the `x-seat-token` header; hand each player
+    /// its own seat's token only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seat_tokens: Option<BTreeMap<String, String>>,
 }
 
 /// What one seat sees: its own chat and the table's public state.
@@ -108,10 +112,16 @@ fn status(session: &TableSession) -> TableStatus {
         client_roles: session.client_roles(),
         to_move: session.to_move(),
         done: record.is_some(),
-        outcome: record
-            .as_ref()
-            .map(|r| serde_json::to_value(&r.outcome).unwrap_or(Value::Null)),
-        rewards: record.map(|r| r.rewards),
+        outcome: record.as_ref().map(|r| {
+            let o = &r.outcome.outcome;
+            json!({
+                "kind": o.kind,
+                "by": o.by.map(|seat| session.episode.role(seat).to_string()),
+                "offer": o.offer,
+                "deal_text": r.outcome.deal_text,
+            })
+        }),
+        seat_tokens: None,
     }
 }
 
@@ -146,7 +156,10 @@ fn start(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<TableSta
     let reset: TableReset = parse_body(body, state.hub.options.body_limit)?;
     let slot = state.tables.start(&state.hub, &reset)?;
     let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-    Ok(status(&session))
+    Ok(TableStatus {
+        seat_tokens: Some(session.seat_tokens()),
+        ..status(&session)
+    })
 }
 
 async fn show(State(state): State<Shared>, Path(id): Path<String>) -> Response {
@@ -167,13 +180,19 @@ async fn delete(State(state): State<Shared>, Path(id): Path<String>) -> Response
     }
 }
 
+/// The seat token a request carries (`x-seat-token`).
+fn seat_token(headers: &HeaderMap) -> Option<&str> {
+    headers.get("x-seat-token").and_then(|v| v.to_str().ok())
+}
+
 async fn observe(
     State(state): State<Shared>,
     Path((id, role)): Path<(String, String)>,
+    headers: HeaderMap,
 ) -> Response {
     let result = state.tables.find(&id).and_then(|slot| {
         let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-        let seat = session.seat(&role)?;
+        let seat = session.seat_for(&role, seat_token(&headers))?;
         Ok(view(&session, seat))
     });
     match result {
@@ -185,9 +204,10 @@ async fn observe(
 async fn step(
     State(state): State<Shared>,
     Path((id, role)): Path<(String, String)>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    match play(&state, &id, &role, body) {
+    match play(&state, &id, &role, seat_token(&headers), body) {
         Ok(body) => Reply::ok(body).into_response(),
         Err(e) => e.into_response(),
     }
@@ -197,6 +217,7 @@ fn play(
     state: &Shared,
     id: &str,
     role: &str,
+    token: Option<&str>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<TableStepAnswer, ServeError> {
     let action: TableAction = parse_body(body, state.hub.options.body_limit)?;
@@ -205,7 +226,7 @@ fn play(
         reasoning: action.reasoning,
         ..Completion::default()
     };
-    let (slot, step) = state.tables.step(&state.hub, id, role, completion)?;
+    let (slot, step) = state.tables.step(&state.hub, id, role, token, completion)?;
     let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
     let outcome = session.episode.outcome();
     let truncated = outcome.is_some_and(|o| o.kind.is_truncation());
