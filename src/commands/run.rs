@@ -112,7 +112,7 @@ fn table_summary_lines(summary: &TableRunSummary, out: &std::path::Path) {
     eprintln!(
         "{:.1} s: {:.1} episodes/s, {:.1} turns/s",
         secs,
-        summary.stats.episodes as f64 / secs,
+        summary.stats.episodes() as f64 / secs,
         summary.stats.turns as f64 / secs
     );
 }

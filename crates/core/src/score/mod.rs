@@ -29,6 +29,7 @@ pub use rating::{
 };
 pub use table::{
     deliberation_metrics, is_pareto, nash_product, table_metrics, Proposal, TableMetrics,
+    TableTally,
 };
 
 use std::sync::{Arc, LazyLock};

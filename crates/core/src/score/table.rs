@@ -40,6 +40,85 @@ pub struct TableMetrics {
     pub nash_product: Option<f64>,
 }
 
+/// The metrics of many n-party episodes summed: the one tally every surface (a run's summary,
+/// the report, an eval, the imported logs' table) reads its rates and means from. `error`
+/// endings are counted apart and left out of every rate and mean.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TableTally {
+    pub episodes: usize,
+    pub errors: usize,
+    pub deals: usize,
+    pub deal_any: usize,
+    pub deal_final: usize,
+    pub unanimous_final: usize,
+    /// Sum and count of the episodes' shares of rule-breaking proposals (episodes without a
+    /// proposal have none).
+    pub wrong_sum: f64,
+    pub wrong_n: usize,
+    pub pareto: usize,
+    pub pareto_n: usize,
+    pub nash_sum: f64,
+    pub nash_n: usize,
+}
+
+impl TableTally {
+    /// Add one episode: how it ended and its metrics.
+    pub fn add(&mut self, kind: OutcomeKind, m: &TableMetrics) {
+        self.episodes += 1;
+        if kind == OutcomeKind::Error {
+            self.errors += 1;
+            return;
+        }
+        self.deals += usize::from(kind == OutcomeKind::Deal);
+        self.deal_any += usize::from(m.deal_any);
+        self.deal_final += usize::from(m.deal_final);
+        self.unanimous_final += usize::from(m.unanimous_final);
+        if let Some(w) = m.wrong_share {
+            self.wrong_sum += w;
+            self.wrong_n += 1;
+        }
+        if let Some(p) = m.pareto {
+            self.pareto += usize::from(p);
+            self.pareto_n += 1;
+        }
+        if let Some(n) = m.nash_product {
+            self.nash_sum += n;
+            self.nash_n += 1;
+        }
+    }
+
+    /// Add another tally's episodes.
+    pub fn absorb(&mut self, o: &TableTally) {
+        self.episodes += o.episodes;
+        self.errors += o.errors;
+        self.deals += o.deals;
+        self.deal_any += o.deal_any;
+        self.deal_final += o.deal_final;
+        self.unanimous_final += o.unanimous_final;
+        self.wrong_sum += o.wrong_sum;
+        self.wrong_n += o.wrong_n;
+        self.pareto += o.pareto;
+        self.pareto_n += o.pareto_n;
+        self.nash_sum += o.nash_sum;
+        self.nash_n += o.nash_n;
+    }
+
+    /// Episodes not ended by an error: what rates are over.
+    pub fn scored(&self) -> usize {
+        self.episodes - self.errors
+    }
+
+    /// `n` over the scored episodes (`None` without one).
+    pub fn rate(&self, n: usize) -> Option<f64> {
+        (self.scored() > 0).then(|| n as f64 / self.scored() as f64)
+    }
+
+    /// The mean share of rule-breaking proposals (`None` where no episode had a proposal).
+    pub fn wrong_mean(&self) -> Option<f64> {
+        (self.wrong_n > 0).then(|| self.wrong_sum / self.wrong_n as f64)
+    }
+}
+
 /// One full proposal: who made it, the deal, and whether it is the lead's final one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Proposal {

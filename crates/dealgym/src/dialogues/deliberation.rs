@@ -558,30 +558,21 @@ pub struct ExperimentReport {
     pub unscored: Option<String>,
 }
 
-/// Score the complete sessions of an experiment.
+/// Score the complete sessions of an experiment: each session's metrics, summed in the one
+/// tally ([`crate::score::TableTally`]) every table surface reads.
 pub fn figures(scenario: &TableScenario, sessions: &[Session]) -> Option<Figures> {
-    let metrics: Vec<_> = sessions
-        .iter()
-        .filter(|s| s.complete)
-        .map(|s| deliberation_metrics(scenario, &proposals(scenario, s), None))
-        .collect();
-    if metrics.is_empty() {
-        return None;
+    let mut tally = crate::score::TableTally::default();
+    for s in sessions.iter().filter(|s| s.complete) {
+        let metrics = deliberation_metrics(scenario, &proposals(scenario, s), None);
+        // A logged session has no dealgym ending: it ran its schedule out.
+        tally.add(crate::game::OutcomeKind::MaxTurns, &metrics);
     }
-    let share = |f: &dyn Fn(&crate::score::TableMetrics) -> bool| {
-        metrics.iter().filter(|m| f(m)).count() as f64 / metrics.len() as f64
-    };
-    let wrong: Vec<f64> = metrics.iter().filter_map(|m| m.wrong_share).collect();
     Some(Figures {
-        sessions: metrics.len(),
-        deal_any: share(&|m| m.deal_any),
-        deal_final: share(&|m| m.deal_final),
-        unanimous_final: share(&|m| m.unanimous_final),
-        wrong: if wrong.is_empty() {
-            0.0
-        } else {
-            wrong.iter().sum::<f64>() / wrong.len() as f64
-        },
+        sessions: tally.scored(),
+        deal_any: tally.rate(tally.deal_any)?,
+        deal_final: tally.rate(tally.deal_final)?,
+        unanimous_final: tally.rate(tally.unanimous_final)?,
+        wrong: tally.wrong_mean().unwrap_or(0.0),
     })
 }
 

@@ -43,12 +43,9 @@ pub struct TableEvalOptions {
 pub struct EntrantFigures {
     pub name: String,
     pub run_id: String,
-    pub episodes: usize,
-    pub errors: usize,
-    pub deals: usize,
+    /// Its episodes' endings and metrics.
+    pub tally: crate::score::TableTally,
     pub rho_sum: f64,
-    pub deal_final: usize,
-    pub unanimous_final: usize,
 }
 
 /// What a table eval did and found.
@@ -71,7 +68,7 @@ impl TableEvalSummary {
             self.role
         );
         for e in &self.entrants {
-            let scored = e.episodes - e.errors;
+            let scored = e.tally.episodes - e.tally.errors;
             let pct = |n: usize| {
                 if scored == 0 {
                     "–".to_string()
@@ -88,11 +85,11 @@ impl TableEvalSummary {
                 out,
                 "| {} | {} | {} | {} | {rho} | {} | {} |",
                 e.name,
-                e.episodes,
-                e.errors,
-                pct(e.deals),
-                pct(e.deal_final),
-                pct(e.unanimous_final)
+                e.tally.episodes,
+                e.tally.errors,
+                pct(e.tally.deals),
+                pct(e.tally.deal_final),
+                pct(e.tally.unanimous_final)
             );
         }
         out.push_str(
@@ -204,15 +201,11 @@ pub async fn eval_tables<'s>(
                 run_id: r.run_id.clone(),
                 ..EntrantFigures::default()
             });
-        f.episodes += 1;
+        f.tally.add(r.outcome.outcome.kind, &r.outcome.metrics);
         if r.outcome.outcome.kind == OutcomeKind::Error {
-            f.errors += 1;
             continue;
         }
-        f.deals += usize::from(r.outcome.outcome.kind == OutcomeKind::Deal);
         f.rho_sum += r.outcome.rho.get(&options.role).copied().unwrap_or(0.0);
-        f.deal_final += usize::from(r.outcome.metrics.deal_final);
-        f.unanimous_final += usize::from(r.outcome.metrics.unanimous_final);
         let role = options.role.clone();
         ratings.add(&r, |seat| {
             (r.seats.get(seat).map(|s| s.role.as_str()) == Some(role.as_str()))

@@ -46,18 +46,7 @@ struct RoleFigures {
 /// One scenario's counts (the paper's metrics, dealgym's).
 #[derive(Debug, Default)]
 struct ScenarioFigures {
-    episodes: usize,
-    errors: usize,
-    deals: usize,
-    deal_any: usize,
-    deal_final: usize,
-    unanimous_final: usize,
-    wrong_sum: f64,
-    wrong_n: usize,
-    pareto: usize,
-    pareto_n: usize,
-    nash_sum: f64,
-    nash_n: usize,
+    tally: crate::score::TableTally,
 }
 
 /// Everything a table report gathers.
@@ -73,28 +62,10 @@ impl TableCollector {
     fn add(&mut self, r: &TableRecord, scenario: Option<&TableScenario>) {
         self.episodes += 1;
         let s = self.scenarios.entry(r.scenario_id.clone()).or_default();
-        s.episodes += 1;
         let kind = r.outcome.outcome.kind;
+        s.tally.add(kind, &r.outcome.metrics);
         if kind == OutcomeKind::Error {
-            s.errors += 1;
             return;
-        }
-        let m = &r.outcome.metrics;
-        s.deals += usize::from(kind == OutcomeKind::Deal);
-        s.deal_any += usize::from(m.deal_any);
-        s.deal_final += usize::from(m.deal_final);
-        s.unanimous_final += usize::from(m.unanimous_final);
-        if let Some(w) = m.wrong_share {
-            s.wrong_sum += w;
-            s.wrong_n += 1;
-        }
-        if let Some(p) = m.pareto {
-            s.pareto += usize::from(p);
-            s.pareto_n += 1;
-        }
-        if let Some(n) = m.nash_product {
-            s.nash_sum += n;
-            s.nash_n += 1;
         }
         for (seat, seat_record) in r.seats.iter().enumerate() {
             let f = self.roles.entry(seat_record.role.clone()).or_default();
@@ -192,18 +163,18 @@ fn scenarios_table(c: &TableCollector) -> Table {
             .scenarios
             .iter()
             .map(|(id, s)| {
-                let scored = s.episodes - s.errors;
+                let scored = s.tally.episodes - s.tally.errors;
                 vec![
                     Cell::Text(id.clone()),
-                    Cell::Count(s.episodes as u64),
-                    Cell::Count(s.errors as u64),
-                    share(s.deals, scored),
-                    share(s.deal_any, scored),
-                    share(s.deal_final, scored),
-                    share(s.unanimous_final, scored),
-                    mean(100.0 * s.wrong_sum, s.wrong_n, 1),
-                    share(s.pareto, s.pareto_n),
-                    mean(s.nash_sum, s.nash_n, 0),
+                    Cell::Count(s.tally.episodes as u64),
+                    Cell::Count(s.tally.errors as u64),
+                    share(s.tally.deals, scored),
+                    share(s.tally.deal_any, scored),
+                    share(s.tally.deal_final, scored),
+                    share(s.tally.unanimous_final, scored),
+                    mean(100.0 * s.tally.wrong_sum, s.tally.wrong_n, 1),
+                    share(s.tally.pareto, s.tally.pareto_n),
+                    mean(s.tally.nash_sum, s.tally.nash_n, 0),
                 ]
             })
             .collect(),

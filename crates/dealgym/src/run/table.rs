@@ -13,6 +13,7 @@ use crate::game::{mix_text, EpisodeSeed, OutcomeKind};
 use crate::llm::http_client;
 use crate::record::{RecordWriter, SeatPlayer, TableRecord, TurnCost};
 use crate::scenario::{load_table_scenarios, LoadOptions, TableScenario};
+use crate::score::TableTally;
 use crate::table::{TableEpisode, TableOptions, TableSetup};
 
 use super::{execute, progress_bar, RunError, RunOptions, Stop, Stopped};
@@ -48,82 +49,84 @@ pub(crate) struct TableFinished {
     pub internal_error: bool,
 }
 
-/// Totals of the tables of a run, per family.
+/// Totals of the tables of a run, per family: the endings and metrics in the one tally
+/// ([`TableTally`]), turns, and each role's ρ.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TableStats {
-    pub episodes: usize,
+    pub tally: TableTally,
     pub endings: BTreeMap<OutcomeKind, usize>,
     pub turns: usize,
-    /// The paper's metrics, counted over episodes.
-    pub deal_any: usize,
-    pub deal_final: usize,
-    pub unanimous_final: usize,
-    /// Sum and count of the per-episode share of rule-breaking proposals.
-    pub wrong_sum: f64,
-    pub wrong_n: usize,
-    /// Sum of each role's ρ over episodes.
+    /// Sum of each role's ρ over the scored episodes.
     pub rho: BTreeMap<String, f64>,
     pub internal_errors: usize,
 }
 
 impl TableStats {
     pub fn add(&mut self, r: &TableRecord) {
-        self.episodes += 1;
-        *self.endings.entry(r.outcome.outcome.kind).or_default() += 1;
+        let kind = r.outcome.outcome.kind;
+        self.tally.add(kind, &r.outcome.metrics);
+        *self.endings.entry(kind).or_default() += 1;
         self.turns += r.turns.len();
-        let m = &r.outcome.metrics;
-        self.deal_any += usize::from(m.deal_any);
-        self.deal_final += usize::from(m.deal_final);
-        self.unanimous_final += usize::from(m.unanimous_final);
-        if let Some(w) = m.wrong_share {
-            self.wrong_sum += w;
-            self.wrong_n += 1;
+        if kind == OutcomeKind::Error {
+            return;
         }
         for (role, rho) in &r.outcome.rho {
             *self.rho.entry(role.clone()).or_default() += rho;
         }
     }
 
-    fn rate(&self, n: usize) -> String {
-        if self.episodes == 0 {
-            "–".into()
-        } else {
-            format!("{:.1}", 100.0 * n as f64 / self.episodes as f64)
-        }
+    /// Episodes played (errors among them).
+    pub fn episodes(&self) -> usize {
+        self.tally.episodes
     }
 
-    /// The summary table: endings and the paper's four metrics, then mean ρ per role.
+    fn pct(value: Option<f64>) -> String {
+        value.map_or_else(|| "–".into(), |v| format!("{:.1}", 100.0 * v))
+    }
+
+    /// The summary table: endings and the paper's metrics over the scored episodes (errors
+    /// apart), then mean ρ per role.
     pub fn table(&self) -> String {
-        let deals = self.endings.get(&OutcomeKind::Deal).copied().unwrap_or(0);
+        let t = &self.tally;
         let mut out = String::from(
-            "| episodes | deal % | deal any round % | deal final round % | unanimous final % | wrong deals % | mean turns |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+            "| episodes | errors | deal % | deal any round % | deal final round % | unanimous final % | wrong deals % | mean turns |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
-            self.episodes,
-            self.rate(deals),
-            self.rate(self.deal_any),
-            self.rate(self.deal_final),
-            self.rate(self.unanimous_final),
-            if self.wrong_n == 0 {
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            t.episodes,
+            t.errors,
+            Self::pct(t.rate(t.deals)),
+            Self::pct(t.rate(t.deal_any)),
+            Self::pct(t.rate(t.deal_final)),
+            Self::pct(t.rate(t.unanimous_final)),
+            Self::pct(t.wrong_mean()),
+            if t.episodes == 0 {
                 "–".into()
             } else {
-                format!("{:.1}", 100.0 * self.wrong_sum / self.wrong_n as f64)
-            },
-            if self.episodes == 0 {
-                "–".into()
-            } else {
-                format!("{:.1}", self.turns as f64 / self.episodes as f64)
+                format!("{:.1}", self.turns as f64 / t.episodes as f64)
             },
         ));
         out.push_str("\n| role | mean ρ |\n|---|---:|\n");
         for (role, sum) in &self.rho {
             out.push_str(&format!(
                 "| {role} | {:.3} |\n",
-                sum / self.episodes.max(1) as f64
+                sum / t.scored().max(1) as f64
             ));
         }
         out
+    }
+
+    /// Add another family's totals.
+    pub fn absorb(&mut self, other: &TableStats) {
+        self.tally.absorb(&other.tally);
+        for (k, n) in &other.endings {
+            *self.endings.entry(*k).or_default() += n;
+        }
+        self.turns += other.turns;
+        for (role, r) in &other.rho {
+            *self.rho.entry(role.clone()).or_default() += r;
+        }
+        self.internal_errors += other.internal_errors;
     }
 }
 
@@ -355,26 +358,6 @@ pub async fn run_tables<'s>(
         stopped,
         elapsed: started.elapsed(),
     })
-}
-
-impl TableStats {
-    /// Add another family's totals.
-    pub fn absorb(&mut self, other: &TableStats) {
-        self.episodes += other.episodes;
-        for (k, n) in &other.endings {
-            *self.endings.entry(*k).or_default() += n;
-        }
-        self.turns += other.turns;
-        self.deal_any += other.deal_any;
-        self.deal_final += other.deal_final;
-        self.unanimous_final += other.unanimous_final;
-        self.wrong_sum += other.wrong_sum;
-        self.wrong_n += other.wrong_n;
-        for (role, r) in &other.rho {
-            *self.rho.entry(role.clone()).or_default() += r;
-        }
-        self.internal_errors += other.internal_errors;
-    }
 }
 
 /// The default spec of a seat no `--seat` names.
