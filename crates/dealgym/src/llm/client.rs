@@ -7,6 +7,7 @@ use rand::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::transport::{self, Target};
 use super::types::{ChatRequest, ChatResponse, Reply};
 use crate::limits::{
     check_count, check_sampling, check_seconds, MAX_CONCURRENCY, MAX_REPLICAS, MAX_RESPONSE_BYTES,
@@ -215,7 +216,28 @@ pub struct LlmClient {
     http: reqwest::Client,
     settings: std::sync::Arc<EndpointSettings>,
     url: String,
+    /// The chat-completions URL, read once.
+    chat: PostTarget,
     api_key: Option<String>,
+}
+
+/// A URL calls are POSTed to, read once: reqwest's URL, and the transport's target where the
+/// transport carries it (plain `http`, no proxy: [`transport`]).
+#[derive(Debug, Clone)]
+struct PostTarget {
+    /// Why the URL does not read, where it does not (every call then fails, naming it).
+    url: Result<reqwest::Url, String>,
+    fast: Option<Target>,
+}
+
+impl PostTarget {
+    fn new(url: &str) -> PostTarget {
+        let url = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"));
+        PostTarget {
+            fast: url.as_ref().ok().and_then(Target::of),
+            url,
+        }
+    }
 }
 
 impl std::fmt::Debug for LlmClient {
@@ -331,6 +353,7 @@ impl LlmClient {
         Ok(LlmClient {
             http,
             settings: std::sync::Arc::new(settings),
+            chat: PostTarget::new(&url),
             url,
             api_key,
         })
@@ -381,10 +404,15 @@ impl LlmClient {
             return_token_ids: s.token_ids,
             extra,
         };
+        // The body's size, about: the conversation's text and a little for each message's
+        // fields, so it is written without growing its buffer.
+        let size = 256 + messages.iter().map(|m| m.content.len() + 64).sum::<usize>();
         // The answer is read inside the retry loop: a 200 whose body is not a chat completion
         // is a transient failure like a 500, retried, not the end of the episode.
         let (mut reply, retries) = self
-            .post_json(&self.url, &request, |bytes| parse_chat(&self.url, bytes))
+            .post_to(&self.chat, &self.url, &request, size, |bytes| {
+                parse_chat(&self.url, bytes)
+            })
             .await?;
         reply.retries = retries;
         Ok(reply)
@@ -409,15 +437,32 @@ impl LlmClient {
         request: &impl Serialize,
         read: impl Fn(&[u8]) -> Result<T, LlmError>,
     ) -> Result<(T, u32), LlmError> {
+        self.post_to(&PostTarget::new(url), url, request, 1024, read)
+            .await
+    }
+
+    /// [`post_json`](Self::post_json) to a target already read, the body written into a buffer
+    /// of `size` bytes to start with.
+    async fn post_to<T>(
+        &self,
+        target: &PostTarget,
+        url: &str,
+        request: &impl Serialize,
+        size: usize,
+        read: impl Fn(&[u8]) -> Result<T, LlmError>,
+    ) -> Result<(T, u32), LlmError> {
         let s = &self.settings;
-        let body = serde_json::to_vec(request).map_err(|e| LlmError::BadResponse {
+        let mut body = Vec::with_capacity(size);
+        serde_json::to_writer(&mut body, request).map_err(|e| LlmError::BadResponse {
             url: url.to_string(),
             message: format!("cannot encode the request: {e}"),
         })?;
+        // Shared, not copied, by every try.
+        let body = bytes::Bytes::from(body);
         let mut tries = 0;
         loop {
             tries += 1;
-            let answer = self.call_once(url, &body).await;
+            let answer = self.call_once(target, url, &body).await;
             match answer.and_then(|bytes| read(&bytes)) {
                 Ok(value) => return Ok((value, tries - 1)),
                 Err(e) if e.is_transient() && tries <= s.retries => {
@@ -448,14 +493,40 @@ impl LlmClient {
         Duration::from_secs_f64(base * rand::rng().random_range(0.5..1.0))
     }
 
-    async fn call_once(&self, url: &str, body: &[u8]) -> Result<Vec<u8>, LlmError> {
+    async fn call_once(
+        &self,
+        target: &PostTarget,
+        url: &str,
+        body: &bytes::Bytes,
+    ) -> Result<Vec<u8>, LlmError> {
         let s = &self.settings;
+        let timeout = Duration::from_secs_f64(s.timeout_s);
+        if let Some(fast) = &target.fast {
+            let answer = transport::post(
+                fast,
+                body.clone(),
+                self.api_key.as_deref(),
+                timeout,
+                MAX_RESPONSE_BYTES,
+            )
+            .await?;
+            return self.answered(
+                url,
+                answer.status,
+                answer.retry_after.as_deref(),
+                answer.body,
+            );
+        }
+        let target_url = target.url.clone().map_err(|message| LlmError::Settings {
+            url: without_userinfo(url),
+            message,
+        })?;
         let mut request = self
             .http
-            .post(url)
-            .timeout(Duration::from_secs_f64(s.timeout_s))
+            .post(target_url)
+            .timeout(timeout)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_vec());
+            .body(body.clone());
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }
@@ -477,16 +548,13 @@ impl LlmClient {
                 }
             }
         };
-        let response = request.send().await.map_err(classify)?;
-        let status = response.status();
+        let mut response = request.send().await.map_err(classify)?;
+        let status = response.status().as_u16();
         let retry_after = response
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|v| v.is_finite() && *v >= 0.0)
-            .map(|v| (v.min(s.backoff_max_s) * 1000.0).round() as u64);
-        let mut response = response;
+            .map(str::to_string);
         let mut bytes = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(classify)? {
             if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
@@ -499,17 +567,32 @@ impl LlmClient {
             }
             bytes.extend_from_slice(&chunk);
         }
-        if !status.is_success() {
-            let text = String::from_utf8_lossy(&bytes);
-            let body: String = text.chars().take(300).collect();
-            return Err(LlmError::Status {
-                url: url.to_string(),
-                status: status.as_u16(),
-                body,
-                retry_after_ms: retry_after,
-            });
+        self.answered(url, status, retry_after.as_deref(), bytes)
+    }
+
+    /// An answer's body, or the error its status says (with how long the server asked to be
+    /// left alone, its `Retry-After` in seconds, capped at `backoff_max_s`).
+    fn answered(
+        &self,
+        url: &str,
+        status: u16,
+        retry_after: Option<&str>,
+        bytes: Vec<u8>,
+    ) -> Result<Vec<u8>, LlmError> {
+        if (200..300).contains(&status) {
+            return Ok(bytes);
         }
-        Ok(bytes)
+        let retry_after_ms = retry_after
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(|v| (v.min(self.settings.backoff_max_s) * 1000.0).round() as u64);
+        let text = String::from_utf8_lossy(&bytes);
+        Err(LlmError::Status {
+            url: url.to_string(),
+            status,
+            body: text.chars().take(300).collect(),
+            retry_after_ms,
+        })
     }
 }
 
@@ -524,6 +607,7 @@ impl LlmClient {
         LlmClient {
             http: self.http.clone(),
             settings: std::sync::Arc::new(settings),
+            chat: PostTarget::new(&url),
             url,
             api_key: self.api_key.clone(),
         }

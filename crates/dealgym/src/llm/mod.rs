@@ -19,6 +19,7 @@ mod pool;
 mod pool_report;
 mod reward_model;
 mod routing;
+mod transport;
 mod types;
 mod value_model;
 
