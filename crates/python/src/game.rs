@@ -428,12 +428,15 @@ impl Game {
 
     /// The seat's exact sequence so far (its prompt and sampled ids, turn by turn).
     fn sequence(&self, seat: Seat) -> PyResult<Vec<u32>> {
-        token_sequence(self.episode.turns(), seat, &self.episode.setup().rules).ok_or_else(|| {
-            TokenError::new_err(format!(
-                "{} played a turn without token ids: a seat is token-exact from its first turn",
-                self.role_of(seat)
-            ))
-        })
+        self.episode
+            .token_sequence(seat)
+            .map(<[u32]>::to_vec)
+            .ok_or_else(|| {
+                TokenError::new_err(format!(
+                    "{} played a turn without token ids: a seat is token-exact from its first turn",
+                    self.role_of(seat)
+                ))
+            })
     }
 
     /// Play an action checked by `check_action` for the seat to move, and build the record

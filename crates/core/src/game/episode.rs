@@ -155,6 +155,9 @@ pub struct Episode {
     system_prompts: PerSeat<Arc<SystemPrompt>>,
     views: PerSeat<Vec<Message>>,
     turns: Vec<Turn>,
+    /// Each seat's exact token sequence ([`token_sequence`]), extended as its turns come, not
+    /// rebuilt at every call; `None` once a turn of the seat has no token ids.
+    sequences: PerSeat<Option<Vec<u32>>>,
     history: Vec<Move>,
     to_move: Seat,
     moves: PerSeat<u32>,
@@ -213,6 +216,7 @@ impl Episode {
             system_prompts,
             views,
             turns: Vec::new(),
+            sequences: PerSeat::new(Some(Vec::new()), Some(Vec::new())),
             history: Vec::new(),
             moves: PerSeat::new(0, 0),
             attempt: 0,
@@ -301,6 +305,28 @@ impl Episode {
     /// Every attempt so far, in order.
     pub fn turns(&self) -> &[Turn] {
         &self.turns
+    }
+
+    /// `seat`'s exact token sequence so far, as [`token_sequence`] reads it from the turns
+    /// (kept as they come): `None` if one of its turns has no token ids.
+    pub fn token_sequence(&self, seat: Seat) -> Option<&[u32]> {
+        self.sequences[seat].as_deref()
+    }
+
+    /// Add an attempt, extending its seat's token sequence (a logged turn is not the seat's
+    /// own call, and is left out as [`token_sequence`] leaves it out).
+    fn push_turn(&mut self, turn: Turn) {
+        if !self.setup.rules.is_logged_turn(self.turns.len()) {
+            let sequence = &mut self.sequences[turn.seat];
+            match (sequence.as_mut(), &turn.tokens) {
+                (Some(ids), Some(tokens)) => {
+                    ids.extend_from_slice(&tokens.prompt_ids);
+                    ids.extend_from_slice(&tokens.completion_ids);
+                }
+                _ => *sequence = None,
+            }
+        }
+        self.turns.push(turn);
     }
 
     /// The moves that took effect, in order.
@@ -393,7 +419,7 @@ impl Episode {
                 .clone()
                 .unwrap_or_else(|| TurnError::format("no action"));
             let retry = self.setup.rules.allows_retry(self.attempt);
-            self.turns.push(turn);
+            self.push_turn(turn);
             if retry {
                 self.attempt += 1;
                 let correction = self
@@ -446,7 +472,7 @@ impl Episode {
         turn.played = Some(played.clone());
         turn.regulation = event.clone();
         turn.forwarded = Some(forwarded);
-        self.turns.push(turn);
+        self.push_turn(turn);
         self.attempt = 0;
         self.moves[seat] += 1;
         self.history.push(Move {

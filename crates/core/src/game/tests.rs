@@ -924,3 +924,60 @@ fn a_seat_asked_for_act_labels_is_told_the_catalog_and_held_to_it() {
     let plain = plain.system_prompt(Seat::Learner);
     assert!(!plain.contains("Label every turn") && !plain.contains("#init-price"));
 }
+
+/// A seat's exact sequence, kept as its turns come, is what `token_sequence` reads from the
+/// turns at every step: a malformed turn's ids included (the model sampled them), the other
+/// seat's left out, and none once a turn of the seat comes without ids.
+#[test]
+fn the_kept_token_sequence_is_the_one_read_from_the_turns() {
+    let s = price();
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    let exact = |text: &str, base: u32| Completion {
+        text: text.into(),
+        tokens: Some(crate::vocab::TurnTokens {
+            prompt_ids: vec![base, base + 1],
+            completion_ids: vec![base + 2, base + 3, base + 4],
+            logprobs: vec![-0.1; 3],
+            finish_reason: None,
+            drift: None,
+        }),
+        ..Completion::default()
+    };
+    let check = |e: &Episode| {
+        for seat in Seat::BOTH {
+            assert_eq!(
+                e.token_sequence(seat).map(<[u32]>::to_vec),
+                token_sequence(e.turns(), seat, &e.setup().rules),
+                "{seat:?} after {} turns",
+                e.turns().len()
+            );
+        }
+    };
+    check(&e);
+    e.step(exact(
+        "Thought: t\nTalk: 120?\nAction: [SUBMIT_DEAL] price:120",
+        10,
+    ))
+    .unwrap();
+    check(&e);
+    // A turn that cannot be read is still the seat's call.
+    e.step(exact("no turn here", 20)).unwrap();
+    check(&e);
+    e.step(exact(
+        "Thought: t\nTalk: 110?\nAction: [SUBMIT_DEAL] price:110",
+        30,
+    ))
+    .unwrap();
+    check(&e);
+    assert_eq!(
+        e.token_sequence(Seat::Opponent),
+        Some(&[20, 21, 22, 23, 24, 30, 31, 32, 33, 34][..])
+    );
+    // A text turn: the learner's sequence is gone for good.
+    e.step(turn("115?", "[SUBMIT_DEAL] price:115")).unwrap();
+    check(&e);
+    assert_eq!(e.token_sequence(Seat::Learner), None);
+    e.step(exact("Thought: t\nTalk: ok\nAction: [ACCEPT_DEAL]", 40))
+        .unwrap();
+    check(&e);
+}

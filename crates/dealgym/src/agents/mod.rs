@@ -231,15 +231,13 @@ impl<'a> std::ops::Deref for TurnContext<'a> {
     }
 }
 
-impl TurnContext<'_> {
-    /// The seat's exact token sequence so far: each of its calls' prompt ids then sampled ids.
-    /// `None` if one of its calls was not token-exact.
-    pub(crate) fn own_sequence(&self) -> Option<Vec<u32>> {
-        crate::game::token_sequence(self.turns, self.seat, &self.setup.rules)
-    }
-}
-
 impl<'a> TurnContext<'a> {
+    /// The seat's exact token sequence so far: each of its calls' prompt ids then sampled ids
+    /// (kept by the episode as its turns come). `None` if one of its calls was not token-exact.
+    pub(crate) fn own_sequence(&self) -> Option<&'a [u32]> {
+        self.episode.token_sequence(self.seat)
+    }
+
     /// The context of the seat to move in `episode`.
     pub fn of(episode: &'a Episode, seat: Seat, sampling_seed: u64) -> Self {
         TurnContext {
@@ -530,7 +528,6 @@ impl Player {
                     TokenMode::Exact => Some(exact_sequence(client, ctx)?),
                     TokenMode::Text => None,
                 };
-                let sequence = sequence.as_deref();
                 let answer = match replicas {
                     None => llm_call(client, ctx.sampling_seed, view, sequence, fields).await?,
                     Some(pool) => {
@@ -538,23 +535,18 @@ impl Player {
                             episode,
                             seat: ctx.seat,
                         });
-                        let routed = pool
-                            .call(key, |replica| {
-                                let fields = fields.clone();
-                                async move {
-                                    let answer = llm_call(
-                                        &replica,
-                                        ctx.sampling_seed,
-                                        view,
-                                        sequence,
-                                        fields,
-                                    )
-                                    .await?;
-                                    let tokens = answer.tokens;
-                                    Ok((answer, tokens))
-                                }
-                            })
-                            .await?;
+                        // Boxed, as a planner's: only the seats with replicas carry its size.
+                        let routed = Box::pin(pool.call(key, |replica| {
+                            let fields = fields.clone();
+                            async move {
+                                let answer =
+                                    llm_call(&replica, ctx.sampling_seed, view, sequence, fields)
+                                        .await?;
+                                let tokens = answer.tokens;
+                                Ok((answer, tokens))
+                            }
+                        }))
+                        .await?;
                         replica = Some(routed.replica);
                         CallAnswer {
                             retries: routed.retries,
@@ -588,7 +580,8 @@ impl Player {
                 (Completion::from(script.complete(ctx.calls)?), None, 0)
             }
             // A planner's turn is its committed candidate, timed and recorded by the planner.
-            Player::Planner { planner, .. } => return planner.play(ctx, view).await,
+            // Boxed: a planner's future is large, and every other seat's would be as large.
+            Player::Planner { planner, .. } => return Box::pin(planner.play(ctx, view)).await,
         };
         Ok(Played {
             completion,

@@ -37,10 +37,10 @@ pub(super) fn llm_client(
 }
 
 /// A token-exact seat's sequence so far (checked before any call).
-pub(super) fn exact_sequence(
+pub(super) fn exact_sequence<'a>(
     client: &LlmClient,
-    ctx: &TurnContext<'_>,
-) -> Result<Vec<u32>, PlayerError> {
+    ctx: &TurnContext<'a>,
+) -> Result<&'a [u32], PlayerError> {
     ctx.own_sequence().ok_or_else(|| PlayerError::Spec {
         spec: client.settings().model.clone(),
         message: "a token-exact seat needs every earlier call of the episode to be exact".into(),
@@ -72,6 +72,19 @@ pub(super) async fn llm_call(
             tokens,
         });
     };
+    // Boxed: only token-exact seats carry the size of its two calls.
+    Box::pin(exact_call(client, sampling_seed, view, sequence, fields)).await
+}
+
+/// [`llm_call`] of a token-exact seat: the ids of its new messages, then what the model samples
+/// after its whole sequence.
+async fn exact_call(
+    client: &LlmClient,
+    sampling_seed: u64,
+    view: &[Message],
+    sequence: &[u32],
+    fields: serde_json::Map<String, serde_json::Value>,
+) -> Result<CallAnswer, LlmError> {
     let api = client.settings().token_api;
     let mut sequence = sequence.to_vec();
     let next = client.next_prompt(api, &sequence, view).await?;

@@ -12,7 +12,7 @@ use super::error::ServeError;
 use super::ids::IdClaim;
 use super::wire::{EnvState, EpisodeState, Info, Observation, StepAnswer, TokenIds};
 use crate::agents::Played;
-use crate::game::{token_sequence, Completion, FirstMover, Message, PerSeat, Seat};
+use crate::game::{Completion, FirstMover, Message, PerSeat, Seat};
 use crate::llm::{LlmClient, TokenApi};
 use crate::observation::SeatState;
 use crate::protocol::TurnFormat;
@@ -226,13 +226,11 @@ impl Session {
         if let Some(seat) = driver.to_move() {
             if let Some(exact) = self.tokens.as_mut() {
                 let episode = driver.episode();
-                let sequence = token_sequence(episode.turns(), seat, &episode.setup().rules)
-                    .ok_or_else(|| {
-                        ServeError::Execution(
-                            "token-exact mode: an earlier turn of this seat has no token ids"
-                                .into(),
-                        )
-                    })?;
+                let sequence = episode.token_sequence(seat).ok_or_else(|| {
+                    ServeError::Execution(
+                        "token-exact mode: an earlier turn of this seat has no token ids".into(),
+                    )
+                })?;
                 let next = exact
                     .client
                     .next_prompt(exact.api, &sequence, episode.view(seat))
