@@ -99,7 +99,10 @@ pub(crate) fn deal_utilities(
     let space = scenario.term_space();
     PerSeat::new(
         scenario.utility(setup.seats.learner.role, learner_terms),
-        scenario.utility(setup.seats.opponent.role, &learner_terms.flipped(space)),
+        scenario.utility(
+            setup.seats.opponent.role,
+            &learner_terms.seen_by_other(space),
+        ),
     )
 }
 

@@ -10,9 +10,9 @@ pub fn render_action(action: &Action, space: TermSpace<'_>, from_mover: bool) ->
     match action {
         Action::Submit(terms) => {
             let terms = if from_mover {
-                terms.clone()
+                std::borrow::Cow::Borrowed(terms)
             } else {
-                terms.flipped(space)
+                terms.seen_by_other(space)
             };
             format!("{} {}", action.kind().token(), terms.render(space))
         }

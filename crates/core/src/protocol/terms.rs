@@ -201,15 +201,23 @@ impl Terms {
     /// The same deal seen by the other seat: item shares become `count − x`; prices and contracts
     /// are shared, so they do not change.
     pub fn flipped(&self, space: TermSpace<'_>) -> Terms {
+        self.seen_by_other(space).into_owned()
+    }
+
+    /// [`flipped`](Self::flipped), borrowed where the other seat reads the same terms (prices,
+    /// contracts): what a hot path reads, with no copy of terms that do not change.
+    pub fn seen_by_other(&self, space: TermSpace<'_>) -> std::borrow::Cow<'_, Terms> {
         match (self, space) {
-            (Terms::Items(shares), TermSpace::Items(items)) => Terms::Items(
-                shares
-                    .iter()
-                    .zip(items)
-                    .map(|(x, item)| item.count.saturating_sub(*x))
-                    .collect(),
-            ),
-            _ => self.clone(),
+            (Terms::Items(shares), TermSpace::Items(items)) => {
+                std::borrow::Cow::Owned(Terms::Items(
+                    shares
+                        .iter()
+                        .zip(items)
+                        .map(|(x, item)| item.count.saturating_sub(*x))
+                        .collect(),
+                ))
+            }
+            _ => std::borrow::Cow::Borrowed(self),
         }
     }
 

@@ -428,7 +428,9 @@ pub async fn play(
             seat,
         });
     }
-    let mut record = driver.into_rewarded_record().await?;
+    // Boxed: the rewards' calls (a judge, a reward model) are a large future, alive only as
+    // the episode ends; inline, every episode in flight would carry their size all along.
+    let mut record = Box::pin(driver.into_rewarded_record()).await?;
     named.name(&mut record);
     Ok(record)
 }
