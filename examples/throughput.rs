@@ -15,10 +15,11 @@
 //! against the ideal concurrency / latency.
 //!
 //! `cargo run --release --example throughput [-- --concurrency 1,64,256,1024,4096
-//!  --latency-ms 0,200 --waves 4 --min-episodes 1000 --current-thread]`
+//!  --latency-ms 0,200 --waves 4 --min-episodes 1000 --threads N]`
 //!
-//! `--current-thread` runs each cell on a current-thread tokio runtime instead of the
-//! multi-thread one `dealgym run` uses.
+//! Each cell runs on the runtime `dealgym run` uses: one thread (a current-thread tokio
+//! runtime), or with `--threads N` (N > 1) a multi-thread runtime of N workers, as
+//! `dealgym run --threads N`.
 
 mod common;
 
@@ -30,6 +31,12 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::json;
+
+/// The allocator `dealgym` itself runs on (src/main.rs: mimalloc with `--features mimalloc`,
+/// else the system's), so the cells measure what the binary spends.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Let the process hold as many sockets as the hard limit allows (4096 in flight needs more
 /// than the usual 1024 descriptors, in the client and in the mock).
@@ -102,14 +109,19 @@ fn cell_child(args: &[String]) {
     let limit: usize = arg(args, "--limit").unwrap().parse().unwrap();
     let group: u32 = arg(args, "--group").unwrap().parse().unwrap();
     let out = PathBuf::from(arg(args, "--out").unwrap());
-    // `--current-thread`: the run on one thread (no work stealing, no cross-thread wakeups).
-    let runtime = if args.iter().any(|a| a == "--current-thread") {
+    // As `dealgym run --threads N`: one thread by default (no cross-thread wake-ups).
+    let threads: usize = arg(args, "--threads").map_or(1, |v| v.parse().unwrap());
+    let runtime = if threads == 1 {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap()
     } else {
-        tokio::runtime::Runtime::new().unwrap()
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()
+            .unwrap()
     };
     let spec = format!("openai:mock@{base_url}");
     let mut options = dealgym::run::RunOptions::new(scenario_files(), &spec, &spec, out);
@@ -224,7 +236,7 @@ fn run_cell(
     concurrency: u64,
     latency_ms: u64,
     episodes: u64,
-    current_thread: bool,
+    threads: usize,
 ) -> Row {
     // Episodes = 5 families × limit × group (Job Interview has 109 scenarios).
     let limit = episodes.div_ceil(5).clamp(1, 100);
@@ -240,7 +252,7 @@ fn run_cell(
         .args(["--concurrency", &concurrency.to_string()])
         .args(["--limit", &limit.to_string(), "--group", &group.to_string()])
         .args(["--out", &out.display().to_string()])
-        .args(current_thread.then_some("--current-thread"))
+        .args(["--threads", &threads.to_string()])
         .stdout(Stdio::piped())
         .spawn()
         .expect("start the cell");
@@ -341,7 +353,7 @@ fn main() {
     }
     let concurrencies = list(&args, "--concurrency", &[1, 64, 256, 1024, 4096]);
     let latencies = list(&args, "--latency-ms", &[0, 200]);
-    let current_thread = args.iter().any(|a| a == "--current-thread");
+    let threads: usize = arg(&args, "--threads").map_or(1, |v| v.parse().unwrap());
     let waves: u64 = arg(&args, "--waves").map_or(4, |v| v.parse().unwrap());
     let min_episodes: u64 = arg(&args, "--min-episodes").map_or(1000, |v| v.parse().unwrap());
 
@@ -363,7 +375,7 @@ fn main() {
             } else {
                 (concurrency * waves).max(min_episodes)
             };
-            let r = run_cell(&url, concurrency, latency_ms, episodes, current_thread);
+            let r = run_cell(&url, concurrency, latency_ms, episodes, threads);
             // The engine's share of each call slot's cycle: the cycle (in flight / rate) less
             // the mean call latency the server gave.
             let (steady, ideal, eff, gap) = match r.steady {

@@ -10,6 +10,12 @@ use clap::Parser;
 use commands::*;
 use flags::{Cli, Command};
 
+/// With `--features mimalloc`: mimalloc, not the system's malloc (a turn makes many small,
+/// short-lived allocations; BENCHMARKS.md, "What a turn costs", weighs the two).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Run(flags) => run::run_command(flags),

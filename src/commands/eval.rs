@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 
-use super::{existing_file_notes, runtime};
+use super::{existing_file_notes, plan_runtime};
 use crate::flags::eval::EvalFlags;
 use dealgym::eval::eval;
 use dealgym::run::{written_line, Stop};
@@ -11,7 +11,7 @@ pub fn eval_command(flags: EvalFlags) -> Result<()> {
     if let Some(role) = &flags.table_role {
         return table_eval_command(&flags, role);
     }
-    runtime()?.block_on(async {
+    plan_runtime(flags.plan.threads)?.block_on(async {
         let options = flags.options()?;
         let summary = eval(&options, Stop::on_signals(options.run.grace)).await?;
         print!("{}", summary.tables.markdown());
@@ -58,7 +58,7 @@ pub fn eval_command(flags: EvalFlags) -> Result<()> {
 
 /// `dealgym eval --table-role ROLE`: every entrant at ROLE in turn on n-party scenarios.
 fn table_eval_command(flags: &EvalFlags, role: &str) -> Result<()> {
-    runtime()?.block_on(async {
+    plan_runtime(flags.plan.threads)?.block_on(async {
         let options = flags.table_options(role)?;
         let summary =
             dealgym::eval::eval_tables(&options, Stop::on_signals(options.run.grace)).await?;

@@ -56,6 +56,22 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
+/// The runtime a plan of episodes is played on (`--threads`): one thread by default (a
+/// current-thread runtime: no episode is woken on another thread), else that many workers.
+fn plan_runtime(threads: Option<usize>) -> Result<tokio::runtime::Runtime> {
+    match threads.unwrap_or(1) {
+        1 => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("starting the async runtime"),
+        n => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n)
+            .enable_all()
+            .build()
+            .context("starting the async runtime"),
+    }
+}
+
 async fn ctrl_c() {
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await;

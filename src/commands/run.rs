@@ -2,14 +2,14 @@
 
 use anyhow::{Context, Result};
 
-use super::{ctrl_c, existing_file_notes, exit_as, runtime};
+use super::{ctrl_c, existing_file_notes, exit_as, plan_runtime, runtime};
 use crate::flags::demo::DemoFlags;
 use crate::flags::run::RunFlags;
 use dealgym::run::{run, run_tables, written_line, RunSummary, Stop, TableRunSummary};
 use dealgym_mock::demo::{demo, DemoOptions};
 
 pub fn run_command(flags: RunFlags) -> Result<()> {
-    runtime()?.block_on(async {
+    plan_runtime(flags.plan.threads)?.block_on(async {
         let options = flags.options()?;
         if options.is_table_run() {
             let summary = run_tables(&options, Stop::on_signals(options.grace)).await?;

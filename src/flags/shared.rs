@@ -38,6 +38,12 @@ pub struct PlanFlags {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub concurrency: ConcurrencyFlag,
+    /// Threads the engine plays its episodes on, 1 to 256 (default 1). One thread serves
+    /// thousands of turns a second (BENCHMARKS.md: tens of µs of CPU per turn) and spends the
+    /// least per turn, as no episode is ever woken on another thread; more keep up when one
+    /// core cannot (thousands of episodes in flight against a fast endpoint).
+    #[arg(long, value_parser = count_flag::<usize>(1, 256))]
+    pub threads: Option<usize>,
     #[command(flatten)]
     pub group_size: GroupSizeFlag,
     /// The learner's role (buyer, seller, agent_1, agent_2, worker, recruiter, bd, hotel).
