@@ -434,7 +434,7 @@ impl LlmClient {
     pub(crate) async fn post_json<T>(
         &self,
         url: &str,
-        request: &impl Serialize,
+        request: &(impl Serialize + Sync),
         read: impl Fn(&[u8]) -> Result<T, LlmError>,
     ) -> Result<(T, u32), LlmError> {
         self.post_to(&PostTarget::new(url), url, request, 1024, read)
@@ -447,18 +447,21 @@ impl LlmClient {
         &self,
         target: &PostTarget,
         url: &str,
-        request: &impl Serialize,
+        request: &(impl Serialize + Sync),
         size: usize,
         read: impl Fn(&[u8]) -> Result<T, LlmError>,
     ) -> Result<(T, u32), LlmError> {
         let s = &self.settings;
-        let mut body = Vec::with_capacity(size);
-        serde_json::to_writer(&mut body, request).map_err(|e| LlmError::BadResponse {
-            url: url.to_string(),
-            message: format!("cannot encode the request: {e}"),
-        })?;
-        // Shared, not copied, by every try.
-        let body = bytes::Bytes::from(body);
+        // Written for each try, not kept between them: once a try's request is sent its body
+        // is dropped, so a call waiting for its answer holds no copy of the conversation.
+        let body = || {
+            let mut body = Vec::with_capacity(size);
+            serde_json::to_writer(&mut body, request).map_err(|e| LlmError::BadResponse {
+                url: url.to_string(),
+                message: format!("cannot encode the request: {e}"),
+            })?;
+            Ok(bytes::Bytes::from(body))
+        };
         let mut tries = 0;
         loop {
             tries += 1;
@@ -493,18 +496,20 @@ impl LlmClient {
         Duration::from_secs_f64(base * rand::rng().random_range(0.5..1.0))
     }
 
+    /// One try: the request `body` writes, sent to `target`; the answer's body, or the error
+    /// its status or its failure says.
     async fn call_once(
         &self,
         target: &PostTarget,
         url: &str,
-        body: &bytes::Bytes,
+        body: &(dyn Fn() -> Result<bytes::Bytes, LlmError> + Sync),
     ) -> Result<Vec<u8>, LlmError> {
         let s = &self.settings;
         let timeout = Duration::from_secs_f64(s.timeout_s);
         if let Some(fast) = &target.fast {
             let answer = transport::post(
                 fast,
-                body.clone(),
+                body,
                 self.api_key.as_deref(),
                 timeout,
                 MAX_RESPONSE_BYTES,
@@ -526,7 +531,7 @@ impl LlmClient {
             .post(target_url)
             .timeout(timeout)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.clone());
+            .body(body()?);
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }

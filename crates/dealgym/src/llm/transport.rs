@@ -193,11 +193,12 @@ impl Pool {
     }
 }
 
-/// POST `body` (JSON) to `target`, with `bearer` as the key if any; the whole call within
-/// `timeout`; the answer at most `max_bytes` long.
+/// POST the JSON `body` writes to `target`, with `bearer` as the key if any; the whole call
+/// within `timeout`; the answer at most `max_bytes` long. The body is written for each request
+/// sent (a second one on a new connection), and dropped once sent.
 pub(crate) async fn post(
     target: &Target,
-    body: Bytes,
+    body: &(dyn Fn() -> Result<Bytes, LlmError> + Sync),
     bearer: Option<&str>,
     timeout: Duration,
     max_bytes: usize,
@@ -206,14 +207,14 @@ pub(crate) async fn post(
         // A reused connection that fails before anything came back may have been closed by
         // the server as we wrote: once more, on a new connection.
         if let Some(c) = POOL.take(&target.authority) {
-            match exchange(target, c, body.clone(), bearer, max_bytes).await {
+            match exchange(target, c, body()?, bearer, max_bytes).await {
                 Ok(answer) => return Ok(answer),
                 Err(Failure::BeforeAnswer(_)) => {}
                 Err(Failure::After(e)) => return Err(e),
             }
         }
         let c = dial(target).await?;
-        exchange(target, c, body, bearer, max_bytes)
+        exchange(target, c, body()?, bearer, max_bytes)
             .await
             .map_err(Failure::into_error)
     };
@@ -401,7 +402,7 @@ mod tests {
     async fn call(target: &Target, max_bytes: usize) -> Result<Answer, LlmError> {
         post(
             target,
-            Bytes::from_static(b"{\"a\":1}"),
+            &|| Ok(Bytes::from_static(b"{\"a\":1}")),
             None,
             Duration::from_secs(5),
             max_bytes,
@@ -469,7 +470,7 @@ mod tests {
         let url = reqwest::Url::parse(&format!("http://127.0.0.1:{port}/v1/x")).unwrap();
         let e = post(
             &Target::plain(&url).unwrap(),
-            Bytes::from_static(b"{}"),
+            &|| Ok(Bytes::from_static(b"{}")),
             None,
             Duration::from_millis(200),
             10,
