@@ -216,8 +216,8 @@ pub struct LlmClient {
     http: reqwest::Client,
     settings: std::sync::Arc<EndpointSettings>,
     url: String,
-    /// The chat-completions URL, read once.
-    chat: PostTarget,
+    /// The chat-completions URL, read once (shared by the client's clones).
+    chat: std::sync::Arc<PostTarget>,
     api_key: Option<String>,
 }
 
@@ -353,7 +353,7 @@ impl LlmClient {
         Ok(LlmClient {
             http,
             settings: std::sync::Arc::new(settings),
-            chat: PostTarget::new(&url),
+            chat: std::sync::Arc::new(PostTarget::new(&url)),
             url,
             api_key,
         })
@@ -612,7 +612,7 @@ impl LlmClient {
         LlmClient {
             http: self.http.clone(),
             settings: std::sync::Arc::new(settings),
-            chat: PostTarget::new(&url),
+            chat: std::sync::Arc::new(PostTarget::new(&url)),
             url,
             api_key: self.api_key.clone(),
         }

@@ -233,7 +233,7 @@ impl Session {
                 })?;
                 let next = exact
                     .client
-                    .next_prompt(exact.api, &sequence, episode.view(seat))
+                    .next_prompt(exact.api, sequence, episode.view(seat))
                     .await
                     .map_err(|e| {
                         ServeError::Upstream(format!("token-exact mode: the policy server: {e}"))
