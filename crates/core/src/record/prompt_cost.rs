@@ -32,6 +32,9 @@ pub struct CallCost {
     pub cached: Option<u64>,
     /// The tokens new since the seat's previous call.
     pub minimum: u64,
+    /// Whether this is the seat's first call of the episode (its minimum is its whole prompt,
+    /// of which a server may hold a part another episode sent: a shared system prompt).
+    pub first: bool,
 }
 
 impl CallCost {
@@ -66,6 +69,7 @@ pub fn seat_calls<'a>(turns: impl IntoIterator<Item = &'a TurnRecord>) -> Vec<Ca
             prompt,
             cached: usage.cached_tokens().map(|c| c.min(prompt)),
             minimum,
+            first: before.is_none(),
         });
         before = Some(prompt + usage.completion_tokens);
     }
@@ -84,6 +88,10 @@ pub struct PromptCost {
     pub cached: u64,
     pub evaluated: u64,
     pub minimum: u64,
+    /// `evaluated` and `minimum` of the calls after each seat's first: what a server that keeps
+    /// a conversation re-reads of it, apart from what it shares between episodes.
+    pub later_evaluated: u64,
+    pub later_minimum: u64,
 }
 
 impl PromptCost {
@@ -95,6 +103,10 @@ impl PromptCost {
             self.cached += cached;
             self.evaluated += call.prompt - cached;
             self.minimum += call.minimum;
+            if !call.first {
+                self.later_evaluated += call.prompt - cached;
+                self.later_minimum += call.minimum;
+            }
         }
     }
 
@@ -105,12 +117,19 @@ impl PromptCost {
         self.cached += other.cached;
         self.evaluated += other.evaluated;
         self.minimum += other.minimum;
+        self.later_evaluated += other.later_evaluated;
+        self.later_minimum += other.later_minimum;
     }
 
     /// Evaluated over minimum, over the calls that reported their cache; `None` without any.
     pub fn ratio(&self) -> Option<f64> {
         (self.reported > 0 && self.minimum > 0)
             .then(|| self.evaluated as f64 / self.minimum as f64)
+    }
+
+    /// The same over the calls after each seat's first.
+    pub fn later_ratio(&self) -> Option<f64> {
+        (self.later_minimum > 0).then(|| self.later_evaluated as f64 / self.later_minimum as f64)
     }
 }
 
@@ -197,6 +216,9 @@ mod tests {
         calls.iter().for_each(|c| sum.add(c));
         assert_eq!((sum.prompt, sum.cached, sum.evaluated, sum.minimum), (470, 288, 182, 180));
         assert_eq!(sum.ratio(), Some(182.0 / 180.0));
+        assert_eq!((sum.later_evaluated, sum.later_minimum), (82, 80));
+        assert_eq!(sum.later_ratio(), Some(82.0 / 80.0));
+        assert_eq!(calls.iter().map(|c| c.first).collect::<Vec<_>>(), [true, false, false]);
     }
 
     #[test]

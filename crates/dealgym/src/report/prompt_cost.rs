@@ -1,6 +1,8 @@
 //! The prompt-cost table: per family (both seats) and per family and seat, the prompt tokens
 //! the model was sent, those its server took from its cache, those it evaluated and the minimum
-//! (the tokens new since the seat's last call), with evaluated/minimum. The figures are
+//! (the tokens new since the seat's last call), with evaluated/minimum over every call and over
+//! the calls after each seat's first (what is left once a system prompt shared between
+//! episodes is set apart). The figures are
 //! [`crate::record::PromptCosts`]'; shown only when some call's server said what it had cached
 //! (`usage.prompt_tokens_details.cached_tokens`), so reports of other records keep their tables.
 
@@ -23,6 +25,7 @@ pub(crate) fn prompt_cost_table(costs: &PromptCosts) -> Option<Table> {
             Cell::Count(c.evaluated),
             Cell::Count(c.minimum),
             Cell::Number(c.ratio(), 3),
+            Cell::Number(c.later_ratio(), 3),
         ]
     };
     let families = costs.by_family();
@@ -49,6 +52,7 @@ pub(crate) fn prompt_cost_table(costs: &PromptCosts) -> Option<Table> {
             Column::new("evaluated", "evaluated_tokens"),
             Column::new("minimum", "minimum_tokens"),
             Column::new("evaluated / minimum", "ratio"),
+            Column::new("after each seat's first call", "ratio_later"),
         ],
         rows,
     })
