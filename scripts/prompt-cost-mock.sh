@@ -8,8 +8,10 @@
 #   scripts/prompt-cost-mock.sh [--replicas N] [--limit L] [--group-size G] [--concurrency C]
 #                               [--cache-tokens T] [--latency-ms MS] [--keep DIR]
 #
-# Defaults: 4 replicas, 1024 episodes in flight, both seats on the replicas (self-play), L = 60
-# scenarios of each of the five two-party families played G = 8 times (2,400 episodes), a cache
+# Defaults: 4 replicas, 1024 episodes in flight, both seats on the replicas (self-play), L = 400
+# scenarios of each of the five two-party families played once (1,709 episodes: Job Interview
+# has 109 scenarios; with G > 1 a GRPO group's members share their conversations' prefixes, so
+# a seat finds more than its own history cached and the figure drops below 1), a cache
 # of 2^22 tokens per replica (more than the conversations in flight hold, so what is re-read is
 # the routing's doing, not the capacity's), 20 ms latency. Each routing gets fresh mocks.
 # Prints, per routing, one line per family: calls, prompt, cached, evaluated, minimum, the
@@ -19,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-REPLICAS=4 LIMIT=60 GROUP=8 CONCURRENCY=1024 CACHE=$((1 << 22)) LATENCY=20 KEEP=
+REPLICAS=4 LIMIT=400 GROUP=1 CONCURRENCY=1024 CACHE=$((1 << 22)) LATENCY=20 KEEP=
 while [ $# -gt 0 ]; do
   case "$1" in
     --replicas) REPLICAS=$2; shift 2 ;;
@@ -77,10 +79,10 @@ for routing in sticky least_loaded; do
   t0=$(date +%s.%N)
   "$DEALGYM" run "${scenarios[@]}" --limit "$LIMIT" --group-size "$GROUP" --config "$work/$routing.toml" \
     --learner pool --opponent pool --seed 1 --concurrency "$CONCURRENCY" --quiet \
-    --out "$work/$routing.jsonl" > "$work/$routing.run.txt"
+    --out "$work/$routing.jsonl" > "$work/$routing.run.txt" 2>&1
   t1=$(date +%s.%N)
   stop_mocks
-  "$DEALGYM" report "$work/$routing.jsonl" --out "$work/$routing-report" --transcripts 0 --quiet
+  "$DEALGYM" report "$work/$routing.jsonl" --out "$work/$routing-report" --transcripts 0 --quiet 2>/dev/null
   table=$work/$routing-report/tables/prompt_cost.csv
   if [ ! -s "$table" ]; then
     echo "prompt-cost-mock: FAIL: the $routing report has no prompt-cost table" >&2

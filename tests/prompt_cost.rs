@@ -104,7 +104,11 @@ async fn sticky_routing_on_the_mock_reads_the_new_suffix_and_the_report_shows_it
             family.name(),
             cost.ratio().unwrap()
         );
-        assert!(later >= 1.0 && later <= 1.1, "{}: {later:.3}", family.name());
+        assert!(
+            later >= 1.0 && later <= 1.1,
+            "{}: {later:.3}",
+            family.name()
+        );
         assert_eq!(cost.calls, cost.reported);
         assert_eq!(cost.prompt, cost.cached + cost.evaluated);
     }

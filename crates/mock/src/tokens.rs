@@ -299,7 +299,8 @@ pub(super) async fn completion_route(
     });
     if let Some(cached) = cached {
         // As llama.cpp says it: of the prompt, `cache_n` from the cache, `prompt_n` evaluated.
-        answer["timings"] = json!({"cache_n": cached, "prompt_n": body.prompt.len() as u64 - cached});
+        answer["timings"] =
+            json!({"cache_n": cached, "prompt_n": body.prompt.len() as u64 - cached});
     }
     Json(answer).into_response()
 }

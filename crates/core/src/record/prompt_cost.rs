@@ -123,8 +123,7 @@ impl PromptCost {
 
     /// Evaluated over minimum, over the calls that reported their cache; `None` without any.
     pub fn ratio(&self) -> Option<f64> {
-        (self.reported > 0 && self.minimum > 0)
-            .then(|| self.evaluated as f64 / self.minimum as f64)
+        (self.reported > 0 && self.minimum > 0).then(|| self.evaluated as f64 / self.minimum as f64)
     }
 
     /// The same over the calls after each seat's first.
@@ -214,11 +213,17 @@ mod tests {
         );
         let mut sum = PromptCost::default();
         calls.iter().for_each(|c| sum.add(c));
-        assert_eq!((sum.prompt, sum.cached, sum.evaluated, sum.minimum), (470, 288, 182, 180));
+        assert_eq!(
+            (sum.prompt, sum.cached, sum.evaluated, sum.minimum),
+            (470, 288, 182, 180)
+        );
         assert_eq!(sum.ratio(), Some(182.0 / 180.0));
         assert_eq!((sum.later_evaluated, sum.later_minimum), (82, 80));
         assert_eq!(sum.later_ratio(), Some(82.0 / 80.0));
-        assert_eq!(calls.iter().map(|c| c.first).collect::<Vec<_>>(), [true, false, false]);
+        assert_eq!(
+            calls.iter().map(|c| c.first).collect::<Vec<_>>(),
+            [true, false, false]
+        );
     }
 
     #[test]

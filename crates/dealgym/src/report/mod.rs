@@ -38,8 +38,8 @@ use std::path::PathBuf;
 use crate::eval::{EvalTables, SpillError};
 use crate::game::{OutcomeKind, Seat};
 use crate::record::{
-    record_files_in, Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFiles,
-    PromptCosts, RewardIssueCounts,
+    record_files_in, Duplicates, EpisodeRecord, OnDuplicate, PromptCosts, ReadError, RecordFiles,
+    RewardIssueCounts,
 };
 use crate::score::{cell, pct_cell, Aggregate, Estimate, Weights};
 
