@@ -105,7 +105,7 @@ async fn sticky_routing_on_the_mock_reads_the_new_suffix_and_the_report_shows_it
             cost.ratio().unwrap()
         );
         assert!(
-            later >= 1.0 && later <= 1.1,
+            (1.0..=1.1).contains(&later),
             "{}: {later:.3}",
             family.name()
         );
