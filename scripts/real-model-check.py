@@ -90,7 +90,12 @@ def main():
     for run, (seats, constrained) in RUNS.items():
         try:
             records = read_jsonl(f"{work}/{run}.jsonl")
-            summary = {row["family"]: row for row in read_jsonl(f"{work}/{run}.summary.jsonl")}
+            # Family rows only (a run over replicas adds one line per seat and replica).
+            summary = {
+                row["family"]: row
+                for row in read_jsonl(f"{work}/{run}.summary.jsonl")
+                if "family" in row
+            }
         except (OSError, ValueError) as e:
             failures.append(f"{run}: cannot read its records or summary: {e}")
             continue
