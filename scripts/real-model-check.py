@@ -11,6 +11,7 @@ records, the logprobs run's model turns lack the logprobs llama-server returned,
 token-exact call lacks its ids or resends its whole sequence. For the exact run it prints how
 many calls' sampled ids differ from llama-server's re-tokenization of their decoded text; for
 the tools run, how many model turns made tool calls and how many were read from text instead.
+For the self-play runs, the prompt tokens the model evaluated against the minimum per family.
 """
 import json
 import sys
@@ -25,7 +26,13 @@ RUNS = {
     "logprobs": (["learner"], True),
     "exact": (["learner", "opponent"], True),
     "tools": (["learner"], False),
+    "sticky": (["learner", "opponent"], True),
 }
+
+# Self-play runs whose prompt cost is printed: run -> whether its records must carry the
+# server's cache figures (llama-server says them in every chat answer's usage; a token-exact
+# call's record keeps them once the exact seat's call records them).
+PROMPT_COST = {"selfplay": True, "exact": False, "sticky": True}
 
 
 def post(url, body):
@@ -83,7 +90,12 @@ def main():
     for run, (seats, constrained) in RUNS.items():
         try:
             records = read_jsonl(f"{work}/{run}.jsonl")
-            summary = {row["family"]: row for row in read_jsonl(f"{work}/{run}.summary.jsonl")}
+            # Family rows only (a run over replicas adds one line per seat and replica).
+            summary = {
+                row["family"]: row
+                for row in read_jsonl(f"{work}/{run}.summary.jsonl")
+                if "family" in row
+            }
         except (OSError, ValueError) as e:
             failures.append(f"{run}: cannot read its records or summary: {e}")
             continue
@@ -165,9 +177,40 @@ def main():
             if missing or not turns:
                 failures.append(f"logprobs: {missing} of {len(turns)} model turns lack the server's logprobs")
     check_table(work, failures)
+    check_prompt_cost(work, failures)
     for f in failures:
         print(f"real-model: FAIL: {f}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def check_prompt_cost(work, failures):
+    """Prints, per self-play run and family, the prompt tokens llama-server evaluated against
+    the minimum (the tokens new since the seat's last call), as `dealgym report` computes them
+    (tables/prompt_cost.csv). Fails only on a broken measurement: no table where the server
+    reported its cache, a call without the figures, or figures that do not add up."""
+    import csv
+    import os
+    for run, required in PROMPT_COST.items():
+        path = os.path.join(work, f"{run}-report", "tables", "prompt_cost.csv")
+        if not os.path.exists(path):
+            if required:
+                failures.append(f"{run}: the report has no prompt-cost table")
+            else:
+                print(f"real-model: {run} run: its records do not keep the server's cache figures")
+            continue
+        with open(path, encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        for row in rows:
+            n = {k: int(row[k]) for k in ("calls", "reported_calls", "prompt_tokens", "cached_tokens",
+                                           "evaluated_tokens", "minimum_tokens")}
+            line = {"run": run, "group": row["group"], **n,
+                    "ratio": float(row["ratio"]) if row["ratio"] else None,
+                    "ratio_after_first_call": float(row["ratio_later"]) if row["ratio_later"] else None}
+            print("real-model-prompt-cost " + json.dumps(line))
+            if required and n["reported_calls"] != n["calls"]:
+                failures.append(f"{run}/{row['group']}: {n['calls'] - n['reported_calls']} calls lack the server's cache figures")
+            if n["cached_tokens"] + n["evaluated_tokens"] > n["prompt_tokens"] or n["minimum_tokens"] > n["prompt_tokens"]:
+                failures.append(f"{run}/{row['group']}: the prompt-cost figures do not add up: {n}")
 
 
 def check_table(work, failures):

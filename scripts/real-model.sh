@@ -14,11 +14,15 @@
 #                 /apply-template, /tokenize and /completion): checks each seat's calls carry ids
 #                 and extend its sequence, and counts the calls whose sampled ids differ from a
 #                 re-tokenization of their decoded text (what exact mode exists to avoid)
+#   sticky        self-play, constrained, over both servers as two replicas (sticky routing)
 #   tools         the learner acts through tools (learner_format = "tools": OpenAI tool
 #                 definitions to a second llama-server started with --jinja), against
 #                 rule:linear; counts the turns that made tool calls and replays it with --verify
 # It prints each run's summary table and one machine-readable line per run and family
-# ("real-model-result {json}"), and exits non-zero if dealgym crashes, loses an episode, ends one
+# ("real-model-result {json}"); for the self-play runs (selfplay, exact, sticky) the prompt
+# tokens llama-server evaluated against the minimum, the tokens new since the seat's last call
+# (`dealgym report`'s tables/prompt_cost.csv; one "real-model-prompt-cost {json}" line per run
+# and family; a figure, never a pass mark), and exits non-zero if dealgym crashes, loses an episode, ends one
 # as a backend error, or a constrained run has format compliance under 90% in any family.
 # If a package registry cannot be reached it prints one "SKIPPED: real-model: <reason>" line and
 # exits 0. The servers it started are stopped by their PIDs on any exit.
@@ -105,6 +109,9 @@ player() { # name constrain logprobs [more lines] [port]
   player smol_exact gbnf false 'tokens = "exact"
 token_api = "llama_cpp"'
   player smol_tools none false "" "$tools_port"
+  # Both servers as two replicas of one model: each episode-seat keeps its server (sticky).
+  printf '[players.smol_sticky]\nendpoints = ["http://127.0.0.1:%s/v1", "http://127.0.0.1:%s/v1"]\n' "$port" "$tools_port"
+  printf 'model = "smollm2-135m-instruct"\ntemperature = 0.7\nmax_tokens = 256\ntimeout_s = 300\nretries = 2\nconstrain = "gbnf"\n\n'
 } > "$work/config.toml"
 # The tools run: the learner acts through tools (make_offer, accept, …), sent as OpenAI tool
 # definitions; its turns are read from the calls the model makes (or, if it writes text, as text).
@@ -134,6 +141,14 @@ run selfplay smol smol
 run logprobs smol_lp rule:linear
 run exact smol_exact smol_exact
 run tools smol_tools rule:linear "$work/tools.toml"
+run sticky smol_sticky smol_sticky
+# What the model read: the report's prompt-cost table of each self-play run.
+for name in selfplay exact sticky; do
+  if [ -s "$work/$name.jsonl" ]; then
+    "$DEALGYM" report "$work/$name.jsonl" --out "$work/$name-report" --transcripts 0 --quiet \
+      || failures=$((failures + 1))
+  fi
+done
 # The tools run replays exactly from its records (its calls are kept turn by turn).
 "$DEALGYM" replay "$work/tools.jsonl" --verify || failures=$((failures + 1))
 

@@ -30,6 +30,7 @@ mod merge;
 mod planner;
 mod prefixes;
 mod presets;
+mod prompt_cost;
 mod properties;
 mod real_outputs;
 mod replay;

@@ -541,19 +541,23 @@ async fn chat(
     if !tool_calls.is_empty() {
         message["tool_calls"] = json!(tool_calls);
     }
-    // With a prefix cache, prompts are counted in the mock's own tokenization (the one its
-    // token routes use); without, as a rough estimate (as records have always had it).
-    let (prompt_tokens, cached) = match &state.prefix_cache {
+    let words: Vec<&str> = content.split_whitespace().collect();
+    // With a prefix cache, prompts and replies are counted in the mock's own tokenization (the
+    // one its token routes use; a reply is its text and the end-of-turn token, as the next
+    // prompt renders it); without, as a rough estimate (as records have always had it).
+    let (prompt_tokens, cached, completion_tokens) = match &state.prefix_cache {
         Some(cache) => {
             let ids = tokenize(&render(&parsed.messages, MockTemplate::Chatml, true));
-            let cached = cache.serve(&ids);
+            let mut reply = tokenize(&content);
+            reply.push(tokens::IM_END);
+            let cached = cache.serve(&ids, &reply);
             let uncached = ids.len() as u64 - cached.min(ids.len() as u64);
             stats
                 .prompt_tokens
                 .fetch_add(ids.len() as u64, Ordering::Relaxed);
             stats.cached_tokens.fetch_add(cached, Ordering::Relaxed);
             sleep_ms(uncached * config.prefill_us_per_token / 1000).await;
-            (ids.len(), Some(cached))
+            (ids.len(), Some(cached), reply.len())
         }
         None => (
             parsed
@@ -562,9 +566,9 @@ async fn chat(
                 .map(|m| m.content.len() / 4 + 4)
                 .sum(),
             None,
+            words.len(),
         ),
     };
-    let words: Vec<&str> = content.split_whitespace().collect();
     let finish = if tool_calls.is_empty() {
         "stop"
     } else {
@@ -592,7 +596,7 @@ async fn chat(
         "created": 0,
         "model": parsed.model.unwrap_or_else(|| "mock".into()),
         "choices": [choice],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": words.len(), "total_tokens": prompt_tokens + words.len()},
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
     });
     if let Some(cached) = cached {
         response["usage"]["prompt_tokens_details"] = json!({ "cached_tokens": cached });

@@ -221,7 +221,17 @@ pub(super) struct CompletionBody {
 
 /// What the mock negotiator says to an id prompt: its ids, their logprobs, and whether the
 /// token budget cut it.
-async fn sample(state: &AppState, body: &CompletionBody) -> (String, Vec<u32>, Vec<f64>, bool) {
+/// What the mock sampled for an id prompt: the text, its ids and logprobs, whether the budget
+/// cut it, and (with a prefix cache) how many of the prompt's ids were cached.
+struct Sample {
+    text: String,
+    ids: Vec<u32>,
+    logprobs: Vec<f64>,
+    cut: bool,
+    cached: Option<u64>,
+}
+
+async fn sample(state: &AppState, body: &CompletionBody) -> Sample {
     state.stats.requests.fetch_add(1, Ordering::Relaxed);
     sleep_ms(state.config.latency_ms).await;
     let messages = messages_of(&detokenize(&body.prompt));
@@ -239,7 +249,29 @@ async fn sample(state: &AppState, body: &CompletionBody) -> (String, Vec<u32>, V
         .iter()
         .map(|id| -((fnv(&id.to_le_bytes()) % 2000) as f64) / 1000.0)
         .collect();
-    (detokenize(&ids), ids, logprobs, cut)
+    // The prefix cache sees the id prompt as sent and keeps the ids sampled after it, as the
+    // chat route does for its rendered prompt.
+    let cached = match &state.prefix_cache {
+        Some(cache) => {
+            let cached = cache.serve(&body.prompt, &ids);
+            let stats = &state.stats;
+            stats
+                .prompt_tokens
+                .fetch_add(body.prompt.len() as u64, Ordering::Relaxed);
+            stats.cached_tokens.fetch_add(cached, Ordering::Relaxed);
+            let uncached = body.prompt.len() as u64 - cached.min(body.prompt.len() as u64);
+            sleep_ms(uncached * state.config.prefill_us_per_token / 1000).await;
+            Some(cached)
+        }
+        None => None,
+    };
+    Sample {
+        text: detokenize(&ids),
+        ids,
+        logprobs,
+        cut,
+        cached,
+    }
 }
 
 /// `/completion` (llama.cpp): the sampled ids without an end-of-turn token.
@@ -247,19 +279,30 @@ pub(super) async fn completion_route(
     State(state): State<Arc<AppState>>,
     Json(body): Json<CompletionBody>,
 ) -> Response {
-    let (content, ids, logprobs, cut) = sample(&state, &body).await;
+    let Sample {
+        text: content,
+        ids,
+        logprobs,
+        cut,
+        cached,
+    } = sample(&state, &body).await;
     let probs: Vec<_> = ids
         .iter()
         .zip(&logprobs)
         .map(|(id, lp)| json!({"id": id, "logprob": lp, "token": detokenize(&[*id])}))
         .collect();
-    Json(json!({
+    let mut answer = json!({
         "content": content,
         "tokens": ids,
         "completion_probabilities": probs,
         "stop_type": if cut { "limit" } else { "eos" },
-    }))
-    .into_response()
+    });
+    if let Some(cached) = cached {
+        // As llama.cpp says it: of the prompt, `cache_n` from the cache, `prompt_n` evaluated.
+        answer["timings"] =
+            json!({"cache_n": cached, "prompt_n": body.prompt.len() as u64 - cached});
+    }
+    Json(answer).into_response()
 }
 
 /// `/v1/completions` (vLLM): the sampled ids, ending with the end-of-turn token it sampled.
@@ -267,12 +310,18 @@ pub(super) async fn completions_route(
     State(state): State<Arc<AppState>>,
     Json(body): Json<CompletionBody>,
 ) -> Response {
-    let (text, mut ids, mut logprobs, cut) = sample(&state, &body).await;
+    let Sample {
+        text,
+        mut ids,
+        mut logprobs,
+        cut,
+        cached,
+    } = sample(&state, &body).await;
     if !cut {
         ids.push(IM_END);
         logprobs.push(-0.001);
     }
-    Json(json!({
+    let mut answer = json!({
         "object": "text_completion",
         "choices": [{
             "index": 0,
@@ -281,8 +330,16 @@ pub(super) async fn completions_route(
             "logprobs": {"token_logprobs": logprobs},
             "finish_reason": if cut { "length" } else { "stop" },
         }],
-    }))
-    .into_response()
+    });
+    if let Some(cached) = cached {
+        let n = body.prompt.len() as u64;
+        answer["usage"] = json!({
+            "prompt_tokens": n,
+            "completion_tokens": ids.len(),
+            "prompt_tokens_details": {"cached_tokens": cached},
+        });
+    }
+    Json(answer).into_response()
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ mod duplicates;
 mod files;
 mod kind;
 mod player;
+mod prompt_cost;
 mod reader;
 mod replay;
 mod table;
@@ -39,6 +40,7 @@ pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate};
 pub use files::{record_files_in, Located, RecordFiles};
 pub use kind::{file_kind, records_kind, RecordsKind};
 pub use player::{PlayerSpec, SeatKind};
+pub use prompt_cost::{seat_calls, CallCost, PromptCost, PromptCosts};
 pub use reader::{ReadError, RecordReader};
 pub use replay::{ReplayError, TemplateDiff};
 pub use table::{

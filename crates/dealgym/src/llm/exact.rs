@@ -48,7 +48,7 @@ pub struct Sampled {
     pub finish_reason: Option<String>,
     pub retries: u32,
     /// Prompt tokens the server served from its prefix cache, when it says (vLLM's
-    /// `usage.prompt_tokens_details.cached_tokens`, llama.cpp's `tokens_cached`).
+    /// `usage.prompt_tokens_details.cached_tokens`, llama.cpp's `timings.cache_n`).
     pub cached_tokens: Option<u64>,
 }
 
@@ -297,8 +297,10 @@ struct LlamaAnswer {
     completion_probabilities: Vec<LlamaProb>,
     #[serde(default)]
     stop_type: Option<String>,
+    /// What it took from the slot's cache. (Not `tokens_cached`: that is the slot's whole
+    /// length after the call, the sampled tokens included, never the prompt's cached part.)
     #[serde(default)]
-    tokens_cached: Option<u64>,
+    timings: Option<super::types::LlamaTimings>,
 }
 
 #[derive(Deserialize)]
@@ -335,7 +337,7 @@ impl LlamaAnswer {
             ids: self.tokens,
             finish_reason,
             retries: 0,
-            cached_tokens: self.tokens_cached,
+            cached_tokens: self.timings.and_then(|t| t.cache_n),
         })
     }
 }

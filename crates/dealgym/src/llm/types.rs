@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::{Call, Message, ToolCall, Usage};
+use crate::vocab::{Call, Message, PromptTokensDetails, ToolCall, Usage};
 
 /// The request body. `extra` is merged in last, so a player's `extra_body`
 /// (`chat_template_kwargs`, `guided_regex`, `structured_outputs`, …) reaches the server as is.
@@ -31,15 +31,68 @@ pub(crate) struct ChatRequest<'a> {
 
 /// The parts of a response dealgym reads. Unknown fields are ignored.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(from = "ChatResponseLine")]
 pub(crate) struct ChatResponse {
-    #[serde(default)]
     pub model: Option<String>,
     pub choices: Vec<Choice>,
-    #[serde(default)]
+    /// The token counts, with the prompt tokens the server took from its cache where it said
+    /// so in `usage` or, for llama.cpp, in its `timings` ([`LlamaTimings::complete`]).
     pub usage: Option<Usage>,
     /// Token ids of the prompt as the server rendered it (vLLM with `return_token_ids`).
-    #[serde(default)]
     pub prompt_token_ids: Option<Vec<u32>>,
+}
+
+/// A chat completion as sent.
+#[derive(Deserialize)]
+struct ChatResponseLine {
+    #[serde(default)]
+    model: Option<String>,
+    choices: Vec<Choice>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    prompt_token_ids: Option<Vec<u32>>,
+    #[serde(default)]
+    timings: Option<LlamaTimings>,
+}
+
+impl From<ChatResponseLine> for ChatResponse {
+    fn from(line: ChatResponseLine) -> ChatResponse {
+        ChatResponse {
+            model: line.model,
+            choices: line.choices,
+            usage: LlamaTimings::complete(line.usage, line.timings),
+            prompt_token_ids: line.prompt_token_ids,
+        }
+    }
+}
+
+/// llama.cpp's `timings` beside an answer (`/v1/chat/completions` and `/completion`): of the
+/// prompt's tokens, `cache_n` came from the slot's cache (its `prompt_n`, the tokens
+/// evaluated, is the rest: not kept, it is the prompt's count less this).
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+pub(crate) struct LlamaTimings {
+    #[serde(default)]
+    pub cache_n: Option<u64>,
+}
+
+impl LlamaTimings {
+    /// The usage to keep: as the server gave it, and where it did not say what it took from
+    /// its cache (llama.cpp servers older than `usage.prompt_tokens_details`), `cache_n` as the
+    /// cached tokens. A server that says neither leaves the usage as it was, so its records
+    /// stay byte for byte what they were.
+    pub(crate) fn complete(usage: Option<Usage>, timings: Option<LlamaTimings>) -> Option<Usage> {
+        let cache_n = timings.and_then(|t| t.cache_n);
+        match (usage, cache_n) {
+            (Some(mut usage), Some(cached)) if usage.cached_tokens().is_none() => {
+                usage.prompt_tokens_details = Some(PromptTokensDetails {
+                    cached_tokens: Some(cached),
+                });
+                Some(usage)
+            }
+            (usage, _) => usage,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -181,6 +234,44 @@ mod tests {
             serde_json::to_string(&without).unwrap(),
             r#"{"completion_tokens":5,"prompt_tokens":100}"#
         );
+    }
+
+    /// llama.cpp's answer (b1-0c1e570, the real-model stage's build) says what it took from
+    /// its slot's cache twice: in `usage` and in `timings`; an older build only in `timings`.
+    #[test]
+    fn llama_cpp_cache_figures_are_kept_from_usage_or_else_from_timings() {
+        let answer = |usage: &str| {
+            let r: ChatResponse = serde_json::from_str(&format!(
+                r#"{{"choices":[{{"message":{{"content":"hi"}}}}],{usage}"timings":{{"cache_n":30,"prompt_n":13,"prompt_ms":1.5}}}}"#
+            ))
+            .unwrap();
+            r.usage
+        };
+        let now = answer(
+            r#""usage":{"completion_tokens":6,"prompt_tokens":43,"total_tokens":49,"prompt_tokens_details":{"cached_tokens":30}},"#,
+        );
+        assert_eq!(now.and_then(|u| u.cached_tokens()), Some(30));
+        let older = answer(r#""usage":{"completion_tokens":6,"prompt_tokens":43},"#).unwrap();
+        assert_eq!(older.cached_tokens(), Some(30));
+        assert_eq!(older.prompt_tokens - 30, 13);
+        // The server's own figure wins where both are given.
+        let both = LlamaTimings::complete(
+            Some(Usage {
+                prompt_tokens: 43,
+                completion_tokens: 6,
+                prompt_tokens_details: Some(PromptTokensDetails {
+                    cached_tokens: Some(29),
+                }),
+            }),
+            Some(LlamaTimings { cache_n: Some(30) }),
+        );
+        assert_eq!(both.and_then(|u| u.cached_tokens()), Some(29));
+        // No usage, nothing made up.
+        assert_eq!(answer(""), None);
+        let plain: ChatResponse =
+            serde_json::from_str(r#"{"choices":[{"message":{"content":"hi"}}],"usage":{"completion_tokens":1,"prompt_tokens":2}}"#)
+                .unwrap();
+        assert_eq!(plain.usage.and_then(|u| u.cached_tokens()), None);
     }
 
     #[test]

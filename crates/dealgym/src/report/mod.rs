@@ -26,6 +26,7 @@ mod html;
 mod labels;
 mod page;
 mod people;
+mod prompt_cost;
 mod sample;
 mod sensitivity;
 mod table;
@@ -37,7 +38,7 @@ use std::path::PathBuf;
 use crate::eval::{EvalTables, SpillError};
 use crate::game::{OutcomeKind, Seat};
 use crate::record::{
-    record_files_in, Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFiles,
+    record_files_in, Duplicates, EpisodeRecord, OnDuplicate, PromptCosts, ReadError, RecordFiles,
     RewardIssueCounts,
 };
 use crate::score::{cell, pct_cell, Aggregate, Estimate, Weights};
@@ -134,6 +135,8 @@ pub(crate) struct Collector {
     pub people: PeopleAndModels,
     /// Per training run and step, for records a trainer's adapter wrote.
     pub training: Training,
+    /// What the calls cost the model (prompt tokens evaluated against the minimum).
+    pub prompt_cost: PromptCosts,
 }
 
 impl Collector {
@@ -147,6 +150,7 @@ impl Collector {
             rewards: RewardIssueCounts::default(),
             people: PeopleAndModels::default(),
             training: Training::default(),
+            prompt_cost: PromptCosts::default(),
         }
     }
 
@@ -157,6 +161,7 @@ impl Collector {
         self.sample.offer(r, at);
         self.rewards.add(r);
         self.people.add(r);
+        self.prompt_cost.add(r);
         // A people's dialogue has no learner to group by and its two strangers are no pairing
         // of players: its figures are the people's table's (from each side), never the
         // aggregates', the sensitivity's or the ratings'.
@@ -223,6 +228,7 @@ pub(crate) fn write_report(
         rewards,
         people,
         training,
+        prompt_cost,
     } = collector;
     let episodes = sample.seen();
     if episodes == 0 {
@@ -268,6 +274,7 @@ pub(crate) fn write_report(
     let connections = ratings_table.as_ref().map(|_| head_to_head.connections());
     let people_table = people.has_people().then(|| people.table());
     let tickets = ticket_table(&groups);
+    let prompt_cost = prompt_cost::prompt_cost_table(&prompt_cost);
     // Every table's CSV, whether the page shows it, folds it or draws it.
     let every_table = aggregates
         .iter()
@@ -278,7 +285,8 @@ pub(crate) fn write_report(
         .chain(groups_table.iter())
         .chain(people_table.iter())
         .chain(tickets.iter())
-        .chain(labels.iter());
+        .chain(labels.iter())
+        .chain(prompt_cost.iter());
     for t in every_table {
         write(out.join("tables").join(format!("{}.csv", t.name)), &t.csv())?;
     }
@@ -372,6 +380,7 @@ pub(crate) fn write_report(
         people: people_table.as_ref(),
         tickets: tickets.as_ref(),
         labels: labels.as_ref(),
+        prompt_cost: prompt_cost.as_ref(),
         charts: &charts,
         panels: &panels,
     });

@@ -64,6 +64,9 @@ pub(crate) struct Parts<'a> {
     /// Hotel calls' per-ticket success and ρ (`tables::ticket_table`).
     pub tickets: Option<&'a Table>,
     pub labels: Option<&'a Table>,
+    /// What the calls cost the model, where a server reported its cache
+    /// (`prompt_cost::prompt_cost_table`).
+    pub prompt_cost: Option<&'a Table>,
     pub charts: &'a [Chart],
     /// Per-family panels of the learner's ρ over deals and deal rate per player.
     pub panels: &'a [(String, String, Vec<Chart>)],
@@ -157,6 +160,7 @@ pub(crate) fn sections<'a>(p: &Parts<'a>) -> Vec<Section<'a>> {
         }
     }
     details.extend(p.labels.map(folded));
+    details.extend(p.prompt_cost.map(folded));
 
     vec![
         Section {
