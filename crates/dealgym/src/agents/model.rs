@@ -7,7 +7,7 @@ use crate::game::Message;
 use crate::llm::{
     without_userinfo, CallTokens, EndpointSettings, LlmClient, LlmError, ReplicaPool,
 };
-use crate::vocab::{Call, Usage};
+use crate::vocab::{Call, PromptTokensDetails, Usage};
 
 /// The client of a player's settings, and its replica pool when it lists `endpoints` (the
 /// first replica then stands for the player where one URL is needed).
@@ -97,7 +97,11 @@ async fn exact_call(
         usage: Some(Usage {
             completion_tokens: sampled.ids.len() as u64,
             prompt_tokens: sequence.len() as u64,
-            prompt_tokens_details: None,
+            // What the server took from its cache (llama.cpp's `timings.cache_n`, vLLM's
+            // `usage.prompt_tokens_details.cached_tokens`), for the prompt-cost figure.
+            prompt_tokens_details: sampled.cached_tokens.map(|cached| PromptTokensDetails {
+                cached_tokens: Some(cached),
+            }),
         }),
         ..Call::default()
     };
