@@ -37,16 +37,31 @@ REFERENCE = os.path.join(ROOT, "benches", "cost-guard.json")
 LIMIT = 1.5
 
 
+# No step of a round takes more than seconds; one that hangs fails the guard instead of CI.
+STEP_TIMEOUT_S = 300
+
+
+def step(what, command):
+    """Run one step; on failure or a hang, say which and show what it printed."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT,
+                              timeout=STEP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise SystemExit(f"cost guard: {what} ran past {STEP_TIMEOUT_S} s")
+    if done.returncode != 0:
+        raise SystemExit(f"cost guard: {what} failed (exit {done.returncode}):\n"
+                         f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return done.stdout
+
+
 def cell(example, url, concurrency, limit, group, out):
     """One throughput cell: dealgym's CPU µs per model call and the calls it made."""
     if os.path.exists(out):
         os.remove(out)
-    done = subprocess.run(
-        [example, "--cell", "--mock", url, "--concurrency", str(concurrency),
-         "--limit", str(limit), "--group", str(group), "--out", out],
-        capture_output=True, text=True, check=True, cwd=ROOT,
-    )
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    stdout = step("the throughput cell", [
+        example, "--cell", "--mock", url, "--concurrency", str(concurrency),
+        "--limit", str(limit), "--group", str(group), "--out", out])
+    report = json.loads(stdout.strip().splitlines()[-1])
     if report["errors"]:
         raise SystemExit(f"cost guard: the cell ended {report['errors']} episodes in errors")
     return report["cpu_us"] / report["calls"], report["calls"]
@@ -54,14 +69,12 @@ def cell(example, url, concurrency, limit, group, out):
 
 def peer(port, concurrency, calls, prompts):
     """The peer's CPU µs per call for `calls` calls of dealgym's own requests."""
-    done = subprocess.run(
-        [sys.executable, PEER, "--port", str(port), "--concurrency", str(concurrency),
-         "--calls", str(calls), "--prompt-from", prompts],
-        capture_output=True, text=True, check=True, cwd=ROOT,
-    )
-    found = re.search(r"client CPU ([0-9.]+) µs/call", done.stdout)
+    stdout = step("the asyncio peer", [
+        sys.executable, PEER, "--port", str(port), "--concurrency", str(concurrency),
+        "--calls", str(calls), "--prompt-from", prompts])
+    found = re.search(r"client CPU ([0-9.]+) µs/call", stdout)
     if not found:
-        raise SystemExit(f"cost guard: the peer said nothing readable: {done.stdout!r}")
+        raise SystemExit(f"cost guard: the peer said nothing readable: {stdout!r}")
     return float(found.group(1))
 
 
@@ -99,6 +112,7 @@ def main():
                       flush=True)
     finally:
         mock.kill()
+        mock.wait()
     e, p = statistics.median(engine), statistics.median(reference)
     ratio = e / p
     if args.update:

@@ -11,9 +11,11 @@
 //! health probes.
 //!
 //! An idle connection the server has closed (uvicorn closes them after 5 s) is found before
-//! it is used: waiting for it to be ready reads the close. A call on a reused connection that
-//! fails before any answer came is made once more on a new connection, at once (the server may
-//! have closed it as the request was written); a call on a new connection is not.
+//! it is used: waiting for it to be ready reads the close, and the request then goes on a new
+//! connection at once. A request is sent again only if hyper gives it back unsent; one that
+//! was written and then lost its connection is a failed try like any other (the server may
+//! have run it), left to the client's retries and backoff. Connections are pooled per tokio
+//! runtime (a socket is driven by the runtime that opened it) and per server.
 
 use std::collections::HashMap;
 use std::future::{poll_fn, Future};
@@ -35,6 +37,8 @@ use super::LlmError;
 pub(crate) struct Target {
     /// `host:port`, what the pool keys connections by.
     authority: String,
+    /// The `Host` header: the host, and the port where the URL gives one (as reqwest sends it).
+    host_header: String,
     host: String,
     port: u16,
     /// The path and query, as the request line carries it.
@@ -68,6 +72,10 @@ impl Target {
         };
         Some(Target {
             authority: format!("{shown_host}:{port}"),
+            host_header: match url.port() {
+                Some(p) => format!("{shown_host}:{p}"),
+                None => shown_host.to_string(),
+            },
             host: shown_host
                 .trim_start_matches('[')
                 .trim_end_matches(']')
@@ -154,10 +162,19 @@ impl Link {
     }
 }
 
-/// Idle connections by `host:port`, the most recently used last (reused first: it is the
-/// one least likely to have been closed).
+/// Idle connections by tokio runtime and `host:port`, the most recently used last (reused
+/// first: it is the one least likely to have been closed), so the oldest first.
 struct Pool {
-    idle: Mutex<HashMap<String, Vec<Connection>>>,
+    idle: Mutex<HashMap<PoolKey, Vec<Connection>>>,
+}
+
+/// A socket is driven by the runtime that opened it: a connection is reused only by calls on
+/// that runtime (another runtime's calls could wait on a driver nobody runs).
+type PoolKey = (Option<tokio::runtime::Id>, String);
+
+fn pool_key(authority: &str) -> PoolKey {
+    let runtime = tokio::runtime::Handle::try_current().ok().map(|h| h.id());
+    (runtime, authority.to_string())
 }
 
 /// The process's pool: the connections outlive any one client, as reqwest's do.
@@ -172,25 +189,51 @@ const MAX_IDLE_PER_HOST: usize = crate::limits::MAX_CONCURRENCY as usize;
 const MAX_IDLE: Duration = Duration::from_secs(60);
 
 impl Pool {
+    /// The most recently used idle connection to `authority` on this runtime, if any; the
+    /// expired ones are closed on the way (outside the lock).
     fn take(&self, authority: &str) -> Option<Connection> {
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let list = idle.get_mut(authority)?;
-        while let Some(c) = list.pop() {
-            if c.idle_since.elapsed() < MAX_IDLE {
-                return Some(c);
+        let key = pool_key(authority);
+        let (found, expired) = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            let list = idle.get_mut(&key)?;
+            let expired = expire(list);
+            let found = list.pop();
+            if list.is_empty() {
+                idle.remove(&key);
             }
-        }
-        None
+            (found, expired)
+        };
+        drop(expired);
+        found
     }
 
+    /// Keep `c` for the next call to `authority` (closed instead when the list is full); the
+    /// expired ones are closed on the way.
     fn put(&self, authority: &str, mut c: Connection) {
         c.idle_since = Instant::now();
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let list = idle.entry(authority.to_string()).or_default();
-        if list.len() < MAX_IDLE_PER_HOST {
-            list.push(c);
-        }
+        let (refused, expired) = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            let list = idle.entry(pool_key(authority)).or_default();
+            let expired = expire(list);
+            let refused = if list.len() < MAX_IDLE_PER_HOST {
+                list.push(c);
+                None
+            } else {
+                Some(c)
+            };
+            (refused, expired)
+        };
+        drop((refused, expired));
     }
+}
+
+/// Take out of `list` (oldest first) the connections idle longer than [`MAX_IDLE`].
+fn expire(list: &mut Vec<Connection>) -> Vec<Connection> {
+    let stale = list
+        .iter()
+        .take_while(|c| c.idle_since.elapsed() >= MAX_IDLE)
+        .count();
+    list.drain(..stale).collect()
 }
 
 /// POST the JSON `body` writes to `target`, with `bearer` as the key if any; the whole call
@@ -204,13 +247,13 @@ pub(crate) async fn post(
     max_bytes: usize,
 ) -> Result<Answer, LlmError> {
     let call = async {
-        // A reused connection that fails before anything came back may have been closed by
-        // the server as we wrote: once more, on a new connection.
+        // A reused connection closed while idle (found before the request is written, or the
+        // request handed back unsent): the request goes on a new connection, at once.
         if let Some(c) = POOL.take(&target.authority) {
             match exchange(target, c, body()?, bearer, max_bytes).await {
                 Ok(answer) => return Ok(answer),
-                Err(Failure::BeforeAnswer(_)) => {}
-                Err(Failure::After(e)) => return Err(e),
+                Err(Failure::Unsent(_)) => {}
+                Err(Failure::Sent(e)) => return Err(e),
             }
         }
         let c = dial(target).await?;
@@ -227,17 +270,17 @@ pub(crate) async fn post(
     }
 }
 
-/// Why an exchange failed: before the server answered anything (a reused connection may be
-/// retried on a new one), or after.
+/// Why an exchange failed: before its request was written (it may go on a new connection), or
+/// once it may have reached the server (a failed try, for the client's retries).
 enum Failure {
-    BeforeAnswer(LlmError),
-    After(LlmError),
+    Unsent(LlmError),
+    Sent(LlmError),
 }
 
 impl Failure {
     fn into_error(self) -> LlmError {
         match self {
-            Failure::BeforeAnswer(e) | Failure::After(e) => e,
+            Failure::Unsent(e) | Failure::Sent(e) => e,
         }
     }
 }
@@ -278,29 +321,44 @@ async fn exchange(
         url: target.shown.clone(),
         message,
     };
-    let before = |e: String| Failure::BeforeAnswer(bad(e));
-    // Ready: a connection the server closed while it was idle says so here.
+    // Before an answer's status line, a failure is the connection's (as reqwest says of a
+    // request that could not be made), after it the answer's.
+    let connect = |message: String| LlmError::Connect {
+        url: target.shown.clone(),
+        message,
+    };
+    // Ready: a connection the server closed while it was idle says so here, before anything
+    // is written.
     c.link
         .drive(c.sender.ready())
         .await
         .and_then(|r| r.map_err(|e| e.to_string()))
-        .map_err(before)?;
+        .map_err(|e| Failure::Unsent(connect(e)))?;
     let mut request = hyper::Request::post(target.path.clone())
-        .header(hyper::header::HOST, &target.authority)
+        .header(hyper::header::HOST, &target.host_header)
         .header(hyper::header::CONTENT_TYPE, "application/json");
     if let Some(key) = bearer {
         request = request.header(hyper::header::AUTHORIZATION, format!("Bearer {key}"));
     }
     let request = request
         .body(Full::new(body))
-        .map_err(|e| before(e.to_string()))?;
-    let sent = c.sender.send_request(request);
-    let response = c
-        .link
-        .drive(sent)
-        .await
-        .and_then(|r| r.map_err(|e| e.to_string()))
-        .map_err(before)?;
+        .map_err(|e| Failure::Sent(bad(e.to_string())))?;
+    // hyper hands the request back when it was never written: only then may it go again
+    // on another connection; once written, the server may have run it.
+    let sent = c.sender.try_send_request(request);
+    let response = match c.link.drive(sent).await {
+        Ok(Ok(response)) => response,
+        Ok(Err(mut e)) => {
+            let unsent = e.take_message().is_some();
+            let error = connect(e.into_error().to_string());
+            return Err(if unsent {
+                Failure::Unsent(error)
+            } else {
+                Failure::Sent(error)
+            });
+        }
+        Err(ended) => return Err(Failure::Sent(connect(ended))),
+    };
     let status = response.status().as_u16();
     let retry_after = response
         .headers()
@@ -328,7 +386,7 @@ async fn exchange(
         .drive(read)
         .await
         .and_then(|r| r)
-        .map_err(|e| Failure::After(bad(e)))?;
+        .map_err(|e| Failure::Sent(bad(e)))?;
     if c.link.settle() && !c.sender.is_closed() {
         POOL.put(&target.authority, c);
     }
@@ -352,6 +410,23 @@ mod tests {
         answer: &'static str,
         per_conn: usize,
     ) -> (Target, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        let (target, accepted, _) = server_reading(answer, per_conn, false).await;
+        (target, accepted)
+    }
+
+    /// [`server`], counting the requests it read; with `then_drop`, it reads one request more
+    /// on each connection and closes it without an answer.
+    async fn server_reading(
+        answer: &'static str,
+        per_conn: usize,
+        then_drop: bool,
+    ) -> (
+        Target,
+        std::sync::Arc<std::sync::atomic::AtomicUsize>,
+        std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    ) {
+        let requests = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let read_count = requests.clone();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -360,8 +435,9 @@ mod tests {
             loop {
                 let (mut socket, _) = listener.accept().await.unwrap();
                 count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let read_count = read_count.clone();
                 tokio::spawn(async move {
-                    for _ in 0..per_conn {
+                    for i in 0..per_conn + usize::from(then_drop) {
                         let mut seen = Vec::new();
                         let mut buf = [0u8; 4096];
                         // Read one whole request: its head, then the body its length gives.
@@ -386,6 +462,11 @@ mod tests {
                                 }
                             }
                         }
+                        read_count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        if i == per_conn {
+                            // Read, then gone without a word.
+                            return;
+                        }
                         socket.write_all(answer.as_bytes()).await.unwrap();
                     }
                     // Closed while the client keeps it as idle.
@@ -393,7 +474,7 @@ mod tests {
             }
         });
         let url = reqwest::Url::parse(&format!("http://127.0.0.1:{port}/v1/x")).unwrap();
-        (Target::plain(&url).unwrap(), accepted)
+        (Target::plain(&url).unwrap(), accepted, requests)
     }
 
     const OK: &str =
@@ -431,6 +512,18 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 4);
+    }
+
+    /// A request written on a reused connection that then goes without an answer is not sent
+    /// again here (the server may have run it): it is a failed try, the client's to retry.
+    #[tokio::test]
+    async fn a_request_the_server_read_is_not_sent_again() {
+        let (target, accepted, requests) = server_reading(OK, 1, true).await;
+        call(&target, 1000).await.unwrap();
+        let e = call(&target, 1000).await.err().unwrap();
+        assert!(matches!(e, LlmError::Connect { .. }), "{e}");
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
     #[tokio::test]
