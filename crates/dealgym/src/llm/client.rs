@@ -555,22 +555,15 @@ impl LlmClient {
         };
         let mut response = request.send().await.map_err(classify)?;
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+        let retry_after = transport::retry_after(response.headers());
         let mut bytes = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(classify)? {
-            if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                return Err(LlmError::BadResponse {
+            transport::append_within(&mut bytes, &chunk, MAX_RESPONSE_BYTES).map_err(
+                |message| LlmError::BadResponse {
                     url: url.to_string(),
-                    message: format!(
-                        "the answer is longer than {MAX_RESPONSE_BYTES} bytes, the most this build reads"
-                    ),
-                });
-            }
-            bytes.extend_from_slice(&chunk);
+                    message,
+                },
+            )?;
         }
         self.answered(url, status, retry_after.as_deref(), bytes)
     }

@@ -270,6 +270,25 @@ pub(crate) async fn post(
     }
 }
 
+/// An answer's `Retry-After` header, as text (hyper's and reqwest's answers share the type).
+pub(crate) fn retry_after(headers: &hyper::HeaderMap) -> Option<String> {
+    headers
+        .get(hyper::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// Add a chunk of an answer to `bytes`, or say the answer is longer than `max` bytes.
+pub(crate) fn append_within(bytes: &mut Vec<u8>, chunk: &[u8], max: usize) -> Result<(), String> {
+    if bytes.len() + chunk.len() > max {
+        return Err(format!(
+            "the answer is longer than {max} bytes, the most this build reads"
+        ));
+    }
+    bytes.extend_from_slice(chunk);
+    Ok(())
+}
+
 /// Why an exchange failed: before its request was written (it may go on a new connection), or
 /// once it may have reached the server (a failed try, for the client's retries).
 enum Failure {
@@ -360,23 +379,14 @@ async fn exchange(
         Err(ended) => return Err(Failure::Sent(connect(ended))),
     };
     let status = response.status().as_u16();
-    let retry_after = response
-        .headers()
-        .get(hyper::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let retry_after = retry_after(response.headers());
     let mut incoming = response.into_body();
     let read = async {
         let mut bytes = Vec::new();
         while let Some(frame) = incoming.frame().await {
             let frame = frame.map_err(|e| e.to_string())?;
             if let Ok(data) = frame.into_data() {
-                if bytes.len() + data.len() > max_bytes {
-                    return Err(format!(
-                        "the answer is longer than {max_bytes} bytes, the most this build reads"
-                    ));
-                }
-                bytes.extend_from_slice(&data);
+                append_within(&mut bytes, &data, max_bytes)?;
             }
         }
         Ok(bytes)
