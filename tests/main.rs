@@ -31,6 +31,7 @@ mod planner;
 mod prefixes;
 mod presets;
 mod prompt_cost;
+mod prompts_truth;
 mod properties;
 mod real_outputs;
 mod replay;

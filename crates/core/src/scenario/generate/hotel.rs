@@ -114,13 +114,20 @@ fn call(seed: u64, index: usize) -> Scenario {
         let occupancy: f64 = (rng.random_range(0.2..0.95f64) * 100.0).round() / 100.0;
         let competitor = whole(selling * rng.random_range(0.80..1.05));
         // The hotel's own reason, in its words: the figures themselves are told beside it.
+        // Each word of it agrees with the figures: "slow" under half booked, "steady" from
+        // half up, "cheaper next door" only where the competitor's price is below the room's.
         let reason = if occupancy >= 0.8 {
             format!("The {room} is nearly full for {date}, so there is little reason to cut it.")
-        } else if competitor < selling {
-            "Bookings for this room are slow, and guests can see the cheaper room next door."
-                .to_string()
         } else {
-            "Bookings are slow, but you are already cheaper than the hotels nearby.".to_string()
+            let pace = if occupancy < 0.5 { "slow" } else { "steady" };
+            let nearby = match competitor.total_cmp(&selling) {
+                std::cmp::Ordering::Less => "and guests can see the cheaper room next door",
+                std::cmp::Ordering::Equal => {
+                    "and the hotel next door sells a similar room for the same price"
+                }
+                std::cmp::Ordering::Greater => "but you are already cheaper than the hotels nearby",
+            };
+            format!("Bookings for this room are {pace}, {nearby}.")
         };
         tickets.push(TicketSpec {
             key: format!("t{}", k + 1),

@@ -323,7 +323,7 @@ fn base(id: String, split: Option<String>, source: String, a: Context, b: Contex
             title: "Divide the items".into(),
             category: None,
             description: "You and a partner must divide a collection of books, hats and balls between you. \
-                          Every unit goes to one of you, and each of you values the items differently."
+                          Every unit goes to one of you, and each of you has values of your own for them."
                 .into(),
         },
         game: Game::Items {
