@@ -1024,3 +1024,208 @@ fn the_check_catches_the_old_false_sentence_and_a_wrong_number() {
     check_prompt(&catalogue(), &told, &off, &mut unknown, &mut wrong);
     assert_eq!(wrong.len(), 1, "{wrong:?}");
 }
+
+/// The n-party tables (LLM-Deliberation's games): the game's own text (its public description
+/// and each party's confidential instructions, the authors' words) is quoted; every line that
+/// dealgym adds is checked against the scenario's JSON line.
+#[test]
+fn every_deliberation_prompt_says_only_what_is_true_of_its_table() {
+    use dealgym::scenario::load_table_scenarios;
+    use dealgym::table::{TableOptions, TableSetup};
+    /// A line of the rules or the grammar (no claim about the table).
+    const FIXED: &str = "a fixed line";
+
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/deliberation.jsonl");
+    let lines: Vec<Value> = std::fs::read_to_string(&file)
+        .expect("scenario file")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a scenario line"))
+        .collect();
+    let scenarios = load_table_scenarios(&file, Default::default())
+        .expect("table scenarios")
+        .scenarios;
+    assert_eq!(lines.len(), scenarios.len());
+    let (mut unknown, mut wrong, mut rendered, mut claims) = (BTreeSet::new(), vec![], 0, 0);
+    let compiled: std::cell::RefCell<BTreeMap<&str, Regex>> = Default::default();
+    let mut expected_claims = 0;
+    for (json, scenario) in lines.iter().zip(&scenarios) {
+        let parties = json["parties"].as_array().expect("parties");
+        let names: Vec<&str> = parties
+            .iter()
+            .map(|p| p["name"].as_str().expect("name"))
+            .collect();
+        let rules = &json["rules"];
+        for format in [TurnFormat::Tagged, TurnFormat::Xml] {
+            let options = TableOptions {
+                format,
+                ..TableOptions::default()
+            };
+            let setup = TableSetup::new(scenario, &options, 7).expect("setup");
+            for (seat, party) in parties.iter().enumerate() {
+                let prompt = &setup.seats[seat].system_prompt;
+                rendered += 1;
+                // At least: the name twice, a line per issue, the minimum, the parties, the
+                // agreement rule, the rounds, the grammar's SUBMIT and WALK_AWAY lines.
+                expected_claims += json["issues"].as_array().map_or(0, Vec::len) + 7;
+                let own = &party["private"];
+                let mut quoted: BTreeSet<&str> = BTreeSet::new();
+                for text in [
+                    json["public"]["instructions"].as_str(),
+                    own["instructions"].as_str(),
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    quoted.extend(text.lines().map(str::trim));
+                }
+                let name = names[seat];
+                let role = party["role"].as_str().expect("role");
+                let lead = parties
+                    .iter()
+                    .find(|p| p["position"] == "lead")
+                    .and_then(|p| p["name"].as_str());
+                let veto: Vec<&str> = rules["agreement"]["veto"]
+                    .as_array()
+                    .map(|v| v.iter().filter_map(|r| r.as_str()).collect())
+                    .unwrap_or_default();
+                let veto_names: Vec<&str> = veto
+                    .iter()
+                    .filter_map(|r| parties.iter().find(|p| p["role"] == *r))
+                    .filter_map(|p| p["name"].as_str())
+                    .collect();
+                let check = |line: &str| -> Option<Result<(), String>> {
+                    let re = |p: &'static str| -> Regex {
+                        compiled
+                            .borrow_mut()
+                            .entry(p)
+                            .or_insert_with(|| Regex::new(p).expect(p))
+                            .clone()
+                    };
+                    let fixed = [
+                        r"^Each of your messages is one turn, written (as three lines|with three tags) in this order:$",
+                        r"^(Thought: |<thought>)your private reasoning — nobody else sees it(</thought>)?$",
+                        r"^(Talk: |<talk>)what you say to everyone at the table(</talk>)?$",
+                        r"^(Action: |<action>)exactly one action(</action>)?$",
+                        r"^The actions:$",
+                        r"^- \[ACCEPT_DEAL\] #N — accept proposal number N$",
+                        r"^- \[REJECT_DEAL\] — turn down the latest proposal$",
+                        r"^- \[TALK\] — only talk this turn, with no proposal$",
+                        r"^## (Your scores \(confidential\)|How the table works|How to reply)$",
+                    ];
+                    if fixed.iter().any(|p| re(p).is_match(line)) {
+                        return Some(Err(FIXED.into()));
+                    }
+                    if let Some(c) = re(r"^# You are (.+)$").captures(line) {
+                        return Some(holds("the party's name", cap(&c, 1) == name));
+                    }
+                    if let Some(c) = re(r"^You take part in this negotiation as (.+)\. Everything in this section is confidential: no other party sees it, and you must never reveal your scores or your minimum\.$").captures(line) {
+                        return Some(holds("the party's name", cap(&c, 1) == name));
+                    }
+                    if let Some(c) = re(r"^- Issue (\w+): (.+)$").captures(line) {
+                        let issues = json["issues"].as_array().expect("issues");
+                        let Some(i) = issues.iter().position(|x| x["key"] == cap(&c, 1)) else {
+                            return Some(Err("no such issue".into()));
+                        };
+                        let told: Vec<String> = issues[i]["options"]
+                            .as_array()
+                            .expect("options")
+                            .iter()
+                            .zip(own["scores"][i].as_array().expect("scores"))
+                            .map(|(o, s)| format!("{} = {}", o.as_str().unwrap_or(""), s))
+                            .collect();
+                        return Some(holds(
+                            &format!("the scores of issue {}", cap(&c, 1)),
+                            cap(&c, 2) == told.join(", "),
+                        ));
+                    }
+                    if let Some(c) = re(r"^A deal's score is the sum of the scores of its options\. Your minimum is (\d+): a deal that scores less for you is worse than no deal\.$").captures(line) {
+                        return Some(same("minimum", capnum(&c, 1), num(&own["minimum"])));
+                    }
+                    if let Some(c) = re(r"^The parties are (.+)\.$").captures(line) {
+                        return Some(holds("the parties", cap(&c, 1) == names.join(", ")));
+                    }
+                    if let Some(c) = re(r"^(.+) opens with a first proposal, and after the last round makes the final proposal, on which every other party votes once\.$").captures(line) {
+                        return Some(holds("the lead", Some(cap(&c, 1)) == lead && rules["schedule"]["kind"] == "cycles"));
+                    }
+                    if line == "A proposal becomes the deal when every party has accepted it." {
+                        return Some(holds(
+                            "unanimity",
+                            rules["agreement"]["kind"] == "unanimity",
+                        ));
+                    }
+                    if let Some(c) = re(r"^A proposal becomes the deal when at least (\d+) of the (\d+) parties have accepted it \(its proposer counts\), including (.+?), and each of them scores at least its own minimum on it(?: \((.+) gets (\d+) extra points if a deal is reached\))?\.$").captures(line) {
+                        let a = &rules["agreement"];
+                        return Some(
+                            same("quorum", capnum(&c, 1), num(&a["at_least"]))
+                                .and_then(|_| same("parties", capnum(&c, 2), names.len() as f64))
+                                .and_then(|_| holds("the vetoes", cap(&c, 3) == veto_names.join(" and ")))
+                                .and_then(|_| match c.get(5) {
+                                    Some(_) => holds("the bonus's party", Some(cap(&c, 4)) == lead)
+                                        .and_then(|_| same("lead bonus", capnum(&c, 5), num(&a["lead_bonus"]))),
+                                    None => holds("an untold lead bonus", a["lead_bonus"].as_f64().unwrap_or(0.0) == 0.0),
+                                }),
+                        );
+                    }
+                    if let Some(c) = re(r"^Every party speaks (\d+) times before the final proposal\. Each proposal gets a number \(#1, #2, …\) that the others use to accept it\.$").captures(line) {
+                        return Some(same("rounds", capnum(&c, 1), num(&rules["schedule"]["rounds"])));
+                    }
+                    if let Some(c) =
+                        re(r"^- \[SUBMIT_DEAL\] (.+) — propose a deal: one option of every issue$")
+                            .captures(line)
+                    {
+                        let keys: Vec<String> = json["issues"]
+                            .as_array()
+                            .expect("issues")
+                            .iter()
+                            .map(|i| i["key"].as_str().unwrap_or("").to_string())
+                            .collect();
+                        let told: Vec<String> = cap(&c, 1)
+                            .split_whitespace()
+                            .map(|o| o.trim_end_matches(char::is_numeric).to_string())
+                            .collect();
+                        return Some(holds(
+                            "one option of every issue in the example",
+                            told == keys,
+                        ));
+                    }
+                    if let Some(c) = re(r"^- \[WALK_AWAY\] — leave the negotiation( \(you hold a veto: the negotiation ends without a deal\))?$").captures(line) {
+                        let holds_veto = veto.contains(&role) || party["position"] == "lead";
+                        return Some(holds("who holds a veto", c.get(1).is_some() == holds_veto));
+                    }
+                    None
+                };
+                for line in prompt
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !quoted.contains(l))
+                {
+                    match check(line) {
+                        None => {
+                            unknown.insert(line.to_string());
+                        }
+                        Some(Err(why)) if why == FIXED => {}
+                        Some(Err(why)) => {
+                            wrong.push(format!("{} ({role}): {line:?}: {why}", json["id"]))
+                        }
+                        Some(Ok(())) => claims += 1,
+                    }
+                }
+            }
+        }
+    }
+    assert!(rendered > 0);
+    assert!(
+        claims >= expected_claims,
+        "{claims} claims checked, at least {expected_claims} expected"
+    );
+    assert!(
+        unknown.is_empty(),
+        "lines no check knows:\n{}",
+        unknown.into_iter().take(20).collect::<Vec<_>>().join("\n")
+    );
+    assert!(
+        wrong.is_empty(),
+        "lines that contradict their table:\n{}",
+        wrong[..wrong.len().min(20)].join("\n")
+    );
+}
