@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use dealgym::dialogues::deliberation::{import_logs, report_table, LogOptions, EXPERIMENTS};
+use dealgym::dialogues::deliberation::{
+    import_logs, report_table, ExperimentReport, Figures, LogOptions, Scoring, EXPERIMENTS,
+};
+use dealgym::dialogues::deliberation_paper::Notebook;
 use dealgym::record::TableRecord;
 use dealgym::scenario::import::deliberation::{import, read_game, GameError};
 use dealgym::scenario::{
@@ -267,6 +270,7 @@ fn the_logs_are_found_complete_and_rescored() {
         scenarios: shipped(),
         out: Some(out.clone()),
         records: Some(records.clone()),
+        scoring: Scoring::Both,
     })
     .unwrap();
     assert_eq!(reports.len(), EXPERIMENTS.len());
@@ -405,9 +409,242 @@ fn the_logs_are_found_complete_and_rescored() {
         .unwrap();
     assert_eq!(
         shown,
-        report_table(&reports),
-        "docs/src/data/deliberation.md's table is stale: run `dealgym dialogues deliberation`"
+        report_table(&reports, Scoring::Both),
+        "docs/src/data/deliberation.md's table is stale: run \
+         `dealgym dialogues deliberation --scoring both`"
     );
+}
+
+/// The figures of one experiment's report, by name.
+fn report<'a>(reports: &'a [ExperimentReport], name: &str) -> &'a ExperimentReport {
+    reports.iter().find(|r| r.experiment == name).unwrap()
+}
+
+/// `(sessions, any, final, unanimous, wrong)` of a report's figures.
+fn five(f: &Figures) -> (usize, f64, f64, f64, f64) {
+    (
+        f.sessions,
+        f.deal_any,
+        f.deal_final,
+        f.unanimous_final,
+        f.wrong,
+    )
+}
+
+/// Each figure within rounding of the notebook's printed digits, and to four decimals as
+/// quoted.
+fn assert_figures(name: &str, got: &Figures, want: (usize, f64, f64, f64, f64)) {
+    let got = five(got);
+    assert_eq!(got.0, want.0, "{name}: sessions");
+    for (g, w) in [
+        (got.1, want.1),
+        (got.2, want.2),
+        (got.3, want.3),
+        (got.4, want.4),
+    ] {
+        assert!(
+            (g - w).abs() < 1e-12,
+            "{name}: {g} is not the notebook's {w}"
+        );
+        assert_eq!(format!("{g:.4}"), format!("{w:.4}"), "{name}");
+    }
+}
+
+/// The paper mode gives the figures the authors' notebooks printed, on the sessions they
+/// scored: `deals_evaluation.ipynb`'s stored outputs (LLM-Deliberation commits 9bd6a78,
+/// 2023-10-06, and 2c682c0, 2023-12-04, read from the repository's history; the notebook is not
+/// in the dataset) for the base and greedy-lead GPT-4 experiments, and the shipped
+/// `evaluate_deals.ipynb`'s stored output for the 7-player one, read here from the dataset. The
+/// rule mode differs from them where the notebooks' strict `>` and carried-over verdict bite.
+#[test]
+fn the_paper_mode_gives_the_notebooks_stored_figures() {
+    let Some(dataset) = dataset() else { return };
+    let dir = crate::common::temp_dir("delib-paper");
+    let out = dir.join("sessions.jsonl");
+    let reports = import_logs(&LogOptions {
+        dataset: dataset.clone(),
+        scenarios: shipped(),
+        out: Some(out.clone()),
+        records: None,
+        scoring: Scoring::Both,
+    })
+    .unwrap();
+    let paper = |name: &str| {
+        let p = report(&reports, name).paper.as_ref().unwrap();
+        assert_eq!(p.not_scored, 0, "{name}");
+        p.figures.as_ref().unwrap()
+    };
+    let rule = |name: &str| report(&reports, name).figures.as_ref().unwrap();
+
+    // The base GPT-4 experiment, deals_evaluation.ipynb as of 2023-10-06, 21 sessions:
+    // "at any round: 1.0", "at the last round: 0.8095238095238095" (17 of 21), "with all
+    // agreement: 0.3333333333333333" (7 of 21), "violating rules: 0.014652014652014652" — six
+    // sessions with 1 of their 26 proposals wrong and one with 2: (6/26 + 2/26) / 21 = 4/273.
+    let base = "output_base_best_allcoop_gpt4";
+    assert_eq!(
+        report(&reports, base).paper.as_ref().unwrap().notebook,
+        Notebook::Early
+    );
+    assert_figures(
+        base,
+        paper(base),
+        (
+            21,
+            1.0,
+            0.8095238095238095,
+            0.3333333333333333,
+            0.014652014652014652,
+        ),
+    );
+    // The printed digits are these fractions (to the last bit of the notebook's float sums).
+    for (fraction, printed) in [
+        (17.0_f64 / 21.0, 0.8095238095238095),
+        (7.0 / 21.0, 0.3333333333333333),
+        (4.0 / 273.0, 0.014652014652014652),
+    ] {
+        assert!((fraction - printed).abs() < 1e-15, "{fraction} {printed}");
+    }
+    // The rule (at or above, the lead's bonus in every branch) passes two more final
+    // proposals, one more of them unanimous.
+    assert_eq!(
+        (rule(base).deal_final, rule(base).unanimous_final),
+        (19.0 / 21.0, 8.0 / 21.0)
+    );
+
+    // The greedy lead, deals_evaluation.ipynb as of 2023-12-04, 22 sessions: "0.5" (11 of 22),
+    // "0.2727272727272727" (6 of 22), "0.09090909090909091" (2 of 22), "0.01223776223776224"
+    // — three sessions with 1 of 26 wrong and two with 2: (3/26 + 4/26) / 22 = 7/572.
+    let greedy = "output_leading_greedy_gpt4_rest_coop_base";
+    assert_figures(
+        greedy,
+        paper(greedy),
+        (
+            22,
+            0.5,
+            0.2727272727272727,
+            0.09090909090909091,
+            0.01223776223776224,
+        ),
+    );
+    for (fraction, printed) in [
+        (6.0_f64 / 22.0, 0.2727272727272727),
+        (2.0 / 22.0, 0.09090909090909091),
+        (7.0 / 572.0, 0.01223776223776224),
+    ] {
+        assert!((fraction - printed).abs() < 1e-15, "{fraction} {printed}");
+    }
+    assert!(rule(greedy).deal_any > paper(greedy).deal_any);
+    assert!(rule(greedy).deal_final > paper(greedy).deal_final);
+
+    // evaluate_deals.ipynb scores on the experiment folder's own config and score files: those
+    // the two folders ship are their game's, so the paper mode scores on the scenario's tables.
+    for (folder, game) in [
+        (
+            "all_coop_base_7player_gpt4/all_coop_7players",
+            "base_7players",
+        ),
+        ("all_coop_temp1_base_gpt4", "base"),
+    ] {
+        let logs = dataset.join("logs").join(folder);
+        let game = dataset.join("games_descriptions").join(game);
+        for entry in std::fs::read_dir(logs.join("scores_files")).unwrap() {
+            let entry = entry.unwrap();
+            let shipped = game.join("scores_files").join(entry.file_name());
+            assert_eq!(
+                std::fs::read(entry.path()).unwrap(),
+                std::fs::read(&shipped).unwrap(),
+                "{}",
+                shipped.display()
+            );
+        }
+    }
+
+    // The 7-player experiment: evaluate_deals.ipynb's stored output, in the dataset.
+    let notebook: Value = serde_json::from_str(
+        &std::fs::read_to_string(dataset.join("evaluation/evaluate_deals.ipynb")).unwrap(),
+    )
+    .unwrap();
+    let printed: String = notebook["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["outputs"].as_array().cloned().unwrap_or_default())
+        .flat_map(|o| o["text"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t.as_str().map(str::to_string))
+        .collect();
+    let figure = |label: &str| -> f64 {
+        printed
+            .lines()
+            .find_map(|l| l.strip_prefix(label))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let stored_finals: Vec<String> = printed
+        .lines()
+        .filter_map(|l| l.strip_prefix("Final deal: ").map(str::to_string))
+        .collect();
+    assert_eq!(stored_finals.len(), 66);
+    let seven = "all_coop_base_7player_gpt4";
+    let stored = report(&reports, seven).stored.as_ref().unwrap();
+    assert_eq!(stored.through, "history22_08_04.json");
+    assert_figures(
+        seven,
+        stored.paper.as_ref().unwrap(),
+        (
+            66,
+            figure("Percentage of achieved deals at any round: "),
+            figure("Percentage of achieved deals at the last round: "),
+            figure("Percentage of achieved deals with all agreement at the last round: "),
+            figure("Percentage of deals violating rules: "),
+        ),
+    );
+    // 64, 42 and 14 of 66; one session with 1 of its 30 proposals wrong.
+    assert_figures(
+        seven,
+        stored.paper.as_ref().unwrap(),
+        (66, 64.0 / 66.0, 42.0 / 66.0, 14.0 / 66.0, 1.0 / 30.0 / 66.0),
+    );
+    // The notebook's own code on all 80 complete sessions (a re-run of it in Python on the
+    // same files): 77, 51 and 15 of 80, the same one wrong proposal.
+    assert_figures(
+        seven,
+        paper(seven),
+        (80, 77.0 / 80.0, 51.0 / 80.0, 15.0 / 80.0, 1.0 / 30.0 / 80.0),
+    );
+    // The sessions behind the stored figures are the ones it listed: its "Final deal" lines
+    // are the final answers of the 66 sessions through 22:08, read as its `extract_deal` reads
+    // them (per issue the first letter-and-digit 1–9, newlines removed, "" where none).
+    let read = |text: &str| -> String {
+        let flat: Vec<char> = text.chars().filter(|&c| c != '\n').collect();
+        "ABCDEF"
+            .chars()
+            .map(|issue| {
+                flat.windows(2)
+                    .find(|w| w[0] == issue && ('1'..='9').contains(&w[1]))
+                    .map_or(String::new(), |w| w.iter().collect())
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut ours: Vec<String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|s| {
+            s["experiment"] == seven
+                && s["file"].as_str().unwrap() <= "history22_08_04.json"
+                && s["paper"].get("scored").is_some()
+        })
+        .map(|s| read(s["final_turn"]["public_answer"].as_str().unwrap()))
+        .collect();
+    let mut listed = stored_finals;
+    ours.sort();
+    listed.sort();
+    assert_eq!(ours, listed);
+    // The complete sessions logged later are the 14 the stored output leaves out.
+    assert_eq!(report(&reports, seven).complete - stored.complete, 14);
 }
 
 /// The base game's score files read here by hand: (config name, rows, minimum) per party.

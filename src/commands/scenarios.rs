@@ -158,6 +158,7 @@ pub fn dialogues_command(cmd: DialoguesCommand) -> Result<()> {
         scenarios,
         out,
         records,
+        scoring,
     } = &cmd
     {
         use dealgym::dialogues::deliberation::{import_logs, report_table, LogOptions};
@@ -166,8 +167,9 @@ pub fn dialogues_command(cmd: DialoguesCommand) -> Result<()> {
             scenarios: scenarios.clone(),
             out: Some(out.clone()),
             records: Some(records.clone()),
+            scoring: *scoring,
         })?;
-        print!("{}", report_table(&reports));
+        print!("{}", report_table(&reports, *scoring));
         std::io::Write::flush(&mut std::io::stdout())?;
         for r in reports.iter().filter(|r| r.not_recorded > 0) {
             eprintln!(

@@ -4,8 +4,11 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
+use dealgym::dialogues::deliberation::Scoring;
 use dealgym::dialogues::ImportOptions;
 use dealgym::scenario::Family;
+
+use super::values::one_of;
 
 /// `dealgym dialogues …`.
 #[derive(Debug, Clone, Subcommand)]
@@ -31,7 +34,8 @@ pub enum DialoguesCommand {
     },
     /// Read LLM-Deliberation's published logs (the GPT-4 folders and the zip files, in memory)
     /// on the `deliberation` scenarios, write the sessions as JSONL and print per experiment the
-    /// sessions found and complete and the paper's four metrics, re-scored by dealgym.
+    /// sessions found and complete and the paper's four metrics, re-scored by the game's rule,
+    /// by the authors' notebooks, or both (--scoring).
     Deliberation {
         /// The dataset's folder (holding `logs/`).
         #[arg(long, default_value = "../shared/datasets/llm-deliberation")]
@@ -42,9 +46,17 @@ pub enum DialoguesCommand {
         /// Where the sessions are written (one per line, with its experiment).
         #[arg(long, default_value = "dialogues/deliberation_logs.jsonl")]
         out: PathBuf,
-        /// Where the complete sessions are written as table records.
+        /// Where the complete sessions are written as table records (the same in every
+        /// scoring: their metrics are the rule's, which replay recomputes).
         #[arg(long, default_value = "dialogues/deliberation.jsonl")]
         records: PathBuf,
+        /// How the figures are scored.
+        #[arg(
+            long,
+            default_value_t = Scoring::Rule,
+            value_parser = one_of(&Scoring::ALL, Scoring::name, scoring_about)
+        )]
+        scoring: Scoring,
     },
 }
 
@@ -66,4 +78,16 @@ impl DialoguesCommand {
             DialoguesCommand::Deliberation { .. } => return None,
         })
     }
+}
+
+fn scoring_about(scoring: Scoring) -> Option<&'static str> {
+    Some(match scoring {
+        Scoring::Rule => {
+            "The game's stated rule: a party accepts at or above its minimum, the lead with its bonus of 10; the complete sessions"
+        }
+        Scoring::Paper => {
+            "The authors' notebooks exactly (evaluate_deals.ipynb for the history folders, the earlier deals_evaluation.ipynb for the zipped logs): strictly above the minimum, the lead's last full verdict carried to the final round, their own score tables and session filters; with --out, each session's verdicts"
+        }
+        Scoring::Both => "Both, side by side (the book's table)",
+    })
 }

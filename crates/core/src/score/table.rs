@@ -1,6 +1,8 @@
 //! The metrics of an n-party episode: LLM-Deliberation's four (from its evaluation notebook, with
 //! the agreement rule as the paper states it — see `docs/src/data/deliberation.md` for where the
-//! notebook's code differs) and dealgym's own over all parties (Pareto, Nash product).
+//! notebook's code differs, and the runtime's `dialogues::deliberation_paper` for the notebooks'
+//! own reading, used only to re-score the paper's logs) and dealgym's own over all parties
+//! (Pareto, Nash product).
 //!
 //! The paper's metrics are read from the proposals alone, on scores: a proposal "passes" when the
 //! parties that would accept it by their scores (each at or above its minimum, the lead with its

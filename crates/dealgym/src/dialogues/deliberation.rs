@@ -1,5 +1,7 @@
 //! LLM-Deliberation's published experiment logs, read as sessions and re-scored with dealgym's
-//! table metrics (`score::deliberation_metrics`, the paper's agreement rule).
+//! table metrics (`score::deliberation_metrics`, the paper's agreement rule as the game states
+//! it: [`Scoring::Rule`]) or exactly as the authors' notebooks scored them
+//! ([`deliberation_paper`](super::deliberation_paper): [`Scoring::Paper`]).
 //!
 //! The logs come in two layouts (`logs/` of the dataset):
 //! - the current code's `history*.json` (the three GPT-4 folders): `rounds` is a list of
@@ -34,8 +36,11 @@ use crate::scenario::import::deliberation::role_slug;
 use crate::scenario::{
     load_table_scenarios, AgreementRule, LoadOptions, ScenarioError, TableScenario,
 };
-use crate::score::{deliberation_metrics, Proposal};
+use crate::score::{deliberation_metrics, Proposal, TableMetrics, TableTally};
 
+use super::deliberation_paper::{
+    score_current, score_early, Answer, NotScored, Notebook, NotebookTable, Verdicts,
+};
 use super::deliberation_records::session_record;
 
 /// Why the logs could not be read.
@@ -72,6 +77,10 @@ pub struct Experiment {
     pub scenario: &'static str,
     /// Why the experiment cannot be scored on the shipped scenario, if it cannot.
     pub unscored: Option<&'static str>,
+    /// Where the authors' stored notebook output scored fewer sessions than the folder now
+    /// holds: the last session file it scored (the sessions are read in file-name order, which
+    /// is the order they were logged in).
+    pub stored_through: Option<&'static str>,
 }
 
 const fn exp(name: &'static str, source: LogSource, scenario: &'static str) -> Experiment {
@@ -80,6 +89,7 @@ const fn exp(name: &'static str, source: LogSource, scenario: &'static str) -> E
         source,
         scenario,
         unscored: None,
+        stored_through: None,
     }
 }
 
@@ -91,11 +101,17 @@ pub const EXPERIMENTS: [Experiment; 25] = {
     use LogSource::{Folder, Zip};
     const COOP: &str = "deliberation:base:cooperative";
     [
-        exp(
-            "all_coop_base_7player_gpt4",
-            Folder("all_coop_base_7player_gpt4/all_coop_7players"),
-            "deliberation:base_7players:cooperative",
-        ),
+        // `evaluate_deals.ipynb`'s stored output lists 66 sessions: the complete ones logged
+        // before 22:10 (its "Final deal" lines are theirs; the 14 complete ones logged later
+        // are not among them), see docs/src/data/deliberation.md.
+        Experiment {
+            stored_through: Some("history22_08_04.json"),
+            ..exp(
+                "all_coop_base_7player_gpt4",
+                Folder("all_coop_base_7player_gpt4/all_coop_7players"),
+                "deliberation:base_7players:cooperative",
+            )
+        },
         exp(
             "all_coop_temp1_base_gpt4",
             Folder("all_coop_temp1_base_gpt4"),
@@ -246,12 +262,21 @@ pub fn seat_of_name(scenario: &TableScenario, name: &str) -> Option<usize> {
 /// The paper's notebook's deal reading: per issue, the first `X1`…`X9` in the text (newlines
 /// removed). Returns the option numbers (1-based) of the issues found, `None` for one not found.
 pub fn extract_deal(text: &str, issues: usize) -> Vec<Option<usize>> {
+    extract_deal_upto(text, issues, 9)
+}
+
+/// The notebooks' deal reading with the highest option digit it looks for: per issue, the
+/// first `X1`…`X<last>` in the text, newlines removed (`evaluate_deals.ipynb`'s `extract_deal`
+/// looks for 1–9, the earlier `deals_evaluation.ipynb`'s for 1–5). Returns the option numbers
+/// (1-based) of the issues found, `None` for one not found.
+pub fn extract_deal_upto(text: &str, issues: usize, last: u8) -> Vec<Option<usize>> {
     let flat: Vec<u8> = text.bytes().filter(|&b| b != b'\n').collect();
+    let digits = b'1'..=b'0' + last.clamp(1, 9);
     (0..issues)
         .map(|i| {
             let key = b'A' + i as u8;
             flat.windows(2)
-                .find(|w| w[0] == key && (b'1'..=b'9').contains(&w[1]))
+                .find(|w| w[0] == key && digits.contains(&w[1]))
                 .map(|w| usize::from(w[1] - b'0'))
         })
         .collect()
@@ -520,7 +545,62 @@ pub fn proposals(scenario: &TableScenario, session: &Session) -> Vec<Proposal> {
         .collect()
 }
 
-/// The paper's four figures over an experiment's complete sessions.
+/// How the sessions are scored: by the game's stated rule (dealgym's reading), by the authors'
+/// notebooks ([`deliberation_paper`](super::deliberation_paper)), or both side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scoring {
+    /// The game's rule: a party accepts at or above its minimum, the lead with its bonus;
+    /// `score::deliberation_metrics` over the complete sessions.
+    #[default]
+    Rule,
+    /// The authors' notebooks, exactly: strict `>`, the carried-over final verdict, their own
+    /// score tables, their own session filters.
+    Paper,
+    /// Both, side by side.
+    Both,
+}
+
+impl Scoring {
+    pub const ALL: [Scoring; 3] = [Scoring::Rule, Scoring::Paper, Scoring::Both];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scoring::Rule => "rule",
+            Scoring::Paper => "paper",
+            Scoring::Both => "both",
+        }
+    }
+
+    /// The rule mode's figures are computed.
+    pub fn rule(self) -> bool {
+        self != Scoring::Paper
+    }
+
+    /// The paper mode's figures are computed.
+    pub fn paper(self) -> bool {
+        self != Scoring::Rule
+    }
+}
+
+impl std::fmt::Display for Scoring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Scoring {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Scoring, String> {
+        Scoring::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| format!("unknown scoring `{name}`: rule, paper or both"))
+    }
+}
+
+/// The paper's four figures over an experiment's sessions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Figures {
     pub sessions: usize,
@@ -552,21 +632,57 @@ pub struct ExperimentReport {
     pub not_recorded: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_recorded_example: Option<String>,
+    /// The rule mode's figures, over the complete sessions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub figures: Option<Figures>,
+    /// The paper mode's, over the sessions the notebook keeps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paper: Option<PaperReport>,
+    /// Both modes over the sessions the authors' stored output scored, where that is fewer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stored: Option<StoredReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unscored: Option<String>,
 }
 
-/// Score the complete sessions of an experiment: each session's metrics, summed in the one
-/// tally ([`crate::score::TableTally`]) every table surface reads.
+/// An experiment scored as the authors' notebook scores it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PaperReport {
+    pub notebook: Notebook,
+    /// Sessions the notebook's filter keeps but its code raises on (not scored, as the 2023-12
+    /// notebook's `try`/`except` leaves them out).
+    pub not_scored: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub figures: Option<Figures>,
+}
+
+/// Both modes over the sessions the authors' stored output scored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredReport {
+    /// The last session file scored.
+    pub through: String,
+    /// Complete sessions among them.
+    pub complete: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Figures>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paper: Option<Figures>,
+}
+
+/// Score the complete sessions of an experiment by the rule: each session's metrics, summed in
+/// the one tally ([`crate::score::TableTally`]) every table surface reads.
 pub fn figures(scenario: &TableScenario, sessions: &[Session]) -> Option<Figures> {
-    let mut tally = crate::score::TableTally::default();
+    let mut tally = TableTally::default();
     for s in sessions.iter().filter(|s| s.complete) {
         let metrics = deliberation_metrics(scenario, &proposals(scenario, s), None);
         // A logged session has no dealgym ending: it ran its schedule out.
         tally.add(crate::game::OutcomeKind::MaxTurns, &metrics);
     }
+    tally_figures(&tally)
+}
+
+/// The four figures of a tally (`None` without a session).
+fn tally_figures(tally: &TableTally) -> Option<Figures> {
     Some(Figures {
         sessions: tally.scored(),
         deal_any: tally.rate(tally.deal_any)?,
@@ -574,6 +690,90 @@ pub fn figures(scenario: &TableScenario, sessions: &[Session]) -> Option<Figures
         unanimous_final: tally.rate(tally.unanimous_final)?,
         wrong: tally.wrong_mean().unwrap_or(0.0),
     })
+}
+
+/// Which notebook scored a log layout.
+pub fn notebook_of(source: LogSource) -> Notebook {
+    match source {
+        LogSource::Folder(_) => Notebook::Current,
+        LogSource::Zip(_) => Notebook::Early,
+    }
+}
+
+/// A session as the authors' notebook scores it: `None` where its filter drops the session
+/// (`evaluate_deals.ipynb` keeps exactly `4N + 2` rounds), else its verdicts or why its code
+/// raises. `game` is the experiment's full game (every party of it, whoever spoke: the
+/// notebooks' tables are the game's).
+pub fn paper_session(
+    game: &TableScenario,
+    notebook: Notebook,
+    session: &Session,
+) -> Option<Result<Verdicts, NotScored>> {
+    fn answers<'a>(
+        game: &TableScenario,
+        turns: impl Iterator<Item = &'a LogTurn>,
+    ) -> Result<Vec<Answer<'a>>, NotScored> {
+        turns
+            .map(|t| {
+                t.role
+                    .as_deref()
+                    .and_then(|r| game.seat_of(r))
+                    .map(|seat| Answer {
+                        seat,
+                        text: &t.public_answer,
+                    })
+                    .ok_or(NotScored::UnknownParty)
+            })
+            .collect()
+    }
+    let table = NotebookTable::of(game, notebook)?;
+    Some(match notebook {
+        Notebook::Current => {
+            let rounds = session.turns.len() + usize::from(session.final_turn.is_some());
+            if rounds != 4 * game.parties.len() + 2 {
+                return None;
+            }
+            answers(game, session.turns.iter().chain(&session.final_turn))
+                .and_then(|rounds| score_current(&table, &rounds))
+        }
+        Notebook::Early => answers(game, session.turns.iter()).and_then(|turns| {
+            let final_text = session
+                .final_turn
+                .as_ref()
+                .map(|t| t.public_answer.as_str());
+            score_early(&table, &turns, final_text)
+        }),
+    })
+}
+
+/// The paper mode's figures over sessions: the notebook's verdicts summed in the one tally.
+/// Returns the figures and the sessions the notebook's code raises on.
+pub fn paper_figures(
+    game: &TableScenario,
+    notebook: Notebook,
+    sessions: &[Session],
+) -> (Option<Figures>, usize) {
+    let mut tally = TableTally::default();
+    let mut not_scored = 0;
+    for s in sessions {
+        match paper_session(game, notebook, s) {
+            None => {}
+            Some(Err(_)) => not_scored += 1,
+            Some(Ok(v)) => tally.add(
+                crate::game::OutcomeKind::MaxTurns,
+                &TableMetrics {
+                    proposals: v.proposals,
+                    deal_any: v.deal_any,
+                    deal_final: v.deal_final,
+                    unanimous_final: v.unanimous_final,
+                    wrong_share: Some(v.wrong_share),
+                    pareto: None,
+                    nash_product: None,
+                },
+            ),
+        }
+    }
+    (tally_figures(&tally), not_scored)
 }
 
 /// What to read and where to write.
@@ -586,8 +786,12 @@ pub struct LogOptions {
     /// Where the sessions are written as JSONL (one session per line, with its experiment), if
     /// anywhere.
     pub out: Option<PathBuf>,
-    /// Where the complete sessions are written as table records, if anywhere.
+    /// Where the complete sessions are written as table records, if anywhere. The records are
+    /// the engine's play of the logs whatever `scoring` says: their metrics are the rule's,
+    /// which replay recomputes.
     pub records: Option<PathBuf>,
+    /// Which figures are computed (and, for the paper mode, written per session to `out`).
+    pub scoring: Scoring,
 }
 
 /// Read every experiment, score it, and write the sessions and the complete ones' records.
@@ -606,13 +810,15 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
     // once, in the order first named: written beside the records so each of them replays.
     let mut named: Vec<TableScenario> = Vec::new();
     for (group, experiment) in EXPERIMENTS.into_iter().enumerate() {
-        let scenario = by_id
+        let game = *by_id
             .get(experiment.scenario)
             .ok_or_else(|| LogError::NoScenario {
                 experiment: experiment.name.into(),
                 id: experiment.scenario.into(),
             })?;
-        let (scenario, sessions) = read_sessions(&logs, &experiment, scenario)?;
+        let (scenario, sessions) = read_sessions(&logs, &experiment, game)?;
+        let notebook = notebook_of(experiment.source);
+        let scored = experiment.unscored.is_none();
         if !named.iter().any(|s| s.id == scenario.id) {
             named.push(scenario.clone());
         }
@@ -663,29 +869,75 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
             unscorable: all_turns()
                 .filter(|t| t.proposed == Proposed::Unscorable)
                 .count(),
-            figures: if experiment.unscored.is_some() {
-                None
-            } else {
-                figures(&scenario, &sessions)
-            },
+            figures: (scored && options.scoring.rule())
+                .then(|| figures(&scenario, &sessions))
+                .flatten(),
+            paper: (scored && options.scoring.paper()).then(|| {
+                let (figures, not_scored) = paper_figures(game, notebook, &sessions);
+                PaperReport {
+                    notebook,
+                    not_scored,
+                    figures,
+                }
+            }),
+            stored: experiment.stored_through.filter(|_| scored).map(|through| {
+                let upto: Vec<Session> = sessions
+                    .iter()
+                    .filter(|s| s.file.as_str() <= through)
+                    .cloned()
+                    .collect();
+                StoredReport {
+                    through: through.to_string(),
+                    complete: upto.iter().filter(|s| s.complete).count(),
+                    rule: options
+                        .scoring
+                        .rule()
+                        .then(|| figures(&scenario, &upto))
+                        .flatten(),
+                    paper: options
+                        .scoring
+                        .paper()
+                        .then(|| paper_figures(game, notebook, &upto).0)
+                        .flatten(),
+                }
+            }),
             unscored: experiment.unscored.map(str::to_string),
             records: recorded,
             not_recorded,
             not_recorded_example: example,
         });
         if options.out.is_some() {
+            /// A session as the paper mode scores it.
+            #[derive(Serialize)]
+            #[serde(rename_all = "snake_case")]
+            enum Paper {
+                Scored(Verdicts),
+                NotScored(NotScored),
+            }
             #[derive(Serialize)]
             struct Line<'a> {
                 experiment: &'a str,
                 scenario_id: &'a str,
                 #[serde(flatten)]
                 session: &'a Session,
+                /// The notebook's verdicts (paper mode; absent where its filter drops the
+                /// session).
+                #[serde(skip_serializing_if = "Option::is_none")]
+                paper: Option<Paper>,
             }
             for session in &sessions {
+                let paper = (scored && options.scoring.paper())
+                    .then(|| paper_session(game, notebook, session))
+                    .flatten()
+                    .map(|r| match r {
+                        Ok(v) => Paper::Scored(v),
+                        Err(e) => Paper::NotScored(e),
+                    });
                 let line = Line {
                     experiment: experiment.name,
                     scenario_id: &scenario.id,
                     session,
+                    paper,
                 };
                 let json = serde_json::to_string(&line).map_err(|e| LogError::Format {
                     file: experiment.name.into(),
@@ -736,25 +988,72 @@ pub fn records_scenarios(records: &std::path::Path) -> PathBuf {
     records.with_file_name(format!("{stem}.scenarios.jsonl"))
 }
 
-/// The report as a Markdown table: sessions found and complete, and the four figures.
-pub fn report_table(reports: &[ExperimentReport]) -> String {
-    let mut out = String::from(
-        "| experiment | parties | found | complete | any | final | unanimous | wrong |\n\
-         |---|---|---|---|---|---|---|---|\n",
-    );
-    for r in reports {
-        let cells = match &r.figures {
-            Some(f) => format!(
-                "{:.3} | {:.3} | {:.3} | {:.3}",
-                f.deal_any, f.deal_final, f.unanimous_final, f.wrong
-            ),
-            None => "– | – | – | –".to_string(),
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} |",
-            r.experiment, r.parties, r.found, r.complete, cells
+/// The report as a Markdown table: sessions found and complete, and the four figures of each
+/// mode `scoring` names (the paper mode's with the sessions its notebook scored), to four
+/// decimals as the notebooks' stored outputs are quoted. An experiment whose stored output
+/// scored fewer sessions has a second line, over those.
+pub fn report_table(reports: &[ExperimentReport], scoring: Scoring) -> String {
+    let four = |f: Option<&Figures>| match f {
+        Some(f) => format!(
+            "{:.4} | {:.4} | {:.4} | {:.4}",
+            f.deal_any, f.deal_final, f.unanimous_final, f.wrong
+        ),
+        None => "– | – | – | –".to_string(),
+    };
+    let mut head = String::from("| experiment | parties | found | complete |");
+    let mut rule_line = String::from("|---|---|---|---|");
+    if scoring.rule() {
+        head.push_str(match scoring {
+            Scoring::Both => " rule any | rule final | rule unanimous | rule wrong |",
+            _ => " any | final | unanimous | wrong |",
+        });
+        rule_line.push_str("---|---|---|---|");
+    }
+    if scoring.paper() {
+        head.push_str(
+            " notebook | scored | paper any | paper final | paper unanimous | paper wrong |",
         );
+        rule_line.push_str("---|---|---|---|---|---|");
+    }
+    let mut out = format!("{head}\n{rule_line}\n");
+    for r in reports {
+        let _ = write!(
+            out,
+            "| {} | {} | {} | {} |",
+            r.experiment, r.parties, r.found, r.complete
+        );
+        if scoring.rule() {
+            let _ = write!(out, " {} |", four(r.figures.as_ref()));
+        }
+        if scoring.paper() {
+            let notebook = r.paper.as_ref().map_or("–", |p| p.notebook.name());
+            let figures = r.paper.as_ref().and_then(|p| p.figures.as_ref());
+            let scored = figures.map_or("–".to_string(), |f| f.sessions.to_string());
+            let _ = write!(out, " {notebook} | {scored} | {} |", four(figures));
+        }
+        out.push('\n');
+        let Some(stored) = &r.stored else { continue };
+        let _ = write!(
+            out,
+            "| ↳ {} through `{}` (the stored output's) | {} | | {} |",
+            r.experiment, stored.through, r.parties, stored.complete
+        );
+        if scoring.rule() {
+            let _ = write!(out, " {} |", four(stored.rule.as_ref()));
+        }
+        if scoring.paper() {
+            let notebook = r.paper.as_ref().map_or("–", |p| p.notebook.name());
+            let scored = stored
+                .paper
+                .as_ref()
+                .map_or("–".to_string(), |f| f.sessions.to_string());
+            let _ = write!(
+                out,
+                " {notebook} | {scored} | {} |",
+                four(stored.paper.as_ref())
+            );
+        }
+        out.push('\n');
     }
     out
 }

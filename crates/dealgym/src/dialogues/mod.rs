@@ -39,6 +39,7 @@
 mod casino;
 mod craigslist;
 pub mod deliberation;
+pub mod deliberation_paper;
 pub mod deliberation_records;
 mod dnd;
 mod job_interview;
