@@ -1,8 +1,9 @@
 //! The papers' rules through the binary, under their presets (`--preset`): scripted episodes
 //! that reproduce each rule's value in the paper — a walk-away under the threshold reward is 0 on
 //! items and on issues, a deal below τ is −γ, three [TALK] turns play on, three identical
-//! proposals end the episode — the records naming their preset and settings, and `replay
-//! --verify` passing on them under their own settings.
+//! proposals end the episode, a hotel call under REPO's preset scored response by response —
+//! the records naming their preset and settings, and `replay --verify` passing on them under
+//! their own settings.
 
 use std::path::{Path, PathBuf};
 
