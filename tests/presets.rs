@@ -1,8 +1,9 @@
 //! The papers' rules through the binary, under their presets (`--preset`): scripted episodes
 //! that reproduce each rule's value in the paper — a walk-away under the threshold reward is 0 on
 //! items and on issues, a deal below τ is −γ, three [TALK] turns play on, three identical
-//! proposals end the episode — the records naming their preset and settings, and `replay
-//! --verify` passing on them under their own settings.
+//! proposals end the episode, a hotel call under REPO's preset scored response by response —
+//! the records naming their preset and settings, and `replay --verify` passing on them under
+//! their own settings.
 
 use std::path::{Path, PathBuf};
 
@@ -322,4 +323,280 @@ fn the_harness_self_play_preset_scores_each_turn_over_http() {
         }
     }
     succeeded(dealgym_cli(["replay", "--verify", out.to_str().unwrap()]));
+}
+
+/// A reward model and a judge for the `repo` preset's test, on 127.0.0.1 on a thread of their
+/// own: the reward model (`POST /reward`, the plain API) answers each response — the last
+/// message it is sent — with the reward the test gave that text, and keeps every request; the
+/// judge (`POST /v1/chat/completions`) answers the rubric of graded turn k (`Grade turn k
+/// alone`) with the deduction the test gave turn k.
+struct RepoStub {
+    url: String,
+    rm_requests: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    judge_requests: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+fn repo_stub(
+    rewards: std::collections::HashMap<String, f64>,
+    deductions: std::collections::BTreeMap<u32, f64>,
+) -> RepoStub {
+    use axum::response::IntoResponse;
+    use axum::routing::post;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    let rm_requests = Arc::new(Mutex::new(Vec::new()));
+    let judge_requests = Arc::new(AtomicUsize::new(0));
+    let (seen, judged) = (rm_requests.clone(), judge_requests.clone());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let reward = post(move |body: axum::body::Bytes| {
+                let body: Value = serde_json::from_slice(&body).unwrap();
+                let response = body["messages"]
+                    .as_array()
+                    .and_then(|m| m.last())
+                    .and_then(|m| m["content"].as_str())
+                    .unwrap_or_default()
+                    .to_string();
+                seen.lock().unwrap().push(body);
+                let r = rewards.get(&response).copied();
+                async move {
+                    match r {
+                        Some(r) => axum::Json(serde_json::json!({ "reward": r })).into_response(),
+                        None => (axum::http::StatusCode::BAD_REQUEST, "no such response")
+                            .into_response(),
+                    }
+                }
+            });
+            let graded = regex::Regex::new(r"Grade turn (\d+) alone").unwrap();
+            let judge = post(move |body: axum::body::Bytes| {
+                judged.fetch_add(1, Ordering::Relaxed);
+                let body: Value = serde_json::from_slice(&body).unwrap();
+                let prompt = body["messages"][0]["content"].as_str().unwrap_or_default();
+                let k: u32 = graded.captures(prompt).unwrap()[1].parse().unwrap();
+                let score = deductions.get(&k).copied().unwrap_or(0.0);
+                async move {
+                    axum::Json(serde_json::json!({
+                        "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                            "role": "assistant",
+                            "content": format!("One fault at most.\nSCORE: {score}")
+                        }}]
+                    }))
+                }
+            });
+            let app = axum::Router::new()
+                .route("/reward", reward)
+                .route("/v1/chat/completions", judge);
+            let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+                .await
+                .unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+        });
+    });
+    let addr = rx.recv().unwrap();
+    RepoStub {
+        url: format!("http://{addr}"),
+        rm_requests,
+        judge_requests,
+        _stop: stop,
+    }
+}
+
+#[test]
+fn under_the_repo_preset_each_response_of_a_hotel_call_is_scored_and_enhanced() {
+    let dir = temp_dir("presets-repo");
+    // The first call of the family's file (the preset plays `hotel`, and without --scenarios
+    // its scenarios/hotel.jsonl), its agent's target and acceptable selling prices per ticket.
+    let call = first_scenario("hotel");
+    let bd = call["game"]["tickets"]["bd"].as_array().unwrap();
+    let price = |i: usize, which: &str| bd[i][which]["selling"].as_f64().unwrap();
+    let a: Vec<f64> = (0..bd.len()).map(|i| price(i, "target")).collect();
+    let b: Vec<f64> = (0..bd.len()).map(|i| price(i, "acceptable")).collect();
+    // Raises of 1 and 2 on t1 stay under its acceptable price and under 10 %.
+    assert!(a[0] + 2.0 <= b[0] && a[0] >= 20.0, "{a:?} {b:?}");
+    let terms = |t1: f64| {
+        let mut t = vec![format!("t1:{t1}")];
+        t.extend((1..a.len()).map(|i| format!("t{}:{}", i + 1, a[i])));
+        t.join(" ")
+    };
+    let agent = |talk: &str, action: String| format!("Thought: t\nTalk: {talk}\nAction: {action}");
+    let ask =
+        "Hello from the platform: guests find your rooms dear, could they come down a little?";
+    // The agent (k = 1, 3, …, 11): asks at the targets; asks below t1's target (the
+    // procedure's −20); names the work-order (the guardrail's −5); raises t1 by 1; after the
+    // hotel's fourth refusal in a row plays on (the procedure's −20); then hangs up.
+    let agents = [
+        agent(ask, format!("[SUBMIT_DEAL] {}", terms(a[0]))),
+        agent(
+            "Could you do a bit lower still?",
+            format!("[SUBMIT_DEAL] {}", terms(a[0] - 1.0)),
+        ),
+        agent(
+            "The work-order says these prices would bring guests.",
+            format!("[SUBMIT_DEAL] {}", terms(a[0])),
+        ),
+        agent(
+            "I hear you; a little more on the first room then?",
+            format!("[SUBMIT_DEAL] {}", terms(a[0] + 1.0)),
+        ),
+        agent(
+            "Please think about it once more.",
+            format!("[SUBMIT_DEAL] {}", terms(a[0] + 2.0)),
+        ),
+        agent(
+            "I understand. Thank you for your time, goodbye.",
+            "[WALK_AWAY]".into(),
+        ),
+    ];
+    let hotels: Vec<String> = [
+        "No.",
+        "No, not at all.",
+        "Still no.",
+        "We will not.",
+        "No, goodbye.",
+    ]
+    .iter()
+    .map(|talk| format!("Thought: t\nTalk: {talk}\nAction: [REJECT_DEAL]"))
+    .collect();
+    // The reward model's R_m per response and the judge's deduction per graded turn k.
+    let r_m = [0.5, 0.4, -0.6, 0.2, 0.3, 0.1];
+    let r_m_hotel = [-0.2, 0.1, 0.0, -0.1, 0.3];
+    let rewards: std::collections::HashMap<String, f64> = agents
+        .iter()
+        .cloned()
+        .zip(r_m)
+        .chain(hotels.iter().cloned().zip(r_m_hotel))
+        .collect();
+    let deductions: std::collections::BTreeMap<u32, f64> =
+        [(2, -5.0), (3, -5.0), (4, -20.0), (5, -20.0), (9, -30.0)].into();
+    let stub = repo_stub(rewards, deductions);
+    let config = dir.join("repo.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[rewards.judge]\nendpoint = \"{0}/v1\"\nmodel = \"judge\"\nretries = 0\n\
+             [rewards.reward_model]\nurl = \"{0}/reward\"\nretries = 0\n",
+            stub.url
+        ),
+    )
+    .unwrap();
+    let out = dir.join("repo.jsonl");
+    succeeded(dealgym_cli([
+        "run",
+        "--preset",
+        "repo",
+        "--config",
+        config.to_str().unwrap(),
+        "--limit",
+        "1",
+        "--learner",
+        &script(&dir, "agent", &agents),
+        "--opponent",
+        &script(&dir, "hotel", &hotels),
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let mut records = read_log(&out);
+    assert_eq!(records.len(), 1);
+    let r = records.remove(0);
+    assert_eq!(r.scenario_id, call["id"].as_str().unwrap());
+    assert_eq!(r.kind(), OutcomeKind::WalkAway);
+    assert_eq!(r.turns.len(), 11);
+    assert!(r.reward_issues.is_empty(), "{:?}", r.reward_issues);
+    // One reward-model call per response (11 turns, both seats) and one judge call per turn:
+    // the reward model was sent the messages of each turn's call, then the turn itself.
+    let sent = stub.rm_requests.lock().unwrap().clone();
+    assert_eq!(sent.len(), 11);
+    assert_eq!(
+        stub.judge_requests
+            .load(std::sync::atomic::Ordering::Relaxed),
+        11
+    );
+    for (i, turn) in r.turns.iter().enumerate() {
+        let body = sent
+            .iter()
+            .find(|b| {
+                let m = b["messages"].as_array().unwrap();
+                m.last().unwrap()["content"] == turn.raw.as_str()
+            })
+            .expect("the turn was scored");
+        let m = body["messages"].as_array().unwrap();
+        assert_eq!(m[0]["role"], "system");
+        assert_eq!(m[0]["content"], r.seats[turn.seat].system_prompt.as_str());
+        assert_eq!(m.last().unwrap()["role"], "assistant");
+        // The query ends with the counterpart's turn as the seat received it; the seat's own
+        // earlier responses are in it, none later.
+        if i > 0 {
+            assert_eq!(m[m.len() - 2]["role"], "user");
+            assert_eq!(
+                m[m.len() - 2]["content"],
+                r.turns[i - 1].forwarded.as_deref().unwrap()
+            );
+        }
+        let own = m.iter().filter(|m| m["role"] == "assistant").count();
+        assert_eq!(own, i / 2 + 1, "turn {}", i + 1);
+    }
+    // Each turn's R = R_m · (1 + sign(R_m) · clip(E, −100, 100)/100) with that turn's R_m and
+    // E = judge + rules (REPO §4); the judge 0 once the seat's history is negative (Figure 6).
+    //   agent  k1: R_m 0.5,  judge 0,                    rules 0:    0.5
+    //          k3: R_m 0.4,  judge −5 (history 0),       below target −20: E −25, 0.4·0.75 = 0.3
+    //          k5: R_m −0.6, judge −20 → 0 (history −5), work-order −5: E −5, −0.6·1.05 = −0.63
+    //          k7: R_m 0.2,  judge 0,                    rules 0:    0.2
+    //          k9: R_m 0.3,  judge −30 → 0,              four refusals −20: E −20, 0.3·0.8 = 0.24
+    //          k11: R_m 0.1, hanging up breaks nothing:  0.1
+    //   hotel  k2: R_m −0.2, judge −5: E −5, −0.2·1.05 = −0.21
+    //          k4: R_m 0.1,  judge −20 → 0 (history −5): 0.1
+    //          k6: 0.0 · anything = 0; k8: −0.1; k10: 0.3
+    let want = [0.5, -0.21, 0.3, 0.1, -0.63, 0.0, 0.2, -0.1, 0.24, 0.3, 0.1];
+    for (k, (got, want)) in r.turn_rewards.iter().zip(want).enumerate() {
+        let got = got.expect("a played turn's own reward");
+        assert!((got - want).abs() < 1e-9, "k{}: {got} vs {want}", k + 1);
+    }
+    for (turn, r_m) in r
+        .turns
+        .iter()
+        .step_by(2)
+        .zip(r_m)
+        .chain(r.turns.iter().skip(1).step_by(2).zip(r_m_hotel))
+    {
+        assert_eq!(turn.rewards["reward_model"], r_m);
+    }
+    assert_eq!(r.turns[2].rewards["rule:procedure_below_target"], -20.0);
+    assert_eq!(r.turns[4].rewards["rule:guard_internal_terms"], -5.0);
+    assert_eq!(r.turns[8].rewards["rule:procedure_four_refusals"], -20.0);
+    assert_eq!(r.turns[4].rewards["judge"], -20.0, "the verdict as given");
+    // The learner's episode: R_m the mean of its responses, (0.5 + 0.4 − 0.6 + 0.2 + 0.3 +
+    // 0.1)/6 = 0.15; the judge the mean of its counted verdicts, −5/6; the rules their sum,
+    // −20 − 5 − 20 = −45. E = −45 − 5/6, R = 0.15 · (1 − (45 + 5/6)/100).
+    let want = 0.15 * (1.0 - (45.0 + 5.0 / 6.0) / 100.0);
+    assert!(
+        (r.rewards.learner - want).abs() < 1e-9,
+        "{}",
+        r.rewards.learner
+    );
+    // Replayed under its own settings, the record is what it was (the reward model's and the
+    // judge's per-turn numbers kept).
+    succeeded(dealgym_cli([
+        "replay",
+        "--verify",
+        "--preset",
+        "repo",
+        "--config",
+        config.to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]));
 }

@@ -41,7 +41,8 @@ pub struct ServeFlags {
     pub host: IpAddr,
     #[command(flatten)]
     pub config: ConfigFlags,
-    /// Scenario file(s) (default: every scenarios/*.jsonl that exists).
+    /// Scenario file(s) (default: every scenarios/*.jsonl that exists; where the config or
+    /// preset plays one family, `[scenarios] family`, that family's file).
     #[arg(long)]
     pub scenarios: Vec<PathBuf>,
     /// The JSONL log finished episodes are appended to.
@@ -104,7 +105,10 @@ pub struct ServeFlags {
 impl ServeFlags {
     pub fn options(&self) -> Result<ServeOptions> {
         let file = self.config.resolve()?;
-        let scenarios = if self.scenarios.is_empty() {
+        let family = file.scenarios.family;
+        let scenarios = if let (true, Some(family)) = (self.scenarios.is_empty(), family) {
+            vec![PathBuf::from(format!("scenarios/{family}.jsonl"))]
+        } else if self.scenarios.is_empty() {
             [
                 "ahp",
                 "craigslist",
@@ -170,6 +174,7 @@ impl ServeFlags {
         Ok(ServeOptions {
             addr: SocketAddr::new(self.host, self.port),
             scenarios,
+            family,
             log: self.log.clone(),
             max_sessions,
             idle_timeout,

@@ -86,15 +86,22 @@ impl PlanFlags {
         out: PathBuf,
         needs_scenarios: bool,
     ) -> Result<RunOptions, ConfigError> {
-        let scenarios = &self.scenarios.scenarios;
+        let file = self.config.resolve()?;
+        let select = file.scenarios.clone();
+        // A config (or preset) that plays one family plays that family's own file unless
+        // --scenarios names others.
+        let scenarios = match (self.scenarios.scenarios.is_empty(), select.family) {
+            (true, Some(family)) if needs_scenarios => {
+                vec![PathBuf::from(format!("scenarios/{family}.jsonl"))]
+            }
+            _ => self.scenarios.scenarios.clone(),
+        };
         if needs_scenarios && scenarios.is_empty() {
             return Err(ConfigError::Flag(
                 "--scenarios FILE is required (the scenario file(s) to play)".into(),
             ));
         }
-        let file = self.config.resolve()?;
-        let select = file.scenarios.clone();
-        let mut o = RunOptions::new(scenarios.clone(), learner, opponent, out).with_config(file);
+        let mut o = RunOptions::new(scenarios, learner, opponent, out).with_config(file);
         o.seed = self.seed.unwrap_or(o.seed);
         let selection = self
             .scenarios
@@ -103,6 +110,7 @@ impl PlanFlags {
             .selection_over(&select, o.seed)
             .map_err(ConfigError::Flag)?;
         o.limit = selection.limit;
+        o.family = selection.family;
         o.split = selection.split;
         o.sample = selection.sample;
         o.concurrency = self.concurrency.concurrency.unwrap_or(o.concurrency);
@@ -158,7 +166,8 @@ impl PlanFlags {
 #[derive(Debug, Clone, Args)]
 pub struct ScenarioChoice {
     /// Scenario file(s) (JSONL); repeat the flag for several. Required, but for `run
-    /// --prefixes`, where they are only searched for the records' scenarios.
+    /// --prefixes`, where they are only searched for the records' scenarios, and where the
+    /// config or preset plays one family (`[scenarios] family`): its `scenarios/FAMILY.jsonl`.
     #[arg(long)]
     pub scenarios: Vec<PathBuf>,
     /// Which scenarios of each file: --scenario-split, --sample, --limit (see
@@ -191,6 +200,7 @@ impl SelectFlags {
     /// they go over ([`SelectConfig::selection_over`]).
     pub fn choice(&self) -> SelectConfig {
         SelectConfig {
+            family: None,
             split: self.scenario_split.clone(),
             sample: self.sample,
             sample_seed: self.sample_seed,

@@ -416,8 +416,8 @@ impl EpisodeRecord {
 
     /// Keep what `stored` (this episode's record as written) got from the judge, the reward
     /// model and `dealgym annotate` — what cannot be recomputed from the record without an
-    /// endpoint: their parts (for the components `config` uses; a per-turn judge's verdicts on
-    /// the turns), the turns' labels and
+    /// endpoint: their parts (for the components `config` uses; a per-turn judge's verdicts
+    /// and a per-response reward model's scores on the turns), the turns' labels and
     /// annotations and the issue counts — and the turns' dataset labels (a people's dialogue's,
     /// from the data), then [`recombine`](Self::recombine). What replay and rescore rebuild
     /// records with.
@@ -432,11 +432,16 @@ impl EpisodeRecord {
                 }
             }
         }
-        let judge = Component::Judge.name();
-        let per_turn_judge = config.uses(Component::Judge) && config.is_per_turn(Component::Judge);
+        let per_turn: Vec<&str> = [Component::Judge, Component::RewardModel]
+            .into_iter()
+            .filter(|c| config.uses(*c) && config.is_per_turn(*c))
+            .map(Component::name)
+            .collect();
         for (turn, old) in self.turns.iter_mut().zip(&stored.turns) {
-            if let Some(v) = old.rewards.get(judge).filter(|_| per_turn_judge) {
-                turn.rewards.insert(judge.to_string(), *v);
+            for name in &per_turn {
+                if let Some(v) = old.rewards.get(*name) {
+                    turn.rewards.insert(name.to_string(), *v);
+                }
             }
             turn.labels = old.labels.clone();
             turn.dataset_labels = old.dataset_labels.clone();

@@ -29,9 +29,9 @@ pub struct TurnRecord {
     /// What the endpoint said about the call (usage, logprobs, token ids), if any.
     pub call: Option<Call>,
     /// The per-turn reward signals of the seat that moved, by name (`format`, `length`,
-    /// `points`, `strategic`, `judge` for a per-turn judge, and `rule:NAME` for each rule that
-    /// matched), unweighted ([`crate::reward::turn_signals`]); empty under the terminal reward
-    /// alone.
+    /// `points`, `strategic`, `judge` for a per-turn judge, `reward_model` for a per-response
+    /// reward model, and `rule:NAME` for each rule that matched), unweighted
+    /// ([`crate::reward::turn_signals`]); empty under the terminal reward alone.
     pub rewards: BTreeMap<String, f64>,
     /// The judge's annotation of this turn: label-set name → label.
     pub labels: BTreeMap<String, String>,
@@ -132,9 +132,9 @@ struct TurnLine {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tokens: Option<TurnTokens>,
     /// The per-turn reward signals of the seat that moved, by name (`format`, `length`,
-    /// `points`, `strategic`, `judge` for a per-turn judge, and `rule:NAME` for each rule that
-    /// matched), unweighted. Set when the record is made (`crate::reward::turn_signals`);
-    /// empty under the terminal reward alone.
+    /// `points`, `strategic`, `judge` for a per-turn judge, `reward_model` for a per-response
+    /// reward model, and `rule:NAME` for each rule that matched), unweighted. Set when the
+    /// record is made (`crate::reward::turn_signals`); empty under the terminal reward alone.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     rewards: BTreeMap<String, f64>,
     /// The judge's annotation of this turn: label-set name → label.

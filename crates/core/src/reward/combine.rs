@@ -10,6 +10,7 @@ use crate::game::{Outcome, PerSeat, Seat, Setup, Turn};
 use crate::scenario::{bargained_ratio, Scenario};
 
 use super::config::{Combine, Component, RewardConfig, TurnReward};
+use super::judge::zero_after_negative_history;
 use super::parts::Parts;
 use super::terminal::terminal_rewards;
 use super::turn::turn_signals;
@@ -142,13 +143,15 @@ pub(crate) struct Combined {
 }
 
 /// The one place a seat's parts become its total and each turn its reward. `parts` comes in
-/// with each seat's episode-level parts (`terminal`; a per-episode `judge` and the
-/// `reward_model` once they were called); the parts of the per-turn components
+/// with each seat's episode-level parts (`terminal`; a per-episode `judge` and `reward_model`
+/// once they were called); the parts of the per-turn components
 /// ([`RewardConfig::is_per_turn`]) are (re)made here from `signals` (the turns' own, in
 /// order): the mean of the seat's turns that have the signal (0 when none has), `rules` the
-/// sum of its turns' `rule:NAME` scores, and a per-turn `judge` the mean of its judged turns —
-/// absent when no turn was judged, as a failed episode judge is absent. A logged prefix's
-/// turns have no signals and count for nothing.
+/// sum of its turns' `rule:NAME` scores, and a per-turn `judge` or per-response
+/// `reward_model` the mean of its scored turns — absent when no turn was scored, as a failed
+/// episode call is absent. Under `[rewards.judge] history = "zero_if_negative"` a turn's judge
+/// value is [`zero_after_negative_history`]'s. A logged prefix's turns have no signals and
+/// count for nothing.
 ///
 /// A turn's reward is [`total`] of the turn's own parts: each per-turn component's value on
 /// that turn (a missing signal counts 0), and each episode-level part on every turn of the
@@ -162,18 +165,28 @@ pub(crate) fn combine_parts(
     config: &RewardConfig,
 ) -> Combined {
     let components = config.components();
+    let judge_values: Option<Vec<Option<f64>>> =
+        config.judge_zeroes_negative_history().then(|| {
+            let verdicts: Vec<(Seat, Option<f64>)> = turns
+                .iter()
+                .zip(signals)
+                .map(|(t, s)| (t.as_ref().seat, turn_value(Component::Judge, s)))
+                .collect();
+            zero_after_negative_history(&verdicts)
+        });
+    let value_at = |c: Component, i: usize| match (&judge_values, c) {
+        (Some(judged), Component::Judge) => judged[i],
+        _ => turn_value(c, signals[i]),
+    };
     for seat in Seat::BOTH {
-        let mine: Vec<&BTreeMap<String, f64>> = turns
-            .iter()
-            .zip(signals)
-            .filter(|(t, _)| t.as_ref().seat == seat)
-            .map(|(_, s)| *s)
+        let mine: Vec<usize> = (0..turns.len())
+            .filter(|i| turns[*i].as_ref().seat == seat)
             .collect();
         for &c in components.iter().filter(|c| config.is_per_turn(**c)) {
-            let values: Vec<f64> = mine.iter().filter_map(|s| turn_value(c, s)).collect();
+            let values: Vec<f64> = mine.iter().filter_map(|i| value_at(c, *i)).collect();
             let value = match c {
                 Component::Rules => Some(values.iter().fold(0.0, |acc, v| acc + v)),
-                Component::Judge if values.is_empty() => None,
+                Component::Judge | Component::RewardModel if values.is_empty() => None,
                 _ if values.is_empty() => Some(0.0),
                 _ => Some(values.iter().sum::<f64>() / values.len() as f64),
             };
@@ -202,9 +215,8 @@ pub(crate) fn combine_parts(
     });
     let turn_rewards = turns
         .iter()
-        .zip(signals)
         .enumerate()
-        .map(|(i, (turn, signals))| {
+        .map(|(i, turn)| {
             if !scored(i) {
                 return None;
             }
@@ -213,7 +225,7 @@ pub(crate) fn combine_parts(
             let mut own = Parts::default();
             for &c in &components {
                 let value = if config.is_per_turn(c) {
-                    turn_value(c, signals)
+                    value_at(c, i)
                 } else if episode_parts {
                     parts[seat].get(c)
                 } else {
@@ -569,5 +581,110 @@ mod tests {
             ..config
         };
         assert!(last.validate().unwrap_err().contains("last_turn"));
+    }
+
+    /// REPO's configuration (the `repo` preset's rewards) with a judge and a reward model at
+    /// made-up addresses and one regex rule; `n` left to its default.
+    fn repo_config(history: &str) -> RewardConfig {
+        let config: RewardConfig = toml::from_str(&format!(
+            "combine = \"enhance\"\nturn_reward = \"every_turn\"\n\
+             [judge]\nendpoint = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\nmode = \"turn\"\n\
+             range = [-100.0, 0.0]\nhistory = \"{history}\"\n\
+             [reward_model]\nurl = \"http://127.0.0.1:1/reward\"\n\
+             [[rules]]\nname = \"work_order\"\npattern = \"(?i)work.order\"\ntarget = \"talk\"\n\
+             score = -20.0"
+        ))
+        .unwrap();
+        config.validate().unwrap();
+        config
+    }
+
+    #[test]
+    fn n_defaults_to_repos_100() {
+        // REPO §4: "We set n to 100". A config that leaves n out gets it, and its run id says
+        // so (an enhance config always prints its table: the default changed from 1).
+        let config = repo_config("ignore");
+        assert_eq!(config.enhance.n, 100.0);
+        assert_eq!(EnhanceConfig::default().n, 100.0);
+        assert!(format!("{config:?}").contains("n: 100.0"), "{config:?}");
+        // A judge deducting 45 points of a positive R_m = 0.6: 0.6 · (1 − 45/100) = 0.33, where
+        // n = 1 would clip E to −1 and give 0.6 · 0 = 0.
+        let p = parts(&[("reward_model", 0.6), ("judge", -25.0), ("rules", -20.0)]);
+        assert!(close(total(&p, &config), 0.33));
+    }
+
+    /// Each turn's signals as `run` leaves them once the reward model and the judge have
+    /// answered: `(reward_model, judge, rule score)` per turn.
+    fn answered(per_turn: &[(f64, f64, Option<f64>)]) -> Vec<BTreeMap<String, f64>> {
+        per_turn
+            .iter()
+            .map(|(rm, judge, rule)| {
+                let mut s = BTreeMap::from([
+                    ("reward_model".to_string(), *rm),
+                    ("judge".to_string(), *judge),
+                ]);
+                if let Some(rule) = rule {
+                    s.insert("rule:work_order".to_string(), *rule);
+                }
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_response_is_scaled_by_its_own_judge_and_rules_with_repos_history_rule() {
+        // REPO §4 per response: R = R_m · (1 + sign(R_m) · clip(E_judge + E_func, −n, n)/n),
+        // n = 100, with that response's R_m and E. Turns (learner, opponent, learner,
+        // opponent): R_m 0.6, −0.4, 0.8, 0.5; judge −5, −30, −20, −5; rule −20 on turn 1 and
+        // −5 on turn 4.
+        let (s, e) = four_turns();
+        let signals = answered(&[
+            (0.6, -5.0, Some(-20.0)),
+            (-0.4, -30.0, None),
+            (0.8, -20.0, None),
+            (0.5, -5.0, Some(-5.0)),
+        ]);
+        let refs: Vec<&BTreeMap<String, f64>> = signals.iter().collect();
+        // Figure 6's history rule: the learner's turn 3 follows its −5 (history −5 < 0), so its
+        // judge counts 0; the opponent's turn 4 follows its −30, so 0 too.
+        //   turn 1: E = −5 − 20 = −25, 0.6 · (1 − 0.25) = 0.45
+        //   turn 2: E = −30, R_m < 0: −0.4 · (1 + 0.30) = −0.52
+        //   turn 3: E = 0 (judge zeroed), 0.8 · 1 = 0.8
+        //   turn 4: E = 0 − 5 = −5, 0.5 · (1 − 0.05) = 0.475
+        let config = repo_config("zero_if_negative");
+        let mut parts = PerSeat::default();
+        let c = combine_parts(e.setup(), e.turns(), &refs, &mut parts, &config);
+        let want = [0.45, -0.52, 0.8, 0.475];
+        for (i, (got, want)) in c.turn_rewards.iter().zip(want).enumerate() {
+            assert!(
+                close(got.unwrap(), want),
+                "turn {}: {got:?} vs {want}",
+                i + 1
+            );
+        }
+        // Per seat: R_m the mean of its responses, the judge the mean of its counted verdicts,
+        // the rules their sum. Learner: R_m (0.6 + 0.8)/2 = 0.7, judge (−5 + 0)/2 = −2.5,
+        // rules −20: E = −22.5, 0.7 · 0.775 = 0.5425.
+        assert!(close(parts.learner[Component::RewardModel], 0.7));
+        assert!(close(parts.learner[Component::Judge], -2.5));
+        assert!(close(c.total.learner, 0.5425));
+        // The verdicts on the turns stay as the judge gave them.
+        assert_eq!(signals[2]["judge"], -20.0);
+        // Without the history rule turn 3 keeps its −20: 0.8 · (1 − 0.20) = 0.64.
+        let config = repo_config("ignore");
+        let c = combine_parts(e.setup(), e.turns(), &refs, &mut parts, &config);
+        assert!(close(c.turn_rewards[2].unwrap(), 0.64));
+        // Under the episode reward the reward model is the seat's and not per turn: a turn's
+        // `reward_model` signal is not read, the seat part comes from `run` (absent here: 0).
+        let episode = RewardConfig {
+            turn_reward: TurnReward::Episode,
+            ..config
+        };
+        assert!(!episode.is_per_turn(Component::RewardModel));
+        let mut parts = PerSeat::default();
+        let c = combine_parts(e.setup(), e.turns(), &refs, &mut parts, &episode);
+        assert!(!parts.learner.contains(Component::RewardModel));
+        assert_eq!(c.total.learner, 0.0);
+        let _ = s;
     }
 }

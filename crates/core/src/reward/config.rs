@@ -51,7 +51,10 @@ pub enum Component {
     /// Per episode and seat, or per turn (`[rewards.judge] mode = "turn"`): the LLM judge's
     /// score, in [0, 1] unless `[rewards.judge] range` says otherwise.
     Judge,
-    /// Per episode and seat: the reward model's scalar.
+    /// The reward model's scalar: per episode and seat (the seat's whole conversation), or,
+    /// where `[rewards] turn_reward` gives turns their own reward, per response — each turn
+    /// scored with the conversation up to it as the query and the turn as the output (REPO §4,
+    /// Figure 1: the policy's output o for a query q is what the reward model scores).
     RewardModel,
     /// Per turn: INA's R1, whether the move does what the turn's act label says
     /// (`reward::ina`); turns without a label are not scored.
@@ -110,7 +113,8 @@ impl Component {
     }
 
     /// Always given per turn (stored on each turn and averaged or summed per seat). The judge
-    /// is per turn only where its config says so: [`RewardConfig::is_per_turn`] decides.
+    /// and the reward model are per turn only where the config says so:
+    /// [`RewardConfig::is_per_turn`] decides.
     pub(crate) fn is_per_turn(self) -> bool {
         matches!(
             self,
@@ -243,14 +247,16 @@ pub enum TurnReward {
     /// per-turn reward is stored, and records are as they always were.
     #[default]
     Episode,
-    /// Each turn is worth its own weighted per-turn signals plus the weighted episode-level
-    /// parts (terminal, a per-episode judge, the reward model) on every turn of the seat — so
-    /// each GRPO row, scored alone, still learns the outcome (the CaSiNo harness's rows,
-    /// §3.3.3, each with its own per-turn rewards).
+    /// Each turn is worth its own weighted per-turn signals — the reward model's score of the
+    /// turn as a response among them (REPO §4) — plus the weighted episode-level parts
+    /// (terminal, a per-episode judge) on every turn of the seat — so each GRPO row, scored
+    /// alone, still learns the outcome (the CaSiNo harness's rows, §3.3.3, each with its own
+    /// per-turn rewards).
     EveryTurn,
-    /// The turn's own weighted signals, and the episode-level parts on the seat's last turn
-    /// only, so a trainer that sums rewards over a trajectory counts the outcome once
-    /// (`sum` only: `enhance` scales the primary on every turn).
+    /// The turn's own weighted signals (the reward model's score of the turn among them), and
+    /// the episode-level parts on the seat's last turn only, so a trainer that sums rewards
+    /// over a trajectory counts the outcome once (`sum` only: `enhance` scales the primary on
+    /// every turn).
     LastTurn,
 }
 
@@ -295,6 +301,20 @@ pub enum JudgeMode {
     /// Talk with the Action) and REPO's, which scores each response (§4). The verdict is
     /// stored on the turn (`rewards.judge`) like the other per-turn signals.
     Turn,
+}
+
+/// What a per-turn judge's verdict on a turn is worth given the verdicts on the seat's earlier
+/// turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgeHistory {
+    /// Each verdict counts as given.
+    #[default]
+    Ignore,
+    /// REPO's judge (Figure 6, "Scoring procedure"): "If the history score is negative, output
+    /// 0"; else the score of the new reply alone. A turn whose seat's earlier verdicts sum below
+    /// 0 is worth 0; the verdict itself is kept on the turn as the judge gave it.
+    ZeroIfNegative,
 }
 
 /// How a reward service — the judge, the reward model — is called: what `[rewards.judge]` and
@@ -348,6 +368,9 @@ pub struct JudgeConfig {
     /// points (§4 and its rubric: scores ≤ 0), e.g. `[-100, 0]` with `[rewards.enhance] n =
     /// 100`. A score outside the range is unreadable.
     pub range: [f64; 2],
+    /// In `mode = "turn"`: whether a turn after a seat's faults still counts its verdict
+    /// (`ignore`) or is worth 0 (`zero_if_negative`, REPO's judge).
+    pub history: JudgeHistory,
 }
 
 impl Default for JudgeConfig {
@@ -366,6 +389,7 @@ impl Default for JudgeConfig {
             cache: SERVICE_CACHE,
             mode: JudgeMode::Episode,
             range: [0.0, 1.0],
+            history: JudgeHistory::Ignore,
         }
     }
 }
@@ -384,8 +408,8 @@ impl JudgeConfig {
     }
 }
 
-/// Prints `mode` and `range` only where they are not the defaults, so run ids of configs
-/// older than them stay.
+/// Prints `mode`, `range` and `history` only where they are not the defaults, so run ids of
+/// configs older than them stay.
 impl fmt::Debug for JudgeConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let base = JudgeConfig::default();
@@ -406,6 +430,9 @@ impl fmt::Debug for JudgeConfig {
         }
         if self.range != base.range {
             d.field("range", &self.range);
+        }
+        if self.history != base.history {
+            d.field("history", &self.history);
         }
         d.finish()
     }
@@ -464,7 +491,9 @@ pub struct EnhanceConfig {
     pub primary: Component,
     /// Weighted (by `[rewards.weights]`, 1 where absent) into E.
     pub auxiliary: Vec<Component>,
-    /// E is clipped to [−n, n] and divided by n: the most the auxiliaries scale R_m by.
+    /// E is clipped to [−n, n] and divided by n: the most the auxiliaries scale R_m by. 100
+    /// by default, REPO's (§4: "We set n to 100"), the scale of its judge's deductions (5, 20
+    /// and 30 points, Figure 6): n = 1 would saturate any such auxiliary to a scale of 0 or 2.
     pub n: f64,
 }
 
@@ -473,7 +502,7 @@ impl Default for EnhanceConfig {
         EnhanceConfig {
             primary: Component::RewardModel,
             auxiliary: vec![Component::Rules, Component::Judge],
-            n: 1.0,
+            n: 100.0,
         }
     }
 }
@@ -505,6 +534,11 @@ pub struct RewardConfig {
     /// component as `rule:guard_NAME` signals on the platform agent's turns of a hotel call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guardrails: Option<super::guardrails::GuardrailConfig>,
+    /// `[rewards.procedure]`: REPO's procedure rules for the hotel family's agent (hang up after
+    /// four refusals, raise an ask by at most 10 %, never ask below the target price), scored
+    /// into the `rules` component as `rule:procedure_NAME` signals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub procedure: Option<super::procedure::ProcedureConfig>,
     /// `[rewards.judge]`: the LLM judge, required when the `judge` component is used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeConfig>,
@@ -532,6 +566,7 @@ impl Default for RewardConfig {
             strategic: StrategicConfig::default(),
             rules: Vec::new(),
             guardrails: None,
+            procedure: None,
             judge: None,
             reward_model: None,
             enhance: EnhanceConfig::default(),
@@ -569,13 +604,18 @@ impl fmt::Debug for RewardConfig {
         if let Some(guardrails) = &self.guardrails {
             d.field("guardrails", guardrails);
         }
+        if let Some(procedure) = &self.procedure {
+            d.field("procedure", procedure);
+        }
         if let Some(judge) = &self.judge {
             d.field("judge", judge);
         }
         if let Some(rm) = &self.reward_model {
             d.field("reward_model", rm);
         }
-        if self.enhance != base.enhance {
+        // Always under `enhance`: its default `n` changed (1 → 100), and a run id must not stay
+        // the same when the rewards do not.
+        if self.enhance != base.enhance || self.combine == Combine::Enhance {
             d.field("enhance", &self.enhance);
         }
         if self.turn_reward != base.turn_reward {
@@ -650,14 +690,27 @@ impl RewardConfig {
     }
 
     /// Whether `component` is given per turn (stored on each turn, averaged or summed per
-    /// seat): the per-turn signals always, the judge in `mode = "turn"`.
-    pub(crate) fn is_per_turn(&self, component: Component) -> bool {
-        component.is_per_turn()
-            || (component == Component::Judge
-                && self
-                    .judge
-                    .as_ref()
-                    .is_some_and(|j| j.mode == JudgeMode::Turn))
+    /// seat): the per-turn signals always, the judge in `mode = "turn"`, and the reward model
+    /// wherever turns get their own reward (`turn_reward` not `episode`): REPO scores each
+    /// response (§4), and a turn's R = R_m · (1 + sign(R_m) · clip(E, −n, n)/n) takes that
+    /// turn's R_m with that turn's E.
+    pub fn is_per_turn(&self, component: Component) -> bool {
+        match component {
+            Component::Judge => self
+                .judge
+                .as_ref()
+                .is_some_and(|j| j.mode == JudgeMode::Turn),
+            Component::RewardModel => self.turn_reward != TurnReward::Episode,
+            c => c.is_per_turn(),
+        }
+    }
+
+    /// Whether the judge's per-turn verdicts count only while the seat's earlier ones sum to
+    /// at least 0 ([`JudgeHistory::ZeroIfNegative`]).
+    pub(crate) fn judge_zeroes_negative_history(&self) -> bool {
+        self.judge
+            .as_ref()
+            .is_some_and(|j| j.history == JudgeHistory::ZeroIfNegative)
     }
 
     /// The terminal reward alone, unweighted: records carry no parts and no per-turn rewards,
@@ -760,10 +813,15 @@ impl RewardConfig {
                 return Err("[rewards.guardrails]: every score must be finite".into());
             }
         }
+        if let Some(p) = &self.procedure {
+            if p.scores().iter().any(|(_, v)| !v.is_finite()) {
+                return Err("[rewards.procedure]: every score must be finite".into());
+            }
+        }
         self.check_used(
             Component::Rules,
-            !self.rules.is_empty() || self.guardrails.is_some(),
-            "[[rewards.rules]] or [rewards.guardrails]",
+            !self.rules.is_empty() || self.guardrails.is_some() || self.procedure.is_some(),
+            "[[rewards.rules]], [rewards.guardrails] or [rewards.procedure]",
         )?;
         self.check_used(Component::Judge, self.judge.is_some(), "[rewards.judge]")?;
         self.check_used(
@@ -870,6 +928,13 @@ fn judge_checks(judge: &JudgeConfig) -> Result<(), String> {
              a rubric of your own",
             judge.rubric
         ));
+    }
+    if judge.history != JudgeHistory::Ignore && judge.mode != JudgeMode::Turn {
+        return Err(
+            "[rewards.judge] history = \"zero_if_negative\" needs mode = \"turn\": it reads the \
+             verdicts on the seat's earlier turns"
+                .into(),
+        );
     }
     for (set, labels) in &judge.labels {
         if !super::judge::is_label_word(set) {
@@ -1130,5 +1195,36 @@ mod tests {
             "{judge}\nrubric = \"mine.j2\"\nrange = [-1.0, 1.0]"
         ))
         .is_ok());
+    }
+
+    #[test]
+    fn the_judges_history_rule_needs_turns_and_procedure_rules_count_as_rules() {
+        let judge = "[weights]\njudge = 1.0\n[judge]\nendpoint = \"http://h/v1\"\nmodel = \"m\"";
+        let e = parse(&format!("{judge}\nhistory = \"zero_if_negative\"")).unwrap_err();
+        assert!(e.contains("needs mode = \"turn\""), "{e}");
+        let c = parse(&format!(
+            "{judge}\nmode = \"turn\"\nrange = [-100.0, 0.0]\nhistory = \"zero_if_negative\""
+        ))
+        .unwrap();
+        assert!(c.judge_zeroes_negative_history());
+        assert!(format!("{c:?}").contains("history: ZeroIfNegative"));
+        // The history setting prints only where set: older run ids stay.
+        let old = parse(&format!("{judge}\nmode = \"turn\"")).unwrap();
+        assert!(!format!("{old:?}").contains("history"));
+        // `[rewards.procedure]` feeds the `rules` component like the guardrails: used, it
+        // needs the component; the component, it may be the only table.
+        let e = parse("[procedure]\nbelow_target = -20.0").unwrap_err();
+        assert!(e.contains("does not name `rules`"), "{e}");
+        let c = parse("[weights]\nrules = 1.0\n[procedure]\nbelow_target = -20.0").unwrap();
+        let p = c.procedure.as_ref().unwrap();
+        assert_eq!(
+            (p.four_refusals, p.raise_per_ask, p.below_target),
+            (-1.0, -1.0, -20.0),
+            "each rule on at −1 unless scored"
+        );
+        let e = parse("[weights]\nrules = 1.0\n[procedure]\nfour_refusals = nan").unwrap_err();
+        assert!(e.contains("[rewards.procedure]"), "{e}");
+        let e = parse("[weights]\nrules = 1.0").unwrap_err();
+        assert!(e.contains("[rewards.procedure]"), "{e}");
     }
 }

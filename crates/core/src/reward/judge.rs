@@ -190,6 +190,25 @@ pub struct Verdict {
     pub labels: BTreeMap<u32, BTreeMap<String, String>>,
 }
 
+/// REPO's judge on a turn given its history (Figure 6, "Scoring procedure": "First, evaluate
+/// each turn in the dialogue history according to the criteria. If the history score is
+/// negative, output 0. If the history score is not negative, then evaluate only the BD's new
+/// reply"): per turn, in order, its verdict — or 0 where the verdicts on the same seat's earlier
+/// turns sum below 0. Our per-turn judge grades each turn once, so the history score is the sum
+/// of the seat's earlier verdicts as the judge gave them. `None` where a turn has no verdict
+/// (not judged, or the call failed): it adds nothing to the history.
+pub(crate) fn zero_after_negative_history(verdicts: &[(Seat, Option<f64>)]) -> Vec<Option<f64>> {
+    let mut history = crate::game::PerSeat::new(0.0, 0.0);
+    verdicts
+        .iter()
+        .map(|(seat, verdict)| {
+            let score = verdict.map(|v| if history[*seat] < 0.0 { 0.0 } else { v });
+            history[*seat] += verdict.unwrap_or(0.0);
+            score
+        })
+        .collect()
+}
+
 /// Read a judge's reply. The answer block is the trailing run of lines that begin with `TURN `
 /// or `SCORE:` (free text before it is the judge's reasoning, ignored even where a line of it
 /// happens to begin so, as is a `<think>` block);
@@ -552,5 +571,42 @@ mod tests {
             assert!(prompt.contains("[SUBMIT_DEAL] t1:140 t2:97"), "{prompt}");
             assert!(prompt.contains("SCORE: <a number from"), "{prompt}");
         }
+    }
+
+    #[test]
+    fn after_a_negative_history_repos_judge_gives_0() {
+        // REPO Figure 6: "If the history score is negative, output 0." The agent's verdicts on
+        // its turns 1, 3, 5, 7: 0, −5, −20, 0; the hotel's on 2, 4: −30, 0.
+        // Agent: turn 1, history 0 → 0; turn 3, history 0 → −5; turn 5, history −5 < 0 → 0
+        // (not −20); turn 7, history −25 → 0. Hotel: turn 2 → −30; turn 4, history −30 → 0.
+        use crate::game::Seat::{Learner as L, Opponent as O};
+        let verdicts = [
+            (L, Some(0.0)),
+            (O, Some(-30.0)),
+            (L, Some(-5.0)),
+            (O, Some(0.0)),
+            (L, Some(-20.0)),
+            (O, None),
+            (L, Some(0.0)),
+        ];
+        assert_eq!(
+            zero_after_negative_history(&verdicts),
+            [
+                Some(0.0),
+                Some(-30.0),
+                Some(-5.0),
+                Some(0.0),
+                Some(0.0),
+                None,
+                Some(0.0)
+            ]
+        );
+        // A history at 0 or above lets the new reply's own score through: under a range that
+        // reaches above 0, +10 then −5 (history 10) then −20 (history 5) keep every score.
+        let v = [(L, Some(10.0)), (L, Some(-5.0)), (L, Some(-20.0))];
+        assert_eq!(
+            zero_after_negative_history(&v),
+            [Some(10.0), Some(-5.0), Some(-20.0)]
+        );
     }
 }

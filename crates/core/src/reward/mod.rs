@@ -1,7 +1,8 @@
 //! Rewards (DESIGN §5): what a trainer optimises, per seat, from an episode's record.
 //!
 //! The terminal reward (`terminal.rs`), the per-turn signals — format, length, points and
-//! strategic talk (`turn.rs`) — INA's reward terms (`ina.rs`) and the regex rules (`rules.rs`) are pure functions of the
+//! strategic talk (`turn.rs`) — INA's reward terms (`ina.rs`), the regex rules (`rules.rs`) and
+//! the hotel family's guardrails and procedure rules (`guardrails.rs`, `procedure.rs`) are pure functions of the
 //! scenario, the setup and the turns, so a record can be re-rewarded under another config. The
 //! LLM judge (`judge.rs`: its rubric rendering and strict verdict reading) and the reward model
 //! (`reward_model.rs`: its request and response shapes) are pure here too; their HTTP calls
@@ -18,6 +19,7 @@ mod guardrails;
 pub mod ina;
 pub mod judge;
 mod parts;
+mod procedure;
 pub mod reward_model;
 mod rules;
 mod terminal;
@@ -26,14 +28,15 @@ mod turn;
 pub(crate) use combine::combine_parts;
 pub use combine::{enhance, episode_rewards, total, EpisodeRewards};
 pub use config::{
-    Combine, Component, EnhanceConfig, InaConfig, InaVersion, JudgeConfig, JudgeMode, LengthConfig,
-    LengthUnit, RewardConfig, RewardKind, RewardModelConfig, RuleConfig, RuleTarget, ServiceCall,
-    StrategicConfig, StrategicTurns, TurnReward,
+    Combine, Component, EnhanceConfig, InaConfig, InaVersion, JudgeConfig, JudgeHistory, JudgeMode,
+    LengthConfig, LengthUnit, RewardConfig, RewardKind, RewardModelConfig, RuleConfig, RuleTarget,
+    ServiceCall, StrategicConfig, StrategicTurns, TurnReward,
 };
 pub use guardrails::{
     confuses_price_types, forbidden_promise, uses_internal_terms, GuardrailConfig,
 };
 pub use parts::Parts;
+pub use procedure::{ProcedureConfig, REFUSALS_BEFORE_HANGING_UP};
 pub use turn::turn_signals;
 
 /// The keys of `reward_issues` in a record: what went wrong with the judge and the reward model.

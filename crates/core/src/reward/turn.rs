@@ -264,8 +264,9 @@ pub(crate) fn strategic_applies(turns: StrategicTurns, written: Option<&Action>)
 
 /// The per-turn signals `config` uses, for every turn of an episode in order (each for the seat
 /// that moved): `format`, `length`, `points`, `strategic` (where `strategic_applies`) and
-/// `rule:NAME` for each rule that matched. A per-turn judge's `judge` is added by `run` after
-/// its calls. Empty maps under the terminal reward alone, and for the turns of a logged prefix
+/// `rule:NAME` for each rule, guardrail and procedure rule that matched. A per-turn judge's
+/// `judge` and a per-response reward model's `reward_model` are added by `run` after their
+/// calls. Empty maps under the terminal reward alone, and for the turns of a logged prefix
 /// ([`Rules::is_logged_turn`](crate::game::Rules::is_logged_turn)): only the players' own turns
 /// are scored (their offers still stand for the points of a later ACCEPT).
 pub fn turn_signals(
@@ -371,17 +372,26 @@ pub fn turn_signals(
             for (name, score) in rule_scores(&config.rules, turn, space) {
                 signals.insert(format!("rule:{name}"), score);
             }
-            if let Some(guardrails) = &config.guardrails {
+            if config.guardrails.is_some() || config.procedure.is_some() {
                 let all: Vec<&Turn> = turns.iter().map(AsRef::as_ref).collect();
-                for (name, score) in super::guardrails::guardrail_scores(
-                    guardrails,
-                    scenario,
-                    role,
-                    &all,
-                    index,
-                    standing.as_ref(),
-                ) {
-                    signals.insert(format!("rule:{name}"), score);
+                if let Some(guardrails) = &config.guardrails {
+                    for (name, score) in super::guardrails::guardrail_scores(
+                        guardrails,
+                        scenario,
+                        role,
+                        &all,
+                        index,
+                        standing.as_ref(),
+                    ) {
+                        signals.insert(format!("rule:{name}"), score);
+                    }
+                }
+                if let Some(procedure) = &config.procedure {
+                    for (name, score) in
+                        super::procedure::procedure_scores(procedure, scenario, role, &all, index)
+                    {
+                        signals.insert(format!("rule:{name}"), score);
+                    }
                 }
             }
         }

@@ -47,6 +47,7 @@ impl RunOptions {
 /// group_size = 8
 ///
 /// [scenarios]               # which scenarios of each file (flags win; see run::select)
+/// # family = "hotel"        # only this family (with no --scenarios: scenarios/hotel.jsonl)
 /// split = "test"            # --scenario-split: only this split
 /// sample = 100              # --sample: a seeded random sample of N per file
 /// # sample_seed = 7         # --sample-seed (default: the run's seed); limit = 50: --limit
@@ -95,7 +96,7 @@ impl RunOptions {
 /// [rewards.enhance]         # with combine = "enhance": R = R_m·(1 + sign(R_m)·clip(E,−n,n)/n)
 /// primary = "reward_model"
 /// auxiliary = ["rules", "judge"]   # E = Σ weight · auxiliary (weight 1 where not given)
-/// n = 1.0
+/// n = 100.0                 # REPO's (the default)
 ///
 /// [personas]
 /// seats = "opponent"        # who draws a persona: "both" (default), "opponent" or "learner"

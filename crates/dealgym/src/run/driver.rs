@@ -172,6 +172,9 @@ pub(crate) struct Driver {
     calls: Vec<Option<Call>>,
     /// A planner seat's candidates for each turn, in the order of the turns.
     plans: Vec<Option<Planning>>,
+    /// How long the moving seat's view was when each turn's call was made, in the order of
+    /// the turns: the messages a turn was sent, for a reward model that scores each response.
+    prompt_lens: Vec<usize>,
     started: Instant,
     /// Each seat's replica binding, released when the driver is done with the episode.
     route: Route,
@@ -260,6 +263,7 @@ impl Driver {
             timing: Timing::default(),
             calls: Vec::new(),
             plans: Vec::new(),
+            prompt_lens: Vec::new(),
             started: Instant::now(),
         })
     }
@@ -280,6 +284,11 @@ impl Driver {
         self.timing.turn_replica.push(played.replica);
         self.calls.push(played.call);
         self.plans.push(played.planning);
+        let asked = self
+            .episode
+            .to_move()
+            .map(|seat| self.episode.view(seat).len());
+        self.prompt_lens.push(asked.unwrap_or(0));
         self.episode
             .step(played.completion)
             .map_err(|source| self.game_error(source))
@@ -389,8 +398,11 @@ impl Driver {
         };
         let scenario = self.episode.scenario().clone();
         let views = PerSeat::from_fn(|seat| self.episode.view(seat).to_vec());
+        let prompt_lens = self.prompt_lens.clone();
         let mut record = self.into_record()?;
-        rewarding.apply(&mut record, &scenario, &views).await;
+        rewarding
+            .apply(&mut record, &scenario, &views, &prompt_lens)
+            .await;
         Ok(record)
     }
 

@@ -11,7 +11,7 @@ use crate::game::{EpisodeConfig, PromptError};
 use crate::limits::{check_count, check_episodes, MAX_CONCURRENCY, MAX_EPISODES, MAX_GROUP_SIZE};
 use crate::record::{ReadError, WriteError};
 use crate::reward::RewardConfig;
-use crate::scenario::ScenarioError;
+use crate::scenario::{Family, ScenarioError};
 
 use super::{EpisodeError, FindError, PrefixOptions, Sample, SelectError, Selection, Shard};
 
@@ -19,6 +19,8 @@ use super::{EpisodeError, FindError, PrefixOptions, Sample, SelectError, Selecti
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     pub scenarios: Vec<PathBuf>,
+    /// Only the scenarios of this family of each file (`[scenarios] family`).
+    pub family: Option<Family>,
     /// At most this many scenarios from each file (the first, after `split` and `sample`).
     pub limit: Option<usize>,
     /// Only the scenarios of this split of each file.
@@ -68,6 +70,7 @@ impl RunOptions {
     pub fn new(scenarios: Vec<PathBuf>, learner: &str, opponent: &str, out: PathBuf) -> Self {
         RunOptions {
             scenarios,
+            family: None,
             limit: None,
             split: None,
             sample: None,
@@ -142,6 +145,7 @@ impl RunOptions {
     /// Which scenarios of each file the plan plays (see `select`).
     pub fn selection(&self) -> Selection {
         Selection {
+            family: self.family,
             split: self.split.clone(),
             sample: self.sample,
             limit: self.limit,

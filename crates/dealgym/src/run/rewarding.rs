@@ -1,15 +1,17 @@
 //! The rewards that need a call: after an episode ends and before its record is written, the
 //! judge grades (and labels) each seat — or, in `mode = "turn"`, each turn of each seat — and
-//! the reward model scores each seat's conversation, all at once; the components land in
-//! `reward_parts` (a per-turn verdict on its turn's `rewards`, like the other per-turn
-//! signals), the labels on the turns, what went wrong in `reward_issues`, and the totals (and
-//! turn rewards) are recombined. A failed or unreadable call never loses the episode: it is
-//! counted, and the record is written all the same.
+//! the reward model scores each seat's conversation — or, where turns get their own reward
+//! (`[rewards] turn_reward`), each response: every turn with the messages its call was sent as
+//! the query and the turn as the output (REPO §4, Figure 1) — all at once; the components land
+//! in `reward_parts` (a per-turn verdict or score on its turn's `rewards`, like the other
+//! per-turn signals), the labels on the turns, what went wrong in `reward_issues`, and the
+//! totals (and turn rewards) are recombined. A failed or unreadable call never loses the
+//! episode: it is counted, and the record is written all the same.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::game::{Message, PerSeat, Seat};
+use crate::game::{self, Message, PerSeat, Seat};
 use crate::llm::{JudgeClient, LlmError, RewardModelClient};
 use crate::record::EpisodeRecord;
 use crate::reward::judge::{
@@ -82,19 +84,19 @@ impl Rewarding {
     }
 
     /// Add the judge's and the reward model's components to `record` (an ended episode of
-    /// `scenario`; `views` are each seat's messages as it saw them).
+    /// `scenario`; `views` are each seat's messages as it saw them at the end, `prompt_lens`
+    /// how long the moving seat's view was when each turn's call was made — views only grow,
+    /// so that prefix is exactly what the turn was sent).
     pub async fn apply(
         &self,
         record: &mut EpisodeRecord,
         scenario: &Scenario,
         views: &PerSeat<Vec<Message>>,
+        prompt_lens: &[usize],
     ) {
         let judged = self.judge(record, scenario);
-        let scored = futures_util::future::join(
-            self.score_seat(&views.learner),
-            self.score_seat(&views.opponent),
-        );
-        let (judged, (rm_l, rm_o)) = futures_util::future::join(judged, scored).await;
+        let scored = self.score(record, views, prompt_lens);
+        let (judged, scored) = futures_util::future::join(judged, scored).await;
         let judge = Component::Judge.name();
         for (graded, verdict) in judged {
             let score = match verdict {
@@ -121,16 +123,65 @@ impl Rewarding {
                 Graded::Turn(i) => record.turns[i].rewards.insert(judge.into(), score),
             };
         }
-        for (seat, scored) in [(Seat::Learner, rm_l), (Seat::Opponent, rm_o)] {
-            match scored {
-                None => {}
-                Some(Ok(score)) => {
+        let reward_model = Component::RewardModel.name();
+        for (graded, scored) in scored {
+            match (scored, graded) {
+                (Ok(score), Graded::Seat(seat)) => {
                     record.reward_parts[seat].insert(Component::RewardModel, score);
                 }
-                Some(Err(e)) => fail(record, issues::REWARD_MODEL_FAILED, e.to_string()),
+                (Ok(score), Graded::Turn(i)) => {
+                    record.turns[i].rewards.insert(reward_model.into(), score);
+                }
+                (Err(e), _) => fail(record, issues::REWARD_MODEL_FAILED, e.to_string()),
             }
         }
         record.recombine(&self.config);
+    }
+
+    /// What a per-turn service grades: each seat once (`per_turn` false), or each turn the
+    /// players played (a logged prefix's turns are context, not graded).
+    fn graded(record: &EpisodeRecord, per_turn: bool) -> Vec<Graded> {
+        if per_turn {
+            (0..record.turns.len())
+                .filter(|i| !record.setup.rules.is_logged_turn(*i))
+                .map(Graded::Turn)
+                .collect()
+        } else {
+            Seat::BOTH.into_iter().map(Graded::Seat).collect()
+        }
+    }
+
+    /// Every score the reward model is asked for, all at once: each seat's whole conversation,
+    /// or, where turns get their own reward ([`RewardConfig::is_per_turn`]), each response —
+    /// the messages the turn's call was sent, then the turn as its seat's history keeps it
+    /// (the completion without its reasoning). None without a reward model.
+    async fn score(
+        &self,
+        record: &EpisodeRecord,
+        views: &PerSeat<Vec<Message>>,
+        prompt_lens: &[usize],
+    ) -> Vec<(Graded, Result<f64, LlmError>)> {
+        let Some(rm) = &self.reward_model else {
+            return Vec::new();
+        };
+        let per_turn = self.config.is_per_turn(Component::RewardModel);
+        let asks = Self::graded(record, per_turn)
+            .into_iter()
+            .map(|g| async move {
+                let scored = match g {
+                    Graded::Seat(seat) => rm.score(&views[seat]).await,
+                    Graded::Turn(i) => {
+                        let turn = &record.turns[i];
+                        let view = &views[turn.seat];
+                        let asked = prompt_lens.get(i).copied().unwrap_or(view.len());
+                        let mut messages = view[..asked.min(view.len())].to_vec();
+                        messages.push(game::own_message(&turn.raw, &turn.tool_calls));
+                        rm.score(&messages).await
+                    }
+                };
+                (g, scored)
+            });
+        futures_util::future::join_all(asks).await
     }
 
     /// Every verdict the judge is asked for, all at once: one per seat (`mode = "episode"`),
@@ -140,13 +191,7 @@ impl Rewarding {
         let Some((_, _, config)) = self.judge_parts() else {
             return Vec::new();
         };
-        let graded: Vec<Graded> = match config.mode {
-            JudgeMode::Episode => Seat::BOTH.into_iter().map(Graded::Seat).collect(),
-            JudgeMode::Turn => (0..record.turns.len())
-                .filter(|i| !record.setup.rules.is_logged_turn(*i))
-                .map(Graded::Turn)
-                .collect(),
-        };
+        let graded = Self::graded(record, config.mode == JudgeMode::Turn);
         let asks = graded.iter().map(|g| async move {
             let input = match *g {
                 Graded::Seat(seat) => judge_input(
@@ -194,14 +239,9 @@ impl Rewarding {
             Err(_) => Judged::Unreadable,
         }
     }
-
-    async fn score_seat(&self, view: &[Message]) -> Option<Result<f64, LlmError>> {
-        let rm = self.reward_model.as_ref()?;
-        Some(rm.score(view).await)
-    }
 }
 
-/// What one verdict grades.
+/// What one verdict or score grades.
 #[derive(Debug, Clone, Copy)]
 enum Graded {
     /// A seat's whole episode.

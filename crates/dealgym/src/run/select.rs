@@ -2,6 +2,10 @@
 //! and `--limit`, used by `run`, `eval`, `merge` (to size a plan) and `serve`.
 //!
 //! Each file on its own, in this order:
+//! 0. **family** (`[scenarios] family = "hotel"` in a config or a preset): keep the scenarios
+//!    of that family. A file with none of them is an error naming the families it holds, so
+//!    a preset that plays one family (`repo` plays `hotel`) is never run on another's file by
+//!    mistake, nor silently on nothing.
 //! 1. **split** (`--scenario-split NAME`): keep the scenarios whose `split` is NAME. A file none
 //!    of whose scenarios has that split is an error naming the splits it has, so a typo (or a
 //!    file with no splits, like `ahp.jsonl`) is never a silently empty plan.
@@ -20,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::digest::digest_bytes;
 use crate::game::mix;
 use crate::limits::{check_count, MAX_EPISODES};
-use crate::scenario::Scenario;
+use crate::scenario::{Family, Scenario};
 
 /// A random sample of `size` scenarios of each file, drawn with `seed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +36,7 @@ pub struct Sample {
 /// How the scenarios of each file are chosen (see the module doc for the order).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selection {
+    pub family: Option<Family>,
     pub split: Option<String>,
     pub sample: Option<Sample>,
     pub limit: Option<usize>,
@@ -40,6 +45,12 @@ pub struct Selection {
 /// A selection that cannot be made from a file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectError {
+    #[error("{file}: no scenario of family `{family}` (the config or preset plays only that family: [scenarios] family); the file holds {have}")]
+    NoFamily {
+        file: String,
+        family: Family,
+        have: String,
+    },
     #[error("{file}: no scenario has a split, so --scenario-split {split} keeps none of them")]
     NoSplits { file: String, split: String },
     #[error("{file}: no scenario of split `{split}`; the file's splits are {have}")]
@@ -68,6 +79,10 @@ impl Selection {
         file: &str,
         scenarios: Vec<Scenario>,
     ) -> Result<Vec<Scenario>, SelectError> {
+        let scenarios = match self.family {
+            None => scenarios,
+            Some(family) => of_family(file, family, scenarios)?,
+        };
         let mut kept = match &self.split {
             None => scenarios,
             Some(split) => of_split(file, split, scenarios)?,
@@ -85,6 +100,9 @@ impl Selection {
     /// only when set (a run without them keeps the id it always had).
     pub(crate) fn identity(&self) -> Vec<String> {
         let mut words = Vec::new();
+        if let Some(family) = self.family {
+            words.push(format!("family={family}"));
+        }
         if let Some(split) = &self.split {
             words.push(format!("split={split}"));
         }
@@ -98,6 +116,9 @@ impl Selection {
     /// file (or the first N) was played.
     pub fn describe(&self) -> Option<String> {
         let mut parts = Vec::new();
+        if let Some(family) = self.family {
+            parts.push(format!("family {family}"));
+        }
         if let Some(split) = &self.split {
             parts.push(format!("split {split}"));
         }
@@ -115,6 +136,34 @@ impl Selection {
         }
         Some(format!("scenarios: {}", parts.join(", ")))
     }
+}
+
+/// The scenarios of `family`; an error naming the file's families when there are none.
+fn of_family(
+    file: &str,
+    family: Family,
+    scenarios: Vec<Scenario>,
+) -> Result<Vec<Scenario>, SelectError> {
+    let kept: Vec<Scenario> = scenarios
+        .iter()
+        .filter(|s| s.family == family)
+        .cloned()
+        .collect();
+    if kept.is_empty() {
+        let mut have: Vec<String> = scenarios.iter().map(|s| s.family.to_string()).collect();
+        have.sort_unstable();
+        have.dedup();
+        return Err(SelectError::NoFamily {
+            file: file.to_string(),
+            family,
+            have: if have.is_empty() {
+                "no scenario".into()
+            } else {
+                have.join(", ")
+            },
+        });
+    }
+    Ok(kept)
 }
 
 /// The scenarios of `split`; an error naming the file's splits when there are none.
@@ -184,6 +233,7 @@ fn rank(id: &str, seed: u64) -> u64 {
 ///
 /// ```toml
 /// [scenarios]
+/// family = "hotel"   # only this family's scenarios (a preset's paper plays one family)
 /// split = "test"     # --scenario-split
 /// sample = 100       # --sample
 /// sample_seed = 7    # --sample-seed (default: the run's seed)
@@ -192,6 +242,10 @@ fn rank(id: &str, seed: u64) -> u64 {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SelectConfig {
+    /// Only the scenarios of this family, from each file; with no `--scenarios`, the family's
+    /// own file, `scenarios/{family}.jsonl`. No flag: a config's or a preset's setting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<Family>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub split: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -235,6 +289,7 @@ impl SelectConfig {
             return Err("--scenario-split: the split name is empty".into());
         }
         Ok(Selection {
+            family: self.family.or(file.family),
             split,
             sample: size.map(|size| Sample {
                 size,
@@ -266,6 +321,7 @@ mod tests {
 
     fn sample(split: Option<&str>, size: usize, seed: u64) -> Selection {
         Selection {
+            family: None,
             split: split.map(str::to_string),
             sample: Some(Sample { size, seed }),
             limit: None,
@@ -360,6 +416,50 @@ mod tests {
     }
 
     #[test]
+    fn a_family_keeps_its_scenarios_and_a_file_without_them_is_refused() {
+        let (hotel_name, hotel) = file("hotel.jsonl");
+        let only = Selection {
+            family: Some(Family::Hotel),
+            ..Selection::default()
+        };
+        assert_eq!(
+            ids(&only.apply(&hotel_name, hotel.clone()).unwrap()),
+            ids(&hotel)
+        );
+        // Another family's file: refused, naming what it holds.
+        let (name, casino) = file("casino.jsonl");
+        let err = only.apply(&name, casino.clone()).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&name) && err.ends_with("the file holds casino"),
+            "{err}"
+        );
+        assert!(err.contains("no scenario of family `hotel`"), "{err}");
+        // A file of both: the family's scenarios alone, in order; then split and limit.
+        let mixed: Vec<Scenario> = casino.into_iter().chain(hotel.clone()).collect();
+        assert_eq!(ids(&only.apply(&name, mixed.clone()).unwrap()), ids(&hotel));
+        let first_test = Selection {
+            split: Some("test".into()),
+            limit: Some(2),
+            ..only.clone()
+        };
+        let want: Vec<String> = hotel
+            .iter()
+            .filter(|s| s.split.as_deref() == Some("test"))
+            .take(2)
+            .map(|s| s.id.clone())
+            .collect();
+        assert_eq!(ids(&first_test.apply(&name, mixed).unwrap()), want);
+        assert_eq!(only.identity(), ["family=hotel"]);
+        // The config's family goes under the flags, which have none.
+        let config = SelectConfig {
+            family: Some(Family::Hotel),
+            ..SelectConfig::default()
+        };
+        let s = SelectConfig::default().selection_over(&config, 0).unwrap();
+        assert_eq!(s.family, Some(Family::Hotel));
+    }
+
+    #[test]
     fn an_unknown_or_missing_split_names_the_files_splits() {
         let (name, all) = file("casino.jsonl");
         let typo = Selection {
@@ -384,6 +484,7 @@ mod tests {
     #[test]
     fn flags_win_over_the_config_and_the_sample_seed_defaults_to_the_runs() {
         let config = SelectConfig {
+            family: None,
             split: Some("valid".into()),
             sample: Some(3),
             sample_seed: None,
@@ -395,6 +496,7 @@ mod tests {
         assert_eq!(s.sample, Some(Sample { size: 3, seed: 9 }));
         assert_eq!(s.limit, Some(2));
         let flags = SelectConfig {
+            family: None,
             split: Some("test".into()),
             sample: Some(5),
             sample_seed: Some(1),

@@ -93,7 +93,11 @@ impl Server {
             .iter()
             .cloned()
             .partition(|f| crate::scenario::is_table_file(f));
-        let scenarios = load_all(&files, &Selection::default())?;
+        let only = Selection {
+            family: options.family,
+            ..Selection::default()
+        };
+        let scenarios = load_all(&files, &only)?;
         let tables = crate::run::load_tables(&table_files, None)?;
         // Locked like a command's output (a second server on one log is refused); the ids it
         // holds are taken, so a restarted server never reuses one.

@@ -14,12 +14,15 @@ use super::policy::ClientPolicy;
 use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
 use crate::game::{EpisodeConfig, Prompts};
 use crate::reward::RewardConfig;
+use crate::scenario::Family;
 
 /// Everything the server needs, after the config file and the flags are merged.
 #[derive(Clone)]
 pub struct ServeOptions {
     pub addr: SocketAddr,
     pub scenarios: Vec<PathBuf>,
+    /// Only the scenarios of this family of each file (`[scenarios] family`, a preset's).
+    pub family: Option<Family>,
     pub log: PathBuf,
     pub max_sessions: usize,
     pub idle_timeout: Duration,
@@ -47,6 +50,7 @@ impl ServeOptions {
         ServeOptions {
             addr,
             scenarios,
+            family: None,
             log,
             max_sessions: 1024,
             idle_timeout: Duration::from_secs(600),
