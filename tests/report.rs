@@ -139,8 +139,11 @@ fn figures_of_a_hand_built_file_equal_the_hand_computed_values() {
             ("first_bid_learner", six((0.92 + 0.8 + 0.64 + 2.2) / 4.0)),
             ("mean_turns", six(1.8)),
             ("turns_to_deal", six(2.0)),
-            // The walk-away counts at the cap: (2·4 + 12)/5 = 4.
-            ("average_turns", six(4.0)),
+            // AT in DialogXpert's turns (one exchange each, App. C): each 2-move deal is 1,
+            // the walk-away counts at the cap, max_rounds = 6: (1·4 + 6)/5 = 2. In moves the
+            // walk-away counts 12: (2·4 + 12)/5 = 4.
+            ("average_turns", six(2.0)),
+            ("average_moves", six(4.0)),
             // Learner points B − P: 8, 20, 36, −120 and the walk-away's 0 → −56/5; the
             // seller's P − C: 32, 20, 4, 160 → 216/5; score ratio −56/160 (joint 40 per deal).
             ("points_learner", six(-56.0 / 5.0)),

@@ -26,8 +26,8 @@ pub use prompt::{PromptError, Prompts, SystemPrompt};
 pub(crate) use rules::standing_after;
 pub use rules::{Move, Offer, RegulationEvent};
 pub use setup::{
-    mix, mix_text, Continuation, EpisodeConfig, EpisodeSeed, FirstMover, Persona, Rules, SeatSetup,
-    Setup, SetupError,
+    mix, mix_text, Continuation, CraigslistBudget, EpisodeConfig, EpisodeSeed, FirstMover, Persona,
+    Rules, SeatSetup, Setup, SetupError,
 };
 pub use snapshot::Snapshot;
 

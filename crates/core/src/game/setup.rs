@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::campaign::{with_budget, Standing};
 use crate::limits::{check_count, check_number, MAX_RETRIES, MAX_ROUNDS};
 use crate::protocol::TurnFormat;
-use crate::scenario::{Domain, Role, Scenario};
+use crate::scenario::{Domain, Family, Game, Role, Scenario};
 
 use crate::vocab::{PerSeat, Seat};
 
@@ -43,6 +43,42 @@ impl std::str::FromStr for FirstMover {
 pub struct Persona {
     pub name: String,
     pub text: String,
+}
+
+/// How a CraigslistBargains buyer's budget B is set (`[episode] craigslist_budget`): the one
+/// rule every part of an episode reads it by — utilities and ρ, the buyer's prompt, regulation,
+/// the metrics and rewards — because the episode plays the scenario with this B
+/// ([`Setup::scenario_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CraigslistBudget {
+    /// B = the buyer's target from the data, as the scenario file holds it (DESIGN §2).
+    #[default]
+    Target,
+    /// B = this share of the listing price L, whatever the data's target: the BATNA paper's
+    /// (its App. G.1 episodes: a $4,500 listing with a $3,150 budget, a $120 one with $84 —
+    /// B = 0.7·L both times), `{ listing_share = 0.7 }`. The seller's cost stays 0.5·L.
+    ListingShare(f64),
+}
+
+impl CraigslistBudget {
+    /// The budget this rule gives the buyer of `scenario` where it replaces the scenario's
+    /// own: a Craigslist scenario under `listing_share`; `None` otherwise (the scenario's B
+    /// stands). Rounded as the importer rounds derived amounts.
+    pub fn budget_for(self, scenario: &Scenario) -> Option<f64> {
+        match (self, scenario.family, &scenario.game) {
+            (
+                CraigslistBudget::ListingShare(share),
+                Family::Craigslist,
+                Game::Price { listing_price, .. },
+            ) => Some(crate::scenario::import::tidy(share * listing_price)),
+            _ => None,
+        }
+    }
+
+    fn is_target(&self) -> bool {
+        *self == CraigslistBudget::Target
+    }
 }
 
 /// The rules of an episode as a user configures them (DESIGN §4). Defaults are DESIGN's.
@@ -88,6 +124,11 @@ pub struct EpisodeConfig {
     /// Ask the opponent to label each turn, as `learner_acts` says.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub opponent_acts: bool,
+    /// How a CraigslistBargains buyer's budget is set: `"target"` (the data's buyer target,
+    /// DESIGN §2) or `{ listing_share = 0.7 }` (B = 0.7·L, the BATNA paper's, App. G.1). Other
+    /// families keep their own budgets.
+    #[serde(skip_serializing_if = "CraigslistBudget::is_target")]
+    pub craigslist_budget: CraigslistBudget,
 }
 
 /// Prints as the derived form did before `reject_streak` existed, adding it only where it is
@@ -116,6 +157,9 @@ impl std::fmt::Debug for EpisodeConfig {
         if self.opponent_acts {
             d.field("opponent_acts", &true);
         }
+        if !self.craigslist_budget.is_target() {
+            d.field("craigslist_budget", &self.craigslist_budget);
+        }
         d.finish()
     }
 }
@@ -137,6 +181,7 @@ impl Default for EpisodeConfig {
             opponent_format: TurnFormat::Tagged,
             learner_acts: false,
             opponent_acts: false,
+            craigslist_budget: CraigslistBudget::Target,
         }
     }
 }
@@ -183,6 +228,18 @@ impl EpisodeConfig {
                 f64::NEG_INFINITY,
                 f64::INFINITY,
             )?;
+        }
+        if let CraigslistBudget::ListingShare(share) = self.craigslist_budget {
+            // Above the seller's cost share, so every scenario keeps room for a deal (the
+            // importer drops a scenario with B ≤ C); at most the listing price.
+            let cost = crate::scenario::import::craigslist::COST_FACTOR;
+            check_number("[episode] craigslist_budget.listing_share", share, 0.0, 1.0)?;
+            if share <= cost {
+                return Err(format!(
+                    "[episode] craigslist_budget.listing_share must be above the seller's cost \
+                     share {cost} (B ≤ C leaves no deal that helps both), not {share}"
+                ));
+            }
         }
         Ok(())
     }
@@ -300,6 +357,11 @@ pub struct Setup {
     pub rules: Rules,
     /// What each side gets without a deal.
     pub no_deal_value: f64,
+    /// The buyer's budget the episode is played with where a rule replaced the scenario's
+    /// (`[episode] craigslist_budget`, [`CraigslistBudget::budget_for`]); absent where the
+    /// scenario's own stands, so records of other setups are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buyer_budget: Option<f64>,
 }
 
 impl Setup {
@@ -488,6 +550,7 @@ impl Setup {
                 continuation: None,
             },
             no_deal_value,
+            buyer_budget: config.craigslist_budget.budget_for(scenario),
         })
     }
 
@@ -532,13 +595,20 @@ impl Setup {
         Ok(self)
     }
 
-    /// The scenario a deal is played on: `scenario` itself, or, where a seat carries a
-    /// `budget` ledger, with that seat's budget set to what the ledger leaves it. The one place
-    /// the ledger reaches into a scenario: the episode plays (and replay rebuilds) this one.
+    /// The scenario a deal is played on: `scenario` itself; with the buyer's budget the setup
+    /// gives (`buyer_budget`, the `[episode] craigslist_budget` rule) in place of its own; and,
+    /// where a seat carries a `budget` ledger, with that seat's budget set to what the ledger
+    /// leaves it. The one place a setup reaches into a scenario: the episode plays (and replay
+    /// and rescoring rebuild) this one, so utilities, prompts, regulation, metrics and rewards
+    /// all read the same B.
     pub fn scenario_for(
         &self,
         scenario: std::sync::Arc<Scenario>,
     ) -> Result<std::sync::Arc<Scenario>, String> {
+        let scenario = match self.buyer_budget {
+            Some(budget) => std::sync::Arc::new(with_budget(&scenario, Role::Buyer, budget)?),
+            None => scenario,
+        };
         match self.campaign() {
             Some((
                 seat,
@@ -762,5 +832,53 @@ mod tests {
             (0.0, 0.0)
         );
         assert_eq!(swapped.no_deal_value, plain.no_deal_value);
+    }
+
+    #[test]
+    fn the_craigslist_budget_rule_sets_the_buyers_budget_the_episode_plays() {
+        // price(): a Craigslist task, L = 200, B = 180 (the data's target), C = 100. Under
+        // the BATNA paper's rule (App. G.1) B = 0.7 · 200 = 140; the default keeps 180.
+        let s = price();
+        let paper = EpisodeConfig {
+            craigslist_budget: CraigslistBudget::ListingShare(0.7),
+            ..EpisodeConfig::default()
+        };
+        assert_eq!(paper.validate(), Ok(()));
+        let setup = setup_with(&s, &paper);
+        assert_eq!(setup.buyer_budget, Some(140.0));
+        let played = setup.scenario_for(s.clone()).unwrap();
+        assert_eq!(crate::campaign::budget_of(&played), Some(140.0));
+        let plain = setup_with(&s, &EpisodeConfig::default());
+        assert_eq!(plain.buyer_budget, None);
+        assert_eq!(
+            crate::campaign::budget_of(&plain.scenario_for(s.clone()).unwrap()),
+            Some(180.0)
+        );
+        // Another family keeps its own budget (and items have none to set).
+        let mut ahp = (*s).clone();
+        ahp.family = Family::Ahp;
+        assert_eq!(setup_with(&ahp, &paper).buyer_budget, None);
+        assert_eq!(setup_with(&job(), &paper).buyer_budget, None);
+        // Records of setups without the rule are as they were; with it they say the budget.
+        let json = serde_json::to_value(&plain).unwrap();
+        assert!(json.get("buyer_budget").is_none());
+        assert_eq!(serde_json::to_value(&setup).unwrap()["buyer_budget"], 140.0);
+        // At or below the seller's cost share no deal helps both: refused, naming the key.
+        for share in [0.5, 0.3, 1.5] {
+            let bad = EpisodeConfig {
+                craigslist_budget: CraigslistBudget::ListingShare(share),
+                ..EpisodeConfig::default()
+            };
+            let err = bad.validate().unwrap_err();
+            assert!(err.contains("craigslist_budget.listing_share"), "{err}");
+        }
+        // The config's spelling, and the run id's text only where the rule is set.
+        let read: EpisodeConfig =
+            toml::from_str("craigslist_budget = { listing_share = 0.7 }").unwrap();
+        assert_eq!(read.craigslist_budget, CraigslistBudget::ListingShare(0.7));
+        let read: EpisodeConfig = toml::from_str("craigslist_budget = \"target\"").unwrap();
+        assert_eq!(read.craigslist_budget, CraigslistBudget::Target);
+        assert!(!format!("{:?}", EpisodeConfig::default()).contains("craigslist_budget"));
+        assert!(format!("{paper:?}").contains("craigslist_budget: ListingShare(0.7)"));
     }
 }

@@ -86,7 +86,8 @@ pub fn episode_rewards(
             setup.no_deal_value_of(seat),
         )
     });
-    let terminal = terminal_rewards(scenario, outcome, config, &no_deal_rho);
+    let roles = setup.seats.map(|_, seat| seat.role);
+    let terminal = terminal_rewards(scenario, outcome, config, &roles, &no_deal_rho);
     let signals = turn_signals(scenario, setup, turns, config);
     if config.is_terminal_only() {
         return EpisodeRewards {
@@ -427,7 +428,13 @@ mod tests {
         assert!(plain.parts.learner.is_empty() && plain.turns[0].is_empty());
         assert_eq!(
             plain.total,
-            terminal_rewards(&s, &outcome, &RewardConfig::default(), &PerSeat::default())
+            terminal_rewards(
+                &s,
+                &outcome,
+                &RewardConfig::default(),
+                &e.setup().seats.map(|_, seat| seat.role),
+                &PerSeat::default()
+            )
         );
     }
 

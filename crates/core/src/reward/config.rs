@@ -28,6 +28,13 @@ pub enum RewardKind {
     /// away — and no deal gets 0, since it leaves the seat its BATNA. With a no-deal value of
     /// 0 this is `surplus`.
     Batna,
+    /// DialogXpert's objective (App. E: "If a deal is reached, we compute the sale-to-list
+    /// price ratio as the reward. If no deal is made, the reward is set to 0"): on a price
+    /// deal, the seat's sale-to-list ratio (`score::sale_to_list`: the buyer's
+    /// (P − L)/(B − L), a seller's mirror 1 − that; 0 where B = L leaves no range); no deal
+    /// gets 0. Tasks without a listing price (items, issues, bundles, hotel calls) keep
+    /// `surplus`, as `threshold` keeps it on price tasks.
+    SaleToList,
 }
 
 /// A reward component, by the name a config weights it with and a record stores it under.

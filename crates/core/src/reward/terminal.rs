@@ -1,23 +1,36 @@
-//! The terminal reward (DESIGN §5): `surplus` or `threshold`, the forfeit penalty −ψ and the
-//! clip to [−1, 1]. The one home of these rules; everything else builds on [`terminal_rewards`].
+//! The terminal reward (DESIGN §5): `surplus`, `threshold`, `batna` or `sale_to_list`, the
+//! forfeit penalty −ψ and the clip to [−1, 1]. The one home of these rules; everything else
+//! builds on [`terminal_rewards`].
 
 use crate::game::{Outcome, OutcomeKind, PerSeat, Seat};
-use crate::scenario::{Domain, Scenario};
+use crate::protocol::Terms;
+use crate::scenario::{Domain, Role, Scenario};
+use crate::score::sale_to_list;
 
 use super::config::{RewardConfig, RewardKind};
 
 /// The terminal reward of each seat, clipped to [−1, 1]. Backend errors give 0 to both (such
 /// episodes are excluded from training data and metrics).
-/// `no_deal_rho` is each seat's ρ without a deal (its no-deal value over its scale), which
-/// `batna` measures a deal against.
+/// `roles` are the seats' roles (whose sale-to-list `sale_to_list` gives); `no_deal_rho` is
+/// each seat's ρ without a deal (its no-deal value over its scale), which `batna` measures a
+/// deal against.
 pub(crate) fn terminal_rewards(
     scenario: &Scenario,
     outcome: &Outcome,
     config: &RewardConfig,
+    roles: &PerSeat<Role>,
     no_deal_rho: &PerSeat<f64>,
 ) -> PerSeat<f64> {
     PerSeat::from_fn(|seat| {
-        terminal_reward(scenario, outcome, config, seat, no_deal_rho[seat]).clamp(-1.0, 1.0)
+        terminal_reward(
+            scenario,
+            outcome,
+            config,
+            roles[seat],
+            seat,
+            no_deal_rho[seat],
+        )
+        .clamp(-1.0, 1.0)
     })
 }
 
@@ -30,11 +43,15 @@ pub(crate) fn terminal_rewards(
 /// keeps their deals at ρ ≥ 0). Under `batna` (ours, for campaigns, where the BATNA moves
 /// deal by deal: the paper's §4 names such a "dynamic threshold") a deal gets its ρ less the
 /// ρ of walking away, so τ becomes the seat's actual alternative and the penalty is how far
-/// below it the deal fell. The seat that forfeits by format gets −ψ under every design.
+/// below it the deal fell. Under `sale_to_list` (DialogXpert, App. E: the sale-to-list ratio on
+/// a deal, 0 without one) a price deal gets the seat's SL (`score::sale_to_list`, 0 where
+/// B = L gives none); the clip keeps a price below the buyer's target at 1. The seat that
+/// forfeits by format gets −ψ under every design.
 fn terminal_reward(
     scenario: &Scenario,
     outcome: &Outcome,
     config: &RewardConfig,
+    role: Role,
     seat: Seat,
     no_deal_rho: f64,
 ) -> f64 {
@@ -44,6 +61,12 @@ fn terminal_reward(
         OutcomeKind::FormatForfeit if outcome.by == Some(seat) => -config.psi,
         OutcomeKind::Deal => match (config.kind, scenario.domain()) {
             (RewardKind::Batna, _) => rho - no_deal_rho,
+            (RewardKind::SaleToList, Domain::Price) => outcome
+                .terms
+                .as_ref()
+                .and_then(Terms::price)
+                .and_then(|price| sale_to_list(scenario, role, price))
+                .unwrap_or(0.0),
             (RewardKind::Threshold, Domain::Items | Domain::Issues) if rho < config.tau => {
                 -config.gamma
             }
@@ -68,6 +91,11 @@ mod tests {
     const NO_BATNA: PerSeat<f64> = PerSeat {
         learner: 0.0,
         opponent: 0.0,
+    };
+    /// The seats' roles where a design reads them (`sale_to_list`); the others ignore them.
+    const ROLES: PerSeat<Role> = PerSeat {
+        learner: Role::Buyer,
+        opponent: Role::Seller,
     };
 
     fn outcome(kind: OutcomeKind, by: Option<Seat>, rho: (f64, f64)) -> Outcome {
@@ -103,7 +131,7 @@ mod tests {
         let s = price_task(125.0, 100.0, 60.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 0.25));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
             0.75,
             0.25,
         );
@@ -111,7 +139,7 @@ mod tests {
         let s = casino();
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 15.0 / 36.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
             0.75,
             15.0 / 36.0,
         );
@@ -128,7 +156,7 @@ mod tests {
         ] {
             let o = outcome(kind, None, (5.0 / 36.0, 5.0 / 36.0));
             assert_rewards(
-                terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+                terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
                 0.0,
                 0.0,
             );
@@ -146,7 +174,7 @@ mod tests {
             (30.0 / 36.0, 10.0 / 36.0),
         );
         assert_rewards(
-            terminal_rewards(&s, &o, &threshold(), &NO_BATNA),
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
             30.0 / 36.0,
             -0.5,
         );
@@ -154,16 +182,28 @@ mod tests {
         // recruiter 0.39 < 0.4 → −0.5.
         let s = job();
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (32.0 / 80.0, 0.39));
-        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.4, -0.5);
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+            0.4,
+            -0.5,
+        );
         // Another τ and γ: τ = 0.2, γ = 0.3 → 0.4 stays, 0.39 stays too.
         let config = RewardConfig {
             tau: 0.2,
             gamma: 0.3,
             ..threshold()
         };
-        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), 0.4, 0.39);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            0.4,
+            0.39,
+        );
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.1, 0.9));
-        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), -0.3, 0.9);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            -0.3,
+            0.9,
+        );
     }
 
     #[test]
@@ -178,12 +218,20 @@ mod tests {
             (OutcomeKind::MaxTurns, None),
         ] {
             let o = outcome(kind, by, (0.0, 0.0));
-            assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
+            assert_rewards(
+                terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+                0.0,
+                0.0,
+            );
         }
         // A no-deal value worth ρ = 50/100 = 0.5 ≥ τ to the recruiter (50/80 = 0.625 to the
         // worker) is the seats' utility, not a reward: still 0 each.
         let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.625, 0.5));
-        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+            0.0,
+            0.0,
+        );
         // CaSiNo walk-away under CaSiNo's own no-deal value 5 (ρ = 5/36 each): 0 each.
         let o = outcome(
             OutcomeKind::WalkAway,
@@ -191,7 +239,7 @@ mod tests {
             (5.0 / 36.0, 5.0 / 36.0),
         );
         assert_rewards(
-            terminal_rewards(&casino(), &o, &threshold(), &NO_BATNA),
+            terminal_rewards(&casino(), &o, &threshold(), &ROLES, &NO_BATNA),
             0.0,
             0.0,
         );
@@ -203,13 +251,17 @@ mod tests {
         let s = price_task(125.0, 100.0, 60.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.25, 0.75));
         assert_rewards(
-            terminal_rewards(&s, &o, &threshold(), &NO_BATNA),
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
             0.25,
             0.75,
         );
         // No deal on a price task: surplus gives 0, not −γ.
         let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.0, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+            0.0,
+            0.0,
+        );
     }
 
     #[test]
@@ -219,18 +271,26 @@ mod tests {
         let s = casino();
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.0, 0.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
             -1.0,
             0.0,
         );
-        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), -1.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+            -1.0,
+            0.0,
+        );
         // The opponent forfeits, ψ = 0.25: opponent −0.25, learner 0.
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Opponent), (0.0, 0.0));
         let config = RewardConfig {
             psi: 0.25,
             ..RewardConfig::default()
         };
-        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), 0.0, -0.25);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            0.0,
+            -0.25,
+        );
     }
 
     #[test]
@@ -240,14 +300,14 @@ mod tests {
         let s = price_task(125.0, 100.0, 60.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (2.0, -1.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
             1.0,
             -1.0,
         );
         // P = 0: ρ_seller = −60/40 = −1.5 → −1.
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (2.5, -1.5));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
             1.0,
             -1.0,
         );
@@ -260,9 +320,17 @@ mod tests {
             gamma: 2.0,
             ..threshold()
         };
-        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), -1.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            -1.0,
+            0.0,
+        );
         let o = outcome(OutcomeKind::Deal, Some(Seat::Learner), (0.1, 0.9));
-        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), -1.0, 0.9);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            -1.0,
+            0.9,
+        );
     }
 
     #[test]
@@ -270,9 +338,13 @@ mod tests {
         // An `error` ending gives 0 to both, whatever ρ and the design say.
         let s = casino();
         let o = outcome(OutcomeKind::Error, Some(Seat::Learner), (0.0, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+            0.0,
+            0.0,
+        );
+        assert_rewards(
+            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
             0.0,
             0.0,
         );
@@ -290,12 +362,101 @@ mod tests {
         };
         let batna = PerSeat::new(0.5, 0.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 0.25));
-        assert_rewards(terminal_rewards(&s, &o, &config, &batna), 0.25, 0.25);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &batna),
+            0.25,
+            0.25,
+        );
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.2, 0.8));
-        assert_rewards(terminal_rewards(&s, &o, &config, &batna), -0.3, 0.8);
+        assert_rewards(terminal_rewards(&s, &o, &config, &ROLES, &batna), -0.3, 0.8);
         let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.5, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &config, &batna), 0.0, 0.0);
+        assert_rewards(terminal_rewards(&s, &o, &config, &ROLES, &batna), 0.0, 0.0);
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.5, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &config, &batna), -1.0, 0.0);
+        assert_rewards(terminal_rewards(&s, &o, &config, &ROLES, &batna), -1.0, 0.0);
+    }
+
+    /// A price deal at `price` dollars (terms in cents), ρ as given: what `sale_to_list` reads.
+    fn price_deal(price: f64, rho: (f64, f64)) -> Outcome {
+        Outcome {
+            terms: Some(Terms::Price((price * 100.0).round() as i64)),
+            ..outcome(OutcomeKind::Deal, Some(Seat::Opponent), rho)
+        }
+    }
+
+    #[test]
+    fn sale_to_list_rewards_the_deal_by_dialogxperts_sl_and_a_failure_by_zero() {
+        // DialogXpert App. E: "If a deal is reached, we compute the sale-to-list price ratio as
+        // the reward. If no deal is made, the reward is set to 0"; SL = (P − L)/(B − L) for
+        // the buyer (§4.3; DESIGN §5), a seller's mirror (P − B)/(L − B).
+        let config = RewardConfig {
+            kind: RewardKind::SaleToList,
+            ..RewardConfig::default()
+        };
+        // L = 125, B = 100, C = 60; a deal at P = 110 (ρ given as something else, to show
+        // it is not read): buyer (110 − 125)/(100 − 125) = −15/−25 = 0.6; seller
+        // (110 − 100)/(125 − 100) = 10/25 = 0.4.
+        let s = price_task(125.0, 100.0, 60.0);
+        let o = price_deal(110.0, (0.9, 0.1));
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            0.6,
+            0.4,
+        );
+        // The learner as the seller: the same deal, the seats' values exchanged.
+        let sold = PerSeat::new(Role::Seller, Role::Buyer);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &sold, &NO_BATNA),
+            0.4,
+            0.6,
+        );
+        // At the asking price P = L = 125: buyer (0)/(−25) = 0, seller 25/25 = 1.
+        let o = price_deal(125.0, (0.0, 1.0));
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            0.0,
+            1.0,
+        );
+        // Below the buyer's target, P = 90: buyer (90 − 125)/(−25) = 1.4, clipped to 1;
+        // seller (90 − 100)/25 = −0.4.
+        let o = price_deal(90.0, (1.0, 0.75));
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            1.0,
+            -0.4,
+        );
+        // A failed negotiation is SL 0 whatever its ending; the forfeiting seat still −ψ.
+        for (kind, by) in [
+            (OutcomeKind::WalkAway, Some(Seat::Learner)),
+            (OutcomeKind::RejectLoop, Some(Seat::Opponent)),
+            (OutcomeKind::MaxTurns, None),
+        ] {
+            let o = outcome(kind, by, (0.0, 0.0));
+            assert_rewards(
+                terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+                0.0,
+                0.0,
+            );
+        }
+        let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.0, 0.0));
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            -1.0,
+            0.0,
+        );
+        // B = L leaves no range to measure a sale against: 0 for both.
+        let s = price_task(100.0, 100.0, 60.0);
+        let o = price_deal(80.0, (0.5, 0.5));
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            0.0,
+            0.0,
+        );
+        // A task without a listing price keeps surplus: CaSiNo (27, 15) of 36.
+        let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 15.0 / 36.0));
+        assert_rewards(
+            terminal_rewards(&casino(), &o, &config, &ROLES, &NO_BATNA),
+            0.75,
+            15.0 / 36.0,
+        );
     }
 }

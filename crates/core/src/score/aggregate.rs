@@ -35,9 +35,13 @@
 //! - SL per seat (DialogXpert §4.3): sale-to-list over the price episodes where the seat was the
 //!   buyer, a failed negotiation (any ending but a deal) counting 0;
 //! - mean turns: moves that took effect, both seats together, per episode; turns to deal (the
-//!   harness's): the same over the episodes that ended in a deal; average turns AT
-//!   (DialogXpert): the same over every scored episode, one that did not end in a deal counting
-//!   at the turn cap (the moves the cap left the players, [`super::turn_cap`]);
+//!   harness's): the same over the episodes that ended in a deal; average moves: the same over
+//!   every scored episode, one that did not end in a deal counting at the turn cap (the moves
+//!   the cap left the players, [`super::turn_cap`]); average turns AT (DialogXpert §4.3): the
+//!   same in the paper's turns ([`exchanges`]: a turn is one exchange, the system's utterance
+//!   and the user's reply, so ⌈moves/2⌉), a failure at the cap in turns (⌈cap/2⌉ =
+//!   `max_rounds`, 8 under the `dialogxpert` preset, as the paper's "maximum of 8 dialogue
+//!   turns", App. C);
 //! - format compliance per seat: format-ok attempts / attempts, pooled over episodes, where
 //!   attempts = turns + malformed (every completion the seat was asked for);
 //! - malformed rate per seat: malformed attempts / attempts, pooled;
@@ -81,7 +85,7 @@
 //! Cost: the weights of an episode are drawn once ([`Weights::of`]) and can serve every group
 //! the episode is added to ([`Aggregate::add_weighted`]); an update touches only the figures an
 //! episode bears on (non-zero num or den), each a straight loop over the resamples. Memory: up to
-//! (37 figures + 16 denominators) × `RESAMPLES` sums (≈ 420 KB), each figure's and denominator's
+//! (43 figures + 18 denominators) × `RESAMPLES` sums (≈ 490 KB), each figure's and denominator's
 //! allocated when its first non-zero value arrives (an aggregate of price tasks has no Pareto
 //! sums, one fed only endings and ρ few others), plus two [`Quantiles`] (none for
 //! [`Aggregate::without_median`]).
@@ -192,8 +196,12 @@ pub struct Figures {
     pub mean_turns: Option<Estimate>,
     /// Moves that took effect per deal (the CaSiNo harness's turns to deal).
     pub turns_to_deal: Option<Estimate>,
-    /// DialogXpert's AT: moves per episode, an episode without a deal counted at the turn cap.
+    /// DialogXpert's AT: the paper's turns (exchanges, [`exchanges`]) per episode, an episode
+    /// without a deal counted at the turn cap in turns (`max_rounds`).
     pub average_turns: Option<Estimate>,
+    /// Moves per episode, an episode without a deal counted at the turn cap in moves: what AT
+    /// counted before it counted the paper's turns.
+    pub average_moves: Option<Estimate>,
     /// Share of bundle deals whose bundle makes more for both sides together than the full
     /// bundle would (dropping parts grew the pie: both sides can be better off).
     pub integrative: Option<Estimate>,
@@ -305,8 +313,9 @@ const PARETO: usize = RATED_ENDINGS.len();
 const TURNS: usize = PARETO + 1;
 const TURNS_TO_DEAL: usize = TURNS + 1;
 const AVERAGE_TURNS: usize = TURNS_TO_DEAL + 1;
+const AVERAGE_MOVES: usize = AVERAGE_TURNS + 1;
 /// Bundle deals whose bundle grew the pie (integrative gain > 0).
-const INTEGRATIVE: usize = AVERAGE_TURNS + 1;
+const INTEGRATIVE: usize = AVERAGE_MOVES + 1;
 /// The integrative gain per bundle deal.
 const INTEGRATIVE_GAIN: usize = INTEGRATIVE + 1;
 /// The final price over the full bundle's list price, per bundle deal.
@@ -338,7 +347,8 @@ const PER_SEAT: usize = 14;
 const FIGURES: usize = SEATS + 2 * PER_SEAT;
 
 // Where each denominator sits: shared by the figures over the same episodes.
-/// Every scored episode counts 1 (endings, turns, AT, ρ per episode, reward, points).
+/// Every scored episode counts 1 (endings, turns, AT and average moves, ρ per episode, reward,
+/// points).
 const D_SCORED: usize = 0;
 /// Deals that carry a Pareto flag.
 const D_PARETO: usize = 1;
@@ -413,6 +423,16 @@ const DEN_OF: [usize; FIGURES] = {
     }
     of
 };
+
+/// DialogXpert's turns in `moves` moves of both seats: a turn is one exchange — "the assistant
+/// LLM will generate the appropriate response and this is followed by the user LLM response"
+/// (App. C, after PPDPP, whose environment counts one step per such pair and stops at its
+/// `max_turn`) — and a move left without its reply still opens a turn: ⌈moves/2⌉. That is
+/// dealgym's round (`max_rounds` caps each seat's moves), so a failure's cap in turns is
+/// `max_rounds`.
+fn exchanges(moves: f64) -> f64 {
+    (moves / 2.0).ceil()
+}
 
 /// One episode's bootstrap weights: how many times each resample draws it (Poisson(1), from
 /// its key; see the module doc). Draw them once per episode and add the episode to each of
@@ -546,7 +566,9 @@ impl Aggregate {
         let turns = f64::from(metrics.seats.learner.turns + metrics.seats.opponent.turns);
         num[TURNS] = turns;
         num[TURNS_TO_DEAL] = if deal { turns } else { 0.0 };
-        num[AVERAGE_TURNS] = if deal { turns } else { f64::from(*turn_cap) };
+        let moves = if deal { turns } else { f64::from(*turn_cap) };
+        num[AVERAGE_MOVES] = moves;
+        num[AVERAGE_TURNS] = exchanges(moves);
         for ticket in &metrics.tickets {
             num[TICKET_SUCCESS] += indicator(ticket.success);
             num[TICKET_RHO] += ticket.rho_bd;
@@ -724,6 +746,7 @@ impl Aggregate {
             mean_turns: estimates[TURNS],
             turns_to_deal: estimates[TURNS_TO_DEAL],
             average_turns: estimates[AVERAGE_TURNS],
+            average_moves: estimates[AVERAGE_MOVES],
             integrative: estimates[INTEGRATIVE],
             integrative_gain: estimates[INTEGRATIVE_GAIN],
             price_to_list: estimates[PRICE_TO_LIST],
@@ -1122,16 +1145,19 @@ mod tests {
 
     #[test]
     fn average_turns_counts_a_failure_at_the_cap_and_turns_to_deal_only_deals() {
-        // Moves (both seats) and endings, turn cap 12: a deal in 4 (2 + 2), a deal in 6
-        // (3 + 3), a walk-away after 1 (1 + 0), a max-turns ending at 12 (6 + 6).
-        //   turns to deal (4 + 6)/2 = 5, n = 2
-        //   AT (4 + 6 + 12 + 12)/4 = 8.5 (the walk-away counts 12, not 1)
-        //   mean turns (4 + 6 + 1 + 12)/4 = 5.75
+        // Moves (both seats) and endings, turn cap 12 moves (max_rounds 6): a deal in 4
+        // (2 + 2), a deal in 5 (3 + 2: the last move, an accept, opens a third exchange), a
+        // walk-away after 1 (1 + 0), a max-turns ending at 12 (6 + 6).
+        //   turns to deal (4 + 5)/2 = 4.5, n = 2
+        //   average moves (4 + 5 + 12 + 12)/4 = 8.25 (the walk-away counts 12, not 1)
+        //   AT in DialogXpert's turns, one exchange each (App. C): deals ⌈4/2⌉ = 2 and
+        //   ⌈5/2⌉ = 3, each failure at the cap in turns, 6: (2 + 3 + 6 + 6)/4 = 4.25
+        //   mean turns (4 + 5 + 1 + 12)/4 = 5.5
         //   SR = the deal rate, 2/4
         let mut a = Aggregate::default();
         for (kind, l, o) in [
             (OutcomeKind::Deal, 2, 2),
-            (OutcomeKind::Deal, 3, 3),
+            (OutcomeKind::Deal, 3, 2),
             (OutcomeKind::WalkAway, 1, 0),
             (OutcomeKind::MaxTurns, 6, 6),
         ] {
@@ -1143,10 +1169,11 @@ mod tests {
         }
         let f = a.figures();
         let to_deal = f.turns_to_deal.unwrap();
-        close(to_deal.value, 5.0);
+        close(to_deal.value, 4.5);
         assert_eq!(to_deal.n, 2);
-        close(value(f.average_turns), 8.5);
-        close(value(f.mean_turns), 5.75);
+        close(value(f.average_turns), 4.25);
+        close(value(f.average_moves), 8.25);
+        close(value(f.mean_turns), 5.5);
         close(value(f.success_rate()), 0.5);
         assert_eq!(f.success_rate(), f.rate(OutcomeKind::Deal));
     }

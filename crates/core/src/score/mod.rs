@@ -170,15 +170,7 @@ pub fn episode_metrics(
                 .count() as u32,
             no_deal_rho: no_deal_rho.as_ref().map(|rho| rho[seat]),
         };
-        if let (
-            Game::Price {
-                listing_price,
-                buyer,
-                ..
-            },
-            Role::Buyer,
-        ) = (&scenario.game, role)
-        {
+        if let (Game::Price { buyer, .. }, Role::Buyer) = (&scenario.game, role) {
             let first_bid = mine.iter().find_map(|t| match &t.played {
                 Some(Action::Submit(terms)) => terms.price(),
                 _ => None,
@@ -186,10 +178,9 @@ pub fn episode_metrics(
             m.first_bid_ratio = first_bid
                 .filter(|_| buyer.budget > EPS)
                 .map(|p| p / buyer.budget);
-            let spread = buyer.budget - listing_price;
-            if kind == OutcomeKind::Deal && spread.abs() > EPS {
+            if kind == OutcomeKind::Deal {
                 let price = learner_terms.and_then(Terms::price);
-                m.sale_to_list = price.map(|p| (p - listing_price) / spread);
+                m.sale_to_list = price.and_then(|p| sale_to_list(scenario, role, p));
             }
         }
         if let (Game::Bundle { bundle, .. }, Role::Buyer) = (&scenario.game, role) {
@@ -230,6 +221,36 @@ pub fn episode_metrics(
         integrative_gain: bundle_deal.map(|(gain, _)| gain),
         price_to_list: bundle_deal.and_then(|(_, ratio)| ratio),
         tickets: scenario.ticket_outcomes(deal),
+    }
+}
+
+/// DialogXpert's sale-to-list ratio SL (§4.3 and App. E, after Zhou et al. 2019) of a deal
+/// at `price` on a price task, for the seat that plays `role`: the buyer's `(P − L)/(B − L)`
+/// (DESIGN §5), L the listing price (the seller's asking price, PPDPP's `seller_price`) and B
+/// the buyer's budget (its target, PPDPP's `buyer_price`) — 0 at the asking price, 1 at the
+/// buyer's target. The paper defines SL "from the buyer's perspective" only; a seller's SL is
+/// its mirror, `(P − B)/(L − B)` = 1 − the buyer's: 1 at the asking price, 0 at the buyer's
+/// target. `None` on any other task (no listing price to measure against) and where B = L
+/// (no range between them). The one home of SL: the metric and the `sale_to_list` reward
+/// both read it.
+pub fn sale_to_list(scenario: &Scenario, role: Role, price: f64) -> Option<f64> {
+    let Game::Price {
+        listing_price,
+        buyer,
+        ..
+    } = &scenario.game
+    else {
+        return None;
+    };
+    let spread = buyer.budget - listing_price;
+    if spread.abs() <= EPS {
+        return None;
+    }
+    let buyers = (price - listing_price) / spread;
+    match role {
+        Role::Buyer => Some(buyers),
+        Role::Seller => Some(1.0 - buyers),
+        _ => None,
     }
 }
 

@@ -255,6 +255,11 @@ fn sale_to_list_is_price_minus_listing_over_budget_minus_listing() {
     // (P − L)/(B − L) = (65 − 125)/(100 − 125) = −60/−25 = 2.4, for the buyer only
     close_opt(m.seats.learner.sale_to_list, 2.4);
     assert_eq!(m.seats.opponent.sale_to_list, None);
+    // The seller's SL (the `sale_to_list` reward's; the metric is the buyer's only) mirrors
+    // it: (P − B)/(L − B) = (65 − 100)/(125 − 100) = −35/25 = −1.4 = 1 − 2.4.
+    close_opt(super::sale_to_list(&s, Role::Seller, 65.0), -1.4);
+    close_opt(super::sale_to_list(&s, Role::Buyer, 65.0), 2.4);
+    assert_eq!(super::sale_to_list(&casino(), Role::Agent1, 3.0), None);
 
     // No deal: no sale.
     let e = play(

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use super::{HumanDialogue, MAX_TURNS_PER_PERSON};
 use crate::agents::{PersonaConfig, Played};
-use crate::game::{EpisodeConfig, EpisodeSeed, FirstMover, OutcomeKind, PerSeat, Prompts, Seat};
+use crate::game::{
+    CraigslistBudget, EpisodeConfig, EpisodeSeed, FirstMover, OutcomeKind, PerSeat, Prompts, Seat,
+};
 use crate::protocol::{parse_terms, render_action, render_turn, TurnFormat};
 use crate::record::{EpisodeRecord, PlayerSpec};
 use crate::reward::RewardConfig;
@@ -59,6 +61,8 @@ fn people_rules(family: Family, learner: Role, first: Role) -> EpisodeConfig {
         opponent_format: TurnFormat::Xml,
         learner_acts: false,
         opponent_acts: false,
+        // The people were told the data's target.
+        craigslist_budget: CraigslistBudget::Target,
     }
 }
 

@@ -35,8 +35,8 @@ pub struct Cell {
     /// = 0); absent where there are none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sl: Option<Estimate>,
-    /// DialogXpert's AT: moves per scored episode, one that did not end in a deal counting at
-    /// the turn cap.
+    /// DialogXpert's AT: the paper's turns (exchanges) per scored episode, one that did not
+    /// end in a deal counting at the turn cap (`max_rounds`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub average_turns: Option<Estimate>,
 }

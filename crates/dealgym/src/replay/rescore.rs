@@ -46,8 +46,9 @@ pub struct RescoreSummary {
     pub duplicates: Duplicates,
 }
 
-/// `record` with its metrics and pure rewards recomputed on `scenario` under `rewards`, its
-/// judge and reward-model components kept; nothing else changes.
+/// `record` with its metrics and pure rewards recomputed on `scenario` (as the episode played
+/// it: `Setup::scenario_for` of the file's) under `rewards`, its judge and reward-model
+/// components kept; nothing else changes.
 pub fn rescore(
     record: &EpisodeRecord,
     scenario: &Scenario,
@@ -125,7 +126,17 @@ pub fn rescore_files(options: &RescoreOptions) -> Result<RescoreSummary, Error> 
     );
     for located in &mut records {
         let record = located?.record;
-        let scenario = scenarios.checked(&record)?;
+        // The scenario as the episode played it (a budget its setup set, `Setup::scenario_for`):
+        // the metrics and rewards read that B, as they did when the episode ended.
+        let scenario = record
+            .setup
+            .scenario_for(scenarios.checked(&record)?)
+            .map_err(|e| {
+                Error::Options(format!(
+                    "episode {}: its setup does not fit scenario {}: {e}",
+                    record.episode_id, record.scenario_id
+                ))
+            })?;
         let rescored = rescore(&record, &scenario, &options.rewards);
         summary.rewards_changed += usize::from(rescored.rewards != record.rewards);
         summary.metrics_changed += usize::from(rescored.outcome.metrics != record.outcome.metrics);

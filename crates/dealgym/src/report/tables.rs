@@ -290,6 +290,7 @@ pub(crate) fn aggregate_table(groups: &Groups, dimension: Dimension) -> Table {
     columns.push(Column::new("turns", "mean_turns"));
     columns.push(Column::new("turns to deal", "turns_to_deal"));
     columns.push(Column::new("AT (no deal = cap)", "average_turns"));
+    columns.push(Column::csv_only("moves (no deal = cap)", "average_moves"));
     // The bundle family's integrative figures, where any group has a bundle deal.
     let bundles = groups
         .of(dimension)
@@ -411,6 +412,7 @@ fn aggregate_row(name: &str, a: &Aggregate, bundles: bool) -> Vec<Cell> {
     row.push(Cell::Estimate(f.mean_turns, 1));
     row.push(Cell::Estimate(f.turns_to_deal, 1));
     row.push(Cell::Estimate(f.average_turns, 1));
+    row.push(Cell::Estimate(f.average_moves, 1));
     if bundles {
         row.push(pct(f.integrative));
         row.push(Cell::Estimate(f.integrative_gain, 0));

@@ -136,7 +136,14 @@ fn standing(
         ledger: campaign.ledger.clone(),
         before,
         batna: campaign.ledger.batna(&before, no_deal),
-        budget: budget_of(scenario).and_then(|b| campaign.ledger.budget_cap(&before, b)),
+        // The buyer's budget as the deal plays it (`[episode] craigslist_budget` may set it),
+        // capped by the money left.
+        budget: kit
+            .episode
+            .craigslist_budget
+            .budget_for(scenario)
+            .or_else(|| budget_of(scenario))
+            .and_then(|b| campaign.ledger.budget_cap(&before, b)),
         earlier: earlier.to_vec(),
     }
 }

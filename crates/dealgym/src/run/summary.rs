@@ -189,7 +189,9 @@ impl RunStats {
     /// seat, the opponent's score ratio) as `{value, low, high, n}` with its bootstrap 95%
     /// interval, or `null` where no episode gives it. `rho_deals` is the bargained ratio over
     /// deals, `mean_rho` ρ per episode (no deal = 0); `sl` DialogXpert's SL (no deal = 0);
-    /// `average_turns` its AT (no deal = the cap); the deal rate (`endings_pct.deal`) is its SR.
+    /// `average_turns` its AT in the paper's turns (exchanges; no deal = the cap, `max_rounds`)
+    /// and `average_moves` the same in moves (no deal = 2 × `max_rounds`); the deal rate
+    /// (`endings_pct.deal`) is its SR.
     /// Rows with bundle deals add `integrative_pct` (deals whose bundle grew the pie) and
     /// `integrative_gain` (its mean, currency units) and `price_to_list` (the final price over
     /// the full bundle's list price, INA's final over first price). Shares named `…_pct` are in percent.
@@ -239,6 +241,7 @@ impl RunStats {
                 "mean_turns": estimate(f.mean_turns, 1.0),
                 "turns_to_deal": estimate(f.turns_to_deal, 1.0),
                 "average_turns": estimate(f.average_turns, 1.0),
+                "average_moves": estimate(f.average_moves, 1.0),
                 "seats": seats,
             });
             // The bundle family's integrative figures, on rows with bundle deals only.
@@ -460,7 +463,10 @@ mod tests {
         assert_eq!(learner["malformed_deals_pct"]["value"], 0.0);
         assert_eq!(all["seats"]["opponent"]["malformed_deals_pct"], Value::Null);
         assert_eq!(all["turns_to_deal"]["value"], 2.0);
-        assert_eq!(all["average_turns"]["value"], 7.0);
+        // AT in DialogXpert's turns: the deal's 2 moves are one exchange, the walk-away counts
+        // at the cap, max_rounds = 6: (1 + 6)/2 = 3.5; in moves (2 + 12)/2 = 7.
+        assert_eq!(all["average_turns"]["value"], 3.5);
+        assert_eq!(all["average_moves"]["value"], 7.0);
         // What the printed table leaves out is here: the intervals of its value-only cells,
         // every ending, and each figure of both seats.
         let format_ok = &learner["format_ok_pct_ci"];

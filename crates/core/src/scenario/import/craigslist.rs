@@ -3,6 +3,12 @@
 //! B = the buyer's target, C = 0.5 · L, L = the listing price. Scenarios with B ≤ C leave no
 //! room for a deal that helps both sides and are dropped (the report says how many). Several
 //! dialogues were played on most scenarios; each is kept as a human outcome.
+//!
+//! Each scenario keeps its file's split (`train.json` → `train`, `validation.json` → `valid`,
+//! `test.json` → `test`), and a listing (a Craigslist posting, `post_id`) is played in one split
+//! only: where the files put one listing in several, an evaluation split keeps it (`test`
+//! before `valid` before `train`) and the others' scenarios of it are dropped, so a model
+//! trained on one split never meets an evaluation listing (the report says how many).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -113,6 +119,8 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
     let mut index: HashMap<String, usize> = HashMap::new();
     // (file, scenario uuid) → the scenarios seen with it: (index, buyer kb, seller kb).
     let mut variants: HashMap<(String, String), Vec<Variant>> = HashMap::new();
+    // Each scenario's listing, in the order of `report.scenarios`.
+    let mut listings: Vec<String> = Vec::new();
     for path in files {
         let split = split_from_name(path);
         let file = file_name(path);
@@ -139,6 +147,7 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
                 ));
                 continue;
             };
+            listings.push(listing(&d, &buyer));
             seen.push((report.scenarios.len(), buyer, seller));
             report.scenarios.push(Scenario {
                 human: vec![human],
@@ -146,13 +155,81 @@ pub(super) fn import(files: &[PathBuf]) -> Result<ImportReport, ImportError> {
             });
         }
     }
+    let made = report.scenarios.len();
+    let (scenarios, overlapping) = one_split_per_listing(report.scenarios, &listings);
+    report.scenarios = scenarios;
     report.notes.push(format!(
-        "craigslist: {} dialogues → {} scenarios; dropped {} scenarios ({dropped} dialogues) whose buyer target is at or below the seller cost (B ≤ C = 0.5·L)",
+        "craigslist: {} dialogues → {made} scenarios; dropped {} scenarios ({dropped} dialogues) whose buyer target is at or below the seller cost (B ≤ C = 0.5·L)",
         dialogues_total,
-        report.scenarios.len(),
         dropped_scenarios.len()
     ));
+    let mut per_split: std::collections::BTreeMap<&str, usize> = Default::default();
+    for s in &report.scenarios {
+        *per_split
+            .entry(s.split.as_deref().unwrap_or("none"))
+            .or_default() += 1;
+    }
+    report.notes.push(format!(
+        "craigslist: {overlapping} listings were in several splits, their {} scenarios outside the split that keeps them dropped; per split: {per_split:?}",
+        made - report.scenarios.len()
+    ));
     Ok(report)
+}
+
+/// The listing a dialogue's scenario was made from: its Craigslist `post_id`, or, where the
+/// data has none, its title and listing price.
+fn listing(d: &Dialogue, buyer: &Kb) -> String {
+    match &d.scenario.post_id {
+        Some(post) => format!("post {post}"),
+        None => format!(
+            "title {} at {}",
+            buyer.item.title.trim(),
+            buyer.item.price.unwrap_or_default()
+        ),
+    }
+}
+
+/// The order in which splits claim a listing found in several: evaluation splits first, so
+/// training loses the listing, never evaluation.
+const SPLIT_CLAIM: [&str; 3] = ["test", "valid", "train"];
+
+/// `scenarios` with every listing (`listings[i]` is scenario i's) in one split: the first of
+/// [`SPLIT_CLAIM`] that holds it (a split outside it, or none, after them, by name), the
+/// listing's scenarios of other splits dropped. Also how many listings were in several splits.
+fn one_split_per_listing(scenarios: Vec<Scenario>, listings: &[String]) -> (Vec<Scenario>, usize) {
+    let claim = |split: Option<&str>| {
+        let rank = split
+            .and_then(|split| SPLIT_CLAIM.iter().position(|c| *c == split))
+            .unwrap_or(SPLIT_CLAIM.len());
+        (rank, split.map(str::to_string))
+    };
+    // Listing → the splits that hold it.
+    let mut splits: HashMap<&str, Vec<Option<&str>>> = HashMap::new();
+    for (s, listing) in scenarios.iter().zip(listings) {
+        let held = splits.entry(listing).or_default();
+        if !held.contains(&s.split.as_deref()) {
+            held.push(s.split.as_deref());
+        }
+    }
+    let overlapping = splits.values().filter(|held| held.len() > 1).count();
+    let owner: HashMap<&str, (usize, Option<String>)> = splits
+        .into_iter()
+        .map(|(listing, held)| {
+            let best = held.into_iter().map(claim).min().unwrap_or((0, None));
+            (listing, best)
+        })
+        .collect();
+    let keep: Vec<bool> = scenarios
+        .iter()
+        .zip(listings)
+        .map(|(s, listing)| owner[listing.as_str()] == claim(s.split.as_deref()))
+        .collect();
+    let kept = scenarios
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(s, keep)| keep.then_some(s))
+        .collect();
+    (kept, overlapping)
 }
 
 fn sides(path: &Path, d: &Dialogue) -> Result<(Kb, Kb), ImportError> {
@@ -267,5 +344,79 @@ fn human_outcome(d: &Dialogue) -> HumanOutcome {
         view: terms.as_ref().map(|_| Role::Buyer),
         terms,
         points: vec![],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The listing rule on made-up dialogues (no dataset row is copied here): the committed
+    //! file's own splits are checked by the integration tests.
+
+    use super::*;
+    use serde_json::json;
+
+    /// A dialogue on listing `post` (L = 100, the buyer's target 80).
+    fn dialogue(uuid: &str, scenario: &str, post: &str) -> serde_json::Value {
+        let kb = |role: &str, target: f64| {
+            json!({
+                "personal": {"Role": role, "Target": target},
+                "item": {"Category": "bike", "Price": 100.0, "Description": ["A bike."], "Title": "Bike"}
+            })
+        };
+        json!({
+            "uuid": uuid,
+            "scenario": {"uuid": scenario, "post_id": post, "kbs": [kb("buyer", 80.0), kb("seller", 100.0)]},
+            "outcome": {"reward": 1, "offer": {"price": 90.0}},
+            "events": []
+        })
+    }
+
+    #[test]
+    fn a_listing_in_several_splits_stays_in_the_evaluation_split_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, dialogues: serde_json::Value| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, dialogues.to_string()).unwrap();
+            path
+        };
+        // Listing 1 is in train and test, listing 2 in train and validation, listing 3 in
+        // train only, listing 4 in validation and test.
+        let train = write(
+            "train.json",
+            json!([
+                dialogue("C_a", "S_a", "1"),
+                dialogue("C_b", "S_b", "2"),
+                dialogue("C_c", "S_c", "3"),
+            ]),
+        );
+        let valid = write(
+            "validation.json",
+            json!([dialogue("C_d", "S_d", "2"), dialogue("C_e", "S_e", "4")]),
+        );
+        let test = write(
+            "test.json",
+            json!([dialogue("C_f", "S_f", "1"), dialogue("C_g", "S_g", "4")]),
+        );
+        let report = import(&[test, valid, train]).unwrap();
+        let kept: Vec<(&str, &str)> = report
+            .scenarios
+            .iter()
+            .map(|s| (s.id.as_str(), s.split.as_deref().unwrap()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("craigslist:S_f", "test"),
+                ("craigslist:S_g", "test"),
+                ("craigslist:S_d", "valid"),
+                ("craigslist:S_c", "train"),
+            ]
+        );
+        assert!(
+            report.notes[1]
+                .starts_with("craigslist: 3 listings were in several splits, their 3 scenarios"),
+            "{:?}",
+            report.notes
+        );
     }
 }
