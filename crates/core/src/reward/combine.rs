@@ -147,7 +147,8 @@ pub(crate) struct Combined {
 /// ([`RewardConfig::is_per_turn`]) are (re)made here from `signals` (the turns' own, in
 /// order): the mean of the seat's turns that have the signal (0 when none has), `rules` the
 /// sum of its turns' `rule:NAME` scores, and a per-turn `judge` the mean of its judged turns —
-/// absent when no turn was judged, as a failed episode judge is absent. A logged prefix's
+/// absent when no turn was judged, as a failed episode judge is absent; `intent_consistency`
+/// (INA's R1) likewise, absent for a seat none of whose turns carries an act label. A logged prefix's
 /// turns have no signals and count for nothing.
 ///
 /// A turn's reward is [`total`] of the turn's own parts: each per-turn component's value on
@@ -174,6 +175,9 @@ pub(crate) fn combine_parts(
             let value = match c {
                 Component::Rules => Some(values.iter().fold(0.0, |acc, v| acc + v)),
                 Component::Judge if values.is_empty() => None,
+                // INA's R1 scores labelled turns only: a seat that labelled none has no R1
+                // (absent from its parts, as an unjudged seat's judge is), never a silent 0.
+                Component::IntentConsistency if values.is_empty() => None,
                 _ if values.is_empty() => Some(0.0),
                 _ => Some(values.iter().sum::<f64>() / values.len() as f64),
             };
