@@ -29,6 +29,7 @@ mod llm_client;
 mod merge;
 mod planner;
 mod prefixes;
+mod preset_ina;
 mod presets;
 mod prompt_cost;
 mod properties;

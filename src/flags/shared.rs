@@ -12,6 +12,7 @@ use clap::{Arg, Args};
 use dealgym::game::FirstMover;
 use dealgym::limits::{count_flag, MAX_CONCURRENCY, MAX_EPISODES, MAX_GROUP_SIZE, MAX_ROUNDS};
 use dealgym::record::OnDuplicate;
+use dealgym::run::preset::Play;
 use dealgym::run::{grace_period, ConfigError, FileConfig, RunOptions, SelectConfig, Shard};
 use dealgym::scenario::Role;
 
@@ -78,7 +79,8 @@ pub struct PlanFlags {
 impl PlanFlags {
     /// Options for players `learner` and `opponent` writing to `out`: each flag over the config
     /// file's value over the default; `--scenarios` required or not (a prefix run and a
-    /// campaign run find their scenarios themselves).
+    /// campaign run find their scenarios themselves) — where it is required, a preset's own
+    /// scenario files (its `[play]` table) stand in for it.
     pub fn options_with(
         &self,
         learner: &str,
@@ -86,15 +88,18 @@ impl PlanFlags {
         out: PathBuf,
         needs_scenarios: bool,
     ) -> Result<RunOptions, ConfigError> {
-        let scenarios = &self.scenarios.scenarios;
-        if needs_scenarios && scenarios.is_empty() {
-            return Err(ConfigError::Flag(
-                "--scenarios FILE is required (the scenario file(s) to play)".into(),
-            ));
-        }
         let file = self.config.resolve()?;
+        let mut scenarios = self.scenarios.scenarios.clone();
+        if needs_scenarios {
+            scenarios = preset_play(file.preset.as_deref())?.scenarios_under(&scenarios);
+            if scenarios.is_empty() {
+                return Err(ConfigError::Flag(
+                    "--scenarios FILE is required (the scenario file(s) to play)".into(),
+                ));
+            }
+        }
         let select = file.scenarios.clone();
-        let mut o = RunOptions::new(scenarios.clone(), learner, opponent, out).with_config(file);
+        let mut o = RunOptions::new(scenarios, learner, opponent, out).with_config(file);
         o.seed = self.seed.unwrap_or(o.seed);
         let selection = self
             .scenarios
@@ -153,12 +158,20 @@ impl PlanFlags {
     }
 }
 
+/// What the preset a config was built on (`preset`) plays: its `[play]` table's scenario files
+/// and opponent; nothing without a preset.
+pub fn preset_play(preset: Option<&str>) -> Result<Play, ConfigError> {
+    Play::of(preset).map_err(|e| ConfigError::Flag(e.to_string()))
+}
+
 /// The scenario files a plan plays and which scenarios of each (`run`, `eval`, and `merge`,
 /// which sizes the plan a run had).
 #[derive(Debug, Clone, Args)]
 pub struct ScenarioChoice {
     /// Scenario file(s) (JSONL); repeat the flag for several. Required, but for `run
-    /// --prefixes`, where they are only searched for the records' scenarios.
+    /// --prefixes`, where they are only searched for the records' scenarios, and under a
+    /// preset that names the paper's own (`--preset ina`: scenarios/bundle.jsonl), which the
+    /// flag replaces.
     #[arg(long)]
     pub scenarios: Vec<PathBuf>,
     /// Which scenarios of each file: --scenario-split, --sample, --limit (see

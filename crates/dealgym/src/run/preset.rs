@@ -7,14 +7,20 @@
 //! docs' table (`dealgym presets doc`, `docs/presets.md`) is rendered from these files and the
 //! config the preset resolves to, so the preset's column cannot drift from what it sets.
 //!
+//! A preset may also say what the paper *plays*, which no config file says: its scenario files
+//! and its opponent (`[play]`, [`Play`]). `run` plays them when it is given no `--scenarios`
+//! and no `--opponent` (`eval` and `merge` only the scenario files: an eval's opponents are its
+//! own grid); an explicit flag always wins.
+//!
 //! Layering: DESIGN's defaults, then the preset, then the `--config` file, then the flags. A
 //! config file's table merges key by key into the preset's, except the tables whose keys are
 //! names (`personas.weights`, `personas.texts`, `rewards.weights`, `players`): one given in
 //! the file replaces the preset's whole, so a file can drop a component or a persona.
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The tables a config file replaces whole instead of merging into the preset's: their keys
 /// are names a user chooses, not settings.
@@ -71,6 +77,51 @@ pub struct Preset {
     pub about: About,
     /// The `[config]` table: a fragment of a `--config` file.
     pub config: toml::Table,
+    /// The `[play]` table: the paper's game and opponent.
+    pub play: Play,
+}
+
+/// `[play]`: what a paper plays that a config file does not say — the scenario files and the
+/// opponent. Defaults under the flags: `--scenarios` and `--opponent` replace them (`run`;
+/// `eval` and `merge` take the scenario files only). Paths are relative to the directory the command runs
+/// in, as `--scenarios` paths are (the repository's `scenarios/`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Play {
+    /// The scenario files played when no `--scenarios` is given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<PathBuf>,
+    /// The opponent's player spec when no `--opponent` is given (`rule:ina`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opponent: Option<String>,
+}
+
+impl Play {
+    /// What the preset named `preset` plays (nothing without a preset).
+    pub fn of(preset: Option<&str>) -> Result<Play, PresetError> {
+        match preset {
+            Some(name) => Ok(Preset::builtin(name)?.play),
+            None => Ok(Play::default()),
+        }
+    }
+
+    /// The scenario files to play: `given` (the flags), else these.
+    pub fn scenarios_under(&self, given: &[PathBuf]) -> Vec<PathBuf> {
+        if given.is_empty() {
+            self.scenarios.clone()
+        } else {
+            given.to_vec()
+        }
+    }
+
+    /// The opponent to play: `given` (the flag), else this one.
+    pub fn opponent_under(&self, given: Option<&str>) -> Option<String> {
+        given.map(str::to_string).or_else(|| self.opponent.clone())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.scenarios.is_empty() && self.opponent.is_none()
+    }
 }
 
 /// What a preset is and where each of its values comes from.
@@ -117,6 +168,8 @@ pub enum PresetError {
 struct PresetFile {
     about: About,
     config: toml::Table,
+    #[serde(default)]
+    play: Play,
 }
 
 impl Preset {
@@ -136,6 +189,7 @@ impl Preset {
             name: name.to_string(),
             about: file.about,
             config: file.config,
+            play: file.play,
         })
     }
 
@@ -242,10 +296,31 @@ impl Preset {
     pub fn section(&self, resolved: &serde_json::Value) -> Result<String, String> {
         let (name, about) = (&self.name, &self.about);
         let mut out = format!(
-            "## `{name}` — {}\n\n{}\n\nPaper: `../shared/papers/{}`.\n\n\
-             | parameter | paper's value | section | preset |\n|---|---|---|---|\n",
+            "## `{name}` — {}\n\n{}\n\nPaper: `../shared/papers/{}`.\n\n",
             about.title, about.summary, about.paper
         );
+        if !self.play.is_empty() {
+            let mut plays = Vec::new();
+            if !self.play.scenarios.is_empty() {
+                let files: Vec<String> = self
+                    .play
+                    .scenarios
+                    .iter()
+                    .map(|f| format!("`{}`", f.display()))
+                    .collect();
+                plays.push(files.join(", "));
+            }
+            if let Some(opponent) = &self.play.opponent {
+                plays.push(format!("against `{opponent}`"));
+            }
+            let _ = write!(
+                out,
+                "`run --preset {name}` plays {} where it is given no `--scenarios` or \
+                 `--opponent` (`eval` and `merge` take its scenario files); an explicit flag wins.\n\n",
+                plays.join(" ")
+            );
+        }
+        out.push_str("| parameter | paper's value | section | preset |\n|---|---|---|---|\n");
         for row in &about.rows {
             let value = match &row.key {
                 Some(key) => {
@@ -306,6 +381,7 @@ mod tests {
                 rows: Vec::new(),
             },
             config,
+            play: Play::default(),
         }
     }
 
