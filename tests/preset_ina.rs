@@ -148,7 +148,9 @@ fn under_the_ina_preset_a_scripted_bundle_episode_earns_the_papers_r1_to_r4() {
         (Component::NegotiationStrategy, r3),
         (Component::Interactiveness, r4),
     ] {
-        let got = parts.get(component).expect(component.name());
+        let got = parts
+            .get(component)
+            .unwrap_or_else(|| panic!("no {} part", component.name()));
         assert!(
             (got - want).abs() < TOL,
             "{}: {got} vs {want}",
