@@ -15,11 +15,12 @@ mkdir -p "$D"
 rm -f "$D/rules.jsonl" "$D/mock.jsonl"
 S=()
 for f in ahp craigslist casino dnd job_interview; do S+=(--scenarios "scenarios/$f.jsonl"); done
-R=(--opponent vs-boulware=rule:boulware --opponent vs-linear=rule:linear --opponent vs-conceder=rule:conceder)
+R=(--opponent vs-boulware=rule:boulware --opponent vs-linear=rule:linear --opponent vs-conceder=rule:conceder
+   --opponent vs-ina=rule:ina --opponent vs-ina-code=rule:ina-code)
 
 "$B" eval "${S[@]}" --limit "$N" --quiet --swap-seats --out "$D/rules.jsonl" \
   --player boulware=rule:boulware --player linear=rule:linear --player conceder=rule:conceder \
-  "${R[@]}" > /dev/null
+  --player ina=rule:ina --player ina-code=rule:ina-code "${R[@]}" > /dev/null
 
 "$B" mock --port "$PORT" > "$D/mock.log" 2>&1 &
 MOCK=$!

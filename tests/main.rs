@@ -31,6 +31,7 @@ mod llm_client;
 mod merge;
 mod planner;
 mod prefixes;
+mod preset_ina;
 mod presets;
 mod prompt_cost;
 mod prompts_truth;

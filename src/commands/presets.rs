@@ -20,6 +20,10 @@ pub fn presets_command(command: PresetsCommand) -> Result<()> {
             print!("{}", preset.section(&resolved).map_err(anyhow::Error::msg)?);
             println!("\nWhat it sets (under your --config and flags):\n");
             println!("```toml\n{}```", toml::to_string(&preset.config)?);
+            if preset.play != Default::default() {
+                println!("\nWhat it plays (under --scenarios and --opponent):\n");
+                println!("```toml\n{}```", toml::to_string(&preset.play)?);
+            }
         }
         PresetsCommand::Doc => print!(
             "{}",

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::shared::{
-    help, named, ConfigFlags, DuplicatesFlag, GroupSizeFlag, RecordFiles, ScenarioChoice,
+    help, named, scenarios_played, ConfigFlags, DuplicatesFlag, GroupSizeFlag, RecordFiles,
+    ScenarioChoice,
 };
 use dealgym::limits::{count_flag, MAX_EPISODES};
 use dealgym::merge::{Expected, MergeError, MergeOptions, PlanSize};
@@ -20,7 +21,8 @@ use dealgym::run::load_all;
         help(
             "The scenario file(s) the run played, as given to `run` (with its --limit, \
          --scenario-split, --sample and --group-size): every run id in the files must then hold \
-         every planned episode. Without it (or --expect), missing episodes are not checked"
+         every planned episode. Without it (or --expect), missing episodes are not checked, \
+         unless the run's preset names its own scenario files (`--preset ina`)"
         )
     ),
     mut_arg(
@@ -79,7 +81,11 @@ impl MergeFlags {
     pub fn options(&self) -> Result<MergeOptions, MergeError> {
         let config = self.config.resolve()?;
         let group_size = self.group_size.group_size.or(config.group_size);
-        let scenarios = &self.scenarios.scenarios;
+        // As `run` played them: the flag's files, else (without --expect) the config's family's.
+        let mut scenarios = self.scenarios.scenarios.clone();
+        if self.expect.is_none() {
+            scenarios = scenarios_played(&scenarios, &config.scenarios);
+        }
         let size = if !scenarios.is_empty() {
             // The sample's seed does not change its size.
             let selection = self
@@ -88,7 +94,7 @@ impl MergeFlags {
                 .choice()
                 .selection_over(&config.scenarios, 0)
                 .map_err(MergeError::Options)?;
-            Some(PlanSize::Groups(load_all(scenarios, &selection)?.len()))
+            Some(PlanSize::Groups(load_all(&scenarios, &selection)?.len()))
         } else {
             self.expect.map(PlanSize::Episodes)
         };

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::shared::{CampaignsFlag, PlanFlags};
+use super::shared::{preset_play, CampaignsFlag, PlanFlags};
 use super::values::one_of;
 use dealgym::run::{ConfigError, Cut, PrefixOptions, RunOptions, Targets};
 
@@ -14,7 +14,7 @@ pub struct RunFlags {
     /// openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina|ina-code), script:FILE, or a [players.NAME] of the config. Needed for two-party scenarios.
     #[arg(long)]
     pub learner: Option<String>,
-    /// Same forms as --learner. Needed for two-party scenarios.
+    /// Same forms as --learner. Needed for two-party scenarios, unless the preset names the paper's opponent (`--preset ina`: rule:ina); this flag wins over it.
     #[arg(long)]
     pub opponent: Option<String>,
     /// A seat of an n-party table (scenarios/deliberation.jsonl): ROLE=SPEC, SPEC an openai:MODEL@URL, script:FILE, rule:deliberation (the scripted party of the role's incentive) or a [players.NAME]; repeat for several seats. Roles not named play rule:deliberation.
@@ -70,11 +70,14 @@ impl RunFlags {
                 "--seat and --regulate are for n-party tables (scenarios/deliberation.jsonl); a two-party run takes --learner and --opponent".into(),
             ));
         }
-        if self.learner.is_none() || self.opponent.is_none() {
+        // The preset's opponent where none is given (`[play]`); the flag wins.
+        let opponent = preset_play(o.preset.as_deref())?.opponent_under(self.opponent.as_deref());
+        let (Some(_), Some(opponent)) = (&self.learner, opponent) else {
             return Err(ConfigError::Flag(
                 "a two-party run needs --learner SPEC and --opponent SPEC".into(),
             ));
-        }
+        };
+        o.opponent = opponent;
         if prefixes.is_some() && (o.split.is_some() || o.sample.is_some()) {
             return Err(ConfigError::Flag(
                 "--scenario-split and --sample choose the scenarios a run plays from the start; \

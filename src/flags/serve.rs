@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 
-use super::shared::{help, ConfigFlags};
+use super::shared::{help, preset_play, ConfigFlags};
 use dealgym::game::Prompts;
 use dealgym::limits::{
     check_count, check_seconds, MAX_BODY_BYTES, MAX_CONCURRENCY, MAX_CONNECTIONS, MAX_SESSIONS,
@@ -56,9 +56,10 @@ pub struct ServeFlags {
     /// reclaimed (above 0, at most a day).
     #[arg(long, default_value_t = 600.0)]
     pub idle_timeout_s: f64,
-    /// The opponent when a reset names none: rule:NAME, script:FILE or a [players.NAME].
-    #[arg(long, default_value = "rule:boulware")]
-    pub opponent: String,
+    /// The opponent when a reset names none: rule:NAME, script:FILE or a [players.NAME]
+    /// (default: the preset's own, `--preset ina`: rule:ina; else rule:boulware).
+    #[arg(long)]
+    pub opponent: Option<String>,
     /// Require `Authorization: Bearer <value of this environment variable>` (not on /health).
     #[arg(long)]
     pub token_env: Option<String>,
@@ -178,7 +179,9 @@ impl ServeFlags {
             log: self.log.clone(),
             max_sessions,
             idle_timeout,
-            opponent: self.opponent.clone(),
+            opponent: preset_play(file.preset.as_deref())?
+                .opponent_under(self.opponent.as_deref())
+                .unwrap_or_else(|| "rule:boulware".to_string()),
             token,
             body_limit,
             concurrency,

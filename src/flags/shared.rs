@@ -12,6 +12,7 @@ use clap::{Arg, Args};
 use dealgym::game::FirstMover;
 use dealgym::limits::{count_flag, MAX_CONCURRENCY, MAX_EPISODES, MAX_GROUP_SIZE, MAX_ROUNDS};
 use dealgym::record::OnDuplicate;
+use dealgym::run::preset::Play;
 use dealgym::run::{grace_period, ConfigError, FileConfig, RunOptions, SelectConfig, Shard};
 use dealgym::scenario::Role;
 
@@ -78,7 +79,8 @@ pub struct PlanFlags {
 impl PlanFlags {
     /// Options for players `learner` and `opponent` writing to `out`: each flag over the config
     /// file's value over the default; `--scenarios` required or not (a prefix run and a
-    /// campaign run find their scenarios themselves).
+    /// campaign run find their scenarios themselves) — where it is required, a preset's own
+    /// scenario files (its `[play]` table) stand in for it.
     pub fn options_with(
         &self,
         learner: &str,
@@ -88,13 +90,10 @@ impl PlanFlags {
     ) -> Result<RunOptions, ConfigError> {
         let file = self.config.resolve()?;
         let select = file.scenarios.clone();
-        // A config (or preset) that plays one family plays that family's own file unless
-        // --scenarios names others.
-        let scenarios = match (self.scenarios.scenarios.is_empty(), select.family) {
-            (true, Some(family)) if needs_scenarios => {
-                vec![PathBuf::from(format!("scenarios/{family}.jsonl"))]
-            }
-            _ => self.scenarios.scenarios.clone(),
+        let scenarios = if needs_scenarios {
+            scenarios_played(&self.scenarios.scenarios, &select)
+        } else {
+            self.scenarios.scenarios.clone()
         };
         if needs_scenarios && scenarios.is_empty() {
             return Err(ConfigError::Flag(
@@ -161,13 +160,30 @@ impl PlanFlags {
     }
 }
 
+/// The scenario files a plan plays: the flag's, else, where the config (or its preset) plays one
+/// family (`[scenarios] family`), that family's own `scenarios/FAMILY.jsonl`. The one rule for
+/// `run`, `eval` and `merge` (which sizes the plan a run had).
+pub fn scenarios_played(given: &[PathBuf], select: &SelectConfig) -> Vec<PathBuf> {
+    match (given.is_empty(), select.family) {
+        (true, Some(family)) => vec![PathBuf::from(format!("scenarios/{family}.jsonl"))],
+        _ => given.to_vec(),
+    }
+}
+
+/// What the preset a config was built on (`preset`) plays that a config cannot say: its
+/// `[play]` table's opponent; nothing without a preset.
+pub fn preset_play(preset: Option<&str>) -> Result<Play, ConfigError> {
+    Play::of(preset).map_err(|e| ConfigError::Flag(e.to_string()))
+}
+
 /// The scenario files a plan plays and which scenarios of each (`run`, `eval`, and `merge`,
 /// which sizes the plan a run had).
 #[derive(Debug, Clone, Args)]
 pub struct ScenarioChoice {
     /// Scenario file(s) (JSONL); repeat the flag for several. Required, but for `run
     /// --prefixes`, where they are only searched for the records' scenarios, and where the
-    /// config or preset plays one family (`[scenarios] family`): its `scenarios/FAMILY.jsonl`.
+    /// config or preset plays one family (`[scenarios] family`, e.g. `--preset ina`: bundle):
+    /// its `scenarios/FAMILY.jsonl`, which the flag replaces.
     #[arg(long)]
     pub scenarios: Vec<PathBuf>,
     /// Which scenarios of each file: --scenario-split, --sample, --limit (see

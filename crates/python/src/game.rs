@@ -606,6 +606,7 @@ impl Game {
         };
         rewards
             .validate()
+            .and_then(|_| rewards.check_against(&config))
             .map_err(|e| PyValueError::new_err(format!("rewards: {e}")))?;
         if let Some(c) = rewards.components().into_iter().find(|c| !c.is_pure()) {
             return Err(PyValueError::new_err(format!(

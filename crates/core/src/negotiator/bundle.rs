@@ -7,7 +7,9 @@
 //! seller and `k_b = 0.4` for the buyer (its Table 4 and text: the customer concedes more slowly).
 //! The seller accepts a price at or above `P_s,t − tol·P_s,t`; the buyer walks away (INA's
 //! closing Reject) when its last move comes and the seller has not come down to a price it
-//! would pay. Neither side ever proposes past its own limit (cost, or worth to the buyer).
+//! would pay. Neither side ever proposes past its own limit (cost, or worth to the buyer); at
+//! it, with nothing left to concede, a side holds its price while the other still moves and
+//! leaves once the other holds too ([`ina_at_limit`]), rather than name the same price again.
 //!
 //! Bundles: the buyer asks for the parts it wants — those worth to it at least `KEEP_SHARE` of
 //! their list price, the least a seller whose cost is at most INA's 0.85 of the list could ask
@@ -41,6 +43,28 @@ pub const TOLERANCE: f64 = 0.05;
 pub const PRICE_ONLY_MOVES: u32 = 2;
 /// A part worth less to the buyer than this share of its list price is not asked for.
 pub const KEEP_SHARE: f64 = 0.7;
+
+/// INA's player at its limit: its next proposal would repeat its last one, nothing being left
+/// to concede on those terms, and no acceptable offer is on the table. Proposing the same terms
+/// again would end the episode as a reject loop and tell the other side nothing, so:
+/// - while the other side is still moving (a fresh proposal of its is on the table), it holds
+///   its price without naming it again ([REJECT_DEAL]: INA's Negotiate-Price-NoChange, "I'm
+///   sorry I cannot reduce the price", §3.3 and App. A);
+/// - once the other side holds too (it answered with no proposal), no deal is left that both
+///   would take, and it leaves ([WALK_AWAY]) — INA §3.3's closing Reject: "The customer will
+///   choose intent 'Reject' when the conversation has crossed the negotiation deadline, and
+///   the seller is no more ready to lower the bundle price"; a seller's Reject there is what
+///   INA's R3 rewards (§5: a deal below the seller's minimum "should be rejected").
+///
+/// So a hold is answered by a proposal or by leaving, never by a second hold of its own, and
+/// no three rejections run in a row. The one rule for INA's players on prices and bundles.
+pub fn ina_at_limit(offer_on_table: bool) -> Action {
+    if offer_on_table {
+        Action::Reject
+    } else {
+        Action::WalkAway
+    }
+}
 
 /// The next price under INA's curves: from this side's last price `own` toward the other side's
 /// last price `other` (or this side's `limit` where the other has named none), after `t` own
@@ -268,8 +292,10 @@ impl BundleStance {
             Some(v) if v >= 0.0 && v >= aspiration - tolerance - 1e-9 => Action::Accept,
             // INA's buyer ends it when its deadline comes and the seller has not come down.
             _ if rates.is_some() && self.buyer && last_move => Action::WalkAway,
-            // At its limit with nothing left to concede on this bundle: hold its position
-            // without proposing the same terms again (the reject-loop rule would end it).
+            // At its limit with nothing left to concede on this bundle: INA's players hold or
+            // leave as the paper's do (`ina_at_limit`); the others hold their position without
+            // proposing the same terms again (the reject-loop rule would end it).
+            _ if repeats && rates.is_some() => ina_at_limit(offer.is_some()),
             _ if repeats => Action::Reject,
             _ => Action::Submit(proposal),
         };

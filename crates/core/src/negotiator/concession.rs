@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::bundle::{ina_price, ina_rates, BundleStance, TOLERANCE};
+use super::bundle::{ina_at_limit, ina_price, ina_rates, BundleStance, TOLERANCE};
 use crate::game::mix;
 use crate::protocol::{to_cents, Action, TermSpace, Terms};
 use crate::scenario::{Game, Role, Scenario};
@@ -307,7 +307,8 @@ impl Stance {
 /// INA's curves on a price task (`negotiator::bundle::ina_price`): open at the stance's opening
 /// price, then move toward the other side's last price; a seller accepts within INA's
 /// tolerance of its next price, a buyer at or below its next price; a buyer walks away at its
-/// last move if nothing it would pay is on the table.
+/// last move if nothing it would pay is on the table. At its limit, where it would name its
+/// last price again, it holds or leaves by [`ina_at_limit`] instead of repeating it.
 #[allow(clippy::too_many_arguments)]
 fn ina_price_decision(
     buyer: bool,
@@ -334,10 +335,12 @@ fn ina_price_decision(
     let aspiration = worth(price);
     let offered = offer.and_then(Terms::price).map(worth);
     let tolerance = if buyer { 0.0 } else { TOLERANCE * price };
+    let proposal = Terms::Price(to_cents(price));
     let action = match offered {
         Some(v) if v >= 0.0 && v >= aspiration - tolerance - 1e-9 => Action::Accept,
         _ if buyer && t + 1 >= rounds => Action::WalkAway,
-        _ => Action::Submit(Terms::Price(to_cents(price))),
+        _ if own_offers.last() == Some(&proposal) => ina_at_limit(offer.is_some()),
+        _ => Action::Submit(proposal),
     };
     Decision {
         action,
@@ -512,6 +515,43 @@ mod tests {
         assert_eq!(d.action, Action::Accept);
         let d = s.decide(Tactic::Linear, 1, 6, Some(&Terms::Price(9900)), &[], 0);
         assert_eq!(d.action, Action::Submit(Terms::Price(6000)));
+    }
+
+    #[test]
+    fn inas_price_player_at_its_limit_holds_then_leaves_instead_of_repeating_its_price() {
+        // A seller of cost 100 that has come down to it. Its curve's next price,
+        // 90 + (100 − 90)·e^(−0.6·4) ≈ 90.9, is below its cost, so it would name 100 again —
+        // the second identical proposal of three that end the episode as a reject loop.
+        let seller = Stance::price(false, 200.0, 100.0);
+        let at_cost = [Terms::Price(12000), Terms::Price(10000)];
+        // While the buyer still moves (its 90 on the table), it holds: INA's
+        // Negotiate-Price-NoChange, a [REJECT_DEAL].
+        let d = seller.decide(Tactic::Ina, 4, 6, Some(&Terms::Price(9000)), &at_cost, 0);
+        assert_eq!(d.action, Action::Reject);
+        // Once the buyer holds too (nothing on the table), it leaves: INA's closing Reject.
+        let d = seller.decide(Tactic::Ina, 4, 6, None, &at_cost, 0);
+        assert_eq!(d.action, Action::WalkAway);
+        // The customer at its budget of 80 likewise: it holds while the seller's 100 is a
+        // fresh proposal, and leaves once the seller holds.
+        let buyer = Stance::price(true, 200.0, 80.0);
+        let at_budget = [Terms::Price(5600), Terms::Price(8000)];
+        let d = buyer.decide(Tactic::Ina, 2, 6, Some(&Terms::Price(10000)), &at_budget, 0);
+        assert_eq!(d.action, Action::Reject);
+        let d = buyer.decide(Tactic::Ina, 2, 6, None, &at_budget, 0);
+        assert_eq!(d.action, Action::WalkAway);
+        // Short of its limit it keeps conceding: the buyer's next price past 56.
+        let d = buyer.decide(
+            Tactic::Ina,
+            1,
+            6,
+            Some(&Terms::Price(10000)),
+            &at_budget[..1],
+            0,
+        );
+        assert!(
+            matches!(d.action, Action::Submit(Terms::Price(p)) if p > 5600),
+            "{d:?}"
+        );
     }
 
     #[test]

@@ -150,9 +150,10 @@ pub(crate) struct Combined {
 /// order): the mean of the seat's turns that have the signal (0 when none has), `rules` the
 /// sum of its turns' `rule:NAME` scores, and a per-turn `judge` or per-response
 /// `reward_model` the mean of its scored turns — absent when no turn was scored, as a failed
-/// episode call is absent. Under `[rewards.judge] history = "zero_if_negative"` a turn's judge
-/// value is [`zero_after_negative_history`]'s. A logged prefix's turns have no signals and
-/// count for nothing.
+/// episode call is absent; `intent_consistency` (INA's R1) likewise, absent for a seat none of
+/// whose turns carries an act label. Under `[rewards.judge] history = "zero_if_negative"` a
+/// turn's judge value is [`zero_after_negative_history`]'s. A logged prefix's turns have no
+/// signals and count for nothing.
 ///
 /// A turn's reward is [`total`] of the turn's own parts: each per-turn component's value on
 /// that turn (a missing signal counts 0), and each episode-level part on every turn of the
@@ -188,6 +189,9 @@ pub(crate) fn combine_parts(
             let value = match c {
                 Component::Rules => Some(values.iter().fold(0.0, |acc, v| acc + v)),
                 Component::Judge | Component::RewardModel if values.is_empty() => None,
+                // INA's R1 scores labelled turns only: a seat that labelled none has no R1
+                // (absent from its parts, as an unjudged seat's judge is), never a silent 0.
+                Component::IntentConsistency if values.is_empty() => None,
                 _ if values.is_empty() => Some(0.0),
                 _ => Some(values.iter().sum::<f64>() / values.len() as f64),
             };

@@ -64,7 +64,8 @@ pub enum Component {
     /// Figure 1: the policy's output o for a query q is what the reward model scores).
     RewardModel,
     /// Per turn: INA's R1, whether the move does what the turn's act label says
-    /// (`reward::ina`); turns without a label are not scored.
+    /// (`reward::ina`); turns without a label are not scored, and a seat with no labelled turn
+    /// has no R1 part ([`RewardConfig::check_against`] refuses it for an unasked learner).
     IntentConsistency,
     /// Per episode and seat: INA's R2, the price gap (a seller's final over its first price).
     PriceGap,
@@ -742,6 +743,29 @@ impl RewardConfig {
         }
     }
 
+    /// Check this config against the rules the seats play by (`[episode]`): INA's R1
+    /// (`intent_consistency`, INA §5 eq. 6) reads each turn's act label, so a total that counts
+    /// it while the learner is not asked to label its turns (`learner_acts`) would score the
+    /// trained seat on nothing — refused, naming both keys. The opponent is rewarded but not
+    /// trained: a seat that labels no turn has no R1 part at all (absent, never 0; see
+    /// `combine_parts`). Called wherever `[rewards]` and `[episode]` meet: the config loader,
+    /// `RunOptions::check`, a server's reset, the Python `Game`.
+    pub fn check_against(&self, episode: &crate::game::EpisodeConfig) -> Result<(), String> {
+        let r1 = Component::IntentConsistency;
+        let counts = self.uses(r1)
+            && (self.weight(r1) != 0.0
+                || (self.combine == Combine::Enhance && self.enhance.primary == r1));
+        if counts && !episode.learner_acts {
+            return Err(format!(
+                "[rewards.weights] {} (INA's R1) scores each turn's act label, but the learner \
+                 is not asked to label its turns: set [episode] learner_acts = true, or leave \
+                 the component out",
+                r1.name()
+            ));
+        }
+        Ok(())
+    }
+
     /// Check what serde cannot: numbers in range, rule patterns that compile, and that every
     /// component used is configured and every configured one used. The message names the key.
     pub fn validate(&self) -> Result<(), String> {
@@ -1233,5 +1257,31 @@ mod tests {
         assert!(e.contains("[rewards.procedure]"), "{e}");
         let e = parse("[weights]\nrules = 1.0").unwrap_err();
         assert!(e.contains("[rewards.procedure]"), "{e}");
+    }
+
+    #[test]
+    fn inas_r1_is_refused_for_a_learner_that_labels_no_act() {
+        let labelled = crate::game::EpisodeConfig {
+            learner_acts: true,
+            ..Default::default()
+        };
+        let unlabelled = crate::game::EpisodeConfig::default();
+        let r1 = parse("[weights]\nintent_consistency = 0.2\nprice_gap = 0.2").unwrap();
+        let e = r1.check_against(&unlabelled).unwrap_err();
+        assert!(
+            e.contains("intent_consistency") && e.contains("learner_acts = true"),
+            "{e}"
+        );
+        assert!(r1.check_against(&labelled).is_ok());
+        // Weighted 0 it counts for nothing: recorded where labels exist, never refused.
+        let zero = parse("[weights]\nintent_consistency = 0.0\nprice_gap = 1.0").unwrap();
+        assert!(zero.check_against(&unlabelled).is_ok());
+        // The primary of an enhancement always counts.
+        let primary = parse(
+            "combine = \"enhance\"\n[enhance]\nprimary = \"intent_consistency\"\nauxiliary = [\"price_gap\"]",
+        )
+        .unwrap();
+        assert!(primary.check_against(&unlabelled).is_err());
+        assert!(RewardConfig::default().check_against(&unlabelled).is_ok());
     }
 }

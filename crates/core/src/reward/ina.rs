@@ -2,9 +2,9 @@
 //!
 //! | term | the paper's | dealgym's |
 //! |---|---|---|
-//! | R1 intent consistency | the probability a BERT intent classifier (71.2% accurate) gives the intent the model predicted, for the utterance it generated | a rule check: 1 when the move the turn made does what its act label says (`#negotiate-price-decrease` with a lower price than the seat's last, `#negotiate-remove-x` with a part dropped, `#accept` with `[ACCEPT_DEAL]`, …), else 0; a turn without a label, or with a label outside INA's intents, is not scored — no classifier is trained here |
+//! | R1 intent consistency | the probability a BERT intent classifier (71.2% accurate) gives the intent the model predicted, for the utterance it generated | a rule check: 1 when the move the turn made does what its act label says (`#negotiate-price-decrease` with a lower price than the seat's last, `#negotiate-remove-x` with a part dropped, `#accept` with `[ACCEPT_DEAL]`, …), else 0; a turn without a label, or with a label outside INA's intents, is not scored, and a seat with no scored turn has no R1 at all (absent from its parts, not 0; `RewardConfig::check_against` refuses weighting R1 for a learner not asked to label) — no classifier is trained here |
 //! | R2 price gap | `P_af / P_ai`, the agent's (seller's) final price over its initial price | the same for a seller seat (0 without a deal); a buyer seat, mirrored: its first price over the final price |
-//! | R3 negotiation strategy | `F((P_b − P_a-min)/P_a-min)·G(intent_f)`, `F(x) = e^x` for `x ≥ 0` else 0, `G` = 1 on accept, −1 on reject; `P_b` the customer's proposed price, `P_a-min` the seller's minimum | the same for a seller seat with `P_b` the agreed price on a deal (whoever proposed it), else the buyer's last proposed price, and `P_a-min` the seller's cost (of that bundle); `G` = 1 on a deal, −1 on any other ending; a buyer seat, mirrored: `x = (B − P_s)/B` with `P_s` the seller's last price and `B` the buyer's budget (worth of that bundle) |
+//! | R3 negotiation strategy | `F((P_b − P_a-min)/P_a-min)·G(intent_f)`, `F(x) = e^x` for `x ≥ 0` else 0, `G` = 1 on accept, −1 on reject; `P_b` the customer's proposed price, `P_a-min` the seller's minimum | the same for a seller seat with `P_b` the buyer's (the customer's) last proposed price, deal or not — on a deal closed at the seller's counter-offer, still the customer's own last proposal, not the agreed price (INA §5, "P_b is the customer's proposed price"); only where the customer proposed no price at all (it accepted the seller's price at once), the price it accepted. `P_a-min` is the seller's cost (of the bundle of that proposal); `G` = 1 on a deal, −1 on any other ending (the paper's final intent is Accept or Reject; a walk-away, a reject loop, the turn cap and a forfeit end without acceptance). A buyer seat, mirrored: `x = (B − P_s)/B` with `P_s` the seller's last proposed price (else the price accepted) and `B` the buyer's budget (worth of that bundle) |
 //! | R4 interactiveness | `1 − mean cos(v_k, v_i)` over the earlier utterances `v_i` with the same intent as `v_k`, bag-of-words vectors | the same over the seat's earlier Talk with the same act label where the turn has one, else over all its earlier Talk; 1 for a first utterance |
 //!
 //! Games other than price and bundle get 0 for R2 and R3 (no price to gap).
@@ -157,8 +157,10 @@ pub fn price_gap(
     }
 }
 
-/// R3 for `seat` (see the module's table). 0 where the counterpart proposed no price or the game
-/// has none.
+/// R3 for `seat` (see the module's table): INA §5, eqs. 8–10, `P_b` the counterpart's (for
+/// the seller, the customer's) last proposed price in both versions — the paper's "customer's
+/// proposed price", the code's `buyer_price` — and the price agreed only where the counterpart
+/// proposed none. 0 where there is no such price or the game has none.
 pub fn negotiation_strategy(
     scenario: &Scenario,
     setup: &Setup,
@@ -168,14 +170,11 @@ pub fn negotiation_strategy(
     version: InaVersion,
 ) -> f64 {
     let role = setup.seats[seat].role;
-    // On a deal, the agreed price (whoever proposed it: the price "negotiated"); otherwise, and
-    // always in the code's version (its `buyer_price`), the counterpart's last proposal.
-    let agreed = match (outcome.kind, &outcome.terms, version) {
-        (OutcomeKind::Deal, Some(terms), InaVersion::Paper) => terms.price().map(|p| (p, terms)),
+    let accepted = match (outcome.kind, &outcome.terms) {
+        (OutcomeKind::Deal, Some(terms)) => terms.price().map(|p| (p, terms)),
         _ => None,
     };
-    let Some((price, terms)) = agreed.or_else(|| own_prices(turns, seat.other()).last().copied())
-    else {
+    let Some((price, terms)) = own_prices(turns, seat.other()).last().copied().or(accepted) else {
         return 0.0;
     };
     // The seat's own limit on the counterpart's last proposal: the seller's cost, the buyer's
@@ -358,8 +357,47 @@ mod tests {
         assert!((r3(Seat::Opponent, paper) - 0.5f64.exp()).abs() < 1e-12);
         // The code divides by the buyer's price + 1: e^(50/151).
         assert!((r3(Seat::Opponent, code) - (50.0f64 / 151.0).exp()).abs() < 1e-12);
-        // The buyer: the agreed 150 against its budget 180, a deal: e^(30/180).
-        assert!((r3(Seat::Learner, paper) - (30.0f64 / 180.0).exp()).abs() < 1e-12);
+        // The buyer, mirrored: the seller's last proposed price 200 against its budget 180
+        // (not the agreed 150): x = −20/180 < 0, so F = 0.
+        assert_eq!(r3(Seat::Learner, paper), 0.0);
+    }
+
+    #[test]
+    fn negotiation_strategy_reads_the_customers_proposal_not_the_agreed_price() {
+        // INA §5, eq. 8: "P_b is the customer's proposed price". The learner sells; the
+        // customer bids 50000 for TV and cord, the seller counters 52000 and the customer
+        // accepts. The seller's cost of TV and cord is 45000 + 600 = 45600, so the paper's R3
+        // is e^((50000 − 45600)/45600) = e^0.0965 = 1.1013, not the agreed price's
+        // e^((52000 − 45600)/45600) = e^0.1404 = 1.1507.
+        let s = bundle();
+        let bundle = |price: u32| {
+            format!("[SUBMIT_DEAL] price:{price} tv_stand:out extension_cord:in delivery:out")
+        };
+        let ep = play(
+            &s,
+            learner_first_as(&s, Role::Seller),
+            &[
+                turn("hello", &bundle(60000)),
+                turn("less", &bundle(50000)),
+                turn("meet me", &bundle(52000)),
+                turn("ok", "[ACCEPT_DEAL]"),
+            ],
+        );
+        let (setup, turns, outcome) = (ep.setup(), ep.turns(), ep.outcome().unwrap());
+        assert_eq!(outcome.kind, OutcomeKind::Deal);
+        let r3 = negotiation_strategy(&s, setup, turns, outcome, Seat::Learner, InaVersion::Paper);
+        let paper = (4400.0f64 / 45600.0).exp();
+        assert!((r3 - paper).abs() < 1e-12, "{r3} vs {paper}");
+        assert!((r3 - 1.1013).abs() < 1e-4);
+        // The customer who only ever accepted: the price it accepted stands for its proposal.
+        let ep = play(
+            &s,
+            learner_first_as(&s, Role::Seller),
+            &[turn("hello", &bundle(52000)), turn("ok", "[ACCEPT_DEAL]")],
+        );
+        let (setup, turns, outcome) = (ep.setup(), ep.turns(), ep.outcome().unwrap());
+        let r3 = negotiation_strategy(&s, setup, turns, outcome, Seat::Learner, InaVersion::Paper);
+        assert!((r3 - (6400.0f64 / 45600.0).exp()).abs() < 1e-12);
     }
 
     #[test]

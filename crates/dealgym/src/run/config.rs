@@ -243,6 +243,10 @@ impl FileConfig {
         config.personas.validate().map_err(invalid)?;
         config.sampling.validate().map_err(invalid)?;
         config.check_counts().map_err(invalid)?;
+        config
+            .rewards
+            .check_against(&config.episode)
+            .map_err(invalid)?;
         if let Some(message) = not_finite {
             return Err(invalid(message));
         }
@@ -295,12 +299,15 @@ impl FileConfig {
 
 impl Preset {
     /// The whole config this preset stands for, defaults included, as JSON (unchecked: a
-    /// preset that needs the user's endpoints still resolves here).
+    /// preset that needs the user's endpoints still resolves here), with its `[play]` table
+    /// under `play` (so a row can name `play.opponent`).
     pub fn resolved(&self) -> Result<serde_json::Value, String> {
         let config: FileConfig = toml::Value::Table(self.under(toml::Table::new()))
             .try_into()
             .map_err(|e: toml::de::Error| e.to_string())?;
-        serde_json::to_value(&config).map_err(|e| e.to_string())
+        let mut value = serde_json::to_value(&config).map_err(|e| e.to_string())?;
+        value["play"] = serde_json::to_value(&self.play).map_err(|e| e.to_string())?;
+        Ok(value)
     }
 }
 

@@ -118,6 +118,7 @@ impl RunOptions {
         check_count("concurrency", self.concurrency as u64, 1, MAX_CONCURRENCY)
             .and_then(|_| check_count("group size", self.group_size.into(), 1, MAX_GROUP_SIZE))
             .and_then(|_| self.episode.validate())
+            .and_then(|_| self.rewards.check_against(&self.episode))
             .map_err(RunError::Options)
     }
 

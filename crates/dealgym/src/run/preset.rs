@@ -7,6 +7,11 @@
 //! docs' table (`dealgym presets doc`, `docs/presets.md`) is rendered from these files and the
 //! config the preset resolves to, so the preset's column cannot drift from what it sets.
 //!
+//! A preset may also say whom the paper plays against, which no config file says: its opponent
+//! (`[play]`, [`Play`]). `run` plays it when it is given no `--opponent` (an eval's opponents
+//! are its own grid); an explicit flag always wins. The scenarios a paper plays are config
+//! (`[config.scenarios] family`): every command that plays or sizes a plan honours them.
+//!
 //! Layering: DESIGN's defaults, then the preset, then the `--config` file, then the flags. A
 //! config file's table merges key by key into the preset's, except the tables whose keys are
 //! names (`personas.weights`, `personas.texts`, `rewards.weights`, `players`): one given in
@@ -14,7 +19,7 @@
 
 use std::fmt::Write as _;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The tables a config file replaces whole instead of merging into the preset's: their keys
 /// are names a user chooses, not settings.
@@ -71,6 +76,38 @@ pub struct Preset {
     pub about: About,
     /// The `[config]` table: a fragment of a `--config` file.
     pub config: toml::Table,
+    /// The `[play]` table: the paper's game and opponent.
+    pub play: Play,
+}
+
+/// `[play]`: what a paper plays that a config file does not say — the opponent. A default under
+/// the flag: `--opponent` replaces it (`run`). The scenarios a paper plays are a config's
+/// (`[config.scenarios] family`), which every command honours.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Play {
+    /// The opponent's player spec when no `--opponent` is given (`rule:ina`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opponent: Option<String>,
+}
+
+impl Play {
+    /// What the preset named `preset` plays (nothing without a preset).
+    pub fn of(preset: Option<&str>) -> Result<Play, PresetError> {
+        match preset {
+            Some(name) => Ok(Preset::builtin(name)?.play),
+            None => Ok(Play::default()),
+        }
+    }
+
+    /// The opponent to play: `given` (the flag), else this one.
+    pub fn opponent_under(&self, given: Option<&str>) -> Option<String> {
+        given.map(str::to_string).or_else(|| self.opponent.clone())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.opponent.is_none()
+    }
 }
 
 /// What a preset is and where each of its values comes from.
@@ -117,6 +154,8 @@ pub enum PresetError {
 struct PresetFile {
     about: About,
     config: toml::Table,
+    #[serde(default)]
+    play: Play,
 }
 
 impl Preset {
@@ -136,6 +175,7 @@ impl Preset {
             name: name.to_string(),
             about: file.about,
             config: file.config,
+            play: file.play,
         })
     }
 
@@ -242,10 +282,19 @@ impl Preset {
     pub fn section(&self, resolved: &serde_json::Value) -> Result<String, String> {
         let (name, about) = (&self.name, &self.about);
         let mut out = format!(
-            "## `{name}` — {}\n\n{}\n\nPaper: `../shared/papers/{}`.\n\n\
-             | parameter | paper's value | section | preset |\n|---|---|---|---|\n",
+            "## `{name}` — {}\n\n{}\n\nPaper: `../shared/papers/{}`.\n\n",
             about.title, about.summary, about.paper
         );
+        if !self.play.is_empty() {
+            if let Some(opponent) = &self.play.opponent {
+                let _ = write!(
+                    out,
+                    "`run --preset {name}` plays against `{opponent}` where it is given no \
+                     `--opponent`; an explicit flag wins.\n\n"
+                );
+            }
+        }
+        out.push_str("| parameter | paper's value | section | preset |\n|---|---|---|---|\n");
         for row in &about.rows {
             let value = match &row.key {
                 Some(key) => {
@@ -306,6 +355,7 @@ mod tests {
                 rows: Vec::new(),
             },
             config,
+            play: Play::default(),
         }
     }
 

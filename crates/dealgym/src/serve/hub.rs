@@ -246,6 +246,7 @@ impl Hub {
         // A client's rules are held to the config's bounds (`max_rounds`, …).
         episode
             .validate()
+            .and_then(|_| self.options.rewards.check_against(&episode))
             .map_err(|e| ServeError::Validation(format!("rules: {e}")))?;
         Ok(episode)
     }
