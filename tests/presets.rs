@@ -145,6 +145,53 @@ fn under_the_batna_threshold_preset_no_deal_is_zero_and_a_deal_below_tau_is_minu
     }
 }
 
+#[test]
+fn under_the_batna_presets_a_readable_turn_that_breaks_the_layout_costs_psi() {
+    // BATNA §2.1: "format violations receive −ψ" (ψ = 1.0, App. A), and episodes end only on
+    // agreement, walk-away, a reject loop or the cap (§2): the learner's offer has Talk and
+    // Action but no Thought, so the engine reads and plays it, the opponent accepts, and the
+    // learner's reward is −ψ = −1 where the deal alone would pay its ρ (≥ τ = 0.4).
+    let dir = temp_dir("presets-batna-layout");
+    let no_thought = script(
+        &dir,
+        "no-thought",
+        &["Talk: Here it is.\nAction: [SUBMIT_DEAL] food:3 water:3 firewood:2".to_string()],
+    );
+    let accept = script(&dir, "accept", &[tagged("[ACCEPT_DEAL]")]);
+    for preset in ["batna-threshold", "batna-surplus", "batna-eval"] {
+        let flags = [
+            "--preset",
+            preset,
+            "--first-mover",
+            "learner",
+            "--learner-role",
+            "agent_1",
+        ];
+        let r = run_one(&dir, preset, "casino", (&no_thought, &accept), &flags);
+        assert_eq!(
+            r.kind(),
+            OutcomeKind::Deal,
+            "{preset}: the readable move was played"
+        );
+        assert!(!r.turns[0].parsed.format_ok, "{preset}");
+        // (batna-eval samples its scenarios: the one played is looked up by id.)
+        let text = std::fs::read_to_string(scenarios("casino")).unwrap();
+        let played: Value = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|v| v["id"] == r.scenario_id.as_str())
+            .unwrap();
+        let learner = items_rho(&played, "agent_1", &[3, 3, 2]);
+        assert!(learner >= 0.4, "{learner}: the deal alone would pay ρ");
+        assert!((r.outcome.outcome.rho.learner - learner).abs() < 1e-9);
+        assert_eq!(r.rewards.learner, -1.0, "{preset}: −ψ, not ρ = {learner}");
+        // The learner's format-ok share counts the turn as the reward does: 0 of 1.
+        assert_eq!(r.outcome.metrics.seats.learner.format_ok_rate, 0.0);
+        let file = dir.join(format!("{preset}.jsonl"));
+        succeeded(dealgym_cli(["replay", "--verify", file.to_str().unwrap()]));
+    }
+}
+
 /// The harness's self-play preset with the terminal reward alone in place of its per-turn
 /// weights (which need a judge's endpoint): a file's `[rewards.weights]` replaces the preset's.
 fn terminal_only(dir: &Path) -> String {

@@ -2,22 +2,26 @@
 //! clip to [−1, 1]. The one home of these rules; everything else builds on [`terminal_rewards`].
 
 use crate::game::{Outcome, OutcomeKind, PerSeat, Seat};
-use crate::scenario::{Domain, Scenario};
+use crate::scenario::Scenario;
 
-use super::config::{RewardConfig, RewardKind};
+use super::config::{PsiOn, RewardConfig, RewardKind};
 
 /// The terminal reward of each seat, clipped to [−1, 1]. Backend errors give 0 to both (such
 /// episodes are excluded from training data and metrics).
 /// `no_deal_rho` is each seat's ρ without a deal (its no-deal value over its scale), which
-/// `batna` measures a deal against.
+/// `batna` measures a deal against; `violated` whether the seat played a turn that is not
+/// format-ok, which costs it ψ under `psi_on = "violation"`.
 pub(crate) fn terminal_rewards(
     scenario: &Scenario,
     outcome: &Outcome,
     config: &RewardConfig,
     no_deal_rho: &PerSeat<f64>,
+    violated: &PerSeat<bool>,
 ) -> PerSeat<f64> {
     PerSeat::from_fn(|seat| {
-        terminal_reward(scenario, outcome, config, seat, no_deal_rho[seat]).clamp(-1.0, 1.0)
+        let violated = config.psi_on == PsiOn::Violation && violated[seat];
+        terminal_reward(scenario, outcome, config, seat, no_deal_rho[seat], violated)
+            .clamp(-1.0, 1.0)
     })
 }
 
@@ -30,21 +34,25 @@ pub(crate) fn terminal_rewards(
 /// keeps their deals at ρ ≥ 0). Under `batna` (ours, for campaigns, where the BATNA moves
 /// deal by deal: the paper's §4 names such a "dynamic threshold") a deal gets its ρ less the
 /// ρ of walking away, so τ becomes the seat's actual alternative and the penalty is how far
-/// below it the deal fell. The seat that forfeits by format gets −ψ under every design.
+/// below it the deal fell. The seat that forfeits by format gets −ψ under every design, and so
+/// does a seat that `violated` the format (`psi_on = "violation"`, the paper's "format
+/// violations receive −ψ"), whatever the ending.
 fn terminal_reward(
     scenario: &Scenario,
     outcome: &Outcome,
     config: &RewardConfig,
     seat: Seat,
     no_deal_rho: f64,
+    violated: bool,
 ) -> f64 {
     let rho = outcome.rho[seat];
     match outcome.kind {
         OutcomeKind::Error => 0.0,
         OutcomeKind::FormatForfeit if outcome.by == Some(seat) => -config.psi,
-        OutcomeKind::Deal => match (config.kind, scenario.domain()) {
-            (RewardKind::Batna, _) => rho - no_deal_rho,
-            (RewardKind::Threshold, Domain::Items | Domain::Issues) if rho < config.tau => {
+        _ if violated => -config.psi,
+        OutcomeKind::Deal => match config.kind {
+            RewardKind::Batna => rho - no_deal_rho,
+            RewardKind::Threshold if scenario.domain().is_multi_item() && rho < config.tau => {
                 -config.gamma
             }
             _ => rho,
@@ -68,6 +76,10 @@ mod tests {
     const NO_BATNA: PerSeat<f64> = PerSeat {
         learner: 0.0,
         opponent: 0.0,
+    };
+    const CLEAN: PerSeat<bool> = PerSeat {
+        learner: false,
+        opponent: false,
     };
 
     fn outcome(kind: OutcomeKind, by: Option<Seat>, rho: (f64, f64)) -> Outcome {
@@ -103,7 +115,7 @@ mod tests {
         let s = price_task(125.0, 100.0, 60.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 0.25));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA, &CLEAN),
             0.75,
             0.25,
         );
@@ -111,7 +123,7 @@ mod tests {
         let s = casino();
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 15.0 / 36.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA, &CLEAN),
             0.75,
             15.0 / 36.0,
         );
@@ -128,7 +140,7 @@ mod tests {
         ] {
             let o = outcome(kind, None, (5.0 / 36.0, 5.0 / 36.0));
             assert_rewards(
-                terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+                terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA, &CLEAN),
                 0.0,
                 0.0,
             );
@@ -146,7 +158,7 @@ mod tests {
             (30.0 / 36.0, 10.0 / 36.0),
         );
         assert_rewards(
-            terminal_rewards(&s, &o, &threshold(), &NO_BATNA),
+            terminal_rewards(&s, &o, &threshold(), &NO_BATNA, &CLEAN),
             30.0 / 36.0,
             -0.5,
         );
@@ -154,16 +166,28 @@ mod tests {
         // recruiter 0.39 < 0.4 → −0.5.
         let s = job();
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (32.0 / 80.0, 0.39));
-        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.4, -0.5);
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &NO_BATNA, &CLEAN),
+            0.4,
+            -0.5,
+        );
         // Another τ and γ: τ = 0.2, γ = 0.3 → 0.4 stays, 0.39 stays too.
         let config = RewardConfig {
             tau: 0.2,
             gamma: 0.3,
             ..threshold()
         };
-        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), 0.4, 0.39);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &NO_BATNA, &CLEAN),
+            0.4,
+            0.39,
+        );
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.1, 0.9));
-        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), -0.3, 0.9);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &NO_BATNA, &CLEAN),
+            -0.3,
+            0.9,
+        );
     }
 
     #[test]
@@ -178,12 +202,20 @@ mod tests {
             (OutcomeKind::MaxTurns, None),
         ] {
             let o = outcome(kind, by, (0.0, 0.0));
-            assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
+            assert_rewards(
+                terminal_rewards(&s, &o, &threshold(), &NO_BATNA, &CLEAN),
+                0.0,
+                0.0,
+            );
         }
         // A no-deal value worth ρ = 50/100 = 0.5 ≥ τ to the recruiter (50/80 = 0.625 to the
         // worker) is the seats' utility, not a reward: still 0 each.
         let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.625, 0.5));
-        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &NO_BATNA, &CLEAN),
+            0.0,
+            0.0,
+        );
         // CaSiNo walk-away under CaSiNo's own no-deal value 5 (ρ = 5/36 each): 0 each.
         let o = outcome(
             OutcomeKind::WalkAway,
@@ -191,7 +223,7 @@ mod tests {
             (5.0 / 36.0, 5.0 / 36.0),
         );
         assert_rewards(
-            terminal_rewards(&casino(), &o, &threshold(), &NO_BATNA),
+            terminal_rewards(&casino(), &o, &threshold(), &NO_BATNA, &CLEAN),
             0.0,
             0.0,
         );
@@ -203,13 +235,17 @@ mod tests {
         let s = price_task(125.0, 100.0, 60.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.25, 0.75));
         assert_rewards(
-            terminal_rewards(&s, &o, &threshold(), &NO_BATNA),
+            terminal_rewards(&s, &o, &threshold(), &NO_BATNA, &CLEAN),
             0.25,
             0.75,
         );
         // No deal on a price task: surplus gives 0, not −γ.
         let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.0, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &NO_BATNA, &CLEAN),
+            0.0,
+            0.0,
+        );
     }
 
     #[test]
@@ -219,18 +255,26 @@ mod tests {
         let s = casino();
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.0, 0.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA, &CLEAN),
             -1.0,
             0.0,
         );
-        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), -1.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &NO_BATNA, &CLEAN),
+            -1.0,
+            0.0,
+        );
         // The opponent forfeits, ψ = 0.25: opponent −0.25, learner 0.
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Opponent), (0.0, 0.0));
         let config = RewardConfig {
             psi: 0.25,
             ..RewardConfig::default()
         };
-        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), 0.0, -0.25);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &NO_BATNA, &CLEAN),
+            0.0,
+            -0.25,
+        );
     }
 
     #[test]
@@ -240,14 +284,14 @@ mod tests {
         let s = price_task(125.0, 100.0, 60.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (2.0, -1.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA, &CLEAN),
             1.0,
             -1.0,
         );
         // P = 0: ρ_seller = −60/40 = −1.5 → −1.
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (2.5, -1.5));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA, &CLEAN),
             1.0,
             -1.0,
         );
@@ -260,9 +304,17 @@ mod tests {
             gamma: 2.0,
             ..threshold()
         };
-        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), -1.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &NO_BATNA, &CLEAN),
+            -1.0,
+            0.0,
+        );
         let o = outcome(OutcomeKind::Deal, Some(Seat::Learner), (0.1, 0.9));
-        assert_rewards(terminal_rewards(&s, &o, &config, &NO_BATNA), -1.0, 0.9);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &NO_BATNA, &CLEAN),
+            -1.0,
+            0.9,
+        );
     }
 
     #[test]
@@ -270,9 +322,61 @@ mod tests {
         // An `error` ending gives 0 to both, whatever ρ and the design say.
         let s = casino();
         let o = outcome(OutcomeKind::Error, Some(Seat::Learner), (0.0, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &threshold(), &NO_BATNA), 0.0, 0.0);
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA),
+            terminal_rewards(&s, &o, &threshold(), &NO_BATNA, &CLEAN),
+            0.0,
+            0.0,
+        );
+        assert_rewards(
+            terminal_rewards(&s, &o, &RewardConfig::default(), &NO_BATNA, &CLEAN),
+            0.0,
+            0.0,
+        );
+    }
+
+    #[test]
+    fn a_format_violation_costs_psi_under_psi_on_violation() {
+        // BATNA paper §2.1: "R(x) = ρ if ρ ≥ τ, and R(x) = −γ otherwise, where no-deal
+        // outcomes receive 0 and format violations receive −ψ" (ψ = 1.0, App. A). CaSiNo deal
+        // (27, 15) of 36: ρ = (0.75, 15/36 ≈ 0.4167), both ≥ τ = 0.4. The learner broke the
+        // format on some turn: it gets −ψ = −1 instead of 0.75; the opponent keeps 15/36.
+        let s = casino();
+        let violation = RewardConfig {
+            psi_on: PsiOn::Violation,
+            ..threshold()
+        };
+        let learner_broke = PerSeat::new(true, false);
+        let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 15.0 / 36.0));
+        assert_rewards(
+            terminal_rewards(&s, &o, &violation, &NO_BATNA, &learner_broke),
+            -1.0,
+            15.0 / 36.0,
+        );
+        // The default pays ψ only for a forfeit: the same episode keeps its ρ.
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &NO_BATNA, &learner_broke),
+            0.75,
+            15.0 / 36.0,
+        );
+        // ψ = 0.5: −0.5; on a walk-away too (no deal would be 0); a backend error stays 0.
+        let half = RewardConfig {
+            psi: 0.5,
+            ..violation.clone()
+        };
+        assert_rewards(
+            terminal_rewards(&s, &o, &half, &NO_BATNA, &learner_broke),
+            -0.5,
+            15.0 / 36.0,
+        );
+        let walk = outcome(OutcomeKind::WalkAway, Some(Seat::Opponent), (0.0, 0.0));
+        assert_rewards(
+            terminal_rewards(&s, &walk, &violation, &NO_BATNA, &learner_broke),
+            -1.0,
+            0.0,
+        );
+        let error = outcome(OutcomeKind::Error, None, (0.0, 0.0));
+        assert_rewards(
+            terminal_rewards(&s, &error, &violation, &NO_BATNA, &learner_broke),
             0.0,
             0.0,
         );
@@ -290,12 +394,16 @@ mod tests {
         };
         let batna = PerSeat::new(0.5, 0.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 0.25));
-        assert_rewards(terminal_rewards(&s, &o, &config, &batna), 0.25, 0.25);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &batna, &CLEAN),
+            0.25,
+            0.25,
+        );
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.2, 0.8));
-        assert_rewards(terminal_rewards(&s, &o, &config, &batna), -0.3, 0.8);
+        assert_rewards(terminal_rewards(&s, &o, &config, &batna, &CLEAN), -0.3, 0.8);
         let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.5, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &config, &batna), 0.0, 0.0);
+        assert_rewards(terminal_rewards(&s, &o, &config, &batna, &CLEAN), 0.0, 0.0);
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.5, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &config, &batna), -1.0, 0.0);
+        assert_rewards(terminal_rewards(&s, &o, &config, &batna, &CLEAN), -1.0, 0.0);
     }
 }
