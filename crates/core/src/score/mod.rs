@@ -19,8 +19,8 @@ mod table;
 
 pub(crate) use aggregate::LEVEL;
 pub use aggregate::{
-    Aggregate, EpisodeValues, FigureId, Figures, SeatCounts, SeatFigures, Weights, RATED_ENDINGS,
-    RESAMPLES,
+    mean_over, multi_item_groups, Aggregate, EpisodeValues, FigureId, Figures, SeatCounts,
+    SeatFigures, Weights, MULTI_ITEM_AVERAGE, RATED_ENDINGS, RESAMPLES,
 };
 pub use estimate::{cell, pct_cell, Estimate};
 pub use quantile::{Bin, Quantiles};
