@@ -192,6 +192,81 @@ fn under_the_batna_presets_a_readable_turn_that_breaks_the_layout_costs_psi() {
     }
 }
 
+#[test]
+fn the_harness_eval_preset_plays_the_200_episodes_of_the_paper() {
+    // CaSiNo harness §4.2: "Each model plays 200 episodes as the learner (first mover)"; §3.1:
+    // results "on held-out test scenarios". The test split holds 100 scenarios (counted here
+    // from the file); each played from both seats gives 100 × 2 = 200.
+    let text = std::fs::read_to_string(scenarios("casino")).unwrap();
+    let test_ids: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["split"] == "test")
+        .map(|v| v["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(test_ids.len(), 100);
+    let dir = temp_dir("presets-harness-eval");
+    let out = dir.join("eval.jsonl");
+    succeeded(dealgym_cli([
+        "run",
+        "--scenarios",
+        scenarios("casino").to_str().unwrap(),
+        "--learner",
+        "rule:linear",
+        "--opponent",
+        "rule:boulware",
+        "--preset",
+        "casino-harness-eval",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let records = read_log(&out);
+    assert_eq!(records.len(), 2 * test_ids.len(), "200 episodes");
+    let mut seatings: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for r in &records {
+        assert_eq!(r.setup.first_mover, dealgym::game::Seat::Learner);
+        assert_eq!(r.preset.as_deref(), Some("casino-harness-eval"));
+        seatings
+            .entry(r.scenario_id.as_str())
+            .or_default()
+            .push(r.seats.learner.role.name().to_string());
+    }
+    // Every test scenario, each once with the learner as agent_1 and once as agent_2.
+    let played: Vec<&str> = seatings.keys().copied().collect();
+    let mut want: Vec<&str> = test_ids.iter().map(String::as_str).collect();
+    want.sort();
+    assert_eq!(played, want);
+    for (id, mut roles) in seatings {
+        roles.sort();
+        assert_eq!(roles, ["agent_1", "agent_2"], "{id}");
+    }
+    // Each seating its own group of one.
+    let groups: std::collections::BTreeSet<&str> =
+        records.iter().map(|r| r.group_id.as_str()).collect();
+    assert_eq!(groups.len(), 200);
+    // A single game has one seating: learner_role with both seatings is refused, naming why.
+    let refused = dealgym_cli([
+        "run",
+        "--scenarios",
+        scenarios("casino").to_str().unwrap(),
+        "--learner",
+        "rule:linear",
+        "--opponent",
+        "rule:boulware",
+        "--preset",
+        "casino-harness-eval",
+        "--learner-role",
+        "agent_1",
+        "--quiet",
+        "--out",
+        dir.join("refused.jsonl").to_str().unwrap(),
+    ]);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("seatings"), "{err}");
+}
+
 /// The harness's self-play preset with the terminal reward alone in place of its per-turn
 /// weights (which need a judge's endpoint): a file's `[rewards.weights]` replaces the preset's.
 fn terminal_only(dir: &Path) -> String {

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use super::{HumanDialogue, MAX_TURNS_PER_PERSON};
 use crate::agents::{PersonaConfig, Played};
-use crate::game::{EpisodeConfig, EpisodeSeed, FirstMover, OutcomeKind, PerSeat, Prompts, Seat};
+use crate::game::{
+    EpisodeConfig, EpisodeSeed, FirstMover, OutcomeKind, PerSeat, Prompts, Seat, Seatings,
+};
 use crate::protocol::{parse_terms, render_action, render_turn, TurnFormat};
 use crate::record::{EpisodeRecord, PlayerSpec};
 use crate::reward::RewardConfig;
@@ -59,6 +61,7 @@ fn people_rules(family: Family, learner: Role, first: Role) -> EpisodeConfig {
         opponent_format: TurnFormat::Xml,
         learner_acts: false,
         opponent_acts: false,
+        seatings: Seatings::One,
     }
 }
 
@@ -100,9 +103,10 @@ pub(crate) fn play(
         prefix: None,
         tag: None,
         standing: None,
+        learner_role: None,
     };
     let mut setup = kit
-        .draw_setup(&planned.scenario, planned.seeds)
+        .draw_setup(&planned.scenario, planned.seeds, planned.learner_role)
         .map_err(|source| EpisodeError::Setup {
             scenario: planned.scenario.id.clone(),
             source,
