@@ -63,6 +63,14 @@ impl Seatings {
             Seatings::Both => 2,
         }
     }
+
+    /// What a plan's groups are, for a message that sizes it: its scenarios, or their seatings.
+    pub fn groups(self) -> &'static str {
+        match self {
+            Seatings::One => "scenarios",
+            Seatings::Both => "scenario seatings",
+        }
+    }
 }
 
 /// A persona: a named addendum to a seat's system prompt.

@@ -135,7 +135,7 @@ pub async fn eval<'s>(
             let scenarios = load_all(&run.scenarios, &run.selection())?;
             run.check_plan_size(
                 scenarios.len() * run.episode.seatings.count(),
-                "scenario seatings",
+                run.episode.seatings.groups(),
                 options.pairings.len(),
             )?;
             (scenarios, None)

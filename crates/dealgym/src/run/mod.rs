@@ -133,7 +133,7 @@ pub async fn run<'s>(
         None => {
             let scenarios = load_all(&options.scenarios, &selection)?;
             let seatings = options.episode.seatings;
-            options.check_plan_size(scenarios.len() * seatings.count(), "scenario seatings", 1)?;
+            options.check_plan_size(scenarios.len() * seatings.count(), seatings.groups(), 1)?;
             let chosen = selection.identity();
             let words = chosen
                 .iter()

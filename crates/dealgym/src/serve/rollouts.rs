@@ -130,7 +130,7 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
         &[
             (
                 (scenarios.len() * rules.seatings.count()) as u64,
-                "scenario seatings",
+                rules.seatings.groups(),
             ),
             (group_size, "members per group"),
         ],
