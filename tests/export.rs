@@ -507,6 +507,105 @@ fn prompt_completion_keeps_the_last_k_received_messages() {
 }
 
 #[test]
+fn under_every_turn_a_row_is_scored_against_the_same_turn_of_its_group() {
+    // CaSiNo harness §3.3.2–3.3.3: each GRPO row is one prompt's candidates scored alone, "the
+    // group mean serves as the baseline". Three episodes of one group (rule players: the same
+    // transcript), rewarded by hand under `turn_reward = "every_turn"`: the learner's k-th
+    // turn in episode i is worth k + 0.5·i, every opponent turn 0; the episodes' totals are
+    // 0.2, 0.4, 0.6.
+    //   learner turn group k: k, k + 0.5, k + 1 → mean k + 0.5, std √((0.25 + 0 + 0.25)/3) =
+    //   √(1/6) = 0.408248; advantages −0.5/0.408248 = −1.224745, 0, +1.224745 — whatever k;
+    //   opponent turn groups: all 0 → std 0, advantage 0;
+    //   episode: 0.2, 0.4, 0.6 → mean 0.4, std √(0.08/3) = 0.163299; 0.6's advantage
+    //   0.2/0.163299 = 1.224745 (`episode_advantage`).
+    let dir = temp_dir("every-turn");
+    let mut records = play(
+        &dir,
+        "played",
+        "agent_1",
+        &[
+            "--limit",
+            "1",
+            "--group-size",
+            "3",
+            "--learner",
+            "rule:linear",
+            "--opponent",
+            "rule:boulware",
+        ],
+    );
+    assert_eq!(records.len(), 3);
+    let every_turn = dealgym::reward::RewardConfig {
+        turn_reward: dealgym::reward::TurnReward::EveryTurn,
+        weights: [(dealgym::reward::Component::Terminal, 1.0)].into(),
+        ..Default::default()
+    };
+    for (i, r) in records.iter_mut().enumerate() {
+        r.reward_config = Some(every_turn.clone());
+        r.rewards.learner = 0.2 * (i + 1) as f64;
+        let mut k = 0.0;
+        r.turn_rewards = r
+            .turns
+            .iter()
+            .map(|t| {
+                Some(if t.seat == Seat::Learner {
+                    k += 1.0;
+                    k - 1.0 + 0.5 * i as f64
+                } else {
+                    0.0
+                })
+            })
+            .collect();
+    }
+    let file = dir.join("every-turn.jsonl");
+    write(&file, &records);
+    let (lines, _) = export(&file, &["--format", "prompt-completion", "--seats", "both"]);
+    let sd = (1.0f64 / 6.0).sqrt();
+    let learner_rows = lines.iter().filter(|l| l["seat"] == "learner").count();
+    assert!(learner_rows >= 6, "turns to compare: {learner_rows}");
+    for line in &lines {
+        let i: usize = line["episode_id"].as_str().unwrap()[4..].parse().unwrap();
+        let k = line["seat_turn"].as_f64().unwrap();
+        if line["seat"] == "learner" {
+            assert!(close(&line["reward"], k + 0.5 * i as f64), "{line}");
+            assert_eq!(line["reward"], line["turn_reward"], "{line}");
+            assert_eq!(line["group_size"], 3, "{line}");
+            assert!(close(&line["group_reward_mean"], k + 0.5), "{line}");
+            assert!(close(&line["group_reward_std"], sd), "{line}");
+            let want = (0.5 * i as f64 - 0.5) / sd;
+            assert!(close(&line["advantage"], want), "{line}");
+        } else {
+            assert!(close(&line["reward"], 0.0) && close(&line["advantage"], 0.0));
+        }
+        // The episode's figures, under their own names.
+        if line["seat"] == "learner" {
+            assert!(
+                close(&line["episode_reward"], 0.2 * (i + 1) as f64),
+                "{line}"
+            );
+            let episode = (0.2 * (i + 1) as f64 - 0.4) / (0.08f64 / 3.0).sqrt();
+            assert!(close(&line["episode_advantage"], episode), "{line}");
+            assert!(close(&line["episode_group_reward_mean"], 0.4), "{line}");
+        }
+    }
+    // Under `last_turn` (rows that sum to a trajectory's return) every row keeps the episode's
+    // reward and advantage, as before, with no `episode_…` columns.
+    for r in &mut records {
+        r.reward_config = Some(dealgym::reward::RewardConfig {
+            turn_reward: dealgym::reward::TurnReward::LastTurn,
+            ..every_turn.clone()
+        });
+    }
+    write(&file, &records);
+    let (lines, _) = export(&file, &["--format", "prompt-completion"]);
+    for line in &lines {
+        let i: usize = line["episode_id"].as_str().unwrap()[4..].parse().unwrap();
+        assert!(close(&line["reward"], 0.2 * (i + 1) as f64), "{line}");
+        assert!(line.get("episode_reward").is_none(), "{line}");
+    }
+}
+
+#[test]
 fn a_seat_swapped_self_play_group_gets_role_advantages() {
     // One scenario played twice by the same policy on both seats, the learner as agent_1 then
     // as agent_2, made one group of a run:

@@ -125,7 +125,7 @@ async fn faulty_run(name: &str, scale: Scale) {
     .expect("the run completes");
 
     let scenarios = dealgym::run::load_all(&files, &dealgym::run::Selection::default()).unwrap();
-    let planned: HashSet<String> = plan(&scenarios, options.seed, group)
+    let planned: HashSet<String> = plan(&scenarios, options.seed, group, Default::default())
         .iter()
         .map(|p| p.episode_id())
         .collect();

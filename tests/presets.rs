@@ -146,6 +146,128 @@ fn under_the_batna_threshold_preset_no_deal_is_zero_and_a_deal_below_tau_is_minu
     }
 }
 
+#[test]
+fn under_the_batna_presets_a_readable_turn_that_breaks_the_layout_costs_psi() {
+    // BATNA §2.1: "format violations receive −ψ" (ψ = 1.0, App. A), and episodes end only on
+    // agreement, walk-away, a reject loop or the cap (§2): the learner's offer has Talk and
+    // Action but no Thought, so the engine reads and plays it, the opponent accepts, and the
+    // learner's reward is −ψ = −1 where the deal alone would pay its ρ (≥ τ = 0.4).
+    let dir = temp_dir("presets-batna-layout");
+    let no_thought = script(
+        &dir,
+        "no-thought",
+        &["Talk: Here it is.\nAction: [SUBMIT_DEAL] food:3 water:3 firewood:2".to_string()],
+    );
+    let accept = script(&dir, "accept", &[tagged("[ACCEPT_DEAL]")]);
+    for preset in ["batna-threshold", "batna-surplus", "batna-eval"] {
+        let flags = [
+            "--preset",
+            preset,
+            "--first-mover",
+            "learner",
+            "--learner-role",
+            "agent_1",
+        ];
+        let r = run_one(&dir, preset, "casino", (&no_thought, &accept), &flags);
+        assert_eq!(
+            r.kind(),
+            OutcomeKind::Deal,
+            "{preset}: the readable move was played"
+        );
+        assert!(!r.turns[0].parsed.format_ok, "{preset}");
+        // (batna-eval samples its scenarios: the one played is looked up by id.)
+        let text = std::fs::read_to_string(scenarios("casino")).unwrap();
+        let played: Value = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|v| v["id"] == r.scenario_id.as_str())
+            .unwrap();
+        let learner = items_rho(&played, "agent_1", &[3, 3, 2]);
+        assert!(learner >= 0.4, "{learner}: the deal alone would pay ρ");
+        assert!((r.outcome.outcome.rho.learner - learner).abs() < 1e-9);
+        assert_eq!(r.rewards.learner, -1.0, "{preset}: −ψ, not ρ = {learner}");
+        // The learner's format-ok share counts the turn as the reward does: 0 of 1.
+        assert_eq!(r.outcome.metrics.seats.learner.format_ok_rate, 0.0);
+        let file = dir.join(format!("{preset}.jsonl"));
+        succeeded(dealgym_cli(["replay", "--verify", file.to_str().unwrap()]));
+    }
+}
+
+#[test]
+fn the_harness_eval_preset_plays_the_200_episodes_of_the_paper() {
+    // CaSiNo harness §4.2: "Each model plays 200 episodes as the learner (first mover)"; §3.1:
+    // results "on held-out test scenarios". The test split holds 100 scenarios (counted here
+    // from the file); each played from both seats gives 100 × 2 = 200.
+    let text = std::fs::read_to_string(scenarios("casino")).unwrap();
+    let test_ids: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["split"] == "test")
+        .map(|v| v["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(test_ids.len(), 100);
+    let dir = temp_dir("presets-harness-eval");
+    let out = dir.join("eval.jsonl");
+    succeeded(dealgym_cli([
+        "run",
+        "--scenarios",
+        scenarios("casino").to_str().unwrap(),
+        "--learner",
+        "rule:linear",
+        "--opponent",
+        "rule:boulware",
+        "--preset",
+        "casino-harness-eval",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let records = read_log(&out);
+    assert_eq!(records.len(), 2 * test_ids.len(), "200 episodes");
+    let mut seatings: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for r in &records {
+        assert_eq!(r.setup.first_mover, dealgym::game::Seat::Learner);
+        assert_eq!(r.preset.as_deref(), Some("casino-harness-eval"));
+        seatings
+            .entry(r.scenario_id.as_str())
+            .or_default()
+            .push(r.seats.learner.role.name().to_string());
+    }
+    // Every test scenario, each once with the learner as agent_1 and once as agent_2.
+    let played: Vec<&str> = seatings.keys().copied().collect();
+    let mut want: Vec<&str> = test_ids.iter().map(String::as_str).collect();
+    want.sort();
+    assert_eq!(played, want);
+    for (id, mut roles) in seatings {
+        roles.sort();
+        assert_eq!(roles, ["agent_1", "agent_2"], "{id}");
+    }
+    // Each seating its own group of one.
+    let groups: std::collections::BTreeSet<&str> =
+        records.iter().map(|r| r.group_id.as_str()).collect();
+    assert_eq!(groups.len(), 200);
+    // A single game has one seating: learner_role with both seatings is refused, naming why.
+    let refused = dealgym_cli([
+        "run",
+        "--scenarios",
+        scenarios("casino").to_str().unwrap(),
+        "--learner",
+        "rule:linear",
+        "--opponent",
+        "rule:boulware",
+        "--preset",
+        "casino-harness-eval",
+        "--learner-role",
+        "agent_1",
+        "--quiet",
+        "--out",
+        dir.join("refused.jsonl").to_str().unwrap(),
+    ]);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("seatings"), "{err}");
+}
+
 /// The harness's self-play preset with the terminal reward alone in place of its per-turn
 /// weights (which need a judge's endpoint): a file's `[rewards.weights]` replaces the preset's.
 fn terminal_only(dir: &Path) -> String {

@@ -334,7 +334,7 @@ async fn bindings_are_released_when_episodes_end() {
     let scenarios = load_all(&o.scenarios, &o.selection()).unwrap();
     let kit = Arc::new(build_kit(&o, scenarios.iter().map(|s| s.id.as_str())).unwrap());
     let mut played = 0;
-    for planned in plan(&scenarios, o.seed, o.group_size) {
+    for planned in plan(&scenarios, o.seed, o.group_size, Default::default()) {
         let record = play(kit.clone(), planned).await.unwrap();
         assert_ne!(record.outcome.outcome.kind, OutcomeKind::Error);
         played += 1;

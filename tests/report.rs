@@ -207,22 +207,20 @@ fn figures_of_a_hand_built_file_equal_the_hand_computed_values() {
         ("0.600000", "1", 20.0, 0.9, 0.9 / 5.0),
     ]
     .iter()
-    .flat_map(|(tau, deals, pct, over_deals, rho)| {
-        ["craigslist", "all"].map(|family| {
-            (
-                family.to_string(),
-                tau.to_string(),
-                deals.to_string(),
-                six(*pct),
-                six(*over_deals),
-                six(*rho),
-            )
-        })
+    .map(|(tau, deals, pct, over_deals, rho)| {
+        (
+            "craigslist".to_string(),
+            tau.to_string(),
+            deals.to_string(),
+            six(*pct),
+            six(*over_deals),
+            six(*rho),
+        )
     })
     .collect();
-    let mut sorted_expected = expected.clone();
-    sorted_expected.sort_by_key(|r| (r.0 != "craigslist", r.1.clone()));
-    assert_eq!(got, sorted_expected);
+    // One price family: its own rows, and no row pooling families (BATNA App. C: Table 4
+    // averages the multi-item datasets; the price ones are omitted).
+    assert_eq!(got, expected);
 
     // The ρ histogram holds the five learner values, −3 in the first bin.
     let histogram = csv(&out.join("tables").join("rho_histogram.csv"));
@@ -317,7 +315,18 @@ fn the_report_of_a_run_over_all_five_families_writes_every_file() {
         .sum();
     assert_eq!(episodes, 10);
     let sensitivity = csv(&out.join("tables/sensitivity.csv"));
-    assert_eq!(sensitivity.len(), 6 * 3, "5 families and all, 3 rows each");
+    assert_eq!(
+        sensitivity.len(),
+        6 * 3,
+        "5 families and the multi-item average, 3 rows each"
+    );
+    assert_eq!(
+        sensitivity
+            .iter()
+            .filter(|r| r["family"] == "multi-item average")
+            .count(),
+        3
+    );
 
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<table class=\"figures\" id=\"table-by_family\">"));
@@ -434,22 +443,56 @@ async fn rho_over_deals_and_the_opponent_persona_rows_are_the_records_own() {
             None => assert_eq!(row["rho_deals_learner"], "", "{row:?}"),
         }
     }
-    // The headline of report.md says it with the deal rate beside it.
+    // The headline of report.md says it per family, with the deal rate beside it, then the
+    // multi-item families' average, each family once (BATNA App. C, Table 4's "Avg") — never
+    // the pool of every episode (`expected` above, by_all's figure).
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    let headline = format!("Learner's bargained ratio (ρ over deals): {expected:.3} [");
-    assert!(md.contains(&headline), "{headline} in {md}");
-    let deal_pct = 100.0 * deals as f64 / all.len() as f64;
+    let headline = md
+        .lines()
+        .find(|l| l.starts_with("Learner's bargained ratio"))
+        .unwrap_or_else(|| panic!("a headline in {md}"));
+    let mut multi = Vec::new();
+    for family in crate::common::FAMILIES {
+        let of: Vec<&serde_json::Value> = lines
+            .iter()
+            .filter(|r| r["family"].as_str() == Some(family))
+            .collect();
+        let said = match over_deals(&of) {
+            Some(x) => format!("{family}: {x:.3} ["),
+            None => format!("{family}: – at"),
+        };
+        let part = headline
+            .split("; — ")
+            .find(|p| p.contains(&format!("{family}: ")))
+            .unwrap_or_else(|| panic!("{family} in {headline}"));
+        assert!(part.contains(&said), "{said} in {part}");
+        let deal_pct =
+            100.0 * of.iter().filter(|r| kind(r) == "deal").count() as f64 / of.len() as f64;
+        assert!(
+            part.contains(&format!("at a deal rate of {deal_pct:.1} [")),
+            "{deal_pct} in {part}"
+        );
+        if ["casino", "dnd", "job_interview"].contains(&family) {
+            multi.push(over_deals(&of));
+        }
+    }
     assert!(
-        md.contains(&format!("at a deal rate of {deal_pct:.1} [")),
-        "{md}"
+        !headline.contains(&format!("ρ over deals): {expected:.3}")),
+        "no pooled figure: {headline}"
     );
-    // The sensitivity's recorded row is the same figure.
+    // The average: the three families' figures summed over three, when each has one.
     let sensitivity = csv(&out.join("tables/sensitivity.csv"));
     let recorded = sensitivity
         .iter()
-        .find(|r| r["family"] == "all" && r["tau"].is_empty())
+        .find(|r| r["family"] == "multi-item average" && r["tau"].is_empty())
         .unwrap();
-    assert!((number(recorded, "rho_deals_learner") - expected).abs() <= 5e-7);
+    if multi.iter().all(Option::is_some) {
+        let average = multi.iter().flatten().sum::<f64>() / 3.0;
+        assert!(headline.contains(&format!("multi-item average (each multi-item family once, as the BATNA paper's Table 4): {average:.3} [")), "{headline}");
+        assert!((number(recorded, "rho_deals_learner") - average).abs() <= 5e-7);
+    } else {
+        assert_eq!(recorded["rho_deals_learner"], "");
+    }
 
     // Per opponent persona: one row per persona the records name for the opponent seat
     // (`none` without one), and the rows partition the episodes.

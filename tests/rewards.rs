@@ -606,8 +606,8 @@ async fn a_per_turn_judge_grades_each_turn_and_export_rows_carry_their_own_rewar
     assert!(report.is_clean(), "{}", report.table());
     assert_eq!(rescore(&records[0], &sc, &config), records[0]);
 
-    // The export: one row per turn, each with its own reward and signals beside the
-    // episode's total.
+    // The export: one row per turn, each with its own reward and signals; the episode's
+    // total beside them as `episode_reward` (the row's `reward` is the turn's).
     let rows = export_rows(&s, &o.out);
     assert_eq!(rows.len(), 8, "4 turns of each of 2 episodes");
     for row in &rows {
@@ -615,7 +615,16 @@ async fn a_per_turn_judge_grades_each_turn_and_export_rows_carry_their_own_rewar
         let i = row["turn_index"].as_u64().unwrap() as usize;
         let seat: Seat = serde_json::from_value(row["seat"].clone()).unwrap();
         assert_eq!(row["turn_reward"].as_f64(), r.turn_rewards[i], "{row}");
-        assert_eq!(row["reward"].as_f64(), Some(r.rewards[seat]), "{row}");
+        assert_eq!(row["reward"].as_f64(), r.turn_rewards[i], "{row}");
+        assert_eq!(
+            row["episode_reward"].as_f64(),
+            Some(r.rewards[seat]),
+            "{row}"
+        );
+        // The two episodes share one transcript and one judge: each turn's group holds two
+        // equal rewards, so its advantage is 0.
+        assert_eq!(row["group_size"], 2, "{row}");
+        assert_eq!(row["advantage"].as_f64(), Some(0.0), "{row}");
         assert_eq!(
             row["turn_signals"]["judge"].as_f64(),
             Some(r.turns[i].rewards["judge"])

@@ -94,7 +94,10 @@ impl MergeFlags {
                 .choice()
                 .selection_over(&config.scenarios, 0)
                 .map_err(MergeError::Options)?;
-            Some(PlanSize::Groups(load_all(&scenarios, &selection)?.len()))
+            let seatings = config.episode.seatings.count();
+            Some(PlanSize::Groups(
+                load_all(&scenarios, &selection)?.len() * seatings,
+            ))
         } else {
             self.expect.map(PlanSize::Episodes)
         };

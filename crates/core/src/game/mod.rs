@@ -27,7 +27,7 @@ pub(crate) use rules::standing_after;
 pub use rules::{Move, Offer, RegulationEvent};
 pub use setup::{
     mix, mix_text, Continuation, CraigslistBudget, EpisodeConfig, EpisodeSeed, FirstMover, Persona,
-    Rules, SeatSetup, Setup, SetupError,
+    Rules, SeatSetup, Seatings, Setup, SetupError,
 };
 pub use snapshot::Snapshot;
 

@@ -38,6 +38,41 @@ impl std::str::FromStr for FirstMover {
     }
 }
 
+/// `[episode] seatings`: from which seats each scenario is played.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Seatings {
+    /// Once, the learner in the role `learner_role` names (or the family's default, or one
+    /// drawn per group).
+    #[default]
+    One,
+    /// Twice: the learner in each of the scenario's two roles, each seating its own GRPO group
+    /// (group 2i the first role, 2i + 1 the second, for the plan's scenario i). A scenario's
+    /// two participants are two tests of the learner: the CaSiNo harness's 200 evaluation
+    /// episodes per matchup are its 100 test dialogues from both sides (§4.2, §3.1). A plan's
+    /// setting: a single game (a server session, the Python binding) has one seating and
+    /// refuses it.
+    Both,
+}
+
+impl Seatings {
+    /// How many seatings each scenario is played in.
+    pub fn count(self) -> usize {
+        match self {
+            Seatings::One => 1,
+            Seatings::Both => 2,
+        }
+    }
+
+    /// What a plan's groups are, for a message that sizes it: its scenarios, or their seatings.
+    pub fn groups(self) -> &'static str {
+        match self {
+            Seatings::One => "scenarios",
+            Seatings::Both => "scenario seatings",
+        }
+    }
+}
+
 /// A persona: a named addendum to a seat's system prompt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Persona {
@@ -129,6 +164,15 @@ pub struct EpisodeConfig {
     /// families keep their own budgets.
     #[serde(skip_serializing_if = "CraigslistBudget::is_target")]
     pub craigslist_budget: CraigslistBudget,
+    /// From which seats each scenario is played: `one` (the learner's role as `learner_role`
+    /// says), or `both` (the learner in each of the scenario's two roles, each its own GRPO
+    /// group; not with `learner_role`).
+    #[serde(skip_serializing_if = "is_one_seating")]
+    pub seatings: Seatings,
+}
+
+fn is_one_seating(s: &Seatings) -> bool {
+    *s == Seatings::One
 }
 
 /// Prints as the derived form did before `reject_streak` existed, adding it only where it is
@@ -160,6 +204,9 @@ impl std::fmt::Debug for EpisodeConfig {
         if !self.craigslist_budget.is_target() {
             d.field("craigslist_budget", &self.craigslist_budget);
         }
+        if self.seatings != Seatings::One {
+            d.field("seatings", &self.seatings);
+        }
         d.finish()
     }
 }
@@ -182,6 +229,7 @@ impl Default for EpisodeConfig {
             learner_acts: false,
             opponent_acts: false,
             craigslist_budget: CraigslistBudget::Target,
+            seatings: Seatings::One,
         }
     }
 }
@@ -240,6 +288,12 @@ impl EpisodeConfig {
                      share {cost} (B ≤ C leaves no deal that helps both), not {share}"
                 ));
             }
+        }
+        if let (Seatings::Both, Some(role)) = (self.seatings, self.learner_role) {
+            return Err(format!(
+                "[episode] seatings = \"both\" plays the learner in each role of every \
+                 scenario, so it cannot also be the {role} (learner_role / --learner-role)"
+            ));
         }
         Ok(())
     }
@@ -471,6 +525,9 @@ pub enum SetupError {
         scenario: String,
         family: String,
     },
+    /// `seatings = "both"` where no plan chose the seating (a single game).
+    #[error("scenario {scenario}: [episode] seatings = \"both\" is a plan's setting (run, eval, a server's rollouts), which plays each scenario once per role; a single game has one seating: set learner_role, or seatings = \"one\"")]
+    SeatingUnplanned { scenario: String },
     /// A campaign's ledger does not fit the deal (a `budget` ledger on a seat with no budget).
     #[error("{0}")]
     Campaign(String),
@@ -487,6 +544,11 @@ impl Setup {
         rng: &mut impl Rng,
     ) -> Result<Setup, SetupError> {
         let roles = scenario.roles();
+        if config.seatings == Seatings::Both && config.learner_role.is_none() {
+            return Err(SetupError::SeatingUnplanned {
+                scenario: scenario.id.clone(),
+            });
+        }
         let learner_role = match config
             .learner_role
             .or(scenario.family.default_learner_role())

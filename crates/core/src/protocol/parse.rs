@@ -52,6 +52,22 @@ pub struct Parsed {
     pub act: Option<String>,
 }
 
+impl Parsed {
+    /// Whether the turn counts as format-ok wherever the format is judged: the `format`
+    /// reward, the format-ok share of the metrics (`format_ok_pct`) and the BATNA paper's
+    /// format penalty ψ (`[rewards] psi_on = "violation"`). The completion is format-ok (all
+    /// three parts once, in order, one well-formed action) *and* its move was allowed: a
+    /// readable move the engine refused as `illegal` — an ACCEPT with no offer from the other
+    /// side to accept, terms out of range — is a format failure, as the CaSiNo harness's
+    /// format check scores it (§3.4: "valid action syntax, and deal arithmetic (allocations in
+    /// [0, 3]). [ACCEPT_DEAL] is only valid when the opponent's last action was
+    /// [SUBMIT_DEAL]"). The one home of this rule: `format_ok` alone is the parser's
+    /// judgement of the text, before the engine has said whether the move was allowed.
+    pub fn counts_as_format_ok(&self) -> bool {
+        self.format_ok && self.error.is_none()
+    }
+}
+
 /// Failures real models showed in readable turns (tests/fixtures/real/).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

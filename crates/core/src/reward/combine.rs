@@ -87,7 +87,8 @@ pub fn episode_rewards(
         )
     });
     let roles = setup.seats.map(|_, seat| seat.role);
-    let terminal = terminal_rewards(scenario, outcome, config, &roles, &no_deal_rho);
+    let violated = PerSeat::from_fn(|seat| broke_format(setup, turns, seat));
+    let terminal = terminal_rewards(scenario, outcome, config, &roles, &no_deal_rho, &violated);
     let signals = turn_signals(scenario, setup, turns, config);
     if config.is_terminal_only() {
         return EpisodeRewards {
@@ -131,6 +132,15 @@ pub fn episode_rewards(
         total: combined.total,
         turn_rewards: combined.turn_rewards,
     }
+}
+
+/// Whether `seat` played a turn that does not count as format-ok
+/// ([`Parsed::counts_as_format_ok`](crate::protocol::Parsed::counts_as_format_ok)): what
+/// `[rewards] psi_on = "violation"` charges ψ for. A logged prefix's turns were nobody's play.
+fn broke_format(setup: &Setup, turns: &[impl AsRef<Turn>], seat: Seat) -> bool {
+    turns.iter().map(AsRef::as_ref).enumerate().any(|(i, t)| {
+        t.seat == seat && !setup.rules.is_logged_turn(i) && !t.parsed.counts_as_format_ok()
+    })
 }
 
 /// What [`combine_parts`] makes of an episode's parts and per-turn signals.
@@ -437,9 +447,80 @@ mod tests {
                 &outcome,
                 &RewardConfig::default(),
                 &e.setup().seats.map(|_, seat| seat.role),
+                &PerSeat::default(),
                 &PerSeat::default()
             )
         );
+    }
+
+    #[test]
+    fn a_batna_seat_that_broke_the_layout_pays_psi_though_its_move_was_read() {
+        // BATNA paper §2.1: "format violations receive −ψ" (ψ = 1.0, App. A). Agent_1 (the
+        // learner, 5/4/3) writes Talk and Action with no Thought: readable, so the engine plays
+        // its 3/2/0, which agent_2 (3/4/5) accepts. Learner u = 15 + 8 + 0 = 23 → ρ = 23/36
+        // ≈ 0.639 ≥ τ = 0.4; agent_2 gets 0/1/3 → 0 + 4 + 15 = 19 → 19/36. Under the paper's
+        // reading the learner's reward is −ψ = −1, not 23/36; the opponent keeps 19/36.
+        let s = casino();
+        let e = play(
+            &s,
+            learner_first_as(&s, Role::Agent1),
+            &[
+                "Talk: We need food badly.\nAction: [SUBMIT_DEAL] food:3 water:2 firewood:0"
+                    .to_string(),
+                turn("Deal, thank you so much!", "[ACCEPT_DEAL]"),
+            ],
+        );
+        let outcome = e.outcome().unwrap().clone();
+        assert_eq!(outcome.kind, crate::game::OutcomeKind::Deal);
+        let batna = RewardConfig {
+            kind: crate::reward::RewardKind::Threshold,
+            psi_on: crate::reward::PsiOn::Violation,
+            ..RewardConfig::default()
+        };
+        let r = episode_rewards(&s, e.setup(), e.turns(), &outcome, &batna);
+        assert!(close(r.total.learner, -1.0), "{:?}", r.total);
+        assert!(close(r.total.opponent, 19.0 / 36.0), "{:?}", r.total);
+        // Only ψ for a forfeit (the default): the deal's ρ.
+        let forfeit_only = RewardConfig {
+            psi_on: crate::reward::PsiOn::Forfeit,
+            ..batna.clone()
+        };
+        let r = episode_rewards(&s, e.setup(), e.turns(), &outcome, &forfeit_only);
+        assert!(close(r.total.learner, 23.0 / 36.0), "{:?}", r.total);
+
+        // An illegal ACCEPT (nothing to accept yet) is a format failure too, corrected and
+        // retried (format_retries = 1), then the same offer: −ψ again. The format reward and the
+        // format-ok share count it alike (one rule): turns 0 and 1 of the learner's two →
+        // format 0, 1 → mean 0.5, and format_ok_rate 1/2.
+        let e = play(
+            &s,
+            learner_first_as(&s, Role::Agent1),
+            &[
+                turn("Deal!", "[ACCEPT_DEAL]"),
+                turn(
+                    "We need food badly.",
+                    "[SUBMIT_DEAL] food:3 water:2 firewood:0",
+                ),
+                turn("Deal, thank you so much!", "[ACCEPT_DEAL]"),
+            ],
+        );
+        let outcome = e.outcome().unwrap().clone();
+        let with_format = RewardConfig {
+            weights: [(Component::Terminal, 1.0), (Component::Format, 1.0)].into(),
+            ..batna.clone()
+        };
+        let r = episode_rewards(&s, e.setup(), e.turns(), &outcome, &with_format);
+        assert!(close(r.parts.learner[Component::Terminal], -1.0));
+        assert!(close(r.parts.learner[Component::Format], 0.5));
+        let metrics = crate::score::episode_metrics(
+            &s,
+            e.setup(),
+            e.turns(),
+            outcome.kind,
+            None,
+            &outcome.utility,
+        );
+        assert!(close(metrics.seats.learner.format_ok_rate, 0.5));
     }
 
     #[test]

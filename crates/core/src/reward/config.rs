@@ -247,6 +247,26 @@ pub enum InaVersion {
     Code,
 }
 
+/// `[rewards] psi_on`: which seats pay the format penalty −ψ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PsiOn {
+    /// Only the seat that forfeits by format (its turn could not be used and no correction
+    /// was left): the episode ends as `format_forfeit`.
+    #[default]
+    Forfeit,
+    /// Also every seat that played a turn that does not count as format-ok
+    /// ([`Parsed::counts_as_format_ok`](crate::protocol::Parsed::counts_as_format_ok)) —
+    /// the Thought/Talk/Action layout broken though the action could be read, a move refused as
+    /// illegal, a turn corrected and retried — gets −ψ as its terminal reward, whatever the
+    /// ending: the BATNA paper penalises the format, not only an unreadable action (§2.1:
+    /// "format violations receive −ψ"; App. A: "Format violations receive −ψ with ψ = 1.0").
+    /// The episode is played on as the engine reads it (the paper ends an episode only on
+    /// agreement, walk-away, a reject loop or the turn cap, §2). A logged prefix's turns are
+    /// nobody's violation.
+    Violation,
+}
+
 /// `[rewards] turn_reward`: what each turn — each row of a per-turn export — is worth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -526,8 +546,12 @@ pub struct RewardConfig {
     pub tau: f64,
     /// γ of `kind = "threshold"`: a deal below τ gets −γ.
     pub gamma: f64,
-    /// Penalty for the seat that forfeits by format.
+    /// Penalty for the seat that forfeits by format (and, with `psi_on = "violation"`, for
+    /// every seat that broke the format).
     pub psi: f64,
+    /// Which seats pay −ψ: the one that forfeits by format (default), or every one with a turn
+    /// that is not format-ok (the BATNA paper's reading, §2.1).
+    pub psi_on: PsiOn,
     /// How the weighted components make each seat's total.
     pub combine: Combine,
     /// Component name → weight. Absent: `terminal` alone, weight 1.
@@ -568,6 +592,7 @@ impl Default for RewardConfig {
             tau: 0.4,
             gamma: 0.5,
             psi: 1.0,
+            psi_on: PsiOn::Forfeit,
             combine: Combine::Sum,
             weights: BTreeMap::new(),
             length: LengthConfig::default(),
@@ -594,6 +619,9 @@ impl fmt::Debug for RewardConfig {
             .field("tau", &self.tau)
             .field("gamma", &self.gamma)
             .field("psi", &self.psi);
+        if self.psi_on != base.psi_on {
+            d.field("psi_on", &self.psi_on);
+        }
         if self.combine != base.combine {
             d.field("combine", &self.combine);
         }

@@ -29,8 +29,8 @@ pub(crate) use combine::combine_parts;
 pub use combine::{enhance, episode_rewards, total, EpisodeRewards};
 pub use config::{
     Combine, Component, EnhanceConfig, InaConfig, InaVersion, JudgeConfig, JudgeHistory, JudgeMode,
-    LengthConfig, LengthUnit, RewardConfig, RewardKind, RewardModelConfig, RuleConfig, RuleTarget,
-    ServiceCall, StrategicConfig, StrategicTurns, TurnReward,
+    LengthConfig, LengthUnit, PsiOn, RewardConfig, RewardKind, RewardModelConfig, RuleConfig,
+    RuleTarget, ServiceCall, StrategicConfig, StrategicTurns, TurnReward,
 };
 pub use guardrails::{
     confuses_price_types, forbidden_promise, uses_internal_terms, GuardrailConfig,

@@ -7,21 +7,24 @@ use crate::protocol::Terms;
 use crate::scenario::{Domain, Role, Scenario};
 use crate::score::sale_to_list;
 
-use super::config::{RewardConfig, RewardKind};
+use super::config::{PsiOn, RewardConfig, RewardKind};
 
 /// The terminal reward of each seat, clipped to [−1, 1]. Backend errors give 0 to both (such
 /// episodes are excluded from training data and metrics).
 /// `roles` are the seats' roles (whose sale-to-list `sale_to_list` gives); `no_deal_rho` is
 /// each seat's ρ without a deal (its no-deal value over its scale), which `batna` measures a
-/// deal against.
+/// deal against; `violated` whether the seat played a turn that is not format-ok, which costs
+/// it ψ under `psi_on = "violation"`.
 pub(crate) fn terminal_rewards(
     scenario: &Scenario,
     outcome: &Outcome,
     config: &RewardConfig,
     roles: &PerSeat<Role>,
     no_deal_rho: &PerSeat<f64>,
+    violated: &PerSeat<bool>,
 ) -> PerSeat<f64> {
     PerSeat::from_fn(|seat| {
+        let violated = config.psi_on == PsiOn::Violation && violated[seat];
         terminal_reward(
             scenario,
             outcome,
@@ -29,6 +32,7 @@ pub(crate) fn terminal_rewards(
             roles[seat],
             seat,
             no_deal_rho[seat],
+            violated,
         )
         .clamp(-1.0, 1.0)
     })
@@ -46,7 +50,8 @@ pub(crate) fn terminal_rewards(
 /// below it the deal fell. Under `sale_to_list` (DialogXpert, App. E: the sale-to-list ratio on
 /// a deal, 0 without one) a price deal gets the seat's SL (`score::sale_to_list`, 0 where
 /// B = L gives none); the clip keeps a price below the buyer's target at 1. The seat that
-/// forfeits by format gets −ψ under every design.
+/// forfeits by format gets −ψ under every design, and so does a seat that `violated` the format
+/// (`psi_on = "violation"`, the paper's "format violations receive −ψ"), whatever the ending.
 fn terminal_reward(
     scenario: &Scenario,
     outcome: &Outcome,
@@ -54,11 +59,13 @@ fn terminal_reward(
     role: Role,
     seat: Seat,
     no_deal_rho: f64,
+    violated: bool,
 ) -> f64 {
     let rho = outcome.rho[seat];
     match outcome.kind {
         OutcomeKind::Error => 0.0,
         OutcomeKind::FormatForfeit if outcome.by == Some(seat) => -config.psi,
+        _ if violated => -config.psi,
         OutcomeKind::Deal => match (config.kind, scenario.domain()) {
             (RewardKind::Batna, _) => rho - no_deal_rho,
             (RewardKind::SaleToList, Domain::Price) => outcome
@@ -67,7 +74,7 @@ fn terminal_reward(
                 .and_then(Terms::price)
                 .and_then(|price| sale_to_list(scenario, role, price))
                 .unwrap_or(0.0),
-            (RewardKind::Threshold, Domain::Items | Domain::Issues) if rho < config.tau => {
+            (RewardKind::Threshold, domain) if domain.is_multi_item() && rho < config.tau => {
                 -config.gamma
             }
             _ => rho,
@@ -96,6 +103,10 @@ mod tests {
     const ROLES: PerSeat<Role> = PerSeat {
         learner: Role::Buyer,
         opponent: Role::Seller,
+    };
+    const CLEAN: PerSeat<bool> = PerSeat {
+        learner: false,
+        opponent: false,
     };
 
     fn outcome(kind: OutcomeKind, by: Option<Seat>, rho: (f64, f64)) -> Outcome {
@@ -131,7 +142,7 @@ mod tests {
         let s = price_task(125.0, 100.0, 60.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 0.25));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA, &CLEAN),
             0.75,
             0.25,
         );
@@ -139,7 +150,7 @@ mod tests {
         let s = casino();
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 15.0 / 36.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA, &CLEAN),
             0.75,
             15.0 / 36.0,
         );
@@ -156,7 +167,7 @@ mod tests {
         ] {
             let o = outcome(kind, None, (5.0 / 36.0, 5.0 / 36.0));
             assert_rewards(
-                terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
+                terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA, &CLEAN),
                 0.0,
                 0.0,
             );
@@ -174,7 +185,7 @@ mod tests {
             (30.0 / 36.0, 10.0 / 36.0),
         );
         assert_rewards(
-            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA, &CLEAN),
             30.0 / 36.0,
             -0.5,
         );
@@ -183,7 +194,7 @@ mod tests {
         let s = job();
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (32.0 / 80.0, 0.39));
         assert_rewards(
-            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA, &CLEAN),
             0.4,
             -0.5,
         );
@@ -194,13 +205,13 @@ mod tests {
             ..threshold()
         };
         assert_rewards(
-            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA, &CLEAN),
             0.4,
             0.39,
         );
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.1, 0.9));
         assert_rewards(
-            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA, &CLEAN),
             -0.3,
             0.9,
         );
@@ -219,7 +230,7 @@ mod tests {
         ] {
             let o = outcome(kind, by, (0.0, 0.0));
             assert_rewards(
-                terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+                terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA, &CLEAN),
                 0.0,
                 0.0,
             );
@@ -228,7 +239,7 @@ mod tests {
         // worker) is the seats' utility, not a reward: still 0 each.
         let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.625, 0.5));
         assert_rewards(
-            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA, &CLEAN),
             0.0,
             0.0,
         );
@@ -239,7 +250,7 @@ mod tests {
             (5.0 / 36.0, 5.0 / 36.0),
         );
         assert_rewards(
-            terminal_rewards(&casino(), &o, &threshold(), &ROLES, &NO_BATNA),
+            terminal_rewards(&casino(), &o, &threshold(), &ROLES, &NO_BATNA, &CLEAN),
             0.0,
             0.0,
         );
@@ -251,14 +262,14 @@ mod tests {
         let s = price_task(125.0, 100.0, 60.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.25, 0.75));
         assert_rewards(
-            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA, &CLEAN),
             0.25,
             0.75,
         );
         // No deal on a price task: surplus gives 0, not −γ.
         let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.0, 0.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA, &CLEAN),
             0.0,
             0.0,
         );
@@ -271,12 +282,12 @@ mod tests {
         let s = casino();
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.0, 0.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA, &CLEAN),
             -1.0,
             0.0,
         );
         assert_rewards(
-            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA, &CLEAN),
             -1.0,
             0.0,
         );
@@ -287,7 +298,7 @@ mod tests {
             ..RewardConfig::default()
         };
         assert_rewards(
-            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA, &CLEAN),
             0.0,
             -0.25,
         );
@@ -300,14 +311,14 @@ mod tests {
         let s = price_task(125.0, 100.0, 60.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (2.0, -1.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA, &CLEAN),
             1.0,
             -1.0,
         );
         // P = 0: ρ_seller = −60/40 = −1.5 → −1.
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (2.5, -1.5));
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA, &CLEAN),
             1.0,
             -1.0,
         );
@@ -321,13 +332,13 @@ mod tests {
             ..threshold()
         };
         assert_rewards(
-            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA, &CLEAN),
             -1.0,
             0.0,
         );
         let o = outcome(OutcomeKind::Deal, Some(Seat::Learner), (0.1, 0.9));
         assert_rewards(
-            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA, &CLEAN),
             -1.0,
             0.9,
         );
@@ -339,12 +350,60 @@ mod tests {
         let s = casino();
         let o = outcome(OutcomeKind::Error, Some(Seat::Learner), (0.0, 0.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA, &CLEAN),
             0.0,
             0.0,
         );
         assert_rewards(
-            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &RewardConfig::default(), &ROLES, &NO_BATNA, &CLEAN),
+            0.0,
+            0.0,
+        );
+    }
+
+    #[test]
+    fn a_format_violation_costs_psi_under_psi_on_violation() {
+        // BATNA paper §2.1: "R(x) = ρ if ρ ≥ τ, and R(x) = −γ otherwise, where no-deal
+        // outcomes receive 0 and format violations receive −ψ" (ψ = 1.0, App. A). CaSiNo deal
+        // (27, 15) of 36: ρ = (0.75, 15/36 ≈ 0.4167), both ≥ τ = 0.4. The learner broke the
+        // format on some turn: it gets −ψ = −1 instead of 0.75; the opponent keeps 15/36.
+        let s = casino();
+        let violation = RewardConfig {
+            psi_on: PsiOn::Violation,
+            ..threshold()
+        };
+        let learner_broke = PerSeat::new(true, false);
+        let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 15.0 / 36.0));
+        assert_rewards(
+            terminal_rewards(&s, &o, &violation, &ROLES, &NO_BATNA, &learner_broke),
+            -1.0,
+            15.0 / 36.0,
+        );
+        // The default pays ψ only for a forfeit: the same episode keeps its ρ.
+        assert_rewards(
+            terminal_rewards(&s, &o, &threshold(), &ROLES, &NO_BATNA, &learner_broke),
+            0.75,
+            15.0 / 36.0,
+        );
+        // ψ = 0.5: −0.5; on a walk-away too (no deal would be 0); a backend error stays 0.
+        let half = RewardConfig {
+            psi: 0.5,
+            ..violation.clone()
+        };
+        assert_rewards(
+            terminal_rewards(&s, &o, &half, &ROLES, &NO_BATNA, &learner_broke),
+            -0.5,
+            15.0 / 36.0,
+        );
+        let walk = outcome(OutcomeKind::WalkAway, Some(Seat::Opponent), (0.0, 0.0));
+        assert_rewards(
+            terminal_rewards(&s, &walk, &violation, &ROLES, &NO_BATNA, &learner_broke),
+            -1.0,
+            0.0,
+        );
+        let error = outcome(OutcomeKind::Error, None, (0.0, 0.0));
+        assert_rewards(
+            terminal_rewards(&s, &error, &violation, &ROLES, &NO_BATNA, &learner_broke),
             0.0,
             0.0,
         );
@@ -363,16 +422,28 @@ mod tests {
         let batna = PerSeat::new(0.5, 0.0);
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 0.25));
         assert_rewards(
-            terminal_rewards(&s, &o, &config, &ROLES, &batna),
+            terminal_rewards(&s, &o, &config, &ROLES, &batna, &CLEAN),
             0.25,
             0.25,
         );
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.2, 0.8));
-        assert_rewards(terminal_rewards(&s, &o, &config, &ROLES, &batna), -0.3, 0.8);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &batna, &CLEAN),
+            -0.3,
+            0.8,
+        );
         let o = outcome(OutcomeKind::WalkAway, Some(Seat::Learner), (0.5, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &config, &ROLES, &batna), 0.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &batna, &CLEAN),
+            0.0,
+            0.0,
+        );
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.5, 0.0));
-        assert_rewards(terminal_rewards(&s, &o, &config, &ROLES, &batna), -1.0, 0.0);
+        assert_rewards(
+            terminal_rewards(&s, &o, &config, &ROLES, &batna, &CLEAN),
+            -1.0,
+            0.0,
+        );
     }
 
     /// A price deal at `price` dollars (terms in cents), ρ as given: what `sale_to_list` reads.
@@ -398,21 +469,21 @@ mod tests {
         let s = price_task(125.0, 100.0, 60.0);
         let o = price_deal(110.0, (0.9, 0.1));
         assert_rewards(
-            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA, &CLEAN),
             0.6,
             0.4,
         );
         // The learner as the seller: the same deal, the seats' values exchanged.
         let sold = PerSeat::new(Role::Seller, Role::Buyer);
         assert_rewards(
-            terminal_rewards(&s, &o, &config, &sold, &NO_BATNA),
+            terminal_rewards(&s, &o, &config, &sold, &NO_BATNA, &CLEAN),
             0.4,
             0.6,
         );
         // At the asking price P = L = 125: buyer (0)/(−25) = 0, seller 25/25 = 1.
         let o = price_deal(125.0, (0.0, 1.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA, &CLEAN),
             0.0,
             1.0,
         );
@@ -420,7 +491,7 @@ mod tests {
         // seller (90 − 100)/25 = −0.4.
         let o = price_deal(90.0, (1.0, 0.75));
         assert_rewards(
-            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA, &CLEAN),
             1.0,
             -0.4,
         );
@@ -432,14 +503,14 @@ mod tests {
         ] {
             let o = outcome(kind, by, (0.0, 0.0));
             assert_rewards(
-                terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+                terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA, &CLEAN),
                 0.0,
                 0.0,
             );
         }
         let o = outcome(OutcomeKind::FormatForfeit, Some(Seat::Learner), (0.0, 0.0));
         assert_rewards(
-            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA, &CLEAN),
             -1.0,
             0.0,
         );
@@ -447,14 +518,14 @@ mod tests {
         let s = price_task(100.0, 100.0, 60.0);
         let o = price_deal(80.0, (0.5, 0.5));
         assert_rewards(
-            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA),
+            terminal_rewards(&s, &o, &config, &ROLES, &NO_BATNA, &CLEAN),
             0.0,
             0.0,
         );
         // A task without a listing price keeps surplus: CaSiNo (27, 15) of 36.
         let o = outcome(OutcomeKind::Deal, Some(Seat::Opponent), (0.75, 15.0 / 36.0));
         assert_rewards(
-            terminal_rewards(&casino(), &o, &config, &ROLES, &NO_BATNA),
+            terminal_rewards(&casino(), &o, &config, &ROLES, &NO_BATNA, &CLEAN),
             0.75,
             15.0 / 36.0,
         );

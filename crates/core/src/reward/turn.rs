@@ -17,13 +17,15 @@ use super::config::{
 };
 use super::rules::rule_scores;
 
-/// 1 for a format-ok completion (all three parts, in order, one well-formed action) whose move
-/// was allowed, else 0. The CaSiNo harness's format check (§3.4) counts valid action syntax and
-/// deal arithmetic, and "[ACCEPT_DEAL] is only valid when the opponent's last action was
-/// [SUBMIT_DEAL]": a readable turn the engine refused as illegal (an ACCEPT with no offer to
-/// accept, terms out of range) earns nothing.
+/// 1 for a turn that counts as format-ok ([`Parsed::counts_as_format_ok`]: all three parts, in
+/// order, one well-formed action, and the move allowed), else 0. The CaSiNo harness's format
+/// check (§3.4) counts valid action syntax and deal arithmetic, and "[ACCEPT_DEAL] is only
+/// valid when the opponent's last action was [SUBMIT_DEAL]": a readable turn the engine
+/// refused as illegal (an ACCEPT with no offer to accept, terms out of range) earns nothing.
+///
+/// [`Parsed::counts_as_format_ok`]: crate::protocol::Parsed::counts_as_format_ok
 pub(crate) fn format_reward(turn: &Turn) -> f64 {
-    if turn.parsed.format_ok && turn.parsed.error.is_none() {
+    if turn.parsed.counts_as_format_ok() {
         1.0
     } else {
         0.0
@@ -104,16 +106,59 @@ static POINTS: LazyLock<Regex> = LazyLock::new(|| {
 static PERCENT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(\d+(?:\.\d+)?)\s*%").expect("a literal pattern"));
 
-/// Strategic talk, a heuristic in [0, 1]: the mean of the checks that apply to the turn —
+/// A seat's own priorities said out loud: "our top priority", "we prioritize", "most important
+/// to us", "what we need most", "our highest-value item" — first person only, so asking after
+/// the other side's priorities ("what is your priority?") is no leak.
+static OWN_PRIORITY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?ix)
+        \b(?:my|our)\s+(?:\w+[\s-]+){0,2}priorit(?:y|ies)\b
+        | \b(?:i|we)\s+(?:\w+\s+)?priori[tz]i[sz]e\b
+        | \b(?:most|least)\s+important\s+(?:\w+\s+){0,2}(?:to|for)\s+(?:me|us)\b
+        | \b(?:matters?|counts?)\s+(?:the\s+)?most\s+(?:to|for)\s+(?:me|us)\b
+        | \b(?:i|we)\s+(?:\w+\s+)?(?:value|need|want)\s+(?:\w+\s+){0,3}(?:the\s+)?most\b
+        | \b(?:my|our)\s+(?:highest|lowest|top|least)[\s-]+valu(?:e|ed)\b",
+    )
+    .expect("a literal pattern")
+});
+
+/// What leaking one's priorities costs a turn's strategic talk: half the scale, so a turn that
+/// names its top item *as* its priority earns nothing for it.
+const LEAK_COST: f64 = 0.5;
+
+/// The CaSiNo harness's strategic-talk score of one turn (§3.4, its whole rule: "Heuristic
+/// score (0 to 1) for [TALK] and [REJECT_DEAL] turns only. Awards credit for mentioning
+/// high-value items (anchoring), avoiding priority-leaking language, and referencing low-value
+/// items (concession signaling)."): the two mentions share the credit equally — 0.5 each where
+/// the seat has a low-value item to concede, all of it on anchoring where every item is worth
+/// the same — and priority-leaking language costs [`LEAK_COST`] (floored at 0). Naming the
+/// top item earns the anchoring credit; naming it *as the seat's priority* ("food is our top
+/// priority") leaks the ranking it should anchor on, so it does not earn the maximum.
+/// `concedes` is `None` where the seat has nothing of lower value to signal.
+fn mention_score(anchors: bool, concedes: Option<bool>, leaks: bool) -> f64 {
+    let credits: Vec<bool> = std::iter::once(anchors).chain(concedes).collect();
+    let earned = credits.iter().filter(|c| **c).count() as f64 / credits.len() as f64;
+    let cost = if leaks { LEAK_COST } else { 0.0 };
+    (earned - cost).clamp(0.0, 1.0)
+}
+
+/// Strategic talk, a heuristic in [0, 1].
 ///
-/// 1. *names its priority*: the Talk names one of the seat's highest-valued items (items), or
-///    its highest-weighted issue by key or label (issues); not checked on price tasks;
-/// 2. *keeps its numbers private*: the Talk does not state the seat's private numbers — its
-///    budget B or cost C (price, within 0.5), the worth or cost of its main product or whole
-///    bundle (bundle), a per-unit value as "N points" (items), an issue
-///    weight as "N%" (issues);
-/// 3. *concedes what it values least*: in a SUBMIT, the seat keeps a smaller share of its
-///    lowest-valued item than of its highest-valued one (items with unequal values only).
+/// On items and issues, the CaSiNo harness's rule ([`mention_score`], §3.4): credit for
+/// *anchoring* — the Talk names one of the seat's highest-valued items (items; singular or
+/// plural) or its highest-weighted issue by key or label (issues) — and for *concession
+/// signalling* — it names one of its lowest-valued items or issues (where they are worth less
+/// than the top), or, on a SUBMIT (scored under `turns = "all"`), its terms keep a smaller
+/// share of the lowest-valued item than of the highest-valued one — less the cost of
+/// *priority-leaking language*: stating its own ranking ([`OWN_PRIORITY`]: "our top
+/// priority", "what we need most") or its private numbers (a per-unit value as "N points",
+/// an issue weight as "N%"). The concession check reads the Talk, so it runs on the
+/// [TALK] and [REJECT_DEAL] turns the paper scores (`turns = "talk_and_reject"`).
+///
+/// On price, bundle and hotel tasks (dealgym's, beyond the paper) there is no item ranking to
+/// name: the mean of the checks that apply — *keeps its numbers private*, the Talk does not
+/// state the seat's budget B or cost C (price, within 0.5) or the worth or cost of its main
+/// product or whole bundle (bundle); a hotel call's agent names a room of the call.
 ///
 /// A turn without Talk scores 0.
 pub(crate) fn strategic_talk(
@@ -169,52 +214,58 @@ pub(crate) fn strategic_talk(
             let (Some(&hi), Some(&lo)) = (values.iter().max(), values.iter().min()) else {
                 return 0.0;
             };
-            let named = items.iter().zip(values).any(|(item, v)| {
-                let name = item.name.to_lowercase();
-                *v == hi
-                    && words
-                        .iter()
-                        .any(|w| *w == name || w.strip_suffix('s').is_some_and(|s| s == name))
-            });
-            checks.push(named);
-            let said = POINTS.captures_iter(talk).any(|c| {
+            let names_one_worth = |value: u32| {
+                items.iter().zip(values).any(|(item, v)| {
+                    let name = item.name.to_lowercase();
+                    *v == value
+                        && words
+                            .iter()
+                            .any(|w| *w == name || w.strip_suffix('s').is_some_and(|s| s == name))
+                })
+            };
+            let states_points = POINTS.captures_iter(talk).any(|c| {
                 c[1].parse::<f64>()
                     .is_ok_and(|n| values.iter().any(|v| (f64::from(*v) - n).abs() < 1e-9))
             });
-            checks.push(!said);
-            if let (Some(Action::Submit(Terms::Items(shares))), true) = (played, hi != lo) {
-                let kept = |value: u32| {
-                    items
-                        .iter()
-                        .zip(values)
-                        .zip(shares)
-                        .filter(|((_, v), _)| **v == value)
-                        .map(|((item, _), x)| f64::from(*x) / f64::from(item.count.max(1)))
-                        .fold(None, |acc: Option<f64>, k| {
-                            Some(acc.map_or(k, |a| a.min(k)))
-                        })
-                };
-                if let (Some(low), Some(high)) = (kept(lo), kept(hi)) {
-                    checks.push(low < high);
+            let offers_low = match played {
+                Some(Action::Submit(Terms::Items(shares))) => {
+                    let kept = |value: u32| {
+                        items
+                            .iter()
+                            .zip(values)
+                            .zip(shares)
+                            .filter(|((_, v), _)| **v == value)
+                            .map(|((item, _), x)| f64::from(*x) / f64::from(item.count.max(1)))
+                            .fold(None, |acc: Option<f64>, k| {
+                                Some(acc.map_or(k, |a| a.min(k)))
+                            })
+                    };
+                    matches!((kept(lo), kept(hi)), (Some(low), Some(high)) if low < high)
                 }
-            }
+                _ => false,
+            };
+            let concedes = (hi != lo).then(|| names_one_worth(lo) || offers_low);
+            return mention_score(
+                names_one_worth(hi),
+                concedes,
+                OWN_PRIORITY.is_match(talk) || states_points,
+            );
         }
         Game::Issues { issues, .. } => {
             let Some(prefs) = scenario.issue_preferences(role) else {
                 return 0.0;
             };
-            let top = prefs
-                .issues
-                .iter()
-                .map(|p| p.weight)
-                .fold(f64::NEG_INFINITY, f64::max);
-            let named = issues.iter().zip(&prefs.issues).any(|(spec, p)| {
-                p.weight == top
-                    && (lower.contains(&spec.key.to_lowercase())
-                        || lower.contains(&spec.label.to_lowercase()))
-            });
-            checks.push(named);
-            let said = PERCENT.captures_iter(talk).any(|c| {
+            let weights = prefs.issues.iter().map(|p| p.weight);
+            let top = weights.clone().fold(f64::NEG_INFINITY, f64::max);
+            let least = weights.fold(f64::INFINITY, f64::min);
+            let names_one_weighing = |weight: f64| {
+                issues.iter().zip(&prefs.issues).any(|(spec, p)| {
+                    p.weight == weight
+                        && (lower.contains(&spec.key.to_lowercase())
+                            || lower.contains(&spec.label.to_lowercase()))
+                })
+            };
+            let states_weight = PERCENT.captures_iter(talk).any(|c| {
                 c[1].parse::<f64>().is_ok_and(|n| {
                     prefs
                         .issues
@@ -222,7 +273,12 @@ pub(crate) fn strategic_talk(
                         .any(|p| p.weight > 0.0 && (p.weight * 100.0 - n).abs() < 0.5)
                 })
             });
-            checks.push(!said);
+            let concedes = (top > least).then(|| names_one_weighing(least));
+            return mention_score(
+                names_one_weighing(top),
+                concedes,
+                OWN_PRIORITY.is_match(talk) || states_weight,
+            );
         }
         // Hotel calls: the hotel keeps its floors to itself; the agent names a room of the
         // call (it must quote its asks, so its figures are no secret).
@@ -624,12 +680,89 @@ mod tests {
         );
     }
 
+    // ---- strategic talk: the CaSiNo harness's rule, case by case ----
+    //
+    // §3.4: "Heuristic score (0 to 1) for [TALK] and [REJECT_DEAL] turns only. Awards credit
+    // for mentioning high-value items (anchoring), avoiding priority-leaking language, and
+    // referencing low-value items (concession signaling)." Agent_1 values food 5 (high), water
+    // 4, firewood 3 (low): anchoring and concession signalling are worth 1/2 each, leaking its
+    // priorities costs 1/2 (floored at 0). Every case below is a [REJECT_DEAL] or [TALK] turn,
+    // the turns the paper scores.
+
+    fn agent_1_says(talk: &str) -> f64 {
+        strategic_talk(&casino(), Role::Agent1, Some(talk), Some(&Action::Reject))
+    }
+
     #[test]
-    fn strategic_talk_rewards_naming_priorities_keeping_secrets_and_conceding_low_value() {
+    fn strategic_talk_anchoring_on_the_top_item_earns_half() {
+        // Names food (its 5-point item), no ranking stated, nothing conceded: 1/2 + 0 − 0.
+        assert!(close(
+            agent_1_says("We really need food for the kids."),
+            0.5
+        ));
+        // Plural counts as the item ("foods").
+        assert!(close(agent_1_says("Foods would help us a lot."), 0.5));
+    }
+
+    #[test]
+    fn strategic_talk_naming_the_top_item_as_a_priority_is_a_leak_not_the_maximum() {
+        // "Food is our top priority": names food (1/2) but states its ranking: − 1/2 → 0.
+        assert!(close(agent_1_says("Food is our top priority."), 0.0));
+        assert!(close(agent_1_says("Food is what we need most."), 0.0));
+        assert!(close(
+            agent_1_says("Food is the most important item to us."),
+            0.0
+        ));
+        // Its per-unit value as points is a leak too: food named (1/2), "5 points" (− 1/2).
+        assert!(close(agent_1_says("Food gives me 5 pts each."), 0.0));
+        // Even anchoring and conceding together stop short of the maximum when the ranking is
+        // said: 1/2 + 1/2 − 1/2 = 1/2.
+        let both = agent_1_says("Food is our top priority; you can have the firewood.");
+        assert!(close(both, 0.5));
+        assert!(both < 1.0);
+    }
+
+    #[test]
+    fn strategic_talk_referencing_a_low_value_item_earns_the_papers_half() {
+        // Names firewood (its 3-point item) only: concession signalling, 0 + 1/2 − 0.
+        assert!(close(
+            agent_1_says("You can have all of the firewood."),
+            0.5
+        ));
+        // Agent_2 values firewood 5, food 3: the same sentence anchors for it instead, and
+        // naming food is its concession.
+        let s = casino();
+        let say = |talk| strategic_talk(&s, Role::Agent2, Some(talk), Some(&Action::Talk));
+        assert!(close(say("You can have all of the firewood."), 0.5));
+        assert!(close(say("Take the food, we are fine."), 0.5));
+    }
+
+    #[test]
+    fn strategic_talk_anchoring_and_conceding_without_a_leak_is_the_maximum() {
+        // 1/2 + 1/2 − 0 = 1.
+        let full = agent_1_says("We'd love the food; the firewood can go to you.");
+        assert!(close(full, 1.0));
+    }
+
+    #[test]
+    fn strategic_talk_with_no_item_named_earns_nothing() {
+        // Neither mention: 0 (the paper's credits are for mentions; keeping quiet earns none).
+        assert!(close(agent_1_says("Let us find a fair split."), 0.0));
+        // Asking after the other side's priority is no leak, and names no item: 0.
+        assert!(close(agent_1_says("What is your top priority?"), 0.0));
+        // A leak alone floors at 0.
+        assert!(close(agent_1_says("Our priorities are clear."), 0.0));
+        // No talk: 0.
+        assert_eq!(strategic_talk(&casino(), Role::Agent1, None, None), 0.0);
+    }
+
+    #[test]
+    fn strategic_talk_on_a_submit_also_reads_the_terms_as_a_concession() {
+        // Under `turns = "all"` a SUBMIT is scored too: keeping all the food and giving all the
+        // firewood signals the concession the Talk does not name (1/2 + 1/2 = 1); naming the
+        // firewood (its low item: 1/2) while saying "3 points" (− 1/2), food unnamed, is 0.
         let s = casino();
         let submit = |x: Vec<u32>| Action::Submit(Terms::Items(x));
-        // Agent_1 (food 5 high, firewood 3 low): names food, states no points, keeps all food
-        // and gives all firewood → 3 of 3.
         let good = strategic_talk(
             &s,
             Role::Agent1,
@@ -637,7 +770,6 @@ mod tests {
             Some(&submit(vec![3, 2, 0])),
         );
         assert!(close(good, 1.0));
-        // Names no food, says "3 points", keeps all firewood and no food → 0 of 3.
         let bad = strategic_talk(
             &s,
             Role::Agent1,
@@ -645,17 +777,23 @@ mod tests {
             Some(&submit(vec![0, 2, 3])),
         );
         assert!(close(bad, 0.0));
-        // Names "foods" (plural counts) but reveals "5 points"; a REJECT has no concession to
-        // check → 1 of 2.
-        let half = strategic_talk(
-            &s,
-            Role::Agent1,
-            Some("Foods give me 5 pts each."),
-            Some(&Action::Reject),
-        );
-        assert!(close(half, 0.5));
-        // No talk: 0.
-        assert_eq!(strategic_talk(&s, Role::Agent1, None, None), 0.0);
+    }
+
+    #[test]
+    fn strategic_talk_on_issues_and_price_tasks() {
+        // Job worker: salary (0.6) is the top issue, position and holiday (0) the least.
+        let s = job();
+        let say = |talk| strategic_talk(&s, Role::Worker, Some(talk), None);
+        // Names salary: 1/2; and "60%" states its weight: − 1/2 → 0.
+        assert!(close(say("I hope for a better salary."), 0.5));
+        assert!(close(say("Salary is 60% of it for me."), 0.0));
+        // Salary and a concession on the holidays: 1.
+        assert!(close(
+            say("A better salary, and the holiday is up to you."),
+            1.0
+        ));
+        // Google is an option, not an issue: nothing named → 0.
+        assert!(close(say("Google sounds nice."), 0.0));
         // Price: only the secret is checked. The buyer's budget is 180.
         let s = price();
         assert!(close(
@@ -670,22 +808,14 @@ mod tests {
             strategic_talk(&s, Role::Seller, Some("It cost me 100."), None),
             0.0
         ));
-        // Job worker: salary (0.6) is the top issue; "60%" states its weight → 1 of 2.
-        let s = job();
-        let said = strategic_talk(&s, Role::Worker, Some("Salary is 60% of it for me."), None);
-        assert!(close(said, 0.5));
-        let kept = strategic_talk(&s, Role::Worker, Some("I hope for a better salary."), None);
-        assert!(close(kept, 1.0));
-        let vague = strategic_talk(&s, Role::Worker, Some("Google sounds nice."), None);
-        assert!(close(vague, 0.5));
     }
 
     #[test]
     fn strategic_talk_on_talk_and_reject_turns_only_where_asked() {
-        // Agent_1 (learner, 5/4/3) SUBMITs naming food and conceding firewood (1 of 1 checks
-        // → 1.0); agent_2 (3/4/5) REJECTs naming firewood, its top item (1.0); the learner
-        // REJECTs naming food but saying "5 points" (0.5); agent_2 walks away with "Bye."
-        // (names nothing, says no number: 0.5).
+        // Agent_1 (learner, 5/4/3) SUBMITs naming food, giving all the firewood (1/2 + 1/2 =
+        // 1); agent_2 (3/4/5) REJECTs naming firewood, its top item, and food, its least (1);
+        // the learner REJECTs offering the firewood, its least (the concession on a REJECT:
+        // 1/2); agent_2 walks away with "Bye." (names nothing: 0).
         let s = casino();
         let e = play(
             &s,
@@ -695,8 +825,11 @@ mod tests {
                     "We really need food for the kids.",
                     "[SUBMIT_DEAL] food:3 water:2 firewood:0",
                 ),
-                turn("Firewood is what we need most.", "[REJECT_DEAL]"),
-                turn("Food is worth 5 points to me.", "[REJECT_DEAL]"),
+                turn(
+                    "We need the firewood; you can keep the food.",
+                    "[REJECT_DEAL]",
+                ),
+                turn("You can have the firewood.", "[REJECT_DEAL]"),
                 turn("Bye.", "[WALK_AWAY]"),
             ],
         );
@@ -704,10 +837,10 @@ mod tests {
         let all = with(&[Component::Strategic]);
         let signals = turn_signals(&s, e.setup(), e.turns(), &all);
         let every: Vec<f64> = signals.iter().map(|s| s["strategic"]).collect();
-        assert_eq!(every, [1.0, 1.0, 0.5, 0.5]);
+        assert_eq!(every, [1.0, 1.0, 0.5, 0.0]);
         // The harness's rule (§3.4): only [TALK] and [REJECT_DEAL] turns are scored; the
         // SUBMIT and the WALK_AWAY get no signal, so the seats' means are over their REJECTs:
-        // the learner 0.5 (not (1 + 0.5)/2), the opponent 1.0 (not (1 + 0.5)/2).
+        // the learner 0.5 (not (1 + 0.5)/2), the opponent 1.0 (not (1 + 0)/2).
         let talk = RewardConfig {
             strategic: crate::reward::StrategicConfig {
                 turns: StrategicTurns::TalkAndReject,
@@ -725,7 +858,7 @@ mod tests {
         assert_eq!(r.parts.opponent[Component::Strategic], 1.0);
         let r = crate::reward::episode_rewards(&s, e.setup(), e.turns(), &outcome, &all);
         assert_eq!(r.parts.learner[Component::Strategic], 0.75);
-        assert_eq!(r.parts.opponent[Component::Strategic], 0.75);
+        assert_eq!(r.parts.opponent[Component::Strategic], 0.5);
         // A [TALK] turn is scored; a turn whose action could not be read is not.
         assert!(strategic_applies(
             StrategicTurns::TalkAndReject,

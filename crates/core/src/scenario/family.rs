@@ -39,6 +39,18 @@ pub enum Domain {
     Tickets,
 }
 
+impl Domain {
+    /// Whether the domain is one of the BATNA paper's multi-item tasks: items (CaSiNo, Deal or
+    /// No Deal) and issues (Job Interview). Two rules read it: the threshold τ applies to their
+    /// deals only (§2.1: price settings keep the surplus reward, regulation already keeps their
+    /// deals above zero surplus), and the paper's averages over them (App. C, Table 4: "the
+    /// three multi-item datasets where the threshold applies") are the reports' headline
+    /// average. Bundles and hotel calls are priced, as the price tasks are.
+    pub fn is_multi_item(self) -> bool {
+        matches!(self, Domain::Items | Domain::Issues)
+    }
+}
+
 /// A side of a negotiation, as the dataset names it.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
@@ -198,5 +210,21 @@ impl FromStr for Role {
             "hotel" | "manager" => Ok(Role::Hotel),
             _ => Err(format!("unknown role `{s}`")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_multi_item_families_are_casino_dnd_and_job_interview() {
+        // BATNA §2.1 (the threshold on multi-item scenarios; price settings keep surplus) and
+        // App. C (Table 4: CA, DnD, JI).
+        let multi: Vec<Family> = Family::ALL
+            .into_iter()
+            .filter(|f| f.domain().is_multi_item())
+            .collect();
+        assert_eq!(multi, [Family::Casino, Family::Dnd, Family::JobInterview]);
     }
 }

@@ -225,6 +225,9 @@ impl Figures {
             FigureId::Rate(kind) => self.rate(kind),
             FigureId::MeanReward(seat) => self.seats[seat].mean_reward,
             FigureId::FormatOk(seat) => self.seats[seat].format_ok,
+            FigureId::RhoDeals(seat) => self.seats[seat].rho_deals,
+            FigureId::MeanRho(seat) => self.seats[seat].mean_rho,
+            FigureId::MeanTurns => self.mean_turns,
         }
     }
 
@@ -816,6 +819,12 @@ pub enum FigureId {
     MeanReward(Seat),
     /// A seat's format-ok attempts over its attempts.
     FormatOk(Seat),
+    /// A seat's mean ρ over deals: the bargained ratio as the papers report it.
+    RhoDeals(Seat),
+    /// A seat's mean ρ per scored episode (an episode without a deal at its no-deal ρ).
+    MeanRho(Seat),
+    /// Moves that took effect per episode, both seats together.
+    MeanTurns,
 }
 
 impl FigureId {
@@ -825,8 +834,66 @@ impl FigureId {
             FigureId::Rate(kind) => RATED_ENDINGS.iter().position(|k| *k == kind),
             FigureId::MeanReward(seat) => Some(seat_offset(seat) + seat_figure::REWARD),
             FigureId::FormatOk(seat) => Some(seat_offset(seat) + seat_figure::FORMAT_OK),
+            FigureId::RhoDeals(seat) => Some(seat_offset(seat) + seat_figure::RHO_DEALS),
+            FigureId::MeanRho(seat) => Some(seat_offset(seat) + seat_figure::RHO),
+            FigureId::MeanTurns => Some(TURNS),
         }
     }
+}
+
+/// The label of the row a table gives over the multi-item families ([`multi_item_groups`]) in
+/// place of a pool of every family.
+pub const MULTI_ITEM_AVERAGE: &str = "multi-item average";
+
+/// The aggregates of the multi-item families among `families`
+/// ([`Domain::is_multi_item`](crate::scenario::Domain::is_multi_item): CaSiNo, Deal or No Deal,
+/// Job Interview), whose [`mean_over`] is the BATNA paper's Table 4 "Avg" (App. C); `None` with
+/// fewer than two of them, where the average would only repeat a family's own row. The price
+/// families are never in it: their figures are reported apart (the paper's §3 gives "price
+/// tasks" and "multi-item tasks" as two averages), and a pool of every family would mix
+/// dollars with points.
+pub fn multi_item_groups<'a>(
+    families: impl IntoIterator<Item = (crate::scenario::Family, &'a Aggregate)>,
+) -> Option<Vec<&'a Aggregate>> {
+    let groups: Vec<&Aggregate> = families
+        .into_iter()
+        .filter(|(family, _)| family.domain().is_multi_item())
+        .map(|(_, a)| a)
+        .collect();
+    (groups.len() >= 2).then_some(groups)
+}
+
+/// The unweighted mean of `figure` over `groups` — each group (a family) counting once, however
+/// many episodes it holds, as the BATNA paper averages its datasets (App. C, Table 4's "Avg"
+/// row over CaSiNo, DnD and JI: Deal% (76 + 77 + 83)/3 ≈ 79, BR (.58 + .71 + .70)/3 ≈ .66 at
+/// τ = 0.2) — with the percentile interval of the same mean taken resample by resample: the
+/// groups' resamples are their own Poisson draws (keyed by their records, as everywhere), so
+/// resample r of the mean is the mean of each group's resample r; a resample in which some
+/// group has no value for the figure is left out. `n` is the groups' counts summed. `None`
+/// where `groups` is empty or any group has no such figure (a family without a deal has no ρ
+/// over deals, and an average without it would be another average).
+pub fn mean_over(groups: &[&Aggregate], figure: FigureId) -> Option<Estimate> {
+    let f = figure.index()?;
+    if groups.is_empty() {
+        return None;
+    }
+    let mut value = 0.0;
+    let mut sums = vec![Some(0.0); RESAMPLES];
+    let mut n = 0;
+    for group in groups {
+        let (v, resamples) = group.resampled(f)?;
+        value += v;
+        n += group.den_count[DEN_OF[f]];
+        for (sum, r) in sums.iter_mut().zip(resamples) {
+            *sum = match (*sum, r) {
+                (Some(s), Some(r)) => Some(s + r),
+                _ => None,
+            };
+        }
+    }
+    let k = groups.len() as f64;
+    let mut list: Vec<f64> = sums.into_iter().flatten().map(|s| s / k).collect();
+    Some(interval(value / k, &mut list, n))
 }
 
 /// The percentile interval of `list` (the resamples' values, sorted here) around `value`, with
@@ -967,6 +1034,41 @@ mod tests {
     /// Add `episode` under the next key.
     fn add_values(a: &mut Aggregate, episode: EpisodeValues) {
         a.add(a.episodes() as u64, &episode);
+    }
+
+    #[test]
+    fn the_mean_over_families_counts_each_family_once_as_table_4_does() {
+        // BATNA App. C, Table 4: "Avg" is the mean of the datasets' figures, not a pool of
+        // their episodes. Family A: deals at ρ 0.2 and 0.4 → deal rate 1, BR 0.3. Family B
+        // (keys apart): a deal at ρ 0.9 and two walk-aways → deal rate 1/3, BR 0.9.
+        //   mean over families: deal rate (1 + 1/3)/2 = 2/3, BR (0.3 + 0.9)/2 = 0.6;
+        //   pooled episodes would say 3/5 = 0.6 and (0.2 + 0.4 + 0.9)/3 = 0.5.
+        let (mut a, mut b) = (Aggregate::default(), Aggregate::default());
+        add_keyed(&mut a, 1, OutcomeKind::Deal, (0.2, 0.8), &plain());
+        add_keyed(&mut a, 2, OutcomeKind::Deal, (0.4, 0.6), &plain());
+        add_keyed(&mut b, 11, OutcomeKind::Deal, (0.9, 0.1), &plain());
+        add_keyed(&mut b, 12, OutcomeKind::WalkAway, (0.0, 0.0), &plain());
+        add_keyed(&mut b, 13, OutcomeKind::WalkAway, (0.0, 0.0), &plain());
+        let deal = mean_over(&[&a, &b], FigureId::Rate(OutcomeKind::Deal)).unwrap();
+        close(deal.value, 2.0 / 3.0);
+        let br = mean_over(&[&a, &b], FigureId::RhoDeals(Seat::Learner)).unwrap();
+        close(br.value, 0.6);
+        assert_eq!(br.n, 3, "the deals of both families");
+        assert!(br.low <= br.value && br.value <= br.high, "{br:?}");
+        let mut pooled = a.clone();
+        pooled.absorb(&b);
+        close(value(pooled.figures().seats.learner.rho_deals), 0.5);
+        // One family: its own figure. A family without a deal has no BR: no average.
+        close(
+            mean_over(&[&a], FigureId::RhoDeals(Seat::Learner))
+                .unwrap()
+                .value,
+            0.3,
+        );
+        let mut none = Aggregate::default();
+        add_keyed(&mut none, 21, OutcomeKind::WalkAway, (0.0, 0.0), &plain());
+        assert!(mean_over(&[&a, &none], FigureId::RhoDeals(Seat::Learner)).is_none());
+        assert!(mean_over(&[], FigureId::MeanTurns).is_none());
     }
 
     #[test]

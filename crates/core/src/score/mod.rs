@@ -19,8 +19,8 @@ mod table;
 
 pub(crate) use aggregate::LEVEL;
 pub use aggregate::{
-    Aggregate, EpisodeValues, FigureId, Figures, SeatCounts, SeatFigures, Weights, RATED_ENDINGS,
-    RESAMPLES,
+    mean_over, multi_item_groups, Aggregate, EpisodeValues, FigureId, Figures, SeatCounts,
+    SeatFigures, Weights, MULTI_ITEM_AVERAGE, RATED_ENDINGS, RESAMPLES,
 };
 pub use estimate::{cell, pct_cell, Estimate};
 pub use quantile::{Bin, Quantiles};
@@ -59,7 +59,10 @@ pub struct SeatMetrics {
     pub score_ratio: Option<f64>,
     /// Moves that took effect.
     pub turns: u32,
-    /// Share of this seat's attempts that were format-ok.
+    /// Share of this seat's attempts that count as format-ok
+    /// ([`Parsed::counts_as_format_ok`](crate::protocol::Parsed::counts_as_format_ok): an
+    /// illegal move, such as an ACCEPT with nothing to accept, is not), as the format reward
+    /// counts them.
     pub format_ok_rate: f64,
     /// Attempts that could not be used (format or illegal).
     pub malformed: u32,
@@ -150,7 +153,11 @@ pub fn episode_metrics(
         let mut m = SeatMetrics {
             score_ratio: (total.abs() > EPS).then(|| utility[seat] / total),
             turns: mine.iter().filter(|t| t.played.is_some()).count() as u32,
-            format_ok_rate: mine.iter().filter(|t| t.parsed.format_ok).count() as f64 / attempts,
+            format_ok_rate: mine
+                .iter()
+                .filter(|t| t.parsed.counts_as_format_ok())
+                .count() as f64
+                / attempts,
             malformed: mine.iter().filter(|t| t.played.is_none()).count() as u32,
             regulation_events: mine.iter().filter(|t| t.regulation.is_some()).count() as u32,
             first_bid_ratio: None,

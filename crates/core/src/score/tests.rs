@@ -290,7 +290,8 @@ fn format_ok_rate_turns_and_malformed_count_per_seat() {
     //   1 L "nonsense"                      unreadable: not format-ok, malformed (retried)
     //   2 L Talk + Action, no Thought       played, but not format-ok
     //   3 O [REJECT_DEAL]                   played, format-ok
-    //   4 L [ACCEPT_DEAL] with no offer     format-ok but illegal: malformed (retried)
+    //   4 L [ACCEPT_DEAL] with no offer     illegal: malformed (retried), and not format-ok
+    //                                       (`Parsed::counts_as_format_ok`, as the format reward)
     //   5 L [SUBMIT_DEAL] price:65          played, format-ok
     //   6 O [ACCEPT_DEAL]                   played, format-ok: deal at 65
     let s = price_task(125.0, 100.0, 60.0);
@@ -309,9 +310,10 @@ fn format_ok_rate_turns_and_malformed_count_per_seat() {
     let m = metrics_of(&e);
     let (l, o) = (&m.seats.learner, &m.seats.opponent);
     // learner: attempts 1, 2, 4, 5; played 2 and 5 → turns 2; 1 and 4 unused → malformed 2;
-    // format-ok 4 and 5 → 2/4 = 0.5
+    // format-ok only 5 (4's ACCEPT had no offer to accept) → 1/4 = 0.25, the share of its
+    // turns the harness's format reward pays (§3.4: 0, 0, 0, 1 → mean 0.25)
     assert_eq!((l.turns, l.malformed), (2, 2));
-    close(l.format_ok_rate, 0.5);
+    close(l.format_ok_rate, 0.25);
     // opponent: attempts 3 and 6, both played and format-ok → 2 turns, 0 malformed, 2/2 = 1
     assert_eq!((o.turns, o.malformed), (2, 0));
     close(o.format_ok_rate, 1.0);

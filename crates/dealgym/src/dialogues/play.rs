@@ -7,6 +7,7 @@ use super::{HumanDialogue, MAX_TURNS_PER_PERSON};
 use crate::agents::{PersonaConfig, Played};
 use crate::game::{
     CraigslistBudget, EpisodeConfig, EpisodeSeed, FirstMover, OutcomeKind, PerSeat, Prompts, Seat,
+    Seatings,
 };
 use crate::protocol::{parse_terms, render_action, render_turn, TurnFormat};
 use crate::record::{EpisodeRecord, PlayerSpec};
@@ -63,6 +64,7 @@ fn people_rules(family: Family, learner: Role, first: Role) -> EpisodeConfig {
         opponent_acts: false,
         // The people were told the data's target.
         craigslist_budget: CraigslistBudget::Target,
+        seatings: Seatings::One,
     }
 }
 
@@ -104,9 +106,10 @@ pub(crate) fn play(
         prefix: None,
         tag: None,
         standing: None,
+        learner_role: None,
     };
     let mut setup = kit
-        .draw_setup(&planned.scenario, planned.seeds)
+        .draw_setup(&planned.scenario, planned.seeds, planned.learner_role)
         .map_err(|source| EpisodeError::Setup {
             scenario: planned.scenario.id.clone(),
             source,

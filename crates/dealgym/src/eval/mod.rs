@@ -133,7 +133,11 @@ pub async fn eval<'s>(
         ),
         None => {
             let scenarios = load_all(&run.scenarios, &run.selection())?;
-            run.check_plan_size(scenarios.len(), "scenarios", options.pairings.len())?;
+            run.check_plan_size(
+                scenarios.len() * run.episode.seatings.count(),
+                run.episode.seatings.groups(),
+                options.pairings.len(),
+            )?;
             (scenarios, None)
         }
     };
@@ -141,7 +145,7 @@ pub async fn eval<'s>(
         .as_ref()
         .map(|c| c.identity.clone())
         .unwrap_or_default();
-    let planned = plan(&scenarios, run.seed, run.group_size);
+    let planned = plan(&scenarios, run.seed, run.group_size, run.episode.seatings);
     let planned = match &run.shard {
         Some(s) => shard(planned, s),
         None => planned,

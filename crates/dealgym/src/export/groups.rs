@@ -6,6 +6,13 @@
 //! A group is a (`run_id`, `group_id`) pair: group ids restart at `g0` in every run, so files
 //! of several runs never mix their groups. Episodes that ended in `error` (the endpoint failed)
 //! are left out here as everywhere: they are no sample of the policy.
+//!
+//! Under `[rewards] turn_reward = "every_turn"` each turn has its own reward, and a per-turn
+//! row's advantage is taken against its *turn group* ([`turn_group_key`]): the same turn
+//! number of the same seat across the GRPO group's episodes — the CaSiNo harness's GRPO rows
+//! (§3.3.2: "For each training prompt, the model generates 8 candidate completions; all reward
+//! signals are computed for each, and the group mean serves as the baseline"; §3.3.3 slices
+//! the self-play episodes' learner turns into such rows).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -14,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::game::{OutcomeKind, PerSeat, Seat};
 use crate::record::{OnDuplicate, PlayerSpec, ReadError, RecordFiles};
+use crate::reward::TurnReward;
 use crate::scenario::Role;
 
 /// Below this a group's reward std counts as zero, and its advantages are 0.
@@ -68,6 +76,52 @@ struct GroupFacts {
     outcome: EndingFacts,
     #[serde(default)]
     reward_issues: std::collections::BTreeMap<String, u32>,
+    /// Each turn's seat (the rest of the turn is skipped unread).
+    #[serde(default)]
+    turns: Vec<TurnFacts>,
+    #[serde(default)]
+    turn_rewards: Vec<Option<f64>>,
+    #[serde(default)]
+    reward_config: Option<RewardFacts>,
+}
+
+#[derive(Debug, Deserialize)]
+struct TurnFacts {
+    seat: Seat,
+}
+
+/// The one setting of a record's `reward_config` the first pass needs.
+#[derive(Debug, Default, Deserialize)]
+struct RewardFacts {
+    #[serde(default)]
+    turn_reward: TurnReward,
+}
+
+/// Whether a record's per-turn rows are scored turn by turn: it was rewarded under
+/// `turn_reward = "every_turn"` and holds each turn's reward. Then a row's `reward` is its
+/// turn's and its advantage is against its turn group ([`turn_group_key`]); otherwise (the
+/// default `episode`, and `last_turn`, whose rows sum to a trajectory's return) every row of a
+/// seat carries the episode's reward and advantage.
+pub(crate) fn scored_per_turn(
+    turn_reward: Option<TurnReward>,
+    turn_rewards: &[Option<f64>],
+) -> bool {
+    turn_reward == Some(TurnReward::EveryTurn) && !turn_rewards.is_empty()
+}
+
+/// Each of the turns' (seat, turn number) pairs: the turn number is the turn's place among its
+/// seat's turns in record order (the `seat_turn` of a `prompt-completion` row). A turn group
+/// is a GRPO group's turns of one seat and one turn number: the same scenario, the same setup
+/// and the same place in the conversation — at turn number 0 the very same prompt.
+pub(crate) fn turn_group_key(seats: impl Iterator<Item = Seat>) -> Vec<(Seat, usize)> {
+    let mut counts = PerSeat::new(0usize, 0usize);
+    seats
+        .map(|seat| {
+            let k = counts[seat];
+            counts[seat] += 1;
+            (seat, k)
+        })
+        .collect()
 }
 
 #[derive(Debug, Deserialize)]
@@ -88,36 +142,43 @@ pub(crate) fn is_self_play(learner_player: &PlayerSpec, opponent_player: &Player
     learner_player == opponent_player && !learner_player.is_person()
 }
 
-/// The running moments of one group: per seat, and per role over the self-play episodes.
+/// The running moments of one group: per seat, and per role over the self-play episodes; and
+/// the same per turn number for the episodes scored per turn.
 #[derive(Debug, Clone, Default)]
 struct GroupMoments {
     seats: PerSeat<Moments>,
     /// A group plays one scenario, so at most its two roles; a slot is claimed by the first
     /// role seen in it.
     roles: [(Option<Role>, Moments); 2],
+    /// Turn number k → the moments of the turn rewards of each seat's k-th turn (and, in
+    /// self-play, of each role's). Empty unless the group's episodes are scored per turn.
+    turns: Vec<TurnMoments>,
 }
 
-impl GroupMoments {
-    fn role(&self, role: Role) -> Option<&Moments> {
-        self.roles
-            .iter()
-            .find(|(r, _)| *r == Some(role))
-            .map(|(_, m)| m)
-    }
+/// The moments of one turn number of a group: per seat, and per role in self-play.
+#[derive(Debug, Clone, Default)]
+struct TurnMoments {
+    seats: PerSeat<Moments>,
+    roles: [(Option<Role>, Moments); 2],
+}
 
-    fn role_mut(&mut self, role: Role) -> Option<&mut Moments> {
-        let slot = self
-            .roles
-            .iter()
-            .position(|(r, _)| *r == Some(role))
-            .or_else(|| self.roles.iter().position(|(r, _)| r.is_none()))?;
-        self.roles[slot].0 = Some(role);
-        Some(&mut self.roles[slot].1)
-    }
+/// The moments of `role` among `roles`, if it has a slot.
+fn role_of(roles: &[(Option<Role>, Moments); 2], role: Role) -> Option<&Moments> {
+    roles.iter().find(|(r, _)| *r == Some(role)).map(|(_, m)| m)
+}
+
+/// The moments of `role` among `roles`, claiming a free slot for it.
+fn role_mut_of(roles: &mut [(Option<Role>, Moments); 2], role: Role) -> Option<&mut Moments> {
+    let slot = roles
+        .iter()
+        .position(|(r, _)| *r == Some(role))
+        .or_else(|| roles.iter().position(|(r, _)| r.is_none()))?;
+    roles[slot].0 = Some(role);
+    Some(&mut roles[slot].1)
 }
 
 /// The statistics a line carries about its seat's group.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub(crate) struct GroupStats {
     /// Episodes of the group that count (not `error`), whether or not this export writes them.
     pub group_size: u32,
@@ -178,7 +239,26 @@ impl GroupTable {
             let reward = facts.rewards[seat];
             group.seats[seat].push(reward);
             if self_play {
-                if let Some(role) = group.role_mut(facts.seats[seat].role) {
+                if let Some(role) = role_mut_of(&mut group.roles, facts.seats[seat].role) {
+                    role.push(reward);
+                }
+            }
+        }
+        let turn_reward = facts.reward_config.as_ref().map(|c| c.turn_reward);
+        if !scored_per_turn(turn_reward, &facts.turn_rewards) {
+            return;
+        }
+        let keys = turn_group_key(facts.turns.iter().map(|t| t.seat));
+        for ((seat, k), reward) in keys.into_iter().zip(&facts.turn_rewards) {
+            // A logged prefix's turn has no reward: no sample of the policy.
+            let Some(reward) = *reward else { continue };
+            if group.turns.len() <= k {
+                group.turns.resize_with(k + 1, TurnMoments::default);
+            }
+            let at = &mut group.turns[k];
+            at.seats[seat].push(reward);
+            if self_play {
+                if let Some(role) = role_mut_of(&mut at.roles, facts.seats[seat].role) {
                     role.push(reward);
                 }
             }
@@ -203,9 +283,39 @@ impl GroupTable {
         reward: f64,
     ) -> Option<GroupStats> {
         let group = self.runs.get(run_id)?.get(group_id)?;
-        let moments = group.seats[seat];
-        let by_role = group.role(role).filter(|_| self_play);
-        Some(GroupStats {
+        let by_role = role_of(&group.roles, role).filter(|_| self_play);
+        Some(GroupStats::of(&group.seats[seat], by_role, reward))
+    }
+
+    /// The statistics of the `reward` of `seat`'s turn number `turn` (its place among the
+    /// seat's turns) in its turn group ([`turn_group_key`]): the same turn of the same seat
+    /// across the group's episodes scored per turn. `None` for a group the first pass did not
+    /// see, or a turn number none of its episodes gave a reward.
+    #[allow(clippy::too_many_arguments)]
+    pub fn turn_stats(
+        &self,
+        run_id: &str,
+        group_id: &str,
+        seat: Seat,
+        turn: usize,
+        role: Role,
+        self_play: bool,
+        reward: f64,
+    ) -> Option<GroupStats> {
+        let at = self.runs.get(run_id)?.get(group_id)?.turns.get(turn)?;
+        let moments = &at.seats[seat];
+        if moments.count == 0 {
+            return None;
+        }
+        let by_role = role_of(&at.roles, role).filter(|_| self_play);
+        Some(GroupStats::of(moments, by_role, reward))
+    }
+}
+
+impl GroupStats {
+    /// The statistics of `reward` among `moments` (and among `by_role` in self-play).
+    fn of(moments: &Moments, by_role: Option<&Moments>, reward: f64) -> GroupStats {
+        GroupStats {
             group_size: moments.count,
             group_reward_mean: moments.mean,
             group_reward_std: moments.std(),
@@ -214,7 +324,7 @@ impl GroupTable {
             role_reward_mean: by_role.map(|m| m.mean),
             role_reward_std: by_role.map(Moments::std),
             role_advantage: by_role.map(|m| m.advantage(reward)),
-        })
+        }
     }
 }
 
@@ -240,6 +350,9 @@ mod tests {
                 kind: OutcomeKind::Deal,
             },
             reward_issues: Default::default(),
+            turns: Vec::new(),
+            turn_rewards: Vec::new(),
+            reward_config: None,
         }
     }
 
@@ -307,6 +420,104 @@ mod tests {
         assert!(table
             .stats("r", "g1", Seat::Learner, Role::Buyer, false, 0.0)
             .is_none());
+    }
+
+    /// `facts` of an episode scored per turn: its turns' seats, their rewards (`None` for a
+    /// logged prefix's turn) and `turn_reward = "every_turn"`.
+    fn per_turn(group: &str, turns: &[(Seat, Option<f64>)]) -> GroupFacts {
+        let mut f = facts(group, [Role::Agent1, Role::Agent2], ["a", "b"], [0.3, 0.3]);
+        f.turns = turns
+            .iter()
+            .map(|(seat, _)| TurnFacts { seat: *seat })
+            .collect();
+        f.turn_rewards = turns.iter().map(|(_, r)| *r).collect();
+        f.reward_config = Some(RewardFacts {
+            turn_reward: TurnReward::EveryTurn,
+        });
+        f
+    }
+
+    #[test]
+    fn a_turn_is_measured_against_the_same_turn_of_its_seat_across_the_group() {
+        use Seat::{Learner as L, Opponent as O};
+        // CaSiNo harness §3.3.2: each row's group is the completions for the same prompt, the
+        // group mean its baseline. Three episodes of g0, the learner's turn rewards:
+        //   A: 1.0, 0.5        B: 0.0, 0.5, 1.0        C: (a logged turn), 0.5
+        // learner turn 0: A 1.0, B 0.0 (C's turn 0 is logged: no sample) → mean 0.5, std 0.5,
+        //   A's advantage (1.0 − 0.5)/0.5 = 1, B's −1;
+        // learner turn 1: 0.5, 0.5, 0.5 → std 0, advantages 0;
+        // learner turn 2: B alone → group of 1, advantage 0.
+        let mut table = GroupTable::default();
+        let s = Some;
+        table.add(&per_turn("g0", &[(L, s(1.0)), (O, s(0.2)), (L, s(0.5))]));
+        table.add(&per_turn(
+            "g0",
+            &[
+                (L, s(0.0)),
+                (O, s(0.9)),
+                (L, s(0.5)),
+                (O, s(0.1)),
+                (L, s(1.0)),
+            ],
+        ));
+        table.add(&per_turn("g0", &[(L, None), (O, s(0.4)), (L, s(0.5))]));
+        let at = |seat, k, reward| {
+            table
+                .turn_stats("r", "g0", seat, k, Role::Agent1, false, reward)
+                .unwrap()
+        };
+        let a0 = at(L, 0, 1.0);
+        assert_eq!(a0.group_size, 2);
+        assert!(close(a0.group_reward_mean, 0.5) && close(a0.group_reward_std, 0.5));
+        assert!(close(a0.advantage, 1.0));
+        assert!(close(at(L, 0, 0.0).advantage, -1.0));
+        let t1 = at(L, 1, 0.5);
+        assert_eq!(
+            (t1.group_size, t1.group_reward_std, t1.advantage),
+            (3, 0.0, 0.0)
+        );
+        assert_eq!(
+            (at(L, 2, 1.0).group_size, at(L, 2, 1.0).advantage),
+            (1, 0.0)
+        );
+        // The opponent's turn 0: 0.2, 0.9, 0.4 → mean 0.5, squared deviations 0.09 + 0.16 +
+        // 0.01 = 0.26, / 3, std √(0.26/3) = 0.294392; 0.9's advantage 0.4/0.294392 = 1.358732.
+        let o0 = at(O, 0, 0.9);
+        assert!(close(o0.group_reward_mean, 0.5));
+        assert!((o0.advantage - 0.4 / (0.26f64 / 3.0).sqrt()).abs() < 1e-12);
+        // No turn number 3 of the learner, no other group; the episode statistics are as ever.
+        assert!(table
+            .turn_stats("r", "g0", L, 3, Role::Agent1, false, 0.0)
+            .is_none());
+        assert_eq!(
+            table
+                .stats("r", "g0", L, Role::Agent1, false, 0.3)
+                .unwrap()
+                .group_size,
+            3
+        );
+    }
+
+    #[test]
+    fn only_every_turn_records_are_scored_per_turn() {
+        assert!(scored_per_turn(Some(TurnReward::EveryTurn), &[Some(1.0)]));
+        assert!(!scored_per_turn(Some(TurnReward::EveryTurn), &[]));
+        assert!(!scored_per_turn(Some(TurnReward::LastTurn), &[Some(1.0)]));
+        assert!(!scored_per_turn(None, &[Some(1.0)]));
+        // A `last_turn` record adds no turn group.
+        let mut table = GroupTable::default();
+        let mut f = per_turn("g0", &[(Seat::Learner, Some(1.0))]);
+        f.reward_config = Some(RewardFacts {
+            turn_reward: TurnReward::LastTurn,
+        });
+        table.add(&f);
+        assert!(table
+            .turn_stats("r", "g0", Seat::Learner, 0, Role::Agent1, false, 1.0)
+            .is_none());
+        assert_eq!(
+            turn_group_key([Seat::Learner, Seat::Opponent, Seat::Learner].into_iter()),
+            [(Seat::Learner, 0), (Seat::Opponent, 0), (Seat::Learner, 1)]
+        );
     }
 
     #[test]

@@ -457,7 +457,14 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
                         continue;
                     }
                     Format::Messages => messages::write(head, &record, replayed, out),
-                    _ => prompt_completion::write(head, &record, replayed, options.last_k, out),
+                    _ => prompt_completion::write(
+                        head,
+                        &record,
+                        replayed,
+                        &table,
+                        options.last_k,
+                        out,
+                    ),
                 }
             } else {
                 let calls = match seat_calls(&record, seat) {

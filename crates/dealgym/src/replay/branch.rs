@@ -105,6 +105,7 @@ pub async fn branch<'s>(
             prefix: Some(prefix.clone()),
             tag: None,
             standing: None,
+            learner_role: None,
         }));
         parents += 1;
     }

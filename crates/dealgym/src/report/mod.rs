@@ -41,7 +41,11 @@ use crate::record::{
     record_files_in, Duplicates, EpisodeRecord, OnDuplicate, PromptCosts, ReadError, RecordFiles,
     RewardIssueCounts,
 };
-use crate::score::{cell, pct_cell, Aggregate, Estimate, Weights};
+use crate::scenario::Family;
+use crate::score::{
+    cell, mean_over, multi_item_groups, pct_cell, Aggregate, Estimate, FigureId, Weights,
+    MULTI_ITEM_AVERAGE,
+};
 
 pub use charts::ChartError;
 pub(crate) use charts::{histogram_chart, interval_chart, line_chart, stacked_chart, Series};
@@ -403,7 +407,7 @@ pub(crate) fn write_report(
         format!("Written by dealgym {}.", env!("CARGO_PKG_VERSION")),
     ];
     if all.scored() > 0 {
-        meta.insert(1, bargained_ratio_line(&all));
+        meta.insert(1, bargained_ratio_line(&groups));
     }
     if let Some(counts) = rewards.counts() {
         meta.push(format!(
@@ -686,17 +690,53 @@ fn headline(episodes: usize, people: usize, models: &Aggregate) -> String {
     }
 }
 
-/// The headline figure over every episode the models played: the learner's bargained ratio as
-/// the papers report it (mean ρ over deals, the deal rate beside it; BATNA paper, Table 1), then
-/// ρ per episode, which counts an episode without a deal at its ρ (0 by default).
-fn bargained_ratio_line(all: &Aggregate) -> String {
-    let f = all.figures();
+/// The headline figures, as the papers report them: per family, the learner's bargained ratio
+/// (mean ρ over deals) with the deal rate beside it (BATNA paper, Table 1) and ρ per episode,
+/// which counts an episode without a deal at its ρ (0 by default); then, where two or more
+/// multi-item families are in the files, their average, each family once (the paper's Table 4
+/// "Avg", App. C). Never a pool of every family: it would weigh families by their episodes and
+/// put the price tasks' dollars beside the item games' points.
+fn bargained_ratio_line(groups: &Groups) -> String {
+    let figures = |f: Option<Estimate>, deal: Option<Estimate>, per_episode: Option<Estimate>| {
+        format!(
+            "{} at a deal rate of {} %; ρ per episode (no deal = 0): {}",
+            cell(f, 3),
+            pct_cell(deal),
+            cell(per_episode, 3),
+        )
+    };
+    let mut parts: Vec<String> = groups
+        .of(Dimension::Family)
+        .map(|(family, a)| {
+            let f = a.figures();
+            let learner = &f.seats[Seat::Learner];
+            format!(
+                "{family}: {}",
+                figures(
+                    learner.rho_deals,
+                    f.rate(OutcomeKind::Deal),
+                    learner.mean_rho
+                )
+            )
+        })
+        .collect();
+    let families = groups
+        .of(Dimension::Family)
+        .filter_map(|(name, a)| Some((name.parse::<Family>().ok()?, a)));
+    if let Some(multi) = multi_item_groups(families) {
+        let mean = |figure| mean_over(&multi, figure);
+        parts.push(format!(
+            "{MULTI_ITEM_AVERAGE} (each multi-item family once, as the BATNA paper's Table 4): {}",
+            figures(
+                mean(FigureId::RhoDeals(Seat::Learner)),
+                mean(FigureId::Rate(OutcomeKind::Deal)),
+                mean(FigureId::MeanRho(Seat::Learner)),
+            )
+        ));
+    }
     format!(
-        "Learner's bargained ratio (ρ over deals): {} at a deal rate of {} %; ρ per episode \
-         (no deal = 0): {}.",
-        cell(f.seats[Seat::Learner].rho_deals, 3),
-        pct_cell(f.rate(OutcomeKind::Deal)),
-        cell(f.seats[Seat::Learner].mean_rho, 3),
+        "Learner's bargained ratio (ρ over deals), per family — {}.",
+        parts.join("; — ")
     )
 }
 

@@ -1,6 +1,10 @@
 //! Post-hoc threshold sensitivity (the seed BATNA paper, App. C and Table 4): for each τ, the
 //! learner's deal rate and bargained ratio had every deal with learner ρ < τ been refused —
-//! from the records alone, no new episodes. Per family and over all.
+//! from the records alone, no new episodes. Per family, then Table 4's "Avg": the mean of the
+//! multi-item families' figures, each family counting once ([`mean_over`] over
+//! [`multi_item_groups`]: CaSiNo, DnD, JI) — never a pool of every family's episodes, which
+//! would weigh families by their size and mix the price tasks (where the paper applies no
+//! threshold) into it.
 //!
 //! A refused deal becomes no deal for the learner (it walks away rather than accept, the BATNA
 //! principle): its ρ becomes the learner's no-deal ρ ([`no_deal_rho`]); the other episodes keep
@@ -16,7 +20,11 @@ use std::collections::BTreeMap;
 
 use crate::game::{OutcomeKind, PerSeat, Seat};
 use crate::record::EpisodeRecord;
-use crate::score::{Aggregate, EpisodeValues, Estimate, Weights};
+use crate::scenario::Family;
+use crate::score::{
+    mean_over, multi_item_groups, Aggregate, EpisodeValues, Estimate, FigureId, Weights,
+    MULTI_ITEM_AVERAGE,
+};
 
 use super::tables::{Cell, Column, Table};
 
@@ -32,8 +40,8 @@ pub(crate) fn no_deal_rho(r: &EpisodeRecord) -> f64 {
 #[derive(Debug, Clone)]
 pub struct Sensitivity {
     taus: Vec<f64>,
-    /// Per group (each family, and "all"): the file as recorded, then one aggregate per τ.
-    groups: BTreeMap<String, Vec<Aggregate>>,
+    /// Per family: the file as recorded, then one aggregate per τ.
+    groups: BTreeMap<Family, Vec<Aggregate>>,
 }
 
 impl Sensitivity {
@@ -64,18 +72,22 @@ impl Sensitivity {
         let refused =
             EpisodeValues::of_ending(OutcomeKind::WalkAway, PerSeat::new(no_deal_rho(r), 0.0));
         let deal = kind == OutcomeKind::Deal;
-        for group in [r.family.to_string(), "all".to_string()] {
-            let n = self.taus.len();
-            let aggregates = self
-                .groups
-                .entry(group)
-                .or_insert_with(|| vec![Aggregate::without_median(); n + 1]);
-            aggregates[0].add_weighted(weights, &recorded);
-            for (tau, aggregate) in self.taus.iter().zip(&mut aggregates[1..]) {
-                let kept = !deal || rho >= *tau;
-                aggregate.add_weighted(weights, if kept { &recorded } else { &refused });
-            }
+        let n = self.taus.len();
+        let aggregates = self
+            .groups
+            .entry(r.family)
+            .or_insert_with(|| vec![Aggregate::without_median(); n + 1]);
+        aggregates[0].add_weighted(weights, &recorded);
+        for (tau, aggregate) in self.taus.iter().zip(&mut aggregates[1..]) {
+            let kept = !deal || rho >= *tau;
+            aggregate.add_weighted(weights, if kept { &recorded } else { &refused });
         }
+    }
+
+    /// The multi-item families' aggregates at row `i` (0: as recorded, then one per τ), where
+    /// there are two or more of them.
+    fn multi_item(&self, i: usize) -> Option<Vec<&Aggregate>> {
+        multi_item_groups(self.groups.iter().map(|(f, a)| (*f, &a[i])))
     }
 
     /// family, τ (empty: as recorded), scored episodes, deals, deal %, the learner's ρ over
@@ -91,19 +103,13 @@ impl Sensitivity {
             Column::new("ρ per episode (no deal = 0) learner", "mean_rho_learner"),
         ];
         let mut rows = Vec::new();
-        // "all" last, like the other tables.
-        let ordered = self
-            .groups
-            .iter()
-            .filter(|(g, _)| g.as_str() != "all")
-            .chain(self.groups.iter().filter(|(g, _)| g.as_str() == "all"));
-        for (group, aggregates) in ordered {
-            let taus = std::iter::once(None).chain(self.taus.iter().copied().map(Some));
-            for (tau, a) in taus.zip(aggregates) {
+        let taus = || std::iter::once(None).chain(self.taus.iter().copied().map(Some));
+        for (family, aggregates) in &self.groups {
+            for (tau, a) in taus().zip(aggregates) {
                 let f = a.figures();
                 let learner = &f.seats[Seat::Learner];
                 rows.push(vec![
-                    Cell::Text(group.clone()),
+                    Cell::Text(family.to_string()),
                     Cell::Number(tau, 2),
                     Cell::Count(a.scored() as u64),
                     Cell::Count(a.count(OutcomeKind::Deal) as u64),
@@ -113,25 +119,56 @@ impl Sensitivity {
                 ]);
             }
         }
+        // Table 4's "Avg", last: the multi-item families' figures, each family once.
+        for (i, tau) in taus().enumerate() {
+            let Some(families) = self.multi_item(i) else {
+                break;
+            };
+            let mean = |figure| mean_over(&families, figure);
+            let sum = |count: &dyn Fn(&Aggregate) -> usize| {
+                families.iter().map(|a| count(a) as u64).sum::<u64>()
+            };
+            rows.push(vec![
+                Cell::Text(MULTI_ITEM_AVERAGE.to_string()),
+                Cell::Number(tau, 2),
+                Cell::Count(sum(&|a| a.scored())),
+                Cell::Count(sum(&|a| a.count(OutcomeKind::Deal))),
+                Cell::Estimate(
+                    mean(FigureId::Rate(OutcomeKind::Deal)).map(|e| e.scaled(100.0)),
+                    1,
+                ),
+                Cell::Estimate(mean(FigureId::RhoDeals(Seat::Learner)), 3),
+                Cell::Estimate(mean(FigureId::MeanRho(Seat::Learner)), 3),
+            ]);
+        }
         Table {
             name: "sensitivity".into(),
             title: "Threshold sensitivity (learner): deals with ρ < τ refused; ρ over the deals \
-                    kept"
+                    kept; the multi-item average is the families' mean (Table 4's Avg)"
                 .into(),
             columns,
             rows,
         }
     }
 
-    /// The learner's ρ over deals per τ (the recorded row first) in one group, for tests and
-    /// charts.
-    pub fn rho_deals(&self, group: &str) -> Vec<Option<Estimate>> {
-        self.groups.get(group).map_or_else(Vec::new, |aggregates| {
-            aggregates
-                .iter()
-                .map(|a| a.figures().seats.learner.rho_deals)
-                .collect()
-        })
+    /// The learner's ρ over deals per τ (the recorded row first) in one family, or over the
+    /// multi-item families (`None`), for tests and charts.
+    pub fn rho_deals(&self, family: Option<Family>) -> Vec<Option<Estimate>> {
+        match family {
+            Some(family) => self
+                .groups
+                .get(&family)
+                .map_or_else(Vec::new, |aggregates| {
+                    aggregates
+                        .iter()
+                        .map(|a| a.figures().seats.learner.rho_deals)
+                        .collect()
+                }),
+            None => (0..=self.taus.len())
+                .map_while(|i| self.multi_item(i))
+                .map(|families| mean_over(&families, FigureId::RhoDeals(Seat::Learner)))
+                .collect(),
+        }
     }
 }
 
@@ -193,6 +230,84 @@ mod tests {
         }
     }
 
+    /// A record of `family` ending as `kind` with the learner's ρ `rho`, in its own group `i`
+    /// (the sensitivity reads only the family, the ending and the learner's ρ).
+    fn ended(family: Family, kind: OutcomeKind, rho: f64, i: usize) -> EpisodeRecord {
+        let action = if kind == OutcomeKind::Deal {
+            "[SUBMIT_DEAL] price:80"
+        } else {
+            "[WALK_AWAY]"
+        };
+        let s = price_task(125.0, 100.0, 60.0);
+        let mut moves = vec![turn("Offer.", action)];
+        if kind == OutcomeKind::Deal {
+            moves.push(turn("Ok.", "[ACCEPT_DEAL]"));
+        }
+        let mut r = record_of(play(&s, learner_first_as(&s, Role::Buyer), &moves));
+        assert_eq!(r.kind(), kind);
+        r.family = family;
+        r.outcome.outcome.rho.learner = rho;
+        r.episode_id = format!("g{i}-m0");
+        r.group_id = format!("g{i}");
+        r
+    }
+
+    #[test]
+    fn the_average_row_is_table_4s_mean_over_the_multi_item_families() {
+        // BATNA App. C, Table 4: its "Avg" is the mean of CA, DnD and JI's own figures (Deal%
+        // (76 + 77 + 83)/3 ≈ 79 at τ = 0.2); the price datasets are left out.
+        //   casino: deals at ρ 0.5 and 0.7 → deal 100 %, BR 0.6, ρ per episode 0.6;
+        //     τ 0.6 keeps 0.7 → 50 %, BR 0.7, per episode 0.35
+        //   job_interview: a deal at 0.9 and a walk-away → 50 %, BR 0.9, per episode 0.45;
+        //     τ 0.6 keeps it → the same
+        //   craigslist: a deal at 0.1 — not in the average
+        // average as recorded: deal (100 + 50)/2 = 75 %, BR (0.6 + 0.9)/2 = 0.75, per episode
+        //   (0.6 + 0.45)/2 = 0.525; at τ 0.6: 50 %, BR (0.7 + 0.9)/2 = 0.8, per episode 0.4.
+        // (A pool of every episode would have said BR (0.5 + 0.7 + 0.9 + 0.1)/4 = 0.55.)
+        let mut s = Sensitivity::new(&[0.6]);
+        for (i, (family, kind, rho)) in [
+            (Family::Casino, OutcomeKind::Deal, 0.5),
+            (Family::Casino, OutcomeKind::Deal, 0.7),
+            (Family::JobInterview, OutcomeKind::Deal, 0.9),
+            (Family::JobInterview, OutcomeKind::WalkAway, 0.0),
+            (Family::Craigslist, OutcomeKind::Deal, 0.1),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            s.add(&ended(family, kind, rho, i), None);
+        }
+        let csv = s.table().csv();
+        assert!(!csv.contains("\nall,"), "no pool of every family: {csv}");
+        let rows: Vec<Vec<&str>> = csv
+            .lines()
+            .filter(|l| l.starts_with(MULTI_ITEM_AVERAGE))
+            .map(|l| l.split(',').collect())
+            .collect();
+        assert_eq!(rows.len(), 2, "{csv}");
+        for (row, (tau, episodes, deals, pct, br, per_episode)) in rows.iter().zip([
+            ("", "4", "3", 75.0, 0.75, 0.525),
+            ("0.600000", "4", "2", 50.0, 0.8, 0.4),
+        ]) {
+            assert_eq!(row[1..4], [tau, episodes, deals], "{row:?}");
+            let number = |i: usize| row[i].parse::<f64>().unwrap();
+            assert!((number(4) - pct).abs() < 1e-9, "{row:?}");
+            assert!((number(7) - br).abs() < 1e-9, "{row:?}");
+            assert!((number(10) - per_episode).abs() < 1e-9, "{row:?}");
+        }
+        let avg: Vec<f64> = s
+            .rho_deals(None)
+            .into_iter()
+            .map(|e| e.unwrap().value)
+            .collect();
+        assert!((avg[0] - 0.75).abs() < 1e-9 && (avg[1] - 0.8).abs() < 1e-9);
+        // One multi-item family alone has no average row: its own rows say it.
+        let mut one = Sensitivity::new(&[0.6]);
+        one.add(&ended(Family::Casino, OutcomeKind::Deal, 0.5, 0), None);
+        one.add(&ended(Family::Craigslist, OutcomeKind::Deal, 0.1, 1), None);
+        assert!(!one.table().csv().contains(MULTI_ITEM_AVERAGE));
+    }
+
     /// A deal (learner buying first) at `price` on B = 100, C = 60: ρ = (100 − price)/40.
     fn deal_at(price: u32, i: usize) -> EpisodeRecord {
         let s = price_task(125.0, 100.0, 60.0);
@@ -227,7 +342,7 @@ mod tests {
         walk.group_id = "g9".into();
         s.add(&walk, None);
         let over_deals: Vec<f64> = s
-            .rho_deals("all")
+            .rho_deals(Some(crate::scenario::Family::Craigslist))
             .into_iter()
             .map(|e| e.unwrap().value)
             .collect();
@@ -242,7 +357,7 @@ mod tests {
         ] {
             let row = csv
                 .lines()
-                .find(|l| l.starts_with(&format!("all,{tau},")))
+                .find(|l| l.starts_with(&format!("craigslist,{tau},")))
                 .unwrap();
             let fields: Vec<&str> = row.split(',').collect();
             assert_eq!(fields[2..5], ["5", &deals.to_string(), pct], "{row}");

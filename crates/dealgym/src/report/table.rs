@@ -79,7 +79,7 @@ impl TableCollector {
             }
             for t in r.turns.iter().filter(|t| t.turn.seat == seat) {
                 f.attempts += 1;
-                f.format_ok += usize::from(t.turn.parsed.format_ok);
+                f.format_ok += usize::from(t.turn.parsed.counts_as_format_ok());
                 match t.turn.played() {
                     Some(Action::Accept) => f.acceptances += 1,
                     Some(Action::Submit(terms)) => {

@@ -66,6 +66,7 @@ impl PlannedCampaign {
             prefix: None,
             tag: None,
             standing: Some((self.campaign.seat, standing)),
+            learner_role: None,
         }
     }
 

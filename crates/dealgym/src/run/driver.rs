@@ -19,7 +19,7 @@ use crate::game::{
 use crate::planner::Planning;
 use crate::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
 use crate::reward::RewardConfig;
-use crate::scenario::Scenario;
+use crate::scenario::{Role, Scenario};
 use crate::vocab::Call;
 
 /// Who writes a seat's completions.
@@ -110,14 +110,27 @@ impl EpisodeKit {
     /// Draw the setup of an episode: roles and first mover, then each seat's persona, all from
     /// the group's RNG (so every member of a GRPO group gets the same setup, and every pairing
     /// of an eval the same setups); then, for a pairing that plays with roles exchanged, the
-    /// same setup with the seats' roles exchanged.
+    /// same setup with the seats' roles exchanged. `learner_role` is the seating the plan
+    /// chose (`seatings = "both"`), over the config's.
     pub(crate) fn draw_setup(
         &self,
         scenario: &Scenario,
         seeds: EpisodeSeed,
+        learner_role: Option<Role>,
     ) -> Result<Setup, SetupError> {
         let mut rng = seeds.setup_rng();
-        let mut setup = Setup::draw(scenario, &self.episode, PerSeat::default(), &mut rng)?;
+        let seated;
+        let config = match learner_role {
+            Some(role) => {
+                seated = EpisodeConfig {
+                    learner_role: Some(role),
+                    ..self.episode.clone()
+                };
+                &seated
+            }
+            None => &self.episode,
+        };
+        let mut setup = Setup::draw(scenario, config, PerSeat::default(), &mut rng)?;
         for seat in Seat::BOTH {
             setup.seats[seat].persona = self.players[seat].persona(seat, &self.personas, &mut rng);
         }
@@ -219,7 +232,7 @@ impl Driver {
             source,
         };
         let mut setup = kit
-            .draw_setup(&planned.scenario, planned.seeds)
+            .draw_setup(&planned.scenario, planned.seeds, planned.learner_role)
             .map_err(setup_error)?;
         if let Some((seat, standing)) = &planned.standing {
             setup = setup

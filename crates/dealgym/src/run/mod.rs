@@ -132,7 +132,8 @@ pub async fn run<'s>(
     let (kit, planned, prefixes) = match &options.prefixes {
         None => {
             let scenarios = load_all(&options.scenarios, &selection)?;
-            options.check_plan_size(scenarios.len(), "scenarios", 1)?;
+            let seatings = options.episode.seatings;
+            options.check_plan_size(scenarios.len() * seatings.count(), seatings.groups(), 1)?;
             let chosen = selection.identity();
             let words = chosen
                 .iter()
@@ -141,7 +142,7 @@ pub async fn run<'s>(
             let kit = build_kit(options, words)?;
             (
                 kit,
-                plan(&scenarios, options.seed, options.group_size),
+                plan(&scenarios, options.seed, options.group_size, seatings),
                 None,
             )
         }

@@ -1,6 +1,7 @@
 //! The run plan: which episodes a run plays, as pure data. Scenario g (in file order, after
 //! `--scenario-split`, `--sample` and `--limit`: `select.rs`) gives GRPO group g of `group_size` members; member m of group g is episode
-//! `g{g}-m{m}` with seeds (run seed, g, m). Nothing here does I/O or looks at players, so the
+//! `g{g}-m{m}` with seeds (run seed, g, m). With `[episode] seatings = "both"` scenario i gives
+//! two groups, 2i with the learner in the scenario's first role and 2i + 1 in its second. Nothing here does I/O or looks at players, so the
 //! same scenarios, seed and group size always give the same plan, and resuming, limiting or
 //! sharding a run are filters on it.
 //!
@@ -15,9 +16,9 @@ use std::sync::Arc;
 
 use crate::campaign::Standing;
 use crate::digest::Digest;
-use crate::game::{EpisodeSeed, Seat};
+use crate::game::{EpisodeSeed, Seat, Seatings};
 use crate::record::EpisodeRecord;
-use crate::scenario::Scenario;
+use crate::scenario::{Role, Scenario};
 
 use super::prefix::LoggedPrefix;
 
@@ -37,6 +38,9 @@ pub struct PlannedEpisode {
     /// A campaign's deal: the seat that carries the ledger and what the earlier deals left it
     /// (`run --campaigns`, see `campaign.rs`); `None` outside campaigns.
     pub standing: Option<(Seat, Standing)>,
+    /// The learner's role, where the plan chose the seating (`seatings = "both"`); `None`:
+    /// as the episode config says.
+    pub learner_role: Option<Role>,
 }
 
 impl PlannedEpisode {
@@ -93,12 +97,28 @@ pub(crate) fn planned_ids(n: usize, group_size: u64) -> Vec<String> {
         .collect()
 }
 
-/// Every episode of a run: each scenario as one group of `group_size` members.
-pub fn plan(scenarios: &[Arc<Scenario>], seed: u64, group_size: u32) -> Vec<PlannedEpisode> {
-    scenarios
+/// Every episode of a run: each scenario as one group of `group_size` members per seating
+/// (`seatings = "both"`: two groups, the learner in the scenario's first role, then its second).
+pub fn plan(
+    scenarios: &[Arc<Scenario>],
+    seed: u64,
+    group_size: u32,
+    seatings: Seatings,
+) -> Vec<PlannedEpisode> {
+    let seated: Vec<(&Arc<Scenario>, Option<Role>)> = scenarios
         .iter()
+        .flat_map(|scenario| {
+            let roles = scenario.roles();
+            match seatings {
+                Seatings::One => vec![(scenario, None)],
+                Seatings::Both => roles.iter().map(|r| (scenario, Some(*r))).collect(),
+            }
+        })
+        .collect();
+    seated
+        .into_iter()
         .enumerate()
-        .flat_map(|(g, scenario)| {
+        .flat_map(|(g, (scenario, learner_role))| {
             let scenario_digest = scenario.digest();
             (0..group_size).map(move |m| PlannedEpisode {
                 scenario: scenario.clone(),
@@ -111,6 +131,7 @@ pub fn plan(scenarios: &[Arc<Scenario>], seed: u64, group_size: u32) -> Vec<Plan
                 prefix: None,
                 tag: None,
                 standing: None,
+                learner_role,
             })
         })
         .collect()
@@ -262,7 +283,7 @@ mod tests {
     #[test]
     fn groups_share_a_scenario_and_ids_follow_the_order() {
         let s = scenarios(3);
-        let p = plan(&s, 7, 2);
+        let p = plan(&s, 7, 2, Seatings::One);
         let ids: Vec<String> = p.iter().map(PlannedEpisode::episode_id).collect();
         assert_eq!(ids, ["g0-m0", "g0-m1", "g1-m0", "g1-m1", "g2-m0", "g2-m1"]);
         assert_eq!(p[2].scenario.id, s[1].id);
@@ -272,8 +293,33 @@ mod tests {
     }
 
     #[test]
+    fn both_seatings_give_each_scenario_a_group_per_role() {
+        // Two scenarios, groups of 2, both seatings: scenario 0 → g0 (its first role), g1 (its
+        // second); scenario 1 → g2, g3. 2 · 2 · 2 = 8 episodes, the ids as `planned_ids` says.
+        let s = scenarios(2);
+        let p = plan(&s, 7, 2, Seatings::Both);
+        assert_eq!(p.len(), 8);
+        let ids: Vec<String> = p.iter().map(PlannedEpisode::episode_id).collect();
+        assert_eq!(ids, planned_ids(8, 2));
+        let roles = s[0].roles();
+        let seated: Vec<(&str, Option<Role>)> = p
+            .iter()
+            .map(|e| (e.scenario.id.as_str(), e.learner_role))
+            .collect();
+        for (i, (id, role)) in seated.iter().enumerate() {
+            let (scenario, seating) = (i / 4, (i / 2) % 2);
+            assert_eq!(*id, s[scenario].id, "{i}");
+            assert_eq!(*role, Some(roles[seating]), "{i}");
+        }
+        // One seating: the config decides (no role from the plan).
+        assert!(plan(&s, 7, 2, Seatings::One)
+            .iter()
+            .all(|e| e.learner_role.is_none()));
+    }
+
+    #[test]
     fn resuming_filters_the_plan_and_keeps_its_order() {
-        let p = plan(&scenarios(2), 0, 2);
+        let p = plan(&scenarios(2), 0, 2, Seatings::One);
         let done: HashSet<String> = ["g0-m1", "g1-m0"].iter().map(|s| s.to_string()).collect();
         let left: Vec<String> = without_done(p, &done)
             .iter()
@@ -286,7 +332,7 @@ mod tests {
     fn shards_partition_the_plan_into_whole_balanced_groups() {
         let s = scenarios(7);
         for group_size in [1, 3] {
-            let whole = plan(&s, 1, group_size);
+            let whole = plan(&s, 1, group_size, Seatings::One);
             for n in 1..=9u64 {
                 let mut seen: HashSet<String> = HashSet::new();
                 let mut sizes = Vec::new();
@@ -305,7 +351,7 @@ mod tests {
                 assert!(hi - lo <= group_size as usize, "balanced: {sizes:?}");
             }
         }
-        let ids: Vec<String> = shard(plan(&s, 0, 1), &Shard::parse("1/3").unwrap())
+        let ids: Vec<String> = shard(plan(&s, 0, 1, Seatings::One), &Shard::parse("1/3").unwrap())
             .iter()
             .map(PlannedEpisode::episode_id)
             .collect();

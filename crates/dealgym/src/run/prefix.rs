@@ -463,6 +463,7 @@ pub(crate) fn plan_prefixes(
                     prefix: Some(prefix.clone()),
                     tag: None,
                     standing: None,
+                    learner_role: None,
                 }));
                 report.groups += 1;
             }

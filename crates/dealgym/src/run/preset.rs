@@ -56,6 +56,10 @@ const BUILTIN: &[(&str, &str)] = &[
         "casino-harness-selfplay",
         include_str!("../../../../presets/casino-harness-selfplay.toml"),
     ),
+    (
+        "casino-harness-eval",
+        include_str!("../../../../presets/casino-harness-eval.toml"),
+    ),
     ("repo", include_str!("../../../../presets/repo.toml")),
     ("ina", include_str!("../../../../presets/ina.toml")),
     (

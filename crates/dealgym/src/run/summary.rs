@@ -1,5 +1,8 @@
 //! The table printed at the end of a run: per family, how episodes ended and how well each seat
-//! did, each figure with its bootstrap 95% interval. The figures and intervals are
+//! did, each figure with its bootstrap 95% interval, and below them — where the run played two
+//! or more multi-item families — their average, each family once (the BATNA paper's Table 4
+//! "Avg", [`crate::score::mean_over`]), never a pool of every family's episodes (which would put
+//! the price tasks' dollars beside the item games' points). The figures and intervals are
 //! [`crate::score::Aggregate`]'s, fed from what each record already holds; this file only groups
 //! records by family and lays the figures out. Backend errors are counted apart and left out of
 //! every rate and mean.
@@ -12,7 +15,10 @@ use super::driver::Finished;
 use crate::game::{OutcomeKind, PerSeat};
 use crate::record::{EpisodeRecord, RewardIssueCounts};
 use crate::scenario::Family;
-use crate::score::{cell, pct_cell, Aggregate, Estimate, RATED_ENDINGS};
+use crate::score::{
+    cell, mean_over, multi_item_groups, pct_cell, Aggregate, Estimate, FigureId,
+    MULTI_ITEM_AVERAGE, RATED_ENDINGS,
+};
 
 /// The widest line [`RunStats::table`] prints for five families and all, their figures'
 /// intervals printed (and the eval's tables, [`crate::eval::EvalResults::markdown`], for
@@ -105,7 +111,8 @@ impl RunStats {
         }
     }
 
-    /// Every family together (the table's "all" row).
+    /// Every family's episodes pooled (the JSON summary's `"all"` row: its counts, and
+    /// figures that weigh each family by its episodes — not the papers' averages).
     pub fn all(&self) -> FamilyStats {
         let mut all = FamilyStats::default();
         for s in self.families.values() {
@@ -114,8 +121,7 @@ impl RunStats {
         all
     }
 
-    /// `row` applied to each family, then to "all": the rows of the table and of the JSON
-    /// summary.
+    /// `row` applied to each family, then to "all": the rows of the JSON summary.
     fn rows<T>(&self, row: impl Fn(String, &FamilyStats) -> T) -> Vec<T> {
         let all = self.all();
         self.families
@@ -126,10 +132,12 @@ impl RunStats {
     }
 
     /// The summary as a Markdown table that fits a 120-column terminal ([`TABLE_WIDTH`]): per
-    /// family and for all, the episodes, the deal rate with the learner's bargained ratio over
-    /// deals beside it (as the papers report them), each `value [low, high]` with its bootstrap
-    /// 95% interval, then the learner's format-ok share, the backend errors and the mean turns
-    /// (values only); `–` where no episode gives a figure. Every other figure of
+    /// family, the episodes, the deal rate with the learner's bargained ratio over deals beside
+    /// it (as the papers report them), each `value [low, high]` with its bootstrap 95%
+    /// interval, then the learner's format-ok share, the backend errors and the mean turns
+    /// (values only); `–` where no episode gives a figure. Then, with two or more multi-item
+    /// families, the `multi-item average` row: each figure the mean of those families' (each
+    /// once, Table 4's "Avg"), the episodes and errors their sums. Every other figure of
     /// [`crate::score::Aggregate`] (the opponent seat, each ending, ρ per episode, points,
     /// Pareto, the intervals left out here, …) is in the JSON summary
     /// ([`super::RunSummary::write_json`], `--summary-json`) and in `dealgym report`.
@@ -144,21 +152,38 @@ impl RunStats {
             "mean turns",
         ];
         let mut out = format!("| {} |\n|---|{}\n", headings.join(" | "), "---:|".repeat(6));
-        let rows = self.rows(|name, s| {
+        let line = |cells: [String; 7]| format!("| {} |\n", cells.join(" | "));
+        for (family, s) in &self.families {
             let f = s.figures();
             let learner = &f.seats.learner;
-            let cells = [
-                name,
+            out.push_str(&line([
+                family.to_string(),
                 s.episodes().to_string(),
                 pct_cell(f.rate(OutcomeKind::Deal)),
                 cell(learner.rho_deals, 3),
                 value_cell(learner.format_ok.map(|e| e.scaled(100.0)), 1),
                 s.count(OutcomeKind::Error).to_string(),
                 value_cell(f.mean_turns, 1),
-            ];
-            format!("| {} |\n", cells.join(" | "))
-        });
-        out.extend(rows);
+            ]));
+        }
+        if let Some(multi) = multi_item_groups(self.families.iter().map(|(f, s)| (*f, s))) {
+            let mean = |figure| mean_over(&multi, figure);
+            let sum = |count: &dyn Fn(&Aggregate) -> usize| {
+                multi.iter().map(|s| count(s)).sum::<usize>().to_string()
+            };
+            out.push_str(&line([
+                MULTI_ITEM_AVERAGE.to_string(),
+                sum(&|s| s.episodes()),
+                pct_cell(mean(FigureId::Rate(OutcomeKind::Deal))),
+                cell(mean(FigureId::RhoDeals(crate::game::Seat::Learner)), 3),
+                value_cell(
+                    mean(FigureId::FormatOk(crate::game::Seat::Learner)).map(|e| e.scaled(100.0)),
+                    1,
+                ),
+                sum(&|s| s.count(OutcomeKind::Error)),
+                value_cell(mean(FigureId::MeanTurns), 1),
+            ]));
+        }
         out.push_str(&self.ticket_lines());
         out
     }
@@ -325,7 +350,7 @@ mod tests {
         //   1 error; turns (2 + 1)/2 = 1.5 (its interval [1, 2] in the JSON)
         let table = stats().table();
         let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(lines.len(), 4, "{table}");
+        assert_eq!(lines.len(), 3, "{table}: no row pooling every family");
         assert_eq!(
             lines[0],
             "| family | episodes | deal % [95% CI] | learner ρ over deals [95% CI] \
@@ -333,7 +358,6 @@ mod tests {
         );
         let figures = "| 3 | 50.0 [0.0, 100.0] | 0.750 [0.750, 0.750] | 66.7 | 1 | 1.5 |";
         assert_eq!(lines[2], format!("| craigslist {figures}"));
-        assert_eq!(lines[3], format!("| all {figures}"));
         for line in [lines[1], lines[2]] {
             assert_eq!(
                 lines[0].matches('|').count(),
@@ -411,6 +435,57 @@ mod tests {
             widest_row + 16 <= TABLE_WIDTH,
             "{widest_row} columns:\n{table}"
         );
+    }
+
+    #[test]
+    fn the_table_averages_the_multi_item_families_each_once_and_pools_nothing() {
+        // Deals at 70 (learner ρ (100 − 70)/40 = 0.75) and 110 (−0.25) and a walk-away, on
+        // L = 125, B = 100, C = 60, filed under three families:
+        //   casino: a deal at 70 and a walk-away → deal 50 %, ρ over deals 0.75
+        //   dnd: deals at 70 and 110 → deal 100 %, ρ over deals (0.75 − 0.25)/2 = 0.25
+        //   craigslist: a deal at 110 (price: in no average)
+        // The multi-item average (BATNA Table 4's "Avg", each family once): deal
+        // (50 + 100)/2 = 75.0 %, ρ over deals (0.75 + 0.25)/2 = 0.500 — where a pool of the
+        // five episodes would say 4/5 = 80 % and (0.75 + 0.75 − 0.25 − 0.25)/4 = 0.25.
+        let s = price_task(125.0, 100.0, 60.0);
+        let buyer = || learner_first_as(&s, Role::Buyer);
+        let deal = |price: u32| {
+            let offer = format!("[SUBMIT_DEAL] price:{price}");
+            play(
+                &s,
+                buyer(),
+                &[turn("Offer.", &offer), turn("Fine.", "[ACCEPT_DEAL]")],
+            )
+        };
+        let walk = || play(&s, buyer(), &[turn("Bye.", "[WALK_AWAY]")]);
+        let mut stats = RunStats::default();
+        let episodes = [
+            (Family::Casino, deal(70)),
+            (Family::Casino, walk()),
+            (Family::Dnd, deal(70)),
+            (Family::Dnd, deal(110)),
+            (Family::Craigslist, deal(110)),
+        ];
+        for (i, (family, e)) in episodes.into_iter().enumerate() {
+            let mut r = record(e);
+            r.family = family;
+            r.group_id = format!("g{i}");
+            r.episode_id = format!("g{i}-m0");
+            stats.add(&r);
+        }
+        let table = stats.table();
+        let last = table.lines().last().unwrap();
+        assert!(
+            last.starts_with("| multi-item average | 4 | 75.0 [") && last.contains("| 0.500 ["),
+            "{table}"
+        );
+        assert!(!table.contains("| all |"), "{table}");
+        // A run of one multi-item family has no average row: its own row says it.
+        let mut one = RunStats::default();
+        let mut r = record(deal(70));
+        r.family = Family::Casino;
+        one.add(&r);
+        assert!(!one.table().contains(MULTI_ITEM_AVERAGE));
     }
 
     #[test]

@@ -16,6 +16,7 @@ impl Hub {
             prefix: None,
             tag: None,
             standing: None,
+            learner_role: None,
         }
     }
 }

@@ -122,18 +122,21 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
     let group_size = check_count("group_size", request.group_size, 1, MAX_GROUP_SIZE)
         .map_err(ServeError::Validation)?;
     let scenarios = select(&state, &request.scenarios)?;
+    let rules = hub.rules(&ResetArgs {
+        rules: request.rules.clone(),
+        ..ResetArgs::default()
+    })?;
     check_episodes(
         &[
-            (scenarios.len() as u64, "scenarios"),
+            (
+                (scenarios.len() * rules.seatings.count()) as u64,
+                rules.seatings.groups(),
+            ),
             (group_size, "members per group"),
         ],
         MAX_REQUEST_EPISODES,
     )
     .map_err(|e| ServeError::Validation(format!("{e} by one request: split it")))?;
-    let rules = hub.rules(&ResetArgs {
-        rules: request.rules.clone(),
-        ..ResetArgs::default()
-    })?;
     let learner = learner_player(&state, &request.learner)?;
     // A token format of a learner that plays in text would stream nothing at all: say so now,
     // not with an empty 200.
@@ -157,7 +160,12 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
         ));
     }
     let kit = hub.build_kit(&opponent, &rules, SeatPlayer::Local(learner))?;
-    let todo = plan(&scenarios, request.seed, group_size as u32);
+    let todo = plan(
+        &scenarios,
+        request.seed,
+        group_size as u32,
+        kit.episode.seatings,
+    );
     let planned = todo.len();
     // This request's episodes and groups carry its tag, unique in the log: no two requests
     // (nor two lifetimes of the server on one log) share an episode id or a GRPO group.
