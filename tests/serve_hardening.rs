@@ -746,3 +746,75 @@ async fn a_rollout_request_naming_many_families_is_refused_as_it_adds_up() {
     assert_eq!((status, code(&answer)), (403, "FORBIDDEN"), "{answer}");
     server.shutdown().await;
 }
+
+// Issue 42 (round 2 of the hardening).
+
+/// The rollout service's trainer formats on a server set up as `dealgym serve` sets itself up
+/// by default: its scenarios include a table file (`deliberation.jsonl`, which feeds
+/// `/v1/tables`) and its own prompts directory. Each format either streams its lines or is
+/// refused before anything is played; never a 200 of error lines after every episode was
+/// played and logged.
+#[tokio::test]
+async fn rollout_formats_stream_lines_or_are_refused_before_playing() {
+    let mock = MockServer::start("127.0.0.1:0".parse().unwrap(), MockConfig::default())
+        .await
+        .unwrap();
+    let (server, log) = server("hard-formats", |o, dir| {
+        o.policy.endpoints = vec![mock.base_url()];
+        o.scenarios.push(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/table/six_party.jsonl"),
+        );
+        let prompts = dir.join("prompts");
+        std::fs::create_dir_all(&prompts).unwrap();
+        let casino = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts/casino_agent.j2"),
+        )
+        .unwrap();
+        std::fs::write(
+            prompts.join("casino_agent.j2"),
+            format!("{casino}\nHouse rule: keep every message under fifty words."),
+        )
+        .unwrap();
+        o.prompts = std::sync::Arc::new(dealgym::game::Prompts::with_overrides(&prompts).unwrap());
+    })
+    .await;
+    let learner = json!({"endpoint": mock.base_url(), "model": "mock"});
+    let mut played = 0;
+    for format in ["messages", "prompt-completion", "transitions"] {
+        let response = reqwest::Client::new()
+            .post(format!("{}/v1/rollouts", server.base_url()))
+            .json(
+                &json!({"scenarios": {"family": "casino", "count": 1}, "group_size": 2,
+                          "learner": learner, "opponent": "rule:linear", "format": format}),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{format}");
+        let text = response.text().await.unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(!lines.is_empty(), "{format}: no line");
+        assert!(
+            lines.iter().all(|l| l.get("error").is_none()),
+            "{format}: error lines after playing: {text}"
+        );
+        played += 2;
+    }
+    // A format that cannot be built for this learner is refused before a single episode is
+    // played (nothing more in the log).
+    let (status, answer) = post(
+        &server,
+        "/v1/rollouts",
+        &json!({"scenarios": {"family": "casino", "count": 1}, "group_size": 2,
+                "learner": learner, "opponent": "rule:linear", "format": "verl"}),
+    )
+    .await;
+    assert_eq!(status, 422, "{answer}");
+    assert_eq!(read_log(&log).len(), played);
+    server.shutdown().await;
+    mock.stop();
+}

@@ -400,16 +400,28 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
             "--role {role} is for table records; two-party records choose seats with --seats"
         )));
     }
-    let table = GroupTable::collect(&options.files, options.on_duplicate)?;
-    let mut summary = ExportSummary {
-        groups: table.groups(),
-        ..ExportSummary::default()
-    };
     let prompts = match &options.prompts_dir {
         Some(dir) => Arc::new(Prompts::with_overrides(dir)?),
         None => Prompts::builtin(),
     };
     let mut scenarios = ScenarioSource::in_dir(&options.scenarios, &options.scenario_dir)?;
+    export_episodes(options, &mut scenarios, &prompts, out)
+}
+
+/// [`export`] of two-party records, their scenarios found in `scenarios` and replayed with
+/// `prompts` (`options.scenarios`, `scenario_dir` and `prompts_dir` are not read): what a
+/// server that holds both already exports its own episodes with.
+pub(crate) fn export_episodes(
+    options: &ExportOptions,
+    scenarios: &mut ScenarioSource,
+    prompts: &Arc<Prompts>,
+    out: &mut dyn Write,
+) -> Result<ExportSummary, ExportError> {
+    let table = GroupTable::collect(&options.files, options.on_duplicate)?;
+    let mut summary = ExportSummary {
+        groups: table.groups(),
+        ..ExportSummary::default()
+    };
     let mut records = RecordFiles::open(&options.files, options.on_duplicate);
     let mut trajectories = Trajectories::default();
     for located in &mut records {
@@ -425,14 +437,12 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
         }
         let replayed = match options.format {
             Format::Messages | Format::PromptCompletion | Format::Campaigns => {
-                Some(Replayed::of(&record, &mut scenarios, &prompts)?)
+                Some(Replayed::of(&record, scenarios, prompts)?)
             }
             _ => None,
         };
         let states = match options.format {
-            Format::Transitions => {
-                Some(transitions::States::of(&record, &mut scenarios, &prompts)?)
-            }
+            Format::Transitions => Some(transitions::States::of(&record, scenarios, prompts)?),
             _ => None,
         };
         let heads = heads(&record, &table)?;
