@@ -41,8 +41,8 @@ use serde::Serialize;
 
 use crate::game::{OutcomeKind, PerSeat, PromptError, Prompts, Seat};
 use crate::record::{
-    records_kind, Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFiles, RecordsKind,
-    ReplayError,
+    records_kind, refuse_output_among_inputs, Duplicates, EpisodeRecord, OnDuplicate, ReadError,
+    RecordFiles, RecordsKind, ReplayError, WriteError,
 };
 use crate::run::{FindError, ScenarioSource};
 use crate::scenario::{Family, Role, ScenarioError};
@@ -246,6 +246,9 @@ pub enum ExportError {
     Write { to: String, source: io::Error },
     #[error("{0}")]
     Options(String),
+    /// `--out` is one of the files read ([`refuse_output_among_inputs`]).
+    #[error(transparent)]
+    Output(#[from] WriteError),
     /// The export would write no line; `why` says what was skipped.
     #[error("no line to write as {format} from {episodes} episodes: {why}; nothing was written (--allow-empty lets an empty export succeed)")]
     Empty {
@@ -590,6 +593,7 @@ pub fn export_to(
         })?;
         return Ok(summary);
     };
+    refuse_output_among_inputs(path, &options.files)?;
     let failed = |source| ExportError::Write {
         to: path.display().to_string(),
         source,
