@@ -850,3 +850,125 @@ fn without_timing(r: &EpisodeRecord) -> EpisodeRecord {
     r.timing = Default::default();
     r
 }
+
+// Issue 42, items 8 and 18: what the commands that read record files do with an output that
+// is one of their inputs, and with a file that holds no record.
+
+/// A directory of its own and one CaSiNo episode of rule players in `input.jsonl` there.
+fn one_episode(name: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("dealgym-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = run(
+        &dir,
+        "input",
+        &[
+            "--scenarios",
+            "scenarios/casino.jsonl",
+            "--limit",
+            "1",
+            "--learner",
+            "rule:linear",
+            "--opponent",
+            "rule:boulware",
+        ],
+    );
+    (dir, input)
+}
+
+/// `export --out`, `replay --render --out` and `merge OUT` refuse an output that is one of
+/// their inputs, known by the file (device and inode), not by its name: the input itself, a
+/// symbolic link to it and a hard link to it are each refused, exit non-zero, naming both,
+/// and the input is left byte for byte as it was.
+#[test]
+fn an_output_that_is_an_input_is_refused_however_it_is_named() {
+    let (dir, input) = one_episode("out-is-in");
+    let before = std::fs::read(&input).unwrap();
+    let episode = read(&input)[0].episode_id.clone();
+    let symlink = dir.join("symlink.jsonl");
+    std::os::unix::fs::symlink(&input, &symlink).unwrap();
+    let hard = dir.join("hard.jsonl");
+    std::fs::hard_link(&input, &hard).unwrap();
+    for out in [&input, &symlink, &hard] {
+        let export = dealgym([
+            "export",
+            path_str(&input),
+            "--format",
+            "messages",
+            "--out",
+            path_str(out),
+        ]);
+        let render = dealgym([
+            "replay",
+            path_str(&input),
+            "--render",
+            "md",
+            "--episode",
+            &episode,
+            "--out",
+            path_str(out),
+        ]);
+        let merge = dealgym(["merge", "--force", path_str(out), path_str(&input)]);
+        for (command, output) in [("export", export), ("render", render), ("merge", merge)] {
+            let said = stderr(&output);
+            assert!(
+                !output.status.success(),
+                "{command} --out {}: {said}",
+                out.display()
+            );
+            assert!(
+                said.contains("is also an input") && said.contains(path_str(out)),
+                "{command}: {said}"
+            );
+            assert_eq!(
+                std::fs::read(&input).unwrap(),
+                before,
+                "{command} wrote its input"
+            );
+        }
+    }
+    // Another file is written as before.
+    let other = dir.join("transcript.md");
+    ok(dealgym([
+        "replay",
+        path_str(&input),
+        "--render",
+        "md",
+        "--episode",
+        &episode,
+        "--out",
+        path_str(&other),
+    ]));
+    assert!(std::fs::read_to_string(&other).unwrap().contains(&episode));
+}
+
+/// `replay --verify` and `merge` of a file that holds no record say so and exit non-zero:
+/// nothing verified is not a clean verification, and a merge of nothing is no run. (A shard
+/// with no episode beside others is no error: its count line says 0.)
+#[test]
+fn verify_and_merge_of_a_file_with_no_record_say_so_and_fail() {
+    let (dir, input) = one_episode("empty-in");
+    let empty = dir.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let verify = dealgym(["replay", "--verify", path_str(&empty)]);
+    let said = format!("{}{}", stdout(&verify), stderr(&verify));
+    assert!(!verify.status.success(), "verify of an empty file: {said}");
+    assert!(
+        said.contains("no record") && said.contains(path_str(&empty)),
+        "{said}"
+    );
+
+    let out = dir.join("merged.jsonl");
+    let merge = dealgym(["merge", path_str(&out), path_str(&empty)]);
+    let said = format!("{}{}", stdout(&merge), stderr(&merge));
+    assert!(!merge.status.success(), "merge of an empty file: {said}");
+    assert!(
+        said.contains("no record") && said.contains(path_str(&empty)),
+        "{said}"
+    );
+    assert!(!out.exists(), "a merge of nothing wrote {}", out.display());
+    // A file with a record still verifies and merges cleanly.
+    ok(dealgym(["replay", "--verify", path_str(&input)]));
+    let merged = dir.join("merged-whole.jsonl");
+    ok(dealgym(["merge", path_str(&merged), path_str(&input)]));
+}

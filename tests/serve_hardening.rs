@@ -561,12 +561,33 @@ fn serve_flags_past_their_limits_are_refused_by_name() {
     }
 }
 
+/// The address a `dealgym serve` child (its stderr piped) says it serves on: on the line that
+/// names it (a warning about the file limit may come first).
+fn address_of(child: &mut std::process::Child) -> std::net::SocketAddr {
+    use std::io::BufRead;
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    while !first.contains("http://") {
+        first.clear();
+        if stderr.read_line(&mut first).unwrap() == 0 {
+            break;
+        }
+    }
+    // Keep reading (and dropping) what it says, so it never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+}
+
 /// The server under a low limit on open files (`ulimit -n 64`) with more half-open
 /// connections than that: it goes on accepting as the header timeout frees descriptors, and
 /// `/health` is answered.
 #[test]
 fn health_is_answered_with_file_descriptors_exhausted_by_half_open_connections() {
-    use std::io::BufRead;
     let dir = temp_dir("hard-fds");
     let script = format!(
         "ulimit -n 64 && exec {} serve --port 0 --header-timeout-s 1 --log {}",
@@ -579,21 +600,7 @@ fn health_is_answered_with_file_descriptors_exhausted_by_half_open_connections()
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    // The address is on the line that names it (a warning about the file limit may come first).
-    let mut first = String::new();
-    while !first.contains("http://") {
-        first.clear();
-        if stderr.read_line(&mut first).unwrap() == 0 {
-            break;
-        }
-    }
-    let addr: std::net::SocketAddr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {first:?}"));
+    let addr = address_of(&mut child);
     let _idle: Vec<TcpStream> = (0..100)
         .filter_map(|_| {
             let mut s = TcpStream::connect(addr).ok()?;
@@ -745,4 +752,170 @@ async fn a_rollout_request_naming_many_families_is_refused_as_it_adds_up() {
     .await;
     assert_eq!((status, code(&answer)), (403, "FORBIDDEN"), "{answer}");
     server.shutdown().await;
+}
+
+// Issue 42 (round 2 of the hardening).
+
+/// The rollout service's trainer formats on a server set up as `dealgym serve` sets itself up
+/// by default: its scenarios include a table file (`deliberation.jsonl`, which feeds
+/// `/v1/tables`) and its own prompts directory. Each format either streams its lines or is
+/// refused before anything is played; never a 200 of error lines after every episode was
+/// played and logged.
+#[tokio::test]
+async fn rollout_formats_stream_lines_or_are_refused_before_playing() {
+    let mock = MockServer::start("127.0.0.1:0".parse().unwrap(), MockConfig::default())
+        .await
+        .unwrap();
+    let (server, log) = server("hard-formats", |o, dir| {
+        o.policy.endpoints = vec![mock.base_url()];
+        o.scenarios.push(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/table/six_party.jsonl"),
+        );
+        let prompts = dir.join("prompts");
+        std::fs::create_dir_all(&prompts).unwrap();
+        let casino = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts/casino_agent.j2"),
+        )
+        .unwrap();
+        std::fs::write(
+            prompts.join("casino_agent.j2"),
+            format!("{casino}\nHouse rule: keep every message under fifty words."),
+        )
+        .unwrap();
+        o.prompts = std::sync::Arc::new(dealgym::game::Prompts::with_overrides(&prompts).unwrap());
+    })
+    .await;
+    let learner = json!({"endpoint": mock.base_url(), "model": "mock"});
+    let mut played = 0;
+    for format in ["messages", "prompt-completion", "transitions"] {
+        let response = reqwest::Client::new()
+            .post(format!("{}/v1/rollouts", server.base_url()))
+            .json(
+                &json!({"scenarios": {"family": "casino", "count": 1}, "group_size": 2,
+                          "learner": learner, "opponent": "rule:linear", "format": format}),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{format}");
+        let text = response.text().await.unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(!lines.is_empty(), "{format}: no line");
+        assert!(
+            lines.iter().all(|l| l.get("error").is_none()),
+            "{format}: error lines after playing: {text}"
+        );
+        played += 2;
+    }
+    // A format that cannot be built for this learner is refused before a single episode is
+    // played (nothing more in the log).
+    let (status, answer) = post(
+        &server,
+        "/v1/rollouts",
+        &json!({"scenarios": {"family": "casino", "count": 1}, "group_size": 2,
+                "learner": learner, "opponent": "rule:linear", "format": "verl"}),
+    )
+    .await;
+    assert_eq!(status, 422, "{answer}");
+    assert_eq!(read_log(&log).len(), played);
+    server.shutdown().await;
+    mock.stop();
+}
+
+/// The resident memory of process `pid`, in bytes (`VmRSS`).
+fn resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// With `--allow-client-scripts`, one script named a dozen ways (`./`, `//`, a symbolic link)
+/// is one script in memory: the server's resident memory grows by less than the script's size
+/// over the dozen resets, where each spelling used to hold a copy of its own.
+#[tokio::test]
+async fn one_client_script_named_many_ways_is_loaded_once() {
+    const ENTRY: usize = 128 << 10;
+    const ENTRIES: usize = 64; // 8 MiB of script
+    let dir = temp_dir("hard-script-spellings");
+    let scripts = dir.join("scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    let completions: Vec<String> = (0..ENTRIES)
+        .map(|i| {
+            format!(
+                "Thought: {i}\nTalk: {}\nAction: [REJECT_DEAL]",
+                "x".repeat(ENTRY)
+            )
+        })
+        .collect();
+    let script = scripts.join("long.json");
+    std::fs::write(&script, serde_json::to_string(&completions).unwrap()).unwrap();
+    let size = std::fs::metadata(&script).unwrap().len();
+    std::os::unix::fs::symlink(&script, dir.join("link.json")).unwrap();
+    let casino = scenario_files(&dir, 5)
+        .into_iter()
+        .find(|f| f.ends_with("casino.jsonl"))
+        .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dealgym"))
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--allow-client-scripts",
+            "--scenarios",
+        ])
+        .arg(&casino)
+        .arg("--log")
+        .arg(dir.join("serve.jsonl"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let addr = address_of(&mut child);
+    let spellings: Vec<String> = (0..12)
+        .map(|i| match i {
+            0 => script.display().to_string(),
+            1 => dir.join("link.json").display().to_string(),
+            2 => format!("{}/scripts//long.json", dir.display()),
+            n => format!("{}/{}scripts/long.json", dir.display(), "./".repeat(n)),
+        })
+        .collect();
+    let http = reqwest::Client::new();
+    let mut before = 0;
+    for (i, spelling) in spellings.iter().enumerate() {
+        let response = http
+            .post(format!("http://{addr}/v1/episodes"))
+            .json(&json!({"family": "casino", "first_mover": "learner",
+                          "opponent": format!("script:{spelling}")}))
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        assert_eq!(
+            status,
+            201,
+            "{spelling}: {}",
+            response.text().await.unwrap()
+        );
+        if i == 0 {
+            before = resident_bytes(child.id());
+        }
+    }
+    let grown = resident_bytes(child.id()).saturating_sub(before);
+    let _ = child.kill();
+    let _ = child.wait();
+    println!("{} KB more resident over 11 more spellings", grown >> 10);
+    assert!(
+        grown < size,
+        "{} MB more resident after 11 more spellings of one {} MB script",
+        grown >> 20,
+        size >> 20
+    );
 }

@@ -398,6 +398,10 @@ async fn unknown_offers_and_options_are_turn_errors_and_bad_requests_say_what_is
     )
     .await;
     assert_eq!(code, 201);
+    let fresh_token = fresh["table_token"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let fresh = fresh["table_id"].as_str().unwrap();
     let (code, e) = call(
         &http,
@@ -410,11 +414,22 @@ async fn unknown_offers_and_options_are_turn_errors_and_bad_requests_say_what_is
         (code, e["error"]["code"].as_str()),
         (422, Some("VALIDATION_ERROR"))
     );
-    let (code, _) = call(&http, "DELETE", format!("{base}/{fresh}"), None).await;
+    let (code, _) = call_with(
+        &http,
+        "DELETE",
+        format!("{base}/{fresh}"),
+        None,
+        Some(&fresh_token),
+    )
+    .await;
     assert_eq!(code, 204);
     let (code, _) = call(&http, "GET", format!("{base}/{fresh}"), None).await;
     assert_eq!(code, 404);
-    assert_eq!(read_log(&log).len(), 1, "a dropped table is not logged");
+    assert_eq!(
+        read_log(&log).len(),
+        2,
+        "a dropped unfinished table is logged, as abandoned"
+    );
     server.shutdown().await;
 }
 
@@ -526,5 +541,164 @@ async fn scripted_seats_play_in_process_and_one_seed_draws_one_schedule() {
         (code, e["error"]["code"].as_str()),
         (503, Some("CAPACITY_REACHED"))
     );
+    server.shutdown().await;
+}
+
+/// Issue 42, item 5: table ids are sequential (`s0`, `s1`, …), so the id is no secret. Dropping
+/// a table takes a token of that table — the `table_token` its creation answered, or one of
+/// its seat tokens — and a dropped unfinished table is in the log as abandoned (an `error`
+/// ending that says so), not gone without a trace.
+#[tokio::test]
+async fn dropping_a_table_takes_its_token_and_an_unfinished_one_is_logged_as_abandoned() {
+    let (server, log) = server("serve_tables_drop", |_| {}).await;
+    let http = reqwest::Client::new();
+    let base = format!("{}/v1/tables", server.base_url());
+    let mut made = Vec::new();
+    for seed in [3, 4] {
+        let (code, table) = call(
+            &http,
+            "POST",
+            base.clone(),
+            Some(json!({"scenario_id": SCENARIO, "seed": seed})),
+        )
+        .await;
+        assert_eq!(code, 201, "{table}");
+        made.push(table);
+    }
+    let (a, b) = (&made[0], &made[1]);
+    let id = a["table_id"].as_str().unwrap().to_string();
+    // No token, a made-up one, or a token of another table: refused, and the table stays.
+    let others = [
+        None,
+        Some("0".repeat(32)),
+        Some(b["seat_tokens"]["party_0"].as_str().unwrap().to_string()),
+        Some(b["table_token"].as_str().unwrap_or("none").to_string()),
+    ];
+    for token in &others {
+        let (code, refused) = call_with(
+            &http,
+            "DELETE",
+            format!("{base}/{id}"),
+            None,
+            token.as_deref(),
+        )
+        .await;
+        assert_eq!(code, 403, "{token:?}: {refused}");
+        assert_eq!(refused["error"]["code"], "FORBIDDEN");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("table_token") && message.contains(&id),
+            "{message}"
+        );
+    }
+    let (code, status) = call(&http, "GET", format!("{base}/{id}"), None).await;
+    assert_eq!((code, &status["done"]), (200, &json!(false)), "{status}");
+    assert!(read_log(&log).is_empty());
+
+    // One turn played, then the table dropped by one of its seats.
+    let mover = a["to_move"].as_str().unwrap().to_string();
+    let (code, _) = call(
+        &http,
+        "POST",
+        format!("{base}/{id}/seats/{mover}/step"),
+        Some(turn(&format!("[SUBMIT_DEAL] {GOOD_DEAL}"), &mover)),
+    )
+    .await;
+    assert_eq!(code, 200);
+    let seat = a["seat_tokens"]["party_4"].as_str().unwrap();
+    let (code, _) = call_with(&http, "DELETE", format!("{base}/{id}"), None, Some(seat)).await;
+    assert_eq!(code, 204);
+    let (code, _) = call(&http, "GET", format!("{base}/{id}"), None).await;
+    assert_eq!(code, 404);
+    // The other, by its creator's token.
+    let other = b["table_id"].as_str().unwrap();
+    let creator = b["table_token"].as_str().unwrap();
+    let (code, _) = call_with(
+        &http,
+        "DELETE",
+        format!("{base}/{other}"),
+        None,
+        Some(creator),
+    )
+    .await;
+    assert_eq!(code, 204);
+
+    let records = read_log(&log);
+    assert_eq!(records.len(), 2, "both dropped tables are in the log");
+    let scenario = Arc::new(
+        load_table_scenarios(&fixture(), LoadOptions::default())
+            .unwrap()
+            .scenarios
+            .remove(0),
+    );
+    for (record, turns) in records.iter().zip([1, 0]) {
+        let outcome = &record.outcome.outcome;
+        assert_eq!(outcome.kind.name(), "error", "{}", record.episode_id);
+        assert_eq!(outcome.by, None);
+        assert!(
+            outcome
+                .detail
+                .as_deref()
+                .unwrap_or("")
+                .contains("abandoned"),
+            "{:?}",
+            outcome.detail
+        );
+        assert_eq!(record.turns.len(), turns);
+        record
+            .replay(scenario.clone())
+            .expect("an abandoned table replays as far as it went");
+    }
+    assert_eq!(records[0].episode_id, id);
+    server.shutdown().await;
+}
+
+/// A table reclaimed after sitting idle past `--idle-timeout-s` is dropped unfinished too: it
+/// is in the log as abandoned, saying why.
+#[tokio::test]
+async fn a_table_reclaimed_idle_is_logged_as_abandoned() {
+    let (server, log) = server("serve_tables_idle", |o| {
+        o.idle_timeout = std::time::Duration::from_millis(300)
+    })
+    .await;
+    let http = reqwest::Client::new();
+    let base = format!("{}/v1/tables", server.base_url());
+    let (code, table) = call(
+        &http,
+        "POST",
+        base.clone(),
+        Some(json!({"scenario_id": SCENARIO})),
+    )
+    .await;
+    assert_eq!(code, 201, "{table}");
+    let started = std::time::Instant::now();
+    while read_log(&log).is_empty() {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the idle table was not logged"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let records = read_log(&log);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].episode_id, table["table_id"].as_str().unwrap());
+    let detail = records[0]
+        .outcome
+        .outcome
+        .detail
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        detail.starts_with("abandoned: idle past --idle-timeout-s"),
+        "{detail}"
+    );
+    let (code, _) = call(
+        &http,
+        "GET",
+        format!("{base}/{}", records[0].episode_id),
+        None,
+    )
+    .await;
+    assert_eq!(code, 404);
     server.shutdown().await;
 }

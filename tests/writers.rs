@@ -145,3 +145,47 @@ fn a_panic_inside_an_episode_is_an_error_record_counted_and_exit_70() {
     assert!(record.turns.is_empty() && record.outcome.outcome.by.is_none());
     assert_eq!(distinct_ids(&out).len(), 8);
 }
+
+/// Issue 42, item 9: the lock is on the file, not on its name. While a run writes F, a
+/// second `run --resume` into a symbolic link to F or into a hard link of F is refused (it
+/// would otherwise append every episode a second time), and F ends with every episode once.
+#[test]
+fn a_second_writer_through_a_link_to_the_file_is_refused() {
+    const LIMIT: usize = 20; // × 4 = 80 episodes, two at a time
+    let server = threaded_mock(MockConfig {
+        latency_ms: 30,
+        ..MockConfig::default()
+    });
+    let out = out_file("writers-links");
+    let dir = out.parent().unwrap().to_path_buf();
+    let mut first = run_cmd(&server.url, &out, LIMIT).spawn().unwrap();
+    wait_for_lines(&mut first, &out, 2);
+
+    let symlink = dir.join("symlink.jsonl");
+    std::os::unix::fs::symlink(&out, &symlink).unwrap();
+    let hard = dir.join("hard.jsonl");
+    std::fs::hard_link(&out, &hard).unwrap();
+    for link in [&symlink, &hard] {
+        let second = run_cmd(&server.url, link, LIMIT).output().unwrap();
+        let said = stderr(&second);
+        assert!(
+            !second.status.success(),
+            "{}: a second writer ran: {said}",
+            link.display()
+        );
+        assert!(said.contains("being written by another process"), "{said}");
+        assert!(said.contains(&link.display().to_string()), "{said}");
+    }
+    // The link through the same name as the first names its pid.
+    let second = run_cmd(&server.url, &symlink, LIMIT).output().unwrap();
+    assert!(
+        stderr(&second).contains(&format!("pid {}:", first.id())),
+        "{}",
+        stderr(&second)
+    );
+
+    let status = first.wait().unwrap();
+    assert!(status.success());
+    assert_eq!(distinct_ids(&out).len(), LIMIT * 4);
+    assert_eq!(whole_lines(&out), LIMIT * 4);
+}

@@ -15,9 +15,10 @@ use dealgym::scenario::{self, import, Family, LoadOptions};
 pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
     match cmd {
         ScenariosCommand::Import { family, files, out } => {
-            let report = import::import(family, &files)?;
             let out =
                 out.unwrap_or_else(|| PathBuf::from(format!("scenarios/{}.jsonl", family.name())));
+            dealgym::record::refuse_output_among_inputs(&out, &files)?;
+            let report = import::import(family, &files)?;
             import::write_jsonl(&out, &report.scenarios)?;
             for note in &report.notes {
                 eprintln!("{note}");

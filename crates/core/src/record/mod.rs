@@ -49,7 +49,9 @@ pub use table::{
 };
 pub use tail::{cut_off_tail, read_appended, Tail, TailError};
 pub use turn::{Annotation, TurnRecord};
-pub use writer::{scan_existing, Existing, OutputLock, RecordWriter, WriteError};
+pub use writer::{
+    refuse_output_among_inputs, scan_existing, Existing, OutputLock, RecordWriter, WriteError,
+};
 
 /// The record format version this build writes.
 pub const RECORD_SCHEMA: u32 = 1;

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -60,47 +60,79 @@ pub enum WriteError {
         holder: String,
         lock: String,
     },
+    #[error("{out} is also an input ({input} is the same file): writing it would destroy what is read; write to another file")]
+    OutputIsInput { out: String, input: String },
 }
 
 /// An exclusive advisory lock (`flock`) on an output file, held by every command that appends
-/// to one (`run`, `eval`, `annotate`, `merge`) for as long as it writes. The lock is on a
-/// sidecar file, `F.lock` beside the output `F` (a merge replaces `F` by renaming over it, so
-/// `F` itself cannot carry the lock); the holder writes its pid and command line into it, for
-/// the message a second writer is refused with. The lock, not the pid, decides: the operating
-/// system releases it when the holding process ends, however it ends, and a `F.lock` left
-/// behind holds nothing then (it may be deleted).
+/// to one (`run`, `eval`, `annotate`, `merge`, a server's log) for as long as it writes. The
+/// lock is on the file itself — its open file description, so on the file whatever name it is
+/// reached by: a symbolic link or a hard link to a file being written is refused as the file is
+/// (a lock on a name would let two writers share one file). A merge, which replaces its
+/// output by renaming a new file over it, locks that new file before writing it, and the old
+/// one too. For the message a second writer is refused with, the holder writes its pid and
+/// command line into a sidecar beside the file's real path, `F.lock`, and removes it when it
+/// lets go; the lock, not the sidecar, decides (the operating system releases it when the
+/// holder ends, however it ends, and a `F.lock` left behind holds nothing: it may be deleted).
 #[derive(Debug)]
 pub struct OutputLock {
     _file: Option<File>,
+    /// The sidecar this holder wrote, removed when the lock is let go.
+    holder: Option<PathBuf>,
 }
 
 impl OutputLock {
-    /// Lock `output` for this process, or refuse at once (never wait) naming the holder. An
-    /// output that exists and is not a regular file (`/dev/null`, a pipe) is no file two
-    /// writers could both grow: nothing is locked (and no lock file made beside it, in a
-    /// directory such as `/dev` a user may not write).
+    /// Lock `output` (created if it does not exist) for this process, or refuse at once
+    /// (never wait) naming the holder. An output that exists and is not a regular file
+    /// (`/dev/null`, a pipe) is no file two writers could both grow: nothing is locked.
     pub fn acquire(output: &Path) -> Result<OutputLock, WriteError> {
         if std::fs::metadata(output).is_ok_and(|m| !m.is_file()) {
-            return Ok(OutputLock { _file: None });
+            return Ok(OutputLock::none());
         }
-        let lock = lock_path(output);
-        let io = |source| WriteError::Io {
-            file: lock.display().to_string(),
-            source,
-        };
         create_parent(output)?;
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
+        let file = OpenOptions::new()
+            .append(true)
             .create(true)
-            .truncate(false)
-            .open(&lock)
-            .map_err(io)?;
+            .open(output)
+            .map_err(|source| WriteError::Io {
+                file: output.display().to_string(),
+                source,
+            })?;
+        OutputLock::hold(file, output)
+    }
+
+    /// [`OutputLock::acquire`] of an output only if it exists (one a merge renames a new
+    /// file over at its end: not made here, so a merge that fails leaves no empty file).
+    pub fn acquire_existing(output: &Path) -> Result<OutputLock, WriteError> {
+        match std::fs::metadata(output) {
+            Ok(meta) if meta.is_file() => {}
+            _ => return Ok(OutputLock::none()),
+        }
+        match OpenOptions::new().append(true).open(output) {
+            Ok(file) => OutputLock::hold(file, output),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(OutputLock::none()),
+            Err(source) => Err(WriteError::Io {
+                file: output.display().to_string(),
+                source,
+            }),
+        }
+    }
+
+    fn none() -> OutputLock {
+        OutputLock {
+            _file: None,
+            holder: None,
+        }
+    }
+
+    /// Lock `file` (opened from `output`), then name this process in the sidecar.
+    fn hold(file: File, output: &Path) -> Result<OutputLock, WriteError> {
+        // The sidecar of the file's real path: every symbolic link to it finds the same one.
+        let sidecar = lock_path(&std::fs::canonicalize(output).unwrap_or(output.to_path_buf()));
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
+                let holder = std::fs::read_to_string(&sidecar).unwrap_or_default();
                 let holder = match holder.trim() {
                     "" => "pid unknown".to_string(),
                     said => said.to_string(),
@@ -108,27 +140,77 @@ impl OutputLock {
                 return Err(WriteError::Locked {
                     file: output.display().to_string(),
                     holder,
-                    lock: lock.display().to_string(),
+                    lock: sidecar.display().to_string(),
                 });
             }
-            Err(TryLockError::Error(e)) => return Err(io(e)),
+            Err(TryLockError::Error(source)) => {
+                return Err(WriteError::Io {
+                    file: output.display().to_string(),
+                    source,
+                })
+            }
         }
         let command: Vec<String> = std::env::args().collect();
         let holder = format!("pid {}: {}\n", std::process::id(), command.join(" "));
-        file.set_len(0)
-            .and_then(|_| file.seek(SeekFrom::Start(0)))
-            .and_then(|_| file.write_all(holder.as_bytes()))
-            .and_then(|_| file.flush())
-            .map_err(io)?;
-        Ok(OutputLock { _file: Some(file) })
+        // Best effort: the sidecar only names the holder; the lock on the file decides.
+        let named = std::fs::write(&sidecar, holder).is_ok();
+        Ok(OutputLock {
+            _file: Some(file),
+            holder: named.then_some(sidecar),
+        })
     }
 }
 
-/// The lock file of output `F`: `F.lock`.
+impl Drop for OutputLock {
+    /// The sidecar goes before the lock (the file is closed after this): no later holder's
+    /// sidecar is ever removed.
+    fn drop(&mut self) {
+        if let Some(sidecar) = &self.holder {
+            let _ = std::fs::remove_file(sidecar);
+        }
+    }
+}
+
+/// The sidecar naming the holder of output `F`'s lock: `F.lock`.
 pub(crate) fn lock_path(output: &Path) -> PathBuf {
     let mut name = output.as_os_str().to_owned();
     name.push(".lock");
     PathBuf::from(name)
+}
+
+/// Refuse an output that is one of the inputs `inputs` (files, or directories of record
+/// files as [`super::record_files_in`] reads them): the same file by device and inode, not by
+/// name, so a symbolic link or a hard link to an input is refused as the input itself is. A
+/// command that wrote it would overwrite (or append to) what it reads. Every command that
+/// reads files and writes an `--out` asks this before it writes anything. An output that is
+/// not a regular file (a device, a pipe) or does not exist yet is no input.
+pub fn refuse_output_among_inputs(out: &Path, inputs: &[PathBuf]) -> Result<(), WriteError> {
+    let Some(written) = std::fs::metadata(out).ok().filter(|m| m.is_file()) else {
+        return Ok(());
+    };
+    let files = super::record_files_in(inputs).unwrap_or_else(|_| inputs.to_vec());
+    for input in files {
+        if std::fs::metadata(&input).is_ok_and(|read| same_file(&written, &read, out, &input)) {
+            return Err(WriteError::OutputIsInput {
+                out: out.display().to_string(),
+                input: input.display().to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Whether two files' metadata are of one file: device and inode on Unix; elsewhere their
+/// canonical paths.
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata, _: &Path, _: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata, a: &Path, b: &Path) -> bool {
+    matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b)
 }
 
 /// Create the directory `path` is to be written in, if it has one and it does not exist.
@@ -516,6 +598,72 @@ mod tests {
         drop(first);
         let (_, existing) = RecordWriter::open_run(&path, "r1", true).unwrap();
         assert_eq!(existing.episodes(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_lock_is_on_the_file_whatever_name_reaches_it() {
+        let path = file("linked", &format!("{A}\n"));
+        let dir = path.parent().unwrap();
+        let symlink = dir.join("symlink.jsonl");
+        let hard = dir.join("hard.jsonl");
+        let _ = std::fs::remove_file(&symlink);
+        let _ = std::fs::remove_file(&hard);
+        std::os::unix::fs::symlink(&path, &symlink).unwrap();
+        std::fs::hard_link(&path, &hard).unwrap();
+        let (first, _) = RecordWriter::open_run(&path, "r1", true).unwrap();
+        let err = RecordWriter::open_run(&symlink, "r1", true).err().unwrap();
+        let message = err.to_string();
+        assert!(
+            message.contains("symlink.jsonl is being written by another process")
+                && message.contains(&format!("pid {}", std::process::id())),
+            "{message}"
+        );
+        assert!(matches!(
+            OutputLock::acquire(&hard),
+            Err(WriteError::Locked { .. })
+        ));
+        drop(first);
+        assert!(
+            !lock_path(&path).exists(),
+            "the holder's sidecar goes with it"
+        );
+        let _second = OutputLock::acquire(&hard).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_output_that_is_an_input_by_any_name_is_refused() {
+        let input = file("inputs", &format!("{A}\n"));
+        let dir = input.parent().unwrap();
+        let symlink = dir.join("symlink.jsonl");
+        let hard = dir.join("hard.jsonl");
+        let _ = std::fs::remove_file(&symlink);
+        let _ = std::fs::remove_file(&hard);
+        std::os::unix::fs::symlink(&input, &symlink).unwrap();
+        std::fs::hard_link(&input, &hard).unwrap();
+        let inputs = [input.clone()];
+        for out in [&input, &symlink, &hard] {
+            let err = refuse_output_among_inputs(out, &inputs).unwrap_err();
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("{} is also an input", out.display())),
+                "{err}"
+            );
+        }
+        // An input named by its directory is an input too.
+        assert!(refuse_output_among_inputs(&hard, &[dir.to_path_buf()]).is_err());
+        let other = dir.join("other.md");
+        assert!(
+            refuse_output_among_inputs(&other, &inputs).is_ok(),
+            "not yet made"
+        );
+        std::fs::write(&other, "x").unwrap();
+        assert!(refuse_output_among_inputs(&other, &inputs).is_ok());
+        assert!(
+            refuse_output_among_inputs(Path::new("/dev/null"), &[PathBuf::from("/dev/null")])
+                .is_ok()
+        );
     }
 
     /// A record of a short CaSiNo episode.

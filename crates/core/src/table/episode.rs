@@ -168,7 +168,8 @@ pub struct TableOutcome {
     /// The agreed deal: one 0-based option index per issue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deal: Option<Vec<usize>>,
-    /// What went wrong, for `error` and `format_forfeit` endings.
+    /// What went wrong, for `error` and `format_forfeit` endings; a table dropped before it
+    /// ended (by no seat) says `abandoned:` and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
@@ -527,13 +528,24 @@ impl TableEpisode {
 
     /// End the episode with a backend error (the seat's endpoint failed after its retries).
     pub fn fail(&mut self, seat: usize, message: impl Into<String>) {
+        self.end_in_error(Some(seat), message.into());
+    }
+
+    /// End the episode unfinished, by no seat: it was dropped before it ended (a server's
+    /// client deleted it, or it sat idle past the timeout). `why` says so; the record keeps
+    /// the turns played, as an `error` ending does, so it replays as far as it went.
+    pub fn abandon(&mut self, why: impl Into<String>) {
+        self.end_in_error(None, why.into());
+    }
+
+    fn end_in_error(&mut self, by: Option<usize>, detail: String) {
         if self.outcome.is_none() {
             self.outcome = Some(TableOutcome {
                 kind: OutcomeKind::Error,
-                by: Some(seat),
+                by,
                 offer: None,
                 deal: None,
-                detail: Some(message.into()),
+                detail: Some(detail),
             });
         }
     }

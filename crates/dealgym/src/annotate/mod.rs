@@ -48,7 +48,8 @@ use crate::game::{mix, PerSeat, PromptError, Prompts};
 use crate::limits::{check_count, MAX_CONCURRENCY};
 use crate::llm::{http_client, LlmClient, LlmError};
 use crate::record::{
-    scan_existing, Duplicates, EpisodeRecord, OnDuplicate, RecordWriter, ReplayError, WriteError,
+    refuse_output_among_inputs, scan_existing, Duplicates, EpisodeRecord, OnDuplicate,
+    RecordWriter, ReplayError, WriteError,
 };
 use crate::replay::{load_prompts, FindError, Records, ScenarioSource, Unavailable};
 use crate::run::{styled_bar, Stop, StopState, Stopped};
@@ -474,6 +475,8 @@ pub async fn annotate<'s>(
             )),
             other => other.into(),
         })?;
+    // Checked once `--out` is locked: a run still writing the input is named as its holder.
+    refuse_output_among_inputs(&options.out, std::slice::from_ref(&options.input))?;
     let model = client.settings().model.clone();
     if !existing.is_empty() {
         refuse_other_annotations(&options.out, &model, template.fingerprint())?;

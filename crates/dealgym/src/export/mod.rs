@@ -41,8 +41,8 @@ use serde::Serialize;
 
 use crate::game::{OutcomeKind, PerSeat, PromptError, Prompts, Seat};
 use crate::record::{
-    records_kind, Duplicates, EpisodeRecord, OnDuplicate, ReadError, RecordFiles, RecordsKind,
-    ReplayError,
+    records_kind, refuse_output_among_inputs, Duplicates, EpisodeRecord, OnDuplicate, ReadError,
+    RecordFiles, RecordsKind, ReplayError, WriteError,
 };
 use crate::run::{FindError, ScenarioSource};
 use crate::scenario::{Family, Role, ScenarioError};
@@ -246,6 +246,9 @@ pub enum ExportError {
     Write { to: String, source: io::Error },
     #[error("{0}")]
     Options(String),
+    /// `--out` is one of the files read ([`refuse_output_among_inputs`]).
+    #[error(transparent)]
+    Output(#[from] WriteError),
     /// The export would write no line; `why` says what was skipped.
     #[error("no line to write as {format} from {episodes} episodes: {why}; nothing was written (--allow-empty lets an empty export succeed)")]
     Empty {
@@ -400,16 +403,28 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
             "--role {role} is for table records; two-party records choose seats with --seats"
         )));
     }
-    let table = GroupTable::collect(&options.files, options.on_duplicate)?;
-    let mut summary = ExportSummary {
-        groups: table.groups(),
-        ..ExportSummary::default()
-    };
     let prompts = match &options.prompts_dir {
         Some(dir) => Arc::new(Prompts::with_overrides(dir)?),
         None => Prompts::builtin(),
     };
     let mut scenarios = ScenarioSource::in_dir(&options.scenarios, &options.scenario_dir)?;
+    export_episodes(options, &mut scenarios, &prompts, out)
+}
+
+/// [`export`] of two-party records, their scenarios found in `scenarios` and replayed with
+/// `prompts` (`options.scenarios`, `scenario_dir` and `prompts_dir` are not read): what a
+/// server that holds both already exports its own episodes with.
+pub(crate) fn export_episodes(
+    options: &ExportOptions,
+    scenarios: &mut ScenarioSource,
+    prompts: &Arc<Prompts>,
+    out: &mut dyn Write,
+) -> Result<ExportSummary, ExportError> {
+    let table = GroupTable::collect(&options.files, options.on_duplicate)?;
+    let mut summary = ExportSummary {
+        groups: table.groups(),
+        ..ExportSummary::default()
+    };
     let mut records = RecordFiles::open(&options.files, options.on_duplicate);
     let mut trajectories = Trajectories::default();
     for located in &mut records {
@@ -425,14 +440,12 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
         }
         let replayed = match options.format {
             Format::Messages | Format::PromptCompletion | Format::Campaigns => {
-                Some(Replayed::of(&record, &mut scenarios, &prompts)?)
+                Some(Replayed::of(&record, scenarios, prompts)?)
             }
             _ => None,
         };
         let states = match options.format {
-            Format::Transitions => {
-                Some(transitions::States::of(&record, &mut scenarios, &prompts)?)
-            }
+            Format::Transitions => Some(transitions::States::of(&record, scenarios, prompts)?),
             _ => None,
         };
         let heads = heads(&record, &table)?;
@@ -587,6 +600,7 @@ pub fn export_to(
         })?;
         return Ok(summary);
     };
+    refuse_output_among_inputs(path, &options.files)?;
     let failed = |source| ExportError::Write {
         to: path.display().to_string(),
         source,

@@ -16,8 +16,10 @@
 //!
 //! The output is written whatever is found, to `OUT.merging` and renamed into place at the
 //! end; [`MergeReport::is_clean`] says whether it is the whole run, and `main` exits non-zero
-//! when it is not. `OUT` is locked ([`OutputLock`]) from before it is looked at until it is in
-//! place, so a second merge into it is refused.
+//! when it is not. Files that hold no record at all are refused (nothing is written). `OUT` is
+//! locked ([`OutputLock`]) from before it is looked at, and the file renamed into place from
+//! before it is written, so a second merge into it is refused; an `OUT` that is one of the
+//! inputs (by file, not name) is refused.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -25,7 +27,10 @@ use std::path::{Path, PathBuf};
 use crate::digest::{digest_json, Digest};
 use crate::limits::{check_episodes, MAX_EPISODES};
 pub(crate) use crate::record::EpisodeKey;
-use crate::record::{OnDuplicate, OutputLock, ReadError, RecordReader, RecordWriter, WriteError};
+use crate::record::{
+    refuse_output_among_inputs, OnDuplicate, OutputLock, ReadError, RecordReader, RecordWriter,
+    WriteError,
+};
 use crate::run::{planned_ids, ConfigError, RunError};
 
 /// How many ids a report lists per kind of problem (it counts them all).
@@ -256,14 +261,8 @@ pub fn merge(options: &MergeOptions) -> Result<MergeReport, MergeError> {
             expected.episodes(group_size)?;
         }
     }
-    let out_id = identity(&options.out);
-    if options.files.iter().any(|f| identity(f) == out_id) {
-        return Err(MergeError::Options(format!(
-            "{} is both an input and the output: write the merge to another file",
-            options.out.display()
-        )));
-    }
-    let _lock = OutputLock::acquire(&options.out)?;
+    refuse_output_among_inputs(&options.out, &options.files)?;
+    let _lock = OutputLock::acquire_existing(&options.out)?;
     if options.out.exists() && !options.force {
         return Err(MergeError::Options(format!(
             "{} exists: choose another OUT, or pass --force to replace it",
@@ -279,8 +278,34 @@ pub fn merge(options: &MergeOptions) -> Result<MergeReport, MergeError> {
         }
     }
     let partial = partial_path(&options.out);
-    let _ = std::fs::remove_file(&partial);
-    let report = merge_into(options, &partial);
+    // Locked before it is emptied, and kept locked once it is renamed into place: a second
+    // merge into `OUT` is refused, from the first look at it to the end.
+    let _partial_lock = OutputLock::acquire(&partial)?;
+    let report = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&partial)
+        .map_err(|source| {
+            MergeError::Write(WriteError::Io {
+                file: partial.display().to_string(),
+                source,
+            })
+        })
+        .and_then(|_| merge_into(options, &partial))
+        .and_then(|report| {
+            if report.files.iter().any(|f| f.records > 0) {
+                return Ok(report);
+            }
+            Err(MergeError::Options(format!(
+                "{}: no record in {}: nothing to merge, and nothing was written",
+                crate::run::list_files(&options.files),
+                if options.files.len() == 1 {
+                    "it"
+                } else {
+                    "any of them"
+                }
+            )))
+        });
     match report {
         Ok(report) => {
             std::fs::rename(&partial, &options.out).map_err(|source| {
@@ -407,11 +432,6 @@ fn partial_path(out: &Path) -> PathBuf {
     let mut name = out.file_name().unwrap_or_default().to_os_string();
     name.push(".merging");
     out.with_file_name(name)
-}
-
-/// A path as the file system knows it, to catch an output that is also an input.
-fn identity(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 #[cfg(test)]

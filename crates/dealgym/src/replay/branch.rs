@@ -67,6 +67,7 @@ pub async fn branch<'s>(
     super::table::two_party_only(&options.files, "--branch-from")?;
     let run = &options.run;
     run.check()?;
+    crate::record::refuse_output_among_inputs(&run.out, &options.files)?;
     let prefix_word = format!("branch-from:{}", options.prefix);
     let kit = Arc::new(build_kit(run, ["branch", prefix_word.as_str()])?);
     let mut scenarios = ScenarioSource::new(&options.scenarios)?;

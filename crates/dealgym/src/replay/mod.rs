@@ -42,8 +42,8 @@ pub use verify::{verify, Difference, DifferenceRow, VerifyOptions, VerifyReport}
 use crate::game::{PromptError, Prompts};
 pub(crate) use crate::record::Located;
 use crate::record::{
-    records_kind, scan_existing, Duplicates, OnDuplicate, ReadError, RecordFiles, RecordWriter,
-    RecordsKind, ReplayError, WriteError,
+    records_kind, refuse_output_among_inputs, scan_existing, Duplicates, OnDuplicate, ReadError,
+    RecordFiles, RecordWriter, RecordsKind, ReplayError, WriteError,
 };
 use crate::run::{list_files, ConfigError, EpisodeError, RunError};
 use crate::scenario::ScenarioError;
@@ -79,6 +79,8 @@ pub enum Error {
     OutExists { file: String, episodes: usize },
     #[error("no episode {episode} in {files}")]
     NoSuchEpisode { episode: String, files: String },
+    #[error("{files}: no record in {}, so nothing was verified", if *.several { "any of them" } else { "it" })]
+    NoRecords { files: String, several: bool },
     #[error(
         "episode {episode} ({at}) has {turns} turns: it cannot be branched after turn {prefix}"
     )]
@@ -216,6 +218,10 @@ pub struct RenderOptions {
 
 /// The transcript `--render` asks for: the first episode `options.episode` of the files.
 pub fn render_episode(options: &RenderOptions) -> Result<String, Error> {
+    // Before anything is read: the caller writes the transcript to `out`.
+    if let Some(out) = &options.out {
+        refuse_output_among_inputs(out, &options.files)?;
+    }
     if records_kind(&options.files)? == RecordsKind::Table {
         return table::render_table(options);
     }
@@ -236,8 +242,9 @@ pub(crate) fn load_prompts(prompts_dir: Option<&Path>) -> Result<Arc<Prompts>, P
 
 /// A new record file for the records a replay command writes, with the writer `run` uses. A
 /// file that already holds records is refused (and left untouched), so nothing is appended to
-/// a file by mistake, the input included.
-fn create_out(path: &Path) -> Result<RecordWriter, Error> {
+/// a file by mistake; so is one of the `inputs` by any name, even empty.
+fn create_out(path: &Path, inputs: &[PathBuf]) -> Result<RecordWriter, Error> {
+    refuse_output_among_inputs(path, inputs)?;
     let existing = scan_existing(path, false)?;
     if !existing.is_empty() || existing.repaired {
         return Err(Error::OutExists {

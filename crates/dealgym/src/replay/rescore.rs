@@ -117,7 +117,7 @@ fn mark_unjudged(record: &mut EpisodeRecord, rewards: &RewardConfig) {
 pub fn rescore_files(options: &RescoreOptions) -> Result<RescoreSummary, Error> {
     super::table::two_party_only(&options.files, "--rescore")?;
     let mut scenarios = ScenarioSource::new(&options.scenarios)?;
-    let mut writer = create_out(&options.out)?;
+    let mut writer = create_out(&options.out, &options.files)?;
     let mut summary = RescoreSummary::default();
     let mut records = Records::open(
         &options.files,

@@ -111,12 +111,7 @@ pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Err
         report.add_episode(&record.episode_id, located.at(), differences);
     }
     report.duplicates = records.duplicates().clone();
-    if let (Some(id), 0) = (&options.episode, report.episodes) {
-        return Err(Error::NoSuchEpisode {
-            episode: id.clone(),
-            files: list_files(&options.files),
-        });
-    }
+    super::verify::refuse_nothing_verified(options, report.episodes)?;
     Ok(report)
 }
 

@@ -215,13 +215,30 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, Error> {
         report.add(&located, differences);
     }
     report.duplicates = records.duplicates().clone();
-    if let (Some(id), 0) = (&options.episode, report.episodes) {
-        return Err(Error::NoSuchEpisode {
-            episode: id.clone(),
-            files: super::list_files(&options.files),
-        });
-    }
+    refuse_nothing_verified(options, report.episodes)?;
     Ok(report)
+}
+
+/// A verification that checked no episode is no clean one (it would exit 0 on an empty file):
+/// the episode asked for is in none of the files, or the files hold no record at all.
+pub(super) fn refuse_nothing_verified(
+    options: &VerifyOptions,
+    episodes: usize,
+) -> Result<(), Error> {
+    if episodes > 0 {
+        return Ok(());
+    }
+    let files = super::list_files(&options.files);
+    Err(match &options.episode {
+        Some(id) => Error::NoSuchEpisode {
+            episode: id.clone(),
+            files,
+        },
+        None => Error::NoRecords {
+            files,
+            several: options.files.len() > 1,
+        },
+    })
 }
 
 fn cannot_replay(e: &ReplayError) -> Difference {

@@ -59,6 +59,20 @@ impl ScenarioSource {
         Ok(source)
     }
 
+    /// The scenarios a caller already holds (a server's, as it loaded them from `files`): no
+    /// file is read again, so a record is found on exactly the scenario it was played on.
+    pub(crate) fn loaded(
+        scenarios: impl IntoIterator<Item = Arc<Scenario>>,
+        files: &[PathBuf],
+    ) -> ScenarioSource {
+        let mut source = ScenarioSource::by_family(Path::new(""));
+        for scenario in scenarios {
+            source.by_id.entry(scenario.id.clone()).or_insert(scenario);
+        }
+        source.files = Some(files.to_vec());
+        source
+    }
+
     /// Scenarios from `{dir}/{family}.jsonl`, loaded as records ask for them.
     pub fn by_family(dir: &Path) -> ScenarioSource {
         ScenarioSource {

@@ -174,7 +174,9 @@ fn spawn_reaper(state: Shared) {
                 break;
             }
             state.hub.reap();
-            state.tables.reap(state.hub.options.idle_timeout);
+            state
+                .tables
+                .reap(&state.hub, state.hub.options.idle_timeout);
         }
     });
 }

@@ -8,7 +8,6 @@
 //! which aborts its outstanding episodes.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
@@ -30,12 +29,14 @@ use super::wire::{to_json, StreamError};
 use super::{parse_body, Shared};
 use crate::agents::{Player, PlayerConfig};
 use crate::export;
+use crate::game::Prompts;
 use crate::limits::{
     check_count, check_episodes, MAX_GROUP_SIZE, MAX_REQUEST_EPISODES, STREAM_STALL_SECONDS,
 };
 use crate::record::{EpisodeRecord, RecordWriter};
 use crate::run::{
-    execute, plan, AbortOnDrop, Done, EpisodeError, SeatPlayer, Sink, Stop, StopSignal,
+    execute, plan, AbortOnDrop, Done, EpisodeError, ScenarioSource, SeatPlayer, Sink, Stop,
+    StopSignal,
 };
 use crate::scenario::{Family, Scenario};
 
@@ -171,12 +172,18 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
     // (nor two lifetimes of the server on one log) share an episode id or a GRPO group.
     let tag = rollout_tag(hub.ids())?;
 
+    // A trainer format replays each record on the scenario and the templates it was played
+    // with: the server's own, as loaded (never its scenario files read again, among which a
+    // table file or a file changed since the start would fail every group after it was played).
+    let lookup = ScenarioSource::loaded(scenarios.iter().cloned(), &hub.options.scenarios);
+
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let permits = state.rollout_permits.clone();
     let mut sink = StreamSink {
         tx,
         state: state.clone(),
         format,
+        lookup,
         groups: HashMap::new(),
         group_size: group_size as usize,
         ended: false,
@@ -236,6 +243,8 @@ struct StreamSink {
     tx: mpsc::Sender<Bytes>,
     state: Shared,
     format: Format,
+    /// The request's scenarios, for a trainer format's replay of each record.
+    lookup: ScenarioSource,
     groups: HashMap<String, Vec<EpisodeRecord>>,
     group_size: usize,
     /// The stream has ended early: nothing more is logged or sent.
@@ -308,7 +317,8 @@ impl Sink for StreamSink {
                             return Ok(());
                         }
                         let group = self.groups.remove(&key).unwrap_or_default();
-                        export_group(&group, f, &self.state.hub.options.scenarios)
+                        let prompts = &self.state.hub.options.prompts;
+                        export_group(&group, f, &mut self.lookup, prompts)
                     }
                 }
             }
@@ -364,8 +374,14 @@ fn line<T: Serialize>(message: &T) -> String {
 }
 
 /// A finished group in an export format, through `export`'s own writer (it reads record files,
-/// so the group goes through a temporary one).
-fn export_group(group: &[EpisodeRecord], format: export::Format, scenarios: &[PathBuf]) -> String {
+/// so the group goes through a temporary one), its records replayed on `scenarios` with
+/// `prompts`.
+fn export_group(
+    group: &[EpisodeRecord],
+    format: export::Format,
+    scenarios: &mut ScenarioSource,
+    prompts: &Arc<Prompts>,
+) -> String {
     // Created new and private (no other user can plant a file or a link at its name), and
     // removed when dropped.
     let file = match tempfile::Builder::new()
@@ -388,10 +404,10 @@ fn export_group(group: &[EpisodeRecord], format: export::Format, scenarios: &[Pa
             writer.write(record).map_err(|e| e.to_string())?;
         }
         drop(writer);
-        let mut options = export::ExportOptions::new(vec![path.clone()], format);
-        options.scenarios = scenarios.to_vec();
+        let options = export::ExportOptions::new(vec![path.clone()], format);
         let mut out = Vec::new();
-        export::export(&options, &mut out).map_err(|e| e.to_string())?;
+        export::export_episodes(&options, scenarios, prompts, &mut out)
+            .map_err(|e| e.to_string())?;
         Ok(out)
     })();
     drop(file);

@@ -3,7 +3,8 @@
 //! in process by the scripted party of its incentive. The rules stay core's
 //! ([`TableEpisode`]); this file keeps the live tables (bounded by `--max-sessions`, reclaimed
 //! when idle), steps them for the seat a request names, and writes each ended table's record
-//! to the server's log, as every other episode is.
+//! to the server's log, as every other episode is — and a table dropped before it ended
+//! (deleted by a holder of one of its tokens, or reclaimed idle) as abandoned.
 //!
 //! A seat stepping out of turn is refused (409, naming the seat whose turn it is); a turn that
 //! names an option not in the game or an offer that does not exist is the engine's turn error,
@@ -79,6 +80,9 @@ pub(super) struct TableSession {
     /// Each client seat's secret, answered once when the table is made: what observing or
     /// stepping as that seat takes (`x-seat-token`). `None` for a scripted seat.
     tokens: Vec<Option<String>>,
+    /// The creator's secret, answered once when the table is made: with any seat's token, what
+    /// dropping the table takes (its id is sequential, so no secret).
+    table_token: String,
     costs: Vec<TurnCost>,
     /// When each seat's turn began, for the latency of its step.
     asked: Instant,
@@ -111,6 +115,39 @@ impl TableSession {
             .zip(&self.tokens)
             .filter_map(|(role, token)| Some((role, token.clone()?)))
             .collect()
+    }
+
+    /// The creator's token ([`TableSession::drop_by`] takes it, or a seat's).
+    pub fn table_token(&self) -> &str {
+        &self.table_token
+    }
+
+    /// Whether a caller holding `token` may drop the table: the token is the creator's or one
+    /// of the table's seat tokens. Refused (403) otherwise: table ids are sequential, so
+    /// without this any client could drop any table.
+    pub fn drop_by(&self, token: Option<&str>) -> Result<(), ServeError> {
+        let held = token.is_some_and(|given| {
+            std::iter::once(self.table_token.as_str())
+                .chain(self.tokens.iter().flatten().map(String::as_str))
+                .fold(false, |any, expected| any | same_secret(given, expected))
+        });
+        if held {
+            return Ok(());
+        }
+        Err(ServeError::Forbidden(format!(
+            "dropping table `{}` takes a token of it in the `x-seat-token` header: the `table_token` its creation answered, or one of its `seat_tokens`",
+            self.id
+        )))
+    }
+
+    /// End an unfinished table as abandoned (`why`), and its record to log; `None` for a
+    /// table that had ended (its record is in the log already).
+    fn abandon(&mut self, why: String) -> Option<TableRecord> {
+        if self.episode.outcome().is_some() {
+            return None;
+        }
+        self.episode.abandon(format!("abandoned: {why}"));
+        self.ended_record()
     }
 
     /// The seat of `role` for a caller holding `token`: a client seat whose token it is. A
@@ -350,6 +387,7 @@ impl Tables {
             players,
             scripted,
             tokens,
+            table_token: seat_token(),
             costs: Vec::new(),
             asked: Instant::now(),
         };
@@ -424,17 +462,58 @@ impl Tables {
         Ok((slot, step))
     }
 
-    /// Drop a table (an unfinished one is not logged).
-    pub(super) fn remove(&self, id: &str) -> bool {
-        self.live().remove(id).is_some()
+    /// Drop table `id` for a caller holding `token` (a token of that table:
+    /// [`TableSession::drop_by`]); an unfinished one is logged as abandoned.
+    pub(super) fn remove(
+        &self,
+        hub: &Hub,
+        id: &str,
+        token: Option<&str>,
+    ) -> Result<(), ServeError> {
+        let slot = self.find(id)?;
+        slot.session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drop_by(token)?;
+        // Of two drops at once, the one that takes it out of the table logs it.
+        let Some(slot) = self.live().remove(id) else {
+            return Err(ServeError::UnknownEpisode(id.to_string()));
+        };
+        let why = "dropped by a client (DELETE) before it ended".to_string();
+        log_abandoned(hub, &slot, why)
     }
 
-    /// Reclaim tables idle longer than `limit`; returns how many.
-    pub(super) fn reap(&self, limit: std::time::Duration) -> usize {
-        let mut live = self.live();
-        let before = live.len();
-        live.retain(|_, slot| slot.idle() < limit);
-        before - live.len()
+    /// Reclaim tables idle longer than `limit`, logging an unfinished one as abandoned;
+    /// returns how many.
+    pub(super) fn reap(&self, hub: &Hub, limit: std::time::Duration) -> usize {
+        let idle: Vec<Arc<TableSlot>> = {
+            let mut live = self.live();
+            let ids: Vec<String> = live
+                .iter()
+                .filter(|(_, slot)| slot.idle() >= limit)
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| live.remove(id)).collect()
+        };
+        for slot in &idle {
+            let why = format!(
+                "idle past --idle-timeout-s ({} s) before it ended",
+                limit.as_secs()
+            );
+            if let Err(e) = log_abandoned(hub, slot, why) {
+                eprintln!("dealgym serve: {e}");
+            }
+        }
+        idle.len()
+    }
+}
+
+/// Log the table of `slot` as abandoned (`why`) if it had not ended.
+fn log_abandoned(hub: &Hub, slot: &TableSlot, why: String) -> Result<(), ServeError> {
+    let mut session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+    match session.abandon(why) {
+        Some(record) => hub.log_line(&record.episode_id, &record),
+        None => Ok(()),
     }
 }
 

@@ -2,8 +2,8 @@
 //! scenario, the seed, the options; answers its id and roles), `GET /v1/tables/{id}` (where it
 //! stands), `GET /v1/tables/{id}/seats/{role}` (what that seat sees, and only that),
 //! `POST /v1/tables/{id}/seats/{role}/step` (`{"message", "reasoning"?}`: the seat's raw
-//! completion), `DELETE /v1/tables/{id}`. A seat stepping out of turn gets a 409 naming the seat
-//! whose turn it is; one client may hold several seats' sessions.
+//! completion), `DELETE /v1/tables/{id}` (with a token of the table). A seat stepping out of
+//! turn gets a 409 naming the seat whose turn it is; one client may hold several seats' sessions.
 
 use std::collections::BTreeMap;
 
@@ -55,6 +55,10 @@ pub(super) struct TableStatus {
     /// its own seat's token only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seat_tokens: Option<BTreeMap<String, String>>,
+    /// The creator's secret: only in the answer that made the table. Dropping the table
+    /// (`DELETE`) takes it, or a seat's token, in the `x-seat-token` header.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table_token: Option<String>,
 }
 
 /// What one seat sees: its own chat and the table's public state.
@@ -122,6 +126,7 @@ fn status(session: &TableSession) -> TableStatus {
             })
         }),
         seat_tokens: None,
+        table_token: None,
     }
 }
 
@@ -158,6 +163,7 @@ fn start(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<TableSta
     let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
     Ok(TableStatus {
         seat_tokens: Some(session.seat_tokens()),
+        table_token: Some(session.table_token().to_string()),
         ..status(&session)
     })
 }
@@ -172,11 +178,14 @@ async fn show(State(state): State<Shared>, Path(id): Path<String>) -> Response {
     }
 }
 
-async fn delete(State(state): State<Shared>, Path(id): Path<String>) -> Response {
-    if state.tables.remove(&id) {
-        StatusCode::NO_CONTENT.into_response()
-    } else {
-        ServeError::UnknownEpisode(id).into_response()
+async fn delete(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    match state.tables.remove(&state.hub, &id, seat_token(&headers)) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => e.into_response(),
     }
 }
 
@@ -267,7 +276,7 @@ pub(super) fn describe(s: &mut Schemas, error: &Value) -> Vec<(&'static str, Val
                 "parameters": [table_id.clone()],
                 "get": operation("Where the table stands (and its outcome and rewards once ended).", None,
                     json!({"200": s.answer::<TableStatus>("The table.")}), error),
-                "delete": operation("Drop the table (an unfinished table is not logged).", None,
+                "delete": operation("Drop the table: takes a token of it in `x-seat-token` (the `table_token` its creation answered, or one of its `seat_tokens`; else 403). An unfinished table is logged as abandoned (an `error` ending saying so).", None,
                     json!({"204": {"description": "Dropped."}}), error),
             }),
         ),
