@@ -42,8 +42,8 @@ pub use verify::{verify, Difference, DifferenceRow, VerifyOptions, VerifyReport}
 use crate::game::{PromptError, Prompts};
 pub(crate) use crate::record::Located;
 use crate::record::{
-    records_kind, scan_existing, Duplicates, OnDuplicate, ReadError, RecordFiles, RecordWriter,
-    RecordsKind, ReplayError, WriteError,
+    scan_existing, Duplicates, OnDuplicate, ReadError, RecordFiles, RecordWriter, RecordsKind,
+    ReplayError, WriteError,
 };
 use crate::run::{list_files, ConfigError, EpisodeError, RunError};
 use crate::scenario::ScenarioError;
@@ -124,6 +124,11 @@ impl Records {
     /// The duplicates skipped so far (with [`OnDuplicate::Skip`]).
     pub fn duplicates(&self) -> &Duplicates {
         self.records.duplicates()
+    }
+
+    /// The records of the other kind passed over so far.
+    pub fn passed_over(&self) -> crate::record::PassedOver {
+        self.records.passed_over()
     }
 }
 
@@ -216,7 +221,8 @@ pub struct RenderOptions {
 
 /// The transcript `--render` asks for: the first episode `options.episode` of the files.
 pub fn render_episode(options: &RenderOptions) -> Result<String, Error> {
-    if records_kind(&options.files)? == RecordsKind::Table {
+    // The episode's own kind: a file may hold both (a server's log).
+    if crate::record::episode_kind(&options.files, &options.episode)? == Some(RecordsKind::Table) {
         return table::render_table(options);
     }
     let found = find_episode(&options.files, &options.episode, options.on_duplicate)?;

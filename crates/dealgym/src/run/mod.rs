@@ -254,7 +254,7 @@ fn summary_of(
         stats,
         interrupted: stopped.is_some(),
         stopped,
-        repaired_last_line: existing.repaired,
+        repaired_last_line: existing.cut.clone(),
         duplicates: existing.duplicates.clone(),
         elapsed: started.elapsed(),
         replicas: SeatReplicas::of(kit),

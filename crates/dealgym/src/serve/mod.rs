@@ -98,8 +98,14 @@ impl Server {
         // Locked like a command's output (a second server on one log is refused); the ids it
         // holds are taken, so a restarted server never reuses one.
         let (log, existing) = RecordWriter::open_log(&options.log)?;
-        if let Some(warning) = existing.duplicates.warning(&options.log) {
-            eprintln!("{warning}");
+        for note in [
+            existing.cut_note(&options.log),
+            existing.duplicates.warning(&options.log),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            eprintln!("{note}");
         }
         let logged = existing.runs.into_values().flatten();
         let listener = tokio::net::TcpListener::bind(options.addr).await?;
