@@ -299,6 +299,7 @@ pub fn build_kit<'a>(
             .map_err(RunError::Options)?
             .map(Arc::new),
         seating: Seating::default(),
+        text_limits: None,
     })
 }
 
