@@ -564,10 +564,7 @@ async fn a_table_counts_against_the_memory_budget_and_is_evicted_once_ended() {
             break;
         }
         assert_eq!((code, &status["done"]), (200, &json!(false)), "{status}");
-        let mover = status["to_move"]
-            .as_str()
-            .expect(&status.to_string())
-            .to_string();
+        let mover = status["to_move"].as_str().unwrap().to_string();
         let (code, answer) = step(mover, "Thought: x\nTalk: no.\nAction: [WALK_AWAY]".into()).await;
         assert_eq!(code, 200, "{answer}");
     }

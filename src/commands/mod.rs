@@ -31,7 +31,10 @@ fn skipped_note(duplicates: &Duplicates, passed_over: &PassedOver) {
 /// (where, how long, and why), and episodes the file already held more than once.
 fn existing_file_notes(out: &std::path::Path, cut: Option<&Cut>, duplicates: &Duplicates) {
     if let Some(cut) = cut {
-        eprintln!("repaired {}: cut {cut}", out.display());
+        eprintln!(
+            "repaired: removed a cut-off last line from {}: {cut}",
+            out.display()
+        );
     }
     if let Some(warning) = duplicates.warning(out) {
         eprintln!("{warning}");

@@ -47,7 +47,7 @@ impl std::fmt::Display for Cut {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "the last line ({} bytes from byte offset {}): {}",
+            "{} bytes from byte offset {}; {}",
             self.bytes, self.offset, self.why
         )
     }
@@ -173,10 +173,8 @@ mod tests {
                 assert_eq!((c.offset, c.bytes), (2, text.len() as u64 - 2), "{text:?}");
                 let said = c.to_string();
                 assert!(
-                    said.starts_with(&format!(
-                        "the last line ({} bytes from byte offset 2): ",
-                        c.bytes
-                    )) && said.contains("interrupted write"),
+                    said.starts_with(&format!("{} bytes from byte offset 2; ", c.bytes))
+                        && said.contains("interrupted write"),
                     "{said}"
                 );
             }

@@ -189,7 +189,7 @@ impl Existing {
     pub fn cut_note(&self, file: &Path) -> Option<String> {
         let cut = self.cut.as_ref()?;
         Some(format!(
-            "{}: cut {cut}; the file now ends at byte offset {}",
+            "{}: removed a cut-off last line: {cut}; the file now ends at byte offset {}",
             file.display(),
             cut.offset
         ))
@@ -466,9 +466,9 @@ mod tests {
         assert_eq!(
             note,
             format!(
-                "{}: cut the last line ({} bytes from byte offset {at}): it has no newline and \
-                 is not a whole record (an interrupted write); the file now ends at byte offset \
-                 {at}",
+                "{}: removed a cut-off last line: {} bytes from byte offset {at}; it has no \
+                 newline and is not a whole record (an interrupted write); the file now ends at \
+                 byte offset {at}",
                 path.display(),
                 torn.len()
             )

@@ -81,7 +81,7 @@ impl AnswerCache {
             answers.insert(entry.key, entry.reply);
         })?;
         if let Some(cut) = &tail.cut {
-            eprintln!("{}: cut {cut}", path.display());
+            eprintln!("{}: removed a cut-off last line: {cut}", path.display());
         }
         cut_off_tail(&mut file, &tail).map_err(io)?;
         Ok(AnswerCache {

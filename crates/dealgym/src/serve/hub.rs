@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::catalog::Catalog;
 use super::error::ServeError;
 use super::ids::{Book, IdBook, IdClaim};
-use super::memory::{Charge, Kept, SessionMemory};
+use super::memory::{Charge, Kept, Reach, SessionMemory};
 use super::session::{ExactTokens, ResetArgs, Sampled, Session, TokensArgs, EXTERNAL};
 use super::wire::StepAnswer;
 use super::ServeOptions;
@@ -332,7 +332,7 @@ impl Hub {
             None => self
                 .memory
                 .episode(id, owner)
-                .ok_or_else(|| self.memory.missing(id, Some(owner))),
+                .ok_or_else(|| self.memory.missing(id, Reach::Episode(owner))),
         }
     }
 
@@ -386,7 +386,7 @@ impl Hub {
                 return true;
             }
         }
-        self.memory.remove(id, Some(owner))
+        self.memory.remove(id, Reach::Episode(owner))
     }
 
     /// Reclaim sessions idle longer than the timeout; returns how many.

@@ -83,13 +83,21 @@ impl Kept {
         }
     }
 
-    /// Who may reach it: a two-party session's owner; a table anyone holding its id.
-    fn owner(&self) -> Option<Owner> {
+    /// Who may reach it: a two-party session its owner; a table anyone holding its id.
+    fn reach(&self) -> Reach {
         match self {
-            Kept::Episode(slot) => Some(slot.owner()),
-            Kept::Table(_) => None,
+            Kept::Episode(slot) => Reach::Episode(slot.owner()),
+            Kept::Table(_) => Reach::Table,
         }
     }
+}
+
+/// Who may reach a session, on which routes: a two-party session its owner (`/v1/episodes`,
+/// OpenEnv, MCP), a table anyone holding its id (`/v1/tables`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reach {
+    Episode(Owner),
+    Table,
 }
 
 /// The ended sessions kept for `GET`, oldest first, and the ids of those evicted.
@@ -97,9 +105,8 @@ impl Kept {
 pub(super) struct Shelf {
     kept: HashMap<String, (Instant, Kept)>,
     order: VecDeque<String>,
-    /// Evicted ids with who could reach them (`None`: anyone), the newest
-    /// [`EVICTED_REMEMBERED`].
-    evicted: HashMap<String, Option<Owner>>,
+    /// Evicted ids with who could reach them, the newest [`EVICTED_REMEMBERED`].
+    evicted: HashMap<String, Reach>,
     evicted_order: VecDeque<String>,
 }
 
@@ -120,7 +127,7 @@ impl Shelf {
         while let Some(id) = self.order.pop_front() {
             if let Some((_, kept)) = self.kept.remove(&id) {
                 let bytes = kept.bytes();
-                self.remember_evicted(id, kept.owner());
+                self.remember_evicted(id, kept.reach());
                 return Some(bytes);
             }
         }
@@ -137,8 +144,8 @@ impl Shelf {
         }
     }
 
-    fn remember_evicted(&mut self, id: String, owner: Option<Owner>) {
-        if self.evicted.insert(id.clone(), owner).is_none() {
+    fn remember_evicted(&mut self, id: String, reach: Reach) {
+        if self.evicted.insert(id.clone(), reach).is_none() {
             self.evicted_order.push_back(id);
         }
         while self.evicted.len() > EVICTED_REMEMBERED {
@@ -258,23 +265,22 @@ impl SessionMemory {
         }
     }
 
-    /// Why `id` is not found: evicted (410, for whoever could reach it), or unknown (404).
-    pub(super) fn missing(&self, id: &str, owner: Option<Owner>) -> ServeError {
+    /// Why `id` is not found by `reach`: evicted (410, to whoever could reach it), or
+    /// unknown (404).
+    pub(super) fn missing(&self, id: &str, reach: Reach) -> ServeError {
         match self.shelf().evicted.get(id) {
-            Some(reach) if reach.is_none() || *reach == owner => {
-                ServeError::Evicted(id.to_string())
-            }
+            Some(evicted) if *evicted == reach => ServeError::Evicted(id.to_string()),
             _ => ServeError::UnknownEpisode(id.to_string()),
         }
     }
 
-    /// Drop the ended session `id` if `owner` may reach it (a table: anyone); whether it did.
-    pub(super) fn remove(&self, id: &str, owner: Option<Owner>) -> bool {
+    /// Drop the ended session `id` if `reach` may reach it; whether it did.
+    pub(super) fn remove(&self, id: &str, reach: Reach) -> bool {
         let mut shelf = self.shelf();
         let reachable = shelf
             .kept
             .get(id)
-            .is_some_and(|(_, kept)| kept.owner().is_none() || kept.owner() == owner);
+            .is_some_and(|(_, kept)| kept.reach() == reach);
         if reachable {
             shelf.kept.remove(id);
         }
@@ -309,7 +315,7 @@ mod tests {
         assert_eq!(memory.held(), 0);
         assert_eq!(memory.ended(), 0);
         assert!(matches!(
-            memory.missing("s1", None),
+            memory.missing("s1", Reach::Table),
             ServeError::UnknownEpisode(_)
         ));
     }

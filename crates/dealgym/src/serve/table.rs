@@ -18,7 +18,7 @@ use serde::Deserialize;
 
 use super::error::ServeError;
 use super::ids::IdClaim;
-use super::memory::{view_bytes, Charge, Kept, SessionMemory};
+use super::memory::{view_bytes, Charge, Kept, Reach, SessionMemory};
 use super::Hub;
 use crate::agents::SCRIPTED;
 use crate::game::{Completion, EpisodeSeed};
@@ -428,7 +428,7 @@ impl Tables {
             None => self
                 .memory
                 .table(id)
-                .ok_or_else(|| self.memory.missing(id, None))?,
+                .ok_or_else(|| self.memory.missing(id, Reach::Table))?,
         };
         slot.touch();
         Ok(slot)
@@ -470,7 +470,7 @@ impl Tables {
 
     /// Drop a table (an unfinished one is not logged).
     pub(super) fn remove(&self, id: &str) -> bool {
-        self.live().remove(id).is_some() || self.memory.remove(id, None)
+        self.live().remove(id).is_some() || self.memory.remove(id, Reach::Table)
     }
 
     /// Reclaim tables idle longer than `limit`; returns how many.
