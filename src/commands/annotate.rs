@@ -13,7 +13,7 @@ pub fn annotate_command(flags: AnnotateFlags) -> Result<()> {
         let summary = annotate(&options, Stop::on_signals(options.grace)).await?;
         existing_file_notes(
             &options.out,
-            summary.repaired_last_line,
+            summary.repaired_last_line.as_ref(),
             &summary.duplicates,
         );
         eprintln!("{}", summary.text(&options.out));

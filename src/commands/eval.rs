@@ -19,7 +19,11 @@ pub fn eval_command(flags: EvalFlags) -> Result<()> {
             eprintln!("{warning}");
         }
         let out = &options.run.out;
-        existing_file_notes(out, summary.repaired_last_line, &summary.duplicates);
+        existing_file_notes(
+            out,
+            summary.repaired_last_line.as_ref(),
+            &summary.duplicates,
+        );
         if let Some(path) = &flags.summary_json {
             let text = format!("{}\n", summary.tables.json());
             std::fs::write(path, text)

@@ -33,6 +33,6 @@ pub fn export_command(flags: &ExportFlags) -> Result<()> {
     if let Some(line) = summary.skipped_line(options.format) {
         eprintln!("{line}");
     }
-    skipped_note(&summary.duplicates);
+    skipped_note(&summary.duplicates, &summary.passed_over);
     Ok(())
 }

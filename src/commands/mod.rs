@@ -14,21 +14,25 @@ pub mod serve;
 
 use anyhow::{Context, Result};
 
-use dealgym::record::Duplicates;
+use dealgym::record::{Cut, Duplicates, PassedOver};
 
-/// Say how many duplicated records a command read past (`--duplicates skip`), if any.
-fn skipped_note(duplicates: &Duplicates) {
+/// Say how many duplicated records a command read past (`--duplicates skip`), and how many
+/// records of the other kind (table or two-party) it passed over, if any.
+fn skipped_note(duplicates: &Duplicates, passed_over: &PassedOver) {
     if let Some(note) = duplicates.skipped_note() {
+        eprintln!("{note}");
+    }
+    if let Some(note) = passed_over.note() {
         eprintln!("{note}");
     }
 }
 
-/// What a command found in the output file it appends to: a cut-off last line it removed, and
-/// episodes the file already held more than once.
-fn existing_file_notes(out: &std::path::Path, repaired: bool, duplicates: &Duplicates) {
-    if repaired {
+/// What a command found in the output file it appends to: a cut-off last line it removed
+/// (where, how long, and why), and episodes the file already held more than once.
+fn existing_file_notes(out: &std::path::Path, cut: Option<&Cut>, duplicates: &Duplicates) {
+    if let Some(cut) = cut {
         eprintln!(
-            "repaired: removed a cut-off last line from {}",
+            "repaired: removed a cut-off last line from {}: {cut}",
             out.display()
         );
     }

@@ -12,7 +12,7 @@ pub fn replay_command(flags: &ReplayFlags) -> Result<()> {
         Mode::Verify(options) => {
             let report = replay::verify(&options)?;
             print!("{}", report.table());
-            skipped_note(&report.duplicates);
+            skipped_note(&report.duplicates, &report.passed_over);
             if !report.is_clean() {
                 std::process::exit(1);
             }
@@ -26,7 +26,7 @@ pub fn replay_command(flags: &ReplayFlags) -> Result<()> {
                 summary.rewards_changed,
                 summary.metrics_changed
             );
-            skipped_note(&summary.duplicates);
+            skipped_note(&summary.duplicates, &summary.passed_over);
         }
         Mode::Render(options) => {
             let text = replay::render_episode(&options)?;
@@ -41,7 +41,11 @@ pub fn replay_command(flags: &ReplayFlags) -> Result<()> {
                 replay::branch(&options, Stop::on_signals(options.run.grace)).await
             })?;
             let run = &summary.run;
-            existing_file_notes(&options.run.out, run.repaired_last_line, &run.duplicates);
+            existing_file_notes(
+                &options.run.out,
+                run.repaired_last_line.as_ref(),
+                &run.duplicates,
+            );
             eprintln!(
                 "{}: {} branches of {} episodes written to {}{}",
                 run.run_id,
@@ -53,7 +57,7 @@ pub fn replay_command(flags: &ReplayFlags) -> Result<()> {
                     n => format!(" ({n} already there)"),
                 }
             );
-            skipped_note(&summary.duplicates);
+            skipped_note(&summary.duplicates, &summary.passed_over);
             if let Some(stopped) = &run.stopped {
                 eprintln!(
                     "{}",

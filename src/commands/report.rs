@@ -14,6 +14,6 @@ pub fn report_command(flags: &ReportFlags) -> Result<()> {
         summary.transcripts,
         summary.written.len()
     );
-    skipped_note(&summary.duplicates);
+    skipped_note(&summary.duplicates, &summary.passed_over);
     Ok(())
 }

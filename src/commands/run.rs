@@ -65,7 +65,11 @@ fn summary_lines(summary: &RunSummary, out: &std::path::Path) {
     {
         eprintln!("{warning}");
     }
-    existing_file_notes(out, summary.repaired_last_line, &summary.duplicates);
+    existing_file_notes(
+        out,
+        summary.repaired_last_line.as_ref(),
+        &summary.duplicates,
+    );
     let (episodes_per_s, turns_per_s) = summary.throughput();
     let shard = summary
         .shard

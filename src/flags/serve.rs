@@ -13,7 +13,9 @@ use clap::Args;
 use super::shared::{help, preset_play, ConfigFlags};
 use dealgym::game::Prompts;
 use dealgym::limits::{
-    check_count, check_seconds, MAX_BODY_BYTES, MAX_CONCURRENCY, MAX_CONNECTIONS, MAX_SESSIONS,
+    check_count, check_seconds, TextLimits, DEFAULT_MAX_COMPLETION_BYTES,
+    DEFAULT_MAX_EPISODE_BYTES, DEFAULT_SESSION_MEMORY_BYTES, MAX_BODY_BYTES, MAX_COMPLETION_BYTES,
+    MAX_CONCURRENCY, MAX_CONNECTIONS, MAX_EPISODE_BYTES, MAX_SESSIONS, MAX_SESSION_MEMORY_BYTES,
 };
 use dealgym::serve::{ClientPolicy, ConnectionLimits, ServeOptions};
 
@@ -101,6 +103,21 @@ pub struct ServeFlags {
     /// Seconds a client has to send a request's body.
     #[arg(long, default_value_t = 30.0)]
     pub body_timeout_s: f64,
+    /// Largest completion a seat may play, in bytes as the record writes it (its text,
+    /// reasoning and tool calls, JSON-escaped): a client's is refused with 413, a model's
+    /// ends its episode as an error (at most 4 MiB).
+    #[arg(long, default_value_t = DEFAULT_MAX_COMPLETION_BYTES)]
+    pub max_completion_bytes: u64,
+    /// Most bytes one episode's turns may store (every copy a turn keeps, as the record writes
+    /// it); a turn that could pass it ends the episode as an error naming it (at most 32 MiB,
+    /// so every record stays within the 64 MiB its readers read).
+    #[arg(long, default_value_t = DEFAULT_MAX_EPISODE_BYTES)]
+    pub max_episode_bytes: u64,
+    /// Memory the sessions may hold, live and ended, in bytes: past it, ended sessions are
+    /// evicted oldest first (their GET answers 410; the record is in the log), then new
+    /// sessions are refused with 503.
+    #[arg(long, default_value_t = DEFAULT_SESSION_MEMORY_BYTES)]
+    pub session_memory_bytes: u64,
 }
 
 impl ServeFlags {
@@ -158,6 +175,26 @@ impl ServeFlags {
         let max_sessions = count("--max-sessions", self.max_sessions, MAX_SESSIONS)?;
         let max_connections = count("--max-connections", self.max_connections, MAX_CONNECTIONS)?;
         let body_limit = count("--body-limit", self.body_limit, MAX_BODY_BYTES)?;
+        let bytes = |key: &str, value: u64, max: u64| {
+            check_count(key, value, 1, max).map_err(anyhow::Error::msg)
+        };
+        let text_limits = TextLimits {
+            completion: bytes(
+                "--max-completion-bytes",
+                self.max_completion_bytes,
+                MAX_COMPLETION_BYTES,
+            )?,
+            episode: bytes(
+                "--max-episode-bytes",
+                self.max_episode_bytes,
+                MAX_EPISODE_BYTES,
+            )?,
+        };
+        let session_memory = bytes(
+            "--session-memory-bytes",
+            self.session_memory_bytes,
+            MAX_SESSION_MEMORY_BYTES,
+        )?;
         let concurrency = match self.concurrency {
             Some(n) => count("--concurrency", n, MAX_CONCURRENCY)?,
             None => file.concurrency.unwrap_or(64),
@@ -191,6 +228,8 @@ impl ServeFlags {
                 header_timeout,
             },
             body_timeout,
+            text_limits,
+            session_memory,
             preset: file.preset,
             episode: file.episode,
             rewards: file.rewards,

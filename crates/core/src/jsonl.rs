@@ -35,6 +35,26 @@ pub(crate) fn from_line<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, LineFaul
     Ok(value)
 }
 
+/// The bytes `value` takes written as one JSON line (its newline not counted), counted without
+/// holding them: what a record writer would write for it, so a size a limit is checked against
+/// is the size on disk, JSON escapes included (a control character is six bytes there).
+pub fn encoded_len(value: &impl serde::Serialize) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len() as u64;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail; a value serde cannot encode counts what was written.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,6 +58,130 @@ pub(crate) const MAX_TEMPERATURE: f64 = 2.0;
 /// logprobs is well under this.
 pub const MAX_RECORD_LINE: usize = 64 << 20;
 
+/// What a server lets one completion hold by default (`--max-completion-bytes`): its text,
+/// reasoning, tool calls and token ids as a record writes them (JSON, escapes included). A
+/// long reasoning model's turn is a few hundred KB; the record line stays far below
+/// [`MAX_RECORD_LINE`] even when every turn of an episode is this long.
+pub const DEFAULT_MAX_COMPLETION_BYTES: u64 = 1 << 20;
+
+/// The highest `--max-completion-bytes`.
+pub const MAX_COMPLETION_BYTES: u64 = 4 << 20;
+
+/// What a server lets one episode store by default (`--max-episode-bytes`): the JSON of its
+/// turns (every copy a turn keeps: the raw completion, its reasoning, Thought and Talk, what was
+/// forwarded) and the endpoint's account of each call. A turn that could take it past this ends
+/// the episode as an `error` ([`TextLimitError::Episode`]).
+pub const DEFAULT_MAX_EPISODE_BYTES: u64 = 16 << 20;
+
+/// The highest `--max-episode-bytes`: half a record line, so the rest of the record (the
+/// setup, the system prompts, the outcome, the metrics) always fits beside the turns.
+pub const MAX_EPISODE_BYTES: u64 = (MAX_RECORD_LINE / 2) as u64;
+
+/// The memory a server's sessions may hold by default (`--session-memory-bytes`): live and
+/// ended, two-party and tables, as each session counts what it keeps (its turns, each seat's
+/// view). Past it, ended sessions are evicted, oldest first; then new sessions are refused.
+pub const DEFAULT_SESSION_MEMORY_BYTES: u64 = 1 << 30;
+
+/// The highest `--session-memory-bytes`.
+pub const MAX_SESSION_MEMORY_BYTES: u64 = 1 << 40;
+
+/// How many times at most one turn stores its completion's bytes: the raw text (and the
+/// reasoning, kept as received and merged into `reasoning`), the Thought and Talk cut from it,
+/// and the Talk again in what was forwarded — at most four copies of any byte. The bound an
+/// episode's next turn is checked against before it is played ([`EpisodeText::admit`]).
+pub const TURN_COPIES: u64 = 4;
+
+/// What a turn stores beside its completion's copies, at most: its keys, the parse, the
+/// canonical action and a regulation note forwarded with the Talk.
+const TURN_OVERHEAD: u64 = 16 << 10;
+
+/// A server's caps on the text of its episodes (`--max-completion-bytes`,
+/// `--max-episode-bytes`): what keeps every record it writes readable, and every session's
+/// memory bounded, whatever a client (or a model it calls) sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextLimits {
+    /// The most one completion may hold, in bytes as a record writes it.
+    pub completion: u64,
+    /// The most one episode's turns may store, in bytes as a record writes them.
+    pub episode: u64,
+}
+
+impl Default for TextLimits {
+    fn default() -> TextLimits {
+        TextLimits {
+            completion: DEFAULT_MAX_COMPLETION_BYTES,
+            episode: DEFAULT_MAX_EPISODE_BYTES,
+        }
+    }
+}
+
+/// A completion or an episode past a [`TextLimits`] cap: the message names the cap, its value
+/// and the flag that sets it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TextLimitError {
+    #[error("the completion is {bytes} bytes (its text, reasoning and tool calls as the record writes them), over the limit of {limit} bytes one completion may hold (--max-completion-bytes)")]
+    Completion { bytes: u64, limit: u64 },
+    #[error("the episode's turns hold {stored} bytes and its next turn could store {turn} more, past the limit of {limit} bytes one episode may store (--max-episode-bytes): the episode ends here")]
+    Episode { stored: u64, turn: u64, limit: u64 },
+}
+
+impl TextLimits {
+    /// The rule for one completion of `bytes` (as [`crate::jsonl::encoded_len`] counts it).
+    pub fn check_completion(&self, bytes: u64) -> Result<(), TextLimitError> {
+        if bytes > self.completion {
+            return Err(TextLimitError::Completion {
+                bytes,
+                limit: self.completion,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What an episode's turns store so far, against [`TextLimits`]: the one count a server keeps
+/// per episode (two-party or table), so no record it writes is longer than its readers read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EpisodeText {
+    stored: u64,
+}
+
+impl EpisodeText {
+    /// Whether a turn of a completion of `completion` bytes, with `beside` bytes more kept with
+    /// it (the endpoint's account of the call), may still be played: the completion within its
+    /// cap, and the most such a turn can store ([`TURN_COPIES`] copies) within the episode's.
+    /// Checked before the turn is played, so what an episode stores never passes its cap.
+    pub fn admit(
+        &self,
+        completion: u64,
+        beside: u64,
+        limits: &TextLimits,
+    ) -> Result<(), TextLimitError> {
+        limits.check_completion(completion)?;
+        let turn = completion
+            .saturating_mul(TURN_COPIES)
+            .saturating_add(beside)
+            .saturating_add(TURN_OVERHEAD);
+        if self.stored.saturating_add(turn) > limits.episode {
+            return Err(TextLimitError::Episode {
+                stored: self.stored,
+                turn,
+                limit: limits.episode,
+            });
+        }
+        Ok(())
+    }
+
+    /// Count a turn (or anything kept with it) as stored: `bytes` as the record writes it.
+    pub fn add(&mut self, bytes: u64) {
+        self.stored = self.stored.saturating_add(bytes);
+    }
+
+    /// The bytes the episode's turns store so far.
+    pub fn stored(&self) -> u64 {
+        self.stored
+    }
+}
+
 /// The longest line a scenario, prefix or dialogue file may hold, in bytes.
 pub const MAX_INPUT_LINE: usize = 4 << 20;
 
@@ -516,5 +640,46 @@ mod tests {
         assert_eq!(read_file(&path, 4).unwrap(), "four");
         assert!(read_file(&path, 3).is_err());
         let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_completion_and_an_episode_are_held_to_their_caps_naming_the_flags() {
+        let limits = TextLimits {
+            completion: 100,
+            episode: 1000,
+        };
+        assert!(limits.check_completion(100).is_ok());
+        let e = limits.check_completion(101).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the completion is 101 bytes (its text, reasoning and tool calls as the record \
+             writes them), over the limit of 100 bytes one completion may hold \
+             (--max-completion-bytes)"
+        );
+        // A turn may store its completion four times over, and its keys: checked before it
+        // is played, so what is stored never passes the cap.
+        let roomy = TextLimits {
+            completion: 100,
+            episode: TURN_OVERHEAD + 1000,
+        };
+        let mut text = EpisodeText::default();
+        assert!(text.admit(100, 0, &roomy).is_ok());
+        text.add(300);
+        assert_eq!(text.stored(), 300);
+        assert!(text.admit(100, 300, &roomy).is_ok());
+        let e = text.admit(100, 301, &roomy).unwrap_err();
+        assert!(
+            matches!(e, TextLimitError::Episode { stored: 300, .. })
+                && e.to_string()
+                    .contains("(--max-episode-bytes): the episode ends here"),
+            "{e}"
+        );
+        assert!(matches!(
+            text.admit(101, 0, &roomy),
+            Err(TextLimitError::Completion { .. })
+        ));
+        // JSON escapes count: a control character is six bytes on disk.
+        assert_eq!(crate::jsonl::encoded_len(&"\u{1}"), 8);
+        assert_eq!(crate::jsonl::encoded_len(&"ab"), 4);
     }
 }

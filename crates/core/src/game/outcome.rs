@@ -71,9 +71,9 @@ pub struct Outcome {
     /// `reject_loop`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
-    /// What an `error` ending's error was: the endpoint's (`backend`) or a bug in dealgym
-    /// (`internal`), so a user filtering errors never mistakes one for the other. Absent on
-    /// other endings, and on error records older than the field.
+    /// What an `error` ending's error was: the endpoint's (`backend`), a bug in dealgym
+    /// (`internal`) or a server's limit (`limit`), so a user filtering errors never mistakes
+    /// one for another. Absent on other endings, and on error records older than the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<ErrorCause>,
 }
@@ -87,6 +87,10 @@ pub enum ErrorCause {
     /// The code playing the episode panicked: a bug in dealgym, counted apart, and the
     /// command's exit status says so.
     Internal,
+    /// A limit of the server playing it ended the episode (its text past
+    /// `--max-episode-bytes`, a model's completion past `--max-completion-bytes`); the detail
+    /// names the limit, its value and the flag.
+    Limit,
 }
 
 /// Each seat's utility for a deal written from the learner's side (the opponent reads it

@@ -2,7 +2,9 @@
 //! `export`, `replay`, `eval` and `annotate` read their record files with. Each file is read
 //! by a [`RecordReader`] in turn (so a bad line, a line past the limit or a record of an
 //! unknown version ends the read, naming its file and line), and the duplicate rule of
-//! [`super::duplicates`] is applied across all of them.
+//! [`super::duplicates`] is applied across all of them. One kind of record is read (two-party
+//! unless [`RecordFiles::of_kind`] says otherwise); records of the other kind are passed over
+//! and counted ([`RecordFiles::passed_over`]).
 
 use std::path::PathBuf;
 
@@ -10,7 +12,7 @@ use serde::de::DeserializeOwned;
 
 use super::duplicates::{Duplicates, OnDuplicate, Place, SeenEpisodes};
 use super::reader::{ReadError, RecordReader};
-use super::EpisodeRecord;
+use super::{EpisodeRecord, PassedOver, RecordsKind};
 
 /// The record files `paths` name: a file as it is, a directory as every `*.jsonl` file directly
 /// in it, sorted by name (its subdirectories are not read). Fails on a directory that cannot be
@@ -76,9 +78,14 @@ pub struct RecordFiles<T = EpisodeRecord> {
     seen: SeenEpisodes,
     duplicates: Duplicates,
     failed: bool,
+    /// The kind of record read; the other kind is passed over.
+    kind: RecordsKind,
+    /// Records of the other kind passed over in the files read to their end.
+    passed_over: usize,
 }
 
 impl RecordFiles {
+    /// Read the two-party records of `files` ([`RecordFiles::of_kind`] for table records).
     pub fn open(files: &[PathBuf], on_duplicate: OnDuplicate) -> RecordFiles {
         RecordFiles {
             files: files.to_vec(),
@@ -89,6 +96,8 @@ impl RecordFiles {
             seen: SeenEpisodes::default(),
             duplicates: Duplicates::default(),
             failed: false,
+            kind: RecordsKind::TwoParty,
+            passed_over: 0,
         }
     }
 }
@@ -106,7 +115,23 @@ impl<T: DeserializeOwned> RecordFiles<T> {
             seen: self.seen,
             duplicates: self.duplicates,
             failed: self.failed,
+            kind: self.kind,
+            passed_over: self.passed_over,
         }
+    }
+
+    /// Read the records of `kind` (and pass over the others). Call it before reading.
+    pub fn of_kind(mut self, kind: RecordsKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// The records of the other kind passed over so far.
+    pub fn passed_over(&self) -> PassedOver {
+        let mut over = PassedOver::default();
+        let current = self.reader.as_ref().map_or(0, RecordReader::passed_over);
+        over.add(self.kind.other(), self.passed_over + current);
+        over
     }
 
     /// Bytes read so far over every file: what a progress bar over their sizes shows.
@@ -124,7 +149,7 @@ impl<T: DeserializeOwned> RecordFiles<T> {
         let Some(path) = self.files.get(self.names.len()) else {
             return Ok(false);
         };
-        let reader = RecordReader::open(path)?.read_as::<T>();
+        let reader = RecordReader::open(path)?.read_as::<T>().only(self.kind);
         self.names.push(reader.file().to_string());
         self.reader = Some(reader);
         Ok(true)
@@ -141,6 +166,7 @@ impl<T: DeserializeOwned> RecordFiles<T> {
             };
             let Some(line) = reader.next_line() else {
                 self.done_bytes += RecordReader::position(reader);
+                self.passed_over += reader.passed_over();
                 self.reader = None;
                 continue;
             };

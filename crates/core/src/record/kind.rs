@@ -1,8 +1,9 @@
-//! Which kind of episode a record file holds: two-party records ([`super::EpisodeRecord`], no
+//! Which kind of episode a record holds: two-party records ([`super::EpisodeRecord`], no
 //! `kind` field) or n-party ones ([`super::TableRecord`], `"kind": "table"`). The one rule every
-//! surface (replay, export, report, eval) tells the two apart by: the first record of each file
-//! says; files of different kinds given together are refused here, and a file whose later line
-//! is of another kind than its first is refused by the reader ([`ReadError::MixedKinds`]).
+//! surface (replay, export, report, eval) tells the two apart by. A file may hold both (a
+//! server logs every episode it plays to one file): a surface reads the kind of the first
+//! record of its files ([`records_kind`]) and passes over the records of the other kind,
+//! counting them ([`super::RecordReader::only`]), and says how many it passed over.
 
 use std::path::PathBuf;
 
@@ -58,34 +59,82 @@ pub fn file_kind(file: &std::path::Path) -> Result<Option<RecordsKind>, ReadErro
     }
 }
 
-/// The kind of every record of `files` (the first record of each; a directory is its `*.jsonl`
-/// files): two-party when they hold none. Files of different kinds are an error naming the first of each.
+/// The kind of record `files` are read as: the kind of their first record (a directory is its
+/// `*.jsonl` files); two-party when they hold none. Records of the other kind in them are
+/// passed over by the readers, and counted.
 pub fn records_kind(files: &[PathBuf]) -> Result<RecordsKind, ReadError> {
-    let files = super::record_files_in(files)?;
-    let mut first: Option<(RecordsKind, &PathBuf)> = None;
-    for file in &files {
-        let Some(kind) = file_kind(file)? else {
-            continue;
-        };
-        match first {
-            None => first = Some((kind, file)),
-            Some((k, at)) if k != kind => {
-                return Err(ReadError::Line {
-                    file: file.display().to_string(),
-                    line: 1,
-                    field: "kind".into(),
-                    message: format!(
-                        "this file holds {} records and {} holds {} records: give files of one kind at a time",
-                        kind.name(),
-                        at.display(),
-                        k.name()
-                    ),
-                });
-            }
-            Some(_) => {}
+    for file in super::record_files_in(files)? {
+        if let Some(kind) = file_kind(&file)? {
+            return Ok(kind);
         }
     }
-    Ok(first.map_or(RecordsKind::TwoParty, |(k, _)| k))
+    Ok(RecordsKind::TwoParty)
+}
+
+/// The kind of the first record of episode `episode_id` in `files` (`None` when none has that
+/// id): what a command about one episode (`replay --render`, `--verify --episode`) reads the
+/// files as, whichever kind their first record is.
+pub fn episode_kind(files: &[PathBuf], episode_id: &str) -> Result<Option<RecordsKind>, ReadError> {
+    #[derive(Deserialize)]
+    struct Id {
+        episode_id: String,
+        #[serde(default)]
+        kind: Option<RecordKind>,
+    }
+    for file in super::record_files_in(files)? {
+        for id in RecordReader::open(&file)?.read_as::<Id>() {
+            let id = id?;
+            if id.episode_id == episode_id {
+                return Ok(Some(match id.kind {
+                    Some(RecordKind::Table) => RecordsKind::Table,
+                    None => RecordsKind::TwoParty,
+                }));
+            }
+        }
+    }
+    Ok(None)
+}
+
+impl RecordsKind {
+    /// The other kind.
+    pub fn other(self) -> RecordsKind {
+        match self {
+            RecordsKind::TwoParty => RecordsKind::Table,
+            RecordsKind::Table => RecordsKind::TwoParty,
+        }
+    }
+}
+
+/// The records of the other kind a reader passed over ([`super::RecordReader::only`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PassedOver {
+    /// The kind passed over (`None` until one was).
+    pub kind: Option<RecordsKind>,
+    pub records: usize,
+}
+
+impl PassedOver {
+    /// Count `records` of `kind` as passed over.
+    pub fn add(&mut self, kind: RecordsKind, records: usize) {
+        if records > 0 {
+            self.kind = Some(kind);
+            self.records += records;
+        }
+    }
+
+    /// What a command says when it passed over records of the other kind, if it did: how
+    /// many, and which kind it read.
+    pub fn note(&self) -> Option<String> {
+        let kind = self.kind.filter(|_| self.records > 0)?;
+        let plural = if self.records == 1 { "" } else { "s" };
+        Some(format!(
+            "passed over {} {} record{plural} in the files: this command read their {} records \
+             (the kind of the first record)",
+            self.records,
+            kind.name(),
+            kind.other().name()
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -106,7 +155,7 @@ mod tests {
     }
 
     #[test]
-    fn the_first_record_says_the_kind_and_files_of_two_kinds_are_refused() {
+    fn the_first_record_says_the_kind_of_the_files() {
         let two = file(&[TWO]);
         let table = file(&[TABLE]);
         let empty = file(&[]);
@@ -120,35 +169,77 @@ mod tests {
             records_kind(&paths(&[&empty, &table])).unwrap(),
             RecordsKind::Table
         );
-        let mixed = records_kind(&paths(&[&two, &table])).unwrap_err();
-        assert!(mixed.to_string().contains("two-party"), "{mixed}");
+        assert_eq!(
+            records_kind(&paths(&[&two, &table])).unwrap(),
+            RecordsKind::TwoParty
+        );
+        assert_eq!(
+            records_kind(&paths(&[&empty])).unwrap(),
+            RecordsKind::TwoParty
+        );
     }
 
     #[derive(Deserialize)]
     struct Ids {
-        #[allow(dead_code)]
         episode_id: String,
     }
 
+    fn ids(reader: RecordReader<Ids>) -> Vec<String> {
+        reader.map(|r| r.unwrap().episode_id).collect()
+    }
+
     #[test]
-    fn a_line_of_another_kind_than_the_files_first_is_an_error_naming_it() {
-        let mixed = file(&[TWO, TABLE]);
-        let mut reader = RecordReader::open(mixed.path()).unwrap().read_as::<Ids>();
-        assert!(reader.next().unwrap().is_ok());
-        let e = reader
-            .next()
-            .unwrap()
-            .err()
-            .expect("the table line is refused");
-        assert!(matches!(e, ReadError::MixedKinds { line: 2, .. }), "{e}");
-        assert!(
-            e.to_string()
-                .contains("a table record in a file whose first record is a two-party record"),
-            "{e}"
+    fn a_file_of_both_kinds_reads_whole_or_as_the_records_of_one_kind() {
+        // The server's log holds two-party episodes and tables, in any order.
+        let table_2 = TABLE.replace("m1", "m2");
+        let mixed = file(&[TWO, TABLE, &table_2]);
+        let open = || RecordReader::open(mixed.path()).unwrap().read_as::<Ids>();
+        assert_eq!(ids(open()), ["g0-m0", "g0-m1", "g0-m2"], "every line read");
+        let mut two = open().only(RecordsKind::TwoParty);
+        assert_eq!(ids_of(&mut two), ["g0-m0"]);
+        assert_eq!(two.passed_over(), 2);
+        let mut tables = open().only(RecordsKind::Table);
+        assert_eq!(ids_of(&mut tables), ["g0-m1", "g0-m2"]);
+        assert_eq!(tables.passed_over(), 1);
+        let mut over = PassedOver::default();
+        assert_eq!(over.note(), None);
+        over.add(RecordsKind::Table, 2);
+        assert_eq!(
+            over.note().unwrap(),
+            "passed over 2 table records in the files: this command read their two-party \
+             records (the kind of the first record)"
         );
-        // A file of one kind reads as before.
-        let same = file(&[TABLE, TABLE.replace("m1", "m2").as_str()]);
-        let read = RecordReader::open(same.path()).unwrap().read_as::<Ids>();
-        assert_eq!(read.filter(Result::is_ok).count(), 2);
+        // A broken line of the other kind is a broken line, not passed over.
+        let broken = file(&[
+            TWO,
+            r#"{"schema":1,"run_id":"r","episode_id":"x","kind":"table""#,
+            TWO,
+        ]);
+        let mut reader = RecordReader::open(broken.path())
+            .unwrap()
+            .read_as::<Ids>()
+            .only(RecordsKind::TwoParty);
+        assert!(reader.next().unwrap().is_ok());
+        let e = reader.next().unwrap().err().expect("the broken line");
+        assert_eq!(e.line(), Some(2), "{e}");
+    }
+
+    #[test]
+    fn one_episode_is_read_as_its_own_kind() {
+        let mixed = file(&[TWO, TABLE]);
+        let files = [mixed.path().to_path_buf()];
+        assert_eq!(
+            episode_kind(&files, "g0-m1").unwrap(),
+            Some(RecordsKind::Table)
+        );
+        assert_eq!(
+            episode_kind(&files, "g0-m0").unwrap(),
+            Some(RecordsKind::TwoParty)
+        );
+        assert_eq!(episode_kind(&files, "nope").unwrap(), None);
+    }
+
+    fn ids_of(reader: &mut RecordReader<Ids>) -> Vec<String> {
+        reader.map(|r| r.unwrap().episode_id).collect()
     }
 }

@@ -38,7 +38,7 @@ use crate::vocab::Call;
 
 pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate};
 pub use files::{record_files_in, Located, RecordFiles};
-pub use kind::{file_kind, records_kind, RecordsKind};
+pub use kind::{episode_kind, file_kind, records_kind, PassedOver, RecordsKind};
 pub use player::{PlayerSpec, SeatKind};
 pub use prompt_cost::{seat_calls, CallCost, PromptCost, PromptCosts};
 pub use reader::{ReadError, RecordReader};
@@ -47,7 +47,7 @@ pub use table::{
     RecordKind, SeatPlayer, TableRecord, TableRecordOutcome, TableReplayError, TableSeatRecord,
     TableTurnRecord, TurnCost,
 };
-pub use tail::{cut_off_tail, read_appended, Tail, TailError};
+pub use tail::{cut_off_tail, read_appended, Cut, Tail, TailError};
 pub use turn::{Annotation, TurnRecord};
 pub use writer::{
     refuse_output_among_inputs, scan_existing, Existing, OutputLock, RecordWriter, WriteError,

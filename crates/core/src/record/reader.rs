@@ -63,15 +63,6 @@ pub enum ReadError {
         key: EpisodeKey,
         first: String,
     },
-    /// A line of another kind than the file's first record (a table record among two-party
-    /// ones, or the reverse): a record file holds one kind ([`super::RecordsKind`]).
-    #[error("{file}:{line}: a {found} record in a file whose first record is a {first} record: a record file holds one kind of episode; write each kind to its own file")]
-    MixedKinds {
-        file: String,
-        line: usize,
-        first: &'static str,
-        found: &'static str,
-    },
     /// A directory given among the record files that holds no `*.jsonl` file.
     #[error("{dir}: the directory holds no record file (*.jsonl); name the files, or a directory that holds some")]
     NoRecordFiles { dir: String },
@@ -86,7 +77,6 @@ impl ReadError {
             | ReadError::CutOff { line, .. }
             | ReadError::LineTooLong { line, .. }
             | ReadError::Schema { line, .. }
-            | ReadError::MixedKinds { line, .. }
             | ReadError::Duplicate { line, .. } => Some(*line),
         }
     }
@@ -100,8 +90,14 @@ pub(crate) struct Line<T> {
     /// Byte offset just past the line (past its newline, if it has one).
     pub end: u64,
     /// The line ends with a newline. Records are written whole with their newline, so a last
-    /// line without one was left by an interrupted write, even when it parses.
+    /// line without one was left by an interrupted write — unless it is a whole record
+    /// (`closed`), cut off only before its newline.
     pub terminated: bool,
+    /// The line is one JSON object, whole: it parses (as what it is read as, or passed over as
+    /// a record of another kind) and its last byte that is not blank closes the object. A
+    /// record is an object, so a line that closes one holds all of it (no longer line starts
+    /// with a whole object), with or without its newline.
+    pub closed: bool,
     /// The episode the line is a record of, where it names one (its `run_id` and
     /// `episode_id`), whatever it is read as.
     pub key: Option<EpisodeKey>,
@@ -135,8 +131,11 @@ pub struct RecordReader<T = EpisodeRecord, R = BufReader<File>> {
     skipped: usize,
     bad_lines: Vec<ReadError>,
     done: bool,
-    /// The kind of the file's first record, once read.
-    first_kind: Option<RecordsKind>,
+    /// The kind of record read: lines of another kind are passed over, not parsed
+    /// ([`RecordReader::only`]); `None` reads every line.
+    only: Option<RecordsKind>,
+    /// Records of another kind than `only` passed over so far.
+    passed_over: usize,
     _reads: PhantomData<fn() -> T>,
 }
 
@@ -168,7 +167,8 @@ impl<R: BufRead> RecordReader<EpisodeRecord, R> {
             skipped: 0,
             bad_lines: Vec::new(),
             done: false,
-            first_kind: None,
+            only: None,
+            passed_over: 0,
             _reads: PhantomData,
         }
     }
@@ -189,7 +189,8 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
             skipped: self.skipped,
             bad_lines: self.bad_lines,
             done: self.done,
-            first_kind: self.first_kind,
+            only: self.only,
+            passed_over: self.passed_over,
             _reads: PhantomData,
         }
     }
@@ -200,6 +201,19 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
     pub fn keep_going(mut self) -> Self {
         self.keep_going = true;
         self
+    }
+
+    /// Read the records of `kind` only: a whole record of another kind is passed over without
+    /// being parsed, and counted ([`RecordReader::passed_over`]), so a file that holds several
+    /// kinds (a server's log: two-party episodes and tables) reads as the records of one.
+    pub fn only(mut self, kind: RecordsKind) -> Self {
+        self.only = Some(kind);
+        self
+    }
+
+    /// Records of another kind than [`RecordReader::only`]'s passed over so far.
+    pub fn passed_over(&self) -> usize {
+        self.passed_over
     }
 
     /// Refuse lines longer than `max` bytes instead of [`MAX_RECORD_LINE`].
@@ -276,6 +290,15 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
             let terminated = self.buf.last() == Some(&b'\n');
             let head = Head::of(&self.buf);
             let kind = head.records_kind();
+            let other_kind = matches!((self.only, kind), (Some(only), Some(k)) if only != k);
+            if other_kind && head.schema.is_none_or(|v| v == u64::from(RECORD_SCHEMA)) {
+                // A whole record of another kind is passed over unparsed; a broken one is
+                // reported below, as any broken line is.
+                if crate::jsonl::from_line::<IgnoredAny>(&self.buf).is_ok() {
+                    self.passed_over += 1;
+                    continue;
+                }
+            }
             let value = match self.parse() {
                 Ok(v) => Ok(v),
                 Err(_) if !terminated => Err(ReadError::CutOff {
@@ -296,25 +319,18 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
                     }));
                 }
             }
-            let mut value = value;
-            if let (false, Some(found)) = (cut_off, kind) {
-                match self.first_kind {
-                    None => self.first_kind = Some(found),
-                    Some(first) if first != found => {
-                        value = Err(ReadError::MixedKinds {
-                            file: self.file.clone(),
-                            line: self.line,
-                            first: first.name(),
-                            found: found.name(),
-                        })
-                    }
-                    Some(_) => {}
-                }
-            }
+            let closed = value.is_ok()
+                && self
+                    .buf
+                    .iter()
+                    .rev()
+                    .find(|b| !b.is_ascii_whitespace())
+                    .is_some_and(|&b| b == b'}');
             return Some(Ok(Line {
                 number: self.line,
                 end: self.offset,
                 terminated,
+                closed,
                 key: head.key(),
                 value,
             }));

@@ -1,23 +1,56 @@
 //! The one rule for a JSON-lines file that is only ever appended to, one whole line at a time
 //! with its newline (the record files of `run`, `eval` and `serve`; the annotator's answers):
-//! a last line without its newline, or one that does not parse, was left by an interrupted
-//! write, and is cut away before the file is appended to again; a bad line anywhere else is
-//! damage no kill leaves, so it is an error naming the file, the line and the field.
+//! a last line that does not parse, or that is not a whole JSON object and has no newline, was
+//! left by an interrupted write, and is cut away before the file is appended to again; a last
+//! line that is a whole object without its newline is kept, and its newline written; a bad line
+//! anywhere else is damage no kill leaves, so it is an error naming the file, the line and the
+//! field. Whatever is cut is said: [`Tail::cut`] names the offset, the bytes and why.
 
 use std::fs::File;
-use std::io::{BufReader, Seek, SeekFrom};
+use std::io::{BufReader, Seek, SeekFrom, Write};
 
 use serde::de::DeserializeOwned;
 
 use super::reader::{ReadError, RecordReader};
 
 /// What reading an appended file found at its end.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tail {
     /// The offset just past the last whole, readable line: where the next line belongs.
     pub good_end: u64,
-    /// The last line was cut off by an interrupted write (and ignored).
-    pub cut_off: bool,
+    /// The last line was cut off by an interrupted write (and ignored): what is cut, and why.
+    pub cut: Option<Cut>,
+    /// The last line is a whole record without its newline: kept (and read), and the newline
+    /// is written before the next line ([`cut_off_tail`]).
+    pub unterminated: bool,
+}
+
+impl Tail {
+    /// The last line was cut off by an interrupted write.
+    pub fn cut_off(&self) -> bool {
+        self.cut.is_some()
+    }
+}
+
+/// A cut-off last line: where it starts, how long it is and why it is taken for one — what a
+/// command that cuts it says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    /// The byte offset the line starts at (the file is cut to this length).
+    pub offset: u64,
+    /// Its length in bytes.
+    pub bytes: u64,
+    pub why: String,
+}
+
+impl std::fmt::Display for Cut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} bytes from byte offset {}; {}",
+            self.bytes, self.offset, self.why
+        )
+    }
 }
 
 /// Why an appended file could not be read.
@@ -49,17 +82,30 @@ pub fn read_appended<T: DeserializeOwned>(
     let mut lines = RecordReader::new(BufReader::new(file), name).read_as::<T>();
     while let Some(line) = lines.next_line() {
         let line = line.map_err(TailError::Read)?;
+        let start = tail.good_end;
         match line.value {
-            Ok(value) if line.terminated => {
+            Ok(value) if line.terminated || line.closed => {
                 each(value, line.number);
                 tail.good_end = line.end;
+                tail.unterminated = !line.terminated;
             }
             Err(source) if line.terminated && !lines.at_end().map_err(TailError::Read)? => {
                 return Err(TailError::Corrupt { source })
             }
-            // The last line, without its newline or unreadable: an interrupted write.
-            _ => {
-                tail.cut_off = true;
+            // The last line, unreadable or not whole: an interrupted write.
+            value => {
+                let why = match value {
+                    Ok(_) | Err(ReadError::CutOff { .. }) => {
+                        "it has no newline and is not a whole record (an interrupted write)"
+                            .to_string()
+                    }
+                    Err(e) => format!("it is not a record (an interrupted write): {e}"),
+                };
+                tail.cut = Some(Cut {
+                    offset: start,
+                    bytes: line.end - start,
+                    why,
+                });
                 break;
             }
         }
@@ -67,12 +113,16 @@ pub fn read_appended<T: DeserializeOwned>(
     Ok(tail)
 }
 
-/// Cut a cut-off last line away, so the next line appended starts where the last whole one
-/// ended. `file` must be open for writing.
-pub fn cut_off_tail(file: &mut File, tail: Tail) -> std::io::Result<()> {
-    if tail.cut_off {
+/// Make the file end where the next line belongs: cut a cut-off last line away, or write the
+/// newline a whole last line lacks. `file` must be open for writing.
+pub fn cut_off_tail(file: &mut File, tail: &Tail) -> std::io::Result<()> {
+    if tail.cut.is_some() {
         file.set_len(tail.good_end)?;
         file.seek(SeekFrom::End(0))?;
+    } else if tail.unterminated {
+        file.seek(SeekFrom::End(0))?;
+        file.write_all(b"\n")?;
+        file.flush()?;
     }
     Ok(())
 }
@@ -99,7 +149,7 @@ mod tests {
     }
 
     #[test]
-    fn a_last_line_without_newline_or_unreadable_is_cut_off_even_when_it_parses() {
+    fn a_last_line_that_is_not_a_whole_record_is_cut_off_and_said() {
         for (text, cut) in [
             ("1\n2\n", false),
             ("1\n2", true),
@@ -117,19 +167,43 @@ mod tests {
                     .collect::<Vec<_>>(),
                 "{text:?}"
             );
-            assert_eq!(
-                tail,
-                Tail {
-                    good_end: if cut { 2 } else { 4 },
-                    cut_off: cut
-                },
-                "{text:?}"
-            );
-            cut_off_tail(&mut file, tail).unwrap();
+            assert_eq!(tail.good_end, if cut { 2 } else { 4 }, "{text:?}");
+            assert_eq!(tail.cut_off(), cut, "{text:?}");
+            if let Some(c) = &tail.cut {
+                assert_eq!((c.offset, c.bytes), (2, text.len() as u64 - 2), "{text:?}");
+                let said = c.to_string();
+                assert!(
+                    said.starts_with(&format!("{} bytes from byte offset 2; ", c.bytes))
+                        && said.contains("interrupted write"),
+                    "{said}"
+                );
+            }
+            cut_off_tail(&mut file, &tail).unwrap();
             writeln!(file, "3").unwrap();
             let (_, seen) = read(&file);
             assert_eq!(seen.last(), Some(&(3, if cut { 2 } else { 3 })), "{text:?}");
         }
+    }
+
+    #[test]
+    fn a_whole_record_without_its_newline_is_kept_and_the_newline_written() {
+        let mut seen = Vec::new();
+        let text = "{\"n\":1}\n{\"n\":2}  ";
+        let mut file = file_with("whole", text);
+        #[derive(serde::Deserialize)]
+        struct N {
+            n: u32,
+        }
+        let tail = read_appended::<N>(&file, "f.jsonl", |v, _| seen.push(v.n)).unwrap();
+        assert_eq!(seen, [1, 2]);
+        assert!(tail.unterminated && !tail.cut_off());
+        assert_eq!(tail.good_end, text.len() as u64);
+        cut_off_tail(&mut file, &tail).unwrap();
+        writeln!(file, "{{\"n\":3}}").unwrap();
+        let mut seen = Vec::new();
+        let tail = read_appended::<N>(&file, "f.jsonl", |v, _| seen.push(v.n)).unwrap();
+        assert_eq!(seen, [1, 2, 3]);
+        assert!(!tail.unterminated && !tail.cut_off());
     }
 
     #[test]

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::duplicates::{Duplicates, EpisodeKey};
-use super::tail::{cut_off_tail, read_appended, TailError};
+use super::tail::{cut_off_tail, read_appended, Cut, TailError};
+use crate::limits::MAX_RECORD_LINE;
 
 /// A problem with the output file.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +55,14 @@ pub enum WriteError {
     },
     #[error("cannot encode a record: {0}")]
     Encode(String),
+    /// A record longer than every reader reads ([`MAX_RECORD_LINE`]): not written, so the file
+    /// stays readable and every record before and after it is kept.
+    #[error("{file}: a record of {bytes} bytes was not written: a record line may hold at most {limit} bytes, the most every reader reads (the records before it are kept, and the file stays readable)")]
+    TooLong {
+        file: String,
+        bytes: usize,
+        limit: usize,
+    },
     #[error("{file} is being written by another process ({holder}; lock file {lock}): wait for it to end, or write to another file")]
     Locked {
         file: String,
@@ -233,6 +242,9 @@ pub struct Existing {
     pub run_order: Vec<String>,
     /// A cut-off last line was found (and removed, when repairing).
     pub repaired: bool,
+    /// That line: where it started, its length and why it was taken for a cut-off one — what
+    /// a command that cuts it says ([`Existing::cut_note`]).
+    pub cut: Option<Cut>,
     /// Lines whose episode an earlier line already has (`super::duplicates`): left by two
     /// writers at once before files were locked, or by hand. `--resume` reports them.
     pub duplicates: Duplicates,
@@ -254,6 +266,17 @@ impl Existing {
         self.runs.get(run_id).cloned().unwrap_or_default()
     }
 
+    /// What a command that cut the file's last line says: the file, the byte offset, the
+    /// bytes cut and why; `None` when nothing was cut.
+    pub fn cut_note(&self, file: &Path) -> Option<String> {
+        let cut = self.cut.as_ref()?;
+        Some(format!(
+            "{}: removed a cut-off last line: {cut}; the file now ends at byte offset {}",
+            file.display(),
+            cut.offset
+        ))
+    }
+
     /// The first run of the file (in file order) that `expected` does not name.
     fn first_other_run(&self, expected: impl Fn(&str) -> bool) -> Option<&String> {
         self.run_order.iter().find(|id| !expected(id))
@@ -267,10 +290,11 @@ struct Ids {
     episode_id: String,
 }
 
-/// Read the episode ids already in `path` (if it exists). With `repair`, a cut-off last line is
-/// truncated away; without, the file is left as it is (and `repaired` says one was found). A
-/// last line is cut off when it has no newline (even if it parses: it is rerun) or does not
-/// parse; a bad line anywhere else is an error. A path that is not a regular file (`/dev/null`,
+/// Read the episode ids already in `path` (if it exists), records of every kind. With
+/// `repair`, a cut-off last line is truncated away (and a whole last record without its
+/// newline given one); without, the file is left as it is (and `repaired` says one was found).
+/// A last line is cut off when it does not parse, or has no newline and is not a whole record;
+/// a bad line anywhere else is an error. A path that is not a regular file (`/dev/null`,
 /// `/dev/full`, a pipe) holds nothing to resume and is not read: reading `/dev/full` or
 /// `/dev/zero` never ends, a pipe blocks.
 pub fn scan_existing(path: &Path, repair: bool) -> Result<Existing, WriteError> {
@@ -306,9 +330,10 @@ pub fn scan_existing(path: &Path, repair: bool) -> Result<Existing, WriteError> 
             run.insert(ids.episode_id);
         }
     })?;
-    existing.repaired = tail.cut_off;
+    existing.repaired = tail.cut_off();
+    existing.cut = tail.cut.clone();
     if repair {
-        cut_off_tail(&mut file, tail).map_err(io)?;
+        cut_off_tail(&mut file, &tail).map_err(io)?;
     }
     Ok(existing)
 }
@@ -333,6 +358,8 @@ pub struct RecordWriter {
     file: File,
     path: PathBuf,
     written: usize,
+    /// The longest line written ([`MAX_RECORD_LINE`], the readers' limit).
+    max_line: usize,
     /// The file's [`OutputLock`], for a writer that appends to a command's output.
     _lock: Option<OutputLock>,
 }
@@ -410,15 +437,33 @@ impl RecordWriter {
             file,
             path: path.to_path_buf(),
             written: 0,
+            max_line: MAX_RECORD_LINE,
             _lock: lock,
         })
     }
 
-    /// Append one record as one whole line, flushed. If the write fails (a full disk), what
-    /// was written of the line is taken back (a regular file is cut to its length before), so
-    /// the file still ends with a whole record, and the error names the file; the caller stops.
+    /// Refuse lines longer than `max` bytes instead of [`MAX_RECORD_LINE`].
+    #[cfg(test)]
+    pub(crate) fn max_line(mut self, max: usize) -> Self {
+        self.max_line = max;
+        self
+    }
+
+    /// Append one record as one whole line, flushed. A record longer than the readers read
+    /// ([`MAX_RECORD_LINE`]) is refused ([`WriteError::TooLong`]) and nothing is written: the
+    /// file stays as it was, and the writer takes the next record. If the write fails (a full
+    /// disk), what was written of the line is taken back (a regular file is cut to its length
+    /// before), so the file still ends with a whole record, and the error names the file; the
+    /// caller stops.
     pub fn write(&mut self, record: &impl serde::Serialize) -> Result<(), WriteError> {
         let mut line = serde_json::to_vec(record).map_err(|e| WriteError::Encode(e.to_string()))?;
+        if line.len() > self.max_line {
+            return Err(WriteError::TooLong {
+                file: self.path.display().to_string(),
+                bytes: line.len(),
+                limit: self.max_line,
+            });
+        }
         line.push(b'\n');
         let before = self
             .file
@@ -481,15 +526,54 @@ mod tests {
     }
 
     #[test]
-    fn a_complete_last_line_without_newline_is_treated_as_cut_off() {
+    fn a_whole_last_record_without_newline_is_kept_and_given_one() {
+        // A record is one JSON object: a line that closes one is whole, so it is never cut.
         let path = file("nonl", &format!("{A}\n{B}"));
         let seen = scan_existing(&path, true).unwrap();
+        assert_eq!(seen.episodes(), 2);
+        assert!(!seen.repaired && seen.cut.is_none());
         assert_eq!(
-            seen.episodes(),
-            1,
-            "it may be a prefix of a longer line: rerun it"
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{A}\n{B}\n")
         );
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("{A}\n"));
+    }
+
+    #[test]
+    fn a_cut_says_the_file_the_offset_the_bytes_and_why() {
+        let torn = r#"{"run_id":"r1","epi"#;
+        let path = file("said", &format!("{A}\n{torn}"));
+        let seen = scan_existing(&path, true).unwrap();
+        let note = seen.cut_note(&path).unwrap();
+        let at = A.len() + 1;
+        assert_eq!(
+            note,
+            format!(
+                "{}: removed a cut-off last line: {} bytes from byte offset {at}; it has no \
+                 newline and is not a whole record (an interrupted write); the file now ends at \
+                 byte offset {at}",
+                path.display(),
+                torn.len()
+            )
+        );
+        assert_eq!(scan_existing(&path, true).unwrap().cut_note(&path), None);
+    }
+
+    #[test]
+    fn a_log_of_both_kinds_keeps_every_line_whatever_the_order() {
+        const T: &str = r#"{"schema":1,"run_id":"r1","episode_id":"t0","kind":"table"}"#;
+        const S: &str = r#"{"schema":1,"run_id":"r1","episode_id":"s0"}"#;
+        let s1 = S.replace("s0", "s1");
+        for (text, episodes) in [
+            (format!("{S}\n{T}\n"), 2),
+            (format!("{T}\n{S}\n"), 2),
+            (format!("{S}\n{T}\n{s1}\n"), 3),
+        ] {
+            let path = file("kinds", &text);
+            let seen = scan_existing(&path, true).unwrap();
+            assert_eq!(seen.episodes(), episodes, "{text}");
+            assert!(seen.cut.is_none(), "{text}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        }
     }
 
     #[test]
@@ -695,6 +779,30 @@ mod tests {
         );
         assert_eq!(writer.written(), 0);
         assert!(!lock_path(full).exists(), "a device is no file to lock");
+    }
+
+    #[test]
+    fn a_record_longer_than_the_readers_read_is_refused_and_nothing_else_lost() {
+        let path = file("long", &format!("{A}\n"));
+        let mut writer = RecordWriter::append(&path).unwrap().max_line(64);
+        let long =
+            serde_json::json!({"run_id": "r1", "episode_id": "g1-m0", "raw": "x".repeat(64)});
+        let err = writer.write(&long).unwrap_err();
+        assert!(
+            matches!(err, WriteError::TooLong { limit: 64, .. }),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .contains("at most 64 bytes, the most every reader reads"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("{A}\n"));
+        writer
+            .write(&serde_json::json!({"run_id": "r1", "episode_id": "g2-m0"}))
+            .unwrap();
+        assert_eq!(writer.written(), 1);
+        assert_eq!(scan_existing(&path, false).unwrap().episodes(), 2);
     }
 
     #[test]

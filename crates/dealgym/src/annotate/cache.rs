@@ -80,7 +80,10 @@ impl AnswerCache {
         let tail = read_appended::<Entry>(&file, &path.display().to_string(), |entry, _| {
             answers.insert(entry.key, entry.reply);
         })?;
-        cut_off_tail(&mut file, tail).map_err(io)?;
+        if let Some(cut) = &tail.cut {
+            eprintln!("{}: removed a cut-off last line: {cut}", path.display());
+        }
+        cut_off_tail(&mut file, &tail).map_err(io)?;
         Ok(AnswerCache {
             answers: Mutex::new(answers),
             file: Mutex::new(file),

@@ -171,7 +171,8 @@ pub struct AnnotateSummary {
     pub asked: usize,
     pub from_cache: usize,
     pub stopped: Option<Stopped>,
-    pub repaired_last_line: bool,
+    /// The cut-off last line `--resume` removed from the output, if it removed one.
+    pub repaired_last_line: Option<crate::record::Cut>,
     /// Episodes the output already held more than once (reported on `--resume`).
     pub duplicates: Duplicates,
     pub elapsed: Duration,
@@ -496,7 +497,7 @@ pub async fn annotate<'s>(
         model: annotator.model.clone(),
         template: Some(annotator.template.fingerprint()),
         episodes: input.episodes(),
-        repaired_last_line: existing.repaired,
+        repaired_last_line: existing.cut.clone(),
         duplicates: existing.duplicates.clone(),
         ..AnnotateSummary::default()
     };

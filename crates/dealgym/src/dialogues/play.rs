@@ -94,6 +94,7 @@ pub(crate) fn play(
             names: PerSeat::new(Some(HUMAN_NAME.into()), Some(HUMAN_NAME.into())),
             roles_exchanged: false,
         },
+        text_limits: None,
     });
     let planned = PlannedEpisode {
         scenario: dialogue.scenario.clone(),
@@ -135,14 +136,19 @@ pub(crate) fn play(
             &render_action(&turn.action, space, true),
             TurnFormat::Xml,
         );
-        let step = driver.feed(Played {
+        let Some(step) = driver.feed(Played {
             completion: text.into(),
             call: None,
             latency_ms: 0,
             retries: 0,
             replica: None,
             planning: None,
-        })?;
+        })?
+        else {
+            // Only a text limit ends an episode without playing the turn; an import has none.
+            mismatch = Some("the engine ended the episode before the people did".to_string());
+            break;
+        };
         if mismatch.is_none()
             && (step.parsed.talk.as_deref().unwrap_or("") != turn.talk
                 || step.played.as_ref() != Some(&turn.action))

@@ -103,7 +103,8 @@ pub struct EvalSummary {
     pub interrupted: bool,
     /// How the eval was stopped, if a signal (or the caller) stopped it.
     pub stopped: Option<Stopped>,
-    pub repaired_last_line: bool,
+    /// The cut-off last line `--resume` removed from the output, if it removed one.
+    pub repaired_last_line: Option<crate::record::Cut>,
     /// Episodes the file already held more than once (reported on `--resume`).
     pub duplicates: Duplicates,
     /// The matrix and ratings of every episode of the eval in the file (not only this call's).
@@ -221,7 +222,7 @@ pub async fn eval<'s>(
         written: writer.written(),
         interrupted: stopped.is_some(),
         stopped,
-        repaired_last_line: existing.repaired,
+        repaired_last_line: existing.cut.clone(),
         duplicates: existing.duplicates.clone(),
         tables,
         played: stats,

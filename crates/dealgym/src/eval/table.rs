@@ -151,6 +151,9 @@ pub async fn eval_tables<'s>(
     }
     let run_ids: HashSet<String> = names.keys().cloned().collect();
     let (mut writer, existing) = RecordWriter::open_runs(&run.out, &run_ids, run.resume)?;
+    if let Some(note) = existing.cut_note(&run.out) {
+        eprintln!("{note}");
+    }
     // Scenario by scenario, member by member, every entrant in turn: an eval cut short has
     // its entrants filled evenly.
     let mut planned = 0;
@@ -189,7 +192,10 @@ pub async fn eval_tables<'s>(
     let mut figures: BTreeMap<String, EntrantFigures> = BTreeMap::new();
     let mut ratings = TableRatings::default();
     let files = std::slice::from_ref(&run.out);
-    for located in RecordFiles::open(files, options.on_duplicate).read_as::<TableRecord>() {
+    for located in RecordFiles::open(files, options.on_duplicate)
+        .of_kind(crate::record::RecordsKind::Table)
+        .read_as::<TableRecord>()
+    {
         let r = located?.record;
         let Some(name) = names.get(&r.run_id) else {
             continue;

@@ -293,6 +293,8 @@ pub struct ExportSummary {
     pub bad_tokens: usize,
     /// Records skipped as duplicates (`--duplicates skip`): in no group and no line.
     pub duplicates: Duplicates,
+    /// Records of the other kind (table or two-party) the files hold, passed over.
+    pub passed_over: crate::record::PassedOver,
     /// `campaigns`: records of no campaign (skipped).
     pub not_campaign: usize,
 }
@@ -501,6 +503,7 @@ pub(crate) fn export_episodes(
         }
     }
     summary.duplicates = records.duplicates().clone();
+    summary.passed_over = records.passed_over();
     let campaign_lines = trajectories
         .write(out)
         .map_err(|source| ExportError::Write {

@@ -90,8 +90,9 @@ struct Baselines(HashMap<(String, String, String), (f64, usize)>);
 impl Baselines {
     fn collect(options: &ExportOptions) -> Result<Baselines, ExportError> {
         let mut b = Baselines::default();
-        let records =
-            RecordFiles::open(&options.files, options.on_duplicate).read_as::<TableRecord>();
+        let records = RecordFiles::open(&options.files, options.on_duplicate)
+            .of_kind(crate::record::RecordsKind::Table)
+            .read_as::<TableRecord>();
         for located in records {
             let r = located?.record;
             if r.outcome.outcome.kind == OutcomeKind::Error {
@@ -132,8 +133,9 @@ pub(super) fn export_tables(
     let mut scenarios = TableSource::in_dir(&options.scenarios, &options.scenario_dir)?;
     let mut summary = ExportSummary::default();
     let mut groups = std::collections::HashSet::new();
-    let mut records =
-        RecordFiles::open(&options.files, options.on_duplicate).read_as::<TableRecord>();
+    let mut records = RecordFiles::open(&options.files, options.on_duplicate)
+        .of_kind(crate::record::RecordsKind::Table)
+        .read_as::<TableRecord>();
     for located in &mut records {
         let record = located?.record;
         summary.episodes += 1;
@@ -195,6 +197,7 @@ pub(super) fn export_tables(
     }
     summary.groups = groups.len();
     summary.duplicates = records.duplicates().clone();
+    summary.passed_over = records.passed_over();
     Ok(summary)
 }
 

@@ -12,7 +12,9 @@
 //!   a conflict, reported apart (the first is kept), always a problem;
 //! - missing episodes, when the plan is known (`--scenarios` or `--expect`): every run id must
 //!   hold every planned episode id, and no other;
-//! - bad lines (a shard killed and never resumed leaves a cut-off last line): skipped, reported.
+//! - bad lines (a shard killed and never resumed leaves a cut-off last line): skipped, reported;
+//! - table records (a server's log holds both kinds): merge joins two-party records, so a table
+//!   record is passed over, counted and reported, and the merge is not clean.
 //!
 //! The output is written whatever is found, to `OUT.merging` and renamed into place at the
 //! end; [`MergeReport::is_clean`] says whether it is the whole run, and `main` exits non-zero
@@ -111,6 +113,8 @@ pub struct FileCount {
     pub duplicates: usize,
     /// Lines that are not records, skipped.
     pub bad_lines: usize,
+    /// Table records passed over (merge joins two-party records).
+    pub passed_over: usize,
     /// The run ids the file holds.
     pub run_ids: BTreeSet<String>,
 }
@@ -174,6 +178,12 @@ impl MergeReport {
             && self.unplanned.count == 0
             && !self.mixed_runs
             && self.bad_lines.count == 0
+            && self.passed_over() == 0
+    }
+
+    /// Table records the files hold, passed over: not in the output.
+    pub fn passed_over(&self) -> usize {
+        self.files.iter().map(|f| f.passed_over).sum()
     }
 
     /// The report as lines of text: a count per file, then each problem with its first ids.
@@ -239,6 +249,12 @@ impl MergeReport {
             ),
         }
         plain("episodes not in the plan given", &self.unplanned, &mut out);
+        if self.passed_over() > 0 {
+            out.push_str(&format!(
+                "table records passed over (merge joins two-party records; they are not in the output): {}\n",
+                self.passed_over()
+            ));
+        }
         if self.bad_lines.count > 0 {
             out.push_str(&format!("bad lines (skipped): {}\n", self.bad_lines.count));
             for line in &self.bad_lines.first {
@@ -338,7 +354,9 @@ fn merge_into(options: &MergeOptions, partial: &Path) -> Result<MergeReport, Mer
             file: file.clone(),
             ..FileCount::default()
         };
-        let mut reader = RecordReader::open(file)?.keep_going();
+        let mut reader = RecordReader::open(file)?
+            .only(crate::record::RecordsKind::TwoParty)
+            .keep_going();
         for record in &mut reader {
             let mut record = record?;
             count.records += 1;
@@ -368,6 +386,7 @@ fn merge_into(options: &MergeOptions, partial: &Path) -> Result<MergeReport, Mer
             }
         }
         count.bad_lines = reader.skipped();
+        count.passed_over = reader.passed_over();
         for bad in reader.bad_lines() {
             report.bad_lines.push(bad.to_string());
         }

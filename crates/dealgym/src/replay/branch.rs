@@ -52,6 +52,8 @@ pub struct BranchSummary {
     pub parents: usize,
     /// Records of the input skipped as duplicates (`--duplicates skip`).
     pub duplicates: Duplicates,
+    /// Records of the other kind (table or two-party) the files hold, passed over.
+    pub passed_over: crate::record::PassedOver,
     /// The run that played the branches: its id, planned, written, already there
     /// (`--resume`), stopped, …
     pub run: RunSummary,
@@ -119,6 +121,7 @@ pub async fn branch<'s>(
     Ok(BranchSummary {
         parents,
         duplicates: records.duplicates().clone(),
+        passed_over: records.passed_over(),
         run: play_plan(run, kit, planned, stop).await?,
     })
 }

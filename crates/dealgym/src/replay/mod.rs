@@ -42,8 +42,8 @@ pub use verify::{verify, Difference, DifferenceRow, VerifyOptions, VerifyReport}
 use crate::game::{PromptError, Prompts};
 pub(crate) use crate::record::Located;
 use crate::record::{
-    records_kind, refuse_output_among_inputs, scan_existing, Duplicates, OnDuplicate, ReadError,
-    RecordFiles, RecordWriter, RecordsKind, ReplayError, WriteError,
+    refuse_output_among_inputs, scan_existing, Duplicates, OnDuplicate, ReadError, RecordFiles,
+    RecordWriter, RecordsKind, ReplayError, WriteError,
 };
 use crate::run::{list_files, ConfigError, EpisodeError, RunError};
 use crate::scenario::ScenarioError;
@@ -126,6 +126,11 @@ impl Records {
     /// The duplicates skipped so far (with [`OnDuplicate::Skip`]).
     pub fn duplicates(&self) -> &Duplicates {
         self.records.duplicates()
+    }
+
+    /// The records of the other kind passed over so far.
+    pub fn passed_over(&self) -> crate::record::PassedOver {
+        self.records.passed_over()
     }
 }
 
@@ -222,7 +227,8 @@ pub fn render_episode(options: &RenderOptions) -> Result<String, Error> {
     if let Some(out) = &options.out {
         refuse_output_among_inputs(out, &options.files)?;
     }
-    if records_kind(&options.files)? == RecordsKind::Table {
+    // The episode's own kind: a file may hold both (a server's log).
+    if crate::record::episode_kind(&options.files, &options.episode)? == Some(RecordsKind::Table) {
         return table::render_table(options);
     }
     let found = find_episode(&options.files, &options.episode, options.on_duplicate)?;

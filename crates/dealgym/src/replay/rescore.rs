@@ -44,6 +44,8 @@ pub struct RescoreSummary {
     pub metrics_changed: usize,
     /// Records skipped as duplicates (`--duplicates skip`).
     pub duplicates: Duplicates,
+    /// Records of the other kind (table or two-party) the files hold, passed over.
+    pub passed_over: crate::record::PassedOver,
 }
 
 /// `record` with its metrics and pure rewards recomputed on `scenario` (as the episode played
@@ -144,6 +146,7 @@ pub fn rescore_files(options: &RescoreOptions) -> Result<RescoreSummary, Error> 
         summary.written += 1;
     }
     summary.duplicates = records.duplicates().clone();
+    summary.passed_over = records.passed_over();
     if let (Some(id), 0) = (&options.episode, summary.written) {
         return Err(Error::NoSuchEpisode {
             episode: id.clone(),

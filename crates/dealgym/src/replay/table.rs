@@ -89,8 +89,9 @@ pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Err
         files: options.files.len(),
         ..VerifyReport::default()
     };
-    let mut records =
-        RecordFiles::open(&options.files, options.on_duplicate).read_as::<TableRecord>();
+    let mut records = RecordFiles::open(&options.files, options.on_duplicate)
+        .of_kind(crate::record::RecordsKind::Table)
+        .read_as::<TableRecord>();
     for located in &mut records {
         let located = located?;
         let record = &located.record;
@@ -111,6 +112,13 @@ pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Err
         report.add_episode(&record.episode_id, located.at(), differences);
     }
     report.duplicates = records.duplicates().clone();
+    report.passed_over = records.passed_over();
+    if let (Some(id), 0) = (&options.episode, report.episodes) {
+        return Err(Error::NoSuchEpisode {
+            episode: id.clone(),
+            files: list_files(&options.files),
+        });
+    }
     super::verify::refuse_nothing_verified(options, report.episodes)?;
     Ok(report)
 }
@@ -231,7 +239,9 @@ fn cannot_replay(e: &TableReplayError) -> Difference {
 /// `--render` of a table episode: the public transcript (see the module's doc).
 pub(crate) fn render_table(options: &RenderOptions) -> Result<String, Error> {
     let mut scenarios = TableSource::in_dir(&options.scenarios, Path::new("scenarios"))?;
-    let records = RecordFiles::open(&options.files, options.on_duplicate).read_as::<TableRecord>();
+    let records = RecordFiles::open(&options.files, options.on_duplicate)
+        .of_kind(crate::record::RecordsKind::Table)
+        .read_as::<TableRecord>();
     for located in records {
         let record = located?.record;
         if record.episode_id != options.episode {

@@ -97,6 +97,8 @@ pub struct VerifyReport {
     pub rows: Vec<DifferenceRow>,
     /// Records skipped as duplicates (`--duplicates skip`).
     pub duplicates: Duplicates,
+    /// Records of the other kind (table or two-party) the files hold, passed over.
+    pub passed_over: crate::record::PassedOver,
 }
 
 impl VerifyReport {
@@ -182,7 +184,16 @@ impl VerifyReport {
 /// Verify every record of `options.files` (streamed, one record in memory at a time).
 /// Table records (`"kind": "table"`) are verified by the table engine (`table.rs`).
 pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, Error> {
-    if crate::record::records_kind(&options.files)? == crate::record::RecordsKind::Table {
+    // The files' kind, or one episode's own (a file may hold both: a server's log).
+    let kind = match &options.episode {
+        Some(id) => crate::record::episode_kind(&options.files, id)?,
+        None => None,
+    };
+    let kind = match kind {
+        Some(kind) => kind,
+        None => crate::record::records_kind(&options.files)?,
+    };
+    if kind == crate::record::RecordsKind::Table {
         return super::table::verify_tables(options);
     }
     let prompts = load_prompts(options.prompts_dir.as_deref())?;
@@ -215,6 +226,13 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, Error> {
         report.add(&located, differences);
     }
     report.duplicates = records.duplicates().clone();
+    report.passed_over = records.passed_over();
+    if let (Some(id), 0) = (&options.episode, report.episodes) {
+        return Err(Error::NoSuchEpisode {
+            episode: id.clone(),
+            files: super::list_files(&options.files),
+        });
+    }
     refuse_nothing_verified(options, report.episodes)?;
     Ok(report)
 }

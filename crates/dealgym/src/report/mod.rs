@@ -122,6 +122,8 @@ pub struct ReportSummary {
     pub written: Vec<PathBuf>,
     /// Records skipped as duplicates (`--duplicates skip`).
     pub duplicates: Duplicates,
+    /// Records of the other kind (table or two-party) the files hold, passed over.
+    pub passed_over: crate::record::PassedOver,
 }
 
 /// Everything a report gathers while records stream by.
@@ -215,6 +217,7 @@ pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
     bar.finish_and_clear();
     let mut summary = write_report(options, collector)?;
     summary.duplicates = records.duplicates().clone();
+    summary.passed_over = records.passed_over();
     Ok(summary)
 }
 
@@ -430,6 +433,7 @@ pub(crate) fn write_report(
         transcripts: transcripts.len(),
         written,
         duplicates: Duplicates::default(),
+        passed_over: Default::default(),
     })
 }
 

@@ -226,7 +226,9 @@ pub(crate) fn report_tables(
     let mut scenarios = TableSource::in_dir(&options.scenarios, Path::new("scenarios"))
         .map_err(|e| ReportError::Scenarios(e.to_string()))?;
     let mut c = TableCollector::default();
-    let mut records = RecordFiles::open(files, options.on_duplicate).read_as::<TableRecord>();
+    let mut records = RecordFiles::open(files, options.on_duplicate)
+        .of_kind(crate::record::RecordsKind::Table)
+        .read_as::<TableRecord>();
     for located in &mut records {
         let record = located?.record;
         let scenario = scenarios.find(&record).ok();
@@ -323,6 +325,7 @@ pub(crate) fn report_tables(
         transcripts: 0,
         written,
         duplicates: records.duplicates().clone(),
+        passed_over: records.passed_over(),
     })
 }
 

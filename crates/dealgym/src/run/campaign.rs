@@ -350,7 +350,7 @@ impl CampaignPlan {
             .map(|(i, (p, written))| (p.episode_ids()[written - 1].clone(), i))
             .collect();
         let mut found: Vec<Option<Resumed>> = vec![None; partial.len()];
-        for record in RecordReader::open(out)? {
+        for record in RecordReader::open(out)?.only(crate::record::RecordsKind::TwoParty) {
             let record = record?;
             if record.run_id != kit.run_id {
                 continue;

@@ -16,6 +16,8 @@ use crate::game::{
     Episode, EpisodeConfig, EpisodeSeed, ErrorCause, GameError, PerSeat, Persona, Prompts, Seat,
     Setup, SetupError, Step,
 };
+use crate::jsonl::encoded_len;
+use crate::limits::{EpisodeText, TextLimits};
 use crate::planner::Planning;
 use crate::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
 use crate::reward::RewardConfig;
@@ -95,6 +97,10 @@ pub struct EpisodeKit {
     pub rewarding: Option<Arc<Rewarding>>,
     /// How an eval seats its named players (the default for a run: no names, no exchange).
     pub seating: Seating,
+    /// The caps on what an episode stores (a server's `--max-completion-bytes` and
+    /// `--max-episode-bytes`): a completion past one ends the episode as an `error` that names
+    /// it ([`Driver::feed`]). `None`: no cap (a run's own players).
+    pub text_limits: Option<TextLimits>,
 }
 
 /// How an eval pairing sits at the table: the name each seat's player has in the eval (written
@@ -191,6 +197,8 @@ pub(crate) struct Driver {
     started: Instant,
     /// Each seat's replica binding, released when the driver is done with the episode.
     route: Route,
+    /// What the episode's turns store so far, against the kit's `text_limits`.
+    text: EpisodeText,
 }
 
 /// An episode's routing ticket: its seats' bindings to replicas (players with several
@@ -278,6 +286,7 @@ impl Driver {
             plans: Vec::new(),
             prompt_lens: Vec::new(),
             started: Instant::now(),
+            text: EpisodeText::default(),
         })
     }
 
@@ -290,8 +299,31 @@ impl Driver {
         self.episode.to_move()
     }
 
-    /// Play one completion for the seat to move, from whoever wrote it.
-    pub(crate) fn feed(&mut self, played: Played) -> Result<Step, EpisodeError> {
+    /// Play one completion for the seat to move, from whoever wrote it. Under the kit's
+    /// `text_limits`, a completion past its cap, or one whose turn could take what the episode
+    /// stores past the episode's, is not played: the episode ends as an `error`
+    /// ([`ErrorCause::Limit`]) whose detail names the cap and its flag, and `None` comes back.
+    pub(crate) fn feed(&mut self, played: Played) -> Result<Option<Step>, EpisodeError> {
+        let call_bytes = match self.kit.text_limits {
+            Some(limits) => {
+                let call = played.call.as_ref().map_or(0, encoded_len);
+                let admitted = self
+                    .text
+                    .admit(encoded_len(&played.completion), call, &limits);
+                if let Err(over) = admitted {
+                    let seat = self.episode.to_move().unwrap_or(Seat::Learner);
+                    if let Err(source) =
+                        self.episode
+                            .fail(seat, Some(ErrorCause::Limit), over.to_string())
+                    {
+                        return Err(self.game_error(source));
+                    }
+                    return Ok(None);
+                }
+                Some(call)
+            }
+            None => None,
+        };
         self.timing.turn_ms.push(played.latency_ms);
         self.timing.call_retries.push(played.retries);
         self.timing.turn_replica.push(played.replica);
@@ -302,9 +334,24 @@ impl Driver {
             .to_move()
             .map(|seat| self.episode.view(seat).len());
         self.prompt_lens.push(asked.unwrap_or(0));
-        self.episode
+        let before = self.episode.turns().len();
+        let step = self
+            .episode
             .step(played.completion)
-            .map_err(|source| self.game_error(source))
+            .map_err(|source| self.game_error(source))?;
+        if let Some(call) = call_bytes {
+            self.text.add(call);
+            for turn in &self.episode.turns()[before..] {
+                self.text.add(encoded_len(turn));
+            }
+        }
+        Ok(Some(step))
+    }
+
+    /// What the episode's turns store so far, as the record writes them (counted under the
+    /// kit's `text_limits`; 0 without them).
+    pub(crate) fn stored_bytes(&self) -> u64 {
+        self.text.stored()
     }
 
     /// Replay the first `n` turns of `record` (attempts, in record order) from the log: the one

@@ -255,7 +255,7 @@ fn summary_of(
         stats,
         interrupted: stopped.is_some(),
         stopped,
-        repaired_last_line: existing.repaired,
+        repaired_last_line: existing.cut.clone(),
         duplicates: existing.duplicates.clone(),
         elapsed: started.elapsed(),
         replicas: SeatReplicas::of(kit),
@@ -300,6 +300,7 @@ pub fn build_kit<'a>(
             .map_err(RunError::Options)?
             .map(Arc::new),
         seating: Seating::default(),
+        text_limits: None,
     })
 }
 

@@ -409,7 +409,7 @@ pub(crate) fn plan_prefixes(
         identity.insert(1, format!("targets {}", prefixes.targets.name()));
     }
     for file in &prefixes.files {
-        let reader = RecordReader::open(file)?;
+        let reader = RecordReader::open(file)?.only(crate::record::RecordsKind::TwoParty);
         for record in reader.take(options.limit.unwrap_or(usize::MAX)) {
             let record = Arc::new(record?);
             report.sources += 1;

@@ -26,7 +26,8 @@ pub struct RunSummary {
     pub interrupted: bool,
     /// How the run was stopped, if a signal (or the caller) stopped it.
     pub stopped: Option<Stopped>,
-    pub repaired_last_line: bool,
+    /// The cut-off last line `--resume` removed from the output, if it removed one.
+    pub repaired_last_line: Option<crate::record::Cut>,
     /// Episodes the file already held more than once (reported on `--resume`).
     pub duplicates: Duplicates,
     /// Wall time of the run.

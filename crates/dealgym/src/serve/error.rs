@@ -39,6 +39,15 @@ pub enum ServeError {
     NoSession,
     #[error("the request body is over the limit of {0} bytes")]
     TooLarge(usize),
+    /// A completion past `--max-completion-bytes`: refused, the session left as it was.
+    #[error("{0}")]
+    CompletionTooLarge(String),
+    /// An ended session evicted to keep the server within `--session-memory-bytes`.
+    #[error("episode `{0}` has ended and was evicted to keep the server's sessions within their memory (--session-memory-bytes): its record is in the server's log")]
+    Evicted(String),
+    /// The live sessions alone hold `--session-memory-bytes`: no new one is started.
+    #[error("the server's sessions hold their memory budget of {0} bytes (--session-memory-bytes): finish or delete a session, or retry later")]
+    MemoryFull(u64),
     #[error("missing or wrong bearer token")]
     Unauthorized,
     /// What the operator's policy does not let a client do (`policy.rs`).
@@ -77,7 +86,11 @@ impl ServeError {
             | ServeError::NoSession => StatusCode::CONFLICT,
             ServeError::UnknownSeat(_) => StatusCode::NOT_FOUND,
             ServeError::Capacity(_) | ServeError::Connections(_) => StatusCode::SERVICE_UNAVAILABLE,
-            ServeError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ServeError::TooLarge(_) | ServeError::CompletionTooLarge(_) => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
+            ServeError::Evicted(_) => StatusCode::GONE,
+            ServeError::MemoryFull(_) => StatusCode::SERVICE_UNAVAILABLE,
             ServeError::Unauthorized => StatusCode::UNAUTHORIZED,
             ServeError::Forbidden(_) => StatusCode::FORBIDDEN,
             ServeError::IdTaken(_) => StatusCode::CONFLICT,
@@ -101,7 +114,9 @@ impl ServeError {
             ServeError::Ended(_) => "EPISODE_ENDED",
             ServeError::Capacity(_) | ServeError::Connections(_) => "CAPACITY_REACHED",
             ServeError::NoSession => "SESSION_ERROR",
-            ServeError::TooLarge(_) => "PAYLOAD_TOO_LARGE",
+            ServeError::TooLarge(_) | ServeError::CompletionTooLarge(_) => "PAYLOAD_TOO_LARGE",
+            ServeError::Evicted(_) => "EPISODE_EVICTED",
+            ServeError::MemoryFull(_) => "CAPACITY_REACHED",
             ServeError::Unauthorized => "UNAUTHORIZED",
             ServeError::Forbidden(_) => "FORBIDDEN",
             ServeError::IdTaken(_) => "EPISODE_ID_TAKEN",
@@ -121,14 +136,18 @@ impl ServeError {
             | ServeError::UnknownScenario(_)
             | ServeError::UnknownSeat(_)
             | ServeError::TooLarge(_)
+            | ServeError::CompletionTooLarge(_)
             | ServeError::Forbidden(_)
             | ServeError::IdTaken(_)
             | ServeError::UnknownRoute(_)
             | ServeError::MethodNotAllowed(_) => "VALIDATION_ERROR",
-            ServeError::Capacity(_) | ServeError::Connections(_) => "CAPACITY_REACHED",
-            ServeError::UnknownEpisode(_) | ServeError::NoSession | ServeError::Unauthorized => {
-                "SESSION_ERROR"
+            ServeError::Capacity(_) | ServeError::Connections(_) | ServeError::MemoryFull(_) => {
+                "CAPACITY_REACHED"
             }
+            ServeError::UnknownEpisode(_)
+            | ServeError::Evicted(_)
+            | ServeError::NoSession
+            | ServeError::Unauthorized => "SESSION_ERROR",
             ServeError::WrongSeat { .. }
             | ServeError::OutOfTurn { .. }
             | ServeError::Ended(_)

@@ -1,19 +1,22 @@
 //! What every surface of the server shares: the table of live sessions (bounded, each
-//! reachable by its owner), the ended ones kept for `GET` (bounded too), the idle reaper, the
-//! book of episode ids, the episode kits, and the log every finished episode goes to.
+//! reachable by its owner), the ended ones kept for `GET` and what all of them may hold in
+//! memory (`memory`), the idle reaper, the book of episode ids, the episode kits, and the log
+//! every finished episode goes to.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::catalog::Catalog;
 use super::error::ServeError;
 use super::ids::{Book, IdBook, IdClaim};
+use super::memory::{Charge, Kept, Reach, SessionMemory};
 use super::session::{ExactTokens, ResetArgs, Sampled, Session, TokensArgs, EXTERNAL};
 use super::wire::StepAnswer;
 use super::ServeOptions;
 use crate::agents::Player;
 use crate::game::{mix_text, Completion, EpisodeConfig, EpisodeSeed, PerSeat, Seat};
+use crate::jsonl::encoded_len;
 use crate::limits::MAX_SERVER_KITS;
 use crate::llm::{EndpointSettings, LlmClient};
 use crate::record::{EpisodeRecord, RecordWriter};
@@ -30,52 +33,21 @@ pub enum Owner {
 }
 
 /// A session in the table, with when it was last used (the reaper reads it without waiting for
-/// a step in progress).
+/// a step in progress) and what it keeps ([`Charge`]).
 pub struct Slot {
     pub session: tokio::sync::Mutex<Session>,
     owner: Owner,
     touched: Mutex<Instant>,
+    pub(super) charge: Charge,
 }
 
 impl Slot {
     pub fn touch(&self) {
         *self.touched.lock().unwrap() = Instant::now();
     }
-}
 
-/// Ended episodes kept for `GET` and to refuse a late step with 409: at most `cap` of them
-/// (the oldest go first), each until it sits idle past the timeout. Bounded, so episodes that
-/// end at their reset cannot grow the server past `--max-sessions`.
-#[derive(Default)]
-struct EndedTable {
-    slots: HashMap<String, (Instant, Arc<Slot>)>,
-    order: VecDeque<String>,
-}
-
-impl EndedTable {
-    fn insert(&mut self, id: String, slot: Arc<Slot>, cap: usize) {
-        if self
-            .slots
-            .insert(id.clone(), (Instant::now(), slot))
-            .is_none()
-        {
-            self.order.push_back(id);
-        }
-        while self.slots.len() > cap {
-            let Some(oldest) = self.order.pop_front() else {
-                break;
-            };
-            self.slots.remove(&oldest);
-        }
-        // Ids removed by delete or the reaper leave stale entries in `order`; keep it short.
-        if self.order.len() > 2 * cap.max(self.slots.len()) {
-            let slots = &self.slots;
-            self.order.retain(|id| slots.contains_key(id));
-        }
-    }
-
-    fn remove(&mut self, id: &str) -> bool {
-        self.slots.remove(id).is_some()
+    pub(super) fn owner(&self) -> Owner {
+        self.owner
     }
 }
 
@@ -86,7 +58,9 @@ pub struct Hub {
     http: reqwest::Client,
     kits: Mutex<HashMap<String, Arc<EpisodeKit>>>,
     live: Mutex<HashMap<String, Arc<Slot>>>,
-    ended: Mutex<EndedTable>,
+    /// What every session (two-party and tables, live and ended) holds, the budget it is held
+    /// to, and the ended ones kept for `GET`.
+    pub(super) memory: Arc<SessionMemory>,
     /// Every episode id of the log and of the live sessions.
     ids: Book,
     log: Mutex<RecordWriter>,
@@ -108,13 +82,17 @@ impl Hub {
         let rewarding = Rewarding::new(&options.rewards, &http)
             .map_err(ServeError::Validation)?
             .map(Arc::new);
+        let memory = Arc::new(SessionMemory::new(
+            options.session_memory,
+            options.max_sessions,
+        ));
         Ok(Hub {
             options,
             catalog,
             http,
             kits: Mutex::new(HashMap::new()),
             live: Mutex::new(HashMap::new()),
-            ended: Mutex::new(EndedTable::default()),
+            memory,
             ids: Arc::new(Mutex::new(IdBook::new(logged))),
             log: Mutex::new(log),
             rewarding,
@@ -129,9 +107,15 @@ impl Hub {
         self.live.lock().unwrap().len()
     }
 
-    /// Ended episodes still kept for `GET` (at most `--max-sessions`).
+    /// Ended episodes and tables still kept for `GET` (at most `--max-sessions`, within
+    /// `--session-memory-bytes`).
     pub fn ended_count(&self) -> usize {
-        self.ended.lock().unwrap().slots.len()
+        self.memory.ended()
+    }
+
+    /// What the sessions hold in memory now, live and ended, as they count it.
+    pub fn memory_held(&self) -> u64 {
+        self.memory.held()
     }
 
     /// The book of episode ids, shared with the rollout service.
@@ -226,6 +210,7 @@ impl Hub {
             prompts: self.options.prompts.clone(),
             rewarding: self.rewarding.clone(),
             seating: Seating::default(),
+            text_limits: Some(self.options.text_limits),
         }))
     }
 
@@ -301,16 +286,16 @@ impl Hub {
     pub(crate) fn admit(&self, session: Session, owner: Owner) -> Result<Arc<Slot>, ServeError> {
         let id = session.id.clone();
         let done = session.is_done();
+        let charge = self.memory.charge();
+        charge.set(session.footprint());
         let slot = Arc::new(Slot {
             session: tokio::sync::Mutex::new(session),
             owner,
             touched: Mutex::new(Instant::now()),
+            charge,
         });
         if done {
-            self.ended
-                .lock()
-                .unwrap()
-                .insert(id, slot.clone(), self.options.max_sessions);
+            self.memory.keep(id, Kept::Episode(slot.clone()));
             return Ok(slot);
         }
         let mut live = self.live.lock().unwrap();
@@ -318,15 +303,18 @@ impl Hub {
             return Err(ServeError::Capacity(self.options.max_sessions));
         }
         live.insert(id, slot.clone());
+        drop(live);
+        self.memory.relieve();
         Ok(slot)
     }
 
-    /// Refuse a reset early when the table is full (before any work is done for it).
+    /// Refuse a reset early when the table is full, or the sessions hold the memory budget
+    /// once the ended ones are evicted (before any work is done for it).
     pub(crate) fn check_room(&self) -> Result<(), ServeError> {
         if self.live_count() >= self.options.max_sessions {
             return Err(ServeError::Capacity(self.options.max_sessions));
         }
-        Ok(())
+        self.memory.check_room()
     }
 
     /// A live or ended session by id, if `owner` may reach it (a WebSocket's session is its
@@ -339,17 +327,14 @@ impl Hub {
             }
             None => None,
         };
-        found
-            .or_else(|| {
-                self.ended
-                    .lock()
-                    .unwrap()
-                    .slots
-                    .get(id)
-                    .map(|(_, slot)| slot.clone())
-            })
-            .filter(|slot| slot.owner == owner)
-            .ok_or_else(|| ServeError::UnknownEpisode(id.to_string()))
+        match found {
+            Some(slot) if slot.owner == owner => Ok(slot),
+            Some(_) => Err(ServeError::UnknownEpisode(id.to_string())),
+            None => self
+                .memory
+                .episode(id, owner)
+                .ok_or_else(|| self.memory.missing(id, Reach::Episode(owner))),
+        }
     }
 
     /// Step session `id` and log the episode if it ended. Returns what the seat to move next
@@ -361,23 +346,33 @@ impl Hub {
         completion: Completion,
         sampled: Sampled,
     ) -> Result<StepAnswer, ServeError> {
+        // A completion past its cap is refused before anything is played: the client may send
+        // another (one a model in this process wrote ends its episode instead: the driver's).
+        self.options
+            .text_limits
+            .check_completion(encoded_len(&completion))
+            .map_err(|e| ServeError::CompletionTooLarge(e.to_string()))?;
         let mut session = slot.session.lock().await;
         slot.touch();
         let stepping = seat.or(session.to_move());
-        let record = session.step(seat, completion, sampled).await?;
+        let stepped = session.step(seat, completion, sampled).await;
+        slot.charge.set(session.footprint());
+        let record = stepped?;
         slot.touch();
+        let viewer = session.to_move().or(stepping).unwrap_or(Seat::Learner);
+        let answer = session.observe(viewer);
         if let Some(record) = record {
             self.log(&record)?;
             let id = session.id.clone();
+            drop(session);
             if let Some(slot) = self.live.lock().unwrap().remove(&id) {
-                self.ended
-                    .lock()
-                    .unwrap()
-                    .insert(id, slot, self.options.max_sessions);
+                self.memory.keep(id, Kept::Episode(slot));
             }
+        } else {
+            drop(session);
+            self.memory.relieve();
         }
-        let viewer = session.to_move().or(stepping).unwrap_or(Seat::Learner);
-        Ok(session.observe(viewer))
+        Ok(answer)
     }
 
     /// Drop a session `owner` may reach (delete, a closed connection, a new reset on the
@@ -392,15 +387,7 @@ impl Hub {
                 return true;
             }
         }
-        let mut ended = self.ended.lock().unwrap();
-        if ended
-            .slots
-            .get(id)
-            .is_some_and(|(_, slot)| slot.owner == owner)
-        {
-            return ended.remove(id);
-        }
-        false
+        self.memory.remove(id, Reach::Episode(owner))
     }
 
     /// Reclaim sessions idle longer than the timeout; returns how many.
@@ -412,11 +399,7 @@ impl Hub {
             n += usize::from(!keep);
             keep
         });
-        self.ended
-            .lock()
-            .unwrap()
-            .slots
-            .retain(|_, (at, _)| at.elapsed() < limit);
+        self.memory.reap(limit);
         n
     }
 }

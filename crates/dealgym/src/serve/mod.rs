@@ -22,6 +22,7 @@ mod hub;
 mod ids;
 mod listen;
 mod mcp;
+mod memory;
 mod openapi;
 mod openenv;
 mod options;
@@ -102,22 +103,34 @@ impl Server {
         // Locked like a command's output (a second server on one log is refused); the ids it
         // holds are taken, so a restarted server never reuses one.
         let (log, existing) = RecordWriter::open_log(&options.log)?;
-        if let Some(warning) = existing.duplicates.warning(&options.log) {
-            eprintln!("{warning}");
+        for note in [
+            existing.cut_note(&options.log),
+            existing.duplicates.warning(&options.log),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            eprintln!("{note}");
         }
         let logged = existing.runs.into_values().flatten();
         let listener = tokio::net::TcpListener::bind(options.addr).await?;
         let addr = listener.local_addr()?;
         let (stop, shutdown) = watch::channel(false);
         let limits = options.connections.within_open_file_limit();
+        let concurrency = options.concurrency;
+        let hub = Hub::new(options, Catalog::new(scenarios), log, logged)?;
+        let tables = table::Tables::new(
+            crate::scenario::TableCatalog::new(tables),
+            hub.memory.clone(),
+        );
         let state = Arc::new(AppState {
-            rollout_permits: Arc::new(Semaphore::new(options.concurrency)),
+            rollout_permits: Arc::new(Semaphore::new(concurrency)),
             sockets: Arc::new(Semaphore::new(limits.max_connections)),
             max_sockets: limits.max_connections,
-            hub: Hub::new(options, Catalog::new(scenarios), log, logged)?,
+            hub,
             shutdown: shutdown.clone(),
             mcp: mcp::McpSessions::default(),
-            tables: table::Tables::new(crate::scenario::TableCatalog::new(tables)),
+            tables,
         });
         spawn_reaper(state.clone());
         let app = router(state.clone());

@@ -13,6 +13,7 @@ use super::listen::ConnectionLimits;
 use super::policy::ClientPolicy;
 use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
 use crate::game::{EpisodeConfig, Prompts};
+use crate::limits::{TextLimits, DEFAULT_SESSION_MEMORY_BYTES};
 use crate::reward::RewardConfig;
 use crate::scenario::Family;
 
@@ -34,6 +35,11 @@ pub struct ServeOptions {
     pub policy: ClientPolicy,
     pub connections: ConnectionLimits,
     pub body_timeout: Duration,
+    /// What one completion and one episode may store (`--max-completion-bytes`,
+    /// `--max-episode-bytes`).
+    pub text_limits: TextLimits,
+    /// What the sessions may hold in memory, live and ended (`--session-memory-bytes`).
+    pub session_memory: u64,
     /// The preset the config was built on, named in every record.
     pub preset: Option<String>,
     pub episode: EpisodeConfig,
@@ -64,6 +70,8 @@ impl ServeOptions {
                 header_timeout: Duration::from_secs(10),
             },
             body_timeout: Duration::from_secs(30),
+            text_limits: TextLimits::default(),
+            session_memory: DEFAULT_SESSION_MEMORY_BYTES,
             preset: None,
             episode: EpisodeConfig::default(),
             rewards: RewardConfig::default(),

@@ -10,13 +10,14 @@ use serde_json::Value;
 
 use super::error::ServeError;
 use super::ids::IdClaim;
+use super::memory::view_bytes;
 use super::wire::{EnvState, EpisodeState, Info, Observation, StepAnswer, TokenIds};
 use crate::agents::Played;
 use crate::game::{Completion, FirstMover, Message, PerSeat, Seat};
 use crate::llm::{LlmClient, TokenApi};
 use crate::observation::SeatState;
 use crate::protocol::TurnFormat;
-use crate::record::EpisodeRecord;
+use crate::record::{EpisodeRecord, RecordOutcome};
 use crate::run::Driver;
 use crate::scenario::{Family, Role};
 use crate::vocab::{LogprobsMismatch, NextPrompt};
@@ -87,12 +88,18 @@ pub struct Sampled {
     pub finish_reason: Option<String>,
 }
 
-/// A finished episode as the server keeps it after its driver is gone.
+/// A finished episode as the server keeps it after its driver is gone: what `GET` and a late
+/// step answer with — each seat's view and state, and the outcome — not the record, which is
+/// in the log (a record holds every turn's text again, several times over).
 pub struct Ended {
-    pub record: EpisodeRecord,
     pub views: PerSeat<Vec<Message>>,
     /// Each seat's last structured state, taken before the record consumed the episode.
     pub states: PerSeat<SeatState>,
+    pub roles: PerSeat<Role>,
+    pub scenario_id: String,
+    pub family: Family,
+    pub outcome: RecordOutcome,
+    pub rewards: PerSeat<f64>,
 }
 
 /// One live (or just ended) episode.
@@ -252,11 +259,26 @@ impl Session {
             .map_err(|e| ServeError::Execution(e.to_string()))?;
         record.episode_id = self.id.clone();
         self.ended = Some(Ended {
-            record: record.clone(),
             views,
             states,
+            roles: record.seats.map(|_, s| s.role),
+            scenario_id: record.scenario_id.clone(),
+            family: record.family,
+            outcome: record.outcome.clone(),
+            rewards: record.rewards,
         });
         Ok(Some(record))
+    }
+
+    /// What the session keeps, in bytes: its turns as the record writes them (counted by the
+    /// driver) and each seat's view; once ended, the views alone (the record is in the log).
+    pub(super) fn footprint(&self) -> u64 {
+        let views = |view: &dyn Fn(Seat) -> u64| view(Seat::Learner) + view(Seat::Opponent);
+        match (&self.driver, &self.ended) {
+            (Some(d), _) => d.stored_bytes() + views(&|seat| view_bytes(d.episode().view(seat))),
+            (None, Some(e)) => views(&|seat| view_bytes(&e.views[seat])),
+            (None, None) => 0,
+        }
     }
 
     /// What `seat` sees: OpenEnv's `{observation, reward, done}`, with everything a learner
@@ -275,14 +297,14 @@ impl Session {
             }
             (None, Some(ended)) => (
                 ended.views[seat].clone(),
-                ended.record.seats[seat].role,
-                ended.record.scenario_id.clone(),
-                ended.record.family,
+                ended.roles[seat],
+                ended.scenario_id.clone(),
+                ended.family,
                 ended.states[seat].clone(),
             ),
             (None, None) => unreachable!("a session has a driver until it has ended"),
         };
-        let ended = self.ended.as_ref().map(|e| &e.record);
+        let ended = self.ended.as_ref();
         // OpenEnv's reward before any step is none: a reset answers `null` (unless its episode
         // has already ended); a step 0 until the end, then the seat's total.
         let reward = match ended {
@@ -334,10 +356,10 @@ impl Session {
                 d.episode().scenario().id.clone(),
                 d.episode().scenario().family,
             ),
-            (None, Some(e)) => (e.record.scenario_id.clone(), e.record.family),
+            (None, Some(e)) => (e.scenario_id.clone(), e.family),
             (None, None) => unreachable!("a session has a driver until it has ended"),
         };
-        let ended = self.ended.as_ref().map(|e| &e.record);
+        let ended = self.ended.as_ref();
         EnvState {
             episode_id: Some(self.id.clone()),
             step_count: self.steps,

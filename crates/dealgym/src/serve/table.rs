@@ -19,9 +19,12 @@ use serde::Deserialize;
 
 use super::error::ServeError;
 use super::ids::IdClaim;
+use super::memory::{view_bytes, Charge, Kept, Reach, SessionMemory};
 use super::Hub;
 use crate::agents::SCRIPTED;
 use crate::game::{Completion, EpisodeSeed};
+use crate::jsonl::encoded_len;
+use crate::limits::{EpisodeText, TextLimits};
 use crate::negotiator::deliberation::scripted_table_turn;
 use crate::protocol::TurnFormat;
 use crate::record::{SeatPlayer, TableRecord, TurnCost};
@@ -86,6 +89,9 @@ pub(super) struct TableSession {
     costs: Vec<TurnCost>,
     /// When each seat's turn began, for the latency of its step.
     asked: Instant,
+    /// What the table's turns store so far, against the server's text limits.
+    text: EpisodeText,
+    limits: TextLimits,
 }
 
 impl TableSession {
@@ -201,10 +207,7 @@ impl TableSession {
             return Err(ServeError::Ended(self.id.clone()));
         }
         let latency_ms = self.asked.elapsed().as_millis().min(u64::MAX as u128) as u64;
-        let step = self
-            .episode
-            .step(seat, completion)
-            .map_err(|e| self.refusal(e))?;
+        let step = self.play(seat, completion)?;
         self.costs.push(TurnCost {
             latency_ms,
             ..TurnCost::default()
@@ -212,6 +215,40 @@ impl TableSession {
         self.play_scripted()?;
         self.asked = Instant::now();
         Ok((step, self.ended_record()))
+    }
+
+    /// Step `seat`'s completion, within the text limits: a turn that could take what the
+    /// table stores past `--max-episode-bytes` is not played, and the table ends as an
+    /// `error` naming the limit (the step then answers as the turn that ended it).
+    fn play(&mut self, seat: usize, completion: Completion) -> Result<TableStep, ServeError> {
+        if let Err(over) = self.text.admit(encoded_len(&completion), 0, &self.limits) {
+            self.episode.fail(seat, over.to_string());
+            return Ok(TableStep {
+                seat,
+                retry: false,
+                error: None,
+                ended: true,
+            });
+        }
+        let before = self.episode.turns().len();
+        let step = self
+            .episode
+            .step(seat, completion)
+            .map_err(|e| self.refusal(e))?;
+        for turn in &self.episode.turns()[before..] {
+            self.text.add(encoded_len(turn));
+        }
+        Ok(step)
+    }
+
+    /// What the table keeps, in bytes: its turns as the record writes them and every seat's
+    /// view (each seat's holds the others' talk: a table keeps n − 1 copies of it there).
+    pub(super) fn footprint(&self) -> u64 {
+        let seats = self.episode.scenario().parties.len();
+        self.text.stored()
+            + (0..seats)
+                .map(|s| view_bytes(self.episode.view(s)))
+                .sum::<u64>()
     }
 
     /// The record of the ended table, named by the table's id.
@@ -233,9 +270,7 @@ impl TableSession {
         while let Some(seat) = self.episode.to_move().filter(|&s| self.scripted[s]) {
             let started = Instant::now();
             let text = scripted_table_turn(&self.episode, seat);
-            self.episode
-                .step(seat, Completion::from(text.as_str()))
-                .map_err(|e| self.refusal(e))?;
+            self.play(seat, Completion::from(text.as_str()))?;
             self.costs.push(TurnCost {
                 latency_ms: started.elapsed().as_millis().min(u64::MAX as u128) as u64,
                 ..TurnCost::default()
@@ -253,10 +288,11 @@ impl TableSession {
     }
 }
 
-/// A table in the server's table, with when it was last used.
+/// A table in the server's table, with when it was last used and what it keeps.
 pub(super) struct TableSlot {
     pub session: Mutex<TableSession>,
     touched: Mutex<Instant>,
+    pub(super) charge: Charge,
 }
 
 impl TableSlot {
@@ -272,19 +308,20 @@ impl TableSlot {
     }
 }
 
-/// The live and recently ended tables: at most `--max-sessions` live ones (and as many ended
-/// ones kept for `GET`), each reclaimed once idle past the timeout.
-#[derive(Default)]
+/// The live tables: at most `--max-sessions`, each reclaimed once idle past the timeout. An
+/// ended table goes to the shelf every ended session is kept on for `GET` ([`SessionMemory`]).
 pub struct Tables {
     pub(super) catalog: TableCatalog,
     slots: Mutex<HashMap<String, Arc<TableSlot>>>,
+    memory: Arc<SessionMemory>,
 }
 
 impl Tables {
-    pub fn new(catalog: TableCatalog) -> Tables {
+    pub fn new(catalog: TableCatalog, memory: Arc<SessionMemory>) -> Tables {
         Tables {
             catalog,
             slots: Mutex::new(HashMap::new()),
+            memory,
         }
     }
 
@@ -301,9 +338,10 @@ impl Tables {
     ) -> Result<Arc<TableSlot>, ServeError> {
         let cap = hub.options.max_sessions;
         // Refused early, before any work; checked again where the table is put in.
-        if running(&self.live()) >= cap {
+        if self.live().len() >= cap {
             return Err(ServeError::Capacity(cap));
         }
+        self.memory.check_room()?;
         let claim = IdClaim::session(hub.ids(), reset.table_id.as_deref())?;
         let seed = reset.seed.unwrap_or(claim.number);
         let index = self
@@ -390,52 +428,46 @@ impl Tables {
             table_token: seat_token(),
             costs: Vec::new(),
             asked: Instant::now(),
+            text: EpisodeText::default(),
+            limits: hub.options.text_limits,
         };
         session.play_scripted()?;
         if let Some(record) = session.ended_record() {
             hub.log_line(&record.episode_id, &record)?;
         }
+        let charge = self.memory.charge();
+        charge.set(session.footprint());
+        let id = session.id.clone();
+        let ended = session.episode.outcome().is_some();
         let slot = Arc::new(TableSlot {
             session: Mutex::new(session),
             touched: Mutex::new(Instant::now()),
+            charge,
         });
-        let (id, ended) = {
-            let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-            (session.id.clone(), session.episode.outcome().is_some())
-        };
+        if ended {
+            self.memory.keep(id, Kept::Table(slot.clone()));
+            return Ok(slot);
+        }
         let mut live = self.live();
-        if !ended && running(&live) >= cap {
+        if live.len() >= cap {
             return Err(ServeError::Capacity(cap));
         }
-        // Ended tables beyond the cap go first, so the held ones stay bounded.
-        if live.len() >= 2 * cap {
-            let ended: Vec<String> = live
-                .iter()
-                .filter(|(_, s)| {
-                    s.session
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .episode
-                        .outcome()
-                        .is_some()
-                })
-                .map(|(id, _)| id.clone())
-                .collect();
-            for id in ended {
-                live.remove(&id);
-            }
-        }
         live.insert(id, slot.clone());
+        drop(live);
+        self.memory.relieve();
         Ok(slot)
     }
 
-    /// A table by id.
+    /// A table by id, live or ended (an evicted one is a 410).
     pub(super) fn find(&self, id: &str) -> Result<Arc<TableSlot>, ServeError> {
-        let slot = self
-            .live()
-            .get(id)
-            .cloned()
-            .ok_or_else(|| ServeError::UnknownEpisode(id.to_string()))?;
+        let live = self.live().get(id).cloned();
+        let slot = match live {
+            Some(slot) => slot,
+            None => self
+                .memory
+                .table(id)
+                .ok_or_else(|| self.memory.missing(id, Reach::Table))?,
+        };
         slot.touch();
         Ok(slot)
     }
@@ -450,15 +482,27 @@ impl Tables {
         completion: Completion,
     ) -> Result<(Arc<TableSlot>, TableStep), ServeError> {
         let slot = self.find(id)?;
-        let step = {
+        hub.options
+            .text_limits
+            .check_completion(encoded_len(&completion))
+            .map_err(|e| ServeError::CompletionTooLarge(e.to_string()))?;
+        let (step, ended) = {
             let mut session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-            let (step, record) = session.step(role, token, completion)?;
+            let stepped = session.step(role, token, completion);
+            slot.charge.set(session.footprint());
+            let (step, record) = stepped?;
+            let ended = record.is_some();
             if let Some(record) = record {
                 hub.log_line(&record.episode_id, &record)?;
             }
-            step
+            (step, ended)
         };
         slot.touch();
+        if ended && self.live().remove(id).is_some() {
+            self.memory.keep(id.to_string(), Kept::Table(slot.clone()));
+        } else {
+            self.memory.relieve();
+        }
         Ok((slot, step))
     }
 
@@ -477,6 +521,10 @@ impl Tables {
             .drop_by(token)?;
         // Of two drops at once, the one that takes it out of the table logs it.
         let Some(slot) = self.live().remove(id) else {
+            // An ended table kept among the ended sessions: its record is in the log already.
+            if self.memory.remove(id, Reach::Table) {
+                return Ok(());
+            }
             return Err(ServeError::UnknownEpisode(id.to_string()));
         };
         let why = "dropped by a client (DELETE) before it ended".to_string();
@@ -515,21 +563,6 @@ fn log_abandoned(hub: &Hub, slot: &TableSlot, why: String) -> Result<(), ServeEr
         Some(record) => hub.log_line(&record.episode_id, &record),
         None => Ok(()),
     }
-}
-
-/// How many of `tables` are still being played.
-fn running(tables: &HashMap<String, Arc<TableSlot>>) -> usize {
-    tables
-        .values()
-        .filter(|s| {
-            s.session
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .episode
-                .outcome()
-                .is_none()
-        })
-        .count()
 }
 
 /// A fresh seat token: 128 bits from the thread's cryptographically secure generator (a
