@@ -48,10 +48,10 @@ pub const KEEP_SHARE: f64 = 0.7;
 /// to concede on those terms, and no acceptable offer is on the table. Proposing the same terms
 /// again would end the episode as a reject loop and tell the other side nothing, so:
 /// - while the other side is still moving (a fresh proposal of its is on the table), it holds
-///   its price without naming it again ([REJECT_DEAL]: INA's Negotiate-Price-NoChange, "I'm
+///   its price without naming it again (`[REJECT_DEAL]`: INA's Negotiate-Price-NoChange, "I'm
 ///   sorry I cannot reduce the price", §3.3 and App. A);
 /// - once the other side holds too (it answered with no proposal), no deal is left that both
-///   would take, and it leaves ([WALK_AWAY]) — INA §3.3's closing Reject: "The customer will
+///   would take, and it leaves (`[WALK_AWAY]`) — INA §3.3's closing Reject: "The customer will
 ///   choose intent 'Reject' when the conversation has crossed the negotiation deadline, and
 ///   the seller is no more ready to lower the bundle price"; a seller's Reject there is what
 ///   INA's R3 rewards (§5: a deal below the seller's minimum "should be rejected").

@@ -60,8 +60,8 @@ impl Parsed {
     /// readable move the engine refused as `illegal` — an ACCEPT with no offer from the other
     /// side to accept, terms out of range — is a format failure, as the CaSiNo harness's
     /// format check scores it (§3.4: "valid action syntax, and deal arithmetic (allocations in
-    /// [0, 3]). [ACCEPT_DEAL] is only valid when the opponent's last action was
-    /// [SUBMIT_DEAL]"). The one home of this rule: `format_ok` alone is the parser's
+    /// [0, 3]). `[ACCEPT_DEAL]` is only valid when the opponent's last action was
+    /// `[SUBMIT_DEAL]`"). The one home of this rule: `format_ok` alone is the parser's
     /// judgement of the text, before the engine has said whether the move was allowed.
     pub fn counts_as_format_ok(&self) -> bool {
         self.format_ok && self.error.is_none()

@@ -196,7 +196,7 @@ pub struct Figures {
     pub mean_turns: Option<Estimate>,
     /// Moves that took effect per deal (the CaSiNo harness's turns to deal).
     pub turns_to_deal: Option<Estimate>,
-    /// DialogXpert's AT: the paper's turns (exchanges, [`exchanges`]) per episode, an episode
+    /// DialogXpert's AT: the paper's turns (exchanges, `exchanges`) per episode, an episode
     /// without a deal counted at the turn cap in turns (`max_rounds`).
     pub average_turns: Option<Estimate>,
     /// Moves per episode, an episode without a deal counted at the turn cap in moves: what AT

@@ -23,7 +23,7 @@ impl ScriptPlayer {
     /// [`MAX_SCRIPT_BYTES`] are read: `/dev/zero` or a huge file is refused, not read whole.
     /// A file already loaded and still held by a player is not read again, whatever path
     /// names it (`a.json`, `./a.json`, `dir//a.json`, a link): a server whose clients name
-    /// scripts keeps one copy of each file, not one per spelling ([`LOADED`]).
+    /// scripts keeps one copy of each file, not one per spelling (`LOADED`).
     pub fn load(path: &Path) -> Result<Self, String> {
         let file = path.display().to_string();
         let known = std::fs::canonicalize(path)

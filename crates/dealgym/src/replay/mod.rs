@@ -5,7 +5,7 @@
 //! - [`rescore`]: recompute metrics and rewards under another reward config (`rescore.rs`);
 //! - [`render`]: one episode as a Markdown or self-contained HTML transcript, as pure functions
 //!   of the record (`render/`);
-//! - table records (n-party, `"kind": "table"`, told apart by [`records_kind`]): `--verify`
+//! - table records (n-party, `"kind": "table"`, told apart record by record, `crate::record::episode_kind`): `--verify`
 //!   and `--render` (the public transcript) in `table.rs`;
 //! - [`branch`]: replay the first N turns of logged episodes through run's `Driver` and let
 //!   new players continue from there, G branches of one prefix forming one GRPO group

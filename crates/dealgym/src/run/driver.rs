@@ -99,7 +99,7 @@ pub struct EpisodeKit {
     pub seating: Seating,
     /// The caps on what an episode stores (a server's `--max-completion-bytes` and
     /// `--max-episode-bytes`): a completion past one ends the episode as an `error` that names
-    /// it ([`Driver::feed`]). `None`: no cap (a run's own players).
+    /// it (`Driver::feed`). `None`: no cap (a run's own players).
     pub text_limits: Option<TextLimits>,
 }
 
