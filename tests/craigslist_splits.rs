@@ -127,7 +127,7 @@ fn under_the_batna_presets_a_craigslist_buyer_has_the_papers_budget_of_seven_ten
         ),
     )
     .unwrap();
-    // The BATNA paper: B = 0.7·L (App. G.1), C = 0.5·L (DESIGN §2).
+    // The BATNA paper: B = 0.7·L (App. G.1), C = 0.5·L (the book's `decisions/scenarios.md`).
     let (b, c) = (0.7 * l, 0.5 * l);
     let run = |name: &str, learner: &str, opponent: &str, extra: &[&str]| {
         let out = dir.join(format!("{name}.jsonl"));
@@ -246,7 +246,7 @@ fn under_the_batna_presets_a_craigslist_buyer_has_the_papers_budget_of_seven_ten
     assert!(first.regulation.is_some(), "the offer above B is regulated");
     assert_eq!(first.played, Some(Action::Reject));
 
-    // Without the preset the budget is the data's target, as DESIGN §2 says.
+    // Without the preset the budget is the data's target, as the book's `decisions/scenarios.md` says.
     let out = dir.join("plain.jsonl");
     let offer = script(
         &dir,

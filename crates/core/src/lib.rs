@@ -1,5 +1,5 @@
 //! dealgym-core: the engine of two-party negotiations, with no async runtime, HTTP or command
-//! line in its dependency tree (DESIGN §1's lower layers; the Python binding builds on it alone).
+//! line in its dependency tree (the book's `architecture.md`'s lower layers; the Python binding builds on it alone).
 //!
 //! An [`game::Episode`] takes one raw model completion per step and answers with the next
 //! observation, whether the episode ended, and the outcome. Around it: [`vocab`] (the words every

@@ -105,7 +105,7 @@ pub(crate) fn regulate(
     })
 }
 
-/// Which of the two reject-loop rules ended an episode (DESIGN §4; both end it as
+/// Which of the two reject-loop rules ended an episode (the book's `decisions/rules.md`; both end it as
 /// `reject_loop`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RejectLoop {

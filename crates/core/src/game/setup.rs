@@ -87,7 +87,7 @@ pub struct Persona {
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CraigslistBudget {
-    /// B = the buyer's target from the data, as the scenario file holds it (DESIGN §2).
+    /// B = the buyer's target from the data, as the scenario file holds it (the book's `decisions/scenarios.md`).
     #[default]
     Target,
     /// B = this share of the listing price L, whatever the data's target: the BATNA paper's
@@ -116,7 +116,7 @@ impl CraigslistBudget {
     }
 }
 
-/// The rules of an episode as a user configures them (DESIGN §4). Defaults are DESIGN's.
+/// The rules of an episode as a user configures them (the book's `decisions/rules.md`). Defaults are DESIGN's.
 #[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EpisodeConfig {
@@ -125,7 +125,7 @@ pub struct EpisodeConfig {
     /// Who moves first: `learner`, `opponent`, or `random` (drawn per GRPO group).
     pub first_mover: FirstMover,
     /// Whether the learner is regulated: its ACCEPT or SUBMIT of a deal worth less to it than
-    /// its floor becomes a REJECT_DEAL (DESIGN §4).
+    /// its floor becomes a REJECT_DEAL (the book's `decisions/rules.md`).
     pub regulate_learner: bool,
     /// Whether the opponent is regulated, as `regulate_learner` says.
     pub regulate_opponent: bool,
@@ -160,7 +160,7 @@ pub struct EpisodeConfig {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub opponent_acts: bool,
     /// How a CraigslistBargains buyer's budget is set: `"target"` (the data's buyer target,
-    /// DESIGN §2) or `{ listing_share = 0.7 }` (B = 0.7·L, the BATNA paper's, App. G.1). Other
+    /// the book's `decisions/scenarios.md`) or `{ listing_share = 0.7 }` (B = 0.7·L, the BATNA paper's, App. G.1). Other
     /// families keep their own budgets.
     #[serde(skip_serializing_if = "CraigslistBudget::is_target")]
     pub craigslist_budget: CraigslistBudget,
@@ -354,7 +354,7 @@ impl From<RulesWire> for Rules {
 
 impl Rules {
     /// Whether a completion that could not be used on try `attempt` (0 first) is corrected
-    /// and asked again, rather than forfeited (DESIGN §4, `format_retries`).
+    /// and asked again, rather than forfeited (the book's `decisions/rules.md`, `format_retries`).
     pub fn allows_retry(&self, attempt: u32) -> bool {
         attempt < self.format_retries
     }
@@ -705,7 +705,7 @@ impl Setup {
     }
 }
 
-/// The least utility a regulated seat may agree to (DESIGN §4, "Regulation"): on price tasks,
+/// The least utility a regulated seat may agree to (the book's `decisions/rules.md`, "Regulation"): on price tasks,
 /// and bundles, zero surplus (the seller's cost, the buyer's budget or worth); on items and issues, the no-deal value,
 /// or a share of the seat's maximum utility when configured (whichever is higher).
 pub(crate) fn regulation_floor(

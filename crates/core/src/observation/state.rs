@@ -24,7 +24,7 @@ pub struct SeatState {
     pub public: PublicView,
     /// This seat's own private values; never the other side's.
     pub own: PrivateView,
-    /// The least utility this seat may agree to, if it is regulated (DESIGN §4, "Regulation");
+    /// The least utility this seat may agree to, if it is regulated (the book's `decisions/rules.md`, "Regulation");
     /// `null` for an unregulated seat.
     pub floor: Option<f64>,
     /// What this seat gets without a deal.
@@ -174,7 +174,7 @@ pub struct TurnCount {
     pub retries_left: u32,
 }
 
-/// The rules that can end the episode (DESIGN §4): what a seat's observation carries and what
+/// The rules that can end the episode (the book's `decisions/rules.md`): what a seat's observation carries and what
 /// its system prompt tells it (`prompts/_format.j2`), both built by [`EndingRules::from`] from
 /// the [`Rules`] the engine applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -226,7 +226,7 @@ pub struct OwnTurn {
     pub retry: bool,
 }
 
-/// Regulation replaced a move the seat's floor does not allow (DESIGN §4, "Regulation").
+/// Regulation replaced a move the seat's floor does not allow (the book's `decisions/rules.md`, "Regulation").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RegulationView {
     pub original: MoveView,

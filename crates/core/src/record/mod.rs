@@ -1,4 +1,4 @@
-//! Episode records (DESIGN §6): one JSON line per episode, versioned, with everything needed to
+//! Episode records (the book's `decisions/records.md`): one JSON line per episode, versioned, with everything needed to
 //! rebuild the episode exactly — scenario id and digest, setup, seeds, the prompt templates'
 //! fingerprint, every raw completion — and what came of it. Views are not stored;
 //! [`EpisodeRecord::replay`] rebuilds them.

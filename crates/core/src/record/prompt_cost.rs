@@ -2,7 +2,7 @@
 //! server took from its prefix cache, the tokens it evaluated (prompt − cached), and the
 //! *minimum* — the tokens new since that seat's last call — with the ratio evaluated/minimum.
 //!
-//! A seat's conversation only grows (DESIGN §3), so a server that keeps the seat's earlier
+//! A seat's conversation only grows (the book's `decisions/rules.md`), so a server that keeps the seat's earlier
 //! prompt and reply in its cache needs to read only what was added since: the counterpart's
 //! forwarded turn and the template's markers around it. A ratio near 1 says it did; above 1,
 //! the model re-read what it had seen (a cache lost to other conversations, a routing that

@@ -1,4 +1,4 @@
-//! The terminal reward (DESIGN §5): `surplus`, `threshold`, `batna` or `sale_to_list`, the
+//! The terminal reward (the book's `decisions/rewards.md`): `surplus`, `threshold`, `batna` or `sale_to_list`, the
 //! forfeit penalty −ψ and the clip to [−1, 1]. The one home of these rules; everything else
 //! builds on [`terminal_rewards`].
 
@@ -458,7 +458,7 @@ mod tests {
     fn sale_to_list_rewards_the_deal_by_dialogxperts_sl_and_a_failure_by_zero() {
         // DialogXpert App. E: "If a deal is reached, we compute the sale-to-list price ratio as
         // the reward. If no deal is made, the reward is set to 0"; SL = (P − L)/(B − L) for
-        // the buyer (§4.3; DESIGN §5), a seller's mirror (P − B)/(L − B).
+        // the buyer (§4.3; the book's `decisions/rewards.md`), a seller's mirror (P − B)/(L − B).
         let config = RewardConfig {
             kind: RewardKind::SaleToList,
             ..RewardConfig::default()

@@ -1,4 +1,4 @@
-//! Aggregates over many episodes (DESIGN §5): how episodes ended, how well each seat did and how
+//! Aggregates over many episodes (the book's `decisions/rewards.md`): how episodes ended, how well each seat did and how
 //! cleanly it played, each with a bootstrap 95% interval.
 //!
 //! An [`Aggregate`] is fed one episode at a time with what the episode's record already holds —

@@ -1,4 +1,4 @@
-//! Every per-episode metric of DESIGN §5, worked by hand on the tiny scenarios of
+//! Every per-episode metric of the book's `decisions/rewards.md`, worked by hand on the tiny scenarios of
 //! `crate::fixtures`. Each test writes its arithmetic beside the numbers it asserts.
 
 use super::*;

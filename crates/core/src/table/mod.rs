@@ -1,4 +1,4 @@
-//! The n-party engine: more than two at the table (DESIGN §4's "a game with more parties names
+//! The n-party engine: more than two at the table (the book's `decisions/rules.md`'s "a game with more parties names
 //! its seats by role").
 //!
 //! A [`TableEpisode`] seats every party of a [`TableScenario`](crate::scenario::TableScenario)

@@ -1,4 +1,4 @@
-//! Trainer formats from record files (`dealgym export`, DESIGN §1): one JSON line per seat and
+//! Trainer formats from record files (`dealgym export`, the book's `architecture.md`): one JSON line per seat and
 //! episode (or per seat and turn), in the shape a trainer loads as it is — conversational SFT
 //! (`messages`), TRL prompt/completion (`prompt-completion`), verl's `AgentLoopOutput`
 //! (`verl`), TRL's `rollout_func` output (`trl-rollout`), Tinker transitions (`tinker`) and a

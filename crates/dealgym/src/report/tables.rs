@@ -249,7 +249,7 @@ fn csv_line(fields: &[String]) -> String {
     format!("{}\n", quoted.join(","))
 }
 
-/// The figures of every group along `dimension`: DESIGN §5's aggregates with their intervals —
+/// The figures of every group along `dimension`: the book's `decisions/rewards.md`'s aggregates with their intervals —
 /// the deal rate with the bargained ratio over deals beside it (as the papers report them),
 /// then the other endings, per seat ρ per episode with its median and clipped mean, reward,
 /// points, score ratio, first bid, format, malformed, malformed-deal and regulation rates,

@@ -52,14 +52,14 @@ impl RunOptions {
 /// sample = 100              # --sample: a seeded random sample of N per file
 /// # sample_seed = 7         # --sample-seed (default: the run's seed); limit = 50: --limit
 ///
-/// [episode]                 # rules (DESIGN §4)
+/// [episode]                 # rules (the book's `decisions/rules.md`)
 /// max_rounds = 6
 /// reject_loop = 3         # the same terms proposed 3 times in a row end it (0: off)
 /// reject_streak = 3       # 3 rejections in a row with no proposal end it (0: off)
 /// format_retries = 1
 /// regulate_opponent = true
 ///
-/// [rewards]                 # DESIGN §5; docs/src/guide/rewards.md
+/// [rewards]                 # the book's `decisions/rewards.md`; docs/src/guide/rewards.md
 /// kind = "threshold"        # terminal reward: "surplus" (default) or "threshold"
 /// tau = 0.4                 # threshold τ; gamma = 0.5 is −γ below it; psi = 1.0 the forfeit −ψ
 /// combine = "sum"           # "sum" (Σ weight · component) or "enhance" (see [rewards.enhance])
