@@ -45,6 +45,7 @@ mod scenario_selection;
 mod serve;
 mod serve_hardening;
 mod serve_mcp;
+mod serve_network;
 mod serve_tables;
 mod serve_tokens;
 mod table_surfaces;

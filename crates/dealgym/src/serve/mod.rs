@@ -25,6 +25,7 @@ mod mcp;
 mod openapi;
 mod openenv;
 mod options;
+mod peer;
 mod policy;
 mod rest;
 mod rollouts;
@@ -190,7 +191,8 @@ fn routes() -> openapi::Routes {
 
 fn router(state: Shared) -> Router {
     let limit = state.hub.options.body_limit;
-    // Layers run outermost first: a panic is caught around everything; a browser page is
+    // Layers run outermost first: a panic is caught around everything; a refusal in plain
+    // text from below is said again as JSON; a browser page is
     // refused before anything else runs; the token is checked before a byte of the body is
     // read (so no client without it can make the server buffer bodies); then the body is read
     // within its time.
@@ -221,6 +223,7 @@ fn router(state: Shared) -> Router {
             state.clone(),
             guards::browsers,
         ))
+        .layer(axum::middleware::from_fn(guards::json_refusals))
         .layer(axum::middleware::from_fn(guards::catch_panic))
         .with_state(state)
 }
