@@ -4,17 +4,23 @@
 //! fails and is retried with long waits holds no place another episode (another client's
 //! rollout) could play in meanwhile. The executor (`run`) plays each episode inside its
 //! permit's [`scope`](PlayPermit::scope); a call made outside one just waits.
+//!
+//! An episode may make several calls at once (the judge and the reward model, per seat): the
+//! permit is one, given back by the first that waits, and taken again by the first whose wait
+//! ends; the others go on under it. None ever waits for a permit its own episode holds.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 /// One episode's place among `permits`, held while it plays, not while it waits.
 pub(crate) struct PlayPermit {
     permits: Arc<Semaphore>,
     held: Mutex<Option<OwnedSemaphorePermit>>,
+    /// Told when a call of this episode has taken the permit again.
+    retaken: Notify,
 }
 
 tokio::task_local! {
@@ -26,6 +32,7 @@ impl PlayPermit {
         Arc::new(PlayPermit {
             permits,
             held: Mutex::new(Some(held)),
+            retaken: Notify::new(),
         })
     }
 
@@ -39,10 +46,26 @@ impl PlayPermit {
         drop(self.held().take());
     }
 
-    /// Take a permit again, behind those already waiting for one.
+    /// Take a permit again, behind those already waiting for one, unless another call of this
+    /// episode has (or does meanwhile).
     async fn retake(&self) {
-        if let Ok(permit) = self.permits.clone().acquire_owned().await {
-            *self.held() = Some(permit);
+        loop {
+            let retaken = self.retaken.notified();
+            tokio::pin!(retaken);
+            retaken.as_mut().enable();
+            if self.held().is_some() {
+                return;
+            }
+            tokio::select! {
+                permit = self.permits.clone().acquire_owned() => {
+                    if let Ok(permit) = permit {
+                        self.held().get_or_insert(permit);
+                        self.retaken.notify_waiters();
+                    }
+                    return;
+                }
+                _ = &mut retaken => continue,
+            }
         }
     }
 
@@ -93,6 +116,25 @@ mod tests {
             .await
             .expect("never took its place again")
             .unwrap();
+        assert_eq!(permits.available_permits(), 0);
+        playing.release();
+        assert_eq!(permits.available_permits(), 1);
+    }
+
+    /// Before, two calls of one episode under its only permit both waited, and the second to
+    /// end its wait waited for the permit the first had taken again: for ever.
+    #[tokio::test]
+    async fn calls_of_one_episode_share_its_permit_and_never_wait_for_it() {
+        let permits = Arc::new(Semaphore::new(1));
+        let held = permits.clone().acquire_owned().await.unwrap();
+        let playing = PlayPermit::new(permits.clone(), held);
+        let both = playing.scope(futures_util::future::join(
+            wait_between_tries(Duration::from_millis(50)),
+            wait_between_tries(Duration::from_millis(150)),
+        ));
+        tokio::time::timeout(Duration::from_secs(10), both)
+            .await
+            .expect("a call waited for its own episode's permit");
         assert_eq!(permits.available_permits(), 0);
         playing.release();
         assert_eq!(permits.available_permits(), 1);
