@@ -48,6 +48,7 @@ mod scenario_selection;
 mod serve;
 mod serve_hardening;
 mod serve_mcp;
+mod serve_network;
 mod serve_store;
 mod serve_tables;
 mod serve_tokens;

@@ -15,7 +15,8 @@ use dealgym::game::Prompts;
 use dealgym::limits::{
     check_count, check_seconds, TextLimits, DEFAULT_MAX_COMPLETION_BYTES,
     DEFAULT_MAX_EPISODE_BYTES, DEFAULT_SESSION_MEMORY_BYTES, MAX_BODY_BYTES, MAX_COMPLETION_BYTES,
-    MAX_CONCURRENCY, MAX_CONNECTIONS, MAX_EPISODE_BYTES, MAX_SESSIONS, MAX_SESSION_MEMORY_BYTES,
+    MAX_CONCURRENCY, MAX_CONNECTIONS, MAX_CONNECTION_REQUESTS, MAX_EPISODE_BYTES, MAX_SESSIONS,
+    MAX_SESSION_MEMORY_BYTES,
 };
 use dealgym::serve::{ClientPolicy, ConnectionLimits, ServeOptions};
 
@@ -118,6 +119,22 @@ pub struct ServeFlags {
     /// sessions are refused with 503.
     #[arg(long, default_value_t = DEFAULT_SESSION_MEMORY_BYTES)]
     pub session_memory_bytes: u64,
+    /// Seconds a client may leave the server's answer unread (HTTP or WebSocket: a write the
+    /// client takes no byte of) before its connection is closed.
+    #[arg(long, default_value_t = 60.0)]
+    pub write_timeout_s: f64,
+    /// Requests one HTTP connection may make (pipelined or one after another); the last is
+    /// answered with `Connection: close`.
+    #[arg(long, default_value_t = 1000)]
+    pub max_requests_per_connection: u64,
+    /// The longest call timeout (`timeout_s`) a client may give the endpoint the server calls
+    /// for it (a rollout's learner); longer is refused (422).
+    #[arg(long, default_value_t = 120.0)]
+    pub max_client_timeout_s: f64,
+    /// The longest wait between tries (`backoff_s`, `backoff_max_s`) a client may ask for;
+    /// longer is refused (422).
+    #[arg(long, default_value_t = 30.0)]
+    pub max_client_backoff_s: f64,
 }
 
 impl ServeFlags {
@@ -160,11 +177,15 @@ impl ServeFlags {
                 self.host
             );
         }
+        let seconds =
+            |key: &str, value: f64| check_seconds(key, value, false).map_err(anyhow::Error::msg);
         let policy = ClientPolicy {
             endpoints: self.allow_endpoint.clone(),
             scripts: self.allow_client_scripts,
             origins: self.allow_origin.clone(),
             hosts: self.allow_host.clone(),
+            max_call_timeout: seconds("--max-client-timeout-s", self.max_client_timeout_s)?,
+            max_backoff: seconds("--max-client-backoff-s", self.max_client_backoff_s)?,
         };
         policy.check().map_err(anyhow::Error::msg)?;
         let count = |key: &str, value: u64, max: u64| {
@@ -195,6 +216,11 @@ impl ServeFlags {
             self.session_memory_bytes,
             MAX_SESSION_MEMORY_BYTES,
         )?;
+        let max_requests = count(
+            "--max-requests-per-connection",
+            self.max_requests_per_connection,
+            MAX_CONNECTION_REQUESTS,
+        )?;
         let concurrency = match self.concurrency {
             Some(n) => count("--concurrency", n, MAX_CONCURRENCY)?,
             None => file.concurrency.unwrap_or(64),
@@ -205,6 +231,7 @@ impl ServeFlags {
             .map_err(anyhow::Error::msg)?;
         let body_timeout = check_seconds("--body-timeout-s", self.body_timeout_s, false)
             .map_err(anyhow::Error::msg)?;
+        let write_timeout = seconds("--write-timeout-s", self.write_timeout_s)?;
         let prompts = match &file.prompts_dir {
             Some(dir) => Arc::new(Prompts::with_overrides(dir)?),
             None => Prompts::builtin(),
@@ -226,6 +253,8 @@ impl ServeFlags {
             connections: ConnectionLimits {
                 max_connections,
                 header_timeout,
+                write_timeout,
+                max_requests,
             },
             body_timeout,
             text_limits,

@@ -32,6 +32,10 @@ pub const MAX_SESSIONS: u64 = 1_000_000;
 /// (`--max-connections`).
 pub const MAX_CONNECTIONS: u64 = 65_536;
 
+/// The most requests one HTTP connection to a server may be allowed
+/// (`--max-requests-per-connection`).
+pub const MAX_CONNECTION_REQUESTS: u64 = 1_000_000;
+
 /// The largest request body a server may be told to accept (`--body-limit`), in bytes.
 pub const MAX_BODY_BYTES: u64 = 64 << 20;
 
@@ -197,7 +201,8 @@ pub const MAX_SERVER_KITS: usize = 256;
 pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
 
 /// The longest a rollout stream waits for its client to take a line, in seconds: a client that
-/// stops reading (but keeps its connection) would otherwise hold the server's rollout permits.
+/// stops reading (but keeps its connection) would otherwise keep its request's episodes alive
+/// (they hold none of the shared rollout permits once ended) for ever.
 pub const STREAM_STALL_SECONDS: u64 = 120;
 
 /// The most answers a judge or reward model keeps in memory (`cache`): each a few hundred

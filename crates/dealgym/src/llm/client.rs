@@ -469,7 +469,7 @@ impl LlmClient {
             match answer.and_then(|bytes| read(&bytes)) {
                 Ok(value) => return Ok((value, tries - 1)),
                 Err(e) if e.is_transient() && tries <= s.retries => {
-                    tokio::time::sleep(self.wait_before_retry(tries, &e)).await;
+                    super::wait_between_tries(self.wait_before_retry(tries, &e)).await;
                 }
                 Err(e) if tries > 1 => {
                     return Err(LlmError::GaveUp {

@@ -10,11 +10,13 @@
 //! A player may list several replicas of one model: a [`ReplicaPool`] routes each call
 //! (`pool.rs`: sticky per episode-seat, so prefix caches stay warm; a cap on requests in flight
 //! per replica) and keeps the replicas' health (`health.rs`: probes, ejection, re-admission).
+//! A call waiting between tries gives back the permit its episode plays under (`permit.rs`).
 
 mod client;
 mod exact;
 mod health;
 mod judge;
+mod permit;
 mod pool;
 mod pool_report;
 mod reward_model;
@@ -27,6 +29,7 @@ pub(crate) use client::{check_url, without_userinfo};
 pub use client::{http_client, EndpointSettings, LlmClient, LlmError, SeedPolicy};
 pub use exact::{Sampled, TokenApi, TokenMode};
 pub(crate) use judge::JudgeClient;
+pub(crate) use permit::{wait_between_tries, PlayPermit};
 pub use pool::{CallTokens, ReplicaPool, Routed, SeatKey};
 pub use pool_report::{error_kind, replica_table, PoolReport, ReplicaReport};
 pub(crate) use reward_model::RewardModelClient;

@@ -223,7 +223,7 @@ impl ReplicaPool {
                 }
             };
             if error.is_transient() && tries <= inner.retries {
-                tokio::time::sleep(inner.replicas[0].wait_before_retry(tries, &error)).await;
+                super::wait_between_tries(inner.replicas[0].wait_before_retry(tries, &error)).await;
                 continue;
             }
             return Err(if tries > 1 {

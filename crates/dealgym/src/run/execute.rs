@@ -9,6 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::{mpsc, watch, Semaphore};
 
 use crate::game::OutcomeKind;
+use crate::llm::PlayPermit;
 use crate::record::RecordWriter;
 
 use super::campaign::{play_campaign, PlannedCampaign};
@@ -125,18 +126,38 @@ impl From<(Arc<EpisodeKit>, PlannedEpisode)> for Job {
     }
 }
 
+/// The permits an execution's episodes play under.
+pub(crate) struct Permits {
+    /// One held by each episode while it plays (not while a call waits between tries:
+    /// `llm::PlayPermit`): this execution's own (a run's `--concurrency`), or shared by many
+    /// (the rollout requests of a server).
+    pub shared: Arc<Semaphore>,
+    /// The most of this execution's episodes alive at once, playing or ended and waiting for
+    /// the sink: what it may hold in memory whatever the sink's pace.
+    pub most: usize,
+}
+
+/// An execution's own permits: as many alive as may play.
+impl From<Arc<Semaphore>> for Permits {
+    fn from(shared: Arc<Semaphore>) -> Permits {
+        let most = shared.available_permits();
+        Permits { shared, most }
+    }
+}
+
 /// Play `todo` — each planned episode with the kit of its run, or each campaign ([`Job`]) —
-/// each holding one of `permits`
-/// while it plays and until `sink` has taken it, so episodes in flight are bounded whether the
-/// permits are this execution's own (a run's `--concurrency`) or shared by many (a server's
-/// rollout requests), and a sink that stops taking stops its episodes. A run's episodes share
-/// one kit; an eval's come from one kit per pairing, so the whole grid shares one executor,
-/// one progress bar and one writer. Returns the totals and, if `stop` cut the run short, how:
-/// once it says drain no episode is started, and once it says abandon those in flight are
-/// dropped unwritten.
+/// each holding one of `permits.shared` while it plays, and one of this execution's own
+/// `permits.most` places from its start until `sink` has taken it. So episodes in flight are
+/// bounded whether the shared permits are this execution's own (a run's `--concurrency`) or
+/// shared by many (a server's rollout requests); a sink that stops taking stops its episodes
+/// from starting, and its ended episodes wait for it without holding a shared permit another
+/// execution could play with. A run's episodes share one kit; an eval's come from one kit per
+/// pairing, so the whole grid shares one executor, one progress bar and one writer. Returns
+/// the totals and, if `stop` cut the run short, how: once it says drain no episode is
+/// started, and once it says abandon those in flight are dropped unwritten.
 pub(crate) async fn execute<'s, I, S>(
     todo: I,
-    permits: Arc<Semaphore>,
+    permits: impl Into<Permits>,
     sink: &mut S,
     bar: &ProgressBar,
     stop: impl Into<Stop<'s>>,
@@ -149,7 +170,9 @@ where
 {
     let mut stop = stop.into();
     let todo = todo.into_iter();
-    let capacity = permits.available_permits().clamp(1, MAX_BUFFERED);
+    let Permits { shared, most } = permits.into();
+    let capacity = most.clamp(1, MAX_BUFFERED);
+    let alive = Arc::new(Semaphore::new(capacity));
     let (tx, mut rx) = mpsc::channel(capacity);
     let started = Arc::new(AtomicUsize::new(0));
     let (drain, mut draining) = watch::channel(false);
@@ -158,11 +181,21 @@ where
         async move {
             let mut tasks = tokio::task::JoinSet::new();
             for job in todo.map(Into::<Job>::into) {
+                // A place of this execution's first, so that one waiting for its sink holds
+                // no shared permit; then a shared permit.
+                let place = tokio::select! {
+                    biased;
+                    _ = draining.wait_for(|d| *d) => break,
+                    place = alive.clone().acquire_owned() => match place {
+                        Ok(place) => place,
+                        Err(_) => break,
+                    },
+                };
                 let permit = tokio::select! {
                     biased;
                     _ = draining.wait_for(|d| *d) => break,
-                    permit = permits.clone().acquire_owned() => match permit {
-                        Ok(permit) => permit,
+                    permit = shared.clone().acquire_owned() => match permit {
+                        Ok(permit) => PlayPermit::new(shared.clone(), permit),
                         Err(_) => break,
                     },
                 };
@@ -175,18 +208,22 @@ where
                         started.fetch_add(1, Ordering::SeqCst);
                         tasks.spawn(async move {
                             let episode = planned.episode_id();
-                            let played = play_caught(kit, planned).await.map(Done::from);
-                            // The permit travels with the episode and is released once the
-                            // sink has taken it.
-                            let _ = tx.send((episode, played, Some(permit))).await;
+                            let played = permit.scope(play_caught(kit, planned)).await;
+                            // The shared permit goes as the episode ends; its place travels
+                            // with it and is released once the sink has taken it.
+                            permit.release();
+                            let _ = tx
+                                .send((episode, played.map(Done::from), Some(place)))
+                                .await;
                         });
                     }
                     Job::Campaign(kit, planned) => {
                         let started = started.clone();
                         let draining = draining.clone();
                         tasks.spawn(async move {
-                            // The permit is held while the campaign plays, deal after deal.
-                            let _permit = permit;
+                            // The permit and the place are held while the campaign plays,
+                            // deal after deal.
+                            let _place = place;
                             let play = |kit, planned| {
                                 started.fetch_add(1, Ordering::SeqCst);
                                 play_caught(kit, planned)
@@ -197,18 +234,23 @@ where
                                 async move { tx.send((episode, played, None)).await.is_ok() }
                             };
                             let go_on = || !*draining.borrow();
-                            play_campaign(kit, planned, play, deal_done, go_on).await;
+                            permit
+                                .scope(play_campaign(kit, planned, play, deal_done, go_on))
+                                .await;
+                            permit.release();
                         });
                     }
                     Job::Table(kit, planned) => {
                         started.fetch_add(1, Ordering::SeqCst);
                         tasks.spawn(async move {
                             let episode = planned.seeds.episode_id();
-                            let played = play_table_caught(kit, planned)
+                            let played = permit
+                                .scope(play_table_caught(kit, planned))
                                 .await
                                 .map(|f| Done::Table(Box::new(f)))
                                 .map_err(|e| EpisodeError::Table(e.to_string()));
-                            let _ = tx.send((episode, played, Some(permit))).await;
+                            permit.release();
+                            let _ = tx.send((episode, played, Some(place))).await;
                         });
                     }
                 }
@@ -245,7 +287,7 @@ where
         }
         tokio::select! {
             played = rx.recv() => match played {
-                Some((episode, played, _permit)) => {
+                Some((episode, played, _place)) => {
                     received += 1;
                     if let Ok(done) = &played {
                         stats.add_done(done);
@@ -271,7 +313,7 @@ where
     // Episodes that ended while we were stopping are complete: keep them (after a failure,
     // as long as the sink takes them).
     let _ = drain.send(true);
-    while let Ok((episode, Ok(done), _permit)) = rx.try_recv() {
+    while let Ok((episode, Ok(done), _place)) = rx.try_recv() {
         received += 1;
         stats.add_done(&done);
         if let Err(e) = sink.take(episode, Ok(done)).await {
@@ -288,8 +330,8 @@ where
     }
 }
 
-/// Finished episodes waiting for the sink, at most (the channel between the episodes and the
-/// sink holds as many as there are permits, up to this).
+/// Episodes of one execution alive at once, at most (playing or waiting for the sink; the
+/// channel between the episodes and the sink holds as many).
 const MAX_BUFFERED: usize = 4096;
 
 /// Aborts a task, and with it every episode it still has in flight, when dropped: the

@@ -39,7 +39,7 @@ pub use config::{presets_doc, ConfigError, FileConfig};
 pub(crate) use driver::{panic_message, play_caught, Driver, Finished};
 pub use driver::{play, EpisodeError, EpisodeKit, SeatPlayer, Seating, INTERNAL_ERROR};
 pub(crate) use execute::Done;
-pub(crate) use execute::{execute, progress_bar, styled_bar, AbortOnDrop, Job, Sink};
+pub(crate) use execute::{execute, progress_bar, styled_bar, AbortOnDrop, Job, Permits, Sink};
 pub use execute::{written_line, Stopped};
 pub use options::{RunError, RunOptions};
 pub use plan::{plan, shard, PlannedEpisode, Shard};

@@ -37,7 +37,7 @@ pub enum ServeError {
     Connections(usize),
     #[error("no episode on this connection: send a reset first")]
     NoSession,
-    #[error("the request body is over the limit of {0} bytes")]
+    #[error("the request body is over the limit of {0} bytes (--body-limit)")]
     TooLarge(usize),
     /// A completion past `--max-completion-bytes`: refused, the session left as it was.
     #[error("{0}")]
@@ -48,6 +48,11 @@ pub enum ServeError {
     /// The live sessions alone hold `--session-memory-bytes`: no new one is started.
     #[error("the server's sessions hold their memory budget of {0} bytes (--session-memory-bytes): finish or delete a session, or retry later")]
     MemoryFull(u64),
+    /// A request the HTTP layer refused before any route saw it: hyper's own answer to a
+    /// request it cannot read (400, 414, 431), or an axum extractor's (a WebSocket handshake
+    /// without its headers, a path that is not UTF-8). Said in this shape like every refusal.
+    #[error("{message}")]
+    Protocol { status: StatusCode, message: String },
     #[error("missing or wrong bearer token")]
     Unauthorized,
     /// What the operator's policy does not let a client do (`policy.rs`).
@@ -91,6 +96,7 @@ impl ServeError {
             }
             ServeError::Evicted(_) => StatusCode::GONE,
             ServeError::MemoryFull(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ServeError::Protocol { status, .. } => *status,
             ServeError::Unauthorized => StatusCode::UNAUTHORIZED,
             ServeError::Forbidden(_) => StatusCode::FORBIDDEN,
             ServeError::IdTaken(_) => StatusCode::CONFLICT,
@@ -117,6 +123,15 @@ impl ServeError {
             ServeError::TooLarge(_) | ServeError::CompletionTooLarge(_) => "PAYLOAD_TOO_LARGE",
             ServeError::Evicted(_) => "EPISODE_EVICTED",
             ServeError::MemoryFull(_) => "CAPACITY_REACHED",
+            ServeError::Protocol { status, .. } => match status.as_u16() {
+                405 => "METHOD_NOT_ALLOWED",
+                413 => "PAYLOAD_TOO_LARGE",
+                414 => "URI_TOO_LONG",
+                426 => "UPGRADE_REQUIRED",
+                431 => "HEADERS_TOO_LARGE",
+                500.. => "EXECUTION_ERROR",
+                _ => "BAD_REQUEST",
+            },
             ServeError::Unauthorized => "UNAUTHORIZED",
             ServeError::Forbidden(_) => "FORBIDDEN",
             ServeError::IdTaken(_) => "EPISODE_ID_TAKEN",
@@ -137,6 +152,7 @@ impl ServeError {
             | ServeError::UnknownSeat(_)
             | ServeError::TooLarge(_)
             | ServeError::CompletionTooLarge(_)
+            | ServeError::Protocol { .. }
             | ServeError::Forbidden(_)
             | ServeError::IdTaken(_)
             | ServeError::UnknownRoute(_)
@@ -163,16 +179,21 @@ impl ServeError {
             code: self.ws_code(),
         })
     }
-}
 
-impl IntoResponse for ServeError {
-    fn into_response(self) -> Response {
-        let body = RestError {
+    /// The REST error body, `{"error":{"code","message"}}`: the one shape of every refusal
+    /// over HTTP, answered by a route or written in place of hyper's own (`peer.rs`).
+    pub(super) fn rest_body(&self) -> RestError {
+        RestError {
             error: RestFault {
                 code: self.rest_code(),
                 message: self.to_string(),
             },
-        };
-        Reply(self.status(), body).into_response()
+        }
+    }
+}
+
+impl IntoResponse for ServeError {
+    fn into_response(self) -> Response {
+        Reply(self.status(), self.rest_body()).into_response()
     }
 }

@@ -1,5 +1,6 @@
 //! The guards every request passes before its handler: the Origin check, the body read in
-//! time, the bearer token, and a panic turned into a JSON 500.
+//! time, the bearer token, a panic turned into a JSON 500, and every refusal said in the one
+//! JSON shape.
 
 use axum::extract::{Request, State};
 use axum::http::header::AUTHORIZATION;
@@ -29,13 +30,18 @@ pub(super) async fn browsers(
 
 /// A request's body is read whole within `--body-timeout-s` (and within the body limit),
 /// before its handler runs: a client that sends headers and then trickles its body is cut off.
+/// A body declared (`Content-Length`) over the limit is refused at once, unread.
 pub(super) async fn body_in_time(
     State(state): State<Shared>,
     request: Request,
     next: Next,
 ) -> Response {
+    use axum::body::HttpBody;
     let options = &state.hub.options;
     let (parts, body) = request.into_parts();
+    if body.size_hint().lower() > options.body_limit as u64 {
+        return ServeError::TooLarge(options.body_limit).into_response();
+    }
     let read = axum::body::to_bytes(body, options.body_limit);
     let bytes = match tokio::time::timeout(options.body_timeout, read).await {
         Ok(Ok(bytes)) => bytes,
@@ -76,6 +82,32 @@ pub(super) async fn catch_panic(request: Request, next: Next) -> Response {
         ))
         .into_response(),
     }
+}
+
+/// Every refusal in one shape, `{"error":{"code","message"}}`: one that a layer below the
+/// routes answered in plain text (axum's extractors: a WebSocket handshake without its
+/// headers, a path segment that is not UTF-8) is said again in it, with its status and words.
+/// (hyper's own refusals, before any route, are shaped where they are written: `peer.rs`.)
+pub(super) async fn json_refusals(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if json || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let said = axum::body::to_bytes(response.into_body(), 4096)
+        .await
+        .map(|text| String::from_utf8_lossy(&text).trim().to_string())
+        .unwrap_or_default();
+    let message = if said.is_empty() {
+        status.canonical_reason().unwrap_or("refused").to_string()
+    } else {
+        said
+    };
+    ServeError::Protocol { status, message }.into_response()
 }
 
 /// The body was cut at the limit (not broken off by the client).

@@ -1,18 +1,25 @@
 //! The accept loop, with limits on connections: at most `--max-connections` HTTP connections
 //! at once (more wait in the kernel's backlog), request headers read within
 //! `--header-timeout-s` (a connection idle between requests is closed after the same time),
-//! and request bodies read within `--body-timeout-s`. Without them a client that opens
-//! connections and sends nothing holds them for ever, and a few hundred exhaust the server's
-//! file descriptors so that even `/health` hangs. A WebSocket leaves this count when it is
-//! upgraded; as many sockets may be open (`openenv.rs`), each closed after `--idle-timeout-s`
-//! without a message (pings do not count). The two together are kept within the process's
+//! request bodies read within `--body-timeout-s`, every write taken by the peer within
+//! `--write-timeout-s` (`peer.rs`: a peer that asks and never reads is closed), and at most
+//! `--max-requests-per-connection` requests on one connection. Without them a client that opens
+//! connections and sends nothing, or pipelines requests and reads no answer, holds them for
+//! ever, and a few hundred exhaust the server's file descriptors so that even `/health` hangs.
+//! A WebSocket leaves this count when it is upgraded; as many sockets may be open
+//! (`openenv.rs`), each closed after `--idle-timeout-s` without a message (pings do not count)
+//! or `--write-timeout-s` without reading. The two together are kept within the process's
 //! limit on open files.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::Request;
+use axum::http::header::CONNECTION;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -21,12 +28,25 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 use tower::ServiceExt;
 
+use super::peer::Peer;
+
 /// The connection limits of a server.
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
     pub max_connections: usize,
     pub header_timeout: Duration,
+    /// A write the peer takes no byte of for this long closes the connection (HTTP or
+    /// WebSocket): `--write-timeout-s`.
+    pub write_timeout: Duration,
+    /// Requests one connection may make (pipelined or one after another); the last is
+    /// answered with `connection: close`: `--max-requests-per-connection`.
+    pub max_requests: usize,
 }
+
+/// Request headers at most, and bytes of a request's head (hyper's own limits, set here so
+/// that its refusal, 431, can name them: `peer.rs`).
+pub(super) const MAX_HEADERS: usize = 100;
+pub(super) const MAX_HEAD_BYTES: usize = 400 << 10;
 
 impl ConnectionLimits {
     /// These limits with HTTP connections and WebSockets (as many of each) inside the
@@ -93,16 +113,25 @@ pub async fn serve(
             _ = stopped(&mut shutdown) => break,
         };
         let _ = stream.set_nodelay(true);
+        let answered = Arc::new(AtomicUsize::new(0));
         let service = TowerToHyperService::new(
             app.clone()
-                .map_request(|request: Request<Incoming>| request.map(Body::new)),
+                .map_request(|request: Request<Incoming>| request.map(Body::new))
+                .map_response(move |response| {
+                    closing_after(response, &answered, limits.max_requests)
+                }),
         );
         let mut stop = shutdown.clone();
         tokio::spawn(async move {
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(limits.header_timeout)
-                .serve_connection(TokioIo::new(stream), service)
+                .max_headers(MAX_HEADERS)
+                .max_buf_size(MAX_HEAD_BYTES)
+                .serve_connection(
+                    TokioIo::new(Peer::new(stream, limits.write_timeout)),
+                    service,
+                )
                 .with_upgrades();
             tokio::pin!(connection);
             let finished = tokio::select! {
@@ -119,6 +148,19 @@ pub async fn serve(
     drop(listener);
     let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
     let _ = tokio::time::timeout(Duration::from_secs(10), permits.acquire_many(all)).await;
+}
+
+/// The answer to a connection's `most`-th request closes it (`connection: close`, which hyper
+/// keeps), so one connection makes at most `most` requests, pipelined or not. A WebSocket's
+/// handshake is left as it is.
+fn closing_after(mut response: Response, answered: &AtomicUsize, most: usize) -> Response {
+    let count = answered.fetch_add(1, Ordering::Relaxed) + 1;
+    if count >= most && response.status() != StatusCode::SWITCHING_PROTOCOLS {
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }
 
 /// Resolves once the server is stopping (holding no borrow of the flag across an await).

@@ -26,6 +26,7 @@ mod memory;
 mod openapi;
 mod openenv;
 mod options;
+mod peer;
 mod policy;
 mod rest;
 mod rollouts;
@@ -209,7 +210,8 @@ fn routes() -> openapi::Routes {
 
 fn router(state: Shared) -> Router {
     let limit = state.hub.options.body_limit;
-    // Layers run outermost first: a panic is caught around everything; a browser page is
+    // Layers run outermost first: a panic is caught around everything; a refusal in plain
+    // text from below is said again as JSON; a browser page is
     // refused before anything else runs; the token is checked before a byte of the body is
     // read (so no client without it can make the server buffer bodies); then the body is read
     // within its time.
@@ -240,6 +242,7 @@ fn router(state: Shared) -> Router {
             state.clone(),
             guards::browsers,
         ))
+        .layer(axum::middleware::from_fn(guards::json_refusals))
         .layer(axum::middleware::from_fn(guards::catch_panic))
         .with_state(state)
 }

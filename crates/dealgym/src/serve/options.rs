@@ -68,6 +68,8 @@ impl ServeOptions {
             connections: ConnectionLimits {
                 max_connections: 512,
                 header_timeout: Duration::from_secs(10),
+                write_timeout: Duration::from_secs(60),
+                max_requests: 1000,
             },
             body_timeout: Duration::from_secs(30),
             text_limits: TextLimits::default(),

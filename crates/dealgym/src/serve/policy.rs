@@ -10,16 +10,20 @@
 //! lists, so no web page can drive a local server through the user's browser.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use axum::http::HeaderMap;
 use reqwest::Url;
+use serde_json::{Map, Value};
 
 use super::error::ServeError;
 use crate::agents::PlayerConfig;
-use crate::llm::check_url;
+use crate::limits::shown;
+use crate::llm::{check_url, EndpointSettings};
 
-/// The operator's allowances (the `--allow-*` flags of `dealgym serve`).
-#[derive(Debug, Clone, Default)]
+/// The operator's allowances (the `--allow-*` flags of `dealgym serve`) and bounds
+/// (`--max-client-*`).
+#[derive(Debug, Clone)]
 pub struct ClientPolicy {
     /// Endpoints a client may name: each an origin (`http://127.0.0.1:8000`; a path given
     /// with it is ignored: every route of an allowed origin is allowed), or `*` for any.
@@ -31,6 +35,26 @@ pub struct ClientPolicy {
     /// Host names a loopback server answers besides `localhost` and loopback addresses
     /// (`--allow-host`, for a proxy that passes its public name on).
     pub hosts: Vec<String>,
+    /// The longest per-call timeout (`timeout_s`) a client may give an endpoint the server
+    /// calls for it (`--max-client-timeout-s`): a call that hangs holds one of the rollout
+    /// permits every client shares for that long.
+    pub max_call_timeout: Duration,
+    /// The longest wait between tries a client may ask for (`backoff_s`, `backoff_max_s`;
+    /// `--max-client-backoff-s`): it keeps its episode, and its request's place, alive.
+    pub max_backoff: Duration,
+}
+
+impl Default for ClientPolicy {
+    fn default() -> ClientPolicy {
+        ClientPolicy {
+            endpoints: Vec::new(),
+            scripts: false,
+            origins: Vec::new(),
+            hosts: Vec::new(),
+            max_call_timeout: Duration::from_secs(120),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
 }
 
 impl ClientPolicy {
@@ -107,6 +131,39 @@ impl ClientPolicy {
                 given.origin().ascii_serialization()
             )))
         }
+    }
+
+    /// A client's endpoint `settings` (`what` names them) within the operator's bounds on
+    /// time: a `timeout_s`, `backoff_s` or `backoff_max_s` the client gave (a key of `given`)
+    /// past its bound is refused, naming the bound and its flag; one left to its default is
+    /// lowered to the bound.
+    pub fn call_times(
+        &self,
+        what: &str,
+        given: &Map<String, Value>,
+        settings: &mut EndpointSettings,
+    ) -> Result<(), ServeError> {
+        let timeout = (self.max_call_timeout, "--max-client-timeout-s");
+        let backoff = (self.max_backoff, "--max-client-backoff-s");
+        for (key, value, (bound, flag)) in [
+            ("timeout_s", &mut settings.timeout_s, timeout),
+            ("backoff_s", &mut settings.backoff_s, backoff),
+            ("backoff_max_s", &mut settings.backoff_max_s, backoff),
+        ] {
+            let most = bound.as_secs_f64();
+            if *value <= most {
+                continue;
+            }
+            if given.contains_key(key) {
+                return Err(ServeError::Validation(format!(
+                    "{what}: {key} {} is over this server's limit of {} s ({flag})",
+                    shown(*value),
+                    shown(most)
+                )));
+            }
+            *value = most;
+        }
+        Ok(())
     }
 
     /// A request from a browser page (it carries `Origin`) must come from an allowed origin.

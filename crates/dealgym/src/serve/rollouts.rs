@@ -3,7 +3,10 @@
 //! one JSON line as soon as it ends. Episodes run through `run`'s driver with the endpoint's
 //! retries; a failed call is an `error` record, as in `run`. All requests share one budget of
 //! episodes in flight (`--concurrency`): each request waits for one permit at a time on a FIFO
-//! semaphore, so concurrent requests take turns. `format` is `records` (default, each episode as
+//! semaphore, so concurrent requests take turns; an episode holds its permit while it plays,
+//! not while a call waits between tries nor once it has ended and waits for its reader (each
+//! request keeps at most `--concurrency` episodes alive), so neither a dead endpoint's retries
+//! nor a slow reader starve another request. `format` is `records` (default, each episode as
 //! it ends) or any `dealgym export` format (each GRPO group once it has ended). A client that disconnects drops the stream,
 //! which aborts its outstanding episodes.
 
@@ -35,8 +38,8 @@ use crate::limits::{
 };
 use crate::record::{EpisodeRecord, RecordWriter};
 use crate::run::{
-    execute, plan, AbortOnDrop, Done, EpisodeError, ScenarioSource, SeatPlayer, Sink, Stop,
-    StopSignal,
+    execute, plan, AbortOnDrop, Done, EpisodeError, Permits, ScenarioSource, SeatPlayer, Sink,
+    Stop, StopSignal,
 };
 use crate::scenario::{Family, Scenario};
 
@@ -178,7 +181,12 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
     let lookup = ScenarioSource::loaded(scenarios.iter().cloned(), &hub.options.scenarios);
 
     let (tx, rx) = mpsc::channel::<Bytes>(64);
-    let permits = state.rollout_permits.clone();
+    // A request alone may use the whole budget; its ended episodes wait for its reader
+    // holding none of it (at most `--concurrency` of them alive at once).
+    let permits = Permits {
+        shared: state.rollout_permits.clone(),
+        most: hub.options.concurrency,
+    };
     let mut sink = StreamSink {
         tx,
         state: state.clone(),
@@ -514,8 +522,11 @@ fn learner_player(state: &Shared, learner: &Learner) -> Result<Player, ServeErro
             "learner: `health_path` is the operator's to set (a [players.NAME] of the server's config)".into(),
         ));
     }
-    let config: PlayerConfig = serde_json::from_value(Value::Object(table))
+    let mut config: PlayerConfig = serde_json::from_value(Value::Object(table))
         .map_err(|e| ServeError::Validation(format!("learner: {e}")))?;
+    options
+        .policy
+        .call_times("learner", &learner.sampling, &mut config.endpoint)?;
     // Replicas are endpoints the server calls too.
     for url in &config.endpoint.endpoints {
         options.policy.endpoint("learner", url)?;
