@@ -3,6 +3,30 @@
 . .ci/wheel.sh
 . .ci/no-skips.sh
 
+# pip's wheel cache would keep a second copy of every download (torch's CUDA wheels: about 3 GB),
+# and the venvs under ~/.cache are what is kept between runs.
+export PIP_NO_CACHE_DIR=1
+
+# shared_torch VENV REQUIREMENTS: when REQUIREMENTS pins torch (the trl, tinker and verl stages
+# all pin the same one), installs that torch with its dependencies (its CUDA wheels: about 5 GB)
+# once into ~/.cache/dealgym/torch-VERSION, and adds that folder to VENV's path with a .pth file:
+# pip then finds the pin already satisfied, and the three trainer venvs share one copy instead of
+# holding three (a CI machine ran out of disk installing the second). A pin another package
+# needs at another version is installed into the venv itself, ahead of the shared folder.
+shared_torch() {
+  local venv="$1" requirements="$2" version dir site
+  version=$(sed -n 's/^torch==\([^ ;#]*\).*/\1/p' "$requirements")
+  [ -n "$version" ] || return 0
+  dir="${HOME}/.cache/dealgym/torch-${version}"
+  if [ ! -d "$dir" ]; then
+    rm -rf "$dir.partial"
+    "$venv/bin/pip" --disable-pip-version-check install -q --target "$dir.partial" "torch==$version"
+    mv "$dir.partial" "$dir"
+  fi
+  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$dir" > "$site/dealgym-shared-torch.pth"
+}
+
 # stage_venv LABEL NAME REQUIREMENTS [tokenizer]: prints one "SKIPPED: LABEL" line and ends the
 # stage (exit 0) when PyPI cannot be reached; once it can, every failure is a failure. Else makes
 # (or reuses) the venv ~/.cache/dealgym/NAME-venv with REQUIREMENTS, and with `tokenizer` the
@@ -17,8 +41,13 @@ stage_venv() {
     exit 0
   fi
   venv="${HOME}/.cache/dealgym/${name}-venv"
+  # A venv made before torch was shared holds its own copy (about 5 GB): make it again.
+  if compgen -G "$venv/lib/python3*/site-packages/torch" >/dev/null; then
+    rm -rf "$venv"
+  fi
   python3 -m venv "$venv"
   pip="$venv/bin/pip --disable-pip-version-check"
+  shared_torch "$venv" "$requirements"
   $pip install -q -r "$requirements"
   if [ "$tokenizer" = tokenizer ]; then
     $pip install -q --no-deps anthropic==0.34.2
