@@ -4,9 +4,9 @@
 # the cookbook), the package built from this checkout as .ci/python.sh builds it, then
 # test_tinker.py: the cookbook's own rollout code with a scripted stand-in for Tinker's sampling
 # client, whose service cannot be reached from CI. Prints one SKIPPED line when PyPI cannot be
-# reached; once it can, every failure is a failure. A first install fills about 6 GB (torch and
-# its CUDA wheels, pulled by the cookbook) and took 3 min on the 2-core build machine; later runs
-# reuse the venv.
+# reached; once it can, every failure is a failure. torch (with its CUDA wheels, about 5 GB) is
+# the one the trainer venvs share (.ci/venv.sh); the venv itself is about 1.3 GB, and later runs
+# reuse it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .ci/venv.sh

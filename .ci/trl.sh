@@ -4,8 +4,8 @@
 # each on a tiny random Llama, every malformed tool call, records that pass replay --verify, the
 # example, and one small step of examples/train/grpo_cpu.py on the real model (SmolLM2-135M
 # from its GGUF, fetched once by scripts/real-model-install.sh --model-only). Its own venv under
-# ~/.cache with the pinned crates/python/requirements-trl.txt (torch from PyPI brings its CUDA
-# libraries: about 6 GB, installed once) and the wheel built from this checkout. Prints one SKIPPED line when PyPI cannot be reached; once it can, every failure,
+# ~/.cache with the pinned crates/python/requirements-trl.txt (torch from PyPI, with its CUDA
+# libraries, is the one the trainer venvs share: .ci/venv.sh) and the wheel built from this checkout. Prints one SKIPPED line when PyPI cannot be reached; once it can, every failure,
 # and every skipped test, is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."

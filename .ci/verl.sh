@@ -4,9 +4,9 @@
 # modules verl imports without declaring them), the package built from this checkout as
 # .ci/python.sh builds it, then test_verl.py: verl's own RLHFDataset and AgentLoopWorker with a
 # fake server manager standing in for the GPU inference servers, which CI has none of. Prints one
-# SKIPPED line when PyPI cannot be reached; once it can, every failure is a failure. A first
-# install fills about 6.3 GB (torch and its CUDA wheels) and took 4 min on the 2-core build
-# machine; later runs reuse the venv.
+# SKIPPED line when PyPI cannot be reached; once it can, every failure is a failure. torch (with its
+# CUDA wheels, about 5 GB) is the one the trainer venvs share (.ci/venv.sh); later runs reuse
+# the venv.
 #
 # verl's wheel installs top-level `tests` and `scripts` packages into site-packages. pytest runs
 # here in its default (prepend) import mode on crates/python/tests, which has no __init__.py, so
