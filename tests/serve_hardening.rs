@@ -751,6 +751,19 @@ async fn a_rollout_request_naming_many_families_is_refused_as_it_adds_up() {
     )
     .await;
     assert_eq!((status, code(&answer)), (403, "FORBIDDEN"), "{answer}");
+    // Nor a planner: its proposers are player specs and its value model a URL, none of which
+    // pass the checks a learner's endpoint does.
+    let (status, answer) = post(
+        &server,
+        "/v1/rollouts",
+        &json!({"scenarios": {"family": "casino", "count": 1},
+                "learner": {"endpoint": "http://127.0.0.1:9/v1", "model": "m",
+                            "sampling": {"planner": {"propose": "script:/etc/passwd",
+                                                     "value": "http://169.254.169.254/"}}}}),
+    )
+    .await;
+    assert_eq!((status, code(&answer)), (403, "FORBIDDEN"), "{answer}");
+    assert!(message(&answer).contains("planner"), "{answer}");
     server.shutdown().await;
 }
 

@@ -517,6 +517,11 @@ fn learner_player(state: &Shared, learner: &Learner) -> Result<Player, ServeErro
             "learner: `api_key_env` would send one of the server's secrets; name a [players.NAME] of the server's config instead".into(),
         ));
     }
+    if table.contains_key("planner") {
+        return Err(ServeError::Forbidden(
+            "learner: a `planner` names players and a value model for the server to call; it is the operator's to set (a [players.NAME] of the server's config)".into(),
+        ));
+    }
     if table.contains_key("health_path") {
         return Err(ServeError::Forbidden(
             "learner: `health_path` is the operator's to set (a [players.NAME] of the server's config)".into(),
