@@ -127,7 +127,7 @@ fn under_the_batna_presets_a_craigslist_buyer_has_the_papers_budget_of_seven_ten
         ),
     )
     .unwrap();
-    // The BATNA paper: B = 0.7·L (App. G.1), C = 0.5·L (the book's `decisions/scenarios.md`).
+    // The BATNA paper: B = 0.7·L (App. G.1), C = 0.5·L (the book's `design/scenarios.md`).
     let (b, c) = (0.7 * l, 0.5 * l);
     let run = |name: &str, learner: &str, opponent: &str, extra: &[&str]| {
         let out = dir.join(format!("{name}.jsonl"));

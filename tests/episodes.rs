@@ -1,6 +1,6 @@
 //! Whole episodes driven from lists of raw completions through the library API, one realistic
 //! transcript per family, on scenarios the importer wrote. Expected values are computed here from
-//! the scenario's own numbers with the book's `decisions/scenarios.md`'s formulas.
+//! the scenario's own numbers with the book's `design/scenarios.md`'s formulas.
 
 use std::path::Path;
 use std::sync::Arc;

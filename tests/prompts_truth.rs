@@ -20,7 +20,7 @@ use dealgym::scenario::{load_scenarios, LoadOptions, Role};
 use regex::{Captures, Regex};
 use serde_json::Value;
 
-/// The default rules (the book's `decisions/rules.md`), as a seat must be told them.
+/// The default rules (the book's `design/episode.md`), as a seat must be told them.
 const MAX_ROUNDS: u64 = 6;
 const REJECT_LOOP: u64 = 3;
 const REJECT_STREAK: u64 = 3;

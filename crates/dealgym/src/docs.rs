@@ -54,7 +54,7 @@ pub fn config_reference() -> String {
 
 /// The reference page of the episode record (one JSON object per line of a record file).
 pub fn record_reference() -> String {
-    let intro = "One episode, as one JSON line of a record file (the book's `decisions/records.md`), generated from the \
+    let intro = "One episode, as one JSON line of a record file (the book's `design/record.md`), generated from the \
         types that write it (`dealgym docs record`). A required field is always written; the \
         others are left out when they are empty, as their descriptions say, so records written \
         before a field existed read the same. `timing` is the only part that differs between \

@@ -1,4 +1,4 @@
-//! The episode: a Gym-style state machine over the turn protocol (the book's `decisions/rules.md`).
+//! The episode: a Gym-style state machine over the turn protocol (the book's `design/episode.md`).
 //!
 //! [`Episode`] applies one completion per step: it parses it, checks it against the rules
 //! (`rules.rs`: accept legality, regulation, reject loops, the turn cap), forwards the Talk and the

@@ -9,7 +9,8 @@ use crate::scenario::{bargained_ratio, Scenario};
 use super::setup::Setup;
 use crate::vocab::{PerSeat, Seat};
 
-/// The endings of the book's `decisions/rules.md`. `max_turns` is a truncation; the others are terminations.
+/// The endings of the book's `design/episode.md`. `max_turns` is a truncation; the others are
+/// terminations.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]

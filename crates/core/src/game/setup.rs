@@ -116,7 +116,8 @@ impl CraigslistBudget {
     }
 }
 
-/// The rules of an episode as a user configures them (the book's `decisions/rules.md`). Defaults are DESIGN's.
+/// The rules of an episode as a user configures them, with their defaults (the book's
+/// `design/episode.md`).
 #[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EpisodeConfig {
@@ -125,7 +126,7 @@ pub struct EpisodeConfig {
     /// Who moves first: `learner`, `opponent`, or `random` (drawn per GRPO group).
     pub first_mover: FirstMover,
     /// Whether the learner is regulated: its ACCEPT or SUBMIT of a deal worth less to it than
-    /// its floor becomes a REJECT_DEAL (the book's `decisions/rules.md`).
+    /// its floor becomes a REJECT_DEAL (the book's `design/episode.md`, "Regulation").
     pub regulate_learner: bool,
     /// Whether the opponent is regulated, as `regulate_learner` says.
     pub regulate_opponent: bool,
@@ -353,8 +354,9 @@ impl From<RulesWire> for Rules {
 }
 
 impl Rules {
-    /// Whether a completion that could not be used on try `attempt` (0 first) is corrected
-    /// and asked again, rather than forfeited (the book's `decisions/rules.md`, `format_retries`).
+    /// Whether a completion that could not be used on try `attempt` (0 first) is corrected and
+    /// asked again, rather than forfeited (the book's `design/episode.md`, "The malformed-turn
+    /// policy").
     pub fn allows_retry(&self, attempt: u32) -> bool {
         attempt < self.format_retries
     }
@@ -705,9 +707,10 @@ impl Setup {
     }
 }
 
-/// The least utility a regulated seat may agree to (the book's `decisions/rules.md`, "Regulation"): on price tasks,
-/// and bundles, zero surplus (the seller's cost, the buyer's budget or worth); on items and issues, the no-deal value,
-/// or a share of the seat's maximum utility when configured (whichever is higher).
+/// The least utility a regulated seat may agree to (the book's `design/episode.md`, "Regulation"):
+/// on price tasks, and bundles, zero surplus (the seller's cost, the buyer's budget or worth); on
+/// items and issues, the no-deal value, or a share of the seat's maximum utility when configured
+/// (whichever is higher).
 pub(crate) fn regulation_floor(
     scenario: &Scenario,
     role: Role,

@@ -24,8 +24,8 @@ pub struct SeatState {
     pub public: PublicView,
     /// This seat's own private values; never the other side's.
     pub own: PrivateView,
-    /// The least utility this seat may agree to, if it is regulated (the book's `decisions/rules.md`, "Regulation");
-    /// `null` for an unregulated seat.
+    /// The least utility this seat may agree to, if it is regulated (the book's
+    /// `design/episode.md`, "Regulation"); `null` for an unregulated seat.
     pub floor: Option<f64>,
     /// What this seat gets without a deal.
     pub no_deal_value: f64,
@@ -174,9 +174,9 @@ pub struct TurnCount {
     pub retries_left: u32,
 }
 
-/// The rules that can end the episode (the book's `decisions/rules.md`): what a seat's observation carries and what
-/// its system prompt tells it (`prompts/_format.j2`), both built by [`EndingRules::from`] from
-/// the [`Rules`] the engine applies.
+/// The rules that can end the episode (the book's `design/episode.md`): what a seat's observation
+/// carries and what its system prompt tells it (`prompts/_format.j2`), both built by
+/// [`EndingRules::from`] from the [`Rules`] the engine applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct EndingRules {
     /// Rounds per seat before the episode is truncated (`max_turns`).
@@ -226,7 +226,8 @@ pub struct OwnTurn {
     pub retry: bool,
 }
 
-/// Regulation replaced a move the seat's floor does not allow (the book's `decisions/rules.md`, "Regulation").
+/// Regulation replaced a move the seat's floor does not allow (the book's `design/episode.md`,
+/// "Regulation").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RegulationView {
     pub original: MoveView,

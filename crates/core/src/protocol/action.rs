@@ -88,7 +88,7 @@ impl Action {
     }
 }
 
-/// The three kinds of turn error, never mixed (the book's `decisions/rules.md`).
+/// The three kinds of turn error, never mixed (the book's `design/protocol.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {

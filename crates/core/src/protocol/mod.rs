@@ -3,7 +3,7 @@
 //! This module is dealgym's wire protocol and nothing else: it knows the two spellings of a turn
 //! (tagged and XML) and the tool calls a seat may act through, the action tokens, and how terms of each domain are written. It does no I/O,
 //! knows nothing of episodes, and never decides whether a move is *legal now* — only whether it
-//! can be read and whether its terms are in range (the book's `decisions/rules.md`).
+//! can be read and whether its terms are in range (the book's `design/protocol.md`).
 
 mod action;
 mod bundle;

@@ -2,7 +2,7 @@
 //! Thought/Talk/Action text — `make_offer(terms)`, `accept()`, `reject()`, `walk_away()`,
 //! `say(text)` — defined from a scenario's own terms (JSON Schemas, served as MCP tools and as
 //! OpenAI-style tool definitions), and a turn's tool calls read into the same [`Parsed`] a
-//! text turn gives, so the same rules apply to both (the book's `decisions/rules.md`).
+//! text turn gives, so the same rules apply to both (the book's `design/protocol.md`).
 //!
 //! A turn is one move: one of the four move tools, or `say` alone (a turn that only talks).
 //! What the other side reads goes in the move's `message` (or in `say`); text written beside

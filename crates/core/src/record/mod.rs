@@ -1,6 +1,6 @@
-//! Episode records (the book's `decisions/records.md`): one JSON line per episode, versioned, with everything needed to
-//! rebuild the episode exactly — scenario id and digest, setup, seeds, the prompt templates'
-//! fingerprint, every raw completion — and what came of it. Views are not stored;
+//! Episode records (the book's `design/record.md`): one JSON line per episode, versioned, with
+//! everything needed to rebuild the episode exactly — scenario id and digest, setup, seeds, the
+//! prompt templates' fingerprint, every raw completion — and what came of it. Views are not stored;
 //! [`EpisodeRecord::replay`] rebuilds them.
 //!
 //! This module is the one home of the record file: its type, the streaming reader every surface

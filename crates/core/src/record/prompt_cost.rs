@@ -2,14 +2,13 @@
 //! server took from its prefix cache, the tokens it evaluated (prompt − cached), and the
 //! *minimum* — the tokens new since that seat's last call — with the ratio evaluated/minimum.
 //!
-//! A seat's conversation only grows (the book's `decisions/rules.md`), so a server that keeps the seat's earlier
-//! prompt and reply in its cache needs to read only what was added since: the counterpart's
-//! forwarded turn and the template's markers around it. A ratio near 1 says it did; above 1,
-//! the model re-read what it had seen (a cache lost to other conversations, a routing that
+//! A seat's conversation only grows (the book's `design/protocol.md`), so a server that keeps the
+//! seat's earlier prompt and reply in its cache needs to read only what was added since: the
+//! counterpart's forwarded turn and the template's markers around it. A ratio near 1 says it did;
+//! above 1, the model re-read what it had seen (a cache lost to other conversations, a routing that
 //! sends the seat to another replica, a template that rewrites an earlier turn, a reply
-//! re-tokenized differently from how it was sampled). Below 1 is possible too: the first
-//! call's minimum is its whole prompt, and a server may hold a system prompt another episode
-//! sent.
+//! re-tokenized differently from how it was sampled). Below 1 is possible too: the first call's
+//! minimum is its whole prompt, and a server may hold a system prompt another episode sent.
 //!
 //! Computed from what the record keeps per turn, nothing else: `call.usage.prompt_tokens`,
 //! `call.usage.completion_tokens`, `call.usage.prompt_tokens_details.cached_tokens` (absent

@@ -535,8 +535,8 @@ impl Default for EnhanceConfig {
     }
 }
 
-/// Reward settings; defaults are DESIGN's (τ = 0.4, γ = 0.5, ψ = 1) and the terminal reward
-/// alone, which keeps records as they were before the other components existed.
+/// Reward settings; defaults are the book's `design/metrics.md` (τ = 0.4, γ = 0.5, ψ = 1) and the
+/// terminal reward alone, which keeps records as they were before the other components existed.
 #[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RewardConfig {

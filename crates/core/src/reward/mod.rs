@@ -1,4 +1,5 @@
-//! Rewards (the book's `decisions/rewards.md`): what a trainer optimises, per seat, from an episode's record.
+//! Rewards (the book's `design/metrics.md`, and `decisions/rewards.md` for the choices): what a
+//! trainer optimises, per seat, from an episode's record.
 //!
 //! The terminal reward (`terminal.rs`), the per-turn signals — format, length, points and
 //! strategic talk (`turn.rs`) — INA's reward terms (`ina.rs`), the regex rules (`rules.rs`) and

@@ -1,6 +1,6 @@
-//! The terminal reward (the book's `decisions/rewards.md`): `surplus`, `threshold`, `batna` or `sale_to_list`, the
-//! forfeit penalty −ψ and the clip to [−1, 1]. The one home of these rules; everything else
-//! builds on [`terminal_rewards`].
+//! The terminal reward (the book's `design/metrics.md`): `surplus`, `threshold`, `batna` or
+//! `sale_to_list`, the forfeit penalty −ψ and the clip to [−1, 1]. The one home of these rules;
+//! everything else builds on [`terminal_rewards`].
 
 use crate::game::{Outcome, OutcomeKind, PerSeat, Seat};
 use crate::protocol::Terms;

@@ -1,4 +1,5 @@
-//! What a deal is worth to a role (the book's `decisions/scenarios.md`, "Utilities"). One home for every utility rule.
+//! What a deal is worth to a role (the book's `design/scenarios.md`, "Utilities"). One home for
+//! every utility rule.
 
 use crate::protocol::{IssueRange, IssueValue, Terms};
 
@@ -7,7 +8,7 @@ use super::{BundleGame, Domain, Game, IssuePreferences, Role, Scenario, Valuatio
 /// Tolerance for a ρ scale of zero.
 const EPS: f64 = 1e-9;
 
-/// The bargained ratio ρ of a utility for `role` (the book's `decisions/scenarios.md`):
+/// The bargained ratio ρ of a utility for `role` (the book's `design/scenarios.md`):
 /// price — u / |B − C| (with |B − C| < 1 taken as 1); items — u / Σ count·value;
 /// issues — u / max u; bundle — u / the best bundle's joint surplus ([`BundleGame::scale`]). A side that can get nothing has ρ = 0.
 pub fn bargained_ratio(scenario: &Scenario, role: Role, utility: f64) -> f64 {

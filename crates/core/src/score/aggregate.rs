@@ -1,5 +1,5 @@
-//! Aggregates over many episodes (the book's `decisions/rewards.md`): how episodes ended, how well each seat did and how
-//! cleanly it played, each with a bootstrap 95% interval.
+//! Aggregates over many episodes (the book's `design/metrics.md`): how episodes ended, how well
+//! each seat did and how cleanly it played, each with a bootstrap 95% interval.
 //!
 //! An [`Aggregate`] is fed one episode at a time with what the episode's record already holds —
 //! the ending, ρ, utility and reward per seat, its [`EpisodeMetrics`], each seat's role, the turn

@@ -1,4 +1,5 @@
-//! Outcome metrics (the book's `decisions/rewards.md`): score ratio, first-bid ratio, sale-to-list ratio, Pareto
+//! Outcome metrics (the book's `design/metrics.md`): score ratio, first-bid ratio, sale-to-list
+//! ratio, Pareto
 //! optimality and the per-seat turn counts, from an ended episode. The utilities and ρ of an
 //! outcome are the episode's own (`game::seat_values`, re-exported here). Pure functions of the
 //! scenario, the setup and the turns: no I/O, so records can be rescored exactly. Two more
@@ -233,7 +234,8 @@ pub fn episode_metrics(
 
 /// DialogXpert's sale-to-list ratio SL (§4.3 and App. E, after Zhou et al. 2019) of a deal
 /// at `price` on a price task, for the seat that plays `role`: the buyer's `(P − L)/(B − L)`
-/// (the book's `decisions/rewards.md`), L the listing price (the seller's asking price, PPDPP's `seller_price`) and B
+/// (the book's `design/metrics.md`), L the listing price (the seller's asking price, PPDPP's
+/// `seller_price`) and B
 /// the buyer's budget (its target, PPDPP's `buyer_price`) — 0 at the asking price, 1 at the
 /// buyer's target. The paper defines SL "from the buyer's perspective" only; a seller's SL is
 /// its mirror, `(P − B)/(L − B)` = 1 − the buyer's: 1 at the asking price, 0 at the buyer's

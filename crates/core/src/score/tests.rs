@@ -1,5 +1,5 @@
-//! Every per-episode metric of the book's `decisions/rewards.md`, worked by hand on the tiny scenarios of
-//! `crate::fixtures`. Each test writes its arithmetic beside the numbers it asserts.
+//! Every per-episode metric of the book's `design/metrics.md`, worked by hand on the tiny scenarios
+//! of `crate::fixtures`. Each test writes its arithmetic beside the numbers it asserts.
 
 use super::*;
 use crate::fixtures::{casino, job, learner_first_as, play, price_task, setup_with, turn};
@@ -109,7 +109,7 @@ fn items_rho_is_own_points_over_best_points() {
     let s = casino();
     let setup = learner_first_as(&s, Role::Agent1);
     let (u, rho) = seat_values(&s, &setup, Some(&Terms::Items(vec![3, 3, 0])));
-    // learner: 3·5 + 3·4 + 0·3 = 27, ρ = 27/36 = 0.75 (DESIGN's example)
+    // learner: 3·5 + 3·4 + 0·3 = 27, ρ = 27/36 = 0.75 (the book's `design/scenarios.md` example)
     close(u.learner, 27.0);
     close(rho.learner, 0.75);
     // opponent: 0·3 + 0·4 + 3·5 = 15, ρ = 15/36

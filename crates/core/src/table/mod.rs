@@ -1,5 +1,5 @@
-//! The n-party engine: more than two at the table (the book's `decisions/rules.md`'s "a game with more parties names
-//! its seats by role").
+//! The n-party engine: more than two at the table (the book's `design/episode.md`'s "a game with
+//! more parties names its seats by role").
 //!
 //! A [`TableEpisode`] seats every party of a [`TableScenario`](crate::scenario::TableScenario)
 //! by role, plays the schedule drawn from the episode's seed (`schedule.rs`), reads each turn

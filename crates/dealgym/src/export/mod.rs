@@ -1,8 +1,8 @@
-//! Trainer formats from record files (`dealgym export`, the book's `architecture.md`): one JSON line per seat and
-//! episode (or per seat and turn), in the shape a trainer loads as it is — conversational SFT
-//! (`messages`), TRL prompt/completion (`prompt-completion`), verl's `AgentLoopOutput`
-//! (`verl`), TRL's `rollout_func` output (`trl-rollout`), Tinker transitions (`tinker`) and a
-//! planner's per-turn transition stream (`transitions`).
+//! Trainer formats from record files (`dealgym export`, the book's `design/faces.md`): one JSON
+//! line per seat and episode (or per seat and turn), in the shape a trainer loads as it is —
+//! conversational SFT (`messages`), TRL prompt/completion (`prompt-completion`), verl's
+//! `AgentLoopOutput` (`verl`), TRL's `rollout_func` output (`trl-rollout`), Tinker transitions
+//! (`tinker`) and a planner's per-turn transition stream (`transitions`).
 //! `docs/src/guide/export.md` documents every field.
 //!
 //! Streaming in two passes, so memory does not grow with the records: the first pass reads

@@ -249,13 +249,13 @@ fn csv_line(fields: &[String]) -> String {
     format!("{}\n", quoted.join(","))
 }
 
-/// The figures of every group along `dimension`: the book's `decisions/rewards.md`'s aggregates with their intervals —
-/// the deal rate with the bargained ratio over deals beside it (as the papers report them),
-/// then the other endings, per seat ρ per episode with its median and clipped mean, reward,
-/// points, score ratio, first bid, format, malformed, malformed-deal and regulation rates,
-/// sale-to-list and SL, then Pareto % and the turn figures — with counts of episodes and
-/// backend errors; where any group has bundle deals, the share whose bundle grew the pie and
-/// the mean integrative gain.
+/// The figures of every group along `dimension`: the book's `design/metrics.md`'s aggregates with
+/// their intervals — the deal rate with the bargained ratio over deals beside it (as the papers
+/// report them), then the other endings, per seat ρ per episode with its median and clipped mean,
+/// reward, points, score ratio, first bid, format, malformed, malformed-deal and regulation rates,
+/// sale-to-list and SL, then Pareto % and the turn figures — with counts of episodes and backend
+/// errors; where any group has bundle deals, the share whose bundle grew the pie and the mean
+/// integrative gain.
 pub(crate) fn aggregate_table(groups: &Groups, dimension: Dimension) -> Table {
     let mut columns = vec![
         Column::new(

@@ -52,14 +52,14 @@ impl RunOptions {
 /// sample = 100              # --sample: a seeded random sample of N per file
 /// # sample_seed = 7         # --sample-seed (default: the run's seed); limit = 50: --limit
 ///
-/// [episode]                 # rules (the book's `decisions/rules.md`)
+/// [episode]                 # rules (the book's `design/episode.md`)
 /// max_rounds = 6
 /// reject_loop = 3         # the same terms proposed 3 times in a row end it (0: off)
 /// reject_streak = 3       # 3 rejections in a row with no proposal end it (0: off)
 /// format_retries = 1
 /// regulate_opponent = true
 ///
-/// [rewards]                 # the book's `decisions/rewards.md`; docs/src/guide/rewards.md
+/// [rewards]                 # the book's `design/metrics.md`; docs/src/guide/rewards.md
 /// kind = "threshold"        # terminal reward: "surplus" (default) or "threshold"
 /// tau = 0.4                 # threshold τ; gamma = 0.5 is −γ below it; psi = 1.0 the forfeit −ψ
 /// combine = "sum"           # "sum" (Σ weight · component) or "enhance" (see [rewards.enhance])
@@ -168,7 +168,7 @@ impl FileConfig {
     }
 
     /// The config a command runs with: the preset (`preset`, else the file's own `preset =`),
-    /// with the file at `path` over it; DESIGN's defaults for what neither sets. Checked
+    /// with the file at `path` over it; the defaults for what neither sets. Checked
     /// whole: an error names the file (or the preset) and the key.
     pub fn resolve(path: Option<&Path>, preset: Option<&str>) -> Result<FileConfig, ConfigError> {
         let (source, table) = match path {

@@ -66,7 +66,7 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// Options with DESIGN's defaults: seed 0, concurrency 64, groups of 1.
+    /// Options with the defaults: seed 0, concurrency 64, groups of 1.
     pub fn new(scenarios: Vec<PathBuf>, learner: &str, opponent: &str, out: PathBuf) -> Self {
         RunOptions {
             scenarios,
