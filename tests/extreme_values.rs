@@ -264,7 +264,7 @@ fn config_counts_and_numbers_past_their_limits_are_refused_by_key() {
         (
             "gamma",
             "[rewards]\ngamma = -1.0\n",
-            "[rewards] gamma must be a finite number of at least 0; it is -1",
+            "[rewards] gamma must be a finite number from 0 to 1000000; it is -1",
         ),
         (
             "personas",

@@ -53,6 +53,7 @@ mod serve_network;
 mod serve_store;
 mod serve_tables;
 mod serve_tokens;
+mod settings_checked;
 mod table_surfaces;
 mod tables;
 mod token_exact;

@@ -18,6 +18,7 @@ use dealgym::limits::{
     MAX_CONCURRENCY, MAX_CONNECTIONS, MAX_CONNECTION_REQUESTS, MAX_EPISODE_BYTES, MAX_SESSIONS,
     MAX_SESSION_MEMORY_BYTES,
 };
+use dealgym::run::SelectConfig;
 use dealgym::serve::{ClientPolicy, ConnectionLimits, ServeOptions};
 
 /// The flags of `dealgym serve`.
@@ -27,7 +28,7 @@ use dealgym::serve::{ClientPolicy, ConnectionLimits, ServeOptions};
         "config",
         help(
             "TOML config as for `dealgym run`: [episode] rules, [rewards], [personas], \
-         [sampling], [players.NAME]. Its values go over the preset's"
+         [sampling], [players.NAME], [scenarios]. Its values go over the preset's"
         )
     ),
     mut_arg(
@@ -45,7 +46,8 @@ pub struct ServeFlags {
     #[command(flatten)]
     pub config: ConfigFlags,
     /// Scenario file(s) (default: every scenarios/*.jsonl that exists; where the config or
-    /// preset plays one family, `[scenarios] family`, that family's file).
+    /// preset plays one family, `[scenarios] family`, that family's file). The config's
+    /// `[scenarios]` split, sample and limit choose among each file's scenarios, as for `run`.
     #[arg(long)]
     pub scenarios: Vec<PathBuf>,
     /// The JSONL log finished episodes are appended to.
@@ -60,7 +62,8 @@ pub struct ServeFlags {
     #[arg(long, default_value_t = 600.0)]
     pub idle_timeout_s: f64,
     /// The opponent when a reset names none: rule:NAME, script:FILE or a [players.NAME]
-    /// (default: the preset's own, `--preset ina`: rule:ina; else rule:boulware).
+    /// (default: the preset's own, `--preset ina`: rule:ina; else rule:boulware). Checked at
+    /// startup: one the server cannot play is refused.
     #[arg(long)]
     pub opponent: Option<String>,
     /// Require `Authorization: Bearer <value of this environment variable>` (not on /health).
@@ -140,7 +143,12 @@ pub struct ServeFlags {
 impl ServeFlags {
     pub fn options(&self) -> Result<ServeOptions> {
         let file = self.config.resolve()?;
-        let family = file.scenarios.family;
+        // The config's `[scenarios]` (no flag of serve's own sets them), its sample seeded by
+        // the config's seed as `run` seeds it.
+        let selection = SelectConfig::default()
+            .selection_over(&file.scenarios, file.seed.unwrap_or(0))
+            .map_err(anyhow::Error::msg)?;
+        let family = selection.family;
         let scenarios = if let (true, Some(family)) = (self.scenarios.is_empty(), family) {
             vec![PathBuf::from(format!("scenarios/{family}.jsonl"))]
         } else if self.scenarios.is_empty() {
@@ -236,16 +244,24 @@ impl ServeFlags {
             Some(dir) => Arc::new(Prompts::with_overrides(dir)?),
             None => Prompts::builtin(),
         };
+        let play = preset_play(file.preset.as_deref())?;
+        let opponent_source = match (&self.opponent, &file.preset) {
+            (None, Some(preset)) if play.opponent.is_some() => {
+                format!("the preset {preset}'s [play] opponent")
+            }
+            _ => "--opponent".to_string(),
+        };
         Ok(ServeOptions {
             addr: SocketAddr::new(self.host, self.port),
             scenarios,
-            family,
+            selection,
             log: self.log.clone(),
             max_sessions,
             idle_timeout,
-            opponent: preset_play(file.preset.as_deref())?
+            opponent: play
                 .opponent_under(self.opponent.as_deref())
                 .unwrap_or_else(|| "rule:boulware".to_string()),
+            opponent_source,
             token,
             body_limit,
             concurrency,

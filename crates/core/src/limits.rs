@@ -211,9 +211,14 @@ pub(crate) const MAX_CACHE_ENTRIES: u64 = 10_000_000;
 
 /// The largest `script:FILE` a player reads, in bytes.
 pub const MAX_SCRIPT_BYTES: u64 = 16 << 20;
+/// The largest text file read whole: a config (`--config`), a judge's rubric, a prompt
+/// template (`prompts_dir`, an annotation template). The largest of the repository's is a
+/// few KB; a device such as `/dev/zero` or a huge file is refused, not read until memory runs
+/// out ([`read_file`]).
+pub const MAX_TEXT_FILE: u64 = 16 << 20;
 /// The longest file read whole as one value: a raw dataset file `scenarios import` and
 /// `dialogues import` parse (the largest published one is about 4 MB).
-pub(crate) const MAX_INPUT_FILE: u64 = 1 << 30;
+pub const MAX_INPUT_FILE: u64 = 1 << 30;
 
 // What one scenario line may set (`scenario::validate` checks each where the file is loaded,
 // so `run`, `serve` and `scenarios validate` refuse the same lines). Each sits far above the
@@ -241,6 +246,13 @@ pub(crate) const MAX_ISSUE_VALUES: u64 = 1_000;
 /// [9,920, Job Interview]. The space is enumerated for every Pareto flag and materialised by
 /// the rule players, so it bounds their time and memory per episode.
 pub const MAX_OUTCOME_SPACE: u64 = 100_000;
+
+/// The largest magnitude of a number `[rewards]` gives: a weight, a rule's or a guardrail's
+/// score, γ, ψ, the length reward's `outside`, each end of the judge's range. What the
+/// components score is bounded by the scenario's amounts (`MAX_AMOUNT`) and these, so no
+/// total a record writes overflows to infinity (JSON's `null`), however many components,
+/// rules and turns it sums. (A reward model's score is its endpoint's: finite, not bounded.)
+pub const MAX_REWARD_NUMBER: f64 = 1e6;
 
 /// The largest magnitude of a price, budget or cost, an integer issue's bounds, an issue's
 /// weight and the no-deal value [30,600, a listing price]. Prices are held in cents as `i64`
@@ -443,21 +455,49 @@ pub fn read_line(
     }
 }
 
-/// Read a whole file as text, refusing one of more than `max` bytes without reading more
-/// than that (a device such as `/dev/zero` has no end): for files parsed as one value.
-pub fn read_file(path: &std::path::Path, max: u64) -> std::io::Result<String> {
+/// Read all of `input`, refusing more than `max` bytes without holding more than that (a
+/// device such as `/dev/zero` has no end, an archive's entry may unpack to any size): the one
+/// rule of every whole read of a file a user names. The error names the limit; the caller
+/// names the file.
+pub fn read_at_most(input: impl std::io::Read, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(max + 1)
-        .read_to_string(&mut text)?;
-    if text.len() as u64 > max {
+    let mut bytes = Vec::new();
+    input.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
         return Err(std::io::Error::new(
             ErrorKind::InvalidData,
-            format!("the file is longer than {max} bytes, the most this build reads"),
+            format!(
+                "the file is longer than {max} bytes ({}), the most dealgym reads of such a file",
+                in_mib(max)
+            ),
         ));
     }
-    Ok(text)
+    Ok(bytes)
+}
+
+/// The bytes of the file at `path`, at most `max` of them ([`read_at_most`]).
+pub fn read_bytes(path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
+    read_at_most(std::fs::File::open(path)?, max)
+}
+
+/// The text of the file at `path`, at most `max` bytes of it ([`read_at_most`]): for files
+/// parsed as one value (a config, a template, a script).
+pub fn read_file(path: &std::path::Path, max: u64) -> std::io::Result<String> {
+    String::from_utf8(read_bytes(path, max)?).map_err(|e| {
+        std::io::Error::new(
+            ErrorKind::InvalidData,
+            format!("the file is not UTF-8 text: {e}"),
+        )
+    })
+}
+
+/// A size in bytes as a person reads it: `16 MiB`, or the bytes when not whole MiB.
+fn in_mib(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 /// A number as a message shows it: in full when short, in exponent form when huge (1e300,

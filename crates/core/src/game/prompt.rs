@@ -194,7 +194,11 @@ impl Prompts {
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                let source = std::fs::read_to_string(&path).map_err(io)?;
+                let source = crate::limits::read_file(&path, crate::limits::MAX_TEXT_FILE)
+                    .map_err(|e| PromptError::Template {
+                        name: path.display().to_string(),
+                        message: e.to_string(),
+                    })?;
                 sources.retain(|(n, _)| *n != name);
                 sources.push((name, source));
             }

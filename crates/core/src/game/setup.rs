@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::campaign::{with_budget, Standing};
-use crate::limits::{check_count, check_number, MAX_RETRIES, MAX_ROUNDS};
+use crate::limits::{check_count, check_number, MAX_AMOUNT, MAX_RETRIES, MAX_ROUNDS};
 use crate::protocol::TurnFormat;
 use crate::scenario::{Domain, Family, Game, Role, Scenario};
 
@@ -271,12 +271,9 @@ impl EpisodeConfig {
             check_number("[episode] floor_fraction", f, 0.0, 1.0)?;
         }
         if let Some(v) = self.no_deal_value {
-            check_number(
-                "[episode] no_deal_value",
-                v,
-                f64::NEG_INFINITY,
-                f64::INFINITY,
-            )?;
+            // The bound of a scenario's own no-deal value (and of its prices and values): a
+            // client's 1e308 made ρ near 1e306 and the report's intervals NaN.
+            check_number("[episode] no_deal_value", v, -MAX_AMOUNT, MAX_AMOUNT)?;
         }
         if let CraigslistBudget::ListingShare(share) = self.craigslist_budget {
             // Above the seller's cost share, so every scenario keeps room for a deal (the
@@ -784,7 +781,7 @@ mod tests {
                     no_deal_value: Some(f64::NEG_INFINITY),
                     ..EpisodeConfig::default()
                 },
-                "[episode] no_deal_value must be a finite number; it is -inf",
+                "[episode] no_deal_value must be a finite number from -1e9 to 1e9; it is -inf",
             ),
         ] {
             assert_eq!(config.validate().unwrap_err(), says);

@@ -525,6 +525,28 @@ fn the_templates_fingerprint_follows_the_sources_in_effect() {
 }
 
 #[test]
+fn a_prompt_template_past_the_size_limit_is_refused_naming_the_file() {
+    // Issue 42, item 13: a template (`prompts_dir`) was read whole, whatever its size.
+    let dir = std::env::temp_dir().join(format!("dealgym-prompts-huge-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::File::create(dir.join("opening.j2"))
+        .unwrap()
+        .set_len(crate::limits::MAX_TEXT_FILE + 1)
+        .unwrap();
+    let err = Prompts::with_overrides(&dir)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("opening.j2"), "{err}");
+    assert!(
+        err.contains(&crate::limits::MAX_TEXT_FILE.to_string()),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_scenario_digest_follows_its_values_not_its_spelling() {
     let a = casino();
     let respelled = scenario(

@@ -141,7 +141,8 @@ impl OutputLock {
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
-                let holder = std::fs::read_to_string(&sidecar).unwrap_or_default();
+                // A pid and a host name; a sidecar that is anything else is not read whole.
+                let holder = crate::limits::read_file(&sidecar, 4096).unwrap_or_default();
                 let holder = match holder.trim() {
                     "" => "pid unknown".to_string(),
                     said => said.to_string(),

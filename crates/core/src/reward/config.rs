@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::reward_model::RewardModelApi;
 use crate::limits::{
-    check_count, check_number, check_sampling, check_seconds, MAX_CACHE_ENTRIES, MAX_RETRIES,
+    check_count, check_number, check_sampling, check_seconds, shown, MAX_CACHE_ENTRIES,
+    MAX_RETRIES, MAX_REWARD_NUMBER,
 };
 
 /// Which terminal reward to give.
@@ -796,24 +797,30 @@ impl RewardConfig {
 
     /// Check what serde cannot: numbers in range, rule patterns that compile, and that every
     /// component used is configured and every configured one used. The message names the key.
+    ///
+    /// Every weight, score, penalty and bound of the judge's range is at most
+    /// [`MAX_REWARD_NUMBER`] in size, so no sum or product of them a total makes can overflow:
+    /// two finite weights of 1e308 made an infinite total, written as `null`.
     pub fn validate(&self) -> Result<(), String> {
+        let reward = |key: &str, value: f64| {
+            check_number(key, value, -MAX_REWARD_NUMBER, MAX_REWARD_NUMBER).map(|_| ())
+        };
         // τ is a bargained ratio's threshold (ρ is in [0, 1] where the threshold applies);
         // −γ and −ψ are penalties: a negative one would reward the bad deal or the forfeit.
         check_number("[rewards] tau", self.tau, 0.0, 1.0)?;
-        check_number("[rewards] gamma", self.gamma, 0.0, f64::INFINITY)?;
-        check_number("[rewards] psi", self.psi, 0.0, f64::INFINITY)?;
+        check_number("[rewards] gamma", self.gamma, 0.0, MAX_REWARD_NUMBER)?;
+        check_number("[rewards] psi", self.psi, 0.0, MAX_REWARD_NUMBER)?;
         for (c, w) in &self.weights {
-            if !w.is_finite() {
-                return Err(format!("[rewards.weights] {} must be finite", c.name()));
-            }
+            reward(&format!("[rewards.weights] {}", c.name()), *w)?;
         }
         let l = &self.length;
-        if l.min >= l.max || !l.outside.is_finite() {
+        if l.min >= l.max {
             return Err(format!(
-                "[rewards.length] needs min < max and a finite outside (min = {}, max = {})",
+                "[rewards.length] needs min < max (min = {}, max = {})",
                 l.min, l.max
             ));
         }
+        reward("[rewards.length] outside", l.outside)?;
         if self.turn_reward == TurnReward::LastTurn && self.combine == Combine::Enhance {
             return Err(
                 "[rewards] turn_reward = \"last_turn\" needs combine = \"sum\": enhance scales \
@@ -855,26 +862,24 @@ impl RewardConfig {
             if !names.insert(rule.name.as_str()) {
                 return Err(format!("{at}: the name is used twice"));
             }
-            if !rule.score.is_finite() {
-                return Err(format!("{at}: score must be finite"));
-            }
+            reward(&format!("{at}: score"), rule.score)?;
             super::rules::compile(&rule.pattern).map_err(|e| format!("{at}: bad pattern: {e}"))?;
         }
         if let Some(g) = &self.guardrails {
-            let scores = [
-                g.internal_terms,
-                g.price_type,
-                g.every_ticket,
-                g.promises,
-                g.above_acceptable,
-            ];
-            if scores.iter().any(|v| !v.is_finite()) {
-                return Err("[rewards.guardrails]: every score must be finite".into());
+            for (key, score) in [
+                ("internal_terms", g.internal_terms),
+                ("price_type", g.price_type),
+                ("every_ticket", g.every_ticket),
+                ("promises", g.promises),
+                ("above_acceptable", g.above_acceptable),
+            ] {
+                reward(&format!("[rewards.guardrails] {key}"), score)?;
             }
         }
         if let Some(p) = &self.procedure {
-            if p.scores().iter().any(|(_, v)| !v.is_finite()) {
-                return Err("[rewards.procedure]: every score must be finite".into());
+            for (signal, score) in p.scores() {
+                let key = signal.trim_start_matches("procedure_");
+                reward(&format!("[rewards.procedure] {key}"), score)?;
             }
         }
         self.check_used(
@@ -909,6 +914,21 @@ impl RewardConfig {
             )?;
         }
         Ok(())
+    }
+
+    /// Whether the judge or the reward model is weighted but has no endpoint to call (no
+    /// table, or one without its `endpoint` and `model`, or its `url`): what a preset that
+    /// weights them leaves to the user's config.
+    pub fn lacks_a_service_endpoint(&self) -> bool {
+        let blank = |s: &str| s.trim().is_empty();
+        let judge = self.uses(Component::Judge)
+            && self
+                .judge
+                .as_ref()
+                .is_none_or(|j| blank(&j.endpoint) || blank(&j.model));
+        let reward_model = self.uses(Component::RewardModel)
+            && self.reward_model.as_ref().is_none_or(|r| blank(&r.url));
+        judge || reward_model
     }
 
     fn check_used(&self, c: Component, configured: bool, table: &str) -> Result<(), String> {
@@ -972,9 +992,14 @@ fn judge_checks(judge: &JudgeConfig) -> Result<(), String> {
         judge.max_tokens,
     )?;
     let [low, high] = judge.range;
-    if !(low.is_finite() && high.is_finite() && low < high) {
+    let within = |x: f64| x.is_finite() && x.abs() <= MAX_REWARD_NUMBER;
+    if !(within(low) && within(high) && low < high) {
         return Err(format!(
-            "[rewards.judge] range must be two finite numbers, low < high (range = [{low}, {high}])"
+            "[rewards.judge] range must be two finite numbers from -{max} to {max}, low < high \
+             (range = [{}, {}])",
+            shown(low),
+            shown(high),
+            max = shown(MAX_REWARD_NUMBER),
         ));
     }
     if judge.range != JudgeConfig::default().range
@@ -1119,11 +1144,11 @@ mod tests {
             ),
             (
                 "gamma = -0.5",
-                "[rewards] gamma must be a finite number of at least 0; it is -0.5",
+                "[rewards] gamma must be a finite number from 0 to 1000000; it is -0.5",
             ),
             (
                 "psi = inf",
-                "[rewards] psi must be a finite number of at least 0; it is inf",
+                "[rewards] psi must be a finite number from 0 to 1000000; it is inf",
             ),
         ] {
             assert_eq!(parse(text).unwrap_err(), says);

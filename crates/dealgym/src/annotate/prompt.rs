@@ -38,7 +38,7 @@ impl ThoughtTemplate {
 
     /// The template in `path`; the error names the file.
     pub fn load(path: &Path) -> Result<ThoughtTemplate, String> {
-        let source = std::fs::read_to_string(path)
+        let source = crate::limits::read_file(path, crate::limits::MAX_TEXT_FILE)
             .map_err(|e| format!("template {}: {e}", path.display()))?;
         ThoughtTemplate::from_source(source)
             .map_err(|e| format!("template {}: {e}", path.display()))

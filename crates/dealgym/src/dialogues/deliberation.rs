@@ -26,12 +26,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::limits::{read_at_most, read_bytes, MAX_INPUT_FILE};
 use crate::scenario::import::deliberation::role_slug;
 use crate::scenario::{
     load_table_scenarios, AgreementRule, LoadOptions, ScenarioError, TableScenario,
@@ -362,14 +362,15 @@ pub fn read_raw(logs: &Path, source: LogSource) -> Result<Vec<(String, Value)>, 
                 let entry = entry.map_err(io(&dir))?;
                 let name = entry.file_name().to_string_lossy().into_owned();
                 if name.starts_with("history") && name.ends_with(".json") {
-                    let bytes = std::fs::read(entry.path()).map_err(io(&entry.path()))?;
+                    let bytes =
+                        read_bytes(&entry.path(), MAX_INPUT_FILE).map_err(io(&entry.path()))?;
                     out.push((name.clone(), parse(&name, &bytes)?));
                 }
             }
         }
         LogSource::Zip(file) => {
             let path = logs.join(file);
-            let bytes = std::fs::read(&path).map_err(io(&path))?;
+            let bytes = read_bytes(&path, MAX_INPUT_FILE).map_err(io(&path))?;
             let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| {
                 LogError::Format {
                     file: path.display().to_string(),
@@ -386,10 +387,9 @@ pub fn read_raw(logs: &Path, source: LogSource) -> Result<Vec<(String, Value)>, 
                 if !(base.starts_with("answers") && base.ends_with(".json")) {
                     continue;
                 }
-                let mut data = Vec::new();
-                entry
-                    .read_to_end(&mut data)
-                    .map_err(io(&path.join(&name)))?;
+                // An entry may unpack to any size: read no more of it than of a file.
+                let data =
+                    read_at_most(&mut entry, MAX_INPUT_FILE).map_err(io(&path.join(&name)))?;
                 out.push((name.clone(), parse(&format!("{file}:{name}"), &data)?));
             }
         }

@@ -57,7 +57,9 @@ pub struct EndpointSettings {
     /// Ask for the token ids of the prompt and the completion (vLLM's `return_token_ids`;
     /// kept in the record as `prompt_token_ids` and `token_ids`).
     pub token_ids: bool,
-    /// Merged into the request body as is (`chat_template_kwargs`, guided decoding, …).
+    /// Merged into the request body as is (`chat_template_kwargs`, guided decoding, …). A
+    /// field the client builds itself from its other settings (`model`, `max_tokens`, `n`,
+    /// `seed`, …) is refused: it would replace the checked setting.
     pub extra_body: serde_json::Map<String, serde_json::Value>,
     /// `"exact"`: keep the seat's conversation as token ids, rendered by the server's own
     /// template and extended turn by turn, never re-tokenized ([`super::TokenMode`]).
@@ -282,7 +284,46 @@ impl EndpointSettings {
         check_seconds("backoff_s", self.backoff_s, true)?;
         check_seconds("backoff_max_s", self.backoff_max_s, true)?;
         check_seconds("health_interval_s", self.health_interval_s, true)?;
-        Ok(())
+        check_extra_body(&self.extra_body)
+    }
+}
+
+/// The request fields the client builds itself, each from a checked setting or from the
+/// episode (the chat request's, and a token-exact call's on vLLM and llama.cpp), with what to
+/// set instead. `extra_body` is merged in last, so one of these there would replace what was
+/// checked: a `max_tokens` past its bound, an `n` of completions nobody reads, a `model` other
+/// than the record names.
+const BUILT_FIELDS: &[(&str, &str)] = &[
+    ("model", "set `model`"),
+    ("messages", "the seat's conversation is the episode's"),
+    ("prompt", "the seat's conversation is the episode's"),
+    ("temperature", "set `temperature`"),
+    ("top_p", "set `top_p`"),
+    ("max_tokens", "set `max_tokens`"),
+    ("max_completion_tokens", "set `max_tokens`"),
+    ("n_predict", "set `max_tokens`"),
+    ("stop", "set `stop`"),
+    ("seed", "set `seed_policy`"),
+    ("logprobs", "set `logprobs`"),
+    ("n_probs", "set `logprobs`"),
+    ("return_token_ids", "set `token_ids`"),
+    ("return_tokens", "set `tokens`"),
+    ("include_stop_str_in_output", "set `tokens`"),
+    ("n", "a call asks for one completion (a seat plays one)"),
+    ("stream", "an answer is read whole, not streamed"),
+];
+
+/// The rule for a player's `extra_body`: none of [`BUILT_FIELDS`] (checked with the rest of
+/// the settings, so a config is refused at load and a client's request with a 422).
+fn check_extra_body(extra: &serde_json::Map<String, serde_json::Value>) -> Result<(), String> {
+    match BUILT_FIELDS
+        .iter()
+        .find(|(key, _)| extra.contains_key(*key))
+    {
+        Some((key, instead)) => Err(format!(
+            "extra_body.{key} would replace a field dealgym builds itself: {instead}"
+        )),
+        None => Ok(()),
     }
 }
 
@@ -827,5 +868,49 @@ mod tests {
             let e = LlmClient::new(reqwest::Client::new(), settings).expect_err("refused");
             assert!(e.to_string().contains(says), "{e}");
         }
+    }
+
+    #[test]
+    fn an_extra_body_may_not_replace_a_field_the_client_builds() {
+        // Issue 42, item 10: `extra_body` is merged in last, so `max_tokens` there went past
+        // the checked `max_tokens`, `n` asked for completions nobody reads, `model` named
+        // another model than the record says.
+        let ok = EndpointSettings {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            ..EndpointSettings::default()
+        };
+        for (key, value, setting) in [
+            ("max_tokens", serde_json::json!(1u64 << 40), "`max_tokens`"),
+            ("n", serde_json::json!(64), "one completion"),
+            ("model", serde_json::json!("other"), "`model`"),
+            ("temperature", serde_json::json!(1e9), "`temperature`"),
+            ("seed", serde_json::json!(7), "`seed_policy`"),
+            ("stream", serde_json::json!(true), "read whole"),
+            ("messages", serde_json::json!([]), "conversation"),
+            ("n_predict", serde_json::json!(1u64 << 40), "`max_tokens`"),
+        ] {
+            let settings = EndpointSettings {
+                extra_body: serde_json::Map::from_iter([(key.to_string(), value)]),
+                ..ok.clone()
+            };
+            let e = settings.check().unwrap_err();
+            assert!(
+                e.starts_with(&format!("extra_body.{key} ")) && e.contains(setting),
+                "{key}: {e}"
+            );
+        }
+        // What the client does not build itself still goes through.
+        let kwargs = EndpointSettings {
+            extra_body: serde_json::Map::from_iter([
+                (
+                    "chat_template_kwargs".to_string(),
+                    serde_json::json!({"enable_thinking": false}),
+                ),
+                ("cache_prompt".to_string(), serde_json::json!(true)),
+                ("tool_choice".to_string(), serde_json::json!("required")),
+            ]),
+            ..ok
+        };
+        assert_eq!(kwargs.check(), Ok(()));
     }
 }

@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use crate::vocab::{Call, Message, PromptTokensDetails, ToolCall, Usage};
 
 /// The request body. `extra` is merged in last, so a player's `extra_body`
-/// (`chat_template_kwargs`, `guided_regex`, `structured_outputs`, …) reaches the server as is.
+/// (`chat_template_kwargs`, `guided_regex`, `structured_outputs`, …) reaches the server as is;
+/// it may not name a field built here (`EndpointSettings::check` refuses that).
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct ChatRequest<'a> {
     pub model: &'a str,

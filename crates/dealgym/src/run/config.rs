@@ -13,7 +13,7 @@ use super::select::SelectConfig;
 use super::RunOptions;
 use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
 use crate::game::EpisodeConfig;
-use crate::limits::{check_count, MAX_CONCURRENCY, MAX_GROUP_SIZE};
+use crate::limits::{check_count, read_file, MAX_CONCURRENCY, MAX_GROUP_SIZE, MAX_TEXT_FILE};
 use crate::llm::check_url;
 use crate::reward::judge::{builtin_rubric, Rubric};
 use crate::reward::RewardConfig;
@@ -174,7 +174,7 @@ impl FileConfig {
         let (source, table) = match path {
             Some(path) => {
                 let file = path.display().to_string();
-                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+                let text = read_file(path, MAX_TEXT_FILE).map_err(|source| ConfigError::Io {
                     file: file.clone(),
                     source,
                 })?;
@@ -234,11 +234,12 @@ impl FileConfig {
             .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
         let base = path.unwrap_or_else(|| Path::new("."));
         check_rewards(&mut config.rewards, base).map_err(|message| match &named {
-            // A paper's judge or reward model is the user's to give: say where.
-            Some(name) => invalid(format!(
+            // A paper's judge or reward model is the user's to give: say where — only when
+            // that is what is missing, not beside every other [rewards] refusal.
+            Some(name) if config.rewards.lacks_a_service_endpoint() => invalid(format!(
                 "{message} (with preset {name}, which sets part of [rewards]: a judge or reward model it weights needs its endpoint in your --config)"
             )),
-            None => invalid(message),
+            _ => invalid(message),
         })?;
         config.personas.validate().map_err(invalid)?;
         config.sampling.validate().map_err(invalid)?;
@@ -501,6 +502,125 @@ mod tests {
             let err = FileConfig::load(&path).unwrap_err().to_string();
             assert!(err.ends_with(says), "{err}");
         }
+    }
+
+    #[test]
+    fn an_extra_body_that_would_replace_a_checked_field_is_refused_at_load() {
+        // Issue 42, item 10: merged in last, it went past `max_tokens`' own bound.
+        let text = "[players.q]\nendpoint = \"http://x/v1\"\nmodel = \"m\"\nmax_tokens = 512\n\
+                    extra_body = { max_tokens = 1099511627776 }\n";
+        let err = FileConfig::load(&config_file("extra-body", text))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("config.toml"), "{err}");
+        assert!(
+            err.contains("players") && err.contains("extra_body.max_tokens"),
+            "{err}"
+        );
+        assert!(err.contains("set `max_tokens`"), "{err}");
+    }
+
+    #[test]
+    fn reward_numbers_that_can_overflow_a_total_are_refused_at_load() {
+        // Issue 42, item 12: two finite weights whose weighted sum is infinite wrote records
+        // with `null` rewards, and the run exited 0.
+        for (text, says) in [
+            (
+                "[rewards.weights]\nterminal = 1e308\nformat = 1e308\n",
+                "must be a finite number from -1000000 to 1000000; it is 1e308",
+            ),
+            (
+                "[rewards]\npsi = 1e300\n",
+                "[rewards] psi must be a finite number from 0 to 1000000; it is 1e300",
+            ),
+            (
+                "[rewards.weights]\nterminal = 1.0\nrules = 1.0\n\
+                 [[rewards.rules]]\nname = \"r\"\npattern = \"x\"\ntarget = \"talk\"\nscore = 1e308\n",
+                "score must be a finite number from -1000000 to 1000000; it is 1e308",
+            ),
+        ] {
+            let path = config_file(&format!("overflow-{}", text.len()), text);
+            let err = FileConfig::load(&path).unwrap_err().to_string();
+            assert!(err.ends_with(says), "{err}");
+        }
+        let fine = "[rewards.weights]\nterminal = 1000000\nformat = -1000000\n";
+        assert!(FileConfig::load(&config_file("overflow-fine", fine)).is_ok());
+    }
+
+    #[test]
+    fn a_no_deal_value_past_the_scenarios_bound_is_refused_at_load() {
+        // Issue 42, item 16: 1e308 made ρ near 1e306 and the intervals NaN.
+        let path = config_file("no-deal", "[episode]\nno_deal_value = 1e308\n");
+        let err = FileConfig::load(&path).unwrap_err().to_string();
+        assert!(
+            err.ends_with(
+                "[episode] no_deal_value must be a finite number from -1e9 to 1e9; it is 1e308"
+            ),
+            "{err}"
+        );
+        let path = config_file("no-deal-ok", "[episode]\nno_deal_value = -1000000000\n");
+        assert!(FileConfig::load(&path).is_ok());
+    }
+
+    #[test]
+    fn a_config_or_rubric_file_past_the_size_limit_is_refused_without_reading_it_whole() {
+        // Issue 42, item 13: `--config /dev/zero` was read until memory ran out (16 GB). A
+        // sparse file one byte over the limit costs no disk.
+        let dir = config_file("huge", "").parent().unwrap().to_path_buf();
+        let huge = dir.join("huge.toml");
+        let file = std::fs::File::create(&huge).unwrap();
+        file.set_len(crate::limits::MAX_TEXT_FILE + 1).unwrap();
+        drop(file);
+        let err = FileConfig::load(&huge).unwrap_err().to_string();
+        assert!(err.contains("huge.toml"), "{err}");
+        assert!(
+            err.contains(&crate::limits::MAX_TEXT_FILE.to_string()),
+            "{err}"
+        );
+        let err = FileConfig::load(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("/dev/zero") && err.contains("longer than"),
+            "{err}"
+        );
+        // A judge's rubric file, the same.
+        let rubric = dir.join("huge.j2");
+        std::fs::File::create(&rubric)
+            .unwrap()
+            .set_len(crate::limits::MAX_TEXT_FILE + 1)
+            .unwrap();
+        let text = format!(
+            "[rewards.weights]\nterminal = 1.0\njudge = 1.0\n[rewards.judge]\n\
+             endpoint = \"http://x/v1\"\nmodel = \"m\"\nrubric = \"{}\"\n",
+            rubric.display()
+        );
+        let err = FileConfig::load(&config_file("huge-rubric", &text))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("huge.j2"), "{err}");
+        assert!(
+            err.contains(&crate::limits::MAX_TEXT_FILE.to_string()),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_rewards_refusal_under_a_preset_points_at_an_endpoint_only_when_one_is_missing() {
+        // Issue 42, item 19: every [rewards] refusal under a preset told the user to give a
+        // judge's or reward model's endpoint, even `tau = 2` under a preset that has neither.
+        let path = config_file(
+            "preset-tau",
+            "preset = \"batna-threshold\"\n[rewards]\ntau = 2\n",
+        );
+        let err = FileConfig::load(&path).unwrap_err().to_string();
+        assert!(err.contains("[rewards] tau must be"), "{err}");
+        assert!(!err.contains("endpoint"), "{err}");
+        // A preset that weights a judge and a reward model, with neither given: the hint.
+        let err = FileConfig::resolve(None, Some("repo"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("needs its endpoint in your --config"), "{err}");
     }
 
     #[test]

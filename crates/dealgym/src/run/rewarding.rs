@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::game::{self, Message, PerSeat, Seat};
+use crate::limits::{read_file, MAX_TEXT_FILE};
 use crate::llm::{JudgeClient, LlmError, RewardModelClient};
 use crate::record::EpisodeRecord;
 use crate::reward::judge::{
@@ -34,11 +35,15 @@ pub(crate) fn rubric_source(judge: &JudgeConfig) -> Result<String, String> {
     if let Some(source) = builtin_rubric(&judge.rubric, judge.mode) {
         return Ok(source.to_string());
     }
-    std::fs::read_to_string(Path::new(&judge.rubric)).map_err(|e| {
-        format!(
+    read_file(Path::new(&judge.rubric), MAX_TEXT_FILE).map_err(|e| match e.kind() {
+        // The file is there, but too long or not text: say so, not that it is missing.
+        std::io::ErrorKind::InvalidData => {
+            format!("[rewards.judge] rubric `{}`: {e}", judge.rubric)
+        }
+        _ => format!(
             "[rewards.judge] rubric `{}` is neither a built-in rubric (negotiation) nor a readable file: {e}",
             judge.rubric
-        )
+        ),
     })
 }
 

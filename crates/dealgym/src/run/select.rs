@@ -51,7 +51,7 @@ pub enum SelectError {
         family: Family,
         have: String,
     },
-    #[error("{file}: no scenario has a split, so --scenario-split {split} keeps none of them")]
+    #[error("{file}: no scenario has a split, so split `{split}` (--scenario-split, or [scenarios] split) keeps none of them")]
     NoSplits { file: String, split: String },
     #[error("{file}: no scenario of split `{split}`; the file's splits are {have}")]
     UnknownSplit {
@@ -59,6 +59,8 @@ pub enum SelectError {
         split: String,
         have: String,
     },
+    #[error("{file} holds table scenarios (n-party games), which have no split and are not sampled: [scenarios] {key} chooses among two-party scenarios only; leave the key out, or name the two-party files alone with --scenarios")]
+    TableFile { file: String, key: &'static str },
 }
 
 /// Told apart from any other use of `mix` with the same seed.
@@ -94,6 +96,21 @@ impl Selection {
             kept.truncate(limit);
         }
         Ok(kept)
+    }
+
+    /// What a file of table scenarios (n-party games) takes of this selection: its limit. A
+    /// table scenario has no split and tables are not sampled, so either one set is refused
+    /// for such a file, naming it, never ignored.
+    pub fn table_limit(&self, file: &str) -> Result<Option<usize>, SelectError> {
+        let key = match (&self.split, self.sample) {
+            (Some(_), _) => "split",
+            (None, Some(_)) => "sample",
+            (None, None) => return Ok(self.limit),
+        };
+        Err(SelectError::TableFile {
+            file: file.to_string(),
+            key,
+        })
     }
 
     /// What the run id folds in beyond the scenario ids: the split and the sample, each a word
@@ -282,11 +299,14 @@ impl SelectConfig {
         let size = self.sample.or(file.sample);
         let seed = self.sample_seed.or(file.sample_seed);
         if size.is_none() && seed.is_some() {
-            return Err("--sample-seed (or sample_seed) is given without --sample N".into());
+            return Err(
+                "--sample-seed (or [scenarios] sample_seed) is given without --sample N (or [scenarios] sample)"
+                    .into(),
+            );
         }
         let split = self.split.clone().or_else(|| file.split.clone());
         if split.as_deref().is_some_and(|s| s.trim().is_empty()) {
-            return Err("--scenario-split: the split name is empty".into());
+            return Err("--scenario-split (or [scenarios] split): the split name is empty".into());
         }
         Ok(Selection {
             family: self.family.or(file.family),
@@ -413,6 +433,29 @@ mod tests {
         // Expected 20 per scenario (200 draws of a tenth); a fair sampler stays well inside.
         assert!(hits.len() > 1000, "{} scenarios ever drawn", hits.len());
         assert!(hits.values().all(|n| *n <= 45), "{:?}", hits.values().max());
+    }
+
+    #[test]
+    fn a_split_a_file_cannot_give_is_named_by_both_its_flag_and_its_key() {
+        // A server's split comes from its config alone (serve has no --scenario-split): the
+        // refusal names the key as well as the flag.
+        let (name, all) = file("ahp.jsonl");
+        let split = Selection {
+            split: Some("test".into()),
+            ..Selection::default()
+        };
+        let e = split.apply(&name, all).unwrap_err().to_string();
+        assert!(e.contains("--scenario-split, or [scenarios] split"), "{e}");
+        // A table file takes a limit, and refuses a split or a sample rather than ignore it.
+        assert_eq!(
+            Selection::first(Some(2)).table_limit("t.jsonl"),
+            Ok(Some(2))
+        );
+        let e = split.table_limit("t.jsonl").unwrap_err().to_string();
+        assert!(
+            e.starts_with("t.jsonl holds table scenarios") && e.contains("split"),
+            "{e}"
+        );
     }
 
     #[test]

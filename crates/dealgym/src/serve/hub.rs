@@ -20,7 +20,7 @@ use crate::jsonl::encoded_len;
 use crate::limits::MAX_SERVER_KITS;
 use crate::llm::{EndpointSettings, LlmClient};
 use crate::record::{EpisodeRecord, RecordWriter};
-use crate::run::{Driver, EpisodeKit, Rewarding, SeatPlayer, Seating};
+use crate::run::{Driver, EpisodeError, EpisodeKit, Rewarding, SeatPlayer, Seating};
 
 /// Who may reach a session: any REST client with the id (and the token), or only the
 /// WebSocket connection that reset it.
@@ -260,8 +260,14 @@ impl Hub {
         let rules = self.rules(args)?;
         let kit = self.kit(&opponent, &rules)?;
         let seeds = EpisodeSeed::reset(seed, index);
-        let driver = Driver::start(kit, self.planned(index, seeds))
-            .map_err(|e| ServeError::Validation(e.to_string()))?;
+        let driver = Driver::start(kit, self.planned(index, seeds)).map_err(|e| match e {
+            // The episode's prompts did not render: the templates are the operator's
+            // (`prompts_dir`), not a mistake of the client's request.
+            EpisodeError::Game { .. } => {
+                ServeError::Execution(format!("the server's prompt templates: {e}"))
+            }
+            _ => ServeError::Validation(e.to_string()),
+        })?;
         let tokens = match &args.tokens {
             Some(t) => Some(self.exact_tokens(t)?),
             None => None,

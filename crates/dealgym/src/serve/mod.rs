@@ -47,7 +47,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{watch, Semaphore};
 
 use crate::record::RecordWriter;
-use crate::run::{load_all, Selection};
+use crate::run::load_all;
 
 pub use catalog::Catalog;
 pub use error::ServeError;
@@ -95,12 +95,14 @@ impl Server {
             .iter()
             .cloned()
             .partition(|f| crate::scenario::is_table_file(f));
-        let only = Selection {
-            family: options.family,
-            ..Selection::default()
+        // The config's `[scenarios]`, as `run` applies it: each two-party file its family,
+        // split, sample and limit; each table file its limit (it has no split or sample).
+        let scenarios = load_all(&files, &options.selection)?;
+        let table_limit = match table_files.first() {
+            Some(file) => options.selection.table_limit(&file.display().to_string())?,
+            None => options.selection.limit,
         };
-        let scenarios = load_all(&files, &only)?;
-        let tables = crate::run::load_tables(&table_files, None)?;
+        let tables = crate::run::load_tables(&table_files, table_limit)?;
         // Locked like a command's output (a second server on one log is refused); the ids it
         // holds are taken, so a restarted server never reuses one.
         let (log, existing) = RecordWriter::open_log(&options.log)?;
@@ -120,6 +122,15 @@ impl Server {
         let limits = options.connections.within_open_file_limit();
         let concurrency = options.concurrency;
         let hub = Hub::new(options, Catalog::new(scenarios), log, logged)?;
+        // The opponent of every reset that names none, built once now: a spec no reset could
+        // play is the operator's to fix, refused here naming where it was set, not answered
+        // to each client as its own mistake (a 422).
+        let (spec, source) = (&hub.options.opponent, &hub.options.opponent_source);
+        if let Err(e) = hub.kit(spec, &hub.options.episode) {
+            let why = e.to_string();
+            let why = why.strip_prefix("opponent: ").unwrap_or(&why);
+            anyhow::bail!("{source} `{spec}` cannot be played: {why}");
+        }
         let tables = table::Tables::new(
             crate::scenario::TableCatalog::new(tables),
             hub.memory.clone(),

@@ -15,19 +15,24 @@ use crate::agents::{PersonaConfig, PlayerConfig, SamplingConfig};
 use crate::game::{EpisodeConfig, Prompts};
 use crate::limits::{TextLimits, DEFAULT_SESSION_MEMORY_BYTES};
 use crate::reward::RewardConfig;
-use crate::scenario::Family;
+use crate::run::Selection;
 
 /// Everything the server needs, after the config file and the flags are merged.
 #[derive(Clone)]
 pub struct ServeOptions {
     pub addr: SocketAddr,
     pub scenarios: Vec<PathBuf>,
-    /// Only the scenarios of this family of each file (`[scenarios] family`, a preset's).
-    pub family: Option<Family>,
+    /// Which scenarios of each file are served (the config's `[scenarios]`: family, split,
+    /// sample, limit), chosen as `run` chooses them ([`Selection`]).
+    pub selection: Selection,
     pub log: PathBuf,
     pub max_sessions: usize,
     pub idle_timeout: Duration,
+    /// The opponent of a reset that names none; checked as the server starts.
     pub opponent: String,
+    /// Where `opponent` was set, as a refusal at startup names it (`--opponent`, or a
+    /// preset's `[play] opponent`).
+    pub opponent_source: String,
     pub token: Option<String>,
     pub body_limit: usize,
     pub concurrency: usize,
@@ -56,11 +61,12 @@ impl ServeOptions {
         ServeOptions {
             addr,
             scenarios,
-            family: None,
+            selection: Selection::default(),
             log,
             max_sessions: 1024,
             idle_timeout: Duration::from_secs(600),
             opponent: "rule:boulware".into(),
+            opponent_source: "--opponent".into(),
             token: None,
             body_limit: 1 << 20,
             concurrency: 64,

@@ -485,15 +485,17 @@ fn learner_player(state: &Shared, learner: &Learner) -> Result<Player, ServeErro
     let learner = match learner {
         Learner::Named(name) => {
             if !options.players.contains_key(name) {
-                return Err(ServeError::Validation(format!(
-                    "learner: `{name}` is none of the server's [players.NAME] ({})",
-                    options
-                        .players
-                        .keys()
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
+                let known = options.players.keys().cloned().collect::<Vec<_>>();
+                return Err(ServeError::Validation(if known.is_empty() {
+                    format!(
+                        "learner: `{name}` names a [players.NAME] of the server's config, and it has none: give the learner's endpoint and model instead"
+                    )
+                } else {
+                    format!(
+                        "learner: `{name}` is none of the server's [players.NAME] ({})",
+                        known.join(", ")
+                    )
+                }));
             }
             return Player::from_spec_with(
                 name,
