@@ -243,3 +243,33 @@ fn a_servers_config_scenarios_table_chooses_what_it_serves() {
     let _ = child.wait();
     assert!(line.contains("(5 scenarios;"), "{line}");
 }
+
+#[test]
+fn a_table_run_refuses_a_split_or_a_sample_it_cannot_take() {
+    // `run` over a table file (n-party games) takes `--limit` and refuses `--scenario-split` and
+    // `--sample`, naming the file, as the server does: a table scenario has no split and tables
+    // are not sampled. Before, both were accepted and every table of the file was played.
+    let dir = temp_dir("checked-table-select");
+    let table = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/deliberation.jsonl");
+    for flags in [
+        ["--scenario-split", "test"].as_slice(),
+        ["--sample", "2"].as_slice(),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_dealgym"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .arg("run")
+            .arg("--scenarios")
+            .arg(&table)
+            .args(flags)
+            .arg("--out")
+            .arg(dir.join("tables.jsonl"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{flags:?} was accepted: {stderr}");
+        assert!(
+            stderr.contains("deliberation.jsonl") && stderr.contains(&flags[0][2..8]),
+            "{flags:?}: {stderr}"
+        );
+    }
+}

@@ -119,7 +119,7 @@ pub async fn eval_tables<'s>(
     stop: impl Into<Stop<'s>>,
 ) -> Result<TableEvalSummary, EvalError> {
     let run = &options.run;
-    let scenarios = load_tables(&run.scenarios, run.limit)?;
+    let scenarios = load_tables(&run.scenarios, &run.selection())?;
     run.check_plan_size(scenarios.len(), "scenarios", options.entrants.len())?;
     if let Some(s) = scenarios
         .iter()

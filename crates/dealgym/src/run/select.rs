@@ -59,8 +59,12 @@ pub enum SelectError {
         split: String,
         have: String,
     },
-    #[error("{file} holds table scenarios (n-party games), which have no split and are not sampled: [scenarios] {key} chooses among two-party scenarios only; leave the key out, or name the two-party files alone with --scenarios")]
-    TableFile { file: String, key: &'static str },
+    #[error("{file} holds table scenarios (n-party games), which have no split and are not sampled: [scenarios] {key} ({flag}) chooses among two-party scenarios only; leave it out, or name the two-party files alone with --scenarios")]
+    TableFile {
+        file: String,
+        key: &'static str,
+        flag: &'static str,
+    },
 }
 
 /// Told apart from any other use of `mix` with the same seed.
@@ -102,14 +106,15 @@ impl Selection {
     /// table scenario has no split and tables are not sampled, so either one set is refused
     /// for such a file, naming it, never ignored.
     pub fn table_limit(&self, file: &str) -> Result<Option<usize>, SelectError> {
-        let key = match (&self.split, self.sample) {
-            (Some(_), _) => "split",
-            (None, Some(_)) => "sample",
+        let (key, flag) = match (&self.split, self.sample) {
+            (Some(_), _) => ("split", "--scenario-split"),
+            (None, Some(_)) => ("sample", "--sample"),
             (None, None) => return Ok(self.limit),
         };
         Err(SelectError::TableFile {
             file: file.to_string(),
             key,
+            flag,
         })
     }
 

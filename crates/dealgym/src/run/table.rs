@@ -157,13 +157,16 @@ pub fn parse_seats(flags: &[String]) -> Result<Vec<(String, String)>, RunError> 
         .collect()
 }
 
-/// Load the table scenarios of every file, at most `limit` from each.
+/// Load the table scenarios of every file, each as `selection` chooses: its limit (a split or a
+/// sample is refused for a table file, naming it).
 pub fn load_tables(
     files: &[PathBuf],
-    limit: Option<usize>,
+    selection: &super::Selection,
 ) -> Result<Vec<Arc<TableScenario>>, RunError> {
     let mut out = Vec::new();
     for file in files {
+        // A table file takes the selection's limit; a split or a sample is refused, naming it.
+        let limit = selection.table_limit(&file.display().to_string())?;
         let report = load_table_scenarios(file, LoadOptions::default())?;
         let n = limit.unwrap_or(usize::MAX);
         out.extend(report.scenarios.into_iter().take(n).map(Arc::new));
@@ -309,7 +312,7 @@ pub async fn run_tables<'s>(
             "a table game seats its players by role: give --seat ROLE=SPEC (unnamed roles play rule:deliberation), not --learner/--opponent".into(),
         ));
     }
-    let scenarios = load_tables(&options.scenarios, options.limit)?;
+    let scenarios = load_tables(&options.scenarios, &options.selection())?;
     options.check_plan_size(scenarios.len(), "scenarios", 1)?;
     let kit = Arc::new(build_table_kit(options, &scenarios)?);
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;

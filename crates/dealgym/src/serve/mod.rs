@@ -98,11 +98,7 @@ impl Server {
         // The config's `[scenarios]`, as `run` applies it: each two-party file its family,
         // split, sample and limit; each table file its limit (it has no split or sample).
         let scenarios = load_all(&files, &options.selection)?;
-        let table_limit = match table_files.first() {
-            Some(file) => options.selection.table_limit(&file.display().to_string())?,
-            None => options.selection.limit,
-        };
-        let tables = crate::run::load_tables(&table_files, table_limit)?;
+        let tables = crate::run::load_tables(&table_files, &options.selection)?;
         // Locked like a command's output (a second server on one log is refused); the ids it
         // holds are taken, so a restarted server never reuses one.
         let (log, existing) = RecordWriter::open_log(&options.log)?;
