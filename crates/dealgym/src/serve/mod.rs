@@ -30,6 +30,7 @@ mod peer;
 mod policy;
 mod rest;
 mod rollouts;
+mod secret;
 mod session;
 mod table;
 mod table_rest;
