@@ -826,18 +826,6 @@ async fn rollout_formats_stream_lines_or_are_refused_before_playing() {
     mock.stop();
 }
 
-/// The resident memory of process `pid`, in bytes (`VmRSS`).
-fn resident_bytes(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap();
-    kb * 1024
-}
-
 /// With `--allow-client-scripts`, one script named a dozen ways (`./`, `//`, a symbolic link)
 /// is one script in memory: the server's resident memory grows by less than the script's size
 /// over the dozen resets, where each spelling used to hold a copy of its own.
@@ -905,10 +893,10 @@ async fn one_client_script_named_many_ways_is_loaded_once() {
             response.text().await.unwrap()
         );
         if i == 0 {
-            before = resident_bytes(child.id());
+            before = common::rss(child.id());
         }
     }
-    let grown = resident_bytes(child.id()).saturating_sub(before);
+    let grown = common::rss(child.id()).saturating_sub(before);
     let _ = child.kill();
     let _ = child.wait();
     println!("{} KB more resident over 11 more spellings", grown >> 10);
