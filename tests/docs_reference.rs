@@ -92,3 +92,69 @@ fn the_cli_reference_is_what_the_flags_say() {
         "the docs command itself is hidden"
     );
 }
+
+/// The part of a Markdown page from the heading `heading` to the next heading of its level.
+fn section<'a>(page: &'a str, heading: &str) -> &'a str {
+    let start = page
+        .find(heading)
+        .unwrap_or_else(|| panic!("no `{heading}` section"));
+    let rest = &page[start + heading.len()..];
+    let level = heading.split(' ').next().unwrap_or("##");
+    let end = rest.find(&format!("\n{level} ")).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// The security chapter states every limit of the server with its default and its flag: a
+/// `dealgym serve` flag that is a limit (as clap defines the command: the CLI reference is
+/// generated from it) without a row in its "Every limit" table, or with an empty default,
+/// fails here.
+#[test]
+fn every_serve_flag_that_is_a_limit_has_a_row_in_the_security_chapter() {
+    const LIMIT_WORDS: [&str; 8] = [
+        "max",
+        "limit",
+        "timeout",
+        "bytes",
+        "memory",
+        "concurrency",
+        "connections",
+        "sessions",
+    ];
+    let cli = generated("cli");
+    let limits: Vec<String> = section(&cli, "## `dealgym serve`")
+        .lines()
+        .filter_map(|line| line.strip_prefix("* `--"))
+        .filter_map(|rest| rest.split([' ', '`']).next())
+        .filter(|flag| LIMIT_WORDS.iter().any(|word| flag.contains(word)))
+        .map(|flag| format!("--{flag}"))
+        .collect();
+    assert!(
+        limits.len() >= 10,
+        "the serve section of `dealgym docs cli` was not read: {limits:?}"
+    );
+    let chapter = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/operations/security.md"),
+    )
+    .expect("the security chapter");
+    let rows: Vec<Vec<&str>> = section(&chapter, "## Every limit")
+        .lines()
+        .filter(|line| line.starts_with('|') && !line.starts_with("|---"))
+        .skip(1)
+        .map(|line| line.trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect();
+    let missing: Vec<&String> = limits
+        .iter()
+        .filter(|flag| {
+            !rows.iter().any(|cells| {
+                cells.len() == 4
+                    && cells[2].contains(&format!("`{flag}`"))
+                    && !cells[1].is_empty()
+                    && !cells[3].is_empty()
+            })
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/src/operations/security.md, \"Every limit\": no row (limit | default | flag | past it) for {missing:?}"
+    );
+}

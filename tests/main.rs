@@ -50,6 +50,7 @@ mod serve;
 mod serve_hardening;
 mod serve_mcp;
 mod serve_network;
+mod serve_soak;
 mod serve_store;
 mod serve_tables;
 mod serve_tokens;

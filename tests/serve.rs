@@ -292,8 +292,14 @@ async fn rest_self_play_and_every_bad_request() {
         let (status, shown) = rest(&http, "GET", format!("{base}/{id}"), None).await;
         assert_eq!(status, 200);
         assert_eq!(shown["state"]["done"], true);
-        let (status, _) = rest(&http, "DELETE", format!("{base}/{id}"), None).await;
-        assert_eq!(status, 204);
+        let token = created["episode_token"].as_str().unwrap();
+        let dropped = http
+            .delete(format!("{base}/{id}"))
+            .header("x-seat-token", token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(dropped.status().as_u16(), 204);
     }
     let records = read_log(&log);
     assert_eq!(records.len(), FAMILIES.len());

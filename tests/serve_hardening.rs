@@ -839,18 +839,6 @@ async fn rollout_formats_stream_lines_or_are_refused_before_playing() {
     mock.stop();
 }
 
-/// The resident memory of process `pid`, in bytes (`VmRSS`).
-fn resident_bytes(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap();
-    kb * 1024
-}
-
 /// With `--allow-client-scripts`, one script named a dozen ways (`./`, `//`, a symbolic link)
 /// is one script in memory: the server's resident memory grows by less than the script's size
 /// over the dozen resets, where each spelling used to hold a copy of its own.
@@ -918,10 +906,10 @@ async fn one_client_script_named_many_ways_is_loaded_once() {
             response.text().await.unwrap()
         );
         if i == 0 {
-            before = resident_bytes(child.id());
+            before = common::rss(child.id());
         }
     }
-    let grown = resident_bytes(child.id()).saturating_sub(before);
+    let grown = common::rss(child.id()).saturating_sub(before);
     let _ = child.kill();
     let _ = child.wait();
     println!("{} KB more resident over 11 more spellings", grown >> 10);
@@ -930,5 +918,139 @@ async fn one_client_script_named_many_ways_is_loaded_once() {
         "{} MB more resident after 11 more spellings of one {} MB script",
         grown >> 20,
         size >> 20
+    );
+}
+
+/// A REST call with an optional `x-seat-token`: the status and the JSON answer.
+async fn call_with_token(
+    method: reqwest::Method,
+    url: String,
+    body: Option<Value>,
+    token: Option<&str>,
+) -> (u16, Value) {
+    let mut request = reqwest::Client::new().request(method, url);
+    if let Some(token) = token {
+        request = request.header("x-seat-token", token);
+    }
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+/// Before, any client could drop any REST episode (`DELETE /v1/episodes/s0`: ids are
+/// sequential) and an unfinished one vanished from the log. Now a drop takes the episode's own
+/// token, and an unfinished episode dropped is in the log as abandoned.
+#[tokio::test]
+async fn a_rest_episode_is_dropped_only_with_its_token_and_logged_as_abandoned() {
+    let (server, log) = server("hard-episode-drop", |_, _| {}).await;
+    let base = format!("{}/v1/episodes", server.base_url());
+    let (status, created) = post(
+        &server,
+        "/v1/episodes",
+        &json!({"family": "casino", "first_mover": "learner", "seed": 5}),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["episode_id"].as_str().unwrap().to_string();
+    let token = created["episode_token"].as_str().map(str::to_string);
+    // Another client, guessing the id: no token, a made-up one, another episode's.
+    let (_, other) = post(&server, "/v1/episodes", &json!({"family": "casino"})).await;
+    let others = [
+        None,
+        Some("0".repeat(32)),
+        other["episode_token"].as_str().map(str::to_string),
+    ];
+    for guess in &others {
+        let (status, refused) = call_with_token(
+            reqwest::Method::DELETE,
+            format!("{base}/{id}"),
+            None,
+            guess.as_deref(),
+        )
+        .await;
+        assert_eq!(status, 403, "{guess:?}: {refused}");
+        assert_eq!(code(&refused), "FORBIDDEN", "{refused}");
+        assert!(
+            message(&refused).contains("episode_token") && message(&refused).contains(&id),
+            "{refused}"
+        );
+    }
+    let (status, _) =
+        call_with_token(reqwest::Method::GET, format!("{base}/{id}"), None, None).await;
+    assert_eq!(status, 200, "the episode is still there");
+    // One turn played, then its creator drops it: it is logged, as abandoned.
+    let (status, _) = post(
+        &server,
+        &format!("/v1/episodes/{id}/step"),
+        &json!({"message": "Thought: x\nTalk: Let us talk.\nAction: [REJECT_DEAL]"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let token = token.expect("the create answers the episode's token");
+    let (status, dropped) = call_with_token(
+        reqwest::Method::DELETE,
+        format!("{base}/{id}"),
+        None,
+        Some(&token),
+    )
+    .await;
+    assert_eq!(status, 204, "{dropped}");
+    let (status, _) =
+        call_with_token(reqwest::Method::GET, format!("{base}/{id}"), None, None).await;
+    assert_eq!(status, 404);
+    // An ended episode is dropped with its token too, and logged once (when it ended).
+    let other_id = other["episode_id"].as_str().unwrap().to_string();
+    let (status, ended) = post(
+        &server,
+        &format!("/v1/episodes/{other_id}/step"),
+        &json!({"message": "Thought: no.\nTalk: Goodbye.\nAction: [WALK_AWAY]"}),
+    )
+    .await;
+    assert_eq!((status, &ended["done"]), (200, &json!(true)), "{ended}");
+    let (status, _) = call_with_token(
+        reqwest::Method::DELETE,
+        format!("{base}/{other_id}"),
+        None,
+        Some(other["episode_token"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(status, 204);
+    server.shutdown().await;
+    let records = read_log(&log);
+    let ids: Vec<&str> = records.iter().map(|r| r.episode_id.as_str()).collect();
+    assert_eq!(ids, [id.as_str(), other_id.as_str()], "each once, in order");
+    let abandoned = &records[0].outcome.outcome;
+    assert_eq!(abandoned.kind.name(), "error");
+    assert_eq!(
+        abandoned.error_kind,
+        Some(dealgym::game::ErrorCause::Abandoned)
+    );
+    let detail = abandoned.detail.as_deref().unwrap_or("");
+    assert!(
+        detail.contains("abandoned") && detail.contains("DELETE"),
+        "{detail}"
+    );
+    assert!(!records[0].turns.is_empty(), "the turns played are kept");
+    // The abandoned record replays to the same ending.
+    let scenarios = log.with_file_name("casino.jsonl");
+    let out = dealgym_cli([
+        "replay",
+        log.to_str().unwrap(),
+        "--verify",
+        "--scenarios",
+        scenarios.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
 }

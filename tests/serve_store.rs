@@ -3,14 +3,11 @@
 //! holds both two-party and table records is read back whole — by the server when it restarts
 //! on it (in either order, its last line kept) and by `replay`, `report` and `export`.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{dealgym_cli, temp_dir};
+use crate::common::{dealgym_cli, rss, temp_dir, ServeProcess};
 use dealgym::limits::MAX_RECORD_LINE;
 use dealgym::serve::{ServeOptions, Server};
 
@@ -348,71 +345,6 @@ async fn a_completion_past_the_cap_is_refused_naming_the_cap_and_its_flag() {
     let detail = outcome["detail"].as_str().unwrap_or("");
     assert!(detail.contains("--max-completion-bytes"), "{detail}");
     server.shutdown().await;
-}
-
-/// The resident memory of process `pid`, in bytes (`VmRSS` of `/proc/PID/status`).
-fn rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    kb * 1024
-}
-
-/// `dealgym serve` as its own process on a free port; its address, once it says it.
-struct ServeProcess {
-    child: Child,
-    base: String,
-}
-
-impl ServeProcess {
-    fn start(dir: &Path, extra: &[&str]) -> ServeProcess {
-        let log = dir.join("serve.jsonl");
-        let ahp = in_checkout("scenarios/ahp.jsonl");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dealgym"))
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["serve", "--port", "0", "--body-limit", "4194304"])
-            .arg("--log")
-            .arg(&log)
-            .arg("--scenarios")
-            .arg(&ahp)
-            .args(extra)
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        let started = Instant::now();
-        let base = loop {
-            line.clear();
-            assert!(
-                stderr.read_line(&mut line).unwrap() > 0,
-                "serve ended: {line}"
-            );
-            if let Some(rest) = line.split("serve on ").nth(1) {
-                break rest.split_whitespace().next().unwrap().to_string();
-            }
-            assert!(started.elapsed() < Duration::from_secs(60));
-        };
-        // Keep draining its stderr, so the server never blocks writing to it.
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            while stderr.read_line(&mut sink).unwrap_or(0) > 0 {
-                sink.clear();
-            }
-        });
-        ServeProcess { child, base }
-    }
-}
-
-impl Drop for ServeProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[tokio::test]

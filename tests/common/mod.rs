@@ -269,3 +269,84 @@ pub fn wait_until(child: &mut Child, what: &str, done: impl Fn() -> bool) {
 pub fn wait_for_lines(child: &mut Child, path: &Path, n: usize) {
     wait_until(child, &format!("{n} lines"), || whole_lines(path) >= n);
 }
+
+/// The resident memory of process `pid`, in bytes (`VmRSS` of `/proc/PID/status`).
+pub fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// `dealgym serve` as its own process on a free port (so its memory can be measured), over
+/// AHP's scenarios and `extra`'s, logging to `dir/serve.jsonl`; its address, once it says it.
+/// Killed when dropped.
+pub struct ServeProcess {
+    pub child: Child,
+    pub base: String,
+    /// What it has said on stderr since it started serving (its first 1 MiB).
+    said: Arc<Mutex<String>>,
+}
+
+impl ServeProcess {
+    pub fn start(dir: &Path, extra: &[&str]) -> ServeProcess {
+        use std::io::{BufRead, BufReader};
+        let log = dir.join("serve.jsonl");
+        let ahp = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/ahp.jsonl");
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dealgym"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["serve", "--port", "0", "--body-limit", "4194304"])
+            .arg("--log")
+            .arg(&log)
+            .arg("--scenarios")
+            .arg(&ahp)
+            .args(extra)
+            .stderr(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let started = Instant::now();
+        let base = loop {
+            line.clear();
+            assert!(
+                stderr.read_line(&mut line).unwrap() > 0,
+                "serve ended: {line}"
+            );
+            if let Some(rest) = line.split("serve on ").nth(1) {
+                break rest.split_whitespace().next().unwrap().to_string();
+            }
+            assert!(started.elapsed() < Duration::from_secs(60));
+        };
+        // Keep draining its stderr, so the server never blocks writing to it.
+        let said = Arc::new(Mutex::new(String::new()));
+        let kept = said.clone();
+        std::thread::spawn(move || {
+            let mut next = String::new();
+            while stderr.read_line(&mut next).unwrap_or(0) > 0 {
+                let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+                if kept.len() < 1 << 20 {
+                    kept.push_str(&next);
+                }
+                next.clear();
+            }
+        });
+        ServeProcess { child, base, said }
+    }
+
+    /// What the server has said on stderr since it started serving.
+    pub fn said(&self) -> String {
+        self.said.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -166,9 +166,9 @@ impl ServeFuzzer {
             Route::Create => "/v1/episodes".to_string(),
             Route::Rollouts => "/v1/rollouts".to_string(),
             Route::RestStep => match self.live_episode().await {
-                Ok(id) => {
-                    let path = format!("/v1/episodes/{id}/step");
-                    stepped = Some(id);
+                Ok(episode) => {
+                    let path = format!("/v1/episodes/{}/step", episode.0);
+                    stepped = Some(episode);
                     path
                 }
                 Err(crash) => return Some(crash),
@@ -196,15 +196,17 @@ impl ServeFuzzer {
             Ok(t) => t,
             Err(e) => return Some(format!("{status} with an unreadable body: {e}")),
         };
-        // The sessions an input made are deleted, so the table never fills up.
+        // The sessions an input made are deleted (with their tokens), so the table never fills
+        // up.
         let created = (status == 201)
             .then(|| serde_json::from_str::<Value>(&text).ok())
             .flatten()
-            .and_then(|v| v["episode_id"].as_str().map(str::to_string));
-        for id in stepped.into_iter().chain(created) {
+            .and_then(|v| episode_of(&v));
+        for (id, token) in stepped.into_iter().chain(created) {
             let _ = self
                 .http
                 .delete(format!("{}/v1/episodes/{id}", self.base))
+                .header("x-seat-token", token)
                 .send()
                 .await;
         }
@@ -212,7 +214,7 @@ impl ServeFuzzer {
     }
 
     /// A live REST episode to step (made with a valid create).
-    async fn live_episode(&self) -> Result<String, String> {
+    async fn live_episode(&self) -> Result<(String, String), String> {
         let created = self
             .http
             .post(format!("{}/v1/episodes", self.base))
@@ -224,10 +226,7 @@ impl ServeFuzzer {
             .json()
             .await
             .map_err(|e| format!("a valid create answered no JSON: {e}"))?;
-        body["episode_id"]
-            .as_str()
-            .map(str::to_string)
-            .ok_or_else(|| format!("a valid create was refused: {body}"))
+        episode_of(&body).ok_or_else(|| format!("a valid create was refused: {body}"))
     }
 
     async fn send_socket(&mut self, body: Vec<u8>) -> Option<String> {
@@ -298,4 +297,12 @@ fn judge(status: u16, text: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The id and the token a create answered.
+fn episode_of(created: &Value) -> Option<(String, String)> {
+    Some((
+        created["episode_id"].as_str()?.to_string(),
+        created["episode_token"].as_str()?.to_string(),
+    ))
 }

@@ -1,18 +1,21 @@
 //! [`RecordWriter`]: finished games appended to a record file, as `dealgym run` writes one
 //! (`replay`, `export` and `report` read it).
 
+use std::ffi::CString;
 use std::path::PathBuf;
 
 use dealgym_core::record::{Existing, RecordWriter as Writer};
-use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeWarning, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::game::Game;
 use crate::table::TableGame;
 
 /// Appends the records of finished games to `path`, one JSON line each, locked against a
-/// second writer while open (a cut-off last line left by a crash is repaired first). Use it
-/// as a context manager, or call `close()`.
+/// second writer while open. A last line a crash cut off is removed first, with a
+/// `RuntimeWarning` naming the file, the byte offset and the bytes cut; a whole last record
+/// is never cut (only given the newline it lacks). Use it as a context manager, or call
+/// `close()`.
 #[pyclass(module = "dealgym._core")]
 pub struct RecordWriter {
     writer: Option<Writer>,
@@ -26,9 +29,14 @@ pub struct RecordWriter {
 #[pymethods]
 impl RecordWriter {
     #[new]
-    fn new(path: PathBuf) -> PyResult<RecordWriter> {
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<RecordWriter> {
         let (writer, episodes) =
             Writer::open_log(&path).map_err(|e| PyOSError::new_err(e.to_string()))?;
+        // What the file held that was cut or is there twice is said, never passed over.
+        for note in episodes.notes(&path) {
+            let note = CString::new(note.replace('\0', " "))?;
+            PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &note, 1)?;
+        }
         Ok(RecordWriter {
             writer: Some(writer),
             written: 0,

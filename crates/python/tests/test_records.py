@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 from conftest import FAMILIES, GARBAGE, offer, turn
@@ -106,6 +107,30 @@ def test_a_grpo_group_is_members_of_one_setup_and_a_file_refuses_an_episode_twic
     with RecordWriter(path) as out, pytest.raises(ValueError, match="already"):
         out.write(group[0])
     assert len(path.read_text().splitlines()) == 3
+
+
+def test_a_writer_keeps_a_whole_last_line_and_says_where_it_cut_a_torn_one(tmp_path):
+    """Before, appending to a file whose last line a crash had cut off cut that line silently."""
+    walk = Game("casino", seed=3)
+    walk.step(turn("[WALK_AWAY]"))
+    line = walk.record_json().encode()
+    # A whole last record without its newline is kept (and given its newline), said nowhere.
+    whole = tmp_path / "whole.jsonl"
+    whole.write_bytes(line)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        RecordWriter(whole).close()
+    assert whole.read_bytes() == line + b"\n"
+    # A torn last line is cut, and the cut is said: the file, the byte offset and the bytes.
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(line + b"\n" + line[:100])
+    with pytest.warns(RuntimeWarning) as said:
+        RecordWriter(torn).close()
+    message = str(said[0].message)
+    assert str(torn) in message, message
+    assert f"byte offset {len(line) + 1}" in message, message
+    assert "100 bytes" in message, message
+    assert torn.read_bytes() == line + b"\n"
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -534,6 +534,18 @@ impl Episode {
         self.fail(seat, Some(ErrorCause::Backend), message)
     }
 
+    /// End the episode unfinished: a client of the server dropped it before it ended. The
+    /// detail is `abandoned:` and `why`, as a dropped table's is; the seat to move is named,
+    /// its client having dropped the episode instead of answering, so the record replays to
+    /// the same ending.
+    pub fn abandon(&mut self, why: &str) -> Result<&Outcome, GameError> {
+        self.fail(
+            self.to_move,
+            Some(ErrorCause::Abandoned),
+            format!("abandoned: {why}"),
+        )
+    }
+
     /// End the episode as an `error` of `kind` while `seat` was to move (`None`: a record
     /// older than [`Outcome::error_kind`], replayed as it was written).
     pub fn fail(

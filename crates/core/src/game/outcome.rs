@@ -73,8 +73,8 @@ pub struct Outcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// What an `error` ending's error was: the endpoint's (`backend`), a bug in dealgym
-    /// (`internal`) or a server's limit (`limit`), so a user filtering errors never mistakes
-    /// one for another. Absent on other endings, and on error records older than the field.
+    /// (`internal`), a server's limit (`limit`) or a client that dropped it unfinished
+    /// (`abandoned`), so a user filtering errors never mistakes one for another. Absent on other endings, and on error records older than the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<ErrorCause>,
 }
@@ -92,6 +92,9 @@ pub enum ErrorCause {
     /// `--max-episode-bytes`, a model's completion past `--max-completion-bytes`); the detail
     /// names the limit, its value and the flag.
     Limit,
+    /// A client of the server dropped the episode before it ended (`DELETE`); the detail
+    /// says `abandoned:` and why. Its turns are kept, so it replays as far as it went.
+    Abandoned,
 }
 
 /// Each seat's utility for a deal written from the learner's side (the opponent reads it

@@ -278,6 +278,17 @@ impl Existing {
         ))
     }
 
+    /// Everything a writer that opened the file for appending must say about what it found:
+    /// the line it cut ([`Existing::cut_note`]) and the episodes written twice
+    /// ([`Duplicates::warning`]). A server opening its log and Python's `RecordWriter` say
+    /// each, so nothing is cut or passed over silently.
+    pub fn notes(&self, file: &Path) -> Vec<String> {
+        [self.cut_note(file), self.duplicates.warning(file)]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
     /// The first run of the file (in file order) that `expected` does not name.
     fn first_other_run(&self, expected: impl Fn(&str) -> bool) -> Option<&String> {
         self.run_order.iter().find(|id| !expected(id))
@@ -656,6 +667,22 @@ mod tests {
         let clean = file("nodups", &format!("{A}\n{C}\n"));
         let seen = scan_existing(&clean, true).unwrap();
         assert_eq!(seen.duplicates.warning(&clean), None);
+    }
+
+    #[test]
+    fn a_log_opened_for_appending_says_its_cut_and_its_repeats_and_nothing_else() {
+        let torn = r#"{"run_id":"r1","epi"#;
+        let path = file("notes", &format!("{A}\n{A}\n{torn}"));
+        let (_, existing) = RecordWriter::open_log(&path).unwrap();
+        let notes = existing.notes(&path);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[0].contains("removed a cut-off last line"),
+            "{notes:?}"
+        );
+        assert!(notes[1].contains("repeat"), "{notes:?}");
+        let (_, existing) = RecordWriter::open_log(&file("clean", &format!("{A}\n{B}"))).unwrap();
+        assert!(existing.notes(&path).is_empty());
     }
 
     #[test]

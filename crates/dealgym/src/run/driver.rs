@@ -401,6 +401,15 @@ impl Driver {
             .map_err(|source| self.game_error(source))
     }
 
+    /// End the episode unfinished because a client of the server dropped it (`why`): an
+    /// `error` ending of kind `abandoned` ([`crate::game::Episode::abandon`]).
+    pub(crate) fn abandon(&mut self, why: &str) -> Result<(), EpisodeError> {
+        self.episode
+            .abandon(why)
+            .map(|_| ())
+            .map_err(|source| self.game_error(source))
+    }
+
     /// Ask the in-process players for their completions until the episode ends (`None`) or a
     /// seat played from outside is to move (that seat).
     pub(crate) async fn play_local(&mut self) -> Result<Option<Seat>, EpisodeError> {

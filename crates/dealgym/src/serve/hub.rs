@@ -396,6 +396,42 @@ impl Hub {
         self.memory.remove(id, Reach::Episode(owner))
     }
 
+    /// Drop REST session `id` for a caller presenting `token` (the episode's own:
+    /// [`Session::drop_by`]); an unfinished one ends as abandoned and is logged, never gone
+    /// without a trace.
+    pub(crate) async fn drop_by_client(
+        &self,
+        id: &str,
+        token: Option<&str>,
+    ) -> Result<(), ServeError> {
+        let slot = self.find(id, Owner::Rest)?;
+        let mut session = slot.session.lock().await;
+        session.drop_by(token)?;
+        // Of two drops at once, the one that takes it out of the table logs it.
+        let taken = {
+            let mut live = self.live.lock().unwrap();
+            match live.get(id) {
+                Some(held) if Arc::ptr_eq(held, &slot) => live.remove(id),
+                _ => None,
+            }
+        };
+        if taken.is_none() {
+            // An ended episode kept among the ended sessions: its record is in the log already.
+            drop(session);
+            if self.memory.remove(id, Reach::Episode(Owner::Rest)) {
+                return Ok(());
+            }
+            return Err(ServeError::UnknownEpisode(id.to_string()));
+        }
+        if let Some(record) = session
+            .abandon("dropped by a client (DELETE) before it ended")
+            .await?
+        {
+            self.log(&record)?;
+        }
+        Ok(())
+    }
+
     /// Reclaim sessions idle longer than the timeout; returns how many.
     pub(crate) fn reap(&self) -> usize {
         let limit = self.options.idle_timeout;

@@ -30,6 +30,7 @@ mod peer;
 mod policy;
 mod rest;
 mod rollouts;
+mod secret;
 mod session;
 mod table;
 mod table_rest;
@@ -102,13 +103,7 @@ impl Server {
         // Locked like a command's output (a second server on one log is refused); the ids it
         // holds are taken, so a restarted server never reuses one.
         let (log, existing) = RecordWriter::open_log(&options.log)?;
-        for note in [
-            existing.cut_note(&options.log),
-            existing.duplicates.warning(&options.log),
-        ]
-        .into_iter()
-        .flatten()
-        {
+        for note in existing.notes(&options.log) {
             eprintln!("{note}");
         }
         let logged = existing.runs.into_values().flatten();

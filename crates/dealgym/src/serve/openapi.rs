@@ -274,7 +274,7 @@ fn derived() -> Value {
                 "Where the episode stands and what the seat to move sees.", None,
                 json!({"200": s.answer::<EpisodeView>("The state and the observation.")}), &error),
             "delete": operation(
-                "Drop the episode (unfinished episodes are not logged).", None,
+                "Drop the episode: takes its token in `x-seat-token` (the `episode_token` its creation answered; else 403). An unfinished episode is logged as abandoned (an `error` ending of kind `abandoned`).", None,
                 json!({"204": {"description": "Dropped."}}), &error),
         }),
     );

@@ -1,18 +1,20 @@
 //! Native REST over the same sessions, for curl and simple clients:
 //! `POST /v1/episodes` (the reset kwargs as the body), `POST /v1/episodes/{id}/step`
 //! (`{"message", "seat"?}`), `GET /v1/episodes/{id}` (state and what the seat to move sees),
-//! `DELETE /v1/episodes/{id}`. With `"opponent": "external"` both seats are played by clients;
+//! `DELETE /v1/episodes/{id}` (with the episode's token: an unfinished one is logged as
+//! abandoned). With `"opponent": "external"` both seats are played by clients;
 //! a step then names its seat, and a step for the seat not to move is a 409.
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::error::ServeError;
 use super::hub::Owner;
 use super::openapi::Routes;
+use super::secret;
 use super::session::ResetArgs;
 use super::wire::{Action, EpisodeStep, EpisodeView, Reply};
 use super::{parse_body, Shared};
@@ -37,6 +39,7 @@ async fn create(State(state): State<Shared>, body: Result<Bytes, BytesRejection>
         }
         let body = EpisodeStep {
             episode_id: session.id.clone(),
+            episode_token: Some(session.token().to_string()),
             to_move: session.to_move(),
             step: session.observe(session.to_move().unwrap_or(Seat::Learner)),
         };
@@ -63,6 +66,7 @@ async fn step(
         let step = state.hub.step(&slot, seat, completion, sampled).await?;
         Ok::<_, ServeError>(EpisodeStep {
             episode_id: id,
+            episode_token: None,
             to_move: step.observation.to_move,
             step,
         })
@@ -89,10 +93,17 @@ async fn show(State(state): State<Shared>, Path(id): Path<String>) -> Response {
     }
 }
 
-async fn delete(State(state): State<Shared>, Path(id): Path<String>) -> Response {
-    if state.hub.remove(&id, Owner::Rest) {
-        StatusCode::NO_CONTENT.into_response()
-    } else {
-        ServeError::UnknownEpisode(id).into_response()
+async fn delete(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    match state
+        .hub
+        .drop_by_client(&id, secret::presented(&headers))
+        .await
+    {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => e.into_response(),
     }
 }

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::error::ServeError;
 use super::ids::IdClaim;
 use super::memory::view_bytes;
+use super::secret;
 use super::wire::{EnvState, EpisodeState, Info, Observation, StepAnswer, TokenIds};
 use crate::agents::Played;
 use crate::game::{Completion, FirstMover, Message, PerSeat, Seat};
@@ -107,6 +108,9 @@ pub struct Session {
     pub id: String,
     /// The hold on `id` in the log's [`IdBook`]: freed if the session is dropped unlogged.
     _claim: IdClaim,
+    /// Its creator's secret, answered once when a REST client makes it (`episode_token`):
+    /// what dropping it takes, its id being sequential and no secret.
+    token: String,
     driver: Option<Driver>,
     ended: Option<Ended>,
     steps: u32,
@@ -126,6 +130,7 @@ impl Session {
         let mut session = Session {
             id: claim.id.clone(),
             _claim: claim,
+            token: secret::fresh(),
             driver: Some(driver),
             ended: None,
             steps: 0,
@@ -138,6 +143,37 @@ impl Session {
 
     pub fn to_move(&self) -> Option<Seat> {
         self.driver.as_ref().and_then(Driver::to_move)
+    }
+
+    /// The creator's token ([`Session::drop_by`] takes it).
+    pub(super) fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// Whether a caller presenting `token` may drop the episode: it is the episode's own.
+    /// Refused (403) otherwise: ids are sequential, so without this any client could drop any
+    /// episode.
+    pub(super) fn drop_by(&self, token: Option<&str>) -> Result<(), ServeError> {
+        if secret::holds(token, [self.token.as_str()]) {
+            return Ok(());
+        }
+        Err(ServeError::Forbidden(format!(
+            "dropping episode `{}` takes its token in the `{}` header: the `episode_token` its creation answered",
+            self.id,
+            secret::HEADER
+        )))
+    }
+
+    /// End an unfinished episode as abandoned (`why`), and its record to log; `None` for an
+    /// episode that had ended (its record is in the log already).
+    pub(super) async fn abandon(&mut self, why: &str) -> Result<Option<EpisodeRecord>, ServeError> {
+        let Some(driver) = self.driver.as_mut() else {
+            return Ok(None);
+        };
+        driver
+            .abandon(why)
+            .map_err(|e| ServeError::Execution(e.to_string()))?;
+        self.advance().await
     }
 
     /// How the seat to move was asked to play (text or tools); `None` once it is over.

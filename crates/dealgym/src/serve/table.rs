@@ -20,6 +20,7 @@ use serde::Deserialize;
 use super::error::ServeError;
 use super::ids::IdClaim;
 use super::memory::{view_bytes, Charge, Kept, Reach, SessionMemory};
+use super::secret;
 use super::Hub;
 use crate::agents::SCRIPTED;
 use crate::game::{Completion, EpisodeSeed};
@@ -132,12 +133,9 @@ impl TableSession {
     /// of the table's seat tokens. Refused (403) otherwise: table ids are sequential, so
     /// without this any client could drop any table.
     pub fn drop_by(&self, token: Option<&str>) -> Result<(), ServeError> {
-        let held = token.is_some_and(|given| {
-            std::iter::once(self.table_token.as_str())
-                .chain(self.tokens.iter().flatten().map(String::as_str))
-                .fold(false, |any, expected| any | same_secret(given, expected))
-        });
-        if held {
+        let held = std::iter::once(self.table_token.as_str())
+            .chain(self.tokens.iter().flatten().map(String::as_str));
+        if secret::holds(token, held) {
             return Ok(());
         }
         Err(ServeError::Forbidden(format!(
@@ -168,7 +166,7 @@ impl TableSession {
             )));
         };
         match token {
-            Some(given) if same_secret(given, expected) => Ok(seat),
+            Some(given) if secret::same(given, expected) => Ok(seat),
             _ => Err(ServeError::Forbidden(format!(
                 "seat `{role}` of table `{}` needs its seat token in the `x-seat-token` header (the table's creation answered it in `seat_tokens`)",
                 self.id
@@ -413,7 +411,7 @@ impl Tables {
         );
         let tokens = scripted
             .iter()
-            .map(|scripted| (!scripted).then(seat_token))
+            .map(|scripted| (!scripted).then(secret::fresh))
             .collect();
         let mut session = TableSession {
             id: claim.id.clone(),
@@ -425,7 +423,7 @@ impl Tables {
             players,
             scripted,
             tokens,
-            table_token: seat_token(),
+            table_token: secret::fresh(),
             costs: Vec::new(),
             asked: Instant::now(),
             text: EpisodeText::default(),
@@ -563,23 +561,4 @@ fn log_abandoned(hub: &Hub, slot: &TableSlot, why: String) -> Result<(), ServeEr
         Some(record) => hub.log_line(&record.episode_id, &record),
         None => Ok(()),
     }
-}
-
-/// A fresh seat token: 128 bits from the thread's cryptographically secure generator (a
-/// secret, as MCP session ids are; not part of any episode's seeded randomness), in hex.
-fn seat_token() -> String {
-    format!(
-        "{:016x}{:016x}",
-        rand::random::<u64>(),
-        rand::random::<u64>()
-    )
-}
-
-/// Whether two secrets are equal, in time that does not depend on where they differ.
-fn same_secret(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |diff, (x, y)| diff | (x ^ y))
-            == 0
 }

@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 
 use super::error::ServeError;
 use super::openapi::{Routes, Schemas};
+use super::secret;
 use super::table::{TableReset, TableSession};
 use super::wire::Reply;
 use super::{parse_body, Shared};
@@ -183,15 +184,13 @@ async fn delete(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    match state.tables.remove(&state.hub, &id, seat_token(&headers)) {
+    match state
+        .tables
+        .remove(&state.hub, &id, secret::presented(&headers))
+    {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => e.into_response(),
     }
-}
-
-/// The seat token a request carries (`x-seat-token`).
-fn seat_token(headers: &HeaderMap) -> Option<&str> {
-    headers.get("x-seat-token").and_then(|v| v.to_str().ok())
 }
 
 async fn observe(
@@ -201,7 +200,7 @@ async fn observe(
 ) -> Response {
     let result = state.tables.find(&id).and_then(|slot| {
         let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-        let seat = session.seat_for(&role, seat_token(&headers))?;
+        let seat = session.seat_for(&role, secret::presented(&headers))?;
         Ok(view(&session, seat))
     });
     match result {
@@ -216,7 +215,7 @@ async fn step(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    match play(&state, &id, &role, seat_token(&headers), body) {
+    match play(&state, &id, &role, secret::presented(&headers), body) {
         Ok(body) => Reply::ok(body).into_response(),
         Err(e) => e.into_response(),
     }

@@ -246,6 +246,10 @@ pub(super) struct RestFault {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub(super) struct EpisodeStep {
     pub episode_id: String,
+    /// The creator's secret: only in the answer that made the episode. Dropping it (`DELETE`)
+    /// takes it in the `x-seat-token` header.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub episode_token: Option<String>,
     /// The seat to move next; `null` once the episode is over.
     pub to_move: Option<Seat>,
     #[serde(flatten)]
@@ -399,6 +403,7 @@ mod tests {
         };
         let rest = EpisodeStep {
             episode_id: "s0".into(),
+            episode_token: None,
             to_move: Some(Seat::Learner),
             step,
         };

@@ -131,7 +131,10 @@ class Game:
 
 @final
 class RecordWriter:
-    """Appends the records of finished games to a record file, as ``dealgym run`` writes one."""
+    """Appends the records of finished games to a record file, as ``dealgym run`` writes one.
+
+    A last line a crash cut off is removed first, with a ``RuntimeWarning`` naming the file, the
+    byte offset and the bytes cut; a whole last record is never cut."""
 
     def __init__(self, path: str | PathLike[str]) -> None: ...
     def write(self, game: Game | TableGame) -> None: ...
