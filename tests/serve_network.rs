@@ -250,6 +250,23 @@ async fn a_client_may_not_set_call_timeouts_or_backoffs_past_the_operators_bound
             "{key}: {answer}"
         );
     }
+    // Nor more retries than the operator's bound (4 by default): with the timeout, what a
+    // call to an endpoint that hangs may hold a permit for.
+    let response = http
+        .post(format!("{}/v1/rollouts", server.base_url()))
+        .json(&json!({"scenarios": {"family": "casino", "count": 1},
+                      "learner": {"endpoint": "http://127.0.0.1:9/v1", "model": "m",
+                                  "sampling": {"retries": 50}}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 422);
+    let answer: Value = response.json().await.unwrap();
+    assert!(
+        message(&answer).contains("retries 50")
+            && message(&answer).contains("--max-client-retries"),
+        "{answer}"
+    );
     server.shutdown().await;
 }
 
@@ -266,6 +283,7 @@ async fn a_rollout_retrying_a_dead_endpoint_does_not_starve_another() {
     };
     let (server, _) = server("net-retries", |o| {
         o.policy.endpoints = vec!["*".into()];
+        o.policy.max_retries = 30;
         o.concurrency = 2;
     })
     .await;

@@ -268,8 +268,61 @@ fn a_table_run_refuses_a_split_or_a_sample_it_cannot_take() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{flags:?} was accepted: {stderr}");
         assert!(
-            stderr.contains("deliberation.jsonl") && stderr.contains(&flags[0][2..8]),
+            stderr.contains("deliberation.jsonl") && stderr.contains(flags[0]),
             "{flags:?}: {stderr}"
         );
+    }
+}
+
+#[test]
+fn serve_starts_under_every_preset_with_its_default_scenarios() {
+    // A preset's `[scenarios] split` or `sample` with no --scenarios: the server's default
+    // list is every family's file, and the files that cannot take the choice (ahp has no
+    // split, a table file neither split nor sample) are left out, said — not the whole server
+    // refused. Before, `serve --preset casino-harness-eval` and `--preset batna-eval` did not
+    // start at all.
+    let dir = temp_dir("checked-presets-serve");
+    let list = Command::new(env!("CARGO_BIN_EXE_dealgym"))
+        .args(["presets", "list"])
+        .output()
+        .unwrap();
+    let names: Vec<String> = String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(names.len() >= 10, "{names:?}");
+    let mut started = Vec::new();
+    for name in names {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dealgym"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["serve", "--port", "0", "--preset", &name, "--log"])
+            .arg(dir.join(format!("{name}.jsonl")))
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let (mut line, mut said) = (String::new(), String::new());
+        while !line.contains("http://") {
+            line.clear();
+            if stderr.read_line(&mut line).unwrap() == 0 {
+                break;
+            }
+            said.push_str(&line);
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        if said.contains("needs its endpoint in your --config") {
+            // A preset that weights a judge or a reward model needs its endpoint from the
+            // user's config: refused for that, as it should be, before any scenario is read.
+            continue;
+        }
+        assert!(
+            line.contains("http://"),
+            "serve --preset {name} did not start: {said}"
+        );
+        started.push(name);
+    }
+    for name in ["casino-harness-eval", "batna-eval"] {
+        assert!(started.iter().any(|s| s == name), "{name}: {started:?}");
     }
 }

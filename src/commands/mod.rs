@@ -30,14 +30,8 @@ fn skipped_note(duplicates: &Duplicates, passed_over: &PassedOver) {
 /// What a command found in the output file it appends to: a cut-off last line it removed
 /// (where, how long, and why), and episodes the file already held more than once.
 fn existing_file_notes(out: &std::path::Path, cut: Option<&Cut>, duplicates: &Duplicates) {
-    if let Some(cut) = cut {
-        eprintln!(
-            "repaired: removed a cut-off last line from {}: {cut}",
-            out.display()
-        );
-    }
-    if let Some(warning) = duplicates.warning(out) {
-        eprintln!("{warning}");
+    for note in dealgym::record::append_notes(out, cut, duplicates) {
+        eprintln!("{note}");
     }
 }
 

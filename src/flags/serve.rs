@@ -13,9 +13,11 @@ use clap::Args;
 use super::shared::{help, preset_play, ConfigFlags};
 use dealgym::game::Prompts;
 use dealgym::limits::{
-    check_count, check_seconds, TextLimits, DEFAULT_MAX_COMPLETION_BYTES,
-    DEFAULT_MAX_EPISODE_BYTES, DEFAULT_SESSION_MEMORY_BYTES, MAX_BODY_BYTES, MAX_COMPLETION_BYTES,
-    MAX_CONCURRENCY, MAX_CONNECTIONS, MAX_CONNECTION_REQUESTS, MAX_EPISODE_BYTES, MAX_SESSIONS,
+    check_count, check_seconds, TextLimits, DEFAULT_CLIENT_BACKOFF_S, DEFAULT_CLIENT_RETRIES,
+    DEFAULT_CLIENT_TIMEOUT_S, DEFAULT_CONNECTION_REQUESTS, DEFAULT_MAX_COMPLETION_BYTES,
+    DEFAULT_MAX_EPISODE_BYTES, DEFAULT_SESSION_MEMORY_BYTES, DEFAULT_WRITE_TIMEOUT_S,
+    MAX_BODY_BYTES, MAX_COMPLETION_BYTES, MAX_CONCURRENCY, MAX_CONNECTIONS,
+    MAX_CONNECTION_REQUESTS, MAX_EPISODE_BYTES, MAX_RETRIES, MAX_SESSIONS,
     MAX_SESSION_MEMORY_BYTES,
 };
 use dealgym::run::SelectConfig;
@@ -124,20 +126,25 @@ pub struct ServeFlags {
     pub session_memory_bytes: u64,
     /// Seconds a client may leave the server's answer unread (HTTP or WebSocket: a write the
     /// client takes no byte of) before its connection is closed.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = DEFAULT_WRITE_TIMEOUT_S as f64)]
     pub write_timeout_s: f64,
     /// Requests one HTTP connection may make (pipelined or one after another); the last is
     /// answered with `Connection: close`.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = DEFAULT_CONNECTION_REQUESTS)]
     pub max_requests_per_connection: u64,
     /// The longest call timeout (`timeout_s`) a client may give the endpoint the server calls
     /// for it (a rollout's learner); longer is refused (422).
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = DEFAULT_CLIENT_TIMEOUT_S as f64)]
     pub max_client_timeout_s: f64,
     /// The longest wait between tries (`backoff_s`, `backoff_max_s`) a client may ask for;
     /// longer is refused (422).
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = DEFAULT_CLIENT_BACKOFF_S as f64)]
     pub max_client_backoff_s: f64,
+    /// The most retries (`retries`) a client may ask of a call the server makes for it; more
+    /// is refused (422). With --max-client-timeout-s, how long a call to an endpoint that
+    /// hangs may hold a rollout permit: (1 + retries) × timeout.
+    #[arg(long, default_value_t = DEFAULT_CLIENT_RETRIES)]
+    pub max_client_retries: u64,
 }
 
 impl ServeFlags {
@@ -194,6 +201,13 @@ impl ServeFlags {
             hosts: self.allow_host.clone(),
             max_call_timeout: seconds("--max-client-timeout-s", self.max_client_timeout_s)?,
             max_backoff: seconds("--max-client-backoff-s", self.max_client_backoff_s)?,
+            max_retries: check_count(
+                "--max-client-retries",
+                self.max_client_retries,
+                0,
+                MAX_RETRIES,
+            )
+            .map_err(anyhow::Error::msg)? as u32,
         };
         policy.check().map_err(anyhow::Error::msg)?;
         let count = |key: &str, value: u64, max: u64| {
@@ -255,6 +269,7 @@ impl ServeFlags {
             addr: SocketAddr::new(self.host, self.port),
             scenarios,
             selection,
+            scenarios_defaulted: self.scenarios.is_empty() && family.is_none(),
             log: self.log.clone(),
             max_sessions,
             idle_timeout,

@@ -36,6 +36,20 @@ pub const MAX_CONNECTIONS: u64 = 65_536;
 /// (`--max-requests-per-connection`).
 pub const MAX_CONNECTION_REQUESTS: u64 = 1_000_000;
 
+/// `dealgym serve`'s defaults for what holds a connection or a client's calls (its flags
+/// `--write-timeout-s`, `--max-requests-per-connection`, `--max-client-timeout-s` and
+/// `--max-client-backoff-s`; a library-made server has the same).
+pub const DEFAULT_WRITE_TIMEOUT_S: u64 = 60;
+/// See [`DEFAULT_WRITE_TIMEOUT_S`].
+pub const DEFAULT_CONNECTION_REQUESTS: u64 = 1000;
+/// See [`DEFAULT_WRITE_TIMEOUT_S`].
+pub const DEFAULT_CLIENT_TIMEOUT_S: u64 = 120;
+/// See [`DEFAULT_WRITE_TIMEOUT_S`].
+pub const DEFAULT_CLIENT_BACKOFF_S: u64 = 30;
+/// `--max-client-retries`: the most retries a client may give a call the server makes for it
+/// (the client's own default, 4, is within it).
+pub const DEFAULT_CLIENT_RETRIES: u64 = 4;
+
 /// The largest request body a server may be told to accept (`--body-limit`), in bytes.
 pub const MAX_BODY_BYTES: u64 = 64 << 20;
 
@@ -251,7 +265,8 @@ pub const MAX_OUTCOME_SPACE: u64 = 100_000;
 /// score, γ, ψ, the length reward's `outside`, each end of the judge's range. What the
 /// components score is bounded by the scenario's amounts (`MAX_AMOUNT`) and these, so no
 /// total a record writes overflows to infinity (JSON's `null`), however many components,
-/// rules and turns it sums. (A reward model's score is its endpoint's: finite, not bounded.)
+/// rules and turns it sums. A reward model's score is held to the same bound (an answer past
+/// it is a bad answer, like one that is not a number).
 pub const MAX_REWARD_NUMBER: f64 = 1e6;
 
 /// The largest magnitude of a price, budget or cost, an integer issue's bounds, an issue's

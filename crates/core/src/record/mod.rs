@@ -50,7 +50,8 @@ pub use table::{
 pub use tail::{cut_off_tail, read_appended, Cut, Tail, TailError};
 pub use turn::{Annotation, TurnRecord};
 pub use writer::{
-    refuse_output_among_inputs, scan_existing, Existing, OutputLock, RecordWriter, WriteError,
+    append_notes, cut_note, refuse_output_among_inputs, scan_existing, Existing, OutputLock,
+    RecordWriter, WriteError,
 };
 
 /// The record format version this build writes.

@@ -270,12 +270,7 @@ impl Existing {
     /// What a command that cut the file's last line says: the file, the byte offset, the
     /// bytes cut and why; `None` when nothing was cut.
     pub fn cut_note(&self, file: &Path) -> Option<String> {
-        let cut = self.cut.as_ref()?;
-        Some(format!(
-            "{}: removed a cut-off last line: {cut}; the file now ends at byte offset {}",
-            file.display(),
-            cut.offset
-        ))
+        self.cut.as_ref().map(|cut| cut_note(file, cut))
     }
 
     /// Everything a writer that opened the file for appending must say about what it found:
@@ -283,16 +278,34 @@ impl Existing {
     /// ([`Duplicates::warning`]). A server opening its log and Python's `RecordWriter` say
     /// each, so nothing is cut or passed over silently.
     pub fn notes(&self, file: &Path) -> Vec<String> {
-        [self.cut_note(file), self.duplicates.warning(file)]
-            .into_iter()
-            .flatten()
-            .collect()
+        append_notes(file, self.cut.as_ref(), &self.duplicates)
     }
 
     /// The first run of the file (in file order) that `expected` does not name.
     fn first_other_run(&self, expected: impl Fn(&str) -> bool) -> Option<&String> {
         self.run_order.iter().find(|id| !expected(id))
     }
+}
+
+/// What a writer says of the cut-off last line it removed from `file`: the file, the bytes cut
+/// and why, and the byte offset the file now ends at. The one wording of every writer (a run,
+/// an eval, a server's log, Python's `RecordWriter`, annotate's answer cache).
+pub fn cut_note(file: &Path, cut: &Cut) -> String {
+    format!(
+        "{}: removed a cut-off last line: {cut}; the file now ends at byte offset {}",
+        file.display(),
+        cut.offset
+    )
+}
+
+/// Everything a writer that opened `file` for appending says about what it found there: the
+/// line it cut ([`cut_note`]) and the episodes written twice ([`Duplicates::warning`]), for the
+/// commands that keep the two in their summaries as for [`Existing::notes`].
+pub fn append_notes(file: &Path, cut: Option<&Cut>, duplicates: &Duplicates) -> Vec<String> {
+    [cut.map(|cut| cut_note(file, cut)), duplicates.warning(file)]
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// The part of a record the scan needs.

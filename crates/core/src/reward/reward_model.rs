@@ -86,11 +86,18 @@ pub fn read_score(api: RewardModelApi, body: &[u8]) -> Result<f64, String> {
             _ => return Err("neither a number nor an object".into()),
         },
     };
-    if number.is_finite() {
-        Ok(number)
-    } else {
-        Err("the reward is not finite".into())
+    if !number.is_finite() {
+        return Err("the reward is not finite".into());
     }
+    // Bounded like every number `[rewards]` gives, so that no total it enters, times a weight,
+    // overflows to infinity (`null` in a record): an answer past it is garbage, not a score.
+    let most = crate::limits::MAX_REWARD_NUMBER;
+    if number.abs() > most {
+        return Err(format!(
+            "the reward {number} is over the {most} in size a reward may be"
+        ));
+    }
+    Ok(number)
 }
 
 /// The last number of a number, a list of numbers, or a list of lists (the last token's
@@ -156,6 +163,10 @@ mod tests {
             ),
             (RewardModelApi::VllmPooling, br#"{"data":[]}"#),
             (RewardModelApi::VllmScore, br#"{"data":[{"score":"high"}]}"#),
+            // Past the bound every `[rewards]` number keeps: times a weight of 1e6 it would
+            // overflow a total to infinity.
+            (RewardModelApi::Plain, b"1e305"),
+            (RewardModelApi::VllmScore, br#"{"data":[{"score":-2e6}]}"#),
         ] {
             assert!(
                 read_score(api, bad).is_err(),

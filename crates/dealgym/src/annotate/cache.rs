@@ -81,7 +81,7 @@ impl AnswerCache {
             answers.insert(entry.key, entry.reply);
         })?;
         if let Some(cut) = &tail.cut {
-            eprintln!("{}: removed a cut-off last line: {cut}", path.display());
+            eprintln!("{}", crate::record::cut_note(&path, cut));
         }
         cut_off_tail(&mut file, &tail).map_err(io)?;
         Ok(AnswerCache {

@@ -151,7 +151,7 @@ pub async fn eval_tables<'s>(
     }
     let run_ids: HashSet<String> = names.keys().cloned().collect();
     let (mut writer, existing) = RecordWriter::open_runs(&run.out, &run_ids, run.resume)?;
-    if let Some(note) = existing.cut_note(&run.out) {
+    for note in existing.notes(&run.out) {
         eprintln!("{note}");
     }
     // Scenario by scenario, member by member, every entrant in turn: an eval cut short has

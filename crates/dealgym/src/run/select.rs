@@ -59,7 +59,7 @@ pub enum SelectError {
         split: String,
         have: String,
     },
-    #[error("{file} holds table scenarios (n-party games), which have no split and are not sampled: [scenarios] {key} ({flag}) chooses among two-party scenarios only; leave it out, or name the two-party files alone with --scenarios")]
+    #[error("{file} holds table scenarios (n-party games), which have no family, no split and are not sampled: [scenarios] {key}{flag} chooses among two-party scenarios only; leave it out, or name the two-party files alone with --scenarios")]
     TableFile {
         file: String,
         key: &'static str,
@@ -103,13 +103,14 @@ impl Selection {
     }
 
     /// What a file of table scenarios (n-party games) takes of this selection: its limit. A
-    /// table scenario has no split and tables are not sampled, so either one set is refused
-    /// for such a file, naming it, never ignored.
+    /// table scenario has no two-party family and no split, and tables are not sampled, so any
+    /// of the three set is refused for such a file, naming it, never ignored.
     pub fn table_limit(&self, file: &str) -> Result<Option<usize>, SelectError> {
-        let (key, flag) = match (&self.split, self.sample) {
-            (Some(_), _) => ("split", "--scenario-split"),
-            (None, Some(_)) => ("sample", "--sample"),
-            (None, None) => return Ok(self.limit),
+        let (key, flag) = match (self.family, &self.split, self.sample) {
+            (Some(_), _, _) => ("family", ""),
+            (None, Some(_), _) => ("split", " (--scenario-split)"),
+            (None, None, Some(_)) => ("sample", " (--sample)"),
+            (None, None, None) => return Ok(self.limit),
         };
         Err(SelectError::TableFile {
             file: file.to_string(),
@@ -461,6 +462,13 @@ mod tests {
             e.starts_with("t.jsonl holds table scenarios") && e.contains("split"),
             "{e}"
         );
+        // Nor a two-party family, which no table scenario has.
+        let family = Selection {
+            family: Some(crate::scenario::Family::Casino),
+            ..Selection::default()
+        };
+        let e = family.table_limit("t.jsonl").unwrap_err().to_string();
+        assert!(e.contains("[scenarios] family chooses"), "{e}");
     }
 
     #[test]

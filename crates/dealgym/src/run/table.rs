@@ -316,7 +316,7 @@ pub async fn run_tables<'s>(
     options.check_plan_size(scenarios.len(), "scenarios", 1)?;
     let kit = Arc::new(build_table_kit(options, &scenarios)?);
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
-    if let Some(note) = existing.cut_note(&options.out) {
+    for note in existing.notes(&options.out) {
         eprintln!("{note}");
     }
     let done = existing.episode_ids_of(&kit.run_id);

@@ -86,7 +86,9 @@ impl McpSessions {
             return Err(ServeError::Capacity(max));
         }
         let number: u64 = rand::random();
-        let id = format!("{number:016x}{:016x}", rand::random::<u64>());
+        // The session id is what a client presents to reach its session: a secret, made where
+        // the server's secrets are.
+        let id = super::secret::fresh();
         open.insert(
             id.clone(),
             McpSession {

@@ -78,6 +78,48 @@ pub struct AppState {
 
 type Shared = Arc<AppState>;
 
+/// The server's default list (every family's file) under the config's selection: each file
+/// that can take a split or a sample is served as it chooses; one without that split, or a
+/// table file (tables have neither), is left out, said on stderr. With no split or sample every
+/// file is served. Nothing left is an error naming the selection.
+fn default_scenarios(
+    files: &[std::path::PathBuf],
+    table_files: &[std::path::PathBuf],
+    selection: &crate::run::Selection,
+) -> anyhow::Result<(
+    Vec<Arc<crate::scenario::Scenario>>,
+    Vec<Arc<crate::scenario::TableScenario>>,
+)> {
+    use crate::run::{RunError, SelectError};
+    let mut scenarios = Vec::new();
+    for file in files {
+        match load_all(std::slice::from_ref(file), selection) {
+            Ok(kept) => scenarios.extend(kept),
+            Err(RunError::Select(
+                e @ (SelectError::NoSplits { .. } | SelectError::UnknownSplit { .. }),
+            )) => eprintln!("serve: left out of the default scenarios: {e}"),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let mut tables = Vec::new();
+    for file in table_files {
+        match crate::run::load_tables(std::slice::from_ref(file), selection) {
+            Ok(kept) => tables.extend(kept),
+            Err(RunError::Select(e @ SelectError::TableFile { .. })) => {
+                eprintln!("serve: left out of the default scenarios: {e}")
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if scenarios.is_empty() && tables.is_empty() {
+        anyhow::bail!(
+            "no default scenario file can take the config's [scenarios] ({}): name the files with --scenarios",
+            selection.describe().unwrap_or_default()
+        );
+    }
+    Ok((scenarios, tables))
+}
+
 /// A running server (for tests and the benchmark; `dealgym serve` uses [`serve`]).
 pub struct Server {
     pub addr: SocketAddr,
@@ -98,8 +140,14 @@ impl Server {
             .partition(|f| crate::scenario::is_table_file(f));
         // The config's `[scenarios]`, as `run` applies it: each two-party file its family,
         // split, sample and limit; each table file its limit (it has no split or sample).
-        let scenarios = load_all(&files, &options.selection)?;
-        let tables = crate::run::load_tables(&table_files, &options.selection)?;
+        let (scenarios, tables) = if options.scenarios_defaulted {
+            default_scenarios(&files, &table_files, &options.selection)?
+        } else {
+            (
+                load_all(&files, &options.selection)?,
+                crate::run::load_tables(&table_files, &options.selection)?,
+            )
+        };
         // Locked like a command's output (a second server on one log is refused); the ids it
         // holds are taken, so a restarted server never reuses one.
         let (log, existing) = RecordWriter::open_log(&options.log)?;

@@ -25,6 +25,10 @@ pub struct ServeOptions {
     /// Which scenarios of each file are served (the config's `[scenarios]`: family, split,
     /// sample, limit), chosen as `run` chooses them ([`Selection`]).
     pub selection: Selection,
+    /// `scenarios` is the server's default list (every family's file), not files the operator
+    /// named: a split or a sample then chooses among the files that can take it, and the others
+    /// are left out, said as the server starts (named files that cannot are refused).
+    pub scenarios_defaulted: bool,
     pub log: PathBuf,
     pub max_sessions: usize,
     pub idle_timeout: Duration,
@@ -62,6 +66,7 @@ impl ServeOptions {
             addr,
             scenarios,
             selection: Selection::default(),
+            scenarios_defaulted: false,
             log,
             max_sessions: 1024,
             idle_timeout: Duration::from_secs(600),
@@ -74,8 +79,8 @@ impl ServeOptions {
             connections: ConnectionLimits {
                 max_connections: 512,
                 header_timeout: Duration::from_secs(10),
-                write_timeout: Duration::from_secs(60),
-                max_requests: 1000,
+                write_timeout: Duration::from_secs(crate::limits::DEFAULT_WRITE_TIMEOUT_S),
+                max_requests: crate::limits::DEFAULT_CONNECTION_REQUESTS as usize,
             },
             body_timeout: Duration::from_secs(30),
             text_limits: TextLimits::default(),

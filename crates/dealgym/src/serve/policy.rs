@@ -42,6 +42,9 @@ pub struct ClientPolicy {
     /// The longest wait between tries a client may ask for (`backoff_s`, `backoff_max_s`;
     /// `--max-client-backoff-s`): it keeps its episode, and its request's place, alive.
     pub max_backoff: Duration,
+    /// The most retries a client may ask for (`retries`; `--max-client-retries`): with the
+    /// timeout, what bounds how long one call to an endpoint that hangs holds its permit.
+    pub max_retries: u32,
 }
 
 impl Default for ClientPolicy {
@@ -51,8 +54,9 @@ impl Default for ClientPolicy {
             scripts: false,
             origins: Vec::new(),
             hosts: Vec::new(),
-            max_call_timeout: Duration::from_secs(120),
-            max_backoff: Duration::from_secs(30),
+            max_call_timeout: Duration::from_secs(crate::limits::DEFAULT_CLIENT_TIMEOUT_S),
+            max_backoff: Duration::from_secs(crate::limits::DEFAULT_CLIENT_BACKOFF_S),
+            max_retries: crate::limits::DEFAULT_CLIENT_RETRIES as u32,
         }
     }
 }
@@ -134,9 +138,10 @@ impl ClientPolicy {
     }
 
     /// A client's endpoint `settings` (`what` names them) within the operator's bounds on
-    /// time: a `timeout_s`, `backoff_s` or `backoff_max_s` the client gave (a key of `given`)
-    /// past its bound is refused, naming the bound and its flag; one left to its default is
-    /// lowered to the bound.
+    /// time: a `timeout_s`, `backoff_s`, `backoff_max_s` or `retries` the client gave (a key of
+    /// `given`) past its bound is refused, naming the bound and its flag; one left to its
+    /// default is lowered to the bound. So one call holds its episode's permit for at most
+    /// (1 + retries) × timeout.
     pub fn call_times(
         &self,
         what: &str,
@@ -162,6 +167,15 @@ impl ClientPolicy {
                 )));
             }
             *value = most;
+        }
+        if settings.retries > self.max_retries {
+            if given.contains_key("retries") {
+                return Err(ServeError::Validation(format!(
+                    "{what}: retries {} is over this server's limit of {} (--max-client-retries)",
+                    settings.retries, self.max_retries
+                )));
+            }
+            settings.retries = self.max_retries;
         }
         Ok(())
     }
