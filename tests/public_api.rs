@@ -1,7 +1,8 @@
 //! A crate's public surface is a decision, not an accident: every item another crate can name
-//! is listed, one path a line, in a committed file beside the crate (`crates/core/public-api.txt`),
-//! and an item made public, or no longer public, without the list following fails here with the
-//! lines that differ. After a deliberate change, rewrite the list with
+//! is listed, one path a line, in a committed file beside the crate (`crates/core/public-api.txt`
+//! for `dealgym-core`, `crates/dealgym/public-api.txt` for the runtime), and an item made
+//! public, or no longer public, without the list following fails here with the lines that
+//! differ. After a deliberate change, rewrite the list with
 //! `DEALGYM_BLESS=1 cargo test --test integration public_api::` and commit it with the change.
 //!
 //! The list is read from the sources with `syn` (stable Rust has no rustdoc JSON): from `lib.rs`,
@@ -552,6 +553,11 @@ fn surface_is_the_committed_list(crate_dir: &str, crate_name: &str) {
 #[test]
 fn the_core_public_surface_is_the_committed_list() {
     surface_is_the_committed_list("crates/core", "dealgym_core");
+}
+
+#[test]
+fn the_runtime_public_surface_is_the_committed_list() {
+    surface_is_the_committed_list("crates/dealgym", "dealgym");
 }
 
 /// The listing's own rules, on a crate written for the purpose: re-exports resolved (named,
