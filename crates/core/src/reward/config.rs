@@ -148,7 +148,7 @@ pub enum Combine {
     #[default]
     Sum,
     /// R = R_m · (1 + sign(R_m) · clip(E, −n, n)/n), R_m the primary component and E the
-    /// weighted sum of the auxiliary ones (`reward::enhance`).
+    /// weighted sum of the auxiliary ones (`reward::combine::enhance`).
     Enhance,
 }
 
