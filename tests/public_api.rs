@@ -36,8 +36,8 @@ struct Def {
     name: String,
     kind: &'static str,
     public: bool,
-    /// Fields, variants and trait items: (name, kind), those another crate can name.
-    members: Vec<(String, &'static str)>,
+    /// Fields, variants and trait items another crate can name.
+    members: Members,
 }
 
 /// One name a `use` declaration brings in (a group is flattened).
@@ -56,11 +56,14 @@ enum Target {
     External(String),
 }
 
+/// Members another crate can name: (name, kind).
+type Members = Vec<(String, &'static str)>;
+
 #[derive(Default)]
 struct Crate {
     modules: Vec<Module>,
     /// An inherent impl's `pub` methods and constants: (module of the impl, self type path, members).
-    impls: Vec<(usize, Vec<String>, Vec<(String, &'static str)>)>,
+    impls: Vec<(usize, Vec<String>, Members)>,
 }
 
 fn is_public(vis: &syn::Visibility) -> bool {
@@ -137,7 +140,7 @@ fn flatten_use(tree: &syn::UseTree, prefix: &mut Vec<String>, public: bool, out:
     }
 }
 
-fn fields(fields: &syn::Fields) -> Vec<(String, &'static str)> {
+fn fields(fields: &syn::Fields) -> Members {
     fields
         .iter()
         .enumerate()
@@ -433,7 +436,7 @@ impl Crate {
 
     /// The members of a type or trait: its own (fields, variants, trait items) and its
     /// inherent impls' `pub` methods and constants.
-    fn members(&self, m: usize, d: usize) -> Vec<(String, &'static str)> {
+    fn members(&self, m: usize, d: usize) -> Members {
         let mut members = self.modules[m].defs[d].members.clone();
         for (impl_module, self_ty, impl_members) in &self.impls {
             if self.resolve(*impl_module, self_ty, 0) == Target::Def(m, d) {
