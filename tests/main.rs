@@ -37,6 +37,7 @@ mod presets;
 mod prompt_cost;
 mod prompts_truth;
 mod properties;
+mod public_api;
 mod real_outputs;
 mod replay;
 mod replay_cli;

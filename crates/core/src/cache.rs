@@ -50,12 +50,9 @@ impl<K: Hash + Eq, V: Clone> BoundedCache<K, V> {
         map.insert(key, value);
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.lock().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<K, V>> {

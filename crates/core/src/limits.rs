@@ -107,7 +107,7 @@ pub const MAX_SESSION_MEMORY_BYTES: u64 = 1 << 40;
 /// reasoning, kept as received and merged into `reasoning`), the Thought and Talk cut from it,
 /// and the Talk again in what was forwarded — at most four copies of any byte. The bound an
 /// episode's next turn is checked against before it is played ([`EpisodeText::admit`]).
-pub const TURN_COPIES: u64 = 4;
+pub(crate) const TURN_COPIES: u64 = 4;
 
 /// What a turn stores beside its completion's copies, at most: its keys, the parse, the
 /// canonical action and a regulation note forwarded with the Talk.
@@ -166,7 +166,7 @@ pub struct EpisodeText {
 impl EpisodeText {
     /// Whether a turn of a completion of `completion` bytes, with `beside` bytes more kept with
     /// it (the endpoint's account of the call), may still be played: the completion within its
-    /// cap, and the most such a turn can store ([`TURN_COPIES`] copies) within the episode's.
+    /// cap, and the most such a turn can store (`TURN_COPIES` copies) within the episode's.
     /// Checked before the turn is played, so what an episode stores never passes its cap.
     pub fn admit(
         &self,
@@ -421,7 +421,7 @@ pub(crate) fn check_integer(key: &str, value: i64, min: i64, max: i64) -> Result
 
 /// What [`read_line`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineRead {
+pub(crate) enum LineRead {
     /// Nothing is left to read.
     End,
     /// One line is in the buffer, with its newline where it has one (the last line of a file
@@ -437,7 +437,7 @@ pub enum LineRead {
 /// bytes (its newline not counted) without holding more than `max` bytes of it: the one way
 /// every line reader (records, scenarios) reads, so a line of any length costs at most the
 /// limit in memory. `BufRead::read_until` would hold the whole line first.
-pub fn read_line(
+pub(crate) fn read_line(
     input: &mut impl BufRead,
     buf: &mut Vec<u8>,
     max: usize,

@@ -22,7 +22,7 @@ use crate::scenario::Scenario;
 use crate::vocab::Seat;
 
 /// The most deals one campaign may hold.
-pub const MAX_DEALS: usize = 1000;
+pub(crate) const MAX_DEALS: usize = 1000;
 
 /// One line of a campaigns file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -157,7 +157,7 @@ pub fn load_campaigns(
 }
 
 /// [`load_campaigns`] over text read from `reader`, naming it `file` in errors.
-pub fn read_campaigns(
+pub(crate) fn read_campaigns(
     file: &str,
     mut reader: impl BufRead,
     find: impl Fn(&str) -> Option<Arc<Scenario>>,

@@ -92,8 +92,8 @@ pub struct LedgerState {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("ledger.{field}: {message}")]
 pub struct BadLedger {
-    pub field: &'static str,
-    pub message: String,
+    pub(crate) field: &'static str,
+    pub(crate) message: String,
 }
 
 /// The most a ledger amount may be (the scenario files' own limit on amounts).
@@ -112,7 +112,7 @@ fn amount(field: &'static str, v: f64, min: f64) -> Result<(), BadLedger> {
 
 impl LedgerKind {
     /// The kind's name, as the file spells it.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             LedgerKind::BestOffer(_) => "best_offer",
             LedgerKind::Quantity(_) => "quantity",
@@ -121,7 +121,7 @@ impl LedgerKind {
     }
 
     /// Check what serde cannot: every amount finite and in range, a lot of at least one unit.
-    pub fn validate(&self) -> Result<(), BadLedger> {
+    pub(crate) fn validate(&self) -> Result<(), BadLedger> {
         match *self {
             LedgerKind::BestOffer(BestOffer { start }) => amount("start", start, -MAX_AMOUNT),
             LedgerKind::Quantity(Quantity {
@@ -158,7 +158,7 @@ impl LedgerKind {
     }
 
     /// The end-of-campaign penalty of holding `units` (`quantity`; 0 for the other kinds).
-    pub fn penalty(&self, units: f64) -> f64 {
+    pub(crate) fn penalty(&self, units: f64) -> f64 {
         match *self {
             LedgerKind::Quantity(Quantity {
                 target,
@@ -198,7 +198,11 @@ impl LedgerKind {
     /// The ledger after a deal: `closed` is `Some((utility, price))` when the deal closed (the
     /// seat's utility, and the price paid where the deal has one), `None` when it did not (the
     /// ledger is unchanged).
-    pub fn settle(&self, before: &LedgerState, closed: Option<(f64, Option<f64>)>) -> LedgerState {
+    pub(crate) fn settle(
+        &self,
+        before: &LedgerState,
+        closed: Option<(f64, Option<f64>)>,
+    ) -> LedgerState {
         let Some((utility, price)) = closed else {
             return *before;
         };
@@ -228,7 +232,7 @@ impl LedgerKind {
 
 /// A deal's gain over its BATNA: the seat's utility less its no-deal value on a deal, 0
 /// without one (no deal leaves the seat exactly its BATNA).
-pub fn gain(utility: f64, batna: f64, closed: bool) -> f64 {
+pub(crate) fn gain(utility: f64, batna: f64, closed: bool) -> f64 {
     if closed {
         utility - batna
     } else {

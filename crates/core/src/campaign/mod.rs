@@ -9,7 +9,7 @@
 //! campaign's deals in order through the one driver, and the episode reads a deal's
 //! [`Standing`] from its setup. Any family plugs in: the ledger speaks of the seat's utility
 //! and no-deal value, which every family has; only `budget` needs a buyer's budget
-//! ([`with_budget`], one arm per family that has one).
+//! (`with_budget`, one arm per family that has one).
 
 mod examples;
 mod file;
@@ -17,6 +17,7 @@ mod ledger;
 mod standing;
 
 pub use examples::example_campaigns;
-pub use file::{load_campaigns, read_campaigns, Campaign, CampaignError, CampaignLine, MAX_DEALS};
-pub use ledger::{gain, BadLedger, BestOffer, Budget, LedgerKind, LedgerState, Quantity};
-pub use standing::{budget_of, has_budget, with_budget, DealLedger, EarlierDeal, Standing};
+pub use file::{load_campaigns, Campaign, CampaignError, CampaignLine};
+pub use ledger::{BadLedger, BestOffer, Budget, LedgerKind, LedgerState, Quantity};
+pub(crate) use standing::with_budget;
+pub use standing::{budget_of, DealLedger, EarlierDeal, Standing};

@@ -74,7 +74,11 @@ pub struct DealLedger {
 
 /// The budget ledger applied to a scenario the seat plays `role` in: the scenario with that
 /// role's budget set to `budget`. Only a buyer who pays a price has a budget.
-pub fn with_budget(scenario: &Scenario, role: Role, budget: f64) -> Result<Scenario, String> {
+pub(crate) fn with_budget(
+    scenario: &Scenario,
+    role: Role,
+    budget: f64,
+) -> Result<Scenario, String> {
     let mut capped = scenario.clone();
     match (&mut capped.game, role) {
         (Game::Price { buyer, .. }, Role::Buyer) => buyer.budget = budget,
@@ -89,7 +93,7 @@ pub fn with_budget(scenario: &Scenario, role: Role, budget: f64) -> Result<Scena
 }
 
 /// Whether `scenario` has a buyer's budget a `budget` ledger can cap.
-pub fn has_budget(scenario: &Scenario) -> bool {
+pub(crate) fn has_budget(scenario: &Scenario) -> bool {
     with_budget(scenario, Role::Buyer, 0.0).is_ok()
 }
 
@@ -104,7 +108,7 @@ pub fn budget_of(scenario: &Scenario) -> Option<f64> {
 impl Standing {
     /// What the deal left the ledger, `seat` carrying it: `closed` is `Some((utility, price))`
     /// on a deal, `None` otherwise.
-    pub fn settle(
+    pub(crate) fn settle(
         &self,
         seat: crate::vocab::Seat,
         closed: Option<(f64, Option<f64>)>,

@@ -121,12 +121,12 @@ pub struct Step {
     pub parsed: Parsed,
     /// The move that took effect, if the completion could be used.
     pub played: Option<Action>,
-    pub event: Option<RegulationEvent>,
+    pub(crate) event: Option<RegulationEvent>,
     /// The completion could not be used and the same seat is asked again.
     pub retry: bool,
-    pub terminated: bool,
-    pub truncated: bool,
-    pub outcome: Option<Outcome>,
+    pub(crate) terminated: bool,
+    pub(crate) truncated: bool,
+    pub(crate) outcome: Option<Outcome>,
 }
 
 /// Misuse of the episode API (not a player's error: those are recorded turns).
@@ -283,7 +283,7 @@ impl Episode {
     }
 
     /// The templates the episode renders its messages with.
-    pub fn prompts(&self) -> &Arc<Prompts> {
+    pub(crate) fn prompts(&self) -> &Arc<Prompts> {
         &self.prompts
     }
 
@@ -330,7 +330,7 @@ impl Episode {
     }
 
     /// The moves that took effect, in order.
-    pub fn history(&self) -> &[Move] {
+    pub(crate) fn history(&self) -> &[Move] {
         &self.history
     }
 
@@ -609,7 +609,7 @@ impl Episode {
     }
 
     /// The parts of the episode a record needs: setup, system prompts, turns and outcome.
-    pub fn into_parts(
+    pub(crate) fn into_parts(
         self,
     ) -> (
         Arc<Scenario>,

@@ -126,9 +126,9 @@ const RENDERED_CAPACITY: usize = 4096;
 /// A seat's rendered system prompt, with the reduced form the copy check reads.
 #[derive(Debug, PartialEq, Eq)]
 pub struct SystemPrompt {
-    pub text: String,
+    pub(crate) text: String,
     /// `text` as [`normalize_for_copy`] reduces it, for [`crate::protocol::copies_instructions`].
-    pub instructions: String,
+    pub(crate) instructions: String,
 }
 
 /// Everything a seat's system prompt is rendered from besides the templates: the arguments of
@@ -239,7 +239,7 @@ impl Prompts {
     /// The templates in effect that are not this build's built-ins (a changed or an extra file
     /// in the prompts directory), each with the digest of its source: what lets a replay that
     /// refuses say which templates differ.
-    pub fn overrides(&self) -> &BTreeMap<String, Digest> {
+    pub(crate) fn overrides(&self) -> &BTreeMap<String, Digest> {
         &self.overrides
     }
 
@@ -261,7 +261,7 @@ impl Prompts {
     /// grammar with one example turn, and every rule that can end the episode as the engine
     /// applies it (`rules`: a rule that is off is not told). Rendered once per set of inputs
     /// and kept (the same inputs render the same text).
-    pub fn system_prompt(
+    pub(crate) fn system_prompt(
         &self,
         scenario: &Arc<Scenario>,
         seat: &SeatSetup,
@@ -298,12 +298,16 @@ impl Prompts {
     }
 
     /// The first user message of the seat that moves first.
-    pub fn opening(&self, format: TurnFormat) -> Result<String, PromptError> {
+    pub(crate) fn opening(&self, format: TurnFormat) -> Result<String, PromptError> {
         self.render("opening.j2", context! { format => format_name(format) })
     }
 
     /// The correction sent back after a turn that could not be used.
-    pub fn correction(&self, error: &str, format: TurnFormat) -> Result<String, PromptError> {
+    pub(crate) fn correction(
+        &self,
+        error: &str,
+        format: TurnFormat,
+    ) -> Result<String, PromptError> {
         self.render(
             "correction.j2",
             context! { error => error, format => format_name(format) },
@@ -311,7 +315,11 @@ impl Prompts {
     }
 
     /// The note a regulated seat gets with its next message when its move was replaced.
-    pub fn regulated(&self, original: &str, replacement: &str) -> Result<String, PromptError> {
+    pub(crate) fn regulated(
+        &self,
+        original: &str,
+        replacement: &str,
+    ) -> Result<String, PromptError> {
         self.render(
             "regulated.j2",
             context! { original => original, replacement => replacement },

@@ -21,7 +21,7 @@ pub struct Offer {
 impl Offer {
     /// The offer's terms as `seat` reads them: the proposer's own, flipped for the other seat
     /// (item shares become `count − x`; prices and contracts read the same from both sides).
-    pub fn terms_for(&self, seat: Seat, space: TermSpace<'_>) -> Terms {
+    pub(crate) fn terms_for(&self, seat: Seat, space: TermSpace<'_>) -> Terms {
         if seat == self.by {
             self.terms.clone()
         } else {
@@ -117,7 +117,7 @@ pub enum RejectLoop {
 
 impl RejectLoop {
     /// What the outcome's `detail` says of it.
-    pub fn describe(self, k: u32) -> String {
+    pub(crate) fn describe(self, k: u32) -> String {
         match self {
             RejectLoop::SameOffer => format!("the same terms proposed {k} times in a row"),
             RejectLoop::Rejections => format!("{k} rejections in a row without a proposal"),

@@ -617,7 +617,7 @@ impl Setup {
 
     /// What `seat` gets without a deal: its campaign BATNA where it carries a campaign's
     /// ledger, else the setup's no-deal value.
-    pub fn no_deal_value_of(&self, seat: Seat) -> f64 {
+    pub(crate) fn no_deal_value_of(&self, seat: Seat) -> f64 {
         match &self.seats[seat].campaign {
             Some(standing) => standing.batna,
             None => self.no_deal_value,
@@ -625,7 +625,7 @@ impl Setup {
     }
 
     /// The seat that carries a campaign's ledger in this deal, and what the ledger left it.
-    pub fn campaign(&self) -> Option<(Seat, &Standing)> {
+    pub(crate) fn campaign(&self) -> Option<(Seat, &Standing)> {
         Seat::BOTH
             .into_iter()
             .find_map(|seat| self.seats[seat].campaign.as_ref().map(|s| (seat, s)))
@@ -634,7 +634,7 @@ impl Setup {
     /// This setup with `seat` carrying a campaign's ledger as `standing` says: its no-deal
     /// value becomes the standing's BATNA, and so does its floor (on items and issues with
     /// `floor_fraction`, the higher of the BATNA and that share, as for any no-deal value).
-    /// A `budget` standing needs the seat to be a buyer with a budget ([`with_budget`]).
+    /// A `budget` standing needs the seat to be a buyer with a budget (`campaign::with_budget`).
     pub fn with_standing(
         mut self,
         scenario: &Scenario,

@@ -9,7 +9,7 @@
 //! closing Reject) when its last move comes and the seller has not come down to a price it
 //! would pay. Neither side ever proposes past its own limit (cost, or worth to the buyer); at
 //! it, with nothing left to concede, a side holds its price while the other still moves and
-//! leaves once the other holds too ([`ina_at_limit`]), rather than name the same price again.
+//! leaves once the other holds too (`ina_at_limit`), rather than name the same price again.
 //!
 //! Bundles: the buyer asks for the parts it wants — those worth to it at least `KEEP_SHARE` of
 //! their list price, the least a seller whose cost is at most INA's 0.85 of the list could ask
@@ -27,7 +27,7 @@ use super::concession::{Decision, Tactic};
 /// The concession rates `(k_buyer, k_seller)` of INA's tactics: the paper's (0.4, 0.6) for
 /// `rule:ina`, the released code's (0.2, 0.5; `Dialogue_flow_generation/e_commerce_dialogue_flow.py`
 /// of zishan-ai/neg) for `rule:ina-code`; `None` for the other tactics.
-pub fn ina_rates(tactic: Tactic) -> Option<(f64, f64)> {
+pub(crate) fn ina_rates(tactic: Tactic) -> Option<(f64, f64)> {
     match tactic {
         Tactic::Ina => Some((0.4, 0.6)),
         Tactic::InaCode => Some((0.2, 0.5)),
@@ -37,12 +37,12 @@ pub fn ina_rates(tactic: Tactic) -> Option<(f64, f64)> {
 
 /// The seller's acceptance tolerance `tol`: the paper names it without a value; the released
 /// code accepts within 5% of the opening price.
-pub const TOLERANCE: f64 = 0.05;
+pub(crate) const TOLERANCE: f64 = 0.05;
 /// Moves on the price alone before the buyer starts dropping parts under INA's curves (the
 /// paper's `d`: "we keep the value of d as 2", its appendix A.1).
-pub const PRICE_ONLY_MOVES: u32 = 2;
+pub(crate) const PRICE_ONLY_MOVES: u32 = 2;
 /// A part worth less to the buyer than this share of its list price is not asked for.
-pub const KEEP_SHARE: f64 = 0.7;
+pub(crate) const KEEP_SHARE: f64 = 0.7;
 
 /// INA's player at its limit: its next proposal would repeat its last one, nothing being left
 /// to concede on those terms, and no acceptable offer is on the table. Proposing the same terms
@@ -58,7 +58,7 @@ pub const KEEP_SHARE: f64 = 0.7;
 ///
 /// So a hold is answered by a proposal or by leaving, never by a second hold of its own, and
 /// no three rejections run in a row. The one rule for INA's players on prices and bundles.
-pub fn ina_at_limit(offer_on_table: bool) -> Action {
+pub(crate) fn ina_at_limit(offer_on_table: bool) -> Action {
     if offer_on_table {
         Action::Reject
     } else {
@@ -69,7 +69,14 @@ pub fn ina_at_limit(offer_on_table: bool) -> Action {
 /// The next price under INA's curves: from this side's last price `own` toward the other side's
 /// last price `other` (or this side's `limit` where the other has named none), after `t` own
 /// moves, at rate `k`. Never past `limit`.
-pub fn ina_price(buyer: bool, k: f64, own: f64, other: Option<f64>, limit: f64, t: u32) -> f64 {
+pub(crate) fn ina_price(
+    buyer: bool,
+    k: f64,
+    own: f64,
+    other: Option<f64>,
+    limit: f64,
+    t: u32,
+) -> f64 {
     let other = other.unwrap_or(limit);
     let decay = (-k * f64::from(t)).exp();
     let next = other + (own - other) * decay;
@@ -84,17 +91,17 @@ pub fn ina_price(buyer: bool, k: f64, own: f64, other: Option<f64>, limit: f64, 
 /// (the buyer's worth, the seller's cost) and the bundle it asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BundleStance {
-    pub buyer: bool,
-    pub spec: BundleSpec,
-    pub own: BundleValues,
+    pub(crate) buyer: bool,
+    pub(crate) spec: BundleSpec,
+    pub(crate) own: BundleValues,
     /// The buyer: the parts it wants. The seller: the whole bundle.
-    pub wanted: BundleChoice,
+    pub(crate) wanted: BundleChoice,
     /// The least surplus it agrees to: 0, or a campaign's BATNA (possibly below zero).
-    pub floor: f64,
+    pub(crate) floor: f64,
 }
 
 impl BundleStance {
-    pub fn new(buyer: bool, spec: &BundleSpec, own: &BundleValues) -> BundleStance {
+    pub(crate) fn new(buyer: bool, spec: &BundleSpec, own: &BundleValues) -> BundleStance {
         let mut wanted = BundleChoice::full(spec);
         if buyer {
             for (i, part) in spec.accessories.iter().enumerate() {
@@ -113,7 +120,7 @@ impl BundleStance {
 
     /// The stance holding out for at least `floor` of surplus (a campaign's BATNA; below zero
     /// on a quantity ledger's shortfall, where a deal at a loss beats walking away).
-    pub fn with_floor(mut self, floor: f64) -> BundleStance {
+    pub(crate) fn with_floor(mut self, floor: f64) -> BundleStance {
         self.floor = floor;
         self
     }
@@ -129,7 +136,7 @@ impl BundleStance {
     }
 
     /// The worth of bundle terms to this side: its surplus above its floor.
-    pub fn worth(&self, terms: &Terms) -> f64 {
+    pub(crate) fn worth(&self, terms: &Terms) -> f64 {
         match terms {
             Terms::Bundle { parts, .. } => {
                 let price = terms.price().unwrap_or_default();
@@ -224,7 +231,7 @@ impl BundleStance {
     /// its bundle at `open + (limit − open)·conceded(t)`; INA's tactic by its curves. Either
     /// accepts an offer worth to it at least what its own proposal is worth (INA's seller: less
     /// its tolerance), and never proposes the same terms twice running while it can still move.
-    pub fn decide(
+    pub(crate) fn decide(
         &self,
         tactic: Tactic,
         t: u32,

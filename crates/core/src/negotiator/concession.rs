@@ -91,11 +91,11 @@ impl Tactic {
 /// A deal a negotiator may propose, with its worth to the negotiator and a tie-breaker.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
-    pub terms: Terms,
+    pub(crate) terms: Terms,
     pub utility: f64,
     /// How much the deal leaves the other side, by a public measure (units left to it); used to
     /// choose between deals of equal worth.
-    pub generosity: f64,
+    pub(crate) generosity: f64,
 }
 
 /// What a negotiator knows of a game from its own side.
@@ -124,9 +124,9 @@ pub struct Decision {
     pub action: Action,
     /// The least worth it accepts this round, as a utility: its aspiration, or the worth of
     /// its proposal where it conceded below the aspiration rather than repeat itself.
-    pub aspiration: f64,
+    pub(crate) aspiration: f64,
     /// The worth of the offer on the table, if there is one.
-    pub offered: Option<f64>,
+    pub(crate) offered: Option<f64>,
 }
 
 impl Stance {

@@ -4,7 +4,7 @@
 //! It reads only what its seat may know ([`TableKnowledge`]): its own scores and minimum, the
 //! public offers (their ids, who proposed them, how many parties accepted each) and what its turn
 //! asks. The same policy answers as the `rule:` player (from the episode, through
-//! [`TableKnowledge::of`]) and as the mock endpoint (from the prompt's text).
+//! `TableKnowledge::of`) and as the mock endpoint (from the prompt's text).
 //!
 //! - cooperative: concedes from its best score toward its minimum over the rounds, proposes the
 //!   deal at its current target closest to the latest other proposal, and accepts any proposal at
@@ -18,7 +18,7 @@
 //! the most parties accepted among those at or above its minimum (with its bonus), else its own
 //! target deal.
 
-use crate::scenario::{Incentive, TableScenario};
+use crate::scenario::Incentive;
 
 /// The player spec of the scripted party: what a table seat not played by a model plays.
 pub const SCRIPTED_SPEC: &str = "rule:deliberation";
@@ -58,7 +58,7 @@ pub struct TableKnowledge {
 
 impl TableKnowledge {
     /// What `seat` knows in `episode` now.
-    pub fn of(episode: &TableEpisode, seat: usize) -> TableKnowledge {
+    pub(crate) fn of(episode: &TableEpisode, seat: usize) -> TableKnowledge {
         let s = episode.scenario();
         let party = &s.parties[seat];
         let bonus = match &s.rules.agreement {
@@ -293,12 +293,6 @@ pub fn table_turn(k: &TableKnowledge) -> String {
 /// The scripted party's completion for `seat` of `episode`.
 pub fn scripted_table_turn(episode: &TableEpisode, seat: usize) -> String {
     table_turn(&TableKnowledge::of(episode, seat))
-}
-
-/// Whether a scenario's deals can be enumerated by the scripted party (every table game can;
-/// kept so a caller can check before seating it).
-pub fn playable(scenario: &TableScenario) -> bool {
-    scenario.term_space().size().is_some()
 }
 
 #[cfg(test)]

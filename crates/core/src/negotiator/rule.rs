@@ -24,11 +24,11 @@ pub struct Position<'a> {
     pub setup: &'a Setup,
     pub seat: Seat,
     /// Moves this seat has made that took effect.
-    pub own_moves: u32,
+    pub(crate) own_moves: u32,
     /// The counterpart's offer this seat may accept now, in this seat's own terms (`None`:
     /// ACCEPT is not legal now).
     pub counter_offer: Option<Terms>,
-    pub own_offers: Vec<Terms>,
+    pub(crate) own_offers: Vec<Terms>,
     pub sampling_seed: u64,
 }
 

@@ -11,5 +11,5 @@ mod state;
 
 pub use state::{
     EndingRules, IssueView, ItemView, MoveView, OfferView, OutcomeView, OwnTurn, PrivateView,
-    PublicView, RegulationView, SeatState, TermValue, TermsView, TurnCount, WeightView,
+    PublicView, RegulationView, SeatState, TermValue, TurnCount, WeightView,
 };

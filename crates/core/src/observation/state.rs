@@ -144,7 +144,8 @@ pub struct WeightView {
     pub valuation: serde_json::Value,
 }
 
-pub use crate::protocol::{TermValue, TermsView};
+pub use crate::protocol::TermValue;
+pub(crate) use crate::protocol::TermsView;
 
 /// An offer on the table: who made it and its terms from the observer's side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -80,7 +80,7 @@ impl Action {
         }
     }
 
-    pub fn terms(&self) -> Option<&Terms> {
+    pub(crate) fn terms(&self) -> Option<&Terms> {
         match self {
             Action::Submit(t) => Some(t),
             _ => None,
@@ -110,23 +110,16 @@ pub struct TurnError {
 }
 
 impl TurnError {
-    pub fn format(message: impl Into<String>) -> Self {
+    pub(crate) fn format(message: impl Into<String>) -> Self {
         TurnError {
             kind: ErrorKind::Format,
             message: message.into(),
         }
     }
 
-    pub fn illegal(message: impl Into<String>) -> Self {
+    pub(crate) fn illegal(message: impl Into<String>) -> Self {
         TurnError {
             kind: ErrorKind::Illegal,
-            message: message.into(),
-        }
-    }
-
-    pub fn backend(message: impl Into<String>) -> Self {
-        TurnError {
-            kind: ErrorKind::Backend,
             message: message.into(),
         }
     }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::terms::{brief, read_number, to_cents, TermValue, TermsError, TermsView, MAX_PRICE};
 
 /// The key of the delivery part in the grammar.
-pub const DELIVERY: &str = "delivery";
+pub(crate) const DELIVERY: &str = "delivery";
 
 /// The public bundle of a scenario: the main product, the accessories that can be removed, and
 /// the delivery fee, each at the seller's list price (its opening ask for the part).
@@ -56,7 +56,7 @@ impl BundleChoice {
     }
 
     /// Every choice of parts: `2^(accessories + 1)` of them, the full bundle first.
-    pub fn all(spec: &BundleSpec) -> Vec<BundleChoice> {
+    pub(crate) fn all(spec: &BundleSpec) -> Vec<BundleChoice> {
         let n = spec.accessories.len();
         (0..1u32 << (n + 1))
             .map(|mask| BundleChoice {
@@ -89,7 +89,8 @@ impl BundleChoice {
     }
 
     /// The names of the parts left out, for prose.
-    pub fn left_out<'a>(&self, spec: &'a BundleSpec) -> Vec<&'a str> {
+    #[cfg(test)]
+    pub(crate) fn left_out<'a>(&self, spec: &'a BundleSpec) -> Vec<&'a str> {
         let mut out: Vec<&str> = spec
             .accessories
             .iter()
@@ -109,7 +110,7 @@ impl BundleChoice {
 /// one reading of a move's INA intent: the built-in players' labels (`scenario::acts`) and the
 /// intent-consistency reward (`reward::ina`) both take it from here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OfferChange {
+pub(crate) struct OfferChange {
     pub dropped: bool,
     pub added: bool,
     pub price: Option<std::cmp::Ordering>,
@@ -294,7 +295,7 @@ fn part_key(spec: &BundleSpec, i: usize) -> &str {
 }
 
 /// The removable parts' keys, delivery last.
-pub fn part_keys(spec: &BundleSpec) -> Vec<&str> {
+pub(crate) fn part_keys(spec: &BundleSpec) -> Vec<&str> {
     spec.accessories
         .iter()
         .map(|p| p.key.as_str())

@@ -191,12 +191,12 @@ fn turn<N: Notation>(n: &N, space: TermSpace<'_>, format: TurnFormat, accept: bo
 
 /// A GBNF grammar (llama.cpp) for one seat's next turn. `accept` says whether ACCEPT is legal
 /// now (the counterpart's offer is on the table); when it is not, the grammar leaves it out.
-pub fn gbnf(space: TermSpace<'_>, format: TurnFormat, accept: bool) -> String {
+pub(crate) fn gbnf(space: TermSpace<'_>, format: TurnFormat, accept: bool) -> String {
     format!("root ::= {}\n", turn(&Gbnf, space, format, accept))
 }
 
 /// A regular expression (vLLM guided decoding) for one seat's next turn; see [`gbnf`].
-pub fn regex(space: TermSpace<'_>, format: TurnFormat, accept: bool) -> String {
+pub(crate) fn regex(space: TermSpace<'_>, format: TurnFormat, accept: bool) -> String {
     turn(&Regex, space, format, accept)
 }
 

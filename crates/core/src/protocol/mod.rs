@@ -15,20 +15,21 @@ mod tickets;
 mod tools;
 
 pub use action::{Action, ActionKind, ErrorKind, TurnError};
-pub use bundle::{part_keys, BundleChoice, BundlePart, BundleSpec, OfferChange, DELIVERY};
-pub(crate) use parse::proposes_deal;
+pub(crate) use bundle::{part_keys, OfferChange, DELIVERY};
+pub use bundle::{BundleChoice, BundlePart, BundleSpec};
 pub use parse::{
-    after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy,
-    normalize_label, parse, read_move, split_act, ParseNote, Parsed, TurnFormat,
+    after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy, parse,
+    read_move, ParseNote, Parsed, TurnFormat,
 };
+pub(crate) use parse::{normalize_label, proposes_deal};
 pub(crate) use render::render_forwarded;
 pub use render::{render_action, render_turn};
+pub(crate) use terms::TermsView;
 pub use terms::{
-    format_cents, parse_terms, terms_from_json, to_cents, IssueRange, IssueSpec, IssueValue,
-    ItemSpec, TermSpace, TermValue, Terms, TermsError, TermsView,
+    format_cents, parse_terms, to_cents, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace,
+    TermValue, Terms, TermsError,
 };
-pub use tickets::{ticket_template, TicketSpec, UNCHANGED};
-pub use tools::{
-    as_tool_turn, judge_mode, openai_tools, read_tool_calls, tool_call_for, tool_specs,
-    with_act_argument, ToolSpec, TOOL_NAMES,
-};
+pub(crate) use tickets::ticket_template;
+pub use tickets::{TicketSpec, UNCHANGED};
+pub use tools::{as_tool_turn, openai_tools, read_tool_calls, tool_specs, ToolSpec, TOOL_NAMES};
+pub(crate) use tools::{judge_mode, tool_call_for, with_act_argument};

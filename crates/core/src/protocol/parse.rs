@@ -270,7 +270,7 @@ pub fn parse(text: &str, space: TermSpace<'_>, server_reasoning: Option<&str>) -
 /// A `#label` after the action (the last one of the action part): the dialogue act the turn
 /// claims, as written (lower-cased, `_` and spaces as `-`: the catalog's spelling), and the
 /// action text without it, so the label is never read as part of the terms.
-pub fn split_act(action: &str) -> (String, Option<String>) {
+pub(crate) fn split_act(action: &str) -> (String, Option<String>) {
     let Some(found) = ACT_LABEL.captures_iter(action).last() else {
         return (action.to_string(), None);
     };
@@ -283,7 +283,7 @@ pub fn split_act(action: &str) -> (String, Option<String>) {
 
 /// A dialogue-act label as written, reduced to the catalogs' spelling: lower case, `_` and
 /// spaces as `-`.
-pub fn normalize_label(raw: &str) -> String {
+pub(crate) fn normalize_label(raw: &str) -> String {
     raw.trim()
         .chars()
         .map(|c| match c {

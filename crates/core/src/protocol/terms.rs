@@ -60,7 +60,7 @@ impl IssueRange {
     }
 
     /// The `i`-th value of the issue, in enumeration order.
-    pub fn nth(&self, i: usize) -> IssueValue {
+    pub(crate) fn nth(&self, i: usize) -> IssueValue {
         match self {
             IssueRange::Integer { min, .. } => IssueValue::Number(min + i as i64),
             IssueRange::Discrete { .. } => IssueValue::Option(i),
@@ -167,7 +167,7 @@ fn mixed_radix(sizes: Vec<usize>) -> impl Iterator<Item = Vec<usize>> {
 
 /// Terms as a map: `{"price": 1250.0}`, `{"food": 2, "water": 1, "firewood": 0}`,
 /// `{"salary": 35, "position": "Engineer", …}` ([`Terms::named`]).
-pub type TermsView = std::collections::BTreeMap<String, TermValue>;
+pub(crate) type TermsView = std::collections::BTreeMap<String, TermValue>;
 
 /// One term's value: a price in currency units, a count of items, an issue's number or the
 /// name of its option.
@@ -206,7 +206,7 @@ impl Terms {
 
     /// [`flipped`](Self::flipped), borrowed where the other seat reads the same terms (prices,
     /// contracts): what a hot path reads, with no copy of terms that do not change.
-    pub fn seen_by_other(&self, space: TermSpace<'_>) -> std::borrow::Cow<'_, Terms> {
+    pub(crate) fn seen_by_other(&self, space: TermSpace<'_>) -> std::borrow::Cow<'_, Terms> {
         match (self, space) {
             (Terms::Items(shares), TermSpace::Items(items)) => {
                 std::borrow::Cow::Owned(Terms::Items(
@@ -233,7 +233,7 @@ impl Terms {
     /// name): what an observation shows and a `make_offer` call writes (`{"price": 12.5}`,
     /// `{"food": 2, …}`, `{"salary": 35, "position": "Engineer", …}`); [`terms_from_json`]
     /// reads it back.
-    pub fn named(&self, space: TermSpace<'_>) -> TermsView {
+    pub(crate) fn named(&self, space: TermSpace<'_>) -> TermsView {
         match (self, space) {
             (Terms::Price(_), _) => TermsView::from([(
                 "price".to_string(),
@@ -455,7 +455,7 @@ pub(crate) fn brief(text: &str) -> String {
 /// `{"food": 2, "water": 1, "firewood": 0}`, `{"salary": 35, "position": "Engineer"}`. Read
 /// with the same rules as a written action (key spellings, ranges, every key once); a key the
 /// space does not have is unreadable, as in the text.
-pub fn terms_from_json(
+pub(crate) fn terms_from_json(
     terms: &serde_json::Map<String, serde_json::Value>,
     space: TermSpace<'_>,
 ) -> Result<Terms, TermsError> {

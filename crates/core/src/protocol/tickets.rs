@@ -176,7 +176,7 @@ pub(crate) fn named_ticket_terms(prices: &[Option<i64>], tickets: &[TicketSpec])
 }
 
 /// The grammar's template for a call's terms: `t1:PRICE|unchanged t2:PRICE|unchanged`.
-pub fn ticket_template(tickets: &[TicketSpec]) -> String {
+pub(crate) fn ticket_template(tickets: &[TicketSpec]) -> String {
     tickets
         .iter()
         .map(|t| format!("{}:PRICE|{UNCHANGED}", t.key))
@@ -210,7 +210,8 @@ fn keys(tickets: &[TicketSpec]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{parse_terms, terms_from_json, TermSpace};
+    use crate::protocol::terms::terms_from_json;
+    use crate::protocol::{parse_terms, TermSpace};
 
     fn two() -> Vec<TicketSpec> {
         vec![

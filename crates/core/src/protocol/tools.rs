@@ -194,7 +194,12 @@ fn terms_schema(space: TermSpace<'_>) -> Value {
 /// The one call that makes `action` with `talk` (the inverse of reading a call): `make_offer`
 /// with the terms from the mover's side, `say` for a turn that only talks, the talk as the
 /// move's `message`.
-pub fn tool_call_for(action: &Action, talk: &str, space: TermSpace<'_>, id: String) -> ToolCall {
+pub(crate) fn tool_call_for(
+    action: &Action,
+    talk: &str,
+    space: TermSpace<'_>,
+    id: String,
+) -> ToolCall {
     let (name, arguments) = match action {
         Action::Submit(terms) => (
             "make_offer",
@@ -224,7 +229,7 @@ pub fn as_tool_turn(text: &str, space: TermSpace<'_>, id: String) -> (String, To
 
 /// A tool call's JSON arguments with `"act": label` added (a dialogue-act label given through
 /// tools); arguments that are not a JSON object are returned as they are.
-pub fn with_act_argument(arguments: &str, label: &str) -> String {
+pub(crate) fn with_act_argument(arguments: &str, label: &str) -> String {
     match serde_json::from_str::<Value>(arguments) {
         Ok(Value::Object(mut map)) => {
             map.insert("act".into(), Value::String(label.into()));
@@ -271,7 +276,7 @@ pub fn read_tool_calls(
 /// Judge a turn by the way its seat was asked to act: a completion is read whichever way it
 /// came (a reply without a call is read as text, calls as calls), but it is format-ok only in
 /// the mode asked for, and a tools seat whose text cannot be read is told it made no call.
-pub fn judge_mode(parsed: &mut Parsed, asked: TurnFormat, called: bool) {
+pub(crate) fn judge_mode(parsed: &mut Parsed, asked: TurnFormat, called: bool) {
     let tools = asked == TurnFormat::Tools;
     if tools != called {
         parsed.format_ok = false;

@@ -39,7 +39,7 @@ pub enum OnDuplicate {
 }
 
 impl OnDuplicate {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             OnDuplicate::Refuse => "refuse",
             OnDuplicate::Skip => "skip",
@@ -69,14 +69,14 @@ impl std::str::FromStr for OnDuplicate {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Duplicates {
     /// Records whose episode an earlier record already had.
-    pub lines: usize,
+    pub(crate) lines: usize,
     /// The first of them: its episode and where it was read (`FILE:LINE`).
-    pub first: Option<(EpisodeKey, String)>,
+    pub(crate) first: Option<(EpisodeKey, String)>,
 }
 
 impl Duplicates {
     /// Count one more, read at `at` (`FILE:LINE`).
-    pub fn add(&mut self, key: &EpisodeKey, at: impl FnOnce() -> String) {
+    pub(crate) fn add(&mut self, key: &EpisodeKey, at: impl FnOnce() -> String) {
         self.lines += 1;
         if self.first.is_none() {
             self.first = Some((key.clone(), at()));

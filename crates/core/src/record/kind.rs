@@ -23,14 +23,14 @@ pub enum RecordsKind {
 
 impl RecordsKind {
     /// The kind a record's `kind` field names (absent: a two-party record).
-    pub fn of_kind_field(kind: Option<&str>) -> RecordsKind {
+    pub(crate) fn of_kind_field(kind: Option<&str>) -> RecordsKind {
         match kind {
             Some("table") => RecordsKind::Table,
             _ => RecordsKind::TwoParty,
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             RecordsKind::TwoParty => "two-party",
             RecordsKind::Table => "table",
@@ -47,7 +47,7 @@ struct Peek {
 
 /// The kind of the first record of `file`; `None` for a file with no record. Reading stops at
 /// the first record (a bad first line is its error, naming the file and line).
-pub fn file_kind(file: &std::path::Path) -> Result<Option<RecordsKind>, ReadError> {
+pub(crate) fn file_kind(file: &std::path::Path) -> Result<Option<RecordsKind>, ReadError> {
     let mut reader = RecordReader::open(file)?.read_as::<Peek>();
     match reader.next() {
         None => Ok(None),
@@ -97,7 +97,7 @@ pub fn episode_kind(files: &[PathBuf], episode_id: &str) -> Result<Option<Record
 
 impl RecordsKind {
     /// The other kind.
-    pub fn other(self) -> RecordsKind {
+    pub(crate) fn other(self) -> RecordsKind {
         match self {
             RecordsKind::TwoParty => RecordsKind::Table,
             RecordsKind::Table => RecordsKind::TwoParty,
@@ -109,13 +109,13 @@ impl RecordsKind {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PassedOver {
     /// The kind passed over (`None` until one was).
-    pub kind: Option<RecordsKind>,
-    pub records: usize,
+    pub(crate) kind: Option<RecordsKind>,
+    pub(crate) records: usize,
 }
 
 impl PassedOver {
     /// Count `records` of `kind` as passed over.
-    pub fn add(&mut self, kind: RecordsKind, records: usize) {
+    pub(crate) fn add(&mut self, kind: RecordsKind, records: usize) {
         if records > 0 {
             self.kind = Some(kind);
             self.records += records;

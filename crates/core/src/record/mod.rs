@@ -38,7 +38,7 @@ use crate::vocab::Call;
 
 pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate};
 pub use files::{record_files_in, Located, RecordFiles};
-pub use kind::{episode_kind, file_kind, records_kind, PassedOver, RecordsKind};
+pub use kind::{episode_kind, records_kind, PassedOver, RecordsKind};
 pub use player::{PlayerSpec, SeatKind};
 pub use prompt_cost::{seat_calls, CallCost, PromptCost, PromptCosts};
 pub use reader::{ReadError, RecordReader};
@@ -63,11 +63,11 @@ pub const RECORD_SCHEMA: u32 = 1;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RewardIssueCounts {
     /// `reward_issues` summed over the records.
-    pub issues: BTreeMap<String, usize>,
+    pub(crate) issues: BTreeMap<String, usize>,
     /// Records whose reward is short of a failed part ([`EpisodeRecord::reward_missing`]).
     pub missing: usize,
     /// The first error behind each failed issue kind.
-    pub errors: BTreeMap<String, String>,
+    pub(crate) errors: BTreeMap<String, String>,
 }
 
 impl RewardIssueCounts {

@@ -21,7 +21,7 @@ pub enum SeatKind {
 
 /// A seat's player spec with any secret removed (`openai:MODEL@URL`, `rule:NAME`, `external`,
 /// `human:<dialogue id>`), and the kind of party it names. Written as the spec string alone;
-/// the kind is read from it once, here, so every reader asks [`kind`](Self::kind) rather than
+/// the kind is read from it once, here, so every reader asks `kind` rather than
 /// looking at the text.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PlayerSpec {
@@ -36,7 +36,7 @@ impl PlayerSpec {
         }
     }
 
-    pub fn kind(&self) -> SeatKind {
+    pub(crate) fn kind(&self) -> SeatKind {
         if self.spec.starts_with(PERSON_PREFIX) {
             SeatKind::Person
         } else {
@@ -49,7 +49,8 @@ impl PlayerSpec {
     }
 
     /// The dialogue a person's seat comes from.
-    pub fn dialogue(&self) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn dialogue(&self) -> Option<&str> {
         self.spec.strip_prefix(PERSON_PREFIX)
     }
 

@@ -26,9 +26,9 @@ use super::{EpisodeRecord, TurnRecord};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CallCost {
     /// Prompt tokens of the call.
-    pub prompt: u64,
+    pub(crate) prompt: u64,
     /// Of these, the tokens the server took from its cache, when it said (at most `prompt`).
-    pub cached: Option<u64>,
+    pub(crate) cached: Option<u64>,
     /// The tokens new since the seat's previous call.
     pub minimum: u64,
     /// Whether this is the seat's first call of the episode (its minimum is its whole prompt,
@@ -89,12 +89,12 @@ pub struct PromptCost {
     pub minimum: u64,
     /// `evaluated` and `minimum` of the calls after each seat's first: what a server that keeps
     /// a conversation re-reads of it, apart from what it shares between episodes.
-    pub later_evaluated: u64,
-    pub later_minimum: u64,
+    pub(crate) later_evaluated: u64,
+    pub(crate) later_minimum: u64,
 }
 
 impl PromptCost {
-    pub fn add(&mut self, call: &CallCost) {
+    pub(crate) fn add(&mut self, call: &CallCost) {
         self.calls += 1;
         self.prompt += call.prompt;
         if let Some(cached) = call.cached {
@@ -109,7 +109,7 @@ impl PromptCost {
         }
     }
 
-    pub fn merge(&mut self, other: &PromptCost) {
+    pub(crate) fn merge(&mut self, other: &PromptCost) {
         self.calls += other.calls;
         self.prompt += other.prompt;
         self.reported += other.reported;

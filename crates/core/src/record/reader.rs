@@ -70,7 +70,8 @@ pub enum ReadError {
 
 impl ReadError {
     /// The 1-based line the error is about, if it is about one.
-    pub fn line(&self) -> Option<usize> {
+    #[cfg(test)]
+    pub(crate) fn line(&self) -> Option<usize> {
         match self {
             ReadError::Io { .. } | ReadError::NoRecordFiles { .. } => None,
             ReadError::Line { line, .. }
@@ -224,13 +225,13 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
     }
 
     /// The name of the file, as errors give it.
-    pub fn file(&self) -> &str {
+    pub(crate) fn file(&self) -> &str {
         &self.file
     }
 
     /// Bytes read so far (the offset just past the last line read): what a progress bar over
     /// the file's size shows.
-    pub fn position(&self) -> u64 {
+    pub(crate) fn position(&self) -> u64 {
         self.offset
     }
 

@@ -51,7 +51,7 @@ pub struct TableRecord {
     pub family: TableFamily,
     /// The scenario's content digest: replay refuses a scenario that has changed.
     pub scenario_digest: Digest,
-    /// The fingerprint of the table's prompt templates ([`crate::table::templates_digest`]).
+    /// The fingerprint of the table's prompt templates (`table::templates_digest`).
     pub prompts_digest: String,
     /// Where an imported episode came from (a log file); absent for played ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -17,17 +17,17 @@ use super::reader::{ReadError, RecordReader};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tail {
     /// The offset just past the last whole, readable line: where the next line belongs.
-    pub good_end: u64,
+    pub(crate) good_end: u64,
     /// The last line was cut off by an interrupted write (and ignored): what is cut, and why.
     pub cut: Option<Cut>,
     /// The last line is a whole record without its newline: kept (and read), and the newline
     /// is written before the next line ([`cut_off_tail`]).
-    pub unterminated: bool,
+    pub(crate) unterminated: bool,
 }
 
 impl Tail {
     /// The last line was cut off by an interrupted write.
-    pub fn cut_off(&self) -> bool {
+    pub(crate) fn cut_off(&self) -> bool {
         self.cut.is_some()
     }
 }
@@ -37,10 +37,10 @@ impl Tail {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cut {
     /// The byte offset the line starts at (the file is cut to this length).
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// Its length in bytes.
-    pub bytes: u64,
-    pub why: String,
+    pub(crate) bytes: u64,
+    pub(crate) why: String,
 }
 
 impl std::fmt::Display for Cut {

@@ -31,7 +31,7 @@ pub struct TurnRecord {
     /// The per-turn reward signals of the seat that moved, by name (`format`, `length`,
     /// `points`, `strategic`, `judge` for a per-turn judge, `reward_model` for a per-response
     /// reward model, and `rule:NAME` for each rule that matched), unweighted
-    /// ([`crate::reward::turn_signals`]); empty under the terminal reward alone.
+    /// (`reward::turn::turn_signals`); empty under the terminal reward alone.
     pub rewards: BTreeMap<String, f64>,
     /// The judge's annotation of this turn: label-set name → label.
     pub labels: BTreeMap<String, String>,
@@ -60,7 +60,7 @@ pub struct Annotation {
 
 impl TurnRecord {
     /// The engine's turn with the endpoint's account of its call, and nothing else yet.
-    pub fn new(turn: game::Turn, call: Option<Call>) -> TurnRecord {
+    pub(crate) fn new(turn: game::Turn, call: Option<Call>) -> TurnRecord {
         TurnRecord {
             turn,
             call,
@@ -134,7 +134,7 @@ struct TurnLine {
     /// The per-turn reward signals of the seat that moved, by name (`format`, `length`,
     /// `points`, `strategic`, `judge` for a per-turn judge, `reward_model` for a per-response
     /// reward model, and `rule:NAME` for each rule that matched), unweighted. Set when the
-    /// record is made (`crate::reward::turn_signals`); empty under the terminal reward alone.
+    /// record is made (`reward::turn::turn_signals`); empty under the terminal reward alone.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     rewards: BTreeMap<String, f64>,
     /// The judge's annotation of this turn: label-set name → label.

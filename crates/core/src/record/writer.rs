@@ -240,7 +240,7 @@ pub struct Existing {
     /// The episode ids already written, per run id.
     pub runs: BTreeMap<String, HashSet<String>>,
     /// The run ids in the order their first episode appears in the file.
-    pub run_order: Vec<String>,
+    pub(crate) run_order: Vec<String>,
     /// A cut-off last line was found (and removed, when repairing).
     pub repaired: bool,
     /// That line: where it started, its length and why it was taken for a cut-off one — what

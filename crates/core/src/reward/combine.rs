@@ -19,7 +19,7 @@ use super::turn::turn_signals;
 /// score E scales the primary reward R_m instead of being added to it: E > 0 makes a positive
 /// R_m larger and a negative one smaller in size; E < 0 the opposite; R_m = 0 stays 0. With
 /// |E| ≥ n the scale is 2 or 0.
-pub fn enhance(primary: f64, auxiliary: f64, n: f64) -> f64 {
+pub(crate) fn enhance(primary: f64, auxiliary: f64, n: f64) -> f64 {
     let sign = if primary > 0.0 {
         1.0
     } else if primary < 0.0 {
@@ -31,7 +31,7 @@ pub fn enhance(primary: f64, auxiliary: f64, n: f64) -> f64 {
 }
 
 /// A seat's total reward from its components (by name; a missing one counts 0): Σ weight ·
-/// component for `sum`; for `enhance`, [`enhance`] of the primary with E = Σ weight · auxiliary.
+/// component for `sum`; for `enhance`, `enhance` of the primary with E = Σ weight · auxiliary.
 pub fn total(parts: &Parts, config: &RewardConfig) -> f64 {
     let part = |c: Component| parts.get(c).unwrap_or(0.0);
     match config.combine {
@@ -278,7 +278,8 @@ fn turn_value(c: Component, signals: &BTreeMap<String, f64>) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::fixtures::{casino, learner_first_as, play, turn};
-    use crate::reward::{EnhanceConfig, RuleConfig, RuleTarget};
+    use crate::reward::config::RuleTarget;
+    use crate::reward::{EnhanceConfig, RuleConfig};
     use crate::scenario::Role;
     use crate::scenario::Scenario;
 

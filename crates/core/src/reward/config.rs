@@ -77,7 +77,8 @@ pub enum Component {
 }
 
 impl Component {
-    pub const ALL: [Component; 12] = [
+    #[cfg(test)]
+    pub(crate) const ALL: [Component; 12] = [
         Component::Terminal,
         Component::Format,
         Component::Length,
@@ -111,7 +112,8 @@ impl Component {
     }
 
     /// The component a config or a record names `name`.
-    pub fn from_name(name: &str) -> Option<Component> {
+    #[cfg(test)]
+    pub(crate) fn from_name(name: &str) -> Option<Component> {
         Component::ALL.into_iter().find(|c| c.name() == name)
     }
 
@@ -147,7 +149,7 @@ pub enum Combine {
     #[default]
     Sum,
     /// R = R_m · (1 + sign(R_m) · clip(E, −n, n)/n), R_m the primary component and E the
-    /// weighted sum of the auxiliary ones ([`super::enhance`]).
+    /// weighted sum of the auxiliary ones (`reward::combine::enhance`).
     Enhance,
 }
 
@@ -763,7 +765,7 @@ impl RewardConfig {
 
     /// The weight of a component: its `[rewards.weights]` entry; where absent, 1 for the
     /// auxiliaries of `enhance` and for `terminal` without a weights table, else 0.
-    pub fn weight(&self, component: Component) -> f64 {
+    pub(crate) fn weight(&self, component: Component) -> f64 {
         match self.weights.get(&component) {
             Some(w) => *w,
             None if self.combine == Combine::Enhance => 1.0,

@@ -120,7 +120,7 @@ fn labelled_prices(talk: &str) -> Vec<(f64, bool)> {
 /// selling price and that is above every ticket's current take-home price. A number the call
 /// knows as both kinds (two tickets' prices may coincide), one that could be a fresh ask of the
 /// other kind, or one the call does not know at all is no confusion the rule can prove.
-pub fn confuses_price_types(scenario: &Scenario, talk: &str) -> bool {
+pub(crate) fn confuses_price_types(scenario: &Scenario, talk: &str) -> bool {
     let known = scenario.ticket_price_types();
     let is = |n: f64, selling: bool| {
         known
@@ -138,12 +138,12 @@ pub fn confuses_price_types(scenario: &Scenario, talk: &str) -> bool {
 }
 
 /// Whether a Talk uses an internal word.
-pub fn uses_internal_terms(talk: &str) -> bool {
+pub(crate) fn uses_internal_terms(talk: &str) -> bool {
     INTERNAL.is_match(talk)
 }
 
 /// Whether a Talk promises what the rules forbid.
-pub fn forbidden_promise(talk: &str) -> bool {
+pub(crate) fn forbidden_promise(talk: &str) -> bool {
     PROMISE.is_match(talk)
 }
 

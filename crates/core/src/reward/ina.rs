@@ -56,7 +56,7 @@ fn cosine(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> f64 {
 /// Talk (with the same act label, where `label` is given: INA's same-intent utterances); 1 when
 /// there is nothing earlier to repeat; 0 for a turn without Talk. `earlier` is the seat's
 /// earlier turns as (Talk, label) pairs.
-pub fn interactiveness(
+pub(crate) fn interactiveness(
     talk: Option<&str>,
     label: Option<&str>,
     earlier: &[(&str, Option<&str>)],
@@ -80,7 +80,7 @@ pub fn interactiveness(
 /// R1 as a rule check: whether the move does what its act label says. `previous` is the seat's
 /// own last proposal (else the counterpart's standing one), from the seat's side. `None` for a
 /// label outside INA's intents (the bundle family's act catalog, `scenario::acts`).
-pub fn intent_consistency(
+pub(crate) fn intent_consistency(
     label: &str,
     action: Option<&Action>,
     previous: Option<&Terms>,
@@ -126,7 +126,7 @@ fn own_prices(turns: &[impl AsRef<Turn>], seat: Seat) -> Vec<(f64, &Terms)> {
 /// R2 for `seat`: a seller's final price over its first proposed price; a buyer's first
 /// proposed price over the final price. 0 without a deal, a proposal, or a price game. The
 /// code's version: see the module's second table.
-pub fn price_gap(
+pub(crate) fn price_gap(
     setup: &Setup,
     turns: &[impl AsRef<Turn>],
     outcome: &Outcome,
@@ -161,7 +161,7 @@ pub fn price_gap(
 /// the seller, the customer's) last proposed price in both versions — the paper's "customer's
 /// proposed price", the code's `buyer_price` — and the price agreed only where the counterpart
 /// proposed none. 0 where there is no such price or the game has none.
-pub fn negotiation_strategy(
+pub(crate) fn negotiation_strategy(
     scenario: &Scenario,
     setup: &Setup,
     turns: &[impl AsRef<Turn>],
@@ -222,7 +222,7 @@ pub fn negotiation_strategy(
 /// the utterance's whitespace word counts with each of `earlier` (every earlier utterance of
 /// the dialogue, in order), the utterance cut to each earlier one's length in characters as it
 /// goes; 0 without earlier utterances or Talk.
-pub fn code_similarity(talk: Option<&str>, earlier: &[&str]) -> f64 {
+pub(crate) fn code_similarity(talk: Option<&str>, earlier: &[&str]) -> f64 {
     let Some(mut sent) = talk.map(str::to_string) else {
         return 0.0;
     };

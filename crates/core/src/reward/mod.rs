@@ -17,7 +17,7 @@
 mod combine;
 mod config;
 mod guardrails;
-pub mod ina;
+pub(crate) mod ina;
 pub mod judge;
 mod parts;
 mod procedure;
@@ -27,18 +27,15 @@ mod terminal;
 mod turn;
 
 pub(crate) use combine::combine_parts;
-pub use combine::{enhance, episode_rewards, total, EpisodeRewards};
+pub use combine::{episode_rewards, total, EpisodeRewards};
 pub use config::{
     Combine, Component, EnhanceConfig, InaConfig, InaVersion, JudgeConfig, JudgeHistory, JudgeMode,
     LengthConfig, LengthUnit, PsiOn, RewardConfig, RewardKind, RewardModelConfig, RuleConfig,
     RuleTarget, ServiceCall, StrategicConfig, StrategicTurns, TurnReward,
 };
-pub use guardrails::{
-    confuses_price_types, forbidden_promise, uses_internal_terms, GuardrailConfig,
-};
+pub use guardrails::GuardrailConfig;
 pub use parts::Parts;
-pub use procedure::{ProcedureConfig, REFUSALS_BEFORE_HANGING_UP};
-pub use turn::turn_signals;
+pub use procedure::ProcedureConfig;
 
 /// The keys of `reward_issues` in a record: what went wrong with the judge and the reward model.
 pub mod issues {

@@ -23,7 +23,7 @@ impl Parts {
         self.0.insert(c, value)
     }
 
-    pub fn remove(&mut self, c: Component) -> Option<f64> {
+    pub(crate) fn remove(&mut self, c: Component) -> Option<f64> {
         self.0.remove(&c)
     }
 
@@ -31,12 +31,8 @@ impl Parts {
         self.0.contains_key(&c)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
-    }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
     }
 
     /// The components and their values, in the order records write them (by name).

@@ -38,7 +38,7 @@ use crate::protocol::{to_cents, Action, Terms};
 use crate::scenario::{Game, Role, Scenario};
 
 /// Refusals in a row after which the agent is to end the call (Figure 7).
-pub const REFUSALS_BEFORE_HANGING_UP: usize = 4;
+pub(crate) const REFUSALS_BEFORE_HANGING_UP: usize = 4;
 
 /// `[rewards.procedure]`: the score a breaking move gets per rule (0 turns one off). Used by
 /// the `rules` component, on hotel calls only.

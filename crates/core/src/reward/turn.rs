@@ -325,7 +325,7 @@ pub(crate) fn strategic_applies(turns: StrategicTurns, written: Option<&Action>)
 /// calls. Empty maps under the terminal reward alone, and for the turns of a logged prefix
 /// ([`Rules::is_logged_turn`](crate::game::Rules::is_logged_turn)): only the players' own turns
 /// are scored (their offers still stand for the points of a later ACCEPT).
-pub fn turn_signals(
+pub(crate) fn turn_signals(
     scenario: &Scenario,
     setup: &Setup,
     turns: &[impl AsRef<Turn>],

@@ -28,7 +28,7 @@
 //!
 //! [`SeatSetup::acts`]: crate::game::SeatSetup::acts
 
-pub use crate::protocol::normalize_label;
+pub(crate) use crate::protocol::normalize_label;
 use crate::protocol::{Action, Parsed, Terms, TurnError};
 
 use super::Family;
@@ -37,7 +37,7 @@ use super::Family;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Act {
     pub label: &'static str,
-    pub meaning: &'static str,
+    pub(crate) meaning: &'static str,
 }
 
 const fn act(label: &'static str, meaning: &'static str) -> Act {
@@ -142,7 +142,7 @@ const HOTEL: &[Act] = &[
 ];
 
 /// The acts a family's turns are labelled with.
-pub fn catalog(family: Family) -> &'static [Act] {
+pub(crate) fn catalog(family: Family) -> &'static [Act] {
     match family {
         Family::Ahp | Family::Craigslist => PRICE,
         Family::Casino | Family::Dnd => ITEMS,
@@ -245,7 +245,7 @@ fn ina_intent(action: &Action, reference: Option<&Terms>) -> &'static str {
 }
 
 /// A family's labels, in catalog order.
-pub fn labels(family: Family) -> Vec<&'static str> {
+pub(crate) fn labels(family: Family) -> Vec<&'static str> {
     catalog(family).iter().map(|a| a.label).collect()
 }
 
@@ -272,7 +272,7 @@ pub fn with_act_parameter(mut tools: serde_json::Value, family: Family) -> serde
 }
 
 /// The labels of a family's catalog, comma-separated, for messages.
-pub fn labels_list(family: Family) -> String {
+pub(crate) fn labels_list(family: Family) -> String {
     labels(family).join(", ")
 }
 
@@ -280,7 +280,7 @@ pub fn labels_list(family: Family) -> String {
 /// a missing or unknown label makes the turn a `format` error (its move is not used); otherwise
 /// a label outside the catalog is dropped. A known label is kept in the catalog's spelling. A
 /// turn that already has an error is left as it is.
-pub fn judge_act(parsed: &mut Parsed, family: Family, asked: bool) {
+pub(crate) fn judge_act(parsed: &mut Parsed, family: Family, asked: bool) {
     if parsed.error.is_some() {
         return;
     }

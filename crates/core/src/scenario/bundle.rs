@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{BundleChoice, BundleSpec, Terms};
+use crate::protocol::{BundleChoice, BundleSpec};
 
 use super::{Game, Role, Scenario};
 
@@ -26,7 +26,7 @@ pub struct BundleValues {
 
 impl BundleValues {
     /// The sum over the parts in `choice`: the buyer's worth or the seller's cost of the bundle.
-    pub fn total(&self, choice: &BundleChoice) -> f64 {
+    pub(crate) fn total(&self, choice: &BundleChoice) -> f64 {
         self.main
             + self
                 .accessories
@@ -44,9 +44,9 @@ impl BundleValues {
 pub struct BundleGame<'a> {
     pub spec: &'a BundleSpec,
     /// What each part is worth to the buyer.
-    pub worth: &'a BundleValues,
+    pub(crate) worth: &'a BundleValues,
     /// What each part costs the seller.
-    pub cost: &'a BundleValues,
+    pub(crate) cost: &'a BundleValues,
 }
 
 impl<'a> BundleGame<'a> {
@@ -66,7 +66,7 @@ impl<'a> BundleGame<'a> {
     }
 
     /// Buyer surplus `worth(S) − p`, seller surplus `p − cost(S)`; 0 for another role.
-    pub fn utility(&self, role: Role, price: f64, choice: &BundleChoice) -> f64 {
+    pub(crate) fn utility(&self, role: Role, price: f64, choice: &BundleChoice) -> f64 {
         match role {
             Role::Buyer => self.worth.total(choice) - price,
             Role::Seller => price - self.cost.total(choice),
@@ -79,7 +79,7 @@ impl<'a> BundleGame<'a> {
         self.worth.total(choice) - self.cost.total(choice)
     }
 
-    /// The bundle with the largest joint surplus (the first such in [`BundleChoice::all`]'s
+    /// The bundle with the largest joint surplus (the first such in `BundleChoice::all`'s
     /// order, so the full bundle wins a tie), and that surplus.
     pub fn best(&self) -> (BundleChoice, f64) {
         BundleChoice::all(self.spec)
@@ -103,7 +103,7 @@ impl<'a> BundleGame<'a> {
     /// The scale ρ is measured on: the largest joint surplus over all bundles where some bundle
     /// has a zone of agreement, so that ρ_buyer + ρ_seller = 1 only on the best bundle; otherwise
     /// the largest gap |worth(S) − cost(S)|. At least 1, as for price tasks.
-    pub fn scale(&self) -> f64 {
+    pub(crate) fn scale(&self) -> f64 {
         let (_, best) = self.best();
         let scale = if best > 0.0 {
             best
@@ -117,7 +117,7 @@ impl<'a> BundleGame<'a> {
     }
 
     /// Whether any bundle has a zone of agreement (worth above cost).
-    pub fn has_zone(&self) -> bool {
+    pub(crate) fn has_zone(&self) -> bool {
         self.best().1 > 0.0
     }
 
@@ -127,14 +127,6 @@ impl<'a> BundleGame<'a> {
     /// moved by half the dropped parts' worth plus cost, both surpluses rose by half the gain.
     pub fn integrative_gain(&self, choice: &BundleChoice) -> f64 {
         self.joint(choice) - self.joint(&BundleChoice::full(self.spec))
-    }
-}
-
-/// The bundle of bundle terms.
-pub fn bundle_choice(terms: &Terms) -> Option<&BundleChoice> {
-    match terms {
-        Terms::Bundle { parts, .. } => Some(parts),
-        _ => None,
     }
 }
 

@@ -46,7 +46,7 @@ impl Domain {
     /// deals above zero surplus), and the paper's averages over them (App. C, Table 4: "the
     /// three multi-item datasets where the threshold applies") are the reports' headline
     /// average. Bundles and hotel calls are priced, as the price tasks are.
-    pub fn is_multi_item(self) -> bool {
+    pub(crate) fn is_multi_item(self) -> bool {
         matches!(self, Domain::Items | Domain::Issues)
     }
 }
@@ -82,7 +82,7 @@ impl Family {
         Family::Hotel,
     ];
 
-    pub fn domain(self) -> Domain {
+    pub(crate) fn domain(self) -> Domain {
         match self {
             Family::Ahp | Family::Craigslist => Domain::Price,
             Family::Casino | Family::Dnd => Domain::Items,

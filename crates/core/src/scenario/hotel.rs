@@ -112,7 +112,7 @@ impl Scenario {
     /// hotel, above the acceptable price for the agent. A regulated seat's such move is
     /// replaced (`game/rules.rs`), ticket by ticket rather than by the summed utility, so one
     /// generous ticket never pays for another below the floor.
-    pub fn ticket_past_line(&self, role: Role, terms: &Terms) -> bool {
+    pub(crate) fn ticket_past_line(&self, role: Role, terms: &Terms) -> bool {
         let (Some((_, bd, hotel)), Terms::Tickets(prices)) = (self.ticket_blocks(), terms) else {
             return false;
         };
@@ -128,7 +128,7 @@ impl Scenario {
 
     /// How each ticket ended, given the deal's terms (`None`: no deal, every ticket unchanged).
     /// Empty for any other game.
-    pub fn ticket_outcomes(&self, deal: Option<&Terms>) -> Vec<TicketOutcome> {
+    pub(crate) fn ticket_outcomes(&self, deal: Option<&Terms>) -> Vec<TicketOutcome> {
         let Some((tickets, bd, hotel)) = self.ticket_blocks() else {
             return Vec::new();
         };
@@ -173,7 +173,7 @@ impl Scenario {
 
     /// Whether `price` could be a take-home price the call negotiates: on some ticket, at most
     /// the current take-home price (a call only lowers prices).
-    pub fn plausible_take_home(&self, price: f64) -> bool {
+    pub(crate) fn plausible_take_home(&self, price: f64) -> bool {
         self.ticket_blocks()
             .is_some_and(|(tickets, _, _)| tickets.iter().any(|t| price <= t.take_home + 0.5))
     }
@@ -181,7 +181,7 @@ impl Scenario {
     /// Every price the call knows for ticket `i`, each with whether it is a selling price:
     /// the current pair, and the agent's target and acceptable pairs. What the price-type
     /// guardrail checks a reply's numbers against.
-    pub fn ticket_price_types(&self) -> Vec<(f64, bool)> {
+    pub(crate) fn ticket_price_types(&self) -> Vec<(f64, bool)> {
         let Some((tickets, bd, _)) = self.ticket_blocks() else {
             return Vec::new();
         };

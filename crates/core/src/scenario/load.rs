@@ -160,8 +160,8 @@ pub fn parse_scenario_line(file: &str, line: usize, text: &str) -> Result<Scenar
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("field `{field}`: {message}")]
 pub struct InvalidScenario {
-    pub field: String,
-    pub message: String,
+    pub(crate) field: String,
+    pub(crate) message: String,
 }
 
 impl InvalidScenario {

@@ -23,8 +23,9 @@ use serde::{Deserialize, Serialize};
 use crate::digest::{digest_json, Digest};
 use crate::protocol::{BundleSpec, IssueSpec, ItemSpec, TermSpace, TicketSpec};
 
-pub use acts::{catalog as act_catalog, find_act, judge_act, normalize_label, Act};
-pub use bundle::{bundle_choice, BundleGame, BundleValues};
+pub(crate) use acts::{catalog as act_catalog, judge_act};
+pub use acts::{find_act, Act};
+pub use bundle::{BundleGame, BundleValues};
 pub use catalog::{Catalog, UnknownScenario};
 pub use family::{Domain, Family, Role};
 pub use hotel::{BdTicket, HotelTicket, PricePair, TicketOutcome};
@@ -33,10 +34,14 @@ pub use load::{
     load_scenarios, load_scenarios_from_reader, parse_scenario_line, validate, InvalidScenario,
     LoadOptions, LoadReport, ScenarioError,
 };
+/// The fixture file's own test reads it line by line (`table/tests.rs`).
+#[cfg(test)]
+pub(crate) use table::parse_table_line;
+pub(crate) use table::validate_table;
 pub use table::{
-    is_table_file, load_table_scenarios, load_table_scenarios_from_reader, parse_table_line,
-    validate_table, AgreementRule, Incentive, Party, PartyPosition, PartyPrivate, ScheduleSpec,
-    TableFamily, TablePublic, TableRules, TableScenario, MAX_PARTIES, MAX_ROUNDS_PER_PARTY,
+    is_table_file, load_table_scenarios, load_table_scenarios_from_reader, AgreementRule,
+    Incentive, Party, PartyPosition, PartyPrivate, ScheduleSpec, TableFamily, TablePublic,
+    TableRules, TableScenario,
 };
 pub use table_catalog::TableCatalog;
 pub use utility::bargained_ratio;
@@ -229,7 +234,7 @@ pub struct RecordedPoints {
 }
 
 impl Scenario {
-    pub fn domain(&self) -> Domain {
+    pub(crate) fn domain(&self) -> Domain {
         match self.game {
             Game::Price { .. } => Domain::Price,
             Game::Items { .. } => Domain::Items,
@@ -272,7 +277,7 @@ impl Scenario {
 
     /// The seller's public opening ask, where the game has one: the listing price, or the
     /// whole bundle at its list price. What a first bid is read against (`acts::ina_reference`).
-    pub fn opening_terms(&self) -> Option<crate::protocol::Terms> {
+    pub(crate) fn opening_terms(&self) -> Option<crate::protocol::Terms> {
         match &self.game {
             Game::Price { listing_price, .. } => Some(crate::protocol::Terms::Price(
                 crate::protocol::to_cents(*listing_price),

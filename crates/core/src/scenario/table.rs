@@ -21,9 +21,9 @@ use super::load::load_lines;
 use super::{InvalidScenario, LoadOptions, LoadReport, ScenarioError, SCENARIO_SCHEMA};
 
 /// The most parties a table seats.
-pub const MAX_PARTIES: usize = 16;
+pub(crate) const MAX_PARTIES: usize = 16;
 /// The most rounds per party a schedule may ask for.
-pub const MAX_ROUNDS_PER_PARTY: u32 = 64;
+pub(crate) const MAX_ROUNDS_PER_PARTY: u32 = 64;
 
 /// The n-party families.
 #[derive(
@@ -106,7 +106,7 @@ pub enum Incentive {
 }
 
 impl Incentive {
-    pub const ALL: [Incentive; 4] = [
+    pub(crate) const ALL: [Incentive; 4] = [
         Incentive::Cooperative,
         Incentive::Greedy,
         Incentive::TargetedAdv,
@@ -114,7 +114,7 @@ impl Incentive {
     ];
 
     /// The folder name the game files use.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Incentive::Cooperative => "cooperative",
             Incentive::Greedy => "greedy",
@@ -123,7 +123,7 @@ impl Incentive {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Incentive> {
+    pub(crate) fn from_name(name: &str) -> Option<Incentive> {
         Incentive::ALL
             .into_iter()
             .find(|i| i.name() == name.trim().to_ascii_lowercase())
@@ -196,7 +196,7 @@ pub enum ScheduleSpec {
 }
 
 impl ScheduleSpec {
-    pub fn rounds(&self) -> u32 {
+    pub(crate) fn rounds(&self) -> u32 {
         match self {
             ScheduleSpec::Alternate { rounds }
             | ScheduleSpec::RoundRobin { rounds }
@@ -207,7 +207,7 @@ impl ScheduleSpec {
 
 impl TableScenario {
     /// The deal space, read and enumerated as the issues family's is.
-    pub fn term_space(&self) -> TermSpace<'_> {
+    pub(crate) fn term_space(&self) -> TermSpace<'_> {
         TermSpace::Issues(&self.issues)
     }
 
@@ -224,7 +224,7 @@ impl TableScenario {
     }
 
     /// A party's score for a deal (option indices, one per issue).
-    pub fn score(&self, seat: usize, deal: &[usize]) -> i64 {
+    pub(crate) fn score(&self, seat: usize, deal: &[usize]) -> i64 {
         let scores = &self.parties[seat].private.scores;
         deal.iter()
             .zip(scores)
@@ -233,7 +233,7 @@ impl TableScenario {
     }
 
     /// The most a party can score over all deals: the sum of its best option per issue.
-    pub fn best_score(&self, seat: usize) -> i64 {
+    pub(crate) fn best_score(&self, seat: usize) -> i64 {
         self.parties[seat]
             .private
             .scores
@@ -280,7 +280,7 @@ impl TableScenario {
 }
 
 /// Check a table scenario's rules (the caller adds the file and line).
-pub fn validate_table(s: &TableScenario) -> Result<(), InvalidScenario> {
+pub(crate) fn validate_table(s: &TableScenario) -> Result<(), InvalidScenario> {
     let bad = |field: String, message: String| Err(InvalidScenario { field, message });
     if s.schema != SCENARIO_SCHEMA {
         return bad(
@@ -435,7 +435,7 @@ pub fn validate_table(s: &TableScenario) -> Result<(), InvalidScenario> {
 }
 
 /// Parse and check one line of a table scenario file.
-pub fn parse_table_line(
+pub(crate) fn parse_table_line(
     file: &str,
     line: usize,
     text: &str,

@@ -26,10 +26,6 @@ impl TableCatalog {
         TableCatalog { scenarios, by_id }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.scenarios.is_empty()
-    }
-
     /// The ids, in the order `index` counts in.
     pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.scenarios.iter().map(|s| s.id.as_str())

@@ -10,7 +10,7 @@ const EPS: f64 = 1e-9;
 
 /// The bargained ratio ρ of a utility for `role` (the book's `design/scenarios.md`):
 /// price — u / |B − C| (with |B − C| < 1 taken as 1); items — u / Σ count·value;
-/// issues — u / max u; bundle — u / the best bundle's joint surplus ([`BundleGame::scale`]). A side that can get nothing has ρ = 0.
+/// issues — u / max u; bundle — u / the best bundle's joint surplus (`BundleGame::scale`). A side that can get nothing has ρ = 0.
 pub fn bargained_ratio(scenario: &Scenario, role: Role, utility: f64) -> f64 {
     let scale = match scenario.domain() {
         Domain::Price | Domain::Bundle | Domain::Tickets => scenario.max_utility(role).max(1.0),

@@ -152,19 +152,19 @@ pub const RATED_ENDINGS: [OutcomeKind; 5] = [
 /// aggregate's "learner" is `learner` here; `EpisodeRecord::values_from_side_of` builds it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EpisodeValues {
-    pub kind: OutcomeKind,
-    pub rho: PerSeat<f64>,
+    pub(crate) kind: OutcomeKind,
+    pub(crate) rho: PerSeat<f64>,
     /// Each seat's utility: its points (no deal: the no-deal value).
-    pub utility: PerSeat<f64>,
-    pub rewards: PerSeat<f64>,
-    pub metrics: EpisodeMetrics,
+    pub(crate) utility: PerSeat<f64>,
+    pub(crate) rewards: PerSeat<f64>,
+    pub(crate) metrics: EpisodeMetrics,
     /// Whether the seat was the buyer (a price task): SL is over those episodes.
-    pub buyer: PerSeat<bool>,
+    pub(crate) buyer: PerSeat<bool>,
     /// The moves the turn cap left the players (`super::turn_cap`): AT's value for an episode
     /// that did not end in a deal.
-    pub turn_cap: u32,
+    pub(crate) turn_cap: u32,
     /// Each seat's deal proposals ([`super::proposals`]).
-    pub proposals: PerSeat<Proposals>,
+    pub(crate) proposals: PerSeat<Proposals>,
 }
 
 impl EpisodeValues {
@@ -459,7 +459,7 @@ impl Weights {
         Weights(w)
     }
 
-    pub fn as_slice(&self) -> &[f64] {
+    pub(crate) fn as_slice(&self) -> &[f64] {
         &self.0[..]
     }
 }
@@ -846,7 +846,7 @@ impl FigureId {
 pub const MULTI_ITEM_AVERAGE: &str = "multi-item average";
 
 /// The aggregates of the multi-item families among `families`
-/// ([`Domain::is_multi_item`](crate::scenario::Domain::is_multi_item): CaSiNo, Deal or No Deal,
+/// (`Domain::is_multi_item`: CaSiNo, Deal or No Deal,
 /// Job Interview), whose [`mean_over`] is the BATNA paper's Table 4 "Avg" (App. C); `None` with
 /// fewer than two of them, where the average would only repeat a family's own row. The price
 /// families are never in it: their figures are reported apart (the paper's §3 gives "price

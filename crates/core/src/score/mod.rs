@@ -4,7 +4,7 @@
 //! outcome are the episode's own (`game::seat_values`, re-exported here). Pure functions of the
 //! scenario, the setup and the turns: no I/O, so records can be rescored exactly. Two more
 //! readings of the turns feed only the aggregates, so records stay as they were: each seat's
-//! deal proposals and malformed ones ([`proposals`]) and the moves the turn cap left the players
+//! deal proposals and malformed ones (`proposals`) and the moves the turn cap left the players
 //! (`turn_cap`).
 //! [`Aggregate`] sums the metrics of many episodes into rates and means with bootstrap
 //! intervals, from the metrics alone, in memory that does not grow with the episodes;
@@ -28,9 +28,9 @@ pub use quantile::{Bin, Quantiles};
 pub use rating::{
     Comparisons, Group, InMemory, Leaderboard, Observation, ObservationStore, Rating,
 };
+pub(crate) use table::table_metrics;
 pub use table::{
-    deliberation_metrics, is_pareto, nash_product, table_metrics, Proposal, TableMetrics,
-    TableTally,
+    deliberation_metrics, is_pareto, nash_product, Proposal, TableMetrics, TableTally,
 };
 
 use std::sync::{Arc, LazyLock};
@@ -242,7 +242,7 @@ pub fn episode_metrics(
 /// target. `None` on any other task (no listing price to measure against) and where B = L
 /// (no range between them). The one home of SL: the metric and the `sale_to_list` reward
 /// both read it.
-pub fn sale_to_list(scenario: &Scenario, role: Role, price: f64) -> Option<f64> {
+pub(crate) fn sale_to_list(scenario: &Scenario, role: Role, price: f64) -> Option<f64> {
     let Game::Price {
         listing_price,
         buyer,
@@ -268,10 +268,10 @@ pub fn sale_to_list(scenario: &Scenario, role: Role, price: f64) -> Option<f64> 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Proposals {
     /// Attempts that propose a deal (`[SUBMIT_DEAL]`), usable or not.
-    pub made: u32,
+    pub(crate) made: u32,
     /// Of those, the ones that could not be used: terms unreadable, incomplete or out of range
     /// (the paper's "deal arithmetic"), or the token written beside another.
-    pub malformed: u32,
+    pub(crate) malformed: u32,
 }
 
 /// Each seat's deal proposals, from an episode's turns as its record holds them (so older
@@ -280,7 +280,7 @@ pub struct Proposals {
 /// read is one when its action part writes `[SUBMIT_DEAL]` (`proposes_deal`). A readable
 /// proposal that breaks the layout (say, no Thought) is not malformed: format compliance counts
 /// that.
-pub fn proposals(turns: &[impl AsRef<Turn>], rules: &Rules) -> PerSeat<Proposals> {
+pub(crate) fn proposals(turns: &[impl AsRef<Turn>], rules: &Rules) -> PerSeat<Proposals> {
     let mut counts = PerSeat::<Proposals>::default();
     for (_, t) in turns
         .iter()

@@ -80,7 +80,7 @@ impl Quantiles {
     }
 
     /// Pool another's values into these.
-    pub fn absorb(&mut self, other: &Quantiles) {
+    pub(crate) fn absorb(&mut self, other: &Quantiles) {
         let n = self.n + other.n;
         if (n as usize) <= EXACT_LIMIT {
             self.exact.extend_from_slice(&other.exact);
@@ -101,7 +101,8 @@ impl Quantiles {
     }
 
     /// Values added.
-    pub fn len(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> u64 {
         self.n
     }
 
@@ -115,7 +116,7 @@ impl Quantiles {
     }
 
     /// The q-quantile (0 ≤ q ≤ 1); `None` without values.
-    pub fn quantile(&self, q: f64) -> Option<f64> {
+    pub(crate) fn quantile(&self, q: f64) -> Option<f64> {
         if self.n == 0 {
             return None;
         }
@@ -131,7 +132,7 @@ impl Quantiles {
     }
 
     /// The median with its distribution-free 95% interval (see the module doc).
-    pub fn median(&self) -> Option<Estimate> {
+    pub(crate) fn median(&self) -> Option<Estimate> {
         let value = self.quantile(0.5)?;
         let n = self.n as f64;
         let half = Z95 * n.sqrt() / 2.0;

@@ -162,7 +162,7 @@ pub fn deliberation_metrics(
 
 /// The metrics of a played episode: its played proposals, the lead's proposal in the final slot,
 /// and the agreed deal.
-pub fn table_metrics(episode: &TableEpisode, outcome: &TableOutcome) -> TableMetrics {
+pub(crate) fn table_metrics(episode: &TableEpisode, outcome: &TableOutcome) -> TableMetrics {
     let schedule = &episode.setup().schedule;
     let proposals: Vec<Proposal> = episode
         .turns()

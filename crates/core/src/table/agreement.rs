@@ -17,7 +17,7 @@ pub fn counts_toward(scenario: &TableScenario, seat: usize, deal: &[usize]) -> b
 /// Whether `acceptors` (seats, the proposer among them) agree `deal` under the game's rule.
 /// Unanimity: every seat accepts. Quorum: at least `at_least` acceptors that count toward it
 /// ([`counts_toward`]), every veto seat among them.
-pub fn is_agreed(scenario: &TableScenario, deal: &[usize], acceptors: &[usize]) -> bool {
+pub(crate) fn is_agreed(scenario: &TableScenario, deal: &[usize], acceptors: &[usize]) -> bool {
     match &scenario.rules.agreement {
         AgreementRule::Unanimity => (0..scenario.parties.len()).all(|s| acceptors.contains(&s)),
         AgreementRule::Quorum { at_least, veto, .. } => {
@@ -38,7 +38,7 @@ pub fn is_agreed(scenario: &TableScenario, deal: &[usize], acceptors: &[usize]) 
 
 /// The seats that would accept `deal` by their scores alone: each at or above its minimum
 /// (the lead with its bonus). What the paper's metrics count as agreeing.
-pub fn would_accept(scenario: &TableScenario, deal: &[usize]) -> Vec<usize> {
+pub(crate) fn would_accept(scenario: &TableScenario, deal: &[usize]) -> Vec<usize> {
     (0..scenario.parties.len())
         .filter(|&s| counts_toward(scenario, s, deal))
         .collect()
@@ -46,7 +46,7 @@ pub fn would_accept(scenario: &TableScenario, deal: &[usize]) -> Vec<usize> {
 
 /// Whether a veto seat (the quorum's veto list; under unanimity, every seat) leaving ends the
 /// table.
-pub fn holds_veto(scenario: &TableScenario, seat: usize) -> bool {
+pub(crate) fn holds_veto(scenario: &TableScenario, seat: usize) -> bool {
     match &scenario.rules.agreement {
         AgreementRule::Unanimity => true,
         AgreementRule::Quorum { veto, .. } => {
@@ -56,7 +56,7 @@ pub fn holds_veto(scenario: &TableScenario, seat: usize) -> bool {
 }
 
 /// Whether an agreement is still possible with `present` seats at the table.
-pub fn still_possible(scenario: &TableScenario, present: &[bool]) -> bool {
+pub(crate) fn still_possible(scenario: &TableScenario, present: &[bool]) -> bool {
     let n = present.iter().filter(|p| **p).count();
     match &scenario.rules.agreement {
         AgreementRule::Unanimity => n == scenario.parties.len(),

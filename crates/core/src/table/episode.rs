@@ -246,7 +246,7 @@ impl TableSetup {
     /// Whether this setup can be played on `scenario`: a seat per party, in its order, and a
     /// schedule of those seats only. What a setup read from outside (an imported record's) is
     /// checked with before an episode is built on it.
-    pub fn check(&self, scenario: &TableScenario) -> Result<(), TableError> {
+    pub(crate) fn check(&self, scenario: &TableScenario) -> Result<(), TableError> {
         let n = scenario.parties.len();
         if self.seats.len() != n {
             return Err(TableError::BadSetup(format!(
@@ -334,7 +334,7 @@ impl TableEpisode {
     }
 
     /// Whether each seat is still at the table.
-    pub fn present(&self) -> &[bool] {
+    pub(crate) fn present(&self) -> &[bool] {
         &self.present
     }
 
@@ -347,7 +347,7 @@ impl TableEpisode {
     }
 
     /// The slot being played.
-    pub fn slot(&self) -> Option<Slot> {
+    pub(crate) fn slot(&self) -> Option<Slot> {
         self.setup.schedule.get(self.cursor).copied()
     }
 
@@ -357,7 +357,7 @@ impl TableEpisode {
     }
 
     /// The lead's final proposal, once it has made it.
-    pub fn final_offer(&self) -> Option<&TableOffer> {
+    pub(crate) fn final_offer(&self) -> Option<&TableOffer> {
         let fin = self
             .setup
             .schedule
@@ -370,7 +370,7 @@ impl TableEpisode {
             .and_then(|t| self.offer(t.offer?))
     }
 
-    pub fn offer(&self, id: u32) -> Option<&TableOffer> {
+    pub(crate) fn offer(&self, id: u32) -> Option<&TableOffer> {
         id.checked_sub(1).and_then(|i| self.offers.get(i as usize))
     }
 

@@ -22,12 +22,13 @@ mod turn;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use agreement::{counts_toward, holds_veto, is_agreed, still_possible, would_accept};
+pub use agreement::counts_toward;
+pub(crate) use agreement::{is_agreed, would_accept};
 pub use episode::{
     TableEpisode, TableError, TableOffer, TableOptions, TableOutcome, TableRegulation, TableSeat,
     TableSetup, TableStep, TableTurn,
 };
-pub use prompt::{public_move, templates_digest};
-pub use schedule::{draw_schedule, Slot, SlotKind};
+pub use prompt::public_move;
+pub(crate) use prompt::templates_digest;
+pub use schedule::{Slot, SlotKind};
 pub use state::{seat_state, PublicOffer, PublicOutcome, TableSeatState};
-pub use turn::{read_table_turn, TableMove};

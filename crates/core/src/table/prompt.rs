@@ -24,7 +24,7 @@ static CORRECTION: LazyLock<Result<SingleTemplate, String>> = LazyLock::new(|| {
 });
 
 /// The fingerprint of the table's templates, for records (a changed prompt is a changed game).
-pub fn templates_digest() -> String {
+pub(crate) fn templates_digest() -> String {
     let mut hash = crate::digest::Fnv1a64::new();
     for t in [
         include_str!("../../../../prompts/deliberation.j2"),

@@ -37,7 +37,7 @@ pub struct Slot {
 }
 
 /// The whole schedule of an episode, drawn from `rng` (the episode's).
-pub fn draw_schedule(scenario: &TableScenario, rng: &mut impl Rng) -> Vec<Slot> {
+pub(crate) fn draw_schedule(scenario: &TableScenario, rng: &mut impl Rng) -> Vec<Slot> {
     let n = scenario.parties.len();
     let seats: Vec<usize> = (0..n).collect();
     let round = |round: u32| SlotKind::Round { round };

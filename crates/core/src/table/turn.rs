@@ -25,14 +25,14 @@ static OFFER_ID: LazyLock<Regex> =
 
 /// One table turn as read.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct TableMove {
+pub(crate) struct TableMove {
     pub parsed: Parsed,
     /// The offer an `[ACCEPT_DEAL]` names.
     pub accepts: Option<u32>,
 }
 
 /// Read `text` (and the server's reasoning) as a turn at `scenario`'s table.
-pub fn read_table_turn(
+pub(crate) fn read_table_turn(
     scenario: &TableScenario,
     text: &str,
     server_reasoning: Option<&str>,

@@ -49,7 +49,7 @@ impl Message {
     }
 
     /// The answer to the tool call `id`.
-    pub fn tool_result(id: impl Into<String>, content: impl Into<String>) -> Self {
+    pub(crate) fn tool_result(id: impl Into<String>, content: impl Into<String>) -> Self {
         Message {
             tool_call_id: Some(id.into()),
             ..Message::new(MessageRole::Tool, content)

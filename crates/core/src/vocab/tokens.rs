@@ -60,8 +60,8 @@ pub struct NextPrompt {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{logprobs} logprobs for {ids} completion_ids: one logprob per sampled id, or none")]
 pub struct LogprobsMismatch {
-    pub logprobs: usize,
-    pub ids: usize,
+    pub(crate) logprobs: usize,
+    pub(crate) ids: usize,
 }
 
 impl LogprobsMismatch {

@@ -37,10 +37,11 @@ pub use crate::negotiator::{
     concession, speak, Position, RulePlayer, Stance, Tactic, TicketStance,
 };
 pub use persona::PersonaConfig;
-pub use planner::{Planner, PlannerConfig, Proposers, Selector, DEFAULT_K};
+pub use planner::{Planner, PlannerConfig, Proposers, Selector};
 pub use sampling::{SamplingConfig, SamplingDefaults};
 pub use script::ScriptPlayer;
-pub use table::{TablePlayer, SCRIPTED};
+pub(crate) use table::TablePlayer;
+pub use table::SCRIPTED;
 
 /// Why a player could not be made or could not answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -209,18 +210,18 @@ impl JsonSchema for PlayerConfig {
 /// it reads through this context's fields, and what only a model's call needs beside it.
 pub struct TurnContext<'a> {
     /// What a rule negotiator reads too (`ctx.scenario`, `ctx.counter_offer`, … read it).
-    pub position: Position<'a>,
+    pub(crate) position: Position<'a>,
     /// Calls made for this seat so far in the episode (including retries; not a logged
     /// prefix's turns, which no player of this episode made).
-    pub calls: usize,
+    pub(crate) calls: usize,
     /// Every attempt of the episode so far (for a token-exact seat's sequence).
-    pub turns: &'a [Turn],
+    pub(crate) turns: &'a [Turn],
     /// The episode's routing ticket (unique in the process; the driver draws one per episode):
     /// with replicas, each seat of the episode keeps one replica. `None`: no binding.
-    pub route: Option<u64>,
+    pub(crate) route: Option<u64>,
     /// The episode itself, for a planner's state text ([`crate::planner::state_text`], which
     /// shows only this seat's side).
-    pub episode: &'a Episode,
+    pub(crate) episode: &'a Episode,
 }
 
 impl<'a> std::ops::Deref for TurnContext<'a> {
@@ -239,7 +240,7 @@ impl<'a> TurnContext<'a> {
     }
 
     /// The context of the seat to move in `episode`.
-    pub fn of(episode: &'a Episode, seat: Seat, sampling_seed: u64) -> Self {
+    pub(crate) fn of(episode: &'a Episode, seat: Seat, sampling_seed: u64) -> Self {
         TurnContext {
             position: Position::of(episode, seat, sampling_seed),
             calls: episode
@@ -258,17 +259,17 @@ impl<'a> TurnContext<'a> {
 /// One completion with what it cost.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Played {
-    pub completion: Completion,
+    pub(crate) completion: Completion,
     /// What the endpoint said about the call (usage, logprobs, token ids), for the record.
-    pub call: Option<Call>,
-    pub latency_ms: u64,
+    pub(crate) call: Option<Call>,
+    pub(crate) latency_ms: u64,
     /// Transient endpoint failures retried before the answer.
-    pub retries: u32,
+    pub(crate) retries: u32,
     /// The replica that served the call (its index in the player's `endpoints`), for a player
     /// with replicas.
-    pub replica: Option<u32>,
+    pub(crate) replica: Option<u32>,
     /// A planner's turn: the candidates it chose `completion` from (recorded on the turn).
-    pub planning: Option<crate::planner::Planning>,
+    pub(crate) planning: Option<crate::planner::Planning>,
 }
 
 /// A player of any kind.
@@ -408,12 +409,12 @@ impl Player {
 
     /// Whether the player's turns carry their exact token ids (an endpoint in token-exact
     /// mode): what the token formats of `export` are built from.
-    pub fn token_exact(&self) -> bool {
+    pub(crate) fn token_exact(&self) -> bool {
         matches!(self, Player::Llm { client, .. } if client.settings().tokens == TokenMode::Exact)
     }
 
     /// The spec as recorded: no keys, no URL credentials.
-    pub fn spec(&self) -> &str {
+    pub(crate) fn spec(&self) -> &str {
         match self {
             Player::Llm { spec, .. }
             | Player::Rule { spec, .. }
@@ -456,7 +457,7 @@ impl Player {
         }
     }
 
-    pub fn model(&self) -> Option<String> {
+    pub(crate) fn model(&self) -> Option<String> {
         match self {
             Player::Llm { client, .. } => Some(client.settings().model.clone()),
             Player::Planner { planner, .. } => planner.first_proposer().model(),
@@ -484,7 +485,7 @@ impl Player {
     }
 
     /// Ask for the next completion of the seat in `ctx`, given the messages it sees.
-    pub async fn play(
+    pub(crate) async fn play(
         &self,
         ctx: &TurnContext<'_>,
         view: &[Message],

@@ -61,7 +61,7 @@ pub enum PersonaSeats {
 
 impl PersonaSeats {
     /// Whether `seat` draws a persona.
-    pub fn includes(self, seat: Seat) -> bool {
+    pub(crate) fn includes(self, seat: Seat) -> bool {
         match self {
             PersonaSeats::Both => true,
             PersonaSeats::Opponent => seat == Seat::Opponent,
@@ -90,7 +90,7 @@ fn is_both(seats: &PersonaSeats) -> bool {
 
 impl PersonaConfig {
     /// Check that every weighted persona has a text and the weights make sense.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         for (name, w) in &self.weights {
             if !w.is_finite() || *w < 0.0 {
                 return Err(format!(
@@ -119,7 +119,7 @@ impl PersonaConfig {
 
     /// Draw `seat`'s persona. With no weights, or for a seat that draws none (`seats`), nothing
     /// is drawn and the RNG is not used.
-    pub fn draw(&self, seat: Seat, rng: &mut impl Rng) -> Option<Persona> {
+    pub(crate) fn draw(&self, seat: Seat, rng: &mut impl Rng) -> Option<Persona> {
         if !self.seats.includes(seat) {
             return None;
         }

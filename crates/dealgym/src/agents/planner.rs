@@ -23,7 +23,7 @@ use crate::protocol::parse;
 use crate::scenario::find_act;
 
 /// DialogXpert's top-k (§4.3 and Table 4: k = 4 did best).
-pub const DEFAULT_K: usize = 4;
+pub(crate) const DEFAULT_K: usize = 4;
 
 /// A planner seat, as a `[players.NAME]` table's `planner` key gives it:
 /// `planner = { k = 4, propose = "openai:m@URL", value = "http://…/v1/value" }`, or
@@ -93,7 +93,11 @@ pub struct Planner {
 impl Planner {
     /// A planner over `proposers` (one asked `k` times, or `k` of them) committing by
     /// `selector`. An in-process value model is given here ([`Selector::InProcess`]).
-    pub fn new(proposers: Vec<Player>, k: usize, selector: Selector) -> Result<Planner, String> {
+    pub(crate) fn new(
+        proposers: Vec<Player>,
+        k: usize,
+        selector: Selector,
+    ) -> Result<Planner, String> {
         if k == 0 {
             return Err("`k` must be at least 1".into());
         }

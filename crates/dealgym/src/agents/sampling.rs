@@ -40,7 +40,7 @@ impl SamplingDefaults {
     }
 
     /// Check the values by [`check_sampling`]'s rule, naming `table`.
-    pub fn validate(&self, table: &str) -> Result<(), String> {
+    pub(crate) fn validate(&self, table: &str) -> Result<(), String> {
         check_sampling(
             &format!("{table} "),
             self.temperature,
@@ -51,7 +51,7 @@ impl SamplingDefaults {
 }
 
 impl SamplingConfig {
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         self.learner.validate("[sampling.learner]")?;
         self.opponent.validate("[sampling.opponent]")
     }

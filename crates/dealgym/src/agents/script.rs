@@ -13,9 +13,9 @@ use super::PlayerError;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScriptPlayer {
     /// Shared by every player of the same file ([`ScriptPlayer::load`]).
-    pub completions: Arc<[String]>,
+    pub(crate) completions: Arc<[String]>,
     /// The file it was read from, for messages.
-    pub file: String,
+    pub(crate) file: String,
 }
 
 impl ScriptPlayer {
@@ -24,7 +24,7 @@ impl ScriptPlayer {
     /// A file already loaded and still held by a player is not read again, whatever path
     /// names it (`a.json`, `./a.json`, `dir//a.json`, a link): a server whose clients name
     /// scripts keeps one copy of each file, not one per spelling (`LOADED`).
-    pub fn load(path: &Path) -> Result<Self, String> {
+    pub(crate) fn load(path: &Path) -> Result<Self, String> {
         let file = path.display().to_string();
         let known = std::fs::canonicalize(path)
             .ok()
@@ -45,7 +45,7 @@ impl ScriptPlayer {
     }
 
     /// The completion for the seat's `attempt`-th call of the episode.
-    pub fn complete(&self, attempt: usize) -> Result<String, PlayerError> {
+    pub(crate) fn complete(&self, attempt: usize) -> Result<String, PlayerError> {
         self.completions
             .get(attempt)
             .cloned()

@@ -18,7 +18,7 @@ pub use crate::negotiator::deliberation::SCRIPTED_SPEC as SCRIPTED;
 
 /// Who plays a seat of a table.
 #[derive(Debug, Clone)]
-pub enum TablePlayer {
+pub(crate) enum TablePlayer {
     /// The scripted party of the seat's incentive.
     Scripted,
     /// A model endpoint or a script.

@@ -39,7 +39,8 @@ pub enum Unusable {
 }
 
 impl Unusable {
-    pub const ALL: [Unusable; 8] = [
+    #[cfg(test)]
+    pub(crate) const ALL: [Unusable; 8] = [
         Unusable::Empty,
         Unusable::NoReasoning,
         Unusable::NoMove,

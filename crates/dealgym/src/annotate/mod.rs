@@ -60,9 +60,9 @@ use crate::vocab::{Message, MessageRole};
 #[derive(Debug, Clone)]
 pub struct AnnotateOptions {
     /// The record file whose people's turns get thoughts.
-    pub input: PathBuf,
+    pub(crate) input: PathBuf,
     /// The model that writes them: `openai:MODEL@URL`.
-    pub endpoint: String,
+    pub(crate) endpoint: String,
     pub out: PathBuf,
     /// At most this many requests in flight (and episodes being annotated).
     pub concurrency: usize,
@@ -148,16 +148,15 @@ impl From<crate::replay::Error> for AnnotateError {
 /// What an annotation did.
 #[derive(Debug, Clone, Default)]
 pub struct AnnotateSummary {
-    /// The model that wrote the thoughts and the template's fingerprint.
-    pub model: String,
-    pub template: Option<Digest>,
+    /// The model that wrote the thoughts.
+    pub(crate) model: String,
     /// Episodes in the input.
-    pub episodes: usize,
+    pub(crate) episodes: usize,
     /// Episodes already in the output (with `--resume`), not annotated again.
-    pub skipped: usize,
-    pub written: usize,
+    pub(crate) skipped: usize,
+    pub(crate) written: usize,
     /// Episodes written as they were: no seat of theirs was played by a person.
-    pub without_people: usize,
+    pub(crate) without_people: usize,
     /// People's turns annotated in the episodes written, and those given a thought.
     pub turns: usize,
     pub thoughts: usize,
@@ -166,16 +165,16 @@ pub struct AnnotateSummary {
     /// Episodes not written because the endpoint failed after its retries on one of their
     /// turns (`--resume` asks again), and the first such failure.
     pub failed: usize,
-    pub first_failure: Option<String>,
+    pub(crate) first_failure: Option<String>,
     /// Prompts the endpoint answered in this run, and those answered from the cache.
-    pub asked: usize,
-    pub from_cache: usize,
+    pub(crate) asked: usize,
+    pub(crate) from_cache: usize,
     pub stopped: Option<Stopped>,
     /// The cut-off last line `--resume` removed from the output, if it removed one.
     pub repaired_last_line: Option<crate::record::Cut>,
     /// Episodes the output already held more than once (reported on `--resume`).
     pub duplicates: Duplicates,
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
 }
 
 impl AnnotateSummary {
@@ -495,7 +494,6 @@ pub async fn annotate<'s>(
     });
     let mut summary = AnnotateSummary {
         model: annotator.model.clone(),
-        template: Some(annotator.template.fingerprint()),
         episodes: input.episodes(),
         repaired_last_line: existing.cut.clone(),
         duplicates: existing.duplicates.clone(),

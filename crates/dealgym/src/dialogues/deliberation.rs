@@ -21,7 +21,7 @@
 //!
 //! The old layout names parties as its own prompts did (`The Mayor`, `International bank`):
 //! a name is matched to a seat by its role slug, then without a leading `the_`, then through
-//! [`ALIASES`]. Runs of the base game with fewer parties (Mixtral with 3, 4, 5) are scored on
+//! `ALIASES`. Runs of the base game with fewer parties (Mixtral with 3, 4, 5) are scored on
 //! the base scenario reduced to the parties present, with `n − 1` of them needed.
 
 use std::collections::BTreeMap;
@@ -71,16 +71,16 @@ pub enum LogSource {
 /// One experiment of the paper's logs and the scenario it was played on.
 #[derive(Debug, Clone, Copy)]
 pub struct Experiment {
-    pub name: &'static str,
-    pub source: LogSource,
+    pub(crate) name: &'static str,
+    pub(crate) source: LogSource,
     /// `deliberation:GAME:VARIANT`.
-    pub scenario: &'static str,
+    pub(crate) scenario: &'static str,
     /// Why the experiment cannot be scored on the shipped scenario, if it cannot.
-    pub unscored: Option<&'static str>,
+    pub(crate) unscored: Option<&'static str>,
     /// Where the authors' stored notebook output scored fewer sessions than the folder now
     /// holds: the last session file it scored (the sessions are read in file-name order, which
     /// is the order they were logged in).
-    pub stored_through: Option<&'static str>,
+    pub(crate) stored_through: Option<&'static str>,
 }
 
 const fn exp(name: &'static str, source: LogSource, scenario: &'static str) -> Experiment {
@@ -234,7 +234,7 @@ pub const EXPERIMENTS: [Experiment; 25] = {
 };
 
 /// Old-layout party names that are not their seat's name (game files' names on the right).
-pub const ALIASES: [(&str, &str); 8] = [
+pub(crate) const ALIASES: [(&str, &str); 8] = [
     ("international_bank", "international_development_bank"),
     ("foreign_agency", "foreign_aid_agency"),
     ("activists", "local_activists"),
@@ -246,7 +246,7 @@ pub const ALIASES: [(&str, &str); 8] = [
 ];
 
 /// The seat of a party named in a log, if any.
-pub fn seat_of_name(scenario: &TableScenario, name: &str) -> Option<usize> {
+pub(crate) fn seat_of_name(scenario: &TableScenario, name: &str) -> Option<usize> {
     let slug = role_slug(name);
     let bare = slug.strip_prefix("the_").unwrap_or(&slug).to_string();
     let alias = ALIASES
@@ -261,7 +261,7 @@ pub fn seat_of_name(scenario: &TableScenario, name: &str) -> Option<usize> {
 
 /// The paper's notebook's deal reading: per issue, the first `X1`…`X9` in the text (newlines
 /// removed). Returns the option numbers (1-based) of the issues found, `None` for one not found.
-pub fn extract_deal(text: &str, issues: usize) -> Vec<Option<usize>> {
+pub(crate) fn extract_deal(text: &str, issues: usize) -> Vec<Option<usize>> {
     extract_deal_upto(text, issues, 9)
 }
 
@@ -269,7 +269,7 @@ pub fn extract_deal(text: &str, issues: usize) -> Vec<Option<usize>> {
 /// first `X1`…`X<last>` in the text, newlines removed (`evaluate_deals.ipynb`'s `extract_deal`
 /// looks for 1–9, the earlier `deals_evaluation.ipynb`'s for 1–5). Returns the option numbers
 /// (1-based) of the issues found, `None` for one not found.
-pub fn extract_deal_upto(text: &str, issues: usize, last: u8) -> Vec<Option<usize>> {
+pub(crate) fn extract_deal_upto(text: &str, issues: usize, last: u8) -> Vec<Option<usize>> {
     let flat: Vec<u8> = text.bytes().filter(|&b| b != b'\n').collect();
     let digits = b'1'..=b'0' + last.clamp(1, 9);
     (0..issues)
@@ -295,7 +295,7 @@ pub enum Proposed {
 }
 
 /// Read a public answer against a scenario's issues.
-pub fn proposed(scenario: &TableScenario, text: &str) -> Proposed {
+pub(crate) fn proposed(scenario: &TableScenario, text: &str) -> Proposed {
     let found = extract_deal(text, scenario.issues.len());
     if found.iter().any(Option::is_none) {
         return Proposed::None;
@@ -330,7 +330,7 @@ pub struct LogTurn {
 
 /// One logged session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Session {
+pub(crate) struct Session {
     /// The file inside the experiment (`history10_14_00.json`, `output_x/answers00%3A26%3A44.json`).
     pub file: String,
     /// The opening and every turn, in order, the lead's final proposal not among them.
@@ -343,7 +343,7 @@ pub struct Session {
 }
 
 /// The raw sessions of an experiment: (file name, parsed JSON), sorted by file name.
-pub fn read_raw(logs: &Path, source: LogSource) -> Result<Vec<(String, Value)>, LogError> {
+pub(crate) fn read_raw(logs: &Path, source: LogSource) -> Result<Vec<(String, Value)>, LogError> {
     let io = |file: &Path| {
         let file = file.display().to_string();
         move |source| LogError::Io { file, source }
@@ -418,7 +418,7 @@ fn present_seats(scenario: &TableScenario, raw: &[(String, Value)]) -> Vec<usize
 
 /// The scenario reduced to `seats` (in order), `n − 1` of them needed: how the base game was
 /// run with fewer parties.
-pub fn reduced(scenario: &TableScenario, seats: &[usize]) -> TableScenario {
+pub(crate) fn reduced(scenario: &TableScenario, seats: &[usize]) -> TableScenario {
     let mut s = scenario.clone();
     s.parties = seats.iter().map(|&i| scenario.parties[i].clone()).collect();
     let n = s.parties.len();
@@ -430,7 +430,7 @@ pub fn reduced(scenario: &TableScenario, seats: &[usize]) -> TableScenario {
 }
 
 /// Read the sessions of one experiment on its scenario (reduced to the parties present).
-pub fn read_sessions(
+pub(crate) fn read_sessions(
     logs: &Path,
     experiment: &Experiment,
     scenario: &TableScenario,
@@ -528,7 +528,7 @@ pub fn read_sessions(
 }
 
 /// The proposals of a session in turn order, the final one marked, for the table metrics.
-pub fn proposals(scenario: &TableScenario, session: &Session) -> Vec<Proposal> {
+pub(crate) fn proposals(scenario: &TableScenario, session: &Session) -> Vec<Proposal> {
     let one = |t: &LogTurn, is_final: bool| match (&t.proposed, &t.role) {
         (Proposed::Deal { deal }, Some(role)) => scenario.seat_of(role).map(|seat| Proposal {
             seat,
@@ -573,12 +573,12 @@ impl Scoring {
     }
 
     /// The rule mode's figures are computed.
-    pub fn rule(self) -> bool {
+    pub(crate) fn rule(self) -> bool {
         self != Scoring::Paper
     }
 
     /// The paper mode's figures are computed.
-    pub fn paper(self) -> bool {
+    pub(crate) fn paper(self) -> bool {
         self != Scoring::Rule
     }
 }
@@ -671,7 +671,7 @@ pub struct StoredReport {
 
 /// Score the complete sessions of an experiment by the rule: each session's metrics, summed in
 /// the one tally ([`crate::score::TableTally`]) every table surface reads.
-pub fn figures(scenario: &TableScenario, sessions: &[Session]) -> Option<Figures> {
+pub(crate) fn figures(scenario: &TableScenario, sessions: &[Session]) -> Option<Figures> {
     let mut tally = TableTally::default();
     for s in sessions.iter().filter(|s| s.complete) {
         let metrics = deliberation_metrics(scenario, &proposals(scenario, s), None);
@@ -693,7 +693,7 @@ fn tally_figures(tally: &TableTally) -> Option<Figures> {
 }
 
 /// Which notebook scored a log layout.
-pub fn notebook_of(source: LogSource) -> Notebook {
+pub(crate) fn notebook_of(source: LogSource) -> Notebook {
     match source {
         LogSource::Folder(_) => Notebook::Current,
         LogSource::Zip(_) => Notebook::Early,
@@ -704,7 +704,7 @@ pub fn notebook_of(source: LogSource) -> Notebook {
 /// (`evaluate_deals.ipynb` keeps exactly `4N + 2` rounds), else its verdicts or why its code
 /// raises. `game` is the experiment's full game (every party of it, whoever spoke: the
 /// notebooks' tables are the game's).
-pub fn paper_session(
+pub(crate) fn paper_session(
     game: &TableScenario,
     notebook: Notebook,
     session: &Session,
@@ -748,7 +748,7 @@ pub fn paper_session(
 
 /// The paper mode's figures over sessions: the notebook's verdicts summed in the one tally.
 /// Returns the figures and the sessions the notebook's code raises on.
-pub fn paper_figures(
+pub(crate) fn paper_figures(
     game: &TableScenario,
     notebook: Notebook,
     sessions: &[Session],

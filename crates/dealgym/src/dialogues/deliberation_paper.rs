@@ -12,7 +12,7 @@
 //! - [`Notebook::Early`], `deals_evaluation.ipynb` (2023-10 and 2023-12, removed from the
 //!   repository in 2024-08 with its `scores_utils.py`), for the zipped `answers*.json` logs.
 //!   It reads options `1`–`5` only, scores on `scores_utils.py`'s tables (older than the
-//!   shipped files in three games: [`EARLY_TABLES`]), counts agreement among the parties other
+//!   shipped files in three games: `EARLY_TABLES`), counts agreement among the parties other
 //!   than the proposer (strictly above their minimums, `agreed == 5` for all and `== 4` for a
 //!   five-way deal), needs the lead at its minimum **without** the bonus for a five-way deal,
 //!   and always scores the lead's final proposal (`voting_sessions["0"]`), a final answer
@@ -35,7 +35,7 @@ use crate::scenario::TableScenario;
 use super::deliberation::extract_deal_upto;
 
 /// The lead's bonus as both notebooks write it (`deal_value + 10`).
-pub const NOTEBOOK_LEAD_BONUS: i64 = 10;
+pub(crate) const NOTEBOOK_LEAD_BONUS: i64 = 10;
 
 /// Which of the authors' notebooks scores a log layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -49,7 +49,7 @@ pub enum Notebook {
 
 impl Notebook {
     /// The highest option digit its deal reading looks for (`[1-9]`, `[1-5]`).
-    pub fn last_option(self) -> u8 {
+    pub(crate) fn last_option(self) -> u8 {
         match self {
             Notebook::Current => 9,
             Notebook::Early => 5,
@@ -67,7 +67,7 @@ impl Notebook {
 /// A cell of `scores_utils.py` that differs from the shipped game files: the minimum, or the
 /// score of option `option` (0-based) of issue `issue` (0-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cell {
+pub(crate) enum Cell {
     Minimum,
     Option { issue: usize, option: usize },
 }
@@ -76,7 +76,7 @@ pub enum Cell {
 /// 33dea1e, 2023-10-06) differ from the games' shipped `scores_files/`: (game folder, role,
 /// cell, the notebook's value). Every other cell, and `game1` and `game2` whole, are the same;
 /// the lead and the second veto are the same parties.
-pub const EARLY_TABLES: [(&str, &str, Cell, i64); 10] = [
+pub(crate) const EARLY_TABLES: [(&str, &str, Cell, i64); 10] = [
     // The base game: the Union's C3 35 (now 25), the Environmental League's minimum 50 (now
     // 55), Other cities' C4 4 (now 0) and E3 40 (now 30).
     ("base", "local_labour_union", opt(2, 2), 35),
@@ -100,7 +100,7 @@ const fn opt(issue: usize, option: usize) -> Cell {
 /// The score tables a notebook scores on: per party (the scenario's seats) its scores and
 /// minimum, and the lead and second veto.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NotebookTable {
+pub(crate) struct NotebookTable {
     /// Points per option, one row per issue, per seat.
     pub scores: Vec<Vec<Vec<i64>>>,
     pub minimums: Vec<i64>,
@@ -170,14 +170,14 @@ impl NotebookTable {
 
 /// One answer the notebook reads: the seat that gave it and its public text.
 #[derive(Debug, Clone, Copy)]
-pub struct Answer<'a> {
+pub(crate) struct Answer<'a> {
     pub seat: usize,
     pub text: &'a str,
 }
 
 /// A session's four verdicts as the notebook gives them.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Verdicts {
+pub(crate) struct Verdicts {
     /// Full proposals the notebook counted (its `all_deals_count`).
     pub proposals: usize,
     pub deal_any: bool,
@@ -190,7 +190,7 @@ pub struct Verdicts {
 /// Why the notebook's code raises on a session (it is then not scored).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, thiserror::Error)]
 #[serde(rename_all = "snake_case")]
-pub enum NotScored {
+pub(crate) enum NotScored {
     /// A speaker the notebook's tables do not hold (`KeyError`).
     #[error("a speaker is no party of the notebook's tables")]
     UnknownParty,
@@ -223,7 +223,10 @@ fn read(text: &str, issues: usize, notebook: Notebook) -> Option<Vec<usize>> {
 /// not marked and within the bonus of its minimum (unanimous: the lead exactly at its minimum);
 /// or `N − 1` agree with the lead and the second veto marked (not unanimous). The final verdict
 /// is that of the lead's last such round, wherever it is.
-pub fn score_current(table: &NotebookTable, rounds: &[Answer]) -> Result<Verdicts, NotScored> {
+pub(crate) fn score_current(
+    table: &NotebookTable,
+    rounds: &[Answer],
+) -> Result<Verdicts, NotScored> {
     let n = table.parties();
     let (mut proposals, mut wrong, mut deal_any) = (0, 0, false);
     // (deal, unanimous) of the lead's last full proposal: the notebook's `curr_deal_done` and
@@ -291,7 +294,7 @@ pub fn score_current(table: &NotebookTable, rounds: &[Answer]) -> Result<Verdict
 /// proposal of the lead is a deal when all other parties agree and the bonus lifts the lead to
 /// its minimum (unanimous); or all others but one agree, both vetoes marked, the lead at its
 /// minimum without the bonus. The final verdict is the final proposal's.
-pub fn score_early(
+pub(crate) fn score_early(
     table: &NotebookTable,
     turns: &[Answer],
     final_text: Option<&str>,

@@ -56,7 +56,7 @@ pub fn completion(scenario: &TableScenario, turn: &LogTurn) -> Completion {
 
 /// The record of one complete session (`index` its place in the experiment), or why it could
 /// not be played.
-pub fn session_record(
+pub(crate) fn session_record(
     experiment: &str,
     group: u64,
     index: u64,

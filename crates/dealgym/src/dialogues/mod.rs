@@ -105,7 +105,7 @@ pub enum DialogueError {
 pub struct Counted(pub BTreeMap<String, (usize, String)>);
 
 impl Counted {
-    pub fn add(&mut self, reason: impl Into<String>, example: &str) {
+    pub(crate) fn add(&mut self, reason: impl Into<String>, example: &str) {
         self.add_n(reason, 1, example);
     }
 
@@ -130,7 +130,7 @@ impl Counted {
     }
 
     /// `reason: N (e.g. ID)`, one per reason, joined with `; `.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let parts: Vec<String> = self
             .0
             .iter()
@@ -143,9 +143,9 @@ impl Counted {
 /// What the import of one family did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FamilyImport {
-    pub family: Family,
+    pub(crate) family: Family,
     /// Whether the dataset has dialogues at all (AmazonHistoryPrice has none).
-    pub has_dialogues: bool,
+    pub(crate) has_dialogues: bool,
     /// Dialogues read from the raw files.
     pub read: usize,
     /// Episode records written (every dialogue not skipped).
@@ -396,7 +396,7 @@ impl ScenarioIndex {
 
 /// A dialogue that is not imported, and why.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Skip {
+pub(crate) struct Skip {
     pub dialogue: String,
     pub reason: String,
 }

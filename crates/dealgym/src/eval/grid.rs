@@ -6,19 +6,19 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entrant {
     /// What tables call it (and what records keep in `seats.*.name`).
-    pub name: String,
+    pub(crate) name: String,
     /// A player spec as `run` takes it: `rule:NAME`, `openai:MODEL@URL`, `script:FILE`, or a
     /// `[players.NAME]` of the config.
-    pub spec: String,
+    pub(crate) spec: String,
 }
 
 /// One cell of the grid: `learner` in the learner seat against `opponent`; with
 /// `roles_exchanged`, every setup is played with the seats' roles exchanged (`--swap-seats`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pairing {
-    pub learner: Entrant,
-    pub opponent: Entrant,
-    pub roles_exchanged: bool,
+    pub(crate) learner: Entrant,
+    pub(crate) opponent: Entrant,
+    pub(crate) roles_exchanged: bool,
 }
 
 impl Pairing {

@@ -44,7 +44,7 @@ pub struct Cell {
 /// (learner name, opponent name) → the aggregate of their episodes.
 type Cells = BTreeMap<(String, String), Aggregate>;
 
-/// The streaming matrix: [`CrossPlay::add`] each record, read [`CrossPlay::cells`] when a table
+/// The streaming matrix: `CrossPlay::add` each record, read `CrossPlay::cells` when a table
 /// is due.
 #[derive(Debug, Clone, Default)]
 pub struct CrossPlay {
@@ -54,7 +54,7 @@ pub struct CrossPlay {
 
 impl CrossPlay {
     /// Add one episode to its family's cell and to the all-families cell.
-    pub fn add(&mut self, record: &EpisodeRecord) {
+    pub(crate) fn add(&mut self, record: &EpisodeRecord) {
         let cell = (
             record.player_name(Seat::Learner).to_string(),
             record.player_name(Seat::Opponent).to_string(),
@@ -74,12 +74,12 @@ impl CrossPlay {
     }
 
     /// The families with at least one episode, in their order.
-    pub fn families(&self) -> Vec<Family> {
+    pub(crate) fn families(&self) -> Vec<Family> {
         self.families.keys().copied().collect()
     }
 
     /// The row names (learner seat) and column names (opponent seat) of every family, sorted.
-    pub fn players(&self) -> (Vec<String>, Vec<String>) {
+    pub(crate) fn players(&self) -> (Vec<String>, Vec<String>) {
         let rows = self.all.keys().map(|(l, _)| l.clone());
         let columns = self.all.keys().map(|(_, o)| o.clone());
         let unique = |names: Vec<String>| {
@@ -92,7 +92,7 @@ impl CrossPlay {
     }
 
     /// The cells of one family (`None`: all families), row by row; only cells with episodes.
-    pub fn cells(&self, family: Option<Family>) -> Vec<Cell> {
+    pub(crate) fn cells(&self, family: Option<Family>) -> Vec<Cell> {
         let empty = Cells::new();
         let cells = match family {
             Some(f) => self.families.get(&f).unwrap_or(&empty),

@@ -47,7 +47,7 @@ pub use grid::{pairings, parse_entrant, Entrant, GridError, Pairing};
 pub use matrix::{Cell, CrossPlay};
 pub use spill::SpillError;
 pub use table::{eval_tables, EntrantFigures, TableEvalOptions, TableEvalSummary};
-pub use table_ratings::{seat_players, TableRatings};
+pub(crate) use table_ratings::TableRatings;
 pub use tables::EvalResults;
 pub(crate) use tables::EvalTables;
 
@@ -100,7 +100,6 @@ pub struct EvalSummary {
     /// Episodes already in the file when the eval started (with `--resume`).
     pub skipped: usize,
     pub written: usize,
-    pub interrupted: bool,
     /// How the eval was stopped, if a signal (or the caller) stopped it.
     pub stopped: Option<Stopped>,
     /// The cut-off last line `--resume` removed from the output, if it removed one.
@@ -220,7 +219,6 @@ pub async fn eval<'s>(
         shard: run.shard.clone(),
         skipped,
         written: writer.written(),
-        interrupted: stopped.is_some(),
         stopped,
         repaired_last_line: existing.cut.clone(),
         duplicates: existing.duplicates.clone(),

@@ -41,23 +41,23 @@ pub struct TableEvalOptions {
 /// One entrant's figures at the role.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EntrantFigures {
-    pub name: String,
-    pub run_id: String,
+    pub(crate) name: String,
+    pub(crate) run_id: String,
     /// Its episodes' endings and metrics.
-    pub tally: crate::score::TableTally,
-    pub rho_sum: f64,
+    pub(crate) tally: crate::score::TableTally,
+    pub(crate) rho_sum: f64,
 }
 
 /// What a table eval did and found.
 #[derive(Debug, Clone)]
 pub struct TableEvalSummary {
-    pub role: String,
+    pub(crate) role: String,
     pub planned: usize,
     pub skipped: usize,
     pub written: usize,
     pub stopped: Option<Stopped>,
-    pub entrants: Vec<EntrantFigures>,
-    pub ratings: Leaderboard,
+    pub(crate) entrants: Vec<EntrantFigures>,
+    pub(crate) ratings: Leaderboard,
 }
 
 impl TableEvalSummary {

@@ -24,7 +24,10 @@ use crate::record::TableRecord;
 use crate::score::{Comparisons, InMemory, Leaderboard};
 
 /// The players of each seat of `record`, as the ratings name them (see the module doc).
-pub fn seat_players(record: &TableRecord, named: impl Fn(usize) -> Option<String>) -> Vec<String> {
+pub(crate) fn seat_players(
+    record: &TableRecord,
+    named: impl Fn(usize) -> Option<String>,
+) -> Vec<String> {
     record
         .seats
         .iter()
@@ -48,7 +51,7 @@ pub fn seat_players(record: &TableRecord, named: impl Fn(usize) -> Option<String
 
 /// Pairwise Bradley–Terry ratings of the players of table episodes.
 #[derive(Debug, Default)]
-pub struct TableRatings {
+pub(crate) struct TableRatings {
     comparisons: Comparisons<InMemory>,
     episodes: usize,
 }
@@ -74,6 +77,7 @@ impl TableRatings {
     }
 
     /// Episodes added.
+    #[cfg(test)]
     pub fn episodes(&self) -> usize {
         self.episodes
     }

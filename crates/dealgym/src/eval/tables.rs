@@ -32,7 +32,7 @@ use crate::digest::Fnv1a64;
 use crate::game::{OutcomeKind, Seat};
 use crate::record::EpisodeRecord;
 use crate::run::TABLE_WIDTH;
-use crate::score::{cell, pct_cell, Comparisons, Group, Leaderboard, Rating};
+use crate::score::{cell, pct_cell, Comparisons, Leaderboard, Rating};
 
 /// The cross-play matrix and the ratings' observations of an eval, collected one record at a
 /// time. `default()` spills to the system's temp directory; [`EvalTables::spilling_under`]
@@ -100,23 +100,18 @@ impl EvalTables {
 }
 
 impl EvalResults {
-    pub fn matrix(&self) -> &CrossPlay {
+    pub(crate) fn matrix(&self) -> &CrossPlay {
         &self.matrix
     }
 
     /// The rated players (see the module doc), group by group, highest first in each.
-    pub fn ratings(&self) -> &[Rating] {
+    pub(crate) fn ratings(&self) -> &[Rating] {
         &self.leaderboard.ratings
-    }
-
-    /// The groups of comparable players (see the module doc), the largest first.
-    pub fn groups(&self) -> &[Group] {
-        &self.leaderboard.groups
     }
 
     /// Which comparisons connect the rated players, in words (one paragraph: each group of
     /// comparable players with the situations that link them, and who was never compared).
-    pub fn connections(&self) -> String {
+    pub(crate) fn connections(&self) -> String {
         connections(&self.leaderboard)
     }
 
@@ -174,7 +169,7 @@ impl EvalResults {
     /// group}], "groups": [{number, players, situations}], "connections": "…"}` (`rho_deals`
     /// over deals, `mean_rho` per episode; `deal_rate`, `sl` and `average_turns` DialogXpert's
     /// SR, SL and AT, `sl` only where the learner was a price buyer; `group` a group's `number`, `null` for a player
-    /// never compared; `connections` the sentence [`EvalResults::connections`] gives), estimates as
+    /// never compared; `connections` the sentence `EvalResults::connections` gives), estimates as
     /// `{value, low, high, n}` (deal rate as a fraction) or `null`.
     pub fn json(&self) -> Value {
         let sections = self

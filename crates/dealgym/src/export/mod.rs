@@ -50,8 +50,7 @@ use crate::scenario::{Family, Role, ScenarioError};
 use crate::campaign::DealLedger;
 use campaigns::Trajectories;
 pub(crate) use groups::{is_self_play, GroupStats, GroupTable};
-pub(crate) use tokens::seat_calls;
-pub use tokens::Skip;
+pub(crate) use tokens::{seat_calls, Skip};
 pub(crate) use views::Replayed;
 
 /// The trainer formats. Each is named on the command line and in a rollout request by
@@ -90,7 +89,7 @@ impl Format {
 
     /// Whether the format is built from the exact token ids of the turns (verl, TRL's
     /// rollout, Tinker): a record without them gives no line.
-    pub fn needs_tokens(self) -> bool {
+    pub(crate) fn needs_tokens(self) -> bool {
         matches!(self, Format::Verl | Format::TrlRollout | Format::Tinker)
     }
 
@@ -137,7 +136,7 @@ pub enum Seats {
 impl Seats {
     pub const ALL: [Seats; 3] = [Seats::Learner, Seats::Opponent, Seats::Both];
 
-    pub fn seats(self) -> &'static [Seat] {
+    pub(crate) fn seats(self) -> &'static [Seat] {
         match self {
             Seats::Learner => &[Seat::Learner],
             Seats::Opponent => &[Seat::Opponent],
@@ -281,7 +280,7 @@ pub struct ExportSummary {
     pub written: usize,
     pub lines: usize,
     /// Episodes that ended in `error`: no sample of the policy, never exported.
-    pub error_episodes: usize,
+    pub(crate) error_episodes: usize,
     /// Episodes whose reward is short of a judge or reward-model part that failed
     /// ([`EpisodeRecord::reward_missing`]): a made-up 0 is no reward, never exported.
     pub reward_missing: usize,
@@ -290,13 +289,13 @@ pub struct ExportSummary {
     /// Seat-episodes skipped by a token format: some turn has no token ids.
     pub no_tokens: usize,
     /// Seat-episodes skipped by a token format: some turn's logprobs are not one per id.
-    pub bad_tokens: usize,
+    pub(crate) bad_tokens: usize,
     /// Records skipped as duplicates (`--duplicates skip`): in no group and no line.
     pub duplicates: Duplicates,
     /// Records of the other kind (table or two-party) the files hold, passed over.
     pub passed_over: crate::record::PassedOver,
     /// `campaigns`: records of no campaign (skipped).
-    pub not_campaign: usize,
+    pub(crate) not_campaign: usize,
 }
 
 impl ExportSummary {

@@ -10,7 +10,7 @@ use crate::record::{EpisodeRecord, TurnRecord};
 
 /// Why a seat of an episode has nothing to export in a format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Skip {
+pub(crate) enum Skip {
     /// The seat made no call (the episode ended before its first turn).
     NoTurns,
     /// Some turn of the seat has no token ids: it was not played token-exact.

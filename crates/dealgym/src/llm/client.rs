@@ -400,7 +400,7 @@ impl LlmClient {
         })
     }
 
-    pub fn settings(&self) -> &EndpointSettings {
+    pub(crate) fn settings(&self) -> &EndpointSettings {
         &self.settings
     }
 

@@ -46,10 +46,10 @@ pub struct Sampled {
     pub ids: Vec<u32>,
     pub logprobs: Vec<f64>,
     pub finish_reason: Option<String>,
-    pub retries: u32,
+    pub(crate) retries: u32,
     /// Prompt tokens the server served from its prefix cache, when it says (vLLM's
     /// `usage.prompt_tokens_details.cached_tokens`, llama.cpp's `timings.cache_n`).
-    pub cached_tokens: Option<u64>,
+    pub(crate) cached_tokens: Option<u64>,
 }
 
 impl LlmClient {

@@ -32,25 +32,25 @@ use crate::vocab::Seat;
 /// unique per episode in this process (the driver draws it); `seat` tells the two seats apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SeatKey {
-    pub episode: u64,
-    pub seat: Seat,
+    pub(crate) episode: u64,
+    pub(crate) seat: Seat,
 }
 
 /// The token counts of one successful call, for the replica's statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CallTokens {
-    pub prompt: u64,
+    pub(crate) prompt: u64,
     /// Prompt tokens served from the prefix cache, when the server says.
-    pub cached: Option<u64>,
+    pub(crate) cached: Option<u64>,
 }
 
 /// A call's result with the replica that served it (its index in the player's `endpoints`) and
 /// the retries it took across replicas.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Routed<T> {
-    pub value: T,
-    pub replica: u32,
-    pub retries: u32,
+    pub(crate) value: T,
+    pub(crate) replica: u32,
+    pub(crate) retries: u32,
 }
 
 /// The health of one replica (whether it is in rotation is its [`Load::healthy`]): its
@@ -111,7 +111,7 @@ impl ReplicaPool {
     /// A pool over `endpoints`, each called with `template`'s settings (its own retries are
     /// the pool's: each try picks its replica afresh). `shown` is each endpoint as it may be
     /// printed (no credentials).
-    pub fn new(template: &LlmClient, endpoints: &[String], shown: &[String]) -> ReplicaPool {
+    pub(crate) fn new(template: &LlmClient, endpoints: &[String], shown: &[String]) -> ReplicaPool {
         let s = template.settings();
         let now = Instant::now();
         let interval = Duration::from_secs_f64(s.health_interval_s.max(0.01));
@@ -160,18 +160,14 @@ impl ReplicaPool {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.inner.replicas.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.inner.replicas.is_empty()
     }
 
     /// Run `call` on a replica chosen for `key` (none: the least-loaded replica, unbound),
     /// holding one of its slots, retrying transient failures with backoff — each try on the
     /// seat's replica as chosen then, so a try after an ejection goes elsewhere.
-    pub async fn call<T, F, Fut>(
+    pub(crate) async fn call<T, F, Fut>(
         &self,
         key: Option<SeatKey>,
         mut call: F,
@@ -314,7 +310,7 @@ impl ReplicaPool {
 
     /// Forget the replicas bound to an episode's seats (the episode has ended), so the pool
     /// does not grow with the run.
-    pub fn release(&self, episode: u64) {
+    pub(crate) fn release(&self, episode: u64) {
         let mut state = self.inner.lock();
         for seat in Seat::BOTH {
             if let Some(i) = state.bindings.remove(&SeatKey { episode, seat }) {

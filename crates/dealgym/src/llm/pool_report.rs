@@ -36,7 +36,7 @@ pub struct ReplicaReport {
 impl ReplicaReport {
     /// The share of prompt tokens served from the prefix cache; `None` when the server never
     /// reported cached tokens.
-    pub fn cached_share(&self) -> Option<f64> {
+    pub(crate) fn cached_share(&self) -> Option<f64> {
         (self.cache_reported && self.prompt_tokens > 0)
             .then(|| self.cached_tokens as f64 / self.prompt_tokens as f64)
     }
@@ -65,7 +65,7 @@ impl PoolReport {
 }
 
 /// The kind of a failed request, as the summary counts it.
-pub fn error_kind(error: &LlmError) -> &'static str {
+pub(crate) fn error_kind(error: &LlmError) -> &'static str {
     match error {
         LlmError::Timeout { .. } => "timeout",
         LlmError::Connect { .. } => "connect",
@@ -81,7 +81,7 @@ pub fn error_kind(error: &LlmError) -> &'static str {
 }
 
 /// The per-replica table of a run: one row per player seat and replica.
-pub fn replica_table(pools: &[(String, PoolReport)]) -> String {
+pub(crate) fn replica_table(pools: &[(String, PoolReport)]) -> String {
     let mut out = String::from(
         "| player | replica | requests | errors | peak in flight | seats | prompt tokens | cached | ejected | probes | re-admitted |\n\
          |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",

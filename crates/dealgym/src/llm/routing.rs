@@ -29,7 +29,7 @@ impl Routing {
 
 /// What the choice of a replica looks at, per replica.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Load {
+pub(crate) struct Load {
     pub healthy: bool,
     /// Requests sent or waiting for a slot.
     pub in_flight: usize,
@@ -42,7 +42,7 @@ pub struct Load {
 /// pick's number, so ties neither all land on the first replica nor fall into a lock-step
 /// round); `None` when every replica is out of rotation. Pure, so the rule is tested without a
 /// server.
-pub fn choose(loads: &[Load], bound: Option<usize>, turn: usize) -> Option<usize> {
+pub(crate) fn choose(loads: &[Load], bound: Option<usize>, turn: usize) -> Option<usize> {
     if let Some(i) = bound.filter(|&i| loads.get(i).is_some_and(|l| l.healthy)) {
         return Some(i);
     }

@@ -154,7 +154,7 @@ pub struct Reply {
     pub text: String,
     pub reasoning: Option<String>,
     /// The tool calls the model made, if the request carried tools.
-    pub tool_calls: Vec<ToolCall>,
+    pub(crate) tool_calls: Vec<ToolCall>,
     /// What the record keeps about the call (everything but the text and the timing).
     pub call: Call,
     /// Transient failures retried before this reply.

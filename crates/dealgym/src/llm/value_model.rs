@@ -10,7 +10,7 @@ use super::client::{EndpointSettings, LlmClient, LlmError};
 
 /// The request body.
 #[derive(Debug, Serialize)]
-pub struct ValueRequest<'a> {
+pub(crate) struct ValueRequest<'a> {
     /// [`crate::planner::state_text`] for the seat to move.
     pub state: &'a str,
     pub candidates: &'a [&'a str],
@@ -24,7 +24,7 @@ pub struct ValueModelClient {
 }
 
 impl ValueModelClient {
-    pub fn new(http: reqwest::Client, url: &str) -> Result<ValueModelClient, LlmError> {
+    pub(crate) fn new(http: reqwest::Client, url: &str) -> Result<ValueModelClient, LlmError> {
         let settings = EndpointSettings {
             base_url: url.to_string(),
             model: "value".into(),
@@ -36,13 +36,17 @@ impl ValueModelClient {
         })
     }
 
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.url
     }
 
     /// One value per candidate. An answer without exactly one finite number per candidate is
     /// an error like a failed call (never a guess).
-    pub async fn values(&self, state: &str, candidates: &[&str]) -> Result<Vec<f64>, LlmError> {
+    pub(crate) async fn values(
+        &self,
+        state: &str,
+        candidates: &[&str],
+    ) -> Result<Vec<f64>, LlmError> {
         let request = ValueRequest { state, candidates };
         let url = &self.url;
         let (values, _retries) = self
@@ -59,7 +63,7 @@ impl ValueModelClient {
 }
 
 /// The values of an answer, checked against the number of candidates asked about.
-pub fn read_values(bytes: &[u8], expected: usize) -> Result<Vec<f64>, String> {
+pub(crate) fn read_values(bytes: &[u8], expected: usize) -> Result<Vec<f64>, String> {
     #[derive(serde::Deserialize)]
     struct Answer {
         values: Vec<f64>,

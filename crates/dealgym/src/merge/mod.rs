@@ -36,7 +36,7 @@ use crate::record::{
 use crate::run::{planned_ids, ConfigError, RunError};
 
 /// How many ids a report lists per kind of problem (it counts them all).
-pub const LISTED: usize = 10;
+pub(crate) const LISTED: usize = 10;
 
 /// What to merge.
 #[derive(Debug, Clone)]
@@ -106,24 +106,24 @@ pub enum MergeError {
 /// One input file, counted.
 #[derive(Debug, Clone, Default)]
 pub struct FileCount {
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Records read (duplicates included).
-    pub records: usize,
+    pub(crate) records: usize,
     /// Records of this file already seen (in it or an earlier file).
-    pub duplicates: usize,
+    pub(crate) duplicates: usize,
     /// Lines that are not records, skipped.
-    pub bad_lines: usize,
+    pub(crate) bad_lines: usize,
     /// Table records passed over (merge joins two-party records).
-    pub passed_over: usize,
+    pub(crate) passed_over: usize,
     /// The run ids the file holds.
-    pub run_ids: BTreeSet<String>,
+    pub(crate) run_ids: BTreeSet<String>,
 }
 
-/// A list that counts everything but keeps only the first [`LISTED`].
+/// A list that counts everything but keeps only the first `LISTED`.
 #[derive(Debug, Clone)]
 pub struct Listed<T> {
-    pub count: usize,
-    pub first: Vec<T>,
+    pub(crate) count: usize,
+    pub(crate) first: Vec<T>,
 }
 
 impl<T> Default for Listed<T> {
@@ -147,25 +147,25 @@ impl<T> Listed<T> {
 /// What a merge found.
 #[derive(Debug, Clone, Default)]
 pub struct MergeReport {
-    pub files: Vec<FileCount>,
+    pub(crate) files: Vec<FileCount>,
     /// Episodes written to the output (each once).
     pub written: usize,
     /// Episodes per run id in the output.
     pub runs: BTreeMap<String, usize>,
     /// Episodes found again with the same content (timing aside): written once.
-    pub duplicates: Listed<(EpisodeKey, PathBuf)>,
+    pub(crate) duplicates: Listed<(EpisodeKey, PathBuf)>,
     /// What was asked of them: with `skip` they leave the merge clean.
-    pub on_duplicate: OnDuplicate,
+    pub(crate) on_duplicate: OnDuplicate,
     /// Episodes found again with other content: the first is written.
-    pub conflicts: Listed<(EpisodeKey, PathBuf)>,
+    pub(crate) conflicts: Listed<(EpisodeKey, PathBuf)>,
     /// Planned episodes no file holds (`None`: the plan was not given, so not checked).
-    pub missing: Option<Listed<EpisodeKey>>,
+    pub(crate) missing: Option<Listed<EpisodeKey>>,
     /// Episodes that are not in the plan given.
-    pub unplanned: Listed<EpisodeKey>,
+    pub(crate) unplanned: Listed<EpisodeKey>,
     /// The files' run ids disagree (and `allow_mixed` was not given).
-    pub mixed_runs: bool,
+    pub(crate) mixed_runs: bool,
     /// The first bad lines, with where they are.
-    pub bad_lines: Listed<String>,
+    pub(crate) bad_lines: Listed<String>,
 }
 
 impl MergeReport {
@@ -182,7 +182,7 @@ impl MergeReport {
     }
 
     /// Table records the files hold, passed over: not in the output.
-    pub fn passed_over(&self) -> usize {
+    pub(crate) fn passed_over(&self) -> usize {
         self.files.iter().map(|f| f.passed_over).sum()
     }
 

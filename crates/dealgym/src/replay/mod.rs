@@ -11,7 +11,7 @@
 //!   new players continue from there, G branches of one prefix forming one GRPO group
 //!   (`branch.rs`).
 //!
-//! Records are read one at a time with [`RecordFiles`] (through [`Records`]), so memory is
+//! Records are read one at a time with [`RecordFiles`] (through `Records`), so memory is
 //! bounded by one record, not by the file, and an episode recorded twice is refused (or read
 //! once, with `--duplicates skip`). Scenarios come from the `--scenarios` files or, by
 //! default, from `scenarios/{family}.jsonl` of each record's family (run's `ScenarioSource`).
@@ -35,7 +35,6 @@ pub(crate) use crate::run::ScenarioSource;
 pub use crate::run::{FindError, Unavailable};
 pub use branch::{branch, branch_group_id, BranchOptions, BranchSummary};
 pub use rescore::{rescore, rescore_files, RescoreOptions, RescoreSummary};
-pub use table::public_transcript;
 pub(crate) use table::TableSource;
 pub use verify::{verify, Difference, DifferenceRow, VerifyOptions, VerifyReport};
 
@@ -110,7 +109,7 @@ pub enum Error {
 /// The records of several files in order, one at a time ([`RecordFiles`], so each episode
 /// once or a refusal, as `on_duplicate` says), optionally only those of one episode id. A bad
 /// line ends the iteration with its error (naming the file and the line).
-pub struct Records {
+pub(crate) struct Records {
     records: RecordFiles,
     episode: Option<String>,
 }

@@ -268,7 +268,7 @@ pub(crate) fn render_table(options: &RenderOptions) -> Result<String, Error> {
 /// parties read it (its talk and its move in the engine's public words,
 /// [`public_move`]; attempts that could not be played are marked, with no text, and no
 /// thought ever shows), then the ending with each party's score, ρ and reward.
-pub fn public_transcript(record: &TableRecord, scenario: &TableScenario) -> String {
+pub(crate) fn public_transcript(record: &TableRecord, scenario: &TableScenario) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

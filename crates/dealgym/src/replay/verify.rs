@@ -46,13 +46,13 @@ pub struct Difference {
     /// `outcome.metrics.seats.opponent.turns`, `rewards.learner`, `turns` (their number), … For
     /// a record that cannot be replayed: `scenario missing`, `scenario changed`, `templates
     /// changed` or `replay failed`.
-    pub field: String,
+    pub(crate) field: String,
     /// For a turn's field: the turn's index in `turns` (0-based).
     pub turn: Option<usize>,
     /// The record's value, as compact JSON (empty for a record that cannot be replayed).
-    pub recorded: String,
+    pub(crate) recorded: String,
     /// The engine's value, as compact JSON; for a record that cannot be replayed, the reason.
-    pub replayed: String,
+    pub(crate) replayed: String,
 }
 
 impl Difference {
@@ -66,7 +66,7 @@ impl Difference {
     }
 
     /// The difference as one phrase: `recorded → replayed`, or the reason.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         if self.recorded.is_empty() {
             self.replayed.clone()
         } else {
@@ -79,20 +79,20 @@ impl Difference {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DifferenceRow {
     pub field: String,
-    pub episodes: usize,
-    pub first_episode: String,
+    pub(crate) episodes: usize,
+    pub(crate) first_episode: String,
     /// `FILE:LINE` of the first episode.
-    pub first_at: String,
+    pub(crate) first_at: String,
     pub first: Difference,
 }
 
 /// What `--verify` found.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct VerifyReport {
-    pub files: usize,
+    pub(crate) files: usize,
     pub episodes: usize,
     /// Episodes with at least one difference.
-    pub differing: usize,
+    pub(crate) differing: usize,
     /// One row per field, in the order they were first found.
     pub rows: Vec<DifferenceRow>,
     /// Records skipped as duplicates (`--duplicates skip`).

@@ -17,8 +17,8 @@ use crate::score::{Bin, Estimate};
 #[derive(Debug, thiserror::Error)]
 #[error("drawing the chart `{title}`: {message}")]
 pub struct ChartError {
-    pub title: String,
-    pub message: String,
+    pub(crate) title: String,
+    pub(crate) message: String,
 }
 
 const WIDTH: u32 = 820;

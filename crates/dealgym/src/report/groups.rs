@@ -7,13 +7,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::game::{OutcomeKind, Seat};
+use crate::game::Seat;
 use crate::record::EpisodeRecord;
 use crate::score::{Aggregate, EpisodeValues, Weights};
 
 /// What episodes are grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Dimension {
+pub(crate) enum Dimension {
     All,
     Family,
     /// The learner seat's player.
@@ -98,14 +98,16 @@ fn persona_of(r: &EpisodeRecord, seat: Seat) -> String {
 
 /// One aggregate per group, per dimension.
 #[derive(Debug, Clone, Default)]
-pub struct Groups {
+pub(crate) struct Groups {
     groups: BTreeMap<(Dimension, String), Aggregate>,
 }
 
 impl Groups {
     /// Add an episode to each of its groups.
+    #[cfg(test)]
     pub fn add(&mut self, r: &EpisodeRecord) {
-        let weights = (r.kind() != OutcomeKind::Error).then(|| Weights::of(r.bootstrap_key()));
+        let weights =
+            (r.kind() != crate::game::OutcomeKind::Error).then(|| Weights::of(r.bootstrap_key()));
         self.add_weighted(r, weights.as_ref());
     }
 
@@ -147,6 +149,7 @@ impl Groups {
 mod tests {
     use super::*;
     use crate::fixtures::{learner_first_as, play, price_task, record_of, turn};
+    use crate::game::OutcomeKind;
     use crate::scenario::Role;
 
     #[test]

@@ -49,15 +49,15 @@ use crate::score::{
 
 pub use charts::ChartError;
 pub(crate) use charts::{histogram_chart, interval_chart, line_chart, stacked_chart, Series};
-pub use groups::{Dimension, Groups};
+pub(crate) use groups::{Dimension, Groups};
 pub(crate) use labels::LabelCounts;
 pub(crate) use people::PeopleAndModels;
 pub use people::PEOPLE;
-pub use sample::Sample;
-pub use sensitivity::Sensitivity;
-pub(crate) use tables::{aggregate_table, ticket_table};
-pub use tables::{Cell, Column, Table};
-pub use training::{Training, UnknownControl};
+pub(crate) use sample::Sample;
+pub(crate) use sensitivity::Sensitivity;
+pub(crate) use tables::{aggregate_table, ticket_table, Cell, Column, Table};
+pub(crate) use training::Training;
+pub use training::UnknownControl;
 
 /// Bins of the ρ histogram (chart and CSV): 40 bins of width 0.05 over [−1, 1].
 pub(crate) const HISTOGRAM_BINS: usize = 40;

@@ -43,7 +43,7 @@ impl PartialOrd for Ranked {
 
 /// The sample being kept.
 #[derive(Debug)]
-pub struct Sample {
+pub(crate) struct Sample {
     size: usize,
     seed: u64,
     seen: usize,

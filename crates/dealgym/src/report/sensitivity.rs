@@ -22,8 +22,7 @@ use crate::game::{OutcomeKind, PerSeat, Seat};
 use crate::record::EpisodeRecord;
 use crate::scenario::Family;
 use crate::score::{
-    mean_over, multi_item_groups, Aggregate, EpisodeValues, Estimate, FigureId, Weights,
-    MULTI_ITEM_AVERAGE,
+    mean_over, multi_item_groups, Aggregate, EpisodeValues, FigureId, Weights, MULTI_ITEM_AVERAGE,
 };
 
 use super::tables::{Cell, Column, Table};
@@ -38,7 +37,7 @@ pub(crate) fn no_deal_rho(r: &EpisodeRecord) -> f64 {
 
 /// The sensitivity table, fed one record at a time.
 #[derive(Debug, Clone)]
-pub struct Sensitivity {
+pub(crate) struct Sensitivity {
     taus: Vec<f64>,
     /// Per family: the file as recorded, then one aggregate per τ.
     groups: BTreeMap<Family, Vec<Aggregate>>,
@@ -152,8 +151,9 @@ impl Sensitivity {
     }
 
     /// The learner's ρ over deals per τ (the recorded row first) in one family, or over the
-    /// multi-item families (`None`), for tests and charts.
-    pub fn rho_deals(&self, family: Option<Family>) -> Vec<Option<Estimate>> {
+    /// multi-item families (`None`), for tests.
+    #[cfg(test)]
+    pub fn rho_deals(&self, family: Option<Family>) -> Vec<Option<crate::score::Estimate>> {
         match family {
             Some(family) => self
                 .groups

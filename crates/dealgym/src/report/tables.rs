@@ -17,7 +17,7 @@ use super::groups::{Dimension, Groups};
 
 /// One cell of a table.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
+pub(crate) enum Cell {
     Text(String),
     Count(u64),
     /// A number shown with this many decimals (`None`: no value).
@@ -28,7 +28,7 @@ pub enum Cell {
 
 /// A column: its Markdown/HTML heading, its CSV key, and whether Markdown and HTML show it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Column {
+pub(crate) struct Column {
     pub heading: String,
     pub key: String,
     pub shown: bool,
@@ -54,7 +54,7 @@ impl Column {
 
 /// A table: a file name (tables/NAME.csv), a title, columns and rows of cells.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Table {
+pub(crate) struct Table {
     pub name: String,
     pub title: String,
     pub columns: Vec<Column>,

@@ -65,7 +65,7 @@ impl Curve {
 
 /// Per training run, per step, the aggregate of its episodes.
 #[derive(Debug, Clone, Default)]
-pub struct Training {
+pub(crate) struct Training {
     runs: BTreeMap<String, BTreeMap<u64, Step>>,
 }
 
@@ -99,9 +99,9 @@ pub const MIN_CLUSTERS: usize = 10;
     if runs.is_empty() { "none: no record carries `training`".to_string() } else { runs.join(", ") }
 )]
 pub struct UnknownControl {
-    pub control: String,
+    pub(crate) control: String,
     /// The training runs the files hold.
-    pub runs: Vec<String>,
+    pub(crate) runs: Vec<String>,
 }
 
 impl Training {

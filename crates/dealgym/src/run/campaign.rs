@@ -26,7 +26,7 @@ use super::{EpisodeError, EpisodeKit, Finished, Job, PlannedEpisode, RunError, R
 
 /// One member's play of one campaign.
 #[derive(Debug, Clone)]
-pub struct PlannedCampaign {
+pub(crate) struct PlannedCampaign {
     pub campaign: Arc<Campaign>,
     /// Its deals' scenario digests, computed once per campaign.
     pub digests: Arc<Vec<Digest>>,
@@ -86,7 +86,7 @@ impl PlannedCampaign {
 }
 
 /// Every campaign of a run, each played by `group_size` members.
-pub fn plan_campaigns(
+pub(crate) fn plan_campaigns(
     campaigns: &[Arc<Campaign>],
     seed: u64,
     group_size: u32,
@@ -112,7 +112,7 @@ pub fn plan_campaigns(
 }
 
 /// The campaigns shard `shard` plays: whole campaigns, campaign c to shard `c mod count`.
-pub fn shard_campaigns(plan: Vec<PlannedCampaign>, shard: &Shard) -> Vec<PlannedCampaign> {
+pub(crate) fn shard_campaigns(plan: Vec<PlannedCampaign>, shard: &Shard) -> Vec<PlannedCampaign> {
     plan.into_iter()
         .filter(|p| shard.takes_group(p.index as u64))
         .collect()
@@ -217,7 +217,7 @@ pub(crate) async fn play_campaign<P, F, Fut>(
 
 /// Read the campaigns file `file`, its deals' scenarios found in `scenarios` (every file
 /// loaded) or, with none, in `scenarios/{family}.jsonl` of each id's family (`family:…`).
-pub fn read_campaigns_for(
+pub(crate) fn read_campaigns_for(
     file: &Path,
     scenarios: &[PathBuf],
 ) -> Result<Vec<Arc<Campaign>>, RunError> {

@@ -44,7 +44,7 @@ impl SeatPlayer {
         }
     }
 
-    pub fn spec(&self) -> &str {
+    pub(crate) fn spec(&self) -> &str {
         match self {
             SeatPlayer::Local(p) => p.spec(),
             SeatPlayer::External { spec, .. } => spec,
@@ -84,23 +84,23 @@ impl SeatPlayer {
 
 /// What every episode of a run (or a server, or an eval cell) shares.
 pub struct EpisodeKit {
-    pub run_id: String,
+    pub(crate) run_id: String,
     /// The preset the run's config was built on (`--preset`), named in every record.
-    pub preset: Option<String>,
+    pub(crate) preset: Option<String>,
     pub players: PerSeat<SeatPlayer>,
-    pub episode: EpisodeConfig,
-    pub personas: PersonaConfig,
-    pub rewards: RewardConfig,
-    pub prompts: Arc<Prompts>,
+    pub(crate) episode: EpisodeConfig,
+    pub(crate) personas: PersonaConfig,
+    pub(crate) rewards: RewardConfig,
+    pub(crate) prompts: Arc<Prompts>,
     /// The judge and reward-model clients, when `rewards` uses them: [`play`] calls them after
     /// the episode ends, before its record is returned.
-    pub rewarding: Option<Arc<Rewarding>>,
+    pub(crate) rewarding: Option<Arc<Rewarding>>,
     /// How an eval seats its named players (the default for a run: no names, no exchange).
-    pub seating: Seating,
+    pub(crate) seating: Seating,
     /// The caps on what an episode stores (a server's `--max-completion-bytes` and
     /// `--max-episode-bytes`): a completion past one ends the episode as an `error` that names
     /// it (`Driver::feed`). `None`: no cap (a run's own players).
-    pub text_limits: Option<TextLimits>,
+    pub(crate) text_limits: Option<TextLimits>,
 }
 
 /// How an eval pairing sits at the table: the name each seat's player has in the eval (written
@@ -108,8 +108,8 @@ pub struct EpisodeKit {
 /// exchanged (`--swap-seats`; see [`Setup::with_roles_exchanged`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Seating {
-    pub names: PerSeat<Option<String>>,
-    pub roles_exchanged: bool,
+    pub(crate) names: PerSeat<Option<String>>,
+    pub(crate) roles_exchanged: bool,
 }
 
 impl EpisodeKit {

@@ -24,9 +24,9 @@ use super::{
 pub struct Stopped {
     pub signal: StopSignal,
     /// Episodes in flight when the stop came: they were let finish, within the grace period.
-    pub in_flight: usize,
+    pub(crate) in_flight: usize,
     /// Episodes given up on (nothing written: `--resume` plays them again).
-    pub abandoned: usize,
+    pub(crate) abandoned: usize,
 }
 
 /// The closing line of a run or an eval: `who` (a run id, "N pairings") wrote `written`

@@ -34,31 +34,31 @@ use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario};
 
 pub(crate) use campaign::CampaignPlan;
-pub use campaign::{plan_campaigns, read_campaigns_for, shard_campaigns, PlannedCampaign};
 pub use config::{presets_doc, ConfigError, FileConfig};
 pub(crate) use driver::{panic_message, play_caught, Driver, Finished};
 pub use driver::{play, EpisodeError, EpisodeKit, SeatPlayer, Seating, INTERNAL_ERROR};
-pub(crate) use execute::Done;
-pub(crate) use execute::{execute, progress_bar, styled_bar, AbortOnDrop, Job, Permits, Sink};
+pub(crate) use execute::{
+    execute, progress_bar, styled_bar, AbortOnDrop, Done, Job, Permits, Sink,
+};
 pub use execute::{written_line, Stopped};
 pub use options::{RunError, RunOptions};
-pub use plan::{plan, shard, PlannedEpisode, Shard};
-pub(crate) use plan::{planned_ids, without_done};
+pub use plan::{plan, PlannedEpisode, Shard};
+pub(crate) use plan::{planned_ids, shard, without_done};
 pub(crate) use prefix::plan_prefixes;
 pub use prefix::{
     branch_group_id, Cut, LoggedPrefix, PrefixOptions, PrefixReport, SkipReason, Skipped, Targets,
 };
 pub use report::{RunSummary, SeatReplicas};
-pub use rewarding::{rubric, Rewarding};
+pub(crate) use rewarding::rubric;
+pub use rewarding::Rewarding;
 pub(crate) use scenarios::{list_files, ScenarioSource};
 pub use scenarios::{FindError, Unavailable};
 pub use select::{Sample, SelectConfig, SelectError, Selection};
 pub use stop::{grace_period, Stop, StopSignal, StopState};
-pub use summary::{RunStats, TABLE_WIDTH};
-pub use table::{
-    build_table_kit, load_tables, parse_seats, play_table, run_tables, PlannedTable, TableKit,
-    TableRunSummary, TableStats, DEFAULT_SEAT,
-};
+pub use summary::RunStats;
+pub(crate) use summary::TABLE_WIDTH;
+pub(crate) use table::{build_table_kit, load_tables, PlannedTable};
+pub use table::{parse_seats, run_tables, TableRunSummary, TableStats};
 
 /// The run id: a digest of what makes two runs comparable (seed, scenarios, players, group size,
 /// rules), so resuming into a file of another run is refused. An endpoint's URL is not part of

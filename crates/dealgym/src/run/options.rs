@@ -45,7 +45,7 @@ pub struct RunOptions {
     pub episode: EpisodeConfig,
     pub rewards: RewardConfig,
     pub personas: PersonaConfig,
-    pub sampling: SamplingConfig,
+    pub(crate) sampling: SamplingConfig,
     pub players: BTreeMap<String, PlayerConfig>,
     pub prompts_dir: Option<PathBuf>,
     /// Show a progress bar on stderr (hidden anyway when stderr is not a terminal).

@@ -25,22 +25,22 @@ use super::prefix::LoggedPrefix;
 /// One episode of the plan.
 #[derive(Debug, Clone)]
 pub struct PlannedEpisode {
-    pub scenario: Arc<Scenario>,
+    pub(crate) scenario: Arc<Scenario>,
     /// The scenario's [`Scenario::digest`], computed once per scenario (the record keeps it).
-    pub scenario_digest: Digest,
-    pub seeds: EpisodeSeed,
+    pub(crate) scenario_digest: Digest,
+    pub(crate) seeds: EpisodeSeed,
     /// The logged prefix the episode continues (`run --prefixes`), shared by its group; `None`
     /// for an episode played from the start.
-    pub prefix: Option<Arc<LoggedPrefix>>,
+    pub(crate) prefix: Option<Arc<LoggedPrefix>>,
     /// The tag of the request that planned it (a server's rollout request, `r{N}`), put
     /// before its ids so no two requests of one log share an episode or a group.
-    pub tag: Option<Arc<str>>,
+    pub(crate) tag: Option<Arc<str>>,
     /// A campaign's deal: the seat that carries the ledger and what the earlier deals left it
     /// (`run --campaigns`, see `campaign.rs`); `None` outside campaigns.
-    pub standing: Option<(Seat, Standing)>,
+    pub(crate) standing: Option<(Seat, Standing)>,
     /// The learner's role, where the plan chose the seating (`seatings = "both"`); `None`:
     /// as the episode config says.
-    pub learner_role: Option<Role>,
+    pub(crate) learner_role: Option<Role>,
 }
 
 impl PlannedEpisode {
@@ -51,7 +51,7 @@ impl PlannedEpisode {
 
     /// The episode's GRPO group: the plan's `g{G}`, or the name its logged prefix gives its
     /// continuations (a branch's `E.bN`), after the request's tag where it has one (`r3-g0`).
-    pub fn group_id(&self) -> String {
+    pub(crate) fn group_id(&self) -> String {
         let group = match self.prefix.as_ref().and_then(|p| p.group.as_ref()) {
             Some(group) => group.clone(),
             None => self.seeds.group_id(),
@@ -63,7 +63,7 @@ impl PlannedEpisode {
     }
 
     /// This episode, planned by the request `tag`.
-    pub fn tagged(self, tag: &Arc<str>) -> PlannedEpisode {
+    pub(crate) fn tagged(self, tag: &Arc<str>) -> PlannedEpisode {
         PlannedEpisode {
             tag: Some(tag.clone()),
             ..self
@@ -141,15 +141,15 @@ pub fn plan(
 /// that choice came from (a flag or a scheduler's environment variable), for the summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shard {
-    pub index: u64,
+    pub(crate) index: u64,
     pub count: u64,
     /// `--shard`, `SLURM_ARRAY_TASK_ID`, `JOB_COMPLETION_INDEX`: said in the summary.
-    pub from: String,
+    pub(crate) from: String,
 }
 
 impl Shard {
     /// Shard `index` of `count`, chosen by `from`; refused unless `index < count`.
-    pub fn new(index: u64, count: u64, from: impl Into<String>) -> Result<Shard, String> {
+    pub(crate) fn new(index: u64, count: u64, from: impl Into<String>) -> Result<Shard, String> {
         let from = from.into();
         if count == 0 {
             return Err(format!("{from}: the shard count must be at least 1"));
@@ -238,7 +238,7 @@ impl std::fmt::Display for Shard {
 
 /// The episodes of the plan that shard `shard` plays: whole groups, group g to shard
 /// `g mod count`, in plan order.
-pub fn shard(plan: Vec<PlannedEpisode>, shard: &Shard) -> Vec<PlannedEpisode> {
+pub(crate) fn shard(plan: Vec<PlannedEpisode>, shard: &Shard) -> Vec<PlannedEpisode> {
     plan.into_iter()
         .filter(|p| shard.takes_group(p.seeds.group))
         .collect()

@@ -78,7 +78,7 @@ impl Cut {
     }
 
     /// What the cut is, in the run id and the summary.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Cut::Split(s) => format!("split {s}"),
             Cut::Turns(n) => format!("prefix-turns {n}"),
@@ -166,7 +166,7 @@ impl SkipReason {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skipped {
     pub count: usize,
-    pub example: String,
+    pub(crate) example: String,
 }
 
 /// What planning made of the source records: read, planned as groups, skipped by reason.
@@ -216,19 +216,19 @@ impl PrefixReport {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoggedPrefix {
     /// Shared by the prefixes of one source (one per target turn).
-    pub record: Arc<EpisodeRecord>,
-    pub turns: usize,
-    pub setup: Setup,
+    pub(crate) record: Arc<EpisodeRecord>,
+    pub(crate) turns: usize,
+    pub(crate) setup: Setup,
     /// The GRPO group its continuations form, where the prefix names it (a branch's
     /// `E.bN`); `None`: the plan's `g{G}`.
-    pub group: Option<String>,
+    pub(crate) group: Option<String>,
 }
 
 impl LoggedPrefix {
     /// The prefix of `record`'s first `turns` turns, continued by players under `config`'s
     /// corrections and turn cap, for `continue_turns` moves (or to the end). Errors with why
     /// the record cannot give this prefix.
-    pub fn new(
+    pub(crate) fn new(
         record: impl Into<Arc<EpisodeRecord>>,
         turns: usize,
         config: &EpisodeConfig,
@@ -308,7 +308,7 @@ impl LoggedPrefix {
     }
 
     /// What the continuing episode's record names as its parent.
-    pub fn parent(&self) -> Parent {
+    pub(crate) fn parent(&self) -> Parent {
         Parent {
             run_id: self.record.run_id.clone(),
             episode_id: self.record.episode_id.clone(),

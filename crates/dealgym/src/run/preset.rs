@@ -76,7 +76,7 @@ pub fn preset_names() -> impl Iterator<Item = &'static str> {
 /// One preset, read from its file.
 #[derive(Debug, Clone)]
 pub struct Preset {
-    pub name: String,
+    pub(crate) name: String,
     pub about: About,
     /// The `[config]` table: a fragment of a `--config` file.
     pub config: toml::Table,
@@ -189,7 +189,7 @@ impl Preset {
     /// A file that replaces `[rewards.weights]` and drops the judge or the reward model from a
     /// sum drops the preset's table of it too (unless the file gives that table itself): a
     /// component that counts for nothing is a config error, and TOML cannot delete a table.
-    pub fn under(&self, file: toml::Table) -> toml::Table {
+    pub(crate) fn under(&self, file: toml::Table) -> toml::Table {
         let own = |table: &str| file.get("rewards").and_then(|r| r.get(table)).is_some();
         let (own_weights, own_judge, own_model) =
             (own("weights"), own("judge"), own("reward_model"));

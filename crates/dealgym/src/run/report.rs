@@ -12,7 +12,7 @@ use super::{EpisodeKit, PrefixReport, RunStats, SeatPlayer, Selection, Shard, St
 pub struct RunSummary {
     pub run_id: String,
     /// The player spec of each seat, as recorded.
-    pub players: PerSeat<String>,
+    pub(crate) players: PerSeat<String>,
     /// Episodes of this run's plan (of its shard, with `--shard`).
     pub planned: usize,
     /// Episodes of the whole plan, all shards together.
@@ -44,13 +44,13 @@ pub struct RunSummary {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeatReplicas {
     pub seat: Seat,
-    pub player: String,
+    pub(crate) player: String,
     pub pool: PoolReport,
 }
 
 impl SeatReplicas {
     /// The replicas of each seat of `kit` whose player has several, in seat order.
-    pub fn of(kit: &EpisodeKit) -> Vec<SeatReplicas> {
+    pub(crate) fn of(kit: &EpisodeKit) -> Vec<SeatReplicas> {
         Seat::BOTH
             .into_iter()
             .filter_map(|seat| match &kit.players[seat] {

@@ -50,7 +50,7 @@ pub(crate) fn rubric_source(judge: &JudgeConfig) -> Result<String, String> {
 /// The source of the judge's rubric when the config uses a judge, for the run id
 /// ([`RewardConfig::identity`]); `None` otherwise, or when it cannot be read (building the
 /// [`Rewarding`] then fails with the reason).
-pub fn rubric(config: &RewardConfig) -> Option<String> {
+pub(crate) fn rubric(config: &RewardConfig) -> Option<String> {
     config
         .judge
         .as_ref()
@@ -60,7 +60,10 @@ pub fn rubric(config: &RewardConfig) -> Option<String> {
 
 impl Rewarding {
     /// The clients `config` needs; `None` when it uses neither a judge nor a reward model.
-    pub fn new(config: &RewardConfig, http: &reqwest::Client) -> Result<Option<Rewarding>, String> {
+    pub(crate) fn new(
+        config: &RewardConfig,
+        http: &reqwest::Client,
+    ) -> Result<Option<Rewarding>, String> {
         let judge = match &config.judge {
             Some(j) if config.uses(Component::Judge) => {
                 let rubric = Rubric::new(rubric_source(j)?)
@@ -92,7 +95,7 @@ impl Rewarding {
     /// `scenario`; `views` are each seat's messages as it saw them at the end, `prompt_lens`
     /// how long the moving seat's view was when each turn's call was made — views only grow,
     /// so that prefix is exactly what the turn was sent).
-    pub async fn apply(
+    pub(crate) async fn apply(
         &self,
         record: &mut EpisodeRecord,
         scenario: &Scenario,

@@ -72,7 +72,8 @@ const SAMPLE_SALT: u64 = 0x5A4D_71E5;
 
 impl Selection {
     /// The first `limit` scenarios of each file (all with `None`): `--limit` alone.
-    pub fn first(limit: Option<usize>) -> Selection {
+    #[cfg(test)]
+    pub(crate) fn first(limit: Option<usize>) -> Selection {
         Selection {
             limit,
             ..Selection::default()
@@ -280,7 +281,7 @@ pub struct SelectConfig {
 }
 
 impl SelectConfig {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self == &SelectConfig::default()
     }
 

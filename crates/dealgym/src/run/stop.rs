@@ -122,11 +122,6 @@ impl Stop<'static> {
         )
     }
 
-    /// Never stops.
-    pub fn never() -> Stop<'static> {
-        Stop::from(std::future::pending())
-    }
-
     /// Listen for SIGINT and SIGTERM (from now on, in a background task of the current tokio
     /// runtime): the first stops new episodes and gives those in flight `grace` to finish, a
     /// second abandons them at once. Each step is said on stderr.
@@ -157,7 +152,7 @@ impl Stop<'static> {
 
 impl Stop<'_> {
     /// The state now.
-    pub fn state(&self) -> StopState {
+    pub(crate) fn state(&self) -> StopState {
         match &self.source {
             Source::State(rx) => *rx.borrow(),
             Source::Future(Some(_)) => StopState::Running,
@@ -167,7 +162,7 @@ impl Stop<'_> {
 
     /// Wait until the state moves on from `seen`, and return the new one. Never returns once
     /// it is `Abandon`.
-    pub async fn changed(&mut self, seen: StopState) -> StopState {
+    pub(crate) async fn changed(&mut self, seen: StopState) -> StopState {
         match &mut self.source {
             Source::State(rx) => loop {
                 let now = *rx.borrow_and_update();

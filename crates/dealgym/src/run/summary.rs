@@ -23,7 +23,7 @@ use crate::score::{
 /// The widest line [`RunStats::table`] prints for five families and all, their figures'
 /// intervals printed (and the eval's tables, [`crate::eval::EvalResults::markdown`], for
 /// names of a usual length): a terminal's width, so that no row wraps.
-pub const TABLE_WIDTH: usize = 120;
+pub(crate) const TABLE_WIDTH: usize = 120;
 
 /// One family's aggregate (a row of the table).
 pub(crate) type FamilyStats = Aggregate;
@@ -31,13 +31,13 @@ pub(crate) type FamilyStats = Aggregate;
 /// Totals of a run, per family.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunStats {
-    pub families: BTreeMap<Family, FamilyStats>,
+    pub(crate) families: BTreeMap<Family, FamilyStats>,
     /// What went wrong with the judge and the reward model, over the episodes.
     pub rewards: RewardIssueCounts,
     /// Episodes that panicked (`Finished::internal_error`): among the errors, and a bug.
     pub internal_errors: usize,
     /// The n-party tables, per family.
-    pub tables: BTreeMap<String, super::table::TableStats>,
+    pub(crate) tables: BTreeMap<String, super::table::TableStats>,
 }
 
 impl RunStats {
@@ -131,7 +131,7 @@ impl RunStats {
             .collect()
     }
 
-    /// The summary as a Markdown table that fits a 120-column terminal ([`TABLE_WIDTH`]): per
+    /// The summary as a Markdown table that fits a 120-column terminal (`TABLE_WIDTH`): per
     /// family, the episodes, the deal rate with the learner's bargained ratio over deals beside
     /// it (as the papers report them), each `value [low, high]` with its bootstrap 95%
     /// interval, then the learner's format-ok share, the backend errors and the mean turns

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::agents::{TablePlayer, SCRIPTED};
+use crate::agents::TablePlayer;
 use crate::game::{mix_text, EpisodeSeed, OutcomeKind};
 use crate::llm::http_client;
 use crate::record::{RecordWriter, SeatPlayer, TableRecord, TurnCost};
@@ -19,9 +19,9 @@ use crate::table::{TableEpisode, TableOptions, TableSetup};
 use super::{execute, progress_bar, RunError, RunOptions, Stop, Stopped};
 
 /// What every table of a run shares: the players by role, the options, the run id.
-pub struct TableKit {
+pub(crate) struct TableKit {
     pub run_id: String,
-    /// The player of each role; roles not named play [`SCRIPTED`].
+    /// The player of each role; roles not named play [`SCRIPTED`](crate::agents::SCRIPTED).
     pub seats: BTreeMap<String, TablePlayer>,
     pub options: TableOptions,
 }
@@ -37,7 +37,7 @@ impl TableKit {
 
 /// One table to play.
 #[derive(Debug, Clone)]
-pub struct PlannedTable {
+pub(crate) struct PlannedTable {
     pub scenario: Arc<TableScenario>,
     pub seeds: EpisodeSeed,
 }
@@ -53,16 +53,16 @@ pub(crate) struct TableFinished {
 /// ([`TableTally`]), turns, and each role's ρ.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TableStats {
-    pub tally: TableTally,
-    pub endings: BTreeMap<OutcomeKind, usize>,
+    pub(crate) tally: TableTally,
+    pub(crate) endings: BTreeMap<OutcomeKind, usize>,
     pub turns: usize,
     /// Sum of each role's ρ over the scored episodes.
-    pub rho: BTreeMap<String, f64>,
+    pub(crate) rho: BTreeMap<String, f64>,
     pub internal_errors: usize,
 }
 
 impl TableStats {
-    pub fn add(&mut self, r: &TableRecord) {
+    pub(crate) fn add(&mut self, r: &TableRecord) {
         let kind = r.outcome.outcome.kind;
         self.tally.add(kind, &r.outcome.metrics);
         *self.endings.entry(kind).or_default() += 1;
@@ -117,7 +117,7 @@ impl TableStats {
     }
 
     /// Add another family's totals.
-    pub fn absorb(&mut self, other: &TableStats) {
+    pub(crate) fn absorb(&mut self, other: &TableStats) {
         self.tally.absorb(&other.tally);
         for (k, n) in &other.endings {
             *self.endings.entry(*k).or_default() += n;
@@ -159,7 +159,7 @@ pub fn parse_seats(flags: &[String]) -> Result<Vec<(String, String)>, RunError> 
 
 /// Load the table scenarios of every file, each as `selection` chooses: its limit (a split or a
 /// sample is refused for a table file, naming it).
-pub fn load_tables(
+pub(crate) fn load_tables(
     files: &[PathBuf],
     selection: &super::Selection,
 ) -> Result<Vec<Arc<TableScenario>>, RunError> {
@@ -176,7 +176,7 @@ pub fn load_tables(
 
 /// The table kit of a run: each named seat's player (every role must be a party of every
 /// scenario), the options, the run id.
-pub fn build_table_kit(
+pub(crate) fn build_table_kit(
     options: &RunOptions,
     scenarios: &[Arc<TableScenario>],
 ) -> Result<TableKit, RunError> {
@@ -224,7 +224,10 @@ pub fn build_table_kit(
 
 /// Play one table to its end with in-process players: the one loop over its schedule. A
 /// player that cannot answer (after its retries) ends the table as `error`.
-pub async fn play_table(kit: &TableKit, planned: &PlannedTable) -> Result<TableRecord, RunError> {
+pub(crate) async fn play_table(
+    kit: &TableKit,
+    planned: &PlannedTable,
+) -> Result<TableRecord, RunError> {
     let scenario = planned.scenario.clone();
     let setup = TableSetup::new(&scenario, &kit.options, planned.seeds.table_seed())
         .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
@@ -365,6 +368,3 @@ pub async fn run_tables<'s>(
         elapsed: started.elapsed(),
     })
 }
-
-/// The default spec of a seat no `--seat` names.
-pub const DEFAULT_SEAT: &str = SCRIPTED;

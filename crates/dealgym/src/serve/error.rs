@@ -79,7 +79,7 @@ impl From<crate::scenario::UnknownScenario> for ServeError {
 }
 
 impl ServeError {
-    pub fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             ServeError::InvalidJson(_) => StatusCode::BAD_REQUEST,
             ServeError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,

@@ -71,7 +71,7 @@ pub struct Hub {
 
 impl Hub {
     /// A hub over `log`, which already holds the episodes `logged` (their ids are taken).
-    pub fn new(
+    pub(crate) fn new(
         options: ServeOptions,
         catalog: Catalog,
         log: RecordWriter,
@@ -99,7 +99,7 @@ impl Hub {
         })
     }
 
-    pub fn http(&self) -> &reqwest::Client {
+    pub(crate) fn http(&self) -> &reqwest::Client {
         &self.http
     }
 
@@ -119,13 +119,13 @@ impl Hub {
     }
 
     /// The book of episode ids, shared with the rollout service.
-    pub fn ids(&self) -> &Book {
+    pub(crate) fn ids(&self) -> &Book {
         &self.ids
     }
 
     /// Append a finished episode to the log (one whole line, flushed); its id is taken for
     /// good.
-    pub fn log(&self, record: &EpisodeRecord) -> Result<(), ServeError> {
+    pub(crate) fn log(&self, record: &EpisodeRecord) -> Result<(), ServeError> {
         self.log_line(&record.episode_id, record)
     }
 
@@ -149,7 +149,7 @@ impl Hub {
 
     /// The kit for an external learner, an opponent spec and rules: built once per distinct
     /// pair.
-    pub fn kit(
+    pub(crate) fn kit(
         &self,
         opponent: &str,
         episode: &EpisodeConfig,
@@ -172,7 +172,7 @@ impl Hub {
     }
 
     /// A kit with this learner, opponent spec and rules. The run id is a digest of the three.
-    pub fn build_kit(
+    pub(crate) fn build_kit(
         &self,
         opponent: &str,
         episode: &EpisodeConfig,
@@ -215,7 +215,7 @@ impl Hub {
     }
 
     /// The rules of an episode: the server's, with a reset's overrides.
-    pub fn rules(&self, args: &ResetArgs) -> Result<EpisodeConfig, ServeError> {
+    pub(crate) fn rules(&self, args: &ResetArgs) -> Result<EpisodeConfig, ServeError> {
         let mut episode = self.options.episode.clone();
         if let Some(overrides) = &args.rules {
             episode = episode
@@ -238,7 +238,7 @@ impl Hub {
 
     /// Start an episode for a reset (not yet in the table): the in-process seats have moved up
     /// to the first external turn. The record comes back too if it ended on its own.
-    pub async fn start(
+    pub(crate) async fn start(
         &self,
         args: &ResetArgs,
     ) -> Result<(Session, Option<EpisodeRecord>), ServeError> {
@@ -325,7 +325,7 @@ impl Hub {
 
     /// A live or ended session by id, if `owner` may reach it (a WebSocket's session is its
     /// connection's alone: to anyone else it does not exist).
-    pub fn find(&self, id: &str, owner: Owner) -> Result<Arc<Slot>, ServeError> {
+    pub(crate) fn find(&self, id: &str, owner: Owner) -> Result<Arc<Slot>, ServeError> {
         let found = match self.live.lock().unwrap().get(id) {
             Some(slot) => {
                 slot.touch();
@@ -385,7 +385,7 @@ impl Hub {
     /// same connection).
     /// The owner is checked under the same lock the session is removed under, so a session
     /// that changed hands in between is never the one removed.
-    pub fn remove(&self, id: &str, owner: Owner) -> bool {
+    pub(crate) fn remove(&self, id: &str, owner: Owner) -> bool {
         {
             let mut live = self.live.lock().unwrap();
             if live.get(id).is_some_and(|slot| slot.owner == owner) {

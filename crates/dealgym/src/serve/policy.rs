@@ -81,7 +81,7 @@ impl ClientPolicy {
     }
 
     /// May a client name this opponent? `default` is the operator's `--opponent`.
-    pub fn opponent(
+    pub(crate) fn opponent(
         &self,
         spec: &str,
         default: &str,
@@ -118,7 +118,7 @@ impl ClientPolicy {
     }
 
     /// May a client have the server call `url` (named `what` in the refusal)?
-    pub fn endpoint(&self, what: &str, url: &str) -> Result<(), ServeError> {
+    pub(crate) fn endpoint(&self, what: &str, url: &str) -> Result<(), ServeError> {
         let given = check_url(what, url).map_err(ServeError::Validation)?;
         // By origin: a client reaches the routes an OpenAI-compatible server has beside its
         // chat route (`/tokenize`, `/health`, templates) on the same origin, so a path prefix
@@ -142,7 +142,7 @@ impl ClientPolicy {
     /// `given`) past its bound is refused, naming the bound and its flag; one left to its
     /// default is lowered to the bound. So one call holds its episode's permit for at most
     /// (1 + retries) × timeout.
-    pub fn call_times(
+    pub(crate) fn call_times(
         &self,
         what: &str,
         given: &Map<String, Value>,
@@ -181,7 +181,7 @@ impl ClientPolicy {
     }
 
     /// A request from a browser page (it carries `Origin`) must come from an allowed origin.
-    pub fn origin(&self, headers: &HeaderMap) -> Result<(), ServeError> {
+    pub(crate) fn origin(&self, headers: &HeaderMap) -> Result<(), ServeError> {
         let Some(origin) = headers.get(axum::http::header::ORIGIN) else {
             return Ok(());
         };
@@ -204,7 +204,11 @@ impl ClientPolicy {
     /// A server bound to loopback answers only requests addressed to a loopback name
     /// (`Host`): a web page that points a name it controls at 127.0.0.1 (DNS rebinding) is
     /// same-origin to the browser and sends no `Origin` on a GET, but its `Host` is its own name.
-    pub fn host(&self, headers: &HeaderMap, bound: std::net::IpAddr) -> Result<(), ServeError> {
+    pub(crate) fn host(
+        &self,
+        headers: &HeaderMap,
+        bound: std::net::IpAddr,
+    ) -> Result<(), ServeError> {
         if !bound.is_loopback() {
             return Ok(());
         }

@@ -31,7 +31,7 @@ use crate::scenario::{
 /// The generator's parameters; [`BundleParams::default`] is what `scenarios/bundle.jsonl` was
 /// generated with.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BundleParams {
+pub(crate) struct BundleParams {
     pub seed: u64,
     pub count: usize,
     /// Accessories per bundle, inclusive (INA's generator: 1–2).
@@ -251,7 +251,7 @@ const CATEGORIES: &[Category] = &[
 
 /// Generate the bundle scenarios: deterministic from `params.seed` (one RNG per scenario, seeded
 /// by the seed and the scenario's index, so the n-th scenario does not depend on the count).
-pub fn generate(params: &BundleParams) -> Vec<Scenario> {
+pub(crate) fn generate(params: &BundleParams) -> Vec<Scenario> {
     (0..params.count).map(|i| one(params, i)).collect()
 }
 
@@ -381,7 +381,7 @@ fn combinations(n: usize, (min, max): (usize, usize)) -> Vec<Vec<usize>> {
 
 /// The statistics of a set of bundle scenarios, as the book shows them: bundle sizes, list
 /// price ranges, the share with a zone of agreement and the integrative room.
-pub fn stats_table(scenarios: &[Scenario]) -> String {
+pub(crate) fn stats_table(scenarios: &[Scenario]) -> String {
     let games: Vec<BundleGame<'_>> = scenarios.iter().filter_map(BundleGame::of).collect();
     let n = games.len().max(1) as f64;
     let share = |count: usize| format!("{:.1}%", 100.0 * count as f64 / n);

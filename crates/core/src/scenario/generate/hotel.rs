@@ -22,9 +22,6 @@ use crate::scenario::{
     BdTicket, Family, Game, HotelTicket, PricePair, PublicInfo, Scenario, SCENARIO_SCHEMA,
 };
 
-/// How many calls `dealgym scenarios generate hotel` writes unless told otherwise.
-pub const DEFAULT_COUNT: usize = 600;
-
 const ROOMS: [&str; 10] = [
     "Comfort King Room",
     "Special Offer Twin Room",
@@ -71,11 +68,11 @@ fn whole(x: f64) -> f64 {
 }
 
 /// The shipped file's seed and count (`scenarios/hotel.jsonl`).
-pub const SEED: u64 = 26;
-pub const COUNT: usize = 600;
+pub(crate) const SEED: u64 = 26;
+pub(crate) const COUNT: usize = 600;
 
 /// Generate `count` calls from `seed`. The same seed and count give the same file.
-pub fn generate(count: usize, seed: u64) -> Vec<Scenario> {
+pub(crate) fn generate(count: usize, seed: u64) -> Vec<Scenario> {
     (0..count).map(|i| call(seed, i)).collect()
 }
 

@@ -3,8 +3,8 @@
 //! the choices of ours each family's book page names.
 //! Deterministic from a seed; every scenario is validated before it is returned.
 
-pub mod bundle;
-pub mod hotel;
+pub(crate) mod bundle;
+pub(crate) mod hotel;
 
 use super::{validate, Family, InvalidScenario, Scenario};
 

@@ -13,7 +13,7 @@
 //! they name; the count of issues from the initial deal) and every score line must have one
 //! score per option. The party names, files and seats (`p1`, `p2`) come from the game's
 //! `config.txt`; which incentive sits where comes from the experiments of the paper
-//! ([`seatings`]), since the game folders ship one config only. Every scenario gets the paper's
+//! (`seatings`), since the game folders ship one config only. Every scenario gets the paper's
 //! rules: a deal needs `n − 1` parties at or above their minimum, `p1` and `p2` among them, `p1`
 //! with a bonus of 10 points; `4` cycles of every party once in a fresh order between `p1`'s
 //! opening deal and its final proposal (the paper's `rounds_num = 4 × agents`).
@@ -29,13 +29,13 @@ use crate::scenario::{
 };
 
 /// The bonus the lead party adds to its own score when a deal passes (the paper's `+10` rule).
-pub const LEAD_BONUS: i64 = 10;
+pub(crate) const LEAD_BONUS: i64 = 10;
 /// Cycles per game: every party speaks this many times between the opening and the final
 /// proposal (the paper ran `rounds_num = 4 × agents`).
-pub const CYCLES: u32 = 4;
+pub(crate) const CYCLES: u32 = 4;
 
 /// The games, in the order the scenario file lists them.
-pub const GAMES: [&str; 6] = [
+pub(crate) const GAMES: [&str; 6] = [
     "base",
     "base_7players",
     "base_rewritten",
@@ -47,7 +47,7 @@ pub const GAMES: [&str; 6] = [
 /// One incentive setting the paper ran: its variant name, the parties (by score-file name) whose
 /// incentive is not cooperative, and the target of a targeted adversary.
 #[derive(Debug, Clone, Copy)]
-pub struct Seating {
+pub(crate) struct Seating {
     pub variant: &'static str,
     pub incentives: &'static [(&'static str, Incentive)],
     pub target: Option<&'static str>,
@@ -58,7 +58,7 @@ pub struct Seating {
 /// lead SportCo); two greedy (the Mayor and the Union); all greedy; the Environmental League as
 /// a targeted adversary against the Union, and as an untargeted one. The other games were run
 /// cooperative only.
-pub fn seatings(game: &str) -> &'static [Seating] {
+pub(crate) fn seatings(game: &str) -> &'static [Seating] {
     const COOPERATIVE: &[Seating] = &[Seating {
         variant: "cooperative",
         incentives: &[],
@@ -173,16 +173,16 @@ fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfigLine {
     /// The party's name as the global instructions write it.
-    pub name: String,
+    pub(crate) name: String,
     /// The file name (no extension) under `scores_files/` and `individual_instructions/*/`.
-    pub file: String,
-    pub position: PartyPosition,
-    pub incentive: Incentive,
-    pub model: String,
+    pub(crate) file: String,
+    pub(crate) position: PartyPosition,
+    pub(crate) incentive: Incentive,
+    pub(crate) model: String,
 }
 
 /// Read a `config.txt`: five comma-separated fields per non-blank line.
-pub fn parse_config(path: &Path, text: &str) -> Result<Vec<ConfigLine>, GameError> {
+pub(crate) fn parse_config(path: &Path, text: &str) -> Result<Vec<ConfigLine>, GameError> {
     let mut lines = Vec::new();
     for (n, line) in numbered_lines(text) {
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
@@ -237,7 +237,7 @@ pub fn parse_config(path: &Path, text: &str) -> Result<Vec<ConfigLine>, GameErro
 }
 
 /// Read a score file for issues with these option counts: one line per issue, then the minimum.
-pub fn parse_scores(
+pub(crate) fn parse_scores(
     path: &Path,
     text: &str,
     options: &[usize],
@@ -298,7 +298,7 @@ pub fn parse_scores(
 }
 
 /// The key of the issue at an index: `A`, `B`, …
-pub fn issue_key(index: usize) -> char {
+pub(crate) fn issue_key(index: usize) -> char {
     (b'A' + index as u8) as char
 }
 
@@ -378,7 +378,7 @@ fn issue_labels(text: &str, issues: usize) -> Vec<String> {
 /// Fill a party's instructions with its scores: `#X_MAX_NUM` is the best score of issue X,
 /// `#Xk_NUM` the score of option Xk (as the original code's initial prompt does). A placeholder
 /// left over (an option the score file does not have) is an error naming its line.
-pub fn fill_instructions(
+pub(crate) fn fill_instructions(
     path: &Path,
     text: &str,
     scores: &[Vec<i64>],
@@ -425,14 +425,14 @@ pub fn role_slug(name: &str) -> String {
 /// One game folder read once: what every variant shares.
 #[derive(Debug, Clone)]
 pub struct Game {
-    pub name: String,
-    pub dir: PathBuf,
-    pub instructions: String,
-    pub config: Vec<ConfigLine>,
-    pub issues: Vec<IssueSpec>,
-    pub initial_deal: Vec<usize>,
+    pub(crate) name: String,
+    pub(crate) dir: PathBuf,
+    pub(crate) instructions: String,
+    pub(crate) config: Vec<ConfigLine>,
+    pub(crate) issues: Vec<IssueSpec>,
+    pub(crate) initial_deal: Vec<usize>,
     /// Per config line: the score rows and the minimum.
-    pub scores: Vec<(Vec<Vec<i64>>, i64)>,
+    pub(crate) scores: Vec<(Vec<Vec<i64>>, i64)>,
 }
 
 /// Read a game folder's shared files (not the incentive instructions).
@@ -495,7 +495,7 @@ pub fn read_game(dir: &Path) -> Result<Game, GameError> {
 }
 
 /// One scenario of a game: the seating's incentives, the rest from the game's config.
-pub fn scenario(game: &Game, seating: &Seating) -> Result<TableScenario, GameError> {
+pub(crate) fn scenario(game: &Game, seating: &Seating) -> Result<TableScenario, GameError> {
     let id = format!("deliberation:{}:{}", game.name, seating.variant);
     let mut parties = Vec::with_capacity(game.config.len());
     for (line, (scores, minimum)) in game.config.iter().zip(&game.scores) {
@@ -589,7 +589,7 @@ pub fn scenario(game: &Game, seating: &Seating) -> Result<TableScenario, GameErr
 }
 
 /// The folder holding the games: `DIR/games_descriptions` when the dataset's root is given.
-pub fn games_dir(dir: &Path) -> PathBuf {
+pub(crate) fn games_dir(dir: &Path) -> PathBuf {
     let nested = dir.join("games_descriptions");
     if nested.is_dir() {
         nested
@@ -599,7 +599,7 @@ pub fn games_dir(dir: &Path) -> PathBuf {
 }
 
 /// Every scenario of every game of the dataset (its root or its `games_descriptions`), in
-/// [`GAMES`] order, each game's seatings in [`seatings`] order.
+/// `GAMES` order, each game's seatings in `seatings` order.
 pub fn import(dir: &Path) -> Result<Vec<TableScenario>, GameError> {
     let root = games_dir(dir);
     let mut scenarios = Vec::new();

@@ -34,7 +34,7 @@ type ContextPair = (usize, Context, Context);
 #[derive(Debug, Clone)]
 pub struct Perspective {
     /// The line number in its file (1-based).
-    pub line: usize,
+    pub(crate) line: usize,
     pub own: Context,
     partner: Context,
     /// The dialogue up to `<selection>`, with YOU/THEM from this side: utterances
