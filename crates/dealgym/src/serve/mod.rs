@@ -78,6 +78,12 @@ pub struct AppState {
 
 type Shared = Arc<AppState>;
 
+/// What a server serves: its two-party scenarios and its tables.
+type Served = (
+    Vec<Arc<crate::scenario::Scenario>>,
+    Vec<Arc<crate::scenario::TableScenario>>,
+);
+
 /// The server's default list (every family's file) under the config's selection: each file
 /// that can take a split or a sample is served as it chooses; one without that split, or a
 /// table file (tables have neither), is left out, said on stderr. With no split or sample every
@@ -86,10 +92,7 @@ fn default_scenarios(
     files: &[std::path::PathBuf],
     table_files: &[std::path::PathBuf],
     selection: &crate::run::Selection,
-) -> anyhow::Result<(
-    Vec<Arc<crate::scenario::Scenario>>,
-    Vec<Arc<crate::scenario::TableScenario>>,
-)> {
+) -> anyhow::Result<Served> {
     use crate::run::{RunError, SelectError};
     let mut scenarios = Vec::new();
     for file in files {
