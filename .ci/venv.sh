@@ -9,15 +9,17 @@ export PIP_NO_CACHE_DIR=1
 
 # shared_torch VENV REQUIREMENTS: when REQUIREMENTS pins torch (the trl, tinker and verl stages
 # all pin the same one), installs that torch with its dependencies (its CUDA wheels: about 5 GB)
-# once into ~/.cache/dealgym/torch-VERSION, and adds that folder to VENV's path with a .pth file:
+# once into ~/.cache/dealgym/torch-VERSION-pyX.Y (its wheels are built for one Python), and adds
+# that folder to VENV's path with a .pth file:
 # pip then finds the pin already satisfied, and the three trainer venvs share one copy instead of
 # holding three (a CI machine ran out of disk installing the second). A pin another package
 # needs at another version is installed into the venv itself, ahead of the shared folder.
 shared_torch() {
-  local venv="$1" requirements="$2" version dir site
+  local venv="$1" requirements="$2" version python dir site
   version=$(sed -n 's/^torch==\([^ ;#]*\).*/\1/p' "$requirements")
   [ -n "$version" ] || return 0
-  dir="${HOME}/.cache/dealgym/torch-${version}"
+  python=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  dir="${HOME}/.cache/dealgym/torch-${version}-py${python}"
   if [ ! -d "$dir" ]; then
     rm -rf "$dir.partial"
     "$venv/bin/pip" --disable-pip-version-check install -q --target "$dir.partial" "torch==$version"
