@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::common;
+use crate::common::{error_code as code, error_message as message, post_status as post};
 
 use common::{dealgym_cli, read_log, scenario_files, temp_dir, ws_connect, ws_send};
 use dealgym::serve::{ServeOptions, Server};
@@ -24,30 +25,6 @@ async fn server(name: &str, tune: impl FnOnce(&mut ServeOptions, &PathBuf)) -> (
     let mut options = ServeOptions::new("127.0.0.1:0".parse().unwrap(), scenarios, log.clone());
     tune(&mut options, &dir);
     (Server::start(options).await.unwrap(), log)
-}
-
-/// POST `body` to `path`; the status and the JSON answer.
-async fn post(server: &Server, path: &str, body: &Value) -> (u16, Value) {
-    let response = reqwest::Client::new()
-        .post(format!("{}{path}", server.base_url()))
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
-
-fn code(answer: &Value) -> &str {
-    answer["error"]["code"].as_str().unwrap_or("")
-}
-
-fn message(answer: &Value) -> &str {
-    answer["error"]["message"].as_str().unwrap_or("")
 }
 
 async fn healthy(server: &Server) {

@@ -13,6 +13,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::common::{error_code as code, error_message as message};
+
 use crate::common::{scenario_files, temp_dir};
 use dealgym::serve::{ServeOptions, Server};
 use dealgym_mock::{MockConfig, MockServer};
@@ -94,14 +96,6 @@ fn whole_answer(bytes: &[u8]) -> Option<usize> {
     })?;
     let whole = head.len() + 4 + length;
     (bytes.len() >= whole).then_some(whole)
-}
-
-fn code(answer: &Value) -> &str {
-    answer["error"]["code"].as_str().unwrap_or("")
-}
-
-fn message(answer: &Value) -> &str {
-    answer["error"]["message"].as_str().unwrap_or("")
 }
 
 /// Item 1: before, four connections that pipelined `GET /health` and never read held the

@@ -6,9 +6,11 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::common::{dealgym_cli, scenario_files, temp_dir};
+use crate::common::{
+    dealgym_cli, error_message as message, post_status as post, scenario_files, temp_dir,
+};
 use dealgym::run::Selection;
 use dealgym::scenario::{load_scenarios, LoadOptions};
 use dealgym::serve::{ServeOptions, Server};
@@ -19,21 +21,6 @@ fn options(dir: &Path) -> ServeOptions {
         scenario_files(dir, 20),
         dir.join("serve.jsonl"),
     )
-}
-
-async fn post(server: &Server, path: &str, body: &Value) -> (u16, Value) {
-    let response = reqwest::Client::new()
-        .post(format!("{}{path}", server.base_url()))
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
-
-fn message(answer: &Value) -> &str {
-    answer["error"]["message"].as_str().unwrap_or("")
 }
 
 #[tokio::test]

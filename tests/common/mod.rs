@@ -350,3 +350,34 @@ impl Drop for ServeProcess {
         let _ = self.child.wait();
     }
 }
+
+/// POST `body` to `path` of a server started in the test; the status and the answer as JSON
+/// (a string when it is not JSON).
+pub async fn post_status(
+    server: &dealgym::serve::Server,
+    path: &str,
+    body: &Value,
+) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{}{path}", server.base_url()))
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+/// The `code` of a refusal's JSON body (`{"error":{"code","message"}}`), "" if none.
+pub fn error_code(answer: &Value) -> &str {
+    answer["error"]["code"].as_str().unwrap_or("")
+}
+
+/// The `message` of a refusal's JSON body, "" if none.
+pub fn error_message(answer: &Value) -> &str {
+    answer["error"]["message"].as_str().unwrap_or("")
+}
