@@ -12,7 +12,9 @@ use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use crate::common;
 
-use common::{read_log, scenario_files, temp_dir, ws_connect, ws_recv, ws_send, Ws, FAMILIES};
+use common::{
+    call as rest, read_log, scenario_files, temp_dir, ws_connect, ws_recv, ws_send, Ws, FAMILIES,
+};
 use dealgym::game::{Prompts, Seat};
 use dealgym::record::EpisodeRecord;
 use dealgym::replay::{verify, VerifyOptions};
@@ -200,28 +202,6 @@ async fn openenv_http_routes_and_websocket_errors() {
     let r = ws_send(&mut other, json!({"type": "reset", "data": {}})).await;
     assert_eq!(r["data"]["code"], "CAPACITY_REACHED");
     server.shutdown().await;
-}
-
-async fn rest(
-    http: &reqwest::Client,
-    method: &str,
-    url: String,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let request = match method {
-        "POST" => http.post(url),
-        "GET" => http.get(url),
-        "DELETE" => http.delete(url),
-        _ => unreachable!(),
-    };
-    let request = match body {
-        Some(b) => request.json(&b),
-        None => request,
-    };
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
 #[tokio::test]

@@ -905,20 +905,8 @@ async fn call_with_token(
     body: Option<Value>,
     token: Option<&str>,
 ) -> (u16, Value) {
-    let mut request = reqwest::Client::new().request(method, url);
-    if let Some(token) = token {
-        request = request.header("x-seat-token", token);
-    }
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
+    let http = reqwest::Client::new();
+    common::call_with(&http, method.as_str(), url, body, token).await
 }
 
 /// Before, any client could drop any REST episode (`DELETE /v1/episodes/s0`: ids are

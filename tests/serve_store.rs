@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::common::{dealgym_cli, rss, temp_dir, ServeProcess};
+use crate::common::{call, dealgym_cli, rss, temp_dir, ServeProcess};
 use dealgym::limits::MAX_RECORD_LINE;
 use dealgym::serve::{ServeOptions, Server};
 
@@ -33,30 +33,6 @@ async fn start(log: &Path, tune: impl FnOnce(&mut ServeOptions)) -> Server {
     );
     tune(&mut options);
     Server::start(options).await.unwrap()
-}
-
-async fn call(
-    http: &reqwest::Client,
-    method: &str,
-    url: String,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let request = match method {
-        "POST" => http.post(url),
-        "GET" => http.get(url),
-        _ => unreachable!(),
-    };
-    let request = match body {
-        Some(b) => request.json(&b),
-        None => request,
-    };
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
 }
 
 /// A two-party episode the learner ends at once by walking away: one record in the log.

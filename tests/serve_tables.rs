@@ -75,24 +75,7 @@ async fn call_with(
     token: Option<&str>,
 ) -> (u16, Value) {
     let server = url.split("/v1/tables").next().unwrap_or("").to_string();
-    let request = match method {
-        "POST" => http.post(url),
-        "GET" => http.get(url),
-        "DELETE" => http.delete(url),
-        _ => unreachable!(),
-    };
-    let request = match body {
-        Some(b) => request.json(&b),
-        None => request,
-    };
-    let request = match token {
-        Some(t) => request.header("x-seat-token", t),
-        None => request,
-    };
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    let answer: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let (status, answer) = crate::common::call_with(http, method, url, body, token).await;
     if let (Some(id), Some(tokens)) = (
         answer["table_id"].as_str(),
         answer["seat_tokens"].as_object(),

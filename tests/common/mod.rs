@@ -351,25 +351,56 @@ impl Drop for ServeProcess {
     }
 }
 
-/// POST `body` to `path` of a server started in the test; the status and the answer as JSON
-/// (a string when it is not JSON).
+/// A REST call (`method` one of GET, POST, DELETE) with an optional JSON body: the status and
+/// the answer as JSON (null for an empty body, a string when it is not JSON).
+pub async fn call(
+    http: &reqwest::Client,
+    method: &str,
+    url: String,
+    body: Option<Value>,
+) -> (u16, Value) {
+    call_with(http, method, url, body, None).await
+}
+
+/// [`call`], presenting a session's token in `x-seat-token` when one is given.
+pub async fn call_with(
+    http: &reqwest::Client,
+    method: &str,
+    url: String,
+    body: Option<Value>,
+    token: Option<&str>,
+) -> (u16, Value) {
+    let mut request = match method {
+        "POST" => http.post(url),
+        "GET" => http.get(url),
+        "DELETE" => http.delete(url),
+        _ => unreachable!("{method}"),
+    };
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    if let Some(token) = token {
+        request = request.header("x-seat-token", token);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    let answer = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    };
+    (status, answer)
+}
+
+/// POST `body` to `path` of a server started in the test ([`call`]).
 pub async fn post_status(
     server: &dealgym::serve::Server,
     path: &str,
     body: &Value,
 ) -> (u16, Value) {
-    let response = reqwest::Client::new()
-        .post(format!("{}{path}", server.base_url()))
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
+    let url = format!("{}{path}", server.base_url());
+    call(&reqwest::Client::new(), "POST", url, Some(body.clone())).await
 }
 
 /// The `code` of a refusal's JSON body (`{"error":{"code","message"}}`), "" if none.
