@@ -29,6 +29,7 @@
 pub mod cache;
 pub mod campaign;
 pub mod digest;
+pub mod engine;
 #[cfg(any(test, feature = "fixtures"))]
 #[doc(hidden)]
 pub mod fixtures;

@@ -377,7 +377,7 @@ impl TableGame {
             format!("python-{:016x}", mix_text(vec![seed], &key))
         });
         let mut game = TableGame {
-            episode: TableEpisode::new(scenario, setup),
+            episode: TableEpisode::new(scenario, setup).map_err(table_error)?,
             options,
             seeds,
             run_id,

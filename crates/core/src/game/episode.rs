@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::{after_unusable, SeatHistory, Unusable};
 use crate::observation::EndingRules;
 use crate::protocol::constraint::ConstraintCheck;
 use crate::protocol::{self, render_action, render_forwarded, Action, Parsed, TurnError};
@@ -13,7 +14,7 @@ use super::outcome::{self, ErrorCause, Outcome, OutcomeKind};
 use super::prompt::{PromptError, Prompts, SystemPrompt};
 use super::rules::{self, Move, Offer, RegulationEvent};
 use super::setup::Setup;
-use crate::vocab::{Message, MessageRole, ToolCall, TurnTokens};
+use crate::vocab::{Message, ToolCall, TurnTokens};
 use crate::vocab::{PerSeat, Seat};
 
 /// One completion from a player: the text and, where the endpoint returned it separately, its
@@ -153,11 +154,10 @@ pub struct Episode {
     /// Each seat's system prompt, with its form reduced for the copy check
     /// ([`protocol::copies_instructions`]).
     system_prompts: PerSeat<Arc<SystemPrompt>>,
-    views: PerSeat<Vec<Message>>,
+    /// Each seat's view and exact token sequence ([`token_sequence`]), extended as its turns
+    /// come, not rebuilt at every call.
+    histories: PerSeat<SeatHistory>,
     turns: Vec<Turn>,
-    /// Each seat's exact token sequence ([`token_sequence`]), extended as its turns come, not
-    /// rebuilt at every call; `None` once a turn of the seat has no token ids.
-    sequences: PerSeat<Option<Vec<u32>>>,
     history: Vec<Move>,
     to_move: Seat,
     moves: PerSeat<u32>,
@@ -201,22 +201,17 @@ impl Episode {
             )
         };
         let system_prompts = PerSeat::new(render(Seat::Learner)?, render(Seat::Opponent)?);
-        let mut views =
-            system_prompts.map(|_, p| vec![Message::new(MessageRole::System, p.text.clone())]);
+        let mut histories = system_prompts.map(|_, p| SeatHistory::new(p.text.clone()));
         let first = setup.first_mover;
-        views[first].push(Message::new(
-            MessageRole::User,
-            prompts.opening(setup.seats[first].format)?,
-        ));
+        histories[first].push_user(prompts.opening(setup.seats[first].format)?);
         Ok(Episode {
             to_move: first,
             scenario,
             setup,
             prompts,
             system_prompts,
-            views,
+            histories,
             turns: Vec::new(),
-            sequences: PerSeat::new(Some(Vec::new()), Some(Vec::new())),
             history: Vec::new(),
             moves: PerSeat::new(0, 0),
             attempt: 0,
@@ -295,7 +290,7 @@ impl Episode {
     /// The chat messages the seat's model is sent: its system prompt, then the turns as it saw
     /// them. Only ever grows (append-only), so an endpoint's prefix cache is reused.
     pub fn view(&self, seat: Seat) -> &[Message] {
-        &self.views[seat]
+        self.histories[seat].view()
     }
 
     pub fn system_prompt(&self, seat: Seat) -> &str {
@@ -310,21 +305,14 @@ impl Episode {
     /// `seat`'s exact token sequence so far, as [`token_sequence`] reads it from the turns
     /// (kept as they come): `None` if one of its turns has no token ids.
     pub fn token_sequence(&self, seat: Seat) -> Option<&[u32]> {
-        self.sequences[seat].as_deref()
+        self.histories[seat].token_sequence()
     }
 
     /// Add an attempt, extending its seat's token sequence (a logged turn is not the seat's
     /// own call, and is left out as [`token_sequence`] leaves it out).
     fn push_turn(&mut self, turn: Turn) {
         if !self.setup.rules.is_logged_turn(self.turns.len()) {
-            let sequence = &mut self.sequences[turn.seat];
-            match (sequence.as_mut(), &turn.tokens) {
-                (Some(ids), Some(tokens)) => {
-                    ids.extend_from_slice(&tokens.prompt_ids);
-                    ids.extend_from_slice(&tokens.completion_ids);
-                }
-                _ => *sequence = None,
-            }
+            self.histories[turn.seat].push_tokens(turn.tokens.as_ref());
         }
         self.turns.push(turn);
     }
@@ -397,7 +385,6 @@ impl Episode {
                 chosen = None;
             }
         }
-        let own_message = own_message(&completion.text, &completion.tool_calls);
         let mut turn = Turn {
             seat,
             attempt: self.attempt,
@@ -418,24 +405,26 @@ impl Episode {
                 .error
                 .clone()
                 .unwrap_or_else(|| TurnError::format("no action"));
-            let retry = self.setup.rules.allows_retry(self.attempt);
+            let next = after_unusable(
+                &mut self.histories[seat],
+                &self.prompts,
+                self.setup.seats[seat].format,
+                (&turn.raw, &turn.tool_calls),
+                &error,
+                self.attempt,
+                self.setup.rules.format_retries,
+            )?;
             self.push_turn(turn);
-            if retry {
-                self.attempt += 1;
-                let correction = self
-                    .prompts
-                    .correction(&error.message, self.setup.seats[seat].format)?;
-                self.push_own(seat, own_message, Some(&error.message));
-                self.views[seat].push(Message::new(MessageRole::User, correction));
-                return Ok(self.step_result(seat, parsed, None, None, true));
-            }
-            self.finish(
-                OutcomeKind::FormatForfeit,
-                Some(seat),
-                None,
-                Some(error.message),
-            );
-            return Ok(self.step_result(seat, parsed, None, None, false));
+            return Ok(match next {
+                Unusable::Retry => {
+                    self.attempt += 1;
+                    self.step_result(seat, parsed, None, None, true)
+                }
+                Unusable::Forfeit(why) => {
+                    self.finish(OutcomeKind::FormatForfeit, Some(seat), None, Some(why));
+                    self.step_result(seat, parsed, None, None, false)
+                }
+            });
         };
 
         let event = rules::regulate(
@@ -467,8 +456,8 @@ impl Episode {
             )?;
             self.regulation_notes[seat] = Some(note);
         }
-        self.push_own(seat, own_message, None);
-        self.views[receiver].push(Message::new(MessageRole::User, forwarded.clone()));
+        self.histories[seat].push_own(&turn.raw, &turn.tool_calls, None);
+        self.histories[receiver].push_user(forwarded.clone());
         turn.played = Some(played.clone());
         turn.regulation = event.clone();
         turn.forwarded = Some(forwarded);
@@ -509,19 +498,6 @@ impl Episode {
             }
         }
         Ok(self.step_result(seat, parsed, Some(played), event, false))
-    }
-
-    /// Append a seat's own message to its view; a message with tool calls is followed by the
-    /// answer to each call (chat APIs expect one per call before the next message): the error
-    /// of a turn that could not be used, or `ok`.
-    fn push_own(&mut self, seat: Seat, own: Message, error: Option<&str>) {
-        let answers: Vec<Message> = own
-            .tool_calls
-            .iter()
-            .map(|call| Message::tool_result(call.id.clone(), error.unwrap_or("ok")))
-            .collect();
-        self.views[seat].push(own);
-        self.views[seat].extend(answers);
     }
 
     /// End the episode because the endpoint failed for `seat` after its retries. A backend
@@ -595,14 +571,14 @@ impl Episode {
         retry: bool,
     ) -> Step {
         let outcome = self.outcome.clone();
-        let truncated = outcome.as_ref().is_some_and(|o| o.kind.is_truncation());
+        let (terminated, truncated) = crate::engine::ending(outcome.as_ref().map(|o| o.kind));
         Step {
             seat,
             parsed,
             played,
             event,
             retry,
-            terminated: outcome.is_some() && !truncated,
+            terminated,
             truncated,
             outcome,
         }
@@ -651,30 +627,4 @@ pub fn token_sequence(
         ids.extend_from_slice(&tokens.completion_ids);
     }
     Some(ids)
-}
-
-/// A seat's own turn as its history keeps it: an assistant message of the completion's
-/// [`visible_text`], with the tool calls it made.
-pub fn own_message(text: &str, tool_calls: &[ToolCall]) -> Message {
-    Message {
-        tool_calls: tool_calls.to_vec(),
-        ..Message::new(MessageRole::Assistant, visible_text(text))
-    }
-}
-
-/// What a seat's own message looks like in its history: the completion without any `<think>`
-/// block (chat templates drop reasoning from earlier turns too), and without any text before a
-/// lone `</think>` (a template that opened the block in the prompt), trimmed. The protocol's
-/// `Thought:` part stays: the model wrote it in its reply and reads it back in its history.
-/// Exports write a seat's own turns with this rule, so they show what the engine kept.
-pub fn visible_text(text: &str) -> String {
-    static THINK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?is)<think>.*?</think>|^.*?</think>").expect("static regex")
-    });
-    // Both ways of the pattern need a `<`: most replies (the labelled spelling) have none, and
-    // are not scanned for it.
-    if !text.contains('<') {
-        return text.trim().to_string();
-    }
-    THINK.replace_all(text, "").trim().to_string()
 }

@@ -18,9 +18,10 @@ mod snapshot;
 pub use crate::vocab::{Drift, Message, MessageRole, PerSeat, Seat, ToolCall, TurnTokens};
 pub(crate) use episode::Leftover;
 pub use episode::{
-    own_message, token_sequence, visible_text, Completion, Episode, GameError, Step, Turn,
+    token_sequence, Completion, Episode, GameError, Step, Turn,
 };
 pub(crate) use outcome::deal_utilities;
+pub use crate::engine::{own_message, visible_text};
 pub use outcome::{seat_values, ErrorCause, Outcome, OutcomeKind};
 pub use prompt::{PromptError, Prompts, SystemPrompt};
 pub(crate) use rules::standing_after;

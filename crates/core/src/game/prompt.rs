@@ -97,6 +97,23 @@ const BUILTIN: &[(&str, &str)] = &[
     ),
 ];
 
+/// The templates of an n-party table, compiled in beside [`BUILTIN`] but outside its
+/// fingerprint: a two-party record's `prompts_digest` covers the two-party templates alone, as
+/// it always has, and a table record's covers [`TABLE_TEMPLATES`] ([`Prompts::table_digest`]).
+const TABLE_BUILTIN: &[(&str, &str)] = &[
+    (
+        "deliberation.j2",
+        include_str!("../../../../prompts/deliberation.j2"),
+    ),
+    (
+        "deliberation_turn.j2",
+        include_str!("../../../../prompts/deliberation_turn.j2"),
+    ),
+];
+
+/// The templates a table renders, in the order [`Prompts::table_digest`] hashes them.
+const TABLE_TEMPLATES: [&str; 3] = ["deliberation.j2", "deliberation_turn.j2", "correction.j2"];
+
 /// A template could not be loaded or rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
@@ -113,6 +130,8 @@ pub struct Prompts {
     /// The digest of each template's source, by name.
     digests: BTreeMap<String, Digest>,
     overrides: BTreeMap<String, Digest>,
+    /// The fingerprint of the table templates in effect ([`Prompts::table_digest`]).
+    table_digest: String,
     /// The system prompts rendered with these templates: a GRPO group, a Python trainer's
     /// resets and a run's repeats of a scenario start many episodes from the same inputs, and
     /// rendering and reducing a prompt is most of what starting one costs.
@@ -151,6 +170,15 @@ struct SystemKey {
     campaign: Option<String>,
 }
 
+impl std::fmt::Debug for Prompts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prompts")
+            .field("fingerprint", &self.fingerprint)
+            .field("overrides", &self.overrides)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Prompts {
     /// The templates compiled into the binary.
     pub fn builtin() -> Arc<Prompts> {
@@ -158,11 +186,12 @@ impl Prompts {
         BUILT
             .get_or_init(|| {
                 let mut env = Environment::new();
-                for (name, source) in BUILTIN {
+                for (name, source) in BUILTIN.iter().chain(TABLE_BUILTIN) {
                     env.add_template(name, source)
                         .expect("built-in prompt templates parse");
                 }
                 Arc::new(Prompts {
+                    table_digest: table_digest(&env),
                     env,
                     fingerprint: fingerprint(BUILTIN.iter().map(|(n, s)| (*n, *s))),
                     digests: BUILTIN
@@ -213,6 +242,12 @@ impl Prompts {
             .filter(|(name, source)| builtin_source(name) != Some(source.as_str()))
             .map(|(name, _)| (name.clone(), digests[name]))
             .collect();
+        for (name, source) in TABLE_BUILTIN {
+            if !sources.iter().any(|(n, _)| n == name) {
+                env.add_template(name, source)
+                    .expect("built-in prompt templates parse");
+            }
+        }
         for (name, source) in sources {
             env.add_template_owned(name.clone(), source)
                 .map_err(|e| PromptError::Template {
@@ -221,6 +256,7 @@ impl Prompts {
                 })?;
         }
         Ok(Prompts {
+            table_digest: table_digest(&env),
             env,
             fingerprint,
             digests,
@@ -246,6 +282,23 @@ impl Prompts {
     /// The digest of the source of template `name` in effect, if there is one by that name.
     pub(crate) fn template_digest(&self, name: &str) -> Option<Digest> {
         self.digests.get(name).copied()
+    }
+
+    /// The fingerprint of the table templates in effect (the table's system prompt, its turn
+    /// message and the correction, by source, in that order): what a table record keeps, so
+    /// replay can insist on the same templates.
+    pub(crate) fn table_digest(&self) -> &str {
+        &self.table_digest
+    }
+
+    /// Template `name` rendered over `input`: the table's prompts, whose inputs the table
+    /// builds itself.
+    pub(crate) fn render_input(
+        &self,
+        name: &str,
+        input: &impl Serialize,
+    ) -> Result<String, PromptError> {
+        self.render(name, Value::from_serialize(input))
     }
 
     fn render(&self, name: &str, ctx: Value) -> Result<String, PromptError> {
@@ -325,6 +378,19 @@ impl Prompts {
             context! { original => original, replacement => replacement },
         )
     }
+}
+
+/// FNV-1a 64 over the sources of [`TABLE_TEMPLATES`] in `env`, in that order, as decimal text.
+fn table_digest(env: &Environment<'static>) -> String {
+    let mut hash = Fnv1a64::new();
+    for name in TABLE_TEMPLATES {
+        let source = env
+            .get_template(name)
+            .map(|t| t.source().to_string())
+            .unwrap_or_default();
+        hash.field(source.as_bytes());
+    }
+    hash.finish().to_string()
 }
 
 /// FNV-1a 64 over the templates sorted by name: for each, its name and its source as

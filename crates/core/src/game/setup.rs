@@ -355,7 +355,7 @@ impl Rules {
     /// asked again, rather than forfeited (the book's `design/episode.md`, "The malformed-turn
     /// policy").
     pub fn allows_retry(&self, attempt: u32) -> bool {
-        attempt < self.format_retries
+        crate::engine::may_retry(attempt, self.format_retries)
     }
 
     /// Whether turn `index` (an attempt, in record order) was replayed from a log rather than

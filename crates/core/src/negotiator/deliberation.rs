@@ -311,7 +311,7 @@ mod tests {
         }
         let s = Arc::new(s);
         let setup = TableSetup::new(&s, &TableOptions::default(), seed).unwrap();
-        let mut ep = TableEpisode::new(s, setup);
+        let mut ep = TableEpisode::new(s, setup).unwrap();
         while let Some(seat) = ep.to_move() {
             let text = scripted_table_turn(&ep, seat);
             let step = ep.step(seat, Completion::from(text.as_str())).unwrap();

@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::{digest_json, Digest};
-use crate::game::{Completion, EpisodeSeed, OutcomeKind};
+use crate::game::{Completion, EpisodeSeed, OutcomeKind, Prompts};
 use crate::scenario::{Incentive, PartyPosition, TableFamily, TableScenario};
 use crate::score::{table_metrics, TableMetrics};
 use crate::table::{
@@ -51,7 +51,7 @@ pub struct TableRecord {
     pub family: TableFamily,
     /// The scenario's content digest: replay refuses a scenario that has changed.
     pub scenario_digest: Digest,
-    /// The fingerprint of the table's prompt templates (`table::templates_digest`).
+    /// The fingerprint of the table's prompt templates (`Prompts::table_digest`).
     pub prompts_digest: String,
     /// Where an imported episode came from (a log file); absent for played ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -186,6 +186,7 @@ impl TableRecord {
             offer: None,
             deal: None,
             detail: Some("the episode had not ended".into()),
+            error_kind: None,
         });
         let seats = scenario
             .parties
@@ -227,7 +228,7 @@ impl TableRecord {
             scenario_id: scenario.id.clone(),
             family: scenario.family,
             scenario_digest: digest_json(scenario),
-            prompts_digest: crate::table::templates_digest(),
+            prompts_digest: episode.prompts().table_digest().to_string(),
             source: None,
             options: options.clone(),
             setup: episode.setup().clone(),
@@ -248,6 +249,16 @@ impl TableRecord {
     /// plays out exactly as recorded (every turn, offer and the outcome). Imported logs are
     /// replayed the same way.
     pub fn replay(&self, scenario: Arc<TableScenario>) -> Result<TableEpisode, TableReplayError> {
+        self.replay_with(scenario, &Prompts::builtin())
+    }
+
+    /// [`TableRecord::replay`] with the templates the episode was played with (a run's
+    /// `prompts_dir` over the built-ins).
+    pub fn replay_with(
+        &self,
+        scenario: Arc<TableScenario>,
+        prompts: &Arc<Prompts>,
+    ) -> Result<TableEpisode, TableReplayError> {
         let episode = self.episode_id.clone();
         if scenario.id != self.scenario_id {
             return Err(TableReplayError::WrongScenario {
@@ -265,7 +276,7 @@ impl TableRecord {
                 found,
             });
         }
-        if self.source.is_none() && self.prompts_digest != crate::table::templates_digest() {
+        if self.source.is_none() && self.prompts_digest != prompts.table_digest() {
             return Err(TableReplayError::TemplatesChanged { episode });
         }
         let setup = match &self.source {
@@ -280,7 +291,7 @@ impl TableRecord {
                 self.setup.clone()
             }
             None => {
-                let setup = TableSetup::new(&scenario, &self.options, self.setup.seed).map_err(
+                let setup = TableSetup::with_prompts(&scenario, &self.options, self.setup.seed, prompts).map_err(
                     |source| TableReplayError::Table {
                         episode: episode.clone(),
                         source,
@@ -295,7 +306,13 @@ impl TableRecord {
                 setup
             }
         };
-        let mut replayed = TableEpisode::new(scenario, setup);
+        let mut replayed =
+            TableEpisode::with_prompts(scenario, setup, prompts.clone()).map_err(|source| {
+                TableReplayError::Table {
+                    episode: episode.clone(),
+                    source,
+                }
+            })?;
         for (i, turn) in self.turns.iter().enumerate() {
             if replayed.outcome().is_some() {
                 return Err(TableReplayError::Differs {
@@ -402,7 +419,7 @@ mod tests {
             member: 0,
         };
         let setup = TableSetup::new(&s, &options, seeds.table_seed()).unwrap();
-        let mut ep = TableEpisode::new(s.clone(), setup);
+        let mut ep = TableEpisode::new(s.clone(), setup).unwrap();
         let mut i = 0usize;
         while let Some(seat) = ep.to_move() {
             i += 1;

@@ -14,13 +14,14 @@ use rand_chacha::ChaCha8Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::game::{Completion, OutcomeKind};
+use crate::engine::{after_unusable, SeatHistory, Unusable};
+use crate::game::{Completion, ErrorCause, OutcomeKind, PromptError, Prompts};
 use crate::protocol::{Action, Parsed, TurnError, TurnFormat};
 use crate::scenario::TableScenario;
-use crate::vocab::{Message, MessageRole};
+use crate::vocab::Message;
 
 use super::agreement::{counts_toward, holds_veto, is_agreed, still_possible};
-use super::prompt::{correction, system_prompt, turn_prompt, TurnNews};
+use super::prompt::{system_prompt, turn_prompt, TurnNews};
 use super::schedule::{draw_schedule, Slot, SlotKind};
 use super::turn::read_table_turn;
 
@@ -86,6 +87,12 @@ pub enum TableError {
     Template(String),
     #[error("the setup does not fit the scenario: {0}")]
     BadSetup(String),
+}
+
+impl From<PromptError> for TableError {
+    fn from(e: PromptError) -> Self {
+        TableError::Template(e.to_string())
+    }
 }
 
 /// An offer on the table.
@@ -172,16 +179,45 @@ pub struct TableOutcome {
     /// ended (by no seat) says `abandoned:` and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// For an `error` ending: what caused it (a backend, a bug, a server's limit, a client
+    /// that dropped the table), as a two-party outcome says it. Absent in records written
+    /// before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorCause>,
 }
 
-/// What one step did.
+impl TableOutcome {
+    /// An ending with no deal and no detail.
+    fn plain(kind: OutcomeKind, by: Option<usize>) -> TableOutcome {
+        TableOutcome {
+            kind,
+            by,
+            offer: None,
+            deal: None,
+            detail: None,
+            error_kind: None,
+        }
+    }
+}
+
+/// What one step did. `terminated`/`truncated` follow Gymnasium, as a two-party step's do: an
+/// agreement, a walk-out that ends the table or a forfeit terminates; the end of the schedule
+/// truncates.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableStep {
     pub seat: usize,
     /// The attempt could not be played and the same seat moves again.
     pub retry: bool,
     pub error: Option<TurnError>,
-    pub ended: bool,
+    pub terminated: bool,
+    pub truncated: bool,
+}
+
+impl TableStep {
+    /// Whether the step ended the episode, either way.
+    pub fn ended(&self) -> bool {
+        self.terminated || self.truncated
+    }
 }
 
 /// An n-party episode.
@@ -197,19 +233,38 @@ pub struct TableEpisode {
     failures: u32,
     present: Vec<bool>,
     outcome: Option<TableOutcome>,
-    /// What each seat sees, kept and extended ([`TableEpisode::view`]).
-    views: Vec<Vec<Message>>,
+    /// The templates the seats' messages are rendered with.
+    prompts: Arc<Prompts>,
+    /// What each seat sees and its exact token sequence, kept and extended
+    /// ([`TableEpisode::view`]).
+    histories: Vec<SeatHistory>,
     /// For each seat, the turns its last prompt's news reached.
     seen: Vec<usize>,
 }
 
 impl TableSetup {
-    /// The setup of the episode seeded `seed`: the schedule drawn from it, the prompts rendered.
+    /// The setup of the episode seeded `seed`: the schedule drawn from it, the prompts rendered
+    /// with the built-in templates.
     pub fn new(
         scenario: &TableScenario,
         options: &TableOptions,
         seed: u64,
     ) -> Result<TableSetup, TableError> {
+        TableSetup::with_prompts(scenario, options, seed, &Prompts::builtin())
+    }
+
+    /// [`TableSetup::new`] with the system prompts rendered by `prompts`.
+    pub fn with_prompts(
+        scenario: &TableScenario,
+        options: &TableOptions,
+        seed: u64,
+        prompts: &Prompts,
+    ) -> Result<TableSetup, TableError> {
+        if options.format == TurnFormat::Tools {
+            return Err(TableError::BadSetup(
+                "a table's seats write their turns as `tagged` or `xml`; the `tools` format is two-party only".into(),
+            ));
+        }
         if let Some(r) = options
             .regulated
             .iter()
@@ -227,8 +282,7 @@ impl TableSetup {
                 Ok(TableSeat {
                     role: party.role.clone(),
                     regulated: options.regulated.contains(&party.role),
-                    system_prompt: system_prompt(scenario, seat, options.format)
-                        .map_err(TableError::Template)?,
+                    system_prompt: system_prompt(prompts, scenario, seat, options.format)?,
                 })
             })
             .collect::<Result<Vec<_>, TableError>>()?;
@@ -282,17 +336,23 @@ impl TableSetup {
 }
 
 impl TableEpisode {
-    pub fn new(scenario: Arc<TableScenario>, setup: TableSetup) -> TableEpisode {
+    /// Start an episode with the built-in templates.
+    pub fn new(scenario: Arc<TableScenario>, setup: TableSetup) -> Result<TableEpisode, TableError> {
+        TableEpisode::with_prompts(scenario, setup, Prompts::builtin())
+    }
+
+    /// Start an episode whose messages `prompts` renders (the setup's system prompts were
+    /// rendered by the same set: [`TableSetup::with_prompts`]).
+    pub fn with_prompts(
+        scenario: Arc<TableScenario>,
+        setup: TableSetup,
+        prompts: Arc<Prompts>,
+    ) -> Result<TableEpisode, TableError> {
         let n = scenario.parties.len();
-        let views = setup
+        let histories = setup
             .seats
             .iter()
-            .map(|seat| {
-                vec![Message::new(
-                    MessageRole::System,
-                    seat.system_prompt.clone(),
-                )]
-            })
+            .map(|seat| SeatHistory::new(seat.system_prompt.clone()))
             .collect();
         let mut episode = TableEpisode {
             scenario,
@@ -303,14 +363,20 @@ impl TableEpisode {
             failures: 0,
             present: vec![true; n],
             outcome: None,
-            views,
+            prompts,
+            histories,
             seen: vec![0; n],
         };
         if episode.setup.schedule.is_empty() {
             episode.end_of_schedule();
         }
-        episode.prompt_to_move();
-        episode
+        episode.prompt_to_move()?;
+        Ok(episode)
+    }
+
+    /// The templates the episode renders its messages with.
+    pub fn prompts(&self) -> &Arc<Prompts> {
+        &self.prompts
     }
 
     pub fn scenario(&self) -> &TableScenario {
@@ -414,35 +480,29 @@ impl TableEpisode {
                 turn.error = Some(TurnError::format("no move could be read"));
             }
         }
-        self.views[seat].push(Message::new(
-            MessageRole::Assistant,
-            turn.completion.text.clone(),
-        ));
+        self.histories[seat].push_tokens(turn.completion.tokens.as_ref());
         if let Some(error) = turn.error.clone() {
+            let next = after_unusable(
+                &mut self.histories[seat],
+                &self.prompts,
+                self.setup.format,
+                (&turn.completion.text, &turn.completion.tool_calls),
+                &error,
+                self.failures,
+                self.setup.retries,
+            )?;
             self.turns.push(turn);
             self.failures += 1;
-            let retry = self.failures <= self.setup.retries;
-            if retry {
-                self.views[seat].push(Message::new(
-                    MessageRole::User,
-                    correction(&error.message, self.setup.format),
-                ));
-            } else {
+            let retry = next == Unusable::Retry;
+            if let Unusable::Forfeit(why) = next {
                 self.outcome = Some(TableOutcome {
-                    kind: OutcomeKind::FormatForfeit,
-                    by: Some(seat),
-                    offer: None,
-                    deal: None,
-                    detail: Some(error.message.clone()),
+                    detail: Some(why),
+                    ..TableOutcome::plain(OutcomeKind::FormatForfeit, Some(seat))
                 });
             }
-            return Ok(TableStep {
-                seat,
-                retry,
-                error: Some(error),
-                ended: !retry,
-            });
+            return Ok(self.step_result(seat, retry, Some(error)));
         }
+        self.histories[seat].push_own(&turn.completion.text, &turn.completion.tool_calls, None);
         let action = turn
             .played()
             .cloned()
@@ -505,47 +565,46 @@ impl TableEpisode {
                 if holds_veto(&self.scenario, seat)
                     || !still_possible(&self.scenario, &self.present)
                 {
-                    self.outcome = Some(TableOutcome {
-                        kind: OutcomeKind::WalkAway,
-                        by: Some(seat),
-                        offer: None,
-                        deal: None,
-                        detail: None,
-                    });
+                    self.outcome = Some(TableOutcome::plain(OutcomeKind::WalkAway, Some(seat)));
                 }
             }
         }
         if self.outcome.is_none() {
-            self.advance();
+            self.advance()?;
         }
-        Ok(TableStep {
-            seat,
-            retry: false,
-            error: None,
-            ended: self.outcome.is_some(),
-        })
+        Ok(self.step_result(seat, false, None))
     }
 
-    /// End the episode with a backend error (the seat's endpoint failed after its retries).
-    pub fn fail(&mut self, seat: usize, message: impl Into<String>) {
-        self.end_in_error(Some(seat), message.into());
+    fn step_result(&self, seat: usize, retry: bool, error: Option<TurnError>) -> TableStep {
+        let (terminated, truncated) = crate::engine::ending(self.outcome.as_ref().map(|o| o.kind));
+        TableStep {
+            seat,
+            retry,
+            error,
+            terminated,
+            truncated,
+        }
+    }
+
+    /// End the episode as an `error` of `cause` while `seat` was to move (the seat's endpoint
+    /// failed after its retries, the code playing it panicked, a server's limit ended it).
+    pub fn fail(&mut self, seat: usize, cause: ErrorCause, message: impl Into<String>) {
+        self.end_in_error(Some(seat), cause, message.into());
     }
 
     /// End the episode unfinished, by no seat: it was dropped before it ended (a server's
     /// client deleted it, or it sat idle past the timeout). `why` says so; the record keeps
     /// the turns played, as an `error` ending does, so it replays as far as it went.
     pub fn abandon(&mut self, why: impl Into<String>) {
-        self.end_in_error(None, why.into());
+        self.end_in_error(None, ErrorCause::Abandoned, why.into());
     }
 
-    fn end_in_error(&mut self, by: Option<usize>, detail: String) {
+    fn end_in_error(&mut self, by: Option<usize>, cause: ErrorCause, detail: String) {
         if self.outcome.is_none() {
             self.outcome = Some(TableOutcome {
-                kind: OutcomeKind::Error,
-                by,
-                offer: None,
-                deal: None,
                 detail: Some(detail),
+                error_kind: Some(cause),
+                ..TableOutcome::plain(OutcomeKind::Error, by)
             });
         }
     }
@@ -618,37 +677,29 @@ impl TableEpisode {
         let offer = &self.offers[id as usize - 1];
         if is_agreed(&self.scenario, &offer.deal, &offer.acceptors) {
             self.outcome = Some(TableOutcome {
-                kind: OutcomeKind::Deal,
-                by: Some(by),
                 offer: Some(id),
                 deal: Some(offer.deal.clone()),
-                detail: None,
+                ..TableOutcome::plain(OutcomeKind::Deal, Some(by))
             });
         }
     }
 
     /// Move to the next slot of a seat still at the table.
-    fn advance(&mut self) {
+    fn advance(&mut self) -> Result<(), TableError> {
         self.failures = 0;
         self.cursor += 1;
         while let Some(slot) = self.setup.schedule.get(self.cursor) {
             if self.present[slot.seat] {
-                self.prompt_to_move();
-                return;
+                return self.prompt_to_move();
             }
             self.cursor += 1;
         }
         self.end_of_schedule();
+        Ok(())
     }
 
     fn end_of_schedule(&mut self) {
-        self.outcome = Some(TableOutcome {
-            kind: OutcomeKind::MaxTurns,
-            by: None,
-            offer: None,
-            deal: None,
-            detail: None,
-        });
+        self.outcome = Some(TableOutcome::plain(OutcomeKind::MaxTurns, None));
     }
 
     /// What `seat` sees now: its system prompt, then for each of its turns the news since its
@@ -656,7 +707,13 @@ impl TableEpisode {
     /// attempt that could not be played). Ends with a user message when it is the seat's turn.
     /// Kept per seat and extended as the episode goes (append-only), never rebuilt.
     pub fn view(&self, seat: usize) -> &[Message] {
-        &self.views[seat]
+        self.histories[seat].view()
+    }
+
+    /// `seat`'s exact token sequence so far (its calls' prompt suffixes and sampled ids, in
+    /// order): `None` if one of its calls had no token ids.
+    pub fn token_sequence(&self, seat: usize) -> Option<&[u32]> {
+        self.histories[seat].token_sequence()
     }
 
     /// [`TableEpisode::view`] rebuilt from the turns alone: what the kept views are checked
@@ -666,7 +723,7 @@ impl TableEpisode {
     #[cfg(test)]
     pub(crate) fn rebuilt_view(&self, seat: usize) -> Vec<Message> {
         let mut messages = vec![Message::new(
-            MessageRole::System,
+            crate::vocab::MessageRole::System,
             self.setup.seats[seat].system_prompt.clone(),
         )];
         let mut seen = 0;
@@ -675,8 +732,8 @@ impl TableEpisode {
             let news = TurnNews::between(self, seat, seen, upto);
             seen = upto;
             messages.push(Message::new(
-                MessageRole::User,
-                turn_prompt(self, slot, &news),
+                crate::vocab::MessageRole::User,
+                turn_prompt(self, slot, &news).expect("the turn prompt renders"),
             ));
         };
         for (i, turn) in self.turns.iter().enumerate() {
@@ -694,15 +751,17 @@ impl TableEpisode {
                     .as_ref()
                     .map_or_else(String::new, |e| e.message.clone());
                 messages.push(Message::new(
-                    MessageRole::User,
-                    correction(&error, self.setup.format),
+                    crate::vocab::MessageRole::User,
+                    self.prompts
+                        .correction(&error, self.setup.format)
+                        .expect("the correction renders"),
                 ));
             } else {
                 push_turn_prompt(&mut messages, i, turn.slot);
             }
-            messages.push(Message::new(
-                MessageRole::Assistant,
-                turn.completion.text.clone(),
+            messages.push(crate::engine::own_message(
+                &turn.completion.text,
+                &turn.completion.tool_calls,
             ));
             last_slot = Some(turn.slot);
         }
@@ -716,8 +775,10 @@ impl TableEpisode {
                     .and_then(|t| t.error.as_ref())
                     .map_or_else(String::new, |e| e.message.clone());
                 messages.push(Message::new(
-                    MessageRole::User,
-                    correction(&error, self.setup.format),
+                    crate::vocab::MessageRole::User,
+                    self.prompts
+                        .correction(&error, self.setup.format)
+                        .expect("the correction renders"),
                 ));
             } else {
                 push_turn_prompt(&mut messages, self.turns.len(), self.cursor);
@@ -728,17 +789,18 @@ impl TableEpisode {
 
     /// Append the prompt of the slot to play to its seat's view: the news since the seat's last
     /// prompt and what the slot asks.
-    fn prompt_to_move(&mut self) {
+    fn prompt_to_move(&mut self) -> Result<(), TableError> {
         if self.outcome.is_some() {
-            return;
+            return Ok(());
         }
         let Some(slot) = self.slot() else {
-            return;
+            return Ok(());
         };
         let seat = slot.seat;
         let news = TurnNews::between(self, seat, self.seen[seat], self.turns.len());
+        let prompt = turn_prompt(self, self.cursor, &news)?;
         self.seen[seat] = self.turns.len();
-        let prompt = turn_prompt(self, self.cursor, &news);
-        self.views[seat].push(Message::new(MessageRole::User, prompt));
+        self.histories[seat].push_user(prompt);
+        Ok(())
     }
 }

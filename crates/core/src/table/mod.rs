@@ -29,6 +29,5 @@ pub use episode::{
     TableSetup, TableStep, TableTurn,
 };
 pub use prompt::public_move;
-pub(crate) use prompt::templates_digest;
 pub use schedule::{Slot, SlotKind};
 pub use state::{seat_state, PublicOffer, PublicOutcome, TableSeatState};

@@ -1,40 +1,19 @@
-//! The table's prompts (`prompts/deliberation*.j2`, our own words): a seat's system prompt holds
-//! the public text and only its own confidential block; the message before each of its turns
-//! holds the others' talk and played moves since its last turn, never a thought or a score.
-
-use std::sync::LazyLock;
+//! The table's prompts (`prompts/deliberation*.j2`, our own words, rendered by the episode's
+//! [`Prompts`], so `--prompts-dir` replaces them as it replaces the two-party ones): a seat's
+//! system prompt holds the public text and only its own confidential block; the message before
+//! each of its turns holds the others' talk and played moves since its last turn, never a
+//! thought or a score. The correction after an attempt that cannot be played is the engine's
+//! one (`engine::after_unusable`).
 
 use serde::Serialize;
 
+use crate::game::{PromptError, Prompts};
+
 use crate::protocol::{Action, IssueRange, TurnFormat};
 use crate::scenario::{AgreementRule, PartyPosition, TableScenario};
-use crate::template::SingleTemplate;
 
 use super::episode::TableEpisode;
 use super::schedule::SlotKind;
-
-static SYSTEM: LazyLock<Result<SingleTemplate, String>> = LazyLock::new(|| {
-    SingleTemplate::new(include_str!("../../../../prompts/deliberation.j2").to_string())
-});
-static TURN: LazyLock<Result<SingleTemplate, String>> = LazyLock::new(|| {
-    SingleTemplate::new(include_str!("../../../../prompts/deliberation_turn.j2").to_string())
-});
-static CORRECTION: LazyLock<Result<SingleTemplate, String>> = LazyLock::new(|| {
-    SingleTemplate::new(include_str!("../../../../prompts/correction.j2").to_string())
-});
-
-/// The fingerprint of the table's templates, for records (a changed prompt is a changed game).
-pub(crate) fn templates_digest() -> String {
-    let mut hash = crate::digest::Fnv1a64::new();
-    for t in [
-        include_str!("../../../../prompts/deliberation.j2"),
-        include_str!("../../../../prompts/deliberation_turn.j2"),
-        include_str!("../../../../prompts/correction.j2"),
-    ] {
-        hash.field(t.as_bytes());
-    }
-    hash.finish().to_string()
-}
 
 #[derive(Serialize)]
 struct ScoredOption<'a> {
@@ -50,10 +29,11 @@ struct ScoredIssue<'a> {
 
 /// The system prompt of `seat`.
 pub(crate) fn system_prompt(
+    prompts: &Prompts,
     scenario: &TableScenario,
     seat: usize,
     format: TurnFormat,
-) -> Result<String, String> {
+) -> Result<String, PromptError> {
     let party = &scenario.parties[seat];
     let scores: Vec<ScoredIssue<'_>> = scenario
         .issues
@@ -107,7 +87,7 @@ pub(crate) fn system_prompt(
         "example": example,
         "veto": super::agreement::holds_veto(scenario, seat) || party.position == PartyPosition::Lead,
     });
-    template(&SYSTEM)?.render(&input)
+    prompts.render_input("deliberation.j2", &input)
 }
 
 /// The others' played moves between two points of the turns, as `seat` reads them.
@@ -166,7 +146,11 @@ pub fn public_move(
 }
 
 /// The message before slot `slot`'s turn.
-pub(crate) fn turn_prompt(episode: &TableEpisode, slot: usize, news: &TurnNews) -> String {
+pub(crate) fn turn_prompt(
+    episode: &TableEpisode,
+    slot: usize,
+    news: &TurnNews,
+) -> Result<String, PromptError> {
     let scenario = episode.scenario();
     let kind = episode.setup().schedule[slot].kind;
     let (name, round) = match kind {
@@ -183,22 +167,7 @@ pub(crate) fn turn_prompt(episode: &TableEpisode, slot: usize, news: &TurnNews) 
         "initial": scenario.render_deal(&scenario.initial_deal),
         "final_offer": episode.final_offer().map(|o| o.id),
     });
-    template(&TURN)
-        .and_then(|t| t.render(&input))
-        .unwrap_or_else(|e| format!("Your turn. (The turn template failed: {e})"))
-}
-
-/// The correction a seat reads after an attempt that could not be played.
-pub(crate) fn correction(error: &str, format: TurnFormat) -> String {
-    let input = serde_json::json!({
-        "error": error,
-        "format": match format { TurnFormat::Xml => "xml", _ => "tagged" },
-    });
-    template(&CORRECTION)
-        .and_then(|t| t.render(&input))
-        .unwrap_or_else(|_| format!("Your last turn could not be used: {error}."))
-}
-
-fn template(t: &'static Result<SingleTemplate, String>) -> Result<&'static SingleTemplate, String> {
-    t.as_ref().map_err(Clone::clone)
+    episode
+        .prompts()
+        .render_input("deliberation_turn.j2", &input)
 }

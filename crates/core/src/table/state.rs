@@ -96,7 +96,7 @@ mod tests {
     fn the_public_state_names_offers_and_acceptors_by_role_and_holds_nothing_private() {
         let s = Arc::new(six_party());
         let setup = TableSetup::new(&s, &TableOptions::default(), 1).unwrap();
-        let mut ep = TableEpisode::new(s.clone(), setup);
+        let mut ep = TableEpisode::new(s.clone(), setup).unwrap();
         let lead = ep.to_move().unwrap();
         ep.step(
             lead,

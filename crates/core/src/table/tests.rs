@@ -96,7 +96,7 @@ pub(crate) fn six_party() -> TableScenario {
 fn episode(seed: u64, options: &TableOptions) -> TableEpisode {
     let s = Arc::new(six_party());
     let setup = TableSetup::new(&s, options, seed).expect("setup");
-    TableEpisode::new(s, setup)
+    TableEpisode::new(s, setup).unwrap()
 }
 
 fn say(text: &str) -> Completion {
@@ -188,7 +188,7 @@ fn accepting_an_offer_that_does_not_exist_retries_then_forfeits() {
             say("Thought: a\nTalk: b\nAction: [SUBMIT_DEAL] A9 B1 C1 D1 E1"),
         )
         .unwrap();
-    assert!(step.ended);
+    assert!(step.ended());
     let out = ep.outcome().unwrap();
     assert_eq!(out.kind, OutcomeKind::FormatForfeit);
     assert_eq!(out.by, Some(seat));

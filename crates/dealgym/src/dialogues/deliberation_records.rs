@@ -100,7 +100,7 @@ pub(crate) fn session_record(
     };
     let mut setup = TableSetup::new(scenario, &options, 0).map_err(|e| e.to_string())?;
     setup.schedule = schedule;
-    let mut episode = TableEpisode::new(scenario.clone(), setup);
+    let mut episode = TableEpisode::new(scenario.clone(), setup).map_err(|e| e.to_string())?;
     for t in session.turns.iter().chain(std::iter::once(final_turn)) {
         let seat = if std::ptr::eq(t, final_turn) {
             lead

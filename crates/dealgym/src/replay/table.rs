@@ -17,6 +17,7 @@ use std::sync::Arc;
 use super::render::escape;
 use super::verify::{diff_records, json, Difference};
 use super::{Error, RenderFormat, RenderOptions, VerifyOptions, VerifyReport};
+use crate::game::Prompts;
 use crate::record::{RecordFiles, SeatPlayer, TableRecord, TableReplayError, TurnCost};
 use crate::run::{list_files, FindError, Unavailable};
 use crate::scenario::{
@@ -85,6 +86,7 @@ impl TableSource {
 /// `--verify` over files of table records.
 pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Error> {
     let mut scenarios = TableSource::in_dir(&options.scenarios, Path::new("scenarios"))?;
+    let prompts = super::load_prompts(options.prompts_dir.as_deref())?;
     let mut report = VerifyReport {
         files: options.files.len(),
         ..VerifyReport::default()
@@ -103,7 +105,7 @@ pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Err
             continue;
         }
         let differences = match scenarios.find(record) {
-            Ok(scenario) => check_table(record, scenario),
+            Ok(scenario) => check_table(record, scenario, &prompts),
             Err(FindError::Unavailable(u)) => {
                 vec![Difference::cannot_replay("scenario missing", u.to_string())]
             }
@@ -125,10 +127,16 @@ pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Err
 
 /// What differs between `record` and what the table engine makes of its completions on
 /// `scenario`; empty when they agree exactly.
-fn check_table(record: &TableRecord, scenario: Arc<TableScenario>) -> Vec<Difference> {
-    match record.replay(scenario.clone()) {
+fn check_table(
+    record: &TableRecord,
+    scenario: Arc<TableScenario>,
+    prompts: &Arc<Prompts>,
+) -> Vec<Difference> {
+    match record.replay_with(scenario.clone(), prompts) {
         Ok(episode) => rebuilt_differences(record, &episode),
-        Err(e) => detailed(record, scenario, &e).unwrap_or_else(|| vec![cannot_replay(&e)]),
+        Err(e) => {
+            detailed(record, scenario, prompts, &e).unwrap_or_else(|| vec![cannot_replay(&e)])
+        }
     }
 }
 
@@ -191,6 +199,7 @@ fn rebuilt_differences(record: &TableRecord, episode: &TableEpisode) -> Vec<Diff
 fn detailed(
     record: &TableRecord,
     scenario: Arc<TableScenario>,
+    prompts: &Arc<Prompts>,
     e: &TableReplayError,
 ) -> Option<Vec<Difference>> {
     let TableReplayError::Differs { what, .. } = e else {
@@ -202,7 +211,7 @@ fn detailed(
     else {
         let mut lenient = record.clone();
         lenient.outcome.outcome.kind = crate::game::OutcomeKind::Error;
-        let episode = lenient.replay(scenario).ok()?;
+        let episode = lenient.replay_with(scenario, prompts).ok()?;
         let differences = rebuilt_differences(record, &episode);
         return (!differences.is_empty()).then_some(differences);
     };
@@ -211,7 +220,7 @@ fn detailed(
     before.turns.truncate(i);
     // An `error` ending is not checked by the replay: the prefix is replayed as far as it goes.
     before.outcome.outcome.kind = crate::game::OutcomeKind::Error;
-    let mut episode = before.replay(scenario).ok()?;
+    let mut episode = before.replay_with(scenario, prompts).ok()?;
     episode
         .step(logged.turn.seat, logged.turn.completion.clone())
         .ok()?;

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::agents::{PersonaConfig, Player};
-use crate::game::{mix_text, EpisodeConfig, PerSeat, Prompts};
+use crate::game::{mix_text, EpisodeConfig, PerSeat};
 use crate::llm::http_client;
 use crate::record::RecordWriter;
 use crate::reward::RewardConfig;
@@ -284,10 +284,7 @@ pub fn build_kit<'a>(
             &sampling.opponent,
         )?,
     );
-    let prompts = match &options.prompts_dir {
-        Some(dir) => Arc::new(Prompts::with_overrides(dir)?),
-        None => Prompts::builtin(),
-    };
+    let prompts = crate::replay::load_prompts(options.prompts_dir.as_deref())?;
     Ok(EpisodeKit {
         run_id: run_id(options, &players, identity),
         preset: options.preset.clone(),

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::agents::TablePlayer;
-use crate::game::{mix_text, EpisodeSeed, OutcomeKind};
+use crate::game::{mix_text, EpisodeSeed, ErrorCause, OutcomeKind, Prompts};
 use crate::llm::http_client;
 use crate::record::{RecordWriter, SeatPlayer, TableRecord, TurnCost};
 use crate::scenario::{load_table_scenarios, LoadOptions, TableScenario};
@@ -24,6 +24,8 @@ pub(crate) struct TableKit {
     /// The player of each role; roles not named play [`SCRIPTED`](crate::agents::SCRIPTED).
     pub seats: BTreeMap<String, TablePlayer>,
     pub options: TableOptions,
+    /// The templates the tables render their messages with (`prompts_dir` over the built-ins).
+    pub prompts: Arc<Prompts>,
 }
 
 impl TableKit {
@@ -219,6 +221,7 @@ pub(crate) fn build_table_kit(
         run_id,
         seats,
         options: table,
+        prompts: crate::replay::load_prompts(options.prompts_dir.as_deref())?,
     })
 }
 
@@ -229,14 +232,14 @@ pub(crate) async fn play_table(
     planned: &PlannedTable,
 ) -> Result<TableRecord, RunError> {
     let scenario = planned.scenario.clone();
-    let setup = TableSetup::new(&scenario, &kit.options, planned.seeds.table_seed())
-        .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
+    let setup = table_setup(kit, planned)?;
     let players: Vec<TablePlayer> = scenario
         .parties
         .iter()
         .map(|p| kit.player(&p.role))
         .collect();
-    let mut episode = TableEpisode::new(scenario.clone(), setup);
+    let mut episode = TableEpisode::with_prompts(scenario.clone(), setup, kit.prompts.clone())
+        .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
     let mut costs = Vec::new();
     while let Some(seat) = episode.to_move() {
         let seed = planned.seeds.table_sampling_seed(seat);
@@ -251,7 +254,7 @@ pub(crate) async fn play_table(
                     .step(seat, played.completion)
                     .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
             }
-            Err(e) => episode.fail(seat, e.to_string()),
+            Err(e) => episode.fail(seat, ErrorCause::Backend, e.to_string()),
         }
     }
     let seat_players: Vec<SeatPlayer> = players
@@ -271,6 +274,17 @@ pub(crate) async fn play_table(
     ))
 }
 
+/// The setup of a planned table: its schedule drawn from its seed, its prompts rendered.
+fn table_setup(kit: &TableKit, planned: &PlannedTable) -> Result<TableSetup, RunError> {
+    TableSetup::with_prompts(
+        &planned.scenario,
+        &kit.options,
+        planned.seeds.table_seed(),
+        &kit.prompts,
+    )
+    .map_err(|e| RunError::Options(format!("scenario {}: {e}", planned.scenario.id)))
+}
+
 /// [`play_table`] with a panic caught: the table then ends as an `error` record saying so.
 pub(crate) async fn play_table_caught(
     kit: Arc<TableKit>,
@@ -287,12 +301,19 @@ pub(crate) async fn play_table_caught(
         }),
         Err(panic) => {
             let message = super::panic_message(panic.as_ref());
-            let setup =
-                TableSetup::new(&planned.scenario, &kit.options, planned.seeds.table_seed())
-                    .map_err(|e| RunError::Options(e.to_string()))?;
-            let mut episode = TableEpisode::new(planned.scenario.clone(), setup);
+            let setup = table_setup(&kit, &planned)?;
+            let mut episode = TableEpisode::with_prompts(
+                planned.scenario.clone(),
+                setup,
+                kit.prompts.clone(),
+            )
+            .map_err(|e| RunError::Options(e.to_string()))?;
             let seat = episode.to_move().unwrap_or(0);
-            episode.fail(seat, format!("{}: {message}", super::INTERNAL_ERROR));
+            episode.fail(
+                seat,
+                ErrorCause::Internal,
+                format!("{}: {message}", super::INTERNAL_ERROR),
+            );
             let mut record =
                 TableRecord::of(&kit.run_id, planned.seeds, &episode, &kit.options, &[], &[]);
             record.outcome.outcome.by = None;

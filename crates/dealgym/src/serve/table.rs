@@ -23,7 +23,7 @@ use super::memory::{view_bytes, Charge, Kept, Reach, SessionMemory};
 use super::secret;
 use super::Hub;
 use crate::agents::SCRIPTED;
-use crate::game::{Completion, EpisodeSeed};
+use crate::game::{Completion, EpisodeSeed, ErrorCause};
 use crate::jsonl::encoded_len;
 use crate::limits::{EpisodeText, TextLimits};
 use crate::negotiator::deliberation::scripted_table_turn;
@@ -220,12 +220,13 @@ impl TableSession {
     /// `error` naming the limit (the step then answers as the turn that ended it).
     fn play(&mut self, seat: usize, completion: Completion) -> Result<TableStep, ServeError> {
         if let Err(over) = self.text.admit(encoded_len(&completion), 0, &self.limits) {
-            self.episode.fail(seat, over.to_string());
+            self.episode.fail(seat, ErrorCause::Limit, over.to_string());
             return Ok(TableStep {
                 seat,
                 retry: false,
                 error: None,
-                ended: true,
+                terminated: true,
+                truncated: false,
             });
         }
         let before = self.episode.turns().len();
@@ -400,7 +401,8 @@ impl Tables {
             })
             .collect();
         let seeds = EpisodeSeed::reset(seed, index);
-        let setup = TableSetup::new(&scenario, &options, seeds.table_seed())
+        let prompts = hub.options.prompts.clone();
+        let setup = TableSetup::with_prompts(&scenario, &options, seeds.table_seed(), &prompts)
             .map_err(|e| ServeError::Validation(e.to_string()))?;
         let run_id = format!(
             "serve-{:016x}",
@@ -416,7 +418,8 @@ impl Tables {
         let mut session = TableSession {
             id: claim.id.clone(),
             _claim: claim,
-            episode: TableEpisode::new(scenario, setup),
+            episode: TableEpisode::with_prompts(scenario, setup, prompts)
+                .map_err(|e| ServeError::Validation(e.to_string()))?,
             options,
             seeds,
             run_id,

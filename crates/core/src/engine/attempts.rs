@@ -1,0 +1,47 @@
+//! A completion that cannot be used — unreadable, or a move the rules do not allow — is sent
+//! back with the reason and the same seat tries again, up to its retries; one more forfeits the
+//! episode (the book's `design/episode.md`, "The malformed-turn policy"). The one home of that
+//! policy for every game.
+
+use crate::game::{PromptError, Prompts};
+use crate::protocol::{TurnError, TurnFormat};
+use crate::vocab::ToolCall;
+
+use super::SeatHistory;
+
+/// Whether a completion that could not be used on try `attempt` (0 first) is corrected and
+/// asked again, rather than forfeited, when a seat has `retries` corrections per turn.
+pub fn may_retry(attempt: u32, retries: u32) -> bool {
+    attempt < retries
+}
+
+/// What became of a completion that could not be used.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Unusable {
+    /// The seat was sent the correction and moves again.
+    Retry,
+    /// The seat has no retries left: the episode ends as a forfeit, with this reason.
+    Forfeit(String),
+}
+
+/// Keep a completion that could not be used in its seat's history (its tool calls answered
+/// with the error) and decide what follows: with a retry left, the correction rendered by
+/// `prompts` goes in after it; without one, the episode is forfeited with the error's message.
+pub(crate) fn after_unusable(
+    history: &mut SeatHistory,
+    prompts: &Prompts,
+    format: TurnFormat,
+    reply: (&str, &[ToolCall]),
+    error: &TurnError,
+    attempt: u32,
+    retries: u32,
+) -> Result<Unusable, PromptError> {
+    if !may_retry(attempt, retries) {
+        history.push_own(reply.0, reply.1, Some(&error.message));
+        return Ok(Unusable::Forfeit(error.message.clone()));
+    }
+    let correction = prompts.correction(&error.message, format)?;
+    history.push_own(reply.0, reply.1, Some(&error.message));
+    history.push_user(correction);
+    Ok(Unusable::Retry)
+}

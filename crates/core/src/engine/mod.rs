@@ -1,0 +1,25 @@
+//! The turn mechanics every game shares, whatever its rulebook: a seat's history and exact
+//! token sequence (`seat.rs`: what a seat keeps of its own replies — never its reasoning — and
+//! of what it was sent), and what happens to a completion that cannot be used (`attempts.rs`:
+//! correct and retry, or forfeit). The two rulebooks — the bilateral one of [`crate::game`]
+//! (a standing offer, alternation, ACCEPT of the standing offer, reject loops) and the table
+//! one of [`crate::table`] (a drawn schedule, numbered offers, the agreement rule, votes) —
+//! decide what a move does; how a turn is read, kept, corrected and forfeited is written here,
+//! once, and both episodes call it.
+
+mod attempts;
+mod seat;
+
+pub use attempts::may_retry;
+pub(crate) use attempts::{after_unusable, Unusable};
+pub use seat::{own_message, visible_text, SeatHistory};
+
+use crate::game::OutcomeKind;
+
+/// Whether an episode that ended as `kind` (`None`: still going) was terminated or truncated,
+/// as Gymnasium tells them apart: the turn cap or the end of the schedule truncates, every
+/// other ending terminates.
+pub(crate) fn ending(kind: Option<OutcomeKind>) -> (bool, bool) {
+    let truncated = kind.is_some_and(OutcomeKind::is_truncation);
+    (kind.is_some() && !truncated, truncated)
+}

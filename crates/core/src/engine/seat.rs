@@ -1,0 +1,128 @@
+//! A seat's history: the messages it is sent and its own replies, append-only, with its exact
+//! token sequence beside them. The one home of "what a seat keeps of its own turn".
+
+use crate::vocab::{Message, MessageRole, ToolCall, TurnTokens};
+
+/// What one seat has seen and said: its chat view (system prompt, what it was sent, its own
+/// replies without reasoning) and, for a seat played in token-exact mode, the exact ids of
+/// every call (`None` once one of its calls had none). Only ever grows, so an endpoint's
+/// prefix cache is reused turn after turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeatHistory {
+    view: Vec<Message>,
+    sequence: Option<Vec<u32>>,
+}
+
+impl SeatHistory {
+    /// A history holding the seat's system prompt alone.
+    pub fn new(system_prompt: impl Into<String>) -> SeatHistory {
+        SeatHistory {
+            view: vec![Message::new(MessageRole::System, system_prompt.into())],
+            sequence: Some(Vec::new()),
+        }
+    }
+
+    /// The chat messages the seat's model is sent.
+    pub fn view(&self) -> &[Message] {
+        &self.view
+    }
+
+    /// The seat's exact token sequence so far: its calls' prompt suffixes and sampled ids, in
+    /// order; `None` if one of its calls had no token ids.
+    pub fn token_sequence(&self) -> Option<&[u32]> {
+        self.sequence.as_deref()
+    }
+
+    /// A message the environment sends the seat (a counterpart's move, a turn prompt, a
+    /// correction).
+    pub(crate) fn push_user(&mut self, text: impl Into<String>) {
+        self.view.push(Message::new(MessageRole::User, text.into()));
+    }
+
+    /// The seat's own reply ([`own_message`]); a reply with tool calls is followed by the
+    /// answer to each call (chat APIs expect one per call before the next message): `error`
+    /// for a turn that could not be used, else `ok`.
+    pub(crate) fn push_own(&mut self, text: &str, tool_calls: &[ToolCall], error: Option<&str>) {
+        let own = own_message(text, tool_calls);
+        let answers: Vec<Message> = own
+            .tool_calls
+            .iter()
+            .map(|call| Message::tool_result(call.id.clone(), error.unwrap_or("ok")))
+            .collect();
+        self.view.push(own);
+        self.view.extend(answers);
+    }
+
+    /// Extend the token sequence with one call's ids (its prompt suffix, then what it
+    /// sampled); a call without ids ends the sequence for good.
+    pub(crate) fn push_tokens(&mut self, tokens: Option<&TurnTokens>) {
+        match (self.sequence.as_mut(), tokens) {
+            (Some(ids), Some(tokens)) => {
+                ids.extend_from_slice(&tokens.prompt_ids);
+                ids.extend_from_slice(&tokens.completion_ids);
+            }
+            _ => self.sequence = None,
+        }
+    }
+}
+
+/// A seat's own turn as its history keeps it: an assistant message of the completion's
+/// [`visible_text`], with the tool calls it made.
+pub fn own_message(text: &str, tool_calls: &[ToolCall]) -> Message {
+    Message {
+        tool_calls: tool_calls.to_vec(),
+        ..Message::new(MessageRole::Assistant, visible_text(text))
+    }
+}
+
+/// What a seat's own message looks like in its history: the completion without any `<think>`
+/// block (chat templates drop reasoning from earlier turns too), and without any text before a
+/// lone `</think>` (a template that opened the block in the prompt), trimmed. The protocol's
+/// `Thought:` part stays: the model wrote it in its reply and reads it back in its history.
+/// Exports write a seat's own turns with this rule, so they show what the engine kept.
+pub fn visible_text(text: &str) -> String {
+    static THINK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?is)<think>.*?</think>|^.*?</think>").expect("static regex")
+    });
+    // Both ways of the pattern need a `<`: most replies (the labelled spelling) have none, and
+    // are not scanned for it.
+    if !text.contains('<') {
+        return text.trim().to_string();
+    }
+    THINK.replace_all(text, "").trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seats_own_reply_is_kept_without_its_reasoning() {
+        let mut h = SeatHistory::new("sys");
+        h.push_own(
+            "<think>my budget is 40</think>\nThought: t\nTalk: hi\nAction: [REJECT_DEAL]  ",
+            &[],
+            None,
+        );
+        assert_eq!(
+            h.view()[1].content,
+            "Thought: t\nTalk: hi\nAction: [REJECT_DEAL]"
+        );
+        assert!(!h.view()[1].content.contains("budget"));
+    }
+
+    #[test]
+    fn a_call_without_token_ids_ends_the_sequence_for_good() {
+        let mut h = SeatHistory::new("sys");
+        let call = TurnTokens {
+            prompt_ids: vec![1, 2],
+            completion_ids: vec![3],
+            ..TurnTokens::default()
+        };
+        h.push_tokens(Some(&call));
+        assert_eq!(h.token_sequence(), Some(&[1, 2, 3][..]));
+        h.push_tokens(None);
+        h.push_tokens(Some(&call));
+        assert_eq!(h.token_sequence(), None);
+    }
+}
