@@ -118,7 +118,7 @@ mod tests {
             member: 0,
         };
         let setup = TableSetup::new(&s, &options, seeds.table_seed()).unwrap();
-        let mut ep = TableEpisode::new(s.clone(), setup);
+        let mut ep = TableEpisode::new(s.clone(), setup).unwrap();
         while let Some(seat) = ep.to_move() {
             let deal = s.initial_deal.clone();
             let text = format!(
