@@ -5,11 +5,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{LazyLock, OnceLock};
 
 use dealgym_core::digest::Digest;
+use dealgym_core::engine::drive_now;
 use dealgym_core::game::{
     mix_text, token_sequence, Completion, Episode, EpisodeConfig, EpisodeSeed, FirstMover, PerSeat,
     Seat, Setup,
 };
-use dealgym_core::negotiator::{Position, RulePlayer, Tactic};
+use dealgym_core::negotiator::{RulePlayer, RuleSeat, Tactic};
 use dealgym_core::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing, TrainingStep};
 use dealgym_core::reward::{episode_rewards, RewardConfig};
 use dealgym_core::scenario::Family;
@@ -478,11 +479,12 @@ impl Game {
     /// episode ends.
     fn play_opponent(&mut self) -> Result<(), String> {
         if let Some(rule) = self.opponent.as_ref() {
-            let seed = self.seeds.sampling_seed(Seat::Opponent);
-            while self.episode.to_move() == Some(Seat::Opponent) {
-                let turn = rule.complete(&Position::of(&self.episode, Seat::Opponent, seed));
-                self.episode.step(turn).map_err(|e| e.to_string())?;
-            }
+            let mut seat = RuleSeat {
+                seat: Seat::Opponent,
+                rule,
+                seed: self.seeds.sampling_seed(Seat::Opponent),
+            };
+            drive_now(&mut self.episode, &mut seat).map_err(|e| e.to_string())?;
         }
         Ok(())
     }

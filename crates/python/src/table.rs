@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::SystemTime;
 
+use dealgym_core::engine::drive_now;
 use dealgym_core::game::{mix_text, Completion, EpisodeSeed};
-use dealgym_core::negotiator::deliberation::scripted_table_turn;
+use dealgym_core::negotiator::ScriptedSeats;
 use dealgym_core::protocol::TurnFormat;
 use dealgym_core::record::{SeatPlayer, TableRecord, TurnCost};
 use dealgym_core::scenario::{
@@ -243,10 +244,7 @@ impl TableGame {
 
     /// Let the scripted seats move while it is their turn.
     fn play_scripted(&mut self) -> Result<(), TableError> {
-        while let Some(seat) = self.episode.to_move().filter(|&s| self.scripted[s]) {
-            let text = scripted_table_turn(&self.episode, seat);
-            self.episode.step(seat, Completion::from(text.as_str()))?;
-        }
+        drive_now(&mut self.episode, &mut ScriptedSeats(&self.scripted))?;
         Ok(())
     }
 

@@ -5,13 +5,16 @@
 //! (a standing offer, alternation, ACCEPT of the standing offer, reject loops) and the table
 //! one of [`crate::table`] (a drawn schedule, numbered offers, the agreement rule, votes) —
 //! decide what a move does; how a turn is read, kept, corrected and forfeited is written here,
-//! once, and both episodes call it.
+//! once, and both episodes call it. `drive.rs` is the one loop that plays an episode of either
+//! kind: while a seat is to move, ask its player.
 
 mod attempts;
+mod drive;
 mod seat;
 
 pub use attempts::may_retry;
 pub(crate) use attempts::{after_unusable, Unusable};
+pub use drive::{drive, drive_now, Players, ToMove};
 pub use seat::{own_message, visible_text, SeatHistory};
 
 use crate::game::OutcomeKind;

@@ -15,13 +15,11 @@ pub mod rules;
 mod setup;
 mod snapshot;
 
+pub use crate::engine::{own_message, visible_text};
 pub use crate::vocab::{Drift, Message, MessageRole, PerSeat, Seat, ToolCall, TurnTokens};
 pub(crate) use episode::Leftover;
-pub use episode::{
-    token_sequence, Completion, Episode, GameError, Step, Turn,
-};
+pub use episode::{token_sequence, Completion, Episode, GameError, Step, Turn};
 pub(crate) use outcome::deal_utilities;
-pub use crate::engine::{own_message, visible_text};
 pub use outcome::{seat_values, ErrorCause, Outcome, OutcomeKind};
 pub use prompt::{PromptError, Prompts, SystemPrompt};
 pub(crate) use rules::standing_after;

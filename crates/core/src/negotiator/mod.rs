@@ -6,11 +6,13 @@
 pub mod bundle;
 pub mod concession;
 pub mod deliberation;
+mod driven;
 mod rule;
 mod speech;
 mod tickets;
 
 pub use concession::{Stance, Tactic};
+pub use driven::{RuleSeat, ScriptedSeats};
 pub use rule::{Position, RulePlayer};
 pub use speech::{speak, speak_with_act};
 pub use tickets::TicketStance;

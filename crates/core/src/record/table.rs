@@ -291,12 +291,12 @@ impl TableRecord {
                 self.setup.clone()
             }
             None => {
-                let setup = TableSetup::with_prompts(&scenario, &self.options, self.setup.seed, prompts).map_err(
-                    |source| TableReplayError::Table {
-                        episode: episode.clone(),
-                        source,
-                    },
-                )?;
+                let setup =
+                    TableSetup::with_prompts(&scenario, &self.options, self.setup.seed, prompts)
+                        .map_err(|source| TableReplayError::Table {
+                            episode: episode.clone(),
+                            source,
+                        })?;
                 if setup != self.setup {
                     return Err(TableReplayError::Differs {
                         episode,

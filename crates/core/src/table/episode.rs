@@ -337,7 +337,10 @@ impl TableSetup {
 
 impl TableEpisode {
     /// Start an episode with the built-in templates.
-    pub fn new(scenario: Arc<TableScenario>, setup: TableSetup) -> Result<TableEpisode, TableError> {
+    pub fn new(
+        scenario: Arc<TableScenario>,
+        setup: TableSetup,
+    ) -> Result<TableEpisode, TableError> {
         TableEpisode::with_prompts(scenario, setup, Prompts::builtin())
     }
 

@@ -89,14 +89,17 @@ impl TablePlayer {
             }) => {
                 let view = episode.view(seat);
                 let sequence = match client.settings().tokens {
-                    TokenMode::Exact => Some(own_sequence(episode, seat).ok_or_else(|| {
-                        PlayerError::Spec {
-                            spec: client.settings().model.clone(),
-                            message: "a token-exact seat needs every earlier call of the \
+                    TokenMode::Exact => Some(
+                        episode
+                            .token_sequence(seat)
+                            .map(<[u32]>::to_vec)
+                            .ok_or_else(|| PlayerError::Spec {
+                                spec: client.settings().model.clone(),
+                                message: "a token-exact seat needs every earlier call of the \
                                       episode to be exact"
-                                .into(),
-                        }
-                    })?),
+                                    .into(),
+                            })?,
+                    ),
                     TokenMode::Text => None,
                 };
                 let fields = serde_json::Map::new();
@@ -148,16 +151,4 @@ impl TablePlayer {
             planning: None,
         })
     }
-}
-
-/// A token-exact seat's sequence so far: each of its calls' prompt ids then sampled ids; `None`
-/// if one of them was not token-exact.
-fn own_sequence(episode: &TableEpisode, seat: usize) -> Option<Vec<u32>> {
-    let mut sequence = Vec::new();
-    for turn in episode.turns().iter().filter(|t| t.seat == seat) {
-        let tokens = turn.completion.tokens.as_ref()?;
-        sequence.extend_from_slice(&tokens.prompt_ids);
-        sequence.extend_from_slice(&tokens.completion_ids);
-    }
-    Some(sequence)
 }

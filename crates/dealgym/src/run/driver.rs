@@ -4,6 +4,7 @@
 //! completions of outside seats as they come, and turns into an [`EpisodeRecord`] at the end.
 //! Nowhere else loops over [`Episode::to_move`].
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,6 +13,7 @@ use super::plan::PlannedEpisode;
 use super::rewarding::Rewarding;
 use crate::agents::{PersonaConfig, Played, Player, PlayerError, TurnContext};
 use crate::digest::Digest;
+use crate::engine::{drive, Players};
 use crate::game::{
     Episode, EpisodeConfig, EpisodeSeed, ErrorCause, GameError, PerSeat, Persona, Prompts, Seat,
     Setup, SetupError, Step,
@@ -180,10 +182,16 @@ pub enum EpisodeError {
     Table(String),
 }
 
-/// One episode being played.
+/// One episode being played: the episode and what the driver keeps beside it.
 pub(crate) struct Driver {
-    kit: Arc<EpisodeKit>,
     episode: Episode,
+    books: Books,
+}
+
+/// What a driver keeps beside its episode: the kit and seeds its players are asked with, and
+/// what each call cost, for the record. The players of the loop ([`drive`]).
+struct Books {
+    kit: Arc<EpisodeKit>,
     seeds: EpisodeSeed,
     scenario_digest: Digest,
     timing: Timing,
@@ -276,17 +284,19 @@ impl Driver {
                 }
             })?;
         Ok(Driver {
-            route: Route::new(kit.clone()),
-            kit,
             episode,
-            seeds,
-            scenario_digest,
-            timing: Timing::default(),
-            calls: Vec::new(),
-            plans: Vec::new(),
-            prompt_lens: Vec::new(),
-            started: Instant::now(),
-            text: EpisodeText::default(),
+            books: Books {
+                route: Route::new(kit.clone()),
+                kit,
+                seeds,
+                scenario_digest,
+                timing: Timing::default(),
+                calls: Vec::new(),
+                plans: Vec::new(),
+                prompt_lens: Vec::new(),
+                started: Instant::now(),
+                text: EpisodeText::default(),
+            },
         })
     }
 
@@ -299,59 +309,15 @@ impl Driver {
         self.episode.to_move()
     }
 
-    /// Play one completion for the seat to move, from whoever wrote it. Under the kit's
-    /// `text_limits`, a completion past its cap, or one whose turn could take what the episode
-    /// stores past the episode's, is not played: the episode ends as an `error`
-    /// ([`ErrorCause::Limit`]) whose detail names the cap and its flag, and `None` comes back.
+    /// Play one completion for the seat to move, from whoever wrote it ([`Books::feed`]).
     pub(crate) fn feed(&mut self, played: Played) -> Result<Option<Step>, EpisodeError> {
-        let call_bytes = match self.kit.text_limits {
-            Some(limits) => {
-                let call = played.call.as_ref().map_or(0, encoded_len);
-                let admitted = self
-                    .text
-                    .admit(encoded_len(&played.completion), call, &limits);
-                if let Err(over) = admitted {
-                    let seat = self.episode.to_move().unwrap_or(Seat::Learner);
-                    if let Err(source) =
-                        self.episode
-                            .fail(seat, Some(ErrorCause::Limit), over.to_string())
-                    {
-                        return Err(self.game_error(source));
-                    }
-                    return Ok(None);
-                }
-                Some(call)
-            }
-            None => None,
-        };
-        self.timing.turn_ms.push(played.latency_ms);
-        self.timing.call_retries.push(played.retries);
-        self.timing.turn_replica.push(played.replica);
-        self.calls.push(played.call);
-        self.plans.push(played.planning);
-        let asked = self
-            .episode
-            .to_move()
-            .map(|seat| self.episode.view(seat).len());
-        self.prompt_lens.push(asked.unwrap_or(0));
-        let before = self.episode.turns().len();
-        let step = self
-            .episode
-            .step(played.completion)
-            .map_err(|source| self.game_error(source))?;
-        if let Some(call) = call_bytes {
-            self.text.add(call);
-            for turn in &self.episode.turns()[before..] {
-                self.text.add(encoded_len(turn));
-            }
-        }
-        Ok(Some(step))
+        self.books.feed(&mut self.episode, played)
     }
 
     /// What the episode's turns store so far, as the record writes them (counted under the
     /// kit's `text_limits`; 0 without them).
     pub(crate) fn stored_bytes(&self) -> u64 {
-        self.text.stored()
+        self.books.text.stored()
     }
 
     /// Replay the first `n` turns of `record` (attempts, in record order) from the log: the one
@@ -395,10 +361,7 @@ impl Driver {
     /// End the episode because `seat`'s player could not answer (after its retries). A
     /// backend failure is never turned into a move.
     pub fn fail(&mut self, seat: Seat, error: &PlayerError) -> Result<(), EpisodeError> {
-        self.episode
-            .fail_backend(seat, error.to_string())
-            .map(|_| ())
-            .map_err(|source| self.game_error(source))
+        fail_backend(&mut self.episode, seat, error)
     }
 
     /// End the episode unfinished because a client of the server dropped it (`why`): an
@@ -413,42 +376,32 @@ impl Driver {
     /// Ask the in-process players for their completions until the episode ends (`None`) or a
     /// seat played from outside is to move (that seat).
     pub(crate) async fn play_local(&mut self) -> Result<Option<Seat>, EpisodeError> {
-        let kit = self.kit.clone();
-        while let Some(seat) = self.episode.to_move() {
-            let SeatPlayer::Local(player) = &kit.players[seat] else {
-                return Ok(Some(seat));
-            };
-            let mut ctx = TurnContext::of(&self.episode, seat, self.seeds.sampling_seed(seat));
-            ctx.route = Some(self.route.ticket);
-            match player.play(&ctx, self.episode.view(seat)).await {
-                Ok(played) => {
-                    self.feed(played)?;
-                }
-                Err(e) => self.fail(seat, &e)?,
-            }
-        }
-        Ok(None)
+        drive(&mut self.episode, &mut self.books).await
     }
 
     /// The record of the ended episode.
     pub(crate) fn into_record(mut self) -> Result<EpisodeRecord, EpisodeError> {
         let scenario = self.episode.scenario().id.clone();
-        self.timing.wall_ms = self.started.elapsed().as_millis() as u64;
-        if self.timing.turn_replica.iter().all(Option::is_none) {
+        let books = &mut self.books;
+        books.timing.wall_ms = books.started.elapsed().as_millis() as u64;
+        if books.timing.turn_replica.iter().all(Option::is_none) {
             // No turn was served by a replica pool: the record stays as it always was.
-            self.timing.turn_replica.clear();
+            books.timing.turn_replica.clear();
         }
-        let kit = &self.kit;
+        let kit = books.kit.clone();
         let meta = RecordMeta {
             run_id: kit.run_id.clone(),
-            seeds: self.seeds,
-            scenario_digest: self.scenario_digest,
+            seeds: books.seeds,
+            scenario_digest: books.scenario_digest,
             players: PerSeat::from_fn(|seat| kit.players[seat].info()),
         };
+        let timing = std::mem::take(&mut books.timing);
+        let calls = std::mem::take(&mut books.calls);
+        let plans = std::mem::take(&mut books.plans);
         let mut record =
-            EpisodeRecord::from_episode(self.episode, meta, &kit.rewards, self.timing, self.calls)
+            EpisodeRecord::from_episode(self.episode, meta, &kit.rewards, timing, calls)
                 .ok_or(EpisodeError::NotEnded { scenario })?;
-        for (turn, planning) in record.turns.iter_mut().zip(self.plans) {
+        for (turn, planning) in record.turns.iter_mut().zip(plans) {
             turn.planning = planning;
         }
         for seat in Seat::BOTH {
@@ -462,12 +415,12 @@ impl Driver {
     /// added ([`Rewarding`]), when the kit has them: what every in-process episode ends with.
     /// Without them this is [`into_record`](Self::into_record).
     pub(crate) async fn into_rewarded_record(self) -> Result<EpisodeRecord, EpisodeError> {
-        let Some(rewarding) = self.kit.rewarding.clone() else {
+        let Some(rewarding) = self.books.kit.rewarding.clone() else {
             return self.into_record();
         };
         let scenario = self.episode.scenario().clone();
         let views = PerSeat::from_fn(|seat| self.episode.view(seat).to_vec());
-        let prompt_lens = self.prompt_lens.clone();
+        let prompt_lens = self.books.prompt_lens.clone();
         let mut record = self.into_record()?;
         rewarding
             .apply(&mut record, &scenario, &views, &prompt_lens)
@@ -476,10 +429,110 @@ impl Driver {
     }
 
     fn game_error(&self, source: GameError) -> EpisodeError {
-        EpisodeError::Game {
-            scenario: self.episode.scenario().id.clone(),
-            source,
+        game_error(&self.episode, source)
+    }
+}
+
+impl Books {
+    /// Play one completion for the seat to move, from whoever wrote it. Under the kit's
+    /// `text_limits`, a completion past its cap, or one whose turn could take what the episode
+    /// stores past the episode's, is not played: the episode ends as an `error`
+    /// ([`ErrorCause::Limit`]) whose detail names the cap and its flag, and `None` comes back.
+    fn feed(
+        &mut self,
+        episode: &mut Episode,
+        played: Played,
+    ) -> Result<Option<Step>, EpisodeError> {
+        let call_bytes = match self.kit.text_limits {
+            Some(limits) => {
+                let call = played.call.as_ref().map_or(0, encoded_len);
+                let admitted = self
+                    .text
+                    .admit(encoded_len(&played.completion), call, &limits);
+                if let Err(over) = admitted {
+                    let seat = episode.to_move().unwrap_or(Seat::Learner);
+                    if let Err(source) =
+                        episode.fail(seat, Some(ErrorCause::Limit), over.to_string())
+                    {
+                        return Err(game_error(episode, source));
+                    }
+                    return Ok(None);
+                }
+                Some(call)
+            }
+            None => None,
+        };
+        self.timing.turn_ms.push(played.latency_ms);
+        self.timing.call_retries.push(played.retries);
+        self.timing.turn_replica.push(played.replica);
+        self.calls.push(played.call);
+        self.plans.push(played.planning);
+        let asked = episode.to_move().map(|seat| episode.view(seat).len());
+        self.prompt_lens.push(asked.unwrap_or(0));
+        let before = episode.turns().len();
+        let step = match episode.step(played.completion) {
+            Ok(step) => step,
+            Err(source) => return Err(game_error(episode, source)),
+        };
+        if let Some(call) = call_bytes {
+            self.text.add(call);
+            for turn in &episode.turns()[before..] {
+                self.text.add(encoded_len(turn));
+            }
         }
+        Ok(Some(step))
+    }
+}
+
+impl Players<Episode> for Books {
+    type Answer = Played;
+    type Failure = PlayerError;
+    type Error = EpisodeError;
+
+    /// The completion of `seat`'s in-process player; `None` for a seat fed from outside.
+    fn ask<'a>(
+        &'a self,
+        episode: &'a Episode,
+        seat: Seat,
+    ) -> Option<impl Future<Output = Result<Played, PlayerError>> + 'a> {
+        let SeatPlayer::Local(player) = &self.kit.players[seat] else {
+            return None;
+        };
+        let mut ctx = TurnContext::of(episode, seat, self.seeds.sampling_seed(seat));
+        ctx.route = Some(self.route.ticket);
+        Some(async move { player.play(&ctx, episode.view(seat)).await })
+    }
+
+    fn take(&mut self, episode: &mut Episode, _: Seat, played: Played) -> Result<(), EpisodeError> {
+        self.feed(episode, played).map(|_| ())
+    }
+
+    fn fail(
+        &mut self,
+        episode: &mut Episode,
+        seat: Seat,
+        error: PlayerError,
+    ) -> Result<(), EpisodeError> {
+        fail_backend(episode, seat, &error)
+    }
+}
+
+fn game_error(episode: &Episode, source: GameError) -> EpisodeError {
+    EpisodeError::Game {
+        scenario: episode.scenario().id.clone(),
+        source,
+    }
+}
+
+/// End `episode` because `seat`'s player could not answer (after its retries).
+fn fail_backend(
+    episode: &mut Episode,
+    seat: Seat,
+    error: &PlayerError,
+) -> Result<(), EpisodeError> {
+    match episode.fail_backend(seat, error.to_string()) {
+        Ok(_) => Ok(()),
+        Err(source) => Err(game_error(episode, source)),
     }
 }
 
@@ -520,10 +573,10 @@ pub async fn play(
 /// starts with this, then the panic's message.
 pub const INTERNAL_ERROR: &str = "internal error (a bug in dealgym, not the endpoint)";
 
-/// An episode [`play_caught`] played to its end.
+/// An episode (`R`: a two-party record, or a table's) played to its end by [`caught`].
 #[derive(Debug)]
-pub(crate) struct Finished {
-    pub record: EpisodeRecord,
+pub(crate) struct Finished<R = EpisodeRecord> {
+    pub record: R,
     /// The episode panicked: `record` is an `error` ending saying so ([`INTERNAL_ERROR`]),
     /// written like any other so the episode is not lost without a word, and counted apart.
     pub internal_error: bool,
@@ -538,25 +591,37 @@ pub(crate) async fn play_caught(
     kit: Arc<EpisodeKit>,
     planned: PlannedEpisode,
 ) -> Result<Finished, EpisodeError> {
+    let episode = planned.episode_id();
+    caught(
+        play(kit.clone(), planned.clone()),
+        |message| internal_error_record(kit, planned, message),
+        |message| EpisodeError::Internal { episode, message },
+    )
+    .await
+}
+
+/// The one rule of a panic inside an episode of either kind: `played` runs with any panic
+/// caught; on one, `record_panic` makes the record of the episode ended at its start as an
+/// `error` of cause `internal` saying so (itself caught: a second panic becomes `twice`'s
+/// error, naming both), and the episode is counted apart (`internal_error`).
+pub(crate) async fn caught<R, E>(
+    played: impl Future<Output = Result<R, E>>,
+    record_panic: impl FnOnce(&str) -> Result<R, E>,
+    twice: impl FnOnce(String) -> E,
+) -> Result<Finished<R>, E> {
     use futures_util::FutureExt;
-    let played = std::panic::AssertUnwindSafe(play(kit.clone(), planned.clone()))
-        .catch_unwind()
-        .await;
-    match played {
+    match std::panic::AssertUnwindSafe(played).catch_unwind().await {
         Ok(record) => Ok(Finished {
             record: record?,
             internal_error: false,
         }),
         Err(panic) => {
             let message = panic_message(panic.as_ref());
-            let episode = planned.episode_id();
-            let record = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                internal_error_record(kit, planned, &message)
-            }))
-            .map_err(|again| EpisodeError::Internal {
-                episode,
-                message: format!("{message}; then {}", panic_message(again.as_ref())),
-            })??;
+            let record =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| record_panic(&message)))
+                    .map_err(|again| {
+                        twice(format!("{message}; then {}", panic_message(again.as_ref())))
+                    })??;
             Ok(Finished {
                 record,
                 internal_error: true,

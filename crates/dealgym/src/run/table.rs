@@ -1,20 +1,24 @@
 //! Runs of n-party games (`run --scenarios scenarios/deliberation.jsonl --seat ROLE=SPEC …`):
 //! the plan (each scenario a GRPO group of `--group-size` members, seeded like two-party
-//! episodes), the table driver — the one loop over [`TableEpisode::to_move`] — and the summary.
+//! episodes), the table's players in the one driver loop ([`crate::engine::drive`]) and the
+//! summary.
 //! Episodes are played by the one executor ([`super::execute`]) as [`super::Job::Table`] jobs
 //! and written by the same record writer.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::agents::TablePlayer;
+use crate::agents::{Played, PlayerError};
+use crate::engine::{drive, Players};
 use crate::game::{mix_text, EpisodeSeed, ErrorCause, OutcomeKind, Prompts};
 use crate::llm::http_client;
 use crate::record::{RecordWriter, SeatPlayer, TableRecord, TurnCost};
 use crate::scenario::{load_table_scenarios, LoadOptions, TableScenario};
 use crate::score::TableTally;
-use crate::table::{TableEpisode, TableOptions, TableSetup};
+use crate::table::{TableEpisode, TableError, TableOptions, TableSetup};
 
 use super::{execute, progress_bar, RunError, RunOptions, Stop, Stopped};
 
@@ -45,11 +49,7 @@ pub(crate) struct PlannedTable {
 }
 
 /// An ended table from the executor.
-#[derive(Debug)]
-pub(crate) struct TableFinished {
-    pub record: TableRecord,
-    pub internal_error: bool,
-}
+pub(crate) type TableFinished = super::driver::Finished<TableRecord>;
 
 /// Totals of the tables of a run, per family: the endings and metrics in the one tally
 /// ([`TableTally`]), turns, and each role's ρ.
@@ -233,30 +233,21 @@ pub(crate) async fn play_table(
 ) -> Result<TableRecord, RunError> {
     let scenario = planned.scenario.clone();
     let setup = table_setup(kit, planned)?;
-    let players: Vec<TablePlayer> = scenario
-        .parties
-        .iter()
-        .map(|p| kit.player(&p.role))
-        .collect();
     let mut episode = TableEpisode::with_prompts(scenario.clone(), setup, kit.prompts.clone())
         .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
-    let mut costs = Vec::new();
-    while let Some(seat) = episode.to_move() {
-        let seed = planned.seeds.table_sampling_seed(seat);
-        match players[seat].play(&episode, seat, seed).await {
-            Ok(played) => {
-                costs.push(TurnCost {
-                    latency_ms: played.latency_ms,
-                    call: played.call,
-                    retries: played.retries,
-                });
-                episode
-                    .step(seat, played.completion)
-                    .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
-            }
-            Err(e) => episode.fail(seat, ErrorCause::Backend, e.to_string()),
-        }
-    }
+    let mut seats = TableSeats {
+        players: scenario
+            .parties
+            .iter()
+            .map(|p| kit.player(&p.role))
+            .collect(),
+        seeds: planned.seeds,
+        costs: Vec::new(),
+    };
+    drive(&mut episode, &mut seats)
+        .await
+        .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
+    let TableSeats { players, costs, .. } = seats;
     let seat_players: Vec<SeatPlayer> = players
         .iter()
         .map(|p| SeatPlayer {
@@ -274,6 +265,52 @@ pub(crate) async fn play_table(
     ))
 }
 
+/// The players of a table a run plays, every seat in process, and what each call cost.
+struct TableSeats {
+    players: Vec<TablePlayer>,
+    seeds: EpisodeSeed,
+    costs: Vec<TurnCost>,
+}
+
+impl Players<TableEpisode> for TableSeats {
+    type Answer = Played;
+    type Failure = PlayerError;
+    type Error = TableError;
+
+    fn ask<'a>(
+        &'a self,
+        episode: &'a TableEpisode,
+        seat: usize,
+    ) -> Option<impl Future<Output = Result<Played, PlayerError>> + 'a> {
+        let seed = self.seeds.table_sampling_seed(seat);
+        Some(self.players[seat].play(episode, seat, seed))
+    }
+
+    fn take(
+        &mut self,
+        episode: &mut TableEpisode,
+        seat: usize,
+        played: Played,
+    ) -> Result<(), TableError> {
+        self.costs.push(TurnCost {
+            latency_ms: played.latency_ms,
+            call: played.call,
+            retries: played.retries,
+        });
+        episode.step(seat, played.completion).map(|_| ())
+    }
+
+    fn fail(
+        &mut self,
+        episode: &mut TableEpisode,
+        seat: usize,
+        error: PlayerError,
+    ) -> Result<(), TableError> {
+        episode.fail(seat, ErrorCause::Backend, error.to_string());
+        Ok(())
+    }
+}
+
 /// The setup of a planned table: its schedule drawn from its seed, its prompts rendered.
 fn table_setup(kit: &TableKit, planned: &PlannedTable) -> Result<TableSetup, RunError> {
     TableSetup::with_prompts(
@@ -285,44 +322,39 @@ fn table_setup(kit: &TableKit, planned: &PlannedTable) -> Result<TableSetup, Run
     .map_err(|e| RunError::Options(format!("scenario {}: {e}", planned.scenario.id)))
 }
 
-/// [`play_table`] with a panic caught: the table then ends as an `error` record saying so.
+/// [`play_table`] with a panic caught ([`super::driver::caught`]): the table then ends as an
+/// `error` record saying so.
 pub(crate) async fn play_table_caught(
     kit: Arc<TableKit>,
     planned: PlannedTable,
 ) -> Result<TableFinished, RunError> {
-    use futures_util::FutureExt;
-    let played = std::panic::AssertUnwindSafe(play_table(&kit, &planned))
-        .catch_unwind()
-        .await;
-    match played {
-        Ok(record) => Ok(TableFinished {
-            record: record?,
-            internal_error: false,
-        }),
-        Err(panic) => {
-            let message = super::panic_message(panic.as_ref());
-            let setup = table_setup(&kit, &planned)?;
-            let mut episode = TableEpisode::with_prompts(
-                planned.scenario.clone(),
-                setup,
-                kit.prompts.clone(),
-            )
+    super::driver::caught(
+        play_table(&kit, &planned),
+        |message| internal_error_record(&kit, &planned, message),
+        |message| RunError::Options(format!("internal error (a bug in dealgym): {message}")),
+    )
+    .await
+}
+
+/// The record of `planned` ended at its start by an internal error: see [`play_table_caught`].
+fn internal_error_record(
+    kit: &TableKit,
+    planned: &PlannedTable,
+    message: &str,
+) -> Result<TableRecord, RunError> {
+    let setup = table_setup(kit, planned)?;
+    let mut episode =
+        TableEpisode::with_prompts(planned.scenario.clone(), setup, kit.prompts.clone())
             .map_err(|e| RunError::Options(e.to_string()))?;
-            let seat = episode.to_move().unwrap_or(0);
-            episode.fail(
-                seat,
-                ErrorCause::Internal,
-                format!("{}: {message}", super::INTERNAL_ERROR),
-            );
-            let mut record =
-                TableRecord::of(&kit.run_id, planned.seeds, &episode, &kit.options, &[], &[]);
-            record.outcome.outcome.by = None;
-            Ok(TableFinished {
-                record,
-                internal_error: true,
-            })
-        }
-    }
+    let seat = episode.to_move().unwrap_or(0);
+    episode.fail(
+        seat,
+        ErrorCause::Internal,
+        format!("{}: {message}", super::INTERNAL_ERROR),
+    );
+    let mut record = TableRecord::of(&kit.run_id, planned.seeds, &episode, &kit.options, &[], &[]);
+    record.outcome.outcome.by = None;
+    Ok(record)
 }
 
 /// Run every table of the plan, writing each record as it ends.

@@ -11,6 +11,7 @@
 //! retried and then forfeited under the malformed-turn policy — never an HTTP error.
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::{ready, Future};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -23,6 +24,7 @@ use super::memory::{view_bytes, Charge, Kept, Reach, SessionMemory};
 use super::secret;
 use super::Hub;
 use crate::agents::SCRIPTED;
+use crate::engine::{drive_now, Players};
 use crate::game::{Completion, EpisodeSeed, ErrorCause};
 use crate::jsonl::encoded_len;
 use crate::limits::{EpisodeText, TextLimits};
@@ -215,29 +217,17 @@ impl TableSession {
         Ok((step, self.ended_record()))
     }
 
-    /// Step `seat`'s completion, within the text limits: a turn that could take what the
-    /// table stores past `--max-episode-bytes` is not played, and the table ends as an
-    /// `error` naming the limit (the step then answers as the turn that ended it).
+    /// Step `seat`'s completion within the text limits ([`Served::play`]).
     fn play(&mut self, seat: usize, completion: Completion) -> Result<TableStep, ServeError> {
-        if let Err(over) = self.text.admit(encoded_len(&completion), 0, &self.limits) {
-            self.episode.fail(seat, ErrorCause::Limit, over.to_string());
-            return Ok(TableStep {
-                seat,
-                retry: false,
-                error: None,
-                terminated: true,
-                truncated: false,
-            });
-        }
-        let before = self.episode.turns().len();
-        let step = self
-            .episode
-            .step(seat, completion)
-            .map_err(|e| self.refusal(e))?;
-        for turn in &self.episode.turns()[before..] {
-            self.text.add(encoded_len(turn));
-        }
-        Ok(step)
+        let mut served = Served {
+            scripted: &self.scripted,
+            text: &mut self.text,
+            limits: &self.limits,
+            costs: &mut self.costs,
+        };
+        served
+            .play(&mut self.episode, seat, completion)
+            .map_err(|e| refusal(&self.id, e))
     }
 
     /// What the table keeps, in bytes: its turns as the record writes them and every seat's
@@ -265,25 +255,105 @@ impl TableSession {
         Some(record)
     }
 
+    /// Let the scripted seats move while it is their turn (the one driver loop).
     fn play_scripted(&mut self) -> Result<(), ServeError> {
-        while let Some(seat) = self.episode.to_move().filter(|&s| self.scripted[s]) {
-            let started = Instant::now();
-            let text = scripted_table_turn(&self.episode, seat);
-            self.play(seat, Completion::from(text.as_str()))?;
-            self.costs.push(TurnCost {
-                latency_ms: started.elapsed().as_millis().min(u64::MAX as u128) as u64,
-                ..TurnCost::default()
+        let mut served = Served {
+            scripted: &self.scripted,
+            text: &mut self.text,
+            limits: &self.limits,
+            costs: &mut self.costs,
+        };
+        drive_now(&mut self.episode, &mut served).map_err(|e| refusal(&self.id, e))?;
+        Ok(())
+    }
+}
+
+/// A refusal of the table engine's, as the server answers it.
+fn refusal(id: &str, e: TableError) -> ServeError {
+    match e {
+        TableError::OutOfTurn { acted, expected } => ServeError::OutOfTurn { acted, expected },
+        TableError::Ended => ServeError::Ended(id.to_string()),
+        other => ServeError::Validation(other.to_string()),
+    }
+}
+
+/// The seats of a served table in the driver loop: the scripted ones answer in process, the
+/// clients' from outside; every turn is played within the server's text limits.
+struct Served<'s> {
+    scripted: &'s [bool],
+    text: &'s mut EpisodeText,
+    limits: &'s TextLimits,
+    costs: &'s mut Vec<TurnCost>,
+}
+
+impl Served<'_> {
+    /// Step `seat`'s completion, within the text limits: a turn that could take what the
+    /// table stores past `--max-episode-bytes` is not played, and the table ends as an
+    /// `error` naming the limit (the step then answers as the turn that ended it).
+    fn play(
+        &mut self,
+        episode: &mut TableEpisode,
+        seat: usize,
+        completion: Completion,
+    ) -> Result<TableStep, TableError> {
+        if let Err(over) = self.text.admit(encoded_len(&completion), 0, self.limits) {
+            episode.fail(seat, ErrorCause::Limit, over.to_string());
+            return Ok(TableStep {
+                seat,
+                retry: false,
+                error: None,
+                terminated: true,
+                truncated: false,
             });
         }
+        let before = episode.turns().len();
+        let step = episode.step(seat, completion)?;
+        for turn in &episode.turns()[before..] {
+            self.text.add(encoded_len(turn));
+        }
+        Ok(step)
+    }
+}
+
+impl Players<TableEpisode> for Served<'_> {
+    /// The scripted turn, with when it began (its latency is the time to write and play it).
+    type Answer = (Completion, Instant);
+    type Failure = std::convert::Infallible;
+    type Error = TableError;
+
+    fn ask<'a>(
+        &'a self,
+        episode: &'a TableEpisode,
+        seat: usize,
+    ) -> Option<impl Future<Output = Result<Self::Answer, Self::Failure>> + 'a> {
+        self.scripted[seat].then(|| {
+            let started = Instant::now();
+            let text = scripted_table_turn(episode, seat);
+            ready(Ok((Completion::from(text.as_str()), started)))
+        })
+    }
+
+    fn take(
+        &mut self,
+        episode: &mut TableEpisode,
+        seat: usize,
+        (completion, started): Self::Answer,
+    ) -> Result<(), TableError> {
+        self.play(episode, seat, completion)?;
+        self.costs.push(TurnCost {
+            latency_ms: started.elapsed().as_millis().min(u64::MAX as u128) as u64,
+            ..TurnCost::default()
+        });
         Ok(())
     }
 
-    fn refusal(&self, e: TableError) -> ServeError {
-        match e {
-            TableError::OutOfTurn { acted, expected } => ServeError::OutOfTurn { acted, expected },
-            TableError::Ended => ServeError::Ended(self.id.clone()),
-            other => ServeError::Validation(other.to_string()),
-        }
+    fn fail(
+        &mut self,
+        _: &mut TableEpisode,
+        _: usize,
+        failure: Self::Failure,
+    ) -> Result<(), TableError> {
+        match failure {}
     }
 }
 

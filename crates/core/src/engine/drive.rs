@@ -1,0 +1,172 @@
+//! The one driver loop: while a seat is to move, ask its in-process player and play what it
+//! answers (or end the episode as its failure says); stop at a seat played from outside. Every
+//! surface that plays episodes — a run's two-party episodes and tables, the server's sessions,
+//! the Python games' built-in seats — drives them through [`drive`]; none loops over `to_move`
+//! itself.
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use crate::game::{Episode, Seat};
+use crate::table::TableEpisode;
+
+/// An episode whose next mover can be asked: the two-party one and the table.
+pub trait ToMove {
+    /// How the episode names a seat (a two-party [`Seat`], a table's index).
+    type Seat: Copy;
+    /// The seat whose completion comes next; `None` once the episode has ended.
+    fn to_move(&self) -> Option<Self::Seat>;
+}
+
+impl ToMove for Episode {
+    type Seat = Seat;
+    fn to_move(&self) -> Option<Seat> {
+        Episode::to_move(self)
+    }
+}
+
+impl ToMove for TableEpisode {
+    type Seat = usize;
+    fn to_move(&self) -> Option<usize> {
+        TableEpisode::to_move(self)
+    }
+}
+
+/// The players of an episode being driven: who answers for a seat, and what becomes of an
+/// answer or of a player that could not give one.
+pub trait Players<E: ToMove> {
+    /// What a player answers with (a completion, with what its call cost).
+    type Answer;
+    /// Why a player could not answer (after its own retries).
+    type Failure;
+    /// What stops the loop (a misuse of the episode, a template that cannot render).
+    type Error;
+
+    /// The answer of `seat`'s in-process player, to be awaited; `None` for a seat played
+    /// from outside (a server's client, a Python caller), where the loop stops.
+    fn ask<'a>(
+        &'a self,
+        episode: &'a E,
+        seat: E::Seat,
+    ) -> Option<impl Future<Output = Result<Self::Answer, Self::Failure>> + 'a>;
+
+    /// Play `seat`'s answer.
+    fn take(
+        &mut self,
+        episode: &mut E,
+        seat: E::Seat,
+        answer: Self::Answer,
+    ) -> Result<(), Self::Error>;
+
+    /// End the episode because `seat`'s player could not answer: a failure is never turned
+    /// into a move.
+    fn fail(
+        &mut self,
+        episode: &mut E,
+        seat: E::Seat,
+        failure: Self::Failure,
+    ) -> Result<(), Self::Error>;
+}
+
+/// Drive `episode` until it ends (`None`) or a seat played from outside is to move (that
+/// seat).
+pub async fn drive<E: ToMove, P: Players<E>>(
+    episode: &mut E,
+    players: &mut P,
+) -> Result<Option<E::Seat>, P::Error> {
+    while let Some(seat) = episode.to_move() {
+        let Some(asked) = players.ask(episode, seat) else {
+            return Ok(Some(seat));
+        };
+        match asked.await {
+            Ok(answer) => players.take(episode, seat, answer)?,
+            Err(failure) => players.fail(episode, seat, failure)?,
+        }
+    }
+    Ok(None)
+}
+
+/// [`drive`] for players that answer at once (built-in rules and scripts, whose answers are
+/// ready futures), with no async runtime: the loop runs to its end in one poll.
+///
+/// # Panics
+/// If a player's answer is not ready when asked: such players are driven with [`drive`].
+pub fn drive_now<E: ToMove, P: Players<E>>(
+    episode: &mut E,
+    players: &mut P,
+) -> Result<Option<E::Seat>, P::Error> {
+    let mut driven = pin!(drive(episode, players));
+    match driven
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(result) => result,
+        Poll::Pending => panic!("drive_now: a player's answer was not ready when asked"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::ready;
+
+    use super::*;
+    use crate::fixtures::{price, setup_with};
+    use crate::game::{Completion, EpisodeConfig, FirstMover, GameError};
+    use crate::negotiator::{Position, RulePlayer, Tactic};
+
+    /// The opponent played by a rule; the learner from outside.
+    struct RuleOpponent(RulePlayer);
+
+    impl Players<Episode> for RuleOpponent {
+        type Answer = Completion;
+        type Failure = String;
+        type Error = GameError;
+
+        fn ask<'a>(
+            &'a self,
+            episode: &'a Episode,
+            seat: Seat,
+        ) -> Option<impl Future<Output = Result<Completion, String>> + 'a> {
+            (seat == Seat::Opponent)
+                .then(|| ready(Ok(self.0.complete(&Position::of(episode, seat, 7)).into())))
+        }
+
+        fn take(
+            &mut self,
+            episode: &mut Episode,
+            _: Seat,
+            answer: Completion,
+        ) -> Result<(), GameError> {
+            episode.step(answer).map(|_| ())
+        }
+
+        fn fail(
+            &mut self,
+            episode: &mut Episode,
+            seat: Seat,
+            why: String,
+        ) -> Result<(), GameError> {
+            episode.fail_backend(seat, why).map(|_| ())
+        }
+    }
+
+    #[test]
+    fn the_loop_stops_at_a_seat_played_from_outside_and_plays_the_others() {
+        let s = price();
+        let config = EpisodeConfig {
+            first_mover: FirstMover::Opponent,
+            ..EpisodeConfig::default()
+        };
+        let mut e = Episode::new(s.clone(), setup_with(&s, &config)).unwrap();
+        let mut rule = RuleOpponent(RulePlayer::new(Tactic::from_name("linear").unwrap()));
+        assert_eq!(drive_now(&mut e, &mut rule).unwrap(), Some(Seat::Learner));
+        assert_eq!(
+            e.turns().len(),
+            1,
+            "the opponent opened, then the learner is asked"
+        );
+        e.step(crate::fixtures::turn("no", "[WALK_AWAY]")).unwrap();
+        assert_eq!(drive_now(&mut e, &mut rule).unwrap(), None);
+    }
+}
