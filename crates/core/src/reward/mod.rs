@@ -27,6 +27,7 @@ mod terminal;
 mod turn;
 
 pub(crate) use combine::combine_parts;
+pub(crate) use terminal::table_terminal_rewards;
 pub use combine::{episode_rewards, total, EpisodeRewards};
 pub use config::{
     Combine, Component, EnhanceConfig, InaConfig, InaVersion, JudgeConfig, JudgeHistory, JudgeMode,

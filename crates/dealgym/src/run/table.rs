@@ -12,18 +12,21 @@ use crate::agents::TablePlayer;
 use crate::game::{mix_text, EpisodeSeed, OutcomeKind};
 use crate::llm::http_client;
 use crate::record::{RecordWriter, SeatPlayer, TableRecord, TurnCost};
+use crate::reward::RewardConfig;
 use crate::scenario::{load_table_scenarios, LoadOptions, TableScenario};
 use crate::score::TableTally;
 use crate::table::{TableEpisode, TableOptions, TableSetup};
 
 use super::{execute, progress_bar, RunError, RunOptions, Stop, Stopped};
 
-/// What every table of a run shares: the players by role, the options, the run id.
+/// What every table of a run shares: the players by role, the options, the rewards, the run id.
 pub(crate) struct TableKit {
     pub run_id: String,
     /// The player of each role; roles not named play [`SCRIPTED`](crate::agents::SCRIPTED).
     pub seats: BTreeMap<String, TablePlayer>,
     pub options: TableOptions,
+    /// The run's `[rewards]`, checked for a table ([`RewardConfig::check_for_table`]).
+    pub rewards: RewardConfig,
 }
 
 impl TableKit {
@@ -175,11 +178,16 @@ pub(crate) fn load_tables(
 }
 
 /// The table kit of a run: each named seat's player (every role must be a party of every
-/// scenario), the options, the run id.
+/// scenario), the options, the rewards (a `[rewards]` setting a table cannot honour is refused
+/// here, before anything is played), the run id.
 pub(crate) fn build_table_kit(
     options: &RunOptions,
     scenarios: &[Arc<TableScenario>],
 ) -> Result<TableKit, RunError> {
+    options
+        .rewards
+        .check_for_table()
+        .map_err(RunError::Options)?;
     let http = http_client(options.concurrency.max(8))
         .map_err(|e| RunError::Options(format!("cannot build the HTTP client: {e}")))?;
     let mut seats = BTreeMap::new();
@@ -211,6 +219,12 @@ pub(crate) fn build_table_kit(
         text.push('|');
         text.push_str(&s.id);
     }
+    // The rewards are folded in only where they are not the built-in ones, so a run without
+    // `[rewards]` keeps the id it always had.
+    if options.rewards != RewardConfig::default() {
+        text.push_str("|rewards=");
+        text.push_str(&options.rewards.identity(None));
+    }
     let run_id = format!(
         "run-{:016x}",
         mix_text(vec![options.seed, u64::from(options.group_size)], &text)
@@ -219,6 +233,7 @@ pub(crate) fn build_table_kit(
         run_id,
         seats,
         options: table,
+        rewards: options.rewards.clone(),
     })
 }
 
@@ -261,14 +276,16 @@ pub(crate) async fn play_table(
             model: p.model(),
         })
         .collect();
-    Ok(TableRecord::of(
+    let mut record = TableRecord::of(
         &kit.run_id,
         planned.seeds,
         &episode,
         &kit.options,
         &seat_players,
         &costs,
-    ))
+    );
+    record.set_rewards(&kit.rewards);
+    Ok(record)
 }
 
 /// [`play_table`] with a panic caught: the table then ends as an `error` record saying so.
@@ -296,6 +313,7 @@ pub(crate) async fn play_table_caught(
             let mut record =
                 TableRecord::of(&kit.run_id, planned.seeds, &episode, &kit.options, &[], &[]);
             record.outcome.outcome.by = None;
+            record.set_rewards(&kit.rewards);
             Ok(TableFinished {
                 record,
                 internal_error: true,
