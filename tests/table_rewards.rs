@@ -71,7 +71,11 @@ fn a_table_run_under_threshold_pays_minus_gamma_below_tau() {
                 OutcomeKind::FormatForfeit if forfeiter == Some(seat) => -1.0,
                 _ => 0.0,
             };
-            assert_eq!(r.rewards[role], expected, "{} {role}: ρ {rho}", r.episode_id);
+            assert_eq!(
+                r.rewards[role], expected,
+                "{} {role}: ρ {rho}",
+                r.episode_id
+            );
             below += usize::from(r.outcome.outcome.kind == OutcomeKind::Deal && rho < TAU);
         }
         deals += usize::from(r.outcome.outcome.kind == OutcomeKind::Deal);
@@ -88,16 +92,16 @@ fn a_table_run_under_threshold_pays_minus_gamma_below_tau() {
         out.to_str().unwrap(),
     ]));
     let text = String::from_utf8_lossy(&verified.stdout);
-    assert!(text.contains("4 episodes in 1 files replay identically"), "{text}");
+    assert!(
+        text.contains("4 episodes in 1 files replay identically"),
+        "{text}"
+    );
 }
 
 #[test]
 fn a_rewards_setting_a_table_cannot_honour_is_refused_by_key() {
     let dir = temp_dir("table-rewards-refused");
-    let (out, output) = run_with(
-        &dir,
-        "[rewards.weights]\nterminal = 1.0\nformat = 0.1\n",
-    );
+    let (out, output) = run_with(&dir, "[rewards.weights]\nterminal = 1.0\nformat = 0.1\n");
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

@@ -408,11 +408,7 @@ fn rewards(record: &TableRecord, config: &RewardConfig) -> BTreeMap<String, f64>
         &violated,
         config,
     );
-    roles
-        .into_iter()
-        .map(String::from)
-        .zip(rewards)
-        .collect()
+    roles.into_iter().map(String::from).zip(rewards).collect()
 }
 
 /// Whether `seat` played a turn that does not count as format-ok: its completion not
@@ -563,7 +559,10 @@ mod tests {
         let mut kept = played.clone();
         kept.set_rewards(&config);
         let line = serde_json::to_string(&kept).unwrap();
-        assert!(line.contains(r#""reward_config":{"kind":"threshold","tau":0.35"#), "{line}");
+        assert!(
+            line.contains(r#""reward_config":{"kind":"threshold","tau":0.35"#),
+            "{line}"
+        );
         let back: TableRecord = serde_json::from_str(&line).unwrap();
         assert_eq!(back, kept);
         back.replay(s).expect("replays");

@@ -840,7 +840,10 @@ impl RewardConfig {
             );
         }
         if self.turn_reward != TurnReward::Episode {
-            return refuse("[rewards] turn_reward", "tables give no per-turn rewards yet");
+            return refuse(
+                "[rewards] turn_reward",
+                "tables give no per-turn rewards yet",
+            );
         }
         let base = RewardConfig::default();
         for (key, set) in [

@@ -27,7 +27,6 @@ mod terminal;
 mod turn;
 
 pub(crate) use combine::combine_parts;
-pub(crate) use terminal::table_terminal_rewards;
 pub use combine::{episode_rewards, total, EpisodeRewards};
 pub use config::{
     Combine, Component, EnhanceConfig, InaConfig, InaVersion, JudgeConfig, JudgeHistory, JudgeMode,
@@ -37,6 +36,7 @@ pub use config::{
 pub use guardrails::GuardrailConfig;
 pub use parts::Parts;
 pub use procedure::ProcedureConfig;
+pub(crate) use terminal::table_terminal_rewards;
 
 /// The keys of `reward_issues` in a record: what went wrong with the judge and the reward model.
 pub mod issues {

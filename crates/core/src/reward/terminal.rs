@@ -5,8 +5,8 @@
 use crate::game::{Outcome, OutcomeKind, PerSeat};
 use crate::protocol::Terms;
 use crate::scenario::{Domain, Role, Scenario, TableFamily};
-use crate::table::TableOutcome;
 use crate::score::sale_to_list;
+use crate::table::TableOutcome;
 
 use super::config::{PsiOn, RewardConfig, RewardKind};
 
@@ -607,7 +607,10 @@ mod tests {
     fn assert_seats(actual: Vec<f64>, expected: &[f64]) {
         assert!(
             actual.len() == expected.len()
-                && actual.iter().zip(expected).all(|(a, e)| (a - e).abs() < TOL),
+                && actual
+                    .iter()
+                    .zip(expected)
+                    .all(|(a, e)| (a - e).abs() < TOL),
             "{actual:?} is not {expected:?}"
         );
     }
