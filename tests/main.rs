@@ -56,6 +56,7 @@ mod serve_store;
 mod serve_tables;
 mod serve_tokens;
 mod settings_checked;
+mod table_rewards;
 mod table_surfaces;
 mod tables;
 mod token_exact;

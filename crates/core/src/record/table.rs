@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::digest::{digest_json, Digest};
 use crate::game::{Completion, EpisodeSeed, OutcomeKind, Prompts};
+use crate::reward::{table_terminal_rewards, RewardConfig};
 use crate::scenario::{Incentive, PartyPosition, TableFamily, TableScenario};
 use crate::score::{table_metrics, TableMetrics};
 use crate::table::{
@@ -68,8 +69,14 @@ pub struct TableRecord {
     pub offers: Vec<TableOffer>,
     /// How it ended, with each role's score and ρ and the metrics.
     pub outcome: TableRecordOutcome,
-    /// Each role's reward: ρ on a deal, 0 without one, −1 for the seat that forfeited.
+    /// Each role's terminal reward under `reward_config` (the built-in `[rewards]` without
+    /// one: ρ on a deal, 0 without one, −ψ = −1 for the seat that forfeited).
     pub rewards: BTreeMap<String, f64>,
+    /// The reward settings `rewards` were computed under (the run's `[rewards]`, as a
+    /// two-party record keeps them), so `replay --verify` checks them under the same; absent
+    /// under the built-in settings, and in records older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward_config: Option<RewardConfig>,
 }
 
 /// One seat of a table record.
@@ -217,8 +224,7 @@ impl TableRecord {
             })
             .collect();
         let record_outcome = record_outcome(episode, outcome);
-        let rewards = rewards(scenario, &record_outcome);
-        TableRecord {
+        let mut record = TableRecord {
             schema: RECORD_SCHEMA,
             run_id: run_id.to_string(),
             episode_id: seeds.episode_id(),
@@ -236,8 +242,20 @@ impl TableRecord {
             turns,
             offers: episode.offers().to_vec(),
             outcome: record_outcome,
-            rewards,
-        }
+            rewards: BTreeMap::new(),
+            reward_config: None,
+        };
+        record.set_rewards(&RewardConfig::default());
+        record
+    }
+
+    /// Reward the seats under `config` (a run's `[rewards]`, already checked by
+    /// [`RewardConfig::check_for_table`]): each role's terminal reward by the one rule both
+    /// kinds of episode are rewarded by, and the config kept in `reward_config` unless it is
+    /// the built-in one (so records written without `[rewards]` stay as they were).
+    pub fn set_rewards(&mut self, config: &RewardConfig) {
+        self.rewards = rewards(self, config);
+        self.reward_config = (*config != RewardConfig::default()).then(|| config.in_force());
     }
 
     /// The roles in seat order.
@@ -389,20 +407,35 @@ fn record_outcome(episode: &TableEpisode, outcome: TableOutcome) -> TableRecordO
     }
 }
 
-/// Each role's reward: ρ on a deal, 0 without one, −1 for a seat that forfeited.
-fn rewards(scenario: &TableScenario, outcome: &TableRecordOutcome) -> BTreeMap<String, f64> {
-    scenario
-        .parties
+/// Each role's terminal reward under `config`, from the record alone: its ending, each role's
+/// ρ and whether each seat broke the format (`reward::table_terminal_rewards`).
+fn rewards(record: &TableRecord, config: &RewardConfig) -> BTreeMap<String, f64> {
+    let roles = record.roles();
+    let rho: Vec<f64> = roles
         .iter()
-        .enumerate()
-        .map(|(seat, p)| {
-            let r = match outcome.outcome.kind {
-                OutcomeKind::FormatForfeit if outcome.outcome.by == Some(seat) => -1.0,
-                _ => outcome.rho.get(&p.role).copied().unwrap_or(0.0),
-            };
-            (p.role.clone(), r)
-        })
-        .collect()
+        .map(|role| record.outcome.rho.get(*role).copied().unwrap_or(0.0))
+        .collect();
+    let violated: Vec<bool> = (0..roles.len())
+        .map(|seat| broke_format(&record.turns, seat))
+        .collect();
+    let rewards = table_terminal_rewards(
+        record.family,
+        &record.outcome.outcome,
+        &rho,
+        &violated,
+        config,
+    );
+    roles.into_iter().map(String::from).zip(rewards).collect()
+}
+
+/// Whether `seat` played a turn that does not count as format-ok: its completion not
+/// format-ok by [`Parsed::counts_as_format_ok`](crate::protocol::Parsed::counts_as_format_ok),
+/// or its move refused by the table's rules (which the table engine keeps in the turn's
+/// `error`, not the parse's). What `[rewards] psi_on = "violation"` charges ψ for.
+fn broke_format(turns: &[TableTurnRecord], seat: usize) -> bool {
+    turns.iter().any(|t| {
+        t.turn.seat == seat && !(t.turn.parsed.counts_as_format_ok() && t.turn.error.is_none())
+    })
 }
 
 #[cfg(test)]
@@ -503,5 +536,66 @@ mod tests {
                 _ => assert!(record.rewards.values().all(|r| *r == 0.0)),
             }
         }
+    }
+
+    #[test]
+    fn rewards_follow_the_reward_config_and_keep_it() {
+        use crate::reward::RewardKind;
+        let (s, played) = played(3);
+        // Written without `[rewards]`: no `reward_config` key, the line as it always was.
+        let line = serde_json::to_string(&played).unwrap();
+        assert!(!line.contains("reward_config"), "{line}");
+        // The reward reads the record's ending and ρ alone: the same record as a deal where
+        // the six seats reach ρ 0.1 … 0.6, under τ = 0.35, γ = 0.3.
+        let mut record = played.clone();
+        record.outcome.outcome.kind = OutcomeKind::Deal;
+        record.outcome.outcome.by = Some(0);
+        for (i, rho) in record.outcome.rho.values_mut().enumerate() {
+            *rho = 0.1 * (i + 1) as f64;
+        }
+        let config = RewardConfig {
+            kind: RewardKind::Threshold,
+            tau: 0.35,
+            gamma: 0.3,
+            ..RewardConfig::default()
+        };
+        let mut rewarded = record.clone();
+        rewarded.set_rewards(&config);
+        for (role, rho) in &record.outcome.rho {
+            let expected = if *rho < 0.35 { -0.3 } else { *rho };
+            assert_eq!(rewarded.rewards[role], expected, "{role} at ρ {rho}");
+        }
+        assert_eq!(rewarded.rewards.values().filter(|r| **r == -0.3).count(), 3);
+        assert_eq!(rewarded.reward_config, Some(config.in_force()));
+        // Back under the built-in settings: ρ each, and no config kept.
+        rewarded.set_rewards(&RewardConfig::default());
+        assert_eq!(rewarded.rewards, record.outcome.rho);
+        assert_eq!(rewarded.reward_config, None);
+        // A played record rewarded under a config keeps it on its line, reads back, and
+        // still replays.
+        let mut kept = played.clone();
+        kept.set_rewards(&config);
+        let line = serde_json::to_string(&kept).unwrap();
+        assert!(
+            line.contains(r#""reward_config":{"kind":"threshold","tau":0.35"#),
+            "{line}"
+        );
+        let back: TableRecord = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, kept);
+        back.replay(s).expect("replays");
+    }
+
+    #[test]
+    fn a_table_record_older_than_reward_config_still_reads_and_replays() {
+        // A line as written before `reward_config` existed: every field but that one.
+        let (s, record) = played(5);
+        let mut value = serde_json::to_value(&record).unwrap();
+        let fields = value.as_object_mut().unwrap();
+        assert!(fields.remove("reward_config").is_none());
+        let old_line = serde_json::to_string(&value).unwrap();
+        let back: TableRecord = serde_json::from_str(&old_line).unwrap();
+        assert_eq!(back.reward_config, None);
+        assert_eq!(back, record);
+        back.replay(s).expect("replays");
     }
 }

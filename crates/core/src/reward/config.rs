@@ -797,6 +797,73 @@ impl RewardConfig {
         Ok(())
     }
 
+    /// Check that this config can be honoured at an n-party table (a run of table scenarios):
+    /// there each seat gets its terminal reward (`surplus` or `threshold`, with τ, γ, ψ and
+    /// `psi_on`, by the rule a two-party seat is rewarded by), and nothing else yet — no
+    /// per-turn component, judge, reward model, weighting or per-turn reward. A setting a
+    /// table would not honour is refused, naming its key, rather than ignored.
+    pub fn check_for_table(&self) -> Result<(), String> {
+        let refuse = |key: &str, why: &str| {
+            Err(format!(
+                "{key} cannot be honoured in a table run (n-party scenarios): {why}; a table \
+                 seat's reward is its terminal reward (`kind` \"surplus\" or \"threshold\", \
+                 `tau`, `gamma`, `psi`, `psi_on`) — remove the setting, or run two-party \
+                 scenarios"
+            ))
+        };
+        match self.kind {
+            RewardKind::Surplus | RewardKind::Threshold => {}
+            RewardKind::Batna => {
+                return refuse(
+                    "[rewards] kind = \"batna\"",
+                    "a table party has no no-deal value to measure a deal against",
+                )
+            }
+            RewardKind::SaleToList => {
+                return refuse(
+                    "[rewards] kind = \"sale_to_list\"",
+                    "a table's deal has no price",
+                )
+            }
+        }
+        let not_yet = "tables give no per-turn components, judge or reward model yet";
+        if self.combine != Combine::Sum {
+            return refuse("[rewards] combine = \"enhance\"", not_yet);
+        }
+        if let Some(c) = self.weights.keys().find(|c| **c != Component::Terminal) {
+            return refuse(&format!("[rewards.weights] {}", c.name()), not_yet);
+        }
+        if !self.is_terminal_only() {
+            return refuse(
+                "[rewards.weights] terminal",
+                "a table's reward is the terminal reward itself (weight 1)",
+            );
+        }
+        if self.turn_reward != TurnReward::Episode {
+            return refuse(
+                "[rewards] turn_reward",
+                "tables give no per-turn rewards yet",
+            );
+        }
+        let base = RewardConfig::default();
+        for (key, set) in [
+            ("[rewards.length]", self.length != base.length),
+            ("[rewards.strategic]", self.strategic != base.strategic),
+            ("[[rewards.rules]]", !self.rules.is_empty()),
+            ("[rewards.guardrails]", self.guardrails.is_some()),
+            ("[rewards.procedure]", self.procedure.is_some()),
+            ("[rewards.judge]", self.judge.is_some()),
+            ("[rewards.reward_model]", self.reward_model.is_some()),
+            ("[rewards.enhance]", self.enhance != base.enhance),
+            ("[rewards.ina]", self.ina != base.ina),
+        ] {
+            if set {
+                return refuse(key, not_yet);
+            }
+        }
+        Ok(())
+    }
+
     /// Check what serde cannot: numbers in range, rule patterns that compile, and that every
     /// component used is configured and every configured one used. The message names the key.
     ///
@@ -1338,5 +1405,35 @@ mod tests {
         .unwrap();
         assert!(primary.check_against(&unlabelled).is_err());
         assert!(RewardConfig::default().check_against(&unlabelled).is_ok());
+    }
+
+    #[test]
+    fn a_table_run_takes_the_terminal_settings_and_refuses_the_rest_by_key() {
+        // What a table honours.
+        for text in [
+            "",
+            "kind = \"threshold\"\ntau = 0.9\ngamma = 0.2\npsi = 0.5\npsi_on = \"violation\"",
+            "[weights]\nterminal = 1.0",
+        ] {
+            let c = parse(text).unwrap();
+            assert_eq!(c.check_for_table(), Ok(()), "{text}");
+        }
+        // What it does not, each named by its key.
+        for (text, key) in [
+            ("kind = \"batna\"", "[rewards] kind = \"batna\""),
+            ("kind = \"sale_to_list\"", "[rewards] kind = \"sale_to_list\""),
+            ("[weights]\nterminal = 1.0\nformat = 0.1", "[rewards.weights] format"),
+            ("[weights]\nterminal = 0.5", "[rewards.weights] terminal"),
+            ("turn_reward = \"every_turn\"", "[rewards] turn_reward"),
+            ("[length]\nmin = 2\nmax = 9", "[rewards.length]"),
+            (
+                "combine = \"enhance\"\n[enhance]\nprimary = \"terminal\"\nauxiliary = [\"format\"]",
+                "[rewards] combine = \"enhance\"",
+            ),
+        ] {
+            let err = parse(text).unwrap().check_for_table().unwrap_err();
+            assert!(err.starts_with(key), "{text}: {err}");
+            assert!(err.contains("table run"), "{err}");
+        }
     }
 }

@@ -36,6 +36,7 @@ pub use config::{
 pub use guardrails::GuardrailConfig;
 pub use parts::Parts;
 pub use procedure::ProcedureConfig;
+pub(crate) use terminal::table_terminal_rewards;
 
 /// The keys of `reward_issues` in a record: what went wrong with the judge and the reward model.
 pub mod issues {

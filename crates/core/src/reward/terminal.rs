@@ -2,15 +2,17 @@
 //! `sale_to_list`, the forfeit penalty −ψ and the clip to [−1, 1]. The one home of these rules;
 //! everything else builds on [`terminal_rewards`].
 
-use crate::game::{Outcome, OutcomeKind, PerSeat, Seat};
+use crate::game::{Outcome, OutcomeKind, PerSeat};
 use crate::protocol::Terms;
-use crate::scenario::{Domain, Role, Scenario};
+use crate::scenario::{Domain, Role, Scenario, TableFamily};
 use crate::score::sale_to_list;
+use crate::table::TableOutcome;
 
 use super::config::{PsiOn, RewardConfig, RewardKind};
 
-/// The terminal reward of each seat, clipped to [−1, 1]. Backend errors give 0 to both (such
-/// episodes are excluded from training data and metrics).
+/// The terminal reward of each seat of a two-party episode, clipped to [−1, 1]: each seat's
+/// [`SeatEnding`] read off the outcome, then [`seat_terminal_reward`]. Backend errors give 0 to
+/// both (such episodes are excluded from training data and metrics).
 /// `roles` are the seats' roles (whose sale-to-list `sale_to_list` gives); `no_deal_rho` is
 /// each seat's ρ without a deal (its no-deal value over its scale), which `batna` measures a
 /// deal against; `violated` whether the seat played a turn that is not format-ok, which costs
@@ -24,57 +26,83 @@ pub(crate) fn terminal_rewards(
     violated: &PerSeat<bool>,
 ) -> PerSeat<f64> {
     PerSeat::from_fn(|seat| {
-        let violated = config.psi_on == PsiOn::Violation && violated[seat];
-        terminal_reward(
-            scenario,
-            outcome,
+        let domain = scenario.domain();
+        let sale_to_list = match (outcome.kind, config.kind, domain) {
+            (OutcomeKind::Deal, RewardKind::SaleToList, Domain::Price) => Some(
+                outcome
+                    .terms
+                    .as_ref()
+                    .and_then(Terms::price)
+                    .and_then(|price| sale_to_list(scenario, roles[seat], price))
+                    .unwrap_or(0.0),
+            ),
+            _ => None,
+        };
+        seat_terminal_reward(
+            &SeatEnding {
+                kind: outcome.kind,
+                forfeited: outcome.by == Some(seat),
+                violated: violated[seat],
+                rho: outcome.rho[seat],
+                no_deal_rho: no_deal_rho[seat],
+                domain,
+                sale_to_list,
+            },
             config,
-            roles[seat],
-            seat,
-            no_deal_rho[seat],
-            violated,
         )
-        .clamp(-1.0, 1.0)
     })
 }
 
-/// One seat's terminal reward, before the clip. Under `threshold` (the BATNA paper, §2.1:
-/// "R(x) = ρ if ρ ≥ τ, and R(x) = −γ otherwise, where no-deal outcomes receive 0 and format
-/// violations receive −ψ") only a closed deal is measured against τ: a deal below it is worse
-/// than no deal, and every ending without a deal — a walk-away, a reject loop, the turn cap, the
-/// other side's forfeit — gives 0, whatever the scenario's no-deal value (that value is the
-/// seats' utility, reported in ρ, not a reward). Price tasks keep `surplus` (regulation already
-/// keeps their deals at ρ ≥ 0). Under `batna` (ours, for campaigns, where the BATNA moves
-/// deal by deal: the paper's §4 names such a "dynamic threshold") a deal gets its ρ less the
-/// ρ of walking away, so τ becomes the seat's actual alternative and the penalty is how far
-/// below it the deal fell. Under `sale_to_list` (DialogXpert, App. E: the sale-to-list ratio on
-/// a deal, 0 without one) a price deal gets the seat's SL (`score::sale_to_list`, 0 where
-/// B = L gives none); the clip keeps a price below the buyer's target at 1. The seat that
-/// forfeits by format gets −ψ under every design, and so does a seat that `violated` the format
-/// (`psi_on = "violation"`, the paper's "format violations receive −ψ"), whatever the ending.
-fn terminal_reward(
-    scenario: &Scenario,
-    outcome: &Outcome,
-    config: &RewardConfig,
-    role: Role,
-    seat: Seat,
-    no_deal_rho: f64,
-    violated: bool,
-) -> f64 {
-    let rho = outcome.rho[seat];
-    match outcome.kind {
+/// What one seat's terminal reward reads of how an episode ended, whatever the rulebook that
+/// played it (two parties, or a seat at an n-party table).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct SeatEnding {
+    /// How the episode ended.
+    pub kind: OutcomeKind,
+    /// Whether this seat is the one that ended it (what counts for a `format_forfeit`).
+    pub forfeited: bool,
+    /// Whether this seat played a turn that is not format-ok (charged ψ only under
+    /// `psi_on = "violation"`).
+    pub violated: bool,
+    /// The seat's ρ of the outcome.
+    pub rho: f64,
+    /// The seat's ρ without a deal, which `batna` measures a deal against.
+    pub no_deal_rho: f64,
+    /// What is negotiated: `threshold` measures multi-item deals only.
+    pub domain: Domain,
+    /// The seat's sale-to-list ratio of a price deal under `kind = "sale_to_list"` (0 where
+    /// the scenario gives none); `None` where it does not apply, and the seat keeps `surplus`.
+    pub sale_to_list: Option<f64>,
+}
+
+/// One seat's terminal reward, clipped to [−1, 1]: the one home of the terminal reward rules,
+/// which a two-party seat ([`terminal_rewards`]) and a seat at a table
+/// ([`table_terminal_rewards`]) both come to. Under `threshold` (the BATNA paper, §2.1:
+/// "R(x) = ρ if ρ ≥ τ, and R(x) = −γ otherwise, where no-deal
+/// outcomes receive 0 and format violations receive −ψ") only a closed deal is measured
+/// against τ: a deal below it is worse than no deal, and every ending without a deal — a
+/// walk-away, a reject loop, the turn cap, another seat's forfeit — gives 0, whatever the
+/// scenario's no-deal value (that value is the seats' utility, reported in ρ, not a reward).
+/// Price tasks keep `surplus` (regulation already keeps their deals at ρ ≥ 0). Under `batna`
+/// (ours, for campaigns, where the BATNA moves deal by deal: the paper's §4 names such a
+/// "dynamic threshold") a deal gets its ρ less the ρ of walking away, so τ becomes the seat's
+/// actual alternative and the penalty is how far below it the deal fell. Under `sale_to_list`
+/// (DialogXpert, App. E: the sale-to-list ratio on a deal, 0 without one) a price deal gets the
+/// seat's SL (`score::sale_to_list`, 0 where B = L gives none); the clip keeps a price below
+/// the buyer's target at 1. The seat that forfeits by format gets −ψ under every design, and
+/// so does a seat that `violated` the format (`psi_on = "violation"`, the paper's "format
+/// violations receive −ψ"), whatever the ending. Backend errors give 0.
+pub(crate) fn seat_terminal_reward(ending: &SeatEnding, config: &RewardConfig) -> f64 {
+    let violated = config.psi_on == PsiOn::Violation && ending.violated;
+    let rho = ending.rho;
+    let reward = match ending.kind {
         OutcomeKind::Error => 0.0,
-        OutcomeKind::FormatForfeit if outcome.by == Some(seat) => -config.psi,
+        OutcomeKind::FormatForfeit if ending.forfeited => -config.psi,
         _ if violated => -config.psi,
-        OutcomeKind::Deal => match (config.kind, scenario.domain()) {
-            (RewardKind::Batna, _) => rho - no_deal_rho,
-            (RewardKind::SaleToList, Domain::Price) => outcome
-                .terms
-                .as_ref()
-                .and_then(Terms::price)
-                .and_then(|price| sale_to_list(scenario, role, price))
-                .unwrap_or(0.0),
-            (RewardKind::Threshold, domain) if domain.is_multi_item() && rho < config.tau => {
+        OutcomeKind::Deal => match (config.kind, ending.sale_to_list) {
+            (RewardKind::Batna, _) => rho - ending.no_deal_rho,
+            (RewardKind::SaleToList, Some(sl)) => sl,
+            (RewardKind::Threshold, _) if ending.domain.is_multi_item() && rho < config.tau => {
                 -config.gamma
             }
             _ => rho,
@@ -83,7 +111,40 @@ fn terminal_reward(
         | OutcomeKind::RejectLoop
         | OutcomeKind::MaxTurns
         | OutcomeKind::FormatForfeit => 0.0,
-    }
+    };
+    reward.clamp(-1.0, 1.0)
+}
+
+/// The terminal reward of each seat at an n-party table, in seat order, by
+/// [`seat_terminal_reward`]: the table's family says what is negotiated (LLM-Deliberation's
+/// games are issues, so `threshold` measures their deals against τ); `rho` is each seat's ρ of
+/// the outcome (0 without a deal, as the record holds it), and a seat's no-deal ρ is 0 (a
+/// table party has no no-deal value: walking away scores nothing). `violated` is whether each
+/// seat played a turn that is not format-ok.
+pub(crate) fn table_terminal_rewards(
+    family: TableFamily,
+    outcome: &TableOutcome,
+    rho: &[f64],
+    violated: &[bool],
+    config: &RewardConfig,
+) -> Vec<f64> {
+    rho.iter()
+        .enumerate()
+        .map(|(seat, rho)| {
+            seat_terminal_reward(
+                &SeatEnding {
+                    kind: outcome.kind,
+                    forfeited: outcome.by == Some(seat),
+                    violated: violated.get(seat).copied().unwrap_or(false),
+                    rho: *rho,
+                    no_deal_rho: 0.0,
+                    domain: family.domain(),
+                    sale_to_list: None,
+                },
+                config,
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -93,6 +154,7 @@ mod tests {
 
     use super::*;
     use crate::fixtures::{casino, job, price_task};
+    use crate::game::Seat;
 
     const TOL: f64 = 1e-9;
     const NO_BATNA: PerSeat<f64> = PerSeat {
@@ -528,6 +590,92 @@ mod tests {
             terminal_rewards(&casino(), &o, &config, &ROLES, &NO_BATNA, &CLEAN),
             0.75,
             15.0 / 36.0,
+        );
+    }
+
+    /// A table's ending: `kind`, ended by seat `by`.
+    fn table_outcome(kind: OutcomeKind, by: Option<usize>) -> TableOutcome {
+        TableOutcome {
+            kind,
+            by,
+            offer: None,
+            deal: None,
+            detail: None,
+        }
+    }
+
+    fn assert_seats(actual: Vec<f64>, expected: &[f64]) {
+        assert!(
+            actual.len() == expected.len()
+                && actual
+                    .iter()
+                    .zip(expected)
+                    .all(|(a, e)| (a - e).abs() < TOL),
+            "{actual:?} is not {expected:?}"
+        );
+    }
+
+    #[test]
+    fn a_table_seat_is_rewarded_by_the_same_rule_as_a_two_party_one() {
+        // Three seats at an LLM-Deliberation game (issues: multi-item), τ = 0.4, γ = 0.5.
+        let deliberation = TableFamily::Deliberation;
+        let clean = [false; 3];
+        // A deal: seat 0 at ρ 0.9 ≥ τ keeps it, seat 1 exactly at τ keeps 0.4, seat 2 at
+        // 0.25 < τ gets −γ = −0.5.
+        let deal = table_outcome(OutcomeKind::Deal, Some(1));
+        let rho = [0.9, 0.4, 0.25];
+        assert_seats(
+            table_terminal_rewards(deliberation, &deal, &rho, &clean, &threshold()),
+            &[0.9, 0.4, -0.5],
+        );
+        // Under the default (`surplus`) every seat keeps its ρ: today's table rewards.
+        assert_seats(
+            table_terminal_rewards(deliberation, &deal, &rho, &clean, &RewardConfig::default()),
+            &[0.9, 0.4, 0.25],
+        );
+        // No deal: 0 for everyone under both designs (the record's ρ is 0 then).
+        for kind in [OutcomeKind::WalkAway, OutcomeKind::MaxTurns] {
+            let o = table_outcome(kind, Some(0));
+            assert_seats(
+                table_terminal_rewards(deliberation, &o, &[0.0; 3], &clean, &threshold()),
+                &[0.0, 0.0, 0.0],
+            );
+        }
+        // Seat 2 forfeits by format: −ψ for it alone (ψ = 1 by default, 0.25 here); the others
+        // no deal, 0.
+        let forfeit = table_outcome(OutcomeKind::FormatForfeit, Some(2));
+        assert_seats(
+            table_terminal_rewards(deliberation, &forfeit, &[0.0; 3], &clean, &threshold()),
+            &[0.0, 0.0, -1.0],
+        );
+        let config = RewardConfig {
+            psi: 0.25,
+            ..threshold()
+        };
+        assert_seats(
+            table_terminal_rewards(deliberation, &forfeit, &[0.0; 3], &clean, &config),
+            &[0.0, 0.0, -0.25],
+        );
+        // Under `psi_on = "violation"` a seat that broke the format pays ψ on a deal too;
+        // under the default only the forfeiter does.
+        let broke = [false, true, false];
+        let violation = RewardConfig {
+            psi_on: PsiOn::Violation,
+            ..threshold()
+        };
+        assert_seats(
+            table_terminal_rewards(deliberation, &deal, &rho, &broke, &violation),
+            &[0.9, -1.0, -0.5],
+        );
+        assert_seats(
+            table_terminal_rewards(deliberation, &deal, &rho, &broke, &threshold()),
+            &[0.9, 0.4, -0.5],
+        );
+        // A backend error rewards nobody.
+        let error = table_outcome(OutcomeKind::Error, Some(0));
+        assert_seats(
+            table_terminal_rewards(deliberation, &error, &rho, &broke, &violation),
+            &[0.0, 0.0, 0.0],
         );
     }
 }

@@ -41,6 +41,15 @@ impl TableFamily {
             TableFamily::Deliberation => "deliberation",
         }
     }
+
+    /// What the family negotiates, in the two-party families' terms: LLM-Deliberation's games
+    /// agree one option per issue, so they are issues (multi-item: `[rewards] kind =
+    /// "threshold"` measures their deals against τ).
+    pub(crate) fn domain(self) -> super::Domain {
+        match self {
+            TableFamily::Deliberation => super::Domain::Issues,
+        }
+    }
 }
 
 /// One n-party negotiation setting.

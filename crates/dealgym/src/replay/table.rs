@@ -19,6 +19,7 @@ use super::verify::{diff_records, json, Difference};
 use super::{Error, RenderFormat, RenderOptions, VerifyOptions, VerifyReport};
 use crate::game::Prompts;
 use crate::record::{RecordFiles, SeatPlayer, TableRecord, TableReplayError, TurnCost};
+use crate::reward::RewardConfig;
 use crate::run::{list_files, FindError, Unavailable};
 use crate::scenario::{
     load_table_scenarios, LoadOptions, ScenarioError, TableFamily, TableScenario,
@@ -85,6 +86,11 @@ impl TableSource {
 
 /// `--verify` over files of table records.
 pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Error> {
+    if let Some(rewards) = &options.rewards {
+        rewards
+            .check_for_table()
+            .map_err(|e| Error::Run(crate::run::RunError::Options(e)))?;
+    }
     let mut scenarios = TableSource::in_dir(&options.scenarios, Path::new("scenarios"))?;
     let prompts = super::load_prompts(options.prompts_dir.as_deref())?;
     let mut report = VerifyReport {
@@ -105,7 +111,12 @@ pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Err
             continue;
         }
         let differences = match scenarios.find(record) {
-            Ok(scenario) => check_table(record, scenario, &prompts),
+            Ok(scenario) => {
+                // Checked under `--config`'s rewards when given, else the record's own.
+                let own = || record.reward_config.clone().unwrap_or_default();
+                let rewards = options.rewards.clone().unwrap_or_else(own);
+                check_table(record, scenario, &prompts, &rewards)
+            }
             Err(FindError::Unavailable(u)) => {
                 vec![Difference::cannot_replay("scenario missing", u.to_string())]
             }
@@ -126,22 +137,27 @@ pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Err
 }
 
 /// What differs between `record` and what the table engine makes of its completions on
-/// `scenario`; empty when they agree exactly.
+/// `scenario`, its rewards under `rewards`; empty when they agree exactly.
 fn check_table(
     record: &TableRecord,
     scenario: Arc<TableScenario>,
     prompts: &Arc<Prompts>,
+    rewards: &RewardConfig,
 ) -> Vec<Difference> {
     match record.replay_with(scenario.clone(), prompts) {
-        Ok(episode) => rebuilt_differences(record, &episode),
-        Err(e) => {
-            detailed(record, scenario, prompts, &e).unwrap_or_else(|| vec![cannot_replay(&e)])
-        }
+        Ok(episode) => rebuilt_differences(record, &episode, rewards),
+        Err(e) => detailed(record, scenario, prompts, &e, rewards)
+            .unwrap_or_else(|| vec![cannot_replay(&e)]),
     }
 }
 
-/// The fields where `record` differs from the record rebuilt from `episode`, its replay.
-fn rebuilt_differences(record: &TableRecord, episode: &TableEpisode) -> Vec<Difference> {
+/// The fields where `record` differs from the record rebuilt from `episode`, its replay,
+/// rewarded under `rewards`.
+fn rebuilt_differences(
+    record: &TableRecord,
+    episode: &TableEpisode,
+    rewards: &RewardConfig,
+) -> Vec<Difference> {
     // The record rebuilt from the replay, with what the engine does not compute (ids, digests,
     // who sat where, what each call cost) taken from the record.
     let players: Vec<SeatPlayer> = record
@@ -175,6 +191,10 @@ fn rebuilt_differences(record: &TableRecord, episode: &TableEpisode) -> Vec<Diff
     rebuilt.scenario_digest = record.scenario_digest;
     rebuilt.prompts_digest = record.prompts_digest.clone();
     rebuilt.source = record.source.clone();
+    rebuilt.set_rewards(rewards);
+    // Which rewards the record was scored under is provenance; checked under `rewards`, a
+    // record scored otherwise differs in its rewards, not here.
+    rebuilt.reward_config = record.reward_config.clone();
     for (seat, logged) in rebuilt.seats.iter_mut().zip(&record.seats) {
         seat.name = logged.name.clone();
     }
@@ -201,6 +221,7 @@ fn detailed(
     scenario: Arc<TableScenario>,
     prompts: &Arc<Prompts>,
     e: &TableReplayError,
+    rewards: &RewardConfig,
 ) -> Option<Vec<Difference>> {
     let TableReplayError::Differs { what, .. } = e else {
         return None;
@@ -212,7 +233,7 @@ fn detailed(
         let mut lenient = record.clone();
         lenient.outcome.outcome.kind = crate::game::OutcomeKind::Error;
         let episode = lenient.replay_with(scenario, prompts).ok()?;
-        let differences = rebuilt_differences(record, &episode);
+        let differences = rebuilt_differences(record, &episode, rewards);
         return (!differences.is_empty()).then_some(differences);
     };
     let logged = record.turns.get(i)?;

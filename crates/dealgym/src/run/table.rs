@@ -16,13 +16,14 @@ use crate::engine::{drive, Players};
 use crate::game::{mix_text, EpisodeSeed, ErrorCause, OutcomeKind, Prompts};
 use crate::llm::http_client;
 use crate::record::{RecordWriter, SeatPlayer, TableRecord, TurnCost};
+use crate::reward::RewardConfig;
 use crate::scenario::{load_table_scenarios, LoadOptions, TableScenario};
 use crate::score::TableTally;
 use crate::table::{TableEpisode, TableError, TableOptions, TableSetup};
 
 use super::{execute, progress_bar, RunError, RunOptions, Stop, Stopped};
 
-/// What every table of a run shares: the players by role, the options, the run id.
+/// What every table of a run shares: the players by role, the options, the rewards, the run id.
 pub(crate) struct TableKit {
     pub run_id: String,
     /// The player of each role; roles not named play [`SCRIPTED`](crate::agents::SCRIPTED).
@@ -30,6 +31,8 @@ pub(crate) struct TableKit {
     pub options: TableOptions,
     /// The templates the tables render their messages with (`prompts_dir` over the built-ins).
     pub prompts: Arc<Prompts>,
+    /// The run's `[rewards]`, checked for a table ([`RewardConfig::check_for_table`]).
+    pub rewards: RewardConfig,
 }
 
 impl TableKit {
@@ -177,11 +180,16 @@ pub(crate) fn load_tables(
 }
 
 /// The table kit of a run: each named seat's player (every role must be a party of every
-/// scenario), the options, the run id.
+/// scenario), the options, the rewards (a `[rewards]` setting a table cannot honour is refused
+/// here, before anything is played), the run id.
 pub(crate) fn build_table_kit(
     options: &RunOptions,
     scenarios: &[Arc<TableScenario>],
 ) -> Result<TableKit, RunError> {
+    options
+        .rewards
+        .check_for_table()
+        .map_err(RunError::Options)?;
     let http = http_client(options.concurrency.max(8))
         .map_err(|e| RunError::Options(format!("cannot build the HTTP client: {e}")))?;
     let mut seats = BTreeMap::new();
@@ -213,6 +221,12 @@ pub(crate) fn build_table_kit(
         text.push('|');
         text.push_str(&s.id);
     }
+    // The rewards are folded in only where they are not the built-in ones, so a run without
+    // `[rewards]` keeps the id it always had.
+    if options.rewards != RewardConfig::default() {
+        text.push_str("|rewards=");
+        text.push_str(&options.rewards.identity(None));
+    }
     let run_id = format!(
         "run-{:016x}",
         mix_text(vec![options.seed, u64::from(options.group_size)], &text)
@@ -222,6 +236,7 @@ pub(crate) fn build_table_kit(
         seats,
         options: table,
         prompts: crate::replay::load_prompts(options.prompts_dir.as_deref())?,
+        rewards: options.rewards.clone(),
     })
 }
 
@@ -255,14 +270,16 @@ pub(crate) async fn play_table(
             model: p.model(),
         })
         .collect();
-    Ok(TableRecord::of(
+    let mut record = TableRecord::of(
         &kit.run_id,
         planned.seeds,
         &episode,
         &kit.options,
         &seat_players,
         &costs,
-    ))
+    );
+    record.set_rewards(&kit.rewards);
+    Ok(record)
 }
 
 /// The players of a table a run plays, every seat in process, and what each call cost.
@@ -354,6 +371,7 @@ fn internal_error_record(
     );
     let mut record = TableRecord::of(&kit.run_id, planned.seeds, &episode, &kit.options, &[], &[]);
     record.outcome.outcome.by = None;
+    record.set_rewards(&kit.rewards);
     Ok(record)
 }
 
