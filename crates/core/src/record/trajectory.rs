@@ -126,7 +126,7 @@ pub struct Trajectory {
 /// Per call of a seat that made `calls` calls, its reward where the record holds no per-turn
 /// rewards: 0 on every call but the last, which gets the seat's episode `total`, so they sum
 /// to it.
-pub fn last_call_rewards(calls: usize, total: f64) -> Vec<f64> {
+pub(crate) fn last_call_rewards(calls: usize, total: f64) -> Vec<f64> {
     let last = calls.saturating_sub(1);
     (0..calls)
         .map(|i| if i == last { total } else { 0.0 })
