@@ -355,3 +355,155 @@ fn the_base_game_with_one_mock_seat_runs_verifies_reports_and_exports() {
         assert_eq!(text.matches("Your minimum is").count(), 1);
     }
 }
+
+/// A token-exact model at a deliberation seat (`[players.m] tokens = "exact"` in the config)
+/// exports as verl, trl-rollout and tinker lines, one per episode for its seat: its prompt then
+/// its response is the seat's recorded sequence (the prompt and sampled ids of each of its
+/// calls, in order), the mask is 1 on exactly the sampled ids, and the reward and the group
+/// baseline are the seat's role's. The scripted seats, played without ids, are skipped and
+/// counted, and asking for one of them alone is refused as a two-party seat without ids is.
+#[test]
+fn a_token_exact_table_seat_exports_as_verl_trl_rollout_and_tinker() {
+    let mock = threaded_mock(MockConfig::default());
+    let config = out_file("table_tokens_config").with_file_name("players.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[players.m]\nendpoint = \"{}\"\nmodel = \"mock\"\nmax_tokens = 300\n\
+             tokens = \"exact\"\ntoken_api = \"llama_cpp\"\n",
+            mock.url
+        ),
+    )
+    .unwrap();
+    let (out, output) = run_table(
+        "table_tokens_run",
+        &["--seat", "party_1=m", "--config", config.to_str().unwrap()],
+    );
+    succeeded(output);
+    let records = read_tables(&out);
+    assert_eq!(records.len(), 3);
+    let export = |format: &str, role: Option<&str>| {
+        let mut args = vec!["export", "--format", format, out.to_str().unwrap()];
+        if let Some(role) = role {
+            args.extend_from_slice(&["--role", role]);
+        }
+        dealgym_cli(args)
+    };
+    let lines = |format: &str| -> Vec<serde_json::Value> {
+        let output = succeeded(export(format, None));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        // Five scripted seats per episode have no ids.
+        assert!(
+            stderr.contains("skipped 15 seat-episodes: 15 without token ids"),
+            "{stderr}"
+        );
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let ids = |v: &serde_json::Value| -> Vec<u64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect()
+    };
+    let (verl, trl, tinker) = (lines("verl"), lines("trl-rollout"), lines("tinker"));
+    assert_eq!((verl.len(), trl.len(), tinker.len()), (3, 3, 3));
+    let mean = records.iter().map(|r| r.rewards["party_1"]).sum::<f64>() / 3.0;
+    for r in &records {
+        let calls: Vec<_> = r
+            .turns
+            .iter()
+            .filter(|t| t.role == "party_1")
+            .map(|t| t.turn.completion.tokens.as_ref().expect("exact ids"))
+            .collect();
+        assert!(!calls.is_empty());
+        // The seat's recorded sequence, and 1 where the model sampled an id.
+        let mut sequence = Vec::new();
+        let mut sampled = Vec::new();
+        for c in &calls {
+            sequence.extend(c.prompt_ids.iter().map(|&x| u64::from(x)));
+            sampled.extend(std::iter::repeat_n(0u64, c.prompt_ids.len()));
+            sequence.extend(c.completion_ids.iter().map(|&x| u64::from(x)));
+            sampled.extend(std::iter::repeat_n(1u64, c.completion_ids.len()));
+        }
+        let first = calls[0].prompt_ids.len();
+        let reward = r.rewards["party_1"];
+        let this = |l: &&serde_json::Value| l["episode_id"] == r.episode_id.as_str();
+
+        let v = verl.iter().find(|l| this(&&l["extra_fields"])).unwrap();
+        let mut whole = ids(&v["prompt_ids"]);
+        assert_eq!(whole.len(), first);
+        whole.extend(ids(&v["response_ids"]));
+        assert_eq!(whole, sequence, "{}", r.episode_id);
+        assert_eq!(
+            ids(&v["response_mask"]),
+            sampled[first..],
+            "{}",
+            r.episode_id
+        );
+        let logprobs: Vec<f64> = v["response_logprobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(&sampled[first..])
+            .filter(|(_, m)| **m == 1)
+            .map(|(l, _)| l.as_f64().unwrap())
+            .collect();
+        let recorded: Vec<f64> = calls.iter().flat_map(|c| c.logprobs.clone()).collect();
+        assert_eq!(logprobs, recorded);
+        assert_eq!(v["reward_score"].as_f64(), Some(reward));
+        assert_eq!(v["num_turns"].as_u64(), Some(2 * calls.len() as u64));
+        let extra = &v["extra_fields"];
+        assert_eq!(extra["kind"], "table");
+        assert_eq!(extra["role"], "party_1");
+        assert_eq!(extra["seat"].as_u64(), Some(1));
+        assert_eq!(extra["group_size"].as_u64(), Some(3));
+        assert!((extra["group_mean"].as_f64().unwrap() - mean).abs() < 1e-12);
+        assert!((extra["advantage"].as_f64().unwrap() - (reward - mean)).abs() < 1e-12);
+        let mut turn_rewards = vec![0.0; calls.len()];
+        *turn_rewards.last_mut().unwrap() = reward;
+        assert_eq!(extra["turn_rewards"], serde_json::json!(turn_rewards));
+
+        let t = trl.iter().find(this).unwrap();
+        let mut whole = ids(&t["prompt_ids"]);
+        whole.extend(ids(&t["completion_ids"]));
+        assert_eq!(whole, sequence);
+        assert_eq!(ids(&t["env_mask"]), sampled[first..]);
+        assert_eq!(t["logprobs"], v["response_logprobs"]);
+        assert_eq!(
+            (t["role"].as_str(), t["reward"].as_f64()),
+            (Some("party_1"), Some(reward))
+        );
+
+        let k = tinker.iter().find(this).unwrap();
+        let transitions = k["transitions"].as_array().unwrap();
+        assert_eq!(transitions.len(), calls.len());
+        let last = transitions.last().unwrap();
+        let mut whole = ids(&last["ob"]);
+        whole.extend(ids(&last["ac"]["tokens"]));
+        assert_eq!(whole, sequence, "the last call's prompt is all before it");
+        assert_eq!(last["episode_done"], true);
+        let rewards: Vec<f64> = transitions
+            .iter()
+            .map(|t| t["reward"].as_f64().unwrap())
+            .collect();
+        assert_eq!(rewards, turn_rewards);
+        assert_eq!(k["kind"], "table");
+    }
+
+    // One role: only its lines; a scripted role alone has none, and the export says why.
+    let one = succeeded(export("verl", Some("party_1")));
+    assert_eq!(String::from_utf8_lossy(&one.stdout).lines().count(), 3);
+    let scripted = export("verl", Some("party_2"));
+    assert!(!scripted.status.success());
+    let said = String::from_utf8_lossy(&scripted.stderr);
+    assert!(
+        said.contains("no line to write as verl from 3 episodes")
+            && said.contains("3 without token ids on every turn of the seat"),
+        "{said}"
+    );
+}

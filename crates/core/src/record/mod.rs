@@ -6,8 +6,9 @@
 //! This module is the one home of the record file: its type, the streaming reader every surface
 //! reads records with (`reader.rs`, and `files.rs` over several files), the rule that makes two
 //! records one episode (`duplicates.rs`), the writer `run` appends with (`writer.rs`) and replay
-//! (`replay.rs`). It plays no episodes and talks to no endpoint; it sits below `run`, which
-//! imports it, and above `game`, `score` and `reward`, whose results it stores.
+//! (`replay.rs`), and the one rule that turns a seat's exact token ids into a trainer's
+//! trajectory (`trajectory.rs`). It plays no episodes and talks to no endpoint; it sits below
+//! `run`, which imports it, and above `game`, `score` and `reward`, whose results it stores.
 
 mod duplicates;
 mod files;
@@ -18,6 +19,7 @@ mod reader;
 mod replay;
 mod table;
 mod tail;
+mod trajectory;
 mod turn;
 mod writer;
 
@@ -48,6 +50,7 @@ pub use table::{
     TableTurnRecord, TurnCost,
 };
 pub use tail::{cut_off_tail, read_appended, Cut, Tail, TailError};
+pub use trajectory::{ExactCalls, NoTrajectory, Trajectory};
 pub use turn::{Annotation, TurnRecord};
 pub use writer::{
     append_notes, cut_note, refuse_output_among_inputs, scan_existing, Existing, OutputLock,

@@ -13,7 +13,8 @@
 //! (`tokens.rs`) and skip, and count, seats without them. One file per format.
 //!
 //! Table records (n-party, `"kind": "table"`) export a trajectory per seat (`table.rs`):
-//! `messages` and `prompt-completion`, every seat or the one `--role` names.
+//! `messages`, `prompt-completion` and the token formats, every seat or the one `--role` names;
+//! the token formats' writers are the two-party ones.
 //!
 //! This module reads records and writes lines; it plays no new episode and calls no endpoint.
 
@@ -50,7 +51,8 @@ use crate::scenario::{Family, Role, ScenarioError};
 use crate::campaign::DealLedger;
 use campaigns::Trajectories;
 pub(crate) use groups::{is_self_play, GroupStats, GroupTable};
-pub(crate) use tokens::{seat_calls, Skip};
+use tokens::SeatTokens;
+pub(crate) use tokens::Skip;
 pub(crate) use views::Replayed;
 
 /// The trainer formats. Each is named on the command line and in a rollout request by
@@ -481,18 +483,27 @@ pub(crate) fn export_episodes(
                     ),
                 }
             } else {
-                let calls = match seat_calls(&record, seat) {
+                let calls = match record.exact_calls(seat) {
                     Ok(calls) => calls,
                     Err(why) => {
-                        summary.skip(why);
+                        summary.skip(why.into());
                         continue;
                     }
                 };
-                match options.format {
-                    Format::Verl => verl::write(head, &record, &calls, out),
-                    Format::TrlRollout => trl::write(head, &calls, out),
-                    _ => tinker::write(head, &record, &calls, out),
-                }
+                // The latency of each of the seat's calls, where the record has it (a logged
+                // prefix's turns are no calls of this episode).
+                let generate_ms = record
+                    .own_calls(seat)
+                    .filter_map(|(i, _)| record.timing.turn_ms.get(i))
+                    .sum();
+                let tokens = SeatTokens {
+                    head,
+                    reward: head.reward,
+                    calls,
+                    call_rewards: record.call_rewards(seat),
+                    generate_ms,
+                };
+                write_tokens(options.format, &tokens, out)
             };
             summary.lines += lines.map_err(|source| ExportError::Write {
                 to: String::new(),
@@ -553,6 +564,20 @@ fn heads<'a>(
         })
     };
     Ok(PerSeat::new(head(Seat::Learner)?, head(Seat::Opponent)?))
+}
+
+/// Write `seat`'s line in the token format `format` (verl, trl-rollout or tinker), for either
+/// kind of record.
+fn write_tokens<H: Serialize>(
+    format: Format,
+    seat: &SeatTokens<H>,
+    out: &mut dyn Write,
+) -> io::Result<usize> {
+    match format {
+        Format::Verl => verl::write(seat, out),
+        Format::TrlRollout => trl::write(seat, out),
+        _ => tinker::write(seat, out),
+    }
 }
 
 /// Write one JSON line.

@@ -14,8 +14,13 @@
 //! group's mean reward for that role with the advantage over it (a GRPO group is one scenario
 //! played `--group-size` times; the baseline is per role, as roles differ in what they can
 //! score). Turns whose call carried token ids (`call.prompt_token_ids`, `call.token_ids`)
-//! carry them on their prompt-completion line. The token formats (verl, trl-rollout, tinker),
-//! transitions and campaigns are two-party formats and refused for table records.
+//! carry them on their prompt-completion line.
+//!
+//! The token formats (verl, trl-rollout, tinker) need no replay: a seat's line is built from the
+//! exact ids of its calls (every attempt of the seat, retries included) by the core's one
+//! trajectory rule and written by the two-party formats' own writers, with this module's head;
+//! a seat played without ids is skipped and counted, as a two-party seat is. Transitions and
+//! campaigns are two-party formats and refused for table records.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -23,9 +28,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::tokens::SeatTokens;
 use super::{write_line, ExportError, ExportOptions, ExportSummary, Format};
 use crate::game::OutcomeKind;
-use crate::record::{RecordFiles, TableRecord};
+use crate::record::{ExactCalls, RecordFiles, TableRecord};
 use crate::replay::TableSource;
 use crate::table::TableEpisode;
 use crate::vocab::{Message, MessageRole};
@@ -123,9 +129,12 @@ pub(super) fn export_tables(
     options: &ExportOptions,
     out: &mut dyn Write,
 ) -> Result<ExportSummary, ExportError> {
-    if !matches!(options.format, Format::Messages | Format::PromptCompletion) {
+    if !matches!(options.format, Format::Messages | Format::PromptCompletion)
+        && !options.format.needs_tokens()
+    {
         return Err(ExportError::Options(format!(
-            "table records export as messages or prompt-completion, not {}",
+            "table records export as messages, prompt-completion, verl, trl-rollout or tinker, \
+             not {}",
             options.format.name()
         )));
     }
@@ -153,16 +162,32 @@ pub(super) fn export_tables(
                 )));
             }
         }
-        let scenario = scenarios.find(&record)?;
-        let episode = replayed(&record, scenario)?;
+        // The token formats read the recorded ids; the text formats rebuild the views.
+        let episode = if options.format.needs_tokens() {
+            None
+        } else {
+            Some(replayed(&record, scenarios.find(&record)?)?)
+        };
         for (seat, s) in record.seats.iter().enumerate() {
             if options.role.as_ref().is_some_and(|r| *r != s.role) {
                 continue;
             }
-            if !record.turns.iter().any(|t| t.turn.seat == seat) {
-                summary.skip(super::Skip::NoTurns);
-                continue;
-            }
+            let source = match &episode {
+                Some(episode) => {
+                    if record.own_calls(seat).next().is_none() {
+                        summary.skip(super::Skip::NoTurns);
+                        continue;
+                    }
+                    SeatSource::View(episode.view(seat))
+                }
+                None => match record.exact_calls(seat) {
+                    Ok(calls) => SeatSource::Tokens(calls),
+                    Err(why) => {
+                        summary.skip(why.into());
+                        continue;
+                    }
+                },
+            };
             let (group_mean, group_size) = baselines.of(&record, &s.role);
             let reward = record.rewards.get(&s.role).copied().unwrap_or(0.0);
             let head = Head {
@@ -183,14 +208,25 @@ pub(super) fn export_tables(
                 group_size,
                 advantage: reward - group_mean,
             };
-            let view = episode.view(seat);
-            let lines =
-                write_seat(options.format, &record, seat, view, &head, out).map_err(|source| {
-                    ExportError::Write {
-                        to: String::new(),
-                        source,
-                    }
-                })?;
+            let lines = match source {
+                SeatSource::Tokens(calls) => {
+                    let tokens = SeatTokens {
+                        head: &head,
+                        reward,
+                        calls,
+                        call_rewards: record.call_rewards(seat),
+                        generate_ms: record.own_calls(seat).map(|(_, t)| t.latency_ms).sum(),
+                    };
+                    super::write_tokens(options.format, &tokens, out)
+                }
+                SeatSource::View(view) => {
+                    write_seat(options.format, &record, seat, view, &head, out)
+                }
+            }
+            .map_err(|source| ExportError::Write {
+                to: String::new(),
+                source,
+            })?;
             summary.lines += lines;
             summary.written += 1;
         }
@@ -199,6 +235,13 @@ pub(super) fn export_tables(
     summary.duplicates = records.duplicates().clone();
     summary.passed_over = records.passed_over();
     Ok(summary)
+}
+
+/// What a seat's lines are written from: its exact calls (the token formats) or its view
+/// rebuilt by replay (the text formats).
+enum SeatSource<'a> {
+    Tokens(ExactCalls<'a>),
+    View(&'a [Message]),
 }
 
 /// The record replayed through the table engine; a record that does not replay exactly is

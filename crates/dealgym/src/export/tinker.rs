@@ -9,17 +9,14 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::game::TurnTokens;
-use crate::record::EpisodeRecord;
-
-use super::tokens::call_rewards;
-use super::{write_line, Head};
+use super::tokens::SeatTokens;
+use super::write_line;
 
 #[derive(Serialize)]
-struct Line<'a> {
+struct Line<'a, H: Serialize> {
     transitions: Vec<Transition<'a>>,
     #[serde(flatten)]
-    head: &'a Head<'a>,
+    head: &'a H,
 }
 
 #[derive(Serialize)]
@@ -36,13 +33,8 @@ struct Action<'a> {
     maybe_logprobs: &'a [f64],
 }
 
-pub fn write(
-    head: &Head,
-    record: &EpisodeRecord,
-    calls: &[&TurnTokens],
-    out: &mut dyn Write,
-) -> io::Result<usize> {
-    let rewards = call_rewards(record, head.seat);
+pub fn write<H: Serialize>(seat: &SeatTokens<H>, out: &mut dyn Write) -> io::Result<usize> {
+    let calls = seat.calls.calls();
     let mut context: Vec<u32> = Vec::new();
     let mut transitions = Vec::with_capacity(calls.len());
     for (i, call) in calls.iter().enumerate() {
@@ -53,11 +45,17 @@ pub fn write(
                 tokens: &call.completion_ids,
                 maybe_logprobs: &call.logprobs,
             },
-            reward: rewards[i],
+            reward: seat.call_rewards[i],
             episode_done: i + 1 == calls.len(),
         });
         context.extend(&call.completion_ids);
     }
-    write_line(out, &Line { transitions, head })?;
+    write_line(
+        out,
+        &Line {
+            transitions,
+            head: seat.head,
+        },
+    )?;
     Ok(1)
 }

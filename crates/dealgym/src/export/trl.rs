@@ -9,29 +9,27 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::game::TurnTokens;
-
-use super::tokens::Trajectory;
-use super::{write_line, Head};
+use super::tokens::SeatTokens;
+use super::write_line;
 
 #[derive(Serialize)]
-struct Line<'a> {
-    prompt_ids: &'a [u32],
+struct Line<'a, H: Serialize> {
+    prompt_ids: Vec<u32>,
     completion_ids: Vec<u32>,
     logprobs: Vec<f64>,
     env_mask: Vec<u8>,
     #[serde(flatten)]
-    head: &'a Head<'a>,
+    head: &'a H,
 }
 
-pub fn write(head: &Head, calls: &[&TurnTokens], out: &mut dyn Write) -> io::Result<usize> {
-    let t = Trajectory::of(calls);
+pub fn write<H: Serialize>(seat: &SeatTokens<H>, out: &mut dyn Write) -> io::Result<usize> {
+    let t = seat.calls.trajectory();
     let line = Line {
         prompt_ids: t.prompt_ids,
         completion_ids: t.response_ids,
         logprobs: t.logprobs,
         env_mask: t.mask,
-        head,
+        head: seat.head,
     };
     write_line(out, &line)?;
     Ok(1)

@@ -11,15 +11,12 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::game::TurnTokens;
-use crate::record::EpisodeRecord;
-
-use super::tokens::{call_rewards, own_calls, Trajectory};
-use super::{write_line, Head};
+use super::tokens::SeatTokens;
+use super::write_line;
 
 #[derive(Serialize)]
-struct Line<'a> {
-    prompt_ids: &'a [u32],
+struct Line<'a, H: Serialize> {
+    prompt_ids: Vec<u32>,
     response_ids: Vec<u32>,
     response_mask: Vec<u8>,
     response_logprobs: Vec<f64>,
@@ -27,7 +24,7 @@ struct Line<'a> {
     /// Chat turns, counting the seat's received and its own messages: two per call.
     num_turns: usize,
     metrics: Metrics,
-    extra_fields: Extra<'a>,
+    extra_fields: Extra<'a, H>,
 }
 
 /// verl's `AgentLoopMetrics`: time spent generating and in tools, in seconds.
@@ -38,40 +35,30 @@ struct Metrics {
 }
 
 #[derive(Serialize)]
-struct Extra<'a> {
+struct Extra<'a, H: Serialize> {
     #[serde(flatten)]
-    head: &'a Head<'a>,
+    head: &'a H,
     /// Per call: each turn's own reward where the record holds per-turn rewards, else 0, …,
-    /// 0, the episode's reward ([`call_rewards`]).
-    turn_rewards: Vec<f64>,
+    /// 0, the episode's reward ([`SeatTokens::call_rewards`]).
+    turn_rewards: &'a [f64],
 }
 
-pub fn write(
-    head: &Head,
-    record: &EpisodeRecord,
-    calls: &[&TurnTokens],
-    out: &mut dyn Write,
-) -> io::Result<usize> {
-    let t = Trajectory::of(calls);
-    // The latency of each of the seat's calls, where the record has it (a logged prefix's
-    // turns are no calls of this episode).
-    let generate_ms: u64 = own_calls(record, head.seat)
-        .filter_map(|(i, _)| record.timing.turn_ms.get(i))
-        .sum();
+pub fn write<H: Serialize>(seat: &SeatTokens<H>, out: &mut dyn Write) -> io::Result<usize> {
+    let t = seat.calls.trajectory();
     let line = Line {
         prompt_ids: t.prompt_ids,
         response_ids: t.response_ids,
         response_mask: t.mask,
         response_logprobs: t.logprobs,
-        reward_score: head.reward,
-        num_turns: 2 * calls.len(),
+        reward_score: seat.reward,
+        num_turns: 2 * seat.calls.len(),
         metrics: Metrics {
-            generate_sequences: generate_ms as f64 / 1000.0,
+            generate_sequences: seat.generate_ms as f64 / 1000.0,
             tool_calls: 0.0,
         },
         extra_fields: Extra {
-            head,
-            turn_rewards: call_rewards(record, head.seat),
+            head: seat.head,
+            turn_rewards: &seat.call_rewards,
         },
     };
     write_line(out, &line)?;
