@@ -11,7 +11,7 @@ use crate::common::{dealgym_cli, read_log, succeeded, temp_dir, threaded_mock};
 use dealgym::game::{OutcomeKind, Seat};
 use dealgym::protocol::ErrorKind;
 use dealgym::scenario::generate::stats_table;
-use dealgym::scenario::{load_scenarios, BundleGame, Family, Role};
+use dealgym::scenario::{load_scenarios, BundleSpace, Family, Role};
 use dealgym_core::fixtures::{bundle, learner_first_as, play, turn};
 use dealgym_mock::MockConfig;
 
@@ -123,7 +123,7 @@ fn a_rule_run_counts_the_integrative_gain_and_replays_exports_and_reports() {
         }
         deals += 1;
         let s = scenarios.iter().find(|s| s.id == r.scenario_id).unwrap();
-        let game = BundleGame::of(s).unwrap();
+        let game = BundleSpace::of(s).unwrap();
         let Some(dealgym::protocol::Terms::Bundle { parts, .. }) = &o.terms else {
             panic!("a bundle deal without bundle terms: {:?}", o.terms)
         };

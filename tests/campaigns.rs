@@ -216,7 +216,7 @@ fn campaigns_against_the_mock_chain_their_ledgers_and_go_through_every_surface()
             .scenarios
             .into_iter()
             .filter_map(|s| match s.game {
-                dealgym::scenario::Game::Price { buyer, .. } => Some((s.id, buyer.budget)),
+                dealgym::scenario::DealSpace::Price { buyer, .. } => Some((s.id, buyer.budget)),
                 _ => None,
             })
             .collect();

@@ -11,7 +11,9 @@ use dealgym::game::{
 use dealgym::protocol::{format_cents, to_cents, TurnFormat};
 use dealgym::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing};
 use dealgym::reward::RewardConfig;
-use dealgym::scenario::{load_scenarios, Family, Game, LoadOptions, Role, Scenario, ScenarioFlag};
+use dealgym::scenario::{
+    load_scenarios, DealSpace, Family, LoadOptions, Role, Scenario, ScenarioFlag,
+};
 
 fn scenarios(family: Family) -> Vec<Scenario> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -41,7 +43,7 @@ fn play(e: &mut Episode, completions: &[String]) {
 
 fn price_of(s: &Scenario) -> (f64, f64, f64) {
     match &s.game {
-        Game::Price {
+        DealSpace::Price {
             listing_price,
             buyer,
             seller,
@@ -119,7 +121,7 @@ fn craigslist_buyer_walks_away() {
 #[test]
 fn casino_campers_trade_down_to_a_deal() {
     let s = scenarios(Family::Casino).into_iter().next().unwrap();
-    let Game::Items {
+    let DealSpace::Items {
         agent_1, agent_2, ..
     } = &s.game
     else {
@@ -175,7 +177,7 @@ fn dnd_in_xml_runs_out_of_rounds() {
         ..EpisodeConfig::default()
     };
     let mut e = start(&s, config);
-    let Game::Items { items, .. } = &s.game else {
+    let DealSpace::Items { items, .. } = &s.game else {
         panic!()
     };
     let all = |n: &dyn Fn(u32) -> u32| {

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::common::{dealgym_cli, read_log, succeeded, temp_dir, threaded_mock};
 use dealgym::game::{OutcomeKind, Seat};
 use dealgym::record::EpisodeRecord;
-use dealgym::scenario::{load_scenarios, Game, LoadOptions, Role, Scenario};
+use dealgym::scenario::{load_scenarios, DealSpace, LoadOptions, Role, Scenario};
 use dealgym_mock::MockConfig;
 
 fn hotel_file() -> PathBuf {
@@ -25,7 +25,7 @@ fn multi_ticket_calls(dir: &Path, n: usize) -> (PathBuf, HashMap<String, Scenari
     let chosen: Vec<Scenario> = all
         .scenarios
         .into_iter()
-        .filter(|s| matches!(&s.game, Game::Tickets { tickets, .. } if tickets.len() >= 2))
+        .filter(|s| matches!(&s.game, DealSpace::Tickets { tickets, .. } if tickets.len() >= 2))
         .take(n)
         .collect();
     assert_eq!(chosen.len(), n);
@@ -57,7 +57,7 @@ fn check_tickets(
             "the agent is the default learner"
         );
         let s = &scenarios[&r.scenario_id];
-        let Game::Tickets {
+        let DealSpace::Tickets {
             tickets: specs, bd, ..
         } = &s.game
         else {
@@ -276,7 +276,7 @@ fn the_guardrails_catch_a_scripted_agent_through_the_cli() {
     let mut found: Vec<(Scenario, f64)> = by_id
         .into_values()
         .filter_map(|s| {
-            let Game::Tickets { tickets, bd, .. } = &s.game else {
+            let DealSpace::Tickets { tickets, bd, .. } = &s.game else {
                 return None;
             };
             let selling: Vec<f64> = tickets
@@ -304,7 +304,7 @@ fn the_guardrails_catch_a_scripted_agent_through_the_cli() {
     let (s, take_home) = found.into_iter().next().expect("such a call");
     let scenarios = dir.join("one.jsonl");
     std::fs::write(&scenarios, serde_json::to_string(&s).unwrap() + "\n").unwrap();
-    let Game::Tickets { tickets, bd, .. } = &s.game else {
+    let DealSpace::Tickets { tickets, bd, .. } = &s.game else {
         panic!()
     };
     let ask = bd[0].acceptable.selling;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use dealgym::game::{Episode, MessageRole, Prompts, Seat};
 use dealgym::record::{EpisodeRecord, RecordReader, ReplayError};
 use dealgym::run::{run, RunOptions};
-use dealgym::scenario::{load_scenarios, Game, LoadOptions, Scenario};
+use dealgym::scenario::{load_scenarios, DealSpace, LoadOptions, Scenario};
 
 const OPENING: &str = "Custom opening ({{ format }}): the floor is yours.";
 
@@ -212,7 +212,7 @@ async fn a_changed_scenario_is_refused_naming_it() {
     let scenarios = scenarios();
     let r = &records[0];
     let mut changed = (*scenarios[&r.scenario_id]).clone();
-    let Game::Items { agent_1, .. } = &mut changed.game else {
+    let DealSpace::Items { agent_1, .. } = &mut changed.game else {
         panic!("CaSiNo is an items game")
     };
     agent_1.values[0] += 1;

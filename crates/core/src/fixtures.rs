@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::game::{Episode, EpisodeConfig, EpisodeSeed, FirstMover, PerSeat, Setup};
 use crate::protocol::{BundlePart, BundleSpec, IssueSpec, ItemSpec};
 use crate::scenario::{
-    parse_scenario_line, validate, BundleValues, BuyerPrivate, Family, Game, IssuePreferences,
+    parse_scenario_line, validate, BundleValues, BuyerPrivate, DealSpace, Family, IssuePreferences,
     ItemValues, PublicInfo, Role, Scenario, SellerPrivate, SCENARIO_SCHEMA,
 };
 
@@ -25,7 +25,13 @@ pub fn scenario(json: &str) -> Arc<Scenario> {
 
 /// A scenario with the fields a test does not care about filled in, validated like a scenario
 /// file's line.
-fn build(id: &str, family: Family, title: &str, description: &str, game: Game) -> Arc<Scenario> {
+fn build(
+    id: &str,
+    family: Family,
+    title: &str,
+    description: &str,
+    game: DealSpace,
+) -> Arc<Scenario> {
     let s = Scenario {
         schema: SCENARIO_SCHEMA,
         id: id.into(),
@@ -133,7 +139,7 @@ pub fn bundle_scenario(buyer: BundleValues, seller: BundleValues) -> Arc<Scenari
         Family::Bundle,
         "Skyworth Q71 TV bundle",
         "A 65-inch 4K TV with a stand and an extension cord",
-        Game::Bundle {
+        DealSpace::Bundle {
             bundle: bundle_spec(),
             buyer,
             seller,
@@ -148,7 +154,7 @@ pub fn price_task(listing: f64, budget: f64, cost: f64) -> Arc<Scenario> {
         Family::Craigslist,
         "Bike",
         "A red bike",
-        Game::Price {
+        DealSpace::Price {
             listing_price: listing,
             buyer: BuyerPrivate { budget },
             seller: SellerPrivate { cost },
@@ -173,7 +179,7 @@ pub fn casino() -> Arc<Scenario> {
         Family::Casino,
         "Camp",
         "",
-        Game::Items {
+        DealSpace::Items {
             items: casino_items(),
             agent_1: values(vec![5, 4, 3]),
             agent_2: values(vec![3, 4, 5]),
@@ -222,7 +228,7 @@ pub fn items_scenario(
         Family::Dnd,
         "Items",
         "",
-        Game::Items {
+        DealSpace::Items {
             items,
             agent_1,
             agent_2,
@@ -238,7 +244,7 @@ pub fn issues_scenario(worker: IssuePreferences, recruiter: IssuePreferences) ->
         Family::JobInterview,
         "Job",
         "",
-        Game::Issues {
+        DealSpace::Issues {
             issues: job_issues(),
             worker,
             recruiter,

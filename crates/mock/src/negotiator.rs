@@ -598,7 +598,7 @@ mod tests {
             panic!("a price game");
         };
         let budget = match &s.game {
-            dealgym::scenario::Game::Price { buyer, .. } => buyer.budget,
+            dealgym::scenario::DealSpace::Price { buyer, .. } => buyer.budget,
             _ => unreachable!(),
         };
         assert!(matches!(stance, Stance::Price { reserve, .. } if reserve == budget - 15.0));

@@ -17,7 +17,7 @@ use dealgym_core::engine::drive_now;
 use dealgym_core::game::{mix_text, Completion, EpisodeSeed};
 use dealgym_core::negotiator::ScriptedSeats;
 use dealgym_core::protocol::TurnFormat;
-use dealgym_core::record::{SeatPlayer, TableRecord, TurnCost};
+use dealgym_core::record::{TablePlayerInfo, TableRecord, TurnCost};
 use dealgym_core::scenario::{
     load_table_scenarios, load_table_scenarios_from_reader, LoadOptions, TableCatalog,
     TableScenario,
@@ -146,7 +146,7 @@ pub struct TableGame {
     options: TableOptions,
     seeds: EpisodeSeed,
     run_id: String,
-    players: Vec<SeatPlayer>,
+    players: Vec<TablePlayerInfo>,
     /// Seats played in process by the scripted party.
     scripted: Vec<bool>,
     record: OnceLock<TableRecord>,
@@ -352,9 +352,9 @@ impl TableGame {
             specs[seat] = spec;
         }
         let scripted: Vec<bool> = specs.iter().map(|s| s.trim() == SCRIPTED).collect();
-        let players: Vec<SeatPlayer> = specs
+        let players: Vec<TablePlayerInfo> = specs
             .into_iter()
-            .map(|player| SeatPlayer {
+            .map(|player| TablePlayerInfo {
                 player,
                 model: None,
             })

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use super::file::CampaignLine;
 use super::ledger::{BestOffer, Budget, LedgerKind, Quantity};
-use crate::scenario::{Family, Game, Scenario};
+use crate::scenario::{DealSpace, Family, Scenario};
 use crate::vocab::Seat;
 
 /// How many campaigns of each kind the examples hold.
@@ -124,14 +124,14 @@ pub fn example_campaigns(scenarios: &[Arc<Scenario>]) -> Vec<CampaignLine> {
 
 fn budget(s: &Scenario) -> Option<f64> {
     match &s.game {
-        Game::Price { buyer, .. } => Some(buyer.budget),
+        DealSpace::Price { buyer, .. } => Some(buyer.budget),
         _ => None,
     }
 }
 
 fn listing(s: &Scenario) -> Option<f64> {
     match &s.game {
-        Game::Price { listing_price, .. } => Some(*listing_price),
+        DealSpace::Price { listing_price, .. } => Some(*listing_price),
         _ => None,
     }
 }

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::ledger::{gain, LedgerKind, LedgerState};
-use crate::scenario::{Game, Role, Scenario};
+use crate::scenario::{DealSpace, Role, Scenario};
 
 /// The ledger as one deal of a campaign finds it, for the seat that carries it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -81,7 +81,7 @@ pub(crate) fn with_budget(
 ) -> Result<Scenario, String> {
     let mut capped = scenario.clone();
     match (&mut capped.game, role) {
-        (Game::Price { buyer, .. }, Role::Buyer) => buyer.budget = budget,
+        (DealSpace::Price { buyer, .. }, Role::Buyer) => buyer.budget = budget,
         _ => {
             return Err(format!(
                 "a budget ledger needs the buyer's seat of a deal with a price; the seat plays {role} in {} ({})",
@@ -100,7 +100,7 @@ pub(crate) fn has_budget(scenario: &Scenario) -> bool {
 /// The buyer's budget of a scenario, where it has one.
 pub fn budget_of(scenario: &Scenario) -> Option<f64> {
     match &scenario.game {
-        Game::Price { buyer, .. } => Some(buyer.budget),
+        DealSpace::Price { buyer, .. } => Some(buyer.budget),
         _ => None,
     }
 }

@@ -12,10 +12,11 @@ mod attempts;
 mod drive;
 mod seat;
 
-pub use attempts::may_retry;
+pub(crate) use attempts::may_retry;
 pub(crate) use attempts::{after_unusable, Unusable};
 pub use drive::{drive, drive_now, Players, ToMove};
-pub use seat::{own_message, visible_text, SeatHistory};
+pub(crate) use seat::SeatHistory;
+pub use seat::{own_message, visible_text};
 
 use crate::game::OutcomeKind;
 

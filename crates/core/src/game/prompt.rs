@@ -18,7 +18,7 @@ use crate::protocol::{
     format_cents, normalize_for_copy, to_cents, Action, IssueRange, IssueValue, TermSpace, Terms,
     TurnFormat,
 };
-use crate::scenario::{Game, IssuePreferences, ItemValues, Role, Scenario, Valuation};
+use crate::scenario::{DealSpace, IssuePreferences, ItemValues, Role, Scenario, Valuation};
 
 use super::campaign_prompt::campaign_view;
 use super::setup::SeatSetup;
@@ -507,7 +507,7 @@ fn seat_context(
         acts => seat.acts.then(|| act_views(scenario.family)),
     };
     let private = match &scenario.game {
-        Game::Price {
+        DealSpace::Price {
             listing_price,
             buyer,
             seller,
@@ -517,7 +517,7 @@ fn seat_context(
             budget => (role == Role::Buyer).then(|| money(buyer.budget)),
             cost => (role == Role::Seller).then(|| money(seller.cost)),
         },
-        Game::Items { items, .. } => {
+        DealSpace::Items { items, .. } => {
             let empty = ItemValues {
                 values: vec![0; items.len()],
                 reasons: vec![],
@@ -539,7 +539,7 @@ fn seat_context(
                 reasons => own.reasons,
             }
         }
-        Game::Issues { issues, .. } => {
+        DealSpace::Issues { issues, .. } => {
             let empty = IssuePreferences { issues: vec![] };
             let prefs = scenario.issue_preferences(role).unwrap_or(&empty);
             let views: Vec<IssueView> = issues
@@ -549,7 +549,7 @@ fn seat_context(
                 .collect();
             context! { domain => "issues", issues => views }
         }
-        Game::Bundle {
+        DealSpace::Bundle {
             bundle,
             buyer,
             seller,
@@ -577,7 +577,7 @@ fn seat_context(
                 full_value => money(own.total(&crate::protocol::BundleChoice::full(bundle))),
             }
         }
-        Game::Tickets {
+        DealSpace::Tickets {
             tickets, bd, hotel, ..
         } => super::hotel_prompt::ticket_context(role, tickets, bd, hotel),
     };
@@ -693,7 +693,7 @@ fn act_views(family: crate::scenario::Family) -> Vec<Value> {
 fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat, acts: bool) -> String {
     let space = scenario.term_space();
     let (thought, talk, terms) = match &scenario.game {
-        Game::Price { listing_price, .. } => {
+        DealSpace::Price { listing_price, .. } => {
             let share = if role == Role::Buyer { 0.6 } else { 1.0 };
             let offer = Terms::Price(to_cents((listing_price * share).round()));
             (
@@ -702,12 +702,12 @@ fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat, acts: bool)
                 offer,
             )
         }
-        Game::Items { items, .. } => (
+        DealSpace::Items { items, .. } => (
             "I will ask for the items I value most and leave the rest.",
             "Here is a split that could work for both of us.",
             Terms::Items(items.iter().map(|i| i.count.div_ceil(2)).collect()),
         ),
-        Game::Issues { issues, .. } => (
+        DealSpace::Issues { issues, .. } => (
             "I will propose a contract and see which issues they push back on.",
             "Here is a contract I would be glad to sign.",
             Terms::Issues(
@@ -720,7 +720,7 @@ fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat, acts: bool)
                     .collect(),
             ),
         ),
-        Game::Bundle { bundle, .. } => {
+        DealSpace::Bundle { bundle, .. } => {
             // Public facts only: the list prices. The buyer asks to drop delivery at 85% of
             // the rest's list price; the seller offers the whole bundle at its list price.
             let mut parts = crate::protocol::BundleChoice::full(bundle);
@@ -737,7 +737,7 @@ fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat, acts: bool)
                 Terms::Bundle { price, parts },
             )
         }
-        Game::Tickets { tickets, .. } => (
+        DealSpace::Tickets { tickets, .. } => (
             "I will raise the first room, then go through the others one by one.",
             "Guests are comparing nearby hotels; could this room come down a little?",
             super::hotel_prompt::example_terms(tickets),

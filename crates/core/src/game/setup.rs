@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::campaign::{with_budget, Standing};
 use crate::limits::{check_count, check_number, MAX_AMOUNT, MAX_RETRIES, MAX_ROUNDS};
 use crate::protocol::TurnFormat;
-use crate::scenario::{Domain, Family, Game, Role, Scenario};
+use crate::scenario::{DealSpace, Domain, Family, Role, Scenario};
 
 use crate::vocab::{PerSeat, Seat};
 
@@ -105,7 +105,7 @@ impl CraigslistBudget {
             (
                 CraigslistBudget::ListingShare(share),
                 Family::Craigslist,
-                Game::Price { listing_price, .. },
+                DealSpace::Price { listing_price, .. },
             ) => Some(crate::scenario::import::tidy(share * listing_price)),
             _ => None,
         }

@@ -318,11 +318,11 @@ impl BundleStance {
 mod tests {
     use super::*;
     use crate::fixtures::bundle;
-    use crate::scenario::Game;
+    use crate::scenario::DealSpace;
 
     fn stances() -> (BundleStance, BundleStance) {
         let s = bundle();
-        let Game::Bundle {
+        let DealSpace::Bundle {
             bundle,
             buyer,
             seller,

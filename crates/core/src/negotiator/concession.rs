@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::bundle::{ina_at_limit, ina_price, ina_rates, BundleStance, TOLERANCE};
 use crate::game::mix;
 use crate::protocol::{to_cents, Action, TermSpace, Terms};
-use crate::scenario::{Game, Role, Scenario};
+use crate::scenario::{DealSpace, Role, Scenario};
 
 /// How fast a negotiator concedes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -134,7 +134,7 @@ impl Stance {
     /// `reserve` is the least utility it will agree to (items/issues).
     pub(crate) fn from_scenario(scenario: &Scenario, role: Role, reserve: f64) -> Stance {
         match &scenario.game {
-            Game::Price {
+            DealSpace::Price {
                 listing_price,
                 buyer,
                 seller,
@@ -147,7 +147,7 @@ impl Stance {
                     Stance::price(false, *listing_price, seller.cost + reserve)
                 }
             }
-            Game::Bundle {
+            DealSpace::Bundle {
                 bundle,
                 buyer,
                 seller,
@@ -155,7 +155,7 @@ impl Stance {
                 let own = if role == Role::Buyer { buyer } else { seller };
                 Stance::bundle(role == Role::Buyer, bundle, own, reserve)
             }
-            Game::Tickets { .. } => {
+            DealSpace::Tickets { .. } => {
                 match super::tickets::TicketStance::from_scenario(scenario, role) {
                     Some(stance) => Stance::Tickets(stance),
                     None => Stance::discrete(Vec::new(), reserve),

@@ -13,7 +13,7 @@
 //! — the price game's acceptance rule, ticket by ticket.
 
 use crate::protocol::{format_cents, to_cents, Action, Terms, TicketSpec};
-use crate::scenario::{Game, Role, Scenario};
+use crate::scenario::{DealSpace, Role, Scenario};
 
 use super::concession::{Decision, Tactic};
 
@@ -34,7 +34,7 @@ pub struct TicketStance {
 impl TicketStance {
     /// The stance of `role` on a hotel call; `None` for any other game.
     pub(crate) fn from_scenario(scenario: &Scenario, role: Role) -> Option<TicketStance> {
-        let Game::Tickets { tickets, bd, hotel } = &scenario.game else {
+        let DealSpace::Tickets { tickets, bd, hotel } = &scenario.game else {
             return None;
         };
         Some(if role == Role::Bd {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::game::rules::move_cap;
 use crate::game::{Episode, OutcomeKind, Rules, Turn};
 use crate::protocol::{Action, ActionKind, IssueRange, TermSpace, Terms, TurnError};
-use crate::scenario::{Family, Game, Role, Scenario};
+use crate::scenario::{DealSpace, Family, Role, Scenario};
 use crate::vocab::Seat;
 
 /// One seat's structured view of an episode: everything it may know, from its own side.
@@ -376,9 +376,9 @@ fn public_view(scenario: &Scenario) -> PublicView {
         tickets: Vec::new(),
     };
     match &scenario.game {
-        Game::Tickets { tickets, .. } => view.tickets = tickets.clone(),
-        Game::Price { listing_price, .. } => view.listing_price = Some(*listing_price),
-        Game::Items { items, .. } => {
+        DealSpace::Tickets { tickets, .. } => view.tickets = tickets.clone(),
+        DealSpace::Price { listing_price, .. } => view.listing_price = Some(*listing_price),
+        DealSpace::Items { items, .. } => {
             view.items = items
                 .iter()
                 .map(|i| ItemView {
@@ -387,7 +387,7 @@ fn public_view(scenario: &Scenario) -> PublicView {
                 })
                 .collect()
         }
-        Game::Issues { issues, .. } => {
+        DealSpace::Issues { issues, .. } => {
             view.issues = issues
                 .iter()
                 .map(|i| {
@@ -405,7 +405,7 @@ fn public_view(scenario: &Scenario) -> PublicView {
                 })
                 .collect()
         }
-        Game::Bundle { bundle, .. } => {
+        DealSpace::Bundle { bundle, .. } => {
             let part = |key: &str, name: &str, list_price: f64, removable: bool| PartView {
                 key: key.into(),
                 name: name.into(),
@@ -442,7 +442,7 @@ fn public_view(scenario: &Scenario) -> PublicView {
 fn private_view(scenario: &Scenario, role: Role) -> PrivateView {
     match (&scenario.game, role) {
         (
-            Game::Bundle {
+            DealSpace::Bundle {
                 bundle,
                 buyer,
                 seller,
@@ -470,7 +470,7 @@ fn private_view(scenario: &Scenario, role: Role) -> PrivateView {
                 PrivateView::BundleSeller { cost: numbers }
             }
         }
-        (Game::Tickets { bd, hotel, .. }, _) => {
+        (DealSpace::Tickets { bd, hotel, .. }, _) => {
             if role == Role::Bd {
                 PrivateView::TicketsBd {
                     tickets: bd.clone(),
@@ -481,12 +481,12 @@ fn private_view(scenario: &Scenario, role: Role) -> PrivateView {
                 }
             }
         }
-        (Game::Price { buyer, .. }, Role::Buyer) => PrivateView::Buyer {
+        (DealSpace::Price { buyer, .. }, Role::Buyer) => PrivateView::Buyer {
             budget: buyer.budget,
         },
-        (Game::Price { seller, .. }, _) => PrivateView::Seller { cost: seller.cost },
+        (DealSpace::Price { seller, .. }, _) => PrivateView::Seller { cost: seller.cost },
         (
-            Game::Items {
+            DealSpace::Items {
                 items,
                 agent_1,
                 agent_2,
@@ -507,7 +507,7 @@ fn private_view(scenario: &Scenario, role: Role) -> PrivateView {
             }
         }
         (
-            Game::Issues {
+            DealSpace::Issues {
                 issues,
                 worker,
                 recruiter,

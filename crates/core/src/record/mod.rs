@@ -46,8 +46,8 @@ pub use prompt_cost::{seat_calls, CallCost, PromptCost, PromptCosts};
 pub use reader::{ReadError, RecordReader};
 pub use replay::{ReplayError, TemplateDiff};
 pub use table::{
-    RecordKind, SeatPlayer, TableRecord, TableRecordOutcome, TableReplayError, TableSeatRecord,
-    TableTurnRecord, TurnCost,
+    RecordKind, TablePlayerInfo, TableRecord, TableRecordOutcome, TableReplayError,
+    TableSeatRecord, TableTurnRecord, TurnCost,
 };
 pub use tail::{cut_off_tail, read_appended, Cut, Tail, TailError};
 pub use trajectory::{ExactCalls, NoTrajectory, Trajectory};

@@ -171,7 +171,7 @@ pub enum TableReplayError {
 
 /// Who sat where: a seat's player spec and model.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct SeatPlayer {
+pub struct TablePlayerInfo {
     pub player: String,
     pub model: Option<String>,
 }
@@ -183,7 +183,7 @@ impl TableRecord {
         seeds: EpisodeSeed,
         episode: &TableEpisode,
         options: &TableOptions,
-        players: &[SeatPlayer],
+        players: &[TablePlayerInfo],
         costs: &[TurnCost],
     ) -> TableRecord {
         let scenario = episode.scenario();

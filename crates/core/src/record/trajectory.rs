@@ -290,7 +290,7 @@ mod tests {
             member: 0,
         };
         let setup = TableSetup::new(&s, &options, seeds.table_seed()).unwrap();
-        let mut ep = TableEpisode::new(s.clone(), setup);
+        let mut ep = TableEpisode::new(s.clone(), setup).unwrap();
         let mut i = 0usize;
         while let Some(seat) = ep.to_move() {
             i += 1;

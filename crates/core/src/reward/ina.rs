@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use super::config::InaVersion;
 use crate::game::{Outcome, OutcomeKind, Seat, Setup, Turn};
 use crate::protocol::{Action, OfferChange, Terms};
-use crate::scenario::{BundleGame, Family, Game, Role, Scenario};
+use crate::scenario::{BundleSpace, DealSpace, Family, Role, Scenario};
 
 /// A bag of words: lower-case alphanumeric words and their counts.
 fn bag(text: &str) -> BTreeMap<String, f64> {
@@ -180,10 +180,10 @@ pub(crate) fn negotiation_strategy(
     // The seat's own limit on the counterpart's last proposal: the seller's cost, the buyer's
     // budget or worth.
     let limit = match (&scenario.game, role) {
-        (Game::Price { seller, .. }, Role::Seller) => seller.cost,
-        (Game::Price { buyer, .. }, Role::Buyer) => buyer.budget,
-        (Game::Bundle { .. }, _) => {
-            let (Some(game), Terms::Bundle { parts, .. }) = (BundleGame::of(scenario), terms)
+        (DealSpace::Price { seller, .. }, Role::Seller) => seller.cost,
+        (DealSpace::Price { buyer, .. }, Role::Buyer) => buyer.budget,
+        (DealSpace::Bundle { .. }, _) => {
+            let (Some(game), Terms::Bundle { parts, .. }) = (BundleSpace::of(scenario), terms)
             else {
                 return 0.0;
             };

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::game::Turn;
 use crate::protocol::{to_cents, Action, Terms};
-use crate::scenario::{Game, Role, Scenario};
+use crate::scenario::{DealSpace, Role, Scenario};
 
 /// Refusals in a row after which the agent is to end the call (Figure 7).
 pub(crate) const REFUSALS_BEFORE_HANGING_UP: usize = 4;
@@ -83,7 +83,7 @@ pub(crate) fn procedure_scores(
     turns: &[&Turn],
     index: usize,
 ) -> Vec<(&'static str, f64)> {
-    let Game::Tickets { .. } = &scenario.game else {
+    let DealSpace::Tickets { .. } = &scenario.game else {
         return Vec::new();
     };
     if role != Role::Bd || turns[index].played.is_none() {
@@ -148,7 +148,7 @@ fn raises_too_much(turns: &[&Turn], index: usize) -> bool {
 
 /// Figure 8: a proposal with a ticket below its target selling price `a`.
 fn asks_below_target(scenario: &Scenario, turn: &Turn) -> bool {
-    let (Game::Tickets { bd, .. }, Some(Action::Submit(Terms::Tickets(asks)))) =
+    let (DealSpace::Tickets { bd, .. }, Some(Action::Submit(Terms::Tickets(asks)))) =
         (&scenario.game, &turn.played)
     else {
         return false;

@@ -10,7 +10,7 @@ use regex::Regex;
 
 use crate::game::{standing_after, Offer, Setup, Turn};
 use crate::protocol::{Action, Terms};
-use crate::scenario::{bargained_ratio, Game, Role, Scenario};
+use crate::scenario::{bargained_ratio, DealSpace, Role, Scenario};
 
 use super::config::{
     Component, InaVersion, LengthConfig, LengthUnit, RewardConfig, StrategicTurns,
@@ -189,7 +189,7 @@ pub(crate) fn strategic_talk(
         })
     };
     match &scenario.game {
-        Game::Price { buyer, seller, .. } => {
+        DealSpace::Price { buyer, seller, .. } => {
             let secret = if role == Role::Buyer {
                 buyer.budget
             } else {
@@ -197,7 +197,7 @@ pub(crate) fn strategic_talk(
             };
             checks.push(!says(&[secret]));
         }
-        Game::Bundle {
+        DealSpace::Bundle {
             bundle,
             buyer,
             seller,
@@ -206,7 +206,7 @@ pub(crate) fn strategic_talk(
             let full = crate::protocol::BundleChoice::full(bundle);
             checks.push(!says(&[own.main, own.total(&full)]));
         }
-        Game::Items { items, .. } => {
+        DealSpace::Items { items, .. } => {
             let Some(own) = scenario.item_values(role) else {
                 return 0.0;
             };
@@ -251,7 +251,7 @@ pub(crate) fn strategic_talk(
                 OWN_PRIORITY.is_match(talk) || states_points,
             );
         }
-        Game::Issues { issues, .. } => {
+        DealSpace::Issues { issues, .. } => {
             let Some(prefs) = scenario.issue_preferences(role) else {
                 return 0.0;
             };
@@ -282,7 +282,7 @@ pub(crate) fn strategic_talk(
         }
         // Hotel calls: the hotel keeps its floors to itself; the agent names a room of the
         // call (it must quote its asks, so its figures are no secret).
-        Game::Tickets { tickets, hotel, .. } => match role {
+        DealSpace::Tickets { tickets, hotel, .. } => match role {
             Role::Hotel => {
                 let said = NUMBER.find_iter(talk).any(|m| {
                     let digits: String = m

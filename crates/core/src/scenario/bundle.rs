@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::{BundleChoice, BundleSpec};
 
-use super::{Game, Role, Scenario};
+use super::{DealSpace, Role, Scenario};
 
 /// One side's private numbers per part of a bundle: what each part is worth to the buyer, or
 /// what it costs the seller. Accessories in the scenario's order.
@@ -41,7 +41,7 @@ impl BundleValues {
 
 /// A bundle scenario's public spec and both private blocks, borrowed.
 #[derive(Debug, Clone, Copy)]
-pub struct BundleGame<'a> {
+pub struct BundleSpace<'a> {
     pub spec: &'a BundleSpec,
     /// What each part is worth to the buyer.
     pub(crate) worth: &'a BundleValues,
@@ -49,14 +49,14 @@ pub struct BundleGame<'a> {
     pub(crate) cost: &'a BundleValues,
 }
 
-impl<'a> BundleGame<'a> {
-    pub fn of(scenario: &'a Scenario) -> Option<BundleGame<'a>> {
+impl<'a> BundleSpace<'a> {
+    pub fn of(scenario: &'a Scenario) -> Option<BundleSpace<'a>> {
         match &scenario.game {
-            Game::Bundle {
+            DealSpace::Bundle {
                 bundle,
                 buyer,
                 seller,
-            } => Some(BundleGame {
+            } => Some(BundleSpace {
                 spec: bundle,
                 worth: buyer,
                 cost: seller,
@@ -138,7 +138,7 @@ mod tests {
     #[test]
     fn surpluses_follow_the_parts_in_the_deal() {
         let s = bundle();
-        let g = BundleGame::of(&s).unwrap();
+        let g = BundleSpace::of(&s).unwrap();
         let full = BundleChoice::full(g.spec);
         // Worth 58000 + 0 + 700 + 0; cost 45000 + 1100 + 600 + 400.
         assert_eq!(g.utility(Role::Buyer, 55000.0, &full), 58700.0 - 55000.0);

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::{to_cents, Terms, TicketSpec};
 
-use super::{Game, Role, Scenario};
+use super::{DealSpace, Role, Scenario};
 
 /// A selling price and the take-home price that corresponds to it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -79,7 +79,7 @@ impl Scenario {
     /// The tickets and both private blocks, in a hotel game.
     fn ticket_blocks(&self) -> Option<(&[TicketSpec], &[BdTicket], &[HotelTicket])> {
         match &self.game {
-            Game::Tickets { tickets, bd, hotel } => Some((tickets, bd, hotel)),
+            DealSpace::Tickets { tickets, bd, hotel } => Some((tickets, bd, hotel)),
             _ => None,
         }
     }

@@ -12,7 +12,7 @@ use crate::limits::{
 };
 use crate::protocol::IssueRange;
 
-use super::{Game, IssuePreferences, Scenario, Valuation, SCENARIO_SCHEMA};
+use super::{DealSpace, IssuePreferences, Scenario, Valuation, SCENARIO_SCHEMA};
 
 /// An error reading scenarios, naming where it happened.
 #[derive(Debug, thiserror::Error)]
@@ -209,7 +209,7 @@ pub fn validate(s: &Scenario) -> Result<(), InvalidScenario> {
         check_number("no_deal_value", s.no_deal_value, -MAX_AMOUNT, MAX_AMOUNT),
     )?;
     match &s.game {
-        Game::Price {
+        DealSpace::Price {
             listing_price,
             buyer,
             seller,
@@ -225,7 +225,7 @@ pub fn validate(s: &Scenario) -> Result<(), InvalidScenario> {
                 return bad("game.price.listing_price", "must be positive".into());
             }
         }
-        Game::Items {
+        DealSpace::Items {
             items,
             agent_1,
             agent_2,
@@ -277,7 +277,7 @@ pub fn validate(s: &Scenario) -> Result<(), InvalidScenario> {
                 check_space(s, "every split of the items"),
             )?;
         }
-        Game::Issues {
+        DealSpace::Issues {
             issues,
             worker,
             recruiter,
@@ -324,12 +324,12 @@ pub fn validate(s: &Scenario) -> Result<(), InvalidScenario> {
                 check_preferences(side, prefs, issues)?;
             }
         }
-        Game::Bundle {
+        DealSpace::Bundle {
             bundle,
             buyer,
             seller,
         } => check_bundle(bundle, buyer, seller)?,
-        Game::Tickets { tickets, bd, hotel } => {
+        DealSpace::Tickets { tickets, bd, hotel } => {
             within(
                 "game.tickets.tickets",
                 check_count("the number of tickets", tickets.len() as u64, 1, MAX_ISSUES),

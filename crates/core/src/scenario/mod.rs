@@ -1,6 +1,6 @@
 //! Scenarios: what is negotiated, what each side privately knows, and what each side gets.
 //!
-//! A [`Scenario`] is one line of a scenario file. Its [`Game`] is typed per domain — price, items,
+//! A [`Scenario`] is one line of a scenario file. Its [`DealSpace`] is typed per domain — price, items,
 //! issues — and holds the public space of deals and the private block of each role. Utilities
 //! (what a deal is worth to a role) live in `utility.rs`; reading and checking files in `load.rs`;
 //! turning the raw public datasets into scenario files in `import/`. This module does no network
@@ -25,7 +25,7 @@ use crate::protocol::{BundleSpec, IssueSpec, ItemSpec, TermSpace, TicketSpec};
 
 pub(crate) use acts::{catalog as act_catalog, judge_act};
 pub use acts::{find_act, Act};
-pub use bundle::{BundleGame, BundleValues};
+pub use bundle::{BundleSpace, BundleValues};
 pub use catalog::{Catalog, UnknownScenario};
 pub use family::{Domain, Family, Role};
 pub use hotel::{BdTicket, HotelTicket, PricePair, TicketOutcome};
@@ -65,7 +65,7 @@ pub struct Scenario {
     /// What both sides see.
     pub public: PublicInfo,
     /// The deal space and each role's private block.
-    pub game: Game,
+    pub game: DealSpace,
     /// What each side gets when there is no deal (default 0; CaSiNo's own rule is 5).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub no_deal_value: f64,
@@ -95,7 +95,7 @@ pub struct PublicInfo {
 /// externally tagged (`"game": {"price": {…}}`) so that errors name the exact field.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum Game {
+pub enum DealSpace {
     Price {
         /// The public listing price L.
         listing_price: f64,
@@ -236,11 +236,11 @@ pub struct RecordedPoints {
 impl Scenario {
     pub(crate) fn domain(&self) -> Domain {
         match self.game {
-            Game::Price { .. } => Domain::Price,
-            Game::Items { .. } => Domain::Items,
-            Game::Issues { .. } => Domain::Issues,
-            Game::Bundle { .. } => Domain::Bundle,
-            Game::Tickets { .. } => Domain::Tickets,
+            DealSpace::Price { .. } => Domain::Price,
+            DealSpace::Items { .. } => Domain::Items,
+            DealSpace::Issues { .. } => Domain::Issues,
+            DealSpace::Bundle { .. } => Domain::Bundle,
+            DealSpace::Tickets { .. } => Domain::Tickets,
         }
     }
 
@@ -251,8 +251,8 @@ impl Scenario {
     /// The private item values of `role`, in an item game it plays.
     pub fn item_values(&self, role: Role) -> Option<&ItemValues> {
         match (&self.game, role) {
-            (Game::Items { agent_1, .. }, Role::Agent1) => Some(agent_1),
-            (Game::Items { agent_2, .. }, Role::Agent2) => Some(agent_2),
+            (DealSpace::Items { agent_1, .. }, Role::Agent1) => Some(agent_1),
+            (DealSpace::Items { agent_2, .. }, Role::Agent2) => Some(agent_2),
             _ => None,
         }
     }
@@ -260,8 +260,8 @@ impl Scenario {
     /// The private issue preferences of `role`, in an issue game it plays.
     pub fn issue_preferences(&self, role: Role) -> Option<&IssuePreferences> {
         match (&self.game, role) {
-            (Game::Issues { worker, .. }, Role::Worker) => Some(worker),
-            (Game::Issues { recruiter, .. }, Role::Recruiter) => Some(recruiter),
+            (DealSpace::Issues { worker, .. }, Role::Worker) => Some(worker),
+            (DealSpace::Issues { recruiter, .. }, Role::Recruiter) => Some(recruiter),
             _ => None,
         }
     }
@@ -279,10 +279,10 @@ impl Scenario {
     /// whole bundle at its list price. What a first bid is read against (`acts::ina_reference`).
     pub(crate) fn opening_terms(&self) -> Option<crate::protocol::Terms> {
         match &self.game {
-            Game::Price { listing_price, .. } => Some(crate::protocol::Terms::Price(
+            DealSpace::Price { listing_price, .. } => Some(crate::protocol::Terms::Price(
                 crate::protocol::to_cents(*listing_price),
             )),
-            Game::Bundle { bundle, .. } => {
+            DealSpace::Bundle { bundle, .. } => {
                 let parts = crate::protocol::BundleChoice::full(bundle);
                 Some(crate::protocol::Terms::Bundle {
                     price: crate::protocol::to_cents(parts.list_price(bundle)),
@@ -296,11 +296,11 @@ impl Scenario {
     /// The space of possible deals, for reading and writing terms.
     pub fn term_space(&self) -> TermSpace<'_> {
         match &self.game {
-            Game::Price { .. } => TermSpace::Price,
-            Game::Items { items, .. } => TermSpace::Items(items),
-            Game::Issues { issues, .. } => TermSpace::Issues(issues),
-            Game::Bundle { bundle, .. } => TermSpace::Bundle(bundle),
-            Game::Tickets { tickets, .. } => TermSpace::Tickets(tickets),
+            DealSpace::Price { .. } => TermSpace::Price,
+            DealSpace::Items { items, .. } => TermSpace::Items(items),
+            DealSpace::Issues { issues, .. } => TermSpace::Issues(issues),
+            DealSpace::Bundle { bundle, .. } => TermSpace::Bundle(bundle),
+            DealSpace::Tickets { tickets, .. } => TermSpace::Tickets(tickets),
         }
     }
 }

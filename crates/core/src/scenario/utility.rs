@@ -3,14 +3,14 @@
 
 use crate::protocol::{IssueRange, IssueValue, Terms};
 
-use super::{BundleGame, Domain, Game, IssuePreferences, Role, Scenario, Valuation};
+use super::{BundleSpace, DealSpace, Domain, IssuePreferences, Role, Scenario, Valuation};
 
 /// Tolerance for a ρ scale of zero.
 const EPS: f64 = 1e-9;
 
 /// The bargained ratio ρ of a utility for `role` (the book's `design/scenarios.md`):
 /// price — u / |B − C| (with |B − C| < 1 taken as 1); items — u / Σ count·value;
-/// issues — u / max u; bundle — u / the best bundle's joint surplus (`BundleGame::scale`). A side that can get nothing has ρ = 0.
+/// issues — u / max u; bundle — u / the best bundle's joint surplus (`BundleSpace::scale`). A side that can get nothing has ρ = 0.
 pub fn bargained_ratio(scenario: &Scenario, role: Role, utility: f64) -> f64 {
     let scale = match scenario.domain() {
         Domain::Price | Domain::Bundle | Domain::Tickets => scenario.max_utility(role).max(1.0),
@@ -34,7 +34,7 @@ impl Scenario {
     /// Terms of another domain, or a role that does not play this scenario, are worth nothing.
     pub fn utility(&self, role: Role, terms: &Terms) -> f64 {
         match (&self.game, terms) {
-            (Game::Price { buyer, seller, .. }, Terms::Price(_)) => {
+            (DealSpace::Price { buyer, seller, .. }, Terms::Price(_)) => {
                 let price = terms.price().unwrap_or_default();
                 match role {
                     Role::Buyer => buyer.budget - price,
@@ -42,11 +42,13 @@ impl Scenario {
                     _ => 0.0,
                 }
             }
-            (Game::Bundle { .. }, Terms::Bundle { price, parts }) => match BundleGame::of(self) {
-                Some(game) => game.utility(role, *price as f64 / 100.0, parts),
-                None => 0.0,
-            },
-            (Game::Items { .. }, Terms::Items(shares)) => match self.item_values(role) {
+            (DealSpace::Bundle { .. }, Terms::Bundle { price, parts }) => {
+                match BundleSpace::of(self) {
+                    Some(game) => game.utility(role, *price as f64 / 100.0, parts),
+                    None => 0.0,
+                }
+            }
+            (DealSpace::Items { .. }, Terms::Items(shares)) => match self.item_values(role) {
                 Some(own) => shares
                     .iter()
                     .zip(&own.values)
@@ -54,13 +56,15 @@ impl Scenario {
                     .sum(),
                 None => 0.0,
             },
-            (Game::Issues { issues, .. }, Terms::Issues(values)) => {
+            (DealSpace::Issues { issues, .. }, Terms::Issues(values)) => {
                 match self.issue_preferences(role) {
                     Some(prefs) => 100.0 * issue_score(issues, prefs, values),
                     None => 0.0,
                 }
             }
-            (Game::Tickets { .. }, Terms::Tickets(prices)) => self.ticket_utility(role, prices),
+            (DealSpace::Tickets { .. }, Terms::Tickets(prices)) => {
+                self.ticket_utility(role, prices)
+            }
             _ => 0.0,
         }
     }
@@ -69,12 +73,12 @@ impl Scenario {
     /// be anything), so this is the spread |B − C| that ρ is normalised by instead.
     pub fn max_utility(&self, role: Role) -> f64 {
         match &self.game {
-            Game::Price { buyer, seller, .. } => (buyer.budget - seller.cost).abs(),
-            Game::Bundle { .. } => BundleGame::of(self).map_or(1.0, |g| g.scale()),
+            DealSpace::Price { buyer, seller, .. } => (buyer.budget - seller.cost).abs(),
+            DealSpace::Bundle { .. } => BundleSpace::of(self).map_or(1.0, |g| g.scale()),
             // Like a price game: the summed spread between the agent's acceptable prices and
             // the hotel's floors (`hotel.rs`).
-            Game::Tickets { .. } => self.ticket_spread(),
-            Game::Items { items, .. } => match self.item_values(role) {
+            DealSpace::Tickets { .. } => self.ticket_spread(),
+            DealSpace::Items { items, .. } => match self.item_values(role) {
                 Some(own) => items
                     .iter()
                     .zip(&own.values)
@@ -82,7 +86,7 @@ impl Scenario {
                     .sum(),
                 None => 0.0,
             },
-            Game::Issues { issues, .. } => {
+            DealSpace::Issues { issues, .. } => {
                 let best = self
                     .issue_preferences(role)
                     .and_then(|prefs| best_issue_score(issues, prefs));

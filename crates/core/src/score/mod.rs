@@ -10,7 +10,7 @@
 //! intervals, from the metrics alone, in memory that does not grow with the episodes;
 //! [`Quantiles`] gives it the median of ρ; [`Comparisons`] rates players (Bradley–Terry, with
 //! Poisson-bootstrap intervals) from paired comparisons of their ρ (`rating.rs`), its
-//! observations kept behind an [`ObservationStore`] so that a caller can keep them on disk.
+//! observations kept behind an [`SampleStore`] so that a caller can keep them on disk.
 
 mod aggregate;
 mod estimate;
@@ -25,9 +25,7 @@ pub use aggregate::{
 };
 pub use estimate::{cell, pct_cell, Estimate};
 pub use quantile::{Bin, Quantiles};
-pub use rating::{
-    Comparisons, Group, InMemory, Leaderboard, Observation, ObservationStore, Rating,
-};
+pub use rating::{Comparisons, Group, InMemory, Leaderboard, Rating, RatingSample, SampleStore};
 pub(crate) use table::table_metrics;
 pub use table::{
     deliberation_metrics, is_pareto, nash_product, Proposal, TableMetrics, TableTally,
@@ -44,7 +42,7 @@ use crate::game::{OutcomeKind, PerSeat, Rules, Seat, Setup, Turn};
 use crate::limits::MAX_OUTCOME_SPACE;
 use crate::protocol::BundleChoice;
 use crate::protocol::{proposes_deal, Action, ParseNote, Terms};
-use crate::scenario::{BundleGame, Game, Role, Scenario};
+use crate::scenario::{BundleSpace, DealSpace, Role, Scenario};
 
 pub(crate) use crate::game::deal_utilities;
 pub use crate::game::seat_values;
@@ -178,7 +176,7 @@ pub fn episode_metrics(
                 .count() as u32,
             no_deal_rho: no_deal_rho.as_ref().map(|rho| rho[seat]),
         };
-        if let (Game::Price { buyer, .. }, Role::Buyer) = (&scenario.game, role) {
+        if let (DealSpace::Price { buyer, .. }, Role::Buyer) = (&scenario.game, role) {
             let first_bid = mine.iter().find_map(|t| match &t.played {
                 Some(Action::Submit(terms)) => terms.price(),
                 _ => None,
@@ -191,7 +189,7 @@ pub fn episode_metrics(
                 m.sale_to_list = price.and_then(|p| sale_to_list(scenario, role, p));
             }
         }
-        if let (Game::Bundle { bundle, .. }, Role::Buyer) = (&scenario.game, role) {
+        if let (DealSpace::Bundle { bundle, .. }, Role::Buyer) = (&scenario.game, role) {
             // INA's "buyer's first offer over the seller's first price": over the full
             // bundle's list price, the seller's public opening ask.
             let list = BundleChoice::full(bundle).list_price(bundle);
@@ -210,7 +208,7 @@ pub fn episode_metrics(
         (OutcomeKind::Deal, Some(terms)) => is_pareto_optimal(scenario, setup, terms),
         _ => None,
     };
-    let bundle_deal = match (kind, learner_terms, BundleGame::of(scenario)) {
+    let bundle_deal = match (kind, learner_terms, BundleSpace::of(scenario)) {
         (OutcomeKind::Deal, Some(terms @ Terms::Bundle { parts, .. }), Some(game)) => {
             let list = BundleChoice::full(game.spec).list_price(game.spec);
             Some((
@@ -243,7 +241,7 @@ pub fn episode_metrics(
 /// (no range between them). The one home of SL: the metric and the `sale_to_list` reward
 /// both read it.
 pub(crate) fn sale_to_list(scenario: &Scenario, role: Role, price: f64) -> Option<f64> {
-    let Game::Price {
+    let DealSpace::Price {
         listing_price,
         buyer,
         ..
@@ -334,7 +332,7 @@ pub(crate) fn is_pareto_optimal(
     setup: &Setup,
     learner_terms: &Terms,
 ) -> Option<bool> {
-    if let (Some(game), Terms::Bundle { parts, .. }) = (BundleGame::of(scenario), learner_terms) {
+    if let (Some(game), Terms::Bundle { parts, .. }) = (BundleSpace::of(scenario), learner_terms) {
         return Some(game.joint(parts) >= game.best().1 - EPS);
     }
     let size = scenario.term_space().size()?;

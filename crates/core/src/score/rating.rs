@@ -50,7 +50,7 @@
 //! The Poisson bootstrap draws n situations only on average; its intervals agree with the
 //! classical bootstrap's within Monte-Carlo noise (tested against the binomial interval).
 //!
-//! **Memory.** Observations wait in an [`ObservationStore`] until the ratings are asked for:
+//! **Memory.** Observations wait in an [`SampleStore`] until the ratings are asked for:
 //! [`InMemory`] keeps them all (24 bytes each); `eval`'s spill store (`eval/spill.rs`) keeps at
 //! most a fixed number and moves the rest to partition files by key, so a rating over a large
 //! file stays flat. The store hands the observations back in parts, every observation of a key
@@ -121,7 +121,7 @@ pub struct Leaderboard {
 
 /// One player's ρ in one situation; `player` is its index in [`Comparisons`]' arrival order.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Observation {
+pub struct RatingSample {
     pub key: u64,
     pub player: u32,
     pub rho: f64,
@@ -129,11 +129,11 @@ pub struct Observation {
 
 /// Where [`Comparisons`] keeps its observations until the ratings are asked for: the seam
 /// between the pure rating and whatever storage (memory, files) a caller gives it.
-pub trait ObservationStore {
+pub trait SampleStore {
     type Error;
 
     /// Keep one observation.
-    fn push(&mut self, observation: Observation) -> Result<(), Self::Error>;
+    fn push(&mut self, observation: RatingSample) -> Result<(), Self::Error>;
 
     /// Observations kept.
     fn len(&self) -> u64;
@@ -144,17 +144,17 @@ pub trait ObservationStore {
 
     /// Every observation kept, in parts: all observations of one key in the same part, each
     /// part small enough to hold. Can be read more than once.
-    fn parts(&self) -> impl Iterator<Item = Result<Vec<Observation>, Self::Error>> + '_;
+    fn parts(&self) -> impl Iterator<Item = Result<Vec<RatingSample>, Self::Error>> + '_;
 }
 
 /// The store that keeps every observation in memory (24 bytes each), in one part.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct InMemory(Vec<Observation>);
+pub struct InMemory(Vec<RatingSample>);
 
-impl ObservationStore for InMemory {
+impl SampleStore for InMemory {
     type Error = std::convert::Infallible;
 
-    fn push(&mut self, observation: Observation) -> Result<(), Self::Error> {
+    fn push(&mut self, observation: RatingSample) -> Result<(), Self::Error> {
         self.0.push(observation);
         Ok(())
     }
@@ -163,7 +163,7 @@ impl ObservationStore for InMemory {
         self.0.len() as u64
     }
 
-    fn parts(&self) -> impl Iterator<Item = Result<Vec<Observation>, Self::Error>> + '_ {
+    fn parts(&self) -> impl Iterator<Item = Result<Vec<RatingSample>, Self::Error>> + '_ {
         std::iter::once(Ok(self.0.clone()))
     }
 }
@@ -177,9 +177,9 @@ pub struct Comparisons<S = InMemory> {
 }
 
 /// One comparison: players `a` and `b` (indices), and `a`'s share of the win (1, ½ or 0).
-type Game = (usize, usize, f64);
+type Pairing = (usize, usize, f64);
 
-impl<S: ObservationStore> Comparisons<S> {
+impl<S: SampleStore> Comparisons<S> {
     /// No observations yet; they will wait in `store`.
     pub fn new(store: S) -> Comparisons<S> {
         Comparisons {
@@ -196,7 +196,7 @@ impl<S: ObservationStore> Comparisons<S> {
         if index == next {
             self.names.push(player.to_string());
         }
-        self.store.push(Observation {
+        self.store.push(RatingSample {
             key,
             player: index,
             rho,
@@ -402,7 +402,7 @@ impl Links {
 }
 
 /// The comparisons under one key: every pair of different players.
-fn games_of(same_key: &[(u64, usize, f64)]) -> Vec<Game> {
+fn games_of(same_key: &[(u64, usize, f64)]) -> Vec<Pairing> {
     let mut games = Vec::new();
     for (x, a) in same_key.iter().enumerate() {
         for b in &same_key[x + 1..] {
@@ -416,7 +416,7 @@ fn games_of(same_key: &[(u64, usize, f64)]) -> Vec<Game> {
 
 /// Add `games`, each drawn `weight` times, to a table of pairwise wins. Shares are halves and
 /// weights whole, so the sums are exact whatever the order.
-fn add_wins(wins: &mut [f64], n: usize, games: &[Game], weight: f64) {
+fn add_wins(wins: &mut [f64], n: usize, games: &[Pairing], weight: f64) {
     for &(a, b, share) in games {
         wins[a * n + b] += weight * share;
         wins[b * n + a] += weight * (1.0 - share);
@@ -528,7 +528,7 @@ mod tests {
     }
 
     /// `add` on the in-memory store, which cannot fail.
-    fn observe<S: ObservationStore<Error = std::convert::Infallible>>(
+    fn observe<S: SampleStore<Error = std::convert::Infallible>>(
         c: &mut Comparisons<S>,
         key: u64,
         player: &str,
@@ -537,7 +537,7 @@ mod tests {
         let Ok(()) = c.add(key, player, rho);
     }
 
-    fn rate<S: ObservationStore<Error = std::convert::Infallible>>(
+    fn rate<S: SampleStore<Error = std::convert::Infallible>>(
         c: &Comparisons<S>,
         rated: impl Fn(&str) -> bool,
         prior: f64,
@@ -777,18 +777,18 @@ mod tests {
 
     /// A store that hands its observations back in `parts` parts by key, last part first.
     #[derive(Default)]
-    struct Parted(Vec<Observation>, u64);
+    struct Parted(Vec<RatingSample>, u64);
 
-    impl ObservationStore for Parted {
+    impl SampleStore for Parted {
         type Error = std::convert::Infallible;
-        fn push(&mut self, o: Observation) -> Result<(), Self::Error> {
+        fn push(&mut self, o: RatingSample) -> Result<(), Self::Error> {
             self.0.push(o);
             Ok(())
         }
         fn len(&self) -> u64 {
             self.0.len() as u64
         }
-        fn parts(&self) -> impl Iterator<Item = Result<Vec<Observation>, Self::Error>> + '_ {
+        fn parts(&self) -> impl Iterator<Item = Result<Vec<RatingSample>, Self::Error>> + '_ {
             (0..self.1).rev().map(|p| {
                 Ok(self
                     .0

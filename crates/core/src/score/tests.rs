@@ -498,7 +498,7 @@ fn a_space_too_large_to_enumerate_has_no_pareto_flag() {
     // u32::MAX units of each CaSiNo item: (2^32)^3 deals overflow any integer. The product
     // wrapped to 0 once — an empty space, so every deal read as Pareto-optimal.
     let mut s = (*casino()).clone();
-    if let Game::Items { items, .. } = &mut s.game {
+    if let DealSpace::Items { items, .. } = &mut s.game {
         for item in items {
             item.count = u32::MAX;
         }
@@ -509,7 +509,7 @@ fn a_space_too_large_to_enumerate_has_no_pareto_flag() {
         None
     );
     // One item of more than MAX_OUTCOME_SPACE units: enumerable in principle, not per deal.
-    if let Game::Items { items, .. } = &mut s.game {
+    if let DealSpace::Items { items, .. } = &mut s.game {
         items.truncate(1);
         items[0].count = crate::limits::MAX_OUTCOME_SPACE as u32;
     }

@@ -330,7 +330,7 @@ pub struct LogTurn {
 
 /// One logged session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct Session {
+pub(crate) struct LoggedSession {
     /// The file inside the experiment (`history10_14_00.json`, `output_x/answers00%3A26%3A44.json`).
     pub file: String,
     /// The opening and every turn, in order, the lead's final proposal not among them.
@@ -434,7 +434,7 @@ pub(crate) fn read_sessions(
     logs: &Path,
     experiment: &Experiment,
     scenario: &TableScenario,
-) -> Result<(TableScenario, Vec<Session>), LogError> {
+) -> Result<(TableScenario, Vec<LoggedSession>), LogError> {
     let raw = read_raw(logs, experiment.source)?;
     let scenario = match experiment.source {
         LogSource::Zip(_) => {
@@ -485,7 +485,7 @@ pub(crate) fn read_sessions(
                 });
                 let complete = turns.len() == 4 * n + 2 && last_is_lead;
                 let final_turn = if complete { turns.pop() } else { None };
-                Session {
+                LoggedSession {
                     file,
                     turns,
                     final_turn,
@@ -514,7 +514,7 @@ pub(crate) fn read_sessions(
                         turn(scenario.parties[l].name.clone(), t.to_string(), None, None)
                     });
                 let complete = final_turn.is_some() && turns.len() > 4 * n;
-                Session {
+                LoggedSession {
                     file,
                     turns,
                     final_turn,
@@ -528,7 +528,7 @@ pub(crate) fn read_sessions(
 }
 
 /// The proposals of a session in turn order, the final one marked, for the table metrics.
-pub(crate) fn proposals(scenario: &TableScenario, session: &Session) -> Vec<Proposal> {
+pub(crate) fn proposals(scenario: &TableScenario, session: &LoggedSession) -> Vec<Proposal> {
     let one = |t: &LogTurn, is_final: bool| match (&t.proposed, &t.role) {
         (Proposed::Deal { deal }, Some(role)) => scenario.seat_of(role).map(|seat| Proposal {
             seat,
@@ -671,7 +671,7 @@ pub struct StoredReport {
 
 /// Score the complete sessions of an experiment by the rule: each session's metrics, summed in
 /// the one tally ([`crate::score::TableTally`]) every table surface reads.
-pub(crate) fn figures(scenario: &TableScenario, sessions: &[Session]) -> Option<Figures> {
+pub(crate) fn figures(scenario: &TableScenario, sessions: &[LoggedSession]) -> Option<Figures> {
     let mut tally = TableTally::default();
     for s in sessions.iter().filter(|s| s.complete) {
         let metrics = deliberation_metrics(scenario, &proposals(scenario, s), None);
@@ -707,7 +707,7 @@ pub(crate) fn notebook_of(source: LogSource) -> Notebook {
 pub(crate) fn paper_session(
     game: &TableScenario,
     notebook: Notebook,
-    session: &Session,
+    session: &LoggedSession,
 ) -> Option<Result<Verdicts, NotScored>> {
     fn answers<'a>(
         game: &TableScenario,
@@ -751,7 +751,7 @@ pub(crate) fn paper_session(
 pub(crate) fn paper_figures(
     game: &TableScenario,
     notebook: Notebook,
-    sessions: &[Session],
+    sessions: &[LoggedSession],
 ) -> (Option<Figures>, usize) {
     let mut tally = TableTally::default();
     let mut not_scored = 0;
@@ -881,7 +881,7 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
                 }
             }),
             stored: experiment.stored_through.filter(|_| scored).map(|through| {
-                let upto: Vec<Session> = sessions
+                let upto: Vec<LoggedSession> = sessions
                     .iter()
                     .filter(|s| s.file.as_str() <= through)
                     .cloned()
@@ -919,7 +919,7 @@ pub fn import_logs(options: &LogOptions) -> Result<Vec<ExperimentReport>, LogErr
                 experiment: &'a str,
                 scenario_id: &'a str,
                 #[serde(flatten)]
-                session: &'a Session,
+                session: &'a LoggedSession,
                 /// The notebook's verdicts (paper mode; absent where its filter drops the
                 /// session).
                 #[serde(skip_serializing_if = "Option::is_none")]

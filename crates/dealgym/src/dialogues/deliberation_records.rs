@@ -17,11 +17,11 @@
 use std::sync::Arc;
 
 use crate::game::{Completion, EpisodeSeed};
-use crate::record::{SeatPlayer, TableRecord};
+use crate::record::{TablePlayerInfo, TableRecord};
 use crate::scenario::TableScenario;
 use crate::table::{Slot, SlotKind, TableEpisode, TableOptions, TableSetup};
 
-use super::deliberation::{LogTurn, Proposed, Session};
+use super::deliberation::{LogTurn, LoggedSession, Proposed};
 
 /// The completion a logged turn is played as.
 pub fn completion(scenario: &TableScenario, turn: &LogTurn) -> Completion {
@@ -62,7 +62,7 @@ pub(crate) fn session_record(
     index: u64,
     source: &str,
     scenario: &Arc<TableScenario>,
-    session: &Session,
+    session: &LoggedSession,
 ) -> Result<TableRecord, String> {
     let n = scenario.parties.len();
     let seat_of = |t: &LogTurn| {
@@ -114,10 +114,10 @@ pub(crate) fn session_record(
             return Err(format!("turn of `{}`: {}", t.agent, error.message));
         }
     }
-    let players: Vec<SeatPlayer> = scenario
+    let players: Vec<TablePlayerInfo> = scenario
         .parties
         .iter()
-        .map(|_| SeatPlayer {
+        .map(|_| TablePlayerInfo {
             player: format!("log:{experiment}"),
             model: None,
         })

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use super::{form_turns, DialogueError, Found, HumanDialogue, ScenarioIndex, Skip, Utterance};
 use crate::protocol::Action;
 use crate::scenario::import::job_interview::{is_aborted, read, solution_terms, Record};
-use crate::scenario::{Game, Role};
+use crate::scenario::{DealSpace, Role};
 
 pub(super) fn dialogues(
     files: &[PathBuf],
@@ -45,7 +45,7 @@ struct Timed<'r> {
 
 fn utterances(r: &Record, found: &Found) -> Result<Vec<Utterance>, Skip> {
     let skip = |reason: String| Skip::new(&r.id, reason);
-    let Game::Issues { issues, .. } = &found.scenario.game else {
+    let DealSpace::Issues { issues, .. } = &found.scenario.game else {
         return Err(skip("its scenario is not a job interview".into()));
     };
     let role_of = |user: &str| {
@@ -142,7 +142,7 @@ mod tests {
 
     /// A solution body that fits the fixture's issues.
     fn body(found: &Found) -> serde_json::Value {
-        let Game::Issues { issues, .. } = &found.scenario.game else {
+        let DealSpace::Issues { issues, .. } = &found.scenario.game else {
             unreachable!()
         };
         let space = TermSpace::Issues(issues);

@@ -19,10 +19,10 @@
 //! - `grid.rs`: the pairings, as pure data, from `--player`/`--opponent`/`--round-robin`/
 //!   `--swap-seats`;
 //! - `matrix.rs`: the cross-play matrix ([`CrossPlay`]), fed one record at a time;
-//! - `tables.rs`: `EvalTables`, the matrix and ratings of any set of records, finished into
+//! - `tables.rs`: `EvalTally`, the matrix and ratings of any set of records, finished into
 //!   [`EvalResults`], rendered as Markdown or JSON. This is the API other surfaces (e.g.
 //!   `dealgym report`) use to show the same tables: `let mut t =
-//!   EvalTables::spilling_under(dir); for r in records { t.add(&r)? }; let t = t.finish()?`,
+//!   EvalTally::spilling_under(dir); for r in records { t.add(&r)? }; let t = t.finish()?`,
 //!   then `t.markdown()` (or `t.matrix_markdown()`, `t.ratings()` with `t.connections()`,
 //!   `t.json()`);
 //! - `table.rs`: the eval over n-party scenarios (`--table-role ROLE`): each entrant sits at
@@ -35,21 +35,21 @@
 
 mod grid;
 mod matrix;
+mod results;
 mod spill;
 mod table;
 mod table_ratings;
-mod tables;
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 pub use grid::{pairings, parse_entrant, Entrant, GridError, Pairing};
 pub use matrix::{Cell, CrossPlay};
+pub use results::EvalResults;
+pub(crate) use results::EvalTally;
 pub use spill::SpillError;
 pub use table::{eval_tables, EntrantFigures, TableEvalOptions, TableEvalSummary};
 pub(crate) use table_ratings::TableRatings;
-pub use tables::EvalResults;
-pub(crate) use tables::EvalTables;
 
 use crate::game::PerSeat;
 use crate::record::{Duplicates, OnDuplicate, ReadError, RecordFiles, RecordWriter, WriteError};
@@ -200,7 +200,7 @@ pub async fn eval<'s>(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    let mut tables = EvalTables::spilling_under(beside);
+    let mut tables = EvalTally::spilling_under(beside);
     for located in RecordFiles::open(std::slice::from_ref(&run.out), options.on_duplicate) {
         let record = located?.record;
         if run_ids.contains(&record.run_id) {

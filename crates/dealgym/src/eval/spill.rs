@@ -1,5 +1,5 @@
 //! Where the ratings' observations wait when an eval's file is large: [`SpillStore`], the
-//! [`ObservationStore`] that `eval` and `report` give [`crate::score::Comparisons`], so that
+//! [`SampleStore`] that `eval` and `report` give [`crate::score::Comparisons`], so that
 //! their memory stays flat however many episodes the file holds.
 //!
 //! Up to [`SPILL_AFTER`] observations wait in memory; a store that never holds more never
@@ -20,7 +20,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::score::{Observation, ObservationStore};
+use crate::score::{RatingSample, SampleStore};
 
 /// Observations kept in memory before they move to files (about 6 MB of them).
 pub(crate) const SPILL_AFTER: usize = 262_144;
@@ -67,7 +67,7 @@ pub(crate) struct SpillStore {
     /// Where the files' directory goes, once needed.
     under: PathBuf,
     limit: usize,
-    waiting: Vec<Observation>,
+    waiting: Vec<RatingSample>,
     files: Option<SpillFiles>,
     len: u64,
 }
@@ -104,10 +104,10 @@ impl SpillStore {
     }
 }
 
-impl ObservationStore for SpillStore {
+impl SampleStore for SpillStore {
     type Error = SpillError;
 
-    fn push(&mut self, observation: Observation) -> Result<(), SpillError> {
+    fn push(&mut self, observation: RatingSample) -> Result<(), SpillError> {
         self.waiting.push(observation);
         self.len += 1;
         if self.waiting.len() >= self.limit {
@@ -126,7 +126,7 @@ impl ObservationStore for SpillStore {
         self.len
     }
 
-    fn parts(&self) -> impl Iterator<Item = Result<Vec<Observation>, SpillError>> + '_ {
+    fn parts(&self) -> impl Iterator<Item = Result<Vec<RatingSample>, SpillError>> + '_ {
         let parts = if self.files.is_some() { PARTITIONS } else { 1 };
         (0..parts).map(move |p| match &self.files {
             None => Ok(self.waiting.clone()),
@@ -184,7 +184,7 @@ impl SpillFiles {
     }
 
     /// Append observations to their partitions' files (sorting them by partition).
-    pub fn append(&self, observations: &mut [Observation]) -> Result<(), SpillError> {
+    pub fn append(&self, observations: &mut [RatingSample]) -> Result<(), SpillError> {
         observations.sort_unstable_by_key(|o| partition(o.key));
         for same in observations.chunk_by(|a, b| partition(a.key) == partition(b.key)) {
             let p = partition(same[0].key);
@@ -209,7 +209,7 @@ impl SpillFiles {
     }
 
     /// The observations of one partition (none if none was written to it).
-    pub fn read(&self, partition: u64) -> Result<Vec<Observation>, SpillError> {
+    pub fn read(&self, partition: u64) -> Result<Vec<RatingSample>, SpillError> {
         let path = self.path(partition);
         if self.written.load(Ordering::Relaxed) & (1 << partition) == 0 {
             return Ok(Vec::new());
@@ -237,7 +237,7 @@ impl SpillFiles {
                     w[..range.len()].copy_from_slice(&b[range]);
                     u64::from_le_bytes(w)
                 };
-                Observation {
+                RatingSample {
                     key: word(0..8),
                     player: word(8..12) as u32,
                     rho: f64::from_bits(word(12..20)),
@@ -341,7 +341,7 @@ mod tests {
         let mut store = SpillStore::with_limit(&dir, 10);
         let mut small = SpillStore::under(&dir);
         for (i, (key, _, rho)) in observations().into_iter().take(25).enumerate() {
-            let o = Observation {
+            let o = RatingSample {
                 key,
                 player: i as u32 % 3,
                 rho,
@@ -354,7 +354,7 @@ mod tests {
         assert!(files.starts_with(&dir));
         let names = std::fs::read_dir(&files).expect("listed").count();
         assert!(names > 1, "{names} partition files");
-        let parts: Vec<Vec<Observation>> = store.parts().collect::<Result<_, _>>().unwrap();
+        let parts: Vec<Vec<RatingSample>> = store.parts().collect::<Result<_, _>>().unwrap();
         assert_eq!(parts.len() as u64, PARTITIONS);
         assert_eq!(parts.iter().map(Vec::len).sum::<usize>(), 25);
         drop(store);
@@ -400,7 +400,7 @@ mod tests {
     fn a_written_partition_that_is_gone_is_an_error() {
         let dir = scratch("gone");
         let files = SpillFiles::create(&dir).unwrap();
-        let mut observations = vec![Observation {
+        let mut observations = vec![RatingSample {
             key: 7,
             player: 1,
             rho: 0.5,
@@ -421,7 +421,7 @@ mod tests {
         let dir = scratch("torn");
         let mut store = SpillStore::with_limit(&dir, 2);
         for key in [1u64, 2] {
-            let o = Observation {
+            let o = RatingSample {
                 key,
                 player: 0,
                 rho: 0.5,

@@ -127,9 +127,9 @@ mod tests {
             );
             ep.step(seat, Completion::from(text.as_str())).unwrap();
         }
-        let players: Vec<crate::record::SeatPlayer> = ["a", "b", "r", "r", "r", "r"]
+        let players: Vec<crate::record::TablePlayerInfo> = ["a", "b", "r", "r", "r", "r"]
             .iter()
-            .map(|p| crate::record::SeatPlayer {
+            .map(|p| crate::record::TablePlayerInfo {
                 player: p.to_string(),
                 model: None,
             })

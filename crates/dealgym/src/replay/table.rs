@@ -18,7 +18,7 @@ use super::render::escape;
 use super::verify::{diff_records, json, Difference};
 use super::{Error, RenderFormat, RenderOptions, VerifyOptions, VerifyReport};
 use crate::game::Prompts;
-use crate::record::{RecordFiles, SeatPlayer, TableRecord, TableReplayError, TurnCost};
+use crate::record::{RecordFiles, TablePlayerInfo, TableRecord, TableReplayError, TurnCost};
 use crate::reward::RewardConfig;
 use crate::run::{list_files, FindError, Unavailable};
 use crate::scenario::{
@@ -160,10 +160,10 @@ fn rebuilt_differences(
 ) -> Vec<Difference> {
     // The record rebuilt from the replay, with what the engine does not compute (ids, digests,
     // who sat where, what each call cost) taken from the record.
-    let players: Vec<SeatPlayer> = record
+    let players: Vec<TablePlayerInfo> = record
         .seats
         .iter()
-        .map(|s| SeatPlayer {
+        .map(|s| TablePlayerInfo {
             player: s.player.clone(),
             model: s.model.clone(),
         })

@@ -1,19 +1,19 @@
 //! Head-to-head tables of a report: the cross-play matrix and the Bradley–Terry ratings, as an
-//! eval prints them ([`crate::eval::EvalResults`], which `EvalTables` collects), laid out as report
-//! [`Table`]s and an interval chart. They appear when the files hold more than one pairing of
+//! eval prints them ([`crate::eval::EvalResults`], which `EvalTally` collects), laid out as report
+//! [`Sheet`]s and an interval chart. They appear when the files hold more than one pairing of
 //! players (an eval's output, or several runs reported together).
 
 use crate::eval::EvalResults;
 use crate::score::{Estimate, Rating};
 
 use super::charts::{heatmap_chart, interval_chart, ChartError, HeatCell};
-use super::tables::{Cell, Column, Table};
+use super::sheet::{Cell, Column, Sheet};
 
 /// The cross-play matrix as one long table: a row per family (then `all`) and pairing, with the
 /// deal rate (in percent), the learner seat's ρ over deals beside it and its ρ per episode (no
 /// deal = 0), each with its interval. `None` when
 /// the files hold a single pairing: the aggregate tables already say everything then.
-pub(crate) fn crossplay_table(eval: &EvalResults) -> Option<Table> {
+pub(crate) fn crossplay_table(eval: &EvalResults) -> Option<Sheet> {
     let matrix = eval.matrix();
     let pairings = matrix.cells(None).len();
     if pairings < 2 {
@@ -37,7 +37,7 @@ pub(crate) fn crossplay_table(eval: &EvalResults) -> Option<Table> {
             })
         })
         .collect();
-    Some(Table {
+    Some(Sheet {
         name: "crossplay".into(),
         title: "How each player did against each opponent, per family (the player in the learner \
                 seat)"
@@ -59,7 +59,7 @@ pub(crate) fn crossplay_table(eval: &EvalResults) -> Option<Table> {
 /// The ratings table, in the leaderboard's order (group by group, highest first in each); `None`
 /// when no two players could be compared. Which group each player is in is [`groups_table`]'s,
 /// and which comparisons connect them the page says beside the table.
-pub(crate) fn ratings_table(ratings: &[Rating]) -> Option<Table> {
+pub(crate) fn ratings_table(ratings: &[Rating]) -> Option<Sheet> {
     rated(ratings).next()?;
     let rows = ratings
         .iter()
@@ -72,7 +72,7 @@ pub(crate) fn ratings_table(ratings: &[Rating]) -> Option<Table> {
             ]
         })
         .collect();
-    Some(Table {
+    Some(Sheet {
         name: "ratings".into(),
         title: "Ratings, best first (Bradley–Terry strength from paired episodes, 400·log10 \
                 scale, mean 0: a 100-point gap means the higher player wins about 64% of the \
@@ -90,9 +90,9 @@ pub(crate) fn ratings_table(ratings: &[Rating]) -> Option<Table> {
 
 /// Which group of comparable players each rated player is in (players linked by the
 /// situations they shared; ratings compare within a group only); `None` when nobody is rated.
-pub(crate) fn groups_table(ratings: &[Rating]) -> Option<Table> {
+pub(crate) fn groups_table(ratings: &[Rating]) -> Option<Sheet> {
     rated(ratings).next()?;
-    Some(Table {
+    Some(Sheet {
         name: "rating_groups".into(),
         title: "Groups of players ranked together".into(),
         columns: vec![

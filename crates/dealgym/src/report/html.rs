@@ -222,7 +222,7 @@ fn write_block(out: &mut String, block: &Block<'_>) {
             }
             let _ = writeln!(out, "</div>\n<p class=\"how\">{}</p>", escape(how));
         }
-        Block::Table {
+        Block::Sheet {
             table,
             open: true,
             csv: name,
@@ -235,7 +235,7 @@ fn write_block(out: &mut String, block: &Block<'_>) {
                 table.html()
             );
         }
-        Block::Table {
+        Block::Sheet {
             table,
             open: false,
             csv: name,

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::game::Seat;
 use crate::record::{EpisodeRecord, TurnRecord};
 
-use super::tables::{Cell, Column, Table};
+use super::sheet::{Cell, Column, Sheet};
 
 /// The labels of one turn, as (label set, label).
 fn turn_labels(turn: &TurnRecord) -> impl Iterator<Item = (&str, &str)> {
@@ -45,7 +45,7 @@ impl LabelCounts {
 
     /// family, seat, label set, label, turns, and the share of the turns of that family, seat
     /// and set that carry the label.
-    pub fn table(&self) -> Table {
+    pub fn table(&self) -> Sheet {
         let mut totals: BTreeMap<(&str, Seat, &str), u64> = BTreeMap::new();
         for ((family, seat, set, _), n) in &self.counts {
             *totals.entry((family, *seat, set)).or_default() += n;
@@ -65,7 +65,7 @@ impl LabelCounts {
                 ]
             })
             .collect();
-        Table {
+        Sheet {
             name: "labels".into(),
             title: "Turn labels".into(),
             columns: vec![

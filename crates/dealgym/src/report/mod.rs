@@ -7,7 +7,7 @@
 //!
 //! This module lays figures out; it computes none of its own. Aggregates, intervals and
 //! quantiles come from [`crate::score`]; the cross-play matrix and the ratings from
-//! `crate::eval::EvalTables` (`head_to_head.rs` lays them out when the files hold several
+//! `crate::eval::EvalTally` (`head_to_head.rs` lays them out when the files hold several
 //! pairings); transcripts are [`crate::replay::render`]'s fragments.
 //! Records are read one at a time through [`RecordFiles`] and never held: what grows with the
 //! file is nothing but counts — one aggregate per group (`groups.rs`), the threshold
@@ -29,13 +29,13 @@ mod people;
 mod prompt_cost;
 mod sample;
 mod sensitivity;
+mod sheet;
 mod table;
-mod tables;
 mod training;
 
 use std::path::PathBuf;
 
-use crate::eval::{EvalTables, SpillError};
+use crate::eval::{EvalTally, SpillError};
 use crate::game::{OutcomeKind, Seat};
 use crate::record::{
     record_files_in, Duplicates, EpisodeRecord, OnDuplicate, PromptCosts, ReadError, RecordFiles,
@@ -55,7 +55,7 @@ pub(crate) use people::PeopleAndModels;
 pub use people::PEOPLE;
 pub(crate) use sample::Sample;
 pub(crate) use sensitivity::Sensitivity;
-pub(crate) use tables::{aggregate_table, ticket_table, Cell, Column, Table};
+pub(crate) use sheet::{aggregate_table, ticket_table, Cell, Column, Sheet};
 pub(crate) use training::Training;
 pub use training::UnknownControl;
 
@@ -134,7 +134,7 @@ pub(crate) struct Collector {
     pub labels: LabelCounts,
     pub sample: Sample,
     /// The cross-play matrix and the ratings, shown when the files hold several pairings.
-    pub head_to_head: EvalTables,
+    pub head_to_head: EvalTally,
     /// What went wrong with the judge and the reward model.
     pub rewards: RewardIssueCounts,
     /// The people's own dialogues beside the models', when the files hold any.
@@ -152,7 +152,7 @@ impl Collector {
             sensitivity: Sensitivity::new(&options.taus),
             labels: LabelCounts::default(),
             sample: Sample::new(options.transcripts, options.sample_seed),
-            head_to_head: EvalTables::spilling_under(&options.out),
+            head_to_head: EvalTally::spilling_under(&options.out),
             rewards: RewardIssueCounts::default(),
             people: PeopleAndModels::default(),
             training: Training::default(),
@@ -265,7 +265,7 @@ pub(crate) fn write_report(
         Ok(())
     };
 
-    let aggregates: Vec<Table> = Dimension::ALL
+    let aggregates: Vec<Sheet> = Dimension::ALL
         .iter()
         .map(|d| aggregate_table(&groups, *d))
         .collect();
@@ -439,13 +439,13 @@ pub(crate) fn write_report(
 
 /// The learner's and the opponent's ρ histograms over every scored episode (clipped to
 /// [−1, 1]; the end bins hold the values beyond).
-fn histogram_table(all: &Aggregate) -> Table {
+fn histogram_table(all: &Aggregate) -> Sheet {
     let q = all.rho_quantiles();
     let (learner, opponent) = (
         q.learner.histogram(HISTOGRAM_BINS),
         q.opponent.histogram(HISTOGRAM_BINS),
     );
-    Table {
+    Sheet {
         name: "rho_histogram".into(),
         title: "ρ per seat, clipped to [−1, 1], in bins of 0.05".into(),
         columns: vec![
@@ -483,7 +483,7 @@ fn rows_of(
 
 /// The threshold sensitivity as a chart: a line per family (then all) of the learner's ρ over
 /// the deals kept, across τ (in percent); `None` when no group has a figure.
-fn sensitivity_chart(table: &Table) -> Result<Option<String>, ChartError> {
+fn sensitivity_chart(table: &Sheet) -> Result<Option<String>, ChartError> {
     let mut series: Vec<Series> = Vec::new();
     for row in &table.rows {
         let (Cell::Text(group), Cell::Number(Some(tau), _), Cell::Estimate(Some(rho), _)) =
@@ -775,7 +775,7 @@ fn markdown(title: &str, meta: &[String], sections: &[page::Section<'_>]) -> Str
                     }
                     out.push_str("\n\n");
                 }
-                page::Block::Table { table, csv, .. } => out.push_str(&format!(
+                page::Block::Sheet { table, csv, .. } => out.push_str(&format!(
                     "### {}\n\n{}\n(tables/{csv}.csv)\n\n",
                     table.title,
                     table.markdown(),

@@ -4,7 +4,7 @@
 //! multiples, then every table, folded, with its CSV — the distributions as charts, their
 //! numbers in the CSV only — then the transcripts. Each chart carries one line on how to read it.
 
-use super::tables::Table;
+use super::sheet::Sheet;
 
 /// One thing a section shows.
 pub(crate) enum Block<'a> {
@@ -17,13 +17,13 @@ pub(crate) enum Block<'a> {
         charts: Vec<&'a Chart>,
     },
     /// A table: shown open (the answer's few columns) or folded, with its CSV's name.
-    Table {
-        table: &'a Table,
+    Sheet {
+        table: &'a Sheet,
         open: bool,
         csv: &'a str,
     },
     /// A table drawn as a chart just above: its numbers in the CSV only.
-    CsvOnly(&'a Table),
+    CsvOnly(&'a Sheet),
     /// A paragraph.
     Note(String),
 }
@@ -50,23 +50,23 @@ pub(crate) struct Section<'a> {
 /// What the report found, to be laid out.
 pub(crate) struct Parts<'a> {
     /// The eight aggregate tables (all, family, player, …), in `Dimension::ALL` order.
-    pub aggregates: &'a [Table],
-    /// The first screen's view of the per-family table (`Table::with_columns`).
-    pub headline: &'a Table,
-    pub sensitivity: &'a Table,
-    pub histogram: &'a Table,
-    pub training: &'a [Table],
-    pub crossplay: Option<&'a Table>,
-    pub ratings: Option<&'a Table>,
+    pub aggregates: &'a [Sheet],
+    /// The first screen's view of the per-family table (`Sheet::with_columns`).
+    pub headline: &'a Sheet,
+    pub sensitivity: &'a Sheet,
+    pub histogram: &'a Sheet,
+    pub training: &'a [Sheet],
+    pub crossplay: Option<&'a Sheet>,
+    pub ratings: Option<&'a Sheet>,
     /// Which comparisons connect the rated players (`EvalResults::connections`).
     pub connections: Option<&'a str>,
-    pub people: Option<&'a Table>,
-    /// Hotel calls' per-ticket success and ρ (`tables::ticket_table`).
-    pub tickets: Option<&'a Table>,
-    pub labels: Option<&'a Table>,
+    pub people: Option<&'a Sheet>,
+    /// Hotel calls' per-ticket success and ρ (`sheet::ticket_table`).
+    pub tickets: Option<&'a Sheet>,
+    pub labels: Option<&'a Sheet>,
     /// What the calls cost the model, where a server reported its cache
     /// (`prompt_cost::prompt_cost_table`).
-    pub prompt_cost: Option<&'a Table>,
+    pub prompt_cost: Option<&'a Sheet>,
     pub charts: &'a [Chart],
     /// Per-family panels of the learner's ρ over deals and deal rate per player.
     pub panels: &'a [(String, String, Vec<Chart>)],
@@ -192,16 +192,16 @@ pub(crate) fn sections<'a>(p: &Parts<'a>) -> Vec<Section<'a>> {
     ]
 }
 
-fn open(table: &Table) -> Block<'_> {
-    Block::Table {
+fn open(table: &Sheet) -> Block<'_> {
+    Block::Sheet {
         table,
         open: true,
         csv: &table.name,
     }
 }
 
-fn folded(table: &Table) -> Block<'_> {
-    Block::Table {
+fn folded(table: &Sheet) -> Block<'_> {
+    Block::Sheet {
         table,
         open: false,
         csv: &table.name,
@@ -210,7 +210,7 @@ fn folded(table: &Table) -> Block<'_> {
 
 /// The first screen's per-family table: a view of the per-family aggregate, whose CSV it is.
 fn headline<'a>(p: &Parts<'a>) -> Block<'a> {
-    Block::Table {
+    Block::Sheet {
         table: p.headline,
         open: true,
         csv: "by_family",

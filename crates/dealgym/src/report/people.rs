@@ -19,7 +19,7 @@ use crate::record::EpisodeRecord;
 use crate::scenario::{Family, Role};
 use crate::score::{Aggregate, Estimate, Weights, RATED_ENDINGS};
 
-use super::tables::{Cell, Column, Table};
+use super::sheet::{Cell, Column, Sheet};
 
 /// The name the people's rows carry in the "player" column.
 pub const PEOPLE: &str = "people";
@@ -88,7 +88,7 @@ impl PeopleAndModels {
     /// The table: per family, role and player, episodes, the rate of each ending, and ρ of that
     /// side (over deals; per episode: mean, median and clipped mean), each with its 95%
     /// interval.
-    pub fn table(&self) -> Table {
+    pub fn table(&self) -> Sheet {
         let mut columns = vec![
             Column::new("family", "family"),
             Column::new("role", "role"),
@@ -128,7 +128,7 @@ impl PeopleAndModels {
                 row
             })
             .collect();
-        Table {
+        Sheet {
             name: "people_and_models".into(),
             title: "People and models: the people's own dialogues (each once per role, from \
                     that side) beside each model's learner seat in that family and role"
@@ -184,7 +184,7 @@ mod tests {
         r
     }
 
-    fn rows(t: &Table) -> Vec<(String, String, String, u64, f64)> {
+    fn rows(t: &Sheet) -> Vec<(String, String, String, u64, f64)> {
         t.rows
             .iter()
             .map(|row| {

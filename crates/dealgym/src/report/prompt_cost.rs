@@ -8,10 +8,10 @@
 
 use crate::record::{PromptCost, PromptCosts};
 
-use super::tables::{Cell, Column, Table};
+use super::sheet::{Cell, Column, Sheet};
 
 /// The table, or `None` when no call reported its server's cache.
-pub(crate) fn prompt_cost_table(costs: &PromptCosts) -> Option<Table> {
+pub(crate) fn prompt_cost_table(costs: &PromptCosts) -> Option<Sheet> {
     if !costs.any_reported() {
         return None;
     }
@@ -38,7 +38,7 @@ pub(crate) fn prompt_cost_table(costs: &PromptCosts) -> Option<Table> {
                 .map(|(family, seat, c)| row(format!("{} {}", family.name(), seat.name()), c)),
         )
         .collect();
-    Some(Table {
+    Some(Sheet {
         name: "prompt_cost".into(),
         title: "What the model read: prompt tokens evaluated against the minimum (the tokens \
                 new since the seat's last call), per family and per seat"

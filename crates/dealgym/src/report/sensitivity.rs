@@ -25,7 +25,7 @@ use crate::score::{
     mean_over, multi_item_groups, Aggregate, EpisodeValues, FigureId, Weights, MULTI_ITEM_AVERAGE,
 };
 
-use super::tables::{Cell, Column, Table};
+use super::sheet::{Cell, Column, Sheet};
 
 /// The learner's ρ without a deal: what the engine computed when it scored the episode
 /// (`metrics.seats.learner.no_deal_rho`, the setup's no-deal value over the seat's scale),
@@ -91,7 +91,7 @@ impl Sensitivity {
 
     /// family, τ (empty: as recorded), scored episodes, deals, deal %, the learner's ρ over
     /// deals and ρ per episode.
-    pub fn table(&self) -> Table {
+    pub fn table(&self) -> Sheet {
         let columns = vec![
             Column::new("family", "family"),
             Column::new("τ", "tau"),
@@ -140,7 +140,7 @@ impl Sensitivity {
                 Cell::Estimate(mean(FigureId::MeanRho(Seat::Learner)), 3),
             ]);
         }
-        Table {
+        Sheet {
             name: "sensitivity".into(),
             title: "Threshold sensitivity (learner): deals with ρ < τ refused; ρ over the deals \
                     kept; the multi-item average is the families' mean (Table 4's Avg)"

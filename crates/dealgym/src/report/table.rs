@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::HISTOGRAM_BINS;
-use super::{histogram_chart, Cell, Column, ReportError, ReportOptions, ReportSummary, Table};
+use super::{histogram_chart, Cell, Column, ReportError, ReportOptions, ReportSummary, Sheet};
 use crate::eval::TableRatings;
 use crate::game::OutcomeKind;
 use crate::protocol::Action;
@@ -106,8 +106,8 @@ fn mean(sum: f64, n: usize, digits: usize) -> Cell {
     Cell::Number((n > 0).then(|| sum / n as f64), digits)
 }
 
-fn roles_table(c: &TableCollector) -> Table {
-    Table {
+fn roles_table(c: &TableCollector) -> Sheet {
+    Sheet {
         name: "table_roles".into(),
         title: "Per seat (role): deals, score, ρ, proposals breaking the seat's own minimum, \
                 acceptances, format"
@@ -143,8 +143,8 @@ fn roles_table(c: &TableCollector) -> Table {
     }
 }
 
-fn scenarios_table(c: &TableCollector) -> Table {
-    Table {
+fn scenarios_table(c: &TableCollector) -> Sheet {
+    Sheet {
         name: "table_scenarios".into(),
         title: "Per scenario (game:variant): the paper's four metrics, then dealgym's".into(),
         columns: vec![
@@ -181,12 +181,12 @@ fn scenarios_table(c: &TableCollector) -> Table {
     }
 }
 
-fn ratings_table(c: &TableCollector) -> Option<Table> {
+fn ratings_table(c: &TableCollector) -> Option<Sheet> {
     let board = c.ratings.leaderboard();
     if board.ratings.len() < 2 {
         return None;
     }
-    Some(Table {
+    Some(Sheet {
         name: "table_ratings".into(),
         title: "Pairwise Bradley–Terry inside each episode (every pair of seats compared on ρ, \
                 ties as half), with 95% bootstrap intervals over episodes"
@@ -258,7 +258,7 @@ pub(crate) fn report_tables(
         written.push(path);
         Ok(())
     };
-    let tables: Vec<Table> = [
+    let tables: Vec<Sheet> = [
         Some(roles_table(&c)),
         Some(scenarios_table(&c)),
         ratings_table(&c),

@@ -12,7 +12,7 @@ use crate::record::EpisodeRecord;
 use crate::score::{Aggregate, Estimate, FigureId, Figures, Weights};
 
 use super::charts::{line_chart, ChartError, Series};
-use super::tables::{Cell, Column, Table};
+use super::sheet::{Cell, Column, Sheet};
 
 /// A figure a training curve follows: its CSV key and heading, the figure, the scale it is
 /// shown at (rates in percent), its decimals, and the range its chart always shows.
@@ -128,7 +128,7 @@ impl Training {
     /// The section's tables: none without training records, else the steps and the
     /// comparison (see [`Training::comparison_table`]). A `control` no record names is an
     /// error, with training records or without.
-    pub fn tables(&self, control: Option<&str>) -> Result<Vec<Table>, UnknownControl> {
+    pub fn tables(&self, control: Option<&str>) -> Result<Vec<Sheet>, UnknownControl> {
         if self.is_empty() {
             return match control {
                 Some(c) => Err(UnknownControl {
@@ -146,7 +146,7 @@ impl Training {
 
     /// One row per run and step: episodes, errors, and each curve's figure with its interval,
     /// with the format-forfeit rate and ρ over deals beside them.
-    pub fn steps_table(&self) -> Table {
+    pub fn steps_table(&self) -> Sheet {
         let mut columns = vec![
             Column::new("run", "run"),
             Column::new("step", "step"),
@@ -181,7 +181,7 @@ impl Training {
                 rows.push(row);
             }
         }
-        Table {
+        Sheet {
             name: "training_steps".into(),
             title: "Per training run and step (the policy of that optimizer step played)".into(),
             columns,
@@ -193,7 +193,7 @@ impl Training {
     /// (where learning shows, if it does): each curve's figure on both sides and the
     /// difference with its 95% two-sample bootstrap interval. Against `control` when given
     /// (every other run minus it), else every pair of runs, the later name minus the earlier.
-    pub fn comparison_table(&self, control: Option<&str>) -> Result<Option<Table>, UnknownControl> {
+    pub fn comparison_table(&self, control: Option<&str>) -> Result<Option<Sheet>, UnknownControl> {
         let names: Vec<&String> = self.runs.keys().collect();
         let pairs: Vec<(&String, &String)> = match control {
             Some(c) => {
@@ -285,7 +285,7 @@ impl Training {
                 rows.push(row);
             }
         }
-        Ok(Some(Table {
+        Ok(Some(Sheet {
             name: "training_compared".into(),
             title: "Training runs compared over the steps both reached, then their last third \
                     (difference = run − against, with its 95% two-sample bootstrap interval)"

@@ -15,7 +15,7 @@ use crate::agents::{Played, PlayerError};
 use crate::engine::{drive, Players};
 use crate::game::{mix_text, EpisodeSeed, ErrorCause, OutcomeKind, Prompts};
 use crate::llm::http_client;
-use crate::record::{RecordWriter, SeatPlayer, TableRecord, TurnCost};
+use crate::record::{RecordWriter, TablePlayerInfo, TableRecord, TurnCost};
 use crate::reward::RewardConfig;
 use crate::scenario::{load_table_scenarios, LoadOptions, TableScenario};
 use crate::score::TableTally;
@@ -263,9 +263,9 @@ pub(crate) async fn play_table(
         .await
         .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
     let TableSeats { players, costs, .. } = seats;
-    let seat_players: Vec<SeatPlayer> = players
+    let seat_players: Vec<TablePlayerInfo> = players
         .iter()
-        .map(|p| SeatPlayer {
+        .map(|p| TablePlayerInfo {
             player: p.spec().to_string(),
             model: p.model(),
         })

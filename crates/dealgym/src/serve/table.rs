@@ -30,7 +30,7 @@ use crate::jsonl::encoded_len;
 use crate::limits::{EpisodeText, TextLimits};
 use crate::negotiator::deliberation::scripted_table_turn;
 use crate::protocol::TurnFormat;
-use crate::record::{SeatPlayer, TableRecord, TurnCost};
+use crate::record::{TablePlayerInfo, TableRecord, TurnCost};
 use crate::scenario::TableCatalog;
 use crate::table::{TableEpisode, TableError, TableOptions, TableSetup, TableStep};
 
@@ -81,7 +81,7 @@ pub(super) struct TableSession {
     options: TableOptions,
     seeds: EpisodeSeed,
     run_id: String,
-    players: Vec<SeatPlayer>,
+    players: Vec<TablePlayerInfo>,
     scripted: Vec<bool>,
     /// Each client seat's secret, answered once when the table is made: what observing or
     /// stepping as that seat takes (`x-seat-token`). `None` for a scripted seat.
@@ -465,7 +465,7 @@ impl Tables {
         let scripted: Vec<bool> = specs.iter().map(|s| s == SCRIPTED).collect();
         let players = specs
             .into_iter()
-            .map(|player| SeatPlayer {
+            .map(|player| TablePlayerInfo {
                 player,
                 model: None,
             })

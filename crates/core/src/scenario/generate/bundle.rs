@@ -25,7 +25,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::protocol::{BundleChoice, BundlePart, BundleSpec};
 use crate::scenario::{
-    BundleGame, BundleValues, Family, Game, PublicInfo, Scenario, SCENARIO_SCHEMA,
+    BundleSpace, BundleValues, DealSpace, Family, PublicInfo, Scenario, SCENARIO_SCHEMA,
 };
 
 /// The generator's parameters; [`BundleParams::default`] is what `scenarios/bundle.jsonl` was
@@ -355,7 +355,7 @@ fn one(params: &BundleParams, index: usize) -> Scenario {
             category: Some(category.label.into()),
             description,
         },
-        game: Game::Bundle {
+        game: DealSpace::Bundle {
             bundle: spec,
             buyer,
             seller,
@@ -382,7 +382,7 @@ fn combinations(n: usize, (min, max): (usize, usize)) -> Vec<Vec<usize>> {
 /// The statistics of a set of bundle scenarios, as the book shows them: bundle sizes, list
 /// price ranges, the share with a zone of agreement and the integrative room.
 pub(crate) fn stats_table(scenarios: &[Scenario]) -> String {
-    let games: Vec<BundleGame<'_>> = scenarios.iter().filter_map(BundleGame::of).collect();
+    let games: Vec<BundleSpace<'_>> = scenarios.iter().filter_map(BundleSpace::of).collect();
     let n = games.len().max(1) as f64;
     let share = |count: usize| format!("{:.1}%", 100.0 * count as f64 / n);
     let mut out = String::from("| statistic | value |\n|---|---:|\n");
@@ -495,7 +495,7 @@ mod tests {
         let mut no_zone = 0;
         for s in &a {
             validate(s).unwrap();
-            let g = BundleGame::of(s).unwrap();
+            let g = BundleSpace::of(s).unwrap();
             assert!((1..=2).contains(&g.spec.accessories.len()));
             assert_eq!(g.spec.delivery_fee, 500.0);
             for p in &g.spec.accessories {

@@ -19,7 +19,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::protocol::TicketSpec;
 use crate::scenario::{
-    BdTicket, Family, Game, HotelTicket, PricePair, PublicInfo, Scenario, SCENARIO_SCHEMA,
+    BdTicket, DealSpace, Family, HotelTicket, PricePair, PublicInfo, Scenario, SCENARIO_SCHEMA,
 };
 
 const ROOMS: [&str; 10] = [
@@ -161,7 +161,7 @@ fn call(seed: u64, index: usize) -> Scenario {
             category: Some(category.to_string()),
             description: String::new(),
         },
-        game: Game::Tickets { tickets, bd, hotel },
+        game: DealSpace::Tickets { tickets, bd, hotel },
         no_deal_value: 0.0,
         flags: Vec::new(),
         human: Vec::new(),
@@ -181,7 +181,7 @@ mod tests {
         let mut sizes = [0usize; 5];
         for s in &a {
             validate(s).unwrap_or_else(|e| panic!("{}: {e:?}", s.id));
-            let Game::Tickets { tickets, .. } = &s.game else {
+            let DealSpace::Tickets { tickets, .. } = &s.game else {
                 panic!("a hotel call plays tickets")
             };
             sizes[tickets.len()] += 1;

@@ -9,7 +9,8 @@ use serde::Deserialize;
 
 use super::{read_json, tidy, ImportError, ImportReport};
 use crate::scenario::{
-    BuyerPrivate, Family, Game, PublicInfo, Scenario, ScenarioFlag, SellerPrivate, SCENARIO_SCHEMA,
+    BuyerPrivate, DealSpace, Family, PublicInfo, Scenario, ScenarioFlag, SellerPrivate,
+    SCENARIO_SCHEMA,
 };
 
 /// The buyer's budget as a share of the listing price, as in the paper's analysis.
@@ -75,7 +76,7 @@ fn scenario(path: &Path, stem: &str, index: usize, p: Product) -> Result<Scenari
             category: Some(p.category),
             description,
         },
-        game: Game::Price {
+        game: DealSpace::Price {
             listing_price: listing,
             buyer: BuyerPrivate { budget },
             seller: SellerPrivate { cost },

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::{file_name, read_json, split_from_name, ImportError, ImportReport};
 use crate::protocol::{ItemSpec, TermSpace, Terms};
 use crate::scenario::{
-    Family, Game, HumanEnding, HumanOutcome, ItemValues, PublicInfo, RecordedPoints, Role,
+    DealSpace, Family, HumanEnding, HumanOutcome, ItemValues, PublicInfo, RecordedPoints, Role,
     Scenario, SCENARIO_SCHEMA,
 };
 
@@ -168,7 +168,7 @@ fn scenario(
                           every package goes to one of you."
                 .into(),
         },
-        game: Game::Items { items, agent_1, agent_2 },
+        game: DealSpace::Items { items, agent_1, agent_2 },
         no_deal_value: 0.0,
         flags: vec![],
         human: vec![HumanOutcome { points, ..human }],

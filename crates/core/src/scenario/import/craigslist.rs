@@ -18,7 +18,7 @@ use serde::Deserialize;
 use super::{file_name, read_json, split_from_name, tidy, ImportError, ImportReport};
 use crate::protocol::{to_cents, TermSpace, Terms};
 use crate::scenario::{
-    BuyerPrivate, Family, Game, HumanEnding, HumanOutcome, PublicInfo, Role, Scenario,
+    BuyerPrivate, DealSpace, Family, HumanEnding, HumanOutcome, PublicInfo, Role, Scenario,
     SellerPrivate, SCENARIO_SCHEMA,
 };
 
@@ -305,7 +305,7 @@ fn scenario(
                 .collect::<Vec<_>>()
                 .join("\n"),
         },
-        game: Game::Price {
+        game: DealSpace::Price {
             listing_price: listing,
             buyer: BuyerPrivate { budget },
             seller: SellerPrivate { cost },

@@ -424,7 +424,7 @@ pub fn role_slug(name: &str) -> String {
 
 /// One game folder read once: what every variant shares.
 #[derive(Debug, Clone)]
-pub struct Game {
+pub struct GameFolder {
     pub(crate) name: String,
     pub(crate) dir: PathBuf,
     pub(crate) instructions: String,
@@ -436,7 +436,7 @@ pub struct Game {
 }
 
 /// Read a game folder's shared files (not the incentive instructions).
-pub fn read_game(dir: &Path) -> Result<Game, GameError> {
+pub fn read_game(dir: &Path) -> Result<GameFolder, GameError> {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -483,7 +483,7 @@ pub fn read_game(dir: &Path) -> Result<Game, GameError> {
             parse_scores(&path, &read(&path)?, &options)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Game {
+    Ok(GameFolder {
         name,
         dir: dir.to_path_buf(),
         instructions,
@@ -495,7 +495,7 @@ pub fn read_game(dir: &Path) -> Result<Game, GameError> {
 }
 
 /// One scenario of a game: the seating's incentives, the rest from the game's config.
-pub(crate) fn scenario(game: &Game, seating: &Seating) -> Result<TableScenario, GameError> {
+pub(crate) fn scenario(game: &GameFolder, seating: &Seating) -> Result<TableScenario, GameError> {
     let id = format!("deliberation:{}:{}", game.name, seating.variant);
     let mut parties = Vec::with_capacity(game.config.len());
     for (line, (scores, minimum)) in game.config.iter().zip(&game.scores) {

@@ -13,7 +13,7 @@ use super::{file_name, split_from_name, ImportError, ImportReport};
 use crate::limits::{read_file, MAX_INPUT_FILE};
 use crate::protocol::{ItemSpec, TermSpace, Terms};
 use crate::scenario::{
-    Family, Game, HumanEnding, HumanOutcome, ItemValues, PublicInfo, RecordedPoints, Role,
+    DealSpace, Family, HumanEnding, HumanOutcome, ItemValues, PublicInfo, RecordedPoints, Role,
     Scenario, SCENARIO_SCHEMA,
 };
 
@@ -326,7 +326,7 @@ fn base(id: String, split: Option<String>, source: String, a: Context, b: Contex
                           Every unit goes to one of you, and each of you has values of your own for them."
                 .into(),
         },
-        game: Game::Items {
+        game: DealSpace::Items {
             items,
             agent_1: ItemValues { values: a.values.to_vec(), reasons: vec![] },
             agent_2: ItemValues { values: b.values.to_vec(), reasons: vec![] },
@@ -360,7 +360,7 @@ fn dialogue_scenario(
         a.partner,
     );
     let space_items: Vec<ItemSpec> = match &s.game {
-        Game::Items { items, .. } => items.clone(),
+        DealSpace::Items { items, .. } => items.clone(),
         _ => vec![],
     };
     let (ending, terms) = match &a.ending {

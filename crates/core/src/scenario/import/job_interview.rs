@@ -11,8 +11,8 @@ use serde::Deserialize;
 use super::{file_name, read_json, split_from_name, ImportError, ImportReport};
 use crate::protocol::{parse_terms, IssueRange, IssueSpec, TermSpace, Terms};
 use crate::scenario::{
-    Family, Game, HumanEnding, HumanOutcome, IssuePreference, IssuePreferences, PublicInfo, Role,
-    Scenario, Valuation, SCENARIO_SCHEMA,
+    DealSpace, Family, HumanEnding, HumanOutcome, IssuePreference, IssuePreferences, PublicInfo,
+    Role, Scenario, Valuation, SCENARIO_SCHEMA,
 };
 
 /// The issues in the order of the action grammar: (key, the dataset's name).
@@ -142,12 +142,12 @@ fn scenario(
     let (worker, recruiter) = (user("worker")?, user("recruiter")?);
     let issues = issue_specs(worker).map_err(fail)?;
     let prefs = |u: &User, role: Role| preferences(u, role, &issues).map_err(fail);
-    let game = Game::Issues {
+    let game = DealSpace::Issues {
         worker: prefs(worker, Role::Worker)?,
         recruiter: prefs(recruiter, Role::Recruiter)?,
         issues,
     };
-    let Game::Issues { issues, .. } = &game else {
+    let DealSpace::Issues { issues, .. } = &game else {
         unreachable!("built just above")
     };
     let human = human_outcome(&r, issues).map_err(fail)?;

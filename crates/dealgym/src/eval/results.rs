@@ -1,5 +1,5 @@
-//! What an eval prints, as functions of its records: [`EvalTables`] is fed one record at a time
-//! (from a running eval or a file read back); [`EvalTables::finish`] fits the ratings once and
+//! What an eval prints, as functions of its records: [`EvalTally`] is fed one record at a time
+//! (from a running eval or a file read back); [`EvalTally::finish`] fits the ratings once and
 //! gives [`EvalResults`], which renders the cross-play matrix and the rating table as Markdown
 //! ([`EvalResults::markdown`]) or JSON ([`EvalResults::json`]). The ratings' observations wait
 //! in a [`SpillStore`], so a large file moves them to disk rather than growing the memory.
@@ -35,10 +35,10 @@ use crate::run::TABLE_WIDTH;
 use crate::score::{cell, pct_cell, Comparisons, Leaderboard, Rating};
 
 /// The cross-play matrix and the ratings' observations of an eval, collected one record at a
-/// time. `default()` spills to the system's temp directory; [`EvalTables::spilling_under`]
+/// time. `default()` spills to the system's temp directory; [`EvalTally::spilling_under`]
 /// names the directory.
 #[derive(Debug, Default)]
-pub(crate) struct EvalTables {
+pub(crate) struct EvalTally {
     matrix: CrossPlay,
     comparisons: Comparisons<SpillStore>,
     learners: BTreeSet<String>,
@@ -51,13 +51,13 @@ pub struct EvalResults {
     leaderboard: Leaderboard,
 }
 
-impl EvalTables {
+impl EvalTally {
     /// Tables whose ratings' observations, past what memory keeps, go in files under `dir`
     /// (removed when the tables are finished or dropped).
-    pub(crate) fn spilling_under(dir: impl Into<PathBuf>) -> EvalTables {
-        EvalTables {
+    pub(crate) fn spilling_under(dir: impl Into<PathBuf>) -> EvalTally {
+        EvalTally {
             comparisons: Comparisons::new(SpillStore::under(dir)),
-            ..EvalTables::default()
+            ..EvalTally::default()
         }
     }
 
@@ -336,7 +336,7 @@ mod tests {
 
     #[test]
     fn players_are_compared_in_the_same_situation_and_fixed_opponents_are_not_rated() {
-        let mut t = EvalTables::default();
+        let mut t = EvalTally::default();
         // Against x, a buys cheaper than b in groups 0 and 1 and dearer in group 2; against
         // y, b is alone in group 0 (no comparison); group 3 of x has only a.
         for (group, a, b) in [(0, 70, 80), (1, 65, 90), (2, 85, 75)] {
@@ -359,7 +359,7 @@ mod tests {
 
     #[test]
     fn the_connections_say_who_is_ranked_with_whom() {
-        let mut t = EvalTables::default();
+        let mut t = EvalTally::default();
         // a and b meet x in groups 0 and 1; c and d meet y in group 0 (one situation); e
         // plays z alone.
         for group in [0, 1] {
@@ -396,7 +396,7 @@ mod tests {
 
     #[test]
     fn the_matrix_has_a_row_per_pairing_per_family() {
-        let mut t = EvalTables::default();
+        let mut t = EvalTally::default();
         t.add(&deal("a", "x", 0, 70)).unwrap();
         t.add(&deal("a", "x", 1, 90)).unwrap();
         t.add(&deal("b", "y", 0, 80)).unwrap();
@@ -431,7 +431,7 @@ mod tests {
     #[test]
     fn every_line_fits_a_terminal_however_many_opponents() {
         // Two players against six opponents, every family: a grid would be six cells wide.
-        let mut t = EvalTables::default();
+        let mut t = EvalTally::default();
         let players = ["gpt-4o-mini", "qwen2.5-7b"];
         let opponents = [
             "boulware",

@@ -1,4 +1,4 @@
-//! A report's tables, each written three ways from one [`Table`]: Markdown (report.md), CSV
+//! A report's tables, each written three ways from one [`Sheet`]: Markdown (report.md), CSV
 //! (tables/NAME.csv, one column per number: an estimate gives `key`, `key_low`, `key_high`)
 //! and HTML (report.html). Figures come from [`crate::score`]; the cells read `value [low,
 //! high]` like the run summary's ([`cell`]).
@@ -54,14 +54,14 @@ impl Column {
 
 /// A table: a file name (tables/NAME.csv), a title, columns and rows of cells.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Table {
+pub(crate) struct Sheet {
     pub name: String,
     pub title: String,
     pub columns: Vec<Column>,
     pub rows: Vec<Vec<Cell>>,
 }
 
-impl Table {
+impl Sheet {
     pub fn markdown(&self) -> String {
         let shown: Vec<usize> = (0..self.columns.len())
             .filter(|i| self.columns[*i].shown)
@@ -166,12 +166,12 @@ impl Table {
 
     /// The same rows with only the columns whose CSV keys are `keys`, in that order (a view
     /// of a table for the page's first screen; its CSV stays the whole table's).
-    pub(crate) fn with_columns(&self, name: &str, title: &str, keys: &[&str]) -> Table {
+    pub(crate) fn with_columns(&self, name: &str, title: &str, keys: &[&str]) -> Sheet {
         let at: Vec<usize> = keys
             .iter()
             .filter_map(|k| self.columns.iter().position(|c| c.key == *k))
             .collect();
-        Table {
+        Sheet {
             name: name.into(),
             title: title.into(),
             columns: at
@@ -256,7 +256,7 @@ fn csv_line(fields: &[String]) -> String {
 /// sale-to-list and SL, then Pareto % and the turn figures — with counts of episodes and backend
 /// errors; where any group has bundle deals, the share whose bundle grew the pie and the mean
 /// integrative gain.
-pub(crate) fn aggregate_table(groups: &Groups, dimension: Dimension) -> Table {
+pub(crate) fn aggregate_table(groups: &Groups, dimension: Dimension) -> Sheet {
     let mut columns = vec![
         Column::new(
             match dimension {
@@ -304,7 +304,7 @@ pub(crate) fn aggregate_table(groups: &Groups, dimension: Dimension) -> Table {
         .of(dimension)
         .map(|(name, a)| aggregate_row(name, a, bundles))
         .collect();
-    Table {
+    Sheet {
         name: format!("by_{}", dimension.name()),
         title: dimension.title().to_string(),
         columns,
@@ -425,7 +425,7 @@ fn aggregate_row(name: &str, a: &Aggregate, bundles: bool) -> Vec<Cell> {
 /// agreed at or below the agent's acceptable price — the paper's per-ticket task success — and
 /// the agent's mean ρ per ticket, over the tickets of the calls. `None` where no episode has
 /// tickets, so reports of the other families keep their tables.
-pub(crate) fn ticket_table(groups: &Groups) -> Option<Table> {
+pub(crate) fn ticket_table(groups: &Groups) -> Option<Sheet> {
     let rows: Vec<Vec<Cell>> = [Dimension::Family, Dimension::Player]
         .into_iter()
         .flat_map(|d| groups.of(d).map(move |(name, a)| (d, name, a)))
@@ -440,7 +440,7 @@ pub(crate) fn ticket_table(groups: &Groups) -> Option<Table> {
             ])
         })
         .collect();
-    (!rows.is_empty()).then(|| Table {
+    (!rows.is_empty()).then(|| Sheet {
         name: "tickets".into(),
         title: "Hotel calls: tickets agreed at or below the acceptable price, and the agent's ρ per ticket".into(),
         columns: vec![
@@ -468,8 +468,8 @@ fn ending_heading(kind: OutcomeKind) -> &'static str {
 mod tests {
     use super::*;
 
-    fn table() -> Table {
-        Table {
+    fn table() -> Sheet {
+        Sheet {
             name: "t".into(),
             title: "T".into(),
             columns: vec![
@@ -528,7 +528,7 @@ mod tests {
         let row: Vec<Cell> = std::iter::once(Cell::Text("x".into()))
             .chain((0..HTML_COLUMNS + 2).map(|i| Cell::Count(i as u64)))
             .collect();
-        let wide = Table {
+        let wide = Sheet {
             name: "wide".into(),
             title: "wide".into(),
             columns,
