@@ -685,3 +685,88 @@ async fn a_table_reclaimed_idle_is_logged_as_abandoned() {
     assert_eq!(code, 404);
     server.shutdown().await;
 }
+
+/// The server's `[rewards]` reaches its tables: a terminal design a table honours is applied
+/// (threshold: −γ for a deal below τ) and kept in the record; one it cannot honour (a judge's
+/// weight) refuses the table at its reset, naming the setting, rather than being ignored.
+#[tokio::test]
+async fn a_servers_rewards_are_applied_at_its_tables_or_the_table_is_refused() {
+    use dealgym::reward::{Component, RewardConfig, RewardKind};
+    let threshold = RewardConfig {
+        kind: RewardKind::Threshold,
+        tau: 1.0,
+        gamma: 0.3,
+        ..RewardConfig::default()
+    };
+    let (server, log) = server("serve_tables_rewards", |o| o.rewards = threshold.clone()).await;
+    let http = reqwest::Client::new();
+    let base = format!("{}/v1/tables", server.base_url());
+    let scripted: serde_json::Map<String, Value> = (0..6)
+        .filter(|i| *i != 2)
+        .map(|i| (format!("party_{i}"), json!("rule:deliberation")))
+        .collect();
+    let (code, table) = call(
+        &http,
+        "POST",
+        base.clone(),
+        Some(json!({"scenario_id": SCENARIO, "seed": 9, "players": scripted})),
+    )
+    .await;
+    assert_eq!(code, 201, "{table}");
+    let id = table["table_id"].as_str().unwrap().to_string();
+    for _ in 0..32 {
+        let (_, view) = call(&http, "GET", format!("{base}/{id}/seats/party_2"), None).await;
+        if view["done"] == true {
+            break;
+        }
+        let offers = view["state"]["offers"].as_array().unwrap();
+        let action = match offers.last() {
+            Some(o) => format!("[ACCEPT_DEAL] #{}", o["id"]),
+            None => "[TALK]".into(),
+        };
+        let (code, answer) = call(
+            &http,
+            "POST",
+            format!("{base}/{id}/seats/party_2/step"),
+            Some(turn(&action, "party_2")),
+        )
+        .await;
+        assert_eq!(code, 200, "{answer}");
+    }
+    let record = read_log(&log).remove(0);
+    assert_eq!(
+        record.reward_config.as_ref().map(|c| c.kind),
+        Some(RewardKind::Threshold)
+    );
+    let deal = record.outcome.outcome.kind == dealgym::game::OutcomeKind::Deal;
+    assert!(deal, "seed 9 agrees: {:?}", record.outcome.outcome);
+    assert!(
+        record.rewards.values().any(|r| *r == -0.3),
+        "{:?}",
+        record.rewards
+    );
+    for (role, rho) in &record.outcome.rho {
+        let expected = if deal && *rho < 1.0 { -0.3 } else { *rho };
+        assert_eq!(record.rewards[role], expected, "{role}: ρ {rho}");
+    }
+    server.shutdown().await;
+
+    let mut judged = RewardConfig::default();
+    judged.weights.insert(Component::Format, 1.0);
+    let (refusing, _) = self::server("serve_tables_rewards_refused", |o| o.rewards = judged).await;
+    let (code, answer) = call(
+        &http,
+        "POST",
+        format!("{}/v1/tables", refusing.base_url()),
+        Some(json!({"scenario_id": SCENARIO, "seed": 9})),
+    )
+    .await;
+    assert_eq!(code, 422, "{answer}");
+    assert!(
+        answer
+            .to_string()
+            .contains("cannot be honoured in a table run"),
+        "{answer}"
+    );
+    refusing.shutdown().await;
+}

@@ -31,6 +31,7 @@ use crate::limits::{EpisodeText, TextLimits};
 use crate::negotiator::deliberation::scripted_table_turn;
 use crate::protocol::TurnFormat;
 use crate::record::{TablePlayerInfo, TableRecord, TurnCost};
+use crate::reward::RewardConfig;
 use crate::scenario::TableCatalog;
 use crate::table::{TableEpisode, TableError, TableOptions, TableSetup, TableStep};
 
@@ -95,6 +96,8 @@ pub(super) struct TableSession {
     /// What the table's turns store so far, against the server's text limits.
     text: EpisodeText,
     limits: TextLimits,
+    /// The server's `[rewards]`, checked for a table at its reset.
+    rewards: RewardConfig,
 }
 
 impl TableSession {
@@ -252,6 +255,7 @@ impl TableSession {
             &self.costs,
         );
         record.episode_id = self.id.clone();
+        record.set_rewards(&self.rewards);
         Some(record)
     }
 
@@ -470,6 +474,10 @@ impl Tables {
                 model: None,
             })
             .collect();
+        hub.options
+            .rewards
+            .check_for_table()
+            .map_err(ServeError::Validation)?;
         let seeds = EpisodeSeed::reset(seed, index);
         let prompts = hub.options.prompts.clone();
         let setup = TableSetup::with_prompts(&scenario, &options, seeds.table_seed(), &prompts)
@@ -501,6 +509,7 @@ impl Tables {
             asked: Instant::now(),
             text: EpisodeText::default(),
             limits: hub.options.text_limits,
+            rewards: hub.options.rewards.clone(),
         };
         session.play_scripted()?;
         if let Some(record) = session.ended_record() {
