@@ -10,11 +10,13 @@
 
 mod attempts;
 mod drive;
+mod regulation;
 mod seat;
 
 pub(crate) use attempts::may_retry;
 pub(crate) use attempts::{after_unusable, Unusable};
 pub use drive::{drive, drive_now, Players, ToMove};
+pub(crate) use regulation::regulate;
 pub(crate) use seat::SeatHistory;
 pub use seat::{own_message, visible_text};
 

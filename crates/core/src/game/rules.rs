@@ -87,19 +87,26 @@ pub(crate) fn regulate(
     standing: Option<&Offer>,
 ) -> Option<RegulationEvent> {
     let me = &setup.seats[seat];
-    if !me.regulated {
-        return None;
-    }
-    let own_terms = match action {
-        Action::Submit(terms) => terms.clone(),
-        Action::Accept => standing?.terms_for(seat, scenario.term_space()),
-        _ => return None,
+    let own_terms = |action: &Action| match action {
+        Action::Submit(terms) => Some(terms.clone()),
+        Action::Accept => Some(standing?.terms_for(seat, scenario.term_space())),
+        _ => None,
     };
-    let utility = scenario.utility(me.role, &own_terms);
-    let past_line = scenario.ticket_past_line(me.role, &own_terms);
-    (utility < me.floor || past_line).then(|| RegulationEvent {
+    let (replacement, (utility, _)) = crate::engine::regulate(
+        me.regulated,
+        action,
+        |action| {
+            let terms = own_terms(action)?;
+            Some((
+                scenario.utility(me.role, &terms),
+                scenario.ticket_past_line(me.role, &terms),
+            ))
+        },
+        |&(utility, past_line)| utility < me.floor || past_line,
+    )?;
+    Some(RegulationEvent {
         original: action.clone(),
-        replacement: Action::Reject,
+        replacement,
         utility,
         floor: me.floor,
     })

@@ -656,20 +656,19 @@ impl TableEpisode {
         action: &Action,
         accepts: Option<u32>,
     ) -> Option<TableRegulation> {
-        if !self.setup.seats[seat].regulated {
-            return None;
-        }
-        let deal = match action {
-            Action::Submit(terms) => TableScenario::deal_of(terms)?,
-            Action::Accept => self.offer(accepts?)?.deal.clone(),
-            _ => return None,
-        };
-        if counts_toward(&self.scenario, seat, &deal) {
-            return None;
-        }
+        let (replacement, deal) = crate::engine::regulate(
+            self.setup.seats[seat].regulated,
+            action,
+            |action| match action {
+                Action::Submit(terms) => TableScenario::deal_of(terms),
+                Action::Accept => Some(self.offer(accepts?)?.deal.clone()),
+                _ => None,
+            },
+            |deal| !counts_toward(&self.scenario, seat, deal),
+        )?;
         Some(TableRegulation {
             original: action.clone(),
-            replacement: Action::Reject,
+            replacement,
             score: self.scenario.score(seat, &deal),
             minimum: self.scenario.parties[seat].private.minimum,
         })
