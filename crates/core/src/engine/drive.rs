@@ -43,13 +43,17 @@ pub trait Players<E: ToMove> {
     /// What stops the loop (a misuse of the episode, a template that cannot render).
     type Error;
 
-    /// The answer of `seat`'s in-process player, to be awaited; `None` for a seat played
-    /// from outside (a server's client, a Python caller), where the loop stops.
+    /// Whether `seat` is played in process (asked here), rather than from outside (a
+    /// server's client, a Python caller), where the loop stops.
+    fn in_process(&self, seat: E::Seat) -> bool;
+
+    /// The answer of `seat`'s in-process player, to be awaited (asked only of a seat
+    /// [`in_process`](Players::in_process)).
     fn ask<'a>(
         &'a self,
         episode: &'a E,
         seat: E::Seat,
-    ) -> Option<impl Future<Output = Result<Self::Answer, Self::Failure>> + 'a>;
+    ) -> impl Future<Output = Result<Self::Answer, Self::Failure>> + 'a;
 
     /// Play `seat`'s answer.
     fn take(
@@ -76,10 +80,12 @@ pub async fn drive<E: ToMove, P: Players<E>>(
     players: &mut P,
 ) -> Result<Option<E::Seat>, P::Error> {
     while let Some(seat) = episode.to_move() {
-        let Some(asked) = players.ask(episode, seat) else {
+        if !players.in_process(seat) {
             return Ok(Some(seat));
-        };
-        match asked.await {
+        }
+        // Awaited where it is made, never bound: a player's call is the largest part of an
+        // episode's future, and a bound future would be kept twice.
+        match players.ask(episode, seat).await {
             Ok(answer) => players.take(episode, seat, answer)?,
             Err(failure) => players.fail(episode, seat, failure)?,
         }
@@ -123,13 +129,16 @@ mod tests {
         type Failure = String;
         type Error = GameError;
 
+        fn in_process(&self, seat: Seat) -> bool {
+            seat == Seat::Opponent
+        }
+
         fn ask<'a>(
             &'a self,
             episode: &'a Episode,
             seat: Seat,
-        ) -> Option<impl Future<Output = Result<Completion, String>> + 'a> {
-            (seat == Seat::Opponent)
-                .then(|| ready(Ok(self.0.complete(&Position::of(episode, seat, 7)).into())))
+        ) -> impl Future<Output = Result<Completion, String>> + 'a {
+            ready(Ok(self.0.complete(&Position::of(episode, seat, 7)).into()))
         }
 
         fn take(

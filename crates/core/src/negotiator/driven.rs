@@ -24,15 +24,17 @@ impl Players<Episode> for RuleSeat<'_> {
     type Failure = Infallible;
     type Error = GameError;
 
+    fn in_process(&self, seat: Seat) -> bool {
+        seat == self.seat
+    }
+
     fn ask<'a>(
         &'a self,
         episode: &'a Episode,
         seat: Seat,
-    ) -> Option<impl Future<Output = Result<Completion, Infallible>> + 'a> {
-        (seat == self.seat).then(|| {
-            let text = self.rule.complete(&Position::of(episode, seat, self.seed));
-            ready(Ok(Completion::from(text)))
-        })
+    ) -> impl Future<Output = Result<Completion, Infallible>> + 'a {
+        let text = self.rule.complete(&Position::of(episode, seat, self.seed));
+        ready(Ok(Completion::from(text)))
     }
 
     fn take(
@@ -57,15 +59,16 @@ impl Players<TableEpisode> for ScriptedSeats<'_> {
     type Failure = Infallible;
     type Error = TableError;
 
+    fn in_process(&self, seat: usize) -> bool {
+        self.0.get(seat).is_some_and(|&s| s)
+    }
+
     fn ask<'a>(
         &'a self,
         episode: &'a TableEpisode,
         seat: usize,
-    ) -> Option<impl Future<Output = Result<Completion, Infallible>> + 'a> {
-        self.0
-            .get(seat)
-            .is_some_and(|&s| s)
-            .then(|| ready(Ok(Completion::from(scripted_table_turn(episode, seat)))))
+    ) -> impl Future<Output = Result<Completion, Infallible>> + 'a {
+        ready(Ok(Completion::from(scripted_table_turn(episode, seat))))
     }
 
     fn take(

@@ -489,18 +489,28 @@ impl Players<Episode> for Books {
     type Failure = PlayerError;
     type Error = EpisodeError;
 
-    /// The completion of `seat`'s in-process player; `None` for a seat fed from outside.
+    /// A seat fed from outside (`SeatPlayer::External`) is not asked.
+    fn in_process(&self, seat: Seat) -> bool {
+        matches!(self.kit.players[seat], SeatPlayer::Local(_))
+    }
+
+    /// The completion of `seat`'s in-process player.
     fn ask<'a>(
         &'a self,
         episode: &'a Episode,
         seat: Seat,
-    ) -> Option<impl Future<Output = Result<Played, PlayerError>> + 'a> {
-        let SeatPlayer::Local(player) = &self.kit.players[seat] else {
-            return None;
-        };
+    ) -> impl Future<Output = Result<Played, PlayerError>> + 'a {
         let mut ctx = TurnContext::of(episode, seat, self.seeds.sampling_seed(seat));
         ctx.route = Some(self.route.ticket);
-        Some(async move { player.play(&ctx, episode.view(seat)).await })
+        async move {
+            match &self.kit.players[seat] {
+                SeatPlayer::Local(player) => player.play(&ctx, episode.view(seat)).await,
+                SeatPlayer::External { spec, .. } => Err(PlayerError::Spec {
+                    spec: spec.clone(),
+                    message: "a seat played from outside is fed, not asked".into(),
+                }),
+            }
+        }
     }
 
     fn take(&mut self, episode: &mut Episode, _: Seat, played: Played) -> Result<(), EpisodeError> {

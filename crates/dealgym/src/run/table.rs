@@ -294,13 +294,17 @@ impl Players<TableEpisode> for TableSeats {
     type Failure = PlayerError;
     type Error = TableError;
 
+    /// Every seat of a run's table is played in process.
+    fn in_process(&self, _: usize) -> bool {
+        true
+    }
+
     fn ask<'a>(
         &'a self,
         episode: &'a TableEpisode,
         seat: usize,
-    ) -> Option<impl Future<Output = Result<Played, PlayerError>> + 'a> {
-        let seed = self.seeds.table_sampling_seed(seat);
-        Some(self.players[seat].play(episode, seat, seed))
+    ) -> impl Future<Output = Result<Played, PlayerError>> + 'a {
+        self.players[seat].play(episode, seat, self.seeds.table_sampling_seed(seat))
     }
 
     fn take(

@@ -325,16 +325,18 @@ impl Players<TableEpisode> for Served<'_> {
     type Failure = std::convert::Infallible;
     type Error = TableError;
 
+    fn in_process(&self, seat: usize) -> bool {
+        self.scripted[seat]
+    }
+
     fn ask<'a>(
         &'a self,
         episode: &'a TableEpisode,
         seat: usize,
-    ) -> Option<impl Future<Output = Result<Self::Answer, Self::Failure>> + 'a> {
-        self.scripted[seat].then(|| {
-            let started = Instant::now();
-            let text = scripted_table_turn(episode, seat);
-            ready(Ok((Completion::from(text.as_str()), started)))
-        })
+    ) -> impl Future<Output = Result<Self::Answer, Self::Failure>> + 'a {
+        let started = Instant::now();
+        let text = scripted_table_turn(episode, seat);
+        ready(Ok((Completion::from(text.as_str()), started)))
     }
 
     fn take(
