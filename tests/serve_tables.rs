@@ -107,6 +107,35 @@ fn policy(view: &Value) -> String {
     }
 }
 
+/// Play `party_2`, the one client seat of table `id` (every other seat scripted), to the end:
+/// it accepts the latest offer, or talks while there is none.
+async fn play_party_2(http: &reqwest::Client, base: &str, id: &str) {
+    for _ in 0..32 {
+        let (_, view) = call(http, "GET", format!("{base}/{id}/seats/party_2"), None).await;
+        if view["done"] == true {
+            return;
+        }
+        assert_eq!(
+            view["your_turn"], true,
+            "the scripted seats have moved: {view}"
+        );
+        let offers = view["state"]["offers"].as_array().unwrap();
+        let action = match offers.last() {
+            Some(o) => format!("[ACCEPT_DEAL] #{}", o["id"]),
+            None => "[TALK]".into(),
+        };
+        let (code, answer) = call(
+            http,
+            "POST",
+            format!("{base}/{id}/seats/party_2/step"),
+            Some(turn(&action, "party_2")),
+        )
+        .await;
+        assert_eq!(code, 200, "{answer}");
+    }
+    panic!("table {id} did not end in 32 steps of party_2");
+}
+
 fn read_log(log: &Path) -> Vec<TableRecord> {
     std::fs::read_to_string(log)
         .unwrap()
@@ -435,32 +464,7 @@ async fn scripted_seats_play_in_process_and_one_seed_draws_one_schedule() {
     assert_eq!(code, 201, "{table}");
     assert_eq!(table["client_roles"], json!(["party_2"]));
     let id = table["table_id"].as_str().unwrap().to_string();
-    let mut steps = 0;
-    loop {
-        let (_, view) = call(&http, "GET", format!("{base}/{id}/seats/party_2"), None).await;
-        if view["done"] == true {
-            break;
-        }
-        assert_eq!(
-            view["your_turn"], true,
-            "the scripted seats have moved: {view}"
-        );
-        let offers = view["state"]["offers"].as_array().unwrap();
-        let action = match offers.last() {
-            Some(o) => format!("[ACCEPT_DEAL] #{}", o["id"]),
-            None => "[TALK]".into(),
-        };
-        let (code, answer) = call(
-            &http,
-            "POST",
-            format!("{base}/{id}/seats/party_2/step"),
-            Some(turn(&action, "party_2")),
-        )
-        .await;
-        assert_eq!(code, 200, "{answer}");
-        steps += 1;
-        assert!(steps < 32);
-    }
+    play_party_2(&http, &base, &id).await;
     let record = read_log(&log).remove(0);
     assert_eq!(record.episode_id, id);
     for seat in &record.seats {
@@ -714,25 +718,7 @@ async fn a_servers_rewards_are_applied_at_its_tables_or_the_table_is_refused() {
     .await;
     assert_eq!(code, 201, "{table}");
     let id = table["table_id"].as_str().unwrap().to_string();
-    for _ in 0..32 {
-        let (_, view) = call(&http, "GET", format!("{base}/{id}/seats/party_2"), None).await;
-        if view["done"] == true {
-            break;
-        }
-        let offers = view["state"]["offers"].as_array().unwrap();
-        let action = match offers.last() {
-            Some(o) => format!("[ACCEPT_DEAL] #{}", o["id"]),
-            None => "[TALK]".into(),
-        };
-        let (code, answer) = call(
-            &http,
-            "POST",
-            format!("{base}/{id}/seats/party_2/step"),
-            Some(turn(&action, "party_2")),
-        )
-        .await;
-        assert_eq!(code, 200, "{answer}");
-    }
+    play_party_2(&http, &base, &id).await;
     let record = read_log(&log).remove(0);
     assert_eq!(
         record.reward_config.as_ref().map(|c| c.kind),

@@ -114,51 +114,10 @@ pub fn drive_now<E: ToMove, P: Players<E>>(
 
 #[cfg(test)]
 mod tests {
-    use std::future::ready;
-
     use super::*;
     use crate::fixtures::{price, setup_with};
-    use crate::game::{Completion, EpisodeConfig, FirstMover, GameError};
-    use crate::negotiator::{Position, RulePlayer, Tactic};
-
-    /// The opponent played by a rule; the learner from outside.
-    struct RuleOpponent(RulePlayer);
-
-    impl Players<Episode> for RuleOpponent {
-        type Answer = Completion;
-        type Failure = String;
-        type Error = GameError;
-
-        fn in_process(&self, seat: Seat) -> bool {
-            seat == Seat::Opponent
-        }
-
-        fn ask<'a>(
-            &'a self,
-            episode: &'a Episode,
-            seat: Seat,
-        ) -> impl Future<Output = Result<Completion, String>> + 'a {
-            ready(Ok(self.0.complete(&Position::of(episode, seat, 7)).into()))
-        }
-
-        fn take(
-            &mut self,
-            episode: &mut Episode,
-            _: Seat,
-            answer: Completion,
-        ) -> Result<(), GameError> {
-            episode.step(answer).map(|_| ())
-        }
-
-        fn fail(
-            &mut self,
-            episode: &mut Episode,
-            seat: Seat,
-            why: String,
-        ) -> Result<(), GameError> {
-            episode.fail_backend(seat, why).map(|_| ())
-        }
-    }
+    use crate::game::{EpisodeConfig, FirstMover};
+    use crate::negotiator::{RulePlayer, RuleSeat, Tactic};
 
     #[test]
     fn the_loop_stops_at_a_seat_played_from_outside_and_plays_the_others() {
@@ -168,7 +127,12 @@ mod tests {
             ..EpisodeConfig::default()
         };
         let mut e = Episode::new(s.clone(), setup_with(&s, &config)).unwrap();
-        let mut rule = RuleOpponent(RulePlayer::new(Tactic::from_name("linear").unwrap()));
+        let linear = RulePlayer::new(Tactic::from_name("linear").unwrap());
+        let mut rule = RuleSeat {
+            seat: Seat::Opponent,
+            rule: &linear,
+            seed: 7,
+        };
         assert_eq!(drive_now(&mut e, &mut rule).unwrap(), Some(Seat::Learner));
         assert_eq!(
             e.turns().len(),

@@ -441,18 +441,16 @@ fn broke_format(turns: &[TableTurnRecord], seat: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::tests::six_party;
 
     fn played(seed: u64) -> (Arc<TableScenario>, TableRecord) {
-        let s = Arc::new(six_party());
         let options = TableOptions::default();
         let seeds = EpisodeSeed {
             run: seed,
             group: 0,
             member: 0,
         };
-        let setup = TableSetup::new(&s, &options, seeds.table_seed()).unwrap();
-        let mut ep = TableEpisode::new(s.clone(), setup).unwrap();
+        let mut ep = crate::table::tests::episode(seeds.table_seed(), &options);
+        let s = Arc::new(ep.scenario().clone());
         let mut i = 0usize;
         while let Some(seat) = ep.to_move() {
             i += 1;

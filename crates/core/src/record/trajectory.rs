@@ -227,13 +227,16 @@ mod tests {
             vec![-0.5, -0.25, 0.0, -1.0, 0.0, 0.0, -0.125, 0.0]
         );
         // The prompt then the response is the seat's whole sequence, call after call.
-        let whole: Vec<u32> = t
-            .prompt_ids
+        assert_eq!(whole(&t), vec![1, 2, 3, 10, 11, 4, 12, 5, 6, 13, 14]);
+    }
+
+    /// A trajectory's prompt then its response: the seat's whole sequence.
+    fn whole(t: &Trajectory) -> Vec<u32> {
+        t.prompt_ids
             .iter()
             .chain(&t.response_ids)
             .copied()
-            .collect();
-        assert_eq!(whole, vec![1, 2, 3, 10, 11, 4, 12, 5, 6, 13, 14]);
+            .collect()
     }
 
     #[test]
@@ -280,17 +283,15 @@ mod tests {
     /// `[i]`), every fourth attempt unreadable so that its seat retries.
     fn table_with_ids(tokens_on: impl Fn(usize) -> bool) -> TableRecord {
         use crate::game::{Completion, EpisodeSeed};
-        use crate::table::{TableEpisode, TableOptions, TableSetup};
-        use std::sync::Arc;
-        let s = Arc::new(crate::table::tests::six_party());
+        use crate::table::TableOptions;
         let options = TableOptions::default();
         let seeds = EpisodeSeed {
             run: 3,
             group: 0,
             member: 0,
         };
-        let setup = TableSetup::new(&s, &options, seeds.table_seed()).unwrap();
-        let mut ep = TableEpisode::new(s.clone(), setup).unwrap();
+        let mut ep = crate::table::tests::episode(seeds.table_seed(), &options);
+        let s = ep.scenario().clone();
         let mut i = 0usize;
         while let Some(seat) = ep.to_move() {
             i += 1;
@@ -333,12 +334,7 @@ mod tests {
         assert_eq!(calls.len(), attempts.len());
         let t = calls.trajectory();
         // Prompt then response: each attempt's prompt ids and sampled ids, in order.
-        let whole: Vec<u32> = t
-            .prompt_ids
-            .iter()
-            .chain(&t.response_ids)
-            .copied()
-            .collect();
+        let whole = whole(&t);
         let expected: Vec<u32> = attempts
             .iter()
             .flat_map(|i| [101 + *i as u32, 1 + *i as u32])

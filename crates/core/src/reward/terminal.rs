@@ -595,14 +595,7 @@ mod tests {
 
     /// A table's ending: `kind`, ended by seat `by`.
     fn table_outcome(kind: OutcomeKind, by: Option<usize>) -> TableOutcome {
-        TableOutcome {
-            kind,
-            by,
-            offer: None,
-            deal: None,
-            detail: None,
-            error_kind: None,
-        }
+        TableOutcome::plain(kind, by)
     }
 
     fn assert_seats(actual: Vec<f64>, expected: &[f64]) {

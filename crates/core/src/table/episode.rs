@@ -188,7 +188,7 @@ pub struct TableOutcome {
 
 impl TableOutcome {
     /// An ending with no deal and no detail.
-    fn plain(kind: OutcomeKind, by: Option<usize>) -> TableOutcome {
+    pub(crate) fn plain(kind: OutcomeKind, by: Option<usize>) -> TableOutcome {
         TableOutcome {
             kind,
             by,

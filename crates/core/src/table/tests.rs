@@ -93,7 +93,9 @@ pub(crate) fn six_party() -> TableScenario {
     }
 }
 
-fn episode(seed: u64, options: &TableOptions) -> TableEpisode {
+/// A six-party fixture table seeded `seed` (the tests of the record and the trajectory play it
+/// too).
+pub(crate) fn episode(seed: u64, options: &TableOptions) -> TableEpisode {
     let s = Arc::new(six_party());
     let setup = TableSetup::new(&s, options, seed).expect("setup");
     TableEpisode::new(s, setup).unwrap()
