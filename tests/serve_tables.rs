@@ -107,6 +107,23 @@ fn policy(view: &Value) -> String {
     }
 }
 
+/// Open a table of seed 9 at `base` whose every seat but `party_2` is scripted.
+async fn open_party_2_table(http: &reqwest::Client, base: &str) -> Value {
+    let scripted: serde_json::Map<String, Value> = (0..6)
+        .filter(|i| *i != 2)
+        .map(|i| (format!("party_{i}"), json!("rule:deliberation")))
+        .collect();
+    let (code, table) = call(
+        http,
+        "POST",
+        base.to_string(),
+        Some(json!({"scenario_id": SCENARIO, "seed": 9, "players": scripted})),
+    )
+    .await;
+    assert_eq!(code, 201, "{table}");
+    table
+}
+
 /// Play `party_2`, the one client seat of table `id` (every other seat scripted), to the end:
 /// it accepts the latest offer, or talks while there is none.
 async fn play_party_2(http: &reqwest::Client, base: &str, id: &str) {
@@ -450,18 +467,7 @@ async fn scripted_seats_play_in_process_and_one_seed_draws_one_schedule() {
     let (server, log) = server("serve_tables_scripted", |o| o.max_sessions = 4).await;
     let http = reqwest::Client::new();
     let base = format!("{}/v1/tables", server.base_url());
-    let scripted: serde_json::Map<String, Value> = (0..6)
-        .filter(|i| *i != 2)
-        .map(|i| (format!("party_{i}"), json!("rule:deliberation")))
-        .collect();
-    let (code, table) = call(
-        &http,
-        "POST",
-        base.clone(),
-        Some(json!({"scenario_id": SCENARIO, "seed": 9, "players": scripted})),
-    )
-    .await;
-    assert_eq!(code, 201, "{table}");
+    let table = open_party_2_table(&http, &base).await;
     assert_eq!(table["client_roles"], json!(["party_2"]));
     let id = table["table_id"].as_str().unwrap().to_string();
     play_party_2(&http, &base, &id).await;
@@ -705,18 +711,7 @@ async fn a_servers_rewards_are_applied_at_its_tables_or_the_table_is_refused() {
     let (server, log) = server("serve_tables_rewards", |o| o.rewards = threshold.clone()).await;
     let http = reqwest::Client::new();
     let base = format!("{}/v1/tables", server.base_url());
-    let scripted: serde_json::Map<String, Value> = (0..6)
-        .filter(|i| *i != 2)
-        .map(|i| (format!("party_{i}"), json!("rule:deliberation")))
-        .collect();
-    let (code, table) = call(
-        &http,
-        "POST",
-        base.clone(),
-        Some(json!({"scenario_id": SCENARIO, "seed": 9, "players": scripted})),
-    )
-    .await;
-    assert_eq!(code, 201, "{table}");
+    let table = open_party_2_table(&http, &base).await;
     let id = table["table_id"].as_str().unwrap().to_string();
     play_party_2(&http, &base, &id).await;
     let record = read_log(&log).remove(0);
