@@ -225,6 +225,19 @@ impl TableScenario {
         self.parties.iter().position(|p| p.role == role)
     }
 
+    /// The seat of `role`, or what every face says of a role the game does not have: that it
+    /// is not a party of this scenario, and the roles it has.
+    pub fn seat_of_party(&self, role: &str) -> Result<usize, String> {
+        self.seat_of(role).ok_or_else(|| {
+            let roles: Vec<&str> = self.parties.iter().map(|p| p.role.as_str()).collect();
+            format!(
+                "`{role}` is not a party of scenario {} (its roles: {})",
+                self.id,
+                roles.join(", ")
+            )
+        })
+    }
+
     /// The lead party's seat (`p1`), if the game has one.
     pub fn lead(&self) -> Option<usize> {
         self.parties

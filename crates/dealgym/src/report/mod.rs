@@ -33,7 +33,7 @@ mod sheet;
 mod table;
 mod training;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::eval::{EvalTally, SpillError};
 use crate::game::{OutcomeKind, Seat};
@@ -250,20 +250,8 @@ pub(crate) fn write_report(
     let training_tables = training.tables(options.training_control.as_deref())?;
     let out = &options.out;
     let mut written = Vec::new();
-    for dir in [out.clone(), out.join("tables"), out.join("charts")] {
-        std::fs::create_dir_all(&dir).map_err(|source| ReportError::Write {
-            path: dir.display().to_string(),
-            source,
-        })?;
-    }
-    let mut write = |path: PathBuf, text: &str| -> Result<(), ReportError> {
-        std::fs::write(&path, text).map_err(|source| ReportError::Write {
-            path: path.display().to_string(),
-            source,
-        })?;
-        written.push(path);
-        Ok(())
-    };
+    make_dirs(out)?;
+    let mut write = |path: PathBuf, text: &str| write_file(&mut written, path, text);
 
     let aggregates: Vec<Sheet> = Dimension::ALL
         .iter()
@@ -790,4 +778,29 @@ fn markdown(title: &str, meta: &[String], sections: &[page::Section<'_>]) -> Str
     }
     out.push_str("Transcripts: report.html.\n");
     out
+}
+
+/// A report directory's folders: the directory, `tables/` and `charts/`.
+pub(crate) fn make_dirs(out: &Path) -> Result<(), ReportError> {
+    for dir in [out.to_path_buf(), out.join("tables"), out.join("charts")] {
+        std::fs::create_dir_all(&dir).map_err(|source| ReportError::Write {
+            path: dir.display().to_string(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// Write one file of a report, and count it among the `written`.
+pub(crate) fn write_file(
+    written: &mut Vec<PathBuf>,
+    path: PathBuf,
+    text: &str,
+) -> Result<(), ReportError> {
+    std::fs::write(&path, text).map_err(|source| ReportError::Write {
+        path: path.display().to_string(),
+        source,
+    })?;
+    written.push(path);
+    Ok(())
 }

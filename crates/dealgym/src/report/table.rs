@@ -244,20 +244,8 @@ pub(crate) fn report_tables(
     }
     let out = &options.out;
     let mut written = Vec::new();
-    for dir in [out.clone(), out.join("tables"), out.join("charts")] {
-        std::fs::create_dir_all(&dir).map_err(|source| ReportError::Write {
-            path: dir.display().to_string(),
-            source,
-        })?;
-    }
-    let mut write = |path: PathBuf, text: &str| -> Result<(), ReportError> {
-        std::fs::write(&path, text).map_err(|source| ReportError::Write {
-            path: path.display().to_string(),
-            source,
-        })?;
-        written.push(path);
-        Ok(())
-    };
+    super::make_dirs(out)?;
+    let mut write = |path: PathBuf, text: &str| super::write_file(&mut written, path, text);
     let tables: Vec<Sheet> = [
         Some(roles_table(&c)),
         Some(scenarios_table(&c)),

@@ -194,13 +194,9 @@ pub(crate) fn build_table_kit(
         .map_err(|e| RunError::Options(format!("cannot build the HTTP client: {e}")))?;
     let mut seats = BTreeMap::new();
     for (role, spec) in &options.seats {
-        if let Some(s) = scenarios.iter().find(|s| s.seat_of(role).is_none()) {
-            let roles: Vec<&str> = s.parties.iter().map(|p| p.role.as_str()).collect();
-            return Err(RunError::Options(format!(
-                "--seat {role}=…: `{role}` is not a party of scenario {} (its roles: {})",
-                s.id,
-                roles.join(", ")
-            )));
+        for s in scenarios {
+            s.seat_of_party(role)
+                .map_err(|e| RunError::Options(format!("--seat {role}=…: {e}")))?;
         }
         let player =
             TablePlayer::from_spec(spec, &options.players, &http, &options.sampling.learner)?;

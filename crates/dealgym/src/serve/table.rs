@@ -449,18 +449,9 @@ impl Tables {
         }
         let mut specs = vec![CLIENT.to_string(); scenario.parties.len()];
         for (role, spec) in &reset.players {
-            let seat = scenario.seat_of(role).ok_or_else(|| {
-                ServeError::Validation(format!(
-                    "players: `{role}` is not a party of {} (its roles: {})",
-                    scenario.id,
-                    scenario
-                        .parties
-                        .iter()
-                        .map(|p| p.role.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })?;
+            let seat = scenario
+                .seat_of_party(role)
+                .map_err(|e| ServeError::Validation(format!("players: {e}")))?;
             if spec.trim() != SCRIPTED && spec.trim() != CLIENT {
                 return Err(ServeError::Validation(format!(
                     "players: `{role}` = `{spec}`: a table seat here is a client's (`{CLIENT}`) or the scripted party (`{SCRIPTED}`)"
