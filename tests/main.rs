@@ -30,6 +30,7 @@ mod human_data;
 mod limits_input;
 mod llm_client;
 mod merge;
+mod mixed_records;
 mod planner;
 mod prefixes;
 mod preset_ina;

@@ -75,6 +75,14 @@ pub struct Duplicates {
 }
 
 impl Duplicates {
+    /// Take in the duplicates another reading of the same files found (the other kind's).
+    pub fn absorb(&mut self, other: Duplicates) {
+        self.lines += other.lines;
+        if self.first.is_none() {
+            self.first = other.first;
+        }
+    }
+
     /// Count one more, read at `at` (`FILE:LINE`).
     pub(crate) fn add(&mut self, key: &EpisodeKey, at: impl FnOnce() -> String) {
         self.lines += 1;

@@ -97,7 +97,7 @@ pub fn episode_kind(files: &[PathBuf], episode_id: &str) -> Result<Option<Record
 
 impl RecordsKind {
     /// The other kind.
-    pub(crate) fn other(self) -> RecordsKind {
+    pub fn other(self) -> RecordsKind {
         match self {
             RecordsKind::TwoParty => RecordsKind::Table,
             RecordsKind::Table => RecordsKind::TwoParty,
@@ -114,6 +114,11 @@ pub struct PassedOver {
 }
 
 impl PassedOver {
+    /// How many records of the other kind were passed over.
+    pub fn records(&self) -> usize {
+        self.records
+    }
+
     /// Count `records` of `kind` as passed over.
     pub(crate) fn add(&mut self, kind: RecordsKind, records: usize) {
         if records > 0 {

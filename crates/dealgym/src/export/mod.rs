@@ -397,11 +397,34 @@ pub(crate) struct Head<'a> {
 
 /// Export `options.files` in `options.format`, writing lines to `out`.
 /// Files of table records (`"kind": "table"`) export a trajectory per seat (`table.rs`).
+/// A file of both kinds (a server's log) exports both, its first record's kind first; where
+/// the other kind has no such format (`transitions`, `campaigns` at a table), its records are
+/// passed over and the summary says how many.
 pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSummary, ExportError> {
-    if records_kind(&options.files)? == RecordsKind::Table {
+    let first = records_kind(&options.files)?;
+    let mut summary = export_kind(options, first, false, out)?;
+    let other = first.other();
+    if summary.passed_over.records() > 0
+        && (other == RecordsKind::TwoParty || table::exports(options.format))
+    {
+        let more = export_kind(options, other, true, out)?;
+        summary.absorb(more);
+    }
+    Ok(summary)
+}
+
+/// [`export`] of the records of `kind` (the other kind's passed over and counted); `mixed`:
+/// the files hold both kinds, so a table's `--role` is no mistake at their two-party records.
+fn export_kind(
+    options: &ExportOptions,
+    kind: RecordsKind,
+    mixed: bool,
+    out: &mut dyn Write,
+) -> Result<ExportSummary, ExportError> {
+    if kind == RecordsKind::Table {
         return table::export_tables(options, out);
     }
-    if let Some(role) = &options.role {
+    if let (Some(role), false) = (&options.role, mixed) {
         return Err(ExportError::Options(format!(
             "--role {role} is for table records; two-party records choose seats with --seats"
         )));
@@ -412,6 +435,24 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
     };
     let mut scenarios = ScenarioSource::in_dir(&options.scenarios, &options.scenario_dir)?;
     export_episodes(options, &mut scenarios, &prompts, out)
+}
+
+impl ExportSummary {
+    /// Take in the summary of the other kind of record in the same files: both were read.
+    fn absorb(&mut self, other: ExportSummary) {
+        self.episodes += other.episodes;
+        self.groups += other.groups;
+        self.written += other.written;
+        self.lines += other.lines;
+        self.error_episodes += other.error_episodes;
+        self.reward_missing += other.reward_missing;
+        self.no_turns += other.no_turns;
+        self.no_tokens += other.no_tokens;
+        self.bad_tokens += other.bad_tokens;
+        self.duplicates.absorb(other.duplicates);
+        self.passed_over = crate::record::PassedOver::default();
+        self.not_campaign += other.not_campaign;
+    }
 }
 
 /// [`export`] of two-party records, their scenarios found in `scenarios` and replayed with

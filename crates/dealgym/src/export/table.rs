@@ -125,13 +125,16 @@ impl Baselines {
 }
 
 /// Export the table records of `options.files` to `out`.
+/// Whether table records export in `format`.
+pub(super) fn exports(format: Format) -> bool {
+    matches!(format, Format::Messages | Format::PromptCompletion) || format.needs_tokens()
+}
+
 pub(super) fn export_tables(
     options: &ExportOptions,
     out: &mut dyn Write,
 ) -> Result<ExportSummary, ExportError> {
-    if !matches!(options.format, Format::Messages | Format::PromptCompletion)
-        && !options.format.needs_tokens()
-    {
+    if !exports(options.format) {
         return Err(ExportError::Options(format!(
             "table records export as messages, prompt-completion, verl, trl-rollout or tinker, \
              not {}",

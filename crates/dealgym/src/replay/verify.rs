@@ -111,6 +111,16 @@ impl VerifyReport {
         self.add_episode(&located.record.episode_id, located.at(), differences);
     }
 
+    /// Take in the report of the other kind of record in the same files: its episodes and
+    /// rows beside these, and nothing passed over any more (both kinds were read).
+    fn absorb(&mut self, other: VerifyReport) {
+        self.episodes += other.episodes;
+        self.differing += other.differing;
+        self.rows.extend(other.rows);
+        self.duplicates.absorb(other.duplicates);
+        self.passed_over = crate::record::PassedOver::default();
+    }
+
     /// Count episode `episode` (read at `at`, `FILE:LINE`) with its differences.
     pub(super) fn add_episode(&mut self, episode: &str, at: String, differences: Vec<Difference>) {
         self.episodes += 1;
@@ -193,6 +203,20 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, Error> {
         Some(kind) => kind,
         None => crate::record::records_kind(&options.files)?,
     };
+    let mut report = verify_kind(options, kind)?;
+    if options.episode.is_none() && report.passed_over.records() > 0 {
+        // A file of both kinds (a server's log): the other kind is verified too.
+        let other = verify_kind(options, kind.other())?;
+        report.absorb(other);
+    }
+    Ok(report)
+}
+
+/// Verify the records of `kind` in the files (the other kind's passed over and counted).
+fn verify_kind(
+    options: &VerifyOptions,
+    kind: crate::record::RecordsKind,
+) -> Result<VerifyReport, Error> {
     if kind == crate::record::RecordsKind::Table {
         return super::table::verify_tables(options);
     }
