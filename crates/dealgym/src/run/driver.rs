@@ -613,31 +613,36 @@ pub(crate) async fn play_caught(
 /// The one rule of a panic inside an episode of either kind: `played` runs with any panic
 /// caught; on one, `record_panic` makes the record of the episode ended at its start as an
 /// `error` of cause `internal` saying so (itself caught: a second panic becomes `twice`'s
-/// error, naming both), and the episode is counted apart (`internal_error`).
-pub(crate) async fn caught<R, E>(
+/// error, naming both), and the episode is counted apart (`internal_error`). A combinator, not
+/// an `async fn`: an async fn would keep `played` twice in its state (the argument and the
+/// future it is moved into), and it is the largest part of every episode in flight.
+pub(crate) fn caught<R, E>(
     played: impl Future<Output = Result<R, E>>,
     record_panic: impl FnOnce(&str) -> Result<R, E>,
     twice: impl FnOnce(String) -> E,
-) -> Result<Finished<R>, E> {
+) -> impl Future<Output = Result<Finished<R>, E>> {
     use futures_util::FutureExt;
-    match std::panic::AssertUnwindSafe(played).catch_unwind().await {
-        Ok(record) => Ok(Finished {
-            record: record?,
-            internal_error: false,
-        }),
-        Err(panic) => {
-            let message = panic_message(panic.as_ref());
-            let record =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| record_panic(&message)))
-                    .map_err(|again| {
-                        twice(format!("{message}; then {}", panic_message(again.as_ref())))
-                    })??;
-            Ok(Finished {
-                record,
-                internal_error: true,
-            })
-        }
-    }
+    std::panic::AssertUnwindSafe(played)
+        .catch_unwind()
+        .map(move |result| match result {
+            Ok(record) => Ok(Finished {
+                record: record?,
+                internal_error: false,
+            }),
+            Err(panic) => {
+                let message = panic_message(panic.as_ref());
+                let record = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    record_panic(&message)
+                }))
+                .map_err(|again| {
+                    twice(format!("{message}; then {}", panic_message(again.as_ref())))
+                })??;
+                Ok(Finished {
+                    record,
+                    internal_error: true,
+                })
+            }
+        })
 }
 
 /// The text of a panic's payload (what `panic!` was given, when it was a string).
