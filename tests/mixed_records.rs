@@ -1,6 +1,7 @@
-//! A record file may hold both kinds of record (a server's log does): `replay --verify` and
-//! `export` read both, the first record's kind first, and say what they passed over where a
-//! kind has no such format.
+//! A record file may hold both kinds of record (a server's log does): `replay --verify`,
+//! `export` and `report` read both, the first record's kind first (a report writes the other
+//! kind's in a folder under its own), and say what they passed over where a kind has no such
+//! format.
 
 use crate::common::{dealgym_cli, succeeded, temp_dir, threaded_mock};
 use dealgym_mock::MockConfig;
@@ -67,6 +68,20 @@ fn a_file_of_both_kinds_is_verified_and_exported_whole() {
     );
     assert!(tables >= 2 * 6, "every seat of both tables: {tables}");
     assert!(!said.contains("passed over"), "{said}");
+
+    // One report per kind: the first record's in the folder, the tables' under it.
+    let report = dir.join("report");
+    let reported = dealgym_cli([
+        "report",
+        out_arg,
+        "--out",
+        report.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let said = String::from_utf8_lossy(&reported.stderr).to_string();
+    assert!(reported.status.success(), "{said}");
+    assert!(said.contains("4 episodes reported"), "{said}");
+    assert!(report.join("report.md").is_file() && report.join("n-party/report.md").is_file());
 
     // A format tables have no lines in: the two-party records export, the tables are named.
     let transitions = dealgym_cli(["export", "--format", "transitions", out_arg]);

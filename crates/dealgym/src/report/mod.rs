@@ -184,10 +184,40 @@ impl Collector {
 }
 
 /// Read the files and write the report (see the module doc).
+/// A file of both kinds (a server's log) gets both reports: its first record's kind in `out`,
+/// the other kind's in a folder of its own under it (`n-party/` or `two-party/`).
 pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
     let files = record_files_in(&options.files)?;
-    if crate::record::records_kind(&files)? == crate::record::RecordsKind::Table {
-        return table::report_tables(options, &files);
+    let first = crate::record::records_kind(&files)?;
+    let mut summary = report_kind(options, &files, first)?;
+    if summary.passed_over.records() > 0 {
+        let other = first.other();
+        let folder = match other {
+            crate::record::RecordsKind::Table => "n-party",
+            crate::record::RecordsKind::TwoParty => "two-party",
+        };
+        let inner = ReportOptions {
+            out: options.out.join(folder),
+            ..options.clone()
+        };
+        let more = report_kind(&inner, &files, other)?;
+        summary.episodes += more.episodes;
+        summary.transcripts += more.transcripts;
+        summary.written.extend(more.written);
+        summary.duplicates.absorb(more.duplicates);
+        summary.passed_over = crate::record::PassedOver::default();
+    }
+    Ok(summary)
+}
+
+/// The report of the records of `kind` in `files` (the other kind's passed over and counted).
+fn report_kind(
+    options: &ReportOptions,
+    files: &[PathBuf],
+    kind: crate::record::RecordsKind,
+) -> Result<ReportSummary, ReportError> {
+    if kind == crate::record::RecordsKind::Table {
+        return table::report_tables(options, files);
     }
     let total: u64 = files
         .iter()
@@ -200,7 +230,7 @@ pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
         "{elapsed_precise} [{bar:30}] {bytes}/{total_bytes} · {bytes_per_sec} · {eta} left",
     );
     let mut collector = Collector::new(options);
-    let mut records = RecordFiles::open(&files, options.on_duplicate);
+    let mut records = RecordFiles::open(files, options.on_duplicate);
     // The record's index in its file, among those read.
     let (mut file, mut n) = (0, 0);
     while let Some(located) = records.next() {
