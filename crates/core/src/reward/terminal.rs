@@ -601,6 +601,7 @@ mod tests {
             offer: None,
             deal: None,
             detail: None,
+            error_kind: None,
         }
     }
 
