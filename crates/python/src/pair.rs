@@ -1,5 +1,5 @@
-//! [`Game`]: one episode stepped from Python, [`StepInfo`]: what a step did, and
-//! [`step_many`]: many games stepped in one release of the GIL.
+//! [`PairGame`]: one two-party episode stepped from Python (a [`Game`](crate::game::Game) of a
+//! two-party family), and [`step_many`]: many games stepped in one release of the GIL.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{LazyLock, OnceLock};
@@ -11,7 +11,9 @@ use dealgym_core::game::{
     Seat, Setup,
 };
 use dealgym_core::negotiator::{RulePlayer, RuleSeat, Tactic};
-use dealgym_core::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing, TrainingStep};
+use dealgym_core::record::{
+    episode_calls, EpisodeRecord, ExactCalls, PlayerInfo, RecordMeta, Timing, TrainingStep,
+};
 use dealgym_core::reward::{episode_rewards, RewardConfig};
 use dealgym_core::scenario::Family;
 use dealgym_core::vocab::{continued_prefix, extend, Call, LogprobsMismatch, NextPrompt, ToolCall};
@@ -22,6 +24,7 @@ use pythonize::{depythonize, pythonize};
 
 use crate::catalog;
 use crate::errors::{EpisodeEndedError, NotYourTurnError, TokenError};
+use crate::game::{py_str, Game, StepInfo};
 
 /// The player spec a record names for a seat played from Python, unless `players` says.
 const PYTHON_PLAYER: &str = "python";
@@ -31,13 +34,12 @@ const PYTHON_PLAYER: &str = "python";
 /// The scenario is picked as `dealgym serve` picks a reset's (by `scenario_id`, by `index`
 /// among the family's scenarios, or drawn from `seed`), and the setup (roles, first mover) is
 /// drawn from `seed` as serve draws it: the same seed and scenario give serve's setup.
-#[pyclass(module = "dealgym._core")]
-pub struct Game {
+pub struct PairGame {
     episode: Episode,
     scenario_digest: Digest,
     seeds: EpisodeSeed,
     /// The run the records name: the one given, or made on first use from what makes a run
-    /// ([`Game::run_id`]), so building a game does not pay for formatting its inputs.
+    /// ([`PairGame::run_id`]), so building a game does not pay for formatting its inputs.
     run_id: OnceLock<String>,
     /// The rules as configured, which the run id made on first use is keyed by.
     config: EpisodeConfig,
@@ -65,71 +67,18 @@ struct Pending {
 }
 
 /// What the trainer's model sampled, carried by a step in token-exact play.
-struct SampledIds {
+pub(crate) struct SampledIds {
     completion_ids: Vec<u32>,
     logprobs: Vec<f64>,
     finish_reason: Option<String>,
 }
 
-/// What one step did.
-#[pyclass(module = "dealgym._core", frozen, get_all, skip_from_py_object)]
-#[derive(Debug, Clone)]
-pub struct StepInfo {
-    /// The role whose completion was played.
-    pub role: &'static str,
-    /// The kind of move that took effect (`submit`, `accept`, `reject`, `walk_away`, `talk`);
-    /// `None` when the completion could not be used.
-    pub played: Option<&'static str>,
-    /// The completion could not be used and the same role is asked again.
-    pub retry: bool,
-    /// A deal, walk-away, reject loop or forfeit ended the episode.
-    pub terminated: bool,
-    /// The turn cap ended the episode.
-    pub truncated: bool,
-    pub done: bool,
-    /// The role to move next; `None` once the episode is over.
-    pub to_move: Option<&'static str>,
-    /// How the episode ended (`deal`, `walk_away`, `reject_loop`, `max_turns`,
-    /// `format_forfeit`), once it has.
-    pub outcome: Option<&'static str>,
-}
-
-#[pymethods]
-impl StepInfo {
-    fn __repr__(&self) -> String {
-        format!(
-            "StepInfo(role='{}', played={}, retry={}, terminated={}, truncated={}, done={}, to_move={}, outcome={})",
-            self.role,
-            py_str(self.played),
-            py_bool(self.retry),
-            py_bool(self.terminated),
-            py_bool(self.truncated),
-            py_bool(self.done),
-            py_str(self.to_move),
-            py_str(self.outcome)
-        )
-    }
-}
-
-/// An optional name as Python's `repr` writes it: `'deal'` or `None`.
-fn py_str(name: Option<&str>) -> String {
-    name.map_or_else(|| "None".to_string(), |n| format!("'{n}'"))
-}
-
-fn py_bool(b: bool) -> &'static str {
-    if b {
-        "True"
-    } else {
-        "False"
-    }
-}
-
 /// A Python action read into a completion, with the role it names, if any, and the ids it
 /// sampled in token-exact play.
 pub(crate) struct Action {
-    completion: Completion,
-    role: Option<String>,
-    sampled: Option<SampledIds>,
+    pub(crate) completion: Completion,
+    pub(crate) role: Option<String>,
+    pub(crate) sampled: Option<SampledIds>,
 }
 
 impl From<Completion> for Action {
@@ -146,7 +95,7 @@ impl From<Completion> for Action {
 /// Read an action: the completion text, or a dict with `text` and optionally `reasoning`,
 /// `role` and, in token-exact play, `completion_ids`, `logprobs` and `finish_reason`. Anything
 /// else is a TypeError, an unknown key a ValueError naming it.
-fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
+pub(crate) fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
     if let Ok(text) = action.cast::<PyString>() {
         return Ok(Action::from(Completion::from(text.to_str()?)));
     }
@@ -361,7 +310,7 @@ fn located(py: Python<'_>, at: String, e: PyErr) -> PyErr {
     PyErr::from_type(e.get_type(py), message)
 }
 
-impl Game {
+impl PairGame {
     fn family(&self) -> Family {
         self.episode.scenario().family
     }
@@ -464,13 +413,14 @@ impl Game {
         let outcome = self.episode.outcome();
         let truncated = outcome.is_some_and(|o| o.kind.is_truncation());
         Ok(StepInfo {
-            role: self.role_of(step.seat),
+            role: self.role_of(step.seat).to_string(),
             played: step.played.as_ref().map(|a| a.kind().name()),
             retry: step.retry,
+            error: step.parsed.error.as_ref().map(|e| e.to_string()),
             terminated: outcome.is_some() && !truncated,
             truncated,
             done: outcome.is_some(),
-            to_move: self.episode.to_move().map(|s| self.role_of(s)),
+            to_move: self.episode.to_move().map(|s| self.role_of(s).to_string()),
             outcome: outcome.map(|o| o.kind.name()),
         })
     }
@@ -540,12 +490,9 @@ impl Game {
     }
 }
 
-#[pymethods]
-impl Game {
-    #[new]
-    #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=None, member=None, learner_role=None, first_mover=None, rules=None, rewards=None, players=None, run_id=None, opponent=None, training=None))]
+impl PairGame {
     #[allow(clippy::too_many_arguments)]
-    fn new(
+    pub(crate) fn new(
         py: Python<'_>,
         family: &str,
         scenario_id: Option<&str>,
@@ -560,7 +507,7 @@ impl Game {
         run_id: Option<String>,
         opponent: Option<&str>,
         training: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Game> {
+    ) -> PyResult<PairGame> {
         let training = training.map(training_step).transpose()?;
         let seed = seed.map(|v| whole(v, "seed")).transpose()?.unwrap_or(0);
         let member = member.map(|v| whole(v, "member")).transpose()?.unwrap_or(0);
@@ -652,7 +599,7 @@ impl Game {
         });
         let episode = Episode::new(scenario, setup)
             .map_err(|e| PyRuntimeError::new_err(format!("the built-in prompts: {e}")))?;
-        let mut game = Game {
+        let mut game = PairGame {
             episode,
             scenario_digest: catalog.digest(at),
             seeds,
@@ -672,43 +619,36 @@ impl Game {
     }
 
     /// The family's name (`casino`, `craigslist`, …).
-    #[getter(family)]
-    fn family_name(&self) -> &'static str {
+    pub(crate) fn family_name(&self) -> &'static str {
         self.family().name()
     }
 
-    #[getter]
-    fn scenario_id(&self) -> String {
+    pub(crate) fn scenario_id(&self) -> String {
         self.episode.scenario().id.clone()
     }
 
     /// The family's two roles, in the dataset's order.
-    #[getter]
-    fn roles(&self) -> (&'static str, &'static str) {
+    pub(crate) fn roles(&self) -> (&'static str, &'static str) {
         let [a, b] = self.family().roles();
         (a.name(), b.name())
     }
 
     /// The learner's role (the record's learner seat).
-    #[getter]
-    fn learner_role(&self) -> &'static str {
+    pub(crate) fn learner_role(&self) -> &'static str {
         self.role_of(Seat::Learner)
     }
 
-    #[getter]
-    fn seed(&self) -> u64 {
+    pub(crate) fn seed(&self) -> u64 {
         self.seeds.run
     }
 
-    #[getter(run_id)]
-    fn run_id_py(&self) -> String {
+    pub(crate) fn run_id_py(&self) -> String {
         self.run_id().to_string()
     }
 
     /// The training run and step given as `training=` (`{"run": ..., "step": ...}`), else
     /// `None`.
-    #[getter(training)]
-    fn training_py<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    pub(crate) fn training_py<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let Some(t) = &self.training else {
             return Ok(None);
         };
@@ -719,27 +659,23 @@ impl Game {
     }
 
     /// The role whose completion the next `step` takes; `None` once the episode has ended.
-    #[getter]
-    fn to_move(&self) -> Option<&'static str> {
+    pub(crate) fn to_move(&self) -> Option<&'static str> {
         self.episode.to_move().map(|s| self.role_of(s))
     }
 
-    #[getter]
-    fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.episode.outcome().is_some()
     }
 
     /// Ended by a deal, walk-away, reject loop or forfeit.
-    #[getter]
-    fn terminated(&self) -> bool {
+    pub(crate) fn terminated(&self) -> bool {
         self.episode
             .outcome()
             .is_some_and(|o| !o.kind.is_truncation())
     }
 
     /// Ended by the turn cap.
-    #[getter]
-    fn truncated(&self) -> bool {
+    pub(crate) fn truncated(&self) -> bool {
         self.episode
             .outcome()
             .is_some_and(|o| o.kind.is_truncation())
@@ -747,8 +683,7 @@ impl Game {
 
     /// Each role's total reward, once the episode has ended: the record's `rewards`, by the
     /// same function (`reward::episode_rewards`), without building the record.
-    #[getter]
-    fn rewards(&self) -> Option<HashMap<&'static str, f64>> {
+    pub(crate) fn rewards(&self) -> Option<HashMap<&'static str, f64>> {
         let outcome = self.episode.outcome()?;
         let total = match self.record.get() {
             Some(record) => record.rewards,
@@ -766,8 +701,7 @@ impl Game {
     }
 
     /// The record's outcome with its metrics, once the episode has ended.
-    #[getter]
-    fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    pub(crate) fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         if self.episode.outcome().is_none() {
             return Ok(None);
         }
@@ -776,7 +710,11 @@ impl Game {
 
     /// How the episode ended from `role`'s side (`state(role)["outcome"]` alone): kind, by,
     /// the agreed terms in currency units, its utility and ρ; `None` while it runs.
-    fn outcome_for<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn outcome_for<'py>(
+        &self,
+        py: Python<'py>,
+        role: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let seat = self.seat(role)?;
         Ok(pythonize(py, &self.episode.seat_state(seat).outcome)?)
     }
@@ -784,13 +722,12 @@ impl Game {
     /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`
     /// and `role`) for the role to move; `role`, if given, must be that role. The GIL is
     /// released while the engine works.
-    #[pyo3(signature = (action, *, role=None))]
-    fn step(
-        mut slf: PyRefMut<'_, Self>,
+    pub(crate) fn step(
+        &mut self,
+        py: Python<'_>,
         action: &Bound<'_, PyAny>,
         role: Option<&str>,
     ) -> PyResult<StepInfo> {
-        let py = slf.py();
         let mut action = read_action(action)?;
         if let Some(role) = role {
             if action.role.as_deref().is_some_and(|named| named != role) {
@@ -801,15 +738,14 @@ impl Game {
             }
             action.role = Some(role.to_string());
         }
-        slf.check_action(&action)?;
-        let game: &mut Game = &mut slf;
-        py.detach(move || game.advance(action))
+        self.check_action(&action)?;
+        py.detach(move || self.advance(action))
             .map_err(PyRuntimeError::new_err)
     }
 
     /// What `role` sees: `prompt` (the last message, the one to answer), `messages` (the chat
     /// its model is sent, as the command line sends it) and `state` (its structured view).
-    fn observe<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
+    pub(crate) fn observe<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
         let seat = self.seat(role)?;
         let view = self.episode.view(seat);
         let observation = PyDict::new(py);
@@ -825,7 +761,7 @@ impl Game {
     /// The tools `role` may act through (its moves as OpenAI-style tool definitions, their
     /// terms the scenario's own): what a chat endpoint that calls tools is sent as `tools`.
     /// Play the calls the model makes with `step({"text": content, "tool_calls": calls})`.
-    fn tools<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn tools<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
         let seat = self.seat(role)?;
         let mut tools = dealgym_core::protocol::openai_tools(self.episode.scenario().term_space());
         if self.episode.setup().seats[seat].acts {
@@ -836,7 +772,7 @@ impl Game {
 
     /// The episode as `role` knows it, as one deterministic text (its structured view as JSON,
     /// then the moves so far from its side): the state a value model scores candidates in.
-    fn state_text(&self, role: &str) -> PyResult<String> {
+    pub(crate) fn state_text(&self, role: &str) -> PyResult<String> {
         let seat = self.seat(role)?;
         Ok(dealgym_core::planner::state_text(&self.episode, seat))
     }
@@ -844,7 +780,7 @@ impl Game {
     /// Freeze the game as it is now, for look-ahead: `restore(snapshot)` undoes every step
     /// since, and the same completions then give the same turns and the same answers of a
     /// built-in opponent.
-    fn snapshot(&self) -> crate::planner::GameSnapshot {
+    pub(crate) fn snapshot(&self) -> crate::planner::GameSnapshot {
         crate::planner::GameSnapshot {
             snapshot: self.episode.snapshot(),
             scenario_id: self.episode.scenario().id.clone(),
@@ -853,7 +789,7 @@ impl Game {
     }
 
     /// Go back to `snapshot` (taken from this game, or one of the same scenario and setup).
-    fn restore(&mut self, snapshot: &crate::planner::GameSnapshot) -> PyResult<()> {
+    pub(crate) fn restore(&mut self, snapshot: &crate::planner::GameSnapshot) -> PyResult<()> {
         let from = snapshot.snapshot.episode();
         if snapshot.scenario_id != self.episode.scenario().id
             || from.setup() != self.episode.setup()
@@ -871,14 +807,14 @@ impl Game {
     }
 
     /// `role`'s structured state alone (`observe(role)["state"]` without the chat).
-    fn state<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn state<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
         let seat = self.seat(role)?;
         Ok(pythonize(py, &self.episode.seat_state(seat))?)
     }
 
     /// The exchange so far: `(role, text)` for each move that took effect, the text as the
     /// engine forwarded it to the other seat (what `render()` shows).
-    fn transcript(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn transcript(&self) -> Vec<(&'static str, String)> {
         self.episode
             .turns()
             .iter()
@@ -887,19 +823,19 @@ impl Game {
     }
 
     /// The episode's record, as `dealgym run` writes it (what `replay --verify` checks).
-    fn record<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn record<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         Ok(pythonize(py, self.ended_record()?)?)
     }
 
     /// The record as one JSON line (without the newline), byte for byte as a record file holds it.
-    fn record_json(&self) -> PyResult<String> {
+    pub(crate) fn record_json(&self) -> PyResult<String> {
         serde_json::to_string(self.ended_record()?)
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
     /// The exact token ids `role` has been sent and has sampled so far, turn by turn (empty
     /// before its first turn); `None` if it played a turn without ids (not token-exact).
-    fn token_sequence(&self, role: &str) -> PyResult<Option<Vec<u32>>> {
+    pub(crate) fn token_sequence(&self, role: &str) -> PyResult<Option<Vec<u32>>> {
         let seat = self.seat(role)?;
         Ok(token_sequence(
             self.episode.turns(),
@@ -908,11 +844,37 @@ impl Game {
         ))
     }
 
+    /// `role`'s token trajectory so far, by the core's one rule (what `export --format verl`
+    /// writes): `prompt_ids` (its first call's prompt), `response_ids` (everything since:
+    /// sampled ids and the environment's messages between calls), `mask` (1 on sampled ids, 0
+    /// on the environment's), `logprobs` (0.0 on the environment's; `None` when the sampler
+    /// gave none) and `rewards` (one per call, summing to its reward; `None` until the episode
+    /// has ended). Raises `TokenError` naming why for a seat without calls or with a call
+    /// played without token ids.
+    pub(crate) fn trajectory<'py>(
+        &self,
+        py: Python<'py>,
+        role: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let seat = self.seat(role)?;
+        let e = &self.episode;
+        let rewards = match e.outcome() {
+            Some(_) => Some(self.ended_record()?.call_rewards(seat)),
+            None => None,
+        };
+        crate::trajectory::trajectory_dict(
+            py,
+            role,
+            ExactCalls::of_sampled(episode_calls(e.turns(), seat, &e.setup().rules)),
+            rewards,
+        )
+    }
+
     /// What to render with the trainer's chat template for `role`'s next prompt ids: its
     /// messages now (rendered with a generation prompt), and the messages up to its own last
     /// one (rendered continuing that message), or `None` on its first token-exact turn, when
     /// the whole rendering is the prompt.
-    fn prompt_messages<'py>(
+    pub(crate) fn prompt_messages<'py>(
         &self,
         py: Python<'py>,
         role: &str,
@@ -930,8 +892,7 @@ impl Game {
     /// alone, never a re-tokenization of what it sampled. Returns them as the observation's
     /// `token_ids`: `{"prompt_ids": [...], "drift": None | {"at", "exact_len",
     /// "rerender_len"}}`; the step of this turn carries the `completion_ids` sampled after them.
-    #[pyo3(signature = (role, full, before=None))]
-    fn set_prompt_ids<'py>(
+    pub(crate) fn set_prompt_ids<'py>(
         &mut self,
         py: Python<'py>,
         role: &str,
@@ -961,7 +922,7 @@ impl Game {
         Ok(answer)
     }
 
-    fn __repr__(&self) -> String {
+    pub(crate) fn __repr__(&self) -> String {
         format!(
             "Game(family='{}', scenario_id='{}', seed={}, to_move={})",
             self.family().name(),
@@ -1002,7 +963,8 @@ pub fn step_many(
         let game = game
             .try_borrow()
             .map_err(|e| located(py, format!("games[{i}]"), e.into()))?;
-        game.check_action(&action)
+        game.pair("step_many")
+            .and_then(|g| g.check_action(&action))
             .map_err(|e| located(py, format!("games[{i}]"), e))?;
         completions.push(action);
     }
@@ -1015,7 +977,10 @@ pub fn step_many(
             })
         })
         .collect::<PyResult<Vec<_>>>()?;
-    let targets: Vec<&mut Game> = held.iter_mut().map(|g| &mut **g).collect();
+    let targets: Vec<&mut PairGame> = held
+        .iter_mut()
+        .map(|g| g.pair_mut("step_many"))
+        .collect::<PyResult<_>>()?;
     let steps = py.detach(move || {
         targets
             .into_iter()

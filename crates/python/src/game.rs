@@ -1,0 +1,492 @@
+//! [`Game`]: one episode of any family stepped from Python, and [`StepInfo`]: what a step did.
+//!
+//! One class for every family, as PettingZoo has one `AECEnv` for any number of agents: a
+//! two-party family's game ([`PairGame`]) is the two-seat case, a table family's
+//! ([`TableGame`], `deliberation`) the n-seat one. Each face (`step(action, role=...)`, the
+//! observation, the step's [`StepInfo`], the outcome, the record, the token trajectory) has one
+//! shape for both; what only one kind has is refused on the other, naming why.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use dealgym_core::scenario::TableFamily;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::pair::PairGame;
+use crate::table::TableGame;
+
+/// What one step did, in the same shape for every family.
+#[pyclass(module = "dealgym._core", frozen, get_all, skip_from_py_object)]
+#[derive(Debug, Clone)]
+pub struct StepInfo {
+    /// The role whose completion was played.
+    pub role: String,
+    /// The kind of move that took effect (`submit`, `accept`, `reject`, `walk_away`, `talk`);
+    /// `None` when the completion could not be used.
+    pub played: Option<&'static str>,
+    /// The completion could not be used and the same role is asked again.
+    pub retry: bool,
+    /// Why the completion could not be used (its kind and message), else `None`.
+    pub error: Option<String>,
+    /// A deal, walk-away, reject loop, forfeit or backend error ended the episode.
+    pub terminated: bool,
+    /// The turn cap (a table: its schedule) ended the episode.
+    pub truncated: bool,
+    pub done: bool,
+    /// The role to move next; `None` once the episode is over.
+    pub to_move: Option<String>,
+    /// How the episode ended (`deal`, `walk_away`, `reject_loop`, `max_turns`,
+    /// `format_forfeit`), once it has.
+    pub outcome: Option<&'static str>,
+}
+
+#[pymethods]
+impl StepInfo {
+    fn __repr__(&self) -> String {
+        format!(
+            "StepInfo(role='{}', played={}, retry={}, error={}, terminated={}, truncated={}, done={}, to_move={}, outcome={})",
+            self.role,
+            py_str(self.played),
+            py_bool(self.retry),
+            py_str(self.error.as_deref()),
+            py_bool(self.terminated),
+            py_bool(self.truncated),
+            py_bool(self.done),
+            py_str(self.to_move.as_deref()),
+            py_str(self.outcome)
+        )
+    }
+}
+
+/// An optional name as Python's `repr` writes it: `'deal'` or `None`.
+pub(crate) fn py_str(name: Option<&str>) -> String {
+    name.map_or_else(|| "None".to_string(), |n| format!("'{n}'"))
+}
+
+fn py_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+/// The game of either kind. Unboxed although a table's is smaller: one lives in each Python
+/// `Game` object, built once and never moved, and a two-party game, the usual one, is then
+/// one allocation rather than two.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Kind {
+    Pair(PairGame),
+    Table(TableGame),
+}
+
+/// One episode of any family, every seat named by its role and played from outside with raw
+/// completions (or in process by a built-in player).
+///
+/// `Game("casino", ...)` is a two-party game; `Game("deliberation", ...)` an n-party table,
+/// from the built-in catalog or `scenario_file=`. The scenario is picked as `dealgym serve`
+/// picks a reset's (by `scenario_id`, by `index`, or drawn from `seed`), and the setup is drawn
+/// from `seed` as serve draws it.
+#[pyclass(module = "dealgym._core", subclass)]
+pub struct Game {
+    kind: Kind,
+}
+
+impl Game {
+    /// The two-party game, or a ValueError saying that `what` is a two-party game's.
+    pub(crate) fn pair(&self, what: &str) -> PyResult<&PairGame> {
+        match &self.kind {
+            Kind::Pair(g) => Ok(g),
+            Kind::Table(_) => Err(two_party_only(what)),
+        }
+    }
+
+    pub(crate) fn pair_mut(&mut self, what: &str) -> PyResult<&mut PairGame> {
+        match &mut self.kind {
+            Kind::Pair(g) => Ok(g),
+            Kind::Table(_) => Err(two_party_only(what)),
+        }
+    }
+
+    /// The game of either kind (what a record writer writes from).
+    pub(crate) fn kind(&self) -> &Kind {
+        &self.kind
+    }
+}
+
+fn two_party_only(what: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "`{what}` is a two-party game's: a table (deliberation) has none"
+    ))
+}
+
+/// Whether `family` names a table family.
+fn table_family(family: &str) -> bool {
+    serde_json::from_value::<TableFamily>(serde_json::json!(family)).is_ok()
+}
+
+/// Arguments given that the kind of game does not take: refused, naming them.
+fn refuse(family: &str, given: &[(&str, bool)], takes: &str) -> PyResult<()> {
+    let named: Vec<&str> = given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect();
+    if named.is_empty() {
+        return Ok(());
+    }
+    Err(PyValueError::new_err(format!(
+        "a {family} game does not take {}: {takes}",
+        named
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+/// Dispatch a method to the game of either kind.
+macro_rules! either {
+    ($self:expr, $g:ident => $body:expr) => {
+        match &$self.kind {
+            Kind::Pair($g) => $body,
+            Kind::Table($g) => $body,
+        }
+    };
+}
+
+#[pymethods]
+impl Game {
+    /// A game of `family`. Every family takes `scenario_id`, `index`, `seed`, `member`,
+    /// `players` and `run_id`; a two-party family also `learner_role`, `first_mover`,
+    /// `rules`, `rewards`, `opponent` and `training`; a table (`deliberation`) `scenario_file`,
+    /// `retries`, `regulated` and `format`. An argument the family does not take is refused.
+    #[new]
+    #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=None, member=None, players=None, run_id=None, learner_role=None, first_mover=None, rules=None, rewards=None, opponent=None, training=None, scenario_file=None, retries=None, regulated=None, format=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        family: &str,
+        scenario_id: Option<&str>,
+        index: Option<&Bound<'_, PyAny>>,
+        seed: Option<&Bound<'_, PyAny>>,
+        member: Option<&Bound<'_, PyAny>>,
+        players: Option<&Bound<'_, PyDict>>,
+        run_id: Option<String>,
+        learner_role: Option<&str>,
+        first_mover: Option<&str>,
+        rules: Option<&Bound<'_, PyDict>>,
+        rewards: Option<&Bound<'_, PyDict>>,
+        opponent: Option<&str>,
+        training: Option<&Bound<'_, PyAny>>,
+        scenario_file: Option<PathBuf>,
+        retries: Option<&Bound<'_, PyAny>>,
+        regulated: Option<Vec<String>>,
+        format: Option<&str>,
+    ) -> PyResult<Game> {
+        let kind = if table_family(family) {
+            refuse(
+                family,
+                &[
+                    ("learner_role", learner_role.is_some()),
+                    ("first_mover", first_mover.is_some()),
+                    ("rules", rules.is_some()),
+                    ("rewards", rewards.is_some()),
+                    ("opponent", opponent.is_some()),
+                    ("training", training.is_some()),
+                ],
+                "a table's seats are set with `players`, its rules with `retries`, `regulated` and `format`",
+            )?;
+            Kind::Table(TableGame::new(
+                py,
+                scenario_id,
+                scenario_file,
+                index,
+                seed,
+                member,
+                retries,
+                regulated,
+                format,
+                players,
+                run_id,
+            )?)
+        } else {
+            refuse(
+                family,
+                &[
+                    ("scenario_file", scenario_file.is_some()),
+                    ("retries", retries.is_some()),
+                    ("regulated", regulated.is_some()),
+                    ("format", format.is_some()),
+                ],
+                "a two-party game's rules are set with `rules` (format_retries, regulation, format, ...)",
+            )?;
+            Kind::Pair(PairGame::new(
+                py,
+                family,
+                scenario_id,
+                index,
+                seed,
+                member,
+                learner_role,
+                first_mover,
+                rules,
+                rewards,
+                players,
+                run_id,
+                opponent,
+                training,
+            )?)
+        };
+        Ok(Game { kind })
+    }
+
+    /// The family's name (`casino`, `craigslist`, …, `deliberation`).
+    #[getter]
+    fn family(&self) -> &'static str {
+        match &self.kind {
+            Kind::Pair(g) => g.family_name(),
+            Kind::Table(g) => g.family_name(),
+        }
+    }
+
+    #[getter]
+    fn scenario_id(&self) -> String {
+        either!(self, g => g.scenario_id())
+    }
+
+    /// Every role, in the game's order (the PettingZoo agents): a two-party family's two in
+    /// the dataset's order, a table's parties in the scenario's.
+    #[getter]
+    fn roles(&self) -> Vec<String> {
+        match &self.kind {
+            Kind::Pair(g) => {
+                let (a, b) = g.roles();
+                vec![a.to_string(), b.to_string()]
+            }
+            Kind::Table(g) => g.roles_py(),
+        }
+    }
+
+    /// The roles, as PettingZoo names its agents.
+    #[getter]
+    fn agents(&self) -> Vec<String> {
+        self.roles()
+    }
+
+    /// The role to move, as PettingZoo names it (`to_move`).
+    #[getter]
+    fn agent_selection(&self) -> Option<String> {
+        self.to_move()
+    }
+
+    /// The learner's role (the record's learner seat); `None` at a table, whose seats are
+    /// peers.
+    #[getter]
+    fn learner_role(&self) -> Option<&'static str> {
+        match &self.kind {
+            Kind::Pair(g) => Some(g.learner_role()),
+            Kind::Table(_) => None,
+        }
+    }
+
+    #[getter]
+    fn seed(&self) -> u64 {
+        either!(self, g => g.seed())
+    }
+
+    #[getter]
+    fn run_id(&self) -> String {
+        match &self.kind {
+            Kind::Pair(g) => g.run_id_py(),
+            Kind::Table(g) => g.run_id(),
+        }
+    }
+
+    /// The training run and step given as `training=` (`{"run": ..., "step": ...}`), else
+    /// `None`.
+    #[getter]
+    fn training<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        match &self.kind {
+            Kind::Pair(g) => g.training_py(py),
+            Kind::Table(_) => Ok(None),
+        }
+    }
+
+    /// A table's schedule drawn from the seed: the role of each turn, in order; `None` for a
+    /// two-party game, whose seats alternate.
+    #[getter]
+    fn schedule(&self) -> Option<Vec<String>> {
+        match &self.kind {
+            Kind::Pair(_) => None,
+            Kind::Table(g) => Some(g.schedule()),
+        }
+    }
+
+    /// The role whose completion the next `step` takes; `None` once the episode has ended.
+    #[getter]
+    fn to_move(&self) -> Option<String> {
+        match &self.kind {
+            Kind::Pair(g) => g.to_move().map(str::to_string),
+            Kind::Table(g) => g.to_move(),
+        }
+    }
+
+    #[getter]
+    fn done(&self) -> bool {
+        either!(self, g => g.done())
+    }
+
+    /// Ended by a deal, walk-away, reject loop, forfeit or error.
+    #[getter]
+    fn terminated(&self) -> bool {
+        either!(self, g => g.terminated())
+    }
+
+    /// Ended by the turn cap (a table: its schedule running out).
+    #[getter]
+    fn truncated(&self) -> bool {
+        either!(self, g => g.truncated())
+    }
+
+    /// Each role's total reward once the episode has ended (the record's `rewards`).
+    #[getter]
+    fn rewards(&self) -> PyResult<Option<HashMap<String, f64>>> {
+        Ok(match &self.kind {
+            Kind::Pair(g) => g
+                .rewards()
+                .map(|r| r.into_iter().map(|(k, v)| (k.to_string(), v)).collect()),
+            Kind::Table(g) => g.rewards()?.map(|r| r.into_iter().collect()),
+        })
+    }
+
+    /// The record's outcome with its metrics, once the episode has ended.
+    #[getter]
+    fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        either!(self, g => g.outcome(py))
+    }
+
+    /// How the episode ended from `role`'s side, once it has (the same keys for every family:
+    /// `kind`, `by`, `utility`, `rho`, and the agreed terms); `None` while it runs.
+    fn outcome_for<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
+        match &self.kind {
+            Kind::Pair(g) => g.outcome_for(py, role),
+            Kind::Table(g) => g.outcome_for(py, role),
+        }
+    }
+
+    /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`,
+    /// `role`, and at a two-party game `tool_calls`, `completion_ids`, `logprobs` and
+    /// `finish_reason`) for the role to move; `role`, if given, must be that role, else
+    /// `NotYourTurnError` names both. The GIL is released while the engine works.
+    #[pyo3(signature = (action, *, role=None))]
+    fn step(
+        &mut self,
+        py: Python<'_>,
+        action: &Bound<'_, PyAny>,
+        role: Option<&str>,
+    ) -> PyResult<StepInfo> {
+        match &mut self.kind {
+            Kind::Pair(g) => g.step(py, action, role),
+            Kind::Table(g) => g.step(py, action, role),
+        }
+    }
+
+    /// What `role` sees: `prompt` (the last message, the one to answer), `messages` (the chat
+    /// its model is sent, as the command line sends it) and `state` (its structured view).
+    fn observe<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
+        either!(self, g => g.observe(py, role))
+    }
+
+    /// `role`'s structured state alone (`observe(role)["state"]` without the chat).
+    fn state<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
+        either!(self, g => g.state(py, role))
+    }
+
+    /// The tools `role` may act through (its moves as OpenAI-style tool definitions): a
+    /// two-party game's.
+    fn tools<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.pair("tools")?.tools(py, role)
+    }
+
+    /// The episode as `role` knows it, as one deterministic text: a two-party game's.
+    fn state_text(&self, role: &str) -> PyResult<String> {
+        self.pair("state_text")?.state_text(role)
+    }
+
+    /// Freeze the game as it is now, for look-ahead (a two-party game's).
+    fn snapshot(&self) -> PyResult<crate::planner::GameSnapshot> {
+        Ok(self.pair("snapshot")?.snapshot())
+    }
+
+    /// Go back to `snapshot` (taken from this game, or one of the same scenario and setup).
+    fn restore(&mut self, snapshot: &crate::planner::GameSnapshot) -> PyResult<()> {
+        self.pair_mut("restore")?.restore(snapshot)
+    }
+
+    /// The exchange so far: `(role, text)` for each move that took effect, as the others read
+    /// it.
+    fn transcript(&self) -> Vec<(String, String)> {
+        match &self.kind {
+            Kind::Pair(g) => g
+                .transcript()
+                .into_iter()
+                .map(|(r, t)| (r.to_string(), t))
+                .collect(),
+            Kind::Table(g) => g.transcript(),
+        }
+    }
+
+    /// The episode's record, as `dealgym run` writes it (what `replay --verify` checks).
+    fn record<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        either!(self, g => g.record(py))
+    }
+
+    /// The record as one JSON line (without the newline), byte for byte as a record file
+    /// holds it.
+    fn record_json(&self) -> PyResult<String> {
+        either!(self, g => g.record_json())
+    }
+
+    /// The exact token ids `role` has been sent and has sampled so far, call by call (empty
+    /// before its first call); `None` if it played a call without ids (not token-exact).
+    fn token_sequence(&self, role: &str) -> PyResult<Option<Vec<u32>>> {
+        either!(self, g => g.token_sequence(role))
+    }
+
+    /// `role`'s token trajectory so far, by the core's one rule (what `export --format verl`
+    /// writes): `prompt_ids` (its first call's prompt), `response_ids` (everything since:
+    /// sampled ids and the environment's messages between calls), `mask` (1 on sampled ids, 0
+    /// on the environment's), `logprobs` (0.0 on the environment's; `None` when the sampler
+    /// gave none) and `rewards` (one per call, summing to its reward; `None` until the episode
+    /// has ended). Raises `TokenError` naming why for a seat without calls or with a call
+    /// played without token ids.
+    fn trajectory<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
+        either!(self, g => g.trajectory(py, role))
+    }
+
+    /// What to render with the trainer's chat template for `role`'s next prompt ids (a
+    /// two-party game's token-exact play).
+    fn prompt_messages<'py>(
+        &self,
+        py: Python<'py>,
+        role: &str,
+    ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
+        self.pair("prompt_messages")?.prompt_messages(py, role)
+    }
+
+    /// Set the prompt ids of `role`'s turn now (a two-party game's token-exact play).
+    #[pyo3(signature = (role, full, before=None))]
+    fn set_prompt_ids<'py>(
+        &mut self,
+        py: Python<'py>,
+        role: &str,
+        full: &Bound<'py, PyAny>,
+        before: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        self.pair_mut("set_prompt_ids")?
+            .set_prompt_ids(py, role, full, before)
+    }
+
+    fn __repr__(&self) -> String {
+        either!(self, g => g.__repr__())
+    }
+}
