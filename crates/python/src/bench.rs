@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::game::Game;
+use crate::pair::PairGame;
 
 /// Replay `episodes` `repeats` times in Rust and answer `(steps, seconds)`: the completions
 /// stepped and the time the stepping took.
@@ -50,14 +51,14 @@ pub fn _bench_replay(
             .iter()
             .map(|g| g.try_borrow_mut().map_err(PyErr::from))
             .collect::<PyResult<Vec<_>>>()?;
-        let work: Vec<(&mut Game, Vec<Completion>)> = held
+        let work: Vec<(&mut PairGame, Vec<Completion>)> = held
             .iter_mut()
             .zip(&episodes)
             .map(|(game, (_, texts))| {
                 let completions = texts.iter().map(|t| Completion::from(t.as_str())).collect();
-                (&mut **game, completions)
+                Ok((game.pair_mut("_bench_replay")?, completions))
             })
-            .collect();
+            .collect::<PyResult<_>>()?;
         let (stepped, elapsed) = py.detach(move || replay(work));
         steps += stepped.map_err(PyValueError::new_err)?;
         seconds += elapsed;
@@ -67,7 +68,7 @@ pub fn _bench_replay(
 
 /// Step every game through its completions, timed: the steps taken, or which episode failed
 /// to step or did not end on its last completion; and the seconds it took.
-fn replay(work: Vec<(&mut Game, Vec<Completion>)>) -> (Result<usize, String>, f64) {
+fn replay(work: Vec<(&mut PairGame, Vec<Completion>)>) -> (Result<usize, String>, f64) {
     let start = Instant::now();
     let mut steps = 0;
     let mut unended = None;

@@ -1,94 +1,42 @@
-//! [`Game`]: one episode stepped from Python, [`StepInfo`]: what a step did, and
-//! [`step_many`]: many games stepped in one release of the GIL.
+//! [`Game`]: one episode of any family stepped from Python, and [`StepInfo`]: what a step did.
+//!
+//! One class for every family, as PettingZoo has one `AECEnv` for any number of agents: a
+//! two-party family's game ([`PairGame`]) is the two-seat case, a table family's
+//! ([`TableGame`], `deliberation`) the n-seat one. Each face (`step(action, role=...)`, the
+//! observation, the step's [`StepInfo`], the outcome, the record, the token trajectory) has one
+//! shape for both; what only one kind has is refused on the other, naming why.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{LazyLock, OnceLock};
+use std::collections::HashMap;
+use std::path::PathBuf;
 
-use dealgym_core::digest::Digest;
-use dealgym_core::engine::drive_now;
-use dealgym_core::game::{
-    mix_text, token_sequence, Completion, Episode, EpisodeConfig, EpisodeSeed, FirstMover, PerSeat,
-    Seat, Setup,
-};
-use dealgym_core::negotiator::{RulePlayer, RuleSeat, Tactic};
-use dealgym_core::record::{EpisodeRecord, PlayerInfo, RecordMeta, Timing, TrainingStep};
-use dealgym_core::reward::{episode_rewards, RewardConfig};
-use dealgym_core::scenario::Family;
-use dealgym_core::vocab::{continued_prefix, extend, Call, LogprobsMismatch, NextPrompt, ToolCall};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use dealgym_core::scenario::TableFamily;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
-use pythonize::{depythonize, pythonize};
+use pyo3::types::PyDict;
 
-use crate::catalog;
-use crate::errors::{EpisodeEndedError, NotYourTurnError, TokenError};
+use crate::pair::PairGame;
+use crate::table::TableGame;
 
-/// The player spec a record names for a seat played from Python, unless `players` says.
-const PYTHON_PLAYER: &str = "python";
-
-/// One episode of a family's scenario, both seats played from outside with raw completions.
-///
-/// The scenario is picked as `dealgym serve` picks a reset's (by `scenario_id`, by `index`
-/// among the family's scenarios, or drawn from `seed`), and the setup (roles, first mover) is
-/// drawn from `seed` as serve draws it: the same seed and scenario give serve's setup.
-#[pyclass(module = "dealgym._core")]
-pub struct Game {
-    episode: Episode,
-    scenario_digest: Digest,
-    seeds: EpisodeSeed,
-    /// The run the records name: the one given, or made on first use from what makes a run
-    /// ([`Game::run_id`]), so building a game does not pay for formatting its inputs.
-    run_id: OnceLock<String>,
-    /// The rules as configured, which the run id made on first use is keyed by.
-    config: EpisodeConfig,
-    players: PerSeat<PlayerInfo>,
-    rewards: RewardConfig,
-    /// A built-in negotiator playing the opponent's seat (`opponent="rule:NAME"`), in Rust,
-    /// after each step; `None`: both seats are played from Python.
-    opponent: Option<RulePlayer>,
-    /// Built when first asked for once the episode has ended (`record()`, `outcome`, a writer):
-    /// stepping does not pay for a record nobody reads.
-    record: OnceLock<EpisodeRecord>,
-    /// Token-exact play: the prompt ids set for the seat to move (`set_prompt_ids`), until the
-    /// step that carries what was sampled after them.
-    pending: PerSeat<Option<Pending>>,
-    /// The training run and step whose policy plays this game (`training=`): in the record, and
-    /// in the run id made on first use.
-    training: Option<TrainingStep>,
-}
-
-/// Prompt ids set for a seat, and when: they hold only until the next move of either seat.
-struct Pending {
-    /// How many turns the episode had when they were set.
-    at: usize,
-    prompt: NextPrompt,
-}
-
-/// What the trainer's model sampled, carried by a step in token-exact play.
-struct SampledIds {
-    completion_ids: Vec<u32>,
-    logprobs: Vec<f64>,
-    finish_reason: Option<String>,
-}
-
-/// What one step did.
+/// What one step did, in the same shape for every family.
 #[pyclass(module = "dealgym._core", frozen, get_all, skip_from_py_object)]
 #[derive(Debug, Clone)]
 pub struct StepInfo {
     /// The role whose completion was played.
-    pub role: &'static str,
+    pub role: String,
     /// The kind of move that took effect (`submit`, `accept`, `reject`, `walk_away`, `talk`);
     /// `None` when the completion could not be used.
     pub played: Option<&'static str>,
     /// The completion could not be used and the same role is asked again.
     pub retry: bool,
-    /// A deal, walk-away, reject loop or forfeit ended the episode.
+    /// Why the completion could not be used (its kind and message), else `None`.
+    pub error: Option<String>,
+    /// A deal, walk-away, reject loop, forfeit or backend error ended the episode.
     pub terminated: bool,
-    /// The turn cap ended the episode.
+    /// The turn cap (a table: its schedule) ended the episode.
     pub truncated: bool,
     pub done: bool,
     /// The role to move next; `None` once the episode is over.
-    pub to_move: Option<&'static str>,
+    pub to_move: Option<String>,
     /// How the episode ended (`deal`, `walk_away`, `reject_loop`, `max_turns`,
     /// `format_forfeit`), once it has.
     pub outcome: Option<&'static str>,
@@ -98,21 +46,22 @@ pub struct StepInfo {
 impl StepInfo {
     fn __repr__(&self) -> String {
         format!(
-            "StepInfo(role='{}', played={}, retry={}, terminated={}, truncated={}, done={}, to_move={}, outcome={})",
+            "StepInfo(role='{}', played={}, retry={}, error={}, terminated={}, truncated={}, done={}, to_move={}, outcome={})",
             self.role,
             py_str(self.played),
             py_bool(self.retry),
+            py_str(self.error.as_deref()),
             py_bool(self.terminated),
             py_bool(self.truncated),
             py_bool(self.done),
-            py_str(self.to_move),
+            py_str(self.to_move.as_deref()),
             py_str(self.outcome)
         )
     }
 }
 
 /// An optional name as Python's `repr` writes it: `'deal'` or `None`.
-fn py_str(name: Option<&str>) -> String {
+pub(crate) fn py_str(name: Option<&str>) -> String {
     name.map_or_else(|| "None".to_string(), |n| format!("'{n}'"))
 }
 
@@ -124,426 +73,94 @@ fn py_bool(b: bool) -> &'static str {
     }
 }
 
-/// A Python action read into a completion, with the role it names, if any, and the ids it
-/// sampled in token-exact play.
-pub(crate) struct Action {
-    completion: Completion,
-    role: Option<String>,
-    sampled: Option<SampledIds>,
+/// The game of either kind. Unboxed although a table's is smaller: one lives in each Python
+/// `Game` object, built once and never moved, and a two-party game, the usual one, is then
+/// one allocation rather than two.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Kind {
+    Pair(PairGame),
+    Table(TableGame),
 }
 
-impl From<Completion> for Action {
-    /// A completion played as text, by the seat to move.
-    fn from(completion: Completion) -> Action {
-        Action {
-            completion,
-            role: None,
-            sampled: None,
-        }
-    }
-}
-
-/// Read an action: the completion text, or a dict with `text` and optionally `reasoning`,
-/// `role` and, in token-exact play, `completion_ids`, `logprobs` and `finish_reason`. Anything
-/// else is a TypeError, an unknown key a ValueError naming it.
-fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
-    if let Ok(text) = action.cast::<PyString>() {
-        return Ok(Action::from(Completion::from(text.to_str()?)));
-    }
-    let Ok(dict) = action.cast::<PyDict>() else {
-        return Err(PyTypeError::new_err(format!(
-            "an action is the completion text (str) or a dict with a str `text`, not {}",
-            action.get_type().name()?
-        )));
-    };
-    let mut text = None;
-    let mut reasoning = None;
-    let mut role = None;
-    let mut completion_ids: Option<Vec<u32>> = None;
-    let mut logprobs: Option<Vec<f64>> = None;
-    let mut finish_reason = None;
-    let mut tool_calls = Vec::new();
-    for (key, value) in dict.iter() {
-        let key: String = key
-            .extract()
-            .map_err(|_| PyTypeError::new_err("an action dict's keys are str"))?;
-        let string = |what: &str| -> PyResult<String> {
-            value
-                .extract::<String>()
-                .map_err(|_| PyTypeError::new_err(format!("the action's `{what}` must be a str")))
-        };
-        match key.as_str() {
-            "text" => text = Some(string("text")?),
-            "reasoning" => reasoning = (!value.is_none()).then(|| string("reasoning")).transpose()?,
-            "role" => role = (!value.is_none()).then(|| string("role")).transpose()?,
-            "completion_ids" if !value.is_none() => {
-                completion_ids = Some(token_ids(&value, "the action's `completion_ids`")?)
-            }
-            "completion_ids" => {}
-            "logprobs" if !value.is_none() => {
-                logprobs = Some(value.extract().map_err(|_| {
-                    PyTypeError::new_err("the action's `logprobs` must be a list of float")
-                })?)
-            }
-            "finish_reason" => {
-                finish_reason = (!value.is_none())
-                    .then(|| string("finish_reason"))
-                    .transpose()?
-            }
-            "logprobs" => {}
-            "tool_calls" if !value.is_none() => tool_calls = read_tool_calls(&value)?,
-            "tool_calls" => {}
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown action key `{other}`: an action dict holds `text` and optionally `reasoning`, `role`, `tool_calls`, `completion_ids`, `logprobs` and `finish_reason`"
-                )))
-            }
-        }
-    }
-    // A turn made of tool calls may have no text beside them.
-    let text = match text {
-        Some(text) => text,
-        None if !tool_calls.is_empty() => String::new(),
-        None => {
-            return Err(PyValueError::new_err(
-                "an action dict needs a str `text` (or `tool_calls`)",
-            ))
-        }
-    };
-    let sampled = match completion_ids {
-        Some(completion_ids) => {
-            let logprobs = logprobs.unwrap_or_default();
-            LogprobsMismatch::check(&completion_ids, &logprobs)
-                .map_err(|e| TokenError::new_err(e.to_string()))?;
-            Some(SampledIds {
-                completion_ids,
-                logprobs,
-                finish_reason,
-            })
-        }
-        None if logprobs.is_some() || finish_reason.is_some() => {
-            return Err(TokenError::new_err(
-                "`logprobs` and `finish_reason` go with the `completion_ids` they belong to",
-            ))
-        }
-        None => None,
-    };
-    Ok(Action {
-        completion: Completion {
-            text,
-            reasoning,
-            tool_calls,
-            ..Completion::default()
-        },
-        role,
-        sampled,
-    })
-}
-
-/// An action's `tool_calls`: a list of calls in the OpenAI shape (`{"id", "type": "function",
-/// "function": {"name", "arguments"}}`, as a chat completion's message holds them), each read as
-/// the engine reads a model's ([`ToolCall::read`]: the arguments as JSON text or a dict).
-fn read_tool_calls(value: &Bound<'_, PyAny>) -> PyResult<Vec<ToolCall>> {
-    let bad = |why: String| PyTypeError::new_err(format!("the action's `tool_calls`: {why}"));
-    let calls: serde_json::Value = depythonize(value).map_err(|e| bad(e.to_string()))?;
-    let serde_json::Value::Array(calls) = calls else {
-        return Err(bad("must be a list of calls".into()));
-    };
-    calls
-        .iter()
-        .enumerate()
-        .map(|(i, call)| match call {
-            serde_json::Value::Object(_) => Ok(ToolCall::read(call, i)),
-            other => Err(bad(format!("call {i} must be a dict, not {other}"))),
-        })
-        .collect()
-}
-
-/// A whole number from 0 to 2**64 - 1 (a seed, an index, a member), or a ValueError naming it.
-fn whole(value: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
-    value.extract().map_err(|_| {
-        PyValueError::new_err(format!(
-            "{name} must be an integer from 0 to 2**64 - 1, not {}",
-            value
-                .repr()
-                .map_or_else(|_| "this".to_string(), |r| r.to_string())
-        ))
-    })
-}
-
-/// `training=`: a mapping with `run` (a non-empty name) and `step` (a whole number), and
-/// nothing else.
-fn training_step(value: &Bound<'_, PyAny>) -> PyResult<TrainingStep> {
-    let usage = "training must be a dict {\"run\": str, \"step\": int}";
-    let table = value
-        .cast::<PyDict>()
-        .map_err(|_| PyTypeError::new_err(usage))?;
-    let (mut run, mut step) = (None, None);
-    for (key, item) in table.iter() {
-        match key.extract::<String>().ok().as_deref() {
-            Some("run") => {
-                run = Some(
-                    item.extract::<String>()
-                        .map_err(|_| PyTypeError::new_err(usage))?,
-                )
-            }
-            Some("step") => step = Some(whole(&item, "training's step")?),
-            _ => return Err(PyValueError::new_err(format!("{usage}: unknown key {key}"))),
-        }
-    }
-    match (run, step) {
-        (Some(run), Some(step)) if !run.trim().is_empty() => Ok(TrainingStep { run, step }),
-        (Some(_), Some(_)) => Err(PyValueError::new_err("training's run must name the run")),
-        _ => Err(PyValueError::new_err(format!(
-            "{usage}: both keys are needed"
-        ))),
-    }
-}
-
-/// `table` if every number in it (nested tables and lists too) is finite: JSON has no NaN or
-/// infinity, and a setting converted to JSON would silently become its default.
-fn finite<'a, 'py>(table: &'a Bound<'py, PyDict>, what: &str) -> PyResult<&'a Bound<'py, PyDict>> {
-    fn check(value: &Bound<'_, PyAny>, path: &str) -> PyResult<()> {
-        if let Ok(x) = value.cast::<pyo3::types::PyFloat>() {
-            if !x.value().is_finite() {
-                return Err(PyValueError::new_err(format!(
-                    "{path} must be a finite number, not {}",
-                    x.value()
-                )));
-            }
-        } else if let Ok(d) = value.cast::<PyDict>() {
-            for (k, v) in d.iter() {
-                check(&v, &format!("{path}.{k}"))?;
-            }
-        } else if let Ok(l) = value.cast::<pyo3::types::PyList>() {
-            for (i, v) in l.iter().enumerate() {
-                check(&v, &format!("{path}[{i}]"))?;
-            }
-        }
-        Ok(())
-    }
-    check(table.as_any(), what)?;
-    Ok(table)
-}
-
-/// Token ids (each an int from 0 to 2**32 - 1), or a TypeError naming `what`.
-fn token_ids(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u32>> {
-    value.extract().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{what} must be a list of token ids (int, 0 to 2**32 - 1)"
-        ))
-    })
-}
-
-/// The built-in negotiator an `opponent="rule:NAME"` names. One per tactic for the process,
-/// so the stances it works out for a scenario outlive one game.
-fn rule_player(spec: &str) -> PyResult<RulePlayer> {
-    static PLAYERS: LazyLock<Vec<RulePlayer>> =
-        LazyLock::new(|| Tactic::ALL.into_iter().map(RulePlayer::new).collect());
-    spec.strip_prefix("rule:")
-        .and_then(Tactic::from_name)
-        .and_then(|t| PLAYERS.iter().find(|p| p.tactic == t).cloned())
-        .ok_or_else(|| {
-            let names: Vec<String> = Tactic::ALL
-                .iter()
-                .map(|t| format!("`rule:{}`", t.name()))
-                .collect();
-            PyValueError::new_err(format!(
-                "opponent `{spec}`: a Game plays {} (`rule:tough` is boulware)",
-                names.join(", ")
-            ))
-        })
-}
-
-/// The same exception with `at: ` before its message (which action of a batch it was).
-fn located(py: Python<'_>, at: String, e: PyErr) -> PyErr {
-    let message = format!("{at}: {}", e.value(py));
-    PyErr::from_type(e.get_type(py), message)
+/// One episode of any family, every seat named by its role and played from outside with raw
+/// completions (or in process by a built-in player).
+///
+/// `Game("casino", ...)` is a two-party game; `Game("deliberation", ...)` an n-party table,
+/// from the built-in catalog or `scenario_file=`. The scenario is picked as `dealgym serve`
+/// picks a reset's (by `scenario_id`, by `index`, or drawn from `seed`), and the setup is drawn
+/// from `seed` as serve draws it.
+#[pyclass(module = "dealgym._core", subclass)]
+pub struct Game {
+    kind: Kind,
 }
 
 impl Game {
-    fn family(&self) -> Family {
-        self.episode.scenario().family
-    }
-
-    fn role_of(&self, seat: Seat) -> &'static str {
-        self.episode.setup().seats[seat].role.name()
-    }
-
-    fn seat(&self, role: &str) -> PyResult<Seat> {
-        let role = catalog::role(self.family(), role)?;
-        Ok(self
-            .episode
-            .setup()
-            .seat_of(role)
-            .expect("both roles of the family are seated"))
-    }
-
-    /// The seat to move, if `role` (when named) is it: an ended episode and another role's
-    /// turn are refused, naming why.
-    fn check_turn(&self, role: Option<&str>) -> PyResult<Seat> {
-        let Some(seat) = self.episode.to_move() else {
-            let kind = self.episode.outcome().map_or("", |o| o.kind.name());
-            return Err(EpisodeEndedError::new_err(format!(
-                "the episode has ended ({kind}): no step after the end"
-            )));
-        };
-        if let Some(role) = role {
-            let asked = self.seat(role)?;
-            if asked != seat {
-                return Err(NotYourTurnError::new_err(format!(
-                    "it is {}'s turn, not {}'s",
-                    self.role_of(seat),
-                    self.role_of(asked)
-                )));
-            }
-        }
-        Ok(seat)
-    }
-
-    /// Whether `action` can be played now: its role (if named) is to move, and in token-exact
-    /// play its sampled ids follow prompt ids set for this very turn, while a step without ids
-    /// is refused once prompt ids were set (the seat's sequence would lose a turn).
-    fn check_action(&self, action: &Action) -> PyResult<Seat> {
-        let seat = self.check_turn(action.role.as_deref())?;
-        let current = self.current_pending(seat).is_some();
-        match (&action.sampled, current) {
-            (Some(_), false) => Err(TokenError::new_err(format!(
-                "{}'s `completion_ids` follow no prompt ids of this turn: set them first (set_prompt_ids, or dealgym.tokens.ExactTokens.next_prompt) after the last move",
-                self.role_of(seat)
-            ))),
-            (None, true) => Err(TokenError::new_err(format!(
-                "prompt ids were set for {}'s turn: its step carries the `completion_ids` sampled after them",
-                self.role_of(seat)
-            ))),
-            _ => Ok(seat),
+    /// The two-party game, or a ValueError saying that `what` is a two-party game's.
+    pub(crate) fn pair(&self, what: &str) -> PyResult<&PairGame> {
+        match &self.kind {
+            Kind::Pair(g) => Ok(g),
+            Kind::Table(_) => Err(two_party_only(what)),
         }
     }
 
-    /// The prompt ids set for `seat` at the current turn, if any.
-    fn current_pending(&self, seat: Seat) -> Option<&Pending> {
-        self.pending[seat]
-            .as_ref()
-            .filter(|p| p.at == self.episode.turns().len())
-    }
-
-    /// The seat's exact sequence so far (its prompt and sampled ids, turn by turn).
-    fn sequence(&self, seat: Seat) -> PyResult<Vec<u32>> {
-        self.episode
-            .token_sequence(seat)
-            .map(<[u32]>::to_vec)
-            .ok_or_else(|| {
-                TokenError::new_err(format!(
-                    "{} played a turn without token ids: a seat is token-exact from its first turn",
-                    self.role_of(seat)
-                ))
-            })
-    }
-
-    /// Play an action checked by `check_action` for the seat to move, and build the record
-    /// once the episode ends. Runs without the GIL.
-    pub(crate) fn advance(&mut self, action: Action) -> Result<StepInfo, String> {
-        let mut completion = action.completion;
-        if let Some(sampled) = action.sampled {
-            let seat = self.episode.to_move().ok_or("the episode has ended")?;
-            let pending = self.pending[seat]
-                .take()
-                .ok_or("token-exact play: no prompt ids for this turn")?;
-            let tokens = pending
-                .prompt
-                .sampled(
-                    sampled.completion_ids,
-                    sampled.logprobs,
-                    sampled.finish_reason,
-                )
-                .map_err(|e| e.to_string())?;
-            completion.tokens = Some(tokens);
+    pub(crate) fn pair_mut(&mut self, what: &str) -> PyResult<&mut PairGame> {
+        match &mut self.kind {
+            Kind::Pair(g) => Ok(g),
+            Kind::Table(_) => Err(two_party_only(what)),
         }
-        let step = self.episode.step(completion).map_err(|e| e.to_string())?;
-        self.play_opponent()?;
-        let outcome = self.episode.outcome();
-        let truncated = outcome.is_some_and(|o| o.kind.is_truncation());
-        Ok(StepInfo {
-            role: self.role_of(step.seat),
-            played: step.played.as_ref().map(|a| a.kind().name()),
-            retry: step.retry,
-            terminated: outcome.is_some() && !truncated,
-            truncated,
-            done: outcome.is_some(),
-            to_move: self.episode.to_move().map(|s| self.role_of(s)),
-            outcome: outcome.map(|o| o.kind.name()),
-        })
     }
 
-    /// Let the built-in opponent, if any, make its moves until the other seat is to move or the
-    /// episode ends.
-    fn play_opponent(&mut self) -> Result<(), String> {
-        if let Some(rule) = self.opponent.as_ref() {
-            let mut seat = RuleSeat {
-                seat: Seat::Opponent,
-                rule,
-                seed: self.seeds.sampling_seed(Seat::Opponent),
-            };
-            drive_now(&mut self.episode, &mut seat).map_err(|e| e.to_string())?;
-        }
-        Ok(())
+    /// The game of either kind (what a record writer writes from).
+    pub(crate) fn kind(&self) -> &Kind {
+        &self.kind
     }
+}
 
-    /// The run the records name. Unless one was given, one run per seed and setup, so the
-    /// records of many games never share an id.
-    fn run_id(&self) -> &str {
-        self.run_id.get_or_init(|| {
-            let mut key = format!(
-                "{}|{:?}|{}|{:?}",
-                self.episode.scenario().id,
-                self.config,
-                serde_json::to_string(&self.rewards.in_force()).unwrap_or_default(),
-                self.players
-            );
-            // Only when given: the run ids of games without it stay what they were.
-            if let Some(t) = &self.training {
-                key.push_str(&format!("|{t:?}"));
-            }
-            format!("python-{:016x}", mix_text(vec![self.seeds.run], &key))
-        })
-    }
+fn two_party_only(what: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "`{what}` is a two-party game's: a table (deliberation) has none"
+    ))
+}
 
-    /// The record, once the episode has ended (what a writer writes), built on first use.
-    pub(crate) fn ended_record(&self) -> PyResult<&EpisodeRecord> {
-        if self.episode.outcome().is_none() {
-            return Err(PyRuntimeError::new_err(
-                "the episode has not ended: it has no record yet",
-            ));
-        }
-        if let Some(record) = self.record.get() {
-            return Ok(record);
-        }
-        let meta = RecordMeta {
-            run_id: self.run_id().to_string(),
-            seeds: self.seeds,
-            scenario_digest: self.scenario_digest,
-            players: self.players.clone(),
-        };
-        let record = EpisodeRecord::from_episode(
-            self.episode.clone(),
-            meta,
-            &self.rewards,
-            Timing::default(),
-            std::iter::empty::<Option<Call>>(),
-        )
-        .ok_or_else(|| PyRuntimeError::new_err("the ended episode gave no record"))?;
-        let record = EpisodeRecord {
-            training: self.training.clone(),
-            ..record
-        };
-        Ok(self.record.get_or_init(|| record))
+/// Whether `family` names a table family.
+fn table_family(family: &str) -> bool {
+    serde_json::from_value::<TableFamily>(serde_json::json!(family)).is_ok()
+}
+
+/// Arguments given that the kind of game does not take: refused, naming them.
+fn refuse(family: &str, given: &[(&str, bool)], takes: &str) -> PyResult<()> {
+    let named: Vec<&str> = given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect();
+    if named.is_empty() {
+        return Ok(());
     }
+    Err(PyValueError::new_err(format!(
+        "a {family} game does not take {}: {takes}",
+        named
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+/// Dispatch a method to the game of either kind.
+macro_rules! either {
+    ($self:expr, $g:ident => $body:expr) => {
+        match &$self.kind {
+            Kind::Pair($g) => $body,
+            Kind::Table($g) => $body,
+        }
+    };
 }
 
 #[pymethods]
 impl Game {
+    /// A game of `family`. Every family takes `scenario_id`, `index`, `seed`, `member`,
+    /// `players` and `run_id`; a two-party family also `learner_role`, `first_mover`,
+    /// `rules`, `rewards`, `opponent` and `training`; a table (`deliberation`) `scenario_file`,
+    /// `retries`, `regulated` and `format`. An argument the family does not take is refused.
     #[new]
-    #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=None, member=None, learner_role=None, first_mover=None, rules=None, rewards=None, players=None, run_id=None, opponent=None, training=None))]
+    #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=None, member=None, players=None, run_id=None, learner_role=None, first_mover=None, rules=None, rewards=None, opponent=None, training=None, scenario_file=None, retries=None, regulated=None, format=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -552,384 +169,311 @@ impl Game {
         index: Option<&Bound<'_, PyAny>>,
         seed: Option<&Bound<'_, PyAny>>,
         member: Option<&Bound<'_, PyAny>>,
+        players: Option<&Bound<'_, PyDict>>,
+        run_id: Option<String>,
         learner_role: Option<&str>,
         first_mover: Option<&str>,
         rules: Option<&Bound<'_, PyDict>>,
         rewards: Option<&Bound<'_, PyDict>>,
-        players: Option<&Bound<'_, PyDict>>,
-        run_id: Option<String>,
         opponent: Option<&str>,
         training: Option<&Bound<'_, PyAny>>,
+        scenario_file: Option<PathBuf>,
+        retries: Option<&Bound<'_, PyAny>>,
+        regulated: Option<Vec<String>>,
+        format: Option<&str>,
     ) -> PyResult<Game> {
-        let training = training.map(training_step).transpose()?;
-        let seed = seed.map(|v| whole(v, "seed")).transpose()?.unwrap_or(0);
-        let member = member.map(|v| whole(v, "member")).transpose()?.unwrap_or(0);
-        let index = index
-            .map(|v| whole(v, "index").map(|i| usize::try_from(i).unwrap_or(usize::MAX)))
-            .transpose()?;
-        let rule = opponent.map(rule_player).transpose()?;
-        let family = catalog::family(family)?;
-        let catalog = catalog::catalog(family)?;
-        let at = catalog
-            .pick(scenario_id, Some(family), index, seed)
-            .map_err(|e| {
-                crate::errors::ScenarioError::new_err(match scenario_id {
-                    Some(_) => format!("unknown scenario `{e}` in {}", family.name()),
-                    None => e.to_string(),
-                })
-            })?;
-        let scenario = catalog.scenarios[at].clone();
-
-        let mut config = EpisodeConfig::default();
-        if let Some(rules) = rules {
-            let overrides: serde_json::Map<String, serde_json::Value> =
-                depythonize(finite(rules, "rules")?)
-                    .map_err(|e| PyValueError::new_err(format!("rules: {e}")))?;
-            config = config
-                .with_overrides(&overrides)
-                .map_err(|e| PyValueError::new_err(format!("rules: {e}")))?;
-        }
-        if let Some(role) = learner_role {
-            config.learner_role = Some(catalog::role(family, role)?);
-        }
-        if let Some(first) = first_mover {
-            config.first_mover = first
-                .parse::<FirstMover>()
-                .map_err(|e| PyValueError::new_err(format!("first_mover: {e}")))?;
-        }
-        config
-            .validate()
-            .map_err(|e| PyValueError::new_err(format!("rules: {e}")))?;
-
-        let rewards: RewardConfig = match rewards {
-            Some(table) => depythonize(finite(table, "rewards")?)
-                .map_err(|e| PyValueError::new_err(format!("rewards: {e}")))?,
-            None => RewardConfig::default(),
+        let kind = if table_family(family) {
+            refuse(
+                family,
+                &[
+                    ("learner_role", learner_role.is_some()),
+                    ("first_mover", first_mover.is_some()),
+                    ("rules", rules.is_some()),
+                    ("rewards", rewards.is_some()),
+                    ("opponent", opponent.is_some()),
+                    ("training", training.is_some()),
+                ],
+                "a table's seats are set with `players`, its rules with `retries`, `regulated` and `format`",
+            )?;
+            Kind::Table(TableGame::new(
+                py,
+                scenario_id,
+                scenario_file,
+                index,
+                seed,
+                member,
+                retries,
+                regulated,
+                format,
+                players,
+                run_id,
+            )?)
+        } else {
+            refuse(
+                family,
+                &[
+                    ("scenario_file", scenario_file.is_some()),
+                    ("retries", retries.is_some()),
+                    ("regulated", regulated.is_some()),
+                    ("format", format.is_some()),
+                ],
+                "a two-party game's rules are set with `rules` (format_retries, regulation, format, ...)",
+            )?;
+            Kind::Pair(PairGame::new(
+                py,
+                family,
+                scenario_id,
+                index,
+                seed,
+                member,
+                learner_role,
+                first_mover,
+                rules,
+                rewards,
+                players,
+                run_id,
+                opponent,
+                training,
+            )?)
         };
-        rewards
-            .validate()
-            .and_then(|_| rewards.check_against(&config))
-            .map_err(|e| PyValueError::new_err(format!("rewards: {e}")))?;
-        if let Some(c) = rewards.components().into_iter().find(|c| !c.is_pure()) {
-            return Err(PyValueError::new_err(format!(
-                "rewards: the `{}` component calls a service, which a Game does not: use `dealgym run` or `dealgym serve`",
-                c.name()
-            )));
-        }
-
-        let seeds = EpisodeSeed {
-            member,
-            ..EpisodeSeed::reset(seed, at)
-        };
-        let setup = Setup::draw(
-            &scenario,
-            &config,
-            PerSeat::default(),
-            &mut seeds.setup_rng(),
-        )
-        .map_err(|e| crate::errors::ScenarioError::new_err(e.to_string()))?;
-        let mut specs: PerSeat<Option<String>> = PerSeat::default();
-        specs[Seat::Opponent] = opponent.map(str::to_string);
-        for (role, spec) in players
-            .map(|p| p.iter().collect::<Vec<_>>())
-            .unwrap_or_default()
-        {
-            let (Ok(role), Ok(spec)) = (role.extract::<String>(), spec.extract::<String>()) else {
-                return Err(PyTypeError::new_err(
-                    "players maps a role (str) to the player spec its records name (str)",
-                ));
-            };
-            let role = catalog::role(family, &role)?;
-            let seat = setup.seat_of(role).expect("both roles are seated");
-            specs[seat] = Some(spec);
-        }
-        let players = specs.map(|_, spec| PlayerInfo {
-            spec: spec
-                .clone()
-                .unwrap_or_else(|| PYTHON_PLAYER.to_string())
-                .into(),
-            model: None,
-        });
-        let episode = Episode::new(scenario, setup)
-            .map_err(|e| PyRuntimeError::new_err(format!("the built-in prompts: {e}")))?;
-        let mut game = Game {
-            episode,
-            scenario_digest: catalog.digest(at),
-            seeds,
-            run_id: run_id.map(OnceLock::from).unwrap_or_default(),
-            config,
-            players,
-            rewards,
-            opponent: rule,
-            record: OnceLock::new(),
-            pending: PerSeat::default(),
-            training,
-        };
-        // An opponent that moves first has made its move by the time the game is handed over.
-        py.detach(|| game.play_opponent())
-            .map_err(PyRuntimeError::new_err)?;
-        Ok(game)
+        Ok(Game { kind })
     }
 
-    /// The family's name (`casino`, `craigslist`, …).
-    #[getter(family)]
-    fn family_name(&self) -> &'static str {
-        self.family().name()
+    /// The family's name (`casino`, `craigslist`, …, `deliberation`).
+    #[getter]
+    fn family(&self) -> &'static str {
+        match &self.kind {
+            Kind::Pair(g) => g.family_name(),
+            Kind::Table(g) => g.family_name(),
+        }
     }
 
     #[getter]
     fn scenario_id(&self) -> String {
-        self.episode.scenario().id.clone()
+        either!(self, g => g.scenario_id())
     }
 
-    /// The family's two roles, in the dataset's order.
+    /// Every role, in the game's order (the PettingZoo agents): a two-party family's two in
+    /// the dataset's order, a table's parties in the scenario's.
     #[getter]
-    fn roles(&self) -> (&'static str, &'static str) {
-        let [a, b] = self.family().roles();
-        (a.name(), b.name())
+    fn roles(&self) -> Vec<String> {
+        match &self.kind {
+            Kind::Pair(g) => {
+                let (a, b) = g.roles();
+                vec![a.to_string(), b.to_string()]
+            }
+            Kind::Table(g) => g.roles_py(),
+        }
     }
 
-    /// The learner's role (the record's learner seat).
+    /// The roles, as PettingZoo names its agents.
     #[getter]
-    fn learner_role(&self) -> &'static str {
-        self.role_of(Seat::Learner)
+    fn agents(&self) -> Vec<String> {
+        self.roles()
+    }
+
+    /// The role to move, as PettingZoo names it (`to_move`).
+    #[getter]
+    fn agent_selection(&self) -> Option<String> {
+        self.to_move()
+    }
+
+    /// The learner's role (the record's learner seat); `None` at a table, whose seats are
+    /// peers.
+    #[getter]
+    fn learner_role(&self) -> Option<&'static str> {
+        match &self.kind {
+            Kind::Pair(g) => Some(g.learner_role()),
+            Kind::Table(_) => None,
+        }
     }
 
     #[getter]
     fn seed(&self) -> u64 {
-        self.seeds.run
+        either!(self, g => g.seed())
     }
 
-    #[getter(run_id)]
-    fn run_id_py(&self) -> String {
-        self.run_id().to_string()
+    #[getter]
+    fn run_id(&self) -> String {
+        match &self.kind {
+            Kind::Pair(g) => g.run_id_py(),
+            Kind::Table(g) => g.run_id(),
+        }
     }
 
     /// The training run and step given as `training=` (`{"run": ..., "step": ...}`), else
     /// `None`.
-    #[getter(training)]
-    fn training_py<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(t) = &self.training else {
-            return Ok(None);
-        };
-        let out = PyDict::new(py);
-        out.set_item("run", &t.run)?;
-        out.set_item("step", t.step)?;
-        Ok(Some(out))
+    #[getter]
+    fn training<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        match &self.kind {
+            Kind::Pair(g) => g.training_py(py),
+            Kind::Table(_) => Ok(None),
+        }
+    }
+
+    /// A table's schedule drawn from the seed: the role of each turn, in order; `None` for a
+    /// two-party game, whose seats alternate.
+    #[getter]
+    fn schedule(&self) -> Option<Vec<String>> {
+        match &self.kind {
+            Kind::Pair(_) => None,
+            Kind::Table(g) => Some(g.schedule()),
+        }
     }
 
     /// The role whose completion the next `step` takes; `None` once the episode has ended.
     #[getter]
-    fn to_move(&self) -> Option<&'static str> {
-        self.episode.to_move().map(|s| self.role_of(s))
+    fn to_move(&self) -> Option<String> {
+        match &self.kind {
+            Kind::Pair(g) => g.to_move().map(str::to_string),
+            Kind::Table(g) => g.to_move(),
+        }
     }
 
     #[getter]
     fn done(&self) -> bool {
-        self.episode.outcome().is_some()
+        either!(self, g => g.done())
     }
 
-    /// Ended by a deal, walk-away, reject loop or forfeit.
+    /// Ended by a deal, walk-away, reject loop, forfeit or error.
     #[getter]
     fn terminated(&self) -> bool {
-        self.episode
-            .outcome()
-            .is_some_and(|o| !o.kind.is_truncation())
+        either!(self, g => g.terminated())
     }
 
-    /// Ended by the turn cap.
+    /// Ended by the turn cap (a table: its schedule running out).
     #[getter]
     fn truncated(&self) -> bool {
-        self.episode
-            .outcome()
-            .is_some_and(|o| o.kind.is_truncation())
+        either!(self, g => g.truncated())
     }
 
-    /// Each role's total reward, once the episode has ended: the record's `rewards`, by the
-    /// same function (`reward::episode_rewards`), without building the record.
+    /// Each role's total reward once the episode has ended (the record's `rewards`).
     #[getter]
-    fn rewards(&self) -> Option<HashMap<&'static str, f64>> {
-        let outcome = self.episode.outcome()?;
-        let total = match self.record.get() {
-            Some(record) => record.rewards,
-            None => {
-                let e = &self.episode;
-                episode_rewards(e.scenario(), e.setup(), e.turns(), outcome, &self.rewards).total
-            }
-        };
-        Some(
-            Seat::BOTH
-                .into_iter()
-                .map(|s| (self.role_of(s), total[s]))
-                .collect(),
-        )
+    fn rewards(&self) -> PyResult<Option<HashMap<String, f64>>> {
+        Ok(match &self.kind {
+            Kind::Pair(g) => g
+                .rewards()
+                .map(|r| r.into_iter().map(|(k, v)| (k.to_string(), v)).collect()),
+            Kind::Table(g) => g.rewards()?.map(|r| r.into_iter().collect()),
+        })
     }
 
     /// The record's outcome with its metrics, once the episode has ended.
     #[getter]
     fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        if self.episode.outcome().is_none() {
-            return Ok(None);
-        }
-        Ok(Some(pythonize(py, &self.ended_record()?.outcome)?))
+        either!(self, g => g.outcome(py))
     }
 
-    /// How the episode ended from `role`'s side (`state(role)["outcome"]` alone): kind, by,
-    /// the agreed terms in currency units, its utility and ρ; `None` while it runs.
+    /// How the episode ended from `role`'s side, once it has (the same keys for every family:
+    /// `kind`, `by`, `utility`, `rho`, and the agreed terms); `None` while it runs.
     fn outcome_for<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
-        let seat = self.seat(role)?;
-        Ok(pythonize(py, &self.episode.seat_state(seat).outcome)?)
+        match &self.kind {
+            Kind::Pair(g) => g.outcome_for(py, role),
+            Kind::Table(g) => g.outcome_for(py, role),
+        }
     }
 
-    /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`
-    /// and `role`) for the role to move; `role`, if given, must be that role. The GIL is
-    /// released while the engine works.
+    /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`,
+    /// `role`, and at a two-party game `tool_calls`, `completion_ids`, `logprobs` and
+    /// `finish_reason`) for the role to move; `role`, if given, must be that role, else
+    /// `NotYourTurnError` names both. The GIL is released while the engine works.
     #[pyo3(signature = (action, *, role=None))]
     fn step(
-        mut slf: PyRefMut<'_, Self>,
+        &mut self,
+        py: Python<'_>,
         action: &Bound<'_, PyAny>,
         role: Option<&str>,
     ) -> PyResult<StepInfo> {
-        let py = slf.py();
-        let mut action = read_action(action)?;
-        if let Some(role) = role {
-            if action.role.as_deref().is_some_and(|named| named != role) {
-                return Err(PyValueError::new_err(format!(
-                    "the action names role `{}` and the step role `{role}`: name one",
-                    action.role.as_deref().unwrap_or_default()
-                )));
-            }
-            action.role = Some(role.to_string());
+        match &mut self.kind {
+            Kind::Pair(g) => g.step(py, action, role),
+            Kind::Table(g) => g.step(py, action, role),
         }
-        slf.check_action(&action)?;
-        let game: &mut Game = &mut slf;
-        py.detach(move || game.advance(action))
-            .map_err(PyRuntimeError::new_err)
     }
 
     /// What `role` sees: `prompt` (the last message, the one to answer), `messages` (the chat
     /// its model is sent, as the command line sends it) and `state` (its structured view).
     fn observe<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
-        let seat = self.seat(role)?;
-        let view = self.episode.view(seat);
-        let observation = PyDict::new(py);
-        observation.set_item(
-            "prompt",
-            view.last().map(|m| m.content.as_str()).unwrap_or(""),
-        )?;
-        observation.set_item("messages", pythonize(py, view)?)?;
-        observation.set_item("state", pythonize(py, &self.episode.seat_state(seat))?)?;
-        Ok(observation)
-    }
-
-    /// The tools `role` may act through (its moves as OpenAI-style tool definitions, their
-    /// terms the scenario's own): what a chat endpoint that calls tools is sent as `tools`.
-    /// Play the calls the model makes with `step({"text": content, "tool_calls": calls})`.
-    fn tools<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
-        let seat = self.seat(role)?;
-        let mut tools = dealgym_core::protocol::openai_tools(self.episode.scenario().term_space());
-        if self.episode.setup().seats[seat].acts {
-            tools = dealgym_core::scenario::acts::with_act_parameter(tools, self.family());
-        }
-        Ok(pythonize(py, &tools)?)
-    }
-
-    /// The episode as `role` knows it, as one deterministic text (its structured view as JSON,
-    /// then the moves so far from its side): the state a value model scores candidates in.
-    fn state_text(&self, role: &str) -> PyResult<String> {
-        let seat = self.seat(role)?;
-        Ok(dealgym_core::planner::state_text(&self.episode, seat))
-    }
-
-    /// Freeze the game as it is now, for look-ahead: `restore(snapshot)` undoes every step
-    /// since, and the same completions then give the same turns and the same answers of a
-    /// built-in opponent.
-    fn snapshot(&self) -> crate::planner::GameSnapshot {
-        crate::planner::GameSnapshot {
-            snapshot: self.episode.snapshot(),
-            scenario_id: self.episode.scenario().id.clone(),
-            turns: self.episode.turns().len(),
-        }
-    }
-
-    /// Go back to `snapshot` (taken from this game, or one of the same scenario and setup).
-    fn restore(&mut self, snapshot: &crate::planner::GameSnapshot) -> PyResult<()> {
-        let from = snapshot.snapshot.episode();
-        if snapshot.scenario_id != self.episode.scenario().id
-            || from.setup() != self.episode.setup()
-        {
-            return Err(PyValueError::new_err(format!(
-                "a snapshot of scenario {} with another setup cannot restore this game ({})",
-                snapshot.scenario_id,
-                self.episode.scenario().id
-            )));
-        }
-        self.episode.restore(&snapshot.snapshot);
-        self.record = OnceLock::new();
-        self.pending = PerSeat::default();
-        Ok(())
+        either!(self, g => g.observe(py, role))
     }
 
     /// `role`'s structured state alone (`observe(role)["state"]` without the chat).
     fn state<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
-        let seat = self.seat(role)?;
-        Ok(pythonize(py, &self.episode.seat_state(seat))?)
+        either!(self, g => g.state(py, role))
     }
 
-    /// The exchange so far: `(role, text)` for each move that took effect, the text as the
-    /// engine forwarded it to the other seat (what `render()` shows).
-    fn transcript(&self) -> Vec<(&'static str, String)> {
-        self.episode
-            .turns()
-            .iter()
-            .filter_map(|t| Some((self.role_of(t.seat), t.forwarded.clone()?)))
-            .collect()
+    /// The tools `role` may act through (its moves as OpenAI-style tool definitions): a
+    /// two-party game's.
+    fn tools<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.pair("tools")?.tools(py, role)
+    }
+
+    /// The episode as `role` knows it, as one deterministic text: a two-party game's.
+    fn state_text(&self, role: &str) -> PyResult<String> {
+        self.pair("state_text")?.state_text(role)
+    }
+
+    /// Freeze the game as it is now, for look-ahead (a two-party game's).
+    fn snapshot(&self) -> PyResult<crate::planner::GameSnapshot> {
+        Ok(self.pair("snapshot")?.snapshot())
+    }
+
+    /// Go back to `snapshot` (taken from this game, or one of the same scenario and setup).
+    fn restore(&mut self, snapshot: &crate::planner::GameSnapshot) -> PyResult<()> {
+        self.pair_mut("restore")?.restore(snapshot)
+    }
+
+    /// The exchange so far: `(role, text)` for each move that took effect, as the others read
+    /// it.
+    fn transcript(&self) -> Vec<(String, String)> {
+        match &self.kind {
+            Kind::Pair(g) => g
+                .transcript()
+                .into_iter()
+                .map(|(r, t)| (r.to_string(), t))
+                .collect(),
+            Kind::Table(g) => g.transcript(),
+        }
     }
 
     /// The episode's record, as `dealgym run` writes it (what `replay --verify` checks).
     fn record<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(pythonize(py, self.ended_record()?)?)
+        either!(self, g => g.record(py))
     }
 
-    /// The record as one JSON line (without the newline), byte for byte as a record file holds it.
+    /// The record as one JSON line (without the newline), byte for byte as a record file
+    /// holds it.
     fn record_json(&self) -> PyResult<String> {
-        serde_json::to_string(self.ended_record()?)
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+        either!(self, g => g.record_json())
     }
 
-    /// The exact token ids `role` has been sent and has sampled so far, turn by turn (empty
-    /// before its first turn); `None` if it played a turn without ids (not token-exact).
+    /// The exact token ids `role` has been sent and has sampled so far, call by call (empty
+    /// before its first call); `None` if it played a call without ids (not token-exact).
     fn token_sequence(&self, role: &str) -> PyResult<Option<Vec<u32>>> {
-        let seat = self.seat(role)?;
-        Ok(token_sequence(
-            self.episode.turns(),
-            seat,
-            &self.episode.setup().rules,
-        ))
+        either!(self, g => g.token_sequence(role))
     }
 
-    /// What to render with the trainer's chat template for `role`'s next prompt ids: its
-    /// messages now (rendered with a generation prompt), and the messages up to its own last
-    /// one (rendered continuing that message), or `None` on its first token-exact turn, when
-    /// the whole rendering is the prompt.
+    /// `role`'s token trajectory so far, by the core's one rule (what `export --format verl`
+    /// writes): `prompt_ids` (its first call's prompt), `response_ids` (everything since:
+    /// sampled ids and the environment's messages between calls), `mask` (1 on sampled ids, 0
+    /// on the environment's), `logprobs` (0.0 on the environment's; `None` when the sampler
+    /// gave none) and `rewards` (one per call, summing to its reward; `None` until the episode
+    /// has ended). Raises `TokenError` naming why for a seat without calls or with a call
+    /// played without token ids.
+    fn trajectory<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
+        either!(self, g => g.trajectory(py, role))
+    }
+
+    /// What to render with the trainer's chat template for `role`'s next prompt ids (a
+    /// two-party game's token-exact play).
     fn prompt_messages<'py>(
         &self,
         py: Python<'py>,
         role: &str,
     ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
-        let seat = self.seat(role)?;
-        let view = self.episode.view(seat);
-        let before = continued_prefix(&self.sequence(seat)?, view)
-            .map(|end| pythonize(py, &view[..end]))
-            .transpose()?;
-        Ok((pythonize(py, view)?, before))
+        self.pair("prompt_messages")?.prompt_messages(py, role)
     }
 
-    /// Set the prompt ids of `role`'s turn now from the two renderings of `prompt_messages`
-    /// (`full`, and `before` or `None`): the ids added to its sequence are the new messages'
-    /// alone, never a re-tokenization of what it sampled. Returns them as the observation's
-    /// `token_ids`: `{"prompt_ids": [...], "drift": None | {"at", "exact_len",
-    /// "rerender_len"}}`; the step of this turn carries the `completion_ids` sampled after them.
+    /// Set the prompt ids of `role`'s turn now (a two-party game's token-exact play).
     #[pyo3(signature = (role, full, before=None))]
     fn set_prompt_ids<'py>(
         &mut self,
@@ -938,90 +482,11 @@ impl Game {
         full: &Bound<'py, PyAny>,
         before: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let full = token_ids(full, "`full`")?;
-        let before = before.map(|b| token_ids(b, "`before`")).transpose()?;
-        let seat = self.check_turn(Some(role))?;
-        let sequence = self.sequence(seat)?;
-        let prompt = match (sequence.is_empty(), before) {
-            (true, _) => NextPrompt::whole(full),
-            (false, Some(before)) => extend(&sequence, &before, &full),
-            (false, None) => {
-                return Err(TokenError::new_err(format!(
-                    "{role} has a token sequence: its prompt ids need `before`, the rendering up to its own last message (prompt_messages)"
-                )))
-            }
-        };
-        let answer = PyDict::new(py);
-        answer.set_item("prompt_ids", &prompt.suffix)?;
-        answer.set_item("drift", pythonize(py, &prompt.drift)?)?;
-        self.pending[seat] = Some(Pending {
-            at: self.episode.turns().len(),
-            prompt,
-        });
-        Ok(answer)
+        self.pair_mut("set_prompt_ids")?
+            .set_prompt_ids(py, role, full, before)
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "Game(family='{}', scenario_id='{}', seed={}, to_move={})",
-            self.family().name(),
-            self.episode.scenario().id,
-            self.seeds.run,
-            py_str(self.to_move())
-        )
+        either!(self, g => g.__repr__())
     }
-}
-
-/// Step many games at once, `actions[i]` for `games[i]`: every action is checked first (its
-/// type, its game not ended, its role to move), so a bad one steps no game; then all are
-/// stepped with the GIL released.
-#[pyfunction]
-pub fn step_many(
-    py: Python<'_>,
-    games: Vec<Bound<'_, Game>>,
-    actions: Vec<Bound<'_, PyAny>>,
-) -> PyResult<Vec<StepInfo>> {
-    if games.len() != actions.len() {
-        return Err(PyValueError::new_err(format!(
-            "{} games and {} actions: one action per game",
-            games.len(),
-            actions.len()
-        )));
-    }
-    let mut seen = HashSet::new();
-    for (i, game) in games.iter().enumerate() {
-        if !seen.insert(game.as_ptr()) {
-            return Err(PyValueError::new_err(format!(
-                "games[{i}] is given twice: each game steps once per call"
-            )));
-        }
-    }
-    let mut completions = Vec::with_capacity(actions.len());
-    for (i, (game, action)) in games.iter().zip(&actions).enumerate() {
-        let action = read_action(action).map_err(|e| located(py, format!("actions[{i}]"), e))?;
-        let game = game
-            .try_borrow()
-            .map_err(|e| located(py, format!("games[{i}]"), e.into()))?;
-        game.check_action(&action)
-            .map_err(|e| located(py, format!("games[{i}]"), e))?;
-        completions.push(action);
-    }
-    let mut held = games
-        .iter()
-        .enumerate()
-        .map(|(i, g)| {
-            g.try_borrow_mut().map_err(|e| {
-                PyRuntimeError::new_err(format!("games[{i}]: in use by another call ({e})"))
-            })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    let targets: Vec<&mut Game> = held.iter_mut().map(|g| &mut **g).collect();
-    let steps = py.detach(move || {
-        targets
-            .into_iter()
-            .zip(completions)
-            .map(|(game, action)| game.advance(action))
-            .collect::<Result<Vec<_>, String>>()
-    });
-    steps.map_err(PyRuntimeError::new_err)
 }

@@ -18,9 +18,11 @@ mod bench;
 mod catalog;
 mod errors;
 mod game;
+mod pair;
 mod planner;
 mod records;
 mod table;
+mod trajectory;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -30,13 +32,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<planner::GameSnapshot>()?;
     m.add_function(wrap_pyfunction!(planner::choose, m)?)?;
     m.add_class::<records::RecordWriter>()?;
-    m.add_function(wrap_pyfunction!(game::step_many, m)?)?;
+    m.add_function(wrap_pyfunction!(pair::step_many, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::families, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::roles, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::scenario_ids, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_bench_replay, m)?)?;
-    m.add_class::<table::TableGame>()?;
-    m.add_class::<table::TableStepInfo>()?;
     m.add_function(wrap_pyfunction!(table::table_scenario_ids, m)?)?;
     m.add_function(wrap_pyfunction!(table::table_roles, m)?)?;
     m.add("ScenarioError", py.get_type::<errors::ScenarioError>())?;

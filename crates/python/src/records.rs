@@ -8,8 +8,7 @@ use dealgym_core::record::{Existing, RecordWriter as Writer};
 use pyo3::exceptions::{PyOSError, PyRuntimeWarning, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::game::Game;
-use crate::table::TableGame;
+use crate::game::{Game, Kind};
 
 /// Appends the records of finished games to `path`, one JSON line each, locked against a
 /// second writer while open. A last line a crash cut off is removed first, with a
@@ -45,21 +44,24 @@ impl RecordWriter {
         })
     }
 
-    /// Append `game`'s record (a `Game`'s or a `TableGame`'s); the game must have ended, and
+    /// Append `game`'s record (of either kind); the game must have ended, and
     /// its episode must not be in the file yet (games of one seed and scenario are one episode
     /// unless their `member` differs).
     fn write(&mut self, game: &Bound<'_, PyAny>) -> PyResult<()> {
-        if let Ok(table) = game.cast::<TableGame>() {
-            let table = table.borrow();
-            let record = table.ended_record()?;
-            return self.append(&record.run_id, &record.episode_id, record);
-        }
-        let game = game.cast::<Game>().map_err(|_| {
-            PyTypeError::new_err("a record writer writes a Game's or a TableGame's record")
-        })?;
+        let game = game
+            .cast::<Game>()
+            .map_err(|_| PyTypeError::new_err("a record writer writes a Game's record"))?;
         let game = game.borrow();
-        let record = game.ended_record()?;
-        self.append(&record.run_id, &record.episode_id, record)
+        match game.kind() {
+            Kind::Pair(g) => {
+                let record = g.ended_record()?;
+                self.append(&record.run_id, &record.episode_id, record)
+            }
+            Kind::Table(g) => {
+                let record = g.ended_record()?;
+                self.append(&record.run_id, &record.episode_id, record)
+            }
+        }
     }
 
     /// Records written by this writer.

@@ -1,5 +1,5 @@
 //! [`TableGame`]: one n-party episode (core's [`TableEpisode`]) stepped from Python, each seat
-//! by its role, and [`TableStepInfo`]: what a step did.
+//! by its role: a [`Game`](crate::game::Game) of the table family (`deliberation`).
 //!
 //! The rules — the schedule, offers with ids, the agreement rule, regulation, the
 //! malformed-turn policy, the views, the record — stay core's; this file reads Python's
@@ -14,10 +14,10 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::SystemTime;
 
 use dealgym_core::engine::drive_now;
-use dealgym_core::game::{mix_text, Completion, EpisodeSeed};
+use dealgym_core::game::{mix_text, EpisodeSeed};
 use dealgym_core::negotiator::ScriptedSeats;
 use dealgym_core::protocol::TurnFormat;
-use dealgym_core::record::{TablePlayerInfo, TableRecord, TurnCost};
+use dealgym_core::record::{table_calls, ExactCalls, TablePlayerInfo, TableRecord, TurnCost};
 use dealgym_core::scenario::{
     load_table_scenarios, load_table_scenarios_from_reader, LoadOptions, TableCatalog,
     TableScenario,
@@ -27,11 +27,13 @@ use dealgym_core::table::{
 };
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::PyDict;
 use pythonize::pythonize;
 use serde_json::json;
 
 use crate::errors::{EpisodeEndedError, NotYourTurnError, ScenarioError};
+use crate::game::StepInfo;
+use crate::pair::read_action;
 
 /// The player spec a record names for a seat played from Python.
 const PYTHON_PLAYER: &str = "python";
@@ -89,58 +91,9 @@ fn from_file(path: &Path) -> PyResult<Arc<TableCatalog>> {
     Ok(catalog)
 }
 
-/// What one step did.
-#[pyclass(module = "dealgym._core", frozen, get_all, skip_from_py_object)]
-#[derive(Debug, Clone)]
-pub struct TableStepInfo {
-    /// The role whose completion was played.
-    pub role: String,
-    /// The completion could not be played (format or legality) and the same role is asked
-    /// again.
-    pub retry: bool,
-    /// Why it could not be played (its kind and message), else `None`.
-    pub error: Option<String>,
-    /// An agreement, a walk-out, a forfeit or a backend error ended the table.
-    pub terminated: bool,
-    /// The schedule ran out.
-    pub truncated: bool,
-    pub done: bool,
-    /// The role to move next; `None` once the table has ended.
-    pub to_move: Option<String>,
-    /// How the table ended (`deal`, `walk_away`, `max_turns`, `format_forfeit`), once it has.
-    pub outcome: Option<&'static str>,
-}
-
-#[pymethods]
-impl TableStepInfo {
-    fn __repr__(&self) -> String {
-        let s = |o: &Option<String>| o.as_ref().map_or("None".into(), |v| format!("'{v}'"));
-        format!(
-            "TableStepInfo(role='{}', retry={}, error={}, terminated={}, truncated={}, done={}, to_move={}, outcome={})",
-            self.role,
-            py_bool(self.retry),
-            s(&self.error),
-            py_bool(self.terminated),
-            py_bool(self.truncated),
-            py_bool(self.done),
-            s(&self.to_move),
-            s(&self.outcome.map(str::to_string))
-        )
-    }
-}
-
-fn py_bool(b: bool) -> &'static str {
-    if b {
-        "True"
-    } else {
-        "False"
-    }
-}
-
 /// One n-party table, every seat named by its role. Seats are played from Python with raw
 /// completions, or in process by the scripted party of their incentive (`players={role:
 /// "rule:deliberation"}`), which moves as soon as it is its turn.
-#[pyclass(module = "dealgym._core")]
 pub struct TableGame {
     episode: TableEpisode,
     options: TableOptions,
@@ -150,44 +103,6 @@ pub struct TableGame {
     /// Seats played in process by the scripted party.
     scripted: Vec<bool>,
     record: OnceLock<TableRecord>,
-}
-
-/// Read a completion: the text, or a dict with `text` and optionally `reasoning`.
-fn read_completion(action: &Bound<'_, PyAny>) -> PyResult<Completion> {
-    if let Ok(text) = action.cast::<PyString>() {
-        return Ok(Completion::from(text.to_str()?));
-    }
-    let Ok(dict) = action.cast::<PyDict>() else {
-        return Err(PyTypeError::new_err(format!(
-            "a table action is the completion text (str) or a dict with a str `text`, not {}",
-            action.get_type().name()?
-        )));
-    };
-    let mut completion = Completion::default();
-    let mut text = None;
-    for (key, value) in dict.iter() {
-        let key: String = key
-            .extract()
-            .map_err(|_| PyTypeError::new_err("an action dict's keys are str"))?;
-        let string = |what: &str| -> PyResult<String> {
-            value
-                .extract::<String>()
-                .map_err(|_| PyTypeError::new_err(format!("the action's `{what}` must be a str")))
-        };
-        match key.as_str() {
-            "text" => text = Some(string("text")?),
-            "reasoning" if value.is_none() => {}
-            "reasoning" => completion.reasoning = Some(string("reasoning")?),
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown action key `{other}`: a table action dict holds `text` and optionally `reasoning`"
-                )))
-            }
-        }
-    }
-    completion.text =
-        text.ok_or_else(|| PyValueError::new_err("a table action dict needs a str `text`"))?;
-    Ok(completion)
 }
 
 /// A whole number from 0 to 2**64 - 1, or a ValueError naming it.
@@ -269,17 +184,14 @@ impl TableGame {
     }
 }
 
-#[pymethods]
 impl TableGame {
     /// A table of `scenario_id` (or `index`, or drawn from `seed`) from `scenario_file`, or the
     /// built-in `deliberation` catalog. `retries`: malformed or illegal turns a seat may retry
     /// before it forfeits (default 1); `regulated`: the roles whose proposals and acceptances
     /// below their minimum become rejections; `format`: `tagged` or `xml`; `players`: a role's
     /// player spec as the record names it (`rule:deliberation` plays the seat in process).
-    #[new]
-    #[pyo3(signature = (scenario_id=None, *, scenario_file=None, index=None, seed=None, member=None, retries=None, regulated=None, format=None, players=None, run_id=None))]
     #[allow(clippy::too_many_arguments)]
-    fn new(
+    pub(crate) fn new(
         py: Python<'_>,
         scenario_id: Option<&str>,
         scenario_file: Option<PathBuf>,
@@ -337,18 +249,9 @@ impl TableGame {
                     "players maps a role (str) to its player spec (str)",
                 ));
             };
-            let seat = scenario.seat_of(&role).ok_or_else(|| {
-                ScenarioError::new_err(format!(
-                    "players: `{role}` is not a party of {} (its roles: {})",
-                    scenario.id,
-                    scenario
-                        .parties
-                        .iter()
-                        .map(|p| p.role.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })?;
+            let seat = scenario
+                .seat_of_party(&role)
+                .map_err(|e| ScenarioError::new_err(format!("players: {e}")))?;
             specs[seat] = spec;
         }
         let scripted: Vec<bool> = specs.iter().map(|s| s.trim() == SCRIPTED).collect();
@@ -387,42 +290,29 @@ impl TableGame {
         Ok(game)
     }
 
-    #[getter]
-    fn scenario_id(&self) -> String {
+    pub(crate) fn family_name(&self) -> &'static str {
+        self.scenario().family.name()
+    }
+
+    pub(crate) fn scenario_id(&self) -> String {
         self.scenario().id.clone()
     }
 
     /// Every party's role, in the game's order (the PettingZoo agents).
-    #[getter(roles)]
-    fn roles_py(&self) -> Vec<String> {
+    pub(crate) fn roles_py(&self) -> Vec<String> {
         self.roles()
     }
 
-    /// The roles, as PettingZoo names its agents.
-    #[getter]
-    fn agents(&self) -> Vec<String> {
-        self.roles()
-    }
-
-    /// The role to move, as PettingZoo names it (`to_move`).
-    #[getter]
-    fn agent_selection(&self) -> Option<String> {
-        self.to_move()
-    }
-
-    #[getter]
-    fn seed(&self) -> u64 {
+    pub(crate) fn seed(&self) -> u64 {
         self.seeds.run
     }
 
-    #[getter]
-    fn run_id(&self) -> String {
+    pub(crate) fn run_id(&self) -> String {
         self.run_id.clone()
     }
 
     /// The schedule drawn from the seed: the role of each turn, in order.
-    #[getter]
-    fn schedule(&self) -> Vec<String> {
+    pub(crate) fn schedule(&self) -> Vec<String> {
         self.episode
             .setup()
             .schedule
@@ -432,27 +322,23 @@ impl TableGame {
     }
 
     /// The role whose completion the next `step` takes; `None` once the table has ended.
-    #[getter]
-    fn to_move(&self) -> Option<String> {
+    pub(crate) fn to_move(&self) -> Option<String> {
         self.episode.to_move().map(|s| self.role_of(s))
     }
 
-    #[getter]
-    fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.episode.outcome().is_some()
     }
 
     /// Ended by an agreement, a walk-out, a forfeit or an error.
-    #[getter]
-    fn terminated(&self) -> bool {
+    pub(crate) fn terminated(&self) -> bool {
         self.episode
             .outcome()
             .is_some_and(|o| !o.kind.is_truncation())
     }
 
     /// Ended by the schedule running out.
-    #[getter]
-    fn truncated(&self) -> bool {
+    pub(crate) fn truncated(&self) -> bool {
         self.episode
             .outcome()
             .is_some_and(|o| o.kind.is_truncation())
@@ -460,8 +346,7 @@ impl TableGame {
 
     /// Each role's reward once the table has ended (the record's `rewards`: ρ on a deal, 0
     /// without one, −1 for a seat that forfeited).
-    #[getter]
-    fn rewards(&self) -> PyResult<Option<std::collections::BTreeMap<String, f64>>> {
+    pub(crate) fn rewards(&self) -> PyResult<Option<std::collections::BTreeMap<String, f64>>> {
         if self.episode.outcome().is_none() {
             return Ok(None);
         }
@@ -470,8 +355,7 @@ impl TableGame {
 
     /// The record's outcome (kind, by, the agreed deal, every party's score and ρ, the
     /// paper's metrics), once the table has ended.
-    #[getter]
-    fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    pub(crate) fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         if self.episode.outcome().is_none() {
             return Ok(None);
         }
@@ -481,7 +365,7 @@ impl TableGame {
     /// What `role` sees, and only what it sees: `prompt` (the last message), `messages` (the
     /// chat its model is sent: its own system prompt with its own confidential block, the
     /// others' talk and moves, its own replies) and `state` (the table's public state).
-    fn observe<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
+    pub(crate) fn observe<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
         let seat = self.seat(role)?;
         let view = self.episode.view(seat);
         let observation = PyDict::new(py);
@@ -499,44 +383,72 @@ impl TableGame {
     /// naming both roles; a step after the end raises `EpisodeEndedError`. A proposal naming an
     /// option not in the game or an acceptance of an offer that does not exist is a turn
     /// error: retried, then forfeited, as the malformed-turn policy says.
-    fn step(
-        mut slf: PyRefMut<'_, Self>,
-        role: &str,
+    pub(crate) fn step(
+        &mut self,
+        py: Python<'_>,
         action: &Bound<'_, PyAny>,
-    ) -> PyResult<TableStepInfo> {
-        let py = slf.py();
-        let completion = read_completion(action)?;
-        let seat = slf.seat(role)?;
-        if let Some(o) = slf.episode.outcome() {
+        role: Option<&str>,
+    ) -> PyResult<StepInfo> {
+        let action = read_action(action)?;
+        if action.sampled.is_some() || !action.completion.tool_calls.is_empty() {
+            return Err(PyValueError::new_err(
+                "a table (deliberation) is played with text: its seats take no `completion_ids` or `tool_calls` from Python yet",
+            ));
+        }
+        let role = match (role, action.role.as_deref()) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(PyValueError::new_err(format!(
+                    "the action names role `{b}` and the step role `{a}`: name one"
+                )))
+            }
+            (Some(r), _) | (None, Some(r)) => Some(r.to_string()),
+            (None, None) => None,
+        };
+        if let Some(o) = self.episode.outcome() {
             return Err(EpisodeEndedError::new_err(format!(
                 "the table has ended ({}): no step after the end",
                 o.kind.name()
             )));
         }
-        let game: &mut TableGame = &mut slf;
+        let seat = match role {
+            Some(role) => self.seat(&role)?,
+            None => self.episode.to_move().ok_or_else(|| {
+                EpisodeEndedError::new_err("the table has ended: no step after the end")
+            })?,
+        };
+        let completion = action.completion;
         let step = py
             .detach(|| {
-                let step = game.episode.step(seat, completion)?;
-                game.play_scripted()?;
+                let step = self.episode.step(seat, completion)?;
+                self.play_scripted()?;
                 Ok::<_, TableError>(step)
             })
             .map_err(table_error)?;
-        let outcome = slf.episode.outcome();
+        let outcome = self.episode.outcome();
         let truncated = outcome.is_some_and(|o| o.kind.is_truncation());
-        Ok(TableStepInfo {
-            role: slf.role_of(step.seat),
+        let played = self
+            .episode
+            .turns()
+            .iter()
+            .rev()
+            .find(|t| t.seat == step.seat)
+            .and_then(|t| t.played())
+            .map(|a| a.kind().name());
+        Ok(StepInfo {
+            role: self.role_of(step.seat),
+            played,
             retry: step.retry,
             error: step.error.map(|e| e.to_string()),
             terminated: outcome.is_some() && !truncated,
             truncated,
             done: outcome.is_some(),
-            to_move: slf.episode.to_move().map(|s| slf.role_of(s)),
+            to_move: self.episode.to_move().map(|s| self.role_of(s)),
             outcome: outcome.map(|o| o.kind.name()),
         })
     }
 
     /// The moves that took effect, `(role, text)`: the talk and the move as every seat read it.
-    fn transcript(&self) -> Vec<(String, String)> {
+    pub(crate) fn transcript(&self) -> Vec<(String, String)> {
         let scenario = self.scenario();
         self.episode
             .turns()
@@ -553,20 +465,71 @@ impl TableGame {
             .collect()
     }
 
+    /// The exact token ids `role` has been sent and has sampled so far, call by call (empty
+    /// before its first call); `None` if it played a call without ids (not token-exact).
+    pub(crate) fn token_sequence(&self, role: &str) -> PyResult<Option<Vec<u32>>> {
+        let seat = self.seat(role)?;
+        Ok(self.episode.token_sequence(seat).map(<[u32]>::to_vec))
+    }
+
+    /// `role`'s token trajectory so far, by the core's one rule: as `Game.trajectory`.
+    pub(crate) fn trajectory<'py>(
+        &self,
+        py: Python<'py>,
+        role: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let seat = self.seat(role)?;
+        let rewards = match self.episode.outcome() {
+            Some(_) => Some(self.ended_record()?.call_rewards(seat)),
+            None => None,
+        };
+        crate::trajectory::trajectory_dict(
+            py,
+            role,
+            ExactCalls::of_sampled(table_calls(self.episode.turns(), seat)),
+            rewards,
+        )
+    }
+
     /// The table's record, as `dealgym run` writes one (what `replay --verify` checks).
-    fn record<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn record<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         Ok(pythonize(py, self.ended_record()?)?)
     }
 
     /// The record as one JSON line (without the newline), as a record file holds it.
-    fn record_json(&self) -> PyResult<String> {
+    pub(crate) fn record_json(&self) -> PyResult<String> {
         serde_json::to_string(self.ended_record()?)
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
-    fn __repr__(&self) -> String {
+    /// How the table ended from `role`'s side, once it has (its state's `outcome`: kind, by,
+    /// the agreed offer and deal), with its `utility` (its score of the deal) and `rho`, the
+    /// keys a two-party game's has; `None` while it runs.
+    pub(crate) fn outcome_for<'py>(
+        &self,
+        py: Python<'py>,
+        role: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let seat = self.seat(role)?;
+        let Some(outcome) = seat_state(&self.episode, seat).outcome else {
+            return Ok(py.None().into_bound(py));
+        };
+        let out = pythonize(py, &outcome)?;
+        let record = &self.ended_record()?.outcome;
+        out.set_item("utility", record.scores.get(role))?;
+        out.set_item("rho", record.rho.get(role))?;
+        Ok(out)
+    }
+
+    /// `role`'s structured state alone (`observe(role)["state"]` without the chat).
+    pub(crate) fn state<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
+        let seat = self.seat(role)?;
+        Ok(pythonize(py, &seat_state(&self.episode, seat))?)
+    }
+
+    pub(crate) fn __repr__(&self) -> String {
         format!(
-            "TableGame(scenario_id='{}', seed={}, to_move={})",
+            "Game(family='deliberation', scenario_id='{}', seed={}, to_move={})",
             self.scenario().id,
             self.seeds.run,
             self.to_move()

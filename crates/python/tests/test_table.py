@@ -1,5 +1,6 @@
-"""n-party tables in Python: ``TableGame`` over the core's table engine, and the n-agent
-PettingZoo AEC face (``dealgym.pettingzoo.TableAECEnv``) under PettingZoo's own API checker.
+"""n-party tables in Python: ``Game("deliberation", ...)`` over the core's table engine, and
+the one PettingZoo AEC face (``dealgym.pettingzoo.DealAECEnv``) with n agents under
+PettingZoo's own API checker; the old names (``TableGame``, ``TableAECEnv``) as aliases.
 The game is the six-party test fixture (made-up scores, secret markers in each party's
 confidential instructions)."""
 
@@ -11,8 +12,9 @@ import pytest
 from pettingzoo.test import api_test
 
 from conftest import REPO, turn
-from dealgym import EpisodeEndedError, NotYourTurnError, ScenarioError, TableGame, table_roles
-from dealgym.pettingzoo import TableAECEnv
+import dealgym
+from dealgym import EpisodeEndedError, Game, NotYourTurnError, ScenarioError, table_roles
+from dealgym.pettingzoo import DealAECEnv
 
 FIXTURE = REPO / "tests" / "fixtures" / "table" / "six_party.jsonl"
 ROLES = [f"party_{i}" for i in range(6)]
@@ -20,11 +22,15 @@ ROLES = [f"party_{i}" for i in range(6)]
 GOOD_DEAL = "A1 B1 C2 D1 E3"
 
 
-def game(seed: int = 7, **kwargs) -> TableGame:
-    return TableGame(scenario_file=FIXTURE, seed=seed, **kwargs)
+def game(seed: int = 7, **kwargs) -> Game:
+    return Game("deliberation", scenario_file=FIXTURE, seed=seed, **kwargs)
 
 
-def propose_then_accept(g: TableGame) -> str:
+def TableAECEnv(**kwargs) -> DealAECEnv:
+    return DealAECEnv("deliberation", **kwargs)
+
+
+def propose_then_accept(g: Game) -> str:
     """The first to move proposes GOOD_DEAL; everyone else accepts proposal #1 (its proposer
     only talks)."""
     role = g.to_move
@@ -37,9 +43,9 @@ def propose_then_accept(g: TableGame) -> str:
     return turn("[ACCEPT_DEAL] #1", talk="I can live with that.", thought=f"SECRET-THOUGHT-OF-{role}")
 
 
-def play(g: TableGame, policy=propose_then_accept) -> None:
+def play(g: Game, policy=propose_then_accept) -> None:
     while not g.done:
-        g.step(g.to_move, policy(g))
+        g.step(policy(g), role=g.to_move)
 
 
 def test_a_six_party_table_plays_to_a_deal_with_scripted_text():
@@ -61,7 +67,7 @@ def test_a_six_party_table_plays_to_a_deal_with_scripted_text():
     acceptors = set(record["offers"][0]["acceptors"])
     assert len(acceptors) == 5 and {0, 1} <= acceptors
     with pytest.raises(EpisodeEndedError):
-        g.step("party_0", turn("[TALK]"))
+        g.step(turn("[TALK]"), role="party_0")
 
 
 def test_pettingzoos_api_test_passes_on_the_six_party_table():
@@ -77,7 +83,7 @@ def test_agents_are_the_parties_and_rewards_come_only_at_the_end():
         obs, reward, terminated, truncated, info = env.last()
         assert env.observation_space(agent).contains(obs)
         if terminated or truncated:
-            assert info["outcome"] == "deal" and terminated and not truncated
+            assert info["outcome"]["kind"] == "deal" and terminated and not truncated
             final[agent] = reward
             env.step(None)
             continue
@@ -89,7 +95,7 @@ def test_agents_are_the_parties_and_rewards_come_only_at_the_end():
     assert final == env.game.rewards and all(r > 0 for r in final.values())
 
 
-def private_lines(g: TableGame) -> dict[str, set[str]]:
+def private_lines(g: Game) -> dict[str, set[str]]:
     """Each role's system-prompt lines that no other seat's system prompt holds: its score
     lines, its minimum, its confidential instructions."""
     system = {r: set(g.observe(r)["messages"][0]["content"].splitlines()) for r in g.roles}
@@ -107,7 +113,7 @@ def test_the_schedule_running_out_truncates_every_agent():
     for agent in env.agent_iter():
         obs, reward, terminated, truncated, info = env.last()
         if terminated or truncated:
-            ends.add((terminated, truncated, info["outcome"], reward))
+            ends.add((terminated, truncated, info["outcome"]["kind"], reward))
             env.step(None)
             continue
         env.step(turn("[TALK]", talk="Still thinking."))
@@ -128,13 +134,13 @@ def test_no_agent_ever_sees_another_agents_scores_minimum_instructions_or_though
         turn("[TALK]", talk="Let us think."),
     ])
 
-    def policy(g: TableGame) -> str:
+    def policy(g: Game) -> str:
         role = g.to_move
         text = next(texts, None) or propose_then_accept(g)
         return text.replace("Thought: Thinking.", f"Thought: SECRET-THOUGHT-OF-{role}")
 
     while not g.done:
-        g.step(g.to_move, policy(g))
+        g.step(policy(g), role=g.to_move)
         for viewer in ROLES:
             seen = g.observe(viewer)
             text = json.dumps(seen)
@@ -153,12 +159,12 @@ def test_a_seat_acting_out_of_turn_is_refused_naming_both_roles():
     g = game()
     assert g.to_move == "party_0"
     with pytest.raises(NotYourTurnError) as caught:
-        g.step("party_3", turn("[TALK]"))
+        g.step(turn("[TALK]"), role="party_3")
     assert isinstance(caught.value, ValueError)
     assert "party_3" in str(caught.value) and "party_0" in str(caught.value)
     assert g.to_move == "party_0" and g.observe("party_0")["state"]["turns"] == 0
     with pytest.raises(ScenarioError, match="unknown role `mayor`"):
-        g.step("mayor", turn("[TALK]"))
+        g.step(turn("[TALK]"), role="mayor")
     env = TableAECEnv(scenario_file=FIXTURE)
     env.reset(seed=1)
     with pytest.raises(ScenarioError):
@@ -167,15 +173,15 @@ def test_a_seat_acting_out_of_turn_is_refused_naming_both_roles():
 
 def test_an_unknown_offer_or_option_is_a_turn_error_then_a_forfeit():
     g = game(retries=1)
-    info = g.step("party_0", turn("[SUBMIT_DEAL] A1 B1 C9 D1 E1"))
+    info = g.step(turn("[SUBMIT_DEAL] A1 B1 C9 D1 E1"), role="party_0")
     assert info.retry and not info.done and info.to_move == "party_0"
     assert g.observe("party_0")["messages"][-1]["role"] == "user", "a correction is asked for"
-    info = g.step("party_0", turn(f"[SUBMIT_DEAL] {GOOD_DEAL}"))
+    info = g.step(turn(f"[SUBMIT_DEAL] {GOOD_DEAL}"), role="party_0")
     assert not info.retry and info.error is None
     second = g.to_move
-    info = g.step(second, turn("[ACCEPT_DEAL] #7"))
+    info = g.step(turn("[ACCEPT_DEAL] #7"), role=second)
     assert info.retry and "#7" in info.error
-    info = g.step(second, turn("[ACCEPT_DEAL] #42"))
+    info = g.step(turn("[ACCEPT_DEAL] #42"), role=second)
     assert info.done and info.terminated and info.outcome == "format_forfeit"
     assert g.rewards[second] == -1.0
     assert all(g.rewards[r] == 0.0 for r in ROLES if r != second)
@@ -221,27 +227,27 @@ def test_scripted_parties_play_in_process_and_leave_one_agent():
 
 def test_bad_arguments_name_what_is_wrong(tmp_path):
     with pytest.raises(ScenarioError, match="no table scenario `nope`"):
-        TableGame("nope", scenario_file=FIXTURE)
+        Game("deliberation", scenario_id="nope", scenario_file=FIXTURE)
     with pytest.raises(ScenarioError, match="not a party"):
-        TableGame(scenario_file=FIXTURE, players={"mayor": "python"})
+        Game("deliberation", scenario_file=FIXTURE, players={"mayor": "python"})
     with pytest.raises(ScenarioError, match="regulated role `mayor`"):
-        TableGame(scenario_file=FIXTURE, regulated=["mayor"])
+        Game("deliberation", scenario_file=FIXTURE, regulated=["mayor"])
     with pytest.raises(ValueError, match="tagged` or `xml`"):
-        TableGame(scenario_file=FIXTURE, format="tools")
+        Game("deliberation", scenario_file=FIXTURE, format="tools")
     broken = tmp_path / "broken.jsonl"
     line = json.loads(FIXTURE.read_text().splitlines()[0])
     line["parties"][3]["private"]["scores"].pop()
     broken.write_text(json.dumps(line) + "\n")
     with pytest.raises(ScenarioError, match=r"broken.jsonl:1: field `parties\[3\]\.private\.scores`"):
-        TableGame(scenario_file=broken)
+        Game("deliberation", scenario_file=broken)
 
 
 def test_a_regulated_seat_below_its_minimum_rejects_instead():
     g = game(regulated=["party_1"])
-    g.step("party_0", turn("[SUBMIT_DEAL] A1 B1 C1 D4 E5"))  # 30 for party_1, under its 70
+    g.step(turn("[SUBMIT_DEAL] A1 B1 C1 D4 E5"), role="party_0")  # 30 for party_1, under its 70
     while g.to_move != "party_1":
-        g.step(g.to_move, turn("[TALK]"))
-    g.step("party_1", turn("[ACCEPT_DEAL] #1"))
+        g.step(turn("[TALK]"), role=g.to_move)
+    g.step(turn("[ACCEPT_DEAL] #1"), role="party_1")
     assert g.observe("party_0")["state"]["offers"][0]["acceptors"] == ["party_0"]
     play(g, lambda g: turn("[TALK]"))
     accepted = [t for t in g.record()["turns"] if t["role"] == "party_1" and t.get("regulation")]
@@ -270,7 +276,7 @@ def test_a_record_writer_appends_ended_tables_and_refuses_one_twice(tmp_path):
 
 
 def test_one_seed_draws_one_table_in_python_and_in_dealgym_serve(dealgym_bin, tmp_path):
-    """The same seed and scenario give the same schedule and system prompts in a TableGame and
+    """The same seed and scenario give the same schedule and system prompts in a table Game and
     at a table of `dealgym serve`, and a seat's chat is the same after the same moves."""
     import subprocess
     import time
@@ -316,7 +322,7 @@ def test_one_seed_draws_one_table_in_python_and_in_dealgym_serve(dealgym_bin, tm
         for _ in range(4):
             role = g.to_move
             text = propose_then_accept(g)
-            g.step(role, text)
+            g.step(text, role=role)
             call(f"{base}/{table['table_id']}/seats/{role}/step", {"message": text})
         for role in g.roles:
             seen = call(f"{base}/{table['table_id']}/seats/{role}")
@@ -335,10 +341,10 @@ def test_a_scenario_file_changed_on_disk_is_read_again(tmp_path):
     path = tmp_path / "games.jsonl"
     line = json.loads(FIXTURE.read_text().splitlines()[0])
     path.write_text(json.dumps(line) + "\n")
-    assert TableGame(scenario_file=path).scenario_id == "deliberation:test:cooperative"
+    assert Game("deliberation", scenario_file=path).scenario_id == "deliberation:test:cooperative"
     line["id"] = "deliberation:test:renamed-and-longer"
     path.write_text(json.dumps(line) + "\n")
-    assert TableGame("deliberation:test:renamed-and-longer", scenario_file=path).roles == ROLES
+    assert Game("deliberation", scenario_id="deliberation:test:renamed-and-longer", scenario_file=path).roles == ROLES
 
 
 
@@ -351,9 +357,58 @@ def test_the_built_in_deliberation_games_play_without_a_file():
     assert "deliberation:base:cooperative" in ids and len(ids) == len(set(ids))
     with open(REPO / "scenarios" / "deliberation.jsonl") as f:
         assert len(ids) == sum(1 for line in f if line.strip())
-    game = TableGame("deliberation:base:cooperative", seed=3)
+    game = Game("deliberation", scenario_id="deliberation:base:cooperative", seed=3)
     assert "sportco" in game.roles and len(game.roles) == 6
     seat = game.to_move
     chat = game.observe(seat)["messages"]
     assert chat[0]["role"] == "system" and "Your minimum is" in chat[0]["content"]
     assert sum(m["content"].count("Your minimum is") for m in chat) == 1
+
+
+def test_the_old_names_are_aliases_of_the_one_game_and_env_for_one_release():
+    """``TableGame`` is ``Game("deliberation", ...)`` with the old ``step(role, action)`` order and
+    a DeprecationWarning naming the new call; ``TableStepInfo`` is ``StepInfo``; ``TableAECEnv`` is
+    the one ``DealAECEnv``."""
+    from dealgym.table_pettingzoo import TableAECEnv as OldEnv
+
+    with pytest.warns(DeprecationWarning, match=r"use dealgym.Game\('deliberation'"):
+        old = dealgym.TableGame(scenario_file=FIXTURE, seed=7)
+    new = game(seed=7)
+    assert isinstance(old, Game) and old.family == new.family == "deliberation"
+    assert old.schedule == new.schedule
+    while not new.done:
+        text = propose_then_accept(new)
+        assert old.step(new.to_move, text).__repr__() == new.step(text, role=new.to_move).__repr__()
+    assert old.record_json() == new.record_json()
+    assert dealgym.TableStepInfo is dealgym.StepInfo
+    env = OldEnv(scenario_file=FIXTURE)
+    assert isinstance(env, DealAECEnv) and env.possible_agents == ROLES
+
+
+def test_a_table_and_a_two_party_game_answer_in_the_same_shapes():
+    """One class: the same step info, the same outcome dict from a seat's side, and what only
+    one kind has refused on the other, naming it."""
+    table, pair = game(seed=7), Game("casino", seed=7)
+    info_table = table.step(turn("Thought: x\nTalk: hm"), role=table.to_move)
+    info_pair = pair.step(turn("no action here"), role=pair.to_move)
+    fields = ("role", "played", "retry", "error", "terminated", "truncated", "done", "to_move", "outcome")
+    for info in (info_table, info_pair):
+        assert isinstance(info, dealgym.StepInfo)
+        assert all(hasattr(info, f) for f in fields)
+        assert info.retry and info.error
+    play(table)
+    pair.step(turn("[WALK_AWAY]"), role=pair.to_move)
+    for g in (table, pair):
+        for role in g.roles:
+            outcome = g.outcome_for(role)
+            assert {"kind", "by", "utility", "rho"} <= set(outcome), outcome
+    with pytest.raises(ValueError, match="`tools` is a two-party game's"):
+        table.tools("party_0")
+    with pytest.raises(ValueError, match="a deliberation game does not take `opponent`"):
+        Game("deliberation", scenario_file=FIXTURE, opponent="rule:linear")
+    with pytest.raises(ValueError, match="a casino game does not take `retries`"):
+        Game("casino", retries=2)
+    with pytest.raises(ValueError, match="its seats take no `completion_ids`"):
+        game().step({"text": "x", "completion_ids": [1]})
+    with pytest.raises(ValueError, match="games\\[0\\]: `step_many` is a two-party game's"):
+        dealgym.step_many([game()], [turn("[TALK]")])

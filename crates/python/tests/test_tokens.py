@@ -120,6 +120,44 @@ def test_the_record_holds_the_exact_ids_and_passes_replay_verify(tokenizer, tmp_
     replay_verify(path)
 
 
+def test_a_seats_trajectory_is_the_core_rule_over_its_calls(tokenizer):
+    """``Game.trajectory``: the first call's prompt, then every id since, sampled ids under mask
+    1 with their logprobs, the environment's under mask 0 with 0.0; per-call rewards once the
+    episode has ended, summing to the seat's reward."""
+    game = Game("casino", seed=11)
+    seen = play(game, ExactTokens(tokenizer), by_character)
+    for role in game.roles:
+        t = game.trajectory(role)
+        assert t["prompt_ids"] == seen[role][0]["prompt"]
+        assert t["prompt_ids"] + t["response_ids"] == game.token_sequence(role)
+        sampled = [x for x, m in zip(t["response_ids"], t["mask"], strict=True) if m]
+        assert sampled == [x for s in seen[role] for x in s["ids"]]
+        assert len(t["mask"]) == len(t["response_ids"]) == len(t["logprobs"])
+        assert t["logprobs"] == [-0.5 if m else 0.0 for m in t["mask"]]
+        assert len(t["rewards"]) == len(seen[role])
+        assert sum(t["rewards"]) == pytest.approx(game.rewards[role])
+
+
+def test_a_trajectory_in_play_without_logprobs_and_without_ids(tokenizer):
+    tokens = ExactTokens(tokenizer)
+    game = Game("casino", seed=5)
+    role = game.to_move
+    with pytest.raises(TokenError, match=f"{role} has no token trajectory: the seat made no call"):
+        game.trajectory(role)
+    tokens.prompt(game, role)
+    text = turn(offer(game.observe(role)["state"]))
+    ids = canonical(tokenizer, text)
+    game.step({"text": text, "completion_ids": ids}, role=role)
+    t = game.trajectory(role)
+    assert t["response_ids"] == ids and t["mask"] == [1] * len(ids)
+    assert t["logprobs"] is None, "the sampler gave none"
+    assert t["rewards"] is None, "the episode runs"
+    other = game.to_move
+    game.step(turn("[WALK_AWAY]"), role=other)
+    with pytest.raises(TokenError, match=f"{other} has no token trajectory: call 0 of the seat has no token ids"):
+        game.trajectory(other)
+
+
 def test_a_format_retry_stays_in_the_sequence(tokenizer):
     """A completion that cannot be read is retried; the failed attempt's ids were sampled and
     sent, so they stay in the seat's sequence, and the retry's prompt extends it."""

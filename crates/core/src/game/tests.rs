@@ -535,8 +535,7 @@ fn a_prompt_template_past_the_size_limit_is_refused_naming_the_file() {
         .set_len(crate::limits::MAX_TEXT_FILE + 1)
         .unwrap();
     let err = Prompts::with_overrides(&dir)
-        .err()
-        .expect("refused")
+        .expect_err("refused")
         .to_string();
     assert!(err.contains("opening.j2"), "{err}");
     assert!(

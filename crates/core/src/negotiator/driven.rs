@@ -34,7 +34,7 @@ impl Players<Episode> for RuleSeat<'_> {
         seat: Seat,
     ) -> impl Future<Output = Result<Completion, Infallible>> + 'a {
         let text = self.rule.complete(&Position::of(episode, seat, self.seed));
-        ready(Ok(Completion::from(text)))
+        ready(Ok(text))
     }
 
     fn take(

@@ -10,7 +10,8 @@
 //! [`EpisodeRecord::call_rewards`] and [`TableRecord::call_rewards`]. Plain types in and out, so
 //! every face (the exports, the Python package) builds a trajectory with this one rule.
 
-use crate::game::Seat;
+use crate::game::{Rules, Seat, Turn};
+use crate::table::TableTurn;
 use crate::vocab::TurnTokens;
 
 use super::{EpisodeRecord, TableRecord, TableTurnRecord, TurnRecord};
@@ -35,9 +36,14 @@ pub enum NoTrajectory {
 
 /// A seat's calls, in order, each with its exact ids and one logprob per sampled id: what a
 /// [`Trajectory`] is built from. Only [`ExactCalls::of`] makes one, so a trajectory is never
-/// built from a call without ids or with logprobs that do not pair up.
+/// built from a call without ids or with logprobs that do not pair up — but for
+/// [`ExactCalls::of_sampled`], which admits calls whose logprobs were left out.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ExactCalls<'a>(Vec<&'a TurnTokens>);
+pub struct ExactCalls<'a> {
+    calls: Vec<&'a TurnTokens>,
+    /// Every call carries one logprob per sampled id (always so from [`ExactCalls::of`]).
+    logprobs: bool,
+}
 
 impl<'a> ExactCalls<'a> {
     /// The calls' ids (`None` for a call played without them), checked in order: the first
@@ -46,10 +52,31 @@ impl<'a> ExactCalls<'a> {
     pub fn of(
         calls: impl IntoIterator<Item = Option<&'a TurnTokens>>,
     ) -> Result<ExactCalls<'a>, NoTrajectory> {
+        Self::checked(calls, false)
+    }
+
+    /// As [`ExactCalls::of`], but a call whose logprobs were left out (a sampler that gave
+    /// none, as [`LogprobsMismatch::check`](crate::vocab::LogprobsMismatch::check) admits) is a
+    /// call too: the trajectory of such calls has no logprobs ([`ExactCalls::has_logprobs`]).
+    /// What a trainer's own rollout takes, whose sampler may not give them.
+    pub fn of_sampled(
+        calls: impl IntoIterator<Item = Option<&'a TurnTokens>>,
+    ) -> Result<ExactCalls<'a>, NoTrajectory> {
+        Self::checked(calls, true)
+    }
+
+    fn checked(
+        calls: impl IntoIterator<Item = Option<&'a TurnTokens>>,
+        admit_left_out: bool,
+    ) -> Result<ExactCalls<'a>, NoTrajectory> {
         let mut checked = Vec::new();
+        let mut logprobs = true;
         for (call, tokens) in calls.into_iter().enumerate() {
             let tokens = tokens.ok_or(NoTrajectory::NoTokens { call })?;
-            if tokens.logprobs.len() != tokens.completion_ids.len() {
+            let left_out = tokens.logprobs.is_empty() && !tokens.completion_ids.is_empty();
+            if admit_left_out && left_out {
+                logprobs = false;
+            } else if tokens.logprobs.len() != tokens.completion_ids.len() {
                 return Err(NoTrajectory::BadLogprobs {
                     call,
                     logprobs: tokens.logprobs.len(),
@@ -61,27 +88,37 @@ impl<'a> ExactCalls<'a> {
         if checked.is_empty() {
             return Err(NoTrajectory::NoCalls);
         }
-        Ok(ExactCalls(checked))
+        Ok(ExactCalls {
+            calls: checked,
+            logprobs,
+        })
     }
 
     /// The calls, in order (never empty).
     pub fn calls(&self) -> &[&'a TurnTokens] {
-        &self.0
+        &self.calls
     }
 
     /// How many calls the seat made.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.calls.len()
     }
 
     /// Always false: an [`ExactCalls`] holds at least one call.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.calls.is_empty()
     }
 
-    /// The seat's trajectory ([`Trajectory`]).
+    /// Whether every call carries its logprobs: always from [`ExactCalls::of`]; from
+    /// [`ExactCalls::of_sampled`], not when a call's were left out.
+    pub fn has_logprobs(&self) -> bool {
+        self.logprobs
+    }
+
+    /// The seat's trajectory ([`Trajectory`]); its `logprobs` are empty when a call's were
+    /// left out ([`ExactCalls::has_logprobs`]).
     pub fn trajectory(&self) -> Trajectory {
-        let calls = &self.0;
+        let calls = &self.calls;
         let first = calls[0];
         let len = calls
             .iter()
@@ -106,8 +143,46 @@ impl<'a> ExactCalls<'a> {
                 .extend(std::iter::repeat_n(1, call.completion_ids.len()));
             t.logprobs.extend(&call.logprobs);
         }
+        if !self.logprobs {
+            t.logprobs = Vec::new();
+        }
         t
     }
+}
+
+/// Whether the turn at `index` of an episode, played by `by`, is `seat`'s own call: its seat's,
+/// and not a logged prefix's ([`Rules::is_logged_turn`]: those are context, already in the
+/// seat's first call's prompt). The one rule for a record ([`EpisodeRecord::own_calls`]) and for
+/// an episode in play ([`episode_calls`]).
+fn is_own_call(rules: &Rules, index: usize, by: Seat, seat: Seat) -> bool {
+    by == seat && !rules.is_logged_turn(index)
+}
+
+/// The token ids of `seat`'s own calls so far among a two-party episode's `turns` (`None` for
+/// a call played without them), by the rule of [`EpisodeRecord::own_calls`]: what
+/// [`ExactCalls`] checks for an episode still in play, where there is no record yet.
+pub fn episode_calls<'a>(
+    turns: &'a [Turn],
+    seat: Seat,
+    rules: &'a Rules,
+) -> impl Iterator<Item = Option<&'a TurnTokens>> + 'a {
+    turns
+        .iter()
+        .enumerate()
+        .filter(move |(i, t)| is_own_call(rules, *i, t.seat, seat))
+        .map(|(_, t)| t.tokens.as_ref())
+}
+
+/// The token ids of the calls so far of the seat at index `seat` among a table's `turns`, by the
+/// rule of [`TableRecord::own_calls`] (every attempt, a retried one included).
+pub fn table_calls(
+    turns: &[TableTurn],
+    seat: usize,
+) -> impl Iterator<Item = Option<&TurnTokens>> + '_ {
+    turns
+        .iter()
+        .filter(move |t| t.seat == seat)
+        .map(|t| t.completion.tokens.as_ref())
 }
 
 /// A seat's sequence split the way multi-turn RL trainers take it: `prompt_ids`, the first
@@ -143,7 +218,7 @@ impl EpisodeRecord {
         self.turns
             .iter()
             .enumerate()
-            .filter(move |(i, t)| t.seat == seat && !rules.is_logged_turn(*i))
+            .filter(move |(i, t)| is_own_call(rules, *i, t.seat, seat))
     }
 
     /// The exact ids of `seat`'s own calls ([`EpisodeRecord::own_calls`]), checked.
@@ -270,6 +345,70 @@ mod tests {
                 ids: 2
             }
         );
+    }
+
+    #[test]
+    fn of_sampled_admits_calls_whose_logprobs_were_left_out() {
+        let with = call(&[1], &[2], &[-0.5]);
+        let without = call(&[3], &[4, 5], &[]);
+        // The exports' rule refuses them; a rollout's takes them, without logprobs.
+        assert_eq!(
+            ExactCalls::of([Some(&with), Some(&without)]).unwrap_err(),
+            NoTrajectory::BadLogprobs {
+                call: 1,
+                logprobs: 0,
+                ids: 2
+            }
+        );
+        let calls = ExactCalls::of_sampled([Some(&with), Some(&without)]).unwrap();
+        assert!(!calls.has_logprobs());
+        let t = calls.trajectory();
+        assert_eq!(t.response_ids, vec![2, 3, 4, 5]);
+        assert_eq!(t.mask, vec![1, 0, 1, 1]);
+        assert!(t.logprobs.is_empty());
+        // Given, they still pair up; and with every call's, the trajectory is `of`'s.
+        let unpaired = call(&[1], &[2, 3], &[-0.5]);
+        assert!(ExactCalls::of_sampled([Some(&unpaired)]).is_err());
+        let both = ExactCalls::of_sampled([Some(&with)]).unwrap();
+        assert!(both.has_logprobs());
+        assert_eq!(
+            both.trajectory(),
+            ExactCalls::of([Some(&with)]).unwrap().trajectory()
+        );
+    }
+
+    #[test]
+    fn an_episode_in_play_has_its_records_calls() {
+        let record = table_with_ids(|_| true);
+        let turns: Vec<TableTurn> = record.turns.iter().map(|t| t.turn.clone()).collect();
+        for seat in 0..record.seats.len() {
+            assert_eq!(
+                ExactCalls::of(table_calls(&turns, seat)),
+                record.exact_calls(seat),
+                "seat {seat}"
+            );
+        }
+        use crate::fixtures::{casino, learner_first_as, play, record_of, turn};
+        use crate::scenario::Role;
+        let s = casino();
+        let e = play(
+            &s,
+            learner_first_as(&s, Role::Agent1),
+            &[
+                turn("Food?", "[SUBMIT_DEAL] food:3 water:2 firewood:0"),
+                turn("Yes.", "[ACCEPT_DEAL]"),
+            ],
+        );
+        let record = record_of(e.clone());
+        for seat in Seat::BOTH {
+            let calls: Vec<_> = episode_calls(e.turns(), seat, &e.setup().rules).collect();
+            let from_record: Vec<_> = record
+                .own_calls(seat)
+                .map(|(_, t)| t.tokens.as_ref())
+                .collect();
+            assert_eq!(calls, from_record);
+            assert_eq!(calls.len(), 1);
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ class TokenError(ValueError):
 
 @final
 class StepInfo:
-    """What one step did."""
+    """What one step did, in the same shape for every family."""
 
     @property
     def role(self) -> str: ...
@@ -29,6 +29,9 @@ class StepInfo:
     def played(self) -> str | None: ...
     @property
     def retry(self) -> bool: ...
+    @property
+    def error(self) -> str | None:
+        """Why the completion could not be used (its kind and message), else ``None``."""
     @property
     def terminated(self) -> bool: ...
     @property
@@ -40,9 +43,11 @@ class StepInfo:
     @property
     def outcome(self) -> str | None: ...
 
-@final
 class Game:
-    """One episode of a family's scenario, both seats played from outside with raw completions."""
+    """One episode of any family, every seat named by its role and played from outside with raw
+    completions: a two-party family's two seats, or a table's (``Game("deliberation", ...)``)
+    n parties. What only one kind has (``tools``, ``snapshot``, token-exact prompts: a
+    two-party game's) raises ``ValueError`` on the other, naming it."""
 
     def __init__(
         self,
@@ -60,8 +65,18 @@ class Game:
         run_id: str | None = None,
         opponent: str | None = None,
         training: dict[str, Any] | None = None,
+        scenario_file: str | PathLike[str] | None = None,
+        retries: int | None = None,
+        regulated: Sequence[str] | None = None,
+        format: str | None = None,
     ) -> None:
-        """``opponent="rule:NAME"`` (boulware, tough, linear, conceder) plays the opponent's
+        """A table family (``deliberation``) takes ``scenario_file`` (else its built-in
+        catalog), ``retries``, ``regulated``, ``format`` and ``players`` (``"rule:deliberation"``
+        seats a party's scripted player in process); a two-party family ``learner_role``,
+        ``first_mover``, ``rules``, ``rewards``, ``opponent`` and ``training``. An argument the
+        family does not take raises ``ValueError``.
+
+        ``opponent="rule:NAME"`` (boulware, tough, linear, conceder) plays the opponent's
         seat in Rust after each step; without it both seats are played from Python.
         ``member`` tells apart the episodes of a GRPO group: one seed and scenario (so one
         setup), each member its own episode id and sampling seeds. ``training={"run": NAME,
@@ -73,9 +88,18 @@ class Game:
     @property
     def scenario_id(self) -> str: ...
     @property
-    def roles(self) -> tuple[str, str]: ...
+    def roles(self) -> list[str]:
+        """Every role in the game's order (the PettingZoo agents)."""
     @property
-    def learner_role(self) -> str: ...
+    def agents(self) -> list[str]: ...
+    @property
+    def agent_selection(self) -> str | None: ...
+    @property
+    def learner_role(self) -> str | None:
+        """The record's learner seat; ``None`` at a table."""
+    @property
+    def schedule(self) -> list[str] | None:
+        """A table's turn order drawn from the seed; ``None`` for a two-party game."""
     @property
     def training(self) -> dict[str, Any] | None: ...
     @property
@@ -118,6 +142,11 @@ class Game:
     def record_json(self) -> str: ...
     def token_sequence(self, role: str) -> list[int] | None:
         """The ids ``role`` was sent and sampled so far; ``None`` if a turn of it had none."""
+    def trajectory(self, role: str) -> dict[str, Any]:
+        """``role``'s token trajectory so far by the core's one rule (what ``export --format
+        verl`` writes): ``prompt_ids``, ``response_ids``, ``mask`` (1 sampled, 0 the
+        environment's), ``logprobs`` (``None`` when the sampler gave none) and ``rewards`` (one
+        per call; ``None`` until the end). ``TokenError`` names why a seat has none."""
     def prompt_messages(
         self, role: str
     ) -> tuple[list[dict[str, str]], list[dict[str, str]] | None]:
@@ -137,7 +166,7 @@ class RecordWriter:
     byte offset and the bytes cut; a whole last record is never cut."""
 
     def __init__(self, path: str | PathLike[str]) -> None: ...
-    def write(self, game: Game | TableGame) -> None: ...
+    def write(self, game: Game) -> None: ...
     @property
     def written(self) -> int: ...
     def close(self) -> None: ...
@@ -161,81 +190,6 @@ def step_many(games: Sequence[Game], actions: Sequence[str | Mapping[str, Any]])
 def families() -> list[str]: ...
 def roles(family: str) -> tuple[str, str]: ...
 def scenario_ids(family: str) -> list[str]: ...
-
-@final
-class TableStepInfo:
-    """What one step of a table did."""
-
-    @property
-    def role(self) -> str: ...
-    @property
-    def retry(self) -> bool: ...
-    @property
-    def error(self) -> str | None: ...
-    @property
-    def terminated(self) -> bool: ...
-    @property
-    def truncated(self) -> bool: ...
-    @property
-    def done(self) -> bool: ...
-    @property
-    def to_move(self) -> str | None: ...
-    @property
-    def outcome(self) -> str | None: ...
-
-@final
-class TableGame:
-    """One n-party table (the ``deliberation`` family), every seat named by its role and played
-    with raw completions, or in process by the scripted party of its incentive."""
-
-    def __init__(
-        self,
-        scenario_id: str | None = None,
-        *,
-        scenario_file: str | PathLike[str] | None = None,
-        index: int | None = None,
-        seed: int = 0,
-        member: int = 0,
-        retries: int | None = None,
-        regulated: Sequence[str] | None = None,
-        format: str | None = None,
-        players: Mapping[str, str] | None = None,
-        run_id: str | None = None,
-    ) -> None: ...
-    @property
-    def scenario_id(self) -> str: ...
-    @property
-    def roles(self) -> list[str]: ...
-    @property
-    def agents(self) -> list[str]: ...
-    @property
-    def agent_selection(self) -> str | None: ...
-    @property
-    def seed(self) -> int: ...
-    @property
-    def run_id(self) -> str: ...
-    @property
-    def schedule(self) -> list[str]: ...
-    @property
-    def to_move(self) -> str | None: ...
-    @property
-    def done(self) -> bool: ...
-    @property
-    def terminated(self) -> bool: ...
-    @property
-    def truncated(self) -> bool: ...
-    @property
-    def rewards(self) -> dict[str, float] | None: ...
-    @property
-    def outcome(self) -> dict[str, Any] | None: ...
-    def observe(self, role: str) -> dict[str, Any]:
-        """``prompt``, ``messages`` (the seat's own chat) and ``state`` (the table's public state)."""
-    def step(self, role: str, action: str | Mapping[str, Any]) -> TableStepInfo:
-        """Play ``role``'s turn; ``NotYourTurnError`` (a ``ValueError``) names both roles if it
-        is another's."""
-    def transcript(self) -> list[tuple[str, str]]: ...
-    def record(self) -> dict[str, Any]: ...
-    def record_json(self) -> str: ...
 
 def table_scenario_ids(scenario_file: str | PathLike[str] | None = None) -> list[str]: ...
 def table_roles(

@@ -1,17 +1,25 @@
-"""dealgym as a PettingZoo AEC environment: two seats taking turns, each acting with its model's
-raw completion. The engine — parsing, perspective flipping, regulation, the endings, scoring and
-the record — is the Rust core (``dealgym._core.Game``); this module only speaks PettingZoo.
+"""dealgym as a PettingZoo AEC environment, for any number of seats: a two-party family is the
+two-seat case, a table family (``deliberation``, six or seven stakeholders) the n-seat one, as
+PettingZoo has one ``AECEnv`` for any number of agents. Each seat acts with its model's raw
+completion. The engine — parsing, perspective flipping, the schedule, regulation, the endings,
+scoring and the record — is the Rust core (``dealgym._core.Game``); this module only speaks
+PettingZoo.
 
-Agents are named by their role in the scenario (``buyer``/``seller``,
-``agent_1``/``agent_2``, ``worker``/``recruiter``). A deal, a walk-away, a reject loop and a
-format forfeit terminate; the turn cap truncates. Rewards come once, when the episode ends: each
-seat's total under the ``rewards`` settings (the terminal reward alone by default).
+Agents are named by their role in the scenario (``buyer``/``seller``, ``agent_1``/``agent_2``,
+``worker``/``recruiter``; a table's parties). ``agent_selection`` follows the game (a seat may
+be asked again after a turn it could not play). A deal, a walk-away, a reject loop and a forfeit
+terminate every agent; the turn cap (a table: its schedule running out) truncates. Rewards come
+once, when the episode ends: each seat's total (a two-party family under the ``rewards``
+settings, the terminal reward alone by default; a table: each role's ρ on a deal, 0 without one,
+−1 for the seat that forfeited), and each agent's final info is ``{"outcome":
+game.outcome_for(agent)}``, the same dict for every family. An agent observes its own chat alone.
 """
 
 from __future__ import annotations
 
+import os
 import warnings
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from pettingzoo import AECEnv
 
@@ -20,16 +28,34 @@ from ._options import RESET_OPTIONS, SeedSequence, game_arguments
 from .spaces import action_space, observation_space
 from .tokens import ExactTokens, exact_tokens
 
+#: What a table's ``reset(options=...)`` reads: its scenario, and so its agents, are fixed for
+#: the environment's life.
+TABLE_RESET_OPTIONS = ("member",)
+
+#: The player spec that seats a table party's scripted player in process: it moves on its own
+#: and is not an agent.
+SCRIPTED = "rule:deliberation"
+
+
 class DealAECEnv(AECEnv):
     """One negotiation of ``family`` at a time.
 
-    ``rules`` overrides the ``[episode]`` settings (``max_rounds``, ``reject_loop``,
-    ``format_retries``, ``regulate_opponent``, ...) and ``rewards`` the ``[rewards]`` table, as
-    in a config file. With a ``tokenizer`` (Hugging Face, with a chat template) play is
-    token-exact: the seat to move observes ``token_ids`` and steps with the dict
-    ``{"text", "completion_ids", "logprobs"}`` (see ``dealgym.tokens``). ``reset(seed=...)`` draws the scenario and the setup from the seed alone;
-    an unseeded reset's seed comes from the last seed given and the resets since, never from
-    Python's global generator.
+    A two-party family: ``rules`` overrides the ``[episode]`` settings (``max_rounds``,
+    ``reject_loop``, ``format_retries``, ``regulate_opponent``, ...) and ``rewards`` the
+    ``[rewards]`` table, as in a config file; with a ``tokenizer`` (Hugging Face, with a chat
+    template) play is token-exact: the seat to move observes ``token_ids`` and steps with the
+    dict ``{"text", "completion_ids", "logprobs"}`` (see ``dealgym.tokens``).
+
+    A table family (``deliberation``): the scenario comes from ``scenario_file`` (a table
+    scenario JSONL file) or the built-in catalog, ``scenario_id`` or else ``index`` (the first by
+    default), fixed for the environment's life, and so are the agents, its parties' roles.
+    ``retries``, ``regulated`` and ``format`` are the table's options; ``players`` names a role's
+    player (``{"party_3": "rule:deliberation"}`` seats the scripted party of its incentive in
+    process: it moves on its own and is not an agent).
+
+    ``reset(seed=...)`` draws the scenario (a two-party family without ``scenario_id``) and the
+    setup or schedule from the seed alone; an unseeded reset's seed comes from the last seed
+    given and the resets since, never from Python's global generator.
     """
 
     metadata = {"name": "dealgym_v0", "render_modes": ["ansi"], "is_parallelizable": False}
@@ -45,20 +71,56 @@ class DealAECEnv(AECEnv):
         first_mover: str | None = None,
         tokenizer: Any = None,
         render_mode: str | None = None,
+        scenario_file: str | os.PathLike[str] | None = None,
+        index: int | None = None,
+        retries: int | None = None,
+        regulated: Sequence[str] | None = None,
+        format: str | None = None,
+        players: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r}: dealgym renders only 'ansi'")
         self.family = family
-        self.possible_agents = list(_core.roles(family))
         self.render_mode = render_mode
+        #: The Game's arguments that hold for every reset (those left None are not passed).
+        self._fixed: dict[str, Any] = {
+            "rules": dict(rules) if rules else None,
+            "rewards": dict(rewards) if rewards else None,
+            "scenario_file": None if scenario_file is None else os.fspath(scenario_file),
+            "retries": retries,
+            "regulated": list(regulated) if regulated is not None else None,
+            "format": format,
+            "players": dict(players) if players else None,
+        }
+        self._fixed = {k: v for k, v in self._fixed.items() if v is not None}
         self._defaults = {
             "scenario_id": scenario_id,
+            "index": index,
             "learner_role": learner_role,
             "first_mover": first_mover,
         }
-        self._rules = dict(rules) if rules else None
-        self._rewards = dict(rewards) if rewards else None
+        #: A table: its seats are the scenario's parties, so the scenario is fixed here.
+        self.table = family not in _core.families()
+        if self.table:
+            if tokenizer is not None:
+                raise ValueError(
+                    f"tokenizer: a {family} table is played with text; token-exact play is a "
+                    "two-party game's"
+                )
+            first = _core.Game(
+                family,
+                scenario_id=scenario_id,
+                index=None if scenario_id is not None else (index or 0),
+                seed=0,
+                **self._fixed,
+            )
+            self.scenario_id = first.scenario_id
+            self._defaults = {"scenario_id": first.scenario_id}
+            in_process = {r for r, spec in (players or {}).items() if spec.strip() == SCRIPTED}
+            self.possible_agents = [r for r in first.roles if r not in in_process]
+        else:
+            self.possible_agents = list(_core.roles(family))
         #: Token-exact play: the seat to move observes the prompt ids its model samples after.
         self.tokens: ExactTokens | None = exact_tokens(tokenizer)
         self._observation_spaces = {
@@ -76,31 +138,36 @@ class DealAECEnv(AECEnv):
         return self._action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
-        """``options``: ``scenario`` (or ``scenario_id``), ``index``, ``role`` (or
-        ``learner_role``: the record's learner seat), ``first_mover`` and ``member`` (a GRPO
-        group's member: same seed and scenario, its own episode). An unknown key is warned
-        about and ignored, as PettingZoo's ``api_test`` expects."""
-        chosen, unknown = game_arguments(options, self._defaults)
+        """``options``: ``member`` (a GRPO group's member: same seed and scenario, its own
+        episode); a two-party family also ``scenario`` (or ``scenario_id``), ``index``,
+        ``role`` (or ``learner_role``: the record's learner seat) and ``first_mover``. An
+        unknown key is warned about and ignored, as PettingZoo's ``api_test`` expects."""
+        if self.table:
+            reads = TABLE_RESET_OPTIONS
+            read = {k: v for k, v in (options or {}).items() if k in reads}
+            unknown = [k for k in (options or {}) if k not in reads]
+            chosen, _ = game_arguments(read, self._defaults)
+        else:
+            reads = tuple(RESET_OPTIONS)
+            chosen, unknown = game_arguments(options, self._defaults)
         for key in unknown:
             warnings.warn(
-                f"reset option {key!r} is not one dealgym reads ({', '.join(RESET_OPTIONS)})",
+                f"reset option {key!r} is not one a {self.family} game reads ({', '.join(reads)})",
                 stacklevel=2,
             )
         episode_seed = self._seeds.next() if seed is None else self._seeds.seeded(seed)
-        self.game = _core.Game(
-            self.family,
-            seed=episode_seed,
-            rules=self._rules,
-            rewards=self._rewards,
-            **chosen,
-        )
+        self.game = _core.Game(self.family, seed=episode_seed, **self._fixed, **chosen)
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.game.to_move
+        if self.game.done:
+            # Seats played in process ended it before any agent moved.
+            self._end(self.agents[0])
+        else:
+            self.agent_selection = self.game.to_move
 
     def observe(self, agent: str) -> dict[str, Any]:
         game = self._game()
@@ -118,20 +185,26 @@ class DealAECEnv(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         info = game.step(action, role=agent)
         if info.done:
-            totals = game.rewards or {}
-            for a in self.agents:
-                self.rewards[a] = float(totals.get(a, 0.0))
-                self.terminations[a] = info.terminated
-                self.truncations[a] = info.truncated
-                self.infos[a] = {"outcome": game.outcome_for(a)}
-            # Each seat then makes its dead step, the one that just moved last.
-            self.agent_selection = next(a for a in self.agents if a != agent)
-            self._accumulate_rewards()
+            self._end(agent)
         else:
-            # Rewards come only at the end: every step before it is worth 0 to both seats, as
+            # Rewards come only at the end: every step before it is worth 0 to every seat, as
             # `self.rewards` already says, and there is nothing to accumulate.
-            self.infos[agent] = {"retry": info.retry}
+            self.infos[agent] = {"retry": info.retry, "error": info.error}
             self.agent_selection = info.to_move
+
+    def _end(self, last: str) -> None:
+        """Hand every agent its reward and its ending; then each makes its dead step, the one
+        that just moved last."""
+        game = self._game()
+        totals = game.rewards or {}
+        for a in self.agents:
+            self.rewards[a] = float(totals.get(a, 0.0))
+            self.terminations[a] = game.terminated
+            self.truncations[a] = game.truncated
+            self.infos[a] = {"outcome": game.outcome_for(a)}
+        others = [a for a in self.agents if a != last]
+        self.agent_selection = others[0] if others else last
+        self._accumulate_rewards()
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.game is None:
@@ -156,7 +229,14 @@ def env(family: str = "casino", **kwargs: Any) -> DealAECEnv:
     return DealAECEnv(family, **kwargs)
 
 
-# The n-party tables' AEC environment, under the same module.
-from .table_pettingzoo import TableAECEnv, table_env  # noqa: E402
+def __getattr__(name: str) -> Any:
+    """The n-party tables' old names (``TableAECEnv``, ``table_env``): aliases of the one
+    environment for one release, in ``dealgym.table_pettingzoo``."""
+    if name in ("TableAECEnv", "table_env"):
+        from . import table_pettingzoo
+
+        return getattr(table_pettingzoo, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["DealAECEnv", "TableAECEnv", "env", "table_env"]

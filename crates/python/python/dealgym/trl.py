@@ -707,10 +707,7 @@ class _Row:
     def __init__(self, game: _core.Game) -> None:
         self.game = game
         self.role = game.learner_role
-        self.prompt_ids: list[int] | None = None
-        self.completion_ids: list[int] = []
-        self.env_mask: list[int] = []
-        self.logprobs: list[float | None] = []
+        self.prompt_ids: list[int] | None = None  # its first call's prompt, once set
         self.status = "live"  # live | done | unfinished | error
         self.detail: str | None = None
 
@@ -867,8 +864,11 @@ class DealRollout:
         does), or ``None`` when the budget is spent (the row is then unfinished)."""
         added = tokens.next_prompt(row.game, row.role)["prompt_ids"]
         first = row.prompt_ids is None
-        sequence = (row.game.token_sequence(row.role) or []) + added
-        left = budget - len(row.completion_ids) - (0 if first else len(added))
+        played = row.game.token_sequence(row.role) or []
+        sequence = played + added
+        # The completion so far: every id of the seat's sequence after its first prompt.
+        completion = 0 if first else len(played) - len(row.prompt_ids or [])
+        left = budget - completion - (0 if first else len(added))
         if left < 1:
             return self._unfinished(
                 row, f"its completion would pass max_completion_length={budget}"
@@ -889,10 +889,6 @@ class DealRollout:
             )
         if first:
             row.prompt_ids = list(added)
-        else:
-            row.completion_ids += added
-            row.env_mask += [0] * len(added)
-            row.logprobs += [0.0] * len(added)
         return sequence, room, bound
 
     def _unfinished(self, row: _Row, why: str) -> None:
@@ -915,7 +911,7 @@ class DealRollout:
         turn below ``turn_tokens`` (what was left of the budget or the context); a turn cut
         there is the harness's limit, not a broken turn of the model's, and the row is
         unfinished instead of stepped (stepped, it would be read as malformed and forfeit), and
-        its ids are left out of the row."""
+        its ids are left out of the row (the row is the seat's trajectory: what the game saw)."""
         if not ids:
             raise RuntimeError("the sampler returned no tokens for this turn")
         finished = ids[-1] in eos and not cut
@@ -923,9 +919,6 @@ class DealRollout:
             # Not played, so not in the row either: the row is what the game saw.
             self._unfinished(row, f"its turn was cut at the {len(ids)} ids left under {bound}")
             return
-        row.completion_ids += ids
-        row.env_mask += [1] * len(ids)
-        row.logprobs += lps if lps is not None else [None] * len(ids)
         action: dict[str, Any] = {
             "text": tokens.tokenizer.decode(ids, skip_special_tokens=True),
             "completion_ids": ids,
@@ -947,7 +940,19 @@ class DealRollout:
         self.details = [row.detail for row in rows]
         self.outcomes = []
         rewards = []
+        sequences = []
         for row in rows:
+            # The row is the learner's trajectory, by the core's one rule (Game.trajectory):
+            # its first prompt, then every id since, sampled ids under mask 1.
+            prompt_ids, completion_ids, env_mask, logprobs = row.prompt_ids or [], [], [], []
+            if row.game.token_sequence(row.role):
+                t = row.game.trajectory(row.role)
+                prompt_ids, completion_ids, env_mask = (
+                    t["prompt_ids"],
+                    t["response_ids"],
+                    t["mask"],
+                )
+                logprobs = t["logprobs"] or [None if m else 0.0 for m in env_mask]
             if row.status == "done":
                 outcome = row.game.outcome["kind"]
                 rewards.append(float(row.game.rewards[row.role]))
@@ -961,26 +966,27 @@ class DealRollout:
                 rewards.append(self.error_reward)
                 # The engine, not the policy, ended it: none of its ids is trained on (its
                 # reward still stands in the group's statistics).
-                row.env_mask = [0] * len(row.env_mask)
-            if not row.completion_ids:
+                env_mask = [0] * len(env_mask)
+            if not completion_ids:
                 # Nothing was sampled (the first turn failed or did not fit): TRL needs one id;
                 # an end-of-turn id, masked out of the loss.
-                row.completion_ids, row.env_mask, row.logprobs = [eos[0]], [0], [0.0]
+                completion_ids, env_mask, logprobs = [eos[0]], [0], [0.0]
+            sequences.append((prompt_ids, completion_ids, env_mask, logprobs))
             self.outcomes.append(outcome)
             self.counts[outcome] += 1
         # The model's generate gives no logprobs (TRL's own transformers path passes none);
         # vLLM does: then each row's, with 0.0 on the environment's ids.
         sampled = any(
             lp is not None
-            for row in rows
-            for lp, m in zip(row.logprobs, row.env_mask, strict=True)
+            for _, _, mask, lps in sequences
+            for lp, m in zip(lps, mask, strict=True)
             if m
         )
         return {
-            "prompt_ids": [row.prompt_ids or [] for row in rows],
-            "completion_ids": [row.completion_ids for row in rows],
-            "logprobs": [row.logprobs for row in rows] if sampled else None,
-            "env_mask": [row.env_mask for row in rows],
+            "prompt_ids": [s[0] for s in sequences],
+            "completion_ids": [s[1] for s in sequences],
+            "logprobs": [s[3] for s in sequences] if sampled else None,
+            "env_mask": [s[2] for s in sequences],
             "dealgym_reward": rewards,
             "dealgym_outcome": list(self.outcomes),
         }

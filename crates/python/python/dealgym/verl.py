@@ -17,7 +17,8 @@ re-tokenized, and answers with the learning seat's conversation as one sample::
     import dealgym.verl
     dealgym.verl.dataset("train.parquet", "casino", seeds=range(64))   # one row per seat
 
-The learning seat's sample: ``prompt_ids`` is its first prompt; ``response_ids`` is everything
+The learning seat's sample is its trajectory, ``Game.trajectory`` (the core's one rule, the one
+``dealgym export --format verl`` writes): ``prompt_ids`` is its first prompt; ``response_ids`` is everything
 after it: its sampled ids (mask 1, the server's logprobs) and the ids of the messages the game
 sends it between its turns (mask 0, logprob 0.0). ``reward_score`` is the seat's reward from
 the game. In self-play the other seat is played by the same server manager on the same weights,
@@ -160,10 +161,7 @@ class _Episode:
             f"uid {row.get('uid', '-')})"
         )
         self.request = f"dealgym-{row.get('uid', 'row')}-{member}-{uuid.uuid4().hex[:8]}"
-        self.prompt_ids: list[int] | None = None
-        self.response_ids: list[int] = []
-        self.response_mask: list[int] = []
-        self.logprobs: list[float] = []
+        self.prompt_ids: list[int] | None = None  # the learner's first prompt, once set
         self.has_logprobs: bool | None = None
         self.learner_turns = 0
         self.format_ok: list[bool] = []  # per learner turn, readable or not
@@ -202,8 +200,8 @@ class _Episode:
             self.prompt_ids = ids
             new_ids: list[int] = []
         else:
-            new_ids = ids[len(self.prompt_ids) + len(self.response_ids) :]
-        budget = self.loop.response_length - len(self.response_ids) - len(new_ids)
+            new_ids = ids[len(self.game.token_sequence(self.learner) or []) :]
+        budget = self.loop.response_length - self._response_len() - len(new_ids)
         if budget <= 0:
             return False
         max_tokens = min(self.loop.max_tokens_per_turn, budget)
@@ -236,11 +234,6 @@ class _Episode:
         self._step(self.learner, sampled, logprobs, max_tokens)
         last_turn = self.game.state(self.learner).get("last_turn") or {}
         self.format_ok.append(bool(last_turn.get("format_ok")))
-        self.response_ids += new_ids + sampled
-        self.response_mask += [0] * len(new_ids) + [1] * len(sampled)
-        self.logprobs += [0.0] * len(new_ids) + [
-            float(x) for x in (logprobs or [0.0] * len(sampled))
-        ]
         self.learner_turns += 1
         # verl's count: the chat's user and assistant turns (system aside), this reply included.
         self.num_turns = sum(m["role"] != "system" for m in messages) + 1
@@ -326,17 +319,35 @@ class _Episode:
         with _core.RecordWriter(path) as out:
             out.write(self.game)
 
-    def _output(self) -> AgentLoopOutput:
+    def _response_len(self) -> int:
+        """How many ids the learner's response holds so far: its sequence after its first
+        prompt."""
         if self.prompt_ids is None:
+            return 0
+        return len(self.game.token_sequence(self.learner) or []) - len(self.prompt_ids)
+
+    def _output(self) -> AgentLoopOutput:
+        if self.learner_turns:
+            # The sample is the learner's trajectory, by the core's one rule.
+            t = self.game.trajectory(self.learner)
+            prompt_ids, response_ids, response_mask = (
+                t["prompt_ids"],
+                t["response_ids"],
+                t["mask"],
+            )
+            logprobs = t["logprobs"] or [0.0] * len(response_ids)
+        elif self.prompt_ids is not None:
+            # Its first turn did not fit what was left: the sample is its first prompt alone.
+            prompt_ids, response_ids, response_mask, logprobs = self.prompt_ids, [], [], []
+        else:
             # The game ended before the learning seat moved (the other seat walked away or
-            # forfeited on the first turn). Its reward still counts in its group, so the
-            # sample is its first prompt and one masked end-of-sequence id: no gradient of its
-            # own, the reward at the last position as verl puts it.
-            self.prompt_ids = self._first_prompt()
+            # forfeited on the first turn). Its reward still
+            # counts in its group, so the sample is its first prompt and one masked
+            # end-of-sequence id: no gradient of its own, the reward at the last position as
+            # verl puts it.
+            prompt_ids = self._first_prompt()
             eos = getattr(self.loop.tokenizer, "eos_token_id", None)
-            self.response_ids = [int(eos if eos is not None else 0)]
-            self.response_mask = [0]
-            self.logprobs = [0.0]
+            response_ids, response_mask, logprobs = [int(eos if eos is not None else 0)], [0], [0.0]
             self.num_turns = 1
         R = self.loop.response_length
         outcome = self.game.outcome_for(self.learner) if self.game.done else None
@@ -357,10 +368,10 @@ class _Episode:
             "learner_turns": float(self.learner_turns),
         }
         return AgentLoopOutput(
-            prompt_ids=self.prompt_ids,
-            response_ids=self.response_ids[:R],
-            response_mask=self.response_mask[:R],
-            response_logprobs=self.logprobs[:R] if self._with_logprobs() else None,
+            prompt_ids=prompt_ids,
+            response_ids=response_ids[:R],
+            response_mask=response_mask[:R],
+            response_logprobs=logprobs[:R] if self._with_logprobs() else None,
             reward_score=reward,
             num_turns=self.num_turns,
             metrics=AgentLoopMetrics(
