@@ -156,22 +156,46 @@ async fn replay_report_and_export_read_a_log_of_both_kinds() {
     let file = log.to_str().unwrap();
     let out = log.with_file_name("report");
     let ahp = in_checkout("scenarios/ahp.jsonl");
+    let ahp = ahp.to_str().unwrap();
+    let game = in_checkout("tests/fixtures/table/six_party.jsonl");
+    let game = game.to_str().unwrap();
+    // The log's two episodes and its table, every reader: none is passed over.
     let (ok, said) = cli(&[
         "replay",
         file,
         "--verify",
         "--scenarios",
-        ahp.to_str().unwrap(),
+        ahp,
+        "--scenarios",
+        game,
     ]);
     assert!(ok, "{said}");
-    assert!(said.contains("passed over 1 table record"), "{said}");
-    let (ok, said) = cli(&["report", file, "--out", out.to_str().unwrap(), "--quiet"]);
+    assert!(said.contains("3 episodes"), "{said}");
+    let (ok, said) = cli(&[
+        "report",
+        file,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--scenarios",
+        game,
+    ]);
     assert!(ok, "{said}");
-    assert!(said.contains("passed over 1 table record"), "{said}");
-    let ahp = ahp.to_str().unwrap();
-    let (ok, said) = cli(&["export", file, "--format", "messages", "--scenarios", ahp]);
+    assert!(said.contains("3 episodes reported"), "{said}");
+    assert!(out.join("n-party/report.md").is_file(), "{said}");
+    let (ok, said) = cli(&[
+        "export",
+        file,
+        "--format",
+        "messages",
+        "--scenarios",
+        ahp,
+        "--scenarios",
+        game,
+    ]);
     assert!(ok, "{said}");
-    assert!(said.contains("passed over 1 table record"), "{said}");
+    assert!(!said.contains("passed over"), "{said}");
+    assert!(said.contains("of 3 episodes"), "{said}");
 }
 
 /// Play the episode: up to `steps` learner turns, each Talk `talk_bytes` long, with

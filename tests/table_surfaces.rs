@@ -224,7 +224,7 @@ fn a_table_run_verifies_renders_exports_and_reports() {
 }
 
 #[test]
-fn a_file_mixing_kinds_reads_its_first_kind_and_says_what_it_passed_over() {
+fn a_file_mixing_kinds_reads_both_its_table_records_first() {
     let (dir, out) = played("table-mixed");
     let two = dir.join("two.jsonl");
     succeeded(dealgym_cli([
@@ -245,24 +245,45 @@ fn a_file_mixing_kinds_reads_its_first_kind_and_says_what_it_passed_over() {
     let mixed = dir.join("mixed.jsonl");
     let table = std::fs::read_to_string(&out).unwrap();
     std::fs::write(&mixed, format!("{table}{two_party}\n")).unwrap();
+    let casino = "scenarios/casino.jsonl";
     for args in [
-        vec!["replay", "--verify", "--scenarios", GAME],
-        vec!["export", "--format", "messages", "--scenarios", GAME],
+        vec![
+            "replay",
+            "--verify",
+            "--scenarios",
+            GAME,
+            "--scenarios",
+            casino,
+        ],
+        vec![
+            "export",
+            "--format",
+            "messages",
+            "--scenarios",
+            GAME,
+            "--scenarios",
+            casino,
+        ],
     ] {
         let mut args: Vec<&str> = args;
         args.push(mixed.to_str().unwrap());
-        // A file may hold both kinds (a server's log): its table records are read, the
-        // two-party one passed over and said (issue 42; it was refused before).
+        // A file may hold both kinds (a server's log): both are read, the tables first.
         let output = succeeded(dealgym_cli(&args));
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            stderr.contains(
-                "passed over 1 two-party record in the files: this command read their table \
-                 records"
-            ),
-            "{stderr}"
-        );
+        assert!(!stderr.contains("passed over"), "{stderr}");
     }
+    // A format tables have no lines in: the two-party record exports, the tables are named,
+    // whichever kind comes first.
+    let output = succeeded(dealgym_cli([
+        "export",
+        "--format",
+        "transitions",
+        "--scenarios",
+        casino,
+        mixed.to_str().unwrap(),
+    ]));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("passed over"), "{stderr}");
 }
 
 #[test]

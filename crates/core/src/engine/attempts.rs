@@ -9,6 +9,10 @@ use crate::vocab::ToolCall;
 
 use super::SeatHistory;
 
+/// Corrections a seat gets per turn unless its episode says otherwise (`[episode]
+/// format_retries`, a table's `retries`).
+pub const DEFAULT_RETRIES: u32 = 1;
+
 /// Whether a completion that could not be used on try `attempt` (0 first) is corrected and
 /// asked again, rather than forfeited, when a seat has `retries` corrections per turn.
 pub fn may_retry(attempt: u32, retries: u32) -> bool {
@@ -24,9 +28,9 @@ pub(crate) enum Unusable {
     Forfeit(String),
 }
 
-/// Keep a completion that could not be used in its seat's history (its tool calls answered
-/// with the error) and decide what follows: with a retry left, the correction rendered by
-/// `prompts` goes in after it; without one, the episode is forfeited with the error's message.
+/// Decide what follows a completion that could not be used: with a retry left, the reply goes
+/// into its seat's history (its tool calls answered with the error), then the correction
+/// rendered by `prompts`; without one, the episode is forfeited with the error's message.
 pub(crate) fn after_unusable(
     history: &mut SeatHistory,
     prompts: &Prompts,
@@ -37,7 +41,9 @@ pub(crate) fn after_unusable(
     retries: u32,
 ) -> Result<Unusable, PromptError> {
     if !may_retry(attempt, retries) {
-        history.push_own(reply.0, reply.1, Some(&error.message));
+        // The episode ends here: nothing more is asked of the seat, and its history stays as
+        // its last call was sent (what a reward model scores as its conversation); exports
+        // write the forfeited reply after it, as they write every seat's last reply.
         return Ok(Unusable::Forfeit(error.message.clone()));
     }
     let correction = prompts.correction(&error.message, format)?;

@@ -8,29 +8,12 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use crate::game::{Episode, Seat};
-use crate::table::TableEpisode;
-
 /// An episode whose next mover can be asked: the two-party one and the table.
 pub trait ToMove {
     /// How the episode names a seat (a two-party [`Seat`], a table's index).
     type Seat: Copy;
     /// The seat whose completion comes next; `None` once the episode has ended.
     fn to_move(&self) -> Option<Self::Seat>;
-}
-
-impl ToMove for Episode {
-    type Seat = Seat;
-    fn to_move(&self) -> Option<Seat> {
-        Episode::to_move(self)
-    }
-}
-
-impl ToMove for TableEpisode {
-    type Seat = usize;
-    fn to_move(&self) -> Option<usize> {
-        TableEpisode::to_move(self)
-    }
 }
 
 /// The players of an episode being driven: who answers for a seat, and what becomes of an
@@ -116,7 +99,7 @@ pub fn drive_now<E: ToMove, P: Players<E>>(
 mod tests {
     use super::*;
     use crate::fixtures::{price, setup_with};
-    use crate::game::{EpisodeConfig, FirstMover};
+    use crate::game::{Episode, EpisodeConfig, FirstMover, Seat};
     use crate::negotiator::{RulePlayer, RuleSeat, Tactic};
 
     #[test]

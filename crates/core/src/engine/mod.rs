@@ -14,6 +14,7 @@ mod regulation;
 mod seat;
 
 pub(crate) use attempts::may_retry;
+pub use attempts::DEFAULT_RETRIES;
 pub(crate) use attempts::{after_unusable, Unusable};
 pub use drive::{drive, drive_now, Players, ToMove};
 pub(crate) use regulation::regulate;

@@ -604,6 +604,14 @@ impl Episode {
     }
 }
 
+/// The bilateral rulebook's turn order, for the one driver loop.
+impl crate::engine::ToMove for Episode {
+    type Seat = Seat;
+    fn to_move(&self) -> Option<Seat> {
+        Episode::to_move(self)
+    }
+}
+
 /// A seat's exact token sequence so far: its prompt suffixes and sampled ids, turn by turn; none
 /// if one of its turns was not played in token-exact mode. The turns of a logged prefix
 /// ([`Rules::is_logged_turn`](super::Rules::is_logged_turn)) have no ids and are not the

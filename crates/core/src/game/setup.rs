@@ -224,7 +224,7 @@ impl Default for EpisodeConfig {
             max_rounds: 6,
             reject_loop: 3,
             reject_streak: None,
-            format_retries: 1,
+            format_retries: crate::engine::DEFAULT_RETRIES,
             learner_format: TurnFormat::Tagged,
             opponent_format: TurnFormat::Tagged,
             learner_acts: false,

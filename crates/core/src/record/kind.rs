@@ -95,6 +95,24 @@ pub fn episode_kind(files: &[PathBuf], episode_id: &str) -> Result<Option<Record
     Ok(None)
 }
 
+/// Whether `files` hold records of both kinds (a server's log): a reader that reads both
+/// decides what each option means for each kind before it writes anything. Reads every
+/// record's `kind` field, and stops at the first record of the second kind.
+pub fn holds_both_kinds(files: &[PathBuf]) -> Result<bool, ReadError> {
+    let mut seen: Option<bool> = None;
+    for file in super::record_files_in(files)? {
+        for peek in RecordReader::open(&file)?.read_as::<Peek>() {
+            let table = peek?.kind == Some(RecordKind::Table);
+            match seen {
+                None => seen = Some(table),
+                Some(first) if first != table => return Ok(true),
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(false)
+}
+
 impl RecordsKind {
     /// The other kind.
     pub fn other(self) -> RecordsKind {

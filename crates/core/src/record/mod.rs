@@ -40,7 +40,7 @@ use crate::vocab::Call;
 
 pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate};
 pub use files::{record_files_in, Located, RecordFiles};
-pub use kind::{episode_kind, records_kind, PassedOver, RecordsKind};
+pub use kind::{episode_kind, holds_both_kinds, records_kind, PassedOver, RecordsKind};
 pub use player::{PlayerSpec, SeatKind};
 pub use prompt_cost::{seat_calls, CallCost, PromptCost, PromptCosts};
 pub use reader::{ReadError, RecordReader};

@@ -228,7 +228,7 @@ impl EpisodeRecord {
 
     /// Per own call of `seat`, its reward: each turn's own where the record holds per-turn
     /// rewards (`[rewards] turn_reward`; with `last_turn` they sum to the seat's per-turn
-    /// signals plus its episode-level parts once), else [`last_call_rewards`].
+    /// signals plus its episode-level parts once), else `last_call_rewards`.
     pub fn call_rewards(&self, seat: Seat) -> Vec<f64> {
         let calls: Vec<usize> = self.own_calls(seat).map(|(i, _)| i).collect();
         if !self.turn_rewards.is_empty() {
@@ -261,7 +261,7 @@ impl TableRecord {
     }
 
     /// Per call of the seat at index `seat`, its reward: a table record holds no per-turn
-    /// rewards, so [`last_call_rewards`] of the seat's role's reward.
+    /// rewards, so `last_call_rewards` of the seat's role's reward.
     pub fn call_rewards(&self, seat: usize) -> Vec<f64> {
         let total = self
             .seats

@@ -39,7 +39,7 @@ pub struct TableOptions {
 impl Default for TableOptions {
     fn default() -> Self {
         TableOptions {
-            retries: 1,
+            retries: crate::engine::DEFAULT_RETRIES,
             regulated: Vec::new(),
             format: TurnFormat::Tagged,
         }
@@ -240,6 +240,14 @@ pub struct TableEpisode {
     histories: Vec<SeatHistory>,
     /// For each seat, the turns its last prompt's news reached.
     seen: Vec<usize>,
+}
+
+/// The table rulebook's turn order (its schedule), for the one driver loop.
+impl crate::engine::ToMove for TableEpisode {
+    type Seat = usize;
+    fn to_move(&self) -> Option<usize> {
+        TableEpisode::to_move(self)
+    }
 }
 
 impl TableSetup {
@@ -761,10 +769,18 @@ impl TableEpisode {
             } else {
                 push_turn_prompt(&mut messages, i, turn.slot);
             }
-            messages.push(crate::engine::own_message(
-                &turn.completion.text,
-                &turn.completion.tool_calls,
-            ));
+            // A forfeiting reply ended the table: it never entered the seat's history.
+            let forfeited = i + 1 == self.turns.len()
+                && self
+                    .outcome
+                    .as_ref()
+                    .is_some_and(|o| o.kind == OutcomeKind::FormatForfeit && o.by == Some(seat));
+            if !forfeited {
+                messages.push(crate::engine::own_message(
+                    &turn.completion.text,
+                    &turn.completion.tool_calls,
+                ));
+            }
             last_slot = Some(turn.slot);
         }
         if self.to_move() == Some(seat) {

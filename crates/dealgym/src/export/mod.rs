@@ -397,20 +397,28 @@ pub(crate) struct Head<'a> {
 
 /// Export `options.files` in `options.format`, writing lines to `out`.
 /// Files of table records (`"kind": "table"`) export a trajectory per seat (`table.rs`).
-/// A file of both kinds (a server's log) exports both, its first record's kind first; where
-/// the other kind has no such format (`transitions`, `campaigns` at a table), its records are
+/// A file of both kinds (a server's log) exports both, its first record's kind first, decided
+/// before anything is written: `--role` picks the tables' seats and `--seats` the two-party
+/// ones, and where tables have no such format (`transitions`, `campaigns`) their records are
 /// passed over and the summary says how many.
 pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSummary, ExportError> {
     let first = records_kind(&options.files)?;
-    let mut summary = export_kind(options, first, false, out)?;
-    let other = first.other();
-    if summary.passed_over.records() > 0
-        && (other == RecordsKind::TwoParty || table::exports(options.format))
-    {
-        let more = export_kind(options, other, true, out)?;
-        summary.absorb(more);
+    if !crate::record::holds_both_kinds(&options.files)? {
+        return export_kind(options, first, false, out);
     }
-    Ok(summary)
+    let mut summary: Option<ExportSummary> = None;
+    for kind in [first, first.other()] {
+        if kind == RecordsKind::Table && !table::exports(options.format) {
+            continue;
+        }
+        let more = export_kind(options, kind, true, out)?;
+        match summary.as_mut() {
+            None => summary = Some(more),
+            Some(summary) => summary.absorb(more),
+        }
+    }
+    // The two-party kind is always exported: there is a summary.
+    Ok(summary.unwrap_or_default())
 }
 
 /// [`export`] of the records of `kind` (the other kind's passed over and counted); `mixed`:
@@ -429,10 +437,7 @@ fn export_kind(
             "--role {role} is for table records; two-party records choose seats with --seats"
         )));
     }
-    let prompts = match &options.prompts_dir {
-        Some(dir) => Arc::new(Prompts::with_overrides(dir)?),
-        None => Prompts::builtin(),
-    };
+    let prompts = crate::replay::load_prompts(options.prompts_dir.as_deref())?;
     let mut scenarios = ScenarioSource::in_dir(&options.scenarios, &options.scenario_dir)?;
     export_episodes(options, &mut scenarios, &prompts, out)
 }

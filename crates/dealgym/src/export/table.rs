@@ -143,6 +143,7 @@ pub(super) fn export_tables(
     }
     let baselines = Baselines::collect(options)?;
     let mut scenarios = TableSource::in_dir(&options.scenarios, &options.scenario_dir)?;
+    let prompts = crate::replay::load_prompts(options.prompts_dir.as_deref())?;
     let mut summary = ExportSummary::default();
     let mut groups = std::collections::HashSet::new();
     let mut records = RecordFiles::open(&options.files, options.on_duplicate)
@@ -169,7 +170,7 @@ pub(super) fn export_tables(
         let episode = if options.format.needs_tokens() {
             None
         } else {
-            Some(replayed(&record, scenarios.find(&record)?)?)
+            Some(replayed(&record, scenarios.find(&record)?, &prompts)?)
         };
         for (seat, s) in record.seats.iter().enumerate() {
             if options.role.as_ref().is_some_and(|r| *r != s.role) {
@@ -252,9 +253,10 @@ enum SeatSource<'a> {
 fn replayed(
     record: &TableRecord,
     scenario: Arc<crate::scenario::TableScenario>,
+    prompts: &Arc<crate::game::Prompts>,
 ) -> Result<TableEpisode, ExportError> {
     record
-        .replay(scenario)
+        .replay_with(scenario, prompts)
         .map_err(|e| ExportError::Options(format!("{e} (`dealgym replay --verify` says more)")))
 }
 
@@ -276,13 +278,28 @@ fn write_seat(
     head: &Head,
     out: &mut dyn Write,
 ) -> std::io::Result<usize> {
-    let replies = reply_positions(view);
     let turns: Vec<(usize, &crate::record::TableTurnRecord)> = record
         .turns
         .iter()
         .enumerate()
         .filter(|(_, t)| t.turn.seat == seat)
         .collect();
+    // A seat that forfeited: its last reply ended the table and never entered its history
+    // (`engine::after_unusable`); it closes the seat's conversation, as a two-party export
+    // writes it.
+    let completed: Vec<Message>;
+    let mut view = view;
+    if reply_positions(view).len() < turns.len() {
+        if let Some((_, last)) = turns.last() {
+            let reply = crate::engine::own_message(
+                &last.turn.completion.text,
+                &last.turn.completion.tool_calls,
+            );
+            completed = view.iter().cloned().chain([reply]).collect();
+            view = &completed;
+        }
+    }
+    let replies = reply_positions(view);
     match format {
         Format::Messages => {
             let last = replies.last().copied().unwrap_or(view.len());
@@ -373,7 +390,7 @@ mod tests {
     fn each_calls_prompt_cut_from_the_replayed_view_is_what_the_seat_was_sent() {
         for seed in 0..6 {
             let (s, record, sent) = played(seed);
-            let episode = replayed(&record, s.clone()).unwrap();
+            let episode = replayed(&record, s.clone(), &crate::game::Prompts::builtin()).unwrap();
             let views: Vec<Vec<Message>> = (0..s.parties.len())
                 .map(|seat| episode.view(seat).to_vec())
                 .collect();

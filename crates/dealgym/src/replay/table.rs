@@ -43,11 +43,18 @@ impl TableSource {
             families: HashSet::new(),
             by_id: HashMap::new(),
         };
-        for file in files {
+        // Two-party scenario files among `files` are left to the two-party readers (a file
+        // of both kinds of record is read with both kinds of scenario file).
+        let own: Vec<PathBuf> = files
+            .iter()
+            .filter(|f| crate::scenario::is_table_file(f))
+            .cloned()
+            .collect();
+        for file in &own {
             source.absorb(file)?;
         }
         if !files.is_empty() {
-            source.files = Some(files.to_vec());
+            source.files = Some(own);
         }
         Ok(source)
     }

@@ -48,13 +48,20 @@ impl ScenarioSource {
 
     /// Scenarios from `files` (every one loaded now) or, with no files, from the family files
     /// under `dir`.
+    /// Table scenario files among `files` are left to the table readers (a file of both kinds
+    /// of record is read with both kinds of scenario file).
     pub(crate) fn in_dir(files: &[PathBuf], dir: &Path) -> Result<ScenarioSource, ScenarioError> {
         let mut source = ScenarioSource::by_family(dir);
         if !files.is_empty() {
-            for file in files {
+            let own: Vec<PathBuf> = files
+                .iter()
+                .filter(|f| !crate::scenario::is_table_file(f))
+                .cloned()
+                .collect();
+            for file in &own {
                 source.absorb(file)?;
             }
-            source.files = Some(files.to_vec());
+            source.files = Some(own);
         }
         Ok(source)
     }
