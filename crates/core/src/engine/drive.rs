@@ -10,7 +10,7 @@ use std::task::{Context, Poll, Waker};
 
 /// An episode whose next mover can be asked: the two-party one and the table.
 pub trait ToMove {
-    /// How the episode names a seat (a two-party [`Seat`], a table's index).
+    /// How the episode names a seat (a two-party [`Seat`](crate::game::Seat), a table's index).
     type Seat: Copy;
     /// The seat whose completion comes next; `None` once the episode has ended.
     fn to_move(&self) -> Option<Self::Seat>;
