@@ -332,19 +332,19 @@ impl Game {
 
     #[getter]
     fn done(&self) -> bool {
-        either!(self, g => g.done())
+        either!(self, g => g.outcome_kind()).is_some()
     }
 
-    /// Ended by a deal, walk-away, reject loop, forfeit or error.
+    /// Ended by a deal, walk-away, reject loop, forfeit or error (`engine::ending`).
     #[getter]
     fn terminated(&self) -> bool {
-        either!(self, g => g.terminated())
+        dealgym_core::engine::ending(either!(self, g => g.outcome_kind())).0
     }
 
     /// Ended by the turn cap (a table: its schedule running out).
     #[getter]
     fn truncated(&self) -> bool {
-        either!(self, g => g.truncated())
+        dealgym_core::engine::ending(either!(self, g => g.outcome_kind())).1
     }
 
     /// Each role's total reward once the episode has ended (the record's `rewards`).

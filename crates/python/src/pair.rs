@@ -411,13 +411,13 @@ impl PairGame {
         let step = self.episode.step(completion).map_err(|e| e.to_string())?;
         self.play_opponent()?;
         let outcome = self.episode.outcome();
-        let truncated = outcome.is_some_and(|o| o.kind.is_truncation());
+        let (terminated, truncated) = dealgym_core::engine::ending(outcome.map(|o| o.kind));
         Ok(StepInfo {
             role: self.role_of(step.seat).to_string(),
             played: step.played.as_ref().map(|a| a.kind().name()),
             retry: step.retry,
             error: step.parsed.error.as_ref().map(|e| e.to_string()),
-            terminated: outcome.is_some() && !truncated,
+            terminated,
             truncated,
             done: outcome.is_some(),
             to_move: self.episode.to_move().map(|s| self.role_of(s).to_string()),
@@ -663,22 +663,9 @@ impl PairGame {
         self.episode.to_move().map(|s| self.role_of(s))
     }
 
-    pub(crate) fn done(&self) -> bool {
-        self.episode.outcome().is_some()
-    }
-
-    /// Ended by a deal, walk-away, reject loop or forfeit.
-    pub(crate) fn terminated(&self) -> bool {
-        self.episode
-            .outcome()
-            .is_some_and(|o| !o.kind.is_truncation())
-    }
-
-    /// Ended by the turn cap.
-    pub(crate) fn truncated(&self) -> bool {
-        self.episode
-            .outcome()
-            .is_some_and(|o| o.kind.is_truncation())
+    /// How the episode ended; `None` while it is going.
+    pub(crate) fn outcome_kind(&self) -> Option<dealgym_core::game::OutcomeKind> {
+        self.episode.outcome().map(|o| o.kind)
     }
 
     /// Each role's total reward, once the episode has ended: the record's `rewards`, by the

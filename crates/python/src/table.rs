@@ -326,22 +326,9 @@ impl TableGame {
         self.episode.to_move().map(|s| self.role_of(s))
     }
 
-    pub(crate) fn done(&self) -> bool {
-        self.episode.outcome().is_some()
-    }
-
-    /// Ended by an agreement, a walk-out, a forfeit or an error.
-    pub(crate) fn terminated(&self) -> bool {
-        self.episode
-            .outcome()
-            .is_some_and(|o| !o.kind.is_truncation())
-    }
-
-    /// Ended by the schedule running out.
-    pub(crate) fn truncated(&self) -> bool {
-        self.episode
-            .outcome()
-            .is_some_and(|o| o.kind.is_truncation())
+    /// How the episode ended; `None` while it is going.
+    pub(crate) fn outcome_kind(&self) -> Option<dealgym_core::game::OutcomeKind> {
+        self.episode.outcome().map(|o| o.kind)
     }
 
     /// Each role's reward once the table has ended (the record's `rewards`: ρ on a deal, 0
@@ -425,7 +412,7 @@ impl TableGame {
             })
             .map_err(table_error)?;
         let outcome = self.episode.outcome();
-        let truncated = outcome.is_some_and(|o| o.kind.is_truncation());
+        let (terminated, truncated) = dealgym_core::engine::ending(outcome.map(|o| o.kind));
         let played = self
             .episode
             .turns()
@@ -439,7 +426,7 @@ impl TableGame {
             played,
             retry: step.retry,
             error: step.error.map(|e| e.to_string()),
-            terminated: outcome.is_some() && !truncated,
+            terminated,
             truncated,
             done: outcome.is_some(),
             to_move: self.episode.to_move().map(|s| self.role_of(s)),

@@ -26,7 +26,7 @@ use crate::game::OutcomeKind;
 /// Whether an episode that ended as `kind` (`None`: still going) was terminated or truncated,
 /// as Gymnasium tells them apart: the turn cap or the end of the schedule truncates, every
 /// other ending terminates.
-pub(crate) fn ending(kind: Option<OutcomeKind>) -> (bool, bool) {
+pub fn ending(kind: Option<OutcomeKind>) -> (bool, bool) {
     let truncated = kind.is_some_and(OutcomeKind::is_truncation);
     (kind.is_some() && !truncated, truncated)
 }

@@ -403,21 +403,30 @@ pub(crate) struct Head<'a> {
 /// passed over and the summary says how many.
 pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSummary, ExportError> {
     let first = records_kind(&options.files)?;
-    if !crate::record::holds_both_kinds(&options.files)? {
-        return export_kind(options, first, false, out);
-    }
-    let mut summary: Option<ExportSummary> = None;
-    for kind in [first, first.other()] {
-        if kind == RecordsKind::Table && !table::exports(options.format) {
-            continue;
-        }
-        let more = export_kind(options, kind, true, out)?;
+    let tables_export = table::exports(options.format);
+    // Whether the files hold both kinds matters before the first pass only where the first
+    // kind alone would be refused (`--role` at two-party records, a format tables lack); the
+    // files are scanned for it only then. Otherwise the first pass counts the other kind.
+    let must_know = match first {
+        RecordsKind::TwoParty => options.role.is_some(),
+        RecordsKind::Table => !tables_export,
+    };
+    let mixed = must_know && crate::record::holds_both_kinds(&options.files)?;
+    let skip_first = first == RecordsKind::Table && mixed && !tables_export;
+    let mut summary = if skip_first {
+        None
+    } else {
+        Some(export_kind(options, first, mixed, out)?)
+    };
+    let other = first.other();
+    let other_held = summary.as_ref().is_none_or(|s| s.passed_over.records() > 0);
+    if other_held && (other == RecordsKind::TwoParty || tables_export) {
+        let more = export_kind(options, other, true, out)?;
         match summary.as_mut() {
             None => summary = Some(more),
             Some(summary) => summary.absorb(more),
         }
     }
-    // The two-party kind is always exported: there is a summary.
     Ok(summary.unwrap_or_default())
 }
 

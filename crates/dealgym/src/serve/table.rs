@@ -302,12 +302,13 @@ impl Served<'_> {
     ) -> Result<TableStep, TableError> {
         if let Err(over) = self.text.admit(encoded_len(&completion), 0, self.limits) {
             episode.fail(seat, ErrorCause::Limit, over.to_string());
+            let (terminated, truncated) = crate::engine::ending(episode.outcome().map(|o| o.kind));
             return Ok(TableStep {
                 seat,
                 retry: false,
                 error: None,
-                terminated: true,
-                truncated: false,
+                terminated,
+                truncated,
             });
         }
         let before = episode.turns().len();

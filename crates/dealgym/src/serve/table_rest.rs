@@ -237,11 +237,11 @@ fn play(
     let (slot, step) = state.tables.step(&state.hub, id, role, token, completion)?;
     let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
     let outcome = session.episode.outcome();
-    let truncated = outcome.is_some_and(|o| o.kind.is_truncation());
+    let (terminated, truncated) = crate::engine::ending(outcome.map(|o| o.kind));
     Ok(TableStepAnswer {
         retry: step.retry,
         error: step.error.map(|e| e.to_string()),
-        terminated: outcome.is_some() && !truncated,
+        terminated,
         truncated,
         to_move: session.to_move(),
         view: view(&session, step.seat),
