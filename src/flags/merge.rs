@@ -10,7 +10,7 @@ use super::shared::{
 };
 use dealgym::limits::{count_flag, MAX_EPISODES};
 use dealgym::merge::{Expected, MergeError, MergeOptions, PlanSize};
-use dealgym::run::load_all;
+use dealgym::run::planned_groups;
 
 /// The flags of `dealgym merge`.
 #[derive(Debug, Clone, Args)]
@@ -95,9 +95,9 @@ impl MergeFlags {
                 .selection_over(&config.scenarios, 0)
                 .map_err(MergeError::Options)?;
             let seatings = config.episode.seatings.count();
-            Some(PlanSize::Groups(
-                load_all(&scenarios, &selection)?.len() * seatings,
-            ))
+            Some(PlanSize::Groups(planned_groups(
+                &scenarios, &selection, seatings,
+            )?))
         } else {
             self.expect.map(PlanSize::Episodes)
         };

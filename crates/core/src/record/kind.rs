@@ -248,6 +248,31 @@ mod tests {
     }
 
     #[test]
+    fn a_second_pass_counts_only_the_bad_lines_the_first_passed_over() {
+        #[derive(Deserialize)]
+        struct Strict {
+            #[allow(dead_code)]
+            group_id: u32,
+        }
+        // A line that is no record (both passes meet it), a whole table record that does not
+        // read (only the table pass meets it: the two-party pass passes it over).
+        let mixed = file(&[TWO, "not a record", TABLE, TWO]);
+        let open = || {
+            RecordReader::open(mixed.path())
+                .unwrap()
+                .read_as::<Strict>()
+                .keep_going()
+        };
+        let mut first = open().only(RecordsKind::TwoParty);
+        assert_eq!(first.by_ref().count(), 0);
+        assert_eq!((first.skipped(), first.passed_over()), (3, 1));
+        let mut second = open().second_pass(RecordsKind::Table);
+        assert_eq!(second.by_ref().count(), 0);
+        assert_eq!(second.skipped(), 1, "only the table line");
+        assert_eq!(second.bad_lines()[0].line(), Some(3));
+    }
+
+    #[test]
     fn one_episode_is_read_as_its_own_kind() {
         let mixed = file(&[TWO, TABLE]);
         let files = [mixed.path().to_path_buf()];

@@ -137,6 +137,8 @@ pub struct RecordReader<T = EpisodeRecord, R = BufReader<File>> {
     only: Option<RecordsKind>,
     /// Records of another kind than `only` passed over so far.
     passed_over: usize,
+    /// The second pass over a file of both kinds ([`RecordReader::second_pass`]).
+    second_pass: bool,
     _reads: PhantomData<fn() -> T>,
 }
 
@@ -170,6 +172,7 @@ impl<R: BufRead> RecordReader<EpisodeRecord, R> {
             done: false,
             only: None,
             passed_over: 0,
+            second_pass: false,
             _reads: PhantomData,
         }
     }
@@ -192,6 +195,7 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
             done: self.done,
             only: self.only,
             passed_over: self.passed_over,
+            second_pass: self.second_pass,
             _reads: PhantomData,
         }
     }
@@ -209,6 +213,16 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
     /// kinds (a server's log: two-party episodes and tables) reads as the records of one.
     pub fn only(mut self, kind: RecordsKind) -> Self {
         self.only = Some(kind);
+        self
+    }
+
+    /// Read `kind` as the second pass over a file whose first pass read the other kind: a bad
+    /// line that pass met too (one that is not a whole record of `kind`, so it was not passed
+    /// over) is skipped without being counted or kept again. Only a whole record of `kind`
+    /// that does not read as one is a bad line of this pass.
+    pub fn second_pass(mut self, kind: RecordsKind) -> Self {
+        self.only = Some(kind);
+        self.second_pass = true;
         self
     }
 
@@ -319,6 +333,13 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
                         found,
                     }));
                 }
+            }
+            if self.second_pass
+                && value.is_err()
+                && !(kind == self.only && crate::jsonl::from_line::<IgnoredAny>(&self.buf).is_ok())
+            {
+                // The first pass met it, and counted it.
+                continue;
             }
             let closed = value.is_ok()
                 && self

@@ -13,8 +13,10 @@
 //! - missing episodes, when the plan is known (`--scenarios` or `--expect`): every run id must
 //!   hold every planned episode id, and no other;
 //! - bad lines (a shard killed and never resumed leaves a cut-off last line): skipped, reported;
-//! - table records (a server's log holds both kinds): merge joins two-party records, so a table
-//!   record is passed over, counted and reported, and the merge is not clean.
+//! - both kinds of record (a server's log holds two-party episodes and tables): each is joined
+//!   by the same checks, under the same keys. A file's records of its first record's kind are
+//!   written first, in their order, then (read in a second pass, only when the first passed
+//!   some over) those of the other kind, in theirs.
 //!
 //! The output is written whatever is found, to `OUT.merging` and renamed into place at the
 //! end; [`MergeReport::is_clean`] says whether it is the whole run, and `main` exits non-zero
@@ -30,8 +32,8 @@ use crate::digest::{digest_json, Digest};
 use crate::limits::{check_episodes, MAX_EPISODES};
 pub(crate) use crate::record::EpisodeKey;
 use crate::record::{
-    refuse_output_among_inputs, OnDuplicate, OutputLock, ReadError, RecordReader, RecordWriter,
-    WriteError,
+    records_kind, refuse_output_among_inputs, EpisodeRecord, OnDuplicate, OutputLock, ReadError,
+    RecordReader, RecordWriter, RecordsKind, TableRecord, WriteError,
 };
 use crate::run::{planned_ids, ConfigError, RunError};
 
@@ -113,8 +115,8 @@ pub struct FileCount {
     pub(crate) duplicates: usize,
     /// Lines that are not records, skipped.
     pub(crate) bad_lines: usize,
-    /// Table records passed over (merge joins two-party records).
-    pub(crate) passed_over: usize,
+    /// Of `records`, those of n-party tables.
+    pub(crate) tables: usize,
     /// The run ids the file holds.
     pub(crate) run_ids: BTreeSet<String>,
 }
@@ -178,12 +180,6 @@ impl MergeReport {
             && self.unplanned.count == 0
             && !self.mixed_runs
             && self.bad_lines.count == 0
-            && self.passed_over() == 0
-    }
-
-    /// Table records the files hold, passed over: not in the output.
-    pub(crate) fn passed_over(&self) -> usize {
-        self.files.iter().map(|f| f.passed_over).sum()
     }
 
     /// The report as lines of text: a count per file, then each problem with its first ids.
@@ -191,8 +187,12 @@ impl MergeReport {
         let mut out = String::new();
         for f in &self.files {
             let runs: Vec<&str> = f.run_ids.iter().map(String::as_str).collect();
+            let tables = match f.tables {
+                0 => String::new(),
+                n => format!(" ({n} of them tables)"),
+            };
             out.push_str(&format!(
-                "{}: {} episodes, {} duplicates, {} bad lines; runs: {}\n",
+                "{}: {} episodes{tables}, {} duplicates, {} bad lines; runs: {}\n",
                 f.file.display(),
                 f.records,
                 f.duplicates,
@@ -249,12 +249,6 @@ impl MergeReport {
             ),
         }
         plain("episodes not in the plan given", &self.unplanned, &mut out);
-        if self.passed_over() > 0 {
-            out.push_str(&format!(
-                "table records passed over (merge joins two-party records; they are not in the output): {}\n",
-                self.passed_over()
-            ));
-        }
         if self.bad_lines.count > 0 {
             out.push_str(&format!("bad lines (skipped): {}\n", self.bad_lines.count));
             for line in &self.bad_lines.first {
@@ -349,50 +343,29 @@ fn merge_into(options: &MergeOptions, partial: &Path) -> Result<MergeReport, Mer
     };
     let mut seen: HashMap<EpisodeKey, Digest> = HashMap::new();
     let mut largest_member = 0u64;
+    let mut joined = Joined {
+        writer: &mut writer,
+        report: &mut report,
+        seen: &mut seen,
+        largest_member: &mut largest_member,
+    };
     for file in &options.files {
         let mut count = FileCount {
             file: file.clone(),
             ..FileCount::default()
         };
-        let mut reader = RecordReader::open(file)?
-            .only(crate::record::RecordsKind::TwoParty)
-            .keep_going();
-        for record in &mut reader {
-            let mut record = record?;
-            count.records += 1;
-            count.run_ids.insert(record.run_id.clone());
-            largest_member = largest_member.max(record.seeds.member);
-            let key = EpisodeKey {
-                run_id: record.run_id.clone(),
-                episode_id: record.episode_id.clone(),
+        let first = records_kind(std::slice::from_ref(file))?;
+        let passed_over = match first {
+            RecordsKind::TwoParty => joined.file::<EpisodeRecord>(file, false, &mut count)?,
+            RecordsKind::Table => joined.file::<TableRecord>(file, false, &mut count)?,
+        };
+        if passed_over > 0 {
+            match first.other() {
+                RecordsKind::TwoParty => joined.file::<EpisodeRecord>(file, true, &mut count)?,
+                RecordsKind::Table => joined.file::<TableRecord>(file, true, &mut count)?,
             };
-            let timing = std::mem::take(&mut record.timing);
-            let digest = digest_json(&record);
-            record.timing = timing;
-            match seen.get(&key) {
-                Some(first) => {
-                    count.duplicates += 1;
-                    if *first == digest {
-                        report.duplicates.push((key, file.clone()));
-                    } else {
-                        report.conflicts.push((key, file.clone()));
-                    }
-                }
-                None => {
-                    writer.write(&record)?;
-                    *report.runs.entry(key.run_id.clone()).or_default() += 1;
-                    seen.insert(key, digest);
-                }
-            }
         }
-        count.bad_lines = reader.skipped();
-        count.passed_over = reader.passed_over();
-        for bad in reader.bad_lines() {
-            report.bad_lines.push(bad.to_string());
-        }
-        // Keep the count right past the kept lines.
-        report.bad_lines.count += reader.skipped() - reader.bad_lines().len();
-        report.files.push(count);
+        joined.report.files.push(count);
     }
     report.written = writer.written();
     drop(writer);
@@ -444,6 +417,133 @@ fn merge_into(options: &MergeOptions, partial: &Path) -> Result<MergeReport, Mer
         report.missing = Some(missing);
     }
     Ok(report)
+}
+
+/// A record of either kind as the merge joins it: its key, its member index and the digest
+/// of its content with its timing left out (the same episode played again differs in it).
+trait Joinable: serde::de::DeserializeOwned + serde::Serialize {
+    const KIND: RecordsKind;
+    fn key(&self) -> EpisodeKey;
+    fn member(&self) -> u64;
+    fn content_digest(&mut self) -> Digest;
+}
+
+impl Joinable for EpisodeRecord {
+    const KIND: RecordsKind = RecordsKind::TwoParty;
+
+    fn key(&self) -> EpisodeKey {
+        EpisodeKey {
+            run_id: self.run_id.clone(),
+            episode_id: self.episode_id.clone(),
+        }
+    }
+
+    fn member(&self) -> u64 {
+        self.seeds.member
+    }
+
+    fn content_digest(&mut self) -> Digest {
+        let timing = std::mem::take(&mut self.timing);
+        let digest = digest_json(self);
+        self.timing = timing;
+        digest
+    }
+}
+
+impl Joinable for TableRecord {
+    const KIND: RecordsKind = RecordsKind::Table;
+
+    fn key(&self) -> EpisodeKey {
+        EpisodeKey {
+            run_id: self.run_id.clone(),
+            episode_id: self.episode_id.clone(),
+        }
+    }
+
+    fn member(&self) -> u64 {
+        self.seeds.member
+    }
+
+    /// A table keeps its timing per turn: each call's latency and its endpoint retries.
+    fn content_digest(&mut self) -> Digest {
+        let timing: Vec<(u64, u32)> = self
+            .turns
+            .iter_mut()
+            .map(|t| {
+                (
+                    std::mem::take(&mut t.latency_ms),
+                    std::mem::take(&mut t.retries),
+                )
+            })
+            .collect();
+        let digest = digest_json(self);
+        for (turn, (latency_ms, retries)) in self.turns.iter_mut().zip(timing) {
+            turn.latency_ms = latency_ms;
+            turn.retries = retries;
+        }
+        digest
+    }
+}
+
+/// What the merge keeps as it reads: the output, the report, the keys seen with their
+/// content's digest, the largest member index.
+struct Joined<'a> {
+    writer: &'a mut RecordWriter,
+    report: &'a mut MergeReport,
+    seen: &'a mut HashMap<EpisodeKey, Digest>,
+    largest_member: &'a mut u64,
+}
+
+impl Joined<'_> {
+    /// Join the records of `R`'s kind in `file`, counting them in `count`; the number of
+    /// records of the other kind passed over. `second`: the file's first pass read the other
+    /// kind, and counted the lines that are no whole record.
+    fn file<R: Joinable>(
+        &mut self,
+        file: &Path,
+        second: bool,
+        count: &mut FileCount,
+    ) -> Result<usize, MergeError> {
+        let reader = RecordReader::open(file)?.read_as::<R>();
+        let mut reader = match second {
+            false => reader.only(R::KIND),
+            true => reader.second_pass(R::KIND),
+        }
+        .keep_going();
+        for record in &mut reader {
+            let mut record = record?;
+            count.records += 1;
+            if R::KIND == RecordsKind::Table {
+                count.tables += 1;
+            }
+            let key = record.key();
+            count.run_ids.insert(key.run_id.clone());
+            *self.largest_member = (*self.largest_member).max(record.member());
+            let digest = record.content_digest();
+            match self.seen.get(&key) {
+                Some(first) => {
+                    count.duplicates += 1;
+                    if *first == digest {
+                        self.report.duplicates.push((key, file.to_path_buf()));
+                    } else {
+                        self.report.conflicts.push((key, file.to_path_buf()));
+                    }
+                }
+                None => {
+                    self.writer.write(&record)?;
+                    *self.report.runs.entry(key.run_id.clone()).or_default() += 1;
+                    self.seen.insert(key, digest);
+                }
+            }
+        }
+        count.bad_lines += reader.skipped();
+        for bad in reader.bad_lines() {
+            self.report.bad_lines.push(bad.to_string());
+        }
+        // Keep the count right past the kept lines.
+        self.report.bad_lines.count += reader.skipped() - reader.bad_lines().len();
+        Ok(reader.passed_over())
+    }
 }
 
 /// Where the output is written until it is complete.

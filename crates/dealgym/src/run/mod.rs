@@ -116,6 +116,27 @@ pub fn load_all(files: &[PathBuf], selection: &Selection) -> Result<Vec<Arc<Scen
     Ok(out)
 }
 
+/// How many groups a run of `files` under `selection` plans: its table scenarios for a table
+/// run ([`RunOptions::is_table_run`]), else its two-party scenarios times `seatings`. What
+/// `merge --scenarios` checks a run's shards against.
+pub fn planned_groups(
+    files: &[PathBuf],
+    selection: &Selection,
+    seatings: usize,
+) -> Result<usize, RunError> {
+    if is_table_run(files) {
+        return Ok(load_tables(files, selection)?.len());
+    }
+    Ok(load_all(files, selection)?.len() * seatings)
+}
+
+/// Whether a run of `files` plays n-party tables: its first file holds them.
+pub(crate) fn is_table_run(files: &[PathBuf]) -> bool {
+    files
+        .first()
+        .is_some_and(|f| crate::scenario::is_table_file(f))
+}
+
 /// Run every planned episode (of the shard, with one), writing each record as it ends. Stops
 /// early, keeping every record already written whole, as `stop` says: a [`Stop::on_signals`]
 /// lets episodes in flight finish first; a plain future abandons them when it resolves.

@@ -106,9 +106,7 @@ impl RunOptions {
 
     /// Whether the run's scenario files hold n-party games.
     pub fn is_table_run(&self) -> bool {
-        self.scenarios
-            .first()
-            .is_some_and(|f| crate::scenario::is_table_file(f))
+        super::is_table_run(&self.scenarios)
     }
 
     /// The counts and rules the run is made with, each within its limit ([`crate::limits`]):
