@@ -58,7 +58,10 @@ pub fn tool_specs<'py>(
         None => catalog.scenarios.iter().map(|s| &**s).collect(),
     };
     let first = scenarios.first().ok_or_else(|| {
-        ScenarioError::new_err(format!("the built-in {} scenarios are empty", family.name()))
+        ScenarioError::new_err(format!(
+            "the built-in {} scenarios are empty",
+            family.name()
+        ))
     })?;
     let (terms, terms_description) = family_terms(scenarios.iter().map(|s| s.term_space()));
     let out = PyList::empty(py);
@@ -102,7 +105,9 @@ pub fn tool_specs<'py>(
 /// The terms of every space, in the order they first appear (each space's in the grammar's
 /// order), each schema merged over the spaces that have it, and the first space's description
 /// of the terms as a whole (a family's spaces are of one kind).
-fn family_terms<'a>(spaces: impl Iterator<Item = TermSpace<'a>>) -> (Vec<FamilyTerm>, &'static str) {
+fn family_terms<'a>(
+    spaces: impl Iterator<Item = TermSpace<'a>>,
+) -> (Vec<FamilyTerm>, &'static str) {
     let mut terms: Vec<FamilyTerm> = Vec::new();
     let mut at: HashMap<String, usize> = HashMap::new();
     let mut whole = "";
@@ -206,7 +211,11 @@ fn describe(schema: &Value) -> String {
     let low = schema["minimum"]
         .as_f64()
         .map(|v| format!("from {v}"))
-        .or_else(|| schema["exclusiveMinimum"].as_f64().map(|v| format!("above {v}")));
+        .or_else(|| {
+            schema["exclusiveMinimum"]
+                .as_f64()
+                .map(|v| format!("above {v}"))
+        });
     let high = schema["maximum"].as_f64().map(|v| format!("up to {v}"));
     [Some(kind.to_string()), low, high]
         .into_iter()
