@@ -22,6 +22,7 @@ mod pair;
 mod planner;
 mod records;
 mod table;
+mod tools;
 mod trajectory;
 
 #[pymodule]
@@ -36,6 +37,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog::families, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::roles, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::scenario_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::tool_specs, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_bench_replay, m)?)?;
     m.add_function(wrap_pyfunction!(table::table_scenario_ids, m)?)?;
     m.add_function(wrap_pyfunction!(table::table_roles, m)?)?;

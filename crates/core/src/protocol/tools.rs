@@ -97,7 +97,24 @@ pub fn openai_tools(space: TermSpace<'_>) -> Value {
 
 /// The schema of a deal's terms in a space, from the side of the seat that offers them.
 fn terms_schema(space: TermSpace<'_>) -> Value {
-    let (properties, description): (Map<String, Value>, &str) = match space {
+    let (terms, description) = term_schemas(space);
+    let properties: Map<String, Value> = terms.into_iter().collect();
+    let required: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
+    json!({
+        "type": "object",
+        "description": description,
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false
+    })
+}
+
+/// Each term of a space with its JSON Schema, in the order the grammar writes them, and what
+/// the terms are as a whole: the `terms` argument of `make_offer` is these as one object.
+/// Faces that present the terms as separate arguments (the Python binding's TRL tools) read
+/// them here, in order, rather than from the object, whose keys are sorted.
+pub fn term_schemas(space: TermSpace<'_>) -> (Vec<(String, Value)>, &'static str) {
+    match space {
         TermSpace::Price => (
             [(
                 "price".to_string(),
@@ -180,15 +197,7 @@ fn terms_schema(space: TermSpace<'_>) -> Value {
                 .collect(),
             "Every room of the call: a selling price each, or \"unchanged\".",
         ),
-    };
-    let required: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
-    json!({
-        "type": "object",
-        "description": description,
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false
-    })
+    }
 }
 
 /// The one call that makes `action` with `talk` (the inverse of reading a call): `make_offer`
@@ -483,6 +492,20 @@ mod tests {
             (p.action, p.talk.as_deref()),
             (Some(Action::Accept), Some("Deal."))
         );
+    }
+
+    #[test]
+    fn term_schemas_list_the_terms_in_the_grammars_order() {
+        // The object's keys are sorted (firewood, food, water); the list keeps the order a
+        // seat writes them in, which the Python binding's tool arguments follow.
+        let items = casino_items();
+        let (terms, _) = term_schemas(TermSpace::Items(&items));
+        let keys: Vec<&str> = terms.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["food", "water", "firewood"]);
+        let issues = job_issues();
+        let (terms, _) = term_schemas(TermSpace::Issues(&issues));
+        let keys: Vec<&str> = terms.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["salary", "company", "position", "holiday"]);
     }
 
     #[test]

@@ -22,6 +22,8 @@ import collections
 import contextlib
 import copy
 import decimal
+import functools
+import inspect
 import itertools
 import json
 import logging
@@ -29,7 +31,7 @@ import os
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar, Literal
 
 from . import _core
 from .tokens import ExactTokens
@@ -394,61 +396,35 @@ class NegotiationTools:
             self._recorded = True
         return float(game.rewards[game.learner_role])
 
-    def accept(self, message: str = "") -> str:
-        """Accept the other side's offer, which must be the other side's last move; the deal is
-        exactly that offer and the negotiation ends.
-
-        Args:
-            message: What you say to the other side as you accept.
-
-        Returns:
-            How the negotiation ended, or the correction if there is no offer to accept.
-        """
-        return self._play("accept", "[ACCEPT_DEAL]", message)
-
-    def reject(self, message: str = "") -> str:
-        """Turn down the other side's offer without making one of your own.
-
-        Args:
-            message: What you say to the other side.
-
-        Returns:
-            The other side's reply.
-        """
-        return self._play("reject", "[REJECT_DEAL]", message)
-
-    def say(self, message: str) -> str:
-        """Only talk this turn: no offer, and any offer on the table is taken down.
-
-        Args:
-            message: What you say to the other side.
-
-        Returns:
-            The other side's reply.
-        """
-        return self._play("say", "[TALK]", message)
-
-    def walk_away(self, message: str = "") -> str:
-        """Leave the negotiation without a deal; it ends.
-
-        Args:
-            message: What you say to the other side as you leave.
-
-        Returns:
-            How the negotiation ended.
-        """
-        return self._play("walk_away", "[WALK_AWAY]", message)
-
     def _offer(self, terms: Mapping[str, Any], message: str) -> str:
         """A ``[SUBMIT_DEAL]`` of ``terms`` (from the learner's side): the engine judges them,
-        as it judges a model's text."""
+        as it judges a model's text. A term left out (``None``) is not written; ``leave_out``
+        (a family whose parts may be left out) writes each of this scenario's parts in or out,
+        in the order its own terms list them, and a key it does not have as written, for the
+        engine to name."""
+        game = self._game()
+        pairs: list[tuple[str, Any]] = []
+        leave_out = terms.get(_LEAVE_OUT, ...)
         for key, value in terms.items():
+            if key == _LEAVE_OUT or value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
                 # The engine reads numbers and option names; anything else has no spelling.
                 raise TypeError(
                     f"{key} must be a number or an option name, not {type(value).__name__}"
                 )
-        written = " ".join(f"{key}:{_term(key, value)}" for key, value in terms.items())
+            pairs.append((key, value))
+        if leave_out is not ...:
+            out = list(leave_out or [])
+            if not all(isinstance(k, str) for k in out):
+                raise TypeError(f"{_LEAVE_OUT} must be a list of part keys")
+            spec = _specs(self.family, game.scenario_id)["make_offer"]
+            parts = [t["key"] for t in spec["terms"] if _is_part(t["schema"])]
+            pairs += [(k, "out" if k in out else "in") for k in parts]
+            # A key the scenario does not have, or one left out twice, goes to the engine as
+            # written: it judges the terms as it judges a model's text, and says what is wrong.
+            pairs += [(k, "out") for i, k in enumerate(out) if k not in parts or out.index(k) != i]
+        written = " ".join(f"{key}:{_term(key, value)}" for key, value in pairs)
         return self._play("make_offer", f"[SUBMIT_DEAL] {written}", message)
 
     def _play(self, tool: str, action: str, message: str) -> str:
@@ -501,199 +477,175 @@ def _term(key: str, value: int | float | str) -> str:
     return str(value)
 
 
-class CasinoTools(NegotiationTools):
-    """CaSiNo: two campers split 3 packages each of food, water and firewood."""
-
-    family = "casino"
-
-    def make_offer(self, food: int, water: int, firewood: int, message: str = "") -> str:
-        """Propose a split of the supplies: the numbers are what YOU get, the other side gets
-        the rest (3 packages of each).
-
-        Args:
-            food: Food packages you get (0 to 3).
-            water: Water packages you get (0 to 3).
-            firewood: Firewood packages you get (0 to 3).
-            message: What you say to the other side with the offer.
-
-        Returns:
-            The other side's reply, or the correction if the offer cannot be used.
-        """
-        return self._offer({"food": food, "water": water, "firewood": firewood}, message)
-
-
-class DndTools(NegotiationTools):
-    """Deal or No Deal: two partners split books, hats and balls (the counts are the
-    scenario's)."""
-
-    family = "dnd"
-
-    def make_offer(self, book: int, hat: int, ball: int, message: str = "") -> str:
-        """Propose a split of the items: the numbers are what YOU get, the other side gets the
-        rest.
-
-        Args:
-            book: Books you get (0 to the number on the table).
-            hat: Hats you get (0 to the number on the table).
-            ball: Balls you get (0 to the number on the table).
-            message: What you say to the other side with the offer.
-
-        Returns:
-            The other side's reply, or the correction if the offer cannot be used.
-        """
-        return self._offer({"book": book, "hat": hat, "ball": ball}, message)
-
-
-class _PriceTools(NegotiationTools):
-    def make_offer(self, price: float, message: str = "") -> str:
-        """Propose a price for the item.
-
-        Args:
-            price: The price you propose, in the listing's currency.
-            message: What you say to the other side with the offer.
-
-        Returns:
-            The other side's reply, or the correction if the offer cannot be used.
-        """
-        return self._offer({"price": price}, message)
-
-
-class AhpTools(_PriceTools):
-    """AmazonHistoryPrice: a buyer and a seller agree on a price."""
-
-    family = "ahp"
-
-
-class CraigslistTools(_PriceTools):
-    """CraigslistBargains: a buyer and a seller agree on a price."""
-
-    family = "craigslist"
-
-
-class BundleTools(NegotiationTools):
-    """Bundle (INA): a buyer and a seller agree on a price and on which parts of the bundle (a
-    main product, accessories, delivery) are in the deal."""
-
-    family = "bundle"
-
-    def make_offer(
-        self, price: float, leave_out: list[str] | None = None, message: str = ""
-    ) -> str:
-        """Propose a price for the bundle, with the parts you want left out of it.
-
-        Args:
-            price: The price you propose for the parts in the deal, in the listing's currency.
-            leave_out: The keys of the removable parts to leave out (an accessory's key, or
-                "delivery"); every other part is in. The main product is always in.
-            message: What you say to the other side with the offer.
-
-        Returns:
-            The other side's reply, or the correction if the offer cannot be used.
-        """
-        game = self._game()
-        public = game.state(game.learner_role)["public"]
-        parts = [p["key"] for p in public["parts"] if p["removable"]]
-        out = list(leave_out or [])
-        if not all(isinstance(k, str) for k in out):
-            raise TypeError("leave_out must be a list of part keys")
-        pairs = [("price", price)] + [(k, "out" if k in out else "in") for k in parts]
-        # A key the bundle does not have, or one left out twice, goes to the engine as written:
-        # it judges the terms as it judges a model's text, and says what is wrong.
-        pairs += [(k, "out") for i, k in enumerate(out) if k not in parts or out.index(k) != i]
-        if isinstance(price, bool) or not isinstance(price, (int, float)):
-            raise TypeError(f"price must be a number, not {type(price).__name__}")
-        written = " ".join(f"{key}:{_term(key, value)}" for key, value in pairs)
-        return self._play("make_offer", f"[SUBMIT_DEAL] {written}", message)
-
-
-#: The Job Interview issues' options, the same in every scenario of the family (a test holds
-#: them to scenarios/job_interview.jsonl); TRL renders a ``Literal`` as the argument's enum.
-Position = Literal["Engineer", "Manager", "Designer", "Sales"]
-Company = Literal["Google", "Amazon", "Facebook", "Apple"]
-Workplace = Literal["Tokyo", "Seoul", "Beijing", "Sydney"]
-POSITIONS, COMPANIES, WORKPLACES = get_args(Position), get_args(Company), get_args(Workplace)
-
-
-class JobInterviewTools(NegotiationTools):
-    """Job Interview: a worker and a recruiter agree on one contract of five issues."""
-
-    family = "job_interview"
-
-    def make_offer(
-        self,
-        salary: int,
-        position: Position,
-        company: Company,
-        workplace: Workplace,
-        holiday: int,
-        message: str = "",
-    ) -> str:
-        """Propose a contract; one contract binds both of you.
-
-        Args:
-            salary: The salary, in thousands of dollars a year (20 to 50).
-            position: The position.
-            company: The company.
-            workplace: Where the job is.
-            holiday: Days off a week (2 to 6).
-            message: What you say to the other side with the offer.
-
-        Returns:
-            The other side's reply, or the correction if the offer cannot be used.
-        """
-        return self._offer(
-            {
-                "salary": salary,
-                "position": position,
-                "company": company,
-                "workplace": workplace,
-                "holiday": holiday,
-            },
-            message,
-        )
-
-
-class HotelTools(NegotiationTools):
-    """Hotel price-chasing (REPO): the platform's agent asks a hotel to lower the selling prices
-    of the rooms on a call, one to four chase tickets ``t1``…``t4``."""
-
-    family = "hotel"
-
-    def make_offer(
-        self,
-        t1: float | str,
-        t2: float | str | None = None,
-        t3: float | str | None = None,
-        t4: float | str | None = None,
-        message: str = "",
-    ) -> str:
-        """Propose a selling price for every room of the call, or "unchanged" to keep one as it
-        is; leave out (None) the tickets the call does not have.
-
-        Args:
-            t1: The first room's new selling price, or "unchanged".
-            t2: The second room's new selling price, or "unchanged" (None: the call has one room).
-            t3: The third room's new selling price, or "unchanged" (None: the call has fewer).
-            t4: The fourth room's new selling price, or "unchanged" (None: the call has fewer).
-            message: What you say to the hotel with the offer.
-
-        Returns:
-            The hotel's reply, or the correction if the offer cannot be used.
-        """
-        tickets = {"t1": t1, "t2": t2, "t3": t3, "t4": t4}
-        return self._offer({k: v for k, v in tickets.items() if v is not None}, message)
-
-
-#: The tool environment of each family.
-TOOLS: dict[str, type[NegotiationTools]] = {
-    "ahp": AhpTools,
-    "craigslist": CraigslistTools,
-    "casino": CasinoTools,
-    "dnd": DndTools,
-    "job_interview": JobInterviewTools,
-    "bundle": BundleTools,
-    "hotel": HotelTools,
+#: The move each tool writes, in dealgym's grammar (the XML spelling, where [TALK] is a move).
+_MOVES = {
+    "make_offer": "[SUBMIT_DEAL]",
+    "accept": "[ACCEPT_DEAL]",
+    "reject": "[REJECT_DEAL]",
+    "walk_away": "[WALK_AWAY]",
+    "say": "[TALK]",
 }
+
+#: The argument that stands for a family's parts that may be left out of a deal (terms whose
+#: schema is a choice of "in" or "out", which differ from scenario to scenario).
+_LEAVE_OUT = "leave_out"
+
+_RETURNS = (
+    "The other side's reply; the engine's correction if the move cannot be used; or, once "
+    "the negotiation is over, how it ended."
+)
+
+
+@functools.lru_cache(maxsize=None)
+def _spec_list(family: str, scenario_id: str | None) -> tuple[dict[str, Any], ...]:
+    return tuple(_core.tool_specs(family, scenario_id))
+
+
+def _specs(family: str, scenario_id: str | None = None) -> dict[str, dict[str, Any]]:
+    """The core's tools of ``family`` (its every scenario's terms merged), or of one scenario,
+    by name."""
+    return {spec["name"]: spec for spec in _spec_list(family, scenario_id)}
+
+
+def _is_part(schema: Mapping[str, Any]) -> bool:
+    """A term that is a part of the deal, in or out of it."""
+    return schema.get("type") == "string" and sorted(schema.get("enum", ())) == ["in", "out"]
+
+
+def _hint(schema: Mapping[str, Any]) -> Any:
+    """The Python type of a JSON Schema, as TRL (transformers' ``get_json_schema``) renders it
+    back: ``int`` an integer, ``float`` a number, a ``Literal`` an enum, ``str`` text."""
+    if "anyOf" in schema:
+        hints = tuple(_hint(s) for s in schema["anyOf"])
+        return functools.reduce(lambda a, b: a | b, hints)
+    if "enum" in schema:
+        return Literal[tuple(schema["enum"])]
+    kind = schema.get("type")
+    if kind == "integer":
+        return int
+    if kind == "number":
+        return float
+    if kind == "array":
+        return list[_hint(schema.get("items", {}))]
+    if kind == "string":
+        return str
+    raise TypeError(f"a tool argument of schema {schema!r} has no Python type here")
+
+
+def _arguments(family: str, spec: Mapping[str, Any]) -> list[tuple[str, Any, bool, str]]:
+    """A tool's arguments as TRL shows them to the model, ``(name, type, required,
+    description)``: ``make_offer``'s terms one argument each (in the grammar's order; a term
+    only some scenarios have may be left out), the parts that may be left out as one
+    ``leave_out`` list, and the talk, which every tool takes as ``message``."""
+    props = spec["parameters"].get("properties", {})
+    out: list[tuple[str, Any, bool, str]] = []
+    if spec["name"] == "make_offer":
+        parts = [t for t in spec["terms"] if _is_part(t["schema"])]
+        for term in spec["terms"]:
+            if term in parts:
+                continue
+            hint = _hint(term["schema"])
+            described = term["schema"].get("description", term["key"])
+            if not term["required"]:
+                hint = hint | None
+                described += f" None where the scenario has no {term['key']}."
+            out.append((term["key"], hint, term["required"], described))
+        if parts:
+            out.append(
+                (
+                    _LEAVE_OUT,
+                    list[str] | None,
+                    False,
+                    "The keys of the parts to leave out of the deal (each scenario's parts "
+                    "are in its setup); every other part is in.",
+                )
+            )
+    talk = props.get("message") or props.get("text") or {}
+    required = "text" in spec["parameters"].get("required", ())
+    out.append(("message", str, required, talk.get("description", "What you say.")))
+    return out
+
+
+def _tool(family: str, spec: Mapping[str, Any]) -> Any:
+    """One tool method of ``family``'s class, made from the core's spec: its signature, type
+    hints and Google-style docstring are what TRL builds the tool's JSON schema from."""
+    name = spec["name"]
+    arguments = _arguments(family, spec)
+    # A required argument after one that may be left out would not be a valid signature.
+    arguments.sort(key=lambda a: not a[2])
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for arg, hint, required, _ in arguments:
+        default = inspect.Parameter.empty if required else ("" if arg == "message" else None)
+        params.append(
+            inspect.Parameter(
+                arg, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=hint
+            )
+        )
+    signature = inspect.Signature(params, return_annotation=str)
+
+    def tool(self: NegotiationTools, *args: Any, **kwargs: Any) -> str:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        values.pop("self")
+        message = values.pop("message")
+        if name == "make_offer":
+            return self._offer(values, message)
+        return self._play(name, _MOVES[name], message)
+
+    description = spec["description"]
+    if name == "make_offer" and spec.get("terms_description"):
+        description = f"{description} {spec['terms_description']}"
+    args_doc = "\n".join(f"    {arg}: {doc}" for arg, _, _, doc in arguments)
+    tool.__name__ = tool.__qualname__ = name
+    tool.__doc__ = f"{description}\n\nArgs:\n{args_doc}\n\nReturns:\n    {_RETURNS}\n"
+    tool.__signature__ = signature  # type: ignore[attr-defined]
+    tool.__annotations__ = {arg: hint for arg, hint, _, _ in arguments} | {"return": str}
+    return tool
+
+
+def tool_class(family: str) -> type[NegotiationTools]:
+    """The tool environment of ``family``, its methods made from the core's tool schemas
+    (``dealgym._core.tool_specs``) by one path for every family: a family the core gains has
+    its tools here with no Python written for it."""
+    name = "".join(part.title() for part in family.split("_")) + "Tools"
+    namespace: dict[str, Any] = {
+        "family": family,
+        "__module__": __name__,
+        "__qualname__": name,
+        "__doc__": f"The {family} family's tools for TRL, from the core's tool schemas.",
+    }
+    for spec in _spec_list(family, None):
+        if spec["name"] not in _MOVES:
+            raise ValueError(f"the core's tool {spec['name']!r} has no move here")
+        namespace[spec["name"]] = _tool(family, spec)
+    return type(name, (NegotiationTools,), namespace)
+
+
+#: The tool environment of each family, made from the core's tool schemas.
+TOOLS: dict[str, type[NegotiationTools]] = {f: tool_class(f) for f in _core.families()}
+AhpTools = TOOLS["ahp"]
+CraigslistTools = TOOLS["craigslist"]
+CasinoTools = TOOLS["casino"]
+DndTools = TOOLS["dnd"]
+JobInterviewTools = TOOLS["job_interview"]
+BundleTools = TOOLS["bundle"]
+HotelTools = TOOLS["hotel"]
+
+
+def _options(family: str, key: str) -> tuple[str, ...]:
+    terms = _specs(family)["make_offer"]["terms"]
+    return tuple(next(t["schema"]["enum"] for t in terms if t["key"] == key))
+
+
+#: The Job Interview issues' options, every scenario's own (from the core's schemas); TRL
+#: renders a ``Literal`` as the argument's enum.
+POSITIONS = _options("job_interview", "position")
+COMPANIES = _options("job_interview", "company")
+WORKPLACES = _options("job_interview", "workplace")
+Position = Literal[POSITIONS]  # type: ignore[valid-type]
+Company = Literal[COMPANIES]  # type: ignore[valid-type]
+Workplace = Literal[WORKPLACES]  # type: ignore[valid-type]
 
 
 # ---------------------------------------------------------------------------------------------
