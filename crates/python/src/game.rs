@@ -375,8 +375,8 @@ impl Game {
     }
 
     /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`,
-    /// `role`, and at a two-party game `tool_calls`, `completion_ids`, `logprobs` and
-    /// `finish_reason`) for the role to move; `role`, if given, must be that role, else
+    /// `role`, in token-exact play `completion_ids`, `logprobs` and `finish_reason`, and at a
+    /// two-party game `tool_calls`) for the role to move; `role`, if given, must be that role, else
     /// `NotYourTurnError` names both. The GIL is released while the engine works.
     #[pyo3(signature = (action, *, role=None))]
     fn step(

@@ -370,8 +370,9 @@ impl TableGame {
         Ok(observation)
     }
 
-    /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`)
-    /// as `role`'s turn. A role that is not to move raises `NotYourTurnError` (a ValueError)
+    /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`,
+    /// and in token-exact play the `completion_ids` sampled after `set_prompt_ids`, with their
+    /// `logprobs` and `finish_reason`) as `role`'s turn. A role that is not to move raises `NotYourTurnError` (a ValueError)
     /// naming both roles; a step after the end raises `EpisodeEndedError`. A proposal naming an
     /// option not in the game or an acceptance of an offer that does not exist is a turn
     /// error: retried, then forfeited, as the malformed-turn policy says.

@@ -14,9 +14,10 @@ import json
 import subprocess
 
 import pytest
-from conftest import REPO, turn
+from conftest import REPO, anthropic_tokenizer, turn
 
 from dealgym import Game, NotYourTurnError, RecordWriter, TokenError
+from dealgym.pettingzoo import DealAECEnv
 
 FIXTURE = REPO / "tests" / "fixtures" / "table" / "six_party.jsonl"
 GOOD_DEAL = "A1 B1 C2 D1 E3"
@@ -154,3 +155,30 @@ def test_table_token_play_is_refused_where_it_would_lose_ids():
     if not g.done:
         with pytest.raises(TokenError, match="played a turn without token ids"):
             g.set_prompt_ids(nxt, [1], [])
+
+
+def test_the_aec_env_plays_a_table_token_exact_with_a_tokenizer():
+    """``DealAECEnv("deliberation", tokenizer=)``: every seat observes the prompt ids of its
+    turn and steps with its sampled ids; each seat's trajectory holds exactly them."""
+    tok = anthropic_tokenizer()
+    eot = tok.convert_tokens_to_ids("<|im_end|>")
+    env = DealAECEnv("deliberation", scenario_file=FIXTURE, tokenizer=tok)
+    env.reset(seed=7)
+    sampled: dict[str, list[int]] = {}
+    calls = {role: 0 for role in env.agents}
+    for agent in env.agent_iter():
+        seen, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        assert seen["token_ids"]["prompt_ids"], agent
+        text = policy(env.game, calls[agent])
+        ids = tok.encode(text, add_special_tokens=False) + [eot]
+        env.step({"text": text, "completion_ids": ids})
+        sampled.setdefault(agent, []).extend(ids)
+        calls[agent] += 1
+    assert env.game.outcome["kind"] == "deal"
+    for role, ids in sampled.items():
+        t = env.game.trajectory(role)
+        assert [x for x, m in zip(t["response_ids"], t["mask"], strict=True) if m] == ids
+        assert t["logprobs"] is None
