@@ -14,6 +14,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::exact::Exact;
 use crate::pair::PairGame;
 use crate::table::TableGame;
 
@@ -374,8 +375,8 @@ impl Game {
     }
 
     /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`,
-    /// `role`, and at a two-party game `tool_calls`, `completion_ids`, `logprobs` and
-    /// `finish_reason`) for the role to move; `role`, if given, must be that role, else
+    /// `role`, in token-exact play `completion_ids`, `logprobs` and `finish_reason`, and at a
+    /// two-party game `tool_calls`) for the role to move; `role`, if given, must be that role, else
     /// `NotYourTurnError` names both. The GIL is released while the engine works.
     #[pyo3(signature = (action, *, role=None))]
     fn step(
@@ -463,17 +464,19 @@ impl Game {
         either!(self, g => g.trajectory(py, role))
     }
 
-    /// What to render with the trainer's chat template for `role`'s next prompt ids (a
-    /// two-party game's token-exact play).
+    /// What to render with the trainer's chat template for `role`'s next prompt ids: its
+    /// messages now (rendered with a generation prompt), and the messages up to its own last
+    /// one (rendered continuing that message), or `None` on its first token-exact turn.
     fn prompt_messages<'py>(
         &self,
         py: Python<'py>,
         role: &str,
     ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
-        self.pair("prompt_messages")?.prompt_messages(py, role)
+        either!(self, g => g.prompt_messages(py, role))
     }
 
-    /// Set the prompt ids of `role`'s turn now (a two-party game's token-exact play).
+    /// Set the prompt ids of `role`'s turn now from the two renderings of `prompt_messages`;
+    /// the step of this turn carries the `completion_ids` sampled after them.
     #[pyo3(signature = (role, full, before=None))]
     fn set_prompt_ids<'py>(
         &mut self,
@@ -482,8 +485,10 @@ impl Game {
         full: &Bound<'py, PyAny>,
         before: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        self.pair_mut("set_prompt_ids")?
-            .set_prompt_ids(py, role, full, before)
+        match &mut self.kind {
+            Kind::Pair(g) => g.set_prompt_ids(py, role, full, before),
+            Kind::Table(g) => g.set_prompt_ids(py, role, full, before),
+        }
     }
 
     fn __repr__(&self) -> String {

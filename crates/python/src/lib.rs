@@ -17,6 +17,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod bench;
 mod catalog;
 mod errors;
+mod exact;
 mod game;
 mod pair;
 mod planner;

@@ -7,8 +7,8 @@ use std::sync::{LazyLock, OnceLock};
 use dealgym_core::digest::Digest;
 use dealgym_core::engine::drive_now;
 use dealgym_core::game::{
-    mix_text, token_sequence, Completion, Episode, EpisodeConfig, EpisodeSeed, FirstMover, PerSeat,
-    Seat, Setup,
+    mix_text, token_sequence, Episode, EpisodeConfig, EpisodeSeed, FirstMover, OutcomeKind,
+    PerSeat, Seat, Setup,
 };
 use dealgym_core::negotiator::{RulePlayer, RuleSeat, Tactic};
 use dealgym_core::record::{
@@ -16,14 +16,14 @@ use dealgym_core::record::{
 };
 use dealgym_core::reward::{episode_rewards, RewardConfig};
 use dealgym_core::scenario::Family;
-use dealgym_core::vocab::{continued_prefix, extend, Call, LogprobsMismatch, NextPrompt, ToolCall};
+use dealgym_core::vocab::{Call, Message};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::PyDict;
 use pythonize::{depythonize, pythonize};
 
 use crate::catalog;
-use crate::errors::{EpisodeEndedError, NotYourTurnError, TokenError};
+use crate::exact::{read_action, Action, Exact, Pending};
 use crate::game::{py_str, Game, StepInfo};
 
 /// The player spec a record names for a seat played from Python, unless `players` says.
@@ -53,159 +53,10 @@ pub struct PairGame {
     record: OnceLock<EpisodeRecord>,
     /// Token-exact play: the prompt ids set for the seat to move (`set_prompt_ids`), until the
     /// step that carries what was sampled after them.
-    pending: PerSeat<Option<Pending>>,
+    pending: Option<Pending<Seat>>,
     /// The training run and step whose policy plays this game (`training=`): in the record, and
     /// in the run id made on first use.
     training: Option<TrainingStep>,
-}
-
-/// Prompt ids set for a seat, and when: they hold only until the next move of either seat.
-struct Pending {
-    /// How many turns the episode had when they were set.
-    at: usize,
-    prompt: NextPrompt,
-}
-
-/// What the trainer's model sampled, carried by a step in token-exact play.
-pub(crate) struct SampledIds {
-    completion_ids: Vec<u32>,
-    logprobs: Vec<f64>,
-    finish_reason: Option<String>,
-}
-
-/// A Python action read into a completion, with the role it names, if any, and the ids it
-/// sampled in token-exact play.
-pub(crate) struct Action {
-    pub(crate) completion: Completion,
-    pub(crate) role: Option<String>,
-    pub(crate) sampled: Option<SampledIds>,
-}
-
-impl From<Completion> for Action {
-    /// A completion played as text, by the seat to move.
-    fn from(completion: Completion) -> Action {
-        Action {
-            completion,
-            role: None,
-            sampled: None,
-        }
-    }
-}
-
-/// Read an action: the completion text, or a dict with `text` and optionally `reasoning`,
-/// `role` and, in token-exact play, `completion_ids`, `logprobs` and `finish_reason`. Anything
-/// else is a TypeError, an unknown key a ValueError naming it.
-pub(crate) fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
-    if let Ok(text) = action.cast::<PyString>() {
-        return Ok(Action::from(Completion::from(text.to_str()?)));
-    }
-    let Ok(dict) = action.cast::<PyDict>() else {
-        return Err(PyTypeError::new_err(format!(
-            "an action is the completion text (str) or a dict with a str `text`, not {}",
-            action.get_type().name()?
-        )));
-    };
-    let mut text = None;
-    let mut reasoning = None;
-    let mut role = None;
-    let mut completion_ids: Option<Vec<u32>> = None;
-    let mut logprobs: Option<Vec<f64>> = None;
-    let mut finish_reason = None;
-    let mut tool_calls = Vec::new();
-    for (key, value) in dict.iter() {
-        let key: String = key
-            .extract()
-            .map_err(|_| PyTypeError::new_err("an action dict's keys are str"))?;
-        let string = |what: &str| -> PyResult<String> {
-            value
-                .extract::<String>()
-                .map_err(|_| PyTypeError::new_err(format!("the action's `{what}` must be a str")))
-        };
-        match key.as_str() {
-            "text" => text = Some(string("text")?),
-            "reasoning" => reasoning = (!value.is_none()).then(|| string("reasoning")).transpose()?,
-            "role" => role = (!value.is_none()).then(|| string("role")).transpose()?,
-            "completion_ids" if !value.is_none() => {
-                completion_ids = Some(token_ids(&value, "the action's `completion_ids`")?)
-            }
-            "completion_ids" => {}
-            "logprobs" if !value.is_none() => {
-                logprobs = Some(value.extract().map_err(|_| {
-                    PyTypeError::new_err("the action's `logprobs` must be a list of float")
-                })?)
-            }
-            "finish_reason" => {
-                finish_reason = (!value.is_none())
-                    .then(|| string("finish_reason"))
-                    .transpose()?
-            }
-            "logprobs" => {}
-            "tool_calls" if !value.is_none() => tool_calls = read_tool_calls(&value)?,
-            "tool_calls" => {}
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown action key `{other}`: an action dict holds `text` and optionally `reasoning`, `role`, `tool_calls`, `completion_ids`, `logprobs` and `finish_reason`"
-                )))
-            }
-        }
-    }
-    // A turn made of tool calls may have no text beside them.
-    let text = match text {
-        Some(text) => text,
-        None if !tool_calls.is_empty() => String::new(),
-        None => {
-            return Err(PyValueError::new_err(
-                "an action dict needs a str `text` (or `tool_calls`)",
-            ))
-        }
-    };
-    let sampled = match completion_ids {
-        Some(completion_ids) => {
-            let logprobs = logprobs.unwrap_or_default();
-            LogprobsMismatch::check(&completion_ids, &logprobs)
-                .map_err(|e| TokenError::new_err(e.to_string()))?;
-            Some(SampledIds {
-                completion_ids,
-                logprobs,
-                finish_reason,
-            })
-        }
-        None if logprobs.is_some() || finish_reason.is_some() => {
-            return Err(TokenError::new_err(
-                "`logprobs` and `finish_reason` go with the `completion_ids` they belong to",
-            ))
-        }
-        None => None,
-    };
-    Ok(Action {
-        completion: Completion {
-            text,
-            reasoning,
-            tool_calls,
-            ..Completion::default()
-        },
-        role,
-        sampled,
-    })
-}
-
-/// An action's `tool_calls`: a list of calls in the OpenAI shape (`{"id", "type": "function",
-/// "function": {"name", "arguments"}}`, as a chat completion's message holds them), each read as
-/// the engine reads a model's ([`ToolCall::read`]: the arguments as JSON text or a dict).
-fn read_tool_calls(value: &Bound<'_, PyAny>) -> PyResult<Vec<ToolCall>> {
-    let bad = |why: String| PyTypeError::new_err(format!("the action's `tool_calls`: {why}"));
-    let calls: serde_json::Value = depythonize(value).map_err(|e| bad(e.to_string()))?;
-    let serde_json::Value::Array(calls) = calls else {
-        return Err(bad("must be a list of calls".into()));
-    };
-    calls
-        .iter()
-        .enumerate()
-        .map(|(i, call)| match call {
-            serde_json::Value::Object(_) => Ok(ToolCall::read(call, i)),
-            other => Err(bad(format!("call {i} must be a dict, not {other}"))),
-        })
-        .collect()
 }
 
 /// A whole number from 0 to 2**64 - 1 (a seed, an index, a member), or a ValueError naming it.
@@ -275,15 +126,6 @@ fn finite<'a, 'py>(table: &'a Bound<'py, PyDict>, what: &str) -> PyResult<&'a Bo
     Ok(table)
 }
 
-/// Token ids (each an int from 0 to 2**32 - 1), or a TypeError naming `what`.
-fn token_ids(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u32>> {
-    value.extract().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{what} must be a list of token ids (int, 0 to 2**32 - 1)"
-        ))
-    })
-}
-
 /// The built-in negotiator an `opponent="rule:NAME"` names. One per tactic for the process,
 /// so the stances it works out for a scenario outlive one game.
 fn rule_player(spec: &str) -> PyResult<RulePlayer> {
@@ -328,86 +170,10 @@ impl PairGame {
             .expect("both roles of the family are seated"))
     }
 
-    /// The seat to move, if `role` (when named) is it: an ended episode and another role's
-    /// turn are refused, naming why.
-    fn check_turn(&self, role: Option<&str>) -> PyResult<Seat> {
-        let Some(seat) = self.episode.to_move() else {
-            let kind = self.episode.outcome().map_or("", |o| o.kind.name());
-            return Err(EpisodeEndedError::new_err(format!(
-                "the episode has ended ({kind}): no step after the end"
-            )));
-        };
-        if let Some(role) = role {
-            let asked = self.seat(role)?;
-            if asked != seat {
-                return Err(NotYourTurnError::new_err(format!(
-                    "it is {}'s turn, not {}'s",
-                    self.role_of(seat),
-                    self.role_of(asked)
-                )));
-            }
-        }
-        Ok(seat)
-    }
-
-    /// Whether `action` can be played now: its role (if named) is to move, and in token-exact
-    /// play its sampled ids follow prompt ids set for this very turn, while a step without ids
-    /// is refused once prompt ids were set (the seat's sequence would lose a turn).
-    fn check_action(&self, action: &Action) -> PyResult<Seat> {
-        let seat = self.check_turn(action.role.as_deref())?;
-        let current = self.current_pending(seat).is_some();
-        match (&action.sampled, current) {
-            (Some(_), false) => Err(TokenError::new_err(format!(
-                "{}'s `completion_ids` follow no prompt ids of this turn: set them first (set_prompt_ids, or dealgym.tokens.ExactTokens.next_prompt) after the last move",
-                self.role_of(seat)
-            ))),
-            (None, true) => Err(TokenError::new_err(format!(
-                "prompt ids were set for {}'s turn: its step carries the `completion_ids` sampled after them",
-                self.role_of(seat)
-            ))),
-            _ => Ok(seat),
-        }
-    }
-
-    /// The prompt ids set for `seat` at the current turn, if any.
-    fn current_pending(&self, seat: Seat) -> Option<&Pending> {
-        self.pending[seat]
-            .as_ref()
-            .filter(|p| p.at == self.episode.turns().len())
-    }
-
-    /// The seat's exact sequence so far (its prompt and sampled ids, turn by turn).
-    fn sequence(&self, seat: Seat) -> PyResult<Vec<u32>> {
-        self.episode
-            .token_sequence(seat)
-            .map(<[u32]>::to_vec)
-            .ok_or_else(|| {
-                TokenError::new_err(format!(
-                    "{} played a turn without token ids: a seat is token-exact from its first turn",
-                    self.role_of(seat)
-                ))
-            })
-    }
-
     /// Play an action checked by `check_action` for the seat to move, and build the record
     /// once the episode ends. Runs without the GIL.
     pub(crate) fn advance(&mut self, action: Action) -> Result<StepInfo, String> {
-        let mut completion = action.completion;
-        if let Some(sampled) = action.sampled {
-            let seat = self.episode.to_move().ok_or("the episode has ended")?;
-            let pending = self.pending[seat]
-                .take()
-                .ok_or("token-exact play: no prompt ids for this turn")?;
-            let tokens = pending
-                .prompt
-                .sampled(
-                    sampled.completion_ids,
-                    sampled.logprobs,
-                    sampled.finish_reason,
-                )
-                .map_err(|e| e.to_string())?;
-            completion.tokens = Some(tokens);
-        }
+        let completion = self.completion_of(action)?;
         let step = self.episode.step(completion).map_err(|e| e.to_string())?;
         self.play_opponent()?;
         let outcome = self.episode.outcome();
@@ -609,7 +375,7 @@ impl PairGame {
             rewards,
             opponent: rule,
             record: OnceLock::new(),
-            pending: PerSeat::default(),
+            pending: None,
             training,
         };
         // An opponent that moves first has made its move by the time the game is handed over.
@@ -715,16 +481,7 @@ impl PairGame {
         action: &Bound<'_, PyAny>,
         role: Option<&str>,
     ) -> PyResult<StepInfo> {
-        let mut action = read_action(action)?;
-        if let Some(role) = role {
-            if action.role.as_deref().is_some_and(|named| named != role) {
-                return Err(PyValueError::new_err(format!(
-                    "the action names role `{}` and the step role `{role}`: name one",
-                    action.role.as_deref().unwrap_or_default()
-                )));
-            }
-            action.role = Some(role.to_string());
-        }
+        let action = read_action(action)?.for_role(role)?;
         self.check_action(&action)?;
         py.detach(move || self.advance(action))
             .map_err(PyRuntimeError::new_err)
@@ -789,7 +546,7 @@ impl PairGame {
         }
         self.episode.restore(&snapshot.snapshot);
         self.record = OnceLock::new();
-        self.pending = PerSeat::default();
+        self.pending = None;
         Ok(())
     }
 
@@ -857,58 +614,6 @@ impl PairGame {
         )
     }
 
-    /// What to render with the trainer's chat template for `role`'s next prompt ids: its
-    /// messages now (rendered with a generation prompt), and the messages up to its own last
-    /// one (rendered continuing that message), or `None` on its first token-exact turn, when
-    /// the whole rendering is the prompt.
-    pub(crate) fn prompt_messages<'py>(
-        &self,
-        py: Python<'py>,
-        role: &str,
-    ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
-        let seat = self.seat(role)?;
-        let view = self.episode.view(seat);
-        let before = continued_prefix(&self.sequence(seat)?, view)
-            .map(|end| pythonize(py, &view[..end]))
-            .transpose()?;
-        Ok((pythonize(py, view)?, before))
-    }
-
-    /// Set the prompt ids of `role`'s turn now from the two renderings of `prompt_messages`
-    /// (`full`, and `before` or `None`): the ids added to its sequence are the new messages'
-    /// alone, never a re-tokenization of what it sampled. Returns them as the observation's
-    /// `token_ids`: `{"prompt_ids": [...], "drift": None | {"at", "exact_len",
-    /// "rerender_len"}}`; the step of this turn carries the `completion_ids` sampled after them.
-    pub(crate) fn set_prompt_ids<'py>(
-        &mut self,
-        py: Python<'py>,
-        role: &str,
-        full: &Bound<'py, PyAny>,
-        before: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let full = token_ids(full, "`full`")?;
-        let before = before.map(|b| token_ids(b, "`before`")).transpose()?;
-        let seat = self.check_turn(Some(role))?;
-        let sequence = self.sequence(seat)?;
-        let prompt = match (sequence.is_empty(), before) {
-            (true, _) => NextPrompt::whole(full),
-            (false, Some(before)) => extend(&sequence, &before, &full),
-            (false, None) => {
-                return Err(TokenError::new_err(format!(
-                    "{role} has a token sequence: its prompt ids need `before`, the rendering up to its own last message (prompt_messages)"
-                )))
-            }
-        };
-        let answer = PyDict::new(py);
-        answer.set_item("prompt_ids", &prompt.suffix)?;
-        answer.set_item("drift", pythonize(py, &prompt.drift)?)?;
-        self.pending[seat] = Some(Pending {
-            at: self.episode.turns().len(),
-            prompt,
-        });
-        Ok(answer)
-    }
-
     pub(crate) fn __repr__(&self) -> String {
         format!(
             "Game(family='{}', scenario_id='{}', seed={}, to_move={})",
@@ -917,6 +622,46 @@ impl PairGame {
             self.seeds.run,
             py_str(self.to_move())
         )
+    }
+}
+
+impl Exact for PairGame {
+    type Seat = Seat;
+
+    fn seat_named(&self, role: &str) -> PyResult<Seat> {
+        self.seat(role)
+    }
+
+    fn role_name(&self, seat: Seat) -> String {
+        self.role_of(seat).to_string()
+    }
+
+    fn mover(&self) -> Option<Seat> {
+        self.episode.to_move()
+    }
+
+    fn ended_as(&self) -> Option<OutcomeKind> {
+        self.outcome_kind()
+    }
+
+    fn turns_played(&self) -> usize {
+        self.episode.turns().len()
+    }
+
+    fn seat_view(&self, seat: Seat) -> &[Message] {
+        self.episode.view(seat)
+    }
+
+    fn seat_sequence(&self, seat: Seat) -> Option<&[u32]> {
+        self.episode.token_sequence(seat)
+    }
+
+    fn pending(&mut self) -> &mut Option<Pending<Seat>> {
+        &mut self.pending
+    }
+
+    fn pending_ref(&self) -> Option<&Pending<Seat>> {
+        self.pending.as_ref()
     }
 }
 

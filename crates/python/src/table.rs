@@ -25,15 +25,16 @@ use dealgym_core::scenario::{
 use dealgym_core::table::{
     public_move, seat_state, TableEpisode, TableError, TableOptions, TableSetup,
 };
+use dealgym_core::vocab::Message;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pythonize::pythonize;
 use serde_json::json;
 
-use crate::errors::{EpisodeEndedError, NotYourTurnError, ScenarioError};
+use crate::errors::{EpisodeEndedError, NotYourTurnError, ScenarioError, TokenError};
+use crate::exact::{read_action, Exact, Pending};
 use crate::game::StepInfo;
-use crate::pair::read_action;
 
 /// The player spec a record names for a seat played from Python.
 const PYTHON_PLAYER: &str = "python";
@@ -103,6 +104,9 @@ pub struct TableGame {
     /// Seats played in process by the scripted party.
     scripted: Vec<bool>,
     record: OnceLock<TableRecord>,
+    /// Token-exact play: the prompt ids set for the seat to move (`set_prompt_ids`), until the
+    /// step that carries what was sampled after them.
+    pending: Option<Pending<usize>>,
 }
 
 /// A whole number from 0 to 2**64 - 1, or a ValueError naming it.
@@ -285,6 +289,7 @@ impl TableGame {
             players,
             scripted,
             record: OnceLock::new(),
+            pending: None,
         };
         py.detach(|| game.play_scripted()).map_err(table_error)?;
         Ok(game)
@@ -365,8 +370,9 @@ impl TableGame {
         Ok(observation)
     }
 
-    /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`)
-    /// as `role`'s turn. A role that is not to move raises `NotYourTurnError` (a ValueError)
+    /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`,
+    /// and in token-exact play the `completion_ids` sampled after `set_prompt_ids`, with their
+    /// `logprobs` and `finish_reason`) as `role`'s turn. A role that is not to move raises `NotYourTurnError` (a ValueError)
     /// naming both roles; a step after the end raises `EpisodeEndedError`. A proposal naming an
     /// option not in the game or an acceptance of an offer that does not exist is a turn
     /// error: retried, then forfeited, as the malformed-turn policy says.
@@ -376,34 +382,14 @@ impl TableGame {
         action: &Bound<'_, PyAny>,
         role: Option<&str>,
     ) -> PyResult<StepInfo> {
-        let action = read_action(action)?;
-        if action.sampled.is_some() || !action.completion.tool_calls.is_empty() {
+        let action = read_action(action)?.for_role(role)?;
+        if !action.completion.tool_calls.is_empty() {
             return Err(PyValueError::new_err(
-                "a table (deliberation) is played with text: its seats take no `completion_ids` or `tool_calls` from Python yet",
+                "a table (deliberation) is played with text: its seats take no `tool_calls` from Python yet",
             ));
         }
-        let role = match (role, action.role.as_deref()) {
-            (Some(a), Some(b)) if a != b => {
-                return Err(PyValueError::new_err(format!(
-                    "the action names role `{b}` and the step role `{a}`: name one"
-                )))
-            }
-            (Some(r), _) | (None, Some(r)) => Some(r.to_string()),
-            (None, None) => None,
-        };
-        if let Some(o) = self.episode.outcome() {
-            return Err(EpisodeEndedError::new_err(format!(
-                "the table has ended ({}): no step after the end",
-                o.kind.name()
-            )));
-        }
-        let seat = match role {
-            Some(role) => self.seat(&role)?,
-            None => self.episode.to_move().ok_or_else(|| {
-                EpisodeEndedError::new_err("the table has ended: no step after the end")
-            })?,
-        };
-        let completion = action.completion;
+        let seat = self.check_action(&action)?;
+        let completion = self.completion_of(action).map_err(TokenError::new_err)?;
         let step = py
             .detach(|| {
                 let step = self.episode.step(seat, completion)?;
@@ -522,6 +508,46 @@ impl TableGame {
             self.to_move()
                 .map_or_else(|| "None".to_string(), |r| format!("'{r}'"))
         )
+    }
+}
+
+impl Exact for TableGame {
+    type Seat = usize;
+
+    fn seat_named(&self, role: &str) -> PyResult<usize> {
+        self.seat(role)
+    }
+
+    fn role_name(&self, seat: usize) -> String {
+        self.role_of(seat)
+    }
+
+    fn mover(&self) -> Option<usize> {
+        self.episode.to_move()
+    }
+
+    fn ended_as(&self) -> Option<dealgym_core::game::OutcomeKind> {
+        self.outcome_kind()
+    }
+
+    fn turns_played(&self) -> usize {
+        self.episode.turns().len()
+    }
+
+    fn seat_view(&self, seat: usize) -> &[Message] {
+        self.episode.view(seat)
+    }
+
+    fn seat_sequence(&self, seat: usize) -> Option<&[u32]> {
+        self.episode.token_sequence(seat)
+    }
+
+    fn pending(&mut self) -> &mut Option<Pending<usize>> {
+        &mut self.pending
+    }
+
+    fn pending_ref(&self) -> Option<&Pending<usize>> {
+        self.pending.as_ref()
     }
 }
 

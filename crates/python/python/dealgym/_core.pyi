@@ -46,8 +46,8 @@ class StepInfo:
 class Game:
     """One episode of any family, every seat named by its role and played from outside with raw
     completions: a two-party family's two seats, or a table's (``Game("deliberation", ...)``)
-    n parties. What only one kind has (``tools``, ``snapshot``, token-exact prompts: a
-    two-party game's) raises ``ValueError`` on the other, naming it."""
+    n parties. What only one kind has (``tools``, ``snapshot``: a two-party game's) raises
+    ``ValueError`` on the other, naming it; token-exact play is every seat's."""
 
     def __init__(
         self,
@@ -121,8 +121,9 @@ class Game:
     def step(self, action: str | Mapping[str, Any], *, role: str | None = None) -> StepInfo:
         """``action``: the completion text, or ``{"text", "reasoning"?, "role"?}`` and, in
         token-exact play, ``"completion_ids"``, ``"logprobs"``? and ``"finish_reason"``?; a
-        seat acting through tools sends ``{"tool_calls", "text"?}`` (the calls as a chat
-        completion's message holds them)."""
+        two-party seat acting through tools sends ``{"tool_calls", "text"?}`` (the calls as a
+        chat completion's message holds them). A table seat plays token-exact as a two-party
+        seat does."""
     def tools(self, role: str) -> list[dict[str, Any]]:
         """``role``'s moves as OpenAI-style tool definitions, their terms the scenario's own."""
     def observe(self, role: str) -> dict[str, Any]: ...
@@ -155,8 +156,8 @@ class Game:
     def set_prompt_ids(
         self, role: str, full: Sequence[int], before: Sequence[int] | None = None
     ) -> dict[str, Any]:
-        """Set the prompt ids of ``role``'s turn now from the two renderings; returns
-        ``{"prompt_ids", "drift"}``."""
+        """Set the prompt ids of ``role``'s turn now from the two renderings (a two-party seat
+        or a table's); returns ``{"prompt_ids", "drift"}``."""
 
 @final
 class RecordWriter:
@@ -190,6 +191,9 @@ def step_many(games: Sequence[Game], actions: Sequence[str | Mapping[str, Any]])
 def families() -> list[str]: ...
 def roles(family: str) -> tuple[str, str]: ...
 def scenario_ids(family: str) -> list[str]: ...
+def tool_specs(family: str, scenario_id: str | None = None) -> list[dict[str, Any]]:
+    """The family's moves as tool specs, their terms from the core's term schemas (every
+    scenario's merged, or ``scenario_id``'s): what ``dealgym.trl`` builds its tool classes from."""
 
 def table_scenario_ids(scenario_file: str | PathLike[str] | None = None) -> list[str]: ...
 def table_roles(

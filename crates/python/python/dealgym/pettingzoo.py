@@ -103,11 +103,6 @@ class DealAECEnv(AECEnv):
         #: A table: its seats are the scenario's parties, so the scenario is fixed here.
         self.table = family not in _core.families()
         if self.table:
-            if tokenizer is not None:
-                raise ValueError(
-                    f"tokenizer: a {family} table is played with text; token-exact play is a "
-                    "two-party game's"
-                )
             first = _core.Game(
                 family,
                 scenario_id=scenario_id,
