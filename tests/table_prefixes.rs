@@ -117,3 +117,59 @@ fn a_prefix_run_continues_table_records() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("--continue-turns"), "{stderr}");
 }
+
+#[test]
+fn a_branch_of_table_records_forms_a_group_per_parent() {
+    let mock = threaded_mock(MockConfig::default());
+    let seat = format!("mayor=openai:mock@{}", mock.url);
+    let source = source_log("table_branch_source", &seat);
+    let parents = read_tables(&source);
+    let out = out_file("table_branch_run");
+    let output = succeeded(dealgym_cli([
+        "replay",
+        "--branch-from",
+        "2",
+        source.to_str().unwrap(),
+        "--group-size",
+        "3",
+        "--seat",
+        &seat,
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("6 branches of 2 tables"), "{stderr}");
+    let children = read_tables(&out);
+    assert_eq!(children.len(), 6);
+    for parent in &parents {
+        let group = format!("{}.b2", parent.episode_id);
+        let members: Vec<&TableRecord> =
+            children.iter().filter(|c| c.group_id == group).collect();
+        assert_eq!(members.len(), 3, "group {group}");
+        let mut ids: Vec<&str> = members.iter().map(|c| c.episode_id.as_str()).collect();
+        ids.sort();
+        let expected: Vec<String> = (0..3).map(|m| format!("{group}-m{m}")).collect();
+        assert_eq!(ids, expected, "written in the order they end");
+        for child in members {
+            continues(parent, child, 2);
+        }
+    }
+    verifies(&out);
+
+    // Two-party players at a table are refused by name.
+    let refused = dealgym_cli([
+        "replay",
+        "--branch-from",
+        "2",
+        source.to_str().unwrap(),
+        "--learner",
+        "rule:tough",
+        "--opponent",
+        "rule:tough",
+        "--out",
+        out_file("table_branch_refused").to_str().unwrap(),
+    ]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--seat ROLE=SPEC"), "{stderr}");
+}
