@@ -40,7 +40,10 @@ fn source_log(name: &str, seat: &str) -> PathBuf {
 
 /// Each continuation's first `k` turns are its parent's, and it names the parent.
 fn continues(parent: &TableRecord, child: &TableRecord, k: usize) {
-    let p = child.parent.as_ref().expect("a continuation names its parent");
+    let p = child
+        .parent
+        .as_ref()
+        .expect("a continuation names its parent");
     assert_eq!(
         (p.run_id.as_str(), p.episode_id.as_str(), p.prefix_turns),
         (parent.run_id.as_str(), parent.episode_id.as_str(), k)
@@ -54,11 +57,7 @@ fn continues(parent: &TableRecord, child: &TableRecord, k: usize) {
 }
 
 fn verifies(file: &Path) {
-    succeeded(dealgym_cli([
-        "replay",
-        "--verify",
-        file.to_str().unwrap(),
-    ]));
+    succeeded(dealgym_cli(["replay", "--verify", file.to_str().unwrap()]));
 }
 
 #[test]
@@ -143,8 +142,7 @@ fn a_branch_of_table_records_forms_a_group_per_parent() {
     assert_eq!(children.len(), 6);
     for parent in &parents {
         let group = format!("{}.b2", parent.episode_id);
-        let members: Vec<&TableRecord> =
-            children.iter().filter(|c| c.group_id == group).collect();
+        let members: Vec<&TableRecord> = children.iter().filter(|c| c.group_id == group).collect();
         assert_eq!(members.len(), 3, "group {group}");
         let mut ids: Vec<&str> = members.iter().map(|c| c.episode_id.as_str()).collect();
         ids.sort();

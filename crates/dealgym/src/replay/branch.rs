@@ -76,8 +76,7 @@ pub async fn branch<'s>(
     }
     if !run.seats.is_empty() {
         return Err(Error::Options(
-            "--seat is for table records; two-party branches take --learner and --opponent"
-                .into(),
+            "--seat is for table records; two-party branches take --learner and --opponent".into(),
         ));
     }
     run.check()?;

@@ -46,7 +46,8 @@ pub use plan::{plan, PlannedEpisode, Shard};
 pub(crate) use plan::{planned_ids, shard, without_done};
 pub(crate) use prefix::plan_prefixes;
 pub use prefix::{
-    branch_group_id, Cut, Logged, LoggedPrefix, PrefixOptions, PrefixReport, SkipReason, Skipped, Targets,
+    branch_group_id, Cut, Logged, LoggedPrefix, PrefixOptions, PrefixReport, SkipReason, Skipped,
+    Targets,
 };
 pub use report::{RunSummary, SeatReplicas};
 pub(crate) use rewarding::rubric;

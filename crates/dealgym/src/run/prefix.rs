@@ -923,4 +923,88 @@ mod tests {
             assert_eq!(p.map(|p| p.turns), Ok(n));
         }
     }
+
+    /// A table of the six-party fixture whose first seat writes a malformed turn and retries:
+    /// the table's side of the one prefix rule.
+    fn logged_table() -> TableRecord {
+        use crate::game::Completion;
+        use crate::scenario::{load_table_scenarios, LoadOptions};
+        use crate::table::{TableEpisode, TableSetup};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/table/six_party.jsonl");
+        let scenario = Arc::new(
+            load_table_scenarios(&path, LoadOptions::default())
+                .unwrap()
+                .scenarios
+                .remove(0),
+        );
+        let options = TableOptions::default();
+        let setup = TableSetup::new(&scenario, &options, 9).unwrap();
+        let mut e = TableEpisode::new(scenario.clone(), setup).unwrap();
+        let deal = scenario.all_deals().next().unwrap();
+        let offer = format!(
+            "Thought: t\nTalk: how about\nAction: [SUBMIT_DEAL] {}",
+            scenario.render_deal(&deal)
+        );
+        let seat = e.to_move().unwrap();
+        e.step(seat, Completion::from("no format")).unwrap();
+        for _ in 0..3 {
+            let seat = e.to_move().unwrap();
+            e.step(seat, Completion::from(offer.as_str())).unwrap();
+        }
+        TableRecord::of(
+            "run",
+            EpisodeSeed {
+                run: 0,
+                group: 0,
+                member: 0,
+            },
+            &e,
+            &options,
+            &[],
+            &[],
+        )
+    }
+
+    #[test]
+    fn a_table_prefix_keeps_its_setup_and_raises_only_the_corrections_it_needs() {
+        let record = logged_table();
+        assert_eq!(record.turns.len(), 4);
+        assert_eq!(
+            (record.attempt(0), record.attempt(1), record.attempt(2)),
+            (0, 1, 0)
+        );
+        let strict = EpisodeConfig {
+            format_retries: 0,
+            ..EpisodeConfig::default()
+        };
+        // Turn 1 is the retry turn 0 asked for: a prefix of 1 needs one correction.
+        let p = LoggedPrefix::new(record.clone(), 1, &strict, None).unwrap();
+        assert_eq!(p.setup.retries, 1);
+        assert_eq!(p.setup.regulated, record.options.regulated);
+        let p = LoggedPrefix::new(record.clone(), 3, &strict, None).unwrap();
+        assert_eq!(p.setup.retries, 1, "the retry is within the prefix");
+        // The same skip rules as two-party prefixes; a table episode still open at its last
+        // logged turn (it had not ended) can be continued from every turn but none past.
+        assert_eq!(
+            LoggedPrefix::<TableRecord>::new(record.clone(), 0, &strict, None),
+            Err(SkipReason::TooShort)
+        );
+        assert_eq!(
+            LoggedPrefix::<TableRecord>::new(record.clone(), 5, &strict, None),
+            Err(SkipReason::TooShort)
+        );
+        // A table has no learner seat: `--targets learner` finds no target.
+        assert_eq!(
+            target_cuts(&record, Cut::Turns(1), Targets::Learner, None),
+            Err(SkipReason::NoTurnOfRole)
+        );
+        assert_eq!(
+            target_cuts(&record, Cut::Turns(1), Targets::Every, None),
+            Ok(vec![1, 2, 3])
+        );
+        let b = LoggedPrefix::branch(record.clone(), 2);
+        assert_eq!(b.group.as_deref(), Some("g0-m0.b2"));
+        assert_eq!(b.setup, record.options);
+    }
 }

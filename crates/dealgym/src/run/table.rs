@@ -295,9 +295,13 @@ pub(crate) async fn play_table(
         costs: Vec::new(),
     };
     if let Some(logged) = &planned.prefix {
-        feed_prefix(&*logged.record, logged.turns, &mut episode, &mut seats, |e| {
-            e.outcome().map(|o| o.kind)
-        })?;
+        feed_prefix(
+            &*logged.record,
+            logged.turns,
+            &mut episode,
+            &mut seats,
+            |e| e.outcome().map(|o| o.kind),
+        )?;
     }
     drive(&mut episode, &mut seats)
         .await
@@ -491,7 +495,13 @@ pub async fn run_tables<'s>(
 fn plan_table_prefixes(
     prefixes: &super::PrefixOptions,
     options: &RunOptions,
-) -> Result<(super::prefix::PrefixPlan<PlannedTable>, Vec<Arc<TableScenario>>), RunError> {
+) -> Result<
+    (
+        super::prefix::PrefixPlan<PlannedTable>,
+        Vec<Arc<TableScenario>>,
+    ),
+    RunError,
+> {
     refuse_for_tables(prefixes, &options.episode)?;
     let mut source =
         crate::replay::TableSource::in_dir(&options.scenarios, std::path::Path::new("scenarios"))?;
