@@ -57,6 +57,7 @@ mod serve_store;
 mod serve_tables;
 mod serve_tokens;
 mod settings_checked;
+mod table_prefixes;
 mod table_rewards;
 mod table_surfaces;
 mod tables;

@@ -36,6 +36,42 @@ pub fn replay_command(flags: &ReplayFlags) -> Result<()> {
                 None => print!("{text}"),
             }
         }
+        Mode::Branch(options)
+            if dealgym::record::records_kind(&options.files)?
+                == dealgym::record::RecordsKind::Table =>
+        {
+            let summary = runtime()?.block_on(async {
+                replay::branch_tables(&options, Stop::on_signals(options.run.grace)).await
+            })?;
+            let run = &summary.run;
+            eprintln!(
+                "{}: {} branches of {} tables written to {}{}",
+                run.run_id,
+                run.written,
+                summary.parents,
+                options.run.out.display(),
+                match run.skipped {
+                    0 => String::new(),
+                    n => format!(" ({n} already there)"),
+                }
+            );
+            if let Some(stopped) = &run.stopped {
+                eprintln!(
+                    "{}",
+                    written_line(
+                        &run.run_id,
+                        run.written,
+                        &options.run.out,
+                        (run.planned, run.skipped),
+                        "",
+                        Some(stopped),
+                    )
+                );
+            }
+            if run.stats.internal_errors > 0 {
+                std::process::exit(dealgym::run::INTERNAL_ERROR_EXIT);
+            }
+        }
         Mode::Branch(options) => {
             let summary = runtime()?.block_on(async {
                 replay::branch(&options, Stop::on_signals(options.run.grace)).await

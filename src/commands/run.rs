@@ -97,6 +97,9 @@ fn summary_lines(summary: &RunSummary, out: &std::path::Path) {
 /// stderr.
 fn table_summary_lines(summary: &TableRunSummary, out: &std::path::Path) {
     print!("{}", summary.stats.table());
+    if let Some(prefixes) = &summary.prefixes {
+        eprintln!("{}", prefixes.line());
+    }
     eprintln!(
         "per seat and per party, with charts: `dealgym report {} --out DIR`",
         out.display()

@@ -66,7 +66,8 @@ pub struct ReplayFlags {
     pub render: Option<RenderFormat>,
     /// Replay the first N turns (attempts, in record order) of each episode, then let
     /// --learner and --opponent play on; --group-size branches per episode form one GRPO group.
-    #[arg(long, value_name = "N", requires_all = ["learner", "opponent", "out"])]
+    /// Table records: --seat ROLE=SPEC players (unnamed roles play rule:deliberation) play on.
+    #[arg(long, value_name = "N", requires = "out")]
     pub branch_from: Option<usize>,
     /// Only the episode with this id (the first found).
     #[arg(long, value_name = "ID")]
@@ -85,6 +86,10 @@ pub struct ReplayFlags {
     /// --branch-from: who plays on in the opponent's seat.
     #[arg(long, value_name = "SPEC")]
     pub opponent: Option<String>,
+    /// --branch-from on table records: who plays on in role ROLE's seat (repeatable; same
+    /// forms as `dealgym run --seat`).
+    #[arg(long = "seat", value_name = "ROLE=SPEC")]
+    pub seats: Vec<String>,
     #[command(flatten)]
     pub group_size: GroupSizeFlag,
     /// --branch-from: the seed the branches' sampling seeds come from (default: the config's,
@@ -172,17 +177,17 @@ impl ReplayFlags {
                 "say what to do: --verify, --rescore, --render or --branch-from".into(),
             ));
         };
+        // Two-party branches need --learner and --opponent, table branches take --seat: which
+        // is asked of the records' kind where the branch is planned (`replay::branch`,
+        // `replay::branch_tables`).
         let mut run = RunOptions::new(
             Vec::new(),
-            self.learner
-                .as_deref()
-                .ok_or_else(|| missing("--learner"))?,
-            self.opponent
-                .as_deref()
-                .ok_or_else(|| missing("--opponent"))?,
+            self.learner.as_deref().unwrap_or(""),
+            self.opponent.as_deref().unwrap_or(""),
             self.out.clone().ok_or_else(|| missing("--out"))?,
         )
         .with_config(file);
+        run.seats = dealgym::run::parse_seats(&self.seats).map_err(Error::Run)?;
         run.prompts_dir = prompts_dir;
         run.seed = self.seed.unwrap_or(run.seed);
         run.group_size = self.group_size.group_size.unwrap_or(run.group_size);

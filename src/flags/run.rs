@@ -57,7 +57,16 @@ impl RunFlags {
         o.seats =
             dealgym::run::parse_seats(&self.seats).map_err(|e| ConfigError::Flag(e.to_string()))?;
         o.regulated_roles = self.regulated.clone();
+        o.prefixes = prefixes.clone();
         if o.is_table_run() {
+            if o.prefixes.is_some() && (o.split.is_some() || o.sample.is_some()) {
+                return Err(ConfigError::Flag(
+                    "--scenario-split and --sample choose the scenarios a run plays from the \
+                     start; a prefix run (--prefixes) continues logged tables (--limit caps the \
+                     records read from each file)"
+                        .into(),
+                ));
+            }
             if o.learner_given() {
                 return Err(ConfigError::Flag(
                     "an n-party table seats its players by role: give --seat ROLE=SPEC (roles not named play rule:deliberation), not --learner/--opponent".into(),
@@ -86,7 +95,6 @@ impl RunFlags {
                     .into(),
             ));
         }
-        o.prefixes = prefixes;
         Ok(o)
     }
 }

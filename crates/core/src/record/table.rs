@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::digest::{digest_json, Digest};
 use crate::game::{Completion, EpisodeSeed, OutcomeKind, Prompts};
+use crate::planner::Planning;
 use crate::reward::{table_terminal_rewards, RewardConfig};
 use crate::scenario::{Incentive, PartyPosition, TableFamily, TableScenario};
 use crate::score::{table_metrics, TableMetrics};
@@ -57,6 +58,11 @@ pub struct TableRecord {
     /// Where an imported episode came from (a log file); absent for played ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The episode this one continues (`run --prefixes`, `replay --branch-from`): its first
+    /// `prefix_turns` turns are the parent's. Absent for a table played from the start, and in
+    /// records older than the field (the two-party record's `parent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<super::Parent>,
     /// What the table was set up with (retries, regulated roles, turn format).
     pub options: TableOptions,
     /// The setup: the seed, the schedule drawn from it, each seat's system prompt.
@@ -113,6 +119,10 @@ pub struct TableTurnRecord {
     /// Transient endpoint failures retried before the answer.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retries: u32,
+    /// A planner seat's candidates, their values and the one it committed (the two-party
+    /// turn's `planning`); absent for every other player, and in records older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planning: Option<Planning>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -143,6 +153,8 @@ pub struct TurnCost {
     pub latency_ms: u64,
     pub call: Option<Call>,
     pub retries: u32,
+    /// A planner seat's candidates for the turn (kept on the turn record).
+    pub planning: Option<Planning>,
 }
 
 /// An error replaying a table record.
@@ -220,6 +232,7 @@ impl TableRecord {
                     latency_ms: cost.latency_ms,
                     call: cost.call,
                     retries: cost.retries,
+                    planning: cost.planning,
                 }
             })
             .collect();
@@ -236,6 +249,7 @@ impl TableRecord {
             scenario_digest: digest_json(scenario),
             prompts_digest: episode.prompts().table_digest().to_string(),
             source: None,
+            parent: None,
             options: options.clone(),
             setup: episode.setup().clone(),
             seats,

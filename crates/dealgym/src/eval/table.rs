@@ -139,7 +139,7 @@ pub async fn eval_tables<'s>(
     for entrant in &options.entrants {
         let mut o = run.clone();
         o.seats = vec![(options.role.clone(), entrant.spec.clone())];
-        let kit = Arc::new(build_table_kit(&o, &scenarios)?);
+        let kit = Arc::new(build_table_kit(&o, &scenarios, &[])?);
         if let Some(other) = names.insert(kit.run_id.clone(), entrant.name.clone()) {
             return Err(RunError::Options(format!(
                 "--player {} and --player {other} have the same spec: each entrant must be another player",
@@ -178,6 +178,7 @@ pub async fn eval_tables<'s>(
                     PlannedTable {
                         scenario: scenario.clone(),
                         seeds,
+                        prefix: None,
                     },
                 ));
             }

@@ -15,17 +15,18 @@
 //! parent's seeds and N, member), so different parents and members get different sampling
 //! seeds. One output file holds branches of one run, so group ids are unique in it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{Error, Located, Records};
+use super::{Error, Located, Records, TableSource};
 use crate::game::OutcomeKind;
-use crate::record::{Duplicates, OnDuplicate};
+use crate::record::{Duplicates, OnDuplicate, RecordFiles, RecordsKind, TableRecord};
 pub use crate::run::branch_group_id;
 use crate::run::{
-    build_kit, play_plan, LoggedPrefix, PlannedEpisode, RunOptions, RunSummary, ScenarioSource,
-    Stop,
+    build_kit, build_table_kit, play_plan, play_tables, Logged, LoggedPrefix, PlannedEpisode,
+    PlannedTable, RunOptions, RunSummary, ScenarioSource, Stop, TableRunSummary,
 };
+use crate::scenario::TableScenario;
 
 /// What `--branch-from` does.
 #[derive(Debug, Clone)]
@@ -68,6 +69,16 @@ pub async fn branch<'s>(
 ) -> Result<BranchSummary, Error> {
     super::table::two_party_only(&options.files, "--branch-from")?;
     let run = &options.run;
+    if run.learner.trim().is_empty() || run.opponent.trim().is_empty() {
+        return Err(Error::Options(
+            "--branch-from on two-party records needs --learner SPEC and --opponent SPEC".into(),
+        ));
+    }
+    if !run.seats.is_empty() {
+        return Err(Error::Options(
+            "--seat is for table records; two-party branches take --learner and --opponent".into(),
+        ));
+    }
     run.check()?;
     crate::record::refuse_output_among_inputs(&run.out, &options.files)?;
     let prefix_word = format!("branch-from:{}", options.prefix);
@@ -127,25 +138,115 @@ pub async fn branch<'s>(
 }
 
 /// The prefix must exist and leave the episode open: at most the record's turns, and all of
-/// them only when the episode ended on a backend error (the one ending that is no turn).
-fn check_prefix(located: &Located, prefix: usize) -> Result<(), Error> {
+/// them only when the episode ended on a backend error (the one ending that is no turn). For
+/// a record of either kind.
+fn check_prefix<R: Logged>(located: &Located<R>, prefix: usize) -> Result<(), Error> {
     let record = &located.record;
-    let turns = record.turns.len();
+    let turns = record.turn_count();
     if prefix > turns {
         return Err(Error::PrefixTooLong {
-            episode: record.episode_id.clone(),
+            episode: record.episode_id().to_string(),
             at: located.at(),
             turns,
             prefix,
         });
     }
-    if prefix == turns && record.kind() != OutcomeKind::Error {
+    if prefix == turns && record.ending() != OutcomeKind::Error {
         return Err(Error::PrefixEnds {
-            episode: record.episode_id.clone(),
+            episode: record.episode_id().to_string(),
             at: located.at(),
             prefix,
-            kind: record.kind().name(),
+            kind: record.ending().name(),
         });
     }
     Ok(())
+}
+
+/// What `--branch-from` did with table records.
+#[derive(Debug)]
+pub struct TableBranchSummary {
+    /// Tables branched.
+    pub parents: usize,
+    /// The run that played the branches.
+    pub run: TableRunSummary,
+}
+
+/// [`branch`] for table records: each table's first N turns replayed under its own setup
+/// (schedule, options, templates checked by a replay of the whole record first), then the
+/// run's `--seat ROLE=SPEC` players (unnamed roles: `rule:deliberation`) play on; the
+/// branches of one table form group `E.bN`, named, seeded and checked as two-party branches
+/// are ([`LoggedPrefix::branch`]).
+pub async fn branch_tables<'s>(
+    options: &BranchOptions,
+    stop: impl Into<Stop<'s>>,
+) -> Result<TableBranchSummary, Error> {
+    let run = &options.run;
+    if run.learner_given() {
+        return Err(Error::Options(
+            "--branch-from on table records: a table seats its players by role, give --seat \
+             ROLE=SPEC (unnamed roles play rule:deliberation), not --learner/--opponent"
+                .into(),
+        ));
+    }
+    run.check()?;
+    crate::record::refuse_output_among_inputs(&run.out, &options.files)?;
+    let mut source = TableSource::in_dir(&options.scenarios, Path::new("scenarios"))?;
+    let prompts = super::load_prompts(run.prompts_dir.as_deref())?;
+    let mut first_run: Option<String> = None;
+    let mut scenarios: Vec<Arc<TableScenario>> = Vec::new();
+    let mut planned = Vec::new();
+    let mut parents = 0;
+    let records = RecordFiles::open(&options.files, options.on_duplicate)
+        .of_kind(RecordsKind::Table)
+        .read_as::<TableRecord>();
+    for located in records {
+        let located = located?;
+        let record = &located.record;
+        if options
+            .episode
+            .as_ref()
+            .is_some_and(|id| *id != record.episode_id)
+        {
+            continue;
+        }
+        match &first_run {
+            None => first_run = Some(record.run_id.clone()),
+            Some(first) if *first != record.run_id => {
+                return Err(Error::MixedRuns {
+                    at: located.at(),
+                    first: first.clone(),
+                    found: record.run_id.clone(),
+                })
+            }
+            Some(_) => {}
+        }
+        check_prefix(&located, options.prefix)?;
+        let scenario = source.find(record)?;
+        record
+            .replay_with(scenario.clone(), &prompts)
+            .map_err(|e| Error::Options(format!("{}: {e}", located.at())))?;
+        if !scenarios.iter().any(|s| s.id == scenario.id) {
+            scenarios.push(scenario.clone());
+        }
+        run.check_plan_size(parents + 1, "episodes to branch", 1)?;
+        let prefix = Arc::new(LoggedPrefix::branch(located.record, options.prefix));
+        planned.extend((0..run.group_size).map(|member| PlannedTable {
+            scenario: scenario.clone(),
+            seeds: prefix.branch_seeds(run.seed, member),
+            prefix: Some(prefix.clone()),
+        }));
+        parents += 1;
+    }
+    if let (Some(id), 0) = (&options.episode, parents) {
+        return Err(Error::NoSuchEpisode {
+            episode: id.clone(),
+            files: super::list_files(&options.files),
+        });
+    }
+    let prefix_word = format!("branch-from:{}", options.prefix);
+    let kit = build_table_kit(run, &scenarios, &["branch".into(), prefix_word])?;
+    Ok(TableBranchSummary {
+        parents,
+        run: play_tables(run, Arc::new(kit), planned, stop).await?,
+    })
 }

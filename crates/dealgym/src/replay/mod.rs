@@ -33,7 +33,9 @@ use std::sync::Arc;
 
 pub(crate) use crate::run::ScenarioSource;
 pub use crate::run::{FindError, Unavailable};
-pub use branch::{branch, branch_group_id, BranchOptions, BranchSummary};
+pub use branch::{
+    branch, branch_group_id, branch_tables, BranchOptions, BranchSummary, TableBranchSummary,
+};
 pub use rescore::{rescore, rescore_files, RescoreOptions, RescoreSummary};
 pub(crate) use table::TableSource;
 pub use verify::{verify, Difference, DifferenceRow, VerifyOptions, VerifyReport};

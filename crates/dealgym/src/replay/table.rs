@@ -182,6 +182,7 @@ fn rebuilt_differences(
             latency_ms: t.latency_ms,
             call: t.call.clone(),
             retries: t.retries,
+            planning: t.planning.clone(),
         })
         .collect();
     let mut rebuilt = TableRecord::of(
@@ -198,6 +199,7 @@ fn rebuilt_differences(
     rebuilt.scenario_digest = record.scenario_digest;
     rebuilt.prompts_digest = record.prompts_digest.clone();
     rebuilt.source = record.source.clone();
+    rebuilt.parent = record.parent.clone();
     rebuilt.set_rewards(rewards);
     // Which rewards the record was scored under is provenance; checked under `rewards`, a
     // record scored otherwise differs in its rewards, not here.

@@ -182,6 +182,12 @@ pub enum EpisodeError {
     Table(String),
 }
 
+impl From<crate::table::TableError> for EpisodeError {
+    fn from(error: crate::table::TableError) -> EpisodeError {
+        EpisodeError::Table(error.to_string())
+    }
+}
+
 /// One episode being played: the episode and what the driver keeps beside it.
 pub(crate) struct Driver {
     episode: Episode,
@@ -320,42 +326,16 @@ impl Driver {
         self.books.text.stored()
     }
 
-    /// Replay the first `n` turns of `record` (attempts, in record order) from the log: the one
-    /// loop that feeds a logged prefix, for `replay --branch-from` and `run --prefixes`. Each
-    /// turn is fed with the latency, retries and replica the log has for it (none where it has
-    /// none, as a person's dialogue), so the new record's timing lists stay one entry per turn.
-    /// The driver must have been started with a setup the record can be replayed under (its
-    /// own, or [`LoggedPrefix`](super::LoggedPrefix)'s). An episode the prefix ends — within
-    /// its turns or right after them — is an error: there is nothing to continue.
+    /// Replay the first `n` turns of `record` from the log through the one prefix loop
+    /// ([`super::prefix::feed_prefix`]), for `replay --branch-from` and `run --prefixes`.
     pub(crate) fn feed_prefix(
         &mut self,
         record: &EpisodeRecord,
         n: usize,
     ) -> Result<(), EpisodeError> {
-        for (i, turn) in record.turns.iter().take(n).enumerate() {
-            self.check_open(record, i)?;
-            self.feed(Played {
-                completion: turn.completion(),
-                call: turn.call.clone(),
-                latency_ms: record.timing.turn_ms.get(i).copied().unwrap_or(0),
-                retries: record.timing.call_retries.get(i).copied().unwrap_or(0),
-                replica: record.timing.turn_replica.get(i).copied().flatten(),
-                planning: turn.planning.clone(),
-            })?;
-        }
-        self.check_open(record, n)
-    }
-
-    /// An error if the episode has ended after `fed` turns of `record`'s prefix.
-    fn check_open(&self, record: &EpisodeRecord, fed: usize) -> Result<(), EpisodeError> {
-        match self.episode.outcome() {
-            Some(outcome) => Err(EpisodeError::PrefixEnds {
-                episode: record.episode_id.clone(),
-                prefix: fed,
-                kind: outcome.kind.name(),
-            }),
-            None => Ok(()),
-        }
+        super::prefix::feed_prefix(record, n, &mut self.episode, &mut self.books, |e| {
+            e.outcome().map(|o| o.kind)
+        })
     }
 
     /// End the episode because `seat`'s player could not answer (after its retries). A

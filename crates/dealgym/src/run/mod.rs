@@ -46,7 +46,8 @@ pub use plan::{plan, PlannedEpisode, Shard};
 pub(crate) use plan::{planned_ids, shard, without_done};
 pub(crate) use prefix::plan_prefixes;
 pub use prefix::{
-    branch_group_id, Cut, LoggedPrefix, PrefixOptions, PrefixReport, SkipReason, Skipped, Targets,
+    branch_group_id, Cut, Logged, LoggedPrefix, PrefixOptions, PrefixReport, SkipReason, Skipped,
+    Targets,
 };
 pub use report::{RunSummary, SeatReplicas};
 pub(crate) use rewarding::rubric;
@@ -57,7 +58,7 @@ pub use select::{Sample, SelectConfig, SelectError, Selection};
 pub use stop::{grace_period, Stop, StopSignal, StopState};
 pub use summary::RunStats;
 pub(crate) use summary::TABLE_WIDTH;
-pub(crate) use table::{build_table_kit, load_tables, PlannedTable};
+pub(crate) use table::{build_table_kit, load_tables, play_tables, PlannedTable};
 pub use table::{parse_seats, run_tables, TableRunSummary, TableStats};
 
 /// The run id: a digest of what makes two runs comparable (seed, scenarios, players, group size,

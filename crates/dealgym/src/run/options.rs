@@ -104,9 +104,15 @@ impl RunOptions {
         !self.learner.trim().is_empty() || !self.opponent.trim().is_empty()
     }
 
-    /// Whether the run's scenario files hold n-party games.
+    /// Whether the run plays n-party games: its scenario files hold them, or, for a prefix
+    /// run, its record files hold table records.
     pub fn is_table_run(&self) -> bool {
-        super::is_table_run(&self.scenarios)
+        match &self.prefixes {
+            // A prefix run continues the kind of record its files hold.
+            Some(prefixes) => crate::record::records_kind(&prefixes.files)
+                .is_ok_and(|kind| kind == crate::record::RecordsKind::Table),
+            None => super::is_table_run(&self.scenarios),
+        }
     }
 
     /// The counts and rules the run is made with, each within its limit ([`crate::limits`]):

@@ -52,10 +52,7 @@ impl PlannedEpisode {
     /// The episode's GRPO group: the plan's `g{G}`, or the name its logged prefix gives its
     /// continuations (a branch's `E.bN`), after the request's tag where it has one (`r3-g0`).
     pub(crate) fn group_id(&self) -> String {
-        let group = match self.prefix.as_ref().and_then(|p| p.group.as_ref()) {
-            Some(group) => group.clone(),
-            None => self.seeds.group_id(),
-        };
+        let group = super::prefix::group_of(self.prefix.as_deref(), self.seeds);
         match &self.tag {
             Some(tag) => format!("{tag}-{group}"),
             None => group,

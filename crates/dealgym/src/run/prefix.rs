@@ -39,10 +39,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{PlannedEpisode, RunError, RunOptions, ScenarioSource};
+use super::{EpisodeError, PlannedEpisode, RunError, RunOptions, ScenarioSource};
+use crate::agents::Played;
+use crate::engine::{Players, ToMove};
 use crate::game::{mix, EpisodeConfig, EpisodeSeed, OutcomeKind, Seat, Setup};
-use crate::record::{EpisodeRecord, Parent, RecordReader};
+use crate::record::{EpisodeRecord, Parent, RecordReader, RecordsKind, TableRecord};
 use crate::scenario::Role;
+use crate::table::TableOptions;
 
 /// Where a prefix run cuts each source record.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -211,53 +214,106 @@ impl PrefixReport {
     }
 }
 
-/// A logged prefix an episode continues: the source record, how many of its turns are
-/// replayed, and the setup the episode is played under (see the module's doc).
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoggedPrefix {
-    /// Shared by the prefixes of one source (one per target turn).
-    pub(crate) record: Arc<EpisodeRecord>,
-    pub(crate) turns: usize,
-    pub(crate) setup: Setup,
-    /// The GRPO group its continuations form, where the prefix names it (a branch's
-    /// `E.bN`); `None`: the plan's `g{G}`.
-    pub(crate) group: Option<String>,
-}
-
-impl LoggedPrefix {
-    /// The prefix of `record`'s first `turns` turns, continued by players under `config`'s
-    /// corrections and turn cap, for `continue_turns` moves (or to the end). Errors with why
-    /// the record cannot give this prefix.
-    pub(crate) fn new(
-        record: impl Into<Arc<EpisodeRecord>>,
+/// A logged episode a prefix is cut from, of either kind — a two-party [`EpisodeRecord`] or
+/// a [`TableRecord`]: what the one cut rule, the skip rules, the feeding of the prefix and the
+/// naming of continuations read of it. What each kind decides alone is the setup its
+/// continuations are played under ([`Logged::continued`], [`Logged::branched`]).
+pub trait Logged: Send + Sync + 'static {
+    /// How the record names the seat of a turn (a two-party [`Seat`], a table's index).
+    type Seat: Copy;
+    /// What a continuation is played under (a two-party [`Setup`]; a table's options).
+    type Setup: Clone + std::fmt::Debug + PartialEq + Send + Sync;
+    fn run_id(&self) -> &str;
+    fn episode_id(&self) -> &str;
+    fn seeds(&self) -> EpisodeSeed;
+    /// The logged turns (attempts, in record order).
+    fn turn_count(&self) -> usize;
+    /// How the logged episode ended.
+    fn ending(&self) -> OutcomeKind;
+    /// The corrections turn `i` was asked after (0 for a first attempt).
+    fn attempt(&self, i: usize) -> u32;
+    /// Whether turn `i` is a target under `targets`, spoken in `role` where one is asked for.
+    fn is_target(&self, i: usize, targets: Targets, role: Option<Role>) -> bool;
+    /// Turn `i` as it was played: its seat, and what its player answered with.
+    fn played(&self, i: usize) -> (Self::Seat, Played);
+    /// The setup of a continuation after `turns` turns (the prefix leaves the episode open),
+    /// with `retries` corrections, under the run's `config` and `continue_turns`.
+    fn continued(
+        &self,
         turns: usize,
+        retries: u32,
         config: &EpisodeConfig,
         continue_turns: Option<u32>,
-    ) -> Result<LoggedPrefix, SkipReason> {
-        let record = record.into();
-        let logged = record.turns.len();
-        if turns == 0 || turns > logged {
-            return Err(SkipReason::TooShort);
-        }
+    ) -> Result<Self::Setup, SkipReason>;
+    /// The setup of a branch after `turns` turns: the record's own.
+    fn branched(&self, turns: usize) -> Self::Setup;
+}
+
+impl Logged for EpisodeRecord {
+    type Seat = Seat;
+    type Setup = Setup;
+
+    fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    fn episode_id(&self) -> &str {
+        &self.episode_id
+    }
+
+    fn seeds(&self) -> EpisodeSeed {
+        self.seeds
+    }
+
+    fn turn_count(&self) -> usize {
+        self.turns.len()
+    }
+
+    fn ending(&self) -> OutcomeKind {
+        self.kind()
+    }
+
+    fn attempt(&self, i: usize) -> u32 {
+        self.turns[i].attempt
+    }
+
+    fn is_target(&self, i: usize, targets: Targets, role: Option<Role>) -> bool {
+        let seat = self.turns[i].seat;
+        (targets != Targets::Learner || seat == Seat::Learner)
+            && role.is_none_or(|r| self.setup.seats[seat].role == r)
+    }
+
+    fn played(&self, i: usize) -> (Seat, Played) {
+        let turn = &self.turns[i];
+        let played = Played {
+            completion: turn.completion(),
+            call: turn.call.clone(),
+            latency_ms: self.timing.turn_ms.get(i).copied().unwrap_or(0),
+            retries: self.timing.call_retries.get(i).copied().unwrap_or(0),
+            replica: self.timing.turn_replica.get(i).copied().flatten(),
+            planning: turn.planning.clone(),
+        };
+        (turn.seat, played)
+    }
+
+    /// The learner takes the next speaker's seat, the seats exchanged whole where that was
+    /// the opponent; the turn cap is raised where the prefix's longer side has made its moves.
+    fn continued(
+        &self,
+        turns: usize,
+        retries: u32,
+        config: &EpisodeConfig,
+        continue_turns: Option<u32>,
+    ) -> Result<Setup, SkipReason> {
         // The next speaker: the seat of the logged turn after the prefix, or, when the prefix
         // is every turn of an episode a backend failure ended, the seat that failed.
-        let next = match record.turns.get(turns) {
+        let next = match self.turns.get(turns) {
             Some(turn) => turn.seat,
-            None if record.kind() == OutcomeKind::Error => {
-                record.outcome.outcome.by.ok_or(SkipReason::Ended)?
-            }
-            None => return Err(SkipReason::Ended),
+            None => self.outcome.outcome.by.ok_or(SkipReason::Ended)?,
         };
-        let mut setup = record.setup.to_continue(turns, continue_turns);
-        let prefix = &record.turns[..turns];
-        // Corrections: as many as the run allows, or as the log used (up to and including the
-        // next turn, which may be a retry the prefix's last turn asked for).
-        let used = record.turns[..(turns + 1).min(logged)]
-            .iter()
-            .map(|t| t.attempt)
-            .max()
-            .unwrap_or(0);
-        setup.rules.format_retries = config.format_retries.max(used);
+        let mut setup = self.setup.to_continue(turns, continue_turns);
+        setup.rules.format_retries = retries;
+        let prefix = &self.turns[..turns];
         let most = Seat::BOTH
             .into_iter()
             .map(|seat| {
@@ -272,6 +328,153 @@ impl LoggedPrefix {
         if next == Seat::Opponent {
             setup = exchanged(&setup);
         }
+        Ok(setup)
+    }
+
+    fn branched(&self, turns: usize) -> Setup {
+        self.setup.to_continue(turns, None)
+    }
+}
+
+/// A table's continuation keeps the record's seats, schedule and options — its players are
+/// seated by role (`--seat`), so no seat changes hands — with the corrections the prefix
+/// needs. A table has no learner seat and no continuation cap: `--targets learner`,
+/// `--learner-role` and `--continue-turns` are refused before planning
+/// ([`refuse_for_tables`]).
+impl Logged for TableRecord {
+    type Seat = usize;
+    type Setup = TableOptions;
+
+    fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    fn episode_id(&self) -> &str {
+        &self.episode_id
+    }
+
+    fn seeds(&self) -> EpisodeSeed {
+        self.seeds
+    }
+
+    fn turn_count(&self) -> usize {
+        self.turns.len()
+    }
+
+    fn ending(&self) -> OutcomeKind {
+        self.outcome.outcome.kind
+    }
+
+    /// The attempts of one schedule slot before turn `i`.
+    fn attempt(&self, i: usize) -> u32 {
+        let slot = self.turns[i].turn.slot;
+        self.turns[..i]
+            .iter()
+            .rev()
+            .take_while(|t| t.turn.slot == slot)
+            .count() as u32
+    }
+
+    fn is_target(&self, _: usize, targets: Targets, role: Option<Role>) -> bool {
+        targets != Targets::Learner && role.is_none()
+    }
+
+    fn played(&self, i: usize) -> (usize, Played) {
+        let turn = &self.turns[i];
+        let played = Played {
+            completion: turn.turn.completion.clone(),
+            call: turn.call.clone(),
+            latency_ms: turn.latency_ms,
+            retries: turn.retries,
+            replica: None,
+            planning: turn.planning.clone(),
+        };
+        (turn.turn.seat, played)
+    }
+
+    fn continued(
+        &self,
+        _: usize,
+        retries: u32,
+        _: &EpisodeConfig,
+        _: Option<u32>,
+    ) -> Result<TableOptions, SkipReason> {
+        Ok(TableOptions {
+            retries,
+            ..self.options.clone()
+        })
+    }
+
+    fn branched(&self, _: usize) -> TableOptions {
+        self.options.clone()
+    }
+}
+
+/// What a table prefix run cannot honour, refused by name: a table seats its players by role
+/// and ends with its schedule.
+pub(crate) fn refuse_for_tables(
+    prefixes: &PrefixOptions,
+    config: &EpisodeConfig,
+) -> Result<(), RunError> {
+    let refused = if prefixes.targets == Targets::Learner {
+        Some("--targets learner: a table has no learner seat (use first or every)")
+    } else if prefixes.continue_turns.is_some() {
+        Some("--continue-turns: a table's continuation plays on to the end of its schedule")
+    } else if config.learner_role.is_some() {
+        Some("--learner-role: a table seats its players by role (--seat ROLE=SPEC)")
+    } else {
+        None
+    };
+    match refused {
+        Some(why) => Err(RunError::Options(format!(
+            "{why}; the prefixes are table records"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A logged prefix an episode continues: the source record (either kind, [`Logged`]), how
+/// many of its turns are replayed, and the setup the episode is played under (see the
+/// module's doc).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedPrefix<R: Logged = EpisodeRecord> {
+    /// Shared by the prefixes of one source (one per target turn).
+    pub(crate) record: Arc<R>,
+    pub(crate) turns: usize,
+    pub(crate) setup: R::Setup,
+    /// The GRPO group its continuations form, where the prefix names it (a branch's
+    /// `E.bN`); `None`: the plan's `g{G}`.
+    pub(crate) group: Option<String>,
+}
+
+impl<R: Logged> LoggedPrefix<R> {
+    /// The prefix of `record`'s first `turns` turns, continued by players under `config`'s
+    /// corrections and turn cap, for `continue_turns` moves (or to the end). Errors with why
+    /// the record cannot give this prefix.
+    pub(crate) fn new(
+        record: impl Into<Arc<R>>,
+        turns: usize,
+        config: &EpisodeConfig,
+        continue_turns: Option<u32>,
+    ) -> Result<LoggedPrefix<R>, SkipReason> {
+        let record = record.into();
+        let logged = record.turn_count();
+        if turns == 0 || turns > logged {
+            return Err(SkipReason::TooShort);
+        }
+        // Every turn of an episode a backend failure ended leaves it open: the seat that
+        // failed is asked again. Any other whole episode has nothing to continue.
+        if turns == logged && record.ending() != OutcomeKind::Error {
+            return Err(SkipReason::Ended);
+        }
+        // Corrections: as many as the run allows, or as the log used (up to and including the
+        // next turn, which may be a retry the prefix's last turn asked for).
+        let used = (0..(turns + 1).min(logged))
+            .map(|i| record.attempt(i))
+            .max()
+            .unwrap_or(0);
+        let retries = config.format_retries.max(used);
+        let setup = record.continued(turns, retries, config, continue_turns)?;
         Ok(LoggedPrefix {
             record,
             turns,
@@ -285,11 +488,11 @@ impl LoggedPrefix {
     /// by new players from there, the branches forming group `E.bN`
     /// ([`branch_group_id`]). The caller has checked the prefix leaves the
     /// episode open.
-    pub fn branch(record: impl Into<Arc<EpisodeRecord>>, turns: usize) -> LoggedPrefix {
+    pub fn branch(record: impl Into<Arc<R>>, turns: usize) -> LoggedPrefix<R> {
         let record = record.into();
         LoggedPrefix {
-            setup: record.setup.to_continue(turns, None),
-            group: Some(branch_group_id(&record.episode_id, turns)),
+            setup: record.branched(turns),
+            group: Some(branch_group_id(record.episode_id(), turns)),
             record,
             turns,
         }
@@ -299,7 +502,7 @@ impl LoggedPrefix {
     /// seeds and the prefix length, so different parents and prefixes get different sampling
     /// seeds.
     pub(crate) fn branch_seeds(&self, seed: u64, member: u32) -> EpisodeSeed {
-        let parent = &self.record.seeds;
+        let parent = self.record.seeds();
         EpisodeSeed {
             run: seed,
             group: mix(&[parent.run, parent.group, parent.member, self.turns as u64]),
@@ -310,11 +513,54 @@ impl LoggedPrefix {
     /// What the continuing episode's record names as its parent.
     pub(crate) fn parent(&self) -> Parent {
         Parent {
-            run_id: self.record.run_id.clone(),
-            episode_id: self.record.episode_id.clone(),
+            run_id: self.record.run_id().to_string(),
+            episode_id: self.record.episode_id().to_string(),
             prefix_turns: self.turns,
         }
     }
+}
+
+/// The GRPO group of an episode seeded `seeds`: the plan's `g{G}`, or the name its logged
+/// prefix gives its continuations (a branch's `E.bN`).
+pub(crate) fn group_of<R: Logged>(prefix: Option<&LoggedPrefix<R>>, seeds: EpisodeSeed) -> String {
+    match prefix.and_then(|p| p.group.as_ref()) {
+        Some(group) => group.clone(),
+        None => seeds.group_id(),
+    }
+}
+
+/// Feed the first `n` turns of `record` to `episode` through `players` (each with the call,
+/// latency and retries the log has for it): the one loop that replays a logged prefix, for
+/// both kinds, `replay --branch-from` and `run --prefixes`. The episode must have been set up
+/// so the record replays under it. An episode the prefix ends — within its turns or right
+/// after them — is an error ([`EpisodeError::PrefixEnds`]): there is nothing to continue.
+pub(crate) fn feed_prefix<R, E, P>(
+    record: &R,
+    n: usize,
+    episode: &mut E,
+    players: &mut P,
+    ending: impl Fn(&E) -> Option<OutcomeKind>,
+) -> Result<(), EpisodeError>
+where
+    R: Logged,
+    E: ToMove<Seat = R::Seat>,
+    P: Players<E, Answer = Played>,
+    EpisodeError: From<P::Error>,
+{
+    let open = |episode: &E, fed: usize| match ending(episode) {
+        Some(kind) => Err(EpisodeError::PrefixEnds {
+            episode: record.episode_id().to_string(),
+            prefix: fed,
+            kind: kind.name(),
+        }),
+        None => Ok(()),
+    };
+    for i in 0..n.min(record.turn_count()) {
+        open(episode, i)?;
+        let (seat, played) = record.played(i);
+        players.take(episode, seat, played)?;
+    }
+    open(episode, n)
 }
 
 /// The group id of the branches of `parent_episode` after `prefix` turns (`E.bN`).
@@ -334,14 +580,13 @@ fn exchanged(setup: &Setup) -> Setup {
 
 /// Where the cut falls in `record`: the cut's point, moved forward to the first turn spoken in
 /// `role` when one is asked for.
-fn cut_point(record: &EpisodeRecord, cut: Cut, role: Option<Role>) -> Result<usize, SkipReason> {
-    let n = cut.point(record.turns.len());
-    let Some(role) = role else {
+fn cut_point(record: &impl Logged, cut: Cut, role: Option<Role>) -> Result<usize, SkipReason> {
+    let n = cut.point(record.turn_count());
+    if role.is_none() {
         return Ok(n);
-    };
-    let speaks = |i: usize| record.setup.seats[record.turns[i].seat].role == role;
-    (n..record.turns.len())
-        .find(|i| speaks(*i))
+    }
+    (n..record.turn_count())
+        .find(|&i| record.is_target(i, Targets::Every, role))
         .ok_or(SkipReason::NoTurnOfRole)
 }
 
@@ -349,7 +594,7 @@ fn cut_point(record: &EpisodeRecord, cut: Cut, role: Option<Role>) -> Result<usi
 /// `first`; for `every` and `learner`, each turn after the cut's point that is a target (of
 /// the learner seat for `learner`, spoken in `role` where one is asked for).
 fn target_cuts(
-    record: &EpisodeRecord,
+    record: &impl Logged,
     cut: Cut,
     targets: Targets,
     role: Option<Role>,
@@ -357,7 +602,7 @@ fn target_cuts(
     if targets == Targets::First {
         return cut_point(record, cut, role).map(|n| vec![n]);
     }
-    let logged = record.turns.len();
+    let logged = record.turn_count();
     let n = cut.point(logged);
     if n == 0 || n > logged {
         return Err(SkipReason::TooShort);
@@ -366,11 +611,7 @@ fn target_cuts(
         return Err(SkipReason::Ended);
     }
     let cuts: Vec<usize> = (n..logged)
-        .filter(|&i| {
-            let seat = record.turns[i].seat;
-            (targets == Targets::Every || seat == Seat::Learner)
-                && role.is_none_or(|r| record.setup.seats[seat].role == r)
-        })
+        .filter(|&i| record.is_target(i, targets, role))
         .collect();
     if cuts.is_empty() {
         return Err(SkipReason::NoTurnOfRole);
@@ -378,10 +619,10 @@ fn target_cuts(
     Ok(cuts)
 }
 
-/// A prefix run's plan: its episodes, what planning made of the sources, and what the run id
-/// is made of.
-pub(crate) struct PrefixPlan {
-    pub planned: Vec<PlannedEpisode>,
+/// A prefix run's plan: its episodes (`P`: two-party, or tables), what planning made of the
+/// sources, and what the run id is made of.
+pub(crate) struct PrefixPlan<P = PlannedEpisode> {
+    pub planned: Vec<P>,
     pub report: PrefixReport,
     /// The cut, the continuation and each planned source (`RUN/EPISODE`), in plan order.
     pub identity: Vec<String>,
@@ -396,6 +637,46 @@ pub(crate) fn plan_prefixes(
     options: &RunOptions,
 ) -> Result<PrefixPlan, RunError> {
     let mut scenarios = ScenarioSource::new(&options.scenarios)?;
+    let mut scenario: Option<Arc<crate::scenario::Scenario>> = None;
+    plan_logged(
+        prefixes,
+        options,
+        RecordsKind::TwoParty,
+        |prefix: &Arc<LoggedPrefix>, first, seeds| {
+            let scenario = match (first, &scenario) {
+                (false, Some(known)) => known.clone(),
+                _ => scenario.insert(scenarios.checked(&prefix.record)?).clone(),
+            };
+            let scenario_digest = prefix
+                .record
+                .scenario_digest
+                .unwrap_or_else(|| scenario.digest());
+            Ok(PlannedEpisode {
+                scenario,
+                scenario_digest,
+                seeds,
+                prefix: Some(prefix.clone()),
+                tag: None,
+                standing: None,
+                learner_role: None,
+            })
+        },
+    )
+}
+
+/// The one planning loop of a prefix run over the records of `kind` (read as `R`): the cut,
+/// the targets and the skip rules, each planned target one group of `group_size` members,
+/// each made by `member` (given the prefix, whether it is its source's first, and the
+/// member's seeds).
+pub(crate) fn plan_logged<R, P>(
+    prefixes: &PrefixOptions,
+    options: &RunOptions,
+    kind: RecordsKind,
+    mut member: impl FnMut(&Arc<LoggedPrefix<R>>, bool, EpisodeSeed) -> Result<P, RunError>,
+) -> Result<PrefixPlan<P>, RunError>
+where
+    R: Logged + serde::de::DeserializeOwned,
+{
     let mut report = PrefixReport::default();
     let mut planned = Vec::new();
     let mut identity = vec![
@@ -409,20 +690,20 @@ pub(crate) fn plan_prefixes(
         identity.insert(1, format!("targets {}", prefixes.targets.name()));
     }
     for file in &prefixes.files {
-        let reader = RecordReader::open(file)?.only(crate::record::RecordsKind::TwoParty);
+        let reader = RecordReader::open(file)?.only(kind).read_as::<R>();
         for record in reader.take(options.limit.unwrap_or(usize::MAX)) {
             let record = Arc::new(record?);
             report.sources += 1;
-            let example = format!("{}: {}", file.display(), record.episode_id);
+            let example = format!("{}: {}", file.display(), record.episode_id());
             let role = options.episode.learner_role;
-            let cuts = match target_cuts(&record, prefixes.cut, prefixes.targets, role) {
+            let cuts = match target_cuts(&*record, prefixes.cut, prefixes.targets, role) {
                 Ok(cuts) => cuts,
                 Err(reason) => {
                     report.skip(reason, example);
                     continue;
                 }
             };
-            let mut scenario = None;
+            let mut first = true;
             let mut refused = None;
             for n in cuts {
                 let prefix = match LoggedPrefix::new(
@@ -437,37 +718,25 @@ pub(crate) fn plan_prefixes(
                         continue;
                     }
                 };
-                let scenario = match &scenario {
-                    Some(s) => Arc::clone(s),
-                    None => scenario.insert(scenarios.checked(&prefix.record)?).clone(),
-                };
-                let scenario_digest = prefix
-                    .record
-                    .scenario_digest
-                    .unwrap_or_else(|| scenario.digest());
                 let group = report.groups as u64;
                 options.check_plan_size(report.groups + 1, "prefixes", 1)?;
-                let source = format!("{}/{}", prefix.record.run_id, prefix.record.episode_id);
+                let source = format!("{}/{}", record.run_id(), record.episode_id());
                 identity.push(match prefixes.targets {
                     Targets::First => source,
                     _ => format!("{source}@{n}"),
                 });
-                planned.extend((0..options.group_size).map(|m| PlannedEpisode {
-                    scenario: scenario.clone(),
-                    scenario_digest,
-                    seeds: EpisodeSeed {
+                for m in 0..options.group_size {
+                    let seeds = EpisodeSeed {
                         run: options.seed,
                         group,
                         member: u64::from(m),
-                    },
-                    prefix: Some(prefix.clone()),
-                    tag: None,
-                    standing: None,
-                    learner_role: None,
-                }));
+                    };
+                    planned.push(member(&prefix, first, seeds)?);
+                    first = false;
+                }
                 report.groups += 1;
             }
-            if scenario.is_none() {
+            if first {
                 report.skip(refused.unwrap_or(SkipReason::TooShort), example);
             }
         }
@@ -653,5 +922,89 @@ mod tests {
             let p = LoggedPrefix::new(record.clone(), n, &EpisodeConfig::default(), Some(1));
             assert_eq!(p.map(|p| p.turns), Ok(n));
         }
+    }
+
+    /// A table of the six-party fixture whose first seat writes a malformed turn and retries:
+    /// the table's side of the one prefix rule.
+    fn logged_table() -> TableRecord {
+        use crate::game::Completion;
+        use crate::scenario::{load_table_scenarios, LoadOptions};
+        use crate::table::{TableEpisode, TableSetup};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/table/six_party.jsonl");
+        let scenario = Arc::new(
+            load_table_scenarios(&path, LoadOptions::default())
+                .unwrap()
+                .scenarios
+                .remove(0),
+        );
+        let options = TableOptions::default();
+        let setup = TableSetup::new(&scenario, &options, 9).unwrap();
+        let mut e = TableEpisode::new(scenario.clone(), setup).unwrap();
+        let deal = scenario.all_deals().next().unwrap();
+        let offer = format!(
+            "Thought: t\nTalk: how about\nAction: [SUBMIT_DEAL] {}",
+            scenario.render_deal(&deal)
+        );
+        let seat = e.to_move().unwrap();
+        e.step(seat, Completion::from("no format")).unwrap();
+        for _ in 0..3 {
+            let seat = e.to_move().unwrap();
+            e.step(seat, Completion::from(offer.as_str())).unwrap();
+        }
+        TableRecord::of(
+            "run",
+            EpisodeSeed {
+                run: 0,
+                group: 0,
+                member: 0,
+            },
+            &e,
+            &options,
+            &[],
+            &[],
+        )
+    }
+
+    #[test]
+    fn a_table_prefix_keeps_its_setup_and_raises_only_the_corrections_it_needs() {
+        let record = logged_table();
+        assert_eq!(record.turns.len(), 4);
+        assert_eq!(
+            (record.attempt(0), record.attempt(1), record.attempt(2)),
+            (0, 1, 0)
+        );
+        let strict = EpisodeConfig {
+            format_retries: 0,
+            ..EpisodeConfig::default()
+        };
+        // Turn 1 is the retry turn 0 asked for: a prefix of 1 needs one correction.
+        let p = LoggedPrefix::new(record.clone(), 1, &strict, None).unwrap();
+        assert_eq!(p.setup.retries, 1);
+        assert_eq!(p.setup.regulated, record.options.regulated);
+        let p = LoggedPrefix::new(record.clone(), 3, &strict, None).unwrap();
+        assert_eq!(p.setup.retries, 1, "the retry is within the prefix");
+        // The same skip rules as two-party prefixes; a table episode still open at its last
+        // logged turn (it had not ended) can be continued from every turn but none past.
+        assert_eq!(
+            LoggedPrefix::<TableRecord>::new(record.clone(), 0, &strict, None),
+            Err(SkipReason::TooShort)
+        );
+        assert_eq!(
+            LoggedPrefix::<TableRecord>::new(record.clone(), 5, &strict, None),
+            Err(SkipReason::TooShort)
+        );
+        // A table has no learner seat: `--targets learner` finds no target.
+        assert_eq!(
+            target_cuts(&record, Cut::Turns(1), Targets::Learner, None),
+            Err(SkipReason::NoTurnOfRole)
+        );
+        assert_eq!(
+            target_cuts(&record, Cut::Turns(1), Targets::Every, None),
+            Ok(vec![1, 2, 3])
+        );
+        let b = LoggedPrefix::branch(record.clone(), 2);
+        assert_eq!(b.group.as_deref(), Some("g0-m0.b2"));
+        assert_eq!(b.setup, record.options);
     }
 }

@@ -21,7 +21,8 @@ use crate::scenario::{load_table_scenarios, LoadOptions, TableScenario};
 use crate::score::TableTally;
 use crate::table::{TableEpisode, TableError, TableOptions, TableSetup};
 
-use super::{execute, progress_bar, RunError, RunOptions, Stop, Stopped};
+use super::prefix::{feed_prefix, group_of, plan_logged, refuse_for_tables, PrefixReport};
+use super::{execute, progress_bar, LoggedPrefix, RunError, RunOptions, Stop, Stopped};
 
 /// What every table of a run shares: the players by role, the options, the rewards, the run id.
 pub(crate) struct TableKit {
@@ -49,6 +50,29 @@ impl TableKit {
 pub(crate) struct PlannedTable {
     pub scenario: Arc<TableScenario>,
     pub seeds: EpisodeSeed,
+    /// The logged table prefix it continues (`run --prefixes`, `replay --branch-from`),
+    /// shared by its group; `None` for a table played from the start.
+    pub prefix: Option<Arc<LoggedPrefix<TableRecord>>>,
+}
+
+impl PlannedTable {
+    /// The table's GRPO group: the plan's `g{G}`, or its prefix's (a branch's `E.bN`).
+    pub fn group_id(&self) -> String {
+        group_of(self.prefix.as_deref(), self.seeds)
+    }
+
+    /// The table's id: `{group}-m{member}`.
+    pub fn episode_id(&self) -> String {
+        format!("{}-m{}", self.group_id(), self.seeds.member)
+    }
+
+    /// Name `record` (played from this plan entry) as the plan does: its ids and, for a
+    /// continuation, its parent.
+    fn name(&self, record: &mut TableRecord) {
+        record.episode_id = self.episode_id();
+        record.group_id = self.group_id();
+        record.parent = self.prefix.as_ref().map(|p| p.parent());
+    }
 }
 
 /// An ended table from the executor.
@@ -144,6 +168,8 @@ pub struct TableRunSummary {
     pub written: usize,
     pub stats: TableStats,
     pub stopped: Option<Stopped>,
+    /// A prefix run's sources: read, planned, skipped by reason.
+    pub prefixes: Option<PrefixReport>,
     pub elapsed: std::time::Duration,
 }
 
@@ -185,6 +211,7 @@ pub(crate) fn load_tables(
 pub(crate) fn build_table_kit(
     options: &RunOptions,
     scenarios: &[Arc<TableScenario>],
+    identity: &[String],
 ) -> Result<TableKit, RunError> {
     options
         .rewards
@@ -224,6 +251,11 @@ pub(crate) fn build_table_kit(
         text.push('|');
         text.push_str(&s.id);
     }
+    // What a prefix run or a branch continues (none for a plain run, whose id is unchanged).
+    for word in identity {
+        text.push('|');
+        text.push_str(word);
+    }
     // The rewards are folded in only where they are not the built-in ones, so a run without
     // `[rewards]` keeps the id it always had.
     if options.rewards != RewardConfig::default() {
@@ -250,7 +282,7 @@ pub(crate) async fn play_table(
     planned: &PlannedTable,
 ) -> Result<TableRecord, RunError> {
     let scenario = planned.scenario.clone();
-    let setup = table_setup(kit, planned)?;
+    let (setup, options) = table_setup(kit, planned)?;
     let mut episode = TableEpisode::with_prompts(scenario.clone(), setup, kit.prompts.clone())
         .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
     let mut seats = TableSeats {
@@ -262,6 +294,15 @@ pub(crate) async fn play_table(
         seeds: planned.seeds,
         costs: Vec::new(),
     };
+    if let Some(logged) = &planned.prefix {
+        feed_prefix(
+            &*logged.record,
+            logged.turns,
+            &mut episode,
+            &mut seats,
+            |e| e.outcome().map(|o| o.kind),
+        )?;
+    }
     drive(&mut episode, &mut seats)
         .await
         .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
@@ -277,11 +318,12 @@ pub(crate) async fn play_table(
         &kit.run_id,
         planned.seeds,
         &episode,
-        &kit.options,
+        &options,
         &seat_players,
         &costs,
     );
     record.set_rewards(&kit.rewards);
+    planned.name(&mut record);
     Ok(record)
 }
 
@@ -320,6 +362,7 @@ impl Players<TableEpisode> for TableSeats {
             latency_ms: played.latency_ms,
             call: played.call,
             retries: played.retries,
+            planning: played.planning,
         });
         episode.step(seat, played.completion).map(|_| ())
     }
@@ -335,15 +378,29 @@ impl Players<TableEpisode> for TableSeats {
     }
 }
 
-/// The setup of a planned table: its schedule drawn from its seed, its prompts rendered.
-fn table_setup(kit: &TableKit, planned: &PlannedTable) -> Result<TableSetup, RunError> {
-    TableSetup::with_prompts(
+/// The setup of a planned table and the options it is played under: its schedule drawn from
+/// its seed, its prompts rendered; a continuation's, its logged record's setup (the same seed,
+/// schedule and prompts, checked when it was planned) under the prefix's options.
+fn table_setup(
+    kit: &TableKit,
+    planned: &PlannedTable,
+) -> Result<(TableSetup, TableOptions), RunError> {
+    if let Some(logged) = &planned.prefix {
+        let options = logged.setup.clone();
+        let setup = TableSetup {
+            retries: options.retries,
+            ..logged.record.setup.clone()
+        };
+        return Ok((setup, options));
+    }
+    let setup = TableSetup::with_prompts(
         &planned.scenario,
         &kit.options,
         planned.seeds.table_seed(),
         &kit.prompts,
     )
-    .map_err(|e| RunError::Options(format!("scenario {}: {e}", planned.scenario.id)))
+    .map_err(|e| RunError::Options(format!("scenario {}: {e}", planned.scenario.id)))?;
+    Ok((setup, kit.options.clone()))
 }
 
 /// [`play_table`] with a panic caught ([`super::driver::caught`]): the table then ends as an
@@ -366,7 +423,7 @@ fn internal_error_record(
     planned: &PlannedTable,
     message: &str,
 ) -> Result<TableRecord, RunError> {
-    let setup = table_setup(kit, planned)?;
+    let (setup, options) = table_setup(kit, planned)?;
     let mut episode =
         TableEpisode::with_prompts(planned.scenario.clone(), setup, kit.prompts.clone())
             .map_err(|e| RunError::Options(e.to_string()))?;
@@ -376,13 +433,15 @@ fn internal_error_record(
         ErrorCause::Internal,
         format!("{}: {message}", super::INTERNAL_ERROR),
     );
-    let mut record = TableRecord::of(&kit.run_id, planned.seeds, &episode, &kit.options, &[], &[]);
+    let mut record = TableRecord::of(&kit.run_id, planned.seeds, &episode, &options, &[], &[]);
     record.outcome.outcome.by = None;
     record.set_rewards(&kit.rewards);
+    planned.name(&mut record);
     Ok(record)
 }
 
-/// Run every table of the plan, writing each record as it ends.
+/// Run every table of the plan, writing each record as it ends: the tables of the scenarios,
+/// or, with `--prefixes` over table records, the continuations of their logged prefixes.
 pub async fn run_tables<'s>(
     options: &RunOptions,
     stop: impl Into<Stop<'s>>,
@@ -393,32 +452,110 @@ pub async fn run_tables<'s>(
             "a table game seats its players by role: give --seat ROLE=SPEC (unnamed roles play rule:deliberation), not --learner/--opponent".into(),
         ));
     }
-    let scenarios = load_tables(&options.scenarios, &options.selection())?;
-    options.check_plan_size(scenarios.len(), "scenarios", 1)?;
-    let kit = Arc::new(build_table_kit(options, &scenarios)?);
+    let (kit, planned, prefixes) = match &options.prefixes {
+        None => {
+            let scenarios = load_tables(&options.scenarios, &options.selection())?;
+            options.check_plan_size(scenarios.len(), "scenarios", 1)?;
+            let kit = build_table_kit(options, &scenarios, &[])?;
+            let planned: Vec<PlannedTable> = scenarios
+                .iter()
+                .enumerate()
+                .flat_map(|(g, scenario)| {
+                    (0..u64::from(options.group_size)).map(move |m| PlannedTable {
+                        scenario: scenario.clone(),
+                        seeds: EpisodeSeed {
+                            run: options.seed,
+                            group: g as u64,
+                            member: m,
+                        },
+                        prefix: None,
+                    })
+                })
+                .collect();
+            (kit, planned, None)
+        }
+        Some(prefixes) => {
+            let (plan, scenarios) = plan_table_prefixes(prefixes, options)?;
+            let mut words = vec!["prefixes".to_string()];
+            words.extend(plan.identity);
+            let kit = build_table_kit(options, &scenarios, &words)?;
+            (kit, plan.planned, Some(plan.report))
+        }
+    };
+    let mut summary = play_tables(options, Arc::new(kit), planned, stop).await?;
+    summary.prefixes = prefixes;
+    summary.elapsed = started.elapsed();
+    Ok(summary)
+}
+
+/// Plan a prefix run over table records (`run --prefixes` on a table run's log) by the one
+/// planning loop ([`plan_logged`]): each source's scenario found as replay finds it, and the
+/// source replayed whole under the run's templates first, so a changed scenario or template
+/// is refused before anything is played. Also the distinct scenarios, for the kit.
+fn plan_table_prefixes(
+    prefixes: &super::PrefixOptions,
+    options: &RunOptions,
+) -> Result<
+    (
+        super::prefix::PrefixPlan<PlannedTable>,
+        Vec<Arc<TableScenario>>,
+    ),
+    RunError,
+> {
+    refuse_for_tables(prefixes, &options.episode)?;
+    let mut source =
+        crate::replay::TableSource::in_dir(&options.scenarios, std::path::Path::new("scenarios"))?;
+    let prompts = crate::replay::load_prompts(options.prompts_dir.as_deref())?;
+    let mut scenarios: Vec<Arc<TableScenario>> = Vec::new();
+    let mut scenario: Option<Arc<TableScenario>> = None;
+    let plan = plan_logged(
+        prefixes,
+        options,
+        crate::record::RecordsKind::Table,
+        |prefix: &Arc<LoggedPrefix<TableRecord>>, first, seeds| {
+            let scenario = match (first, &scenario) {
+                (false, Some(known)) => known.clone(),
+                _ => {
+                    let found = source.find(&prefix.record)?;
+                    prefix
+                        .record
+                        .replay_with(found.clone(), &prompts)
+                        .map_err(|e| RunError::Options(format!("--prefixes: {e}")))?;
+                    if !scenarios.iter().any(|s| s.id == found.id) {
+                        scenarios.push(found.clone());
+                    }
+                    scenario.insert(found).clone()
+                }
+            };
+            Ok(PlannedTable {
+                scenario,
+                seeds,
+                prefix: Some(prefix.clone()),
+            })
+        },
+    )?;
+    Ok((plan, scenarios))
+}
+
+/// Play planned tables that share `kit` — a run's, a prefix run's, a branch's — as every run
+/// is played: the output opened for this run id (with `--resume`, what it holds is skipped),
+/// then the one executor, writing each record as it ends and stopping as `stop` says.
+pub(crate) async fn play_tables<'s>(
+    options: &RunOptions,
+    kit: Arc<TableKit>,
+    planned: Vec<PlannedTable>,
+    stop: impl Into<Stop<'s>>,
+) -> Result<TableRunSummary, RunError> {
+    let started = std::time::Instant::now();
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
     for note in existing.notes(&options.out) {
         eprintln!("{note}");
     }
     let done = existing.episode_ids_of(&kit.run_id);
-    let planned: Vec<PlannedTable> = scenarios
-        .iter()
-        .enumerate()
-        .flat_map(|(g, scenario)| {
-            (0..u64::from(options.group_size)).map(move |m| PlannedTable {
-                scenario: scenario.clone(),
-                seeds: EpisodeSeed {
-                    run: options.seed,
-                    group: g as u64,
-                    member: m,
-                },
-            })
-        })
-        .collect();
     let planned_count = planned.len();
     let todo: Vec<PlannedTable> = planned
         .into_iter()
-        .filter(|p| !done.contains(&p.seeds.episode_id()))
+        .filter(|p| !done.contains(&p.episode_id()))
         .collect();
     let skipped = planned_count - todo.len();
     let bar = progress_bar(options.progress, todo.len());
@@ -443,6 +580,7 @@ pub async fn run_tables<'s>(
                 all
             }),
         stopped,
+        prefixes: None,
         elapsed: started.elapsed(),
     })
 }
