@@ -33,6 +33,8 @@ pub(crate) struct TableKit {
     pub prompts: Arc<Prompts>,
     /// The run's `[rewards]`, checked for a table ([`RewardConfig::check_for_table`]).
     pub rewards: RewardConfig,
+    /// The judge and reward-model clients, when `[rewards]` uses them (a two-party run's).
+    pub rewarding: Option<Arc<super::Rewarding>>,
 }
 
 impl TableKit {
@@ -240,6 +242,9 @@ pub(crate) fn build_table_kit(
         options: table,
         prompts: crate::replay::load_prompts(options.prompts_dir.as_deref())?,
         rewards: options.rewards.clone(),
+        rewarding: super::Rewarding::new(&options.rewards, &http)
+            .map_err(RunError::Options)?
+            .map(Arc::new),
     })
 }
 
@@ -261,11 +266,17 @@ pub(crate) async fn play_table(
             .collect(),
         seeds: planned.seeds,
         costs: Vec::new(),
+        prompt_lens: Vec::new(),
     };
     drive(&mut episode, &mut seats)
         .await
         .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
-    let TableSeats { players, costs, .. } = seats;
+    let TableSeats {
+        players,
+        costs,
+        prompt_lens,
+        ..
+    } = seats;
     let seat_players: Vec<TablePlayerInfo> = players
         .iter()
         .map(|p| TablePlayerInfo {
@@ -281,7 +292,15 @@ pub(crate) async fn play_table(
         &seat_players,
         &costs,
     );
-    record.set_rewards(&kit.rewards);
+    record.set_rewards(&planned.scenario, &kit.rewards);
+    if let Some(rewarding) = &kit.rewarding {
+        let views: Vec<&[crate::game::Message]> = (0..scenario.parties.len())
+            .map(|seat| episode.view(seat))
+            .collect();
+        rewarding
+            .apply_table(&mut record, &scenario, &views, &prompt_lens)
+            .await;
+    }
     Ok(record)
 }
 
@@ -290,6 +309,9 @@ struct TableSeats {
     players: Vec<TablePlayer>,
     seeds: EpisodeSeed,
     costs: Vec<TurnCost>,
+    /// Per turn: how long the moving seat's view was when its call was made (what a
+    /// per-response reward model is sent).
+    prompt_lens: Vec<usize>,
 }
 
 impl Players<TableEpisode> for TableSeats {
@@ -321,6 +343,7 @@ impl Players<TableEpisode> for TableSeats {
             call: played.call,
             retries: played.retries,
         });
+        self.prompt_lens.push(episode.view(seat).len());
         episode.step(seat, played.completion).map(|_| ())
     }
 
@@ -378,7 +401,7 @@ fn internal_error_record(
     );
     let mut record = TableRecord::of(&kit.run_id, planned.seeds, &episode, &kit.options, &[], &[]);
     record.outcome.outcome.by = None;
-    record.set_rewards(&kit.rewards);
+    record.set_rewards(&planned.scenario, &kit.rewards);
     Ok(record)
 }
 
