@@ -723,6 +723,84 @@ mod tests {
     }
 
     #[test]
+    fn a_table_seat_gets_per_turn_components_and_turn_rewards_by_the_two_party_rules() {
+        use crate::reward::{RuleConfig, RuleTarget, TurnReward};
+        let (s, played) = played(3);
+        let config = RewardConfig {
+            weights: [
+                (Component::Terminal, 1.0),
+                (Component::Format, 0.5),
+                (Component::Rules, 1.0),
+            ]
+            .into(),
+            rules: vec![RuleConfig {
+                name: "how".into(),
+                pattern: "how about".into(),
+                target: RuleTarget::Talk,
+                score: -0.25,
+            }],
+            turn_reward: TurnReward::EveryTurn,
+            ..RewardConfig::default()
+        };
+        let mut r = played.clone();
+        r.set_rewards(&s, &config);
+        let terminal = terminal_rewards(&played, &config);
+        for (seat, role) in played.roles().into_iter().enumerate() {
+            let mine: Vec<&TableTurnRecord> =
+                r.turns.iter().filter(|t| t.turn.seat == seat).collect();
+            let format_ok = mine
+                .iter()
+                .filter(|t| SignalTurn::format_ok(&t.turn))
+                .count();
+            let format = if mine.is_empty() {
+                0.0
+            } else {
+                format_ok as f64 / mine.len() as f64
+            };
+            let asked = mine
+                .iter()
+                .filter(|t| t.turn.parsed.talk.as_deref() == Some("how about"))
+                .count();
+            let parts = &r.reward_parts[role];
+            assert_eq!(parts[Component::Terminal], terminal[seat], "{role}");
+            assert_eq!(parts[Component::Format], format, "{role}");
+            assert_eq!(parts[Component::Rules], -0.25 * asked as f64, "{role}");
+            let total = terminal[seat] + 0.5 * format - 0.25 * asked as f64;
+            assert!((r.rewards[role] - total).abs() < 1e-12, "{role}");
+        }
+        // Each turn's own reward: its format and rule signals, and its seat's terminal part.
+        assert_eq!(r.turn_rewards.len(), r.turns.len());
+        for (i, t) in r.turns.iter().enumerate() {
+            let seat = t.turn.seat;
+            let format = if SignalTurn::format_ok(&t.turn) {
+                1.0
+            } else {
+                0.0
+            };
+            let rule = if t.turn.parsed.talk.as_deref() == Some("how about") {
+                -0.25
+            } else {
+                0.0
+            };
+            let expected = terminal[seat] + 0.5 * format + rule;
+            assert_eq!(t.rewards["format"], format);
+            assert!(
+                (r.turn_rewards[i].unwrap() - expected).abs() < 1e-12,
+                "turn {i}"
+            );
+            assert_eq!(r.turn_reward(i), r.turn_rewards[i]);
+        }
+        assert_eq!(r.call_rewards(0).len(), r.own_calls(0).count());
+        // The record reads back (old records lack every new field: they still read).
+        let back: TableRecord = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+        // Back under the built-in settings, the new fields are gone again.
+        r.set_rewards(&s, &RewardConfig::default());
+        let line = serde_json::to_string(&r).unwrap();
+        assert_eq!(line, serde_json::to_string(&played).unwrap());
+    }
+
+    #[test]
     fn a_table_record_older_than_reward_config_still_reads_and_replays() {
         // A line as written before `reward_config` existed: every field but that one.
         let (s, record) = played(5);

@@ -1414,27 +1414,31 @@ mod tests {
     }
 
     #[test]
-    fn a_table_run_takes_the_terminal_settings_and_refuses_the_rest_by_key() {
-        // What a table honours.
+    fn a_table_run_takes_what_it_can_compute_and_refuses_the_rest_by_key() {
+        // What a table honours: the terminal settings, the per-turn components every turn
+        // has, weights, enhancement, per-turn rewards, a judge and a reward model.
         for text in [
             "",
             "kind = \"threshold\"\ntau = 0.9\ngamma = 0.2\npsi = 0.5\npsi_on = \"violation\"",
             "[weights]\nterminal = 1.0",
+            "[weights]\nterminal = 0.5\nformat = 0.1\nlength = 0.2\nrules = 1.0\ninteractiveness = 0.1\n[[rules]]\nname = \"n\"\npattern = \"x\"\ntarget = \"talk\"\nscore = 1.0",
+            "turn_reward = \"every_turn\"\n[weights]\nterminal = 1.0\nformat = 0.5",
+            "[length]\nmin = 2\nmax = 9",
+            "combine = \"enhance\"\n[enhance]\nprimary = \"terminal\"\nauxiliary = [\"format\"]",
         ] {
             let c = parse(text).unwrap();
             assert_eq!(c.check_for_table(), Ok(()), "{text}");
         }
-        // What it does not, each named by its key.
+        // What has no meaning there, each named by its key.
         for (text, key) in [
             ("kind = \"batna\"", "[rewards] kind = \"batna\""),
             ("kind = \"sale_to_list\"", "[rewards] kind = \"sale_to_list\""),
-            ("[weights]\nterminal = 1.0\nformat = 0.1", "[rewards.weights] format"),
-            ("[weights]\nterminal = 0.5", "[rewards.weights] terminal"),
-            ("turn_reward = \"every_turn\"", "[rewards] turn_reward"),
-            ("[length]\nmin = 2\nmax = 9", "[rewards.length]"),
+            ("[weights]\nterminal = 1.0\npoints = 0.1", "[rewards.weights] points"),
+            ("[weights]\nstrategic = 0.1", "[rewards.weights] strategic"),
+            ("[weights]\nprice_gap = 1.0", "[rewards.weights] price_gap"),
             (
-                "combine = \"enhance\"\n[enhance]\nprimary = \"terminal\"\nauxiliary = [\"format\"]",
-                "[rewards] combine = \"enhance\"",
+                "combine = \"enhance\"\n[enhance]\nprimary = \"terminal\"\nauxiliary = [\"strategic\"]",
+                "[rewards.weights] strategic",
             ),
         ] {
             let err = parse(text).unwrap().check_for_table().unwrap_err();
