@@ -444,26 +444,24 @@ pub(crate) fn turn_signals(
                 signals.insert(Component::IntentConsistency.name().to_string(), r1);
             }
         }
-        if uses(Component::Rules) {
-            if config.guardrails.is_some() || config.procedure.is_some() {
-                if let Some(guardrails) = &config.guardrails {
-                    for (name, score) in super::guardrails::guardrail_scores(
-                        guardrails,
-                        scenario,
-                        role,
-                        &all,
-                        index,
-                        standing.as_ref(),
-                    ) {
-                        signals.insert(format!("rule:{name}"), score);
-                    }
+        if uses(Component::Rules) && (config.guardrails.is_some() || config.procedure.is_some()) {
+            if let Some(guardrails) = &config.guardrails {
+                for (name, score) in super::guardrails::guardrail_scores(
+                    guardrails,
+                    scenario,
+                    role,
+                    &all,
+                    index,
+                    standing.as_ref(),
+                ) {
+                    signals.insert(format!("rule:{name}"), score);
                 }
-                if let Some(procedure) = &config.procedure {
-                    for (name, score) in
-                        super::procedure::procedure_scores(procedure, scenario, role, &all, index)
-                    {
-                        signals.insert(format!("rule:{name}"), score);
-                    }
+            }
+            if let Some(procedure) = &config.procedure {
+                for (name, score) in
+                    super::procedure::procedure_scores(procedure, scenario, role, &all, index)
+                {
+                    signals.insert(format!("rule:{name}"), score);
                 }
             }
         }
