@@ -732,9 +732,9 @@ async fn a_servers_rewards_are_applied_at_its_tables_or_the_table_is_refused() {
     }
     server.shutdown().await;
 
-    let mut judged = RewardConfig::default();
-    judged.weights.insert(Component::Format, 1.0);
-    let (refusing, _) = self::server("serve_tables_rewards_refused", |o| o.rewards = judged).await;
+    let mut refused = RewardConfig::default();
+    refused.weights.insert(Component::Points, 1.0);
+    let (refusing, _) = self::server("serve_tables_rewards_refused", |o| o.rewards = refused).await;
     let (code, answer) = call(
         &http,
         "POST",

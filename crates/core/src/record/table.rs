@@ -14,7 +14,10 @@ use serde::{Deserialize, Serialize};
 use crate::digest::{digest_json, Digest};
 use crate::game::{Completion, EpisodeSeed, OutcomeKind, Prompts};
 use crate::planner::Planning;
-use crate::reward::{table_terminal_rewards, RewardConfig};
+use crate::reward::{
+    combine_seat_parts, table_terminal_rewards, table_turn_signals, Component, Parts, RewardConfig,
+    SignalTurn,
+};
 use crate::scenario::{Incentive, PartyPosition, TableFamily, TableScenario};
 use crate::score::{table_metrics, TableMetrics};
 use crate::table::{
@@ -75,9 +78,26 @@ pub struct TableRecord {
     pub offers: Vec<TableOffer>,
     /// How it ended, with each role's score and ρ and the metrics.
     pub outcome: TableRecordOutcome,
-    /// Each role's terminal reward under `reward_config` (the built-in `[rewards]` without
-    /// one: ρ on a deal, 0 without one, −ψ = −1 for the seat that forfeited).
+    /// Each role's total reward under `reward_config`: the terminal reward alone by default
+    /// (ρ on a deal, 0 without one, −ψ = −1 for the seat that forfeited), else the
+    /// combination of its components in `reward_parts`, as a two-party record's `rewards`.
     pub rewards: BTreeMap<String, f64>,
+    /// Each role's named reward components, unweighted (the two-party record's
+    /// `reward_parts`, by role). Absent under the terminal reward alone.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reward_parts: BTreeMap<String, Parts>,
+    /// Per turn, in the order of `turns`, under `[rewards] turn_reward = "every_turn"` or
+    /// `"last_turn"`: that turn's own reward for the seat that moved (the two-party record's
+    /// `turn_rewards`). Absent otherwise: every turn is then worth its seat's `rewards`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_rewards: Vec<Option<f64>>,
+    /// What went wrong getting the judge's and the reward model's components, counted (the
+    /// two-party record's `reward_issues`). Absent when nothing did.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reward_issues: BTreeMap<String, u32>,
+    /// The first error behind each failed issue (the two-party record's `reward_errors`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reward_errors: BTreeMap<String, String>,
     /// The reward settings `rewards` were computed under (the run's `[rewards]`, as a
     /// two-party record keeps them), so `replay --verify` checks them under the same; absent
     /// under the built-in settings, and in records older than the field.
@@ -123,6 +143,14 @@ pub struct TableTurnRecord {
     /// turn's `planning`); absent for every other player, and in records older than the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planning: Option<Planning>,
+    /// The turn's per-turn reward signals, those the config uses (`format`, `length`,
+    /// `rule:NAME`, a per-turn `judge`, a per-response `reward_model`), as a two-party turn's
+    /// `rewards`. Absent under the terminal reward alone.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rewards: BTreeMap<String, f64>,
+    /// The judge's labels of the turn, by label set (a two-party turn's `labels`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -233,6 +261,8 @@ impl TableRecord {
                     call: cost.call,
                     retries: cost.retries,
                     planning: cost.planning,
+                    rewards: BTreeMap::new(),
+                    labels: BTreeMap::new(),
                 }
             })
             .collect();
@@ -257,19 +287,130 @@ impl TableRecord {
             offers: episode.offers().to_vec(),
             outcome: record_outcome,
             rewards: BTreeMap::new(),
+            reward_parts: BTreeMap::new(),
+            turn_rewards: Vec::new(),
+            reward_issues: BTreeMap::new(),
+            reward_errors: BTreeMap::new(),
             reward_config: None,
         };
-        record.set_rewards(&RewardConfig::default());
+        record.set_rewards(scenario, &RewardConfig::default());
         record
     }
 
-    /// Reward the seats under `config` (a run's `[rewards]`, already checked by
-    /// [`RewardConfig::check_for_table`]): each role's terminal reward by the one rule both
-    /// kinds of episode are rewarded by, and the config kept in `reward_config` unless it is
-    /// the built-in one (so records written without `[rewards]` stay as they were).
-    pub fn set_rewards(&mut self, config: &RewardConfig) {
-        self.rewards = rewards(self, config);
+    /// Reward the seats of `scenario`'s table under `config` (a run's `[rewards]`, already checked by
+    /// [`RewardConfig::check_for_table`]) by the rules a two-party record is rewarded by: each
+    /// turn's per-turn signals (`reward::table_turn_signals`), each role's terminal reward
+    /// (`reward::table_terminal_rewards`), and its total and turn rewards made of its parts
+    /// ([`TableRecord::recombine`]); the config kept in `reward_config` unless it is the
+    /// built-in one (so records written without `[rewards]` stay as they were). The judge's
+    /// and the reward model's parts are added afterwards, by `run`, then recombined.
+    pub fn set_rewards(&mut self, scenario: &TableScenario, config: &RewardConfig) {
+        let terminal = terminal_rewards(self, config);
         self.reward_config = (*config != RewardConfig::default()).then(|| config.in_force());
+        self.turn_rewards = Vec::new();
+        if config.is_terminal_only() {
+            self.rewards = self
+                .roles()
+                .into_iter()
+                .map(String::from)
+                .zip(terminal)
+                .collect();
+            self.reward_parts = BTreeMap::new();
+            for t in &mut self.turns {
+                t.rewards = BTreeMap::new();
+            }
+            return;
+        }
+        let space = scenario.term_space();
+        let turns: Vec<&TableTurn> = self.turns.iter().map(|t| &t.turn).collect();
+        let signals = table_turn_signals(&turns, config, space);
+        for (t, s) in self.turns.iter_mut().zip(signals) {
+            t.rewards = s;
+        }
+        self.reward_parts = self
+            .roles()
+            .into_iter()
+            .zip(terminal)
+            .map(|(role, terminal)| {
+                let mut parts = Parts::default();
+                if config.uses(Component::Terminal) {
+                    parts.insert(Component::Terminal, terminal);
+                }
+                (role.to_string(), parts)
+            })
+            .collect();
+        self.recombine(config);
+    }
+
+    /// Make `rewards` the totals of `reward_parts` under `config` again, and `turn_rewards`
+    /// each turn's own, after a component was added (the judge's, the reward model's), by the
+    /// rule a two-party record's are made by (`reward::combine_seat_parts`). Under the
+    /// terminal reward alone there is nothing to combine and the totals stay.
+    pub fn recombine(&mut self, config: &RewardConfig) {
+        if config.is_terminal_only() {
+            return;
+        }
+        let roles: Vec<String> = self.roles().into_iter().map(String::from).collect();
+        let movers: Vec<usize> = self.turns.iter().map(|t| t.turn.seat).collect();
+        let scored = vec![true; movers.len()];
+        let signals: Vec<&BTreeMap<String, f64>> = self.turns.iter().map(|t| &t.rewards).collect();
+        let mut parts: Vec<Parts> = roles
+            .iter()
+            .map(|r| self.reward_parts.get(r).cloned().unwrap_or_default())
+            .collect();
+        let (totals, turn_rewards) =
+            combine_seat_parts(&movers, &scored, &signals, &mut parts, config);
+        self.rewards = roles.iter().cloned().zip(totals).collect();
+        self.reward_parts = roles.into_iter().zip(parts).collect();
+        self.turn_rewards = turn_rewards;
+    }
+
+    /// What turn `index` is worth to the seat that moved: its own reward where the record
+    /// holds per-turn rewards, else the seat's total (a two-party record's `turn_reward`).
+    /// `None` past the last turn.
+    pub fn turn_reward(&self, index: usize) -> Option<f64> {
+        let turn = self.turns.get(index)?;
+        if self.turn_rewards.is_empty() {
+            self.rewards.get(&turn.role).copied()
+        } else {
+            self.turn_rewards.get(index).copied().flatten()
+        }
+    }
+
+    /// Keep what `stored` (this episode's record as written) got from the judge and the
+    /// reward model — their parts, per-turn scores, the turns' labels and the issue counts —
+    /// then [`recombine`](Self::recombine): what replay rebuilds a record with (a two-party
+    /// record's `keep_judged`).
+    pub fn keep_judged(&mut self, stored: &TableRecord, config: &RewardConfig) {
+        for c in [Component::Judge, Component::RewardModel] {
+            if !config.uses(c) {
+                continue;
+            }
+            for (role, parts) in &mut self.reward_parts {
+                if let Some(v) = stored.reward_parts.get(role).and_then(|p| p.get(c)) {
+                    parts.insert(c, v);
+                }
+            }
+            if config.is_per_turn(c) {
+                for (turn, old) in self.turns.iter_mut().zip(&stored.turns) {
+                    if let Some(v) = old.rewards.get(c.name()) {
+                        turn.rewards.insert(c.name().to_string(), *v);
+                    }
+                }
+            }
+        }
+        for (turn, old) in self.turns.iter_mut().zip(&stored.turns) {
+            turn.labels = old.labels.clone();
+        }
+        self.reward_issues = stored.reward_issues.clone();
+        self.reward_errors = stored.reward_errors.clone();
+        self.recombine(config);
+    }
+
+    /// Whether a judge or reward model failed on this episode, leaving its reward short of a
+    /// part (see [`crate::reward::issues::reward_missing`]).
+    pub fn reward_missing(&self) -> bool {
+        crate::reward::issues::reward_missing(&self.reward_issues)
     }
 
     /// The roles in seat order.
@@ -421,9 +562,10 @@ fn record_outcome(episode: &TableEpisode, outcome: TableOutcome) -> TableRecordO
     }
 }
 
-/// Each role's terminal reward under `config`, from the record alone: its ending, each role's
-/// ρ and whether each seat broke the format (`reward::table_terminal_rewards`).
-fn rewards(record: &TableRecord, config: &RewardConfig) -> BTreeMap<String, f64> {
+/// Each seat's terminal reward under `config`, in seat order, from the record alone: its
+/// ending, each role's ρ and whether each seat broke the format
+/// (`reward::table_terminal_rewards`).
+fn terminal_rewards(record: &TableRecord, config: &RewardConfig) -> Vec<f64> {
     let roles = record.roles();
     let rho: Vec<f64> = roles
         .iter()
@@ -432,24 +574,21 @@ fn rewards(record: &TableRecord, config: &RewardConfig) -> BTreeMap<String, f64>
     let violated: Vec<bool> = (0..roles.len())
         .map(|seat| broke_format(&record.turns, seat))
         .collect();
-    let rewards = table_terminal_rewards(
+    table_terminal_rewards(
         record.family,
         &record.outcome.outcome,
         &rho,
         &violated,
         config,
-    );
-    roles.into_iter().map(String::from).zip(rewards).collect()
+    )
 }
 
-/// Whether `seat` played a turn that does not count as format-ok: its completion not
-/// format-ok by [`Parsed::counts_as_format_ok`](crate::protocol::Parsed::counts_as_format_ok),
-/// or its move refused by the table's rules (which the table engine keeps in the turn's
-/// `error`, not the parse's). What `[rewards] psi_on = "violation"` charges ψ for.
+/// Whether `seat` played a turn that does not count as format-ok (the one rule of the `format`
+/// signal, `reward::SignalTurn::format_ok`). What `[rewards] psi_on = "violation"` charges ψ for.
 fn broke_format(turns: &[TableTurnRecord], seat: usize) -> bool {
-    turns.iter().any(|t| {
-        t.turn.seat == seat && !(t.turn.parsed.counts_as_format_ok() && t.turn.error.is_none())
-    })
+    turns
+        .iter()
+        .any(|t| t.turn.seat == seat && !SignalTurn::format_ok(&t.turn))
 }
 
 #[cfg(test)]
@@ -572,7 +711,7 @@ mod tests {
             ..RewardConfig::default()
         };
         let mut rewarded = record.clone();
-        rewarded.set_rewards(&config);
+        rewarded.set_rewards(&s, &config);
         for (role, rho) in &record.outcome.rho {
             let expected = if *rho < 0.35 { -0.3 } else { *rho };
             assert_eq!(rewarded.rewards[role], expected, "{role} at ρ {rho}");
@@ -580,13 +719,13 @@ mod tests {
         assert_eq!(rewarded.rewards.values().filter(|r| **r == -0.3).count(), 3);
         assert_eq!(rewarded.reward_config, Some(config.in_force()));
         // Back under the built-in settings: ρ each, and no config kept.
-        rewarded.set_rewards(&RewardConfig::default());
+        rewarded.set_rewards(&s, &RewardConfig::default());
         assert_eq!(rewarded.rewards, record.outcome.rho);
         assert_eq!(rewarded.reward_config, None);
         // A played record rewarded under a config keeps it on its line, reads back, and
         // still replays.
         let mut kept = played.clone();
-        kept.set_rewards(&config);
+        kept.set_rewards(&s, &config);
         let line = serde_json::to_string(&kept).unwrap();
         assert!(
             line.contains(r#""reward_config":{"kind":"threshold","tau":0.35"#),
@@ -595,6 +734,84 @@ mod tests {
         let back: TableRecord = serde_json::from_str(&line).unwrap();
         assert_eq!(back, kept);
         back.replay(s).expect("replays");
+    }
+
+    #[test]
+    fn a_table_seat_gets_per_turn_components_and_turn_rewards_by_the_two_party_rules() {
+        use crate::reward::{RuleConfig, RuleTarget, TurnReward};
+        let (s, played) = played(3);
+        let config = RewardConfig {
+            weights: [
+                (Component::Terminal, 1.0),
+                (Component::Format, 0.5),
+                (Component::Rules, 1.0),
+            ]
+            .into(),
+            rules: vec![RuleConfig {
+                name: "how".into(),
+                pattern: "how about".into(),
+                target: RuleTarget::Talk,
+                score: -0.25,
+            }],
+            turn_reward: TurnReward::EveryTurn,
+            ..RewardConfig::default()
+        };
+        let mut r = played.clone();
+        r.set_rewards(&s, &config);
+        let terminal = terminal_rewards(&played, &config);
+        for (seat, role) in played.roles().into_iter().enumerate() {
+            let mine: Vec<&TableTurnRecord> =
+                r.turns.iter().filter(|t| t.turn.seat == seat).collect();
+            let format_ok = mine
+                .iter()
+                .filter(|t| SignalTurn::format_ok(&t.turn))
+                .count();
+            let format = if mine.is_empty() {
+                0.0
+            } else {
+                format_ok as f64 / mine.len() as f64
+            };
+            let asked = mine
+                .iter()
+                .filter(|t| t.turn.parsed.talk.as_deref() == Some("how about"))
+                .count();
+            let parts = &r.reward_parts[role];
+            assert_eq!(parts[Component::Terminal], terminal[seat], "{role}");
+            assert_eq!(parts[Component::Format], format, "{role}");
+            assert_eq!(parts[Component::Rules], -0.25 * asked as f64, "{role}");
+            let total = terminal[seat] + 0.5 * format - 0.25 * asked as f64;
+            assert!((r.rewards[role] - total).abs() < 1e-12, "{role}");
+        }
+        // Each turn's own reward: its format and rule signals, and its seat's terminal part.
+        assert_eq!(r.turn_rewards.len(), r.turns.len());
+        for (i, t) in r.turns.iter().enumerate() {
+            let seat = t.turn.seat;
+            let format = if SignalTurn::format_ok(&t.turn) {
+                1.0
+            } else {
+                0.0
+            };
+            let rule = if t.turn.parsed.talk.as_deref() == Some("how about") {
+                -0.25
+            } else {
+                0.0
+            };
+            let expected = terminal[seat] + 0.5 * format + rule;
+            assert_eq!(t.rewards["format"], format);
+            assert!(
+                (r.turn_rewards[i].unwrap() - expected).abs() < 1e-12,
+                "turn {i}"
+            );
+            assert_eq!(r.turn_reward(i), r.turn_rewards[i]);
+        }
+        assert_eq!(r.call_rewards(0).len(), r.own_calls(0).count());
+        // The record reads back (old records lack every new field: they still read).
+        let back: TableRecord = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+        // Back under the built-in settings, the new fields are gone again.
+        r.set_rewards(&s, &RewardConfig::default());
+        let line = serde_json::to_string(&r).unwrap();
+        assert_eq!(line, serde_json::to_string(&played).unwrap());
     }
 
     #[test]

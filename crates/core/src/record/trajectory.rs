@@ -260,9 +260,16 @@ impl TableRecord {
         )
     }
 
-    /// Per call of the seat at index `seat`, its reward: a table record holds no per-turn
-    /// rewards, so `last_call_rewards` of the seat's role's reward.
+    /// Per call of the seat at index `seat`, its reward, by the two-party rule: each call's
+    /// own turn reward where the record holds them (`turn_reward` not `episode`), else
+    /// `last_call_rewards` of the seat's role's reward.
     pub fn call_rewards(&self, seat: usize) -> Vec<f64> {
+        if !self.turn_rewards.is_empty() {
+            return self
+                .own_calls(seat)
+                .map(|(i, _)| self.turn_reward(i).unwrap_or(0.0))
+                .collect();
+        }
         let total = self
             .seats
             .get(seat)

@@ -176,13 +176,45 @@ pub(crate) fn combine_parts(
     parts: &mut PerSeat<Parts>,
     config: &RewardConfig,
 ) -> Combined {
+    let index = |seat: Seat| usize::from(seat == Seat::Opponent);
+    let movers: Vec<usize> = turns.iter().map(|t| index(t.as_ref().seat)).collect();
+    let scored: Vec<bool> = (0..turns.len())
+        .map(|i| !setup.rules.is_logged_turn(i))
+        .collect();
+    let mut by_index = [
+        std::mem::take(&mut parts.learner),
+        std::mem::take(&mut parts.opponent),
+    ];
+    let (total, turn_rewards) =
+        combine_seat_parts(&movers, &scored, signals, &mut by_index, config);
+    let [learner, opponent] = by_index;
+    *parts = PerSeat { learner, opponent };
+    Combined {
+        total: PerSeat::new(total[0], total[1]),
+        turn_rewards,
+    }
+}
+
+/// [`combine_parts`] over any number of seats, named by index: the rule itself, which a
+/// two-party episode ([`combine_parts`]) and an n-party table
+/// ([`TableRecord`](crate::record::TableRecord)) both come to. `movers[i]` is the seat that
+/// played turn `i`, `scored[i]` whether the players played it (not a logged prefix's turn),
+/// `parts[seat]` each seat's parts; gives each seat's total, and each turn's reward where
+/// `turn_reward` asks (else empty).
+pub(crate) fn combine_seat_parts(
+    movers: &[usize],
+    scored: &[bool],
+    signals: &[&BTreeMap<String, f64>],
+    parts: &mut [Parts],
+    config: &RewardConfig,
+) -> (Vec<f64>, Vec<Option<f64>>) {
     let components = config.components();
     let judge_values: Option<Vec<Option<f64>>> =
         config.judge_zeroes_negative_history().then(|| {
-            let verdicts: Vec<(Seat, Option<f64>)> = turns
+            let verdicts: Vec<(usize, Option<f64>)> = movers
                 .iter()
                 .zip(signals)
-                .map(|(t, s)| (t.as_ref().seat, turn_value(Component::Judge, s)))
+                .map(|(seat, s)| (*seat, turn_value(Component::Judge, s)))
                 .collect();
             zero_after_negative_history(&verdicts)
         });
@@ -190,10 +222,8 @@ pub(crate) fn combine_parts(
         (Some(judged), Component::Judge) => judged[i],
         _ => turn_value(c, signals[i]),
     };
-    for seat in Seat::BOTH {
-        let mine: Vec<usize> = (0..turns.len())
-            .filter(|i| turns[*i].as_ref().seat == seat)
-            .collect();
+    for (seat, seat_parts) in parts.iter_mut().enumerate() {
+        let mine: Vec<usize> = (0..movers.len()).filter(|i| movers[*i] == seat).collect();
         for &c in components.iter().filter(|c| config.is_per_turn(**c)) {
             let values: Vec<f64> = mine.iter().filter_map(|i| value_at(c, *i)).collect();
             let value = match c {
@@ -206,36 +236,31 @@ pub(crate) fn combine_parts(
                 _ => Some(values.iter().sum::<f64>() / values.len() as f64),
             };
             match value {
-                Some(v) => parts[seat].insert(c, v),
-                None => parts[seat].remove(c),
+                Some(v) => seat_parts.insert(c, v),
+                None => seat_parts.remove(c),
             };
         }
     }
-    let totals = PerSeat::from_fn(|seat| total(&parts[seat], config));
+    let totals: Vec<f64> = parts.iter().map(|p| total(p, config)).collect();
     let every = match config.turn_reward {
-        TurnReward::Episode => {
-            return Combined {
-                total: totals,
-                turn_rewards: Vec::new(),
-            }
-        }
+        TurnReward::Episode => return (totals, Vec::new()),
         TurnReward::EveryTurn => true,
         TurnReward::LastTurn => false,
     };
-    let scored = |i: usize| !setup.rules.is_logged_turn(i);
-    let last = PerSeat::from_fn(|seat| {
-        (0..turns.len())
-            .rev()
-            .find(|i| turns[*i].as_ref().seat == seat && scored(*i))
-    });
-    let turn_rewards = turns
+    let last: Vec<Option<usize>> = (0..parts.len())
+        .map(|seat| {
+            (0..movers.len())
+                .rev()
+                .find(|i| movers[*i] == seat && scored[*i])
+        })
+        .collect();
+    let turn_rewards = movers
         .iter()
         .enumerate()
-        .map(|(i, turn)| {
-            if !scored(i) {
+        .map(|(i, &seat)| {
+            if !scored[i] {
                 return None;
             }
-            let seat = turn.as_ref().seat;
             let episode_parts = every || last[seat] == Some(i);
             let mut own = Parts::default();
             for &c in &components {
@@ -253,10 +278,7 @@ pub(crate) fn combine_parts(
             Some(total(&own, config))
         })
         .collect();
-    Combined {
-        total: totals,
-        turn_rewards,
-    }
+    (totals, turn_rewards)
 }
 
 /// A per-turn component's value on one turn, from its signals: the sum of its `rule:NAME`

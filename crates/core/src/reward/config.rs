@@ -797,18 +797,17 @@ impl RewardConfig {
         Ok(())
     }
 
-    /// Check that this config can be honoured at an n-party table (a run of table scenarios):
-    /// there each seat gets its terminal reward (`surplus` or `threshold`, with τ, γ, ψ and
-    /// `psi_on`, by the rule a two-party seat is rewarded by), and nothing else yet — no
-    /// per-turn component, judge, reward model, weighting or per-turn reward. A setting a
-    /// table would not honour is refused, naming its key, rather than ignored.
+    /// Check that this config can be honoured at an n-party table (a run of table scenarios).
+    /// A table seat is rewarded by the rules a two-party seat is: its terminal reward
+    /// (`surplus` or `threshold`, with τ, γ, ψ and `psi_on`), the per-turn components every
+    /// turn has (`format`, `length`, `rules`, `interactiveness`), the judge and the reward
+    /// model, weighted or enhanced, per episode or per turn. What has no meaning at a table is
+    /// refused, naming its key and why, rather than ignored.
     pub fn check_for_table(&self) -> Result<(), String> {
         let refuse = |key: &str, why: &str| {
             Err(format!(
-                "{key} cannot be honoured in a table run (n-party scenarios): {why}; a table \
-                 seat's reward is its terminal reward (`kind` \"surplus\" or \"threshold\", \
-                 `tau`, `gamma`, `psi`, `psi_on`) — remove the setting, or run two-party \
-                 scenarios"
+                "{key} cannot be honoured in a table run (n-party scenarios): {why} — remove \
+                 the setting, or run two-party scenarios"
             ))
         };
         match self.kind {
@@ -826,39 +825,46 @@ impl RewardConfig {
                 )
             }
         }
-        let not_yet = "tables give no per-turn components, judge or reward model yet";
-        if self.combine != Combine::Sum {
-            return refuse("[rewards] combine = \"enhance\"", not_yet);
-        }
-        if let Some(c) = self.weights.keys().find(|c| **c != Component::Terminal) {
-            return refuse(&format!("[rewards.weights] {}", c.name()), not_yet);
-        }
-        if !self.is_terminal_only() {
-            return refuse(
-                "[rewards.weights] terminal",
-                "a table's reward is the terminal reward itself (weight 1)",
-            );
-        }
-        if self.turn_reward != TurnReward::Episode {
-            return refuse(
-                "[rewards] turn_reward",
-                "tables give no per-turn rewards yet",
-            );
+        for c in self.components() {
+            let why = match c {
+                Component::Points => {
+                    "a turn's points measure the offer it accepts as the bilateral standing \
+                     offer; a table's acceptances name numbered offers and are not scored so yet"
+                }
+                Component::Strategic => {
+                    "strategic talk reads a two-party deal space's item values or issue weights"
+                }
+                Component::IntentConsistency => {
+                    "INA's R1 reads the bilateral standing offer a move answers"
+                }
+                Component::PriceGap | Component::NegotiationStrategy => {
+                    "INA's R2 and R3 are defined by a seller's prices, and a table's deal has no \
+                     price"
+                }
+                _ => continue,
+            };
+            return refuse(&format!("[rewards.weights] {}", c.name()), why);
         }
         let base = RewardConfig::default();
-        for (key, set) in [
-            ("[rewards.length]", self.length != base.length),
-            ("[rewards.strategic]", self.strategic != base.strategic),
-            ("[[rewards.rules]]", !self.rules.is_empty()),
-            ("[rewards.guardrails]", self.guardrails.is_some()),
-            ("[rewards.procedure]", self.procedure.is_some()),
-            ("[rewards.judge]", self.judge.is_some()),
-            ("[rewards.reward_model]", self.reward_model.is_some()),
-            ("[rewards.enhance]", self.enhance != base.enhance),
-            ("[rewards.ina]", self.ina != base.ina),
+        for (key, set, why) in [
+            (
+                "[rewards.strategic]",
+                self.strategic != base.strategic,
+                "strategic talk reads a two-party deal space",
+            ),
+            (
+                "[rewards.guardrails]",
+                self.guardrails.is_some(),
+                "the guardrails are the hotel family's rules",
+            ),
+            (
+                "[rewards.procedure]",
+                self.procedure.is_some(),
+                "the procedure rules are the hotel family's",
+            ),
         ] {
             if set {
-                return refuse(key, not_yet);
+                return refuse(key, why);
             }
         }
         Ok(())
@@ -1408,27 +1414,31 @@ mod tests {
     }
 
     #[test]
-    fn a_table_run_takes_the_terminal_settings_and_refuses_the_rest_by_key() {
-        // What a table honours.
+    fn a_table_run_takes_what_it_can_compute_and_refuses_the_rest_by_key() {
+        // What a table honours: the terminal settings, the per-turn components every turn
+        // has, weights, enhancement, per-turn rewards, a judge and a reward model.
         for text in [
             "",
             "kind = \"threshold\"\ntau = 0.9\ngamma = 0.2\npsi = 0.5\npsi_on = \"violation\"",
             "[weights]\nterminal = 1.0",
+            "[weights]\nterminal = 0.5\nformat = 0.1\nlength = 0.2\nrules = 1.0\ninteractiveness = 0.1\n[[rules]]\nname = \"n\"\npattern = \"x\"\ntarget = \"talk\"\nscore = 1.0",
+            "turn_reward = \"every_turn\"\n[weights]\nterminal = 1.0\nformat = 0.5",
+            "[length]\nmin = 2\nmax = 9",
+            "combine = \"enhance\"\n[enhance]\nprimary = \"terminal\"\nauxiliary = [\"format\"]",
         ] {
             let c = parse(text).unwrap();
             assert_eq!(c.check_for_table(), Ok(()), "{text}");
         }
-        // What it does not, each named by its key.
+        // What has no meaning there, each named by its key.
         for (text, key) in [
             ("kind = \"batna\"", "[rewards] kind = \"batna\""),
             ("kind = \"sale_to_list\"", "[rewards] kind = \"sale_to_list\""),
-            ("[weights]\nterminal = 1.0\nformat = 0.1", "[rewards.weights] format"),
-            ("[weights]\nterminal = 0.5", "[rewards.weights] terminal"),
-            ("turn_reward = \"every_turn\"", "[rewards] turn_reward"),
-            ("[length]\nmin = 2\nmax = 9", "[rewards.length]"),
+            ("[weights]\nterminal = 1.0\npoints = 0.1", "[rewards.weights] points"),
+            ("[weights]\nstrategic = 0.1", "[rewards.weights] strategic"),
+            ("[weights]\nprice_gap = 1.0", "[rewards.weights] price_gap"),
             (
-                "combine = \"enhance\"\n[enhance]\nprimary = \"terminal\"\nauxiliary = [\"format\"]",
-                "[rewards] combine = \"enhance\"",
+                "combine = \"enhance\"\n[enhance]\nprimary = \"terminal\"\nauxiliary = [\"strategic\"]",
+                "[rewards.weights] strategic",
             ),
         ] {
             let err = parse(text).unwrap().check_for_table().unwrap_err();

@@ -11,7 +11,8 @@ use serde::Serialize;
 
 use crate::game::{Seat, Setup, Turn};
 use crate::protocol::render_action;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, TableScenario};
+use crate::table::TableTurn;
 
 use super::config::JudgeMode;
 
@@ -66,7 +67,8 @@ pub type Rubric = crate::template::SingleTemplate;
 #[derive(Debug, Clone, Serialize)]
 pub struct JudgedTurn {
     pub k: u32,
-    pub seat: Seat,
+    /// The seat that moved: `learner` or `opponent`, or a table seat's role.
+    pub seat: String,
     pub role: String,
     /// Played by the seat being judged.
     pub judged: bool,
@@ -88,7 +90,8 @@ pub struct LabelSet {
 /// What a rubric is rendered with.
 #[derive(Debug, Clone, Serialize)]
 pub struct JudgeInput {
-    pub seat: Seat,
+    /// The judged seat: `learner` or `opponent`, or a table seat's role.
+    pub seat: String,
     pub role: String,
     /// What the judged seat was told, private values included: its own system prompt as the
     /// record holds it (`seats.<seat>.system_prompt`), so the judge can tell whether it
@@ -126,21 +129,90 @@ pub fn judge_input(
         .enumerate()
         .map(|(i, t)| JudgedTurn {
             k: i as u32 + 1,
-            seat: t.seat,
+            seat: t.seat.name().to_string(),
             role: setup.seats[t.seat].role.to_string(),
-            judged: t.seat == seat,
+            judged: false,
             talk: t.parsed.talk.clone(),
-            thought: (t.seat == seat).then(|| t.parsed.thought.clone()).flatten(),
+            thought: t.parsed.thought.clone(),
             action: t.played.as_ref().map(|a| render_action(a, space, true)),
         })
         .collect();
+    let public = &scenario.public;
+    let about = (
+        scenario.family.name(),
+        public.title.as_str(),
+        public.description.as_str(),
+    );
+    let role = setup.seats[seat].role.to_string();
+    judged_as(seat.name(), role, brief, about, turns, labels)
+}
+
+/// The rubric's input for judging the seat at index `seat` of an n-party table, from its
+/// `turns` (every attempt, in order) as a two-party seat's ([`judge_input`]): each turn's
+/// Talk, the judged seat's own Thought, the move that took effect; `brief` is the seat's
+/// system prompt as the record holds it.
+pub fn table_judge_input(
+    scenario: &TableScenario,
+    turns: &[&TableTurn],
+    seat: usize,
+    brief: &str,
+    labels: &BTreeMap<String, Vec<String>>,
+) -> JudgeInput {
+    let space = scenario.term_space();
+    let role_of = |seat: usize| {
+        scenario
+            .parties
+            .get(seat)
+            .map_or_else(|| format!("seat {seat}"), |p| p.role.clone())
+    };
+    let turns: Vec<JudgedTurn> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| JudgedTurn {
+            k: i as u32 + 1,
+            seat: role_of(t.seat),
+            role: role_of(t.seat),
+            judged: false,
+            talk: t.parsed.talk.clone(),
+            thought: t.parsed.thought.clone(),
+            action: t.played().map(|a| render_action(a, space, true)),
+        })
+        .collect();
+    let public = &scenario.public;
+    let about = (
+        scenario.family.name(),
+        public.title.as_str(),
+        public.instructions.as_str(),
+    );
+    let role = role_of(seat);
+    judged_as(&role.clone(), role, brief, about, turns, labels)
+}
+
+/// The one rule of what a judge of `seat` reads, whichever rulebook played the episode: every
+/// turn's Talk and move, the judged seat's own Thought only (the others' private reasoning is
+/// none of its judge's business), the judged seat's turns numbered to label. `about` is the
+/// family's name, the scenario's title and description.
+fn judged_as(
+    seat: &str,
+    role: String,
+    brief: &str,
+    (family, title, description): (&str, &str, &str),
+    mut turns: Vec<JudgedTurn>,
+    labels: &BTreeMap<String, Vec<String>>,
+) -> JudgeInput {
+    for t in &mut turns {
+        t.judged = t.seat == seat;
+        if !t.judged {
+            t.thought = None;
+        }
+    }
     JudgeInput {
-        seat,
-        role: setup.seats[seat].role.to_string(),
+        seat: seat.to_string(),
+        role,
         brief: brief.to_string(),
-        family: scenario.family.name().to_string(),
-        title: scenario.public.title.clone(),
-        description: scenario.public.description.clone(),
+        family: family.to_string(),
+        title: title.to_string(),
+        description: description.to_string(),
         judged_turns: turns.iter().filter(|t| t.judged).map(|t| t.k).collect(),
         turns,
         label_sets: labels
@@ -168,14 +240,20 @@ pub fn judge_turn_input(
     labels: &BTreeMap<String, Vec<String>>,
 ) -> JudgeInput {
     let seat = turns[index].as_ref().seat;
-    let mut input = judge_input(scenario, setup, &turns[..=index], seat, brief, labels);
-    let k = index as u32 + 1;
-    input.judged_turns = vec![k];
-    input.turn = Some(k);
-    input
+    judge_input(scenario, setup, &turns[..=index], seat, brief, labels).grading_turn(index)
 }
 
 impl JudgeInput {
+    /// The input for grading turn `index` (0-based) alone, `self` being the transcript up to
+    /// and including it — what the seat knew when it wrote it, never what came after: the
+    /// one rule of `mode = "turn"`, for both kinds of episode.
+    pub fn grading_turn(mut self, index: usize) -> JudgeInput {
+        let k = index as u32 + 1;
+        self.judged_turns = vec![k];
+        self.turn = Some(k);
+        self
+    }
+
     /// The same input asking for scores in `[low, high]`.
     pub fn with_range(mut self, [low, high]: [f64; 2]) -> JudgeInput {
         (self.score_min, self.score_max) = (low, high);
@@ -197,13 +275,16 @@ pub struct Verdict {
 /// turns sum below 0. Our per-turn judge grades each turn once, so the history score is the sum
 /// of the seat's earlier verdicts as the judge gave them. `None` where a turn has no verdict
 /// (not judged, or the call failed): it adds nothing to the history.
-pub(crate) fn zero_after_negative_history(verdicts: &[(Seat, Option<f64>)]) -> Vec<Option<f64>> {
-    let mut history = crate::game::PerSeat::new(0.0, 0.0);
+pub(crate) fn zero_after_negative_history<S: Copy + Ord>(
+    verdicts: &[(S, Option<f64>)],
+) -> Vec<Option<f64>> {
+    let mut history: BTreeMap<S, f64> = BTreeMap::new();
     verdicts
         .iter()
         .map(|(seat, verdict)| {
-            let score = verdict.map(|v| if history[*seat] < 0.0 { 0.0 } else { v });
-            history[*seat] += verdict.unwrap_or(0.0);
+            let sum = history.entry(*seat).or_insert(0.0);
+            let score = verdict.map(|v| if *sum < 0.0 { 0.0 } else { v });
+            *sum += verdict.unwrap_or(0.0);
             score
         })
         .collect()
@@ -507,7 +588,7 @@ mod tests {
         );
         let input =
             judge_turn_input(&s, e.setup(), e.turns(), 1, "brief", &sets()).with_range([-1.0, 1.0]);
-        assert_eq!((input.seat, input.turn), (Seat::Opponent, Some(2)));
+        assert_eq!((input.seat.as_str(), input.turn), ("opponent", Some(2)));
         assert_eq!(input.judged_turns, [2]);
         assert_eq!(input.turns.len(), 2, "nothing after the graded turn");
         let rubric = Rubric::new(

@@ -26,7 +26,7 @@ mod rules;
 mod terminal;
 mod turn;
 
-pub(crate) use combine::combine_parts;
+pub(crate) use combine::{combine_parts, combine_seat_parts};
 pub use combine::{episode_rewards, total, EpisodeRewards};
 pub use config::{
     Combine, Component, EnhanceConfig, InaConfig, InaVersion, JudgeConfig, JudgeHistory, JudgeMode,
@@ -37,6 +37,7 @@ pub use guardrails::GuardrailConfig;
 pub use parts::Parts;
 pub use procedure::ProcedureConfig;
 pub(crate) use terminal::table_terminal_rewards;
+pub(crate) use turn::{table_turn_signals, SignalTurn};
 
 /// The keys of `reward_issues` in a record: what went wrong with the judge and the reward model.
 pub mod issues {

@@ -8,10 +8,10 @@ use std::sync::{Arc, LazyLock};
 use regex::Regex;
 
 use crate::cache::BoundedCache;
-use crate::game::Turn;
 use crate::protocol::{render_action, TermSpace};
 
 use super::config::{RuleConfig, RuleTarget};
+use super::turn::SignalTurn;
 
 /// A rule's pattern, compiled once per process (a run asks for the same few patterns on every
 /// turn). The error is the regex crate's message.
@@ -26,19 +26,19 @@ pub(crate) fn compile(pattern: &str) -> Result<Arc<Regex>, String> {
 /// The text of `turn` a rule with `target` reads; `None` where the turn has no such part.
 /// Borrowed where the turn holds it; only the action is rendered.
 fn target_text<'t>(
-    turn: &'t Turn,
+    turn: &'t impl SignalTurn,
     target: RuleTarget,
     space: TermSpace<'_>,
 ) -> Option<Cow<'t, str>> {
     match target {
-        RuleTarget::Talk => turn.parsed.talk.as_deref().map(Cow::Borrowed),
-        RuleTarget::Thought => turn.parsed.thought.as_deref().map(Cow::Borrowed),
+        RuleTarget::Talk => turn.parsed().talk.as_deref().map(Cow::Borrowed),
+        RuleTarget::Thought => turn.parsed().thought.as_deref().map(Cow::Borrowed),
         RuleTarget::Action => turn
-            .parsed
+            .parsed()
             .action
             .as_ref()
             .map(|a| Cow::Owned(render_action(a, space, true))),
-        RuleTarget::Raw => Some(Cow::Borrowed(turn.raw.as_str())),
+        RuleTarget::Raw => Some(Cow::Borrowed(turn.raw())),
     }
 }
 
@@ -46,7 +46,7 @@ fn target_text<'t>(
 /// compile matches nothing (configs are checked when loaded, so this is never reached there).
 pub(crate) fn rule_scores<'a>(
     rules: &'a [RuleConfig],
-    turn: &Turn,
+    turn: &impl SignalTurn,
     space: TermSpace<'_>,
 ) -> Vec<(&'a str, f64)> {
     rules

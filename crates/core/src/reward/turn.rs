@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::game::{standing_after, Offer, Setup, Turn};
-use crate::protocol::{Action, Terms};
+use crate::protocol::{Action, Parsed, TermSpace, Terms};
 use crate::scenario::{bargained_ratio, DealSpace, Role, Scenario};
 
 use super::config::{
@@ -17,15 +17,66 @@ use super::config::{
 };
 use super::rules::rule_scores;
 
+/// What the per-turn signals every rulebook's turns have read of a turn — format, length,
+/// rules, INA's R4 — whichever rulebook played it: a two-party [`Turn`] and an n-party
+/// [`TableTurn`](crate::table::TableTurn) both are one. The signals that read a bilateral
+/// standing offer or a two-party deal space (points, strategic talk, INA's R1, the hotel's
+/// guardrails and procedure rules) are [`turn_signals`]' alone.
+pub(crate) trait SignalTurn {
+    /// Who moved, in the rulebook's own terms (a two-party [`Seat`](crate::game::Seat), a
+    /// table's seat index).
+    type Mover: Copy + Eq;
+    fn mover(&self) -> Self::Mover;
+    /// What was read from the completion.
+    fn parsed(&self) -> &Parsed;
+    /// The whole completion as written.
+    fn raw(&self) -> &str;
+    /// Whether the turn counts as format-ok: readable and its move allowed.
+    fn format_ok(&self) -> bool;
+}
+
+impl SignalTurn for Turn {
+    type Mover = crate::game::Seat;
+    fn mover(&self) -> crate::game::Seat {
+        self.seat
+    }
+    fn parsed(&self) -> &Parsed {
+        &self.parsed
+    }
+    fn raw(&self) -> &str {
+        &self.raw
+    }
+    /// [`Parsed::counts_as_format_ok`]: the two-party engine keeps a refused move in the parse.
+    fn format_ok(&self) -> bool {
+        self.parsed.counts_as_format_ok()
+    }
+}
+
+impl SignalTurn for crate::table::TableTurn {
+    type Mover = usize;
+    fn mover(&self) -> usize {
+        self.seat
+    }
+    fn parsed(&self) -> &Parsed {
+        &self.parsed
+    }
+    fn raw(&self) -> &str {
+        &self.completion.text
+    }
+    /// [`Parsed::counts_as_format_ok`], and the move not refused by the table's rules (which
+    /// the table engine keeps in the turn's `error`, not the parse's).
+    fn format_ok(&self) -> bool {
+        self.parsed.counts_as_format_ok() && self.error.is_none()
+    }
+}
+
 /// 1 for a turn that counts as format-ok ([`Parsed::counts_as_format_ok`]: all three parts, in
 /// order, one well-formed action, and the move allowed), else 0. The CaSiNo harness's format
 /// check (§3.4) counts valid action syntax and deal arithmetic, and "[ACCEPT_DEAL] is only
 /// valid when the opponent's last action was [SUBMIT_DEAL]": a readable turn the engine
 /// refused as illegal (an ACCEPT with no offer to accept, terms out of range) earns nothing.
-///
-/// [`Parsed::counts_as_format_ok`]: crate::protocol::Parsed::counts_as_format_ok
-pub(crate) fn format_reward(turn: &Turn) -> f64 {
-    if turn.parsed.counts_as_format_ok() {
+pub(crate) fn format_reward(turn: &impl SignalTurn) -> f64 {
+    if turn.format_ok() {
         1.0
     } else {
         0.0
@@ -33,8 +84,8 @@ pub(crate) fn format_reward(turn: &Turn) -> f64 {
 }
 
 /// The number of words (whitespace-separated) in the turn's Talk; 0 without one.
-pub(crate) fn talk_words(turn: &Turn) -> usize {
-    turn.parsed
+pub(crate) fn talk_words(turn: &impl SignalTurn) -> usize {
+    turn.parsed()
         .talk
         .as_deref()
         .map_or(0, |t| t.split_whitespace().count())
@@ -42,10 +93,10 @@ pub(crate) fn talk_words(turn: &Turn) -> usize {
 
 /// A turn's length in `config`'s unit: the Talk's words, or the characters (Unicode scalar
 /// values) of the whole completion as written.
-pub(crate) fn length_of(turn: &Turn, config: &LengthConfig) -> usize {
+pub(crate) fn length_of(turn: &impl SignalTurn, config: &LengthConfig) -> usize {
     match config.unit {
         LengthUnit::Words => talk_words(turn),
-        LengthUnit::Chars => turn.raw.chars().count(),
+        LengthUnit::Chars => turn.raw().chars().count(),
     }
 }
 
@@ -336,9 +387,10 @@ pub(crate) fn turn_signals(
     }
     let uses = |c: Component| config.uses(c);
     let space = scenario.term_space();
+    let all: Vec<&Turn> = turns.iter().map(AsRef::as_ref).collect();
     let mut standing: Option<Offer> = None;
     let mut out = Vec::with_capacity(turns.len());
-    for (index, turn) in turns.iter().map(AsRef::as_ref).enumerate() {
+    for (index, turn) in all.iter().copied().enumerate() {
         let played = turn.played.as_ref();
         if setup.rules.is_logged_turn(index) {
             if let Some(action) = played {
@@ -348,14 +400,7 @@ pub(crate) fn turn_signals(
             continue;
         }
         let role = setup.seats[turn.seat].role;
-        let mut signals = BTreeMap::new();
-        if uses(Component::Format) {
-            signals.insert(Component::Format.name().to_string(), format_reward(turn));
-        }
-        if uses(Component::Length) {
-            let length = length_reward(length_of(turn, &config.length), &config.length);
-            signals.insert(Component::Length.name().to_string(), length);
-        }
+        let mut signals = shared_signals(&all, index, config, space);
         if uses(Component::Points) {
             let accepted = match played {
                 Some(Action::Accept) => standing.as_ref().map(|o| o.terms_for(turn.seat, space)),
@@ -369,31 +414,6 @@ pub(crate) fn turn_signals(
         {
             let s = strategic_talk(scenario, role, turn.parsed.talk.as_deref(), played);
             signals.insert(Component::Strategic.name().to_string(), s);
-        }
-        if uses(Component::Interactiveness) {
-            let talk = turn.parsed.talk.as_deref();
-            let r4 = match config.ina.version {
-                InaVersion::Paper => {
-                    let earlier: Vec<(&str, Option<&str>)> = turns[..index]
-                        .iter()
-                        .map(AsRef::as_ref)
-                        .filter(|t| t.seat == turn.seat)
-                        .filter_map(|t| {
-                            let talk = t.parsed.talk.as_deref()?;
-                            Some((talk, t.parsed.act.as_deref()))
-                        })
-                        .collect();
-                    super::ina::interactiveness(talk, turn.parsed.act.as_deref(), &earlier)
-                }
-                InaVersion::Code => {
-                    let earlier: Vec<&str> = turns[..index]
-                        .iter()
-                        .filter_map(|t| t.as_ref().parsed.talk.as_deref())
-                        .collect();
-                    super::ina::code_similarity(talk, &earlier)
-                }
-            };
-            signals.insert(Component::Interactiveness.name().to_string(), r4);
         }
         if let (true, Some(label)) = (
             uses(Component::IntentConsistency),
@@ -424,30 +444,24 @@ pub(crate) fn turn_signals(
                 signals.insert(Component::IntentConsistency.name().to_string(), r1);
             }
         }
-        if uses(Component::Rules) {
-            for (name, score) in rule_scores(&config.rules, turn, space) {
-                signals.insert(format!("rule:{name}"), score);
-            }
-            if config.guardrails.is_some() || config.procedure.is_some() {
-                let all: Vec<&Turn> = turns.iter().map(AsRef::as_ref).collect();
-                if let Some(guardrails) = &config.guardrails {
-                    for (name, score) in super::guardrails::guardrail_scores(
-                        guardrails,
-                        scenario,
-                        role,
-                        &all,
-                        index,
-                        standing.as_ref(),
-                    ) {
-                        signals.insert(format!("rule:{name}"), score);
-                    }
+        if uses(Component::Rules) && (config.guardrails.is_some() || config.procedure.is_some()) {
+            if let Some(guardrails) = &config.guardrails {
+                for (name, score) in super::guardrails::guardrail_scores(
+                    guardrails,
+                    scenario,
+                    role,
+                    &all,
+                    index,
+                    standing.as_ref(),
+                ) {
+                    signals.insert(format!("rule:{name}"), score);
                 }
-                if let Some(procedure) = &config.procedure {
-                    for (name, score) in
-                        super::procedure::procedure_scores(procedure, scenario, role, &all, index)
-                    {
-                        signals.insert(format!("rule:{name}"), score);
-                    }
+            }
+            if let Some(procedure) = &config.procedure {
+                for (name, score) in
+                    super::procedure::procedure_scores(procedure, scenario, role, &all, index)
+                {
+                    signals.insert(format!("rule:{name}"), score);
                 }
             }
         }
@@ -457,6 +471,76 @@ pub(crate) fn turn_signals(
         out.push(signals);
     }
     out
+}
+
+/// The signals of turn `index` of `turns` that read only what every rulebook's turns have
+/// ([`SignalTurn`]): `format`, `length`, INA's R4 (`interactiveness`, against the seat's — or,
+/// in the released code's version, everyone's — earlier Talk) and `rule:NAME` for each
+/// `[[rewards.rules]]` rule that matched, those `config` uses. The one home of these signals
+/// for two-party turns ([`turn_signals`]) and table turns ([`table_turn_signals`]).
+fn shared_signals<T: SignalTurn>(
+    turns: &[&T],
+    index: usize,
+    config: &RewardConfig,
+    space: TermSpace<'_>,
+) -> BTreeMap<String, f64> {
+    let uses = |c: Component| config.uses(c);
+    let turn = turns[index];
+    let mut signals = BTreeMap::new();
+    if uses(Component::Format) {
+        signals.insert(Component::Format.name().to_string(), format_reward(turn));
+    }
+    if uses(Component::Length) {
+        let length = length_reward(length_of(turn, &config.length), &config.length);
+        signals.insert(Component::Length.name().to_string(), length);
+    }
+    if uses(Component::Interactiveness) {
+        let talk = turn.parsed().talk.as_deref();
+        let r4 = match config.ina.version {
+            InaVersion::Paper => {
+                let earlier: Vec<(&str, Option<&str>)> = turns[..index]
+                    .iter()
+                    .filter(|t| t.mover() == turn.mover())
+                    .filter_map(|t| {
+                        let talk = t.parsed().talk.as_deref()?;
+                        Some((talk, t.parsed().act.as_deref()))
+                    })
+                    .collect();
+                super::ina::interactiveness(talk, turn.parsed().act.as_deref(), &earlier)
+            }
+            InaVersion::Code => {
+                let earlier: Vec<&str> = turns[..index]
+                    .iter()
+                    .filter_map(|t| t.parsed().talk.as_deref())
+                    .collect();
+                super::ina::code_similarity(talk, &earlier)
+            }
+        };
+        signals.insert(Component::Interactiveness.name().to_string(), r4);
+    }
+    if uses(Component::Rules) {
+        for (name, score) in rule_scores(&config.rules, turn, space) {
+            signals.insert(format!("rule:{name}"), score);
+        }
+    }
+    signals
+}
+
+/// The per-turn signals `config` uses for every turn of an n-party table in order (each for
+/// the seat that moved): those [`shared_signals`] gives. Empty maps under the terminal reward
+/// alone. The signals that read a bilateral standing offer or a two-party deal space are
+/// refused at tables ([`RewardConfig::check_for_table`]).
+pub(crate) fn table_turn_signals(
+    turns: &[&crate::table::TableTurn],
+    config: &RewardConfig,
+    space: TermSpace<'_>,
+) -> Vec<BTreeMap<String, f64>> {
+    if config.is_terminal_only() {
+        return vec![BTreeMap::new(); turns.len()];
+    }
+    (0..turns.len())
+        .map(|index| shared_signals(turns, index, config, space))
+        .collect()
 }
 
 #[cfg(test)]

@@ -200,7 +200,8 @@ fn rebuilt_differences(
     rebuilt.prompts_digest = record.prompts_digest.clone();
     rebuilt.source = record.source.clone();
     rebuilt.parent = record.parent.clone();
-    rebuilt.set_rewards(rewards);
+    rebuilt.set_rewards(episode.scenario(), rewards);
+    rebuilt.keep_judged(record, rewards);
     // Which rewards the record was scored under is provenance; checked under `rewards`, a
     // record scored otherwise differs in its rewards, not here.
     rebuilt.reward_config = record.reward_config.clone();

@@ -14,12 +14,14 @@ use std::path::Path;
 use crate::game::{self, Message, PerSeat, Seat};
 use crate::limits::{read_file, MAX_TEXT_FILE};
 use crate::llm::{JudgeClient, LlmError, RewardModelClient};
-use crate::record::EpisodeRecord;
+use crate::record::{EpisodeRecord, TableRecord};
 use crate::reward::judge::{
-    builtin_rubric, judge_input, judge_turn_input, parse_verdict, JudgeInput, Rubric,
+    builtin_rubric, judge_input, judge_turn_input, parse_verdict, table_judge_input, JudgeInput,
+    Rubric,
 };
 use crate::reward::{issues, Component, JudgeConfig, JudgeMode, RewardConfig};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, TableScenario};
+use crate::table::TableTurn;
 
 /// The judge and reward-model clients of a run, with the config they serve.
 #[derive(Debug)]
@@ -102,45 +104,74 @@ impl Rewarding {
         views: &PerSeat<Vec<Message>>,
         prompt_lens: &[usize],
     ) {
-        let judged = self.judge(record, scenario);
-        let scored = self.score(record, views, prompt_lens);
+        let views = [views.learner.as_slice(), views.opponent.as_slice()];
+        self.apply_to(&mut TwoParty { record, scenario }, &views, prompt_lens)
+            .await;
+    }
+
+    /// [`apply`](Self::apply) at an n-party table: each seat's conversation (`views`, in seat
+    /// order, as the seat saw it) and each of its turns go to the judge and the reward model
+    /// as a two-party seat's do, and their parts land in the table record's fields of the
+    /// same names.
+    pub(crate) async fn apply_table(
+        &self,
+        record: &mut TableRecord,
+        scenario: &TableScenario,
+        views: &[&[Message]],
+        prompt_lens: &[usize],
+    ) {
+        self.apply_to(&mut Table { record, scenario }, views, prompt_lens)
+            .await;
+    }
+
+    /// The one rule of both: every verdict and score asked at once, then written into the
+    /// record, and its totals recombined.
+    async fn apply_to(
+        &self,
+        record: &mut impl Rewardable,
+        views: &[&[Message]],
+        prompt_lens: &[usize],
+    ) {
+        let judged = self.judge(&*record);
+        let scored = self.score(&*record, views, prompt_lens);
         let (judged, scored) = futures_util::future::join(judged, scored).await;
         let judge = Component::Judge.name();
         for (graded, verdict) in judged {
             let score = match verdict {
                 Judged::Score(score, labels) => {
                     for (k, labels) in labels {
-                        let index = (k as usize).checked_sub(1);
-                        if let Some(turn) = index.and_then(|i| record.turns.get_mut(i)) {
-                            turn.labels = labels;
+                        if let Some(i) = (k as usize).checked_sub(1) {
+                            record.set_labels(i, labels);
                         }
                     }
                     score
                 }
                 Judged::Unreadable => {
-                    count(record, issues::JUDGE_UNREADABLE);
+                    record.issue(issues::JUDGE_UNREADABLE, None);
                     0.0
                 }
                 Judged::Failed(why) => {
-                    fail(record, issues::JUDGE_FAILED, why);
+                    record.issue(issues::JUDGE_FAILED, Some(why));
                     continue;
                 }
             };
             match graded {
-                Graded::Seat(seat) => record.reward_parts[seat].insert(Component::Judge, score),
-                Graded::Turn(i) => record.turns[i].rewards.insert(judge.into(), score),
+                Graded::Seat(seat) => record.insert_part(seat, Component::Judge, score),
+                Graded::Turn(i) => record.insert_turn_signal(i, judge, score),
             };
         }
         let reward_model = Component::RewardModel.name();
         for (graded, scored) in scored {
             match (scored, graded) {
                 (Ok(score), Graded::Seat(seat)) => {
-                    record.reward_parts[seat].insert(Component::RewardModel, score);
+                    record.insert_part(seat, Component::RewardModel, score);
                 }
                 (Ok(score), Graded::Turn(i)) => {
-                    record.turns[i].rewards.insert(reward_model.into(), score);
+                    record.insert_turn_signal(i, reward_model, score);
                 }
-                (Err(e), _) => fail(record, issues::REWARD_MODEL_FAILED, e.to_string()),
+                (Err(e), _) => {
+                    record.issue(issues::REWARD_MODEL_FAILED, Some(e.to_string()));
+                }
             }
         }
         record.recombine(&self.config);
@@ -148,14 +179,15 @@ impl Rewarding {
 
     /// What a per-turn service grades: each seat once (`per_turn` false), or each turn the
     /// players played (a logged prefix's turns are context, not graded).
-    fn graded(record: &EpisodeRecord, per_turn: bool) -> Vec<Graded> {
+    fn graded(record: &impl Rewardable, per_turn: bool) -> Vec<Graded> {
         if per_turn {
-            (0..record.turns.len())
-                .filter(|i| !record.setup.rules.is_logged_turn(*i))
+            record
+                .played_turns()
+                .into_iter()
                 .map(Graded::Turn)
                 .collect()
         } else {
-            Seat::BOTH.into_iter().map(Graded::Seat).collect()
+            (0..record.seats()).map(Graded::Seat).collect()
         }
     }
 
@@ -165,8 +197,8 @@ impl Rewarding {
     /// (the completion without its reasoning). None without a reward model.
     async fn score(
         &self,
-        record: &EpisodeRecord,
-        views: &PerSeat<Vec<Message>>,
+        record: &impl Rewardable,
+        views: &[&[Message]],
         prompt_lens: &[usize],
     ) -> Vec<(Graded, Result<f64, LlmError>)> {
         let Some(rm) = &self.reward_model else {
@@ -177,13 +209,12 @@ impl Rewarding {
             .into_iter()
             .map(|g| async move {
                 let scored = match g {
-                    Graded::Seat(seat) => rm.score(&views[seat]).await,
+                    Graded::Seat(seat) => rm.score(views.get(seat).copied().unwrap_or(&[])).await,
                     Graded::Turn(i) => {
-                        let turn = &record.turns[i];
-                        let view = &views[turn.seat];
+                        let view = views.get(record.mover(i)).copied().unwrap_or(&[]);
                         let asked = prompt_lens.get(i).copied().unwrap_or(view.len());
                         let mut messages = view[..asked.min(view.len())].to_vec();
-                        messages.push(game::own_message(&turn.raw, &turn.tool_calls));
+                        messages.push(record.own_message(i));
                         rm.score(&messages).await
                     }
                 };
@@ -195,30 +226,13 @@ impl Rewarding {
     /// Every verdict the judge is asked for, all at once: one per seat (`mode = "episode"`),
     /// or one per turn the players played (`mode = "turn"`; a logged prefix's turns are
     /// context, not graded). None without a judge.
-    async fn judge(&self, record: &EpisodeRecord, scenario: &Scenario) -> Vec<(Graded, Judged)> {
+    async fn judge(&self, record: &impl Rewardable) -> Vec<(Graded, Judged)> {
         let Some((_, _, config)) = self.judge_parts() else {
             return Vec::new();
         };
         let graded = Self::graded(record, config.mode == JudgeMode::Turn);
         let asks = graded.iter().map(|g| async move {
-            let input = match *g {
-                Graded::Seat(seat) => judge_input(
-                    scenario,
-                    &record.setup,
-                    &record.turns,
-                    seat,
-                    &record.seats[seat].system_prompt,
-                    &config.labels,
-                ),
-                Graded::Turn(i) => judge_turn_input(
-                    scenario,
-                    &record.setup,
-                    &record.turns,
-                    i,
-                    &record.seats[record.turns[i].seat].system_prompt,
-                    &config.labels,
-                ),
-            };
+            let input = record.judge_input(*g, &config.labels);
             (*g, self.verdict(input.with_range(config.range)).await)
         });
         futures_util::future::join_all(asks).await
@@ -252,10 +266,165 @@ impl Rewarding {
 /// What one verdict or score grades.
 #[derive(Debug, Clone, Copy)]
 enum Graded {
-    /// A seat's whole episode.
-    Seat(Seat),
+    /// A seat's whole episode (the seat's index: learner 0 and opponent 1, or a table's).
+    Seat(usize),
     /// One turn (its index in the record), for the seat that played it.
     Turn(usize),
+}
+
+/// What the judge and the reward model read of an ended episode's record and write into it,
+/// whichever kind it is: seats by index, turns by their index in the record.
+trait Rewardable: Sync {
+    fn seats(&self) -> usize;
+    /// The turns the players played (a logged prefix's are context, not graded).
+    fn played_turns(&self) -> Vec<usize>;
+    fn mover(&self, turn: usize) -> usize;
+    /// The turn as its seat's history keeps it (the completion without its reasoning).
+    fn own_message(&self, turn: usize) -> Message;
+    fn judge_input(&self, graded: Graded, labels: &BTreeMap<String, Vec<String>>) -> JudgeInput;
+    fn set_labels(&mut self, turn: usize, labels: BTreeMap<String, String>);
+    fn insert_part(&mut self, seat: usize, c: Component, value: f64);
+    fn insert_turn_signal(&mut self, turn: usize, name: &str, value: f64);
+    /// Count an issue, keeping the episode's first error of its kind where there is one.
+    fn issue(&mut self, issue: &str, why: Option<String>);
+    fn recombine(&mut self, config: &RewardConfig);
+}
+
+struct TwoParty<'a> {
+    record: &'a mut EpisodeRecord,
+    scenario: &'a Scenario,
+}
+
+impl Rewardable for TwoParty<'_> {
+    fn seats(&self) -> usize {
+        Seat::BOTH.len()
+    }
+    fn played_turns(&self) -> Vec<usize> {
+        (0..self.record.turns.len())
+            .filter(|i| !self.record.setup.rules.is_logged_turn(*i))
+            .collect()
+    }
+    fn mover(&self, turn: usize) -> usize {
+        usize::from(self.record.turns[turn].seat == Seat::Opponent)
+    }
+    fn own_message(&self, turn: usize) -> Message {
+        let turn = &self.record.turns[turn];
+        game::own_message(&turn.raw, &turn.tool_calls)
+    }
+    fn judge_input(&self, graded: Graded, labels: &BTreeMap<String, Vec<String>>) -> JudgeInput {
+        let r = &*self.record;
+        match graded {
+            Graded::Seat(seat) => {
+                let seat = Seat::BOTH[seat];
+                judge_input(
+                    self.scenario,
+                    &r.setup,
+                    &r.turns,
+                    seat,
+                    &r.seats[seat].system_prompt,
+                    labels,
+                )
+            }
+            Graded::Turn(i) => judge_turn_input(
+                self.scenario,
+                &r.setup,
+                &r.turns,
+                i,
+                &r.seats[r.turns[i].seat].system_prompt,
+                labels,
+            ),
+        }
+    }
+    fn set_labels(&mut self, turn: usize, labels: BTreeMap<String, String>) {
+        if let Some(t) = self.record.turns.get_mut(turn) {
+            t.labels = labels;
+        }
+    }
+    fn insert_part(&mut self, seat: usize, c: Component, value: f64) {
+        self.record.reward_parts[Seat::BOTH[seat]].insert(c, value);
+    }
+    fn insert_turn_signal(&mut self, turn: usize, name: &str, value: f64) {
+        self.record.turns[turn].rewards.insert(name.into(), value);
+    }
+    fn issue(&mut self, issue: &str, why: Option<String>) {
+        count(
+            &mut self.record.reward_issues,
+            &mut self.record.reward_errors,
+            issue,
+            why,
+        );
+    }
+    fn recombine(&mut self, config: &RewardConfig) {
+        self.record.recombine(config);
+    }
+}
+
+struct Table<'a> {
+    record: &'a mut TableRecord,
+    scenario: &'a TableScenario,
+}
+
+impl Rewardable for Table<'_> {
+    fn seats(&self) -> usize {
+        self.record.seats.len()
+    }
+    fn played_turns(&self) -> Vec<usize> {
+        (0..self.record.turns.len()).collect()
+    }
+    fn mover(&self, turn: usize) -> usize {
+        self.record.turns[turn].turn.seat
+    }
+    fn own_message(&self, turn: usize) -> Message {
+        game::own_message(&self.record.turns[turn].turn.completion.text, &[])
+    }
+    fn judge_input(&self, graded: Graded, labels: &BTreeMap<String, Vec<String>>) -> JudgeInput {
+        let r = &*self.record;
+        let brief = |seat: usize| {
+            r.setup
+                .seats
+                .get(seat)
+                .map_or("", |s| s.system_prompt.as_str())
+        };
+        let turns: Vec<&TableTurn> = r.turns.iter().map(|t| &t.turn).collect();
+        match graded {
+            Graded::Seat(seat) => {
+                table_judge_input(self.scenario, &turns, seat, brief(seat), labels)
+            }
+            Graded::Turn(i) => {
+                let seat = turns[i].seat;
+                table_judge_input(self.scenario, &turns[..=i], seat, brief(seat), labels)
+                    .grading_turn(i)
+            }
+        }
+    }
+    fn set_labels(&mut self, turn: usize, labels: BTreeMap<String, String>) {
+        if let Some(t) = self.record.turns.get_mut(turn) {
+            t.labels = labels;
+        }
+    }
+    fn insert_part(&mut self, seat: usize, c: Component, value: f64) {
+        if let Some(role) = self.record.seats.get(seat).map(|s| s.role.clone()) {
+            self.record
+                .reward_parts
+                .entry(role)
+                .or_default()
+                .insert(c, value);
+        }
+    }
+    fn insert_turn_signal(&mut self, turn: usize, name: &str, value: f64) {
+        self.record.turns[turn].rewards.insert(name.into(), value);
+    }
+    fn issue(&mut self, issue: &str, why: Option<String>) {
+        count(
+            &mut self.record.reward_issues,
+            &mut self.record.reward_errors,
+            issue,
+            why,
+        );
+    }
+    fn recombine(&mut self, config: &RewardConfig) {
+        self.record.recombine(config);
+    }
 }
 
 /// What the judge made of one seat or turn.
@@ -266,12 +435,15 @@ enum Judged {
     Failed(String),
 }
 
-fn count(record: &mut EpisodeRecord, issue: &str) {
-    *record.reward_issues.entry(issue.to_string()).or_insert(0) += 1;
-}
-
-/// Count a failed call and keep the episode's first error of its kind.
-fn fail(record: &mut EpisodeRecord, issue: &str, why: String) {
-    count(record, issue);
-    record.reward_errors.entry(issue.to_string()).or_insert(why);
+/// Count an issue, and keep the episode's first error of its kind where there is one.
+fn count(
+    issues: &mut BTreeMap<String, u32>,
+    errors: &mut BTreeMap<String, String>,
+    issue: &str,
+    why: Option<String>,
+) {
+    *issues.entry(issue.to_string()).or_insert(0) += 1;
+    if let Some(why) = why {
+        errors.entry(issue.to_string()).or_insert(why);
+    }
 }

@@ -34,6 +34,8 @@ pub(crate) struct TableKit {
     pub prompts: Arc<Prompts>,
     /// The run's `[rewards]`, checked for a table ([`RewardConfig::check_for_table`]).
     pub rewards: RewardConfig,
+    /// The judge and reward-model clients, when `[rewards]` uses them (a two-party run's).
+    pub rewarding: Option<Arc<super::Rewarding>>,
 }
 
 impl TableKit {
@@ -272,6 +274,9 @@ pub(crate) fn build_table_kit(
         options: table,
         prompts: crate::replay::load_prompts(options.prompts_dir.as_deref())?,
         rewards: options.rewards.clone(),
+        rewarding: super::Rewarding::new(&options.rewards, &http)
+            .map_err(RunError::Options)?
+            .map(Arc::new),
     })
 }
 
@@ -293,6 +298,7 @@ pub(crate) async fn play_table(
             .collect(),
         seeds: planned.seeds,
         costs: Vec::new(),
+        prompt_lens: Vec::new(),
     };
     if let Some(logged) = &planned.prefix {
         feed_prefix(
@@ -306,7 +312,12 @@ pub(crate) async fn play_table(
     drive(&mut episode, &mut seats)
         .await
         .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
-    let TableSeats { players, costs, .. } = seats;
+    let TableSeats {
+        players,
+        costs,
+        prompt_lens,
+        ..
+    } = seats;
     let seat_players: Vec<TablePlayerInfo> = players
         .iter()
         .map(|p| TablePlayerInfo {
@@ -322,8 +333,16 @@ pub(crate) async fn play_table(
         &seat_players,
         &costs,
     );
-    record.set_rewards(&kit.rewards);
+    record.set_rewards(&planned.scenario, &kit.rewards);
     planned.name(&mut record);
+    if let Some(rewarding) = &kit.rewarding {
+        let views: Vec<&[crate::game::Message]> = (0..scenario.parties.len())
+            .map(|seat| episode.view(seat))
+            .collect();
+        rewarding
+            .apply_table(&mut record, &scenario, &views, &prompt_lens)
+            .await;
+    }
     Ok(record)
 }
 
@@ -332,6 +351,9 @@ struct TableSeats {
     players: Vec<TablePlayer>,
     seeds: EpisodeSeed,
     costs: Vec<TurnCost>,
+    /// Per turn: how long the moving seat's view was when its call was made (what a
+    /// per-response reward model is sent).
+    prompt_lens: Vec<usize>,
 }
 
 impl Players<TableEpisode> for TableSeats {
@@ -364,6 +386,7 @@ impl Players<TableEpisode> for TableSeats {
             retries: played.retries,
             planning: played.planning,
         });
+        self.prompt_lens.push(episode.view(seat).len());
         episode.step(seat, played.completion).map(|_| ())
     }
 
@@ -435,7 +458,7 @@ fn internal_error_record(
     );
     let mut record = TableRecord::of(&kit.run_id, planned.seeds, &episode, &options, &[], &[]);
     record.outcome.outcome.by = None;
-    record.set_rewards(&kit.rewards);
+    record.set_rewards(&planned.scenario, &kit.rewards);
     planned.name(&mut record);
     Ok(record)
 }

@@ -66,7 +66,7 @@ pub struct Hub {
     log: Mutex<RecordWriter>,
     /// The judge and reward-model clients, when the `[rewards]` config uses them: every
     /// episode's record gets their parts before it is logged and answered, as in `run`.
-    rewarding: Option<Arc<Rewarding>>,
+    pub(super) rewarding: Option<Arc<Rewarding>>,
 }
 
 impl Hub {

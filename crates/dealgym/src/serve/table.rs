@@ -255,7 +255,7 @@ impl TableSession {
             &self.costs,
         );
         record.episode_id = self.id.clone();
-        record.set_rewards(&self.rewards);
+        record.set_rewards(self.episode.scenario(), &self.rewards);
         Some(record)
     }
 
@@ -472,6 +472,14 @@ impl Tables {
             .rewards
             .check_for_table()
             .map_err(ServeError::Validation)?;
+        if hub.rewarding.is_some() {
+            return Err(ServeError::Validation(
+                "[rewards.judge] and [rewards.reward_model] are not called for a served table \
+                 yet (a `dealgym run` of the table calls them): remove them from the server's \
+                 [rewards], or serve two-party scenarios"
+                    .into(),
+            ));
+        }
         let seeds = EpisodeSeed::reset(seed, index);
         let prompts = hub.options.prompts.clone();
         let setup = TableSetup::with_prompts(&scenario, &options, seeds.table_seed(), &prompts)
