@@ -75,10 +75,6 @@ pub struct Catalog<S: Listed = Scenario> {
     by_family: HashMap<S::Family, Vec<usize>>,
 }
 
-/// The table scenarios' catalog: the one [`Catalog`] over [`TableScenario`]s. Kept for one
-/// release as the name of the former separate table catalog; write `Catalog<TableScenario>`.
-pub type TableCatalog = Catalog<TableScenario>;
-
 impl<S: Listed> Default for Catalog<S> {
     fn default() -> Catalog<S> {
         Catalog::new(Vec::new())
@@ -194,6 +190,8 @@ mod tests {
     use super::*;
     use crate::fixtures;
     use crate::table::tests::six_party;
+
+    type TableCatalog = Catalog<TableScenario>;
 
     /// Both kinds pick through the one rule: by id, by index, past the end, drawn from the
     /// seed (`mix(&[seed]) % len`, as before the two catalogs were one).

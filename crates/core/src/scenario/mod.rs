@@ -25,7 +25,7 @@ use crate::protocol::{BundleSpec, IssueSpec, ItemSpec, TermSpace, TicketSpec};
 pub(crate) use acts::{catalog as act_catalog, judge_act};
 pub use acts::{find_act, Act};
 pub use bundle::{BundleSpace, BundleValues};
-pub use catalog::{Catalog, Listed, TableCatalog, UnknownScenario};
+pub use catalog::{Catalog, Listed, UnknownScenario};
 pub use family::{Domain, Family, Role};
 pub use hotel::{BdTicket, HotelTicket, PricePair, TicketOutcome};
 pub(crate) use load::MAX_ACCESSORIES;
