@@ -751,3 +751,121 @@ async fn a_servers_rewards_are_applied_at_its_tables_or_the_table_is_refused() {
     );
     refusing.shutdown().await;
 }
+
+/// Tables and two-party episodes live in one registry: one `--max-sessions` counts both; a
+/// table's id on a two-party route (and the reverse) is a 409 naming the routes it is played
+/// at; a two-party reset naming a table's scenario is refused, saying where tables are played;
+/// the one reaper reclaims both kinds, the table logged as abandoned.
+#[tokio::test]
+async fn one_registry_holds_tables_and_episodes_alike() {
+    let (server, log) = server("serve_tables_registry", |o| {
+        o.max_sessions = 2;
+        o.idle_timeout = std::time::Duration::from_millis(1500);
+    })
+    .await;
+    let http = reqwest::Client::new();
+    let root = server.base_url();
+    let tables = format!("{root}/v1/tables");
+    let episodes = format!("{root}/v1/episodes");
+    let (code, table) = call(
+        &http,
+        "POST",
+        tables.clone(),
+        Some(json!({"scenario_id": SCENARIO})),
+    )
+    .await;
+    assert_eq!(code, 201, "{table}");
+    let table_id = table["table_id"].as_str().unwrap().to_string();
+    let (code, episode) = call(&http, "POST", episodes.clone(), Some(json!({}))).await;
+    assert_eq!(code, 201, "{episode}");
+    let episode_id = episode["episode_id"].as_str().unwrap().to_string();
+    assert_eq!(server.state.hub.live_count(), 2);
+
+    // One count: a third session of either kind is refused.
+    for base in [&tables, &episodes] {
+        let (code, full) = call(
+            &http,
+            "POST",
+            base.to_string(),
+            Some(json!({"scenario_id": SCENARIO})),
+        )
+        .await;
+        assert_eq!(
+            (code, full["error"]["code"].as_str()),
+            (503, Some("CAPACITY_REACHED")),
+            "{base}: {full}"
+        );
+    }
+
+    // The wrong kind of session for the route: a clear 409 naming where it is played.
+    let wrong = [
+        ("GET", format!("{episodes}/{table_id}"), None, "/v1/tables/"),
+        (
+            "POST",
+            format!("{episodes}/{table_id}/step"),
+            Some(json!({"message": "hi"})),
+            "/v1/tables/",
+        ),
+        (
+            "GET",
+            format!("{tables}/{episode_id}"),
+            None,
+            "/v1/episodes/",
+        ),
+    ];
+    for (method, url, body, names) in wrong {
+        let (code, refused) = call(&http, method, url.clone(), body).await;
+        assert_eq!(
+            (code, refused["error"]["code"].as_str()),
+            (409, Some("WRONG_SESSION_KIND")),
+            "{url}: {refused}"
+        );
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(names),
+            "{refused}"
+        );
+    }
+
+    // OpenEnv's reset plays two-party episodes: a table's scenario is refused, naming where
+    // tables are played (not an unknown scenario).
+    let (code, refused) = call(
+        &http,
+        "POST",
+        format!("{root}/reset"),
+        Some(json!({"scenario_id": SCENARIO})),
+    )
+    .await;
+    assert_eq!(
+        (code, refused["error"]["code"].as_str()),
+        (422, Some("VALIDATION_ERROR")),
+        "{refused}"
+    );
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("POST /v1/tables"),
+        "{refused}"
+    );
+
+    // The one reaper reclaims both, the table logged as abandoned; room again for either.
+    let started = std::time::Instant::now();
+    while server.state.hub.live_count() > 0 {
+        assert!(started.elapsed().as_secs() < 20, "nothing was reclaimed");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let records = read_log(&log);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].episode_id, table_id);
+    let detail = records[0]
+        .outcome
+        .outcome
+        .detail
+        .clone()
+        .unwrap_or_default();
+    assert!(detail.starts_with("abandoned: idle past"), "{detail}");
+    server.shutdown().await;
+}

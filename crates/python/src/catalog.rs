@@ -102,5 +102,8 @@ pub fn roles(family: &str) -> PyResult<(&'static str, &'static str)> {
 #[pyfunction]
 pub fn scenario_ids(family: &str) -> PyResult<Vec<String>> {
     let family = self::family(family)?;
-    Ok(catalog(family)?.ids(family).map(str::to_string).collect())
+    Ok(catalog(family)?
+        .ids(Some(family))
+        .map(str::to_string)
+        .collect())
 }

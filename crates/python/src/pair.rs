@@ -285,12 +285,7 @@ impl PairGame {
         let catalog = catalog::catalog(family)?;
         let at = catalog
             .pick(scenario_id, Some(family), index, seed)
-            .map_err(|e| {
-                crate::errors::ScenarioError::new_err(match scenario_id {
-                    Some(_) => format!("unknown scenario `{e}` in {}", family.name()),
-                    None => e.to_string(),
-                })
-            })?;
+            .map_err(|e| crate::errors::ScenarioError::new_err(e.to_string()))?;
         let scenario = catalog.scenarios[at].clone();
 
         let mut config = EpisodeConfig::default();

@@ -5,7 +5,7 @@
 //! malformed-turn policy, the views, the record — stay core's; this file reads Python's
 //! arguments, names seats by role, and answers in Python's types. The scenario comes from a
 //! table scenario file (`scenario_file=`) or the built-in `deliberation` catalog, picked as
-//! `dealgym serve` picks a table reset's ([`TableCatalog::pick`]), and the schedule is drawn
+//! `dealgym serve` picks a table reset's ([`Catalog::pick`]), and the schedule is drawn
 //! from the seed as serve draws it.
 
 use std::collections::HashMap;
@@ -19,8 +19,7 @@ use dealgym_core::negotiator::ScriptedSeats;
 use dealgym_core::protocol::TurnFormat;
 use dealgym_core::record::{table_calls, ExactCalls, TablePlayerInfo, TableRecord, TurnCost};
 use dealgym_core::scenario::{
-    load_table_scenarios, load_table_scenarios_from_reader, LoadOptions, TableCatalog,
-    TableScenario,
+    load_table_scenarios, load_table_scenarios_from_reader, Catalog, LoadOptions, TableScenario,
 };
 use dealgym_core::table::{
     public_move, seat_state, TableEpisode, TableError, TableOptions, TableSetup,
@@ -47,15 +46,15 @@ const BUILTIN: Option<(&str, &str)> = Some((
     include_str!("../../../scenarios/deliberation.jsonl"),
 ));
 
-static BUILTIN_CATALOG: OnceLock<Result<TableCatalog, String>> = OnceLock::new();
+static BUILTIN_CATALOG: OnceLock<Result<Catalog<TableScenario>, String>> = OnceLock::new();
 
 /// The built-in `deliberation` catalog, parsed on first use.
-fn builtin() -> PyResult<&'static TableCatalog> {
+fn builtin() -> PyResult<&'static Catalog<TableScenario>> {
     let loaded = BUILTIN_CATALOG.get_or_init(|| match BUILTIN {
         None => Err("this build has no built-in table scenarios (scenarios/deliberation.jsonl): pass scenario_file=".into()),
         Some((file, text)) => {
             load_table_scenarios_from_reader(file, text.as_bytes(), LoadOptions::default())
-                .map(|r| TableCatalog::new(r.scenarios.into_iter().map(Arc::new).collect()))
+                .map(|r| Catalog::new(r.scenarios.into_iter().map(Arc::new).collect()))
                 .map_err(|e| e.to_string())
         }
     });
@@ -66,8 +65,8 @@ fn builtin() -> PyResult<&'static TableCatalog> {
 
 /// The table scenarios of a file, read once while the file stays as it was (its length and
 /// modification time): an environment that resets many times does not parse it every time.
-fn from_file(path: &Path) -> PyResult<Arc<TableCatalog>> {
-    type Cached = HashMap<PathBuf, (Option<SystemTime>, u64, Arc<TableCatalog>)>;
+fn from_file(path: &Path) -> PyResult<Arc<Catalog<TableScenario>>> {
+    type Cached = HashMap<PathBuf, (Option<SystemTime>, u64, Arc<Catalog<TableScenario>>)>;
     static CACHE: LazyLock<Mutex<Cached>> = LazyLock::new(Mutex::default);
     let stamp = std::fs::metadata(path)
         .map(|m| (m.modified().ok(), m.len()))
@@ -80,7 +79,7 @@ fn from_file(path: &Path) -> PyResult<Arc<TableCatalog>> {
     }
     let report = load_table_scenarios(path, LoadOptions::default())
         .map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    let catalog = Arc::new(TableCatalog::new(
+    let catalog = Arc::new(Catalog::new(
         report.scenarios.into_iter().map(Arc::new).collect(),
     ));
     if let Some((modified, len)) = stamp {
@@ -222,7 +221,7 @@ impl TableGame {
             None => builtin()?,
         };
         let at = catalog
-            .pick(scenario_id, index, seed)
+            .pick(scenario_id, None, index, seed)
             .map_err(|e| ScenarioError::new_err(e.to_string()))?;
         let scenario = catalog.scenarios[at].clone();
 
@@ -555,7 +554,7 @@ impl Exact for TableGame {
 #[pyfunction]
 #[pyo3(signature = (scenario_file=None))]
 pub fn table_scenario_ids(scenario_file: Option<PathBuf>) -> PyResult<Vec<String>> {
-    let ids = |c: &TableCatalog| c.ids().map(str::to_string).collect();
+    let ids = |c: &Catalog<TableScenario>| c.ids(None).map(str::to_string).collect();
     match scenario_file {
         Some(path) => Ok(ids(from_file(&path)?.as_ref())),
         None if BUILTIN.is_none() => Ok(Vec::new()),
@@ -582,6 +581,7 @@ pub fn table_roles(
     let at = catalog
         .pick(
             scenario_id,
+            None,
             scenario_id.is_none().then(|| index.unwrap_or(0)),
             0,
         )

@@ -15,7 +15,6 @@ mod hotel;
 pub mod import;
 mod load;
 mod table;
-mod table_catalog;
 mod utility;
 
 use serde::{Deserialize, Serialize};
@@ -26,7 +25,7 @@ use crate::protocol::{BundleSpec, IssueSpec, ItemSpec, TermSpace, TicketSpec};
 pub(crate) use acts::{catalog as act_catalog, judge_act};
 pub use acts::{find_act, Act};
 pub use bundle::{BundleSpace, BundleValues};
-pub use catalog::{Catalog, UnknownScenario};
+pub use catalog::{Catalog, Listed, UnknownScenario};
 pub use family::{Domain, Family, Role};
 pub use hotel::{BdTicket, HotelTicket, PricePair, TicketOutcome};
 pub(crate) use load::MAX_ACCESSORIES;
@@ -43,7 +42,6 @@ pub use table::{
     Incentive, Party, PartyPosition, PartyPrivate, ScheduleSpec, TableFamily, TablePublic,
     TableRules, TableScenario,
 };
-pub use table_catalog::TableCatalog;
 pub use utility::bargained_ratio;
 
 /// The scenario file format version this build reads and writes.

@@ -27,6 +27,9 @@ pub enum ServeError {
     /// A role that has no seat at the table.
     #[error("{0}")]
     UnknownSeat(String),
+    /// A session of the other kind: a table's id on a two-party route, or the reverse.
+    #[error("{0}")]
+    WrongKind(String),
     #[error("episode `{0}` has ended: start a new one")]
     Ended(String),
     #[error(
@@ -88,7 +91,8 @@ impl ServeError {
             ServeError::WrongSeat { .. }
             | ServeError::OutOfTurn { .. }
             | ServeError::Ended(_)
-            | ServeError::NoSession => StatusCode::CONFLICT,
+            | ServeError::NoSession
+            | ServeError::WrongKind(_) => StatusCode::CONFLICT,
             ServeError::UnknownSeat(_) => StatusCode::NOT_FOUND,
             ServeError::Capacity(_) | ServeError::Connections(_) => StatusCode::SERVICE_UNAVAILABLE,
             ServeError::TooLarge(_) | ServeError::CompletionTooLarge(_) => {
@@ -117,6 +121,7 @@ impl ServeError {
             ServeError::UnknownEpisode(_) => "UNKNOWN_EPISODE",
             ServeError::WrongSeat { .. } | ServeError::OutOfTurn { .. } => "WRONG_SEAT",
             ServeError::UnknownSeat(_) => "UNKNOWN_SEAT",
+            ServeError::WrongKind(_) => "WRONG_SESSION_KIND",
             ServeError::Ended(_) => "EPISODE_ENDED",
             ServeError::Capacity(_) | ServeError::Connections(_) => "CAPACITY_REACHED",
             ServeError::NoSession => "SESSION_ERROR",
@@ -163,6 +168,7 @@ impl ServeError {
             ServeError::UnknownEpisode(_)
             | ServeError::Evicted(_)
             | ServeError::NoSession
+            | ServeError::WrongKind(_)
             | ServeError::Unauthorized => "SESSION_ERROR",
             ServeError::WrongSeat { .. }
             | ServeError::OutOfTurn { .. }

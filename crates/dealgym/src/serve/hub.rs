@@ -1,7 +1,8 @@
-//! What every surface of the server shares: the table of live sessions (bounded, each
-//! reachable by its owner), the ended ones kept for `GET` and what all of them may hold in
-//! memory (`memory`), the idle reaper, the book of episode ids, the episode kits, and the log
-//! every finished episode goes to.
+//! What every surface of the server shares: the one registry of live sessions — two-party
+//! episodes and n-party tables alike ([`Live`]): one `--max-sessions` count, one lookup with
+//! its owner check, one idle reaper — the ended ones kept for `GET` and what all of them may
+//! hold in memory (`memory`), the book of episode ids, the episode kits, and the log every
+//! finished episode goes to.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -10,8 +11,9 @@ use std::time::Instant;
 use super::catalog::Catalog;
 use super::error::ServeError;
 use super::ids::{Book, IdBook, IdClaim};
-use super::memory::{Charge, Kept, Reach, SessionMemory};
+use super::memory::{Charge, Reach, SessionMemory};
 use super::session::{ExactTokens, ResetArgs, Sampled, Session, TokensArgs, EXTERNAL};
+use super::table::TableSlot;
 use super::wire::StepAnswer;
 use super::ServeOptions;
 use crate::agents::Player;
@@ -21,6 +23,7 @@ use crate::limits::MAX_SERVER_KITS;
 use crate::llm::{EndpointSettings, LlmClient};
 use crate::record::{EpisodeRecord, RecordWriter};
 use crate::run::{Driver, EpisodeError, EpisodeKit, Rewarding, SeatPlayer, Seating};
+use crate::scenario::TableScenario;
 
 /// Who may reach a session: any REST client with the id (and the token), or only the
 /// WebSocket connection that reset it.
@@ -45,9 +48,73 @@ impl Slot {
     pub fn touch(&self) {
         *self.touched.lock().unwrap() = Instant::now();
     }
+}
 
-    pub(super) fn owner(&self) -> Owner {
-        self.owner
+/// A session of either kind, as the one registry holds it (live) and the shelf keeps it
+/// (ended, for `GET`).
+#[derive(Clone)]
+pub(super) enum Live {
+    Episode(Arc<Slot>),
+    Table(Arc<TableSlot>),
+}
+
+impl Live {
+    /// Who may reach it: a two-party session its owner; a table anyone holding its id.
+    pub(super) fn reach(&self) -> Reach {
+        match self {
+            Live::Episode(slot) => Reach::Episode(slot.owner),
+            Live::Table(_) => Reach::Table,
+        }
+    }
+
+    /// What it keeps in memory, in bytes.
+    pub(super) fn bytes(&self) -> u64 {
+        match self {
+            Live::Episode(slot) => slot.charge.bytes(),
+            Live::Table(slot) => slot.charge.bytes(),
+        }
+    }
+
+    fn touch(&self) {
+        match self {
+            Live::Episode(slot) => slot.touch(),
+            Live::Table(slot) => slot.touch(),
+        }
+    }
+
+    fn idle(&self) -> std::time::Duration {
+        let touched = match self {
+            Live::Episode(slot) => &slot.touched,
+            Live::Table(slot) => &slot.touched,
+        };
+        touched.lock().unwrap_or_else(|e| e.into_inner()).elapsed()
+    }
+
+    /// Whether it is this very session (not another put under the same id since).
+    fn is(&self, other: &Live) -> bool {
+        match (self, other) {
+            (Live::Episode(a), Live::Episode(b)) => Arc::ptr_eq(a, b),
+            (Live::Table(a), Live::Table(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// This session, if `reach` may reach it; else why not: a session of the other kind
+    /// (a table's id on a two-party route, or the reverse) is a 409 naming its routes; one
+    /// its caller may not reach does not exist to it.
+    fn reached_by(self, id: &str, reach: Reach) -> Result<Live, ServeError> {
+        match (&self, reach) {
+            _ if self.reach() == reach => Ok(self),
+            (Live::Table(_), Reach::Episode(_)) => Err(ServeError::WrongKind(format!(
+                "`{id}` is an n-party table, not a two-party episode: play it at /v1/tables/{id}"
+            ))),
+            (Live::Episode(slot), Reach::Table) if slot.owner == Owner::Rest => {
+                Err(ServeError::WrongKind(format!(
+                    "`{id}` is a two-party episode, not an n-party table: play it at /v1/episodes/{id}"
+                )))
+            }
+            _ => Err(ServeError::UnknownEpisode(id.to_string())),
+        }
     }
 }
 
@@ -55,9 +122,12 @@ impl Slot {
 pub struct Hub {
     pub options: ServeOptions,
     pub catalog: Catalog,
+    /// The n-party scenarios `/v1/tables` plays.
+    pub(super) table_catalog: Catalog<TableScenario>,
     http: reqwest::Client,
     kits: Mutex<HashMap<String, Arc<EpisodeKit>>>,
-    live: Mutex<HashMap<String, Arc<Slot>>>,
+    /// The live sessions of both kinds, by id: at most `--max-sessions` together.
+    live: Mutex<HashMap<String, Live>>,
     /// What every session (two-party and tables, live and ended) holds, the budget it is held
     /// to, and the ended ones kept for `GET`.
     pub(super) memory: Arc<SessionMemory>,
@@ -74,6 +144,7 @@ impl Hub {
     pub(crate) fn new(
         options: ServeOptions,
         catalog: Catalog,
+        table_catalog: Catalog<TableScenario>,
         log: RecordWriter,
         logged: impl IntoIterator<Item = String>,
     ) -> Result<Hub, ServeError> {
@@ -89,6 +160,7 @@ impl Hub {
         Ok(Hub {
             options,
             catalog,
+            table_catalog,
             http,
             kits: Mutex::new(HashMap::new()),
             live: Mutex::new(HashMap::new()),
@@ -103,8 +175,13 @@ impl Hub {
         &self.http
     }
 
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Live sessions, two-party and tables together.
     pub fn live_count(&self) -> usize {
-        self.live.lock().unwrap().len()
+        self.live().len()
     }
 
     /// Ended episodes and tables still kept for `GET` (at most `--max-sessions`, within
@@ -252,6 +329,7 @@ impl Hub {
         if let Some(tokens) = &args.tokens {
             self.options.policy.endpoint("tokens", &tokens.endpoint)?;
         }
+        self.refuse_table(args.scenario_id.as_deref())?;
         let claim = IdClaim::session(&self.ids, args.episode_id.as_deref())?;
         let seed = args.seed.unwrap_or(claim.number);
         let index =
@@ -273,6 +351,20 @@ impl Hub {
             None => None,
         };
         Session::begin(claim, driver, tokens).await
+    }
+
+    /// Refuse a two-party reset (OpenEnv's, MCP's, `/v1/episodes`') that names an n-party
+    /// table's scenario, saying where tables are played: these surfaces carry one seat per
+    /// session and no seat in a step, where a table has a seat (and a seat token) per client.
+    fn refuse_table(&self, scenario_id: Option<&str>) -> Result<(), ServeError> {
+        match scenario_id {
+            Some(id) if !self.catalog.has(id) && self.table_catalog.has(id) => {
+                Err(ServeError::Validation(format!(
+                    "scenario `{id}` is an n-party table: OpenEnv's reset and step, MCP and /v1/episodes play two-party episodes (one seat per session); start it at POST /v1/tables, which answers a session per seat"
+                )))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The client of a learner's policy server for token-exact mode.
@@ -300,18 +392,47 @@ impl Hub {
             touched: Mutex::new(Instant::now()),
             charge,
         });
-        if done {
-            self.memory.keep(id, Kept::Episode(slot.clone()));
-            return Ok(slot);
+        self.enter(id, Live::Episode(slot.clone()), done)?;
+        Ok(slot)
+    }
+
+    /// Put a started session of either kind in the registry, if there is room (one
+    /// `--max-sessions` for both kinds); one that ended as it started goes straight to the
+    /// shelf of ended ones.
+    pub(super) fn enter(&self, id: String, session: Live, ended: bool) -> Result<(), ServeError> {
+        if ended {
+            self.memory.keep(id, session);
+            return Ok(());
         }
-        let mut live = self.live.lock().unwrap();
+        let mut live = self.live();
         if live.len() >= self.options.max_sessions {
             return Err(ServeError::Capacity(self.options.max_sessions));
         }
-        live.insert(id, slot.clone());
+        live.insert(id, session);
         drop(live);
         self.memory.relieve();
-        Ok(slot)
+        Ok(())
+    }
+
+    /// Move session `id` from the live ones to the shelf of ended ones, once it has ended
+    /// (its record is logged); the budget is relieved either way.
+    pub(super) fn retire(&self, id: &str) {
+        let ended = self.live().remove(id);
+        match ended {
+            Some(session) => self.memory.keep(id.to_string(), session),
+            None => self.memory.relieve(),
+        }
+    }
+
+    /// Take `session` out of the live ones, if it is still there under `id`: of two drops
+    /// at once, the one that takes it logs it.
+    pub(super) fn take(&self, id: &str, session: &Live) -> bool {
+        let mut live = self.live();
+        if live.get(id).is_some_and(|held| held.is(session)) {
+            live.remove(id);
+            return true;
+        }
+        false
     }
 
     /// Refuse a reset early when the table is full, or the sessions hold the memory budget
@@ -323,23 +444,28 @@ impl Hub {
         self.memory.check_room()
     }
 
-    /// A live or ended session by id, if `owner` may reach it (a WebSocket's session is its
-    /// connection's alone: to anyone else it does not exist).
-    pub(crate) fn find(&self, id: &str, owner: Owner) -> Result<Arc<Slot>, ServeError> {
-        let found = match self.live.lock().unwrap().get(id) {
-            Some(slot) => {
-                slot.touch();
-                Some(slot.clone())
-            }
-            None => None,
+    /// A live or ended session of either kind by id, if `reach` may reach it: the one
+    /// lookup every route makes. A session of the other kind is a 409 naming its routes; one
+    /// evicted from the shelf is a 410.
+    pub(super) fn lookup(&self, id: &str, reach: Reach) -> Result<Live, ServeError> {
+        let live = self.live().get(id).cloned();
+        let found = match live {
+            Some(session) => session.reached_by(id, reach)?,
+            None => match self.memory.find(id) {
+                Some(session) => session.reached_by(id, reach)?,
+                None => return Err(self.memory.missing(id, reach)),
+            },
         };
-        match found {
-            Some(slot) if slot.owner == owner => Ok(slot),
-            Some(_) => Err(ServeError::UnknownEpisode(id.to_string())),
-            None => self
-                .memory
-                .episode(id, owner)
-                .ok_or_else(|| self.memory.missing(id, Reach::Episode(owner))),
+        found.touch();
+        Ok(found)
+    }
+
+    /// A live or ended two-party session by id, if `owner` may reach it (a WebSocket's
+    /// session is its connection's alone: to anyone else it does not exist).
+    pub(crate) fn find(&self, id: &str, owner: Owner) -> Result<Arc<Slot>, ServeError> {
+        match self.lookup(id, Reach::Episode(owner))? {
+            Live::Episode(slot) => Ok(slot),
+            Live::Table(_) => unreachable!("a table is reached as a table"),
         }
     }
 
@@ -371,9 +497,7 @@ impl Hub {
             self.log(&record)?;
             let id = session.id.clone();
             drop(session);
-            if let Some(slot) = self.live.lock().unwrap().remove(&id) {
-                self.memory.keep(id, Kept::Episode(slot));
-            }
+            self.retire(&id);
         } else {
             drop(session);
             self.memory.relieve();
@@ -386,14 +510,15 @@ impl Hub {
     /// The owner is checked under the same lock the session is removed under, so a session
     /// that changed hands in between is never the one removed.
     pub(crate) fn remove(&self, id: &str, owner: Owner) -> bool {
+        let reach = Reach::Episode(owner);
         {
-            let mut live = self.live.lock().unwrap();
-            if live.get(id).is_some_and(|slot| slot.owner == owner) {
+            let mut live = self.live();
+            if live.get(id).is_some_and(|session| session.reach() == reach) {
                 live.remove(id);
                 return true;
             }
         }
-        self.memory.remove(id, Reach::Episode(owner))
+        self.memory.remove(id, reach)
     }
 
     /// Drop REST session `id` for a caller presenting `token` (the episode's own:
@@ -408,14 +533,7 @@ impl Hub {
         let mut session = slot.session.lock().await;
         session.drop_by(token)?;
         // Of two drops at once, the one that takes it out of the table logs it.
-        let taken = {
-            let mut live = self.live.lock().unwrap();
-            match live.get(id) {
-                Some(held) if Arc::ptr_eq(held, &slot) => live.remove(id),
-                _ => None,
-            }
-        };
-        if taken.is_none() {
+        if !self.take(id, &Live::Episode(slot.clone())) {
             // An ended episode kept among the ended sessions: its record is in the log already.
             drop(session);
             if self.memory.remove(id, Reach::Episode(Owner::Rest)) {
@@ -432,16 +550,32 @@ impl Hub {
         Ok(())
     }
 
-    /// Reclaim sessions idle longer than the timeout; returns how many.
+    /// Reclaim sessions of either kind idle longer than the timeout; returns how many. An
+    /// unfinished table is logged as abandoned; a two-party session is dropped, as it always
+    /// was.
     pub(crate) fn reap(&self) -> usize {
         let limit = self.options.idle_timeout;
-        let mut n = 0;
-        self.live.lock().unwrap().retain(|_, slot| {
-            let keep = slot.touched.lock().unwrap().elapsed() < limit;
-            n += usize::from(!keep);
-            keep
-        });
+        let idle: Vec<Live> = {
+            let mut live = self.live();
+            let ids: Vec<String> = live
+                .iter()
+                .filter(|(_, session)| session.idle() >= limit)
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| live.remove(id)).collect()
+        };
+        for session in &idle {
+            if let Live::Table(slot) = session {
+                let why = format!(
+                    "idle past --idle-timeout-s ({} s) before it ended",
+                    limit.as_secs()
+                );
+                if let Err(e) = super::table::log_abandoned(self, slot, why) {
+                    eprintln!("dealgym serve: {e}");
+                }
+            }
+        }
         self.memory.reap(limit);
-        n
+        idle.len()
     }
 }

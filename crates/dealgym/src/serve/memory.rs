@@ -13,8 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::error::ServeError;
-use super::hub::{Owner, Slot};
-use super::table::TableSlot;
+use super::hub::{Live, Owner};
 use crate::vocab::Message;
 
 /// How many evicted sessions are remembered, to answer 410 rather than 404 for them: each is
@@ -69,29 +68,6 @@ impl Drop for Charge {
     }
 }
 
-/// An ended session kept for `GET`.
-pub(super) enum Kept {
-    Episode(Arc<Slot>),
-    Table(Arc<TableSlot>),
-}
-
-impl Kept {
-    fn bytes(&self) -> u64 {
-        match self {
-            Kept::Episode(slot) => slot.charge.bytes(),
-            Kept::Table(slot) => slot.charge.bytes(),
-        }
-    }
-
-    /// Who may reach it: a two-party session its owner; a table anyone holding its id.
-    fn reach(&self) -> Reach {
-        match self {
-            Kept::Episode(slot) => Reach::Episode(slot.owner()),
-            Kept::Table(_) => Reach::Table,
-        }
-    }
-}
-
 /// Who may reach a session, on which routes: a two-party session its owner (`/v1/episodes`,
 /// OpenEnv, MCP), a table anyone holding its id (`/v1/tables`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,7 +79,7 @@ pub(super) enum Reach {
 /// The ended sessions kept for `GET`, oldest first, and the ids of those evicted.
 #[derive(Default)]
 pub(super) struct Shelf {
-    kept: HashMap<String, (Instant, Kept)>,
+    kept: HashMap<String, (Instant, Live)>,
     order: VecDeque<String>,
     /// Evicted ids with who could reach them, the newest [`EVICTED_REMEMBERED`].
     evicted: HashMap<String, Reach>,
@@ -111,7 +87,7 @@ pub(super) struct Shelf {
 }
 
 impl Shelf {
-    fn put(&mut self, id: String, kept: Kept) {
+    fn put(&mut self, id: String, kept: Live) {
         self.evicted.remove(&id);
         if self
             .kept
@@ -210,7 +186,7 @@ impl SessionMemory {
 
     /// Keep an ended session for `GET`, then bring what the sessions hold back within the
     /// budget.
-    pub(super) fn keep(&self, id: String, kept: Kept) {
+    pub(super) fn keep(&self, id: String, kept: Live) {
         {
             let mut shelf = self.shelf();
             shelf.put(id, kept);
@@ -249,20 +225,12 @@ impl SessionMemory {
         Ok(())
     }
 
-    /// The ended two-party session `id`, if `owner` may reach it.
-    pub(super) fn episode(&self, id: &str, owner: Owner) -> Option<Arc<Slot>> {
-        match self.shelf().kept.get(id) {
-            Some((_, Kept::Episode(slot))) if slot.owner() == owner => Some(slot.clone()),
-            _ => None,
-        }
-    }
-
-    /// The ended table `id`.
-    pub(super) fn table(&self, id: &str) -> Option<Arc<TableSlot>> {
-        match self.shelf().kept.get(id) {
-            Some((_, Kept::Table(slot))) => Some(slot.clone()),
-            _ => None,
-        }
+    /// The ended session `id`, of either kind (the registry checks who may reach it).
+    pub(super) fn find(&self, id: &str) -> Option<Live> {
+        self.shelf()
+            .kept
+            .get(id)
+            .map(|(_, session)| session.clone())
     }
 
     /// Why `id` is not found by `reach`: evicted (410, to whoever could reach it), or

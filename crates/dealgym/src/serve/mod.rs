@@ -72,8 +72,6 @@ pub struct AppState {
     max_sockets: usize,
     /// The MCP sessions of `POST /mcp`.
     mcp: mcp::McpSessions,
-    /// The n-party tables of `/v1/tables`.
-    tables: table::Tables,
 }
 
 type Shared = Arc<AppState>;
@@ -163,7 +161,13 @@ impl Server {
         let (stop, shutdown) = watch::channel(false);
         let limits = options.connections.within_open_file_limit();
         let concurrency = options.concurrency;
-        let hub = Hub::new(options, Catalog::new(scenarios), log, logged)?;
+        let hub = Hub::new(
+            options,
+            Catalog::new(scenarios),
+            Catalog::new(tables),
+            log,
+            logged,
+        )?;
         // The opponent of every reset that names none, built once now: a spec no reset could
         // play is the operator's to fix, refused here naming where it was set, not answered
         // to each client as its own mistake (a 422).
@@ -173,10 +177,6 @@ impl Server {
             let why = why.strip_prefix("opponent: ").unwrap_or(&why);
             anyhow::bail!("{source} `{spec}` cannot be played: {why}");
         }
-        let tables = table::Tables::new(
-            crate::scenario::TableCatalog::new(tables),
-            hub.memory.clone(),
-        );
         let state = Arc::new(AppState {
             rollout_permits: Arc::new(Semaphore::new(concurrency)),
             sockets: Arc::new(Semaphore::new(limits.max_connections)),
@@ -184,7 +184,6 @@ impl Server {
             hub,
             shutdown: shutdown.clone(),
             mcp: mcp::McpSessions::default(),
-            tables,
         });
         spawn_reaper(state.clone());
         let app = router(state.clone());
@@ -241,9 +240,6 @@ fn spawn_reaper(state: Shared) {
                 break;
             }
             state.hub.reap();
-            state
-                .tables
-                .reap(&state.hub, state.hub.options.idle_timeout);
         }
     });
 }

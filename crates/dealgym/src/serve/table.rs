@@ -1,8 +1,9 @@
 //! Table sessions: n-party games (the `deliberation` family) kept by the server, every seat
 //! played by a client by its role — one client per seat, or one client playing several — or
 //! in process by the scripted party of its incentive. The rules stay core's
-//! ([`TableEpisode`]); this file keeps the live tables (bounded by `--max-sessions`, reclaimed
-//! when idle), steps them for the seat a request names, and writes each ended table's record
+//! ([`TableEpisode`]); the live tables sit in the hub's one registry beside the two-party
+//! episodes (one `--max-sessions` count, one idle reaper, one lookup: [`Hub::lookup`]); this
+//! file starts them, steps them for the seat a request names, and writes each ended table's record
 //! to the server's log, as every other episode is — and a table dropped before it ended
 //! (deleted by a holder of one of its tokens, or reclaimed idle) as abandoned.
 //!
@@ -10,7 +11,7 @@
 //! names an option not in the game or an offer that does not exist is the engine's turn error,
 //! retried and then forfeited under the malformed-turn policy — never an HTTP error.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::future::{ready, Future};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -19,8 +20,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::error::ServeError;
+use super::hub::Live;
 use super::ids::IdClaim;
-use super::memory::{view_bytes, Charge, Kept, Reach, SessionMemory};
+use super::memory::{view_bytes, Charge, Reach};
 use super::secret;
 use super::Hub;
 use crate::agents::SCRIPTED;
@@ -32,7 +34,6 @@ use crate::negotiator::deliberation::scripted_table_turn;
 use crate::protocol::TurnFormat;
 use crate::record::{TablePlayerInfo, TableRecord, TurnCost};
 use crate::reward::RewardConfig;
-use crate::scenario::TableCatalog;
 use crate::table::{TableEpisode, TableError, TableOptions, TableSetup, TableStep};
 
 /// The player spec a record names for a seat played by a client.
@@ -364,66 +365,35 @@ impl Players<TableEpisode> for Served<'_> {
     }
 }
 
-/// A table in the server's table, with when it was last used and what it keeps.
+/// A table in the server's registry, with when it was last used and what it keeps.
 pub(super) struct TableSlot {
     pub session: Mutex<TableSession>,
-    touched: Mutex<Instant>,
+    pub(super) touched: Mutex<Instant>,
     pub(super) charge: Charge,
 }
 
 impl TableSlot {
-    fn touch(&self) {
+    pub(super) fn touch(&self) {
         *self.touched.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
     }
-
-    fn idle(&self) -> std::time::Duration {
-        self.touched
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .elapsed()
-    }
 }
 
-/// The live tables: at most `--max-sessions`, each reclaimed once idle past the timeout. An
-/// ended table goes to the shelf every ended session is kept on for `GET` ([`SessionMemory`]).
-pub struct Tables {
-    pub(super) catalog: TableCatalog,
-    slots: Mutex<HashMap<String, Arc<TableSlot>>>,
-    memory: Arc<SessionMemory>,
-}
-
-impl Tables {
-    pub fn new(catalog: TableCatalog, memory: Arc<SessionMemory>) -> Tables {
-        Tables {
-            catalog,
-            slots: Mutex::new(HashMap::new()),
-            memory,
-        }
-    }
-
-    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<TableSlot>>> {
-        self.slots.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
+/// The tables in the hub's one registry of sessions: an ended table goes to the shelf every
+/// ended session is kept on for `GET`, an idle one is reclaimed by the one reaper
+/// ([`Hub::reap`]).
+impl Hub {
     /// Start a table for `reset`: the scripted seats have moved up to a client's turn. The
     /// record comes back too if it ended on its own (then it is logged).
-    pub(super) fn start(
-        &self,
-        hub: &Hub,
-        reset: &TableReset,
-    ) -> Result<Arc<TableSlot>, ServeError> {
-        let cap = hub.options.max_sessions;
+    pub(super) fn start_table(&self, reset: &TableReset) -> Result<Arc<TableSlot>, ServeError> {
+        let hub = self;
         // Refused early, before any work; checked again where the table is put in.
-        if self.live().len() >= cap {
-            return Err(ServeError::Capacity(cap));
-        }
-        self.memory.check_room()?;
+        self.check_room()?;
         let claim = IdClaim::session(hub.ids(), reset.table_id.as_deref())?;
         let seed = reset.seed.unwrap_or(claim.number);
-        let index = self
-            .catalog
-            .pick(reset.scenario_id.as_deref(), reset.index, seed)?;
-        let scenario = self.catalog.scenarios[index].clone();
+        let index =
+            self.table_catalog
+                .pick(reset.scenario_id.as_deref(), None, reset.index, seed)?;
+        let scenario = self.table_catalog.scenarios[index].clone();
         // The config's learner format where a table can be played in it (tools cannot).
         let format = reset
             .format
@@ -526,44 +496,28 @@ impl Tables {
             touched: Mutex::new(Instant::now()),
             charge,
         });
-        if ended {
-            self.memory.keep(id, Kept::Table(slot.clone()));
-            return Ok(slot);
-        }
-        let mut live = self.live();
-        if live.len() >= cap {
-            return Err(ServeError::Capacity(cap));
-        }
-        live.insert(id, slot.clone());
-        drop(live);
-        self.memory.relieve();
+        self.enter(id, Live::Table(slot.clone()), ended)?;
         Ok(slot)
     }
 
-    /// A table by id, live or ended (an evicted one is a 410).
-    pub(super) fn find(&self, id: &str) -> Result<Arc<TableSlot>, ServeError> {
-        let live = self.live().get(id).cloned();
-        let slot = match live {
-            Some(slot) => slot,
-            None => self
-                .memory
-                .table(id)
-                .ok_or_else(|| self.memory.missing(id, Reach::Table))?,
-        };
-        slot.touch();
-        Ok(slot)
+    /// A table by id, live or ended (an evicted one is a 410; a two-party episode's id, a 409).
+    pub(super) fn find_table(&self, id: &str) -> Result<Arc<TableSlot>, ServeError> {
+        match self.lookup(id, Reach::Table)? {
+            Live::Table(slot) => Ok(slot),
+            Live::Episode(_) => unreachable!("an episode is reached as an episode"),
+        }
     }
 
     /// Step `role` of table `id`, and log the record if the table ended.
-    pub(super) fn step(
+    pub(super) fn step_table(
         &self,
-        hub: &Hub,
         id: &str,
         role: &str,
         token: Option<&str>,
         completion: Completion,
     ) -> Result<(Arc<TableSlot>, TableStep), ServeError> {
-        let slot = self.find(id)?;
+        let hub = self;
+        let slot = self.find_table(id)?;
         hub.options
             .text_limits
             .check_completion(encoded_len(&completion))
@@ -580,8 +534,8 @@ impl Tables {
             (step, ended)
         };
         slot.touch();
-        if ended && self.live().remove(id).is_some() {
-            self.memory.keep(id.to_string(), Kept::Table(slot.clone()));
+        if ended {
+            self.retire(id);
         } else {
             self.memory.relieve();
         }
@@ -590,56 +544,27 @@ impl Tables {
 
     /// Drop table `id` for a caller holding `token` (a token of that table:
     /// [`TableSession::drop_by`]); an unfinished one is logged as abandoned.
-    pub(super) fn remove(
-        &self,
-        hub: &Hub,
-        id: &str,
-        token: Option<&str>,
-    ) -> Result<(), ServeError> {
-        let slot = self.find(id)?;
+    pub(super) fn drop_table(&self, id: &str, token: Option<&str>) -> Result<(), ServeError> {
+        let slot = self.find_table(id)?;
         slot.session
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .drop_by(token)?;
-        // Of two drops at once, the one that takes it out of the table logs it.
-        let Some(slot) = self.live().remove(id) else {
+        // Of two drops at once, the one that takes it out of the registry logs it.
+        if !self.take(id, &Live::Table(slot.clone())) {
             // An ended table kept among the ended sessions: its record is in the log already.
             if self.memory.remove(id, Reach::Table) {
                 return Ok(());
             }
             return Err(ServeError::UnknownEpisode(id.to_string()));
-        };
-        let why = "dropped by a client (DELETE) before it ended".to_string();
-        log_abandoned(hub, &slot, why)
-    }
-
-    /// Reclaim tables idle longer than `limit`, logging an unfinished one as abandoned;
-    /// returns how many.
-    pub(super) fn reap(&self, hub: &Hub, limit: std::time::Duration) -> usize {
-        let idle: Vec<Arc<TableSlot>> = {
-            let mut live = self.live();
-            let ids: Vec<String> = live
-                .iter()
-                .filter(|(_, slot)| slot.idle() >= limit)
-                .map(|(id, _)| id.clone())
-                .collect();
-            ids.iter().filter_map(|id| live.remove(id)).collect()
-        };
-        for slot in &idle {
-            let why = format!(
-                "idle past --idle-timeout-s ({} s) before it ended",
-                limit.as_secs()
-            );
-            if let Err(e) = log_abandoned(hub, slot, why) {
-                eprintln!("dealgym serve: {e}");
-            }
         }
-        idle.len()
+        let why = "dropped by a client (DELETE) before it ended".to_string();
+        log_abandoned(self, &slot, why)
     }
 }
 
 /// Log the table of `slot` as abandoned (`why`) if it had not ended.
-fn log_abandoned(hub: &Hub, slot: &TableSlot, why: String) -> Result<(), ServeError> {
+pub(super) fn log_abandoned(hub: &Hub, slot: &TableSlot, why: String) -> Result<(), ServeError> {
     let mut session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
     match session.abandon(why) {
         Some(record) => hub.log_line(&record.episode_id, &record),

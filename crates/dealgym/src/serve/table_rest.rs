@@ -160,7 +160,7 @@ async fn create(State(state): State<Shared>, body: Result<Bytes, BytesRejection>
 
 fn start(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<TableStatus, ServeError> {
     let reset: TableReset = parse_body(body, state.hub.options.body_limit)?;
-    let slot = state.tables.start(&state.hub, &reset)?;
+    let slot = state.hub.start_table(&reset)?;
     let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
     Ok(TableStatus {
         seat_tokens: Some(session.seat_tokens()),
@@ -170,7 +170,7 @@ fn start(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<TableSta
 }
 
 async fn show(State(state): State<Shared>, Path(id): Path<String>) -> Response {
-    match state.tables.find(&id) {
+    match state.hub.find_table(&id) {
         Ok(slot) => {
             let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
             Reply::ok(status(&session)).into_response()
@@ -184,10 +184,7 @@ async fn delete(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    match state
-        .tables
-        .remove(&state.hub, &id, secret::presented(&headers))
-    {
+    match state.hub.drop_table(&id, secret::presented(&headers)) {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => e.into_response(),
     }
@@ -198,7 +195,7 @@ async fn observe(
     Path((id, role)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    let result = state.tables.find(&id).and_then(|slot| {
+    let result = state.hub.find_table(&id).and_then(|slot| {
         let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
         let seat = session.seat_for(&role, secret::presented(&headers))?;
         Ok(view(&session, seat))
@@ -234,7 +231,7 @@ fn play(
         reasoning: action.reasoning,
         ..Completion::default()
     };
-    let (slot, step) = state.tables.step(&state.hub, id, role, token, completion)?;
+    let (slot, step) = state.hub.step_table(id, role, token, completion)?;
     let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
     let outcome = session.episode.outcome();
     let (terminated, truncated) = crate::engine::ending(outcome.map(|o| o.kind));
