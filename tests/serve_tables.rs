@@ -733,7 +733,7 @@ async fn a_servers_rewards_are_applied_at_its_tables_or_the_table_is_refused() {
     server.shutdown().await;
 
     let mut refused = RewardConfig::default();
-    refused.weights.insert(Component::Points, 1.0);
+    refused.weights.insert(Component::Strategic, 1.0);
     let (refusing, _) = self::server("serve_tables_rewards_refused", |o| o.rewards = refused).await;
     let (code, answer) = call(
         &http,

@@ -107,11 +107,11 @@ fn a_table_run_under_threshold_pays_minus_gamma_below_tau() {
 #[test]
 fn a_rewards_setting_a_table_cannot_honour_is_refused_by_key() {
     let dir = temp_dir("table-rewards-refused");
-    let (out, output) = run_with(&dir, "[rewards.weights]\nterminal = 1.0\npoints = 0.1\n");
+    let (out, output) = run_with(&dir, "[rewards.weights]\nterminal = 1.0\nstrategic = 0.1\n");
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("[rewards.weights] points cannot be honoured in a table run"),
+        stderr.contains("[rewards.weights] strategic cannot be honoured in a table run"),
         "{stderr}"
     );
     assert!(!out.exists() || std::fs::read_to_string(&out).unwrap().is_empty());
@@ -256,5 +256,71 @@ fn the_mock_judge_grades_each_table_seat() {
     assert!(
         text.contains("4 episodes in 1 files replay identically"),
         "{text}"
+    );
+}
+
+/// `points` at a table: each proposal scores its mover's ρ of the deal it proposes, each
+/// acceptance the ρ of the numbered offer it accepts, clipped to [0, 1] then · 2 − 0.5 (the
+/// two-party rule); every other turn 0. Recomputed here from the record's offers and the
+/// scenario's scores, and summed into each seat's total as the mean of its turns' points.
+#[test]
+fn points_score_a_table_seats_proposals_and_acceptances_by_the_two_party_rule() {
+    let dir = temp_dir("table-rewards-points");
+    let (out, output) = run_with(&dir, "[rewards.weights]\nterminal = 1.0\npoints = 0.5\n");
+    succeeded(output);
+    let scenarios = dealgym::scenario::load_table_scenarios(
+        Path::new(SCENARIOS),
+        dealgym::scenario::LoadOptions::default(),
+    )
+    .unwrap()
+    .scenarios;
+    let (mut proposals, mut acceptances) = (0, 0);
+    for r in read(&out) {
+        let scenario = scenarios.iter().find(|s| s.id == r.scenario_id).unwrap();
+        let rho = |seat: usize, id: Option<u32>| {
+            let offer = r.offers.iter().find(|o| Some(o.id) == id).unwrap();
+            let rows = &scenario.parties[seat].private.scores;
+            let score: i64 = rows.iter().zip(&offer.deal).map(|(row, &i)| row[i]).sum();
+            let best: i64 = rows.iter().map(|row| *row.iter().max().unwrap()).sum();
+            score as f64 / best.max(1) as f64
+        };
+        for t in &r.turns {
+            let expected = match t.turn.played() {
+                Some(dealgym::protocol::Action::Submit(_)) => {
+                    proposals += 1;
+                    rho(t.turn.seat, t.turn.offer).clamp(0.0, 1.0) * 2.0 - 0.5
+                }
+                Some(dealgym::protocol::Action::Accept) => {
+                    acceptances += 1;
+                    rho(t.turn.seat, t.turn.accepts).clamp(0.0, 1.0) * 2.0 - 0.5
+                }
+                _ => 0.0,
+            };
+            let got = t.rewards[Component::Points.name()];
+            assert!(
+                (got - expected).abs() < 1e-9,
+                "{} turn {:?}: {got} vs {expected}",
+                r.episode_id,
+                t.turn.slot
+            );
+        }
+        for (seat, role) in r.roles().into_iter().enumerate() {
+            let mine: Vec<f64> = r
+                .turns
+                .iter()
+                .filter(|t| t.turn.seat == seat)
+                .map(|t| t.rewards[Component::Points.name()])
+                .collect();
+            let part = r.reward_parts[role].get(Component::Points).unwrap_or(0.0);
+            let mean = mine.iter().sum::<f64>() / mine.len().max(1) as f64;
+            assert!(
+                (part - mean).abs() < 1e-9,
+                "{role}: part {part}, mean {mean}"
+            );
+        }
+    }
+    assert!(
+        proposals > 0 && acceptances > 0,
+        "{proposals} proposals, {acceptances} acceptances"
     );
 }

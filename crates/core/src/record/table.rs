@@ -321,9 +321,8 @@ impl TableRecord {
             }
             return;
         }
-        let space = scenario.term_space();
         let turns: Vec<&TableTurn> = self.turns.iter().map(|t| &t.turn).collect();
-        let signals = table_turn_signals(&turns, config, space);
+        let signals = table_turn_signals(scenario, &turns, &self.offers, config);
         for (t, s) in self.turns.iter_mut().zip(signals) {
             t.rewards = s;
         }

@@ -827,10 +827,6 @@ impl RewardConfig {
         }
         for c in self.components() {
             let why = match c {
-                Component::Points => {
-                    "a turn's points measure the offer it accepts as the bilateral standing \
-                     offer; a table's acceptances name numbered offers and are not scored so yet"
-                }
                 Component::Strategic => {
                     "strategic talk reads a two-party deal space's item values or issue weights"
                 }
@@ -1424,6 +1420,7 @@ mod tests {
             "[weights]\nterminal = 0.5\nformat = 0.1\nlength = 0.2\nrules = 1.0\ninteractiveness = 0.1\n[[rules]]\nname = \"n\"\npattern = \"x\"\ntarget = \"talk\"\nscore = 1.0",
             "turn_reward = \"every_turn\"\n[weights]\nterminal = 1.0\nformat = 0.5",
             "[length]\nmin = 2\nmax = 9",
+            "[weights]\nterminal = 1.0\npoints = 0.1",
             "combine = \"enhance\"\n[enhance]\nprimary = \"terminal\"\nauxiliary = [\"format\"]",
         ] {
             let c = parse(text).unwrap();
@@ -1433,7 +1430,6 @@ mod tests {
         for (text, key) in [
             ("kind = \"batna\"", "[rewards] kind = \"batna\""),
             ("kind = \"sale_to_list\"", "[rewards] kind = \"sale_to_list\""),
-            ("[weights]\nterminal = 1.0\npoints = 0.1", "[rewards.weights] points"),
             ("[weights]\nstrategic = 0.1", "[rewards.weights] strategic"),
             ("[weights]\nprice_gap = 1.0", "[rewards.weights] price_gap"),
             (

@@ -137,13 +137,21 @@ pub(crate) fn points_reward(
     played: Option<&Action>,
     accepted: Option<&Terms>,
 ) -> f64 {
-    let scaled = |terms: &Terms| {
-        let rho = bargained_ratio(scenario, role, scenario.utility(role, terms));
-        rho.clamp(0.0, 1.0) * 2.0 - 0.5
-    };
+    let rho = |terms: &Terms| bargained_ratio(scenario, role, scenario.utility(role, terms));
+    points_of(played, |action| match action {
+        Action::Submit(terms) => Some(rho(terms)),
+        _ => accepted.map(rho),
+    })
+}
+
+/// The points rule of both rulebooks: a SUBMIT or an ACCEPT scores the mover's ρ of the deal
+/// it proposes or accepts (`rho_of`; `None`: nothing was accepted), clipped to [0, 1], then
+/// · 2 − 0.5; WALK_AWAY −1; anything else 0.
+fn points_of(played: Option<&Action>, rho_of: impl FnOnce(&Action) -> Option<f64>) -> f64 {
     match played {
-        Some(Action::Submit(terms)) => scaled(terms),
-        Some(Action::Accept) => accepted.map_or(0.0, scaled),
+        Some(action @ (Action::Submit(_) | Action::Accept)) => {
+            rho_of(action).map_or(0.0, |rho| rho.clamp(0.0, 1.0) * 2.0 - 0.5)
+        }
         Some(Action::WalkAway) => -1.0,
         _ => 0.0,
     }
@@ -527,19 +535,39 @@ fn shared_signals<T: SignalTurn>(
 }
 
 /// The per-turn signals `config` uses for every turn of an n-party table in order (each for
-/// the seat that moved): those [`shared_signals`] gives. Empty maps under the terminal reward
-/// alone. The signals that read a bilateral standing offer or a two-party deal space are
-/// refused at tables ([`RewardConfig::check_for_table`]).
+/// the seat that moved): those [`shared_signals`] gives, and `points` by the rule of
+/// [`points_reward`] — a proposal scores the mover's ρ of the deal it proposes, an acceptance
+/// its ρ of the numbered offer it accepts (`offers`, the table's). Empty maps under the
+/// terminal reward alone. The signals that read a two-party deal space are refused at tables
+/// ([`RewardConfig::check_for_table`]).
 pub(crate) fn table_turn_signals(
+    scenario: &crate::scenario::TableScenario,
     turns: &[&crate::table::TableTurn],
+    offers: &[crate::table::TableOffer],
     config: &RewardConfig,
-    space: TermSpace<'_>,
 ) -> Vec<BTreeMap<String, f64>> {
     if config.is_terminal_only() {
         return vec![BTreeMap::new(); turns.len()];
     }
+    let space = scenario.term_space();
+    let rho = |seat: usize, offer: Option<u32>| {
+        let deal = &offers.iter().find(|o| Some(o.id) == offer)?.deal;
+        let best = scenario.best_score(seat).max(1);
+        Some(scenario.score(seat, deal) as f64 / best as f64)
+    };
     (0..turns.len())
-        .map(|index| shared_signals(turns, index, config, space))
+        .map(|index| {
+            let turn = turns[index];
+            let mut signals = shared_signals(turns, index, config, space);
+            if config.uses(Component::Points) {
+                let points = points_of(turn.played(), |action| match action {
+                    Action::Submit(_) => rho(turn.seat, turn.offer),
+                    _ => rho(turn.seat, turn.accepts),
+                });
+                signals.insert(Component::Points.name().to_string(), points);
+            }
+            signals
+        })
         .collect()
 }
 
