@@ -188,7 +188,8 @@ impl TableGame {
     /// A table of `scenario_id` (or `index`, or drawn from `seed`) from `scenario_file`, or the
     /// built-in `deliberation` catalog. `retries`: malformed or illegal turns a seat may retry
     /// before it forfeits (default 1); `regulated`: the roles whose proposals and acceptances
-    /// below their minimum become rejections; `format`: `tagged` or `xml`; `players`: a role's
+    /// below their minimum become rejections; `format`: `tagged`, `xml` or `tools` (every seat acts
+    /// through the table's tools, [`TableGame::tools`]); `players`: a role's
     /// player spec as the record names it (`rule:deliberation` plays the seat in process).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
@@ -228,14 +229,11 @@ impl TableGame {
                 .map_err(|_| PyValueError::new_err("retries must be at most 2**32 - 1"))?;
         }
         if let Some(format) = format {
-            options.format = match serde_json::from_value::<TurnFormat>(json!(format)) {
-                Ok(f @ (TurnFormat::Tagged | TurnFormat::Xml)) => f,
-                _ => {
-                    return Err(PyValueError::new_err(format!(
-                        "format `{format}`: a table is played in `tagged` or `xml`"
-                    )))
-                }
-            };
+            options.format = serde_json::from_value::<TurnFormat>(json!(format)).map_err(|_| {
+                PyValueError::new_err(format!(
+                    "format `{format}`: a table is played in `tagged`, `xml` or `tools`"
+                ))
+            })?;
         }
         options.regulated = regulated.unwrap_or_default();
 
@@ -377,9 +375,9 @@ impl TableGame {
         role: Option<&str>,
     ) -> PyResult<StepInfo> {
         let action = read_action(action)?;
-        if action.sampled.is_some() || !action.completion.tool_calls.is_empty() {
+        if action.sampled.is_some() {
             return Err(PyValueError::new_err(
-                "a table (deliberation) is played with text: its seats take no `completion_ids` or `tool_calls` from Python yet",
+                "a table (deliberation) is played with text or tool calls: its seats take no `completion_ids` from Python yet",
             ));
         }
         let role = match (role, action.role.as_deref()) {
@@ -512,6 +510,17 @@ impl TableGame {
     pub(crate) fn state<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
         let seat = self.seat(role)?;
         Ok(pythonize(py, &seat_state(&self.episode, seat))?)
+    }
+
+    /// The tools `role` may act through: the table's moves as OpenAI-style tool definitions
+    /// (`accept` names the proposal it accepts), their terms the table's issues. Play the calls
+    /// the model makes with `step({"text": content, "tool_calls": calls})`.
+    pub(crate) fn tools<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.seat(role)?;
+        Ok(pythonize(
+            py,
+            &dealgym_core::table::table_tools(self.scenario()),
+        )?)
     }
 
     pub(crate) fn __repr__(&self) -> String {

@@ -46,8 +46,8 @@ class StepInfo:
 class Game:
     """One episode of any family, every seat named by its role and played from outside with raw
     completions: a two-party family's two seats, or a table's (``Game("deliberation", ...)``)
-    n parties. What only one kind has (``tools``, ``snapshot``, token-exact prompts: a
-    two-party game's) raises ``ValueError`` on the other, naming it."""
+    n parties. What only one kind has (``snapshot``, token-exact prompts: a two-party
+    game's) raises ``ValueError`` on the other, naming it."""
 
     def __init__(
         self,
@@ -124,7 +124,8 @@ class Game:
         seat acting through tools sends ``{"tool_calls", "text"?}`` (the calls as a chat
         completion's message holds them)."""
     def tools(self, role: str) -> list[dict[str, Any]]:
-        """``role``'s moves as OpenAI-style tool definitions, their terms the scenario's own."""
+        """``role``'s moves as OpenAI-style tool definitions, their terms the scenario's own (at a
+        table, ``accept`` names the proposal it accepts: ``{"offer": 3}``)."""
     def observe(self, role: str) -> dict[str, Any]: ...
     def state(self, role: str) -> dict[str, Any]:
         """``observe(role)["state"]`` without the chat."""
