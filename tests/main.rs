@@ -59,6 +59,7 @@ mod serve_tokens;
 mod settings_checked;
 mod table_rewards;
 mod table_surfaces;
+mod table_tools;
 mod tables;
 mod token_exact;
 mod tools_cli;

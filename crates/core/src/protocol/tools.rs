@@ -143,7 +143,7 @@ pub fn openai_tools(space: TermSpace<'_>) -> Value {
 }
 
 /// [`openai_tools`] of `set`'s rulebook.
-pub fn openai_tools_of(space: TermSpace<'_>, set: ToolSet) -> Value {
+pub(crate) fn openai_tools_of(space: TermSpace<'_>, set: ToolSet) -> Value {
     Value::Array(
         tool_specs_of(space, set)
             .into_iter()
