@@ -149,4 +149,29 @@ fn a_table_of_tool_calling_seats_runs_replays_and_exports_with_its_calls() {
             }
         }
     }
+    // A prompt-completion line per attempt: its completion is the seat's call.
+    let pairs = dir.join("pairs.jsonl");
+    succeeded(dealgym_cli([
+        "export",
+        out.to_str().unwrap(),
+        "--format",
+        "prompt-completion",
+        "--scenarios",
+        FIXTURE,
+        "--out",
+        pairs.to_str().unwrap(),
+    ]));
+    let turns: usize = records.iter().map(|r| r.turns.len()).sum();
+    let pairs = std::fs::read_to_string(&pairs).unwrap();
+    assert_eq!(pairs.lines().count(), turns);
+    for line in pairs.lines() {
+        let line: Value = serde_json::from_str(line).unwrap();
+        let completion = &line["completion"][0];
+        assert_eq!(completion["role"], "assistant");
+        assert_eq!(
+            completion["tool_calls"].as_array().map(Vec::len),
+            Some(1),
+            "{line}"
+        );
+    }
 }
