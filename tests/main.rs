@@ -60,6 +60,7 @@ mod settings_checked;
 mod table_prefixes;
 mod table_rewards;
 mod table_surfaces;
+mod table_tools;
 mod tables;
 mod token_exact;
 mod tools_cli;

@@ -869,3 +869,102 @@ async fn one_registry_holds_tables_and_episodes_alike() {
     assert!(detail.starts_with("abandoned: idle past"), "{detail}");
     server.shutdown().await;
 }
+
+/// A table opened with `format: "tools"`: each seat's view carries the table's tools, a client
+/// seat steps with the calls its model made (a wrong call goes through the malformed-turn
+/// policy as a format error), the scripted seats act through calls too, and the logged record
+/// keeps every seat's calls and replays exactly.
+#[tokio::test]
+async fn a_table_played_through_tools_takes_a_seats_tool_calls() {
+    let (server, log) = server("serve-tables-tools", |_| {}).await;
+    let http = reqwest::Client::new();
+    let base = format!("{}/v1/tables", server.base_url());
+    let scripted: serde_json::Map<String, Value> = (0..6)
+        .filter(|i| *i != 2)
+        .map(|i| (format!("party_{i}"), json!("rule:deliberation")))
+        .collect();
+    let (code, table) = call(
+        &http,
+        "POST",
+        base.clone(),
+        Some(json!({"scenario_id": SCENARIO, "seed": 9, "players": scripted, "format": "tools"})),
+    )
+    .await;
+    assert_eq!(code, 201, "a tools table is opened: {table}");
+    let id = table["table_id"].as_str().unwrap().to_string();
+    let tool_call = |name: &str, arguments: Value| {
+        json!({"message": "SECRET-THOUGHT", "tool_calls": [{
+            "id": "call_1", "type": "function",
+            "function": {"name": name, "arguments": arguments.to_string()}
+        }]})
+    };
+    let step = format!("{base}/{id}/seats/party_2/step");
+    let mut wrong_call_tried = false;
+    for _ in 0..32 {
+        let (_, view) = call(&http, "GET", format!("{base}/{id}/seats/party_2"), None).await;
+        if view["done"] == true {
+            break;
+        }
+        let tools = view["tools"]
+            .as_array()
+            .expect("the view carries the tools");
+        assert_eq!(tools[1]["function"]["name"], "accept");
+        assert_eq!(
+            tools[1]["function"]["parameters"]["required"],
+            json!(["offer"])
+        );
+        if !wrong_call_tried {
+            wrong_call_tried = true;
+            let (code, answer) = call(
+                &http,
+                "POST",
+                step.clone(),
+                Some(tool_call("accept", json!({}))),
+            )
+            .await;
+            assert_eq!(code, 200, "{answer}");
+            assert_eq!(answer["retry"], true, "{answer}");
+            assert!(
+                answer["error"].as_str().unwrap().contains("needs `offer`"),
+                "{answer}"
+            );
+        }
+        let action = match view["state"]["offers"].as_array().unwrap().last() {
+            Some(o) => tool_call("accept", json!({"offer": o["id"], "message": "Agreed."})),
+            None => tool_call("say", json!({"text": "Let us see."})),
+        };
+        let (code, answer) = call(&http, "POST", step.clone(), Some(action)).await;
+        assert_eq!(code, 200, "{answer}");
+        assert_eq!(answer["error"], Value::Null, "{answer}");
+    }
+    let record = read_log(&log).remove(0);
+    assert_eq!(
+        serde_json::to_value(record.setup.format).unwrap(),
+        json!("tools")
+    );
+    assert!(
+        record.outcome.outcome.kind.name() != "error",
+        "{:?}",
+        record.outcome
+    );
+    let mine: Vec<_> = record
+        .turns
+        .iter()
+        .filter(|t| t.role == "party_2")
+        .collect();
+    assert!(mine.len() >= 2);
+    for t in &record.turns {
+        assert_eq!(t.turn.completion.tool_calls.len(), 1, "{t:?}");
+    }
+    assert!(mine[1..]
+        .iter()
+        .all(|t| t.turn.parsed.format_ok && t.turn.error.is_none()));
+    let scenario = load_table_scenarios(&fixture(), LoadOptions::default())
+        .unwrap()
+        .scenarios
+        .remove(0);
+    record
+        .replay(Arc::new(scenario))
+        .expect("the logged table replays");
+    server.shutdown().await;
+}

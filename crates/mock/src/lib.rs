@@ -520,10 +520,20 @@ async fn chat(
                     reply
                 }
             }
-            None => table::respond_table(&parsed.messages).unwrap_or_else(|| {
-                "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]"
-                    .to_string()
-            }),
+            None => {
+                let call_id = parsed
+                    .tools
+                    .is_some()
+                    .then(|| format!("call_{}", parsed.messages.len()));
+                match table::respond_table(&parsed.messages, call_id) {
+                    Some((text, calls)) => {
+                        tool_calls = calls;
+                        text
+                    }
+                    None => "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]"
+                        .to_string(),
+                }
+            }
         }
     };
     let reasoning = format!(

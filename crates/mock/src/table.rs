@@ -9,8 +9,10 @@ use regex::Regex;
 
 use dealgym::game::{Message, MessageRole};
 use dealgym::negotiator::deliberation::{table_turn, SeenOffer, TableKnowledge};
+use dealgym::protocol::{IssueRange, IssueSpec};
 use dealgym::scenario::Incentive;
-use dealgym::table::SlotKind;
+use dealgym::table::{as_table_tool_turn, SlotKind};
+use dealgym::vocab::ToolCall;
 
 static NAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^# You are (.+)$").expect("static regex"));
@@ -51,8 +53,13 @@ fn deal_of(text: &str) -> Vec<usize> {
         .collect()
 }
 
-/// The mock's turn at a table, or `None` when the chat is not a table seat's.
-pub fn respond_table(messages: &[Message]) -> Option<String> {
+/// The mock's turn at a table, or `None` when the chat is not a table seat's: its text, or,
+/// for a seat that acts through tools (`call_id`: the id of its call), its thought and the one
+/// call of the table's tools that makes the same move.
+pub fn respond_table(
+    messages: &[Message],
+    call_id: Option<String>,
+) -> Option<(String, Vec<ToolCall>)> {
     let system = messages.iter().find(|m| m.role == MessageRole::System)?;
     let text = &system.content;
     let name = NAME.captures(text)?[1].trim().to_string();
@@ -106,6 +113,26 @@ pub fn respond_table(messages: &[Message]) -> Option<String> {
     for m in messages.iter().filter(|m| m.role != MessageRole::System) {
         match m.role {
             MessageRole::Assistant => {
+                // A move made through the table's tools: `make_offer({"terms": {"A": "A1",
+                // …}})`, `accept({"offer": 3})`.
+                for call in &m.tool_calls {
+                    let args: serde_json::Value =
+                        serde_json::from_str(&call.function.arguments).unwrap_or_default();
+                    match call.function.name.as_str() {
+                        "make_offer" => own_pending.push(
+                            keys.iter()
+                                .filter_map(|k| args["terms"][k].as_str())
+                                .flat_map(deal_of)
+                                .collect(),
+                        ),
+                        "accept" => {
+                            if let Some(id) = args["offer"].as_u64() {
+                                accepted.push((id as u32, true));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 if let Some(c) = SUBMITTED.captures(&m.content) {
                     own_pending.push(deal_of(&c[1]));
                 }
@@ -153,7 +180,20 @@ pub fn respond_table(messages: &[Message]) -> Option<String> {
             o.accepted_by_me |= mine;
         }
     }
-    Some(table_turn(&TableKnowledge {
+    // The issues as the prompt shows them (`A1`, `A2`, … per issue), for writing the move as
+    // a call.
+    let issues: Vec<IssueSpec> = keys
+        .iter()
+        .zip(&scores)
+        .map(|(key, row)| IssueSpec {
+            key: key.clone(),
+            label: key.clone(),
+            range: IssueRange::Discrete {
+                options: (1..=row.len()).map(|n| format!("{key}{n}")).collect(),
+            },
+        })
+        .collect();
+    let text = table_turn(&TableKnowledge {
         keys,
         scores,
         minimum,
@@ -164,5 +204,12 @@ pub fn respond_table(messages: &[Message]) -> Option<String> {
         initial_deal,
         offers,
         final_offer,
-    }))
+    });
+    Some(match call_id {
+        Some(id) => {
+            let (thought, call) = as_table_tool_turn(&issues, &text, id);
+            (thought, vec![call])
+        }
+        None => (text, Vec::new()),
+    })
 }

@@ -375,8 +375,8 @@ impl Game {
     }
 
     /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`,
-    /// `role`, in token-exact play `completion_ids`, `logprobs` and `finish_reason`, and at a
-    /// two-party game `tool_calls`) for the role to move; `role`, if given, must be that role, else
+    /// `role`, `tool_calls`, and in token-exact play `completion_ids`, `logprobs` and
+    /// `finish_reason`) for the role to move; `role`, if given, must be that role, else
     /// `NotYourTurnError` names both. The GIL is released while the engine works.
     #[pyo3(signature = (action, *, role=None))]
     fn step(
@@ -402,10 +402,10 @@ impl Game {
         either!(self, g => g.state(py, role))
     }
 
-    /// The tools `role` may act through (its moves as OpenAI-style tool definitions): a
-    /// two-party game's.
+    /// The tools `role` may act through (its moves as OpenAI-style tool definitions, a
+    /// table's `accept` naming the proposal it accepts).
     fn tools<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
-        self.pair("tools")?.tools(py, role)
+        either!(self, g => g.tools(py, role))
     }
 
     /// The episode as `role` knows it, as one deterministic text: a two-party game's.

@@ -191,7 +191,8 @@ impl TableGame {
     /// A table of `scenario_id` (or `index`, or drawn from `seed`) from `scenario_file`, or the
     /// built-in `deliberation` catalog. `retries`: malformed or illegal turns a seat may retry
     /// before it forfeits (default 1); `regulated`: the roles whose proposals and acceptances
-    /// below their minimum become rejections; `format`: `tagged` or `xml`; `players`: a role's
+    /// below their minimum become rejections; `format`: `tagged`, `xml` or `tools` (every seat acts
+    /// through the table's tools, [`TableGame::tools`]); `players`: a role's
     /// player spec as the record names it (`rule:deliberation` plays the seat in process).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
@@ -231,14 +232,11 @@ impl TableGame {
                 .map_err(|_| PyValueError::new_err("retries must be at most 2**32 - 1"))?;
         }
         if let Some(format) = format {
-            options.format = match serde_json::from_value::<TurnFormat>(json!(format)) {
-                Ok(f @ (TurnFormat::Tagged | TurnFormat::Xml)) => f,
-                _ => {
-                    return Err(PyValueError::new_err(format!(
-                        "format `{format}`: a table is played in `tagged` or `xml`"
-                    )))
-                }
-            };
+            options.format = serde_json::from_value::<TurnFormat>(json!(format)).map_err(|_| {
+                PyValueError::new_err(format!(
+                    "format `{format}`: a table is played in `tagged`, `xml` or `tools`"
+                ))
+            })?;
         }
         options.regulated = regulated.unwrap_or_default();
 
@@ -369,9 +367,9 @@ impl TableGame {
         Ok(observation)
     }
 
-    /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`,
-    /// and in token-exact play the `completion_ids` sampled after `set_prompt_ids`, with their
-    /// `logprobs` and `finish_reason`) as `role`'s turn. A role that is not to move raises `NotYourTurnError` (a ValueError)
+    /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`
+    /// and `tool_calls`, and in token-exact play the `completion_ids` sampled after
+    /// `set_prompt_ids`, with their `logprobs` and `finish_reason`) as `role`'s turn. A role that is not to move raises `NotYourTurnError` (a ValueError)
     /// naming both roles; a step after the end raises `EpisodeEndedError`. A proposal naming an
     /// option not in the game or an acceptance of an offer that does not exist is a turn
     /// error: retried, then forfeited, as the malformed-turn policy says.
@@ -382,11 +380,6 @@ impl TableGame {
         role: Option<&str>,
     ) -> PyResult<StepInfo> {
         let action = read_action(action)?.for_role(role)?;
-        if !action.completion.tool_calls.is_empty() {
-            return Err(PyValueError::new_err(
-                "a table (deliberation) is played with text: its seats take no `tool_calls` from Python yet",
-            ));
-        }
         let seat = self.check_action(&action)?;
         let completion = self.completion_of(action).map_err(TokenError::new_err)?;
         let step = py
@@ -497,6 +490,17 @@ impl TableGame {
     pub(crate) fn state<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
         let seat = self.seat(role)?;
         Ok(pythonize(py, &seat_state(&self.episode, seat))?)
+    }
+
+    /// The tools `role` may act through: the table's moves as OpenAI-style tool definitions
+    /// (`accept` names the proposal it accepts), their terms the table's issues. Play the calls
+    /// the model makes with `step({"text": content, "tool_calls": calls})`.
+    pub(crate) fn tools<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.seat(role)?;
+        Ok(pythonize(
+            py,
+            &dealgym_core::table::table_tools(self.scenario()),
+        )?)
     }
 
     pub(crate) fn __repr__(&self) -> String {

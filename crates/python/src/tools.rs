@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use dealgym_core::protocol::{term_schemas, tool_specs as core_tool_specs, TermSpace};
+use dealgym_core::protocol::{term_schemas, tool_specs as core_tool_specs, TermSpace, ToolSet};
 use dealgym_core::scenario::Scenario;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -112,7 +112,7 @@ fn family_terms<'a>(
     let mut at: HashMap<String, usize> = HashMap::new();
     let mut whole = "";
     for space in spaces {
-        let (schemas, description) = term_schemas(space);
+        let (schemas, description) = term_schemas(space, ToolSet::Bilateral);
         if whole.is_empty() {
             whole = description;
         }

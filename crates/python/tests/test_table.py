@@ -232,8 +232,8 @@ def test_bad_arguments_name_what_is_wrong(tmp_path):
         Game("deliberation", scenario_file=FIXTURE, players={"mayor": "python"})
     with pytest.raises(ScenarioError, match="regulated role `mayor`"):
         Game("deliberation", scenario_file=FIXTURE, regulated=["mayor"])
-    with pytest.raises(ValueError, match="tagged` or `xml`"):
-        Game("deliberation", scenario_file=FIXTURE, format="tools")
+    with pytest.raises(ValueError, match="tagged`, `xml` or `tools`"):
+        Game("deliberation", scenario_file=FIXTURE, format="json")
     broken = tmp_path / "broken.jsonl"
     line = json.loads(FIXTURE.read_text().splitlines()[0])
     line["parties"][3]["private"]["scores"].pop()
@@ -402,8 +402,9 @@ def test_a_table_and_a_two_party_game_answer_in_the_same_shapes():
         for role in g.roles:
             outcome = g.outcome_for(role)
             assert {"kind", "by", "utility", "rho"} <= set(outcome), outcome
-    with pytest.raises(ValueError, match="`tools` is a two-party game's"):
-        table.tools("party_0")
+    assert [t["function"]["name"] for t in table.tools("party_0")] == [
+        t["function"]["name"] for t in pair.tools(pair.roles[0])
+    ], "one set of tools, a table's accept naming a proposal"
     with pytest.raises(ValueError, match="a deliberation game does not take `opponent`"):
         Game("deliberation", scenario_file=FIXTURE, opponent="rule:linear")
     with pytest.raises(ValueError, match="a casino game does not take `retries`"):
@@ -412,3 +413,40 @@ def test_a_table_and_a_two_party_game_answer_in_the_same_shapes():
         game().step({"text": "x", "tool_calls": [{"function": {"name": "talk", "arguments": "{}"}}]})
     with pytest.raises(ValueError, match="games\\[0\\]: `step_many` is a two-party game's"):
         dealgym.step_many([game()], [turn("[TALK]")])
+
+
+def tool_call(name: str, **arguments) -> dict:
+    return {"id": f"call_{name}", "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def test_a_table_seat_acts_through_tool_calls_as_a_two_party_seat_does():
+    g = game(format="tools")
+    tools = g.tools("party_0")
+    accept = next(t["function"] for t in tools if t["function"]["name"] == "accept")
+    assert accept["parameters"]["required"] == ["offer"]
+    terms = tools[0]["function"]["parameters"]["properties"]["terms"]["properties"]
+    assert sorted(terms) == ["A", "B", "C", "D", "E"] and terms["A"]["enum"][0] == "A1"
+    assert "accept(offer, message)" in g.observe("party_0")["messages"][0]["content"]
+    deal = dict(zip("ABCDE", GOOD_DEAL.split()))
+
+    def policy(g: Game) -> dict:
+        role = g.to_move
+        offers = g.observe(role)["state"]["offers"]
+        if not offers:
+            call = tool_call("make_offer", terms=deal, message="Here is a fair package.")
+        elif offers[0]["proposer"] == role:
+            call = tool_call("say", text="Please accept.")
+        else:
+            call = tool_call("accept", offer=1, message="I can live with that.")
+        return {"text": f"SECRET-THOUGHT-OF-{role}", "tool_calls": [call]}
+
+    # A wrong call is a format error, sent back; an option not in the game is illegal.
+    info = g.step({"tool_calls": [tool_call("accept")]}, role="party_0")
+    assert info.retry and "needs `offer`" in info.error
+    play(g, policy)
+    assert g.outcome["kind"] == "deal" and g.outcome["deal_text"] == GOOD_DEAL
+    own = [m for m in g.observe("party_1")["messages"] if m["role"] == "assistant"]
+    assert own and all(m.get("tool_calls") for m in own), "the seat's history keeps its calls"
+    assert not any("SECRET-THOUGHT-OF-party_0" in m["content"]
+                   for m in g.observe("party_1")["messages"])

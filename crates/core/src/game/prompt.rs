@@ -758,8 +758,13 @@ fn example_turn(scenario: &Scenario, role: Role, format: TurnFormat, acts: bool)
         .flatten();
     if format == TurnFormat::Tools {
         // The thought as the reply's text, the move as its one call.
-        let mut call =
-            crate::protocol::tool_call_for(&Action::Submit(terms), talk, space, String::new());
+        let mut call = crate::protocol::tool_call_for(
+            &Action::Submit(terms),
+            None,
+            talk,
+            space,
+            String::new(),
+        );
         if let Some(label) = label {
             call.function.arguments =
                 crate::protocol::with_act_argument(&call.function.arguments, label);

@@ -295,6 +295,23 @@ pub fn scripted_table_turn(episode: &TableEpisode, seat: usize) -> String {
     table_turn(&TableKnowledge::of(episode, seat))
 }
 
+/// [`scripted_table_turn`] as the table asks its seats to write: at a table played through
+/// tools, the move as one call of the table's tools, the thought beside it (as a two-party
+/// rule player acts through tools).
+pub fn scripted_table_completion(episode: &TableEpisode, seat: usize) -> crate::game::Completion {
+    let text = scripted_table_turn(episode, seat);
+    if episode.setup().format != crate::protocol::TurnFormat::Tools {
+        return crate::game::Completion::from(text.as_str());
+    }
+    let id = format!("call_{}", episode.turns().len());
+    let (thought, call) = crate::table::as_table_tool_turn(&episode.scenario().issues, &text, id);
+    crate::game::Completion {
+        text: thought,
+        tool_calls: vec![call],
+        ..crate::game::Completion::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

@@ -9,7 +9,7 @@ use crate::engine::Players;
 use crate::game::{Completion, Episode, GameError, Seat};
 use crate::table::{TableEpisode, TableError};
 
-use super::deliberation::scripted_table_turn;
+use super::deliberation::scripted_table_completion;
 use super::{Position, RulePlayer};
 
 /// A rule negotiator playing `seat`, its sampling seed `seed`.
@@ -68,7 +68,7 @@ impl Players<TableEpisode> for ScriptedSeats<'_> {
         episode: &'a TableEpisode,
         seat: usize,
     ) -> impl Future<Output = Result<Completion, Infallible>> + 'a {
-        ready(Ok(Completion::from(scripted_table_turn(episode, seat))))
+        ready(Ok(scripted_table_completion(episode, seat)))
     }
 
     fn take(

@@ -32,6 +32,9 @@ pub use terms::{
 pub(crate) use tickets::ticket_template;
 pub use tickets::{TicketSpec, UNCHANGED};
 pub use tools::{
-    as_tool_turn, openai_tools, read_tool_calls, term_schemas, tool_specs, ToolSpec, TOOL_NAMES,
+    as_tool_turn, openai_tools, read_tool_calls, term_schemas, tool_specs, tool_specs_of, ToolSet,
+    ToolSpec, TOOL_NAMES,
 };
-pub(crate) use tools::{judge_mode, tool_call_for, with_act_argument};
+pub(crate) use tools::{
+    judge_mode, openai_tools_of, read_tool_turn, tool_call_for, with_act_argument,
+};

@@ -9,6 +9,11 @@
 //! the calls is the seat's private thought. Every way a turn's calls can be wrong is a `format`
 //! error (terms out of range are `illegal`, as in the text), so the malformed-turn policy
 //! applies to it as to any unreadable turn.
+//!
+//! The same five tools serve both rulebooks ([`ToolSet`]): at a table (n parties, numbered
+//! proposals) `accept` names the proposal it accepts by its number, and the talk goes to
+//! everyone at the table. One reader reads the calls of either; one function writes the call
+//! of a move (the inverse of reading it).
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -21,6 +26,14 @@ use crate::vocab::ToolCall;
 /// The tools' names, in the order they are listed.
 pub const TOOL_NAMES: [&str; 5] = ["make_offer", "accept", "reject", "walk_away", "say"];
 
+/// Which rulebook a seat's tools play: the bilateral one (`accept` takes the standing offer)
+/// or a table's (`accept` names a numbered proposal, the talk goes to every party).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolSet {
+    Bilateral,
+    Table,
+}
+
 /// One tool: its name, what it does and the JSON Schema of its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolSpec {
@@ -29,11 +42,21 @@ pub struct ToolSpec {
     pub parameters: Value,
 }
 
-/// The five tools of a scenario, their argument schemas built from its terms.
+/// The five tools of a two-party scenario, their argument schemas built from its terms.
 pub fn tool_specs(space: TermSpace<'_>) -> Vec<ToolSpec> {
+    tool_specs_of(space, ToolSet::Bilateral)
+}
+
+/// The five tools of `set`'s rulebook over `space`'s terms.
+pub fn tool_specs_of(space: TermSpace<'_>, set: ToolSet) -> Vec<ToolSpec> {
+    let table = set == ToolSet::Table;
     let message = json!({
         "type": "string",
-        "description": "What you say to the other side with this move (optional)."
+        "description": if table {
+            "What you say to everyone at the table with this move (optional)."
+        } else {
+            "What you say to the other side with this move (optional)."
+        }
     });
     let only_message = || {
         json!({
@@ -42,25 +65,50 @@ pub fn tool_specs(space: TermSpace<'_>) -> Vec<ToolSpec> {
             "additionalProperties": false
         })
     };
+    let accept = if table {
+        json!({
+            "type": "object",
+            "properties": {
+                "offer": {"type": "integer", "minimum": 1, "description": "The number of the proposal you accept (#1, #2, …)."},
+                "message": message
+            },
+            "required": ["offer"],
+            "additionalProperties": false
+        })
+    } else {
+        only_message()
+    };
     vec![
         ToolSpec {
             name: "make_offer",
-            description: "Propose a deal. It replaces any offer on the table; the other side may accept it on its next turn.",
+            description: if table {
+                "Propose a deal to the table: one option of every issue. It gets a number (#1, #2, …) the others accept it by."
+            } else {
+                "Propose a deal. It replaces any offer on the table; the other side may accept it on its next turn."
+            },
             parameters: json!({
                 "type": "object",
-                "properties": {"terms": terms_schema(space), "message": message},
+                "properties": {"terms": terms_schema(space, set), "message": message},
                 "required": ["terms"],
                 "additionalProperties": false
             }),
         },
         ToolSpec {
             name: "accept",
-            description: "Accept the offer the other side made on its last turn; the deal is exactly that offer. Only allowed right after the other side called make_offer.",
-            parameters: only_message(),
+            description: if table {
+                "Accept another party's proposal, named by its number."
+            } else {
+                "Accept the offer the other side made on its last turn; the deal is exactly that offer. Only allowed right after the other side called make_offer."
+            },
+            parameters: accept,
         },
         ToolSpec {
             name: "reject",
-            description: "Make no proposal this turn; turns down any offer on the table.",
+            description: if table {
+                "Turn down the latest proposal (in a vote, the final proposal)."
+            } else {
+                "Make no proposal this turn; turns down any offer on the table."
+            },
             parameters: only_message(),
         },
         ToolSpec {
@@ -70,10 +118,18 @@ pub fn tool_specs(space: TermSpace<'_>) -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "say",
-            description: "Only talk this turn, with no move.",
+            description: if table {
+                "Only talk this turn, with no proposal."
+            } else {
+                "Only talk this turn, with no move."
+            },
             parameters: json!({
                 "type": "object",
-                "properties": {"text": {"type": "string", "description": "What you say to the other side."}},
+                "properties": {"text": {"type": "string", "description": if table {
+                    "What you say to everyone at the table."
+                } else {
+                    "What you say to the other side."
+                }}},
                 "required": ["text"],
                 "additionalProperties": false
             }),
@@ -83,8 +139,13 @@ pub fn tool_specs(space: TermSpace<'_>) -> Vec<ToolSpec> {
 
 /// The tools as an OpenAI-compatible chat request's `tools` (vLLM's and llama.cpp's tool calling).
 pub fn openai_tools(space: TermSpace<'_>) -> Value {
+    openai_tools_of(space, ToolSet::Bilateral)
+}
+
+/// [`openai_tools`] of `set`'s rulebook.
+pub(crate) fn openai_tools_of(space: TermSpace<'_>, set: ToolSet) -> Value {
     Value::Array(
-        tool_specs(space)
+        tool_specs_of(space, set)
             .into_iter()
             .map(|t| {
                 json!({"type": "function", "function": {
@@ -96,8 +157,8 @@ pub fn openai_tools(space: TermSpace<'_>) -> Value {
 }
 
 /// The schema of a deal's terms in a space, from the side of the seat that offers them.
-fn terms_schema(space: TermSpace<'_>) -> Value {
-    let (terms, description) = term_schemas(space);
+fn terms_schema(space: TermSpace<'_>, set: ToolSet) -> Value {
+    let (terms, description) = term_schemas(space, set);
     let properties: Map<String, Value> = terms.into_iter().collect();
     let required: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
     json!({
@@ -110,10 +171,11 @@ fn terms_schema(space: TermSpace<'_>) -> Value {
 }
 
 /// Each term of a space with its JSON Schema, in the order the grammar writes them, and what
-/// the terms are as a whole: the `terms` argument of `make_offer` is these as one object.
-/// Faces that present the terms as separate arguments (the Python binding's TRL tools) read
-/// them here, in order, rather than from the object, whose keys are sorted.
-pub fn term_schemas(space: TermSpace<'_>) -> (Vec<(String, Value)>, &'static str) {
+/// the terms are as a whole (for a table, one deal for the whole table): the `terms` argument
+/// of `make_offer` is these as one object. Faces that present the terms as separate arguments
+/// (the Python binding's TRL tools) read them here, in order, rather than from the object,
+/// whose keys are sorted.
+pub fn term_schemas(space: TermSpace<'_>, set: ToolSet) -> (Vec<(String, Value)>, &'static str) {
     match space {
         TermSpace::Price => (
             [(
@@ -154,7 +216,11 @@ pub fn term_schemas(space: TermSpace<'_>) -> (Vec<(String, Value)>, &'static str
                     (issue.key.clone(), schema)
                 })
                 .collect(),
-            "One contract for both of you: a value for every issue.",
+            if set == ToolSet::Table {
+                "One deal for the whole table: an option of every issue."
+            } else {
+                "One contract for both of you: a value for every issue."
+            },
         ),
         TermSpace::Bundle(spec) => (
             std::iter::once((
@@ -202,9 +268,10 @@ pub fn term_schemas(space: TermSpace<'_>) -> (Vec<(String, Value)>, &'static str
 
 /// The one call that makes `action` with `talk` (the inverse of reading a call): `make_offer`
 /// with the terms from the mover's side, `say` for a turn that only talks, the talk as the
-/// move's `message`.
+/// move's `message`; an acceptance at a table names the proposal it accepts (`accepts`).
 pub(crate) fn tool_call_for(
     action: &Action,
+    accepts: Option<u32>,
     talk: &str,
     space: TermSpace<'_>,
     id: String,
@@ -214,7 +281,10 @@ pub(crate) fn tool_call_for(
             "make_offer",
             json!({"terms": terms.named(space), "message": talk}),
         ),
-        Action::Accept => ("accept", json!({"message": talk})),
+        Action::Accept => match accepts {
+            Some(offer) => ("accept", json!({"offer": offer, "message": talk})),
+            None => ("accept", json!({"message": talk})),
+        },
         Action::Reject => ("reject", json!({"message": talk})),
         Action::WalkAway => ("walk_away", json!({"message": talk})),
         Action::Talk => ("say", json!({"text": talk})),
@@ -228,7 +298,7 @@ pub(crate) fn tool_call_for(
 pub fn as_tool_turn(text: &str, space: TermSpace<'_>, id: String) -> (String, ToolCall) {
     let turn = super::parse::parse(text, space, None);
     let action = turn.action.unwrap_or(Action::Reject);
-    let mut call = tool_call_for(&action, turn.talk.as_deref().unwrap_or(""), space, id);
+    let mut call = tool_call_for(&action, None, turn.talk.as_deref().unwrap_or(""), space, id);
     if let Some(act) = &turn.act {
         // The text's `#label` becomes the call's `act` argument.
         call.function.arguments = with_act_argument(&call.function.arguments, act);
@@ -248,14 +318,26 @@ pub(crate) fn with_act_argument(arguments: &str, label: &str) -> String {
     }
 }
 
-/// Read a turn played through tools: its `calls`, and the `content` the model wrote beside them
-/// (its private thought), with the endpoint's own reasoning if it returned one.
+/// Read a two-party turn played through tools: its `calls`, and the `content` the model wrote
+/// beside them (its private thought), with the endpoint's own reasoning if it returned one.
 pub fn read_tool_calls(
     calls: &[ToolCall],
     content: &str,
     space: TermSpace<'_>,
     server_reasoning: Option<&str>,
 ) -> Parsed {
+    read_tool_turn(calls, content, space, server_reasoning, ToolSet::Bilateral).0
+}
+
+/// Read a turn played through `set`'s tools, as [`read_tool_calls`] does, with the proposal an
+/// acceptance names (a table's `accept(offer)`; `None` for the bilateral tools).
+pub(crate) fn read_tool_turn(
+    calls: &[ToolCall],
+    content: &str,
+    space: TermSpace<'_>,
+    server_reasoning: Option<&str>,
+    set: ToolSet,
+) -> (Parsed, Option<u32>) {
     let (body, think) = split_reasoning(content);
     let reasoning: Vec<String> = server_reasoning
         .map(str::trim)
@@ -270,16 +352,27 @@ pub fn read_tool_calls(
         thought: (!body.is_empty()).then(|| body.to_string()),
         ..Parsed::default()
     };
-    match read_calls(calls, body, space) {
-        Ok((action, talk, act)) => {
-            parsed.action = Some(action);
-            parsed.talk = talk;
-            parsed.act = act.as_deref().map(normalize_label);
+    let mut accepts = None;
+    match read_calls(calls, body, space, set) {
+        Ok(read) => {
+            parsed.action = Some(read.action);
+            parsed.talk = read.talk;
+            parsed.act = read.act.as_deref().map(normalize_label);
             parsed.format_ok = true;
+            accepts = read.accepts;
         }
         Err(error) => parsed.error = Some(error),
     }
-    parsed
+    (parsed, accepts)
+}
+
+/// What a turn's calls make: the move, its talk, the dialogue-act label (any call's optional
+/// `act`) and the proposal a table's acceptance names.
+struct ReadCalls {
+    action: Action,
+    talk: Option<String>,
+    act: Option<String>,
+    accepts: Option<u32>,
 }
 
 /// Judge a turn by the way its seat was asked to act: a completion is read whichever way it
@@ -305,13 +398,13 @@ pub(crate) fn judge_mode(parsed: &mut Parsed, asked: TurnFormat, called: bool) {
     }
 }
 
-/// The move, the talk and the dialogue-act label (any call's optional `act`) of a turn's
-/// calls, or why they cannot be used.
+/// What a turn's calls make under `set`'s tools, or why they cannot be used.
 fn read_calls(
     calls: &[ToolCall],
     body: &str,
     space: TermSpace<'_>,
-) -> Result<(Action, Option<String>, Option<String>), TurnError> {
+    set: ToolSet,
+) -> Result<ReadCalls, TurnError> {
     if ACTION_TOKEN.is_match(body) {
         return Err(TurnError::format(
             "a tool call and a text action in one turn: act through the tools only",
@@ -320,11 +413,13 @@ fn read_calls(
     let mut moves: Vec<(&str, Action, Option<String>)> = Vec::new();
     let mut said: Vec<String> = Vec::new();
     let mut act: Option<String> = None;
+    let mut accepts: Option<u32> = None;
     for call in calls {
         let name = call.function.name.as_str();
         let mut args = arguments(call)?;
         let allowed: &[&str] = match name {
             "make_offer" => &["terms", "message", "act"],
+            "accept" if set == ToolSet::Table => &["offer", "message", "act"],
             "accept" | "reject" | "walk_away" => &["message", "act"],
             "say" => &["text", "act"],
             other => {
@@ -371,7 +466,12 @@ fn read_calls(
                 })?;
                 moves.push((name, Action::Submit(terms), message));
             }
-            "accept" => moves.push((name, Action::Accept, message)),
+            "accept" => {
+                if set == ToolSet::Table {
+                    accepts = Some(offer_argument(&mut args)?);
+                }
+                moves.push((name, Action::Accept, message))
+            }
             "reject" => moves.push((name, Action::Reject, message)),
             _ => moves.push((name, Action::WalkAway, message)),
         }
@@ -390,16 +490,45 @@ fn read_calls(
         ));
     }
     let talk = said.pop();
-    match moves.pop() {
-        Some((name, _, Some(_))) if talk.is_some() => Err(TurnError::format(format!(
-            "the talk is given twice (`say` and `{name}`'s `message`): give it once"
-        ))),
-        Some((_, action, message)) => Ok((action, message.or(talk), act)),
+    let (action, talk) = match moves.pop() {
+        Some((name, _, Some(_))) if talk.is_some() => {
+            return Err(TurnError::format(format!(
+                "the talk is given twice (`say` and `{name}`'s `message`): give it once"
+            )))
+        }
+        Some((_, action, message)) => (action, message.or(talk)),
         None => match talk {
-            Some(talk) => Ok((Action::Talk, Some(talk), act)),
-            None => Err(TurnError::format("no tool call")),
+            Some(talk) => (Action::Talk, Some(talk)),
+            None => return Err(TurnError::format("no tool call")),
         },
-    }
+    };
+    Ok(ReadCalls {
+        action,
+        talk,
+        act,
+        accepts,
+    })
+}
+
+/// The proposal a table's `accept` names, taken out of its arguments: a whole number from 1
+/// (`#3` and `"3"` are read too, as the text's `[ACCEPT_DEAL] #3` is).
+fn offer_argument(args: &mut Map<String, Value>) -> Result<u32, TurnError> {
+    let value = args.remove("offer").ok_or_else(|| {
+        TurnError::format("`accept` needs `offer`: the number of the proposal you accept")
+    })?;
+    let id = match &value {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().trim_start_matches('#').trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    id.and_then(|id| u32::try_from(id).ok())
+        .filter(|&id| id >= 1)
+        .ok_or_else(|| {
+            TurnError::format(format!(
+                "`accept` `offer` must be a proposal's number (1, 2, …), got {}",
+                brief(&value.to_string())
+            ))
+        })
 }
 
 /// A call's arguments as an object (empty text is no arguments).
@@ -499,11 +628,11 @@ mod tests {
         // The object's keys are sorted (firewood, food, water); the list keeps the order a
         // seat writes them in, which the Python binding's tool arguments follow.
         let items = casino_items();
-        let (terms, _) = term_schemas(TermSpace::Items(&items));
+        let (terms, _) = term_schemas(TermSpace::Items(&items), ToolSet::Bilateral);
         let keys: Vec<&str> = terms.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["food", "water", "firewood"]);
         let issues = job_issues();
-        let (terms, _) = term_schemas(TermSpace::Issues(&issues));
+        let (terms, _) = term_schemas(TermSpace::Issues(&issues), ToolSet::Bilateral);
         let keys: Vec<&str> = terms.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["salary", "company", "position", "holiday"]);
     }
@@ -768,5 +897,116 @@ mod tests {
             tool_specs(TermSpace::Price)[0].parameters["properties"]["terms"]["required"],
             json!(["price"])
         );
+    }
+
+    #[test]
+    fn a_tables_tools_are_the_same_five_with_accept_naming_a_proposal() {
+        let s = crate::table::tests::six_party();
+        let space = TermSpace::Issues(&s.issues);
+        let specs = tool_specs_of(space, ToolSet::Table);
+        let names: Vec<&str> = specs.iter().map(|t| t.name).collect();
+        assert_eq!(names, TOOL_NAMES);
+        // The terms are the table's issues, each an option of the game.
+        let terms = &specs[0].parameters["properties"]["terms"];
+        assert_eq!(terms["required"], json!(["A", "B", "C", "D", "E"]));
+        assert_eq!(
+            terms["properties"]["E"]["enum"],
+            json!(["E1", "E2", "E3", "E4", "E5"])
+        );
+        assert_eq!(specs[1].parameters["required"], json!(["offer"]));
+        assert_eq!(
+            specs[1].parameters["properties"]["offer"]["type"],
+            json!("integer")
+        );
+        // The two-party accept takes no offer: it accepts the standing one.
+        assert!(tool_specs(space)[1].parameters["properties"]
+            .get("offer")
+            .is_none());
+        assert_eq!(
+            openai_tools_of(space, ToolSet::Table)[1]["function"]["parameters"],
+            specs[1].parameters
+        );
+    }
+
+    #[test]
+    fn a_tables_calls_read_with_the_proposal_an_acceptance_names() {
+        let s = crate::table::tests::six_party();
+        let space = TermSpace::Issues(&s.issues);
+        let table = |calls: &[ToolCall]| read_tool_turn(calls, "", space, None, ToolSet::Table);
+        let (p, accepts) = table(&[call("accept", r##"{"offer": "#3", "message": "yes"}"##)]);
+        assert_eq!(
+            (p.action, accepts, p.talk.as_deref()),
+            (Some(Action::Accept), Some(3), Some("yes"))
+        );
+        let (p, accepts) = table(&[call(
+            "make_offer",
+            r#"{"terms": {"A": "a1", "B": "B2", "C": "C4", "D": "D1", "E": "E5"}}"#,
+        )]);
+        let terms = p.action.as_ref().and_then(Action::terms).unwrap();
+        assert_eq!(
+            crate::scenario::TableScenario::deal_of(terms),
+            Some(vec![0, 1, 3, 0, 4])
+        );
+        assert_eq!(accepts, None);
+        for (calls, kind, says) in [
+            (
+                vec![call("accept", "{}")],
+                ErrorKind::Format,
+                "needs `offer`",
+            ),
+            (
+                vec![call("accept", r#"{"offer": 0}"#)],
+                ErrorKind::Format,
+                "must be a proposal's number",
+            ),
+            (
+                vec![call("accept", r#"{"offer": [1]}"#)],
+                ErrorKind::Format,
+                "must be a proposal's number",
+            ),
+            (
+                vec![call(
+                    "make_offer",
+                    r#"{"terms": {"A": "A7", "B": "B2", "C": "C4", "D": "D1", "E": "E5"}}"#,
+                )],
+                ErrorKind::Illegal,
+                "A7",
+            ),
+            (
+                vec![call("accept", r#"{"offer": 1}"#), call("reject", "{}")],
+                ErrorKind::Format,
+                "2 moves in one turn",
+            ),
+        ] {
+            let (p, _) = table(&calls);
+            let error = p.error.unwrap_or_else(|| panic!("{calls:?} was read"));
+            assert_eq!(error.kind, kind, "{calls:?}: {error:?}");
+            assert!(error.message.contains(says), "{}", error.message);
+        }
+        // A two-party accept names no proposal.
+        let p = read_tool_calls(&[call("accept", r#"{"offer": 1}"#)], "", space, None);
+        assert!(p
+            .error
+            .unwrap()
+            .message
+            .contains("takes no argument `offer`"));
+    }
+
+    #[test]
+    fn a_table_move_and_its_call_are_inverses() {
+        let s = crate::table::tests::six_party();
+        let text = "Thought: mine\nTalk: take it\nAction: [ACCEPT_DEAL] #4";
+        let (thought, c) = crate::table::as_table_tool_turn(&s.issues, text, "c".into());
+        assert_eq!(thought, "mine");
+        assert_eq!(c.function.name, "accept");
+        let (p, accepts) = read_tool_turn(
+            &[c],
+            &thought,
+            TermSpace::Issues(&s.issues),
+            None,
+            ToolSet::Table,
+        );
+        assert_eq!((p.action, accepts), (Some(Action::Accept), Some(4)));
+        assert_eq!(p.talk.as_deref(), Some("take it"));
     }
 }

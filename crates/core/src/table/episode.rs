@@ -23,7 +23,7 @@ use crate::vocab::Message;
 use super::agreement::{counts_toward, holds_veto, is_agreed, still_possible};
 use super::prompt::{system_prompt, turn_prompt, TurnNews};
 use super::schedule::{draw_schedule, Slot, SlotKind};
-use super::turn::read_table_turn;
+use super::turn::read_table_completion;
 
 /// What a table is set up with, per seat and for all.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -32,7 +32,7 @@ pub struct TableOptions {
     pub retries: u32,
     /// Roles whose ACCEPT or SUBMIT below their own minimum becomes a REJECT (default none).
     pub regulated: Vec<String>,
-    /// How every seat writes its turns (`tagged` or `xml`).
+    /// How every seat writes its turns (`tagged`, `xml`, or `tools`: through the table's tools).
     pub format: TurnFormat,
 }
 
@@ -268,11 +268,6 @@ impl TableSetup {
         seed: u64,
         prompts: &Prompts,
     ) -> Result<TableSetup, TableError> {
-        if options.format == TurnFormat::Tools {
-            return Err(TableError::BadSetup(
-                "a table's seats write their turns as `tagged` or `xml`; the `tools` format is two-party only".into(),
-            ));
-        }
         if let Some(r) = options
             .regulated
             .iter()
@@ -465,11 +460,7 @@ impl TableEpisode {
                 expected: self.role(slot.seat).to_string(),
             });
         }
-        let read = read_table_turn(
-            &self.scenario,
-            &completion.text,
-            completion.reasoning.as_deref(),
-        );
+        let read = read_table_completion(&self.scenario, &completion, self.setup.format);
         let mut turn = TableTurn {
             seat,
             slot: self.cursor,

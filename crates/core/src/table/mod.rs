@@ -3,7 +3,7 @@
 //!
 //! A [`TableEpisode`] seats every party of a [`TableScenario`](crate::scenario::TableScenario)
 //! by role, plays the schedule drawn from the episode's seed (`schedule.rs`), reads each turn
-//! with the two-party grammar plus offer ids (`turn.rs`), keeps the offers and who accepts
+//! with the two-party grammar plus offer ids, or through the table's tools (`turn.rs`), keeps the offers and who accepts
 //! each, ends on the game's agreement rule (`agreement.rs`, the one home of "when is an offer a
 //! deal"), a veto party walking out, a forfeit or the end of the schedule, and rebuilds what
 //! each seat sees from the turns (`prompt.rs`): the public text, its own confidential block, the
@@ -31,3 +31,4 @@ pub use episode::{
 pub use prompt::public_move;
 pub use schedule::{Slot, SlotKind};
 pub use state::{seat_state, PublicOffer, PublicOutcome, TableSeatState};
+pub use turn::{as_table_tool_turn, table_tools};

@@ -83,11 +83,43 @@ pub(crate) fn system_prompt(
         "lead": lead,
         "rule": rule,
         "rounds": scenario.rules.schedule.rounds(),
-        "format": match format { TurnFormat::Xml => "xml", _ => "tagged" },
+        "format": format_name(format),
         "example": example,
+        "example_terms": example_terms(scenario),
         "veto": super::agreement::holds_veto(scenario, seat) || party.position == PartyPosition::Lead,
     });
     prompts.render_input("deliberation.j2", &input)
+}
+
+/// How the table's templates name a turn format.
+fn format_name(format: TurnFormat) -> &'static str {
+    match format {
+        TurnFormat::Tagged => "tagged",
+        TurnFormat::Xml => "xml",
+        TurnFormat::Tools => "tools",
+    }
+}
+
+/// The opening deal as `make_offer`'s `terms` (`{"A":"A1",…}`), as the tools take it.
+fn example_terms(scenario: &TableScenario) -> String {
+    let terms: serde_json::Map<String, serde_json::Value> = scenario
+        .issues
+        .iter()
+        .zip(&scenario.initial_deal)
+        .map(|(issue, &i)| {
+            let label = match &issue.range {
+                IssueRange::Discrete { options } => options.get(i).cloned(),
+                IssueRange::Integer { .. } => None,
+            };
+            (
+                issue.key.clone(),
+                serde_json::Value::String(
+                    label.unwrap_or_else(|| format!("{}{}", issue.key, i + 1)),
+                ),
+            )
+        })
+        .collect();
+    serde_json::Value::Object(terms).to_string()
 }
 
 /// The others' played moves between two points of the turns, as `seat` reads them.
@@ -166,6 +198,7 @@ pub(crate) fn turn_prompt(
         "rounds": scenario.rules.schedule.rounds(),
         "initial": scenario.render_deal(&scenario.initial_deal),
         "final_offer": episode.final_offer().map(|o| o.id),
+        "format": format_name(episode.setup().format),
     });
     episode
         .prompts()

@@ -407,3 +407,168 @@ fn the_cycles_lead_and_the_lead_position_are_one_party() {
     assert_eq!(e.field, "rules.schedule.lead");
     assert!(e.message.contains("`party_0`"), "{}", e.message);
 }
+
+/// A seat's turn made through the table's tools: `name(arguments)` beside `thought`.
+fn call(thought: &str, name: &str, arguments: &str) -> Completion {
+    Completion {
+        text: thought.into(),
+        tool_calls: vec![crate::vocab::ToolCall::new(
+            format!("call_{name}"),
+            name,
+            arguments,
+        )],
+        ..Completion::default()
+    }
+}
+
+fn tools() -> TableOptions {
+    TableOptions {
+        format: crate::protocol::TurnFormat::Tools,
+        ..TableOptions::default()
+    }
+}
+
+#[test]
+fn a_table_played_through_tools_reads_moves_from_the_calls_and_keeps_them_in_histories() {
+    let mut ep = episode(3, &tools());
+    let s = ep.scenario().clone();
+    let deal = s
+        .all_deals()
+        .find(|d| would_accept(&s, d).len() == 6)
+        .expect("a deal for all");
+    let terms: serde_json::Map<String, serde_json::Value> = s
+        .issues
+        .iter()
+        .zip(s.render_deal(&deal).split(' '))
+        .map(|(issue, option)| (issue.key.clone(), option.into()))
+        .collect();
+    let lead = ep.to_move().unwrap();
+    let step = ep
+        .step(
+            lead,
+            call(
+                "my own plan",
+                "make_offer",
+                &serde_json::json!({"terms": terms, "message": "A start."}).to_string(),
+            ),
+        )
+        .unwrap();
+    assert!(step.error.is_none(), "{step:?}");
+    let turn = &ep.turns()[0];
+    assert!(turn.parsed.format_ok);
+    assert_eq!(turn.offer, Some(1));
+    assert_eq!(ep.offers()[0].deal, deal);
+    // The seat's history keeps its call (answered), and its thought; the others read the
+    // talk and the move, never the thought.
+    let own = &ep.view(lead)[2];
+    assert_eq!(own.tool_calls.len(), 1);
+    assert_eq!(own.content, "my own plan");
+    assert_eq!(ep.view(lead)[3].role, MessageRole::Tool);
+    while ep.outcome().is_none() {
+        let seat = ep.to_move().unwrap();
+        let step = if seat == lead {
+            ep.step(seat, call("", "say", r#"{"text": "well?"}"#))
+        } else {
+            ep.step(
+                seat,
+                call("", "accept", r#"{"offer": 1, "message": "yes"}"#),
+            )
+        }
+        .unwrap();
+        assert!(step.error.is_none(), "{step:?}");
+    }
+    assert_eq!(ep.outcome().unwrap().kind, OutcomeKind::Deal);
+    let news = &ep.view(1)[1].content;
+    assert!(
+        !ep.view(1).iter().any(|m| m.content.contains("my own plan")),
+        "{news}"
+    );
+    // The system prompt tells the tools, not the text actions.
+    let system = &ep.view(lead)[0].content;
+    assert!(system.contains("accept(offer, message)"), "{system}");
+    assert!(!system.contains("Action: exactly one action"), "{system}");
+}
+
+#[test]
+fn a_wrong_call_at_a_table_is_a_format_error_and_an_option_not_in_the_game_illegal() {
+    for (completion, kind, says) in [
+        (call("", "accept", "{}"), ErrorKind::Format, "needs `offer`"),
+        (
+            call("", "accept", r#"{"offer": "first"}"#),
+            ErrorKind::Format,
+            "must be a proposal's number",
+        ),
+        (
+            call("", "bid", "{}"),
+            ErrorKind::Format,
+            "unknown tool `bid`",
+        ),
+        (
+            call(
+                "",
+                "make_offer",
+                r#"{"terms": {"A": "A9", "B": "B1", "C": "C1", "D": "D1", "E": "E1"}}"#,
+            ),
+            ErrorKind::Illegal,
+            "A9",
+        ),
+        (
+            call("", "make_offer", r#"{"terms": {"A": "A1"}}"#),
+            ErrorKind::Format,
+            "missing",
+        ),
+        (
+            call("", "accept", r#"{"offer": 7}"#),
+            ErrorKind::Illegal,
+            "no offer #7",
+        ),
+    ] {
+        let mut ep = episode(1, &tools());
+        let seat = ep.to_move().unwrap();
+        let step = ep.step(seat, completion.clone()).unwrap();
+        let error = step
+            .error
+            .unwrap_or_else(|| panic!("{completion:?} was played"));
+        assert_eq!(error.kind, kind, "{completion:?}: {error:?}");
+        assert!(error.message.contains(says), "{}", error.message);
+        assert!(step.retry);
+        // The correction says to call a tool.
+        let last = &ep.view(seat).last().unwrap().content;
+        assert!(last.contains("calling one of the tools"), "{last}");
+    }
+}
+
+#[test]
+fn the_scripted_party_plays_a_tools_table_through_calls_to_the_same_end_as_in_text() {
+    use crate::negotiator::deliberation::scripted_table_completion;
+    for seed in 0..6u64 {
+        let mut text = episode(seed, &TableOptions::default());
+        let mut called = episode(seed, &tools());
+        while let Some(seat) = text.to_move() {
+            let t = scripted_table_completion(&text, seat);
+            assert!(t.tool_calls.is_empty());
+            text.step(seat, t).unwrap();
+            let c = scripted_table_completion(&called, seat);
+            assert_eq!(c.tool_calls.len(), 1, "{c:?}");
+            let step = called.step(seat, c).unwrap();
+            assert!(step.error.is_none(), "seed {seed}: {step:?}");
+            let (a, b) = (text.turns().last().unwrap(), called.turns().last().unwrap());
+            assert_eq!(a.played(), b.played(), "seed {seed}");
+            assert_eq!(a.accepts, b.accepts, "seed {seed}");
+            assert_eq!(a.parsed.talk, b.parsed.talk, "seed {seed}");
+            assert!(b.parsed.format_ok);
+        }
+        assert_eq!(text.outcome(), called.outcome(), "seed {seed}");
+    }
+}
+
+#[test]
+fn a_text_turn_at_a_tools_table_plays_but_is_not_format_ok() {
+    let mut ep = episode(1, &tools());
+    let seat = ep.to_move().unwrap();
+    ep.step(seat, say("Thought: a\nTalk: b\nAction: [TALK]"))
+        .unwrap();
+    let turn = &ep.turns()[0];
+    assert_eq!(turn.played(), Some(&crate::protocol::Action::Talk));
+    assert!(!turn.parsed.format_ok, "asked for tools, written as text");
+}

@@ -502,18 +502,12 @@ impl Player {
                 let space = ctx.scenario.term_space();
                 let seat_format = ctx.setup.seats[ctx.seat].format;
                 let accept = ctx.counter_offer.is_some();
-                if seat_format == TurnFormat::Tools
-                    && (*constrain != Constrain::None
-                        || client.settings().tokens == TokenMode::Exact)
-                {
-                    return Err(PlayerError::Spec {
-                        spec: self.spec().to_string(),
-                        message: "a seat that acts through tools (format `tools`) is neither \
-                                  constrained nor token-exact: set `constrain = \"none\"` and \
-                                  `tokens = \"text\"`, or give the seat a text format"
-                            .into(),
-                    });
-                }
+                tools_seat_check(
+                    self.spec(),
+                    seat_format,
+                    *constrain != Constrain::None,
+                    client.settings().tokens,
+                )?;
                 let mut fields = constrain.fields(space, seat_format, accept);
                 if seat_format == TurnFormat::Tools {
                     // The scenario's tools replace any `tools` of the player's extra body
@@ -593,6 +587,27 @@ impl Player {
             planning: None,
         })
     }
+}
+
+/// A seat that acts through tools (format `tools`) is neither constrained nor token-exact:
+/// its model's tool calls are read as calls, not as sampled text. Refused by naming the
+/// seat's spec, at a two-party seat and at a table's alike.
+pub(crate) fn tools_seat_check(
+    spec: &str,
+    format: TurnFormat,
+    constrained: bool,
+    tokens: TokenMode,
+) -> Result<(), PlayerError> {
+    if format == TurnFormat::Tools && (constrained || tokens == TokenMode::Exact) {
+        return Err(PlayerError::Spec {
+            spec: spec.to_string(),
+            message: "a seat that acts through tools (format `tools`) is neither \
+                      constrained nor token-exact: set `constrain = \"none\"` and \
+                      `tokens = \"text\"`, or give the seat a text format"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::game::Completion;
 use crate::llm::TokenMode;
-use crate::negotiator::deliberation::scripted_table_turn;
+use crate::negotiator::deliberation::scripted_table_completion;
 use crate::table::TableEpisode;
 
 use super::model::llm_call;
@@ -75,11 +75,7 @@ impl TablePlayer {
     ) -> Result<Played, PlayerError> {
         let started = Instant::now();
         let (completion, call, retries) = match self {
-            TablePlayer::Scripted => (
-                Completion::from(scripted_table_turn(episode, seat).as_str()),
-                None,
-                0,
-            ),
+            TablePlayer::Scripted => (scripted_table_completion(episode, seat), None, 0),
             TablePlayer::Player(Player::Script { script, .. }) => {
                 let calls = episode.turns().iter().filter(|t| t.seat == seat).count();
                 (Completion::from(script.complete(calls)?), None, 0)
@@ -88,6 +84,8 @@ impl TablePlayer {
                 client, replicas, ..
             }) => {
                 let view = episode.view(seat);
+                let format = episode.setup().format;
+                super::tools_seat_check(self.spec(), format, false, client.settings().tokens)?;
                 let sequence = match client.settings().tokens {
                     TokenMode::Exact => Some(
                         episode
@@ -102,7 +100,13 @@ impl TablePlayer {
                     ),
                     TokenMode::Text => None,
                 };
-                let fields = serde_json::Map::new();
+                let mut fields = serde_json::Map::new();
+                if format == crate::protocol::TurnFormat::Tools {
+                    fields.insert(
+                        "tools".into(),
+                        crate::table::table_tools(episode.scenario()),
+                    );
+                }
                 let answer = match replicas {
                     None => {
                         llm_call(client, sampling_seed, view, sequence.as_deref(), fields).await?
@@ -129,6 +133,7 @@ impl TablePlayer {
                         text: answer.text,
                         reasoning: answer.reasoning,
                         tokens: answer.tokens_record,
+                        tool_calls: answer.tool_calls,
                         ..Completion::default()
                     },
                     answer.call,

@@ -233,13 +233,6 @@ pub(crate) fn build_table_kit(
             return Err(RunError::Options(format!("--seat {role}=… given twice")));
         }
     }
-    if options.episode.learner_format == crate::protocol::TurnFormat::Tools {
-        return Err(RunError::Options(
-            "[episode] learner_format = \"tools\": a table's seats write their turns as `tagged` \
-             or `xml`; the tools format is two-party only"
-                .into(),
-        ));
-    }
     let table = TableOptions {
         retries: options.episode.format_retries,
         regulated: options.regulated_roles.clone(),

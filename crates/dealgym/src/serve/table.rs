@@ -30,7 +30,7 @@ use crate::engine::{drive_now, Players};
 use crate::game::{Completion, EpisodeSeed, ErrorCause};
 use crate::jsonl::encoded_len;
 use crate::limits::{EpisodeText, TextLimits};
-use crate::negotiator::deliberation::scripted_table_turn;
+use crate::negotiator::deliberation::scripted_table_completion;
 use crate::protocol::TurnFormat;
 use crate::record::{TablePlayerInfo, TableRecord, TurnCost};
 use crate::reward::RewardConfig;
@@ -61,8 +61,8 @@ pub(super) struct TableReset {
     /// Roles whose proposals and acceptances below their own minimum become rejections.
     #[serde(default)]
     pub regulated: Vec<String>,
-    /// How seats write their turns: `tagged` or `xml` (default: the config's learner format,
-    /// `tagged` where that is `tools`).
+    /// How seats write their turns: `tagged`, `xml` or `tools` (through the table's tools, sent
+    /// back with each seat's view) (default: the config's learner format).
     #[serde(default)]
     pub format: Option<TurnFormat>,
     /// Roles played in process, each by `rule:deliberation` (the scripted party of its
@@ -337,8 +337,7 @@ impl Players<TableEpisode> for Served<'_> {
         seat: usize,
     ) -> impl Future<Output = Result<Self::Answer, Self::Failure>> + 'a {
         let started = Instant::now();
-        let text = scripted_table_turn(episode, seat);
-        ready(Ok((Completion::from(text.as_str()), started)))
+        ready(Ok((scripted_table_completion(episode, seat), started)))
     }
 
     fn take(
@@ -394,18 +393,7 @@ impl Hub {
             self.table_catalog
                 .pick(reset.scenario_id.as_deref(), None, reset.index, seed)?;
         let scenario = self.table_catalog.scenarios[index].clone();
-        // The config's learner format where a table can be played in it (tools cannot).
-        let format = reset
-            .format
-            .unwrap_or(match hub.options.episode.learner_format {
-                TurnFormat::Xml => TurnFormat::Xml,
-                _ => TurnFormat::Tagged,
-            });
-        if format == TurnFormat::Tools {
-            return Err(ServeError::Validation(
-                "format `tools`: a table is played in `tagged` or `xml`".into(),
-            ));
-        }
+        let format = reset.format.unwrap_or(hub.options.episode.learner_format);
         let options = TableOptions {
             retries: reset.retries.unwrap_or(hub.options.episode.format_retries),
             regulated: reset.regulated.clone(),

@@ -73,6 +73,10 @@ pub(super) struct SeatView {
     /// confidential block), the others' talk and moves, its own replies.
     pub messages: Vec<Message>,
     pub state: TableSeatState,
+    /// At a table played through tools (`format: "tools"`): the table's tools, as an
+    /// OpenAI-compatible chat request's `tools`, to send the seat's model with `messages`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Value>,
     /// Whether it is this seat's turn.
     pub your_turn: bool,
     pub done: bool,
@@ -89,6 +93,11 @@ pub(super) struct TableAction {
     /// A reasoning model's separate reasoning, kept in the record, never forwarded.
     #[serde(default)]
     pub reasoning: Option<String>,
+    /// At a table played through tools: the calls the model made, as a chat completion's
+    /// message holds them; `message` is its text beside them.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<crate::vocab::ToolCall>>")]
+    pub tool_calls: Option<Vec<Value>>,
 }
 
 /// What a step did, and what the stepping seat sees now.
@@ -145,6 +154,8 @@ fn view(session: &TableSession, seat: usize) -> SeatView {
             .unwrap_or_default(),
         messages,
         state: seat_state(&session.episode, seat),
+        tools: (session.episode.setup().format == crate::protocol::TurnFormat::Tools)
+            .then(|| crate::table::table_tools(session.episode.scenario())),
         your_turn: session.episode.to_move() == Some(seat),
         done: session.episode.outcome().is_some(),
         reward,
@@ -229,6 +240,13 @@ fn play(
     let completion = Completion {
         text: action.message,
         reasoning: action.reasoning,
+        tool_calls: action
+            .tool_calls
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(i, call)| crate::vocab::ToolCall::read(call, i))
+            .collect(),
         ..Completion::default()
     };
     let (slot, step) = state.hub.step_table(id, role, token, completion)?;

@@ -46,8 +46,8 @@ class StepInfo:
 class Game:
     """One episode of any family, every seat named by its role and played from outside with raw
     completions: a two-party family's two seats, or a table's (``Game("deliberation", ...)``)
-    n parties. What only one kind has (``tools``, ``snapshot``: a two-party game's) raises
-    ``ValueError`` on the other, naming it; token-exact play is every seat's."""
+    n parties. What only one kind has (``snapshot``: a two-party game's) raises ``ValueError``
+    on the other, naming it; tools and token-exact play are every seat's."""
 
     def __init__(
         self,
@@ -125,7 +125,8 @@ class Game:
         chat completion's message holds them). A table seat plays token-exact as a two-party
         seat does."""
     def tools(self, role: str) -> list[dict[str, Any]]:
-        """``role``'s moves as OpenAI-style tool definitions, their terms the scenario's own."""
+        """``role``'s moves as OpenAI-style tool definitions, their terms the scenario's own (at a
+        table, ``accept`` names the proposal it accepts: ``{"offer": 3}``)."""
     def observe(self, role: str) -> dict[str, Any]: ...
     def state(self, role: str) -> dict[str, Any]:
         """``observe(role)["state"]`` without the chat."""
