@@ -143,13 +143,9 @@ impl TableGame {
 
     /// The seat of `role`, or a ScenarioError naming the roles.
     fn seat(&self, role: &str) -> PyResult<usize> {
-        self.scenario().seat_of(role).ok_or_else(|| {
-            ScenarioError::new_err(format!(
-                "unknown role `{role}` at table {}: one of {}",
-                self.scenario().id,
-                self.roles().join(", ")
-            ))
-        })
+        self.scenario()
+            .seat_of_party(role)
+            .map_err(|e| ScenarioError::new_err(e.to_string()))
     }
 
     fn roles(&self) -> Vec<String> {

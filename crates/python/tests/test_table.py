@@ -163,7 +163,7 @@ def test_a_seat_acting_out_of_turn_is_refused_naming_both_roles():
     assert isinstance(caught.value, ValueError)
     assert "party_3" in str(caught.value) and "party_0" in str(caught.value)
     assert g.to_move == "party_0" and g.observe("party_0")["state"]["turns"] == 0
-    with pytest.raises(ScenarioError, match="unknown role `mayor`"):
+    with pytest.raises(ScenarioError, match="`mayor` is not a party of scenario"):
         g.step(turn("[TALK]"), role="mayor")
     env = TableAECEnv(scenario_file=FIXTURE)
     env.reset(seed=1)

@@ -40,7 +40,7 @@ pub(crate) use table::validate_table;
 pub use table::{
     is_table_file, load_table_scenarios, load_table_scenarios_from_reader, AgreementRule,
     Incentive, Party, PartyPosition, PartyPrivate, ScheduleSpec, TableFamily, TablePublic,
-    TableRules, TableScenario,
+    TableRules, TableScenario, UnknownParty,
 };
 pub use utility::bargained_ratio;
 

@@ -214,6 +214,16 @@ impl ScheduleSpec {
     }
 }
 
+/// A role a table's game does not have: what every face says of it (the run's `--seat`, the
+/// server's and the Python game's seats), naming the scenario and the roles it has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{role}` is not a party of scenario {scenario} (its roles: {})", roles.join(", "))]
+pub struct UnknownParty {
+    pub role: String,
+    pub scenario: String,
+    pub roles: Vec<String>,
+}
+
 impl TableScenario {
     /// The deal space, read and enumerated as the issues family's is.
     pub(crate) fn term_space(&self) -> TermSpace<'_> {
@@ -225,16 +235,13 @@ impl TableScenario {
         self.parties.iter().position(|p| p.role == role)
     }
 
-    /// The seat of `role`, or what every face says of a role the game does not have: that it
-    /// is not a party of this scenario, and the roles it has.
-    pub fn seat_of_party(&self, role: &str) -> Result<usize, String> {
-        self.seat_of(role).ok_or_else(|| {
-            let roles: Vec<&str> = self.parties.iter().map(|p| p.role.as_str()).collect();
-            format!(
-                "`{role}` is not a party of scenario {} (its roles: {})",
-                self.id,
-                roles.join(", ")
-            )
+    /// The seat of `role`, or what every face says of a role the game does not have
+    /// ([`UnknownParty`]).
+    pub fn seat_of_party(&self, role: &str) -> Result<usize, UnknownParty> {
+        self.seat_of(role).ok_or_else(|| UnknownParty {
+            role: role.to_string(),
+            scenario: self.id.clone(),
+            roles: self.parties.iter().map(|p| p.role.clone()).collect(),
         })
     }
 
