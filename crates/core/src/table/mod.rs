@@ -30,4 +30,7 @@ pub use episode::{
 };
 pub use prompt::public_move;
 pub use schedule::{Slot, SlotKind};
-pub use state::{seat_state, PublicOffer, PublicOutcome, TableSeatState};
+pub(crate) use state::seat_knowledge;
+pub use state::{
+    seat_state, PublicOffer, PublicOutcome, TableOwnValues, TableSeatKnowledge, TableSeatState,
+};
