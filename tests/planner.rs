@@ -469,6 +469,23 @@ fn a_planner_sits_at_a_table_seat_and_its_planning_goes_on_the_record() {
     );
     let verify = succeeded(dealgym_cli(["replay", "--verify", out.to_str().unwrap()]));
     assert!(String::from_utf8_lossy(&verify.stdout).contains("replay identically"));
+    // A record whose committed candidate is not the turn's completion does not verify.
+    let line = std::fs::read_to_string(&out).unwrap();
+    assert!(line.contains(r#""chosen":1"#), "{line}");
+    let tampered = dir.join("tampered.jsonl");
+    std::fs::write(
+        &tampered,
+        line.replacen(r#""chosen":1"#, r#""chosen":0"#, 1),
+    )
+    .unwrap();
+    let verify = dealgym_cli(["replay", "--verify", tampered.to_str().unwrap()]);
+    assert!(!verify.status.success());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&verify.stdout),
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    assert!(said.contains("turn.chosen"), "{said}");
 
     // A planner proposing with two-party tactics is refused at a table, naming the proposer.
     let refused = run("other_cities=two_party", &dir.join("refused.jsonl"));
