@@ -364,3 +364,135 @@ fn built_in_players_asked_for_act_labels_give_them_in_every_format() {
         succeeded(dealgym_cli(["replay", "--verify", out.to_str().unwrap()]));
     }
 }
+
+#[test]
+fn a_planner_sits_at_a_table_seat_and_its_planning_goes_on_the_record() {
+    use dealgym::planner::{choose, state_text};
+    use dealgym::record::{RecordReader, TableRecord};
+    use dealgym::scenario::{load_table_scenarios, LoadOptions};
+    use dealgym::table::TableEpisode;
+    use std::sync::Arc;
+
+    let mock = threaded_mock(MockConfig::default());
+    let dir = temp_dir("planner-table");
+    // Two proposers: a script that always rejects (worth 0 to the mock's value model) first,
+    // then the mock model (a deal it proposes or supports, worth its points over its minimum),
+    // so the value model moves the choice off the first candidate.
+    let script = dir.join("reject.json");
+    let reject = "Thought: not yet\nTalk: I need more.\nAction: [REJECT_DEAL]";
+    std::fs::write(&script, serde_json::to_string(&vec![reject; 64]).unwrap()).unwrap();
+    let config = dir.join("planner.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[players.seated]\nplanner = {{ propose = [\"script:{script}\", \"openai:mock@{url}\"], \
+             value = \"{url}/value\" }}\n\
+             [players.two_party]\nplanner = {{ propose = [\"rule:linear\", \"rule:tough\"] }}\n",
+            url = mock.url,
+            script = script.display()
+        ),
+    )
+    .unwrap();
+    let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/deliberation.jsonl");
+    let out = dir.join("table.jsonl");
+    let run = |seat: &str, out: &Path| {
+        dealgym_cli([
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--scenarios",
+            scenarios.to_str().unwrap(),
+            "--limit",
+            "1",
+            "--seed",
+            "3",
+            "--seat",
+            seat,
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    succeeded(run("other_cities=seated", &out));
+    let records: Vec<TableRecord> = RecordReader::open(&out)
+        .unwrap()
+        .read_as::<TableRecord>()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(records.len(), 1);
+    let record = &records[0];
+    let scenario = Arc::new(
+        load_table_scenarios(&scenarios, LoadOptions::default())
+            .unwrap()
+            .scenarios
+            .into_iter()
+            .find(|s| s.id == record.scenario_id)
+            .unwrap(),
+    );
+    let seat = scenario.seat_of("other_cities").unwrap();
+    // The table as it stood before each turn, to rebuild the state text the value model was
+    // sent and ask the mock's value model itself.
+    let mut episode = TableEpisode::new(scenario.clone(), record.setup.clone()).unwrap();
+    let (mut planned, mut chose_other) = (0, 0);
+    for t in &record.turns {
+        if t.turn.seat != seat {
+            assert!(t.planning.is_none(), "only the planner's turns plan");
+        } else {
+            let planning = t.planning.as_ref().expect("a planner turn has candidates");
+            assert_eq!(planning.candidates.len(), 2);
+            assert_eq!(
+                planning.candidates[planning.chosen].raw,
+                t.turn.completion.text
+            );
+            assert_eq!(planning.candidates[0].raw, reject);
+            let raws: Vec<String> = planning.candidates.iter().map(|c| c.raw.clone()).collect();
+            let expected =
+                dealgym_mock::planner_values(&state_text(&episode, seat), &raws).unwrap();
+            let values: Vec<f64> = planning
+                .candidates
+                .iter()
+                .map(|c| c.value.unwrap())
+                .collect();
+            assert_eq!(values, expected, "the values are the mock value model's");
+            assert_eq!(Some(planning.chosen), choose(&values));
+            planned += 1;
+            chose_other += usize::from(planning.chosen != 0);
+        }
+        episode
+            .step(t.turn.seat, t.turn.completion.clone())
+            .unwrap();
+    }
+    assert!(planned > 0, "the planner's seat moved");
+    assert!(
+        chose_other > 0,
+        "the value model moved some choices off the first candidate"
+    );
+    let verify = succeeded(dealgym_cli(["replay", "--verify", out.to_str().unwrap()]));
+    assert!(String::from_utf8_lossy(&verify.stdout).contains("replay identically"));
+    // A record whose committed candidate is not the turn's completion does not verify.
+    let line = std::fs::read_to_string(&out).unwrap();
+    assert!(line.contains(r#""chosen":1"#), "{line}");
+    let tampered = dir.join("tampered.jsonl");
+    std::fs::write(
+        &tampered,
+        line.replacen(r#""chosen":1"#, r#""chosen":0"#, 1),
+    )
+    .unwrap();
+    let verify = dealgym_cli(["replay", "--verify", tampered.to_str().unwrap()]);
+    assert!(!verify.status.success());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&verify.stdout),
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    assert!(said.contains("turn.chosen"), "{said}");
+
+    // A planner proposing with two-party tactics is refused at a table, naming the proposer.
+    let refused = run("other_cities=two_party", &dir.join("refused.jsonl"));
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("`rule:linear` plays two-party games"),
+        "{stderr}"
+    );
+}

@@ -9,8 +9,10 @@
 //! side takes it, which falls with the gap to their last price (the listing price before they
 //! name one), and halves when the turns are nearly out; talking or rejecting is worth a little
 //! of the offer on the table; walking away the no-deal value. A plain heuristic — a stand-in for
-//! DialogXpert's trained Q-network, enough to show the hook at work. Families other than the
-//! price ones get 0 for every candidate (the planner then commits the first).
+//! DialogXpert's trained Q-network, enough to show the hook at work. At a table (a state line
+//! of [`TableSeatKnowledge`]) a move that makes or accepts a deal is worth the seat's own
+//! points for it over its minimum, anything else 0. Other families get 0 for every candidate
+//! (the planner then commits the first).
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -20,6 +22,7 @@ use serde_json::json;
 
 use dealgym::observation::{PrivateView, SeatState, TermValue};
 use dealgym::protocol::{parse, Action, TermSpace, Terms};
+use dealgym::table::TableSeatKnowledge;
 
 #[derive(Deserialize)]
 struct ValueRequest {
@@ -44,12 +47,51 @@ pub fn values(state: &str, candidates: &[String]) -> Result<Vec<f64>, String> {
     let json = first
         .strip_prefix("State: ")
         .ok_or("the state text does not start with `State: `")?;
-    let seat: SeatState =
-        serde_json::from_str(json).map_err(|e| format!("the state's view cannot be read: {e}"))?;
+    let seat: SeatState = match serde_json::from_str(json) {
+        Ok(seat) => seat,
+        Err(e) => {
+            let Ok(table) = serde_json::from_str::<TableSeatKnowledge>(json) else {
+                return Err(format!("the state's view cannot be read: {e}"));
+            };
+            return Ok(candidates.iter().map(|c| table_value(&table, c)).collect());
+        }
+    };
     let Some(price) = PriceView::of(&seat) else {
         return Ok(vec![0.0; candidates.len()]);
     };
     Ok(candidates.iter().map(|c| price.value(c)).collect())
+}
+
+/// A candidate's value at a table: the seat's own points for the deal it proposes
+/// (`[SUBMIT_DEAL] A1 B2 …`) or accepts (`[ACCEPT_DEAL] #3`, the offer's deal as the state
+/// lists it) over its minimum; 0 for any other move. The move is read by its tokens alone (the
+/// option labels the seat has points for), as a stand-in heuristic may.
+fn table_value(seat: &TableSeatKnowledge, candidate: &str) -> f64 {
+    let points = |deal: &str| -> i64 {
+        deal.split(|c: char| !c.is_ascii_alphanumeric())
+            .filter_map(|label| seat.own.scores.get(label))
+            .sum()
+    };
+    let over_minimum = |deal: &str| (points(deal) - seat.own.minimum) as f64;
+    if let Some((_, terms)) = candidate.rsplit_once("[SUBMIT_DEAL]") {
+        return over_minimum(terms);
+    }
+    if let Some((_, named)) = candidate.rsplit_once("[ACCEPT_DEAL]") {
+        let id = named
+            .trim_start()
+            .strip_prefix('#')
+            .map(|rest| {
+                rest.chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<String>()
+            })
+            .and_then(|digits| digits.parse::<u32>().ok());
+        return match seat.state.offers.iter().find(|o| Some(o.id) == id) {
+            Some(offer) => over_minimum(&offer.deal),
+            None => 0.0,
+        };
+    }
+    0.0
 }
 
 /// What the price heuristic reads of a seat's view.

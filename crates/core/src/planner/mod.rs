@@ -4,7 +4,8 @@
 //!
 //! - [`state_text`]: the deterministic text of an episode as one seat knows it, the `s_t` a
 //!   value model scores candidates against (DialogXpert §3.2 serializes the dialogue state
-//!   into its Q-network's input);
+//!   into its Q-network's input) — one rule over both kinds of episode, each of which says
+//!   what its seat knows ([`Known`]);
 //! - [`ValueModel`]: scoring (state text, candidate), the in-process hook; [`choose`]: the one
 //!   selection rule (the highest value, the first of equals);
 //! - [`Planning`]: the candidates a turn was chosen from and which was committed, as a record's
@@ -20,5 +21,5 @@
 mod state_text;
 mod value;
 
-pub use state_text::state_text;
+pub use state_text::{state_text, Known, SeenMove};
 pub use value::{choose, Candidate, Planning, ValueModel};

@@ -30,5 +30,8 @@ pub use episode::{
 };
 pub use prompt::public_move;
 pub use schedule::{Slot, SlotKind};
-pub use state::{seat_state, PublicOffer, PublicOutcome, TableSeatState};
+pub(crate) use state::seat_knowledge;
+pub use state::{
+    seat_state, PublicOffer, PublicOutcome, TableOwnValues, TableSeatKnowledge, TableSeatState,
+};
 pub use turn::{as_table_tool_turn, table_tools};

@@ -7,7 +7,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+
 use crate::game::OutcomeKind;
+use crate::protocol::IssueRange;
 
 use super::episode::TableEpisode;
 
@@ -80,6 +83,50 @@ pub fn seat_state(episode: &TableEpisode, seat: usize) -> TableSeatState {
             offer: o.offer,
             deal: o.deal.as_ref().map(|d| scenario.render_deal(d)),
         }),
+    }
+}
+
+/// A seat's own values at a table, which only it reads (the numbers of its confidential
+/// block): its points per option, by the option's label (`A1`), and its minimum.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TableOwnValues {
+    pub scores: BTreeMap<String, i64>,
+    pub minimum: i64,
+}
+
+/// What one seat knows of a table, as data: the public state and its own values, never
+/// another seat's — the structured line of a planner's state text at a table
+/// ([`crate::planner::state_text`]), as the two-party seat state is a two-party seat's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TableSeatKnowledge {
+    #[serde(flatten)]
+    pub state: TableSeatState,
+    pub own: TableOwnValues,
+}
+
+/// What `seat` knows of `episode` ([`TableSeatKnowledge`]).
+pub(crate) fn seat_knowledge(episode: &TableEpisode, seat: usize) -> TableSeatKnowledge {
+    let scenario = episode.scenario();
+    let private = &scenario.parties[seat].private;
+    let scores = scenario
+        .issues
+        .iter()
+        .zip(&private.scores)
+        .flat_map(|(issue, row)| match &issue.range {
+            IssueRange::Discrete { options } => options
+                .iter()
+                .cloned()
+                .zip(row.iter().copied())
+                .collect::<Vec<_>>(),
+            IssueRange::Integer { .. } => Vec::new(),
+        })
+        .collect();
+    TableSeatKnowledge {
+        state: seat_state(episode, seat),
+        own: TableOwnValues {
+            scores,
+            minimum: private.minimum,
+        },
     }
 }
 

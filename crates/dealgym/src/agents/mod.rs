@@ -576,7 +576,9 @@ impl Player {
             }
             // A planner's turn is its committed candidate, timed and recorded by the planner.
             // Boxed: a planner's future is large, and every other seat's would be as large.
-            Player::Planner { planner, .. } => return Box::pin(planner.play(ctx, view)).await,
+            Player::Planner { planner, .. } => {
+                return Box::pin(planner.play(&planner::TwoPartySeat { ctx, view })).await
+            }
         };
         Ok(Played {
             completion,

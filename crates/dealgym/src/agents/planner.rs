@@ -9,6 +9,8 @@
 //! tactics). Without a value model the planner commits the first candidate: the baseline a
 //! value model is measured against.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -167,28 +169,23 @@ impl Planner {
         &self.proposers[0]
     }
 
-    /// Propose k candidates, score them, commit one.
-    pub(crate) async fn play(
-        &self,
-        ctx: &TurnContext<'_>,
-        view: &[Message],
-    ) -> Result<Played, PlayerError> {
+    /// The proposers, one per candidate or one asked k times.
+    pub(crate) fn proposers(&self) -> &[Player] {
+        &self.proposers
+    }
+
+    /// Propose k candidates for the seat to move, score them, commit one: the one planning
+    /// loop for a seat of either kind of episode ([`PlannerSeat`]).
+    pub(crate) async fn play(&self, seat: &impl PlannerSeat) -> Result<Played, PlayerError> {
         let started = Instant::now();
         let mut proposed: Vec<Played> = Vec::with_capacity(self.k);
         for i in 0..self.k {
             let proposer = self.proposers.get(i).unwrap_or(&self.proposers[0]);
-            let mut position = ctx.position.clone();
+            let mut sampling_seed = seat.sampling_seed();
             if i > 0 && self.proposers.len() == 1 {
-                position.sampling_seed = mix(&[ctx.sampling_seed, i as u64]);
+                sampling_seed = mix(&[sampling_seed, i as u64]);
             }
-            let asked = TurnContext {
-                position,
-                calls: ctx.calls,
-                turns: ctx.turns,
-                route: ctx.route,
-                episode: ctx.episode,
-            };
-            proposed.push(Box::pin(proposer.play(&asked, view)).await?);
+            proposed.push(seat.propose(proposer, sampling_seed).await?);
         }
         let texts: Vec<&str> = proposed
             .iter()
@@ -196,18 +193,16 @@ impl Planner {
             .collect();
         let values = match &self.selector {
             Selector::First => None,
-            Selector::Http(client) => {
-                let state = state_text(ctx.episode, ctx.seat);
-                Some(client.values(&state, &texts).await?)
-            }
+            Selector::Http(client) => Some(client.values(&seat.state_text(), &texts).await?),
             Selector::InProcess(model) => {
-                let state = state_text(ctx.episode, ctx.seat);
-                let values = model.values(&state, &texts).map_err(|message| {
-                    PlayerError::Backend(LlmError::BadResponse {
-                        url: "in-process value model".into(),
-                        message,
-                    })
-                })?;
+                let values = model
+                    .values(&seat.state_text(), &texts)
+                    .map_err(|message| {
+                        PlayerError::Backend(LlmError::BadResponse {
+                            url: "in-process value model".into(),
+                            message,
+                        })
+                    })?;
                 let bad = if values.len() != texts.len() {
                     Some(format!(
                         "{} values for {} candidates",
@@ -231,16 +226,12 @@ impl Planner {
             }
         };
         let chosen = values.as_deref().and_then(choose).unwrap_or(0);
-        let space = ctx.scenario.term_space();
         let candidates: Vec<Candidate> = proposed
             .iter()
             .enumerate()
             .map(|(i, p)| Candidate {
                 raw: p.completion.text.clone(),
-                act: parse(&p.completion.text, space, None)
-                    .act
-                    .and_then(|l| find_act(ctx.scenario.family, &l))
-                    .map(|a| a.label.to_string()),
+                act: seat.act(&p.completion.text),
                 value: values.as_ref().map(|v| v[i]),
             })
             .collect();
@@ -252,6 +243,65 @@ impl Planner {
             planning: Some(Planning { candidates, chosen }),
             ..committed
         })
+    }
+}
+
+/// A future a proposer answers with.
+pub(crate) type Proposal<'a> =
+    Pin<Box<dyn Future<Output = Result<Played, PlayerError>> + Send + 'a>>;
+
+/// The seat a planner moves for, in either kind of episode: what [`Planner::play`] needs of
+/// it — how to ask a proposer for a candidate, the seat's state text, the act a candidate
+/// names. A two-party seat ([`TwoPartySeat`]) and a table seat (`agents::table`) give them.
+pub(crate) trait PlannerSeat: Sync {
+    /// The seat's own sampling seed (the first candidate's; the others' are mixed from it).
+    fn sampling_seed(&self) -> u64;
+    /// `proposer`'s completion for the seat, sampled with `sampling_seed`.
+    fn propose<'a>(&'a self, proposer: &'a Player, sampling_seed: u64) -> Proposal<'a>;
+    /// The seat's state text ([`crate::planner::state_text`]), which a value model scores
+    /// candidates against.
+    fn state_text(&self) -> String;
+    /// The dialogue act a candidate names, in its family catalog's spelling (none for a game
+    /// without a catalog).
+    fn act(&self, text: &str) -> Option<String>;
+}
+
+/// A two-party seat to move: its context and the messages it sees.
+pub(crate) struct TwoPartySeat<'c, 'a> {
+    pub ctx: &'c TurnContext<'a>,
+    pub view: &'c [Message],
+}
+
+impl PlannerSeat for TwoPartySeat<'_, '_> {
+    fn sampling_seed(&self) -> u64 {
+        self.ctx.sampling_seed
+    }
+
+    fn propose<'s>(&'s self, proposer: &'s Player, sampling_seed: u64) -> Proposal<'s> {
+        Box::pin(async move {
+            let mut position = self.ctx.position.clone();
+            position.sampling_seed = sampling_seed;
+            let asked = TurnContext {
+                position,
+                calls: self.ctx.calls,
+                turns: self.ctx.turns,
+                route: self.ctx.route,
+                episode: self.ctx.episode,
+            };
+            proposer.play(&asked, self.view).await
+        })
+    }
+
+    fn state_text(&self) -> String {
+        state_text(self.ctx.episode, self.ctx.seat)
+    }
+
+    fn act(&self, text: &str) -> Option<String> {
+        let scenario = self.ctx.scenario;
+        parse(text, scenario.term_space(), None)
+            .act
+            .and_then(|l| find_act(scenario.family, &l))
+            .map(|a| a.label.to_string())
     }
 }
 
@@ -299,7 +349,13 @@ mod tests {
             Selector::InProcess(Arc::new(cheapest)),
         )
         .unwrap();
-        let played = planner.play(&ctx, e.view(Seat::Learner)).await.unwrap();
+        let played = planner
+            .play(&TwoPartySeat {
+                ctx: &ctx,
+                view: e.view(Seat::Learner),
+            })
+            .await
+            .unwrap();
         let planning = played.planning.expect("the candidates are kept");
         assert_eq!(planning.candidates.len(), 2);
         let values: Vec<f64> = planning
@@ -316,7 +372,10 @@ mod tests {
         // Without a value model: the first candidate, no values.
         let first = Planner::new(vec![rule("conceder"), rule("tough")], 2, Selector::First)
             .unwrap()
-            .play(&ctx, e.view(Seat::Learner))
+            .play(&TwoPartySeat {
+                ctx: &ctx,
+                view: e.view(Seat::Learner),
+            })
             .await
             .unwrap();
         let planning = first.planning.unwrap();

@@ -1,6 +1,7 @@
 //! A seat at an n-party table: a model endpoint (the same client, retries and token-exact
-//! sequence as a two-party seat), a script, or the scripted party of its incentive
-//! (`rule:deliberation`). It moves on its own view alone ([`TableEpisode::view`]).
+//! sequence as a two-party seat), a script, a planner proposing with those (the one planning
+//! loop of `agents::planner`, its state text the table seat's), or the scripted party of its
+//! incentive (`rule:deliberation`). It moves on its own view alone ([`TableEpisode::view`]).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -11,7 +12,9 @@ use crate::negotiator::deliberation::scripted_table_completion;
 use crate::table::TableEpisode;
 
 use super::model::llm_call;
+use super::planner::{PlannerSeat, Proposal};
 use super::{Played, Player, PlayerConfig, PlayerError, SamplingDefaults};
+use crate::planner::state_text;
 
 /// The spec of the scripted party of a seat's own incentive.
 pub use crate::negotiator::deliberation::SCRIPTED_SPEC as SCRIPTED;
@@ -21,7 +24,7 @@ pub use crate::negotiator::deliberation::SCRIPTED_SPEC as SCRIPTED;
 pub(crate) enum TablePlayer {
     /// The scripted party of the seat's incentive.
     Scripted,
-    /// A model endpoint or a script.
+    /// A model endpoint, a script, or a planner proposing with them.
     Player(Player),
 }
 
@@ -38,17 +41,8 @@ impl TablePlayer {
             return Ok(TablePlayer::Scripted);
         }
         let player = Player::from_spec_with(spec, named, http, sampling)?;
-        match &player {
-            Player::Llm { .. } | Player::Script { .. } => Ok(TablePlayer::Player(player)),
-            Player::Rule { .. } => Err(PlayerError::spec(
-                spec,
-                format!("rule:NAME tactics play two-party games; a table seat takes `{SCRIPTED}` (the scripted party of its incentive)"),
-            )),
-            Player::Planner { .. } => Err(PlayerError::spec(
-                spec,
-                "a planner plays two-party games; a table seat takes a model, a script or rule:deliberation",
-            )),
-        }
+        seats_at_table(&player, spec)?;
+        Ok(TablePlayer::Player(player))
     }
 
     /// The spec as recorded.
@@ -73,87 +67,180 @@ impl TablePlayer {
         seat: usize,
         sampling_seed: u64,
     ) -> Result<Played, PlayerError> {
-        let started = Instant::now();
-        let (completion, call, retries) = match self {
-            TablePlayer::Scripted => (scripted_table_completion(episode, seat), None, 0),
-            TablePlayer::Player(Player::Script { script, .. }) => {
-                let calls = episode.turns().iter().filter(|t| t.seat == seat).count();
-                (Completion::from(script.complete(calls)?), None, 0)
+        match self {
+            TablePlayer::Scripted => {
+                let started = Instant::now();
+                Ok(Played {
+                    completion: scripted_table_completion(episode, seat),
+                    call: None,
+                    latency_ms: started.elapsed().as_millis() as u64,
+                    retries: 0,
+                    replica: None,
+                    planning: None,
+                })
             }
-            TablePlayer::Player(Player::Llm {
-                client, replicas, ..
-            }) => {
-                let view = episode.view(seat);
-                let format = episode.setup().format;
-                super::tools_seat_check(self.spec(), format, false, client.settings().tokens)?;
-                let sequence = match client.settings().tokens {
-                    TokenMode::Exact => Some(
-                        episode
-                            .token_sequence(seat)
-                            .map(<[u32]>::to_vec)
-                            .ok_or_else(|| PlayerError::Spec {
-                                spec: client.settings().model.clone(),
-                                message: "a token-exact seat needs every earlier call of the \
-                                      episode to be exact"
-                                    .into(),
-                            })?,
-                    ),
-                    TokenMode::Text => None,
-                };
-                let mut fields = serde_json::Map::new();
-                if format == crate::protocol::TurnFormat::Tools {
-                    fields.insert(
-                        "tools".into(),
-                        crate::table::table_tools(episode.scenario()),
-                    );
-                }
-                let answer = match replicas {
-                    None => {
-                        llm_call(client, sampling_seed, view, sequence.as_deref(), fields).await?
-                    }
-                    Some(pool) => {
-                        let routed = pool
-                            .call(None, |replica| {
-                                let fields = fields.clone();
-                                let sequence = sequence.as_deref();
-                                async move {
-                                    let answer =
-                                        llm_call(&replica, sampling_seed, view, sequence, fields)
-                                            .await?;
-                                    let tokens = answer.tokens;
-                                    Ok((answer, tokens))
-                                }
-                            })
-                            .await?;
-                        routed.value
-                    }
-                };
-                (
-                    Completion {
-                        text: answer.text,
-                        reasoning: answer.reasoning,
-                        tokens: answer.tokens_record,
-                        tool_calls: answer.tool_calls,
-                        ..Completion::default()
+            TablePlayer::Player(player) => {
+                play_at_table(
+                    player,
+                    &TableSeatToMove {
+                        episode,
+                        seat,
+                        sampling_seed,
                     },
-                    answer.call,
-                    answer.retries,
                 )
+                .await
             }
-            TablePlayer::Player(other) => {
-                return Err(PlayerError::spec(
-                    other.spec(),
-                    "this player cannot sit at a table",
-                ))
-            }
-        };
-        Ok(Played {
-            completion,
-            call,
-            latency_ms: started.elapsed().as_millis() as u64,
-            retries,
-            replica: None,
-            planning: None,
-        })
+        }
     }
+}
+
+/// Whether `player` can sit at a table: a model endpoint, a script, or a planner whose
+/// proposers are those; a `rule:NAME` tactic plays two-party games.
+fn seats_at_table(player: &Player, spec: &str) -> Result<(), PlayerError> {
+    match player {
+        Player::Llm { .. } | Player::Script { .. } => Ok(()),
+        Player::Rule { .. } => Err(PlayerError::spec(
+            spec,
+            format!("rule:NAME tactics play two-party games; a table seat takes `{SCRIPTED}` (the scripted party of its incentive)"),
+        )),
+        Player::Planner { planner, .. } => {
+            for proposer in planner.proposers() {
+                if matches!(proposer, Player::Rule { .. }) {
+                    return Err(PlayerError::spec(
+                        spec,
+                        format!(
+                            "a planner at a table proposes with models or scripts; `{}` plays two-party games",
+                            proposer.spec()
+                        ),
+                    ));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A table seat to move, as a planner moves for it ([`PlannerSeat`]).
+#[derive(Clone, Copy)]
+struct TableSeatToMove<'a> {
+    episode: &'a TableEpisode,
+    seat: usize,
+    sampling_seed: u64,
+}
+
+impl PlannerSeat for TableSeatToMove<'_> {
+    fn sampling_seed(&self) -> u64 {
+        self.sampling_seed
+    }
+
+    fn propose<'s>(&'s self, proposer: &'s Player, sampling_seed: u64) -> Proposal<'s> {
+        let asked = TableSeatToMove {
+            sampling_seed,
+            ..*self
+        };
+        Box::pin(async move { play_at_table(proposer, &asked).await })
+    }
+
+    fn state_text(&self) -> String {
+        state_text(self.episode, self.seat)
+    }
+
+    /// Tables have no act catalog: a candidate's label is not kept.
+    fn act(&self, _: &str) -> Option<String> {
+        None
+    }
+}
+
+/// The completion of `player` (a model, a script or a planner, [`seats_at_table`]) for the
+/// table seat to move.
+async fn play_at_table(
+    player: &Player,
+    to_move: &TableSeatToMove<'_>,
+) -> Result<Played, PlayerError> {
+    let TableSeatToMove {
+        episode,
+        seat,
+        sampling_seed,
+    } = *to_move;
+    let started = Instant::now();
+    let (completion, call, retries) = match player {
+        Player::Script { script, .. } => {
+            let calls = episode.turns().iter().filter(|t| t.seat == seat).count();
+            (Completion::from(script.complete(calls)?), None, 0)
+        }
+        Player::Llm {
+            client, replicas, ..
+        } => {
+            let view = episode.view(seat);
+            let format = episode.setup().format;
+            super::tools_seat_check(player.spec(), format, false, client.settings().tokens)?;
+            let sequence = match client.settings().tokens {
+                TokenMode::Exact => Some(
+                    episode
+                        .token_sequence(seat)
+                        .map(<[u32]>::to_vec)
+                        .ok_or_else(|| PlayerError::Spec {
+                            spec: client.settings().model.clone(),
+                            message: "a token-exact seat needs every earlier call of the \
+                                      episode to be exact"
+                                .into(),
+                        })?,
+                ),
+                TokenMode::Text => None,
+            };
+            let mut fields = serde_json::Map::new();
+            if format == crate::protocol::TurnFormat::Tools {
+                fields.insert(
+                    "tools".into(),
+                    crate::table::table_tools(episode.scenario()),
+                );
+            }
+            let answer = match replicas {
+                None => llm_call(client, sampling_seed, view, sequence.as_deref(), fields).await?,
+                Some(pool) => {
+                    let routed = pool
+                        .call(None, |replica| {
+                            let fields = fields.clone();
+                            let sequence = sequence.as_deref();
+                            async move {
+                                let answer =
+                                    llm_call(&replica, sampling_seed, view, sequence, fields)
+                                        .await?;
+                                let tokens = answer.tokens;
+                                Ok((answer, tokens))
+                            }
+                        })
+                        .await?;
+                    routed.value
+                }
+            };
+            (
+                Completion {
+                    text: answer.text,
+                    reasoning: answer.reasoning,
+                    tokens: answer.tokens_record,
+                    tool_calls: answer.tool_calls,
+                    ..Completion::default()
+                },
+                answer.call,
+                answer.retries,
+            )
+        }
+        // A planner's turn is its committed candidate, timed and recorded by the planner.
+        Player::Planner { planner, .. } => return Box::pin(planner.play(to_move)).await,
+        Player::Rule { .. } => {
+            return Err(PlayerError::spec(
+                player.spec(),
+                "this player cannot sit at a table",
+            ))
+        }
+    };
+    Ok(Played {
+        completion,
+        call,
+        latency_ms: started.elapsed().as_millis() as u64,
+        retries,
+        replica: None,
+        planning: None,
+    })
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::render::escape;
-use super::verify::{diff_records, json, Difference};
+use super::verify::{committed_difference, diff_records, json, Difference};
 use super::{Error, RenderFormat, RenderOptions, VerifyOptions, VerifyReport};
 use crate::game::Prompts;
 use crate::record::{RecordFiles, TablePlayerInfo, TableRecord, TableReplayError, TurnCost};
@@ -214,7 +214,12 @@ fn rebuilt_differences(
         rebuilt.outcome = record.outcome.clone();
         rebuilt.rewards = record.rewards.clone();
     }
-    let mut differences = Vec::new();
+    let mut differences: Vec<Difference> = record
+        .turns
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| committed_difference(t.planning.as_ref(), &t.turn.completion.text, i))
+        .collect();
     diff_records(&json(record), &json(&rebuilt), &mut differences);
     differences
 }

@@ -381,20 +381,36 @@ pub(crate) fn check_record(
     // one committed must be the completion the turn was played with.
     for (i, (turn, logged)) in rebuilt.turns.iter_mut().zip(&record.turns).enumerate() {
         turn.planning = logged.planning.clone();
-        if let Some(planning) = &logged.planning {
-            let committed = planning.candidates.get(planning.chosen).map(|c| &c.raw);
-            if committed != Some(&logged.raw) {
-                differences.push(Difference {
-                    field: "turn.chosen".into(),
-                    turn: Some(i),
-                    recorded: format!("candidate {}", planning.chosen),
-                    replayed: "(not the turn's raw completion)".into(),
-                });
-            }
-        }
+        differences.extend(committed_difference(
+            logged.planning.as_ref(),
+            &logged.raw,
+            i,
+        ));
     }
     diff_records(&recorded, &json(&rebuilt), &mut differences);
     Ok(differences)
+}
+
+/// A planner's turn (`planning`) whose committed candidate is not the completion `raw` turn
+/// `turn` was played with: what `replay --verify` checks of a planner's candidates in either
+/// kind of record (the candidates themselves are what its proposers said, not the engine's to
+/// recompute).
+pub(super) fn committed_difference(
+    planning: Option<&crate::planner::Planning>,
+    raw: &str,
+    turn: usize,
+) -> Option<Difference> {
+    let planning = planning?;
+    let committed = planning
+        .candidates
+        .get(planning.chosen)
+        .map(|c| c.raw.as_str());
+    (committed != Some(raw)).then(|| Difference {
+        field: "turn.chosen".into(),
+        turn: Some(turn),
+        recorded: format!("candidate {}", planning.chosen),
+        replayed: "(not the turn's raw completion)".into(),
+    })
 }
 
 pub(super) fn json<T: serde::Serialize + ?Sized>(value: &T) -> Value {
