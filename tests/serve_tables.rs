@@ -869,3 +869,43 @@ async fn one_registry_holds_tables_and_episodes_alike() {
     assert!(detail.starts_with("abandoned: idle past"), "{detail}");
     server.shutdown().await;
 }
+
+/// A server whose `[rewards]` calls a judge (the built-in mock) serves tables: the ended
+/// table's record is judged before it is logged — every seat's judge part in the record,
+/// the totals recombined — and the seat's view answers the judged reward. It was refused at
+/// the reset (422) before a served table called judges.
+#[tokio::test]
+async fn a_served_table_is_judged_before_it_is_logged() {
+    use dealgym::reward::{Component, RewardConfig};
+    let mock = crate::common::threaded_mock(dealgym_mock::MockConfig::default());
+    let judged: RewardConfig = serde_json::from_value(json!({
+        "weights": {"terminal": 1.0, "judge": 0.5},
+        "judge": {"endpoint": mock.url, "model": "mock-judge", "retries": 1,
+                  "backoff_s": 0.01, "timeout_s": 5},
+    }))
+    .unwrap();
+    let (server, log) = server("serve_tables_judged", |o| o.rewards = judged).await;
+    let http = reqwest::Client::new();
+    let base = format!("{}/v1/tables", server.base_url());
+    let table = open_party_2_table(&http, &base).await;
+    let id = table["table_id"].as_str().unwrap().to_string();
+    play_party_2(&http, &base, &id).await;
+    let records = read_log(&log);
+    assert_eq!(records.len(), 1);
+    let record = &records[0];
+    assert!(
+        record.reward_issues.is_empty(),
+        "{:?}",
+        record.reward_errors
+    );
+    for role in record.roles() {
+        let parts = &record.reward_parts[role];
+        let judge = parts.get(Component::Judge).expect("every seat judged");
+        assert!((0.0..=1.0).contains(&judge), "{role}: {judge}");
+        let total = parts[Component::Terminal] + 0.5 * judge;
+        assert!((record.rewards[role] - total).abs() < 1e-12, "{role}");
+    }
+    let (_, view) = call(&http, "GET", format!("{base}/{id}/seats/party_2"), None).await;
+    assert_eq!(view["reward"].as_f64(), Some(record.rewards["party_2"]));
+    server.shutdown().await;
+}

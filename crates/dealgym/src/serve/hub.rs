@@ -553,7 +553,7 @@ impl Hub {
     /// Reclaim sessions of either kind idle longer than the timeout; returns how many. An
     /// unfinished table is logged as abandoned; a two-party session is dropped, as it always
     /// was.
-    pub(crate) fn reap(&self) -> usize {
+    pub(crate) async fn reap(&self) -> usize {
         let limit = self.options.idle_timeout;
         let idle: Vec<Live> = {
             let mut live = self.live();
@@ -570,7 +570,7 @@ impl Hub {
                     "idle past --idle-timeout-s ({} s) before it ended",
                     limit.as_secs()
                 );
-                if let Err(e) = super::table::log_abandoned(self, slot, why) {
+                if let Err(e) = self.log_abandoned(slot, why).await {
                     eprintln!("dealgym serve: {e}");
                 }
             }

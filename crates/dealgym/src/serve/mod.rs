@@ -239,7 +239,7 @@ fn spawn_reaper(state: Shared) {
             if *state.shutdown.borrow() {
                 break;
             }
-            state.hub.reap();
+            state.hub.reap().await;
         }
     });
 }

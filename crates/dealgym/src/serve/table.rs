@@ -27,7 +27,7 @@ use super::secret;
 use super::Hub;
 use crate::agents::SCRIPTED;
 use crate::engine::{drive_now, Players};
-use crate::game::{Completion, EpisodeSeed, ErrorCause};
+use crate::game::{Completion, EpisodeSeed, ErrorCause, Message};
 use crate::jsonl::encoded_len;
 use crate::limits::{EpisodeText, TextLimits};
 use crate::negotiator::deliberation::scripted_table_turn;
@@ -99,6 +99,12 @@ pub(super) struct TableSession {
     limits: TextLimits,
     /// The server's `[rewards]`, checked for a table at its reset.
     rewards: RewardConfig,
+    /// Per turn: how long the moving seat's view was when it was asked (what a per-response
+    /// reward model is sent, as a run's table records it).
+    prompt_lens: Vec<usize>,
+    /// Each role's reward as the logged record holds it (with the judge's and the reward
+    /// model's parts), once the table has been logged.
+    logged_rewards: Option<BTreeMap<String, f64>>,
 }
 
 impl TableSession {
@@ -191,6 +197,16 @@ impl TableSession {
         })
     }
 
+    /// `seat`'s reward once the table has ended: the logged record's (judged, where the
+    /// server's `[rewards]` has a judge), or until it is logged the terminal design's.
+    pub fn reward(&self, seat: usize) -> Option<f64> {
+        let role = self.episode.role(seat);
+        match &self.logged_rewards {
+            Some(rewards) => rewards.get(role).copied(),
+            None => self.ended_record()?.rewards.get(role).copied(),
+        }
+    }
+
     /// The role to move, if the table has not ended.
     pub fn to_move(&self) -> Option<String> {
         self.episode
@@ -228,6 +244,7 @@ impl TableSession {
             text: &mut self.text,
             limits: &self.limits,
             costs: &mut self.costs,
+            prompt_lens: &mut self.prompt_lens,
         };
         served
             .play(&mut self.episode, seat, completion)
@@ -267,6 +284,7 @@ impl TableSession {
             text: &mut self.text,
             limits: &self.limits,
             costs: &mut self.costs,
+            prompt_lens: &mut self.prompt_lens,
         };
         drive_now(&mut self.episode, &mut served).map_err(|e| refusal(&self.id, e))?;
         Ok(())
@@ -289,6 +307,7 @@ struct Served<'s> {
     text: &'s mut EpisodeText,
     limits: &'s TextLimits,
     costs: &'s mut Vec<TurnCost>,
+    prompt_lens: &'s mut Vec<usize>,
 }
 
 impl Served<'_> {
@@ -301,6 +320,7 @@ impl Served<'_> {
         seat: usize,
         completion: Completion,
     ) -> Result<TableStep, TableError> {
+        let view_len = episode.view(seat).len();
         if let Err(over) = self.text.admit(encoded_len(&completion), 0, self.limits) {
             episode.fail(seat, ErrorCause::Limit, over.to_string());
             let (terminated, truncated) = crate::engine::ending(episode.outcome().map(|o| o.kind));
@@ -316,6 +336,7 @@ impl Served<'_> {
         let step = episode.step(seat, completion)?;
         for turn in &episode.turns()[before..] {
             self.text.add(encoded_len(turn));
+            self.prompt_lens.push(view_len);
         }
         Ok(step)
     }
@@ -384,7 +405,10 @@ impl TableSlot {
 impl Hub {
     /// Start a table for `reset`: the scripted seats have moved up to a client's turn. The
     /// record comes back too if it ended on its own (then it is logged).
-    pub(super) fn start_table(&self, reset: &TableReset) -> Result<Arc<TableSlot>, ServeError> {
+    pub(super) async fn start_table(
+        &self,
+        reset: &TableReset,
+    ) -> Result<Arc<TableSlot>, ServeError> {
         let hub = self;
         // Refused early, before any work; checked again where the table is put in.
         self.check_room()?;
@@ -442,14 +466,6 @@ impl Hub {
             .rewards
             .check_for_table()
             .map_err(ServeError::Validation)?;
-        if hub.rewarding.is_some() {
-            return Err(ServeError::Validation(
-                "[rewards.judge] and [rewards.reward_model] are not called for a served table \
-                 yet (a `dealgym run` of the table calls them): remove them from the server's \
-                 [rewards], or serve two-party scenarios"
-                    .into(),
-            ));
-        }
         let seeds = EpisodeSeed::reset(seed, index);
         let prompts = hub.options.prompts.clone();
         let setup = TableSetup::with_prompts(&scenario, &options, seeds.table_seed(), &prompts)
@@ -482,20 +498,23 @@ impl Hub {
             text: EpisodeText::default(),
             limits: hub.options.text_limits,
             rewards: hub.options.rewards.clone(),
+            prompt_lens: Vec::new(),
+            logged_rewards: None,
         };
         session.play_scripted()?;
-        if let Some(record) = session.ended_record() {
-            hub.log_line(&record.episode_id, &record)?;
-        }
+        let record = session.ended_record();
         let charge = self.memory.charge();
         charge.set(session.footprint());
         let id = session.id.clone();
-        let ended = session.episode.outcome().is_some();
         let slot = Arc::new(TableSlot {
             session: Mutex::new(session),
             touched: Mutex::new(Instant::now()),
             charge,
         });
+        let ended = record.is_some();
+        if let Some(record) = record {
+            self.log_table(&slot, record).await?;
+        }
         self.enter(id, Live::Table(slot.clone()), ended)?;
         Ok(slot)
     }
@@ -508,8 +527,44 @@ impl Hub {
         }
     }
 
+    /// Log the ended table of `slot` (its `record`), with the judge's and the reward model's
+    /// parts where the server's `[rewards]` calls them (each seat's view and the prompt length
+    /// of each turn, as a run's table gives them): the one way a served table's record reaches
+    /// the log. The rewards logged are what its seats are answered from then on.
+    pub(super) async fn log_table(
+        &self,
+        slot: &TableSlot,
+        mut record: TableRecord,
+    ) -> Result<(), ServeError> {
+        if let Some(rewarding) = &self.rewarding {
+            // The table has ended: what is copied here no longer changes.
+            let (scenario, views, prompt_lens) = {
+                let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+                let seats = session.episode.scenario().parties.len();
+                let views: Vec<Vec<Message>> = (0..seats)
+                    .map(|seat| session.episode.view(seat).to_vec())
+                    .collect();
+                (
+                    session.episode.scenario().clone(),
+                    views,
+                    session.prompt_lens.clone(),
+                )
+            };
+            let views: Vec<&[Message]> = views.iter().map(Vec::as_slice).collect();
+            rewarding
+                .apply_table(&mut record, &scenario, &views, &prompt_lens)
+                .await;
+        }
+        self.log_line(&record.episode_id, &record)?;
+        slot.session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .logged_rewards = Some(record.rewards);
+        Ok(())
+    }
+
     /// Step `role` of table `id`, and log the record if the table ended.
-    pub(super) fn step_table(
+    pub(super) async fn step_table(
         &self,
         id: &str,
         role: &str,
@@ -522,17 +577,16 @@ impl Hub {
             .text_limits
             .check_completion(encoded_len(&completion))
             .map_err(|e| ServeError::CompletionTooLarge(e.to_string()))?;
-        let (step, ended) = {
+        let (step, record) = {
             let mut session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
             let stepped = session.step(role, token, completion);
             slot.charge.set(session.footprint());
-            let (step, record) = stepped?;
-            let ended = record.is_some();
-            if let Some(record) = record {
-                hub.log_line(&record.episode_id, &record)?;
-            }
-            (step, ended)
+            stepped?
         };
+        let ended = record.is_some();
+        if let Some(record) = record {
+            hub.log_table(&slot, record).await?;
+        }
         slot.touch();
         if ended {
             self.retire(id);
@@ -544,7 +598,7 @@ impl Hub {
 
     /// Drop table `id` for a caller holding `token` (a token of that table:
     /// [`TableSession::drop_by`]); an unfinished one is logged as abandoned.
-    pub(super) fn drop_table(&self, id: &str, token: Option<&str>) -> Result<(), ServeError> {
+    pub(super) async fn drop_table(&self, id: &str, token: Option<&str>) -> Result<(), ServeError> {
         let slot = self.find_table(id)?;
         slot.session
             .lock()
@@ -559,15 +613,23 @@ impl Hub {
             return Err(ServeError::UnknownEpisode(id.to_string()));
         }
         let why = "dropped by a client (DELETE) before it ended".to_string();
-        log_abandoned(self, &slot, why)
+        self.log_abandoned(&slot, why).await
     }
-}
 
-/// Log the table of `slot` as abandoned (`why`) if it had not ended.
-pub(super) fn log_abandoned(hub: &Hub, slot: &TableSlot, why: String) -> Result<(), ServeError> {
-    let mut session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-    match session.abandon(why) {
-        Some(record) => hub.log_line(&record.episode_id, &record),
-        None => Ok(()),
+    /// Log the table of `slot` as abandoned (`why`) if it had not ended.
+    pub(super) async fn log_abandoned(
+        &self,
+        slot: &TableSlot,
+        why: String,
+    ) -> Result<(), ServeError> {
+        let abandoned = slot
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .abandon(why);
+        match abandoned {
+            Some(record) => self.log_table(slot, record).await,
+            None => Ok(()),
+        }
     }
 }

@@ -133,9 +133,7 @@ fn status(session: &TableSession) -> TableStatus {
 
 fn view(session: &TableSession, seat: usize) -> SeatView {
     let messages = session.episode.view(seat).to_vec();
-    let reward = session
-        .ended_record()
-        .and_then(|r| r.rewards.get(session.episode.role(seat)).copied());
+    let reward = session.reward(seat);
     SeatView {
         table_id: session.id.clone(),
         role: session.episode.role(seat).to_string(),
@@ -152,15 +150,18 @@ fn view(session: &TableSession, seat: usize) -> SeatView {
 }
 
 async fn create(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {
-    match start(&state, body) {
+    match start(&state, body).await {
         Ok(body) => Reply(StatusCode::CREATED, body).into_response(),
         Err(e) => e.into_response(),
     }
 }
 
-fn start(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<TableStatus, ServeError> {
+async fn start(
+    state: &Shared,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<TableStatus, ServeError> {
     let reset: TableReset = parse_body(body, state.hub.options.body_limit)?;
-    let slot = state.hub.start_table(&reset)?;
+    let slot = state.hub.start_table(&reset).await?;
     let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
     Ok(TableStatus {
         seat_tokens: Some(session.seat_tokens()),
@@ -184,7 +185,7 @@ async fn delete(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    match state.hub.drop_table(&id, secret::presented(&headers)) {
+    match state.hub.drop_table(&id, secret::presented(&headers)).await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => e.into_response(),
     }
@@ -212,13 +213,13 @@ async fn step(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    match play(&state, &id, &role, secret::presented(&headers), body) {
+    match play(&state, &id, &role, secret::presented(&headers), body).await {
         Ok(body) => Reply::ok(body).into_response(),
         Err(e) => e.into_response(),
     }
 }
 
-fn play(
+async fn play(
     state: &Shared,
     id: &str,
     role: &str,
@@ -231,7 +232,7 @@ fn play(
         reasoning: action.reasoning,
         ..Completion::default()
     };
-    let (slot, step) = state.hub.step_table(id, role, token, completion)?;
+    let (slot, step) = state.hub.step_table(id, role, token, completion).await?;
     let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
     let outcome = session.episode.outcome();
     let (terminated, truncated) = crate::engine::ending(outcome.map(|o| o.kind));
