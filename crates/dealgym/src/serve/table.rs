@@ -24,6 +24,9 @@ use super::hub::Live;
 use super::ids::IdClaim;
 use super::memory::{view_bytes, Charge, Reach};
 use super::secret;
+use super::session::{ResetArgs, ResetFamily, Sampled};
+use super::table_rest::{single_seat_answer, TableObservation};
+use super::wire::StepAnswer;
 use super::Hub;
 use crate::agents::SCRIPTED;
 use crate::engine::{drive_now, Players};
@@ -34,6 +37,7 @@ use crate::negotiator::deliberation::scripted_table_turn;
 use crate::protocol::TurnFormat;
 use crate::record::{TablePlayerInfo, TableRecord, TurnCost};
 use crate::reward::RewardConfig;
+use crate::scenario::{TableFamily, TableScenario};
 use crate::table::{TableEpisode, TableError, TableOptions, TableSetup, TableStep};
 
 /// The player spec a record names for a seat played by a client.
@@ -72,6 +76,56 @@ pub(super) struct TableReset {
     /// The table's id (unique in the log); default: one the server makes.
     #[serde(default)]
     pub table_id: Option<String>,
+    /// OpenEnv's table: one seat played by the client, every other by `rule:deliberation`
+    /// (from a [`ResetArgs`], never from a `/v1/tables` body).
+    #[serde(skip)]
+    #[schemars(skip)]
+    single: Option<SingleSeat>,
+}
+
+/// OpenEnv's reset of a table: the role its client plays (a reset that names none is refused,
+/// naming the table's roles) and the family the scenario is drawn from.
+#[derive(Debug, Default)]
+struct SingleSeat {
+    role: Option<String>,
+    family: Option<TableFamily>,
+}
+
+impl TableReset {
+    /// OpenEnv's reset `args` naming a table ([`Hub::names_table`]), as a table with one
+    /// client seat. What a two-party reset may set that a table has no use for is refused
+    /// rather than ignored.
+    pub(super) fn single_seat(args: &ResetArgs) -> Result<TableReset, ServeError> {
+        let unused = [
+            (
+                "opponent",
+                args.opponent.as_ref().is_some_and(|o| o.trim() != SCRIPTED),
+            ),
+            ("first_mover", args.first_mover.is_some()),
+            ("rules", args.rules.is_some()),
+            ("tokens", args.tokens.is_some()),
+        ];
+        if let Some((name, _)) = unused.iter().find(|(_, set)| *set) {
+            return Err(ServeError::Validation(format!(
+                "`{name}`: not a setting of an n-party table (OpenEnv plays a table as one seat, every other seat played by {SCRIPTED})"
+            )));
+        }
+        let family = match args.family {
+            Some(ResetFamily::Table(family)) => Some(family),
+            _ => None,
+        };
+        Ok(TableReset {
+            scenario_id: args.scenario_id.clone(),
+            index: args.index,
+            seed: args.seed,
+            table_id: args.episode_id.clone(),
+            single: Some(SingleSeat {
+                role: args.learner_role.as_ref().map(|r| r.name().to_string()),
+                family,
+            }),
+            ..TableReset::default()
+        })
+    }
 }
 
 /// A live (or recently ended) table.
@@ -291,6 +345,29 @@ impl TableSession {
     }
 }
 
+/// The seat of `role`, the one OpenEnv's client plays at a table of `scenario`; no role, or
+/// one the table has not, is refused naming its roles.
+fn single_seat(scenario: &TableScenario, role: Option<&str>) -> Result<usize, ServeError> {
+    let roles = scenario
+        .parties
+        .iter()
+        .map(|p| p.role.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let Some(role) = role else {
+        return Err(ServeError::Validation(format!(
+            "scenario `{}` is an n-party table: OpenEnv plays it as one seat, the role `learner_role` names (one of {roles}), every other seat played by {SCRIPTED}; or play every seat from outside at POST /v1/tables",
+            scenario.id
+        )));
+    };
+    scenario.seat_of(role).ok_or_else(|| {
+        ServeError::Validation(format!(
+            "learner_role `{role}`: table scenario `{}` has the roles {roles}",
+            scenario.id
+        ))
+    })
+}
+
 /// A refusal of the table engine's, as the server answers it.
 fn refusal(id: &str, e: TableError) -> ServeError {
     match e {
@@ -410,13 +487,12 @@ impl Hub {
         reset: &TableReset,
     ) -> Result<Arc<TableSlot>, ServeError> {
         let hub = self;
-        // Refused early, before any work; checked again where the table is put in.
-        self.check_room()?;
         let claim = IdClaim::session(hub.ids(), reset.table_id.as_deref())?;
         let seed = reset.seed.unwrap_or(claim.number);
+        let family = reset.single.as_ref().and_then(|single| single.family);
         let index =
             self.table_catalog
-                .pick(reset.scenario_id.as_deref(), None, reset.index, seed)?;
+                .pick(reset.scenario_id.as_deref(), family, reset.index, seed)?;
         let scenario = self.table_catalog.scenarios[index].clone();
         // The config's learner format where a table can be played in it (tools cannot).
         let format = reset
@@ -454,6 +530,14 @@ impl Hub {
             }
             specs[seat] = spec.trim().to_string();
         }
+        if let Some(single) = &reset.single {
+            let seat = single_seat(&scenario, single.role.as_deref())?;
+            specs = vec![SCRIPTED.to_string(); scenario.parties.len()];
+            specs[seat] = CLIENT.to_string();
+        }
+        // Refused once the request is read (a bad one is told so first), before the table is
+        // set up; checked again where it is put in.
+        self.check_room()?;
         let scripted: Vec<bool> = specs.iter().map(|s| s == SCRIPTED).collect();
         let players = specs
             .into_iter()
@@ -517,6 +601,76 @@ impl Hub {
         }
         self.enter(id, Live::Table(slot.clone()), ended)?;
         Ok(slot)
+    }
+
+    /// Whether reset `args` name an n-party table: a table scenario's id, or a table family.
+    pub(super) fn names_table(&self, args: &ResetArgs) -> bool {
+        matches!(args.family, Some(ResetFamily::Table(_)))
+            || args
+                .scenario_id
+                .as_deref()
+                .is_some_and(|id| !self.catalog.has(id) && self.table_catalog.has(id))
+    }
+
+    /// Start OpenEnv's table for reset `args` ([`TableReset::single_seat`]): the scripted seats
+    /// have moved up to the client's turn. Answers the table, the client's role and its seat's
+    /// token.
+    pub(super) async fn start_single_seat(
+        &self,
+        args: &ResetArgs,
+    ) -> Result<(Arc<TableSlot>, String, String), ServeError> {
+        let slot = self.start_table(&TableReset::single_seat(args)?).await?;
+        let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+        let (role, token) = session.seat_tokens().into_iter().next().ok_or_else(|| {
+            ServeError::Execution("a single-seat table has no client seat".into())
+        })?;
+        drop(session);
+        Ok((slot, role, token))
+    }
+
+    /// OpenEnv's stateless `/reset` (no `action`) and `/step` at a table: a fresh table for
+    /// `args`, the client's `action` played as its seat's turn, and what the seat sees. A table
+    /// that has not ended is dropped unlogged, as a stateless two-party episode is.
+    pub(super) async fn table_once(
+        &self,
+        args: &ResetArgs,
+        action: Option<Completion>,
+    ) -> Result<StepAnswer<TableObservation>, ServeError> {
+        let (slot, role, token) = self.start_single_seat(args).await?;
+        let id = slot
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .id
+            .clone();
+        let answer = match action {
+            Some(completion) => {
+                self.step_single_seat(&id, &role, &token, completion)
+                    .await?
+            }
+            None => {
+                let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+                single_seat_answer(&session, &role, None)?
+            }
+        };
+        if !answer.done && self.take(&id, &Live::Table(slot.clone())) {
+            self.memory.relieve();
+        }
+        Ok(answer)
+    }
+
+    /// Play OpenEnv's client's `completion` as its seat `role` of table `id` (then the scripted
+    /// seats move up to its next turn or the end): what the seat sees now.
+    pub(super) async fn step_single_seat(
+        &self,
+        id: &str,
+        role: &str,
+        token: &str,
+        completion: Completion,
+    ) -> Result<StepAnswer<TableObservation>, ServeError> {
+        let (slot, step) = self.step_table(id, role, Some(token), completion).await?;
+        let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+        single_seat_answer(&session, role, Some(&step))
     }
 
     /// A table by id, live or ended (an evicted one is a 410; a two-party episode's id, a 409).
@@ -631,5 +785,27 @@ impl Hub {
             Some(record) => self.log_table(slot, record).await,
             None => Ok(()),
         }
+    }
+}
+
+/// `completion` as OpenEnv's client's turn at a table: what a table turn cannot carry (a seat
+/// named in the action — the client plays one seat —, token-exact ids, tool calls) is refused.
+pub(super) fn single_seat_turn(
+    seat: Option<crate::game::Seat>,
+    completion: Completion,
+    sampled: &Sampled,
+) -> Result<Completion, ServeError> {
+    let refused = [
+        ("seat", seat.is_some()),
+        ("completion_ids", sampled.completion_ids.is_some()),
+        ("logprobs", sampled.logprobs.is_some()),
+        ("finish_reason", sampled.finish_reason.is_some()),
+        ("tool_calls", !completion.tool_calls.is_empty()),
+    ];
+    match refused.iter().find(|(_, set)| *set) {
+        Some((name, _)) => Err(ServeError::Validation(format!(
+            "`{name}`: not part of a table turn (the client plays the one seat its reset named, in text: send `message`, and `reasoning` if any)"
+        ))),
+        None => Ok(completion),
     }
 }

@@ -20,10 +20,10 @@ use super::error::ServeError;
 use super::openapi::{Routes, Schemas};
 use super::secret;
 use super::table::{TableReset, TableSession};
-use super::wire::Reply;
+use super::wire::{Reply, StepAnswer};
 use super::{parse_body, Shared};
 use crate::game::Completion;
-use crate::table::{seat_state, TableSeatState};
+use crate::table::{seat_state, TableSeatState, TableStep};
 use crate::vocab::Message;
 
 pub(super) fn routes() -> Routes {
@@ -63,7 +63,7 @@ pub(super) struct TableStatus {
 }
 
 /// What one seat sees: its own chat and the table's public state.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub(super) struct SeatView {
     pub table_id: String,
     pub role: String,
@@ -106,6 +106,58 @@ pub(super) struct TableStepAnswer {
     pub truncated: bool,
     pub to_move: Option<String>,
     pub view: SeatView,
+}
+
+/// What OpenEnv answers for the seat its client plays at a table (`/ws`, `/reset`, `/step`):
+/// the seat's view, as `GET /v1/tables/{id}/seats/{role}` answers it, and what the client's
+/// last step did.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(rename = "TableObservation")]
+pub(super) struct TableObservation {
+    #[serde(flatten)]
+    pub view: SeatView,
+    /// The role to move; `null` once the table has ended (between the client's turns the
+    /// scripted seats have moved, so it is the client's role while the table goes on).
+    pub to_move: Option<String>,
+    /// The client's last completion could not be played and its seat is asked again.
+    pub retry: bool,
+    /// Why it could not be played.
+    pub error: Option<String>,
+    /// An agreement, a walk-out or a forfeit ended the table.
+    pub terminated: bool,
+    /// The schedule ran out.
+    pub truncated: bool,
+}
+
+/// OpenEnv's answer for seat `role` of `session`, after the client's `step` (`None`: its
+/// reset). The reward is OpenEnv's: `null` on a reset, 0 after a step until the table ends,
+/// then the seat's reward as the logged record holds it.
+pub(super) fn single_seat_answer(
+    session: &TableSession,
+    role: &str,
+    step: Option<&TableStep>,
+) -> Result<StepAnswer<TableObservation>, ServeError> {
+    let seat = session.seat(role)?;
+    let view = view(session, seat);
+    let (terminated, truncated) = crate::engine::ending(session.episode.outcome().map(|o| o.kind));
+    let done = view.done;
+    let reward = match (done, step) {
+        (true, _) => view.reward,
+        (false, Some(_)) => Some(0.0),
+        (false, None) => None,
+    };
+    Ok(StepAnswer {
+        observation: TableObservation {
+            view,
+            to_move: session.to_move(),
+            retry: step.is_some_and(|s| s.retry),
+            error: step.and_then(|s| s.error.as_ref()).map(|e| e.to_string()),
+            terminated,
+            truncated,
+        },
+        reward,
+        done,
+    })
 }
 
 fn status(session: &TableSession) -> TableStatus {
