@@ -829,8 +829,8 @@ async fn one_registry_holds_tables_and_episodes_alike() {
         );
     }
 
-    // OpenEnv's reset plays two-party episodes: a table's scenario is refused, naming where
-    // tables are played (not an unknown scenario).
+    // OpenEnv's reset of a table plays the one seat it names: one naming none is refused,
+    // saying so and where every seat is played (not an unknown scenario, nor a full server).
     let (code, refused) = call(
         &http,
         "POST",
@@ -966,5 +966,215 @@ async fn a_table_played_through_tools_takes_a_seats_tool_calls() {
     record
         .replay(Arc::new(scenario))
         .expect("the logged table replays");
+    server.shutdown().await;
+}
+
+/// A server whose `[rewards]` calls a judge (the built-in mock) serves tables: the ended
+/// table's record is judged before it is logged — every seat's judge part in the record,
+/// the totals recombined — and the seat's view answers the judged reward. It was refused at
+/// the reset (422) before a served table called judges.
+#[tokio::test]
+async fn a_served_table_is_judged_before_it_is_logged() {
+    use dealgym::reward::{Component, RewardConfig};
+    let mock = crate::common::threaded_mock(dealgym_mock::MockConfig::default());
+    let judged: RewardConfig = serde_json::from_value(json!({
+        "weights": {"terminal": 1.0, "judge": 0.5},
+        "judge": {"endpoint": mock.url, "model": "mock-judge", "retries": 1,
+                  "backoff_s": 0.01, "timeout_s": 5},
+    }))
+    .unwrap();
+    let (server, log) = server("serve_tables_judged", |o| o.rewards = judged).await;
+    let http = reqwest::Client::new();
+    let base = format!("{}/v1/tables", server.base_url());
+    let table = open_party_2_table(&http, &base).await;
+    let id = table["table_id"].as_str().unwrap().to_string();
+    play_party_2(&http, &base, &id).await;
+    let records = read_log(&log);
+    assert_eq!(records.len(), 1);
+    let record = &records[0];
+    assert!(
+        record.reward_issues.is_empty(),
+        "{:?}",
+        record.reward_errors
+    );
+    for role in record.roles() {
+        let parts = &record.reward_parts[role];
+        let judge = parts.get(Component::Judge).expect("every seat judged");
+        assert!((0.0..=1.0).contains(&judge), "{role}: {judge}");
+        let total = parts[Component::Terminal] + 0.5 * judge;
+        assert!((record.rewards[role] - total).abs() < 1e-12, "{role}");
+    }
+    let (_, view) = call(&http, "GET", format!("{base}/{id}/seats/party_2"), None).await;
+    assert_eq!(view["reward"].as_f64(), Some(record.rewards["party_2"]));
+    server.shutdown().await;
+}
+
+/// The action `party_2` plays from what its seat sees: it accepts the latest offer, or talks
+/// while there is none (as [`play_party_2`]).
+fn party_2_action(observation: &Value) -> Value {
+    let action = match observation["state"]["offers"].as_array().unwrap().last() {
+        Some(o) => format!("[ACCEPT_DEAL] #{}", o["id"]),
+        None => "[TALK]".into(),
+    };
+    turn(&action, "party_2")
+}
+
+/// OpenEnv's WebSocket plays a table as a single-agent environment: a reset naming a table's
+/// scenario and the client's `learner_role` starts a table whose other seats are played by
+/// `rule:deliberation`; each step plays the client's turn and the scripted seats up to its next
+/// one; the observation is that seat's; the reward at the end is the logged record's for its
+/// role; the client's seat is recorded as `external`. A reset naming no role is refused
+/// naming the roles. (Before, every table reset over OpenEnv was a 422 pointing at
+/// /v1/tables.)
+#[tokio::test]
+async fn openenv_plays_a_table_as_the_seat_its_reset_names() {
+    use crate::common::{ws_connect, ws_send};
+    let (server, log) = server("serve_tables_openenv_ws", |_| {}).await;
+    let mut ws = ws_connect(server.addr).await;
+
+    let refused = ws_send(
+        &mut ws,
+        json!({"type": "reset", "data": {"scenario_id": SCENARIO}}),
+    )
+    .await;
+    assert_eq!(refused["type"], "error", "{refused}");
+    let message = refused["data"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("learner_role") && message.contains("party_0, party_1"),
+        "{message}"
+    );
+
+    let reset = ws_send(
+        &mut ws,
+        json!({"type": "reset", "data": {"scenario_id": SCENARIO, "seed": 9, "learner_role": "party_2"}}),
+    )
+    .await;
+    assert_eq!(reset["type"], "observation", "{reset}");
+    let mut answer = reset["data"].clone();
+    assert_eq!(answer["reward"], Value::Null, "{answer}");
+    assert_eq!(answer["observation"]["role"], "party_2");
+    assert_eq!(answer["observation"]["to_move"], "party_2");
+    assert_eq!(answer["observation"]["your_turn"], true);
+    let table_id = answer["observation"]["table_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut steps = 0;
+    while answer["done"] != true {
+        assert!(steps < 32, "the table did not end: {answer}");
+        let observation = &answer["observation"];
+        assert_eq!(observation["role"], "party_2", "the client's seat only");
+        assert_eq!(
+            observation["to_move"], "party_2",
+            "the scripted seats moved"
+        );
+        let step = ws_send(
+            &mut ws,
+            json!({"type": "step", "data": party_2_action(observation)}),
+        )
+        .await;
+        assert_eq!(step["type"], "observation", "{step}");
+        answer = step["data"].clone();
+        steps += 1;
+        if answer["done"] != true {
+            assert_eq!(answer["reward"], 0.0, "{answer}");
+        }
+    }
+    let state = ws_send(&mut ws, json!({"type": "state"})).await;
+    assert_eq!(state["data"]["episode_id"], table_id.as_str());
+    assert_eq!(state["data"]["step_count"], steps);
+
+    let records = read_log(&log);
+    assert_eq!(records.len(), 1);
+    let record = &records[0];
+    assert_eq!(record.episode_id, table_id);
+    for seat in &record.seats {
+        let expected = if seat.role == "party_2" {
+            "external"
+        } else {
+            "rule:deliberation"
+        };
+        assert_eq!(seat.player, expected, "{}", seat.role);
+    }
+    let mover = |role: &str| record.turns.iter().filter(|t| t.role == role).count();
+    assert_eq!(mover("party_2"), steps);
+    assert!(
+        record.turns.len() > steps,
+        "the scripted seats played their turns"
+    );
+    assert_eq!(answer["reward"].as_f64(), Some(record.rewards["party_2"]));
+    assert_eq!(answer["observation"]["reward"], answer["reward"]);
+    let (terminated, truncated) = (
+        answer["observation"]["terminated"].as_bool().unwrap(),
+        answer["observation"]["truncated"].as_bool().unwrap(),
+    );
+    assert!(terminated != truncated, "{answer}");
+    server.shutdown().await;
+}
+
+/// OpenEnv's stateless `/reset` and `/step` at a table (a scenario's id, or the family
+/// `deliberation`): a fresh table each, answered as the client's seat and not kept; a step
+/// plays the action as that seat's first turn. A table's reset refuses what a table has no
+/// use for, and `/v1/episodes` still refuses a table. (Before: a 422, and the family
+/// `deliberation` an unknown variant.)
+#[tokio::test]
+async fn openenv_stateless_reset_and_step_play_a_table() {
+    let (server, _log) = server("serve_tables_openenv_http", |_| {}).await;
+    let http = reqwest::Client::new();
+    let root = server.base_url();
+    for kwargs in [
+        json!({"scenario_id": SCENARIO, "seed": 9, "learner_role": "party_2"}),
+        json!({"family": "deliberation", "learner_role": "party_2"}),
+    ] {
+        let (code, answer) =
+            call(&http, "POST", format!("{root}/reset"), Some(kwargs.clone())).await;
+        assert_eq!(code, 200, "{kwargs}: {answer}");
+        assert_eq!(answer["observation"]["role"], "party_2", "{answer}");
+        assert_eq!(answer["observation"]["your_turn"], true, "{answer}");
+        assert_eq!(answer["reward"], Value::Null);
+        assert_eq!(answer["done"], false);
+        assert_eq!(
+            server.state.hub.live_count(),
+            0,
+            "a stateless table is not kept"
+        );
+    }
+    let action = turn("[TALK]", "party_2");
+    let body =
+        json!({"action": action, "scenario_id": SCENARIO, "seed": 9, "learner_role": "party_2"});
+    let (code, answer) = call(&http, "POST", format!("{root}/step"), Some(body)).await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(answer["observation"]["role"], "party_2");
+    assert_eq!(answer["observation"]["retry"], false, "{answer}");
+    assert_eq!(answer["reward"], 0.0, "{answer}");
+    assert_eq!(server.state.hub.live_count(), 0);
+
+    let refused = [
+        (
+            format!("{root}/reset"),
+            json!({"scenario_id": SCENARIO, "learner_role": "party_2", "first_mover": "learner"}),
+            "first_mover",
+        ),
+        (
+            format!("{root}/reset"),
+            json!({"scenario_id": SCENARIO, "learner_role": "mayor"}),
+            "learner_role `mayor`",
+        ),
+        (
+            format!("{root}/reset"),
+            json!({"family": "chess"}),
+            "deliberation",
+        ),
+        (
+            format!("{root}/v1/episodes"),
+            json!({"scenario_id": SCENARIO, "learner_role": "party_2"}),
+            "POST /v1/tables",
+        ),
+    ];
+    for (url, body, names) in refused {
+        let (code, answer) = call(&http, "POST", url.clone(), Some(body.clone())).await;
+        assert_eq!(code, 422, "{url} {body}: {answer}");
+        assert!(answer.to_string().contains(names), "{body}: {answer}");
+    }
     server.shutdown().await;
 }

@@ -12,7 +12,7 @@ use super::catalog::Catalog;
 use super::error::ServeError;
 use super::ids::{Book, IdBook, IdClaim};
 use super::memory::{Charge, Reach, SessionMemory};
-use super::session::{ExactTokens, ResetArgs, Sampled, Session, TokensArgs, EXTERNAL};
+use super::session::{ExactTokens, ResetArgs, ResetFamily, Sampled, Session, TokensArgs, EXTERNAL};
 use super::table::TableSlot;
 use super::wire::StepAnswer;
 use super::ServeOptions;
@@ -23,7 +23,7 @@ use crate::limits::MAX_SERVER_KITS;
 use crate::llm::{EndpointSettings, LlmClient};
 use crate::record::{EpisodeRecord, RecordWriter};
 use crate::run::{Driver, EpisodeError, EpisodeKit, Rewarding, SeatPlayer, Seating};
-use crate::scenario::TableScenario;
+use crate::scenario::{Family, TableScenario};
 
 /// Who may reach a session: any REST client with the id (and the token), or only the
 /// WebSocket connection that reset it.
@@ -299,8 +299,8 @@ impl Hub {
                 .with_overrides(overrides)
                 .map_err(|e| ServeError::Validation(format!("rules: {e}")))?;
         }
-        if let Some(role) = args.learner_role {
-            episode.learner_role = Some(role);
+        if let Some(role) = &args.learner_role {
+            episode.learner_role = Some(role.party()?);
         }
         if let Some(first) = args.first_mover {
             episode.first_mover = first;
@@ -329,12 +329,12 @@ impl Hub {
         if let Some(tokens) = &args.tokens {
             self.options.policy.endpoint("tokens", &tokens.endpoint)?;
         }
-        self.refuse_table(args.scenario_id.as_deref())?;
+        let family = self.refuse_table(args)?;
         let claim = IdClaim::session(&self.ids, args.episode_id.as_deref())?;
         let seed = args.seed.unwrap_or(claim.number);
-        let index =
-            self.catalog
-                .pick(args.scenario_id.as_deref(), args.family, args.index, seed)?;
+        let index = self
+            .catalog
+            .pick(args.scenario_id.as_deref(), family, args.index, seed)?;
         let rules = self.rules(args)?;
         let kit = self.kit(&opponent, &rules)?;
         let seeds = EpisodeSeed::reset(seed, index);
@@ -353,18 +353,25 @@ impl Hub {
         Session::begin(claim, driver, tokens).await
     }
 
-    /// Refuse a two-party reset (OpenEnv's, MCP's, `/v1/episodes`') that names an n-party
-    /// table's scenario, saying where tables are played: these surfaces carry one seat per
-    /// session and no seat in a step, where a table has a seat (and a seat token) per client.
-    fn refuse_table(&self, scenario_id: Option<&str>) -> Result<(), ServeError> {
-        match scenario_id {
-            Some(id) if !self.catalog.has(id) && self.table_catalog.has(id) => {
-                Err(ServeError::Validation(format!(
-                    "scenario `{id}` is an n-party table: OpenEnv's reset and step, MCP and /v1/episodes play two-party episodes (one seat per session); start it at POST /v1/tables, which answers a session per seat"
-                )))
-            }
-            _ => Ok(()),
+    /// Refuse a two-party reset (MCP's, `/v1/episodes`') that names an n-party table
+    /// ([`Hub::names_table`]), saying where tables are played: these surfaces carry two-party
+    /// episodes (MCP's tools are the two-party families' moves). Else the reset's two-party
+    /// family, if it names one.
+    fn refuse_table(&self, args: &ResetArgs) -> Result<Option<Family>, ServeError> {
+        if self.names_table(args) {
+            let named = match (&args.scenario_id, args.family) {
+                (Some(id), _) => format!("scenario `{id}`"),
+                (None, Some(family)) => format!("family `{}`", family.name()),
+                (None, None) => "this reset".to_string(),
+            };
+            return Err(ServeError::Validation(format!(
+                "{named} is an n-party table: MCP and /v1/episodes play two-party episodes; play it at POST /v1/tables (a session per seat), or over OpenEnv (/ws, /reset, /step) as the one seat `learner_role` names"
+            )));
         }
+        Ok(match args.family {
+            Some(ResetFamily::Party(family)) => Some(family),
+            _ => None,
+        })
     }
 
     /// The client of a learner's policy server for token-exact mode.
@@ -553,7 +560,7 @@ impl Hub {
     /// Reclaim sessions of either kind idle longer than the timeout; returns how many. An
     /// unfinished table is logged as abandoned; a two-party session is dropped, as it always
     /// was.
-    pub(crate) fn reap(&self) -> usize {
+    pub(crate) async fn reap(&self) -> usize {
         let limit = self.options.idle_timeout;
         let idle: Vec<Live> = {
             let mut live = self.live();
@@ -570,7 +577,7 @@ impl Hub {
                     "idle past --idle-timeout-s ({} s) before it ended",
                     limit.as_secs()
                 );
-                if let Err(e) = super::table::log_abandoned(self, slot, why) {
+                if let Err(e) = self.log_abandoned(slot, why).await {
                     eprintln!("dealgym serve: {e}");
                 }
             }

@@ -362,7 +362,14 @@ async fn call(
                 .get_or_insert_with(Map::new)
                 .entry("learner_format")
                 .or_insert_with(|| json!("tools"));
-            held.reset(state, &args).await?
+            if state.hub.names_table(&args) {
+                // MCP's tools are a two-party family's moves; a table is played in text.
+                return Err(ServeError::Validation(
+                    "start_negotiation plays two-party episodes (its tools are their moves): play an n-party table at POST /v1/tables, or over OpenEnv (/ws, /reset, /step) as the one seat `learner_role` names".into(),
+                )
+                .into());
+            }
+            held.reset(state, &args).await?.episode()?
         }
         "observe" => held.observe(state).await?,
         // Every other name is the seat's move: the engine reads it (an unknown tool is a
@@ -395,6 +402,7 @@ async fn call(
             };
             held.step(state, None, completion, Sampled::default())
                 .await?
+                .episode()?
         }
     };
     Ok(tool_result(&answer))

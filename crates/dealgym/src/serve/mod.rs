@@ -56,8 +56,8 @@ pub use hub::{Hub, Owner};
 pub use listen::ConnectionLimits;
 pub use options::ServeOptions;
 pub use policy::ClientPolicy;
-pub use session::ResetArgs;
 pub(crate) use session::EXTERNAL;
+pub use session::{LearnerRole, ResetArgs, ResetFamily};
 
 /// What every route shares.
 pub struct AppState {
@@ -239,7 +239,7 @@ fn spawn_reaper(state: Shared) {
             if *state.shutdown.borrow() {
                 break;
             }
-            state.hub.reap();
+            state.hub.reap().await;
         }
     });
 }

@@ -3,6 +3,12 @@
 //! episode per connection, `reset` starts a new one. `POST /reset` and `POST /step` are
 //! stateless, as in OpenEnv: each builds a fresh episode (`/step` resets with the kwargs sent
 //! beside the action, then plays the action as the learner's first turn).
+//!
+//! A reset naming an n-party table (a table scenario's id, or the family `deliberation`) plays
+//! it as OpenEnv's single-agent environment: the client is the seat its `learner_role` names,
+//! every other seat is played in process by `rule:deliberation`, and each step plays the
+//! client's turn, then the scripted seats up to its next turn or the end. The table lives in
+//! the hub's one registry and is stepped by the code `/v1/tables` steps it with.
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -20,8 +26,9 @@ use super::hub::Owner;
 use super::mcp;
 use super::openapi::Routes;
 use super::session::ResetArgs;
+use super::table::single_seat_turn;
 use super::wire::{
-    to_json, Action, EnvState, Health, HealthStatus, Metadata, OpenEnvSchema, Reply, StepAnswer,
+    to_json, Action, EnvState, Health, HealthStatus, Metadata, Observed, OpenEnvSchema, Reply,
     WsReply,
 };
 use super::{parse_body, Shared};
@@ -47,11 +54,15 @@ async fn reset(State(state): State<Shared>, body: Result<Bytes, BytesRejection>)
     let limit = state.hub.options.body_limit;
     let result = async {
         let args: ResetArgs = parse_body(body, limit)?;
+        if state.hub.names_table(&args) {
+            return Ok(Observed::Table(state.hub.table_once(&args, None).await?));
+        }
         let (session, record) = state.hub.start(&args).await?;
         if let Some(record) = record {
             state.hub.log(&record)?;
         }
-        Ok::<_, ServeError>(session.observe(session.to_move().unwrap_or(Seat::Learner)))
+        let seat = session.to_move().unwrap_or(Seat::Learner);
+        Ok::<_, ServeError>(Observed::Episode(session.observe(seat)))
     }
     .await;
     respond(result)
@@ -81,6 +92,13 @@ async fn step(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) 
             .map_err(|e| ServeError::Validation(format!("action: {e}")))?;
         let args: ResetArgs = serde_json::from_value(Value::Object(request.reset))
             .map_err(|e| ServeError::Validation(e.to_string()))?;
+        if state.hub.names_table(&args) {
+            let seat = action.seat;
+            let (completion, sampled) = action.completion();
+            let completion = single_seat_turn(seat, completion, &sampled)?;
+            let answer = state.hub.table_once(&args, Some(completion)).await?;
+            return Ok(Observed::Table(answer));
+        }
         let (mut session, record) = state.hub.start(&args).await?;
         if record.is_some() {
             return Err(ServeError::Ended(session.id));
@@ -92,7 +110,7 @@ async fn step(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) 
             state.hub.log(record)?;
         }
         let viewer = session.to_move().or(seat).unwrap_or(Seat::Learner);
-        Ok(session.observe(viewer))
+        Ok(Observed::Episode(session.observe(viewer)))
     }
     .await;
     respond(result)
@@ -103,7 +121,7 @@ async fn state_stateless() -> Reply<EnvState> {
     Reply::ok(EnvState::fresh())
 }
 
-fn respond(result: Result<StepAnswer, ServeError>) -> Response {
+fn respond(result: Result<Observed, ServeError>) -> Response {
     match result {
         Ok(answer) => Reply::ok(answer).into_response(),
         Err(e) => e.into_response(),

@@ -20,7 +20,7 @@ use crate::observation::SeatState;
 use crate::protocol::TurnFormat;
 use crate::record::{EpisodeRecord, RecordOutcome};
 use crate::run::Driver;
-use crate::scenario::{Family, Role};
+use crate::scenario::{Family, Role, TableFamily};
 use crate::vocab::{LogprobsMismatch, NextPrompt};
 
 /// The spec recorded for a seat played by a client of the server.
@@ -36,11 +36,15 @@ pub struct ResetArgs {
     pub seed: Option<u64>,
     /// The id the episode gets (in the log too); default `s{N}`.
     pub episode_id: Option<String>,
+    /// A two-party scenario's id, or an n-party table's (OpenEnv plays a table as the one seat
+    /// `learner_role` names, every other seat by `rule:deliberation`).
     pub scenario_id: Option<String>,
-    pub family: Option<Family>,
+    pub family: Option<ResetFamily>,
     /// With `family`: the index among that family's scenarios; alone: among all.
     pub index: Option<usize>,
-    pub learner_role: Option<Role>,
+    /// The learner's role: a two-party role (`buyer`, …), or at a table the role the client
+    /// plays (`party_0`, …), which a table reset must name.
+    pub learner_role: Option<LearnerRole>,
     /// A rule, script or configured player spec, or `external` for self-play from outside.
     pub opponent: Option<String>,
     pub first_mover: Option<FirstMover>,
@@ -49,6 +53,76 @@ pub struct ResetArgs {
     /// Token-exact mode: the learner's own policy server, whose chat template and tokenizer
     /// give the ids each observation tells the client to append.
     pub tokens: Option<TokensArgs>,
+}
+
+/// A reset's `family`: a two-party family, or an n-party one (`deliberation`: a table OpenEnv
+/// plays as one seat).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[serde(untagged)]
+pub enum ResetFamily {
+    Party(Family),
+    Table(TableFamily),
+}
+
+impl ResetFamily {
+    pub fn name(self) -> &'static str {
+        match self {
+            ResetFamily::Party(family) => family.name(),
+            ResetFamily::Table(family) => family.name(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ResetFamily {
+    /// By name, either kind's; an unknown name is refused naming every family.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        let named = || Value::String(name.clone());
+        if let Ok(family) = serde_json::from_value(named()) {
+            return Ok(ResetFamily::Party(family));
+        }
+        if let Ok(family) = serde_json::from_value(named()) {
+            return Ok(ResetFamily::Table(family));
+        }
+        let known: Vec<&str> = Family::ALL
+            .iter()
+            .map(|f| f.name())
+            .chain([TableFamily::Deliberation.name()])
+            .collect();
+        Err(serde::de::Error::custom(format!(
+            "unknown family `{name}`: one of {}",
+            known.join(", ")
+        )))
+    }
+}
+
+/// A reset's `learner_role`: a two-party role, or the role of a table's seat (its scenario's
+/// party names, `party_0`, …).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum LearnerRole {
+    Party(Role),
+    Table(String),
+}
+
+impl LearnerRole {
+    /// The role as a two-party episode takes it; a name that is none is refused as the
+    /// role's own parse refuses it.
+    pub(super) fn party(&self) -> Result<Role, ServeError> {
+        match self {
+            LearnerRole::Party(role) => Ok(*role),
+            LearnerRole::Table(name) => serde_json::from_value(Value::String(name.clone()))
+                .map_err(|e| ServeError::Validation(format!("learner_role: {e}"))),
+        }
+    }
+
+    /// The role as a table names it.
+    pub(super) fn name(&self) -> &str {
+        match self {
+            LearnerRole::Party(role) => role.name(),
+            LearnerRole::Table(name) => name,
+        }
+    }
 }
 
 /// The `tokens` reset kwarg: the policy server the client samples from.

@@ -24,16 +24,20 @@ use super::hub::Live;
 use super::ids::IdClaim;
 use super::memory::{view_bytes, Charge, Reach};
 use super::secret;
+use super::session::{ResetArgs, ResetFamily, Sampled};
+use super::table_rest::{single_seat_answer, TableObservation};
+use super::wire::StepAnswer;
 use super::Hub;
 use crate::agents::SCRIPTED;
 use crate::engine::{drive_now, Players};
-use crate::game::{Completion, EpisodeSeed, ErrorCause};
+use crate::game::{Completion, EpisodeSeed, ErrorCause, Message};
 use crate::jsonl::encoded_len;
 use crate::limits::{EpisodeText, TextLimits};
 use crate::negotiator::deliberation::scripted_table_completion;
 use crate::protocol::TurnFormat;
 use crate::record::{TablePlayerInfo, TableRecord, TurnCost};
 use crate::reward::RewardConfig;
+use crate::scenario::{TableFamily, TableScenario};
 use crate::table::{TableEpisode, TableError, TableOptions, TableSetup, TableStep};
 
 /// The player spec a record names for a seat played by a client.
@@ -72,6 +76,56 @@ pub(super) struct TableReset {
     /// The table's id (unique in the log); default: one the server makes.
     #[serde(default)]
     pub table_id: Option<String>,
+    /// OpenEnv's table: one seat played by the client, every other by `rule:deliberation`
+    /// (from a [`ResetArgs`], never from a `/v1/tables` body).
+    #[serde(skip)]
+    #[schemars(skip)]
+    single: Option<SingleSeat>,
+}
+
+/// OpenEnv's reset of a table: the role its client plays (a reset that names none is refused,
+/// naming the table's roles) and the family the scenario is drawn from.
+#[derive(Debug, Default)]
+struct SingleSeat {
+    role: Option<String>,
+    family: Option<TableFamily>,
+}
+
+impl TableReset {
+    /// OpenEnv's reset `args` naming a table ([`Hub::names_table`]), as a table with one
+    /// client seat. What a two-party reset may set that a table has no use for is refused
+    /// rather than ignored.
+    pub(super) fn single_seat(args: &ResetArgs) -> Result<TableReset, ServeError> {
+        let unused = [
+            (
+                "opponent",
+                args.opponent.as_ref().is_some_and(|o| o.trim() != SCRIPTED),
+            ),
+            ("first_mover", args.first_mover.is_some()),
+            ("rules", args.rules.is_some()),
+            ("tokens", args.tokens.is_some()),
+        ];
+        if let Some((name, _)) = unused.iter().find(|(_, set)| *set) {
+            return Err(ServeError::Validation(format!(
+                "`{name}`: not a setting of an n-party table (OpenEnv plays a table as one seat, every other seat played by {SCRIPTED})"
+            )));
+        }
+        let family = match args.family {
+            Some(ResetFamily::Table(family)) => Some(family),
+            _ => None,
+        };
+        Ok(TableReset {
+            scenario_id: args.scenario_id.clone(),
+            index: args.index,
+            seed: args.seed,
+            table_id: args.episode_id.clone(),
+            single: Some(SingleSeat {
+                role: args.learner_role.as_ref().map(|r| r.name().to_string()),
+                family,
+            }),
+            ..TableReset::default()
+        })
+    }
 }
 
 /// A live (or recently ended) table.
@@ -99,6 +153,12 @@ pub(super) struct TableSession {
     limits: TextLimits,
     /// The server's `[rewards]`, checked for a table at its reset.
     rewards: RewardConfig,
+    /// Per turn: how long the moving seat's view was when it was asked (what a per-response
+    /// reward model is sent, as a run's table records it).
+    prompt_lens: Vec<usize>,
+    /// Each role's reward as the logged record holds it (with the judge's and the reward
+    /// model's parts), once the table has been logged.
+    logged_rewards: Option<BTreeMap<String, f64>>,
 }
 
 impl TableSession {
@@ -191,6 +251,16 @@ impl TableSession {
         })
     }
 
+    /// `seat`'s reward once the table has ended: the logged record's (judged, where the
+    /// server's `[rewards]` has a judge), or until it is logged the terminal design's.
+    pub fn reward(&self, seat: usize) -> Option<f64> {
+        let role = self.episode.role(seat);
+        match &self.logged_rewards {
+            Some(rewards) => rewards.get(role).copied(),
+            None => self.ended_record()?.rewards.get(role).copied(),
+        }
+    }
+
     /// The role to move, if the table has not ended.
     pub fn to_move(&self) -> Option<String> {
         self.episode
@@ -228,6 +298,7 @@ impl TableSession {
             text: &mut self.text,
             limits: &self.limits,
             costs: &mut self.costs,
+            prompt_lens: &mut self.prompt_lens,
         };
         served
             .play(&mut self.episode, seat, completion)
@@ -267,10 +338,34 @@ impl TableSession {
             text: &mut self.text,
             limits: &self.limits,
             costs: &mut self.costs,
+            prompt_lens: &mut self.prompt_lens,
         };
         drive_now(&mut self.episode, &mut served).map_err(|e| refusal(&self.id, e))?;
         Ok(())
     }
+}
+
+/// The seat of `role`, the one OpenEnv's client plays at a table of `scenario`; no role, or
+/// one the table has not, is refused naming its roles.
+fn single_seat(scenario: &TableScenario, role: Option<&str>) -> Result<usize, ServeError> {
+    let roles = scenario
+        .parties
+        .iter()
+        .map(|p| p.role.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let Some(role) = role else {
+        return Err(ServeError::Validation(format!(
+            "scenario `{}` is an n-party table: OpenEnv plays it as one seat, the role `learner_role` names (one of {roles}), every other seat played by {SCRIPTED}; or play every seat from outside at POST /v1/tables",
+            scenario.id
+        )));
+    };
+    scenario.seat_of(role).ok_or_else(|| {
+        ServeError::Validation(format!(
+            "learner_role `{role}`: table scenario `{}` has the roles {roles}",
+            scenario.id
+        ))
+    })
 }
 
 /// A refusal of the table engine's, as the server answers it.
@@ -289,6 +384,7 @@ struct Served<'s> {
     text: &'s mut EpisodeText,
     limits: &'s TextLimits,
     costs: &'s mut Vec<TurnCost>,
+    prompt_lens: &'s mut Vec<usize>,
 }
 
 impl Served<'_> {
@@ -301,6 +397,7 @@ impl Served<'_> {
         seat: usize,
         completion: Completion,
     ) -> Result<TableStep, TableError> {
+        let view_len = episode.view(seat).len();
         if let Err(over) = self.text.admit(encoded_len(&completion), 0, self.limits) {
             episode.fail(seat, ErrorCause::Limit, over.to_string());
             let (terminated, truncated) = crate::engine::ending(episode.outcome().map(|o| o.kind));
@@ -316,6 +413,7 @@ impl Served<'_> {
         let step = episode.step(seat, completion)?;
         for turn in &episode.turns()[before..] {
             self.text.add(encoded_len(turn));
+            self.prompt_lens.push(view_len);
         }
         Ok(step)
     }
@@ -383,15 +481,17 @@ impl TableSlot {
 impl Hub {
     /// Start a table for `reset`: the scripted seats have moved up to a client's turn. The
     /// record comes back too if it ended on its own (then it is logged).
-    pub(super) fn start_table(&self, reset: &TableReset) -> Result<Arc<TableSlot>, ServeError> {
+    pub(super) async fn start_table(
+        &self,
+        reset: &TableReset,
+    ) -> Result<Arc<TableSlot>, ServeError> {
         let hub = self;
-        // Refused early, before any work; checked again where the table is put in.
-        self.check_room()?;
         let claim = IdClaim::session(hub.ids(), reset.table_id.as_deref())?;
         let seed = reset.seed.unwrap_or(claim.number);
+        let family = reset.single.as_ref().and_then(|single| single.family);
         let index =
             self.table_catalog
-                .pick(reset.scenario_id.as_deref(), None, reset.index, seed)?;
+                .pick(reset.scenario_id.as_deref(), family, reset.index, seed)?;
         let scenario = self.table_catalog.scenarios[index].clone();
         let format = reset.format.unwrap_or(hub.options.episode.learner_format);
         let options = TableOptions {
@@ -418,6 +518,14 @@ impl Hub {
             }
             specs[seat] = spec.trim().to_string();
         }
+        if let Some(single) = &reset.single {
+            let seat = single_seat(&scenario, single.role.as_deref())?;
+            specs = vec![SCRIPTED.to_string(); scenario.parties.len()];
+            specs[seat] = CLIENT.to_string();
+        }
+        // Refused once the request is read (a bad one is told so first), before the table is
+        // set up; checked again where it is put in.
+        self.check_room()?;
         let scripted: Vec<bool> = specs.iter().map(|s| s == SCRIPTED).collect();
         let players = specs
             .into_iter()
@@ -430,14 +538,6 @@ impl Hub {
             .rewards
             .check_for_table()
             .map_err(ServeError::Validation)?;
-        if hub.rewarding.is_some() {
-            return Err(ServeError::Validation(
-                "[rewards.judge] and [rewards.reward_model] are not called for a served table \
-                 yet (a `dealgym run` of the table calls them): remove them from the server's \
-                 [rewards], or serve two-party scenarios"
-                    .into(),
-            ));
-        }
         let seeds = EpisodeSeed::reset(seed, index);
         let prompts = hub.options.prompts.clone();
         let setup = TableSetup::with_prompts(&scenario, &options, seeds.table_seed(), &prompts)
@@ -470,22 +570,95 @@ impl Hub {
             text: EpisodeText::default(),
             limits: hub.options.text_limits,
             rewards: hub.options.rewards.clone(),
+            prompt_lens: Vec::new(),
+            logged_rewards: None,
         };
         session.play_scripted()?;
-        if let Some(record) = session.ended_record() {
-            hub.log_line(&record.episode_id, &record)?;
-        }
+        let record = session.ended_record();
         let charge = self.memory.charge();
         charge.set(session.footprint());
         let id = session.id.clone();
-        let ended = session.episode.outcome().is_some();
         let slot = Arc::new(TableSlot {
             session: Mutex::new(session),
             touched: Mutex::new(Instant::now()),
             charge,
         });
+        let ended = record.is_some();
+        if let Some(record) = record {
+            self.log_table(&slot, record).await?;
+        }
         self.enter(id, Live::Table(slot.clone()), ended)?;
         Ok(slot)
+    }
+
+    /// Whether reset `args` name an n-party table: a table scenario's id, or a table family.
+    pub(super) fn names_table(&self, args: &ResetArgs) -> bool {
+        matches!(args.family, Some(ResetFamily::Table(_)))
+            || args
+                .scenario_id
+                .as_deref()
+                .is_some_and(|id| !self.catalog.has(id) && self.table_catalog.has(id))
+    }
+
+    /// Start OpenEnv's table for reset `args` ([`TableReset::single_seat`]): the scripted seats
+    /// have moved up to the client's turn. Answers the table, the client's role and its seat's
+    /// token.
+    pub(super) async fn start_single_seat(
+        &self,
+        args: &ResetArgs,
+    ) -> Result<(Arc<TableSlot>, String, String), ServeError> {
+        let slot = self.start_table(&TableReset::single_seat(args)?).await?;
+        let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+        let (role, token) = session.seat_tokens().into_iter().next().ok_or_else(|| {
+            ServeError::Execution("a single-seat table has no client seat".into())
+        })?;
+        drop(session);
+        Ok((slot, role, token))
+    }
+
+    /// OpenEnv's stateless `/reset` (no `action`) and `/step` at a table: a fresh table for
+    /// `args`, the client's `action` played as its seat's turn, and what the seat sees. A table
+    /// that has not ended is dropped unlogged, as a stateless two-party episode is.
+    pub(super) async fn table_once(
+        &self,
+        args: &ResetArgs,
+        action: Option<Completion>,
+    ) -> Result<StepAnswer<TableObservation>, ServeError> {
+        let (slot, role, token) = self.start_single_seat(args).await?;
+        let id = slot
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .id
+            .clone();
+        let answer = match action {
+            Some(completion) => {
+                self.step_single_seat(&id, &role, &token, completion)
+                    .await?
+            }
+            None => {
+                let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+                single_seat_answer(&session, &role, None)?
+            }
+        };
+        if !answer.done && self.take(&id, &Live::Table(slot.clone())) {
+            self.memory.relieve();
+        }
+        Ok(answer)
+    }
+
+    /// Play OpenEnv's client's `completion` as its seat `role` of table `id` (then the scripted
+    /// seats move up to its next turn or the end): what the seat sees now.
+    pub(super) async fn step_single_seat(
+        &self,
+        id: &str,
+        role: &str,
+        token: &str,
+        completion: Completion,
+    ) -> Result<StepAnswer<TableObservation>, ServeError> {
+        let (slot, step) = self.step_table(id, role, Some(token), completion).await?;
+        let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+        single_seat_answer(&session, role, Some(&step))
     }
 
     /// A table by id, live or ended (an evicted one is a 410; a two-party episode's id, a 409).
@@ -496,8 +669,44 @@ impl Hub {
         }
     }
 
+    /// Log the ended table of `slot` (its `record`), with the judge's and the reward model's
+    /// parts where the server's `[rewards]` calls them (each seat's view and the prompt length
+    /// of each turn, as a run's table gives them): the one way a served table's record reaches
+    /// the log. The rewards logged are what its seats are answered from then on.
+    pub(super) async fn log_table(
+        &self,
+        slot: &TableSlot,
+        mut record: TableRecord,
+    ) -> Result<(), ServeError> {
+        if let Some(rewarding) = &self.rewarding {
+            // The table has ended: what is copied here no longer changes.
+            let (scenario, views, prompt_lens) = {
+                let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+                let seats = session.episode.scenario().parties.len();
+                let views: Vec<Vec<Message>> = (0..seats)
+                    .map(|seat| session.episode.view(seat).to_vec())
+                    .collect();
+                (
+                    session.episode.scenario().clone(),
+                    views,
+                    session.prompt_lens.clone(),
+                )
+            };
+            let views: Vec<&[Message]> = views.iter().map(Vec::as_slice).collect();
+            rewarding
+                .apply_table(&mut record, &scenario, &views, &prompt_lens)
+                .await;
+        }
+        self.log_line(&record.episode_id, &record)?;
+        slot.session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .logged_rewards = Some(record.rewards);
+        Ok(())
+    }
+
     /// Step `role` of table `id`, and log the record if the table ended.
-    pub(super) fn step_table(
+    pub(super) async fn step_table(
         &self,
         id: &str,
         role: &str,
@@ -510,17 +719,16 @@ impl Hub {
             .text_limits
             .check_completion(encoded_len(&completion))
             .map_err(|e| ServeError::CompletionTooLarge(e.to_string()))?;
-        let (step, ended) = {
+        let (step, record) = {
             let mut session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
             let stepped = session.step(role, token, completion);
             slot.charge.set(session.footprint());
-            let (step, record) = stepped?;
-            let ended = record.is_some();
-            if let Some(record) = record {
-                hub.log_line(&record.episode_id, &record)?;
-            }
-            (step, ended)
+            stepped?
         };
+        let ended = record.is_some();
+        if let Some(record) = record {
+            hub.log_table(&slot, record).await?;
+        }
         slot.touch();
         if ended {
             self.retire(id);
@@ -532,7 +740,7 @@ impl Hub {
 
     /// Drop table `id` for a caller holding `token` (a token of that table:
     /// [`TableSession::drop_by`]); an unfinished one is logged as abandoned.
-    pub(super) fn drop_table(&self, id: &str, token: Option<&str>) -> Result<(), ServeError> {
+    pub(super) async fn drop_table(&self, id: &str, token: Option<&str>) -> Result<(), ServeError> {
         let slot = self.find_table(id)?;
         slot.session
             .lock()
@@ -547,15 +755,45 @@ impl Hub {
             return Err(ServeError::UnknownEpisode(id.to_string()));
         }
         let why = "dropped by a client (DELETE) before it ended".to_string();
-        log_abandoned(self, &slot, why)
+        self.log_abandoned(&slot, why).await
+    }
+
+    /// Log the table of `slot` as abandoned (`why`) if it had not ended.
+    pub(super) async fn log_abandoned(
+        &self,
+        slot: &TableSlot,
+        why: String,
+    ) -> Result<(), ServeError> {
+        let abandoned = slot
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .abandon(why);
+        match abandoned {
+            Some(record) => self.log_table(slot, record).await,
+            None => Ok(()),
+        }
     }
 }
 
-/// Log the table of `slot` as abandoned (`why`) if it had not ended.
-pub(super) fn log_abandoned(hub: &Hub, slot: &TableSlot, why: String) -> Result<(), ServeError> {
-    let mut session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-    match session.abandon(why) {
-        Some(record) => hub.log_line(&record.episode_id, &record),
-        None => Ok(()),
+/// `completion` as OpenEnv's client's turn at a table: what a table turn cannot carry (a seat
+/// named in the action — the client plays one seat —, token-exact ids, tool calls) is refused.
+pub(super) fn single_seat_turn(
+    seat: Option<crate::game::Seat>,
+    completion: Completion,
+    sampled: &Sampled,
+) -> Result<Completion, ServeError> {
+    let refused = [
+        ("seat", seat.is_some()),
+        ("completion_ids", sampled.completion_ids.is_some()),
+        ("logprobs", sampled.logprobs.is_some()),
+        ("finish_reason", sampled.finish_reason.is_some()),
+        ("tool_calls", !completion.tool_calls.is_empty()),
+    ];
+    match refused.iter().find(|(_, set)| *set) {
+        Some((name, _)) => Err(ServeError::Validation(format!(
+            "`{name}`: not part of a table turn (the client plays the one seat its reset named, in text: send `message`, and `reasoning` if any)"
+        ))),
+        None => Ok(completion),
     }
 }

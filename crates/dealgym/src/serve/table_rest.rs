@@ -20,10 +20,10 @@ use super::error::ServeError;
 use super::openapi::{Routes, Schemas};
 use super::secret;
 use super::table::{TableReset, TableSession};
-use super::wire::Reply;
+use super::wire::{Reply, StepAnswer};
 use super::{parse_body, Shared};
 use crate::game::Completion;
-use crate::table::{seat_state, TableSeatState};
+use crate::table::{seat_state, TableSeatState, TableStep};
 use crate::vocab::Message;
 
 pub(super) fn routes() -> Routes {
@@ -63,7 +63,7 @@ pub(super) struct TableStatus {
 }
 
 /// What one seat sees: its own chat and the table's public state.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub(super) struct SeatView {
     pub table_id: String,
     pub role: String,
@@ -117,6 +117,58 @@ pub(super) struct TableStepAnswer {
     pub view: SeatView,
 }
 
+/// What OpenEnv answers for the seat its client plays at a table (`/ws`, `/reset`, `/step`):
+/// the seat's view, as `GET /v1/tables/{id}/seats/{role}` answers it, and what the client's
+/// last step did.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(rename = "TableObservation")]
+pub(super) struct TableObservation {
+    #[serde(flatten)]
+    pub view: SeatView,
+    /// The role to move; `null` once the table has ended (between the client's turns the
+    /// scripted seats have moved, so it is the client's role while the table goes on).
+    pub to_move: Option<String>,
+    /// The client's last completion could not be played and its seat is asked again.
+    pub retry: bool,
+    /// Why it could not be played.
+    pub error: Option<String>,
+    /// An agreement, a walk-out or a forfeit ended the table.
+    pub terminated: bool,
+    /// The schedule ran out.
+    pub truncated: bool,
+}
+
+/// OpenEnv's answer for seat `role` of `session`, after the client's `step` (`None`: its
+/// reset). The reward is OpenEnv's: `null` on a reset, 0 after a step until the table ends,
+/// then the seat's reward as the logged record holds it.
+pub(super) fn single_seat_answer(
+    session: &TableSession,
+    role: &str,
+    step: Option<&TableStep>,
+) -> Result<StepAnswer<TableObservation>, ServeError> {
+    let seat = session.seat(role)?;
+    let view = view(session, seat);
+    let (terminated, truncated) = crate::engine::ending(session.episode.outcome().map(|o| o.kind));
+    let done = view.done;
+    let reward = match (done, step) {
+        (true, _) => view.reward,
+        (false, Some(_)) => Some(0.0),
+        (false, None) => None,
+    };
+    Ok(StepAnswer {
+        observation: TableObservation {
+            view,
+            to_move: session.to_move(),
+            retry: step.is_some_and(|s| s.retry),
+            error: step.and_then(|s| s.error.as_ref()).map(|e| e.to_string()),
+            terminated,
+            truncated,
+        },
+        reward,
+        done,
+    })
+}
+
 fn status(session: &TableSession) -> TableStatus {
     let record = session.ended_record();
     TableStatus {
@@ -142,9 +194,7 @@ fn status(session: &TableSession) -> TableStatus {
 
 fn view(session: &TableSession, seat: usize) -> SeatView {
     let messages = session.episode.view(seat).to_vec();
-    let reward = session
-        .ended_record()
-        .and_then(|r| r.rewards.get(session.episode.role(seat)).copied());
+    let reward = session.reward(seat);
     SeatView {
         table_id: session.id.clone(),
         role: session.episode.role(seat).to_string(),
@@ -163,15 +213,18 @@ fn view(session: &TableSession, seat: usize) -> SeatView {
 }
 
 async fn create(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {
-    match start(&state, body) {
+    match start(&state, body).await {
         Ok(body) => Reply(StatusCode::CREATED, body).into_response(),
         Err(e) => e.into_response(),
     }
 }
 
-fn start(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<TableStatus, ServeError> {
+async fn start(
+    state: &Shared,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<TableStatus, ServeError> {
     let reset: TableReset = parse_body(body, state.hub.options.body_limit)?;
-    let slot = state.hub.start_table(&reset)?;
+    let slot = state.hub.start_table(&reset).await?;
     let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
     Ok(TableStatus {
         seat_tokens: Some(session.seat_tokens()),
@@ -195,7 +248,7 @@ async fn delete(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    match state.hub.drop_table(&id, secret::presented(&headers)) {
+    match state.hub.drop_table(&id, secret::presented(&headers)).await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => e.into_response(),
     }
@@ -223,13 +276,13 @@ async fn step(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    match play(&state, &id, &role, secret::presented(&headers), body) {
+    match play(&state, &id, &role, secret::presented(&headers), body).await {
         Ok(body) => Reply::ok(body).into_response(),
         Err(e) => e.into_response(),
     }
 }
 
-fn play(
+async fn play(
     state: &Shared,
     id: &str,
     role: &str,
@@ -249,7 +302,7 @@ fn play(
             .collect(),
         ..Completion::default()
     };
-    let (slot, step) = state.hub.step_table(id, role, token, completion)?;
+    let (slot, step) = state.hub.step_table(id, role, token, completion).await?;
     let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
     let outcome = session.episode.outcome();
     let (terminated, truncated) = crate::engine::ending(outcome.map(|o| o.kind));

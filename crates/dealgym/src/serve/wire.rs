@@ -14,7 +14,9 @@ use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::error::ServeError;
 use super::session::Sampled;
+use super::table_rest::TableObservation;
 use crate::game::{Completion, Message, PerSeat, Seat, ToolCall};
 use crate::observation::SeatState;
 use crate::record::{EpisodeRecord, RecordOutcome};
@@ -104,9 +106,11 @@ impl Action {
 
 /// What a reset or a step answers (OpenEnv's `ResetResponse` / `StepResponse`): what the seat
 /// sees, its reward and whether the episode is over.
+/// At a table OpenEnv plays, the observation is the client's seat's
+/// ([`TableObservation`](super::table_rest::TableObservation)).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct StepAnswer {
-    pub observation: Observation,
+pub struct StepAnswer<O = Observation> {
+    pub observation: O,
     /// `null` on a reset, as OpenEnv's reward is before any step (a reset whose episode ended
     /// before the client's first turn gives the seat's total); after a step, 0 until the
     /// episode ends, then the seat's total reward.
@@ -142,6 +146,28 @@ pub struct Observation {
     /// its own values, turns left, the rules that end the game, the legal moves
     /// ([`Episode::seat_state`](crate::game::Episode::seat_state), the Python binding's too).
     pub state: SeatState,
+}
+
+/// What a reset or a step of OpenEnv answers: a two-party episode's seat (written as it always
+/// was), or the seat its client plays at a table.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Observed {
+    Episode(StepAnswer),
+    Table(StepAnswer<TableObservation>),
+}
+
+impl Observed {
+    /// The two-party answer, for surfaces that hold two-party episodes only (MCP).
+    pub fn episode(self) -> Result<StepAnswer, ServeError> {
+        match self {
+            Observed::Episode(answer) => Ok(answer),
+            Observed::Table(_) => Err(ServeError::Validation(
+                "an n-party table is not played here: MCP plays two-party episodes".into(),
+            )),
+        }
+    }
 }
 
 /// Token-exact mode: the ids the client appends to the seat's sequence before it samples.
@@ -213,7 +239,7 @@ pub struct EpisodeState {
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub(super) enum WsReply {
     /// After a reset or a step.
-    Observation(StepAnswer),
+    Observation(Observed),
     State(EnvState),
     /// The JSON-RPC answer to an `mcp` message.
     Mcp(Value),
