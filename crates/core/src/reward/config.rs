@@ -667,6 +667,19 @@ impl fmt::Debug for RewardConfig {
     }
 }
 
+/// A `[rewards]` setting a table run cannot honour: its key and why (what every face refuses
+/// it with: `run`, `eval`, `replay --verify` and the server's table resets).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{key} cannot be honoured in a table run (n-party scenarios): {why} — remove the setting, \
+     or run two-party scenarios"
+)]
+pub struct NotAtTables {
+    /// The setting, as the config writes it (`[rewards.weights] strategic`).
+    pub key: String,
+    pub why: String,
+}
+
 impl RewardConfig {
     /// What a run id folds in of the rewards: this config as [`Debug`](fmt::Debug) prints it,
     /// with what decides the rewards and nothing else. Left out: the judge's and the reward
@@ -803,12 +816,12 @@ impl RewardConfig {
     /// turn has (`format`, `length`, `rules`, `interactiveness`), the judge and the reward
     /// model, weighted or enhanced, per episode or per turn. What has no meaning at a table is
     /// refused, naming its key and why, rather than ignored.
-    pub fn check_for_table(&self) -> Result<(), String> {
+    pub fn check_for_table(&self) -> Result<(), NotAtTables> {
         let refuse = |key: &str, why: &str| {
-            Err(format!(
-                "{key} cannot be honoured in a table run (n-party scenarios): {why} — remove \
-                 the setting, or run two-party scenarios"
-            ))
+            Err(NotAtTables {
+                key: key.to_string(),
+                why: why.to_string(),
+            })
         };
         match self.kind {
             RewardKind::Surplus | RewardKind::Threshold => {}
@@ -1437,7 +1450,7 @@ mod tests {
                 "[rewards.weights] strategic",
             ),
         ] {
-            let err = parse(text).unwrap().check_for_table().unwrap_err();
+            let err = parse(text).unwrap().check_for_table().unwrap_err().to_string();
             assert!(err.starts_with(key), "{text}: {err}");
             assert!(err.contains("table run"), "{err}");
         }

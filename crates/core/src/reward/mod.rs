@@ -30,8 +30,8 @@ pub(crate) use combine::{combine_parts, combine_seat_parts};
 pub use combine::{episode_rewards, total, EpisodeRewards};
 pub use config::{
     Combine, Component, EnhanceConfig, InaConfig, InaVersion, JudgeConfig, JudgeHistory, JudgeMode,
-    LengthConfig, LengthUnit, PsiOn, RewardConfig, RewardKind, RewardModelConfig, RuleConfig,
-    RuleTarget, ServiceCall, StrategicConfig, StrategicTurns, TurnReward,
+    LengthConfig, LengthUnit, NotAtTables, PsiOn, RewardConfig, RewardKind, RewardModelConfig,
+    RuleConfig, RuleTarget, ServiceCall, StrategicConfig, StrategicTurns, TurnReward,
 };
 pub use guardrails::GuardrailConfig;
 pub use parts::Parts;

@@ -96,7 +96,7 @@ pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Err
     if let Some(rewards) = &options.rewards {
         rewards
             .check_for_table()
-            .map_err(|e| Error::Run(crate::run::RunError::Options(e)))?;
+            .map_err(|e| Error::Run(crate::run::RunError::Options(e.to_string())))?;
     }
     let mut scenarios = TableSource::in_dir(&options.scenarios, Path::new("scenarios"))?;
     let prompts = super::load_prompts(options.prompts_dir.as_deref())?;

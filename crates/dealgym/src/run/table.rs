@@ -218,7 +218,7 @@ pub(crate) fn build_table_kit(
     options
         .rewards
         .check_for_table()
-        .map_err(RunError::Options)?;
+        .map_err(|e| RunError::Options(e.to_string()))?;
     let http = http_client(options.concurrency.max(8))
         .map_err(|e| RunError::Options(format!("cannot build the HTTP client: {e}")))?;
     let mut seats = BTreeMap::new();

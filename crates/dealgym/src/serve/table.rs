@@ -242,13 +242,10 @@ impl TableSession {
 
     /// The seat of `role`, or a refusal naming the table's roles.
     pub fn seat(&self, role: &str) -> Result<usize, ServeError> {
-        self.episode.scenario().seat_of(role).ok_or_else(|| {
-            ServeError::UnknownSeat(format!(
-                "table `{}` has no seat `{role}`: its roles are {}",
-                self.id,
-                self.roles().join(", ")
-            ))
-        })
+        self.episode
+            .scenario()
+            .seat_of_party(role)
+            .map_err(|e| ServeError::UnknownSeat(format!("table `{}`: {e}", self.id)))
     }
 
     /// `seat`'s reward once the table has ended: the logged record's (judged, where the
@@ -537,7 +534,7 @@ impl Hub {
         hub.options
             .rewards
             .check_for_table()
-            .map_err(ServeError::Validation)?;
+            .map_err(|e| ServeError::Validation(e.to_string()))?;
         let seeds = EpisodeSeed::reset(seed, index);
         let prompts = hub.options.prompts.clone();
         let setup = TableSetup::with_prompts(&scenario, &options, seeds.table_seed(), &prompts)
