@@ -136,7 +136,6 @@ pub(super) fn exports(format: Format) -> bool {
 }
 
 /// Export the table records of `options.files` to `out`.
-
 pub(super) fn export_tables(
     options: &ExportOptions,
     out: &mut dyn Write,
