@@ -90,9 +90,28 @@ fn a_file_of_both_kinds_is_verified_and_exported_whole() {
     assert!(said.contains("4 episodes reported"), "{said}");
     assert!(report.join("report.md").is_file() && report.join("n-party/report.md").is_file());
 
-    // A format tables have no lines in: the two-party records export, the tables are named.
+    // Transitions: every seat's turns of both kinds, the tables through the same writer.
     let transitions = dealgym_cli(["export", "--format", "transitions", out_arg]);
     let said = String::from_utf8_lossy(&transitions.stderr).to_string();
+    assert!(transitions.status.success(), "{said}");
+    assert!(!said.contains("passed over"), "{said}");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&transitions.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        lines.iter().any(|l| l["kind"] == "table"),
+        "table seats' lines"
+    );
+    assert!(
+        lines.iter().any(|l| l["kind"].is_null()),
+        "two-party seats' lines"
+    );
+
+    // A format tables have no lines in: the two-party records export, the tables are named.
+    // (No record is a campaign's: the export is empty and allowed to be.)
+    let campaigns = dealgym_cli(["export", "--format", "campaigns", "--allow-empty", out_arg]);
+    let said = String::from_utf8_lossy(&campaigns.stderr).to_string();
     assert!(said.contains("passed over 2 table records"), "{said}");
 }
 

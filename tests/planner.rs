@@ -434,7 +434,9 @@ fn a_planner_sits_at_a_table_seat_and_its_planning_goes_on_the_record() {
     // sent and ask the mock's value model itself.
     let mut episode = TableEpisode::new(scenario.clone(), record.setup.clone()).unwrap();
     let (mut planned, mut chose_other) = (0, 0);
+    let mut states = Vec::new();
     for t in &record.turns {
+        states.push(state_text(&episode, t.turn.seat));
         if t.turn.seat != seat {
             assert!(t.planning.is_none(), "only the planner's turns plan");
         } else {
@@ -486,6 +488,77 @@ fn a_planner_sits_at_a_table_seat_and_its_planning_goes_on_the_record() {
         String::from_utf8_lossy(&verify.stderr)
     );
     assert!(said.contains("turn.chosen"), "{said}");
+
+    // The transitions export writes every seat's turns through the two-party writer, with the
+    // table head: the states are those the value model was sent, the planner's candidates are
+    // the record's, and the seat's reward comes on its last line.
+    let export = |extra: &[&str]| -> Vec<Value> {
+        let mut args = vec!["export", "--format", "transitions"];
+        args.extend(extra);
+        args.push(out.to_str().unwrap());
+        let exported = succeeded(dealgym_cli(args));
+        let said = String::from_utf8_lossy(&exported.stderr).to_string();
+        assert!(!said.contains("passed over"), "{said}");
+        String::from_utf8_lossy(&exported.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let lines = export(&[]);
+    assert_eq!(
+        lines.len(),
+        record.turns.len(),
+        "one line per seat and turn"
+    );
+    let deal = record.outcome.outcome.kind == dealgym::game::OutcomeKind::Deal;
+    for line in &lines {
+        let i = line["turn"].as_u64().unwrap() as usize;
+        let t = &record.turns[i];
+        let at = t.turn.seat;
+        assert_eq!(line["kind"], "table");
+        assert_eq!(line["seat"].as_u64(), Some(at as u64));
+        assert_eq!(line["role"], t.role.as_str());
+        assert_eq!(line["state"], states[i].as_str(), "turn {i}");
+        assert_eq!(line["action"], t.turn.completion.text.as_str());
+        match &t.planning {
+            Some(p) => {
+                assert_eq!(
+                    line["candidates"],
+                    serde_json::to_value(&p.candidates).unwrap()
+                );
+                assert_eq!(line["chosen"].as_u64(), Some(p.chosen as u64));
+            }
+            None => {
+                assert_eq!(line["candidates"].as_array().unwrap().len(), 1);
+                assert_eq!(line["chosen"], 0);
+            }
+        }
+        // The seat's next line starts where this one's next_state says; its last ends the
+        // table as it stood at the end, with the seat's reward and the ending's status.
+        let next = record.turns[i + 1..].iter().position(|n| n.turn.seat == at);
+        let done = line["done"].as_bool().unwrap();
+        assert_eq!(done, next.is_none(), "turn {i}");
+        match next {
+            Some(k) => {
+                assert_eq!(line["next_state"], states[i + 1 + k].as_str());
+                assert_eq!(line["status"], "ongoing");
+                assert_eq!(line["reward"].as_f64(), Some(0.0));
+            }
+            None => {
+                assert_eq!(line["next_state"], state_text(&episode, at).as_str());
+                assert_eq!(line["status"], if deal { "completed" } else { "failed" });
+                assert_eq!(line["reward"].as_f64(), Some(record.rewards[&t.role]));
+            }
+        }
+    }
+    assert!(
+        lines.iter().any(|l| l["chosen"] == 1),
+        "the planner's choices"
+    );
+    // `--role` picks the planner's seat alone.
+    let planner_lines = export(&["--role", "other_cities"]);
+    assert_eq!(planner_lines.len(), planned);
+    assert!(planner_lines.iter().all(|l| l["role"] == "other_cities"));
 
     // A planner proposing with two-party tactics is refused at a table, naming the proposer.
     let refused = run("other_cities=two_party", &dir.join("refused.jsonl"));

@@ -264,6 +264,15 @@ fn a_file_mixing_kinds_reads_both_its_table_records_first() {
             "--scenarios",
             casino,
         ],
+        vec![
+            "export",
+            "--format",
+            "transitions",
+            "--scenarios",
+            GAME,
+            "--scenarios",
+            casino,
+        ],
     ] {
         let mut args: Vec<&str> = args;
         args.push(mixed.to_str().unwrap());
@@ -272,12 +281,13 @@ fn a_file_mixing_kinds_reads_both_its_table_records_first() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!stderr.contains("passed over"), "{stderr}");
     }
-    // A format tables have no lines in: the two-party record exports, the tables are named,
-    // whichever kind comes first.
+    // A format tables have no lines in: the two-party record exports (empty: it is no
+    // campaign's), the tables are named, whichever kind comes first.
     let output = succeeded(dealgym_cli([
         "export",
         "--format",
-        "transitions",
+        "campaigns",
+        "--allow-empty",
         "--scenarios",
         casino,
         mixed.to_str().unwrap(),

@@ -431,6 +431,18 @@ impl TableRecord {
         scenario: Arc<TableScenario>,
         prompts: &Arc<Prompts>,
     ) -> Result<TableEpisode, TableReplayError> {
+        self.replay_observing(scenario, prompts, |_| {})
+    }
+
+    /// [`TableRecord::replay_with`], calling `before_step` with the episode just before each
+    /// recorded turn is stepped (a two-party record's `replay_observing`): what a face that
+    /// reads the table as each seat moved in it (the `transitions` export's state texts) uses.
+    pub fn replay_observing(
+        &self,
+        scenario: Arc<TableScenario>,
+        prompts: &Arc<Prompts>,
+        mut before_step: impl FnMut(&TableEpisode),
+    ) -> Result<TableEpisode, TableReplayError> {
         let episode = self.episode_id.clone();
         if scenario.id != self.scenario_id {
             return Err(TableReplayError::WrongScenario {
@@ -493,6 +505,7 @@ impl TableRecord {
                 });
             }
             let completion: Completion = turn.turn.completion.clone();
+            before_step(&replayed);
             replayed
                 .step(turn.turn.seat, completion)
                 .map_err(|source| TableReplayError::Table {

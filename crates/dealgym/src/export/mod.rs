@@ -13,8 +13,8 @@
 //! (`tokens.rs`) and skip, and count, seats without them. One file per format.
 //!
 //! Table records (n-party, `"kind": "table"`) export a trajectory per seat (`table.rs`):
-//! `messages`, `prompt-completion` and the token formats, every seat or the one `--role` names;
-//! the token formats' writers are the two-party ones.
+//! `messages`, `prompt-completion`, `transitions` and the token formats, every seat or the one
+//! `--role` names; the token formats' and `transitions`' writers are the two-party ones.
 //!
 //! This module reads records and writes lines; it plays no new episode and calls no endpoint.
 
@@ -399,7 +399,7 @@ pub(crate) struct Head<'a> {
 /// Files of table records (`"kind": "table"`) export a trajectory per seat (`table.rs`).
 /// A file of both kinds (a server's log) exports both, its first record's kind first, decided
 /// before anything is written: `--role` picks the tables' seats and `--seats` the two-party
-/// ones, and where tables have no such format (`transitions`, `campaigns`) their records are
+/// ones, and where tables have no such format (`campaigns`) their records are
 /// passed over and the summary says how many.
 pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSummary, ExportError> {
     let first = records_kind(&options.files)?;
@@ -510,11 +510,12 @@ pub(crate) fn export_episodes(
         for &seat in options.seats.seats() {
             let head = &heads[seat];
             let lines = if let Some(states) = &states {
-                if !record.turns.iter().any(|t| t.seat == seat) {
+                let transitions = states.seat(head, &record, seat, head.reward);
+                if transitions.is_empty() {
                     summary.skip(Skip::NoTurns);
                     continue;
                 }
-                transitions::write(head, &record, states, out)
+                transitions::write(&transitions, out)
             } else if let Some(replayed) = &replayed {
                 if !record.turns.iter().any(|t| t.seat == seat) {
                     summary.skip(Skip::NoTurns);

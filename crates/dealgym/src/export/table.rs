@@ -19,8 +19,11 @@
 //! The token formats (verl, trl-rollout, tinker) need no replay: a seat's line is built from the
 //! exact ids of its calls (every attempt of the seat, retries included) by the core's one
 //! trajectory rule and written by the two-party formats' own writers, with this module's head;
-//! a seat played without ids is skipped and counted, as a two-party seat is. Transitions and
-//! campaigns are two-party formats and refused for table records.
+//! a seat played without ids is skipped and counted, as a two-party seat is.
+//!
+//! `transitions` replays the record observing each seat's state text as it moved and writes
+//! through the two-party writer (`transitions.rs`), with this module's head. Campaigns are a
+//! two-party format and refused for table records.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -124,20 +127,23 @@ impl Baselines {
     }
 }
 
-/// Export the table records of `options.files` to `out`.
 /// Whether table records export in `format`.
 pub(super) fn exports(format: Format) -> bool {
-    matches!(format, Format::Messages | Format::PromptCompletion) || format.needs_tokens()
+    matches!(
+        format,
+        Format::Messages | Format::PromptCompletion | Format::Transitions
+    ) || format.needs_tokens()
 }
 
+/// Export the table records of `options.files` to `out`.
 pub(super) fn export_tables(
     options: &ExportOptions,
     out: &mut dyn Write,
 ) -> Result<ExportSummary, ExportError> {
     if !exports(options.format) {
         return Err(ExportError::Options(format!(
-            "table records export as messages, prompt-completion, verl, trl-rollout or tinker, \
-             not {}",
+            "table records export as messages, prompt-completion, verl, trl-rollout, tinker or \
+             transitions, not {}",
             options.format.name()
         )));
     }
@@ -166,8 +172,18 @@ pub(super) fn export_tables(
                 )));
             }
         }
-        // The token formats read the recorded ids; the text formats rebuild the views.
-        let episode = if options.format.needs_tokens() {
+        // The token formats read the recorded ids; the text formats rebuild the views, and
+        // `transitions` the seats' state texts.
+        let states = if options.format == Format::Transitions {
+            Some(super::transitions::States::of_table(
+                &record,
+                &mut scenarios,
+                &prompts,
+            )?)
+        } else {
+            None
+        };
+        let episode = if options.format.needs_tokens() || states.is_some() {
             None
         } else {
             Some(replayed(&record, scenarios.find(&record)?, &prompts)?)
@@ -176,15 +192,16 @@ pub(super) fn export_tables(
             if options.role.as_ref().is_some_and(|r| *r != s.role) {
                 continue;
             }
-            let source = match &episode {
-                Some(episode) => {
+            let source = match (&episode, &states) {
+                (_, Some(states)) => SeatSource::States(states),
+                (Some(episode), None) => {
                     if record.own_calls(seat).next().is_none() {
                         summary.skip(super::Skip::NoTurns);
                         continue;
                     }
                     SeatSource::View(episode.view(seat))
                 }
-                None => match record.exact_calls(seat) {
+                (None, None) => match record.exact_calls(seat) {
                     Ok(calls) => SeatSource::Tokens(calls),
                     Err(why) => {
                         summary.skip(why.into());
@@ -226,6 +243,14 @@ pub(super) fn export_tables(
                 SeatSource::View(view) => {
                     write_seat(options.format, &record, seat, view, &head, out)
                 }
+                SeatSource::States(states) => {
+                    let transitions = states.seat(&head, &record, seat, reward);
+                    if transitions.is_empty() {
+                        summary.skip(super::Skip::NoTurns);
+                        continue;
+                    }
+                    super::transitions::write(&transitions, out)
+                }
             }
             .map_err(|source| ExportError::Write {
                 to: String::new(),
@@ -246,6 +271,8 @@ pub(super) fn export_tables(
 enum SeatSource<'a> {
     Tokens(ExactCalls<'a>),
     View(&'a [Message]),
+    /// The seats' state texts (`transitions`).
+    States(&'a super::transitions::States<Vec<String>>),
 }
 
 /// The record replayed through the table engine; a record that does not replay exactly is
@@ -255,9 +282,12 @@ fn replayed(
     scenario: Arc<crate::scenario::TableScenario>,
     prompts: &Arc<crate::game::Prompts>,
 ) -> Result<TableEpisode, ExportError> {
-    record
-        .replay_with(scenario, prompts)
-        .map_err(|e| ExportError::Options(format!("{e} (`dealgym replay --verify` says more)")))
+    record.replay_with(scenario, prompts).map_err(refused)
+}
+
+/// Why a table record that does not replay exactly exports no line.
+pub(super) fn refused(e: crate::record::TableReplayError) -> ExportError {
+    ExportError::Options(format!("{e} (`dealgym replay --verify` says more)"))
 }
 
 /// Where each of `seat`'s turns' reply sits in its final `view`: the index of its assistant

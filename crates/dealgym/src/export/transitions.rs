@@ -10,32 +10,38 @@
 //! seat's episode reward on its last transition, 0 before it; `turn_reward` beside it is the
 //! record's per-turn reward for the turn where the config gave one. The status uses the paper's
 //! words (§C): `ongoing`, then `completed` for a deal or `failed` for any other ending.
+//!
+//! Both kinds of record write through the one writer ([`write`]): a two-party seat's lines
+//! carry the two-party head, a table seat's the table export's head (`table.rs`); each kind
+//! gives its seat's turns as [`SeatTurn`]s and its states from its own replay.
 
 use std::io::{self, Write};
 use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::game::{OutcomeKind, Prompts, Seat};
-use crate::planner::{state_text, Candidate};
-use crate::record::EpisodeRecord;
+use crate::game::{OutcomeKind, PerSeat, Prompts, Seat};
+use crate::planner::{state_text, Candidate, Planning};
+use crate::record::{EpisodeRecord, TableRecord};
+use crate::replay::TableSource;
 use crate::run::ScenarioSource;
 
-use super::{write_line, ExportError, Head};
+use super::{write_line, ExportError};
 
-/// Each turn's state text (for the seat that made it) and each seat's state at the end.
-pub(crate) struct States {
+/// Each turn's state text (for the seat that made it) and each seat's state at the end
+/// (`End`: a [`PerSeat`] for a two-party record, one per seat index for a table).
+pub(crate) struct States<End> {
     before: Vec<String>,
-    end: crate::game::PerSeat<String>,
+    end: End,
 }
 
-impl States {
+impl States<PerSeat<String>> {
     /// Replay `record` and take the state texts along the way.
     pub fn of(
         record: &EpisodeRecord,
         scenarios: &mut ScenarioSource,
         prompts: &Arc<Prompts>,
-    ) -> Result<States, ExportError> {
+    ) -> Result<Self, ExportError> {
         let scenario = scenarios.find(record)?;
         let mut before = Vec::with_capacity(record.turns.len());
         let episode = record.replay_observing(&scenario, prompts, |episode| {
@@ -48,15 +54,134 @@ impl States {
                 episode: record.episode_id.clone(),
             });
         }
-        let end = crate::game::PerSeat::from_fn(|seat| state_text(&episode, seat));
+        let end = PerSeat::from_fn(|seat| state_text(&episode, seat));
         Ok(States { before, end })
+    }
+
+    /// `seat`'s transitions in `record`, headed by `head`.
+    pub fn seat<'a, H>(
+        &'a self,
+        head: &'a H,
+        record: &'a EpisodeRecord,
+        seat: Seat,
+        reward: f64,
+    ) -> SeatTransitions<'a, H> {
+        let turns = record
+            .turns
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.seat == seat);
+        SeatTransitions {
+            head,
+            turns: turns
+                .map(|(index, t)| SeatTurn {
+                    index,
+                    raw: &t.raw,
+                    act: t.parsed.act.as_deref(),
+                    planning: t.planning.as_ref(),
+                    turn_reward: record.turn_rewards.get(index).copied().flatten(),
+                })
+                .collect(),
+            before: &self.before,
+            end: &self.end[seat],
+            reward,
+            outcome: record.kind(),
+        }
+    }
+}
+
+impl States<Vec<String>> {
+    /// Replay the table `record` through the table engine and take the state texts along the
+    /// way; a record that does not replay exactly is refused, as the table's other text
+    /// formats refuse it.
+    pub fn of_table(
+        record: &TableRecord,
+        scenarios: &mut TableSource,
+        prompts: &Arc<Prompts>,
+    ) -> Result<Self, ExportError> {
+        let scenario = scenarios.find(record)?;
+        let seats = scenario.parties.len();
+        let mut before = Vec::with_capacity(record.turns.len());
+        let episode = record
+            .replay_observing(scenario, prompts, |episode| {
+                let seat = episode.to_move().unwrap_or_default();
+                before.push(state_text(episode, seat));
+            })
+            .map_err(super::table::refused)?;
+        let end = (0..seats).map(|seat| state_text(&episode, seat)).collect();
+        Ok(States { before, end })
+    }
+
+    /// `seat`'s transitions in the table `record`, headed by `head`.
+    pub fn seat<'a, H>(
+        &'a self,
+        head: &'a H,
+        record: &'a TableRecord,
+        seat: usize,
+        reward: f64,
+    ) -> SeatTransitions<'a, H> {
+        let turns = record
+            .turns
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.turn.seat == seat);
+        SeatTransitions {
+            head,
+            turns: turns
+                .map(|(index, t)| SeatTurn {
+                    index,
+                    raw: &t.turn.completion.text,
+                    act: t.turn.parsed.act.as_deref(),
+                    planning: t.planning.as_ref(),
+                    turn_reward: record.turn_rewards.get(index).copied().flatten(),
+                })
+                .collect(),
+            before: &self.before,
+            end: &self.end[seat],
+            reward,
+            outcome: record.outcome.outcome.kind,
+        }
+    }
+}
+
+/// One of a seat's turns as its transition reads it, from either kind of record.
+pub(crate) struct SeatTurn<'a> {
+    /// The turn's index in the record's `turns`.
+    index: usize,
+    /// The completion played.
+    raw: &'a str,
+    act: Option<&'a str>,
+    /// A planner's candidates and the one committed.
+    planning: Option<&'a Planning>,
+    /// The record's per-turn reward for the turn, where the config gave one.
+    turn_reward: Option<f64>,
+}
+
+/// What one seat's transition lines are written from.
+pub(crate) struct SeatTransitions<'a, H> {
+    head: &'a H,
+    /// The seat's turns, in order.
+    turns: Vec<SeatTurn<'a>>,
+    /// Every turn's state text, by its index in the record's `turns`.
+    before: &'a [String],
+    /// The seat's state text at the end.
+    end: &'a str,
+    /// The seat's episode reward, given on its last transition.
+    reward: f64,
+    outcome: OutcomeKind,
+}
+
+impl<H> SeatTransitions<'_, H> {
+    /// Whether the seat made no turn (it gives no line).
+    pub fn is_empty(&self) -> bool {
+        self.turns.is_empty()
     }
 }
 
 #[derive(Serialize)]
-struct Line<'a> {
+struct Line<'a, H> {
     #[serde(flatten)]
-    head: &'a Head<'a>,
+    head: &'a H,
     /// The turn's index in the record's `turns`.
     turn: usize,
     state: &'a str,
@@ -74,35 +199,27 @@ struct Line<'a> {
     done: bool,
 }
 
-pub fn write(
-    head: &Head,
-    record: &EpisodeRecord,
-    states: &States,
-    out: &mut dyn Write,
-) -> io::Result<usize> {
-    let seat = head.seat;
-    let mine: Vec<usize> = (0..record.turns.len())
-        .filter(|&i| record.turns[i].seat == seat)
-        .collect();
-    for (n, &i) in mine.iter().enumerate() {
-        let turn = &record.turns[i];
+/// Write one line per turn of the seat: the one transitions rule of both kinds of record.
+pub fn write<H: Serialize>(seat: &SeatTransitions<H>, out: &mut dyn Write) -> io::Result<usize> {
+    let mine = &seat.turns;
+    for (n, turn) in mine.iter().enumerate() {
         let last = n + 1 == mine.len();
-        let (candidates, chosen) = match &turn.planning {
+        let (candidates, chosen) = match turn.planning {
             Some(p) => (p.candidates.clone(), p.chosen),
             None => (
                 vec![Candidate {
-                    raw: turn.raw.clone(),
-                    act: turn.parsed.act.clone(),
+                    raw: turn.raw.to_string(),
+                    act: turn.act.map(str::to_string),
                     value: None,
                 }],
                 0,
             ),
         };
         let next_state = match mine.get(n + 1) {
-            Some(&next) => &states.before[next],
-            None => &states.end[seat],
+            Some(next) => &seat.before[next.index],
+            None => seat.end,
         };
-        let status = match (last, record.kind()) {
+        let status = match (last, seat.outcome) {
             (false, _) => "ongoing",
             (true, OutcomeKind::Deal) => "completed",
             (true, _) => "failed",
@@ -110,15 +227,15 @@ pub fn write(
         write_line(
             out,
             &Line {
-                head,
-                turn: i,
-                state: &states.before[i],
+                head: seat.head,
+                turn: turn.index,
+                state: &seat.before[turn.index],
                 candidates,
                 chosen,
-                action: &turn.raw,
-                act: turn.parsed.act.as_deref(),
-                reward: if last { head.reward } else { 0.0 },
-                turn_reward: record.turn_rewards.get(i).copied().flatten(),
+                action: turn.raw,
+                act: turn.act,
+                reward: if last { seat.reward } else { 0.0 },
+                turn_reward: turn.turn_reward,
                 next_state,
                 status,
                 done: last,
