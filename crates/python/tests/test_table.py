@@ -409,8 +409,6 @@ def test_a_table_and_a_two_party_game_answer_in_the_same_shapes():
         Game("deliberation", scenario_file=FIXTURE, opponent="rule:linear")
     with pytest.raises(ValueError, match="a casino game does not take `retries`"):
         Game("casino", retries=2)
-    with pytest.raises(ValueError, match="its seats take no `tool_calls`"):
-        game().step({"text": "x", "tool_calls": [{"function": {"name": "talk", "arguments": "{}"}}]})
     with pytest.raises(ValueError, match="games\\[0\\]: `step_many` is a two-party game's"):
         dealgym.step_many([game()], [turn("[TALK]")])
 
