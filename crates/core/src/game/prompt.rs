@@ -114,6 +114,13 @@ const TABLE_BUILTIN: &[(&str, &str)] = &[
 /// The templates a table renders, in the order [`Prompts::table_digest`] hashes them.
 const TABLE_TEMPLATES: [&str; 3] = ["deliberation.j2", "deliberation_turn.j2", "correction.j2"];
 
+/// The digests of earlier built-in table templates that render every table played as text
+/// (`tagged`, `xml`) exactly as today's built-in ones do — the templates before they learnt the
+/// tools format (`tests/fixtures/prompts/tables-before-tools/`; a test in `table/tests.rs`
+/// plays a table under both and holds every seat's view equal). A table record made under one
+/// replays under today's built-in templates.
+const EARLIER_TABLE_DIGESTS: &[&str] = &["bf9c6b6d2a0a3a42"];
+
 /// A template could not be loaded or rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
@@ -289,6 +296,20 @@ impl Prompts {
     /// replay can insist on the same templates.
     pub(crate) fn table_digest(&self) -> &str {
         &self.table_digest
+    }
+
+    /// Whether a table record whose templates had digest `recorded`, played in `format`,
+    /// renders as these templates do: the same digest, or an earlier built-in one
+    /// ([`EARLIER_TABLE_DIGESTS`]) for a text-format table while these are the built-in ones.
+    pub(crate) fn renders_table_as(
+        &self,
+        recorded: &str,
+        format: crate::protocol::TurnFormat,
+    ) -> bool {
+        recorded == self.table_digest
+            || (format != crate::protocol::TurnFormat::Tools
+                && self.table_digest == Prompts::builtin().table_digest
+                && EARLIER_TABLE_DIGESTS.contains(&recorded))
     }
 
     /// Template `name` rendered over `input`: the table's prompts, whose inputs the table

@@ -460,7 +460,9 @@ impl TableRecord {
                 found,
             });
         }
-        if self.source.is_none() && self.prompts_digest != prompts.table_digest() {
+        if self.source.is_none()
+            && !prompts.renders_table_as(&self.prompts_digest, self.options.format)
+        {
             return Err(TableReplayError::TemplatesChanged { episode });
         }
         let setup = match &self.source {

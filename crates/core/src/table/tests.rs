@@ -572,3 +572,43 @@ fn a_text_turn_at_a_tools_table_plays_but_is_not_format_ok() {
     assert_eq!(turn.played(), Some(&crate::protocol::Action::Talk));
     assert!(!turn.parsed.format_ok, "asked for tools, written as text");
 }
+
+/// The table templates before they learnt the tools format render every text-format table as
+/// today's do: a table played under each, in `tagged` and `xml`, gives every seat the same view,
+/// and the earlier templates' digest is the one `Prompts::renders_table_as` accepts — so a table
+/// record made under them replays under today's.
+#[test]
+fn the_templates_before_tools_render_text_tables_as_todays() {
+    use crate::game::Prompts;
+    use crate::negotiator::deliberation::scripted_table_completion;
+    use crate::protocol::TurnFormat;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/prompts/tables-before-tools");
+    let before = Arc::new(Prompts::with_overrides(&dir).expect("the earlier templates load"));
+    let today = Prompts::builtin();
+    assert_ne!(before.table_digest(), today.table_digest());
+    for format in [TurnFormat::Tagged, TurnFormat::Xml] {
+        assert!(today.renders_table_as(before.table_digest(), format));
+        assert!(!today.renders_table_as(before.table_digest(), TurnFormat::Tools));
+        assert!(!before.renders_table_as(today.table_digest(), format));
+        let options = TableOptions {
+            format,
+            ..TableOptions::default()
+        };
+        for seed in 0..4u64 {
+            let s = Arc::new(six_party());
+            let play = |prompts: &Arc<Prompts>| {
+                let setup = TableSetup::with_prompts(&s, &options, seed, prompts).unwrap();
+                let mut ep = TableEpisode::with_prompts(s.clone(), setup, prompts.clone()).unwrap();
+                while let Some(seat) = ep.to_move() {
+                    let completion = scripted_table_completion(&ep, seat);
+                    ep.step(seat, completion).unwrap();
+                }
+                (0..s.parties.len())
+                    .map(|seat| ep.view(seat).to_vec())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(play(&before), play(&today), "{format:?}, seed {seed}");
+        }
+    }
+}
