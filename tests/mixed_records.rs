@@ -178,6 +178,30 @@ fn merge_joins_both_kinds_and_counts_a_bad_line_once() {
         "every record of both kinds, once"
     );
 
+    // A shard killed while writing its first line: that line is a bad one, the rest merge.
+    let cut = dir.join("cut.jsonl");
+    std::fs::write(
+        &cut,
+        format!(
+            "{{\"schema\":1,\"run_id\n{}",
+            std::fs::read_to_string(&both).unwrap()
+        ),
+    )
+    .unwrap();
+    let merged = dealgym_cli([
+        "merge",
+        "--allow-mixed",
+        "--force",
+        out.to_str().unwrap(),
+        cut.to_str().unwrap(),
+    ]);
+    let said = String::from_utf8_lossy(&merged.stderr).to_string();
+    assert!(
+        said.contains("4 episodes (2 of them tables)") && said.contains("1 bad lines"),
+        "{said}"
+    );
+    assert_eq!(lines(&out), lines(&both));
+
     // The same tables again (another shard that repeats them): duplicates, written once.
     let again = dealgym_cli([
         "merge",

@@ -323,8 +323,11 @@ impl TableRecord {
         }
         let turns: Vec<&TableTurn> = self.turns.iter().map(|t| &t.turn).collect();
         let signals = table_turn_signals(scenario, &turns, &self.offers, config);
-        for (t, s) in self.turns.iter_mut().zip(signals) {
-            t.rewards = s;
+        let logged: Vec<bool> = (0..self.turns.len())
+            .map(|i| self.is_logged_turn(i))
+            .collect();
+        for ((t, s), logged) in self.turns.iter_mut().zip(signals).zip(logged) {
+            t.rewards = if logged { BTreeMap::new() } else { s };
         }
         self.reward_parts = self
             .roles()
@@ -341,6 +344,14 @@ impl TableRecord {
         self.recombine(config);
     }
 
+    /// Whether the turn at `index` is a logged prefix's (the first `prefix_turns` of a
+    /// continuation, [`TableRecord::parent`]): context its seats were given, not played by
+    /// them, so no reward signal, judge or export counts it — as a two-party record's
+    /// (`Rules::is_logged_turn`).
+    pub fn is_logged_turn(&self, index: usize) -> bool {
+        self.parent.as_ref().is_some_and(|p| index < p.prefix_turns)
+    }
+
     /// Make `rewards` the totals of `reward_parts` under `config` again, and `turn_rewards`
     /// each turn's own, after a component was added (the judge's, the reward model's), by the
     /// rule a two-party record's are made by (`reward::combine_seat_parts`). Under the
@@ -351,7 +362,7 @@ impl TableRecord {
         }
         let roles: Vec<String> = self.roles().into_iter().map(String::from).collect();
         let movers: Vec<usize> = self.turns.iter().map(|t| t.turn.seat).collect();
-        let scored = vec![true; movers.len()];
+        let scored: Vec<bool> = (0..movers.len()).map(|i| !self.is_logged_turn(i)).collect();
         let signals: Vec<&BTreeMap<String, f64>> = self.turns.iter().map(|t| &t.rewards).collect();
         let mut parts: Vec<Parts> = roles
             .iter()
@@ -586,7 +597,7 @@ fn terminal_rewards(record: &TableRecord, config: &RewardConfig) -> Vec<f64> {
         .map(|role| record.outcome.rho.get(*role).copied().unwrap_or(0.0))
         .collect();
     let violated: Vec<bool> = (0..roles.len())
-        .map(|seat| broke_format(&record.turns, seat))
+        .map(|seat| broke_format(record, seat))
         .collect();
     table_terminal_rewards(
         record.family,
@@ -599,10 +610,10 @@ fn terminal_rewards(record: &TableRecord, config: &RewardConfig) -> Vec<f64> {
 
 /// Whether `seat` played a turn that does not count as format-ok (the one rule of the `format`
 /// signal, `reward::SignalTurn::format_ok`). What `[rewards] psi_on = "violation"` charges ψ for.
-fn broke_format(turns: &[TableTurnRecord], seat: usize) -> bool {
-    turns
-        .iter()
-        .any(|t| t.turn.seat == seat && !SignalTurn::format_ok(&t.turn))
+fn broke_format(record: &TableRecord, seat: usize) -> bool {
+    record
+        .own_calls(seat)
+        .any(|(_, t)| !SignalTurn::format_ok(&t.turn))
 }
 
 #[cfg(test)]
@@ -750,6 +761,50 @@ mod tests {
         back.replay(s).expect("replays");
     }
 
+    /// A continuation's logged prefix is context: its turns earn no reward signal, are no
+    /// seat's own call (nor trainable in an export), and a format break in them costs no ψ.
+    #[test]
+    fn a_continuations_logged_turns_are_no_seats_own() {
+        use crate::reward::PsiOn;
+        let (s, played) = played(3);
+        let config = RewardConfig {
+            weights: [(Component::Terminal, 1.0), (Component::Format, 0.5)].into(),
+            psi_on: PsiOn::Violation,
+            ..RewardConfig::default()
+        };
+        let mut r = played.clone();
+        // The first turn broke the format: it is a logged one below.
+        r.turns[0].turn.parsed.format_ok = false;
+        let prefix = 4;
+        r.parent = Some(crate::record::Parent {
+            run_id: "parent".into(),
+            episode_id: "g0-m0".into(),
+            prefix_turns: prefix,
+        });
+        r.set_rewards(&s, &config);
+        for (i, t) in r.turns.iter().enumerate() {
+            assert_eq!(
+                t.rewards.is_empty(),
+                i < prefix,
+                "turn {i}: {:?}",
+                t.rewards
+            );
+            assert_eq!(r.is_logged_turn(i), i < prefix);
+        }
+        let first = r.turns[0].turn.seat;
+        assert!(r.own_calls(first).all(|(i, _)| i >= prefix));
+        let total: usize = (0..r.seats.len())
+            .map(|seat| r.own_calls(seat).count())
+            .sum();
+        assert_eq!(total, r.turns.len() - prefix);
+        // The same break outside the prefix costs the seat ψ.
+        let mut unlogged = r.clone();
+        unlogged.parent = None;
+        unlogged.set_rewards(&s, &config);
+        let role = r.roles()[first].to_string();
+        assert_ne!(r.rewards[&role], unlogged.rewards[&role]);
+    }
+
     #[test]
     fn a_table_seat_gets_per_turn_components_and_turn_rewards_by_the_two_party_rules() {
         use crate::reward::{RuleConfig, RuleTarget, TurnReward};
@@ -818,7 +873,15 @@ mod tests {
             );
             assert_eq!(r.turn_reward(i), r.turn_rewards[i]);
         }
-        assert_eq!(r.call_rewards(0).len(), r.own_calls(0).count());
+        // Each of seat 0's calls is paid its own turn's reward (every turn's, under every_turn).
+        let seat_0: Vec<f64> = r
+            .turns
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.turn.seat == 0)
+            .map(|(i, _)| r.turn_rewards[i].unwrap())
+            .collect();
+        assert_eq!(r.call_rewards(0), seat_0);
         // The record reads back (old records lack every new field: they still read).
         let back: TableRecord = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
         assert_eq!(back, r);

@@ -155,7 +155,12 @@ impl<'a> ExactCalls<'a> {
 /// seat's first call's prompt). The one rule for a record ([`EpisodeRecord::own_calls`]) and for
 /// an episode in play ([`episode_calls`]).
 fn is_own_call(rules: &Rules, index: usize, by: Seat, seat: Seat) -> bool {
-    by == seat && !rules.is_logged_turn(index)
+    own_call(rules.is_logged_turn(index), by, seat)
+}
+
+/// The rule of [`is_own_call`] for either kind of seat: the seat's turn, not a logged one.
+fn own_call<S: PartialEq>(logged: bool, by: S, seat: S) -> bool {
+    by == seat && !logged
 }
 
 /// The token ids of `seat`'s own calls so far among a two-party episode's `turns` (`None` for
@@ -243,12 +248,13 @@ impl EpisodeRecord {
 
 impl TableRecord {
     /// The turns of the seat at index `seat` (with their indexes in `turns`): every attempt it
-    /// made, a retried one included, as a two-party seat's own calls are.
+    /// made, a retried one included, and none of a logged prefix's
+    /// ([`TableRecord::is_logged_turn`]), as a two-party seat's own calls are.
     pub fn own_calls(&self, seat: usize) -> impl Iterator<Item = (usize, &TableTurnRecord)> {
         self.turns
             .iter()
             .enumerate()
-            .filter(move |(_, t)| t.turn.seat == seat)
+            .filter(move |(i, t)| own_call(self.is_logged_turn(*i), t.turn.seat, seat))
     }
 
     /// The exact ids of the calls of the seat at index `seat` ([`TableRecord::own_calls`]),

@@ -354,7 +354,13 @@ fn merge_into(options: &MergeOptions, partial: &Path) -> Result<MergeReport, Mer
             file: file.clone(),
             ..FileCount::default()
         };
-        let first = records_kind(std::slice::from_ref(file))?;
+        // The kind of its first record; a first line that is no record (a shard killed while
+        // writing it) is a bad line of the passes below, which read either kind whichever
+        // comes first.
+        let first = match records_kind(std::slice::from_ref(file)) {
+            Err(ReadError::Line { .. } | ReadError::CutOff { .. }) => RecordsKind::TwoParty,
+            kind => kind?,
+        };
         let passed_over = match first {
             RecordsKind::TwoParty => joined.file::<EpisodeRecord>(file, false, &mut count)?,
             RecordsKind::Table => joined.file::<TableRecord>(file, false, &mut count)?,

@@ -369,13 +369,16 @@ impl Rewardable for Table<'_> {
         self.record.seats.len()
     }
     fn played_turns(&self) -> Vec<usize> {
-        (0..self.record.turns.len()).collect()
+        (0..self.record.turns.len())
+            .filter(|i| !self.record.is_logged_turn(*i))
+            .collect()
     }
     fn mover(&self, turn: usize) -> usize {
         self.record.turns[turn].turn.seat
     }
     fn own_message(&self, turn: usize) -> Message {
-        game::own_message(&self.record.turns[turn].turn.completion.text, &[])
+        let completion = &self.record.turns[turn].turn.completion;
+        game::own_message(&completion.text, &completion.tool_calls)
     }
     fn judge_input(&self, graded: Graded, labels: &BTreeMap<String, Vec<String>>) -> JudgeInput {
         let r = &*self.record;
