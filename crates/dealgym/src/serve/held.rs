@@ -1,7 +1,7 @@
 //! The episode a connection holds — a WebSocket, an MCP session: at most one at a time,
 //! reachable by that connection only. OpenEnv's `reset`/`step`/`state` messages and MCP's
 //! `start_negotiation`/move tools both go through it, so a reset or a step is written once.
-//! OpenEnv's connection may hold an n-party table instead, as the one seat its reset named
+//! Either connection may hold an n-party table instead, as the one seat its reset named
 //! (every other seat played by `rule:deliberation`): the table lives in the hub's one registry
 //! and is stepped by the same code as `/v1/tables` ([`super::table`]).
 
