@@ -403,3 +403,121 @@ async fn the_websocket_mcp_message_acts_on_the_sockets_episode() {
     assert_eq!(records[0].turns[0].tool_calls[0].function.name, "walk_away");
     assert!(records[0].turns[0].parsed.format_ok);
 }
+
+/// MCP plays an n-party table as OpenEnv does, over the server's one registry: a
+/// `start_negotiation` naming a table scenario with `learner_role` seats the client there in
+/// the tools format (every other seat `rule:deliberation`), `tools/list` answers the table's
+/// tools (`accept` names an offer), each move tool's call is the seat's turn, and the table's
+/// record — the client seat's turns carrying its calls — is logged with the reward the last
+/// result answered. `start_negotiation` refused tables before.
+#[tokio::test]
+async fn an_mcp_client_plays_a_seat_at_a_table_through_its_tools() {
+    let dir = temp_dir("mcp-table");
+    let log = dir.join("serve.jsonl");
+    let table =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/table/six_party.jsonl");
+    let options = ServeOptions::new("127.0.0.1:0".parse().unwrap(), vec![table], log.clone());
+    let server = Server::start(options).await.unwrap();
+    let mut mcp = Mcp::new(&server);
+    mcp.initialize().await;
+
+    let started = mcp
+        .call(
+            "start_negotiation",
+            json!({"scenario_id": "deliberation:test:cooperative", "seed": 9, "learner_role": "party_2"}),
+        )
+        .await;
+    assert_eq!(started["isError"], false, "{started}");
+    let seat = observation(&started);
+    assert_eq!(seat["role"], "party_2", "{started}");
+    assert_eq!(seat["your_turn"], true, "{started}");
+    assert_eq!(seat["tools"][1]["function"]["name"], "accept", "{started}");
+
+    let listed = mcp.request("tools/list", json!({})).await;
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "make_offer",
+            "accept",
+            "reject",
+            "walk_away",
+            "say",
+            "start_negotiation",
+            "observe"
+        ]
+    );
+    assert_eq!(
+        tools[1]["inputSchema"]["required"],
+        json!(["offer"]),
+        "{listed}"
+    );
+
+    let mut last = started;
+    let mut calls = 0;
+    for _ in 0..32 {
+        let seen = mcp.call("observe", json!({})).await;
+        assert_eq!(seen["isError"], false, "{seen}");
+        assert_eq!(observation(&seen)["role"], "party_2", "{seen}");
+        if observation(&seen)["done"] == true {
+            break;
+        }
+        last = match observation(&seen)["state"]["offers"]
+            .as_array()
+            .unwrap()
+            .last()
+        {
+            Some(offer) => {
+                mcp.call(
+                    "accept",
+                    json!({"offer": offer["id"], "message": "Agreed."}),
+                )
+                .await
+            }
+            None => mcp.call("say", json!({"text": "Let us see."})).await,
+        };
+        calls += 1;
+        assert_eq!(last["isError"], false, "{last}");
+        assert_eq!(observation(&last)["error"], Value::Null, "{last}");
+    }
+    assert_eq!(
+        last["structuredContent"]["done"], true,
+        "the table ended: {last}"
+    );
+    let text = last["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("The negotiation is over: "), "{text}");
+
+    let records: Vec<dealgym::record::TableRecord> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 1, "one table record");
+    let record = &records[0];
+    assert_eq!(
+        serde_json::to_value(record.setup.format).unwrap(),
+        json!("tools")
+    );
+    let mine: Vec<_> = record
+        .turns
+        .iter()
+        .filter(|t| t.role == "party_2")
+        .collect();
+    assert_eq!(mine.len(), calls, "every call is one of the seat's turns");
+    for turn in &mine {
+        let called = &turn.turn.completion.tool_calls;
+        assert_eq!(called.len(), 1, "{turn:?}");
+        assert!(called[0].id.starts_with("mcp_"), "{turn:?}");
+        assert!(turn.turn.parsed.format_ok, "{turn:?}");
+    }
+    assert_eq!(
+        last["structuredContent"]["reward"].as_f64().unwrap(),
+        record.rewards["party_2"]
+    );
+    assert!(
+        text.ends_with(&format!("your reward: {}.", record.rewards["party_2"])),
+        "{text}"
+    );
+    server.shutdown().await;
+}

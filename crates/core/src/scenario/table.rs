@@ -226,7 +226,7 @@ pub struct UnknownParty {
 
 impl TableScenario {
     /// The deal space, read and enumerated as the issues family's is.
-    pub(crate) fn term_space(&self) -> TermSpace<'_> {
+    pub fn term_space(&self) -> TermSpace<'_> {
         TermSpace::Issues(&self.issues)
     }
 

@@ -1,7 +1,7 @@
 //! The episode a connection holds — a WebSocket, an MCP session: at most one at a time,
 //! reachable by that connection only. OpenEnv's `reset`/`step`/`state` messages and MCP's
 //! `start_negotiation`/move tools both go through it, so a reset or a step is written once.
-//! OpenEnv's connection may hold an n-party table instead, as the one seat its reset named
+//! Either connection may hold an n-party table instead, as the one seat its reset named
 //! (every other seat played by `rule:deliberation`): the table lives in the hub's one registry
 //! and is stepped by the same code as `/v1/tables` ([`super::table`]).
 
@@ -10,7 +10,7 @@ use super::hub::{Live, Owner};
 use super::session::{ResetArgs, Sampled, Session};
 use super::table::single_seat_turn;
 use super::table_rest::single_seat_answer;
-use super::wire::{EnvState, Observed, StepAnswer};
+use super::wire::{EnvState, Observed};
 use super::Shared;
 use crate::game::{Completion, Seat};
 use crate::protocol::TurnFormat;
@@ -97,17 +97,43 @@ impl Held {
         Ok(Observed::Episode(answer))
     }
 
-    /// What the seat to move (or, once it is over, the learner) sees of the held episode.
-    pub async fn observe(&self, state: &Shared) -> Result<StepAnswer, ServeError> {
+    /// What the seat to move (or, once it is over, the learner) sees of the held episode; at
+    /// a table, what the connection's seat sees (its reward `null` until the table ends).
+    pub async fn observe(&self, state: &Shared) -> Result<Observed, ServeError> {
+        if let Some(held) = &self.seat {
+            let slot = self.table(state)?;
+            let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+            return Ok(Observed::Table(single_seat_answer(
+                &session, &held.role, None,
+            )?));
+        }
         self.read(state, |session| {
-            session.observe(session.to_move().unwrap_or(Seat::Learner))
+            Observed::Episode(session.observe(session.to_move().unwrap_or(Seat::Learner)))
         })
         .await
     }
 
     /// How the seat to move in the held episode was asked to play; `None` once it is over.
+    /// At a table, the connection's seat is asked in the table's format.
     pub async fn format_to_move(&self, state: &Shared) -> Result<Option<TurnFormat>, ServeError> {
+        if self.seat.is_some() {
+            let slot = self.table(state)?;
+            let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+            let episode = &session.episode;
+            return Ok(episode.outcome().is_none().then(|| episode.setup().format));
+        }
         self.read(state, Session::format_to_move).await
+    }
+
+    /// The id of the held table, where the connection plays a seat at one.
+    pub fn table_id(&self) -> Option<&str> {
+        self.seat.as_ref().and(self.current.as_deref())
+    }
+
+    /// The held table's slot.
+    fn table(&self, state: &Shared) -> Result<std::sync::Arc<super::table::TableSlot>, ServeError> {
+        let id = self.current.as_ref().ok_or(ServeError::NoSession)?;
+        state.hub.find_table(id)
     }
 
     /// Where the held episode stands; a fresh environment's state without one.

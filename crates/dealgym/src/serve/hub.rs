@@ -353,9 +353,9 @@ impl Hub {
         Session::begin(claim, driver, tokens).await
     }
 
-    /// Refuse a two-party reset (MCP's, `/v1/episodes`') that names an n-party table
-    /// ([`Hub::names_table`]), saying where tables are played: these surfaces carry two-party
-    /// episodes (MCP's tools are the two-party families' moves). Else the reset's two-party
+    /// Refuse a two-party reset (`/v1/episodes`') that names an n-party table
+    /// ([`Hub::names_table`]), saying where tables are played (OpenEnv and MCP route a table's
+    /// reset to [`Hub::start_single_seat`] before they get here). Else the reset's two-party
     /// family, if it names one.
     fn refuse_table(&self, args: &ResetArgs) -> Result<Option<Family>, ServeError> {
         if self.names_table(args) {
@@ -365,7 +365,7 @@ impl Hub {
                 (None, None) => "this reset".to_string(),
             };
             return Err(ServeError::Validation(format!(
-                "{named} is an n-party table: MCP and /v1/episodes play two-party episodes; play it at POST /v1/tables (a session per seat), or over OpenEnv (/ws, /reset, /step) as the one seat `learner_role` names"
+                "{named} is an n-party table: /v1/episodes plays two-party episodes; play it at POST /v1/tables (a session per seat), or over OpenEnv (/ws, /reset, /step) or MCP (start_negotiation) as the one seat `learner_role` names"
             )));
         }
         Ok(match args.family {

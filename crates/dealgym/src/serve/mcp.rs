@@ -31,10 +31,10 @@ use super::held::Held;
 use super::hub::Owner;
 use super::openapi::Routes;
 use super::session::{ResetArgs, Sampled};
-use super::wire::{to_json, StepAnswer};
+use super::wire::{to_json, Observed};
 use super::Shared;
 use crate::game::{Completion, ToolCall};
-use crate::protocol::{tool_specs, TermSpace, TurnFormat, TOOL_NAMES};
+use crate::protocol::{tool_specs_of, TermSpace, ToolSet, TurnFormat, TOOL_NAMES};
 
 /// The MCP revisions this server speaks (the `initialize` handshake's); a client asking for
 /// another is answered with the newest.
@@ -297,11 +297,11 @@ async fn dispatch(state: &Shared, held: Option<&mut Held>, request: Request, id:
     match request.method.as_str() {
         "ping" => success(id, json!({})),
         "tools/list" => {
-            let space = match &held {
-                Some(held) => scenario_space(state, held).await,
+            let moves = match &held {
+                Some(held) => session_tools(state, held).await,
                 None => None,
             };
-            success(id, json!({"tools": tools(space.as_ref())}))
+            success(id, json!({"tools": tools(moves)}))
         }
         "tools/call" => {
             let Some(Value::String(name)) = request.params.get("name").cloned() else {
@@ -362,14 +362,9 @@ async fn call(
                 .get_or_insert_with(Map::new)
                 .entry("learner_format")
                 .or_insert_with(|| json!("tools"));
-            if state.hub.names_table(&args) {
-                // MCP's tools are a two-party family's moves; a table is played in text.
-                return Err(ServeError::Validation(
-                    "start_negotiation plays two-party episodes (its tools are their moves): play an n-party table at POST /v1/tables, or over OpenEnv (/ws, /reset, /step) as the one seat `learner_role` names".into(),
-                )
-                .into());
-            }
-            held.reset(state, &args).await?.episode()?
+            // A reset naming an n-party table starts it with the client as the seat
+            // `learner_role` names, as OpenEnv's does ([`Held::reset`]).
+            held.reset(state, &args).await?
         }
         "observe" => held.observe(state).await?,
         // Every other name is the seat's move: the engine reads it (an unknown tool is a
@@ -402,35 +397,56 @@ async fn call(
             };
             held.step(state, None, completion, Sampled::default())
                 .await?
-                .episode()?
         }
     };
     Ok(tool_result(&answer))
 }
 
 /// A tool's result: the seat's answer as structured content, and as text what it is to answer
-/// (the other side's reply or the correction) or, once it is over, how it ended.
-fn tool_result(answer: &StepAnswer) -> Value {
-    let observation = &answer.observation;
-    let text = match &observation.info.outcome {
-        Some(outcome) => format!(
-            "The negotiation is over: {}{}; your reward: {}.",
-            outcome.outcome.kind.name(),
-            outcome
-                .outcome
-                .terms_text
+/// (the other side's reply or the correction) or, once it is over, how it ended — a two-party
+/// episode's or a table's seat alike.
+fn tool_result(answer: &Observed) -> Value {
+    // How it ended (the outcome's name, the deal as the seat reads it), the prompt, whether
+    // the seat's last call was malformed, and the reward.
+    let (ended, prompt, malformed, reward) = match answer {
+        Observed::Episode(answer) => {
+            let observation = &answer.observation;
+            let ended = observation.info.outcome.as_ref().map(|outcome| {
+                let terms = outcome
+                    .outcome
+                    .terms_text
+                    .as_ref()
+                    .map(|t| format!(" ({t}, from the learner's side)"));
+                (outcome.outcome.kind.name(), terms)
+            });
+            let malformed = observation
+                .state
+                .last_turn
                 .as_ref()
-                .map(|t| format!(" ({t}, from the learner's side)"))
-                .unwrap_or_default(),
-            answer.reward.unwrap_or_default()
-        ),
-        None => observation.prompt.clone(),
+                .is_some_and(|t| t.error.is_some());
+            (ended, &observation.prompt, malformed, answer.reward)
+        }
+        Observed::Table(answer) => {
+            let observation = &answer.observation;
+            let ended = observation.view.state.outcome.as_ref().map(|outcome| {
+                let deal = match (outcome.offer, &outcome.deal) {
+                    (Some(offer), Some(deal)) => Some(format!(" (offer #{offer}: {deal})")),
+                    _ => None,
+                };
+                (outcome.kind.name(), deal)
+            });
+            let malformed = observation.error.is_some();
+            (ended, &observation.view.prompt, malformed, answer.reward)
+        }
     };
-    let malformed = observation
-        .state
-        .last_turn
-        .as_ref()
-        .is_some_and(|t| t.error.is_some());
+    let text = match ended {
+        Some((kind, terms)) => format!(
+            "The negotiation is over: {kind}{}; your reward: {}.",
+            terms.unwrap_or_default(),
+            reward.unwrap_or_default()
+        ),
+        None => prompt.clone(),
+    };
     json!({
         "content": [{"type": "text", "text": text}],
         "structuredContent": to_json(answer),
@@ -442,7 +458,22 @@ fn tool_error(message: &str) -> Value {
     json!({"content": [{"type": "text", "text": message}], "isError": true})
 }
 
-/// The term space of the negotiation a session holds, if any, for its tools' schemas.
+/// The move tools of the negotiation a session holds, if any: a table's (`accept` names an
+/// offer) or its scenario's term space's.
+async fn session_tools(state: &Shared, held: &Held) -> Option<Vec<Value>> {
+    if let Some(id) = held.table_id() {
+        let slot = state.hub.find_table(id).ok()?;
+        let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+        return Some(specs(
+            session.episode.scenario().term_space(),
+            ToolSet::Table,
+        ));
+    }
+    let OwnedSpace(scenario) = scenario_space(state, held).await?;
+    Some(specs(scenario.term_space(), ToolSet::Bilateral))
+}
+
+/// The term space of the two-party negotiation a session holds, if any, for its tools' schemas.
 async fn scenario_space(state: &Shared, held: &Held) -> Option<OwnedSpace> {
     let scenario_id = held.state(state).await.ok()?.episode?.scenario_id;
     let index = state
@@ -456,13 +487,13 @@ async fn scenario_space(state: &Shared, held: &Held) -> Option<OwnedSpace> {
 /// A scenario kept for its term space.
 struct OwnedSpace(std::sync::Arc<crate::scenario::Scenario>);
 
-/// The tools, as `tools/list` gives them: the session's own terms once a negotiation is on,
-/// else terms as an open object (its keys are the scenario's: `observe` shows them).
-fn tools(space: Option<&OwnedSpace>) -> Vec<Value> {
-    let mut tools: Vec<Value> = match space {
-        Some(OwnedSpace(scenario)) => specs(scenario.term_space()),
+/// The tools, as `tools/list` gives them: the session's own move tools once a negotiation is
+/// on, else terms as an open object (its keys are the scenario's: `observe` shows them).
+fn tools(moves: Option<Vec<Value>>) -> Vec<Value> {
+    let mut tools: Vec<Value> = match moves {
+        Some(moves) => moves,
         None => {
-            let mut specs = specs(TermSpace::Price);
+            let mut specs = specs(TermSpace::Price, ToolSet::Bilateral);
             specs[0]["inputSchema"]["properties"]["terms"] = json!({
                 "type": "object",
                 "description": "The deal: a price (`{\"price\": 120}`), what YOU get of each item (`{\"food\": 2, \"water\": 1, \"firewood\": 0}`), or a value for every issue. start_negotiation's result lists the scenario's terms."
@@ -483,8 +514,8 @@ fn tools(space: Option<&OwnedSpace>) -> Vec<Value> {
     tools
 }
 
-fn specs(space: TermSpace<'_>) -> Vec<Value> {
-    tool_specs(space)
+fn specs(space: TermSpace<'_>, set: ToolSet) -> Vec<Value> {
+    tool_specs_of(space, set)
         .into_iter()
         .map(|t| json!({"name": t.name, "description": t.description, "inputSchema": t.parameters}))
         .collect()

@@ -92,22 +92,37 @@ struct SingleSeat {
 }
 
 impl TableReset {
-    /// OpenEnv's reset `args` naming a table ([`Hub::names_table`]), as a table with one
-    /// client seat. What a two-party reset may set that a table has no use for is refused
-    /// rather than ignored.
+    /// OpenEnv's (or MCP's) reset `args` naming a table ([`Hub::names_table`]), as a table
+    /// with one client seat. Of the `rules`, `learner_format` is the table's format (MCP's
+    /// `start_negotiation` asks for `tools`); what else a two-party reset may set that a table
+    /// has no use for is refused rather than ignored.
     pub(super) fn single_seat(args: &ResetArgs) -> Result<TableReset, ServeError> {
+        let mut format = None;
+        let mut other_rule = None;
+        for (key, value) in args.rules.iter().flatten() {
+            if key == "learner_format" {
+                format = Some(
+                    serde_json::from_value::<TurnFormat>(value.clone()).map_err(|e| {
+                        ServeError::Validation(format!("rules.learner_format: {e}"))
+                    })?,
+                );
+            } else {
+                other_rule = Some(key.as_str());
+            }
+        }
+        let rule = other_rule.map(|key| format!("rules.{key}"));
         let unused = [
             (
                 "opponent",
                 args.opponent.as_ref().is_some_and(|o| o.trim() != SCRIPTED),
             ),
             ("first_mover", args.first_mover.is_some()),
-            ("rules", args.rules.is_some()),
+            (rule.as_deref().unwrap_or("rules"), rule.is_some()),
             ("tokens", args.tokens.is_some()),
         ];
         if let Some((name, _)) = unused.iter().find(|(_, set)| *set) {
             return Err(ServeError::Validation(format!(
-                "`{name}`: not a setting of an n-party table (OpenEnv plays a table as one seat, every other seat played by {SCRIPTED})"
+                "`{name}`: not a setting of an n-party table (OpenEnv plays a table as one seat, every other seat played by {SCRIPTED}; of the rules, a table takes `learner_format` alone)"
             )));
         }
         let family = match args.family {
@@ -119,6 +134,7 @@ impl TableReset {
             index: args.index,
             seed: args.seed,
             table_id: args.episode_id.clone(),
+            format,
             single: Some(SingleSeat {
                 role: args.learner_role.as_ref().map(|r| r.name().to_string()),
                 family,
@@ -773,8 +789,10 @@ impl Hub {
     }
 }
 
-/// `completion` as OpenEnv's client's turn at a table: what a table turn cannot carry (a seat
-/// named in the action — the client plays one seat —, token-exact ids, tool calls) is refused.
+/// `completion` as OpenEnv's (or MCP's) client's turn at a table: what a table turn cannot
+/// carry (a seat named in the action — the client plays one seat —, token-exact ids) is
+/// refused. Tool calls are the seat's turn as at `/v1/tables`: read with the table's tools,
+/// format-ok where the table was asked for the tools format.
 pub(super) fn single_seat_turn(
     seat: Option<crate::game::Seat>,
     completion: Completion,
@@ -785,11 +803,10 @@ pub(super) fn single_seat_turn(
         ("completion_ids", sampled.completion_ids.is_some()),
         ("logprobs", sampled.logprobs.is_some()),
         ("finish_reason", sampled.finish_reason.is_some()),
-        ("tool_calls", !completion.tool_calls.is_empty()),
     ];
     match refused.iter().find(|(_, set)| *set) {
         Some((name, _)) => Err(ServeError::Validation(format!(
-            "`{name}`: not part of a table turn (the client plays the one seat its reset named, in text: send `message`, and `reasoning` if any)"
+            "`{name}`: not part of a table turn (the client plays the one seat its reset named: send `message`, and `reasoning` and `tool_calls` if any)"
         ))),
         None => Ok(completion),
     }

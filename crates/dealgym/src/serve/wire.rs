@@ -14,7 +14,6 @@ use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::error::ServeError;
 use super::session::Sampled;
 use super::table_rest::TableObservation;
 use crate::game::{Completion, Message, PerSeat, Seat, ToolCall};
@@ -156,18 +155,6 @@ pub struct Observation {
 pub(super) enum Observed {
     Episode(StepAnswer),
     Table(StepAnswer<TableObservation>),
-}
-
-impl Observed {
-    /// The two-party answer, for surfaces that hold two-party episodes only (MCP).
-    pub fn episode(self) -> Result<StepAnswer, ServeError> {
-        match self {
-            Observed::Episode(answer) => Ok(answer),
-            Observed::Table(_) => Err(ServeError::Validation(
-                "an n-party table is not played here: MCP plays two-party episodes".into(),
-            )),
-        }
-    }
 }
 
 /// Token-exact mode: the ids the client appends to the seat's sequence before it samples.
