@@ -1176,5 +1176,31 @@ async fn openenv_stateless_reset_and_step_play_a_table() {
         assert_eq!(code, 422, "{url} {body}: {answer}");
         assert!(answer.to_string().contains(names), "{body}: {answer}");
     }
+
+    // A stateless step refused (a completion past the cap) leaves no table behind: nothing
+    // live to count against --max-sessions, nothing reaped and logged later.
+    let (capped, capped_log) = self::server("serve_tables_openenv_refused", |o| {
+        o.text_limits.completion = 200;
+    })
+    .await;
+    let long =
+        json!({"message": format!("Thought: {}\nTalk: hi\nAction: [TALK]", "x".repeat(400))});
+    let body =
+        json!({"action": long, "scenario_id": SCENARIO, "seed": 9, "learner_role": "party_2"});
+    let (code, answer) = call(
+        &http,
+        "POST",
+        format!("{}/step", capped.base_url()),
+        Some(body),
+    )
+    .await;
+    assert_eq!(code, 413, "{answer}");
+    assert_eq!(
+        capped.state.hub.live_count(),
+        0,
+        "the refused step's table is gone"
+    );
+    assert!(read_log(&capped_log).is_empty());
+    capped.shutdown().await;
     server.shutdown().await;
 }

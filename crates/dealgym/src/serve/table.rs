@@ -645,19 +645,20 @@ impl Hub {
             .id
             .clone();
         let answer = match action {
-            Some(completion) => {
-                self.step_single_seat(&id, &role, &token, completion)
-                    .await?
-            }
+            Some(completion) => self.step_single_seat(&id, &role, &token, completion).await,
             None => {
                 let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-                single_seat_answer(&session, &role, None)?
+                single_seat_answer(&session, &role, None)
             }
         };
-        if !answer.done && self.take(&id, &Live::Table(slot.clone())) {
+        // Whatever happened, a table still live is this request's alone: out of the registry
+        // (a failed step leaves nothing behind to count against --max-sessions, or to be
+        // reaped and logged for a request that was refused).
+        let live = answer.as_ref().map_or(true, |a| !a.done);
+        if live && self.take(&id, &Live::Table(slot.clone())) {
             self.memory.relieve();
         }
-        Ok(answer)
+        answer
     }
 
     /// Play OpenEnv's client's `completion` as its seat `role` of table `id` (then the scripted
