@@ -387,7 +387,8 @@ fn a_planner_sits_at_a_table_seat_and_its_planning_goes_on_the_record() {
         format!(
             "[players.seated]\nplanner = {{ propose = [\"script:{script}\", \"openai:mock@{url}\"], \
              value = \"{url}/value\" }}\n\
-             [players.two_party]\nplanner = {{ propose = [\"rule:linear\", \"rule:tough\"] }}\n",
+             [players.two_party]\nplanner = {{ propose = [\"rule:linear\", \"rule:tough\"] }}\n\
+             [players.grammar]\nendpoint = \"{url}\"\nmodel = \"mock\"\nconstrain = \"gbnf\"\n",
             url = mock.url,
             script = script.display()
         ),
@@ -568,4 +569,10 @@ fn a_planner_sits_at_a_table_seat_and_its_planning_goes_on_the_record() {
         stderr.contains("`rule:linear` plays two-party games"),
         "{stderr}"
     );
+    // A constrained seat is refused at a table (its grammar is a two-party turn's), not
+    // played unconstrained.
+    let refused = run("other_cities=grammar", &dir.join("constrained.jsonl"));
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("set `constrain = \"none\"`"), "{stderr}");
 }

@@ -1158,7 +1158,12 @@ async fn openenv_stateless_reset_and_step_play_a_table() {
         (
             format!("{root}/reset"),
             json!({"scenario_id": SCENARIO, "learner_role": "mayor"}),
-            "learner_role `mayor`",
+            "learner_role: `mayor` is not a party of scenario",
+        ),
+        (
+            format!("{root}/reset"),
+            json!({"scenario_id": SCENARIO, "family": "casino", "learner_role": "party_2"}),
+            "`family` casino is a two-party family",
         ),
         (
             format!("{root}/reset"),

@@ -98,6 +98,14 @@ impl TablePlayer {
 /// proposers are those; a `rule:NAME` tactic plays two-party games.
 fn seats_at_table(player: &Player, spec: &str) -> Result<(), PlayerError> {
     match player {
+        Player::Llm { constrain, .. } if *constrain != super::Constrain::None => {
+            Err(PlayerError::spec(
+                spec,
+                "`constrain` writes a two-party turn's grammar; a table seat's turns are not \
+                 constrained: set `constrain = \"none\"` for it"
+                    .to_string(),
+            ))
+        }
         Player::Llm { .. } | Player::Script { .. } => Ok(()),
         Player::Rule { .. } => Err(PlayerError::spec(
             spec,
@@ -114,6 +122,7 @@ fn seats_at_table(player: &Player, spec: &str) -> Result<(), PlayerError> {
                         ),
                     ));
                 }
+                seats_at_table(proposer, spec)?;
             }
             Ok(())
         }

@@ -127,7 +127,14 @@ impl TableReset {
         }
         let family = match args.family {
             Some(ResetFamily::Table(family)) => Some(family),
-            _ => None,
+            Some(ResetFamily::Party(family)) => {
+                return Err(ServeError::Validation(format!(
+                    "`family` {} is a two-party family, and scenario `{}` an n-party table: name one kind",
+                    family.name(),
+                    args.scenario_id.as_deref().unwrap_or_default()
+                )))
+            }
+            None => None,
         };
         Ok(TableReset {
             scenario_id: args.scenario_id.clone(),
@@ -373,12 +380,9 @@ fn single_seat(scenario: &TableScenario, role: Option<&str>) -> Result<usize, Se
             scenario.id
         )));
     };
-    scenario.seat_of(role).ok_or_else(|| {
-        ServeError::Validation(format!(
-            "learner_role `{role}`: table scenario `{}` has the roles {roles}",
-            scenario.id
-        ))
-    })
+    scenario
+        .seat_of_party(role)
+        .map_err(|e| ServeError::Validation(format!("learner_role: {e}")))
 }
 
 /// A refusal of the table engine's, as the server answers it.
