@@ -340,7 +340,7 @@ impl Logged for EpisodeRecord {
 /// seated by role (`--seat`), so no seat changes hands — with the corrections the prefix
 /// needs. A table has no learner seat and no continuation cap: `--targets learner`,
 /// `--learner-role` and `--continue-turns` are refused before planning
-/// ([`refuse_for_tables`]).
+/// (`refuse_for_tables`).
 impl Logged for TableRecord {
     type Seat = usize;
     type Setup = TableOptions;
