@@ -44,30 +44,15 @@ pub fn replay_command(flags: &ReplayFlags) -> Result<()> {
                 replay::branch_tables(&options, Stop::on_signals(options.run.grace)).await
             })?;
             let run = &summary.run;
-            eprintln!(
-                "{}: {} branches of {} tables written to {}{}",
-                run.run_id,
-                run.written,
-                summary.parents,
-                options.run.out.display(),
-                match run.skipped {
-                    0 => String::new(),
-                    n => format!(" ({n} already there)"),
-                }
+            branches_written(
+                "tables",
+                &run.run_id,
+                (run.written, summary.parents),
+                &options.run.out,
+                (run.planned, run.skipped),
+                run.stopped.as_ref(),
+                || {},
             );
-            if let Some(stopped) = &run.stopped {
-                eprintln!(
-                    "{}",
-                    written_line(
-                        &run.run_id,
-                        run.written,
-                        &options.run.out,
-                        (run.planned, run.skipped),
-                        "",
-                        Some(stopped),
-                    )
-                );
-            }
             if run.stats.internal_errors > 0 {
                 std::process::exit(dealgym::run::INTERNAL_ERROR_EXIT);
             }
@@ -82,33 +67,45 @@ pub fn replay_command(flags: &ReplayFlags) -> Result<()> {
                 run.repaired_last_line.as_ref(),
                 &run.duplicates,
             );
-            eprintln!(
-                "{}: {} branches of {} episodes written to {}{}",
-                run.run_id,
-                run.written,
-                summary.parents,
-                options.run.out.display(),
-                match run.skipped {
-                    0 => String::new(),
-                    n => format!(" ({n} already there)"),
-                }
+            branches_written(
+                "episodes",
+                &run.run_id,
+                (run.written, summary.parents),
+                &options.run.out,
+                (run.planned, run.skipped),
+                run.stopped.as_ref(),
+                || skipped_note(&summary.duplicates, &summary.passed_over),
             );
-            skipped_note(&summary.duplicates, &summary.passed_over);
-            if let Some(stopped) = &run.stopped {
-                eprintln!(
-                    "{}",
-                    written_line(
-                        &run.run_id,
-                        run.written,
-                        &options.run.out,
-                        (run.planned, run.skipped),
-                        "",
-                        Some(stopped),
-                    )
-                );
-            }
             exit_as(run);
         }
     }
     Ok(())
+}
+
+/// What a branch run wrote (`written` branches of `parents` episodes of kind `what`), then
+/// its `notes`, then where it stopped early, if it did.
+fn branches_written(
+    what: &str,
+    run_id: &str,
+    (written, parents): (usize, usize),
+    out: &std::path::Path,
+    (planned, skipped): (usize, usize),
+    stopped: Option<&dealgym::run::Stopped>,
+    notes: impl FnOnce(),
+) {
+    let already = match skipped {
+        0 => String::new(),
+        n => format!(" ({n} already there)"),
+    };
+    eprintln!(
+        "{run_id}: {written} branches of {parents} {what} written to {}{already}",
+        out.display()
+    );
+    notes();
+    if let Some(stopped) = stopped {
+        eprintln!(
+            "{}",
+            written_line(run_id, written, out, (planned, skipped), "", Some(stopped))
+        );
+    }
 }
