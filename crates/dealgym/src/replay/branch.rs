@@ -95,17 +95,7 @@ pub async fn branch<'s>(
     for located in &mut records {
         let located = located?;
         let record = &located.record;
-        match &first_run {
-            None => first_run = Some(record.run_id.clone()),
-            Some(first) if *first != record.run_id => {
-                return Err(Error::MixedRuns {
-                    at: located.at(),
-                    first: first.clone(),
-                    found: record.run_id.clone(),
-                })
-            }
-            Some(_) => {}
-        }
+        one_run(&mut first_run, &record.run_id, || located.at())?;
         check_prefix(&located, options.prefix)?;
         let scenario = scenarios.checked(record)?;
         record.check_replay_inputs(&scenario, &kit.prompts)?;
@@ -209,17 +199,7 @@ pub async fn branch_tables<'s>(
         {
             continue;
         }
-        match &first_run {
-            None => first_run = Some(record.run_id.clone()),
-            Some(first) if *first != record.run_id => {
-                return Err(Error::MixedRuns {
-                    at: located.at(),
-                    first: first.clone(),
-                    found: record.run_id.clone(),
-                })
-            }
-            Some(_) => {}
-        }
+        one_run(&mut first_run, &record.run_id, || located.at())?;
         check_prefix(&located, options.prefix)?;
         let scenario = source.find(record)?;
         record
@@ -249,4 +229,25 @@ pub async fn branch_tables<'s>(
         parents,
         run: play_tables(run, Arc::new(kit), planned, stop).await?,
     })
+}
+
+/// Refuse a record of another run than the first one branched (`first`, set by the first):
+/// a branch run continues one run's episodes.
+fn one_run(
+    first: &mut Option<String>,
+    run_id: &str,
+    at: impl FnOnce() -> String,
+) -> Result<(), Error> {
+    match first {
+        None => *first = Some(run_id.to_string()),
+        Some(first) if *first != run_id => {
+            return Err(Error::MixedRuns {
+                at: at(),
+                first: first.clone(),
+                found: run_id.to_string(),
+            })
+        }
+        Some(_) => {}
+    }
+    Ok(())
 }
