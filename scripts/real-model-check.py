@@ -5,8 +5,10 @@
 
 Reads WORK_DIR/{run}.jsonl (the records) and WORK_DIR/{run}.summary.jsonl (dealgym's own
 summary). Fails (exit 1) when a run lost or duplicated an episode, ended one as a backend error,
-a constrained run's model turns are format-ok less than MIN_FORMAT_OK_PCT % in a family, a
-constrained completion fell outside its constraint, dealgym's summary disagrees with the
+a constrained run's model turns are format-ok less than MIN_FORMAT_OK_PCT % in a family (over
+the completions that ended on their own: one cut at the token limit cannot be whole under any
+grammar; a third or more cut fails), a constrained completion fell outside its constraint (for
+a cut one: is not even the beginning of a turn of it; each such completion is printed), dealgym's summary disagrees with the
 records, the logprobs run's model turns lack the logprobs llama-server returned, or a
 token-exact call lacks its ids or resends its whole sequence. For the exact run it prints how
 many calls' sampled ids differ from llama-server's re-tokenization of their decoded text; for
@@ -109,11 +111,27 @@ def main():
             by_family[r["family"]].append(r)
         for family, rs in sorted(by_family.items()):
             model_turns = [t for r in rs for t in r["turns"] if t["seat"] in seats]
-            ok = sum(1 for t in model_turns if t["format_ok"])
-            pct = 100.0 * ok / len(model_turns) if model_turns else None
+            # A completion the token limit cut (dealgym marks its constraint check `cut` and
+            # judges it as the beginning of a turn) cannot be whole under any grammar: the
+            # format-ok mark is over the completions that ended on their own, and the cut ones
+            # are counted apart (failing when they are a third or more: the limit is wrong).
+            cut = [t for t in model_turns if (t.get("constraint") or {}).get("cut")]
+            whole = [t for t in model_turns if not (t.get("constraint") or {}).get("cut")]
+            ok = sum(1 for t in whole if t["format_ok"])
+            pct = 100.0 * ok / len(whole) if whole else None
             violations = sum(
                 1 for t in model_turns if t.get("constraint") and not t["constraint"]["admitted"]
             )
+            for r in rs:
+                for t in r["turns"]:
+                    check = t.get("constraint") if t["seat"] in seats else None
+                    if check and (check.get("cut") or not check["admitted"]):
+                        finish = (t.get("call") or {}).get("finish_reason")
+                        print(
+                            f"real-model: {run}/{family}: {r['episode_id']} {t['seat']} attempt "
+                            f"{t.get('attempt')}: finish {finish}, admitted {check['admitted']}, "
+                            f"cut {bool(check.get('cut'))}: {json.dumps(t.get('raw', ''))[:400]}"
+                        )
             checked = sum(1 for t in model_turns if t.get("constraint"))
             copied = sum(1 for t in model_turns if t.get("note") == "copied_instructions")
             called = sum(1 for t in model_turns if t.get("tool_calls"))
@@ -124,6 +142,7 @@ def main():
                 "episodes": len(rs),
                 "model_turns": len(model_turns),
                 "format_ok_pct": None if pct is None else round(pct, 1),
+                "cut_at_token_limit": len(cut),
                 "outcomes": dict(sorted(outcomes.items())),
                 "errors": outcomes.get("error", 0),
                 "constrained_turns": checked,
@@ -137,6 +156,8 @@ def main():
                 failures.append(f"{run}/{family}: {outcomes['error']} episodes ended as backend errors ({detail})")
             if constrained and (pct is None or pct < min_ok):
                 failures.append(f"{run}/{family}: model turns format-ok {pct}% < {min_ok}%")
+            if constrained and 3 * len(cut) >= len(model_turns) > 0:
+                failures.append(f"{run}/{family}: {len(cut)} of {len(model_turns)} model turns cut at the token limit")
             if constrained and checked != len(model_turns):
                 failures.append(f"{run}/{family}: {len(model_turns) - checked} model turns were not checked against their constraint")
             if violations:

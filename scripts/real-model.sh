@@ -23,7 +23,8 @@
 # tokens llama-server evaluated against the minimum, the tokens new since the seat's last call
 # (`dealgym report`'s tables/prompt_cost.csv; one "real-model-prompt-cost {json}" line per run
 # and family; a figure, never a pass mark), and exits non-zero if dealgym crashes, loses an episode, ends one
-# as a backend error, or a constrained run has format compliance under 90% in any family.
+# as a backend error, or a constrained run has format compliance under 90% in any family (over the
+# completions that ended on their own; those cut at max_tokens are counted and printed apart).
 # If a package registry cannot be reached it prints one "SKIPPED: real-model: <reason>" line and
 # exits 0. The servers it started are stopped by their PIDs on any exit.
 set -euo pipefail

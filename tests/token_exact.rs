@@ -46,6 +46,17 @@ async fn exact_run(
     seed: u64,
     name: &str,
 ) -> (Vec<EpisodeRecord>, RunSummary) {
+    exact_run_with(template, api, seed, name, |_| {}).await
+}
+
+/// [`exact_run`] with the players' settings changed by `edit`.
+async fn exact_run_with(
+    template: MockTemplate,
+    api: TokenApi,
+    seed: u64,
+    name: &str,
+    edit: impl FnOnce(&mut PlayerConfig),
+) -> (Vec<EpisodeRecord>, RunSummary) {
     let mock = MockServer::start(
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         MockConfig {
@@ -60,7 +71,9 @@ async fn exact_run(
     let _ = std::fs::remove_dir_all(&dir);
     let out = dir.join("episodes.jsonl");
     let mut o = RunOptions::new(all_scenario_files(), "smol", "smol", out.clone());
-    o.players = BTreeMap::from([("smol".to_string(), exact_player(&mock, api))]);
+    let mut player = exact_player(&mock, api);
+    edit(&mut player);
+    o.players = BTreeMap::from([("smol".to_string(), player)]);
     o.limit = Some(2);
     o.group_size = 2;
     o.seed = seed;
@@ -217,6 +230,43 @@ async fn a_template_that_drops_earlier_thoughts_is_reported_as_drift() {
         .drift_warning()
         .expect("said in the summary")
         .contains("drift"));
+}
+
+/// A constrained completion the token limit cut is not a turn of any grammar: its check is
+/// marked `cut` and judges it as the beginning of a turn (the mock's cut turns are beginnings of
+/// well-formed ones), so the server is not blamed for ignoring the constraint; the turn is
+/// still malformed. The real-model stage reads `cut` to tell the two apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_constrained_completion_cut_at_the_token_limit_is_marked_cut_not_a_violation() {
+    let (records, summary) = exact_run_with(
+        MockTemplate::default(),
+        TokenApi::LlamaCpp,
+        5,
+        "cut",
+        |p| {
+            p.endpoint.max_tokens = Some(16);
+            p.constrain = dealgym::agents::Constrain::Gbnf;
+        },
+    )
+    .await;
+    let mut cut = 0;
+    for r in &records {
+        for t in &r.turns {
+            let check = t.constraint.expect("every constrained call is checked");
+            let length = t.call.as_ref().and_then(|c| c.finish_reason.as_deref()) == Some("length");
+            assert_eq!(check.cut, length, "{}", t.raw);
+            if check.cut {
+                assert!(check.admitted, "a beginning of a well-formed turn: {:?}", t.raw);
+                assert!(!t.parsed.format_ok, "{:?}", t.raw);
+                cut += 1;
+            }
+        }
+        for seat in Seat::BOTH {
+            assert_eq!(r.outcome.metrics.seats[seat].constraint_violations, 0);
+        }
+    }
+    assert!(cut > 0, "16 tokens cut every turn of the mock");
+    assert!(summary.constraint_warning().is_none());
 }
 
 /// Token-exact players continue a logged prefix (`run --prefixes`): the logged turns have no

@@ -285,7 +285,36 @@ impl<'de> Deserialize<'de> for Constrain {
 pub struct ConstraintCheck {
     /// The field the constraint was sent in.
     pub via: Constrain,
+    /// Whether the completion is a turn of the constraint's language; for a `cut` one, whether
+    /// it is the beginning of one (all a server that honoured the constraint can give when the
+    /// token limit stops it).
     pub admitted: bool,
+    /// Sampling stopped at the token limit (`finish_reason: "length"`): the completion cannot
+    /// be a whole turn, whatever the constraint, so `admitted` judges it as a beginning. A
+    /// malformed turn, but the limit's doing, not the server's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
+}
+
+impl ConstraintCheck {
+    /// The check of one completion sampled under the constraint for (`space`, `format`,
+    /// `accept`) and sent `via` a request field; `cut` when sampling stopped at the token
+    /// limit. `None` only where [`admits`] claims nothing.
+    pub fn of(
+        via: Constrain,
+        space: TermSpace<'_>,
+        format: TurnFormat,
+        accept: bool,
+        text: &str,
+        cut: bool,
+    ) -> Option<ConstraintCheck> {
+        let admitted = if cut {
+            begins(space, format, accept, text)
+        } else {
+            admits(space, format, accept, text)
+        };
+        admitted.map(|admitted| ConstraintCheck { via, admitted, cut })
+    }
 }
 
 /// Whether `text` is a turn the constraint for (`space`, `format`, `accept`) admits — the same
@@ -309,11 +338,123 @@ pub fn admits(space: TermSpace<'_>, format: TurnFormat, accept: bool, text: &str
     compiled.map(|re| re.is_match(text))
 }
 
+/// Whether `text` is the beginning of a turn the constraint for (`space`, `format`, `accept`)
+/// admits: some continuation of it is in the language. What a completion cut at the token
+/// limit must be if the server honoured the constraint. Read with a lazy DFA over the same
+/// pattern as [`admits`]: a prefix of the language is exactly a text that never reaches the
+/// dead state (every state of the pattern's automaton leads on to a match). `None` where the
+/// automaton outgrows its limits (nothing is claimed).
+pub fn begins(space: TermSpace<'_>, format: TurnFormat, accept: bool, text: &str) -> Option<bool> {
+    use regex_automata::hybrid::dfa::DFA;
+    use regex_automata::{Anchored, Input};
+    static COMPILED: std::sync::LazyLock<
+        crate::cache::BoundedCache<String, Option<std::sync::Arc<DFA>>>,
+    > = std::sync::LazyLock::new(|| crate::cache::BoundedCache::new(64));
+    let pattern = regex(space, format, accept);
+    let dfa = COMPILED.get_or_insert_with(pattern.clone(), || {
+        DFA::builder()
+            .syntax(regex_automata::util::syntax::Config::new())
+            .thompson(regex_automata::nfa::thompson::Config::new().nfa_size_limit(Some(1 << 26)))
+            .build(&pattern)
+            .ok()
+            .map(std::sync::Arc::new)
+    })?;
+    let mut cache = dfa.create_cache();
+    let input = Input::new(text).anchored(Anchored::Yes);
+    let mut state = dfa.start_state_forward(&mut cache, &input).ok()?;
+    for &byte in text.as_bytes() {
+        state = dfa.next_state(&mut cache, state, byte).ok()?;
+        if state.is_dead() {
+            return Some(false);
+        }
+        if state.is_quit() {
+            return None;
+        }
+    }
+    Some(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fixtures::{bundle_spec, dnd_items, job_issues};
     use crate::protocol::parse;
+
+    #[test]
+    fn a_cut_completion_is_judged_as_the_beginning_of_a_turn() {
+        let (items, issues) = (dnd_items(&[4, 4, 4]), job_issues());
+        let whole = "Thought: I want more.\nTalk: How about this?\nAction: [SUBMIT_DEAL] ";
+        let cases: Vec<(TermSpace, &str)> = vec![
+            (TermSpace::Price, "price:1250.50"),
+            (TermSpace::Items(&items), "book:4 hat:0 ball:2"),
+            (
+                TermSpace::Issues(&issues),
+                "salary:35 company:Apple position:Sales holiday:4",
+            ),
+        ];
+        for (space, terms) in cases {
+            let turn = format!("{whole}{terms}");
+            // Every beginning of a well-formed turn begins one; the whole turn too.
+            for end in (0..=turn.len()).filter(|&i| turn.is_char_boundary(i)) {
+                assert_eq!(
+                    begins(space, TurnFormat::Tagged, false, &turn[..end]),
+                    Some(true),
+                    "{:?}",
+                    &turn[..end]
+                );
+            }
+            // What no continuation can mend does not: a wrong literal, a second line of Talk,
+            // a Talk longer than the grammar allows, an action not legal now.
+            let long = format!("Thought: x\nTalk: {}", "y".repeat(MAX_TEXT + 1));
+            for bad in [
+                "Thought: x\nTALK: y",
+                "Thought: x\nTalk: y\nmore talk",
+                long.as_str(),
+                "Thought: x\nTalk: y\nAction: [ACCEPT_DEAL]",
+            ] {
+                assert_eq!(
+                    begins(space, TurnFormat::Tagged, false, bad),
+                    Some(false),
+                    "{bad:?}"
+                );
+            }
+            let accept = "Thought: x\nTalk: y\nAction: [ACCEPT_DEAL]";
+            assert_eq!(begins(space, TurnFormat::Tagged, true, accept), Some(true));
+        }
+        // The check of a completion: a cut one is judged as a beginning, a finished one whole.
+        let cut = "Thought: I want more.\nTalk: How ab";
+        let check = |cut_flag| {
+            ConstraintCheck::of(
+                Constrain::Gbnf,
+                TermSpace::Price,
+                TurnFormat::Tagged,
+                true,
+                cut,
+                cut_flag,
+            )
+        };
+        assert_eq!(
+            check(true),
+            Some(ConstraintCheck {
+                via: Constrain::Gbnf,
+                admitted: true,
+                cut: true
+            })
+        );
+        assert_eq!(
+            check(false),
+            Some(ConstraintCheck {
+                via: Constrain::Gbnf,
+                admitted: false,
+                cut: false
+            })
+        );
+        // `cut` is written only when true: an uncut check's record is as before.
+        assert_eq!(
+            serde_json::to_string(&check(false).unwrap()).unwrap(),
+            r#"{"via":"gbnf","admitted":false}"#
+        );
+    }
 
     #[test]
     fn the_regex_admits_well_formed_turns_and_nothing_else() {

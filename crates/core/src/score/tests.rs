@@ -363,6 +363,7 @@ fn constrained_attempts_and_violations_per_seat() {
         constraint: Some(ConstraintCheck {
             via: Constrain::Vllm,
             admitted,
+            cut: false,
         }),
         ..Completion::default()
     };

@@ -24,7 +24,7 @@ use crate::game::{Completion, Episode, Message, Persona, Seat, Turn};
 use crate::llm::{
     without_userinfo, EndpointSettings, LlmClient, LlmError, ReplicaPool, SeatKey, TokenMode,
 };
-use crate::protocol::constraint::{self, ConstraintCheck};
+use crate::protocol::constraint::ConstraintCheck;
 use crate::protocol::{openai_tools, TurnFormat};
 
 pub use crate::protocol::constraint::Constrain;
@@ -551,12 +551,13 @@ impl Player {
                 };
                 let constraint = match constrain {
                     Constrain::None => None,
-                    via => constraint::admits(space, seat_format, accept, &answer.text).map(
-                        |admitted| ConstraintCheck {
-                            via: *via,
-                            admitted,
-                        },
-                    ),
+                    via => {
+                        let cut = answer
+                            .call
+                            .as_ref()
+                            .is_some_and(|c| c.finish_reason.as_deref() == Some("length"));
+                        ConstraintCheck::of(*via, space, seat_format, accept, &answer.text, cut)
+                    }
                 };
                 (
                     Completion {
