@@ -347,6 +347,53 @@ async fn a_completion_past_the_cap_is_refused_naming_the_cap_and_its_flag() {
     server.shutdown().await;
 }
 
+/// Issue 43, item 7: one limit on a completion, the engine's (`DEFAULT_MAX_COMPLETION_BYTES`,
+/// which a step in process and the Python action space read too): with the server's defaults a
+/// completion of exactly that many bytes as the record writes it is played, one byte more is
+/// refused with 413 naming the limit — by the completion's cap, not the request body's.
+#[tokio::test]
+async fn the_default_completion_limit_is_the_engines_one_and_the_body_fits_it() {
+    use dealgym::limits::DEFAULT_MAX_COMPLETION_BYTES;
+    let dir = temp_dir("store-one-limit");
+    let server = start(&dir.join("serve.jsonl"), |_| {}).await;
+    let http = reqwest::Client::new();
+    let base = format!("{}/v1/episodes", server.base_url());
+    let (_, created) = call(
+        &http,
+        "POST",
+        base.clone(),
+        Some(json!({"family": "ahp", "first_mover": "learner", "seed": 3})),
+    )
+    .await;
+    let id = created["episode_id"].as_str().unwrap();
+    // `{"text":"…"}`: the completion as the record writes it is its text and 11 bytes.
+    let at_limit = "a".repeat(DEFAULT_MAX_COMPLETION_BYTES as usize - 11);
+    let over = format!("{at_limit}a");
+    let (status, refused) = call(
+        &http,
+        "POST",
+        format!("{base}/{id}/step"),
+        Some(json!({"message": over})),
+    )
+    .await;
+    assert_eq!(status, 413, "{refused}");
+    let said = refused["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        said.contains(&format!("limit of {DEFAULT_MAX_COMPLETION_BYTES} bytes"))
+            && said.contains("--max-completion-bytes"),
+        "{said}"
+    );
+    let (status, played) = call(
+        &http,
+        "POST",
+        format!("{base}/{id}/step"),
+        Some(json!({"message": at_limit})),
+    )
+    .await;
+    assert_eq!(status, 200, "a completion at the limit is played: {played}");
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn ended_sessions_are_bounded_by_the_memory_budget_and_measured_in_rss() {
     let dir = temp_dir("store-rss");

@@ -13,11 +13,11 @@ use clap::Args;
 use super::shared::{help, preset_play, ConfigFlags};
 use dealgym::game::Prompts;
 use dealgym::limits::{
-    check_count, check_seconds, TextLimits, DEFAULT_CLIENT_BACKOFF_S, DEFAULT_CLIENT_RETRIES,
-    DEFAULT_CLIENT_TIMEOUT_S, DEFAULT_CONNECTION_REQUESTS, DEFAULT_MAX_COMPLETION_BYTES,
-    DEFAULT_MAX_EPISODE_BYTES, DEFAULT_SESSION_MEMORY_BYTES, DEFAULT_WRITE_TIMEOUT_S,
-    MAX_BODY_BYTES, MAX_COMPLETION_BYTES, MAX_CONCURRENCY, MAX_CONNECTIONS,
-    MAX_CONNECTION_REQUESTS, MAX_EPISODE_BYTES, MAX_RETRIES, MAX_SESSIONS,
+    check_count, check_seconds, TextLimits, DEFAULT_BODY_BYTES, DEFAULT_CLIENT_BACKOFF_S,
+    DEFAULT_CLIENT_RETRIES, DEFAULT_CLIENT_TIMEOUT_S, DEFAULT_CONNECTION_REQUESTS,
+    DEFAULT_MAX_COMPLETION_BYTES, DEFAULT_MAX_EPISODE_BYTES, DEFAULT_SESSION_MEMORY_BYTES,
+    DEFAULT_WRITE_TIMEOUT_S, MAX_BODY_BYTES, MAX_COMPLETION_BYTES, MAX_CONCURRENCY,
+    MAX_CONNECTIONS, MAX_CONNECTION_REQUESTS, MAX_EPISODE_BYTES, MAX_RETRIES, MAX_SESSIONS,
     MAX_SESSION_MEMORY_BYTES,
 };
 use dealgym::run::SelectConfig;
@@ -91,7 +91,7 @@ pub struct ServeFlags {
     #[arg(long, value_name = "NAME")]
     pub allow_host: Vec<String>,
     /// Largest request body accepted, in bytes (at most 64 MiB).
-    #[arg(long, default_value_t = 1 << 20)]
+    #[arg(long, default_value_t = DEFAULT_BODY_BYTES)]
     pub body_limit: u64,
     // Not the shared `--concurrency` (`ConcurrencyFlag`): it is checked with this command's
     // other counts as the server starts (exit 1, naming the flag), not as the flags are parsed.

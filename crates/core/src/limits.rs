@@ -85,6 +85,13 @@ pub const DEFAULT_MAX_COMPLETION_BYTES: u64 = 1 << 20;
 /// The highest `--max-completion-bytes`.
 pub const MAX_COMPLETION_BYTES: u64 = 4 << 20;
 
+/// The largest request body `dealgym serve` reads by default (`--body-limit`): twice
+/// [`DEFAULT_MAX_COMPLETION_BYTES`], so a step's body, one completion within its limit and
+/// what comes with it (the keys, a reasoning's and tool calls' framing), always fits, and a
+/// completion past its limit is refused by that limit, naming it, as a step in process and
+/// the Python action space refuse it.
+pub const DEFAULT_BODY_BYTES: u64 = 2 * DEFAULT_MAX_COMPLETION_BYTES;
+
 /// What a server lets one episode store by default (`--max-episode-bytes`): the JSON of its
 /// turns (every copy a turn keeps: the raw completion, its reasoning, Thought and Talk, what was
 /// forwarded) and the endpoint's account of each call. A turn that could take it past this ends

@@ -108,7 +108,8 @@ def generate(binary: str, family: str, count: int, workdir: pathlib.Path) -> lis
                         "family": family,
                         "scenario_id": record["scenario_id"],
                         "learner_role": seats["learner"]["role"],
-                        "first_mover": record["setup"]["first_mover"],
+                        # The record names the seat; a Game takes the role in it.
+                        "first_mover": seats[record["setup"]["first_mover"]]["role"],
                     },
                     texts=[turn["raw"] for turn in record["turns"]],
                     outcome=record["outcome"]["kind"],

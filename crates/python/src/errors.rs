@@ -29,3 +29,17 @@ create_exception!(
      after prompt ids were set, logprobs that do not pair with the ids, or a seat whose earlier \
      turns have no ids."
 );
+create_exception!(
+    dealgym._core,
+    ResetNeededError,
+    PyRuntimeError,
+    "An environment stepped or observed before its first `reset()`: the message says to call it."
+);
+create_exception!(
+    dealgym._core,
+    CompletionTooLargeError,
+    PyValueError,
+    "A completion longer than one completion may hold (`MAX_COMPLETION_BYTES`, as a record \
+     writes it): the message names its size and the limit. The same limit `dealgym serve` \
+     refuses a step over by default and the action space admits."
+);

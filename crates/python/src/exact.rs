@@ -6,6 +6,8 @@
 //! (`engine::SeatHistory`), and its trajectory the core's one rule (`record::ExactCalls`).
 
 use dealgym_core::game::{Completion, OutcomeKind};
+use dealgym_core::jsonl::encoded_len;
+use dealgym_core::limits::{TextLimitError, TextLimits};
 use dealgym_core::vocab::{
     continued_prefix, extend, LogprobsMismatch, Message, NextPrompt, ToolCall,
 };
@@ -14,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use pythonize::{depythonize, pythonize};
 
-use crate::errors::{EpisodeEndedError, NotYourTurnError, TokenError};
+use crate::errors::{CompletionTooLargeError, EpisodeEndedError, NotYourTurnError, TokenError};
 
 /// Prompt ids set for the seat to move, and when: they hold only until the next move of any
 /// seat.
@@ -53,8 +55,16 @@ impl From<Completion> for Action {
 
 /// Read an action: the completion text, or a dict with `text` and optionally `reasoning`,
 /// `role` and, in token-exact play, `completion_ids`, `logprobs` and `finish_reason`. Anything
-/// else is a TypeError, an unknown key a ValueError naming it.
+/// else is a TypeError, an unknown key a ValueError naming it, a completion past its limit a
+/// CompletionTooLargeError ([`within_limit`]).
 pub(crate) fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
+    let action = read_any_action(action)?;
+    within_limit(&action.completion)?;
+    Ok(action)
+}
+
+/// [`read_action`] before the completion's limit is checked.
+fn read_any_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
     if let Ok(text) = action.cast::<PyString>() {
         return Ok(Action::from(Completion::from(text.to_str()?)));
     }
@@ -148,6 +158,44 @@ pub(crate) fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
     })
 }
 
+/// The most bytes JSON writes for one byte of text (a control character's `\u00XX`).
+const MOST_ESCAPED: u64 = 6;
+
+/// Refuse a completion past the one limit a completion is held to
+/// ([`dealgym_core::limits::DEFAULT_MAX_COMPLETION_BYTES`] bytes as a record writes it: text,
+/// reasoning and tool calls), by the rule `dealgym serve` refuses a step with
+/// ([`TextLimits::check_completion`]) and the action space admits with
+/// (`dealgym.spaces.Completion`, through [`check_action`]), so no completion past it reaches
+/// the other seat's prompt.
+fn within_limit(completion: &Completion) -> PyResult<()> {
+    let limits = TextLimits::default();
+    // A plain text too short to reach the limit however it is escaped (the common turn, a few
+    // hundred bytes) is not counted: the count is for those that could.
+    let plain = completion.reasoning.is_none() && completion.tool_calls.is_empty();
+    let most = (completion.text.len() as u64 + 2).saturating_mul(MOST_ESCAPED);
+    if plain && most <= limits.completion {
+        return Ok(());
+    }
+    match limits.check_completion(encoded_len(completion)) {
+        Ok(()) => Ok(()),
+        Err(TextLimitError::Completion { bytes, limit }) => Err(CompletionTooLargeError::new_err(
+            format!(
+                "the completion is {bytes} bytes (its text, reasoning and tool calls as the record writes them), over the limit of {limit} bytes one completion may hold (dealgym.MAX_COMPLETION_BYTES, which `dealgym serve` also holds a step to by default): send a shorter one"
+            ),
+        )),
+        Err(other) => Err(CompletionTooLargeError::new_err(other.to_string())),
+    }
+}
+
+/// Raise what a step would raise for `action` before anything is played: a `TypeError` or
+/// `ValueError` for an action that is not one, a `CompletionTooLargeError` for one past
+/// `MAX_COMPLETION_BYTES`; `None` for one a step takes. What the action space's `contains`
+/// asks.
+#[pyfunction]
+pub(crate) fn check_action(action: &Bound<'_, PyAny>) -> PyResult<()> {
+    read_action(action).map(|_| ())
+}
+
 /// An action's `tool_calls`: a list of calls in the OpenAI shape (`{"id", "type": "function",
 /// "function": {"name", "arguments"}}`, as a chat completion's message holds them), each read as
 /// the engine reads a model's ([`ToolCall::read`]: the arguments as JSON text or a dict).
@@ -225,7 +273,7 @@ pub(crate) trait Exact {
         let Some(seat) = self.mover() else {
             let kind = self.ended_as().map_or("", |k| k.name());
             return Err(EpisodeEndedError::new_err(format!(
-                "the episode has ended ({kind}): no step after the end"
+                "the episode has ended ({kind}): no step after the end; play another in a new Game (an environment: call reset())"
             )));
         };
         if let Some(role) = role {

@@ -160,6 +160,7 @@ impl Game {
     /// `players` and `run_id`; a two-party family also `learner_role`, `first_mover`,
     /// `rules`, `rewards`, `opponent` and `training`; a table (`deliberation`) `scenario_file`,
     /// `retries`, `regulated` and `format`. An argument the family does not take is refused.
+    /// `learner_role` and `first_mover` name roles, as every Python face names a seat.
     #[new]
     #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=None, member=None, players=None, run_id=None, learner_role=None, first_mover=None, rules=None, rewards=None, opponent=None, training=None, scenario_file=None, retries=None, regulated=None, format=None))]
     #[allow(clippy::too_many_arguments)]
@@ -359,7 +360,9 @@ impl Game {
         })
     }
 
-    /// The record's outcome with its metrics, once the episode has ended.
+    /// The record's outcome with its metrics, once the episode has ended, in a face's words:
+    /// `by` a role, what the record keys by seat keyed by role, agreed terms as a dict
+    /// (`record()` keeps the record's own shape).
     #[getter]
     fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         either!(self, g => g.outcome(py))

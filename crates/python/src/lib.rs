@@ -39,6 +39,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog::roles, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::scenario_ids, m)?)?;
     m.add_function(wrap_pyfunction!(tools::tool_specs, m)?)?;
+    m.add_function(wrap_pyfunction!(exact::check_action, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_bench_replay, m)?)?;
     m.add_function(wrap_pyfunction!(table::table_scenario_ids, m)?)?;
     m.add_function(wrap_pyfunction!(table::table_roles, m)?)?;
@@ -52,5 +53,17 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         py.get_type::<errors::NotYourTurnError>(),
     )?;
     m.add("TokenError", py.get_type::<errors::TokenError>())?;
+    m.add(
+        "ResetNeededError",
+        py.get_type::<errors::ResetNeededError>(),
+    )?;
+    m.add(
+        "CompletionTooLargeError",
+        py.get_type::<errors::CompletionTooLargeError>(),
+    )?;
+    m.add(
+        "MAX_COMPLETION_BYTES",
+        dealgym_core::limits::DEFAULT_MAX_COMPLETION_BYTES,
+    )?;
     Ok(())
 }

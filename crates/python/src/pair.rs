@@ -15,7 +15,7 @@ use dealgym_core::record::{
     episode_calls, EpisodeRecord, ExactCalls, PlayerInfo, RecordMeta, Timing, TrainingStep,
 };
 use dealgym_core::reward::{episode_rewards, RewardConfig};
-use dealgym_core::scenario::Family;
+use dealgym_core::scenario::{Family, Role};
 use dealgym_core::vocab::{Call, Message};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -23,6 +23,7 @@ use pyo3::types::PyDict;
 use pythonize::{depythonize, pythonize};
 
 use crate::catalog;
+use crate::errors::ScenarioError;
 use crate::exact::{read_action, Action, Exact, Pending};
 use crate::game::{py_str, Game, StepInfo};
 
@@ -300,10 +301,18 @@ impl PairGame {
         if let Some(role) = learner_role {
             config.learner_role = Some(catalog::role(family, role)?);
         }
-        if let Some(first) = first_mover {
-            config.first_mover = first
-                .parse::<FirstMover>()
-                .map_err(|e| PyValueError::new_err(format!("first_mover: {e}")))?;
+        if overrides_first_mover(rules) {
+            return Err(ScenarioError::new_err(
+                "rules: `first_mover` is set by the argument first_mover=ROLE (the role that moves first), not in rules",
+            ));
+        }
+        let first_role = first_mover
+            .map(|name| first_mover_role(family, name))
+            .transpose()?;
+        if first_role.is_some() {
+            // A fixed first mover draws nothing: the seat the role has is set once the setup
+            // has drawn who holds it (below).
+            config.first_mover = FirstMover::Learner;
         }
         config
             .validate()
@@ -329,13 +338,16 @@ impl PairGame {
             member,
             ..EpisodeSeed::reset(seed, at)
         };
-        let setup = Setup::draw(
+        let mut setup = Setup::draw(
             &scenario,
             &config,
             PerSeat::default(),
             &mut seeds.setup_rng(),
         )
         .map_err(|e| crate::errors::ScenarioError::new_err(e.to_string()))?;
+        if let Some(role) = first_role {
+            setup.first_mover = setup.seat_of(role).expect("both roles are seated");
+        }
         let mut specs: PerSeat<Option<String>> = PerSeat::default();
         specs[Seat::Opponent] = opponent.map(str::to_string);
         for (role, spec) in players
@@ -448,12 +460,48 @@ impl PairGame {
         )
     }
 
-    /// The record's outcome with its metrics, once the episode has ended.
+    /// The record's outcome with its metrics, once the episode has ended, in roles
+    /// ([`PairGame::in_roles`]).
     pub(crate) fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         if self.episode.outcome().is_none() {
             return Ok(None);
         }
-        Ok(Some(pythonize(py, &self.ended_record()?.outcome)?))
+        let mut outcome = serde_json::to_value(&self.ended_record()?.outcome)
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        self.in_roles(&mut outcome);
+        Ok(Some(pythonize(py, &outcome)?))
+    }
+
+    /// The record's outcome in a Python face's words: what the record keys by seat (`utility`,
+    /// `rho`, the metrics' `seats`) keyed by role, `by` the role that ended it, and the agreed
+    /// `terms` the dict a seat's state gives, from the learner's side (as the record's `terms`
+    /// and `terms_text` are). The record itself (`record()`, a written line) keeps its shape.
+    fn in_roles(&self, outcome: &mut serde_json::Value) {
+        use serde_json::Value;
+        let rekey = |per_seat: Option<&mut Value>| {
+            if let Some(Value::Object(per_seat)) = per_seat {
+                for seat in Seat::BOTH {
+                    if let Some(value) = per_seat.remove(seat.name()) {
+                        per_seat.insert(self.role_of(seat).to_string(), value);
+                    }
+                }
+            }
+        };
+        rekey(outcome.get_mut("utility"));
+        rekey(outcome.get_mut("rho"));
+        rekey(outcome.pointer_mut("/metrics/seats"));
+        let Some(fields) = outcome.as_object_mut() else {
+            return;
+        };
+        if let Some(by) = self.episode.outcome().and_then(|o| o.by) {
+            fields.insert("by".into(), Value::from(self.role_of(by)));
+        }
+        if fields.contains_key("terms") {
+            let seen = self.episode.seat_state(Seat::Learner).outcome;
+            if let Ok(terms) = serde_json::to_value(seen.and_then(|o| o.terms)) {
+                fields.insert("terms".into(), terms);
+            }
+        }
     }
 
     /// How the episode ended from `role`'s side (`state(role)["outcome"]` alone): kind, by,
@@ -716,4 +764,33 @@ pub fn step_many(
             .collect::<Result<Vec<_>, String>>()
     });
     steps.map_err(PyRuntimeError::new_err)
+}
+
+/// The role `first_mover=` names, as every Python face names a seat: a role of `family`. The
+/// record's seat words (`learner`, `opponent`) and `random` are refused, naming the roles to
+/// pass instead; leaving it out draws the first mover from the seed.
+fn first_mover_role(family: Family, name: &str) -> PyResult<Role> {
+    let [a, b] = family.roles();
+    if matches!(name, "learner" | "opponent" | "random") {
+        return Err(ScenarioError::new_err(format!(
+            "first_mover takes the role that moves first ({} or {} in {}), not `{name}`: pass learner_role=ROLE and first_mover=ROLE for the learner to open, or leave first_mover out to draw it from the seed",
+            a.name(),
+            b.name(),
+            family.name()
+        )));
+    }
+    catalog::role(family, name).map_err(|_| {
+        ScenarioError::new_err(format!(
+            "first_mover: unknown role `{name}` in {}: {} or {}",
+            family.name(),
+            a.name(),
+            b.name()
+        ))
+    })
+}
+
+/// Whether a `rules=` table sets `first_mover`, which a Python face takes as an argument
+/// naming a role (the config file's `[episode] first_mover` names a seat).
+fn overrides_first_mover(rules: Option<&Bound<'_, PyDict>>) -> bool {
+    rules.is_some_and(|r| r.contains("first_mover").unwrap_or(false))
 }

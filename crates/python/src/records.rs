@@ -10,11 +10,14 @@ use pyo3::prelude::*;
 
 use crate::game::{Game, Kind};
 
-/// Appends the records of finished games to `path`, one JSON line each, locked against a
-/// second writer while open. A last line a crash cut off is removed first, with a
-/// `RuntimeWarning` naming the file, the byte offset and the bytes cut; a whole last record
-/// is never cut (only given the newline it lacks). Use it as a context manager, or call
-/// `close()`.
+/// Appends the records of finished games to `path`, one JSON line each, creating the file and
+/// any missing folder above it. While open it holds the command line's lock on the file
+/// (`record::OutputLock`): a second writer is refused, named from the sidecar `PATH.lock`,
+/// which goes when this writer lets go (`close()`, the context manager's exit, the writer
+/// dropped) — the core's one rule, the same for `dealgym run`. A last line a crash cut off is
+/// removed first, with a `RuntimeWarning` naming the file, the byte offset and the bytes cut;
+/// a whole last record is never cut (only given the newline it lacks). Use it as a context
+/// manager, or call `close()`.
 #[pyclass(module = "dealgym._core")]
 pub struct RecordWriter {
     writer: Option<Writer>,

@@ -339,12 +339,17 @@ impl TableGame {
     }
 
     /// The record's outcome (kind, by, the agreed deal, every party's score and ρ, the
-    /// paper's metrics), once the table has ended.
+    /// paper's metrics), once the table has ended; `by` the role that ended it, as every
+    /// Python face names a seat (the record keeps the seat's index).
     pub(crate) fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        if self.episode.outcome().is_none() {
+        let Some(ended) = self.episode.outcome() else {
             return Ok(None);
+        };
+        let out = pythonize(py, &self.ended_record()?.outcome)?;
+        if let Some(by) = ended.by {
+            out.set_item("by", self.role_of(by))?;
         }
-        Ok(Some(pythonize(py, &self.ended_record()?.outcome)?))
+        Ok(Some(out))
     }
 
     /// What `role` sees, and only what it sees: `prompt` (the last message), `messages` (the

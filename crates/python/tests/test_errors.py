@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import dealgym
-from conftest import turn
+from conftest import REPO, turn
 from dealgym import Game
 
 
@@ -56,7 +56,7 @@ def test_a_dict_action_needs_its_text():
 
 @pytest.mark.parametrize(
     "text",
-    ["x" * (1 << 20), "\u0000\ud7ff\ue000\U0010ffff" * 100, "Action: [SUBMIT_DEAL] " + "9" * 400],
+    ["x" * ((1 << 20) - 1000), "\u0000\ud7ff\ue000\U0010ffff" * 100, "Action: [SUBMIT_DEAL] " + "9" * 400],
 )
 def test_huge_or_odd_completions_are_turns_not_crashes(text):
     g = Game("craigslist", seed=4)
@@ -98,3 +98,98 @@ def test_a_setting_that_is_not_a_finite_number_is_refused_not_defaulted():
         Game("casino", rules={"no_deal_value": float("nan")})
     with pytest.raises(ValueError, match="finite"):
         Game("casino", rules={"no_deal_value": float("inf")})
+
+
+# The environments' own errors (issue 43, item 6): a step or an observation before reset(), and
+# a step once every agent is done, raise dealgym's typed errors saying what to do.
+
+TABLE_FIXTURE = REPO / "tests/fixtures/table/six_party.jsonl"
+
+
+def aec(family: str):
+    pytest.importorskip("pettingzoo")
+    from dealgym.pettingzoo import DealAECEnv
+
+    if family == "deliberation":
+        return DealAECEnv(family, scenario_file=TABLE_FIXTURE)
+    return DealAECEnv(family)
+
+
+@pytest.mark.parametrize("family", ["casino", "deliberation"])
+def test_an_aec_env_used_before_reset_says_to_call_reset(family):
+    env = aec(family)
+    agent = env.possible_agents[0]
+    for use in (lambda: env.step(turn("[TALK]")), env.last, lambda: env.observe(agent)):
+        with pytest.raises(dealgym.ResetNeededError, match=r"reset\(\)"):
+            use()
+    assert issubclass(dealgym.ResetNeededError, RuntimeError)
+
+
+@pytest.mark.parametrize("family", ["casino", "deliberation"])
+def test_an_aec_env_stepped_after_every_agent_is_done_says_how_it_ended(family):
+    env = aec(family)
+    env.reset(seed=2)
+    for _ in env.agent_iter():
+        _, _, terminated, truncated, _ = env.last()
+        env.step(None if terminated or truncated else turn("[WALK_AWAY]"))
+    assert not env.agents
+    with pytest.raises(dealgym.EpisodeEndedError, match=r"every agent is done.*reset\(\)"):
+        env.step(turn("[TALK]"))
+
+
+def test_a_gym_env_used_before_reset_or_after_the_end_says_what_to_do():
+    pytest.importorskip("gymnasium")
+    from dealgym.gym import DealEnv
+
+    env = DealEnv("casino")
+    with pytest.raises(dealgym.ResetNeededError, match=r"reset\(\)"):
+        env.step(turn("[WALK_AWAY]"))
+    env.reset(seed=1, options={"role": "agent_1", "first_mover": "agent_1"})
+    *_, terminated, _, _ = env.step(turn("[WALK_AWAY]"))
+    assert terminated
+    with pytest.raises(dealgym.EpisodeEndedError, match=r"walk_away.*reset\(\)"):
+        env.step(turn("[WALK_AWAY]"))
+
+
+def test_an_openenv_environment_stepped_before_reset_says_to_call_reset():
+    pytest.importorskip("openenv")
+    from dealgym.openenv import DealAction, DealEnvironment
+
+    with pytest.raises(dealgym.ResetNeededError, match=r"reset\(\)"):
+        DealEnvironment().step(DealAction(message=turn("[WALK_AWAY]")))
+
+
+# One limit on a completion (issue 43, item 7): the engine's, read by a step in process, by the
+# action space and by `dealgym serve` (tests/serve_store.rs).
+
+
+def test_a_completion_past_the_one_limit_is_refused_naming_it_and_changes_nothing():
+    limit = dealgym.MAX_COMPLETION_BYTES
+    assert limit == 1 << 20
+    g = Game("craigslist", seed=4)
+    before = g.observe(g.to_move)
+    huge = turn("[REJECT_DEAL]", talk="x" * (10 * limit))
+    with pytest.raises(dealgym.CompletionTooLargeError, match=f"limit of {limit} bytes"):
+        g.step(huge)
+    with pytest.raises(dealgym.CompletionTooLargeError, match=str(limit)):
+        g.step({"text": "ok", "reasoning": "y" * limit})
+    assert g.observe(g.to_move) == before, "nothing was played"
+    # Within it, the completion is a turn; the other seat is sent its Talk.
+    info = g.step(turn("[REJECT_DEAL]", talk="x" * (limit - 1000)))
+    assert not info.retry
+
+
+def test_the_action_space_admits_what_a_step_takes_and_nothing_past_the_limit():
+    pytest.importorskip("gymnasium")
+    from dealgym.spaces import action_space
+
+    space = action_space()
+    limit = dealgym.MAX_COMPLETION_BYTES
+    assert space.max_length == limit
+    assert space.contains("x" * (limit - 100))
+    assert not space.contains("x" * limit), "the record's JSON adds its key and quotes"
+    assert not space.contains("\u0001" * (limit // 2)), "an escaped control character is 6 bytes"
+    assert not space.contains({"text": "ok", "reasoning": "y" * limit})
+    assert space.contains({"text": "ok", "completion_ids": [1, 2], "logprobs": [-0.1, -0.2]})
+    assert not space.contains({"message": "no text"})
+    assert not space.contains(3)

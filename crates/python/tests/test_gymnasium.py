@@ -51,7 +51,7 @@ def test_a_built_in_negotiator_opponent_plays_whole_episodes(family, tmp_path, r
 
 def test_an_opponent_that_fails_says_so_and_that_the_episode_needs_a_reset():
     env = DealEnv("casino", opponent=[turn("[SUBMIT_DEAL] food:3 water:3 firewood:3")])
-    obs, _ = env.reset(seed=4, options={"first_mover": "learner"})
+    obs, _ = env.reset(seed=4, options={"role": "agent_1", "first_mover": "agent_1"})
     obs, *_ = env.step(turn(offer(obs["state"])))
     with pytest.raises(RuntimeError, match="reset"):
         env.step(turn(offer(obs["state"], greedy=False)))
@@ -74,7 +74,7 @@ def test_options_pick_the_scenario_and_the_learners_role():
 
 def test_a_scripted_opponent_and_the_endings_as_gymnasium_reports_them():
     env = DealEnv("casino", opponent=[turn("[WALK_AWAY]")], role="agent_1")
-    obs, info = env.reset(seed=4, options={"first_mover": "learner"})
+    obs, info = env.reset(seed=4, options={"first_mover": "agent_1"})
     assert env.game.to_move == "agent_1" and info == {}
     obs, reward, terminated, truncated, info = env.step(turn(offer(obs["state"])))
     assert terminated and not truncated and info["outcome"]["kind"] == "walk_away"
@@ -84,12 +84,12 @@ def test_a_scripted_opponent_and_the_endings_as_gymnasium_reports_them():
         opponent=proposer,
         rules={"max_rounds": 1, "reject_loop": 0, "reject_streak": 0},
     )
-    obs, _ = capped.reset(seed=2, options={"first_mover": "learner"})
+    obs, _ = capped.reset(seed=2, options={"role": "agent_1", "first_mover": "agent_1"})
     obs, reward, terminated, truncated, info = capped.step(turn(offer(obs["state"])))
     assert truncated and not terminated and info["outcome"]["kind"] == "max_turns"
 
     forfeit = DealEnv("ahp", opponent=proposer, rules={"format_retries": 0})
-    forfeit.reset(seed=3, options={"first_mover": "learner"})
+    forfeit.reset(seed=3, options={"role": "buyer", "first_mover": "buyer"})
     _, reward, terminated, _, info = forfeit.step(GARBAGE)
     assert terminated and reward < 0 and info["outcome"]["kind"] == "format_forfeit"
 
@@ -97,7 +97,7 @@ def test_a_scripted_opponent_and_the_endings_as_gymnasium_reports_them():
 def test_a_model_behind_an_openai_endpoint_as_the_opponent(dealgym_bin, repo_root):
     with mock_endpoint(dealgym_bin, repo_root) as url:
         env = DealEnv("casino", opponent=OpenAIChat(url, "mock"))
-        obs, _ = env.reset(seed=6, options={"first_mover": "opponent"})
+        obs, _ = env.reset(seed=6, options={"role": "agent_1", "first_mover": "agent_2"})
         assert any(m["role"] == "user" for m in obs["messages"][1:]), "the model moved first"
         done = False
         while not done:

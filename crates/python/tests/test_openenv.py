@@ -101,7 +101,7 @@ def test_a_rule_opponent_plays_inside_and_a_seeded_reset_reseeds(server_url):
 
 def test_a_seat_acting_through_tools_steps_in_process():
     env = DealEnvironment("ahp")
-    obs = env.reset(seed=3, first_mover="learner", rules={"learner_format": "tools"})
+    obs = env.reset(seed=3, learner_role="buyer", first_mover="buyer", rules={"learner_format": "tools"})
     call = {"id": "c0", "type": "function", "function": {"name": "walk_away", "arguments": "{}"}}
     obs = env.step(DealAction(message="", tool_calls=[call], seat=obs.seat))
     assert obs.done and env.state.outcome["kind"] == "walk_away"

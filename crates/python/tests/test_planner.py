@@ -15,7 +15,7 @@ def turn(action: str) -> str:
 
 
 def test_a_restored_snapshot_replays_a_candidate_against_the_same_opponent_draw():
-    game = Game("craigslist", seed=3, first_mover="learner", opponent="rule:boulware")
+    game = Game("craigslist", seed=3, first_mover="buyer", opponent="rule:boulware")
     role = game.to_move
     root = game.snapshot()
     game.step(turn("[SUBMIT_DEAL] price:50"))
@@ -35,7 +35,7 @@ def test_a_value_callable_commits_the_highest_value_and_the_first_of_equals():
     assert choose([0.1, 0.9, 0.9]) == 1
     with pytest.raises(ValueError):
         choose([])
-    game = Game("craigslist", seed=3, first_mover="learner", opponent="rule:boulware")
+    game = Game("craigslist", seed=3, first_mover="buyer", opponent="rule:boulware")
     candidates = [turn("[SUBMIT_DEAL] price:90"), turn("[SUBMIT_DEAL] price:60")]
     info, chosen, values = commit(game, candidates, value=lambda state, c: float("60" in c))
     assert (chosen, values) == (1, [0.0, 1.0])
@@ -46,7 +46,7 @@ def test_a_role_asked_for_act_labels_is_held_to_the_catalog_and_the_opponent_lab
     game = Game(
         "craigslist",
         seed=3,
-        first_mover="learner",
+        first_mover="buyer",
         opponent="rule:linear",
         rules={"learner_acts": True, "opponent_acts": True},
     )

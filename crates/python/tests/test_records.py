@@ -167,3 +167,52 @@ def test_a_games_training_step_is_checked_and_reaches_its_record():
     while not g.done:
         g.step("Thought: x\nTalk: Bye.\nAction: [WALK_AWAY]", role=g.to_move)
     assert g.record()["training"] == {"run": "a", "step": 3}
+
+
+def ended(seed: int) -> Game:
+    game = Game("casino", seed=seed, opponent="rule:linear")
+    while not game.done:
+        game.step(turn("[WALK_AWAY]"))
+    return game
+
+
+def test_a_writer_leaves_no_lock_file_once_closed_however_it_is_closed(tmp_path):
+    """The core's one sidecar rule, as for the command line: ``F.lock`` names the writer while
+    it holds the file, and goes when it lets go (``close()``, the ``with`` block's end, the
+    writer dropped, the interpreter's exit)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "closed.jsonl"
+    lock = tmp_path / "closed.jsonl.lock"
+    out = RecordWriter(path)
+    assert lock.exists(), "held: the sidecar names the holder"
+    out.write(ended(1))
+    out.close()
+    assert not lock.exists()
+    with RecordWriter(path) as out:
+        out.write(ended(2))
+        assert lock.exists()
+    assert not lock.exists()
+    out = RecordWriter(path)
+    del out
+    assert not lock.exists()
+    left_open = tmp_path / "exit.jsonl"
+    script = (
+        "import dealgym, sys\n"
+        "g = dealgym.Game('casino', seed=3, opponent='rule:linear')\n"
+        "while not g.done: g.step('Thought: x\\nTalk: bye\\nAction: [WALK_AWAY]')\n"
+        "w = dealgym.RecordWriter(sys.argv[1]); w.write(g)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(left_open)], check=True)
+    assert len(left_open.read_text().splitlines()) == 1
+    assert not (tmp_path / "exit.jsonl.lock").exists()
+    assert len(path.read_text().splitlines()) == 2
+
+
+def test_a_writer_makes_the_folders_its_file_is_in(tmp_path):
+    path = tmp_path / "runs" / "today" / "out.jsonl"
+    with RecordWriter(path) as out:
+        out.write(ended(4))
+    assert path.read_text().count("\n") == 1
+    assert sorted(p.name for p in path.parent.iterdir()) == ["out.jsonl"]

@@ -438,7 +438,7 @@ def test_a_seat_the_game_ended_before_it_moved_still_counts(tokenizer, tmp_path,
         tokenizer=tokenizer,
         seed=8,
         games=2,
-        first_mover="learner",
+        first_mover="buyer",
         stop=[end_of_turn(tokenizer)],
         record_path=str(records),
     )

@@ -9,7 +9,13 @@ import json
 import pytest
 from dealgym import Game
 
-TOOLS = {"learner_format": "tools", "first_mover": "learner"}
+TOOLS = {"learner_format": "tools"}
+
+
+def tools_game(family: str, seed: int) -> Game:
+    """The learner acting through tools, and opening: its role (the seed's) moves first."""
+    learner = Game(family, seed=seed).learner_role
+    return Game(family, seed=seed, learner_role=learner, first_mover=learner, rules=TOOLS)
 
 
 def call(name, **arguments):
@@ -17,7 +23,7 @@ def call(name, **arguments):
 
 
 def test_the_tools_carry_the_scenarios_terms_and_a_call_is_the_seats_move():
-    g = Game("casino", seed=2, rules=TOOLS)
+    g = tools_game("casino", 2)
     mover = g.to_move
     tools = g.tools(mover)
     assert [t["function"]["name"] for t in tools] == ["make_offer", "accept", "reject", "walk_away", "say"]
@@ -33,7 +39,7 @@ def test_the_tools_carry_the_scenarios_terms_and_a_call_is_the_seats_move():
     assert record["outcome"]["kind"] == "deal"
     assert record["setup"]["seats"]["learner"]["format"] == "tools"
     assert record["turns"][0]["tool_calls"][0]["function"]["name"] == "make_offer"
-    dict_args = Game("ahp", seed=1, rules=TOOLS)
+    dict_args = tools_game("ahp", 1)
     dict_args.step({"tool_calls": [{"function": {"name": "make_offer", "arguments": {"terms": {"price": 10}}}}]})
     assert dict_args.observe(dict_args.to_move)["state"]["standing_offer"]["terms"] == {"price": 10.0}
 
@@ -50,7 +56,7 @@ def test_the_tools_carry_the_scenarios_terms_and_a_call_is_the_seats_move():
     ],
 )
 def test_a_malformed_call_is_corrected_then_forfeits(calls):
-    g = Game("ahp", seed=4, rules=TOOLS)
+    g = tools_game("ahp", 4)
     mover = g.to_move
     g.step({"tool_calls": calls})
     assert g.to_move == mover and not g.done
@@ -60,7 +66,7 @@ def test_a_malformed_call_is_corrected_then_forfeits(calls):
 
 
 def test_a_call_that_is_not_a_call_is_refused_before_it_is_played():
-    g = Game("ahp", seed=4, rules=TOOLS)
+    g = tools_game("ahp", 4)
     with pytest.raises(TypeError, match="tool_calls"):
         g.step({"tool_calls": ["accept"]})
     with pytest.raises(TypeError, match="tool_calls"):

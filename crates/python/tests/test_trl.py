@@ -54,10 +54,14 @@ def trl_tools(cls) -> set[str]:
     }
 
 
-def started(family="casino", *, first_mover="learner", rules=None, **kwargs):
-    """A tool environment reset on its family's first training row."""
+def started(family="casino", *, opens="learner", rules=None, **kwargs):
+    """A tool environment reset on its family's first training row, the learner's role the
+    row's own and ``opens`` (``learner`` or ``opponent``) naming whose role moves first."""
     env = dtrl.TOOLS[family](rules=rules, **kwargs)
-    row = dtrl.rows(family, 1, first_mover=first_mover, rules=rules)[0]
+    learner = dtrl.rows(family, 1, rules=rules)[0]["learner_role"]
+    other = next(r for r in dealgym.roles(family) if r != learner)
+    first = learner if opens == "learner" else other
+    row = dtrl.rows(family, 1, role=learner, first_mover=first, rules=rules)[0]
     return env, env.reset(**row)
 
 
@@ -80,14 +84,14 @@ def test_tool_rows_hold_the_learners_system_prompt_and_an_empty_first_message(fa
 
 
 def test_rollout_rows_are_episode_specs():
-    rows = dtrl.rows("dnd", 2, seed=9, kind="rollout", role="agent_2", first_mover="opponent")
+    rows = dtrl.rows("dnd", 2, seed=9, kind="rollout", role="agent_2", first_mover="agent_1")
     assert [json.loads(r["prompt"]) for r in rows] == [
         {
             "family": "dnd",
             "index": i,
             "seed": 9,
             "learner_role": "agent_2",
-            "first_mover": "opponent",
+            "first_mover": "agent_1",
         }
         for i in (0, 1)
     ]
@@ -170,7 +174,7 @@ def test_the_job_interview_options_are_every_scenarios_own():
 
 
 def test_a_tool_writes_one_turn_in_the_grammar_and_answers_the_other_sides_reply():
-    env, first = started("casino", first_mover="learner")
+    env, first = started("casino", opens="learner")
     assert first.startswith("The negotiation starts now") and first.endswith(dtrl.TOOL_INSTRUCTIONS)
     reply = env.make_offer(food=3, water=2, firewood=1, message="I need the food.")
     game = env.game
@@ -191,11 +195,11 @@ def test_a_tool_writes_one_turn_in_the_grammar_and_answers_the_other_sides_reply
 
 
 def test_accepting_the_standing_offer_makes_the_deal_and_the_reward_is_the_games():
-    env, first = started("craigslist", first_mover="opponent")
+    env, first = started("craigslist", opens="opponent")
     assert "[SUBMIT_DEAL] price:" in first, "the opponent opened: its move is the first message"
     over = env.accept("Deal.")
     game = env.game
-    assert game.outcome["kind"] == "deal" and game.outcome["by"] == "learner"
+    assert game.outcome["kind"] == "deal" and game.outcome["by"] == game.learner_role
     assert over.startswith("The negotiation is over: a deal on price:")
     assert env.get_reward() == game.rewards[game.learner_role]
 
@@ -258,7 +262,7 @@ def test_prices_are_written_in_plain_decimals():
 
 
 def test_accept_with_nothing_on_the_table_is_corrected():
-    env, _ = started("dnd", first_mover="learner")
+    env, _ = started("dnd", opens="learner")
     reply = env.accept()
     assert "[ACCEPT_DEAL] needs an offer to accept" in reply
     assert not env.game.done
@@ -455,7 +459,7 @@ def tool_run(tokenizer, tmp_path_factory):
         model=tiny_llama(tok, ScriptedLlama),
         processing_class=tok,
         args=grpo_args(out, max_completion_length=768, max_tool_calling_iterations=6),
-        train_dataset=Dataset.from_list(dtrl.rows("casino", 1, seed=2, first_mover="learner")),
+        train_dataset=Dataset.from_list(dtrl.rows("casino", 1, seed=2, role="agent_1", first_mover="agent_1")),
         environment_factory=factory,
     )
     trainer.train()

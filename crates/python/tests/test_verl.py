@@ -574,7 +574,7 @@ def test_a_first_prompt_longer_than_prompt_length_raises(
         1,
         scenario_ids=[dealgym.scenario_ids("casino")[0]],
         seats=["agent_1"],
-        first_mover="learner",
+        first_mover="agent_1",
     )
     with pytest.raises(dverl.EpisodeFailed, match="longer than rollout.prompt_length=64"):
         generate(worker, batch)
@@ -636,7 +636,7 @@ def test_a_seat_the_game_ended_before_it_moved_still_counts(
             2,
             scenario_ids=[dealgym.scenario_ids("ahp")[0]],
             seats=["buyer"],
-            first_mover="opponent",
+            first_mover="seller",
         ),
     )
     assert len(out) == 2 and all(rid.endswith("-seller") for rid, _ in server.requests)
@@ -798,7 +798,7 @@ def test_a_self_play_opponent_samples_within_the_servers_context(
     # The rules are told in the prompt: the first prompt is measured under the rules played.
     rules = {"reject_loop": 0, "reject_streak": 0, "max_rounds": 50}
     row = dverl.rows(
-        "casino", scenario_ids=[scenario], seats=["agent_1"], first_mover="learner", rules=rules
+        "casino", scenario_ids=[scenario], seats=["agent_1"], first_mover="agent_1", rules=rules
     )
     first = len(ExactTokens(tokenizer).render(row[0]["prompt"], continuation=False))
     P, R = first, 300
@@ -819,7 +819,7 @@ def test_a_self_play_opponent_samples_within_the_servers_context(
             1,
             scenario_ids=[scenario],
             seats=["agent_1"],
-            first_mover="learner",
+            first_mover="agent_1",
             rules=rules,
         ),
     )

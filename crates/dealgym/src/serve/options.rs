@@ -73,7 +73,7 @@ impl ServeOptions {
             opponent: "rule:boulware".into(),
             opponent_source: "--opponent".into(),
             token: None,
-            body_limit: 1 << 20,
+            body_limit: crate::limits::DEFAULT_BODY_BYTES as usize,
             concurrency: 64,
             policy: ClientPolicy::default(),
             connections: ConnectionLimits {

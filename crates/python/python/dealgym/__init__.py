@@ -6,11 +6,14 @@ records are the same code as the ``dealgym`` command line, so a record written h
 """
 
 from dealgym._core import (
+    MAX_COMPLETION_BYTES,
+    CompletionTooLargeError,
     EpisodeEndedError,
     Game,
     GameSnapshot,
     NotYourTurnError,
     RecordWriter,
+    ResetNeededError,
     ScenarioError,
     StepInfo,
     TokenError,
@@ -55,11 +58,14 @@ class TableGame(Game):
 TableStepInfo = StepInfo
 
 __all__ = [
+    "MAX_COMPLETION_BYTES",
+    "CompletionTooLargeError",
     "EpisodeEndedError",
     "Game",
     "GameSnapshot",
     "NotYourTurnError",
     "RecordWriter",
+    "ResetNeededError",
     "ScenarioError",
     "StepInfo",
     "TableGame",

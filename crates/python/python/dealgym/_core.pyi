@@ -3,7 +3,70 @@
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from types import TracebackType
-from typing import Any, final
+from typing import Any, TypedDict, final
+
+# The shapes of the dicts the module hands out, named once (the Python chapter's table,
+# docs/src/python/index.md, says the same). Every face names a seat by its role and gives
+# agreed terms as a dict; the raw record (``record()``, a written line) keeps its shape on disk.
+
+#: A deal's terms from one side: a term's key to its value (a price in currency units, a
+#: count of items, an issue's number or the name of its option).
+Terms = dict[str, int | float | str]
+
+class Message(TypedDict):
+    """One chat message a seat's model is sent."""
+
+    role: str
+    content: str
+
+class Observation(TypedDict):
+    """``Game.observe(role)``: the chat the seat's model is sent, its last message, and the
+    seat's structured state (offers' ``by`` and ``terms`` a role and ``Terms``)."""
+
+    prompt: str
+    messages: list[Message]
+    state: dict[str, Any]
+
+class SeatOutcome(TypedDict, total=False):
+    """``Game.outcome_for(role)``, a PettingZoo agent's and the Gymnasium env's
+    ``info["outcome"]``: how the episode ended from ``role``'s side, the same keys at a table
+    (which adds ``offer`` and ``deal``, the agreed proposal in the games' notation)."""
+
+    kind: str
+    by: str | None
+    terms: Terms | None
+    utility: float | None
+    rho: float | None
+    detail: str
+    offer: int | None
+    deal: str | None
+
+class Outcome(TypedDict, total=False):
+    """``Game.outcome`` (and OpenEnv's ``state.outcome``): the record's outcome with its
+    metrics, in roles. Two-party: ``by`` the role that ended it, ``terms`` the agreed
+    ``Terms`` from the learner's side and ``terms_text`` the grammar's text of them, and
+    ``utility``, ``rho`` and ``metrics["seats"]`` keyed by role. A table: ``by`` a role,
+    ``offer``, ``deal`` (one option index per issue), ``deal_text``, ``scores`` and ``rho``
+    by role, ``metrics``."""
+
+    kind: str
+    by: str
+    terms: Terms
+    terms_text: str
+    utility: dict[str, float]
+    rho: dict[str, float]
+    detail: str
+    error_kind: str
+    metrics: dict[str, Any]
+    offer: int
+    deal: list[int]
+    deal_text: str
+    scores: dict[str, int]
+
+#: The most bytes one completion may hold as a record writes it (text, reasoning and tool
+#: calls, JSON-escaped): a step past it raises ``CompletionTooLargeError``, the action space
+#: does not admit it, and ``dealgym serve`` refuses it by default (``--max-completion-bytes``).
+MAX_COMPLETION_BYTES: int
 
 class ScenarioError(ValueError):
     """An unknown family, role, scenario id or index: the message names it and the choices."""
@@ -13,6 +76,14 @@ class EpisodeEndedError(RuntimeError):
 
 class NotYourTurnError(ValueError):
     """A step for a role that is not to move: the message names the role to move."""
+
+class ResetNeededError(RuntimeError):
+    """An environment (PettingZoo, Gymnasium, OpenEnv) stepped or observed before its first
+    ``reset()``: the message says to call it."""
+
+class CompletionTooLargeError(ValueError):
+    """A completion past ``MAX_COMPLETION_BYTES``: the message names its size and the limit;
+    nothing is played."""
 
 class TokenError(ValueError):
     """Token-exact play out of order: sampled ids without prompt ids for this turn, a text step
@@ -76,6 +147,11 @@ class Game:
         ``first_mover``, ``rules``, ``rewards``, ``opponent`` and ``training``. An argument the
         family does not take raises ``ValueError``.
 
+        ``learner_role`` and ``first_mover`` name roles of the family (``first_mover``: the
+        role that moves first; left out, drawn from the seed); a seat word (``learner``,
+        ``opponent``) or ``random`` for ``first_mover``, or ``first_mover`` in ``rules``, is a
+        ``ScenarioError`` naming the roles.
+
         ``opponent="rule:NAME"`` (boulware, tough, linear, conceder) plays the opponent's
         seat in Rust after each step; without it both seats are played from Python.
         ``member`` tells apart the episodes of a GRPO group: one seed and scenario (so one
@@ -117,7 +193,9 @@ class Game:
     @property
     def rewards(self) -> dict[str, float] | None: ...
     @property
-    def outcome(self) -> dict[str, Any] | None: ...
+    def outcome(self) -> Outcome | None:
+        """The record's outcome with its metrics, in roles (``Outcome``); ``None`` while it
+        runs. ``record()["outcome"]`` is the same outcome in the record's own shape."""
     def step(self, action: str | Mapping[str, Any], *, role: str | None = None) -> StepInfo:
         """``action``: the completion text, or ``{"text", "reasoning"?, "role"?}`` and, in
         token-exact play, ``"completion_ids"``, ``"logprobs"``? and ``"finish_reason"``?; a
@@ -127,7 +205,7 @@ class Game:
     def tools(self, role: str) -> list[dict[str, Any]]:
         """``role``'s moves as OpenAI-style tool definitions, their terms the scenario's own (at a
         table, ``accept`` names the proposal it accepts: ``{"offer": 3}``)."""
-    def observe(self, role: str) -> dict[str, Any]: ...
+    def observe(self, role: str) -> Observation: ...
     def state(self, role: str) -> dict[str, Any]:
         """``observe(role)["state"]`` without the chat."""
     def state_text(self, role: str) -> str:
@@ -136,11 +214,15 @@ class Game:
         """Freeze the game now, for look-ahead; ``restore`` goes back to it."""
     def restore(self, snapshot: GameSnapshot) -> None:
         """Undo every step since ``snapshot`` (same scenario and setup, else ``ValueError``)."""
-    def outcome_for(self, role: str) -> dict[str, Any] | None:
+    def outcome_for(self, role: str) -> SeatOutcome | None:
         """How the episode ended from ``role``'s side; ``None`` while it runs."""
     def transcript(self) -> list[tuple[str, str]]:
         """``(role, text)`` per move that took effect, as forwarded to the other seat."""
-    def record(self) -> dict[str, Any]: ...
+    def record(self) -> dict[str, Any]:
+        """The record line ``dealgym run`` writes, in its shape on disk (the book's
+        ``design/record.md``): seats named ``learner``/``opponent`` (a table's by index) and a
+        deal's ``terms`` positional, beside their ``terms_text``. ``outcome`` gives its outcome
+        in roles."""
     def record_json(self) -> str: ...
     def token_sequence(self, role: str) -> list[int] | None:
         """The ids ``role`` was sent and sampled so far; ``None`` if a turn of it had none."""
@@ -164,7 +246,11 @@ class Game:
 class RecordWriter:
     """Appends the records of finished games to a record file, as ``dealgym run`` writes one.
 
-    A last line a crash cut off is removed first, with a ``RuntimeWarning`` naming the file, the
+    The file, and any folder above it that is missing, is created. While the writer is open it
+    holds a lock on the file, and a second writer (in any process) is refused, naming the
+    holder from the sidecar ``FILE.lock``; the sidecar is removed when the writer lets go
+    (``close()``, the ``with`` block's end, the writer dropped), as for the command line. A
+    last line a crash cut off is removed first, with a ``RuntimeWarning`` naming the file, the
     byte offset and the bytes cut; a whole last record is never cut."""
 
     def __init__(self, path: str | PathLike[str]) -> None: ...
@@ -187,6 +273,11 @@ class GameSnapshot:
 
 def choose(values: Sequence[float]) -> int:
     """The candidate to commit: the highest value, the first of equals (``ValueError`` if empty)."""
+
+def check_action(action: str | Mapping[str, Any]) -> None:
+    """Raise what a step would for ``action`` before anything is played: ``TypeError`` or
+    ``ValueError`` for what is no action, ``CompletionTooLargeError`` past
+    ``MAX_COMPLETION_BYTES``. What the action space's ``contains`` asks."""
 
 def step_many(games: Sequence[Game], actions: Sequence[str | Mapping[str, Any]]) -> list[StepInfo]: ...
 def families() -> list[str]: ...

@@ -130,7 +130,9 @@ class DealEnv(gymnasium.Env):
 
     def _game(self) -> _core.Game:
         if self.game is None:
-            raise RuntimeError("call reset() before step()")
+            raise _core.ResetNeededError(
+                f"this {self.family} environment has not been reset: call reset() before step()"
+            )
         return self.game
 
 

@@ -206,7 +206,9 @@ class DealEnvironment(Environment[DealAction, DealObservation, DealState]):
 
     def _game(self) -> _core.Game:
         if self.game is None:
-            raise RuntimeError("call reset() before step()")
+            raise _core.ResetNeededError(
+                "this environment has not been reset: call reset() before step()"
+            )
         return self.game
 
 

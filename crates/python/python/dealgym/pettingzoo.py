@@ -172,11 +172,16 @@ class DealAECEnv(AECEnv):
         return seen
 
     def step(self, action: str | Mapping[str, Any] | None) -> None:
+        game = self._game()
+        if not self.agents:
+            raise _core.EpisodeEndedError(
+                f"every agent is done: the episode ended ({_ending(game)}); call reset() to play "
+                "another"
+            )
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self._game()
         self._cumulative_rewards[agent] = 0.0
         info = game.step(action, role=agent)
         if info.done:
@@ -215,8 +220,41 @@ class DealAECEnv(AECEnv):
 
     def _game(self) -> _core.Game:
         if self.game is None:
-            raise RuntimeError("call reset() before stepping or observing")
+            raise _core.ResetNeededError(
+                f"this {self.family} environment has not been reset: call reset() before "
+                "stepping or observing"
+            )
         return self.game
+
+    def __getattr__(self, name: str) -> Any:
+        """What only ``reset()`` sets (``agent_selection``, ``agents``, ``rewards``, ...), asked
+        for before it, names the call to make (``last()`` reads ``agent_selection``). Called
+        only where an attribute is missing, so it costs a set attribute nothing."""
+        if name in RESET_STATE:
+            raise _core.ResetNeededError(
+                f"{name} is set by reset(): call reset() on this {self.family} environment first"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+#: What an AEC environment's ``reset()`` sets; asked for before it, ``ResetNeededError``.
+RESET_STATE = frozenset(
+    {
+        "agent_selection",
+        "agents",
+        "rewards",
+        "_cumulative_rewards",
+        "terminations",
+        "truncations",
+        "infos",
+    }
+)
+
+
+def _ending(game: _core.Game) -> str:
+    """How an ended game ended, for a message: ``terminated``/``truncated`` and its kind."""
+    kind = (game.outcome or {}).get("kind", "ended")
+    return f"{kind}, {'truncated' if game.truncated else 'terminated'}"
 
 
 def env(family: str = "casino", **kwargs: Any) -> DealAECEnv:

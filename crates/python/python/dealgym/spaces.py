@@ -16,8 +16,14 @@ from typing import Any
 from gymnasium.spaces import Dict as DictSpace
 from gymnasium.spaces import Space, Text
 
-#: The longest completion or message a space admits (characters).
+from . import _core
+
+#: The longest message a space admits (characters).
 MAX_TEXT = 1 << 20
+
+#: The most bytes one completion may hold as a record writes it: the engine's one limit
+#: (``dealgym-core``'s ``DEFAULT_MAX_COMPLETION_BYTES``), read from ``dealgym._core``.
+MAX_COMPLETION_BYTES: int = _core.MAX_COMPLETION_BYTES
 
 
 #: The longest text ``sample()`` draws: a random policy's completion, not a megabyte of it.
@@ -46,12 +52,25 @@ class Utf8Text(Text):
 
 class Completion(Utf8Text):
     """An action: the raw completion text, or a dict with its ``text`` and, in token-exact play,
-    the sampled ``completion_ids`` and their ``logprobs``."""
+    the sampled ``completion_ids`` and their ``logprobs``. It admits what a step takes: at most
+    ``MAX_COMPLETION_BYTES`` bytes as a record writes the completion (text, reasoning and tool
+    calls), the one limit a step in process refuses past (``CompletionTooLargeError``) and
+    ``dealgym serve`` holds a step to by default; ``max_length`` is that many characters, the
+    most such a completion can have."""
+
+    def __init__(self, max_length: int = MAX_COMPLETION_BYTES, *, seed: Any = None) -> None:
+        super().__init__(max_length, seed=seed)
 
     def contains(self, x: Any) -> bool:
-        if isinstance(x, dict):
-            return isinstance(x.get("text"), str) and len(x["text"]) <= self.max_length
-        return super().contains(x)
+        if not isinstance(x, (str, dict)):
+            return False
+        if isinstance(x, str) and len(x) > self.max_length:
+            return False
+        try:
+            _core.check_action(x)
+        except (TypeError, ValueError):
+            return False
+        return True
 
     def __repr__(self) -> str:
         return f"Completion({self.max_length})"
