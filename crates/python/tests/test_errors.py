@@ -123,6 +123,9 @@ def test_an_aec_env_used_before_reset_says_to_call_reset(family):
         with pytest.raises(dealgym.ResetNeededError, match=r"reset\(\)"):
             use()
     assert issubclass(dealgym.ResetNeededError, RuntimeError)
+    # What reset() sets is still "no such attribute yet" to Python's own probes.
+    assert not hasattr(env, "agent_selection")
+    assert getattr(env, "rewards", None) is None
 
 
 @pytest.mark.parametrize("family", ["casino", "deliberation"])

@@ -231,10 +231,16 @@ class DealAECEnv(AECEnv):
         for before it, names the call to make (``last()`` reads ``agent_selection``). Called
         only where an attribute is missing, so it costs a set attribute nothing."""
         if name in RESET_STATE:
-            raise _core.ResetNeededError(
+            raise _UnsetBeforeReset(
                 f"{name} is set by reset(): call reset() on this {self.family} environment first"
             )
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+class _UnsetBeforeReset(_core.ResetNeededError, AttributeError):
+    """An attribute ``reset()`` sets, read before it: ``ResetNeededError`` for the reader, and
+    an ``AttributeError`` too, so ``hasattr``, ``getattr(env, name, default)`` and ``copy``
+    keep Python's meaning (no such attribute yet)."""
 
 
 #: What an AEC environment's ``reset()`` sets; asked for before it, ``ResetNeededError``.
