@@ -120,10 +120,7 @@ fn the_readmes_demo_output_and_report_excerpt_are_what_the_commands_print() {
             .lines()
             .zip(generated.lines())
             .position(|(a, b)| a != b)
-            .map_or_else(
-                || shown.lines().count().min(generated.lines().count()),
-                |i| i,
-            );
+            .unwrap_or_else(|| shown.lines().count().min(generated.lines().count()));
         assert!(
             shown == generated,
             "README.md's generated block `{name}` is not what the command prints (from its \
