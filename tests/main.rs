@@ -39,6 +39,7 @@ mod prompt_cost;
 mod prompts_truth;
 mod properties;
 mod public_api;
+mod readme;
 mod real_outputs;
 mod replay;
 mod replay_cli;

@@ -3,14 +3,19 @@
 The learner is the trainer's own model, sampled by the trainer's own backend (its vLLM, or the
 model's generate on the CPU); the opponent is a built-in negotiator played by the engine.
 
-    # rollout_func: whole episodes in dealgym's text grammar, token-exact
-    python trl_rollout.py --model Qwen/Qwen2.5-0.5B-Instruct --family casino --steps 20
+    # rollout_func: whole episodes in dealgym's text grammar, token-exact; each record names
+    # its run and optimizer step, so `dealgym report runs/trl-grpo/qwen.jsonl` charts it per step
+    python trl_rollout.py --model Qwen/Qwen2.5-0.5B-Instruct --family casino --steps 20 \
+        --training-run qwen
     # environment_factory: the model acts by calling tools (make_offer, accept, ...)
     python trl_rollout.py --model Qwen/Qwen2.5-0.5B-Instruct --family casino --steps 20 --tools
 
-`--tiny TOKENIZER_JSON` trains a randomly initialised 2-layer Llama over that tokenizer (with
-TRL's Qwen2.5 chat template) instead of `--model`: a smoke test that downloads nothing, which
-.ci/trl.sh runs. Needs `pip install trl==1.16.0` beside dealgym.
+`--model NAME` downloads from the Hugging Face hub. Offline, `--gguf FILE` reads a local GGUF
+(the real-model stage's SmolLM2-135M-Instruct, `scripts/real-model-install.sh --model-only`
+prints its path) with examples/train/grpo_cpu.py's own loader. `--tiny TOKENIZER_JSON` trains
+a randomly initialised 2-layer Llama over that tokenizer (with TRL's Qwen2.5 chat template): a
+smoke test that downloads nothing, which .ci/trl.sh runs. Needs `pip install ".[trl]"` (and
+`gguf` for `--gguf`) beside dealgym.
 """
 
 from __future__ import annotations
@@ -58,12 +63,32 @@ def tiny(tokenizer_json: str):
     return LlamaForCausalLM(config), tok
 
 
-def main() -> None:
+def gguf_model(path: pathlib.Path):
+    """The model and tokenizer of a local GGUF file, by examples/train/grpo_cpu.py's ``load``
+    (the one home of reading a GGUF into a trainable model)."""
+    import importlib.util
+
+    script = pathlib.Path(__file__).resolve().parents[1] / "train" / "grpo_cpu.py"
+    spec = importlib.util.spec_from_file_location("grpo_cpu", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.load(path)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The options, checked: a combination the run could not honour is refused here."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model", help="a Hugging Face model name or directory (a chat model)")
+    source.add_argument(
+        "--model", help="a Hugging Face model name (downloaded from the hub) or a local directory"
+    )
+    source.add_argument(
+        "--gguf",
+        type=pathlib.Path,
+        help="a local GGUF model file, no hub needed (scripts/real-model-install.sh --model-only)",
+    )
     source.add_argument(
         "--tiny", metavar="TOKENIZER_JSON", help="a random tiny Llama over this tokenizer.json"
     )
@@ -73,7 +98,7 @@ def main() -> None:
         help="environment_factory (tool calls) instead of rollout_func",
     )
     parser.add_argument(
-        "--family", default="casino", help="ahp, craigslist, casino, dnd or job_interview"
+        "--family", default="casino", help="a two-party family (dealgym.families())"
     )
     parser.add_argument("--scenarios", type=int, default=8, help="training rows: scenarios 0..N-1")
     parser.add_argument("--group-size", type=int, default=4, help="GRPO's num_generations")
@@ -88,9 +113,30 @@ def main() -> None:
     parser.add_argument(
         "--records", help="append each finished episode's record here (dealgym replay reads it)"
     )
+    parser.add_argument(
+        "--training-run",
+        metavar="NAME",
+        help="rollout_func: each record carries training {run: NAME, step}, so `dealgym report` "
+        "charts the run per optimizer step (records default to OUT/NAME.jsonl)",
+    )
     parser.add_argument("--out", default="runs/trl-grpo")
     parser.add_argument("--cpu", action="store_true", help="train on the CPU")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.training_run is not None:
+        if args.tools:
+            parser.error(
+                "--training-run names the optimizer step of rollout_func's records; TRL gives a "
+                "tool environment no trainer, so --tools records cannot carry it"
+            )
+        if not args.training_run:
+            parser.error("--training-run: a run's name is not empty")
+        if args.records is None:
+            args.records = str(pathlib.Path(args.out) / f"{args.training_run}.jsonl")
+    return args
+
+
+def main() -> None:
+    args = parse_args()
 
     from trl import GRPOConfig, GRPOTrainer
 
@@ -98,6 +144,8 @@ def main() -> None:
 
     if args.tiny:
         model, tok = tiny(args.tiny)
+    elif args.gguf:
+        model, tok = gguf_model(args.gguf)
     else:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -138,7 +186,11 @@ def main() -> None:
         rollout = None
     else:
         rollout = dealgym.trl.make_rollout_func(
-            opponent=args.opponent, rules=rules, turn_tokens=args.turn_tokens, records=args.records
+            opponent=args.opponent,
+            rules=rules,
+            turn_tokens=args.turn_tokens,
+            records=args.records,
+            training_run=args.training_run,
         )
         trainer = GRPOTrainer(
             model=model,
@@ -166,6 +218,8 @@ def main() -> None:
     summary = {"steps": trainer.state.global_step, "mode": "tools" if args.tools else "rollout"}
     if rollout is not None:
         summary["outcomes"] = dict(rollout.counts)
+    if args.records:
+        summary["records"] = args.records
     print(json.dumps(summary))
 
 

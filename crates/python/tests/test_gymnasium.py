@@ -19,6 +19,17 @@ def proposer(messages, state):
     return turn(offer(state))
 
 
+def test_every_two_party_family_of_the_engine_has_its_registered_id():
+    """The ids are the engine's two-party families, each registered with Gymnasium: a family
+    the engine gains is an id without a hand list to follow (a table plays through the AEC env)."""
+    assert list(IDS) == dealgym.families()
+    assert {"bundle", "hotel"} <= set(IDS) and "deliberation" not in IDS
+    assert len(set(IDS.values())) == len(IDS)
+    for family, id_ in IDS.items():
+        assert gymnasium.spec(id_).kwargs == {"family": family}
+    assert IDS["bundle"] == "dealgym/BundleBargaining-v0"
+
+
 @pytest.mark.parametrize("family", sorted(IDS))
 def test_every_registered_id_passes_gymnasiums_check_env(family):
     env = gymnasium.make(IDS[family], opponent=proposer)

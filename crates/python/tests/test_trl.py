@@ -325,6 +325,36 @@ def test_reset_refuses_rows_it_cannot_play():
         dtrl.NegotiationTools()
 
 
+def trl_rollout_example():
+    """examples/python/trl_rollout.py as a module (its imports need no torch)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "trl_rollout", REPO / "examples" / "python" / "trl_rollout.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_examples_training_run_names_its_records_and_is_refused_with_tools(capsys):
+    example = trl_rollout_example()
+    args = example.parse_args(["--tiny", "t.json", "--training-run", "lr-1e-5", "--out", "o"])
+    assert args.training_run == "lr-1e-5"
+    assert args.records == str(pathlib.Path("o") / "lr-1e-5.jsonl")
+    args = example.parse_args(["--gguf", "m.gguf", "--training-run", "r", "--records", "x.jsonl"])
+    assert (args.records, args.gguf, args.model) == ("x.jsonl", pathlib.Path("m.gguf"), None)
+    assert example.parse_args(["--model", "m"]).training_run is None
+    for refused, says in [
+        (["--tiny", "t.json", "--tools", "--training-run", "r"], "--tools records cannot"),
+        (["--tiny", "t.json", "--training-run", ""], "not empty"),
+        (["--model", "m", "--gguf", "m.gguf"], "not allowed with"),
+    ]:
+        with pytest.raises(SystemExit):
+            example.parse_args(refused)
+        assert says in capsys.readouterr().err
+
+
 def test_a_groups_resets_are_distinct_episodes_of_one_setup(tmp_path, replay_verify):
     row = dtrl.rows("casino", 1, seed=3)[0]
     path = tmp_path / "tools.jsonl"

@@ -1,7 +1,11 @@
 """dealgym as a single-seat Gymnasium environment: the learner's seat acts with raw completions,
 the opponent plays inside (``dealgym.opponents``). Importing this module registers one id per
-family: ``dealgym/AmazonHistoryPrice-v0``, ``dealgym/CraigslistBargains-v0``,
-``dealgym/CaSiNo-v0``, ``dealgym/DealOrNoDeal-v0`` and ``dealgym/JobInterview-v0``.
+two-party family of the engine (``dealgym.families()``): ``dealgym/AmazonHistoryPrice-v0``,
+``dealgym/CraigslistBargains-v0``, ``dealgym/CaSiNo-v0``, ``dealgym/DealOrNoDeal-v0``,
+``dealgym/JobInterview-v0``, ``dealgym/BundleBargaining-v0`` and
+``dealgym/HotelPriceChasing-v0`` (``IDS``). A table of more than two parties
+(``deliberation``) has no one opponent to play inside: it plays through the one AEC env,
+``dealgym.pettingzoo.DealAECEnv("deliberation")``, one agent per party.
 
 A deal, a walk-away, a reject loop and a format forfeit terminate; the turn cap truncates. The
 reward is the learner's total once the episode has ended, 0 before.
@@ -19,15 +23,27 @@ from .opponents import Script, opponent_of
 from .spaces import action_space, observation_space
 from .tokens import ExactTokens, exact_tokens
 
-#: The registered ids, by family.
-IDS = {
-    "ahp": "dealgym/AmazonHistoryPrice-v0",
-    "craigslist": "dealgym/CraigslistBargains-v0",
-    "casino": "dealgym/CaSiNo-v0",
-    "dnd": "dealgym/DealOrNoDeal-v0",
-    "job_interview": "dealgym/JobInterview-v0",
-    "hotel": "dealgym/HotelPriceChasing-v0",
+#: The names in the ids, by family: Gymnasium's CamelCase for the dataset's or the paper's name.
+#: A family the engine gains without a name here is registered under its own name in CamelCase.
+_ID_NAMES = {
+    "ahp": "AmazonHistoryPrice",
+    "craigslist": "CraigslistBargains",
+    "casino": "CaSiNo",
+    "dnd": "DealOrNoDeal",
+    "job_interview": "JobInterview",
+    "bundle": "BundleBargaining",
+    "hotel": "HotelPriceChasing",
 }
+
+
+def _id_of(family: str) -> str:
+    name = _ID_NAMES.get(family) or "".join(w.capitalize() for w in family.split("_"))
+    return f"dealgym/{name}-v0"
+
+
+#: The registered ids, by family: every two-party family the engine plays, in its order.
+IDS = {family: _id_of(family) for family in _core.families()}
+
 
 class DealEnv(gymnasium.Env):
     """The learner's seat of ``family``; ``opponent`` plays the other: a built-in negotiator
