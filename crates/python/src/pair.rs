@@ -25,6 +25,7 @@ use pythonize::{depythonize, pythonize};
 use crate::catalog;
 use crate::exact::{read_action, Action, Exact, Pending};
 use crate::game::{py_str, Game, StepInfo};
+use crate::observation::SeatView;
 
 /// The player spec a record names for a seat played from Python, unless `players` says.
 const PYTHON_PLAYER: &str = "python";
@@ -482,19 +483,9 @@ impl PairGame {
             .map_err(PyRuntimeError::new_err)
     }
 
-    /// What `role` sees: `prompt` (the last message, the one to answer), `messages` (the chat
-    /// its model is sent, as the command line sends it) and `state` (its structured view).
-    pub(crate) fn observe<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
-        let seat = self.seat(role)?;
-        let view = self.episode.view(seat);
-        let observation = PyDict::new(py);
-        observation.set_item(
-            "prompt",
-            view.last().map(|m| m.content.as_str()).unwrap_or(""),
-        )?;
-        observation.set_item("messages", pythonize(py, view)?)?;
-        observation.set_item("state", pythonize(py, &self.episode.seat_state(seat))?)?;
-        Ok(observation)
+    /// `seat`'s structured state now (what its observation's `state` holds).
+    pub(crate) fn seat_state_of(&self, seat: Seat) -> SeatView {
+        SeatView::Pair(self.episode.seat_state(seat))
     }
 
     /// The tools `role` may act through (its moves as OpenAI-style tool definitions, their
@@ -543,12 +534,6 @@ impl PairGame {
         self.record = OnceLock::new();
         self.pending = None;
         Ok(())
-    }
-
-    /// `role`'s structured state alone (`observe(role)["state"]` without the chat).
-    pub(crate) fn state<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
-        let seat = self.seat(role)?;
-        Ok(pythonize(py, &self.episode.seat_state(seat))?)
     }
 
     /// The exchange so far: `(role, text)` for each move that took effect, the text as the
