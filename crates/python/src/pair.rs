@@ -12,7 +12,8 @@ use dealgym_core::game::{
 };
 use dealgym_core::negotiator::{RulePlayer, RuleSeat, Tactic};
 use dealgym_core::record::{
-    episode_calls, EpisodeRecord, ExactCalls, PlayerInfo, RecordMeta, Timing, TrainingStep,
+    episode_calls, EpisodeRecord, ExactCalls, PlayerInfo, RecordMeta, RecordOutcome, Timing,
+    TrainingStep,
 };
 use dealgym_core::reward::{episode_rewards, RewardConfig};
 use dealgym_core::scenario::Family;
@@ -451,10 +452,12 @@ impl PairGame {
 
     /// The record's outcome with its metrics, once the episode has ended.
     pub(crate) fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        if self.episode.outcome().is_none() {
-            return Ok(None);
-        }
-        Ok(Some(pythonize(py, &self.ended_record()?.outcome)?))
+        // The record's outcome by the record's own rule, without building the record.
+        let outcome = match self.record.get() {
+            Some(record) => Some(record.outcome.clone()),
+            None => RecordOutcome::of(&self.episode),
+        };
+        outcome.map(|o| Ok(pythonize(py, &o)?)).transpose()
     }
 
     /// How the episode ended from `role`'s side (`state(role)["outcome"]` alone): kind, by,
