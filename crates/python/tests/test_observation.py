@@ -160,3 +160,13 @@ def test_step_many_from_threads_over_disjoint_games_equals_one_thread():
     for t in pool:
         t.join()
     assert got[0] == alone[0::2] and got[1] == alone[1::2]
+
+
+def test_a_copied_or_pickled_observation_is_an_observation_with_its_state():
+    """Gymnasium's check_env compares an observation's type with its copy's."""
+    g = Game("dnd", seed=2)
+    eager = {**g.observe(g.to_move)}
+    for copied in (copy.copy(g.observe(g.to_move)), copy.deepcopy(g.observe(g.to_move)),
+                   pickle.loads(pickle.dumps(g.observe(g.to_move)))):
+        assert type(copied) is type(g.observe(g.to_move))
+        assert dict.__contains__(copied, "state") and copied == eager

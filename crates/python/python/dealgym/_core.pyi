@@ -127,7 +127,11 @@ class Game:
     def tools(self, role: str) -> list[dict[str, Any]]:
         """``role``'s moves as OpenAI-style tool definitions, their terms the scenario's own (at a
         table, ``accept`` names the proposal it accepts: ``{"offer": 3}``)."""
-    def observe(self, role: str) -> dict[str, Any]: ...
+    def observe(self, role: str) -> dict[str, Any]:
+        """``{"prompt", "messages", "state"}``: a ``dict`` (``dealgym._observation.Observation``)
+        whose ``state``, the state of this moment, is converted to Python when first read."""
+    def messages(self, role: str) -> list[dict[str, Any]]:
+        """``observe(role)["messages"]`` alone: the chat ``role``'s model is sent."""
     def state(self, role: str) -> dict[str, Any]:
         """``observe(role)["state"]`` without the chat."""
     def state_text(self, role: str) -> str:
@@ -188,7 +192,10 @@ class GameSnapshot:
 def choose(values: Sequence[float]) -> int:
     """The candidate to commit: the highest value, the first of equals (``ValueError`` if empty)."""
 
-def step_many(games: Sequence[Game], actions: Sequence[str | Mapping[str, Any]]) -> list[StepInfo]: ...
+def step_many(games: Sequence[Game], actions: Sequence[str | Mapping[str, Any]]) -> list[StepInfo]:
+    """``actions[i]`` for ``games[i]``, every action checked before any game steps; the engine
+    then steps them all without the interpreter's lock, so Python threads calling it over
+    disjoint games run at once."""
 def families() -> list[str]: ...
 def roles(family: str) -> tuple[str, str]: ...
 def scenario_ids(family: str) -> list[str]: ...

@@ -8,7 +8,8 @@ state of that moment, the same value an eager dict held.
 
 Every way Python reads a dict sees ``state``: ``obs["state"]``, ``get``, ``in``, iteration,
 ``keys``/``items``/``values``, ``len``, ``==``, ``repr``, ``dict(obs)``, ``{**obs}``, ``|``,
-``copy``/``deepcopy``/``pickle`` (which give plain dicts) and ``json.dumps``. Only C code that
+``copy()`` (a plain dict, as dict's own), ``copy.copy``/``deepcopy``/``pickle`` and
+``json.dumps``. Only C code that
 reads a dict's storage directly (``orjson``, for one) sees it once it has been read: call
 ``obs.get("state")`` or ``dict(obs)`` before handing an observation to such a library.
 """
@@ -121,13 +122,11 @@ class Observation(dict):
         dict.clear(self)
 
     def copy(self) -> dict[str, Any]:
+        # As dict's own `copy` does for a subclass: a plain dict of the same items.
         self._fill()
         return dict(dict.items(self))
 
-    def __copy__(self) -> dict[str, Any]:
-        return self.copy()
-
     def __reduce_ex__(self, protocol: Any) -> Any:
-        # copy.deepcopy and pickle: a plain dict of the same items.
+        # copy.copy, copy.deepcopy and pickle: an Observation of the same items, state built.
         self._fill()
-        return (dict, (dict(dict.items(self)),))
+        return (Observation, (), None, None, iter(dict.items(self)))
