@@ -468,7 +468,7 @@ impl PairGame {
         role: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         let seat = self.seat(role)?;
-        Ok(pythonize(py, &self.episode.seat_state(seat).outcome)?)
+        Ok(pythonize(py, &self.episode.outcome_view(seat))?)
     }
 
     /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`
