@@ -18,7 +18,9 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyType};
 use pythonize::pythonize;
 
-/// A seat's structured state, of either kind of game, as the engine gave it.
+/// A seat's structured state, of either kind of game, as the engine gave it. Unboxed although
+/// a table's is smaller: it lives in the Python object of its observation, one allocation.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum SeatView {
     Pair(SeatState),
     Table(TableSeatState),
@@ -55,7 +57,7 @@ impl PendingState {
 #[derive(Default)]
 pub(crate) struct Chat {
     /// By role: each message's content and its Python string, in the chat's order.
-    seen: Mutex<HashMap<String, Vec<(String, Py<PyString>)>>>,
+    seen: Mutex<HashMap<String, Vec<Kept>>>,
 }
 
 impl Chat {
@@ -89,6 +91,9 @@ impl Chat {
         Ok(list)
     }
 }
+
+/// One message's content and the Python string made from it.
+type Kept = (String, Py<PyString>);
 
 /// A message's role as the chat spells it, one Python string per role.
 fn role_name(py: Python<'_>, role: MessageRole) -> &Bound<'_, PyString> {
