@@ -397,8 +397,8 @@ impl Game {
     }
 
     /// What `role` sees: `prompt` (the last message, the one to answer), `messages` (the chat
-    /// its model is sent, as the command line sends it) and `state` (its structured view, as
-    /// of now, converted to Python when first read: `crate::observation`).
+    /// its model is sent, as the command line sends it) and `state` (its structured view as of
+    /// now, converted to Python when first read).
     fn observe<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
         let (view, state) = either!(self, g => {
             let seat = g.seat_named(role)?;
