@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use dealgym_core::scenario::TableFamily;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
 use crate::exact::Exact;
 use crate::pair::PairGame;
@@ -93,6 +93,8 @@ pub(crate) enum Kind {
 #[pyclass(module = "dealgym._core", subclass)]
 pub struct Game {
     kind: Kind,
+    /// The chat's Python texts, converted once (`observe`, `messages`).
+    chat: crate::observation::Chat,
 }
 
 impl Game {
@@ -238,7 +240,10 @@ impl Game {
                 training,
             )?)
         };
-        Ok(Game { kind })
+        Ok(Game {
+            kind,
+            chat: Default::default(),
+        })
     }
 
     /// The family's name (`casino`, `craigslist`, …, `deliberation`).
@@ -395,14 +400,26 @@ impl Game {
     }
 
     /// What `role` sees: `prompt` (the last message, the one to answer), `messages` (the chat
-    /// its model is sent, as the command line sends it) and `state` (its structured view).
+    /// its model is sent, as the command line sends it) and `state` (its structured view as of
+    /// now, converted to Python when first read).
     fn observe<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
-        either!(self, g => g.observe(py, role))
+        let (view, state) = either!(self, g => {
+            let seat = g.seat_named(role)?;
+            (g.seat_view(seat), g.seat_state_of(seat))
+        });
+        crate::observation::observation(py, &self.chat, role, view, state)
+    }
+
+    /// `role`'s chat alone (`observe(role)["messages"]` without the rest): what a policy that
+    /// reads only the messages asks for.
+    fn messages<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyList>> {
+        let view = either!(self, g => g.seat_view(g.seat_named(role)?));
+        self.chat.messages(py, role, view)
     }
 
     /// `role`'s structured state alone (`observe(role)["state"]` without the chat).
     fn state<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
-        either!(self, g => g.state(py, role))
+        either!(self, g => g.seat_state_of(g.seat_named(role)?)).to_py(py)
     }
 
     /// The tools `role` may act through (its moves as OpenAI-style tool definitions, a

@@ -19,6 +19,7 @@ mod catalog;
 mod errors;
 mod exact;
 mod game;
+mod observation;
 mod pair;
 mod planner;
 mod records;

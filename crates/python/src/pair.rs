@@ -12,7 +12,8 @@ use dealgym_core::game::{
 };
 use dealgym_core::negotiator::{RulePlayer, RuleSeat, Tactic};
 use dealgym_core::record::{
-    episode_calls, EpisodeRecord, ExactCalls, PlayerInfo, RecordMeta, Timing, TrainingStep,
+    episode_calls, EpisodeRecord, ExactCalls, PlayerInfo, RecordMeta, RecordOutcome, Timing,
+    TrainingStep,
 };
 use dealgym_core::reward::{episode_rewards, RewardConfig};
 use dealgym_core::scenario::{Family, Role};
@@ -26,6 +27,7 @@ use crate::catalog;
 use crate::errors::ScenarioError;
 use crate::exact::{read_action, Action, Exact, Pending};
 use crate::game::{py_str, Game, StepInfo};
+use crate::observation::SeatView;
 
 /// The player spec a record names for a seat played from Python, unless `players` says.
 const PYTHON_PLAYER: &str = "python";
@@ -463,11 +465,16 @@ impl PairGame {
     /// The record's outcome with its metrics, once the episode has ended, in roles
     /// ([`PairGame::in_roles`]).
     pub(crate) fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        if self.episode.outcome().is_none() {
+        // The record's outcome by the record's own rule, without building the record.
+        let outcome = match self.record.get() {
+            Some(record) => Some(record.outcome.clone()),
+            None => RecordOutcome::of(&self.episode),
+        };
+        let Some(outcome) = outcome else {
             return Ok(None);
-        }
-        let mut outcome = serde_json::to_value(&self.ended_record()?.outcome)
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        };
+        let mut outcome =
+            serde_json::to_value(&outcome).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         self.in_roles(&mut outcome);
         Ok(Some(pythonize(py, &outcome)?))
     }
@@ -497,7 +504,7 @@ impl PairGame {
             fields.insert("by".into(), Value::from(self.role_of(by)));
         }
         if fields.contains_key("terms") {
-            let seen = self.episode.seat_state(Seat::Learner).outcome;
+            let seen = self.episode.outcome_view(Seat::Learner);
             if let Ok(terms) = serde_json::to_value(seen.and_then(|o| o.terms)) {
                 fields.insert("terms".into(), terms);
             }
@@ -512,7 +519,7 @@ impl PairGame {
         role: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         let seat = self.seat(role)?;
-        Ok(pythonize(py, &self.episode.seat_state(seat).outcome)?)
+        Ok(pythonize(py, &self.episode.outcome_view(seat))?)
     }
 
     /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`
@@ -530,19 +537,9 @@ impl PairGame {
             .map_err(PyRuntimeError::new_err)
     }
 
-    /// What `role` sees: `prompt` (the last message, the one to answer), `messages` (the chat
-    /// its model is sent, as the command line sends it) and `state` (its structured view).
-    pub(crate) fn observe<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
-        let seat = self.seat(role)?;
-        let view = self.episode.view(seat);
-        let observation = PyDict::new(py);
-        observation.set_item(
-            "prompt",
-            view.last().map(|m| m.content.as_str()).unwrap_or(""),
-        )?;
-        observation.set_item("messages", pythonize(py, view)?)?;
-        observation.set_item("state", pythonize(py, &self.episode.seat_state(seat))?)?;
-        Ok(observation)
+    /// `seat`'s structured state now (what its observation's `state` holds).
+    pub(crate) fn seat_state_of(&self, seat: Seat) -> SeatView {
+        SeatView::Pair(self.episode.seat_state(seat))
     }
 
     /// The tools `role` may act through (its moves as OpenAI-style tool definitions, their
@@ -591,12 +588,6 @@ impl PairGame {
         self.record = OnceLock::new();
         self.pending = None;
         Ok(())
-    }
-
-    /// `role`'s structured state alone (`observe(role)["state"]` without the chat).
-    pub(crate) fn state<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
-        let seat = self.seat(role)?;
-        Ok(pythonize(py, &self.episode.seat_state(seat))?)
     }
 
     /// The exchange so far: `(role, text)` for each move that took effect, the text as the

@@ -34,6 +34,7 @@ use serde_json::json;
 use crate::errors::{EpisodeEndedError, NotYourTurnError, ScenarioError, TokenError};
 use crate::exact::{read_action, Exact, Pending};
 use crate::game::StepInfo;
+use crate::observation::SeatView;
 
 /// The player spec a record names for a seat played from Python.
 const PYTHON_PLAYER: &str = "python";
@@ -352,20 +353,9 @@ impl TableGame {
         Ok(Some(out))
     }
 
-    /// What `role` sees, and only what it sees: `prompt` (the last message), `messages` (the
-    /// chat its model is sent: its own system prompt with its own confidential block, the
-    /// others' talk and moves, its own replies) and `state` (the table's public state).
-    pub(crate) fn observe<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
-        let seat = self.seat(role)?;
-        let view = self.episode.view(seat);
-        let observation = PyDict::new(py);
-        observation.set_item(
-            "prompt",
-            view.last().map(|m| m.content.as_str()).unwrap_or(""),
-        )?;
-        observation.set_item("messages", pythonize(py, &view)?)?;
-        observation.set_item("state", pythonize(py, &seat_state(&self.episode, seat))?)?;
-        Ok(observation)
+    /// `seat`'s structured state now (what its observation's `state` holds).
+    pub(crate) fn seat_state_of(&self, seat: usize) -> SeatView {
+        SeatView::Table(seat_state(&self.episode, seat))
     }
 
     /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`
@@ -485,12 +475,6 @@ impl TableGame {
         out.set_item("utility", record.scores.get(role))?;
         out.set_item("rho", record.rho.get(role))?;
         Ok(out)
-    }
-
-    /// `role`'s structured state alone (`observe(role)["state"]` without the chat).
-    pub(crate) fn state<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
-        let seat = self.seat(role)?;
-        Ok(pythonize(py, &seat_state(&self.episode, seat))?)
     }
 
     /// The tools `role` may act through: the table's moves as OpenAI-style tool definitions

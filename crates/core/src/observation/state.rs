@@ -293,20 +293,7 @@ impl Episode {
                     .terms()
                     .map(|t| terms_view(&t.flipped(space), space)),
             });
-        let outcome = self.outcome().map(|o| OutcomeView {
-            kind: o.kind,
-            by: o.by.map(role_of),
-            terms: o.terms.as_ref().map(|learner_terms| {
-                let own = match seat {
-                    Seat::Learner => learner_terms.clone(),
-                    Seat::Opponent => learner_terms.flipped(space),
-                };
-                terms_view(&own, space)
-            }),
-            utility: o.utility[seat],
-            rho: o.rho[seat],
-            detail: o.detail.clone(),
-        });
+        let outcome = self.outcome_view(seat);
         SeatState {
             seat,
             role: me.role,
@@ -333,6 +320,29 @@ impl Episode {
             counterpart_last,
             outcome,
         }
+    }
+}
+
+impl Episode {
+    /// How the episode ended from `seat`'s side; `None` while it runs (the state's `outcome`,
+    /// for a caller that wants it alone without building the whole state).
+    pub fn outcome_view(&self, seat: Seat) -> Option<OutcomeView> {
+        let space = self.scenario().term_space();
+        let role_of = |s: Seat| self.setup().seats[s].role;
+        self.outcome().map(|o| OutcomeView {
+            kind: o.kind,
+            by: o.by.map(role_of),
+            terms: o.terms.as_ref().map(|learner_terms| {
+                let own = match seat {
+                    Seat::Learner => learner_terms.clone(),
+                    Seat::Opponent => learner_terms.flipped(space),
+                };
+                terms_view(&own, space)
+            }),
+            utility: o.utility[seat],
+            rho: o.rho[seat],
+            detail: o.detail.clone(),
+        })
     }
 }
 

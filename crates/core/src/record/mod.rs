@@ -266,6 +266,24 @@ pub struct RecordOutcome {
     pub metrics: EpisodeMetrics,
 }
 
+impl RecordOutcome {
+    /// The record's outcome of `episode`, once it has ended: how it ended and its metrics (the
+    /// one rule for both: [`EpisodeRecord::from_episode`] writes it, and a caller that wants
+    /// the outcome alone, Python's `Game.outcome`, reads it without building the record).
+    pub fn of(episode: &Episode) -> Option<RecordOutcome> {
+        let outcome = episode.outcome()?.clone();
+        let metrics = episode_metrics(
+            episode.scenario(),
+            episode.setup(),
+            episode.turns(),
+            outcome.kind,
+            outcome.terms.as_ref(),
+            &outcome.utility,
+        );
+        Some(RecordOutcome { outcome, metrics })
+    }
+}
+
 /// Timing of the episode.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Timing {
@@ -320,16 +338,8 @@ impl EpisodeRecord {
     ) -> Option<Self> {
         let prompts_digest = episode.prompts().fingerprint();
         let prompt_overrides = episode.prompts().overrides().clone();
-        let (scenario, setup, prompts, turns, outcome) = episode.into_parts();
-        let outcome = outcome?;
-        let metrics = episode_metrics(
-            &scenario,
-            &setup,
-            &turns,
-            outcome.kind,
-            outcome.terms.as_ref(),
-            &outcome.utility,
-        );
+        let RecordOutcome { outcome, metrics } = RecordOutcome::of(&episode)?;
+        let (scenario, setup, prompts, turns, _) = episode.into_parts();
         let rewarded = episode_rewards(&scenario, &setup, &turns, &outcome, rewards);
         let campaign = setup.campaign().map(|(seat, standing)| {
             let closed = (outcome.kind == OutcomeKind::Deal).then(|| {

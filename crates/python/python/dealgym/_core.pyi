@@ -205,7 +205,11 @@ class Game:
     def tools(self, role: str) -> list[dict[str, Any]]:
         """``role``'s moves as OpenAI-style tool definitions, their terms the scenario's own (at a
         table, ``accept`` names the proposal it accepts: ``{"offer": 3}``)."""
-    def observe(self, role: str) -> Observation: ...
+    def observe(self, role: str) -> Observation:
+        """``{"prompt", "messages", "state"}``: a ``dict`` (``dealgym._observation.Observation``)
+        whose ``state``, the state of this moment, is converted to Python when first read."""
+    def messages(self, role: str) -> list[Message]:
+        """``observe(role)["messages"]`` alone: the chat ``role``'s model is sent."""
     def state(self, role: str) -> dict[str, Any]:
         """``observe(role)["state"]`` without the chat."""
     def state_text(self, role: str) -> str:
@@ -279,7 +283,10 @@ def check_action(action: str | Mapping[str, Any]) -> None:
     ``ValueError`` for what is no action, ``CompletionTooLargeError`` past
     ``MAX_COMPLETION_BYTES``. What the action space's ``contains`` asks."""
 
-def step_many(games: Sequence[Game], actions: Sequence[str | Mapping[str, Any]]) -> list[StepInfo]: ...
+def step_many(games: Sequence[Game], actions: Sequence[str | Mapping[str, Any]]) -> list[StepInfo]:
+    """``actions[i]`` for ``games[i]``, every action checked before any game steps; the engine
+    then steps them all without the interpreter's lock, so Python threads calling it over
+    disjoint games run at once."""
 def families() -> list[str]: ...
 def roles(family: str) -> tuple[str, str]: ...
 def scenario_ids(family: str) -> list[str]: ...

@@ -1,0 +1,131 @@
+//! What a seat is handed by `Game.observe(role)`, for every family: one builder,
+//! [`observation`], over the seat's chat and its state as the engine took it.
+//!
+//! The observation is a `dealgym._observation.Observation`, a `dict` whose `state` is
+//! converted to Python on first read (issue 43): the README's loop reads the chat alone, and
+//! converting the structured state was three quarters of an observation's cost. The state
+//! itself is taken now, in Rust ([`SeatView`]), so a later read gives this moment's state.
+
+use dealgym_core::observation::SeatState;
+use dealgym_core::table::TableSeatState;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use dealgym_core::vocab::{Message, MessageRole};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList, PyString, PyType};
+use pythonize::pythonize;
+
+/// A seat's structured state, of either kind of game, as the engine gave it. Unboxed although
+/// a table's is smaller: it lives in the Python object of its observation, one allocation.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum SeatView {
+    Pair(SeatState),
+    Table(TableSeatState),
+}
+
+impl SeatView {
+    /// The state as Python objects (what `state(role)` answers).
+    pub(crate) fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self {
+            SeatView::Pair(s) => pythonize(py, s)?,
+            SeatView::Table(s) => pythonize(py, s)?,
+        })
+    }
+}
+
+/// An observation's state until it is read: `build()` converts it (private: the observation
+/// calls it, once).
+#[pyclass(module = "dealgym._core", name = "_PendingState", frozen)]
+pub(crate) struct PendingState {
+    view: SeatView,
+}
+
+#[pymethods]
+impl PendingState {
+    fn build<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.view.to_py(py)
+    }
+}
+
+/// The Python text of each message a game's seats have been sent, converted once: a chat only
+/// grows, so an observation converts its new messages alone (a seat's system prompt, kilobytes,
+/// was converted again at every step). Each kept text is checked against the message it was
+/// made from, so a chat that changed (`restore`) is converted again from where it differs.
+#[derive(Default)]
+pub(crate) struct Chat {
+    /// By role: each message's content and its Python string, in the chat's order.
+    seen: Mutex<HashMap<String, Vec<Kept>>>,
+}
+
+impl Chat {
+    /// The chat `view` of `role` as Python: a new list of new `{"role", "content"}` dicts
+    /// (with `tool_calls` or `tool_call_id` where a message has them), exactly as the command
+    /// line sends it; only the texts, which Python cannot change, are shared.
+    pub(crate) fn messages<'py>(
+        &self,
+        py: Python<'py>,
+        role: &str,
+        view: &[Message],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let kept = seen.entry(role.to_string()).or_default();
+        let list = PyList::empty(py);
+        for (i, message) in view.iter().enumerate() {
+            if kept.get(i).is_none_or(|(text, _)| *text != message.content) {
+                kept.truncate(i);
+                let text = PyString::new(py, &message.content).unbind();
+                kept.push((message.content.clone(), text));
+            }
+            if !message.tool_calls.is_empty() || message.tool_call_id.is_some() {
+                list.append(pythonize(py, message)?)?;
+                continue;
+            }
+            let one = PyDict::new(py);
+            one.set_item(intern!(py, "role"), role_name(py, message.role))?;
+            one.set_item(intern!(py, "content"), kept[i].1.bind(py))?;
+            list.append(one)?;
+        }
+        Ok(list)
+    }
+}
+
+/// One message's content and the Python string made from it.
+type Kept = (String, Py<PyString>);
+
+/// A message's role as the chat spells it, one Python string per role.
+fn role_name(py: Python<'_>, role: MessageRole) -> &Bound<'_, PyString> {
+    match role {
+        MessageRole::System => intern!(py, "system"),
+        MessageRole::User => intern!(py, "user"),
+        MessageRole::Assistant => intern!(py, "assistant"),
+        MessageRole::Tool => intern!(py, "tool"),
+    }
+}
+
+/// The observation of a seat whose chat is `view` and whose state is `state`: `prompt` (the
+/// last message, the one to answer), `messages` and `state` (built on first read).
+pub(crate) fn observation<'py>(
+    py: Python<'py>,
+    chat: &Chat,
+    role: &str,
+    view: &[Message],
+    state: SeatView,
+) -> PyResult<Bound<'py, PyDict>> {
+    static OBSERVATION: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    let made = OBSERVATION
+        .import(py, "dealgym._observation", "Observation")?
+        .call0()?;
+    let observation = made.cast_into::<PyDict>()?;
+    observation.set_item(
+        intern!(py, "prompt"),
+        view.last().map(|m| m.content.as_str()).unwrap_or(""),
+    )?;
+    observation.set_item(intern!(py, "messages"), chat.messages(py, role, view)?)?;
+    observation
+        .as_any()
+        .setattr(intern!(py, "_state"), PendingState { view: state })?;
+    Ok(observation)
+}
