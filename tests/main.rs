@@ -7,6 +7,7 @@ mod common;
 mod fuzz_support;
 
 mod annotate;
+mod anywhere;
 mod architecture_page;
 mod bundle_family;
 mod campaigns;

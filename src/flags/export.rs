@@ -89,7 +89,7 @@ impl ExportFlags {
             seats: self.seats,
             last_k: self.last_k.map(|k| k as usize),
             scenarios: self.lookup.scenarios.clone(),
-            scenario_dir: PathBuf::from("scenarios"),
+            scenario_dir: PathBuf::from(dealgym_core::scenario::SCENARIO_DIR),
             prompts_dir: self.lookup.prompts_dir.clone(),
             on_duplicate: self.duplicates.duplicates,
             allow_empty: self.allow_empty,

@@ -169,7 +169,7 @@ impl ServeFlags {
             ]
             .iter()
             .map(|f| PathBuf::from(format!("scenarios/{f}.jsonl")))
-            .filter(|p| p.exists())
+            .filter(|p| dealgym_core::scenario::scenario_file_exists(p))
             .collect()
         } else {
             self.scenarios.clone()

@@ -1,42 +1,19 @@
-//! The scenario files of the repository, compiled in and parsed on first use, one family at
-//! a time, into core's [`Catalog`] (the one `dealgym serve` picks from too).
+//! The scenario files of the repository, compiled into dealgym-core (`builtin_scenarios`, which
+//! the command line falls back on too) and parsed on first use, one family at a time, into
+//! core's [`Catalog`] (the one `dealgym serve` picks from too).
 
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 
-use dealgym_core::scenario::{load_scenarios_from_reader, Catalog, Family, LoadOptions, Role};
+use dealgym_core::scenario::{
+    builtin_scenarios, load_scenarios_from_reader, Catalog, Family, LoadOptions, Role,
+};
 use pyo3::prelude::*;
 
 use crate::errors::ScenarioError;
 
-/// Each family's scenario file, as `scenarios/` holds it (`Family::ALL`'s order).
-const FILES: [(Family, &str); 7] = [
-    (Family::Ahp, include_str!("../../../scenarios/ahp.jsonl")),
-    (
-        Family::Craigslist,
-        include_str!("../../../scenarios/craigslist.jsonl"),
-    ),
-    (
-        Family::Casino,
-        include_str!("../../../scenarios/casino.jsonl"),
-    ),
-    (Family::Dnd, include_str!("../../../scenarios/dnd.jsonl")),
-    (
-        Family::JobInterview,
-        include_str!("../../../scenarios/job_interview.jsonl"),
-    ),
-    (
-        Family::Bundle,
-        include_str!("../../../scenarios/bundle.jsonl"),
-    ),
-    (
-        Family::Hotel,
-        include_str!("../../../scenarios/hotel.jsonl"),
-    ),
-];
-
-static CATALOGS: [OnceLock<Result<Catalog, String>>; FILES.len()] =
-    [const { OnceLock::new() }; FILES.len()];
+static CATALOGS: [OnceLock<Result<Catalog, String>>; Family::ALL.len()] =
+    [const { OnceLock::new() }; Family::ALL.len()];
 
 /// The family named `name` (a file stem or a usual abbreviation, as the command line takes).
 pub fn family(name: &str) -> PyResult<Family> {
@@ -66,13 +43,15 @@ pub fn role(family: Family, name: &str) -> PyResult<Role> {
 
 /// `family`'s scenarios, parsed the first time they are asked for.
 pub fn catalog(family: Family) -> PyResult<&'static Catalog> {
-    let at = FILES
+    let at = Family::ALL
         .iter()
-        .position(|(f, _)| *f == family)
-        .expect("every family has a file");
+        .position(|f| *f == family)
+        .expect("Family::ALL holds every family");
     let loaded = CATALOGS[at].get_or_init(|| {
         let file = format!("scenarios/{}.jsonl", family.name());
-        load_scenarios_from_reader(&file, FILES[at].1.as_bytes(), LoadOptions::default())
+        let text =
+            builtin_scenarios(family.name()).ok_or_else(|| format!("this build has no {file}"))?;
+        load_scenarios_from_reader(&file, text.as_bytes(), LoadOptions::default())
             .map(|report| Catalog::new(report.scenarios.into_iter().map(Arc::new).collect()))
             .map_err(|e| e.to_string())
     });

@@ -16,6 +16,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bench;
 mod catalog;
+#[cfg(feature = "cli")]
+mod cli;
 mod errors;
 mod exact;
 mod game;
@@ -36,6 +38,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(planner::choose, m)?)?;
     m.add_class::<records::RecordWriter>()?;
     m.add_function(wrap_pyfunction!(pair::step_many, m)?)?;
+    #[cfg(feature = "cli")]
+    m.add_function(wrap_pyfunction!(cli::main, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::families, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::roles, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::scenario_ids, m)?)?;

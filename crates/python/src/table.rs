@@ -19,7 +19,8 @@ use dealgym_core::negotiator::ScriptedSeats;
 use dealgym_core::protocol::TurnFormat;
 use dealgym_core::record::{table_calls, ExactCalls, TablePlayerInfo, TableRecord, TurnCost};
 use dealgym_core::scenario::{
-    load_table_scenarios, load_table_scenarios_from_reader, Catalog, LoadOptions, TableScenario,
+    builtin_scenarios, load_table_scenarios, load_table_scenarios_from_reader, Catalog,
+    LoadOptions, TableFamily, TableScenario,
 };
 use dealgym_core::table::{
     public_move, seat_state, TableEpisode, TableError, TableOptions, TableSetup,
@@ -41,20 +42,21 @@ const PYTHON_PLAYER: &str = "python";
 /// The spec of a seat played in process by the scripted party of its incentive.
 use dealgym_core::negotiator::deliberation::SCRIPTED_SPEC as SCRIPTED;
 
-/// The built-in table scenarios: `scenarios/deliberation.jsonl` (the importer's), compiled in.
-const BUILTIN: Option<(&str, &str)> = Some((
-    "scenarios/deliberation.jsonl",
-    include_str!("../../../scenarios/deliberation.jsonl"),
-));
+/// The built-in table scenarios: `scenarios/deliberation.jsonl` (the importer's), compiled
+/// into dealgym-core (`builtin_scenarios`, which the command line reads too).
+fn builtin_text() -> Option<(String, &'static str)> {
+    let name = TableFamily::Deliberation.name();
+    builtin_scenarios(name).map(|text| (format!("scenarios/{name}.jsonl"), text))
+}
 
 static BUILTIN_CATALOG: OnceLock<Result<Catalog<TableScenario>, String>> = OnceLock::new();
 
 /// The built-in `deliberation` catalog, parsed on first use.
 fn builtin() -> PyResult<&'static Catalog<TableScenario>> {
-    let loaded = BUILTIN_CATALOG.get_or_init(|| match BUILTIN {
+    let loaded = BUILTIN_CATALOG.get_or_init(|| match builtin_text() {
         None => Err("this build has no built-in table scenarios (scenarios/deliberation.jsonl): pass scenario_file=".into()),
         Some((file, text)) => {
-            load_table_scenarios_from_reader(file, text.as_bytes(), LoadOptions::default())
+            load_table_scenarios_from_reader(&file, text.as_bytes(), LoadOptions::default())
                 .map(|r| Catalog::new(r.scenarios.into_iter().map(Arc::new).collect()))
                 .map_err(|e| e.to_string())
         }
@@ -546,7 +548,7 @@ pub fn table_scenario_ids(scenario_file: Option<PathBuf>) -> PyResult<Vec<String
     let ids = |c: &Catalog<TableScenario>| c.ids(None).map(str::to_string).collect();
     match scenario_file {
         Some(path) => Ok(ids(from_file(&path)?.as_ref())),
-        None if BUILTIN.is_none() => Ok(Vec::new()),
+        None if builtin_text().is_none() => Ok(Vec::new()),
         None => Ok(ids(builtin()?)),
     }
 }

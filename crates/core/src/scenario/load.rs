@@ -64,14 +64,16 @@ impl<S> Default for LoadReport<S> {
     }
 }
 
-/// Load every scenario of a JSONL file. Blank lines are ignored.
+/// Load every scenario of a JSONL file (or of the built-in text standing in for a missing
+/// `scenarios/FAMILY.jsonl`: [`scenario_file_exists`](super::scenario_file_exists)). Blank
+/// lines are ignored.
 pub fn load_scenarios(path: &Path, options: LoadOptions) -> Result<LoadReport, ScenarioError> {
     let file_name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|source| ScenarioError::Io {
+    let file = super::open_scenario_file(path).map_err(|source| ScenarioError::Io {
         file: file_name.clone(),
         source,
     })?;
-    load_scenarios_from_reader(&file_name, std::io::BufReader::new(file), options)
+    load_scenarios_from_reader(&file_name, file, options)
 }
 
 /// Load every scenario of JSONL text read from `reader`, naming it `file_name` in errors: the

@@ -7,6 +7,7 @@
 //! I/O and knows nothing of episodes or players.
 
 pub mod acts;
+mod builtin;
 mod bundle;
 mod catalog;
 mod family;
@@ -24,6 +25,8 @@ use crate::protocol::{BundleSpec, IssueSpec, ItemSpec, TermSpace, TicketSpec};
 
 pub(crate) use acts::{catalog as act_catalog, judge_act};
 pub use acts::{find_act, Act};
+pub(crate) use builtin::open_scenario_file;
+pub use builtin::{builtin_scenarios, scenario_file_exists, SCENARIO_DIR};
 pub use bundle::{BundleSpace, BundleValues};
 pub use catalog::{Catalog, Listed, UnknownScenario};
 pub use family::{Domain, Family, Role};

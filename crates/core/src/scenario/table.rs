@@ -487,11 +487,11 @@ pub fn load_table_scenarios(
     options: LoadOptions,
 ) -> Result<LoadReport<TableScenario>, ScenarioError> {
     let file_name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|source| ScenarioError::Io {
+    let file = super::open_scenario_file(path).map_err(|source| ScenarioError::Io {
         file: file_name.clone(),
         source,
     })?;
-    load_table_scenarios_from_reader(&file_name, std::io::BufReader::new(file), options)
+    load_table_scenarios_from_reader(&file_name, file, options)
 }
 
 /// [`load_table_scenarios`] over bytes read from `reader`, named `file_name` in errors.
@@ -506,10 +506,9 @@ pub fn load_table_scenarios_from_reader(
 /// Whether a scenario file holds table scenarios: its first non-blank line names an n-party
 /// family. What `run` and the other surfaces read a file's kind by.
 pub fn is_table_file(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else {
+    let Ok(mut reader) = super::open_scenario_file(path) else {
         return false;
     };
-    let mut reader = std::io::BufReader::new(file);
     let mut buf = Vec::new();
     loop {
         match crate::limits::read_line(&mut reader, &mut buf, crate::limits::MAX_INPUT_LINE) {

@@ -213,7 +213,7 @@ impl ExportOptions {
             seats: Seats::Learner,
             last_k: None,
             scenarios: Vec::new(),
-            scenario_dir: PathBuf::from("scenarios"),
+            scenario_dir: PathBuf::from(crate::scenario::SCENARIO_DIR),
             prompts_dir: None,
             on_duplicate: OnDuplicate::Refuse,
             allow_empty: false,

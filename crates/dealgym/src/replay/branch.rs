@@ -180,7 +180,8 @@ pub async fn branch_tables<'s>(
     }
     run.check()?;
     crate::record::refuse_output_among_inputs(&run.out, &options.files)?;
-    let mut source = TableSource::in_dir(&options.scenarios, Path::new("scenarios"))?;
+    let mut source =
+        TableSource::in_dir(&options.scenarios, Path::new(crate::scenario::SCENARIO_DIR))?;
     let prompts = super::load_prompts(run.prompts_dir.as_deref())?;
     let mut first_run: Option<String> = None;
     let mut scenarios: Vec<Arc<TableScenario>> = Vec::new();

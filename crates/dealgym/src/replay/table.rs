@@ -20,9 +20,10 @@ use super::{Error, RenderFormat, RenderOptions, VerifyOptions, VerifyReport};
 use crate::game::Prompts;
 use crate::record::{RecordFiles, TablePlayerInfo, TableRecord, TableReplayError, TurnCost};
 use crate::reward::RewardConfig;
-use crate::run::{list_files, FindError, Unavailable};
+use crate::run::{file_searched, list_files, FindError, Unavailable};
 use crate::scenario::{
-    load_table_scenarios, LoadOptions, ScenarioError, TableFamily, TableScenario,
+    load_table_scenarios, scenario_file_exists, LoadOptions, ScenarioError, TableFamily,
+    TableScenario, SCENARIO_DIR,
 };
 use crate::table::{public_move, TableEpisode};
 
@@ -62,7 +63,10 @@ impl TableSource {
     /// The scenario `record` was played on, by its id (its digest is checked by the replay).
     pub fn find(&mut self, record: &TableRecord) -> Result<Arc<TableScenario>, FindError> {
         let file = self.dir.join(format!("{}.jsonl", record.family.name()));
-        if self.files.is_none() && self.families.insert(record.family) && file.exists() {
+        if self.files.is_none()
+            && self.families.insert(record.family)
+            && scenario_file_exists(&file)
+        {
             self.absorb(&file)?;
         }
         match self.by_id.get(&record.scenario_id) {
@@ -72,8 +76,7 @@ impl TableSource {
                 scenario: record.scenario_id.clone(),
                 searched: match &self.files {
                     Some(files) => list_files(files),
-                    None if file.exists() => file.display().to_string(),
-                    None => format!("{} (not found)", file.display()),
+                    None => file_searched(&file),
                 },
             }
             .into()),
@@ -98,7 +101,7 @@ pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Err
             .check_for_table()
             .map_err(|e| Error::Run(crate::run::RunError::Options(e.to_string())))?;
     }
-    let mut scenarios = TableSource::in_dir(&options.scenarios, Path::new("scenarios"))?;
+    let mut scenarios = TableSource::in_dir(&options.scenarios, Path::new(SCENARIO_DIR))?;
     let prompts = super::load_prompts(options.prompts_dir.as_deref())?;
     let mut report = VerifyReport {
         files: options.files.len(),
@@ -125,7 +128,8 @@ pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Err
                 check_table(record, scenario, &prompts, &rewards)
             }
             Err(FindError::Unavailable(u)) => {
-                vec![Difference::cannot_replay("scenario missing", u.to_string())]
+                report.add_unchecked(&record.episode_id, located.at(), u);
+                continue;
             }
             Err(FindError::Scenario(e)) => return Err(e.into()),
         };
@@ -283,7 +287,7 @@ fn cannot_replay(e: &TableReplayError) -> Difference {
 
 /// `--render` of a table episode: the public transcript (see the module's doc).
 pub(crate) fn render_table(options: &RenderOptions) -> Result<String, Error> {
-    let mut scenarios = TableSource::in_dir(&options.scenarios, Path::new("scenarios"))?;
+    let mut scenarios = TableSource::in_dir(&options.scenarios, Path::new(SCENARIO_DIR))?;
     let records = RecordFiles::open(&options.files, options.on_duplicate)
         .of_kind(crate::record::RecordsKind::Table)
         .read_as::<TableRecord>();

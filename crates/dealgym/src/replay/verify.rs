@@ -19,7 +19,7 @@ use super::{load_prompts, Error, Located, Records};
 use crate::game::{OutcomeKind, PerSeat, Prompts, Seat};
 use crate::record::{Duplicates, EpisodeRecord, OnDuplicate, PlayerInfo, RecordMeta, ReplayError};
 use crate::reward::RewardConfig;
-use crate::run::{FindError, ScenarioSource};
+use crate::run::{FindError, ScenarioSource, Unavailable};
 use crate::scenario::Scenario;
 
 /// What `--verify` checks.
@@ -95,16 +95,32 @@ pub struct VerifyReport {
     pub(crate) differing: usize,
     /// One row per field, in the order they were first found.
     pub rows: Vec<DifferenceRow>,
+    /// Episodes that could not be checked at all (their scenario is nowhere to be found), in
+    /// the order read: no difference was found in them, and none was ruled out.
+    pub(crate) unchecked: Vec<Unchecked>,
     /// Records skipped as duplicates (`--duplicates skip`).
     pub duplicates: Duplicates,
     /// Records of the other kind (table or two-party) the files hold, passed over.
     pub passed_over: crate::record::PassedOver,
 }
 
+/// An episode `--verify` could not check, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Unchecked {
+    pub(crate) episode: String,
+    /// `FILE:LINE` of the record.
+    pub(crate) at: String,
+    /// What verification lacked, naming the scenario and where it was looked for.
+    pub(crate) reason: String,
+}
+
+/// The episodes that could not be checked named one a line, up to this many.
+const UNCHECKED_SHOWN: usize = 5;
+
 impl VerifyReport {
-    /// Every record replayed identically.
+    /// Every record was checked and replayed identically.
     pub fn is_clean(&self) -> bool {
-        self.rows.is_empty()
+        self.rows.is_empty() && self.unchecked.is_empty()
     }
 
     fn add(&mut self, located: &Located, differences: Vec<Difference>) {
@@ -117,8 +133,20 @@ impl VerifyReport {
         self.episodes += other.episodes;
         self.differing += other.differing;
         self.rows.extend(other.rows);
+        self.unchecked.extend(other.unchecked);
         self.duplicates.absorb(other.duplicates);
         self.passed_over = crate::record::PassedOver::default();
+    }
+
+    /// Count episode `episode` (read at `at`, `FILE:LINE`) as one that could not be checked
+    /// ([`FindError::Unavailable`]: its scenario is missing): never as one that differs.
+    pub(super) fn add_unchecked(&mut self, episode: &str, at: String, why: Unavailable) {
+        self.episodes += 1;
+        self.unchecked.push(Unchecked {
+            episode: episode.to_string(),
+            at,
+            reason: why.to_string(),
+        });
     }
 
     /// Count episode `episode` (read at `at`, `FILE:LINE`) with its differences.
@@ -147,17 +175,27 @@ impl VerifyReport {
         }
     }
 
-    /// The report as a table (one row per differing field) and a closing line.
+    /// The report as a table (one row per differing field) and a closing line; then the
+    /// episodes that could not be checked, if any, under a line of their own.
     pub fn table(&self) -> String {
         let mut out = String::new();
+        if !self.rows.is_empty() {
+            self.write_rows(&mut out);
+        }
+        if !self.unchecked.is_empty() {
+            self.write_unchecked(&mut out);
+        }
         if self.is_clean() {
             let _ = writeln!(
                 out,
                 "{} episodes in {} files replay identically: every turn, outcome, metric and reward",
                 self.episodes, self.files
             );
-            return out;
         }
+        out
+    }
+
+    fn write_rows(&self, out: &mut String) {
         let width = self
             .rows
             .iter()
@@ -187,7 +225,26 @@ impl VerifyReport {
             "{} of {} episodes in {} files differ from what today's engine makes of their completions",
             self.differing, self.episodes, self.files
         );
-        out
+    }
+
+    fn write_unchecked(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "could not check {} of {} episodes in {} files (nothing was compared in them):",
+            self.unchecked.len(),
+            self.episodes,
+            self.files
+        );
+        for u in self.unchecked.iter().take(UNCHECKED_SHOWN) {
+            let _ = writeln!(out, "  {} ({}): {}", u.episode, u.at, u.reason);
+        }
+        if self.unchecked.len() > UNCHECKED_SHOWN {
+            let _ = writeln!(out, "  and {} more", self.unchecked.len() - UNCHECKED_SHOWN);
+        }
+        let checked = self.episodes - self.unchecked.len();
+        if self.rows.is_empty() && checked > 0 {
+            let _ = writeln!(out, "the other {checked} episodes replay identically");
+        }
     }
 }
 
@@ -243,7 +300,8 @@ fn verify_kind(
                 }
             }
             Err(FindError::Unavailable(u)) => {
-                vec![Difference::cannot_replay("scenario missing", u.to_string())]
+                report.add_unchecked(&located.record.episode_id, located.at(), u);
+                continue;
             }
             Err(FindError::Scenario(e)) => return Err(e.into()),
         };

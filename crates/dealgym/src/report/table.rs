@@ -223,8 +223,9 @@ pub(crate) fn report_tables(
     options: &ReportOptions,
     files: &[PathBuf],
 ) -> Result<ReportSummary, ReportError> {
-    let mut scenarios = TableSource::in_dir(&options.scenarios, Path::new("scenarios"))
-        .map_err(|e| ReportError::Scenarios(e.to_string()))?;
+    let mut scenarios =
+        TableSource::in_dir(&options.scenarios, Path::new(crate::scenario::SCENARIO_DIR))
+            .map_err(|e| ReportError::Scenarios(e.to_string()))?;
     let mut c = TableCollector::default();
     let mut records = RecordFiles::open(files, options.on_duplicate)
         .of_kind(crate::record::RecordsKind::Table)

@@ -243,8 +243,9 @@ pub(crate) fn read_campaigns_for(
             let family = id.split(':').next().and_then(|f| Family::from_str(f).ok());
             if let Some(family) = family {
                 if families.borrow_mut().insert(family) {
-                    let path = Path::new("scenarios").join(format!("{}.jsonl", family.name()));
-                    if path.exists() {
+                    let path = Path::new(crate::scenario::SCENARIO_DIR)
+                        .join(format!("{}.jsonl", family.name()));
+                    if crate::scenario::scenario_file_exists(&path) {
                         absorb(&path);
                     }
                 }

@@ -1,5 +1,6 @@
 //! Finding the scenario a record was played on (to replay, branch or continue it): in the `--scenarios` files when given (all
-//! loaded once, up front), otherwise in `scenarios/{family}.jsonl` of the record's family,
+//! loaded once, up front), otherwise in `scenarios/{family}.jsonl` of the record's family (the
+//! build's own file where that folder has none: `dealgym_core::scenario::builtin_scenarios`),
 //! loaded the first time a record of that family needs it. Each scenario's digest is computed
 //! at most once.
 
@@ -9,7 +10,10 @@ use std::sync::Arc;
 
 use crate::digest::Digest;
 use crate::record::EpisodeRecord;
-use crate::scenario::{load_scenarios, Family, LoadOptions, Scenario, ScenarioError};
+use crate::scenario::{
+    load_scenarios, scenario_file_exists, Family, LoadOptions, Scenario, ScenarioError,
+    SCENARIO_DIR,
+};
 
 /// A record whose scenario cannot be had as it was played.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -43,7 +47,7 @@ impl ScenarioSource {
     /// Scenarios from `files` (every one loaded now) or, with no files, from the family files
     /// under `scenarios/`.
     pub fn new(files: &[PathBuf]) -> Result<ScenarioSource, ScenarioError> {
-        ScenarioSource::in_dir(files, Path::new("scenarios"))
+        ScenarioSource::in_dir(files, Path::new(SCENARIO_DIR))
     }
 
     /// Scenarios from `files` (every one loaded now) or, with no files, from the family files
@@ -96,7 +100,7 @@ impl ScenarioSource {
     pub fn find(&mut self, record: &EpisodeRecord) -> Result<Arc<Scenario>, FindError> {
         if self.files.is_none() && self.families.insert(record.family) {
             let file = self.family_file(record.family);
-            if file.exists() {
+            if scenario_file_exists(&file) {
                 self.absorb(&file)?;
             }
         }
@@ -140,11 +144,7 @@ impl ScenarioSource {
     fn searched(&self, family: Family) -> String {
         match &self.files {
             Some(files) => list_files(files),
-            None => {
-                let file = self.family_file(family);
-                let note = if file.exists() { "" } else { " (not found)" };
-                format!("{}{note}", file.display())
-            }
+            None => file_searched(&self.family_file(family)),
         }
     }
 
@@ -166,6 +166,19 @@ pub enum FindError {
     Unavailable(#[from] Unavailable),
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
+}
+
+/// A family file searched, for a message: its name, and `(built in)` where the build's own
+/// file stood in for a missing one, `(not found)` where nothing did.
+pub(crate) fn file_searched(file: &Path) -> String {
+    let note = if file.exists() {
+        ""
+    } else if scenario_file_exists(file) {
+        " (built in)"
+    } else {
+        " (not found)"
+    };
+    format!("{}{note}", file.display())
 }
 
 /// File names for a message: `a.jsonl, b.jsonl`.

@@ -519,8 +519,10 @@ fn plan_table_prefixes(
     RunError,
 > {
     refuse_for_tables(prefixes, &options.episode)?;
-    let mut source =
-        crate::replay::TableSource::in_dir(&options.scenarios, std::path::Path::new("scenarios"))?;
+    let mut source = crate::replay::TableSource::in_dir(
+        &options.scenarios,
+        std::path::Path::new(crate::scenario::SCENARIO_DIR),
+    )?;
     let prompts = crate::replay::load_prompts(options.prompts_dir.as_deref())?;
     let mut scenarios: Vec<Arc<TableScenario>> = Vec::new();
     let mut scenario: Option<Arc<TableScenario>> = None;
