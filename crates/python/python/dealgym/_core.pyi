@@ -287,6 +287,7 @@ def step_many(games: Sequence[Game], actions: Sequence[str | Mapping[str, Any]])
     """``actions[i]`` for ``games[i]``, every action checked before any game steps; the engine
     then steps them all without the interpreter's lock, so Python threads calling it over
     disjoint games run at once."""
+
 def main(argv: Sequence[str]) -> int:
     """The ``dealgym`` command line on ``argv`` (the program's name first), with the GIL released:
     its exit status. ``--help``, ``--version`` and some commands end the process themselves; the
