@@ -238,17 +238,12 @@ async fn a_template_that_drops_earlier_thoughts_is_reported_as_drift() {
 /// still malformed. The real-model stage reads `cut` to tell the two apart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_constrained_completion_cut_at_the_token_limit_is_marked_cut_not_a_violation() {
-    let (records, summary) = exact_run_with(
-        MockTemplate::default(),
-        TokenApi::LlamaCpp,
-        5,
-        "cut",
-        |p| {
+    let (records, summary) =
+        exact_run_with(MockTemplate::default(), TokenApi::LlamaCpp, 5, "cut", |p| {
             p.endpoint.max_tokens = Some(16);
             p.constrain = dealgym::agents::Constrain::Gbnf;
-        },
-    )
-    .await;
+        })
+        .await;
     let mut cut = 0;
     for r in &records {
         for t in &r.turns {
@@ -256,7 +251,11 @@ async fn a_constrained_completion_cut_at_the_token_limit_is_marked_cut_not_a_vio
             let length = t.call.as_ref().and_then(|c| c.finish_reason.as_deref()) == Some("length");
             assert_eq!(check.cut, length, "{}", t.raw);
             if check.cut {
-                assert!(check.admitted, "a beginning of a well-formed turn: {:?}", t.raw);
+                assert!(
+                    check.admitted,
+                    "a beginning of a well-formed turn: {:?}",
+                    t.raw
+                );
                 assert!(!t.parsed.format_ok, "{:?}", t.raw);
                 cut += 1;
             }
