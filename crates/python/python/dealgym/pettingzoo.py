@@ -234,10 +234,11 @@ class DealAECEnv(AECEnv):
         game = self._game()
         self._live = False
         totals = game.rewards or {}
+        terminated, truncated = game.terminated, game.truncated
         for a in self.agents:
             self.rewards[a] = float(totals.get(a, 0.0))
-            self.terminations[a] = game.terminated
-            self.truncations[a] = game.truncated
+            self.terminations[a] = terminated
+            self.truncations[a] = truncated
             self.infos[a] = {"outcome": game.outcome_for(a)}
         others = [a for a in self.agents if a != last]
         self.agent_selection = others[0] if others else last
