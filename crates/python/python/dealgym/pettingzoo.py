@@ -183,8 +183,15 @@ class DealAECEnv(AECEnv):
         terminated, truncated and info (its own, with no extra call per value)."""
         agent = self.agent_selection
         assert agent is not None
+        if not observe:
+            seen = None
+        elif self.tokens is None and self.game is not None:
+            # `observe(agent)` without its extra call, as every step of the loop asks.
+            seen = self.game.observe(agent)
+        else:
+            seen = self.observe(agent)
         return (
-            self.observe(agent) if observe else None,
+            seen,
             self._cumulative_rewards[agent],
             self.terminations[agent],
             self.truncations[agent],
