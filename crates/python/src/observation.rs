@@ -50,7 +50,7 @@ impl PendingState {
     }
 }
 
-/// The Python text of each message a game's seats have been sent, converted once: a chat only
+/// The Python dict of each message a game's seats have been sent, converted once: a chat only
 /// grows, so an observation converts its new messages alone (a seat's system prompt, kilobytes,
 /// was converted again at every step). Each kept text is checked against the message it was
 /// made from, so a chat that changed (`restore`) is converted again from where it differs.
@@ -70,30 +70,48 @@ impl Chat {
         role: &str,
         view: &[Message],
     ) -> PyResult<Bound<'py, PyList>> {
+        Ok(self.messages_and_prompt(py, role, view)?.0)
+    }
+
+    /// [`Chat::messages`], and the last message's text (the prompt), `None` for an empty chat.
+    fn messages_and_prompt<'py>(
+        &self,
+        py: Python<'py>,
+        role: &str,
+        view: &[Message],
+    ) -> PyResult<(Bound<'py, PyList>, Option<Bound<'py, PyAny>>)> {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let kept = seen.entry(role.to_string()).or_default();
         let list = PyList::empty(py);
         for (i, message) in view.iter().enumerate() {
-            if kept.get(i).is_none_or(|(text, _)| *text != message.content) {
+            if kept
+                .get(i)
+                .is_none_or(|(text, role, _)| *text != message.content || *role != message.role)
+            {
                 kept.truncate(i);
-                let text = PyString::new(py, &message.content).unbind();
-                kept.push((message.content.clone(), text));
+                let one = PyDict::new(py);
+                one.set_item(intern!(py, "role"), role_name(py, message.role))?;
+                one.set_item(intern!(py, "content"), PyString::new(py, &message.content))?;
+                kept.push((message.content.clone(), message.role, one.unbind()));
             }
             if !message.tool_calls.is_empty() || message.tool_call_id.is_some() {
                 list.append(pythonize(py, message)?)?;
                 continue;
             }
-            let one = PyDict::new(py);
-            one.set_item(intern!(py, "role"), role_name(py, message.role))?;
-            one.set_item(intern!(py, "content"), kept[i].1.bind(py))?;
-            list.append(one)?;
+            // A copy of the kept dict: the caller's own, which it may change.
+            list.append(kept[i].2.bind(py).copy()?)?;
         }
-        Ok(list)
+        let prompt = match kept.get(view.len().wrapping_sub(1)) {
+            Some((_, _, last)) => last.bind(py).get_item(intern!(py, "content"))?,
+            None => None,
+        };
+        Ok((list, prompt))
     }
 }
 
-/// One message's content and the Python string made from it.
-type Kept = (String, Py<PyString>);
+/// One message's content and role, and its `{"role", "content"}` dict as Python, kept to be
+/// copied (a copy of a small dict costs less than building it).
+type Kept = (String, MessageRole, Py<PyDict>);
 
 /// A message's role as the chat spells it, one Python string per role.
 fn role_name(py: Python<'_>, role: MessageRole) -> &Bound<'_, PyString> {
@@ -119,11 +137,12 @@ pub(crate) fn observation<'py>(
         .import(py, "dealgym._observation", "Observation")?
         .call0()?;
     let observation = made.cast_into::<PyDict>()?;
-    observation.set_item(
-        intern!(py, "prompt"),
-        view.last().map(|m| m.content.as_str()).unwrap_or(""),
-    )?;
-    observation.set_item(intern!(py, "messages"), chat.messages(py, role, view)?)?;
+    let (messages, prompt) = chat.messages_and_prompt(py, role, view)?;
+    match prompt {
+        Some(text) => observation.set_item(intern!(py, "prompt"), text)?,
+        None => observation.set_item(intern!(py, "prompt"), intern!(py, ""))?,
+    }
+    observation.set_item(intern!(py, "messages"), messages)?;
     observation
         .as_any()
         .setattr(intern!(py, "_state"), PendingState { view: state })?;

@@ -347,6 +347,10 @@ fn action_part(sections: &[Section<'_>], body: &str) -> String {
 /// The reply up to the first chat-template marker it writes (a leading `<|im_start|>assistant`
 /// header is skipped first), and whether there was one.
 fn without_template_echo(text: &str) -> (&str, bool) {
+    if !text.contains('<') {
+        // Every marker starts with `<`.
+        return (text, false);
+    }
     let mut rest = text;
     let mut echoed = false;
     // A leading header such as `<|im_start|>assistant\n`.
@@ -408,6 +412,10 @@ pub fn normalize_for_copy(text: &str) -> String {
 /// Take out `<think>…</think>` blocks (and a leading block closed by a lone `</think>`, as some
 /// chat templates open the block in the prompt). Returns the rest and the reasoning found.
 pub(super) fn split_reasoning(text: &str) -> (String, Option<String>) {
+    if !text.contains('<') {
+        // No tag at all (most turns): nothing for the three searches below to find.
+        return (text.to_string(), None);
+    }
     let mut found = Vec::new();
     let mut rest = THINK_BLOCK
         .replace_all(text, |c: &regex::Captures| {
@@ -433,6 +441,9 @@ pub(super) fn split_reasoning(text: &str) -> (String, Option<String>) {
 /// Sections of the XML spelling, or `None` when the text has no such tags. An `Action:` line
 /// after the tags counts as the action part.
 fn xml_sections(body: &str) -> Option<Vec<Section<'_>>> {
+    if !body.contains('<') {
+        return None;
+    }
     let tags: Vec<_> = XML_TAG.captures_iter(body).collect();
     if tags.is_empty() {
         return None;
@@ -567,6 +578,28 @@ mod tests {
         assert_eq!(p.reasoning.as_deref(), Some("they want hats"));
         assert_eq!(p.thought.as_deref(), Some("I value books."));
         assert_eq!(p.talk.as_deref(), Some("How about this?"));
+    }
+
+    #[test]
+    fn a_turn_without_tags_reads_as_one_with_a_stray_angle_bracket() {
+        // A text with no `<` skips the tag searches; one with a `<` that starts no tag runs
+        // them: both read the same parts.
+        let plain = parse(
+            "Thought: fine\nTalk: Deal at 5.\nAction: [SUBMIT_DEAL] price: 5",
+            TermSpace::Price,
+            None,
+        );
+        let stray = parse(
+            "Thought: fine\nTalk: Deal at 5 <- final.\nAction: [SUBMIT_DEAL] price: 5",
+            TermSpace::Price,
+            None,
+        );
+        assert!(plain.format_ok, "{plain:?}");
+        assert_eq!(plain.action, stray.action);
+        assert_eq!(plain.thought, stray.thought);
+        assert_eq!(plain.reasoning, None);
+        assert_eq!(stray.talk.as_deref(), Some("Deal at 5 <- final."));
+        assert_eq!(split_reasoning("Talk: hi"), ("Talk: hi".to_string(), None));
     }
 
     #[test]

@@ -22,6 +22,7 @@ import warnings
 from typing import Any, Mapping, Sequence
 
 from pettingzoo import AECEnv
+from pettingzoo.utils.env import AECIterable
 
 from . import _core
 from ._options import RESET_OPTIONS, SeedSequence, game_arguments
@@ -125,6 +126,9 @@ class DealAECEnv(AECEnv):
         #: Where an unseeded reset's seed comes from (never Python's global generator).
         self._seeds = SeedSequence()
         self.game: _core.Game | None = None
+        #: Reset and not yet ended: every agent is live and no reward has come (the fast path
+        #: of `step`; the ended game's dead steps and errors take the general one).
+        self._live = False
 
     def observation_space(self, agent: str):
         return self._observation_spaces[agent]
@@ -151,27 +155,66 @@ class DealAECEnv(AECEnv):
                 stacklevel=2,
             )
         episode_seed = self._seeds.next() if seed is None else self._seeds.seeded(seed)
-        self.game = _core.Game(self.family, seed=episode_seed, **self._fixed, **chosen)
-        self.agents = list(self.possible_agents)
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
-        if self.game.done:
+        self.game = game = _core.Game(self.family, seed=episode_seed, **self._fixed, **chosen)
+        self.agents = agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+        self.terminations = dict.fromkeys(agents, False)
+        self.truncations = dict.fromkeys(agents, False)
+        self.infos = {a: {} for a in agents}
+        self._live = True
+        if game.done:
             # Seats played in process ended it before any agent moved.
-            self._end(self.agents[0])
+            self._end(agents[0])
         else:
-            self.agent_selection = self.game.to_move
+            self.agent_selection = game.to_move
 
     def observe(self, agent: str) -> dict[str, Any]:
-        game = self._game()
+        game = self.game
+        if game is None:
+            game = self._game()
         seen = game.observe(agent)
         if self.tokens is not None:
             seen["token_ids"] = self.tokens.token_ids(game, agent)
         return seen
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's ``last()``: the agent to act's observation, cumulative reward,
+        terminated, truncated and info (its own, with no extra call per value)."""
+        agent = self.agent_selection
+        assert agent is not None
+        if not observe:
+            seen = None
+        elif self.tokens is None and self.game is not None:
+            # `observe(agent)` without its extra call, as every step of the loop asks.
+            seen = self.game.observe(agent)
+        else:
+            seen = self.observe(agent)
+        return (
+            seen,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
+        """PettingZoo's ``agent_iter()``: the agent to act, while any agent is left, at most
+        ``max_iter`` times (a generator, where PettingZoo's iterator is a Python class)."""
+        return _AgentIterable(self, max_iter)
+
     def step(self, action: str | Mapping[str, Any] | None) -> None:
+        if self._live:
+            # The episode runs: every agent is live, and every step before the end is worth 0
+            # to every seat, as `self.rewards` and `self._cumulative_rewards` already say.
+            agent = self.agent_selection
+            info = self.game.step(action, role=agent)
+            if info.done:
+                self._end(agent)
+            else:
+                self.infos[agent] = {"retry": info.retry, "error": info.error}
+                self.agent_selection = info.to_move
+            return
         game = self._game()
         if not self.agents:
             raise _core.EpisodeEndedError(
@@ -196,11 +239,13 @@ class DealAECEnv(AECEnv):
         """Hand every agent its reward and its ending; then each makes its dead step, the one
         that just moved last."""
         game = self._game()
+        self._live = False
         totals = game.rewards or {}
+        terminated, truncated = game.terminated, game.truncated
         for a in self.agents:
             self.rewards[a] = float(totals.get(a, 0.0))
-            self.terminations[a] = game.terminated
-            self.truncations[a] = game.truncated
+            self.terminations[a] = terminated
+            self.truncations[a] = truncated
             self.infos[a] = {"outcome": game.outcome_for(a)}
         others = [a for a in self.agents if a != last]
         self.agent_selection = others[0] if others else last
@@ -235,6 +280,16 @@ class DealAECEnv(AECEnv):
                 f"{name} is set by reset(): call reset() on this {self.family} environment first"
             )
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+class _AgentIterable(AECIterable):
+    """What ``agent_iter()`` answers: PettingZoo's iterable, iterated by a generator."""
+
+    def __iter__(self):
+        env, left = self.env, self.max_iter
+        while env.agents and left > 0:
+            left -= 1
+            yield env.agent_selection
 
 
 class _UnsetBeforeReset(_core.ResetNeededError, AttributeError):
