@@ -143,8 +143,13 @@ pub(crate) fn observation<'py>(
         None => observation.set_item(intern!(py, "prompt"), intern!(py, ""))?,
     }
     observation.set_item(intern!(py, "messages"), messages)?;
+    // Under `state` until it is read, the pending state itself: code that reads the dict's
+    // storage directly (C code such as orjson) meets an object it cannot encode and says so,
+    // rather than a dict without its state.
+    let pending = Bound::new(py, PendingState { view: state })?;
+    observation.set_item(intern!(py, "state"), &pending)?;
     observation
         .as_any()
-        .setattr(intern!(py, "_state"), PendingState { view: state })?;
+        .setattr(intern!(py, "_state"), pending)?;
     Ok(observation)
 }

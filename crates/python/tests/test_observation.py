@@ -118,8 +118,27 @@ def test_the_readme_loop_never_builds_the_state():
         action = None if terminated or truncated else turn("[WALK_AWAY]")
         action = action if len(handed) > 1 or action is None else turn("[TALK]")
         env.step(action)
-    assert handed and not any(dict.__contains__(o, "state") for o in handed)
+    # Unread, the storage holds the pending state, not a converted dict.
+    assert handed and not any(isinstance(dict.__getitem__(o, "state"), dict) for o in handed)
     assert all(o["state"]["role"] for o in handed)  # and each still has it when asked
+    assert all(isinstance(dict.__getitem__(o, "state"), dict) for o in handed)
+
+
+def test_code_reading_the_storage_meets_the_pending_state_never_a_missing_one():
+    """C code that reads a dict's storage directly (orjson, PyDict_GetItem) sees a `state` key
+    from the start, holding an object no encoder takes, so it fails loudly rather than writing
+    an observation without its state; a state the caller replaced before reading is kept."""
+    g = Game("casino", seed=1)
+    role = g.to_move
+    obs = g.observe(role)
+    assert dict.__contains__(obs, "state") and dict.__len__(obs) == 3
+    pending = dict.__getitem__(obs, "state")
+    assert not isinstance(pending, dict)
+    assert list(dict.keys(obs)) == ["prompt", "messages", "state"]
+    assert json.loads(json.dumps(obs))["state"] == g.state(role)
+    replaced = g.observe(role)
+    replaced["state"] = "mine"
+    assert replaced["state"] == "mine" and replaced.get("state") == "mine"
 
 
 @pytest.mark.parametrize("family", [*FAMILIES, "deliberation"])

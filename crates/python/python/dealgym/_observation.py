@@ -9,8 +9,9 @@ state of that moment, the same value an eager dict held.
 Every way Python reads a dict sees ``state``: ``obs["state"]``, ``get``, ``in``, iteration,
 ``keys``/``items``/``values``, ``len``, ``==``, ``repr``, ``dict(obs)``, ``{**obs}``, ``|``,
 ``copy()`` (a plain dict, as dict's own), ``copy.copy``/``deepcopy``/``pickle`` and
-``json.dumps``. Only C code that
-reads a dict's storage directly (``orjson``, for one) sees it once it has been read: call
+``json.dumps``. Until it is read, the dict's own storage holds the pending state (a private
+``_core`` object) under ``state``: C code that reads the storage directly (``orjson``, for one)
+meets an object it cannot encode and raises, never a dict without its state. Call
 ``obs.get("state")`` or ``dict(obs)`` before handing an observation to such a library.
 """
 
@@ -31,14 +32,14 @@ class Observation(dict):
         pending = getattr(self, "_state", None)
         if pending is not None:
             self._state = None
-            if not dict.__contains__(self, STATE):
+            # Unless the caller replaced or removed it, `state` still holds the pending state.
+            if dict.get(self, STATE) is pending:
                 dict.__setitem__(self, STATE, pending.build())
 
-    def __missing__(self, key: Any) -> Any:
-        if key == STATE and getattr(self, "_state", None) is not None:
+    def __getitem__(self, key: Any) -> Any:
+        if key == STATE:
             self._fill()
-            return dict.__getitem__(self, STATE)
-        raise KeyError(key)
+        return dict.__getitem__(self, key)
 
     # Everything else that reads the dict builds the state first, then is dict's own.
 
