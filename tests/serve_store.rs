@@ -25,6 +25,20 @@ fn both_kinds() -> Vec<PathBuf> {
     ]
 }
 
+/// A new AHP episode on `server`, the learner first: its `/v1/episodes` URL and its id.
+async fn ahp_episode(http: &reqwest::Client, server: &Server) -> (String, String) {
+    let base = format!("{}/v1/episodes", server.base_url());
+    let (_, created) = call(
+        http,
+        "POST",
+        base.clone(),
+        Some(json!({"family": "ahp", "first_mover": "learner", "seed": 3})),
+    )
+    .await;
+    let id = created["episode_id"].as_str().unwrap().to_string();
+    (base, id)
+}
+
 async fn start(log: &Path, tune: impl FnOnce(&mut ServeOptions)) -> Server {
     let mut options = ServeOptions::new(
         "127.0.0.1:0".parse().unwrap(),
@@ -283,15 +297,7 @@ async fn a_completion_past_the_cap_is_refused_naming_the_cap_and_its_flag() {
     let log = dir.join("serve.jsonl");
     let server = start(&log, |o| o.body_limit = 8 << 20).await;
     let http = reqwest::Client::new();
-    let base = format!("{}/v1/episodes", server.base_url());
-    let (_, created) = call(
-        &http,
-        "POST",
-        base.clone(),
-        Some(json!({"family": "ahp", "first_mover": "learner", "seed": 3})),
-    )
-    .await;
-    let id = created["episode_id"].as_str().unwrap();
+    let (base, id) = ahp_episode(&http, &server).await;
     let big = format!(
         "Thought: x\nTalk: {}\nAction: [REJECT_DEAL]",
         "b".repeat(3 << 20)
@@ -357,15 +363,7 @@ async fn the_default_completion_limit_is_the_engines_one_and_the_body_fits_it() 
     let dir = temp_dir("store-one-limit");
     let server = start(&dir.join("serve.jsonl"), |_| {}).await;
     let http = reqwest::Client::new();
-    let base = format!("{}/v1/episodes", server.base_url());
-    let (_, created) = call(
-        &http,
-        "POST",
-        base.clone(),
-        Some(json!({"family": "ahp", "first_mover": "learner", "seed": 3})),
-    )
-    .await;
-    let id = created["episode_id"].as_str().unwrap();
+    let (base, id) = ahp_episode(&http, &server).await;
     // `{"text":"…"}`: the completion as the record writes it is its text and 11 bytes.
     let at_limit = "a".repeat(DEFAULT_MAX_COMPLETION_BYTES as usize - 11);
     let over = format!("{at_limit}a");
