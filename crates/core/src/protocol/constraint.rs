@@ -346,19 +346,31 @@ pub fn admits(space: TermSpace<'_>, format: TurnFormat, accept: bool, text: &str
 /// automaton outgrows its limits (nothing is claimed).
 pub fn begins(space: TermSpace<'_>, format: TurnFormat, accept: bool, text: &str) -> Option<bool> {
     use regex_automata::hybrid::dfa::DFA;
-    use regex_automata::{Anchored, Input};
     static COMPILED: std::sync::LazyLock<
         crate::cache::BoundedCache<String, Option<std::sync::Arc<DFA>>>,
     > = std::sync::LazyLock::new(|| crate::cache::BoundedCache::new(64));
     let pattern = regex(space, format, accept);
     let dfa = COMPILED.get_or_insert_with(pattern.clone(), || {
-        DFA::builder()
-            .syntax(regex_automata::util::syntax::Config::new())
-            .thompson(regex_automata::nfa::thompson::Config::new().nfa_size_limit(Some(1 << 26)))
-            .build(&pattern)
-            .ok()
-            .map(std::sync::Arc::new)
+        begins_dfa(&pattern).map(std::sync::Arc::new)
     })?;
+    text_begins(&dfa, text)
+}
+
+/// The lazy DFA [`begins`] runs: every match kept (`MatchKind::All`), so a text that completes
+/// one alternative still continues into a longer one (under leftmost-first, the DFA drops the
+/// lower-priority threads once a match is seen, and `a` of `(a|ab)` would make `ab` dead).
+fn begins_dfa(pattern: &str) -> Option<regex_automata::hybrid::dfa::DFA> {
+    use regex_automata::hybrid::dfa::DFA;
+    DFA::builder()
+        .configure(DFA::config().match_kind(regex_automata::MatchKind::All))
+        .thompson(regex_automata::nfa::thompson::Config::new().nfa_size_limit(Some(1 << 26)))
+        .build(pattern)
+        .ok()
+}
+
+/// Whether `text` never takes `dfa` to its dead state, from the anchored start.
+fn text_begins(dfa: &regex_automata::hybrid::dfa::DFA, text: &str) -> Option<bool> {
+    use regex_automata::{Anchored, Input};
     let mut cache = dfa.create_cache();
     let input = Input::new(text).anchored(Anchored::Yes);
     let mut state = dfa.start_state_forward(&mut cache, &input).ok()?;
@@ -379,6 +391,18 @@ mod tests {
     use super::*;
     use crate::fixtures::{bundle_spec, dnd_items, job_issues};
     use crate::protocol::parse;
+
+    #[test]
+    fn a_text_that_completes_one_alternative_still_begins_a_longer_one() {
+        let dfa = begins_dfa("(a|ab)c").unwrap();
+        for text in ["", "a", "ab", "abc", "ac"] {
+            assert_eq!(text_begins(&dfa, text), Some(true), "{text:?}");
+        }
+        assert_eq!(text_begins(&dfa, "b"), Some(false));
+        assert_eq!(text_begins(&dfa, "abb"), Some(false));
+        let dfa = begins_dfa("(Sales|Sales Lead)").unwrap();
+        assert_eq!(text_begins(&dfa, "Sales Le"), Some(true));
+    }
 
     #[test]
     fn a_cut_completion_is_judged_as_the_beginning_of_a_turn() {
