@@ -303,7 +303,7 @@ impl PairGame {
         if let Some(role) = learner_role {
             config.learner_role = Some(catalog::role(family, role)?);
         }
-        if overrides_first_mover(rules) {
+        if overrides_first_mover(rules)? {
             return Err(ScenarioError::new_err(
                 "rules: `first_mover` is set by the argument first_mover=ROLE (the role that moves first), not in rules",
             ));
@@ -475,7 +475,7 @@ impl PairGame {
         };
         let mut outcome =
             serde_json::to_value(&outcome).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        self.in_roles(&mut outcome);
+        self.in_roles(&mut outcome)?;
         Ok(Some(pythonize(py, &outcome)?))
     }
 
@@ -483,7 +483,7 @@ impl PairGame {
     /// `rho`, the metrics' `seats`) keyed by role, `by` the role that ended it, and the agreed
     /// `terms` the dict a seat's state gives, from the learner's side (as the record's `terms`
     /// and `terms_text` are). The record itself (`record()`, a written line) keeps its shape.
-    fn in_roles(&self, outcome: &mut serde_json::Value) {
+    fn in_roles(&self, outcome: &mut serde_json::Value) -> PyResult<()> {
         use serde_json::Value;
         let rekey = |per_seat: Option<&mut Value>| {
             if let Some(Value::Object(per_seat)) = per_seat {
@@ -498,17 +498,18 @@ impl PairGame {
         rekey(outcome.get_mut("rho"));
         rekey(outcome.pointer_mut("/metrics/seats"));
         let Some(fields) = outcome.as_object_mut() else {
-            return;
+            return Ok(());
         };
         if let Some(by) = self.episode.outcome().and_then(|o| o.by) {
             fields.insert("by".into(), Value::from(self.role_of(by)));
         }
         if fields.contains_key("terms") {
             let seen = self.episode.outcome_view(Seat::Learner);
-            if let Ok(terms) = serde_json::to_value(seen.and_then(|o| o.terms)) {
-                fields.insert("terms".into(), terms);
-            }
+            let terms = serde_json::to_value(seen.and_then(|o| o.terms))
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            fields.insert("terms".into(), terms);
         }
+        Ok(())
     }
 
     /// How the episode ended from `role`'s side (`state(role)["outcome"]` alone): kind, by,
@@ -782,6 +783,6 @@ fn first_mover_role(family: Family, name: &str) -> PyResult<Role> {
 
 /// Whether a `rules=` table sets `first_mover`, which a Python face takes as an argument
 /// naming a role (the config file's `[episode] first_mover` names a seat).
-fn overrides_first_mover(rules: Option<&Bound<'_, PyDict>>) -> bool {
-    rules.is_some_and(|r| r.contains("first_mover").unwrap_or(false))
+fn overrides_first_mover(rules: Option<&Bound<'_, PyDict>>) -> PyResult<bool> {
+    rules.map_or(Ok(false), |r| r.contains("first_mover"))
 }

@@ -182,7 +182,6 @@ class DealAECEnv(AECEnv):
         """PettingZoo's ``last()``: the agent to act's observation, cumulative reward,
         terminated, truncated and info (its own, with no extra call per value)."""
         agent = self.agent_selection
-        assert agent is not None
         if not observe:
             seen = None
         elif self.tokens is None and self.game is not None:
@@ -204,34 +203,26 @@ class DealAECEnv(AECEnv):
         return _AgentIterable(self, max_iter)
 
     def step(self, action: str | Mapping[str, Any] | None) -> None:
-        if self._live:
-            # The episode runs: every agent is live, and every step before the end is worth 0
-            # to every seat, as `self.rewards` and `self._cumulative_rewards` already say.
-            agent = self.agent_selection
-            info = self.game.step(action, role=agent)
-            if info.done:
-                self._end(agent)
-            else:
-                self.infos[agent] = {"retry": info.retry, "error": info.error}
-                self.agent_selection = info.to_move
-            return
-        game = self._game()
-        if not self.agents:
-            raise _core.EpisodeEndedError(
-                f"every agent is done: the episode ended ({_ending(game)}); call reset() to play "
-                "another"
-            )
+        if not self._live:
+            # Not reset, or ended: an error, or the ended game's dead steps (once it has ended,
+            # every agent is terminated or truncated).
+            game = self._game()
+            if not self.agents:
+                raise _core.EpisodeEndedError(
+                    f"every agent is done: the episode ended ({_ending(game)}); call reset() to "
+                    "play another"
+                )
+            dead = self.agent_selection
+            if self.terminations[dead] or self.truncations[dead]:
+                self._was_dead_step(action)
+                return
+        # The episode runs. Rewards come only at the end: every step before it is worth 0 to
+        # every seat, as `self.rewards` and `self._cumulative_rewards` already say.
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
-        self._cumulative_rewards[agent] = 0.0
-        info = game.step(action, role=agent)
+        info = self.game.step(action, role=agent)
         if info.done:
             self._end(agent)
         else:
-            # Rewards come only at the end: every step before it is worth 0 to every seat, as
-            # `self.rewards` already says, and there is nothing to accumulate.
             self.infos[agent] = {"retry": info.retry, "error": info.error}
             self.agent_selection = info.to_move
 
