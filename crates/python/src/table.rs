@@ -548,7 +548,6 @@ pub fn table_scenario_ids(scenario_file: Option<PathBuf>) -> PyResult<Vec<String
     let ids = |c: &Catalog<TableScenario>| c.ids(None).map(str::to_string).collect();
     match scenario_file {
         Some(path) => Ok(ids(from_file(&path)?.as_ref())),
-        None if builtin_text().is_none() => Ok(Vec::new()),
         None => Ok(ids(builtin()?)),
     }
 }
