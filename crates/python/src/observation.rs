@@ -6,10 +6,9 @@
 //! converting the structured state was three quarters of an observation's cost. The state
 //! itself is taken now, in Rust ([`SeatView`]), so a later read gives this moment's state.
 
-use dealgym_core::observation::SeatState;
+use dealgym_core::observation::{SeatConstants, SeatMoment, SeatState};
 use dealgym_core::table::TableSeatState;
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use dealgym_core::vocab::{Message, MessageRole};
 use pyo3::intern;
@@ -20,9 +19,11 @@ use pythonize::pythonize;
 
 /// A seat's structured state, of either kind of game, as the engine gave it. Unboxed although
 /// a table's is smaller: it lives in the Python object of its observation, one allocation.
+/// A two-party seat's is its two parts: the constants its game shares between observations,
+/// and this moment's, joined only when the state is read.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum SeatView {
-    Pair(SeatState),
+    Pair(Arc<SeatConstants>, SeatMoment),
     Table(TableSeatState),
 }
 
@@ -30,7 +31,10 @@ impl SeatView {
     /// The state as Python objects (what `state(role)` answers).
     pub(crate) fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         Ok(match self {
-            SeatView::Pair(s) => pythonize(py, s)?,
+            SeatView::Pair(constants, moment) => pythonize(
+                py,
+                &SeatState::join(SeatConstants::clone(constants), moment.clone()),
+            )?,
             SeatView::Table(s) => pythonize(py, s)?,
         })
     }
@@ -57,7 +61,7 @@ impl PendingState {
 #[derive(Default)]
 pub(crate) struct Chat {
     /// By role: each message's content and its Python string, in the chat's order.
-    seen: Mutex<HashMap<String, Vec<Kept>>>,
+    seen: Mutex<Vec<(String, Vec<Kept>)>>,
 }
 
 impl Chat {
@@ -81,7 +85,15 @@ impl Chat {
         view: &[Message],
     ) -> PyResult<(Bound<'py, PyList>, Option<Bound<'py, PyAny>>)> {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        let kept = seen.entry(role.to_string()).or_default();
+        // A few roles at most: found by a look along the list, with no key to allocate.
+        let at = match seen.iter().position(|(r, _)| r == role) {
+            Some(at) => at,
+            None => {
+                seen.push((role.to_string(), Vec::new()));
+                seen.len() - 1
+            }
+        };
+        let kept = &mut seen[at].1;
         let list = PyList::empty(py);
         for (i, message) in view.iter().enumerate() {
             if kept

@@ -2,7 +2,7 @@
 //! two-party family), and [`step_many`]: many games stepped in one release of the GIL.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{LazyLock, OnceLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use dealgym_core::digest::Digest;
 use dealgym_core::engine::drive_now;
@@ -11,6 +11,7 @@ use dealgym_core::game::{
     PerSeat, Seat, Setup,
 };
 use dealgym_core::negotiator::{RulePlayer, RuleSeat, Tactic};
+use dealgym_core::observation::SeatConstants;
 use dealgym_core::record::{
     episode_calls, EpisodeRecord, ExactCalls, PlayerInfo, RecordMeta, RecordOutcome, Timing,
     TrainingStep,
@@ -54,6 +55,9 @@ pub struct PairGame {
     /// Built when first asked for once the episode has ended (`record()`, `outcome`, a writer):
     /// stepping does not pay for a record nobody reads.
     record: OnceLock<EpisodeRecord>,
+    /// Each seat's state constants (the scenario's and the setup's part), built on its first
+    /// observation and shared by every observation after it.
+    constants: PerSeat<OnceLock<Arc<SeatConstants>>>,
     /// Token-exact play: the prompt ids set for the seat to move (`set_prompt_ids`), until the
     /// step that carries what was sampled after them.
     pending: Option<Pending<Seat>>,
@@ -384,6 +388,7 @@ impl PairGame {
             rewards,
             opponent: rule,
             record: OnceLock::new(),
+            constants: PerSeat::from_fn(|_| OnceLock::new()),
             pending: None,
             training,
         };
@@ -540,7 +545,9 @@ impl PairGame {
 
     /// `seat`'s structured state now (what its observation's `state` holds).
     pub(crate) fn seat_state_of(&self, seat: Seat) -> SeatView {
-        SeatView::Pair(self.episode.seat_state(seat))
+        let constants =
+            self.constants[seat].get_or_init(|| Arc::new(self.episode.seat_constants(seat)));
+        SeatView::Pair(Arc::clone(constants), self.episode.seat_moment(seat))
     }
 
     /// The tools `role` may act through (its moves as OpenAI-style tool definitions, their
@@ -587,6 +594,7 @@ impl PairGame {
         }
         self.episode.restore(&snapshot.snapshot);
         self.record = OnceLock::new();
+        self.constants = PerSeat::from_fn(|_| OnceLock::new());
         self.pending = None;
         Ok(())
     }

@@ -15,7 +15,7 @@ use crate::cache::BoundedCache;
 use crate::digest::{digest_bytes, Digest, Fnv1a64};
 use crate::observation::EndingRules;
 use crate::protocol::{
-    format_cents, normalize_for_copy, to_cents, Action, IssueRange, IssueValue, TermSpace, Terms,
+    format_cents, to_cents, Action, Instructions, IssueRange, IssueValue, TermSpace, Terms,
     TurnFormat,
 };
 use crate::scenario::{DealSpace, IssuePreferences, ItemValues, Role, Scenario, Valuation};
@@ -153,8 +153,8 @@ const RENDERED_CAPACITY: usize = 4096;
 #[derive(Debug, PartialEq, Eq)]
 pub struct SystemPrompt {
     pub(crate) text: String,
-    /// `text` as [`normalize_for_copy`] reduces it, for [`crate::protocol::copies_instructions`].
-    pub(crate) instructions: String,
+    /// `text` as [`crate::protocol::copies_instructions`] reads it.
+    pub(crate) instructions: Instructions,
 }
 
 /// Everything a seat's system prompt is rendered from besides the templates: the arguments of
@@ -363,7 +363,7 @@ impl Prompts {
             seat_context(scenario, seat, rules, no_deal_value),
         )?;
         let prompt = Arc::new(SystemPrompt {
-            instructions: normalize_for_copy(&text),
+            instructions: Instructions::new(&text),
             text,
         });
         self.rendered

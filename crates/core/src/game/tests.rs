@@ -724,7 +724,7 @@ fn a_kept_system_prompt_is_the_one_its_inputs_render() {
             .unwrap();
         assert_eq!(*kept, *own);
         assert_eq!(
-            kept.instructions,
+            kept.instructions.as_str(),
             crate::protocol::normalize_for_copy(&kept.text)
         );
         texts.push(kept.text.clone());

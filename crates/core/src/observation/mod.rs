@@ -11,5 +11,6 @@ mod state;
 
 pub use state::{
     EndingRules, IssueView, ItemView, MoveView, OfferView, OutcomeView, OwnTurn, PrivateView,
-    PublicView, RegulationView, SeatState, TermValue, TurnCount, WeightView,
+    PublicView, RegulationView, SeatConstants, SeatMoment, SeatState, TermValue, TurnCount,
+    WeightView,
 };

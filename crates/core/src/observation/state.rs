@@ -254,12 +254,89 @@ pub struct OutcomeView {
     pub detail: Option<String>,
 }
 
+/// The part of a seat's state that stays the same for a whole episode: what the scenario and
+/// the setup decide ([`Episode::seat_constants`]). A face that takes many states of one
+/// episode (the Python binding's observations) builds it once and joins it with each
+/// [`SeatMoment`] ([`SeatState::join`]) only when a state is read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeatConstants {
+    pub seat: Seat,
+    pub role: Role,
+    pub family: Family,
+    pub scenario_id: String,
+    pub public: PublicView,
+    pub own: PrivateView,
+    pub floor: Option<f64>,
+    pub no_deal_value: f64,
+    pub rules: EndingRules,
+}
+
+/// The part of a seat's state the play so far decides ([`Episode::seat_moment`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeatMoment {
+    pub to_move: Option<Role>,
+    pub standing_offer: Option<OfferView>,
+    pub turns: TurnCount,
+    pub legal_actions: Vec<ActionKind>,
+    pub last_turn: Option<OwnTurn>,
+    pub counterpart_last: Option<MoveView>,
+    pub outcome: Option<OutcomeView>,
+}
+
+impl SeatState {
+    /// The state of a seat whose constants are `constants` at the moment `moment`.
+    pub fn join(c: SeatConstants, moment: SeatMoment) -> SeatState {
+        SeatState {
+            seat: c.seat,
+            role: c.role,
+            family: c.family,
+            scenario_id: c.scenario_id,
+            to_move: moment.to_move,
+            public: c.public,
+            own: c.own,
+            floor: c.floor,
+            no_deal_value: c.no_deal_value,
+            standing_offer: moment.standing_offer,
+            turns: moment.turns,
+            rules: c.rules,
+            legal_actions: moment.legal_actions,
+            last_turn: moment.last_turn,
+            counterpart_last: moment.counterpart_last,
+            outcome: moment.outcome,
+        }
+    }
+}
+
 impl Episode {
-    /// What `seat` may know of the episode now (the one builder of [`SeatState`]).
+    /// What `seat` may know of the episode now (the one builder of [`SeatState`], from its two
+    /// parts).
     pub fn seat_state(&self, seat: Seat) -> SeatState {
+        SeatState::join(self.seat_constants(seat), self.seat_moment(seat))
+    }
+
+    /// What `seat` knows that the whole episode keeps: the scenario's and the setup's part of
+    /// its state.
+    pub fn seat_constants(&self, seat: Seat) -> SeatConstants {
         let scenario = self.scenario();
         let setup = self.setup();
-        let space = scenario.term_space();
+        let me = &setup.seats[seat];
+        SeatConstants {
+            seat,
+            role: me.role,
+            family: scenario.family,
+            scenario_id: scenario.id.clone(),
+            public: public_view(scenario),
+            own: private_view(scenario, me.role),
+            floor: me.regulated.then_some(me.floor),
+            no_deal_value: setup.no_deal_value_of(seat),
+            rules: EndingRules::from(&setup.rules),
+        }
+    }
+
+    /// The part of `seat`'s state the play so far decides.
+    pub fn seat_moment(&self, seat: Seat) -> SeatMoment {
+        let space = self.scenario().term_space();
+        let setup = self.setup();
         let me = &setup.seats[seat];
         let role_of = |s: Seat| setup.seats[s].role;
         let to_move = self.to_move();
@@ -293,17 +370,8 @@ impl Episode {
                     .terms()
                     .map(|t| terms_view(&t.flipped(space), space)),
             });
-        let outcome = self.outcome_view(seat);
-        SeatState {
-            seat,
-            role: me.role,
-            family: scenario.family,
-            scenario_id: scenario.id.clone(),
+        SeatMoment {
             to_move: to_move.map(role_of),
-            public: public_view(scenario),
-            own: private_view(scenario, me.role),
-            floor: me.regulated.then_some(me.floor),
-            no_deal_value: setup.no_deal_value_of(seat),
             standing_offer: self.standing_offer().map(|offer| OfferView {
                 by: role_of(offer.by),
                 terms: terms_view(&offer.terms_for(seat, space), space),
@@ -314,11 +382,10 @@ impl Episode {
                 moves_left: move_cap(rules).saturating_sub(moves.learner + moves.opponent),
                 retries_left,
             },
-            rules: EndingRules::from(rules),
             legal_actions,
             last_turn,
             counterpart_last,
-            outcome,
+            outcome: self.outcome_view(seat),
         }
     }
 }

@@ -104,6 +104,9 @@ static THINK_BLOCK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?is)<think>(.*?)</think>").expect("static regex"));
 static THINK_CLOSE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?is)</think>").expect("static regex"));
+/// The turn's part labels as a regex: what [`label_at`] reads by hand, kept as the property
+/// test's reference.
+#[cfg(test)]
 static LABEL: LazyLock<Regex> = LazyLock::new(|| label_regex(&["thought", "talk", "action"]));
 
 /// The pattern of a part's label at the start of a line, for the part names `names` (plain
@@ -373,25 +376,101 @@ fn without_template_echo(text: &str) -> (&str, bool) {
 
 /// Whether a turn's Thought or Talk copies the seat's own instructions (the example turn, or a
 /// placeholder such as "your private reasoning"): a model that does so has not written its own
-/// turn. `instructions` is the seat's system prompt as [`normalize_for_copy`] returns it.
-pub fn copies_instructions(parsed: &Parsed, instructions: &str) -> bool {
+/// turn. `instructions` is the seat's system prompt as [`Instructions::new`] reads it.
+pub(crate) fn copies_instructions(parsed: &Parsed, instructions: &Instructions) -> bool {
     [&parsed.thought, &parsed.talk]
         .into_iter()
         .flatten()
-        .map(|part| normalize_for_copy(part))
         .any(|part| {
-            part.chars().count() >= 16
-                && memchr::memmem::find(instructions.as_bytes(), part.as_bytes()).is_some()
+            // The part's reduced start first: a part whose first window the prompt does not
+            // have is no copy, and most parts are passed over without being reduced whole.
+            let mut start = String::with_capacity(2 * COPY_MIN_CHARS);
+            push_normalized(part, &mut start, COPY_MIN_CHARS);
+            start.len() >= COPY_MIN_CHARS && instructions.may_hold(&start) && {
+                let whole = normalize_for_copy(part);
+                whole.chars().count() >= COPY_MIN_CHARS && instructions.holds(&whole)
+            }
         })
+}
+
+/// The fewest characters of a part (reduced) that make a copy: shorter phrases are shared with
+/// any prompt.
+const COPY_MIN_CHARS: usize = 16;
+
+/// A seat's system prompt as the copy check reads it: reduced by [`normalize_for_copy`], with a
+/// filter of every [`COPY_MIN_CHARS`]-byte window of it. A part can be found in the prompt only
+/// if its first window is one of the prompt's, so most parts are passed over without a search;
+/// the filter answers "maybe" for every window of the prompt, so no copy is missed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Instructions {
+    text: String,
+    /// One bit per hashed window ([`window_bit`]).
+    windows: Box<[u64]>,
+}
+
+/// The filter's size in bits: a prompt of a few thousand windows sets about a tenth of them.
+const WINDOW_BITS: u32 = 15;
+
+impl Instructions {
+    /// `system_prompt` reduced, with its windows.
+    pub(crate) fn new(system_prompt: &str) -> Instructions {
+        let text = normalize_for_copy(system_prompt);
+        let mut windows = vec![0u64; 1 << (WINDOW_BITS - 6)].into_boxed_slice();
+        for window in text.as_bytes().windows(COPY_MIN_CHARS) {
+            let bit = window_bit(window);
+            windows[bit / 64] |= 1 << (bit % 64);
+        }
+        Instructions { text, windows }
+    }
+
+    /// The reduced prompt.
+    #[cfg(test)]
+    pub(crate) fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether `part` (reduced) is found in the prompt.
+    fn holds(&self, part: &str) -> bool {
+        self.may_hold(part) && memchr::memmem::find(self.text.as_bytes(), part.as_bytes()).is_some()
+    }
+
+    /// False only if no text that starts as `part` (reduced) does is in the prompt: the
+    /// filter's answer for its first window (true for a part shorter than a window).
+    fn may_hold(&self, part: &str) -> bool {
+        part.as_bytes().get(..COPY_MIN_CHARS).is_none_or(|first| {
+            let bit = window_bit(first);
+            self.windows[bit / 64] & (1 << (bit % 64)) != 0
+        })
+    }
+}
+
+/// The filter bit of a window of [`COPY_MIN_CHARS`] bytes.
+fn window_bit(window: &[u8]) -> usize {
+    let mut bytes = [0u8; 16];
+    bytes[..window.len().min(16)].copy_from_slice(&window[..window.len().min(16)]);
+    let x = u128::from_le_bytes(bytes);
+    let mixed =
+        ((x as u64) ^ ((x >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (mixed >> (64 - WINDOW_BITS)) as usize
 }
 
 /// Text reduced for the copy check: lower case, letters and digits only, single spaces.
 pub fn normalize_for_copy(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    push_normalized(text, &mut out, usize::MAX);
+    out
+}
+
+/// [`normalize_for_copy`] of `text` pushed onto `out`, stopping once `out` holds `enough` bytes
+/// (the reduction of a text's start is the start of its reduction).
+fn push_normalized(text: &str, out: &mut String, enough: usize) {
     // One pass over the characters (a system prompt is normalized at every episode's start):
     // a run of other characters becomes one space between words.
     let mut gap = false;
     for c in text.chars() {
+        if out.len() >= enough {
+            return;
+        }
         if !c.is_alphanumeric() {
             gap = true;
             continue;
@@ -406,7 +485,6 @@ pub fn normalize_for_copy(text: &str) -> String {
             out.extend(c.to_lowercase());
         }
     }
-    out
 }
 
 /// Take out `<think>…</think>` blocks (and a leading block closed by a lone `</think>`, as some
@@ -495,14 +573,77 @@ fn xml_sections(body: &str) -> Option<Vec<Section<'_>>> {
 }
 
 /// Sections of the tagged spelling: each label at the start of a line runs to the next label.
+/// The labels are the matches of [`label_regex`] for the three parts, found line by line by
+/// [`label_at`].
 fn label_sections(body: &str) -> Vec<Section<'_>> {
-    labelled_parts(body, &LABEL)
-        .into_iter()
-        .map(|(label, text)| Section {
-            part: Part::from_label(&label),
-            text,
+    // Each label's name as written, where its line starts and where the label ends.
+    let mut found: Vec<(&str, usize, usize)> = Vec::new();
+    let mut start = 0;
+    loop {
+        let end = body[start..].find('\n').map_or(body.len(), |n| start + n);
+        if let Some((name, label_end)) = label_at(&body[start..end]) {
+            found.push((name, start, start + label_end));
+        }
+        if end == body.len() {
+            break;
+        }
+        start = end + 1;
+    }
+    found
+        .iter()
+        .enumerate()
+        .map(|(i, &(name, _, label_end))| Section {
+            part: Part::from_label(&name.to_ascii_lowercase()),
+            text: &body[label_end..found.get(i + 1).map_or(body.len(), |next| next.1)],
         })
         .collect()
+}
+
+/// [`label_regex`] for the three parts, read by hand at the start of `line` (a line of a body,
+/// without its `\n`): the part's name as written and where the label ends. Matching the regex's
+/// captures was most of what reading a turn cost. Each run of the pattern's character classes is taken whole, which
+/// is what the regex matches: the classes that follow one another share no character that
+/// could end a run earlier (`label_at_reads_as_the_label_regex`, a property test, holds the two
+/// equal).
+fn label_at(line: &str) -> Option<(&str, usize)> {
+    let bytes = line.as_bytes();
+    let run = |mut i: usize, class: &[u8]| {
+        while bytes.get(i).is_some_and(|b| class.contains(b)) {
+            i += 1;
+        }
+        i
+    };
+    let start = run(run(run(0, b" \t>#-"), b"*_"), b" \t");
+    let name_len = ["thought", "talk", "action"]
+        .into_iter()
+        .find_map(|word| caseless_prefix(&line[start..], word))?;
+    let mut i = start + name_len;
+    i += caseless_prefix(&line[i..], "s").unwrap_or(0);
+    i = run(run(run(i, b" \t"), b"*_"), b" \t");
+    let colon = ["\u{3a}", "\u{ff1a}"]
+        .into_iter()
+        .find(|c| line[i..].starts_with(c))?;
+    i = run(run(i + colon.len(), b" \t"), b"*_");
+    Some((&line[start..start + name_len], i))
+}
+
+/// The length in bytes of the start of `text` that spells `word` (lower-case ASCII letters) in
+/// any case as the regex's `(?i)` reads it: Unicode's simple case folding, which also folds
+/// KELVIN SIGN to `k` and LATIN SMALL LETTER LONG S to `s`.
+fn caseless_prefix(text: &str, word: &str) -> Option<usize> {
+    let mut chars = text.chars();
+    let mut len = 0;
+    for w in word.chars() {
+        let c = chars.next()?;
+        let folds = c.to_ascii_lowercase() == w
+            || (w == 'k' && c == '\u{212a}')
+            || (w == 's' && c == '\u{17f}');
+        if !folds {
+            return None;
+        }
+        len += c.len_utf8();
+    }
+    Some(len)
 }
 
 fn token_kind(token: &str) -> ActionKind {
@@ -777,8 +918,79 @@ mod tests {
     }
 
     #[test]
+    fn caseless_prefix_folds_exactly_what_the_regex_folds() {
+        // Every character the regex's `(?i)` takes for one of the letters of the label names
+        // (and `s`), and no other.
+        let letters = "thougalkcins";
+        let regex = Regex::new(&format!("(?i)^[{letters}]$")).expect("regex");
+        for c in (0..=0x10ffff_u32).filter_map(char::from_u32) {
+            let text = c.to_string();
+            let ours = letters
+                .chars()
+                .any(|w| caseless_prefix(&text, &w.to_string()) == Some(text.len()));
+            assert_eq!(ours, regex.is_match(&text), "{c:?} (U+{:04X})", c as u32);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_copy_filter_finds_every_copy_and_only_copies(
+            prompt in "[a-e ]{0,400}",
+            start in 0usize..400,
+            len in 0usize..80,
+            other in "[a-e ]{16,40}",
+        ) {
+            let instructions = Instructions::new(&prompt);
+            let text = instructions.as_str();
+            let start = start.min(text.len());
+            let part = &text[start..(start + len).min(text.len())];
+            let search = |p: &str| memchr::memmem::find(text.as_bytes(), p.as_bytes()).is_some();
+            if part.len() >= COPY_MIN_CHARS {
+                proptest::prop_assert!(instructions.holds(part), "{part:?} in {text:?}");
+            }
+            proptest::prop_assert_eq!(instructions.holds(&other), search(&other));
+        }
+
+        #[test]
+        fn the_reduction_of_a_start_is_the_start_of_the_reduction(
+            text in "[a-cA-C \u{e9}\u{130}\u{17f}.,!1-3]{0,60}",
+            enough in 0usize..40,
+        ) {
+            let whole = normalize_for_copy(&text);
+            let mut start = String::new();
+            push_normalized(&text, &mut start, enough);
+            proptest::prop_assert!(whole.starts_with(&start), "{start:?} / {whole:?}");
+            proptest::prop_assert!(start.len() >= enough.min(whole.len()), "{start:?} / {whole:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn label_at_reads_as_the_label_regex(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "Thought", "thought", "THOUGHTS", "Talk", "tal\u{212a}", "talks", "Action",
+                "actions", "ACTIO", "\u{17f}", "s", ":", "\u{ff1a}", " ", "\t", "*", "_", ">",
+                "#", "-", "\n", "\r", "x", "**", " : ", "\n- ", "\n> **", "[SUBMIT_DEAL]",
+            ]), 0..24)
+        ) {
+            let body: String = pieces.concat();
+            let ours: Vec<(Part, usize, usize)> = label_sections(&body)
+                .iter()
+                .map(|s| (s.part, s.text.as_ptr() as usize - body.as_ptr() as usize, s.text.len()))
+                .collect();
+            let regex: Vec<(Part, usize, usize)> = labelled_parts(&body, &LABEL)
+                .iter()
+                .map(|(label, text)| {
+                    (Part::from_label(label), text.as_ptr() as usize - body.as_ptr() as usize, text.len())
+                })
+                .collect();
+            proptest::prop_assert_eq!(ours, regex, "{:?}", body);
+        }
+    }
+
+    #[test]
     fn copying_the_instructions_is_found_in_either_part() {
-        let prompt = normalize_for_copy(
+        let prompt = Instructions::new(
             "Example of one turn:\nThought: I should open with a price that leaves me room to move.\nTalk: I am interested.",
         );
         let copied = parse(

@@ -61,6 +61,11 @@ class DealAECEnv(AECEnv):
 
     metadata = {"name": "dealgym_v0", "render_modes": ["ansi"], "is_parallelizable": False}
 
+    #: PettingZoo's ``_was_dead_step`` reads it with ``getattr(..., None)``: set here, the read
+    #: is a plain lookup rather than a miss that raises through ``__getattr__`` at every dead
+    #: step of every episode.
+    _skip_agent_selection: str | None = None
+
     def __init__(
         self,
         family: str = "casino",
@@ -147,7 +152,7 @@ class DealAECEnv(AECEnv):
             unknown = [k for k in (options or {}) if k not in reads]
             chosen, _ = game_arguments(read, self._defaults)
         else:
-            reads = tuple(RESET_OPTIONS)
+            reads = RESET_OPTIONS
             chosen, unknown = game_arguments(options, self._defaults)
         for key in unknown:
             warnings.warn(
