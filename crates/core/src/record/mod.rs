@@ -561,6 +561,12 @@ impl EpisodeRecord {
             buyer: PerSeat::new(seat, seat.other()).map(|_, s| self.seats[*s].role == Role::Buyer),
             turn_cap: turn_cap(&self.setup.rules, &self.turns),
             proposals: PerSeat::new(proposals[seat], proposals[seat.other()]),
+            regret: PerSeat::new(seat, seat.other()).map(|_, s| {
+                self.oracle
+                    .as_ref()
+                    .filter(|o| o.seat == *s)
+                    .map(|o| o.regret)
+            }),
         }
     }
 
