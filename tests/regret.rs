@@ -47,10 +47,18 @@ fn an_eval_against_boulware_reports_each_episodes_regret_and_the_mean_per_pairin
     for r in &records {
         let searched = !matches!(r.family, Family::Bundle | Family::Hotel);
         let Some(oracle) = &r.oracle else {
-            assert!(!searched, "{}: no oracle against rule:boulware", r.scenario_id);
+            assert!(
+                !searched,
+                "{}: no oracle against rule:boulware",
+                r.scenario_id
+            );
             continue;
         };
-        assert!(searched, "{}: the oracle refuses {}", r.scenario_id, r.family);
+        assert!(
+            searched,
+            "{}: the oracle refuses {}",
+            r.scenario_id, r.family
+        );
         assert_eq!(oracle.seat, Seat::Learner, "the seat facing the rule");
         let achieved = r.outcome.outcome.rho.learner;
         assert!(
@@ -68,7 +76,11 @@ fn an_eval_against_boulware_reports_each_episodes_regret_and_the_mean_per_pairin
         );
         regrets.push(oracle.regret);
     }
-    assert_eq!(regrets.len(), 2 * 5, "two scenarios of five searched families");
+    assert_eq!(
+        regrets.len(),
+        2 * 5,
+        "two scenarios of five searched families"
+    );
 
     // The table: a regret column beside ρ, and its mean over the pairing's episodes.
     assert!(stdout.contains("| regret [95% CI] |"), "{stdout}");
@@ -81,10 +93,16 @@ fn an_eval_against_boulware_reports_each_episodes_regret_and_the_mean_per_pairin
         .find(|m| m["family"] == "all")
         .unwrap();
     let cell = &all["cells"][0];
-    assert_eq!((cell["learner"].as_str(), cell["opponent"].as_str()), (Some("mock"), Some("boulware")));
+    assert_eq!(
+        (cell["learner"].as_str(), cell["opponent"].as_str()),
+        (Some("mock"), Some("boulware"))
+    );
     let mean = regrets.iter().sum::<f64>() / regrets.len() as f64;
     let regret = &cell["regret"];
-    assert!((regret["value"].as_f64().unwrap() - mean).abs() < 1e-9, "{regret}");
+    assert!(
+        (regret["value"].as_f64().unwrap() - mean).abs() < 1e-9,
+        "{regret}"
+    );
     assert_eq!(regret["n"].as_u64(), Some(regrets.len() as u64), "{regret}");
     assert!(regret["low"].as_f64().unwrap() <= regret["value"].as_f64().unwrap());
     assert!(regret["high"].as_f64().unwrap() >= regret["value"].as_f64().unwrap());

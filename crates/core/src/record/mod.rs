@@ -584,7 +584,7 @@ impl EpisodeRecord {
     /// The oracle of this episode (see [`EpisodeRecord::oracle`]): the seat that faced a
     /// built-in rule (the learner where both did), the best ρ it could have reached against
     /// the rule on `scenario` (the episode's, as played) and its regret. `None` where no seat
-    /// faced a rule or the oracle refuses the episode ([`crate::score::OracleError`]).
+    /// faced a rule or the oracle refuses the episode (see `score::oracle`).
     pub fn oracle_of(&self, scenario: &Arc<Scenario>) -> Option<Oracle> {
         let rule = |seat: Seat| self.seats[seat].player.rule();
         let seat = Seat::BOTH.into_iter().find(|s| rule(s.other()).is_some())?;

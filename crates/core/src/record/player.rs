@@ -56,7 +56,7 @@ impl PlayerSpec {
 
     /// The built-in rule a `rule:NAME` spec names (`None` for any other player, and for a
     /// name no rule has).
-    pub fn rule(&self) -> Option<crate::negotiator::Tactic> {
+    pub(crate) fn rule(&self) -> Option<crate::negotiator::Tactic> {
         self.spec
             .strip_prefix("rule:")
             .and_then(crate::negotiator::Tactic::from_name)

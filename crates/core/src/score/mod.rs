@@ -25,7 +25,8 @@ pub use aggregate::{
     SeatFigures, Weights, MULTI_ITEM_AVERAGE, RATED_ENDINGS, RESAMPLES,
 };
 pub use estimate::{cell, pct_cell, Estimate};
-pub use oracle::{oracle, regret, Oracle, OracleError, OracleSearch, OracleValue, PRICE_GRID_SPAN};
+pub(crate) use oracle::oracle;
+pub use oracle::{Oracle, OracleSearch};
 pub use quantile::{Bin, Quantiles};
 pub use rating::{Comparisons, Group, InMemory, Leaderboard, Rating, RatingSample, SampleStore};
 pub(crate) use table::table_metrics;

@@ -60,7 +60,7 @@ use crate::scenario::{DealSpace, Family, Role, Scenario};
 
 /// The price grid spans whole cents from 0 to this many times the largest of the listing
 /// price, the buyer's budget and the seller's cost.
-pub const PRICE_GRID_SPAN: f64 = 2.0;
+pub(crate) const PRICE_GRID_SPAN: f64 = 2.0;
 
 /// How the oracle searched the seat's offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -78,16 +78,21 @@ pub enum OracleSearch {
 /// no-deal value) and how the oracle searched.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Oracle {
+    /// The seat searched: the one that faced the rule (the learner where both seats did).
     pub seat: Seat,
+    /// The best ρ any play of the seat could reach against the rule (never below its no-deal
+    /// ρ: walking away is always legal).
     pub rho: f64,
+    /// `rho` less the seat's ρ in the outcome (a failure at its no-deal value): 0 for best play.
     pub regret: f64,
+    /// How the seat's offers were searched.
     pub search: OracleSearch,
 }
 
 impl Oracle {
     /// The oracle of `seat` and its regret, for an episode in which the seat reached
     /// `achieved` (its ρ in the outcome).
-    pub fn new(seat: Seat, best: OracleValue, achieved: f64) -> Oracle {
+    pub(crate) fn new(seat: Seat, best: OracleValue, achieved: f64) -> Oracle {
         Oracle {
             seat,
             rho: best.rho,
@@ -98,20 +103,20 @@ impl Oracle {
 }
 
 /// Regret: the oracle's ρ less the ρ reached. The one home of the figure.
-pub fn regret(oracle_rho: f64, achieved_rho: f64) -> f64 {
+pub(crate) fn regret(oracle_rho: f64, achieved_rho: f64) -> f64 {
     oracle_rho - achieved_rho
 }
 
 /// The best ρ reachable and how it was searched.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct OracleValue {
-    pub rho: f64,
-    pub search: OracleSearch,
+pub(crate) struct OracleValue {
+    pub(crate) rho: f64,
+    pub(crate) search: OracleSearch,
 }
 
 /// Why no oracle could be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum OracleError {
+pub(crate) enum OracleError {
     #[error(
         "the oracle does not search {0} scenarios: a price per part choice or per ticket has \
          no single ladder of offers (it searches items, issues and one price)"
@@ -140,7 +145,7 @@ static ORACLES: LazyLock<BoundedCache<Digest, Result<OracleValue, OracleError>>>
 /// The best ρ any play of `seat` could reach against `tactic` playing the other seat with
 /// sampling seed `rule_seed`, on `scenario` under `setup` (see the module doc for the search
 /// and its bounds). Cached.
-pub fn oracle(
+pub(crate) fn oracle(
     scenario: &Arc<Scenario>,
     setup: &Setup,
     seat: Seat,
@@ -162,10 +167,10 @@ fn search(
         return Err(OracleError::Continuation);
     }
     let (ladder, search) = Ladder::of(scenario, setup, seat)?;
-    let rule = RulePlayer::new(tactic);
+    let rule = rule_player(tactic);
     let mut rules = RuleSeat {
         seat: seat.other(),
-        rule: &rule,
+        rule,
         seed: rule_seed,
     };
     let mut episode = Episode::new(scenario.clone(), setup.clone())?;
@@ -207,6 +212,15 @@ fn search(
         }
     }
     Ok(OracleValue { rho: best, search })
+}
+
+/// One player per rule, shared by every search: a player keeps the stances it built (a Job
+/// Interview stance enumerates the contracts), and every probe asks it again.
+fn rule_player(tactic: Tactic) -> &'static RulePlayer {
+    static PLAYERS: LazyLock<Vec<RulePlayer>> =
+        LazyLock::new(|| Tactic::ALL.into_iter().map(RulePlayer::new).collect());
+    let i = Tactic::ALL.iter().position(|t| *t == tactic).unwrap_or(0);
+    &PLAYERS[i]
 }
 
 /// Plays the searched seat's probes against the rule.

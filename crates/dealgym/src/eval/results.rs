@@ -128,7 +128,8 @@ impl EvalResults {
     /// then the learner seat's deal % with its bargained ratio over deals beside it and its ρ per
     /// episode (no deal = 0), each `value [low, high]` with its 95% interval. A row per pairing,
     /// not a player × opponent grid: the width stays within a terminal's
-    /// ([`crate::run::TABLE_WIDTH`], for names of up to 30 characters together) however many
+    /// ([`crate::run::TABLE_WIDTH`], for names of up to 30 characters together; about 20 more
+    /// with the regret column, for names of up to about 15) however many
     /// opponents an eval has.
     pub(crate) fn matrix_markdown(&self) -> String {
         let mut out = String::from(

@@ -302,9 +302,11 @@ pub(crate) fn aggregate_table(groups: &Groups, dimension: Dimension) -> Sheet {
         columns.push(Column::new("price / list (deals)", "price_to_list"));
     }
     // Each seat's regret against a built-in rule (`score::oracle`), where any group has one.
-    let regrets = groups
-        .of(dimension)
-        .any(|(_, a)| Seat::BOTH.iter().any(|s| a.figures().seats[*s].regret.is_some()));
+    let regrets = groups.of(dimension).any(|(_, a)| {
+        Seat::BOTH
+            .iter()
+            .any(|s| a.figures().seats[*s].regret.is_some())
+    });
     if regrets {
         columns.extend(Seat::BOTH.map(|seat| seat_column(seat, REGRET, true)));
     }
