@@ -128,8 +128,8 @@ impl EvalResults {
     /// then the learner seat's deal % with its bargained ratio over deals beside it and its ρ per
     /// episode (no deal = 0), each `value [low, high]` with its 95% interval. A row per pairing,
     /// not a player × opponent grid: the width stays within a terminal's
-    /// ([`crate::run::TABLE_WIDTH`], for names of up to 30 characters together; about 20 more
-    /// with the regret column, for names of up to about 15) however many
+    /// ([`crate::run::TABLE_WIDTH`], for names of up to 30 characters together; with the regret
+    /// column, two decimals, of up to about 15) however many
     /// opponents an eval has.
     pub(crate) fn matrix_markdown(&self) -> String {
         let mut out = String::from(
@@ -140,7 +140,9 @@ impl EvalResults {
         // eval's tables stay as they were.
         let regret = self.matrix.cells(None).iter().any(|c| c.regret.is_some());
         if regret {
-            out.push_str(", and its regret against a built-in rule (the oracle's ρ − its ρ)");
+            out.push_str(
+                ",\nand its regret against a built-in rule (the best ρ any play reaches − its ρ)",
+            );
         }
         out.push('\n');
         let sections = self
@@ -171,8 +173,10 @@ impl EvalResults {
                     cell(c.rho_deals, 3),
                     cell(c.mean_rho, 3),
                 );
+                // Two decimals: the row stays within the terminal's width with names of about
+                // 15 characters together.
                 if regret {
-                    let _ = write!(out, " {} |", cell(c.regret, 3));
+                    let _ = write!(out, " {} |", cell(c.regret, 2));
                 }
                 out.push('\n');
             }
