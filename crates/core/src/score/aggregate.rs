@@ -1145,6 +1145,28 @@ mod tests {
     }
 
     #[test]
+    fn regret_is_over_the_episodes_whose_seat_faced_a_rule() {
+        // Learner regrets 0.5 and 0.1 where it faced a rule, none in a third episode (another
+        // opponent): the mean is 0.3, over two episodes; the opponent seat has none.
+        let mut a = Aggregate::default();
+        for regret in [Some(0.5), Some(0.1), None] {
+            add_values(
+                &mut a,
+                EpisodeValues {
+                    regret: PerSeat::new(regret, None),
+                    ..values(OutcomeKind::Deal, (0.2, 0.8), &plain())
+                },
+            );
+        }
+        let f = a.figures();
+        let regret = f.seats[Seat::Learner].regret.unwrap();
+        close(regret.value, 0.3);
+        assert_eq!(regret.n, 2);
+        assert!(regret.low <= regret.value && regret.value <= regret.high);
+        assert_eq!(f.seats[Seat::Opponent].regret, None);
+    }
+
+    #[test]
     fn rho_over_deals_leaves_the_episodes_without_a_deal_out() {
         // Learner ρ: deals 0.8 and 0.4; a walk-away (ρ 0); a reject loop whose setup gives a
         // no-deal value worth ρ 0.1; an error (0.9, counted apart).
