@@ -155,7 +155,8 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
     }
 
     // The printed matrix, one row per pairing: its episodes, and the learner seat's deal rate,
-    // ρ over deals and ρ per episode, per family and for all, are the records'.
+    // ρ over deals, ρ per episode and regret against the rule (every opponent here is one), per
+    // family and for all, are the records'.
     let mut families: Vec<(String, Vec<&EpisodeRecord>)> = FAMILIES
         .iter()
         .map(|f| {
@@ -180,13 +181,13 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
         assert_eq!(
             rows[0],
             "| player | opponent | episodes | deal % [95% CI] | ρ over deals [95% CI] \
-             | ρ per episode [95% CI] |"
+             | ρ per episode [95% CI] | regret [95% CI] |"
         );
         assert_eq!(rows.len(), 2 + 4, "two players × two opponents: {section}");
         let mut pairings = Vec::new();
         for row in &rows[2..] {
             let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
-            assert_eq!(cells.len(), 6, "{row}");
+            assert_eq!(cells.len(), 7, "{row}");
             let (player, opponent) = (cells[0], cells[1]);
             pairings.push((player, opponent));
             let mine: Vec<&&EpisodeRecord> = of
@@ -231,6 +232,20 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
                 (printed(cells[5]) - rho).abs() <= 0.0005 + 1e-9,
                 "{family} {player}/{opponent}: ρ {rho}, printed {row}"
             );
+            // Regret where the oracle searches the family (not bundle, not hotel).
+            let regrets: Vec<f64> = scored
+                .iter()
+                .filter_map(|r| r.oracle.as_ref().map(|o| o.regret))
+                .collect();
+            if regrets.is_empty() {
+                assert_eq!(cells[6], "–", "{family}: no oracle, no regret: {row}");
+            } else {
+                let regret = regrets.iter().sum::<f64>() / regrets.len() as f64;
+                assert!(
+                    (printed(cells[6]) - regret).abs() <= 0.005 + 1e-9,
+                    "{family} {player}/{opponent}: regret {regret}, printed {row}"
+                );
+            }
         }
         assert_eq!(
             pairings,
@@ -309,7 +324,7 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("family,player,opponent,episodes,errors,deal_pct,deal_pct_low,deal_pct_high,rho_deals,rho_deals_low,rho_deals_high,mean_rho,mean_rho_low,mean_rho_high")
+        Some("family,player,opponent,episodes,errors,deal_pct,deal_pct_low,deal_pct_high,rho_deals,rho_deals_low,rho_deals_high,mean_rho,mean_rho_low,mean_rho_high,regret,regret_low,regret_high")
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(
@@ -359,6 +374,20 @@ fn two_rule_players_against_two_rule_opponents_over_every_family() {
             number(row[12]) <= number(row[11]) && number(row[11]) <= number(row[13]),
             "{row:?}"
         );
+        // The regret against the rule, where the oracle searches the family.
+        let regrets: Vec<f64> = mine
+            .iter()
+            .filter_map(|r| r.oracle.as_ref().map(|o| o.regret))
+            .collect();
+        if regrets.is_empty() {
+            assert_eq!(row[14], "", "{row:?}: no oracle, no regret");
+        } else {
+            let regret = regrets.iter().sum::<f64>() / regrets.len() as f64;
+            assert!(
+                (number(row[14]) - regret).abs() <= 5e-7,
+                "{row:?}: regret {regret}"
+            );
+        }
     }
     let ratings = std::fs::read_to_string(report_dir.join("tables/ratings.csv")).unwrap();
     let rated: Vec<&str> = ratings.lines().skip(1).collect();

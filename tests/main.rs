@@ -42,6 +42,7 @@ mod properties;
 mod public_api;
 mod readme;
 mod real_outputs;
+mod regret;
 mod replay;
 mod replay_cli;
 mod replicas;

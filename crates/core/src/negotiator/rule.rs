@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::concession::{Stance, Tactic};
+use super::concession::{Decision, Stance, Tactic};
 use super::speech::speak_with_act;
 use crate::cache::BoundedCache;
 use crate::game::{Completion, Episode, Seat, Setup};
@@ -80,7 +80,6 @@ impl RulePlayer {
     /// beside it) for a seat that acts through tools.
     pub fn complete(&self, ctx: &Position<'_>) -> Completion {
         let me = &ctx.setup.seats[ctx.seat];
-        let space = ctx.scenario.term_space();
         let stance = self.stance(ctx, me.role, me.floor);
         let decision = stance.decide(
             self.tactic,
@@ -90,38 +89,7 @@ impl RulePlayer {
             &ctx.own_offers,
             ctx.sampling_seed,
         );
-        let labels = if me.acts {
-            crate::scenario::acts::labels(ctx.scenario.family)
-        } else {
-            Vec::new()
-        };
-        // Only a seat asked for labels reads the offer its move answers (not every turn).
-        let act = if labels.is_empty() {
-            None
-        } else {
-            let opening = ctx.scenario.opening_terms();
-            let reference = crate::scenario::acts::ina_reference(
-                ctx.counter_offer.as_ref(),
-                ctx.own_offers.last(),
-                opening.as_ref(),
-            );
-            crate::scenario::acts::label_for_move(
-                &labels,
-                &decision.action,
-                &ctx.own_offers,
-                reference,
-            )
-        };
-        let text = speak_with_act(&decision, space, me.format, ctx.own_moves, act);
-        if me.format != TurnFormat::Tools {
-            return Completion::from(text);
-        }
-        let (thought, call) = as_tool_turn(&text, space, format!("call_{}", ctx.own_moves));
-        Completion {
-            text: thought,
-            tool_calls: vec![call],
-            ..Completion::default()
-        }
+        write_move(ctx, &decision)
     }
 
     fn stance(&self, ctx: &Position<'_>, role: Role, reserve: f64) -> Arc<Stance> {
@@ -129,5 +97,42 @@ impl RulePlayer {
         self.cache.get_or_insert_with(key, || {
             Arc::new(Stance::from_scenario(ctx.scenario, role, reserve))
         })
+    }
+}
+
+/// The completion of `decision` for the seat of `ctx`, as a model in that seat would write it:
+/// text in the seat's spelling, with the dialogue-act label where the seat is asked for one,
+/// or one tool call (with the Thought beside it) for a seat that acts through tools. The one
+/// home of how a decided move is written: the rule players' turns and the oracle's probes
+/// (`score::oracle`) go through it.
+pub(crate) fn write_move(ctx: &Position<'_>, decision: &Decision) -> Completion {
+    let me = &ctx.setup.seats[ctx.seat];
+    let space = ctx.scenario.term_space();
+    let labels = if me.acts {
+        crate::scenario::acts::labels(ctx.scenario.family)
+    } else {
+        Vec::new()
+    };
+    // Only a seat asked for labels reads the offer its move answers (not every turn).
+    let act = if labels.is_empty() {
+        None
+    } else {
+        let opening = ctx.scenario.opening_terms();
+        let reference = crate::scenario::acts::ina_reference(
+            ctx.counter_offer.as_ref(),
+            ctx.own_offers.last(),
+            opening.as_ref(),
+        );
+        crate::scenario::acts::label_for_move(&labels, &decision.action, &ctx.own_offers, reference)
+    };
+    let text = speak_with_act(decision, space, me.format, ctx.own_moves, act);
+    if me.format != TurnFormat::Tools {
+        return Completion::from(text);
+    }
+    let (thought, call) = as_tool_turn(&text, space, format!("call_{}", ctx.own_moves));
+    Completion {
+        text: thought,
+        tool_calls: vec![call],
+        ..Completion::default()
     }
 }

@@ -24,6 +24,7 @@ mod turn;
 mod writer;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -32,9 +33,11 @@ use crate::campaign::DealLedger;
 use crate::digest::{Digest, Fnv1a64};
 use crate::game::{Completion, Episode, EpisodeSeed, Outcome, OutcomeKind, PerSeat, Seat, Setup};
 use crate::reward::{combine_parts, episode_rewards, Component, Parts, RewardConfig};
+use crate::scenario::Scenario;
 use crate::scenario::{Family, Role};
 use crate::score::{
-    episode_metrics, proposals, turn_cap, Aggregate, EpisodeMetrics, EpisodeValues, Weights,
+    episode_metrics, oracle, proposals, turn_cap, Aggregate, EpisodeMetrics, EpisodeValues, Oracle,
+    Weights,
 };
 use crate::vocab::Call;
 
@@ -205,6 +208,14 @@ pub struct EpisodeRecord {
     /// outside campaigns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub campaign: Option<DealLedger>,
+    /// Where a seat faced a built-in rule (`rule:NAME`): the best ρ any play of that seat
+    /// could reach against it on this scenario and setup, and the seat's regret (that ρ − the
+    /// ρ it reached; a failure at its no-deal value), as `score::oracle` searches it (its
+    /// bounds are the book's evaluation guide's). Absent against every other player, on
+    /// families the oracle does not search (bundle, hotel), on continuations, and in records
+    /// older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oracle: Option<Oracle>,
 }
 
 fn no_parts(parts: &PerSeat<Parts>) -> bool {
@@ -395,6 +406,7 @@ impl EpisodeRecord {
             parent: None,
             training: None,
             campaign,
+            oracle: None,
         })
     }
 
@@ -549,6 +561,12 @@ impl EpisodeRecord {
             buyer: PerSeat::new(seat, seat.other()).map(|_, s| self.seats[*s].role == Role::Buyer),
             turn_cap: turn_cap(&self.setup.rules, &self.turns),
             proposals: PerSeat::new(proposals[seat], proposals[seat.other()]),
+            regret: PerSeat::new(seat, seat.other()).map(|_, s| {
+                self.oracle
+                    .as_ref()
+                    .filter(|o| o.seat == *s)
+                    .map(|o| o.regret)
+            }),
         }
     }
 
@@ -561,6 +579,19 @@ impl EpisodeRecord {
     /// Whether people played both seats: one of a dataset's own dialogues.
     pub fn is_people_dialogue(&self) -> bool {
         Seat::BOTH.iter().all(|s| self.played_by_person(*s))
+    }
+
+    /// The oracle of this episode (see [`EpisodeRecord::oracle`]): the seat that faced a
+    /// built-in rule (the learner where both did), the best ρ it could have reached against
+    /// the rule on `scenario` (the episode's, as played) and its regret. `None` where no seat
+    /// faced a rule or the oracle refuses the episode (see `score::oracle`).
+    pub fn oracle_of(&self, scenario: &Arc<Scenario>) -> Option<Oracle> {
+        let rule = |seat: Seat| self.seats[seat].player.rule();
+        let seat = Seat::BOTH.into_iter().find(|s| rule(s.other()).is_some())?;
+        let tactic = rule(seat.other())?;
+        let rule_seed = self.seats[seat.other()].sampling_seed;
+        let best = oracle(scenario, &self.setup, seat, tactic, rule_seed).ok()?;
+        Some(Oracle::new(seat, best, self.outcome.outcome.rho[seat]))
     }
 
     /// The completions in the order they were played, to rebuild the episode.

@@ -54,6 +54,14 @@ impl PlayerSpec {
         self.spec.strip_prefix(PERSON_PREFIX)
     }
 
+    /// The built-in rule a `rule:NAME` spec names (`None` for any other player, and for a
+    /// name no rule has).
+    pub(crate) fn rule(&self) -> Option<crate::negotiator::Tactic> {
+        self.spec
+            .strip_prefix("rule:")
+            .and_then(crate::negotiator::Tactic::from_name)
+    }
+
     pub fn as_str(&self) -> &str {
         &self.spec
     }

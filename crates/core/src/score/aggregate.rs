@@ -51,6 +51,8 @@
 //! - clipped mean ρ per seat: the mean of ρ clipped to [−1, 1] (a deal at an absurd price by an
 //!   unregulated seat has ρ far below −1 and would dominate the plain mean; clipped, it counts
 //!   as losing the whole bargaining range, and a ρ above 1 as winning all of it);
+//! - regret per seat (issue 44): the oracle's ρ less the seat's ρ (`score::oracle`), over the
+//!   scored episodes whose record has the seat's oracle (it faced a built-in rule);
 //! - median ρ per seat: see [`Quantiles`] (exact up to 65,536 episodes, then within 10⁻⁴ while
 //!   in [−1, 1]); its interval is the distribution-free order-statistic interval, not a
 //!   bootstrap.
@@ -85,7 +87,7 @@
 //! Cost: the weights of an episode are drawn once ([`Weights::of`]) and can serve every group
 //! the episode is added to ([`Aggregate::add_weighted`]); an update touches only the figures an
 //! episode bears on (non-zero num or den), each a straight loop over the resamples. Memory: up to
-//! (43 figures + 18 denominators) × `RESAMPLES` sums (≈ 490 KB), each figure's and denominator's
+//! (45 figures + 20 denominators) × `RESAMPLES` sums (≈ 490 KB), each figure's and denominator's
 //! allocated when its first non-zero value arrives (an aggregate of price tasks has no Pareto
 //! sums, one fed only endings and ρ few others), plus two [`Quantiles`] (none for
 //! [`Aggregate::without_median`]).
@@ -165,6 +167,8 @@ pub struct EpisodeValues {
     pub(crate) turn_cap: u32,
     /// Each seat's deal proposals ([`super::proposals`]).
     pub(crate) proposals: PerSeat<Proposals>,
+    /// Each seat's regret where the record has its oracle ([`super::Oracle`]).
+    pub(crate) regret: PerSeat<Option<f64>>,
 }
 
 impl EpisodeValues {
@@ -180,6 +184,7 @@ impl EpisodeValues {
             buyer: PerSeat::default(),
             turn_cap: 0,
             proposals: PerSeat::default(),
+            regret: PerSeat::default(),
         }
     }
 }
@@ -280,6 +285,10 @@ pub struct SeatFigures {
     pub malformed_deals: Option<Estimate>,
     /// Moves regulation replaced / moves that took effect.
     pub regulated: Option<Estimate>,
+    /// The oracle's ρ less the seat's, over the episodes where it faced a built-in rule the
+    /// oracle searches; absent (and left out of JSON) where there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regret: Option<Estimate>,
 }
 
 /// One seat's attempt counts, summed over the scored episodes of an aggregate.
@@ -345,8 +354,9 @@ mod seat_figure {
     pub(crate) const SCORE_RATIO: usize = 11;
     pub const SL: usize = 12;
     pub(crate) const MALFORMED_DEALS: usize = 13;
+    pub(crate) const REGRET: usize = 14;
 }
-const PER_SEAT: usize = 14;
+const PER_SEAT: usize = 15;
 const FIGURES: usize = SEATS + 2 * PER_SEAT;
 
 // Where each denominator sits: shared by the figures over the same episodes.
@@ -377,9 +387,11 @@ mod seat_den {
     pub(crate) const BUYER: usize = 4;
     /// Deal proposals.
     pub(crate) const PROPOSALS: usize = 5;
+    /// Has an oracle (faced a built-in rule).
+    pub(crate) const ORACLE: usize = 6;
 }
 const D_SEATS: usize = 6;
-const D_PER_SEAT: usize = 6;
+const D_PER_SEAT: usize = 7;
 const DENS: usize = D_SEATS + 2 * D_PER_SEAT;
 
 fn seat_offset(seat: Seat) -> usize {
@@ -422,6 +434,7 @@ const DEN_OF: [usize; FIGURES] = {
         of[at + f::SCORE_RATIO] = D_JOINT;
         of[at + f::SL] = den + d::BUYER;
         of[at + f::MALFORMED_DEALS] = den + d::PROPOSALS;
+        of[at + f::REGRET] = den + d::ORACLE;
         seat += 1;
     }
     of
@@ -540,6 +553,7 @@ impl Aggregate {
             buyer,
             turn_cap,
             proposals,
+            regret,
         } = episode;
         let kind = *kind;
         *self.endings.entry(kind).or_default() += 1;
@@ -622,6 +636,10 @@ impl Aggregate {
             den[dn + d::MOVES] = f64::from(m.turns);
             num[at + f::MALFORMED_DEALS] = f64::from(proposals[seat].malformed);
             den[dn + d::PROPOSALS] = f64::from(proposals[seat].made);
+            if let Some(regret) = regret[seat] {
+                num[at + f::REGRET] = regret;
+                den[dn + d::ORACLE] = 1.0;
+            }
         }
         for (sum, x) in self.num.iter_mut().zip(num) {
             *sum += x;
@@ -741,6 +759,7 @@ impl Aggregate {
                 malformed: estimates[at + f::MALFORMED],
                 malformed_deals: estimates[at + f::MALFORMED_DEALS],
                 regulated: estimates[at + f::REGULATED],
+                regret: estimates[at + f::REGRET],
             }
         };
         Figures {
@@ -1123,6 +1142,28 @@ mod tests {
             0.5 / 3.0,
         );
         close(value(a.figures().seats[Seat::Learner].mean_rho), 0.0);
+    }
+
+    #[test]
+    fn regret_is_over_the_episodes_whose_seat_faced_a_rule() {
+        // Learner regrets 0.5 and 0.1 where it faced a rule, none in a third episode (another
+        // opponent): the mean is 0.3, over two episodes; the opponent seat has none.
+        let mut a = Aggregate::default();
+        for regret in [Some(0.5), Some(0.1), None] {
+            add_values(
+                &mut a,
+                EpisodeValues {
+                    regret: PerSeat::new(regret, None),
+                    ..values(OutcomeKind::Deal, (0.2, 0.8), &plain())
+                },
+            );
+        }
+        let f = a.figures();
+        let regret = f.seats[Seat::Learner].regret.unwrap();
+        close(regret.value, 0.3);
+        assert_eq!(regret.n, 2);
+        assert!(regret.low <= regret.value && regret.value <= regret.high);
+        assert_eq!(f.seats[Seat::Opponent].regret, None);
     }
 
     #[test]

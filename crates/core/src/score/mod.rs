@@ -14,6 +14,7 @@
 
 mod aggregate;
 mod estimate;
+mod oracle;
 mod quantile;
 mod rating;
 mod table;
@@ -24,6 +25,8 @@ pub use aggregate::{
     SeatFigures, Weights, MULTI_ITEM_AVERAGE, RATED_ENDINGS, RESAMPLES,
 };
 pub use estimate::{cell, pct_cell, Estimate};
+pub(crate) use oracle::oracle;
+pub use oracle::{Oracle, OracleSearch};
 pub use quantile::{Bin, Quantiles};
 pub use rating::{Comparisons, Group, InMemory, Leaderboard, Rating, RatingSample, SampleStore};
 pub(crate) use table::table_metrics;
@@ -341,16 +344,23 @@ pub(crate) fn is_pareto_optimal(
     }
     let this = deal_utilities(scenario, setup, learner_terms);
     let (ul, uo) = (this.learner, this.opponent);
+    Some(!pareto_frontier(scenario, setup).iter().any(|d| {
+        let (l, o) = (d.learner, d.opponent);
+        l >= ul - EPS && o >= uo - EPS && (l > ul + EPS || o > uo + EPS)
+    }))
+}
+
+/// The deal space's Pareto frontier for the setup's learner role, computed once per space
+/// and role: the deals no other deal dominates, best for the learner first (each worth more
+/// to the opponent than the one before). The one frontier: [`is_pareto_optimal`] and the
+/// oracle's ladder (`oracle.rs`) read it. Only for a finite space (the caller checks its size
+/// against [`MAX_OUTCOME_SPACE`]).
+pub(crate) fn pareto_frontier(scenario: &Scenario, setup: &Setup) -> Arc<Frontier> {
     // The scenario's deal space and values (its `game` block) and the learner's role decide
     // the frontier; keyed by their digest, a scenario of a user's own file with a catalog's id
     // never reads another's frontier.
     let key = (digest_json(&scenario.game), setup.seats.learner.role);
-    let frontier = FRONTIERS.get_or_insert_with(key, || Arc::new(frontier(scenario, setup)));
-    Some(
-        !frontier
-            .iter()
-            .any(|&(l, o)| l >= ul - EPS && o >= uo - EPS && (l > ul + EPS || o > uo + EPS)),
-    )
+    FRONTIERS.get_or_insert_with(key, || Arc::new(frontier(scenario, setup)))
 }
 
 /// Each deal space's Pareto frontier, per learner role: computed once (a Job Interview space
@@ -358,25 +368,41 @@ pub(crate) fn is_pareto_optimal(
 static FRONTIERS: LazyLock<BoundedCache<(Digest, Role), Arc<Frontier>>> =
     LazyLock::new(|| BoundedCache::new(4096));
 
-/// Utility pairs (learner, opponent), best for the learner first.
-type Frontier = Vec<(f64, f64)>;
+/// A deal of the frontier: its terms (from the learner's side) and each seat's utility.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FrontierDeal {
+    pub(crate) terms: Terms,
+    pub(crate) learner: f64,
+    pub(crate) opponent: f64,
+}
 
-/// The utility pairs (learner, opponent) no other deal dominates, best for the learner first.
-/// Every deal is weakly dominated by one of them, so a deal is dominated (with `EPS`) by some
-/// deal exactly when it is by a frontier point.
+/// Frontier deals, best for the learner first.
+type Frontier = Vec<FrontierDeal>;
+
+/// The deals no other deal dominates, best for the learner first (of deals worth the same to
+/// both, the first enumerated). Every deal is weakly dominated by one of them, so a deal is
+/// dominated (with `EPS`) by some deal exactly when it is by a frontier deal.
 fn frontier(scenario: &Scenario, setup: &Setup) -> Frontier {
-    let mut pairs: Vec<(f64, f64)> = scenario
+    let mut deals: Vec<FrontierDeal> = scenario
         .all_deals()
-        .map(|t| {
-            let u = deal_utilities(scenario, setup, &t);
-            (u.learner, u.opponent)
+        .map(|terms| {
+            let u = deal_utilities(scenario, setup, &terms);
+            FrontierDeal {
+                terms,
+                learner: u.learner,
+                opponent: u.opponent,
+            }
         })
         .collect();
-    pairs.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)));
-    let mut kept: Vec<(f64, f64)> = Vec::new();
-    for p in pairs {
-        if kept.last().is_none_or(|k| p.1 > k.1) {
-            kept.push(p);
+    deals.sort_by(|a, b| {
+        b.learner
+            .total_cmp(&a.learner)
+            .then(b.opponent.total_cmp(&a.opponent))
+    });
+    let mut kept: Frontier = Vec::new();
+    for d in deals {
+        if kept.last().is_none_or(|k| d.opponent > k.opponent) {
+            kept.push(d);
         }
     }
     kept

@@ -39,6 +39,11 @@ pub struct Cell {
     /// end in a deal counting at the turn cap (`max_rounds`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub average_turns: Option<Estimate>,
+    /// The learner seat's mean regret (the oracle's ρ less its own, `score::oracle`) over the
+    /// episodes where it faced a built-in rule the oracle searches; absent where there are
+    /// none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regret: Option<Estimate>,
 }
 
 /// (learner name, opponent name) → the aggregate of their episodes.
@@ -112,6 +117,7 @@ impl CrossPlay {
                     deal_rate: figures.rate(OutcomeKind::Deal),
                     sl: figures.seats.learner.sl,
                     average_turns: figures.average_turns,
+                    regret: figures.seats.learner.regret,
                 }
             })
             .collect()

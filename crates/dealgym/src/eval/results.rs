@@ -128,13 +128,23 @@ impl EvalResults {
     /// then the learner seat's deal % with its bargained ratio over deals beside it and its ρ per
     /// episode (no deal = 0), each `value [low, high]` with its 95% interval. A row per pairing,
     /// not a player × opponent grid: the width stays within a terminal's
-    /// ([`crate::run::TABLE_WIDTH`], for names of up to 30 characters together) however many
+    /// ([`crate::run::TABLE_WIDTH`], for names of up to 30 characters together; with the regret
+    /// column, two decimals, of up to about 15) however many
     /// opponents an eval has.
     pub(crate) fn matrix_markdown(&self) -> String {
         let mut out = String::from(
             "Cross-play, one row per pairing: the learner seat's deal %, ρ over deals and ρ per \
-             episode (no deal = 0)\n",
+             episode (no deal = 0)",
         );
+        // Regret only where some pairing met a built-in rule the oracle searches: every other
+        // eval's tables stay as they were.
+        let regret = self.matrix.cells(None).iter().any(|c| c.regret.is_some());
+        if regret {
+            out.push_str(
+                ",\nand its regret against a built-in rule (the best ρ any play reaches − its ρ)",
+            );
+        }
+        out.push('\n');
         let sections = self
             .matrix
             .families()
@@ -145,10 +155,15 @@ impl EvalResults {
             let _ = writeln!(out, "\n### {title}\n");
             out.push_str(
                 "| player | opponent | episodes | deal % [95% CI] | ρ over deals [95% CI] \
-                 | ρ per episode [95% CI] |\n|---|---|---:|---:|---:|---:|\n",
+                 | ρ per episode [95% CI] |",
             );
+            out.push_str(if regret {
+                " regret [95% CI] |\n|---|---|---:|---:|---:|---:|---:|\n"
+            } else {
+                "\n|---|---|---:|---:|---:|---:|\n"
+            });
             for c in self.matrix.cells(family) {
-                let _ = writeln!(
+                let _ = write!(
                     out,
                     "| {} | {} | {} | {} | {} | {} |",
                     c.learner,
@@ -158,6 +173,12 @@ impl EvalResults {
                     cell(c.rho_deals, 3),
                     cell(c.mean_rho, 3),
                 );
+                // Two decimals: the row stays within the terminal's width with names of about
+                // 15 characters together.
+                if regret {
+                    let _ = write!(out, " {} |", cell(c.regret, 2));
+                }
+                out.push('\n');
             }
         }
         out
@@ -165,10 +186,10 @@ impl EvalResults {
 
     /// The matrix (per family and `"all"`) and the ratings as one JSON object:
     /// `{"matrix": [{"family", "cells": [{learner, opponent, episodes, errors, rho_deals,
-    /// mean_rho, deal_rate, sl, average_turns}]}], "ratings": [{player, rating, low, high, comparisons, wins,
+    /// mean_rho, deal_rate, sl, average_turns, regret}]}], "ratings": [{player, rating, low, high, comparisons, wins,
     /// group}], "groups": [{number, players, situations}], "connections": "…"}` (`rho_deals`
     /// over deals, `mean_rho` per episode; `deal_rate`, `sl` and `average_turns` DialogXpert's
-    /// SR, SL and AT, `sl` only where the learner was a price buyer; `group` a group's `number`, `null` for a player
+    /// SR, SL and AT, `sl` only where the learner was a price buyer, `regret` only where it faced a built-in rule the oracle searches (`score::oracle`); `group` a group's `number`, `null` for a player
     /// never compared; `connections` the sentence `EvalResults::connections` gives), estimates as
     /// `{value, low, high, n}` (deal rate as a fraction) or `null`.
     pub fn json(&self) -> Value {

@@ -421,6 +421,12 @@ pub(crate) fn check_record(
     rebuilt.parent = record.parent.clone();
     rebuilt.preset = record.preset.clone();
     rebuilt.training = record.training.clone();
+    // The oracle is recomputed where the record has one (records older than the field have
+    // none to check).
+    rebuilt.oracle = record
+        .oracle
+        .as_ref()
+        .and_then(|_| rebuilt.oracle_of(scenario));
     // Which rewards the record was scored under is provenance; checked under `rewards`, a
     // record scored otherwise differs in its rewards, not here.
     rebuilt.reward_config = record.reward_config.clone();

@@ -11,7 +11,8 @@ use super::sheet::{Cell, Column, Sheet};
 
 /// The cross-play matrix as one long table: a row per family (then `all`) and pairing, with the
 /// deal rate (in percent), the learner seat's ρ over deals beside it and its ρ per episode (no
-/// deal = 0), each with its interval. `None` when
+/// deal = 0), each with its interval, and its regret against a built-in rule where some pairing
+/// has one (the oracle's ρ less its own, `score::oracle`). `None` when
 /// the files hold a single pairing: the aggregate tables already say everything then.
 pub(crate) fn crossplay_table(eval: &EvalResults) -> Option<Sheet> {
     let matrix = eval.matrix();
@@ -19,12 +20,14 @@ pub(crate) fn crossplay_table(eval: &EvalResults) -> Option<Sheet> {
     if pairings < 2 {
         return None;
     }
+    // The learner seat's regret against a built-in rule, where some pairing has one.
+    let regret = matrix.cells(None).iter().any(|c| c.regret.is_some());
     let families = matrix.families().into_iter().map(Some).chain([None]);
     let rows = families
         .flat_map(|family| {
             let name = family.map_or("all".to_string(), |f| f.to_string());
             matrix.cells(family).into_iter().map(move |c| {
-                vec![
+                let mut row = vec![
                     Cell::Text(name.clone()),
                     Cell::Text(c.learner),
                     Cell::Text(c.opponent),
@@ -33,25 +36,33 @@ pub(crate) fn crossplay_table(eval: &EvalResults) -> Option<Sheet> {
                     Cell::Estimate(c.deal_rate.map(|e| e.scaled(100.0)), 1),
                     Cell::Estimate(c.rho_deals, 3),
                     Cell::Estimate(c.mean_rho, 3),
-                ]
+                ];
+                if regret {
+                    row.push(Cell::Estimate(c.regret, 3));
+                }
+                row
             })
         })
         .collect();
+    let mut columns = vec![
+        Column::new("family", "family"),
+        Column::new("player", "player"),
+        Column::new("opponent", "opponent"),
+        Column::new("episodes", "episodes"),
+        Column::new("errors", "errors"),
+        Column::new("deal %", "deal_pct"),
+        Column::new("ρ over deals", "rho_deals"),
+        Column::new("ρ per episode (no deal = 0)", "mean_rho"),
+    ];
+    if regret {
+        columns.push(Column::new("regret", "regret"));
+    }
     Some(Sheet {
         name: "crossplay".into(),
         title: "How each player did against each opponent, per family (the player in the learner \
                 seat)"
             .into(),
-        columns: vec![
-            Column::new("family", "family"),
-            Column::new("player", "player"),
-            Column::new("opponent", "opponent"),
-            Column::new("episodes", "episodes"),
-            Column::new("errors", "errors"),
-            Column::new("deal %", "deal_pct"),
-            Column::new("ρ over deals", "rho_deals"),
-            Column::new("ρ per episode (no deal = 0)", "mean_rho"),
-        ],
+        columns,
         rows,
     })
 }

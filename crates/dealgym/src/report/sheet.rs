@@ -255,7 +255,8 @@ fn csv_line(fields: &[String]) -> String {
 /// reward, points, score ratio, first bid, format, malformed, malformed-deal and regulation rates,
 /// sale-to-list and SL, then Pareto % and the turn figures — with counts of episodes and backend
 /// errors; where any group has bundle deals, the share whose bundle grew the pie and the mean
-/// integrative gain.
+/// integrative gain; where any group has a seat that faced a built-in rule, each seat's regret
+/// (the oracle's ρ less its own).
 pub(crate) fn aggregate_table(groups: &Groups, dimension: Dimension) -> Sheet {
     let mut columns = vec![
         Column::new(
@@ -300,9 +301,18 @@ pub(crate) fn aggregate_table(groups: &Groups, dimension: Dimension) -> Sheet {
         columns.push(Column::new("integrative gain", "integrative_gain"));
         columns.push(Column::new("price / list (deals)", "price_to_list"));
     }
+    // Each seat's regret against a built-in rule (`score::oracle`), where any group has one.
+    let regrets = groups.of(dimension).any(|(_, a)| {
+        Seat::BOTH
+            .iter()
+            .any(|s| a.figures().seats[*s].regret.is_some())
+    });
+    if regrets {
+        columns.extend(Seat::BOTH.map(|seat| seat_column(seat, REGRET, true)));
+    }
     let rows = groups
         .of(dimension)
-        .map(|(name, a)| aggregate_row(name, a, bundles))
+        .map(|(name, a)| aggregate_row(name, a, bundles, regrets))
         .collect();
     Sheet {
         name: format!("by_{}", dimension.name()),
@@ -322,6 +332,9 @@ fn seat_column(seat: Seat, (heading, key): (&str, &str), shown: bool) -> Column 
         Column::csv_only(heading, key)
     }
 }
+
+/// The oracle's ρ less the seat's, against a built-in rule (heading, key).
+const REGRET: (&str, &str) = ("regret", "regret");
 
 /// The bargained ratio as the papers report it (heading, key), beside the deal rate.
 const RHO_DEALS: (&str, &str) = ("ρ over deals", "rho_deals");
@@ -390,7 +403,7 @@ fn seat_cells(f: &SeatFigures) -> [Cell; 14] {
     ]
 }
 
-fn aggregate_row(name: &str, a: &Aggregate, bundles: bool) -> Vec<Cell> {
+fn aggregate_row(name: &str, a: &Aggregate, bundles: bool, regrets: bool) -> Vec<Cell> {
     let f = a.figures();
     let pct = |e: Option<Estimate>| Cell::Estimate(e.map(|e| e.scaled(100.0)), 1);
     let mut row = vec![
@@ -417,6 +430,9 @@ fn aggregate_row(name: &str, a: &Aggregate, bundles: bool) -> Vec<Cell> {
         row.push(pct(f.integrative));
         row.push(Cell::Estimate(f.integrative_gain, 0));
         row.push(Cell::Estimate(f.price_to_list, 3));
+    }
+    if regrets {
+        row.extend(Seat::BOTH.map(|seat| Cell::Estimate(f.seats[seat].regret, 3)));
     }
     row
 }

@@ -361,7 +361,8 @@ impl Driver {
 
     /// The record of the ended episode.
     pub(crate) fn into_record(mut self) -> Result<EpisodeRecord, EpisodeError> {
-        let scenario = self.episode.scenario().id.clone();
+        let played_on = self.episode.scenario().clone();
+        let scenario = played_on.id.clone();
         let books = &mut self.books;
         books.timing.wall_ms = books.started.elapsed().as_millis() as u64;
         if books.timing.turn_replica.iter().all(Option::is_none) {
@@ -388,6 +389,7 @@ impl Driver {
             record.seats[seat].name = kit.seating.names[seat].clone();
         }
         record.preset = kit.preset.clone();
+        record.oracle = record.oracle_of(&played_on);
         Ok(record)
     }
 
