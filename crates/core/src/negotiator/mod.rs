@@ -13,6 +13,6 @@ mod tickets;
 
 pub use concession::{Stance, Tactic};
 pub use driven::{RuleSeat, ScriptedSeats};
-pub use rule::{Position, RulePlayer};
+pub use rule::{Position, RulePlayer, FIXED_CONCESSION};
 pub use speech::{speak, speak_with_act};
 pub use tickets::TicketStance;

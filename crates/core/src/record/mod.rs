@@ -34,7 +34,8 @@ use crate::game::{Completion, Episode, EpisodeSeed, Outcome, OutcomeKind, PerSea
 use crate::reward::{combine_parts, episode_rewards, Component, Parts, RewardConfig};
 use crate::scenario::{Family, Role};
 use crate::score::{
-    episode_metrics, proposals, turn_cap, Aggregate, EpisodeMetrics, EpisodeValues, Weights,
+    anchor_point, episode_metrics, proposals, turn_cap, Aggregate, AnchorPoint, EpisodeMetrics,
+    EpisodeValues, Weights,
 };
 use crate::vocab::Call;
 
@@ -550,6 +551,18 @@ impl EpisodeRecord {
             turn_cap: turn_cap(&self.setup.rules, &self.turns),
             proposals: PerSeat::new(proposals[seat], proposals[seat.other()]),
         }
+    }
+
+    /// Where the first proposal and the deal price of this episode sat, for the anchoring
+    /// slope ([`crate::score::Anchoring`]); `None` unless it ended in a deal on a price.
+    pub fn anchor_point(&self) -> Option<AnchorPoint> {
+        anchor_point(
+            &self.turns,
+            &self.setup.rules,
+            &self.outcome.outcome,
+            &self.outcome.metrics,
+            self.setup.seats.map(|_, s| s.role),
+        )
     }
 
     /// Whether a person played `seat`: one of the people's own dialogues, imported from a

@@ -27,12 +27,13 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 
 use super::matrix::CrossPlay;
+use super::player_figures::{talk_rows, AnchorRow, Anchors, TalkRow};
 use super::spill::{SpillError, SpillStore};
 use crate::digest::Fnv1a64;
 use crate::game::{OutcomeKind, Seat};
 use crate::record::EpisodeRecord;
 use crate::run::TABLE_WIDTH;
-use crate::score::{cell, pct_cell, Comparisons, Leaderboard, Rating};
+use crate::score::{cell, pct_cell, Comparisons, Estimate, Leaderboard, Rating};
 
 /// The cross-play matrix and the ratings' observations of an eval, collected one record at a
 /// time. `default()` spills to the system's temp directory; [`EvalTally::spilling_under`]
@@ -40,6 +41,7 @@ use crate::score::{cell, pct_cell, Comparisons, Leaderboard, Rating};
 #[derive(Debug, Default)]
 pub(crate) struct EvalTally {
     matrix: CrossPlay,
+    anchors: Anchors,
     comparisons: Comparisons<SpillStore>,
     learners: BTreeSet<String>,
 }
@@ -49,6 +51,7 @@ pub(crate) struct EvalTally {
 pub struct EvalResults {
     matrix: CrossPlay,
     leaderboard: Leaderboard,
+    anchoring: Vec<AnchorRow>,
 }
 
 impl EvalTally {
@@ -65,6 +68,7 @@ impl EvalTally {
     /// when the ratings' observations cannot be written to their files.
     pub fn add(&mut self, record: &EpisodeRecord) -> Result<(), SpillError> {
         self.matrix.add(record);
+        self.anchors.add(record);
         self.learners
             .insert(record.player_name(Seat::Learner).to_string());
         if record.kind() == OutcomeKind::Error {
@@ -93,6 +97,7 @@ impl EvalTally {
             .comparisons
             .leaderboard(|name| learners.contains(name))?;
         Ok(EvalResults {
+            anchoring: self.anchors.rows(&self.matrix),
             matrix: self.matrix,
             leaderboard,
         })
@@ -115,11 +120,94 @@ impl EvalResults {
         connections(&self.leaderboard)
     }
 
-    /// The matrix of every family and of all families, then the rating table.
+    /// Each player with and without talk against the same opponent (`--talk-ablation`);
+    /// empty unless the records hold both.
+    pub(crate) fn talk(&self) -> Vec<TalkRow> {
+        talk_rows(&self.matrix)
+    }
+
+    /// Each player's anchoring slope per family with a deal on a price, beside its first-bid
+    /// ratio.
+    pub(crate) fn anchoring(&self) -> &[AnchorRow] {
+        &self.anchoring
+    }
+
+    /// The matrix of every family and of all families, then (where the records give them)
+    /// the talk ablation and the anchoring tables, then the rating table.
     pub fn markdown(&self) -> String {
         let mut out = self.matrix_markdown();
         out.push('\n');
+        out.push_str(&self.talk_markdown());
+        out.push_str(&self.anchoring_markdown());
         out.push_str(&ratings_markdown(&self.leaderboard));
+        out
+    }
+
+    /// "Does talk matter?": a row per player and opponent played with and without talk, its
+    /// deal % and ρ over deals each way and the difference of ρ per episode (talk − no talk)
+    /// with its 95% interval, then a blank line; nothing without such pairs.
+    pub(crate) fn talk_markdown(&self) -> String {
+        let rows = self.talk();
+        if rows.is_empty() {
+            return String::new();
+        }
+        let mut out = wrap(
+            "Does talk matter? The learner seat with talk and without (--talk-ablation, same \
+             setups): deal % and ρ over deals each way, and ρ per episode with talk minus \
+             without, 95% CI",
+        );
+        out.push_str(
+            "\n\n| player | opponent | deal % talk / none | ρ deals talk / none | Δρ [95% CI] |\n\
+             |---|---|---:|---:|---:|\n",
+        );
+        let pct =
+            |e: Option<Estimate>| e.map_or("–".into(), |e| format!("{:.1}", 100.0 * e.value));
+        let num = |e: Option<Estimate>| e.map_or("–".into(), |e| format!("{:.3}", e.value));
+        for r in rows {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} / {} | {} / {} | {} |",
+                r.player,
+                r.opponent,
+                pct(r.deal_rate[0]),
+                pct(r.deal_rate[1]),
+                num(r.rho_deals[0]),
+                num(r.rho_deals[1]),
+                signed_cell(r.rho_difference),
+            );
+        }
+        out.push('\n');
+        out
+    }
+
+    /// "Anchoring": a row per player and family with deals on a price: its deals, the slope
+    /// of the deal price on the first proposal with its 95% interval, and its first-bid ratio,
+    /// then a blank line; nothing without such deals.
+    pub(crate) fn anchoring_markdown(&self) -> String {
+        if self.anchoring.is_empty() {
+            return String::new();
+        }
+        let mut out = wrap(
+            "Anchoring: slope of the deal price on the episode's first proposal (both as a \
+             position in the bargaining range), per player in the learner seat, beside its \
+             first bid / budget",
+        );
+        out.push_str(
+            "\n\n| player | family | deals | slope [95% CI] | first bid [95% CI] |\n\
+             |---|---|---:|---:|---:|\n",
+        );
+        for r in &self.anchoring {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                r.player,
+                r.family,
+                r.deals,
+                cell(r.slope, 2),
+                cell(r.first_bid, 3),
+            );
+        }
+        out.push('\n');
         out
     }
 
@@ -166,7 +254,10 @@ impl EvalResults {
     /// The matrix (per family and `"all"`) and the ratings as one JSON object:
     /// `{"matrix": [{"family", "cells": [{learner, opponent, episodes, errors, rho_deals,
     /// mean_rho, deal_rate, sl, average_turns}]}], "ratings": [{player, rating, low, high, comparisons, wins,
-    /// group}], "groups": [{number, players, situations}], "connections": "…"}` (`rho_deals`
+    /// group}], "groups": [{number, players, situations}], "connections": "…", "talk":
+    /// [{player, opponent, deal_rate, rho_deals, rho_difference, deal_difference}],
+    /// "anchoring": [{player, family, deals, slope, first_bid}]}` (`talk` and `anchoring` only
+    /// where the records give rows; `deal_rate` and `rho_deals` with talk, then without; `rho_deals`
     /// over deals, `mean_rho` per episode; `deal_rate`, `sl` and `average_turns` DialogXpert's
     /// SR, SL and AT, `sl` only where the learner was a price buyer; `group` a group's `number`, `null` for a player
     /// never compared; `connections` the sentence `EvalResults::connections` gives), estimates as
@@ -181,13 +272,29 @@ impl EvalResults {
         let matrix: Vec<Value> = sections
             .map(|(family, f)| json!({"family": family, "cells": self.matrix.cells(f)}))
             .collect();
-        json!({
+        let mut out = json!({
             "matrix": matrix,
             "ratings": self.leaderboard.ratings,
             "groups": self.leaderboard.groups,
             "connections": self.connections(),
-        })
+        });
+        // Only where the records give them, so other summaries keep their keys.
+        let talk = self.talk();
+        if !talk.is_empty() {
+            out["talk"] = json!(talk);
+        }
+        if !self.anchoring.is_empty() {
+            out["anchoring"] = json!(self.anchoring);
+        }
+        out
     }
+}
+
+/// A difference `+v [low, high]` with three decimals and its sign, or `–`.
+fn signed_cell(e: Option<Estimate>) -> String {
+    e.map_or("–".into(), |e| {
+        format!("{:+.3} [{:+.3}, {:+.3}]", e.value, e.low, e.high)
+    })
 }
 
 /// The situation key of a seat's result (see the module doc).
