@@ -108,3 +108,107 @@ fn a_table_run_refuses_talk_off_by_name() {
         "{err}"
     );
 }
+
+/// `eval` of the mock against a rule opponent on AHP, with `extra` flags; its stdout.
+fn mock_eval(url: &str, out: &Path, summary: &Path, extra: &[&str]) -> String {
+    let player = format!("mock=openai:mock@{url}");
+    let mut args = vec![
+        "eval",
+        "--scenarios",
+        "scenarios/ahp.jsonl",
+        "--limit",
+        "6",
+        "--seed",
+        "3",
+        "--quiet",
+        "--player",
+        &player,
+        "--opponent",
+        "boulware=rule:boulware",
+        "--out",
+        out.to_str().unwrap(),
+        "--summary-json",
+        summary.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    text(&ok(dealgym(args)).stdout)
+}
+
+#[test]
+fn an_eval_pairs_each_player_with_and_without_talk_and_adds_the_baseline_row() {
+    let mock = threaded_mock(MockConfig::default());
+    let dir = temp_dir("talk-eval");
+    let (out, summary) = (dir.join("eval.jsonl"), dir.join("summary.json"));
+    let stdout = mock_eval(&mock.url, &out, &summary, &["--talk-ablation"]);
+    let records = read_log(&out);
+    let count = |name: &str| {
+        records
+            .iter()
+            .filter(|r| r.seats.learner.name.as_deref() == Some(name))
+            .count()
+    };
+    // The player, its no-talk twin and the baseline, each on the same six setups.
+    assert_eq!(
+        (count("mock"), count("mock (no talk)"), count("baseline")),
+        (6, 6, 6)
+    );
+    for r in &records {
+        let off = r.seats.learner.name.as_deref() == Some("mock (no talk)");
+        assert_eq!(r.setup.rules.talk.is_on(), !off, "{}", r.episode_id);
+    }
+    let baseline = records
+        .iter()
+        .find(|r| r.seats.learner.name.as_deref() == Some("baseline"))
+        .unwrap();
+    assert_eq!(baseline.seats.learner.player, "rule:fixed-concession");
+    assert!(baseline
+        .turns
+        .iter()
+        .filter(|t| t.seat == dealgym::game::Seat::Learner)
+        .all(|t| t.parsed.talk.as_deref().unwrap_or("").is_empty()));
+    // The matrix has the baseline row; the talk table sets the player beside its twin with
+    // the difference and its interval; anchoring sits beside the first bid.
+    assert!(stdout.contains("| baseline | boulware | 6 |"), "{stdout}");
+    assert!(
+        stdout.contains("| mock (no talk) | boulware | 6 |"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Does talk matter?"), "{stdout}");
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("| mock | boulware | ") && l.contains(" / "))
+        .unwrap_or_else(|| panic!("no talk row:\n{stdout}"));
+    assert!(row.contains('[') && row.ends_with("] |"), "{row}");
+    assert!(stdout.contains("Anchoring:"), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let talk = &json["talk"][0];
+    assert_eq!(talk["player"], "mock");
+    assert!(talk["rho_difference"]["low"].is_number(), "{talk}");
+    assert!(json["anchoring"].as_array().is_some_and(|a| !a.is_empty()));
+    ok(dealgym(["replay", "--verify", out.to_str().unwrap()]));
+
+    // --no-baseline leaves the row out; --talk-ablation with --talk off is refused.
+    let (plain, plain_summary) = (dir.join("plain.jsonl"), dir.join("plain.json"));
+    let stdout = mock_eval(&mock.url, &plain, &plain_summary, &["--no-baseline"]);
+    assert!(!stdout.contains("baseline"), "{stdout}");
+    assert!(!stdout.contains("Does talk matter?"), "{stdout}");
+    assert_eq!(read_log(&plain).len(), 6);
+    let player = format!("mock=openai:mock@{}", mock.url);
+    let refused = dealgym([
+        "eval",
+        "--scenarios",
+        "scenarios/ahp.jsonl",
+        "--player",
+        &player,
+        "--opponent",
+        "b=rule:boulware",
+        "--talk-ablation",
+        "--talk",
+        "off",
+        "--out",
+        dir.join("no.jsonl").to_str().unwrap(),
+    ]);
+    assert!(!refused.status.success());
+    assert!(text(&refused.stderr).contains("--talk-ablation"));
+}

@@ -535,6 +535,88 @@ mod tests {
         assert_eq!(json["ratings"].as_array().unwrap().len(), 2);
     }
 
+    /// The learner (buyer; B = 100, C = 60) opens at `first`, the opponent counters at
+    /// `deal`, and the learner accepts.
+    fn anchored(learner: &str, group: u64, first: u32, deal: u32) -> EpisodeRecord {
+        let s = price_task(125.0, 100.0, 60.0);
+        let moves = [
+            turn("Offer.", &format!("[SUBMIT_DEAL] price:{first}")),
+            turn("Counter.", &format!("[SUBMIT_DEAL] price:{deal}")),
+            turn("Fine.", "[ACCEPT_DEAL]"),
+        ];
+        let mut r = record_of(play(&s, learner_first_as(&s, Role::Buyer), &moves));
+        r.seats.learner.name = Some(learner.to_string());
+        r.seats.opponent.name = Some("x".to_string());
+        r.seeds.group = group;
+        r.episode_id = r.seeds.episode_id();
+        r.group_id = r.seeds.group_id();
+        r
+    }
+
+    #[test]
+    fn the_anchoring_slope_of_constructed_deals_is_the_one_they_were_built_with() {
+        let mut t = EvalTally::default();
+        // a: the deal moves half as far as the first proposal (deal = 70 + (first − 60)/2, so
+        // in the range (p − 60)/40 the deal is 0.25 + 0.5·first); b: the deal ignores it.
+        for (group, first) in [60, 64, 68, 72, 76, 80].into_iter().enumerate() {
+            t.add(&anchored("a", group as u64, first, 70 + (first - 60) / 2))
+                .unwrap();
+            t.add(&anchored("b", group as u64, first, 85)).unwrap();
+        }
+        let t = t.finish().unwrap();
+        let rows = t.anchoring();
+        assert_eq!(rows.len(), 2);
+        let a = rows[0].slope.unwrap();
+        assert_eq!((rows[0].player.as_str(), rows[0].deals), ("a", 6));
+        assert!((a.value - 0.5).abs() < 1e-9, "{a:?}");
+        assert!(
+            (a.low - 0.5).abs() < 1e-9 && (a.high - 0.5).abs() < 1e-9,
+            "{a:?}"
+        );
+        assert!(rows[1].slope.unwrap().value.abs() < 1e-9);
+        // Its first-bid ratio beside it: the mean first offer over the budget, 70/100.
+        assert!((rows[0].first_bid.unwrap().value - 0.70).abs() < 1e-9);
+        let text = t.markdown();
+        assert!(
+            text.contains("| a | craigslist | 6 | 0.50 [0.50, 0.50] | 0.700"),
+            "{text}"
+        );
+        let json = t.json()["anchoring"][0]["slope"]["value"].as_f64().unwrap();
+        assert!((json - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_player_with_and_without_talk_is_set_side_by_side_with_the_difference() {
+        let mut t = EvalTally::default();
+        // With talk a buys at 70 (ρ 0.75), without at 90 (ρ 0.25), on the same four setups.
+        for group in 0..4 {
+            t.add(&deal("a", "x", group, 70)).unwrap();
+            t.add(&deal(&super::super::no_talk_name("a"), "x", group, 90))
+                .unwrap();
+        }
+        let t = t.finish().unwrap();
+        let rows = t.talk();
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!((r.player.as_str(), r.opponent.as_str()), ("a", "x"));
+        let d = r.rho_difference.unwrap();
+        assert!((d.value - 0.5).abs() < 1e-9, "{d:?}");
+        assert!(d.low > 0.0, "the interval leaves out 0: {d:?}");
+        assert_eq!(r.deal_difference.unwrap().value, 0.0);
+        let text = t.markdown();
+        assert!(
+            text.contains("| a | x | 100.0 / 100.0 | 0.750 / 0.250 | +0.500 [+0.500, +0.500] |"),
+            "{text}"
+        );
+        assert_eq!(t.json()["talk"][0]["player"], "a");
+        // Without an ablation there is no such table, and no key in the summary.
+        let mut plain = EvalTally::default();
+        plain.add(&deal("a", "x", 0, 70)).unwrap();
+        let plain = plain.finish().unwrap();
+        assert!(!plain.markdown().contains("Does talk matter"));
+        assert!(plain.json().get("talk").is_none());
+    }
+
     #[test]
     fn every_line_fits_a_terminal_however_many_opponents() {
         // Two players against six opponents, every family: a grid would be six cells wide.
