@@ -288,7 +288,11 @@ impl EpisodeConfig {
         for (k, v) in overrides {
             table[k] = v.clone();
         }
-        serde_json::from_value(table).map_err(|e| e.to_string())
+        // A bad value names its key (`talk: unknown variant …`); an unknown key names itself.
+        serde_path_to_error::deserialize(table).map_err(|e| match e.path().to_string() {
+            at if at == "." => e.inner().to_string(),
+            at => format!("{at}: {}", e.inner()),
+        })
     }
 
     /// Check what serde cannot: each count within its limit ([`crate::limits`]) and each
@@ -789,7 +793,14 @@ mod tests {
         assert_eq!(c.reject_loop, base.reject_loop);
         let err = set(serde_json::json!({"max_round": 3})).unwrap_err();
         assert!(err.contains("max_round"), "{err}");
-        assert!(set(serde_json::json!({"max_rounds": "three"})).is_err());
+        let err = set(serde_json::json!({"max_rounds": "three"})).unwrap_err();
+        assert!(err.starts_with("max_rounds: invalid type"), "{err}");
+        let err = set(serde_json::json!({"talk": "whisper"})).unwrap_err();
+        assert!(err.starts_with("talk: unknown variant `whisper`"), "{err}");
+        assert_eq!(
+            set(serde_json::json!({"talk": "off"})).unwrap().talk,
+            Talk::Off
+        );
     }
 
     #[test]
