@@ -50,7 +50,7 @@ impl Pairing {
 }
 
 /// The name the no-talk, fixed-concession baseline plays under in a two-party eval.
-pub const BASELINE_NAME: &str = "baseline";
+pub(crate) const BASELINE_NAME: &str = "baseline";
 
 /// The players of a two-party eval with the baseline row added: `rule:fixed-concession` as
 /// [`BASELINE_NAME`], after the `--player`s (the book's `guide/eval.md`, "Baselines"), so every
@@ -69,7 +69,7 @@ pub fn with_baseline(mut players: Vec<Entrant>) -> Result<Vec<Entrant>, GridErro
 
 /// What the talk ablation's twin of `name` is called in records and tables: `NAME (no talk)`.
 /// The space keeps it apart from every name `--player` takes.
-pub fn no_talk_name(name: &str) -> String {
+pub(crate) fn no_talk_name(name: &str) -> String {
     format!("{name}{NO_TALK}")
 }
 

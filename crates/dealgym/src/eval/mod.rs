@@ -47,11 +47,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 pub use grid::{
-    no_talk_name, pairings, parse_entrant, with_baseline, with_talk_ablation, Entrant, GridError,
-    Pairing, BASELINE_NAME,
+    pairings, parse_entrant, with_baseline, with_talk_ablation, Entrant, GridError, Pairing,
 };
 pub use matrix::{Cell, CrossPlay};
-pub use player_figures::{AnchorRow, TalkRow};
 pub use results::EvalResults;
 pub(crate) use results::EvalTally;
 pub use spill::SpillError;

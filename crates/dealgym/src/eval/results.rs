@@ -591,7 +591,7 @@ mod tests {
         // With talk a buys at 70 (ρ 0.75), without at 90 (ρ 0.25), on the same four setups.
         for group in 0..4 {
             t.add(&deal("a", "x", group, 70)).unwrap();
-            t.add(&deal(&super::super::no_talk_name("a"), "x", group, 90))
+            t.add(&deal(&crate::eval::grid::no_talk_name("a"), "x", group, 90))
                 .unwrap();
         }
         let t = t.finish().unwrap();
