@@ -354,7 +354,9 @@ fn campaigns_against_the_mock_chain_their_ledgers_and_go_through_every_surface()
         eval_out.as_os_str(),
     ]));
     assert!(String::from_utf8_lossy(&eval.stdout).contains("| tough |"));
-    assert_eq!(read_log(&eval_out).len(), deals * 2);
+    assert!(String::from_utf8_lossy(&eval.stdout).contains("| baseline |"));
+    // Two players and the baseline row.
+    assert_eq!(read_log(&eval_out).len(), deals * 3);
 }
 
 #[test]

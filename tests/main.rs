@@ -65,6 +65,7 @@ mod table_rewards;
 mod table_surfaces;
 mod table_tools;
 mod tables;
+mod talk;
 mod token_exact;
 mod tools_cli;
 mod writers;

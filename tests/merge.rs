@@ -226,7 +226,7 @@ fn an_eval_shards_whole_groups_across_every_pairing() {
                 "--player",
                 "con=rule:conceder",
             ])
-            .args(["--opponent", "tough=rule:tough"])
+            .args(["--opponent", "tough=rule:tough", "--no-baseline"])
             .arg("--out")
             .arg(out)
             .args(extra)

@@ -62,6 +62,7 @@ fn a_value_model_planner_beats_its_first_candidate_on_a_seeded_eval() {
         "first=first",
         "--opponent",
         "boulware=rule:boulware",
+        "--no-baseline",
         "--scenarios",
         scenarios.to_str().unwrap(),
         "--limit",

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use dealgym::game::{Episode, EpisodeConfig, FirstMover, Seat};
 use dealgym::protocol::{
-    copies_instructions, normalize_for_copy, parse, render_action, ErrorKind, ParseNote,
+    copies_instructions, parse, render_action, ErrorKind, Instructions, ParseNote,
 };
 use dealgym::scenario::{load_scenarios, LoadOptions, Role, Scenario};
 use serde::Deserialize;
@@ -82,7 +82,7 @@ fn every_real_completion_gets_its_expected_parse_and_error_kind() {
         assert_eq!(p.note, f.expect.note, "{what}");
         if let Some(prompt) = &f.system_prompt {
             assert_eq!(
-                copies_instructions(&p, &normalize_for_copy(prompt)),
+                copies_instructions(&p, &Instructions::new(prompt)),
                 f.expect.copies_instructions,
                 "{what}"
             );

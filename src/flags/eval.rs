@@ -5,13 +5,16 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::shared::{CampaignsFlag, DuplicatesFlag, PlanFlags};
-use dealgym::eval::{pairings, parse_entrant, EvalError, EvalOptions, TableEvalOptions};
+use dealgym::eval::{
+    pairings, parse_entrant, with_baseline, with_talk_ablation, EvalError, EvalOptions,
+    TableEvalOptions,
+};
 
 /// The flags of `dealgym eval`.
 #[derive(Debug, Clone, Args)]
 pub struct EvalFlags {
     /// A player to evaluate, in the learner seat: NAME=SPEC, SPEC as `run --learner` takes it
-    /// (openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina|ina-code), script:FILE, or a
+    /// (openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina|ina-code|fixed-concession), script:FILE, or a
     /// [players.NAME] of the config). Repeat the flag for several.
     #[arg(long = "player", value_name = "NAME=SPEC", required = true)]
     pub players: Vec<String>,
@@ -26,6 +29,17 @@ pub struct EvalFlags {
     /// role; regulation, personas and the first-moving seat stay with the seats).
     #[arg(long)]
     pub swap_seats: bool,
+    /// Leave out the baseline row: without it, every two-party eval also plays
+    /// baseline=rule:fixed-concession (linear concession, an empty Talk) as one more --player,
+    /// so each player's figures have a floor to beat on the same setups.
+    #[arg(long)]
+    pub no_baseline: bool,
+    /// The talk ablation: also play every pairing with talk off (each move forwarded as its
+    /// action and terms alone, for both seats), its player named `NAME (no talk)`, on the same
+    /// setups; the tables then set each player's figures with and without talk side by side,
+    /// with the difference and its 95% interval.
+    #[arg(long)]
+    pub talk_ablation: bool,
     /// The JSONL file to write every episode of every pairing to.
     #[arg(long)]
     pub out: PathBuf,
@@ -49,9 +63,14 @@ pub struct EvalFlags {
 impl EvalFlags {
     /// The options of an eval over n-party scenarios (`--table-role`).
     pub fn table_options(&self, role: &str) -> Result<TableEvalOptions, EvalError> {
-        if !self.opponents.is_empty() || self.round_robin || self.swap_seats {
+        if !self.opponents.is_empty()
+            || self.round_robin
+            || self.swap_seats
+            || self.talk_ablation
+            || self.no_baseline
+        {
             return Err(EvalError::Run(dealgym::run::RunError::Options(
-                "--table-role seats every --player at one role in turn: --opponent, --round-robin and --swap-seats are for two-party scenarios".into(),
+                "--table-role seats every --player at one role in turn: --opponent, --round-robin, --swap-seats, --talk-ablation and --no-baseline are for two-party scenarios".into(),
             )));
         }
         if self.summary_json.is_some() || self.campaigns.campaigns.is_some() {
@@ -86,12 +105,25 @@ impl EvalFlags {
             .iter()
             .map(|p| parse_entrant("--opponent", p))
             .collect::<Result<Vec<_>, _>>()?;
-        let pairings = pairings(&players, &opponents, self.round_robin, self.swap_seats)?;
+        let players = if self.no_baseline {
+            players
+        } else {
+            with_baseline(players)?
+        };
+        let mut pairings = pairings(&players, &opponents, self.round_robin, self.swap_seats)?;
         // The seats' specs are set per pairing; the rest is shared.
         let mut run =
             self.plan
                 .options_with("", "", self.out.clone(), self.campaigns.campaigns.is_none())?;
         self.campaigns.apply(&mut run)?;
+        if self.talk_ablation {
+            if !run.episode.talk.is_on() {
+                return Err(EvalError::Run(dealgym::run::RunError::Options(
+                    "--talk-ablation plays every pairing with talk on and with talk off: drop --talk off (or [episode] talk = \"off\")".into(),
+                )));
+            }
+            pairings = with_talk_ablation(pairings);
+        }
         Ok(EvalOptions {
             run,
             pairings,

@@ -11,7 +11,7 @@ use dealgym::run::{ConfigError, Cut, PrefixOptions, RunOptions, Targets};
 /// The flags of `dealgym run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunFlags {
-    /// openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina|ina-code), script:FILE, or a [players.NAME] of the config. Needed for two-party scenarios.
+    /// openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina|ina-code|fixed-concession), script:FILE, or a [players.NAME] of the config. Needed for two-party scenarios.
     #[arg(long)]
     pub learner: Option<String>,
     /// Same forms as --learner. Needed for two-party scenarios, unless the preset names the paper's opponent (`--preset ina`: rule:ina); this flag wins over it.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Arg, Args};
 
-use dealgym::game::FirstMover;
+use dealgym::game::{FirstMover, Talk};
 use dealgym::limits::{count_flag, MAX_CONCURRENCY, MAX_EPISODES, MAX_GROUP_SIZE, MAX_ROUNDS};
 use dealgym::record::OnDuplicate;
 use dealgym::run::preset::Play;
@@ -56,6 +56,11 @@ pub struct PlanFlags {
     /// Rounds per seat before the episode is truncated (1 to 10,000).
     #[arg(long, value_parser = count_flag::<u32>(1, MAX_ROUNDS))]
     pub max_rounds: Option<u32>,
+    /// Whether each move's Talk reaches the other side: on (the default) or off, the talk
+    /// ablation (only the action and its terms are forwarded; the prompts say so). Two-party
+    /// games only. Over the config's `[episode] talk`.
+    #[arg(long, value_name = "on|off")]
+    pub talk: Option<Talk>,
     #[command(flatten)]
     pub resume: ResumeFlag,
     /// Play only shard i of n (0-based) of the plan: whole GRPO groups, group g to shard
@@ -123,6 +128,9 @@ impl PlanFlags {
         }
         if let Some(t) = self.max_rounds {
             o.episode.max_rounds = t;
+        }
+        if let Some(talk) = self.talk {
+            o.episode.talk = talk;
         }
         o.progress = !self.quiet.quiet;
         o.shard = self.shard_choice(|name| std::env::var(name).ok())?;

@@ -482,6 +482,7 @@ fn ends_in_a_loop(reading: &Reading, action: &Action, moves: &[(bool, Action)]) 
         format_retries: 0,
         max_moves: None,
         continuation: None,
+        talk: Default::default(),
     };
     let seat = |own: bool| if own { Seat::Learner } else { Seat::Opponent };
     let history: Vec<Move> = moves

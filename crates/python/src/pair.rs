@@ -10,7 +10,7 @@ use dealgym_core::game::{
     mix_text, token_sequence, Episode, EpisodeConfig, EpisodeSeed, FirstMover, OutcomeKind,
     PerSeat, Seat, Setup,
 };
-use dealgym_core::negotiator::{RulePlayer, RuleSeat, Tactic};
+use dealgym_core::negotiator::{RulePlayer, RuleSeat, Tactic, FIXED_CONCESSION};
 use dealgym_core::observation::SeatConstants;
 use dealgym_core::record::{
     episode_calls, EpisodeRecord, ExactCalls, PlayerInfo, RecordMeta, RecordOutcome, Timing,
@@ -133,18 +133,31 @@ fn finite<'a, 'py>(table: &'a Bound<'py, PyDict>, what: &str) -> PyResult<&'a Bo
     Ok(table)
 }
 
-/// The built-in negotiator an `opponent="rule:NAME"` names. One per tactic for the process,
-/// so the stances it works out for a scenario outlive one game.
+/// The built-in negotiator an `opponent="rule:NAME"` names ([`RulePlayer::from_name`]: a
+/// tactic, or the silent `fixed-concession` baseline). One per name for the process, so the
+/// stances it works out for a scenario outlive one game.
 fn rule_player(spec: &str) -> PyResult<RulePlayer> {
-    static PLAYERS: LazyLock<Vec<RulePlayer>> =
-        LazyLock::new(|| Tactic::ALL.into_iter().map(RulePlayer::new).collect());
+    static PLAYERS: LazyLock<Vec<RulePlayer>> = LazyLock::new(|| {
+        Tactic::ALL
+            .into_iter()
+            .map(RulePlayer::new)
+            .chain(RulePlayer::from_name(FIXED_CONCESSION))
+            .collect()
+    });
     spec.strip_prefix("rule:")
-        .and_then(Tactic::from_name)
-        .and_then(|t| PLAYERS.iter().find(|p| p.tactic == t).cloned())
+        .and_then(RulePlayer::from_name)
+        .and_then(|want| {
+            PLAYERS
+                .iter()
+                .find(|p| p.tactic == want.tactic && p.is_silent() == want.is_silent())
+                .cloned()
+        })
         .ok_or_else(|| {
             let names: Vec<String> = Tactic::ALL
                 .iter()
-                .map(|t| format!("`rule:{}`", t.name()))
+                .map(|t| t.name())
+                .chain([FIXED_CONCESSION])
+                .map(|name| format!("`rule:{name}`"))
                 .collect();
             PyValueError::new_err(format!(
                 "opponent `{spec}`: a Game plays {} (`rule:tough` is boulware)",

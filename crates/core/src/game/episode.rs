@@ -441,6 +441,7 @@ impl Episode {
         let receiver = seat.other();
         let mut forwarded = render_forwarded(
             parsed.talk.as_deref().unwrap_or(""),
+            self.setup.rules.talk,
             &played,
             space,
             self.setup.seats[receiver].format,

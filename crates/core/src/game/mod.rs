@@ -26,7 +26,7 @@ pub(crate) use rules::standing_after;
 pub use rules::{Move, Offer, RegulationEvent};
 pub use setup::{
     mix, mix_text, Continuation, CraigslistBudget, EpisodeConfig, EpisodeSeed, FirstMover, Persona,
-    Rules, SeatSetup, Seatings, Setup, SetupError,
+    Rules, SeatSetup, Seatings, Setup, SetupError, Talk,
 };
 pub use snapshot::Snapshot;
 

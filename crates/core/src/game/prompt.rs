@@ -951,4 +951,25 @@ mod tests {
         );
         assert!(!no_retries.contains("sent back"), "{no_retries}");
     }
+
+    #[test]
+    fn talk_off_is_told_in_every_format_and_only_then() {
+        let s = price();
+        for format in [TurnFormat::Tagged, TurnFormat::Xml, TurnFormat::Tools] {
+            let (_, on) = seat_and_rules(&s, format);
+            let off = EndingRules {
+                talk: crate::game::Talk::Off,
+                ..on
+            };
+            let (told, plain) = (render(&s, format, &off), render(&s, format, &on));
+            assert!(
+                told.contains("is withheld, and they read only your action"),
+                "{told}"
+            );
+            assert!(!plain.contains("withheld"), "{plain}");
+            // The sentence is the only difference: the rest renders as with talk on.
+            let sentence = told.lines().find(|l| l.contains("withheld")).unwrap();
+            assert_eq!(told.replace(&format!("\n{sentence}"), ""), plain);
+        }
+    }
 }

@@ -396,6 +396,7 @@ mod tests {
             format_retries: 1,
             max_moves,
             continuation: None,
+            talk: Default::default(),
         }
     }
 

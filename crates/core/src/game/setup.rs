@@ -38,6 +38,37 @@ impl std::str::FromStr for FirstMover {
     }
 }
 
+/// `[episode] talk`: whether a seat's Talk reaches the other side. `off` is the talk ablation
+/// (the book's `guide/eval.md`, "Does talk matter?"): each move is forwarded as its action and
+/// terms alone, and the prompts say so; the Thought never crosses either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Talk {
+    /// The Talk text is forwarded with the action (the protocol's rule).
+    #[default]
+    On,
+    /// The Talk text is withheld: the other side reads the action line only.
+    Off,
+}
+
+impl Talk {
+    /// Whether the Talk text is forwarded (the default, left out of configs and records).
+    pub fn is_on(&self) -> bool {
+        *self == Talk::On
+    }
+}
+
+impl std::str::FromStr for Talk {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "on" => Ok(Talk::On),
+            "off" => Ok(Talk::Off),
+            _ => Err(format!("talk must be on or off, not `{s}`")),
+        }
+    }
+}
+
 /// `[episode] seatings`: from which seats each scenario is played.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -170,6 +201,11 @@ pub struct EpisodeConfig {
     /// group; not with `learner_role`).
     #[serde(skip_serializing_if = "is_one_seating")]
     pub seatings: Seatings,
+    /// Whether each seat's Talk reaches the other side: `"on"` (the default) or `"off"`, the
+    /// talk ablation (only the action and its terms are forwarded; the prompts say so).
+    /// Two-party games only: an n-party table refuses `"off"`.
+    #[serde(skip_serializing_if = "Talk::is_on")]
+    pub talk: Talk,
 }
 
 fn is_one_seating(s: &Seatings) -> bool {
@@ -208,6 +244,9 @@ impl std::fmt::Debug for EpisodeConfig {
         if self.seatings != Seatings::One {
             d.field("seatings", &self.seatings);
         }
+        if !self.talk.is_on() {
+            d.field("talk", &self.talk);
+        }
         d.finish()
     }
 }
@@ -231,6 +270,7 @@ impl Default for EpisodeConfig {
             opponent_acts: false,
             craigslist_budget: CraigslistBudget::Target,
             seatings: Seatings::One,
+            talk: Talk::On,
         }
     }
 }
@@ -248,7 +288,11 @@ impl EpisodeConfig {
         for (k, v) in overrides {
             table[k] = v.clone();
         }
-        serde_json::from_value(table).map_err(|e| e.to_string())
+        // A bad value names its key (`talk: unknown variant …`); an unknown key names itself.
+        serde_path_to_error::deserialize(table).map_err(|e| match e.path().to_string() {
+            at if at == "." => e.inner().to_string(),
+            at => format!("{at}: {}", e.inner()),
+        })
     }
 
     /// Check what serde cannot: each count within its limit ([`crate::limits`]) and each
@@ -320,6 +364,10 @@ pub struct Rules {
     /// start (and from records older than the field), so their records are unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuation: Option<Continuation>,
+    /// Whether each move's Talk is forwarded to the other side (`[episode] talk`). Absent
+    /// while on (and in records older than the field), so those records are unchanged.
+    #[serde(default, skip_serializing_if = "Talk::is_on")]
+    pub talk: Talk,
 }
 
 /// [`Rules`] as records store them: `reject_streak` is absent from records written before the
@@ -335,6 +383,8 @@ struct RulesWire {
     max_moves: Option<u32>,
     #[serde(default)]
     continuation: Option<Continuation>,
+    #[serde(default)]
+    talk: Talk,
 }
 
 impl From<RulesWire> for Rules {
@@ -346,6 +396,7 @@ impl From<RulesWire> for Rules {
             format_retries: w.format_retries,
             max_moves: w.max_moves,
             continuation: w.continuation,
+            talk: w.talk,
         }
     }
 }
@@ -609,6 +660,7 @@ impl Setup {
                 format_retries: config.format_retries,
                 max_moves: None,
                 continuation: None,
+                talk: config.talk,
             },
             no_deal_value,
             buyer_budget: config.craigslist_budget.budget_for(scenario),
@@ -741,7 +793,14 @@ mod tests {
         assert_eq!(c.reject_loop, base.reject_loop);
         let err = set(serde_json::json!({"max_round": 3})).unwrap_err();
         assert!(err.contains("max_round"), "{err}");
-        assert!(set(serde_json::json!({"max_rounds": "three"})).is_err());
+        let err = set(serde_json::json!({"max_rounds": "three"})).unwrap_err();
+        assert!(err.starts_with("max_rounds: invalid type"), "{err}");
+        let err = set(serde_json::json!({"talk": "whisper"})).unwrap_err();
+        assert!(err.starts_with("talk: unknown variant `whisper`"), "{err}");
+        assert_eq!(
+            set(serde_json::json!({"talk": "off"})).unwrap().talk,
+            Talk::Off
+        );
     }
 
     #[test]
@@ -862,6 +921,22 @@ mod tests {
         let json = serde_json::to_string(&capped).unwrap();
         assert!(json.ends_with(r#""max_moves":7}"#), "{json}");
         assert_eq!(serde_json::from_str::<Rules>(&json).unwrap(), capped);
+    }
+
+    #[test]
+    fn talk_off_is_named_in_the_rules_and_the_run_id_text_only_where_set() {
+        let off: EpisodeConfig = toml::from_str("talk = \"off\"").unwrap();
+        let rules = setup_with(&price(), &off).rules;
+        assert_eq!(rules.talk, Talk::Off);
+        let json = serde_json::to_string(&rules).unwrap();
+        assert!(json.ends_with(r#""talk":"off"}"#), "{json}");
+        assert_eq!(serde_json::from_str::<Rules>(&json).unwrap(), rules);
+        assert!(format!("{off:?}").ends_with("talk: Off }"));
+        // On is the default: neither the rules nor the config text name it.
+        let on = setup_with(&price(), &EpisodeConfig::default()).rules;
+        assert!(!serde_json::to_string(&on).unwrap().contains("talk"));
+        assert!(!format!("{:?}", EpisodeConfig::default()).contains("talk"));
+        assert!(toml::from_str::<EpisodeConfig>("talk = \"quiet\"").is_err());
     }
 
     #[test]

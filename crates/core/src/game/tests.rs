@@ -40,6 +40,35 @@ fn accept_right_after_a_submit_makes_that_deal() {
     );
 }
 
+/// The talk ablation: each seat reads the other's action and terms, never its Talk; the turn
+/// keeps its own Talk (the record shows what was said and withheld), and the deal is the same.
+#[test]
+fn talk_off_forwards_the_action_and_its_terms_without_the_talk() {
+    let s = casino();
+    let config = EpisodeConfig {
+        talk: Talk::Off,
+        ..learner_first()
+    };
+    let mut e = Episode::new(s.clone(), setup(&s, config)).unwrap();
+    assert!(e.system_prompt(Seat::Opponent).contains("withheld"));
+    e.step(turn(
+        "SECRET-ONE",
+        "[SUBMIT_DEAL] food:3 water:1 firewood:0",
+    ))
+    .unwrap();
+    let seen = e.view(Seat::Opponent).last().unwrap().content.clone();
+    assert_eq!(seen, "Action: [SUBMIT_DEAL] food:0 water:2 firewood:3");
+    let step = e.step(turn("SECRET-TWO", "[ACCEPT_DEAL]")).unwrap();
+    assert_eq!(step.outcome.unwrap().kind, OutcomeKind::Deal);
+    for seat in Seat::BOTH {
+        assert!(e.view(seat).iter().all(
+            |m| !m.content.contains("SECRET") || m.role == crate::vocab::MessageRole::Assistant
+        ));
+    }
+    assert_eq!(e.turns()[0].parsed.talk.as_deref(), Some("SECRET-ONE"));
+    assert_eq!(e.turns()[0].forwarded.as_deref(), Some(seen.as_str()));
+}
+
 #[test]
 fn accept_without_a_standing_offer_is_illegal_then_forfeits() {
     let s = price();

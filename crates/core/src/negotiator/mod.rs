@@ -14,6 +14,7 @@ mod tickets;
 pub use concession::{Stance, Tactic};
 pub use driven::{RuleSeat, ScriptedSeats};
 pub(crate) use rule::write_move;
-pub use rule::{Position, RulePlayer};
+pub use rule::{Position, RulePlayer, FIXED_CONCESSION};
+pub(crate) use speech::Talking;
 pub use speech::{speak, speak_with_act};
 pub use tickets::TicketStance;

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::concession::{Decision, Stance, Tactic};
-use super::speech::speak_with_act;
+use super::speech::{speak_turn, Talking};
 use crate::cache::BoundedCache;
 use crate::game::{Completion, Episode, Seat, Setup};
 use crate::protocol::{as_tool_turn, Action, Terms, TurnFormat};
@@ -61,10 +61,16 @@ impl<'a> Position<'a> {
 /// outcome space takes longer than the rest of a turn, and a seat needs it every turn.
 type StanceCache = BoundedCache<(String, Role, u64), Arc<Stance>>;
 
-/// A rule-based player: a concession tactic.
+/// The name (`rule:fixed-concession`) of the no-talk, fixed-concession baseline every
+/// two-party eval plays (the book's `guide/eval.md`, "Baselines"): the linear tactic, which
+/// concedes the same share of the way to its reservation each turn, with an empty Talk.
+pub const FIXED_CONCESSION: &str = "fixed-concession";
+
+/// A rule-based player: a concession tactic, talking or silent.
 #[derive(Debug, Clone)]
 pub struct RulePlayer {
     pub tactic: Tactic,
+    talking: Talking,
     cache: Arc<StanceCache>,
 }
 
@@ -72,8 +78,26 @@ impl RulePlayer {
     pub fn new(tactic: Tactic) -> Self {
         RulePlayer {
             tactic,
+            talking: Talking::Spoken,
             cache: Arc::new(BoundedCache::new(4096)),
         }
+    }
+
+    /// The player `rule:NAME` names: a tactic ([`Tactic::from_name`]), or
+    /// [`FIXED_CONCESSION`], the linear tactic with an empty Talk. `None` for any other name.
+    pub fn from_name(name: &str) -> Option<RulePlayer> {
+        if name == FIXED_CONCESSION {
+            return Some(RulePlayer {
+                talking: Talking::Silent,
+                ..RulePlayer::new(Tactic::Linear)
+            });
+        }
+        Tactic::from_name(name).map(RulePlayer::new)
+    }
+
+    /// Whether the player leaves its Talk empty (`rule:fixed-concession`).
+    pub fn is_silent(&self) -> bool {
+        self.talking == Talking::Silent
     }
 
     /// The player's turn: text in the seat's spelling, or one tool call (with the Thought
@@ -89,7 +113,7 @@ impl RulePlayer {
             &ctx.own_offers,
             ctx.sampling_seed,
         );
-        write_move(ctx, &decision)
+        write_move(ctx, &decision, self.talking)
     }
 
     fn stance(&self, ctx: &Position<'_>, role: Role, reserve: f64) -> Arc<Stance> {
@@ -105,7 +129,7 @@ impl RulePlayer {
 /// or one tool call (with the Thought beside it) for a seat that acts through tools. The one
 /// home of how a decided move is written: the rule players' turns and the oracle's probes
 /// (`score::oracle`) go through it.
-pub(crate) fn write_move(ctx: &Position<'_>, decision: &Decision) -> Completion {
+pub(crate) fn write_move(ctx: &Position<'_>, decision: &Decision, talking: Talking) -> Completion {
     let me = &ctx.setup.seats[ctx.seat];
     let space = ctx.scenario.term_space();
     let labels = if me.acts {
@@ -125,7 +149,7 @@ pub(crate) fn write_move(ctx: &Position<'_>, decision: &Decision) -> Completion 
         );
         crate::scenario::acts::label_for_move(&labels, &decision.action, &ctx.own_offers, reference)
     };
-    let text = speak_with_act(decision, space, me.format, ctx.own_moves, act);
+    let text = speak_turn(decision, space, me.format, ctx.own_moves, act, talking);
     if me.format != TurnFormat::Tools {
         return Completion::from(text);
     }
@@ -134,5 +158,43 @@ pub(crate) fn write_move(ctx: &Position<'_>, decision: &Decision) -> Completion 
         text: thought,
         tool_calls: vec![call],
         ..Completion::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{price, setup_with};
+    use crate::game::{EpisodeConfig, FirstMover};
+    use crate::protocol::parse;
+
+    /// The baseline concedes exactly as `rule:linear` does, turn by turn, with an empty Talk
+    /// that still reads as a well-formed turn.
+    #[test]
+    fn fixed_concession_is_linear_concession_without_talk() {
+        let s = price();
+        let config = EpisodeConfig {
+            first_mover: FirstMover::Learner,
+            ..EpisodeConfig::default()
+        };
+        let baseline = RulePlayer::from_name(FIXED_CONCESSION).unwrap();
+        let linear = RulePlayer::from_name("linear").unwrap();
+        assert!(baseline.is_silent() && !linear.is_silent());
+        assert!(RulePlayer::from_name("chatty").is_none());
+        let mut e = Episode::new(s.clone(), setup_with(&s, &config)).unwrap();
+        let mut moves = 0;
+        while let Some(seat) = e.to_move() {
+            let pos = Position::of(&e, seat, 1);
+            let (silent, spoken) = (baseline.complete(&pos), linear.complete(&pos));
+            let read = parse(&silent.text, s.term_space(), None);
+            assert!(read.format_ok, "{}", silent.text);
+            assert_eq!(read.talk.as_deref().unwrap_or(""), "");
+            let spoken_read = parse(&spoken.text, s.term_space(), None);
+            assert_eq!(read.action, spoken_read.action, "the same concession");
+            assert!(!spoken_read.talk.unwrap_or_default().is_empty());
+            e.step(silent).unwrap();
+            moves += 1;
+        }
+        assert!(moves >= 2);
     }
 }

@@ -26,6 +26,28 @@ pub fn speak_with_act(
     t: u32,
     act: Option<&str>,
 ) -> String {
+    speak_turn(decision, space, format, t, act, Talking::Spoken)
+}
+
+/// Whether a built-in negotiator says anything beside its move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Talking {
+    /// A short line fitting the move (its Talk).
+    Spoken,
+    /// An empty Talk: the move alone (`rule:fixed-concession`, the no-talk baseline).
+    Silent,
+}
+
+/// The one writer of a built-in negotiator's completion: [`speak_with_act`], with the Talk
+/// left empty where the negotiator is `Silent`.
+pub(crate) fn speak_turn(
+    decision: &Decision,
+    space: TermSpace<'_>,
+    format: TurnFormat,
+    t: u32,
+    act: Option<&str>,
+    talking: Talking,
+) -> String {
     let thought = match decision.offered {
         Some(v) => format!(
             "My aspiration is {:.2}; the offer on the table is worth {:.2} to me.",
@@ -36,12 +58,13 @@ pub fn speak_with_act(
             decision.aspiration
         ),
     };
-    let talk = match (&decision.action, space) {
-        (action, TermSpace::Tickets(tickets)) => super::tickets::ticket_talk(action, tickets, t),
-        (Action::Accept, _) => "That works for me. We have a deal.".to_string(),
-        (Action::Submit(_), _) => OPENERS[t as usize % OPENERS.len()].to_string(),
-        (Action::Reject | Action::Talk, _) => "I cannot agree to that.".to_string(),
-        (Action::WalkAway, _) => "I do not think we can agree. Goodbye.".to_string(),
+    let talk = match (talking, &decision.action, space) {
+        (Talking::Silent, _, _) => String::new(),
+        (_, action, TermSpace::Tickets(tickets)) => super::tickets::ticket_talk(action, tickets, t),
+        (_, Action::Accept, _) => "That works for me. We have a deal.".to_string(),
+        (_, Action::Submit(_), _) => OPENERS[t as usize % OPENERS.len()].to_string(),
+        (_, Action::Reject | Action::Talk, _) => "I cannot agree to that.".to_string(),
+        (_, Action::WalkAway, _) => "I do not think we can agree. Goodbye.".to_string(),
     };
     let mut action = render_action(&decision.action, space, true);
     if let Some(act) = act {

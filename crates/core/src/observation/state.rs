@@ -191,6 +191,10 @@ pub struct EndingRules {
     /// A cap on both seats' moves together, where the rules set one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_moves: Option<u32>,
+    /// Whether the other side reads this seat's Talk (`[episode] talk`): not a rule that ends
+    /// the episode, but one the prompt tells beside them. Absent while on.
+    #[serde(default, skip_serializing_if = "crate::game::Talk::is_on")]
+    pub talk: crate::game::Talk,
 }
 
 impl From<&Rules> for EndingRules {
@@ -201,6 +205,7 @@ impl From<&Rules> for EndingRules {
             reject_streak: rules.reject_streak,
             format_retries: rules.format_retries,
             max_moves: rules.max_moves,
+            talk: rules.talk,
         }
     }
 }

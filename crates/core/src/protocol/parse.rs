@@ -377,7 +377,7 @@ fn without_template_echo(text: &str) -> (&str, bool) {
 /// Whether a turn's Thought or Talk copies the seat's own instructions (the example turn, or a
 /// placeholder such as "your private reasoning"): a model that does so has not written its own
 /// turn. `instructions` is the seat's system prompt as [`Instructions::new`] reads it.
-pub(crate) fn copies_instructions(parsed: &Parsed, instructions: &Instructions) -> bool {
+pub fn copies_instructions(parsed: &Parsed, instructions: &Instructions) -> bool {
     [&parsed.thought, &parsed.talk]
         .into_iter()
         .flatten()
@@ -402,7 +402,7 @@ const COPY_MIN_CHARS: usize = 16;
 /// if its first window is one of the prompt's, so most parts are passed over without a search;
 /// the filter answers "maybe" for every window of the prompt, so no copy is missed.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Instructions {
+pub struct Instructions {
     text: String,
     /// One bit per hashed window ([`window_bit`]).
     windows: Box<[u64]>,
@@ -413,7 +413,7 @@ const WINDOW_BITS: u32 = 15;
 
 impl Instructions {
     /// `system_prompt` reduced, with its windows.
-    pub(crate) fn new(system_prompt: &str) -> Instructions {
+    pub fn new(system_prompt: &str) -> Instructions {
         let text = normalize_for_copy(system_prompt);
         let mut windows = vec![0u64; 1 << (WINDOW_BITS - 6)].into_boxed_slice();
         for window in text.as_bytes().windows(COPY_MIN_CHARS) {

@@ -3,6 +3,7 @@
 use super::action::Action;
 use super::parse::TurnFormat;
 use super::terms::TermSpace;
+use crate::game::Talk;
 
 /// The action line as the grammar writes it, from the viewer's point of view. `from_mover` says
 /// whether the viewer is the seat that made the move; if not, item shares are flipped.
@@ -47,13 +48,23 @@ fn talk_and_action(talk: &str, action_line: &str, format: TurnFormat) -> String 
 
 /// What the counterpart of a move reads: the mover's Talk text and the action re-rendered from
 /// the receiver's side, in the receiver's spelling. Thought and reasoning never appear here.
+/// With `talk` off (the talk ablation, `[episode] talk = "off"`) the Talk is withheld and the
+/// receiver reads the action line alone, its terms still from its own side.
 pub(crate) fn render_forwarded(
     talk: &str,
+    forward_talk: Talk,
     action: &Action,
     space: TermSpace<'_>,
     format: TurnFormat,
 ) -> String {
-    talk_and_action(talk.trim(), &render_action(action, space, false), format)
+    let action_line = render_action(action, space, false);
+    match forward_talk {
+        Talk::On => talk_and_action(talk.trim(), &action_line, format),
+        Talk::Off => match format {
+            TurnFormat::Tagged | TurnFormat::Tools => format!("Action: {action_line}"),
+            TurnFormat::Xml => format!("<action>{action_line}</action>"),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -68,6 +79,7 @@ mod tests {
         let action = Action::Submit(Terms::Items(vec![3, 1, 0]));
         let text = render_forwarded(
             " Deal? ",
+            Talk::On,
             &action,
             TermSpace::Items(&items),
             TurnFormat::Tagged,
@@ -80,5 +92,30 @@ mod tests {
             render_action(&action, TermSpace::Items(&items), true),
             "[SUBMIT_DEAL] food:3 water:1 firewood:0"
         );
+    }
+
+    #[test]
+    fn talk_off_withholds_the_talk_and_forwards_the_action_and_its_terms() {
+        let items = casino_items();
+        let action = Action::Submit(Terms::Items(vec![3, 1, 0]));
+        let space = TermSpace::Items(&items);
+        let forward = |format| render_forwarded("SECRET-TALK", Talk::Off, &action, space, format);
+        assert_eq!(
+            forward(TurnFormat::Tagged),
+            "Action: [SUBMIT_DEAL] food:0 water:2 firewood:3"
+        );
+        assert_eq!(
+            forward(TurnFormat::Xml),
+            "<action>[SUBMIT_DEAL] food:0 water:2 firewood:3</action>"
+        );
+        assert_eq!(forward(TurnFormat::Tools), forward(TurnFormat::Tagged));
+        let accept = render_forwarded(
+            "Fine.",
+            Talk::Off,
+            &Action::Accept,
+            space,
+            TurnFormat::Tagged,
+        );
+        assert_eq!(accept, "Action: [ACCEPT_DEAL]");
     }
 }

@@ -36,8 +36,8 @@ use crate::reward::{combine_parts, episode_rewards, Component, Parts, RewardConf
 use crate::scenario::Scenario;
 use crate::scenario::{Family, Role};
 use crate::score::{
-    episode_metrics, oracle, proposals, turn_cap, Aggregate, EpisodeMetrics, EpisodeValues, Oracle,
-    Weights,
+    anchor_point, episode_metrics, oracle, proposals, turn_cap, Aggregate, AnchorPoint,
+    EpisodeMetrics, EpisodeValues, Oracle, Weights,
 };
 use crate::vocab::Call;
 
@@ -568,6 +568,18 @@ impl EpisodeRecord {
                     .map(|o| o.regret)
             }),
         }
+    }
+
+    /// Where the first proposal and the deal price of this episode sat, for the anchoring
+    /// slope ([`crate::score::Anchoring`]); `None` unless it ended in a deal on a price.
+    pub fn anchor_point(&self) -> Option<AnchorPoint> {
+        anchor_point(
+            &self.turns,
+            &self.setup.rules,
+            &self.outcome.outcome,
+            &self.outcome.metrics,
+            self.setup.seats.map(|_, s| s.role),
+        )
     }
 
     /// Whether a person played `seat`: one of the people's own dialogues, imported from a

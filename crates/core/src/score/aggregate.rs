@@ -918,7 +918,7 @@ pub fn mean_over(groups: &[&Aggregate], figure: FigureId) -> Option<Estimate> {
 /// The percentile interval of `list` (the resamples' values, sorted here) around `value`, with
 /// `n`; where every resample missed the figure's episodes (only possible when they are a
 /// sliver), the value itself.
-fn interval(value: f64, list: &mut [f64], n: usize) -> Estimate {
+pub(crate) fn interval(value: f64, list: &mut [f64], n: usize) -> Estimate {
     list.sort_by(f64::total_cmp);
     let tail = (1.0 - LEVEL) / 2.0;
     let (low, high) = if list.is_empty() {

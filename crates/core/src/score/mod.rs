@@ -11,8 +11,11 @@
 //! [`Quantiles`] gives it the median of ρ; [`Comparisons`] rates players (Bradley–Terry, with
 //! Poisson-bootstrap intervals) from paired comparisons of their ρ (`rating.rs`), its
 //! observations kept behind an [`SampleStore`] so that a caller can keep them on disk.
+//! [`Anchoring`] fits the slope of the deal price on the first proposal (`anchoring.rs`), on
+//! the same bootstrap.
 
 mod aggregate;
+mod anchoring;
 mod estimate;
 mod oracle;
 mod quantile;
@@ -24,6 +27,8 @@ pub use aggregate::{
     mean_over, multi_item_groups, Aggregate, EpisodeValues, FigureId, Figures, SeatCounts,
     SeatFigures, Weights, MULTI_ITEM_AVERAGE, RATED_ENDINGS, RESAMPLES,
 };
+pub(crate) use anchoring::anchor_point;
+pub use anchoring::{AnchorPoint, Anchoring};
 pub use estimate::{cell, pct_cell, Estimate};
 pub(crate) use oracle::oracle;
 pub use oracle::{Oracle, OracleSearch};

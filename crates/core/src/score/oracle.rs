@@ -55,7 +55,7 @@ use crate::game::rules::move_cap;
 use crate::game::{seat_values, Episode, GameError, OutcomeKind, Seat, Setup, Snapshot};
 use crate::limits::MAX_OUTCOME_SPACE;
 use crate::negotiator::concession::Decision;
-use crate::negotiator::{write_move, Position, RulePlayer, RuleSeat, Tactic};
+use crate::negotiator::{write_move, Position, RulePlayer, RuleSeat, Tactic, Talking};
 use crate::protocol::{to_cents, Action, Terms};
 use crate::scenario::{DealSpace, Family, Role, Scenario};
 
@@ -244,7 +244,11 @@ impl Prober<'_, '_> {
             aspiration: 0.0,
             offered: None,
         };
-        write_move(&Position::of(episode, self.seat, 0), &decision)
+        write_move(
+            &Position::of(episode, self.seat, 0),
+            &decision,
+            Talking::Spoken,
+        )
     }
 
     /// Play `action` from `at` (on `scratch`, restored to it) and the rule's answer: the

@@ -340,14 +340,14 @@ impl Player {
             });
         }
         if let Some(name) = spec.strip_prefix("rule:") {
-            let tactic = Tactic::from_name(name).ok_or_else(|| {
+            let player = RulePlayer::from_name(name).ok_or_else(|| {
                 PlayerError::spec(
                     spec,
-                    "unknown rule (boulware, tough, linear, conceder, ina, ina-code)",
+                    "unknown rule (boulware, tough, linear, conceder, ina, ina-code, fixed-concession)",
                 )
             })?;
             return Ok(Player::Rule {
-                tactic: RulePlayer::new(tactic),
+                tactic: player,
                 spec: spec.to_string(),
             });
         }

@@ -7,7 +7,7 @@ use super::{HumanDialogue, MAX_TURNS_PER_PERSON};
 use crate::agents::{PersonaConfig, Played};
 use crate::game::{
     CraigslistBudget, EpisodeConfig, EpisodeSeed, FirstMover, OutcomeKind, PerSeat, Prompts, Seat,
-    Seatings,
+    Seatings, Talk,
 };
 use crate::protocol::{parse_terms, render_action, render_turn, TurnFormat};
 use crate::record::{EpisodeRecord, PlayerSpec};
@@ -65,6 +65,8 @@ fn people_rules(family: Family, learner: Role, first: Role) -> EpisodeConfig {
         // The people were told the data's target.
         craigslist_budget: CraigslistBudget::Target,
         seatings: Seatings::One,
+        // The people read each other's messages.
+        talk: Talk::On,
     }
 }
 

@@ -2,6 +2,8 @@
 //! Nothing here loads a scenario or builds a player; every pairing then plays the same run plan
 //! (`run::plan`), so the same seed gives every pairing the same scenarios and setups.
 
+use crate::game::Talk;
+
 /// A named player of an eval: `--player NAME=SPEC` or `--opponent NAME=SPEC`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entrant {
@@ -19,6 +21,9 @@ pub struct Pairing {
     pub(crate) learner: Entrant,
     pub(crate) opponent: Entrant,
     pub(crate) roles_exchanged: bool,
+    /// Whether the pairing's Talk is forwarded: `Off` for the talk ablation's twin
+    /// ([`with_talk_ablation`]), whose learner plays as [`no_talk_name`] of its name.
+    pub(crate) talk: Talk,
 }
 
 impl Pairing {
@@ -30,13 +35,70 @@ impl Pairing {
         } else {
             "roles-as-drawn"
         };
-        vec![
+        let mut words = vec![
             "eval".to_string(),
             self.learner.name.clone(),
             self.opponent.name.clone(),
             seating.to_string(),
-        ]
+        ];
+        // Only where off: the run ids of every other pairing stay what they were.
+        if !self.talk.is_on() {
+            words.push("talk-off".to_string());
+        }
+        words
     }
+}
+
+/// The name the no-talk, fixed-concession baseline plays under in a two-party eval.
+pub(crate) const BASELINE_NAME: &str = "baseline";
+
+/// The players of a two-party eval with the baseline row added: `rule:fixed-concession` as
+/// [`BASELINE_NAME`], after the `--player`s (the book's `guide/eval.md`, "Baselines"), so every
+/// player's figures have a floor beside them on the same setups. A player already named so is
+/// refused, naming `--no-baseline`.
+pub fn with_baseline(mut players: Vec<Entrant>) -> Result<Vec<Entrant>, GridError> {
+    if players.iter().any(|p| p.name == BASELINE_NAME) {
+        return Err(GridError::BaselineName);
+    }
+    players.push(Entrant {
+        name: BASELINE_NAME.to_string(),
+        spec: format!("rule:{}", crate::negotiator::FIXED_CONCESSION),
+    });
+    Ok(players)
+}
+
+/// What the talk ablation's twin of `name` is called in records and tables: `NAME (no talk)`.
+/// The space keeps it apart from every name `--player` takes.
+pub(crate) fn no_talk_name(name: &str) -> String {
+    format!("{name}{NO_TALK}")
+}
+
+/// The player whose talk-ablation twin `name` is ([`no_talk_name`]), if it is one.
+pub(crate) fn with_talk_name(name: &str) -> Option<&str> {
+    name.strip_suffix(NO_TALK)
+}
+
+const NO_TALK: &str = " (no talk)";
+
+/// `--talk-ablation`: each pairing followed by its twin with talk off (each move forwarded as
+/// its action and terms alone, both seats), the learner named [`no_talk_name`] of its name, on
+/// the same setups — so the tables can set a player's figures with and without talk side by
+/// side. The baseline, which never talks, has no twin.
+pub fn with_talk_ablation(pairings: Vec<Pairing>) -> Vec<Pairing> {
+    let mut out = Vec::with_capacity(pairings.len() * 2);
+    for pairing in pairings {
+        let twin = (pairing.learner.name != BASELINE_NAME).then(|| Pairing {
+            learner: Entrant {
+                name: no_talk_name(&pairing.learner.name),
+                spec: pairing.learner.spec.clone(),
+            },
+            talk: Talk::Off,
+            ..pairing.clone()
+        });
+        out.push(pairing);
+        out.extend(twin);
+    }
+    out
 }
 
 /// A grid that cannot be made from the flags given; each message names the flag to fix.
@@ -58,6 +120,8 @@ pub enum GridError {
     NoPlayers,
     #[error("give at least one --opponent NAME=SPEC, or --round-robin to play the players against each other")]
     NoOpponents,
+    #[error("--player baseline=…: `baseline` is the name of the no-talk, fixed-concession baseline every two-party eval adds; give your player another name, or pass --no-baseline")]
+    BaselineName,
 }
 
 /// Read `NAME=SPEC` as given to `flag`. A name is one word (letters, digits, `-`, `_`, `.`,
@@ -125,6 +189,7 @@ pub fn pairings(
                     learner: learner.clone(),
                     opponent: opponent.clone(),
                     roles_exchanged,
+                    talk: Talk::On,
                 });
             }
         }
@@ -182,6 +247,27 @@ mod tests {
             ["a-x", "a-x~", "a-y", "a-y~", "b-x", "b-x~", "b-y", "b-y~"]
         );
         assert_ne!(swapped[0].identity(), swapped[1].identity());
+    }
+
+    #[test]
+    fn the_baseline_joins_the_players_and_the_ablation_twins_each_pairing_but_its() {
+        let players = entrants("--player", &["a=rule:linear"]);
+        let opponents = entrants("--opponent", &["x=rule:boulware"]);
+        let players = with_baseline(players).unwrap();
+        assert_eq!(players[1].spec, "rule:fixed-concession");
+        let grid = pairings(&players, &opponents, false, false).unwrap();
+        assert_eq!(cells(&grid), ["a-x", "baseline-x"]);
+        let ablated = with_talk_ablation(grid);
+        assert_eq!(cells(&ablated), ["a-x", "a (no talk)-x", "baseline-x"]);
+        assert_eq!(ablated[1].talk, Talk::Off);
+        assert_eq!(ablated[1].learner.spec, "rule:linear");
+        assert_eq!(with_talk_name(&ablated[1].learner.name), Some("a"));
+        assert_eq!(with_talk_name("a"), None);
+        assert!(ablated[1].identity().contains(&"talk-off".to_string()));
+        assert!(!ablated[0].identity().contains(&"talk-off".to_string()));
+        let taken = entrants("--player", &["baseline=rule:tough"]);
+        let err = with_baseline(taken).unwrap_err().to_string();
+        assert!(err.contains("--no-baseline"), "{err}");
     }
 
     #[test]

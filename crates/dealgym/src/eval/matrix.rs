@@ -78,6 +78,23 @@ impl CrossPlay {
             .add_weighted(&weights, &values);
     }
 
+    /// The aggregate of `learner` against `opponent` over every family, if they met.
+    pub(crate) fn aggregate(&self, learner: &str, opponent: &str) -> Option<&Aggregate> {
+        self.all.get(&(learner.to_string(), opponent.to_string()))
+    }
+
+    /// Every episode `learner` played in the learner seat on `family`, against any opponent,
+    /// pooled into one aggregate.
+    pub(crate) fn pooled(&self, family: Family, learner: &str) -> Aggregate {
+        let mut pooled = Aggregate::default();
+        for ((l, _), a) in self.families.get(&family).into_iter().flatten() {
+            if l == learner {
+                pooled.absorb(a);
+            }
+        }
+        pooled
+    }
+
     /// The families with at least one episode, in their order.
     pub(crate) fn families(&self) -> Vec<Family> {
         self.families.keys().copied().collect()

@@ -19,6 +19,8 @@
 //! - `grid.rs`: the pairings, as pure data, from `--player`/`--opponent`/`--round-robin`/
 //!   `--swap-seats`;
 //! - `matrix.rs`: the cross-play matrix ([`CrossPlay`]), fed one record at a time;
+//! - `player_figures.rs`: beside the matrix, each player with and without talk
+//!   (`--talk-ablation`) and its anchoring slope next to its first-bid ratio;
 //! - `tables.rs`: `EvalTally`, the matrix and ratings of any set of records, finished into
 //!   [`EvalResults`], rendered as Markdown or JSON. This is the API other surfaces (e.g.
 //!   `dealgym report`) use to show the same tables: `let mut t =
@@ -35,6 +37,7 @@
 
 mod grid;
 mod matrix;
+mod player_figures;
 mod results;
 mod spill;
 mod table;
@@ -43,7 +46,9 @@ mod table_ratings;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-pub use grid::{pairings, parse_entrant, Entrant, GridError, Pairing};
+pub use grid::{
+    pairings, parse_entrant, with_baseline, with_talk_ablation, Entrant, GridError, Pairing,
+};
 pub use matrix::{Cell, CrossPlay};
 pub use results::EvalResults;
 pub(crate) use results::EvalTally;
@@ -241,6 +246,9 @@ fn pairing_kit(
     let mut options = run.clone();
     options.learner = pairing.learner.spec.clone();
     options.opponent = pairing.opponent.spec.clone();
+    if !pairing.talk.is_on() {
+        options.episode.talk = pairing.talk;
+    }
     let identity = pairing.identity();
     let chosen = run.selection().identity();
     let words = identity

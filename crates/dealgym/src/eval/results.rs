@@ -27,12 +27,13 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 
 use super::matrix::CrossPlay;
+use super::player_figures::{talk_rows, AnchorRow, Anchors, TalkRow};
 use super::spill::{SpillError, SpillStore};
 use crate::digest::Fnv1a64;
 use crate::game::{OutcomeKind, Seat};
 use crate::record::EpisodeRecord;
 use crate::run::TABLE_WIDTH;
-use crate::score::{cell, pct_cell, Comparisons, Leaderboard, Rating};
+use crate::score::{cell, pct_cell, Comparisons, Estimate, Leaderboard, Rating};
 
 /// The cross-play matrix and the ratings' observations of an eval, collected one record at a
 /// time. `default()` spills to the system's temp directory; [`EvalTally::spilling_under`]
@@ -40,6 +41,7 @@ use crate::score::{cell, pct_cell, Comparisons, Leaderboard, Rating};
 #[derive(Debug, Default)]
 pub(crate) struct EvalTally {
     matrix: CrossPlay,
+    anchors: Anchors,
     comparisons: Comparisons<SpillStore>,
     learners: BTreeSet<String>,
 }
@@ -49,6 +51,7 @@ pub(crate) struct EvalTally {
 pub struct EvalResults {
     matrix: CrossPlay,
     leaderboard: Leaderboard,
+    anchoring: Vec<AnchorRow>,
 }
 
 impl EvalTally {
@@ -65,6 +68,7 @@ impl EvalTally {
     /// when the ratings' observations cannot be written to their files.
     pub fn add(&mut self, record: &EpisodeRecord) -> Result<(), SpillError> {
         self.matrix.add(record);
+        self.anchors.add(record);
         self.learners
             .insert(record.player_name(Seat::Learner).to_string());
         if record.kind() == OutcomeKind::Error {
@@ -93,6 +97,7 @@ impl EvalTally {
             .comparisons
             .leaderboard(|name| learners.contains(name))?;
         Ok(EvalResults {
+            anchoring: self.anchors.rows(&self.matrix),
             matrix: self.matrix,
             leaderboard,
         })
@@ -115,11 +120,94 @@ impl EvalResults {
         connections(&self.leaderboard)
     }
 
-    /// The matrix of every family and of all families, then the rating table.
+    /// Each player with and without talk against the same opponent (`--talk-ablation`);
+    /// empty unless the records hold both.
+    pub(crate) fn talk(&self) -> Vec<TalkRow> {
+        talk_rows(&self.matrix)
+    }
+
+    /// Each player's anchoring slope per family with a deal on a price, beside its first-bid
+    /// ratio.
+    pub(crate) fn anchoring(&self) -> &[AnchorRow] {
+        &self.anchoring
+    }
+
+    /// The matrix of every family and of all families, then (where the records give them)
+    /// the talk ablation and the anchoring tables, then the rating table.
     pub fn markdown(&self) -> String {
         let mut out = self.matrix_markdown();
         out.push('\n');
+        out.push_str(&self.talk_markdown());
+        out.push_str(&self.anchoring_markdown());
         out.push_str(&ratings_markdown(&self.leaderboard));
+        out
+    }
+
+    /// "Does talk matter?": a row per player and opponent played with and without talk, its
+    /// deal % and ρ over deals each way and the difference of ρ per episode (talk − no talk)
+    /// with its 95% interval, then a blank line; nothing without such pairs.
+    pub(crate) fn talk_markdown(&self) -> String {
+        let rows = self.talk();
+        if rows.is_empty() {
+            return String::new();
+        }
+        let mut out = wrap(
+            "Does talk matter? The learner seat with talk and without (--talk-ablation, same \
+             setups): deal % and ρ over deals each way, and ρ per episode with talk minus \
+             without, 95% CI",
+        );
+        out.push_str(
+            "\n\n| player | opponent | deal % talk / none | ρ deals talk / none | Δρ [95% CI] |\n\
+             |---|---|---:|---:|---:|\n",
+        );
+        let pct =
+            |e: Option<Estimate>| e.map_or("–".into(), |e| format!("{:.1}", 100.0 * e.value));
+        let num = |e: Option<Estimate>| e.map_or("–".into(), |e| format!("{:.3}", e.value));
+        for r in rows {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} / {} | {} / {} | {} |",
+                r.player,
+                r.opponent,
+                pct(r.deal_rate[0]),
+                pct(r.deal_rate[1]),
+                num(r.rho_deals[0]),
+                num(r.rho_deals[1]),
+                signed_cell(r.rho_difference),
+            );
+        }
+        out.push('\n');
+        out
+    }
+
+    /// "Anchoring": a row per player and family with deals on a price: its deals, the slope
+    /// of the deal price on the first proposal with its 95% interval, and its first-bid ratio,
+    /// then a blank line; nothing without such deals.
+    pub(crate) fn anchoring_markdown(&self) -> String {
+        if self.anchoring.is_empty() {
+            return String::new();
+        }
+        let mut out = wrap(
+            "Anchoring: slope of the deal price on the episode's first proposal (both as a \
+             position in the bargaining range), per player in the learner seat, beside its \
+             first bid / budget",
+        );
+        out.push_str(
+            "\n\n| player | family | deals | slope [95% CI] | first bid [95% CI] |\n\
+             |---|---|---:|---:|---:|\n",
+        );
+        for r in &self.anchoring {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                r.player,
+                r.family,
+                r.deals,
+                cell(r.slope, 2),
+                cell(r.first_bid, 3),
+            );
+        }
+        out.push('\n');
         out
     }
 
@@ -187,7 +275,10 @@ impl EvalResults {
     /// The matrix (per family and `"all"`) and the ratings as one JSON object:
     /// `{"matrix": [{"family", "cells": [{learner, opponent, episodes, errors, rho_deals,
     /// mean_rho, deal_rate, sl, average_turns, regret}]}], "ratings": [{player, rating, low, high, comparisons, wins,
-    /// group}], "groups": [{number, players, situations}], "connections": "…"}` (`rho_deals`
+    /// group}], "groups": [{number, players, situations}], "connections": "…", "talk":
+    /// [{player, opponent, deal_rate, rho_deals, rho_difference, deal_difference}],
+    /// "anchoring": [{player, family, deals, slope, first_bid}]}` (`talk` and `anchoring` only
+    /// where the records give rows; `deal_rate` and `rho_deals` with talk, then without; `rho_deals`
     /// over deals, `mean_rho` per episode; `deal_rate`, `sl` and `average_turns` DialogXpert's
     /// SR, SL and AT, `sl` only where the learner was a price buyer, `regret` only where it faced a built-in rule the oracle searches (`score::oracle`); `group` a group's `number`, `null` for a player
     /// never compared; `connections` the sentence `EvalResults::connections` gives), estimates as
@@ -202,13 +293,29 @@ impl EvalResults {
         let matrix: Vec<Value> = sections
             .map(|(family, f)| json!({"family": family, "cells": self.matrix.cells(f)}))
             .collect();
-        json!({
+        let mut out = json!({
             "matrix": matrix,
             "ratings": self.leaderboard.ratings,
             "groups": self.leaderboard.groups,
             "connections": self.connections(),
-        })
+        });
+        // Only where the records give them, so other summaries keep their keys.
+        let talk = self.talk();
+        if !talk.is_empty() {
+            out["talk"] = json!(talk);
+        }
+        if !self.anchoring.is_empty() {
+            out["anchoring"] = json!(self.anchoring);
+        }
+        out
     }
+}
+
+/// A difference `+v [low, high]` with three decimals and its sign, or `–`.
+fn signed_cell(e: Option<Estimate>) -> String {
+    e.map_or("–".into(), |e| {
+        format!("{:+.3} [{:+.3}, {:+.3}]", e.value, e.low, e.high)
+    })
 }
 
 /// The situation key of a seat's result (see the module doc).
@@ -447,6 +554,88 @@ mod tests {
         assert_eq!(json["matrix"][1]["family"], "all");
         assert_eq!(json["matrix"][0]["cells"][0]["mean_rho"]["value"], 0.5);
         assert_eq!(json["ratings"].as_array().unwrap().len(), 2);
+    }
+
+    /// The learner (buyer; B = 100, C = 60) opens at `first`, the opponent counters at
+    /// `deal`, and the learner accepts.
+    fn anchored(learner: &str, group: u64, first: u32, deal: u32) -> EpisodeRecord {
+        let s = price_task(125.0, 100.0, 60.0);
+        let moves = [
+            turn("Offer.", &format!("[SUBMIT_DEAL] price:{first}")),
+            turn("Counter.", &format!("[SUBMIT_DEAL] price:{deal}")),
+            turn("Fine.", "[ACCEPT_DEAL]"),
+        ];
+        let mut r = record_of(play(&s, learner_first_as(&s, Role::Buyer), &moves));
+        r.seats.learner.name = Some(learner.to_string());
+        r.seats.opponent.name = Some("x".to_string());
+        r.seeds.group = group;
+        r.episode_id = r.seeds.episode_id();
+        r.group_id = r.seeds.group_id();
+        r
+    }
+
+    #[test]
+    fn the_anchoring_slope_of_constructed_deals_is_the_one_they_were_built_with() {
+        let mut t = EvalTally::default();
+        // a: the deal moves half as far as the first proposal (deal = 70 + (first − 60)/2, so
+        // in the range (p − 60)/40 the deal is 0.25 + 0.5·first); b: the deal ignores it.
+        for (group, first) in [60, 64, 68, 72, 76, 80].into_iter().enumerate() {
+            t.add(&anchored("a", group as u64, first, 70 + (first - 60) / 2))
+                .unwrap();
+            t.add(&anchored("b", group as u64, first, 85)).unwrap();
+        }
+        let t = t.finish().unwrap();
+        let rows = t.anchoring();
+        assert_eq!(rows.len(), 2);
+        let a = rows[0].slope.unwrap();
+        assert_eq!((rows[0].player.as_str(), rows[0].deals), ("a", 6));
+        assert!((a.value - 0.5).abs() < 1e-9, "{a:?}");
+        assert!(
+            (a.low - 0.5).abs() < 1e-9 && (a.high - 0.5).abs() < 1e-9,
+            "{a:?}"
+        );
+        assert!(rows[1].slope.unwrap().value.abs() < 1e-9);
+        // Its first-bid ratio beside it: the mean first offer over the budget, 70/100.
+        assert!((rows[0].first_bid.unwrap().value - 0.70).abs() < 1e-9);
+        let text = t.markdown();
+        assert!(
+            text.contains("| a | craigslist | 6 | 0.50 [0.50, 0.50] | 0.700"),
+            "{text}"
+        );
+        let json = t.json()["anchoring"][0]["slope"]["value"].as_f64().unwrap();
+        assert!((json - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_player_with_and_without_talk_is_set_side_by_side_with_the_difference() {
+        let mut t = EvalTally::default();
+        // With talk a buys at 70 (ρ 0.75), without at 90 (ρ 0.25), on the same four setups.
+        for group in 0..4 {
+            t.add(&deal("a", "x", group, 70)).unwrap();
+            t.add(&deal(&crate::eval::grid::no_talk_name("a"), "x", group, 90))
+                .unwrap();
+        }
+        let t = t.finish().unwrap();
+        let rows = t.talk();
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!((r.player.as_str(), r.opponent.as_str()), ("a", "x"));
+        let d = r.rho_difference.unwrap();
+        assert!((d.value - 0.5).abs() < 1e-9, "{d:?}");
+        assert!(d.low > 0.0, "the interval leaves out 0: {d:?}");
+        assert_eq!(r.deal_difference.unwrap().value, 0.0);
+        let text = t.markdown();
+        assert!(
+            text.contains("| a | x | 100.0 / 100.0 | 0.750 / 0.250 | +0.500 [+0.500, +0.500] |"),
+            "{text}"
+        );
+        assert_eq!(t.json()["talk"][0]["player"], "a");
+        // Without an ablation there is no such table, and no key in the summary.
+        let mut plain = EvalTally::default();
+        plain.add(&deal("a", "x", 0, 70)).unwrap();
+        let plain = plain.finish().unwrap();
+        assert!(!plain.markdown().contains("Does talk matter"));
+        assert!(plain.json().get("talk").is_none());
     }
 
     #[test]

@@ -67,6 +67,78 @@ pub(crate) fn crossplay_table(eval: &EvalResults) -> Option<Sheet> {
     })
 }
 
+/// "Does talk matter?" (`eval --talk-ablation`): a row per player and opponent played with and
+/// without talk, the deal % and ρ over deals each way and the difference of ρ per episode
+/// (talk − no talk) with its interval, as the eval prints it. `None` without such pairs.
+pub(crate) fn talk_table(eval: &EvalResults) -> Option<Sheet> {
+    let rows: Vec<Vec<Cell>> = eval
+        .talk()
+        .into_iter()
+        .map(|r| {
+            let pct = |e: Option<Estimate>| Cell::Estimate(e.map(|e| e.scaled(100.0)), 1);
+            vec![
+                Cell::Text(r.player),
+                Cell::Text(r.opponent),
+                pct(r.deal_rate[0]),
+                pct(r.deal_rate[1]),
+                Cell::Estimate(r.rho_deals[0], 3),
+                Cell::Estimate(r.rho_deals[1], 3),
+                Cell::Estimate(r.rho_difference, 3),
+            ]
+        })
+        .collect();
+    (!rows.is_empty()).then(|| Sheet {
+        name: "talk".into(),
+        title: "Does talk matter? Each player with talk and without (talk withheld from both \
+                seats), against the same opponent on the same setups"
+            .into(),
+        columns: vec![
+            Column::new("player", "player"),
+            Column::new("opponent", "opponent"),
+            Column::new("deal % with talk", "deal_pct_talk"),
+            Column::new("deal % without", "deal_pct_no_talk"),
+            Column::new("ρ over deals with talk", "rho_deals_talk"),
+            Column::new("ρ over deals without", "rho_deals_no_talk"),
+            Column::new("Δ ρ per episode (talk − none)", "rho_difference"),
+        ],
+        rows,
+    })
+}
+
+/// "Anchoring": per player (learner seat) and family with deals on a price, the slope of the
+/// deal price on the first proposal with its interval, beside its first-bid ratio, as the
+/// eval prints it. `None` without such deals.
+pub(crate) fn anchoring_table(eval: &EvalResults) -> Option<Sheet> {
+    let rows: Vec<Vec<Cell>> = eval
+        .anchoring()
+        .iter()
+        .map(|r| {
+            vec![
+                Cell::Text(r.player.clone()),
+                Cell::Text(r.family.clone()),
+                Cell::Count(r.deals as u64),
+                Cell::Estimate(r.slope, 2),
+                Cell::Estimate(r.first_bid, 3),
+            ]
+        })
+        .collect();
+    (!rows.is_empty()).then(|| Sheet {
+        name: "anchoring".into(),
+        title: "Anchoring: how far the deal price follows the first proposal (slope of one on \
+                the other across setups, both as a position in the bargaining range; 1: the \
+                deal lands where the first proposal put it, 0: it does not move it)"
+            .into(),
+        columns: vec![
+            Column::new("player", "player"),
+            Column::new("family", "family"),
+            Column::new("deals", "deals"),
+            Column::new("slope", "slope"),
+            Column::new("first bid / budget", "first_bid"),
+        ],
+        rows,
+    })
+}
+
 /// The ratings table, in the leaderboard's order (group by group, highest first in each); `None`
 /// when no two players could be compared. Which group each player is in is [`groups_table`]'s,
 /// and which comparisons connect them the page says beside the table.

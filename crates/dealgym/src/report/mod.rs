@@ -294,6 +294,13 @@ pub(crate) fn write_report(
     let head_to_head = head_to_head.finish()?;
     let ratings = head_to_head.ratings();
     let crossplay = head_to_head::crossplay_table(&head_to_head);
+    let player_figures: Vec<Sheet> = [
+        head_to_head::talk_table(&head_to_head),
+        head_to_head::anchoring_table(&head_to_head),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let ratings_table = head_to_head::ratings_table(ratings);
     let groups_table = head_to_head::groups_table(ratings);
     let connections = ratings_table.as_ref().map(|_| head_to_head.connections());
@@ -306,6 +313,7 @@ pub(crate) fn write_report(
         .chain(&training_tables)
         .chain([&sensitivity, &histogram])
         .chain(crossplay.iter())
+        .chain(&player_figures)
         .chain(ratings_table.iter())
         .chain(groups_table.iter())
         .chain(people_table.iter())
@@ -400,6 +408,7 @@ pub(crate) fn write_report(
         histogram: &histogram,
         training: &training_tables,
         crossplay: crossplay.as_ref(),
+        player_figures: &player_figures,
         ratings: ratings_table.as_ref(),
         connections: connections.as_deref(),
         people: people_table.as_ref(),

@@ -57,6 +57,9 @@ pub(crate) struct Parts<'a> {
     pub histogram: &'a Sheet,
     pub training: &'a [Sheet],
     pub crossplay: Option<&'a Sheet>,
+    /// Beside the cross-play table: the talk ablation and the anchoring tables, where the
+    /// records give them (`head_to_head::talk_table`, `anchoring_table`).
+    pub player_figures: &'a [Sheet],
     pub ratings: Option<&'a Sheet>,
     /// Which comparisons connect the rated players (`EvalResults::connections`).
     pub connections: Option<&'a str>,
@@ -148,6 +151,7 @@ pub(crate) fn sections<'a>(p: &Parts<'a>) -> Vec<Section<'a>> {
         .map(folded)
         .collect();
     details.extend(p.crossplay.map(folded));
+    details.extend(p.player_figures.iter().map(folded));
     // A distribution is drawn, its numbers in the CSV only; without its chart (no episode
     // gives it), its table is folded like the others.
     for (chart, table) in [

@@ -677,6 +677,15 @@ pub(crate) fn plan_logged<R, P>(
 where
     R: Logged + serde::de::DeserializeOwned,
 {
+    if !options.episode.talk.is_on() {
+        // The prefix was played under its log's forwarding, and the continuation must replay
+        // it: it keeps the log's own `talk`, so a run-wide one would be ignored.
+        return Err(RunError::Options(
+            "[episode] talk = \"off\" (--talk off) with --prefixes: a continuation plays on \
+             under its log's own talk setting; record the prefixes with --talk off instead"
+                .into(),
+        ));
+    }
     let mut report = PrefixReport::default();
     let mut planned = Vec::new();
     let mut identity = vec![

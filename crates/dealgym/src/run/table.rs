@@ -219,6 +219,13 @@ pub(crate) fn build_table_kit(
         .rewards
         .check_for_table()
         .map_err(|e| RunError::Options(e.to_string()))?;
+    if !options.episode.talk.is_on() {
+        return Err(RunError::Options(
+            "[episode] talk = \"off\" (--talk off) is the two-party talk ablation: an n-party \
+             table forwards every party's talk to all the others; leave it on for table scenarios"
+                .into(),
+        ));
+    }
     let http = http_client(options.concurrency.max(8))
         .map_err(|e| RunError::Options(format!("cannot build the HTTP client: {e}")))?;
     let mut seats = BTreeMap::new();

@@ -152,8 +152,10 @@ class Game:
         ``opponent``) or ``random`` for ``first_mover``, or ``first_mover`` in ``rules``, is a
         ``ScenarioError`` naming the roles.
 
-        ``opponent="rule:NAME"`` (boulware, tough, linear, conceder) plays the opponent's
-        seat in Rust after each step; without it both seats are played from Python.
+        ``opponent="rule:NAME"`` (boulware, tough, linear, conceder, fixed-concession) plays
+        the opponent's seat in Rust after each step; without it both seats are played from
+        Python. ``rules={"talk": "off"}`` is the talk ablation: each move reaches the other
+        seat as its action and terms alone.
         ``member`` tells apart the episodes of a GRPO group: one seed and scenario (so one
         setup), each member its own episode id and sampling seeds. ``training={"run": NAME,
         "step": N}`` names the training run and optimizer step whose policy plays: the record
