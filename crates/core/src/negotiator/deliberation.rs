@@ -272,15 +272,13 @@ fn line(thought: &str, talk: &str, action: String) -> String {
 /// What a strong party reads beyond [`TableKnowledge`], all of it public: the agreement rule's
 /// terms and which seats support each offer on the table (its proposer and the parties that
 /// accepted it, every proposal and acceptance being played in the open).
-struct Deliberator {
+struct Deliberator<'a> {
     k: TableKnowledge,
     seat: usize,
+    /// The game, read for its public rules alone ([`crate::table::rule_met`]).
+    scenario: &'a crate::scenario::TableScenario,
     parties: usize,
     lead: Option<usize>,
-    /// The seats that must be among the acceptors (under unanimity, every seat).
-    veto: Vec<usize>,
-    /// How many acceptors a deal needs.
-    at_least: usize,
     /// Per offer of `k.offers`, in order, its supporters.
     support: Vec<Vec<usize>>,
 }
@@ -289,17 +287,9 @@ struct Deliberator {
 /// one it supported.
 const NEARNESS_POWER: i32 = 8;
 
-impl Deliberator {
-    fn of(episode: &TableEpisode, seat: usize, k: TableKnowledge) -> Deliberator {
+impl<'a> Deliberator<'a> {
+    fn of(episode: &'a TableEpisode, seat: usize, k: TableKnowledge) -> Deliberator<'a> {
         let s = episode.scenario();
-        let parties = s.parties.len();
-        let (at_least, veto) = match &s.rules.agreement {
-            crate::scenario::AgreementRule::Unanimity => (parties, (0..parties).collect()),
-            crate::scenario::AgreementRule::Quorum { at_least, veto, .. } => (
-                *at_least,
-                veto.iter().filter_map(|r| s.seat_of(r)).collect(),
-            ),
-        };
         // The offers `TableKnowledge::of` keeps (those of parties still at the table), in order.
         let support = episode
             .offers()
@@ -310,10 +300,9 @@ impl Deliberator {
         Deliberator {
             k,
             seat,
-            parties,
+            scenario: s,
+            parties: s.parties.len(),
             lead: s.lead(),
-            veto,
-            at_least,
             support,
         }
     }
@@ -390,7 +379,7 @@ impl Deliberator {
                 .map(|(p, _)| *p)
                 .chain([self.seat])
                 .collect();
-            let quorum = sure.len() >= self.at_least && self.veto.iter().all(|v| sure.contains(v));
+            let quorum = crate::table::rule_met(self.scenario, &sure);
             let rank = (quorum, sure.len());
             let likely: f64 = known.iter().map(|(_, k)| Self::likely(k, &deal)).sum();
             if best
@@ -410,7 +399,7 @@ impl Deliberator {
         with_me.push(self.seat);
         with_me.sort_unstable();
         with_me.dedup();
-        with_me.len() >= self.at_least && self.veto.iter().all(|v| with_me.contains(v))
+        crate::table::rule_met(self.scenario, &with_me)
     }
 
     fn turn(&self) -> String {
