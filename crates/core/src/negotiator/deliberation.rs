@@ -413,7 +413,7 @@ impl<'a> Deliberator<'a> {
                 let deal = self.final_proposal();
                 line(
                     &format!(
-                        "My final proposal scores {} for me: the deal the most parties have supported that I can live with.",
+                        "My final proposal scores {} for me: the deal most parties supported.",
                         k.score(&deal)
                     ),
                     "Here is my final proposal; I hope we can all agree on it.",
@@ -454,18 +454,18 @@ impl<'a> Deliberator<'a> {
                     .any(|(o, s)| o.deal == deal && s.contains(&self.seat));
                 if standing {
                     return line(
-                        "The deal I would propose is on the table with my support; I wait.",
+                        "My proposal is on the table with my support; I wait.",
                         "My support stands; I would like to hear from the others.",
                         "[TALK]".into(),
                     );
                 }
                 line(
                     &format!(
-                        "I propose a deal scoring {} for me (minimum {}) that the others' proposals suggest they can accept.",
+                        "I propose a deal scoring {} for me (minimum {}) that the others may accept.",
                         k.score(&deal),
                         k.minimum
                     ),
-                    "Here is a proposal that I think can work for all of us.",
+                    "Here is a proposal that I think can work.",
                     format!("[SUBMIT_DEAL] {}", k.render(&deal)),
                 )
             }
