@@ -507,3 +507,57 @@ fn a_token_exact_table_seat_exports_as_verl_trl_rollout_and_tinker() {
         "{said}"
     );
 }
+
+/// `seats` of the base cooperative game played by `spec` over seeds `0..8`, one episode each:
+/// how many of the lead's final proposals pass (the records' `deal_final`).
+fn base_game_finals(spec: &str) -> usize {
+    let roles = [
+        "mayor",
+        "other_cities",
+        "local_labour_union",
+        "sportco",
+        "department_of_tourism",
+        "environmental_league",
+    ];
+    let mut passed = 0;
+    for seed in 0..8 {
+        let out = out_file(&format!("table_base_{spec}_{seed}"));
+        let mut args: Vec<String> = [
+            "run",
+            "--scenarios",
+            "scenarios/deliberation.jsonl",
+            "--limit",
+            "1",
+            "--group-size",
+            "1",
+            "--quiet",
+            "--seed",
+        ]
+        .map(String::from)
+        .into();
+        args.push(seed.to_string());
+        args.extend(["--out".to_string(), out.to_str().unwrap().to_string()]);
+        for role in roles {
+            args.extend(["--seat".to_string(), format!("{role}={spec}")]);
+        }
+        succeeded(dealgym_cli(&args));
+        let records = read_tables(&out);
+        assert_eq!(records.len(), 1);
+        let r = &records[0];
+        assert_eq!(r.scenario_id, "deliberation:base:cooperative");
+        assert!(r.seats.iter().all(|s| s.player == spec), "{:?}", r.seats);
+        passed += usize::from(r.outcome.metrics.deal_final);
+    }
+    passed
+}
+
+#[test]
+fn the_strong_scripted_parties_pass_the_base_games_final_and_the_naive_ones_sit_by_name() {
+    // The strong parties leave the decision to the lead's final proposal (7 of these 8 pass;
+    // 56 of 64 over seeds 0..64); the naive ones, seated by `rule:deliberation-naive`, close
+    // early or not at all (none of these 8).
+    let strong = base_game_finals("rule:deliberation");
+    let naive = base_game_finals("rule:deliberation-naive");
+    assert!(strong >= 6, "strong: {strong} of 8 finals pass");
+    assert!(naive < strong, "naive {naive}, strong {strong}");
+}

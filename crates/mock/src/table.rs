@@ -1,7 +1,9 @@
 //! The mock's seat at an n-party table: it reads its own scores, minimum and what the turn asks
 //! from the prompt's text (`prompts/deliberation*.j2`), the public proposals from the messages,
-//! and answers with the scripted cooperative party's move
-//! ([`dealgym::negotiator::deliberation::table_turn`]): one policy for the mock and `rule:`.
+//! and answers with the naive scripted cooperative party's move
+//! ([`dealgym::negotiator::deliberation::table_turn`]): one policy for the mock and
+//! `rule:deliberation-naive`, kept so that a mock run's records stay what they were (the strong
+//! `rule:deliberation` also reads who accepted each offer, which this reader does not collect).
 
 use std::sync::LazyLock;
 

@@ -40,7 +40,7 @@ use crate::observation::SeatView;
 /// The player spec a record names for a seat played from Python.
 const PYTHON_PLAYER: &str = "python";
 /// The spec of a seat played in process by the scripted party of its incentive.
-use dealgym_core::negotiator::deliberation::SCRIPTED_SPEC as SCRIPTED;
+use dealgym_core::negotiator::deliberation::{Scripted, SCRIPTED_SPEC as SCRIPTED};
 
 /// The built-in table scenarios: `scenarios/deliberation.jsonl` (the importer's), compiled
 /// into dealgym-core (`builtin_scenarios`, which the command line reads too).
@@ -252,6 +252,12 @@ impl TableGame {
             let seat = scenario
                 .seat_of_party(&role)
                 .map_err(|e| ScenarioError::new_err(format!("players: {e}")))?;
+            if spec.trim() != SCRIPTED && Scripted::from_spec(&spec).is_some() {
+                return Err(PyValueError::new_err(format!(
+                    "players: `{role}` = `{spec}`: here a seat is played from Python or by \
+                     `{SCRIPTED}`; `{spec}` plays at `dealgym run`'s tables"
+                )));
+            }
             specs[seat] = spec;
         }
         let scripted: Vec<bool> = specs.iter().map(|s| s.trim() == SCRIPTED).collect();

@@ -234,6 +234,9 @@ def test_bad_arguments_name_what_is_wrong(tmp_path):
         Game("deliberation", scenario_file=FIXTURE, regulated=["mayor"])
     with pytest.raises(ValueError, match="tagged`, `xml` or `tools`"):
         Game("deliberation", scenario_file=FIXTURE, format="json")
+    # The naive scripted party sits at `dealgym run`'s tables only: refused, not taken as a label.
+    with pytest.raises(ValueError, match="`party_0` = `rule:deliberation-naive`"):
+        Game("deliberation", scenario_file=FIXTURE, players={"party_0": "rule:deliberation-naive"})
     broken = tmp_path / "broken.jsonl"
     line = json.loads(FIXTURE.read_text().splitlines()[0])
     line["parties"][3]["private"]["scores"].pop()

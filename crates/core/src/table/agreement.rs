@@ -18,14 +18,25 @@ pub fn counts_toward(scenario: &TableScenario, seat: usize, deal: &[usize]) -> b
 /// Unanimity: every seat accepts. Quorum: at least `at_least` acceptors that count toward it
 /// ([`counts_toward`]), every veto seat among them.
 pub(crate) fn is_agreed(scenario: &TableScenario, deal: &[usize], acceptors: &[usize]) -> bool {
+    let counted: Vec<usize> = match &scenario.rules.agreement {
+        AgreementRule::Unanimity => acceptors.to_vec(),
+        AgreementRule::Quorum { .. } => acceptors
+            .iter()
+            .copied()
+            .filter(|&s| counts_toward(scenario, s, deal))
+            .collect(),
+    };
+    rule_met(scenario, &counted)
+}
+
+/// Whether `counted` (the seats whose acceptance counts) meet the game's rule by their number
+/// and who they are: unanimity, every seat; a quorum, at least `at_least` with every veto seat.
+/// Public rules alone, so a scripted party can ask it of the support it has seen
+/// ([`is_agreed`] asks it of the acceptors that count by their scores).
+pub(crate) fn rule_met(scenario: &TableScenario, counted: &[usize]) -> bool {
     match &scenario.rules.agreement {
-        AgreementRule::Unanimity => (0..scenario.parties.len()).all(|s| acceptors.contains(&s)),
+        AgreementRule::Unanimity => (0..scenario.parties.len()).all(|s| counted.contains(&s)),
         AgreementRule::Quorum { at_least, veto, .. } => {
-            let counted: Vec<usize> = acceptors
-                .iter()
-                .copied()
-                .filter(|&s| counts_toward(scenario, s, deal))
-                .collect();
             counted.len() >= *at_least
                 && veto.iter().all(|role| {
                     scenario

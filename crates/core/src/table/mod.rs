@@ -23,7 +23,7 @@ mod turn;
 pub(crate) mod tests;
 
 pub use agreement::counts_toward;
-pub(crate) use agreement::{is_agreed, would_accept};
+pub(crate) use agreement::{is_agreed, rule_met, would_accept};
 pub use episode::{
     TableEpisode, TableError, TableOffer, TableOptions, TableOutcome, TableRegulation, TableSeat,
     TableSetup, TableStep, TableTurn,

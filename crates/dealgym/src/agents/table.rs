@@ -1,14 +1,15 @@
 //! A seat at an n-party table: a model endpoint (the same client, retries and token-exact
 //! sequence as a two-party seat), a script, a planner proposing with those (the one planning
 //! loop of `agents::planner`, its state text the table seat's), or the scripted party of its
-//! incentive (`rule:deliberation`). It moves on its own view alone ([`TableEpisode::view`]).
+//! incentive (`rule:deliberation`, the strong one, or `rule:deliberation-naive`). It moves on its
+//! own view alone ([`TableEpisode::view`]).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use crate::game::Completion;
 use crate::llm::TokenMode;
-use crate::negotiator::deliberation::scripted_table_completion;
+use crate::negotiator::deliberation::Scripted;
 use crate::table::TableEpisode;
 
 use super::model::llm_call;
@@ -22,23 +23,23 @@ pub use crate::negotiator::deliberation::SCRIPTED_SPEC as SCRIPTED;
 /// Who plays a seat of a table.
 #[derive(Debug, Clone)]
 pub(crate) enum TablePlayer {
-    /// The scripted party of the seat's incentive.
-    Scripted,
+    /// The scripted party of the seat's incentive, strong or naive.
+    Scripted(Scripted),
     /// A model endpoint, a script, or a planner proposing with them.
     Player(Player),
 }
 
 impl TablePlayer {
-    /// A seat's player from its spec: `rule:deliberation`, `openai:MODEL@URL`, `script:FILE`
-    /// or a `[players.NAME]` table.
+    /// A seat's player from its spec: `rule:deliberation`, `rule:deliberation-naive`,
+    /// `openai:MODEL@URL`, `script:FILE` or a `[players.NAME]` table.
     pub fn from_spec(
         spec: &str,
         named: &BTreeMap<String, PlayerConfig>,
         http: &reqwest::Client,
         sampling: &SamplingDefaults,
     ) -> Result<TablePlayer, PlayerError> {
-        if spec.trim() == SCRIPTED {
-            return Ok(TablePlayer::Scripted);
+        if let Some(scripted) = Scripted::from_spec(spec) {
+            return Ok(TablePlayer::Scripted(scripted));
         }
         let player = Player::from_spec_with(spec, named, http, sampling)?;
         seats_at_table(&player, spec)?;
@@ -48,14 +49,14 @@ impl TablePlayer {
     /// The spec as recorded.
     pub fn spec(&self) -> &str {
         match self {
-            TablePlayer::Scripted => SCRIPTED,
+            TablePlayer::Scripted(s) => s.spec(),
             TablePlayer::Player(p) => p.spec(),
         }
     }
 
     pub fn model(&self) -> Option<String> {
         match self {
-            TablePlayer::Scripted => None,
+            TablePlayer::Scripted(_) => None,
             TablePlayer::Player(p) => p.model(),
         }
     }
@@ -68,10 +69,10 @@ impl TablePlayer {
         sampling_seed: u64,
     ) -> Result<Played, PlayerError> {
         match self {
-            TablePlayer::Scripted => {
+            TablePlayer::Scripted(scripted) => {
                 let started = Instant::now();
                 Ok(Played {
-                    completion: scripted_table_completion(episode, seat),
+                    completion: scripted.completion(episode, seat),
                     call: None,
                     latency_ms: started.elapsed().as_millis() as u64,
                     retries: 0,

@@ -43,7 +43,9 @@ impl TableKit {
         self.seats
             .get(role)
             .cloned()
-            .unwrap_or(TablePlayer::Scripted)
+            .unwrap_or(TablePlayer::Scripted(
+                crate::negotiator::deliberation::Scripted::Strong,
+            ))
     }
 }
 
