@@ -30,6 +30,9 @@ fn an_eval_against_boulware_reports_each_episodes_regret_and_the_mean_per_pairin
             "boulware=rule:boulware",
             "--seed",
             "5",
+            // The mock's pairing alone: the baseline row (`rule:fixed-concession`) is an eval's
+            // default and would double the episodes counted below.
+            "--no-baseline",
             "--quiet",
             "--out",
             &out.display().to_string(),

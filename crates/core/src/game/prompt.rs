@@ -121,6 +121,13 @@ const TABLE_TEMPLATES: [&str; 3] = ["deliberation.j2", "deliberation_turn.j2", "
 /// replays under today's built-in templates.
 const EARLIER_TABLE_DIGESTS: &[&str] = &["bf9c6b6d2a0a3a42"];
 
+/// The fingerprints of earlier built-in template sets that render every two-party prompt with
+/// talk on exactly as today's built-in ones do — the templates before the talk ablation's
+/// sentence (`tests/fixtures/prompts/before-talk/`; a test in `game/tests.rs` renders every
+/// family's seats under both and holds them equal). A record made under one replays under
+/// today's built-in templates.
+pub(super) const EARLIER_DIGESTS: &[Digest] = &[Digest(0xc62b_1916_99a7_ecc7)];
+
 /// A template could not be loaded or rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
@@ -277,6 +284,16 @@ impl Prompts {
     /// the same messages; a record keeps it so replay can insist on the same templates.
     pub fn fingerprint(&self) -> Digest {
         self.fingerprint
+    }
+
+    /// Whether a record whose templates had fingerprint `recorded`, played with talk on or off,
+    /// renders as these templates do: the same fingerprint, or an earlier built-in one
+    /// ([`EARLIER_DIGESTS`]) for a record played with talk on while these are the built-in ones.
+    pub(crate) fn renders_as(&self, recorded: Digest, talk_on: bool) -> bool {
+        recorded == self.fingerprint
+            || (talk_on
+                && self.fingerprint == Prompts::builtin().fingerprint
+                && EARLIER_DIGESTS.contains(&recorded))
     }
 
     /// The templates in effect that are not this build's built-ins (a changed or an extra file

@@ -554,6 +554,55 @@ fn the_templates_fingerprint_follows_the_sources_in_effect() {
 }
 
 #[test]
+fn the_templates_before_the_talk_sentence_render_talk_on_prompts_as_todays() {
+    // The talk ablation's sentence changed `_format.j2`, so the built-in fingerprint: a record
+    // of the earlier templates must still replay, and does because every prompt with talk on
+    // renders as it did (every family's seats, in every format).
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/prompts/before-talk");
+    let before = Arc::new(Prompts::with_overrides(&dir).unwrap());
+    let today = Prompts::builtin();
+    assert_ne!(before.fingerprint(), today.fingerprint());
+    assert_eq!(
+        super::prompt::EARLIER_DIGESTS,
+        &[before.fingerprint()],
+        "the earlier fingerprint listed is the fixture's"
+    );
+    assert!(today.renders_as(before.fingerprint(), true));
+    assert!(!today.renders_as(before.fingerprint(), false));
+    assert!(!before.renders_as(today.fingerprint(), true));
+    let mut compared = 0;
+    for s in [
+        price(),
+        casino(),
+        crate::fixtures::job(),
+        crate::fixtures::bundle(),
+        crate::fixtures::hotel(),
+    ] {
+        for format in [TurnFormat::Tagged, TurnFormat::Xml, TurnFormat::Tools] {
+            for first in [true, false] {
+                let config = EpisodeConfig {
+                    learner_format: format,
+                    ..if first {
+                        learner_first()
+                    } else {
+                        EpisodeConfig::default()
+                    }
+                };
+                let set = setup(&s, config);
+                let old = Episode::with_prompts(s.clone(), set.clone(), before.clone()).unwrap();
+                let new = Episode::with_prompts(s.clone(), set, today.clone()).unwrap();
+                for seat in Seat::BOTH {
+                    assert_eq!(old.system_prompt(seat), new.system_prompt(seat));
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(compared, 60);
+}
+
+#[test]
 fn a_prompt_template_past_the_size_limit_is_refused_naming_the_file() {
     // Issue 42, item 13: a template (`prompts_dir`) was read whole, whatever its size.
     let dir = std::env::temp_dir().join(format!("dealgym-prompts-huge-{}", std::process::id()));

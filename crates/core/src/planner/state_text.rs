@@ -82,7 +82,12 @@ impl Known for Episode {
                 Some(SeenMove {
                     by: turn.seat,
                     role: setup.seats[turn.seat].role.name(),
-                    talk: turn.parsed.talk.as_deref(),
+                    // Under the talk ablation the other side's Talk never reached this seat.
+                    talk: turn
+                        .parsed
+                        .talk
+                        .as_deref()
+                        .filter(|_| turn.seat == seat || setup.rules.talk.is_on()),
                     action: render_action(played, space, turn.seat == seat),
                     act: turn.parsed.act.as_deref(),
                 })
@@ -158,6 +163,28 @@ mod tests {
             Some("buyer: How about 120? [SUBMIT_DEAL] price:120")
         );
     }
+    #[test]
+    fn under_the_talk_ablation_a_seat_reads_its_own_talk_and_never_the_other_sides() {
+        let s = price();
+        let config = EpisodeConfig {
+            first_mover: FirstMover::Learner,
+            talk: crate::game::Talk::Off,
+            ..EpisodeConfig::default()
+        };
+        let mut e = Episode::new(s.clone(), setup_with(&s, &config)).unwrap();
+        e.step(turn("MINE-ONE", "[SUBMIT_DEAL] price:120")).unwrap();
+        e.step(turn("THEIRS-ONE", "[SUBMIT_DEAL] price:170"))
+            .unwrap();
+        let learner = state_text(&e, Seat::Learner);
+        assert!(learner.contains("MINE-ONE"), "{learner}");
+        assert!(!learner.contains("THEIRS-ONE"), "{learner}");
+        let opponent = state_text(&e, Seat::Opponent);
+        assert!(
+            opponent.contains("THEIRS-ONE") && !opponent.contains("MINE-ONE"),
+            "{opponent}"
+        );
+    }
+
     #[test]
     fn a_table_seats_state_text_is_its_own_values_and_the_public_moves() {
         use crate::game::Completion;

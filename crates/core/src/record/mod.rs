@@ -212,8 +212,9 @@ pub struct EpisodeRecord {
     /// could reach against it on this scenario and setup, and the seat's regret (that ρ − the
     /// ρ it reached; a failure at its no-deal value), as `score::oracle` searches it (its
     /// bounds are the book's evaluation guide's). Absent against every other player, on
-    /// families the oracle does not search (bundle, hotel), on continuations, and in records
-    /// older than the field.
+    /// families the oracle does not search (bundle, hotel), on continuations, in records a
+    /// Python `Game` writes (its opponent played in process; the search is `run`'s, `eval`'s
+    /// and `serve`'s), and in records older than the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oracle: Option<Oracle>,
 }

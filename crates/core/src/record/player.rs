@@ -54,12 +54,14 @@ impl PlayerSpec {
         self.spec.strip_prefix(PERSON_PREFIX)
     }
 
-    /// The built-in rule a `rule:NAME` spec names (`None` for any other player, and for a
-    /// name no rule has).
+    /// The concession tactic of the built-in rule a `rule:NAME` spec names (`None` for any
+    /// other player, and for a name no rule has): `rule:fixed-concession` is the linear
+    /// tactic, its empty Talk changing none of its moves.
     pub(crate) fn rule(&self) -> Option<crate::negotiator::Tactic> {
         self.spec
             .strip_prefix("rule:")
-            .and_then(crate::negotiator::Tactic::from_name)
+            .and_then(crate::negotiator::RulePlayer::from_name)
+            .map(|player| player.tactic)
     }
 
     pub fn as_str(&self) -> &str {

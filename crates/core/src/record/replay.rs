@@ -180,7 +180,7 @@ impl EpisodeRecord {
         }
         if let Some(expected) = self.prompts_digest {
             let found = prompts.fingerprint();
-            if found != expected {
+            if !prompts.renders_as(expected, self.setup.rules.talk.is_on()) {
                 return Err(ReplayError::TemplatesChanged {
                     episode: self.episode_id.clone(),
                     expected,

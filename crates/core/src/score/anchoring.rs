@@ -182,7 +182,8 @@ mod tests {
 
     #[test]
     fn a_price_deal_is_read_within_its_bargaining_range() {
-        // B = 100, C = 60: the learner (buyer) opens at 70, the seller accepts: both at 0.25.
+        // B = 100, C = 60: the learner (buyer) opens at 70 (0.25 of the range), the seller
+        // counters at 90 and the learner accepts it: the deal at 0.75.
         let s = price_task(125.0, 100.0, 60.0);
         let moves = [
             turn("Offer.", "[SUBMIT_DEAL] price:70"),

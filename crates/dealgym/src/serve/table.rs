@@ -516,6 +516,15 @@ impl Hub {
             regulated: reset.regulated.clone(),
             format,
         };
+        if !hub.options.episode.talk.is_on() {
+            // As `run` refuses it for a table (`run/table.rs`): never played as if it were on.
+            return Err(ServeError::Validation(
+                "this server's [episode] talk = \"off\" is the two-party talk ablation: an \
+                 n-party table forwards every party's talk to all the others, so it is not \
+                 served here"
+                    .to_string(),
+            ));
+        }
         if u64::from(options.retries) > crate::limits::MAX_RETRIES {
             return Err(ServeError::Validation(format!(
                 "retries {}: at most {}",
