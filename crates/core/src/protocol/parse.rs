@@ -398,7 +398,7 @@ pub fn copies_instructions(parsed: &Parsed, instructions: &Instructions) -> bool
 const COPY_MIN_CHARS: usize = 16;
 
 /// A seat's system prompt as the copy check reads it: reduced by [`normalize_for_copy`], with a
-/// filter of every [`COPY_MIN_CHARS`]-byte window of it. A part can be found in the prompt only
+/// filter of every 16-byte window of it. A part can be found in the prompt only
 /// if its first window is one of the prompt's, so most parts are passed over without a search;
 /// the filter answers "maybe" for every window of the prompt, so no copy is missed.
 #[derive(Debug, PartialEq, Eq)]
