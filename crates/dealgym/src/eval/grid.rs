@@ -53,7 +53,7 @@ impl Pairing {
 pub(crate) const BASELINE_NAME: &str = "baseline";
 
 /// The players of a two-party eval with the baseline row added: `rule:fixed-concession` as
-/// [`BASELINE_NAME`], after the `--player`s (the book's `guide/eval.md`, "Baselines"), so every
+/// `baseline`, after the `--player`s (the book's `guide/eval.md`, "Baselines"), so every
 /// player's figures have a floor beside them on the same setups. A player already named so is
 /// refused, naming `--no-baseline`.
 pub fn with_baseline(mut players: Vec<Entrant>) -> Result<Vec<Entrant>, GridError> {
@@ -81,7 +81,7 @@ pub(crate) fn with_talk_name(name: &str) -> Option<&str> {
 const NO_TALK: &str = " (no talk)";
 
 /// `--talk-ablation`: each pairing followed by its twin with talk off (each move forwarded as
-/// its action and terms alone, both seats), the learner named [`no_talk_name`] of its name, on
+/// its action and terms alone, both seats), the learner named `NAME (no talk)`, on
 /// the same setups — so the tables can set a player's figures with and without talk side by
 /// side. The baseline, which never talks, has no twin.
 pub fn with_talk_ablation(pairings: Vec<Pairing>) -> Vec<Pairing> {
