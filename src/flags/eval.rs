@@ -108,7 +108,7 @@ impl EvalFlags {
         let players = if self.no_baseline {
             players
         } else {
-            with_baseline(players)?
+            with_baseline(players, &opponents)?
         };
         let mut pairings = pairings(&players, &opponents, self.round_robin, self.swap_seats)?;
         // The seats' specs are set per pairing; the rest is shared.

@@ -54,10 +54,17 @@ pub(crate) const BASELINE_NAME: &str = "baseline";
 
 /// The players of a two-party eval with the baseline row added: `rule:fixed-concession` as
 /// `baseline`, after the `--player`s (the book's `guide/eval.md`, "Baselines"), so every
-/// player's figures have a floor beside them on the same setups. A player already named so is
-/// refused, naming `--no-baseline`.
-pub fn with_baseline(mut players: Vec<Entrant>) -> Result<Vec<Entrant>, GridError> {
-    if players.iter().any(|p| p.name == BASELINE_NAME) {
+/// player's figures have a floor beside them on the same setups. A player or an opponent
+/// already named so is refused, naming `--no-baseline`.
+pub fn with_baseline(
+    mut players: Vec<Entrant>,
+    opponents: &[Entrant],
+) -> Result<Vec<Entrant>, GridError> {
+    if players
+        .iter()
+        .chain(opponents)
+        .any(|p| p.name == BASELINE_NAME)
+    {
         return Err(GridError::BaselineName);
     }
     players.push(Entrant {
@@ -120,7 +127,7 @@ pub enum GridError {
     NoPlayers,
     #[error("give at least one --opponent NAME=SPEC, or --round-robin to play the players against each other")]
     NoOpponents,
-    #[error("--player baseline=…: `baseline` is the name of the no-talk, fixed-concession baseline every two-party eval adds; give your player another name, or pass --no-baseline")]
+    #[error("baseline=… (--player or --opponent): `baseline` is the name of the no-talk, fixed-concession baseline every two-party eval adds; give your player another name, or pass --no-baseline")]
     BaselineName,
 }
 
@@ -253,7 +260,7 @@ mod tests {
     fn the_baseline_joins_the_players_and_the_ablation_twins_each_pairing_but_its() {
         let players = entrants("--player", &["a=rule:linear"]);
         let opponents = entrants("--opponent", &["x=rule:boulware"]);
-        let players = with_baseline(players).unwrap();
+        let players = with_baseline(players, &opponents).unwrap();
         assert_eq!(players[1].spec, "rule:fixed-concession");
         let grid = pairings(&players, &opponents, false, false).unwrap();
         assert_eq!(cells(&grid), ["a-x", "baseline-x"]);
@@ -266,8 +273,16 @@ mod tests {
         assert!(ablated[1].identity().contains(&"talk-off".to_string()));
         assert!(!ablated[0].identity().contains(&"talk-off".to_string()));
         let taken = entrants("--player", &["baseline=rule:tough"]);
-        let err = with_baseline(taken).unwrap_err().to_string();
+        let err = with_baseline(taken, &opponents).unwrap_err().to_string();
         assert!(err.contains("--no-baseline"), "{err}");
+        let as_opponent = entrants("--opponent", &["baseline=rule:tough"]);
+        let err = with_baseline(entrants("--player", &["a=rule:linear"]), &as_opponent)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--no-baseline"),
+            "an opponent named baseline: {err}"
+        );
     }
 
     #[test]
