@@ -269,6 +269,21 @@ fn line(thought: &str, talk: &str, action: String) -> String {
     format!("Thought: {thought}\nTalk: {talk}\nAction: {action}")
 }
 
+/// The turn that accepts `offer`, saying what it scores against the party's minimum: the strong
+/// and the naive party's acceptance alike, `talk` its words.
+fn accept_line(k: &TableKnowledge, offer: &SeenOffer, talk: &str) -> String {
+    line(
+        &format!(
+            "Proposal #{} scores {} for me, enough against my minimum of {}.",
+            offer.id,
+            k.score(&offer.deal),
+            k.minimum
+        ),
+        talk,
+        format!("[ACCEPT_DEAL] #{}", offer.id),
+    )
+}
+
 /// What a strong party reads beyond [`TableKnowledge`], all of it public: the agreement rule's
 /// terms and which seats support each offer on the table (its proposer and the parties that
 /// accepted it, every proposal and acceptance being played in the open).
@@ -435,16 +450,7 @@ impl<'a> Deliberator<'a> {
                     })
                     .flatten();
                 if let Some((_, offer)) = support {
-                    return line(
-                        &format!(
-                            "Proposal #{} scores {} for me, enough against my minimum of {}.",
-                            offer.id,
-                            k.score(&offer.deal),
-                            k.minimum
-                        ),
-                        "I can support this proposal.",
-                        format!("[ACCEPT_DEAL] #{}", offer.id),
-                    );
+                    return accept_line(k, offer, "I can support this proposal.");
                 }
                 let deal = self.proposal();
                 let standing = k
@@ -531,16 +537,7 @@ pub fn table_turn(k: &TableKnowledge) -> String {
                 .filter(|o| !o.mine && !o.accepted_by_me && k.accepts(&o.deal))
                 .max_by_key(|o| (o.accepted_by, o.id));
             if let Some(offer) = support {
-                return line(
-                    &format!(
-                        "Proposal #{} scores {} for me, enough against my minimum of {}.",
-                        offer.id,
-                        k.score(&offer.deal),
-                        k.minimum
-                    ),
-                    "I can accept this proposal.",
-                    format!("[ACCEPT_DEAL] #{}", offer.id),
-                );
+                return accept_line(k, offer, "I can accept this proposal.");
             }
             let deal = k.proposal();
             let repeat = k.offers.iter().rev().find(|o| o.mine).map(|o| &o.deal) == Some(&deal)
