@@ -424,13 +424,19 @@ fn own_turn(turn: &Turn, retry_allowed: bool, space: TermSpace<'_>) -> OwnTurn {
         terms: action.terms().map(|t| terms_view(t, space)),
     };
     let parsed = &turn.parsed;
+    let read = parsed.action.as_ref().map(own);
+    // What was played is what was read unless regulation replaced it: the view is built once.
+    let played = match (&turn.played, &parsed.action, &read) {
+        (Some(played), Some(action), Some(view)) if played == action => Some(view.clone()),
+        (played, _, _) => played.as_ref().map(own),
+    };
     OwnTurn {
         thought: parsed.thought.clone(),
         talk: parsed.talk.clone(),
-        read: parsed.action.as_ref().map(own),
+        read,
         error: parsed.error.clone(),
         format_ok: parsed.format_ok,
-        played: turn.played.as_ref().map(own),
+        played,
         regulation: turn.regulation.as_ref().map(|r| RegulationView {
             original: own(&r.original),
             replacement: own(&r.replacement),

@@ -306,8 +306,8 @@ pub(crate) fn proposes_deal(text: &str) -> bool {
     let (body, _) = split_reasoning(text);
     let (sections, _) = turn_sections(&body);
     ACTION_TOKEN
-        .captures_iter(&action_part(&sections, &body))
-        .any(|c| token_kind(&c[1]) == ActionKind::Submit)
+        .find_iter(&action_part(&sections, &body))
+        .any(|m| token_kind(m.as_str()) == ActionKind::Submit)
 }
 
 /// The parts of a turn's body (reasoning already taken out), in either spelling, and whether
@@ -646,6 +646,8 @@ fn caseless_prefix(text: &str, word: &str) -> Option<usize> {
     Some(len)
 }
 
+/// The move an action token names, read from its ASCII letters: its whole match (`[Submit
+/// deal]`) or its name alone read the same.
 fn token_kind(token: &str) -> ActionKind {
     let t: String = token
         .chars()
@@ -664,13 +666,16 @@ fn token_kind(token: &str) -> ActionKind {
 /// Read the one action in an action part. Returns the action and whether it was written exactly
 /// as the grammar asks (one token, canonical spelling of terms).
 fn read_action(text: &str, space: TermSpace<'_>) -> Result<(Action, bool), TurnError> {
-    let tokens: Vec<_> = ACTION_TOKEN.captures_iter(text).collect();
+    // A token's kind is read from its whole match: the brackets and spaces around the name
+    // are no letters, so the name alone reads the same, and a search for matches alone costs
+    // less than one for their groups.
+    let tokens: Vec<_> = ACTION_TOKEN.find_iter(text).collect();
     let Some(first) = tokens.first() else {
         return Err(TurnError::format(
             "no action token ([SUBMIT_DEAL], [ACCEPT_DEAL], [REJECT_DEAL], [WALK_AWAY]) found",
         ));
     };
-    let kinds: Vec<ActionKind> = tokens.iter().map(|c| token_kind(&c[1])).collect();
+    let kinds: Vec<ActionKind> = tokens.iter().map(|m| token_kind(m.as_str())).collect();
     if kinds.iter().any(|k| *k != kinds[0]) {
         let names: Vec<&str> = kinds.iter().map(|k| k.token()).collect();
         return Err(TurnError::format(format!(
@@ -686,7 +691,7 @@ fn read_action(text: &str, space: TermSpace<'_>) -> Result<(Action, bool), TurnE
     let single = tokens.len() == 1;
     let action = match kinds[0] {
         ActionKind::Submit => {
-            let after = &text[first.get(0).expect("match").end()..];
+            let after = &text[first.end()..];
             let (terms, well_formed) = parse_terms(after, space).map_err(|e| match e {
                 TermsError::OutOfRange(_) => TurnError::illegal(e.to_string()),
                 _ => TurnError::format(e.to_string()),
@@ -933,6 +938,19 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// A token's kind read from its whole match is the kind read from its name (the
+        /// pattern's group), folding letters included.
+        #[test]
+        fn a_tokens_whole_match_names_its_kind(
+            text in "([a-z ]{0,4}\\[[ \t]?(submit|Accept|REJECT|walk|talk|\u{17f}ubmit|wal\u{212a})[ _-]?(deal|away|Deal|)[ \t]?\\]){1,3}"
+        ) {
+            let by_name: Vec<ActionKind> =
+                ACTION_TOKEN.captures_iter(&text).map(|c| token_kind(&c[1])).collect();
+            let by_match: Vec<ActionKind> =
+                ACTION_TOKEN.find_iter(&text).map(|m| token_kind(m.as_str())).collect();
+            proptest::prop_assert_eq!(by_name, by_match);
+        }
+
         #[test]
         fn the_copy_filter_finds_every_copy_and_only_copies(
             prompt in "[a-e ]{0,400}",

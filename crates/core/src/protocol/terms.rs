@@ -348,16 +348,119 @@ pub enum TermsError {
     OutOfRange(String),
 }
 
-static PAIR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)([a-z][a-z _-]*?)\s*[:=]\s*(\$?\s*-?[0-9][0-9,]*(?:\.[0-9]+)?k?|[a-z][a-z0-9_-]*)",
-    )
-    .expect("static regex")
-});
+/// A `key: value` pair of a terms text, as [`pairs`] finds it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Pair<'t> {
+    /// The key as written, up to its separator (any spaces before the separator included).
+    key: &'t str,
+    /// What follows the separator, up to the pair's end (the spaces after the separator
+    /// included): a number (`$1,234.50`, `-3`, `35k`) or a word (`Engineer`, `full-time`).
+    value: &'t str,
+    /// Where the pair ends in the text (an exponent may follow it: `price:1e3`).
+    end: usize,
+}
 
-/// What follows a number in exponent notation (`1e3`, `2.5E+4`): its exponent.
-static EXPONENT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[eE][+-]?[0-9]+").expect("static regex"));
+/// The `key: value` pairs of a terms text, left to right, each starting where the one before
+/// ended: a key (a letter, then letters, spaces, `_` and `-`), spaces, `:` or `=`, spaces, and
+/// a number or a word. What the pattern
+/// `(?i)([a-z][a-z _-]*?)\s*[:=]\s*(\$?\s*-?[0-9][0-9,]*(?:\.[0-9]+)?k?|[a-z][a-z0-9_-]*)` finds
+/// (the property test `pairs_are_what_the_pair_pattern_finds` holds the two equal), read by
+/// hand: it runs at every offer, and the regex's search cost a fifth of a Job Interview step.
+///
+/// A separator's key is the run of key characters just before it (past its spaces) from its
+/// first letter; a key never holds a separator, so each separator has at most one key, and
+/// the first separator with a key and a value after it is where the leftmost match is.
+fn pairs(text: &str) -> Vec<Pair<'_>> {
+    let mut found = Vec::new();
+    // Where the last pair ended: the next key starts at or after it.
+    let mut from = 0;
+    // Where to look for the next separator.
+    let mut at = 0;
+    while let Some(sep) = text[at..].find([':', '=']).map(|i| at + i) {
+        at = sep + 1;
+        let spaced = text[from..sep].trim_end_matches(char::is_whitespace);
+        let run = &spaced[spaced.trim_end_matches(in_key).len()..];
+        let Some(first_letter) = run.find(is_letter) else {
+            continue;
+        };
+        let key_start = from + spaced.len() - run.len() + first_letter;
+        let Some(value_len) = value_len(&text[at..]) else {
+            continue;
+        };
+        let end = at + value_len;
+        found.push(Pair {
+            key: &text[key_start..sep],
+            value: &text[at..end],
+            end,
+        });
+        (from, at) = (end, end);
+    }
+    found
+}
+
+/// A letter as the pair pattern's `(?i)[a-z]` reads it: Unicode's simple case folding, which
+/// also folds KELVIN SIGN to `k` and LATIN SMALL LETTER LONG S to `s`.
+fn is_letter(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '\u{212a}' || c == '\u{17f}'
+}
+
+/// A character a key may hold after its first letter.
+fn in_key(c: char) -> bool {
+    is_letter(c) || matches!(c, ' ' | '_' | '-')
+}
+
+/// The length in bytes of the value at the start of `text` (after a separator), its leading
+/// spaces included: a number (`$`, spaces, `-`, digits and commas, a decimal part, `k`) or
+/// else a word (a letter, then letters, digits, `_` and `-`). `None` where neither starts.
+fn value_len(text: &str) -> Option<usize> {
+    let rest = text.trim_start_matches(char::is_whitespace);
+    let lead = text.len() - rest.len();
+    let digits = |from: usize, commas: bool| {
+        rest[from..]
+            .find(|c: char| !(c.is_ascii_digit() || (commas && c == ',')))
+            .map_or(rest.len(), |i| from + i)
+    };
+    let number = || {
+        let after_dollar = rest.strip_prefix('$').unwrap_or(rest);
+        let signed = after_dollar.trim_start_matches(char::is_whitespace);
+        let unsigned = signed.strip_prefix('-').unwrap_or(signed);
+        let start = rest.len() - unsigned.len();
+        if !unsigned.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        let mut end = digits(start, true);
+        if rest[end..].starts_with('.') && rest[end + 1..].starts_with(|c: char| c.is_ascii_digit()) {
+            end = digits(end + 1, false);
+        }
+        if let Some(k) = rest[end..].chars().next().filter(|c| matches!(c, 'k' | 'K' | '\u{212a}')) {
+            end += k.len_utf8();
+        }
+        Some(end)
+    };
+    let word = || {
+        rest.starts_with(is_letter).then(|| {
+            rest.find(|c: char| !(is_letter(c) || c.is_ascii_digit() || c == '_' || c == '-'))
+                .unwrap_or(rest.len())
+        })
+    };
+    number().or_else(word).map(|len| lead + len)
+}
+
+/// The exponent at the start of `text` (`e3`, `E+4`, `e-2`), or `""`: what follows a number
+/// written in exponent notation (`1e3`, `2.5E+4`).
+fn exponent(text: &str) -> &str {
+    let Some(signed) = text.strip_prefix(['e', 'E']) else {
+        return "";
+    };
+    let unsigned = signed.strip_prefix(['+', '-']).unwrap_or(signed);
+    let digits = unsigned
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(unsigned.len());
+    if digits == 0 {
+        return "";
+    }
+    &text[..text.len() - unsigned.len() + digits]
+}
 
 /// The highest price an offer may name, in currency units: far above any listing, and low
 /// enough that its cents are exact (below 2^53) and never saturate `i64`.
@@ -382,11 +485,26 @@ fn key_chars(key: &str) -> impl Iterator<Item = char> + '_ {
 /// plural/singular spellings. Compares without building the canonical key's normal form: it
 /// runs for every pair and every key a space has, at every offer.
 fn key_matches(written: &str, canonical: &str) -> bool {
-    let written_is = |text: &str| text.chars().eq(key_chars(canonical));
+    // Byte by byte: a key's normal form keeps ASCII letters and digits alone, and no byte of a
+    // character past ASCII is one, so the bytes give the characters' normal form.
+    let canonical_key = || {
+        canonical
+            .bytes()
+            .filter(u8::is_ascii_alphanumeric)
+            .map(|b| b.to_ascii_lowercase())
+    };
+    // Every spelling starts as the written key does (a plural's stem, or the key itself): a
+    // first letter that differs answers for all of them, the common case.
+    if let (Some(w), Some(c)) = (written.bytes().next(), canonical_key().next()) {
+        if w != c {
+            return false;
+        }
+    }
+    let written_is = |text: &str| text.bytes().eq(canonical_key());
     written_is(written)
         || written.strip_suffix("es").is_some_and(written_is)
         || written.strip_suffix('s').is_some_and(written_is)
-        || key_chars(canonical).eq(written.chars().chain(['s']))
+        || canonical_key().eq(written.bytes().chain([b's']))
 }
 
 /// Read a number written as `$1,234.50`, `1234`, `35k` (thousands). Not one in exponent
@@ -421,21 +539,16 @@ pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), Te
     if let TermSpace::Tickets(tickets) = space {
         return super::tickets::parse_ticket_terms(text, tickets);
     }
-    let pairs: Vec<(String, String)> = PAIR
-        .find_iter(text)
-        .map(|m| {
-            // The key cannot hold `:` or `=`, so the first one in the match is the separator;
-            // the value is what follows it past the spaces (the pattern's second group), found
-            // without asking the regex for its groups, which costs a second, slower search.
-            let (key, value) = m
-                .as_str()
-                .split_once([':', '='])
-                .expect("a pair has its separator");
+    let pairs: Vec<(String, String)> = pairs(text)
+        .into_iter()
+        .map(|pair| {
             // `price:1e3` means 1000 to a reader: read as 1 it would be a wrong move. A number
             // in exponent notation keeps its exponent, so reading it fails as any number the
             // grammar has no form for; a pair the space does not read is never read.
-            let exponent = EXPONENT.find(&text[m.end()..]).map_or("", |e| e.as_str());
-            (normalize_key(key), format!("{}{exponent}", value.trim()))
+            let exponent = exponent(&text[pair.end..]);
+            let mut value = pair.value.trim().to_string();
+            value.push_str(exponent);
+            (normalize_key(pair.key), value)
         })
         .collect();
     terms_from_pairs(&pairs, space, Some(text))
@@ -498,7 +611,7 @@ fn terms_from_pairs(
                 Some((_, v)) => (v.clone(), true),
                 None => match text.and_then(|text| BARE_NUMBER.find(text).map(|m| (text, m))) {
                     Some((text, m)) => {
-                        let exponent = EXPONENT.find(&text[m.end()..]).map_or("", |e| e.as_str());
+                        let exponent = exponent(&text[m.end()..]);
                         (format!("{}{exponent}", m.as_str()), false)
                     }
                     None => return Err(TermsError::Incomplete("no price given".into())),
@@ -639,20 +752,110 @@ mod tests {
     use super::*;
     use crate::fixtures::{casino_items, job_issues};
 
+    /// The pattern [`pairs`] reads by hand: the definition of a pair.
+    static PAIR: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)([a-z][a-z _-]*?)\s*[:=]\s*(\$?\s*-?[0-9][0-9,]*(?:\.[0-9]+)?k?|[a-z][a-z0-9_-]*)",
+        )
+        .expect("static regex")
+    });
+
+    /// The pattern [`exponent`] reads by hand.
+    static EXPONENT: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^[eE][+-]?[0-9]+").expect("static regex"));
+
+    /// The pairs as the pattern finds them: its whole match split at its first separator.
+    fn pattern_pairs(text: &str) -> Vec<Pair<'_>> {
+        PAIR.find_iter(text)
+            .map(|m| {
+                let sep = m.as_str().find([':', '=']).expect("a pair has its separator");
+                Pair {
+                    key: &text[m.start()..m.start() + sep],
+                    value: &text[m.start() + sep + 1..m.end()],
+                    end: m.end(),
+                }
+            })
+            .collect()
+    }
+
     proptest::proptest! {
+        /// The hand-written reader finds the pattern's pairs, byte for byte, in text drawn from
+        /// the characters the pattern turns on (the folding letters and odd spaces included).
+        #[test]
+        fn pairs_are_what_the_pair_pattern_finds(
+            text in "[a-zA-Z _\\-:=$0-9,.kKeE+\\s\\]\\[\u{212a}\u{17f}\u{a0}\u{2028}\u{85}é]{0,40}"
+        ) {
+            proptest::prop_assert_eq!(pairs(&text), pattern_pairs(&text));
+        }
+
         /// Splitting a pair's match at its first `:` or `=` gives the pattern's own two groups
-        /// (the key, and the value past the spaces), which `parse_terms` reads without asking
-        /// the regex for them. Text drawn from the characters the pattern turns on.
+        /// (the key, and the value past the spaces).
         #[test]
         fn a_pair_split_at_its_separator_is_the_patterns_groups(
             text in "[a-zA-Z _\\-:=$0-9,.kKeE\\s\\]\\[]{0,40}"
         ) {
-            for c in PAIR.captures_iter(&text) {
-                let whole = c.get(0).unwrap().as_str();
-                let (key, value) = whole.split_once([':', '=']).unwrap();
-                proptest::prop_assert_eq!(normalize_key(key), normalize_key(&c[1]));
-                proptest::prop_assert_eq!(value.trim_start(), &c[2]);
+            for (c, pair) in PAIR.captures_iter(&text).zip(pairs(&text)) {
+                proptest::prop_assert_eq!(normalize_key(pair.key), normalize_key(&c[1]));
+                proptest::prop_assert_eq!(pair.value.trim_start(), &c[2]);
             }
+        }
+
+        /// A written key matches a canonical one exactly when its normal form is the
+        /// canonical's, or one of them is the other's plural (`s`, `es`).
+        #[test]
+        fn a_key_matches_as_its_normal_forms_compare(
+            written in "[a-cseE é_]{0,6}",
+            canonical in "[a-cseE é_]{0,6}",
+        ) {
+            let written = normalize_key(&written);
+            let normal = normalize_key(&canonical);
+            let reference = written == normal
+                || written.strip_suffix("es") == Some(normal.as_str())
+                || written.strip_suffix('s') == Some(normal.as_str())
+                || normal.strip_suffix('s') == Some(written.as_str());
+            proptest::prop_assert_eq!(key_matches(&written, &canonical), reference);
+        }
+
+        #[test]
+        fn exponent_is_what_its_pattern_finds(text in "[eE+\\-0-9a.]{0,6}") {
+            proptest::prop_assert_eq!(
+                exponent(&text),
+                EXPONENT.find(&text).map_or("", |e| e.as_str())
+            );
+        }
+    }
+
+    #[test]
+    fn pairs_read_the_grammars_terms() {
+        let text = "Salary: $35k, position=Project Manager; weekly holiday :2 extra: -1,000.5K";
+        let read: Vec<(&str, &str)> = pairs(text).iter().map(|p| (p.key, p.value)).collect();
+        assert_eq!(
+            read,
+            [
+                ("Salary", " $35k"),
+                ("position", "Project"),
+                ("weekly holiday ", "2"),
+                ("extra", " -1,000.5K"),
+            ]
+        );
+        assert_eq!(pairs(text), pattern_pairs(text));
+        // No key, no value, a key broken by a tab: the pattern's own answers.
+        for text in ["9: 3", "a: :b: 5", "sal\tary: 3", "-_ x = y", "k: $ -", "\u{212a}: \u{17f}1"] {
+            assert_eq!(pairs(text), pattern_pairs(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_letter_and_a_space_are_what_the_pattern_reads() {
+        let letter = Regex::new("(?i)^[a-z]$").expect("regex");
+        let word = Regex::new("(?i)^[a-z0-9_-]$").expect("regex");
+        let space = Regex::new(r"^\s$").expect("regex");
+        for c in (0..=0x10ffff_u32).filter_map(char::from_u32) {
+            let text = c.to_string();
+            assert_eq!(is_letter(c), letter.is_match(&text), "U+{:04X}", c as u32);
+            let in_word = is_letter(c) || c.is_ascii_digit() || c == '_' || c == '-';
+            assert_eq!(in_word, word.is_match(&text), "U+{:04X}", c as u32);
+            assert_eq!(c.is_whitespace(), space.is_match(&text), "U+{:04X}", c as u32);
         }
     }
 

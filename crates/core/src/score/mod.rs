@@ -45,7 +45,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::BoundedCache;
-use crate::digest::{digest_json, Digest};
+use crate::digest::{digest_bytes, Digest};
 use crate::game::{OutcomeKind, PerSeat, Rules, Seat, Setup, Turn};
 use crate::limits::MAX_OUTCOME_SPACE;
 use crate::protocol::BundleChoice;
@@ -362,16 +362,36 @@ pub(crate) fn is_pareto_optimal(
 /// against [`MAX_OUTCOME_SPACE`]).
 pub(crate) fn pareto_frontier(scenario: &Scenario, setup: &Setup) -> Arc<Frontier> {
     // The scenario's deal space and values (its `game` block) and the learner's role decide
-    // the frontier; keyed by their digest, a scenario of a user's own file with a catalog's id
-    // never reads another's frontier.
-    let key = (digest_json(&scenario.game), setup.seats.learner.role);
-    FRONTIERS.get_or_insert_with(key, || Arc::new(frontier(scenario, setup)))
+    // the frontier. Found by the scenario's id and the role, and kept with the deal space it
+    // was computed for, which must equal the scenario's: a scenario of a user's own file with
+    // a catalog's id never reads another's frontier. Comparing the space costs a small part
+    // of digesting it (a third of a Job Interview outcome's cost, at every episode's end).
+    let key = (digest_bytes(scenario.id.as_bytes()), setup.seats.learner.role);
+    if let Some(found) = FRONTIERS.get(&key).filter(|f| f.game == scenario.game) {
+        return Arc::clone(&found.deals);
+    }
+    let deals = Arc::new(frontier(scenario, setup));
+    FRONTIERS.insert(
+        key,
+        Arc::new(KeptFrontier {
+            game: scenario.game.clone(),
+            deals: Arc::clone(&deals),
+        }),
+    );
+    deals
 }
 
-/// Each deal space's Pareto frontier, per learner role: computed once (a Job Interview space
-/// has 9,920 contracts, enumerated at every deal's end before), the answer unchanged.
-static FRONTIERS: LazyLock<BoundedCache<(Digest, Role), Arc<Frontier>>> =
+/// Each deal space's Pareto frontier, per scenario id and learner role: computed once (a Job
+/// Interview space has 9,920 contracts, enumerated at every deal's end before), the answer
+/// unchanged.
+static FRONTIERS: LazyLock<BoundedCache<(Digest, Role), Arc<KeptFrontier>>> =
     LazyLock::new(|| BoundedCache::new(4096));
+
+/// A frontier as [`FRONTIERS`] keeps it: with the deal space it was computed for.
+struct KeptFrontier {
+    game: DealSpace,
+    deals: Arc<Frontier>,
+}
 
 /// A deal of the frontier: its terms (from the learner's side) and each seat's utility.
 #[derive(Debug, Clone, PartialEq)]

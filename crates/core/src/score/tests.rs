@@ -626,3 +626,38 @@ fn the_cached_frontier_answers_as_enumerating_every_deal() {
         assert!(optimal > 0, "some deal is optimal");
     }
 }
+
+/// A scenario with another's id but other values (a user's own file reusing a catalog id)
+/// gets its own frontier, and the first one's answers stay its own, asked in turn.
+#[test]
+fn a_scenario_with_anothers_id_never_reads_its_frontier() {
+    let first = casino();
+    let mut other = (*first).clone();
+    // Both sides value the items alike: every split is Pareto-optimal, where the first
+    // scenario (opposed priorities) has dominated splits.
+    if let DealSpace::Items { agent_1, agent_2, .. } = &mut other.game {
+        *agent_2 = agent_1.clone();
+    }
+    assert_eq!(other.id, first.id);
+    assert_ne!(other.game, first.game);
+    for s in [&*first, &other, &*first, &other] {
+        let setup = learner_first_as(s, Role::Agent2);
+        let enumerated: Vec<Option<bool>> = s
+            .all_deals()
+            .map(|t| {
+                let u = deal_utilities(s, &setup, &t);
+                Some(!s.all_deals().any(|o| {
+                    let v = deal_utilities(s, &setup, &o);
+                    v.learner >= u.learner - EPS
+                        && v.opponent >= u.opponent - EPS
+                        && (v.learner > u.learner + EPS || v.opponent > u.opponent + EPS)
+                }))
+            })
+            .collect();
+        let answered: Vec<Option<bool>> = s
+            .all_deals()
+            .map(|t| is_pareto_optimal(s, &setup, &t))
+            .collect();
+        assert_eq!(answered, enumerated);
+    }
+}
