@@ -150,7 +150,9 @@ pub fn belief_question(
 ) -> Result<String, BeliefError> {
     static TEMPLATE: LazyLock<Result<SingleTemplate, String>> =
         LazyLock::new(|| SingleTemplate::new(QUESTION.to_string()));
-    let template = TEMPLATE.as_ref().map_err(|e| BeliefError::Template(e.clone()))?;
+    let template = TEMPLATE
+        .as_ref()
+        .map_err(|e| BeliefError::Template(e.clone()))?;
     let input = match Target::of(scenario, setup, seat)? {
         Target::Price { buyer, .. } => serde_json::json!({
             "target": "price",
@@ -248,12 +250,7 @@ impl Target {
     /// (an order whose truth is all ties).
     fn score(&self, belief: &Belief) -> Option<Scores> {
         match (self, belief) {
-            (
-                Target::Price {
-                    truth, listing, ..
-                },
-                Belief::Price(estimate),
-            ) => {
+            (Target::Price { truth, listing, .. }, Belief::Price(estimate)) => {
                 let error = (estimate - truth).abs();
                 (*listing > 0.0).then(|| Scores {
                     error: Some(error),
@@ -331,7 +328,10 @@ fn field<'t>(text: &'t str, name: &str) -> Option<&'t str> {
 
 /// The first number in `value` (a currency sign, thousands separators and a `%` allowed).
 fn number(value: &str) -> Option<f64> {
-    let cleaned: String = value.chars().filter(|c| !matches!(c, ',' | '$' | '€' | '£')).collect();
+    let cleaned: String = value
+        .chars()
+        .filter(|c| !matches!(c, ',' | '$' | '€' | '£'))
+        .collect();
     let start = cleaned.find(|c: char| c.is_ascii_digit() || c == '.' || c == '-')?;
     let rest = &cleaned[start..];
     let end = rest
@@ -527,7 +527,11 @@ mod tests {
             assert_eq!(p.answer, answer);
         }
         // A confidence out of range is not read; the estimate still is.
-        let p = probe(&c, &setup, "Estimate: food, water, firewood\nConfidence: 150");
+        let p = probe(
+            &c,
+            &setup,
+            "Estimate: food, water, firewood\nConfidence: 150",
+        );
         assert_eq!((p.confidence, p.unreadable), (None, false));
     }
 
@@ -540,13 +544,20 @@ mod tests {
     fn an_order_is_scored_by_its_spearman_correlation() {
         let c = casino();
         let setup = learner_first_as(&c, Role::Agent1);
-        let p = probe(&c, &setup, "Estimate: water > firewood > food\nConfidence: 50");
+        let p = probe(
+            &c,
+            &setup,
+            "Estimate: water > firewood > food\nConfidence: 50",
+        );
         assert!((p.rank_correlation.unwrap() - 0.5).abs() < 1e-12, "{p:?}");
         assert!((p.accuracy.unwrap() - 0.75).abs() < 1e-12);
         let right = probe(&c, &setup, "Estimate: firewood > water > food");
         assert_eq!(right.rank_correlation, Some(1.0));
         let reverse = probe(&c, &setup, "Estimate: food > water > firewood");
-        assert_eq!((reverse.rank_correlation, reverse.accuracy), (Some(-1.0), Some(0.0)));
+        assert_eq!(
+            (reverse.rank_correlation, reverse.accuracy),
+            (Some(-1.0), Some(0.0))
+        );
     }
 
     /// Job Interview (the fixture): the recruiter weighs salary 0.5, company 0.5, position 0,
@@ -564,11 +575,16 @@ mod tests {
             "Estimate: Salary > company > position > Weekly holiday\nConfidence: 80",
         );
         let expected = 4.0 / 20f64.sqrt();
-        assert!((p.rank_correlation.unwrap() - expected).abs() < 1e-12, "{p:?}");
+        assert!(
+            (p.rank_correlation.unwrap() - expected).abs() < 1e-12,
+            "{p:?}"
+        );
         assert_eq!(
             p.belief,
             Some(Belief::Order(
-                ["salary", "company", "position", "holiday"].map(String::from).to_vec()
+                ["salary", "company", "position", "holiday"]
+                    .map(String::from)
+                    .to_vec()
             ))
         );
     }
@@ -586,7 +602,10 @@ mod tests {
         assert!(q.starts_with(PROBE_MARKER) && q.contains("its cost"), "{q}");
         let c = casino();
         let q = belief_question(&c, &learner_first_as(&c, Role::Agent1), Seat::Learner).unwrap();
-        assert!(q.contains("food, water, firewood") && q.contains("Estimate:"), "{q}");
+        assert!(
+            q.contains("food, water, firewood") && q.contains("Estimate:"),
+            "{q}"
+        );
         let b = crate::fixtures::bundle();
         let setup = crate::fixtures::setup_with(&b, &Default::default());
         assert_eq!(
@@ -603,7 +622,10 @@ mod tests {
             m.add_weighted(&Weights::of(i), if i % 2 == 0 { 0.2 } else { 0.8 });
         }
         let e = m.estimate().unwrap();
-        assert!((e.value - 0.5).abs() < 1e-12 && e.low < 0.5 && e.high > 0.5, "{e:?}");
+        assert!(
+            (e.value - 0.5).abs() < 1e-12 && e.low < 0.5 && e.high > 0.5,
+            "{e:?}"
+        );
         assert_eq!(e.n, 100);
     }
 }

@@ -297,6 +297,9 @@ pub(crate) fn write_report(
     let player_figures: Vec<Sheet> = [
         head_to_head::talk_table(&head_to_head),
         head_to_head::anchoring_table(&head_to_head),
+        head_to_head::beliefs_table(&head_to_head),
+        head_to_head::calibration_table(&head_to_head),
+        head_to_head::belief_error_table(&head_to_head),
     ]
     .into_iter()
     .flatten()
@@ -348,6 +351,7 @@ pub(crate) fn write_report(
         } else {
             training.charts()?
         })
+        .chain(head_to_head::belief_charts(&head_to_head)?)
         .map(|(name, caption, svg)| page::Chart {
             how: page::how_to_read(&name).to_string(),
             name,
