@@ -175,7 +175,7 @@ pub struct ProbesConfig {
 }
 
 /// The probes' interval where the config gives neither `turns` nor `every`.
-pub const DEFAULT_PROBE_EVERY: u32 = 2;
+const DEFAULT_PROBE_EVERY: u32 = 2;
 
 impl ProbesConfig {
     fn is_off(&self) -> bool {
@@ -427,6 +427,45 @@ fn check_rewards(rewards: &mut RewardConfig, path: &Path) -> Result<(), String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Probes ask before the turns listed, or every N-th (2 by default), and only with
+    /// `beliefs = true`; settings that cannot be honoured are refused with the key.
+    #[test]
+    fn probes_choose_their_turns_and_refuse_what_cannot_be_honoured() {
+        let read = |text: &str| toml::from_str::<FileConfig>(text).unwrap().probes;
+        let default = read("[probes]\nbeliefs = true\n");
+        assert_eq!(
+            (1..=6)
+                .filter(|t| default.asks_before(*t))
+                .collect::<Vec<_>>(),
+            [2, 4, 6]
+        );
+        let listed = read("[probes]\nbeliefs = true\nturns = [1, 5]\n");
+        assert_eq!(
+            (1..=6)
+                .filter(|t| listed.asks_before(*t))
+                .collect::<Vec<_>>(),
+            [1, 5]
+        );
+        let every = read("[probes]\nbeliefs = true\nevery = 3\n");
+        assert_eq!(
+            (1..=7)
+                .filter(|t| every.asks_before(*t))
+                .collect::<Vec<_>>(),
+            [3, 6]
+        );
+        assert!(!ProbesConfig::default().asks_before(2), "off by default");
+        for bad in [
+            "[probes]\nturns = [2]\n",
+            "[probes]\nbeliefs = true\nturns = [2]\nevery = 2\n",
+            "[probes]\nbeliefs = true\nturns = []\n",
+            "[probes]\nbeliefs = true\nevery = 0\n",
+        ] {
+            let err = read(bad).check().unwrap_err();
+            assert!(err.contains("[probes]"), "{bad}: {err}");
+        }
+        assert!(toml::from_str::<FileConfig>("[probes]\nbelief = true\n").is_err());
+    }
 
     #[test]
     fn a_full_config_parses_and_a_typo_is_named() {

@@ -36,7 +36,7 @@ use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario};
 
 pub(crate) use campaign::CampaignPlan;
-pub use config::{presets_doc, ConfigError, FileConfig, ProbesConfig, DEFAULT_PROBE_EVERY};
+pub use config::{presets_doc, ConfigError, FileConfig, ProbesConfig};
 pub(crate) use driver::{panic_message, play_caught, Driver, Finished};
 pub use driver::{play, EpisodeError, EpisodeKit, SeatPlayer, Seating, INTERNAL_ERROR};
 pub(crate) use execute::{
