@@ -2,7 +2,8 @@
 //! item 3): against the mock on a price family, an item family and Job Interview, the records
 //! gain scored probes and nothing else — the same run without probes writes the same records
 //! once the `probes` field is taken out — `replay --verify` passes and catches a changed score,
-//! and `report` has the calibration table. Settings that cannot be honoured are refused.
+//! and `report` has the calibration table; `eval` prints and writes each model player's mean
+//! accuracy. Settings that cannot be honoured are refused.
 
 use std::path::Path;
 
@@ -141,6 +142,50 @@ fn probes_are_scored_never_change_the_episode_replay_and_reach_the_report() {
     assert!(page.contains("Belief calibration"), "{page}");
     assert!(page.contains("mean accuracy"), "{page}");
     assert!(page.contains("Belief error by turn"), "{page}");
+}
+
+/// `eval --belief-probes` asks the model players (the baseline pairing, two rules, plays on
+/// unasked) and prints and writes each player's mean accuracy with its interval.
+#[test]
+fn an_eval_with_probes_reports_each_players_accuracy() {
+    let mock = threaded_mock(MockConfig::default());
+    let dir = temp_dir("probes-eval");
+    let out = dir.join("eval.jsonl");
+    let summary = dir.join("summary.json");
+    let player = format!("mock=openai:mock@{}", mock.url);
+    let done = ok(dealgym([
+        "eval",
+        "--scenarios",
+        "scenarios/casino.jsonl",
+        "--limit",
+        "3",
+        "--seed",
+        "2",
+        "--quiet",
+        "--player",
+        &player,
+        "--opponent",
+        "boulware=rule:boulware",
+        "--belief-probes",
+        "--out",
+        out.to_str().unwrap(),
+        "--summary-json",
+        summary.to_str().unwrap(),
+    ]));
+    let stdout = text(&done.stdout);
+    assert!(stdout.contains("Belief probes"), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let players = json["beliefs"]["players"].as_array().unwrap();
+    assert_eq!(players.len(), 1, "only the model is asked: {players:?}");
+    assert_eq!(players[0]["player"], "mock");
+    let accuracy = &players[0]["accuracy"];
+    assert!(accuracy["low"].as_f64().unwrap() <= accuracy["value"].as_f64().unwrap());
+    // The baseline's episodes (two rules) carry no probes.
+    for r in read_log(&out) {
+        let asked = r.seats.learner.name.as_deref() == Some("mock");
+        assert_eq!(!r.probes.is_empty(), asked, "{}", r.episode_id);
+    }
 }
 
 #[test]

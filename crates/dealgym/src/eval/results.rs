@@ -320,8 +320,10 @@ impl EvalResults {
     /// mean_rho, deal_rate, sl, average_turns, regret}]}], "ratings": [{player, rating, low, high, comparisons, wins,
     /// group}], "groups": [{number, players, situations}], "connections": "…", "talk":
     /// [{player, opponent, deal_rate, rho_deals, rho_difference, deal_difference}],
-    /// "anchoring": [{player, family, deals, slope, first_bid}]}` (`talk` and `anchoring` only
-    /// where the records give rows; `deal_rate` and `rho_deals` with talk, then without; `rho_deals`
+    /// "anchoring": [{player, family, deals, slope, first_bid}], "beliefs": {"players":
+    /// [{player, probes, unreadable, accuracy, confidence}], "calibration": [{bin, midpoint, n,
+    /// confidence, accuracy}], "error_by_turn": [{player, turn, error}]}}` (`talk`, `anchoring`
+    /// and `beliefs` only where the records give rows; `deal_rate` and `rho_deals` with talk, then without; `rho_deals`
     /// over deals, `mean_rho` per episode; `deal_rate`, `sl` and `average_turns` DialogXpert's
     /// SR, SL and AT, `sl` only where the learner was a price buyer, `regret` only where it faced a built-in rule the oracle searches (`score::oracle`); `group` a group's `number`, `null` for a player
     /// never compared; `connections` the sentence `EvalResults::connections` gives), estimates as
@@ -349,6 +351,9 @@ impl EvalResults {
         }
         if !self.anchoring.is_empty() {
             out["anchoring"] = json!(self.anchoring);
+        }
+        if !self.beliefs.is_empty() {
+            out["beliefs"] = json!(self.beliefs);
         }
         out
     }
