@@ -252,6 +252,19 @@ fn probes_are_refused_where_they_cannot_be_honoured() {
         "{}",
         text(&done.stderr)
     );
+    // A server's seats are its clients'.
+    let config = dir.join("serve.toml");
+    std::fs::write(&config, "[probes]\nbeliefs = true\n").unwrap();
+    let done = dealgym([
+        "serve",
+        "--scenarios",
+        "scenarios/ahp.jsonl",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(!done.status.success());
+    let err = text(&done.stderr);
+    assert!(err.contains("[probes]") && err.contains("serve"), "{err}");
     // Turns without beliefs, and both turns and every.
     for toml in [
         "[probes]\nturns = [2]\n",
