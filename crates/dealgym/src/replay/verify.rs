@@ -439,7 +439,7 @@ pub(crate) fn check_record(
                 p.seat,
                 p.turn,
                 p.answer.clone(),
-                p.usage.clone(),
+                p.usage,
                 p.failed.clone(),
             )
         })

@@ -189,7 +189,7 @@ impl ProbesConfig {
         }
         match (&self.turns, self.every) {
             (Some(turns), _) => turns.contains(&turn),
-            (None, every) => turn % every.unwrap_or(DEFAULT_PROBE_EVERY).max(1) == 0,
+            (None, every) => turn.is_multiple_of(every.unwrap_or(DEFAULT_PROBE_EVERY).max(1)),
         }
     }
 
