@@ -154,3 +154,57 @@ fn counter_offers(messages: &[Message], space: TermSpace<'_>) -> Vec<Terms> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::negotiator::read_prompt;
+    use dealgym::game::Seat;
+    use dealgym::score::{belief_question, Belief, Probe};
+    use dealgym_core::fixtures::{casino, learner_first_as, play, turn};
+
+    /// The learner (agent_1) of the CaSiNo fixture is asked about agent_2 (food/water/firewood
+    /// 3/4/5). Before any proposal the mock's order is a guess; after agent_2 twice asks for
+    /// all the firewood and most of the water (its own terms: what it gets), it ranks firewood
+    /// first, then water, and says so with more confidence. Either answer is read by the engine's reader.
+    #[test]
+    fn the_mocks_answer_is_readable_and_learns_from_the_proposals() {
+        let s = casino();
+        let setup = learner_first_as(&s, dealgym::scenario::Role::Agent1);
+        let moves = [
+            turn("Mine.", "[SUBMIT_DEAL] food:3 water:3 firewood:3"),
+            turn("No.", "[SUBMIT_DEAL] food:0 water:2 firewood:3"),
+            turn("Hm.", "[SUBMIT_DEAL] food:3 water:2 firewood:2"),
+            turn("No.", "[SUBMIT_DEAL] food:1 water:2 firewood:3"),
+        ];
+        let ask = |n: usize| {
+            let e = play(&s, setup.clone(), &moves[..n]);
+            let mut messages = e.view(Seat::Learner).to_vec();
+            messages.push(Message::new(
+                MessageRole::User,
+                belief_question(&s, &setup, Seat::Learner).unwrap(),
+            ));
+            assert!(is_probe(&messages));
+            let reading = read_prompt(e.system_prompt(Seat::Learner)).unwrap();
+            let text = answer(&reading, &messages, 9);
+            Probe::scored(&s, &setup, Seat::Learner, 1, text, None, None)
+        };
+        let before = ask(0);
+        assert!(
+            !before.unreadable && before.confidence.is_some(),
+            "{before:?}"
+        );
+        let after = ask(4);
+        assert_eq!(
+            after.belief,
+            Some(Belief::Order(vec![
+                "firewood".into(),
+                "water".into(),
+                "food".into()
+            ])),
+            "{after:?}"
+        );
+        assert_eq!(after.accuracy, Some(1.0));
+        assert!(after.confidence > before.confidence, "{before:?} {after:?}");
+    }
+}
