@@ -36,6 +36,7 @@ mod planner;
 mod prefixes;
 mod preset_ina;
 mod presets;
+mod probes;
 mod prompt_cost;
 mod prompts_truth;
 mod properties;

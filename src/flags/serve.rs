@@ -150,6 +150,13 @@ pub struct ServeFlags {
 impl ServeFlags {
     pub fn options(&self) -> Result<ServeOptions> {
         let file = self.config.resolve()?;
+        if file.probes.beliefs {
+            anyhow::bail!(
+                "[probes] beliefs = true: belief probes are asked by `run` and `eval`, which \
+                 call the model seats themselves; a served session's seats are its clients' \
+                 — drop [probes] from the config you serve with"
+            );
+        }
         // The config's `[scenarios]` (no flag of serve's own sets them), its sample seeded by
         // the config's seed as `run` seeds it.
         let selection = SelectConfig::default()

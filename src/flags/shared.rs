@@ -61,6 +61,11 @@ pub struct PlanFlags {
     /// games only. Over the config's `[episode] talk`.
     #[arg(long, value_name = "on|off")]
     pub talk: Option<Talk>,
+    /// Belief probes: ask each model seat, before some of its turns and never forwarded, for
+    /// its estimate of the other side's private values and its confidence (the config's
+    /// `[probes] beliefs = true`; its `turns` or `every` choose the turns, default every 2nd).
+    #[arg(long)]
+    pub belief_probes: bool,
     #[command(flatten)]
     pub resume: ResumeFlag,
     /// Play only shard i of n (0-based) of the plan: whole GRPO groups, group g to shard
@@ -131,6 +136,9 @@ impl PlanFlags {
         }
         if let Some(talk) = self.talk {
             o.episode.talk = talk;
+        }
+        if self.belief_probes {
+            o.probes.beliefs = true;
         }
         o.progress = !self.quiet.quiet;
         o.shard = self.shard_choice(|name| std::env::var(name).ok())?;

@@ -5,7 +5,9 @@
 //! It also plays an LLM judge and a reward model (`judge.rs`): chat requests made from a
 //! built-in judge rubric get verdicts, and vLLM's `/pooling` and `/score` routes and a plain
 //! `/reward` route get rewards. And it plays an annotator (`annotate.rs`): requests made from
-//! `annotate`'s thought template get a thought that leads to the move shown.
+//! `annotate`'s thought template get a thought that leads to the move shown. Belief probes
+//! (`run`'s `[probes]`) get an estimate of the other side's private values read from its
+//! proposals, with a confidence (`beliefs.rs`).
 //!
 //! Knobs inject what real endpoints do: latency (fixed plus random), 500s and 429s, hangs,
 //! unreadable bodies, garbage completions, `<think>` blocks or `reasoning_content`, and fake
@@ -17,6 +19,7 @@
 //! (mock seed, request, n), so a retried request can succeed where the first try failed.
 
 mod annotate;
+mod beliefs;
 pub mod demo;
 mod judge;
 mod negotiator;
@@ -498,6 +501,11 @@ async fn chat(
             judge::UNREADABLE_VERDICT.to_string()
         } else {
             judge::verdict(&prompt.join("\n"))
+        }
+    } else if beliefs::is_probe(&parsed.messages) {
+        match reading(&state, &parsed.messages) {
+            Some(reading) => beliefs::answer(&reading, &parsed.messages, parsed.seed.unwrap_or(0)),
+            None => "Estimate: I do not recognise this task.\nConfidence: 0".to_string(),
         }
     } else if garbage {
         stats.garbage.fetch_add(1, Ordering::Relaxed);

@@ -37,7 +37,7 @@ use crate::scenario::Scenario;
 use crate::scenario::{Family, Role};
 use crate::score::{
     anchor_point, episode_metrics, oracle, proposals, turn_cap, Aggregate, AnchorPoint,
-    EpisodeMetrics, EpisodeValues, Oracle, Weights,
+    EpisodeMetrics, EpisodeValues, Oracle, Probe, Weights,
 };
 use crate::vocab::Call;
 
@@ -217,6 +217,14 @@ pub struct EpisodeRecord {
     /// and `serve`'s), and in records older than the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oracle: Option<Oracle>,
+    /// Belief probes (`[probes] beliefs = true`): each time a model seat was asked, before one
+    /// of its turns and never forwarded, for its estimate of the other side's private values,
+    /// with the answer as written, what was read of it and its score against the scenario
+    /// (`score::Probe`; the book's evaluation guide, "Does it know what the other side
+    /// wants?"). The probe calls are counted here alone, never in the turns, and never change
+    /// the episode. Absent without probes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<Probe>,
 }
 
 fn no_parts(parts: &PerSeat<Parts>) -> bool {
@@ -408,6 +416,7 @@ impl EpisodeRecord {
             training: None,
             campaign,
             oracle: None,
+            probes: Vec::new(),
         })
     }
 

@@ -16,6 +16,7 @@
 
 mod aggregate;
 mod anchoring;
+mod beliefs;
 mod estimate;
 mod oracle;
 mod quantile;
@@ -29,6 +30,9 @@ pub use aggregate::{
 };
 pub(crate) use anchoring::anchor_point;
 pub use anchoring::{AnchorPoint, Anchoring};
+pub use beliefs::{
+    belief_question, check_probed_family, Belief, BeliefError, MeanEstimate, Probe, PROBE_MARKER,
+};
 pub use estimate::{cell, pct_cell, Estimate};
 pub(crate) use oracle::oracle;
 pub use oracle::{Oracle, OracleSearch};

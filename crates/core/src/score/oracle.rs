@@ -17,7 +17,10 @@
 //!    is a candidate; if it is the top rung, no play does better and the search stops;
 //! 3. otherwise *hold*: propose the top rung (the second when the top was the seat's last
 //!    proposal, so the reject-loop rule never ends the line), which the rule rejects, and go
-//!    on to the seat's next turn — where the rule's aspiration has fallen.
+//!    on to the seat's next turn — where the rule's aspiration has fallen. Where the rule
+//!    would take the second rung already and the top was the seat's last proposal, hold by a
+//!    REJECT (failing that a TALK, or the top again: `Prober::hold_again`), which keeps the
+//!    top open to a later turn.
 //!
 //! The line ends with the episode (the turn cap; the rule walking away); the oracle is the
 //! best candidate, and never less than the no-deal ρ (walking away is always legal).
@@ -39,7 +42,8 @@
 //!   ticket has no single ladder.
 //!
 //! Depth: the turn cap (`max_rounds`, `max_moves`); probes per turn: at most 2 + ⌈log₂ n⌉, n
-//! the ladder's length (a listing of 10,000 makes 2,000,001 cents: 23 probes). A result is
+//! the ladder's length (a listing of 10,000 makes 2,000,001 cents: 23 probes), and at most
+//! three trial moves where the seat holds by a REJECT. A result is
 //! cached per (scenario, setup, seat, rule, seed): an eval meets the same setups with every
 //! player.
 
@@ -206,8 +210,16 @@ fn search(
         let hold = (0..accepted_from.min(2))
             .map(|i| ladder.rung(i))
             .find(|t| Some(t) != last.as_ref());
-        let Some(hold) = hold else { break };
-        let step = episode.step(prober.write(&episode, Action::Submit(hold)))?;
+        let hold = match hold {
+            Some(terms) => Action::Submit(terms),
+            // The rule accepts every rung but the top, which was the seat's last proposal:
+            // hold the position another way, or the line would stop a turn early.
+            None => match prober.hold_again(&here, &mut scratch, ladder.rung(0))? {
+                Some(action) => action,
+                None => break,
+            },
+        };
+        let step = episode.step(prober.write(&episode, hold))?;
         if step.played.is_none() {
             break;
         }
@@ -296,6 +308,31 @@ impl Prober<'_, '_> {
             }
         }
         Ok(Some((hi, rho)))
+    }
+
+    /// A move that holds the seat's position when its last proposal was already `top` (the
+    /// ladder's top rung, which the rule rejects) and every other rung would be accepted: a
+    /// REJECT, failing that a TALK, failing that `top` again — the first the engine plays
+    /// without ending the episode. The REJECT comes first because it breaks the seat's run of
+    /// one proposal (`rules::reject_loop`), so `top` stays open to it at a later turn; it ends
+    /// the line only under a rejection streak of 1, and a TALK is not in every turn format. A
+    /// time-dependent rule answers all three alike: it meets no offer it accepts and proposes
+    /// by its own clock. `None` when none of them is played.
+    fn hold_again(
+        &mut self,
+        at: &Snapshot,
+        scratch: &mut Episode,
+        top: Terms,
+    ) -> Result<Option<Action>, OracleError> {
+        for action in [Action::Reject, Action::Talk, Action::Submit(top)] {
+            scratch.restore(at);
+            let completion = self.write(scratch, action.clone());
+            let step = scratch.step(completion)?;
+            if step.played.as_ref() == Some(&action) && scratch.outcome().is_none() {
+                return Ok(Some(action));
+            }
+        }
+        Ok(None)
     }
 
     fn deal(
@@ -456,6 +493,39 @@ mod tests {
             assert_eq!(best.search, OracleSearch::Frontier);
             assert!(
                 (best.rho - 19.0 / 36.0).abs() < 1e-9,
+                "{}: {}",
+                tactic.name(),
+                best.rho
+            );
+        }
+    }
+
+    /// Two books, worth 1 each to both sides (Deal or No Deal); the learner moves first, three
+    /// rounds each, the same-offer loop at 3. The ladder is: keep both (rung 0), keep one, keep
+    /// none. A linear rule's aspiration over its own moves t = 0, 1, 2 is 2, 1, 0 books (a
+    /// conceder's 2, 0.59, 0), so it answers the learner's t-th proposal by accepting "keep
+    /// none" only, then "keep one" too, then any. The learner holds with its top rung at turn
+    /// 0; at turn 1 the rule would take "keep one" (ρ 1/2), and the top rung was the learner's
+    /// last proposal. Holding once more (a REJECT, which also breaks the run of one proposal)
+    /// lets the learner propose "keep both" at turn 2, which the rule accepts at its last move:
+    /// ρ = 2/2 = 1. The search that stopped at turn 1 found 1/2.
+    #[test]
+    fn the_search_holds_on_when_the_rule_takes_every_rung_but_the_last_proposal() {
+        let values = |values: Vec<u32>| crate::scenario::ItemValues {
+            values,
+            reasons: vec![],
+        };
+        let s = crate::fixtures::items_scenario(
+            crate::fixtures::dnd_items(&[2]),
+            values(vec![1]),
+            values(vec![1]),
+        );
+        let mut setup = learner_first_as(&s, Role::Agent1);
+        setup.rules.max_rounds = 3;
+        for tactic in [Tactic::Linear, Tactic::Conceder] {
+            let best = oracle(&s, &setup, Seat::Learner, tactic, 5).unwrap();
+            assert!(
+                (best.rho - 1.0).abs() < 1e-9,
                 "{}: {}",
                 tactic.name(),
                 best.rho

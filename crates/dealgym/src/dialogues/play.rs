@@ -97,6 +97,7 @@ pub(crate) fn play(
             roles_exchanged: false,
         },
         text_limits: None,
+        probes: Default::default(),
     });
     let planned = PlannedEpisode {
         scenario: dialogue.scenario.clone(),

@@ -35,6 +35,7 @@
 //!   `SPILL_AFTER`, then in partition files by key, removed on drop — the I/O half of
 //!   `score::rating`'s store seam, so an eval's or a report's memory stays flat.
 
+mod beliefs;
 mod grid;
 mod matrix;
 mod player_figures;
@@ -258,6 +259,7 @@ fn pairing_kit(
         .map(String::as_str)
         .chain(scenarios.iter().map(|s| s.id.as_str()));
     let mut kit = build_kit(&options, words)?;
+    crate::run::check_probed_scenarios(&run.probes, scenarios.iter().map(|s| &**s))?;
     kit.seating = Seating {
         names: PerSeat::new(
             Some(pairing.learner.name.clone()),

@@ -26,6 +26,7 @@ use serde_json::{json, Value};
 
 use std::path::PathBuf;
 
+use super::beliefs::{BeliefFigures, Beliefs};
 use super::matrix::CrossPlay;
 use super::player_figures::{talk_rows, AnchorRow, Anchors, TalkRow};
 use super::spill::{SpillError, SpillStore};
@@ -42,6 +43,7 @@ use crate::score::{cell, pct_cell, Comparisons, Estimate, Leaderboard, Rating};
 pub(crate) struct EvalTally {
     matrix: CrossPlay,
     anchors: Anchors,
+    beliefs: Beliefs,
     comparisons: Comparisons<SpillStore>,
     learners: BTreeSet<String>,
 }
@@ -52,6 +54,7 @@ pub struct EvalResults {
     matrix: CrossPlay,
     leaderboard: Leaderboard,
     anchoring: Vec<AnchorRow>,
+    beliefs: BeliefFigures,
 }
 
 impl EvalTally {
@@ -69,6 +72,7 @@ impl EvalTally {
     pub fn add(&mut self, record: &EpisodeRecord) -> Result<(), SpillError> {
         self.matrix.add(record);
         self.anchors.add(record);
+        self.beliefs.add(record);
         self.learners
             .insert(record.player_name(Seat::Learner).to_string());
         if record.kind() == OutcomeKind::Error {
@@ -98,6 +102,7 @@ impl EvalTally {
             .leaderboard(|name| learners.contains(name))?;
         Ok(EvalResults {
             anchoring: self.anchors.rows(&self.matrix),
+            beliefs: self.beliefs.figures(),
             matrix: self.matrix,
             leaderboard,
         })
@@ -139,6 +144,7 @@ impl EvalResults {
         out.push('\n');
         out.push_str(&self.talk_markdown());
         out.push_str(&self.anchoring_markdown());
+        out.push_str(&self.beliefs_markdown());
         out.push_str(&ratings_markdown(&self.leaderboard));
         out
     }
@@ -211,6 +217,43 @@ impl EvalResults {
         out
     }
 
+    /// The belief probes of the records (`[probes] beliefs = true`): per player, the probes,
+    /// the unreadable ones, the mean accuracy and the mean stated confidence.
+    pub(crate) fn beliefs(&self) -> &BeliefFigures {
+        &self.beliefs
+    }
+
+    /// "Does it know what the other side wants?": a row per player with belief probes, its
+    /// mean accuracy (0–1) and mean stated confidence (0–100), each with its 95% interval, then
+    /// a blank line; nothing without probes.
+    pub(crate) fn beliefs_markdown(&self) -> String {
+        if self.beliefs.is_empty() {
+            return String::new();
+        }
+        let mut out = wrap(
+            "Belief probes: each player's estimate of the other side's private values (a \
+             price's reservation, an order of items or issues), its accuracy (1: exact) and \
+             its stated confidence, 95% CI",
+        );
+        out.push_str(
+            "\n\n| player | probes | unreadable | accuracy [95% CI] | confidence [95% CI] |\n\
+             |---|---:|---:|---:|---:|\n",
+        );
+        for r in &self.beliefs.players {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                r.player,
+                r.probes,
+                r.unreadable,
+                cell(r.accuracy, 3),
+                cell(r.confidence, 1),
+            );
+        }
+        out.push('\n');
+        out
+    }
+
     /// One Markdown table per family (`### FAMILY`), then one for all families (`### all`),
     /// with one row per pairing that met (player in the learner seat, opponent): its episodes,
     /// then the learner seat's deal % with its bargained ratio over deals beside it and its ρ per
@@ -277,8 +320,10 @@ impl EvalResults {
     /// mean_rho, deal_rate, sl, average_turns, regret}]}], "ratings": [{player, rating, low, high, comparisons, wins,
     /// group}], "groups": [{number, players, situations}], "connections": "…", "talk":
     /// [{player, opponent, deal_rate, rho_deals, rho_difference, deal_difference}],
-    /// "anchoring": [{player, family, deals, slope, first_bid}]}` (`talk` and `anchoring` only
-    /// where the records give rows; `deal_rate` and `rho_deals` with talk, then without; `rho_deals`
+    /// "anchoring": [{player, family, deals, slope, first_bid}], "beliefs": {"players":
+    /// [{player, probes, unreadable, accuracy, confidence}], "calibration": [{bin, midpoint, n,
+    /// confidence, accuracy}], "error_by_turn": [{player, turn, error}]}}` (`talk`, `anchoring`
+    /// and `beliefs` only where the records give rows; `deal_rate` and `rho_deals` with talk, then without; `rho_deals`
     /// over deals, `mean_rho` per episode; `deal_rate`, `sl` and `average_turns` DialogXpert's
     /// SR, SL and AT, `sl` only where the learner was a price buyer, `regret` only where it faced a built-in rule the oracle searches (`score::oracle`); `group` a group's `number`, `null` for a player
     /// never compared; `connections` the sentence `EvalResults::connections` gives), estimates as
@@ -306,6 +351,9 @@ impl EvalResults {
         }
         if !self.anchoring.is_empty() {
             out["anchoring"] = json!(self.anchoring);
+        }
+        if !self.beliefs.is_empty() {
+            out["beliefs"] = json!(self.beliefs);
         }
         out
     }

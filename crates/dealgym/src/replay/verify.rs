@@ -427,6 +427,23 @@ pub(crate) fn check_record(
         .oracle
         .as_ref()
         .and_then(|_| rebuilt.oracle_of(scenario));
+    // A probe's answer is what the model said, not the engine's to recompute; what was read of
+    // it and its scores are, from the answer and the scenario.
+    rebuilt.probes = record
+        .probes
+        .iter()
+        .map(|p| {
+            crate::score::Probe::scored(
+                scenario,
+                &rebuilt.setup,
+                p.seat,
+                p.turn,
+                p.answer.clone(),
+                p.usage,
+                p.failed.clone(),
+            )
+        })
+        .collect();
     // Which rewards the record was scored under is provenance; checked under `rewards`, a
     // record scored otherwise differs in its rewards, not here.
     rebuilt.reward_config = record.reward_config.clone();

@@ -19,6 +19,7 @@
 //! report is written or fails), so an eval's file keeps memory flat too; a plain run's records
 //! add none. It plays no episode and talks to no endpoint.
 
+mod beliefs;
 mod charts;
 mod groups;
 mod head_to_head;
@@ -297,6 +298,9 @@ pub(crate) fn write_report(
     let player_figures: Vec<Sheet> = [
         head_to_head::talk_table(&head_to_head),
         head_to_head::anchoring_table(&head_to_head),
+        beliefs::beliefs_table(&head_to_head),
+        beliefs::calibration_table(&head_to_head),
+        beliefs::belief_error_table(&head_to_head),
     ]
     .into_iter()
     .flatten()
@@ -348,6 +352,7 @@ pub(crate) fn write_report(
         } else {
             training.charts()?
         })
+        .chain(beliefs::belief_charts(&head_to_head)?)
         .map(|(name, caption, svg)| page::Chart {
             how: page::how_to_read(&name).to_string(),
             name,

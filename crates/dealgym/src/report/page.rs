@@ -119,6 +119,15 @@ pub(crate) fn sections<'a>(p: &Parts<'a>) -> Vec<Section<'a>> {
     if let Some(table) = p.tickets {
         answer.push(open(table));
     }
+    // Belief probes: the calibration table open, with its two charts.
+    if let Some(table) = p
+        .player_figures
+        .iter()
+        .find(|t| t.name == "belief_calibration")
+    {
+        answer.push(open(table));
+        answer.extend(p.charts(&["belief_calibration", "belief_error_by_turn"]));
+    }
     if let Some(table) = p.people {
         answer.push(open(table));
         answer.extend(p.charts(&["outcomes_people_and_models"]));
@@ -229,6 +238,8 @@ pub(crate) fn how_to_read(name: &str) -> &'static str {
         "outcomes_by_family" | "outcomes_people_and_models" => "Each bar splits its episodes by how they ended; the legend names the endings in the bars' order.",
         "sensitivity" => "A line per family (and one for all): the learner's ρ over the deals it would keep if it refused every deal below τ; the band is the 95% interval. What each τ costs in deals is in the CSV.",
         "rho_distribution" => "How many episodes ended at each ρ (the learner's share of the surplus); the end bars also hold everything beyond −1 and 1.",
+        "belief_error_by_turn" => "A line per player: its belief probes' mean normalised error (0: exact) before each of its own turns; the band is the 95% interval. A falling line learns the other side as the talk goes on.",
+        "belief_calibration" => "The probes' accuracy (× 100) per stated-confidence bin, beside the mean confidence stated in it; bands are 95% intervals. Calibrated, the two lines meet; accuracy below confidence is overconfidence.",
         "first_bid" => "A dot is the buyer's first offer over its budget; its bar the 95% interval.",
         "points_by_opponent_persona" => "A dot is the learner's mean points per episode; its bar the 95% interval.",
         name if name.starts_with("training_") => "A line per run across training steps; the band is the 95% interval.",

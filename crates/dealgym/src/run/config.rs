@@ -34,6 +34,7 @@ impl RunOptions {
         self.sampling = file.sampling;
         self.players = file.players;
         self.prompts_dir = file.prompts_dir;
+        self.probes = file.probes;
         self
     }
 }
@@ -108,6 +109,10 @@ impl RunOptions {
 /// [sampling.learner]        # defaults for a model seat's player where it sets none
 /// temperature = 1.0         # also top_p, max_tokens; [sampling.opponent] likewise
 ///
+/// [probes]                 # belief probes (the book's guide/eval.md); off by default
+/// beliefs = true            # ask model seats for the other side's private values
+/// turns = [2, 4, 6]         # before these of the seat's own turns; or every = 2 (the default)
+///
 /// [players.qwen]
 /// endpoint = "http://127.0.0.1:8000/v1"
 /// model = "Qwen/Qwen3-8B"
@@ -144,6 +149,78 @@ pub struct FileConfig {
     /// limit); the flags win.
     #[serde(skip_serializing_if = "SelectConfig::is_empty")]
     pub scenarios: SelectConfig,
+    /// `[probes]`: belief probes of the model seats (off by default).
+    #[serde(skip_serializing_if = "ProbesConfig::is_off")]
+    pub probes: ProbesConfig,
+}
+
+/// `[probes]`: belief probes (the book's `guide/eval.md`, "Does it know what the other side
+/// wants?"). With `beliefs = true`, each model seat (`openai:` or a `[players.NAME]` endpoint)
+/// of a two-party episode is asked, before the chosen ones of its own turns, for its estimate
+/// of the other side's private values with its confidence, in one extra call that is never
+/// forwarded, kept in its history or trajectory, and never changes the episode; the record's
+/// `probes` keep the answers and their scores.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProbesConfig {
+    /// Ask the model seats for their beliefs (`--belief-probes`).
+    pub beliefs: bool,
+    /// The seat's own turns (1 for its first move) before which it is asked; or `every`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turns: Option<Vec<u32>>,
+    /// Ask before every N-th of its own turns (N, 2N, …); 2 where neither this nor `turns` is
+    /// given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub every: Option<u32>,
+}
+
+/// The probes' interval where the config gives neither `turns` nor `every`.
+const DEFAULT_PROBE_EVERY: u32 = 2;
+
+impl ProbesConfig {
+    fn is_off(&self) -> bool {
+        *self == ProbesConfig::default()
+    }
+
+    /// Whether a seat is asked before its own turn `turn` (1-based).
+    pub(crate) fn asks_before(&self, turn: u32) -> bool {
+        if !self.beliefs || turn == 0 {
+            return false;
+        }
+        match (&self.turns, self.every) {
+            (Some(turns), _) => turns.contains(&turn),
+            (None, every) => turn.is_multiple_of(every.unwrap_or(DEFAULT_PROBE_EVERY).max(1)),
+        }
+    }
+
+    /// The settings checked: `turns` and `every` only with `beliefs = true`, never both, no
+    /// turn 0, no empty list, `every` at least 1.
+    pub fn check(&self) -> Result<(), String> {
+        let given = self.turns.is_some() || self.every.is_some();
+        if given && !self.beliefs {
+            return Err(
+                "[probes] turns/every are set but beliefs is not: add beliefs = true \
+                        (or --belief-probes), or drop them"
+                    .into(),
+            );
+        }
+        if self.turns.is_some() && self.every.is_some() {
+            return Err("[probes] give turns or every, not both".into());
+        }
+        if let Some(turns) = &self.turns {
+            if turns.is_empty() || turns.contains(&0) {
+                return Err(
+                    "[probes] turns: list the seat's own turns, from 1 (its first \
+                            move), e.g. turns = [2, 4, 6]"
+                        .into(),
+                );
+            }
+        }
+        if self.every == Some(0) {
+            return Err("[probes] every: 1 or more (every = 2 asks before turns 2, 4, …)".into());
+        }
+        Ok(())
+    }
 }
 
 /// A config file that cannot be used.
@@ -294,6 +371,7 @@ impl FileConfig {
             check_count("group_size", n.into(), 1, MAX_GROUP_SIZE)?;
         }
         self.scenarios.check()?;
+        self.probes.check()?;
         self.episode.validate()
     }
 }
@@ -349,6 +427,45 @@ fn check_rewards(rewards: &mut RewardConfig, path: &Path) -> Result<(), String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Probes ask before the turns listed, or every N-th (2 by default), and only with
+    /// `beliefs = true`; settings that cannot be honoured are refused with the key.
+    #[test]
+    fn probes_choose_their_turns_and_refuse_what_cannot_be_honoured() {
+        let read = |text: &str| toml::from_str::<FileConfig>(text).unwrap().probes;
+        let default = read("[probes]\nbeliefs = true\n");
+        assert_eq!(
+            (1..=6)
+                .filter(|t| default.asks_before(*t))
+                .collect::<Vec<_>>(),
+            [2, 4, 6]
+        );
+        let listed = read("[probes]\nbeliefs = true\nturns = [1, 5]\n");
+        assert_eq!(
+            (1..=6)
+                .filter(|t| listed.asks_before(*t))
+                .collect::<Vec<_>>(),
+            [1, 5]
+        );
+        let every = read("[probes]\nbeliefs = true\nevery = 3\n");
+        assert_eq!(
+            (1..=7)
+                .filter(|t| every.asks_before(*t))
+                .collect::<Vec<_>>(),
+            [3, 6]
+        );
+        assert!(!ProbesConfig::default().asks_before(2), "off by default");
+        for bad in [
+            "[probes]\nturns = [2]\n",
+            "[probes]\nbeliefs = true\nturns = [2]\nevery = 2\n",
+            "[probes]\nbeliefs = true\nturns = []\n",
+            "[probes]\nbeliefs = true\nevery = 0\n",
+        ] {
+            let err = read(bad).check().unwrap_err();
+            assert!(err.contains("[probes]"), "{bad}: {err}");
+        }
+        assert!(toml::from_str::<FileConfig>("[probes]\nbelief = true\n").is_err());
+    }
 
     #[test]
     fn a_full_config_parses_and_a_typo_is_named() {

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::config::ProbesConfig;
 use super::plan::PlannedEpisode;
+use super::probes::{ask_belief, turn_to_probe, ProbeAnswer};
 use super::rewarding::Rewarding;
 use crate::agents::{PersonaConfig, Played, Player, PlayerError, TurnContext};
 use crate::digest::Digest;
@@ -103,6 +105,8 @@ pub struct EpisodeKit {
     /// `--max-episode-bytes`): a completion past one ends the episode as an `error` that names
     /// it (`Driver::feed`). `None`: no cap (a run's own players).
     pub(crate) text_limits: Option<TextLimits>,
+    /// The belief probes asked of the model seats (`[probes]`; off: none).
+    pub(crate) probes: ProbesConfig,
 }
 
 /// How an eval pairing sits at the table: the name each seat's player has in the eval (written
@@ -213,6 +217,24 @@ struct Books {
     route: Route,
     /// What the episode's turns store so far, against the kit's `text_limits`.
     text: EpisodeText,
+    /// The belief probes' answers so far, in the order they were asked (`run::probes`).
+    probes: Vec<ProbeAnswer>,
+}
+
+/// A seat's answer with the belief probe asked before it, where one was.
+pub(crate) struct Asked {
+    played: Played,
+    probe: Option<ProbeAnswer>,
+}
+
+/// A logged prefix's turn: no probe was asked before it.
+impl From<Played> for Asked {
+    fn from(played: Played) -> Asked {
+        Asked {
+            played,
+            probe: None,
+        }
+    }
 }
 
 /// An episode's routing ticket: its seats' bindings to replicas (players with several
@@ -302,6 +324,7 @@ impl Driver {
                 prompt_lens: Vec::new(),
                 started: Instant::now(),
                 text: EpisodeText::default(),
+                probes: Vec::new(),
             },
         })
     }
@@ -379,6 +402,7 @@ impl Driver {
         let timing = std::mem::take(&mut books.timing);
         let calls = std::mem::take(&mut books.calls);
         let plans = std::mem::take(&mut books.plans);
+        let probes = std::mem::take(&mut books.probes);
         let mut record =
             EpisodeRecord::from_episode(self.episode, meta, &kit.rewards, timing, calls)
                 .ok_or(EpisodeError::NotEnded { scenario })?;
@@ -390,6 +414,10 @@ impl Driver {
         }
         record.preset = kit.preset.clone();
         record.oracle = record.oracle_of(&played_on);
+        record.probes = probes
+            .into_iter()
+            .map(|p| p.scored(&played_on, &record.setup))
+            .collect();
         Ok(record)
     }
 
@@ -467,7 +495,7 @@ impl Books {
 }
 
 impl Players<Episode> for Books {
-    type Answer = Played;
+    type Answer = Asked;
     type Failure = PlayerError;
     type Error = EpisodeError;
 
@@ -481,12 +509,24 @@ impl Players<Episode> for Books {
         &'a self,
         episode: &'a Episode,
         seat: Seat,
-    ) -> impl Future<Output = Result<Played, PlayerError>> + 'a {
-        let mut ctx = TurnContext::of(episode, seat, self.seeds.sampling_seed(seat));
+    ) -> impl Future<Output = Result<Asked, PlayerError>> + 'a {
+        let sampling_seed = self.seeds.sampling_seed(seat);
+        let mut ctx = TurnContext::of(episode, seat, sampling_seed);
         ctx.route = Some(self.route.ticket);
+        let probe_turn = turn_to_probe(&self.kit.probes, episode, seat, &self.probes);
         async move {
             match &self.kit.players[seat] {
-                SeatPlayer::Local(player) => player.play(&ctx, episode.view(seat)).await,
+                SeatPlayer::Local(player) => {
+                    // Asked first, and apart: the probe's answer is nothing the turn sees.
+                    let probe = match probe_turn {
+                        Some(turn) => {
+                            Box::pin(ask_belief(player, episode, seat, turn, sampling_seed)).await
+                        }
+                        None => None,
+                    };
+                    let played = player.play(&ctx, episode.view(seat)).await?;
+                    Ok(Asked { played, probe })
+                }
                 SeatPlayer::External { spec, .. } => Err(PlayerError::Spec {
                     spec: spec.clone(),
                     message: "a seat played from outside is fed, not asked".into(),
@@ -495,8 +535,9 @@ impl Players<Episode> for Books {
         }
     }
 
-    fn take(&mut self, episode: &mut Episode, _: Seat, played: Played) -> Result<(), EpisodeError> {
-        self.feed(episode, played).map(|_| ())
+    fn take(&mut self, episode: &mut Episode, _: Seat, asked: Asked) -> Result<(), EpisodeError> {
+        self.probes.extend(asked.probe);
+        self.feed(episode, asked.played).map(|_| ())
     }
 
     fn fail(

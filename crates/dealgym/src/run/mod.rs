@@ -14,6 +14,8 @@ mod execute;
 mod options;
 mod plan;
 mod prefix;
+mod probes;
+pub(crate) use probes::check_probed_scenarios;
 pub mod preset;
 mod report;
 mod rewarding;
@@ -34,7 +36,7 @@ use crate::reward::RewardConfig;
 use crate::scenario::{load_scenarios, LoadOptions, Scenario};
 
 pub(crate) use campaign::CampaignPlan;
-pub use config::{presets_doc, ConfigError, FileConfig};
+pub use config::{presets_doc, ConfigError, FileConfig, ProbesConfig};
 pub(crate) use driver::{panic_message, play_caught, Driver, Finished};
 pub use driver::{play, EpisodeError, EpisodeKit, SeatPlayer, Seating, INTERNAL_ERROR};
 pub(crate) use execute::{
@@ -162,6 +164,11 @@ pub async fn run<'s>(
                 .map(String::as_str)
                 .chain(scenarios.iter().map(|s| s.id.as_str()));
             let kit = build_kit(options, words)?;
+            probes::check_probes(
+                &options.probes,
+                &kit.players,
+                scenarios.iter().map(|s| &**s),
+            )?;
             (
                 kit,
                 plan(&scenarios, options.seed, options.group_size, seatings),
@@ -171,7 +178,11 @@ pub async fn run<'s>(
         Some(prefixes) => {
             let plan = plan_prefixes(prefixes, options)?;
             let words = std::iter::once("prefixes").chain(plan.identity.iter().map(String::as_str));
-            (build_kit(options, words)?, plan.planned, Some(plan.report))
+            let kit = build_kit(options, words)?;
+            // A record's scenario whose family has no figure to ask about gets a failed probe
+            // naming why (`run::probes`).
+            probes::check_probes(&options.probes, &kit.players, [])?;
+            (kit, plan.planned, Some(plan.report))
         }
     };
     let mut summary = play_plan(options, Arc::new(kit), planned, stop).await?;
@@ -190,10 +201,9 @@ async fn run_campaigns<'s>(
     started: std::time::Instant,
 ) -> Result<RunSummary, RunError> {
     let plan = campaign::CampaignPlan::read(options, file, 1)?;
-    let kit = Arc::new(build_kit(
-        options,
-        plan.identity.iter().map(String::as_str),
-    )?);
+    let kit = build_kit(options, plan.identity.iter().map(String::as_str))?;
+    probes::check_probes(&options.probes, &kit.players, [])?;
+    let kit = Arc::new(kit);
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
     let (todo, skipped) = plan.jobs(&kit, &existing.episode_ids_of(&kit.run_id), &options.out)?;
     let bar = progress_bar(options.progress, plan.deals - skipped);
@@ -320,6 +330,7 @@ pub fn build_kit<'a>(
             .map(Arc::new),
         seating: Seating::default(),
         text_limits: None,
+        probes: options.probes.clone(),
     })
 }
 

@@ -63,6 +63,8 @@ pub struct RunOptions {
     /// campaign's deals in order, their reservations from its ledger. `scenarios` then only
     /// says where the deals' scenarios are (empty: `scenarios/{family}.jsonl`).
     pub campaigns: Option<PathBuf>,
+    /// Belief probes of the model seats (`[probes]`, `--belief-probes`; off by default).
+    pub probes: super::config::ProbesConfig,
 }
 
 impl RunOptions {
@@ -95,6 +97,7 @@ impl RunOptions {
             grace: Duration::from_secs(30),
             prefixes: None,
             campaigns: None,
+            probes: Default::default(),
         }
     }
 
@@ -123,6 +126,7 @@ impl RunOptions {
             .and_then(|_| check_count("group size", self.group_size.into(), 1, MAX_GROUP_SIZE))
             .and_then(|_| self.episode.validate())
             .and_then(|_| self.rewards.check_against(&self.episode))
+            .and_then(|_| self.probes.check())
             .map_err(RunError::Options)
     }
 

@@ -544,7 +544,8 @@ pub(crate) fn feed_prefix<R, E, P>(
 where
     R: Logged,
     E: ToMove<Seat = R::Seat>,
-    P: Players<E, Answer = Played>,
+    P: Players<E>,
+    P::Answer: From<Played>,
     EpisodeError: From<P::Error>,
 {
     let open = |episode: &E, fed: usize| match ending(episode) {
@@ -558,7 +559,7 @@ where
     for i in 0..n.min(record.turn_count()) {
         open(episode, i)?;
         let (seat, played) = record.played(i);
-        players.take(episode, seat, played)?;
+        players.take(episode, seat, played.into())?;
     }
     open(episode, n)
 }

@@ -228,6 +228,14 @@ pub(crate) fn build_table_kit(
                 .into(),
         ));
     }
+    if options.probes.beliefs {
+        return Err(RunError::Options(
+            "[probes] beliefs = true (--belief-probes) asks a two-party seat for the other \
+             side's private values; an n-party table has no one other side: leave probes off \
+             for table scenarios"
+                .into(),
+        ));
+    }
     let http = http_client(options.concurrency.max(8))
         .map_err(|e| RunError::Options(format!("cannot build the HTTP client: {e}")))?;
     let mut seats = BTreeMap::new();

@@ -288,6 +288,7 @@ impl Hub {
             rewarding: self.rewarding.clone(),
             seating: Seating::default(),
             text_limits: Some(self.options.text_limits),
+            probes: Default::default(),
         }))
     }
 
