@@ -15,6 +15,7 @@ pub mod generate;
 mod hotel;
 pub mod import;
 mod load;
+pub(crate) mod market;
 mod table;
 mod utility;
 
@@ -44,6 +45,10 @@ pub use table::{
     is_table_file, load_table_scenarios, load_table_scenarios_from_reader, AgreementRule,
     Incentive, Party, PartyPosition, PartyPrivate, ScheduleSpec, TableFamily, TablePublic,
     TableRules, TableScenario, UnknownParty,
+};
+pub use market::{
+    load_market_scenarios, load_market_scenarios_from_reader, MarketFamily, MarketRules,
+    MarketScenario, MarketShape, MarketVariant, Side, Trader, TraderPrivate,
 };
 pub use utility::bargained_ratio;
 

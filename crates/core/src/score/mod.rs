@@ -17,6 +17,7 @@
 mod aggregate;
 mod anchoring;
 mod estimate;
+mod market;
 mod oracle;
 mod quantile;
 mod rating;
@@ -30,6 +31,7 @@ pub use aggregate::{
 pub(crate) use anchoring::anchor_point;
 pub use anchoring::{AnchorPoint, Anchoring};
 pub use estimate::{cell, pct_cell, Estimate};
+pub use market::{market_metrics, MarketMetrics, MarketTally, TradeMetrics};
 pub(crate) use oracle::oracle;
 pub use oracle::{Oracle, OracleSearch};
 pub use quantile::{Bin, Quantiles};
