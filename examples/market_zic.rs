@@ -3,7 +3,8 @@
 //! interval, per shape and variant and overall — the figure the book's `families/market.md`
 //! sets beside Gode & Sunder's (1993).
 //!
-//! `cargo run --example market_zic [-- --count N --episodes K --rule zic|truthful|sniper]`
+//! `cargo run --example market_zic [-- --count N --episodes K --rule zic|truthful|sniper --rounds R]`
+//! (`--rounds` replaces every market's cap on rounds: how much the cap holds ZI-C back).
 
 use std::sync::Arc;
 
@@ -30,7 +31,13 @@ fn main() -> anyhow::Result<()> {
             .ok_or_else(|| anyhow::anyhow!("--rule {name}: zic, sniper or truthful"))?,
         None => MarketRule::Zic,
     };
-    let markets = generate_markets(None, None);
+    let rounds: Option<u32> = arg("--rounds").map(|c| c.parse()).transpose()?;
+    let mut markets = generate_markets(None, None);
+    if let Some(r) = rounds {
+        for m in &mut markets {
+            m.rules.rounds = r;
+        }
+    }
     let markets = &markets[..count.unwrap_or(markets.len()).min(markets.len())];
     let prompts = Prompts::builtin();
     let mut all = MarketTally::default();
@@ -78,8 +85,9 @@ fn main() -> anyhow::Result<()> {
     }
     row("all", "both", &all);
     println!(
-        "\nrule:{}; {} of {} episodes traded; anchoring slope {}",
+        "\nrule:{}; rounds: {}; {} of {} episodes traded; anchoring slope {}",
         rule.name(),
+        rounds.map_or_else(|| "the set's caps".to_string(), |r| r.to_string()),
         with_trades,
         all.episodes(),
         cell(all.anchoring(), 2)
