@@ -19,6 +19,7 @@
 mod annotate;
 pub mod demo;
 mod judge;
+mod market;
 mod negotiator;
 mod prefix_cache;
 mod stream;
@@ -530,8 +531,10 @@ async fn chat(
                         tool_calls = calls;
                         text
                     }
-                    None => "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]"
-                        .to_string(),
+                    None => market::respond_market(&parsed.messages).unwrap_or_else(|| {
+                        "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]"
+                            .to_string()
+                    }),
                 }
             }
         }

@@ -80,7 +80,8 @@ pub(crate) fn turn_prompt(
         "round": episode.round(),
         "rounds": scenario.rules.rounds,
         "side": scenario.traders[seat].side.name(),
-        "units_left": if episode.multi_unit() { left } else { 1 },
+        "multi": episode.multi_unit(),
+        "units_left": left,
         "next_limit": book.next_limit(scenario, seat),
     });
     episode.prompts().render_input("market_turn.j2", &input)

@@ -112,10 +112,36 @@ impl MarketRule {
                     None => text("I wait.", "[REJECT_DEAL]"),
                 }
             }
-            MarketRule::Truthful => match other.filter(|o| gains(o)) {
-                Some(o) => take(o),
-                None => quote(limit),
-            },
+            MarketRule::Truthful => {
+                let (talk, action) = truthful_move(side, limit, other.map(|o| (o.id, o.price)));
+                text(&talk, &action)
+            }
+        }
+    }
+}
+
+/// The truthful trader's move — the one home of its policy, for `rule:truthful` and the mock's
+/// market seat: take the other side's best quote (`(id, cents)`) when the trader gains by it,
+/// else quote its own limit (whole units). Its talk and action lines.
+pub fn truthful_move(side: Side, limit: i64, best_other: Option<(u32, i64)>) -> (String, String) {
+    let gains = |price: i64| match side {
+        Side::Buyer => price < limit * 100,
+        Side::Seller => price > limit * 100,
+    };
+    match best_other.filter(|&(_, price)| gains(price)) {
+        Some((id, _)) => (
+            "That quote works for me.".to_string(),
+            format!("[ACCEPT_DEAL] #{id}"),
+        ),
+        None => {
+            let word = match side {
+                Side::Buyer => "bid",
+                Side::Seller => "ask",
+            };
+            (
+                format!("I {word} {limit}."),
+                format!("[SUBMIT_DEAL] price: {limit}"),
+            )
         }
     }
 }
