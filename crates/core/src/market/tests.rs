@@ -196,3 +196,25 @@ fn zic_self_play_trades_in_most_markets_of_the_set() {
     }
     assert!(traded > 20, "{traded} of 30");
 }
+
+#[test]
+fn a_market_replays_exactly_from_its_setup_and_completions() {
+    let m = &crate::scenario::generate::generate_markets(None, Some(4))[3];
+    let mut e = start(m, &MarketOptions::default(), 11);
+    drive_now(&mut e, &mut MarketTraders(vec![Some(MarketRule::Zic); m.traders.len()])).unwrap();
+    let mut again = MarketEpisode::new(
+        Arc::new(m.clone()),
+        e.setup().clone(),
+        Prompts::builtin(),
+    )
+    .unwrap();
+    for t in e.turns() {
+        again.step(t.seat, t.completion.clone()).unwrap();
+    }
+    assert_eq!(again.turns(), e.turns());
+    assert_eq!(again.book(), e.book());
+    assert_eq!(again.outcome(), e.outcome());
+    for seat in 0..m.traders.len() {
+        assert_eq!(again.view(seat), e.view(seat));
+    }
+}

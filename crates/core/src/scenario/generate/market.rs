@@ -192,6 +192,21 @@ mod tests {
         );
     }
 
+    /// The book's statistics table is the shipped set's.
+    #[test]
+    fn the_books_statistics_are_the_generators() {
+        let book = std::fs::read_to_string(
+            std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+                .join("docs/src/families/market.md"),
+        )
+        .unwrap();
+        let table = stats_table(&generate(COUNT, SEED));
+        assert!(
+            book.contains(&format!("<!-- market-stats -->\n{table}<!-- /market-stats -->")),
+            "docs/src/families/market.md's statistics are stale: `cargo run --example market_zic -- --stats`"
+        );
+    }
+
     #[test]
     fn the_set_is_a_third_of_each_shape_and_every_market_has_gains_from_trade() {
         let markets = generate(COUNT, SEED);
