@@ -25,7 +25,10 @@ fn arg(name: &str) -> Option<String> {
 
 fn main() -> anyhow::Result<()> {
     let count: Option<usize> = arg("--count").map(|c| c.parse()).transpose()?;
-    let episodes: u64 = arg("--episodes").map(|c| c.parse()).transpose()?.unwrap_or(5);
+    let episodes: u64 = arg("--episodes")
+        .map(|c| c.parse())
+        .transpose()?
+        .unwrap_or(5);
     let rule = match arg("--rule") {
         Some(name) => MarketRule::from_name(&name)
             .ok_or_else(|| anyhow::anyhow!("--rule {name}: zic, sniper or truthful"))?,
@@ -39,7 +42,10 @@ fn main() -> anyhow::Result<()> {
         }
     }
     if std::env::args().any(|a| a == "--stats") {
-        print!("{}", dealgym_core::scenario::generate::market_stats_table(&markets));
+        print!(
+            "{}",
+            dealgym_core::scenario::generate::market_stats_table(&markets)
+        );
         return Ok(());
     }
     let markets = &markets[..count.unwrap_or(markets.len()).min(markets.len())];
@@ -53,7 +59,10 @@ fn main() -> anyhow::Result<()> {
             let seed = (i as u64) * 1000 + k;
             let setup = MarketSetup::new(m, &MarketOptions::default(), seed, &prompts)?;
             let mut e = MarketEpisode::new(scenario.clone(), setup, prompts.clone())?;
-            drive_now(&mut e, &mut MarketTraders(vec![Some(rule); m.traders.len()]))?;
+            drive_now(
+                &mut e,
+                &mut MarketTraders(vec![Some(rule); m.traders.len()]),
+            )?;
             let metrics = market_metrics(e.scenario(), e.book(), e.turns());
             with_trades += usize::from(!e.book().trades.is_empty());
             all.add(seed, &metrics);

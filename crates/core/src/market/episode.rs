@@ -389,7 +389,10 @@ impl MarketEpisode {
 
     /// Read a completion: the grammar with a price, the acceptance's order id (the table's
     /// rule) and an addressee of a private message.
-    fn read(&self, completion: &Completion) -> (Parsed, Option<u32>, Result<Option<usize>, TurnError>) {
+    fn read(
+        &self,
+        completion: &Completion,
+    ) -> (Parsed, Option<u32>, Result<Option<usize>, TurnError>) {
         if !completion.tool_calls.is_empty() {
             let parsed = Parsed {
                 error: Some(TurnError::format(
@@ -403,11 +406,7 @@ impl MarketEpisode {
         let mut parsed = parse(text, TermSpace::Price, completion.reasoning.as_deref());
         crate::protocol::judge_mode(&mut parsed, self.setup.format, false);
         let takes = crate::table::accepted_offer(&mut parsed, text);
-        let to = match parsed
-            .talk
-            .as_deref()
-            .and_then(|t| ADDRESSEE.captures(t))
-        {
+        let to = match parsed.talk.as_deref().and_then(|t| ADDRESSEE.captures(t)) {
             None => Ok(None),
             Some(c) => self.scenario.seat_of(&c[1]).map(Some).ok_or_else(|| {
                 TurnError::illegal(format!(

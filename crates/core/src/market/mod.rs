@@ -15,8 +15,8 @@ mod episode;
 pub mod equilibrium;
 mod prompt;
 
-pub use book::{MarketBook, MarketRegulation, Order, Trade};
 pub(crate) use book::quote_price;
+pub use book::{MarketBook, MarketRegulation, Order, Trade};
 pub use episode::{MarketEpisode, MarketOptions, MarketOutcome, MarketSetup, MarketTurn};
 pub use equilibrium::{equilibrium, Equilibrium};
 

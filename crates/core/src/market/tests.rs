@@ -81,7 +81,11 @@ fn the_last_buyer_walking_away_ends_the_market() {
     let s = unit_market(&[100, 80], &[50, 70]);
     let mut e = start(&s, &MarketOptions::default(), 1);
     while let Some(seat) = e.to_move() {
-        let action = if seat < 2 { "[WALK_AWAY]" } else { "[REJECT_DEAL]" };
+        let action = if seat < 2 {
+            "[WALK_AWAY]"
+        } else {
+            "[REJECT_DEAL]"
+        };
         e.step(seat, say(action)).unwrap();
     }
     let o = e.outcome().unwrap();
@@ -154,7 +158,11 @@ fn private_values_and_private_talk_stay_with_their_seat() {
                 "seat {seat} and {other}'s limit {limit}: {text}"
             );
         }
-        assert_eq!(text.contains("I can go to 90"), seat == 0 || seat == 2, "{seat}");
+        assert_eq!(
+            text.contains("I can go to 90"),
+            seat == 0 || seat == 2,
+            "{seat}"
+        );
     }
 }
 
@@ -189,8 +197,11 @@ fn zic_self_play_trades_in_most_markets_of_the_set() {
     let mut traded = 0;
     for (i, m) in markets.iter().enumerate() {
         let mut e = start(m, &MarketOptions::default(), i as u64);
-        drive_now(&mut e, &mut MarketTraders(vec![Some(MarketRule::Zic); m.traders.len()]))
-            .unwrap();
+        drive_now(
+            &mut e,
+            &mut MarketTraders(vec![Some(MarketRule::Zic); m.traders.len()]),
+        )
+        .unwrap();
         assert!(e.turns().iter().all(|t| t.error.is_none()));
         traded += usize::from(!e.book().trades.is_empty());
     }
@@ -201,13 +212,13 @@ fn zic_self_play_trades_in_most_markets_of_the_set() {
 fn a_market_replays_exactly_from_its_setup_and_completions() {
     let m = &crate::scenario::generate::generate_markets(None, Some(4))[3];
     let mut e = start(m, &MarketOptions::default(), 11);
-    drive_now(&mut e, &mut MarketTraders(vec![Some(MarketRule::Zic); m.traders.len()])).unwrap();
-    let mut again = MarketEpisode::new(
-        Arc::new(m.clone()),
-        e.setup().clone(),
-        Prompts::builtin(),
+    drive_now(
+        &mut e,
+        &mut MarketTraders(vec![Some(MarketRule::Zic); m.traders.len()]),
     )
     .unwrap();
+    let mut again =
+        MarketEpisode::new(Arc::new(m.clone()), e.setup().clone(), Prompts::builtin()).unwrap();
     for t in e.turns() {
         again.step(t.seat, t.completion.clone()).unwrap();
     }

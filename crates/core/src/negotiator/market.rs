@@ -73,7 +73,12 @@ impl MarketRule {
             Side::Buyer => o.price < limit * 100,
             Side::Seller => o.price > limit * 100,
         };
-        let take = |o: &Order| text("That quote works for me.", &format!("[ACCEPT_DEAL] #{}", o.id));
+        let take = |o: &Order| {
+            text(
+                "That quote works for me.",
+                &format!("[ACCEPT_DEAL] #{}", o.id),
+            )
+        };
         let quote = |price: i64| {
             let word = match side {
                 Side::Buyer => "bid",
@@ -184,7 +189,12 @@ impl Players<MarketEpisode> for MarketTraders {
         episode.step(seat, answer)
     }
 
-    fn fail(&mut self, _: &mut MarketEpisode, _: usize, failure: Infallible) -> Result<(), TableError> {
+    fn fail(
+        &mut self,
+        _: &mut MarketEpisode,
+        _: usize,
+        failure: Infallible,
+    ) -> Result<(), TableError> {
         match failure {}
     }
 }

@@ -154,7 +154,10 @@ pub fn parse_scenario_line(file: &str, line: usize, text: &str) -> Result<Scenar
     let scenario: Scenario = crate::jsonl::from_line(text.as_bytes()).map_err(|fault| {
         // Read only once the line has failed: a market's line is refused by name.
         if super::market::is_market_line(text) {
-            return at("family".into(), super::market::NOT_PLAYED_YET.into());
+            return at(
+                "family".into(),
+                super::market::MARKETS_NOT_PLAYED_YET.into(),
+            );
         }
         at(fault.field, fault.message)
     })?;

@@ -229,7 +229,10 @@ pub(crate) fn validate_market(s: &MarketScenario) -> Result<(), InvalidScenario>
             .iter()
             .find(|&&v| v <= 0 || v as f64 > crate::limits::MAX_AMOUNT)
         {
-            return bad(field, format!("limit {v} is not a positive amount in range"));
+            return bad(
+                field,
+                format!("limit {v} is not a positive amount in range"),
+            );
         }
         let ordered = match trader.side {
             Side::Buyer => limits.windows(2).all(|w| w[0] >= w[1]),
@@ -296,19 +299,17 @@ pub fn load_market_scenarios_from_reader(
 }
 
 /// What a face that does not play markets yet says of a market scenario (issue 45).
-pub(crate) const NOT_PLAYED_YET: &str = "a `market` scenario: markets are played by the core's market rulebook (`dealgym_core::market`), but `run`, `eval`, `serve`, `replay`, `export`, `report` and the Python package do not play them yet";
+pub const MARKETS_NOT_PLAYED_YET: &str = "a `market` scenario: markets are played by the core's market rulebook (`dealgym_core::market`), but `run`, `eval`, `serve`, `replay`, `export`, `report` and the Python package do not play them yet";
+
+/// Whether a scenario file holds markets: its first non-blank line names the market family.
+pub fn is_market_file(path: &Path) -> bool {
+    super::table::file_family(path).is_some_and(|f| f == MarketFamily::Market.name())
+}
 
 /// Whether a scenario line is a market's: what the two-party and table loaders refuse by name
 /// (the faces that do not play markets yet), rather than failing on its first unknown field.
 pub(crate) fn is_market_line(text: &str) -> bool {
-    #[derive(Deserialize)]
-    struct Head {
-        family: Option<String>,
-    }
-    serde_json::from_str::<Head>(text)
-        .ok()
-        .and_then(|h| h.family)
-        .is_some_and(|f| f == MarketFamily::Market.name())
+    super::table::line_family(text).is_some_and(|f| f == MarketFamily::Market.name())
 }
 
 #[cfg(test)]
@@ -383,7 +384,10 @@ pub(crate) mod tests {
             .contains("unit market"));
         let mut no_rounds = unit_market(&[100, 80], &[50, 70]);
         no_rounds.rules.rounds = 0;
-        assert_eq!(validate_market(&no_rounds).unwrap_err().field, "rules.rounds");
+        assert_eq!(
+            validate_market(&no_rounds).unwrap_err().field,
+            "rules.rounds"
+        );
     }
 
     #[test]
@@ -397,6 +401,9 @@ pub(crate) mod tests {
         let e = crate::scenario::parse_scenario_line("m.jsonl", 1, &line)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("m.jsonl") && e.contains("do not play them yet"), "{e}");
+        assert!(
+            e.contains("m.jsonl") && e.contains("do not play them yet"),
+            "{e}"
+        );
     }
 }

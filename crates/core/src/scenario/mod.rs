@@ -37,6 +37,11 @@ pub use load::{
     load_scenarios, load_scenarios_from_reader, parse_scenario_line, validate, InvalidScenario,
     LoadOptions, LoadReport, ScenarioError,
 };
+pub use market::{
+    is_market_file, load_market_scenarios, load_market_scenarios_from_reader, MarketFamily,
+    MarketRules, MarketScenario, MarketShape, MarketVariant, Side, Trader, TraderPrivate,
+    MARKETS_NOT_PLAYED_YET,
+};
 /// The fixture file's own test reads it line by line (`table/tests.rs`).
 #[cfg(test)]
 pub(crate) use table::parse_table_line;
@@ -45,10 +50,6 @@ pub use table::{
     is_table_file, load_table_scenarios, load_table_scenarios_from_reader, AgreementRule,
     Incentive, Party, PartyPosition, PartyPrivate, ScheduleSpec, TableFamily, TablePublic,
     TableRules, TableScenario, UnknownParty,
-};
-pub use market::{
-    load_market_scenarios, load_market_scenarios_from_reader, MarketFamily, MarketRules,
-    MarketScenario, MarketShape, MarketVariant, Side, Trader, TraderPrivate,
 };
 pub use utility::bargained_ratio;
 

@@ -79,7 +79,9 @@ fn market(seed: u64, index: usize) -> MarketScenario {
                 Side::Buyer => values.clone(),
                 Side::Seller => costs.clone(),
             };
-            let mut l: Vec<i64> = (0..units).map(|_| rng.random_range(range.clone())).collect();
+            let mut l: Vec<i64> = (0..units)
+                .map(|_| rng.random_range(range.clone()))
+                .collect();
             match side {
                 Side::Buyer => l.sort_unstable_by(|a, b| b.cmp(a)),
                 Side::Seller => l.sort_unstable(),
@@ -212,7 +214,10 @@ mod tests {
         let markets = generate(COUNT, SEED);
         assert!(markets.len() >= 500);
         for shape in MarketShape::ALL {
-            assert_eq!(markets.iter().filter(|m| m.shape == shape).count(), COUNT / 3);
+            assert_eq!(
+                markets.iter().filter(|m| m.shape == shape).count(),
+                COUNT / 3
+            );
         }
         for m in &markets {
             let buyers = m.seats_on(Side::Buyer).count();
