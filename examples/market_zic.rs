@@ -3,7 +3,7 @@
 //! interval, per shape and variant and overall — the figure the book's `families/market.md`
 //! sets beside Gode & Sunder's (1993).
 //!
-//! `cargo run --example market_zic [-- --count N --episodes K --rule zic|truthful|sniper --rounds R]`, or `-- --stats`: the set's statistics table
+//! `cargo run --example market_zic [-- --count N --episodes K --rule zic|truthful|sniper --rounds R]`
 //! (`--rounds` replaces every market's cap on rounds: how much the cap holds ZI-C back).
 
 use std::sync::Arc;
@@ -40,13 +40,6 @@ fn main() -> anyhow::Result<()> {
         for m in &mut markets {
             m.rules.rounds = r;
         }
-    }
-    if std::env::args().any(|a| a == "--stats") {
-        print!(
-            "{}",
-            dealgym_core::scenario::generate::market_stats_table(&markets)
-        );
-        return Ok(());
     }
     let markets = &markets[..count.unwrap_or(markets.len()).min(markets.len())];
     let prompts = Prompts::builtin();

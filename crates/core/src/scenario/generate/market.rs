@@ -190,7 +190,7 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(shipped()).unwrap_or_default(),
             text,
-            "scenarios/market.jsonl is stale: DEALGYM_BLESS=1 cargo test -p dealgym-core the_shipped_file_is_the_generators"
+            "scenarios/market.jsonl is stale: run `dealgym scenarios generate market`"
         );
     }
 
@@ -205,7 +205,7 @@ mod tests {
         let table = stats_table(&generate(COUNT, SEED));
         assert!(
             book.contains(&format!("<!-- market-stats -->\n{table}<!-- /market-stats -->")),
-            "docs/src/families/market.md's statistics are stale: `cargo run --example market_zic -- --stats`"
+            "docs/src/families/market.md's statistics are stale: `dealgym scenarios generate market` prints them"
         );
     }
 
