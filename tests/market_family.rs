@@ -76,6 +76,17 @@ fn the_faces_that_do_not_play_markets_yet_refuse_a_market_file_by_name() {
             "--out",
             out.to_str().unwrap(),
         ],
+        vec![
+            "eval",
+            "--player",
+            "a=rule:linear",
+            "--opponent",
+            "b=rule:linear",
+            "--scenarios",
+            markets,
+            "--out",
+            out.to_str().unwrap(),
+        ],
     ] {
         let output = dealgym_cli(&args);
         assert!(!output.status.success(), "{args:?}");

@@ -170,7 +170,7 @@ impl MarketBook {
     }
 
     /// What regulation makes of a regulated `seat`'s move (the engine's one home,
-    /// [`crate::engine::regulate`]): a quote or a take at a price that would make its next
+    /// `engine::regulate`): a quote or a take at a price that would make its next
     /// unit's trade a loss becomes a pass. The loss is measured on the price in cents
     /// against the unit's limit.
     pub fn regulate(

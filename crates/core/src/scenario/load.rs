@@ -152,14 +152,8 @@ pub fn parse_scenario_line(file: &str, line: usize, text: &str) -> Result<Scenar
         message,
     };
     let scenario: Scenario = crate::jsonl::from_line(text.as_bytes()).map_err(|fault| {
-        // Read only once the line has failed: a market's line is refused by name.
-        if super::market::is_market_line(text) {
-            return at(
-                "family".into(),
-                super::market::MARKETS_NOT_PLAYED_YET.into(),
-            );
-        }
-        at(fault.field, fault.message)
+        let (field, message) = super::market::unread_line(text, fault);
+        at(field, message)
     })?;
     validate(&scenario).map_err(|e| at(e.field, e.message))?;
     Ok(scenario)

@@ -306,6 +306,17 @@ pub fn is_market_file(path: &Path) -> bool {
     super::table::file_family(path).is_some_and(|f| f == MarketFamily::Market.name())
 }
 
+/// The field and message of a line a two-party or table loader could not read: a market's
+/// line is refused by name ([`MARKETS_NOT_PLAYED_YET`]), any other keeps its own fault. Read
+/// only once the line has failed, so good lines cost nothing more.
+pub(crate) fn unread_line(text: &str, fault: crate::jsonl::LineFault) -> (String, String) {
+    if is_market_line(text) {
+        ("family".into(), MARKETS_NOT_PLAYED_YET.into())
+    } else {
+        (fault.field, fault.message)
+    }
+}
+
 /// Whether a scenario line is a market's: what the two-party and table loaders refuse by name
 /// (the faces that do not play markets yet), rather than failing on its first unknown field.
 pub(crate) fn is_market_line(text: &str) -> bool {
@@ -405,5 +416,10 @@ pub(crate) mod tests {
             e.contains("m.jsonl") && e.contains("do not play them yet"),
             "{e}"
         );
+        // And so does the table loader (a table face or Python's `scenario_file=`).
+        let e = crate::scenario::parse_table_line("m.jsonl", 1, &line)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("do not play them yet"), "{e}");
     }
 }

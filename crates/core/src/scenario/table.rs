@@ -475,8 +475,10 @@ pub(crate) fn parse_table_line(
         field,
         message,
     };
-    let scenario: TableScenario =
-        crate::jsonl::from_line(text.as_bytes()).map_err(|fault| at(fault.field, fault.message))?;
+    let scenario: TableScenario = crate::jsonl::from_line(text.as_bytes()).map_err(|fault| {
+        let (field, message) = super::market::unread_line(text, fault);
+        at(field, message)
+    })?;
     validate_table(&scenario).map_err(|e| at(e.field, e.message))?;
     Ok(scenario)
 }
