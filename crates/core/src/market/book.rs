@@ -295,6 +295,12 @@ pub(crate) fn is_loss(side: Side, limit: i64, price: i64) -> bool {
     }
 }
 
+/// Whether trading a unit of limit `limit` at `price` (cents) gains a trader on `side`
+/// something: neither a loss ([`is_loss`]) nor a trade at the limit itself.
+pub(crate) fn gains(side: Side, limit: i64, price: i64) -> bool {
+    !is_loss(side, limit, price) && price != limit * 100
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

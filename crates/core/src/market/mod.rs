@@ -15,7 +15,7 @@ mod episode;
 pub mod equilibrium;
 mod prompt;
 
-pub(crate) use book::quote_price;
+pub(crate) use book::{gains, is_loss, quote_price};
 pub use book::{MarketBook, MarketRegulation, Order, Trade};
 pub use episode::{MarketEpisode, MarketOptions, MarketOutcome, MarketSetup, MarketTurn};
 pub use equilibrium::{equilibrium, Equilibrium};

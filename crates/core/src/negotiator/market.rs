@@ -23,7 +23,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::engine::Players;
 use crate::game::Completion;
-use crate::market::{MarketEpisode, Order};
+use crate::market::{gains, is_loss, MarketEpisode, Order};
 use crate::scenario::Side;
 use crate::table::TableError;
 
@@ -65,30 +65,15 @@ impl MarketRule {
         let book = episode.book();
         let side = scenario.traders[seat].side;
         let Some(limit) = book.next_limit(scenario, seat) else {
-            return text("I have nothing left to trade.", "[REJECT_DEAL]");
+            return text((
+                "I have nothing left to trade.".into(),
+                "[REJECT_DEAL]".into(),
+            ));
         };
-        // The best standing quote of the other side, and whether taking it gains.
+        // The best standing quote of the other side.
         let other = book.best(side.other());
-        let gains = |o: &Order| match side {
-            Side::Buyer => o.price < limit * 100,
-            Side::Seller => o.price > limit * 100,
-        };
-        let take = |o: &Order| {
-            text(
-                "That quote works for me.",
-                &format!("[ACCEPT_DEAL] #{}", o.id),
-            )
-        };
-        let quote = |price: i64| {
-            let word = match side {
-                Side::Buyer => "bid",
-                Side::Seller => "ask",
-            };
-            text(
-                &format!("I {word} {price}."),
-                &format!("[SUBMIT_DEAL] price: {price}"),
-            )
-        };
+        let take = |o: &Order| text(take_move(o.id));
+        let quote = |price: i64| text(quote_move(side, price));
         match self {
             MarketRule::Zic => {
                 let mut rng = ChaCha8Rng::seed_from_u64(episode.setup().seed);
@@ -97,10 +82,8 @@ impl MarketRule {
                     Side::Buyer => rng.random_range(1..=limit),
                     Side::Seller => rng.random_range(limit..=limit.max(ZIC_CEILING)),
                 };
-                let crosses = other.filter(|o| match side {
-                    Side::Buyer => o.price <= price * 100,
-                    Side::Seller => o.price >= price * 100,
-                });
+                // A standing quote the drawn price would not lose on crosses it.
+                let crosses = other.filter(|o| !is_loss(side, price, o.price));
                 match crosses {
                     Some(o) => take(o),
                     None => quote(price),
@@ -112,14 +95,13 @@ impl MarketRule {
                     (Some(bid), Some(ask)) => (ask.price - bid.price) * 10 < ask.price,
                     _ => false,
                 };
-                match other.filter(|o| gains(o) && (late || narrow)) {
+                match other.filter(|o| gains(side, limit, o.price) && (late || narrow)) {
                     Some(o) => take(o),
-                    None => text("I wait.", "[REJECT_DEAL]"),
+                    None => text(("I wait.".into(), "[REJECT_DEAL]".into())),
                 }
             }
             MarketRule::Truthful => {
-                let (talk, action) = truthful_move(side, limit, other.map(|o| (o.id, o.price)));
-                text(&talk, &action)
+                text(truthful_move(side, limit, other.map(|o| (o.id, o.price))))
             }
         }
     }
@@ -129,29 +111,33 @@ impl MarketRule {
 /// market seat: take the other side's best quote (`(id, cents)`) when the trader gains by it,
 /// else quote its own limit (whole units). Its talk and action lines.
 pub fn truthful_move(side: Side, limit: i64, best_other: Option<(u32, i64)>) -> (String, String) {
-    let gains = |price: i64| match side {
-        Side::Buyer => price < limit * 100,
-        Side::Seller => price > limit * 100,
-    };
-    match best_other.filter(|&(_, price)| gains(price)) {
-        Some((id, _)) => (
-            "That quote works for me.".to_string(),
-            format!("[ACCEPT_DEAL] #{id}"),
-        ),
-        None => {
-            let word = match side {
-                Side::Buyer => "bid",
-                Side::Seller => "ask",
-            };
-            (
-                format!("I {word} {limit}."),
-                format!("[SUBMIT_DEAL] price: {limit}"),
-            )
-        }
+    match best_other.filter(|&(_, price)| gains(side, limit, price)) {
+        Some((id, _)) => take_move(id),
+        None => quote_move(side, limit),
     }
 }
 
-fn text(talk: &str, action: &str) -> Completion {
+/// Taking quote `id`: its talk and action lines.
+fn take_move(id: u32) -> (String, String) {
+    (
+        "That quote works for me.".to_string(),
+        format!("[ACCEPT_DEAL] #{id}"),
+    )
+}
+
+/// Quoting `price` (whole units) on `side`: its talk and action lines.
+fn quote_move(side: Side, price: i64) -> (String, String) {
+    let word = match side {
+        Side::Buyer => "bid",
+        Side::Seller => "ask",
+    };
+    (
+        format!("I {word} {price}."),
+        format!("[SUBMIT_DEAL] price: {price}"),
+    )
+}
+
+fn text((talk, action): (String, String)) -> Completion {
     Completion {
         text: format!("Thought: scripted trader.\nTalk: {talk}\nAction: {action}"),
         ..Completion::default()
