@@ -187,3 +187,73 @@ impl MarketTally {
         self.anchoring.slope()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Terms;
+    use crate::scenario::market::tests::unit_market;
+
+    fn quote(p: i64) -> Action {
+        Action::Submit(Terms::Price(p * 100))
+    }
+
+    #[test]
+    fn a_market_with_an_extra_marginal_trade_worked_by_hand() {
+        // Values 100, 60; costs 40, 90: one unit trades at equilibrium, prices [60, 90]
+        // (max(s1 = 40, d2 = 60), min(d1 = 100, s2 = 90)), max surplus 60.
+        let s = unit_market(&[100, 60], &[40, 90]);
+        let mut book = MarketBook::new(&s);
+        // The extra-marginal buyer (60) buys from the cheap seller at 50; the intra-marginal
+        // buyer (100) is left with the dear seller (90) and buys at 95.
+        book.play(&s, 2, &quote(50), None);
+        book.play(&s, 1, &Action::Accept, Some(1));
+        book.play(&s, 3, &quote(95), None);
+        book.play(&s, 0, &Action::Accept, Some(2));
+        let m = market_metrics(&s, &book, &[]);
+        assert_eq!(
+            (m.equilibrium.price_low, m.equilibrium.price_high),
+            (60, 90)
+        );
+        // Realised (60 − 40) + (100 − 90) = 30 of 60.
+        assert_eq!(m.realized_surplus, 30.0);
+        assert_eq!(m.efficiency, Some(0.5));
+        assert_eq!(
+            m.extra_marginal_trades, 2,
+            "buyer 60 and seller 90 are both extra-marginal"
+        );
+        assert_eq!(
+            m.trades.iter().map(|t| t.distance).collect::<Vec<_>>(),
+            vec![10.0, 5.0]
+        );
+        // Middle of the range 75: deviations −25 and +20, RMS √((625 + 400) / 2).
+        assert!((m.price_dispersion.unwrap() - (1025.0f64 / 2.0).sqrt()).abs() < 1e-12);
+        assert_eq!(m.surplus, vec![5.0, 10.0, 10.0, 5.0]);
+        assert_eq!(
+            m.share,
+            Some(vec![5.0 / 30.0, 10.0 / 30.0, 10.0 / 30.0, 5.0 / 30.0])
+        );
+    }
+
+    #[test]
+    fn no_trade_gives_no_dispersion_share_or_anchor_and_the_tally_skips_no_gain_markets() {
+        let s = unit_market(&[100, 60], &[40, 90]);
+        let m = market_metrics(&s, &MarketBook::new(&s), &[]);
+        assert_eq!(m.efficiency, Some(0.0));
+        assert_eq!(
+            (m.price_dispersion, m.share.clone(), m.anchor),
+            (None, None, None)
+        );
+        let none = market_metrics(
+            &unit_market(&[30, 20], &[40, 50]),
+            &MarketBook::new(&unit_market(&[30, 20], &[40, 50])),
+            &[],
+        );
+        assert_eq!(none.efficiency, None, "no gain from trade: no efficiency");
+        let mut tally = MarketTally::default();
+        tally.add(1, &m);
+        tally.add(2, &none);
+        assert_eq!(tally.episodes(), 2);
+        assert_eq!(tally.efficiency().map(|e| (e.value, e.n)), Some((0.0, 1)));
+    }
+}

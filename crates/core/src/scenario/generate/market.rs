@@ -47,7 +47,7 @@ fn market(seed: u64, index: usize) -> MarketScenario {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(index as u64);
     let shape = MarketShape::ALL[index % 3];
-    let variant = if (index / 3) % 2 == 0 {
+    let variant = if (index / 3).is_multiple_of(2) {
         MarketVariant::Unit
     } else {
         MarketVariant::MultiUnit
