@@ -30,6 +30,7 @@ mod hotel;
 mod human_data;
 mod limits_input;
 mod llm_client;
+mod market_family;
 mod merge;
 mod mixed_records;
 mod planner;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 
 use crate::flags::dialogues::DialoguesCommand;
-use crate::flags::scenarios::ScenariosCommand;
+use crate::flags::scenarios::{GeneratedFamily, ScenariosCommand};
 use std::sync::Arc;
 
 use dealgym::campaign::example_campaigns;
@@ -37,7 +37,23 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
             Ok(())
         }
         ScenariosCommand::Generate {
-            family,
+            family: GeneratedFamily::Market,
+            seed,
+            count,
+            out,
+        } => {
+            if count == Some(0) {
+                bail!("--count must be at least 1");
+            }
+            let markets = scenario::generate::generate_markets(seed, count);
+            let out = out.unwrap_or_else(|| PathBuf::from("scenarios/market.jsonl"));
+            import::write_jsonl(&out, &markets)?;
+            print!("{}", scenario::generate::market_stats_table(&markets));
+            eprintln!("wrote {} markets to {}", markets.len(), out.display());
+            Ok(())
+        }
+        ScenariosCommand::Generate {
+            family: GeneratedFamily::TwoParty(family),
             seed,
             count,
             out,
@@ -68,6 +84,27 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
             }
             println!(
                 "{}: {} table scenarios, all valid",
+                file.display(),
+                report.scenarios.len()
+            );
+            Ok(())
+        }
+        ScenariosCommand::Validate { file } if scenario::is_market_file(&file) => {
+            let report = scenario::load_market_scenarios(&file, LoadOptions { skip_bad: true })
+                .with_context(|| format!("reading {}", file.display()))?;
+            for e in &report.skipped {
+                eprintln!("{e}");
+            }
+            if !report.skipped.is_empty() {
+                bail!(
+                    "{} bad lines, {} good markets in {}",
+                    report.skipped.len(),
+                    report.scenarios.len(),
+                    file.display()
+                );
+            }
+            println!(
+                "{}: {} markets, all valid",
                 file.display(),
                 report.scenarios.len()
             );
@@ -116,6 +153,32 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
             }
             std::fs::write(&out, text).with_context(|| format!("writing {}", out.display()))?;
             eprintln!("wrote {} campaigns to {}", campaigns.len(), out.display());
+            Ok(())
+        }
+        ScenariosCommand::List { file } if scenario::is_market_file(&file) => {
+            let report = scenario::load_market_scenarios(&file, LoadOptions { skip_bad: true })
+                .with_context(|| format!("reading {}", file.display()))?;
+            let mut kinds = std::collections::BTreeMap::<(String, String), usize>::new();
+            for m in &report.scenarios {
+                let variant = match m.variant {
+                    scenario::MarketVariant::Unit => "unit",
+                    scenario::MarketVariant::MultiUnit => "multi-unit",
+                };
+                *kinds
+                    .entry((m.shape.name().to_string(), variant.to_string()))
+                    .or_default() += 1;
+            }
+            println!("| family | shape | variant | markets |\n|---|---|---|---:|");
+            for ((shape, variant), n) in &kinds {
+                println!("| market | {shape} | {variant} | {n} |");
+            }
+            println!("| all | | | {} |", report.scenarios.len());
+            if !report.skipped.is_empty() {
+                eprintln!(
+                    "({} bad lines skipped; run `dealgym scenarios validate` to see them)",
+                    report.skipped.len()
+                );
+            }
             Ok(())
         }
         ScenariosCommand::List { file } if scenario::is_table_file(&file) => {

@@ -74,6 +74,17 @@ impl RunFlags {
             }
             return Ok(o);
         }
+        if let Some(file) = o
+            .scenarios
+            .first()
+            .filter(|f| dealgym_core::scenario::is_market_file(f))
+        {
+            return Err(ConfigError::Flag(format!(
+                "{}: {}",
+                file.display(),
+                dealgym_core::scenario::MARKETS_NOT_PLAYED_YET
+            )));
+        }
         if !o.seats.is_empty() || !o.regulated_roles.is_empty() {
             return Err(ConfigError::Flag(
                 "--seat and --regulate are for n-party tables (scenarios/deliberation.jsonl); a two-party run takes --learner and --opponent".into(),

@@ -31,11 +31,12 @@ pub enum ScenariosCommand {
         out: PathBuf,
     },
     /// Generate a family whose data set is not public, deterministically from a seed: bundle
-    /// (INA's generator parameters; prints the set's statistics) or hotel (the REPO paper's
-    /// price-chasing calls).
+    /// (INA's generator parameters; prints the set's statistics), hotel (the REPO paper's
+    /// price-chasing calls) or market (k buyers and m sellers of one good; prints the set's
+    /// statistics).
     Generate {
-        /// bundle or hotel.
-        family: Family,
+        /// bundle, hotel or market.
+        family: GeneratedFamily,
         /// The generator's seed (default: the one the shipped file was made with).
         #[arg(long)]
         seed: Option<u64>,
@@ -62,4 +63,22 @@ pub enum ScenariosCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+}
+
+/// A family `scenarios generate` writes: a two-party family, or the markets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GeneratedFamily {
+    TwoParty(Family),
+    Market,
+}
+
+impl std::str::FromStr for GeneratedFamily {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.trim().eq_ignore_ascii_case("market") {
+            return Ok(GeneratedFamily::Market);
+        }
+        s.parse().map(GeneratedFamily::TwoParty)
+    }
 }

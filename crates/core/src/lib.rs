@@ -36,6 +36,7 @@ pub mod fixtures;
 pub mod game;
 pub mod jsonl;
 pub mod limits;
+pub mod market;
 pub mod negotiator;
 pub mod observation;
 pub mod planner;

@@ -22,6 +22,7 @@ mod annotate;
 mod beliefs;
 pub mod demo;
 mod judge;
+mod market;
 mod negotiator;
 mod prefix_cache;
 mod stream;
@@ -538,8 +539,10 @@ async fn chat(
                         tool_calls = calls;
                         text
                     }
-                    None => "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]"
-                        .to_string(),
+                    None => market::respond_market(&parsed.messages).unwrap_or_else(|| {
+                        "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]"
+                            .to_string()
+                    }),
                 }
             }
         }

@@ -6,7 +6,8 @@ use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 
 use dealgym_core::scenario::{
-    builtin_scenarios, load_scenarios_from_reader, Catalog, Family, LoadOptions, Role,
+    builtin_scenarios, load_scenarios_from_reader, Catalog, Family, LoadOptions, MarketFamily,
+    Role, MARKETS_NOT_PLAYED_YET,
 };
 use pyo3::prelude::*;
 
@@ -17,6 +18,12 @@ static CATALOGS: [OnceLock<Result<Catalog, String>>; Family::ALL.len()] =
 
 /// The family named `name` (a file stem or a usual abbreviation, as the command line takes).
 pub fn family(name: &str) -> PyResult<Family> {
+    if name
+        .trim()
+        .eq_ignore_ascii_case(MarketFamily::Market.name())
+    {
+        return Err(ScenarioError::new_err(MARKETS_NOT_PLAYED_YET));
+    }
     Family::from_str(name).map_err(|_| {
         ScenarioError::new_err(format!(
             "unknown family `{name}`: one of {}",

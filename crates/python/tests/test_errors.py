@@ -14,6 +14,14 @@ def test_an_unknown_family_names_the_known_ones():
         Game("poker")
 
 
+def test_a_market_is_refused_by_name_until_the_package_plays_markets():
+    # Issue 45: the market rulebook is in the core; the Python package does not play it yet.
+    with pytest.raises(dealgym.ScenarioError, match="`market` scenario.*do not play them yet"):
+        Game("market")
+    with pytest.raises(dealgym.ScenarioError, match="do not play them yet"):
+        Game("deliberation", scenario_file=REPO / "scenarios" / "market.jsonl")
+
+
 def test_an_unknown_role_scenario_or_index_is_refused():
     with pytest.raises(dealgym.ScenarioError, match="role"):
         Game("ahp", learner_role="wizard")

@@ -109,6 +109,13 @@ const TABLE_BUILTIN: &[(&str, &str)] = &[
         "deliberation_turn.j2",
         include_str!("../../../../prompts/deliberation_turn.j2"),
     ),
+    // The market's (issue 45): outside both fingerprints, as the table's are outside the
+    // two-party one; no record holds a market yet.
+    ("market.j2", include_str!("../../../../prompts/market.j2")),
+    (
+        "market_turn.j2",
+        include_str!("../../../../prompts/market_turn.j2"),
+    ),
 ];
 
 /// The templates a table renders, in the order [`Prompts::table_digest`] hashes them.

@@ -7,6 +7,7 @@ pub mod bundle;
 pub mod concession;
 pub mod deliberation;
 mod driven;
+pub mod market;
 mod rule;
 mod speech;
 mod tickets;

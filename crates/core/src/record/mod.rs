@@ -13,6 +13,7 @@
 mod duplicates;
 mod files;
 mod kind;
+mod market;
 mod player;
 mod prompt_cost;
 mod reader;
@@ -44,6 +45,9 @@ use crate::vocab::Call;
 pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate};
 pub use files::{record_files_in, Located, RecordFiles};
 pub use kind::{episode_kind, holds_both_kinds, records_kind, PassedOver, RecordsKind};
+pub use market::{
+    MarketRecord, MarketRecordKind, MarketRecordOutcome, MarketReplayError, MarketSeatRecord,
+};
 pub use player::{PlayerSpec, SeatKind};
 pub use prompt_cost::{seat_calls, CallCost, PromptCost, PromptCosts};
 pub use reader::{ReadError, RecordReader};

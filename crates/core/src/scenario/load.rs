@@ -151,8 +151,10 @@ pub fn parse_scenario_line(file: &str, line: usize, text: &str) -> Result<Scenar
         field,
         message,
     };
-    let scenario: Scenario =
-        crate::jsonl::from_line(text.as_bytes()).map_err(|fault| at(fault.field, fault.message))?;
+    let scenario: Scenario = crate::jsonl::from_line(text.as_bytes()).map_err(|fault| {
+        let (field, message) = super::market::unread_line(text, fault);
+        at(field, message)
+    })?;
     validate(&scenario).map_err(|e| at(e.field, e.message))?;
     Ok(scenario)
 }

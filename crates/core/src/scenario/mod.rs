@@ -15,6 +15,7 @@ pub mod generate;
 mod hotel;
 pub mod import;
 mod load;
+pub(crate) mod market;
 mod table;
 mod utility;
 
@@ -35,6 +36,11 @@ pub(crate) use load::MAX_ACCESSORIES;
 pub use load::{
     load_scenarios, load_scenarios_from_reader, parse_scenario_line, validate, InvalidScenario,
     LoadOptions, LoadReport, ScenarioError,
+};
+pub use market::{
+    is_market_file, load_market_scenarios, load_market_scenarios_from_reader, MarketFamily,
+    MarketRules, MarketScenario, MarketShape, MarketVariant, Side, Trader, TraderPrivate,
+    MARKETS_NOT_PLAYED_YET,
 };
 /// The fixture file's own test reads it line by line (`table/tests.rs`).
 #[cfg(test)]

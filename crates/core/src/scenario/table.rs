@@ -475,8 +475,10 @@ pub(crate) fn parse_table_line(
         field,
         message,
     };
-    let scenario: TableScenario =
-        crate::jsonl::from_line(text.as_bytes()).map_err(|fault| at(fault.field, fault.message))?;
+    let scenario: TableScenario = crate::jsonl::from_line(text.as_bytes()).map_err(|fault| {
+        let (field, message) = super::market::unread_line(text, fault);
+        at(field, message)
+    })?;
     validate_table(&scenario).map_err(|e| at(e.field, e.message))?;
     Ok(scenario)
 }
@@ -506,29 +508,33 @@ pub fn load_table_scenarios_from_reader(
 /// Whether a scenario file holds table scenarios: its first non-blank line names an n-party
 /// family. What `run` and the other surfaces read a file's kind by.
 pub fn is_table_file(path: &Path) -> bool {
-    let Ok(mut reader) = super::open_scenario_file(path) else {
-        return false;
-    };
+    file_family(path).is_some_and(|f| f == TableFamily::Deliberation.name())
+}
+
+/// The family its first non-blank line names, of a scenario file that can be read: the one
+/// rule a file's kind is read by ([`is_table_file`], [`super::is_market_file`]).
+pub(crate) fn file_family(path: &Path) -> Option<String> {
+    let mut reader = super::open_scenario_file(path).ok()?;
     let mut buf = Vec::new();
     loop {
         match crate::limits::read_line(&mut reader, &mut buf, crate::limits::MAX_INPUT_LINE) {
             Ok(crate::limits::LineRead::Line(_)) => {
-                let Ok(text) = std::str::from_utf8(&buf) else {
-                    return false;
-                };
+                let text = std::str::from_utf8(&buf).ok()?;
                 if text.trim().is_empty() {
                     continue;
                 }
-                #[derive(Deserialize)]
-                struct Head {
-                    family: Option<String>,
-                }
-                return serde_json::from_str::<Head>(text)
-                    .ok()
-                    .and_then(|h| h.family)
-                    .is_some_and(|f| f == TableFamily::Deliberation.name());
+                return line_family(text);
             }
-            _ => return false,
+            _ => return None,
         }
     }
+}
+
+/// The family a scenario line names, read without reading the rest of it.
+pub(crate) fn line_family(text: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Head {
+        family: Option<String>,
+    }
+    serde_json::from_str::<Head>(text).ok()?.family
 }

@@ -18,6 +18,7 @@ mod aggregate;
 mod anchoring;
 mod beliefs;
 mod estimate;
+mod market;
 mod oracle;
 mod quantile;
 mod rating;
@@ -34,6 +35,7 @@ pub use beliefs::{
     belief_question, check_probed_family, Belief, BeliefError, MeanEstimate, Probe, PROBE_MARKER,
 };
 pub use estimate::{cell, pct_cell, Estimate};
+pub use market::{market_metrics, MarketMetrics, MarketTally, TradeMetrics};
 pub(crate) use oracle::oracle;
 pub use oracle::{Oracle, OracleSearch};
 pub use quantile::{Bin, Quantiles};

@@ -34,4 +34,5 @@ pub(crate) use state::seat_knowledge;
 pub use state::{
     seat_state, PublicOffer, PublicOutcome, TableOwnValues, TableSeatKnowledge, TableSeatState,
 };
+pub(crate) use turn::accepted_offer;
 pub use turn::{as_table_tool_turn, table_tools};

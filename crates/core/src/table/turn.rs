@@ -100,27 +100,32 @@ pub(crate) fn read_table_turn(
         parsed.thought = original.thought;
         parsed.talk = original.talk;
     }
-    let mut accepts = None;
-    if parsed.action.as_ref().map(Action::kind) == Some(ActionKind::Accept) {
-        let after = ACCEPT
-            .find_iter(text)
-            .last()
-            .map_or("", |m| &text[m.end()..]);
-        match OFFER_ID
-            .captures(after)
-            .and_then(|c| c[1].parse::<u32>().ok())
-        {
-            Some(id) => accepts = Some(id),
-            None => {
-                parsed.action = None;
-                parsed.format_ok = false;
-                parsed.error = Some(TurnError::format(
-                    "[ACCEPT_DEAL] must name the offer it accepts: `[ACCEPT_DEAL] #3`",
-                ));
-            }
-        }
-    }
+    let accepts = accepted_offer(&mut parsed, text);
     TableMove { parsed, accepts }
+}
+
+/// The offer an `[ACCEPT_DEAL]` in `text` names (`#3`, `offer 3`), read as `parsed` holds an
+/// acceptance; an acceptance naming none is not a move (a format error). The one home of "an
+/// acceptance names what it accepts", for a table's offers and a market's quotes alike.
+pub(crate) fn accepted_offer(parsed: &mut Parsed, text: &str) -> Option<u32> {
+    if parsed.action.as_ref().map(Action::kind) != Some(ActionKind::Accept) {
+        return None;
+    }
+    let after = ACCEPT
+        .find_iter(text)
+        .last()
+        .map_or("", |m| &text[m.end()..]);
+    let id = OFFER_ID
+        .captures(after)
+        .and_then(|c| c[1].parse::<u32>().ok());
+    if id.is_none() {
+        parsed.action = None;
+        parsed.format_ok = false;
+        parsed.error = Some(TurnError::format(
+            "[ACCEPT_DEAL] must name the offer it accepts: `[ACCEPT_DEAL] #3`",
+        ));
+    }
+    id
 }
 
 /// `text` with the terms after its last `[SUBMIT_DEAL]` rewritten from the games' notation

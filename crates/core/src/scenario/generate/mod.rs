@@ -5,6 +5,7 @@
 
 pub(crate) mod bundle;
 pub(crate) mod hotel;
+pub(crate) mod market;
 
 use super::{validate, Family, InvalidScenario, Scenario};
 
@@ -64,6 +65,17 @@ pub fn generate(
         )?;
     }
     Ok(scenarios)
+}
+
+/// Generate `count` markets from `seed` (`None`: the shipped file's, `scenarios/market.jsonl`).
+pub fn generate_markets(seed: Option<u64>, count: Option<usize>) -> Vec<super::MarketScenario> {
+    market::generate(count.unwrap_or(market::COUNT), seed.unwrap_or(market::SEED))
+}
+
+/// The statistics table of a market set (the book's `families/market.md` shows the shipped
+/// file's).
+pub fn market_stats_table(scenarios: &[super::MarketScenario]) -> String {
+    market::stats_table(scenarios)
 }
 
 /// The statistics table of a generated family's scenarios (the book shows it).

@@ -1,0 +1,212 @@
+//! The market record (issue 45): one market episode as a JSONL line, `"kind": "market"`, with
+//! its metrics in its outcome, and its exact replay. No face writes it yet (`run` refuses market
+//! files by name): it is the shape a market run will write and `replay --verify` will check, kept
+//! beside the rulebook so the two cannot drift.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::digest::{digest_json, Digest};
+use crate::game::Prompts;
+use crate::market::{MarketEpisode, MarketOutcome, MarketSetup, MarketTurn, Trade};
+use crate::scenario::MarketScenario;
+use crate::score::{market_metrics, MarketMetrics};
+
+/// The `kind` of a market record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MarketRecordKind {
+    Market,
+}
+
+/// Who played a seat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MarketSeatRecord {
+    pub role: String,
+    /// The player's spec (`rule:zic`, `openai:MODEL@URL`, …).
+    pub player: String,
+}
+
+/// How a market ended, with what it traded and its metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MarketRecordOutcome {
+    pub outcome: MarketOutcome,
+    pub trades: Vec<Trade>,
+    /// The market's metrics against its competitive equilibrium (`score::market_metrics`).
+    pub metrics: MarketMetrics,
+}
+
+/// One market episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MarketRecord {
+    /// The record format version (the two-party record's).
+    pub schema: u32,
+    pub run_id: String,
+    pub episode_id: String,
+    /// Always `market`.
+    pub kind: MarketRecordKind,
+    pub scenario_id: String,
+    /// The scenario's content digest: replay refuses a scenario that has changed.
+    pub scenario_digest: Digest,
+    /// The setup: the seed, the schedule drawn from it, each seat's system prompt.
+    pub setup: MarketSetup,
+    pub seats: Vec<MarketSeatRecord>,
+    /// Every attempt at a turn, in order.
+    pub turns: Vec<MarketTurn>,
+    pub outcome: MarketRecordOutcome,
+}
+
+/// Why a market record does not replay.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MarketReplayError {
+    #[error("market record {episode}: its scenario {scenario} has changed since it was played")]
+    ScenarioChanged { episode: String, scenario: String },
+    #[error("market record {episode}: {message}")]
+    Unplayable { episode: String, message: String },
+    #[error("market record {episode}: turn {turn} replays differently")]
+    TurnDiffers { episode: String, turn: usize },
+    #[error("market record {episode}: its outcome, trades or metrics replay differently")]
+    OutcomeDiffers { episode: String },
+}
+
+impl MarketRecord {
+    /// The record of an ended (or stopped) `episode`, its seats played by `players` (one spec
+    /// per seat, in the market's order).
+    pub fn of(
+        episode: &MarketEpisode,
+        run_id: &str,
+        episode_id: &str,
+        players: &[String],
+    ) -> MarketRecord {
+        let scenario = episode.scenario();
+        MarketRecord {
+            schema: super::RECORD_SCHEMA,
+            run_id: run_id.to_string(),
+            episode_id: episode_id.to_string(),
+            kind: MarketRecordKind::Market,
+            scenario_id: scenario.id.clone(),
+            scenario_digest: digest_json(scenario),
+            setup: episode.setup().clone(),
+            seats: scenario
+                .traders
+                .iter()
+                .zip(players)
+                .map(|(t, p)| MarketSeatRecord {
+                    role: t.role.clone(),
+                    player: p.clone(),
+                })
+                .collect(),
+            turns: episode.turns().to_vec(),
+            outcome: MarketRecordOutcome {
+                outcome: episode.outcome().cloned().unwrap_or(MarketOutcome {
+                    kind: crate::game::OutcomeKind::Error,
+                    by: None,
+                    detail: Some("abandoned: the market had not ended".into()),
+                    error_kind: Some(crate::game::ErrorCause::Abandoned),
+                }),
+                trades: episode.book().trades.clone(),
+                metrics: market_metrics(scenario, episode.book(), episode.turns()),
+            },
+        }
+    }
+
+    /// Replay the record on `scenario` with `prompts`: the same setup, each recorded completion
+    /// stepped in order, must give the same turns, outcome, trades and metrics.
+    pub fn replay(
+        &self,
+        scenario: &Arc<MarketScenario>,
+        prompts: Arc<Prompts>,
+    ) -> Result<(), MarketReplayError> {
+        let episode = self.episode_id.clone();
+        if digest_json(scenario.as_ref()) != self.scenario_digest {
+            return Err(MarketReplayError::ScenarioChanged {
+                episode,
+                scenario: scenario.id.clone(),
+            });
+        }
+        let unplayable = |e: crate::table::TableError| MarketReplayError::Unplayable {
+            episode: episode.clone(),
+            message: e.to_string(),
+        };
+        let mut played = MarketEpisode::new(scenario.clone(), self.setup.clone(), prompts)
+            .map_err(unplayable)?;
+        for (i, turn) in self.turns.iter().enumerate() {
+            if played.outcome().is_some() {
+                break;
+            }
+            played
+                .step(turn.seat, turn.completion.clone())
+                .map_err(unplayable)?;
+            if played.turns().get(i) != Some(turn) {
+                return Err(MarketReplayError::TurnDiffers { episode, turn: i });
+            }
+        }
+        let again = MarketRecord::of(&played, &self.run_id, &self.episode_id, &[]);
+        let same = played.turns().len() == self.turns.len()
+            && serde_json::to_value(&again.outcome).ok()
+                == serde_json::to_value(&self.outcome).ok();
+        // An episode stopped from outside (an error or an abandoned one) keeps its own ending.
+        let stopped = self.outcome.outcome.kind == crate::game::OutcomeKind::Error;
+        if !same && !stopped {
+            return Err(MarketReplayError::OutcomeDiffers { episode });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::drive_now;
+    use crate::market::MarketOptions;
+    use crate::negotiator::market::{MarketRule, MarketTraders};
+
+    fn played() -> (Arc<MarketScenario>, MarketRecord) {
+        let m = Arc::new(crate::scenario::generate::generate_markets(None, Some(4))[3].clone());
+        let prompts = Prompts::builtin();
+        let setup = MarketSetup::new(&m, &MarketOptions::default(), 5, &prompts).unwrap();
+        let mut e = MarketEpisode::new(m.clone(), setup, prompts).unwrap();
+        drive_now(
+            &mut e,
+            &mut MarketTraders(vec![Some(MarketRule::Zic); m.traders.len()]),
+        )
+        .unwrap();
+        let players = vec!["rule:zic".to_string(); m.traders.len()];
+        (m, MarketRecord::of(&e, "r", "g0-m0", &players))
+    }
+
+    #[test]
+    fn a_market_record_round_trips_and_replays_and_a_changed_one_does_not() {
+        let (m, r) = played();
+        assert!(!r.outcome.trades.is_empty());
+        assert_eq!(r.outcome.metrics.trades.len(), r.outcome.trades.len());
+        let line = serde_json::to_string(&r).unwrap();
+        assert!(line.contains(r#""kind":"market""#));
+        let back: MarketRecord = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.replay(&m, Prompts::builtin()), Ok(()));
+        // A turn's text changed: it replays as another move.
+        let mut changed = back.clone();
+        let i = changed
+            .turns
+            .iter()
+            .position(|t| t.quote.is_some())
+            .unwrap();
+        changed.turns[i].completion.text = "Thought: x\nTalk: y\nAction: [WALK_AWAY]".to_string();
+        assert!(matches!(
+            changed.replay(&m, Prompts::builtin()),
+            Err(MarketReplayError::TurnDiffers { turn, .. }) if turn == i
+        ));
+        // Another scenario under the same id: refused.
+        let mut other = (*m).clone();
+        other.traders[0].private.limits[0] += 1;
+        assert!(matches!(
+            back.replay(&Arc::new(other), Prompts::builtin()),
+            Err(MarketReplayError::ScenarioChanged { .. })
+        ));
+    }
+}
