@@ -215,6 +215,29 @@ fn probes_are_refused_where_they_cannot_be_honoured() {
         err.contains("[probes]") && err.contains("model seats"),
         "{err}"
     );
+    // An eval of rules alone: no one to ask either, and nothing written.
+    let done = dealgym([
+        "eval",
+        "--scenarios",
+        "scenarios/ahp.jsonl",
+        "--limit",
+        "1",
+        "--quiet",
+        "--player",
+        "linear=rule:linear",
+        "--opponent",
+        "boulware=rule:boulware",
+        "--belief-probes",
+        "--out",
+        out,
+    ]);
+    assert!(!done.status.success());
+    let err = text(&done.stderr);
+    assert!(
+        err.contains("[probes]") && err.contains("entrants") && err.contains("rule:linear"),
+        "{err}"
+    );
+    assert!(!Path::new(out).exists(), "an eval refused writes nothing");
     // A bundle has no single figure to ask about.
     let done = dealgym([
         "run",

@@ -429,10 +429,15 @@ fn value_len(text: &str) -> Option<usize> {
             return None;
         }
         let mut end = digits(start, true);
-        if rest[end..].starts_with('.') && rest[end + 1..].starts_with(|c: char| c.is_ascii_digit()) {
+        if rest[end..].starts_with('.') && rest[end + 1..].starts_with(|c: char| c.is_ascii_digit())
+        {
             end = digits(end + 1, false);
         }
-        if let Some(k) = rest[end..].chars().next().filter(|c| matches!(c, 'k' | 'K' | '\u{212a}')) {
+        if let Some(k) = rest[end..]
+            .chars()
+            .next()
+            .filter(|c| matches!(c, 'k' | 'K' | '\u{212a}'))
+        {
             end += k.len_utf8();
         }
         Some(end)
@@ -768,7 +773,10 @@ mod tests {
     fn pattern_pairs(text: &str) -> Vec<Pair<'_>> {
         PAIR.find_iter(text)
             .map(|m| {
-                let sep = m.as_str().find([':', '=']).expect("a pair has its separator");
+                let sep = m
+                    .as_str()
+                    .find([':', '='])
+                    .expect("a pair has its separator");
                 Pair {
                     key: &text[m.start()..m.start() + sep],
                     value: &text[m.start() + sep + 1..m.end()],
@@ -840,7 +848,14 @@ mod tests {
         );
         assert_eq!(pairs(text), pattern_pairs(text));
         // No key, no value, a key broken by a tab: the pattern's own answers.
-        for text in ["9: 3", "a: :b: 5", "sal\tary: 3", "-_ x = y", "k: $ -", "\u{212a}: \u{17f}1"] {
+        for text in [
+            "9: 3",
+            "a: :b: 5",
+            "sal\tary: 3",
+            "-_ x = y",
+            "k: $ -",
+            "\u{212a}: \u{17f}1",
+        ] {
             assert_eq!(pairs(text), pattern_pairs(text), "{text:?}");
         }
     }
@@ -855,7 +870,12 @@ mod tests {
             assert_eq!(is_letter(c), letter.is_match(&text), "U+{:04X}", c as u32);
             let in_word = is_letter(c) || c.is_ascii_digit() || c == '_' || c == '-';
             assert_eq!(in_word, word.is_match(&text), "U+{:04X}", c as u32);
-            assert_eq!(c.is_whitespace(), space.is_match(&text), "U+{:04X}", c as u32);
+            assert_eq!(
+                c.is_whitespace(),
+                space.is_match(&text),
+                "U+{:04X}",
+                c as u32
+            );
         }
     }
 

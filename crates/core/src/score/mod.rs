@@ -372,7 +372,10 @@ pub(crate) fn pareto_frontier(scenario: &Scenario, setup: &Setup) -> Arc<Frontie
     // was computed for, which must equal the scenario's: a scenario of a user's own file with
     // a catalog's id never reads another's frontier. Comparing the space costs a small part
     // of digesting it (a third of a Job Interview outcome's cost, at every episode's end).
-    let key = (digest_bytes(scenario.id.as_bytes()), setup.seats.learner.role);
+    let key = (
+        digest_bytes(scenario.id.as_bytes()),
+        setup.seats.learner.role,
+    );
     if let Some(found) = FRONTIERS.get(&key).filter(|f| f.game == scenario.game) {
         return Arc::clone(&found.deals);
     }

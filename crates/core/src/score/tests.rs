@@ -635,7 +635,10 @@ fn a_scenario_with_anothers_id_never_reads_its_frontier() {
     let mut other = (*first).clone();
     // Both sides value the items alike: every split is Pareto-optimal, where the first
     // scenario (opposed priorities) has dominated splits.
-    if let DealSpace::Items { agent_1, agent_2, .. } = &mut other.game {
+    if let DealSpace::Items {
+        agent_1, agent_2, ..
+    } = &mut other.game
+    {
         *agent_2 = agent_1.clone();
     }
     assert_eq!(other.id, first.id);

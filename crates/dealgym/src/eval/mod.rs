@@ -161,6 +161,23 @@ pub async fn eval<'s>(
         .iter()
         .map(|pairing| pairing_kit(run, pairing, &scenarios, &campaign_words).map(Arc::new))
         .collect::<Result<Vec<_>, _>>()?;
+    // Probes ask models: an eval whose pairings seat none would ask no one and say nothing.
+    if run.probes.beliefs && !kits.iter().any(|k| crate::run::has_model_seat(&k.players)) {
+        let entrants: Vec<String> = options
+            .pairings
+            .iter()
+            .flat_map(|p| [p.learner.spec.clone(), p.opponent.spec.clone()])
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        return Err(RunError::Options(format!(
+            "[probes] beliefs = true (--belief-probes) asks model seats (openai:… or a \
+             [players.NAME] endpoint), and this eval's entrants are {}: there is no one to ask; \
+             drop the probes or enter a model",
+            entrants.join(", ")
+        ))
+        .into());
+    }
     let run_ids: HashSet<String> = kits.iter().map(|k| k.run_id.clone()).collect();
     let (mut writer, existing) = RecordWriter::open_runs(&run.out, &run_ids, run.resume)?;
     // The tables read the whole file at the end: refuse its duplicates before playing.

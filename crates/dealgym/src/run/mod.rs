@@ -15,7 +15,7 @@ mod options;
 mod plan;
 mod prefix;
 mod probes;
-pub(crate) use probes::check_probed_scenarios;
+pub(crate) use probes::{check_probed_scenarios, has_model_seat};
 pub mod preset;
 mod report;
 mod rewarding;

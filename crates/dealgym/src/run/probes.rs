@@ -108,11 +108,7 @@ pub(crate) fn check_probes<'a>(
     if !probes.beliefs {
         return Ok(());
     }
-    let model_seat = Seat::BOTH.into_iter().any(|seat| match &players[seat] {
-        SeatPlayer::Local(p) => p.chat_client().is_some(),
-        SeatPlayer::External { .. } => false,
-    });
-    if !model_seat {
+    if !has_model_seat(players) {
         return Err(RunError::Options(format!(
             "[probes] beliefs = true (--belief-probes) asks model seats (openai:… or a \
              [players.NAME] endpoint), and this run's are {} and {}: there is no one to ask; \
@@ -122,6 +118,14 @@ pub(crate) fn check_probes<'a>(
         )));
     }
     Ok(())
+}
+
+/// Whether a seat of `players` is a model a belief probe can ask (a chat endpoint's player).
+pub(crate) fn has_model_seat(players: &PerSeat<SeatPlayer>) -> bool {
+    Seat::BOTH.into_iter().any(|seat| match &players[seat] {
+        SeatPlayer::Local(p) => p.chat_client().is_some(),
+        SeatPlayer::External { .. } => false,
+    })
 }
 
 /// The settings and the scenarios of [`check_probes`], without its model seat: an eval's
