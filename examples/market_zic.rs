@@ -1,6 +1,7 @@
 //! ZI-C self-play over the market set (issue 45): every seat `rule:zic`, each market played
 //! with `--episodes` seeds, and the mean allocative efficiency with its bootstrap 95 %
-//! interval, per shape and variant and overall — the figure the book's `families/market.md`
+//! interval (resampling markets: a market's seeds are drawn together, never as independent
+//! episodes), per shape and variant and overall — the figure the book's `families/market.md`
 //! sets beside Gode & Sunder's (1993).
 //!
 //! `cargo run --example market_zic [-- --count N --episodes K --rule zic|truthful|sniper --rounds R]`
@@ -58,13 +59,15 @@ fn main() -> anyhow::Result<()> {
             )?;
             let metrics = market_metrics(e.scenario(), e.book(), e.turns());
             with_trades += usize::from(!e.book().trades.is_empty());
-            all.add(seed, &metrics);
+            // The bootstrap key is the market's: its seeds are one draw of the set.
+            let market_key = i as u64;
+            all.add(market_key, &metrics);
             let key = (m.shape, m.variant);
             match groups.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, t)) => t.add(seed, &metrics),
+                Some((_, t)) => t.add(market_key, &metrics),
                 None => {
                     let mut t = MarketTally::default();
-                    t.add(seed, &metrics);
+                    t.add(market_key, &metrics);
                     groups.push((key, t));
                 }
             }

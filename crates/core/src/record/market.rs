@@ -147,12 +147,17 @@ impl MarketRecord {
             }
         }
         let again = MarketRecord::of(&played, &self.run_id, &self.episode_id, &[]);
-        let same = played.turns().len() == self.turns.len()
-            && serde_json::to_value(&again.outcome).ok()
-                == serde_json::to_value(&self.outcome).ok();
-        // An episode stopped from outside (an error or an abandoned one) keeps its own ending.
+        fn json<T: Serialize>(v: &T) -> Option<serde_json::Value> {
+            serde_json::to_value(v).ok()
+        }
+        // An episode stopped from outside (an error or an abandoned one) keeps its own ending;
+        // its trades and metrics, made before it stopped, replay as any episode's.
         let stopped = self.outcome.outcome.kind == crate::game::OutcomeKind::Error;
-        if !same && !stopped {
+        let same = played.turns().len() == self.turns.len()
+            && (stopped || json(&again.outcome.outcome) == json(&self.outcome.outcome))
+            && json(&again.outcome.trades) == json(&self.outcome.trades)
+            && json(&again.outcome.metrics) == json(&self.outcome.metrics);
+        if !same {
             return Err(MarketReplayError::OutcomeDiffers { episode });
         }
         Ok(())
@@ -207,6 +212,39 @@ mod tests {
         assert!(matches!(
             back.replay(&Arc::new(other), Prompts::builtin()),
             Err(MarketReplayError::ScenarioChanged { .. })
+        ));
+    }
+
+    /// A market stopped from outside after its first trade keeps its own ending, but its
+    /// trades and metrics replay as any market's: changed ones are caught.
+    #[test]
+    fn a_stopped_markets_trades_and_metrics_replay() {
+        let (m, full) = played();
+        let mut e = MarketEpisode::new(m.clone(), full.setup.clone(), Prompts::builtin()).unwrap();
+        for turn in &full.turns {
+            e.step(turn.seat, turn.completion.clone()).unwrap();
+            if !e.book().trades.is_empty() {
+                break;
+            }
+        }
+        let stopped = MarketRecord::of(&e, "r", "g0-m0", &[]);
+        assert_eq!(
+            stopped.outcome.outcome.kind,
+            crate::game::OutcomeKind::Error
+        );
+        assert_eq!(stopped.outcome.trades.len(), 1);
+        assert_eq!(stopped.replay(&m, Prompts::builtin()), Ok(()));
+        let mut traded_higher = stopped.clone();
+        traded_higher.outcome.trades[0].price += 100;
+        assert!(matches!(
+            traded_higher.replay(&m, Prompts::builtin()),
+            Err(MarketReplayError::OutcomeDiffers { .. })
+        ));
+        let mut more_efficient = stopped;
+        more_efficient.outcome.metrics.realized_surplus += 1.0;
+        assert!(matches!(
+            more_efficient.replay(&m, Prompts::builtin()),
+            Err(MarketReplayError::OutcomeDiffers { .. })
         ));
     }
 }

@@ -915,6 +915,54 @@ pub fn mean_over(groups: &[&Aggregate], figure: FigureId) -> Option<Estimate> {
     Some(interval(value / k, &mut list, n))
 }
 
+/// A mean with [`Aggregate`]'s bootstrap interval: each value added with its
+/// episode's [`Weights`], the mean refitted on each resample, the same percentile interval.
+/// The one mean with an interval over episodes' values: the probes' accuracy, confidence and error
+/// (eval and report), a market's efficiency ([`MarketTally`](super::MarketTally)).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MeanEstimate {
+    /// Σx and the count.
+    sum: f64,
+    n: usize,
+    /// Per resample, Σw and Σw·x; empty until the first value.
+    resampled: Vec<[f64; 2]>,
+}
+
+impl MeanEstimate {
+    /// Add one value with its episode's weights ([`Weights::of`] its bootstrap key).
+    pub fn add_weighted(&mut self, weights: &Weights, x: f64) {
+        self.sum += x;
+        self.n += 1;
+        if self.resampled.is_empty() {
+            self.resampled = vec![[0.0; 2]; RESAMPLES];
+        }
+        for (s, w) in self.resampled.iter_mut().zip(weights.as_slice()) {
+            s[0] += w;
+            s[1] += w * x;
+        }
+    }
+
+    /// The values added.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The mean with its 95% interval; `None` before any value.
+    pub fn estimate(&self) -> Option<Estimate> {
+        if self.n == 0 {
+            return None;
+        }
+        let value = self.sum / self.n as f64;
+        let mut list: Vec<f64> = self
+            .resampled
+            .iter()
+            .filter(|s| s[0] > 0.0)
+            .map(|s| s[1] / s[0])
+            .collect();
+        Some(interval(value, &mut list, self.n))
+    }
+}
+
 /// The percentile interval of `list` (the resamples' values, sorted here) around `value`, with
 /// `n`; where every resample missed the figure's episodes (only possible when they are a
 /// sliver), the value itself.
@@ -1711,5 +1759,20 @@ mod tests {
         close(percentile(&s, 0.1), 0.4);
         close(percentile(&s, 0.975), 3.9);
         close(percentile(&[7.0], 0.025), 7.0);
+    }
+
+    #[test]
+    fn a_mean_has_the_bootstrap_interval_around_it() {
+        let mut m = MeanEstimate::default();
+        assert_eq!(m.estimate(), None);
+        for i in 0..100u64 {
+            m.add_weighted(&Weights::of(i), if i % 2 == 0 { 0.2 } else { 0.8 });
+        }
+        let e = m.estimate().unwrap();
+        assert!(
+            (e.value - 0.5).abs() < 1e-12 && e.low < 0.5 && e.high > 0.5,
+            "{e:?}"
+        );
+        assert_eq!(e.n, 100);
     }
 }

@@ -29,9 +29,6 @@ use crate::scenario::{DealSpace, Family, Role, Scenario};
 use crate::template::SingleTemplate;
 use crate::vocab::Usage;
 
-use super::aggregate::{interval, Weights, RESAMPLES};
-use super::Estimate;
-
 /// What marks a belief probe's question (the first words of the template): the mock endpoint
 /// recognises a probe by it.
 pub const PROBE_MARKER: &str = "[BELIEF PROBE]";
@@ -408,53 +405,6 @@ fn ranks(x: &[f64]) -> Vec<f64> {
     out
 }
 
-/// A mean with [`Aggregate`](super::Aggregate)'s bootstrap interval: each value added with its
-/// episode's [`Weights`], the mean refitted on each resample, the same percentile interval.
-/// What the probes' accuracy, confidence and error are averaged with in the report and eval.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct MeanEstimate {
-    /// Σx and the count.
-    sum: f64,
-    n: usize,
-    /// Per resample, Σw and Σw·x; empty until the first value.
-    resampled: Vec<[f64; 2]>,
-}
-
-impl MeanEstimate {
-    /// Add one value with its episode's weights ([`Weights::of`] its bootstrap key).
-    pub fn add_weighted(&mut self, weights: &Weights, x: f64) {
-        self.sum += x;
-        self.n += 1;
-        if self.resampled.is_empty() {
-            self.resampled = vec![[0.0; 2]; RESAMPLES];
-        }
-        for (s, w) in self.resampled.iter_mut().zip(weights.as_slice()) {
-            s[0] += w;
-            s[1] += w * x;
-        }
-    }
-
-    /// The values added.
-    pub fn n(&self) -> usize {
-        self.n
-    }
-
-    /// The mean with its 95% interval; `None` before any value.
-    pub fn estimate(&self) -> Option<Estimate> {
-        if self.n == 0 {
-            return None;
-        }
-        let value = self.sum / self.n as f64;
-        let mut list: Vec<f64> = self
-            .resampled
-            .iter()
-            .filter(|s| s[0] > 0.0)
-            .map(|s| s[1] / s[0])
-            .collect();
-        Some(interval(value, &mut list, self.n))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -612,20 +562,5 @@ mod tests {
             belief_question(&b, &setup, Seat::Learner),
             Err(BeliefError::Family(Family::Bundle))
         );
-    }
-
-    #[test]
-    fn a_mean_has_the_bootstrap_interval_around_it() {
-        let mut m = MeanEstimate::default();
-        assert_eq!(m.estimate(), None);
-        for i in 0..100u64 {
-            m.add_weighted(&Weights::of(i), if i % 2 == 0 { 0.2 } else { 0.8 });
-        }
-        let e = m.estimate().unwrap();
-        assert!(
-            (e.value - 0.5).abs() < 1e-12 && e.low < 0.5 && e.high > 0.5,
-            "{e:?}"
-        );
-        assert_eq!(e.n, 100);
     }
 }

@@ -21,7 +21,7 @@ use crate::market::{equilibrium, Equilibrium, MarketBook, MarketTurn};
 use crate::protocol::Action;
 use crate::scenario::{MarketScenario, Side};
 
-use super::aggregate::{interval, Weights, RESAMPLES};
+use super::aggregate::{MeanEstimate, Weights};
 use super::{AnchorPoint, Anchoring, Estimate};
 
 /// One trade as measured.
@@ -126,11 +126,9 @@ pub fn market_metrics(
 /// episode, and the anchoring slope.
 #[derive(Debug, Clone, Default)]
 pub struct MarketTally {
-    /// Σw, Σw·efficiency: over all episodes, then per resample.
-    sums: [f64; 2],
-    resampled: Vec<[f64; 2]>,
+    /// The efficiency of each episode that has one.
+    efficiency: MeanEstimate,
     episodes: usize,
-    efficient: usize,
     trades: usize,
     extra_marginal: usize,
     anchoring: Anchoring,
@@ -146,18 +144,8 @@ impl MarketTally {
         if let Some(a) = m.anchor {
             self.anchoring.add_weighted(&weights, a);
         }
-        let Some(x) = m.efficiency else {
-            return;
-        };
-        self.efficient += 1;
-        self.sums[0] += 1.0;
-        self.sums[1] += x;
-        if self.resampled.is_empty() {
-            self.resampled = vec![[0.0; 2]; RESAMPLES];
-        }
-        for (s, w) in self.resampled.iter_mut().zip(weights.as_slice()) {
-            s[0] += w;
-            s[1] += w * x;
+        if let Some(x) = m.efficiency {
+            self.efficiency.add_weighted(&weights, x);
         }
     }
 
@@ -165,21 +153,14 @@ impl MarketTally {
         self.episodes
     }
 
-    /// Trades per episode, and the share of them that were extra-marginal.
+    /// The trades of every episode added, and how many of them were extra-marginal.
     pub fn trades(&self) -> (usize, usize) {
         (self.trades, self.extra_marginal)
     }
 
     /// Mean allocative efficiency with its 95 % interval.
     pub fn efficiency(&self) -> Option<Estimate> {
-        let value = (self.sums[0] > 0.0).then(|| self.sums[1] / self.sums[0])?;
-        let mut list: Vec<f64> = self
-            .resampled
-            .iter()
-            .filter(|s| s[0] > 0.0)
-            .map(|s| s[1] / s[0])
-            .collect();
-        Some(interval(value, &mut list, self.efficient))
+        self.efficiency.estimate()
     }
 
     /// The slope of trade prices on first quotes, with its interval.

@@ -26,14 +26,12 @@ mod table;
 
 pub(crate) use aggregate::LEVEL;
 pub use aggregate::{
-    mean_over, multi_item_groups, Aggregate, EpisodeValues, FigureId, Figures, SeatCounts,
-    SeatFigures, Weights, MULTI_ITEM_AVERAGE, RATED_ENDINGS, RESAMPLES,
+    mean_over, multi_item_groups, Aggregate, EpisodeValues, FigureId, Figures, MeanEstimate,
+    SeatCounts, SeatFigures, Weights, MULTI_ITEM_AVERAGE, RATED_ENDINGS, RESAMPLES,
 };
 pub(crate) use anchoring::anchor_point;
 pub use anchoring::{AnchorPoint, Anchoring};
-pub use beliefs::{
-    belief_question, check_probed_family, Belief, BeliefError, MeanEstimate, Probe, PROBE_MARKER,
-};
+pub use beliefs::{belief_question, check_probed_family, Belief, BeliefError, Probe, PROBE_MARKER};
 pub use estimate::{cell, pct_cell, Estimate};
 pub use market::{market_metrics, MarketMetrics, MarketTally, TradeMetrics};
 pub(crate) use oracle::oracle;

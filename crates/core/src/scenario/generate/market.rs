@@ -11,8 +11,8 @@
 //!
 //! A multi-unit trader holds 2–3 units, its limits drawn from its shape's range and sorted
 //! (a buyer's values falling, a seller's costs rising). A market whose competitive allocation
-//! trades nothing is drawn again from the same stream, so every market has gains from trade
-//! and an efficiency. The cap on rounds is 6 for a unit market and 10 for a multi-unit one.
+//! gains nothing (it trades nothing, or only a value equal to a cost) is drawn again from the
+//! same stream, so every market has gains from trade and an efficiency. The cap on rounds is 6 for a unit market and 10 for a multi-unit one.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -116,7 +116,9 @@ fn market(seed: u64, index: usize) -> MarketScenario {
                 },
             },
         };
-        if equilibrium(&scenario).quantity > 0 {
+        // Gains from trade, not a trade alone: a value equal to a cost trades at the
+        // equilibrium and gains nothing, so its market would have no efficiency to measure.
+        if equilibrium(&scenario).max_surplus > 0 {
             return scenario;
         }
     }
@@ -227,7 +229,11 @@ mod tests {
                 MarketShape::Balanced => assert_eq!(buyers, sellers, "{}", m.id),
                 MarketShape::Thin => assert!(buyers <= 3 && sellers <= 3, "{}", m.id),
             }
-            assert!(equilibrium(m).max_surplus >= 0);
+            assert!(
+                equilibrium(m).max_surplus > 0,
+                "{}: no gain from trade",
+                m.id
+            );
             assert!(equilibrium(m).quantity > 0, "{}", m.id);
         }
         assert_eq!(generate(5, 7), generate(5, 7));
