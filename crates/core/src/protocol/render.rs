@@ -40,9 +40,36 @@ pub fn render_turn(thought: &str, talk: &str, action_line: &str, format: TurnFor
 
 /// The Talk and Action parts of a turn, in the given format.
 fn talk_and_action(talk: &str, action_line: &str, format: TurnFormat) -> String {
+    let mut out = String::with_capacity(talk.len() + action_line.len() + 32);
     match format {
-        TurnFormat::Tagged | TurnFormat::Tools => format!("Talk: {talk}\nAction: {action_line}"),
-        TurnFormat::Xml => format!("<talk>{talk}</talk>\n<action>{action_line}</action>"),
+        TurnFormat::Tagged | TurnFormat::Tools => {
+            out.push_str("Talk: ");
+            out.push_str(talk);
+        }
+        TurnFormat::Xml => {
+            out.push_str("<talk>");
+            out.push_str(talk);
+            out.push_str("</talk>");
+        }
+    }
+    out.push('\n');
+    push_action_part(&mut out, action_line, format);
+    out
+}
+
+/// The Action part of a turn (its label or tags around the action line), in the given format:
+/// the one spelling of it, for a whole turn and for a move forwarded without its Talk.
+fn push_action_part(out: &mut String, action_line: &str, format: TurnFormat) {
+    match format {
+        TurnFormat::Tagged | TurnFormat::Tools => {
+            out.push_str("Action: ");
+            out.push_str(action_line);
+        }
+        TurnFormat::Xml => {
+            out.push_str("<action>");
+            out.push_str(action_line);
+            out.push_str("</action>");
+        }
     }
 }
 
@@ -60,10 +87,11 @@ pub(crate) fn render_forwarded(
     let action_line = render_action(action, space, false);
     match forward_talk {
         Talk::On => talk_and_action(talk.trim(), &action_line, format),
-        Talk::Off => match format {
-            TurnFormat::Tagged | TurnFormat::Tools => format!("Action: {action_line}"),
-            TurnFormat::Xml => format!("<action>{action_line}</action>"),
-        },
+        Talk::Off => {
+            let mut out = String::with_capacity(action_line.len() + 20);
+            push_action_part(&mut out, &action_line, format);
+            out
+        }
     }
 }
 
