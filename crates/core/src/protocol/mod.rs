@@ -24,7 +24,7 @@ pub use parse::{
 pub(crate) use parse::{normalize_label, proposes_deal};
 pub(crate) use render::render_forwarded;
 pub use render::{render_action, render_turn};
-pub(crate) use terms::TermsView;
+pub(crate) use terms::{read_number, TermsView};
 pub use terms::{
     format_cents, parse_terms, to_cents, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace,
     TermValue, Terms, TermsError,
