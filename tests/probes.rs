@@ -194,10 +194,7 @@ fn an_eval_with_probes_reports_each_players_accuracy() {
     // and a player's counts add up to its scored probes that stated a confidence.
     let calibration = json["beliefs"]["calibration"].as_array().unwrap();
     for name in names {
-        let rows: Vec<_> = calibration
-            .iter()
-            .filter(|r| r["player"] == name)
-            .collect();
+        let rows: Vec<_> = calibration.iter().filter(|r| r["player"] == name).collect();
         assert!(!rows.is_empty(), "{name}: {calibration:?}");
         let binned: u64 = rows.iter().map(|r| r["n"].as_u64().unwrap()).sum();
         let stated = read_log(&out)
@@ -384,10 +381,17 @@ fn a_probe_answered_before_a_failed_turn_stays_in_the_error_record() {
     let records = read_log(&out);
     assert_eq!(records.len(), 1);
     let r = &records[0];
-    assert_eq!(r.outcome.outcome.kind, dealgym::game::OutcomeKind::Error, "{r:?}");
+    assert_eq!(
+        r.outcome.outcome.kind,
+        dealgym::game::OutcomeKind::Error,
+        "{r:?}"
+    );
     assert_eq!(r.probes.len(), 1, "the probe asked before the failed turn");
     let probe = &r.probes[0];
-    assert!(probe.failed.is_none() && !probe.answer.is_empty(), "{probe:?}");
+    assert!(
+        probe.failed.is_none() && !probe.answer.is_empty(),
+        "{probe:?}"
+    );
     assert!(probe.usage.is_some(), "{probe:?}");
 }
 
@@ -483,13 +487,22 @@ fn probes_on_bundle_campaigns_and_prefixes_are_refused_by_family() {
         ])
     };
     let done = branch(model);
-    assert!(!done.status.success(), "a bundle branch with probes was accepted");
+    assert!(
+        !done.status.success(),
+        "a bundle branch with probes was accepted"
+    );
     let err = text(&done.stderr);
     assert!(err.contains("bundle") && err.contains("[probes]"), "{err}");
     let done = branch("rule:linear");
-    assert!(!done.status.success(), "rule branches with probes were accepted");
+    assert!(
+        !done.status.success(),
+        "rule branches with probes were accepted"
+    );
     let err = text(&done.stderr);
-    assert!(err.contains("[probes]") && err.contains("model seats"), "{err}");
+    assert!(
+        err.contains("[probes]") && err.contains("model seats"),
+        "{err}"
+    );
     assert!(!Path::new(out).exists(), "a refused run writes nothing");
 }
 
@@ -511,7 +524,10 @@ fn a_resume_that_turns_probes_on_or_off_is_refused() {
             &out,
             &[resumed, &["--resume"]].concat(),
         );
-        assert!(!done.status.success(), "resumed {resumed:?} after {first:?}");
+        assert!(
+            !done.status.success(),
+            "resumed {resumed:?} after {first:?}"
+        );
         let err = text(&done.stderr);
         assert!(
             err.contains("--resume") && err.contains("belief probes"),

@@ -528,8 +528,15 @@ mod tests {
         assert_eq!(p.belief, Some(Belief::Price(35_000.0)));
         let p = probe(&s, &setup, "Estimate: 1.2e3\nConfidence: 60");
         assert_eq!((p.belief, p.unreadable), (None, true));
-        let p = probe(&s, &setup, "Estimate: about -5 dollars.\nConfidence: 60/100");
-        assert_eq!((p.belief, p.confidence), (Some(Belief::Price(-5.0)), Some(60.0)));
+        let p = probe(
+            &s,
+            &setup,
+            "Estimate: about -5 dollars.\nConfidence: 60/100",
+        );
+        assert_eq!(
+            (p.belief, p.confidence),
+            (Some(Belief::Price(-5.0)), Some(60.0))
+        );
     }
 
     /// Deal or No Deal often values every item the same to one side: an order read against
@@ -541,7 +548,11 @@ mod tests {
             agent_2.values = vec![4; agent_2.values.len()];
         }
         let setup = learner_first_as(&c, Role::Agent1);
-        let p = probe(&c, &setup, "Estimate: water > firewood > food\nConfidence: 50");
+        let p = probe(
+            &c,
+            &setup,
+            "Estimate: water > firewood > food\nConfidence: 50",
+        );
         assert!(p.belief.is_some(), "{p:?}");
         assert_eq!((p.unreadable, p.unscored), (false, true), "{p:?}");
         assert_eq!((p.accuracy, p.rank_correlation), (None, None));

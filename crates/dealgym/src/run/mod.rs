@@ -206,11 +206,7 @@ async fn run_campaigns<'s>(
 ) -> Result<RunSummary, RunError> {
     let plan = campaign::CampaignPlan::read(options, file, 1)?;
     let kit = build_kit(options, plan.identity.iter().map(String::as_str))?;
-    probes::check_probes(
-        &options.probes,
-        &kit.players,
-        plan.scenarios(),
-    )?;
+    probes::check_probes(&options.probes, &kit.players, plan.scenarios())?;
     let kit = Arc::new(kit);
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
     probes::check_resumed_probes(&kit.probes, &existing, &options.out)?;
