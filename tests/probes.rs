@@ -145,7 +145,9 @@ fn probes_are_scored_never_change_the_episode_replay_and_reach_the_report() {
 }
 
 /// `eval --belief-probes` asks the model players (the baseline pairing, two rules, plays on
-/// unasked) and prints and writes each player's mean accuracy with its interval.
+/// unasked) and prints and writes each player's mean accuracy with its interval, and each
+/// player's own calibration rows (a calibrated player's two columns agree: its own, never
+/// pooled with another player's).
 #[test]
 fn an_eval_with_probes_reports_each_players_accuracy() {
     let mock = threaded_mock(MockConfig::default());
@@ -153,6 +155,7 @@ fn an_eval_with_probes_reports_each_players_accuracy() {
     let out = dir.join("eval.jsonl");
     let summary = dir.join("summary.json");
     let player = format!("mock=openai:mock@{}", mock.url);
+    let other = format!("other=openai:mock@{}", mock.url);
     let done = ok(dealgym([
         "eval",
         "--scenarios",
@@ -164,6 +167,8 @@ fn an_eval_with_probes_reports_each_players_accuracy() {
         "--quiet",
         "--player",
         &player,
+        "--player",
+        &other,
         "--opponent",
         "boulware=rule:boulware",
         "--belief-probes",
@@ -177,13 +182,32 @@ fn an_eval_with_probes_reports_each_players_accuracy() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
     let players = json["beliefs"]["players"].as_array().unwrap();
-    assert_eq!(players.len(), 1, "only the model is asked: {players:?}");
-    assert_eq!(players[0]["player"], "mock");
+    let names: Vec<&str> = players
+        .iter()
+        .map(|p| p["player"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["mock", "other"], "only the models are asked");
     let accuracy = &players[0]["accuracy"];
     assert!(accuracy["low"].as_f64().unwrap() <= accuracy["value"].as_f64().unwrap());
+    assert_eq!(players[0]["unscored"], 0, "{players:?}");
+    // Each player's bins are its own: every row names its player, both players have rows,
+    // and a player's counts add up to its scored probes that stated a confidence.
+    let calibration = json["beliefs"]["calibration"].as_array().unwrap();
+    for name in names {
+        let rows: Vec<_> = calibration.iter().filter(|r| r["player"] == name).collect();
+        assert!(!rows.is_empty(), "{name}: {calibration:?}");
+        let binned: u64 = rows.iter().map(|r| r["n"].as_u64().unwrap()).sum();
+        let stated = read_log(&out)
+            .iter()
+            .filter(|r| r.seats.learner.name.as_deref() == Some(name))
+            .flat_map(|r| &r.probes)
+            .filter(|p| p.accuracy.is_some() && p.confidence.is_some())
+            .count() as u64;
+        assert_eq!(binned, stated, "{name}");
+    }
     // The baseline's episodes (two rules) carry no probes.
     for r in read_log(&out) {
-        let asked = r.seats.learner.name.as_deref() == Some("mock");
+        let asked = matches!(r.seats.learner.name.as_deref(), Some("mock" | "other"));
         assert_eq!(!r.probes.is_empty(), asked, "{}", r.episode_id);
     }
 }
@@ -313,6 +337,201 @@ fn probes_are_refused_where_they_cannot_be_honoured() {
             text(&done.stderr).contains("[probes]"),
             "{toml}: {}",
             text(&done.stderr)
+        );
+    }
+}
+
+/// A seat whose turn call fails after its probe was answered: the episode ends `error`, and
+/// the probe (its answer and the tokens it cost) is still in the record.
+#[test]
+fn a_probe_answered_before_a_failed_turn_stays_in_the_error_record() {
+    // The mock answers one chat request (the probe), then 503 to everything.
+    let mock = threaded_mock(MockConfig {
+        fail_after: 1,
+        ..MockConfig::default()
+    });
+    let dir = temp_dir("probes-failed-turn");
+    let config = dir.join("probes.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[probes]\nbeliefs = true\nturns = [1]\n[players.m]\nendpoint = \"{}\"\n\
+             model = \"mock\"\nretries = 0\n",
+            mock.url
+        ),
+    )
+    .unwrap();
+    let out = dir.join("r.jsonl");
+    ok(dealgym([
+        "run",
+        "--scenarios",
+        "scenarios/ahp.jsonl",
+        "--limit",
+        "1",
+        "--quiet",
+        "--learner",
+        "m",
+        "--opponent",
+        "rule:boulware",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let records = read_log(&out);
+    assert_eq!(records.len(), 1);
+    let r = &records[0];
+    assert_eq!(
+        r.outcome.outcome.kind,
+        dealgym::game::OutcomeKind::Error,
+        "{r:?}"
+    );
+    assert_eq!(r.probes.len(), 1, "the probe asked before the failed turn");
+    let probe = &r.probes[0];
+    assert!(
+        probe.failed.is_none() && !probe.answer.is_empty(),
+        "{probe:?}"
+    );
+    assert!(probe.usage.is_some(), "{probe:?}");
+}
+
+/// `--campaigns` and `--prefixes` check their scenarios' families as a plain run does: a
+/// bundle campaign, or prefixes cut from bundle records, with probes are refused by name
+/// before anything is played.
+#[test]
+fn probes_on_bundle_campaigns_and_prefixes_are_refused_by_family() {
+    let dir = temp_dir("probes-campaigns-prefixes");
+    let model = "openai:m@http://127.0.0.1:9/v1";
+    let refused = |args: &[&str]| {
+        let done = dealgym(args);
+        assert!(!done.status.success(), "{args:?} was accepted");
+        let err = text(&done.stderr);
+        assert!(err.contains("bundle") && err.contains("[probes]"), "{err}");
+    };
+    let campaigns = dir.join("campaigns.jsonl");
+    std::fs::write(
+        &campaigns,
+        "{\"id\": \"bundles\", \"ledger\": {\"kind\": \"best_offer\"}, \"deals\": [\"bundle:26:0\"]}\n",
+    )
+    .unwrap();
+    let out = dir.join("r.jsonl");
+    let out = out.to_str().unwrap();
+    refused(&[
+        "run",
+        "--scenarios",
+        "scenarios/bundle.jsonl",
+        "--campaigns",
+        campaigns.to_str().unwrap(),
+        "--quiet",
+        "--learner",
+        model,
+        "--opponent",
+        "rule:boulware",
+        "--belief-probes",
+        "--out",
+        out,
+    ]);
+    // Bundle records to cut prefixes from, played by rules.
+    let sources = dir.join("sources.jsonl");
+    ok(dealgym([
+        "run",
+        "--scenarios",
+        "scenarios/bundle.jsonl",
+        "--limit",
+        "1",
+        "--quiet",
+        "--learner",
+        "rule:linear",
+        "--opponent",
+        "rule:boulware",
+        "--out",
+        sources.to_str().unwrap(),
+    ]));
+    refused(&[
+        "run",
+        "--prefixes",
+        sources.to_str().unwrap(),
+        "--prefix-turns",
+        "1",
+        "--scenarios",
+        "scenarios/bundle.jsonl",
+        "--quiet",
+        "--learner",
+        model,
+        "--opponent",
+        "rule:boulware",
+        "--belief-probes",
+        "--out",
+        out,
+    ]);
+    // `replay --branch-from` with `[probes]` in its config runs the same checks: a bundle
+    // record's branches have no figure to ask about, and rule seats no one to ask.
+    let config = dir.join("probes.toml");
+    std::fs::write(&config, "[probes]\nbeliefs = true\n").unwrap();
+    let branch = |learner: &str| {
+        dealgym([
+            "replay",
+            sources.to_str().unwrap(),
+            "--branch-from",
+            "1",
+            "--scenarios",
+            "scenarios/bundle.jsonl",
+            "--learner",
+            learner,
+            "--opponent",
+            "rule:boulware",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            out,
+        ])
+    };
+    let done = branch(model);
+    assert!(
+        !done.status.success(),
+        "a bundle branch with probes was accepted"
+    );
+    let err = text(&done.stderr);
+    assert!(err.contains("bundle") && err.contains("[probes]"), "{err}");
+    let done = branch("rule:linear");
+    assert!(
+        !done.status.success(),
+        "rule branches with probes were accepted"
+    );
+    let err = text(&done.stderr);
+    assert!(
+        err.contains("[probes]") && err.contains("model seats"),
+        "{err}"
+    );
+    assert!(!Path::new(out).exists(), "a refused run writes nothing");
+}
+
+/// Probes are no part of the run id, so `--resume` checks them apart: a file written without
+/// probes is not resumed with them, nor one written with them without.
+#[test]
+fn a_resume_that_turns_probes_on_or_off_is_refused() {
+    let mock = threaded_mock(MockConfig::default());
+    let dir = temp_dir("probes-resume");
+    let config = dir.join("probes.toml");
+    std::fs::write(&config, "[probes]\nbeliefs = true\nturns = [1]\n").unwrap();
+    let probed = ["--config", config.to_str().unwrap()];
+    for (first, resumed) in [(&[][..], &probed[..]), (&probed[..], &[][..])] {
+        let out = dir.join(format!("r{}.jsonl", first.len()));
+        ok(mock_run(&mock.url, "scenarios/ahp.jsonl", &out, first));
+        let done = mock_run(
+            &mock.url,
+            "scenarios/ahp.jsonl",
+            &out,
+            &[resumed, &["--resume"]].concat(),
+        );
+        assert!(
+            !done.status.success(),
+            "resumed {resumed:?} after {first:?}"
+        );
+        let err = text(&done.stderr);
+        assert!(
+            err.contains("--resume") && err.contains("belief probes"),
+            "{err}"
         );
     }
 }

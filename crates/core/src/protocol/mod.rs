@@ -24,11 +24,11 @@ pub use parse::{
 pub(crate) use parse::{normalize_label, proposes_deal};
 pub(crate) use render::render_forwarded;
 pub use render::{render_action, render_turn};
-pub(crate) use terms::TermsView;
 pub use terms::{
     format_cents, parse_terms, to_cents, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace,
     TermValue, Terms, TermsError,
 };
+pub(crate) use terms::{read_number, TermsView};
 pub(crate) use tickets::ticket_template;
 pub use tickets::{TicketSpec, UNCHANGED};
 pub use tools::{

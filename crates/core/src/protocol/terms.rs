@@ -513,8 +513,9 @@ fn key_matches(written: &str, canonical: &str) -> bool {
 }
 
 /// Read a number written as `$1,234.50`, `1234`, `35k` (thousands). Not one in exponent
-/// notation (`1e3`): the grammar has no form for it.
-pub(super) fn read_number(text: &str) -> Option<f64> {
+/// notation (`1e3`): the grammar has no form for it. The one reader of a written number (a
+/// move's terms, a belief probe's estimate).
+pub(crate) fn read_number(text: &str) -> Option<f64> {
     let mut cleaned: String = text
         .chars()
         .filter(|c| *c != '$' && *c != ',' && !c.is_whitespace())

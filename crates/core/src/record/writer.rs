@@ -249,6 +249,9 @@ pub struct Existing {
     /// Lines whose episode an earlier line already has (`super::duplicates`): left by two
     /// writers at once before files were locked, or by hand. `--resume` reports them.
     pub duplicates: Duplicates,
+    /// The records that carry belief probes (`probes`): a resume checks that its `[probes]`
+    /// agree, probes being no part of the run id.
+    pub probed: usize,
 }
 
 impl Existing {
@@ -313,6 +316,9 @@ pub fn append_notes(file: &Path, cut: Option<&Cut>, duplicates: &Duplicates) -> 
 struct Ids {
     run_id: String,
     episode_id: String,
+    /// Present only where the record has belief probes.
+    #[serde(default)]
+    probes: Option<serde::de::IgnoredAny>,
 }
 
 /// Read the episode ids already in `path` (if it exists), records of every kind. With
@@ -341,6 +347,7 @@ pub fn scan_existing(path: &Path, repair: bool) -> Result<Existing, WriteError> 
     };
     let name = path.display().to_string();
     let tail = read_appended::<Ids>(&file, &name, |ids, number| {
+        existing.probed += usize::from(ids.probes.is_some());
         if !existing.runs.contains_key(&ids.run_id) {
             existing.run_order.push(ids.run_id.clone());
         }

@@ -25,6 +25,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::game::{Seat, Setup};
+use crate::protocol::read_number;
 use crate::scenario::{DealSpace, Family, Role, Scenario};
 use crate::template::SingleTemplate;
 use crate::vocab::Usage;
@@ -91,6 +92,11 @@ pub struct Probe {
     /// The answer gave no estimate the reader could use (the raw text is kept in `answer`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unreadable: bool,
+    /// The estimate was read, but no score is defined for it: an order against a truth that
+    /// is all ties (every item worth the same to the other side, so Spearman's ρₛ is
+    /// undefined). Counted apart from the unreadable.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unscored: bool,
     /// Why the probe call failed (after its retries); the episode went on without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
@@ -124,7 +130,8 @@ impl Probe {
         Probe {
             seat,
             turn,
-            unreadable: failed.is_none() && scores.is_none(),
+            unreadable: failed.is_none() && read.belief.is_none(),
+            unscored: read.belief.is_some() && scores.is_none(),
             answer,
             belief: read.belief,
             confidence: read.confidence,
@@ -323,24 +330,24 @@ fn field<'t>(text: &'t str, name: &str) -> Option<&'t str> {
     })
 }
 
-/// The first number in `value` (a currency sign, thousands separators and a `%` allowed).
+/// The first number in `value`, read by the one number reader (`protocol::read_number`:
+/// thousands separators and a `k` for thousands, never an exponent): its token runs from its
+/// first digit (with a minus sign just before it) to the first character no number has, so a
+/// currency sign before it and a `%` or a word after it are left out.
 fn number(value: &str) -> Option<f64> {
-    let cleaned: String = value
-        .chars()
-        .filter(|c| !matches!(c, ',' | '$' | '€' | '£'))
-        .collect();
-    let start = cleaned.find(|c: char| c.is_ascii_digit() || c == '.' || c == '-')?;
-    let rest = &cleaned[start..];
+    let digit = value.find(|c: char| c.is_ascii_digit() || c == '.')?;
+    let start = if value[..digit].ends_with('-') {
+        digit - 1
+    } else {
+        digit
+    };
+    let rest = &value[start..];
     let end = rest
         .char_indices()
         .skip(1)
-        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.'))
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '.' | ',')))
         .map_or(rest.len(), |(i, _)| i);
-    rest[..end]
-        .trim_end_matches('.')
-        .parse::<f64>()
-        .ok()
-        .filter(|x| x.is_finite())
+    read_number(rest[..end].trim_end_matches(['.', ',']))
 }
 
 /// The names of an order, each matched to the scenario's `names` (or the `aliases` beside
@@ -459,6 +466,48 @@ mod tests {
                 "food".into()
             ]))
         );
+    }
+
+    /// A number is read by the one number reader: `k` is thousands, an exponent is no number
+    /// (`1.2e3` read as 1.2 would be a wrong estimate, not a missing one).
+    #[test]
+    fn an_estimate_is_read_as_a_moves_number_is() {
+        let s = price_task(200.0, 180.0, 100.0);
+        let setup = learner_first_as(&s, Role::Buyer);
+        let p = probe(&s, &setup, "Estimate: $35k\nConfidence: 60");
+        assert_eq!(p.belief, Some(Belief::Price(35_000.0)));
+        let p = probe(&s, &setup, "Estimate: 1.2e3\nConfidence: 60");
+        assert_eq!((p.belief, p.unreadable), (None, true));
+        let p = probe(
+            &s,
+            &setup,
+            "Estimate: about -5 dollars.\nConfidence: 60/100",
+        );
+        assert_eq!(
+            (p.belief, p.confidence),
+            (Some(Belief::Price(-5.0)), Some(60.0))
+        );
+    }
+
+    /// Deal or No Deal often values every item the same to one side: an order read against
+    /// that truth has no rank correlation. It is unscored, not unreadable.
+    #[test]
+    fn an_order_against_an_all_ties_truth_is_unscored_not_unreadable() {
+        let mut c = (*casino()).clone();
+        if let DealSpace::Items { agent_2, .. } = &mut c.game {
+            agent_2.values = vec![4; agent_2.values.len()];
+        }
+        let setup = learner_first_as(&c, Role::Agent1);
+        let p = probe(
+            &c,
+            &setup,
+            "Estimate: water > firewood > food\nConfidence: 50",
+        );
+        assert!(p.belief.is_some(), "{p:?}");
+        assert_eq!((p.unreadable, p.unscored), (false, true), "{p:?}");
+        assert_eq!((p.accuracy, p.rank_correlation), (None, None));
+        let p = probe(&c, &setup, "Estimate: water\nConfidence: 50");
+        assert_eq!((p.unreadable, p.unscored), (true, false), "{p:?}");
     }
 
     #[test]

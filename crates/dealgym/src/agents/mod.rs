@@ -407,11 +407,9 @@ impl Player {
         }
     }
 
-    /// Whether the player's turns carry their exact token ids (an endpoint in token-exact
-    /// mode): what the token formats of `export` are built from.
     /// The chat client of a model player (`openai:` or a `[players.NAME]` endpoint; with
-    /// replicas, the first's): what a belief probe asks (`run::probes`). `None` for every other
-    /// kind of player.
+    /// replicas, the first's, whatever replica the seat's turns are routed to): what a belief
+    /// probe asks (`run::probes`). `None` for every other kind of player.
     pub(crate) fn chat_client(&self) -> Option<&LlmClient> {
         match self {
             Player::Llm { client, .. } => Some(client),
@@ -419,6 +417,8 @@ impl Player {
         }
     }
 
+    /// Whether the player's turns carry their exact token ids (an endpoint in token-exact
+    /// mode): what the token formats of `export` are built from.
     pub(crate) fn token_exact(&self) -> bool {
         matches!(self, Player::Llm { client, .. } if client.settings().tokens == TokenMode::Exact)
     }

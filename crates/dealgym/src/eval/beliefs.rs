@@ -1,7 +1,7 @@
 //! The belief probes of a set of records laid out (the book's `guide/eval.md`, "Does it know
-//! what the other side wants?"): per player its mean accuracy and stated confidence, the
-//! calibration table (stated confidence in bins of 20 against the accuracy reached), and per
-//! player the mean normalised error by turn. The scores are `score::Probe`'s and every mean's
+//! what the other side wants?"): per player its mean accuracy and stated confidence, its
+//! calibration table (stated confidence in bins of 20 against the accuracy reached), and its
+//! mean normalised error by turn. The scores are `score::Probe`'s and every mean's
 //! interval is `score::MeanEstimate`'s (the aggregates' bootstrap); this module only groups.
 
 use std::collections::BTreeMap;
@@ -19,18 +19,21 @@ const BINS: usize = 5;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BeliefRow {
     pub player: String,
-    /// Probes asked, and how many of them gave no readable estimate (or failed).
+    /// Probes asked, how many of them gave no readable estimate (or failed), and how many
+    /// were read but have no score defined (an order against a truth that is all ties).
     pub probes: usize,
     pub unreadable: usize,
+    pub unscored: usize,
     /// Mean accuracy (0–1) of the scored probes, with its interval.
     pub accuracy: Option<Estimate>,
     /// Mean stated confidence (0–100) of the scored probes that stated one.
     pub confidence: Option<Estimate>,
 }
 
-/// One stated-confidence bin of the calibration table.
+/// One player's stated-confidence bin of the calibration table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CalibrationRow {
+    pub player: String,
     /// `0–20`, …, `80–100`.
     pub bin: String,
     /// The bin's midpoint (10, 30, …), where the chart draws it.
@@ -68,15 +71,17 @@ impl BeliefFigures {
 struct PlayerTally {
     probes: usize,
     unreadable: usize,
+    unscored: usize,
     accuracy: MeanEstimate,
     confidence: MeanEstimate,
+    /// Per stated-confidence bin, the confidence and the accuracy (× 100) of its probes.
+    bins: [(MeanEstimate, MeanEstimate); BINS],
 }
 
 /// The probes of each record, fed one at a time.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Beliefs {
     players: BTreeMap<String, PlayerTally>,
-    bins: [(MeanEstimate, MeanEstimate); BINS],
     by_turn: BTreeMap<(String, u32), MeanEstimate>,
 }
 
@@ -91,7 +96,11 @@ impl Beliefs {
             let tally = self.players.entry(player.clone()).or_default();
             tally.probes += 1;
             let Some(accuracy) = p.accuracy else {
-                tally.unreadable += 1;
+                if p.unscored {
+                    tally.unscored += 1;
+                } else {
+                    tally.unreadable += 1;
+                }
                 continue;
             };
             tally.accuracy.add_weighted(&weights, accuracy);
@@ -104,8 +113,8 @@ impl Beliefs {
             if let Some(c) = p.confidence {
                 tally.confidence.add_weighted(&weights, c);
                 let bin = ((c / BIN) as usize).min(BINS - 1);
-                self.bins[bin].0.add_weighted(&weights, c);
-                self.bins[bin].1.add_weighted(&weights, 100.0 * accuracy);
+                tally.bins[bin].0.add_weighted(&weights, c);
+                tally.bins[bin].1.add_weighted(&weights, 100.0 * accuracy);
             }
         }
     }
@@ -119,16 +128,18 @@ impl Beliefs {
                     player: player.clone(),
                     probes: t.probes,
                     unreadable: t.unreadable,
+                    unscored: t.unscored,
                     accuracy: t.accuracy.estimate(),
                     confidence: t.confidence.estimate(),
                 })
                 .collect(),
             calibration: self
-                .bins
+                .players
                 .iter()
-                .enumerate()
-                .filter(|(_, (c, _))| c.n() > 0)
-                .map(|(i, (c, a))| CalibrationRow {
+                .flat_map(|(player, t)| t.bins.iter().enumerate().map(move |b| (player, b)))
+                .filter(|(_, (_, (c, _)))| c.n() > 0)
+                .map(|(player, (i, (c, a)))| CalibrationRow {
+                    player: player.clone(),
                     bin: format!("{}–{}", i as f64 * BIN, (i + 1) as f64 * BIN),
                     midpoint: (i as f64 * BIN + BIN / 2.0) as u64,
                     n: c.n(),

@@ -133,10 +133,11 @@ pub async fn eval<'s>(
     run.check()?;
     // With `--campaigns`, every pairing plays the file's campaigns (`run::campaign`).
     let (scenarios, campaigns) = match &run.campaigns {
-        Some(file) => (
-            Vec::new(),
-            Some(CampaignPlan::read(run, file, options.pairings.len())?),
-        ),
+        Some(file) => {
+            let plan = CampaignPlan::read(run, file, options.pairings.len())?;
+            crate::run::check_probed_scenarios(&run.probes, plan.scenarios())?;
+            (Vec::new(), Some(plan))
+        }
         None => {
             let scenarios = load_all(&run.scenarios, &run.selection())?;
             run.check_plan_size(
@@ -162,24 +163,18 @@ pub async fn eval<'s>(
         .map(|pairing| pairing_kit(run, pairing, &scenarios, &campaign_words).map(Arc::new))
         .collect::<Result<Vec<_>, _>>()?;
     // Probes ask models: an eval whose pairings seat none would ask no one and say nothing.
-    if run.probes.beliefs && !kits.iter().any(|k| crate::run::has_model_seat(&k.players)) {
-        let entrants: Vec<String> = options
+    crate::run::require_model_seat(
+        &run.probes,
+        kits.iter().any(|k| crate::run::has_model_seat(&k.players)),
+        "eval's entrants",
+        options
             .pairings
             .iter()
-            .flat_map(|p| [p.learner.spec.clone(), p.opponent.spec.clone()])
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        return Err(RunError::Options(format!(
-            "[probes] beliefs = true (--belief-probes) asks model seats (openai:… or a \
-             [players.NAME] endpoint), and this eval's entrants are {}: there is no one to ask; \
-             drop the probes or enter a model",
-            entrants.join(", ")
-        ))
-        .into());
-    }
+            .flat_map(|p| [p.learner.spec.clone(), p.opponent.spec.clone()]),
+    )?;
     let run_ids: HashSet<String> = kits.iter().map(|k| k.run_id.clone()).collect();
     let (mut writer, existing) = RecordWriter::open_runs(&run.out, &run_ids, run.resume)?;
+    crate::run::check_resumed_probes(&run.probes, &existing, &run.out)?;
     // The tables read the whole file at the end: refuse its duplicates before playing.
     if options.on_duplicate == OnDuplicate::Refuse {
         if let Some(refusal) = existing.duplicates.refusal(&run.out) {

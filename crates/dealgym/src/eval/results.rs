@@ -218,7 +218,8 @@ impl EvalResults {
     }
 
     /// The belief probes of the records (`[probes] beliefs = true`): per player, the probes,
-    /// the unreadable ones, the mean accuracy and the mean stated confidence.
+    /// the unreadable and the unscored ones, the mean accuracy and the mean stated confidence,
+    /// its calibration rows and its error by turn.
     pub(crate) fn beliefs(&self) -> &BeliefFigures {
         &self.beliefs
     }
@@ -236,16 +237,17 @@ impl EvalResults {
              its stated confidence, 95% CI",
         );
         out.push_str(
-            "\n\n| player | probes | unreadable | accuracy [95% CI] | confidence [95% CI] |\n\
-             |---|---:|---:|---:|---:|\n",
+            "\n\n| player | probes | unreadable | unscored | accuracy [95% CI] | confidence [95% CI] |\n\
+             |---|---:|---:|---:|---:|---:|\n",
         );
         for r in &self.beliefs.players {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} |",
                 r.player,
                 r.probes,
                 r.unreadable,
+                r.unscored,
                 cell(r.accuracy, 3),
                 cell(r.confidence, 1),
             );
@@ -321,7 +323,7 @@ impl EvalResults {
     /// group}], "groups": [{number, players, situations}], "connections": "…", "talk":
     /// [{player, opponent, deal_rate, rho_deals, rho_difference, deal_difference}],
     /// "anchoring": [{player, family, deals, slope, first_bid}], "beliefs": {"players":
-    /// [{player, probes, unreadable, accuracy, confidence}], "calibration": [{bin, midpoint, n,
+    /// [{player, probes, unreadable, unscored, accuracy, confidence}], "calibration": [{player, bin, midpoint, n,
     /// confidence, accuracy}], "error_by_turn": [{player, turn, error}]}}` (`talk`, `anchoring`
     /// and `beliefs` only where the records give rows; `deal_rate` and `rho_deals` with talk, then without; `rho_deals`
     /// over deals, `mean_rho` per episode; `deal_rate`, `sl` and `average_turns` DialogXpert's

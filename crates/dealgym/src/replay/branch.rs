@@ -119,6 +119,13 @@ pub async fn branch<'s>(
             files: super::list_files(&options.files),
         });
     }
+    // `[probes]` in the branches' config: checked as a run checks them (a model seat to ask,
+    // every scenario's family one that can be probed).
+    crate::run::check_probes(
+        &run.probes,
+        &kit.players,
+        planned.iter().map(|p| &*p.scenario),
+    )?;
     Ok(BranchSummary {
         parents,
         duplicates: records.duplicates().clone(),

@@ -1,6 +1,6 @@
 //! The belief probes' tables and charts of a report (the book's `guide/eval.md`, "Does it
-//! know what the other side wants?"): per player its accuracy and confidence, the calibration
-//! table by stated confidence, the error by turn, and their two charts. The figures are the
+//! know what the other side wants?"): per player its accuracy and confidence, its calibration
+//! rows by stated confidence, its error by turn, and their two charts (a line per player). The figures are the
 //! eval's (`eval::beliefs`, which `EvalTally` collects); this module lays them out.
 
 use crate::eval::EvalResults;
@@ -9,7 +9,7 @@ use crate::score::Estimate;
 use super::charts::{line_chart, ChartError, Series};
 use super::sheet::{Cell, Column, Sheet};
 
-/// "Belief probes": per player, its probes, the unreadable ones, its mean accuracy and mean
+/// "Belief probes": per player, its probes, the unreadable and unscored ones, its mean accuracy and mean
 /// stated confidence with their intervals. `None` without probes.
 pub(crate) fn beliefs_table(eval: &EvalResults) -> Option<Sheet> {
     let figures = eval.beliefs();
@@ -21,6 +21,7 @@ pub(crate) fn beliefs_table(eval: &EvalResults) -> Option<Sheet> {
                 Cell::Text(r.player.clone()),
                 Cell::Count(r.probes as u64),
                 Cell::Count(r.unreadable as u64),
+                Cell::Count(r.unscored as u64),
                 Cell::Estimate(r.accuracy, 3),
                 Cell::Estimate(r.confidence, 1),
             ]
@@ -36,6 +37,7 @@ pub(crate) fn beliefs_table(eval: &EvalResults) -> Option<Sheet> {
             Column::new("player", "player"),
             Column::new("probes", "probes"),
             Column::new("unreadable", "unreadable"),
+            Column::new("unscored", "unscored"),
             Column::new("mean accuracy", "accuracy"),
             Column::new("mean confidence", "confidence"),
         ],
@@ -43,9 +45,9 @@ pub(crate) fn beliefs_table(eval: &EvalResults) -> Option<Sheet> {
     })
 }
 
-/// "Belief calibration": the probes by stated confidence (bins of 20), each bin's count, mean
-/// confidence and mean accuracy on the same 0–100 scale with their intervals — a calibrated
-/// player's accuracy matches its confidence bin by bin. `None` without probes.
+/// "Belief calibration": per player, its probes by stated confidence (bins of 20), each bin's
+/// count, mean confidence and mean accuracy on the same 0–100 scale with their intervals — a
+/// calibrated player's accuracy matches its confidence bin by bin. `None` without probes.
 pub(crate) fn calibration_table(eval: &EvalResults) -> Option<Sheet> {
     let rows: Vec<Vec<Cell>> = eval
         .beliefs()
@@ -53,6 +55,7 @@ pub(crate) fn calibration_table(eval: &EvalResults) -> Option<Sheet> {
         .iter()
         .map(|r| {
             vec![
+                Cell::Text(r.player.clone()),
                 Cell::Text(r.bin.clone()),
                 Cell::Count(r.n as u64),
                 Cell::Estimate(r.confidence, 1),
@@ -62,10 +65,12 @@ pub(crate) fn calibration_table(eval: &EvalResults) -> Option<Sheet> {
         .collect();
     (!rows.is_empty()).then(|| Sheet {
         name: "belief_calibration".into(),
-        title: "Belief calibration: probes by stated confidence, with the accuracy they reached \
-                (× 100, on the confidence's scale); calibrated, the two columns agree"
+        title: "Belief calibration: each player's probes by stated confidence, with the accuracy \
+                they reached (× 100, on the confidence's scale); calibrated, a player's two \
+                columns agree"
             .into(),
         columns: vec![
+            Column::new("player", "player"),
             Column::new("stated confidence", "bin"),
             Column::new("n", "n"),
             Column::new("mean confidence", "confidence"),
@@ -109,8 +114,8 @@ pub(crate) fn belief_error_table(eval: &EvalResults) -> Option<Sheet> {
 }
 
 /// The belief charts: the error against the turn (a line per player) and the accuracy against
-/// the stated confidence (the accuracy per bin, beside the confidence itself: the line a
-/// calibrated player's accuracy would follow). Empty without probes.
+/// the stated confidence (a line per player through its bins, beside the line a calibrated
+/// player's accuracy would follow: the bin's midpoint). Empty without probes.
 pub(crate) fn belief_charts(
     eval: &EvalResults,
 ) -> Result<Vec<(String, String, String)>, ChartError> {
@@ -141,31 +146,45 @@ pub(crate) fn belief_charts(
             )?,
         ));
     }
-    let accuracy: Vec<(u64, Estimate)> = figures
-        .calibration
-        .iter()
-        .filter_map(|r| Some((r.midpoint, r.accuracy?)))
-        .collect();
-    let stated: Vec<(u64, Estimate)> = figures
-        .calibration
-        .iter()
-        .filter_map(|r| Some((r.midpoint, r.confidence?)))
-        .collect();
-    if !accuracy.is_empty() {
+    // A line per player through its bins' accuracy, beside the line a calibrated player's
+    // would follow (accuracy = the bin's confidence, at its midpoint).
+    let mut series: Vec<Series> = Vec::new();
+    for r in &figures.calibration {
+        let Some(a) = r.accuracy else { continue };
+        match series.last_mut().filter(|s| s.name == r.player) {
+            Some(s) => s.points.push((r.midpoint, a)),
+            None => series.push(Series {
+                name: r.player.clone(),
+                points: vec![(r.midpoint, a)],
+            }),
+        }
+    }
+    if !series.is_empty() {
         let title = "Stated confidence against accuracy";
-        let series = [
-            Series {
-                name: "accuracy × 100".into(),
-                points: accuracy,
-            },
-            Series {
-                name: "stated confidence".into(),
-                points: stated,
-            },
-        ];
+        let midpoints: std::collections::BTreeSet<u64> =
+            figures.calibration.iter().map(|r| r.midpoint).collect();
+        series.push(Series {
+            name: "calibrated (accuracy = confidence)".into(),
+            points: midpoints
+                .into_iter()
+                .map(|m| {
+                    let at = m as f64;
+                    (
+                        m,
+                        Estimate {
+                            value: at,
+                            low: at,
+                            high: at,
+                            n: 0,
+                        },
+                    )
+                })
+                .collect(),
+        });
         charts.push((
             "belief_calibration".to_string(),
-            "The belief probes' accuracy by stated-confidence bin, beside the confidence itself"
+            "Each player's belief-probe accuracy (× 100) by stated-confidence bin, beside the \
+             line of a calibrated player"
                 .to_string(),
             line_chart(
                 title,

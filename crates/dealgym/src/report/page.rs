@@ -239,7 +239,7 @@ pub(crate) fn how_to_read(name: &str) -> &'static str {
         "sensitivity" => "A line per family (and one for all): the learner's ρ over the deals it would keep if it refused every deal below τ; the band is the 95% interval. What each τ costs in deals is in the CSV.",
         "rho_distribution" => "How many episodes ended at each ρ (the learner's share of the surplus); the end bars also hold everything beyond −1 and 1.",
         "belief_error_by_turn" => "A line per player: its belief probes' mean normalised error (0: exact) before each of its own turns; the band is the 95% interval. A falling line learns the other side as the talk goes on.",
-        "belief_calibration" => "The probes' accuracy (× 100) per stated-confidence bin, beside the mean confidence stated in it; bands are 95% intervals. Calibrated, the two lines meet; accuracy below confidence is overconfidence.",
+        "belief_calibration" => "Each player's probe accuracy (× 100) per stated-confidence bin, beside the line a calibrated player's would follow (accuracy = confidence); bands are 95% intervals. A player's line below it is overconfidence, above it underconfidence.",
         "first_bid" => "A dot is the buyer's first offer over its budget; its bar the 95% interval.",
         "points_by_opponent_persona" => "A dot is the learner's mean points per episode; its bar the 95% interval.",
         name if name.starts_with("training_") => "A line per run across training steps; the band is the 95% interval.",

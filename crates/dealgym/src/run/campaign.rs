@@ -288,6 +288,13 @@ pub(crate) struct CampaignPlan {
 }
 
 impl CampaignPlan {
+    /// The scenarios of the deals this process plays (a deal's scenario once per member).
+    pub fn scenarios(&self) -> impl Iterator<Item = &Scenario> {
+        self.planned
+            .iter()
+            .flat_map(|p| p.campaign.deals.iter().map(|s| &**s))
+    }
+
     /// Read `file` and plan its campaigns under `options` (seed, group size, shard), checking
     /// the plan's size for `pairings` pairings.
     pub fn read(options: &RunOptions, file: &Path, pairings: usize) -> Result<Self, RunError> {

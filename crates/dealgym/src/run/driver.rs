@@ -227,6 +227,13 @@ pub(crate) struct Asked {
     probe: Option<ProbeAnswer>,
 }
 
+/// A seat that could not answer (after its retries), with the belief probe asked before the
+/// turn where one was: its answer (and the tokens it cost) stays in the `error` record.
+pub(crate) struct Unanswered {
+    error: PlayerError,
+    probe: Option<ProbeAnswer>,
+}
+
 /// A logged prefix's turn: no probe was asked before it.
 impl From<Played> for Asked {
     fn from(played: Played) -> Asked {
@@ -496,7 +503,7 @@ impl Books {
 
 impl Players<Episode> for Books {
     type Answer = Asked;
-    type Failure = PlayerError;
+    type Failure = Unanswered;
     type Error = EpisodeError;
 
     /// A seat fed from outside (`SeatPlayer::External`) is not asked.
@@ -509,7 +516,7 @@ impl Players<Episode> for Books {
         &'a self,
         episode: &'a Episode,
         seat: Seat,
-    ) -> impl Future<Output = Result<Asked, PlayerError>> + 'a {
+    ) -> impl Future<Output = Result<Asked, Unanswered>> + 'a {
         let sampling_seed = self.seeds.sampling_seed(seat);
         let mut ctx = TurnContext::of(episode, seat, sampling_seed);
         ctx.route = Some(self.route.ticket);
@@ -524,12 +531,17 @@ impl Players<Episode> for Books {
                         }
                         None => None,
                     };
-                    let played = player.play(&ctx, episode.view(seat)).await?;
-                    Ok(Asked { played, probe })
+                    match player.play(&ctx, episode.view(seat)).await {
+                        Ok(played) => Ok(Asked { played, probe }),
+                        Err(error) => Err(Unanswered { error, probe }),
+                    }
                 }
-                SeatPlayer::External { spec, .. } => Err(PlayerError::Spec {
-                    spec: spec.clone(),
-                    message: "a seat played from outside is fed, not asked".into(),
+                SeatPlayer::External { spec, .. } => Err(Unanswered {
+                    error: PlayerError::Spec {
+                        spec: spec.clone(),
+                        message: "a seat played from outside is fed, not asked".into(),
+                    },
+                    probe: None,
                 }),
             }
         }
@@ -544,9 +556,10 @@ impl Players<Episode> for Books {
         &mut self,
         episode: &mut Episode,
         seat: Seat,
-        error: PlayerError,
+        failed: Unanswered,
     ) -> Result<(), EpisodeError> {
-        fail_backend(episode, seat, &error)
+        self.probes.extend(failed.probe);
+        fail_backend(episode, seat, &failed.error)
     }
 }
 

@@ -15,7 +15,9 @@ mod options;
 mod plan;
 mod prefix;
 mod probes;
-pub(crate) use probes::{check_probed_scenarios, has_model_seat};
+pub(crate) use probes::{
+    check_probed_scenarios, check_probes, check_resumed_probes, has_model_seat, require_model_seat,
+};
 pub mod preset;
 mod report;
 mod rewarding;
@@ -179,9 +181,11 @@ pub async fn run<'s>(
             let plan = plan_prefixes(prefixes, options)?;
             let words = std::iter::once("prefixes").chain(plan.identity.iter().map(String::as_str));
             let kit = build_kit(options, words)?;
-            // A record's scenario whose family has no figure to ask about gets a failed probe
-            // naming why (`run::probes`).
-            probes::check_probes(&options.probes, &kit.players, [])?;
+            probes::check_probes(
+                &options.probes,
+                &kit.players,
+                plan.planned.iter().map(|p| &*p.scenario),
+            )?;
             (kit, plan.planned, Some(plan.report))
         }
     };
@@ -202,9 +206,10 @@ async fn run_campaigns<'s>(
 ) -> Result<RunSummary, RunError> {
     let plan = campaign::CampaignPlan::read(options, file, 1)?;
     let kit = build_kit(options, plan.identity.iter().map(String::as_str))?;
-    probes::check_probes(&options.probes, &kit.players, [])?;
+    probes::check_probes(&options.probes, &kit.players, plan.scenarios())?;
     let kit = Arc::new(kit);
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
+    probes::check_resumed_probes(&kit.probes, &existing, &options.out)?;
     let (todo, skipped) = plan.jobs(&kit, &existing.episode_ids_of(&kit.run_id), &options.out)?;
     let bar = progress_bar(options.progress, plan.deals - skipped);
     let permits = Arc::new(tokio::sync::Semaphore::new(options.concurrency));
@@ -233,6 +238,7 @@ pub(crate) async fn play_plan<'s>(
 ) -> Result<RunSummary, RunError> {
     let started = std::time::Instant::now();
     let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
+    probes::check_resumed_probes(&kit.probes, &existing, &options.out)?;
     let whole_plan = planned.len();
     let planned = match &options.shard {
         Some(s) => shard(planned, s),

@@ -8,8 +8,11 @@
 //! ([`ask_belief`]) and keeps the answers; the record's `probes` score them
 //! (`score::Probe::scored`).
 
+use std::path::Path;
+
 use crate::agents::Player;
 use crate::game::{mix, Episode, Message, MessageRole, PerSeat, Seat};
+use crate::record::Existing;
 use crate::scenario::Scenario;
 use crate::score::{belief_question, check_probed_family, Probe};
 use crate::vocab::Usage;
@@ -104,17 +107,66 @@ pub(crate) fn check_probes<'a>(
     players: &PerSeat<SeatPlayer>,
     scenarios: impl IntoIterator<Item = &'a Scenario>,
 ) -> Result<(), RunError> {
-    check_probed_scenarios(probes, scenarios)?;
-    if !probes.beliefs {
+    probes.check().map_err(RunError::Options)?;
+    require_model_seat(
+        probes,
+        has_model_seat(players),
+        "run's seats",
+        Seat::BOTH.map(|seat| players[seat].spec().to_string()),
+    )?;
+    check_probed_scenarios(probes, scenarios)
+}
+
+/// The one refusal of probes with no model seat to ask (a run's seats, an eval's entrants):
+/// with `probes.beliefs` and no model among them, an error naming `whose` (`"run's seats"`,
+/// `"eval's entrants"`) and their `specs`.
+pub(crate) fn require_model_seat(
+    probes: &ProbesConfig,
+    any_model: bool,
+    whose: &str,
+    specs: impl IntoIterator<Item = String>,
+) -> Result<(), RunError> {
+    if !probes.beliefs || any_model {
         return Ok(());
     }
-    if !has_model_seat(players) {
+    let specs: Vec<String> = specs
+        .into_iter()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    Err(RunError::Options(format!(
+        "[probes] beliefs = true (--belief-probes) asks model seats (openai:… or a \
+         [players.NAME] endpoint), and this {whose} are {}: there is no one to ask; drop the \
+         probes or seat a model",
+        specs.join(", ")
+    )))
+}
+
+/// A resumed output written with the same `[probes]`: probes are no part of the run id (a run
+/// with them plays the episodes it would without), so a resume that turned them on or off
+/// would mix records with probes and records without. Refused: records with probes resumed
+/// without them, and records none of which has a probe resumed with them (a run started
+/// without probes; or, rarely, one none of whose episodes reached a probed turn).
+pub(crate) fn check_resumed_probes(
+    probes: &ProbesConfig,
+    existing: &Existing,
+    out: &Path,
+) -> Result<(), RunError> {
+    let episodes = existing.episodes();
+    let out = out.display();
+    if !probes.beliefs && existing.probed > 0 {
         return Err(RunError::Options(format!(
-            "[probes] beliefs = true (--belief-probes) asks model seats (openai:… or a \
-             [players.NAME] endpoint), and this run's are {} and {}: there is no one to ask; \
-             drop the probes or seat a model",
-            players.learner.spec(),
-            players.opponent.spec()
+            "--resume: {out} holds {} records with belief probes, and this run has [probes] \
+             beliefs off: resume with the same [probes] (--belief-probes), or write to another \
+             --out",
+            existing.probed
+        )));
+    }
+    if probes.beliefs && episodes > 0 && existing.probed == 0 {
+        return Err(RunError::Options(format!(
+            "--resume: {out} holds {episodes} records and none has belief probes (the run was \
+             started without them), and this run has [probes] beliefs = true \
+             (--belief-probes): resume without probes, or write to another --out"
         )));
     }
     Ok(())
