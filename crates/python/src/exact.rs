@@ -260,6 +260,9 @@ pub(crate) trait Exact {
     fn turns_played(&self) -> usize;
     /// The chat `seat`'s model is sent now.
     fn seat_view(&self, seat: Self::Seat) -> &[Message];
+    /// Which history [`seat_view`](Self::seat_view) reads (the core's `view_origin`): unchanged
+    /// while it only grows.
+    fn seat_view_origin(&self, seat: Self::Seat) -> u64;
     /// `seat`'s exact sequence so far; `None` once one of its turns had no ids.
     fn seat_sequence(&self, seat: Self::Seat) -> Option<&[u32]>;
     /// The prompt ids set for the seat to move, if any.

@@ -405,7 +405,7 @@ impl Game {
     fn observe<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyDict>> {
         let (view, state) = either!(self, g => {
             let seat = g.seat_named(role)?;
-            (g.seat_view(seat), g.seat_state_of(seat))
+            ((g.seat_view_origin(seat), g.seat_view(seat)), g.seat_state_of(seat))
         });
         crate::observation::observation(py, &self.chat, role, view, state)
     }
@@ -413,7 +413,10 @@ impl Game {
     /// `role`'s chat alone (`observe(role)["messages"]` without the rest): what a policy that
     /// reads only the messages asks for.
     fn messages<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyList>> {
-        let view = either!(self, g => g.seat_view(g.seat_named(role)?));
+        let view = either!(self, g => {
+            let seat = g.seat_named(role)?;
+            (g.seat_view_origin(seat), g.seat_view(seat))
+        });
         self.chat.messages(py, role, view)
     }
 

@@ -56,13 +56,26 @@ impl PendingState {
 
 /// The Python dict of each message a game's seats have been sent, converted once: a chat only
 /// grows, so an observation converts its new messages alone (a seat's system prompt, kilobytes,
-/// was converted again at every step). Each kept text is checked against the message it was
-/// made from, so a chat that changed (`restore`) is converted again from where it differs.
+/// was converted again at every step). While the seat's history is the one converted from (its
+/// origin, `SeatHistory::origin`), the messages converted are its first ones, unchanged; a chat
+/// of another history (after `restore`) has each kept text checked against the message it was
+/// made from, and is converted again from where it differs.
 #[derive(Default)]
 pub(crate) struct Chat {
-    /// By role: each message's content and its Python string, in the chat's order.
-    seen: Mutex<Vec<(String, Vec<Kept>)>>,
+    /// By role: the history converted from, and each message's content and its Python string,
+    /// in the chat's order.
+    seen: Mutex<Vec<Seen>>,
 }
+
+/// One role's converted chat.
+struct Seen {
+    role: String,
+    origin: u64,
+    kept: Vec<Kept>,
+}
+
+/// A seat's chat as the game holds it: its history's origin and its messages.
+pub(crate) type ChatView<'a> = (u64, &'a [Message]);
 
 impl Chat {
     /// The chat `view` of `role` as Python: a new list of new `{"role", "content"}` dicts
@@ -72,7 +85,7 @@ impl Chat {
         &self,
         py: Python<'py>,
         role: &str,
-        view: &[Message],
+        view: ChatView<'_>,
     ) -> PyResult<Bound<'py, PyList>> {
         Ok(self.messages_and_prompt(py, role, view)?.0)
     }
@@ -82,23 +95,35 @@ impl Chat {
         &self,
         py: Python<'py>,
         role: &str,
-        view: &[Message],
+        (origin, view): ChatView<'_>,
     ) -> PyResult<(Bound<'py, PyList>, Option<Bound<'py, PyAny>>)> {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         // A few roles at most: found by a look along the list, with no key to allocate.
-        let at = match seen.iter().position(|(r, _)| r == role) {
+        let at = match seen.iter().position(|s| s.role == role) {
             Some(at) => at,
             None => {
-                seen.push((role.to_string(), Vec::new()));
+                seen.push(Seen {
+                    role: role.to_string(),
+                    origin: 0,
+                    kept: Vec::new(),
+                });
                 seen.len() - 1
             }
         };
-        let kept = &mut seen[at].1;
+        let seen = &mut seen[at];
+        // The same history grew only by appending: what was converted from it stands.
+        let unchanged = match seen.origin == origin {
+            true => seen.kept.len().min(view.len()),
+            false => 0,
+        };
+        seen.origin = origin;
+        let kept = &mut seen.kept;
         let list = PyList::empty(py);
         for (i, message) in view.iter().enumerate() {
-            if kept
-                .get(i)
-                .is_none_or(|(text, role, _)| *text != message.content || *role != message.role)
+            if i >= unchanged
+                && kept
+                    .get(i)
+                    .is_none_or(|(text, role, _)| *text != message.content || *role != message.role)
             {
                 kept.truncate(i);
                 let one = PyDict::new(py);
@@ -141,7 +166,7 @@ pub(crate) fn observation<'py>(
     py: Python<'py>,
     chat: &Chat,
     role: &str,
-    view: &[Message],
+    view: ChatView<'_>,
     state: SeatView,
 ) -> PyResult<Bound<'py, PyDict>> {
     static OBSERVATION: PyOnceLock<Py<PyType>> = PyOnceLock::new();

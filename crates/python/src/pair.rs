@@ -708,6 +708,10 @@ impl Exact for PairGame {
         self.episode.view(seat)
     }
 
+    fn seat_view_origin(&self, seat: Seat) -> u64 {
+        self.episode.view_origin(seat)
+    }
+
     fn seat_sequence(&self, seat: Seat) -> Option<&[u32]> {
         self.episode.token_sequence(seat)
     }

@@ -534,6 +534,10 @@ impl Exact for TableGame {
         self.episode.view(seat)
     }
 
+    fn seat_view_origin(&self, seat: usize) -> u64 {
+        self.episode.view_origin(seat)
+    }
+
     fn seat_sequence(&self, seat: usize) -> Option<&[u32]> {
         self.episode.token_sequence(seat)
     }

@@ -153,6 +153,28 @@ def test_the_chat_alone_is_the_observations_chat(family):
         g.step(completion(g, step))
 
 
+def test_the_chat_after_a_restore_is_the_restored_games_own():
+    """The chat converted along one line of play is never shown on another: after a restore
+    the messages are those of a game that played the other line from the start."""
+    g = Game("craigslist", seed=3, first_mover="buyer", opponent="rule:boulware")
+    root = g.snapshot()
+    g.step(turn("[SUBMIT_DEAL] price:50"))
+    for role in g.roles:
+        g.observe(role)
+    g.restore(root)
+    g.step(turn("[SUBMIT_DEAL] price:80"))
+    fresh = Game("craigslist", seed=3, first_mover="buyer", opponent="rule:boulware")
+    fresh.step(turn("[SUBMIT_DEAL] price:80"))
+    for role in g.roles:
+        assert g.observe(role)["messages"] == fresh.observe(role)["messages"]
+        assert g.messages(role) == fresh.messages(role)
+    # And it grows from there as the fresh game's does.
+    for game in (g, fresh):
+        game.step(turn("[SUBMIT_DEAL] price:70"))
+    for role in g.roles:
+        assert g.observe(role)["messages"] == fresh.observe(role)["messages"]
+
+
 def test_step_many_from_threads_over_disjoint_games_equals_one_thread():
     """Two threads, each with its own games, step_many at once: every game ends as it does
     when one thread steps them all (the engine runs without the interpreter's lock)."""

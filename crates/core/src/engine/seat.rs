@@ -1,16 +1,46 @@
 //! A seat's history: the messages it is sent and its own replies, append-only, with its exact
 //! token sequence beside them. The one home of "what a seat keeps of its own turn".
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::vocab::{Message, MessageRole, ToolCall, TurnTokens};
 
 /// What one seat has seen and said: its chat view (system prompt, what it was sent, its own
 /// replies without reasoning) and, for a seat played in token-exact mode, the exact ids of
 /// every call (`None` once one of its calls had none). Only ever grows, so an endpoint's
 /// prefix cache is reused turn after turn.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct SeatHistory {
     view: Vec<Message>,
     sequence: Option<Vec<u32>>,
+    /// Which history this is ([`SeatHistory::origin`]): new for every history made or cloned.
+    origin: u64,
+}
+
+/// The next history's [`SeatHistory::origin`].
+static NEXT_ORIGIN: AtomicU64 = AtomicU64::new(1);
+
+fn next_origin() -> u64 {
+    NEXT_ORIGIN.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A copy is another history: it grows apart from the original (a snapshot, a restore), so it
+/// has an origin of its own.
+impl Clone for SeatHistory {
+    fn clone(&self) -> SeatHistory {
+        SeatHistory {
+            view: self.view.clone(),
+            sequence: self.sequence.clone(),
+            origin: next_origin(),
+        }
+    }
+}
+
+/// Two histories are equal when they hold the same messages and ids, whatever their origins.
+impl PartialEq for SeatHistory {
+    fn eq(&self, other: &SeatHistory) -> bool {
+        self.view == other.view && self.sequence == other.sequence
+    }
 }
 
 impl SeatHistory {
@@ -19,7 +49,16 @@ impl SeatHistory {
         SeatHistory {
             view: vec![Message::new(MessageRole::System, system_prompt.into())],
             sequence: Some(Vec::new()),
+            origin: next_origin(),
         }
+    }
+
+    /// Which history this is: a number no other history in the process has (a copy gets its
+    /// own). A history only grows, so a reader that saw its view under the same origin before
+    /// may take the messages it saw as unchanged (the Python chat converts only the new ones).
+    /// Never written anywhere: records, exports and prompts do not depend on it.
+    pub fn origin(&self) -> u64 {
+        self.origin
     }
 
     /// The chat messages the seat's model is sent.
@@ -109,6 +148,18 @@ mod tests {
             "Thought: t\nTalk: hi\nAction: [REJECT_DEAL]"
         );
         assert!(!h.view()[1].content.contains("budget"));
+    }
+
+    #[test]
+    fn a_copy_is_another_history_with_the_same_messages() {
+        let mut h = SeatHistory::new("sys");
+        h.push_user("hello");
+        let copy = h.clone();
+        assert_eq!(copy, h);
+        assert_ne!(copy.origin(), h.origin());
+        let origin = h.origin();
+        h.push_user("more");
+        assert_eq!(h.origin(), origin, "a history keeps its origin as it grows");
     }
 
     #[test]

@@ -293,6 +293,12 @@ impl Episode {
         self.histories[seat].view()
     }
 
+    /// Which history [`view`](Self::view) reads: unchanged while the seat's view only grows,
+    /// another after a restore or in a copy (`engine::SeatHistory::origin`).
+    pub fn view_origin(&self, seat: Seat) -> u64 {
+        self.histories[seat].origin()
+    }
+
     pub fn system_prompt(&self, seat: Seat) -> &str {
         &self.system_prompts[seat].text
     }

@@ -711,6 +711,12 @@ impl TableEpisode {
         self.histories[seat].view()
     }
 
+    /// Which history [`view`](Self::view) reads: unchanged while the seat's view only grows,
+    /// another after a restore or in a copy (`engine::SeatHistory::origin`).
+    pub fn view_origin(&self, seat: usize) -> u64 {
+        self.histories[seat].origin()
+    }
+
     /// `seat`'s exact token sequence so far (its calls' prompt suffixes and sampled ids, in
     /// order): `None` if one of its calls had no token ids.
     pub fn token_sequence(&self, seat: usize) -> Option<&[u32]> {
