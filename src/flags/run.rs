@@ -74,16 +74,20 @@ impl RunFlags {
             }
             return Ok(o);
         }
-        if let Some(file) = o
-            .scenarios
-            .first()
-            .filter(|f| dealgym_core::scenario::is_market_file(f))
-        {
-            return Err(ConfigError::Flag(format!(
-                "{}: {}",
-                file.display(),
-                dealgym_core::scenario::MARKETS_NOT_PLAYED_YET
-            )));
+        if dealgym::run::is_market_run(&o.scenarios) {
+            if o.prefixes.is_some() {
+                return Err(ConfigError::Flag(
+                    "--prefixes continues logged two-party episodes and tables; a market is \
+                     played from its start"
+                        .into(),
+                ));
+            }
+            if o.learner_given() {
+                return Err(ConfigError::Flag(
+                    "a market seats its traders by role: give --seat ROLE=SPEC (roles not named play rule:zic), not --learner/--opponent".into(),
+                ));
+            }
+            return Ok(o);
         }
         if !o.seats.is_empty() || !o.regulated_roles.is_empty() {
             return Err(ConfigError::Flag(

@@ -115,6 +115,15 @@ impl MarketRecord {
         }
     }
 
+    /// The record's GRPO group: its episode id before `-m{member}` (a run names each market
+    /// `g{G}-m{M}`, [`crate::game::EpisodeSeed::episode_id`]); the whole id where it has no
+    /// member.
+    pub fn group_id(&self) -> &str {
+        self.episode_id
+            .rsplit_once("-m")
+            .map_or(self.episode_id.as_str(), |(group, _)| group)
+    }
+
     /// Replay the record on `scenario` with `prompts`: the same setup, each recorded completion
     /// stepped in order, must give the same turns, outcome, trades and metrics.
     pub fn replay(
@@ -122,6 +131,29 @@ impl MarketRecord {
         scenario: &Arc<MarketScenario>,
         prompts: Arc<Prompts>,
     ) -> Result<(), MarketReplayError> {
+        let played = self.replay_turns(scenario, prompts)?;
+        let again = MarketRecord::of(&played, &self.run_id, &self.episode_id, &[]);
+        let same = played.turns().len() == self.turns.len()
+            && serde_json::to_value(&again.outcome).ok()
+                == serde_json::to_value(&self.outcome).ok();
+        // An episode stopped from outside (an error or an abandoned one) keeps its own ending.
+        let stopped = self.outcome.outcome.kind == crate::game::OutcomeKind::Error;
+        if !same && !stopped {
+            return Err(MarketReplayError::OutcomeDiffers {
+                episode: self.episode_id.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The episode replayed from the record's completions on `scenario` — each turn checked as
+    /// it is played, its ending not ([`MarketRecord::replay`] checks it): what `export`
+    /// rebuilds a seat's view from, and where `replay --verify` finds what differs.
+    pub fn replay_turns(
+        &self,
+        scenario: &Arc<MarketScenario>,
+        prompts: Arc<Prompts>,
+    ) -> Result<MarketEpisode, MarketReplayError> {
         let episode = self.episode_id.clone();
         if digest_json(scenario.as_ref()) != self.scenario_digest {
             return Err(MarketReplayError::ScenarioChanged {
@@ -146,16 +178,7 @@ impl MarketRecord {
                 return Err(MarketReplayError::TurnDiffers { episode, turn: i });
             }
         }
-        let again = MarketRecord::of(&played, &self.run_id, &self.episode_id, &[]);
-        let same = played.turns().len() == self.turns.len()
-            && serde_json::to_value(&again.outcome).ok()
-                == serde_json::to_value(&self.outcome).ok();
-        // An episode stopped from outside (an error or an abandoned one) keeps its own ending.
-        let stopped = self.outcome.outcome.kind == crate::game::OutcomeKind::Error;
-        if !same && !stopped {
-            return Err(MarketReplayError::OutcomeDiffers { episode });
-        }
-        Ok(())
+        Ok(played)
     }
 }
 

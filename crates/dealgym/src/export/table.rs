@@ -92,11 +92,31 @@ struct PromptCompletionLine<'a> {
     head: &'a Head<'a>,
 }
 
-/// The sum and count of each (run, group, role)'s rewards: the group baselines.
+/// The sum and count of each (run, group, role)'s rewards: the group baselines (of tables
+/// and of markets).
 #[derive(Default)]
-struct Baselines(HashMap<(String, String, String), (f64, usize)>);
+pub(super) struct Baselines(HashMap<(String, String, String), (f64, usize)>);
 
 impl Baselines {
+    /// Count `reward` of `role` in group `group` of run `run`.
+    pub(super) fn add(&mut self, run: &str, group: &str, role: &str, reward: f64) {
+        let e = self
+            .0
+            .entry((run.to_string(), group.to_string(), role.to_string()))
+            .or_default();
+        e.0 += reward;
+        e.1 += 1;
+    }
+
+    /// The mean reward of `role` in group `group` of run `run`, and how many it is over.
+    pub(super) fn mean(&self, run: &str, group: &str, role: &str) -> (f64, usize) {
+        let key = (run.to_string(), group.to_string(), role.to_string());
+        match self.0.get(&key) {
+            Some(&(sum, n)) if n > 0 => (sum / n as f64, n),
+            _ => (0.0, 0),
+        }
+    }
+
     fn collect(options: &ExportOptions) -> Result<Baselines, ExportError> {
         let mut b = Baselines::default();
         let records = RecordFiles::open(&options.files, options.on_duplicate)
@@ -108,22 +128,14 @@ impl Baselines {
                 continue;
             }
             for (role, reward) in &r.rewards {
-                let e =
-                    b.0.entry((r.run_id.clone(), r.group_id.clone(), role.clone()))
-                        .or_default();
-                e.0 += reward;
-                e.1 += 1;
+                b.add(&r.run_id, &r.group_id, role, *reward);
             }
         }
         Ok(b)
     }
 
     fn of(&self, r: &TableRecord, role: &str) -> (f64, usize) {
-        let key = (r.run_id.clone(), r.group_id.clone(), role.to_string());
-        match self.0.get(&key) {
-            Some(&(sum, n)) if n > 0 => (sum / n as f64, n),
-            _ => (0.0, 0),
-        }
+        self.mean(&r.run_id, &r.group_id, role)
     }
 }
 

@@ -1,0 +1,150 @@
+//! Exporting market records (`"kind": "market"`, issue 45): a trajectory per seat, in the token
+//! formats (verl, trl-rollout, tinker). A seat's line is built from the exact ids of its calls
+//! (every attempt of the seat, retries included) by the core's one trajectory rule
+//! ([`MarketRecord::exact_calls`]) and written by the two-party formats' own writers, as a
+//! table seat's is; a seat played without ids (a scripted trader, a model played as text) is
+//! skipped and counted. A seat's reward is its surplus (the gain from its trades,
+//! [`MarketRecord::reward`]), with its role's mean over the GRPO group and the advantage over
+//! it, by the tables' baselines. The text formats (messages, prompt-completion, transitions)
+//! and campaigns are refused by name: markets do not export in them yet.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::table::Baselines;
+use super::tokens::SeatTokens;
+use super::{ExportError, ExportOptions, ExportSummary};
+use crate::game::OutcomeKind;
+use crate::record::{MarketRecord, RecordFiles, RecordsKind};
+
+/// What every line says about its seat and episode.
+#[derive(Debug, Clone, Serialize)]
+struct Head<'a> {
+    run_id: &'a str,
+    episode_id: &'a str,
+    group_id: &'a str,
+    scenario_id: &'a str,
+    kind: &'static str,
+    /// The seat's index in the market's order.
+    seat: usize,
+    role: &'a str,
+    player: &'a str,
+    outcome: OutcomeKind,
+    /// The seat's surplus: its gain from its trades.
+    reward: f64,
+    /// The market's allocative efficiency (absent with no gain from trade).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    efficiency: Option<f64>,
+    /// The mean reward of this role over the episode's group.
+    group_mean: f64,
+    group_size: usize,
+    /// `reward − group_mean`.
+    advantage: f64,
+}
+
+fn records(options: &ExportOptions) -> RecordFiles<MarketRecord> {
+    RecordFiles::open(&options.files, options.on_duplicate)
+        .of_kind(RecordsKind::Market)
+        .read_as::<MarketRecord>()
+}
+
+/// Export the market records of `options.files` to `out`.
+pub(super) fn export_markets(
+    options: &ExportOptions,
+    out: &mut dyn Write,
+) -> Result<ExportSummary, ExportError> {
+    if !options.format.needs_tokens() {
+        return Err(ExportError::Options(format!(
+            "market records export as verl, trl-rollout or tinker (a trajectory per seat, \
+             token-exact), not {} yet",
+            options.format.name()
+        )));
+    }
+    let mut baselines = Baselines::default();
+    for located in records(options) {
+        let r = located?.record;
+        if r.outcome.outcome.kind == OutcomeKind::Error {
+            continue;
+        }
+        for (seat, s) in r.seats.iter().enumerate() {
+            baselines.add(&r.run_id, r.group_id(), &s.role, r.reward(seat));
+        }
+    }
+    let mut summary = ExportSummary::default();
+    let mut groups = std::collections::HashSet::new();
+    let mut records = records(options);
+    for located in &mut records {
+        let record = located?.record;
+        summary.episodes += 1;
+        groups.insert((record.run_id.clone(), record.group_id().to_string()));
+        if record.outcome.outcome.kind == OutcomeKind::Error {
+            summary.error_episodes += 1;
+            continue;
+        }
+        if let Some(role) = &options.role {
+            if !record.seats.iter().any(|s| s.role == *role) {
+                return Err(ExportError::Options(format!(
+                    "--role {role}: market {} has no such trader (its roles: {})",
+                    record.episode_id,
+                    record
+                        .seats
+                        .iter()
+                        .map(|s| s.role.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+        for (seat, s) in record.seats.iter().enumerate() {
+            if options.role.as_ref().is_some_and(|r| *r != s.role) {
+                continue;
+            }
+            let calls = match record.exact_calls(seat) {
+                Ok(calls) => calls,
+                Err(why) => {
+                    summary.skip(why.into());
+                    continue;
+                }
+            };
+            let reward = record.reward(seat);
+            let (group_mean, group_size) =
+                baselines.mean(&record.run_id, record.group_id(), &s.role);
+            let head = Head {
+                run_id: &record.run_id,
+                episode_id: &record.episode_id,
+                group_id: record.group_id(),
+                scenario_id: &record.scenario_id,
+                kind: "market",
+                seat,
+                role: &s.role,
+                player: &s.player,
+                outcome: record.outcome.outcome.kind,
+                reward,
+                efficiency: record.outcome.metrics.efficiency,
+                group_mean,
+                group_size,
+                advantage: reward - group_mean,
+            };
+            let tokens = SeatTokens {
+                head: &head,
+                reward,
+                calls,
+                call_rewards: record.call_rewards(seat),
+                generate_ms: 0,
+            };
+            let lines = super::write_tokens(options.format, &tokens, out).map_err(|source| {
+                ExportError::Write {
+                    to: String::new(),
+                    source,
+                }
+            })?;
+            summary.lines += lines;
+            summary.written += 1;
+        }
+    }
+    summary.groups = groups.len();
+    summary.duplicates = records.duplicates().clone();
+    summary.passed_over = records.passed_over();
+    Ok(summary)
+}
