@@ -281,6 +281,41 @@ mod tests {
     }
 
     #[test]
+    fn a_market_record_is_a_third_kind_passed_over_and_named_by_the_others() {
+        const MARKET: &str =
+            r#"{"schema":1,"run_id":"r","episode_id":"g1-m0","kind":"market","x":1}"#;
+        let mixed = file(&[TWO, MARKET, TABLE, MARKET]);
+        assert_eq!(
+            file_kind(file(&[MARKET]).path()).unwrap(),
+            Some(RecordsKind::Market)
+        );
+        let path = [mixed.path().to_path_buf()];
+        assert!(holds_both_kinds(&path).unwrap());
+        assert_eq!(
+            episode_kind(&path, "g1-m0").unwrap(),
+            Some(RecordsKind::Market)
+        );
+        let open = || RecordReader::open(mixed.path()).unwrap().read_as::<Ids>();
+        let mut two = open().only(RecordsKind::TwoParty);
+        assert_eq!(ids_of(&mut two), ["g0-m0"]);
+        assert_eq!(two.passed_over_by_kind(), [0, 1, 2]);
+        let mut markets = open().only(RecordsKind::Market);
+        assert_eq!(ids_of(&mut markets), ["g1-m0", "g1-m0"]);
+        let mut over = PassedOver::default();
+        over.add(RecordsKind::TwoParty, two.passed_over_by_kind());
+        assert_eq!(
+            over.kinds().collect::<Vec<_>>(),
+            [RecordsKind::Table, RecordsKind::Market]
+        );
+        assert_eq!(
+            over.note().unwrap(),
+            "passed over 1 table record and 2 market records in the files: this command read \
+             their two-party records (the kind of the first record)"
+        );
+        assert_eq!(over.keep(&[RecordsKind::Market]).records(), 2);
+    }
+
+    #[test]
     fn a_second_pass_counts_only_the_bad_lines_the_first_passed_over() {
         #[derive(Deserialize)]
         struct Strict {

@@ -234,7 +234,7 @@ pub fn render_episode(options: &RenderOptions) -> Result<String, Error> {
         Some(RecordsKind::Table) => return table::render_table(options),
         Some(RecordsKind::Market) => {
             return Err(Error::Options(format!(
-                "episode {} is a market (`\"kind\": \"market\"`): --render does not draw                  markets yet; --verify and `export` take them",
+                "episode {} is a market (`\"kind\": \"market\"`): --render does not draw markets yet; --verify and `export` take them",
                 options.episode
             )))
         }
