@@ -17,10 +17,10 @@ pub struct RunFlags {
     /// Same forms as --learner. Needed for two-party scenarios, unless the preset names the paper's opponent (`--preset ina`: rule:ina); this flag wins over it.
     #[arg(long)]
     pub opponent: Option<String>,
-    /// A seat of an n-party table (scenarios/deliberation.jsonl): ROLE=SPEC, SPEC an openai:MODEL@URL, script:FILE, rule:deliberation (the scripted party of the role's incentive) or a [players.NAME]; repeat for several seats. Roles not named play rule:deliberation.
+    /// A seat of an n-party table (scenarios/deliberation.jsonl) or a market (scenarios/market.jsonl): ROLE=SPEC, SPEC an openai:MODEL@URL, script:FILE, a [players.NAME], or a scripted player: at a table rule:deliberation (the scripted party of the role's incentive), at a market rule:zic, rule:sniper or rule:truthful; repeat for several seats. Roles not named play rule:deliberation at a table, rule:zic at a market.
     #[arg(long = "seat", value_name = "ROLE=SPEC")]
     pub seats: Vec<String>,
-    /// A role of an n-party table whose proposals and acceptances below its own minimum become [REJECT_DEAL] (repeat for several).
+    /// A role of an n-party table whose proposals and acceptances below its own minimum become [REJECT_DEAL], or a market trader that may not trade at a loss (repeat for several).
     #[arg(long = "regulate", value_name = "ROLE")]
     pub regulated: Vec<String>,
     /// The JSONL file to append episodes to.
@@ -91,7 +91,7 @@ impl RunFlags {
         }
         if !o.seats.is_empty() || !o.regulated_roles.is_empty() {
             return Err(ConfigError::Flag(
-                "--seat and --regulate are for n-party tables (scenarios/deliberation.jsonl); a two-party run takes --learner and --opponent".into(),
+                "--seat and --regulate are for n-party tables (scenarios/deliberation.jsonl) and markets (scenarios/market.jsonl); a two-party run takes --learner and --opponent".into(),
             ));
         }
         // The preset's opponent where none is given (`[play]`); the flag wins.

@@ -157,6 +157,7 @@ fn build_market_kit(
                 .into(),
         ));
     }
+    refuse_unhonoured(options)?;
     let http = http_client(options.concurrency.max(8))
         .map_err(|e| RunError::Options(format!("cannot build the HTTP client: {e}")))?;
     let mut seats = BTreeMap::new();
@@ -198,6 +199,50 @@ fn build_market_kit(
         options: market,
         prompts: crate::replay::load_prompts(options.prompts_dir.as_deref())?,
     })
+}
+
+/// Refuse the settings of a run a market does not take, naming them: of `[episode]`, a market
+/// honours `format_retries` and the turn format (`learner_format`, every seat's); the others
+/// (max rounds, seatings, regulation by seat, …) are two-party settings. A shard, campaigns and
+/// personas are refused too.
+fn refuse_unhonoured(options: &RunOptions) -> Result<(), RunError> {
+    let honoured = crate::game::EpisodeConfig {
+        format_retries: options.episode.format_retries,
+        learner_format: options.episode.learner_format,
+        ..crate::game::EpisodeConfig::default()
+    };
+    let (given, kept) = (
+        serde_json::to_value(&options.episode).unwrap_or_default(),
+        serde_json::to_value(&honoured).unwrap_or_default(),
+    );
+    if let (Some(given), Some(kept)) = (given.as_object(), kept.as_object()) {
+        let unhonoured: Vec<&str> = given
+            .iter()
+            .filter(|(k, v)| kept.get(*k) != Some(*v))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        if !unhonoured.is_empty() {
+            return Err(RunError::Options(format!(
+                "[episode] {}: two-party settings a market does not take (it takes \
+                 format_retries and the turn format); leave them out for market scenarios",
+                unhonoured.join(", ")
+            )));
+        }
+    }
+    let refused = [
+        (options.shard.is_some(), "--shard"),
+        (options.campaigns.is_some(), "--campaigns"),
+        (
+            options.personas != crate::agents::PersonaConfig::default(),
+            "[personas]",
+        ),
+    ];
+    if let Some((_, what)) = refused.iter().find(|(given, _)| *given) {
+        return Err(RunError::Options(format!(
+            "{what} is not taken by a market run yet: leave it out for market scenarios"
+        )));
+    }
+    Ok(())
 }
 
 /// The players of a market a run plays, every seat in process.
