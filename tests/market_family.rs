@@ -205,8 +205,9 @@ fn the_faces_that_do_not_play_markets_yet_refuse_a_market_file_by_name() {
     assert!(!out.exists(), "nothing was played");
 }
 
-/// What a run of markets cannot honour is refused by name, and the faces that do not read
-/// market records yet (report, merge, replay --render) say so rather than misreading them.
+/// What a run of markets cannot honour is refused by name; `report` writes each player's
+/// efficiency with its interval, and the faces that do not read market records yet
+/// (`replay --render`) say so rather than misreading them.
 #[test]
 fn market_runs_refuse_what_they_cannot_honour_and_record_readers_name_market_records() {
     let markets = shipped();
@@ -270,16 +271,20 @@ fn market_runs_refuse_what_they_cannot_honour_and_record_readers_name_market_rec
         out,
     ]));
     let report = dir.join("report");
-    for (args, says) in [
-        (
-            vec!["report", out, "--out", report.to_str().unwrap()],
-            "`report` does not read them yet",
-        ),
-        (
-            vec!["replay", out, "--render", "md", "--episode", "g0-m0"],
-            "--render does not draw markets yet",
-        ),
-    ] {
+    succeeded(dealgym_cli([
+        "report",
+        out,
+        "--out",
+        report.to_str().unwrap(),
+    ]));
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(md.contains("| rule:truthful | 1 | 0 | 1 |"), "{md}");
+    assert!(md.contains("| all markets | 1 | 0 |"), "{md}");
+    assert!(report.join("charts/market_efficiency.svg").exists());
+    for (args, says) in [(
+        vec!["replay", out, "--render", "md", "--episode", "g0-m0"],
+        "--render does not draw markets yet",
+    )] {
         let output = dealgym_cli(&args);
         assert!(!output.status.success(), "{args:?}");
         let err = String::from_utf8_lossy(&output.stderr);

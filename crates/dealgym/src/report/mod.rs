@@ -25,6 +25,7 @@ mod groups;
 mod head_to_head;
 mod html;
 mod labels;
+mod market;
 mod page;
 mod people;
 mod prompt_cost;
@@ -112,9 +113,6 @@ pub enum ReportError {
     Control(#[from] UnknownControl),
     #[error("reading the scenarios: {0}")]
     Scenarios(String),
-    /// The files' first record is a market's, which `report` does not read yet.
-    #[error("{0}: market records (`\"kind\": \"market\"`): `report` does not read them yet; `replay --verify` and `export` do")]
-    Markets(String),
 }
 
 /// What a report did.
@@ -188,8 +186,9 @@ impl Collector {
 }
 
 /// Read the files and write the report (see the module doc).
-/// A file of both kinds (a server's log) gets both reports: its first record's kind in `out`,
-/// the other kind's in a folder of its own under it (`n-party/` or `two-party/`).
+/// A file of several kinds (a server's log) gets a report of each: its first record's kind in
+/// `out`, each other kind's in a folder of its own under it (`n-party/`, `two-party/` or
+/// `markets/`).
 pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
     let files = record_files_in(&options.files)?;
     let first = crate::record::records_kind(&files)?;
@@ -199,8 +198,7 @@ pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
         let folder = match other {
             crate::record::RecordsKind::Table => "n-party",
             crate::record::RecordsKind::TwoParty => "two-party",
-            // Markets are not reported yet: passed over, and the note says how many.
-            crate::record::RecordsKind::Market => continue,
+            crate::record::RecordsKind::Market => "markets",
         };
         let inner = ReportOptions {
             out: options.out.join(folder),
@@ -212,7 +210,7 @@ pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
         summary.written.extend(more.written);
         summary.duplicates.absorb(more.duplicates);
     }
-    summary.passed_over = passed.keep(&[crate::record::RecordsKind::Market]);
+    summary.passed_over = crate::record::PassedOver::default();
     Ok(summary)
 }
 
@@ -224,9 +222,7 @@ fn report_kind(
 ) -> Result<ReportSummary, ReportError> {
     match kind {
         crate::record::RecordsKind::Table => return table::report_tables(options, files),
-        crate::record::RecordsKind::Market => {
-            return Err(ReportError::Markets(crate::run::list_files(files)))
-        }
+        crate::record::RecordsKind::Market => return market::report_markets(options, files),
         crate::record::RecordsKind::TwoParty => {}
     }
     let total: u64 = files

@@ -72,9 +72,7 @@ impl MarketStats {
         *self.endings.entry(kind).or_default() += 1;
         self.turns += r.turns.len();
         if kind != crate::game::OutcomeKind::Error {
-            // The bootstrap key of an episode: its run and id, so a rerun draws the same.
-            let key = crate::game::mix_text(vec![], &format!("{}|{}", r.run_id, r.episode_id));
-            self.tally.add(key, &r.outcome.metrics);
+            self.tally.add(bootstrap_key(r), &r.outcome.metrics);
         }
     }
 
@@ -113,6 +111,12 @@ impl MarketStats {
             self.turns as f64 / episodes.max(1) as f64,
         )
     }
+}
+
+/// The bootstrap key of a market record (its resampling weights): its run and episode ids,
+/// so the same records give the same intervals in a run's summary and in `report`.
+pub(crate) fn bootstrap_key(r: &MarketRecord) -> u64 {
+    crate::game::mix_text(vec![], &format!("{}|{}", r.run_id, r.episode_id))
 }
 
 /// What a market run did.

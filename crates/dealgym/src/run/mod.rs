@@ -44,6 +44,7 @@ pub(crate) use execute::{
     execute, progress_bar, styled_bar, AbortOnDrop, Done, Job, Permits, Sink,
 };
 pub use execute::{written_line, Stopped};
+pub(crate) use market::bootstrap_key as market_bootstrap_key;
 pub use market::{run_markets, MarketRunSummary, MarketStats, DEFAULT_TRADER};
 pub use options::{RunError, RunOptions};
 pub use plan::{plan, PlannedEpisode, Shard};
