@@ -105,6 +105,14 @@ fn a_market_with_the_mock_at_buyer_1_runs_replays_and_exports_verl() {
             r.seats
         );
         assert!(r.turns.iter().any(|t| t.seat == 0), "the mock moved");
+        assert_eq!(r.seats[0].model.as_deref(), Some("mock"));
+        let mock_turns = r.turns.iter().filter(|t| t.seat == 0).count();
+        assert_eq!(
+            r.calls.len(),
+            mock_turns,
+            "each model call's cost, none for the scripts"
+        );
+        assert!(r.calls.iter().all(|c| r.turns[c.turn].seat == 0));
         traded += usize::from(!r.outcome.trades.is_empty());
     }
     assert!(traded >= 2, "scripted traders trade in most markets");

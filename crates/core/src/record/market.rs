@@ -1,7 +1,7 @@
 //! The market record (issue 45): one market episode as a JSONL line, `"kind": "market"`, with
-//! its metrics in its outcome, and its exact replay. No face writes it yet (`run` refuses market
-//! files by name): it is the shape a market run will write and `replay --verify` will check, kept
-//! beside the rulebook so the two cannot drift.
+//! its metrics in its outcome, what each model call cost, and its exact replay. `dealgym run`
+//! writes it and `replay --verify` checks it; it is kept beside the rulebook so the two cannot
+//! drift.
 
 use std::sync::Arc;
 
@@ -28,6 +28,28 @@ pub struct MarketSeatRecord {
     pub role: String,
     /// The player's spec (`rule:zic`, `openai:MODEL@URL`, …).
     pub player: String,
+    /// The model a model seat called (absent for a scripted trader or a script).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// What a model call of one turn cost: its latency, what the endpoint said (usage, logprobs,
+/// token ids) and the transient failures retried before the answer. Only turns a model
+/// answered have one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MarketCallRecord {
+    /// The turn's index in `turns`.
+    pub turn: usize,
+    pub latency_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<crate::vocab::Call>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// How a market ended, with what it traded and its metrics.
@@ -58,6 +80,9 @@ pub struct MarketRecord {
     pub seats: Vec<MarketSeatRecord>,
     /// Every attempt at a turn, in order.
     pub turns: Vec<MarketTurn>,
+    /// What each model call cost, by turn (absent where no model played).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<MarketCallRecord>,
     pub outcome: MarketRecordOutcome,
 }
 
@@ -99,9 +124,11 @@ impl MarketRecord {
                 .map(|(t, p)| MarketSeatRecord {
                     role: t.role.clone(),
                     player: p.clone(),
+                    model: None,
                 })
                 .collect(),
             turns: episode.turns().to_vec(),
+            calls: Vec::new(),
             outcome: MarketRecordOutcome {
                 outcome: episode.outcome().cloned().unwrap_or(MarketOutcome {
                     kind: crate::game::OutcomeKind::Error,

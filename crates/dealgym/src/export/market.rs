@@ -131,7 +131,12 @@ pub(super) fn export_markets(
                 reward,
                 calls,
                 call_rewards: record.call_rewards(seat),
-                generate_ms: 0,
+                generate_ms: record
+                    .calls
+                    .iter()
+                    .filter(|c| record.turns.get(c.turn).is_some_and(|t| t.seat == seat))
+                    .map(|c| c.latency_ms)
+                    .sum(),
             };
             let lines = super::write_tokens(options.format, &tokens, out).map_err(|source| {
                 ExportError::Write {

@@ -180,8 +180,12 @@ fn detailed(
             let players: Vec<String> = record.seats.iter().map(|s| s.player.clone()).collect();
             let mut rebuilt =
                 MarketRecord::of(&episode, &record.run_id, &record.episode_id, &players);
+            // What the rulebook does not compute (who sat where, what each call cost) is the
+            // record's.
             rebuilt.schema = record.schema;
             rebuilt.scenario_digest = record.scenario_digest;
+            rebuilt.seats = record.seats.clone();
+            rebuilt.calls = record.calls.clone();
             if record.outcome.outcome.kind == OutcomeKind::Error {
                 rebuilt.outcome = record.outcome.clone();
             }

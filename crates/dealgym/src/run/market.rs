@@ -16,7 +16,7 @@ use crate::game::{EpisodeSeed, ErrorCause, Prompts};
 use crate::llm::http_client;
 use crate::market::{MarketEpisode, MarketOptions, MarketSetup};
 use crate::negotiator::market::MarketRule;
-use crate::record::MarketRecord;
+use crate::record::{MarketCallRecord, MarketRecord};
 use crate::reward::RewardConfig;
 use crate::scenario::{load_market_scenarios, LoadOptions, MarketScenario};
 use crate::score::MarketTally;
@@ -249,10 +249,11 @@ fn refuse_unhonoured(options: &RunOptions) -> Result<(), RunError> {
     Ok(())
 }
 
-/// The players of a market a run plays, every seat in process.
+/// The players of a market a run plays, every seat in process, and what each model call cost.
 struct MarketSeats {
     players: Vec<MarketPlayer>,
     seeds: EpisodeSeed,
+    calls: Vec<MarketCallRecord>,
 }
 
 impl Players<MarketEpisode> for MarketSeats {
@@ -278,6 +279,14 @@ impl Players<MarketEpisode> for MarketSeats {
         seat: usize,
         played: Played,
     ) -> Result<(), TableError> {
+        if played.call.is_some() {
+            self.calls.push(MarketCallRecord {
+                turn: episode.turns().len(),
+                latency_ms: played.latency_ms,
+                call: played.call,
+                retries: played.retries,
+            });
+        }
         episode.step(seat, played.completion)
     }
 
@@ -318,17 +327,18 @@ async fn play_market(kit: &MarketKit, planned: &PlannedMarket) -> Result<MarketR
             .map(|t| kit.player(&t.role))
             .collect(),
         seeds: planned.seeds,
+        calls: Vec::new(),
     };
     drive(&mut episode, &mut seats)
         .await
         .map_err(|e| RunError::Options(format!("market {}: {e}", scenario.id)))?;
     let specs: Vec<String> = seats.players.iter().map(|p| p.spec().to_string()).collect();
-    Ok(MarketRecord::of(
-        &episode,
-        &kit.run_id,
-        &planned.seeds.episode_id(),
-        &specs,
-    ))
+    let mut record = MarketRecord::of(&episode, &kit.run_id, &planned.seeds.episode_id(), &specs);
+    for (seat, player) in record.seats.iter_mut().zip(&seats.players) {
+        seat.model = player.model();
+    }
+    record.calls = seats.calls;
+    Ok(record)
 }
 
 /// [`play_market`] with a panic caught ([`super::driver::caught`]): the market then ends as an
