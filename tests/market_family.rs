@@ -136,6 +136,19 @@ fn a_market_with_the_mock_at_buyer_1_runs_replays_and_exports_verl() {
     let said = String::from_utf8_lossy(&output.stdout).to_string()
         + &String::from_utf8_lossy(&output.stderr);
     assert!(said.contains("turn.parsed"), "{said}");
+    // Its outcome changed (a trade's price): named by its field.
+    let mut bad = records
+        .iter()
+        .find(|r| !r.outcome.trades.is_empty())
+        .unwrap()
+        .clone();
+    bad.outcome.trades[0].price += 100;
+    std::fs::write(&changed, serde_json::to_string(&bad).unwrap() + "\n").unwrap();
+    let output = dealgym_cli(["replay", "--verify", changed.to_str().unwrap()]);
+    assert!(!output.status.success());
+    let said = String::from_utf8_lossy(&output.stdout).to_string()
+        + &String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("outcome.trades"), "{said}");
 
     let exported = succeeded(dealgym_cli([
         "export",
