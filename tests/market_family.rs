@@ -231,7 +231,7 @@ fn the_faces_that_do_not_play_markets_yet_refuse_a_market_file_by_name() {
 
 /// What a run of markets cannot honour is refused by name; `report` writes each player's
 /// efficiency with its interval, and the faces that do not read market records yet
-/// (`replay --render`) say so rather than misreading them.
+/// (`replay --render`, `merge`) say so rather than misreading them.
 #[test]
 fn market_runs_refuse_what_they_cannot_honour_and_record_readers_name_market_records() {
     let markets = shipped();
@@ -305,13 +305,21 @@ fn market_runs_refuse_what_they_cannot_honour_and_record_readers_name_market_rec
     assert!(md.contains("| rule:truthful | 1 | 0 | 1 |"), "{md}");
     assert!(md.contains("| all markets | 1 | 0 |"), "{md}");
     assert!(report.join("charts/market_efficiency.svg").exists());
-    for (args, says) in [(
-        vec!["replay", out, "--render", "md", "--episode", "g0-m0"],
-        "--render does not draw markets yet",
-    )] {
+    let merged = dir.join("merged.jsonl");
+    for (args, says) in [
+        (
+            vec!["replay", out, "--render", "md", "--episode", "g0-m0"],
+            "--render does not draw markets yet",
+        ),
+        (
+            vec!["merge", merged.to_str().unwrap(), out],
+            "`merge` does not join market shards yet",
+        ),
+    ] {
         let output = dealgym_cli(&args);
         assert!(!output.status.success(), "{args:?}");
         let err = String::from_utf8_lossy(&output.stderr);
         assert!(err.contains(says), "{args:?}: {err}");
     }
+    assert!(!merged.exists());
 }
