@@ -1,18 +1,23 @@
-//! Exporting market records (`"kind": "market"`, issue 45): a trajectory per seat, in the token
-//! formats (verl, trl-rollout, tinker). A seat's line is built from the exact ids of its calls
-//! (every attempt of the seat, retries included) by the core's one trajectory rule
-//! ([`MarketRecord::exact_calls`]) and written by the two-party formats' own writers, as a
-//! table seat's is; a seat played without ids (a scripted trader, a model played as text) is
-//! skipped and counted. A seat's reward is its surplus (the gain from its trades,
-//! [`MarketRecord::reward`]), with its role's mean over the GRPO group and the advantage over
-//! it, by the tables' baselines. The text formats (messages, prompt-completion, transitions)
-//! and campaigns are refused by name: markets do not export in them yet.
+//! Exporting market records (`"kind": "market"`, issue 45): a trajectory per seat.
+//!
+//! - the token formats (verl, trl-rollout, tinker): a seat's line is built from the exact ids of
+//!   its calls (every attempt of the seat, retries included) by the core's one trajectory rule
+//!   ([`MarketRecord::exact_calls`]) and written by the two-party formats' own writers, as a
+//!   table seat's is; a seat played without ids (a scripted trader, a model played as text) is
+//!   skipped and counted;
+//! - `messages` and `prompt-completion`: the seat's own conversation rebuilt by replaying the
+//!   record through the market rulebook ([`MarketRecord::replay_turns`]; views are never
+//!   stored), written by the tables' writer ([`super::table::write_seat`]).
+//!
+//! A seat's reward is its surplus (the gain from its trades, [`MarketRecord::reward`]), with
+//! its role's mean over the GRPO group and the advantage over it, by the tables' baselines.
+//! `transitions` and `campaigns` are refused by name: markets do not export in them yet.
 
 use std::io::Write;
 
 use serde::Serialize;
 
-use super::table::Baselines;
+use super::table::{write_seat, Baselines, SeatTurn};
 use super::tokens::SeatTokens;
 use super::{ExportError, ExportOptions, ExportSummary};
 use crate::game::OutcomeKind;
@@ -43,6 +48,21 @@ struct Head<'a> {
     advantage: f64,
 }
 
+/// Whether market records export in `format`.
+pub(super) fn exports(format: super::Format) -> bool {
+    matches!(
+        format,
+        super::Format::Messages | super::Format::PromptCompletion
+    ) || format.needs_tokens()
+}
+
+/// What a seat's lines are written from: its exact calls (the token formats) or its view
+/// rebuilt by replay (the text formats).
+enum Source<'a> {
+    Tokens(crate::record::ExactCalls<'a>),
+    View(&'a [crate::vocab::Message]),
+}
+
 fn records(options: &ExportOptions) -> RecordFiles<MarketRecord> {
     RecordFiles::open(&options.files, options.on_duplicate)
         .of_kind(RecordsKind::Market)
@@ -54,13 +74,16 @@ pub(super) fn export_markets(
     options: &ExportOptions,
     out: &mut dyn Write,
 ) -> Result<ExportSummary, ExportError> {
-    if !options.format.needs_tokens() {
+    if !exports(options.format) {
         return Err(ExportError::Options(format!(
-            "market records export as verl, trl-rollout or tinker (a trajectory per seat, \
-             token-exact), not {} yet",
+            "market records export as messages, prompt-completion, verl, trl-rollout or \
+             tinker (a trajectory per seat), not {} yet",
             options.format.name()
         )));
     }
+    let mut scenarios =
+        crate::replay::MarketSource::in_dir(&options.scenarios, &options.scenario_dir)?;
+    let prompts = crate::replay::load_prompts(options.prompts_dir.as_deref())?;
     let mut baselines = Baselines::default();
     for located in records(options) {
         let r = located?.record;
@@ -96,16 +119,38 @@ pub(super) fn export_markets(
                 )));
             }
         }
+        // The text formats rebuild the views: the record replayed through the rulebook.
+        let episode = if options.format.needs_tokens() {
+            None
+        } else {
+            let scenario = scenarios.find(&record)?;
+            Some(
+                record
+                    .replay_turns(&scenario, prompts.clone())
+                    .map_err(|e| {
+                        ExportError::Options(format!("{e} (`dealgym replay --verify` says more)"))
+                    })?,
+            )
+        };
         for (seat, s) in record.seats.iter().enumerate() {
             if options.role.as_ref().is_some_and(|r| *r != s.role) {
                 continue;
             }
-            let calls = match record.exact_calls(seat) {
-                Ok(calls) => calls,
-                Err(why) => {
-                    summary.skip(why.into());
-                    continue;
+            let source = match &episode {
+                Some(episode) => {
+                    if record.own_calls(seat).next().is_none() {
+                        summary.skip(super::Skip::NoTurns);
+                        continue;
+                    }
+                    Source::View(episode.view(seat))
                 }
+                None => match record.exact_calls(seat) {
+                    Ok(calls) => Source::Tokens(calls),
+                    Err(why) => {
+                        summary.skip(why.into());
+                        continue;
+                    }
+                },
             };
             let reward = record.reward(seat);
             let (group_mean, group_size) =
@@ -126,23 +171,43 @@ pub(super) fn export_markets(
                 group_size,
                 advantage: reward - group_mean,
             };
-            let tokens = SeatTokens {
-                head: &head,
-                reward,
-                calls,
-                call_rewards: record.call_rewards(seat),
-                generate_ms: record
-                    .calls
-                    .iter()
-                    .filter(|c| record.turns.get(c.turn).is_some_and(|t| t.seat == seat))
-                    .map(|c| c.latency_ms)
-                    .sum(),
-            };
-            let lines = super::write_tokens(options.format, &tokens, out).map_err(|source| {
-                ExportError::Write {
-                    to: String::new(),
-                    source,
+            let turns = &record.turns;
+            let seat_calls: Vec<&crate::record::MarketCallRecord> = record
+                .calls
+                .iter()
+                .filter(|c| turns.get(c.turn).is_some_and(|t| t.seat == seat))
+                .collect();
+            let lines = match source {
+                Source::Tokens(calls) => {
+                    let tokens = SeatTokens {
+                        head: &head,
+                        reward,
+                        calls,
+                        call_rewards: record.call_rewards(seat),
+                        generate_ms: seat_calls.iter().map(|c| c.latency_ms).sum(),
+                    };
+                    super::write_tokens(options.format, &tokens, out)
                 }
+                Source::View(view) => {
+                    let turns: Vec<SeatTurn> = record
+                        .own_calls(seat)
+                        .map(|(index, t)| SeatTurn {
+                            index,
+                            completion: &t.completion,
+                            format_ok: t.parsed.format_ok,
+                            error_kind: t.error.as_ref().map(|e| e.kind),
+                            call: seat_calls
+                                .iter()
+                                .find(|c| c.turn == index)
+                                .and_then(|c| c.call.as_ref()),
+                        })
+                        .collect();
+                    write_seat(options.format, &turns, view, &head, out)
+                }
+            }
+            .map_err(|source| ExportError::Write {
+                to: String::new(),
+                source,
             })?;
             summary.lines += lines;
             summary.written += 1;

@@ -448,12 +448,12 @@ pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSumm
 }
 
 /// Whether records of `kind` export in `format`: two-party records in every format, tables in
-/// theirs ([`table::exports`]), markets in the token formats.
+/// theirs ([`table::exports`]), markets in theirs ([`market::exports`]).
 fn exports(kind: RecordsKind, format: Format) -> bool {
     match kind {
         RecordsKind::TwoParty => true,
         RecordsKind::Table => table::exports(format),
-        RecordsKind::Market => format.needs_tokens(),
+        RecordsKind::Market => market::exports(format),
     }
 }
 

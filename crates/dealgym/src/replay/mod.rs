@@ -37,6 +37,7 @@ pub use crate::run::{FindError, Unavailable};
 pub use branch::{
     branch, branch_group_id, branch_tables, BranchOptions, BranchSummary, TableBranchSummary,
 };
+pub(crate) use market::MarketSource;
 pub use rescore::{rescore, rescore_files, RescoreOptions, RescoreSummary};
 pub(crate) use table::TableSource;
 pub use verify::{verify, Difference, DifferenceRow, VerifyOptions, VerifyReport};
