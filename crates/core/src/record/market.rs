@@ -231,6 +231,32 @@ mod tests {
     }
 
     #[test]
+    fn a_market_records_group_seat_rewards_and_exact_calls() {
+        let (_, mut r) = played();
+        assert_eq!(r.group_id(), "g0");
+        r.episode_id = "solo".into();
+        assert_eq!(
+            r.group_id(),
+            "solo",
+            "an id without a member is its own group"
+        );
+        // A seat's reward is its surplus; its calls' rewards sum to it, on the last call.
+        let seat = (0..r.seats.len()).find(|&s| r.reward(s) > 0.0).unwrap();
+        let rewards = r.call_rewards(seat);
+        assert_eq!(
+            rewards.len(),
+            r.turns.iter().filter(|t| t.seat == seat).count()
+        );
+        assert_eq!(rewards.last().copied(), Some(r.reward(seat)));
+        assert_eq!(rewards.iter().sum::<f64>(), r.reward(seat));
+        // Scripted traders are played without ids: no trajectory.
+        assert!(matches!(
+            r.exact_calls(seat),
+            Err(crate::record::NoTrajectory::NoTokens { .. })
+        ));
+    }
+
+    #[test]
     fn a_market_record_round_trips_and_replays_and_a_changed_one_does_not() {
         let (m, r) = played();
         assert!(!r.outcome.trades.is_empty());

@@ -98,7 +98,16 @@ impl<S: ScriptedSeat> SeatPlayer<S> {
         if let Some(scripted) = S::from_spec(spec) {
             return Ok(SeatPlayer::Scripted(scripted));
         }
-        let player = Player::from_spec_with(spec, named, http, sampling)?;
+        // An unknown `rule:NAME` says what a seat of this rulebook takes.
+        let player = Player::from_spec_with(spec, named, http, sampling).map_err(|e| match e {
+            PlayerError::Spec { spec, message } if spec.trim().starts_with("rule:") => {
+                PlayerError::Spec {
+                    spec,
+                    message: format!("{message}; a seat here takes {}", S::TAKES),
+                }
+            }
+            e => e,
+        })?;
         seats_at_table(&player, spec, S::TAKES)?;
         S::Episode::seats(&player, spec)?;
         Ok(SeatPlayer::Player(player))
@@ -397,4 +406,54 @@ async fn play_at_table<E: SeatEpisode>(
         replica: None,
         planning: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn market(spec: &str) -> Result<MarketPlayer, PlayerError> {
+        MarketPlayer::from_spec(
+            spec,
+            &BTreeMap::new(),
+            &reqwest::Client::new(),
+            &SamplingDefaults::default(),
+        )
+    }
+
+    #[test]
+    fn a_market_seat_takes_its_traders_models_and_scripts_and_names_what_it_refuses() {
+        assert!(matches!(
+            market("rule:zic"),
+            Ok(SeatPlayer::Scripted(MarketRule::Zic))
+        ));
+        assert_eq!(market("rule:sniper").unwrap().spec(), "rule:sniper");
+        assert!(matches!(
+            market("openai:m@http://127.0.0.1:1/v1"),
+            Ok(SeatPlayer::Player(_))
+        ));
+        // A two-party tactic, and the table's scripted party, are no market trader.
+        for spec in ["rule:linear", "rule:deliberation"] {
+            let e = market(spec).err().expect(spec).to_string();
+            assert!(
+                e.contains("`rule:zic`, `rule:sniper` or `rule:truthful`"),
+                "{e}"
+            );
+        }
+        // A table seat still takes its own scripted party, and refuses a market trader.
+        let table = |spec: &str| {
+            TablePlayer::from_spec(
+                spec,
+                &BTreeMap::new(),
+                &reqwest::Client::new(),
+                &SamplingDefaults::default(),
+            )
+        };
+        assert!(matches!(
+            table("rule:deliberation"),
+            Ok(SeatPlayer::Scripted(Scripted::Strong))
+        ));
+        let e = table("rule:zic").err().expect("refused").to_string();
+        assert!(e.contains("rule:deliberation"), "{e}");
+    }
 }
