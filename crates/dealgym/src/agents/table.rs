@@ -434,7 +434,7 @@ mod tests {
         ));
         // A two-party tactic, and the table's scripted party, are no market trader.
         for spec in ["rule:linear", "rule:deliberation"] {
-            let e = market(spec).err().expect(spec).to_string();
+            let e = market(spec).expect_err(spec).to_string();
             assert!(
                 e.contains("`rule:zic`, `rule:sniper` or `rule:truthful`"),
                 "{e}"
@@ -453,7 +453,7 @@ mod tests {
             table("rule:deliberation"),
             Ok(SeatPlayer::Scripted(Scripted::Strong))
         ));
-        let e = table("rule:zic").err().expect("refused").to_string();
+        let e = table("rule:zic").expect_err("refused").to_string();
         assert!(e.contains("rule:deliberation"), "{e}");
     }
 }
