@@ -15,6 +15,12 @@ pub fn run_command(flags: RunFlags) -> Result<()> {
     plan_runtime(flags.plan.threads)?.block_on(async {
         let options = flags.options()?;
         if is_market_run(&options.scenarios) {
+            if flags.summary_json.is_some() {
+                anyhow::bail!(
+                    "--summary-json writes a two-party run's summary; a market run prints its \
+                     table, and `dealgym report` gives each player's figures"
+                );
+            }
             let summary = run_markets(&options, Stop::on_signals(options.grace)).await?;
             market_summary_lines(&summary, &options.out);
             if summary.stats.internal_errors > 0 {
