@@ -5,12 +5,29 @@ use anyhow::{Context, Result};
 use super::{ctrl_c, existing_file_notes, exit_as, plan_runtime, runtime};
 use crate::flags::demo::DemoFlags;
 use crate::flags::run::RunFlags;
-use dealgym::run::{run, run_tables, written_line, RunSummary, Stop, TableRunSummary};
+use dealgym::run::{
+    is_market_run, run, run_markets, run_tables, written_line, MarketRunSummary, RunSummary, Stop,
+    TableRunSummary,
+};
 use dealgym_mock::demo::{demo, DemoOptions};
 
 pub fn run_command(flags: RunFlags) -> Result<()> {
     plan_runtime(flags.plan.threads)?.block_on(async {
         let options = flags.options()?;
+        if is_market_run(&options.scenarios) {
+            if flags.summary_json.is_some() {
+                anyhow::bail!(
+                    "--summary-json writes a two-party run's summary; a market run prints its \
+                     table, and `dealgym report` gives each player's figures"
+                );
+            }
+            let summary = run_markets(&options, Stop::on_signals(options.grace)).await?;
+            market_summary_lines(&summary, &options.out);
+            if summary.stats.internal_errors > 0 {
+                std::process::exit(dealgym::run::INTERNAL_ERROR_EXIT);
+            }
+            return Ok(());
+        }
         if options.is_table_run() {
             let summary = run_tables(&options, Stop::on_signals(options.grace)).await?;
             table_summary_lines(&summary, &options.out);
@@ -90,6 +107,35 @@ fn summary_lines(summary: &RunSummary, out: &std::path::Path) {
     eprintln!(
         "{:.1} s: {episodes_per_s:.1} episodes/s, {turns_per_s:.1} turns/s",
         summary.elapsed.as_secs_f64()
+    );
+}
+
+/// A market run's summary: endings, trades and efficiency on stdout, the closing line on
+/// stderr.
+fn market_summary_lines(summary: &MarketRunSummary, out: &std::path::Path) {
+    print!("{}", summary.stats.table());
+    eprintln!(
+        "each trade, the metrics and every turn: the records in {}; `dealgym replay --verify` \
+         replays them, `dealgym export --format verl` exports each token-exact seat",
+        out.display()
+    );
+    eprintln!(
+        "{}",
+        written_line(
+            &summary.run_id,
+            summary.written,
+            out,
+            (summary.planned, summary.skipped),
+            "",
+            summary.stopped.as_ref(),
+        )
+    );
+    let secs = summary.elapsed.as_secs_f64().max(1e-9);
+    eprintln!(
+        "{:.1} s: {:.1} episodes/s, {:.1} turns/s",
+        secs,
+        summary.written as f64 / secs,
+        summary.stats.turns as f64 / secs
     );
 }
 

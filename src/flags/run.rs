@@ -17,10 +17,10 @@ pub struct RunFlags {
     /// Same forms as --learner. Needed for two-party scenarios, unless the preset names the paper's opponent (`--preset ina`: rule:ina); this flag wins over it.
     #[arg(long)]
     pub opponent: Option<String>,
-    /// A seat of an n-party table (scenarios/deliberation.jsonl): ROLE=SPEC, SPEC an openai:MODEL@URL, script:FILE, rule:deliberation (the scripted party of the role's incentive) or a [players.NAME]; repeat for several seats. Roles not named play rule:deliberation.
+    /// A seat of an n-party table (scenarios/deliberation.jsonl) or a market (scenarios/market.jsonl): ROLE=SPEC, SPEC an openai:MODEL@URL, script:FILE, a [players.NAME], or a scripted player: at a table rule:deliberation (the scripted party of the role's incentive), at a market rule:zic, rule:sniper or rule:truthful; repeat for several seats. Roles not named play rule:deliberation at a table, rule:zic at a market.
     #[arg(long = "seat", value_name = "ROLE=SPEC")]
     pub seats: Vec<String>,
-    /// A role of an n-party table whose proposals and acceptances below its own minimum become [REJECT_DEAL] (repeat for several).
+    /// A role of an n-party table whose proposals and acceptances below its own minimum become [REJECT_DEAL], or a market trader that may not trade at a loss (repeat for several).
     #[arg(long = "regulate", value_name = "ROLE")]
     pub regulated: Vec<String>,
     /// The JSONL file to append episodes to.
@@ -74,20 +74,24 @@ impl RunFlags {
             }
             return Ok(o);
         }
-        if let Some(file) = o
-            .scenarios
-            .first()
-            .filter(|f| dealgym_core::scenario::is_market_file(f))
-        {
-            return Err(ConfigError::Flag(format!(
-                "{}: {}",
-                file.display(),
-                dealgym_core::scenario::MARKETS_NOT_PLAYED_YET
-            )));
+        if dealgym::run::is_market_run(&o.scenarios) {
+            if o.prefixes.is_some() {
+                return Err(ConfigError::Flag(
+                    "--prefixes continues logged two-party episodes and tables; a market is \
+                     played from its start"
+                        .into(),
+                ));
+            }
+            if o.learner_given() {
+                return Err(ConfigError::Flag(
+                    "a market seats its traders by role: give --seat ROLE=SPEC (roles not named play rule:zic), not --learner/--opponent".into(),
+                ));
+            }
+            return Ok(o);
         }
         if !o.seats.is_empty() || !o.regulated_roles.is_empty() {
             return Err(ConfigError::Flag(
-                "--seat and --regulate are for n-party tables (scenarios/deliberation.jsonl); a two-party run takes --learner and --opponent".into(),
+                "--seat and --regulate are for n-party tables (scenarios/deliberation.jsonl) and markets (scenarios/market.jsonl); a two-party run takes --learner and --opponent".into(),
             ));
         }
         // The preset's opponent where none is given (`[play]`); the flag wins.

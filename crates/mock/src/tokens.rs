@@ -237,10 +237,13 @@ async fn sample(state: &AppState, body: &CompletionBody) -> Sample {
     let messages = messages_of(&detokenize(&body.prompt));
     let content = match reading(state, &messages) {
         Some(r) => respond_with(&r, &messages, state.config.tactic, body.seed.unwrap_or(0)),
-        None => crate::table::respond_table(&messages, None).map_or_else(
-            || "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]".into(),
-            |(text, _)| text,
-        ),
+        // A table's seat, else a market's (as the chat endpoint answers them).
+        None => crate::table::respond_table(&messages, None)
+            .map(|(text, _)| text)
+            .or_else(|| crate::market::respond_market(&messages))
+            .unwrap_or_else(|| {
+                "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]".into()
+            }),
     };
     let mut ids = tokenize(&content);
     let budget = body.n_predict.or(body.max_tokens).unwrap_or(usize::MAX);

@@ -59,6 +59,15 @@ impl MarketRule {
         }
     }
 
+    /// Its player spec, as records name it (`rule:zic`, …).
+    pub fn spec(self) -> &'static str {
+        match self {
+            MarketRule::Zic => "rule:zic",
+            MarketRule::Sniper => "rule:sniper",
+            MarketRule::Truthful => "rule:truthful",
+        }
+    }
+
     /// The rule's turn at `seat` of `episode` (the seat to move).
     pub fn completion(self, episode: &MarketEpisode, seat: usize) -> Completion {
         let scenario = episode.scenario();

@@ -80,8 +80,8 @@ pub struct RecordFiles<T = EpisodeRecord> {
     failed: bool,
     /// The kind of record read; the other kind is passed over.
     kind: RecordsKind,
-    /// Records of the other kind passed over in the files read to their end.
-    passed_over: usize,
+    /// Records of the other kinds passed over in the files read to their end, per kind.
+    passed_over: [usize; 3],
 }
 
 impl RecordFiles {
@@ -97,7 +97,7 @@ impl RecordFiles {
             duplicates: Duplicates::default(),
             failed: false,
             kind: RecordsKind::TwoParty,
-            passed_over: 0,
+            passed_over: [0; 3],
         }
     }
 }
@@ -129,8 +129,10 @@ impl<T: DeserializeOwned> RecordFiles<T> {
     /// The records of the other kind passed over so far.
     pub fn passed_over(&self) -> PassedOver {
         let mut over = PassedOver::default();
-        let current = self.reader.as_ref().map_or(0, RecordReader::passed_over);
-        over.add(self.kind.other(), self.passed_over + current);
+        over.add(self.kind, self.passed_over);
+        if let Some(reader) = &self.reader {
+            over.add(self.kind, reader.passed_over_by_kind());
+        }
         over
     }
 
@@ -166,7 +168,13 @@ impl<T: DeserializeOwned> RecordFiles<T> {
             };
             let Some(line) = reader.next_line() else {
                 self.done_bytes += RecordReader::position(reader);
-                self.passed_over += reader.passed_over();
+                for (mine, n) in self
+                    .passed_over
+                    .iter_mut()
+                    .zip(reader.passed_over_by_kind())
+                {
+                    *mine += n;
+                }
                 self.reader = None;
                 continue;
             };

@@ -1,16 +1,16 @@
 //! Which kind of episode a record holds: two-party records ([`super::EpisodeRecord`], no
-//! `kind` field) or n-party ones ([`super::TableRecord`], `"kind": "table"`). The one rule every
-//! surface (replay, export, report, eval) tells the two apart by. A file may hold both (a
-//! server logs every episode it plays to one file): a surface reads the kind of the first
-//! record of its files ([`records_kind`]) and passes over the records of the other kind,
-//! counting them ([`super::RecordReader::only`]), and says how many it passed over.
+//! `kind` field), n-party tables ([`super::TableRecord`], `"kind": "table"`) or markets
+//! ([`super::MarketRecord`], `"kind": "market"`). The one rule every surface (replay, export,
+//! report, eval) tells them apart by. A file may hold several (a server logs every episode it
+//! plays to one file): a surface reads the kind of the first record of its files
+//! ([`records_kind`]) and passes over the records of the other kinds, counting each kind
+//! ([`super::RecordReader::only`]), and says how many it passed over.
 
 use std::path::PathBuf;
 
 use serde::Deserialize;
 
 use super::reader::{ReadError, RecordReader};
-use super::RecordKind;
 
 /// The kind of episode a record file (or a set of them) holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -19,6 +19,8 @@ pub enum RecordsKind {
     TwoParty,
     /// A table of n parties named by role ([`super::TableRecord`]).
     Table,
+    /// A market of buyers and sellers named by role ([`super::MarketRecord`]).
+    Market,
 }
 
 impl RecordsKind {
@@ -26,15 +28,29 @@ impl RecordsKind {
     pub(crate) fn of_kind_field(kind: Option<&str>) -> RecordsKind {
         match kind {
             Some("table") => RecordsKind::Table,
+            Some("market") => RecordsKind::Market,
             _ => RecordsKind::TwoParty,
         }
     }
 
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             RecordsKind::TwoParty => "two-party",
             RecordsKind::Table => "table",
+            RecordsKind::Market => "market",
         }
+    }
+
+    /// Every kind, in the order a count of each is kept ([`PassedOver`]).
+    pub const ALL: [RecordsKind; 3] = [
+        RecordsKind::TwoParty,
+        RecordsKind::Table,
+        RecordsKind::Market,
+    ];
+
+    /// Its place in [`RecordsKind::ALL`] (and in a count per kind).
+    pub fn index(self) -> usize {
+        self as usize
     }
 }
 
@@ -42,7 +58,7 @@ impl RecordsKind {
 #[derive(Deserialize)]
 struct Peek {
     #[serde(default)]
-    kind: Option<RecordKind>,
+    kind: Option<String>,
 }
 
 /// The kind of the first record of `file`; `None` for a file with no record. Reading stops at
@@ -52,10 +68,7 @@ pub(crate) fn file_kind(file: &std::path::Path) -> Result<Option<RecordsKind>, R
     match reader.next() {
         None => Ok(None),
         Some(Err(e)) => Err(e),
-        Some(Ok(peek)) => Ok(Some(match peek.kind {
-            Some(RecordKind::Table) => RecordsKind::Table,
-            None => RecordsKind::TwoParty,
-        })),
+        Some(Ok(peek)) => Ok(Some(RecordsKind::of_kind_field(peek.kind.as_deref()))),
     }
 }
 
@@ -79,33 +92,30 @@ pub fn episode_kind(files: &[PathBuf], episode_id: &str) -> Result<Option<Record
     struct Id {
         episode_id: String,
         #[serde(default)]
-        kind: Option<RecordKind>,
+        kind: Option<String>,
     }
     for file in super::record_files_in(files)? {
         for id in RecordReader::open(&file)?.read_as::<Id>() {
             let id = id?;
             if id.episode_id == episode_id {
-                return Ok(Some(match id.kind {
-                    Some(RecordKind::Table) => RecordsKind::Table,
-                    None => RecordsKind::TwoParty,
-                }));
+                return Ok(Some(RecordsKind::of_kind_field(id.kind.as_deref())));
             }
         }
     }
     Ok(None)
 }
 
-/// Whether `files` hold records of both kinds (a server's log): a reader that reads both
-/// decides what each option means for each kind before it writes anything. Reads every
-/// record's `kind` field, and stops at the first record of the second kind.
+/// Whether `files` hold records of more than one kind (a server's log): a reader that reads
+/// them all decides what each option means for each kind before it writes anything. Reads
+/// every record's `kind` field, and stops at the first record of a second kind.
 pub fn holds_both_kinds(files: &[PathBuf]) -> Result<bool, ReadError> {
-    let mut seen: Option<bool> = None;
+    let mut seen: Option<RecordsKind> = None;
     for file in super::record_files_in(files)? {
         for peek in RecordReader::open(&file)?.read_as::<Peek>() {
-            let table = peek?.kind == Some(RecordKind::Table);
+            let kind = RecordsKind::of_kind_field(peek?.kind.as_deref());
             match seen {
-                None => seen = Some(table),
-                Some(first) if first != table => return Ok(true),
+                None => seen = Some(kind),
+                Some(first) if first != kind => return Ok(true),
                 Some(_) => {}
             }
         }
@@ -113,49 +123,72 @@ pub fn holds_both_kinds(files: &[PathBuf]) -> Result<bool, ReadError> {
     Ok(false)
 }
 
-impl RecordsKind {
-    /// The other kind.
-    pub fn other(self) -> RecordsKind {
-        match self {
-            RecordsKind::TwoParty => RecordsKind::Table,
-            RecordsKind::Table => RecordsKind::TwoParty,
-        }
-    }
-}
-
-/// The records of the other kind a reader passed over ([`super::RecordReader::only`]).
+/// The records of the other kinds a reader passed over ([`super::RecordReader::only`]), by
+/// kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PassedOver {
-    /// The kind passed over (`None` until one was).
-    pub(crate) kind: Option<RecordsKind>,
-    pub(crate) records: usize,
+    /// The kind read (`None` until a record was passed over).
+    pub(crate) read: Option<RecordsKind>,
+    /// Records passed over, per kind ([`RecordsKind::ALL`]'s order).
+    pub(crate) counts: [usize; 3],
 }
 
 impl PassedOver {
-    /// How many records of the other kind were passed over.
+    /// How many records of the other kinds were passed over.
     pub fn records(&self) -> usize {
-        self.records
+        self.counts.iter().sum()
     }
 
-    /// Count `records` of `kind` as passed over.
-    pub(crate) fn add(&mut self, kind: RecordsKind, records: usize) {
-        if records > 0 {
-            self.kind = Some(kind);
-            self.records += records;
+    /// How many records of `kind` were passed over.
+    pub fn of(&self, kind: RecordsKind) -> usize {
+        self.counts[kind.index()]
+    }
+
+    /// The kinds passed over, in [`RecordsKind::ALL`]'s order.
+    pub fn kinds(&self) -> impl Iterator<Item = RecordsKind> + '_ {
+        RecordsKind::ALL.into_iter().filter(|k| self.of(*k) > 0)
+    }
+
+    /// Only the records of `kinds` among these: those a command passed over and did not read
+    /// in a later pass either.
+    pub fn keep(&self, kinds: &[RecordsKind]) -> PassedOver {
+        let mut kept = PassedOver::default();
+        for k in kinds {
+            kept.counts[k.index()] = self.of(*k);
+        }
+        if kept.records() > 0 {
+            kept.read = self.read;
+        }
+        kept
+    }
+
+    /// Count `counts` (per kind) as passed over by a reader of `read`.
+    pub(crate) fn add(&mut self, read: RecordsKind, counts: [usize; 3]) {
+        for (mine, n) in self.counts.iter_mut().zip(counts) {
+            *mine += n;
+        }
+        if self.records() > 0 {
+            self.read = Some(read);
         }
     }
 
-    /// What a command says when it passed over records of the other kind, if it did: how
-    /// many, and which kind it read.
+    /// What a command says when it passed over records of other kinds, if it did: how many
+    /// of each, and which kind it read.
     pub fn note(&self) -> Option<String> {
-        let kind = self.kind.filter(|_| self.records > 0)?;
-        let plural = if self.records == 1 { "" } else { "s" };
+        let read = self.read.filter(|_| self.records() > 0)?;
+        let passed: Vec<String> = self
+            .kinds()
+            .map(|k| {
+                let n = self.of(k);
+                let plural = if n == 1 { "" } else { "s" };
+                format!("{n} {} record{plural}", k.name())
+            })
+            .collect();
         Some(format!(
-            "passed over {} {} record{plural} in the files: this command read their {} records \
-             (the kind of the first record)",
-            self.records,
-            kind.name(),
-            kind.other().name()
+            "passed over {} in the files: this command read their {} records (the kind of the \
+             first record)",
+            passed.join(" and "),
+            read.name()
         ))
     }
 }
@@ -226,7 +259,7 @@ mod tests {
         assert_eq!(tables.passed_over(), 1);
         let mut over = PassedOver::default();
         assert_eq!(over.note(), None);
-        over.add(RecordsKind::Table, 2);
+        over.add(RecordsKind::TwoParty, [0, 2, 0]);
         assert_eq!(
             over.note().unwrap(),
             "passed over 2 table records in the files: this command read their two-party \
@@ -245,6 +278,41 @@ mod tests {
         assert!(reader.next().unwrap().is_ok());
         let e = reader.next().unwrap().err().expect("the broken line");
         assert_eq!(e.line(), Some(2), "{e}");
+    }
+
+    #[test]
+    fn a_market_record_is_a_third_kind_passed_over_and_named_by_the_others() {
+        const MARKET: &str =
+            r#"{"schema":1,"run_id":"r","episode_id":"g1-m0","kind":"market","x":1}"#;
+        let mixed = file(&[TWO, MARKET, TABLE, MARKET]);
+        assert_eq!(
+            file_kind(file(&[MARKET]).path()).unwrap(),
+            Some(RecordsKind::Market)
+        );
+        let path = [mixed.path().to_path_buf()];
+        assert!(holds_both_kinds(&path).unwrap());
+        assert_eq!(
+            episode_kind(&path, "g1-m0").unwrap(),
+            Some(RecordsKind::Market)
+        );
+        let open = || RecordReader::open(mixed.path()).unwrap().read_as::<Ids>();
+        let mut two = open().only(RecordsKind::TwoParty);
+        assert_eq!(ids_of(&mut two), ["g0-m0"]);
+        assert_eq!(two.passed_over_by_kind(), [0, 1, 2]);
+        let mut markets = open().only(RecordsKind::Market);
+        assert_eq!(ids_of(&mut markets), ["g1-m0", "g1-m0"]);
+        let mut over = PassedOver::default();
+        over.add(RecordsKind::TwoParty, two.passed_over_by_kind());
+        assert_eq!(
+            over.kinds().collect::<Vec<_>>(),
+            [RecordsKind::Table, RecordsKind::Market]
+        );
+        assert_eq!(
+            over.note().unwrap(),
+            "passed over 1 table record and 2 market records in the files: this command read \
+             their two-party records (the kind of the first record)"
+        );
+        assert_eq!(over.keep(&[RecordsKind::Market]).records(), 2);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The market record (issue 45): one market episode as a JSONL line, `"kind": "market"`, with
-//! its metrics in its outcome, and its exact replay. No face writes it yet (`run` refuses market
-//! files by name): it is the shape a market run will write and `replay --verify` will check, kept
-//! beside the rulebook so the two cannot drift.
+//! its metrics in its outcome, what each model call cost, and its exact replay. `dealgym run`
+//! writes it and `replay --verify` checks it; it is kept beside the rulebook so the two cannot
+//! drift.
 
 use std::sync::Arc;
 
@@ -28,6 +28,28 @@ pub struct MarketSeatRecord {
     pub role: String,
     /// The player's spec (`rule:zic`, `openai:MODEL@URL`, …).
     pub player: String,
+    /// The model a model seat called (absent for a scripted trader or a script).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// What a model call of one turn cost: its latency, what the endpoint said (usage, logprobs,
+/// token ids) and the transient failures retried before the answer. Only turns a model
+/// answered have one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MarketCallRecord {
+    /// The turn's index in `turns`.
+    pub turn: usize,
+    pub latency_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<crate::vocab::Call>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// How a market ended, with what it traded and its metrics.
@@ -58,6 +80,9 @@ pub struct MarketRecord {
     pub seats: Vec<MarketSeatRecord>,
     /// Every attempt at a turn, in order.
     pub turns: Vec<MarketTurn>,
+    /// What each model call cost, by turn (absent where no model played).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<MarketCallRecord>,
     pub outcome: MarketRecordOutcome,
 }
 
@@ -99,9 +124,11 @@ impl MarketRecord {
                 .map(|(t, p)| MarketSeatRecord {
                     role: t.role.clone(),
                     player: p.clone(),
+                    model: None,
                 })
                 .collect(),
             turns: episode.turns().to_vec(),
+            calls: Vec::new(),
             outcome: MarketRecordOutcome {
                 outcome: episode.outcome().cloned().unwrap_or(MarketOutcome {
                     kind: crate::game::OutcomeKind::Error,
@@ -115,6 +142,15 @@ impl MarketRecord {
         }
     }
 
+    /// The record's GRPO group: its episode id before `-m{member}` (a run names each market
+    /// `g{G}-m{M}`, [`crate::game::EpisodeSeed::episode_id`]); the whole id where it has no
+    /// member.
+    pub fn group_id(&self) -> &str {
+        self.episode_id
+            .rsplit_once("-m")
+            .map_or(self.episode_id.as_str(), |(group, _)| group)
+    }
+
     /// Replay the record on `scenario` with `prompts`: the same setup, each recorded completion
     /// stepped in order, must give the same turns, outcome, trades and metrics.
     pub fn replay(
@@ -122,6 +158,34 @@ impl MarketRecord {
         scenario: &Arc<MarketScenario>,
         prompts: Arc<Prompts>,
     ) -> Result<(), MarketReplayError> {
+        let played = self.replay_turns(scenario, prompts)?;
+        let again = MarketRecord::of(&played, &self.run_id, &self.episode_id, &[]);
+        fn json<T: Serialize>(v: &T) -> Option<serde_json::Value> {
+            serde_json::to_value(v).ok()
+        }
+        // An episode stopped from outside (an error or an abandoned one) keeps its own ending;
+        // its trades and metrics, made before it stopped, replay as any episode's.
+        let stopped = self.outcome.outcome.kind == crate::game::OutcomeKind::Error;
+        let same = played.turns().len() == self.turns.len()
+            && (stopped || json(&again.outcome.outcome) == json(&self.outcome.outcome))
+            && json(&again.outcome.trades) == json(&self.outcome.trades)
+            && json(&again.outcome.metrics) == json(&self.outcome.metrics);
+        if !same {
+            return Err(MarketReplayError::OutcomeDiffers {
+                episode: self.episode_id.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The episode replayed from the record's completions on `scenario` — each turn checked as
+    /// it is played, its ending not ([`MarketRecord::replay`] checks it): what `export`
+    /// rebuilds a seat's view from, and where `replay --verify` finds what differs.
+    pub fn replay_turns(
+        &self,
+        scenario: &Arc<MarketScenario>,
+        prompts: Arc<Prompts>,
+    ) -> Result<MarketEpisode, MarketReplayError> {
         let episode = self.episode_id.clone();
         if digest_json(scenario.as_ref()) != self.scenario_digest {
             return Err(MarketReplayError::ScenarioChanged {
@@ -146,21 +210,7 @@ impl MarketRecord {
                 return Err(MarketReplayError::TurnDiffers { episode, turn: i });
             }
         }
-        let again = MarketRecord::of(&played, &self.run_id, &self.episode_id, &[]);
-        fn json<T: Serialize>(v: &T) -> Option<serde_json::Value> {
-            serde_json::to_value(v).ok()
-        }
-        // An episode stopped from outside (an error or an abandoned one) keeps its own ending;
-        // its trades and metrics, made before it stopped, replay as any episode's.
-        let stopped = self.outcome.outcome.kind == crate::game::OutcomeKind::Error;
-        let same = played.turns().len() == self.turns.len()
-            && (stopped || json(&again.outcome.outcome) == json(&self.outcome.outcome))
-            && json(&again.outcome.trades) == json(&self.outcome.trades)
-            && json(&again.outcome.metrics) == json(&self.outcome.metrics);
-        if !same {
-            return Err(MarketReplayError::OutcomeDiffers { episode });
-        }
-        Ok(())
+        Ok(played)
     }
 }
 
@@ -183,6 +233,32 @@ mod tests {
         .unwrap();
         let players = vec!["rule:zic".to_string(); m.traders.len()];
         (m, MarketRecord::of(&e, "r", "g0-m0", &players))
+    }
+
+    #[test]
+    fn a_market_records_group_seat_rewards_and_exact_calls() {
+        let (_, mut r) = played();
+        assert_eq!(r.group_id(), "g0");
+        r.episode_id = "solo".into();
+        assert_eq!(
+            r.group_id(),
+            "solo",
+            "an id without a member is its own group"
+        );
+        // A seat's reward is its surplus; its calls' rewards sum to it, on the last call.
+        let seat = (0..r.seats.len()).find(|&s| r.reward(s) > 0.0).unwrap();
+        let rewards = r.call_rewards(seat);
+        assert_eq!(
+            rewards.len(),
+            r.turns.iter().filter(|t| t.seat == seat).count()
+        );
+        assert_eq!(rewards.last().copied(), Some(r.reward(seat)));
+        assert_eq!(rewards.iter().sum::<f64>(), r.reward(seat));
+        // Scripted traders are played without ids: no trajectory.
+        assert!(matches!(
+            r.exact_calls(seat),
+            Err(crate::record::NoTrajectory::NoTokens { .. })
+        ));
     }
 
     #[test]

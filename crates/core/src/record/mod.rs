@@ -46,7 +46,8 @@ pub use duplicates::{Duplicates, EpisodeKey, OnDuplicate};
 pub use files::{record_files_in, Located, RecordFiles};
 pub use kind::{episode_kind, holds_both_kinds, records_kind, PassedOver, RecordsKind};
 pub use market::{
-    MarketRecord, MarketRecordKind, MarketRecordOutcome, MarketReplayError, MarketSeatRecord,
+    MarketCallRecord, MarketRecord, MarketRecordKind, MarketRecordOutcome, MarketReplayError,
+    MarketSeatRecord,
 };
 pub use player::{PlayerSpec, SeatKind};
 pub use prompt_cost::{seat_calls, CallCost, PromptCost, PromptCosts};

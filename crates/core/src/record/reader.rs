@@ -135,8 +135,9 @@ pub struct RecordReader<T = EpisodeRecord, R = BufReader<File>> {
     /// The kind of record read: lines of another kind are passed over, not parsed
     /// ([`RecordReader::only`]); `None` reads every line.
     only: Option<RecordsKind>,
-    /// Records of another kind than `only` passed over so far.
-    passed_over: usize,
+    /// Records of another kind than `only` passed over so far, per kind
+    /// ([`RecordsKind::ALL`]'s order).
+    passed_over: [usize; 3],
     /// The second pass over a file of both kinds ([`RecordReader::second_pass`]).
     second_pass: bool,
     _reads: PhantomData<fn() -> T>,
@@ -171,7 +172,7 @@ impl<R: BufRead> RecordReader<EpisodeRecord, R> {
             bad_lines: Vec::new(),
             done: false,
             only: None,
-            passed_over: 0,
+            passed_over: [0; 3],
             second_pass: false,
             _reads: PhantomData,
         }
@@ -228,6 +229,11 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
 
     /// Records of another kind than [`RecordReader::only`]'s passed over so far.
     pub fn passed_over(&self) -> usize {
+        self.passed_over.iter().sum()
+    }
+
+    /// [`RecordReader::passed_over`] per kind ([`RecordsKind::ALL`]'s order).
+    pub fn passed_over_by_kind(&self) -> [usize; 3] {
         self.passed_over
     }
 
@@ -310,7 +316,9 @@ impl<T: DeserializeOwned, R: BufRead> RecordReader<T, R> {
                 // A whole record of another kind is passed over unparsed; a broken one is
                 // reported below, as any broken line is.
                 if crate::jsonl::from_line::<IgnoredAny>(&self.buf).is_ok() {
-                    self.passed_over += 1;
+                    if let Some(k) = kind {
+                        self.passed_over[k.index()] += 1;
+                    }
                     continue;
                 }
             }

@@ -286,6 +286,47 @@ impl TableRecord {
     }
 }
 
+impl super::MarketRecord {
+    /// The turns of the seat at index `seat` (with their indexes in `turns`): every attempt it
+    /// made, a retried one included, as a table seat's own calls are.
+    pub fn own_calls(
+        &self,
+        seat: usize,
+    ) -> impl Iterator<Item = (usize, &crate::market::MarketTurn)> {
+        self.turns
+            .iter()
+            .enumerate()
+            .filter(move |(_, t)| own_call(false, t.seat, seat))
+    }
+
+    /// The exact ids of the calls of the seat at index `seat` ([`super::MarketRecord::own_calls`]),
+    /// checked.
+    pub fn exact_calls(&self, seat: usize) -> Result<ExactCalls<'_>, NoTrajectory> {
+        ExactCalls::of(
+            self.own_calls(seat)
+                .map(|(_, t)| t.completion.tokens.as_ref()),
+        )
+    }
+
+    /// The reward of the seat at index `seat`: its surplus, the gain from its trades
+    /// (`outcome.metrics.surplus`, in currency units; 0 without a trade).
+    pub fn reward(&self, seat: usize) -> f64 {
+        self.outcome
+            .metrics
+            .surplus
+            .get(seat)
+            .copied()
+            .unwrap_or(0.0)
+    }
+
+    /// Per call of the seat at index `seat`, its reward by the two-party rule
+    /// (`last_call_rewards` of [`super::MarketRecord::reward`]): a market records no per-turn
+    /// rewards.
+    pub fn call_rewards(&self, seat: usize) -> Vec<f64> {
+        last_call_rewards(self.own_calls(seat).count(), self.reward(seat))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -124,7 +124,7 @@ pub fn market_metrics(
 /// Market metrics over a set of episodes: mean efficiency with its bootstrap 95 % interval
 /// (the same Poisson weights per episode as every aggregate), extra-marginal trades per
 /// episode, and the anchoring slope.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct MarketTally {
     /// The efficiency of each episode that has one.
     efficiency: MeanEstimate,

@@ -40,8 +40,8 @@ pub use persona::PersonaConfig;
 pub use planner::{Planner, PlannerConfig, Proposers, Selector};
 pub use sampling::{SamplingConfig, SamplingDefaults};
 pub use script::ScriptPlayer;
-pub(crate) use table::TablePlayer;
 pub use table::SCRIPTED;
+pub(crate) use table::{MarketPlayer, TablePlayer};
 
 /// Why a player could not be made or could not answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

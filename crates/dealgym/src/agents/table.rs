@@ -1,75 +1,142 @@
-//! A seat at an n-party table: a model endpoint (the same client, retries and token-exact
+//! A seat at an n-party table or a market: a model endpoint (the same client, retries and token-exact
 //! sequence as a two-party seat), a script, a planner proposing with those (the one planning
 //! loop of `agents::planner`, its state text the table seat's), or the scripted party of its
-//! incentive (`rule:deliberation`, the strong one, or `rule:deliberation-naive`). It moves on its
-//! own view alone ([`TableEpisode::view`]).
+//! incentive (`rule:deliberation`, the strong one, or `rule:deliberation-naive`) or, at a
+//! market, a scripted trader (`rule:zic`, `rule:sniper`, `rule:truthful`). It moves on its own
+//! view alone ([`SeatEpisode::view`]): the one seat path is written over both episodes.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use crate::game::Completion;
+use crate::game::{Completion, Message};
 use crate::llm::TokenMode;
+use crate::market::MarketEpisode;
 use crate::negotiator::deliberation::Scripted;
+use crate::negotiator::market::MarketRule;
+use crate::planner::Known;
+use crate::protocol::TurnFormat;
 use crate::table::TableEpisode;
 
 use super::model::llm_call;
 use super::planner::{PlannerSeat, Proposal};
-use super::{Played, Player, PlayerConfig, PlayerError, SamplingDefaults};
+use super::{Planner, Played, Player, PlayerConfig, PlayerError, SamplingDefaults};
 use crate::planner::state_text;
 
 /// The spec of the scripted party of a seat's own incentive.
 pub use crate::negotiator::deliberation::SCRIPTED_SPEC as SCRIPTED;
 
-/// Who plays a seat of a table.
+/// What a scripted seat of one rulebook is: the table's party of its incentive
+/// ([`Scripted`]), the market's traders ([`MarketRule`]). [`SeatPlayer`] is written once over
+/// it.
+pub(crate) trait ScriptedSeat: Copy + Send + Sync {
+    /// The episode it plays.
+    type Episode: SeatEpisode;
+    /// What a seat of this rulebook takes when its spec names a two-party `rule:NAME` tactic.
+    const TAKES: &'static str;
+    /// The scripted player a spec names, if it names one.
+    fn from_spec(spec: &str) -> Option<Self>;
+    /// Its spec, as records name it.
+    fn spec(self) -> &'static str;
+    /// Its completion for `seat`, whose turn it is in `episode`.
+    fn completion(self, episode: &Self::Episode, seat: usize) -> Completion;
+}
+
+impl ScriptedSeat for Scripted {
+    type Episode = TableEpisode;
+    const TAKES: &'static str = "`rule:deliberation` (the scripted party of its incentive)";
+    fn from_spec(spec: &str) -> Option<Scripted> {
+        Scripted::from_spec(spec)
+    }
+    fn spec(self) -> &'static str {
+        Scripted::spec(self)
+    }
+    fn completion(self, episode: &TableEpisode, seat: usize) -> Completion {
+        Scripted::completion(self, episode, seat)
+    }
+}
+
+impl ScriptedSeat for MarketRule {
+    type Episode = MarketEpisode;
+    const TAKES: &'static str = "`rule:zic`, `rule:sniper` or `rule:truthful` (a scripted trader)";
+    fn from_spec(spec: &str) -> Option<MarketRule> {
+        spec.trim()
+            .strip_prefix("rule:")
+            .and_then(MarketRule::from_name)
+    }
+    fn spec(self) -> &'static str {
+        MarketRule::spec(self)
+    }
+    fn completion(self, episode: &MarketEpisode, seat: usize) -> Completion {
+        MarketRule::completion(self, episode, seat)
+    }
+}
+
+/// Who plays a seat of an n-party episode (a table, a market).
 #[derive(Debug, Clone)]
-pub(crate) enum TablePlayer {
-    /// The scripted party of the seat's incentive, strong or naive.
-    Scripted(Scripted),
+pub(crate) enum SeatPlayer<S> {
+    /// The rulebook's scripted player.
+    Scripted(S),
     /// A model endpoint, a script, or a planner proposing with them.
     Player(Player),
 }
 
-impl TablePlayer {
-    /// A seat's player from its spec: `rule:deliberation`, `rule:deliberation-naive`,
-    /// `openai:MODEL@URL`, `script:FILE` or a `[players.NAME]` table.
+/// Who plays a seat of a table.
+pub(crate) type TablePlayer = SeatPlayer<Scripted>;
+/// Who plays a seat of a market.
+pub(crate) type MarketPlayer = SeatPlayer<MarketRule>;
+
+impl<S: ScriptedSeat> SeatPlayer<S> {
+    /// A seat's player from its spec: the rulebook's scripted player (`rule:deliberation`,
+    /// `rule:deliberation-naive` at a table; `rule:zic`, `rule:sniper`, `rule:truthful` at a
+    /// market), `openai:MODEL@URL`, `script:FILE` or a `[players.NAME]` table.
     pub fn from_spec(
         spec: &str,
         named: &BTreeMap<String, PlayerConfig>,
         http: &reqwest::Client,
         sampling: &SamplingDefaults,
-    ) -> Result<TablePlayer, PlayerError> {
-        if let Some(scripted) = Scripted::from_spec(spec) {
-            return Ok(TablePlayer::Scripted(scripted));
+    ) -> Result<SeatPlayer<S>, PlayerError> {
+        if let Some(scripted) = S::from_spec(spec) {
+            return Ok(SeatPlayer::Scripted(scripted));
         }
-        let player = Player::from_spec_with(spec, named, http, sampling)?;
-        seats_at_table(&player, spec)?;
-        Ok(TablePlayer::Player(player))
+        // An unknown `rule:NAME` says what a seat of this rulebook takes.
+        let player = Player::from_spec_with(spec, named, http, sampling).map_err(|e| match e {
+            PlayerError::Spec { spec, message } if spec.trim().starts_with("rule:") => {
+                PlayerError::Spec {
+                    spec,
+                    message: format!("{message}; a seat here takes {}", S::TAKES),
+                }
+            }
+            e => e,
+        })?;
+        seats_at_table(&player, spec, S::TAKES)?;
+        S::Episode::seats(&player, spec)?;
+        Ok(SeatPlayer::Player(player))
     }
 
     /// The spec as recorded.
     pub fn spec(&self) -> &str {
         match self {
-            TablePlayer::Scripted(s) => s.spec(),
-            TablePlayer::Player(p) => p.spec(),
+            SeatPlayer::Scripted(s) => s.spec(),
+            SeatPlayer::Player(p) => p.spec(),
         }
     }
 
     pub fn model(&self) -> Option<String> {
         match self {
-            TablePlayer::Scripted(_) => None,
-            TablePlayer::Player(p) => p.model(),
+            SeatPlayer::Scripted(_) => None,
+            SeatPlayer::Player(p) => p.model(),
         }
     }
 
     /// The completion of `seat`, whose turn it is in `episode`.
     pub async fn play(
         &self,
-        episode: &TableEpisode,
+        episode: &S::Episode,
         seat: usize,
         sampling_seed: u64,
     ) -> Result<Played, PlayerError> {
         match self {
-            TablePlayer::Scripted(scripted) => {
+            SeatPlayer::Scripted(scripted) => {
                 let started = Instant::now();
                 Ok(Played {
                     completion: scripted.completion(episode, seat),
@@ -80,10 +147,10 @@ impl TablePlayer {
                     planning: None,
                 })
             }
-            TablePlayer::Player(player) => {
+            SeatPlayer::Player(player) => {
                 play_at_table(
                     player,
-                    &TableSeatToMove {
+                    &SeatToMove {
                         episode,
                         seat,
                         sampling_seed,
@@ -95,9 +162,92 @@ impl TablePlayer {
     }
 }
 
+/// What a model, a script or a planner reads of an n-party episode to play a seat of it: the
+/// seat's own view and exact tokens, its attempts so far, how turns are written. The table
+/// and the market give them; [`play_at_table`] is written once over them.
+pub(crate) trait SeatEpisode: Sync + Sized {
+    /// What `seat` sees.
+    fn view(&self, seat: usize) -> &[Message];
+    /// `seat`'s exact token sequence so far, if every earlier call was exact.
+    fn token_sequence(&self, seat: usize) -> Option<&[u32]>;
+    /// How every seat writes its turns.
+    fn format(&self) -> TurnFormat;
+    /// `seat`'s attempts at a turn so far (a script's next line).
+    fn attempts(&self, seat: usize) -> usize;
+    /// The tools a seat is offered when the episode is played through tools.
+    fn tools(&self) -> serde_json::Value;
+    /// Whether `player` (a model, a script or a planner) can play a seat of this rulebook.
+    fn seats(player: &Player, spec: &str) -> Result<(), PlayerError>;
+    /// A planner's turn for the seat to move.
+    fn plan<'a>(planner: &'a Planner, to_move: &'a SeatToMove<'a, Self>) -> Proposal<'a>;
+}
+
+impl SeatEpisode for TableEpisode {
+    fn view(&self, seat: usize) -> &[Message] {
+        TableEpisode::view(self, seat)
+    }
+    fn token_sequence(&self, seat: usize) -> Option<&[u32]> {
+        TableEpisode::token_sequence(self, seat)
+    }
+    fn format(&self) -> TurnFormat {
+        self.setup().format
+    }
+    fn attempts(&self, seat: usize) -> usize {
+        self.turns().iter().filter(|t| t.seat == seat).count()
+    }
+    fn tools(&self) -> serde_json::Value {
+        crate::table::table_tools(self.scenario())
+    }
+    fn seats(_: &Player, _: &str) -> Result<(), PlayerError> {
+        Ok(())
+    }
+    fn plan<'a>(planner: &'a Planner, to_move: &'a SeatToMove<'a, Self>) -> Proposal<'a> {
+        Box::pin(planner.play(to_move))
+    }
+}
+
+impl SeatEpisode for MarketEpisode {
+    fn view(&self, seat: usize) -> &[Message] {
+        MarketEpisode::view(self, seat)
+    }
+    fn token_sequence(&self, seat: usize) -> Option<&[u32]> {
+        MarketEpisode::token_sequence(self, seat)
+    }
+    fn format(&self) -> TurnFormat {
+        self.setup().format
+    }
+    fn attempts(&self, seat: usize) -> usize {
+        self.turns().iter().filter(|t| t.seat == seat).count()
+    }
+    /// A market reads text turns only ([`MarketSetup::new`](crate::market::MarketSetup)
+    /// refuses the tools format): no tools.
+    fn tools(&self) -> serde_json::Value {
+        serde_json::Value::Array(Vec::new())
+    }
+    /// A planner needs a seat's state text, which a market does not write yet: refused.
+    fn seats(player: &Player, spec: &str) -> Result<(), PlayerError> {
+        match player {
+            Player::Planner { .. } => Err(PlayerError::spec(
+                spec,
+                "a planner does not sit at a market yet (a market seat has no state text for \
+                 its value model): seat the model itself"
+                    .to_string(),
+            )),
+            _ => Ok(()),
+        }
+    }
+    fn plan<'a>(_: &'a Planner, to_move: &'a SeatToMove<'a, Self>) -> Proposal<'a> {
+        let _ = to_move;
+        Box::pin(std::future::ready(Err(PlayerError::spec(
+            "planner",
+            "a planner does not sit at a market yet".to_string(),
+        ))))
+    }
+}
+
 /// Whether `player` can sit at a table: a model endpoint, a script, or a planner whose
 /// proposers are those; a `rule:NAME` tactic plays two-party games.
-fn seats_at_table(player: &Player, spec: &str) -> Result<(), PlayerError> {
+fn seats_at_table(player: &Player, spec: &str, takes: &str) -> Result<(), PlayerError> {
     match player {
         Player::Llm { constrain, .. } if *constrain != super::Constrain::None => {
             Err(PlayerError::spec(
@@ -110,7 +260,7 @@ fn seats_at_table(player: &Player, spec: &str) -> Result<(), PlayerError> {
         Player::Llm { .. } | Player::Script { .. } => Ok(()),
         Player::Rule { .. } => Err(PlayerError::spec(
             spec,
-            format!("rule:NAME tactics play two-party games; a table seat takes `{SCRIPTED}` (the scripted party of its incentive)"),
+            format!("rule:NAME tactics play two-party games; a seat here takes {takes}"),
         )),
         Player::Planner { planner, .. } => {
             for proposer in planner.proposers() {
@@ -123,28 +273,34 @@ fn seats_at_table(player: &Player, spec: &str) -> Result<(), PlayerError> {
                         ),
                     ));
                 }
-                seats_at_table(proposer, spec)?;
+                seats_at_table(proposer, spec, takes)?;
             }
             Ok(())
         }
     }
 }
 
-/// A table seat to move, as a planner moves for it ([`PlannerSeat`]).
-#[derive(Clone, Copy)]
-struct TableSeatToMove<'a> {
-    episode: &'a TableEpisode,
+/// A seat of an n-party episode to move, as a planner moves for it ([`PlannerSeat`]).
+pub(crate) struct SeatToMove<'a, E> {
+    episode: &'a E,
     seat: usize,
     sampling_seed: u64,
 }
 
-impl PlannerSeat for TableSeatToMove<'_> {
+impl<E> Clone for SeatToMove<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<E> Copy for SeatToMove<'_, E> {}
+
+impl<E: SeatEpisode + Known<Seat = usize>> PlannerSeat for SeatToMove<'_, E> {
     fn sampling_seed(&self) -> u64 {
         self.sampling_seed
     }
 
     fn propose<'s>(&'s self, proposer: &'s Player, sampling_seed: u64) -> Proposal<'s> {
-        let asked = TableSeatToMove {
+        let asked = SeatToMove {
             sampling_seed,
             ..*self
         };
@@ -162,12 +318,12 @@ impl PlannerSeat for TableSeatToMove<'_> {
 }
 
 /// The completion of `player` (a model, a script or a planner, [`seats_at_table`]) for the
-/// table seat to move.
-async fn play_at_table(
+/// seat to move of a table or a market.
+async fn play_at_table<E: SeatEpisode>(
     player: &Player,
-    to_move: &TableSeatToMove<'_>,
+    to_move: &SeatToMove<'_, E>,
 ) -> Result<Played, PlayerError> {
-    let TableSeatToMove {
+    let SeatToMove {
         episode,
         seat,
         sampling_seed,
@@ -175,14 +331,14 @@ async fn play_at_table(
     let started = Instant::now();
     let (completion, call, retries) = match player {
         Player::Script { script, .. } => {
-            let calls = episode.turns().iter().filter(|t| t.seat == seat).count();
+            let calls = episode.attempts(seat);
             (Completion::from(script.complete(calls)?), None, 0)
         }
         Player::Llm {
             client, replicas, ..
         } => {
             let view = episode.view(seat);
-            let format = episode.setup().format;
+            let format = episode.format();
             super::tools_seat_check(player.spec(), format, false, client.settings().tokens)?;
             let sequence = match client.settings().tokens {
                 TokenMode::Exact => Some(
@@ -200,10 +356,7 @@ async fn play_at_table(
             };
             let mut fields = serde_json::Map::new();
             if format == crate::protocol::TurnFormat::Tools {
-                fields.insert(
-                    "tools".into(),
-                    crate::table::table_tools(episode.scenario()),
-                );
+                fields.insert("tools".into(), episode.tools());
             }
             let answer = match replicas {
                 None => llm_call(client, sampling_seed, view, sequence.as_deref(), fields).await?,
@@ -237,7 +390,7 @@ async fn play_at_table(
             )
         }
         // A planner's turn is its committed candidate, timed and recorded by the planner.
-        Player::Planner { planner, .. } => return Box::pin(planner.play(to_move)).await,
+        Player::Planner { planner, .. } => return E::plan(planner, to_move).await,
         Player::Rule { .. } => {
             return Err(PlayerError::spec(
                 player.spec(),
@@ -253,4 +406,54 @@ async fn play_at_table(
         replica: None,
         planning: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn market(spec: &str) -> Result<MarketPlayer, PlayerError> {
+        MarketPlayer::from_spec(
+            spec,
+            &BTreeMap::new(),
+            &reqwest::Client::new(),
+            &SamplingDefaults::default(),
+        )
+    }
+
+    #[test]
+    fn a_market_seat_takes_its_traders_models_and_scripts_and_names_what_it_refuses() {
+        assert!(matches!(
+            market("rule:zic"),
+            Ok(SeatPlayer::Scripted(MarketRule::Zic))
+        ));
+        assert_eq!(market("rule:sniper").unwrap().spec(), "rule:sniper");
+        assert!(matches!(
+            market("openai:m@http://127.0.0.1:1/v1"),
+            Ok(SeatPlayer::Player(_))
+        ));
+        // A two-party tactic, and the table's scripted party, are no market trader.
+        for spec in ["rule:linear", "rule:deliberation"] {
+            let e = market(spec).expect_err(spec).to_string();
+            assert!(
+                e.contains("`rule:zic`, `rule:sniper` or `rule:truthful`"),
+                "{e}"
+            );
+        }
+        // A table seat still takes its own scripted party, and refuses a market trader.
+        let table = |spec: &str| {
+            TablePlayer::from_spec(
+                spec,
+                &BTreeMap::new(),
+                &reqwest::Client::new(),
+                &SamplingDefaults::default(),
+            )
+        };
+        assert!(matches!(
+            table("rule:deliberation"),
+            Ok(SeatPlayer::Scripted(Scripted::Strong))
+        ));
+        let e = table("rule:zic").expect_err("refused").to_string();
+        assert!(e.contains("rule:deliberation"), "{e}");
+    }
 }

@@ -20,6 +20,7 @@
 
 mod campaigns;
 mod groups;
+mod market;
 mod messages;
 mod prompt_completion;
 mod table;
@@ -403,31 +404,57 @@ pub(crate) struct Head<'a> {
 /// passed over and the summary says how many.
 pub fn export(options: &ExportOptions, out: &mut dyn Write) -> Result<ExportSummary, ExportError> {
     let first = records_kind(&options.files)?;
-    let tables_export = table::exports(options.format);
-    // Whether the files hold both kinds matters before the first pass only where the first
-    // kind alone would be refused (`--role` at two-party records, a format tables lack); the
-    // files are scanned for it only then. Otherwise the first pass counts the other kind.
+    // Whether the files hold several kinds matters before the first pass only where the first
+    // kind alone would be refused (`--role` at two-party records, a format its kind lacks); the
+    // files are scanned for it only then. Otherwise the first pass counts the other kinds.
     let must_know = match first {
         RecordsKind::TwoParty => options.role.is_some(),
-        RecordsKind::Table => !tables_export,
+        RecordsKind::Table | RecordsKind::Market => !exports(first, options.format),
     };
     let mixed = must_know && crate::record::holds_both_kinds(&options.files)?;
-    let skip_first = first == RecordsKind::Table && mixed && !tables_export;
+    let skip_first = first != RecordsKind::TwoParty && mixed && !exports(first, options.format);
     let mut summary = if skip_first {
         None
     } else {
         Some(export_kind(options, first, mixed, out)?)
     };
-    let other = first.other();
-    let other_held = summary.as_ref().is_none_or(|s| s.passed_over.records() > 0);
-    if other_held && (other == RecordsKind::TwoParty || tables_export) {
+    // The kinds the first pass passed over; where it was skipped, every other kind (those the
+    // files do not hold are read and export nothing).
+    let passed = summary.as_ref().map(|s| s.passed_over);
+    let others: Vec<RecordsKind> = match &passed {
+        Some(passed) => passed.kinds().collect(),
+        None => RecordsKind::ALL
+            .into_iter()
+            .filter(|k| *k != first)
+            .collect(),
+    };
+    let mut not_exported = Vec::new();
+    for other in others {
+        if !exports(other, options.format) {
+            not_exported.push(other);
+            continue;
+        }
         let more = export_kind(options, other, true, out)?;
         match summary.as_mut() {
             None => summary = Some(more),
             Some(summary) => summary.absorb(more),
         }
     }
-    Ok(summary.unwrap_or_default())
+    let mut summary = summary.unwrap_or_default();
+    if let Some(passed) = passed {
+        summary.passed_over = passed.keep(&not_exported);
+    }
+    Ok(summary)
+}
+
+/// Whether records of `kind` export in `format`: two-party records in every format, tables in
+/// theirs ([`table::exports`]), markets in theirs ([`market::exports`]).
+fn exports(kind: RecordsKind, format: Format) -> bool {
+    match kind {
+        RecordsKind::TwoParty => true,
+        RecordsKind::Table => table::exports(format),
+        RecordsKind::Market => market::exports(format),
+    }
 }
 
 /// [`export`] of the records of `kind` (the other kind's passed over and counted); `mixed`:
@@ -438,8 +465,10 @@ fn export_kind(
     mixed: bool,
     out: &mut dyn Write,
 ) -> Result<ExportSummary, ExportError> {
-    if kind == RecordsKind::Table {
-        return table::export_tables(options, out);
+    match kind {
+        RecordsKind::Table => return table::export_tables(options, out),
+        RecordsKind::Market => return market::export_markets(options, out),
+        RecordsKind::TwoParty => {}
     }
     if let (Some(role), false) = (&options.role, mixed) {
         return Err(ExportError::Options(format!(

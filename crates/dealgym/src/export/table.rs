@@ -66,14 +66,14 @@ struct Head<'a> {
 }
 
 #[derive(Serialize)]
-struct MessagesLine<'a> {
+struct MessagesLine<'a, H> {
     messages: Vec<Message>,
     #[serde(flatten)]
-    head: &'a Head<'a>,
+    head: &'a H,
 }
 
 #[derive(Serialize)]
-struct PromptCompletionLine<'a> {
+struct PromptCompletionLine<'a, H> {
     prompt: &'a [Message],
     completion: [Message; 1],
     /// The turn's position among all the episode's turns (every seat, retries included).
@@ -89,14 +89,34 @@ struct PromptCompletionLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     completion_ids: Option<&'a [u32]>,
     #[serde(flatten)]
-    head: &'a Head<'a>,
+    head: &'a H,
 }
 
-/// The sum and count of each (run, group, role)'s rewards: the group baselines.
+/// The sum and count of each (run, group, role)'s rewards: the group baselines (of tables
+/// and of markets).
 #[derive(Default)]
-struct Baselines(HashMap<(String, String, String), (f64, usize)>);
+pub(super) struct Baselines(HashMap<(String, String, String), (f64, usize)>);
 
 impl Baselines {
+    /// Count `reward` of `role` in group `group` of run `run`.
+    pub(super) fn add(&mut self, run: &str, group: &str, role: &str, reward: f64) {
+        let e = self
+            .0
+            .entry((run.to_string(), group.to_string(), role.to_string()))
+            .or_default();
+        e.0 += reward;
+        e.1 += 1;
+    }
+
+    /// The mean reward of `role` in group `group` of run `run`, and how many it is over.
+    pub(super) fn mean(&self, run: &str, group: &str, role: &str) -> (f64, usize) {
+        let key = (run.to_string(), group.to_string(), role.to_string());
+        match self.0.get(&key) {
+            Some(&(sum, n)) if n > 0 => (sum / n as f64, n),
+            _ => (0.0, 0),
+        }
+    }
+
     fn collect(options: &ExportOptions) -> Result<Baselines, ExportError> {
         let mut b = Baselines::default();
         let records = RecordFiles::open(&options.files, options.on_duplicate)
@@ -108,22 +128,14 @@ impl Baselines {
                 continue;
             }
             for (role, reward) in &r.rewards {
-                let e =
-                    b.0.entry((r.run_id.clone(), r.group_id.clone(), role.clone()))
-                        .or_default();
-                e.0 += reward;
-                e.1 += 1;
+                b.add(&r.run_id, &r.group_id, role, *reward);
             }
         }
         Ok(b)
     }
 
     fn of(&self, r: &TableRecord, role: &str) -> (f64, usize) {
-        let key = (r.run_id.clone(), r.group_id.clone(), role.to_string());
-        match self.0.get(&key) {
-            Some(&(sum, n)) if n > 0 => (sum / n as f64, n),
-            _ => (0.0, 0),
-        }
+        self.mean(&r.run_id, &r.group_id, role)
     }
 }
 
@@ -241,7 +253,22 @@ pub(super) fn export_tables(
                     super::write_tokens(options.format, &tokens, out)
                 }
                 SeatSource::View(view) => {
-                    write_seat(options.format, &record, seat, view, &head, out)
+                    // Every attempt of the seat, a logged prefix's included (its view holds
+                    // them all).
+                    let turns: Vec<SeatTurn> = record
+                        .turns
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| t.turn.seat == seat)
+                        .map(|(index, t)| SeatTurn {
+                            index,
+                            completion: &t.turn.completion,
+                            format_ok: t.turn.parsed.format_ok,
+                            error_kind: t.turn.error.as_ref().map(|e| e.kind),
+                            call: t.call.as_ref(),
+                        })
+                        .collect();
+                    write_seat(options.format, &turns, view, &head, out)
                 }
                 SeatSource::States(states) => {
                     let transitions = states.seat(&head, &record, seat, reward);
@@ -300,31 +327,34 @@ pub(crate) fn reply_positions(view: &[Message]) -> Vec<usize> {
         .collect()
 }
 
-fn write_seat(
+/// One attempt of a seat, as the text formats write it.
+pub(super) struct SeatTurn<'a> {
+    /// Its index among all the episode's turns.
+    pub index: usize,
+    pub completion: &'a crate::game::Completion,
+    pub format_ok: bool,
+    pub error_kind: Option<crate::protocol::ErrorKind>,
+    pub call: Option<&'a crate::vocab::Call>,
+}
+
+/// Write a seat of an n-party episode (a table, a market) in a text format: `turns`, its
+/// attempts in order, against `view`, its final view rebuilt by replay; each line with `head`.
+pub(super) fn write_seat<H: Serialize>(
     format: Format,
-    record: &TableRecord,
-    seat: usize,
+    turns: &[SeatTurn],
     view: &[Message],
-    head: &Head,
+    head: &H,
     out: &mut dyn Write,
 ) -> std::io::Result<usize> {
-    let turns: Vec<(usize, &crate::record::TableTurnRecord)> = record
-        .turns
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.turn.seat == seat)
-        .collect();
     // A seat that forfeited: its last reply ended the table and never entered its history
     // (`engine::after_unusable`); it closes the seat's conversation, as a two-party export
     // writes it.
     let completed: Vec<Message>;
     let mut view = view;
     if reply_positions(view).len() < turns.len() {
-        if let Some((_, last)) = turns.last() {
-            let reply = crate::engine::own_message(
-                &last.turn.completion.text,
-                &last.turn.completion.tool_calls,
-            );
+        if let Some(last) = turns.last() {
+            let reply =
+                crate::engine::own_message(&last.completion.text, &last.completion.tool_calls);
             completed = view.iter().cloned().chain([reply]).collect();
             view = &completed;
         }
@@ -339,15 +369,15 @@ fn write_seat(
         }
         _ => {
             let mut lines = 0;
-            for (k, ((index, turn), &at)) in turns.iter().zip(&replies).enumerate() {
-                let call = turn.call.as_ref();
+            for (k, (turn, &at)) in turns.iter().zip(&replies).enumerate() {
+                let call = turn.call;
                 let line = PromptCompletionLine {
                     prompt: &view[..at],
                     completion: [view[at].clone()],
-                    turn_index: *index,
+                    turn_index: turn.index,
                     seat_turn: k,
-                    format_ok: turn.turn.parsed.format_ok,
-                    error_kind: turn.turn.error.as_ref().map(|e| e.kind),
+                    format_ok: turn.format_ok,
+                    error_kind: turn.error_kind,
                     prompt_token_ids: call.and_then(|c| c.prompt_token_ids.as_deref()),
                     completion_ids: call.and_then(|c| c.token_ids.as_deref()),
                     head,

@@ -364,11 +364,13 @@ fn merge_into(options: &MergeOptions, partial: &Path) -> Result<MergeReport, Mer
         let passed_over = match first {
             RecordsKind::TwoParty => joined.file::<EpisodeRecord>(file, false, &mut count)?,
             RecordsKind::Table => joined.file::<TableRecord>(file, false, &mut count)?,
+            RecordsKind::Market => return Err(markets_not_merged(file)),
         };
         if passed_over > 0 {
-            match first.other() {
-                RecordsKind::TwoParty => joined.file::<EpisodeRecord>(file, true, &mut count)?,
-                RecordsKind::Table => joined.file::<TableRecord>(file, true, &mut count)?,
+            match first {
+                RecordsKind::TwoParty => joined.file::<TableRecord>(file, true, &mut count)?,
+                RecordsKind::Table => joined.file::<EpisodeRecord>(file, true, &mut count)?,
+                RecordsKind::Market => unreachable!("refused above"),
             };
         }
         joined.report.files.push(count);
@@ -548,11 +550,23 @@ impl Joined<'_> {
         }
         // Keep the count right past the kept lines.
         self.report.bad_lines.count += reader.skipped() - reader.bad_lines().len();
+        if reader.passed_over_by_kind()[RecordsKind::Market.index()] > 0 {
+            return Err(markets_not_merged(file));
+        }
         Ok(reader.passed_over())
     }
 }
 
 /// Where the output is written until it is complete.
+/// `merge` joins two-party and table shards; a market record is refused by name, never
+/// dropped.
+fn markets_not_merged(file: &Path) -> MergeError {
+    MergeError::Options(format!(
+        "{}: holds market records (`\"kind\": \"market\"`): `merge` does not join market shards yet",
+        file.display()
+    ))
+}
+
 fn partial_path(out: &Path) -> PathBuf {
     let mut name = out.file_name().unwrap_or_default().to_os_string();
     name.push(".merging");

@@ -23,6 +23,7 @@
 //! `Driver`: crate::run::Driver
 
 mod branch;
+mod market;
 pub mod render;
 mod rescore;
 mod table;
@@ -36,6 +37,7 @@ pub use crate::run::{FindError, Unavailable};
 pub use branch::{
     branch, branch_group_id, branch_tables, BranchOptions, BranchSummary, TableBranchSummary,
 };
+pub(crate) use market::MarketSource;
 pub use rescore::{rescore, rescore_files, RescoreOptions, RescoreSummary};
 pub(crate) use table::TableSource;
 pub use verify::{verify, Difference, DifferenceRow, VerifyOptions, VerifyReport};
@@ -229,8 +231,15 @@ pub fn render_episode(options: &RenderOptions) -> Result<String, Error> {
         refuse_output_among_inputs(out, &options.files)?;
     }
     // The episode's own kind: a file may hold both (a server's log).
-    if crate::record::episode_kind(&options.files, &options.episode)? == Some(RecordsKind::Table) {
-        return table::render_table(options);
+    match crate::record::episode_kind(&options.files, &options.episode)? {
+        Some(RecordsKind::Table) => return table::render_table(options),
+        Some(RecordsKind::Market) => {
+            return Err(Error::Options(format!(
+                "episode {} is a market (`\"kind\": \"market\"`): --render does not draw markets yet; --verify and `export` take them",
+                options.episode
+            )))
+        }
+        _ => {}
     }
     let found = find_episode(&options.files, &options.episode, options.on_duplicate)?;
     Ok(match options.format {

@@ -376,12 +376,16 @@ pub(crate) fn public_transcript(record: &TableRecord, scenario: &TableScenario) 
 /// Refuse table records for a replay command that is two-party only (`--rescore`,
 /// `--branch-from`), saying so instead of failing on the first table line's fields.
 pub(crate) fn two_party_only(files: &[PathBuf], command: &str) -> Result<(), Error> {
-    if crate::record::records_kind(files)? == crate::record::RecordsKind::Table {
-        return Err(Error::Options(format!(
+    match crate::record::records_kind(files)? {
+        crate::record::RecordsKind::Table => Err(Error::Options(format!(
             "{command} is for two-party records; {} holds table records (n-party games): \
              --verify and --render take them",
             list_files(files)
-        )));
+        ))),
+        crate::record::RecordsKind::Market => Err(Error::Options(format!(
+            "{command} is for two-party records; {} holds market records: --verify takes them",
+            list_files(files)
+        ))),
+        crate::record::RecordsKind::TwoParty => Ok(()),
     }
-    Ok(())
 }

@@ -261,10 +261,13 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, Error> {
         None => crate::record::records_kind(&options.files)?,
     };
     let mut report = verify_kind(options, kind)?;
-    if options.episode.is_none() && report.passed_over.records() > 0 {
-        // A file of both kinds (a server's log): the other kind is verified too.
-        let other = verify_kind(options, kind.other())?;
-        report.absorb(other);
+    if options.episode.is_none() {
+        // A file of several kinds (a server's log): the other kinds are verified too.
+        let others: Vec<_> = report.passed_over.kinds().collect();
+        for other in others {
+            let more = verify_kind(options, other)?;
+            report.absorb(more);
+        }
     }
     Ok(report)
 }
@@ -274,8 +277,10 @@ fn verify_kind(
     options: &VerifyOptions,
     kind: crate::record::RecordsKind,
 ) -> Result<VerifyReport, Error> {
-    if kind == crate::record::RecordsKind::Table {
-        return super::table::verify_tables(options);
+    match kind {
+        crate::record::RecordsKind::Table => return super::table::verify_tables(options),
+        crate::record::RecordsKind::Market => return super::market::verify_markets(options),
+        crate::record::RecordsKind::TwoParty => {}
     }
     let prompts = load_prompts(options.prompts_dir.as_deref())?;
     let mut scenarios = ScenarioSource::new(&options.scenarios)?;

@@ -25,6 +25,7 @@ mod groups;
 mod head_to_head;
 mod html;
 mod labels;
+mod market;
 mod page;
 mod people;
 mod prompt_cost;
@@ -185,17 +186,19 @@ impl Collector {
 }
 
 /// Read the files and write the report (see the module doc).
-/// A file of both kinds (a server's log) gets both reports: its first record's kind in `out`,
-/// the other kind's in a folder of its own under it (`n-party/` or `two-party/`).
+/// A file of several kinds (a server's log) gets a report of each: its first record's kind in
+/// `out`, each other kind's in a folder of its own under it (`n-party/`, `two-party/` or
+/// `markets/`).
 pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
     let files = record_files_in(&options.files)?;
     let first = crate::record::records_kind(&files)?;
     let mut summary = report_kind(options, &files, first)?;
-    if summary.passed_over.records() > 0 {
-        let other = first.other();
+    let passed = summary.passed_over;
+    for other in passed.kinds() {
         let folder = match other {
             crate::record::RecordsKind::Table => "n-party",
             crate::record::RecordsKind::TwoParty => "two-party",
+            crate::record::RecordsKind::Market => "markets",
         };
         let inner = ReportOptions {
             out: options.out.join(folder),
@@ -206,8 +209,8 @@ pub fn report(options: &ReportOptions) -> Result<ReportSummary, ReportError> {
         summary.transcripts += more.transcripts;
         summary.written.extend(more.written);
         summary.duplicates.absorb(more.duplicates);
-        summary.passed_over = crate::record::PassedOver::default();
     }
+    summary.passed_over = crate::record::PassedOver::default();
     Ok(summary)
 }
 
@@ -217,8 +220,10 @@ fn report_kind(
     files: &[PathBuf],
     kind: crate::record::RecordsKind,
 ) -> Result<ReportSummary, ReportError> {
-    if kind == crate::record::RecordsKind::Table {
-        return table::report_tables(options, files);
+    match kind {
+        crate::record::RecordsKind::Table => return table::report_tables(options, files),
+        crate::record::RecordsKind::Market => return market::report_markets(options, files),
+        crate::record::RecordsKind::TwoParty => {}
     }
     let total: u64 = files
         .iter()

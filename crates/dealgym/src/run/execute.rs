@@ -13,6 +13,7 @@ use crate::llm::PlayPermit;
 use crate::record::RecordWriter;
 
 use super::campaign::{play_campaign, PlannedCampaign};
+use super::market::{play_market_caught, MarketFinished, MarketKit, PlannedMarket};
 use super::table::{play_table_caught, PlannedTable, TableFinished, TableKit};
 use super::{
     play_caught, EpisodeError, EpisodeKit, Finished, PlannedEpisode, RunError, RunStats, Stop,
@@ -91,6 +92,7 @@ impl Sink for RecordWriter {
             match &done {
                 Done::Episode(finished) => self.write(&finished.record),
                 Done::Table(finished) => self.write(&finished.record),
+                Done::Market(finished) => self.write(&finished.record),
             }
             .map_err(RunError::from)
         });
@@ -105,6 +107,8 @@ pub(crate) enum Job {
     Campaign(Arc<EpisodeKit>, PlannedCampaign),
     /// An n-party table (`table.rs`).
     Table(Arc<TableKit>, PlannedTable),
+    /// A market (`market.rs`).
+    Market(Arc<MarketKit>, PlannedMarket),
 }
 
 /// What the executor hands a sink: an ended two-party episode or an ended table.
@@ -112,6 +116,7 @@ pub(crate) enum Job {
 pub(crate) enum Done {
     Episode(Box<Finished>),
     Table(Box<TableFinished>),
+    Market(Box<MarketFinished>),
 }
 
 impl From<Finished> for Done {
@@ -248,6 +253,19 @@ where
                                 .scope(play_table_caught(kit, planned))
                                 .await
                                 .map(|f| Done::Table(Box::new(f)))
+                                .map_err(|e| EpisodeError::Table(e.to_string()));
+                            permit.release();
+                            let _ = tx.send((episode, played, Some(place))).await;
+                        });
+                    }
+                    Job::Market(kit, planned) => {
+                        started.fetch_add(1, Ordering::SeqCst);
+                        tasks.spawn(async move {
+                            let episode = planned.seeds.episode_id();
+                            let played = permit
+                                .scope(play_market_caught(kit, planned))
+                                .await
+                                .map(|f| Done::Market(Box::new(f)))
                                 .map_err(|e| EpisodeError::Table(e.to_string()));
                             permit.release();
                             let _ = tx.send((episode, played, Some(place))).await;

@@ -18,6 +18,7 @@ mod probes;
 pub(crate) use probes::{
     check_probed_scenarios, check_probes, check_resumed_probes, has_model_seat, require_model_seat,
 };
+mod market;
 pub mod preset;
 mod report;
 mod rewarding;
@@ -45,6 +46,8 @@ pub(crate) use execute::{
     execute, progress_bar, styled_bar, AbortOnDrop, Done, Job, Permits, Sink,
 };
 pub use execute::{written_line, Stopped};
+pub(crate) use market::bootstrap_key as market_bootstrap_key;
+pub use market::{run_markets, MarketRunSummary, MarketStats, DEFAULT_TRADER};
 pub use options::{RunError, RunOptions};
 pub use plan::{plan, PlannedEpisode, Shard};
 pub(crate) use plan::{planned_ids, shard, without_done};
@@ -133,6 +136,13 @@ pub fn planned_groups(
         return Ok(load_tables(files, selection)?.len());
     }
     Ok(load_all(files, selection)?.len() * seatings)
+}
+
+/// Whether a run of `files` plays markets: its first file holds them.
+pub fn is_market_run(files: &[PathBuf]) -> bool {
+    files
+        .first()
+        .is_some_and(|f| crate::scenario::is_market_file(f))
 }
 
 /// Whether a run of `files` plays n-party tables: its first file holds them.

@@ -38,6 +38,8 @@ pub struct RunStats {
     pub internal_errors: usize,
     /// The n-party tables, per family.
     pub(crate) tables: BTreeMap<String, super::table::TableStats>,
+    /// The markets.
+    pub(crate) markets: super::market::MarketStats,
 }
 
 impl RunStats {
@@ -58,6 +60,11 @@ impl RunStats {
                     .or_default();
                 stats.add(&finished.record);
                 stats.internal_errors += usize::from(finished.internal_error);
+                self.internal_errors += usize::from(finished.internal_error);
+            }
+            super::execute::Done::Market(finished) => {
+                self.markets.add(&finished.record);
+                self.markets.internal_errors += usize::from(finished.internal_error);
                 self.internal_errors += usize::from(finished.internal_error);
             }
         }

@@ -198,13 +198,23 @@ pub(crate) fn load_tables(
     files: &[PathBuf],
     selection: &super::Selection,
 ) -> Result<Vec<Arc<TableScenario>>, RunError> {
+    load_seated(files, selection, |file| {
+        Ok(load_table_scenarios(file, LoadOptions::default())?.scenarios)
+    })
+}
+
+/// Load the n-party scenarios of every file with `load`, each file's as `selection` chooses:
+/// its limit (a split or a sample is refused for an n-party file, naming it).
+pub(crate) fn load_seated<T>(
+    files: &[PathBuf],
+    selection: &super::Selection,
+    load: impl Fn(&std::path::Path) -> Result<Vec<T>, RunError>,
+) -> Result<Vec<Arc<T>>, RunError> {
     let mut out = Vec::new();
     for file in files {
-        // A table file takes the selection's limit; a split or a sample is refused, naming it.
         let limit = selection.table_limit(&file.display().to_string())?;
-        let report = load_table_scenarios(file, LoadOptions::default())?;
         let n = limit.unwrap_or(usize::MAX);
-        out.extend(report.scenarios.into_iter().take(n).map(Arc::new));
+        out.extend(load(file)?.into_iter().take(n).map(Arc::new));
     }
     Ok(out)
 }
@@ -255,28 +265,12 @@ pub(crate) fn build_table_kit(
         regulated: options.regulated_roles.clone(),
         format: options.episode.learner_format,
     };
-    let mut text = format!("table|{table:?}");
-    for (role, player) in &seats {
-        text.push_str(&format!("|{role}={}", player.spec()));
-    }
-    for s in scenarios {
-        text.push('|');
-        text.push_str(&s.id);
-    }
-    // What a prefix run or a branch continues (none for a plain run, whose id is unchanged).
-    for word in identity {
-        text.push('|');
-        text.push_str(word);
-    }
-    // The rewards are folded in only where they are not the built-in ones, so a run without
-    // `[rewards]` keeps the id it always had.
-    if options.rewards != RewardConfig::default() {
-        text.push_str("|rewards=");
-        text.push_str(&options.rewards.identity(None));
-    }
-    let run_id = format!(
-        "run-{:016x}",
-        mix_text(vec![options.seed, u64::from(options.group_size)], &text)
+    let run_id = seated_run_id(
+        options,
+        &format!("table|{table:?}"),
+        seats.iter().map(|(role, p)| (role.as_str(), p.spec())),
+        scenarios.iter().map(|s| s.id.as_str()),
+        identity,
     );
     Ok(TableKit {
         run_id,
@@ -288,6 +282,40 @@ pub(crate) fn build_table_kit(
             .map_err(RunError::Options)?
             .map(Arc::new),
     })
+}
+
+/// The id of a run of n-party episodes (tables, markets): `head` (the rulebook's name and its
+/// options), each named seat's `role=spec`, the scenario ids, the `identity` words (what a
+/// prefix run or a branch continues), and the rewards where they are not the built-in ones (so
+/// a run without `[rewards]` keeps the id it always had), mixed with the seed and the group
+/// size.
+pub(crate) fn seated_run_id<'a>(
+    options: &RunOptions,
+    head: &str,
+    seats: impl Iterator<Item = (&'a str, &'a str)>,
+    scenario_ids: impl Iterator<Item = &'a str>,
+    identity: &[String],
+) -> String {
+    let mut text = head.to_string();
+    for (role, spec) in seats {
+        text.push_str(&format!("|{role}={spec}"));
+    }
+    for id in scenario_ids {
+        text.push('|');
+        text.push_str(id);
+    }
+    for word in identity {
+        text.push('|');
+        text.push_str(word);
+    }
+    if options.rewards != RewardConfig::default() {
+        text.push_str("|rewards=");
+        text.push_str(&options.rewards.identity(None));
+    }
+    format!(
+        "run-{:016x}",
+        mix_text(vec![options.seed, u64::from(options.group_size)], &text)
+    )
 }
 
 /// Play one table to its end with in-process players: the one loop over its schedule. A
@@ -582,40 +610,80 @@ pub(crate) async fn play_tables<'s>(
     stop: impl Into<Stop<'s>>,
 ) -> Result<TableRunSummary, RunError> {
     let started = std::time::Instant::now();
-    let (mut writer, existing) = RecordWriter::open_run(&options.out, &kit.run_id, options.resume)?;
-    for note in existing.notes(&options.out) {
-        eprintln!("{note}");
-    }
-    let done = existing.episode_ids_of(&kit.run_id);
-    let planned_count = planned.len();
-    let todo: Vec<PlannedTable> = planned
-        .into_iter()
-        .filter(|p| !done.contains(&p.episode_id()))
-        .collect();
-    let skipped = planned_count - todo.len();
-    let bar = progress_bar(options.progress, todo.len());
     let jobs = {
         let kit = kit.clone();
-        todo.into_iter()
-            .map(move |p| super::Job::Table(kit.clone(), p))
+        move |p| super::Job::Table(kit.clone(), p)
     };
-    let permits = Arc::new(tokio::sync::Semaphore::new(options.concurrency));
-    let (stats, stopped) = execute(jobs, permits, &mut writer, &bar, stop).await?;
-    bar.finish_and_clear();
+    let done = execute_seated(
+        options,
+        &kit.run_id,
+        planned,
+        PlannedTable::episode_id,
+        jobs,
+        stop,
+    )
+    .await?;
     Ok(TableRunSummary {
         run_id: kit.run_id.clone(),
-        planned: planned_count,
-        skipped,
-        written: writer.written(),
-        stats: stats
+        planned: done.planned,
+        skipped: done.skipped,
+        written: done.written,
+        stats: done
+            .stats
             .tables
             .values()
             .fold(TableStats::default(), |mut all, s| {
                 all.absorb(s);
                 all
             }),
-        stopped,
+        stopped: done.stopped,
         prefixes: None,
         elapsed: started.elapsed(),
+    })
+}
+
+/// What [`execute_seated`] did.
+pub(crate) struct Executed {
+    pub planned: usize,
+    pub skipped: usize,
+    pub written: usize,
+    pub stats: super::RunStats,
+    pub stopped: Option<Stopped>,
+}
+
+/// Play the planned n-party episodes of run `run_id` (tables, markets) as every run is played:
+/// the output opened for this run id (with `--resume`, the episodes it holds, by `id`, are
+/// skipped), then the one executor over each as `job` makes it, writing each record as it ends
+/// and stopping as `stop` says.
+pub(crate) async fn execute_seated<'s, P: Send + 'static>(
+    options: &RunOptions,
+    run_id: &str,
+    planned: Vec<P>,
+    id: impl Fn(&P) -> String,
+    job: impl Fn(P) -> super::Job + Send + 'static,
+    stop: impl Into<Stop<'s>>,
+) -> Result<Executed, RunError> {
+    let (mut writer, existing) = RecordWriter::open_run(&options.out, run_id, options.resume)?;
+    for note in existing.notes(&options.out) {
+        eprintln!("{note}");
+    }
+    let done = existing.episode_ids_of(run_id);
+    let planned_count = planned.len();
+    let todo: Vec<P> = planned
+        .into_iter()
+        .filter(|p| !done.contains(&id(p)))
+        .collect();
+    let skipped = planned_count - todo.len();
+    let bar = progress_bar(options.progress, todo.len());
+    let permits = Arc::new(tokio::sync::Semaphore::new(options.concurrency));
+    let (stats, stopped) =
+        execute(todo.into_iter().map(job), permits, &mut writer, &bar, stop).await?;
+    bar.finish_and_clear();
+    Ok(Executed {
+        planned: planned_count,
+        skipped,
+        written: writer.written(),
+        stats,
+        stopped,
     })
 }

@@ -307,6 +307,10 @@ impl Sink for StreamSink {
                 finished.record.episode_id,
                 "a rollout request plays two-party episodes".to_string(),
             )),
+            Ok(Done::Market(finished)) => line(&StreamError::episode(
+                finished.record.episode_id,
+                "a rollout request plays two-party episodes".to_string(),
+            )),
             Ok(Done::Episode(finished)) => {
                 let record = finished.record;
                 if let Err(e) = self.state.hub.log(&record) {

@@ -1,0 +1,209 @@
+//! `replay --verify` on market records (`"kind": "market"`, issue 45): each record is replayed
+//! through the market rulebook ([`MarketRecord::replay`], the one replay of a market) against
+//! its [`MarketScenario`]; where it differs, what differs is named field by field as for
+//! tables and two-party records (`turn 4` `turn.parsed.action`, `outcome.trades`, …).
+//!
+//! Scenarios are found in the `--scenarios` market files when given, otherwise in
+//! `scenarios/market.jsonl` ([`MarketSource`]).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::verify::{diff_records, diff_turns, json, Difference};
+use super::{Error, VerifyOptions, VerifyReport};
+use crate::game::{OutcomeKind, Prompts};
+use crate::record::{MarketRecord, MarketReplayError, RecordFiles, RecordsKind};
+use crate::run::{file_searched, list_files, FindError, Unavailable};
+use crate::scenario::{
+    is_market_file, load_market_scenarios, scenario_file_exists, LoadOptions, MarketScenario,
+    ScenarioError, SCENARIO_DIR,
+};
+
+/// Where market scenarios are looked up: the market files among `--scenarios` (all loaded up
+/// front), or `{dir}/market.jsonl`, loaded the first time a record needs it.
+pub(crate) struct MarketSource {
+    files: Option<Vec<PathBuf>>,
+    dir: PathBuf,
+    loaded_default: bool,
+    by_id: HashMap<String, Arc<MarketScenario>>,
+}
+
+impl MarketSource {
+    pub fn in_dir(files: &[PathBuf], dir: &Path) -> Result<MarketSource, ScenarioError> {
+        let mut source = MarketSource {
+            files: None,
+            dir: dir.to_path_buf(),
+            loaded_default: false,
+            by_id: HashMap::new(),
+        };
+        // Other scenario files among `files` are left to their own readers (a file of several
+        // kinds of record is read with each kind's scenario files).
+        let own: Vec<PathBuf> = files
+            .iter()
+            .filter(|f| is_market_file(f))
+            .cloned()
+            .collect();
+        for file in &own {
+            source.absorb(file)?;
+        }
+        if !files.is_empty() {
+            source.files = Some(own);
+        }
+        Ok(source)
+    }
+
+    /// The scenario `record` was played on, by its id (its digest is checked by the replay).
+    pub fn find(&mut self, record: &MarketRecord) -> Result<Arc<MarketScenario>, FindError> {
+        let file = self.dir.join("market.jsonl");
+        if self.files.is_none() && !self.loaded_default && scenario_file_exists(&file) {
+            self.loaded_default = true;
+            self.absorb(&file)?;
+        }
+        match self.by_id.get(&record.scenario_id) {
+            Some(s) => Ok(s.clone()),
+            None => Err(Unavailable::Missing {
+                episode: record.episode_id.clone(),
+                scenario: record.scenario_id.clone(),
+                searched: match &self.files {
+                    Some(files) => list_files(files),
+                    None => file_searched(&file),
+                },
+            }
+            .into()),
+        }
+    }
+
+    fn absorb(&mut self, file: &Path) -> Result<(), ScenarioError> {
+        for s in load_market_scenarios(file, LoadOptions::default())?.scenarios {
+            self.by_id
+                .entry(s.id.clone())
+                .or_insert_with(|| Arc::new(s));
+        }
+        Ok(())
+    }
+}
+
+/// `--verify` over files of market records.
+pub(crate) fn verify_markets(options: &VerifyOptions) -> Result<VerifyReport, Error> {
+    if options.rewards.is_some() {
+        return Err(Error::Options(
+            "--config's [rewards] rescore two-party and table records; a market record holds \
+             no rewards: verify market records without it"
+                .into(),
+        ));
+    }
+    let mut scenarios = MarketSource::in_dir(&options.scenarios, Path::new(SCENARIO_DIR))?;
+    let prompts = super::load_prompts(options.prompts_dir.as_deref())?;
+    let mut report = VerifyReport {
+        files: options.files.len(),
+        ..VerifyReport::default()
+    };
+    let mut records = RecordFiles::open(&options.files, options.on_duplicate)
+        .of_kind(RecordsKind::Market)
+        .read_as::<MarketRecord>();
+    for located in &mut records {
+        let located = located?;
+        let record = &located.record;
+        if options
+            .episode
+            .as_ref()
+            .is_some_and(|id| *id != record.episode_id)
+        {
+            continue;
+        }
+        let differences = match scenarios.find(record) {
+            Ok(scenario) => check_market(record, &scenario, &prompts),
+            Err(FindError::Unavailable(u)) => {
+                report.add_unchecked(&record.episode_id, located.at(), u);
+                continue;
+            }
+            Err(FindError::Scenario(e)) => return Err(e.into()),
+        };
+        report.add_episode(&record.episode_id, located.at(), differences);
+    }
+    report.duplicates = records.duplicates().clone();
+    report.passed_over = records.passed_over();
+    if let (Some(id), 0) = (&options.episode, report.episodes) {
+        return Err(Error::NoSuchEpisode {
+            episode: id.clone(),
+            files: list_files(&options.files),
+        });
+    }
+    super::verify::refuse_nothing_verified(options, report.episodes)?;
+    Ok(report)
+}
+
+/// What differs between `record` and what the market rulebook makes of its completions on
+/// `scenario`; empty when they agree exactly.
+fn check_market(
+    record: &MarketRecord,
+    scenario: &Arc<MarketScenario>,
+    prompts: &Arc<Prompts>,
+) -> Vec<Difference> {
+    match record.replay(scenario, prompts.clone()) {
+        Ok(()) => Vec::new(),
+        Err(e) => {
+            detailed(record, scenario, prompts, &e).unwrap_or_else(|| vec![cannot_replay(&e)])
+        }
+    }
+}
+
+/// The fields that differ, named as the other kinds name them. At a turn: the turns before it
+/// replayed, the one turn stepped, and its fields compared (`turn.parsed`, `turn.trade`, …). At
+/// the outcome: the whole record replayed, rebuilt, and compared field by field
+/// (`outcome.trades`, `outcome.metrics.efficiency`, …). `None` where that cannot be done (the
+/// coarse row is given then).
+fn detailed(
+    record: &MarketRecord,
+    scenario: &Arc<MarketScenario>,
+    prompts: &Arc<Prompts>,
+    e: &MarketReplayError,
+) -> Option<Vec<Difference>> {
+    let mut differences = Vec::new();
+    match e {
+        MarketReplayError::TurnDiffers { turn, .. } => {
+            let i = *turn;
+            let logged = record.turns.get(i)?;
+            let mut before = record.clone();
+            before.turns.truncate(i);
+            let mut episode = before.replay_turns(scenario, prompts.clone()).ok()?;
+            episode.step(logged.seat, logged.completion.clone()).ok()?;
+            let replayed = episode.turns().get(i)?;
+            diff_turns(&json(&[logged]), &json(&[replayed]), &mut differences);
+            for d in &mut differences {
+                d.turn = Some(i);
+            }
+        }
+        MarketReplayError::OutcomeDiffers { .. } => {
+            let episode = record.replay_turns(scenario, prompts.clone()).ok()?;
+            let players: Vec<String> = record.seats.iter().map(|s| s.player.clone()).collect();
+            let mut rebuilt =
+                MarketRecord::of(&episode, &record.run_id, &record.episode_id, &players);
+            // What the rulebook does not compute (who sat where, what each call cost) is the
+            // record's.
+            rebuilt.schema = record.schema;
+            rebuilt.scenario_digest = record.scenario_digest;
+            rebuilt.seats = record.seats.clone();
+            rebuilt.calls = record.calls.clone();
+            // A market stopped from outside keeps its own ending; its trades and metrics are
+            // compared as any market's.
+            if record.outcome.outcome.kind == OutcomeKind::Error {
+                rebuilt.outcome.outcome = record.outcome.outcome.clone();
+            }
+            diff_records(&json(record), &json(&rebuilt), &mut differences);
+        }
+        _ => return None,
+    }
+    (!differences.is_empty()).then_some(differences)
+}
+
+fn cannot_replay(e: &MarketReplayError) -> Difference {
+    let field = match e {
+        MarketReplayError::ScenarioChanged { .. } => "scenario changed",
+        MarketReplayError::Unplayable { .. } => "replay failed",
+        MarketReplayError::TurnDiffers { .. } => "turns",
+        MarketReplayError::OutcomeDiffers { .. } => "outcome",
+    };
+    Difference::cannot_replay(field, e.to_string())
+}
