@@ -17,7 +17,7 @@ pub(crate) use attempts::may_retry;
 pub use attempts::DEFAULT_RETRIES;
 pub(crate) use attempts::{after_unusable, Unusable};
 pub use drive::{drive, drive_now, Players, ToMove};
-pub(crate) use regulation::regulate;
+pub(crate) use regulation::{move_played, regulate};
 pub(crate) use seat::SeatHistory;
 pub use seat::{own_message, visible_text};
 

@@ -23,6 +23,20 @@ pub(crate) fn regulate<D>(
     below(&deal).then_some((Action::Reject, deal))
 }
 
+/// The move of an attempt that took effect: none where the attempt could not be played
+/// (`unplayable`), else the move regulation put in its place (`replacement`) or the one read.
+/// The one rule for every rulebook whose turns keep what was read and what replaced it.
+pub(crate) fn move_played<'a>(
+    unplayable: bool,
+    replacement: Option<&'a Action>,
+    read: Option<&'a Action>,
+) -> Option<&'a Action> {
+    if unplayable {
+        return None;
+    }
+    replacement.or(read)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

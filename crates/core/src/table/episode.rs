@@ -150,13 +150,11 @@ pub struct TableTurn {
 impl TableTurn {
     /// The move that took effect (after regulation), if the attempt was played.
     pub fn played(&self) -> Option<&Action> {
-        if self.error.is_some() {
-            return None;
-        }
-        match &self.regulation {
-            Some(r) => Some(&r.replacement),
-            None => self.parsed.action.as_ref(),
-        }
+        crate::engine::move_played(
+            self.error.is_some(),
+            self.regulation.as_ref().map(|r| &r.replacement),
+            self.parsed.action.as_ref(),
+        )
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::verify::{diff_records, diff_turns, json, Difference};
 use super::{Error, VerifyOptions, VerifyReport};
 use crate::game::{OutcomeKind, Prompts};
-use crate::record::{MarketRecord, MarketReplayError, RecordFiles, RecordsKind};
+use crate::record::{MarketRecord, MarketReplayError, RecordsKind};
 use crate::run::{file_searched, list_files, FindError, Unavailable};
 use crate::scenario::{
     is_market_file, load_market_scenarios, scenario_file_exists, LoadOptions, MarketScenario,
@@ -95,43 +95,13 @@ pub(crate) fn verify_markets(options: &VerifyOptions) -> Result<VerifyReport, Er
     }
     let mut scenarios = MarketSource::in_dir(&options.scenarios, Path::new(SCENARIO_DIR))?;
     let prompts = super::load_prompts(options.prompts_dir.as_deref())?;
-    let mut report = VerifyReport {
-        files: options.files.len(),
-        ..VerifyReport::default()
-    };
-    let mut records = RecordFiles::open(&options.files, options.on_duplicate)
-        .of_kind(RecordsKind::Market)
-        .read_as::<MarketRecord>();
-    for located in &mut records {
-        let located = located?;
-        let record = &located.record;
-        if options
-            .episode
-            .as_ref()
-            .is_some_and(|id| *id != record.episode_id)
-        {
-            continue;
-        }
-        let differences = match scenarios.find(record) {
-            Ok(scenario) => check_market(record, &scenario, &prompts),
-            Err(FindError::Unavailable(u)) => {
-                report.add_unchecked(&record.episode_id, located.at(), u);
-                continue;
-            }
-            Err(FindError::Scenario(e)) => return Err(e.into()),
-        };
-        report.add_episode(&record.episode_id, located.at(), differences);
-    }
-    report.duplicates = records.duplicates().clone();
-    report.passed_over = records.passed_over();
-    if let (Some(id), 0) = (&options.episode, report.episodes) {
-        return Err(Error::NoSuchEpisode {
-            episode: id.clone(),
-            files: list_files(&options.files),
-        });
-    }
-    super::verify::refuse_nothing_verified(options, report.episodes)?;
-    Ok(report)
+    super::verify::verify_each(
+        options,
+        RecordsKind::Market,
+        |r: &MarketRecord| r.episode_id.as_str(),
+        |r| scenarios.find(r),
+        |r, scenario| check_market(r, &scenario, &prompts),
+    )
 }
 
 /// What differs between `record` and what the market rulebook makes of its completions on

@@ -103,48 +103,18 @@ pub(crate) fn verify_tables(options: &VerifyOptions) -> Result<VerifyReport, Err
     }
     let mut scenarios = TableSource::in_dir(&options.scenarios, Path::new(SCENARIO_DIR))?;
     let prompts = super::load_prompts(options.prompts_dir.as_deref())?;
-    let mut report = VerifyReport {
-        files: options.files.len(),
-        ..VerifyReport::default()
-    };
-    let mut records = RecordFiles::open(&options.files, options.on_duplicate)
-        .of_kind(crate::record::RecordsKind::Table)
-        .read_as::<TableRecord>();
-    for located in &mut records {
-        let located = located?;
-        let record = &located.record;
-        if options
-            .episode
-            .as_ref()
-            .is_some_and(|id| *id != record.episode_id)
-        {
-            continue;
-        }
-        let differences = match scenarios.find(record) {
-            Ok(scenario) => {
-                // Checked under `--config`'s rewards when given, else the record's own.
-                let own = || record.reward_config.clone().unwrap_or_default();
-                let rewards = options.rewards.clone().unwrap_or_else(own);
-                check_table(record, scenario, &prompts, &rewards)
-            }
-            Err(FindError::Unavailable(u)) => {
-                report.add_unchecked(&record.episode_id, located.at(), u);
-                continue;
-            }
-            Err(FindError::Scenario(e)) => return Err(e.into()),
-        };
-        report.add_episode(&record.episode_id, located.at(), differences);
-    }
-    report.duplicates = records.duplicates().clone();
-    report.passed_over = records.passed_over();
-    if let (Some(id), 0) = (&options.episode, report.episodes) {
-        return Err(Error::NoSuchEpisode {
-            episode: id.clone(),
-            files: list_files(&options.files),
-        });
-    }
-    super::verify::refuse_nothing_verified(options, report.episodes)?;
-    Ok(report)
+    super::verify::verify_each(
+        options,
+        crate::record::RecordsKind::Table,
+        |r: &TableRecord| r.episode_id.as_str(),
+        |r| scenarios.find(r),
+        |record, scenario| {
+            // Checked under `--config`'s rewards when given, else the record's own.
+            let own = || record.reward_config.clone().unwrap_or_default();
+            let rewards = options.rewards.clone().unwrap_or_else(own);
+            check_table(record, scenario, &prompts, &rewards)
+        },
+    )
 }
 
 /// What differs between `record` and what the table engine makes of its completions on

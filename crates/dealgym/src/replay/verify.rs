@@ -324,6 +324,57 @@ fn verify_kind(
     Ok(report)
 }
 
+/// `--verify` over the records of one kind in `options.files` (the table's and the market's;
+/// two-party records are read by `verify_kind` through their own reader): each record of the episode asked for (or
+/// every record) found a scenario by `find` and checked by `check`, a scenario that cannot be
+/// had counted unchecked; then the files' duplicates and passed-over lines, and the refusals of a
+/// verification that checked nothing. The one loop of both kinds.
+pub(super) fn verify_each<R, S>(
+    options: &VerifyOptions,
+    kind: crate::record::RecordsKind,
+    episode_id: impl Fn(&R) -> &str,
+    mut find: impl FnMut(&R) -> Result<S, FindError>,
+    mut check: impl FnMut(&R, S) -> Vec<Difference>,
+) -> Result<VerifyReport, Error>
+where
+    R: serde::de::DeserializeOwned,
+{
+    let mut report = VerifyReport {
+        files: options.files.len(),
+        ..VerifyReport::default()
+    };
+    let mut records = crate::record::RecordFiles::open(&options.files, options.on_duplicate)
+        .of_kind(kind)
+        .read_as::<R>();
+    for located in &mut records {
+        let located = located?;
+        let record = &located.record;
+        let id = episode_id(record);
+        if options.episode.as_ref().is_some_and(|wanted| wanted != id) {
+            continue;
+        }
+        let differences = match find(record) {
+            Ok(scenario) => check(record, scenario),
+            Err(FindError::Unavailable(u)) => {
+                report.add_unchecked(id, located.at(), u);
+                continue;
+            }
+            Err(FindError::Scenario(e)) => return Err(e.into()),
+        };
+        report.add_episode(id, located.at(), differences);
+    }
+    report.duplicates = records.duplicates().clone();
+    report.passed_over = records.passed_over();
+    if let (Some(id), 0) = (&options.episode, report.episodes) {
+        return Err(Error::NoSuchEpisode {
+            episode: id.clone(),
+            files: crate::run::list_files(&options.files),
+        });
+    }
+    refuse_nothing_verified(options, report.episodes)?;
+    Ok(report)
+}
+
 /// A verification that checked no episode is no clean one (it would exit 0 on an empty file):
 /// the episode asked for is in none of the files, or the files hold no record at all.
 pub(super) fn refuse_nothing_verified(
