@@ -14,7 +14,7 @@ use super::verify::{diff_records, diff_turns, json, Difference};
 use super::{Error, VerifyOptions, VerifyReport};
 use crate::game::{OutcomeKind, Prompts};
 use crate::record::{MarketRecord, MarketReplayError, RecordsKind};
-use crate::run::{file_searched, list_files, FindError, Unavailable};
+use crate::run::FindError;
 use crate::scenario::{
     is_market_file, load_market_scenarios, scenario_file_exists, LoadOptions, MarketScenario,
     ScenarioError, SCENARIO_DIR,
@@ -62,15 +62,12 @@ impl MarketSource {
         }
         match self.by_id.get(&record.scenario_id) {
             Some(s) => Ok(s.clone()),
-            None => Err(Unavailable::Missing {
-                episode: record.episode_id.clone(),
-                scenario: record.scenario_id.clone(),
-                searched: match &self.files {
-                    Some(files) => list_files(files),
-                    None => file_searched(&file),
-                },
-            }
-            .into()),
+            None => Err(crate::run::missing(
+                &record.episode_id,
+                &record.scenario_id,
+                self.files.as_deref(),
+                &file,
+            )),
         }
     }
 

@@ -20,7 +20,7 @@ use super::{Error, RenderFormat, RenderOptions, VerifyOptions, VerifyReport};
 use crate::game::Prompts;
 use crate::record::{RecordFiles, TablePlayerInfo, TableRecord, TableReplayError, TurnCost};
 use crate::reward::RewardConfig;
-use crate::run::{file_searched, list_files, FindError, Unavailable};
+use crate::run::{list_files, FindError};
 use crate::scenario::{
     load_table_scenarios, scenario_file_exists, LoadOptions, ScenarioError, TableFamily,
     TableScenario, SCENARIO_DIR,
@@ -71,15 +71,12 @@ impl TableSource {
         }
         match self.by_id.get(&record.scenario_id) {
             Some(s) => Ok(s.clone()),
-            None => Err(Unavailable::Missing {
-                episode: record.episode_id.clone(),
-                scenario: record.scenario_id.clone(),
-                searched: match &self.files {
-                    Some(files) => list_files(files),
-                    None => file_searched(&file),
-                },
-            }
-            .into()),
+            None => Err(crate::run::missing(
+                &record.episode_id,
+                &record.scenario_id,
+                self.files.as_deref(),
+                &file,
+            )),
         }
     }
 

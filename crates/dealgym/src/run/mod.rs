@@ -59,7 +59,7 @@ pub use prefix::{
 pub use report::{RunSummary, SeatReplicas};
 pub(crate) use rewarding::rubric;
 pub use rewarding::Rewarding;
-pub(crate) use scenarios::{file_searched, list_files, ScenarioSource};
+pub(crate) use scenarios::{list_files, missing, ScenarioSource};
 pub use scenarios::{FindError, Unavailable};
 pub use select::{Sample, SelectConfig, SelectError, Selection};
 pub use stop::{grace_period, Stop, StopSignal, StopState};

@@ -106,12 +106,12 @@ impl ScenarioSource {
         }
         match self.by_id.get(&record.scenario_id) {
             Some(scenario) => Ok(scenario.clone()),
-            None => Err(Unavailable::Missing {
-                episode: record.episode_id.clone(),
-                scenario: record.scenario_id.clone(),
-                searched: self.searched(record.family),
-            }
-            .into()),
+            None => Err(missing(
+                &record.episode_id,
+                &record.scenario_id,
+                self.files.as_deref(),
+                &self.family_file(record.family),
+            )),
         }
     }
 
@@ -141,13 +141,6 @@ impl ScenarioSource {
         self.dir.join(format!("{}.jsonl", family.name()))
     }
 
-    fn searched(&self, family: Family) -> String {
-        match &self.files {
-            Some(files) => list_files(files),
-            None => file_searched(&self.family_file(family)),
-        }
-    }
-
     fn absorb(&mut self, file: &Path) -> Result<(), ScenarioError> {
         let report = load_scenarios(file, LoadOptions::default())?;
         for scenario in report.scenarios {
@@ -170,6 +163,25 @@ pub enum FindError {
 
 /// A family file searched, for a message: its name, and `(built in)` where the build's own
 /// file stood in for a missing one, `(not found)` where nothing did.
+/// A record's scenario found in none of the places looked: the files given (`--scenarios`), or
+/// else its family's file in the scenario folder. The one message of every kind of record.
+pub(crate) fn missing(
+    episode: &str,
+    scenario: &str,
+    files: Option<&[PathBuf]>,
+    family_file: &Path,
+) -> FindError {
+    Unavailable::Missing {
+        episode: episode.to_string(),
+        scenario: scenario.to_string(),
+        searched: match files {
+            Some(files) => list_files(files),
+            None => file_searched(family_file),
+        },
+    }
+    .into()
+}
+
 pub(crate) fn file_searched(file: &Path) -> String {
     let note = if file.exists() {
         ""
