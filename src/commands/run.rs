@@ -119,8 +119,7 @@ fn market_summary_lines(summary: &MarketRunSummary, out: &std::path::Path) {
          replays them, `dealgym export --format verl` exports each token-exact seat",
         out.display()
     );
-    eprintln!(
-        "{}",
+    closing_lines(
         written_line(
             &summary.run_id,
             summary.written,
@@ -128,14 +127,22 @@ fn market_summary_lines(summary: &MarketRunSummary, out: &std::path::Path) {
             (summary.planned, summary.skipped),
             "",
             summary.stopped.as_ref(),
-        )
+        ),
+        summary.elapsed,
+        summary.written,
+        summary.stats.turns,
     );
-    let secs = summary.elapsed.as_secs_f64().max(1e-9);
+}
+
+/// A seated run's last lines on stderr: what was written, and the rate.
+fn closing_lines(written: String, elapsed: std::time::Duration, episodes: usize, turns: usize) {
+    eprintln!("{written}");
+    let secs = elapsed.as_secs_f64().max(1e-9);
     eprintln!(
         "{:.1} s: {:.1} episodes/s, {:.1} turns/s",
         secs,
-        summary.written as f64 / secs,
-        summary.stats.turns as f64 / secs
+        episodes as f64 / secs,
+        turns as f64 / secs
     );
 }
 
@@ -150,8 +157,7 @@ fn table_summary_lines(summary: &TableRunSummary, out: &std::path::Path) {
         "per seat and per party, with charts: `dealgym report {} --out DIR`",
         out.display()
     );
-    eprintln!(
-        "{}",
+    closing_lines(
         written_line(
             &summary.run_id,
             summary.written,
@@ -159,13 +165,9 @@ fn table_summary_lines(summary: &TableRunSummary, out: &std::path::Path) {
             (summary.planned, summary.skipped),
             "",
             summary.stopped.as_ref(),
-        )
-    );
-    let secs = summary.elapsed.as_secs_f64().max(1e-9);
-    eprintln!(
-        "{:.1} s: {:.1} episodes/s, {:.1} turns/s",
-        secs,
-        summary.stats.episodes() as f64 / secs,
-        summary.stats.turns as f64 / secs
+        ),
+        summary.elapsed,
+        summary.stats.episodes(),
+        summary.stats.turns,
     );
 }
