@@ -71,44 +71,17 @@ pub fn scenarios_command(cmd: ScenariosCommand) -> Result<()> {
         ScenariosCommand::Validate { file } if scenario::is_table_file(&file) => {
             let report = scenario::load_table_scenarios(&file, LoadOptions { skip_bad: true })
                 .with_context(|| format!("reading {}", file.display()))?;
-            for e in &report.skipped {
-                eprintln!("{e}");
-            }
-            if !report.skipped.is_empty() {
-                bail!(
-                    "{} bad lines, {} good table scenarios in {}",
-                    report.skipped.len(),
-                    report.scenarios.len(),
-                    file.display()
-                );
-            }
-            println!(
-                "{}: {} table scenarios, all valid",
-                file.display(),
-                report.scenarios.len()
-            );
-            Ok(())
+            validated(
+                &file,
+                &report.skipped,
+                report.scenarios.len(),
+                "table scenarios",
+            )
         }
         ScenariosCommand::Validate { file } if scenario::is_market_file(&file) => {
             let report = scenario::load_market_scenarios(&file, LoadOptions { skip_bad: true })
                 .with_context(|| format!("reading {}", file.display()))?;
-            for e in &report.skipped {
-                eprintln!("{e}");
-            }
-            if !report.skipped.is_empty() {
-                bail!(
-                    "{} bad lines, {} good markets in {}",
-                    report.skipped.len(),
-                    report.scenarios.len(),
-                    file.display()
-                );
-            }
-            println!(
-                "{}: {} markets, all valid",
-                file.display(),
-                report.scenarios.len()
-            );
-            Ok(())
+            validated(&file, &report.skipped, report.scenarios.len(), "markets")
         }
         ScenariosCommand::Validate { file } => {
             let report = scenario::load_scenarios(&file, LoadOptions { skip_bad: true })
@@ -263,5 +236,27 @@ pub fn dialogues_command(cmd: DialoguesCommand) -> Result<()> {
     for f in summary.families.iter().filter_map(|f| f.file.as_ref()) {
         eprintln!("wrote {}", f.display());
     }
+    Ok(())
+}
+
+/// `scenarios validate`'s answer for a file read with its bad lines skipped: each bad line on
+/// stderr and an error counting them, or the count of good ones (`what`: "markets", …).
+fn validated(
+    file: &std::path::Path,
+    skipped: &[impl std::fmt::Display],
+    good: usize,
+    what: &str,
+) -> Result<()> {
+    for e in skipped {
+        eprintln!("{e}");
+    }
+    if !skipped.is_empty() {
+        bail!(
+            "{} bad lines, {good} good {what} in {}",
+            skipped.len(),
+            file.display()
+        );
+    }
+    println!("{}: {good} {what}, all valid", file.display());
     Ok(())
 }
