@@ -35,9 +35,13 @@ pub fn family(name: &str) -> PyResult<Family> {
 /// The role named `name` in `family`.
 pub fn role(family: Family, name: &str) -> PyResult<Role> {
     let roles = family.roles();
-    Role::from_str(name)
-        .ok()
-        .filter(|r| roles.contains(r))
+    // A role's own name, as every face spells it, is found without the lenient reading's
+    // allocations: `observe` and `step` name a role at every step of the loop.
+    roles
+        .iter()
+        .copied()
+        .find(|r| r.name() == name)
+        .or_else(|| Role::from_str(name).ok().filter(|r| roles.contains(r)))
         .ok_or_else(|| {
             ScenarioError::new_err(format!(
                 "unknown role `{name}` in {}: {} or {}",

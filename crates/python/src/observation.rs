@@ -6,9 +6,9 @@
 //! converting the structured state was three quarters of an observation's cost. The state
 //! itself is taken now, in Rust ([`SeatView`]), so a later read gives this moment's state.
 
-use dealgym_core::observation::{SeatConstants, SeatMoment, SeatState};
+use dealgym_core::observation::{ConstantsParts, MomentParts, SeatConstants, SeatState};
 use dealgym_core::table::TableSeatState;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use dealgym_core::vocab::{Message, MessageRole};
 use pyo3::intern;
@@ -19,11 +19,13 @@ use pythonize::pythonize;
 
 /// A seat's structured state, of either kind of game, as the engine gave it. Unboxed although
 /// a table's is smaller: it lives in the Python object of its observation, one allocation.
-/// A two-party seat's is its two parts: the constants its game shares between observations,
-/// and this moment's, joined only when the state is read.
+/// A two-party seat's is its two parts: the constants its game shares between observations
+/// (built on the first read of any of them), and what this moment is made of ([`MomentParts`],
+/// its moves as the engine holds them), made into the moment and joined only when the state is
+/// read.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum SeatView {
-    Pair(Arc<SeatConstants>, SeatMoment),
+    Pair(Arc<Constants>, MomentParts),
     Table(TableSeatState),
 }
 
@@ -31,12 +33,32 @@ impl SeatView {
     /// The state as Python objects (what `state(role)` answers).
     pub(crate) fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         Ok(match self {
-            SeatView::Pair(constants, moment) => pythonize(
+            SeatView::Pair(constants, parts) => pythonize(
                 py,
-                &SeatState::join(SeatConstants::clone(constants), moment.clone()),
+                &SeatState::join(constants.get().clone(), parts.moment()),
             )?,
             SeatView::Table(s) => pythonize(py, s)?,
         })
+    }
+}
+
+/// A two-party seat's constants, shared by its game's observations: taken when the seat is
+/// first observed, built when a state is first read.
+pub(crate) struct Constants {
+    parts: ConstantsParts,
+    built: OnceLock<SeatConstants>,
+}
+
+impl Constants {
+    pub(crate) fn new(parts: ConstantsParts) -> Constants {
+        Constants {
+            parts,
+            built: OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> &SeatConstants {
+        self.built.get_or_init(|| self.parts.constants())
     }
 }
 

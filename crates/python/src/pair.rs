@@ -11,7 +11,6 @@ use dealgym_core::game::{
     PerSeat, Seat, Setup,
 };
 use dealgym_core::negotiator::{RulePlayer, RuleSeat, Tactic, FIXED_CONCESSION};
-use dealgym_core::observation::SeatConstants;
 use dealgym_core::record::{
     episode_calls, EpisodeRecord, ExactCalls, PlayerInfo, RecordMeta, RecordOutcome, Timing,
     TrainingStep,
@@ -20,15 +19,16 @@ use dealgym_core::reward::{episode_rewards, RewardConfig};
 use dealgym_core::scenario::{Family, Role};
 use dealgym_core::vocab::{Call, Message};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyString};
 use pythonize::{depythonize, pythonize};
 
 use crate::catalog;
 use crate::errors::ScenarioError;
 use crate::exact::{read_action, Action, Exact, Pending};
 use crate::game::{py_str, Game, StepInfo};
-use crate::observation::SeatView;
+use crate::observation::{Constants, SeatView};
 
 /// The player spec a record names for a seat played from Python, unless `players` says.
 const PYTHON_PLAYER: &str = "python";
@@ -55,9 +55,12 @@ pub struct PairGame {
     /// Built when first asked for once the episode has ended (`record()`, `outcome`, a writer):
     /// stepping does not pay for a record nobody reads.
     record: OnceLock<EpisodeRecord>,
-    /// Each seat's state constants (the scenario's and the setup's part), built on its first
-    /// observation and shared by every observation after it.
-    constants: PerSeat<OnceLock<Arc<SeatConstants>>>,
+    /// Each seat's total reward, computed once the episode has ended (read by the AEC env's
+    /// ending and again by its caller).
+    totals: OnceLock<PerSeat<f64>>,
+    /// Each seat's state constants (the scenario's and the setup's part), taken on its first
+    /// observation, built on the first read of a state, and shared by every observation.
+    constants: PerSeat<OnceLock<Arc<Constants>>>,
     /// Token-exact play: the prompt ids set for the seat to move (`set_prompt_ids`), until the
     /// step that carries what was sampled after them.
     pending: Option<Pending<Seat>>,
@@ -401,6 +404,7 @@ impl PairGame {
             rewards,
             opponent: rule,
             record: OnceLock::new(),
+            totals: OnceLock::new(),
             constants: PerSeat::from_fn(|_| OnceLock::new()),
             pending: None,
             training,
@@ -465,13 +469,13 @@ impl PairGame {
     /// same function (`reward::episode_rewards`), without building the record.
     pub(crate) fn rewards(&self) -> Option<HashMap<&'static str, f64>> {
         let outcome = self.episode.outcome()?;
-        let total = match self.record.get() {
+        let total = *self.totals.get_or_init(|| match self.record.get() {
             Some(record) => record.rewards,
             None => {
                 let e = &self.episode;
                 episode_rewards(e.scenario(), e.setup(), e.turns(), outcome, &self.rewards).total
             }
-        };
+        });
         Some(
             Seat::BOTH
                 .into_iter()
@@ -491,41 +495,44 @@ impl PairGame {
         let Some(outcome) = outcome else {
             return Ok(None);
         };
-        let mut outcome =
-            serde_json::to_value(&outcome).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        self.in_roles(&mut outcome)?;
-        Ok(Some(pythonize(py, &outcome)?))
+        // Converted straight from the record's own type (no JSON value between): read at the
+        // end of every episode of the README's loop.
+        let outcome = pythonize(py, &outcome)?;
+        self.in_roles(py, outcome.cast::<PyDict>()?)?;
+        Ok(Some(outcome))
     }
 
     /// The record's outcome in a Python face's words: what the record keys by seat (`utility`,
     /// `rho`, the metrics' `seats`) keyed by role, `by` the role that ended it, and the agreed
     /// `terms` the dict a seat's state gives, from the learner's side (as the record's `terms`
     /// and `terms_text` are). The record itself (`record()`, a written line) keeps its shape.
-    fn in_roles(&self, outcome: &mut serde_json::Value) -> PyResult<()> {
-        use serde_json::Value;
-        let rekey = |per_seat: Option<&mut Value>| {
-            if let Some(Value::Object(per_seat)) = per_seat {
-                for seat in Seat::BOTH {
-                    if let Some(value) = per_seat.remove(seat.name()) {
-                        per_seat.insert(self.role_of(seat).to_string(), value);
+    fn in_roles(&self, py: Python<'_>, outcome: &Bound<'_, PyDict>) -> PyResult<()> {
+        let seats = [intern!(py, "learner"), intern!(py, "opponent")];
+        let rekey = |per_seat: Option<Bound<'_, PyAny>>| -> PyResult<()> {
+            if let Some(per_seat) = per_seat.as_ref().and_then(|p| p.cast::<PyDict>().ok()) {
+                for (seat, name) in Seat::BOTH.into_iter().zip(&seats) {
+                    if let Some(value) = per_seat.get_item(name)? {
+                        per_seat.del_item(name)?;
+                        per_seat.set_item(PyString::intern(py, self.role_of(seat)), value)?;
                     }
                 }
             }
+            Ok(())
         };
-        rekey(outcome.get_mut("utility"));
-        rekey(outcome.get_mut("rho"));
-        rekey(outcome.pointer_mut("/metrics/seats"));
-        let Some(fields) = outcome.as_object_mut() else {
-            return Ok(());
-        };
-        if let Some(by) = self.episode.outcome().and_then(|o| o.by) {
-            fields.insert("by".into(), Value::from(self.role_of(by)));
+        rekey(outcome.get_item(intern!(py, "utility"))?)?;
+        rekey(outcome.get_item(intern!(py, "rho"))?)?;
+        let metrics = outcome.get_item(intern!(py, "metrics"))?;
+        let metrics = metrics.as_ref().and_then(|m| m.cast::<PyDict>().ok());
+        if let Some(metrics) = metrics {
+            rekey(metrics.get_item(intern!(py, "seats"))?)?;
         }
-        if fields.contains_key("terms") {
+        if let Some(by) = self.episode.outcome().and_then(|o| o.by) {
+            outcome.set_item(intern!(py, "by"), PyString::intern(py, self.role_of(by)))?;
+        }
+        let terms = intern!(py, "terms");
+        if outcome.contains(terms)? {
             let seen = self.episode.outcome_view(Seat::Learner);
-            let terms = serde_json::to_value(seen.and_then(|o| o.terms))
-                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-            fields.insert("terms".into(), terms);
+            outcome.set_item(terms, pythonize(py, &seen.and_then(|o| o.terms))?)?;
         }
         Ok(())
     }
@@ -558,9 +565,9 @@ impl PairGame {
 
     /// `seat`'s structured state now (what its observation's `state` holds).
     pub(crate) fn seat_state_of(&self, seat: Seat) -> SeatView {
-        let constants =
-            self.constants[seat].get_or_init(|| Arc::new(self.episode.seat_constants(seat)));
-        SeatView::Pair(Arc::clone(constants), self.episode.seat_moment(seat))
+        let constants = self.constants[seat]
+            .get_or_init(|| Arc::new(Constants::new(self.episode.constants_parts(seat))));
+        SeatView::Pair(Arc::clone(constants), self.episode.moment_parts(seat))
     }
 
     /// The tools `role` may act through (its moves as OpenAI-style tool definitions, their
@@ -607,6 +614,7 @@ impl PairGame {
         }
         self.episode.restore(&snapshot.snapshot);
         self.record = OnceLock::new();
+        self.totals = OnceLock::new();
         self.constants = PerSeat::from_fn(|_| OnceLock::new());
         self.pending = None;
         Ok(())

@@ -10,7 +10,7 @@
 mod state;
 
 pub use state::{
-    EndingRules, IssueView, ItemView, MoveView, OfferView, OutcomeView, OwnTurn, PrivateView,
-    PublicView, RegulationView, SeatConstants, SeatMoment, SeatState, TermValue, TurnCount,
-    WeightView,
+    ConstantsParts, EndingRules, IssueView, ItemView, MomentParts, MoveView, OfferView,
+    OutcomeView, OwnTurn, PrivateView, PublicView, RegulationView, SeatConstants, SeatMoment,
+    SeatState, TermValue, TurnCount, WeightView,
 };

@@ -6,8 +6,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::game::rules::move_cap;
-use crate::game::{Episode, OutcomeKind, Rules, Turn};
-use crate::protocol::{Action, ActionKind, IssueRange, TermSpace, Terms, TurnError};
+use std::sync::Arc;
+
+use crate::game::{Episode, Offer, OutcomeKind, RegulationEvent, Rules, Turn};
+use crate::protocol::{Action, ActionKind, IssueRange, TermSpace, Terms, TurnError, TurnFormat};
 use crate::scenario::{DealSpace, Family, Role, Scenario};
 use crate::vocab::Seat;
 
@@ -163,7 +165,7 @@ pub struct MoveView {
 }
 
 /// How far the episode has gone.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TurnCount {
     /// Attempts so far, both seats, retries included.
     pub attempts: usize,
@@ -322,16 +324,18 @@ impl Episode {
     /// What `seat` knows that the whole episode keeps: the scenario's and the setup's part of
     /// its state.
     pub fn seat_constants(&self, seat: Seat) -> SeatConstants {
-        let scenario = self.scenario();
+        self.constants_parts(seat).constants()
+    }
+
+    /// What `seat`'s constants are made of ([`ConstantsParts::constants`]): the scenario and
+    /// the setup's few figures for the seat, taken without building its views.
+    pub fn constants_parts(&self, seat: Seat) -> ConstantsParts {
         let setup = self.setup();
         let me = &setup.seats[seat];
-        SeatConstants {
+        ConstantsParts {
+            scenario: Arc::clone(self.scenario()),
             seat,
             role: me.role,
-            family: scenario.family,
-            scenario_id: scenario.id.clone(),
-            public: public_view(scenario),
-            own: private_view(scenario, me.role),
             floor: me.regulated.then_some(me.floor),
             no_deal_value: setup.no_deal_value_of(seat),
             rules: EndingRules::from(&setup.rules),
@@ -340,7 +344,14 @@ impl Episode {
 
     /// The part of `seat`'s state the play so far decides.
     pub fn seat_moment(&self, seat: Seat) -> SeatMoment {
-        let space = self.scenario().term_space();
+        self.moment_parts(seat).moment()
+    }
+
+    /// What `seat`'s moment is made of, taken now and viewed later ([`MomentParts::moment`]):
+    /// the moves as the engine holds them, not yet as maps keyed by item or issue. A face
+    /// that hands out many states and reads few of them (the Python binding's observations)
+    /// takes these at every step and builds the moment only when a state is read.
+    pub fn moment_parts(&self, seat: Seat) -> MomentParts {
         let setup = self.setup();
         let me = &setup.seats[seat];
         let role_of = |s: Seat| setup.seats[s].role;
@@ -351,46 +362,183 @@ impl Episode {
             Some(s) if s == seat => rules.format_retries.saturating_sub(self.attempt()),
             _ => rules.format_retries,
         };
-        let legal_actions = match to_move {
-            Some(s) if s == seat => {
-                ActionKind::legal(me.format, self.offer_to_accept(seat).is_some())
-            }
-            _ => Vec::new(),
+        let legal = match to_move {
+            Some(s) if s == seat => Some((me.format, self.offer_to_accept(seat).is_some())),
+            _ => None,
         };
-        let last_turn = self
-            .turns()
-            .iter()
-            .rev()
-            .find(|t| t.seat == seat)
-            .map(|t| own_turn(t, rules.allows_retry(t.attempt), space));
-        let counterpart_last = self
-            .history()
-            .iter()
-            .rev()
-            .find(|m| m.seat != seat)
-            .map(|m| MoveView {
-                kind: m.action.kind(),
-                terms: m
-                    .action
-                    .terms()
-                    .map(|t| terms_view(&t.flipped(space), space)),
-            });
-        SeatMoment {
+        MomentParts {
+            scenario: Arc::clone(self.scenario()),
+            seat,
             to_move: to_move.map(role_of),
-            standing_offer: self.standing_offer().map(|offer| OfferView {
-                by: role_of(offer.by),
-                terms: terms_view(&offer.terms_for(seat, space), space),
-            }),
+            standing_offer: self
+                .standing_offer()
+                .map(|offer| (role_of(offer.by), offer.clone())),
             turns: TurnCount {
                 attempts: self.turns().len(),
                 moves_used: moves[seat],
                 moves_left: move_cap(rules).saturating_sub(moves.learner + moves.opponent),
                 retries_left,
             },
-            legal_actions,
-            last_turn,
-            counterpart_last,
+            legal,
+            last_turn: self
+                .turns()
+                .iter()
+                .rev()
+                .find(|t| t.seat == seat)
+                .map(|t| OwnTurnParts::of(t, rules.allows_retry(t.attempt))),
+            counterpart_last: self
+                .history()
+                .iter()
+                .rev()
+                .find(|m| m.seat != seat)
+                .map(|m| m.action.clone()),
             outcome: self.outcome_view(seat),
+        }
+    }
+}
+
+/// A seat's constants as the engine holds them ([`Episode::constants_parts`]), built into the
+/// [`SeatConstants`] a seat is shown by [`ConstantsParts::constants`], their one builder.
+#[derive(Debug, Clone)]
+pub struct ConstantsParts {
+    scenario: Arc<Scenario>,
+    seat: Seat,
+    role: Role,
+    floor: Option<f64>,
+    no_deal_value: f64,
+    rules: EndingRules,
+}
+
+impl ConstantsParts {
+    /// The seat's constants: the public and private views of its scenario, its floor, its
+    /// no-deal value and the ending rules.
+    pub fn constants(&self) -> SeatConstants {
+        let scenario = &*self.scenario;
+        SeatConstants {
+            seat: self.seat,
+            role: self.role,
+            family: scenario.family,
+            scenario_id: scenario.id.clone(),
+            public: public_view(scenario),
+            own: private_view(scenario, self.role),
+            floor: self.floor,
+            no_deal_value: self.no_deal_value,
+            rules: self.rules,
+        }
+    }
+}
+
+/// A seat's moment as the engine holds it ([`Episode::moment_parts`]): cheap to take (a few
+/// clones of moves, no map built), turned into the [`SeatMoment`] a seat is shown by
+/// [`MomentParts::moment`], the one builder of a moment.
+#[derive(Debug, Clone)]
+pub struct MomentParts {
+    scenario: Arc<Scenario>,
+    seat: Seat,
+    to_move: Option<Role>,
+    /// The standing offer and the role that made it.
+    standing_offer: Option<(Role, Offer)>,
+    turns: TurnCount,
+    /// Where `seat` is to move: its turn format and whether an offer stands for it to accept.
+    legal: Option<(TurnFormat, bool)>,
+    last_turn: Option<OwnTurnParts>,
+    /// The counterpart's last move, from its own side.
+    counterpart_last: Option<Action>,
+    outcome: Option<OutcomeView>,
+}
+
+impl MomentParts {
+    /// The moment the parts were taken at, as the seat is shown it: terms from its own side,
+    /// keyed by price, item or issue.
+    pub fn moment(&self) -> SeatMoment {
+        let space = self.scenario.term_space();
+        SeatMoment {
+            to_move: self.to_move,
+            standing_offer: self.standing_offer.as_ref().map(|(by, offer)| OfferView {
+                by: *by,
+                terms: terms_view(&offer.terms_for(self.seat, space), space),
+            }),
+            turns: self.turns,
+            legal_actions: self
+                .legal
+                .map(|(format, can_accept)| ActionKind::legal(format, can_accept))
+                .unwrap_or_default(),
+            last_turn: self.last_turn.as_ref().map(|t| t.view(space)),
+            counterpart_last: self.counterpart_last.as_ref().map(|action| MoveView {
+                kind: action.kind(),
+                terms: action.terms().map(|t| terms_view(&t.flipped(space), space)),
+            }),
+            outcome: self.outcome.clone(),
+        }
+    }
+}
+
+/// A seat's own last turn as the engine holds it, viewed by [`OwnTurnParts::view`].
+#[derive(Debug, Clone)]
+struct OwnTurnParts {
+    thought: Option<String>,
+    talk: Option<String>,
+    read: Option<Action>,
+    error: Option<TurnError>,
+    format_ok: bool,
+    /// The move that took effect where regulation replaced the one read; `None` with
+    /// `played_read` where the move read took effect as it was.
+    played: Option<Action>,
+    played_read: bool,
+    regulation: Option<RegulationEvent>,
+    retry: bool,
+}
+
+impl OwnTurnParts {
+    fn of(turn: &Turn, retry_allowed: bool) -> OwnTurnParts {
+        let parsed = &turn.parsed;
+        let played_read = matches!(
+            (&turn.played, &parsed.action),
+            (Some(played), Some(action)) if played == action
+        );
+        OwnTurnParts {
+            thought: parsed.thought.clone(),
+            talk: parsed.talk.clone(),
+            read: parsed.action.clone(),
+            error: parsed.error.clone(),
+            format_ok: parsed.format_ok,
+            played: if played_read {
+                None
+            } else {
+                turn.played.clone()
+            },
+            played_read,
+            regulation: turn.regulation.clone(),
+            retry: turn.played.is_none() && retry_allowed,
+        }
+    }
+
+    fn view(&self, space: TermSpace<'_>) -> OwnTurn {
+        let own = |action: &Action| MoveView {
+            kind: action.kind(),
+            terms: action.terms().map(|t| terms_view(t, space)),
+        };
+        let read = self.read.as_ref().map(own);
+        // What was played is what was read unless regulation replaced it: the view is built once.
+        let played = if self.played_read {
+            read.clone()
+        } else {
+            self.played.as_ref().map(own)
+        };
+        OwnTurn {
+            thought: self.thought.clone(),
+            talk: self.talk.clone(),
+            read,
+            error: self.error.clone(),
+            format_ok: self.format_ok,
+            played,
+            regulation: self.regulation.as_ref().map(|r| RegulationView {
+                original: own(&r.original),
+                replacement: own(&r.replacement),
+                utility: r.utility,
+                floor: r.floor,
+            }),
+            retry: self.retry,
         }
     }
 }
@@ -415,35 +563,6 @@ impl Episode {
             rho: o.rho[seat],
             detail: o.detail.clone(),
         })
-    }
-}
-
-fn own_turn(turn: &Turn, retry_allowed: bool, space: TermSpace<'_>) -> OwnTurn {
-    let own = |action: &Action| MoveView {
-        kind: action.kind(),
-        terms: action.terms().map(|t| terms_view(t, space)),
-    };
-    let parsed = &turn.parsed;
-    let read = parsed.action.as_ref().map(own);
-    // What was played is what was read unless regulation replaced it: the view is built once.
-    let played = match (&turn.played, &parsed.action, &read) {
-        (Some(played), Some(action), Some(view)) if played == action => Some(view.clone()),
-        (played, _, _) => played.as_ref().map(own),
-    };
-    OwnTurn {
-        thought: parsed.thought.clone(),
-        talk: parsed.talk.clone(),
-        read,
-        error: parsed.error.clone(),
-        format_ok: parsed.format_ok,
-        played,
-        regulation: turn.regulation.as_ref().map(|r| RegulationView {
-            original: own(&r.original),
-            replacement: own(&r.replacement),
-            utility: r.utility,
-            floor: r.floor,
-        }),
-        retry: turn.played.is_none() && retry_allowed,
     }
 }
 

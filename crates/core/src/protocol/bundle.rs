@@ -8,7 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::terms::{brief, read_number, to_cents, TermValue, TermsError, TermsView, MAX_PRICE};
+use super::terms::{
+    brief, read_number, to_cents, TermPair, TermValue, TermsError, TermsView, MAX_PRICE,
+};
 
 /// The key of the delivery part in the grammar.
 pub(crate) const DELIVERY: &str = "delivery";
@@ -195,7 +197,7 @@ fn read_in_out(value: &str) -> Option<bool> {
 /// scenario, or one given twice (say, removed twice), cannot be read; a missing one is
 /// incomplete; a negative price is out of range.
 pub(super) fn from_pairs(
-    pairs: &[(String, String)],
+    pairs: &[TermPair<'_>],
     spec: &BundleSpec,
     key_matches: impl Fn(&str, &str) -> bool,
 ) -> Result<(i64, BundleChoice), TermsError> {

@@ -5,6 +5,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
@@ -292,7 +293,9 @@ impl Terms {
                     if i > 0 {
                         out.push(' ');
                     }
-                    let _ = write!(out, "{}:{}", issue.key, issue_value_text(issue, *v));
+                    out.push_str(&issue.key);
+                    out.push(':');
+                    push_issue_value(&mut out, issue, *v);
                 }
             }
             (Terms::Bundle { price, parts }, TermSpace::Bundle(spec)) => {
@@ -326,13 +329,22 @@ pub fn to_cents(amount: f64) -> i64 {
     (amount * 100.0).round() as i64
 }
 
-fn issue_value_text(issue: &IssueSpec, value: IssueValue) -> String {
+/// Write an issue's value as the terms text spells it (a number, an option's name, `#i` for
+/// an option the issue does not have) onto `out`.
+fn push_issue_value(out: &mut String, issue: &IssueSpec, value: IssueValue) {
     match (value, &issue.range) {
-        (IssueValue::Number(n), _) => n.to_string(),
-        (IssueValue::Option(i), IssueRange::Discrete { options }) => {
-            options.get(i).cloned().unwrap_or_else(|| format!("#{i}"))
+        (IssueValue::Number(n), _) => {
+            let _ = write!(out, "{n}");
         }
-        (IssueValue::Option(i), IssueRange::Integer { .. }) => format!("#{i}"),
+        (IssueValue::Option(i), IssueRange::Discrete { options }) => match options.get(i) {
+            Some(option) => out.push_str(option),
+            None => {
+                let _ = write!(out, "#{i}");
+            }
+        },
+        (IssueValue::Option(i), IssueRange::Integer { .. }) => {
+            let _ = write!(out, "#{i}");
+        }
     }
 }
 
@@ -475,9 +487,21 @@ static BARE_NUMBER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\$?\s*-?[0-9][0-9,]*(?:\.[0-9]+)?").expect("static regex"));
 
 /// Lower-case a key and drop everything but letters and digits: `Weekly holiday` → `weeklyholiday`.
-fn normalize_key(key: &str) -> String {
-    key_chars(key).collect()
+fn normalize_key(key: &str) -> Cow<'_, str> {
+    // A key already in its normal form (the grammar's own spelling) is its own normal form.
+    if key
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    {
+        Cow::Borrowed(key)
+    } else {
+        Cow::Owned(key_chars(key).collect())
+    }
 }
+
+/// A term as written: its key in normal form ([`normalize_key`]) and its value's text,
+/// borrowed from the text read where they are spelled as the grammar asks.
+pub(crate) type TermPair<'a> = (Cow<'a, str>, Cow<'a, str>);
 
 /// The characters of a key's normal form ([`normalize_key`]), for comparing without building it.
 fn key_chars(key: &str) -> impl Iterator<Item = char> + '_ {
@@ -516,19 +540,20 @@ fn key_matches(written: &str, canonical: &str) -> bool {
 /// notation (`1e3`): the grammar has no form for it. The one reader of a written number (a
 /// move's terms, a belief probe's estimate).
 pub(crate) fn read_number(text: &str) -> Option<f64> {
-    let mut cleaned: String = text
-        .chars()
-        .filter(|c| *c != '$' && *c != ',' && !c.is_whitespace())
-        .collect();
+    let skipped = |c: char| c == '$' || c == ',' || c.is_whitespace();
+    let cleaned: Cow<'_, str> = if text.contains(skipped) {
+        Cow::Owned(text.chars().filter(|c| !skipped(*c)).collect())
+    } else {
+        Cow::Borrowed(text)
+    };
     if cleaned.contains(['e', 'E']) {
         return None;
     }
-    let mut scale = 1.0;
-    if cleaned.ends_with(['k', 'K']) {
-        cleaned.pop();
-        scale = 1000.0;
-    }
-    cleaned
+    let (digits, scale) = match cleaned.strip_suffix(['k', 'K']) {
+        Some(digits) => (digits, 1000.0),
+        None => (&*cleaned, 1.0),
+    };
+    digits
         .parse::<f64>()
         .ok()
         .filter(|v| v.is_finite())
@@ -545,15 +570,17 @@ pub fn parse_terms(text: &str, space: TermSpace<'_>) -> Result<(Terms, bool), Te
     if let TermSpace::Tickets(tickets) = space {
         return super::tickets::parse_ticket_terms(text, tickets);
     }
-    let pairs: Vec<(String, String)> = pairs(text)
+    let pairs: Vec<TermPair<'_>> = pairs(text)
         .into_iter()
         .map(|pair| {
             // `price:1e3` means 1000 to a reader: read as 1 it would be a wrong move. A number
             // in exponent notation keeps its exponent, so reading it fails as any number the
             // grammar has no form for; a pair the space does not read is never read.
             let exponent = exponent(&text[pair.end..]);
-            let mut value = pair.value.trim().to_string();
-            value.push_str(exponent);
+            let value = match exponent {
+                "" => Cow::Borrowed(pair.value.trim()),
+                _ => Cow::Owned(format!("{}{exponent}", pair.value.trim())),
+            };
             (normalize_key(pair.key), value)
         })
         .collect();
@@ -599,7 +626,7 @@ pub(crate) fn terms_from_json(
                 brief(&key)
             )));
         }
-        pairs.push((key, text));
+        pairs.push((key, Cow::Owned(text)));
     }
     terms_from_pairs(&pairs, space, None).map(|(terms, _)| terms)
 }
@@ -607,18 +634,18 @@ pub(crate) fn terms_from_json(
 /// Terms from `(normalized key, value text)` pairs. `text` is the whole terms text a bare price
 /// may be read from (readable, not well-formed); `None` where there is no such text.
 fn terms_from_pairs(
-    pairs: &[(String, String)],
+    pairs: &[TermPair<'_>],
     space: TermSpace<'_>,
     text: Option<&str>,
 ) -> Result<(Terms, bool), TermsError> {
     match space {
         TermSpace::Price => {
             let (value, well_formed) = match pairs.iter().find(|(k, _)| key_matches(k, "price")) {
-                Some((_, v)) => (v.clone(), true),
+                Some((_, v)) => (Cow::Borrowed(&**v), true),
                 None => match text.and_then(|text| BARE_NUMBER.find(text).map(|m| (text, m))) {
                     Some((text, m)) => {
                         let exponent = exponent(&text[m.end()..]);
-                        (format!("{}{exponent}", m.as_str()), false)
+                        (Cow::Owned(format!("{}{exponent}", m.as_str())), false)
                     }
                     None => return Err(TermsError::Incomplete("no price given".into())),
                 },
@@ -816,8 +843,8 @@ mod tests {
             written in "[a-cseE é_]{0,6}",
             canonical in "[a-cseE é_]{0,6}",
         ) {
-            let written = normalize_key(&written);
-            let normal = normalize_key(&canonical);
+            let written = normalize_key(&written).into_owned();
+            let normal = normalize_key(&canonical).into_owned();
             let reference = written == normal
                 || written.strip_suffix("es") == Some(normal.as_str())
                 || written.strip_suffix('s') == Some(normal.as_str())
@@ -896,7 +923,7 @@ mod tests {
                 same,
                 "{written} / {canonical}"
             );
-            let canonical = normalize_key(canonical);
+            let canonical = normalize_key(canonical).into_owned();
             let reference = written == canonical
                 || written.strip_suffix("es") == Some(canonical.as_str())
                 || written.strip_suffix('s') == Some(canonical.as_str())

@@ -7,13 +7,16 @@
 //! price: it is how a side settles a ticket it will not move. Terms are shared: both sides see the
 //! same text, nothing is flipped.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use super::terms::{brief, format_cents, to_cents, Terms, TermsError, TermsView, MAX_PRICE};
+use super::terms::{
+    brief, format_cents, to_cents, TermPair, Terms, TermsError, TermsView, MAX_PRICE,
+};
 use super::TermValue;
 
 /// The word that keeps a ticket's price as it is.
@@ -49,9 +52,12 @@ pub(crate) fn parse_ticket_terms(
     text: &str,
     tickets: &[TicketSpec],
 ) -> Result<(Terms, bool), TermsError> {
-    let pairs: Vec<(String, String)> = TICKET_PAIR
+    let pairs: Vec<TermPair<'_>> = TICKET_PAIR
         .captures_iter(text)
-        .map(|c| (format!("t{}", &c[1]), c[2].trim().to_string()))
+        .map(|c| {
+            let value = c.get(2).map_or("", |m| m.as_str().trim());
+            (Cow::Owned(format!("t{}", &c[1])), Cow::Borrowed(value))
+        })
         .collect();
     if pairs.is_empty() {
         return Err(TermsError::Incomplete(format!(
@@ -64,7 +70,7 @@ pub(crate) fn parse_ticket_terms(
 
 /// Ticket terms from `(normalized key, value)` pairs (a written action's or a tool call's).
 pub(crate) fn ticket_terms_from_pairs(
-    pairs: &[(String, String)],
+    pairs: &[TermPair<'_>],
     tickets: &[TicketSpec],
 ) -> Result<Terms, TermsError> {
     let mut prices: Vec<Option<Option<i64>>> = vec![None; tickets.len()];
