@@ -49,7 +49,17 @@ pub(crate) fn seat_players(
         .collect()
 }
 
-/// Pairwise Bradley–Terry ratings of the players of table episodes.
+/// The key of a situation named by `parts` (each hashed as one field).
+pub(crate) fn situation<'a>(parts: impl IntoIterator<Item = &'a str>) -> u64 {
+    let mut key = Fnv1a64::new();
+    for part in parts {
+        key.field(part.as_bytes());
+    }
+    key.finish().0
+}
+
+/// Pairwise Bradley–Terry ratings of the players of table episodes (and of market evals'
+/// entrants, [`TableRatings::add_scores`]).
 #[derive(Debug, Default)]
 pub(crate) struct TableRatings {
     comparisons: Comparisons<InMemory>,
@@ -63,20 +73,30 @@ impl TableRatings {
         if record.outcome.outcome.kind == OutcomeKind::Error {
             return;
         }
-        let mut key = Fnv1a64::new();
-        key.field(record.run_id.as_bytes());
-        key.field(record.episode_id.as_bytes());
-        let key = key.finish().0;
+        let key = situation([record.run_id.as_str(), record.episode_id.as_str()]);
+        let scores = seat_players(record, named)
+            .into_iter()
+            .enumerate()
+            .map(|(seat, player)| {
+                let role = &record.seats[seat].role;
+                (player, record.outcome.rho.get(role).copied().unwrap_or(0.0))
+            });
+        self.add_scores(key, scores);
+    }
+
+    /// Add one situation's scores: every pair of its players (here and under the same `key`
+    /// from other calls) is one comparison, the higher score winning. A table episode is one
+    /// situation ([`TableRatings::add`]); a market eval's situation is one seat of one market
+    /// setup, which each entrant sat in turn (`eval/market.rs`).
+    pub fn add_scores(&mut self, key: u64, scores: impl IntoIterator<Item = (String, f64)>) {
         self.episodes += 1;
-        for (seat, player) in seat_players(record, named).iter().enumerate() {
-            let role = &record.seats[seat].role;
-            let rho = record.outcome.rho.get(role).copied().unwrap_or(0.0);
+        for (player, score) in scores {
             // In memory: pushing cannot fail.
-            let Ok(()) = self.comparisons.add(key, player, rho);
+            let Ok(()) = self.comparisons.add(key, &player, score);
         }
     }
 
-    /// Episodes added.
+    /// Situations added.
     #[cfg(test)]
     pub fn episodes(&self) -> usize {
         self.episodes
