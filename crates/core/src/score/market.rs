@@ -334,7 +334,7 @@ mod tests {
         let m = market_metrics(&s, &book, &[]);
         let turn = |seat: usize, malformed: bool| -> MarketTurn {
             let mut t = serde_json::json!({
-                "seat": seat, "slot": 0, "completion": {"text": "x"}, "parsed": {}
+                "seat": seat, "slot": 0, "completion": {"text": "x"}, "parsed": {"format_ok": true}
             });
             if malformed {
                 t["error"] = serde_json::json!({"kind": "format", "message": "unreadable"});
