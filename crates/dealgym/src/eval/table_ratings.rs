@@ -210,4 +210,31 @@ mod tests {
             .unwrap();
         assert!(r2.wins > 0.0);
     }
+
+    #[test]
+    fn scores_under_one_situation_key_are_compared_and_under_different_keys_not() {
+        // A market eval's way: one score per call, the entrants' calls for one seat of one
+        // setup under one key.
+        let mut ratings = TableRatings::default();
+        for i in 0..20 {
+            let ep = format!("g{i}-m0");
+            let key = situation(["market:45:0", ep.as_str(), "buyer_1"]);
+            ratings.add_scores(key, [("a".to_string(), if i % 4 == 0 { 1.0 } else { 5.0 })]);
+            ratings.add_scores(key, [("b".to_string(), 2.0)]);
+            // `c` sat alone at its situations: compared with no one.
+            let alone = situation(["market:45:0", ep.as_str(), "seller_1"]);
+            ratings.add_scores(alone, [("c".to_string(), 9.0)]);
+        }
+        let board = ratings.leaderboard();
+        let find = |p: &str| board.ratings.iter().find(|r| r.player == p).unwrap();
+        assert_eq!(find("a").comparisons, 20);
+        assert_eq!(find("a").wins, 15.0);
+        assert!(find("a").rating.unwrap() > find("b").rating.unwrap());
+        assert_eq!(find("c").comparisons, 0);
+        assert_ne!(
+            situation(["x", "y"]),
+            situation(["xy", ""]),
+            "parts are fields, not concatenated"
+        );
+    }
 }
