@@ -209,15 +209,14 @@ fn the_faces_that_do_not_play_markets_yet_refuse_a_market_file_by_name() {
     let markets = shipped();
     let markets = markets.to_str().unwrap();
     let out = temp_dir("market-refused").join("episodes.jsonl");
-    for args in [vec!["serve", "--scenarios", markets, "--port", "0"]] {
-        let output = dealgym_cli(&args);
-        assert!(!output.status.success(), "{args:?}");
-        let err = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            err.contains("market.jsonl") && err.contains("do not play them yet"),
-            "{args:?}: {err}"
-        );
-    }
+    let args = ["serve", "--scenarios", markets, "--port", "0"];
+    let output = dealgym_cli(args);
+    assert!(!output.status.success(), "{args:?}");
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("market.jsonl") && err.contains("do not play them yet"),
+        "{args:?}: {err}"
+    );
     assert!(!out.exists(), "nothing was played");
 }
 
