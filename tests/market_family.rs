@@ -209,28 +209,14 @@ fn the_faces_that_do_not_play_markets_yet_refuse_a_market_file_by_name() {
     let markets = shipped();
     let markets = markets.to_str().unwrap();
     let out = temp_dir("market-refused").join("episodes.jsonl");
-    for args in [
-        vec!["serve", "--scenarios", markets, "--port", "0"],
-        vec![
-            "eval",
-            "--player",
-            "a=rule:linear",
-            "--opponent",
-            "b=rule:linear",
-            "--scenarios",
-            markets,
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    ] {
-        let output = dealgym_cli(&args);
-        assert!(!output.status.success(), "{args:?}");
-        let err = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            err.contains("market.jsonl") && err.contains("do not play them yet"),
-            "{args:?}: {err}"
-        );
-    }
+    let args = ["serve", "--scenarios", markets, "--port", "0"];
+    let output = dealgym_cli(args);
+    assert!(!output.status.success(), "{args:?}");
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("market.jsonl") && err.contains("do not play them yet"),
+        "{args:?}: {err}"
+    );
     assert!(!out.exists(), "nothing was played");
 }
 
@@ -327,4 +313,207 @@ fn market_runs_refuse_what_they_cannot_honour_and_record_readers_name_market_rec
         assert!(err.contains(says), "{args:?}: {err}");
     }
     assert!(!merged.exists());
+}
+
+/// `eval` over markets: each entrant (two scripted traders and the mock) trades every market
+/// once at buyer_1 and once at seller_1, the other traders rule:zic; the table has a row per
+/// entrant and seat with its figures and the ratings name every entrant; the records are
+/// market records that replay; an entrant meets the same setups and scripted traders as the
+/// others; the same seed gives the same records; `--resume` completes a cut file to the same
+/// records.
+#[test]
+fn a_market_eval_seats_each_entrant_as_buyer_and_seller_and_its_records_replay() {
+    let mock = threaded_mock(MockConfig::default());
+    let dir = temp_dir("market-eval");
+    let config = dir.join("players.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[players.m]\nendpoint = \"{}\"\nmodel = \"mock\"\nmax_tokens = 300\n",
+            mock.url
+        ),
+    )
+    .unwrap();
+    let markets = shipped();
+    let eval = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            "--scenarios",
+            markets.to_str().unwrap(),
+            "--limit",
+            "3",
+            "--player",
+            "zic=rule:zic",
+            "--player",
+            "truthful=rule:truthful",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        dealgym_cli(&args)
+    };
+    let out = dir.join("eval.jsonl");
+    let with_mock = ["--player", "mock=m", "--config", config.to_str().unwrap()];
+    let output = succeeded(eval(&out, &with_mock));
+    let table = String::from_utf8_lossy(&output.stdout).to_string();
+    for entrant in ["zic", "truthful", "mock"] {
+        for seat in ["buyer_1", "seller_1"] {
+            assert!(
+                table.contains(&format!("| {entrant} | {seat} | 3 | 0 | ")),
+                "{entrant} at {seat}: {table}"
+            );
+        }
+    }
+    assert!(table.contains("the other traders play rule:zic"), "{table}");
+    let rated = table.split("Ratings").nth(1).unwrap_or_default();
+    for entrant in ["| zic |", "| truthful |", "| mock |"] {
+        assert!(rated.contains(entrant), "{entrant}: {table}");
+    }
+    let records: Vec<MarketRecord> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3 * 2 * 3, "3 markets × 2 seats × 3 entrants");
+    // Like for like: each market's setup is the same whoever sits at the entrant's seat, and
+    // the seats it does not take are rule:zic.
+    for r in &records {
+        let twin = records
+            .iter()
+            .find(|o| o.episode_id == r.episode_id && o.scenario_id == r.scenario_id)
+            .unwrap();
+        assert_eq!(r.setup, twin.setup);
+        assert!(
+            r.seats
+                .iter()
+                .all(|s| s.player == "rule:zic" || s.role == "buyer_1" || s.role == "seller_1"),
+            "{:?}",
+            r.seats
+        );
+    }
+    let mock_seats: Vec<&str> = records
+        .iter()
+        .flat_map(|r| &r.seats)
+        .filter(|s| s.player == "m")
+        .map(|s| s.role.as_str())
+        .collect();
+    assert_eq!(mock_seats.len(), 6, "{mock_seats:?}");
+    assert_eq!(mock_seats.iter().filter(|r| **r == "buyer_1").count(), 3);
+    let verified = succeeded(dealgym_cli(["replay", "--verify", out.to_str().unwrap()]));
+    let said = String::from_utf8_lossy(&verified.stdout).to_string()
+        + &String::from_utf8_lossy(&verified.stderr);
+    assert!(
+        said.contains("18 episodes in 1 files replay identically"),
+        "{said}"
+    );
+
+    // Scripted entrants alone: the same seed gives the same records and the same table.
+    let sorted = |path: &Path| {
+        let mut lines: Vec<String> = std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect();
+        lines.sort();
+        lines
+    };
+    let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    let first = succeeded(eval(&a, &["--player", "sniper=rule:sniper"]));
+    let second = succeeded(eval(&b, &["--player", "sniper=rule:sniper"]));
+    assert_eq!(sorted(&a), sorted(&b));
+    assert_eq!(first.stdout, second.stdout);
+    // A cut file is completed by --resume to the same records.
+    let whole = sorted(&a);
+    let kept: Vec<String> = std::fs::read_to_string(&a)
+        .unwrap()
+        .lines()
+        .take(7)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&b, kept.concat()).unwrap();
+    let resumed = succeeded(eval(&b, &["--player", "sniper=rule:sniper", "--resume"]));
+    assert!(
+        String::from_utf8_lossy(&resumed.stderr).contains("(18 planned, 7 already there)"),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(sorted(&b), whole);
+    assert_eq!(resumed.stdout, first.stdout);
+}
+
+/// What an eval over markets cannot honour is refused, naming the flag, before anything is
+/// played.
+#[test]
+fn a_market_eval_refuses_what_it_cannot_honour_by_name() {
+    let markets = shipped();
+    let markets = markets.to_str().unwrap();
+    let dir = temp_dir("market-eval-refusals");
+    let out = dir.join("eval.jsonl");
+    let out = out.to_str().unwrap();
+    let base = [
+        "eval",
+        "--scenarios",
+        markets,
+        "--player",
+        "z=rule:zic",
+        "--out",
+        out,
+    ];
+    for (extra, says) in [
+        (
+            vec!["--talk-ablation"],
+            "--talk-ablation is not taken by an eval over markets",
+        ),
+        (vec!["--round-robin"], "--round-robin is not taken"),
+        (vec!["--swap-seats"], "--swap-seats is not taken"),
+        (vec!["--table-role", "buyer_1"], "--table-role is not taken"),
+        (
+            vec!["--opponent", "a=rule:zic", "--opponent", "b=rule:sniper"],
+            "--opponent (more than once) is not taken",
+        ),
+        (vec!["--belief-probes"], "--belief-probes"),
+        (vec!["--max-rounds", "4"], "max_rounds"),
+        (
+            vec!["--player", "l=rule:linear"],
+            "`rule:zic`, `rule:sniper` or `rule:truthful`",
+        ),
+        (
+            vec!["--player", "twin=rule:zic"],
+            "--player twin and --player z have the same spec",
+        ),
+    ] {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend(extra.iter().copied());
+        let output = dealgym_cli(&args);
+        assert!(!output.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert!(!Path::new(out).exists(), "nothing was played");
+    // The one --opponent is honoured: every other trader plays it.
+    succeeded(dealgym_cli(base.iter().copied().chain([
+        "--limit",
+        "1",
+        "--opponent",
+        "others=rule:truthful",
+    ])));
+    let records: Vec<MarketRecord> = std::fs::read_to_string(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        let zic: Vec<&str> = r
+            .seats
+            .iter()
+            .filter(|s| s.player == "rule:zic")
+            .map(|s| s.role.as_str())
+            .collect();
+        assert_eq!(zic.len(), 1, "only the entrant's seat: {:?}", r.seats);
+        assert!(r
+            .seats
+            .iter()
+            .all(|s| s.player == "rule:truthful" || s.player == "rule:zic"));
+    }
 }

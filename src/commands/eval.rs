@@ -8,6 +8,15 @@ use dealgym::eval::eval;
 use dealgym::run::{written_line, Stop};
 
 pub fn eval_command(flags: EvalFlags) -> Result<()> {
+    let played = flags.plan.options_with(
+        "",
+        "",
+        flags.out.clone(),
+        flags.campaigns.campaigns.is_none(),
+    )?;
+    if dealgym::run::is_market_run(&played.scenarios) {
+        return market_eval_command(&flags);
+    }
     if let Some(role) = &flags.table_role {
         return table_eval_command(&flags, role);
     }
@@ -69,6 +78,29 @@ fn table_eval_command(flags: &EvalFlags, role: &str) -> Result<()> {
         print!("{}", summary.markdown());
         eprintln!(
             "{} tables of {} entrants written to {} ({} planned, {} already there)",
+            summary.written,
+            options.entrants.len(),
+            options.run.out.display(),
+            summary.planned,
+            summary.skipped
+        );
+        if let Some(stopped) = summary.stopped {
+            std::process::exit(stopped.signal.exit_code());
+        }
+        Ok(())
+    })
+}
+
+/// `dealgym eval` over market scenarios: every entrant at a buyer seat and at a seller seat in
+/// turn, the other traders scripted.
+fn market_eval_command(flags: &EvalFlags) -> Result<()> {
+    plan_runtime(flags.plan.threads)?.block_on(async {
+        let options = flags.market_options()?;
+        let summary =
+            dealgym::eval::eval_markets(&options, Stop::on_signals(options.run.grace)).await?;
+        print!("{}", summary.markdown());
+        eprintln!(
+            "{} markets of {} entrants written to {} ({} planned, {} already there)",
             summary.written,
             options.entrants.len(),
             options.run.out.display(),

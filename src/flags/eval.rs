@@ -7,7 +7,7 @@ use clap::Args;
 use super::shared::{CampaignsFlag, DuplicatesFlag, PlanFlags};
 use dealgym::eval::{
     pairings, parse_entrant, with_baseline, with_talk_ablation, EvalError, EvalOptions,
-    TableEvalOptions,
+    MarketEvalOptions, TableEvalOptions,
 };
 
 /// The flags of `dealgym eval`.
@@ -19,7 +19,8 @@ pub struct EvalFlags {
     #[arg(long = "player", value_name = "NAME=SPEC", required = true)]
     pub players: Vec<String>,
     /// A fixed opponent every player meets, in the opponent seat: NAME=SPEC. Repeat the flag
-    /// for several.
+    /// for several. Over markets (scenarios/market.jsonl): once, the spec every other trader
+    /// plays (rule:zic where not given).
     #[arg(long = "opponent", value_name = "NAME=SPEC")]
     pub opponents: Vec<String>,
     /// Play every --player against every other, in both seat orders (instead of --opponent).
@@ -60,7 +61,47 @@ pub struct EvalFlags {
     pub duplicates: DuplicatesFlag,
 }
 
+/// An eval setting a market eval does not take, as `(given, flag, why)`.
+type Refusal = (bool, &'static str, &'static str);
+
 impl EvalFlags {
+    /// The options of an eval over market scenarios: every --player at buyer_1 and at seller_1
+    /// in turn, the other traders rule:zic or the one --opponent. What a market eval cannot
+    /// honour is refused by name.
+    pub fn market_options(&self) -> Result<MarketEvalOptions, EvalError> {
+        let refused: [Refusal; 7] = [
+            (self.opponents.len() > 1, "--opponent (more than once)", "the other traders of a market eval all play one spec"),
+            (self.round_robin, "--round-robin", "a market eval seats each --player against scripted traders, not against each other"),
+            (self.swap_seats, "--swap-seats", "a market eval already seats each --player as a buyer and as a seller"),
+            (self.no_baseline, "--no-baseline", "a market eval plays no baseline row"),
+            (self.talk_ablation, "--talk-ablation", "a market forwards talk as its rules say"),
+            (self.table_role.is_some(), "--table-role", "a market eval seats each --player at buyer_1 and seller_1 in turn"),
+            (self.summary_json.is_some() || self.campaigns.campaigns.is_some(), "--summary-json and --campaigns", "they are for two-party evals"),
+        ];
+        if let Some((_, flag, why)) = refused.iter().find(|(given, _, _)| *given) {
+            return Err(EvalError::Run(dealgym::run::RunError::Options(format!(
+                "{flag} is not taken by an eval over markets: {why}"
+            ))));
+        }
+        let entrants = self
+            .players
+            .iter()
+            .map(|p| parse_entrant("--player", p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let others = self
+            .opponents
+            .first()
+            .map(|o| parse_entrant("--opponent", o))
+            .transpose()?;
+        let run = self.plan.options_with("", "", self.out.clone(), true)?;
+        Ok(MarketEvalOptions {
+            run,
+            entrants,
+            others,
+            on_duplicate: self.duplicates.duplicates,
+        })
+    }
+
     /// The options of an eval over n-party scenarios (`--table-role`).
     pub fn table_options(&self, role: &str) -> Result<TableEvalOptions, EvalError> {
         if !self.opponents.is_empty()

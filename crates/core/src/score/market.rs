@@ -17,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::market::{equilibrium, Equilibrium, MarketBook, MarketTurn};
+use crate::market::{equilibrium, Equilibrium, MarketBook, MarketTurn, Trade};
 use crate::protocol::Action;
 use crate::scenario::{MarketScenario, Side};
 
@@ -169,6 +169,88 @@ impl MarketTally {
     }
 }
 
+/// One seat's figures over markets (an eval entrant's at the seat it sat, `eval` on market
+/// files), each a mean with its bootstrap 95 % interval, an episode's values drawn together by
+/// its key: the seat's **profit** (its surplus, currency units), its **share** of the realised
+/// surplus (over the markets that realised some), its **trade rate** (the markets in which it
+/// traded at least once), the **distance** of its trades from the equilibrium price range
+/// (per trade), its **malformed-turn rate** (its attempts that could not be used — unreadable
+/// or not allowed — over all its attempts, pooled), and the markets' efficiency
+/// ([`MarketTally`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MarketSeatTally {
+    market: MarketTally,
+    profit: MeanEstimate,
+    share: MeanEstimate,
+    traded: MeanEstimate,
+    distance: MeanEstimate,
+    malformed: MeanEstimate,
+}
+
+/// [`MarketSeatTally`]'s figures, each `None` before a value bears on it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MarketSeatFigures {
+    pub markets: usize,
+    pub profit: Option<Estimate>,
+    pub share: Option<Estimate>,
+    pub trade_rate: Option<Estimate>,
+    pub distance: Option<Estimate>,
+    pub efficiency: Option<Estimate>,
+    pub malformed: Option<Estimate>,
+}
+
+impl MarketSeatTally {
+    /// Add `seat`'s part of one market under bootstrap key `key`: its metrics, its trades (the
+    /// record's, in the book's order, as `m.trades` measures them) and its turns.
+    pub fn add(
+        &mut self,
+        key: u64,
+        m: &MarketMetrics,
+        trades: &[Trade],
+        turns: &[MarketTurn],
+        seat: usize,
+    ) {
+        self.market.add(key, m);
+        let weights = Weights::of(key);
+        if let Some(&profit) = m.surplus.get(seat) {
+            self.profit.add_weighted(&weights, profit);
+        }
+        if let Some(share) = m.share.as_ref().and_then(|s| s.get(seat)) {
+            self.share.add_weighted(&weights, *share);
+        }
+        let mut traded = false;
+        for (t, measured) in trades.iter().zip(&m.trades) {
+            if t.buyer == seat || t.seller == seat {
+                traded = true;
+                self.distance.add_weighted(&weights, measured.distance);
+            }
+        }
+        self.traded
+            .add_weighted(&weights, if traded { 1.0 } else { 0.0 });
+        for t in turns.iter().filter(|t| t.seat == seat) {
+            let malformed = t
+                .error
+                .as_ref()
+                .is_some_and(|e| e.kind != crate::protocol::ErrorKind::Backend);
+            self.malformed
+                .add_weighted(&weights, if malformed { 1.0 } else { 0.0 });
+        }
+    }
+
+    /// The figures over the markets added.
+    pub fn figures(&self) -> MarketSeatFigures {
+        MarketSeatFigures {
+            markets: self.market.episodes(),
+            profit: self.profit.estimate(),
+            share: self.share.estimate(),
+            trade_rate: self.traded.estimate(),
+            distance: self.distance.estimate(),
+            efficiency: self.market.efficiency(),
+            malformed: self.malformed.estimate(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,5 +318,57 @@ mod tests {
         tally.add(2, &none);
         assert_eq!(tally.episodes(), 2);
         assert_eq!(tally.efficiency().map(|e| (e.value, e.n)), Some((0.0, 1)));
+    }
+
+    #[test]
+    fn a_seats_profit_share_trades_distance_and_malformed_turns_over_two_markets() {
+        // The hand-worked market above: seat 2 (the seller of cost 40) sells at 50 to the
+        // extra-marginal buyer (distance 10 below the range [60, 90]); seat 3 (cost 90) sells
+        // at 95 (distance 5).
+        let s = unit_market(&[100, 60], &[40, 90]);
+        let mut book = MarketBook::new(&s);
+        book.play(&s, 2, &quote(50), None);
+        book.play(&s, 1, &Action::Accept, Some(1));
+        book.play(&s, 3, &quote(95), None);
+        book.play(&s, 0, &Action::Accept, Some(2));
+        let m = market_metrics(&s, &book, &[]);
+        let turn = |seat: usize, malformed: bool| -> MarketTurn {
+            let mut t = serde_json::json!({
+                "seat": seat, "slot": 0, "completion": {"text": "x"}, "parsed": {"format_ok": true}
+            });
+            if malformed {
+                t["error"] = serde_json::json!({"kind": "format", "message": "unreadable"});
+            }
+            serde_json::from_value(t).unwrap()
+        };
+        let turns = [turn(2, true), turn(2, false), turn(3, true), turn(2, false)];
+        let mut seller = MarketSeatTally::default();
+        seller.add(1, &m, &book.trades, &turns, 2);
+        // A second market where nothing traded: profit 0, no share, no trade, no distance.
+        let idle = market_metrics(&s, &MarketBook::new(&s), &[]);
+        seller.add(2, &idle, &[], &[turn(2, false)], 2);
+        let f = seller.figures();
+        assert_eq!(f.markets, 2);
+        let value = |e: Option<Estimate>| e.map(|e| (e.value, e.n));
+        assert_eq!(value(f.profit), Some((5.0, 2)), "(10 + 0) / 2");
+        assert_eq!(
+            value(f.share),
+            Some((10.0 / 30.0, 1)),
+            "only where surplus was realised"
+        );
+        assert_eq!(value(f.trade_rate), Some((0.5, 2)));
+        assert_eq!(value(f.distance), Some((10.0, 1)), "its own trade only");
+        assert_eq!(
+            value(f.malformed),
+            Some((0.25, 4)),
+            "one of its four attempts"
+        );
+        assert_eq!(
+            value(f.efficiency),
+            Some((0.25, 2)),
+            "the markets': (0.5 + 0) / 2"
+        );
+        let e = f.profit.unwrap();
+        assert!(e.low <= e.value && e.value <= e.high);
     }
 }

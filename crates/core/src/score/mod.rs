@@ -33,7 +33,9 @@ pub(crate) use anchoring::anchor_point;
 pub use anchoring::{AnchorPoint, Anchoring};
 pub use beliefs::{belief_question, check_probed_family, Belief, BeliefError, Probe, PROBE_MARKER};
 pub use estimate::{cell, pct_cell, Estimate};
-pub use market::{market_metrics, MarketMetrics, MarketTally, TradeMetrics};
+pub use market::{
+    market_metrics, MarketMetrics, MarketSeatFigures, MarketSeatTally, MarketTally, TradeMetrics,
+};
 pub(crate) use oracle::oracle;
 pub use oracle::{Oracle, OracleSearch};
 pub use quantile::{Bin, Quantiles};

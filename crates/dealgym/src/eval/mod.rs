@@ -29,17 +29,23 @@
 //!   `t.json()`);
 //! - `table.rs`: the eval over n-party scenarios (`--table-role ROLE`): each entrant sits at
 //!   ROLE in turn, the other roles scripted, through run's table driver and the one executor;
+//! - `market.rs`: the eval over market scenarios: each entrant at a buyer seat and at a seller
+//!   seat in turn, the other traders scripted; its figures per seat and its ratings;
+//! - `seated.rs`: the one loop of the table and market evals: every entrant's kit over the same
+//!   scenarios and seeds, through the one executor, into one file;
 //! - `table_ratings.rs`: ratings over n-player games (table records): pairwise Bradley–Terry
-//!   inside each episode, on `score`'s `Comparisons`;
+//!   inside each episode, on `score`'s `Comparisons` (and the market eval's, by seat);
 //! - `spill.rs`: `SpillStore`, where the ratings' observations wait: in memory up to
 //!   `SPILL_AFTER`, then in partition files by key, removed on drop — the I/O half of
 //!   `score::rating`'s store seam, so an eval's or a report's memory stays flat.
 
 mod beliefs;
 mod grid;
+mod market;
 mod matrix;
 mod player_figures;
 mod results;
+mod seated;
 mod spill;
 mod table;
 mod table_ratings;
@@ -50,6 +56,7 @@ use std::sync::Arc;
 pub use grid::{
     pairings, parse_entrant, with_baseline, with_talk_ablation, Entrant, GridError, Pairing,
 };
+pub use market::{eval_markets, MarketEvalOptions, MarketEvalSummary, MARKET_EVAL_SEATS};
 pub use matrix::{Cell, CrossPlay};
 pub use results::EvalResults;
 pub(crate) use results::EvalTally;

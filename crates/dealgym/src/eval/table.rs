@@ -3,8 +3,8 @@
 //! their incentive), on the same scenarios and seeds — paired setups, as in the two-party eval.
 //! Each entrant is its own run (its run id folds in its seat), all written to one file, so
 //! `--resume` works per entrant. Tables are played by `run`'s table driver as
-//! [`Job::Table`](crate::run::Job) jobs of the one executor, with `run`'s writer; this module
-//! plans and lays out, it plays nothing itself.
+//! [`Job::Table`](crate::run::Job) jobs of the eval's one seated loop (`seated.rs`, shared with
+//! the market eval); this module plans and lays out, it plays nothing itself.
 //!
 //! At the end the file is read back: per entrant, its episodes, deal %, mean ρ at the role
 //! (no deal counting 0) and the paper's metrics, and the pairwise Bradley–Terry ratings
@@ -12,17 +12,17 @@
 //! role. Every entrant meets the same scripted parties on the same setups, so the entrants'
 //! ratings share one scale through them.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 use super::grid::Entrant;
+use super::seated::{entrant_of_run, play_entrants};
 use super::{EvalError, TableRatings};
-use crate::game::{EpisodeSeed, OutcomeKind};
-use crate::record::{OnDuplicate, RecordFiles, RecordWriter, TableRecord};
+use crate::game::OutcomeKind;
+use crate::record::{OnDuplicate, RecordFiles, TableRecord};
 use crate::run::{
-    build_table_kit, execute, load_tables, progress_bar, Job, PlannedTable, RunError, RunOptions,
-    Stop, Stopped,
+    build_table_kit, load_tables, Job, PlannedTable, RunError, RunOptions, Stop, Stopped,
 };
 use crate::score::Leaderboard;
 
@@ -92,24 +92,34 @@ impl TableEvalSummary {
                 pct(e.tally.unanimous_final)
             );
         }
-        out.push_str(
-            "\nRatings: pairwise Bradley–Terry inside each episode (every pair of seats on ρ, ties as half), 95% bootstrap intervals over episodes\n\n| player | rating | interval | comparisons | group |\n|---|---:|---|---:|---:|\n",
-        );
-        for r in &self.ratings.ratings {
-            let num = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{v:.0}"));
-            let _ = writeln!(
-                out,
-                "| {} | {} | [{}, {}] | {} | {} |",
-                r.player,
-                num(r.rating),
-                num(r.low),
-                num(r.high),
-                r.comparisons,
-                r.group.map_or("–".to_string(), |g| g.to_string())
-            );
-        }
+        out.push_str(&ratings_markdown(
+            "Ratings: pairwise Bradley–Terry inside each episode (every pair of seats on ρ, ties as half), 95% bootstrap intervals over episodes",
+            &self.ratings,
+        ));
         out
     }
+}
+
+/// The ratings under `heading`, as a Markdown table: each player's rating with its interval,
+/// its comparisons and its group of comparable players.
+pub(crate) fn ratings_markdown(heading: &str, board: &Leaderboard) -> String {
+    let mut out = format!(
+        "\n{heading}\n\n| player | rating | interval | comparisons | group |\n|---|---:|---|---:|---:|\n"
+    );
+    for r in &board.ratings {
+        let num = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{v:.0}"));
+        let _ = writeln!(
+            out,
+            "| {} | {} | [{}, {}] | {} | {} |",
+            r.player,
+            num(r.rating),
+            num(r.low),
+            num(r.high),
+            r.comparisons,
+            r.group.map_or("–".to_string(), |g| g.to_string())
+        );
+    }
+    out
 }
 
 /// Play every entrant's tables not yet in the file, through one executor, then read the file
@@ -134,61 +144,32 @@ pub async fn eval_tables<'s>(
         ))
         .into());
     }
-    let mut names: HashMap<String, String> = HashMap::new();
     let mut kits = Vec::new();
     for entrant in &options.entrants {
         let mut o = run.clone();
         o.seats = vec![(options.role.clone(), entrant.spec.clone())];
-        let kit = Arc::new(build_table_kit(&o, &scenarios, &[])?);
-        if let Some(other) = names.insert(kit.run_id.clone(), entrant.name.clone()) {
-            return Err(RunError::Options(format!(
-                "--player {} and --player {other} have the same spec: each entrant must be another player",
-                entrant.name
-            ))
-            .into());
-        }
-        kits.push(kit);
+        kits.push(Arc::new(build_table_kit(&o, &scenarios, &[])?));
     }
-    let run_ids: HashSet<String> = names.keys().cloned().collect();
-    let (mut writer, existing) = RecordWriter::open_runs(&run.out, &run_ids, run.resume)?;
-    for note in existing.notes(&run.out) {
-        eprintln!("{note}");
-    }
-    // Scenario by scenario, member by member, every entrant in turn: an eval cut short has
-    // its entrants filled evenly.
-    let mut planned = 0;
-    let mut todo = Vec::new();
-    for (g, scenario) in scenarios.iter().enumerate() {
-        for m in 0..u64::from(run.group_size) {
-            for kit in &kits {
-                planned += 1;
-                let seeds = EpisodeSeed {
-                    run: run.seed,
-                    group: g as u64,
-                    member: m,
-                };
-                if existing
-                    .episode_ids_of(&kit.run_id)
-                    .contains(&seeds.episode_id())
-                {
-                    continue;
-                }
-                todo.push(Job::Table(
-                    kit.clone(),
-                    PlannedTable {
-                        scenario: scenario.clone(),
-                        seeds,
-                        prefix: None,
-                    },
-                ));
-            }
-        }
-    }
-    let skipped = planned - todo.len();
-    let bar = progress_bar(run.progress, todo.len());
-    let permits = Arc::new(tokio::sync::Semaphore::new(run.concurrency));
-    let (_, stopped) = execute(todo, permits, &mut writer, &bar, stop).await?;
-    bar.finish_and_clear();
+    let run_ids: Vec<String> = kits.iter().map(|k| k.run_id.clone()).collect();
+    let entrant_names: Vec<&str> = options.entrants.iter().map(|e| e.name.as_str()).collect();
+    let names = entrant_of_run(&run_ids, &entrant_names)?;
+    let played = play_entrants(
+        run,
+        &scenarios,
+        &run_ids,
+        |k, scenario, seeds| {
+            Job::Table(
+                kits[k].clone(),
+                PlannedTable {
+                    scenario: scenario.clone(),
+                    seeds,
+                    prefix: None,
+                },
+            )
+        },
+        stop,
+    )
+    .await?;
 
     let mut figures: BTreeMap<String, EntrantFigures> = BTreeMap::new();
     let mut ratings = TableRatings::default();
@@ -224,10 +205,10 @@ pub async fn eval_tables<'s>(
     entrants.sort_by_key(|e| order(&e.name));
     Ok(TableEvalSummary {
         role: options.role.clone(),
-        planned,
-        skipped,
-        written: writer.written(),
-        stopped,
+        planned: played.planned,
+        skipped: played.skipped,
+        written: played.written,
+        stopped: played.stopped,
         entrants,
         ratings: ratings.leaderboard(),
     })

@@ -49,7 +49,17 @@ pub(crate) fn seat_players(
         .collect()
 }
 
-/// Pairwise Bradley–Terry ratings of the players of table episodes.
+/// The key of a situation named by `parts` (each hashed as one field).
+pub(crate) fn situation<'a>(parts: impl IntoIterator<Item = &'a str>) -> u64 {
+    let mut key = Fnv1a64::new();
+    for part in parts {
+        key.field(part.as_bytes());
+    }
+    key.finish().0
+}
+
+/// Pairwise Bradley–Terry ratings of the players of table episodes (and of market evals'
+/// entrants, [`TableRatings::add_scores`]).
 #[derive(Debug, Default)]
 pub(crate) struct TableRatings {
     comparisons: Comparisons<InMemory>,
@@ -63,20 +73,30 @@ impl TableRatings {
         if record.outcome.outcome.kind == OutcomeKind::Error {
             return;
         }
-        let mut key = Fnv1a64::new();
-        key.field(record.run_id.as_bytes());
-        key.field(record.episode_id.as_bytes());
-        let key = key.finish().0;
+        let key = situation([record.run_id.as_str(), record.episode_id.as_str()]);
+        let scores = seat_players(record, named)
+            .into_iter()
+            .enumerate()
+            .map(|(seat, player)| {
+                let role = &record.seats[seat].role;
+                (player, record.outcome.rho.get(role).copied().unwrap_or(0.0))
+            });
+        self.add_scores(key, scores);
+    }
+
+    /// Add one situation's scores: every pair of its players (here and under the same `key`
+    /// from other calls) is one comparison, the higher score winning. A table episode is one
+    /// situation ([`TableRatings::add`]); a market eval's situation is one seat of one market
+    /// setup, which each entrant sat in turn (`eval/market.rs`).
+    pub fn add_scores(&mut self, key: u64, scores: impl IntoIterator<Item = (String, f64)>) {
         self.episodes += 1;
-        for (seat, player) in seat_players(record, named).iter().enumerate() {
-            let role = &record.seats[seat].role;
-            let rho = record.outcome.rho.get(role).copied().unwrap_or(0.0);
+        for (player, score) in scores {
             // In memory: pushing cannot fail.
-            let Ok(()) = self.comparisons.add(key, player, rho);
+            let Ok(()) = self.comparisons.add(key, &player, score);
         }
     }
 
-    /// Episodes added.
+    /// Situations added.
     #[cfg(test)]
     pub fn episodes(&self) -> usize {
         self.episodes
@@ -189,5 +209,32 @@ mod tests {
             .find(|r| r.player == "r (party_3)")
             .unwrap();
         assert!(r2.wins > 0.0);
+    }
+
+    #[test]
+    fn scores_under_one_situation_key_are_compared_and_under_different_keys_not() {
+        // A market eval's way: one score per call, the entrants' calls for one seat of one
+        // setup under one key.
+        let mut ratings = TableRatings::default();
+        for i in 0..20 {
+            let ep = format!("g{i}-m0");
+            let key = situation(["market:45:0", ep.as_str(), "buyer_1"]);
+            ratings.add_scores(key, [("a".to_string(), if i % 4 == 0 { 1.0 } else { 5.0 })]);
+            ratings.add_scores(key, [("b".to_string(), 2.0)]);
+            // `c` sat alone at its situations: compared with no one.
+            let alone = situation(["market:45:0", ep.as_str(), "seller_1"]);
+            ratings.add_scores(alone, [("c".to_string(), 9.0)]);
+        }
+        let board = ratings.leaderboard();
+        let find = |p: &str| board.ratings.iter().find(|r| r.player == p).unwrap();
+        assert_eq!(find("a").comparisons, 20);
+        assert_eq!(find("a").wins, 15.0);
+        assert!(find("a").rating.unwrap() > find("b").rating.unwrap());
+        assert_eq!(find("c").comparisons, 0);
+        assert_ne!(
+            situation(["x", "y"]),
+            situation(["xy", ""]),
+            "parts are fields, not concatenated"
+        );
     }
 }

@@ -31,8 +31,11 @@ pub const DEFAULT_TRADER: MarketRule = MarketRule::Zic;
 /// What every market of a run shares: the players by role, the options, the run id.
 pub(crate) struct MarketKit {
     pub run_id: String,
-    /// The player of each named role; the others play [`DEFAULT_TRADER`].
+    /// The player of each named role; the others play `others`.
     pub seats: BTreeMap<String, MarketPlayer>,
+    /// The player of every role not named: [`DEFAULT_TRADER`] in a run, the other traders an
+    /// eval names (`eval --opponent`).
+    pub others: MarketPlayer,
     pub options: MarketOptions,
     pub prompts: Arc<Prompts>,
 }
@@ -42,7 +45,7 @@ impl MarketKit {
         self.seats
             .get(role)
             .cloned()
-            .unwrap_or(MarketPlayer::Scripted(DEFAULT_TRADER))
+            .unwrap_or_else(|| self.others.clone())
     }
 }
 
@@ -132,11 +135,13 @@ pub struct MarketRunSummary {
 }
 
 /// The market kit of a run: each named seat's player (every role must be a trader of every
-/// market), the options, the run id. What a market cannot honour is refused here, before
-/// anything is played.
-fn build_market_kit(
+/// market), the player of the others (`others`, a spec: [`DEFAULT_TRADER`] where `None`), the
+/// options, the run id (folding in `others` where given, so a run keeps its id). What a market
+/// cannot honour is refused here, before anything is played.
+pub(crate) fn build_market_kit(
     options: &RunOptions,
     scenarios: &[Arc<MarketScenario>],
+    others: Option<&str>,
 ) -> Result<MarketKit, RunError> {
     if options.rewards != RewardConfig::default() {
         return Err(RunError::Options(
@@ -185,6 +190,13 @@ fn build_market_kit(
             return Err(RunError::Options(format!("--seat {role}=… given twice")));
         }
     }
+    let (others, identity) = match others {
+        Some(spec) => (
+            MarketPlayer::from_spec(spec, &options.players, &http, &options.sampling.learner)?,
+            vec![format!("others={spec}")],
+        ),
+        None => (MarketPlayer::Scripted(DEFAULT_TRADER), Vec::new()),
+    };
     let market = MarketOptions {
         retries: options.episode.format_retries,
         regulated: options.regulated_roles.clone(),
@@ -195,11 +207,12 @@ fn build_market_kit(
         &format!("market|{market:?}"),
         seats.iter().map(|(role, p)| (role.as_str(), p.spec())),
         scenarios.iter().map(|s| s.id.as_str()),
-        &[],
+        &identity,
     );
     Ok(MarketKit {
         run_id,
         seats,
+        others,
         options: market,
         prompts: crate::replay::load_prompts(options.prompts_dir.as_deref())?,
     })
@@ -378,6 +391,13 @@ pub(crate) async fn play_market_caught(
     .await
 }
 
+/// The markets of a run's (or an eval's) scenario files, each file's as its selection chooses.
+pub(crate) fn load_markets(options: &RunOptions) -> Result<Vec<Arc<MarketScenario>>, RunError> {
+    load_seated(&options.scenarios, &options.selection(), |file| {
+        Ok(load_market_scenarios(file, LoadOptions::default())?.scenarios)
+    })
+}
+
 /// Run every market of the plan, writing each record as it ends.
 pub async fn run_markets<'s>(
     options: &RunOptions,
@@ -397,11 +417,9 @@ pub async fn run_markets<'s>(
                 .into(),
         ));
     }
-    let scenarios = load_seated(&options.scenarios, &options.selection(), |file| {
-        Ok(load_market_scenarios(file, LoadOptions::default())?.scenarios)
-    })?;
+    let scenarios = load_markets(options)?;
     options.check_plan_size(scenarios.len(), "scenarios", 1)?;
-    let kit = Arc::new(build_market_kit(options, &scenarios)?);
+    let kit = Arc::new(build_market_kit(options, &scenarios, None)?);
     let planned: Vec<PlannedMarket> = scenarios
         .iter()
         .enumerate()

@@ -47,6 +47,7 @@ pub(crate) use execute::{
 };
 pub use execute::{written_line, Stopped};
 pub(crate) use market::bootstrap_key as market_bootstrap_key;
+pub(crate) use market::{build_market_kit, load_markets, PlannedMarket};
 pub use market::{run_markets, MarketRunSummary, MarketStats, DEFAULT_TRADER};
 pub use options::{RunError, RunOptions};
 pub use plan::{plan, PlannedEpisode, Shard};
