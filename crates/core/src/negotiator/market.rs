@@ -181,7 +181,7 @@ impl Players<MarketEpisode> for MarketTraders {
         seat: usize,
         answer: Completion,
     ) -> Result<(), TableError> {
-        episode.step(seat, answer)
+        episode.step(seat, answer).map(drop)
     }
 
     fn fail(
