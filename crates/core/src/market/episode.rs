@@ -490,7 +490,7 @@ impl MarketEpisode {
             .iter()
             .filter(|t| t.seat != seat)
             .filter_map(|t| {
-                let action = t.played()?;
+                t.played()?;
                 let talk = t
                     .parsed
                     .talk
@@ -498,31 +498,7 @@ impl MarketEpisode {
                     .filter(|_| t.to.is_none_or(|to| to == seat))
                     .map(str::trim)
                     .filter(|s| !s.is_empty());
-                let shown = match action {
-                    Action::Submit(terms) => {
-                        let price = super::book::quote_price(terms).unwrap_or(0);
-                        let kind = match self.scenario.traders[t.seat].side {
-                            Side::Buyer => "bid",
-                            Side::Seller => "ask",
-                        };
-                        Some(format!(
-                            "quote #{} {kind} {}",
-                            t.quote.unwrap_or(0),
-                            format_cents(price)
-                        ))
-                    }
-                    Action::Accept => t.trade.and_then(|i| self.book.trades.get(i)).map(|tr| {
-                        format!(
-                            "took #{}: {} bought from {} at {}",
-                            tr.order,
-                            role(tr.buyer),
-                            role(tr.seller),
-                            format_cents(tr.price)
-                        )
-                    }),
-                    Action::WalkAway => Some("left the market".to_string()),
-                    Action::Reject | Action::Talk => None,
-                };
+                let shown = self.shown_move(t);
                 let said = talk.map(|s| match t.to {
                     Some(_) => format!("(to you only) {s}"),
                     None => s.to_string(),
@@ -535,6 +511,38 @@ impl MarketEpisode {
                 }
             })
             .collect()
+    }
+
+    /// The move `turn` played as every trader reads it (`quote #3 bid 70`, `took #1: buyer_1
+    /// bought from seller_2 at 70`, `left the market`); `None` for a pass, talk alone or an
+    /// attempt that was not played.
+    pub fn shown_move(&self, turn: &MarketTurn) -> Option<String> {
+        let role = |s: usize| self.scenario.traders[s].role.as_str();
+        match turn.played()? {
+            Action::Submit(terms) => {
+                let price = super::book::quote_price(terms).unwrap_or(0);
+                let kind = match self.scenario.traders[turn.seat].side {
+                    Side::Buyer => "bid",
+                    Side::Seller => "ask",
+                };
+                Some(format!(
+                    "quote #{} {kind} {}",
+                    turn.quote.unwrap_or(0),
+                    format_cents(price)
+                ))
+            }
+            Action::Accept => turn.trade.and_then(|i| self.book.trades.get(i)).map(|tr| {
+                format!(
+                    "took #{}: {} bought from {} at {}",
+                    tr.order,
+                    role(tr.buyer),
+                    role(tr.seller),
+                    format_cents(tr.price)
+                )
+            }),
+            Action::WalkAway => Some("left the market".to_string()),
+            Action::Reject | Action::Talk => None,
+        }
     }
 
     /// Whether the market is of several units per trader.
