@@ -195,6 +195,10 @@ def test_a_seat_out_of_turn_an_unknown_role_and_a_bad_spec_are_refused_by_name()
         Game("market", learner_role="buyer_1")
     with pytest.raises(ValueError, match="tools"):
         market().tools("buyer_1")
+    with pytest.raises(ValueError, match="format `tools`: a market is played in `tagged` or `xml`"):
+        market(format="tools")
+    with pytest.raises(ScenarioError, match="nobody"):
+        market(regulated=["nobody"])
 
 
 def test_the_same_seed_and_completions_give_byte_identical_records(tmp_path):
