@@ -6,8 +6,7 @@ use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 
 use dealgym_core::scenario::{
-    builtin_scenarios, load_scenarios_from_reader, Catalog, Family, LoadOptions, MarketFamily,
-    Role, MARKETS_NOT_PLAYED_YET,
+    builtin_scenarios, load_scenarios_from_reader, Catalog, Family, LoadOptions, MarketFamily, Role,
 };
 use pyo3::prelude::*;
 
@@ -16,13 +15,17 @@ use crate::errors::ScenarioError;
 static CATALOGS: [OnceLock<Result<Catalog, String>>; Family::ALL.len()] =
     [const { OnceLock::new() }; Family::ALL.len()];
 
-/// The family named `name` (a file stem or a usual abbreviation, as the command line takes).
+/// The two-party family named `name` (a file stem or a usual abbreviation, as the command
+/// line takes); `market` is refused naming where its roles and scenarios are.
 pub fn family(name: &str) -> PyResult<Family> {
     if name
         .trim()
         .eq_ignore_ascii_case(MarketFamily::Market.name())
     {
-        return Err(ScenarioError::new_err(MARKETS_NOT_PLAYED_YET));
+        return Err(ScenarioError::new_err(
+            "`market` is no two-party family: a market's roles are its traders' and its \
+             scenarios a market file's; play one as Game(\"market\", ...) (its `roles`)",
+        ));
     }
     Family::from_str(name).map_err(|_| {
         ScenarioError::new_err(format!(

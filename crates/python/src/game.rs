@@ -2,21 +2,25 @@
 //!
 //! One class for every family, as PettingZoo has one `AECEnv` for any number of agents: a
 //! two-party family's game ([`PairGame`]) is the two-seat case, a table family's
-//! ([`TableGame`], `deliberation`) the n-seat one. Each face (`step(action, role=...)`, the
-//! observation, the step's [`StepInfo`], the outcome, the record, the token trajectory) has one
-//! shape for both; what only one kind has is refused on the other, naming why.
+//! ([`TableGame`], `deliberation`) and a market's ([`MarketGame`], `market`) the n-seat ones,
+//! both hosted by the one n-party host ([`crate::table::SeatedGame`]). Each face
+//! (`step(action, role=...)`, the observation, the step's [`StepInfo`], the outcome, the
+//! record, the token trajectory) has one shape for every kind; what only one kind has is
+//! refused on the others, naming why.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use dealgym_core::scenario::TableFamily;
+use dealgym_core::scenario::is_market_file;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use crate::errors::ScenarioError;
 use crate::exact::Exact;
+use crate::market::{is_market_family, MarketGame};
 use crate::pair::PairGame;
-use crate::table::TableGame;
+use crate::table::{is_table_family, TableGame};
 
 /// What one step did, in the same shape for every family.
 #[pyclass(module = "dealgym._core", frozen, get_all, skip_from_py_object)]
@@ -81,6 +85,7 @@ fn py_bool(b: bool) -> &'static str {
 pub(crate) enum Kind {
     Pair(PairGame),
     Table(TableGame),
+    Market(MarketGame),
 }
 
 /// One episode of any family, every seat named by its role and played from outside with raw
@@ -102,14 +107,14 @@ impl Game {
     pub(crate) fn pair(&self, what: &str) -> PyResult<&PairGame> {
         match &self.kind {
             Kind::Pair(g) => Ok(g),
-            Kind::Table(_) => Err(two_party_only(what)),
+            Kind::Table(_) | Kind::Market(_) => Err(two_party_only(what)),
         }
     }
 
     pub(crate) fn pair_mut(&mut self, what: &str) -> PyResult<&mut PairGame> {
         match &mut self.kind {
             Kind::Pair(g) => Ok(g),
-            Kind::Table(_) => Err(two_party_only(what)),
+            Kind::Table(_) | Kind::Market(_) => Err(two_party_only(what)),
         }
     }
 
@@ -121,13 +126,8 @@ impl Game {
 
 fn two_party_only(what: &str) -> PyErr {
     PyValueError::new_err(format!(
-        "`{what}` is a two-party game's: a table (deliberation) has none"
+        "`{what}` is a two-party game's: a table (deliberation) or a market has none"
     ))
-}
-
-/// Whether `family` names a table family.
-fn table_family(family: &str) -> bool {
-    serde_json::from_value::<TableFamily>(serde_json::json!(family)).is_ok()
 }
 
 /// Arguments given that the kind of game does not take: refused, naming them.
@@ -152,6 +152,7 @@ macro_rules! either {
         match &$self.kind {
             Kind::Pair($g) => $body,
             Kind::Table($g) => $body,
+            Kind::Market($g) => $body,
         }
     };
 }
@@ -160,8 +161,9 @@ macro_rules! either {
 impl Game {
     /// A game of `family`. Every family takes `scenario_id`, `index`, `seed`, `member`,
     /// `players` and `run_id`; a two-party family also `learner_role`, `first_mover`,
-    /// `rules`, `rewards`, `opponent` and `training`; a table (`deliberation`) `scenario_file`,
-    /// `retries`, `regulated` and `format`. An argument the family does not take is refused.
+    /// `rules`, `rewards`, `opponent` and `training`; a table (`deliberation`) and a market
+    /// (`market`) `scenario_file`, `retries`, `regulated` and `format`. An argument the family
+    /// does not take is refused.
     /// `learner_role` and `first_mover` name roles, as every Python face names a seat.
     #[new]
     #[pyo3(signature = (family, *, scenario_id=None, index=None, seed=None, member=None, players=None, run_id=None, learner_role=None, first_mover=None, rules=None, rewards=None, opponent=None, training=None, scenario_file=None, retries=None, regulated=None, format=None))]
@@ -186,7 +188,9 @@ impl Game {
         regulated: Option<Vec<String>>,
         format: Option<&str>,
     ) -> PyResult<Game> {
-        let kind = if table_family(family) {
+        let market = is_market_family(family);
+        let kind = if market || is_table_family(family) {
+            let noun = if market { "market" } else { "table" };
             refuse(
                 family,
                 &[
@@ -197,21 +201,46 @@ impl Game {
                     ("opponent", opponent.is_some()),
                     ("training", training.is_some()),
                 ],
-                "a table's seats are set with `players`, its rules with `retries`, `regulated` and `format`",
+                &format!("a {noun}'s seats are set with `players`, its rules with `retries`, `regulated` and `format`"),
             )?;
-            Kind::Table(TableGame::new(
-                py,
-                scenario_id,
-                scenario_file,
-                index,
-                seed,
-                member,
-                retries,
-                regulated,
-                format,
-                players,
-                run_id,
-            )?)
+            if let Some(path) = scenario_file
+                .as_deref()
+                .filter(|p| !market && is_market_file(p))
+            {
+                return Err(ScenarioError::new_err(format!(
+                    "{} holds markets: play it as Game(\"market\", scenario_file=...)",
+                    path.display()
+                )));
+            }
+            if market {
+                Kind::Market(MarketGame::new(
+                    py,
+                    scenario_id,
+                    scenario_file,
+                    index,
+                    seed,
+                    member,
+                    retries,
+                    regulated,
+                    format,
+                    players,
+                    run_id,
+                )?)
+            } else {
+                Kind::Table(TableGame::new(
+                    py,
+                    scenario_id,
+                    scenario_file,
+                    index,
+                    seed,
+                    member,
+                    retries,
+                    regulated,
+                    format,
+                    players,
+                    run_id,
+                )?)
+            }
         } else {
             refuse(
                 family,
@@ -252,6 +281,7 @@ impl Game {
         match &self.kind {
             Kind::Pair(g) => g.family_name(),
             Kind::Table(g) => g.family_name(),
+            Kind::Market(g) => g.family_name(),
         }
     }
 
@@ -270,6 +300,7 @@ impl Game {
                 vec![a.to_string(), b.to_string()]
             }
             Kind::Table(g) => g.roles_py(),
+            Kind::Market(g) => g.roles_py(),
         }
     }
 
@@ -279,19 +310,32 @@ impl Game {
         self.roles()
     }
 
+    /// The roles played in process by a built-in player (a table's scripted parties, a
+    /// market's scripted traders; a two-party game's `opponent=` rule): they move on their own,
+    /// and an AEC environment's agents are the others.
+    #[getter]
+    fn in_process(&self) -> Vec<String> {
+        match &self.kind {
+            Kind::Pair(g) => g.in_process(),
+            Kind::Table(g) => g.in_process(),
+            Kind::Market(g) => g.in_process(),
+        }
+    }
+
     /// The role to move, as PettingZoo names it (`to_move`).
     #[getter]
     fn agent_selection(&self) -> Option<String> {
         self.to_move()
     }
 
-    /// The learner's role (the record's learner seat); `None` at a table, whose seats are
-    /// peers.
+    /// The learner's role (the record's learner seat); `None` at a table or in a market,
+    /// whose seats are peers.
     #[getter]
     fn learner_role(&self) -> Option<&'static str> {
         match &self.kind {
             Kind::Pair(g) => Some(g.learner_role()),
             Kind::Table(_) => None,
+            Kind::Market(_) => None,
         }
     }
 
@@ -305,6 +349,7 @@ impl Game {
         match &self.kind {
             Kind::Pair(g) => g.run_id_py(),
             Kind::Table(g) => g.run_id(),
+            Kind::Market(g) => g.run_id(),
         }
     }
 
@@ -315,6 +360,7 @@ impl Game {
         match &self.kind {
             Kind::Pair(g) => g.training_py(py),
             Kind::Table(_) => Ok(None),
+            Kind::Market(_) => Ok(None),
         }
     }
 
@@ -325,6 +371,7 @@ impl Game {
         match &self.kind {
             Kind::Pair(_) => None,
             Kind::Table(g) => Some(g.schedule()),
+            Kind::Market(g) => Some(g.schedule()),
         }
     }
 
@@ -334,6 +381,7 @@ impl Game {
         match &self.kind {
             Kind::Pair(g) => g.to_move().map(str::to_string),
             Kind::Table(g) => g.to_move(),
+            Kind::Market(g) => g.to_move(),
         }
     }
 
@@ -362,6 +410,7 @@ impl Game {
                 .rewards()
                 .map(|r| r.into_iter().map(|(k, v)| (k.to_string(), v)).collect()),
             Kind::Table(g) => g.rewards()?.map(|r| r.into_iter().collect()),
+            Kind::Market(g) => g.rewards()?.map(|r| r.into_iter().collect()),
         })
     }
 
@@ -379,6 +428,7 @@ impl Game {
         match &self.kind {
             Kind::Pair(g) => g.outcome_for(py, role),
             Kind::Table(g) => g.outcome_for(py, role),
+            Kind::Market(g) => g.outcome_for(py, role),
         }
     }
 
@@ -396,6 +446,7 @@ impl Game {
         match &mut self.kind {
             Kind::Pair(g) => g.step(py, action, role),
             Kind::Table(g) => g.step(py, action, role),
+            Kind::Market(g) => g.step(py, action, role),
         }
     }
 
@@ -456,6 +507,7 @@ impl Game {
                 .map(|(r, t)| (r.to_string(), t))
                 .collect(),
             Kind::Table(g) => g.transcript(),
+            Kind::Market(g) => g.transcript(),
         }
     }
 
@@ -511,6 +563,7 @@ impl Game {
         match &mut self.kind {
             Kind::Pair(g) => g.set_prompt_ids(py, role, full, before),
             Kind::Table(g) => g.set_prompt_ids(py, role, full, before),
+            Kind::Market(g) => g.set_prompt_ids(py, role, full, before),
         }
     }
 

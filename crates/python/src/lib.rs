@@ -21,6 +21,7 @@ mod cli;
 mod errors;
 mod exact;
 mod game;
+mod market;
 mod observation;
 mod pair;
 mod planner;

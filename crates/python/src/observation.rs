@@ -6,6 +6,7 @@
 //! converting the structured state was three quarters of an observation's cost. The state
 //! itself is taken now, in Rust ([`SeatView`]), so a later read gives this moment's state.
 
+use dealgym_core::market::MarketSeatState;
 use dealgym_core::observation::{ConstantsParts, MomentParts, SeatConstants, SeatState};
 use dealgym_core::table::TableSeatState;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -17,16 +18,17 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyType};
 use pythonize::pythonize;
 
-/// A seat's structured state, of either kind of game, as the engine gave it. Unboxed although
-/// a table's is smaller: it lives in the Python object of its observation, one allocation.
-/// A two-party seat's is its two parts: the constants its game shares between observations
-/// (built on the first read of any of them), and what this moment is made of ([`MomentParts`],
-/// its moves as the engine holds them), made into the moment and joined only when the state is
-/// read.
+/// A seat's structured state, of any kind of game, as the engine gave it. Unboxed although
+/// a table's or a market's is smaller: it lives in the Python object of its observation, one
+/// allocation. A two-party seat's is its two parts: the constants its game shares between
+/// observations (built on the first read of any of them), and what this moment is made of
+/// ([`MomentParts`], its moves as the engine holds them), made into the moment and joined only
+/// when the state is read.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum SeatView {
     Pair(Arc<Constants>, MomentParts),
     Table(TableSeatState),
+    Market(MarketSeatState),
 }
 
 impl SeatView {
@@ -38,6 +40,7 @@ impl SeatView {
                 &SeatState::join(constants.get().clone(), parts.moment()),
             )?,
             SeatView::Table(s) => pythonize(py, s)?,
+            SeatView::Market(s) => pythonize(py, s)?,
         })
     }
 }

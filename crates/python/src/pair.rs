@@ -430,6 +430,14 @@ impl PairGame {
         (a.name(), b.name())
     }
 
+    /// The opponent's role when `opponent=` plays it in process, else none.
+    pub(crate) fn in_process(&self) -> Vec<String> {
+        self.opponent
+            .iter()
+            .map(|_| self.role_of(Seat::Opponent).to_string())
+            .collect()
+    }
+
     /// The learner's role (the record's learner seat).
     pub(crate) fn learner_role(&self) -> &'static str {
         self.role_of(Seat::Learner)

@@ -61,8 +61,12 @@ impl RecordWriter {
                 self.append(&record.run_id, &record.episode_id, record)
             }
             Kind::Table(g) => {
-                let record = g.ended_record()?;
-                self.append(&record.run_id, &record.episode_id, record)
+                let (run, episode, record) = g.record_for_writer()?;
+                self.append(run, episode, record)
+            }
+            Kind::Market(g) => {
+                let (run, episode, record) = g.record_for_writer()?;
+                self.append(run, episode, record)
             }
         }
     }

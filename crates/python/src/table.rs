@@ -1,26 +1,29 @@
-//! [`TableGame`]: one n-party episode (core's [`TableEpisode`]) stepped from Python, each seat
-//! by its role: a [`Game`](crate::game::Game) of the table family (`deliberation`).
+//! [`SeatedGame`]: one n-party episode stepped from Python, each seat by its role — a table
+//! (core's [`TableEpisode`], the `deliberation` family) or a market (core's `MarketEpisode`,
+//! the `market` family, hosted by `market.rs`): a [`Game`](crate::game::Game) of either.
 //!
-//! The rules — the schedule, offers with ids, the agreement rule, regulation, the
-//! malformed-turn policy, the views, the record — stay core's; this file reads Python's
-//! arguments, names seats by role, and answers in Python's types. The scenario comes from a
-//! table scenario file (`scenario_file=`) or the built-in `deliberation` catalog, picked as
-//! `dealgym serve` picks a table reset's ([`Catalog::pick`]), and the schedule is drawn
-//! from the seed as serve draws it.
+//! The rules — the schedule, offers or the order book, regulation, the malformed-turn policy,
+//! the views, the record — stay core's; this file reads Python's arguments, names seats by
+//! role, plays the built-in seats, and answers in Python's types, once for both kinds. What a
+//! kind has of its own (its scenarios, its options, its scripted players, its state, its
+//! record's outcome) is its [`Hosted`] implementation. The scenario comes from a scenario file
+//! (`scenario_file=`) or the kind's built-in catalog, picked as `dealgym serve` picks a
+//! table reset's ([`Catalog::pick`]), and the schedule is drawn from the seed as serve draws it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::SystemTime;
 
-use dealgym_core::engine::drive_now;
-use dealgym_core::game::{mix_text, EpisodeSeed};
+use dealgym_core::engine::{drive_now, Seated, SeatedRecord, SeatedRun};
+use dealgym_core::game::{mix_text, EpisodeSeed, OutcomeKind};
 use dealgym_core::negotiator::ScriptedSeats;
 use dealgym_core::protocol::TurnFormat;
-use dealgym_core::record::{table_calls, ExactCalls, TablePlayerInfo, TableRecord, TurnCost};
+use dealgym_core::record::{table_calls, ExactCalls, NoTrajectory, TablePlayerInfo, TurnCost};
 use dealgym_core::scenario::{
-    builtin_scenarios, load_table_scenarios, load_table_scenarios_from_reader, Catalog,
-    LoadOptions, TableFamily, TableScenario,
+    builtin_scenarios, load_table_scenarios, load_table_scenarios_from_reader, Catalog, Listed,
+    LoadOptions, ScenarioError as LoadError, TableFamily, TableScenario,
 };
 use dealgym_core::table::{
     public_move, seat_state, TableEpisode, TableError, TableOptions, TableSetup,
@@ -42,23 +45,108 @@ const PYTHON_PLAYER: &str = "python";
 /// The spec of a seat played in process by the scripted party of its incentive.
 use dealgym_core::negotiator::deliberation::{Scripted, SCRIPTED_SPEC as SCRIPTED};
 
-/// The built-in table scenarios: `scenarios/deliberation.jsonl` (the importer's), compiled
-/// into dealgym-core (`builtin_scenarios`, which the command line reads too).
-fn builtin_text() -> Option<(String, &'static str)> {
-    let name = TableFamily::Deliberation.name();
-    builtin_scenarios(name).map(|text| (format!("scenarios/{name}.jsonl"), text))
+/// What hosting a kind of n-party episode in Python takes of the kind beyond the engine's
+/// [`Seated`] (which steps, ends and records either kind): its scenarios and the rules it is set
+/// up with, its scripted players, a seat's state, and its record's outcome in roles.
+/// Everything else — picking the scenario, seating the players, stepping, the built-in seats'
+/// moves, token-exact play, trajectories, the record's caching — is [`SeatedGame`]'s, once for
+/// both kinds.
+pub(crate) trait Hosted: Seated + Sized + Send + 'static {
+    type Scenario: Listed + Send + Sync + 'static;
+    /// The rules the episode is set up with (`retries`, `regulated`, `format`).
+    type Rules: Debug + Send + Sync;
+    /// The seats played in process and by what.
+    type Scripted: Send + Sync;
+
+    /// The family's name: its built-in file's stem, a `Game`'s `family`.
+    const FAMILY: &'static str;
+    /// What a message calls one episode (`table`, `market`), and what a run id made without
+    /// `run_id` starts its key with.
+    const NOUN: &'static str;
+    /// The turn formats the kind plays, as a message names them.
+    const FORMATS: &'static str;
+
+    /// The built-in catalog's cell (each kind its own static).
+    fn builtin_cell() -> &'static OnceLock<Result<Catalog<Self::Scenario>, String>>;
+    /// The scenarios of a scenario file's text or of a file.
+    fn load_text(file: &str, text: &str) -> Result<Vec<Self::Scenario>, LoadError>;
+    fn load_file(path: &Path) -> Result<Vec<Self::Scenario>, LoadError>;
+    /// The scenario's roles, in its order, and the seat of one (else a message naming them).
+    fn roles_of(scenario: &Self::Scenario) -> Vec<String>;
+    fn seat_in(scenario: &Self::Scenario, role: &str) -> Result<usize, String>;
+
+    /// The rules of Python's arguments; a format the kind does not play is a ValueError.
+    fn rules(
+        retries: Option<u32>,
+        regulated: Vec<String>,
+        format: Option<TurnFormat>,
+    ) -> PyResult<Self::Rules>;
+    /// What the record is written with ([`Seated::record`]'s options) of the rules.
+    fn record_options(rules: &Self::Rules) -> &<Self as Seated>::Options;
+    /// Whether `spec` at `role` seats the kind's scripted player; a spec the kind plays only
+    /// elsewhere is refused naming what is played here.
+    fn is_scripted(role: &str, spec: &str) -> PyResult<bool>;
+    /// The scripted players of the seats `specs` name.
+    fn scripted(specs: &[String]) -> Self::Scripted;
+    /// Whether `seat` is played in process.
+    fn in_process(scripted: &Self::Scripted, seat: usize) -> bool;
+
+    /// The episode of `scenario` under `rules`, its schedule drawn from `seed`.
+    fn start(
+        scenario: Arc<Self::Scenario>,
+        rules: &Self::Rules,
+        seed: u64,
+    ) -> Result<Self, TableError>;
+    /// Let the scripted seats move while it is their turn.
+    fn play_scripted(&mut self, scripted: &mut Self::Scripted) -> Result<(), TableError>;
+
+    fn scenario(&self) -> &Self::Scenario;
+    /// The seat of each slot of the schedule drawn from the seed.
+    fn schedule(&self) -> Vec<usize>;
+    /// The kind of the move `seat`'s last attempt played, if it was played.
+    fn last_played(&self, seat: usize) -> Option<&'static str>;
+    /// `seat`'s structured state now.
+    fn seat_state(&self, seat: usize) -> SeatView;
+    /// The moves that took effect, `(seat, text)`: the talk and the move as the others read it.
+    fn transcript(&self) -> Vec<(usize, String)>;
+    /// The exact ids of `seat`'s calls so far, checked.
+    fn calls(&self, seat: usize) -> Result<ExactCalls<'_>, NoTrajectory>;
+    /// The tools a seat may act through.
+    fn tools(&self) -> PyResult<serde_json::Value>;
+
+    /// The record's outcome in a face's words: roles for seats, dicts.
+    fn record_outcome<'py>(
+        &self,
+        py: Python<'py>,
+        record: &SeatedRecord,
+    ) -> PyResult<Bound<'py, PyAny>>;
+    /// How it ended from `seat`'s side (`kind`, `by`, `utility`, `rho`, …).
+    fn seat_outcome<'py>(
+        &self,
+        py: Python<'py>,
+        record: &SeatedRecord,
+        seat: usize,
+    ) -> PyResult<Bound<'py, PyAny>>;
 }
 
-static BUILTIN_CATALOG: OnceLock<Result<Catalog<TableScenario>, String>> = OnceLock::new();
+/// A record of another kind than the game's: a bug, said as one.
+pub(crate) fn other_kind() -> PyErr {
+    PyRuntimeError::new_err("internal error (a bug in dealgym): a game's record of another kind")
+}
 
-/// The built-in `deliberation` catalog, parsed on first use.
-fn builtin() -> PyResult<&'static Catalog<TableScenario>> {
-    let loaded = BUILTIN_CATALOG.get_or_init(|| match builtin_text() {
-        None => Err("this build has no built-in table scenarios (scenarios/deliberation.jsonl): pass scenario_file=".into()),
-        Some((file, text)) => {
-            load_table_scenarios_from_reader(&file, text.as_bytes(), LoadOptions::default())
-                .map(|r| Catalog::new(r.scenarios.into_iter().map(Arc::new).collect()))
-                .map_err(|e| e.to_string())
+/// The built-in catalog of kind `E` (`scenarios/FAMILY.jsonl`, compiled into dealgym-core:
+/// `builtin_scenarios`, which the command line reads too), parsed on first use.
+fn builtin<E: Hosted>() -> PyResult<&'static Catalog<E::Scenario>> {
+    let loaded = E::builtin_cell().get_or_init(|| {
+        let name = E::FAMILY;
+        match builtin_scenarios(name) {
+            None => Err(format!(
+                "this build has no built-in {} scenarios (scenarios/{name}.jsonl): pass scenario_file=",
+                E::NOUN
+            )),
+            Some(text) => E::load_text(&format!("scenarios/{name}.jsonl"), text)
+                .map(|s| Catalog::new(s.into_iter().map(Arc::new).collect()))
+                .map_err(|e| e.to_string()),
         }
     });
     loaded
@@ -66,50 +154,85 @@ fn builtin() -> PyResult<&'static Catalog<TableScenario>> {
         .map_err(|e| ScenarioError::new_err(e.clone()))
 }
 
-/// The table scenarios of a file, read once while the file stays as it was (its length and
+/// A file's scenarios of kind `E`, read once while the file stays as it was (its length and
 /// modification time): an environment that resets many times does not parse it every time.
-fn from_file(path: &Path) -> PyResult<Arc<Catalog<TableScenario>>> {
-    type Cached = HashMap<PathBuf, (Option<SystemTime>, u64, Arc<Catalog<TableScenario>>)>;
+fn from_file<E: Hosted>(path: &Path) -> PyResult<Arc<Catalog<E::Scenario>>>
+where
+    Catalog<E::Scenario>: Send + Sync,
+{
+    type Stamp = (Option<SystemTime>, u64);
+    type Cached = HashMap<(&'static str, PathBuf), (Stamp, Arc<dyn std::any::Any + Send + Sync>)>;
     static CACHE: LazyLock<Mutex<Cached>> = LazyLock::new(Mutex::default);
     let stamp = std::fs::metadata(path)
         .map(|m| (m.modified().ok(), m.len()))
         .ok();
+    let key = (E::FAMILY, path.to_path_buf());
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    if let (Some((modified, len)), Some((m, l, catalog))) = (stamp, cache.get(path)) {
-        if *m == modified && *l == len && modified.is_some() {
-            return Ok(catalog.clone());
+    if let (Some(now), Some((then, catalog))) = (stamp, cache.get(&key)) {
+        if *then == now && now.0.is_some() {
+            if let Ok(catalog) = catalog.clone().downcast::<Catalog<E::Scenario>>() {
+                return Ok(catalog);
+            }
         }
     }
-    let report = load_table_scenarios(path, LoadOptions::default())
-        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    let catalog = Arc::new(Catalog::new(
-        report.scenarios.into_iter().map(Arc::new).collect(),
-    ));
-    if let Some((modified, len)) = stamp {
+    let scenarios = E::load_file(path).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let catalog = Arc::new(Catalog::new(scenarios.into_iter().map(Arc::new).collect()));
+    if let Some(stamp) = stamp {
         if cache.len() >= 64 {
             cache.clear();
         }
-        cache.insert(path.to_path_buf(), (modified, len, catalog.clone()));
+        cache.insert(key, (stamp, catalog.clone()));
     }
     Ok(catalog)
 }
 
-/// One n-party table, every seat named by its role. Seats are played from Python with raw
-/// completions, or in process by the scripted party of their incentive (`players={role:
-/// "rule:deliberation"}`), which moves as soon as it is its turn.
-pub struct TableGame {
-    episode: TableEpisode,
-    options: TableOptions,
+/// The catalog of `scenario_file`, or the kind's built-in one.
+fn catalog_of<E: Hosted>(scenario_file: Option<&Path>) -> PyResult<CatalogRef<E::Scenario>>
+where
+    Catalog<E::Scenario>: Send + Sync,
+{
+    Ok(match scenario_file {
+        Some(path) => CatalogRef::Owned(from_file::<E>(path)?),
+        None => CatalogRef::Builtin(builtin::<E>()?),
+    })
+}
+
+/// A catalog read from a file or the built-in one.
+enum CatalogRef<S: Listed + 'static> {
+    Owned(Arc<Catalog<S>>),
+    Builtin(&'static Catalog<S>),
+}
+
+impl<S: Listed> std::ops::Deref for CatalogRef<S> {
+    type Target = Catalog<S>;
+    fn deref(&self) -> &Catalog<S> {
+        match self {
+            CatalogRef::Owned(c) => c,
+            CatalogRef::Builtin(c) => c,
+        }
+    }
+}
+
+/// One n-party episode of kind `E`, every seat named by its role. Seats are played from
+/// Python with raw completions, or in process by the kind's scripted player (`players={role:
+/// "rule:deliberation"}` at a table, `"rule:zic"`, `"rule:sniper"` or `"rule:truthful"` in a
+/// market), which moves as soon as it is its turn.
+pub struct SeatedGame<E: Hosted> {
+    episode: E,
+    rules: E::Rules,
     seeds: EpisodeSeed,
     run_id: String,
-    players: Vec<TablePlayerInfo>,
-    /// Seats played in process by the scripted party.
-    scripted: Vec<bool>,
-    record: OnceLock<TableRecord>,
+    /// Each seat's player spec, as the record names it.
+    specs: Vec<String>,
+    scripted: E::Scripted,
+    record: OnceLock<SeatedRecord>,
     /// Token-exact play: the prompt ids set for the seat to move (`set_prompt_ids`), until the
     /// step that carries what was sampled after them.
     pending: Option<Pending<usize>>,
 }
+
+/// A table hosted from Python.
+pub type TableGame = SeatedGame<TableEpisode>;
 
 /// A whole number from 0 to 2**64 - 1, or a ValueError naming it.
 fn whole(value: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
@@ -123,7 +246,7 @@ fn whole(value: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
     })
 }
 
-/// A core table error as the Python exception that says it.
+/// A core table error (a market's too) as the Python exception that says it.
 fn table_error(e: TableError) -> PyErr {
     match e {
         TableError::OutOfTurn { .. } => NotYourTurnError::new_err(e.to_string()),
@@ -135,64 +258,69 @@ fn table_error(e: TableError) -> PyErr {
     }
 }
 
-impl TableGame {
-    fn scenario(&self) -> &TableScenario {
-        self.episode.scenario()
-    }
+/// The turn format named `format`, or a ValueError naming the formats of the kind.
+fn turn_format(format: &str, kind: &str, formats: &str) -> PyResult<TurnFormat> {
+    serde_json::from_value::<TurnFormat>(json!(format)).map_err(|_| {
+        PyValueError::new_err(format!(
+            "format `{format}`: a {kind} is played in {formats}"
+        ))
+    })
+}
 
+impl<E: Hosted> SeatedGame<E> {
     fn role_of(&self, seat: usize) -> String {
         self.episode.role(seat).to_string()
     }
 
     /// The seat of `role`, or a ScenarioError naming the roles.
     fn seat(&self, role: &str) -> PyResult<usize> {
-        self.scenario()
-            .seat_of_party(role)
-            .map_err(|e| ScenarioError::new_err(e.to_string()))
+        E::seat_in(Hosted::scenario(&self.episode), role).map_err(ScenarioError::new_err)
     }
 
     fn roles(&self) -> Vec<String> {
-        self.scenario()
-            .parties
-            .iter()
-            .map(|p| p.role.clone())
-            .collect()
+        E::roles_of(Hosted::scenario(&self.episode))
     }
 
-    /// Let the scripted seats move while it is their turn.
-    fn play_scripted(&mut self) -> Result<(), TableError> {
-        drive_now(&mut self.episode, &mut ScriptedSeats(&self.scripted))?;
-        Ok(())
-    }
-
-    /// The record, once the table has ended, built on first use.
-    pub(crate) fn ended_record(&self) -> PyResult<&TableRecord> {
-        if self.episode.outcome().is_none() {
-            return Err(PyRuntimeError::new_err(
-                "the table has not ended: it has no record yet",
-            ));
+    /// The record, once the episode has ended, built on first use.
+    pub(crate) fn ended_record(&self) -> PyResult<&SeatedRecord> {
+        if self.outcome_kind().is_none() {
+            return Err(PyRuntimeError::new_err(format!(
+                "the {} has not ended: it has no record yet",
+                E::NOUN
+            )));
         }
         Ok(self.record.get_or_init(|| {
-            let costs = vec![TurnCost::default(); self.episode.turns().len()];
-            TableRecord::of(
-                &self.run_id,
-                self.seeds,
-                &self.episode,
-                &self.options,
-                &self.players,
-                &costs,
-            )
+            let players: Vec<TablePlayerInfo> = self
+                .specs
+                .iter()
+                .map(|player| TablePlayerInfo {
+                    player: player.clone(),
+                    model: None,
+                })
+                .collect();
+            let costs = vec![TurnCost::default(); self.episode.turns_played()];
+            let run = SeatedRun {
+                run_id: &self.run_id,
+                seeds: self.seeds,
+                episode_id: None,
+                players: &players,
+                costs: &costs,
+            };
+            self.episode.record(E::record_options(&self.rules), &run)
         }))
     }
-}
 
-impl TableGame {
-    /// A table of `scenario_id` (or `index`, or drawn from `seed`) from `scenario_file`, or the
-    /// built-in `deliberation` catalog. `retries`: malformed or illegal turns a seat may retry
-    /// before it forfeits (default 1); `regulated`: the roles whose proposals and acceptances
-    /// below their minimum become rejections; `format`: `tagged`, `xml` or `tools` (every seat acts
-    /// through the table's tools, [`TableGame::tools`]); `players`: a role's
-    /// player spec as the record names it (`rule:deliberation` plays the seat in process).
+    /// The ended record's run and episode ids, and the record (what a writer appends).
+    pub(crate) fn record_for_writer(&self) -> PyResult<(&str, &str, &SeatedRecord)> {
+        let record = self.ended_record()?;
+        Ok((&self.run_id, record.episode_id(), record))
+    }
+
+    /// An episode of `scenario_id` (or `index`, or drawn from `seed`) from `scenario_file`,
+    /// or the kind's built-in catalog. `retries`: malformed or illegal turns a seat may retry
+    /// before it forfeits (default 1); `regulated`: the roles regulation holds to their limits;
+    /// `format`: how every seat writes its turns; `players`: a role's player spec as the
+    /// record names it (the kind's scripted specs play the seat in process).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         py: Python<'_>,
@@ -206,40 +334,34 @@ impl TableGame {
         format: Option<&str>,
         players: Option<&Bound<'_, PyDict>>,
         run_id: Option<String>,
-    ) -> PyResult<TableGame> {
+    ) -> PyResult<SeatedGame<E>>
+    where
+        Catalog<E::Scenario>: Send + Sync,
+    {
         let seed = seed.map(|v| whole(v, "seed")).transpose()?.unwrap_or(0);
         let member = member.map(|v| whole(v, "member")).transpose()?.unwrap_or(0);
         let index = index
             .map(|v| whole(v, "index").map(|i| usize::try_from(i).unwrap_or(usize::MAX)))
             .transpose()?;
-        let owned;
-        let catalog = match &scenario_file {
-            Some(path) => {
-                owned = from_file(path)?;
-                &*owned
-            }
-            None => builtin()?,
-        };
+        let catalog = catalog_of::<E>(scenario_file.as_deref())?;
         let at = catalog
             .pick(scenario_id, None, index, seed)
             .map_err(|e| ScenarioError::new_err(e.to_string()))?;
         let scenario = catalog.scenarios[at].clone();
 
-        let mut options = TableOptions::default();
-        if let Some(r) = retries {
-            options.retries = u32::try_from(whole(r, "retries")?)
-                .map_err(|_| PyValueError::new_err("retries must be at most 2**32 - 1"))?;
-        }
-        if let Some(format) = format {
-            options.format = serde_json::from_value::<TurnFormat>(json!(format)).map_err(|_| {
-                PyValueError::new_err(format!(
-                    "format `{format}`: a table is played in `tagged`, `xml` or `tools`"
-                ))
-            })?;
-        }
-        options.regulated = regulated.unwrap_or_default();
+        let retries = retries
+            .map(|r| {
+                u32::try_from(whole(r, "retries")?)
+                    .map_err(|_| PyValueError::new_err("retries must be at most 2**32 - 1"))
+            })
+            .transpose()?;
+        let format = format
+            .map(|f| turn_format(f, E::NOUN, E::FORMATS))
+            .transpose()?;
+        let rules = E::rules(retries, regulated.unwrap_or_default(), format)?;
 
-        let mut specs: Vec<String> = vec![PYTHON_PLAYER.to_string(); scenario.parties.len()];
+        let roles = E::roles_of(&scenario);
+        let mut specs: Vec<String> = vec![PYTHON_PLAYER.to_string(); roles.len()];
         for (role, spec) in players
             .map(|p| p.iter().collect::<Vec<_>>())
             .unwrap_or_default()
@@ -249,65 +371,55 @@ impl TableGame {
                     "players maps a role (str) to its player spec (str)",
                 ));
             };
-            let seat = scenario
-                .seat_of_party(&role)
+            let seat = E::seat_in(&scenario, &role)
                 .map_err(|e| ScenarioError::new_err(format!("players: {e}")))?;
-            if spec.trim() != SCRIPTED && Scripted::from_spec(&spec).is_some() {
-                return Err(PyValueError::new_err(format!(
-                    "players: `{role}` = `{spec}`: here a seat is played from Python or by \
-                     `{SCRIPTED}`; `{spec}` plays at `dealgym run`'s tables"
-                )));
-            }
+            E::is_scripted(&role, &spec)?;
             specs[seat] = spec;
         }
-        let scripted: Vec<bool> = specs.iter().map(|s| s.trim() == SCRIPTED).collect();
-        let players: Vec<TablePlayerInfo> = specs
-            .into_iter()
-            .map(|player| TablePlayerInfo {
-                player,
-                model: None,
-            })
-            .collect();
+        let scripted = E::scripted(&specs);
 
         let seeds = EpisodeSeed {
             member,
             ..EpisodeSeed::reset(seed, at)
         };
-        let setup =
-            TableSetup::new(&scenario, &options, seeds.table_seed()).map_err(table_error)?;
         let run_id = run_id.unwrap_or_else(|| {
-            let key = format!(
-                "table|{}|{options:?}|{:?}",
-                scenario.id,
-                players.iter().map(|p| &p.player).collect::<Vec<_>>()
-            );
+            let key = format!("{}|{}|{rules:?}|{specs:?}", E::NOUN, scenario.id());
             format!("python-{:016x}", mix_text(vec![seed], &key))
         });
-        let mut game = TableGame {
-            episode: TableEpisode::new(scenario, setup).map_err(table_error)?,
-            options,
+        let mut game = SeatedGame {
+            episode: E::start(scenario, &rules, seeds.table_seed()).map_err(table_error)?,
+            rules,
             seeds,
             run_id,
-            players,
+            specs,
             scripted,
             record: OnceLock::new(),
             pending: None,
         };
-        py.detach(|| game.play_scripted()).map_err(table_error)?;
+        py.detach(|| game.episode.play_scripted(&mut game.scripted))
+            .map_err(table_error)?;
         Ok(game)
     }
 
     pub(crate) fn family_name(&self) -> &'static str {
-        self.scenario().family.name()
+        E::FAMILY
     }
 
     pub(crate) fn scenario_id(&self) -> String {
-        self.scenario().id.clone()
+        Seated::scenario_id(&self.episode).to_string()
     }
 
-    /// Every party's role, in the game's order (the PettingZoo agents).
+    /// Every seat's role, in the game's order (the PettingZoo agents).
     pub(crate) fn roles_py(&self) -> Vec<String> {
         self.roles()
+    }
+
+    /// The roles played in process by the kind's scripted player.
+    pub(crate) fn in_process(&self) -> Vec<String> {
+        (0..self.specs.len())
+            .filter(|&s| E::in_process(&self.scripted, s))
+            .map(|s| self.role_of(s))
+            .collect()
     }
 
     pub(crate) fn seed(&self) -> u64 {
@@ -321,57 +433,52 @@ impl TableGame {
     /// The schedule drawn from the seed: the role of each turn, in order.
     pub(crate) fn schedule(&self) -> Vec<String> {
         self.episode
-            .setup()
-            .schedule
-            .iter()
-            .map(|s| self.role_of(s.seat))
+            .schedule()
+            .into_iter()
+            .map(|s| self.role_of(s))
             .collect()
     }
 
-    /// The role whose completion the next `step` takes; `None` once the table has ended.
+    /// The role whose completion the next `step` takes; `None` once the episode has ended.
     pub(crate) fn to_move(&self) -> Option<String> {
         self.episode.to_move().map(|s| self.role_of(s))
     }
 
     /// How the episode ended; `None` while it is going.
-    pub(crate) fn outcome_kind(&self) -> Option<dealgym_core::game::OutcomeKind> {
-        self.episode.outcome().map(|o| o.kind)
+    pub(crate) fn outcome_kind(&self) -> Option<OutcomeKind> {
+        self.episode.ending().map(|e| e.kind)
     }
 
-    /// Each role's reward once the table has ended (the record's `rewards`: ρ on a deal, 0
-    /// without one, −1 for a seat that forfeited).
-    pub(crate) fn rewards(&self) -> PyResult<Option<std::collections::BTreeMap<String, f64>>> {
-        if self.episode.outcome().is_none() {
+    /// Each role's reward once the episode has ended (the record's: at a table ρ on a deal,
+    /// 0 without one, −1 for a seat that forfeited; in a market each trader's surplus).
+    pub(crate) fn rewards(&self) -> PyResult<Option<BTreeMap<String, f64>>> {
+        if self.outcome_kind().is_none() {
             return Ok(None);
         }
-        Ok(Some(self.ended_record()?.rewards.clone()))
+        let rewards = self.ended_record()?.rewards();
+        Ok(Some(self.roles().into_iter().zip(rewards).collect()))
     }
 
-    /// The record's outcome (kind, by, the agreed deal, every party's score and ρ, the
-    /// paper's metrics), once the table has ended; `by` the role that ended it, as every
-    /// Python face names a seat (the record keeps the seat's index).
+    /// The record's outcome in roles and dicts, once the episode has ended.
     pub(crate) fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let Some(ended) = self.episode.outcome() else {
+        if self.outcome_kind().is_none() {
             return Ok(None);
-        };
-        let out = pythonize(py, &self.ended_record()?.outcome)?;
-        if let Some(by) = ended.by {
-            out.set_item("by", self.role_of(by))?;
         }
-        Ok(Some(out))
+        Ok(Some(self.episode.record_outcome(py, self.ended_record()?)?))
     }
 
     /// `seat`'s structured state now (what its observation's `state` holds).
     pub(crate) fn seat_state_of(&self, seat: usize) -> SeatView {
-        SeatView::Table(seat_state(&self.episode, seat))
+        self.episode.seat_state(seat)
     }
 
     /// Play `action` (the completion text, or a dict with `text` and optionally `reasoning`
     /// and `tool_calls`, and in token-exact play the `completion_ids` sampled after
-    /// `set_prompt_ids`, with their `logprobs` and `finish_reason`) as `role`'s turn. A role that is not to move raises `NotYourTurnError` (a ValueError)
-    /// naming both roles; a step after the end raises `EpisodeEndedError`. A proposal naming an
-    /// option not in the game or an acceptance of an offer that does not exist is a turn
-    /// error: retried, then forfeited, as the malformed-turn policy says.
+    /// `set_prompt_ids`, with their `logprobs` and `finish_reason`) as `role`'s turn. A role
+    /// that is not to move raises `NotYourTurnError` (a ValueError) naming both roles; a step
+    /// after the end raises `EpisodeEndedError`. A move the rules do not allow (an option not
+    /// in the game, an offer or a quote that does not exist) is a turn error: retried, then
+    /// forfeited, as the malformed-turn policy says.
     pub(crate) fn step(
         &mut self,
         py: Python<'_>,
@@ -383,49 +490,32 @@ impl TableGame {
         let completion = self.completion_of(action).map_err(TokenError::new_err)?;
         let step = py
             .detach(|| {
-                let step = self.episode.step(seat, completion)?;
-                self.play_scripted()?;
+                let step = Seated::step(&mut self.episode, seat, completion)?;
+                self.episode.play_scripted(&mut self.scripted)?;
                 Ok::<_, TableError>(step)
             })
             .map_err(table_error)?;
-        let outcome = self.episode.outcome();
-        let (terminated, truncated) = dealgym_core::engine::ending(outcome.map(|o| o.kind));
-        let played = self
-            .episode
-            .turns()
-            .iter()
-            .rev()
-            .find(|t| t.seat == step.seat)
-            .and_then(|t| t.played())
-            .map(|a| a.kind().name());
+        let ended = self.outcome_kind();
+        let (terminated, truncated) = dealgym_core::engine::ending(ended);
         Ok(StepInfo {
             role: self.role_of(step.seat),
-            played,
+            played: self.episode.last_played(step.seat),
             retry: step.retry,
             error: step.error.map(|e| e.to_string()),
             terminated,
             truncated,
-            done: outcome.is_some(),
-            to_move: self.episode.to_move().map(|s| self.role_of(s)),
-            outcome: outcome.map(|o| o.kind.name()),
+            done: ended.is_some(),
+            to_move: self.to_move(),
+            outcome: ended.map(|k| k.name()),
         })
     }
 
-    /// The moves that took effect, `(role, text)`: the talk and the move as every seat read it.
+    /// The moves that took effect, `(role, text)`: the talk and the move as the others read it.
     pub(crate) fn transcript(&self) -> Vec<(String, String)> {
-        let scenario = self.scenario();
         self.episode
-            .turns()
-            .iter()
-            .filter_map(|t| {
-                let action = t.played()?;
-                let talk = t.parsed.talk.clone().unwrap_or_default();
-                let shown = public_move(scenario, action, t.offer, t.accepts);
-                Some((
-                    self.role_of(t.seat),
-                    format!("{talk} {shown}").trim().to_string(),
-                ))
-            })
+            .transcript()
+            .into_iter()
+            .map(|(seat, text)| (self.role_of(seat), text))
             .collect()
     }
 
@@ -443,19 +533,14 @@ impl TableGame {
         role: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         let seat = self.seat(role)?;
-        let rewards = match self.episode.outcome() {
+        let rewards = match self.outcome_kind() {
             Some(_) => Some(self.ended_record()?.call_rewards(seat)),
             None => None,
         };
-        crate::trajectory::trajectory_dict(
-            py,
-            role,
-            ExactCalls::of_sampled(table_calls(self.episode.turns(), seat)),
-            rewards,
-        )
+        crate::trajectory::trajectory_dict(py, role, self.episode.calls(seat), rewards)
     }
 
-    /// The table's record, as `dealgym run` writes one (what `replay --verify` checks).
+    /// The episode's record, as `dealgym run` writes one (what `replay --verify` checks).
     pub(crate) fn record<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         Ok(pythonize(py, self.ended_record()?)?)
     }
@@ -466,40 +551,32 @@ impl TableGame {
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
-    /// How the table ended from `role`'s side, once it has (its state's `outcome`: kind, by,
-    /// the agreed offer and deal), with its `utility` (its score of the deal) and `rho`, the
-    /// keys a two-party game's has; `None` while it runs.
+    /// How the episode ended from `role`'s side, once it has, with its `utility` and `rho`,
+    /// the keys a two-party game's has; `None` while it runs.
     pub(crate) fn outcome_for<'py>(
         &self,
         py: Python<'py>,
         role: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         let seat = self.seat(role)?;
-        let Some(outcome) = seat_state(&self.episode, seat).outcome else {
+        if self.outcome_kind().is_none() {
             return Ok(py.None().into_bound(py));
-        };
-        let out = pythonize(py, &outcome)?;
-        let record = &self.ended_record()?.outcome;
-        out.set_item("utility", record.scores.get(role))?;
-        out.set_item("rho", record.rho.get(role))?;
-        Ok(out)
+        }
+        self.episode.seat_outcome(py, self.ended_record()?, seat)
     }
 
-    /// The tools `role` may act through: the table's moves as OpenAI-style tool definitions
-    /// (`accept` names the proposal it accepts), their terms the table's issues. Play the calls
-    /// the model makes with `step({"text": content, "tool_calls": calls})`.
+    /// The tools `role` may act through, as OpenAI-style tool definitions. Play the calls the
+    /// model makes with `step({"text": content, "tool_calls": calls})`.
     pub(crate) fn tools<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyAny>> {
         self.seat(role)?;
-        Ok(pythonize(
-            py,
-            &dealgym_core::table::table_tools(self.scenario()),
-        )?)
+        Ok(pythonize(py, &self.episode.tools()?)?)
     }
 
     pub(crate) fn __repr__(&self) -> String {
         format!(
-            "Game(family='deliberation', scenario_id='{}', seed={}, to_move={})",
-            self.scenario().id,
+            "Game(family='{}', scenario_id='{}', seed={}, to_move={})",
+            E::FAMILY,
+            Seated::scenario_id(&self.episode),
             self.seeds.run,
             self.to_move()
                 .map_or_else(|| "None".to_string(), |r| format!("'{r}'"))
@@ -507,7 +584,7 @@ impl TableGame {
     }
 }
 
-impl Exact for TableGame {
+impl<E: Hosted> Exact for SeatedGame<E> {
     type Seat = usize;
 
     fn seat_named(&self, role: &str) -> PyResult<usize> {
@@ -522,12 +599,12 @@ impl Exact for TableGame {
         self.episode.to_move()
     }
 
-    fn ended_as(&self) -> Option<dealgym_core::game::OutcomeKind> {
+    fn ended_as(&self) -> Option<OutcomeKind> {
         self.outcome_kind()
     }
 
     fn turns_played(&self) -> usize {
-        self.episode.turns().len()
+        self.episode.turns_played()
     }
 
     fn seat_view(&self, seat: usize) -> &[Message] {
@@ -551,15 +628,181 @@ impl Exact for TableGame {
     }
 }
 
+/// A table: the `deliberation` family's parties, the scripted party of each incentive.
+impl Hosted for TableEpisode {
+    type Scenario = TableScenario;
+    type Rules = TableOptions;
+    /// Whether each seat is played by the scripted party of its incentive.
+    type Scripted = Vec<bool>;
+
+    const FAMILY: &'static str = "deliberation";
+    const NOUN: &'static str = "table";
+    const FORMATS: &'static str = "`tagged`, `xml` or `tools`";
+
+    fn builtin_cell() -> &'static OnceLock<Result<Catalog<TableScenario>, String>> {
+        static CELL: OnceLock<Result<Catalog<TableScenario>, String>> = OnceLock::new();
+        &CELL
+    }
+
+    fn load_text(file: &str, text: &str) -> Result<Vec<TableScenario>, LoadError> {
+        load_table_scenarios_from_reader(file, text.as_bytes(), LoadOptions::default())
+            .map(|r| r.scenarios)
+    }
+
+    fn load_file(path: &Path) -> Result<Vec<TableScenario>, LoadError> {
+        load_table_scenarios(path, LoadOptions::default()).map(|r| r.scenarios)
+    }
+
+    fn roles_of(scenario: &TableScenario) -> Vec<String> {
+        scenario.parties.iter().map(|p| p.role.clone()).collect()
+    }
+
+    fn seat_in(scenario: &TableScenario, role: &str) -> Result<usize, String> {
+        scenario.seat_of_party(role).map_err(|e| e.to_string())
+    }
+
+    fn rules(
+        retries: Option<u32>,
+        regulated: Vec<String>,
+        format: Option<TurnFormat>,
+    ) -> PyResult<TableOptions> {
+        let mut options = TableOptions::default();
+        if let Some(retries) = retries {
+            options.retries = retries;
+        }
+        if let Some(format) = format {
+            options.format = format;
+        }
+        options.regulated = regulated;
+        Ok(options)
+    }
+
+    fn record_options(rules: &TableOptions) -> &TableOptions {
+        rules
+    }
+
+    fn is_scripted(role: &str, spec: &str) -> PyResult<bool> {
+        if spec.trim() != SCRIPTED && Scripted::from_spec(spec).is_some() {
+            return Err(PyValueError::new_err(format!(
+                "players: `{role}` = `{spec}`: here a seat is played from Python or by \
+                 `{SCRIPTED}`; `{spec}` plays at `dealgym run`'s tables"
+            )));
+        }
+        Ok(spec.trim() == SCRIPTED)
+    }
+
+    fn scripted(specs: &[String]) -> Vec<bool> {
+        specs.iter().map(|s| s.trim() == SCRIPTED).collect()
+    }
+
+    fn in_process(scripted: &Vec<bool>, seat: usize) -> bool {
+        scripted.get(seat).is_some_and(|&s| s)
+    }
+
+    fn start(
+        scenario: Arc<TableScenario>,
+        rules: &TableOptions,
+        seed: u64,
+    ) -> Result<TableEpisode, TableError> {
+        let setup = TableSetup::new(&scenario, rules, seed)?;
+        TableEpisode::new(scenario, setup)
+    }
+
+    fn play_scripted(&mut self, scripted: &mut Vec<bool>) -> Result<(), TableError> {
+        drive_now(self, &mut ScriptedSeats(scripted.as_slice()))?;
+        Ok(())
+    }
+
+    fn scenario(&self) -> &TableScenario {
+        TableEpisode::scenario(self)
+    }
+
+    fn schedule(&self) -> Vec<usize> {
+        self.setup().schedule.iter().map(|s| s.seat).collect()
+    }
+
+    fn last_played(&self, seat: usize) -> Option<&'static str> {
+        self.turns()
+            .iter()
+            .rev()
+            .find(|t| t.seat == seat)
+            .and_then(|t| t.played())
+            .map(|a| a.kind().name())
+    }
+
+    fn seat_state(&self, seat: usize) -> SeatView {
+        SeatView::Table(seat_state(self, seat))
+    }
+
+    fn transcript(&self) -> Vec<(usize, String)> {
+        let scenario = TableEpisode::scenario(self);
+        self.turns()
+            .iter()
+            .filter_map(|t| {
+                let action = t.played()?;
+                let talk = t.parsed.talk.clone().unwrap_or_default();
+                let shown = public_move(scenario, action, t.offer, t.accepts);
+                Some((t.seat, format!("{talk} {shown}").trim().to_string()))
+            })
+            .collect()
+    }
+
+    fn calls(&self, seat: usize) -> Result<ExactCalls<'_>, NoTrajectory> {
+        ExactCalls::of_sampled(table_calls(self.turns(), seat))
+    }
+
+    fn tools(&self) -> PyResult<serde_json::Value> {
+        serde_json::to_value(dealgym_core::table::table_tools(TableEpisode::scenario(
+            self,
+        )))
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
+    /// The record's outcome (kind, by, the agreed deal, every party's score and ρ, the paper's
+    /// metrics), `by` the role that ended it (the record keeps the seat's index).
+    fn record_outcome<'py>(
+        &self,
+        py: Python<'py>,
+        record: &SeatedRecord,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let SeatedRecord::Table(record) = record else {
+            return Err(other_kind());
+        };
+        let out = pythonize(py, &record.outcome)?;
+        if let Some(by) = self.outcome().and_then(|o| o.by) {
+            out.set_item("by", TableEpisode::role(self, by))?;
+        }
+        Ok(out)
+    }
+
+    /// The seat's state's `outcome` (kind, by, the agreed offer and deal), with its `utility`
+    /// (its score of the deal) and `rho`.
+    fn seat_outcome<'py>(
+        &self,
+        py: Python<'py>,
+        record: &SeatedRecord,
+        seat: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let SeatedRecord::Table(record) = record else {
+            return Err(other_kind());
+        };
+        let Some(outcome) = seat_state(self, seat).outcome else {
+            return Ok(py.None().into_bound(py));
+        };
+        let role = TableEpisode::role(self, seat);
+        let out = pythonize(py, &outcome)?;
+        out.set_item("utility", record.outcome.scores.get(role))?;
+        out.set_item("rho", record.outcome.rho.get(role))?;
+        Ok(out)
+    }
+}
+
 /// The ids of the built-in table scenarios (empty until the build has them), or of a file's.
 #[pyfunction]
 #[pyo3(signature = (scenario_file=None))]
 pub fn table_scenario_ids(scenario_file: Option<PathBuf>) -> PyResult<Vec<String>> {
-    let ids = |c: &Catalog<TableScenario>| c.ids(None).map(str::to_string).collect();
-    match scenario_file {
-        Some(path) => Ok(ids(from_file(&path)?.as_ref())),
-        None => Ok(ids(builtin()?)),
-    }
+    let catalog = catalog_of::<TableEpisode>(scenario_file.as_deref())?;
+    Ok(catalog.ids(None).map(str::to_string).collect())
 }
 
 /// The roles of a table scenario, in the game's order.
@@ -570,14 +813,7 @@ pub fn table_roles(
     scenario_file: Option<PathBuf>,
     index: Option<usize>,
 ) -> PyResult<Vec<String>> {
-    let owned;
-    let catalog = match &scenario_file {
-        Some(path) => {
-            owned = from_file(path)?;
-            &*owned
-        }
-        None => builtin()?,
-    };
+    let catalog = catalog_of::<TableEpisode>(scenario_file.as_deref())?;
     let at = catalog
         .pick(
             scenario_id,
@@ -586,9 +822,10 @@ pub fn table_roles(
             0,
         )
         .map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    Ok(catalog.scenarios[at]
-        .parties
-        .iter()
-        .map(|p| p.role.clone())
-        .collect())
+    Ok(TableEpisode::roles_of(&catalog.scenarios[at]))
+}
+
+/// Whether `family` names the table family.
+pub(crate) fn is_table_family(family: &str) -> bool {
+    serde_json::from_value::<TableFamily>(json!(family)).is_ok()
 }

@@ -56,3 +56,23 @@ def test_a_completion_that_breaks_the_grammar_is_not_what_the_docs_show():
         info = game.step(broken, role=role)
         assert game.state(role)["last_turn"]["format_ok"] is False, left_out
         assert (info.played is not None) == played and info.retry != played, (left_out, info)
+
+
+#: The line above the market example the PettingZoo page runs.
+MARKET_MARKER = "<!-- a market that runs: crates/python/tests/test_docs.py runs it -->"
+
+
+def test_the_market_example_on_the_pettingzoo_page_runs_to_its_end(capsys):
+    pytest.importorskip("pettingzoo")
+    text = (REPO / PAGES[1]).read_text()
+    assert text.count(MARKET_MARKER) == 1, "the market example's marker, once"
+    found = re.match(r"\s*```python\n(.*?)\n```", text.split(MARKET_MARKER, 1)[1], re.S)
+    assert found, "a ```python block right after the marker"
+    scope: dict = {}
+    exec(compile(found.group(1), "pettingzoo.md", "exec"), scope)
+    env = scope["env"]
+    assert env.agents == [] and env.game.done, "it played the market to its end"
+    assert env.possible_agents == ["buyer_1", "buyer_2"]
+    assert set(env.game.rewards) == set(env.game.roles)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "['buyer_1', 'buyer_2']", printed

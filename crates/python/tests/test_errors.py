@@ -14,12 +14,15 @@ def test_an_unknown_family_names_the_known_ones():
         Game("poker")
 
 
-def test_a_market_is_refused_by_name_until_the_package_plays_markets():
-    # Issue 45: the market rulebook is in the core; the Python package does not play it yet.
-    with pytest.raises(dealgym.ScenarioError, match="`market` scenario.*do not play them yet"):
-        Game("market")
-    with pytest.raises(dealgym.ScenarioError, match="do not play them yet"):
+def test_a_market_plays_and_a_market_file_read_as_a_table_is_refused_naming_the_family():
+    # Issue 45: the package plays markets (test_market.py); a market file given to a table is
+    # named as one, and the two-party catalog says where a market's roles are.
+    game = Game("market", seed=1)
+    assert game.family == "market" and game.to_move in game.roles
+    with pytest.raises(dealgym.ScenarioError, match=r'holds markets.*Game\("market"'):
         Game("deliberation", scenario_file=REPO / "scenarios" / "market.jsonl")
+    with pytest.raises(dealgym.ScenarioError, match=r'Game\("market"'):
+        dealgym.roles("market")
 
 
 def test_an_unknown_role_scenario_or_index_is_refused():
@@ -123,7 +126,7 @@ def aec(family: str):
     return DealAECEnv(family)
 
 
-@pytest.mark.parametrize("family", ["casino", "deliberation"])
+@pytest.mark.parametrize("family", ["casino", "deliberation", "market"])
 def test_an_aec_env_used_before_reset_says_to_call_reset(family):
     env = aec(family)
     agent = env.possible_agents[0]
@@ -136,7 +139,7 @@ def test_an_aec_env_used_before_reset_says_to_call_reset(family):
     assert getattr(env, "rewards", None) is None
 
 
-@pytest.mark.parametrize("family", ["casino", "deliberation"])
+@pytest.mark.parametrize("family", ["casino", "deliberation", "market"])
 def test_an_aec_env_stepped_after_every_agent_is_done_says_how_it_ended(family):
     env = aec(family)
     env.reset(seed=2)

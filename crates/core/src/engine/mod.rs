@@ -6,12 +6,14 @@
 //! one of [`crate::table`] (a drawn schedule, numbered offers, the agreement rule, votes) —
 //! decide what a move does; how a turn is read, kept, corrected and forfeited is written here,
 //! once, and both episodes call it. `drive.rs` is the one loop that plays an episode of either
-//! kind: while a seat is to move, ask its player.
+//! kind: while a seat is to move, ask its player. `seated.rs` is what a face hosting an episode
+//! of seats named by role (a table, a market) needs of it, whichever it is ([`Seated`]).
 
 mod attempts;
 mod drive;
 mod regulation;
 mod seat;
+mod seated;
 
 pub(crate) use attempts::may_retry;
 pub use attempts::DEFAULT_RETRIES;
@@ -20,6 +22,7 @@ pub use drive::{drive, drive_now, Players, ToMove};
 pub(crate) use regulation::{move_played, regulate};
 pub(crate) use seat::SeatHistory;
 pub use seat::{own_message, visible_text};
+pub use seated::{Ending, Seated, SeatedRecord, SeatedRun};
 
 use crate::game::OutcomeKind;
 

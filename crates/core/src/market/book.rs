@@ -91,6 +91,11 @@ impl MarketBook {
             .copied()
     }
 
+    /// The units `seat` may still trade.
+    pub fn units_left(&self, scenario: &MarketScenario, seat: usize) -> usize {
+        scenario.traders[seat].private.limits.len() - self.traded[seat]
+    }
+
     pub fn order(&self, id: u32) -> Option<&Order> {
         id.checked_sub(1).and_then(|i| self.orders.get(i as usize))
     }

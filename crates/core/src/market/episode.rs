@@ -22,7 +22,7 @@ use crate::engine::{after_unusable, SeatHistory, Unusable};
 use crate::game::{Completion, ErrorCause, OutcomeKind, Prompts};
 use crate::protocol::{format_cents, parse, Action, Parsed, TermSpace, TurnError, TurnFormat};
 use crate::scenario::{MarketScenario, MarketVariant, Side};
-use crate::table::{Slot, SlotKind, TableError, TableSeat};
+use crate::table::{Slot, SlotKind, TableError, TableSeat, TableStep};
 use crate::vocab::Message;
 
 use super::book::{MarketBook, MarketRegulation};
@@ -278,13 +278,19 @@ impl MarketEpisode {
         self.histories[seat].view()
     }
 
+    /// Which history [`view`](Self::view) reads (`engine::SeatHistory::origin`), as a table's
+    /// [`view_origin`](crate::table::TableEpisode::view_origin).
+    pub fn view_origin(&self, seat: usize) -> u64 {
+        self.histories[seat].origin()
+    }
+
     /// `seat`'s exact token sequence so far.
     pub fn token_sequence(&self, seat: usize) -> Option<&[u32]> {
         self.histories[seat].token_sequence()
     }
 
-    /// Play `completion` as `seat`'s turn.
-    pub fn step(&mut self, seat: usize, completion: Completion) -> Result<(), TableError> {
+    /// Play `completion` as `seat`'s turn; answers what happened, as a table's step does.
+    pub fn step(&mut self, seat: usize, completion: Completion) -> Result<TableStep, TableError> {
         let Some(slot) = self.to_move() else {
             return Err(TableError::Ended);
         };
@@ -347,13 +353,14 @@ impl MarketEpisode {
             )?;
             self.turns.push(turn);
             self.failures += 1;
+            let retry = next == Unusable::Retry;
             if let Unusable::Forfeit(why) = next {
                 self.end(OutcomeKind::FormatForfeit, Some(seat));
                 if let Some(o) = self.outcome.as_mut() {
                     o.detail = Some(why);
                 }
             }
-            return Ok(());
+            return Ok(self.step_result(seat, retry, Some(error)));
         }
         self.histories[seat].push_own(&turn.completion.text, &turn.completion.tool_calls, None);
         let action = turn.played().cloned().expect("a played turn has a move");
@@ -368,18 +375,35 @@ impl MarketEpisode {
                 OutcomeKind::Deal
             };
             self.end(kind, Some(seat));
-            return Ok(());
+        } else {
+            self.advance()?;
         }
-        self.advance()
+        Ok(self.step_result(seat, false, None))
+    }
+
+    fn step_result(&self, seat: usize, retry: bool, error: Option<TurnError>) -> TableStep {
+        TableStep::after(seat, retry, error, self.outcome.as_ref().map(|o| o.kind))
     }
 
     /// End the market as an `error` of `cause` while `seat` was to move.
     pub fn fail(&mut self, seat: usize, cause: ErrorCause, message: impl Into<String>) {
+        self.end_in_error(Some(seat), cause, message.into());
+    }
+
+    /// End the market unfinished, by no seat, as a table is abandoned
+    /// ([`crate::table::TableEpisode::abandon`]): it was dropped before it ended (a server's
+    /// client deleted it, or it sat idle past the timeout). `why` says so; the record keeps the
+    /// turns and trades made, so it replays as far as it went.
+    pub fn abandon(&mut self, why: impl Into<String>) {
+        self.end_in_error(None, ErrorCause::Abandoned, why.into());
+    }
+
+    fn end_in_error(&mut self, by: Option<usize>, cause: ErrorCause, detail: String) {
         if self.outcome.is_none() {
             self.outcome = Some(MarketOutcome {
                 kind: OutcomeKind::Error,
-                by: Some(seat),
-                detail: Some(message.into()),
+                by,
+                detail: Some(detail),
                 error_kind: Some(cause),
             });
         }
@@ -466,7 +490,7 @@ impl MarketEpisode {
             .iter()
             .filter(|t| t.seat != seat)
             .filter_map(|t| {
-                let action = t.played()?;
+                t.played()?;
                 let talk = t
                     .parsed
                     .talk
@@ -474,31 +498,7 @@ impl MarketEpisode {
                     .filter(|_| t.to.is_none_or(|to| to == seat))
                     .map(str::trim)
                     .filter(|s| !s.is_empty());
-                let shown = match action {
-                    Action::Submit(terms) => {
-                        let price = super::book::quote_price(terms).unwrap_or(0);
-                        let kind = match self.scenario.traders[t.seat].side {
-                            Side::Buyer => "bid",
-                            Side::Seller => "ask",
-                        };
-                        Some(format!(
-                            "quote #{} {kind} {}",
-                            t.quote.unwrap_or(0),
-                            format_cents(price)
-                        ))
-                    }
-                    Action::Accept => t.trade.and_then(|i| self.book.trades.get(i)).map(|tr| {
-                        format!(
-                            "took #{}: {} bought from {} at {}",
-                            tr.order,
-                            role(tr.buyer),
-                            role(tr.seller),
-                            format_cents(tr.price)
-                        )
-                    }),
-                    Action::WalkAway => Some("left the market".to_string()),
-                    Action::Reject | Action::Talk => None,
-                };
+                let shown = self.shown_move(t);
                 let said = talk.map(|s| match t.to {
                     Some(_) => format!("(to you only) {s}"),
                     None => s.to_string(),
@@ -511,6 +511,38 @@ impl MarketEpisode {
                 }
             })
             .collect()
+    }
+
+    /// The move `turn` played as every trader reads it (`quote #3 bid 70`, `took #1: buyer_1
+    /// bought from seller_2 at 70`, `left the market`); `None` for a pass, talk alone or an
+    /// attempt that was not played.
+    pub fn shown_move(&self, turn: &MarketTurn) -> Option<String> {
+        let role = |s: usize| self.scenario.traders[s].role.as_str();
+        match turn.played()? {
+            Action::Submit(terms) => {
+                let price = super::book::quote_price(terms).unwrap_or(0);
+                let kind = match self.scenario.traders[turn.seat].side {
+                    Side::Buyer => "bid",
+                    Side::Seller => "ask",
+                };
+                Some(format!(
+                    "quote #{} {kind} {}",
+                    turn.quote.unwrap_or(0),
+                    format_cents(price)
+                ))
+            }
+            Action::Accept => turn.trade.and_then(|i| self.book.trades.get(i)).map(|tr| {
+                format!(
+                    "took #{}: {} bought from {} at {}",
+                    tr.order,
+                    role(tr.buyer),
+                    role(tr.seller),
+                    format_cents(tr.price)
+                )
+            }),
+            Action::WalkAway => Some("left the market".to_string()),
+            Action::Reject | Action::Talk => None,
+        }
     }
 
     /// Whether the market is of several units per trader.

@@ -73,7 +73,7 @@ pub(crate) fn turn_prompt(
             })
         })
         .collect();
-    let left = scenario.traders[seat].private.limits.len() - book.traded[seat];
+    let left = book.units_left(scenario, seat);
     let input = serde_json::json!({
         "news": news,
         "book": quotes,

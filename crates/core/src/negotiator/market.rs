@@ -51,6 +51,15 @@ impl MarketRule {
         }
     }
 
+    /// The rule a player spec names at a market seat (`rule:zic`, `rule:sniper`,
+    /// `rule:truthful`), as a run's `--seat ROLE=SPEC` and a Python game's `players` read it;
+    /// `None` for any other spec.
+    pub fn from_spec(spec: &str) -> Option<MarketRule> {
+        spec.trim()
+            .strip_prefix("rule:")
+            .and_then(MarketRule::from_name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             MarketRule::Zic => "zic",
@@ -181,7 +190,7 @@ impl Players<MarketEpisode> for MarketTraders {
         seat: usize,
         answer: Completion,
     ) -> Result<(), TableError> {
-        episode.step(seat, answer)
+        episode.step(seat, answer).map(drop)
     }
 
     fn fail(

@@ -48,6 +48,19 @@ pub struct MarketCallRecord {
     pub retries: u32,
 }
 
+impl MarketCallRecord {
+    /// What turn `turn` cost, as the record keeps it: only a turn a model answered (one with a
+    /// call) has one.
+    pub fn of(turn: usize, cost: super::TurnCost) -> Option<MarketCallRecord> {
+        cost.call.is_some().then_some(MarketCallRecord {
+            turn,
+            latency_ms: cost.latency_ms,
+            call: cost.call,
+            retries: cost.retries,
+        })
+    }
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }

@@ -58,7 +58,9 @@ pub use table::{
     TableSeatRecord, TableTurnRecord, TurnCost,
 };
 pub use tail::{cut_off_tail, read_appended, Cut, Tail, TailError};
-pub use trajectory::{episode_calls, table_calls, ExactCalls, NoTrajectory, Trajectory};
+pub use trajectory::{
+    episode_calls, market_calls, table_calls, ExactCalls, NoTrajectory, Trajectory,
+};
 pub use turn::{Annotation, TurnRecord};
 pub use writer::{
     append_notes, cut_note, refuse_output_among_inputs, scan_existing, Existing, OutputLock,

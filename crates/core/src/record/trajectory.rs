@@ -190,6 +190,19 @@ pub fn table_calls(
         .map(|t| t.completion.tokens.as_ref())
 }
 
+/// The token ids of the calls so far of the seat at index `seat` among a market's `turns`, by
+/// the rule of [`super::MarketRecord::own_calls`] (every attempt, a retried one included): what
+/// [`ExactCalls`] checks for a market still in play, and for its record.
+pub fn market_calls(
+    turns: &[crate::market::MarketTurn],
+    seat: usize,
+) -> impl Iterator<Item = Option<&TurnTokens>> + '_ {
+    turns
+        .iter()
+        .filter(move |t| own_call(false, t.seat, seat))
+        .map(|t| t.completion.tokens.as_ref())
+}
+
 /// A seat's sequence split the way multi-turn RL trainers take it: `prompt_ids`, the first
 /// call's prompt; `response_ids`, everything after it in order — sampled ids and the prompt
 /// suffixes the environment wrote between calls; `mask`, 1 on sampled ids and 0 on the
@@ -302,10 +315,7 @@ impl super::MarketRecord {
     /// The exact ids of the calls of the seat at index `seat` ([`super::MarketRecord::own_calls`]),
     /// checked.
     pub fn exact_calls(&self, seat: usize) -> Result<ExactCalls<'_>, NoTrajectory> {
-        ExactCalls::of(
-            self.own_calls(seat)
-                .map(|(_, t)| t.completion.tokens.as_ref()),
-        )
+        ExactCalls::of(market_calls(&self.turns, seat))
     }
 
     /// The reward of the seat at index `seat`: its surplus, the gain from its trades

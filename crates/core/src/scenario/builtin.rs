@@ -15,8 +15,9 @@ use std::path::{Component, Path};
 pub const SCENARIO_DIR: &str = "scenarios";
 
 /// Each built-in file's stem (a two-party [`Family`](super::Family)'s or a
-/// [`TableFamily`](super::TableFamily)'s name) and its text, as `scenarios/` holds it.
-const FILES: [(&str, &str); 8] = [
+/// [`TableFamily`](super::TableFamily)'s name, or `market`) and its text, as `scenarios/`
+/// holds it.
+const FILES: [(&str, &str); 9] = [
     ("ahp", include_str!("../../../../scenarios/ahp.jsonl")),
     (
         "craigslist",
@@ -34,6 +35,7 @@ const FILES: [(&str, &str); 8] = [
         "deliberation",
         include_str!("../../../../scenarios/deliberation.jsonl"),
     ),
+    ("market", include_str!("../../../../scenarios/market.jsonl")),
 ];
 
 /// The built-in scenario file of the family named `name` (`casino`, `deliberation`, …): the

@@ -1,8 +1,8 @@
 //! The scenarios one process can play, by id and by family, and how a choice picks one: by
-//! id, by family and index, or drawn from a seed. One [`Catalog`] for either kind of
-//! scenario — two-party ([`Scenario`]) and n-party ([`TableScenario`]) — so the pick rule
-//! (`mix(&[seed]) % len`, the index past the end, the unknown id naming what is loaded) has
-//! one home. `dealgym serve`'s resets and the Python binding's games pick through it alike,
+//! id, by family and index, or drawn from a seed. One [`Catalog`] for every kind of
+//! scenario — two-party ([`Scenario`]), n-party ([`TableScenario`]) and markets
+//! ([`MarketScenario`]) — so the pick rule (`mix(&[seed]) % len`, the index past the end, the
+//! unknown id naming what is loaded) has one home. `dealgym serve`'s resets and the Python binding's games pick through it alike,
 //! so the same seed picks the same scenario on every face (the index is the episode's group,
 //! as [`EpisodeSeed::reset`](crate::game::EpisodeSeed::reset) says).
 
@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use super::{Family, Scenario, TableFamily, TableScenario};
+use super::{Family, MarketFamily, MarketScenario, Scenario, TableFamily, TableScenario};
 use crate::digest::Digest;
 use crate::game::mix;
 
@@ -59,6 +59,23 @@ impl Listed for TableScenario {
         self.family
     }
     fn family_name(family: TableFamily) -> &'static str {
+        family.name()
+    }
+    fn digest(&self) -> Digest {
+        crate::digest::digest_json(self)
+    }
+}
+
+impl Listed for MarketScenario {
+    type Family = MarketFamily;
+    const KIND: &'static str = "market scenario";
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn family(&self) -> MarketFamily {
+        self.family
+    }
+    fn family_name(family: MarketFamily) -> &'static str {
         family.name()
     }
     fn digest(&self) -> Digest {

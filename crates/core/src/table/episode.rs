@@ -212,6 +212,24 @@ pub struct TableStep {
 }
 
 impl TableStep {
+    /// What a step of `seat` did, the episode having ended as `kind` after it (`None`: it goes
+    /// on): a table's and a market's step both answer with it ([`crate::engine::Seated`]).
+    pub(crate) fn after(
+        seat: usize,
+        retry: bool,
+        error: Option<TurnError>,
+        kind: Option<OutcomeKind>,
+    ) -> TableStep {
+        let (terminated, truncated) = crate::engine::ending(kind);
+        TableStep {
+            seat,
+            retry,
+            error,
+            terminated,
+            truncated,
+        }
+    }
+
     /// Whether the step ended the episode, either way.
     pub fn ended(&self) -> bool {
         self.terminated || self.truncated
@@ -576,14 +594,7 @@ impl TableEpisode {
     }
 
     fn step_result(&self, seat: usize, retry: bool, error: Option<TurnError>) -> TableStep {
-        let (terminated, truncated) = crate::engine::ending(self.outcome.as_ref().map(|o| o.kind));
-        TableStep {
-            seat,
-            retry,
-            error,
-            terminated,
-            truncated,
-        }
+        TableStep::after(seat, retry, error, self.outcome.as_ref().map(|o| o.kind))
     }
 
     /// End the episode as an `error` of `cause` while `seat` was to move (the seat's endpoint

@@ -59,9 +59,7 @@ impl ScriptedSeat for MarketRule {
     type Episode = MarketEpisode;
     const TAKES: &'static str = "`rule:zic`, `rule:sniper` or `rule:truthful` (a scripted trader)";
     fn from_spec(spec: &str) -> Option<MarketRule> {
-        spec.trim()
-            .strip_prefix("rule:")
-            .and_then(MarketRule::from_name)
+        MarketRule::from_spec(spec)
     }
     fn spec(self) -> &'static str {
         MarketRule::spec(self)

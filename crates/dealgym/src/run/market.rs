@@ -16,7 +16,7 @@ use crate::game::{EpisodeSeed, ErrorCause, Prompts};
 use crate::llm::http_client;
 use crate::market::{MarketEpisode, MarketOptions, MarketSetup};
 use crate::negotiator::market::MarketRule;
-use crate::record::{MarketCallRecord, MarketRecord};
+use crate::record::{MarketCallRecord, MarketRecord, TurnCost};
 use crate::reward::RewardConfig;
 use crate::scenario::{load_market_scenarios, LoadOptions, MarketScenario};
 use crate::score::MarketTally;
@@ -292,15 +292,16 @@ impl Players<MarketEpisode> for MarketSeats {
         seat: usize,
         played: Played,
     ) -> Result<(), TableError> {
-        if played.call.is_some() {
-            self.calls.push(MarketCallRecord {
-                turn: episode.turns().len(),
+        self.calls.extend(MarketCallRecord::of(
+            episode.turns().len(),
+            TurnCost {
                 latency_ms: played.latency_ms,
                 call: played.call,
                 retries: played.retries,
-            });
-        }
-        episode.step(seat, played.completion)
+                planning: None,
+            },
+        ));
+        episode.step(seat, played.completion).map(drop)
     }
 
     fn fail(

@@ -47,7 +47,8 @@ class Outcome(TypedDict, total=False):
     ``Terms`` from the learner's side and ``terms_text`` the grammar's text of them, and
     ``utility``, ``rho`` and ``metrics["seats"]`` keyed by role. A table: ``by`` a role,
     ``offer``, ``deal`` (one option index per issue), ``deal_text``, ``scores`` and ``rho``
-    by role, ``metrics``."""
+    by role, ``metrics``. A market: ``by`` a role, ``trades`` (each ``MarketTrade``) and
+    ``metrics`` (efficiency, the equilibrium, ``surplus`` and ``share`` by role)."""
 
     kind: str
     by: str
@@ -62,6 +63,21 @@ class Outcome(TypedDict, total=False):
     deal: list[int]
     deal_text: str
     scores: dict[str, int]
+    trades: list[MarketTrade]
+
+class MarketTrade(TypedDict):
+    """A trade of a market's ``Outcome``: the ``buyer``, the ``seller`` and the ``taker``
+    (roles), the quote taken (``order``), the ``price`` in cents (as the book keeps it), the
+    buyer's ``value`` and the seller's ``cost`` of the unit (the record's; an observation's
+    state never holds them)."""
+
+    buyer: str
+    seller: str
+    taker: str
+    order: int
+    price: int
+    value: int
+    cost: int
 
 #: The most bytes one completion may hold as a record writes it (text, reasoning and tool
 #: calls, JSON-escaped): a step past it raises ``CompletionTooLargeError``, the action space
@@ -116,8 +132,8 @@ class StepInfo:
 
 class Game:
     """One episode of any family, every seat named by its role and played from outside with raw
-    completions: a two-party family's two seats, or a table's (``Game("deliberation", ...)``)
-    n parties. What only one kind has (``snapshot``: a two-party game's) raises ``ValueError``
+    completions: a two-party family's two seats, a table's (``Game("deliberation", ...)``)
+    n parties, or a market's (``Game("market", ...)``) buyers and sellers. What only one kind has (``snapshot``: a two-party game's) raises ``ValueError``
     on the other, naming it; tools and token-exact play are every seat's."""
 
     def __init__(
@@ -141,9 +157,11 @@ class Game:
         regulated: Sequence[str] | None = None,
         format: str | None = None,
     ) -> None:
-        """A table family (``deliberation``) takes ``scenario_file`` (else its built-in
-        catalog), ``retries``, ``regulated``, ``format`` and ``players`` (``"rule:deliberation"``
-        seats a party's scripted player in process); a two-party family ``learner_role``,
+        """A table family (``deliberation``) and a market (``market``) take ``scenario_file``
+        (else the built-in catalog), ``retries``, ``regulated``, ``format`` and ``players``
+        (``"rule:deliberation"`` seats a party's scripted player in process; in a market
+        ``"rule:zic"``, ``"rule:sniper"`` or ``"rule:truthful"`` a scripted trader); a
+        two-party family ``learner_role``,
         ``first_mover``, ``rules``, ``rewards``, ``opponent`` and ``training``. An argument the
         family does not take raises ``ValueError``.
 
@@ -173,11 +191,17 @@ class Game:
     @property
     def agent_selection(self) -> str | None: ...
     @property
+    def in_process(self) -> list[str]:
+        """The roles a built-in player plays in process (a table's scripted parties, a
+        market's scripted traders, a two-party game's ``opponent=``): they move on their own
+        and are no AEC agents."""
+    @property
     def learner_role(self) -> str | None:
-        """The record's learner seat; ``None`` at a table."""
+        """The record's learner seat; ``None`` at a table or in a market."""
     @property
     def schedule(self) -> list[str] | None:
-        """A table's turn order drawn from the seed; ``None`` for a two-party game."""
+        """A table's or a market's turn order drawn from the seed; ``None`` for a two-party
+        game."""
     @property
     def training(self) -> dict[str, Any] | None: ...
     @property

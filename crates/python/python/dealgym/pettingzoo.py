@@ -1,17 +1,20 @@
 """dealgym as a PettingZoo AEC environment, for any number of seats: a two-party family is the
-two-seat case, a table family (``deliberation``, six or seven stakeholders) the n-seat one, as
-PettingZoo has one ``AECEnv`` for any number of agents. Each seat acts with its model's raw
+two-seat case, a table family (``deliberation``, six or seven stakeholders) and a market
+(``market``, two to six buyers and two to six sellers) the n-seat ones, as PettingZoo has one
+``AECEnv`` for any number of agents. Each seat acts with its model's raw
 completion. The engine — parsing, perspective flipping, the schedule, regulation, the endings,
 scoring and the record — is the Rust core (``dealgym._core.Game``); this module only speaks
 PettingZoo.
 
 Agents are named by their role in the scenario (``buyer``/``seller``, ``agent_1``/``agent_2``,
-``worker``/``recruiter``; a table's parties). ``agent_selection`` follows the game (a seat may
+``worker``/``recruiter``; a table's parties; a market's traders, ``buyer_1``…, ``seller_1``…).
+``agent_selection`` follows the game (a seat may
 be asked again after a turn it could not play). A deal, a walk-away, a reject loop and a forfeit
 terminate every agent; the turn cap (a table: its schedule running out) truncates. Rewards come
 once, when the episode ends: each seat's total (a two-party family under the ``rewards``
 settings, the terminal reward alone by default; a table: each role's ρ on a deal, 0 without one,
-−1 for the seat that forfeited), and each agent's final info is ``{"outcome":
+−1 for the seat that forfeited; a market: each trader's surplus, the gain from its trades), and
+each agent's final info is ``{"outcome":
 game.outcome_for(agent)}``, the same dict for every family. An agent observes its own chat alone.
 """
 
@@ -29,12 +32,13 @@ from ._options import RESET_OPTIONS, SeedSequence, game_arguments
 from .spaces import action_space, observation_space
 from .tokens import ExactTokens, exact_tokens
 
-#: What a table's ``reset(options=...)`` reads: its scenario, and so its agents, are fixed for
-#: the environment's life.
+#: What a table's or a market's ``reset(options=...)`` reads: its scenario, and so its agents,
+#: are fixed for the environment's life.
 TABLE_RESET_OPTIONS = ("member",)
 
 #: The player spec that seats a table party's scripted player in process: it moves on its own
-#: and is not an agent.
+#: and is not an agent (a market's are ``rule:zic``, ``rule:sniper`` and ``rule:truthful``;
+#: ``Game.in_process`` names the roles any of them plays).
 SCRIPTED = "rule:deliberation"
 
 
@@ -53,6 +57,10 @@ class DealAECEnv(AECEnv):
     ``retries``, ``regulated`` and ``format`` are the table's options; ``players`` names a role's
     player (``{"party_3": "rule:deliberation"}`` seats the scripted party of its incentive in
     process: it moves on its own and is not an agent).
+
+    A market (``market``): as a table, from ``scenario_file`` (a market scenario JSONL file) or
+    the built-in ``scenarios/market.jsonl``, one agent per trader; ``players`` seats a scripted
+    trader in process (``{"seller_1": "rule:zic"}``; also ``rule:sniper``, ``rule:truthful``).
 
     ``reset(seed=...)`` draws the scenario (a two-party family without ``scenario_id``) and the
     setup or schedule from the seed alone; an unseeded reset's seed comes from the last seed
@@ -106,7 +114,8 @@ class DealAECEnv(AECEnv):
             "learner_role": learner_role,
             "first_mover": first_mover,
         }
-        #: A table: its seats are the scenario's parties, so the scenario is fixed here.
+        #: A table or a market: its seats are the scenario's parties or traders, so the
+        #: scenario is fixed here.
         self.table = family not in _core.families()
         if self.table:
             first = _core.Game(
@@ -118,7 +127,7 @@ class DealAECEnv(AECEnv):
             )
             self.scenario_id = first.scenario_id
             self._defaults = {"scenario_id": first.scenario_id}
-            in_process = {r for r, spec in (players or {}).items() if spec.strip() == SCRIPTED}
+            in_process = set(first.in_process)
             self.possible_agents = [r for r in first.roles if r not in in_process]
         else:
             self.possible_agents = list(_core.roles(family))
