@@ -209,20 +209,18 @@ fn the_faces_that_do_not_play_markets_yet_refuse_a_market_file_by_name() {
     let markets = shipped();
     let markets = markets.to_str().unwrap();
     let out = temp_dir("market-refused").join("episodes.jsonl");
-    for args in [
-        vec!["serve", "--scenarios", markets, "--port", "0"],
-        vec![
-            "eval",
-            "--player",
-            "a=rule:linear",
-            "--opponent",
-            "b=rule:linear",
-            "--scenarios",
-            markets,
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    ] {
+    // `serve` hosts markets (tests/serve_markets.rs).
+    for args in [vec![
+        "eval",
+        "--player",
+        "a=rule:linear",
+        "--opponent",
+        "b=rule:linear",
+        "--scenarios",
+        markets,
+        "--out",
+        out.to_str().unwrap(),
+    ]] {
         let output = dealgym_cli(&args);
         assert!(!output.status.success(), "{args:?}");
         let err = String::from_utf8_lossy(&output.stderr);

@@ -299,7 +299,7 @@ pub fn load_market_scenarios_from_reader(
 }
 
 /// What a face that does not play markets yet says of a market scenario (issue 45).
-pub const MARKETS_NOT_PLAYED_YET: &str = "a `market` scenario: markets are played by `dealgym run` (and their records read by `replay --verify`, `export` and `report`), but `eval`, `serve` and the Python package do not play them yet";
+pub const MARKETS_NOT_PLAYED_YET: &str = "a `market` scenario: markets are played by `dealgym run` (and their records read by `replay --verify`, `export` and `report`) and served by `serve` at /v1/tables, but `eval` and the Python package do not play them yet";
 
 /// Whether a scenario file holds markets: its first non-blank line names the market family.
 pub fn is_market_file(path: &Path) -> bool {
