@@ -210,7 +210,7 @@ fn the_faces_that_do_not_play_markets_yet_refuse_a_market_file_by_name() {
     let markets = markets.to_str().unwrap();
     let out = temp_dir("market-refused").join("episodes.jsonl");
     // `serve` hosts markets (tests/serve_markets.rs).
-    for args in [vec![
+    let args = [
         "eval",
         "--player",
         "a=rule:linear",
@@ -220,15 +220,14 @@ fn the_faces_that_do_not_play_markets_yet_refuse_a_market_file_by_name() {
         markets,
         "--out",
         out.to_str().unwrap(),
-    ]] {
-        let output = dealgym_cli(&args);
-        assert!(!output.status.success(), "{args:?}");
-        let err = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            err.contains("market.jsonl") && err.contains("do not play them yet"),
-            "{args:?}: {err}"
-        );
-    }
+    ];
+    let output = dealgym_cli(args);
+    assert!(!output.status.success(), "{args:?}");
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("market.jsonl") && err.contains("do not play them yet"),
+        "{args:?}: {err}"
+    );
     assert!(!out.exists(), "nothing was played");
 }
 
