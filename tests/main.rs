@@ -55,6 +55,7 @@ mod run_http;
 mod scenario_selection;
 mod serve;
 mod serve_hardening;
+mod serve_markets;
 mod serve_mcp;
 mod serve_network;
 mod serve_soak;

@@ -2,8 +2,8 @@
 //! shipped file byte for byte and prints the book's statistics, `scenarios validate` reads it,
 //! `run` plays it (scripted traders, the mock at a seat), `replay --verify` replays its records
 //! and names what differs, `export --format verl` writes the token-exact seat's trajectory, and
-//! the faces that do not play markets yet refuse it by name — the file, the line and why —
-//! rather than reading it as some other kind or failing on its first unknown field.
+//! a market file beside another family's is refused by name — the file, the line and why —
+//! rather than read as some other kind or failing on its first unknown field.
 
 use std::path::Path;
 
@@ -205,16 +205,28 @@ fn a_market_with_the_mock_at_buyer_1_runs_replays_and_exports_verl() {
 }
 
 #[test]
-fn the_faces_that_do_not_play_markets_yet_refuse_a_market_file_by_name() {
+fn a_market_file_beside_another_familys_is_refused_by_name() {
     let markets = shipped();
     let markets = markets.to_str().unwrap();
     let out = temp_dir("market-refused").join("episodes.jsonl");
-    let args = ["serve", "--scenarios", markets, "--port", "0"];
+    let casino = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/casino.jsonl");
+    // Every face plays markets; a market file beside another family's is refused by name.
+    let args = [
+        "run",
+        "--scenarios",
+        casino.to_str().unwrap(),
+        "--scenarios",
+        markets,
+        "--limit",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
     let output = dealgym_cli(args);
     assert!(!output.status.success(), "{args:?}");
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(
-        err.contains("market.jsonl") && err.contains("do not play them yet"),
+        err.contains("market.jsonl") && err.contains("two-party or n-party table scenarios are read"),
         "{args:?}: {err}"
     );
     assert!(!out.exists(), "nothing was played");

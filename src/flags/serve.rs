@@ -173,6 +173,7 @@ impl ServeFlags {
                 "dnd",
                 "job_interview",
                 "deliberation",
+                "market",
             ]
             .iter()
             .map(|f| PathBuf::from(format!("scenarios/{f}.jsonl")))

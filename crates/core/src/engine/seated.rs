@@ -7,6 +7,7 @@ use crate::game::{Completion, EpisodeSeed, ErrorCause, OutcomeKind};
 use crate::market::MarketEpisode;
 use crate::protocol::TurnFormat;
 use crate::record::{MarketCallRecord, MarketRecord, TablePlayerInfo, TableRecord, TurnCost};
+use crate::scenario::UnknownParty;
 use crate::table::{TableEpisode, TableError, TableOptions, TableStep};
 use crate::vocab::Message;
 
@@ -106,6 +107,17 @@ pub trait Seated: ToMove<Seat = usize> {
     /// The seat of `role`, if the episode has one.
     fn seat_of(&self, role: &str) -> Option<usize> {
         (0..self.seats()).find(|&seat| self.role(seat) == role)
+    }
+    /// The seat of `role`, or the refusal every face gives a role the episode has not, naming
+    /// the scenario and its roles ([`UnknownParty`]).
+    fn seat_of_party(&self, role: &str) -> Result<usize, UnknownParty> {
+        self.seat_of(role).ok_or_else(|| UnknownParty {
+            role: role.to_string(),
+            scenario: self.scenario_id().to_string(),
+            roles: (0..self.seats())
+                .map(|s| self.role(s).to_string())
+                .collect(),
+        })
     }
     /// How every seat writes its turns.
     fn format(&self) -> TurnFormat;
@@ -299,6 +311,11 @@ mod tests {
         let other = (seat + 1) % e.seats();
         assert_eq!(e.seat_of(e.role(other)), Some(other));
         assert_eq!(e.seat_of("nobody"), None);
+        let unknown = e.seat_of_party("nobody").unwrap_err().to_string();
+        assert!(
+            unknown.contains(e.scenario_id()) && unknown.contains(e.role(other)),
+            "{unknown}"
+        );
         assert!(matches!(
             e.step(other, say("Action: [WALK_AWAY]")),
             Err(TableError::OutOfTurn { expected, .. }) if expected == e.role(seat)

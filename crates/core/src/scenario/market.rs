@@ -298,8 +298,9 @@ pub fn load_market_scenarios_from_reader(
     load_lines(file_name, reader, options, parse_market_line)
 }
 
-/// What a face that does not play markets yet says of a market scenario (issue 45).
-pub const MARKETS_NOT_PLAYED_YET: &str = "a `market` scenario: markets are played by `dealgym run`, `dealgym eval` and the Python package (and their records read by `replay --verify`, `export` and `report`), but `serve`'s sessions do not play them yet";
+/// What a two-party or table loader says of a market's line: a market file is read as markets,
+/// on its own (issue 45).
+pub const MARKET_LINE_ELSEWHERE: &str = "a `market` scenario where two-party or n-party table scenarios are read: a market file is played as markets, on its own (`dealgym run` and `dealgym eval` given market files alone, `dealgym serve` at /v1/tables, Python's Game(\"market\"))";
 
 /// Whether a scenario file holds markets: its first non-blank line names the market family.
 pub fn is_market_file(path: &Path) -> bool {
@@ -307,18 +308,18 @@ pub fn is_market_file(path: &Path) -> bool {
 }
 
 /// The field and message of a line a two-party or table loader could not read: a market's
-/// line is refused by name ([`MARKETS_NOT_PLAYED_YET`]), any other keeps its own fault. Read
+/// line is refused by name ([`MARKET_LINE_ELSEWHERE`]), any other keeps its own fault. Read
 /// only once the line has failed, so good lines cost nothing more.
 pub(crate) fn unread_line(text: &str, fault: crate::jsonl::LineFault) -> (String, String) {
     if is_market_line(text) {
-        ("family".into(), MARKETS_NOT_PLAYED_YET.into())
+        ("family".into(), MARKET_LINE_ELSEWHERE.into())
     } else {
         (fault.field, fault.message)
     }
 }
 
 /// Whether a scenario line is a market's: what the two-party and table loaders refuse by name
-/// (the faces that do not play markets yet), rather than failing on its first unknown field.
+/// (a market file mixed with other families' files), rather than failing on its first unknown field.
 pub(crate) fn is_market_line(text: &str) -> bool {
     super::table::line_family(text).is_some_and(|f| f == MarketFamily::Market.name())
 }

@@ -40,7 +40,7 @@ pub use load::{
 pub use market::{
     is_market_file, load_market_scenarios, load_market_scenarios_from_reader, MarketFamily,
     MarketRules, MarketScenario, MarketShape, MarketVariant, Side, Trader, TraderPrivate,
-    MARKETS_NOT_PLAYED_YET,
+    MARKET_LINE_ELSEWHERE,
 };
 /// The fixture file's own test reads it line by line (`table/tests.rs`).
 #[cfg(test)]

@@ -1,9 +1,10 @@
 //! The episode a connection holds — a WebSocket, an MCP session: at most one at a time,
 //! reachable by that connection only. OpenEnv's `reset`/`step`/`state` messages and MCP's
 //! `start_negotiation`/move tools both go through it, so a reset or a step is written once.
-//! Either connection may hold an n-party table instead, as the one seat its reset named
-//! (every other seat played by `rule:deliberation`): the table lives in the hub's one registry
-//! and is stepped by the same code as `/v1/tables` ([`super::table`]).
+//! Either connection may hold an n-party table or a market instead, as the one seat its reset
+//! named (every other seat played by `rule:deliberation`, at a market by `rule:zic`): the
+//! table lives in the hub's one registry and is stepped by the same code as `/v1/tables`
+//! ([`super::table`]).
 
 use super::error::ServeError;
 use super::hub::{Live, Owner};
@@ -12,6 +13,7 @@ use super::table::single_seat_turn;
 use super::table_rest::single_seat_answer;
 use super::wire::{EnvState, Observed};
 use super::Shared;
+use crate::engine::Seated;
 use crate::game::{Completion, Seat};
 use crate::protocol::TurnFormat;
 
@@ -120,7 +122,7 @@ impl Held {
             let slot = self.table(state)?;
             let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
             let episode = &session.episode;
-            return Ok(episode.outcome().is_none().then(|| episode.setup().format));
+            return Ok(episode.ending().is_none().then(|| episode.format()));
         }
         self.read(state, Session::format_to_move).await
     }

@@ -23,7 +23,7 @@ use crate::limits::MAX_SERVER_KITS;
 use crate::llm::{EndpointSettings, LlmClient};
 use crate::record::{EpisodeRecord, RecordWriter};
 use crate::run::{Driver, EpisodeError, EpisodeKit, Rewarding, SeatPlayer, Seating};
-use crate::scenario::{Family, TableScenario};
+use crate::scenario::{Family, MarketScenario, TableScenario};
 
 /// Who may reach a session: any REST client with the id (and the token), or only the
 /// WebSocket connection that reset it.
@@ -124,6 +124,8 @@ pub struct Hub {
     pub catalog: Catalog,
     /// The n-party scenarios `/v1/tables` plays.
     pub(super) table_catalog: Catalog<TableScenario>,
+    /// The markets `/v1/tables` plays.
+    pub(super) market_catalog: Catalog<MarketScenario>,
     http: reqwest::Client,
     kits: Mutex<HashMap<String, Arc<EpisodeKit>>>,
     /// The live sessions of both kinds, by id: at most `--max-sessions` together.
@@ -145,6 +147,7 @@ impl Hub {
         options: ServeOptions,
         catalog: Catalog,
         table_catalog: Catalog<TableScenario>,
+        market_catalog: Catalog<MarketScenario>,
         log: RecordWriter,
         logged: impl IntoIterator<Item = String>,
     ) -> Result<Hub, ServeError> {
@@ -161,6 +164,7 @@ impl Hub {
             options,
             catalog,
             table_catalog,
+            market_catalog,
             http,
             kits: Mutex::new(HashMap::new()),
             live: Mutex::new(HashMap::new()),
@@ -365,6 +369,16 @@ impl Hub {
                 (None, Some(family)) => format!("family `{}`", family.name()),
                 (None, None) => "this reset".to_string(),
             };
+            let market = matches!(args.family, Some(ResetFamily::Market(_)))
+                || args
+                    .scenario_id
+                    .as_deref()
+                    .is_some_and(|id| self.market_catalog.has(id));
+            if market {
+                return Err(ServeError::Validation(format!(
+                    "{named} is a market: /v1/episodes plays two-party episodes; play it at POST /v1/tables (a session per seat), or over OpenEnv (/ws, /reset, /step) as the one seat `learner_role` names"
+                )));
+            }
             return Err(ServeError::Validation(format!(
                 "{named} is an n-party table: /v1/episodes plays two-party episodes; play it at POST /v1/tables (a session per seat), or over OpenEnv (/ws, /reset, /step) or MCP (start_negotiation) as the one seat `learner_role` names"
             )));

@@ -28,6 +28,7 @@ use serde_json::{json, Map, Value};
 
 use super::error::ServeError;
 use super::held::Held;
+use super::hosted::SeatState;
 use super::hub::Owner;
 use super::openapi::Routes;
 use super::session::{ResetArgs, Sampled};
@@ -428,13 +429,19 @@ fn tool_result(answer: &Observed) -> Value {
         }
         Observed::Table(answer) => {
             let observation = &answer.observation;
-            let ended = observation.view.state.outcome.as_ref().map(|outcome| {
-                let deal = match (outcome.offer, &outcome.deal) {
-                    (Some(offer), Some(deal)) => Some(format!(" (offer #{offer}: {deal})")),
-                    _ => None,
-                };
-                (outcome.kind.name(), deal)
-            });
+            let ended = match &observation.view.state {
+                SeatState::Table(state) => state.outcome.as_ref().map(|outcome| {
+                    let deal = match (outcome.offer, &outcome.deal) {
+                        (Some(offer), Some(deal)) => Some(format!(" (offer #{offer}: {deal})")),
+                        _ => None,
+                    };
+                    (outcome.kind.name(), deal)
+                }),
+                SeatState::Market(state) => state
+                    .outcome
+                    .as_ref()
+                    .map(|outcome| (outcome.kind.name(), None)),
+            };
             let malformed = observation.error.is_some();
             (ended, &observation.view.prompt, malformed, answer.reward)
         }
@@ -464,8 +471,9 @@ async fn session_tools(state: &Shared, held: &Held) -> Option<Vec<Value>> {
     if let Some(id) = held.table_id() {
         let slot = state.hub.find_table(id).ok()?;
         let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+        // A market reads text turns: MCP (the tools format) never holds one.
         return Some(specs(
-            session.episode.scenario().term_space(),
+            session.episode.table()?.scenario().term_space(),
             ToolSet::Table,
         ));
     }

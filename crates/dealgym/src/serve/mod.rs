@@ -18,6 +18,7 @@ mod catalog;
 mod error;
 mod guards;
 mod held;
+mod hosted;
 mod hub;
 mod ids;
 mod listen;
@@ -76,19 +77,31 @@ pub struct AppState {
 
 type Shared = Arc<AppState>;
 
-/// What a server serves: its two-party scenarios and its tables.
+/// What a server serves: its two-party scenarios, its tables and its markets.
 type Served = (
     Vec<Arc<crate::scenario::Scenario>>,
     Vec<Arc<crate::scenario::TableScenario>>,
+    Vec<Arc<crate::scenario::MarketScenario>>,
 );
+
+/// The markets of `files` under the config's selection (its limit, as `run` applies it).
+fn load_markets(
+    files: &[std::path::PathBuf],
+    selection: &crate::run::Selection,
+) -> Result<Vec<Arc<crate::scenario::MarketScenario>>, crate::run::RunError> {
+    crate::run::load_seated(files, selection, |file| {
+        Ok(crate::scenario::load_market_scenarios(file, Default::default())?.scenarios)
+    })
+}
 
 /// The server's default list (every family's file) under the config's selection: each file
 /// that can take a split or a sample is served as it chooses; one without that split, or a
-/// table file (tables have neither), is left out, said on stderr. With no split or sample every
-/// file is served. Nothing left is an error naming the selection.
+/// table or market file (tables and markets have neither), is left out, said on stderr. With no
+/// split or sample every file is served. Nothing left is an error naming the selection.
 fn default_scenarios(
     files: &[std::path::PathBuf],
     table_files: &[std::path::PathBuf],
+    market_files: &[std::path::PathBuf],
     selection: &crate::run::Selection,
 ) -> anyhow::Result<Served> {
     use crate::run::{RunError, SelectError};
@@ -112,13 +125,23 @@ fn default_scenarios(
             Err(e) => return Err(e.into()),
         }
     }
-    if scenarios.is_empty() && tables.is_empty() {
+    let mut markets = Vec::new();
+    for file in market_files {
+        match load_markets(std::slice::from_ref(file), selection) {
+            Ok(kept) => markets.extend(kept),
+            Err(RunError::Select(e @ SelectError::TableFile { .. })) => {
+                eprintln!("serve: left out of the default scenarios: {e}")
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if scenarios.is_empty() && tables.is_empty() && markets.is_empty() {
         anyhow::bail!(
             "no default scenario file can take the config's [scenarios] ({}): name the files with --scenarios",
             selection.describe().unwrap_or_default()
         );
     }
-    Ok((scenarios, tables))
+    Ok((scenarios, tables, markets))
 }
 
 /// A running server (for tests and the benchmark; `dealgym serve` uses [`serve`]).
@@ -133,20 +156,25 @@ impl Server {
     /// Load the scenarios, open the log, bind (port 0 for a free one) and serve in the
     /// background.
     pub async fn start(options: ServeOptions) -> anyhow::Result<Server> {
-        // Table scenario files (n-party games) feed `/v1/tables`; the others, the episodes.
-        let (table_files, files): (Vec<_>, Vec<_>) = options
+        // Table scenario files (n-party games) and market files feed `/v1/tables`; the
+        // others, the episodes.
+        let (market_files, files): (Vec<_>, Vec<_>) = options
             .scenarios
             .iter()
             .cloned()
+            .partition(|f| crate::scenario::is_market_file(f));
+        let (table_files, files): (Vec<_>, Vec<_>) = files
+            .into_iter()
             .partition(|f| crate::scenario::is_table_file(f));
         // The config's `[scenarios]`, as `run` applies it: each two-party file its family,
         // split, sample and limit; each table file its limit (it has no split or sample).
-        let (scenarios, tables) = if options.scenarios_defaulted {
-            default_scenarios(&files, &table_files, &options.selection)?
+        let (scenarios, tables, markets) = if options.scenarios_defaulted {
+            default_scenarios(&files, &table_files, &market_files, &options.selection)?
         } else {
             (
                 load_all(&files, &options.selection)?,
                 crate::run::load_tables(&table_files, &options.selection)?,
+                load_markets(&market_files, &options.selection)?,
             )
         };
         // Locked like a command's output (a second server on one log is refused); the ids it
@@ -165,6 +193,7 @@ impl Server {
             options,
             Catalog::new(scenarios),
             Catalog::new(tables),
+            Catalog::new(markets),
             log,
             logged,
         )?;
@@ -216,7 +245,7 @@ pub async fn serve(
     let log = options.log.clone();
     let server = Server::start(options).await?;
     eprintln!(
-        "dealgym serve on http://{} ({} scenarios; log {}): OpenEnv at /ws, /reset, /step; REST at /v1/episodes; tables at /v1/tables; rollouts at /v1/rollouts",
+        "dealgym serve on http://{} ({} scenarios; log {}): OpenEnv at /ws, /reset, /step; REST at /v1/episodes; tables and markets at /v1/tables; rollouts at /v1/rollouts",
         server.addr,
         server.state.hub.catalog.scenarios.len(),
         log.display()

@@ -310,7 +310,7 @@ fn derived() -> Value {
         "info": {
             "title": "dealgym",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Two-party negotiations as an environment: OpenEnv's protocol (/ws, /reset, /step, /state, /schema, /metadata, /health, /mcp), native REST (/v1/episodes; n-party tables at /v1/tables, a session per seat) and the rollout service (/v1/rollouts).",
+            "description": "Two-party negotiations as an environment: OpenEnv's protocol (/ws, /reset, /step, /state, /schema, /metadata, /health, /mcp), native REST (/v1/episodes; n-party tables and markets at /v1/tables, a session per seat) and the rollout service (/v1/rollouts).",
         },
         "paths": paths,
         "components": {"schemas": s.components()},

@@ -8,7 +8,9 @@
 //! it as OpenEnv's single-agent environment: the client is the seat its `learner_role` names,
 //! every other seat is played in process by `rule:deliberation`, and each step plays the
 //! client's turn, then the scripted seats up to its next turn or the end. The table lives in
-//! the hub's one registry and is stepped by the code `/v1/tables` steps it with.
+//! the hub's one registry and is stepped by the code `/v1/tables` steps it with. A reset naming
+//! a market (a market's id, or the family `market`) plays it the same way, every other trader
+//! played by `rule:zic`.
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;

@@ -20,7 +20,7 @@ use crate::observation::SeatState;
 use crate::protocol::TurnFormat;
 use crate::record::{EpisodeRecord, RecordOutcome};
 use crate::run::Driver;
-use crate::scenario::{Family, Role, TableFamily};
+use crate::scenario::{Family, MarketFamily, Role, TableFamily};
 use crate::vocab::{LogprobsMismatch, NextPrompt};
 
 /// The spec recorded for a seat played by a client of the server.
@@ -36,8 +36,9 @@ pub struct ResetArgs {
     pub seed: Option<u64>,
     /// The id the episode gets (in the log too); default `s{N}`.
     pub episode_id: Option<String>,
-    /// A two-party scenario's id, or an n-party table's (OpenEnv plays a table as the one seat
-    /// `learner_role` names, every other seat by `rule:deliberation`).
+    /// A two-party scenario's id, or an n-party table's or a market's (OpenEnv plays a table as
+    /// the one seat `learner_role` names, every other seat by `rule:deliberation`, at a market
+    /// by `rule:zic`).
     pub scenario_id: Option<String>,
     pub family: Option<ResetFamily>,
     /// With `family`: the index among that family's scenarios; alone: among all.
@@ -55,13 +56,14 @@ pub struct ResetArgs {
     pub tokens: Option<TokensArgs>,
 }
 
-/// A reset's `family`: a two-party family, or an n-party one (`deliberation`: a table OpenEnv
-/// plays as one seat).
+/// A reset's `family`: a two-party family, an n-party one (`deliberation`: a table OpenEnv
+/// plays as one seat), or `market` (a market OpenEnv plays as one trader).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
 #[serde(untagged)]
 pub enum ResetFamily {
     Party(Family),
     Table(TableFamily),
+    Market(MarketFamily),
 }
 
 impl ResetFamily {
@@ -69,6 +71,7 @@ impl ResetFamily {
         match self {
             ResetFamily::Party(family) => family.name(),
             ResetFamily::Table(family) => family.name(),
+            ResetFamily::Market(family) => family.name(),
         }
     }
 }
@@ -84,10 +87,16 @@ impl<'de> Deserialize<'de> for ResetFamily {
         if let Ok(family) = serde_json::from_value(named()) {
             return Ok(ResetFamily::Table(family));
         }
+        if let Ok(family) = serde_json::from_value(named()) {
+            return Ok(ResetFamily::Market(family));
+        }
         let known: Vec<&str> = Family::ALL
             .iter()
             .map(|f| f.name())
-            .chain([TableFamily::Deliberation.name()])
+            .chain([
+                TableFamily::Deliberation.name(),
+                MarketFamily::Market.name(),
+            ])
             .collect();
         Err(serde::de::Error::custom(format!(
             "unknown family `{name}`: one of {}",

@@ -1,11 +1,13 @@
-//! Table sessions: n-party games (the `deliberation` family) kept by the server, every seat
-//! played by a client by its role — one client per seat, or one client playing several — or
-//! in process by the scripted party of its incentive. The rules stay core's
-//! ([`TableEpisode`]); the live tables sit in the hub's one registry beside the two-party
-//! episodes (one `--max-sessions` count, one idle reaper, one lookup: [`Hub::lookup`]); this
-//! file starts them, steps them for the seat a request names, and writes each ended table's record
-//! to the server's log, as every other episode is — and a table dropped before it ended
-//! (deleted by a holder of one of its tokens, or reclaimed idle) as abandoned.
+//! Table sessions: n-party games (the `deliberation` family) and markets kept by the server,
+//! every seat played by a client by its role — one client per seat, or one client playing
+//! several — or in process by its scripted player (the scripted party of its incentive at a
+//! table, a scripted trader at a market). The rules stay core's, reached through one
+//! [`Hosted`] episode of either kind (core's [`Seated`]); the live tables sit in the hub's one
+//! registry beside the two-party episodes (one `--max-sessions` count, one idle reaper, one
+//! lookup: [`Hub::lookup`]); this file starts them, steps them for the seat a request names,
+//! and writes each ended table's record (a market's as a market record) to the server's log,
+//! as every other episode is — and a table dropped before it ended (deleted by a holder of one
+//! of its tokens, or reclaimed idle) as abandoned.
 //!
 //! A seat stepping out of turn is refused (409, naming the seat whose turn it is); a turn that
 //! names an option not in the game or an offer that does not exist is the engine's turn error,
@@ -20,6 +22,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::error::ServeError;
+use super::hosted::{Hosted, SeatedFamily};
 use super::hub::Live;
 use super::ids::IdClaim;
 use super::memory::{view_bytes, Charge, Reach};
@@ -29,29 +32,36 @@ use super::table_rest::{single_seat_answer, TableObservation};
 use super::wire::StepAnswer;
 use super::Hub;
 use crate::agents::SCRIPTED;
-use crate::engine::{drive_now, Players};
+use crate::engine::{drive_now, Players, Seated, SeatedRecord, SeatedRun, ToMove};
 use crate::game::{Completion, EpisodeSeed, ErrorCause, Message};
 use crate::jsonl::encoded_len;
 use crate::limits::{EpisodeText, TextLimits};
-use crate::negotiator::deliberation::scripted_table_completion;
+use crate::market::{MarketEpisode, MarketOptions, MarketSetup};
+use crate::negotiator::market::MarketRule;
 use crate::protocol::TurnFormat;
-use crate::record::{TablePlayerInfo, TableRecord, TurnCost};
+use crate::record::{TablePlayerInfo, TurnCost};
 use crate::reward::RewardConfig;
-use crate::scenario::{TableFamily, TableScenario};
 use crate::table::{TableEpisode, TableError, TableOptions, TableSetup, TableStep};
 
 /// The player spec a record names for a seat played by a client.
 pub(crate) const CLIENT: &str = "external";
 
-/// What a client sends to start a table.
+/// The scripted trader of a market seat no client claims.
+const DEFAULT_TRADER: &str = "rule:zic";
+
+/// What a client sends to start a table or a market.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct TableReset {
-    /// The table scenario's id (`deliberation:base:cooperative`, …); without it, `index`, or
-    /// one drawn from `seed`.
+    /// The scenario's id: a table's (`deliberation:base:cooperative`, …) or a market's
+    /// (`market:…`); without it, `index`, or one drawn from `seed`.
     #[serde(default)]
     pub scenario_id: Option<String>,
-    /// The scenario's position among the table scenarios loaded.
+    /// `market` for a market, or an n-party family (`deliberation`); default: the family of
+    /// `scenario_id`, else a table where table scenarios are served, else a market.
+    #[serde(default)]
+    pub family: Option<SeatedFamily>,
+    /// The scenario's position among the family's scenarios loaded.
     #[serde(default)]
     pub index: Option<usize>,
     /// The seed the schedule is drawn from (the same seed and scenario give the same
@@ -62,15 +72,18 @@ pub(super) struct TableReset {
     /// the server's `format_retries`).
     #[serde(default)]
     pub retries: Option<u32>,
-    /// Roles whose proposals and acceptances below their own minimum become rejections.
+    /// Roles whose proposals and acceptances below their own minimum become rejections (at a
+    /// market: traders that may not trade at a loss).
     #[serde(default)]
     pub regulated: Vec<String>,
     /// How seats write their turns: `tagged`, `xml` or `tools` (through the table's tools, sent
-    /// back with each seat's view) (default: the config's learner format).
+    /// back with each seat's view; not at a market) (default: the config's learner format).
     #[serde(default)]
     pub format: Option<TurnFormat>,
-    /// Roles played in process, each by `rule:deliberation` (the scripted party of its
-    /// incentive); every other seat is a client's.
+    /// Each seat's player by role. At a table: `rule:deliberation` (the scripted party of its
+    /// incentive) for a seat played in process; every other seat is a client's. At a market:
+    /// `external` for a seat a client plays, or a scripted trader (`rule:zic`, `rule:sniper`,
+    /// `rule:truthful`); every seat not named is played by `rule:zic`.
     #[serde(default)]
     pub players: BTreeMap<String, String>,
     /// The table's id (unique in the log); default: one the server makes.
@@ -84,11 +97,10 @@ pub(super) struct TableReset {
 }
 
 /// OpenEnv's reset of a table: the role its client plays (a reset that names none is refused,
-/// naming the table's roles) and the family the scenario is drawn from.
+/// naming the table's roles).
 #[derive(Debug, Default)]
 struct SingleSeat {
     role: Option<String>,
-    family: Option<TableFamily>,
 }
 
 impl TableReset {
@@ -126,7 +138,8 @@ impl TableReset {
             )));
         }
         let family = match args.family {
-            Some(ResetFamily::Table(family)) => Some(family),
+            Some(ResetFamily::Table(family)) => Some(SeatedFamily::Table(family)),
+            Some(ResetFamily::Market(family)) => Some(SeatedFamily::Market(family)),
             Some(ResetFamily::Party(family)) => {
                 return Err(ServeError::Validation(format!(
                     "`family` {} is a two-party family, and scenario `{}` an n-party table: name one kind",
@@ -142,9 +155,9 @@ impl TableReset {
             seed: args.seed,
             table_id: args.episode_id.clone(),
             format,
+            family,
             single: Some(SingleSeat {
                 role: args.learner_role.as_ref().map(|r| r.name().to_string()),
-                family,
             }),
             ..TableReset::default()
         })
@@ -156,8 +169,7 @@ pub(super) struct TableSession {
     pub id: String,
     /// The id, held until the record is logged.
     _claim: IdClaim,
-    pub episode: TableEpisode,
-    options: TableOptions,
+    pub episode: Hosted,
     seeds: EpisodeSeed,
     run_id: String,
     players: Vec<TablePlayerInfo>,
@@ -179,18 +191,15 @@ pub(super) struct TableSession {
     /// Per turn: how long the moving seat's view was when it was asked (what a per-response
     /// reward model is sent, as a run's table records it).
     prompt_lens: Vec<usize>,
-    /// Each role's reward as the logged record holds it (with the judge's and the reward
+    /// Each seat's reward as the logged record holds it (with the judge's and the reward
     /// model's parts), once the table has been logged.
-    logged_rewards: Option<BTreeMap<String, f64>>,
+    logged_rewards: Option<Vec<f64>>,
 }
 
 impl TableSession {
     pub fn roles(&self) -> Vec<String> {
-        self.episode
-            .scenario()
-            .parties
-            .iter()
-            .map(|p| p.role.clone())
+        (0..self.episode.seats())
+            .map(|seat| self.episode.role(seat).to_string())
             .collect()
     }
 
@@ -235,8 +244,8 @@ impl TableSession {
 
     /// End an unfinished table as abandoned (`why`), and its record to log; `None` for a
     /// table that had ended (its record is in the log already).
-    fn abandon(&mut self, why: String) -> Option<TableRecord> {
-        if self.episode.outcome().is_some() {
+    fn abandon(&mut self, why: String) -> Option<SeatedRecord> {
+        if self.episode.ending().is_some() {
             return None;
         }
         self.episode.abandon(format!("abandoned: {why}"));
@@ -250,8 +259,8 @@ impl TableSession {
         let seat = self.seat(role)?;
         let Some(expected) = &self.tokens[seat] else {
             return Err(ServeError::Forbidden(format!(
-                "seat `{role}` of table `{}` is played in process (rule:deliberation)",
-                self.id
+                "seat `{role}` of table `{}` is played in process ({})",
+                self.id, self.players[seat].player
             )));
         };
         match token {
@@ -266,18 +275,17 @@ impl TableSession {
     /// The seat of `role`, or a refusal naming the table's roles.
     pub fn seat(&self, role: &str) -> Result<usize, ServeError> {
         self.episode
-            .scenario()
             .seat_of_party(role)
             .map_err(|e| ServeError::UnknownSeat(format!("table `{}`: {e}", self.id)))
     }
 
     /// `seat`'s reward once the table has ended: the logged record's (judged, where the
-    /// server's `[rewards]` has a judge), or until it is logged the terminal design's.
+    /// server's `[rewards]` has a judge), or until it is logged the terminal design's (at a
+    /// market, the seat's surplus).
     pub fn reward(&self, seat: usize) -> Option<f64> {
-        let role = self.episode.role(seat);
         match &self.logged_rewards {
-            Some(rewards) => rewards.get(role).copied(),
-            None => self.ended_record()?.rewards.get(role).copied(),
+            Some(rewards) => rewards.get(seat).copied(),
+            None => self.ended_record()?.rewards().get(seat).copied(),
         }
     }
 
@@ -295,9 +303,9 @@ impl TableSession {
         role: &str,
         token: Option<&str>,
         completion: Completion,
-    ) -> Result<(TableStep, Option<TableRecord>), ServeError> {
+    ) -> Result<(TableStep, Option<SeatedRecord>), ServeError> {
         let seat = self.seat_for(role, token)?;
-        if self.episode.outcome().is_some() {
+        if self.episode.ending().is_some() {
             return Err(ServeError::Ended(self.id.clone()));
         }
         let latency_ms = self.asked.elapsed().as_millis().min(u64::MAX as u128) as u64;
@@ -328,26 +336,30 @@ impl TableSession {
     /// What the table keeps, in bytes: its turns as the record writes them and every seat's
     /// view (each seat's holds the others' talk: a table keeps n − 1 copies of it there).
     pub(super) fn footprint(&self) -> u64 {
-        let seats = self.episode.scenario().parties.len();
+        let seats = self.episode.seats();
         self.text.stored()
             + (0..seats)
                 .map(|s| view_bytes(self.episode.view(s)))
                 .sum::<u64>()
     }
 
-    /// The record of the ended table, named by the table's id.
-    pub fn ended_record(&self) -> Option<TableRecord> {
-        self.episode.outcome()?;
-        let mut record = TableRecord::of(
-            &self.run_id,
-            self.seeds,
-            &self.episode,
-            &self.options,
-            &self.players,
-            &self.costs,
+    /// The record of the ended table, named by the table's id (a table's rewarded under the
+    /// server's `[rewards]`).
+    pub fn ended_record(&self) -> Option<SeatedRecord> {
+        self.episode.ending()?;
+        let mut record = self.episode.record(
+            &(),
+            &SeatedRun {
+                run_id: &self.run_id,
+                seeds: self.seeds,
+                episode_id: Some(&self.id),
+                players: &self.players,
+                costs: &self.costs,
+            },
         );
-        record.episode_id = self.id.clone();
-        record.set_rewards(self.episode.scenario(), &self.rewards);
+        if let (SeatedRecord::Table(record), Some(episode)) = (&mut record, self.episode.table()) {
+            record.set_rewards(episode.scenario(), &self.rewards);
+        }
         Some(record)
     }
 
@@ -365,24 +377,64 @@ impl TableSession {
     }
 }
 
-/// The seat of `role`, the one OpenEnv's client plays at a table of `scenario`; no role, or
-/// one the table has not, is refused naming its roles.
-fn single_seat(scenario: &TableScenario, role: Option<&str>) -> Result<usize, ServeError> {
-    let roles = scenario
-        .parties
-        .iter()
-        .map(|p| p.role.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
+/// The seat of `role`, the one OpenEnv's client plays at `episode` (every other seat played
+/// by `scripted`); no role, or one it has not, is refused naming its roles.
+fn single_seat(episode: &Hosted, role: Option<&str>, scripted: &str) -> Result<usize, ServeError> {
     let Some(role) = role else {
+        let roles = (0..episode.seats())
+            .map(|seat| episode.role(seat))
+            .collect::<Vec<_>>()
+            .join(", ");
         return Err(ServeError::Validation(format!(
-            "scenario `{}` is an n-party table: OpenEnv plays it as one seat, the role `learner_role` names (one of {roles}), every other seat played by {SCRIPTED}; or play every seat from outside at POST /v1/tables",
-            scenario.id
+            "scenario `{}` is an {}: OpenEnv plays it as one seat, the role `learner_role` names (one of {roles}), every other seat played by {scripted}; or play every seat from outside at POST /v1/tables",
+            episode.scenario_id(),
+            episode.kind(),
         )));
     };
-    scenario
+    episode
         .seat_of_party(role)
         .map_err(|e| ServeError::Validation(format!("learner_role: {e}")))
+}
+
+/// A table or market set up for a reset, with each seat's player spec.
+struct Hosting {
+    episode: Hosted,
+    seeds: EpisodeSeed,
+    run_id: String,
+    specs: Vec<String>,
+}
+
+/// A served table's run id: the hash of what it was set up with (`key`).
+fn serve_run_id(key: &str) -> String {
+    format!("serve-{:016x}", crate::game::mix_text(Vec::new(), key))
+}
+
+/// Each seat's player spec at `episode` for `reset`: `unnamed` for a seat `players` does not
+/// name, a named seat's spec as `accept` reads it (`None`: not a spec of this kind, refused as
+/// `refusal` says); at OpenEnv's table, the client's seat and `scripted` everywhere else. A
+/// role the episode has not is refused naming its roles.
+fn seat_specs(
+    episode: &Hosted,
+    reset: &TableReset,
+    (unnamed, scripted): (&str, &str),
+    accept: impl Fn(&str) -> Option<String>,
+    refusal: impl Fn(&str, &str) -> String,
+) -> Result<Vec<String>, ServeError> {
+    let seats = episode.seats();
+    let mut specs = vec![unnamed.to_string(); seats];
+    for (role, spec) in &reset.players {
+        let seat = episode
+            .seat_of_party(role)
+            .map_err(|e| ServeError::Validation(format!("players: {e}")))?;
+        specs[seat] =
+            accept(spec.trim()).ok_or_else(|| ServeError::Validation(refusal(role, spec)))?;
+    }
+    if let Some(single) = &reset.single {
+        let seat = single_seat(episode, single.role.as_deref(), scripted)?;
+        specs = vec![scripted.to_string(); seats];
+        specs[seat] = CLIENT.to_string();
+    }
+    Ok(specs)
 }
 
 /// A refusal of the table engine's, as the server answers it.
@@ -410,14 +462,14 @@ impl Served<'_> {
     /// `error` naming the limit (the step then answers as the turn that ended it).
     fn play(
         &mut self,
-        episode: &mut TableEpisode,
+        episode: &mut Hosted,
         seat: usize,
         completion: Completion,
     ) -> Result<TableStep, TableError> {
         let view_len = episode.view(seat).len();
         if let Err(over) = self.text.admit(encoded_len(&completion), 0, self.limits) {
             episode.fail(seat, ErrorCause::Limit, over.to_string());
-            let (terminated, truncated) = crate::engine::ending(episode.outcome().map(|o| o.kind));
+            let (terminated, truncated) = crate::engine::ending(episode.ending().map(|o| o.kind));
             return Ok(TableStep {
                 seat,
                 retry: false,
@@ -426,17 +478,17 @@ impl Served<'_> {
                 truncated,
             });
         }
-        let before = episode.turns().len();
+        let before = episode.turns_played();
         let step = episode.step(seat, completion)?;
-        for turn in &episode.turns()[before..] {
-            self.text.add(encoded_len(turn));
+        for len in episode.turn_lens(before) {
+            self.text.add(len);
             self.prompt_lens.push(view_len);
         }
         Ok(step)
     }
 }
 
-impl Players<TableEpisode> for Served<'_> {
+impl Players<Hosted> for Served<'_> {
     /// The scripted turn, with when it began (its latency is the time to write and play it).
     type Answer = (Completion, Instant);
     type Failure = std::convert::Infallible;
@@ -448,16 +500,16 @@ impl Players<TableEpisode> for Served<'_> {
 
     fn ask<'a>(
         &'a self,
-        episode: &'a TableEpisode,
+        episode: &'a Hosted,
         seat: usize,
     ) -> impl Future<Output = Result<Self::Answer, Self::Failure>> + 'a {
         let started = Instant::now();
-        ready(Ok((scripted_table_completion(episode, seat), started)))
+        ready(Ok((episode.scripted_turn(seat), started)))
     }
 
     fn take(
         &mut self,
-        episode: &mut TableEpisode,
+        episode: &mut Hosted,
         seat: usize,
         (completion, started): Self::Answer,
     ) -> Result<(), TableError> {
@@ -469,12 +521,7 @@ impl Players<TableEpisode> for Served<'_> {
         Ok(())
     }
 
-    fn fail(
-        &mut self,
-        _: &mut TableEpisode,
-        _: usize,
-        failure: Self::Failure,
-    ) -> Result<(), TableError> {
+    fn fail(&mut self, _: &mut Hosted, _: usize, failure: Self::Failure) -> Result<(), TableError> {
         match failure {}
     }
 }
@@ -496,8 +543,8 @@ impl TableSlot {
 /// ended session is kept on for `GET`, an idle one is reclaimed by the one reaper
 /// ([`Hub::reap`]).
 impl Hub {
-    /// Start a table for `reset`: the scripted seats have moved up to a client's turn. The
-    /// record comes back too if it ended on its own (then it is logged).
+    /// Start a table (or a market) for `reset`: the scripted seats have moved up to a client's
+    /// turn. The record comes back too if it ended on its own (then it is logged).
     pub(super) async fn start_table(
         &self,
         reset: &TableReset,
@@ -505,54 +552,26 @@ impl Hub {
         let hub = self;
         let claim = IdClaim::session(hub.ids(), reset.table_id.as_deref())?;
         let seed = reset.seed.unwrap_or(claim.number);
-        let family = reset.single.as_ref().and_then(|single| single.family);
-        let index =
-            self.table_catalog
-                .pick(reset.scenario_id.as_deref(), family, reset.index, seed)?;
-        let scenario = self.table_catalog.scenarios[index].clone();
-        let format = reset.format.unwrap_or(hub.options.episode.learner_format);
-        let options = TableOptions {
-            retries: reset.retries.unwrap_or(hub.options.episode.format_retries),
-            regulated: reset.regulated.clone(),
-            format,
-        };
-        if !hub.options.episode.talk.is_on() {
-            // As `run` refuses it for a table (`run/table.rs`): never played as if it were on.
-            return Err(ServeError::Validation(
-                "this server's [episode] talk = \"off\" is the two-party talk ablation: an \
-                 n-party table forwards every party's talk to all the others, so it is not \
-                 served here"
-                    .to_string(),
-            ));
-        }
-        if u64::from(options.retries) > crate::limits::MAX_RETRIES {
+        let retries = reset.retries.unwrap_or(hub.options.episode.format_retries);
+        if u64::from(retries) > crate::limits::MAX_RETRIES {
             return Err(ServeError::Validation(format!(
-                "retries {}: at most {}",
-                options.retries,
+                "retries {retries}: at most {}",
                 crate::limits::MAX_RETRIES
             )));
         }
-        let mut specs = vec![CLIENT.to_string(); scenario.parties.len()];
-        for (role, spec) in &reset.players {
-            let seat = scenario
-                .seat_of_party(role)
-                .map_err(|e| ServeError::Validation(format!("players: {e}")))?;
-            if spec.trim() != SCRIPTED && spec.trim() != CLIENT {
-                return Err(ServeError::Validation(format!(
-                    "players: `{role}` = `{spec}`: a table seat here is a client's (`{CLIENT}`) or the scripted party (`{SCRIPTED}`)"
-                )));
-            }
-            specs[seat] = spec.trim().to_string();
-        }
-        if let Some(single) = &reset.single {
-            let seat = single_seat(&scenario, single.role.as_deref())?;
-            specs = vec![SCRIPTED.to_string(); scenario.parties.len()];
-            specs[seat] = CLIENT.to_string();
-        }
-        // Refused once the request is read (a bad one is told so first), before the table is
-        // set up; checked again where it is put in.
+        let Hosting {
+            episode,
+            seeds,
+            run_id,
+            specs,
+        } = match self.hosted_family(reset) {
+            SeatedFamily::Table(family) => self.host_table(reset, family, seed, retries)?,
+            SeatedFamily::Market(_) => self.host_market(reset, seed, retries)?,
+        };
+        // Refused once the request is read (a bad one is told so first), before any seat
+        // moves; checked again where it is put in.
         self.check_room()?;
-        let scripted: Vec<bool> = specs.iter().map(|s| s == SCRIPTED).collect();
+        let scripted: Vec<bool> = specs.iter().map(|s| s != CLIENT).collect();
         let players = specs
             .into_iter()
             .map(|player| TablePlayerInfo {
@@ -560,21 +579,6 @@ impl Hub {
                 model: None,
             })
             .collect();
-        hub.options
-            .rewards
-            .check_for_table()
-            .map_err(|e| ServeError::Validation(e.to_string()))?;
-        let seeds = EpisodeSeed::reset(seed, index);
-        let prompts = hub.options.prompts.clone();
-        let setup = TableSetup::with_prompts(&scenario, &options, seeds.table_seed(), &prompts)
-            .map_err(|e| ServeError::Validation(e.to_string()))?;
-        let run_id = format!(
-            "serve-{:016x}",
-            crate::game::mix_text(
-                Vec::new(),
-                &format!("table|{options:?}|{:?}", reset.players)
-            )
-        );
         let tokens = scripted
             .iter()
             .map(|scripted| (!scripted).then(secret::fresh))
@@ -582,9 +586,7 @@ impl Hub {
         let mut session = TableSession {
             id: claim.id.clone(),
             _claim: claim,
-            episode: TableEpisode::with_prompts(scenario, setup, prompts)
-                .map_err(|e| ServeError::Validation(e.to_string()))?,
-            options,
+            episode,
             seeds,
             run_id,
             players,
@@ -617,13 +619,168 @@ impl Hub {
         Ok(slot)
     }
 
-    /// Whether reset `args` name an n-party table: a table scenario's id, or a table family.
+    /// What `reset` starts: the family it names; else its scenario's (a table's id or a
+    /// market's); else a table where table scenarios are served, else a market.
+    fn hosted_family(&self, reset: &TableReset) -> SeatedFamily {
+        let market = SeatedFamily::Market(crate::scenario::MarketFamily::Market);
+        match (reset.family, reset.scenario_id.as_deref()) {
+            (Some(family), _) => family,
+            (None, Some(id)) if !self.table_catalog.has(id) && self.market_catalog.has(id) => {
+                market
+            }
+            (None, None)
+                if self.table_catalog.scenarios.is_empty()
+                    && !self.market_catalog.scenarios.is_empty() =>
+            {
+                market
+            }
+            _ => SeatedFamily::Table(crate::scenario::TableFamily::Deliberation),
+        }
+    }
+
+    /// An n-party table of `family` for `reset`, its seats' players as `players` names them
+    /// (a client's unless `rule:deliberation`).
+    fn host_table(
+        &self,
+        reset: &TableReset,
+        family: crate::scenario::TableFamily,
+        seed: u64,
+        retries: u32,
+    ) -> Result<Hosting, ServeError> {
+        let hub = self;
+        let family = reset.family.map(|_| family);
+        let index =
+            self.table_catalog
+                .pick(reset.scenario_id.as_deref(), family, reset.index, seed)?;
+        let scenario = self.table_catalog.scenarios[index].clone();
+        let format = reset.format.unwrap_or(hub.options.episode.learner_format);
+        let options = TableOptions {
+            retries,
+            regulated: reset.regulated.clone(),
+            format,
+        };
+        if !hub.options.episode.talk.is_on() {
+            // As `run` refuses it for a table (`run/table.rs`): never played as if it were on.
+            return Err(ServeError::Validation(
+                "this server's [episode] talk = \"off\" is the two-party talk ablation: an \
+                 n-party table forwards every party's talk to all the others, so it is not \
+                 served here"
+                    .to_string(),
+            ));
+        }
+        hub.options
+            .rewards
+            .check_for_table()
+            .map_err(|e| ServeError::Validation(e.to_string()))?;
+        let seeds = EpisodeSeed::reset(seed, index);
+        let prompts = hub.options.prompts.clone();
+        let setup = TableSetup::with_prompts(&scenario, &options, seeds.table_seed(), &prompts)
+            .map_err(|e| ServeError::Validation(e.to_string()))?;
+        let run_id = serve_run_id(&format!("table|{options:?}|{:?}", reset.players));
+        let episode = Hosted::Table {
+            episode: TableEpisode::with_prompts(scenario, setup, prompts)
+                .map_err(|e| ServeError::Validation(e.to_string()))?,
+            options,
+        };
+        let specs = seat_specs(
+            &episode,
+            reset,
+            (CLIENT, SCRIPTED),
+            |spec| (spec == SCRIPTED || spec == CLIENT).then(|| spec.to_string()),
+            |role, spec| {
+                format!(
+                "players: `{role}` = `{spec}`: a table seat here is a client's (`{CLIENT}`) or the scripted party (`{SCRIPTED}`)"
+            )
+            },
+        )?;
+        Ok(Hosting {
+            episode,
+            seeds,
+            run_id,
+            specs,
+        })
+    }
+
+    /// A market for `reset`, its seats' players as `players` names them (a client's where
+    /// `external`, else a scripted trader: `rule:zic` unless another is named). What a market
+    /// cannot honour is refused, as `run` refuses it (`run/market.rs`).
+    fn host_market(
+        &self,
+        reset: &TableReset,
+        seed: u64,
+        retries: u32,
+    ) -> Result<Hosting, ServeError> {
+        let hub = self;
+        let index =
+            self.market_catalog
+                .pick(reset.scenario_id.as_deref(), None, reset.index, seed)?;
+        let scenario = self.market_catalog.scenarios[index].clone();
+        if !hub.options.episode.talk.is_on() {
+            return Err(ServeError::Validation(
+                "this server's [episode] talk = \"off\" is the two-party talk ablation: a \
+                 market forwards talk as its rules say, so it is not served here"
+                    .to_string(),
+            ));
+        }
+        if hub.options.rewards != RewardConfig::default() {
+            return Err(ServeError::Validation(
+                "this server's [rewards]: a market record holds no rewards yet (each seat's \
+                 reward is its surplus), so a market is not served under a [rewards] config"
+                    .to_string(),
+            ));
+        }
+        let options = MarketOptions {
+            retries,
+            regulated: reset.regulated.clone(),
+            format: reset.format.unwrap_or(hub.options.episode.learner_format),
+        };
+        let seeds = EpisodeSeed::reset(seed, index);
+        let prompts = hub.options.prompts.clone();
+        let setup = MarketSetup::new(&scenario, &options, seeds.table_seed(), &prompts)
+            .map_err(|e| ServeError::Validation(e.to_string()))?;
+        let run_id = serve_run_id(&format!("market|{options:?}|{:?}", reset.players));
+        let mut episode = Hosted::Market {
+            episode: MarketEpisode::new(scenario, setup, prompts)
+                .map_err(|e| ServeError::Validation(e.to_string()))?,
+            traders: Vec::new(),
+        };
+        let specs = seat_specs(
+            &episode,
+            reset,
+            (DEFAULT_TRADER, DEFAULT_TRADER),
+            |spec| {
+                if spec == CLIENT {
+                    return Some(CLIENT.to_string());
+                }
+                let rule = MarketRule::from_name(spec.strip_prefix("rule:")?)?;
+                Some(format!("rule:{}", rule.name()))
+            },
+            |role, spec| {
+                format!(
+                "players: `{role}` = `{spec}`: a market seat here is a client's (`{CLIENT}`) or a scripted trader (`rule:zic`, `rule:sniper` or `rule:truthful`)"
+            )
+            },
+        )?;
+        if let Hosted::Market { traders, .. } = &mut episode {
+            *traders = specs.iter().map(|s| MarketRule::from_name(s)).collect();
+        }
+        Ok(Hosting {
+            episode,
+            seeds,
+            run_id,
+            specs,
+        })
+    }
+
+    /// Whether reset `args` name an n-party table or a market: a table's or a market's
+    /// scenario id, or a table family or `market`.
     pub(super) fn names_table(&self, args: &ResetArgs) -> bool {
-        matches!(args.family, Some(ResetFamily::Table(_)))
-            || args
-                .scenario_id
-                .as_deref()
-                .is_some_and(|id| !self.catalog.has(id) && self.table_catalog.has(id))
+        matches!(
+            args.family,
+            Some(ResetFamily::Table(_) | ResetFamily::Market(_))
+        ) || args.scenario_id.as_deref().is_some_and(|id| {
+            !self.catalog.has(id) && (self.table_catalog.has(id) || self.market_catalog.has(id))
+        })
     }
 
     /// Start OpenEnv's table for reset `args` ([`TableReset::single_seat`]): the scripted seats
@@ -703,32 +860,36 @@ impl Hub {
     pub(super) async fn log_table(
         &self,
         slot: &TableSlot,
-        mut record: TableRecord,
+        mut record: SeatedRecord,
     ) -> Result<(), ServeError> {
-        if let Some(rewarding) = &self.rewarding {
-            // The table has ended: what is copied here no longer changes.
-            let (scenario, views, prompt_lens) = {
+        if let (Some(rewarding), SeatedRecord::Table(table)) = (&self.rewarding, &mut record) {
+            // The table has ended: what is copied here no longer changes. (A market is not
+            // served under a [rewards] that calls them: `host_market`.)
+            let copied = {
                 let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-                let seats = session.episode.scenario().parties.len();
-                let views: Vec<Vec<Message>> = (0..seats)
-                    .map(|seat| session.episode.view(seat).to_vec())
-                    .collect();
-                (
-                    session.episode.scenario().clone(),
-                    views,
-                    session.prompt_lens.clone(),
-                )
+                session.episode.table().map(|episode| {
+                    let views: Vec<Vec<Message>> = (0..episode.seats())
+                        .map(|seat| episode.view(seat).to_vec())
+                        .collect();
+                    (
+                        episode.scenario().clone(),
+                        views,
+                        session.prompt_lens.clone(),
+                    )
+                })
             };
-            let views: Vec<&[Message]> = views.iter().map(Vec::as_slice).collect();
-            rewarding
-                .apply_table(&mut record, &scenario, &views, &prompt_lens)
-                .await;
+            if let Some((scenario, views, prompt_lens)) = copied {
+                let views: Vec<&[Message]> = views.iter().map(Vec::as_slice).collect();
+                rewarding
+                    .apply_table(table, &scenario, &views, &prompt_lens)
+                    .await;
+            }
         }
-        self.log_line(&record.episode_id, &record)?;
+        self.log_line(record.episode_id(), &record)?;
         slot.session
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .logged_rewards = Some(record.rewards);
+            .logged_rewards = Some(record.rewards());
         Ok(())
     }
 

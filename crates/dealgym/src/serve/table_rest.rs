@@ -1,5 +1,5 @@
-//! Native REST for n-party tables, a session per seat: `POST /v1/tables` (start one: the
-//! scenario, the seed, the options; answers its id and roles), `GET /v1/tables/{id}` (where it
+//! Native REST for n-party tables and markets, a session per seat: `POST /v1/tables` (start
+//! one: the scenario or `family: "market"`, the seed, the options; answers its id and roles), `GET /v1/tables/{id}` (where it
 //! stands), `GET /v1/tables/{id}/seats/{role}` (what that seat sees, and only that),
 //! `POST /v1/tables/{id}/seats/{role}/step` (`{"message", "reasoning"?}`: the seat's raw
 //! completion), `DELETE /v1/tables/{id}` (with a token of the table). A seat stepping out of
@@ -17,13 +17,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::error::ServeError;
+use super::hosted::SeatState;
 use super::openapi::{Routes, Schemas};
 use super::secret;
 use super::table::{TableReset, TableSession};
 use super::wire::{Reply, StepAnswer};
 use super::{parse_body, Shared};
+use crate::engine::{Seated, SeatedRecord};
 use crate::game::Completion;
-use crate::table::{seat_state, TableSeatState, TableStep};
+use crate::market::market_seat_state;
+use crate::table::TableStep;
 use crate::vocab::Message;
 
 pub(super) fn routes() -> Routes {
@@ -48,8 +51,8 @@ pub(super) struct TableStatus {
     pub to_move: Option<String>,
     pub done: bool,
     /// Once ended: what every party may know of the ending — its kind, the role that ended it,
-    /// the agreed offer and deal. Each party's score, ρ and reward are its own: in its seat's
-    /// view.
+    /// and at a table the agreed offer and deal, at a market every trade by price. Each
+    /// party's score, ρ, surplus and reward are its own: in its seat's view.
     pub outcome: Option<Value>,
     /// Each client seat's secret, by role: only in the answer that made the table. Observing
     /// or stepping as a seat takes its token in the `x-seat-token` header; hand each player
@@ -72,7 +75,9 @@ pub(super) struct SeatView {
     /// The seat's chat, as its model is sent it: its own system prompt (with its own
     /// confidential block), the others' talk and moves, its own replies.
     pub messages: Vec<Message>,
-    pub state: TableSeatState,
+    /// The table's public state from this seat (core's `table::seat_state`), or at a market
+    /// the book, the trades and the seat's own units (core's `market::market_seat_state`).
+    pub state: SeatState,
     /// At a table played through tools (`format: "tools"`): the table's tools, as an
     /// OpenAI-compatible chat request's `tools`, to send the seat's model with `messages`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -148,7 +153,7 @@ pub(super) fn single_seat_answer(
 ) -> Result<StepAnswer<TableObservation>, ServeError> {
     let seat = session.seat(role)?;
     let view = view(session, seat);
-    let (terminated, truncated) = crate::engine::ending(session.episode.outcome().map(|o| o.kind));
+    let (terminated, truncated) = crate::engine::ending(session.episode.ending().map(|o| o.kind));
     let done = view.done;
     let reward = match (done, step) {
         (true, _) => view.reward,
@@ -173,19 +178,35 @@ fn status(session: &TableSession) -> TableStatus {
     let record = session.ended_record();
     TableStatus {
         table_id: session.id.clone(),
-        scenario_id: session.episode.scenario().id.clone(),
+        scenario_id: session.episode.scenario_id().to_string(),
         roles: session.roles(),
         client_roles: session.client_roles(),
         to_move: session.to_move(),
         done: record.is_some(),
-        outcome: record.as_ref().map(|r| {
-            let o = &r.outcome.outcome;
-            json!({
-                "kind": o.kind,
-                "by": o.by.map(|seat| session.episode.role(seat).to_string()),
-                "offer": o.offer,
-                "deal_text": r.outcome.deal_text,
-            })
+        outcome: record.as_ref().map(|record| match record {
+            SeatedRecord::Table(r) => {
+                let o = &r.outcome.outcome;
+                json!({
+                    "kind": o.kind,
+                    "by": o.by.map(|seat| session.episode.role(seat).to_string()),
+                    "offer": o.offer,
+                    "deal_text": r.outcome.deal_text,
+                })
+            }
+            SeatedRecord::Market(r) => {
+                let o = &r.outcome.outcome;
+                let trades = match &session.episode {
+                    super::hosted::Hosted::Market { episode, .. } => {
+                        market_seat_state(episode, 0).trades
+                    }
+                    super::hosted::Hosted::Table { .. } => Vec::new(),
+                };
+                json!({
+                    "kind": o.kind,
+                    "by": o.by.map(|seat| session.episode.role(seat).to_string()),
+                    "trades": trades,
+                })
+            }
         }),
         seat_tokens: None,
         table_token: None,
@@ -203,11 +224,10 @@ fn view(session: &TableSession, seat: usize) -> SeatView {
             .map(|m| m.content.clone())
             .unwrap_or_default(),
         messages,
-        state: seat_state(&session.episode, seat),
-        tools: (session.episode.setup().format == crate::protocol::TurnFormat::Tools)
-            .then(|| crate::table::table_tools(session.episode.scenario())),
-        your_turn: session.episode.to_move() == Some(seat),
-        done: session.episode.outcome().is_some(),
+        state: session.episode.seat_state(seat),
+        tools: session.episode.tools(),
+        your_turn: crate::engine::ToMove::to_move(&session.episode) == Some(seat),
+        done: session.episode.ending().is_some(),
         reward,
     }
 }
@@ -304,8 +324,7 @@ async fn play(
     };
     let (slot, step) = state.hub.step_table(id, role, token, completion).await?;
     let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-    let outcome = session.episode.outcome();
-    let (terminated, truncated) = crate::engine::ending(outcome.map(|o| o.kind));
+    let (terminated, truncated) = crate::engine::ending(session.episode.ending().map(|o| o.kind));
     Ok(TableStepAnswer {
         retry: step.retry,
         error: step.error.map(|e| e.to_string()),
@@ -333,8 +352,8 @@ pub(super) fn describe(s: &mut Schemas, error: &Value) -> Vec<(&'static str, Val
         (
             "/v1/tables",
             json!({"post": operation(
-                "Start an n-party table (the deliberation family) kept by the server; the scripted seats have moved up to a client's turn.",
-                Some(s.body::<TableReset>("The scenario, the seed, the table's options.")),
+                "Start an n-party table (the deliberation family) or a market (`family: \"market\"`, or a market scenario's id) kept by the server; the scripted seats have moved up to a client's turn.",
+                Some(s.body::<TableReset>("The scenario or family, the seed, the table's options, each seat's player.")),
                 json!({"201": s.answer::<TableStatus>("The table's id, its roles and the role to move.")}), error)}),
         ),
         (
@@ -351,7 +370,7 @@ pub(super) fn describe(s: &mut Schemas, error: &Value) -> Vec<(&'static str, Val
             "/v1/tables/{id}/seats/{role}",
             json!({
                 "parameters": [table_id.clone(), role.clone()],
-                "get": operation("What one seat sees: its own chat and the table's public state, nothing of another seat's scores, minimum, instructions or thoughts.", None,
+                "get": operation("What one seat sees: its own chat and the table's public state (at a market: the book, the trades and its own units), nothing of another seat's scores, minimum, values, costs, instructions or thoughts.", None,
                     json!({"200": s.answer::<SeatView>("The seat's view.")}), error),
             }),
         ),
@@ -359,7 +378,7 @@ pub(super) fn describe(s: &mut Schemas, error: &Value) -> Vec<(&'static str, Val
             "/v1/tables/{id}/seats/{role}/step",
             json!({
                 "parameters": [table_id, role],
-                "post": operation("Play the seat's raw completion. Out of turn: 409 WRONG_SEAT naming the seat to move. A turn the game cannot play (an option not in the game, an offer that does not exist) is a turn error under the malformed-turn policy, answered 200 with `retry`.",
+                "post": operation("Play the seat's raw completion. Out of turn: 409 WRONG_SEAT naming the seat to move. A turn the game cannot play (an option not in the game, an offer or order that does not exist) is a turn error under the malformed-turn policy, answered 200 with `retry`.",
                     Some(s.body::<TableAction>("The raw completion.")),
                     json!({"200": s.answer::<TableStepAnswer>("What the step did and what the seat sees now.")}), error),
             }),
