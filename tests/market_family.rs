@@ -217,6 +217,10 @@ fn a_market_file_beside_another_familys_is_refused_by_name() {
         casino.to_str().unwrap(),
         "--scenarios",
         markets,
+        "--learner",
+        "rule:linear",
+        "--opponent",
+        "rule:linear",
         "--limit",
         "1",
         "--out",
@@ -226,7 +230,8 @@ fn a_market_file_beside_another_familys_is_refused_by_name() {
     assert!(!output.status.success(), "{args:?}");
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(
-        err.contains("market.jsonl") && err.contains("two-party or n-party table scenarios are read"),
+        err.contains("market.jsonl")
+            && err.contains("two-party or n-party table scenarios are read"),
         "{args:?}: {err}"
     );
     assert!(!out.exists(), "nothing was played");

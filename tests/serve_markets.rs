@@ -38,17 +38,17 @@ fn buyer_turn(view: &Value) -> Value {
     let state = &view["state"];
     let value = state["next_limit"]
         .as_i64()
-        .expect("a buyer with a unit left")
-        * 100;
+        .expect("a buyer with a unit left");
+    let price = |q: &Value| q["price"].as_f64().expect("a price in currency units");
     let ask = state["book"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|q| q["side"] == "seller" && q["price"].as_i64().unwrap() <= value)
-        .min_by_key(|q| q["price"].as_i64().unwrap());
+        .filter(|q| q["side"] == "seller" && price(q) <= value as f64)
+        .min_by(|a, b| price(a).total_cmp(&price(b)));
     let action = match ask {
         Some(q) => format!("[ACCEPT_DEAL] #{}", q["id"]),
-        None => format!("[SUBMIT_DEAL] ${}", value / 100 - 1),
+        None => format!("[SUBMIT_DEAL] ${}", value - 1),
     };
     json!({"message": format!("Thought: SECRET-THOUGHT\nTalk: Buying.\nAction: {action}")})
 }

@@ -200,8 +200,8 @@ impl Hosted for MarketEpisode {
     }
 
     /// The record's outcome in roles: `kind`, `by`, `trades` (`buyer`, `seller`, `taker`
-    /// roles, the `order` taken, the `price` in cents as the book keeps it, the buyer's `value`
-    /// and the seller's `cost`), and `metrics` with each seat's `surplus` and `share` by role.
+    /// roles, the `order` taken, the `price` in currency units as the state gives it, the
+    /// buyer's `value` and the seller's `cost`, whole currency units), and `metrics` with each seat's `surplus` and `share` by role.
     fn record_outcome<'py>(
         &self,
         py: Python<'py>,
@@ -230,7 +230,7 @@ impl Hosted for MarketEpisode {
                     "seller": role(t.seller),
                     "taker": role(t.taker),
                     "order": t.order,
-                    "price": t.price,
+                    "price": t.price as f64 / 100.0,
                     "value": t.value,
                     "cost": t.cost,
                 })

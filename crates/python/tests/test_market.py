@@ -44,7 +44,7 @@ def trader(g: Game) -> str:
     assert state["next_limit"] == limit, "a trader's state holds its own limit"
     others = [q for q in state["book"] if q["side"] != state["side"]]
     # Prices are in cents, as the book keeps them.
-    gains = [q for q in others if (q["price"] < 100 * limit if buyer else q["price"] > 100 * limit)]
+    gains = [q for q in others if (q["price"] < limit if buyer else q["price"] > limit)]
     thought = f"SECRET-THOUGHT-OF-{role}"
     if gains:
         best = min(gains, key=lambda q: q["price"]) if buyer else max(gains, key=lambda q: q["price"])
@@ -60,12 +60,12 @@ def play(g: Game, policy=trader) -> None:
 
 def expected_rewards(trades: list[dict]) -> dict[str, float]:
     """Each role's surplus from the trades: a buyer's value less the price, a seller's price
-    less its cost (the price in cents, the limits in whole units); 0 for a trader that did not
+    less its cost (the price and the limits in currency units); 0 for a trader that did not
     trade."""
     out = dict.fromkeys(ROLES, 0.0)
     for t in trades:
-        out[t["buyer"]] += LIMITS[t["buyer"]] - t["price"] / 100
-        out[t["seller"]] += t["price"] / 100 - LIMITS[t["seller"]]
+        out[t["buyer"]] += LIMITS[t["buyer"]] - t["price"]
+        out[t["seller"]] += t["price"] - LIMITS[t["seller"]]
     return out
 
 

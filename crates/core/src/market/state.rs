@@ -22,8 +22,8 @@ pub struct PublicQuote {
     pub role: String,
     /// `buyer` (a bid) or `seller` (an ask).
     pub side: Side,
-    /// In cents.
-    pub price: i64,
+    /// In currency units (the book's cents / 100), as the prompts write prices.
+    pub price: f64,
 }
 
 /// A trade, as every trader saw it announced.
@@ -33,8 +33,8 @@ pub struct PublicTrade {
     pub order: u32,
     pub buyer: String,
     pub seller: String,
-    /// In cents: the taken order's price.
-    pub price: i64,
+    /// The taken order's price, in currency units.
+    pub price: f64,
 }
 
 /// How the market ended, as every trader saw it.
@@ -91,7 +91,7 @@ pub fn market_seat_state(episode: &MarketEpisode, seat: usize) -> MarketSeatStat
                 id: o.id,
                 role: role(o.seat),
                 side: o.side,
-                price: o.price,
+                price: o.price as f64 / 100.0,
             })
             .collect(),
         trades: book
@@ -101,7 +101,7 @@ pub fn market_seat_state(episode: &MarketEpisode, seat: usize) -> MarketSeatStat
                 order: t.order,
                 buyer: role(t.buyer),
                 seller: role(t.seller),
-                price: t.price,
+                price: t.price as f64 / 100.0,
             })
             .collect(),
         present: (0..scenario.traders.len())
@@ -142,7 +142,7 @@ mod tests {
         e.step(first, say("[SUBMIT_DEAL] $70")).unwrap();
         let s = market_seat_state(&e, first);
         assert_eq!(s.book.len(), 1);
-        assert_eq!((s.book[0].id, s.book[0].price), (1, 7000));
+        assert_eq!((s.book[0].id, s.book[0].price), (1, 70.0));
         assert_eq!(s.book[0].role, m.traders[first].role);
         assert_eq!(
             (s.units_left, s.next_limit),
@@ -160,7 +160,7 @@ mod tests {
         }
         let s = market_seat_state(&e, first);
         assert_eq!(s.trades.len(), 1);
-        assert_eq!((s.trades[0].order, s.trades[0].price), (1, 7000));
+        assert_eq!((s.trades[0].order, s.trades[0].price), (1, 70.0));
         assert_eq!((s.units_left, s.next_limit), (0, None));
         assert!(s.book.is_empty(), "the taken quote no longer stands");
         assert!(

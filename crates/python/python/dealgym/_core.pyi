@@ -67,15 +67,15 @@ class Outcome(TypedDict, total=False):
 
 class MarketTrade(TypedDict):
     """A trade of a market's ``Outcome``: the ``buyer``, the ``seller`` and the ``taker``
-    (roles), the quote taken (``order``), the ``price`` in cents (as the book keeps it), the
-    buyer's ``value`` and the seller's ``cost`` of the unit (the record's; an observation's
-    state never holds them)."""
+    (roles), the quote taken (``order``), the ``price`` in currency units (as the state gives
+    it), the buyer's ``value`` and the seller's ``cost`` of the unit, whole currency units (the
+    record's; an observation's state never holds them)."""
 
     buyer: str
     seller: str
     taker: str
     order: int
-    price: int
+    price: float
     value: int
     cost: int
 
