@@ -408,19 +408,19 @@ pub(crate) mod tests {
         assert!(is_market_line(&line));
         assert!(parse_market_line("m.jsonl", 1, &line).is_ok());
         assert!(!is_market_line(r#"{"family":"casino"}"#));
-        // The faces that read two-party files (run, serve, replay, export, Python) refuse it
-        // by name rather than by its first unknown field.
+        // Where two-party scenarios are read (a market file beside another family's), a market's
+        // line is refused by name rather than by its first unknown field.
         let e = crate::scenario::parse_scenario_line("m.jsonl", 1, &line)
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("m.jsonl") && e.contains("do not play them yet"),
+            e.contains("m.jsonl") && e.contains("two-party or n-party table scenarios are read"),
             "{e}"
         );
         // And so does the table loader (a table face or Python's `scenario_file=`).
         let e = crate::scenario::parse_table_line("m.jsonl", 1, &line)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("do not play them yet"), "{e}");
+        assert!(e.contains("played as markets, on its own"), "{e}");
     }
 }
