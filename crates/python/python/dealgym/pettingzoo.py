@@ -118,11 +118,15 @@ class DealAECEnv(AECEnv):
         #: scenario is fixed here.
         self.table = family not in _core.families()
         if self.table:
+            # `learner_role` and `first_mover` go to the Game too: it refuses them at a table
+            # or a market, naming them, where the reset options would drop them unread.
             first = _core.Game(
                 family,
                 scenario_id=scenario_id,
                 index=None if scenario_id is not None else (index or 0),
                 seed=0,
+                learner_role=learner_role,
+                first_mover=first_mover,
                 **self._fixed,
             )
             self.scenario_id = first.scenario_id
