@@ -274,3 +274,13 @@ def test_the_aec_env_refuses_a_two_party_setting_at_a_market_or_a_table(family, 
     where = {"scenario_file": FIXTURE} if family == "market" else {}
     with pytest.raises(ValueError, match=next(iter(setting))):
         DealAECEnv(family, **where, **setting)
+
+
+def test_an_aec_env_whose_every_seat_is_played_in_process_is_refused_by_name():
+    """A market (or a table) whose every seat ``players`` scripts leaves the AEC env no agent:
+    refused when it is made, naming why and what plays it, where ``reset()`` raised an
+    ``IndexError`` (the ending handed to the first of no agents)."""
+    with pytest.raises(ValueError, match="every seat of .* is played in process"):
+        DealAECEnv("market", scenario_file=FIXTURE, players=dict.fromkeys(ROLES, "rule:zic"))
+    g = market(players=dict.fromkeys(ROLES, "rule:zic"))
+    assert g.done and g.in_process == ROLES, "a Game plays it to its end"

@@ -133,6 +133,12 @@ class DealAECEnv(AECEnv):
             self._defaults = {"scenario_id": first.scenario_id}
             in_process = set(first.in_process)
             self.possible_agents = [r for r in first.roles if r not in in_process]
+            if not self.possible_agents:
+                raise ValueError(
+                    f"players: every seat of {first.scenario_id} is played in process "
+                    f"({', '.join(first.roles)}), so this environment would have no agent: "
+                    f'leave one seat to Python, or play it as Game("{family}", ...)'
+                )
         else:
             self.possible_agents = list(_core.roles(family))
         #: Token-exact play: the seat to move observes the prompt ids its model samples after.
