@@ -326,3 +326,64 @@ async fn openenv_seats_its_client_at_one_trader_of_a_market() {
     );
     server.shutdown().await;
 }
+
+/// OpenEnv's `opponent` at a market names the scripted trader every other trader is played
+/// by (`rule:sniper` here), as the logged record says; a spec that is none of a market's
+/// scripted traders (a table's `rule:deliberation`, a client, a model) is refused naming them.
+/// (Before: `rule:deliberation` was taken and ignored — every other trader played `rule:zic`
+/// — and `rule:sniper` was refused as "not a setting of an n-party table".)
+#[tokio::test]
+async fn openenv_opponent_names_the_scripted_traders_of_a_market() {
+    use crate::common::{ws_connect, ws_send};
+    let (server, log) = server("serve_markets_openenv_opponent").await;
+    let http = reqwest::Client::new();
+    for opponent in ["rule:deliberation", "external", "openai:m"] {
+        let (code, refused) = call(
+            &http,
+            "POST",
+            format!("{}/reset", server.base_url()),
+            Some(json!({"family": "market", "index": 0, "seed": 5,
+                        "learner_role": "seller_2", "opponent": opponent})),
+        )
+        .await;
+        assert_eq!(code, 422, "{opponent}: {refused}");
+        let message = refused.to_string();
+        assert!(
+            message.contains("rule:sniper") && message.contains(opponent),
+            "{opponent}: {message}"
+        );
+    }
+    let mut ws = ws_connect(server.addr).await;
+    let reset = ws_send(
+        &mut ws,
+        json!({"type": "reset", "data": {"family": "market", "index": 0, "seed": 5,
+                "learner_role": "seller_2", "opponent": "rule:sniper"}}),
+    )
+    .await;
+    assert_eq!(reset["type"], "observation", "{reset}");
+    let mut answer = reset["data"].clone();
+    let mut steps = 0;
+    while answer["done"] != true {
+        assert!(steps < 64, "the market did not end: {answer}");
+        let step = ws_send(
+            &mut ws,
+            json!({"type": "step", "data": {"message": "Thought: t\nTalk: bye\nAction: [WALK_AWAY]"}}),
+        )
+        .await;
+        assert_eq!(step["type"], "observation", "{step}");
+        answer = step["data"].clone();
+        steps += 1;
+    }
+    let lines = log_lines(&log);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let record: MarketRecord = serde_json::from_str(&lines[0]).unwrap();
+    for seat in &record.seats {
+        let expected = if seat.role == "seller_2" {
+            "external"
+        } else {
+            "rule:sniper"
+        };
+        assert_eq!(seat.player, expected, "{}", seat.role);
+    }
+    server.shutdown().await;
+}

@@ -43,7 +43,7 @@ def trader(g: Game) -> str:
     limit = LIMITS[role]
     assert state["next_limit"] == limit, "a trader's state holds its own limit"
     others = [q for q in state["book"] if q["side"] != state["side"]]
-    # Prices are in cents, as the book keeps them.
+    # Prices are in currency units, as the limits are.
     gains = [q for q in others if (q["price"] < limit if buyer else q["price"] > limit)]
     thought = f"SECRET-THOUGHT-OF-{role}"
     if gains:
@@ -263,3 +263,24 @@ def test_a_market_seat_plays_token_exact_as_a_table_seat_does():
     t = g.trajectory(role)
     assert t["prompt_ids"] == prompt_ids and t["response_ids"] == [9, 9, 9]
     assert t["mask"] == [1, 1, 1]
+
+
+@pytest.mark.parametrize("family", ["market", "deliberation"])
+@pytest.mark.parametrize("setting", [{"learner_role": "buyer_1"}, {"first_mover": "seller_1"}])
+def test_the_aec_env_refuses_a_two_party_setting_at_a_market_or_a_table(family, setting):
+    """``learner_role`` and ``first_mover`` are a two-party game's: the AEC env of a market or a
+    table refuses them by name, as ``Game`` does, rather than taking and ignoring them (before:
+    taken, and dropped with the reset options)."""
+    where = {"scenario_file": FIXTURE} if family == "market" else {}
+    with pytest.raises(ValueError, match=next(iter(setting))):
+        DealAECEnv(family, **where, **setting)
+
+
+def test_an_aec_env_whose_every_seat_is_played_in_process_is_refused_by_name():
+    """A market (or a table) whose every seat ``players`` scripts leaves the AEC env no agent:
+    refused when it is made, naming why and what plays it, where ``reset()`` raised an
+    ``IndexError`` (the ending handed to the first of no agents)."""
+    with pytest.raises(ValueError, match="every seat of .* is played in process"):
+        DealAECEnv("market", scenario_file=FIXTURE, players=dict.fromkeys(ROLES, "rule:zic"))
+    g = market(players=dict.fromkeys(ROLES, "rule:zic"))
+    assert g.done and g.in_process == ROLES, "a Game plays it to its end"

@@ -111,7 +111,7 @@ pub async fn eval_markets<'s>(
     stop: impl Into<Stop<'s>>,
 ) -> Result<MarketEvalSummary, EvalError> {
     let run = &options.run;
-    let scenarios = load_markets(run)?;
+    let scenarios = load_markets(&run.scenarios, &run.selection())?;
     run.check_plan_size(
         scenarios.len(),
         "scenarios",

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::agents::{MarketPlayer, Played, PlayerError};
@@ -392,9 +393,13 @@ pub(crate) async fn play_market_caught(
     .await
 }
 
-/// The markets of a run's (or an eval's) scenario files, each file's as its selection chooses.
-pub(crate) fn load_markets(options: &RunOptions) -> Result<Vec<Arc<MarketScenario>>, RunError> {
-    load_seated(&options.scenarios, &options.selection(), |file| {
+/// The markets of `files` (a run's, an eval's, a server's market files), each file's as
+/// `selection` chooses: its limit (a split or a sample is refused for a market file, naming it).
+pub(crate) fn load_markets(
+    files: &[PathBuf],
+    selection: &super::Selection,
+) -> Result<Vec<Arc<MarketScenario>>, RunError> {
+    load_seated(files, selection, |file| {
         Ok(load_market_scenarios(file, LoadOptions::default())?.scenarios)
     })
 }
@@ -418,7 +423,7 @@ pub async fn run_markets<'s>(
                 .into(),
         ));
     }
-    let scenarios = load_markets(options)?;
+    let scenarios = load_markets(&options.scenarios, &options.selection())?;
     options.check_plan_size(scenarios.len(), "scenarios", 1)?;
     let kit = Arc::new(build_market_kit(options, &scenarios, None)?);
     let planned: Vec<PlannedMarket> = scenarios

@@ -66,7 +66,7 @@ pub use select::{Sample, SelectConfig, SelectError, Selection};
 pub use stop::{grace_period, Stop, StopSignal, StopState};
 pub use summary::RunStats;
 pub(crate) use summary::TABLE_WIDTH;
-pub(crate) use table::{build_table_kit, load_seated, load_tables, play_tables, PlannedTable};
+pub(crate) use table::{build_table_kit, load_tables, play_tables, PlannedTable};
 pub use table::{parse_seats, run_tables, TableRunSummary, TableStats};
 
 /// The run id: a digest of what makes two runs comparable (seed, scenarios, players, group size,

@@ -72,11 +72,11 @@ impl Hosted {
         }
     }
 
-    /// What the kind is called in messages (`n-party table`, `market`).
+    /// What the kind is called in messages, with its article (`an n-party table`, `a market`).
     pub fn kind(&self) -> &'static str {
         match self {
-            Hosted::Table { .. } => "n-party table",
-            Hosted::Market { .. } => "market",
+            Hosted::Table { .. } => "an n-party table",
+            Hosted::Market { .. } => "a market",
         }
     }
 

@@ -84,16 +84,6 @@ type Served = (
     Vec<Arc<crate::scenario::MarketScenario>>,
 );
 
-/// The markets of `files` under the config's selection (its limit, as `run` applies it).
-fn load_markets(
-    files: &[std::path::PathBuf],
-    selection: &crate::run::Selection,
-) -> Result<Vec<Arc<crate::scenario::MarketScenario>>, crate::run::RunError> {
-    crate::run::load_seated(files, selection, |file| {
-        Ok(crate::scenario::load_market_scenarios(file, Default::default())?.scenarios)
-    })
-}
-
 /// The server's default list (every family's file) under the config's selection: each file
 /// that can take a split or a sample is served as it chooses; one without that split, or a
 /// table or market file (tables and markets have neither), is left out, said on stderr. With no
@@ -127,7 +117,7 @@ fn default_scenarios(
     }
     let mut markets = Vec::new();
     for file in market_files {
-        match load_markets(std::slice::from_ref(file), selection) {
+        match crate::run::load_markets(std::slice::from_ref(file), selection) {
             Ok(kept) => markets.extend(kept),
             Err(RunError::Select(e @ SelectError::TableFile { .. })) => {
                 eprintln!("serve: left out of the default scenarios: {e}")
@@ -174,7 +164,7 @@ impl Server {
             (
                 load_all(&files, &options.selection)?,
                 crate::run::load_tables(&table_files, &options.selection)?,
-                load_markets(&market_files, &options.selection)?,
+                crate::run::load_markets(&market_files, &options.selection)?,
             )
         };
         // Locked like a command's output (a second server on one log is refused); the ids it

@@ -10,7 +10,7 @@
 //! client's turn, then the scripted seats up to its next turn or the end. The table lives in
 //! the hub's one registry and is stepped by the code `/v1/tables` steps it with. A reset naming
 //! a market (a market's id, or the family `market`) plays it the same way, every other trader
-//! played by `rule:zic`.
+//! played by `rule:zic`, or by the scripted trader its `opponent` names.
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;

@@ -38,7 +38,7 @@ pub struct ResetArgs {
     pub episode_id: Option<String>,
     /// A two-party scenario's id, or an n-party table's or a market's (OpenEnv plays a table as
     /// the one seat `learner_role` names, every other seat by `rule:deliberation`, at a market
-    /// by `rule:zic`).
+    /// by `rule:zic` or the scripted trader `opponent` names).
     pub scenario_id: Option<String>,
     pub family: Option<ResetFamily>,
     /// With `family`: the index among that family's scenarios; alone: among all.
@@ -46,7 +46,9 @@ pub struct ResetArgs {
     /// The learner's role: a two-party role (`buyer`, …), or at a table the role the client
     /// plays (`party_0`, …), which a table reset must name.
     pub learner_role: Option<LearnerRole>,
-    /// A rule, script or configured player spec, or `external` for self-play from outside.
+    /// A rule, script or configured player spec, or `external` for self-play from outside; at
+    /// OpenEnv's table only `rule:deliberation`, at its market the other traders' scripted
+    /// trader (`rule:zic`, `rule:sniper`, `rule:truthful`).
     pub opponent: Option<String>,
     pub first_mover: Option<FirstMover>,
     /// Overrides of the `[episode]` rules table (max_rounds, reject_loop, …).

@@ -97,10 +97,13 @@ pub(super) struct TableReset {
 }
 
 /// OpenEnv's reset of a table: the role its client plays (a reset that names none is refused,
-/// naming the table's roles).
+/// naming the table's roles), and the reset's `opponent`: the scripted player every other seat
+/// is played by (at a table only `rule:deliberation`; at a market `rule:zic`, `rule:sniper` or
+/// `rule:truthful`), the kind's own where `None`.
 #[derive(Debug, Default)]
 struct SingleSeat {
     role: Option<String>,
+    opponent: Option<String>,
 }
 
 impl TableReset {
@@ -123,18 +126,16 @@ impl TableReset {
             }
         }
         let rule = other_rule.map(|key| format!("rules.{key}"));
+        // `opponent` is read where the kind is known ([`seat_specs`]): a market's scripted
+        // traders are not a table's.
         let unused = [
-            (
-                "opponent",
-                args.opponent.as_ref().is_some_and(|o| o.trim() != SCRIPTED),
-            ),
             ("first_mover", args.first_mover.is_some()),
             (rule.as_deref().unwrap_or("rules"), rule.is_some()),
             ("tokens", args.tokens.is_some()),
         ];
         if let Some((name, _)) = unused.iter().find(|(_, set)| *set) {
             return Err(ServeError::Validation(format!(
-                "`{name}`: not a setting of an n-party table (OpenEnv plays a table as one seat, every other seat played by {SCRIPTED}; of the rules, a table takes `learner_format` alone)"
+                "`{name}`: not a setting of an n-party table or a market (OpenEnv plays one as one seat, every other seat played by the scripted player `opponent` names; of the rules, it takes `learner_format` alone)"
             )));
         }
         let family = match args.family {
@@ -158,6 +159,7 @@ impl TableReset {
             family,
             single: Some(SingleSeat {
                 role: args.learner_role.as_ref().map(|r| r.name().to_string()),
+                opponent: args.opponent.clone(),
             }),
             ..TableReset::default()
         })
@@ -386,7 +388,7 @@ fn single_seat(episode: &Hosted, role: Option<&str>, scripted: &str) -> Result<u
             .collect::<Vec<_>>()
             .join(", ");
         return Err(ServeError::Validation(format!(
-            "scenario `{}` is an {}: OpenEnv plays it as one seat, the role `learner_role` names (one of {roles}), every other seat played by {scripted}; or play every seat from outside at POST /v1/tables",
+            "scenario `{}` is {}: OpenEnv plays it as one seat, the role `learner_role` names (one of {roles}), every other seat played by {scripted}; or play every seat from outside at POST /v1/tables",
             episode.scenario_id(),
             episode.kind(),
         )));
@@ -411,12 +413,14 @@ fn serve_run_id(key: &str) -> String {
 
 /// Each seat's player spec at `episode` for `reset`: `unnamed` for a seat `players` does not
 /// name, a named seat's spec as `accept` reads it (`None`: not a spec of this kind, refused as
-/// `refusal` says); at OpenEnv's table, the client's seat and `scripted` everywhere else. A
-/// role the episode has not is refused naming its roles.
+/// `refusal` says); at OpenEnv's table, the client's seat and everywhere else the scripted
+/// player its `opponent` names as `accept` reads it (`scripted` where it names none; a spec
+/// that is not one of the kind's scripted players, `scripted_names`, is refused). A role the
+/// episode has not is refused naming its roles.
 fn seat_specs(
     episode: &Hosted,
     reset: &TableReset,
-    (unnamed, scripted): (&str, &str),
+    (unnamed, scripted, scripted_names): (&str, &str, &str),
     accept: impl Fn(&str) -> Option<String>,
     refusal: impl Fn(&str, &str) -> String,
 ) -> Result<Vec<String>, ServeError> {
@@ -430,8 +434,19 @@ fn seat_specs(
             accept(spec.trim()).ok_or_else(|| ServeError::Validation(refusal(role, spec)))?;
     }
     if let Some(single) = &reset.single {
-        let seat = single_seat(episode, single.role.as_deref(), scripted)?;
-        specs = vec![scripted.to_string(); seats];
+        let others = match single.opponent.as_deref() {
+            None => scripted.to_string(),
+            Some(spec) => accept(spec.trim())
+                .filter(|s| s != CLIENT)
+                .ok_or_else(|| {
+                    ServeError::Validation(format!(
+                        "`opponent` = `{spec}`: OpenEnv plays {} as one seat, every other seat played in process by {scripted_names}",
+                        episode.kind()
+                    ))
+                })?,
+        };
+        let seat = single_seat(episode, single.role.as_deref(), &others)?;
+        specs = vec![others; seats];
         specs[seat] = CLIENT.to_string();
     }
     Ok(specs)
@@ -685,7 +700,7 @@ impl Hub {
         let specs = seat_specs(
             &episode,
             reset,
-            (CLIENT, SCRIPTED),
+            (CLIENT, SCRIPTED, SCRIPTED),
             |spec| (spec == SCRIPTED || spec == CLIENT).then(|| spec.to_string()),
             |role, spec| {
                 format!(
@@ -738,7 +753,13 @@ impl Hub {
         let prompts = hub.options.prompts.clone();
         let setup = MarketSetup::new(&scenario, &options, seeds.table_seed(), &prompts)
             .map_err(|e| ServeError::Validation(e.to_string()))?;
-        let run_id = serve_run_id(&format!("market|{options:?}|{:?}", reset.players));
+        // OpenEnv's `opponent` (the traders' scripted player) is part of the setup; a run id
+        // without one is as it was.
+        let opponent = reset.single.as_ref().and_then(|s| s.opponent.as_deref());
+        let run_id = serve_run_id(&match opponent {
+            None => format!("market|{options:?}|{:?}", reset.players),
+            Some(o) => format!("market|{options:?}|{:?}|{o}", reset.players),
+        });
         let mut episode = Hosted::Market {
             episode: MarketEpisode::new(scenario, setup, prompts)
                 .map_err(|e| ServeError::Validation(e.to_string()))?,
@@ -747,7 +768,11 @@ impl Hub {
         let specs = seat_specs(
             &episode,
             reset,
-            (DEFAULT_TRADER, DEFAULT_TRADER),
+            (
+                DEFAULT_TRADER,
+                DEFAULT_TRADER,
+                "`rule:zic`, `rule:sniper` or `rule:truthful`",
+            ),
             |spec| {
                 if spec == CLIENT {
                     return Some(CLIENT.to_string());

@@ -118,17 +118,27 @@ class DealAECEnv(AECEnv):
         #: scenario is fixed here.
         self.table = family not in _core.families()
         if self.table:
+            # `learner_role` and `first_mover` go to the Game too: it refuses them at a table
+            # or a market, naming them, where the reset options would drop them unread.
             first = _core.Game(
                 family,
                 scenario_id=scenario_id,
                 index=None if scenario_id is not None else (index or 0),
                 seed=0,
+                learner_role=learner_role,
+                first_mover=first_mover,
                 **self._fixed,
             )
             self.scenario_id = first.scenario_id
             self._defaults = {"scenario_id": first.scenario_id}
             in_process = set(first.in_process)
             self.possible_agents = [r for r in first.roles if r not in in_process]
+            if not self.possible_agents:
+                raise ValueError(
+                    f"players: every seat of {first.scenario_id} is played in process "
+                    f"({', '.join(first.roles)}), so this environment would have no agent: "
+                    f'leave one seat to Python, or play it as Game("{family}", ...)'
+                )
         else:
             self.possible_agents = list(_core.roles(family))
         #: Token-exact play: the seat to move observes the prompt ids its model samples after.
