@@ -58,9 +58,7 @@ pub fn eval_command(flags: EvalFlags) -> Result<()> {
             )
         );
         eprintln!("{:.1} s", summary.elapsed.as_secs_f64());
-        if let Some(stopped) = summary.stopped {
-            std::process::exit(stopped.signal.exit_code());
-        }
+        stop_as_signalled(summary.stopped);
         if let Some(line) = summary.played.internal_error_line() {
             eprintln!("{line}");
             std::process::exit(dealgym::run::INTERNAL_ERROR_EXIT);
@@ -73,20 +71,16 @@ pub fn eval_command(flags: EvalFlags) -> Result<()> {
 fn table_eval_command(flags: &EvalFlags, role: &str) -> Result<()> {
     plan_runtime(flags.plan.threads)?.block_on(async {
         let options = flags.table_options(role)?;
-        let summary =
-            dealgym::eval::eval_tables(&options, Stop::on_signals(options.run.grace)).await?;
-        print!("{}", summary.markdown());
-        eprintln!(
-            "{} tables of {} entrants written to {} ({} planned, {} already there)",
-            summary.written,
+        let s = dealgym::eval::eval_tables(&options, Stop::on_signals(options.run.grace)).await?;
+        let counts = (s.written, s.planned, s.skipped);
+        seated_summary(
+            "tables",
+            &s.markdown(),
+            counts,
             options.entrants.len(),
-            options.run.out.display(),
-            summary.planned,
-            summary.skipped
+            &options.run,
         );
-        if let Some(stopped) = summary.stopped {
-            std::process::exit(stopped.signal.exit_code());
-        }
+        stop_as_signalled(s.stopped);
         Ok(())
     })
 }
@@ -96,20 +90,39 @@ fn table_eval_command(flags: &EvalFlags, role: &str) -> Result<()> {
 fn market_eval_command(flags: &EvalFlags) -> Result<()> {
     plan_runtime(flags.plan.threads)?.block_on(async {
         let options = flags.market_options()?;
-        let summary =
-            dealgym::eval::eval_markets(&options, Stop::on_signals(options.run.grace)).await?;
-        print!("{}", summary.markdown());
-        eprintln!(
-            "{} markets of {} entrants written to {} ({} planned, {} already there)",
-            summary.written,
+        let s = dealgym::eval::eval_markets(&options, Stop::on_signals(options.run.grace)).await?;
+        let counts = (s.written, s.planned, s.skipped);
+        seated_summary(
+            "markets",
+            &s.markdown(),
+            counts,
             options.entrants.len(),
-            options.run.out.display(),
-            summary.planned,
-            summary.skipped
+            &options.run,
         );
-        if let Some(stopped) = summary.stopped {
-            std::process::exit(stopped.signal.exit_code());
-        }
+        stop_as_signalled(s.stopped);
         Ok(())
     })
+}
+
+/// A seated eval's table on stdout and what it wrote on stderr: `(written, planned, skipped)`
+/// games of `what` (tables, markets).
+fn seated_summary(
+    what: &str,
+    markdown: &str,
+    (written, planned, skipped): (usize, usize, usize),
+    entrants: usize,
+    run: &dealgym::run::RunOptions,
+) {
+    print!("{markdown}");
+    eprintln!(
+        "{written} {what} of {entrants} entrants written to {} ({planned} planned, {skipped} already there)",
+        run.out.display()
+    );
+}
+
+/// Exit as the signal that stopped an eval asks, once what it wrote is said.
+fn stop_as_signalled(stopped: Option<dealgym::run::Stopped>) {
+    if let Some(stopped) = stopped {
+        std::process::exit(stopped.signal.exit_code());
+    }
 }
