@@ -507,13 +507,18 @@ fn a_market_eval_refuses_what_it_cannot_honour_by_name() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
     assert!(!Path::new(out).exists(), "nothing was played");
-    // The one --opponent is honoured: every other trader plays it.
-    succeeded(dealgym_cli(base.iter().copied().chain([
+    // The one --opponent is honoured: every other trader plays it, and the table names it.
+    let output = succeeded(dealgym_cli(base.iter().copied().chain([
         "--limit",
         "1",
         "--opponent",
         "others=rule:truthful",
     ])));
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        table.contains("the other traders play others (rule:truthful)"),
+        "{table}"
+    );
     let records: Vec<MarketRecord> = std::fs::read_to_string(out)
         .unwrap()
         .lines()

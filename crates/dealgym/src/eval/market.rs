@@ -211,7 +211,7 @@ pub async fn eval_markets<'s>(
         stopped: played.stopped,
         others: options.others.as_ref().map_or_else(
             || crate::run::DEFAULT_TRADER.spec().to_string(),
-            |e| e.spec.clone(),
+            |e| format!("{} ({})", e.name, e.spec),
         ),
         entrants,
         ratings: ratings.leaderboard(),
