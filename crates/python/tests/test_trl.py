@@ -684,7 +684,7 @@ def test_rollout_records_name_their_training_step_and_report_charts_them(
     for r in rows:
         assert int(r["episodes"]) == 4
         assert r["mean_reward"] != ""
-    for key in ("mean_reward", "format_ok_pct", "deal_pct"):
+    for key in ("mean_reward", "format_ok_pct", "deal_pct", "rho_deals"):
         assert (tmp_path / "charts" / f"training_{key}.svg").exists(), key
     # A control the files do not hold is an error naming the runs, not a report without it.
     done = subprocess.run(

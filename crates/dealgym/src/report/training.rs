@@ -1,7 +1,7 @@
 //! Training curves: the episodes a trainer's adapter played (records with `training`), per
-//! training run and optimizer step — the learner's mean reward, format compliance and deal rate
-//! with their intervals, a line per run across the steps — and each run against another over
-//! the steps both reached, as differences with a two-sample bootstrap interval
+//! training run and optimizer step — the learner's mean reward, format compliance, deal rate
+//! and ρ over deals with their intervals, a line per run across the steps — and each run
+//! against another over the steps both reached, as differences with a two-sample bootstrap interval
 //! ([`Aggregate::difference`]). One [`Aggregate`] per (run, step), fed with the weights the
 //! other tables share; no figure is computed here.
 
@@ -25,7 +25,7 @@ struct Curve {
     range: (f64, f64),
 }
 
-const CURVES: [Curve; 3] = [
+const CURVES: [Curve; 4] = [
     Curve {
         key: "mean_reward",
         heading: "mean reward",
@@ -49,6 +49,14 @@ const CURVES: [Curve; 3] = [
         scale: 100.0,
         digits: 1,
         range: (0.0, 100.0),
+    },
+    Curve {
+        key: "rho_deals",
+        heading: "ρ over deals",
+        figure: FigureId::RhoDeals(Seat::Learner),
+        scale: 1.0,
+        digits: 3,
+        range: (0.0, 1.0),
     },
 ];
 
@@ -144,8 +152,8 @@ impl Training {
             .collect())
     }
 
-    /// One row per run and step: episodes, errors, and each curve's figure with its interval,
-    /// with the format-forfeit rate and ρ over deals beside them.
+    /// One row per run and step: episodes, errors, and each curve's figure with its interval
+    /// (ρ over deals among them), with the format-forfeit rate beside them.
     pub fn steps_table(&self) -> Sheet {
         let mut columns = vec![
             Column::new("run", "run"),
@@ -158,7 +166,6 @@ impl Training {
             columns.push(Column::new(c.heading, c.key));
         }
         columns.push(Column::new("format forfeit %", "format_forfeit_pct"));
-        columns.push(Column::new("ρ over deals", "rho_deals"));
         let mut rows = Vec::new();
         for (run, steps) in &self.runs {
             for (step, s) in steps {
@@ -177,7 +184,6 @@ impl Training {
                     f.rate(OutcomeKind::FormatForfeit).map(|e| e.scaled(100.0)),
                     1,
                 ));
-                row.push(Cell::Estimate(f.seats[Seat::Learner].rho_deals, 3));
                 rows.push(row);
             }
         }
@@ -360,12 +366,21 @@ mod tests {
     use crate::record::TrainingStep;
     use crate::scenario::Role;
 
-    /// A deal or a walk-away for `run` at `step`, its group `g` (its own bootstrap key).
+    /// A deal (at 90: the buyer's ρ = (100 − 90)/(100 − 60) = 0.25) or a walk-away for `run`
+    /// at `step`, its group `g` (its own bootstrap key).
     fn episode(run: &str, step: u64, g: usize, kind: OutcomeKind) -> EpisodeRecord {
+        played(run, step, g, kind, 90)
+    }
+
+    /// As [`episode`], a deal at `price` (the learner buys: ρ = (100 − price)/40).
+    fn played(run: &str, step: u64, g: usize, kind: OutcomeKind, price: u32) -> EpisodeRecord {
         let s = price_task(125.0, 100.0, 60.0);
         let moves = match kind {
             OutcomeKind::Deal => vec![
-                turn("90?", "[SUBMIT_DEAL] price:90"),
+                turn(
+                    &format!("{price}?"),
+                    &format!("[SUBMIT_DEAL] price:{price}"),
+                ),
                 turn("Fine.", "[ACCEPT_DEAL]"),
             ],
             _ => vec![turn("Bye.", "[WALK_AWAY]")],
@@ -407,19 +422,21 @@ mod tests {
         let mut t = Training::default();
         for step in 0..6u64 {
             for g in 0..40 {
-                // The trained run deals in every episode from step 2 on; the control in a
-                // quarter of them throughout.
-                let trained = if step >= 2 || g % 4 == 0 {
-                    OutcomeKind::Deal
+                // The trained run deals in every episode from step 2 on, its new deals at 70
+                // (ρ 0.75); the control in a quarter of them throughout, at 90 (ρ 0.25).
+                let (trained, price) = if g % 4 == 0 {
+                    (OutcomeKind::Deal, 90)
+                } else if step >= 2 {
+                    (OutcomeKind::Deal, 70)
                 } else {
-                    OutcomeKind::WalkAway
+                    (OutcomeKind::WalkAway, 90)
                 };
                 let control = if g % 4 == 0 {
                     OutcomeKind::Deal
                 } else {
                     OutcomeKind::WalkAway
                 };
-                add(&mut t, &episode("trained", step, g, trained));
+                add(&mut t, &played("trained", step, g, trained, price));
                 add(&mut t, &episode("control", step, g, control));
             }
         }
@@ -444,6 +461,38 @@ mod tests {
             .unwrap();
         assert!(matches!(&table.rows[1][verdict], Cell::Text(v) if v == "higher"));
         assert!(matches!(&table.rows[1][2], Cell::Text(s) if s == "4–5 (2 steps)"));
+        // ρ over deals, beside the other curves: over all steps the trained run's 180 deals
+        // are 60 at 0.25 and 120 at 0.75 (mean 105/180), its last third's 80 are 20 at 0.25
+        // and 60 at 0.75 (0.625); the control's deals are all at 0.25.
+        let at = |key: &str| table.columns.iter().position(|c| c.key == key).unwrap();
+        let rho = |row: usize, key: &str| match &table.rows[row][at(key)] {
+            Cell::Estimate(Some(e), 3) => *e,
+            cell => panic!("{key}: {cell:?}"),
+        };
+        for (row, ours, difference) in [(0, 105.0 / 180.0, 105.0 / 180.0 - 0.25), (1, 0.625, 0.375)]
+        {
+            assert!((rho(row, "rho_deals").value - ours).abs() < 1e-9);
+            assert!((rho(row, "rho_deals_against").value - 0.25).abs() < 1e-9);
+            let d = rho(row, "rho_deals_difference");
+            assert!((d.value - difference).abs() < 1e-9, "{d:?}");
+            assert!(d.low > 0.0, "{d:?}");
+            assert!(
+                matches!(&table.rows[row][at("rho_deals_beyond")], Cell::Text(v) if v == "higher")
+            );
+        }
+        // The steps table's ρ over deals, one step at a time: 10 deals at 0.25 at step 0, 40
+        // from step 2 on, 10 of them at 0.25.
+        let rho_step = steps
+            .columns
+            .iter()
+            .position(|c| c.key == "rho_deals")
+            .unwrap();
+        for (row, want) in [(0, 0.25), (6, 0.25), (11, 0.625)] {
+            let Cell::Estimate(Some(e), 3) = &steps.rows[row][rho_step] else {
+                panic!("{:?}", steps.rows[row]);
+            };
+            assert!((e.value - want).abs() < 1e-9, "row {row}: {e:?}");
+        }
         assert!(
             matches!(&table.rows[1][5], Cell::Count(80)),
             "40 groups a step"
@@ -468,6 +517,15 @@ mod tests {
             "{e}"
         );
         assert_eq!(t.tables(None).unwrap().len(), 2);
-        assert_eq!(t.charts().unwrap().len(), 3);
+        let charts: Vec<String> = t.charts().unwrap().into_iter().map(|c| c.0).collect();
+        assert_eq!(
+            charts,
+            [
+                "training_mean_reward",
+                "training_format_ok_pct",
+                "training_deal_pct",
+                "training_rho_deals"
+            ]
+        );
     }
 }
