@@ -337,7 +337,7 @@ fn seat_column(seat: Seat, (heading, key): (&str, &str), shown: bool) -> Column 
 const REGRET: (&str, &str) = ("regret", "regret");
 
 /// The bargained ratio as the papers report it (heading, key), beside the deal rate.
-const RHO_DEALS: (&str, &str) = ("ρ over deals", "rho_deals");
+pub(super) const RHO_DEALS: (&str, &str) = ("ρ over deals", "rho_deals");
 
 /// Per seat, in order: heading and CSV key.
 const SEAT_COLUMNS: [(&str, &str); 14] = [

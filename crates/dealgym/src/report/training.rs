@@ -12,7 +12,7 @@ use crate::record::EpisodeRecord;
 use crate::score::{Aggregate, Estimate, FigureId, Figures, Weights};
 
 use super::charts::{line_chart, ChartError, Series};
-use super::sheet::{Cell, Column, Sheet};
+use super::sheet::{Cell, Column, Sheet, RHO_DEALS};
 
 /// A figure a training curve follows: its CSV key and heading, the figure, the scale it is
 /// shown at (rates in percent), its decimals, and the range its chart always shows.
@@ -51,8 +51,8 @@ const CURVES: [Curve; 4] = [
         range: (0.0, 100.0),
     },
     Curve {
-        key: "rho_deals",
-        heading: "ρ over deals",
+        key: RHO_DEALS.1,
+        heading: RHO_DEALS.0,
         figure: FigureId::RhoDeals(Seat::Learner),
         scale: 1.0,
         digits: 3,
