@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use dealgym::game::{Episode, Seat};
-use dealgym::record::EpisodeRecord;
+use dealgym::record::{EpisodeRecord, TrainingStep};
 use dealgym::report::{report, ReportOptions};
 use dealgym::scenario::Role;
 use dealgym_core::fixtures::{learner_first_as, play, price_task, record_of, turn};
@@ -237,6 +237,94 @@ fn figures_of_a_hand_built_file_equal_the_hand_computed_values() {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert_eq!(html.matches("<details class=\"episode\"").count(), 6);
     assert!(html.contains("-0.280 ["));
+}
+
+/// Two training runs over three steps, two GRPO groups a step, the learner buying (ρ =
+/// (100 − P)/40): `trained` deals at 90 (ρ 0.25) and walks away at step 0, deals at 90 and 70
+/// (0.75) at step 1, at 70 twice at step 2; `control` deals at 90 and walks away every step.
+fn training_runs(dir: &Path) -> PathBuf {
+    let s = price_task(125.0, 100.0, 60.0);
+    let plan: [(&str, u64, [Option<u32>; 2]); 6] = [
+        ("trained", 0, [Some(90), None]),
+        ("trained", 1, [Some(90), Some(70)]),
+        ("trained", 2, [Some(70), Some(70)]),
+        ("control", 0, [Some(90), None]),
+        ("control", 1, [Some(90), None]),
+        ("control", 2, [Some(90), None]),
+    ];
+    let mut text = String::new();
+    for (run, step, prices) in plan {
+        for (g, price) in prices.iter().enumerate() {
+            let moves = match price {
+                Some(p) => vec![
+                    turn(&format!("{p}?"), &format!("[SUBMIT_DEAL] price:{p}")),
+                    turn("Fine.", "[ACCEPT_DEAL]"),
+                ],
+                None => vec![turn("Bye.", "[WALK_AWAY]")],
+            };
+            let mut r = record_of(play(&s, learner_first_as(&s, Role::Buyer), &moves));
+            r.run_id = format!("{run}-step{step}");
+            r.group_id = format!("g{g}");
+            r.episode_id = format!("g{g}-m0");
+            r.training = Some(TrainingStep {
+                run: run.to_string(),
+                step,
+            });
+            text += &(serde_json::to_string(&r).unwrap() + "\n");
+        }
+    }
+    let path = dir.join("training.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn the_training_section_follows_rho_over_deals_per_step_and_against_the_control() {
+    let dir = temp_dir("training");
+    let out = dir.join("report");
+    let mut o = options(vec![training_runs(&dir)], out.clone());
+    o.training_control = Some("control".into());
+    report(&o).unwrap();
+    let tables = out.join("tables");
+    // Per step: trained's deals 0.25; 0.25 and 0.75; 0.75 and 0.75.
+    let steps = csv(&tables.join("training_steps.csv"));
+    let rho: Vec<(&str, &str, &str)> = steps
+        .iter()
+        .map(|r| {
+            (
+                r["run"].as_str(),
+                r["step"].as_str(),
+                r["rho_deals"].as_str(),
+            )
+        })
+        .collect();
+    let (quarter, half, three) = (six(0.25), six(0.5), six(0.75));
+    assert_eq!(
+        rho,
+        [
+            ("control", "0", quarter.as_str()),
+            ("control", "1", quarter.as_str()),
+            ("control", "2", quarter.as_str()),
+            ("trained", "0", quarter.as_str()),
+            ("trained", "1", half.as_str()),
+            ("trained", "2", three.as_str()),
+        ]
+    );
+    // Against the control: over the three steps trained's five deals average
+    // (0.25 + 0.25 + 3 · 0.75)/5 = 0.55, the control's 0.25; over the last third (step 2),
+    // 0.75 against 0.25. Two groups a side: too few for a verdict.
+    let compared = csv(&tables.join("training_compared.csv"));
+    assert_eq!(compared.len(), 2, "all steps, then the last third");
+    for (row, ours, difference) in [(&compared[0], 0.55, 0.30), (&compared[1], 0.75, 0.5)] {
+        assert_eq!(row["run"], "trained");
+        assert_eq!(row["against"], "control");
+        assert_eq!(row["rho_deals"], six(ours), "{row:?}");
+        assert_eq!(row["rho_deals_against"], six(0.25), "{row:?}");
+        assert_eq!(row["rho_deals_difference"], six(difference), "{row:?}");
+        assert_eq!(row["rho_deals_beyond"], "too few groups", "{row:?}");
+    }
+    assert!(out.join("charts").join("training_rho_deals.svg").exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
