@@ -1,9 +1,9 @@
 //! Training curves: the episodes a trainer's adapter played (records with `training`), per
 //! training run and optimizer step — the learner's mean reward, format compliance, deal rate
 //! and ρ over deals with their intervals, a line per run across the steps — and each run
-//! against another over the steps both reached, as differences with a two-sample bootstrap interval
-//! ([`Aggregate::difference`]). One [`Aggregate`] per (run, step), fed with the weights the
-//! other tables share; no figure is computed here.
+//! against another over the steps both reached, as differences with a two-sample bootstrap
+//! interval ([`Aggregate::difference`]). One [`Aggregate`] per (run, step), fed with the
+//! weights the other tables share; no figure is computed here.
 
 use std::collections::{BTreeMap, BTreeSet};
 
