@@ -41,7 +41,7 @@ pub use planner::{Planner, PlannerConfig, Proposers, Selector};
 pub use sampling::{SamplingConfig, SamplingDefaults};
 pub use script::ScriptPlayer;
 pub use table::SCRIPTED;
-pub(crate) use table::{MarketPlayer, TablePlayer};
+pub(crate) use table::{MarketPlayer, ScriptedSeat, SeatPlayer, TablePlayer};
 
 /// Why a player could not be made or could not answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

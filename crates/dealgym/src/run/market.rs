@@ -7,23 +7,21 @@
 //! the table's ([`crate::agents::MarketPlayer`]: one seat path over both episodes).
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::agents::{MarketPlayer, Played, PlayerError};
-use crate::engine::{drive, Players};
+use crate::agents::MarketPlayer;
+use crate::engine::drive;
 use crate::game::{EpisodeSeed, ErrorCause, Prompts};
 use crate::llm::http_client;
 use crate::market::{MarketEpisode, MarketOptions, MarketSetup};
 use crate::negotiator::market::MarketRule;
-use crate::record::{MarketCallRecord, MarketRecord, TurnCost};
+use crate::record::{MarketCallRecord, MarketRecord};
 use crate::reward::RewardConfig;
 use crate::scenario::{load_market_scenarios, LoadOptions, MarketScenario};
 use crate::score::MarketTally;
-use crate::table::TableError;
 
-use super::table::{execute_seated, load_seated, seated_run_id};
+use super::table::{execute_seated, load_seated, seated_run_id, RunSeats};
 use super::{RunError, RunOptions, Stop, Stopped};
 
 /// The scripted trader of every role a market run does not name (`--seat ROLE=SPEC`).
@@ -263,59 +261,6 @@ fn refuse_unhonoured(options: &RunOptions) -> Result<(), RunError> {
     Ok(())
 }
 
-/// The players of a market a run plays, every seat in process, and what each model call cost.
-struct MarketSeats {
-    players: Vec<MarketPlayer>,
-    seeds: EpisodeSeed,
-    calls: Vec<MarketCallRecord>,
-}
-
-impl Players<MarketEpisode> for MarketSeats {
-    type Answer = Played;
-    type Failure = PlayerError;
-    type Error = TableError;
-
-    fn in_process(&self, _: usize) -> bool {
-        true
-    }
-
-    fn ask<'a>(
-        &'a self,
-        episode: &'a MarketEpisode,
-        seat: usize,
-    ) -> impl Future<Output = Result<Played, PlayerError>> + 'a {
-        self.players[seat].play(episode, seat, self.seeds.table_sampling_seed(seat))
-    }
-
-    fn take(
-        &mut self,
-        episode: &mut MarketEpisode,
-        seat: usize,
-        played: Played,
-    ) -> Result<(), TableError> {
-        self.calls.extend(MarketCallRecord::of(
-            episode.turns().len(),
-            TurnCost {
-                latency_ms: played.latency_ms,
-                call: played.call,
-                retries: played.retries,
-                planning: None,
-            },
-        ));
-        episode.step(seat, played.completion).map(drop)
-    }
-
-    fn fail(
-        &mut self,
-        episode: &mut MarketEpisode,
-        seat: usize,
-        error: PlayerError,
-    ) -> Result<(), TableError> {
-        episode.fail(seat, ErrorCause::Backend, error.to_string());
-        Ok(())
-    }
-}
-
 /// The setup of a planned market: its schedule drawn from its seed (the group's, as a
 /// table's), its prompts rendered.
 fn market_setup(kit: &MarketKit, planned: &PlannedMarket) -> Result<MarketSetup, RunError> {
@@ -335,15 +280,8 @@ async fn play_market(kit: &MarketKit, planned: &PlannedMarket) -> Result<MarketR
     let setup = market_setup(kit, planned)?;
     let mut episode = MarketEpisode::new(scenario.clone(), setup, kit.prompts.clone())
         .map_err(|e| RunError::Options(format!("market {}: {e}", scenario.id)))?;
-    let mut seats = MarketSeats {
-        players: scenario
-            .traders
-            .iter()
-            .map(|t| kit.player(&t.role))
-            .collect(),
-        seeds: planned.seeds,
-        calls: Vec::new(),
-    };
+    let players = scenario.traders.iter().map(|t| kit.player(&t.role));
+    let mut seats = RunSeats::new(players.collect(), planned.seeds);
     drive(&mut episode, &mut seats)
         .await
         .map_err(|e| RunError::Options(format!("market {}: {e}", scenario.id)))?;
@@ -352,7 +290,10 @@ async fn play_market(kit: &MarketKit, planned: &PlannedMarket) -> Result<MarketR
     for (seat, player) in record.seats.iter_mut().zip(&seats.players) {
         seat.model = player.model();
     }
-    record.calls = seats.calls;
+    // A turn's index is its place among the costs: one a turn, in order.
+    record.calls = (seats.costs.into_iter().enumerate())
+        .filter_map(|(turn, cost)| MarketCallRecord::of(turn, cost))
+        .collect();
     Ok(record)
 }
 

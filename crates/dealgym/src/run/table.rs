@@ -10,9 +10,9 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::agents::TablePlayer;
 use crate::agents::{Played, PlayerError};
-use crate::engine::{drive, Players};
+use crate::agents::{ScriptedSeat, SeatPlayer, TablePlayer};
+use crate::engine::{drive, Players, Seated, ToMove};
 use crate::game::{mix_text, EpisodeSeed, ErrorCause, OutcomeKind, Prompts};
 use crate::llm::http_client;
 use crate::record::{RecordWriter, TablePlayerInfo, TableRecord, TurnCost};
@@ -328,16 +328,8 @@ pub(crate) async fn play_table(
     let (setup, options) = table_setup(kit, planned)?;
     let mut episode = TableEpisode::with_prompts(scenario.clone(), setup, kit.prompts.clone())
         .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
-    let mut seats = TableSeats {
-        players: scenario
-            .parties
-            .iter()
-            .map(|p| kit.player(&p.role))
-            .collect(),
-        seeds: planned.seeds,
-        costs: Vec::new(),
-        prompt_lens: Vec::new(),
-    };
+    let players = scenario.parties.iter().map(|p| kit.player(&p.role));
+    let mut seats = RunSeats::new(players.collect(), planned.seeds);
     if let Some(logged) = &planned.prefix {
         feed_prefix(
             &*logged.record,
@@ -350,7 +342,7 @@ pub(crate) async fn play_table(
     drive(&mut episode, &mut seats)
         .await
         .map_err(|e| RunError::Options(format!("scenario {}: {e}", scenario.id)))?;
-    let TableSeats {
+    let RunSeats {
         players,
         costs,
         prompt_lens,
@@ -384,29 +376,46 @@ pub(crate) async fn play_table(
     Ok(record)
 }
 
-/// The players of a table a run plays, every seat in process, and what each call cost.
-struct TableSeats {
-    players: Vec<TablePlayer>,
+/// The players of an n-party episode a run plays (a table, a market), every seat in process,
+/// and what each turn cost: the one [`Players`] of both rulebooks' runs.
+pub(super) struct RunSeats<S> {
+    pub(super) players: Vec<SeatPlayer<S>>,
     seeds: EpisodeSeed,
-    costs: Vec<TurnCost>,
+    /// Per turn, in order: what its call cost.
+    pub(super) costs: Vec<TurnCost>,
     /// Per turn: how long the moving seat's view was when its call was made (what a
     /// per-response reward model is sent).
-    prompt_lens: Vec<usize>,
+    pub(super) prompt_lens: Vec<usize>,
 }
 
-impl Players<TableEpisode> for TableSeats {
+impl<S> RunSeats<S> {
+    pub(super) fn new(players: Vec<SeatPlayer<S>>, seeds: EpisodeSeed) -> RunSeats<S> {
+        RunSeats {
+            players,
+            seeds,
+            costs: Vec::new(),
+            prompt_lens: Vec::new(),
+        }
+    }
+}
+
+impl<S> Players<S::Episode> for RunSeats<S>
+where
+    S: ScriptedSeat,
+    S::Episode: Seated + ToMove<Seat = usize>,
+{
     type Answer = Played;
     type Failure = PlayerError;
     type Error = TableError;
 
-    /// Every seat of a run's table is played in process.
+    /// Every seat of a run's table or market is played in process.
     fn in_process(&self, _: usize) -> bool {
         true
     }
 
     fn ask<'a>(
         &'a self,
-        episode: &'a TableEpisode,
+        episode: &'a S::Episode,
         seat: usize,
     ) -> impl Future<Output = Result<Played, PlayerError>> + 'a {
         self.players[seat].play(episode, seat, self.seeds.table_sampling_seed(seat))
@@ -414,7 +423,7 @@ impl Players<TableEpisode> for TableSeats {
 
     fn take(
         &mut self,
-        episode: &mut TableEpisode,
+        episode: &mut S::Episode,
         seat: usize,
         played: Played,
     ) -> Result<(), TableError> {
@@ -425,16 +434,16 @@ impl Players<TableEpisode> for TableSeats {
             planning: played.planning,
         });
         self.prompt_lens.push(episode.view(seat).len());
-        episode.step(seat, played.completion).map(|_| ())
+        Seated::step(episode, seat, played.completion).map(drop)
     }
 
     fn fail(
         &mut self,
-        episode: &mut TableEpisode,
+        episode: &mut S::Episode,
         seat: usize,
         error: PlayerError,
     ) -> Result<(), TableError> {
-        episode.fail(seat, ErrorCause::Backend, error.to_string());
+        Seated::fail(episode, seat, ErrorCause::Backend, error.to_string());
         Ok(())
     }
 }
