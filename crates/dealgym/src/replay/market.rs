@@ -6,78 +6,26 @@
 //! Scenarios are found in the `--scenarios` market files when given, otherwise in
 //! `scenarios/market.jsonl` ([`MarketSource`]).
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
+use super::source::SeatedSource;
 use super::verify::{diff_records, diff_turns, json, Difference};
 use super::{Error, VerifyOptions, VerifyReport};
 use crate::game::{OutcomeKind, Prompts};
 use crate::record::{MarketRecord, MarketReplayError, RecordsKind};
 use crate::run::FindError;
-use crate::scenario::{
-    is_market_file, load_market_scenarios, scenario_file_exists, LoadOptions, MarketScenario,
-    ScenarioError, SCENARIO_DIR,
-};
+use crate::scenario::{MarketFamily, MarketScenario, SCENARIO_DIR};
 
-/// Where market scenarios are looked up: the market files among `--scenarios` (all loaded up
-/// front), or `{dir}/market.jsonl`, loaded the first time a record needs it.
-pub(crate) struct MarketSource {
-    files: Option<Vec<PathBuf>>,
-    dir: PathBuf,
-    loaded_default: bool,
-    by_id: HashMap<String, Arc<MarketScenario>>,
-}
+/// Where market scenarios are looked up: the market files among `--scenarios`, or
+/// `{dir}/market.jsonl`.
+pub(crate) type MarketSource = SeatedSource<MarketScenario>;
 
 impl MarketSource {
-    pub fn in_dir(files: &[PathBuf], dir: &Path) -> Result<MarketSource, ScenarioError> {
-        let mut source = MarketSource {
-            files: None,
-            dir: dir.to_path_buf(),
-            loaded_default: false,
-            by_id: HashMap::new(),
-        };
-        // Other scenario files among `files` are left to their own readers (a file of several
-        // kinds of record is read with each kind's scenario files).
-        let own: Vec<PathBuf> = files
-            .iter()
-            .filter(|f| is_market_file(f))
-            .cloned()
-            .collect();
-        for file in &own {
-            source.absorb(file)?;
-        }
-        if !files.is_empty() {
-            source.files = Some(own);
-        }
-        Ok(source)
-    }
-
     /// The scenario `record` was played on, by its id (its digest is checked by the replay).
     pub fn find(&mut self, record: &MarketRecord) -> Result<Arc<MarketScenario>, FindError> {
-        let file = self.dir.join("market.jsonl");
-        if self.files.is_none() && !self.loaded_default && scenario_file_exists(&file) {
-            self.loaded_default = true;
-            self.absorb(&file)?;
-        }
-        match self.by_id.get(&record.scenario_id) {
-            Some(s) => Ok(s.clone()),
-            None => Err(crate::run::missing(
-                &record.episode_id,
-                &record.scenario_id,
-                self.files.as_deref(),
-                &file,
-            )),
-        }
-    }
-
-    fn absorb(&mut self, file: &Path) -> Result<(), ScenarioError> {
-        for s in load_market_scenarios(file, LoadOptions::default())?.scenarios {
-            self.by_id
-                .entry(s.id.clone())
-                .or_insert_with(|| Arc::new(s));
-        }
-        Ok(())
+        let family = MarketFamily::Market.name();
+        self.find_in(family, &record.episode_id, &record.scenario_id)
     }
 }
 

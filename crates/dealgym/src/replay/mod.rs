@@ -26,6 +26,7 @@ mod branch;
 mod market;
 pub mod render;
 mod rescore;
+mod source;
 mod table;
 mod verify;
 

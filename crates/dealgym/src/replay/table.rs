@@ -9,85 +9,32 @@
 //! `--scenarios` files when given, otherwise in `scenarios/{family}.jsonl` of the record's
 //! family (`scenarios/deliberation.jsonl`).
 
-use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::render::escape;
+use super::source::SeatedSource;
 use super::verify::{committed_difference, diff_records, json, Difference};
 use super::{Error, RenderFormat, RenderOptions, VerifyOptions, VerifyReport};
 use crate::game::Prompts;
 use crate::record::{RecordFiles, TablePlayerInfo, TableRecord, TableReplayError, TurnCost};
 use crate::reward::RewardConfig;
 use crate::run::{list_files, FindError};
-use crate::scenario::{
-    load_table_scenarios, scenario_file_exists, LoadOptions, ScenarioError, TableFamily,
-    TableScenario, SCENARIO_DIR,
-};
+use crate::scenario::{TableScenario, SCENARIO_DIR};
 use crate::table::{public_move, TableEpisode};
 
-/// Where table scenarios are looked up, and those loaded so far: the `--scenarios` files (all
-/// loaded up front), or `{dir}/{family}.jsonl` loaded the first time a record needs it.
-pub(crate) struct TableSource {
-    files: Option<Vec<PathBuf>>,
-    dir: PathBuf,
-    families: HashSet<TableFamily>,
-    by_id: HashMap<String, Arc<TableScenario>>,
-}
+/// Where table scenarios are looked up: `{dir}/{family}.jsonl` of a record's family.
+pub(crate) type TableSource = SeatedSource<TableScenario>;
 
 impl TableSource {
-    pub fn in_dir(files: &[PathBuf], dir: &Path) -> Result<TableSource, ScenarioError> {
-        let mut source = TableSource {
-            files: None,
-            dir: dir.to_path_buf(),
-            families: HashSet::new(),
-            by_id: HashMap::new(),
-        };
-        // Two-party scenario files among `files` are left to the two-party readers (a file
-        // of both kinds of record is read with both kinds of scenario file).
-        let own: Vec<PathBuf> = files
-            .iter()
-            .filter(|f| crate::scenario::is_table_file(f))
-            .cloned()
-            .collect();
-        for file in &own {
-            source.absorb(file)?;
-        }
-        if !files.is_empty() {
-            source.files = Some(own);
-        }
-        Ok(source)
-    }
-
     /// The scenario `record` was played on, by its id (its digest is checked by the replay).
     pub fn find(&mut self, record: &TableRecord) -> Result<Arc<TableScenario>, FindError> {
-        let file = self.dir.join(format!("{}.jsonl", record.family.name()));
-        if self.files.is_none()
-            && self.families.insert(record.family)
-            && scenario_file_exists(&file)
-        {
-            self.absorb(&file)?;
-        }
-        match self.by_id.get(&record.scenario_id) {
-            Some(s) => Ok(s.clone()),
-            None => Err(crate::run::missing(
-                &record.episode_id,
-                &record.scenario_id,
-                self.files.as_deref(),
-                &file,
-            )),
-        }
-    }
-
-    fn absorb(&mut self, file: &Path) -> Result<(), ScenarioError> {
-        let report = load_table_scenarios(file, LoadOptions::default())?;
-        for s in report.scenarios {
-            self.by_id
-                .entry(s.id.clone())
-                .or_insert_with(|| Arc::new(s));
-        }
-        Ok(())
+        self.find_in(
+            record.family.name(),
+            &record.episode_id,
+            &record.scenario_id,
+        )
     }
 }
 
