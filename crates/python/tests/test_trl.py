@@ -752,3 +752,98 @@ def test_a_game_that_raises_is_an_error_row_in_its_place(rollout_run, monkeypatc
     assert others and all(o in dtrl.OUTCOMES[:5] for o in others)
     assert rollout.counts["error"] == 1
     assert rollout.details[where] == "TokenError: a chat template that cannot render this turn"
+
+
+# ---------------------------------------------------------------------------------------------
+# The rows' KV cache across turns (dealgym._turn_cache)
+# ---------------------------------------------------------------------------------------------
+
+
+@needs_trl
+def test_the_turn_cache_reads_each_row_as_a_whole_forward_would(tokenizer):
+    """Rows that share their first prompt, blocks of different lengths, a row that leaves and a
+    row whose sequence is not an extension of its cache: at every sampled id the cache's logits
+    are those of one unpadded forward over the row's whole sequence."""
+    from transformers import GenerationConfig
+
+    from dealgym._turn_cache import TurnCache
+
+    model = tiny_llama(tokenizer).eval()
+    never = len(tokenizer) + 7  # no id ends a turn: every row samples to its limit
+    config = GenerationConfig(do_sample=True, temperature=0.7, top_k=0, repetition_penalty=1.3)
+    cache = TurnCache(model, config, [never], tokenizer.pad_token_id)
+    seen = []
+    forward = cache._forward
+
+    def kept(ids, positions):
+        logits = forward(ids, positions)
+        seen.append(logits.clone())
+        return logits
+
+    cache._forward = kept
+    gen = torch.Generator().manual_seed(3)
+
+    def fresh(n):
+        return torch.randint(10, 5000, (n,), generator=gen).tolist()
+
+    shared = fresh(40)
+    seqs = {"a": list(shared), "b": list(shared), "c": fresh(23)}
+    plan = [
+        (["a", "b", "c"], {"a": 5, "b": 3, "c": 6}),
+        (["a", "c"], {"a": 4, "c": 2}),  # b has left
+        (["a", "c"], {"a": 3, "c": 5}),  # c's sequence is replaced (below)
+    ]
+    worst = 0.0
+    for turn, (keys, limits) in enumerate(plan):
+        seen.clear()
+        before = cache.read
+        drawn = cache.sample(keys, [seqs[k] for k in keys], [limits[k] for k in keys])
+        if turn == 0:
+            # The shared prompt is read once: two distinct first blocks.
+            assert cache.read - before == 40 + 23
+            seen[0] = seen[0][torch.tensor([0, 0, 1])]
+        for i, k in enumerate(keys):
+            assert len(drawn[i]) == limits[k]
+            whole = seqs[k] + drawn[i]
+            with torch.no_grad():
+                full = model(input_ids=torch.tensor([whole])).logits[0]
+            for j in range(len(drawn[i])):
+                at = len(seqs[k]) - 1 + j
+                worst = max(worst, (seen[j][i] - full[at]).abs().max().item())
+        for i, k in enumerate(keys):
+            seqs[k] = seqs[k] + drawn[i] + fresh(7 + 3 * i)
+        if turn == 1:
+            seqs["c"] = fresh(30)  # not an extension: read again from its first id
+    assert worst < 1e-4, worst
+    assert cache.keys == ["a", "c"]
+
+
+@needs_trl
+def test_the_rollout_samples_the_same_ids_with_the_cache_as_with_generate(rollout_run):
+    """Same seed, same rows: the cached sampler draws what generate over the whole sequence
+    draws, turn after turn (every row's limit the same, so both take as many draws)."""
+    trainer, _, calls, _ = rollout_run
+    prompts = calls[0]["prompts"]
+    outs = []
+    for cached in (True, False):
+        rollout = dtrl.make_rollout_func(
+            turn_tokens=TURN_TOKENS,
+            rules=ROLLOUT_RULES,
+            rewards=ROLLOUT_REWARDS,
+            cache_across_turns=cached,
+        )
+        torch.manual_seed(11)
+        outs.append(rollout(prompts, trainer))
+        if cached:
+            work = rollout.cache_work
+            assert work is not None and work["sampled"] > 0
+            # Each row's first prompt is read once per distinct prompt, then only new ids.
+            whole = sum(
+                len(p) + len(c)
+                for p, c in zip(outs[0]["prompt_ids"], outs[0]["completion_ids"], strict=True)
+            )
+            assert work["read"] < whole
+        else:
+            assert rollout.cache_work is None
+    assert outs[0]["completion_ids"] == outs[1]["completion_ids"]
+    assert outs[0]["dealgym_outcome"] == outs[1]["dealgym_outcome"]

@@ -684,6 +684,7 @@ class DealRollout:
         chat_template_kwargs: Mapping[str, Any] | None = None,
         records: str | os.PathLike[str] | None = None,
         training_run: str | None = None,
+        cache_across_turns: bool = True,
     ) -> None:
         if not opponent.startswith("rule:"):
             raise ValueError(
@@ -705,12 +706,22 @@ class DealRollout:
         if training_run is not None and not isinstance(training_run, str):
             raise TypeError(f"training_run={training_run!r}: a run's name is a str")
         self.training_run = training_run
+        self.cache_across_turns = bool(cache_across_turns)
+        #: ids read into the model and ids sampled by the last call's cache (None without one)
+        self.cache_work: dict[str, int] | None = None
         self._step = 0  # the trainer's optimizer step at this call
         self.counts: collections.Counter[str] = collections.Counter()
         self.games: list[_core.Game] = []
         self.outcomes: list[str] = []
         self.details: list[str | None] = []
         self._made = 0  # rollouts this process has started: each its own member
+
+    def skip(self, made: int) -> None:
+        """Count ``made`` rollouts as made already (a resumed run's): the next rollout is
+        member ``made`` on this process, as it would have been had the run not stopped."""
+        if made < 0:
+            raise ValueError(f"skip({made}): a count of rollouts is not negative")
+        self._made = int(made)
 
     def __call__(self, prompts: Sequence[Any], trainer: Any) -> dict[str, Any]:
         accelerator = trainer.accelerator
@@ -740,6 +751,7 @@ class DealRollout:
         self._step = int(getattr(getattr(trainer, "state", None), "global_step", 0) or 0)
         start, self._made = self._made, self._made + len(prompts)
         rows = [_Row(self._game(p, (start + i) * world + rank)) for i, p in enumerate(prompts)]
+        cache = _turn_cache(trainer) if self.cache_across_turns else None
         while True:
             turn: list[tuple[_Row, list[int], int, str | None]] = []
             for row in rows:
@@ -754,9 +766,14 @@ class DealRollout:
                     turn.append((row, *prepared))
             if not _any_left(trainer, len(turn)):
                 break
-            samples = _sample(
-                trainer, [seq for _, seq, _, _ in turn], max((n for _, _, n, _ in turn), default=1)
-            )
+            if cache is not None:
+                samples = _sample_cached(trainer, cache, turn)
+            else:
+                samples = _sample(
+                    trainer,
+                    [seq for _, seq, _, _ in turn],
+                    max((n for _, _, n, _ in turn), default=1),
+                )
             for (row, _, limit, bound), (ids, lps) in zip(turn, samples, strict=True):
                 try:
                     self._play(
@@ -770,6 +787,7 @@ class DealRollout:
                     )
                 except Exception as e:
                     self._fail(row, e)
+        self.cache_work = None if cache is None else {"read": cache.read, "sampled": cache.sampled}
         records = None if self.records is None else _record_path(self.records, rank, world)
         return self._result(rows, eos, records)
 
@@ -955,6 +973,7 @@ def make_rollout_func(
     chat_template_kwargs: Mapping[str, Any] | None = None,
     records: str | os.PathLike[str] | None = None,
     training_run: str | None = None,
+    cache_across_turns: bool = True,
 ) -> DealRollout:
     """TRL's ``rollout_func(prompts, trainer)`` over dealgym episodes, for
     ``GRPOTrainer(rollout_func=..., reward_funcs=[rollout_reward])`` and rows from
@@ -981,7 +1000,15 @@ def make_rollout_func(
     run in each record with the trainer's optimizer step the episode was sampled at
     (``training.run``, ``training.step``): ``dealgym report`` then charts the reward, the
     format-ok rate and the deal rate per step, one line per run (a trained run beside its
-    zero-learning-rate control, say)."""
+    zero-learning-rate control, say).
+
+    ``cache_across_turns`` (on the model's ``generate`` path, one process, no DeepSpeed or
+    FSDP): each episode keeps its KV cache from turn to turn, so a turn reads only the ids added
+    since the last (``dealgym._turn_cache.TurnCache``), sampled with the trainer's
+    ``generation_config`` through transformers' own logits processors; ``False`` calls
+    ``generate`` on each turn's whole sequence (the way to compare the two). With vLLM, or on
+    several processes, turns go through ``generate`` or vLLM as before whatever this says:
+    vLLM keeps its own prefix cache (its ``enable_prefix_caching``)."""
     return DealRollout(
         opponent=opponent,
         rules=rules,
@@ -992,6 +1019,7 @@ def make_rollout_func(
         chat_template_kwargs=chat_template_kwargs,
         records=records,
         training_run=training_run,
+        cache_across_turns=cache_across_turns,
     )
 
 
@@ -1059,6 +1087,52 @@ def _sample(
     if getattr(trainer, "use_vllm", False):
         return _sample_vllm(trainer, prompts, max_new)
     return _sample_generate(trainer, prompts, max_new)
+
+
+def _turn_cache(trainer: Any) -> Any:
+    """A ``TurnCache`` for this call's rows where the trainer samples with the model's own
+    ``generate`` in one process without sharded parameters; else None (``_sample``)."""
+    if getattr(trainer, "use_vllm", False) or trainer.accelerator.num_processes != 1:
+        return None
+    if getattr(trainer, "is_deepspeed_enabled", False) or getattr(trainer, "is_fsdp_enabled", False):
+        return None
+    from ._turn_cache import TurnCache
+
+    processing = trainer.processing_class
+    pad = getattr(processing, "tokenizer", processing).pad_token_id
+    if pad is None:
+        pad = trainer.eos_token_ids[0]
+    config = copy.deepcopy(trainer.generation_config)
+    return TurnCache(trainer.model, config, trainer.eos_token_ids, pad)
+
+
+def _sample_cached(trainer: Any, cache: Any, turn: list[Any]) -> list[Any]:
+    """One turn of every row in ``turn`` (``(row, sequence, limit, bound)``) through the
+    rows' cache, under the trainer's generation context (the training-time generation
+    settings on the unwrapped model) and its mixed precision (``bf16``/``fp16``: the autocast
+    its loss is computed under, so the policy sampled is the policy trained)."""
+    import torch
+    from trl.models import unwrap_model_for_generation
+
+    args = trainer.args
+    with (
+        unwrap_model_for_generation(
+            trainer.model_wrapped,
+            trainer.accelerator,
+            gather_deepspeed3_params=args.ds3_gather_for_generation,
+            generation_kwargs=trainer.generation_kwargs,
+            gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
+        ) as model,
+        torch.no_grad(),
+        trainer.accelerator.autocast(),
+    ):
+        cache.model = model
+        drawn = cache.sample(
+            [row for row, _, _, _ in turn],
+            [seq for _, seq, _, _ in turn],
+            [limit for _, _, limit, _ in turn],
+        )
+    return [(ids, None) for ids in drawn]
 
 
 def _sample_vllm(trainer: Any, prompts: list[list[int]], max_new: int) -> list[Any]:
