@@ -154,6 +154,15 @@ SHAPING = [
 ]
 
 
+#: While the format is learnt (FormatCredit), an attempt that walks away costs what a forfeit
+#: does, whatever its format: the way out of −ψ is then a readable offer, not an exit.
+WALK_AWAY_WHILE_LEARNING = {
+    "name": "walk_away_while_learning",
+    "pattern": r"\[WALK_AWAY\]",
+    "target": "raw",
+    "score": -1.0,
+}
+
 #: The BATNA paper's threshold reward (presets/batna-threshold.toml, §2.1, App. A): on a price
 #: task the terminal reward is the learner's surplus share ρ on a deal, 0 with no deal, −ψ for
 #: a format violation (with no second try); items and issues deals below τ are worth −γ.
@@ -165,8 +174,9 @@ class FormatCredit:
     SHAPING``, with ``w = weight × f`` and ``r = rules × f``. ``f`` is 1 until a step's
     learner format-ok share (over its episodes that ended) reaches ``threshold``; from the next
     step on it falls linearly to 0 over ``decay`` steps and stays there. Until then only a
-    forfeit costs the terminal reward's ψ; from then on every format violation does (the
-    preset's ``psi_on = "violation"``). Once the format is learnt, the reward is the terminal
+    forfeit costs the terminal reward's ψ, and an attempt that walks away costs as much
+    (WALK_AWAY_WHILE_LEARNING); from then on every format violation costs ψ (the preset's
+    ``psi_on = "violation"``) and walking away is free again. Once the format is learnt, the reward is the terminal
     reward alone: walking away or forfeiting no longer earns format credit, a violation costs
     ψ, and only a deal's surplus pays.
 
@@ -174,10 +184,13 @@ class FormatCredit:
     weights in force score every episode of a step, so each record's ``reward_config``
     holds them beside its ``training.step``; ``log`` has one entry per step."""
 
-    def __init__(self, weight: float, rules: float, threshold: float, decay: int) -> None:
+    def __init__(
+        self, weight: float, rules: float, threshold: float, decay: int, staged: bool = True
+    ) -> None:
         if decay < 1:
             raise SystemExit(f"--format-decay-steps {decay}: at least 1")
         self.weight, self.rules, self.threshold, self.decay = weight, rules, threshold, decay
+        self.staged = staged  # ψ's scope and the walk-away cost follow the threshold
         self.passed_at: int | None = None
         self.log: list[dict] = []
 
@@ -188,21 +201,24 @@ class FormatCredit:
 
     def rewards(self, step: int, terminal: dict) -> dict:
         f = self.factor(step)
+        learning = self.staged and self.passed_at is None
         weights = {"terminal": 1.0}
         rewards = dict(terminal)
-        if self.passed_at is None and "psi_on" in rewards:
-            # While the format is learnt, only a forfeit costs ψ: with every violation at −ψ, a
-            # policy that rarely writes a whole well-formed turn scores −ψ on nearly every
-            # episode, and the format credit's differences are all a group has to learn from
-            # (a first try stayed at 0-5% format-ok for 19 steps: docs/src/python/train.md).
-            # From the step after the threshold is passed, every violation costs ψ, as the
-            # paper has it.
-            rewards["psi_on"] = "forfeit"
         if self.weight and f > 0:
             weights["format"] = round(self.weight * f, 6)
         if self.rules and f > 0:
             weights["rules"] = round(self.rules * f, 6)
-            rewards["rules"] = SHAPING
+            # While the format is learnt, walking away costs what a forfeit does: a malformed
+            # turn whose action reads as [WALK_AWAY] ends the episode with no forfeit, and three
+            # tries (two in bf16, one in fp32) learnt that escape from −ψ, not the format.
+            rewards["rules"] = SHAPING + ([WALK_AWAY_WHILE_LEARNING] if learning else [])
+        if learning:
+            # ... and only a forfeit costs ψ: with every violation at −ψ, a policy that rarely
+            # writes a whole well-formed turn scores −ψ on nearly every episode, and the partial
+            # credit's differences are all a group has to learn from (a first try stayed at
+            # 0-5% format-ok for 19 steps: docs/src/python/train.md). From the step after the
+            # threshold is passed, every violation costs ψ, as the paper has it.
+            rewards["psi_on"] = "forfeit"
         rewards["weights"] = weights
         return rewards
 
@@ -455,7 +471,9 @@ def main() -> None:
     else:
         terminal = {}
         # The first run's reward: constant weights (a threshold never reached).
-        credit = FormatCredit(args.format_weight, 0.0 if args.no_shaping else 1.0, 2.0, 1)
+        credit = FormatCredit(
+            args.format_weight, 0.0 if args.no_shaping else 1.0, 2.0, 1, staged=False
+        )
     rollout = dealgym.trl.make_rollout_func(
         opponent=args.opponent,
         rules=rules,
