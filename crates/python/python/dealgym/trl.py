@@ -1106,23 +1106,30 @@ def _turn_cache(trainer: Any) -> Any:
     return TurnCache(trainer.model, config, trainer.eos_token_ids, pad)
 
 
+def _for_generation(trainer: Any) -> Any:
+    """TRL's own context for sampling: the model unwrapped (ZeRO-3's parameters gathered) with
+    the trainer's training-time generation settings."""
+    from trl.models import unwrap_model_for_generation
+
+    args = trainer.args
+    return unwrap_model_for_generation(
+        trainer.model_wrapped,
+        trainer.accelerator,
+        gather_deepspeed3_params=args.ds3_gather_for_generation,
+        generation_kwargs=trainer.generation_kwargs,
+        gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
+    )
+
+
 def _sample_cached(trainer: Any, cache: Any, turn: list[Any]) -> list[Any]:
     """One turn of every row in ``turn`` (``(row, sequence, limit, bound)``) through the
     rows' cache, under the trainer's generation context (the training-time generation
     settings on the unwrapped model) and its mixed precision (``bf16``/``fp16``: the autocast
     its loss is computed under, so the policy sampled is the policy trained)."""
     import torch
-    from trl.models import unwrap_model_for_generation
 
-    args = trainer.args
     with (
-        unwrap_model_for_generation(
-            trainer.model_wrapped,
-            trainer.accelerator,
-            gather_deepspeed3_params=args.ds3_gather_for_generation,
-            generation_kwargs=trainer.generation_kwargs,
-            gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
-        ) as model,
+        _for_generation(trainer) as model,
         torch.no_grad(),
         trainer.accelerator.autocast(),
     ):
@@ -1156,7 +1163,6 @@ def _sample_generate(trainer: Any, prompts: list[list[int]], max_new: int) -> li
     """The model's ``generate`` with the trainer's ``generation_config``, as GRPOTrainer's own
     transformers path samples (left padding, the model unwrapped for generation)."""
     import torch
-    from trl.models import unwrap_model_for_generation
     from trl.trainer.utils import pad
 
     dummy = not prompts
@@ -1181,16 +1187,9 @@ def _sample_generate(trainer: Any, prompts: list[list[int]], max_new: int) -> li
     )
     config = copy.deepcopy(trainer.generation_config)
     config.max_new_tokens = max_new
-    args = trainer.args
     dist = getattr(trainer, "_dist", None)  # FSDP: the full parameters for generation
     with (
-        unwrap_model_for_generation(
-            trainer.model_wrapped,
-            trainer.accelerator,
-            gather_deepspeed3_params=args.ds3_gather_for_generation,
-            generation_kwargs=trainer.generation_kwargs,
-            gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
-        ) as model,
+        _for_generation(trainer) as model,
         torch.no_grad(),
         dist.summon_full_params(trainer.model_wrapped, recurse=False)
         if dist
