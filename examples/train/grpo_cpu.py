@@ -155,7 +155,9 @@ SHAPING = [
 
 
 #: While the format is learnt (FormatCredit), an attempt that walks away costs what a forfeit
-#: does, whatever its format: the way out of −ψ is then a readable offer, not an exit.
+#: does, whatever its format: the way out of −ψ is then a readable offer, not an exit. Not
+#: anchored to the Action line, on purpose: the engine reads a malformed turn's action from
+#: anywhere in it, and a `[WALK_AWAY]` mentioned elsewhere costs 1 too (each attempt counts).
 WALK_AWAY_WHILE_LEARNING = {
     "name": "walk_away_while_learning",
     "pattern": r"\[WALK_AWAY\]",
@@ -165,7 +167,9 @@ WALK_AWAY_WHILE_LEARNING = {
 
 #: The BATNA paper's threshold reward (presets/batna-threshold.toml, §2.1, App. A): on a price
 #: task the terminal reward is the learner's surplus share ρ on a deal, 0 with no deal, −ψ for
-#: a format violation (with no second try); items and issues deals below τ are worth −γ.
+#: a format violation; items and issues deals below τ are worth −γ. The preset's episode rules
+#: (format_retries = 0, 6 rounds) are not taken: a turn keeps dealgym's one correction, and a
+#: seat has 3 turns (--max-rounds).
 BATNA_THRESHOLD = {"kind": "threshold", "tau": 0.4, "gamma": 0.5, "psi": 1.0, "psi_on": "violation"}
 
 
@@ -206,12 +210,16 @@ class FormatCredit:
         rewards = dict(terminal)
         if self.weight and f > 0:
             weights["format"] = round(self.weight * f, 6)
-        if self.rules and f > 0:
-            weights["rules"] = round(self.rules * f, 6)
-            # While the format is learnt, walking away costs what a forfeit does: a malformed
-            # turn whose action reads as [WALK_AWAY] ends the episode with no forfeit, and three
-            # tries (two in bf16, one in fp32) learnt that escape from −ψ, not the format.
-            rewards["rules"] = SHAPING + ([WALK_AWAY_WHILE_LEARNING] if learning else [])
+        rules = list(SHAPING) if self.rules and f > 0 else []
+        if learning:
+            # While the format is learnt, walking away costs what a forfeit does, shaping or
+            # not: a malformed turn whose action reads as [WALK_AWAY] ends the episode with no
+            # forfeit, and three tries (two in bf16, one in fp32) learnt that escape from −ψ,
+            # not the format. (f is 1 until the threshold is passed.)
+            rules.append(WALK_AWAY_WHILE_LEARNING)
+        if rules:
+            weights["rules"] = round(self.rules * f, 6) if self.rules else 1.0
+            rewards["rules"] = rules
         if learning:
             # ... and only a forfeit costs ψ: with every violation at −ψ, a policy that rarely
             # writes a whole well-formed turn scores −ψ on nearly every episode, and the partial
@@ -270,8 +278,9 @@ def scheduled(rollout, credit: FormatCredit, terminal: dict, journal: pathlib.Pa
 
 
 def wall_clock(seconds: float):
-    """A callback that ends training after the first step to finish past ``seconds``: two runs
-    side by side on a shared CPU reach the same time, not always the same step."""
+    """A callback that ends training after the first step to finish past ``seconds`` of this
+    process (a resumed run has its own), saving a checkpoint there, so that a run started again
+    resumes from where this one stopped."""
     from transformers import TrainerCallback
 
     class WallClock(TrainerCallback):
@@ -281,6 +290,7 @@ def wall_clock(seconds: float):
         def on_step_end(self, args, state, control, **kwargs):
             if time.time() - self.started >= seconds:
                 control.should_training_stop = True
+                control.should_save = args.save_strategy != "no"
             return control
 
     return WallClock()
@@ -319,14 +329,28 @@ def resume_point(out: pathlib.Path, run: str) -> tuple[str | None, int]:
 
 
 def keep_before(path: pathlib.Path, step: int, key) -> list[dict]:
-    """Rewrites a JSON-lines file with only the entries of steps before ``step`` (a resumed
-    run plays step ``step`` again); answers them."""
+    """Rewrites a JSON-lines file with only the lines of steps before ``step`` (a resumed run
+    plays step ``step`` again), each line as it was written; a last line cut short by a crash
+    is dropped. Answers the kept entries. Written beside the file and renamed over it, so a
+    crash here leaves the old file whole."""
     if not path.exists():
         return []
-    kept = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    kept = [e for e in kept if key(e) < step]
-    path.write_text("".join(json.dumps(e) + "\n" for e in kept))
-    return kept
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    kept, entries = [], []
+    for i, line in enumerate(lines):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            if i == len(lines) - 1:
+                break  # the line a crash cut short: its episode is played again
+            raise SystemExit(f"{path}:{i + 1}: not a JSON line, and not the last one")
+        if key(entry) < step:
+            kept.append(line)
+            entries.append(entry)
+    part = path.with_name(path.name + ".part")
+    part.write_text("".join(line + "\n" for line in kept))
+    part.replace(path)
+    return entries
 
 
 def main() -> None:
@@ -422,11 +446,12 @@ def main() -> None:
     records = args.out / f"{args.run}.jsonl"
     journal = args.out / f"{args.run}.schedule.jsonl"
     checkpoint, resumed = resume_point(args.out, args.run)
-    if checkpoint is None and records.exists():
+    if checkpoint is None and records.exists() and not journal.exists():
         raise SystemExit(
-            f"{records} exists and {args.out / args.run} has no checkpoint to resume from: "
-            "a run's records are its own; move it or pick --run"
+            f"{records} exists and is not this script's run (no {journal.name}): a run's "
+            "records are its own; move it or pick --run"
         )
+    # Without a checkpoint (a run stopped before its first), the run starts again at step 0.
     # A resumed run plays its checkpoint's step again: what the steps from there wrote goes.
     keep_before(records, resumed, lambda r: r["training"]["step"])
     entries = keep_before(journal, resumed, lambda e: e["step"])
@@ -542,20 +567,22 @@ def main() -> None:
                 shares or "",
                 flush=True,
             )
-    print(
-        json.dumps(
-            {
-                "run": args.run,
-                "learning_rate": args.learning_rate,
-                "steps": trainer.state.global_step,
-                "resumed_step": resumed,
-                "format_credit_passed_at": credit.passed_at,
-                "wall_s": round(time.time() - started, 1),
-                "records": str(records),
-                "outcomes": dict(rollout.counts),
-            }
-        )
+    summary = json.dumps(
+        {
+            "run": args.run,
+            "learning_rate": args.learning_rate,
+            "steps": trainer.state.global_step,
+            "resumed_step": resumed,
+            "format_credit_passed_at": credit.passed_at,
+            "wall_s": round(time.time() - started, 1),
+            "records": str(records),
+            "outcomes": dict(rollout.counts),
+        }
     )
+    # The run's end, for run.sh: a finished run is not trained again, and its steps set the
+    # control's.
+    (args.out / f"{args.run}.summary.json").write_text(summary + "\n")
+    print(summary)
 
 
 if __name__ == "__main__":

@@ -54,12 +54,22 @@ class TurnCache:
         self._torch = torch
         self._new_cache = DynamicCache
         self.model = model
-        # As generate reads it: settings left unset take the model's, then transformers' defaults.
+        self.device = next(model.parameters()).device
+        # As generate reads it: settings left unset take the model's, then transformers' defaults,
+        # and the special tokens as the tensors its processors read (min_new_tokens, ...).
         prepare = getattr(model, "_prepare_generation_config", None)
         self.config = prepare(config)[0] if prepare is not None else config
+        special = getattr(model, "_prepare_special_tokens", None)
+        if special is not None:
+            special(self.config, kwargs_has_attention_mask=True, device=self.device)
+        for name in ("stop_strings", "max_time"):
+            if getattr(self.config, name, None) is not None:
+                raise ValueError(
+                    f"TurnCache does not stop on {name} (generate's stopping criteria); this "
+                    "generation_config sets it: pass cache_across_turns=False"
+                )
         self.eos = frozenset(int(e) for e in eos)
         self.pad = int(pad)
-        self.device = next(model.parameters()).device
         params = inspect.signature(model.forward).parameters
         # transformers 5 names it `cache`; 4.x `past_key_values`.
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
@@ -174,27 +184,30 @@ class TurnCache:
                 self.cached[i].extend(block)
             return self._decode(logits, limits)
 
-    def _history(self, turn: list[list[int]]) -> Any:
-        """Each row's ids (its cache's and this turn's), left-padded: what the logits
-        processors of ``generate`` read."""
+    def _history(self, turn: list[list[int]]) -> tuple[Any, Any]:
+        """Each row's ids (its cache's and this turn's), left-padded, and their mask: what the
+        logits processors of ``generate`` read (the repetition penalty skips the padding)."""
         torch = self._torch
         rows = [held + own for held, own in zip(self.cached, turn, strict=True)]
         width = max(len(r) for r in rows)
         out = torch.full((len(rows), width), self.pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
         for i, r in enumerate(rows):
             out[i, width - len(r) :] = torch.tensor(r, dtype=torch.long)
-        return out.to(self.device)
+            mask[i, width - len(r) :] = 1
+        return out.to(self.device), mask.to(self.device)
 
     def _decode(self, logits: Any, limits: Sequence[int]) -> list[list[int]]:
         torch = self._torch
         rows = len(limits)
         turn: list[list[int]] = [[] for _ in range(rows)]
         live = [True] * rows
-        history = self._history(turn)
+        history, mask = self._history(turn)
         processors = self.model._get_logits_processor(
             generation_config=self.config,
             input_ids_seq_length=history.shape[1],
             device=self.device,
+            model_kwargs={"attention_mask": mask},
         )
         while True:
             scores = processors(history, logits)
