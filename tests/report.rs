@@ -7,10 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use dealgym::game::{Episode, Seat};
-use dealgym::record::{EpisodeRecord, TrainingStep};
+use dealgym::record::EpisodeRecord;
 use dealgym::report::{report, ReportOptions};
 use dealgym::scenario::Role;
-use dealgym_core::fixtures::{learner_first_as, play, price_task, record_of, turn};
+use dealgym_core::fixtures::{
+    learner_first_as, play, price_task, record_of, training_record, turn,
+};
 
 fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -243,7 +245,6 @@ fn figures_of_a_hand_built_file_equal_the_hand_computed_values() {
 /// (100 − P)/40): `trained` deals at 90 (ρ 0.25) and walks away at step 0, deals at 90 and 70
 /// (0.75) at step 1, at 70 twice at step 2; `control` deals at 90 and walks away every step.
 fn training_runs(dir: &Path) -> PathBuf {
-    let s = price_task(125.0, 100.0, 60.0);
     let plan: [(&str, u64, [Option<u32>; 2]); 6] = [
         ("trained", 0, [Some(90), None]),
         ("trained", 1, [Some(90), Some(70)]),
@@ -254,22 +255,8 @@ fn training_runs(dir: &Path) -> PathBuf {
     ];
     let mut text = String::new();
     for (run, step, prices) in plan {
-        for (g, price) in prices.iter().enumerate() {
-            let moves = match price {
-                Some(p) => vec![
-                    turn(&format!("{p}?"), &format!("[SUBMIT_DEAL] price:{p}")),
-                    turn("Fine.", "[ACCEPT_DEAL]"),
-                ],
-                None => vec![turn("Bye.", "[WALK_AWAY]")],
-            };
-            let mut r = record_of(play(&s, learner_first_as(&s, Role::Buyer), &moves));
-            r.run_id = format!("{run}-step{step}");
-            r.group_id = format!("g{g}");
-            r.episode_id = format!("g{g}-m0");
-            r.training = Some(TrainingStep {
-                run: run.to_string(),
-                step,
-            });
+        for (g, price) in prices.into_iter().enumerate() {
+            let r = training_record(run, step, g, price);
             text += &(serde_json::to_string(&r).unwrap() + "\n");
         }
     }

@@ -309,6 +309,35 @@ pub fn play(s: &Arc<Scenario>, setup: Setup, completions: &[String]) -> Episode 
     e
 }
 
+/// A training record on [`price_task`]`(125, 100, 60)`, the learner buying and moving first:
+/// a deal at `price` (ρ = (100 − price)/40) or, with `None`, a walk-away; run `{run}-step{step}`,
+/// group `g{g}`, episode `g{g}-m0`, its `training` the run and step — for tests of the
+/// report's training section.
+pub fn training_record(
+    run: &str,
+    step: u64,
+    g: usize,
+    price: Option<u32>,
+) -> crate::record::EpisodeRecord {
+    let s = price_task(125.0, 100.0, 60.0);
+    let moves = match price {
+        Some(p) => vec![
+            turn(&format!("{p}?"), &format!("[SUBMIT_DEAL] price:{p}")),
+            turn("Fine.", "[ACCEPT_DEAL]"),
+        ],
+        None => vec![turn("Bye.", "[WALK_AWAY]")],
+    };
+    let mut r = record_of(play(&s, learner_first_as(&s, Role::Buyer), &moves));
+    r.run_id = format!("{run}-step{step}");
+    r.group_id = format!("g{g}");
+    r.episode_id = format!("g{g}-m0");
+    r.training = Some(crate::record::TrainingStep {
+        run: run.to_string(),
+        step,
+    });
+    r
+}
+
 /// The record of an ended episode with default rewards, run `r`, seeds (1, 0, 0) and players
 /// with no spec — for tests of what reads records.
 pub fn record_of(episode: Episode) -> crate::record::EpisodeRecord {

@@ -362,9 +362,7 @@ fn verdict(d: Option<Estimate>, enough: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{learner_first_as, play, price_task, record_of, turn};
-    use crate::record::TrainingStep;
-    use crate::scenario::Role;
+    use crate::fixtures::training_record;
 
     /// A deal (at 90: the buyer's ρ = (100 − 90)/(100 − 60) = 0.25) or a walk-away for `run`
     /// at `step`, its group `g` (its own bootstrap key).
@@ -374,26 +372,8 @@ mod tests {
 
     /// As [`episode`], a deal at `price` (the learner buys: ρ = (100 − price)/40).
     fn played(run: &str, step: u64, g: usize, kind: OutcomeKind, price: u32) -> EpisodeRecord {
-        let s = price_task(125.0, 100.0, 60.0);
-        let moves = match kind {
-            OutcomeKind::Deal => vec![
-                turn(
-                    &format!("{price}?"),
-                    &format!("[SUBMIT_DEAL] price:{price}"),
-                ),
-                turn("Fine.", "[ACCEPT_DEAL]"),
-            ],
-            _ => vec![turn("Bye.", "[WALK_AWAY]")],
-        };
-        let mut r = record_of(play(&s, learner_first_as(&s, Role::Buyer), &moves));
+        let r = training_record(run, step, g, (kind == OutcomeKind::Deal).then_some(price));
         assert_eq!(r.kind(), kind);
-        r.run_id = format!("{run}-step{step}");
-        r.group_id = format!("g{g}");
-        r.episode_id = format!("g{g}-m0");
-        r.training = Some(TrainingStep {
-            run: run.to_string(),
-            step,
-        });
         r
     }
 
