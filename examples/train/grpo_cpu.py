@@ -520,8 +520,8 @@ def main() -> None:
                 "grpo": {
                     "batch": batch,
                     "num_generations": args.group_size,
-                    "beta": 0.0,
-                    "lr_scheduler": "constant",
+                    "beta": config.beta,
+                    "lr_scheduler": getattr(config.lr_scheduler_type, "value", config.lr_scheduler_type),
                     "head_tile": HEAD_TILE,
                 },
                 "resumed_from": checkpoint,

@@ -139,14 +139,11 @@ class TurnCache:
         if len(distinct) == len(blocks):
             self.cache = self._new_cache()
             return self._read(blocks)
-        rows = self.keys
-        self.cached = [[] for _ in distinct]
         self.cache = self._new_cache()
         logits = self._read([list(b) for b in distinct])
         index = self._torch.tensor(which, device=self.device)
         self.cache.batch_select_indices(index)
         self.mask = self.mask[index]
-        self.cached = [[] for _ in rows]
         return logits[index]
 
     # -- sampling ------------------------------------------------------------------------------
@@ -184,11 +181,11 @@ class TurnCache:
                 self.cached[i].extend(block)
             return self._decode(logits, limits)
 
-    def _history(self, turn: list[list[int]]) -> tuple[Any, Any]:
-        """Each row's ids (its cache's and this turn's), left-padded, and their mask: what the
-        logits processors of ``generate`` read (the repetition penalty skips the padding)."""
+    def _history(self) -> tuple[Any, Any]:
+        """Each row's ids so far, left-padded, and their mask: what the logits processors of
+        ``generate`` read (the repetition penalty skips the padding)."""
         torch = self._torch
-        rows = [held + own for held, own in zip(self.cached, turn, strict=True)]
+        rows = self.cached
         width = max(len(r) for r in rows)
         out = torch.full((len(rows), width), self.pad, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -202,7 +199,7 @@ class TurnCache:
         rows = len(limits)
         turn: list[list[int]] = [[] for _ in range(rows)]
         live = [True] * rows
-        history, mask = self._history(turn)
+        history, mask = self._history()
         processors = self.model._get_logits_processor(
             generation_config=self.config,
             input_ids_seq_length=history.shape[1],
@@ -229,12 +226,10 @@ class TurnCache:
             positions = torch.tensor(
                 [[len(self.cached[i]) if live[i] else 0] for i in range(rows)], dtype=torch.long
             )
-            ids = torch.tensor([[x] for x in feed], dtype=torch.long)
+            ids = torch.tensor([[x] for x in feed], dtype=torch.long).to(self.device)
             self.mask = torch.cat([self.mask, column.to(self.device)], dim=1)
             for i in range(rows):
                 if live[i]:
                     self.cached[i].append(turn[i][-1])
-            history = torch.cat(
-                [history, torch.tensor([[x] for x in feed], dtype=torch.long).to(self.device)], dim=1
-            )
-            logits = self._forward(ids.to(self.device), positions.to(self.device))
+            history = torch.cat([history, ids], dim=1)
+            logits = self._forward(ids, positions.to(self.device))

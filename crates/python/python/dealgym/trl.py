@@ -766,14 +766,7 @@ class DealRollout:
                     turn.append((row, *prepared))
             if not _any_left(trainer, len(turn)):
                 break
-            if cache is not None:
-                samples = _sample_cached(trainer, cache, turn)
-            else:
-                samples = _sample(
-                    trainer,
-                    [seq for _, seq, _, _ in turn],
-                    max((n for _, _, n, _ in turn), default=1),
-                )
+            samples = _sample(trainer, turn, cache)
             for (row, _, limit, bound), (ids, lps) in zip(turn, samples, strict=True):
                 try:
                     self._play(
@@ -1080,10 +1073,16 @@ def _any_left(trainer: Any, local: int) -> bool:
 
 
 def _sample(
-    trainer: Any, prompts: list[list[int]], max_new: int
+    trainer: Any, turn: list[tuple[Any, list[int], int, str | None]], cache: Any = None
 ) -> list[tuple[list[int], list[float | None] | None]]:
-    """One completion per id prompt, at most ``max_new`` ids each, by the trainer's backend;
-    each with its sampled ids' logprobs where the backend gives them."""
+    """One completion per row of ``turn`` (``(row, sequence, limit, bound)``), by the
+    trainer's backend: the rows' ``cache`` where the call has one (``_turn_cache``), else
+    vLLM or the model's ``generate`` over each whole sequence, at most the largest limit; each
+    with its sampled ids' logprobs where the backend gives them."""
+    if cache is not None:
+        return _sample_cached(trainer, cache, turn)
+    prompts = [seq for _, seq, _, _ in turn]
+    max_new = max((n for _, _, n, _ in turn), default=1)
     if getattr(trainer, "use_vllm", False):
         return _sample_vllm(trainer, prompts, max_new)
     return _sample_generate(trainer, prompts, max_new)
@@ -1098,12 +1097,15 @@ def _turn_cache(trainer: Any) -> Any:
         return None
     from ._turn_cache import TurnCache
 
+    config = copy.deepcopy(trainer.generation_config)
+    return TurnCache(trainer.model, config, trainer.eos_token_ids, _pad_id(trainer))
+
+
+def _pad_id(trainer: Any) -> int:
+    """The id a batch is padded with: the tokenizer's pad, else the first end-of-turn id."""
     processing = trainer.processing_class
     pad = getattr(processing, "tokenizer", processing).pad_token_id
-    if pad is None:
-        pad = trainer.eos_token_ids[0]
-    config = copy.deepcopy(trainer.generation_config)
-    return TurnCache(trainer.model, config, trainer.eos_token_ids, pad)
+    return trainer.eos_token_ids[0] if pad is None else pad
 
 
 def _for_generation(trainer: Any) -> Any:
@@ -1126,13 +1128,7 @@ def _sample_cached(trainer: Any, cache: Any, turn: list[Any]) -> list[Any]:
     rows' cache, under the trainer's generation context (the training-time generation
     settings on the unwrapped model) and its mixed precision (``bf16``/``fp16``: the autocast
     its loss is computed under, so the policy sampled is the policy trained)."""
-    import torch
-
-    with (
-        _for_generation(trainer) as model,
-        torch.no_grad(),
-        trainer.accelerator.autocast(),
-    ):
+    with _for_generation(trainer) as model, trainer.accelerator.autocast():
         cache.model = model
         drawn = cache.sample(
             [row for row, _, _, _ in turn],
@@ -1169,8 +1165,7 @@ def _sample_generate(trainer: Any, prompts: list[list[int]], max_new: int) -> li
     if dummy:
         # Another process still samples: join its collective generate (ZeRO-3) with a stand-in.
         prompts = [[trainer.eos_token_ids[0]]]
-    processing = trainer.processing_class
-    pad_id = getattr(processing, "tokenizer", processing).pad_token_id
+    pad_id = _pad_id(trainer)
     device = trainer.accelerator.device
     tensors = [torch.tensor(p) for p in prompts]
     ids = pad(
