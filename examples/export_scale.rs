@@ -110,6 +110,7 @@ fn template() -> anyhow::Result<EpisodeRecord> {
             logprobs: (0..48).map(|i| -0.01 * f64::from(i)).collect(),
             finish_reason: Some("stop".into()),
             drift: None,
+            forced_from: None,
         });
     }
     Ok(record)

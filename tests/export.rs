@@ -72,6 +72,7 @@ fn call_tokens(seat: Seat, k: u32) -> TurnTokens {
         logprobs: vec![-0.5 * f64::from(k + 1), -0.25],
         finish_reason: Some("stop".into()),
         drift: None,
+        forced_from: None,
     }
 }
 

@@ -56,6 +56,7 @@ fn flaky(mock: &MockServer, timeout_s: f64) -> BTreeMap<String, PlayerConfig> {
         persona: None,
         constrain: Default::default(),
         planner: None,
+        narrated: None,
     };
     BTreeMap::from([("flaky".to_string(), config)])
 }

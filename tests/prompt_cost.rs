@@ -47,6 +47,7 @@ fn pool(mocks: &[MockServer], routing: Routing) -> PlayerConfig {
         persona: None,
         constrain: Default::default(),
         planner: None,
+        narrated: None,
     }
 }
 

@@ -69,6 +69,7 @@ fn pool_player(mocks: &[MockServer], routing: Routing) -> PlayerConfig {
         persona: None,
         constrain: Default::default(),
         planner: None,
+        narrated: None,
     }
 }
 

@@ -52,6 +52,7 @@ fn fast_player(mock: &MockServer, retries: u32) -> BTreeMap<String, PlayerConfig
         persona: None,
         constrain: Default::default(),
         planner: None,
+        narrated: None,
     };
     BTreeMap::from([("flaky".to_string(), config)])
 }

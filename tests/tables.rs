@@ -238,6 +238,7 @@ fn a_token_exact_seat_records_exactly_its_own_conversation() {
                 persona: None,
                 constrain: Default::default(),
                 planner: None,
+                narrated: None,
             },
         )]);
         o.seats = vec![("party_1".into(), "exact".into())];

@@ -37,6 +37,7 @@ fn exact_player(mock: &MockServer, api: TokenApi) -> PlayerConfig {
         persona: None,
         constrain: Default::default(),
         planner: None,
+        narrated: None,
     }
 }
 

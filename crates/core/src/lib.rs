@@ -37,6 +37,7 @@ pub mod game;
 pub mod jsonl;
 pub mod limits;
 pub mod market;
+pub mod narration;
 pub mod negotiator;
 pub mod observation;
 pub mod planner;

@@ -30,7 +30,7 @@
 //! ```
 
 pub use dealgym_core::{
-    cache, campaign, digest, engine, game, jsonl, limits, market, negotiator, observation, planner,
+    cache, campaign, digest, engine, game, jsonl, limits, market, narration, negotiator, observation, planner,
     protocol, record, reward, scenario, score, table, template, vocab,
 };
 

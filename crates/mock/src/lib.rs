@@ -23,6 +23,7 @@ mod beliefs;
 pub mod demo;
 mod judge;
 mod market;
+mod narrator;
 mod negotiator;
 mod prefix_cache;
 mod stream;
@@ -388,6 +389,9 @@ struct ChatBody {
     stream: Option<bool>,
     #[serde(default)]
     stream_options: Option<StreamOptions>,
+    /// Stop strings: the answer ends where the first begins (not kept), as servers do.
+    #[serde(default)]
+    stop: narrator::Stop,
 }
 
 #[derive(Deserialize, Default)]
@@ -487,7 +491,7 @@ async fn chat(
     }
     let annotating = !judging && is_annotate_request(&parsed.messages);
     let mut tool_calls = Vec::new();
-    let mut content = if annotating {
+    let content = if annotating {
         stats.annotate_requests.fetch_add(1, Ordering::Relaxed);
         let unusable = rng.random::<f64>() < config.annotate_unusable_rate;
         if unusable {
@@ -511,6 +515,8 @@ async fn chat(
     } else if garbage {
         stats.garbage.fetch_add(1, Ordering::Relaxed);
         "Sure! As an AI language model I would be happy to help you negotiate.".to_string()
+    } else if let Some(narrated) = narrator::narrate(&parsed.messages) {
+        narrated
     } else {
         match reading(&state, &parsed.messages) {
             Some(reading) => {
@@ -547,6 +553,7 @@ async fn chat(
             }
         }
     };
+    let (mut content, _) = narrator::cut_at_stop(&content, &parsed.stop.strings(), false);
     let reasoning = format!(
         "Thinking about turn {} (seed {:?}).",
         parsed.messages.len(),

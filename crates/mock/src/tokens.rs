@@ -153,6 +153,9 @@ fn messages_of(text: &str) -> Vec<Message> {
 pub(super) struct TokenizeBody {
     #[serde(default)]
     content: Option<String>,
+    /// vLLM's plain-text form.
+    #[serde(default)]
+    prompt: Option<String>,
     #[serde(default)]
     messages: Option<Vec<Message>>,
     #[serde(default = "yes")]
@@ -170,7 +173,7 @@ pub(super) async fn tokenize_route(
     State(state): State<Arc<AppState>>,
     Json(body): Json<TokenizeBody>,
 ) -> Response {
-    let text = match (body.content, body.messages) {
+    let text = match (body.content.or(body.prompt), body.messages) {
         (Some(text), _) => text,
         (None, Some(messages)) => render(
             &messages,
@@ -217,6 +220,12 @@ pub(super) struct CompletionBody {
     /// The request's sampling seed: the negotiator's tie-breaker.
     #[serde(default)]
     seed: Option<u64>,
+    /// Stop strings: the sample ends where the first begins.
+    #[serde(default)]
+    stop: crate::narrator::Stop,
+    /// vLLM's: whether the stop string is kept in the text and ids (llama.cpp never keeps it).
+    #[serde(default)]
+    include_stop_str_in_output: bool,
 }
 
 /// What the mock negotiator says to an id prompt: its ids, their logprobs, and whether the
@@ -228,6 +237,8 @@ struct Sample {
     ids: Vec<u32>,
     logprobs: Vec<f64>,
     cut: bool,
+    /// Ended by a stop string (no end-of-turn token sampled).
+    stopped: bool,
     cached: Option<u64>,
 }
 
@@ -235,20 +246,31 @@ async fn sample(state: &AppState, body: &CompletionBody) -> Sample {
     state.stats.requests.fetch_add(1, Ordering::Relaxed);
     sleep_ms(state.config.latency_ms).await;
     let messages = messages_of(&detokenize(&body.prompt));
-    let content = match reading(state, &messages) {
-        Some(r) => respond_with(&r, &messages, state.config.tactic, body.seed.unwrap_or(0)),
-        // A table's seat, else a market's (as the chat endpoint answers them).
-        None => crate::table::respond_table(&messages, None)
-            .map(|(text, _)| text)
-            .or_else(|| crate::market::respond_market(&messages))
-            .unwrap_or_else(|| {
-                "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]".into()
-            }),
+    // A narrator's brief first (as the chat endpoint answers it), then a two-party seat, a
+    // table's seat, a market's.
+    let content = match crate::narrator::narrate(&messages) {
+        Some(narrated) => narrated,
+        None => match reading(state, &messages) {
+            Some(r) => respond_with(&r, &messages, state.config.tactic, body.seed.unwrap_or(0)),
+            None => crate::table::respond_table(&messages, None)
+                .map(|(text, _)| text)
+                .or_else(|| crate::market::respond_market(&messages))
+                .unwrap_or_else(|| {
+                    "Thought: I do not recognise this task.\nTalk: Hello.\nAction: [REJECT_DEAL]"
+                        .into()
+                }),
+        },
     };
+    let (content, stopped) = crate::narrator::cut_at_stop(
+        &content,
+        &body.stop.strings(),
+        body.include_stop_str_in_output,
+    );
     let mut ids = tokenize(&content);
     let budget = body.n_predict.or(body.max_tokens).unwrap_or(usize::MAX);
     let cut = ids.len() > budget;
     ids.truncate(budget);
+    let stopped = stopped && !cut;
     let logprobs = ids
         .iter()
         .map(|id| -((fnv(&id.to_le_bytes()) % 2000) as f64) / 1000.0)
@@ -274,6 +296,7 @@ async fn sample(state: &AppState, body: &CompletionBody) -> Sample {
         ids,
         logprobs,
         cut,
+        stopped,
         cached,
     }
 }
@@ -288,6 +311,7 @@ pub(super) async fn completion_route(
         ids,
         logprobs,
         cut,
+        stopped,
         cached,
     } = sample(&state, &body).await;
     let probs: Vec<_> = ids
@@ -299,7 +323,7 @@ pub(super) async fn completion_route(
         "content": content,
         "tokens": ids,
         "completion_probabilities": probs,
-        "stop_type": if cut { "limit" } else { "eos" },
+        "stop_type": if cut { "limit" } else if stopped { "word" } else { "eos" },
     });
     if let Some(cached) = cached {
         // As llama.cpp says it: of the prompt, `cache_n` from the cache, `prompt_n` evaluated.
@@ -319,9 +343,11 @@ pub(super) async fn completions_route(
         mut ids,
         mut logprobs,
         cut,
+        stopped,
         cached,
     } = sample(&state, &body).await;
-    if !cut {
+    // A stop string ends the sample; an end-of-turn token is sampled otherwise.
+    if !cut && !stopped {
         ids.push(IM_END);
         logprobs.push(-0.001);
     }

@@ -5,9 +5,8 @@
 
 use crate::game::{PromptError, Prompts};
 use crate::protocol::{TurnError, TurnFormat};
-use crate::vocab::ToolCall;
 
-use super::SeatHistory;
+use super::{Reply, SeatHistory};
 
 /// Corrections a seat gets per turn unless its episode says otherwise (`[episode]
 /// format_retries`, a table's `retries`).
@@ -35,7 +34,7 @@ pub(crate) fn after_unusable(
     history: &mut SeatHistory,
     prompts: &Prompts,
     format: TurnFormat,
-    reply: (&str, &[ToolCall]),
+    reply: Reply<'_>,
     error: &TurnError,
     attempt: u32,
     retries: u32,
@@ -47,7 +46,7 @@ pub(crate) fn after_unusable(
         return Ok(Unusable::Forfeit(error.message.clone()));
     }
     let correction = prompts.correction(&error.message, format)?;
-    history.push_own(reply.0, reply.1, Some(&error.message));
+    history.push_own(reply, Some(&error.message));
     history.push_user(correction);
     Ok(Unusable::Retry)
 }

@@ -78,11 +78,16 @@ impl SeatHistory {
         self.view.push(Message::new(MessageRole::User, text.into()));
     }
 
-    /// The seat's own reply ([`own_message`]); a reply with tool calls is followed by the
-    /// answer to each call (chat APIs expect one per call before the next message): `error`
-    /// for a turn that could not be used, else `ok`.
-    pub(crate) fn push_own(&mut self, text: &str, tool_calls: &[ToolCall], error: Option<&str>) {
-        let own = own_message(text, tool_calls);
+    /// The seat's own reply ([`own_message`]), after the brief a narrated seat's narrator was
+    /// sent for it ([`crate::narration`]: the narrator read it before it wrote, and its next
+    /// call extends this one); a reply with tool calls is followed by the answer to each call
+    /// (chat APIs expect one per call before the next message): `error` for a turn that could
+    /// not be used, else `ok`.
+    pub(crate) fn push_own(&mut self, reply: Reply<'_>, error: Option<&str>) {
+        if let Some(brief) = reply.brief {
+            self.push_user(brief);
+        }
+        let own = own_message(reply.text, reply.tool_calls);
         let answers: Vec<Message> = own
             .tool_calls
             .iter()
@@ -101,6 +106,36 @@ impl SeatHistory {
                 ids.extend_from_slice(&tokens.completion_ids);
             }
             _ => self.sequence = None,
+        }
+    }
+}
+
+/// A seat's reply as its history takes it: the brief a narrator was sent for it, if any,
+/// then the text and tool calls of the completion.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reply<'a> {
+    pub brief: Option<&'a str>,
+    pub text: &'a str,
+    pub tool_calls: &'a [ToolCall],
+}
+
+impl<'a> Reply<'a> {
+    /// The reply of `completion`.
+    pub(crate) fn of(completion: &'a crate::game::Completion) -> Reply<'a> {
+        Reply {
+            brief: completion.narration.as_ref().map(|n| n.brief.as_str()),
+            text: &completion.text,
+            tool_calls: &completion.tool_calls,
+        }
+    }
+
+    /// A reply that is text alone.
+    #[cfg(test)]
+    pub(crate) fn text(text: &'a str) -> Reply<'a> {
+        Reply {
+            brief: None,
+            text,
+            tool_calls: &[],
         }
     }
 }
@@ -139,8 +174,9 @@ mod tests {
     fn a_seats_own_reply_is_kept_without_its_reasoning() {
         let mut h = SeatHistory::new("sys");
         h.push_own(
-            "<think>my budget is 40</think>\nThought: t\nTalk: hi\nAction: [REJECT_DEAL]  ",
-            &[],
+            Reply::text(
+                "<think>my budget is 40</think>\nThought: t\nTalk: hi\nAction: [REJECT_DEAL]  ",
+            ),
             None,
         );
         assert_eq!(

@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{after_unusable, SeatHistory, Unusable};
+use crate::engine::{after_unusable, Reply, SeatHistory, Unusable};
+use crate::narration::Narration;
 use crate::observation::EndingRules;
 use crate::protocol::constraint::ConstraintCheck;
 use crate::protocol::{self, render_action, render_forwarded, Action, Parsed, TurnError};
@@ -38,6 +39,10 @@ pub struct Completion {
     /// [`TurnFormat::Tools`]: crate::protocol::TurnFormat::Tools
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+    /// A narrated turn's decided move and the brief its narrator was sent
+    /// ([`crate::narration`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub narration: Option<Narration>,
 }
 
 impl From<&str> for Completion {
@@ -93,6 +98,10 @@ pub struct Turn {
     /// is the text written beside them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+    /// A narrated turn ([`crate::narration`]): the decided move, the narrator's brief, and
+    /// where its Talk contradicts the move.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub narration: Option<Narration>,
 }
 
 impl AsRef<Turn> for Turn {
@@ -102,6 +111,16 @@ impl AsRef<Turn> for Turn {
 }
 
 impl Turn {
+    /// The reply as its seat's history keeps it: the narrator's brief, if any, then the text
+    /// and tool calls.
+    pub(crate) fn reply(&self) -> Reply<'_> {
+        Reply {
+            brief: self.narration.as_ref().map(|n| n.brief.as_str()),
+            text: &self.raw,
+            tool_calls: &self.tool_calls,
+        }
+    }
+
     /// The completion this turn was played with: stepping it again gives this turn again.
     pub fn completion(&self) -> Completion {
         Completion {
@@ -110,6 +129,7 @@ impl Turn {
             constraint: self.constraint,
             tokens: self.tokens.clone(),
             tool_calls: self.tool_calls.clone(),
+            narration: self.narration.clone(),
         }
     }
 }
@@ -278,7 +298,7 @@ impl Episode {
     }
 
     /// The templates the episode renders its messages with.
-    pub(crate) fn prompts(&self) -> &Arc<Prompts> {
+    pub fn prompts(&self) -> &Arc<Prompts> {
         &self.prompts
     }
 
@@ -385,6 +405,30 @@ impl Episode {
             parsed.note = Some(protocol::ParseNote::CopiedInstructions);
         }
         let mut chosen = parsed.action.clone().filter(|_| parsed.error.is_none());
+        let mut narration = completion.narration;
+        if let Some(narration) = narration.as_mut() {
+            let decided = protocol::read_move(&protocol::split_act(&narration.decided).0, space);
+            if let Some(e) = crate::narration::check_decided(
+                chosen.as_ref(),
+                decided.as_ref(),
+                &narration.decided,
+            ) {
+                parsed.error = Some(e);
+                chosen = None;
+            }
+            let on_table = self
+                .standing
+                .as_ref()
+                .map(|o| o.terms_for(seat, space));
+            narration.contradictions = match &decided {
+                Ok(decided) => crate::narration::contradictions(
+                    parsed.talk.as_deref().unwrap_or(""),
+                    decided,
+                    on_table.as_ref(),
+                ),
+                Err(_) => Vec::new(),
+            };
+        }
         if let Some(Action::Accept) = chosen {
             if let Err(e) = rules::check_accept(self.standing.as_ref(), seat) {
                 parsed.error = Some(e);
@@ -403,6 +447,7 @@ impl Episode {
             constraint: completion.constraint,
             tokens: completion.tokens,
             tool_calls: completion.tool_calls,
+            narration,
         };
 
         let Some(action) = chosen else {
@@ -415,7 +460,7 @@ impl Episode {
                 &mut self.histories[seat],
                 &self.prompts,
                 self.setup.seats[seat].format,
-                (&turn.raw, &turn.tool_calls),
+                turn.reply(),
                 &error,
                 self.attempt,
                 self.setup.rules.format_retries,
@@ -463,7 +508,7 @@ impl Episode {
             )?;
             self.regulation_notes[seat] = Some(note);
         }
-        self.histories[seat].push_own(&turn.raw, &turn.tool_calls, None);
+        self.histories[seat].push_own(turn.reply(), None);
         self.histories[receiver].push_user(forwarded.clone());
         turn.played = Some(played.clone());
         turn.regulation = event.clone();

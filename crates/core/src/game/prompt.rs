@@ -112,6 +112,9 @@ const TABLE_BUILTIN: &[(&str, &str)] = &[
     // The market's (issue 45): outside both fingerprints, as the table's are outside the
     // two-party one; no record holds a market yet.
     ("market.j2", include_str!("../../../../prompts/market.j2")),
+    // A narrated seat's brief (issue 47): recorded whole on each narrated turn, so no
+    // fingerprint needs to cover it.
+    ("narrate.j2", include_str!("../../../../prompts/narrate.j2")),
     (
         "market_turn.j2",
         include_str!("../../../../prompts/market_turn.j2"),
@@ -409,6 +412,15 @@ impl Prompts {
         self.render(
             "correction.j2",
             context! { error => error, format => format_name(format) },
+        )
+    }
+
+    /// The brief a narrated seat's narrator is sent before its turn ([`crate::narration`]):
+    /// the decided move, as the action line it must end with.
+    pub fn narration_brief(&self, action: &str, format: TurnFormat) -> Result<String, PromptError> {
+        self.render(
+            "narrate.j2",
+            context! { action => action, format => format_name(format) },
         )
     }
 

@@ -1039,6 +1039,7 @@ fn the_kept_token_sequence_is_the_one_read_from_the_turns() {
             logprobs: vec![-0.1; 3],
             finish_reason: None,
             drift: None,
+            forced_from: None,
         }),
         ..Completion::default()
     };

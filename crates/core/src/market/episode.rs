@@ -18,7 +18,7 @@ use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{after_unusable, SeatHistory, Unusable};
+use crate::engine::{after_unusable, Reply, SeatHistory, Unusable};
 use crate::game::{Completion, ErrorCause, OutcomeKind, Prompts};
 use crate::protocol::{format_cents, parse, Action, Parsed, TermSpace, TurnError, TurnFormat};
 use crate::scenario::{MarketScenario, MarketVariant, Side};
@@ -318,6 +318,12 @@ impl MarketEpisode {
             regulation: None,
         };
         turn.error = turn.parsed.error.clone().or(to.err());
+        if turn.error.is_none() && turn.completion.narration.is_some() {
+            // A market's moves are quotes and takes, which no decider writes yet.
+            turn.error = Some(TurnError::illegal(
+                "a market seat is not narrated: seat its decider or its model",
+            ));
+        }
         if turn.error.is_none() {
             match turn.parsed.action.clone() {
                 None => turn.error = Some(TurnError::format("no move could be read")),
@@ -346,7 +352,7 @@ impl MarketEpisode {
                 &mut self.histories[seat],
                 &self.prompts,
                 self.setup.format,
-                (&turn.completion.text, &turn.completion.tool_calls),
+                Reply::of(&turn.completion),
                 &error,
                 self.failures,
                 self.setup.retries,
@@ -362,7 +368,7 @@ impl MarketEpisode {
             }
             return Ok(self.step_result(seat, retry, Some(error)));
         }
-        self.histories[seat].push_own(&turn.completion.text, &turn.completion.tool_calls, None);
+        self.histories[seat].push_own(Reply::of(&turn.completion), None);
         let action = turn.played().cloned().expect("a played turn has a move");
         let (quote, trade) = self.book.play(&self.scenario, seat, &action, turn.takes);
         turn.quote = quote;

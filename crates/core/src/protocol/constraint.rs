@@ -163,9 +163,13 @@ fn action<N: Notation>(n: &N, space: TermSpace<'_>, format: TurnFormat, accept: 
 }
 
 fn turn<N: Notation>(n: &N, space: TermSpace<'_>, format: TurnFormat, accept: bool) -> String {
+    turn_around(n, format, action(n, space, format, accept))
+}
+
+/// A turn whose action line is `act` (a pattern): free Thought and Talk around it.
+fn turn_around<N: Notation>(n: &N, format: TurnFormat, act: String) -> String {
     let text = n.text(format == TurnFormat::Xml);
     let l = |s: &str| n.literal(s);
-    let act = action(n, space, format, accept);
     match format {
         // A seat that acts through tools is never constrained (a model player refuses the
         // pair at its first call); its text would be the tagged spelling.
@@ -243,6 +247,34 @@ impl Constrain {
 
     /// The request fields that carry the constraint for one seat's next turn; ACCEPT is left
     /// out when there is nothing to accept.
+    /// The constraint of a narrated turn ([`crate::narration::Force::Grammar`]): free Thought
+    /// and Talk, then exactly the decided `action_line`; the same field names as [`fields`](Self::fields).
+    pub fn narration_fields(
+        self,
+        format: TurnFormat,
+        action_line: &str,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        let regex = || turn_around(&Regex, format, Regex.literal(action_line));
+        match self {
+            Constrain::None => {}
+            Constrain::Gbnf => {
+                let grammar = turn_around(&Gbnf, format, Gbnf.literal(action_line));
+                m.insert("grammar".into(), format!("root ::= {grammar}\n").into());
+            }
+            Constrain::Vllm => {
+                m.insert(
+                    "structured_outputs".into(),
+                    serde_json::json!({ "regex": regex() }),
+                );
+            }
+            Constrain::VllmLegacy => {
+                m.insert("guided_regex".into(), regex().into());
+            }
+        }
+        m
+    }
+
     pub fn fields(
         self,
         space: TermSpace<'_>,
@@ -321,6 +353,16 @@ impl ConstraintCheck {
 /// language whether it was sent as GBNF or as a regex, since both are built from one
 /// description here. Checked with the `regex` crate over the whole text; `None` only if the
 /// pattern is too large for the regex engine's limits (then nothing is claimed either way).
+/// Whether `text` is a turn the narration constraint of `action_line` admits
+/// ([`Constrain::narration_fields`]): what a narrated turn decoded under it is checked with.
+pub fn admits_narration(format: TurnFormat, action_line: &str, text: &str) -> bool {
+    let pattern = format!(
+        "^(?:{})$",
+        turn_around(&Regex, format, Regex.literal(action_line))
+    );
+    ::regex::Regex::new(&pattern).is_ok_and(|r| r.is_match(text))
+}
+
 pub fn admits(space: TermSpace<'_>, format: TurnFormat, accept: bool, text: &str) -> Option<bool> {
     // A seat asks with the same few patterns all episode, and a run with few scenarios: compile
     // each once (a Job Interview pattern takes far longer to compile than to match).

@@ -148,6 +148,19 @@ pub fn after_think(reply: &str) -> &str {
     }
 }
 
+/// The action part of a completion as written (trimmed, its `#act` label kept): what a
+/// narrated turn's decider chose, handed to the narrator as the line to end with
+/// ([`crate::narration`]). `None` when the completion has no action part.
+pub fn action_text(text: &str) -> Option<String> {
+    let (body, _) = split_reasoning(text);
+    let (sections, _) = turn_sections(&body);
+    sections
+        .iter()
+        .find(|s| s.part == Part::Action)
+        .map(|s| s.text.trim().to_string())
+        .filter(|t| !t.is_empty())
+}
+
 /// The one move written in `text`, read as an action line is (one action token, its terms in
 /// range): what an annotator's `MOVE:` line is checked with.
 pub fn read_move(text: &str, space: TermSpace<'_>) -> Result<Action, TurnError> {

@@ -262,6 +262,7 @@ mod tests {
                 logprobs: vec![0.0; 8],
                 finish_reason: None,
                 drift: None,
+                forced_from: None,
             });
         }
         let calls = seat_calls([&first, &second]);

@@ -139,8 +139,11 @@ impl<'a> ExactCalls<'a> {
                     .extend(std::iter::repeat_n(0.0, call.prompt_ids.len()));
             }
             t.response_ids.extend(&call.completion_ids);
+            // A narrated turn's forced action ids (written, not sampled) are masked out.
+            let sampled = call.sampled_len();
+            t.mask.extend(std::iter::repeat_n(1, sampled));
             t.mask
-                .extend(std::iter::repeat_n(1, call.completion_ids.len()));
+                .extend(std::iter::repeat_n(0, call.completion_ids.len() - sampled));
             t.logprobs.extend(&call.logprobs);
         }
         if !self.logprobs {

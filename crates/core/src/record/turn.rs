@@ -14,6 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::Digest;
+use crate::narration::Narration;
 use crate::game::{self, RegulationEvent, Seat, TurnTokens};
 use crate::planner::{Candidate, Planning};
 use crate::protocol::constraint::ConstraintCheck;
@@ -131,6 +132,10 @@ struct TurnLine {
     /// The exact token ids of the call (token-exact mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tokens: Option<TurnTokens>,
+    /// A narrated turn: the decided move, the brief its narrator was sent, how the action
+    /// line was held to the move, and where its Talk contradicts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    narration: Option<Narration>,
     /// The per-turn reward signals of the seat that moved, by name (`format`, `length`,
     /// `points`, `strategic`, `judge` for a per-turn judge, `reward_model` for a per-response
     /// reward model, and `rule:NAME` for each rule that matched), unweighted. Set when the
@@ -185,6 +190,8 @@ struct TurnLineRef<'a> {
     constraint: &'a Option<ConstraintCheck>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tokens: &'a Option<TurnTokens>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    narration: &'a Option<Narration>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     rewards: &'a BTreeMap<String, f64>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -214,6 +221,7 @@ impl Serialize for TurnRecord {
             constraint,
             tokens,
             tool_calls,
+            narration,
         } = &self.turn;
         TurnLineRef {
             seat: *seat,
@@ -228,6 +236,7 @@ impl Serialize for TurnRecord {
             call: &self.call,
             constraint,
             tokens,
+            narration,
             rewards: &self.rewards,
             labels: &self.labels,
             dataset_labels: &self.dataset_labels,
@@ -271,6 +280,7 @@ impl<'de> Deserialize<'de> for TurnRecord {
                 constraint: line.constraint,
                 tokens: line.tokens,
                 tool_calls: line.tool_calls,
+                narration: line.narration,
             },
             call: line.call,
             rewards: line.rewards,

@@ -14,7 +14,7 @@ use rand_chacha::ChaCha8Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{after_unusable, SeatHistory, Unusable};
+use crate::engine::{after_unusable, Reply, SeatHistory, Unusable};
 use crate::game::{Completion, ErrorCause, OutcomeKind, PromptError, Prompts};
 use crate::protocol::{Action, Parsed, TurnError, TurnFormat};
 use crate::scenario::TableScenario;
@@ -462,6 +462,45 @@ impl TableEpisode {
         id.checked_sub(1).and_then(|i| self.offers.get(i as usize))
     }
 
+    /// A narrated turn ([`crate::narration`]): whether it plays its decided move (the offer
+    /// an acceptance names included), and where its Talk contradicts that move, kept on its
+    /// narration. `None` for a turn that is not narrated.
+    fn narrated(&self, turn: &mut TableTurn) -> Option<TurnError> {
+        let narration = turn.completion.narration.as_mut()?;
+        let decided = super::turn::read_table_turn(
+            &self.scenario.issues,
+            &format!("Action: {}", narration.decided),
+            None,
+        );
+        let decided_action = match (&decided.parsed.action, &decided.parsed.error) {
+            (Some(action), None) => Ok(action.clone()),
+            (_, Some(e)) => Err(e.clone()),
+            (None, None) => Err(TurnError::format("no move")),
+        };
+        let mut error = crate::narration::check_decided(
+            turn.parsed.action.as_ref(),
+            decided_action.as_ref(),
+            &narration.decided,
+        );
+        if error.is_none() && turn.accepts != decided.accepts {
+            error = crate::narration::check_decided(
+                Some(&crate::protocol::Action::Talk),
+                decided_action.as_ref(),
+                &narration.decided,
+            );
+        }
+        // A table's deals are issue options, with no price to name: the stance checks alone.
+        narration.contradictions = match &decided_action {
+            Ok(action) => crate::narration::contradictions(
+                turn.parsed.talk.as_deref().unwrap_or(""),
+                action,
+                None,
+            ),
+            Err(_) => Vec::new(),
+        };
+        error
+    }
+
     /// Play `completion` as `seat`'s turn.
     pub fn step(&mut self, seat: usize, completion: Completion) -> Result<TableStep, TableError> {
         let Some(slot) = self.slot().filter(|_| self.outcome.is_none()) else {
@@ -489,6 +528,9 @@ impl TableEpisode {
         };
         turn.error = turn.parsed.error.clone();
         if turn.error.is_none() {
+            turn.error = self.narrated(&mut turn);
+        }
+        if turn.error.is_none() {
             if let Some(action) = turn.parsed.action.clone() {
                 match self.check(seat, &action, turn.accepts) {
                     Err(e) => turn.error = Some(e),
@@ -504,7 +546,7 @@ impl TableEpisode {
                 &mut self.histories[seat],
                 &self.prompts,
                 self.setup.format,
-                (&turn.completion.text, &turn.completion.tool_calls),
+                Reply::of(&turn.completion),
                 &error,
                 self.failures,
                 self.setup.retries,
@@ -520,7 +562,7 @@ impl TableEpisode {
             }
             return Ok(self.step_result(seat, retry, Some(error)));
         }
-        self.histories[seat].push_own(&turn.completion.text, &turn.completion.tool_calls, None);
+        self.histories[seat].push_own(Reply::of(&turn.completion), None);
         let action = turn
             .played()
             .cloned()

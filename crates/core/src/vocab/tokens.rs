@@ -17,8 +17,14 @@ pub struct TurnTokens {
     pub prompt_ids: Vec<u32>,
     /// The ids the model sampled, exactly (stop strings, an EOS token, a max_tokens cut kept).
     pub completion_ids: Vec<u32>,
-    /// The sampling logprob of each completion id.
+    /// The sampling logprob of each completion id (0.0 on a forced id, which was not sampled).
     pub logprobs: Vec<f64>,
+    /// Where the ids the environment wrote after the sampled ones begin: a narrated turn's
+    /// action line ([`crate::narration::Force::Appended`]), whose ids follow what the
+    /// narrator sampled. A trainer's loss mask is 0 from here on. Absent: every completion id
+    /// was sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forced_from: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
     /// Set when a full re-render of the conversation by the chat template does not equal the
@@ -26,6 +32,15 @@ pub struct TurnTokens {
     /// an earlier turn). The exact ids are still what was sent and recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<Drift>,
+}
+
+impl TurnTokens {
+    /// How many of the completion ids the model sampled: all of them, or those before
+    /// [`forced_from`](Self::forced_from).
+    pub fn sampled_len(&self) -> usize {
+        self.forced_from
+            .map_or(self.completion_ids.len(), |at| at.min(self.completion_ids.len()))
+    }
 }
 
 /// Where a full re-render parted from the exact sequence.
@@ -102,6 +117,7 @@ impl NextPrompt {
             logprobs,
             finish_reason,
             drift: self.drift,
+            forced_from: None,
         })
     }
 }

@@ -7,6 +7,7 @@
 //! seat's private block to the other seat's player.
 
 mod model;
+mod narrated;
 pub mod persona;
 mod planner;
 mod sampling;
@@ -31,12 +32,14 @@ pub use crate::protocol::constraint::Constrain;
 use crate::vocab::Call;
 
 pub(crate) use model::openai_spec;
-use model::{exact_sequence, llm_call, llm_client, CallAnswer};
+use model::{exact_sequence, llm_client, routed_call};
 
 pub use crate::negotiator::{
     concession, speak, Position, RulePlayer, Stance, Tactic, TicketStance,
 };
 pub use persona::PersonaConfig;
+pub use narrated::{NarratedConfig, Narrated};
+pub(crate) use narrated::Decider;
 pub use planner::{Planner, PlannerConfig, Proposers, Selector};
 pub use sampling::{SamplingConfig, SamplingDefaults};
 pub use script::ScriptPlayer;
@@ -81,12 +84,28 @@ pub struct PlayerConfig {
     /// A propose-then-commit seat ([`PlannerConfig`]): the table holds `planner` alone, and
     /// `endpoint` is unused.
     pub planner: Option<PlannerConfig>,
+    /// A narrated seat ([`NarratedConfig`]): the table holds `decider`, `narrator` and
+    /// `force` alone, and `endpoint` is unused.
+    pub narrated: Option<NarratedConfig>,
 }
 
 impl<'de> Deserialize<'de> for PlayerConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let mut table = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        if table.contains_key("decider") || table.contains_key("narrator") {
+            let narrated: NarratedConfig =
+                serde_json::from_value(serde_json::Value::Object(table)).map_err(|e| {
+                    D::Error::custom(format!(
+                        "a narrated player's table holds `decider`, `narrator` and `force` \
+                         alone: {e}"
+                    ))
+                })?;
+            return Ok(PlayerConfig {
+                narrated: Some(narrated),
+                ..PlayerConfig::default()
+            });
+        }
         if let Some(planner) = table.remove("planner") {
             if let Some(other) = table.keys().next() {
                 return Err(D::Error::custom(format!(
@@ -148,6 +167,7 @@ impl<'de> Deserialize<'de> for PlayerConfig {
             persona,
             constrain,
             planner: None,
+            narrated: None,
         })
     }
 }
@@ -177,6 +197,9 @@ struct PlayerTable<'a> {
 
 impl Serialize for PlayerConfig {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(narrated) = &self.narrated {
+            return narrated.serialize(s);
+        }
         if let Some(planner) = &self.planner {
             #[derive(Serialize)]
             struct PlannerTable<'a> {
@@ -296,6 +319,12 @@ pub enum Player {
         planner: Box<Planner>,
         spec: String,
     },
+    /// A decider's moves in a model's words (`narrate:DECIDER+MODEL`, or `[players.NAME]`
+    /// with `decider` and `narrator`).
+    Narrated {
+        narrated: Box<Narrated>,
+        spec: String,
+    },
 }
 
 impl Player {
@@ -318,6 +347,25 @@ impl Player {
         sampling: &SamplingDefaults,
     ) -> Result<Player, PlayerError> {
         let spec = spec.trim();
+        if let Some(parts) = narrated::split_spec(spec) {
+            let (decider, narrator) = parts.map_err(|message| PlayerError::spec(spec, message))?;
+            let config = NarratedConfig {
+                decider: decider.to_string(),
+                narrator: narrator.to_string(),
+                force: crate::narration::Force::default(),
+            };
+            let narrated = Narrated::from_config(spec, &config, named, http, sampling)?;
+            let shown = format!(
+                "{}{}+{}",
+                narrated::PREFIX,
+                narrated_decider_spec(&narrated, decider),
+                narrated.narrator.spec()
+            );
+            return Ok(Player::Narrated {
+                narrated: Box::new(narrated),
+                spec: shown,
+            });
+        }
         if let Some((model, urls)) = openai_spec(spec)? {
             let settings = sampling.fill(EndpointSettings {
                 base_url: urls[0].clone(),
@@ -365,6 +413,13 @@ impl Player {
                 format!("neither openai:MODEL@URL, rule:NAME, script:FILE nor a [players.{spec}] table of the config"),
             ));
         };
+        if let Some(narrated) = &config.narrated {
+            let narrated = Narrated::from_config(spec, narrated, named, http, sampling)?;
+            return Ok(Player::Narrated {
+                narrated: Box::new(narrated),
+                spec: spec.to_string(),
+            });
+        }
         if let Some(planner) = &config.planner {
             let planner = Planner::from_config(planner, http, |proposer| {
                 if proposer.trim() == spec {
@@ -403,6 +458,7 @@ impl Player {
     pub fn replica_pool(&self) -> Option<&ReplicaPool> {
         match self {
             Player::Llm { replicas, .. } => replicas.as_ref(),
+            Player::Narrated { narrated, .. } => narrated.narrator.replica_pool(),
             _ => None,
         }
     }
@@ -420,7 +476,11 @@ impl Player {
     /// Whether the player's turns carry their exact token ids (an endpoint in token-exact
     /// mode): what the token formats of `export` are built from.
     pub(crate) fn token_exact(&self) -> bool {
-        matches!(self, Player::Llm { client, .. } if client.settings().tokens == TokenMode::Exact)
+        match self {
+            Player::Llm { client, .. } => client.settings().tokens == TokenMode::Exact,
+            Player::Narrated { narrated, .. } => narrated.narrator.token_exact(),
+            _ => false,
+        }
     }
 
     /// The spec as recorded: no keys, no URL credentials.
@@ -429,7 +489,8 @@ impl Player {
             Player::Llm { spec, .. }
             | Player::Rule { spec, .. }
             | Player::Script { spec, .. }
-            | Player::Planner { spec, .. } => spec,
+            | Player::Planner { spec, .. }
+            | Player::Narrated { spec, .. } => spec,
         }
     }
 
@@ -463,6 +524,7 @@ impl Player {
                 )
             }
             Player::Planner { planner, .. } => planner.identity(),
+            Player::Narrated { narrated, .. } => narrated.identity(),
             other => other.spec().to_string(),
         }
     }
@@ -471,6 +533,7 @@ impl Player {
         match self {
             Player::Llm { client, .. } => Some(client.settings().model.clone()),
             Player::Planner { planner, .. } => planner.first_proposer().model(),
+            Player::Narrated { narrated, .. } => narrated.narrator.model(),
             _ => None,
         }
     }
@@ -481,6 +544,7 @@ impl Player {
         match self {
             Player::Llm { .. } => true,
             Player::Planner { planner, .. } => planner.first_proposer().takes_persona(),
+            Player::Narrated { narrated, .. } => narrated.narrator.takes_persona(),
             _ => false,
         }
     }
@@ -490,6 +554,7 @@ impl Player {
         match self {
             Player::Llm { persona, .. } => persona.as_ref(),
             Player::Planner { planner, .. } => planner.first_proposer().fixed_persona(),
+            Player::Narrated { narrated, .. } => narrated.narrator.fixed_persona(),
             _ => None,
         }
     }
@@ -533,32 +598,21 @@ impl Player {
                     TokenMode::Exact => Some(exact_sequence(client, ctx)?),
                     TokenMode::Text => None,
                 };
-                let answer = match replicas {
-                    None => llm_call(client, ctx.sampling_seed, view, sequence, fields).await?,
-                    Some(pool) => {
-                        let key = ctx.route.map(|episode| SeatKey {
-                            episode,
-                            seat: ctx.seat,
-                        });
-                        // Boxed, as a planner's: only the seats with replicas carry its size.
-                        let routed = Box::pin(pool.call(key, |replica| {
-                            let fields = fields.clone();
-                            async move {
-                                let answer =
-                                    llm_call(&replica, ctx.sampling_seed, view, sequence, fields)
-                                        .await?;
-                                let tokens = answer.tokens;
-                                Ok((answer, tokens))
-                            }
-                        }))
-                        .await?;
-                        replica = Some(routed.replica);
-                        CallAnswer {
-                            retries: routed.retries,
-                            ..routed.value
-                        }
-                    }
-                };
+                let key = ctx.route.map(|episode| SeatKey {
+                    episode,
+                    seat: ctx.seat,
+                });
+                let (answer, served) = routed_call(
+                    client,
+                    replicas.as_ref(),
+                    key,
+                    ctx.sampling_seed,
+                    view,
+                    sequence,
+                    fields,
+                )
+                .await?;
+                replica = served;
                 let constraint = match constrain {
                     Constrain::None => None,
                     via => {
@@ -576,6 +630,7 @@ impl Player {
                         constraint,
                         tokens: answer.tokens_record,
                         tool_calls: answer.tool_calls,
+                        narration: None,
                     },
                     answer.call,
                     answer.retries,
@@ -590,6 +645,8 @@ impl Player {
             Player::Planner { planner, .. } => {
                 return Box::pin(planner.play(&planner::TwoPartySeat { ctx, view })).await
             }
+            // A narrated turn is timed by the narration, its decider's call inside it.
+            Player::Narrated { narrated, .. } => return Box::pin(narrated.play(ctx, view)).await,
         };
         Ok(Played {
             completion,
@@ -599,6 +656,15 @@ impl Player {
             replica,
             planning: None,
         })
+    }
+}
+
+/// The decider's spec as a narrated spec shows it: a player's recorded spec (no URL
+/// credentials), or the scripted party's name.
+fn narrated_decider_spec<'a>(narrated: &'a Narrated, written: &'a str) -> &'a str {
+    match &narrated.decider {
+        Decider::Player(p) => p.spec(),
+        Decider::Table(_) => written,
     }
 }
 

@@ -5,7 +5,7 @@
 use super::{PlayerError, TurnContext};
 use crate::game::Message;
 use crate::llm::{
-    without_userinfo, CallTokens, EndpointSettings, LlmClient, LlmError, ReplicaPool,
+    without_userinfo, CallTokens, EndpointSettings, LlmClient, LlmError, ReplicaPool, SeatKey,
 };
 use crate::vocab::{Call, PromptTokensDetails, Usage};
 
@@ -45,6 +45,43 @@ pub(super) fn exact_sequence<'a>(
         spec: client.settings().model.clone(),
         message: "a token-exact seat needs every earlier call of the episode to be exact".into(),
     })
+}
+
+/// One call of a model player: to `client`, or with `replicas` to the replica that serves the
+/// seat `key` (each seat of an episode keeps one), with the index of the replica that served
+/// it.
+pub(super) async fn routed_call(
+    client: &LlmClient,
+    replicas: Option<&ReplicaPool>,
+    key: Option<SeatKey>,
+    sampling_seed: u64,
+    view: &[Message],
+    sequence: Option<&[u32]>,
+    fields: serde_json::Map<String, serde_json::Value>,
+) -> Result<(CallAnswer, Option<u32>), LlmError> {
+    let Some(pool) = replicas else {
+        return Ok((
+            llm_call(client, sampling_seed, view, sequence, fields).await?,
+            None,
+        ));
+    };
+    // Boxed, as a planner's: only the seats with replicas carry its size.
+    let routed = Box::pin(pool.call(key, |replica| {
+        let fields = fields.clone();
+        async move {
+            let answer = llm_call(&replica, sampling_seed, view, sequence, fields).await?;
+            let tokens = answer.tokens;
+            Ok((answer, tokens))
+        }
+    }))
+    .await?;
+    Ok((
+        CallAnswer {
+            retries: routed.retries,
+            ..routed.value
+        },
+        Some(routed.replica),
+    ))
 }
 
 /// One call to `client`: chat messages, or (with the seat's exact `sequence`) the ids of its new

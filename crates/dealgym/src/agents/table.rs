@@ -178,6 +178,11 @@ pub(crate) trait SeatEpisode: Sync + Sized {
     fn seats(player: &Player, spec: &str) -> Result<(), PlayerError>;
     /// A planner's turn for the seat to move.
     fn plan<'a>(planner: &'a Planner, to_move: &'a SeatToMove<'a, Self>) -> Proposal<'a>;
+    /// The scripted party's move for `seat`, as a narrated seat's decider (`None` where this
+    /// rulebook has no such party).
+    fn scripted_move(&self, scripted: Scripted, seat: usize) -> Option<Completion>;
+    /// The brief a narrated seat's narrator is sent with the decided `line`.
+    fn narration_brief(&self, line: &str) -> Result<String, String>;
 }
 
 impl SeatEpisode for TableEpisode {
@@ -202,6 +207,14 @@ impl SeatEpisode for TableEpisode {
     fn plan<'a>(planner: &'a Planner, to_move: &'a SeatToMove<'a, Self>) -> Proposal<'a> {
         Box::pin(planner.play(to_move))
     }
+    fn scripted_move(&self, scripted: Scripted, seat: usize) -> Option<Completion> {
+        Some(scripted.completion(self, seat))
+    }
+    fn narration_brief(&self, line: &str) -> Result<String, String> {
+        self.prompts()
+            .narration_brief(line, self.setup().format)
+            .map_err(|e| e.to_string())
+    }
 }
 
 impl SeatEpisode for MarketEpisode {
@@ -225,6 +238,11 @@ impl SeatEpisode for MarketEpisode {
     /// A planner needs a seat's state text, which a market does not write yet: refused.
     fn seats(player: &Player, spec: &str) -> Result<(), PlayerError> {
         match player {
+            Player::Narrated { .. } => Err(PlayerError::spec(
+                spec,
+                "a narrated player does not sit at a market (a market's quotes and takes have                  no decider yet): seat its model or a scripted trader"
+                    .to_string(),
+            )),
             Player::Planner { .. } => Err(PlayerError::spec(
                 spec,
                 "a planner does not sit at a market yet (a market seat has no state text for \
@@ -241,6 +259,13 @@ impl SeatEpisode for MarketEpisode {
             "a planner does not sit at a market yet".to_string(),
         ))))
     }
+    fn scripted_move(&self, _: Scripted, _: usize) -> Option<Completion> {
+        None
+    }
+    /// A market seat is not narrated ([`SeatEpisode::seats`] refuses one).
+    fn narration_brief(&self, _: &str) -> Result<String, String> {
+        Err("a market seat is not narrated".into())
+    }
 }
 
 /// Whether `player` can sit at a table: a model endpoint, a script, or a planner whose
@@ -256,6 +281,11 @@ fn seats_at_table(player: &Player, spec: &str, takes: &str) -> Result<(), Player
             ))
         }
         Player::Llm { .. } | Player::Script { .. } => Ok(()),
+        // Its narrator is a model; its decider is the scripted party, a script or a planner.
+        Player::Narrated { narrated, .. } => match &narrated.decider {
+            super::Decider::Table(_) => Ok(()),
+            super::Decider::Player(decider) => seats_at_table(decider, spec, takes),
+        },
         Player::Rule { .. } => Err(PlayerError::spec(
             spec,
             format!("rule:NAME tactics play two-party games; a seat here takes {takes}"),
@@ -389,6 +419,38 @@ async fn play_at_table<E: SeatEpisode>(
         }
         // A planner's turn is its committed candidate, timed and recorded by the planner.
         Player::Planner { planner, .. } => return E::plan(planner, to_move).await,
+        Player::Narrated { narrated, .. } => {
+            let decided = match &narrated.decider {
+                super::Decider::Table(scripted) => {
+                    let completion = episode.scripted_move(*scripted, seat).ok_or_else(|| {
+                        PlayerError::spec(scripted.spec(), "no scripted party sits here")
+                    })?;
+                    Played {
+                        completion,
+                        call: None,
+                        latency_ms: 0,
+                        retries: 0,
+                        replica: None,
+                        planning: None,
+                    }
+                }
+                super::Decider::Player(decider) => {
+                    Box::pin(play_at_table(decider, to_move)).await?
+                }
+            };
+            let view = episode.view(seat);
+            let line = crate::protocol::action_text(&decided.completion.text).unwrap_or_default();
+            return narrated
+                .play_at_table(
+                    decided,
+                    view,
+                    episode.narration_brief(&line),
+                    episode.format(),
+                    episode.token_sequence(seat),
+                    sampling_seed,
+                )
+                .await;
+        }
         Player::Rule { .. } => {
             return Err(PlayerError::spec(
                 player.spec(),

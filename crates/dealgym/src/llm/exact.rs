@@ -122,6 +122,33 @@ impl LlmClient {
         Ok(answer.tokens)
     }
 
+    /// Plain text's ids, special tokens not read (vLLM: `/tokenize` with `prompt`; llama.cpp:
+    /// `/tokenize` with `content`): a narrated turn's forced action line, written after what
+    /// its narrator sampled.
+    pub(crate) async fn tokenize_plain(
+        &self,
+        api: TokenApi,
+        text: &str,
+    ) -> Result<Vec<u32>, LlmError> {
+        let url = format!("{}/tokenize", self.root());
+        let body = match api {
+            TokenApi::Vllm => serde_json::json!({
+                "model": self.settings().model,
+                "prompt": text,
+                "add_special_tokens": false,
+            }),
+            TokenApi::LlamaCpp => serde_json::json!({
+                "content": text,
+                "add_special": false,
+                "parse_special": false,
+            }),
+        };
+        let (answer, _) = self
+            .post_json(&url, &body, |b| read::<TokenizeAnswer>(&url, b))
+            .await?;
+        Ok(answer.tokens)
+    }
+
     /// The ids to add for a seat's next call. `sequence` is everything the seat has been sent
     /// and has sampled so far (empty before its first call); `messages` is its view now.
     pub(crate) async fn next_prompt(

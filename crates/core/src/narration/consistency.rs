@@ -1,0 +1,182 @@
+//! Whether a narrated turn's Talk says what its decided move does: a price it names that is
+//! not the one offered or accepted, an acceptance beside a move that does not accept, a
+//! refusal beside one that does, a goodbye beside a move that stays. Read from the words
+//! alone, conservatively (a phrase that is negated — "I can't accept" — is a refusal, not an
+//! acceptance), and counted per turn: the consistency figure of a narrated seat is the share of
+//! its turns with none (`score`). Never used to change a turn.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{Action, Terms};
+
+/// One way a Talk contradicts its turn's move.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Contradiction {
+    /// The move offers or accepts a price, and the Talk names prices (`$95`, `95 dollars`),
+    /// none of them that one: the amounts it named, in cents.
+    OtherPrice { named: Vec<i64> },
+    /// The Talk accepts ("deal", "I accept", "agreed") and the move is not an acceptance.
+    AcceptsWithoutAccepting,
+    /// The move accepts and the Talk refuses or leaves ("I can't accept", "no deal").
+    RefusesWhileAccepting,
+    /// The Talk leaves ("I'm walking away", "goodbye") and the move stays in the negotiation.
+    LeavesWithoutLeaving,
+}
+
+impl Contradiction {
+    /// The kind's name, as records and reports write it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Contradiction::OtherPrice { .. } => "other_price",
+            Contradiction::AcceptsWithoutAccepting => "accepts_without_accepting",
+            Contradiction::RefusesWhileAccepting => "refuses_while_accepting",
+            Contradiction::LeavesWithoutLeaving => "leaves_without_leaving",
+        }
+    }
+}
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("static regex")
+}
+
+/// An amount of money: `$1,234.50`, `$ 95`, `95 dollars`, `95 USD`, `95 bucks`.
+static AMOUNT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\$\s*([0-9][0-9,]*(?:\.[0-9]+)?)|\b([0-9][0-9,]*(?:\.[0-9]+)?)\s*(?:dollars?|usd|bucks)\b")
+});
+static ACCEPTS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(i accept|i'll accept|i will accept|we have a deal|you have a deal|it's a deal|it is a deal|deal!|agreed|i agree to (?:your|that|this|the)|that works for me|sounds good, deal)")
+});
+static REFUSES: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(i reject|i decline|no deal|not acceptable|unacceptable|too (?:high|low|much) for me)")
+});
+static LEAVES: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(walk(?:ing)? away|goodbye|i'm leaving|i am leaving|i'm out\b|we are done|we're done|end (?:this|the) negotiation)")
+});
+/// A negation just before a phrase: "not", "never", "can't", "won't", … within a few words.
+static NEGATED: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(not|never|no|cannot|can't|cant|won't|wont|don't|dont|couldn't|wouldn't|shouldn't|refuse to|rather not)\b(?:\W+\w+){0,3}\W*$")
+});
+
+/// The phrases of `pattern` in `talk` that are not negated.
+fn says(talk: &str, pattern: &Regex) -> bool {
+    pattern
+        .find_iter(talk)
+        .any(|m| !NEGATED.is_match(&talk[..m.start()]))
+}
+
+/// The phrases of `pattern` in `talk` that are negated.
+fn says_not(talk: &str, pattern: &Regex) -> bool {
+    pattern
+        .find_iter(talk)
+        .any(|m| NEGATED.is_match(&talk[..m.start()]))
+}
+
+/// The amounts of money `talk` names, in cents.
+fn amounts(talk: &str) -> Vec<i64> {
+    AMOUNT
+        .captures_iter(talk)
+        .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+        .filter_map(|m| m.as_str().replace(',', "").parse::<f64>().ok())
+        .map(crate::protocol::to_cents)
+        .collect()
+}
+
+/// The price a move offers, or accepts (`accepted`: the offer on the table it accepts).
+fn price_of(decided: &Action, accepted: Option<&Terms>) -> Option<i64> {
+    let terms = match decided {
+        Action::Submit(terms) => Some(terms),
+        Action::Accept => accepted,
+        _ => None,
+    }?;
+    match terms {
+        Terms::Price(cents) | Terms::Bundle { price: cents, .. } => Some(*cents),
+        _ => None,
+    }
+}
+
+/// Where `talk` contradicts `decided` (`accepted`: the terms an acceptance takes, where the
+/// rulebook has them). A price named within a dollar or half a percent of the move's price is
+/// that price (a model rounds `$119.99` to `$120`).
+pub fn contradictions(talk: &str, decided: &Action, accepted: Option<&Terms>) -> Vec<Contradiction> {
+    let mut found = Vec::new();
+    if let Some(price) = price_of(decided, accepted) {
+        let named = amounts(talk);
+        let close = |cents: i64| (cents - price).abs() <= 100.max(price.abs() / 200);
+        if !named.is_empty() && !named.iter().any(|c| close(*c)) {
+            found.push(Contradiction::OtherPrice { named });
+        }
+    }
+    let accepting = *decided == Action::Accept;
+    if !accepting && says(talk, &ACCEPTS) {
+        found.push(Contradiction::AcceptsWithoutAccepting);
+    }
+    if accepting
+        && (says(talk, &REFUSES) || says(talk, &LEAVES) || says_not(talk, &ACCEPTS))
+    {
+        found.push(Contradiction::RefusesWhileAccepting);
+    }
+    if !matches!(decided, Action::WalkAway | Action::Accept) && says(talk, &LEAVES) {
+        found.push(Contradiction::LeavesWithoutLeaving);
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offer(dollars: i64) -> Action {
+        Action::Submit(Terms::Price(dollars * 100))
+    }
+
+    #[test]
+    fn a_talk_that_names_the_offered_price_or_none_is_consistent() {
+        assert!(contradictions("I can pay $120 for it.", &offer(120), None).is_empty());
+        assert!(contradictions("How about $119.50?", &offer(120), None).is_empty());
+        assert!(contradictions("It is worn; I can offer a little.", &offer(120), None).is_empty());
+        // The listing price beside the offer is not a contradiction.
+        assert!(contradictions("$200 is too much; $120 is fair.", &offer(120), None).is_empty());
+    }
+
+    #[test]
+    fn a_talk_that_names_another_price_is_counted_with_what_it_named() {
+        assert_eq!(
+            contradictions("I can pay 150 dollars, or $1,200 for two.", &offer(120), None),
+            vec![Contradiction::OtherPrice {
+                named: vec![15_000, 120_000]
+            }]
+        );
+        // An acceptance takes the price on the table.
+        let on_table = Terms::Price(9_000);
+        assert!(contradictions("$90 it is. Deal!", &Action::Accept, Some(&on_table)).is_empty());
+        assert_eq!(
+            contradictions("Fine, $95.", &Action::Accept, Some(&on_table))[0].name(),
+            "other_price"
+        );
+    }
+
+    #[test]
+    fn accepting_words_beside_a_move_that_does_not_accept_are_counted_and_negations_are_not() {
+        assert_eq!(
+            contradictions("Great, we have a deal!", &Action::Reject, None),
+            vec![Contradiction::AcceptsWithoutAccepting]
+        );
+        assert!(contradictions("I can't accept that.", &Action::Reject, None).is_empty());
+        assert_eq!(
+            contradictions("I cannot accept this.", &Action::Accept, None),
+            vec![Contradiction::RefusesWhileAccepting]
+        );
+        assert!(contradictions("That works for me. We have a deal.", &Action::Accept, None).is_empty());
+        assert_eq!(
+            contradictions("This is going nowhere, goodbye.", &offer(120), None),
+            vec![Contradiction::LeavesWithoutLeaving]
+        );
+        assert!(contradictions("I don't want to walk away yet.", &offer(120), None).is_empty());
+        assert!(contradictions("Goodbye.", &Action::WalkAway, None).is_empty());
+    }
+}

@@ -1,0 +1,127 @@
+//! Narrated turns: strategy apart from language. A decider (a rule player, a planner, a
+//! script, a Python callable) picks the move; a narrating model writes the Thought and Talk
+//! around it (AmazonHistoryPrice's offer generator with a narrating LLM; the harness paper's
+//! §2.1, `../shared/papers/casino-self-play-harness.txt`). The book's `guide/rule-players.md`,
+//! "Narrated players", shows one at work.
+//!
+//! What the engine keeps of it, for every rulebook:
+//! - the [`Narration`] a completion carries: the decided move, the brief the narrator was sent,
+//!   how the action line was held fixed ([`Force`]);
+//! - the brief goes into the seat's history before its reply ([`crate::engine`]'s seat
+//!   history), so the narrator's next call extends its last one, token for token;
+//! - the one rule of a narrated turn: it plays the decided move ([`check_decided`]), or it is a
+//!   turn that cannot be used (corrected and retried, then forfeited), never rewritten;
+//! - where its Talk contradicts the move ([`contradictions`]): counted per turn, never fixed.
+//!
+//! Not here: how the narrator is asked (the runtime's `agents::narrated`, the Python
+//! package's seat), and the consistency figure over turns (`score`).
+
+mod consistency;
+
+pub use consistency::{contradictions, Contradiction};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{Action, TurnError};
+
+/// A narrated turn as the engine is given it: what the decider chose, what the narrator was
+/// told, how the action line was held to the choice, and — filled in by the engine when it
+/// reads the turn — where the Talk contradicts the choice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Narration {
+    /// The decider's move as an action line (`[SUBMIT_DEAL] price:120`): the move the turn
+    /// must play.
+    pub decided: String,
+    /// The message the narrator was sent before it wrote the turn (it stays in the seat's
+    /// history, before the reply).
+    pub brief: String,
+    /// How the action line was held to the decided one.
+    pub force: Force,
+    /// Where the turn's Talk contradicts the decided move, as the engine read it
+    /// ([`contradictions`]); empty for a consistent turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contradictions: Vec<Contradiction>,
+}
+
+/// How a narrated turn's action line was held to the decided move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Force {
+    /// The narrator was stopped at the action label and the decided action line was written
+    /// after its words; in token-exact mode its ids follow the sampled ones, marked forced
+    /// ([`crate::vocab::TurnTokens::forced_from`]) so a trainer masks them.
+    #[default]
+    Appended,
+    /// The endpoint's constrained decoding held the action line to the decided one (the
+    /// narrator's `constrain`: a GBNF grammar for llama.cpp, a regex for vLLM).
+    Grammar,
+    /// The narrator was asked to end with the decided action line and wrote it itself; the
+    /// engine checks it ([`check_decided`]).
+    Prompt,
+}
+
+impl Force {
+    pub const ALL: [Force; 3] = [Force::Appended, Force::Grammar, Force::Prompt];
+
+    /// The name configs and records use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Force::Appended => "appended",
+            Force::Grammar => "grammar",
+            Force::Prompt => "prompt",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Force> {
+        Force::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+/// The rule of a narrated turn: the move read from it is the decided move (`decided`, read
+/// from [`Narration::decided`] by the rulebook's own reader), or the turn cannot be used — an
+/// `illegal` error that names both, so the narrator is corrected and asked again, then
+/// forfeits, as any seat whose turn cannot be used. A turn already unusable keeps its own
+/// error. Never rewritten to the decided move: what the narrator wrote is what is played.
+pub fn check_decided(
+    played: Option<&Action>,
+    decided: Result<&Action, &TurnError>,
+    decided_line: &str,
+) -> Option<TurnError> {
+    let played = played?;
+    match decided {
+        Err(e) => Some(TurnError::illegal(format!(
+            "the decided move `{decided_line}` cannot be read: {}",
+            e.message
+        ))),
+        Ok(decided) if decided != played => Some(TurnError::illegal(format!(
+            "this turn's action is not the decided move: end with exactly `Action: {decided_line}`"
+        ))),
+        Ok(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Terms;
+
+    #[test]
+    fn a_narrated_turn_plays_its_decided_move_or_is_refused() {
+        let offer = Action::Submit(Terms::Price(12_000));
+        assert_eq!(
+            check_decided(Some(&offer), Ok(&offer), "[SUBMIT_DEAL] price:120"),
+            None
+        );
+        let other = Action::Submit(Terms::Price(13_000));
+        let e = check_decided(Some(&other), Ok(&offer), "[SUBMIT_DEAL] price:120")
+            .expect("another price is refused");
+        assert_eq!(e.kind, crate::protocol::ErrorKind::Illegal);
+        assert!(e.message.contains("`Action: [SUBMIT_DEAL] price:120`"), "{}", e.message);
+        // A turn with no move keeps its own (format) error.
+        assert_eq!(check_decided(None, Ok(&offer), "x"), None);
+        assert!(Force::ALL
+            .iter()
+            .all(|f| Force::from_name(f.name()) == Some(*f)));
+    }
+}

@@ -1,0 +1,442 @@
+//! A narrated player (`narrate:DECIDER+MODEL`, or a `[players.NAME]` table with `decider` and
+//! `narrator`): strategy apart from language. Each turn the decider — a `rule:NAME` negotiator,
+//! a planner, a script, or at a table the scripted party of its incentive — picks the move
+//! from the seat's position; the narrating model is sent the seat's view and a brief naming
+//! that move, and writes the Thought and Talk around it. How the action line is held to the
+//! move is the player's `force` ([`Force`]): appended after the narrator's words (its ids
+//! marked forced in token-exact mode, so a trainer masks them), forced by the endpoint's
+//! constrained decoding, or asked for and checked. The engine holds every narrated turn to its
+//! decided move and counts where its Talk contradicts it (`crate::narration`); nothing here
+//! rewrites what the narrator wrote.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::model::routed_call;
+use super::{Constrain, Played, Player, PlayerConfig, PlayerError, SamplingDefaults, TurnContext};
+use crate::game::{Completion, Message, MessageRole};
+use crate::llm::{SeatKey, TokenMode};
+use crate::narration::{Force, Narration};
+use crate::negotiator::deliberation::Scripted;
+use crate::protocol::constraint::{admits_narration, ConstraintCheck};
+use crate::protocol::{action_text, TurnFormat};
+
+/// The spec prefix of a narrated player: `narrate:DECIDER+MODEL`.
+pub const PREFIX: &str = "narrate:";
+
+/// A `[players.NAME]` table of a narrated player: `decider = "rule:linear"`, `narrator =
+/// "openai:m@URL"` (or the name of another table), and optionally `force`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NarratedConfig {
+    /// Who picks the move: `rule:NAME`, `script:FILE`, a planner's `[players.NAME]` table, or
+    /// at a table seat `rule:deliberation` (the scripted party of its incentive).
+    pub decider: String,
+    /// The model that writes the words: `openai:MODEL@URL` or a model's `[players.NAME]` table.
+    pub narrator: String,
+    /// How the action line is held to the decided move: `appended` (default), `grammar` (by
+    /// the narrator's `constrain`) or `prompt` (asked for, and checked by the engine).
+    #[serde(default)]
+    pub force: Force,
+}
+
+/// Who decides a narrated seat's moves.
+#[derive(Debug, Clone)]
+pub(crate) enum Decider {
+    /// A player of a two-party seat (a rule negotiator, a planner, a script), or a table's
+    /// planner or script.
+    Player(Player),
+    /// A table's scripted party of its incentive (`rule:deliberation`).
+    Table(Scripted),
+}
+
+/// A decider and the model that narrates its moves.
+#[derive(Debug, Clone)]
+pub struct Narrated {
+    pub(crate) decider: Decider,
+    /// A model player (`Player::Llm`), checked when made.
+    pub(crate) narrator: Player,
+    pub(crate) force: Force,
+}
+
+/// `narrate:DECIDER+MODEL` split at its first `+`: the decider's spec and the narrator's.
+pub(crate) fn split_spec(spec: &str) -> Option<Result<(&str, &str), String>> {
+    let rest = spec.trim().strip_prefix(PREFIX)?;
+    Some(match rest.split_once('+') {
+        Some((decider, narrator)) if !decider.trim().is_empty() && !narrator.trim().is_empty() => {
+            Ok((decider.trim(), narrator.trim()))
+        }
+        _ => Err("expected narrate:DECIDER+MODEL, e.g. narrate:rule:linear+openai:m@http://127.0.0.1:8000/v1".into()),
+    })
+}
+
+impl Narrated {
+    /// A narrated player from its config; `spec` names it in errors.
+    pub(crate) fn from_config(
+        spec: &str,
+        config: &NarratedConfig,
+        named: &BTreeMap<String, PlayerConfig>,
+        http: &reqwest::Client,
+        sampling: &SamplingDefaults,
+    ) -> Result<Narrated, PlayerError> {
+        for part in [&config.decider, &config.narrator] {
+            if part.trim() == spec.trim() {
+                return Err(PlayerError::spec(spec, "a narrated player cannot name itself"));
+            }
+        }
+        let decider = match Scripted::from_spec(config.decider.trim()) {
+            Some(scripted) => Decider::Table(scripted),
+            None => {
+                let player = Player::from_spec_with(&config.decider, named, http, sampling)?;
+                match player {
+                    Player::Rule { .. } | Player::Script { .. } | Player::Planner { .. } => {}
+                    Player::Llm { .. } | Player::Narrated { .. } => {
+                        return Err(PlayerError::spec(
+                            spec,
+                            format!(
+                                "the decider `{}` is a model: a decider is a rule player, a \
+                                 planner or a script (the model narrates)",
+                                config.decider
+                            ),
+                        ))
+                    }
+                }
+                Decider::Player(player)
+            }
+        };
+        let narrator = Player::from_spec_with(&config.narrator, named, http, sampling)?;
+        let Player::Llm {
+            client, constrain, ..
+        } = &narrator
+        else {
+            return Err(PlayerError::spec(
+                spec,
+                format!(
+                    "the narrator `{}` is not a model: narrate with openai:MODEL@URL or a \
+                     model's [players.NAME] table",
+                    config.narrator
+                ),
+            ));
+        };
+        let exact = client.settings().tokens == TokenMode::Exact;
+        match (config.force, *constrain) {
+            (Force::Grammar, Constrain::None) => {
+                return Err(PlayerError::spec(
+                    spec,
+                    "force = \"grammar\" needs the narrator's `constrain` (gbnf, vllm or \
+                     vllm_legacy) to hold the action line",
+                ))
+            }
+            (Force::Grammar, _) if exact => {
+                return Err(PlayerError::spec(
+                    spec,
+                    "force = \"grammar\" cannot tell a token-exact narrator's forced action ids \
+                     from its own: use force = \"appended\", which marks them",
+                ))
+            }
+            (Force::Appended | Force::Prompt, via) if via != Constrain::None => {
+                return Err(PlayerError::spec(
+                    spec,
+                    format!(
+                        "the narrator's `constrain` is used by force = \"grammar\" alone; with \
+                         force = \"{}\" set `constrain = \"none\"` on it",
+                        config.force.name()
+                    ),
+                ))
+            }
+            _ => {}
+        }
+        Ok(Narrated {
+            decider,
+            narrator,
+            force: config.force,
+        })
+    }
+
+    /// What identifies it across runs: its decider, its narrator and how it forces.
+    pub(crate) fn identity(&self) -> String {
+        let decider = match &self.decider {
+            Decider::Player(p) => p.identity(),
+            Decider::Table(s) => s.spec().to_string(),
+        };
+        format!(
+            "narrated|{decider}|{}|force={}",
+            self.narrator.identity(),
+            self.force.name()
+        )
+    }
+
+    /// The two-party decider, or why this one plays a table.
+    fn two_party_decider(&self) -> Result<&Player, PlayerError> {
+        match &self.decider {
+            Decider::Player(p) => Ok(p),
+            Decider::Table(s) => Err(PlayerError::spec(
+                s.spec(),
+                "the scripted party of its incentive decides a table seat, not a two-party one",
+            )),
+        }
+    }
+
+    /// The turn of a two-party seat: the decider's move, narrated.
+    pub(crate) async fn play(
+        &self,
+        ctx: &TurnContext<'_>,
+        view: &[Message],
+    ) -> Result<Played, PlayerError> {
+        let started = Instant::now();
+        let format = ctx.setup.seats[ctx.seat].format;
+        self.writes_text(format)?;
+        let decided = Box::pin(self.two_party_decider()?.play(ctx, view)).await?;
+        let line = decided_line(&decided)?;
+        let brief = ctx
+            .episode
+            .prompts()
+            .narration_brief(&line, format)
+            .map_err(|e| PlayerError::spec(self.narrator.spec(), e.to_string()))?;
+        let key = ctx.route.map(|episode| SeatKey {
+            episode,
+            seat: ctx.seat,
+        });
+        let asked = Asked {
+            view,
+            brief,
+            line,
+            format,
+            sequence: ctx.own_sequence(),
+            sampling_seed: ctx.sampling_seed,
+            key,
+        };
+        self.narrate(asked, decided, started).await
+    }
+
+    /// The turn of a table seat: the decider's move (the scripted party's, or a planner's or a
+    /// script's through `play`), narrated.
+    pub(crate) async fn play_at_table<'a>(
+        &self,
+        decided: Played,
+        view: &'a [Message],
+        brief: Result<String, String>,
+        format: TurnFormat,
+        sequence: Option<&'a [u32]>,
+        sampling_seed: u64,
+    ) -> Result<Played, PlayerError> {
+        let started = Instant::now();
+        self.writes_text(format)?;
+        let line = decided_line(&decided)?;
+        let brief = brief.map_err(|e| PlayerError::spec(self.narrator.spec(), e))?;
+        let asked = Asked {
+            view,
+            brief,
+            line,
+            format,
+            sequence,
+            sampling_seed,
+            key: None,
+        };
+        self.narrate(asked, decided, started).await
+    }
+
+    /// A narrated seat writes text: a seat that acts through tools is refused.
+    fn writes_text(&self, format: TurnFormat) -> Result<(), PlayerError> {
+        if format == TurnFormat::Tools {
+            return Err(PlayerError::spec(
+                self.narrator.spec(),
+                "a narrated seat writes its turn as text: give it the tagged or xml format, \
+                 not tools",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Ask the narrator for the words around `asked.line`, and hold the action line to it.
+    async fn narrate(
+        &self,
+        asked: Asked<'_>,
+        decided: Played,
+        started: Instant,
+    ) -> Result<Played, PlayerError> {
+        let Player::Llm {
+            client,
+            constrain,
+            replicas,
+            ..
+        } = &self.narrator
+        else {
+            unreachable!("a narrator is a model player (checked when it was made)");
+        };
+        let mut messages = asked.view.to_vec();
+        messages.push(Message::new(MessageRole::User, asked.brief.clone()));
+        let exact = client.settings().tokens == TokenMode::Exact;
+        let sequence = match (exact, asked.sequence) {
+            (false, _) => None,
+            (true, Some(ids)) => Some(ids),
+            (true, None) => {
+                return Err(PlayerError::spec(
+                    self.narrator.spec(),
+                    "a token-exact seat needs every earlier call of the episode to be exact",
+                ))
+            }
+        };
+        let mut fields = serde_json::Map::new();
+        match self.force {
+            Force::Appended => {
+                let mut stop = client.settings().stop.clone();
+                stop.extend(action_labels(asked.format).iter().map(|s| s.to_string()));
+                fields.insert("stop".into(), stop.into());
+            }
+            Force::Grammar => fields = constrain.narration_fields(asked.format, &asked.line),
+            Force::Prompt => {}
+        }
+        let (answer, replica) = routed_call(
+            client,
+            replicas.as_ref(),
+            asked.key,
+            asked.sampling_seed,
+            &messages,
+            sequence,
+            fields,
+        )
+        .await?;
+        let cut = answer
+            .call
+            .as_ref()
+            .is_some_and(|c| c.finish_reason.as_deref() == Some("length"));
+        let mut text = answer.text;
+        let mut tokens = answer.tokens_record;
+        if self.force == Force::Appended {
+            let forced = forced_text(&text, asked.format, &asked.line);
+            if let Some(tokens) = tokens.as_mut() {
+                let ids = client
+                    .tokenize_plain(client.settings().token_api, &forced)
+                    .await?;
+                tokens.forced_from = Some(tokens.completion_ids.len());
+                if !tokens.logprobs.is_empty() {
+                    tokens
+                        .logprobs
+                        .extend(std::iter::repeat_n(0.0, ids.len()));
+                }
+                tokens.completion_ids.extend(ids);
+            }
+            text.push_str(&forced);
+        }
+        let constraint = (self.force == Force::Grammar).then(|| ConstraintCheck {
+            via: *constrain,
+            admitted: admits_narration(asked.format, &asked.line, &text),
+            cut,
+        });
+        Ok(Played {
+            completion: Completion {
+                text,
+                reasoning: answer.reasoning,
+                constraint,
+                tokens,
+                tool_calls: Vec::new(),
+                narration: Some(Narration {
+                    decided: asked.line,
+                    brief: asked.brief,
+                    force: self.force,
+                    contradictions: Vec::new(),
+                }),
+            },
+            call: answer.call,
+            latency_ms: started.elapsed().as_millis() as u64,
+            retries: answer.retries + decided.retries,
+            replica,
+            planning: decided.planning,
+        })
+    }
+}
+
+/// What the narrator is asked with.
+struct Asked<'a> {
+    view: &'a [Message],
+    brief: String,
+    /// The decided action line.
+    line: String,
+    format: TurnFormat,
+    sequence: Option<&'a [u32]>,
+    sampling_seed: u64,
+    key: Option<SeatKey>,
+}
+
+/// The decider's move as an action line, or why there is none (a script's line that has no
+/// action part cannot be narrated: the episode ends as an error, naming it).
+fn decided_line(decided: &Played) -> Result<String, PlayerError> {
+    action_text(&decided.completion.text).ok_or_else(|| {
+        PlayerError::spec(
+            "decider",
+            format!(
+                "its turn has no action line to narrate: {:?}",
+                decided.completion.text.chars().take(120).collect::<String>()
+            ),
+        )
+    })
+}
+
+/// The stop strings that end a narrator's words where the action label begins.
+fn action_labels(format: TurnFormat) -> &'static [&'static str] {
+    match format {
+        TurnFormat::Xml => &["<action>"],
+        TurnFormat::Tagged | TurnFormat::Tools => &["Action:", "ACTION:"],
+    }
+}
+
+/// What is written after the narrator's words so the turn ends with the decided action line:
+/// the line alone after a label the narrator wrote (a server that keeps the stop string), else
+/// the label and the line on a line of their own.
+fn forced_text(words: &str, format: TurnFormat, line: &str) -> String {
+    let ends_with_label = action_labels(format)
+        .iter()
+        .any(|label| words.trim_end().ends_with(label));
+    let newline = if words.is_empty() || words.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    match (format, ends_with_label) {
+        (TurnFormat::Xml, true) => format!("{line}</action>"),
+        (TurnFormat::Xml, false) => format!("{newline}<action>{line}</action>"),
+        (_, true) => format!(" {line}"),
+        (_, false) => format!("{newline}Action: {line}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{parse, Action, TermSpace, Terms};
+
+    #[test]
+    fn a_narrators_words_end_with_the_decided_line_whatever_the_server_kept() {
+        let line = "[SUBMIT_DEAL] price:120";
+        for words in [
+            "Thought: low.\nTalk: How about $120?\n",
+            "Thought: low.\nTalk: How about $120?",
+            "Thought: low.\nTalk: How about $120?\nAction:",
+        ] {
+            let turn = format!("{words}{}", forced_text(words, TurnFormat::Tagged, line));
+            let read = parse(&turn, TermSpace::Price, None);
+            assert!(read.format_ok, "{turn}");
+            assert_eq!(read.action, Some(Action::Submit(Terms::Price(12_000))));
+        }
+        let xml = "<thought>low</thought>\n<talk>$120?</talk>\n";
+        let turn = format!("{xml}{}", forced_text(xml, TurnFormat::Xml, line));
+        assert!(parse(&turn, TermSpace::Price, None).format_ok, "{turn}");
+        let kept = "<thought>low</thought>\n<talk>$120?</talk>\n<action>";
+        let turn = format!("{kept}{}", forced_text(kept, TurnFormat::Xml, line));
+        assert!(parse(&turn, TermSpace::Price, None).format_ok, "{turn}");
+    }
+
+    #[test]
+    fn a_narrated_spec_splits_at_its_first_plus() {
+        assert_eq!(
+            split_spec("narrate:rule:linear+openai:m@http://h/v1"),
+            Some(Ok(("rule:linear", "openai:m@http://h/v1")))
+        );
+        assert!(matches!(split_spec("narrate:rule:linear"), Some(Err(_))));
+        assert_eq!(split_spec("rule:linear"), None);
+    }
+}

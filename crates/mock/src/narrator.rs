@@ -1,0 +1,105 @@
+//! The mock as a narrator: a request whose last message is a narrated seat's brief
+//! (`prompts/narrate.j2`, which names the decided move and the action line to end with) is
+//! answered with a Thought and a Talk that fit the move — naming its price, where it has one —
+//! and then the line itself, as a faithful narrator writes. Whether the line is kept is the
+//! request's `stop` (the player stops a narrator where its action begins and writes the line
+//! itself).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use dealgym::game::{Message, MessageRole};
+
+/// How the built-in brief begins.
+const BRIEF: &str = "Your move this turn is already decided:";
+
+static PRICE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)price\s*[:=]\s*\$?([0-9][0-9,]*(?:\.[0-9]+)?)").expect("static regex"));
+
+/// The narrated turn for a brief, if the last message is one.
+pub(crate) fn narrate(messages: &[Message]) -> Option<String> {
+    let last = messages.last().filter(|m| m.role == MessageRole::User)?;
+    if !last.content.starts_with(BRIEF) {
+        return None;
+    }
+    let end = last.content.lines().last()?.trim();
+    let (xml, line) = match end.strip_prefix("<action>") {
+        Some(rest) => (true, rest.trim_end_matches("</action>").trim()),
+        None => (false, end.strip_prefix("Action:")?.trim()),
+    };
+    let token = line.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
+    let talk = match token.as_str() {
+        "[SUBMIT_DEAL]" => match PRICE.captures(line) {
+            Some(price) => format!("How about ${}? I think that is fair for both of us.", &price[1]),
+            None => "Here is my proposal; I hope it works for you.".to_string(),
+        },
+        "[ACCEPT_DEAL]" => "That works for me. We have a deal.".to_string(),
+        "[WALK_AWAY]" => "I do not think we can agree. Goodbye.".to_string(),
+        "[TALK]" => "Let us keep talking before anyone commits.".to_string(),
+        _ => "I cannot agree to that yet.".to_string(),
+    };
+    let thought = format!("The move is set ({token}); I will say it plainly.");
+    Some(if xml {
+        format!("<thought>{thought}</thought>\n<talk>{talk}</talk>\n<action>{line}</action>")
+    } else {
+        format!("Thought: {thought}\nTalk: {talk}\nAction: {line}")
+    })
+}
+
+/// `text` cut where the first of `stop` begins (kept with `keep`), and whether it was cut:
+/// what a server sends for a request with stop strings.
+pub(crate) fn cut_at_stop(text: &str, stop: &[String], keep: bool) -> (String, bool) {
+    let first = stop
+        .iter()
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| text.find(s.as_str()).map(|at| (at, s.len())))
+        .min();
+    match first {
+        Some((at, len)) => {
+            let end = if keep { at + len } else { at };
+            (text[..end].to_string(), true)
+        }
+        None => (text.to_string(), false),
+    }
+}
+
+/// A request's `stop`: one string or a list.
+#[derive(serde::Deserialize, Default, Debug)]
+#[serde(untagged)]
+pub(crate) enum Stop {
+    #[default]
+    None,
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Stop {
+    pub(crate) fn strings(&self) -> Vec<String> {
+        match self {
+            Stop::None => Vec::new(),
+            Stop::One(s) => vec![s.clone()],
+            Stop::Many(v) => v.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_brief_is_narrated_with_its_price_and_ends_with_its_line() {
+        let brief = format!("{BRIEF} [SUBMIT_DEAL] price:120. Write …\nAction: [SUBMIT_DEAL] price:120");
+        let messages = vec![
+            Message::new(MessageRole::System, "sys"),
+            Message::new(MessageRole::User, brief),
+        ];
+        let turn = narrate(&messages).expect("a brief");
+        assert!(turn.contains("$120"), "{turn}");
+        assert!(turn.ends_with("Action: [SUBMIT_DEAL] price:120"), "{turn}");
+        let (words, cut) = cut_at_stop(&turn, &["Action:".into()], false);
+        assert!(cut && words.ends_with("fair for both of us.\n"), "{words}");
+        assert_eq!(narrate(&messages[..1]), None);
+    }
+}
