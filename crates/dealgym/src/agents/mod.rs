@@ -193,6 +193,20 @@ struct PlayerTable<'a> {
     /// URL }`; the table then holds `planner` alone.
     #[serde(skip_serializing_if = "Option::is_none")]
     planner: &'a Option<PlannerConfig>,
+    /// A narrated seat: who decides the move (`rule:NAME`, `script:FILE`, a planner's table,
+    /// or at a table seat `rule:deliberation`); the table then holds `decider`, `narrator` and
+    /// `force` alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decider: Option<&'a str>,
+    /// A narrated seat: the model that writes the words (`openai:MODEL@URL` or a model's
+    /// table).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    narrator: Option<&'a str>,
+    /// A narrated seat: how its action line is held to the decided move: `appended`
+    /// (default; forced ids marked in token-exact mode), `grammar` (by the narrator's
+    /// `constrain`) or `prompt` (asked for, checked by the engine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    force: Option<crate::narration::Force>,
 }
 
 impl Serialize for PlayerConfig {
@@ -212,6 +226,9 @@ impl Serialize for PlayerConfig {
             persona: &self.persona,
             constrain: self.constrain,
             planner: &None,
+            decider: None,
+            narrator: None,
+            force: None,
         }
         .serialize(s)
     }
