@@ -52,7 +52,7 @@ static ACCEPTS: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)\b(i accept|i'll accept|i will accept|we have a deal|you have a deal|it's a deal|it is a deal|deal!|agreed|i agree to (?:your|that|this|the)|that works for me|sounds good, deal)")
 });
 static REFUSES: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(i reject|i decline|no deal|not acceptable|unacceptable|too (?:high|low|much) for me)")
+    re(r"(?i)\b(i reject|i decline|no deal|not acceptable|unacceptable|too (?:high|low|much) for me|(?:cannot|can't|won't|will not|do not|don't) accept)")
 });
 static LEAVES: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)\b(walk(?:ing)? away|goodbye|i'm leaving|i am leaving|i'm out\b|we are done|we're done|end (?:this|the) negotiation)")

@@ -23,7 +23,7 @@ pub use consistency::{contradictions, Contradiction};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{Action, TurnError};
+use crate::protocol::{Action, TurnError, TurnFormat};
 
 /// A narrated turn as the engine is given it: what the decider chose, what the narrator was
 /// told, how the action line was held to the choice, and — filled in by the engine when it
@@ -101,10 +101,61 @@ pub fn check_decided(
     }
 }
 
+/// The stop strings that end a narrator's words where the action label begins
+/// ([`Force::Appended`]): its request stops at them, and [`forced_text`] writes the line.
+pub fn action_labels(format: TurnFormat) -> &'static [&'static str] {
+    match format {
+        TurnFormat::Xml => &["<action>"],
+        TurnFormat::Tagged | TurnFormat::Tools => &["Action:", "ACTION:"],
+    }
+}
+
+/// What is written after the narrator's words so the turn ends with the decided action line:
+/// the line alone after a label the narrator wrote (a server that keeps the stop string), else
+/// the label and the line on a line of their own.
+pub fn forced_text(words: &str, format: TurnFormat, line: &str) -> String {
+    let ends_with_label = action_labels(format)
+        .iter()
+        .any(|label| words.trim_end().ends_with(label));
+    let newline = if words.is_empty() || words.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    match (format, ends_with_label) {
+        (TurnFormat::Xml, true) => format!("{line}</action>"),
+        (TurnFormat::Xml, false) => format!("{newline}<action>{line}</action>"),
+        (_, true) => format!(" {line}"),
+        (_, false) => format!("{newline}Action: {line}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::Terms;
+    use crate::protocol::{parse, Action, TermSpace, Terms};
+
+    #[test]
+    fn a_narrators_words_end_with_the_decided_line_whatever_the_server_kept() {
+        let line = "[SUBMIT_DEAL] price:120";
+        for words in [
+            "Thought: low.\nTalk: How about $120?\n",
+            "Thought: low.\nTalk: How about $120?",
+            "Thought: low.\nTalk: How about $120?\nAction:",
+        ] {
+            let turn = format!("{words}{}", forced_text(words, TurnFormat::Tagged, line));
+            let read = parse(&turn, TermSpace::Price, None);
+            assert!(read.format_ok, "{turn}");
+            assert_eq!(read.action, Some(Action::Submit(Terms::Price(12_000))));
+        }
+        let xml = "<thought>low</thought>\n<talk>$120?</talk>\n";
+        let turn = format!("{xml}{}", forced_text(xml, TurnFormat::Xml, line));
+        assert!(parse(&turn, TermSpace::Price, None).format_ok, "{turn}");
+        let kept = "<thought>low</thought>\n<talk>$120?</talk>\n<action>";
+        let turn = format!("{kept}{}", forced_text(kept, TurnFormat::Xml, line));
+        assert!(parse(&turn, TermSpace::Price, None).format_ok, "{turn}");
+    }
+
 
     #[test]
     fn a_narrated_turn_plays_its_decided_move_or_is_refused() {

@@ -289,6 +289,11 @@ pub struct SeatFigures {
     /// oracle searches; absent (and left out of JSON) where there are none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regret: Option<Estimate>,
+    /// A narrated seat's consistency: narrated attempts whose Talk does not contradict their
+    /// decided move / narrated attempts; absent (and left out of JSON) for a seat never
+    /// narrated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consistency: Option<Estimate>,
 }
 
 /// One seat's attempt counts, summed over the scored episodes of an aggregate.
@@ -355,8 +360,9 @@ mod seat_figure {
     pub const SL: usize = 12;
     pub(crate) const MALFORMED_DEALS: usize = 13;
     pub(crate) const REGRET: usize = 14;
+    pub(crate) const CONSISTENT: usize = 15;
 }
-const PER_SEAT: usize = 15;
+const PER_SEAT: usize = 16;
 const FIGURES: usize = SEATS + 2 * PER_SEAT;
 
 // Where each denominator sits: shared by the figures over the same episodes.
@@ -389,9 +395,11 @@ mod seat_den {
     pub(crate) const PROPOSALS: usize = 5;
     /// Has an oracle (faced a built-in rule).
     pub(crate) const ORACLE: usize = 6;
+    /// Narrated attempts.
+    pub(crate) const NARRATED: usize = 7;
 }
 const D_SEATS: usize = 6;
-const D_PER_SEAT: usize = 7;
+const D_PER_SEAT: usize = 8;
 const DENS: usize = D_SEATS + 2 * D_PER_SEAT;
 
 fn seat_offset(seat: Seat) -> usize {
@@ -435,6 +443,7 @@ const DEN_OF: [usize; FIGURES] = {
         of[at + f::SL] = den + d::BUYER;
         of[at + f::MALFORMED_DEALS] = den + d::PROPOSALS;
         of[at + f::REGRET] = den + d::ORACLE;
+        of[at + f::CONSISTENT] = den + d::NARRATED;
         seat += 1;
     }
     of
@@ -640,6 +649,8 @@ impl Aggregate {
                 num[at + f::REGRET] = regret;
                 den[dn + d::ORACLE] = 1.0;
             }
+            num[at + f::CONSISTENT] = f64::from(m.narrated.saturating_sub(m.contradicted));
+            den[dn + d::NARRATED] = f64::from(m.narrated);
         }
         for (sum, x) in self.num.iter_mut().zip(num) {
             *sum += x;
@@ -760,6 +771,7 @@ impl Aggregate {
                 malformed_deals: estimates[at + f::MALFORMED_DEALS],
                 regulated: estimates[at + f::REGULATED],
                 regret: estimates[at + f::REGRET],
+                consistency: estimates[at + f::CONSISTENT],
             }
         };
         Figures {

@@ -100,6 +100,14 @@ pub struct SeatMetrics {
     /// Attempts whose Thought or Talk copies the seat's own instructions.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub copied_instructions: u32,
+    /// Narrated attempts (a decider's move in a narrator's words, [`crate::narration`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub narrated: u32,
+    /// Narrated attempts whose Talk contradicts their decided move
+    /// ([`crate::narration::contradictions`]): the seat's consistency is the rest over
+    /// `narrated`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub contradicted: u32,
     /// The seat's ρ had there been no deal (the no-deal value over its scale), where the setup
     /// gives a no-deal value other than 0; absent where it is 0 (and so is that ρ). What the
     /// report's threshold sensitivity gives a refused deal.
@@ -187,6 +195,11 @@ pub fn episode_metrics(
             token_drift: mine
                 .iter()
                 .filter(|t| t.tokens.as_ref().is_some_and(|k| k.drift.is_some()))
+                .count() as u32,
+            narrated: mine.iter().filter(|t| t.narration.is_some()).count() as u32,
+            contradicted: mine
+                .iter()
+                .filter(|t| t.narration.as_ref().is_some_and(|n| !n.contradictions.is_empty()))
                 .count() as u32,
             no_deal_rho: no_deal_rho.as_ref().map(|rho| rho[seat]),
         };

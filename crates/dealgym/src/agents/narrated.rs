@@ -19,7 +19,7 @@ use super::model::routed_call;
 use super::{Constrain, Played, Player, PlayerConfig, PlayerError, SamplingDefaults, TurnContext};
 use crate::game::{Completion, Message, MessageRole};
 use crate::llm::{SeatKey, TokenMode};
-use crate::narration::{Force, Narration};
+use crate::narration::{action_labels, forced_text, Force, Narration};
 use crate::negotiator::deliberation::Scripted;
 use crate::protocol::constraint::{admits_narration, ConstraintCheck};
 use crate::protocol::{action_text, TurnFormat};
@@ -376,59 +376,9 @@ fn decided_line(decided: &Played) -> Result<String, PlayerError> {
     })
 }
 
-/// The stop strings that end a narrator's words where the action label begins.
-fn action_labels(format: TurnFormat) -> &'static [&'static str] {
-    match format {
-        TurnFormat::Xml => &["<action>"],
-        TurnFormat::Tagged | TurnFormat::Tools => &["Action:", "ACTION:"],
-    }
-}
-
-/// What is written after the narrator's words so the turn ends with the decided action line:
-/// the line alone after a label the narrator wrote (a server that keeps the stop string), else
-/// the label and the line on a line of their own.
-fn forced_text(words: &str, format: TurnFormat, line: &str) -> String {
-    let ends_with_label = action_labels(format)
-        .iter()
-        .any(|label| words.trim_end().ends_with(label));
-    let newline = if words.is_empty() || words.ends_with('\n') {
-        ""
-    } else {
-        "\n"
-    };
-    match (format, ends_with_label) {
-        (TurnFormat::Xml, true) => format!("{line}</action>"),
-        (TurnFormat::Xml, false) => format!("{newline}<action>{line}</action>"),
-        (_, true) => format!(" {line}"),
-        (_, false) => format!("{newline}Action: {line}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{parse, Action, TermSpace, Terms};
-
-    #[test]
-    fn a_narrators_words_end_with_the_decided_line_whatever_the_server_kept() {
-        let line = "[SUBMIT_DEAL] price:120";
-        for words in [
-            "Thought: low.\nTalk: How about $120?\n",
-            "Thought: low.\nTalk: How about $120?",
-            "Thought: low.\nTalk: How about $120?\nAction:",
-        ] {
-            let turn = format!("{words}{}", forced_text(words, TurnFormat::Tagged, line));
-            let read = parse(&turn, TermSpace::Price, None);
-            assert!(read.format_ok, "{turn}");
-            assert_eq!(read.action, Some(Action::Submit(Terms::Price(12_000))));
-        }
-        let xml = "<thought>low</thought>\n<talk>$120?</talk>\n";
-        let turn = format!("{xml}{}", forced_text(xml, TurnFormat::Xml, line));
-        assert!(parse(&turn, TermSpace::Price, None).format_ok, "{turn}");
-        let kept = "<thought>low</thought>\n<talk>$120?</talk>\n<action>";
-        let turn = format!("{kept}{}", forced_text(kept, TurnFormat::Xml, line));
-        assert!(parse(&turn, TermSpace::Price, None).format_ok, "{turn}");
-    }
 
     #[test]
     fn a_narrated_spec_splits_at_its_first_plus() {

@@ -1,7 +1,7 @@
 //! `tinker`: one line per seat and episode holding its transitions in the shape of the Tinker
 //! cookbook's `Transition` — `ob` (the full prompt of the call as ids: every earlier call's
 //! prompt and completion, then this call's prompt), `ac` (`tokens` sampled and their
-//! `maybe_logprobs`), `reward` (each turn's own where the record holds per-turn rewards, else
+//! `maybe_logprobs`; a narrated turn's forced action ids are left to the next `ob`), `reward` (each turn's own where the record holds per-turn rewards, else
 //! the episode's reward on the last transition, 0 before) and `episode_done` (on the last). A trajectory's `final_ob` is not written: a seat's episode
 //! ends with its own last action.
 
@@ -39,11 +39,14 @@ pub fn write<H: Serialize>(seat: &SeatTokens<H>, out: &mut dyn Write) -> io::Res
     let mut transitions = Vec::with_capacity(calls.len());
     for (i, call) in calls.iter().enumerate() {
         context.extend(&call.prompt_ids);
+        // A narrated turn's forced action ids were written, not sampled: they are not the
+        // action, and the next observation holds them.
+        let sampled = call.sampled_len();
         transitions.push(Transition {
             ob: context.clone(),
             ac: Action {
-                tokens: &call.completion_ids,
-                maybe_logprobs: &call.logprobs,
+                tokens: &call.completion_ids[..sampled],
+                maybe_logprobs: &call.logprobs[..call.logprobs.len().min(sampled)],
             },
             reward: seat.call_rewards[i],
             episode_done: i + 1 == calls.len(),

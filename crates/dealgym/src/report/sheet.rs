@@ -256,7 +256,8 @@ fn csv_line(fields: &[String]) -> String {
 /// sale-to-list and SL, then Pareto % and the turn figures — with counts of episodes and backend
 /// errors; where any group has bundle deals, the share whose bundle grew the pie and the mean
 /// integrative gain; where any group has a seat that faced a built-in rule, each seat's regret
-/// (the oracle's ρ less its own).
+/// (the oracle's ρ less its own); where any group has a narrated seat, its consistency (the
+/// share of its narrated turns whose Talk keeps to the decided move).
 pub(crate) fn aggregate_table(groups: &Groups, dimension: Dimension) -> Sheet {
     let mut columns = vec![
         Column::new(
@@ -310,9 +311,18 @@ pub(crate) fn aggregate_table(groups: &Groups, dimension: Dimension) -> Sheet {
     if regrets {
         columns.extend(Seat::BOTH.map(|seat| seat_column(seat, REGRET, true)));
     }
+    // Each narrated seat's consistency (`narration`), where any group has one.
+    let narrated = PerSeat::from_fn(|seat| {
+        groups
+            .of(dimension)
+            .any(|(_, a)| a.figures().seats[seat].consistency.is_some())
+    });
+    for seat in Seat::BOTH.into_iter().filter(|s| narrated[*s]) {
+        columns.push(seat_column(seat, CONSISTENCY, true));
+    }
     let rows = groups
         .of(dimension)
-        .map(|(name, a)| aggregate_row(name, a, bundles, regrets))
+        .map(|(name, a)| aggregate_row(name, a, bundles, regrets, narrated))
         .collect();
     Sheet {
         name: format!("by_{}", dimension.name()),
@@ -335,6 +345,9 @@ fn seat_column(seat: Seat, (heading, key): (&str, &str), shown: bool) -> Column 
 
 /// The oracle's ρ less the seat's, against a built-in rule (heading, key).
 const REGRET: (&str, &str) = ("regret", "regret");
+
+/// A narrated seat's turns whose Talk keeps to the decided move, in percent (heading, key).
+const CONSISTENCY: (&str, &str) = ("narration consistent %", "consistency_pct");
 
 /// The bargained ratio as the papers report it (heading, key), beside the deal rate.
 pub(super) const RHO_DEALS: (&str, &str) = ("ρ over deals", "rho_deals");
@@ -403,7 +416,13 @@ fn seat_cells(f: &SeatFigures) -> [Cell; 14] {
     ]
 }
 
-fn aggregate_row(name: &str, a: &Aggregate, bundles: bool, regrets: bool) -> Vec<Cell> {
+fn aggregate_row(
+    name: &str,
+    a: &Aggregate,
+    bundles: bool,
+    regrets: bool,
+    narrated: PerSeat<bool>,
+) -> Vec<Cell> {
     let f = a.figures();
     let pct = |e: Option<Estimate>| Cell::Estimate(e.map(|e| e.scaled(100.0)), 1);
     let mut row = vec![
@@ -433,6 +452,9 @@ fn aggregate_row(name: &str, a: &Aggregate, bundles: bool, regrets: bool) -> Vec
     }
     if regrets {
         row.extend(Seat::BOTH.map(|seat| Cell::Estimate(f.seats[seat].regret, 3)));
+    }
+    for seat in Seat::BOTH.into_iter().filter(|s| narrated[*s]) {
+        row.push(pct(f.seats[seat].consistency));
     }
     row
 }

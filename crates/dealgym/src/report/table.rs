@@ -40,6 +40,9 @@ struct RoleFigures {
     acceptances: usize,
     attempts: usize,
     format_ok: usize,
+    /// Narrated attempts, and those whose Talk contradicts the decided move.
+    narrated: usize,
+    contradicted: usize,
     rho: Quantiles,
 }
 
@@ -80,6 +83,10 @@ impl TableCollector {
             for t in r.turns.iter().filter(|t| t.turn.seat == seat) {
                 f.attempts += 1;
                 f.format_ok += usize::from(t.turn.parsed.counts_as_format_ok());
+                if let Some(n) = &t.turn.completion.narration {
+                    f.narrated += 1;
+                    f.contradicted += usize::from(!n.contradictions.is_empty());
+                }
                 match t.turn.played() {
                     Some(Action::Accept) => f.acceptances += 1,
                     Some(Action::Submit(terms)) => {
@@ -107,7 +114,9 @@ fn mean(sum: f64, n: usize, digits: usize) -> Cell {
 }
 
 fn roles_table(c: &TableCollector) -> Sheet {
-    Sheet {
+    // A narrated seat's consistency, where any role was narrated.
+    let narrated = c.roles.values().any(|f| f.narrated > 0);
+    let mut sheet = Sheet {
         name: "table_roles".into(),
         title: "Per seat (role): deals, score, ρ, proposals breaking the seat's own minimum, \
                 acceptances, format"
@@ -140,7 +149,17 @@ fn roles_table(c: &TableCollector) -> Sheet {
                 ]
             })
             .collect(),
+    };
+    if narrated {
+        sheet.columns.push(Column::new(
+            "narration consistent %",
+            "consistency_pct",
+        ));
+        for (row, f) in sheet.rows.iter_mut().zip(c.roles.values()) {
+            row.push(share(f.narrated - f.contradicted, f.narrated));
+        }
     }
+    sheet
 }
 
 fn scenarios_table(c: &TableCollector) -> Sheet {
