@@ -741,6 +741,18 @@ async fn a_rollout_request_naming_many_families_is_refused_as_it_adds_up() {
     .await;
     assert_eq!((status, code(&answer)), (403, "FORBIDDEN"), "{answer}");
     assert!(message(&answer).contains("planner"), "{answer}");
+    // Nor a narrated player: its decider and narrator are player specs too.
+    let (status, answer) = post(
+        &server,
+        "/v1/rollouts",
+        &json!({"scenarios": {"family": "casino", "count": 1},
+                "learner": {"endpoint": "http://127.0.0.1:9/v1", "model": "m",
+                            "sampling": {"decider": "script:/etc/passwd",
+                                         "narrator": "openai:m@http://169.254.169.254/v1"}}}),
+    )
+    .await;
+    assert_eq!((status, code(&answer)), (403, "FORBIDDEN"), "{answer}");
+    assert!(message(&answer).contains("narrated"), "{answer}");
     server.shutdown().await;
 }
 

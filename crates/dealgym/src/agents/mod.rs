@@ -39,7 +39,7 @@ pub use crate::negotiator::{
 };
 pub use persona::PersonaConfig;
 pub use narrated::{NarratedConfig, Narrated};
-pub(crate) use narrated::Decider;
+pub(crate) use narrated::{split_spec as narrated_parts, Decider};
 pub use planner::{Planner, PlannerConfig, Proposers, Selector};
 pub use sampling::{SamplingConfig, SamplingDefaults};
 pub use script::ScriptPlayer;

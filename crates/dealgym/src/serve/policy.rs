@@ -94,6 +94,13 @@ impl ClientPolicy {
         if spec.starts_with("rule:") {
             return Ok(());
         }
+        // A narrated player is its decider and its narrator: each is held to the same policy.
+        if let Some(parts) = crate::agents::narrated_parts(spec) {
+            let (decider, narrator) =
+                parts.map_err(|e| ServeError::Validation(format!("opponent: {e}")))?;
+            self.opponent(decider, default, players)?;
+            return self.opponent(narrator, default, players);
+        }
         if spec.starts_with("script:") {
             if self.scripts {
                 return Ok(());
@@ -301,6 +308,26 @@ mod tests {
         assert!(scripts
             .opponent("script:x.json", "rule:boulware", &players)
             .is_ok());
+        // A narrated opponent is held to the policy through both of its parts.
+        assert!(one
+            .opponent(
+                "narrate:rule:linear+openai:m@http://127.0.0.1:8000/v1",
+                "rule:boulware",
+                &players
+            )
+            .is_ok());
+        for refused in [
+            "narrate:rule:linear+openai:m@http://10.0.0.1/v1",
+            "narrate:script:/etc/passwd+openai:m@http://127.0.0.1:8000/v1",
+        ] {
+            assert!(
+                matches!(
+                    one.opponent(refused, "rule:boulware", &players),
+                    Err(ServeError::Forbidden(_))
+                ),
+                "{refused}"
+            );
+        }
     }
 
     #[test]

@@ -528,6 +528,11 @@ fn learner_player(state: &Shared, learner: &Learner) -> Result<Player, ServeErro
             "learner: a `planner` names players and a value model for the server to call; it is the operator's to set (a [players.NAME] of the server's config)".into(),
         ));
     }
+    if table.contains_key("decider") || table.contains_key("narrator") {
+        return Err(ServeError::Forbidden(
+            "learner: a narrated player (`decider`, `narrator`) names players for the server to call; it is the operator's to set (a [players.NAME] of the server's config)".into(),
+        ));
+    }
     if table.contains_key("health_path") {
         return Err(ServeError::Forbidden(
             "learner: `health_path` is the operator's to set (a [players.NAME] of the server's config)".into(),
