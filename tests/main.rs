@@ -33,6 +33,7 @@ mod llm_client;
 mod market_family;
 mod merge;
 mod mixed_records;
+mod narrated;
 mod planner;
 mod prefixes;
 mod preset_ina;

@@ -1081,3 +1081,69 @@ fn the_kept_token_sequence_is_the_one_read_from_the_turns() {
         .unwrap();
     check(&e);
 }
+
+/// A narrated completion: `talk` around `action`, with the decided line `decided` and its brief.
+fn narrated(talk: &str, action: &str, decided: &str) -> Completion {
+    Completion {
+        narration: Some(crate::narration::Narration {
+            decided: decided.to_string(),
+            brief: format!("Your move is decided: {decided}"),
+            force: crate::narration::Force::Prompt,
+            contradictions: Vec::new(),
+        }),
+        ..Completion::from(turn(talk, action))
+    }
+}
+
+#[test]
+fn a_narrated_turn_plays_its_decided_move_keeps_its_brief_and_counts_its_contradictions() {
+    let s = price();
+    let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    // The narrator wrote another price than the decided one: refused as illegal, corrected.
+    let step = e
+        .step(narrated("I offer $130.", "[SUBMIT_DEAL] price:130", "[SUBMIT_DEAL] price:120"))
+        .unwrap();
+    assert!(step.retry && step.played.is_none());
+    let error = step.parsed.error.clone().expect("refused");
+    assert_eq!(error.kind, ErrorKind::Illegal);
+    assert!(error.message.contains("[SUBMIT_DEAL] price:120"), "{}", error.message);
+    // The seat's history holds the brief before each reply, the refused one included.
+    let view = e.view(Seat::Learner);
+    let briefs = view
+        .iter()
+        .filter(|m| m.content == "Your move is decided: [SUBMIT_DEAL] price:120")
+        .count();
+    assert_eq!(briefs, 1);
+    let brief_at = view
+        .iter()
+        .position(|m| m.content.starts_with("Your move is decided"))
+        .unwrap();
+    assert_eq!(view[brief_at + 1].role, crate::vocab::MessageRole::Assistant);
+    // The decided move, its Talk naming another price: played, and the contradiction kept.
+    let step = e
+        .step(narrated("I can pay $150.", "[SUBMIT_DEAL] price:120", "[SUBMIT_DEAL] price:120"))
+        .unwrap();
+    assert_eq!(step.played, Some(Action::Submit(Terms::Price(12_000))));
+    let kept = e.turns().last().unwrap().narration.clone().unwrap();
+    assert_eq!(
+        kept.contradictions,
+        vec![crate::narration::Contradiction::OtherPrice {
+            named: vec![15_000]
+        }]
+    );
+    // The opponent accepts; the learner's metrics count two narrated attempts, both
+    // contradicted (the refused one named $130 too).
+    let step = e.step(turn("Fine.", "[ACCEPT_DEAL]")).unwrap();
+    assert!(step.terminated);
+    let o = crate::record::RecordOutcome::of(&e).unwrap();
+    let m = &o.metrics.seats.learner;
+    assert_eq!((m.narrated, m.contradicted), (2, 2));
+    assert_eq!(o.metrics.seats.opponent.narrated, 0);
+    // Replay: stepping the recorded turns again gives the same views.
+    let mut again = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
+    for t in e.turns() {
+        again.step(t.completion()).unwrap();
+    }
+    assert_eq!(again.view(Seat::Learner), e.view(Seat::Learner));
+    assert_eq!(again.turns(), e.turns());
+}
