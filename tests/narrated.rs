@@ -84,7 +84,13 @@ fn a_narrated_seat_plays_every_two_party_family_with_its_deciders_moves() {
             "--out",
             bare.to_str().unwrap(),
         ]));
-        let (records, rule_records) = (read_log(&out), read_log(&bare));
+        // Episodes over HTTP finish in any order: paired by episode.
+        let sorted = |path: &Path| {
+            let mut records = read_log(path);
+            records.sort_by(|a, b| a.episode_id.cmp(&b.episode_id));
+            records
+        };
+        let (records, rule_records) = (sorted(&out), sorted(&bare));
         assert_eq!(records.len(), 2, "{family}");
         for (record, rule) in records.iter().zip(&rule_records) {
             assert_eq!(record.seats[Seat::Learner].player.to_string(), narrated);
@@ -381,7 +387,8 @@ fn the_eval_rates_a_narrated_player_beside_the_bare_rule_and_the_bare_model() {
     };
     let (narrated, bare, linear) = (cell("narrated"), cell("bare"), cell("linear"));
     // The decider's moves, so the rule's outcome; above the conceding model's, intervals apart.
-    assert_eq!(narrated["rho_deals"]["value"], linear["rho_deals"]["value"]);
+    let value = |c: &Value| c["rho_deals"]["value"].as_f64().unwrap();
+    assert!((value(&narrated) - value(&linear)).abs() < 1e-12, "{narrated} vs {linear}");
     assert!(
         narrated["rho_deals"]["low"].as_f64().unwrap() > bare["rho_deals"]["high"].as_f64().unwrap(),
         "{narrated} vs {bare}"

@@ -14,8 +14,8 @@ use dealgym::eval::{
 #[derive(Debug, Clone, Args)]
 pub struct EvalFlags {
     /// A player to evaluate, in the learner seat: NAME=SPEC, SPEC as `run --learner` takes it
-    /// (openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina|ina-code|fixed-concession), script:FILE, or a
-    /// [players.NAME] of the config). Repeat the flag for several.
+    /// (openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina|ina-code|fixed-concession), script:FILE,
+    /// narrate:DECIDER+MODEL, or a [players.NAME] of the config). Repeat the flag for several.
     #[arg(long = "player", value_name = "NAME=SPEC", required = true)]
     pub players: Vec<String>,
     /// A fixed opponent every player meets, in the opponent seat: NAME=SPEC. Repeat the flag

@@ -11,13 +11,13 @@ use dealgym::run::{ConfigError, Cut, PrefixOptions, RunOptions, Targets};
 /// The flags of `dealgym run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunFlags {
-    /// openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina|ina-code|fixed-concession), script:FILE, or a [players.NAME] of the config. Needed for two-party scenarios.
+    /// openai:MODEL@URL, rule:NAME (boulware|tough|linear|conceder|ina|ina-code|fixed-concession), script:FILE, narrate:DECIDER+MODEL (the decider's moves in the model's words, e.g. narrate:rule:linear+openai:MODEL@URL), or a [players.NAME] of the config. Needed for two-party scenarios.
     #[arg(long)]
     pub learner: Option<String>,
     /// Same forms as --learner. Needed for two-party scenarios, unless the preset names the paper's opponent (`--preset ina`: rule:ina); this flag wins over it.
     #[arg(long)]
     pub opponent: Option<String>,
-    /// A seat of an n-party table (scenarios/deliberation.jsonl) or a market (scenarios/market.jsonl): ROLE=SPEC, SPEC an openai:MODEL@URL, script:FILE, a [players.NAME], or a scripted player: at a table rule:deliberation (the scripted party of the role's incentive), at a market rule:zic, rule:sniper or rule:truthful; repeat for several seats. Roles not named play rule:deliberation at a table, rule:zic at a market.
+    /// A seat of an n-party table (scenarios/deliberation.jsonl) or a market (scenarios/market.jsonl): ROLE=SPEC, SPEC an openai:MODEL@URL, script:FILE, a [players.NAME], or a scripted player: at a table rule:deliberation (the scripted party of the role's incentive), at a market rule:zic, rule:sniper or rule:truthful; at a table, narrate:rule:deliberation+MODEL (the scripted party's moves in the model's words); repeat for several seats. Roles not named play rule:deliberation at a table, rule:zic at a market.
     #[arg(long = "seat", value_name = "ROLE=SPEC")]
     pub seats: Vec<String>,
     /// A role of an n-party table whose proposals and acceptances below its own minimum become [REJECT_DEAL], or a market trader that may not trade at a loss (repeat for several).

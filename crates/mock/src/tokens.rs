@@ -357,7 +357,7 @@ pub(super) async fn completions_route(
             "index": 0,
             "text": text,
             "token_ids": ids,
-            "logprobs": {"token_logprobs": logprobs},
+            "logprobs": {"token_logprobs": logprobs, "tokens": ids.iter().map(|id| detokenize(&[*id])).collect::<Vec<_>>()},
             "finish_reason": if cut { "length" } else { "stop" },
         }],
     });

@@ -130,6 +130,30 @@ pub fn forced_text(words: &str, format: TurnFormat, line: &str) -> String {
     }
 }
 
+/// Where a token-exact narrator's sampled ids are cut ([`Force::Appended`]: its server is not
+/// asked to stop, as servers disagree on whether a stop string's ids come back): before the id
+/// whose text holds the first action label ([`action_labels`]). The ids to keep and the bytes of
+/// `text` they spell; `None` where no label was written or the ids' `pieces` do not spell the
+/// start of `text` (the sampled ids are then all kept, and the line follows them). A piece the
+/// server leaves out of `text` (an end-of-turn marker after the label) does not matter.
+pub fn cut_at_label(pieces: &[String], text: &str, format: TurnFormat) -> Option<(usize, usize)> {
+    let at = action_labels(format)
+        .iter()
+        .filter_map(|label| text.find(label))
+        .min()?;
+    if !pieces.concat().starts_with(&text[..at]) {
+        return None;
+    }
+    let mut spelled = 0;
+    for (i, piece) in pieces.iter().enumerate() {
+        if spelled + piece.len() > at {
+            return Some((i, spelled));
+        }
+        spelled += piece.len();
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +180,29 @@ mod tests {
         assert!(parse(&turn, TermSpace::Price, None).format_ok, "{turn}");
     }
 
+
+    #[test]
+    fn a_narrators_ids_are_cut_before_the_one_that_holds_its_action_label() {
+        let pieces: Vec<String> = ["Thought: ok", "\nTalk: $9", "\nAct", "ion: [REJ", "ECT_DEAL]"]
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        let text = pieces.concat();
+        assert_eq!(
+            cut_at_label(&pieces, &text, TurnFormat::Tagged),
+            Some((2, "Thought: ok\nTalk: $9".len()))
+        );
+        // An end-of-turn piece the text leaves out does not matter.
+        let mut ended = pieces.clone();
+        ended.push("<|im_end|>".into());
+        assert_eq!(
+            cut_at_label(&ended, &text, TurnFormat::Tagged),
+            Some((2, "Thought: ok\nTalk: $9".len()))
+        );
+        // No label, or pieces that do not spell the text: nothing is cut.
+        assert_eq!(cut_at_label(&pieces[..2], &pieces[..2].concat(), TurnFormat::Tagged), None);
+        assert_eq!(cut_at_label(&pieces, "other Action: x", TurnFormat::Tagged), None);
+    }
 
     #[test]
     fn a_narrated_turn_plays_its_decided_move_or_is_refused() {

@@ -105,6 +105,7 @@ pub(super) async fn llm_call(
             reasoning: reply.reasoning,
             tool_calls: reply.tool_calls,
             tokens_record: None,
+            pieces: Vec::new(),
             retries: reply.retries,
             tokens,
         });
@@ -147,13 +148,14 @@ async fn exact_call(
         cached: sampled.cached_tokens,
     };
     let tokens_record = next
-        .sampled(sampled.ids, sampled.logprobs, sampled.finish_reason)
+        .sampled(sampled.ids, sampled.logprobs, sampled.finish_reason.clone())
         .map_err(|e| LlmError::BadResponse {
             url: client.root(),
             message: e.to_string(),
         })?;
     Ok(CallAnswer {
         text: sampled.text,
+        pieces: sampled.pieces,
         reasoning: None,
         tool_calls: Vec::new(),
         call: Some(call),
@@ -171,6 +173,8 @@ pub(super) struct CallAnswer {
     pub(super) tool_calls: Vec<crate::vocab::ToolCall>,
     pub(super) call: Option<Call>,
     pub(super) tokens_record: Option<crate::vocab::TurnTokens>,
+    /// The text of each sampled id (token-exact calls whose server gives it).
+    pub(super) pieces: Vec<String>,
     pub(super) retries: u32,
     pub(super) tokens: CallTokens,
 }

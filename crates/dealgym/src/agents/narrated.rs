@@ -19,7 +19,7 @@ use super::model::routed_call;
 use super::{Constrain, Played, Player, PlayerConfig, PlayerError, SamplingDefaults, TurnContext};
 use crate::game::{Completion, Message, MessageRole};
 use crate::llm::{SeatKey, TokenMode};
-use crate::narration::{action_labels, forced_text, Force, Narration};
+use crate::narration::{action_labels, cut_at_label, forced_text, Force, Narration};
 use crate::negotiator::deliberation::Scripted;
 use crate::protocol::constraint::{admits_narration, ConstraintCheck};
 use crate::protocol::{action_text, TurnFormat};
@@ -282,6 +282,8 @@ impl Narrated {
         };
         let mut fields = serde_json::Map::new();
         match self.force {
+            // A token-exact narrator is cut at its label by the ids' texts instead.
+            Force::Appended if exact => {}
             Force::Appended => {
                 let mut stop = client.settings().stop.clone();
                 stop.extend(action_labels(asked.format).iter().map(|s| s.to_string()));
@@ -306,6 +308,13 @@ impl Narrated {
             .is_some_and(|c| c.finish_reason.as_deref() == Some("length"));
         let mut text = answer.text;
         let mut tokens = answer.tokens_record;
+        if let (Force::Appended, Some(tokens)) = (self.force, tokens.as_mut()) {
+            if let Some((ids, bytes)) = cut_at_label(&answer.pieces, &text, asked.format) {
+                tokens.completion_ids.truncate(ids);
+                tokens.logprobs.truncate(ids);
+                text.truncate(bytes);
+            }
+        }
         if self.force == Force::Appended {
             let forced = forced_text(&text, asked.format, &asked.line);
             if let Some(tokens) = tokens.as_mut() {

@@ -45,6 +45,10 @@ pub struct Sampled {
     pub text: String,
     pub ids: Vec<u32>,
     pub logprobs: Vec<f64>,
+    /// The text of each sampled id, where the server gives it (vLLM's `logprobs.tokens`,
+    /// llama.cpp's `completion_probabilities[].token`); empty otherwise. What a narrated turn
+    /// is cut at its action label by.
+    pub pieces: Vec<String>,
     pub finish_reason: Option<String>,
     pub(crate) retries: u32,
     /// Prompt tokens the server served from its prefix cache, when it says (vLLM's
@@ -278,6 +282,8 @@ struct CompletionsChoice {
 struct CompletionsLogprobs {
     #[serde(default)]
     token_logprobs: Vec<Option<f64>>,
+    #[serde(default)]
+    tokens: Vec<String>,
 }
 
 impl CompletionsAnswer {
@@ -290,15 +296,23 @@ impl CompletionsAnswer {
         let ids = choice
             .token_ids
             .ok_or_else(|| bad(url, "no token_ids (does the server read return_token_ids?)"))?;
-        let logprobs: Vec<f64> = choice
+        let (logprobs, pieces): (Vec<f64>, Vec<String>) = choice
             .logprobs
             .map(|l| {
-                l.token_logprobs
+                let logprobs = l
+                    .token_logprobs
                     .into_iter()
                     .map(|p| p.unwrap_or(0.0))
-                    .collect()
+                    .collect();
+                (logprobs, l.tokens)
             })
             .unwrap_or_default();
+        // Pieces that do not pair up with the ids are not used.
+        let pieces = if pieces.len() == ids.len() {
+            pieces
+        } else {
+            Vec::new()
+        };
         if logprobs.len() != ids.len() {
             return Err(bad(url, "logprobs do not match the sampled ids"));
         }
@@ -306,6 +320,7 @@ impl CompletionsAnswer {
             text: choice.text,
             ids,
             logprobs,
+            pieces,
             finish_reason: choice.finish_reason,
             retries: 0,
             cached_tokens: self.usage.and_then(|u| u.cached_tokens()),
@@ -336,6 +351,8 @@ struct LlamaProb {
     id: Option<u32>,
     #[serde(default)]
     logprob: Option<f64>,
+    #[serde(default)]
+    token: Option<String>,
 }
 
 impl LlamaAnswer {
@@ -354,8 +371,14 @@ impl LlamaAnswer {
             Some("eos" | "word") => Some("stop".to_string()),
             other => other.map(str::to_string),
         };
+        let pieces: Option<Vec<String>> = self
+            .completion_probabilities
+            .iter()
+            .map(|p| p.token.clone())
+            .collect();
         Ok(Sampled {
             text: self.content,
+            pieces: pieces.unwrap_or_default(),
             logprobs: self
                 .completion_probabilities
                 .iter()
