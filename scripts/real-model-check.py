@@ -29,6 +29,8 @@ RUNS = {
     "exact": (["learner", "opponent"], True),
     "tools": (["learner"], False),
     "sticky": (["learner", "opponent"], True),
+    "narrated": (["learner"], False),
+    "narrated_exact": (["learner"], False),
 }
 
 # Self-play runs whose prompt cost is printed: run -> whether its records must carry the
@@ -79,6 +81,34 @@ def check_exact(records, server, failures):
     )
     if calls == 0:
         failures.append("exact: no token-exact calls")
+
+
+def check_narrated(run, records, failures):
+    """A narrated learner (rule:linear decides, the model narrates): every learner turn carries
+    its narration and ends with its decided line; in token-exact mode every one marks where its
+    forced ids begin. Prints the share of narrated turns whose Talk keeps to the move."""
+    turns = [t for r in records for t in r["turns"] if t["seat"] == "learner"]
+    narrated = [t for t in turns if t.get("narration")]
+    if not turns or len(narrated) != len(turns):
+        failures.append(f"{run}: {len(turns) - len(narrated)} of {len(turns)} learner turns are not narrated")
+    ends = sum(1 for t in narrated if t["raw"].rstrip().endswith(t["narration"]["decided"]))
+    if ends != len(narrated):
+        failures.append(f"{run}: {len(narrated) - ends} narrated turns do not end with their decided line")
+    consistent = sum(1 for t in narrated if not t["narration"].get("contradictions"))
+    kinds = Counter(c["kind"] for t in narrated for c in t["narration"].get("contradictions", []))
+    print(
+        f"real-model: {run} run: {consistent} of {len(narrated)} narrated turns consistent "
+        f"({dict(sorted(kinds.items()))}), {sum(1 for t in narrated if t['format_ok'])} format-ok"
+    )
+    if run == "narrated_exact":
+        unmarked = 0
+        for t in narrated:
+            tokens = t.get("tokens") or {}
+            at = tokens.get("forced_from")
+            if at is None or not 0 <= at < len(tokens.get("completion_ids", [])):
+                unmarked += 1
+        if unmarked:
+            failures.append(f"{run}: {unmarked} narrated turns do not mark their forced ids")
 
 
 def read_jsonl(path):
@@ -182,6 +212,8 @@ def main():
                 failures.append("tools: a record does not say its learner acted through tools")
         if run == "exact":
             check_exact(records, server, failures)
+        if run.startswith("narrated"):
+            check_narrated(run, records, failures)
         if run == "logprobs":
             turns = [t for r in records for t in r["turns"] if t["seat"] == "learner"]
             missing = 0

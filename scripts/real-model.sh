@@ -15,6 +15,9 @@
 #                 and extend its sequence, and counts the calls whose sampled ids differ from a
 #                 re-tokenization of their decoded text (what exact mode exists to avoid)
 #   sticky        self-play, constrained, over both servers as two replicas (sticky routing)
+#   narrated      the model narrating rule:linear's moves (narrate:DECIDER+MODEL), against
+#                 rule:linear: every learner turn ends with its decided line; replayed with --verify
+#   narrated_exact  the same, token-exact: every narrated turn marks its forced ids
 #   tools         the learner acts through tools (learner_format = "tools": OpenAI tool
 #                 definitions to a second llama-server started with --jinja), against
 #                 rule:linear; counts the turns that made tool calls and replays it with --verify
@@ -110,6 +113,16 @@ player() { # name constrain logprobs [more lines] [port]
   player smol_exact gbnf false 'tokens = "exact"
 token_api = "llama_cpp"'
   player smol_tools none false "" "$tools_port"
+  # The model narrating rule:linear's moves (issue 47): as text (stopped at its action label),
+  # and token-exact (cut at the label by its ids, the decided line's ids forced and marked). A
+  # narrator writes the Thought and Talk alone: 128 tokens are plenty (this model seldom writes
+  # the label, and runs on to its limit).
+  for exact in "" _exact; do
+    printf '[players.smol_narrator%s]\nendpoint = "http://127.0.0.1:%s/v1"\nmodel = "smollm2-135m-instruct"\n' "$exact" "$port"
+    printf 'temperature = 0.7\nmax_tokens = 128\ntimeout_s = 300\nretries = 2\n'
+    if [ -n "$exact" ]; then printf 'tokens = "exact"\ntoken_api = "llama_cpp"\n'; fi
+    printf '\n[players.smol_narrated%s]\ndecider = "rule:linear"\nnarrator = "smol_narrator%s"\n\n' "$exact" "$exact"
+  done
   # Both servers as two replicas of one model: each episode-seat keeps its server (sticky).
   printf '[players.smol_sticky]\nendpoints = ["http://127.0.0.1:%s/v1", "http://127.0.0.1:%s/v1"]\n' "$port" "$tools_port"
   printf 'model = "smollm2-135m-instruct"\ntemperature = 0.7\nmax_tokens = 256\ntimeout_s = 300\nretries = 2\nconstrain = "gbnf"\n\n'
@@ -143,6 +156,11 @@ run logprobs smol_lp rule:linear
 run exact smol_exact smol_exact
 run tools smol_tools rule:linear "$work/tools.toml"
 run sticky smol_sticky smol_sticky
+run narrated smol_narrated rule:linear
+run narrated_exact smol_narrated_exact rule:linear
+for name in narrated narrated_exact; do
+  "$DEALGYM" replay "$work/$name.jsonl" --verify || failures=$((failures + 1))
+done
 # What the model read: the report's prompt-cost table of each self-play run.
 for name in selfplay exact sticky; do
   if [ -s "$work/$name.jsonl" ]; then

@@ -106,7 +106,9 @@ pub fn check_decided(
 pub fn action_labels(format: TurnFormat) -> &'static [&'static str] {
     match format {
         TurnFormat::Xml => &["<action>"],
-        TurnFormat::Tagged | TurnFormat::Tools => &["Action:", "ACTION:"],
+        // Four, the most an OpenAI-compatible API takes; the emphasised and lower-case labels
+        // the parser reads too.
+        TurnFormat::Tagged | TurnFormat::Tools => &["Action:", "ACTION:", "**Action", "action:"],
     }
 }
 
@@ -130,17 +132,29 @@ pub fn forced_text(words: &str, format: TurnFormat, line: &str) -> String {
     }
 }
 
+/// Where the first action label of `text` begins, read as the parser reads labels (any case,
+/// plural, emphasis, at a line's start; `<action>` in XML): a narrator's words end there.
+pub fn label_start(text: &str, format: TurnFormat) -> Option<usize> {
+    static TAGGED: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| crate::protocol::label_regex(&["action"]));
+    static XML: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)<\s*action\s*>").expect("static regex")
+    });
+    match format {
+        TurnFormat::Xml => XML.find(text),
+        TurnFormat::Tagged | TurnFormat::Tools => TAGGED.find(text),
+    }
+    .map(|m| m.start())
+}
+
 /// Where a token-exact narrator's sampled ids are cut ([`Force::Appended`]: its server is not
 /// asked to stop, as servers disagree on whether a stop string's ids come back): before the id
-/// whose text holds the first action label ([`action_labels`]). The ids to keep and the bytes of
+/// whose text holds the first action label (as the parser reads one). The ids to keep and the bytes of
 /// `text` they spell; `None` where no label was written or the ids' `pieces` do not spell the
 /// start of `text` (the sampled ids are then all kept, and the line follows them). A piece the
 /// server leaves out of `text` (an end-of-turn marker after the label) does not matter.
 pub fn cut_at_label(pieces: &[String], text: &str, format: TurnFormat) -> Option<(usize, usize)> {
-    let at = action_labels(format)
-        .iter()
-        .filter_map(|label| text.find(label))
-        .min()?;
+    let at = label_start(text, format)?;
     if !pieces.concat().starts_with(&text[..at]) {
         return None;
     }
@@ -199,9 +213,18 @@ mod tests {
             cut_at_label(&ended, &text, TurnFormat::Tagged),
             Some((2, "Thought: ok\nTalk: $9".len()))
         );
+        // A label the parser reads is cut at, however it is written.
+        let plural: Vec<String> = ["Thought: a\nTalk: b\n", "**Actions**:", " x"]
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        assert_eq!(
+            cut_at_label(&plural, &plural.concat(), TurnFormat::Tagged),
+            Some((1, plural[0].len()))
+        );
         // No label, or pieces that do not spell the text: nothing is cut.
         assert_eq!(cut_at_label(&pieces[..2], &pieces[..2].concat(), TurnFormat::Tagged), None);
-        assert_eq!(cut_at_label(&pieces, "other Action: x", TurnFormat::Tagged), None);
+        assert_eq!(cut_at_label(&pieces, "other\nAction: x", TurnFormat::Tagged), None);
     }
 
     #[test]

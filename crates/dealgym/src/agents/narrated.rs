@@ -19,7 +19,9 @@ use super::model::routed_call;
 use super::{Constrain, Played, Player, PlayerConfig, PlayerError, SamplingDefaults, TurnContext};
 use crate::game::{Completion, Message, MessageRole};
 use crate::llm::{SeatKey, TokenMode};
-use crate::narration::{action_labels, cut_at_label, forced_text, Force, Narration};
+use crate::narration::{
+    action_labels, cut_at_label, forced_text, label_start, Force, Narration,
+};
 use crate::negotiator::deliberation::Scripted;
 use crate::protocol::constraint::{admits_narration, ConstraintCheck};
 use crate::protocol::{action_text, TurnFormat};
@@ -308,12 +310,21 @@ impl Narrated {
             .is_some_and(|c| c.finish_reason.as_deref() == Some("length"));
         let mut text = answer.text;
         let mut tokens = answer.tokens_record;
-        if let (Force::Appended, Some(tokens)) = (self.force, tokens.as_mut()) {
-            if let Some((ids, bytes)) = cut_at_label(&answer.pieces, &text, asked.format) {
-                tokens.completion_ids.truncate(ids);
-                tokens.logprobs.truncate(ids);
-                text.truncate(bytes);
+        match (self.force, tokens.as_mut()) {
+            (Force::Appended, Some(tokens)) => {
+                if let Some((ids, bytes)) = cut_at_label(&answer.pieces, &text, asked.format) {
+                    tokens.completion_ids.truncate(ids);
+                    tokens.logprobs.truncate(ids);
+                    text.truncate(bytes);
+                }
             }
+            // A label the stop strings did not catch ("Actions:", "**ACTION**:").
+            (Force::Appended, None) => {
+                if let Some(at) = label_start(&text, asked.format) {
+                    text.truncate(at);
+                }
+            }
+            _ => {}
         }
         if self.force == Force::Appended {
             let forced = forced_text(&text, asked.format, &asked.line);
