@@ -7,7 +7,8 @@
 //! `/reward` route get rewards. And it plays an annotator (`annotate.rs`): requests made from
 //! `annotate`'s thought template get a thought that leads to the move shown. Belief probes
 //! (`run`'s `[probes]`) get an estimate of the other side's private values read from its
-//! proposals, with a confidence (`beliefs.rs`).
+//! proposals, with a confidence (`beliefs.rs`). A narrated seat's brief gets a Thought and Talk
+//! that fit the decided move, then the move (`narrator.rs`); every route honours `stop`.
 //!
 //! Knobs inject what real endpoints do: latency (fixed plus random), 500s and 429s, hangs,
 //! unreadable bodies, garbage completions, `<think>` blocks or `reasoning_content`, and fake
