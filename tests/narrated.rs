@@ -97,15 +97,33 @@ fn a_narrated_seat_plays_every_two_party_family_with_its_deciders_moves() {
             let played = |r: &dealgym::record::EpisodeRecord| -> Vec<_> {
                 r.turns.iter().map(|t| t.played.clone()).collect()
             };
-            assert_eq!(played(record), played(rule), "{family}: the decider's moves");
-            assert_eq!(record.outcome.outcome.kind, rule.outcome.outcome.kind, "{family}");
+            assert_eq!(
+                played(record),
+                played(rule),
+                "{family}: the decider's moves"
+            );
+            assert_eq!(
+                record.outcome.outcome.kind, rule.outcome.outcome.kind,
+                "{family}"
+            );
             for turn in record.turns.iter().filter(|t| t.seat == Seat::Learner) {
-                let n = turn.narration.as_ref().expect("every learner turn is narrated");
-                assert!(turn.raw.trim_end().ends_with(&n.decided), "{family}: {}", turn.raw);
+                let n = turn
+                    .narration
+                    .as_ref()
+                    .expect("every learner turn is narrated");
+                assert!(
+                    turn.raw.trim_end().ends_with(&n.decided),
+                    "{family}: {}",
+                    turn.raw
+                );
                 assert!(n.brief.contains(&n.decided), "{family}");
                 assert!(turn.parsed.format_ok, "{family}: {}", turn.raw);
                 // The mock narrates faithfully: its Talk names the offered price, if any.
-                assert!(n.contradictions.is_empty(), "{family}: {n:?} in {}", turn.raw);
+                assert!(
+                    n.contradictions.is_empty(),
+                    "{family}: {n:?} in {}",
+                    turn.raw
+                );
             }
             assert!(record
                 .turns
@@ -213,11 +231,16 @@ fn a_token_exact_narrators_forced_ids_are_marked_and_masked() {
         for record in read_log(&out) {
             for turn in record.turns.iter().filter(|t| t.seat == Seat::Learner) {
                 let tokens = turn.tokens.as_ref().expect("token-exact");
-                let at = tokens.forced_from.expect("the decided line's ids are marked");
+                let at = tokens
+                    .forced_from
+                    .expect("the decided line's ids are marked");
                 assert!(at > 0 && at < tokens.completion_ids.len(), "{api}");
                 assert_eq!(tokens.logprobs.len(), tokens.completion_ids.len());
                 assert!(tokens.logprobs[at..].iter().all(|p| *p == 0.0));
-                assert_eq!(tokens.drift, None, "{api}: the sequence extends turn by turn");
+                assert_eq!(
+                    tokens.drift, None,
+                    "{api}: the sequence extends turn by turn"
+                );
                 // The mock's toy tokenizer is byte-level: the forced ids spell the text
                 // written after the narrator's words, which ends with the decided line.
                 let forced: Vec<u8> = tokens.completion_ids[at..]
@@ -252,7 +275,10 @@ fn a_token_exact_narrators_forced_ids_are_marked_and_masked() {
                 mask.iter().filter(|m| m.as_u64() == Some(0)).count()
             })
             .sum();
-        assert!(masked_forced >= forced_total, "{api}: {masked_forced} < {forced_total}");
+        assert!(
+            masked_forced >= forced_total,
+            "{api}: {masked_forced} < {forced_total}"
+        );
     }
 }
 
@@ -321,7 +347,10 @@ fn each_way_of_forcing_the_action_is_honoured_or_refused_naming_why() {
         ("grammar_free", "needs the narrator's `constrain`"),
         ("grammar_exact", "use force = \"appended\""),
         ("constrained_appended", "set `constrain = \"none\"`"),
-        ("model_decides", "a decider is a rule player, a planner or a script"),
+        (
+            "model_decides",
+            "a decider is a rule player, a planner or a script",
+        ),
         ("rule_narrates", "is not a model"),
         ("narrate:rule:linear", "expected narrate:DECIDER+MODEL"),
     ] {
@@ -388,9 +417,13 @@ fn the_eval_rates_a_narrated_player_beside_the_bare_rule_and_the_bare_model() {
     let (narrated, bare, linear) = (cell("narrated"), cell("bare"), cell("linear"));
     // The decider's moves, so the rule's outcome; above the conceding model's, intervals apart.
     let value = |c: &Value| c["rho_deals"]["value"].as_f64().unwrap();
-    assert!((value(&narrated) - value(&linear)).abs() < 1e-12, "{narrated} vs {linear}");
     assert!(
-        narrated["rho_deals"]["low"].as_f64().unwrap() > bare["rho_deals"]["high"].as_f64().unwrap(),
+        (value(&narrated) - value(&linear)).abs() < 1e-12,
+        "{narrated} vs {linear}"
+    );
+    assert!(
+        narrated["rho_deals"]["low"].as_f64().unwrap()
+            > bare["rho_deals"]["high"].as_f64().unwrap(),
         "{narrated} vs {bare}"
     );
     let report = dir.join("report");

@@ -30,8 +30,8 @@
 //! ```
 
 pub use dealgym_core::{
-    cache, campaign, digest, engine, game, jsonl, limits, market, narration, negotiator, observation, planner,
-    protocol, record, reward, scenario, score, table, template, vocab,
+    cache, campaign, digest, engine, game, jsonl, limits, market, narration, negotiator,
+    observation, planner, protocol, record, reward, scenario, score, table, template, vocab,
 };
 
 #[cfg(test)]

@@ -14,8 +14,9 @@ use dealgym::game::{Message, MessageRole};
 /// How the built-in brief begins.
 const BRIEF: &str = "Your move this turn is already decided:";
 
-static PRICE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)price\s*[:=]\s*\$?([0-9][0-9,]*(?:\.[0-9]+)?)").expect("static regex"));
+static PRICE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)price\s*[:=]\s*\$?([0-9][0-9,]*(?:\.[0-9]+)?)").expect("static regex")
+});
 
 /// The narrated turn for a brief, if the last message is one.
 pub(crate) fn narrate(messages: &[Message]) -> Option<String> {
@@ -28,10 +29,17 @@ pub(crate) fn narrate(messages: &[Message]) -> Option<String> {
         Some(rest) => (true, rest.trim_end_matches("</action>").trim()),
         None => (false, end.strip_prefix("Action:")?.trim()),
     };
-    let token = line.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
+    let token = line
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_uppercase();
     let talk = match token.as_str() {
         "[SUBMIT_DEAL]" => match PRICE.captures(line) {
-            Some(price) => format!("How about ${}? I think that is fair for both of us.", &price[1]),
+            Some(price) => format!(
+                "How about ${}? I think that is fair for both of us.",
+                &price[1]
+            ),
             None => "Here is my proposal; I hope it works for you.".to_string(),
         },
         "[ACCEPT_DEAL]" => "That works for me. We have a deal.".to_string(),
@@ -90,7 +98,8 @@ mod tests {
 
     #[test]
     fn a_brief_is_narrated_with_its_price_and_ends_with_its_line() {
-        let brief = format!("{BRIEF} [SUBMIT_DEAL] price:120. Write …\nAction: [SUBMIT_DEAL] price:120");
+        let brief =
+            format!("{BRIEF} [SUBMIT_DEAL] price:120. Write …\nAction: [SUBMIT_DEAL] price:120");
         let messages = vec![
             Message::new(MessageRole::System, "sys"),
             Message::new(MessageRole::User, brief),

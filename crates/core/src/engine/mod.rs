@@ -20,8 +20,8 @@ pub use attempts::DEFAULT_RETRIES;
 pub(crate) use attempts::{after_unusable, Unusable};
 pub use drive::{drive, drive_now, Players, ToMove};
 pub(crate) use regulation::{move_played, regulate};
-pub(crate) use seat::{Reply, SeatHistory};
 pub use seat::{own_message, visible_text};
+pub(crate) use seat::{Reply, SeatHistory};
 pub use seated::{Ending, Seated, SeatedRecord, SeatedRun};
 
 use crate::game::OutcomeKind;

@@ -416,10 +416,7 @@ impl Episode {
                 parsed.error = Some(e);
                 chosen = None;
             }
-            let on_table = self
-                .standing
-                .as_ref()
-                .map(|o| o.terms_for(seat, space));
+            let on_table = self.standing.as_ref().map(|o| o.terms_for(seat, space));
             narration.contradictions = match &decided {
                 Ok(decided) => crate::narration::contradictions(
                     parsed.talk.as_deref().unwrap_or(""),

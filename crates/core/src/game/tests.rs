@@ -1101,12 +1101,20 @@ fn a_narrated_turn_plays_its_decided_move_keeps_its_brief_and_counts_its_contrad
     let mut e = Episode::new(s.clone(), setup(&s, learner_first())).unwrap();
     // The narrator wrote another price than the decided one: refused as illegal, corrected.
     let step = e
-        .step(narrated("I offer $130.", "[SUBMIT_DEAL] price:130", "[SUBMIT_DEAL] price:120"))
+        .step(narrated(
+            "I offer $130.",
+            "[SUBMIT_DEAL] price:130",
+            "[SUBMIT_DEAL] price:120",
+        ))
         .unwrap();
     assert!(step.retry && step.played.is_none());
     let error = step.parsed.error.clone().expect("refused");
     assert_eq!(error.kind, ErrorKind::Illegal);
-    assert!(error.message.contains("[SUBMIT_DEAL] price:120"), "{}", error.message);
+    assert!(
+        error.message.contains("[SUBMIT_DEAL] price:120"),
+        "{}",
+        error.message
+    );
     // The seat's history holds the brief before each reply, the refused one included.
     let view = e.view(Seat::Learner);
     let briefs = view
@@ -1118,10 +1126,17 @@ fn a_narrated_turn_plays_its_decided_move_keeps_its_brief_and_counts_its_contrad
         .iter()
         .position(|m| m.content.starts_with("Your move is decided"))
         .unwrap();
-    assert_eq!(view[brief_at + 1].role, crate::vocab::MessageRole::Assistant);
+    assert_eq!(
+        view[brief_at + 1].role,
+        crate::vocab::MessageRole::Assistant
+    );
     // The decided move, its Talk naming another price: played, and the contradiction kept.
     let step = e
-        .step(narrated("I can pay $150.", "[SUBMIT_DEAL] price:120", "[SUBMIT_DEAL] price:120"))
+        .step(narrated(
+            "I can pay $150.",
+            "[SUBMIT_DEAL] price:120",
+            "[SUBMIT_DEAL] price:120",
+        ))
         .unwrap();
     assert_eq!(step.played, Some(Action::Submit(Terms::Price(12_000))));
     let kept = e.turns().last().unwrap().narration.clone().unwrap();

@@ -46,20 +46,30 @@ fn re(pattern: &str) -> Regex {
 
 /// An amount of money: `$1,234.50`, `$ 95`, `95 dollars`, `95 USD`, `95 bucks`.
 static AMOUNT: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\$\s*([0-9][0-9,]*(?:\.[0-9]+)?)|\b([0-9][0-9,]*(?:\.[0-9]+)?)\s*(?:dollars?|usd|bucks)\b")
+    re(
+        r"(?i)\$\s*([0-9][0-9,]*(?:\.[0-9]+)?)|\b([0-9][0-9,]*(?:\.[0-9]+)?)\s*(?:dollars?|usd|bucks)\b",
+    )
 });
 static ACCEPTS: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(i accept|i'll accept|i will accept|we have a deal|you have a deal|it's a deal|it is a deal|deal!|agreed|i agree to (?:your|that|this|the)|that works for me|sounds good, deal)")
+    re(
+        r"(?i)\b(i accept|i'll accept|i will accept|we have a deal|you have a deal|it's a deal|it is a deal|deal!|agreed|i agree to (?:your|that|this|the)|that works for me|sounds good, deal)",
+    )
 });
 static REFUSES: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(i reject|i decline|no deal|not acceptable|unacceptable|too (?:high|low|much) for me|(?:cannot|can't|won't|will not|do not|don't) accept)")
+    re(
+        r"(?i)\b(i reject|i decline|no deal|not acceptable|unacceptable|too (?:high|low|much) for me|(?:cannot|can't|won't|will not|do not|don't) accept)",
+    )
 });
 static LEAVES: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(walk(?:ing)? away|goodbye|i'm leaving|i am leaving|i'm out\b|we are done|we're done|end (?:this|the) negotiation)")
+    re(
+        r"(?i)\b(walk(?:ing)? away|goodbye|i'm leaving|i am leaving|i'm out\b|we are done|we're done|end (?:this|the) negotiation)",
+    )
 });
 /// A negation just before a phrase: "not", "never", "can't", "won't", … within a few words.
 static NEGATED: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(not|never|no|cannot|can't|cant|won't|wont|don't|dont|couldn't|wouldn't|shouldn't|refuse to|rather not)\b(?:\W+\w+){0,3}\W*$")
+    re(
+        r"(?i)\b(not|never|no|cannot|can't|cant|won't|wont|don't|dont|couldn't|wouldn't|shouldn't|refuse to|rather not)\b(?:\W+\w+){0,3}\W*$",
+    )
 });
 
 /// The phrases of `pattern` in `talk` that are not negated.
@@ -102,7 +112,11 @@ fn price_of(decided: &Action, accepted: Option<&Terms>) -> Option<i64> {
 /// Where `talk` contradicts `decided` (`accepted`: the terms an acceptance takes, where the
 /// rulebook has them). A price named within a dollar or half a percent of the move's price is
 /// that price (a model rounds `$119.99` to `$120`).
-pub fn contradictions(talk: &str, decided: &Action, accepted: Option<&Terms>) -> Vec<Contradiction> {
+pub fn contradictions(
+    talk: &str,
+    decided: &Action,
+    accepted: Option<&Terms>,
+) -> Vec<Contradiction> {
     let mut found = Vec::new();
     if let Some(price) = price_of(decided, accepted) {
         let named = amounts(talk);
@@ -115,9 +129,7 @@ pub fn contradictions(talk: &str, decided: &Action, accepted: Option<&Terms>) ->
     if !accepting && says(talk, &ACCEPTS) {
         found.push(Contradiction::AcceptsWithoutAccepting);
     }
-    if accepting
-        && (says(talk, &REFUSES) || says(talk, &LEAVES) || says_not(talk, &ACCEPTS))
-    {
+    if accepting && (says(talk, &REFUSES) || says(talk, &LEAVES) || says_not(talk, &ACCEPTS)) {
         found.push(Contradiction::RefusesWhileAccepting);
     }
     if !matches!(decided, Action::WalkAway | Action::Accept) && says(talk, &LEAVES) {
@@ -146,7 +158,11 @@ mod tests {
     #[test]
     fn a_talk_that_names_another_price_is_counted_with_what_it_named() {
         assert_eq!(
-            contradictions("I can pay 150 dollars, or $1,200 for two.", &offer(120), None),
+            contradictions(
+                "I can pay 150 dollars, or $1,200 for two.",
+                &offer(120),
+                None
+            ),
             vec![Contradiction::OtherPrice {
                 named: vec![15_000, 120_000]
             }]
@@ -171,7 +187,9 @@ mod tests {
             contradictions("I cannot accept this.", &Action::Accept, None),
             vec![Contradiction::RefusesWhileAccepting]
         );
-        assert!(contradictions("That works for me. We have a deal.", &Action::Accept, None).is_empty());
+        assert!(
+            contradictions("That works for me. We have a deal.", &Action::Accept, None).is_empty()
+        );
         assert_eq!(
             contradictions("This is going nowhere, goodbye.", &offer(120), None),
             vec![Contradiction::LeavesWithoutLeaving]

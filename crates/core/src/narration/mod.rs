@@ -194,13 +194,18 @@ mod tests {
         assert!(parse(&turn, TermSpace::Price, None).format_ok, "{turn}");
     }
 
-
     #[test]
     fn a_narrators_ids_are_cut_before_the_one_that_holds_its_action_label() {
-        let pieces: Vec<String> = ["Thought: ok", "\nTalk: $9", "\nAct", "ion: [REJ", "ECT_DEAL]"]
-            .iter()
-            .map(|p| p.to_string())
-            .collect();
+        let pieces: Vec<String> = [
+            "Thought: ok",
+            "\nTalk: $9",
+            "\nAct",
+            "ion: [REJ",
+            "ECT_DEAL]",
+        ]
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
         let text = pieces.concat();
         assert_eq!(
             cut_at_label(&pieces, &text, TurnFormat::Tagged),
@@ -223,8 +228,14 @@ mod tests {
             Some((1, plural[0].len()))
         );
         // No label, or pieces that do not spell the text: nothing is cut.
-        assert_eq!(cut_at_label(&pieces[..2], &pieces[..2].concat(), TurnFormat::Tagged), None);
-        assert_eq!(cut_at_label(&pieces, "other\nAction: x", TurnFormat::Tagged), None);
+        assert_eq!(
+            cut_at_label(&pieces[..2], &pieces[..2].concat(), TurnFormat::Tagged),
+            None
+        );
+        assert_eq!(
+            cut_at_label(&pieces, "other\nAction: x", TurnFormat::Tagged),
+            None
+        );
     }
 
     #[test]
@@ -238,7 +249,11 @@ mod tests {
         let e = check_decided(Some(&other), Ok(&offer), "[SUBMIT_DEAL] price:120")
             .expect("another price is refused");
         assert_eq!(e.kind, crate::protocol::ErrorKind::Illegal);
-        assert!(e.message.contains("`Action: [SUBMIT_DEAL] price:120`"), "{}", e.message);
+        assert!(
+            e.message.contains("`Action: [SUBMIT_DEAL] price:120`"),
+            "{}",
+            e.message
+        );
         // A turn with no move keeps its own (format) error.
         assert_eq!(check_decided(None, Ok(&offer), "x"), None);
         assert!(Force::ALL

@@ -18,8 +18,8 @@ pub use action::{Action, ActionKind, ErrorKind, TurnError};
 pub(crate) use bundle::{part_keys, OfferChange, DELIVERY};
 pub use bundle::{BundleChoice, BundlePart, BundleSpec};
 pub use parse::{
-    action_text, after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy, parse,
-    read_move, Instructions, ParseNote, Parsed, TurnFormat,
+    action_text, after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy,
+    parse, read_move, Instructions, ParseNote, Parsed, TurnFormat,
 };
 pub(crate) use parse::{normalize_label, proposes_deal, split_act};
 pub(crate) use render::render_forwarded;

@@ -14,8 +14,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::Digest;
-use crate::narration::Narration;
 use crate::game::{self, RegulationEvent, Seat, TurnTokens};
+use crate::narration::Narration;
 use crate::planner::{Candidate, Planning};
 use crate::protocol::constraint::ConstraintCheck;
 use crate::protocol::{Action, Parsed};

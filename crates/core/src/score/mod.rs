@@ -199,7 +199,11 @@ pub fn episode_metrics(
             narrated: mine.iter().filter(|t| t.narration.is_some()).count() as u32,
             contradicted: mine
                 .iter()
-                .filter(|t| t.narration.as_ref().is_some_and(|n| !n.contradictions.is_empty()))
+                .filter(|t| {
+                    t.narration
+                        .as_ref()
+                        .is_some_and(|n| !n.contradictions.is_empty())
+                })
                 .count() as u32,
             no_deal_rho: no_deal_rho.as_ref().map(|rho| rho[seat]),
         };

@@ -38,8 +38,9 @@ impl TurnTokens {
     /// How many of the completion ids the model sampled: all of them, or those before
     /// [`forced_from`](Self::forced_from).
     pub fn sampled_len(&self) -> usize {
-        self.forced_from
-            .map_or(self.completion_ids.len(), |at| at.min(self.completion_ids.len()))
+        self.forced_from.map_or(self.completion_ids.len(), |at| {
+            at.min(self.completion_ids.len())
+        })
     }
 }
 

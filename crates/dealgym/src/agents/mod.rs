@@ -37,9 +37,9 @@ use model::{exact_sequence, llm_client, routed_call};
 pub use crate::negotiator::{
     concession, speak, Position, RulePlayer, Stance, Tactic, TicketStance,
 };
-pub use persona::PersonaConfig;
-pub use narrated::{NarratedConfig, Narrated};
 pub(crate) use narrated::{split_spec as narrated_parts, Decider};
+pub use narrated::{Narrated, NarratedConfig};
+pub use persona::PersonaConfig;
 pub use planner::{Planner, PlannerConfig, Proposers, Selector};
 pub use sampling::{SamplingConfig, SamplingDefaults};
 pub use script::ScriptPlayer;
@@ -94,8 +94,8 @@ impl<'de> Deserialize<'de> for PlayerConfig {
         use serde::de::Error;
         let mut table = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
         if table.contains_key("decider") || table.contains_key("narrator") {
-            let narrated: NarratedConfig =
-                serde_json::from_value(serde_json::Value::Object(table)).map_err(|e| {
+            let narrated: NarratedConfig = serde_json::from_value(serde_json::Value::Object(table))
+                .map_err(|e| {
                     D::Error::custom(format!(
                         "a narrated player's table holds `decider`, `narrator` and `force` \
                          alone: {e}"

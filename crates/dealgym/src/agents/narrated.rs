@@ -19,9 +19,7 @@ use super::model::routed_call;
 use super::{Constrain, Played, Player, PlayerConfig, PlayerError, SamplingDefaults, TurnContext};
 use crate::game::{Completion, Message, MessageRole};
 use crate::llm::{SeatKey, TokenMode};
-use crate::narration::{
-    action_labels, cut_at_label, forced_text, label_start, Force, Narration,
-};
+use crate::narration::{action_labels, cut_at_label, forced_text, label_start, Force, Narration};
 use crate::negotiator::deliberation::Scripted;
 use crate::protocol::constraint::{admits_narration, ConstraintCheck};
 use crate::protocol::{action_text, TurnFormat};
@@ -86,7 +84,10 @@ impl Narrated {
     ) -> Result<Narrated, PlayerError> {
         for part in [&config.decider, &config.narrator] {
             if part.trim() == spec.trim() {
-                return Err(PlayerError::spec(spec, "a narrated player cannot name itself"));
+                return Err(PlayerError::spec(
+                    spec,
+                    "a narrated player cannot name itself",
+                ));
             }
         }
         let decider = match Scripted::from_spec(config.decider.trim()) {
@@ -334,9 +335,7 @@ impl Narrated {
                     .await?;
                 tokens.forced_from = Some(tokens.completion_ids.len());
                 if !tokens.logprobs.is_empty() {
-                    tokens
-                        .logprobs
-                        .extend(std::iter::repeat_n(0.0, ids.len()));
+                    tokens.logprobs.extend(std::iter::repeat_n(0.0, ids.len()));
                 }
                 tokens.completion_ids.extend(ids);
             }
@@ -390,7 +389,12 @@ fn decided_line(decided: &Played) -> Result<String, PlayerError> {
             "decider",
             format!(
                 "its turn has no action line to narrate: {:?}",
-                decided.completion.text.chars().take(120).collect::<String>()
+                decided
+                    .completion
+                    .text
+                    .chars()
+                    .take(120)
+                    .collect::<String>()
             ),
         )
     })

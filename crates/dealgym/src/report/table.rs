@@ -151,10 +151,9 @@ fn roles_table(c: &TableCollector) -> Sheet {
             .collect(),
     };
     if narrated {
-        sheet.columns.push(Column::new(
-            "narration consistent %",
-            "consistency_pct",
-        ));
+        sheet
+            .columns
+            .push(Column::new("narration consistent %", "consistency_pct"));
         for (row, f) in sheet.rows.iter_mut().zip(c.roles.values()) {
             row.push(share(f.narrated - f.contradicted, f.narrated));
         }
