@@ -9,7 +9,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{dealgym_cli, read_log, succeeded, temp_dir, threaded_mock};
+use common::{dealgym_cli, json_lines, read_log, succeeded, temp_dir, threaded_mock, FAMILIES};
 use dealgym::game::Seat;
 use dealgym_mock::MockConfig;
 use serde_json::Value;
@@ -18,12 +18,16 @@ fn scenarios(family: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{family}.jsonl"))
 }
 
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+/// `dealgym report` of `out` into `dir/report`: its Markdown.
+fn report(dir: &Path, out: &Path) -> String {
+    let report = dir.join("report");
+    succeeded(dealgym_cli([
+        "report",
+        "--out",
+        report.to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]));
+    std::fs::read_to_string(report.join("report.md")).unwrap()
 }
 
 fn verify(out: &Path) {
@@ -40,15 +44,7 @@ fn a_narrated_seat_plays_every_two_party_family_with_its_deciders_moves() {
     let mock = threaded_mock(MockConfig::default());
     let dir = temp_dir("narrated-families");
     let narrated = format!("narrate:rule:linear+openai:mock@{}", mock.url);
-    for family in [
-        "ahp",
-        "craigslist",
-        "casino",
-        "dnd",
-        "job_interview",
-        "bundle",
-        "hotel",
-    ] {
+    for family in FAMILIES {
         let out = dir.join(format!("{family}.jsonl"));
         succeeded(dealgym_cli([
             "run",
@@ -155,7 +151,7 @@ fn a_narrated_table_seat_plays_its_scripted_partys_moves_and_replays() {
         "--out",
         out.to_str().unwrap(),
     ]));
-    let records = lines(&out);
+    let records = json_lines(&out);
     assert_eq!(records.len(), 2);
     for record in &records {
         let sportco = record["seats"]
@@ -181,14 +177,7 @@ fn a_narrated_table_seat_plays_its_scripted_partys_moves_and_replays() {
         }
     }
     verify(&out);
-    let report = dir.join("report");
-    succeeded(dealgym_cli([
-        "report",
-        "--out",
-        report.to_str().unwrap(),
-        out.to_str().unwrap(),
-    ]));
-    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    let md = report(&dir, &out);
     assert!(md.contains("narration consistent %"), "{md}");
 }
 
@@ -265,7 +254,7 @@ fn a_token_exact_narrators_forced_ids_are_marked_and_masked() {
             out.to_str().unwrap(),
         ]));
         // Masked: every learner line's forced ids count as environment ids (0), never sampled.
-        let masked_forced: usize = lines(&export)
+        let masked_forced: usize = json_lines(&export)
             .iter()
             .filter(|l| l["seat"] == "learner")
             .map(|l| {
@@ -426,13 +415,6 @@ fn the_eval_rates_a_narrated_player_beside_the_bare_rule_and_the_bare_model() {
             > bare["rho_deals"]["high"].as_f64().unwrap(),
         "{narrated} vs {bare}"
     );
-    let report = dir.join("report");
-    succeeded(dealgym_cli([
-        "report",
-        "--out",
-        report.to_str().unwrap(),
-        out.to_str().unwrap(),
-    ]));
-    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    let md = report(&dir, &out);
     assert!(md.contains("narration consistent % learner"), "{md}");
 }

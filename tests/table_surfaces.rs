@@ -3,11 +3,11 @@
 //! tampered record named), `replay --render`, `export` (a trajectory per seat, views rebuilt by
 //! the engine), `report` (per-seat tables and a chart per party), and a file mixing kinds.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::common::{dealgym_cli, succeeded, temp_dir, threaded_mock};
+use crate::common::{dealgym_cli, json_lines, succeeded, temp_dir, threaded_mock};
 use dealgym_mock::MockConfig;
 
 const GAME: &str = "tests/fixtures/table/six_party.jsonl";
@@ -32,18 +32,10 @@ fn played(name: &str) -> (PathBuf, PathBuf) {
     (dir, out)
 }
 
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn a_table_run_verifies_renders_exports_and_reports() {
     let (dir, out) = played("table-surfaces");
-    let records = lines(&out);
+    let records = json_lines(&out);
     assert_eq!(records.len(), 3);
     assert!(records.iter().all(|r| r["kind"] == "table"));
 
@@ -137,7 +129,7 @@ fn a_table_run_verifies_renders_exports_and_reports() {
         sft.to_str().unwrap(),
         out.to_str().unwrap(),
     ]));
-    let seats = lines(&sft);
+    let seats = json_lines(&sft);
     assert_eq!(seats.len(), 3 * 6, "every seat of every episode");
     for line in &seats {
         let messages = line["messages"].as_array().unwrap();
@@ -175,7 +167,7 @@ fn a_table_run_verifies_renders_exports_and_reports() {
         pc.to_str().unwrap(),
         out.to_str().unwrap(),
     ]));
-    let turns = lines(&pc);
+    let turns = json_lines(&pc);
     let party_0_turns: usize = records
         .iter()
         .map(|r| {
@@ -316,7 +308,7 @@ fn an_eval_seats_each_entrant_at_one_role_and_rates_them() {
         "--out",
         out.to_str().unwrap(),
     ]));
-    let records = lines(&out);
+    let records = json_lines(&out);
     assert_eq!(records.len(), 4, "2 entrants × 2 members");
     // Each entrant is its own run; at party_2 sits the entrant, elsewhere the scripted parties.
     let runs: std::collections::HashSet<&str> = records

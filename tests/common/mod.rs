@@ -233,6 +233,15 @@ where
         .unwrap()
 }
 
+/// Every line of a JSONL file, as JSON values.
+pub fn json_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// `output`, asserting it succeeded (its stdout and stderr shown if not).
 pub fn succeeded(output: std::process::Output) -> std::process::Output {
     assert!(
