@@ -418,3 +418,68 @@ fn the_eval_rates_a_narrated_player_beside_the_bare_rule_and_the_bare_model() {
     let md = report(&dir, &out);
     assert!(md.contains("narration consistent % learner"), "{md}");
 }
+
+/// `dealgym serve`: a client names a narrated opponent (its narrator an endpoint the operator
+/// allows); the rollout's records carry the opponent's narrations and the server's log
+/// replays identically.
+#[tokio::test]
+async fn a_served_rollout_plays_a_narrated_opponent() {
+    use dealgym::serve::{ServeOptions, Server};
+    use dealgym_mock::MockServer;
+    let mock = MockServer::start("127.0.0.1:0".parse().unwrap(), MockConfig::default())
+        .await
+        .unwrap();
+    let dir = temp_dir("narrated-serve");
+    let log = dir.join("serve.jsonl");
+    let mut options = ServeOptions::new(
+        "127.0.0.1:0".parse().unwrap(),
+        vec![scenarios("casino"), scenarios("ahp")],
+        log.clone(),
+    );
+    options.policy.endpoints = vec![mock.base_url()];
+    let server = Server::start(options).await.unwrap();
+    let body = serde_json::json!({
+        "scenarios": [{"family": "casino", "count": 2}, {"family": "ahp", "count": 1}],
+        "seed": 5,
+        "learner": {"endpoint": mock.base_url(), "model": "mock"},
+        "opponent": format!("narrate:rule:boulware+openai:mock@{}", mock.base_url()),
+    });
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/rollouts", server.base_url()))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let text = response.text().await.unwrap();
+    let records: Vec<dealgym::record::EpisodeRecord> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3);
+    for record in &records {
+        let opponent: Vec<_> = record
+            .turns
+            .iter()
+            .filter(|t| t.seat == Seat::Opponent)
+            .collect();
+        assert!(!opponent.is_empty());
+        assert!(opponent.iter().all(|t| t.narration.is_some()), "{text}");
+        assert!(record
+            .turns
+            .iter()
+            .all(|t| t.seat == Seat::Opponent || t.narration.is_none()));
+    }
+    server.shutdown().await;
+    mock.stop();
+    let verify = succeeded(dealgym_cli([
+        "replay",
+        "--verify",
+        log.to_str().unwrap(),
+        "--scenarios",
+        scenarios("casino").to_str().unwrap(),
+        "--scenarios",
+        scenarios("ahp").to_str().unwrap(),
+    ]));
+    assert!(String::from_utf8_lossy(&verify.stdout).contains("replay identically"));
+}
