@@ -283,10 +283,12 @@ fn each_way_of_forcing_the_action_is_honoured_or_refused_naming_why() {
              [players.gbnf]\nmodel = \"mock\"\nendpoint = \"{url}\"\nconstrain = \"gbnf\"\n\
              [players.exact_gbnf]\nmodel = \"mock\"\nendpoint = \"{url}\"\nconstrain = \"gbnf\"\ntokens = \"exact\"\ntoken_api = \"llama_cpp\"\n\
              [players.prompted]\ndecider = \"rule:tough\"\nnarrator = \"free\"\nforce = \"prompt\"\n\
-             [players.grammar]\ndecider = \"rule:tough\"\nnarrator = \"gbnf\"\nforce = \"grammar\"\n\
+             [players.grammar]\ndecider = \"rule:tough\"\nnarrator = \"gbnf\"\n\
              [players.grammar_free]\ndecider = \"rule:tough\"\nnarrator = \"free\"\nforce = \"grammar\"\n\
              [players.grammar_exact]\ndecider = \"rule:tough\"\nnarrator = \"exact_gbnf\"\nforce = \"grammar\"\n\
-             [players.constrained_appended]\ndecider = \"rule:tough\"\nnarrator = \"gbnf\"\n\
+             [players.constrained_appended]\ndecider = \"rule:tough\"\nnarrator = \"gbnf\"\nforce = \"appended\"\n\
+             [players.loop_a]\ndecider = \"loop_b\"\nnarrator = \"free\"\n\
+             [players.loop_b]\ndecider = \"loop_a\"\nnarrator = \"free\"\n\
              [players.model_decides]\ndecider = \"free\"\nnarrator = \"free\"\n\
              [players.rule_narrates]\ndecider = \"rule:tough\"\nnarrator = \"rule:linear\"\n",
             url = mock.url
@@ -313,6 +315,7 @@ fn each_way_of_forcing_the_action_is_honoured_or_refused_naming_why() {
         ]);
         (output, out)
     };
+    // `grammar` is the default of a narrator with a `constrain`.
     for (learner, force) in [("prompted", "prompt"), ("grammar", "grammar")] {
         let (output, out) = run(learner);
         succeeded(output);
@@ -332,6 +335,37 @@ fn each_way_of_forcing_the_action_is_honoured_or_refused_naming_why() {
         }
         verify(&out);
     }
+    // A narrated seat writes text: a learner asked to act through tools is refused at setup.
+    let tools = dir.join("tools.toml");
+    std::fs::write(
+        &tools,
+        format!(
+            "[episode]\nlearner_format = \"tools\"\n{}",
+            std::fs::read_to_string(&config).unwrap()
+        ),
+    )
+    .unwrap();
+    let output = dealgym_cli([
+        "run",
+        "--config",
+        tools.to_str().unwrap(),
+        "--scenarios",
+        scenarios("craigslist").to_str().unwrap(),
+        "--limit",
+        "1",
+        "--learner",
+        "prompted",
+        "--opponent",
+        "rule:linear",
+        "--out",
+        dir.join("tools.jsonl").to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("not tools"), "{stderr}");
+    assert!(
+        !dir.join("tools.jsonl").exists() || common::whole_lines(&dir.join("tools.jsonl")) == 0
+    );
     for (learner, why) in [
         ("grammar_free", "needs the narrator's `constrain`"),
         ("grammar_exact", "use force = \"appended\""),
@@ -341,6 +375,11 @@ fn each_way_of_forcing_the_action_is_honoured_or_refused_naming_why() {
             "a decider is a rule player, a planner or a script",
         ),
         ("rule_narrates", "is not a model"),
+        ("loop_a", "name each other in a cycle"),
+        (
+            "narrate:rule:deliberation+openai:mock@http://127.0.0.1:9/v1",
+            "decides an n-party table's seat",
+        ),
         ("narrate:rule:linear", "expected narrate:DECIDER+MODEL"),
     ] {
         let (output, _) = run(learner);
@@ -482,4 +521,58 @@ async fn a_served_rollout_plays_a_narrated_opponent() {
         scenarios("ahp").to_str().unwrap(),
     ]));
     assert!(String::from_utf8_lossy(&verify.stdout).contains("replay identically"));
+}
+
+/// A narrator whose Talk contradicts half its moves (the mock's `narrate_unfaithful_rate`): its
+/// moves are still the decider's, each contradiction is kept on its turn, and the seat's
+/// consistency in the summary and the report is what the turns say.
+#[test]
+fn an_unfaithful_narrators_contradictions_are_counted_and_reported() {
+    let mock = threaded_mock(MockConfig {
+        narrate_unfaithful_rate: 0.5,
+        ..MockConfig::default()
+    });
+    let dir = temp_dir("narrated-unfaithful");
+    let out = dir.join("ahp.jsonl");
+    succeeded(dealgym_cli([
+        "run",
+        "--scenarios",
+        scenarios("ahp").to_str().unwrap(),
+        "--limit",
+        "20",
+        "--learner",
+        &format!("narrate:rule:linear+openai:mock@{}", mock.url),
+        "--opponent",
+        "rule:boulware",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let (mut narrated, mut contradicted) = (0, 0);
+    for record in read_log(&out) {
+        for turn in record.turns.iter().filter(|t| t.seat == Seat::Learner) {
+            let n = turn.narration.as_ref().unwrap();
+            narrated += 1;
+            contradicted += usize::from(!n.contradictions.is_empty());
+            // Whatever the Talk says, the move is the decided one.
+            assert!(turn.raw.ends_with(&n.decided));
+        }
+        let m = &record.outcome.metrics.seats[Seat::Learner];
+        let mine = record.turns.iter().filter(|t| t.seat == Seat::Learner);
+        assert_eq!(
+            m.contradicted as usize,
+            mine.filter(|t| !t.narration.as_ref().unwrap().contradictions.is_empty())
+                .count()
+        );
+    }
+    assert!(
+        0 < contradicted && contradicted < narrated,
+        "{contradicted} of {narrated}"
+    );
+    let expected = 100.0 * (narrated - contradicted) as f64 / narrated as f64;
+    let md = report(&dir, &out);
+    assert!(
+        md.contains(&format!("{expected:.1}")),
+        "{expected:.1} in\n{md}"
+    );
 }

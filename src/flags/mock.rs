@@ -78,6 +78,10 @@ pub struct MockBehaviour {
     /// Share of annotation requests answered with a move that is not the person's.
     #[arg(long, default_value_t = defaults().annotate_unusable_rate, value_parser = number_flag(0.0, 1.0))]
     pub annotate_unusable_rate: f64,
+    /// Share of narrated turns (a narrated seat's brief) whose Talk names another price than the
+    /// decided one, or accepts while the move does not: an unfaithful narrator.
+    #[arg(long, default_value_t = defaults().narrate_unfaithful_rate, value_parser = number_flag(0.0, 1.0))]
+    pub narrate_unfaithful_rate: f64,
     /// Share of reward-model requests (/pooling, /score, /reward) answered with HTTP 500.
     #[arg(long, default_value_t = defaults().reward_model_error_rate, value_parser = number_flag(0.0, 1.0))]
     pub reward_model_error_rate: f64,
@@ -146,6 +150,7 @@ impl From<MockBehaviour> for MockConfig {
             tactic: flags.tactic,
             judge_unreadable_rate: flags.judge_unreadable_rate,
             annotate_unusable_rate: flags.annotate_unusable_rate,
+            narrate_unfaithful_rate: flags.narrate_unfaithful_rate,
             reward_model_error_rate: flags.reward_model_error_rate,
             prefix_cache_tokens: flags.prefix_cache_tokens,
             prefill_us_per_token: flags.prefill_us_per_token,

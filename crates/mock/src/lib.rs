@@ -140,6 +140,8 @@ pub struct MockConfig {
     pub judge_unreadable_rate: f64,
     /// Share of annotation requests answered with a move that is not the person's.
     pub annotate_unusable_rate: f64,
+    /// Share of narrated turns whose Talk contradicts the decided move (`narrator.rs`).
+    pub narrate_unfaithful_rate: f64,
     /// Share of reward-model requests (/pooling, /score, /reward) answered with HTTP 500.
     pub reward_model_error_rate: f64,
     /// Model a prefix cache of this many tokens (0: none): chat answers report
@@ -175,6 +177,7 @@ impl Default for MockConfig {
             tactic: Tactic::Linear,
             judge_unreadable_rate: 0.0,
             annotate_unusable_rate: 0.0,
+            narrate_unfaithful_rate: 0.0,
             reward_model_error_rate: 0.0,
             prefix_cache_tokens: 0,
             prefill_us_per_token: 0,
@@ -516,7 +519,10 @@ async fn chat(
     } else if garbage {
         stats.garbage.fetch_add(1, Ordering::Relaxed);
         "Sure! As an AI language model I would be happy to help you negotiate.".to_string()
-    } else if let Some(narrated) = narrator::narrate(&parsed.messages) {
+    } else if let Some(narrated) = narrator::narrate(
+        &parsed.messages,
+        rng.random::<f64>() < config.narrate_unfaithful_rate,
+    ) {
         narrated
     } else {
         match reading(&state, &parsed.messages) {

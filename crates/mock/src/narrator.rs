@@ -18,8 +18,10 @@ static PRICE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)price\s*[:=]\s*\$?([0-9][0-9,]*(?:\.[0-9]+)?)").expect("static regex")
 });
 
-/// The narrated turn for a brief, if the last message is one.
-pub(crate) fn narrate(messages: &[Message]) -> Option<String> {
+/// The narrated turn for a brief, if the last message is one; `unfaithful`, a Talk that
+/// contradicts the move (another price where it has one, else an acceptance, or a refusal of
+/// an acceptance).
+pub(crate) fn narrate(messages: &[Message], unfaithful: bool) -> Option<String> {
     let last = messages.last().filter(|m| m.role == MessageRole::User)?;
     if !last.content.starts_with(BRIEF) {
         return None;
@@ -34,18 +36,22 @@ pub(crate) fn narrate(messages: &[Message]) -> Option<String> {
         .next()
         .unwrap_or("")
         .to_ascii_uppercase();
-    let talk = match token.as_str() {
-        "[SUBMIT_DEAL]" => match PRICE.captures(line) {
-            Some(price) => format!(
-                "How about ${}? I think that is fair for both of us.",
-                &price[1]
-            ),
-            None => "Here is my proposal; I hope it works for you.".to_string(),
-        },
-        "[ACCEPT_DEAL]" => "That works for me. We have a deal.".to_string(),
-        "[WALK_AWAY]" => "I do not think we can agree. Goodbye.".to_string(),
-        "[TALK]" => "Let us keep talking before anyone commits.".to_string(),
-        _ => "I cannot agree to that yet.".to_string(),
+    let price = PRICE.captures(line).map(|c| c[1].to_string());
+    let talk = match (token.as_str(), unfaithful, price) {
+        ("[SUBMIT_DEAL]", true, Some(p)) => {
+            let named = p.replace(',', "").parse::<f64>().unwrap_or(0.0) * 1.5 + 7.0;
+            format!("I could pay ${named:.2}, no more.")
+        }
+        ("[ACCEPT_DEAL]", true, _) => "I cannot accept this.".to_string(),
+        (_, true, _) => "Great, we have a deal!".to_string(),
+        ("[SUBMIT_DEAL]", false, Some(p)) => {
+            format!("How about ${p}? I think that is fair for both of us.")
+        }
+        ("[SUBMIT_DEAL]", false, None) => "Here is my proposal; I hope it works for you.".into(),
+        ("[ACCEPT_DEAL]", false, _) => "That works for me. We have a deal.".to_string(),
+        ("[WALK_AWAY]", false, _) => "I do not think we can agree. Goodbye.".to_string(),
+        ("[TALK]", false, _) => "Let us keep talking before anyone commits.".to_string(),
+        (_, false, _) => "I cannot agree to that yet.".to_string(),
     };
     let thought = format!("The move is set ({token}); I will say it plainly.");
     Some(if xml {
@@ -104,11 +110,13 @@ mod tests {
             Message::new(MessageRole::System, "sys"),
             Message::new(MessageRole::User, brief),
         ];
-        let turn = narrate(&messages).expect("a brief");
+        let turn = narrate(&messages, false).expect("a brief");
         assert!(turn.contains("$120"), "{turn}");
         assert!(turn.ends_with("Action: [SUBMIT_DEAL] price:120"), "{turn}");
         let (words, cut) = cut_at_stop(&turn, &["Action:".into()], false);
         assert!(cut && words.ends_with("fair for both of us.\n"), "{words}");
-        assert_eq!(narrate(&messages[..1]), None);
+        assert_eq!(narrate(&messages[..1], false), None);
+        let unfaithful = narrate(&messages, true).expect("a brief");
+        assert!(unfaithful.contains("$187.00"), "{unfaithful}");
     }
 }

@@ -248,7 +248,10 @@ async fn sample(state: &AppState, body: &CompletionBody) -> Sample {
     let messages = messages_of(&detokenize(&body.prompt));
     // A narrator's brief first (as the chat endpoint answers it), then a two-party seat, a
     // table's seat, a market's.
-    let content = match crate::narrator::narrate(&messages) {
+    // Unfaithful by a draw from the prompt, as the chat route draws from its request.
+    let draw = (fnv(&detokenize(&body.prompt).into_bytes()) % 10_000) as f64;
+    let unfaithful = draw < state.config.narrate_unfaithful_rate * 10_000.0;
+    let content = match crate::narrator::narrate(&messages, unfaithful) {
         Some(narrated) => narrated,
         None => match reading(state, &messages) {
             Some(r) => respond_with(&r, &messages, state.config.tactic, body.seed.unwrap_or(0)),

@@ -408,23 +408,32 @@ impl Episode {
         let mut narration = completion.narration;
         if let Some(narration) = narration.as_mut() {
             let decided = protocol::read_move(&protocol::split_act(&narration.decided).0, space);
-            if let Some(e) = crate::narration::check_decided(
-                chosen.as_ref(),
+            let on_table = self.standing.as_ref().map(|o| o.terms_for(seat, space));
+            // Prices a Talk may name without offering them: the listing price, the offer on
+            // the table.
+            let known: Vec<i64> = self
+                .scenario
+                .listing_price()
+                .map(protocol::to_cents)
+                .into_iter()
+                .chain(
+                    on_table
+                        .as_ref()
+                        .and_then(protocol::Terms::price)
+                        .map(protocol::to_cents),
+                )
+                .collect();
+            if let Some(e) = crate::narration::judge(
+                narration,
                 decided.as_ref(),
-                &narration.decided,
+                chosen.as_ref(),
+                parsed.talk.as_deref(),
+                (on_table.as_ref(), &known),
+                self.setup.seats[seat].format,
             ) {
                 parsed.error = Some(e);
                 chosen = None;
             }
-            let on_table = self.standing.as_ref().map(|o| o.terms_for(seat, space));
-            narration.contradictions = match &decided {
-                Ok(decided) => crate::narration::contradictions(
-                    parsed.talk.as_deref().unwrap_or(""),
-                    decided,
-                    on_table.as_ref(),
-                ),
-                Err(_) => Vec::new(),
-            };
         }
         if let Some(Action::Accept) = chosen {
             if let Err(e) = rules::check_accept(self.standing.as_ref(), seat) {

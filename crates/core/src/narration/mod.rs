@@ -87,85 +87,111 @@ pub fn check_decided(
     played: Option<&Action>,
     decided: Result<&Action, &TurnError>,
     decided_line: &str,
+    format: TurnFormat,
 ) -> Option<TurnError> {
     let played = played?;
+    let line = match format {
+        TurnFormat::Xml => format!("<action>{decided_line}</action>"),
+        TurnFormat::Tagged | TurnFormat::Tools => format!("Action: {decided_line}"),
+    };
     match decided {
         Err(e) => Some(TurnError::illegal(format!(
             "the decided move `{decided_line}` cannot be read: {}",
             e.message
         ))),
         Ok(decided) if decided != played => Some(TurnError::illegal(format!(
-            "this turn's action is not the decided move: end with exactly `Action: {decided_line}`"
+            "this turn's action is not the decided move: end with exactly `{line}`"
         ))),
         Ok(_) => None,
     }
 }
 
-/// The stop strings that end a narrator's words where the action label begins
-/// ([`Force::Appended`]): its request stops at them, and [`forced_text`] writes the line.
-pub fn action_labels(format: TurnFormat) -> &'static [&'static str] {
-    match format {
-        TurnFormat::Xml => &["<action>"],
-        // Four, the most an OpenAI-compatible API takes; the emphasised and lower-case labels
-        // the parser reads too.
-        TurnFormat::Tagged | TurnFormat::Tools => &["Action:", "ACTION:", "**Action", "action:"],
-    }
+/// A narrated turn read by its rulebook: where its Talk contradicts the decided move (kept on
+/// `narration`, [`contradictions`]) and whether it plays that move ([`check_decided`]): the one
+/// place both rulebooks judge a narrated turn, whether or not the turn can be used. `decided`
+/// is the decided line as the rulebook reads it; `accepted` and `known` are as
+/// [`contradictions`] takes them.
+pub fn judge(
+    narration: &mut Narration,
+    decided: Result<&Action, &TurnError>,
+    played: Option<&Action>,
+    talk: Option<&str>,
+    (accepted, known): (Option<&crate::protocol::Terms>, &[i64]),
+    format: TurnFormat,
+) -> Option<TurnError> {
+    narration.contradictions = match decided {
+        Ok(decided) => contradictions(talk.unwrap_or(""), decided, accepted, known),
+        Err(_) => Vec::new(),
+    };
+    check_decided(played, decided, &narration.decided, format)
 }
 
-/// What is written after the narrator's words so the turn ends with the decided action line:
-/// the line alone after a label the narrator wrote (a server that keeps the stop string), else
-/// the label and the line on a line of their own.
+/// What is written after the narrator's words (cut before any action label it wrote,
+/// [`words_end`]) so the turn ends with the decided action line: the label and the line, on a
+/// line of their own.
 pub fn forced_text(words: &str, format: TurnFormat, line: &str) -> String {
-    let ends_with_label = action_labels(format)
-        .iter()
-        .any(|label| words.trim_end().ends_with(label));
     let newline = if words.is_empty() || words.ends_with('\n') {
         ""
     } else {
         "\n"
     };
-    match (format, ends_with_label) {
-        (TurnFormat::Xml, true) => format!("{line}</action>"),
-        (TurnFormat::Xml, false) => format!("{newline}<action>{line}</action>"),
-        (_, true) => format!(" {line}"),
-        (_, false) => format!("{newline}Action: {line}"),
+    match format {
+        TurnFormat::Xml => format!("{newline}<action>{line}</action>"),
+        TurnFormat::Tagged | TurnFormat::Tools => format!("{newline}Action: {line}"),
     }
 }
 
-/// Where the first action label of `text` begins, read as the parser reads labels (any case,
-/// plural, emphasis, at a line's start; `<action>` in XML): a narrator's words end there.
-pub fn label_start(text: &str, format: TurnFormat) -> Option<usize> {
-    static TAGGED: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| crate::protocol::label_regex(&["action"]));
+/// Where a narrator's words end ([`Force::Appended`]): at the first action label it wrote after
+/// any reasoning (`</think>`) — `Action:` in any case, plural or emphasised, at a line's start or
+/// after a space (`Talk: fine. Action: …`), not inside a word (`transaction:`); `<action>` in
+/// XML — or at the end of its text. Its own action line, if it wrote one, is dropped, never
+/// read: the decided line follows ([`forced_text`]).
+pub fn words_end(text: &str, format: TurnFormat) -> usize {
+    static TAGGED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?im)(?:^|[ \t])[ \t>#\-]*[*_]*[ \t]*actions?[ \t]*[*_]*[ \t]*[:：]")
+            .expect("static regex")
+    });
     static XML: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"(?i)<\s*action\s*>").expect("static regex")
     });
-    match format {
-        TurnFormat::Xml => XML.find(text),
-        TurnFormat::Tagged | TurnFormat::Tools => TAGGED.find(text),
-    }
-    .map(|m| m.start())
+    let from = text.rfind("</think>").map_or(0, |at| at + "</think>".len());
+    let label = match format {
+        TurnFormat::Xml => XML.find(&text[from..]),
+        TurnFormat::Tagged | TurnFormat::Tools => TAGGED.find(&text[from..]),
+    };
+    label.map_or(text.len(), |m| from + m.start())
 }
 
-/// Where a token-exact narrator's sampled ids are cut ([`Force::Appended`]: its server is not
-/// asked to stop, as servers disagree on whether a stop string's ids come back): before the id
-/// whose text holds the first action label (as the parser reads one). The ids to keep and the bytes of
-/// `text` they spell; `None` where no label was written or the ids' `pieces` do not spell the
-/// start of `text` (the sampled ids are then all kept, and the line follows them). A piece the
-/// server leaves out of `text` (an end-of-turn marker after the label) does not matter.
-pub fn cut_at_label(pieces: &[String], text: &str, format: TurnFormat) -> Option<(usize, usize)> {
-    let at = label_start(text, format)?;
-    if !pieces.concat().starts_with(&text[..at]) {
+/// How many of a token-exact narrator's sampled ids to keep ([`Force::Appended`]), by the text
+/// of each id (`pieces`): those that spell its words, up to [`words_end`] — so an action line it
+/// wrote, and an end-of-turn id after its text, are dropped. The ids to keep and the bytes of
+/// `text` they spell (short of the label by whatever the id that holds it began with: a
+/// newline, which [`forced_text`] writes again); `None` where the pieces do not spell the
+/// words (a server that gives no pieces, or pieces of other text): the caller cannot cut.
+pub fn sampled_words(pieces: &[String], text: &str, format: TurnFormat) -> Option<(usize, usize)> {
+    if pieces.is_empty() {
         return None;
     }
-    let mut spelled = 0;
+    let end = words_end(text, format);
+    let (mut spelled, mut kept) = (0, pieces.len());
     for (i, piece) in pieces.iter().enumerate() {
-        if spelled + piece.len() > at {
-            return Some((i, spelled));
+        // The id that reaches past the words (or an empty one after them) is the first dropped.
+        if spelled + piece.len() > end || (spelled == end && piece.is_empty()) {
+            kept = i;
+            break;
         }
         spelled += piece.len();
     }
-    None
+    // The ids kept spell the text up to where they stop, and the first one dropped goes on
+    // with the words' rest (a newline before the label) or begins after them.
+    let goes_on = match pieces.get(kept) {
+        Some(dropped) => text
+            .get(spelled..end)
+            .is_some_and(|rest| dropped.as_bytes().starts_with(rest.as_bytes())),
+        None => spelled == end,
+    };
+    (goes_on && text.as_bytes().get(..spelled) == Some(pieces[..kept].concat().as_bytes()))
+        .then_some((kept, spelled))
 }
 
 #[cfg(test)]
@@ -173,81 +199,107 @@ mod tests {
     use super::*;
     use crate::protocol::{parse, Action, TermSpace, Terms};
 
+    fn pieces(of: &[&str]) -> Vec<String> {
+        of.iter().map(|p| p.to_string()).collect()
+    }
+
     #[test]
-    fn a_narrators_words_end_with_the_decided_line_whatever_the_server_kept() {
+    fn a_narrators_words_end_at_its_first_action_label_after_its_reasoning() {
+        let tagged = TurnFormat::Tagged;
+        assert_eq!(words_end("Thought: a\nTalk: b\nAction: [TALK]", tagged), 19);
+        assert_eq!(words_end("Thought: a\nTalk: b. **Actions**: x", tagged), 19);
+        assert_eq!(words_end("Thought: a\nTalk: b", tagged), 18);
+        // Not inside a word, and not inside the reasoning.
+        assert_eq!(words_end("Talk: my transaction: done", tagged), 26);
+        let thinking = "<think>Action: maybe</think>\nTalk: b\nAction: x";
+        assert_eq!(
+            &thinking[..words_end(thinking, tagged)],
+            "<think>Action: maybe</think>\nTalk: b\n"
+        );
+        assert_eq!(
+            words_end("<talk>b</talk><action>x</action>", TurnFormat::Xml),
+            14
+        );
+    }
+
+    #[test]
+    fn a_narrators_ids_are_cut_before_the_one_that_holds_its_action_label() {
+        let sampled = pieces(&[
+            "Thought: ok",
+            "\nTalk: $9",
+            "\nAct",
+            "ion: [REJ",
+            "ECT_DEAL]",
+        ]);
+        let text = sampled.concat();
+        let words = "Thought: ok\nTalk: $9".len();
+        assert_eq!(
+            sampled_words(&sampled, &text, TurnFormat::Tagged),
+            Some((2, words)),
+            "\nAct straddles"
+        );
+        let clean = pieces(&["Thought: ok", "\nTalk: $9\n", "Action", ": [REJECT_DEAL]"]);
+        assert_eq!(
+            sampled_words(&clean, &clean.concat(), TurnFormat::Tagged),
+            Some((2, words + 1))
+        );
+        // An end-of-turn id after the words (vLLM's, absent from the text) is dropped.
+        let ended = pieces(&["Thought: ok", "\nTalk: $9", "<|im_end|>"]);
+        assert_eq!(
+            sampled_words(&ended, "Thought: ok\nTalk: $9", TurnFormat::Tagged),
+            Some((2, words))
+        );
+        let empty_end = pieces(&["Thought: ok", "\nTalk: $9", ""]);
+        assert_eq!(
+            sampled_words(&empty_end, "Thought: ok\nTalk: $9", TurnFormat::Tagged),
+            Some((2, words))
+        );
+        // All words and nothing after: every id kept.
+        assert_eq!(
+            sampled_words(&pieces(&["Talk: a", " b"]), "Talk: a b", TurnFormat::Tagged),
+            Some((2, 9))
+        );
+        // Pieces that do not spell the text: no cut.
+        assert_eq!(sampled_words(&clean, "other", TurnFormat::Tagged), None);
+    }
+
+    #[test]
+    fn the_decided_line_follows_the_words_on_a_line_of_its_own() {
         let line = "[SUBMIT_DEAL] price:120";
         for words in [
             "Thought: low.\nTalk: How about $120?\n",
             "Thought: low.\nTalk: How about $120?",
-            "Thought: low.\nTalk: How about $120?\nAction:",
         ] {
             let turn = format!("{words}{}", forced_text(words, TurnFormat::Tagged, line));
             let read = parse(&turn, TermSpace::Price, None);
             assert!(read.format_ok, "{turn}");
             assert_eq!(read.action, Some(Action::Submit(Terms::Price(12_000))));
         }
-        let xml = "<thought>low</thought>\n<talk>$120?</talk>\n";
+        let xml = "<thought>low</thought>\n<talk>$120?</talk>";
         let turn = format!("{xml}{}", forced_text(xml, TurnFormat::Xml, line));
         assert!(parse(&turn, TermSpace::Price, None).format_ok, "{turn}");
-        let kept = "<thought>low</thought>\n<talk>$120?</talk>\n<action>";
-        let turn = format!("{kept}{}", forced_text(kept, TurnFormat::Xml, line));
-        assert!(parse(&turn, TermSpace::Price, None).format_ok, "{turn}");
-    }
-
-    #[test]
-    fn a_narrators_ids_are_cut_before_the_one_that_holds_its_action_label() {
-        let pieces: Vec<String> = [
-            "Thought: ok",
-            "\nTalk: $9",
-            "\nAct",
-            "ion: [REJ",
-            "ECT_DEAL]",
-        ]
-        .iter()
-        .map(|p| p.to_string())
-        .collect();
-        let text = pieces.concat();
-        assert_eq!(
-            cut_at_label(&pieces, &text, TurnFormat::Tagged),
-            Some((2, "Thought: ok\nTalk: $9".len()))
-        );
-        // An end-of-turn piece the text leaves out does not matter.
-        let mut ended = pieces.clone();
-        ended.push("<|im_end|>".into());
-        assert_eq!(
-            cut_at_label(&ended, &text, TurnFormat::Tagged),
-            Some((2, "Thought: ok\nTalk: $9".len()))
-        );
-        // A label the parser reads is cut at, however it is written.
-        let plural: Vec<String> = ["Thought: a\nTalk: b\n", "**Actions**:", " x"]
-            .iter()
-            .map(|p| p.to_string())
-            .collect();
-        assert_eq!(
-            cut_at_label(&plural, &plural.concat(), TurnFormat::Tagged),
-            Some((1, plural[0].len()))
-        );
-        // No label, or pieces that do not spell the text: nothing is cut.
-        assert_eq!(
-            cut_at_label(&pieces[..2], &pieces[..2].concat(), TurnFormat::Tagged),
-            None
-        );
-        assert_eq!(
-            cut_at_label(&pieces, "other\nAction: x", TurnFormat::Tagged),
-            None
-        );
     }
 
     #[test]
     fn a_narrated_turn_plays_its_decided_move_or_is_refused() {
         let offer = Action::Submit(Terms::Price(12_000));
         assert_eq!(
-            check_decided(Some(&offer), Ok(&offer), "[SUBMIT_DEAL] price:120"),
+            check_decided(
+                Some(&offer),
+                Ok(&offer),
+                "[SUBMIT_DEAL] price:120",
+                TurnFormat::Tagged
+            ),
             None
         );
         let other = Action::Submit(Terms::Price(13_000));
-        let e = check_decided(Some(&other), Ok(&offer), "[SUBMIT_DEAL] price:120")
-            .expect("another price is refused");
+        let e = check_decided(
+            Some(&other),
+            Ok(&offer),
+            "[SUBMIT_DEAL] price:120",
+            TurnFormat::Tagged,
+        )
+        .expect("another price is refused");
         assert_eq!(e.kind, crate::protocol::ErrorKind::Illegal);
         assert!(
             e.message.contains("`Action: [SUBMIT_DEAL] price:120`"),
@@ -255,7 +307,23 @@ mod tests {
             e.message
         );
         // A turn with no move keeps its own (format) error.
-        assert_eq!(check_decided(None, Ok(&offer), "x"), None);
+        assert_eq!(
+            check_decided(None, Ok(&offer), "x", TurnFormat::Tagged),
+            None
+        );
+        let xml = check_decided(
+            Some(&other),
+            Ok(&offer),
+            "[SUBMIT_DEAL] price:120",
+            TurnFormat::Xml,
+        )
+        .expect("refused");
+        assert!(
+            xml.message
+                .contains("`<action>[SUBMIT_DEAL] price:120</action>`"),
+            "{}",
+            xml.message
+        );
         assert!(Force::ALL
             .iter()
             .all(|f| Force::from_name(f.name()) == Some(*f)));

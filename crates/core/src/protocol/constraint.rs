@@ -245,8 +245,6 @@ impl Constrain {
         }
     }
 
-    /// The request fields that carry the constraint for one seat's next turn; ACCEPT is left
-    /// out when there is nothing to accept.
     /// The constraint of a narrated turn ([`crate::narration::Force::Grammar`]): free Thought
     /// and Talk, then exactly the decided `action_line`; the same field names as [`fields`](Self::fields).
     pub fn narration_fields(
@@ -275,6 +273,8 @@ impl Constrain {
         m
     }
 
+    /// The request fields that carry the constraint for one seat's next turn; ACCEPT is left
+    /// out when there is nothing to accept.
     pub fn fields(
         self,
         space: TermSpace<'_>,
@@ -349,20 +349,21 @@ impl ConstraintCheck {
     }
 }
 
-/// Whether `text` is a turn the constraint for (`space`, `format`, `accept`) admits — the same
-/// language whether it was sent as GBNF or as a regex, since both are built from one
-/// description here. Checked with the `regex` crate over the whole text; `None` only if the
-/// pattern is too large for the regex engine's limits (then nothing is claimed either way).
 /// Whether `text` is a turn the narration constraint of `action_line` admits
 /// ([`Constrain::narration_fields`]): what a narrated turn decoded under it is checked with.
-pub fn admits_narration(format: TurnFormat, action_line: &str, text: &str) -> bool {
+/// `None` only if the pattern is too large for the regex engine (nothing is claimed then).
+pub fn admits_narration(format: TurnFormat, action_line: &str, text: &str) -> Option<bool> {
     let pattern = format!(
         "^(?:{})$",
         turn_around(&Regex, format, Regex.literal(action_line))
     );
-    ::regex::Regex::new(&pattern).is_ok_and(|r| r.is_match(text))
+    ::regex::Regex::new(&pattern).ok().map(|r| r.is_match(text))
 }
 
+/// Whether `text` is a turn the constraint for (`space`, `format`, `accept`) admits — the same
+/// language whether it was sent as GBNF or as a regex, since both are built from one
+/// description here. Checked with the `regex` crate over the whole text; `None` only if the
+/// pattern is too large for the regex engine's limits (then nothing is claimed either way).
 pub fn admits(space: TermSpace<'_>, format: TurnFormat, accept: bool, text: &str) -> Option<bool> {
     // A seat asks with the same few patterns all episode, and a run with few scenarios: compile
     // each once (a Job Interview pattern takes far longer to compile than to match).

@@ -282,6 +282,14 @@ impl Scenario {
         digest_json(self)
     }
 
+    /// The public listing price, on a price game.
+    pub fn listing_price(&self) -> Option<f64> {
+        match &self.game {
+            DealSpace::Price { listing_price, .. } => Some(*listing_price),
+            _ => None,
+        }
+    }
+
     /// The seller's public opening ask, where the game has one: the listing price, or the
     /// whole bundle at its list price. What a first bid is read against (`acts::ina_reference`).
     pub(crate) fn opening_terms(&self) -> Option<crate::protocol::Terms> {

@@ -477,28 +477,24 @@ impl TableEpisode {
             (_, Some(e)) => Err(e.clone()),
             (None, None) => Err(TurnError::format("no move")),
         };
-        let mut error = crate::narration::check_decided(
-            turn.parsed.action.as_ref(),
-            decided_action.as_ref(),
-            &narration.decided,
-        );
-        if error.is_none() && turn.accepts != decided.accepts {
-            error = crate::narration::check_decided(
-                Some(&crate::protocol::Action::Talk),
-                decided_action.as_ref(),
-                &narration.decided,
-            );
-        }
+        // An acceptance names the offer it accepts: accepting another offer is another move
+        // (read as a `[TALK]`, which no decided acceptance equals).
+        let played = turn.parsed.action.clone().map(|action| {
+            if turn.accepts == decided.accepts {
+                action
+            } else {
+                crate::protocol::Action::Talk
+            }
+        });
         // A table's deals are issue options, with no price to name: the stance checks alone.
-        narration.contradictions = match &decided_action {
-            Ok(action) => crate::narration::contradictions(
-                turn.parsed.talk.as_deref().unwrap_or(""),
-                action,
-                None,
-            ),
-            Err(_) => Vec::new(),
-        };
-        error
+        crate::narration::judge(
+            narration,
+            decided_action.as_ref(),
+            played.as_ref(),
+            turn.parsed.talk.as_deref(),
+            (None, &[]),
+            self.setup.format,
+        )
     }
 
     /// Play `completion` as `seat`'s turn.
@@ -527,8 +523,9 @@ impl TableEpisode {
             regulation: None,
         };
         turn.error = turn.parsed.error.clone();
+        let refused = self.narrated(&mut turn);
         if turn.error.is_none() {
-            turn.error = self.narrated(&mut turn);
+            turn.error = refused;
         }
         if turn.error.is_none() {
             if let Some(action) = turn.parsed.action.clone() {

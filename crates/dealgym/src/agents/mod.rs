@@ -31,8 +31,9 @@ use crate::protocol::{openai_tools, TurnFormat};
 pub use crate::protocol::constraint::Constrain;
 use crate::vocab::Call;
 
+use model::llm_client;
 pub(crate) use model::openai_spec;
-use model::{exact_sequence, llm_client, routed_call};
+use model::{exact_sequence, routed_call};
 
 pub use crate::negotiator::{
     concession, speak, Position, RulePlayer, Stance, Tactic, TicketStance,
@@ -363,13 +364,36 @@ impl Player {
         http: &reqwest::Client,
         sampling: &SamplingDefaults,
     ) -> Result<Player, PlayerError> {
+        // Players name players (a planner its proposers, a narrated player its decider and
+        // narrator): tables that name each other would recurse without end.
+        thread_local!(static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) });
+        let depth = DEPTH.get();
+        if depth >= 8 {
+            return Err(PlayerError::spec(
+                spec,
+                "the [players.NAME] tables name each other in a cycle (a planner's proposers, \
+                 a narrated player's decider or narrator)",
+            ));
+        }
+        DEPTH.set(depth + 1);
+        let made = Player::make(spec, named, http, sampling);
+        DEPTH.set(depth);
+        made
+    }
+
+    fn make(
+        spec: &str,
+        named: &BTreeMap<String, PlayerConfig>,
+        http: &reqwest::Client,
+        sampling: &SamplingDefaults,
+    ) -> Result<Player, PlayerError> {
         let spec = spec.trim();
         if let Some(parts) = narrated::split_spec(spec) {
             let (decider, narrator) = parts.map_err(|message| PlayerError::spec(spec, message))?;
             let config = NarratedConfig {
                 decider: decider.to_string(),
                 narrator: narrator.to_string(),
-                force: crate::narration::Force::default(),
+                force: None,
             };
             let narrated = Narrated::from_config(spec, &config, named, http, sampling)?;
             let shown = format!(
@@ -469,6 +493,18 @@ impl Player {
             constrain: config.constrain,
             replicas,
         })
+    }
+
+    /// Whether the player can sit at a two-party seat written in `format`: a narrated player
+    /// whose decider plays tables, or one asked to act through tools, is refused here, before
+    /// any episode, naming why.
+    pub(crate) fn seats_two_party(&self, format: TurnFormat) -> Result<(), PlayerError> {
+        if let Player::Narrated { narrated, spec } = self {
+            narrated
+                .check_two_party(format)
+                .map_err(|message| PlayerError::spec(spec, message))?;
+        }
+        Ok(())
     }
 
     /// The player's replicas, when it has several.
@@ -611,10 +647,7 @@ impl Player {
                     }
                     fields.insert("tools".into(), tools);
                 }
-                let sequence = match client.settings().tokens {
-                    TokenMode::Exact => Some(exact_sequence(client, ctx)?),
-                    TokenMode::Text => None,
-                };
+                let sequence = exact_sequence(client, ctx.own_sequence())?;
                 let key = ctx.route.map(|episode| SeatKey {
                     episode,
                     seat: ctx.seat,

@@ -2,10 +2,11 @@
 //! to it (chat messages, or in token-exact mode the ids of the seat's new messages and what the
 //! model samples after them), and the one reader of an `openai:MODEL@URL` spec.
 
-use super::{PlayerError, TurnContext};
+use super::PlayerError;
 use crate::game::Message;
 use crate::llm::{
     without_userinfo, CallTokens, EndpointSettings, LlmClient, LlmError, ReplicaPool, SeatKey,
+    TokenMode,
 };
 use crate::vocab::{Call, PromptTokensDetails, Usage};
 
@@ -36,15 +37,20 @@ pub(super) fn llm_client(
     ))
 }
 
-/// A token-exact seat's sequence so far (checked before any call).
+/// The sequence a call of `client` sends: the seat's exact ids so far (`sequence`) for a
+/// token-exact client, checked before any call; none for a text client.
 pub(super) fn exact_sequence<'a>(
     client: &LlmClient,
-    ctx: &TurnContext<'a>,
-) -> Result<&'a [u32], PlayerError> {
-    ctx.own_sequence().ok_or_else(|| PlayerError::Spec {
-        spec: client.settings().model.clone(),
-        message: "a token-exact seat needs every earlier call of the episode to be exact".into(),
-    })
+    sequence: Option<&'a [u32]>,
+) -> Result<Option<&'a [u32]>, PlayerError> {
+    match client.settings().tokens {
+        TokenMode::Text => Ok(None),
+        TokenMode::Exact => sequence.map(Some).ok_or_else(|| PlayerError::Spec {
+            spec: client.settings().model.clone(),
+            message: "a token-exact seat needs every earlier call of the episode to be exact"
+                .into(),
+        }),
+    }
 }
 
 /// One call of a model player: to `client`, or with `replicas` to the replica that serves the

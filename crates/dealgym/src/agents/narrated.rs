@@ -15,11 +15,11 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::model::routed_call;
+use super::model::{exact_sequence, routed_call};
 use super::{Constrain, Played, Player, PlayerConfig, PlayerError, SamplingDefaults, TurnContext};
 use crate::game::{Completion, Message, MessageRole};
-use crate::llm::{SeatKey, TokenMode};
-use crate::narration::{action_labels, cut_at_label, forced_text, label_start, Force, Narration};
+use crate::llm::{LlmError, SeatKey, TokenMode};
+use crate::narration::{forced_text, sampled_words, words_end, Force, Narration};
 use crate::negotiator::deliberation::Scripted;
 use crate::protocol::constraint::{admits_narration, ConstraintCheck};
 use crate::protocol::{action_text, TurnFormat};
@@ -37,10 +37,11 @@ pub struct NarratedConfig {
     pub decider: String,
     /// The model that writes the words: `openai:MODEL@URL` or a model's `[players.NAME]` table.
     pub narrator: String,
-    /// How the action line is held to the decided move: `appended` (default), `grammar` (by
-    /// the narrator's `constrain`) or `prompt` (asked for, and checked by the engine).
-    #[serde(default)]
-    pub force: Force,
+    /// How the action line is held to the decided move: `grammar` (by the narrator's
+    /// `constrain`: the default where it has one and is not token-exact), `appended` (the
+    /// default otherwise) or `prompt` (asked for, and checked by the engine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<Force>,
 }
 
 /// Who decides a narrated seat's moves.
@@ -94,7 +95,20 @@ impl Narrated {
             Some(scripted) => Decider::Table(scripted),
             None => {
                 let player = Player::from_spec_with(&config.decider, named, http, sampling)?;
-                match player {
+                match &player {
+                    Player::Planner { planner, .. }
+                        if planner.proposers().iter().any(Player::token_exact) =>
+                    {
+                        return Err(PlayerError::spec(
+                            spec,
+                            format!(
+                                "the decider `{}` proposes with a token-exact model: a deciding \
+                                 planner's proposers play in text mode (the seat's exact ids are \
+                                 its narrator's)",
+                                config.decider
+                            ),
+                        ))
+                    }
                     Player::Rule { .. } | Player::Script { .. } | Player::Planner { .. } => {}
                     Player::Llm { .. } | Player::Narrated { .. } => {
                         return Err(PlayerError::spec(
@@ -125,7 +139,12 @@ impl Narrated {
             ));
         };
         let exact = client.settings().tokens == TokenMode::Exact;
-        match (config.force, *constrain) {
+        // The endpoint's constrained decoding where the narrator has one, else appended.
+        let force = config.force.unwrap_or(match (*constrain, exact) {
+            (Constrain::None, _) | (_, true) => Force::Appended,
+            _ => Force::Grammar,
+        });
+        match (force, *constrain) {
             (Force::Grammar, Constrain::None) => {
                 return Err(PlayerError::spec(
                     spec,
@@ -146,7 +165,7 @@ impl Narrated {
                     format!(
                         "the narrator's `constrain` is used by force = \"grammar\" alone; with \
                          force = \"{}\" set `constrain = \"none\"` on it",
-                        config.force.name()
+                        force.name()
                     ),
                 ))
             }
@@ -155,7 +174,7 @@ impl Narrated {
         Ok(Narrated {
             decider,
             narrator,
-            force: config.force,
+            force,
         })
     }
 
@@ -170,6 +189,20 @@ impl Narrated {
             self.narrator.identity(),
             self.force.name()
         )
+    }
+
+    /// Why this narrated player cannot sit at a two-party seat written in `format`, if it
+    /// cannot: its decider plays tables, or the seat acts through tools.
+    pub(crate) fn check_two_party(&self, format: TurnFormat) -> Result<(), String> {
+        if let Decider::Table(s) = &self.decider {
+            return Err(format!(
+                "its decider `{}` is a table's scripted party: it decides an n-party table's \
+                 seat (--seat ROLE=narrate:{}+MODEL), not a two-party one",
+                s.spec(),
+                s.spec()
+            ));
+        }
+        self.writes_text(format).map_err(|e| e.to_string())
     }
 
     /// The two-party decider, or why this one plays a table.
@@ -193,7 +226,7 @@ impl Narrated {
         let format = ctx.setup.seats[ctx.seat].format;
         self.writes_text(format)?;
         let decided = Box::pin(self.two_party_decider()?.play(ctx, view)).await?;
-        let line = decided_line(&decided)?;
+        let line = decided_line(&self.decider_spec(), &decided)?;
         let brief = ctx
             .episode
             .prompts()
@@ -228,7 +261,7 @@ impl Narrated {
     ) -> Result<Played, PlayerError> {
         let started = Instant::now();
         self.writes_text(format)?;
-        let line = decided_line(&decided)?;
+        let line = decided_line(&self.decider_spec(), &decided)?;
         let brief = brief.map_err(|e| PlayerError::spec(self.narrator.spec(), e))?;
         let asked = Asked {
             view,
@@ -240,6 +273,14 @@ impl Narrated {
             key: None,
         };
         self.narrate(asked, decided, started).await
+    }
+
+    /// The decider's spec, as errors name it.
+    fn decider_spec(&self) -> String {
+        match &self.decider {
+            Decider::Player(p) => p.spec().to_string(),
+            Decider::Table(s) => s.spec().to_string(),
+        }
     }
 
     /// A narrated seat writes text: a seat that acts through tools is refused.
@@ -272,29 +313,14 @@ impl Narrated {
         };
         let mut messages = asked.view.to_vec();
         messages.push(Message::new(MessageRole::User, asked.brief.clone()));
-        let exact = client.settings().tokens == TokenMode::Exact;
-        let sequence = match (exact, asked.sequence) {
-            (false, _) => None,
-            (true, Some(ids)) => Some(ids),
-            (true, None) => {
-                return Err(PlayerError::spec(
-                    self.narrator.spec(),
-                    "a token-exact seat needs every earlier call of the episode to be exact",
-                ))
-            }
+        let sequence = exact_sequence(client, asked.sequence)?;
+        // No stop strings: a thinking model's reasoning may name its action too (servers
+        // apply them to it), and servers disagree on whether a stop string's ids come back.
+        // Its words are cut after the answer instead (`words_end`).
+        let fields = match self.force {
+            Force::Grammar => constrain.narration_fields(asked.format, &asked.line),
+            Force::Appended | Force::Prompt => serde_json::Map::new(),
         };
-        let mut fields = serde_json::Map::new();
-        match self.force {
-            // A token-exact narrator is cut at its label by the ids' texts instead.
-            Force::Appended if exact => {}
-            Force::Appended => {
-                let mut stop = client.settings().stop.clone();
-                stop.extend(action_labels(asked.format).iter().map(|s| s.to_string()));
-                fields.insert("stop".into(), stop.into());
-            }
-            Force::Grammar => fields = constrain.narration_fields(asked.format, &asked.line),
-            Force::Prompt => {}
-        }
         let (answer, replica) = routed_call(
             client,
             replicas.as_ref(),
@@ -311,21 +337,29 @@ impl Narrated {
             .is_some_and(|c| c.finish_reason.as_deref() == Some("length"));
         let mut text = answer.text;
         let mut tokens = answer.tokens_record;
-        match (self.force, tokens.as_mut()) {
-            (Force::Appended, Some(tokens)) => {
-                if let Some((ids, bytes)) = cut_at_label(&answer.pieces, &text, asked.format) {
-                    tokens.completion_ids.truncate(ids);
-                    tokens.logprobs.truncate(ids);
-                    text.truncate(bytes);
-                }
+        if self.force == Force::Appended {
+            match tokens.as_mut() {
+                None => text.truncate(words_end(&text, asked.format)),
+                Some(tokens) => match sampled_words(&answer.pieces, &text, asked.format) {
+                    Some((ids, bytes)) => {
+                        tokens.completion_ids.truncate(ids);
+                        tokens.logprobs.truncate(ids);
+                        text.truncate(bytes);
+                    }
+                    // An action line it wrote that its ids cannot be cut before: kept, it would
+                    // be trained on as the narrator's own and the decided line would follow it.
+                    None if words_end(&text, asked.format) < text.len() => {
+                        return Err(PlayerError::Backend(LlmError::BadResponse {
+                            url: client.root(),
+                            message: "a narrator's sampled ids cannot be cut where its action \
+                                      label begins: the texts of its ids (the logprobs' tokens) \
+                                      do not spell its text"
+                                .into(),
+                        }))
+                    }
+                    None => {}
+                },
             }
-            // A label the stop strings did not catch ("Actions:", "**ACTION**:").
-            (Force::Appended, None) => {
-                if let Some(at) = label_start(&text, asked.format) {
-                    text.truncate(at);
-                }
-            }
-            _ => {}
         }
         if self.force == Force::Appended {
             let forced = forced_text(&text, asked.format, &asked.line);
@@ -341,11 +375,14 @@ impl Narrated {
             }
             text.push_str(&forced);
         }
-        let constraint = (self.force == Force::Grammar).then(|| ConstraintCheck {
-            via: *constrain,
-            admitted: admits_narration(asked.format, &asked.line, &text),
-            cut,
-        });
+        let constraint = (self.force == Force::Grammar)
+            .then(|| admits_narration(asked.format, &asked.line, &text))
+            .flatten()
+            .map(|admitted| ConstraintCheck {
+                via: *constrain,
+                admitted,
+                cut,
+            });
         Ok(Played {
             completion: Completion {
                 text,
@@ -382,11 +419,11 @@ struct Asked<'a> {
 }
 
 /// The decider's move as an action line, or why there is none (a script's line that has no
-/// action part cannot be narrated: the episode ends as an error, naming it).
-fn decided_line(decided: &Played) -> Result<String, PlayerError> {
+/// action part cannot be narrated: the episode ends as an error, naming the decider).
+fn decided_line(decider: &str, decided: &Played) -> Result<String, PlayerError> {
     action_text(&decided.completion.text).ok_or_else(|| {
         PlayerError::spec(
-            "decider",
+            decider,
             format!(
                 "its turn has no action line to narrate: {:?}",
                 decided

@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use crate::game::{Completion, Message};
-use crate::llm::TokenMode;
 use crate::market::MarketEpisode;
 use crate::negotiator::deliberation::Scripted;
 use crate::negotiator::market::MarketRule;
@@ -17,7 +16,7 @@ use crate::planner::Known;
 use crate::protocol::TurnFormat;
 use crate::table::TableEpisode;
 
-use super::model::llm_call;
+use super::model::{exact_sequence, routed_call};
 use super::planner::{PlannerSeat, Proposal};
 use super::{Planner, Played, Player, PlayerConfig, PlayerError, SamplingDefaults};
 use crate::planner::state_text;
@@ -240,7 +239,8 @@ impl SeatEpisode for MarketEpisode {
         match player {
             Player::Narrated { .. } => Err(PlayerError::spec(
                 spec,
-                "a narrated player does not sit at a market (a market's quotes and takes have                  no decider yet): seat its model or a scripted trader"
+                "a narrated player does not sit at a market (a market's quotes and takes have \
+                 no decider yet): seat its model or a scripted trader"
                     .to_string(),
             )),
             Player::Planner { .. } => Err(PlayerError::spec(
@@ -368,43 +368,21 @@ async fn play_at_table<E: SeatEpisode>(
             let view = episode.view(seat);
             let format = episode.format();
             super::tools_seat_check(player.spec(), format, false, client.settings().tokens)?;
-            let sequence = match client.settings().tokens {
-                TokenMode::Exact => Some(
-                    episode
-                        .token_sequence(seat)
-                        .map(<[u32]>::to_vec)
-                        .ok_or_else(|| PlayerError::Spec {
-                            spec: client.settings().model.clone(),
-                            message: "a token-exact seat needs every earlier call of the \
-                                      episode to be exact"
-                                .into(),
-                        })?,
-                ),
-                TokenMode::Text => None,
-            };
+            let sequence = exact_sequence(client, episode.token_sequence(seat))?;
             let mut fields = serde_json::Map::new();
             if format == crate::protocol::TurnFormat::Tools {
                 fields.insert("tools".into(), episode.tools());
             }
-            let answer = match replicas {
-                None => llm_call(client, sampling_seed, view, sequence.as_deref(), fields).await?,
-                Some(pool) => {
-                    let routed = pool
-                        .call(None, |replica| {
-                            let fields = fields.clone();
-                            let sequence = sequence.as_deref();
-                            async move {
-                                let answer =
-                                    llm_call(&replica, sampling_seed, view, sequence, fields)
-                                        .await?;
-                                let tokens = answer.tokens;
-                                Ok((answer, tokens))
-                            }
-                        })
-                        .await?;
-                    routed.value
-                }
-            };
+            let (answer, _) = routed_call(
+                client,
+                replicas.as_ref(),
+                None,
+                sampling_seed,
+                view,
+                sequence,
+                fields,
+            )
+            .await?;
             (
                 Completion {
                     text: answer.text,

@@ -333,6 +333,12 @@ pub fn build_kit<'a>(
             &sampling.opponent,
         )?,
     );
+    players
+        .learner
+        .seats_two_party(options.episode.learner_format)?;
+    players
+        .opponent
+        .seats_two_party(options.episode.opponent_format)?;
     let prompts = crate::replay::load_prompts(options.prompts_dir.as_deref())?;
     Ok(EpisodeKit {
         run_id: run_id(options, &players, identity),

@@ -272,6 +272,7 @@ impl Hub {
                     &self.http,
                     &self.options.sampling.opponent,
                 )
+                .and_then(|p| p.seats_two_party(episode.opponent_format).map(|()| p))
                 .map_err(|e| ServeError::Validation(format!("opponent: {e}")))?,
             )
         };
