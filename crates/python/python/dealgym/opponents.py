@@ -62,8 +62,20 @@ class OpenAIChat:
         self.backoff_s = backoff_s
         self.sampling = sampling
 
-    def __call__(self, messages: list[dict[str, str]], state: dict[str, Any]) -> str:
-        body = json.dumps({"model": self.model, "messages": messages, **self.sampling}).encode()
+    def __call__(
+        self,
+        messages: list[dict[str, str]],
+        state: dict[str, Any],
+        *,
+        stop: list[str] | None = None,
+    ) -> str:
+        """The reply's content; with ``stop``, the endpoint is sent those stop strings too
+        (beside any given as sampling), as a narrated seat sends its action labels."""
+        sampling = dict(self.sampling)
+        if stop:
+            given = sampling.get("stop") or []
+            sampling["stop"] = [*([given] if isinstance(given, str) else given), *stop]
+        body = json.dumps({"model": self.model, "messages": messages, **sampling}).encode()
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
