@@ -54,7 +54,8 @@ impl From<Completion> for Action {
 }
 
 /// Read an action: the completion text, or a dict with `text` and optionally `reasoning`,
-/// `role` and, in token-exact play, `completion_ids`, `logprobs` and `finish_reason`. Anything
+/// `role`, `narration` (a narrated turn's decided move and brief, `crate::narration`) and, in
+/// token-exact play, `completion_ids`, `logprobs` and `finish_reason`. Anything
 /// else is a TypeError, an unknown key a ValueError naming it, a completion past its limit a
 /// CompletionTooLargeError ([`within_limit`]).
 pub(crate) fn read_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
@@ -81,6 +82,7 @@ fn read_any_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
     let mut logprobs: Option<Vec<f64>> = None;
     let mut finish_reason = None;
     let mut tool_calls = Vec::new();
+    let mut narration = None;
     for (key, value) in dict.iter() {
         let key: String = key
             .extract()
@@ -111,9 +113,13 @@ fn read_any_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
             "logprobs" => {}
             "tool_calls" if !value.is_none() => tool_calls = read_tool_calls(&value)?,
             "tool_calls" => {}
+            "narration" if !value.is_none() => {
+                narration = Some(crate::narration::read_narration(&value)?)
+            }
+            "narration" => {}
             other => {
                 return Err(PyValueError::new_err(format!(
-                    "unknown action key `{other}`: an action dict holds `text` and optionally `reasoning`, `role`, `tool_calls`, `completion_ids`, `logprobs` and `finish_reason`"
+                    "unknown action key `{other}`: an action dict holds `text` and optionally `reasoning`, `role`, `tool_calls`, `narration`, `completion_ids`, `logprobs` and `finish_reason`"
                 )))
             }
         }
@@ -129,6 +135,13 @@ fn read_any_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
         }
     };
     let sampled = match completion_ids {
+        // Which ids a narrated turn's environment wrote (its appended action line) is not
+        // carried from Python: a trainer would learn them as its own.
+        Some(_) if narration.is_some() => {
+            return Err(TokenError::new_err(
+                "a narrated turn is played from Python as text: its appended action ids cannot be told from the sampled ones, so leave out `completion_ids`",
+            ))
+        }
         Some(completion_ids) => {
             let logprobs = logprobs.unwrap_or_default();
             LogprobsMismatch::check(&completion_ids, &logprobs)
@@ -151,6 +164,7 @@ fn read_any_action(action: &Bound<'_, PyAny>) -> PyResult<Action> {
             text,
             reasoning,
             tool_calls,
+            narration,
             ..Completion::default()
         },
         role,

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use dealgym_core::narration::Narration;
 use dealgym_core::scenario::is_market_file;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -23,35 +24,57 @@ use crate::pair::PairGame;
 use crate::table::{is_table_family, TableGame};
 
 /// What one step did, in the same shape for every family.
-#[pyclass(module = "dealgym._core", frozen, get_all, skip_from_py_object)]
+#[pyclass(module = "dealgym._core", frozen, skip_from_py_object)]
 #[derive(Debug, Clone)]
 pub struct StepInfo {
     /// The role whose completion was played.
+    #[pyo3(get)]
     pub role: String,
     /// The kind of move that took effect (`submit`, `accept`, `reject`, `walk_away`, `talk`);
     /// `None` when the completion could not be used.
+    #[pyo3(get)]
     pub played: Option<&'static str>,
     /// The completion could not be used and the same role is asked again.
+    #[pyo3(get)]
     pub retry: bool,
     /// Why the completion could not be used (its kind and message), else `None`.
+    #[pyo3(get)]
     pub error: Option<String>,
     /// A deal, walk-away, reject loop, forfeit or backend error ended the episode.
+    #[pyo3(get)]
     pub terminated: bool,
     /// The turn cap (a table: its schedule) ended the episode.
+    #[pyo3(get)]
     pub truncated: bool,
+    #[pyo3(get)]
     pub done: bool,
     /// The role to move next; `None` once the episode is over.
+    #[pyo3(get)]
     pub to_move: Option<String>,
     /// How the episode ended (`deal`, `walk_away`, `reject_loop`, `max_turns`,
     /// `format_forfeit`), once it has.
+    #[pyo3(get)]
     pub outcome: Option<&'static str>,
+    /// The played turn's narration, when it was narrated (read as a dict by `narration`).
+    pub narration: Option<Narration>,
 }
 
 #[pymethods]
 impl StepInfo {
+    /// A narrated turn's `decided` action line, `brief`, `force` and `contradictions` (where
+    /// its Talk contradicts the decided move, as the engine read it: a list of
+    /// `{"kind": ..., ...}`, empty for a consistent turn); `None` for a turn not narrated.
+    #[getter]
+    fn narration<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.narration
+            .as_ref()
+            .map(|n| crate::narration::narration_dict(py, n))
+            .transpose()
+    }
+
     fn __repr__(&self) -> String {
         format!(
-            "StepInfo(role='{}', played={}, retry={}, error={}, terminated={}, truncated={}, done={}, to_move={}, outcome={})",
+            "StepInfo(role='{}', played={}, retry={}, error={}, terminated={}, truncated={}, done={}, to_move={}, outcome={}{})",
             self.role,
             py_str(self.played),
             py_bool(self.retry),
@@ -60,7 +83,11 @@ impl StepInfo {
             py_bool(self.truncated),
             py_bool(self.done),
             py_str(self.to_move.as_deref()),
-            py_str(self.outcome)
+            py_str(self.outcome),
+            match &self.narration {
+                Some(n) => format!(", narration={} contradiction(s)", n.contradictions.len()),
+                None => String::new(),
+            }
         )
     }
 }
@@ -116,6 +143,16 @@ impl Game {
             Kind::Pair(g) => Ok(g),
             Kind::Table(_) | Kind::Market(_) => Err(two_party_only(what)),
         }
+    }
+
+    /// The turn format `role`'s narrated seat writes in (a seat acting through tools, or a
+    /// market's, refused).
+    fn narrated_format(&self, role: &str) -> PyResult<dealgym_core::protocol::TurnFormat> {
+        crate::narration::text_format(match &self.kind {
+            Kind::Pair(g) => g.format_of(role)?,
+            Kind::Table(g) => g.format_of(role)?,
+            Kind::Market(g) => g.format_of(role)?,
+        })
     }
 
     /// The game of either kind (what a record writer writes from).
@@ -469,6 +506,36 @@ impl Game {
             (g.seat_view_origin(seat), g.seat_view(seat))
         });
         self.chat.messages(py, role, view)
+    }
+
+    /// The action line the built-in player `decider` would play as `role` (the role to move)
+    /// now: a narrated seat's decided move. A two-party game's deciders are its `rule:NAME`
+    /// negotiators, a table's `rule:deliberation`; a market's seats are not narrated.
+    fn decide(&self, role: &str, decider: &str) -> PyResult<String> {
+        match &self.kind {
+            Kind::Pair(g) => g.decide(role, decider),
+            Kind::Table(g) => g.decide(role, decider),
+            Kind::Market(g) => g.decide(role, decider),
+        }
+    }
+
+    /// The brief `role`'s narrator is sent before it writes the turn that plays `decided` (an
+    /// action line): the message a narrated step's `narration` carries, which the engine keeps
+    /// in `role`'s history before its reply.
+    fn narration_brief(&self, role: &str, decided: &str) -> PyResult<String> {
+        self.narrated_format(role)?;
+        match &self.kind {
+            Kind::Pair(g) => g.narration_brief(role, decided),
+            Kind::Table(g) => g.narration_brief(role, decided),
+            Kind::Market(g) => g.narration_brief(role, decided),
+        }
+    }
+
+    /// `force="appended"`: a narrator's `words` for `role`, cut at its first action label after
+    /// any reasoning, with the `decided` action line written after them.
+    fn append_decided(&self, role: &str, words: &str, decided: &str) -> PyResult<String> {
+        let format = self.narrated_format(role)?;
+        Ok(crate::narration::appended(words, format, decided.trim()))
     }
 
     /// `role`'s structured state alone (`observe(role)["state"]` without the chat).

@@ -22,6 +22,7 @@ mod errors;
 mod exact;
 mod game;
 mod market;
+mod narration;
 mod observation;
 mod pair;
 mod planner;
@@ -46,6 +47,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog::scenario_ids, m)?)?;
     m.add_function(wrap_pyfunction!(tools::tool_specs, m)?)?;
     m.add_function(wrap_pyfunction!(exact::check_action, m)?)?;
+    m.add_function(wrap_pyfunction!(narration::action_text, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_bench_replay, m)?)?;
     m.add_function(wrap_pyfunction!(table::table_scenario_ids, m)?)?;
     m.add_function(wrap_pyfunction!(table::table_roles, m)?)?;

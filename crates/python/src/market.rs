@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 use dealgym_core::engine::{drive_now, Seated, SeatedRecord};
 use dealgym_core::game::Prompts;
 use dealgym_core::market::{market_seat_state, MarketEpisode, MarketOptions, MarketSetup};
+use dealgym_core::narration::Narration;
 use dealgym_core::negotiator::market::{MarketRule, MarketTraders};
 use dealgym_core::protocol::TurnFormat;
 use dealgym_core::record::{market_calls, ExactCalls, NoTrajectory};
@@ -25,6 +26,10 @@ use serde_json::{json, Map, Value};
 
 use crate::observation::SeatView;
 use crate::table::{other_kind, Hosted, SeatedGame};
+
+/// Why a market seat has no narrator (the engine refuses a narrated market turn too).
+const NOT_NARRATED: &str =
+    "a market seat is not narrated: its moves are quotes and takes, which no decider writes yet";
 
 /// A market hosted from Python.
 pub type MarketGame = SeatedGame<MarketEpisode>;
@@ -157,6 +162,22 @@ impl Hosted for MarketEpisode {
 
     fn schedule(&self) -> Vec<usize> {
         self.setup().schedule.iter().map(|s| s.seat).collect()
+    }
+
+    fn narrated_format(&self, _seat: usize) -> Result<TurnFormat, String> {
+        Err(NOT_NARRATED.to_string())
+    }
+
+    fn narration_brief(&self, _seat: usize, _decided: &str) -> Result<String, String> {
+        Err(NOT_NARRATED.to_string())
+    }
+
+    fn decide(&self, _seat: usize, _decider: &str) -> Result<String, String> {
+        Err(NOT_NARRATED.to_string())
+    }
+
+    fn narration_at(&self, _index: usize) -> Option<Narration> {
+        None
     }
 
     fn last_played(&self, seat: usize) -> Option<&'static str> {

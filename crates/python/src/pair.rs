@@ -10,7 +10,8 @@ use dealgym_core::game::{
     mix_text, token_sequence, Episode, EpisodeConfig, EpisodeSeed, FirstMover, OutcomeKind,
     PerSeat, Seat, Setup,
 };
-use dealgym_core::negotiator::{RulePlayer, RuleSeat, Tactic, FIXED_CONCESSION};
+use dealgym_core::negotiator::{Position, RulePlayer, RuleSeat, Tactic, FIXED_CONCESSION};
+use dealgym_core::protocol::TurnFormat;
 use dealgym_core::record::{
     episode_calls, EpisodeRecord, ExactCalls, PlayerInfo, RecordMeta, RecordOutcome, Timing,
     TrainingStep,
@@ -136,10 +137,10 @@ fn finite<'a, 'py>(table: &'a Bound<'py, PyDict>, what: &str) -> PyResult<&'a Bo
     Ok(table)
 }
 
-/// The built-in negotiator an `opponent="rule:NAME"` names ([`RulePlayer::from_name`]: a
-/// tactic, or the silent `fixed-concession` baseline). One per name for the process, so the
-/// stances it works out for a scenario outlive one game.
-fn rule_player(spec: &str) -> PyResult<RulePlayer> {
+/// The built-in negotiator an `opponent="rule:NAME"` or a narrated seat's decider (`what`)
+/// names ([`RulePlayer::from_name`]: a tactic, or the silent `fixed-concession` baseline). One
+/// per name for the process, so the stances it works out for a scenario outlive one game.
+fn rule_player(spec: &str, what: &str) -> PyResult<RulePlayer> {
     static PLAYERS: LazyLock<Vec<RulePlayer>> = LazyLock::new(|| {
         Tactic::ALL
             .into_iter()
@@ -163,7 +164,7 @@ fn rule_player(spec: &str) -> PyResult<RulePlayer> {
                 .map(|name| format!("`rule:{name}`"))
                 .collect();
             PyValueError::new_err(format!(
-                "opponent `{spec}`: a Game plays {} (`rule:tough` is boulware)",
+                "{what} `{spec}`: a Game plays {} (`rule:tough` is boulware)",
                 names.join(", ")
             ))
         })
@@ -198,6 +199,11 @@ impl PairGame {
     pub(crate) fn advance(&mut self, action: Action) -> Result<StepInfo, String> {
         let completion = self.completion_of(action)?;
         let step = self.episode.step(completion).map_err(|e| e.to_string())?;
+        let narration = self
+            .episode
+            .turns()
+            .last()
+            .and_then(|t| t.narration.clone());
         self.play_opponent()?;
         let outcome = self.episode.outcome();
         let (terminated, truncated) = dealgym_core::engine::ending(outcome.map(|o| o.kind));
@@ -211,6 +217,7 @@ impl PairGame {
             done: outcome.is_some(),
             to_move: self.episode.to_move().map(|s| self.role_of(s).to_string()),
             outcome: outcome.map(|o| o.kind.name()),
+            narration,
         })
     }
 
@@ -303,7 +310,7 @@ impl PairGame {
         let index = index
             .map(|v| whole(v, "index").map(|i| usize::try_from(i).unwrap_or(usize::MAX)))
             .transpose()?;
-        let rule = opponent.map(rule_player).transpose()?;
+        let rule = opponent.map(|o| rule_player(o, "opponent")).transpose()?;
         let family = catalog::family(family)?;
         let catalog = catalog::catalog(family)?;
         let at = catalog
@@ -569,6 +576,33 @@ impl PairGame {
         self.check_action(&action)?;
         py.detach(move || self.advance(action))
             .map_err(PyRuntimeError::new_err)
+    }
+
+    /// The action line the built-in negotiator `decider` (`rule:NAME`) would play as `role`,
+    /// the role to move, now: a narrated seat's decided move. Its sampling seed is the one
+    /// `opponent=` plays that seat with.
+    pub(crate) fn decide(&self, role: &str, decider: &str) -> PyResult<String> {
+        let seat = self.check_turn(Some(role))?;
+        let rule = rule_player(decider, "decider")?;
+        let position = Position::of(&self.episode, seat, self.seeds.sampling_seed(seat));
+        let text = rule.complete(&position).text;
+        dealgym_core::protocol::action_text(&text).ok_or_else(|| {
+            PyRuntimeError::new_err(format!("`{decider}` wrote no action line: {text:?}"))
+        })
+    }
+
+    /// The turn format `role`'s seat writes in (what a narrated seat's brief and appended line
+    /// follow).
+    pub(crate) fn format_of(&self, role: &str) -> PyResult<TurnFormat> {
+        Ok(self.episode.setup().seats[self.seat(role)?].format)
+    }
+
+    /// The brief `role`'s narrator is sent for the `decided` action line (`prompts/narrate.j2`).
+    pub(crate) fn narration_brief(&self, role: &str, decided: &str) -> PyResult<String> {
+        self.episode
+            .prompts()
+            .narration_brief(decided, self.format_of(role)?)
+            .map_err(|e| PyRuntimeError::new_err(format!("the built-in prompts: {e}")))
     }
 
     /// `seat`'s structured state now (what its observation's `state` holds).

@@ -18,6 +18,7 @@ use std::time::SystemTime;
 
 use dealgym_core::engine::{drive_now, Seated, SeatedRecord, SeatedRun};
 use dealgym_core::game::{mix_text, EpisodeSeed, OutcomeKind};
+use dealgym_core::narration::Narration;
 use dealgym_core::negotiator::ScriptedSeats;
 use dealgym_core::protocol::TurnFormat;
 use dealgym_core::record::{table_calls, ExactCalls, NoTrajectory, TablePlayerInfo, TurnCost};
@@ -113,6 +114,16 @@ pub(crate) trait Hosted: Seated + Sized + Send + 'static {
     fn calls(&self, seat: usize) -> Result<ExactCalls<'_>, NoTrajectory>;
     /// The tools a seat may act through.
     fn tools(&self) -> PyResult<serde_json::Value>;
+
+    /// The turn format `seat` writes in, for a narrated seat ([`dealgym_core::narration`]), or
+    /// why the kind's seats are not narrated.
+    fn narrated_format(&self, seat: usize) -> Result<TurnFormat, String>;
+    /// The brief a narrator of `seat` is sent for the `decided` action line.
+    fn narration_brief(&self, seat: usize, decided: &str) -> Result<String, String>;
+    /// The action line the built-in player `decider` would play at `seat` now.
+    fn decide(&self, seat: usize, decider: &str) -> Result<String, String>;
+    /// The narration of the turn at `index`, as the engine filled it in.
+    fn narration_at(&self, index: usize) -> Option<Narration>;
 
     /// The record's outcome in a face's words: roles for seats, dicts.
     fn record_outcome<'py>(
@@ -467,6 +478,29 @@ impl<E: Hosted> SeatedGame<E> {
         Ok(Some(self.episode.record_outcome(py, self.ended_record()?)?))
     }
 
+    /// The action line the built-in player `decider` would play as `role`, the role to move,
+    /// now: a narrated seat's decided move (at a table, `rule:deliberation`).
+    pub(crate) fn decide(&self, role: &str, decider: &str) -> PyResult<String> {
+        let seat = self.check_turn(Some(role))?;
+        self.episode
+            .decide(seat, decider)
+            .map_err(PyValueError::new_err)
+    }
+
+    /// The turn format `role`'s seat writes in, for a narrated seat.
+    pub(crate) fn format_of(&self, role: &str) -> PyResult<TurnFormat> {
+        self.episode
+            .narrated_format(self.seat(role)?)
+            .map_err(PyValueError::new_err)
+    }
+
+    /// The brief `role`'s narrator is sent for the `decided` action line.
+    pub(crate) fn narration_brief(&self, role: &str, decided: &str) -> PyResult<String> {
+        self.episode
+            .narration_brief(self.seat(role)?, decided)
+            .map_err(PyValueError::new_err)
+    }
+
     /// `seat`'s structured state now (what its observation's `state` holds).
     pub(crate) fn seat_state_of(&self, seat: usize) -> SeatView {
         self.episode.seat_state(seat)
@@ -488,6 +522,7 @@ impl<E: Hosted> SeatedGame<E> {
         let action = read_action(action)?.for_role(role)?;
         let seat = self.check_action(&action)?;
         let completion = self.completion_of(action).map_err(TokenError::new_err)?;
+        let at = self.episode.turns_played();
         let step = py
             .detach(|| {
                 let step = Seated::step(&mut self.episode, seat, completion)?;
@@ -495,6 +530,7 @@ impl<E: Hosted> SeatedGame<E> {
                 Ok::<_, TableError>(step)
             })
             .map_err(table_error)?;
+        let narration = self.episode.narration_at(at);
         let ended = self.outcome_kind();
         let (terminated, truncated) = dealgym_core::engine::ending(ended);
         Ok(StepInfo {
@@ -507,6 +543,7 @@ impl<E: Hosted> SeatedGame<E> {
             done: ended.is_some(),
             to_move: self.to_move(),
             outcome: ended.map(|k| k.name()),
+            narration,
         })
     }
 
@@ -719,6 +756,32 @@ impl Hosted for TableEpisode {
 
     fn schedule(&self) -> Vec<usize> {
         self.setup().schedule.iter().map(|s| s.seat).collect()
+    }
+
+    fn narrated_format(&self, _seat: usize) -> Result<TurnFormat, String> {
+        Ok(self.setup().format)
+    }
+
+    fn narration_brief(&self, _seat: usize, decided: &str) -> Result<String, String> {
+        self.prompts()
+            .narration_brief(decided, self.setup().format)
+            .map_err(|e| format!("the built-in prompts: {e}"))
+    }
+
+    fn decide(&self, seat: usize, decider: &str) -> Result<String, String> {
+        let scripted = Scripted::from_spec(decider).ok_or_else(|| {
+            format!(
+                "decider `{decider}`: a table seat is decided by `{SCRIPTED}` (the scripted \
+                 party of its incentive) or a Python callable"
+            )
+        })?;
+        let text = scripted.turn(self, seat);
+        dealgym_core::protocol::action_text(&text)
+            .ok_or_else(|| format!("`{decider}` wrote no action line: {text:?}"))
+    }
+
+    fn narration_at(&self, index: usize) -> Option<Narration> {
+        self.turns().get(index)?.completion.narration.clone()
     }
 
     fn last_played(&self, seat: usize) -> Option<&'static str> {

@@ -76,3 +76,21 @@ def test_the_market_example_on_the_pettingzoo_page_runs_to_its_end(capsys):
     assert set(env.game.rewards) == set(env.game.roles)
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "['buyer_1', 'buyer_2']", printed
+
+
+#: The line above the narrated seat's example the Python chapter runs.
+NARRATED_MARKER = "<!-- a narrated seat that runs: crates/python/tests/test_docs.py runs it -->"
+
+
+def test_the_narrated_seat_example_on_the_python_page_plays_its_decided_move(capsys):
+    text = (REPO / "docs/src/python/index.md").read_text()
+    assert text.count(NARRATED_MARKER) == 1, "the narrated example's marker, once"
+    found = re.match(r"\s*```python\n(.*?)\n```", text.split(NARRATED_MARKER, 1)[1], re.S)
+    assert found, "a ```python block right after the marker"
+    scope: dict = {}
+    exec(compile(found.group(1), "index.md", "exec"), scope)
+    step, game = scope["step"], scope["game"]
+    assert step.error is None and step.played == "submit"
+    reply = game.messages(step.role)[-1]["content"]
+    assert reply.endswith("Action: " + step.narration["decided"]), reply
+    assert capsys.readouterr().out.strip() == f"{step.narration['decided']} []"

@@ -65,6 +65,25 @@ class Outcome(TypedDict, total=False):
     scores: dict[str, int]
     trades: list[MarketTrade]
 
+class Contradiction(TypedDict, total=False):
+    """One way a narrated turn's Talk contradicts its decided move: ``kind`` (``other_price``,
+    ``accepts_without_accepting``, ``refuses_while_accepting``, ``leaves_without_leaving``) and,
+    for ``other_price``, the prices it ``named`` (in cents)."""
+
+    kind: str
+    named: list[int]
+
+class Narration(TypedDict):
+    """``StepInfo.narration``: a narrated turn's ``decided`` action line, the ``brief`` its
+    narrator was sent, how the line was held to it (``force``: ``appended``, ``grammar`` or
+    ``prompt``), and where its Talk contradicts it, as the engine read it (the record's
+    ``narration``)."""
+
+    decided: str
+    brief: str
+    force: str
+    contradictions: list[Contradiction]
+
 class MarketTrade(TypedDict):
     """A trade of a market's ``Outcome``: the ``buyer``, the ``seller`` and the ``taker``
     (roles), the quote taken (``order``), the ``price`` in currency units (as the state gives
@@ -129,6 +148,10 @@ class StepInfo:
     def to_move(self) -> str | None: ...
     @property
     def outcome(self) -> str | None: ...
+    @property
+    def narration(self) -> Narration | None:
+        """A narrated turn's decided move, brief, force and ``contradictions``; ``None`` for a
+        turn not narrated."""
 
 class Game:
     """One episode of any family, every seat named by its role and played from outside with raw
@@ -227,7 +250,23 @@ class Game:
         token-exact play, ``"completion_ids"``, ``"logprobs"``? and ``"finish_reason"``?; a
         two-party seat acting through tools sends ``{"tool_calls", "text"?}`` (the calls as a
         chat completion's message holds them). A table seat plays token-exact as a two-party
-        seat does."""
+        seat does. A narrated turn adds ``"narration": {"decided", "brief", "force"?}`` (the
+        decided action line, the brief its narrator was sent, ``appended`` by default): the
+        brief is kept in ``role``'s history before the reply, a turn that plays another move
+        is ``illegal``, and the step's ``narration`` says where its Talk contradicts the move
+        (``dealgym.narrated.Narrated`` makes such turns)."""
+    def decide(self, role: str, decider: str) -> str:
+        """The action line the built-in player ``decider`` plays as ``role``, the role to move,
+        now: a two-party game's ``rule:NAME`` negotiators (those ``opponent=`` takes), a table's
+        ``rule:deliberation``. A narrated seat's decided move; a market's seats are not
+        narrated."""
+    def narration_brief(self, role: str, decided: str) -> str:
+        """The brief ``role``'s narrator is sent before it writes the turn that plays the
+        ``decided`` action line (``prompts/narrate.j2``, in the seat's format)."""
+    def append_decided(self, role: str, words: str, decided: str) -> str:
+        """``force="appended"``: the narrator's ``words`` cut at their first action label (read
+        as the parser reads labels: any case, plural, emphasis; xml ``<action>``), with the
+        ``decided`` action line written after them, as ``dealgym run``'s narrated player does."""
     def tools(self, role: str) -> list[dict[str, Any]]:
         """``role``'s moves as OpenAI-style tool definitions, their terms the scenario's own (at a
         table, ``accept`` names the proposal it accepts: ``{"offer": 3}``)."""
@@ -303,6 +342,11 @@ class GameSnapshot:
 
 def choose(values: Sequence[float]) -> int:
     """The candidate to commit: the highest value, the first of equals (``ValueError`` if empty)."""
+
+def action_text(text: str) -> str | None:
+    """The action part of a completion as written (``[SUBMIT_DEAL] price:120``), or ``None``
+    when it has none; a one-line text that starts with an action token is the line itself. How
+    a Python decider's answer is read as a decided move."""
 
 def check_action(action: str | Mapping[str, Any]) -> None:
     """Raise what a step would for ``action`` before anything is played: ``TypeError`` or

@@ -19,6 +19,7 @@ import gymnasium
 
 from . import _core
 from ._options import RESET_OPTIONS, game_arguments
+from .narrated import Narrated
 from .opponents import Script, opponent_of
 from .spaces import action_space, observation_space
 from .tokens import ExactTokens, exact_tokens
@@ -49,8 +50,10 @@ class DealEnv(gymnasium.Env):
     """The learner's seat of ``family``; ``opponent`` plays the other: a built-in negotiator
     (``"rule:boulware"``, the default, also ``"rule:tough"``, ``"rule:linear"``,
     ``"rule:conceder"``; played in Rust),
-    a callable ``(messages, state) -> completion``, a list of completions, or ``OpenAIChat``.
-    With a ``tokenizer`` the learner's play is token-exact (see ``dealgym.tokens``)."""
+    a callable ``(messages, state) -> completion``, a list of completions, ``OpenAIChat``, or a
+    narrated seat (``dealgym.narrated.Narrated``: a decider picks the move, a narrator writes the
+    words; each narrated turn's ``StepInfo.narration`` is in ``info["narration"]`` of the step
+    after it). With a ``tokenizer`` the learner's play is token-exact (see ``dealgym.tokens``)."""
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
@@ -71,7 +74,11 @@ class DealEnv(gymnasium.Env):
         self.roles = _core.roles(family)
         # A built-in negotiator is played by the engine itself; anything else from Python.
         self.rule = opponent if isinstance(opponent, str) else None
-        self.opponent = None if self.rule else opponent_of(opponent)
+        self.opponent: Any = None
+        if self.rule is None:
+            self.opponent = opponent if isinstance(opponent, Narrated) else opponent_of(opponent)
+        #: The narrated opponent's turns since the learner's last step (``info["narration"]``).
+        self._narrations: list[dict[str, Any]] = []
         self.role = role
         self.rules = dict(rules) if rules else None
         self.rewards = dict(rewards) if rewards else None
@@ -100,8 +107,9 @@ class DealEnv(gymnasium.Env):
             raise ValueError(f"reset options {sorted(unknown)}: dealgym reads {list(RESET_OPTIONS)}")
         episode_seed = seed if seed is not None else int(self.np_random.integers(2**63))
         self.game = _core.Game(self.family, seed=episode_seed, **chosen)
-        if isinstance(self.opponent, Script):
+        if isinstance(self.opponent, (Script, Narrated)):
             self.opponent.restart()
+        self._narrations = []
         self._opponent_plays()
         return self._observe(), self._info()
 
@@ -110,6 +118,7 @@ class DealEnv(gymnasium.Env):
     ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         game = self._game()
         game.step(action, role=game.learner_role)
+        self._narrations = []
         self._opponent_plays()
         reward = float(game.rewards[game.learner_role]) if game.done else 0.0
         return self._observe(), reward, game.terminated, game.truncated, self._info()
@@ -124,14 +133,20 @@ class DealEnv(gymnasium.Env):
         if self.opponent is None:
             return
         while not game.done and game.to_move != game.learner_role:
-            seen = game.observe(game.to_move)
+            role = game.to_move
             try:
-                completion = self.opponent(seen["messages"], seen["state"])
+                if isinstance(self.opponent, Narrated):
+                    completion: Any = self.opponent.turn(game, role)
+                else:
+                    seen = game.observe(role)
+                    completion = self.opponent(seen["messages"], seen["state"])
             except Exception as e:
                 raise RuntimeError(
                     f"the opponent failed ({e}); this episode cannot go on: call reset()"
                 ) from e
-            game.step(completion, role=game.to_move)
+            step = game.step(completion, role=role)
+            if step.narration is not None:
+                self._narrations.append(step.narration)
 
     def _observe(self) -> dict[str, Any]:
         game = self._game()
@@ -142,7 +157,10 @@ class DealEnv(gymnasium.Env):
 
     def _info(self) -> dict[str, Any]:
         game = self._game()
-        return {"outcome": game.outcome_for(game.learner_role)} if game.done else {}
+        info: dict[str, Any] = {"outcome": game.outcome_for(game.learner_role)} if game.done else {}
+        if self._narrations:
+            info["narration"] = list(self._narrations)
+        return info
 
     def _game(self) -> _core.Game:
         if self.game is None:

@@ -249,6 +249,10 @@ class DealAECEnv(AECEnv):
         else:
             self.infos[agent] = {"retry": info.retry, "error": info.error}
             self.agent_selection = info.to_move
+        if info.narration is not None:
+            # A narrated turn (``dealgym.narrated.Narrated.turn``): its decided move and where
+            # its Talk contradicts it.
+            self.infos[agent]["narration"] = info.narration
 
     def _end(self, last: str) -> None:
         """Hand every agent its reward and its ending; then each makes its dead step, the one
