@@ -39,8 +39,8 @@ pub struct Completion {
     /// [`TurnFormat::Tools`]: crate::protocol::TurnFormat::Tools
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
-    /// A narrated turn's decided move and the brief its narrator was sent
-    /// ([`crate::narration`]).
+    /// A narrated turn's decided move and the brief its narrator was sent (a decider's move in
+    /// a narrator's words).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub narration: Option<Narration>,
 }

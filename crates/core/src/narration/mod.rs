@@ -48,9 +48,9 @@ pub struct Narration {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Force {
-    /// The narrator was stopped at the action label and the decided action line was written
-    /// after its words; in token-exact mode its ids follow the sampled ones, marked forced
-    /// ([`crate::vocab::TurnTokens::forced_from`]) so a trainer masks them.
+    /// The narrator's words were cut at its first action label (after any reasoning) and the
+    /// decided action line written after them; in token-exact mode its ids follow the sampled
+    /// ones, marked forced (the turn's `tokens.forced_from`) so a trainer masks them.
     #[default]
     Appended,
     /// The endpoint's constrained decoding held the action line to the decided one (the

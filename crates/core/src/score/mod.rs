@@ -100,12 +100,11 @@ pub struct SeatMetrics {
     /// Attempts whose Thought or Talk copies the seat's own instructions.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub copied_instructions: u32,
-    /// Narrated attempts (a decider's move in a narrator's words, [`crate::narration`]).
+    /// Narrated attempts, retries included (a decider's move in a narrator's words).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub narrated: u32,
-    /// Narrated attempts whose Talk contradicts their decided move
-    /// ([`crate::narration::contradictions`]): the seat's consistency is the rest over
-    /// `narrated`.
+    /// Narrated attempts whose Talk contradicts their decided move (the turn's
+    /// `narration.contradictions`): the seat's consistency is the rest over `narrated`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub contradicted: u32,
     /// The seat's ρ had there been no deal (the no-deal value over its scale), where the setup

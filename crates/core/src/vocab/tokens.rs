@@ -20,8 +20,8 @@ pub struct TurnTokens {
     /// The sampling logprob of each completion id (0.0 on a forced id, which was not sampled).
     pub logprobs: Vec<f64>,
     /// Where the ids the environment wrote after the sampled ones begin: a narrated turn's
-    /// action line ([`crate::narration::Force::Appended`]), whose ids follow what the
-    /// narrator sampled. A trainer's loss mask is 0 from here on. Absent: every completion id
+    /// decided action line (written after the narrator's words, `force = "appended"`), whose
+    /// ids follow what the narrator sampled; their logprobs are 0. A trainer's loss mask is 0 from here on. Absent: every completion id
     /// was sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forced_from: Option<usize>,
