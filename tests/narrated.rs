@@ -295,8 +295,9 @@ fn each_way_of_forcing_the_action_is_honoured_or_refused_naming_why() {
         ),
     )
     .unwrap();
-    let run = |learner: &str| {
-        let out = dir.join(format!("{learner}.jsonl"));
+    let run_with = |config: &Path, learner: &str| {
+        let stem = config.file_stem().unwrap().to_string_lossy();
+        let out = dir.join(format!("{stem}-{learner}.jsonl"));
         let output = dealgym_cli([
             "run",
             "--config",
@@ -315,6 +316,7 @@ fn each_way_of_forcing_the_action_is_honoured_or_refused_naming_why() {
         ]);
         (output, out)
     };
+    let run = |learner: &str| run_with(&config, learner);
     // `grammar` is the default of a narrator with a `constrain`.
     for (learner, force) in [("prompted", "prompt"), ("grammar", "grammar")] {
         let (output, out) = run(learner);
@@ -345,27 +347,11 @@ fn each_way_of_forcing_the_action_is_honoured_or_refused_naming_why() {
         ),
     )
     .unwrap();
-    let output = dealgym_cli([
-        "run",
-        "--config",
-        tools.to_str().unwrap(),
-        "--scenarios",
-        scenarios("craigslist").to_str().unwrap(),
-        "--limit",
-        "1",
-        "--learner",
-        "prompted",
-        "--opponent",
-        "rule:linear",
-        "--out",
-        dir.join("tools.jsonl").to_str().unwrap(),
-    ]);
+    let (output, out) = run_with(&tools, "prompted");
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("not tools"), "{stderr}");
-    assert!(
-        !dir.join("tools.jsonl").exists() || common::whole_lines(&dir.join("tools.jsonl")) == 0
-    );
+    assert_eq!(common::whole_lines(&out), 0, "nothing was played");
     for (learner, why) in [
         ("grammar_free", "needs the narrator's `constrain`"),
         ("grammar_exact", "use force = \"appended\""),

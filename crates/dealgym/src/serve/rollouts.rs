@@ -501,12 +501,17 @@ fn learner_player(state: &Shared, learner: &Learner) -> Result<Player, ServeErro
                     )
                 }));
             }
+            // A narrated table (the operator's) must decide a two-party seat.
             return Player::from_spec_with(
                 name,
                 &options.players,
                 state.hub.http(),
                 &options.sampling.learner,
             )
+            .and_then(|p| {
+                p.seats_two_party(options.episode.learner_format)
+                    .map(|()| p)
+            })
             .map_err(|e| ServeError::Validation(format!("learner: {e}")));
         }
         Learner::Endpoint(endpoint) => endpoint,
