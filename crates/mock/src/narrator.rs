@@ -1,9 +1,9 @@
 //! The mock as a narrator: a request whose last message is a narrated seat's brief
 //! (`prompts/narrate.j2`, which names the decided move and the action line to end with) is
 //! answered with a Thought and a Talk that fit the move — naming its price, where it has one —
-//! and then the line itself, as a faithful narrator writes. Whether the line is kept is the
-//! request's `stop` (the player stops a narrator where its action begins and writes the line
-//! itself).
+//! and then the line itself, as a faithful narrator writes (the player cuts the reply where
+//! its words end and writes the decided line itself). Its routes honour a request's `stop`, as
+//! servers do, for every other client.
 
 use std::sync::LazyLock;
 

@@ -75,10 +75,10 @@ static NEGATED: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)\b(not|never|cannot|can't|cant|won't|wont|don't|dont|couldn't|wouldn't|shouldn't|refuse to|rather not)\b(?:\W+\w+){0,3}\W*$",
     )
 });
-/// A word that makes what follows it in its sentence a condition or a question ("if you agree,
-/// we have a deal", "do we have a deal").
+/// A word that makes what follows it in its sentence a condition ("if you agree, we have a
+/// deal"), anywhere before it; or a question, opening the sentence ("do we have a deal").
 static CONDITIONAL: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(if|when|once|unless|do|does|can|could|would|will|shall|should|whether)\b")
+    re(r"(?i)\b(if|when|once|unless|whether)\b|^\W*(do|does|can|could|would|will|shall|should)\b")
 });
 
 /// The sentence around `at..end` of `talk`: its words before `at`, and the mark that ends it.
@@ -278,10 +278,18 @@ mod tests {
                 "{talk}"
             );
         }
-        assert_eq!(
-            contradictions_of("It\u{2019}s a deal!", &Action::Reject, None),
-            vec![Contradiction::AcceptsWithoutAccepting]
-        );
+        for talk in [
+            "It\u{2019}s a deal!",
+            "I will take it at that price, we have a deal!",
+            "Yes, I can confirm: we have a deal.",
+            "I do believe we have a deal.",
+        ] {
+            assert_eq!(
+                contradictions_of(talk, &Action::Reject, None),
+                vec![Contradiction::AcceptsWithoutAccepting],
+                "{talk}"
+            );
+        }
         assert_eq!(
             contradictions_of("I can\u{2019}t accept this.", &Action::Accept, None),
             vec![Contradiction::RefusesWhileAccepting]

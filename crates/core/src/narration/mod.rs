@@ -142,24 +142,34 @@ pub fn forced_text(words: &str, format: TurnFormat, line: &str) -> String {
 }
 
 /// Where a narrator's words end ([`Force::Appended`]): at the first action label it wrote after
-/// any reasoning (`</think>`) — `Action:` in any case, plural or emphasised, at a line's start or
-/// after a space (`Talk: fine. Action: …`), not inside a word (`transaction:`); `<action>` in
-/// XML — or at the end of its text. Its own action line, if it wrote one, is dropped, never
+/// any reasoning (`</think>`) — `Action:` in any case, plural or emphasised, at a line's start
+/// (as the parser reads labels), or inside a line where an action token follows it (`Talk:
+/// fine. Action: [TALK]`), never in prose (`I must take action: …`, `transaction:`);
+/// `<action>` in XML — or at the end of its text. Its own action line, if it wrote one, is dropped, never
 /// read: the decided line follows ([`forced_text`]).
 pub fn words_end(text: &str, format: TurnFormat) -> usize {
-    static TAGGED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?im)(?:^|[ \t])[ \t>#\-]*[*_]*[ \t]*actions?[ \t]*[*_]*[ \t]*[:：]")
+    // At a line's start, a label as the parser reads it; inside a line, only one an action
+    // token follows ("Talk: fine. Action: [TALK]"), never prose ("I must take action: …").
+    static LINE_START: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| crate::protocol::label_regex(&["action"]));
+    static IN_LINE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)[ \t][*_]*actions?[ \t]*[*_]*[ \t]*[:：][ \t]*[*_]*\[")
             .expect("static regex")
     });
     static XML: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"(?i)<\s*action\s*>").expect("static regex")
     });
     let from = text.rfind("</think>").map_or(0, |at| at + "</think>".len());
+    let rest = &text[from..];
     let label = match format {
-        TurnFormat::Xml => XML.find(&text[from..]),
-        TurnFormat::Tagged | TurnFormat::Tools => TAGGED.find(&text[from..]),
+        TurnFormat::Xml => XML.find(rest).map(|m| m.start()),
+        TurnFormat::Tagged | TurnFormat::Tools => [LINE_START.find(rest), IN_LINE.find(rest)]
+            .into_iter()
+            .flatten()
+            .map(|m| m.start())
+            .min(),
     };
-    label.map_or(text.len(), |m| from + m.start())
+    label.map_or(text.len(), |at| from + at)
 }
 
 /// How many of a token-exact narrator's sampled ids to keep ([`Force::Appended`]), by the text
@@ -185,9 +195,9 @@ pub fn sampled_words(pieces: &[String], text: &str, format: TurnFormat) -> Optio
     // The ids kept spell the text up to where they stop, and the first one dropped goes on
     // with the words' rest (a newline before the label) or begins after them.
     let goes_on = match pieces.get(kept) {
-        Some(dropped) => text
-            .get(spelled..end)
-            .is_some_and(|rest| dropped.as_bytes().starts_with(rest.as_bytes())),
+        Some(dropped) => text.get(spelled..end).is_some_and(|rest| {
+            rest.trim().is_empty() && dropped.as_bytes().starts_with(rest.as_bytes())
+        }),
         None => spelled == end,
     };
     (goes_on && text.as_bytes().get(..spelled) == Some(pieces[..kept].concat().as_bytes()))
@@ -207,7 +217,13 @@ mod tests {
     fn a_narrators_words_end_at_its_first_action_label_after_its_reasoning() {
         let tagged = TurnFormat::Tagged;
         assert_eq!(words_end("Thought: a\nTalk: b\nAction: [TALK]", tagged), 19);
-        assert_eq!(words_end("Thought: a\nTalk: b. **Actions**: x", tagged), 19);
+        assert_eq!(
+            words_end("Thought: a\nTalk: b. **Actions**: [TALK]", tagged),
+            19
+        );
+        // Prose is not a label.
+        let prose = "Thought: I must take action: be firm.\nTalk: Sixty. My action: hold.";
+        assert_eq!(words_end(prose, tagged), prose.len());
         assert_eq!(words_end("Thought: a\nTalk: b", tagged), 18);
         // Not inside a word, and not inside the reasoning.
         assert_eq!(words_end("Talk: my transaction: done", tagged), 26);
@@ -258,6 +274,12 @@ mod tests {
         assert_eq!(
             sampled_words(&pieces(&["Talk: a", " b"]), "Talk: a b", TurnFormat::Tagged),
             Some((2, 9))
+        );
+        // A dropped id that would take words with it: no cut.
+        let taking = pieces(&["Talk: $", "9.\nAction", ": [TALK]"]);
+        assert_eq!(
+            sampled_words(&taking, &taking.concat(), TurnFormat::Tagged),
+            None
         );
         // Pieces that do not spell the text: no cut.
         assert_eq!(sampled_words(&clean, "other", TurnFormat::Tagged), None);

@@ -203,9 +203,10 @@ struct PlayerTable<'a> {
     /// table).
     #[serde(skip_serializing_if = "Option::is_none")]
     narrator: Option<&'a str>,
-    /// A narrated seat: how its action line is held to the decided move: `appended`
-    /// (default; forced ids marked in token-exact mode), `grammar` (by the narrator's
-    /// `constrain`) or `prompt` (asked for, checked by the engine).
+    /// A narrated seat: how its action line is held to the decided move: `grammar` (by the
+    /// narrator's `constrain`; the default where it has one and is not token-exact),
+    /// `appended` (the default otherwise; forced ids marked in token-exact mode) or `prompt`
+    /// (asked for, checked by the engine).
     #[serde(skip_serializing_if = "Option::is_none")]
     force: Option<crate::narration::Force>,
 }

@@ -346,18 +346,18 @@ impl Narrated {
                         tokens.logprobs.truncate(ids);
                         text.truncate(bytes);
                     }
-                    // An action line it wrote that its ids cannot be cut before: kept, it would
-                    // be trained on as the narrator's own and the decided line would follow it.
-                    None if words_end(&text, asked.format) < text.len() => {
+                    // Ids that cannot be cut where the words end (no texts, or texts of other
+                    // text): kept whole, an action line or end-of-turn id of its own would be
+                    // trained on as the narrator's words, with the decided line after it.
+                    None => {
                         return Err(PlayerError::Backend(LlmError::BadResponse {
                             url: client.root(),
-                            message: "a narrator's sampled ids cannot be cut where its action \
-                                      label begins: the texts of its ids (the logprobs' tokens) \
-                                      do not spell its text"
+                            message: "a narrator's sampled ids cannot be cut where its words \
+                                      end: the server gave no text for each id (the logprobs' \
+                                      tokens), or texts that do not spell its reply"
                                 .into(),
                         }))
                     }
-                    None => {}
                 },
             }
         }

@@ -264,8 +264,9 @@ class Game:
         """The brief ``role``'s narrator is sent before it writes the turn that plays the
         ``decided`` action line (``prompts/narrate.j2``, in the seat's format)."""
     def append_decided(self, role: str, words: str, decided: str) -> str:
-        """``force="appended"``: the narrator's ``words`` cut at their first action label (read
-        as the parser reads labels: any case, plural, emphasis; xml ``<action>``), with the
+        """``force="appended"``: the narrator's ``words`` cut where they end — at their first
+        action label after any reasoning (at a line's start in any case, plural or emphasised,
+        or inside a line where an action token follows; xml ``<action>``) — with the
         ``decided`` action line written after them, as ``dealgym run``'s narrated player does."""
     def tools(self, role: str) -> list[dict[str, Any]]:
         """``role``'s moves as OpenAI-style tool definitions, their terms the scenario's own (at a

@@ -52,8 +52,8 @@ class DealEnv(gymnasium.Env):
     ``"rule:conceder"``; played in Rust),
     a callable ``(messages, state) -> completion``, a list of completions, ``OpenAIChat``, or a
     narrated seat (``dealgym.narrated.Narrated``: a decider picks the move, a narrator writes the
-    words; each narrated turn's ``StepInfo.narration`` is in ``info["narration"]`` of the step
-    after it). With a ``tokenizer`` the learner's play is token-exact (see ``dealgym.tokens``)."""
+    words; the narrated turns it played in a ``step()`` or ``reset()`` have their
+    ``StepInfo.narration`` in that call's ``info["narration"]``). With a ``tokenizer`` the learner's play is token-exact (see ``dealgym.tokens``)."""
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
