@@ -612,3 +612,78 @@ fn the_templates_before_tools_render_text_tables_as_todays() {
         }
     }
 }
+
+/// A narrated table turn (`narration`): accepting another offer than the decided one is another
+/// move, refused as illegal; the Talk is read for contradictions on every attempt, the refused
+/// one too.
+#[test]
+fn a_narrated_table_turn_plays_its_decided_move_and_the_offer_it_names() {
+    use crate::narration::{Contradiction, Force, Narration};
+    let narrated = |talk: &str, action: &str, decided: &str| Completion {
+        narration: Some(Narration {
+            decided: decided.into(),
+            brief: "Your move is decided.".into(),
+            force: Force::Prompt,
+            contradictions: Vec::new(),
+        }),
+        ..say(&format!("Thought: t\nTalk: {talk}\nAction: {action}"))
+    };
+    let mut ep = episode(3, &TableOptions::default());
+    let s = ep.scenario().clone();
+    let deals: Vec<_> = s.all_deals().take(2).collect();
+    let lead = ep.to_move().unwrap();
+    for deal in &deals {
+        let text = format!(
+            "Thought: o\nTalk: h\nAction: [SUBMIT_DEAL] {}",
+            s.render_deal(deal)
+        );
+        ep.step(lead, say(&text)).unwrap();
+        if ep.to_move() != Some(lead) {
+            break;
+        }
+    }
+    let seat = ep.to_move().unwrap();
+    assert_ne!(seat, lead);
+    let step = ep
+        .step(
+            seat,
+            narrated("We have a deal!", "[ACCEPT_DEAL] #1", "[ACCEPT_DEAL] #2"),
+        )
+        .unwrap();
+    assert!(step.retry);
+    let error = step.error.expect("another offer is another move");
+    assert_eq!(error.kind, ErrorKind::Illegal);
+    assert!(
+        error.message.contains("[ACCEPT_DEAL] #2"),
+        "{}",
+        error.message
+    );
+    let refused = ep
+        .turns()
+        .last()
+        .unwrap()
+        .completion
+        .narration
+        .clone()
+        .unwrap();
+    assert!(
+        refused.contradictions.is_empty(),
+        "an acceptance may say so"
+    );
+    let step = ep
+        .step(seat, narrated("We have a deal!", "[TALK]", "[TALK]"))
+        .unwrap();
+    assert!(!step.retry && step.error.is_none());
+    let kept = ep
+        .turns()
+        .last()
+        .unwrap()
+        .completion
+        .narration
+        .clone()
+        .unwrap();
+    assert_eq!(
+        kept.contradictions,
+        vec![Contradiction::AcceptsWithoutAccepting]
+    );
+}
