@@ -44,8 +44,8 @@ fn a_narrated_seat_plays_every_two_party_family_with_its_deciders_moves() {
     let mock = threaded_mock(MockConfig::default());
     let dir = temp_dir("narrated-families");
     let narrated = format!("narrate:rule:linear+openai:mock@{}", mock.url);
-    for family in FAMILIES {
-        let out = dir.join(format!("{family}.jsonl"));
+    // The family's first two scenarios, `learner` against `rule:boulware`, the learner first.
+    let play = |family: &str, learner: &str, out: &Path| {
         succeeded(dealgym_cli([
             "run",
             "--scenarios",
@@ -53,7 +53,7 @@ fn a_narrated_seat_plays_every_two_party_family_with_its_deciders_moves() {
             "--limit",
             "2",
             "--learner",
-            &narrated,
+            learner,
             "--opponent",
             "rule:boulware",
             "--first-mover",
@@ -62,24 +62,13 @@ fn a_narrated_seat_plays_every_two_party_family_with_its_deciders_moves() {
             "--out",
             out.to_str().unwrap(),
         ]));
+    };
+    for family in FAMILIES {
+        let out = dir.join(format!("{family}.jsonl"));
+        play(family, &narrated, &out);
         // The same episodes with the bare rule as learner: the moves are the decider's.
         let bare = dir.join(format!("{family}-rule.jsonl"));
-        succeeded(dealgym_cli([
-            "run",
-            "--scenarios",
-            scenarios(family).to_str().unwrap(),
-            "--limit",
-            "2",
-            "--learner",
-            "rule:linear",
-            "--opponent",
-            "rule:boulware",
-            "--first-mover",
-            "learner",
-            "--quiet",
-            "--out",
-            bare.to_str().unwrap(),
-        ]));
+        play(family, "rule:linear", &bare);
         // Episodes over HTTP finish in any order: paired by episode.
         let sorted = |path: &Path| {
             let mut records = read_log(path);

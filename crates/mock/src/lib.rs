@@ -27,6 +27,7 @@ mod market;
 mod narrator;
 mod negotiator;
 mod prefix_cache;
+mod stop;
 mod stream;
 mod table;
 mod tickets;
@@ -395,7 +396,7 @@ struct ChatBody {
     stream_options: Option<StreamOptions>,
     /// Stop strings: the answer ends where the first begins (not kept), as servers do.
     #[serde(default)]
-    stop: narrator::Stop,
+    stop: stop::Stop,
 }
 
 #[derive(Deserialize, Default)]
@@ -560,7 +561,7 @@ async fn chat(
             }
         }
     };
-    let (mut content, _) = narrator::cut_at_stop(&content, &parsed.stop.strings(), false);
+    let (mut content, _) = stop::cut_at_stop(&content, &parsed.stop.strings(), false);
     let reasoning = format!(
         "Thinking about turn {} (seed {:?}).",
         parsed.messages.len(),

@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use dealgym::game::{Message, MessageRole};
+use dealgym::protocol::{render_turn, TurnFormat};
 
 /// How the built-in brief begins.
 const BRIEF: &str = "Your move this turn is already decided:";
@@ -54,48 +55,12 @@ pub(crate) fn narrate(messages: &[Message], unfaithful: bool) -> Option<String> 
         (_, false, _) => "I cannot agree to that yet.".to_string(),
     };
     let thought = format!("The move is set ({token}); I will say it plainly.");
-    Some(if xml {
-        format!("<thought>{thought}</thought>\n<talk>{talk}</talk>\n<action>{line}</action>")
+    let format = if xml {
+        TurnFormat::Xml
     } else {
-        format!("Thought: {thought}\nTalk: {talk}\nAction: {line}")
-    })
-}
-
-/// `text` cut where the first of `stop` begins (kept with `keep`), and whether it was cut:
-/// what a server sends for a request with stop strings.
-pub(crate) fn cut_at_stop(text: &str, stop: &[String], keep: bool) -> (String, bool) {
-    let first = stop
-        .iter()
-        .filter(|s| !s.is_empty())
-        .filter_map(|s| text.find(s.as_str()).map(|at| (at, s.len())))
-        .min();
-    match first {
-        Some((at, len)) => {
-            let end = if keep { at + len } else { at };
-            (text[..end].to_string(), true)
-        }
-        None => (text.to_string(), false),
-    }
-}
-
-/// A request's `stop`: one string or a list.
-#[derive(serde::Deserialize, Default, Debug)]
-#[serde(untagged)]
-pub(crate) enum Stop {
-    #[default]
-    None,
-    One(String),
-    Many(Vec<String>),
-}
-
-impl Stop {
-    pub(crate) fn strings(&self) -> Vec<String> {
-        match self {
-            Stop::None => Vec::new(),
-            Stop::One(s) => vec![s.clone()],
-            Stop::Many(v) => v.clone(),
-        }
-    }
+        TurnFormat::Tagged
+    };
+    Some(render_turn(&thought, &talk, line, format))
 }
 
 #[cfg(test)]
@@ -113,8 +78,6 @@ mod tests {
         let turn = narrate(&messages, false).expect("a brief");
         assert!(turn.contains("$120"), "{turn}");
         assert!(turn.ends_with("Action: [SUBMIT_DEAL] price:120"), "{turn}");
-        let (words, cut) = cut_at_stop(&turn, &["Action:".into()], false);
-        assert!(cut && words.ends_with("fair for both of us.\n"), "{words}");
         assert_eq!(narrate(&messages[..1], false), None);
         let unfaithful = narrate(&messages, true).expect("a brief");
         assert!(unfaithful.contains("$187.00"), "{unfaithful}");

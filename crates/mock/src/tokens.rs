@@ -222,7 +222,7 @@ pub(super) struct CompletionBody {
     seed: Option<u64>,
     /// Stop strings: the sample ends where the first begins.
     #[serde(default)]
-    stop: crate::narrator::Stop,
+    stop: crate::stop::Stop,
     /// vLLM's: whether the stop string is kept in the text and ids (llama.cpp never keeps it).
     #[serde(default)]
     include_stop_str_in_output: bool,
@@ -245,11 +245,12 @@ struct Sample {
 async fn sample(state: &AppState, body: &CompletionBody) -> Sample {
     state.stats.requests.fetch_add(1, Ordering::Relaxed);
     sleep_ms(state.config.latency_ms).await;
-    let messages = messages_of(&detokenize(&body.prompt));
+    let prompt = detokenize(&body.prompt);
+    let messages = messages_of(&prompt);
     // A narrator's brief first (as the chat endpoint answers it), then a two-party seat, a
-    // table's seat, a market's.
-    // Unfaithful by a draw from the prompt, as the chat route draws from its request.
-    let draw = (fnv(&detokenize(&body.prompt).into_bytes()) % 10_000) as f64;
+    // table's seat, a market's. Unfaithful by a draw from the prompt, as the chat route draws
+    // from its request.
+    let draw = (fnv(prompt.as_bytes()) % 10_000) as f64;
     let unfaithful = draw < state.config.narrate_unfaithful_rate * 10_000.0;
     let content = match crate::narrator::narrate(&messages, unfaithful) {
         Some(narrated) => narrated,
@@ -264,7 +265,7 @@ async fn sample(state: &AppState, body: &CompletionBody) -> Sample {
                 }),
         },
     };
-    let (content, stopped) = crate::narrator::cut_at_stop(
+    let (content, stopped) = crate::stop::cut_at_stop(
         &content,
         &body.stop.strings(),
         body.include_stop_str_in_output,

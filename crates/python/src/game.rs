@@ -535,7 +535,11 @@ impl Game {
     /// any reasoning, with the `decided` action line written after them.
     fn append_decided(&self, role: &str, words: &str, decided: &str) -> PyResult<String> {
         let format = self.narrated_format(role)?;
-        Ok(crate::narration::appended(words, format, decided.trim()))
+        Ok(dealgym_core::narration::appended(
+            words,
+            format,
+            decided.trim(),
+        ))
     }
 
     /// `role`'s structured state alone (`observe(role)["state"]` without the chat).

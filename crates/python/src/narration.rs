@@ -4,7 +4,7 @@
 //! decider's completion, the brief, where a narrator's words end and what is appended. The
 //! rules stay core's; the loop that asks the decider and the narrator is the Python package's.
 
-use dealgym_core::narration::{forced_text, words_end, Force, Narration};
+use dealgym_core::narration::{Force, Narration};
 use dealgym_core::protocol::TurnFormat;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -89,18 +89,6 @@ pub(crate) fn action_text(text: &str) -> Option<String> {
 /// The format a narrated seat writes its turn in: tagged or xml, a seat acting through tools
 /// refused (as the runtime's narrated player refuses it).
 pub(crate) fn text_format(format: TurnFormat) -> PyResult<TurnFormat> {
-    if format == TurnFormat::Tools {
-        return Err(PyValueError::new_err(
-            "a narrated seat writes its turn as text: give it the tagged or xml format, not tools",
-        ));
-    }
+    dealgym_core::narration::writes_text(format).map_err(PyValueError::new_err)?;
     Ok(format)
-}
-
-/// `force = "appended"`: a narrator's `words` cut where they end (core's `words_end`: its
-/// first action label after any reasoning, as the runtime's player cuts them), then the
-/// decided `line` written after them (`forced_text`).
-pub(crate) fn appended(words: &str, format: TurnFormat, line: &str) -> String {
-    let kept = &words[..words_end(words, format)];
-    format!("{kept}{}", forced_text(kept, format, line))
 }

@@ -600,8 +600,7 @@ impl PairGame {
     /// The brief `role`'s narrator is sent for the `decided` action line (`prompts/narrate.j2`).
     pub(crate) fn narration_brief(&self, role: &str, decided: &str) -> PyResult<String> {
         self.episode
-            .prompts()
-            .narration_brief(decided, self.format_of(role)?)
+            .narration_brief(self.seat_named(role)?, decided)
             .map_err(|e| PyRuntimeError::new_err(format!("the built-in prompts: {e}")))
     }
 

@@ -763,8 +763,7 @@ impl Hosted for TableEpisode {
     }
 
     fn narration_brief(&self, _seat: usize, decided: &str) -> Result<String, String> {
-        self.prompts()
-            .narration_brief(decided, self.setup().format)
+        TableEpisode::narration_brief(self, decided)
             .map_err(|e| format!("the built-in prompts: {e}"))
     }
 

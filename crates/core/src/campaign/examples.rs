@@ -88,7 +88,7 @@ pub fn example_campaigns(scenarios: &[Arc<Scenario>]) -> Vec<CampaignLine> {
         .take(PER_KIND)
         .enumerate()
     {
-        let listing: f64 = deals.iter().filter_map(|s| listing(s)).sum::<f64>() / 4.0;
+        let listing: f64 = deals.iter().filter_map(|s| s.listing_price()).sum::<f64>() / 4.0;
         out.push(CampaignLine {
             id: format!("craigslist-quantity-{n}"),
             seat: Seat::Learner,
@@ -125,13 +125,6 @@ pub fn example_campaigns(scenarios: &[Arc<Scenario>]) -> Vec<CampaignLine> {
 fn budget(s: &Scenario) -> Option<f64> {
     match &s.game {
         DealSpace::Price { buyer, .. } => Some(buyer.budget),
-        _ => None,
-    }
-}
-
-fn listing(s: &Scenario) -> Option<f64> {
-    match &s.game {
-        DealSpace::Price { listing_price, .. } => Some(*listing_price),
         _ => None,
     }
 }

@@ -302,6 +302,13 @@ impl Episode {
         &self.prompts
     }
 
+    /// The brief `seat`'s narrator is sent for the `decided` action line, in the seat's format
+    /// ([`crate::narration`]).
+    pub fn narration_brief(&self, seat: Seat, decided: &str) -> Result<String, PromptError> {
+        self.prompts
+            .narration_brief(decided, self.setup.seats[seat].format)
+    }
+
     /// The seat whose completion the next `step` takes; `None` once the episode has ended.
     pub fn to_move(&self) -> Option<Seat> {
         self.outcome.is_none().then_some(self.to_move)
@@ -425,8 +432,8 @@ impl Episode {
                 .collect();
             if let Some(e) = crate::narration::judge(
                 narration,
-                decided.as_ref(),
-                chosen.as_ref(),
+                decided.as_ref().map(|d| (d, None)),
+                chosen.as_ref().map(|c| (c, None)),
                 parsed.talk.as_deref(),
                 (on_table.as_ref(), &known),
                 self.setup.seats[seat].format,

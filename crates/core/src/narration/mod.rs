@@ -78,22 +78,23 @@ impl Force {
     }
 }
 
+/// A move as a rulebook reads it: the action, and the offer an acceptance names where the
+/// rulebook numbers its offers (a table's `[ACCEPT_DEAL] #3`; `None` in two-party games).
+pub type Move<'a> = (&'a Action, Option<u32>);
+
 /// The rule of a narrated turn: the move read from it is the decided move (`decided`, read
 /// from [`Narration::decided`] by the rulebook's own reader), or the turn cannot be used — an
 /// `illegal` error that names both, so the narrator is corrected and asked again, then
 /// forfeits, as any seat whose turn cannot be used. A turn already unusable keeps its own
 /// error. Never rewritten to the decided move: what the narrator wrote is what is played.
-pub fn check_decided(
-    played: Option<&Action>,
-    decided: Result<&Action, &TurnError>,
+fn check_decided(
+    played: Option<Move<'_>>,
+    decided: Result<Move<'_>, &TurnError>,
     decided_line: &str,
     format: TurnFormat,
 ) -> Option<TurnError> {
     let played = played?;
-    let line = match format {
-        TurnFormat::Xml => format!("<action>{decided_line}</action>"),
-        TurnFormat::Tagged | TurnFormat::Tools => format!("Action: {decided_line}"),
-    };
+    let line = crate::protocol::action_part(decided_line, format);
     match decided {
         Err(e) => Some(TurnError::illegal(format!(
             "the decided move `{decided_line}` cannot be read: {}",
@@ -106,6 +107,18 @@ pub fn check_decided(
     }
 }
 
+/// A narrated seat writes its turn as text: the one refusal of a seat that acts through tools,
+/// which every face that seats a narrator gives.
+pub fn writes_text(format: TurnFormat) -> Result<(), &'static str> {
+    match format {
+        TurnFormat::Tools => Err(
+            "a narrated seat writes its turn as text: give it the tagged or \
+                                  xml format, not tools",
+        ),
+        TurnFormat::Tagged | TurnFormat::Xml => Ok(()),
+    }
+}
+
 /// A narrated turn read by its rulebook: where its Talk contradicts the decided move (kept on
 /// `narration`, [`contradictions`]) and whether it plays that move ([`check_decided`]): the one
 /// place both rulebooks judge a narrated turn, whether or not the turn can be used. `decided`
@@ -113,14 +126,14 @@ pub fn check_decided(
 /// [`contradictions`] takes them.
 pub fn judge(
     narration: &mut Narration,
-    decided: Result<&Action, &TurnError>,
-    played: Option<&Action>,
+    decided: Result<Move<'_>, &TurnError>,
+    played: Option<Move<'_>>,
     talk: Option<&str>,
     (accepted, known): (Option<&crate::protocol::Terms>, &[i64]),
     format: TurnFormat,
 ) -> Option<TurnError> {
     narration.contradictions = match decided {
-        Ok(decided) => contradictions(talk.unwrap_or(""), decided, accepted, known),
+        Ok((decided, _)) => contradictions(talk.unwrap_or(""), decided, accepted, known),
         Err(_) => Vec::new(),
     };
     check_decided(played, decided, &narration.decided, format)
@@ -135,10 +148,15 @@ pub fn forced_text(words: &str, format: TurnFormat, line: &str) -> String {
     } else {
         "\n"
     };
-    match format {
-        TurnFormat::Xml => format!("{newline}<action>{line}</action>"),
-        TurnFormat::Tagged | TurnFormat::Tools => format!("{newline}Action: {line}"),
-    }
+    format!("{newline}{}", crate::protocol::action_part(line, format))
+}
+
+/// A narrator's reply as an appended turn ([`Force::Appended`], text): its words up to
+/// [`words_end`], then the decided `line` ([`forced_text`]). The one rule the runtime's
+/// narrated player and the Python seat write a text narrator's turn by.
+pub fn appended(reply: &str, format: TurnFormat, line: &str) -> String {
+    let words = &reply[..words_end(reply, format)];
+    format!("{words}{}", forced_text(words, format, line))
 }
 
 /// Where a narrator's words end ([`Force::Appended`]): at the first action label it wrote after
@@ -307,8 +325,8 @@ mod tests {
         let offer = Action::Submit(Terms::Price(12_000));
         assert_eq!(
             check_decided(
-                Some(&offer),
-                Ok(&offer),
+                Some((&offer, None)),
+                Ok((&offer, None)),
                 "[SUBMIT_DEAL] price:120",
                 TurnFormat::Tagged
             ),
@@ -316,8 +334,8 @@ mod tests {
         );
         let other = Action::Submit(Terms::Price(13_000));
         let e = check_decided(
-            Some(&other),
-            Ok(&offer),
+            Some((&other, None)),
+            Ok((&offer, None)),
             "[SUBMIT_DEAL] price:120",
             TurnFormat::Tagged,
         )
@@ -330,12 +348,12 @@ mod tests {
         );
         // A turn with no move keeps its own (format) error.
         assert_eq!(
-            check_decided(None, Ok(&offer), "x", TurnFormat::Tagged),
+            check_decided(None, Ok((&offer, None)), "x", TurnFormat::Tagged),
             None
         );
         let xml = check_decided(
-            Some(&other),
-            Ok(&offer),
+            Some((&other, None)),
+            Ok((&offer, None)),
             "[SUBMIT_DEAL] price:120",
             TurnFormat::Xml,
         )

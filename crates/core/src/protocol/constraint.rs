@@ -252,25 +252,13 @@ impl Constrain {
         format: TurnFormat,
         action_line: &str,
     ) -> serde_json::Map<String, serde_json::Value> {
-        let mut m = serde_json::Map::new();
-        let regex = || turn_around(&Regex, format, Regex.literal(action_line));
-        match self {
-            Constrain::None => {}
-            Constrain::Gbnf => {
+        self.carry(
+            || {
                 let grammar = turn_around(&Gbnf, format, Gbnf.literal(action_line));
-                m.insert("grammar".into(), format!("root ::= {grammar}\n").into());
-            }
-            Constrain::Vllm => {
-                m.insert(
-                    "structured_outputs".into(),
-                    serde_json::json!({ "regex": regex() }),
-                );
-            }
-            Constrain::VllmLegacy => {
-                m.insert("guided_regex".into(), regex().into());
-            }
-        }
-        m
+                format!("root ::= {grammar}\n")
+            },
+            || narration_regex(format, action_line),
+        )
     }
 
     /// The request fields that carry the constraint for one seat's next turn; ACCEPT is left
@@ -281,21 +269,33 @@ impl Constrain {
         format: TurnFormat,
         accept: bool,
     ) -> serde_json::Map<String, serde_json::Value> {
+        self.carry(
+            || gbnf(space, format, accept),
+            || regex(space, format, accept),
+        )
+    }
+
+    /// The request field this constraint is sent in, holding the grammar or the regex of the
+    /// turn language: the one home of which server reads which field.
+    fn carry(
+        self,
+        gbnf: impl FnOnce() -> String,
+        regex: impl FnOnce() -> String,
+    ) -> serde_json::Map<String, serde_json::Value> {
         let mut m = serde_json::Map::new();
         match self {
             Constrain::None => {}
             Constrain::Gbnf => {
-                m.insert("grammar".into(), gbnf(space, format, accept).into());
+                m.insert("grammar".into(), gbnf().into());
             }
             Constrain::Vllm => {
-                let regex = regex(space, format, accept);
                 m.insert(
                     "structured_outputs".into(),
-                    serde_json::json!({ "regex": regex }),
+                    serde_json::json!({ "regex": regex() }),
                 );
             }
             Constrain::VllmLegacy => {
-                m.insert("guided_regex".into(), regex(space, format, accept).into());
+                m.insert("guided_regex".into(), regex().into());
             }
         }
         m
@@ -340,24 +340,41 @@ impl ConstraintCheck {
         text: &str,
         cut: bool,
     ) -> Option<ConstraintCheck> {
+        ConstraintCheck::of_pattern(via, regex(space, format, accept), text, cut)
+    }
+
+    /// The check of a narrated turn sampled under the narration constraint of `action_line`
+    /// ([`Constrain::narration_fields`]), as [`of`](Self::of) checks a seat's turn.
+    pub fn of_narration(
+        via: Constrain,
+        format: TurnFormat,
+        action_line: &str,
+        text: &str,
+        cut: bool,
+    ) -> Option<ConstraintCheck> {
+        ConstraintCheck::of_pattern(via, narration_regex(format, action_line), text, cut)
+    }
+
+    /// A completion checked against the turn language `pattern`: whole, or as a beginning when
+    /// `cut`.
+    fn of_pattern(
+        via: Constrain,
+        pattern: String,
+        text: &str,
+        cut: bool,
+    ) -> Option<ConstraintCheck> {
         let admitted = if cut {
-            begins(space, format, accept, text)
+            pattern_begins(pattern, text)
         } else {
-            admits(space, format, accept, text)
+            pattern_admits(pattern, text)
         };
         admitted.map(|admitted| ConstraintCheck { via, admitted, cut })
     }
 }
 
-/// Whether `text` is a turn the narration constraint of `action_line` admits
-/// ([`Constrain::narration_fields`]): what a narrated turn decoded under it is checked with.
-/// `None` only if the pattern is too large for the regex engine (nothing is claimed then).
-pub fn admits_narration(format: TurnFormat, action_line: &str, text: &str) -> Option<bool> {
-    let pattern = format!(
-        "^(?:{})$",
-        turn_around(&Regex, format, Regex.literal(action_line))
-    );
-    ::regex::Regex::new(&pattern).ok().map(|r| r.is_match(text))
+/// The regex of a narrated turn: free Thought and Talk, then exactly `action_line`.
+fn narration_regex(format: TurnFormat, action_line: &str) -> String {
+    turn_around(&Regex, format, Regex.literal(action_line))
 }
 
 /// Whether `text` is a turn the constraint for (`space`, `format`, `accept`) admits — the same
@@ -365,12 +382,17 @@ pub fn admits_narration(format: TurnFormat, action_line: &str, text: &str) -> Op
 /// description here. Checked with the `regex` crate over the whole text; `None` only if the
 /// pattern is too large for the regex engine's limits (then nothing is claimed either way).
 pub fn admits(space: TermSpace<'_>, format: TurnFormat, accept: bool, text: &str) -> Option<bool> {
+    pattern_admits(regex(space, format, accept), text)
+}
+
+/// Whether `text` is whole in the turn language `pattern` ([`admits`]).
+fn pattern_admits(pattern: String, text: &str) -> Option<bool> {
     // A seat asks with the same few patterns all episode, and a run with few scenarios: compile
     // each once (a Job Interview pattern takes far longer to compile than to match).
     static COMPILED: std::sync::LazyLock<
         crate::cache::BoundedCache<String, Option<std::sync::Arc<::regex::Regex>>>,
     > = std::sync::LazyLock::new(|| crate::cache::BoundedCache::new(1024));
-    let pattern = format!("^(?:{})$", regex(space, format, accept));
+    let pattern = format!("^(?:{pattern})$");
     let compiled = COMPILED.get_or_insert_with(pattern.clone(), || {
         ::regex::RegexBuilder::new(&pattern)
             .size_limit(1 << 26)
@@ -388,11 +410,15 @@ pub fn admits(space: TermSpace<'_>, format: TurnFormat, accept: bool, text: &str
 /// dead state (every state of the pattern's automaton leads on to a match). `None` where the
 /// automaton outgrows its limits (nothing is claimed).
 pub fn begins(space: TermSpace<'_>, format: TurnFormat, accept: bool, text: &str) -> Option<bool> {
+    pattern_begins(regex(space, format, accept), text)
+}
+
+/// Whether `text` begins a turn of the language `pattern` ([`begins`]).
+fn pattern_begins(pattern: String, text: &str) -> Option<bool> {
     use regex_automata::hybrid::dfa::DFA;
     static COMPILED: std::sync::LazyLock<
         crate::cache::BoundedCache<String, Option<std::sync::Arc<DFA>>>,
     > = std::sync::LazyLock::new(|| crate::cache::BoundedCache::new(64));
-    let pattern = regex(space, format, accept);
     let dfa = COMPILED.get_or_insert_with(pattern.clone(), || {
         begins_dfa(&pattern).map(std::sync::Arc::new)
     })?;

@@ -23,7 +23,7 @@ pub use parse::{
 };
 pub(crate) use parse::{normalize_label, proposes_deal, split_act};
 pub(crate) use render::render_forwarded;
-pub use render::{render_action, render_turn};
+pub use render::{action_part, render_action, render_turn};
 pub use terms::{
     format_cents, parse_terms, to_cents, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace,
     TermValue, Terms, TermsError,

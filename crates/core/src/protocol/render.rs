@@ -57,6 +57,14 @@ fn talk_and_action(talk: &str, action_line: &str, format: TurnFormat) -> String 
     out
 }
 
+/// The Action part of a turn (`Action: LINE`, `<action>LINE</action>`), in the given format:
+/// what a narrated turn is told to end with, and writes after its narrator's words.
+pub fn action_part(action_line: &str, format: TurnFormat) -> String {
+    let mut out = String::with_capacity(action_line.len() + 20);
+    push_action_part(&mut out, action_line, format);
+    out
+}
+
 /// The Action part of a turn (its label or tags around the action line), in the given format:
 /// the one spelling of it, for a whole turn and for a move forwarded without its Talk.
 fn push_action_part(out: &mut String, action_line: &str, format: TurnFormat) {

@@ -462,6 +462,12 @@ impl TableEpisode {
         id.checked_sub(1).and_then(|i| self.offers.get(i as usize))
     }
 
+    /// The brief a narrated seat's narrator is sent for the `decided` action line, in the
+    /// table's format ([`crate::narration`]).
+    pub fn narration_brief(&self, decided: &str) -> Result<String, crate::game::PromptError> {
+        self.prompts.narration_brief(decided, self.setup.format)
+    }
+
     /// A narrated turn ([`crate::narration`]): whether it plays its decided move (the offer
     /// an acceptance names included), and where its Talk contradicts that move, kept on its
     /// narration. `None` for a turn that is not narrated.
@@ -472,25 +478,16 @@ impl TableEpisode {
             &format!("Action: {}", narration.decided),
             None,
         );
-        let decided_action = match (&decided.parsed.action, &decided.parsed.error) {
-            (Some(action), None) => Ok(action.clone()),
+        let decided_move = match (&decided.parsed.action, &decided.parsed.error) {
+            (Some(action), None) => Ok((action, decided.accepts)),
             (_, Some(e)) => Err(e.clone()),
             (None, None) => Err(TurnError::format("no move")),
         };
-        // An acceptance names the offer it accepts: accepting another offer is another move
-        // (read as a `[TALK]`, which no decided acceptance equals).
-        let played = turn.parsed.action.clone().map(|action| {
-            if turn.accepts == decided.accepts {
-                action
-            } else {
-                crate::protocol::Action::Talk
-            }
-        });
         // A table's deals are issue options, with no price to name: the stance checks alone.
         crate::narration::judge(
             narration,
-            decided_action.as_ref(),
-            played.as_ref(),
+            decided_move.as_ref().map(|m| *m),
+            turn.parsed.action.as_ref().map(|a| (a, turn.accepts)),
             turn.parsed.talk.as_deref(),
             (None, &[]),
             self.setup.format,

@@ -658,14 +658,11 @@ fn a_narrated_table_turn_plays_its_decided_move_and_the_offer_it_names() {
         "{}",
         error.message
     );
-    let refused = ep
-        .turns()
-        .last()
-        .unwrap()
-        .completion
-        .narration
-        .clone()
-        .unwrap();
+    let last_narration = |ep: &TableEpisode| {
+        let turn = ep.turns().last().expect("a turn");
+        turn.completion.narration.clone().expect("narrated")
+    };
+    let refused = last_narration(&ep);
     assert!(
         refused.contradictions.is_empty(),
         "an acceptance may say so"
@@ -674,14 +671,7 @@ fn a_narrated_table_turn_plays_its_decided_move_and_the_offer_it_names() {
         .step(seat, narrated("We have a deal!", "[TALK]", "[TALK]"))
         .unwrap();
     assert!(!step.retry && step.error.is_none());
-    let kept = ep
-        .turns()
-        .last()
-        .unwrap()
-        .completion
-        .narration
-        .clone()
-        .unwrap();
+    let kept = last_narration(&ep);
     assert_eq!(
         kept.contradictions,
         vec![Contradiction::AcceptsWithoutAccepting]

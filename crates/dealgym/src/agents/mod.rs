@@ -281,6 +281,14 @@ impl<'a> TurnContext<'a> {
         self.episode.token_sequence(self.seat)
     }
 
+    /// The seat's replica-routing key (its episode's ticket and the seat), where there is one.
+    pub(crate) fn seat_key(&self) -> Option<SeatKey> {
+        self.route.map(|episode| SeatKey {
+            episode,
+            seat: self.seat,
+        })
+    }
+
     /// The context of the seat to move in `episode`.
     pub(crate) fn of(episode: &'a Episode, seat: Seat, sampling_seed: u64) -> Self {
         TurnContext {
@@ -312,6 +320,21 @@ pub struct Played {
     pub(crate) replica: Option<u32>,
     /// A planner's turn: the candidates it chose `completion` from (recorded on the turn).
     pub(crate) planning: Option<crate::planner::Planning>,
+}
+
+impl Played {
+    /// A completion that came without a call of ours (a built-in player's, a client's, a
+    /// person's): no call, no retries, no replica.
+    pub(crate) fn scripted(completion: Completion, latency_ms: u64) -> Played {
+        Played {
+            completion,
+            call: None,
+            latency_ms,
+            retries: 0,
+            replica: None,
+            planning: None,
+        }
+    }
 }
 
 /// A player of any kind.
@@ -400,7 +423,7 @@ impl Player {
             let shown = format!(
                 "{}{}+{}",
                 narrated::PREFIX,
-                narrated_decider_spec(&narrated, decider),
+                narrated.decider.spec(),
                 narrated.narrator.spec()
             );
             return Ok(Player::Narrated {
@@ -649,14 +672,10 @@ impl Player {
                     fields.insert("tools".into(), tools);
                 }
                 let sequence = exact_sequence(client, ctx.own_sequence())?;
-                let key = ctx.route.map(|episode| SeatKey {
-                    episode,
-                    seat: ctx.seat,
-                });
                 let (answer, served) = routed_call(
                     client,
                     replicas.as_ref(),
-                    key,
+                    ctx.seat_key(),
                     ctx.sampling_seed,
                     view,
                     sequence,
@@ -707,15 +726,6 @@ impl Player {
             replica,
             planning: None,
         })
-    }
-}
-
-/// The decider's spec as a narrated spec shows it: a player's recorded spec (no URL
-/// credentials), or the scripted party's name.
-fn narrated_decider_spec<'a>(narrated: &'a Narrated, written: &'a str) -> &'a str {
-    match &narrated.decider {
-        Decider::Player(p) => p.spec(),
-        Decider::Table(_) => written,
     }
 }
 

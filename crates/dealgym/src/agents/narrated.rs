@@ -19,9 +19,9 @@ use super::model::{exact_sequence, routed_call};
 use super::{Constrain, Played, Player, PlayerConfig, PlayerError, SamplingDefaults, TurnContext};
 use crate::game::{Completion, Message, MessageRole};
 use crate::llm::{LlmError, SeatKey, TokenMode};
-use crate::narration::{forced_text, sampled_words, words_end, Force, Narration};
+use crate::narration::{appended, forced_text, sampled_words, Force, Narration};
 use crate::negotiator::deliberation::Scripted;
-use crate::protocol::constraint::{admits_narration, ConstraintCheck};
+use crate::protocol::constraint::ConstraintCheck;
 use crate::protocol::{action_text, TurnFormat};
 
 /// The spec prefix of a narrated player: `narrate:DECIDER+MODEL`.
@@ -52,6 +52,16 @@ pub(crate) enum Decider {
     Player(Player),
     /// A table's scripted party of its incentive (`rule:deliberation`).
     Table(Scripted),
+}
+
+impl Decider {
+    /// Its spec, as records and errors name it.
+    pub(crate) fn spec(&self) -> &str {
+        match self {
+            Decider::Player(p) => p.spec(),
+            Decider::Table(s) => s.spec(),
+        }
+    }
 }
 
 /// A decider and the model that narrates its moves.
@@ -182,7 +192,7 @@ impl Narrated {
     pub(crate) fn identity(&self) -> String {
         let decider = match &self.decider {
             Decider::Player(p) => p.identity(),
-            Decider::Table(s) => s.spec().to_string(),
+            Decider::Table(_) => self.decider.spec().to_string(),
         };
         format!(
             "narrated|{decider}|{}|force={}",
@@ -192,26 +202,21 @@ impl Narrated {
     }
 
     /// Why this narrated player cannot sit at a two-party seat written in `format`, if it
-    /// cannot: its decider plays tables, or the seat acts through tools.
+    /// cannot (its decider plays tables, or the seat acts through tools): checked at setup.
     pub(crate) fn check_two_party(&self, format: TurnFormat) -> Result<(), String> {
-        if let Decider::Table(s) = &self.decider {
-            return Err(format!(
+        self.two_party_decider(format).map(|_| ())
+    }
+
+    /// The decider of a two-party seat written in `format`, or why there is none.
+    fn two_party_decider(&self, format: TurnFormat) -> Result<&Player, String> {
+        self.writes_text(format)?;
+        match &self.decider {
+            Decider::Player(p) => Ok(p),
+            Decider::Table(s) => Err(format!(
                 "its decider `{}` is a table's scripted party: it decides an n-party table's \
                  seat (--seat ROLE=narrate:{}+MODEL), not a two-party one",
                 s.spec(),
                 s.spec()
-            ));
-        }
-        self.writes_text(format).map_err(|e| e.to_string())
-    }
-
-    /// The two-party decider, or why this one plays a table.
-    fn two_party_decider(&self) -> Result<&Player, PlayerError> {
-        match &self.decider {
-            Decider::Player(p) => Ok(p),
-            Decider::Table(s) => Err(PlayerError::spec(
-                s.spec(),
-                "the scripted party of its incentive decides a table seat, not a two-party one",
             )),
         }
     }
@@ -224,18 +229,15 @@ impl Narrated {
     ) -> Result<Played, PlayerError> {
         let started = Instant::now();
         let format = ctx.setup.seats[ctx.seat].format;
-        self.writes_text(format)?;
-        let decided = Box::pin(self.two_party_decider()?.play(ctx, view)).await?;
-        let line = decided_line(&self.decider_spec(), &decided)?;
+        let decider = self
+            .two_party_decider(format)
+            .map_err(|message| PlayerError::spec(self.narrator.spec(), message))?;
+        let decided = Box::pin(decider.play(ctx, view)).await?;
+        let line = decided_line(self.decider.spec(), &decided)?;
         let brief = ctx
             .episode
-            .prompts()
-            .narration_brief(&line, format)
+            .narration_brief(ctx.seat, &line)
             .map_err(|e| PlayerError::spec(self.narrator.spec(), e.to_string()))?;
-        let key = ctx.route.map(|episode| SeatKey {
-            episode,
-            seat: ctx.seat,
-        });
         let asked = Asked {
             view,
             brief,
@@ -243,7 +245,7 @@ impl Narrated {
             format,
             sequence: ctx.own_sequence(),
             sampling_seed: ctx.sampling_seed,
-            key,
+            key: ctx.seat_key(),
         };
         self.narrate(asked, decided, started).await
     }
@@ -254,15 +256,16 @@ impl Narrated {
         &self,
         decided: Played,
         view: &'a [Message],
-        brief: Result<String, String>,
+        brief_for: impl FnOnce(&str) -> Result<String, String>,
         format: TurnFormat,
         sequence: Option<&'a [u32]>,
         sampling_seed: u64,
     ) -> Result<Played, PlayerError> {
         let started = Instant::now();
-        self.writes_text(format)?;
-        let line = decided_line(&self.decider_spec(), &decided)?;
-        let brief = brief.map_err(|e| PlayerError::spec(self.narrator.spec(), e))?;
+        self.writes_text(format)
+            .map_err(|message| PlayerError::spec(self.narrator.spec(), message))?;
+        let line = decided_line(self.decider.spec(), &decided)?;
+        let brief = brief_for(&line).map_err(|e| PlayerError::spec(self.narrator.spec(), e))?;
         let asked = Asked {
             view,
             brief,
@@ -275,24 +278,9 @@ impl Narrated {
         self.narrate(asked, decided, started).await
     }
 
-    /// The decider's spec, as errors name it.
-    fn decider_spec(&self) -> String {
-        match &self.decider {
-            Decider::Player(p) => p.spec().to_string(),
-            Decider::Table(s) => s.spec().to_string(),
-        }
-    }
-
     /// A narrated seat writes text: a seat that acts through tools is refused.
-    fn writes_text(&self, format: TurnFormat) -> Result<(), PlayerError> {
-        if format == TurnFormat::Tools {
-            return Err(PlayerError::spec(
-                self.narrator.spec(),
-                "a narrated seat writes its turn as text: give it the tagged or xml format, \
-                 not tools",
-            ));
-        }
-        Ok(())
+    fn writes_text(&self, format: TurnFormat) -> Result<(), String> {
+        crate::narration::writes_text(format).map_err(str::to_string)
     }
 
     /// Ask the narrator for the words around `asked.line`, and hold the action line to it.
@@ -339,50 +327,44 @@ impl Narrated {
         let mut tokens = answer.tokens_record;
         if self.force == Force::Appended {
             match tokens.as_mut() {
-                None => text.truncate(words_end(&text, asked.format)),
-                Some(tokens) => match sampled_words(&answer.pieces, &text, asked.format) {
-                    Some((ids, bytes)) => {
-                        tokens.completion_ids.truncate(ids);
-                        tokens.logprobs.truncate(ids);
-                        text.truncate(bytes);
-                    }
+                None => text = appended(&text, asked.format, &asked.line),
+                Some(tokens) => {
                     // Ids that cannot be cut where the words end (no texts, or texts of other
                     // text): kept whole, an action line or end-of-turn id of its own would be
                     // trained on as the narrator's words, with the decided line after it.
-                    None => {
-                        return Err(PlayerError::Backend(LlmError::BadResponse {
-                            url: client.root(),
-                            message: "a narrator's sampled ids cannot be cut where its words \
-                                      end: the server gave no text for each id (the logprobs' \
-                                      tokens), or texts that do not spell its reply"
-                                .into(),
-                        }))
+                    let (ids, bytes) = sampled_words(&answer.pieces, &text, asked.format)
+                        .ok_or_else(|| {
+                            PlayerError::Backend(LlmError::BadResponse {
+                                url: client.root(),
+                                message: "a narrator's sampled ids cannot be cut where its \
+                                          words end: the server gave no text for each id (the \
+                                          logprobs' tokens), or texts that do not spell its reply"
+                                    .into(),
+                            })
+                        })?;
+                    tokens.completion_ids.truncate(ids);
+                    tokens.logprobs.truncate(ids);
+                    text.truncate(bytes);
+                    let forced = forced_text(&text, asked.format, &asked.line);
+                    let forced_ids = client
+                        .tokenize_plain(client.settings().token_api, &forced)
+                        .await?;
+                    tokens.forced_from = Some(tokens.completion_ids.len());
+                    if !tokens.logprobs.is_empty() {
+                        tokens
+                            .logprobs
+                            .extend(std::iter::repeat_n(0.0, forced_ids.len()));
                     }
-                },
-            }
-        }
-        if self.force == Force::Appended {
-            let forced = forced_text(&text, asked.format, &asked.line);
-            if let Some(tokens) = tokens.as_mut() {
-                let ids = client
-                    .tokenize_plain(client.settings().token_api, &forced)
-                    .await?;
-                tokens.forced_from = Some(tokens.completion_ids.len());
-                if !tokens.logprobs.is_empty() {
-                    tokens.logprobs.extend(std::iter::repeat_n(0.0, ids.len()));
+                    tokens.completion_ids.extend(forced_ids);
+                    text.push_str(&forced);
                 }
-                tokens.completion_ids.extend(ids);
             }
-            text.push_str(&forced);
         }
         let constraint = (self.force == Force::Grammar)
-            .then(|| admits_narration(asked.format, &asked.line, &text))
-            .flatten()
-            .map(|admitted| ConstraintCheck {
-                via: *constrain,
-                admitted,
-                cut,
-            });
+            .then(|| {
+                ConstraintCheck::of_narration(*constrain, asked.format, &asked.line, &text, cut)
+            })
+            .flatten();
         Ok(Played {
             completion: Completion {
                 text,

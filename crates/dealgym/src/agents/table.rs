@@ -135,14 +135,11 @@ impl<S: ScriptedSeat> SeatPlayer<S> {
         match self {
             SeatPlayer::Scripted(scripted) => {
                 let started = Instant::now();
-                Ok(Played {
-                    completion: scripted.completion(episode, seat),
-                    call: None,
-                    latency_ms: started.elapsed().as_millis() as u64,
-                    retries: 0,
-                    replica: None,
-                    planning: None,
-                })
+                let completion = scripted.completion(episode, seat);
+                Ok(Played::scripted(
+                    completion,
+                    started.elapsed().as_millis() as u64,
+                ))
             }
             SeatPlayer::Player(player) => {
                 play_at_table(
@@ -210,9 +207,7 @@ impl SeatEpisode for TableEpisode {
         Some(scripted.completion(self, seat))
     }
     fn narration_brief(&self, line: &str) -> Result<String, String> {
-        self.prompts()
-            .narration_brief(line, self.setup().format)
-            .map_err(|e| e.to_string())
+        TableEpisode::narration_brief(self, line).map_err(|e| e.to_string())
     }
 }
 
@@ -403,26 +398,17 @@ async fn play_at_table<E: SeatEpisode>(
                     let completion = episode.scripted_move(*scripted, seat).ok_or_else(|| {
                         PlayerError::spec(scripted.spec(), "no scripted party sits here")
                     })?;
-                    Played {
-                        completion,
-                        call: None,
-                        latency_ms: 0,
-                        retries: 0,
-                        replica: None,
-                        planning: None,
-                    }
+                    Played::scripted(completion, 0)
                 }
                 super::Decider::Player(decider) => {
                     Box::pin(play_at_table(decider, to_move)).await?
                 }
             };
-            let view = episode.view(seat);
-            let line = crate::protocol::action_text(&decided.completion.text).unwrap_or_default();
             return narrated
                 .play_at_table(
                     decided,
-                    view,
-                    episode.narration_brief(&line),
+                    episode.view(seat),
+                    |line| episode.narration_brief(line),
                     episode.format(),
                     episode.token_sequence(seat),
                     sampling_seed,

@@ -139,15 +139,7 @@ pub(crate) fn play(
             &render_action(&turn.action, space, true),
             TurnFormat::Xml,
         );
-        let Some(step) = driver.feed(Played {
-            completion: text.into(),
-            call: None,
-            latency_ms: 0,
-            retries: 0,
-            replica: None,
-            planning: None,
-        })?
-        else {
+        let Some(step) = driver.feed(Played::scripted(text.into(), 0))? else {
             // Only a text limit ends an episode without playing the turn; an import has none.
             mismatch = Some("the engine ended the episode before the people did".to_string());
             break;

@@ -415,19 +415,14 @@ impl LlmClient {
     }
 
     /// As [`LlmClient::complete`], with request fields of this call only (a decoding
-    /// constraint, say) merged over the player's `extra_body`; a `stop` among them replaces
-    /// the player's stop strings for this call.
+    /// constraint, say) merged over the player's `extra_body`.
     pub(crate) async fn complete_with(
         &self,
         messages: &[Message],
         sampling_seed: u64,
-        mut per_request: serde_json::Map<String, serde_json::Value>,
+        per_request: serde_json::Map<String, serde_json::Value>,
     ) -> Result<Reply, LlmError> {
         let s = &self.settings;
-        let stop_here: Option<Vec<String>> = per_request
-            .remove("stop")
-            .and_then(|v| serde_json::from_value(v).ok());
-        let stop = stop_here.as_deref().unwrap_or(&s.stop);
         let merged;
         let extra = if per_request.is_empty() {
             &s.extra_body
@@ -444,7 +439,7 @@ impl LlmClient {
             temperature: s.temperature,
             top_p: s.top_p,
             max_tokens: s.max_tokens,
-            stop,
+            stop: &s.stop,
             seed,
             logprobs: s.logprobs,
             return_token_ids: s.token_ids,

@@ -328,15 +328,11 @@ impl Session {
             }
         }
         driver
-            .feed(Played {
+            // A client's step carries no account of its call beyond its token ids.
+            .feed(Played::scripted(
                 completion,
-                // A client's step carries no account of its call beyond its token ids.
-                call: None,
-                latency_ms: self.asked_at.elapsed().as_millis() as u64,
-                retries: 0,
-                replica: None,
-                planning: None,
-            })
+                self.asked_at.elapsed().as_millis() as u64,
+            ))
             .map_err(|e| ServeError::Execution(e.to_string()))?;
         self.steps += 1;
         self.advance().await
