@@ -9,7 +9,7 @@
 //!   how the action line was held fixed ([`Force`]);
 //! - the brief goes into the seat's history before its reply ([`crate::engine`]'s seat
 //!   history), so the narrator's next call extends its last one, token for token;
-//! - the one rule of a narrated turn: it plays the decided move ([`check_decided`]), or it is a
+//! - the one rule of a narrated turn: it plays the decided move ([`judge`]), or it is a
 //!   turn that cannot be used (corrected and retried, then forfeited), never rewritten;
 //! - where its Talk contradicts the move ([`contradictions`]): counted per turn, never fixed.
 //!
@@ -57,7 +57,7 @@ pub enum Force {
     /// narrator's `constrain`: a GBNF grammar for llama.cpp, a regex for vLLM).
     Grammar,
     /// The narrator was asked to end with the decided action line and wrote it itself; the
-    /// engine checks it ([`check_decided`]).
+    /// engine checks it ([`judge`]).
     Prompt,
 }
 
@@ -120,7 +120,7 @@ pub fn writes_text(format: TurnFormat) -> Result<(), &'static str> {
 }
 
 /// A narrated turn read by its rulebook: where its Talk contradicts the decided move (kept on
-/// `narration`, [`contradictions`]) and whether it plays that move ([`check_decided`]): the one
+/// `narration`, [`contradictions`]) and whether it plays that move (`check_decided`): the one
 /// place both rulebooks judge a narrated turn, whether or not the turn can be used. `decided`
 /// is the decided line as the rulebook reads it; `accepted` and `known` are as
 /// [`contradictions`] takes them.
