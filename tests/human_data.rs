@@ -299,7 +299,7 @@ async fn the_reports_people_rows_are_the_imports_counts_beside_a_models() {
     assert_eq!(all["episodes"], "6", "{by_all}");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
-        md.contains("1036 episodes: 1030 people's own dialogues")
+        md.contains("1036 episodes: 1030 with people")
             && md.contains("and 6 played by models, of which 6 scored"),
         "{md}"
     );
@@ -330,7 +330,7 @@ fn a_report_of_people_alone_says_so_and_draws_no_models_chart() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
         md.contains(&format!(
-            "{dialogues} episodes, all people's own dialogues (in \"People and models\""
+            "{dialogues} episodes, all with people (in \"People and models\""
         )),
         "{md}"
     );

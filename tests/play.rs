@@ -1,7 +1,7 @@
 //! People at the table (`dealgym play`): a person plays CaSiNo and Craigslist against the
 //! mock through the page's routes, the records name the seat `human:NAME`, pass
 //! `replay --verify` and count as people in the report; two people share a game by a join
-//! link; a study assigns games to participants who hold no bearer token; a person takes a
+//! link; a study assigns games to participants in turn; a person takes a
 //! seat at an n-party table. (The page itself is driven in a real browser by
 //! `scripts/play-browser.sh`.)
 
@@ -43,6 +43,19 @@ async fn post(
     }
     let response = request.send().await.unwrap();
     (response.status().as_u16(), response.json().await.unwrap())
+}
+
+/// A client that sends the server's bearer token with every request.
+fn bearer(token: &str) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {token}").parse().unwrap(),
+    );
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .unwrap()
 }
 
 async fn get(http: &reqwest::Client, url: String, token: &str) -> Value {
@@ -317,11 +330,39 @@ async fn two_people_share_a_game_by_its_join_link() {
     )
     .await;
     assert_eq!(status, 409);
-    let (status, end) = post(
+    // A person's Thought is kept in the record and never reaches the other person.
+    let offer = json!({"thought": "SECRET-PLAN", "talk": "One of each for you?",
+        "move": {"kind": "submit", "terms": {"food": 2, "water": 2, "firewood": 2}, "offer": null}});
+    let (status, sent) = post(
         &http,
         format!("{base}/play/api/games/{id}/step"),
         Some(mover),
-        json!({"talk": "Bye.", "move": {"kind": "walk_away"}}),
+        offer,
+    )
+    .await;
+    assert_eq!(status, 200, "{sent}");
+    assert_eq!(sent["your_turn"], false);
+    let seen = get(&http, format!("{base}/play/api/games/{id}"), waiter).await;
+    let text = seen["transcript"].to_string();
+    assert!(
+        text.contains("One of each for you?") && !text.contains("SECRET-PLAN"),
+        "{seen}"
+    );
+    let accept = seen["form"]["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["kind"] == "accept")
+        .unwrap();
+    assert!(
+        accept["label"].as_str().unwrap().contains("food:1"),
+        "{accept}"
+    );
+    let (status, end) = post(
+        &http,
+        format!("{base}/play/api/games/{id}/step"),
+        Some(waiter),
+        json!({"talk": "Bye.", "move": {"kind": "walk_away", "terms": null}}),
     )
     .await;
     assert_eq!(status, 200, "{end}");
@@ -330,12 +371,15 @@ async fn two_people_share_a_game_by_its_join_link() {
     let records = read_log(&log);
     assert_eq!(records.len(), 1);
     assert!(records[0].is_people_dialogue());
+    assert!(serde_json::to_string(&records[0])
+        .unwrap()
+        .contains("SECRET-PLAN"));
     assert_eq!(records[0].seats.learner.player.as_str(), "human:ann");
     assert_eq!(records[0].seats.opponent.player.as_str(), "human:bob");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_study_assigns_games_to_participants_without_the_bearer_token() {
+async fn a_study_assigns_games_to_participants_in_turn() {
     let dir = temp_dir("play-study");
     let file = dir.join("study.toml");
     std::fs::write(
@@ -351,9 +395,16 @@ async fn a_study_assigns_games_to_participants_without_the_bearer_token() {
     .await;
     let base = server.base_url();
     let http = reqwest::Client::new();
-    // The environment's own routes keep their token; the study's are open to participants.
-    let (status, _) = post(&http, format!("{base}/v1/episodes"), None, json!({})).await;
+    // The study's routes keep the server's token rules, as every route does.
+    let (status, _) = post(
+        &http,
+        format!("{base}/play/api/games"),
+        None,
+        json!({"consent": true}),
+    )
+    .await;
     assert_eq!(status, 401);
+    let http = bearer("operator-secret");
     let setup: Value = http
         .get(format!("{base}/play/api/setup"))
         .send()
@@ -482,4 +533,55 @@ async fn a_person_takes_a_seat_at_an_n_party_table() {
     server.shutdown().await;
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("\"human:tess\""), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_trades_at_a_market() {
+    let dir = temp_dir("play-market");
+    let markets = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/market.jsonl");
+    let (server, log, _) = server(&dir, |o| o.scenarios.push(markets)).await;
+    let base = server.base_url();
+    let http = reqwest::Client::new();
+    let (status, made) = post(
+        &http,
+        format!("{base}/play/api/games"),
+        None,
+        json!({"name": "mia", "family": "market", "opponent": "rule:truthful"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{made}");
+    let id = made["game_id"].as_str().unwrap().to_string();
+    let token = made["seat_token"].as_str().unwrap().to_string();
+    let mut view = made["view"].clone();
+    assert_eq!(view["kind"], "market");
+    assert!(
+        view["players"].to_string().contains("rule:truthful"),
+        "{view}"
+    );
+    let mut quoted = false;
+    for _ in 0..60 {
+        if view["done"] == true {
+            break;
+        }
+        let chosen = if quoted {
+            json!({"kind": "walk_away"})
+        } else {
+            json!({"kind": "submit", "terms": {"price": 50}})
+        };
+        let (status, next) = post(
+            &http,
+            format!("{base}/play/api/games/{id}/step"),
+            Some(&token),
+            json!({"talk": "My quote.", "move": chosen}),
+        )
+        .await;
+        assert_eq!(status, 200, "{next}");
+        assert!(next["retry"].is_null(), "{next}");
+        quoted = true;
+        view = next;
+    }
+    assert_eq!(view["done"], true, "{view}");
+    server.shutdown().await;
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("\"human:mia\""), "{text}");
 }

@@ -166,8 +166,7 @@ pub struct PlayFlags {
     pub play_no_people: bool,
     /// A study's run file (TOML: title, consent, games_per_participant, [[game]] family or
     /// scenario_id, opponent, role): the page seats participants as it assigns them, with a
-    /// consent page and a participant code each, and nothing else. Implies --play; its routes
-    /// need no bearer token.
+    /// consent page and a participant code each, and nothing else. Implies --play.
     #[arg(long, value_name = "FILE")]
     pub study: Option<PathBuf>,
 }

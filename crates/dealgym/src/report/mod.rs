@@ -719,15 +719,14 @@ fn headline(episodes: usize, people: usize, models: &Aggregate) -> String {
         models.scored(),
         models.count(OutcomeKind::Error)
     );
-    let dialogues = if people == 1 { "dialogue" } else { "dialogues" };
-    let where_people = "in \"People and models\", each from both sides, and the transcripts; \
-                        never in the aggregates, the sensitivity or the ratings";
+    let where_people = "in \"People and models\", each person's seat from its side, and the \
+                        transcripts; never in the aggregates, the sensitivity or the ratings";
     match (people, models.episodes()) {
         (0, _) => format!("{episodes} episodes, {scored}"),
-        (_, 0) => format!("{episodes} episodes, all people's own {dialogues} ({where_people})."),
+        (_, 0) => format!("{episodes} episodes, all with people ({where_people})."),
         (p, m) => format!(
-            "{episodes} episodes: {p} people's own {dialogues} ({where_people}) and {m} played \
-             by models, of which {scored}"
+            "{episodes} episodes: {p} with people ({where_people}) and {m} played by models, of \
+             which {scored}"
         ),
     }
 }

@@ -139,8 +139,9 @@ impl PeopleAndModels {
             .collect();
         Sheet {
             name: "people_and_models".into(),
-            title: "People and models: the people's own dialogues (each once per role, from \
-                    that side) beside each model's learner seat in that family and role"
+            title: "People and models: each seat people played (a dataset's dialogue or a game \
+                    at the play page), from that side, beside each model's learner seat in that \
+                    family and role (a player that faced people: `NAME vs people`)"
                 .into(),
             columns,
             rows,

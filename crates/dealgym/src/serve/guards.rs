@@ -149,16 +149,7 @@ fn over_limit(error: &axum::Error) -> bool {
 
 /// The optional bearer token, compared in constant time.
 pub(super) async fn auth(State(state): State<Shared>, request: Request, next: Next) -> Response {
-    // A study's page and its routes are open to its participants: they hold no bearer token,
-    // and those routes play only what the study assigns.
-    let path = request.uri().path();
-    let study = state
-        .hub
-        .options
-        .play
-        .as_ref()
-        .is_some_and(|p| p.study.is_some());
-    let open = path == "/health" || (study && (path == "/play" || path.starts_with("/play/")));
+    let open = request.uri().path() == "/health";
     if let (Some(token), false) = (&state.hub.options.token, open) {
         let given = request
             .headers()

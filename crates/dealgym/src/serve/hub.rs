@@ -611,8 +611,8 @@ impl Hub {
     }
 
     /// Reclaim sessions of either kind idle longer than the timeout; returns how many. An
-    /// unfinished table is logged as abandoned; a two-party session is dropped, as it always
-    /// was.
+    /// unfinished table, or a person's game of the play page, is logged as abandoned; another
+    /// two-party session is dropped, as it always was.
     pub(crate) async fn reap(&self) -> usize {
         let limit = self.options.idle_timeout;
         let idle: Vec<Live> = {
@@ -625,14 +625,31 @@ impl Hub {
             ids.iter().filter_map(|id| live.remove(id)).collect()
         };
         for session in &idle {
-            if let Live::Table(slot) = session {
-                let why = format!(
-                    "idle past --idle-timeout-s ({} s) before it ended",
-                    limit.as_secs()
-                );
-                if let Err(e) = self.log_abandoned(slot, why).await {
-                    eprintln!("dealgym serve: {e}");
+            let why = format!(
+                "idle past --idle-timeout-s ({} s) before it ended",
+                limit.as_secs()
+            );
+            match session {
+                Live::Table(slot) => {
+                    if let Err(e) = self.log_abandoned(slot, why).await {
+                        eprintln!("dealgym serve: {e}");
+                    }
                 }
+                // A person's game left unfinished is kept, as abandoned: what the people wrote
+                // is data.
+                Live::Episode(slot) if slot.owner == Owner::Play => {
+                    let ended = slot.session.lock().await.abandon(&why).await;
+                    match ended {
+                        Ok(Some(record)) => {
+                            if let Err(e) = self.log(&record) {
+                                eprintln!("dealgym serve: {e}");
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(e) => eprintln!("dealgym serve: {e}"),
+                    }
+                }
+                Live::Episode(_) => {}
             }
         }
         self.memory.reap(limit);

@@ -78,10 +78,16 @@ pub(super) struct PersonTurn {
 #[serde(deny_unknown_fields)]
 pub(super) struct ChosenMove {
     pub kind: ActionKind,
-    #[serde(default)]
+    /// A proposal's terms; `null` or absent for any other move.
+    #[serde(default, deserialize_with = "map_or_null")]
     pub terms: Map<String, Value>,
     #[serde(default)]
     pub offer: Option<u32>,
+}
+
+/// A map, `null` read as an empty one.
+fn map_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Map<String, Value>, D::Error> {
+    Ok(Option::<Map<String, Value>>::deserialize(d)?.unwrap_or_default())
 }
 
 fn label(kind: ActionKind) -> &'static str {

@@ -2,7 +2,7 @@
 //! `POST /play/api/games` (a new game, or a study participant's next one),
 //! `POST /play/api/games/{id}/join`, `GET /play/api/games/{id}`,
 //! `POST /play/api/games/{id}/step` and `POST /play/api/games/{id}/line` (the turn a move
-//! would send, played nowhere). A person's seat is reached by its token (`x-seat-token`).
+//! would send, played nowhere: `{"text"}`, or `{"error"}` naming why it cannot be written). A person's seat is reached by its token (`x-seat-token`).
 //! These are the page's own routes, not the environment's protocol: `/openapi.json` does not
 //! list them.
 
@@ -458,8 +458,13 @@ async fn line(
         let turn: PersonTurn = parse_body(body, state.hub.options.body_limit)?;
         let game = state.play.get(&id)?;
         let (_, person) = game.person(secret::presented(&headers))?;
-        let text = written(&state, &game, &person, &turn).await?;
-        Ok(json!({ "text": text }))
+        // A preview of a move that cannot be written (a term out of range, one missing) is
+        // an answer, not a failed request: the page shows why while the person types.
+        match written(&state, &game, &person, &turn).await {
+            Ok(text) => Ok(json!({ "text": text, "error": null })),
+            Err(ServeError::Validation(why)) => Ok(json!({ "text": null, "error": why })),
+            Err(e) => Err(e),
+        }
     }
     .await;
     answer(StatusCode::OK, result)

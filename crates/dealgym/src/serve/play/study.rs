@@ -168,6 +168,25 @@ opponent = "person"
     }
 
     #[test]
+    fn the_books_study_example_is_a_valid_study() {
+        let page = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/src/guide/people.md"
+        );
+        let text = std::fs::read_to_string(page).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut examples = 0;
+        for block in text.split("```toml,study\n").skip(1) {
+            let file = dir.path().join(format!("study-{examples}.toml"));
+            std::fs::write(&file, block.split("```").next().unwrap()).unwrap();
+            let study = Study::load(&file).unwrap_or_else(|e| panic!("{page}: {e}"));
+            assert!(!study.games.is_empty());
+            examples += 1;
+        }
+        assert_eq!(examples, 1, "{page}: its study example");
+    }
+
+    #[test]
     fn a_broken_run_file_is_refused_naming_the_file_and_what() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("study.toml");
