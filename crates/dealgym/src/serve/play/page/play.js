@@ -164,6 +164,7 @@
   // --- State of this tab. ---------------------------------------------------------------------
   const page = {
     setup: null,        // GET /play/api/setup's answer
+    join: null,         // {id, token} from a #join= link
     gameId: null,
     seatToken: null,
     view: null,         // the last VIEW
@@ -681,6 +682,12 @@
       render(next);
       schedulePreview();
       if (next.retry) { $('retry').scrollIntoView({ block: 'nearest' }); }
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 409)) { throw error; }
+      // Not this seat's turn after all (another tab played it): say so and show the game as it is.
+      fail(error);
+      const fresh = await api('GET', gameUrl(gameId), undefined, page.seatToken);
+      if (gameId === page.gameId) { page.busy = false; render(fresh); }
     } finally {
       page.busy = false;
       $('send').textContent = 'Send';
@@ -769,8 +776,9 @@
     }
   }
 
+  /** A figure to three decimals at most, without trailing zeros. */
   function round(x) {
-    return Math.abs(x - Math.round(x)) < 1e-9 ? String(Math.round(x)) : x.toFixed(3).replace(/0+$/, '');
+    return String(Number(x.toFixed(3)));
   }
 
   async function again() {
