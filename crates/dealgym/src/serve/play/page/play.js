@@ -568,6 +568,8 @@
     const offers = (view && view.form && view.form.offers) || [];
     $('terms').hidden = move !== 'submit' || !$('term-fields').children.length;
     $('offer-field').hidden = move !== 'accept' || !offers.length;
+    const shown = offers.find(function (o) { return String(o.id) === $('offer').value; });
+    $('offer-text').textContent = shown ? 'Offer #' + shown.id + ' by ' + shown.by + ': ' + shown.text : '';
     $('send').disabled = !(view && view.your_turn && !view.done && move) || page.busy;
   }
 
