@@ -232,8 +232,11 @@
 
   // --- Study consent. -------------------------------------------------------------------------
   function showConsent(study) {
+    const html = study.consent_html || '';
     $('consent-title').textContent = study.title || 'Before you start';
-    $('consent-text').innerHTML = study.consent_html || ''; // the one server html the page inserts
+    // The consent page usually opens with its own heading: then the page's is not repeated.
+    $('consent-title').hidden = /<h[12][\s>]/i.test(html);
+    $('consent-text').innerHTML = html; // the one server html the page inserts
     showSection('consent');
     $('agree').focus();
   }
