@@ -198,6 +198,15 @@ class Chromium:
             time.sleep(POLL_S)
 
 
+TRACE = False
+
+
+def trace(what: str) -> None:
+    """Says what the person just did, under --trace."""
+    if TRACE:
+        print(f"  {time.time() % 1000:.2f} {what}", file=sys.stderr, flush=True)
+
+
 def js(value: Any) -> str:
     """A Python value as a JavaScript literal."""
     return json.dumps(value)
@@ -233,6 +242,7 @@ class Person:
         if not where["mine"]:
             raise Failed(f"clicking {selector} would hit another element: {where['hit']}")
         x, y = where["x"], where["y"]
+        trace(f"click {selector} at ({x:.0f}, {y:.0f})")
         self.b.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
         for kind in ("mousePressed", "mouseReleased"):
             self.b.send(
@@ -252,6 +262,7 @@ class Person:
         )
         self.b.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": "a", "code": "KeyA", "modifiers": 2})
         self.b.send("Input.insertText", {"text": text})
+        trace(f"typed {text!r} into {selector}")
         value = self.b.evaluate(f"document.querySelector({js(selector)}).value")
         if value != text:
             raise Failed(f"typed {text!r} into {selector} but it holds {value!r}")
@@ -277,6 +288,7 @@ class Person:
         if ok == "no option":
             options = self.b.evaluate(f"Array.from(document.querySelector({js(selector)}).options).map(o => o.value)")
             raise Failed(f"{selector} has no option {value!r} (it has {options})")
+        trace(f"chose {value!r} in {selector}")
 
 
 def shown(selector: str) -> str:
@@ -285,7 +297,8 @@ def shown(selector: str) -> str:
 
 
 def turn() -> str:
-    return "(document.querySelector('#game') || {dataset: {}}).dataset.turn || ''"
+    """A JavaScript expression: #game's data-turn (yours, theirs, done), or '' before a game."""
+    return "((document.querySelector('#game') || {dataset: {}}).dataset.turn || '')"
 
 
 def term_value(term: dict[str, Any], facts: str) -> str:
@@ -303,11 +316,18 @@ def term_value(term: dict[str, Any], facts: str) -> str:
     if low is not None and high is not None:
         value = (low + high) / 2
     else:
-        # A price without bounds: the listing price if the facts name one, else the largest
-        # amount they mention, else a round number.
-        listed = re.search(r"list\w*[^\d\n]*?(\d+(?:\.\d+)?)", facts, re.I)
-        amounts = [float(a) for a in re.findall(r"\d+(?:\.\d+)?", facts)]
-        value = float(listed.group(1)) if listed else max(amounts) if amounts else 100.0
+        # A price without bounds: what the facts say this side would pay (a buyer's budget or
+        # target), else the listing price, else the largest amount they mention, else a round
+        # number.
+        amounts = [float(a) for a in re.findall(r"\d+(?:\.\d+)?", facts.replace(",", ""))]
+        value = next(
+            (
+                float(found.group(1))
+                for label in (r"budget|target|willing|pay", r"list")
+                if (found := re.search(rf"(?:{label})[^\d]{{0,60}}?(\d+(?:\.\d+)?)", facts.replace(",", ""), re.I))
+            ),
+            max(amounts) if amounts else 100.0,
+        )
         if low is not None:
             value = max(value, low)
         if high is not None:
@@ -365,10 +385,15 @@ def play_turn(b: Chromium, person: Person, number: int) -> str:
         "accept": "That works for me; I accept.",
         "submit": "Here is what I would like; I think it is fair to both of us.",
     }.get(kind, "Let us keep talking.")
-    person.type_into("#talk", f"{talk} (turn {number})")
+    talk = f"{talk} (turn {number})"
+    person.type_into("#talk", talk)
+    # The line of this turn, not a stale one: it carries the talk just typed.
     b.wait_for(
-        "#preview to show the completion's `Action:` line",
-        "/^Action:/m.test((document.querySelector('#preview') || {}).textContent || '')",
+        "#preview to show this turn's completion with its `Action:` line",
+        f"""(() => {{
+          const text = (document.querySelector('#preview') || {{}}).textContent || '';
+          return /^Action:/m.test(text) && text.includes({js(talk)});
+        }})()""",
     )
     if b.evaluate("document.querySelector('#send').disabled"):
         raise Failed(f"#send is disabled on the person's turn with the {kind} move chosen")
@@ -436,6 +461,8 @@ def play(args: argparse.Namespace) -> list[str]:
     """Plays the game and returns the failed checks' messages (empty when all held)."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    for stale in out.glob(f"play-{args.width}*"):
+        stale.unlink()
     b = Chromium(args.chromium, args.width, out / f"chromium-{args.width}.log")
     person = Person(b)
     problems: list[str] = []
@@ -514,7 +541,10 @@ def main() -> int:
     parser.add_argument("--out", required=True, help="where the screenshot and chromium's log go")
     parser.add_argument("--chromium", default=os.environ.get("CHROMIUM", "/usr/bin/chromium"))
     parser.add_argument("--max-turns", type=int, default=40, help="the person's turns before giving up")
+    parser.add_argument("--trace", action="store_true", help="say each click, keystroke and choice")
     args = parser.parse_args()
+    global TRACE
+    TRACE = args.trace
     problems = play(args)
     for problem in problems:
         print(f"FAIL: {problem}")
