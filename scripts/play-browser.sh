@@ -106,11 +106,17 @@ check() {
 
 # One game at each width: a wide screen (1400 px) and a narrow one (800 px), each of its own
 # family, so both the items form and the price form are played.
+# The driver prints its ok/FAIL line; what the person did, step by step, goes to
+# driver-WIDTH.log, shown when the game failed.
 play_at() {
   local width=$1 family=$2
-  timeout 300 "$VENV/bin/python" scripts/play_browser.py --url "http://127.0.0.1:$port/play" \
+  if ! timeout 300 "$VENV/bin/python" scripts/play_browser.py --url "http://127.0.0.1:$port/play" \
     --width "$width" --name "tester$width" --family "$family" --opponent rule:linear \
-    --out "$OUT" --chromium "$CHROMIUM"
+    --out "$OUT" --chromium "$CHROMIUM" --trace 2>"$OUT/driver-$width.log"; then
+    echo "FAIL: $width px: the game in the browser (the person's last steps, from $OUT/driver-$width.log):"
+    tail -n 15 "$OUT/driver-$width.log" | sed 's/^/  /'
+    return 1
+  fi
 }
 play_at 1400 casino || failed=1
 play_at 800 craigslist || failed=1

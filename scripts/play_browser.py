@@ -34,6 +34,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -543,6 +544,8 @@ def main() -> int:
     parser.add_argument("--max-turns", type=int, default=40, help="the person's turns before giving up")
     parser.add_argument("--trace", action="store_true", help="say each click, keystroke and choice")
     args = parser.parse_args()
+    # A `timeout` that stops this driver stops its chromium too (the `finally` runs).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"FAIL: {args.width} px: the driver was stopped (SIGTERM)"))
     global TRACE
     TRACE = args.trace
     problems = play(args)
