@@ -44,6 +44,7 @@ fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Result<()
         Command::Report(flags) => report::report_command(&flags),
         Command::Export(flags) => export::export_command(&flags),
         Command::Serve(flags) => serve::serve_command(&flags),
+        Command::Play(flags) => serve::play_command(&flags),
         Command::Merge(flags) => merge::merge_command(&flags),
         Command::Scenarios(command) => scenarios::scenarios_command(command),
         Command::Dialogues(command) => scenarios::dialogues_command(command),

@@ -79,6 +79,9 @@ pub enum Command {
     Export(ExportFlags),
     /// An environment server: OpenEnv's protocol (WS /ws), REST episodes and a rollout service.
     Serve(ServeFlags),
+    /// People at the table: `serve` with its play page on, and the built-in mock endpoint
+    /// offered as an opponent; open http://127.0.0.1:8100/play.
+    Play(serve::PlayCommandFlags),
     /// Join the record files of a run's shards into one; report missing and duplicated
     /// episodes (exits 1 if any, or if the run ids disagree).
     Merge(MergeFlags),

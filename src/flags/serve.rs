@@ -145,6 +145,52 @@ pub struct ServeFlags {
     /// hangs may hold a rollout permit: (1 + retries) × timeout.
     #[arg(long, default_value_t = DEFAULT_CLIENT_RETRIES)]
     pub max_client_retries: u64,
+    #[command(flatten)]
+    pub play: PlayFlags,
+}
+
+/// The play page: people at the table (docs/src/guide/people.md).
+#[derive(Debug, Clone, Default, Args)]
+pub struct PlayFlags {
+    /// Serve the play page at /play, where a person takes a seat against a player (or another
+    /// person) and each game is logged as a record with the seat `human:NAME`.
+    #[arg(long)]
+    pub play: bool,
+    /// A player a person may choose to play against at the page, besides the server's
+    /// default opponent and the config's [players]: a rule, a script or an endpoint the
+    /// client policy allows. Repeatable.
+    #[arg(long, value_name = "SPEC")]
+    pub play_opponent: Vec<String>,
+    /// Seat no second person at the page's games (by default a person may invite one).
+    #[arg(long)]
+    pub play_no_people: bool,
+    /// A study's run file (TOML: title, consent, games_per_participant, [[game]] family or
+    /// scenario_id, opponent, role): the page seats participants as it assigns them, with a
+    /// consent page and a participant code each, and nothing else. Implies --play; its routes
+    /// need no bearer token.
+    #[arg(long, value_name = "FILE")]
+    pub study: Option<PathBuf>,
+}
+
+impl PlayFlags {
+    /// The play page's options, if it is on.
+    pub fn options(&self) -> Result<Option<dealgym::serve::play::PlayOptions>> {
+        if !self.play && self.study.is_none() {
+            if !self.play_opponent.is_empty() || self.play_no_people {
+                bail!("--play-opponent and --play-no-people set up the play page: add --play");
+            }
+            return Ok(None);
+        }
+        let study = match &self.study {
+            Some(file) => Some(Arc::new(dealgym::serve::play::Study::load(file)?)),
+            None => None,
+        };
+        Ok(Some(dealgym::serve::play::PlayOptions {
+            opponents: self.play_opponent.clone(),
+            people: !self.play_no_people,
+            study,
+        }))
+    }
 }
 
 impl ServeFlags {
@@ -305,6 +351,18 @@ impl ServeFlags {
             sampling: file.sampling,
             players: file.players,
             prompts,
+            play: self.play.options()?,
         })
     }
+}
+
+/// The flags of `dealgym play`: every flag of `serve`, the page on.
+#[derive(Debug, Clone, Args)]
+pub struct PlayCommandFlags {
+    #[command(flatten)]
+    pub serve: ServeFlags,
+    /// Do not start the built-in mock endpoint (by default it runs in this process and is
+    /// offered at the page as the opponent `mock`).
+    #[arg(long)]
+    pub no_mock: bool,
 }

@@ -415,6 +415,22 @@ impl Prompts {
         )
     }
 
+    /// Whether a seat's user message is one the engine wrote itself, not the other side's: the
+    /// opening or a correction (the play page shows them as the table's).
+    pub fn is_engine_message(&self, message: &str, format: TurnFormat) -> bool {
+        if self.opening(format).is_ok_and(|o| o == message) {
+            return true;
+        }
+        const MARK: &str = "\u{1}";
+        match self.correction(MARK, format) {
+            Ok(text) => match text.split_once(MARK) {
+                Some((before, after)) => message.starts_with(before) && message.ends_with(after),
+                None => false,
+            },
+            Err(_) => false,
+        }
+    }
+
     /// The brief a narrated seat's narrator is sent before its turn ([`crate::narration`]):
     /// the decided move, as the action line it must end with.
     pub fn narration_brief(&self, action: &str, format: TurnFormat) -> Result<String, PromptError> {

@@ -280,7 +280,7 @@ fn accept_line(k: &TableKnowledge, offer: &SeenOffer, talk: &str) -> String {
             k.minimum
         ),
         talk,
-        format!("[ACCEPT_DEAL] #{}", offer.id),
+        crate::table::accept_line(offer.id),
     )
 }
 
@@ -502,7 +502,7 @@ pub fn table_turn(k: &TableKnowledge) -> String {
                     k.minimum
                 ),
                 "I support the final proposal.",
-                format!("[ACCEPT_DEAL] #{}", o.id),
+                crate::table::accept_line(o.id),
             ),
             _ => line(
                 &format!(

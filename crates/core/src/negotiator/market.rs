@@ -139,7 +139,7 @@ pub fn truthful_move(side: Side, limit: i64, best_other: Option<(u32, i64)>) -> 
 fn take_move(id: u32) -> (String, String) {
     (
         "That quote works for me.".to_string(),
-        format!("[ACCEPT_DEAL] #{id}"),
+        crate::table::accept_line(id),
     )
 }
 

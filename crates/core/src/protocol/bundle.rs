@@ -13,7 +13,8 @@ use super::terms::{
 };
 
 /// The key of the delivery part in the grammar.
-pub(crate) const DELIVERY: &str = "delivery";
+/// The key of a bundle's delivery part.
+pub const DELIVERY: &str = "delivery";
 
 /// The public bundle of a scenario: the main product, the accessories that can be removed, and
 /// the delivery fee, each at the seller's list price (its opening ask for the part).

@@ -15,7 +15,8 @@ mod tickets;
 mod tools;
 
 pub use action::{Action, ActionKind, ErrorKind, TurnError};
-pub(crate) use bundle::{part_keys, OfferChange, DELIVERY};
+pub(crate) use bundle::{part_keys, OfferChange};
+pub use bundle::DELIVERY;
 pub use bundle::{BundleChoice, BundlePart, BundleSpec};
 pub use parse::{
     action_text, after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy,
@@ -25,8 +26,8 @@ pub(crate) use parse::{normalize_label, proposes_deal, split_act};
 pub(crate) use render::render_forwarded;
 pub use render::{action_part, render_action, render_turn};
 pub use terms::{
-    format_cents, parse_terms, to_cents, IssueRange, IssueSpec, IssueValue, ItemSpec, TermSpace,
-    TermValue, Terms, TermsError,
+    format_cents, parse_terms, terms_from_json, to_cents, IssueRange, IssueSpec, IssueValue,
+    ItemSpec, TermSpace, TermValue, Terms, TermsError,
 };
 pub(crate) use terms::{read_number, TermsView};
 pub(crate) use tickets::ticket_template;

@@ -601,7 +601,7 @@ pub(crate) fn brief(text: &str) -> String {
 /// `{"food": 2, "water": 1, "firewood": 0}`, `{"salary": 35, "position": "Engineer"}`. Read
 /// with the same rules as a written action (key spellings, ranges, every key once); a key the
 /// space does not have is unreadable, as in the text.
-pub(crate) fn terms_from_json(
+pub fn terms_from_json(
     terms: &serde_json::Map<String, serde_json::Value>,
     space: TermSpace<'_>,
 ) -> Result<Terms, TermsError> {

@@ -6,8 +6,9 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The spec prefix of a person of a dataset's dialogue: `human:<dialogue id>`
-/// (`dealgym dialogues import`). [`PlayerSpec`] reads it; nothing else does.
+/// The spec prefix of a person: of a dataset's dialogue, `human:<dialogue id>`
+/// (`dealgym dialogues import`), or at the play page, `human:<name>` (`dealgym play`).
+/// [`PlayerSpec`] reads it; nothing else does.
 const PERSON_PREFIX: &str = "human:";
 
 /// What kind of party played a seat.
@@ -15,7 +16,7 @@ const PERSON_PREFIX: &str = "human:";
 pub enum SeatKind {
     /// A player dealgym ran: an endpoint, a rule, a script, or a client of `dealgym serve`.
     Player,
-    /// A person of a dataset's own dialogue (imported, never played by dealgym).
+    /// A person: of a dataset's own dialogue (imported), or who took a seat at the play page.
     Person,
 }
 
@@ -29,7 +30,8 @@ pub struct PlayerSpec {
 }
 
 impl PlayerSpec {
-    /// The person who played a seat of a dataset's dialogue.
+    /// The person who played a seat: of a dataset's dialogue (its id), or at the play page
+    /// (their name or participant code).
     pub fn person(dialogue: &str) -> PlayerSpec {
         PlayerSpec {
             spec: format!("{PERSON_PREFIX}{dialogue}"),
@@ -46,6 +48,11 @@ impl PlayerSpec {
 
     pub fn is_person(&self) -> bool {
         self.kind() == SeatKind::Person
+    }
+
+    /// Whether a spec string names a person (`human:…`).
+    pub fn is_person_spec(spec: &str) -> bool {
+        spec.starts_with(PERSON_PREFIX)
     }
 
     /// The dialogue a person's seat comes from.

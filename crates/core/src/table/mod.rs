@@ -35,4 +35,4 @@ pub use state::{
     seat_state, PublicOffer, PublicOutcome, TableOwnValues, TableSeatKnowledge, TableSeatState,
 };
 pub(crate) use turn::accepted_offer;
-pub use turn::{as_table_tool_turn, table_tools};
+pub use turn::{accept_line, as_table_tool_turn, table_tools};

@@ -30,6 +30,12 @@ static ACCEPT: LazyLock<Regex> =
 static OFFER_ID: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)(?:#|\boffer\s*#?\s*)(\d{1,9})\b").expect("static regex"));
 
+/// The action line that accepts offer `id` (a table's proposal, a market's standing quote),
+/// as the reader below reads it.
+pub fn accept_line(id: u32) -> String {
+    format!("{} #{id}", ActionKind::Accept.token())
+}
+
 /// One table turn as read.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct TableMove {

@@ -19,12 +19,32 @@ pub(super) async fn browsers(
     next: Next,
 ) -> Response {
     let policy = &state.hub.options.policy;
-    let checked = policy
-        .origin(request.headers())
-        .and_then(|()| policy.host(request.headers(), state.hub.options.addr.ip()));
+    let same_origin = state.hub.options.play.is_some() && same_origin(request.headers());
+    let checked = if same_origin {
+        Ok(())
+    } else {
+        policy.origin(request.headers())
+    }
+    .and_then(|()| policy.host(request.headers(), state.hub.options.addr.ip()));
     match checked {
         Ok(()) => next.run(request).await,
         Err(e) => e.into_response(),
+    }
+}
+
+/// Whether a browser request comes from a page of this very server (its `Origin` is the
+/// scheme and `Host` it was sent to): the play page's own calls, which a server with the page
+/// on answers. A page elsewhere cannot send this server's name as its origin.
+fn same_origin(headers: &axum::http::HeaderMap) -> bool {
+    let header = |name| headers.get(name).and_then(|v| v.to_str().ok());
+    match (header(axum::http::header::ORIGIN), header(axum::http::header::HOST)) {
+        (Some(origin), Some(host)) => {
+            let origin = origin.trim_end_matches('/');
+            ["http://", "https://"]
+                .iter()
+                .any(|scheme| origin.strip_prefix(scheme).is_some_and(|rest| rest.eq_ignore_ascii_case(host)))
+        }
+        _ => false,
     }
 }
 
@@ -124,7 +144,16 @@ fn over_limit(error: &axum::Error) -> bool {
 
 /// The optional bearer token, compared in constant time.
 pub(super) async fn auth(State(state): State<Shared>, request: Request, next: Next) -> Response {
-    let open = request.uri().path() == "/health";
+    // A study's page and its routes are open to its participants: they hold no bearer token,
+    // and those routes play only what the study assigns.
+    let path = request.uri().path();
+    let study = state
+        .hub
+        .options
+        .play
+        .as_ref()
+        .is_some_and(|p| p.study.is_some());
+    let open = path == "/health" || (study && (path == "/play" || path.starts_with("/play/")));
     if let (Some(token), false) = (&state.hub.options.token, open) {
         let given = request
             .headers()

@@ -33,6 +33,8 @@ pub enum Owner {
     Socket(u64),
     /// An MCP session of `POST /mcp`.
     Mcp(u64),
+    /// A game of the play page: reached through its routes, each person by their seat's token.
+    Play,
 }
 
 /// A session in the table, with when it was last used (the reaper reads it without waiting for
@@ -259,10 +261,11 @@ impl Hub {
         episode: &EpisodeConfig,
         learner: SeatPlayer,
     ) -> Result<Arc<EpisodeKit>, ServeError> {
-        let opponent_player = if opponent == EXTERNAL {
+        let person = crate::record::PlayerSpec::is_person_spec(opponent);
+        let opponent_player = if opponent == EXTERNAL || person {
             SeatPlayer::External {
-                spec: EXTERNAL.into(),
-                takes_persona: true,
+                spec: opponent.into(),
+                takes_persona: !person,
             }
         } else {
             SeatPlayer::Local(
@@ -325,13 +328,36 @@ impl Hub {
         &self,
         args: &ResetArgs,
     ) -> Result<(Session, Option<EpisodeRecord>), ServeError> {
-        let opponent = args
-            .opponent
-            .clone()
-            .unwrap_or_else(|| self.options.opponent.clone());
-        self.options
-            .policy
-            .opponent(&opponent, &self.options.opponent, &self.options.players)?;
+        self.start_seated(args, PerSeat::new(None, None)).await
+    }
+
+    /// [`Hub::start`], with the seats `people` names played from outside by people
+    /// (`human:NAME` in the record; the play page's seats): the learner's seat, and the
+    /// opponent's in place of the reset's `opponent`.
+    pub(crate) async fn start_seated(
+        &self,
+        args: &ResetArgs,
+        people: PerSeat<Option<String>>,
+    ) -> Result<(Session, Option<EpisodeRecord>), ServeError> {
+        let person = |name: &Option<String>| {
+            name.as_deref()
+                .map(|name| crate::record::PlayerSpec::person(name).to_string())
+        };
+        let opponent = match person(&people[Seat::Opponent]) {
+            Some(spec) => spec,
+            None => {
+                let opponent = args
+                    .opponent
+                    .clone()
+                    .unwrap_or_else(|| self.options.opponent.clone());
+                self.options.policy.opponent(
+                    &opponent,
+                    &self.options.opponent,
+                    &self.options.players,
+                )?;
+                opponent
+            }
+        };
         if let Some(tokens) = &args.tokens {
             self.options.policy.endpoint("tokens", &tokens.endpoint)?;
         }
@@ -342,7 +368,18 @@ impl Hub {
             .catalog
             .pick(args.scenario_id.as_deref(), family, args.index, seed)?;
         let rules = self.rules(args)?;
-        let kit = self.kit(&opponent, &rules)?;
+        let kit = match person(&people[Seat::Learner]) {
+            // A person's kit is the game's own: its seat's spec names them.
+            Some(spec) => self.build_kit(
+                &opponent,
+                &rules,
+                SeatPlayer::External {
+                    spec,
+                    takes_persona: false,
+                },
+            )?,
+            None => self.kit(&opponent, &rules)?,
+        };
         let seeds = EpisodeSeed::reset(seed, index);
         let driver = Driver::start(kit, self.planned(index, seeds)).map_err(|e| match e {
             // The episode's prompts did not render: the templates are the operator's

@@ -28,6 +28,7 @@ mod openapi;
 mod openenv;
 mod options;
 mod peer;
+pub mod play;
 mod policy;
 mod rest;
 mod rollouts;
@@ -73,6 +74,8 @@ pub struct AppState {
     max_sockets: usize,
     /// The MCP sessions of `POST /mcp`.
     mcp: mcp::McpSessions,
+    /// The play page's games (`dealgym play`).
+    play: play::Games,
 }
 
 type Shared = Arc<AppState>;
@@ -203,6 +206,7 @@ impl Server {
             hub,
             shutdown: shutdown.clone(),
             mcp: mcp::McpSessions::default(),
+            play: play::Games::default(),
         });
         spawn_reaper(state.clone());
         let app = router(state.clone());
@@ -283,8 +287,11 @@ fn router(state: Shared) -> Router {
     // refused before anything else runs; the token is checked before a byte of the body is
     // read (so no client without it can make the server buffer bodies); then the body is read
     // within its time.
-    routes()
-        .into_router()
+    let mut router = routes().into_router();
+    if state.hub.options.play.is_some() {
+        router = router.merge(play::router());
+    }
+    router
         .fallback(|request: Request| async move {
             ServeError::UnknownRoute(format!("{} {}", request.method(), request.uri().path()))
                 .into_response()

@@ -57,6 +57,8 @@ pub struct ServeOptions {
     pub sampling: SamplingConfig,
     pub players: BTreeMap<String, PlayerConfig>,
     pub prompts: Arc<Prompts>,
+    /// The play page (`dealgym play`, `serve --play`): people at the table; `None`: off.
+    pub play: Option<super::play::PlayOptions>,
 }
 
 impl ServeOptions {
@@ -92,6 +94,7 @@ impl ServeOptions {
             sampling: SamplingConfig::default(),
             players: BTreeMap::new(),
             prompts: Prompts::builtin(),
+            play: None,
         }
     }
 }

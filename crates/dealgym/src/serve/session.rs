@@ -202,6 +202,10 @@ pub struct Session {
     /// When the seat to move was last shown its observation: its client's latency.
     asked_at: Instant,
     tokens: Option<ExactTokens>,
+    /// The scenario played, and how each seat writes its turns: what a person's move is
+    /// written against (the play page's `moves`).
+    scenario: std::sync::Arc<crate::scenario::Scenario>,
+    formats: PerSeat<TurnFormat>,
 }
 
 impl Session {
@@ -212,10 +216,14 @@ impl Session {
         driver: Driver,
         tokens: Option<ExactTokens>,
     ) -> Result<(Session, Option<EpisodeRecord>), ServeError> {
+        let scenario = driver.episode().scenario().clone();
+        let formats = PerSeat::from_fn(|seat| driver.episode().setup().seats[seat].format);
         let mut session = Session {
             id: claim.id.clone(),
             _claim: claim,
             token: secret::fresh(),
+            scenario,
+            formats,
             driver: Some(driver),
             ended: None,
             steps: 0,
@@ -228,6 +236,16 @@ impl Session {
 
     pub fn to_move(&self) -> Option<Seat> {
         self.driver.as_ref().and_then(Driver::to_move)
+    }
+
+    /// The scenario this episode plays.
+    pub(super) fn scenario(&self) -> &crate::scenario::Scenario {
+        &self.scenario
+    }
+
+    /// How `seat` writes its turns (text in one of the formats, or tools).
+    pub(super) fn format(&self, seat: Seat) -> TurnFormat {
+        self.formats[seat]
     }
 
     /// The creator's token ([`Session::drop_by`] takes it).

@@ -94,6 +94,11 @@ pub(super) struct TableReset {
     #[serde(skip)]
     #[schemars(skip)]
     single: Option<SingleSeat>,
+    /// The client seats people play, by role, with each person's name: recorded
+    /// `human:NAME` (the play page's tables; never from a `/v1/tables` body).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(super) people: BTreeMap<String, String>,
 }
 
 /// OpenEnv's reset of a table: the role its client plays (a reset that names none is refused,
@@ -107,6 +112,27 @@ struct SingleSeat {
 }
 
 impl TableReset {
+    /// The play page's table: scenario `scenario_id` of `family`, each seat's player by role
+    /// (`external` for a person's), the people's names by role.
+    pub(super) fn seated(
+        scenario_id: String,
+        family: SeatedFamily,
+        seed: u64,
+        table_id: String,
+        players: BTreeMap<String, String>,
+        people: BTreeMap<String, String>,
+    ) -> TableReset {
+        TableReset {
+            scenario_id: Some(scenario_id),
+            family: Some(family),
+            seed: Some(seed),
+            table_id: Some(table_id),
+            players,
+            people,
+            ..TableReset::default()
+        }
+    }
+
     /// OpenEnv's (or MCP's) reset `args` naming a table ([`Hub::names_table`]), as a table
     /// with one client seat. Of the `rules`, `learner_format` is the table's format (MCP's
     /// `start_negotiation` asks for `tools`); what else a two-party reset may set that a table
@@ -203,6 +229,27 @@ impl TableSession {
         (0..self.episode.seats())
             .map(|seat| self.episode.role(seat).to_string())
             .collect()
+    }
+
+    /// Each seat's player spec as the record names it, in the game's order.
+    pub fn players(&self) -> Vec<String> {
+        self.players.iter().map(|p| p.player.clone()).collect()
+    }
+
+    /// The table's scenario; `None` at a market.
+    pub fn table_scenario(&self) -> Option<&crate::scenario::TableScenario> {
+        match &self.episode {
+            Hosted::Table { episode, .. } => Some(episode.scenario()),
+            Hosted::Market { .. } => None,
+        }
+    }
+
+    /// How `seat` writes its turns.
+    pub fn format(&self, _seat: usize) -> TurnFormat {
+        match &self.episode {
+            Hosted::Table { options, .. } => options.format,
+            Hosted::Market { episode, .. } => episode.setup().format,
+        }
     }
 
     /// The roles played by clients.
@@ -587,13 +634,25 @@ impl Hub {
         // moves; checked again where it is put in.
         self.check_room()?;
         let scripted: Vec<bool> = specs.iter().map(|s| s != CLIENT).collect();
-        let players = specs
+        let mut players: Vec<TablePlayerInfo> = specs
             .into_iter()
             .map(|player| TablePlayerInfo {
                 player,
                 model: None,
             })
             .collect();
+        for (role, name) in &reset.people {
+            let seat = episode
+                .seat_of_party(role)
+                .map_err(|e| ServeError::Validation(format!("people: {e}")))?;
+            if scripted[seat] {
+                return Err(ServeError::Validation(format!(
+                    "people: seat `{role}` is played in process ({})",
+                    players[seat].player
+                )));
+            }
+            players[seat].player = crate::record::PlayerSpec::person(name).to_string();
+        }
         let tokens = scripted
             .iter()
             .map(|scripted| (!scripted).then(secret::fresh))

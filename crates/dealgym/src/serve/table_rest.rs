@@ -213,7 +213,7 @@ fn status(session: &TableSession) -> TableStatus {
     }
 }
 
-fn view(session: &TableSession, seat: usize) -> SeatView {
+pub(super) fn view(session: &TableSession, seat: usize) -> SeatView {
     let messages = session.episode.view(seat).to_vec();
     let reward = session.reward(seat);
     SeatView {

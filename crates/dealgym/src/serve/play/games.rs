@@ -1,0 +1,427 @@
+//! The games people play at the page: who sits where, each person's seat secret, the second
+//! person's join secret, and the start of a game once its people are seated. A game's session
+//! is the hub's, under the game's id: a two-party episode reached only through these routes
+//! ([`Owner::Play`]), a table or a market among the tables (its seats' tokens are its own).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+
+use super::super::hosted::SeatedFamily;
+use super::super::hub::Owner;
+use super::super::secret;
+use super::super::session::{LearnerRole, ResetArgs, ResetFamily};
+use super::super::table::{TableReset, CLIENT};
+use super::super::{Hub, ServeError};
+use super::check_name;
+use crate::agents::SCRIPTED;
+use crate::game::{PerSeat, Seat};
+
+/// The kind of game: two parties, an n-party table, a market.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Party,
+    Table,
+    Market,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Party => "party",
+            Kind::Table => "table",
+            Kind::Market => "market",
+        }
+    }
+}
+
+/// Where a person sits: a two-party seat, or a role at a table or a market.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum SeatRef {
+    Party(Seat),
+    Role(String),
+}
+
+/// A person at a game.
+#[derive(Debug, Clone)]
+pub(super) struct Person {
+    pub name: String,
+    /// Their seat's secret (`x-seat-token`): at a table, the table's own token of the seat.
+    pub token: String,
+    /// `None` until the game starts (a drawn role is known then).
+    pub seat: Option<SeatRef>,
+}
+
+/// What starts a game, resolved when it is made: the scenario is fixed then (a drawn one
+/// drawn), so a second person joins the game the first was shown.
+#[derive(Debug, Clone)]
+pub(super) struct Start {
+    pub kind: Kind,
+    pub family: ResetFamily,
+    pub scenario_id: String,
+    pub role: Option<String>,
+    /// The player of the other seats; `None` where a second person takes the other seat.
+    pub opponent: Option<String>,
+    pub seed: u64,
+}
+
+/// A study participant's game: their code and which of their games this is.
+#[derive(Debug, Clone)]
+pub(super) struct Participant {
+    pub code: String,
+    pub game: usize,
+}
+
+/// One game of the page.
+pub(super) struct Game {
+    pub id: String,
+    pub start: Start,
+    pub people: Mutex<Vec<Person>>,
+    /// The second person's secret, until they join (then the game starts).
+    pub join: Mutex<Option<String>>,
+    pub participant: Option<Participant>,
+}
+
+impl Game {
+    /// The person presenting `token`, by index; refused (403) without it.
+    pub fn person(&self, token: Option<&str>) -> Result<(usize, Person), ServeError> {
+        let people = self.people.lock().unwrap_or_else(|e| e.into_inner());
+        people
+            .iter()
+            .position(|p| token.is_some_and(|t| secret::same(t, &p.token)))
+            .map(|i| (i, people[i].clone()))
+            .ok_or_else(|| {
+                ServeError::Forbidden(format!(
+                    "game `{}` needs your seat's token in the `{}` header (its creation or your join answered it)",
+                    self.id,
+                    secret::HEADER
+                ))
+            })
+    }
+
+    pub fn started(&self) -> bool {
+        self.join.lock().unwrap_or_else(|e| e.into_inner()).is_none()
+    }
+}
+
+/// What the page sends to make a game (open play), or `{"consent": true}` in a study.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NewGame {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub family: Option<ResetFamily>,
+    #[serde(default)]
+    pub scenario_id: Option<String>,
+    #[serde(default)]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub opponent: Option<String>,
+    #[serde(default)]
+    pub consent: Option<bool>,
+    /// A study participant's code, to play their next assigned game.
+    #[serde(default)]
+    pub code: Option<String>,
+}
+
+/// The opponent value that seats a second person.
+pub(super) const PERSON: &str = "person";
+
+/// The games of the page, by id; at most `--max-sessions` of them kept.
+#[derive(Default)]
+pub(crate) struct Games {
+    games: Mutex<HashMap<String, Arc<Game>>>,
+    /// Study participants so far, in arrival order (the assignment's turn).
+    pub(super) arrivals: Mutex<Vec<String>>,
+    /// Games made so far: the next game's number.
+    made: std::sync::atomic::AtomicUsize,
+    /// Games given to each study participant.
+    given: Mutex<HashMap<String, usize>>,
+}
+
+impl Games {
+    /// The next game's number.
+    pub(super) fn next_number(&self) -> usize {
+        self.made.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many games participant `code` has been given.
+    pub(super) fn given(&self, code: &str) -> usize {
+        let given = self.given.lock().unwrap_or_else(|e| e.into_inner());
+        given.get(code).copied().unwrap_or(0)
+    }
+
+    /// Count a game given to participant `code`.
+    pub(super) fn give(&self, code: &str) {
+        let mut given = self.given.lock().unwrap_or_else(|e| e.into_inner());
+        *given.entry(code.to_string()).or_default() += 1;
+    }
+    pub(super) fn get(&self, id: &str) -> Result<Arc<Game>, ServeError> {
+        self.games
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ServeError::UnknownEpisode(id.to_string()))
+    }
+
+    /// Keep `game`; the oldest games are let go past `max` (their records are in the log).
+    pub(super) fn insert(&self, game: Arc<Game>, max: usize) {
+        let mut games = self.games.lock().unwrap_or_else(|e| e.into_inner());
+        if games.len() >= max {
+            let mut ids: Vec<String> = games.keys().cloned().collect();
+            ids.sort_by_key(|id| id_number(id));
+            for id in ids.iter().take(games.len() + 1 - max) {
+                games.remove(id);
+            }
+        }
+        games.insert(game.id.clone(), game);
+    }
+}
+
+/// A game id's number (`play-<n>-…`), for letting the oldest go first.
+fn id_number(id: &str) -> u64 {
+    id.split('-')
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+impl Hub {
+    /// Resolve what a new game plays: its kind, the scenario (drawn from `seed` when none is
+    /// named), the opponent as the policy allows it.
+    pub(super) fn play_start(
+        &self,
+        family: Option<ResetFamily>,
+        scenario_id: Option<&str>,
+        role: Option<String>,
+        opponent: Option<String>,
+        seed: u64,
+    ) -> Result<Start, ServeError> {
+        let kind = match family {
+            Some(ResetFamily::Party(_)) => Kind::Party,
+            Some(ResetFamily::Table(_)) => Kind::Table,
+            Some(ResetFamily::Market(_)) => Kind::Market,
+            None => match scenario_id {
+                Some(id) if self.catalog.has(id) => Kind::Party,
+                Some(id) if self.table_catalog.has(id) => Kind::Table,
+                Some(id) if self.market_catalog.has(id) => Kind::Market,
+                Some(id) => return Err(ServeError::UnknownScenario(id.to_string())),
+                None => {
+                    return Err(ServeError::Validation(
+                        "name a `family` or a `scenario_id`".into(),
+                    ))
+                }
+            },
+        };
+        let (scenario_id, family) = match kind {
+            Kind::Party => {
+                let party = match family {
+                    Some(ResetFamily::Party(f)) => Some(f),
+                    _ => None,
+                };
+                let index = self.catalog.pick(scenario_id, party, None, seed)?;
+                let scenario = &self.catalog.scenarios[index];
+                (scenario.id.clone(), ResetFamily::Party(scenario.family))
+            }
+            Kind::Table => {
+                let table = match family {
+                    Some(ResetFamily::Table(f)) => Some(f),
+                    _ => None,
+                };
+                let index = self.table_catalog.pick(scenario_id, table, None, seed)?;
+                let scenario = &self.table_catalog.scenarios[index];
+                (scenario.id.clone(), ResetFamily::Table(scenario.family))
+            }
+            Kind::Market => {
+                let index = self.market_catalog.pick(scenario_id, None, None, seed)?;
+                let scenario = &self.market_catalog.scenarios[index];
+                (scenario.id.clone(), ResetFamily::Market(scenario.family))
+            }
+        };
+        let opponent = match opponent.as_deref() {
+            Some(PERSON) => {
+                if !self.options.play.as_ref().is_some_and(|p| p.people) {
+                    return Err(ServeError::Forbidden(
+                        "this server's play page seats no second person (--play-no-people)".into(),
+                    ));
+                }
+                None
+            }
+            Some(spec) => {
+                if kind == Kind::Party {
+                    self.options.policy.opponent(
+                        spec,
+                        &self.options.opponent,
+                        &self.options.players,
+                    )?;
+                }
+                Some(spec.to_string())
+            }
+            None => Some(match kind {
+                Kind::Party => self.options.opponent.clone(),
+                Kind::Table => SCRIPTED.to_string(),
+                Kind::Market => "rule:zic".to_string(),
+            }),
+        };
+        Ok(Start {
+            kind,
+            family,
+            scenario_id,
+            role,
+            opponent,
+            seed,
+        })
+    }
+
+    /// Start `game` with its people seated: the other seats play up to a person's turn. The
+    /// people's seats are filled in; a record of a game that ended as it started is logged.
+    pub(super) async fn play_begin(&self, game: &Game) -> Result<(), ServeError> {
+        let start = &game.start;
+        let names: Vec<String> = game
+            .people
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        let seats: Vec<(SeatRef, String)> = match start.kind {
+            Kind::Party => {
+                let args = ResetArgs {
+                    seed: Some(start.seed),
+                    episode_id: Some(game.id.clone()),
+                    scenario_id: Some(start.scenario_id.clone()),
+                    learner_role: start.role.clone().map(LearnerRole::Table),
+                    opponent: start.opponent.clone(),
+                    ..ResetArgs::default()
+                };
+                let people = PerSeat::new(names.first().cloned(), names.get(1).cloned());
+                self.check_room()?;
+                let (session, record) = self.start_seated(&args, people).await?;
+                if let Some(format) = [Seat::Learner, Seat::Opponent]
+                    .into_iter()
+                    .filter(|&s| s == Seat::Learner || names.len() > 1)
+                    .map(|s| session.format(s))
+                    .find(|f| *f == crate::protocol::TurnFormat::Tools)
+                {
+                    return Err(ServeError::Validation(format!(
+                        "this server's people seats write turns as {format:?}: the play page writes text (set [episode] learner_format and opponent_format to tagged or xml)"
+                    )));
+                }
+                if let Some(record) = &record {
+                    self.log(record)?;
+                }
+                self.admit(session, Owner::Play)?;
+                vec![Seat::Learner, Seat::Opponent]
+                    .into_iter()
+                    .take(names.len())
+                    .map(|seat| (SeatRef::Party(seat), String::new()))
+                    .collect()
+            }
+            Kind::Table | Kind::Market => {
+                let roles = self.seated_roles(start)?;
+                let mine = match &start.role {
+                    Some(role) if roles.contains(role) => role.clone(),
+                    Some(role) => {
+                        return Err(ServeError::Validation(format!(
+                            "role `{role}`: scenario `{}` has {}",
+                            start.scenario_id,
+                            roles.join(", ")
+                        )))
+                    }
+                    None => roles[(start.seed as usize) % roles.len()].clone(),
+                };
+                let mut people_roles = vec![mine.clone()];
+                if names.len() > 1 {
+                    let other = roles.iter().find(|r| **r != mine).cloned().ok_or_else(|| {
+                        ServeError::Validation("this game has one seat".into())
+                    })?;
+                    people_roles.push(other);
+                }
+                let opponent = start.opponent.clone().unwrap_or_else(|| match start.kind {
+                    Kind::Market => "rule:zic".to_string(),
+                    _ => SCRIPTED.to_string(),
+                });
+                let players: BTreeMap<String, String> = roles
+                    .iter()
+                    .map(|role| {
+                        let spec = if people_roles.contains(role) {
+                            CLIENT.to_string()
+                        } else {
+                            opponent.clone()
+                        };
+                        (role.clone(), spec)
+                    })
+                    .collect();
+                let family = match start.family {
+                    ResetFamily::Table(f) => SeatedFamily::Table(f),
+                    ResetFamily::Market(f) => SeatedFamily::Market(f),
+                    ResetFamily::Party(_) => {
+                        return Err(ServeError::Execution("a party family at a table".into()))
+                    }
+                };
+                let people = people_roles.iter().cloned().zip(names.iter().cloned()).collect();
+                let reset = TableReset::seated(
+                    start.scenario_id.clone(),
+                    family,
+                    start.seed,
+                    game.id.clone(),
+                    players,
+                    people,
+                );
+                let slot = self.start_table(&reset).await?;
+                let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+                let tokens = session.seat_tokens();
+                people_roles
+                    .into_iter()
+                    .map(|role| {
+                        let token = tokens.get(&role).cloned().unwrap_or_default();
+                        (SeatRef::Role(role), token)
+                    })
+                    .collect()
+            }
+        };
+        let mut people = game.people.lock().unwrap_or_else(|e| e.into_inner());
+        for (person, (seat, token)) in people.iter_mut().zip(seats) {
+            person.seat = Some(seat);
+            // A table's seat is reached by the table's own token of it.
+            if !token.is_empty() {
+                person.token = token;
+            }
+        }
+        Ok(())
+    }
+
+    /// The roles of a table's or a market's scenario, in the game's order.
+    fn seated_roles(&self, start: &Start) -> Result<Vec<String>, ServeError> {
+        let id = &start.scenario_id;
+        let unknown = || ServeError::UnknownScenario(id.clone());
+        Ok(match start.kind {
+            Kind::Table => {
+                let index = self.table_catalog.pick(Some(id), None, None, 0)?;
+                let scenario = self.table_catalog.scenarios.get(index).ok_or_else(unknown)?;
+                scenario.parties.iter().map(|p| p.role.clone()).collect()
+            }
+            _ => {
+                let index = self.market_catalog.pick(Some(id), None, None, 0)?;
+                let scenario = self.market_catalog.scenarios.get(index).ok_or_else(unknown)?;
+                scenario.traders.iter().map(|t| t.role.clone()).collect()
+            }
+        })
+    }
+}
+
+/// A new game's people: its creator (checked name), and a join secret when a second person is
+/// to come.
+pub(super) fn creator(name: &str, start: &Start) -> Result<(Vec<Person>, Option<String>), ServeError> {
+    check_name(name)?;
+    let person = Person {
+        name: name.to_string(),
+        token: secret::fresh(),
+        seat: None,
+    };
+    let join = start.opponent.is_none().then(secret::fresh);
+    Ok((vec![person], join))
+}

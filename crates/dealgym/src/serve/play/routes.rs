@@ -1,0 +1,496 @@
+//! The page's routes: `GET /play` (and its two files), `GET /play/api/setup`,
+//! `POST /play/api/games` (a new game, or a study participant's next one),
+//! `POST /play/api/games/{id}/join`, `GET /play/api/games/{id}`,
+//! `POST /play/api/games/{id}/step` and `POST /play/api/games/{id}/line` (the turn a move
+//! would send, played nowhere). A person's seat is reached by its token (`x-seat-token`).
+//! These are the page's own routes, not the environment's protocol: `/openapi.json` does not
+//! list them.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::super::hub::Owner;
+use super::super::session::Sampled;
+use super::super::wire::Reply;
+use super::super::{parse_body, secret, ServeError, Shared};
+use super::form::{party_turn, seated_turn, PersonTurn};
+use super::games::{creator, Game, Kind, NewGame, Participant, Person, SeatRef};
+use super::view::{view, Retry, View};
+use super::page;
+use crate::game::Completion;
+use crate::scenario::Family;
+
+pub(in crate::serve) fn router() -> Router<Shared> {
+    Router::new()
+        .route("/play", get(page::html))
+        .route("/play/", get(page::html))
+        .route("/play/play.css", get(page::css))
+        .route("/play/play.js", get(page::js))
+        .route("/play/api/setup", get(setup))
+        .route("/play/api/games", post(create))
+        .route("/play/api/games/{id}", get(show))
+        .route("/play/api/games/{id}/join", post(join))
+        .route("/play/api/games/{id}/step", post(step))
+        .route("/play/api/games/{id}/line", post(line))
+}
+
+fn answer<T: Serialize>(status: StatusCode, result: Result<T, ServeError>) -> Response {
+    match result {
+        Ok(body) => Reply(status, body).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The scenarios listed per family; the rest are reached by a draw.
+const LISTED: usize = 200;
+
+#[derive(Serialize)]
+struct Listed {
+    id: String,
+    title: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    roles: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct FamilyChoice {
+    family: String,
+    kind: &'static str,
+    label: String,
+    roles: Vec<String>,
+    scenarios: Vec<Listed>,
+    more: usize,
+}
+
+fn listed(family: String, kind: Kind, label: String, all: Vec<Listed>) -> FamilyChoice {
+    let more = all.len().saturating_sub(LISTED);
+    let roles = all.first().map(|s| s.roles.clone()).unwrap_or_default();
+    FamilyChoice {
+        family,
+        kind: kind.name(),
+        label,
+        roles,
+        scenarios: all.into_iter().take(LISTED).collect(),
+        more,
+    }
+}
+
+async fn setup(State(state): State<Shared>) -> Response {
+    let hub = &state.hub;
+    let Some(play) = &hub.options.play else {
+        return ServeError::UnknownRoute("GET /play/api/setup".into()).into_response();
+    };
+    let mut families = Vec::new();
+    for family in Family::ALL {
+        let all: Vec<Listed> = hub
+            .catalog
+            .scenarios
+            .iter()
+            .filter(|s| s.family == family)
+            .map(|s| Listed {
+                id: s.id.clone(),
+                title: s.public.title.clone(),
+                roles: s.roles().iter().map(|r| r.name().to_string()).collect(),
+            })
+            .collect();
+        if !all.is_empty() {
+            families.push(listed(family.name().into(), Kind::Party, family.name().into(), all));
+        }
+    }
+    let tables: Vec<Listed> = hub
+        .table_catalog
+        .scenarios
+        .iter()
+        .map(|s| Listed {
+            id: s.id.clone(),
+            title: s.public.title.clone(),
+            roles: s.parties.iter().map(|p| p.role.clone()).collect(),
+        })
+        .collect();
+    if let Some(first) = hub.table_catalog.scenarios.first() {
+        let name = first.family.name().to_string();
+        families.push(listed(name.clone(), Kind::Table, format!("{name} (n-party table)"), tables));
+    }
+    let markets: Vec<Listed> = hub
+        .market_catalog
+        .scenarios
+        .iter()
+        .map(|s| Listed {
+            id: s.id.clone(),
+            title: format!("{} ({} traders)", s.good, s.traders.len()),
+            roles: s.traders.iter().map(|t| t.role.clone()).collect(),
+        })
+        .collect();
+    if let Some(first) = hub.market_catalog.scenarios.first() {
+        let name = first.family.name().to_string();
+        families.push(listed(name.clone(), Kind::Market, name, markets));
+    }
+    let mut offered = vec![hub.options.opponent.clone()];
+    for spec in play.opponents.iter().chain(hub.options.players.keys()) {
+        if !offered.contains(spec) {
+            offered.push(spec.clone());
+        }
+    }
+    let opponents: Vec<Value> = offered
+        .iter()
+        .map(|spec| {
+            let label = if hub.options.players.contains_key(spec) {
+                format!("{spec} (a configured player)")
+            } else {
+                spec.clone()
+            };
+            json!({"spec": spec, "label": label})
+        })
+        .collect();
+    let study = play.study.as_ref().map(|s| {
+        json!({"title": s.title, "consent_html": s.consent_html, "games": s.games_per_participant})
+    });
+    Reply::ok(json!({
+        "study": study,
+        "families": families,
+        "opponents": opponents,
+        "person_opponent": play.people && play.study.is_none(),
+    }))
+    .into_response()
+}
+
+/// A game id: a number for its order, and a random part (ids of the log are never reused).
+fn fresh_id(games: &super::Games) -> String {
+    let n = games.next_number();
+    format!("play-{n}-{}", &secret::fresh()[..8])
+}
+
+#[derive(Serialize)]
+struct Made {
+    game_id: String,
+    seat_token: String,
+    view: View,
+}
+
+async fn create(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {
+    answer(StatusCode::CREATED, made(&state, body).await)
+}
+
+async fn made(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<Made, ServeError> {
+    let hub = &state.hub;
+    let play = hub
+        .options
+        .play
+        .as_ref()
+        .ok_or_else(|| ServeError::UnknownRoute("POST /play/api/games".into()))?;
+    let request: NewGame = parse_body(body, hub.options.body_limit)?;
+    hub.check_room()?;
+    let id = fresh_id(&state.play);
+    let (start, name, participant) = match &play.study {
+        Some(study) => {
+            let open_play = request.name.is_some()
+                || request.family.is_some()
+                || request.scenario_id.is_some()
+                || request.role.is_some()
+                || request.opponent.is_some();
+            if open_play {
+                return Err(ServeError::Forbidden(
+                    "this server runs a study: the study assigns each game (send {\"consent\": true}, or {\"code\"} for your next game)"
+                        .into(),
+                ));
+            }
+            let (code, arrival, game) = match (&request.code, request.consent) {
+                (Some(code), _) => {
+                    let arrivals = state.play.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+                    let arrival = arrivals
+                        .iter()
+                        .position(|c| secret::same(c, code))
+                        .ok_or_else(|| ServeError::Forbidden("unknown participant code".into()))?;
+                    let played = state.play.given(code);
+                    if played >= study.games_per_participant {
+                        return Err(ServeError::Validation(format!(
+                            "participant {code} has played all {} games of this study",
+                            study.games_per_participant
+                        )));
+                    }
+                    (code.clone(), arrival, played)
+                }
+                (None, Some(true)) => {
+                    let code = format!("P-{}", &secret::fresh()[..12].to_uppercase());
+                    let mut arrivals =
+                        state.play.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+                    arrivals.push(code.clone());
+                    (code, arrivals.len() - 1, 0)
+                }
+                (None, _) => {
+                    return Err(ServeError::Validation(
+                        "a study's games start once the participant agrees: send {\"consent\": true}"
+                            .into(),
+                    ))
+                }
+            };
+            let (entry, seed) = study.assigned(arrival, game);
+            let start = hub.play_start(
+                entry.family,
+                entry.scenario_id.as_deref(),
+                entry.role.clone(),
+                Some(entry.opponent.clone()),
+                seed,
+            )?;
+            let participant = Participant {
+                code: code.clone(),
+                game,
+            };
+            (start, code, Some(participant))
+        }
+        None => {
+            if request.consent.is_some() || request.code.is_some() {
+                return Err(ServeError::Validation(
+                    "`consent` and `code` belong to a study; this server runs none".into(),
+                ));
+            }
+            let name = request.name.clone().unwrap_or_default();
+            super::check_name(&name)?;
+            let seed = u64::from_str_radix(&secret::fresh()[..12], 16).unwrap_or(0);
+            let start = hub.play_start(
+                request.family,
+                request.scenario_id.as_deref(),
+                request.role.clone(),
+                request.opponent.clone(),
+                seed,
+            )?;
+            (start, name, None)
+        }
+    };
+    let (people, join) = creator(&name, &start)?;
+    let person = people[0].clone();
+    let game = Arc::new(Game {
+        id: id.clone(),
+        start,
+        people: std::sync::Mutex::new(people),
+        join: std::sync::Mutex::new(join),
+        participant,
+    });
+    if game.started() {
+        hub.play_begin(&game).await?;
+    }
+    if let Some(p) = &game.participant {
+        state.play.give(&p.code);
+    }
+    state
+        .play
+        .insert(game.clone(), hub.options.max_sessions.saturating_mul(2));
+    let person = game.person(Some(&person.token))?.1;
+    let view = seen(state, &game, &person).await?;
+    Ok(Made {
+        game_id: id,
+        seat_token: person.token,
+        view,
+    })
+}
+
+/// A person's view, with their study's part.
+async fn seen(state: &Shared, game: &Game, person: &Person) -> Result<View, ServeError> {
+    let mut shown = view(&state.hub, game, person).await?;
+    if let (Some(p), Some(study)) = (
+        &game.participant,
+        state.hub.options.play.as_ref().and_then(|p| p.study.as_ref()),
+    ) {
+        let next = p.game + 1 < study.games_per_participant;
+        let message = match (shown.done, next) {
+            (false, _) => format!(
+                "Game {} of {}. Keep your participant code: {}",
+                p.game + 1,
+                study.games_per_participant,
+                p.code
+            ),
+            (true, true) => format!(
+                "Game {} of {} is over. Your participant code is {}; go on to the next game.",
+                p.game + 1,
+                study.games_per_participant,
+                p.code
+            ),
+            (true, false) => format!(
+                "Thank you: the study is complete. Your participant code is {}.",
+                p.code
+            ),
+        };
+        shown.study = Some(json!({"code": p.code, "message": message, "next": next}));
+    }
+    Ok(shown)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JoinRequest {
+    name: String,
+    join_token: String,
+}
+
+async fn join(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let result = async {
+        let request: JoinRequest = parse_body(body, state.hub.options.body_limit)?;
+        super::check_name(&request.name)?;
+        let game = state.play.get(&id)?;
+        let person = {
+            let mut join = game.join.lock().unwrap_or_else(|e| e.into_inner());
+            match join.as_deref() {
+                Some(token) if secret::same(&request.join_token, token) => {}
+                Some(_) => return Err(ServeError::Forbidden("wrong join token".into())),
+                None => {
+                    return Err(ServeError::Forbidden(format!(
+                        "game `{id}` has its people already"
+                    )))
+                }
+            }
+            let person = Person {
+                name: request.name.clone(),
+                token: secret::fresh(),
+                seat: None,
+            };
+            let mut people = game.people.lock().unwrap_or_else(|e| e.into_inner());
+            if people.iter().any(|p| p.name == request.name) {
+                return Err(ServeError::Validation(format!(
+                    "`{}` is the other person's name: choose another",
+                    request.name
+                )));
+            }
+            people.push(person.clone());
+            *join = None;
+            person
+        };
+        if let Err(e) = state.hub.play_begin(&game).await {
+            // Not started: the seat is open again for another try.
+            game.people
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .truncate(1);
+            return Err(e);
+        }
+        let person = game.person(Some(&person.token))?.1;
+        let view = seen(&state, &game, &person).await?;
+        Ok(Made {
+            game_id: id,
+            seat_token: person.token,
+            view,
+        })
+    }
+    .await;
+    answer(StatusCode::OK, result)
+}
+
+async fn show(State(state): State<Shared>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let result = async {
+        let game = state.play.get(&id)?;
+        let (_, person) = game.person(secret::presented(&headers))?;
+        seen(&state, &game, &person).await
+    }
+    .await;
+    answer(StatusCode::OK, result)
+}
+
+/// A person's turn as the completion their seat sends.
+async fn written(
+    state: &Shared,
+    game: &Game,
+    person: &Person,
+    turn: &PersonTurn,
+) -> Result<String, ServeError> {
+    match (&person.seat, game.start.kind) {
+        (Some(SeatRef::Party(seat)), Kind::Party) => {
+            let slot = state.hub.find(&game.id, Owner::Play)?;
+            let session = slot.session.lock().await;
+            party_turn(turn, session.scenario(), session.format(*seat))
+        }
+        (Some(SeatRef::Role(role)), Kind::Table | Kind::Market) => {
+            let slot = state.hub.find_table(&game.id)?;
+            let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
+            let seat = session.seat(role)?;
+            seated_turn(turn, session.table_scenario(), session.format(seat))
+        }
+        (None, _) => Err(ServeError::Validation(
+            "the game has not started: the other person has not joined yet".into(),
+        )),
+        _ => Err(ServeError::Execution("a seat of another kind of game".into())),
+    }
+}
+
+async fn line(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let result = async {
+        let turn: PersonTurn = parse_body(body, state.hub.options.body_limit)?;
+        let game = state.play.get(&id)?;
+        let (_, person) = game.person(secret::presented(&headers))?;
+        let text = written(&state, &game, &person, &turn).await?;
+        Ok(json!({ "text": text }))
+    }
+    .await;
+    answer(StatusCode::OK, result)
+}
+
+async fn step(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let result = async {
+        let turn: PersonTurn = parse_body(body, state.hub.options.body_limit)?;
+        let game = state.play.get(&id)?;
+        let (_, person) = game.person(secret::presented(&headers))?;
+        let text = written(&state, &game, &person, &turn).await?;
+        let completion = Completion {
+            text,
+            ..Completion::default()
+        };
+        let mut retry = None;
+        match &person.seat {
+            Some(SeatRef::Party(seat)) => {
+                let slot = state.hub.find(&game.id, Owner::Play)?;
+                state
+                    .hub
+                    .step(&slot, Some(*seat), completion, Sampled::default())
+                    .await?;
+            }
+            Some(SeatRef::Role(role)) => {
+                let (_, stepped) = state
+                    .hub
+                    .step_table(&game.id, role, Some(&person.token), completion)
+                    .await?;
+                if stepped.retry {
+                    retry = Some(Retry {
+                        error: stepped
+                            .error
+                            .map(|e| e.to_string())
+                            .unwrap_or_else(|| "the turn could not be played".into()),
+                        retries_left: None,
+                    });
+                }
+            }
+            None => {
+                return Err(ServeError::Validation(
+                    "the game has not started: the other person has not joined yet".into(),
+                ))
+            }
+        }
+        let mut shown = seen(&state, &game, &person).await?;
+        if retry.is_some() {
+            shown.retry = retry;
+        }
+        Ok(shown)
+    }
+    .await;
+    answer(StatusCode::OK, result)
+}
