@@ -11,8 +11,8 @@
 # with the casino and craigslist scenarios, and plays one whole game against rule:linear at each
 # width, clicking and typing as a person would:
 #   - at 1400 px a casino game as tester1400, at 800 px a craigslist game as tester800: the setup
-#     form, then on each turn a move from the radios (accept as soon as it is offered, else an
-#     offer from the term controls), a line of talk, the `Action:` line in #preview, #send; until
+#     form, then on each turn a move from the radios (first an offer from the term controls, then
+#     accept as soon as it is offered, else another offer), a line of talk, the `Action:` line in #preview, #send; until
 #     #game[data-turn=done] and #outcome[data-kind];
 #   - at each width nothing on the page is wider than the window;
 #   - no console errors: the page's #console-errors must count none, and chromium must report no

@@ -13,8 +13,8 @@ into view, and only if the element is what is under the pointer there), types wi
 `Input.insertText` into a focused field, chooses a select's option by value and a `change` event
 (headless has no native popup to click), and reads the page only through the DOM. It opens the
 page, fills in the setup form (a name, a family, the opponent; scenario and role drawn), starts,
-and on each of its turns picks a move from the radio buttons present — accept as soon as one is
-offered, else an offer built from the term controls — writes a line of talk, waits for
+and on each of its turns picks a move from the radio buttons present — first an offer built from
+the term controls, then accept as soon as it is offered, else another offer — writes a line of talk, waits for
 `#preview` to show the `Action:` line the server will read, and sends; until the game is done
 and `#outcome` names how it ended. Then: nothing on the page is wider than the window, the page
 counted no console error (`#console-errors`), and chromium reported none (console.error, an
@@ -347,7 +347,10 @@ def play_turn(b: Chromium, person: Person, number: int) -> str:
         "!!document.querySelector('#moves input[name=move]:checked')"
     ):
         raise Failed("#send is enabled before a move is chosen")
-    kind = next((k for k in ("accept", "submit", "talk", "reject", "walk_away") if k in moves), moves[0])
+    # The person's first move is an offer when one may be made, so the term controls are played
+    # whoever moves first; after it, accepting as soon as it may ends the game soon.
+    order = ("submit", "accept") if number == 1 else ("accept", "submit")
+    kind = next((k for k in (*order, "talk", "reject", "walk_away") if k in moves), moves[0])
     person.click(f"#moves input[name=move][value={kind}]")
     if not b.evaluate(f"document.querySelector('#moves input[name=move][value={kind}]').checked"):
         raise Failed(f"clicking the {kind} radio did not check it")
