@@ -35,6 +35,7 @@ mod merge;
 mod mixed_records;
 mod narrated;
 mod planner;
+mod play;
 mod prefixes;
 mod preset_ina;
 mod presets;

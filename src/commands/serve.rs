@@ -34,8 +34,12 @@ pub fn play_command(flags: &PlayCommandFlags) -> Result<()> {
             )
             .await
             .context("starting the built-in mock endpoint")?;
-            play.opponents.push(format!("openai:mock@{}", mock.base_url()));
-            options.policy.endpoints.push(format!("http://{}", mock.addr));
+            play.opponents
+                .push(format!("openai:mock@{}", mock.base_url()));
+            options
+                .policy
+                .endpoints
+                .push(format!("http://{}", mock.addr));
             Some(mock)
         };
         let url = format!("http://{}/play", options.addr);

@@ -15,8 +15,8 @@ mod tickets;
 mod tools;
 
 pub use action::{Action, ActionKind, ErrorKind, TurnError};
-pub(crate) use bundle::{part_keys, OfferChange};
 pub use bundle::DELIVERY;
+pub(crate) use bundle::{part_keys, OfferChange};
 pub use bundle::{BundleChoice, BundlePart, BundleSpec};
 pub use parse::{
     action_text, after_think, copies_instructions, label_regex, labelled_parts, normalize_for_copy,

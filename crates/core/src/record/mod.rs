@@ -599,10 +599,15 @@ impl EpisodeRecord {
         )
     }
 
-    /// Whether a person played `seat`: one of the people's own dialogues, imported from a
-    /// dataset by `dealgym dialogues import`.
+    /// Whether a person played `seat`: in one of the people's own dialogues, imported from a
+    /// dataset by `dealgym dialogues import`, or at the play page (`dealgym play`).
     pub fn played_by_person(&self, seat: Seat) -> bool {
         self.seats[seat].player.is_person()
+    }
+
+    /// Whether a person played either seat (a dataset's dialogue, or a game of the play page).
+    pub fn has_person(&self) -> bool {
+        Seat::BOTH.iter().any(|s| self.played_by_person(*s))
     }
 
     /// Whether people played both seats: one of a dataset's own dialogues.

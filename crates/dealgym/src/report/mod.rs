@@ -171,9 +171,10 @@ impl Collector {
         self.people.add(r);
         self.prompt_cost.add(r);
         // A people's dialogue has no learner to group by and its two strangers are no pairing
-        // of players: its figures are the people's table's (from each side), never the
-        // aggregates', the sensitivity's or the ratings'.
-        if r.is_people_dialogue() {
+        // of players, and a person at the play page is no player to rate: such an episode's
+        // figures are the people's table's (from each side), never the aggregates', the
+        // sensitivity's or the ratings'.
+        if r.has_person() {
             return Ok(());
         }
         // An episode's bootstrap weights are drawn once, for every table it feeds.

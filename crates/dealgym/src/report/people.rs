@@ -1,5 +1,7 @@
 //! "People and models": when a report's files hold the people's own dialogues (records whose
-//! seats are both played by `human:<dialogue id>`, as `dealgym dialogues import` writes them),
+//! seats are both played by `human:<dialogue id>`, as `dealgym dialogues import` writes them)
+//! or games people played at the play page (a seat `human:NAME`, as `dealgym play` logs them:
+//! the person's side counts for the people, the player they faced as `NAME vs people`),
 //! the people's deal rate, bargained ratio and endings per family and role, beside each model's
 //! learner seat in that family and role — the human baseline a model's figures are read
 //! against.
@@ -50,10 +52,17 @@ pub(crate) struct PeopleAndModels {
 impl PeopleAndModels {
     pub fn add(&mut self, r: &EpisodeRecord) {
         let weights = (r.kind() != OutcomeKind::Error).then(|| Weights::of(r.bootstrap_key()));
-        if r.is_people_dialogue() {
+        if r.has_person() {
+            // Each person's seat counts for the people, from its side; a player that faced
+            // a person (at the play page) counts from its side as `NAME vs people`.
             self.dialogues += 1;
             for seat in Seat::BOTH {
-                let key = (r.family, r.seats[seat].role, Who::People);
+                let who = if r.played_by_person(seat) {
+                    Who::People
+                } else {
+                    Who::Player(format!("{} vs people", r.player_name(seat)))
+                };
+                let key = (r.family, r.seats[seat].role, who);
                 let aggregate = self.rows.entry(key).or_default();
                 r.add_from_side_of(seat, aggregate, weights.as_ref());
             }

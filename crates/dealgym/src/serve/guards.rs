@@ -37,12 +37,17 @@ pub(super) async fn browsers(
 /// on answers. A page elsewhere cannot send this server's name as its origin.
 fn same_origin(headers: &axum::http::HeaderMap) -> bool {
     let header = |name| headers.get(name).and_then(|v| v.to_str().ok());
-    match (header(axum::http::header::ORIGIN), header(axum::http::header::HOST)) {
+    match (
+        header(axum::http::header::ORIGIN),
+        header(axum::http::header::HOST),
+    ) {
         (Some(origin), Some(host)) => {
             let origin = origin.trim_end_matches('/');
-            ["http://", "https://"]
-                .iter()
-                .any(|scheme| origin.strip_prefix(scheme).is_some_and(|rest| rest.eq_ignore_ascii_case(host)))
+            ["http://", "https://"].iter().any(|scheme| {
+                origin
+                    .strip_prefix(scheme)
+                    .is_some_and(|rest| rest.eq_ignore_ascii_case(host))
+            })
         }
         _ => false,
     }

@@ -266,11 +266,7 @@ fn no_terms(chosen: &ChosenMove) -> Result<(), ServeError> {
     Ok(())
 }
 
-fn read_terms(
-    chosen: &ChosenMove,
-    space: TermSpace<'_>,
-    what: &str,
-) -> Result<Terms, ServeError> {
+fn read_terms(chosen: &ChosenMove, space: TermSpace<'_>, what: &str) -> Result<Terms, ServeError> {
     terms_from_json(&chosen_terms(chosen, &controls(space)), space)
         .map_err(|e| ServeError::Validation(format!("move.terms: {what}: {e}")))
 }
@@ -314,7 +310,10 @@ fn seated_moves(offers: &[OfferChoice], submit: &str) -> Vec<MoveChoice> {
         moves.push(choice(ActionKind::Accept, "Accept an offer".into()));
     }
     moves.extend([
-        choice(ActionKind::Reject, "Reject (make no offer this turn)".into()),
+        choice(
+            ActionKind::Reject,
+            "Reject (make no offer this turn)".into(),
+        ),
         choice(ActionKind::Talk, "Only talk".into()),
         choice(ActionKind::WalkAway, "Walk away (leave for good)".into()),
     ]);
@@ -403,7 +402,11 @@ pub(super) fn seated_turn(
                         IssueValue::Number(n) => *n as usize,
                     })
                     .collect();
-                format!("{} {}", ActionKind::Submit.token(), scenario.render_deal(&deal))
+                format!(
+                    "{} {}",
+                    ActionKind::Submit.token(),
+                    scenario.render_deal(&deal)
+                )
             }
             None => {
                 let terms = read_terms(chosen, TermSpace::Price, "the quote")?;
@@ -412,12 +415,10 @@ pub(super) fn seated_turn(
         },
         ActionKind::Accept => match chosen.offer {
             Some(id) => accept_line(id),
-            None => {
-                return Err(ServeError::Validation(
-                    "move.offer: an acceptance here names the offer it takes (an id of form.offers)"
-                        .into(),
-                ))
-            }
+            None => return Err(ServeError::Validation(
+                "move.offer: an acceptance here names the offer it takes (an id of form.offers)"
+                    .into(),
+            )),
         },
         other => other.token().to_string(),
     };

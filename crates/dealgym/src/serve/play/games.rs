@@ -101,7 +101,10 @@ impl Game {
     }
 
     pub fn started(&self) -> bool {
-        self.join.lock().unwrap_or_else(|e| e.into_inner()).is_none()
+        self.join
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
     }
 }
 
@@ -335,9 +338,10 @@ impl Hub {
                 };
                 let mut people_roles = vec![mine.clone()];
                 if names.len() > 1 {
-                    let other = roles.iter().find(|r| **r != mine).cloned().ok_or_else(|| {
-                        ServeError::Validation("this game has one seat".into())
-                    })?;
+                    let other =
+                        roles.iter().find(|r| **r != mine).cloned().ok_or_else(|| {
+                            ServeError::Validation("this game has one seat".into())
+                        })?;
                     people_roles.push(other);
                 }
                 let opponent = start.opponent.clone().unwrap_or_else(|| match start.kind {
@@ -362,7 +366,11 @@ impl Hub {
                         return Err(ServeError::Execution("a party family at a table".into()))
                     }
                 };
-                let people = people_roles.iter().cloned().zip(names.iter().cloned()).collect();
+                let people = people_roles
+                    .iter()
+                    .cloned()
+                    .zip(names.iter().cloned())
+                    .collect();
                 let reset = TableReset::seated(
                     start.scenario_id.clone(),
                     family,
@@ -401,12 +409,20 @@ impl Hub {
         Ok(match start.kind {
             Kind::Table => {
                 let index = self.table_catalog.pick(Some(id), None, None, 0)?;
-                let scenario = self.table_catalog.scenarios.get(index).ok_or_else(unknown)?;
+                let scenario = self
+                    .table_catalog
+                    .scenarios
+                    .get(index)
+                    .ok_or_else(unknown)?;
                 scenario.parties.iter().map(|p| p.role.clone()).collect()
             }
             _ => {
                 let index = self.market_catalog.pick(Some(id), None, None, 0)?;
-                let scenario = self.market_catalog.scenarios.get(index).ok_or_else(unknown)?;
+                let scenario = self
+                    .market_catalog
+                    .scenarios
+                    .get(index)
+                    .ok_or_else(unknown)?;
                 scenario.traders.iter().map(|t| t.role.clone()).collect()
             }
         })
@@ -415,7 +431,10 @@ impl Hub {
 
 /// A new game's people: its creator (checked name), and a join secret when a second person is
 /// to come.
-pub(super) fn creator(name: &str, start: &Start) -> Result<(Vec<Person>, Option<String>), ServeError> {
+pub(super) fn creator(
+    name: &str,
+    start: &Start,
+) -> Result<(Vec<Person>, Option<String>), ServeError> {
     check_name(name)?;
     let person = Person {
         name: name.to_string(),

@@ -24,8 +24,8 @@ use super::super::wire::Reply;
 use super::super::{parse_body, secret, ServeError, Shared};
 use super::form::{party_turn, seated_turn, PersonTurn};
 use super::games::{creator, Game, Kind, NewGame, Participant, Person, SeatRef};
-use super::view::{view, Retry, View};
 use super::page;
+use super::view::{view, Retry, View};
 use crate::game::Completion;
 use crate::scenario::Family;
 
@@ -103,7 +103,12 @@ async fn setup(State(state): State<Shared>) -> Response {
             })
             .collect();
         if !all.is_empty() {
-            families.push(listed(family.name().into(), Kind::Party, family.name().into(), all));
+            families.push(listed(
+                family.name().into(),
+                Kind::Party,
+                family.name().into(),
+                all,
+            ));
         }
     }
     let tables: Vec<Listed> = hub
@@ -118,7 +123,12 @@ async fn setup(State(state): State<Shared>) -> Response {
         .collect();
     if let Some(first) = hub.table_catalog.scenarios.first() {
         let name = first.family.name().to_string();
-        families.push(listed(name.clone(), Kind::Table, format!("{name} (n-party table)"), tables));
+        families.push(listed(
+            name.clone(),
+            Kind::Table,
+            format!("{name} (n-party table)"),
+            tables,
+        ));
     }
     let markets: Vec<Listed> = hub
         .market_catalog
@@ -205,7 +215,11 @@ async fn made(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<Mad
             }
             let (code, arrival, game) = match (&request.code, request.consent) {
                 (Some(code), _) => {
-                    let arrivals = state.play.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+                    let arrivals = state
+                        .play
+                        .arrivals
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
                     let arrival = arrivals
                         .iter()
                         .position(|c| secret::same(c, code))
@@ -221,17 +235,18 @@ async fn made(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<Mad
                 }
                 (None, Some(true)) => {
                     let code = format!("P-{}", &secret::fresh()[..12].to_uppercase());
-                    let mut arrivals =
-                        state.play.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut arrivals = state
+                        .play
+                        .arrivals
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
                     arrivals.push(code.clone());
                     (code, arrivals.len() - 1, 0)
                 }
-                (None, _) => {
-                    return Err(ServeError::Validation(
-                        "a study's games start once the participant agrees: send {\"consent\": true}"
-                            .into(),
-                    ))
-                }
+                (None, _) => return Err(ServeError::Validation(
+                    "a study's games start once the participant agrees: send {\"consent\": true}"
+                        .into(),
+                )),
             };
             let (entry, seed) = study.assigned(arrival, game);
             let start = hub.play_start(
@@ -284,7 +299,9 @@ async fn made(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<Mad
     state
         .play
         .insert(game.clone(), hub.options.max_sessions.saturating_mul(2));
-    let person = game.person(Some(&person.token))?.1;
+    // Seated now (at a table, the seat's own token replaced the first one): the creator.
+    drop(person);
+    let person = game.people.lock().unwrap_or_else(|e| e.into_inner())[0].clone();
     let view = seen(state, &game, &person).await?;
     Ok(Made {
         game_id: id,
@@ -298,7 +315,12 @@ async fn seen(state: &Shared, game: &Game, person: &Person) -> Result<View, Serv
     let mut shown = view(&state.hub, game, person).await?;
     if let (Some(p), Some(study)) = (
         &game.participant,
-        state.hub.options.play.as_ref().and_then(|p| p.study.as_ref()),
+        state
+            .hub
+            .options
+            .play
+            .as_ref()
+            .and_then(|p| p.study.as_ref()),
     ) {
         let next = p.game + 1 < study.games_per_participant;
         let message = match (shown.done, next) {
@@ -375,7 +397,8 @@ async fn join(
                 .truncate(1);
             return Err(e);
         }
-        let person = game.person(Some(&person.token))?.1;
+        drop(person);
+        let person = game.people.lock().unwrap_or_else(|e| e.into_inner())[1].clone();
         let view = seen(&state, &game, &person).await?;
         Ok(Made {
             game_id: id,
@@ -419,7 +442,9 @@ async fn written(
         (None, _) => Err(ServeError::Validation(
             "the game has not started: the other person has not joined yet".into(),
         )),
-        _ => Err(ServeError::Execution("a seat of another kind of game".into())),
+        _ => Err(ServeError::Execution(
+            "a seat of another kind of game".into(),
+        )),
     }
 }
 

@@ -75,7 +75,9 @@ impl Study {
         let text = std::fs::read_to_string(file).map_err(|e| fail(e.to_string()))?;
         let read: StudyFile = toml::from_str(&text).map_err(|e| fail(e.to_string()))?;
         if read.games.is_empty() {
-            return Err(fail("no [[game]]: a study assigns at least one game".into()));
+            return Err(fail(
+                "no [[game]]: a study assigns at least one game".into(),
+            ));
         }
         if read.games_per_participant == 0 || read.games_per_participant > 100 {
             return Err(fail(format!(
@@ -169,7 +171,11 @@ opponent = "person"
     fn a_broken_run_file_is_refused_naming_the_file_and_what() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("study.toml");
-        std::fs::write(&file, "title = \"x\"\n[[game]]\nopponent = \"rule:linear\"\n").unwrap();
+        std::fs::write(
+            &file,
+            "title = \"x\"\n[[game]]\nopponent = \"rule:linear\"\n",
+        )
+        .unwrap();
         let e = Study::load(&file).unwrap_err().to_string();
         assert!(e.contains("study.toml") && e.contains("family"), "{e}");
         std::fs::write(&file, "title = \"x\"\nconsent = \"missing.j2\"\n[[game]]\nfamily = \"casino\"\nopponent = \"rule:linear\"\n").unwrap();

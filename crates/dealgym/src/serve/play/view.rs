@@ -90,7 +90,10 @@ fn fact(label: impl Into<String>, value: impl ToString) -> Fact {
 }
 
 fn money(amount: f64) -> String {
-    format!("${}", crate::protocol::format_cents(crate::protocol::to_cents(amount)))
+    format!(
+        "${}",
+        crate::protocol::format_cents(crate::protocol::to_cents(amount))
+    )
 }
 
 /// A seat's chat as the page shows it: its instructions apart (the system prompt), then each
@@ -133,9 +136,10 @@ fn party_facts(state: &SeatState) -> Vec<Fact> {
         facts.push(fact("Listing price (public)", money(listing)));
     }
     match &state.own {
-        PrivateView::Buyer { budget } => {
-            facts.push(fact("Your budget (you gain budget − price)", money(*budget)))
-        }
+        PrivateView::Buyer { budget } => facts.push(fact(
+            "Your budget (you gain budget − price)",
+            money(*budget),
+        )),
         PrivateView::Seller { cost } => {
             facts.push(fact("Your cost (you gain price − cost)", money(*cost)))
         }
@@ -178,7 +182,9 @@ fn party_facts(state: &SeatState) -> Vec<Fact> {
 
 fn party_outcome(state: &SeatState) -> Option<Outcome> {
     let o = state.outcome.as_ref()?;
-    let by = o.by.map(|r| format!(" by {}", r.name())).unwrap_or_default();
+    let by =
+        o.by.map(|r| format!(" by {}", r.name()))
+            .unwrap_or_default();
     let text = match &o.terms {
         Some(terms) => format!(
             "Deal: {}",
@@ -201,7 +207,11 @@ fn party_outcome(state: &SeatState) -> Option<Outcome> {
 /// The person's view of `game`.
 pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View, ServeError> {
     let start = &game.start;
-    let people = game.people.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let people = game
+        .people
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
     let mut view = View {
         game_id: game.id.clone(),
         kind: start.kind.name(),
@@ -319,7 +329,8 @@ pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View
                         ServeError::Execution("a table without its scenario".into())
                     })?;
                     view.title = scenario.public.title.clone();
-                    view.description = format!("{} parties decide one deal", scenario.parties.len());
+                    view.description =
+                        format!("{} parties decide one deal", scenario.parties.len());
                     view.facts = vec![
                         fact("Your role", role),
                         fact("Offers on the table", state.offers.len()),
@@ -333,7 +344,9 @@ pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View
                             None => format!(
                                 "No agreement: {}{}",
                                 o.kind.name(),
-                                o.by.as_ref().map(|b| format!(" by {b}")).unwrap_or_default()
+                                o.by.as_ref()
+                                    .map(|b| format!(" by {b}"))
+                                    .unwrap_or_default()
                             ),
                         },
                         utility: reward,
@@ -361,7 +374,9 @@ pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View
                         text: format!(
                             "The market ended: {}{} ({} trades)",
                             o.kind.name(),
-                            o.by.as_ref().map(|b| format!(" by {b}")).unwrap_or_default(),
+                            o.by.as_ref()
+                                .map(|b| format!(" by {b}"))
+                                .unwrap_or_default(),
                             state.trades.len()
                         ),
                         utility: reward,
@@ -371,7 +386,11 @@ pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View
             }
             view.state = serde_json::to_value(&seat_view.state).unwrap_or(Value::Null);
         }
-        _ => return Err(ServeError::Execution("a seat of another kind of game".into())),
+        _ => {
+            return Err(ServeError::Execution(
+                "a seat of another kind of game".into(),
+            ))
+        }
     }
     Ok(view)
 }
