@@ -238,8 +238,10 @@
     $('agree').focus();
   }
 
-  async function startStudyGame(previousToken) {
-    const answer = await api('POST', '/play/api/games', { consent: true }, previousToken);
+  /** A study's game: the first on consent, each next one by the participant code. */
+  async function startStudyGame(code) {
+    const body = code ? { code: code } : { consent: true };
+    const answer = await api('POST', '/play/api/games', body);
     enterGame(answer.game_id, answer.seat_token, answer.view);
   }
 
@@ -304,7 +306,7 @@
     const more = $('scenario-more');
     more.hidden = !family.more;
     more.textContent = family.more ? family.more + ' more scenarios are in the draw.' : '';
-    (family.roles || []).filter(Boolean).forEach(function (r) { role.appendChild(option(r, r)); });
+    fillRoles();
     (page.setup.opponents || []).forEach(function (o) { opponent.appendChild(option(o.spec, o.label || o.spec)); });
     if (page.setup.person_opponent) { opponent.appendChild(option('person', 'Another person (send them a link)')); }
     const table = family.kind !== 'party';
@@ -313,6 +315,26 @@
     if (Array.prototype.some.call(opponent.options, function (o) { return o.value === keepOpponent; })) {
       opponent.value = keepOpponent;
     }
+  }
+
+  /**
+   * The roles a person may ask for: the chosen scenario's own (the setup lists them per
+   * scenario), or for a drawn scenario the family's when every listed scenario has those roles
+   * (a table's scenarios seat different parties, so there only "drawn" is offered).
+   */
+  function fillRoles() {
+    const family = chosenFamily();
+    const role = $('role');
+    const keep = role.value;
+    role.replaceChildren(option('', 'Drawn'));
+    if (!family) { return; }
+    const scenarios = family.scenarios || [];
+    const chosen = scenarios.find(function (s) { return s.id === $('scenario').value; });
+    const same = function (s) { return !s.roles || JSON.stringify(s.roles) === JSON.stringify(family.roles); };
+    const roles = chosen ? (chosen.roles || family.roles || [])
+      : scenarios.every(same) ? (family.roles || []) : [];
+    roles.filter(Boolean).forEach(function (r) { role.appendChild(option(r, r)); });
+    if (Array.prototype.some.call(role.options, function (o) { return o.value === keep; })) { role.value = keep; }
   }
 
   async function start() {
@@ -393,7 +415,7 @@
     renderFacts(view.facts || []);
     renderPlayers(view);
     $('brief-text').textContent = view.brief || '';
-    renderTranscript(view.transcript || []);
+    renderTranscript(view.transcript || [], otherRole(view));
     renderForm(view, turn);
     renderOutcome(view);
 
@@ -439,8 +461,15 @@
     });
   }
 
-  function renderTranscript(transcript) {
-    const key = JSON.stringify(transcript);
+  /** In a two-party game, the one role a message from `them` can come from. */
+  function otherRole(view) {
+    const mine = view.you && view.you.role;
+    const others = (view.players || []).filter(function (p) { return p.role !== mine; });
+    return others.length === 1 ? others[0].role : null;
+  }
+
+  function renderTranscript(transcript, other) {
+    const key = JSON.stringify([transcript, other]);
     if (key === page.transcriptKey) { return; }
     page.transcriptKey = key;
     const box = $('transcript');
@@ -453,7 +482,7 @@
       msg.setAttribute('data-from', m.from);
       const who = m.from === 'you' ? 'You' + (m.role ? ' (' + m.role + ')' : '')
         : m.from === 'table' ? 'Table' + (m.role ? ' · ' + m.role : '')
-          : (m.role || 'Them');
+          : (m.role || other || 'Them');
       msg.appendChild(el('span', 'who', who));
       msg.appendChild(el('span', 'text', m.text));
       box.appendChild(msg);
@@ -533,6 +562,7 @@
           : term.type === 'count' ? '1' : 'any';
         control.inputMode = term.type === 'count' ? 'numeric' : 'decimal';
         if (term.type === 'count' && term.min !== undefined && term.min !== null) { control.value = String(term.min); }
+        if (term.blank !== undefined && term.blank !== null) { control.placeholder = String(term.blank) + ' if left empty'; }
       }
       control.id = id;
       control.setAttribute('data-term', term.key);
@@ -576,10 +606,12 @@
   /** The body of step and line, from the controls. */
   function turnBody() {
     const move = chosenMove();
+    // The server takes terms only with a proposal and an offer only with an acceptance:
+    // they are left out of every other move (a null would be refused).
     const body = {
       thought: $('thought').value,
       talk: $('talk').value,
-      move: { kind: move, terms: null, offer: null },
+      move: { kind: move },
     };
     if (move === 'submit') {
       const terms = {};
@@ -602,11 +634,17 @@
     return body;
   }
 
+  /** The terms still empty; a term with a `blank` may stay empty (the server reads it as that value). */
   function missingTerms(body) {
     if (!body.move.terms) { return []; }
+    const blanks = {};
+    ((page.view && page.view.form && page.view.form.terms) || []).forEach(function (t) {
+      if (t.blank !== undefined && t.blank !== null) { blanks[t.key] = true; }
+    });
     return Object.keys(body.move.terms).filter(function (k) {
       const v = body.move.terms[k];
-      return v === null || (typeof v === 'number' && !isFinite(v));
+      if (v === null) { return !blanks[k]; }
+      return typeof v === 'number' && !isFinite(v);
     });
   }
 
@@ -787,7 +825,7 @@
     const view = page.view;
     stopPolling();
     if (view && view.study) {
-      if (view.study.next) { await startStudyGame(page.seatToken); }
+      if (view.study.next) { await startStudyGame(view.study.code); }
       return;
     }
     page.gameId = null;
@@ -818,6 +856,7 @@
   $('agree').addEventListener('click', once($('agree'), function () { return startStudyGame(null); }));
   $('again').addEventListener('click', once($('again'), again));
   $('family').addEventListener('change', function () { fillFamilyChoices(); });
+  $('scenario').addEventListener('change', function () { fillRoles(); });
   $('turn-form').addEventListener('submit', guarded(send));
   $('copy-join').addEventListener('click', guarded(async function () {
     const link = $('join-link').textContent;
