@@ -113,7 +113,7 @@ play_at() {
   if ! timeout 300 "$VENV/bin/python" scripts/play_browser.py --url "http://127.0.0.1:$port/play" \
     --width "$width" --name "tester$width" --family "$family" --opponent rule:linear \
     --out "$OUT" --chromium "$CHROMIUM" --trace 2>"$OUT/driver-$width.log"; then
-    echo "FAIL: $width px: the game in the browser (the person's last steps, from $OUT/driver-$width.log):"
+    echo "  the person's last steps at $width px (from $OUT/driver-$width.log):"
     tail -n 15 "$OUT/driver-$width.log" | sed 's/^/  /'
     return 1
   fi
