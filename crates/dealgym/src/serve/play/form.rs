@@ -458,7 +458,7 @@ mod tests {
             text,
             "Thought: keep it\nTalk: I need firewood.\nAction: [SUBMIT_DEAL] food:1 water:2 firewood:3"
         );
-        let parsed = parse(&text, scenario.term_space(), TurnFormat::Tagged);
+        let parsed = parse(&text, scenario.term_space(), None);
         assert!(parsed.format_ok, "{parsed:?}");
     }
 
@@ -501,7 +501,7 @@ mod tests {
         t.thought.clear();
         for format in [TurnFormat::Tagged, TurnFormat::Xml] {
             let text = party_turn(&t, &scenario, format).unwrap();
-            let parsed = parse(&text, scenario.term_space(), format);
+            let parsed = parse(&text, scenario.term_space(), None);
             assert!(parsed.format_ok, "{format:?}: {text}: {parsed:?}");
         }
     }
