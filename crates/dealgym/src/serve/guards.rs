@@ -149,7 +149,15 @@ fn over_limit(error: &axum::Error) -> bool {
 
 /// The optional bearer token, compared in constant time.
 pub(super) async fn auth(State(state): State<Shared>, request: Request, next: Next) -> Response {
-    let open = request.uri().path() == "/health";
+    // The play page's own files hold no data: a browser gets the page, which then asks the
+    // person for the token its API calls need.
+    let path = request.uri().path();
+    let page = state.hub.options.play.is_some()
+        && matches!(
+            path,
+            "/play" | "/play/" | "/play/play.css" | "/play/play.js"
+        );
+    let open = path == "/health" || page;
     if let (Some(token), false) = (&state.hub.options.token, open) {
         let given = request
             .headers()

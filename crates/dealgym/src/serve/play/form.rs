@@ -107,8 +107,8 @@ fn choice(kind: ActionKind, label: String) -> MoveChoice {
     }
 }
 
-/// A terms map as a reader reads it: `food:2 water:1`.
-fn terms_text(terms: &std::collections::BTreeMap<String, TermValue>) -> String {
+/// A terms map as a reader reads it: `food:2 water:1`, `price:270`.
+pub(super) fn terms_text(terms: &std::collections::BTreeMap<String, TermValue>) -> String {
     terms
         .iter()
         .map(|(key, value)| {

@@ -69,11 +69,30 @@ struct FamilyChoice {
     roles: Vec<String>,
     scenarios: Vec<Listed>,
     more: usize,
+    /// A table's or a market's own scripted players (the other seats' player); absent for a
+    /// two-party family, which offers the server's opponents.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    opponents: Option<Vec<Value>>,
 }
 
 fn listed(family: String, kind: Kind, label: String, all: Vec<Listed>) -> FamilyChoice {
     let more = all.len().saturating_sub(LISTED);
     let roles = all.first().map(|s| s.roles.clone()).unwrap_or_default();
+    let scripted =
+        |spec: String, label: &str| json!({"spec": spec, "label": format!("{spec} — {label}")});
+    let opponents = match kind {
+        Kind::Party => None,
+        Kind::Table => Some(vec![scripted(
+            crate::agents::SCRIPTED.to_string(),
+            "each party's own scripted player",
+        )]),
+        Kind::Market => Some(
+            crate::negotiator::market::MarketRule::ALL
+                .iter()
+                .map(|rule| scripted(format!("rule:{}", rule.name()), "a scripted trader"))
+                .collect(),
+        ),
+    };
     FamilyChoice {
         family,
         kind: kind.name(),
@@ -81,6 +100,7 @@ fn listed(family: String, kind: Kind, label: String, all: Vec<Listed>) -> Family
         roles,
         scenarios: all.into_iter().take(LISTED).collect(),
         more,
+        opponents,
     }
 }
 

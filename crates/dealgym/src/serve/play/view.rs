@@ -149,12 +149,18 @@ fn party_facts(state: &SeatState) -> Vec<Fact> {
             }
         }
         PrivateView::Issues { issues } => {
+            // How much each issue weighs; how each of its values is valued is worded in the
+            // instructions (a valuation may be joint over two issues).
             for issue in issues {
                 facts.push(fact(
-                    format!("{}: weight {}", issue.key, issue.weight),
-                    issue.valuation.to_string(),
+                    format!("How much {} weighs for you", issue.key),
+                    issue.weight,
                 ));
             }
+            facts.push(fact(
+                "How you value each option",
+                "see your instructions below",
+            ));
         }
         PrivateView::BundleBuyer { worth } => {
             for (part, value) in worth {
@@ -186,14 +192,7 @@ fn party_outcome(state: &SeatState) -> Option<Outcome> {
         o.by.map(|r| format!(" by {}", r.name()))
             .unwrap_or_default();
     let text = match &o.terms {
-        Some(terms) => format!(
-            "Deal: {}",
-            terms
-                .iter()
-                .map(|(k, v)| format!("{k}:{}", serde_json::to_value(v).unwrap_or(Value::Null)))
-                .collect::<Vec<_>>()
-                .join(" ")
-        ),
+        Some(terms) => format!("Deal: {}", super::form::terms_text(terms)),
         None => format!("No deal: {}{by}", o.kind.name()),
     };
     Some(Outcome {

@@ -310,11 +310,12 @@
     more.hidden = !family.more;
     more.textContent = family.more ? family.more + ' more scenarios are in the draw.' : '';
     fillRoles();
-    (page.setup.opponents || []).forEach(function (o) { opponent.appendChild(option(o.spec, o.label || o.spec)); });
+    // A table or a market offers its own scripted players; a two-party game the server's.
+    (family.opponents || page.setup.opponents || []).forEach(function (o) {
+      opponent.appendChild(option(o.spec, o.label || o.spec));
+    });
     if (page.setup.person_opponent) { opponent.appendChild(option('person', 'Another person (send them a link)')); }
-    const table = family.kind !== 'party';
-    if (table) { opponent.appendChild(option('', 'The table\'s own rule players')); }
-    $('opponent-hint').hidden = !table;
+    $('opponent-hint').hidden = family.kind === 'party';
     if (Array.prototype.some.call(opponent.options, function (o) { return o.value === keepOpponent; })) {
       opponent.value = keepOpponent;
     }
@@ -686,13 +687,10 @@
     try {
       const answer = await api('POST', gameUrl(gameId) + '/line', body, page.seatToken);
       if (seq !== page.lineSeq || gameId !== page.gameId) { return; }
-      setPreview(answer.text, false);
+      // A move that cannot be written yet (a term out of range) answers why, muted.
+      if (answer.error) { setPreview(answer.error, true); } else { setPreview(answer.text, false); }
     } catch (error) {
       if (seq !== page.lineSeq || gameId !== page.gameId) { return; }
-      if (error instanceof ApiError && error.status === 422) {
-        setPreview(error.message, true);
-        return;
-      }
       throw error;
     }
   }
