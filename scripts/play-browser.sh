@@ -25,7 +25,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=${1:-target/play-browser}
-CHROMIUM=/usr/bin/chromium
 VENV="${HOME}/.cache/dealgym/browser-venv"
 WEBSOCKETS=websockets==17.4
 
@@ -34,21 +33,8 @@ skip() {
   exit 0
 }
 
-if [ ! -x "$CHROMIUM" ]; then
-  SUDO=
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null 2>&1 || skip "chromium is missing and installing it needs root (no sudo)"
-    SUDO="sudo -n"
-  fi
-  log=$(mktemp)
-  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium; } >"$log" 2>&1; then
-    why=$(tail -n 1 "$log" | tr -d '\r')
-    rm -f "$log"
-    skip "apt-get could not install chromium (${why:-no output})"
-  fi
-  rm -f "$log"
-  [ -x "$CHROMIUM" ] || skip "apt-get installed chromium but $CHROMIUM is missing"
-fi
+# shellcheck source=scripts/chromium.sh
+. scripts/chromium.sh
 
 # The driver's one dependency, pinned; a venv of its own, kept between runs.
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"

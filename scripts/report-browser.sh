@@ -25,28 +25,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=${1:-target/report-browser}
-CHROMIUM=/usr/bin/chromium
 
 skip() {
   echo "SKIPPED: report-browser: $*"
   exit 0
 }
 
-if [ ! -x "$CHROMIUM" ]; then
-  SUDO=
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null 2>&1 || skip "chromium is missing and installing it needs root (no sudo)"
-    SUDO="sudo -n"
-  fi
-  log=$(mktemp)
-  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium; } >"$log" 2>&1; then
-    why=$(tail -n 1 "$log" | tr -d '\r')
-    rm -f "$log"
-    skip "apt-get could not install chromium (${why:-no output})"
-  fi
-  rm -f "$log"
-  [ -x "$CHROMIUM" ] || skip "apt-get installed chromium but $CHROMIUM is missing"
-fi
+# shellcheck source=scripts/chromium.sh
+. scripts/chromium.sh
 
 cargo build --quiet --bin dealgym
 DEALGYM=target/debug/dealgym

@@ -1,0 +1,20 @@
+# Sourced by the browser stages (report-browser.sh, play-browser.sh): Debian's chromium at
+# $CHROMIUM, installed with apt-get when it is missing. A stage defines `skip` first (it prints
+# one "SKIPPED: <stage>: <why>" line and exits 0); what cannot be installed is skipped, never
+# passed silently.
+CHROMIUM=/usr/bin/chromium
+if [ ! -x "$CHROMIUM" ]; then
+  SUDO=
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || skip "chromium is missing and installing it needs root (no sudo)"
+    SUDO="sudo -n"
+  fi
+  log=$(mktemp)
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium; } >"$log" 2>&1; then
+    why=$(tail -n 1 "$log" | tr -d '\r')
+    rm -f "$log"
+    skip "apt-get could not install chromium (${why:-no output})"
+  fi
+  rm -f "$log"
+  [ -x "$CHROMIUM" ] || skip "apt-get installed chromium but $CHROMIUM is missing"
+fi
