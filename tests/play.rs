@@ -455,6 +455,28 @@ async fn a_study_assigns_games_to_participants_in_turn() {
     assert_eq!(status, 201, "{second}");
     assert_eq!(second["view"]["family"], "craigslist");
     assert_eq!(second["view"]["you"]["role"], "buyer");
+    // A participant who comes back with their code resumes their unfinished game.
+    let (status, again) = post(
+        &http,
+        format!("{base}/play/api/games"),
+        None,
+        json!({"code": code}),
+    )
+    .await;
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["game_id"], second["game_id"]);
+    let (id, token) = (
+        again["game_id"].as_str().unwrap(),
+        again["seat_token"].as_str().unwrap(),
+    );
+    let (_, end) = post(
+        &http,
+        format!("{base}/play/api/games/{id}/step"),
+        Some(token),
+        json!({"move": {"kind": "walk_away"}}),
+    )
+    .await;
+    assert_eq!(end["study"]["next"], false, "{end}");
     let (status, third) = post(
         &http,
         format!("{base}/play/api/games"),
@@ -463,9 +485,17 @@ async fn a_study_assigns_games_to_participants_in_turn() {
     )
     .await;
     assert_eq!(status, 422, "{third}");
+    let (status, unknown) = post(
+        &http,
+        format!("{base}/play/api/games"),
+        None,
+        json!({"code": "P-NOPE"}),
+    )
+    .await;
+    assert_eq!(status, 403, "{unknown}");
     server.shutdown().await;
     let records = read_log(&log);
-    assert_eq!(records.len(), 1);
+    assert_eq!(records.len(), 2);
     assert_eq!(
         records[0].seats.learner.player.as_str(),
         format!("human:{code}")
@@ -584,4 +614,230 @@ async fn a_person_trades_at_a_market() {
     server.shutdown().await;
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("\"human:mia\""), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_study_that_cannot_be_played_is_refused_as_the_server_starts() {
+    let dir = temp_dir("play-study-broken");
+    let file = dir.join("study.toml");
+    for (entry, why) in [
+        (
+            "scenario_id = \"no-such\"\nopponent = \"rule:linear\"",
+            "no-such",
+        ),
+        (
+            "family = \"casino\"\nopponent = \"rule:nonexistent\"",
+            "nonexistent",
+        ),
+        ("family = \"casino\"\nopponent = \"external\"", "external"),
+        (
+            "family = \"craigslist\"\nopponent = \"rule:linear\"\nrole = \"agent_1\"",
+            "agent_1",
+        ),
+    ] {
+        std::fs::write(&file, format!("title = \"t\"\n[[game]]\n{entry}\n")).unwrap();
+        let study = Arc::new(Study::load(&file).unwrap());
+        let scenarios = scenario_files(&dir, 5);
+        let mut options = ServeOptions::new(
+            "127.0.0.1:0".parse().unwrap(),
+            scenarios,
+            dir.join("p.jsonl"),
+        );
+        options.play = Some(PlayOptions {
+            study: Some(study),
+            ..PlayOptions::default()
+        });
+        let e = match Server::start(options).await {
+            Ok(_) => panic!("{entry}: started"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("[[game]] 1") && e.contains(why), "{entry}: {e}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_never_seats_an_outside_player_and_keeps_live_games() {
+    let dir = temp_dir("play-registry");
+    let (server, _, _) = server(&dir, |o| o.max_sessions = 2).await;
+    let base = server.base_url();
+    let http = reqwest::Client::new();
+    for opponent in ["external", "human:eve"] {
+        let (status, refused) = post(
+            &http,
+            format!("{base}/play/api/games"),
+            None,
+            json!({"name": "al", "family": "casino", "opponent": opponent}),
+        )
+        .await;
+        assert_eq!(status, 422, "{refused}");
+    }
+    let (status, refused) = post(
+        &http,
+        format!("{base}/play/api/games"),
+        None,
+        json!({"name": "al", "family": "casino", "role": "buyer"}),
+    )
+    .await;
+    assert_eq!(status, 422, "{refused}");
+    let (status, live) = post(
+        &http,
+        format!("{base}/play/api/games"),
+        None,
+        json!({"name": "al", "family": "casino", "opponent": "rule:linear"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{live}");
+    // Games waiting for a second person fill the room; the live game is never let go for them.
+    let mut refused = 0;
+    for _ in 0..4 {
+        let (status, _) = post(
+            &http,
+            format!("{base}/play/api/games"),
+            None,
+            json!({"name": "bo", "family": "casino", "opponent": "person"}),
+        )
+        .await;
+        refused += usize::from(status == 503);
+    }
+    assert!(refused >= 3, "{refused}");
+    let id = live["game_id"].as_str().unwrap();
+    let seen = get(
+        &http,
+        format!("{base}/play/api/games/{id}"),
+        live["seat_token"].as_str().unwrap(),
+    )
+    .await;
+    assert_eq!(seen["game_id"], id, "{seen}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_people_share_a_market_each_by_their_own_token() {
+    let dir = temp_dir("play-market-people");
+    let markets = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/market.jsonl");
+    let (server, log, _) = server(&dir, |o| o.scenarios.push(markets)).await;
+    let base = server.base_url();
+    let http = reqwest::Client::new();
+    let (status, made) = post(
+        &http,
+        format!("{base}/play/api/games"),
+        None,
+        json!({"name": "ann", "family": "market", "opponent": "person"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{made}");
+    let id = made["game_id"].as_str().unwrap().to_string();
+    let ann = made["seat_token"].as_str().unwrap().to_string();
+    let join = made["view"]["join"]["path"]
+        .as_str()
+        .unwrap()
+        .rsplit_once('.')
+        .unwrap()
+        .1
+        .to_string();
+    let (status, joined) = post(
+        &http,
+        format!("{base}/play/api/games/{id}/join"),
+        None,
+        json!({"name": "bob", "join_token": join}),
+    )
+    .await;
+    assert_eq!(status, 200, "{joined}");
+    let bob = joined["seat_token"].as_str().unwrap().to_string();
+    // Both still reach their own seats after the table started.
+    let mut done = false;
+    for _ in 0..80 {
+        let mut moved = false;
+        for token in [&ann, &bob] {
+            let view = get(&http, format!("{base}/play/api/games/{id}"), token).await;
+            assert!(view["error"].is_null(), "{view}");
+            if view["done"] == true {
+                done = true;
+                break;
+            }
+            if view["your_turn"] == true {
+                let (status, next) = post(
+                    &http,
+                    format!("{base}/play/api/games/{id}/step"),
+                    Some(token),
+                    json!({"move": {"kind": "walk_away"}}),
+                )
+                .await;
+                assert_eq!(status, 200, "{next}");
+                moved = true;
+            }
+        }
+        if done || !moved {
+            break;
+        }
+    }
+    assert!(done, "the market did not end");
+    server.shutdown().await;
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("\"human:ann\"") && text.contains("\"human:bob\""),
+        "{text}"
+    ); // At a market, the people are one row beside the players, never a player of their own.
+    let report = dir.join("report");
+    let out = dealgym_cli([
+        "report",
+        "--quiet",
+        &log.display().to_string(),
+        "--out",
+        &report.display().to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let players = std::fs::read_to_string(report.join("tables/market_players.csv")).unwrap();
+    assert!(
+        players.lines().any(|l| l.starts_with("people,")) && !players.contains("human:"),
+        "{players}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_is_answered_from_its_own_origin_only() {
+    let dir = temp_dir("play-origin");
+    let (server, _, _) = server(&dir, |_| {}).await;
+    let base = server.base_url();
+    let port = server.addr.port();
+    let http = reqwest::Client::new();
+    let setup = |origin: String, host: String| {
+        http.get(format!("{base}/play/api/setup"))
+            .header("origin", origin)
+            .header("host", host)
+            .send()
+    };
+    let own = setup(
+        format!("http://127.0.0.1:{port}"),
+        format!("127.0.0.1:{port}"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(own.status().as_u16(), 200);
+    let other = setup("http://evil.example".into(), format!("127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    assert_eq!(other.status().as_u16(), 403);
+    // A page that rebinds its own name to the server sends that name as its Host and Origin.
+    let rebound = setup(
+        format!("http://evil.example:{port}"),
+        format!("evil.example:{port}"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(rebound.status().as_u16(), 403);
+    // Only the page's own routes take a same-origin call; the environment's do not.
+    let episodes = http
+        .post(format!("{base}/v1/episodes"))
+        .header("origin", format!("http://127.0.0.1:{port}"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(episodes.status().as_u16(), 403);
+    server.shutdown().await;
 }

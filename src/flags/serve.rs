@@ -360,8 +360,8 @@ impl ServeFlags {
 pub struct PlayCommandFlags {
     #[command(flatten)]
     pub serve: ServeFlags,
-    /// Do not start the built-in mock endpoint (by default it runs in this process and is
-    /// offered at the page as the opponent `mock`).
+    /// Do not start the built-in mock endpoint (by default it runs in this process on a free
+    /// port and is offered at the page as `openai:mock@http://127.0.0.1:PORT/v1`).
     #[arg(long)]
     pub no_mock: bool,
 }

@@ -247,6 +247,19 @@ impl MarketEpisode {
     pub fn turns(&self) -> &[MarketTurn] {
         &self.turns
     }
+    /// The standing quotes `seat` may take now (the ids an `[ACCEPT_DEAL] #N` of its may
+    /// name): the book's own rule ([`MarketBook::check`]), asked of every standing quote.
+    pub fn acceptable(&self, seat: usize) -> Vec<u32> {
+        let book = self.book();
+        book.standing()
+            .map(|o| o.id)
+            .filter(|&id| {
+                book.check(self.scenario(), seat, &Action::Accept, Some(id), None)
+                    .is_ok()
+            })
+            .collect()
+    }
+
     pub fn book(&self) -> &MarketBook {
         &self.book
     }

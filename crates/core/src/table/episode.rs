@@ -458,6 +458,16 @@ impl TableEpisode {
             .and_then(|t| self.offer(t.offer?))
     }
 
+    /// The offers `seat` may accept now (the ids an `[ACCEPT_DEAL] #N` of its may name):
+    /// [`TableEpisode::check`]'s rule, asked of every offer on the table.
+    pub fn acceptable(&self, seat: usize) -> Vec<u32> {
+        self.offers
+            .iter()
+            .map(|o| o.id)
+            .filter(|&id| self.check(seat, &Action::Accept, Some(id)).is_ok())
+            .collect()
+    }
+
     pub(crate) fn offer(&self, id: u32) -> Option<&TableOffer> {
         id.checked_sub(1).and_then(|i| self.offers.get(i as usize))
     }

@@ -80,7 +80,13 @@ pub(crate) fn report_markets(
         let record = located?.record;
         let mut by_player: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (seat, s) in record.seats.iter().enumerate() {
-            by_player.entry(s.player.as_str()).or_default().push(seat);
+            // People (`human:NAME`, the play page's) are one row, beside the players.
+            let player = if crate::record::PlayerSpec::is_person_spec(&s.player) {
+                super::people::PEOPLE
+            } else {
+                s.player.as_str()
+            };
+            by_player.entry(player).or_default().push(seat);
         }
         for (player, seats) in &by_player {
             players

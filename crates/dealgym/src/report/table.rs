@@ -101,7 +101,15 @@ impl TableCollector {
                 }
             }
         }
-        self.ratings.add(r, |_| None);
+        // A person is no player to rate: a table a person sat at stays out of the ratings
+        // (its seats count in their roles' figures, as every seat's do).
+        if !r
+            .seats
+            .iter()
+            .any(|s| crate::record::PlayerSpec::is_person_spec(&s.player))
+        {
+            self.ratings.add(r, |_| None);
+        }
     }
 }
 

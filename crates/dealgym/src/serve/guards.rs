@@ -19,7 +19,12 @@ pub(super) async fn browsers(
     next: Next,
 ) -> Response {
     let policy = &state.hub.options.policy;
-    let same_origin = state.hub.options.play.is_some() && same_origin(request.headers());
+    let path = request.uri().path();
+    let page = path == "/play" || path.starts_with("/play/");
+    let bound = state.hub.options.addr.ip();
+    let same_origin = state.hub.options.play.is_some()
+        && page
+        && same_origin(request.headers(), |host| policy.names_self(host, bound));
     let checked = if same_origin {
         Ok(())
     } else {
@@ -32,16 +37,17 @@ pub(super) async fn browsers(
     }
 }
 
-/// Whether a browser request comes from a page of this very server (its `Origin` is the
-/// scheme and `Host` it was sent to): the play page's own calls, which a server with the page
-/// on answers. A page elsewhere cannot send this server's name as its origin.
-fn same_origin(headers: &axum::http::HeaderMap) -> bool {
+/// Whether a browser request comes from a page of this very server: its `Origin` is the
+/// scheme and `Host` it was sent to, and that `Host` names the server itself (`own`: a
+/// loopback name, an `--allow-host` name, the bound address). The play page's own calls; a
+/// page that rebinds a name of its own to the server carries that name, and is refused.
+fn same_origin(headers: &axum::http::HeaderMap, own: impl Fn(&str) -> bool) -> bool {
     let header = |name| headers.get(name).and_then(|v| v.to_str().ok());
     match (
         header(axum::http::header::ORIGIN),
         header(axum::http::header::HOST),
     ) {
-        (Some(origin), Some(host)) => {
+        (Some(origin), Some(host)) if own(host) => {
             let origin = origin.trim_end_matches('/');
             ["http://", "https://"].iter().any(|scheme| {
                 origin

@@ -100,6 +100,12 @@ impl Hosted {
     }
 
     /// At a table played through tools: the table's tools (a market reads text turns).
+    /// The offers (a table's proposals, a market's standing quotes) `seat` may accept now:
+    /// core's rule of each kind.
+    pub fn acceptable(&self, seat: usize) -> Vec<u32> {
+        each!(self, episode => episode.acceptable(seat))
+    }
+
     pub fn tools(&self) -> Option<Value> {
         self.table()
             .filter(|e| e.setup().format == TurnFormat::Tools)

@@ -495,6 +495,11 @@ impl Hub {
         false
     }
 
+    /// Whether session `id` is live (started and not ended).
+    pub(crate) fn is_live(&self, id: &str) -> bool {
+        self.live().contains_key(id)
+    }
+
     /// Refuse a reset early when the table is full, or the sessions hold the memory budget
     /// once the ended ones are evicted (before any work is done for it).
     pub(crate) fn check_room(&self) -> Result<(), ServeError> {

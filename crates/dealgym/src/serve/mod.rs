@@ -199,6 +199,7 @@ impl Server {
             let why = why.strip_prefix("opponent: ").unwrap_or(&why);
             anyhow::bail!("{source} `{spec}` cannot be played: {why}");
         }
+        hub.check_play().map_err(anyhow::Error::msg)?;
         let state = Arc::new(AppState {
             rollout_permits: Arc::new(Semaphore::new(concurrency)),
             sockets: Arc::new(Semaphore::new(limits.max_connections)),

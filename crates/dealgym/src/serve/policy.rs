@@ -223,21 +223,7 @@ impl ClientPolicy {
             return Ok(());
         };
         let host = host.to_str().unwrap_or("");
-        let name = Url::parse(&format!("http://{host}/"))
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_string))
-            .unwrap_or_default();
-        let loopback = match name
-            .trim_matches(|c| c == '[' || c == ']')
-            .parse::<std::net::IpAddr>()
-        {
-            Ok(ip) => ip.is_loopback(),
-            Err(_) => {
-                name.eq_ignore_ascii_case("localhost")
-                    || self.hosts.iter().any(|h| h.eq_ignore_ascii_case(&name))
-            }
-        };
-        if loopback {
+        if self.names_loopback(host) {
             return Ok(());
         }
         Err(ServeError::Forbidden(format!(
@@ -245,6 +231,40 @@ impl ClientPolicy {
             host.chars().take(100).collect::<String>()
         )))
     }
+}
+
+impl ClientPolicy {
+    /// Whether a `Host` value names this machine's loopback: `localhost`, a loopback address,
+    /// or an `--allow-host` name.
+    fn names_loopback(&self, host: &str) -> bool {
+        let name = host_name(host);
+        match name.parse::<std::net::IpAddr>() {
+            Ok(ip) => ip.is_loopback(),
+            Err(_) => {
+                name.eq_ignore_ascii_case("localhost")
+                    || self.hosts.iter().any(|h| h.eq_ignore_ascii_case(&name))
+            }
+        }
+    }
+
+    /// Whether a `Host` value names this very server: as [`ClientPolicy::names_loopback`],
+    /// or the address it is bound to. A page that rebinds a name of its own to the server
+    /// sends that name, never one of these.
+    pub(crate) fn names_self(&self, host: &str, bound: std::net::IpAddr) -> bool {
+        self.names_loopback(host)
+            || host_name(host)
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip == bound)
+    }
+}
+
+/// The name or address of a `Host` value, without its port or brackets.
+fn host_name(host: &str) -> String {
+    let name = Url::parse(&format!("http://{host}/"))
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default();
+    name.trim_matches(|c| c == '[' || c == ']').to_string()
 }
 
 /// An `--allow-endpoint` entry as a URL: http(s), with a host, by the rule every endpoint is

@@ -309,7 +309,8 @@ fn whole(turn: &PersonTurn, line: &str, format: TurnFormat) -> String {
     render_turn(&flat(&turn.thought), &flat(&turn.talk), line, format)
 }
 
-/// The moves of a seat at a table or a market whose turn it is.
+/// The moves of a seat at a table or a market whose turn it is: the five its prompt lists
+/// (`deliberation.j2`, `market.j2`), ACCEPT only when an offer may be accepted.
 fn seated_moves(offers: &[OfferChoice], submit: &str) -> Vec<MoveChoice> {
     let mut moves = vec![choice(ActionKind::Submit, submit.to_string())];
     if !offers.is_empty() {
@@ -332,11 +333,12 @@ pub(super) fn table_form(
     scenario: &TableScenario,
     state: &TableSeatState,
     your_turn: bool,
+    acceptable: &[u32],
 ) -> Form {
     let offers: Vec<OfferChoice> = state
         .offers
         .iter()
-        .filter(|o| o.proposer != state.role && !o.acceptors.contains(&state.role))
+        .filter(|o| acceptable.contains(&o.id))
         .map(|o| OfferChoice {
             id: o.id,
             by: o.proposer.clone(),
@@ -356,11 +358,11 @@ pub(super) fn table_form(
 
 /// A market trader's controls: a quote is a price (a bid for a buyer, an ask for a seller);
 /// an acceptance takes another trader's standing quote on the other side.
-pub(super) fn market_form(state: &MarketSeatState, your_turn: bool) -> Form {
+pub(super) fn market_form(state: &MarketSeatState, your_turn: bool, acceptable: &[u32]) -> Form {
     let offers: Vec<OfferChoice> = state
         .book
         .iter()
-        .filter(|q| q.side != state.side && q.role != state.role)
+        .filter(|q| acceptable.contains(&q.id))
         .map(|q| OfferChoice {
             id: q.id,
             by: q.role.clone(),
@@ -371,15 +373,18 @@ pub(super) fn market_form(state: &MarketSeatState, your_turn: bool) -> Form {
         crate::scenario::Side::Buyer => "Bid a price",
         crate::scenario::Side::Seller => "Ask a price",
     };
+    // A quote is a positive price (the book's rule): a cent at least.
+    let price = TermControl {
+        min: Some(0.01),
+        ..number("price", "price".into(), "price", 0.0, None)
+    };
     Form {
-        moves: if your_turn && state.units_left > 0 {
+        moves: if your_turn {
             seated_moves(&offers, quote)
-        } else if your_turn {
-            seated_moves(&[], quote)
         } else {
             Vec::new()
         },
-        terms: controls(TermSpace::Price),
+        terms: vec![price],
         offers,
     }
 }

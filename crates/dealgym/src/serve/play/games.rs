@@ -47,8 +47,10 @@ pub(super) enum SeatRef {
 #[derive(Debug, Clone)]
 pub(super) struct Person {
     pub name: String,
-    /// Their seat's secret (`x-seat-token`): at a table, the table's own token of the seat.
+    /// Their secret at the page (`x-seat-token`).
     pub token: String,
+    /// At a table or a market, the table's own token of their seat (what its session checks).
+    pub seat_token: Option<String>,
     /// `None` until the game starts (a drawn role is known then).
     pub seat: Option<SeatRef>,
 }
@@ -81,6 +83,9 @@ pub(super) struct Game {
     /// The second person's secret, until they join (then the game starts).
     pub join: Mutex<Option<String>>,
     pub participant: Option<Participant>,
+    /// When it was made: a game still waiting for its second person past the idle timeout is
+    /// let go.
+    pub made: std::time::Instant,
 }
 
 impl Game {
@@ -132,16 +137,15 @@ pub(super) struct NewGame {
 /// The opponent value that seats a second person.
 pub(super) const PERSON: &str = "person";
 
-/// The games of the page, by id; at most `--max-sessions` of them kept.
+/// The games of the page, by id: a game is kept while it is waiting for its second person or
+/// its session is live, and let go (its record is in the log) only to make room.
 #[derive(Default)]
 pub(crate) struct Games {
     games: Mutex<HashMap<String, Arc<Game>>>,
-    /// Study participants so far, in arrival order (the assignment's turn).
-    pub(super) arrivals: Mutex<Vec<String>>,
     /// Games made so far: the next game's number.
     made: std::sync::atomic::AtomicUsize,
-    /// Games given to each study participant.
-    given: Mutex<HashMap<String, usize>>,
+    /// A study's participants.
+    pub(super) participants: super::participants::Participants,
 }
 
 impl Games {
@@ -150,17 +154,6 @@ impl Games {
         self.made.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// How many games participant `code` has been given.
-    pub(super) fn given(&self, code: &str) -> usize {
-        let given = self.given.lock().unwrap_or_else(|e| e.into_inner());
-        given.get(code).copied().unwrap_or(0)
-    }
-
-    /// Count a game given to participant `code`.
-    pub(super) fn give(&self, code: &str) {
-        let mut given = self.given.lock().unwrap_or_else(|e| e.into_inner());
-        *given.entry(code.to_string()).or_default() += 1;
-    }
     pub(super) fn get(&self, id: &str) -> Result<Arc<Game>, ServeError> {
         self.games
             .lock()
@@ -170,17 +163,32 @@ impl Games {
             .ok_or_else(|| ServeError::UnknownEpisode(id.to_string()))
     }
 
-    /// Keep `game`; the oldest games are let go past `max` (their records are in the log).
-    pub(super) fn insert(&self, game: Arc<Game>, max: usize) {
+    /// Keep `game`, among at most `max`: past it, games no longer `alive` are let go, oldest
+    /// first; a live game is never let go, and with every kept game alive a new one is
+    /// refused.
+    pub(super) fn insert(
+        &self,
+        game: Arc<Game>,
+        max: usize,
+        alive: impl Fn(&Game) -> bool,
+    ) -> Result<(), ServeError> {
         let mut games = self.games.lock().unwrap_or_else(|e| e.into_inner());
         if games.len() >= max {
-            let mut ids: Vec<String> = games.keys().cloned().collect();
-            ids.sort_by_key(|id| id_number(id));
-            for id in ids.iter().take(games.len() + 1 - max) {
+            let mut gone: Vec<(u64, String)> = games
+                .values()
+                .filter(|g| !alive(g))
+                .map(|g| (id_number(&g.id), g.id.clone()))
+                .collect();
+            gone.sort();
+            for (_, id) in gone.iter().take(games.len() + 1 - max) {
                 games.remove(id);
+            }
+            if games.len() >= max {
+                return Err(ServeError::Capacity(max));
             }
         }
         games.insert(game.id.clone(), game);
+        Ok(())
     }
 }
 
@@ -244,6 +252,7 @@ impl Hub {
                 (scenario.id.clone(), ResetFamily::Market(scenario.family))
             }
         };
+        self.check_role(kind, &scenario_id, role.as_deref())?;
         let opponent = match opponent.as_deref() {
             Some(PERSON) => {
                 if !self.options.play.as_ref().is_some_and(|p| p.people) {
@@ -254,13 +263,7 @@ impl Hub {
                 None
             }
             Some(spec) => {
-                if kind == Kind::Party {
-                    self.options.policy.opponent(
-                        spec,
-                        &self.options.opponent,
-                        &self.options.players,
-                    )?;
-                }
+                self.check_play_opponent(kind, spec)?;
                 Some(spec.to_string())
             }
             None => Some(match kind {
@@ -279,6 +282,101 @@ impl Hub {
         })
     }
 
+    /// What the play page needs of the server, checked as it starts: people write text
+    /// turns; every game of a study can be played (its scenario, role and opponent).
+    pub(crate) fn check_play(&self) -> Result<(), String> {
+        let Some(play) = &self.options.play else {
+            return Ok(());
+        };
+        let episode = &self.options.episode;
+        for (key, format) in [
+            ("learner_format", episode.learner_format),
+            ("opponent_format", episode.opponent_format),
+        ] {
+            if format == crate::protocol::TurnFormat::Tools {
+                return Err(format!(
+                    "--play: [episode] {key} = \"tools\": a person at the play page writes text turns (tagged or xml)"
+                ));
+            }
+        }
+        if let Some(study) = &play.study {
+            for (i, entry) in study.games.iter().enumerate() {
+                self.play_start(
+                    entry.family,
+                    entry.scenario_id.as_deref(),
+                    entry.role.clone(),
+                    Some(entry.opponent.clone()),
+                    0,
+                )
+                .map_err(|e| format!("{}: [[game]] {}: {e}", study.file.display(), i + 1))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A player the page may seat against people: one played in process, as the client
+    /// policy allows it at a two-party game, a table's scripted party, a market's scripted
+    /// trader. A seat played from outside is only ever a person's (`person`).
+    fn check_play_opponent(&self, kind: Kind, spec: &str) -> Result<(), ServeError> {
+        let outside =
+            spec == super::super::EXTERNAL || crate::record::PlayerSpec::is_person_spec(spec);
+        let refuse = |what: &str| {
+            Err(ServeError::Validation(format!(
+                "opponent `{spec}`: {what} (or `{PERSON}` for a second person)"
+            )))
+        };
+        match kind {
+            _ if outside => refuse("the page seats players played in process"),
+            Kind::Party => {
+                self.options.policy.opponent(
+                    spec,
+                    &self.options.opponent,
+                    &self.options.players,
+                )?;
+                // Built once (and kept), so a spec no game could play is refused here.
+                self.kit(spec, &self.options.episode).map(|_| ())
+            }
+            Kind::Table if spec == SCRIPTED => Ok(()),
+            Kind::Table => refuse(&format!("a table's other seats are played by `{SCRIPTED}`")),
+            Kind::Market if crate::negotiator::market::MarketRule::from_name(spec).is_some() => {
+                Ok(())
+            }
+            Kind::Market => refuse(
+                "a market's other seats are played by `rule:zic`, `rule:sniper` or `rule:truthful`",
+            ),
+        }
+    }
+
+    /// A role a person asked for, if it is one of the scenario's.
+    fn check_role(
+        &self,
+        kind: Kind,
+        scenario_id: &str,
+        role: Option<&str>,
+    ) -> Result<(), ServeError> {
+        let Some(role) = role else {
+            return Ok(());
+        };
+        let roles: Vec<String> = match kind {
+            Kind::Party => {
+                let index = self.catalog.pick(Some(scenario_id), None, None, 0)?;
+                self.catalog.scenarios[index]
+                    .roles()
+                    .iter()
+                    .map(|r| r.name().to_string())
+                    .collect()
+            }
+            _ => self.seated_roles(kind, scenario_id)?,
+        };
+        if roles.iter().any(|r| r == role) {
+            return Ok(());
+        }
+        Err(ServeError::Validation(format!(
+            "role `{role}`: scenario `{scenario_id}` has {}",
+            roles.join(", ")
+        )))
+    }
+
     /// Start `game` with its people seated: the other seats play up to a person's turn. The
     /// people's seats are filled in; a record of a game that ended as it started is logged.
     pub(super) async fn play_begin(&self, game: &Game) -> Result<(), ServeError> {
@@ -290,7 +388,7 @@ impl Hub {
             .iter()
             .map(|p| p.name.clone())
             .collect();
-        let seats: Vec<(SeatRef, String)> = match start.kind {
+        let seats: Vec<(SeatRef, Option<String>)> = match start.kind {
             Kind::Party => {
                 let args = ResetArgs {
                     seed: Some(start.seed),
@@ -303,16 +401,6 @@ impl Hub {
                 let people = PerSeat::new(names.first().cloned(), names.get(1).cloned());
                 self.check_room()?;
                 let (session, record) = self.start_seated(&args, people).await?;
-                if let Some(format) = [Seat::Learner, Seat::Opponent]
-                    .into_iter()
-                    .filter(|&s| s == Seat::Learner || names.len() > 1)
-                    .map(|s| session.format(s))
-                    .find(|f| *f == crate::protocol::TurnFormat::Tools)
-                {
-                    return Err(ServeError::Validation(format!(
-                        "this server's people seats write turns as {format:?}: the play page writes text (set [episode] learner_format and opponent_format to tagged or xml)"
-                    )));
-                }
                 if let Some(record) = &record {
                     self.log(record)?;
                 }
@@ -320,20 +408,13 @@ impl Hub {
                 vec![Seat::Learner, Seat::Opponent]
                     .into_iter()
                     .take(names.len())
-                    .map(|seat| (SeatRef::Party(seat), String::new()))
+                    .map(|seat| (SeatRef::Party(seat), None))
                     .collect()
             }
             Kind::Table | Kind::Market => {
-                let roles = self.seated_roles(start)?;
+                let roles = self.seated_roles(start.kind, &start.scenario_id)?;
                 let mine = match &start.role {
-                    Some(role) if roles.contains(role) => role.clone(),
-                    Some(role) => {
-                        return Err(ServeError::Validation(format!(
-                            "role `{role}`: scenario `{}` has {}",
-                            start.scenario_id,
-                            roles.join(", ")
-                        )))
-                    }
+                    Some(role) => role.clone(),
                     None => roles[(start.seed as usize) % roles.len()].clone(),
                 };
                 let mut people_roles = vec![mine.clone()];
@@ -385,28 +466,29 @@ impl Hub {
                 people_roles
                     .into_iter()
                     .map(|role| {
-                        let token = tokens.get(&role).cloned().unwrap_or_default();
-                        (SeatRef::Role(role), token)
+                        let token = tokens.get(&role).cloned().ok_or_else(|| {
+                            ServeError::Execution(format!(
+                                "table `{}` made no token for the person's seat `{role}`",
+                                game.id
+                            ))
+                        })?;
+                        Ok((SeatRef::Role(role), Some(token)))
                     })
-                    .collect()
+                    .collect::<Result<_, ServeError>>()?
             }
         };
         let mut people = game.people.lock().unwrap_or_else(|e| e.into_inner());
-        for (person, (seat, token)) in people.iter_mut().zip(seats) {
+        for (person, (seat, seat_token)) in people.iter_mut().zip(seats) {
             person.seat = Some(seat);
-            // A table's seat is reached by the table's own token of it.
-            if !token.is_empty() {
-                person.token = token;
-            }
+            person.seat_token = seat_token;
         }
         Ok(())
     }
 
     /// The roles of a table's or a market's scenario, in the game's order.
-    fn seated_roles(&self, start: &Start) -> Result<Vec<String>, ServeError> {
-        let id = &start.scenario_id;
-        let unknown = || ServeError::UnknownScenario(id.clone());
-        Ok(match start.kind {
+    fn seated_roles(&self, kind: Kind, id: &str) -> Result<Vec<String>, ServeError> {
+        let unknown = || ServeError::UnknownScenario(id.to_string());
+        Ok(match kind {
             Kind::Table => {
                 let index = self.table_catalog.pick(Some(id), None, None, 0)?;
                 let scenario = self
@@ -439,6 +521,7 @@ pub(super) fn creator(
     let person = Person {
         name: name.to_string(),
         token: secret::fresh(),
+        seat_token: None,
         seat: None,
     };
     let join = start.opponent.is_none().then(secret::fresh);

@@ -20,6 +20,7 @@
 mod form;
 mod games;
 mod page;
+mod participants;
 mod routes;
 mod study;
 mod view;

@@ -25,6 +25,7 @@ use super::super::{parse_body, secret, ServeError, Shared};
 use super::form::{party_turn, seated_turn, PersonTurn};
 use super::games::{creator, Game, Kind, NewGame, Participant, Person, SeatRef};
 use super::page;
+use super::participants::Next;
 use super::view::{view, Retry, View};
 use crate::game::Completion;
 use crate::scenario::Family;
@@ -207,10 +208,17 @@ struct Made {
 }
 
 async fn create(State(state): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {
-    answer(StatusCode::CREATED, made(&state, body).await)
+    match made(&state, body).await {
+        Ok((status, made)) => Reply(status, made).into_response(),
+        Err(e) => e.into_response(),
+    }
 }
 
-async fn made(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<Made, ServeError> {
+/// A new game (201), or a study participant's unfinished one again (200).
+async fn made(
+    state: &Shared,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Made), ServeError> {
     let hub = &state.hub;
     let play = hub
         .options
@@ -218,113 +226,133 @@ async fn made(state: &Shared, body: Result<Bytes, BytesRejection>) -> Result<Mad
         .as_ref()
         .ok_or_else(|| ServeError::UnknownRoute("POST /play/api/games".into()))?;
     let request: NewGame = parse_body(body, hub.options.body_limit)?;
-    hub.check_room()?;
-    let id = fresh_id(&state.play);
-    let (start, name, participant) = match &play.study {
-        Some(study) => {
-            let open_play = request.name.is_some()
-                || request.family.is_some()
-                || request.scenario_id.is_some()
-                || request.role.is_some()
-                || request.opponent.is_some();
-            if open_play {
-                return Err(ServeError::Forbidden(
-                    "this server runs a study: the study assigns each game (send {\"consent\": true}, or {\"code\"} for your next game)"
-                        .into(),
-                ));
-            }
-            let (code, arrival, game) = match (&request.code, request.consent) {
-                (Some(code), _) => {
-                    let arrivals = state
-                        .play
-                        .arrivals
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner());
-                    let arrival = arrivals
-                        .iter()
-                        .position(|c| secret::same(c, code))
-                        .ok_or_else(|| ServeError::Forbidden("unknown participant code".into()))?;
-                    let played = state.play.given(code);
-                    if played >= study.games_per_participant {
-                        return Err(ServeError::Validation(format!(
-                            "participant {code} has played all {} games of this study",
-                            study.games_per_participant
-                        )));
-                    }
-                    (code.clone(), arrival, played)
-                }
-                (None, Some(true)) => {
-                    let code = format!("P-{}", &secret::fresh()[..12].to_uppercase());
-                    let mut arrivals = state
-                        .play
-                        .arrivals
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner());
-                    arrivals.push(code.clone());
-                    (code, arrivals.len() - 1, 0)
-                }
-                (None, _) => return Err(ServeError::Validation(
-                    "a study's games start once the participant agrees: send {\"consent\": true}"
-                        .into(),
-                )),
-            };
-            let (entry, seed) = study.assigned(arrival, game);
-            let start = hub.play_start(
-                entry.family,
-                entry.scenario_id.as_deref(),
-                entry.role.clone(),
-                Some(entry.opponent.clone()),
-                seed,
-            )?;
-            let participant = Participant {
-                code: code.clone(),
-                game,
-            };
-            (start, code, Some(participant))
+    let Some(study) = &play.study else {
+        if request.consent.is_some() || request.code.is_some() {
+            return Err(ServeError::Validation(
+                "`consent` and `code` belong to a study; this server runs none".into(),
+            ));
         }
-        None => {
-            if request.consent.is_some() || request.code.is_some() {
-                return Err(ServeError::Validation(
-                    "`consent` and `code` belong to a study; this server runs none".into(),
-                ));
+        hub.check_room()?;
+        let name = request.name.clone().unwrap_or_default();
+        super::check_name(&name)?;
+        let seed = u64::from_str_radix(&secret::fresh()[..12], 16)
+            .map_err(|e| ServeError::Execution(format!("a game's seed: {e}")))?;
+        let start = hub.play_start(
+            request.family,
+            request.scenario_id.as_deref(),
+            request.role.clone(),
+            request.opponent.clone(),
+            seed,
+        )?;
+        let made = begin(state, start, &name, None).await?;
+        return Ok((StatusCode::CREATED, made));
+    };
+    let open_play = request.name.is_some()
+        || request.family.is_some()
+        || request.scenario_id.is_some()
+        || request.role.is_some()
+        || request.opponent.is_some();
+    if open_play {
+        return Err(ServeError::Forbidden(
+            "this server runs a study: the study assigns each game (send {\"consent\": true}, or {\"code\"} for your next game)"
+                .into(),
+        ));
+    }
+    let participants = &state.play.participants;
+    let (code, arrival, game) = match (&request.code, request.consent) {
+        (Some(code), _) => {
+            let live = |id: &str| hub.is_live(id);
+            match participants.next(code, study.games_per_participant, live)? {
+                Next::Resume(id) => {
+                    let game = state.play.get(&id)?;
+                    let person = game.people.lock().unwrap_or_else(|e| e.into_inner())[0].clone();
+                    let view = seen(state, &game, &person).await?;
+                    let made = Made {
+                        game_id: id,
+                        seat_token: person.token,
+                        view,
+                    };
+                    return Ok((StatusCode::OK, made));
+                }
+                Next::New { arrival, game } => (code.clone(), arrival, game),
             }
-            let name = request.name.clone().unwrap_or_default();
-            super::check_name(&name)?;
-            let seed = u64::from_str_radix(&secret::fresh()[..12], 16).unwrap_or(0);
-            let start = hub.play_start(
-                request.family,
-                request.scenario_id.as_deref(),
-                request.role.clone(),
-                request.opponent.clone(),
-                seed,
-            )?;
-            (start, name, None)
+        }
+        (None, Some(true)) => {
+            let (code, arrival) = participants.arrive();
+            (code, arrival, 0)
+        }
+        (None, _) => {
+            return Err(ServeError::Validation(
+                "a study's games start once the participant agrees: send {\"consent\": true}"
+                    .into(),
+            ))
         }
     };
-    let (people, join) = creator(&name, &start)?;
-    let person = people[0].clone();
+    let started = async {
+        hub.check_room()?;
+        let (entry, seed) = study.assigned(arrival, game);
+        let start = hub.play_start(
+            entry.family,
+            entry.scenario_id.as_deref(),
+            entry.role.clone(),
+            Some(entry.opponent.clone()),
+            seed,
+        )?;
+        let participant = Participant {
+            code: code.clone(),
+            game,
+        };
+        begin(state, start, &code, Some(participant)).await
+    }
+    .await;
+    match started {
+        Ok(made) => {
+            participants.started(&code, &made.game_id);
+            Ok((StatusCode::CREATED, made))
+        }
+        Err(e) => {
+            participants.failed(&code);
+            Err(e)
+        }
+    }
+}
+
+/// Make a game for `start` with its creator `name`, start it unless it waits for a second
+/// person, and keep it.
+async fn begin(
+    state: &Shared,
+    start: super::games::Start,
+    name: &str,
+    participant: Option<Participant>,
+) -> Result<Made, ServeError> {
+    let hub = &state.hub;
+    let (people, join) = creator(name, &start)?;
     let game = Arc::new(Game {
-        id: id.clone(),
+        id: fresh_id(&state.play),
         start,
         people: std::sync::Mutex::new(people),
         join: std::sync::Mutex::new(join),
         participant,
+        made: std::time::Instant::now(),
     });
     if game.started() {
         hub.play_begin(&game).await?;
     }
-    if let Some(p) = &game.participant {
-        state.play.give(&p.code);
-    }
+    let idle = hub.options.idle_timeout;
+    let alive = |g: &Game| {
+        if g.started() {
+            hub.is_live(&g.id)
+        } else {
+            g.made.elapsed() < idle
+        }
+    };
     state
         .play
-        .insert(game.clone(), hub.options.max_sessions.saturating_mul(2));
-    // Seated now (at a table, the seat's own token replaced the first one): the creator.
-    drop(person);
+        .insert(game.clone(), hub.options.max_sessions, alive)?;
     let person = game.people.lock().unwrap_or_else(|e| e.into_inner())[0].clone();
     let view = seen(state, &game, &person).await?;
     Ok(Made {
-        game_id: id,
+        game_id: game.id.clone(),
         seat_token: person.token,
         view,
     })
@@ -382,39 +410,47 @@ async fn join(
         let request: JoinRequest = parse_body(body, state.hub.options.body_limit)?;
         super::check_name(&request.name)?;
         let game = state.play.get(&id)?;
-        let person = {
+        if !game.started() && game.made.elapsed() >= state.hub.options.idle_timeout {
+            return Err(ServeError::Ended(id));
+        }
+        let (person, token) = {
             let mut join = game.join.lock().unwrap_or_else(|e| e.into_inner());
-            match join.as_deref() {
-                Some(token) if secret::same(&request.join_token, token) => {}
-                Some(_) => return Err(ServeError::Forbidden("wrong join token".into())),
+            let token = match join.take() {
+                Some(token) if secret::same(&request.join_token, &token) => token,
+                Some(token) => {
+                    *join = Some(token);
+                    return Err(ServeError::Forbidden("wrong join token".into()));
+                }
                 None => {
                     return Err(ServeError::Forbidden(format!(
                         "game `{id}` has its people already"
                     )))
                 }
-            }
-            let person = Person {
-                name: request.name.clone(),
-                token: secret::fresh(),
-                seat: None,
             };
             let mut people = game.people.lock().unwrap_or_else(|e| e.into_inner());
             if people.iter().any(|p| p.name == request.name) {
+                *join = Some(token);
                 return Err(ServeError::Validation(format!(
                     "`{}` is the other person's name: choose another",
                     request.name
                 )));
             }
+            let person = Person {
+                name: request.name.clone(),
+                token: secret::fresh(),
+                seat_token: None,
+                seat: None,
+            };
             people.push(person.clone());
-            *join = None;
-            person
+            (person, token)
         };
         if let Err(e) = state.hub.play_begin(&game).await {
-            // Not started: the seat is open again for another try.
+            // Not started: the seat is open again, to the same link.
             game.people
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .truncate(1);
+            *game.join.lock().unwrap_or_else(|e| e.into_inner()) = Some(token);
             return Err(e);
         }
         drop(person);
@@ -517,7 +553,7 @@ async fn step(
             Some(SeatRef::Role(role)) => {
                 let (_, stepped) = state
                     .hub
-                    .step_table(&game.id, role, Some(&person.token), completion)
+                    .step_table(&game.id, role, person.seat_token.as_deref(), completion)
                     .await?;
                 if stepped.retry {
                     retry = Some(Retry {

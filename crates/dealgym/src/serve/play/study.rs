@@ -92,6 +92,13 @@ impl Study {
                     i + 1
                 )));
             }
+            // A second person would join by a link, without consent or a code of their own.
+            if game.opponent == super::games::PERSON {
+                return Err(fail(format!(
+                    "[[game]] {}: opponent = \"person\": a study seats each participant against a player the server plays",
+                    i + 1
+                )));
+            }
         }
         let template = match &read.consent {
             None => CONSENT.to_string(),
@@ -103,6 +110,8 @@ impl Study {
         };
         let mut env = minijinja::Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        // The template is HTML: what it is given (the title) is escaped into it.
+        env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
         let consent_html = env
             .render_str(
                 &template,
@@ -149,7 +158,7 @@ opponent = "rule:boulware"
 role = "buyer"
 [[game]]
 scenario_id = "x"
-opponent = "person"
+opponent = "rule:conceder"
 "#,
         )
         .unwrap();
@@ -162,7 +171,12 @@ opponent = "person"
             .collect();
         assert_eq!(
             seq,
-            ["rule:linear", "rule:boulware", "person", "rule:linear"]
+            [
+                "rule:linear",
+                "rule:boulware",
+                "rule:conceder",
+                "rule:linear"
+            ]
         );
         assert_eq!(study.assigned(1, 1).1, 3);
     }
@@ -200,5 +214,22 @@ opponent = "person"
         std::fs::write(&file, "title = \"x\"\nconsent = \"missing.j2\"\n[[game]]\nfamily = \"casino\"\nopponent = \"rule:linear\"\n").unwrap();
         let e = Study::load(&file).unwrap_err().to_string();
         assert!(e.contains("missing.j2"), "{e}");
+        std::fs::write(
+            &file,
+            "title = \"x\"\n[[game]]\nfamily = \"casino\"\nopponent = \"person\"\n",
+        )
+        .unwrap();
+        let e = Study::load(&file).unwrap_err().to_string();
+        assert!(e.contains("[[game]] 1") && e.contains("person"), "{e}");
+        std::fs::write(
+            &file,
+            "title = \"<b>&</b>\"\n[[game]]\nfamily = \"casino\"\nopponent = \"rule:linear\"\n",
+        )
+        .unwrap();
+        let html = Study::load(&file).unwrap().consent_html;
+        assert!(
+            html.contains("&lt;b&gt;&amp;") && !html.contains("<b>&"),
+            "{html}"
+        );
     }
 }

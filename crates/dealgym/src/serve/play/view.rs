@@ -172,9 +172,38 @@ fn party_facts(state: &SeatState) -> Vec<Fact> {
                 facts.push(fact(format!("What {part} costs you"), money(*value)));
             }
         }
-        other => {
-            let value = serde_json::to_value(other).unwrap_or(Value::Null);
-            facts.push(fact("What you know", value.to_string()));
+        PrivateView::TicketsBd { tickets } => {
+            for (i, t) in tickets.iter().enumerate() {
+                facts.push(fact(
+                    format!(
+                        "Ticket {}: your target, and the least you accept (selling / take-home)",
+                        i + 1
+                    ),
+                    format!(
+                        "{} / {} · {} / {}",
+                        money(t.target.selling),
+                        money(t.target.take_home),
+                        money(t.acceptable.selling),
+                        money(t.acceptable.take_home)
+                    ),
+                ));
+            }
+        }
+        PrivateView::TicketsHotel { tickets } => {
+            for (i, t) in tickets.iter().enumerate() {
+                facts.push(fact(
+                    format!(
+                        "Ticket {}: your floor, occupancy, competitor's price",
+                        i + 1
+                    ),
+                    format!(
+                        "{} · {}% · {}",
+                        money(t.floor),
+                        t.occupancy,
+                        money(t.competitor)
+                    ),
+                ));
+            }
         }
     }
     facts.push(fact("Without a deal you get", state.no_deal_value));
@@ -201,6 +230,12 @@ fn party_outcome(state: &SeatState) -> Option<Outcome> {
         utility: Some(o.utility),
         rho: Some(o.rho),
     })
+}
+
+/// A seat state as JSON, for the page.
+fn as_json(state: &impl Serialize) -> Result<Value, ServeError> {
+    serde_json::to_value(state)
+        .map_err(|e| ServeError::Execution(format!("a seat's state as JSON: {e}")))
 }
 
 /// The person's view of `game`.
@@ -297,12 +332,12 @@ pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View
                     }),
                 });
             }
-            view.state = serde_json::to_value(&state).unwrap_or(Value::Null);
+            view.state = as_json(&state)?;
         }
         (Kind::Table | Kind::Market, SeatRef::Role(role)) => {
             let slot = hub.find_table(&game.id)?;
             let session = slot.session.lock().unwrap_or_else(|e| e.into_inner());
-            let index = session.seat_for(role, Some(&person.token))?;
+            let index = session.seat_for(role, person.seat_token.as_deref())?;
             let seat_view = super::super::table_rest::view(&session, index);
             let (brief, lines) = transcript(
                 &seat_view.messages,
@@ -335,7 +370,12 @@ pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View
                         fact("Offers on the table", state.offers.len()),
                         fact("Parties still here", state.present.join(", ")),
                     ];
-                    view.form = table_form(scenario, state, seat_view.your_turn);
+                    view.form = table_form(
+                        scenario,
+                        state,
+                        seat_view.your_turn,
+                        &session.episode.acceptable(index),
+                    );
                     view.outcome = state.outcome.as_ref().map(|o| Outcome {
                         kind: o.kind.name().to_string(),
                         text: match &o.deal {
@@ -367,7 +407,11 @@ pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View
                         ),
                         fact("Round", format!("{} of {}", state.round, state.rounds)),
                     ];
-                    view.form = market_form(state, seat_view.your_turn);
+                    view.form = market_form(
+                        state,
+                        seat_view.your_turn,
+                        &session.episode.acceptable(index),
+                    );
                     view.outcome = state.outcome.as_ref().map(|o| Outcome {
                         kind: o.kind.name().to_string(),
                         text: format!(
@@ -383,7 +427,7 @@ pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View
                     });
                 }
             }
-            view.state = serde_json::to_value(&seat_view.state).unwrap_or(Value::Null);
+            view.state = as_json(&seat_view.state)?;
         }
         _ => {
             return Err(ServeError::Execution(

@@ -855,6 +855,10 @@
   $('setup-form').addEventListener('submit', once($('start'), start));
   $('join-form').addEventListener('submit', once($('join'), join));
   $('agree').addEventListener('click', once($('agree'), function () { return startStudyGame(null); }));
+  // A participant who left comes back with their code: their unfinished game, or their next.
+  $('resume-form').addEventListener('submit', once($('resume'), function () {
+    return startStudyGame($('code-input').value.trim());
+  }));
   $('again').addEventListener('click', once($('again'), again));
   $('family').addEventListener('change', function () { fillFamilyChoices(); });
   $('scenario').addEventListener('change', function () { fillRoles(); });
