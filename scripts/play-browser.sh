@@ -33,8 +33,8 @@ skip() {
   exit 0
 }
 
-# shellcheck source=scripts/chromium.sh
-. scripts/chromium.sh
+# shellcheck source=scripts/browser-stage.sh
+. scripts/browser-stage.sh
 
 # The driver's one dependency, pinned; a venv of its own, kept between runs.
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
@@ -80,15 +80,6 @@ if [ "$up" -ne 1 ]; then
 fi
 echo "ok: dealgym play is up on port $port"
 
-failed=0
-check() {
-  if eval "$2"; then
-    echo "ok: $1"
-  else
-    echo "FAIL: $1"
-    failed=1
-  fi
-}
 
 # One game at each width: a wide screen (1400 px) and a narrow one (800 px), each of its own
 # family, so both the items form and the price form are played.

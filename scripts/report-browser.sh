@@ -31,8 +31,8 @@ skip() {
   exit 0
 }
 
-# shellcheck source=scripts/chromium.sh
-. scripts/chromium.sh
+# shellcheck source=scripts/browser-stage.sh
+. scripts/browser-stage.sh
 
 cargo build --quiet --bin dealgym
 DEALGYM=target/debug/dealgym
@@ -68,15 +68,6 @@ for width in 1400 800; do
     >/dev/null 2>"$OUT/chromium-screenshot-$width.log" || true
 done
 
-failed=0
-check() {
-  if eval "$2"; then
-    echo "ok: $1"
-  else
-    echo "FAIL: $1"
-    failed=1
-  fi
-}
 for width in 1400 800; do
   dom="$OUT/dom-$width.html"
   check "$width px: the page was rendered and dumped" "[ -s '$dom' ]"

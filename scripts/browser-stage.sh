@@ -1,7 +1,18 @@
 # Sourced by the browser stages (report-browser.sh, play-browser.sh): Debian's chromium at
-# $CHROMIUM, installed with apt-get when it is missing. A stage defines `skip` first (it prints
-# one "SKIPPED: <stage>: <why>" line and exits 0); what cannot be installed is skipped, never
-# passed silently.
+# $CHROMIUM, installed with apt-get when it is missing, and `check NAME CONDITION` (prints
+# ok:/FAIL: and sets failed=1 on a failure). A stage defines `skip` first (it prints one
+# "SKIPPED: <stage>: <why>" line and exits 0); what cannot be installed is skipped, never passed
+# silently.
+failed=0
+check() {
+  if eval "$2"; then
+    echo "ok: $1"
+  else
+    echo "FAIL: $1"
+    failed=1
+  fi
+}
+
 CHROMIUM=/usr/bin/chromium
 if [ ! -x "$CHROMIUM" ]; then
   SUDO=
