@@ -459,7 +459,7 @@ impl TableEpisode {
     }
 
     /// The offers `seat` may accept now (the ids an `[ACCEPT_DEAL] #N` of its may name):
-    /// [`TableEpisode::check`]'s rule, asked of every offer on the table.
+    /// the rule a turn's acceptance is checked by, asked of every offer on the table.
     pub fn acceptable(&self, seat: usize) -> Vec<u32> {
         self.offers
             .iter()
