@@ -8,18 +8,19 @@
 # from PyPI) into a venv at ~/.cache/dealgym/browser-venv for the DevTools driver
 # (scripts/play_browser.py); if either cannot be done it prints one "SKIPPED: play-browser: <why>"
 # line and exits 0 — never a silent pass. Builds dealgym, starts `dealgym play` on a free port
-# with the casino and craigslist scenarios, and plays one whole game against rule:linear at each
-# width, clicking and typing as a person would:
-#   - at 1400 px a casino game as tester1400, at 800 px a craigslist game as tester800: the setup
-#     form, then on each turn a move from the radios (first an offer from the term controls, then
-#     accept as soon as it is offered, else another offer), a line of talk, the `Action:` line in #preview, #send; until
-#     #game[data-turn=done] and #outcome[data-kind];
+# with the casino and craigslist scenarios, and plays four whole games, clicking and typing as a
+# person would: against rule:linear a casino game at 1400 px (tester1400) and a craigslist game
+# at 800 px (tester800); against the built-in mock endpoint the page offers a craigslist game at
+# 1400 px (mock1400) and a casino game at 800 px (mock800):
+#   - each: the setup form, then on each turn a move from the radios (first an offer from the
+#     term controls, then accept as soon as it is offered, else another offer), a line of talk,
+#     the `Action:` line in #preview, #send; until #game[data-turn=done] and #outcome[data-kind];
 #   - at each width nothing on the page is wider than the window;
 #   - no console errors: the page's #console-errors must count none, and chromium must report no
 #     console.error, uncaught exception or error log entry;
-# then stops the server, and the log it wrote must pass `dealgym replay --verify` and hold the two
-# games, each naming the person's seat `human:tester1400` / `human:tester800`. Saves a full-page
-# screenshot at each width (play-1400.png, play-800.png) into OUT_DIR and prints their paths.
+# then stops the server, and the log it wrote must pass `dealgym replay --verify` and hold the
+# four games, each naming the person's seat `human:NAME` beside its opponent. Saves a full-page
+# screenshot of each game (play-NAME.png) into OUT_DIR and prints their paths.
 # Exits 1 if any check fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -86,17 +87,24 @@ echo "ok: dealgym play is up on port $port"
 # The driver prints its ok/FAIL line; what the person did, step by step, goes to
 # driver-WIDTH.log, shown when the game failed.
 play_at() {
-  local width=$1 family=$2
+  local width=$1 family=$2 opponent=$3 name=$4
   if ! timeout 300 "$VENV/bin/python" scripts/play_browser.py --url "http://127.0.0.1:$port/play" \
-    --width "$width" --name "tester$width" --family "$family" --opponent rule:linear \
-    --out "$OUT" --chromium "$CHROMIUM" --trace 2>"$OUT/driver-$width.log"; then
-    echo "  the person's last steps at $width px (from $OUT/driver-$width.log):"
-    tail -n 15 "$OUT/driver-$width.log" | sed 's/^/  /'
+    --width "$width" --name "$name" --family "$family" --opponent "$opponent" --shot "play-$name" \
+    --out "$OUT" --chromium "$CHROMIUM" --trace 2>"$OUT/driver-$name.log"; then
+    echo "  the person's last steps as $name (from $OUT/driver-$name.log):"
+    tail -n 15 "$OUT/driver-$name.log" | sed 's/^/  /'
     return 1
   fi
 }
-play_at 1400 casino || failed=1
-play_at 800 craigslist || failed=1
+play_at 1400 casino rule:linear tester1400 || failed=1
+play_at 800 craigslist rule:linear tester800 || failed=1
+# The built-in mock endpoint `dealgym play` offers (a model on its own port): its spec as the
+# page's setup lists it.
+mock=$(curl -fsS "http://127.0.0.1:$port/play/api/setup" | python3 -c '
+import json, sys
+print(next(o["spec"] for o in json.load(sys.stdin)["opponents"] if o["spec"].startswith("openai:mock@")))')
+play_at 1400 craigslist "$mock" mock1400 || failed=1
+play_at 800 casino "$mock" mock800 || failed=1
 
 # The log is whole once the server has stopped.
 kill -TERM "$server" 2>/dev/null || true
@@ -121,23 +129,24 @@ def players(record):
 
 
 print(f"  {len(records)} record(s): " + "; ".join(" vs ".join(map(str, players(r))) for r in records))
-ok = len(records) == 2
-for name in ("tester1400", "tester800"):
+ok = len(records) == 4
+for name, against in (("tester1400", "rule:linear"), ("tester800", "rule:linear"),
+                      ("mock1400", "openai:mock@"), ("mock800", "openai:mock@")):
     mine = [r for r in records if f"human:{name}" in players(r)]
-    if len(mine) != 1 or "rule:linear" not in players(mine[0]):
-        print(f"  no one record with seats human:{name} and rule:linear")
+    if len(mine) != 1 or not any(str(p).startswith(against) for p in players(mine[0])):
+        print(f"  no one record with seats human:{name} and {against}")
         ok = False
 sys.exit(0 if ok else 1)
 PY
 }
-check "the log holds the two games, with seats human:tester1400 and human:tester800 against rule:linear" \
+check "the log holds the four games, seats human:tester1400 and human:tester800 against rule:linear, human:mock1400 and human:mock800 against the mock" \
   seats_named
-for width in 1400 800; do
-  check "$width px: a screenshot was saved" "[ -s '$OUT/play-$width.png' ]"
+for name in tester1400 tester800 mock1400 mock800; do
+  check "$name: a screenshot was saved" "[ -s '$OUT/play-$name.png' ]"
 done
 echo "play-browser: took $(($(date +%s) - started)) s"
 if [ "$failed" -ne 0 ]; then
   echo "play-browser: failed; see $OUT (play.log, chromium-*.log, play-*-failed.{png,html})" >&2
   exit 1
 fi
-echo "play-browser: all checks passed; screenshots: $OUT/play-1400.png, $OUT/play-800.png"
+echo "play-browser: all checks passed; screenshots: $OUT/play-{tester1400,tester800,mock1400,mock800}.png"

@@ -18,7 +18,7 @@ the term controls, then accept as soon as it is offered, else another offer — 
 `#preview` to show the `Action:` line the server will read, and sends; until the game is done
 and `#outcome` names how it ended. Then: nothing on the page is wider than the window, the page
 counted no console error (`#console-errors`), and chromium reported none (console.error, an
-uncaught exception, an error in its log); a full-page screenshot is kept as `play-WIDTH.png`.
+uncaught exception, an error in its log); a full-page screenshot is kept as `play-WIDTH.png` (or `--shot NAME`).
 
 Exits 0 when the game was played through and every check held, 1 otherwise, with a message that
 names what was awaited or what was wrong.
@@ -513,7 +513,7 @@ def play(args: argparse.Namespace) -> list[str]:
         wide = wide_elements(b)
         if wide:
             problems.append(f"{args.width} px: wider than the window: " + "; ".join(wide[:10]))
-        screenshot(b, out / f"play-{args.width}.png")
+        screenshot(b, out / f"{args.shot}.png")
         count = b.evaluate("(document.querySelector('#console-errors') || {dataset: {}}).dataset.count")
         if count != "0":
             shown_errors = b.evaluate("(document.querySelector('#console-errors') || {}).textContent || ''")
@@ -522,8 +522,8 @@ def play(args: argparse.Namespace) -> list[str]:
     except Failed as failure:
         problems.append(f"{args.width} px: {failure}")
         try:
-            screenshot(b, out / f"play-{args.width}-failed.png")
-            (out / f"play-{args.width}-failed.html").write_text(
+            screenshot(b, out / f"{args.shot}-failed.png")
+            (out / f"{args.shot}-failed.html").write_text(
                 b.evaluate("document.documentElement.outerHTML") or "", encoding="utf-8"
             )
         except Exception:  # the failure's own message matters more than its evidence
@@ -546,7 +546,9 @@ def main() -> int:
     parser.add_argument("--chromium", default=os.environ.get("CHROMIUM", "/usr/bin/chromium"))
     parser.add_argument("--max-turns", type=int, default=40, help="the person's turns before giving up")
     parser.add_argument("--trace", action="store_true", help="say each click, keystroke and choice")
+    parser.add_argument("--shot", help="the screenshot's name, without .png (default: play-WIDTH)")
     args = parser.parse_args()
+    args.shot = args.shot or f"play-{args.width}"
     # A `timeout` that stops this driver stops its chromium too (the `finally` runs).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"FAIL: {args.width} px: the driver was stopped (SIGTERM)"))
     global TRACE
@@ -556,7 +558,7 @@ def main() -> int:
         print(f"FAIL: {problem}")
     if not problems:
         print(f"ok: {args.width} px: played through, nothing wider than the window, no console error; "
-              f"screenshot {Path(args.out) / f'play-{args.width}.png'}")
+              f"screenshot {Path(args.out) / f'{args.shot}.png'}")
     return 1 if problems else 0
 
 
