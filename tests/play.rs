@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::common::{dealgym_cli, read_log, scenario_files, temp_dir};
+use crate::common::{call_with, dealgym_cli, read_log, scenario_files, succeeded, temp_dir};
 use dealgym::serve::play::{PlayOptions, Study};
 use dealgym::serve::{ServeOptions, Server};
 use dealgym_mock::{MockConfig, MockServer};
@@ -37,12 +37,29 @@ async fn post(
     token: Option<&str>,
     body: Value,
 ) -> (u16, Value) {
-    let mut request = http.post(url).json(&body);
-    if let Some(token) = token {
-        request = request.header("x-seat-token", token);
-    }
-    let response = request.send().await.unwrap();
-    (response.status().as_u16(), response.json().await.unwrap())
+    call_with(http, "POST", url, Some(body), token).await
+}
+
+/// A new game of the page.
+async fn create(http: &reqwest::Client, base: &str, body: Value) -> (u16, Value) {
+    post(http, format!("{base}/play/api/games"), None, body).await
+}
+
+/// A person's turn in game `id`.
+async fn step(
+    http: &reqwest::Client,
+    base: &str,
+    id: &str,
+    token: Option<&str>,
+    body: Value,
+) -> (u16, Value) {
+    post(
+        http,
+        format!("{base}/play/api/games/{id}/step"),
+        token,
+        body,
+    )
+    .await
 }
 
 /// A client that sends the server's bearer token with every request.
@@ -59,14 +76,7 @@ fn bearer(token: &str) -> reqwest::Client {
 }
 
 async fn get(http: &reqwest::Client, url: String, token: &str) -> Value {
-    http.get(url)
-        .header("x-seat-token", token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    call_with(http, "GET", url, None, Some(token)).await.1
 }
 
 /// A person's move for `view`: accept when they may, else an offer from the form (a price at
@@ -175,10 +185,9 @@ async fn a_person_plays_casino_and_craigslist_against_the_mock_and_counts_as_peo
         .any(|o| o["spec"] == spec.as_str()));
 
     for (name, family) in [("alice", "casino"), ("bruno", "craigslist")] {
-        let (status, made) = post(
+        let (status, made) = create(
             &http,
-            format!("{base}/play/api/games"),
-            None,
+            &base,
             json!({"name": name, "family": family, "opponent": spec}),
         )
         .await;
@@ -190,9 +199,10 @@ async fn a_person_plays_casino_and_craigslist_against_the_mock_and_counts_as_peo
         assert!(!view["facts"].as_array().unwrap().is_empty(), "{view}");
         assert!(view["brief"].as_str().unwrap().len() > 100);
         // Without its token a seat is neither read nor played.
-        let (status, refused) = post(
+        let (status, refused) = step(
             &http,
-            format!("{base}/play/api/games/{id}/step"),
+            &base,
+            &id,
             Some("wrong"),
             json!({"move": {"kind": "walk_away"}}),
         )
@@ -226,25 +236,15 @@ async fn a_person_plays_casino_and_craigslist_against_the_mock_and_counts_as_peo
     for file in &scenarios {
         verify.extend(["--scenarios".into(), file.display().to_string()]);
     }
-    let out = dealgym_cli(&verify);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(dealgym_cli(&verify));
     let report = dir.join("report");
-    let out = dealgym_cli([
+    succeeded(dealgym_cli([
         "report",
         "--quiet",
         &log.display().to_string(),
         "--out",
         &report.display().to_string(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ]));
     let md = std::fs::read_to_string(report.join("report.md")).unwrap();
     assert!(
         md.contains("| casino | agent_") || md.contains("| casino |"),
@@ -252,7 +252,7 @@ async fn a_person_plays_casino_and_craigslist_against_the_mock_and_counts_as_peo
     );
     assert!(md.contains("people"), "{md}");
     // The people's turns export as SFT chat, as any seat's.
-    let out = dealgym_cli([
+    let out = succeeded(dealgym_cli([
         "export",
         "--format",
         "messages",
@@ -263,12 +263,7 @@ async fn a_person_plays_casino_and_craigslist_against_the_mock_and_counts_as_peo
         &scenarios[1].display().to_string(),
         "--scenarios",
         &scenarios[2].display().to_string(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ]));
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 4);
 }
 
@@ -278,10 +273,9 @@ async fn two_people_share_a_game_by_its_join_link() {
     let (server, log, _) = server(&dir, |_| {}).await;
     let base = server.base_url();
     let http = reqwest::Client::new();
-    let (status, made) = post(
+    let (status, made) = create(
         &http,
-        format!("{base}/play/api/games"),
-        None,
+        &base,
         json!({"name": "ann", "family": "casino", "opponent": "person"}),
     )
     .await;
@@ -322,9 +316,10 @@ async fn two_people_share_a_game_by_its_join_link() {
     } else {
         (&bob, &ann)
     };
-    let (status, _) = post(
+    let (status, _) = step(
         &http,
-        format!("{base}/play/api/games/{id}/step"),
+        &base,
+        &id,
         Some(waiter),
         json!({"move": {"kind": "walk_away"}}),
     )
@@ -333,13 +328,7 @@ async fn two_people_share_a_game_by_its_join_link() {
     // A person's Thought is kept in the record and never reaches the other person.
     let offer = json!({"thought": "SECRET-PLAN", "talk": "One of each for you?",
         "move": {"kind": "submit", "terms": {"food": 2, "water": 2, "firewood": 2}, "offer": null}});
-    let (status, sent) = post(
-        &http,
-        format!("{base}/play/api/games/{id}/step"),
-        Some(mover),
-        offer,
-    )
-    .await;
+    let (status, sent) = step(&http, &base, &id, Some(mover), offer).await;
     assert_eq!(status, 200, "{sent}");
     assert_eq!(sent["your_turn"], false);
     let seen = get(&http, format!("{base}/play/api/games/{id}"), waiter).await;
@@ -358,9 +347,10 @@ async fn two_people_share_a_game_by_its_join_link() {
         accept["label"].as_str().unwrap().contains("food:1"),
         "{accept}"
     );
-    let (status, end) = post(
+    let (status, end) = step(
         &http,
-        format!("{base}/play/api/games/{id}/step"),
+        &base,
+        &id,
         Some(waiter),
         json!({"talk": "Bye.", "move": {"kind": "walk_away", "terms": null}}),
     )
@@ -396,13 +386,7 @@ async fn a_study_assigns_games_to_participants_in_turn() {
     let base = server.base_url();
     let http = reqwest::Client::new();
     // The study's routes keep the server's token rules, as every route does.
-    let (status, _) = post(
-        &http,
-        format!("{base}/play/api/games"),
-        None,
-        json!({"consent": true}),
-    )
-    .await;
+    let (status, _) = create(&http, &base, json!({"consent": true})).await;
     assert_eq!(status, 401);
     let http = bearer("operator-secret");
     let setup: Value = http
@@ -417,81 +401,47 @@ async fn a_study_assigns_games_to_participants_in_turn() {
         .as_str()
         .unwrap()
         .contains("Campsite study"));
-    let (status, refused) = post(
-        &http,
-        format!("{base}/play/api/games"),
-        None,
-        json!({"name": "x", "family": "ahp"}),
-    )
-    .await;
+    let (status, refused) = create(&http, &base, json!({"name": "x", "family": "ahp"})).await;
     assert_eq!(status, 403, "{refused}");
-    let (status, first) = post(
-        &http,
-        format!("{base}/play/api/games"),
-        None,
-        json!({"consent": true}),
-    )
-    .await;
+    let (status, first) = create(&http, &base, json!({"consent": true})).await;
     assert_eq!(status, 201, "{first}");
     let code = first["view"]["study"]["code"].as_str().unwrap().to_string();
     assert_eq!(first["view"]["family"], "casino");
     let token = first["seat_token"].as_str().unwrap();
     let id = first["game_id"].as_str().unwrap();
-    let (_, end) = post(
+    let (_, end) = step(
         &http,
-        format!("{base}/play/api/games/{id}/step"),
+        &base,
+        id,
         Some(token),
         json!({"move": {"kind": "walk_away"}}),
     )
     .await;
     assert_eq!(end["study"]["next"], true, "{end}");
-    let (status, second) = post(
-        &http,
-        format!("{base}/play/api/games"),
-        None,
-        json!({"code": code}),
-    )
-    .await;
+    let (status, second) = create(&http, &base, json!({"code": code})).await;
     assert_eq!(status, 201, "{second}");
     assert_eq!(second["view"]["family"], "craigslist");
     assert_eq!(second["view"]["you"]["role"], "buyer");
     // A participant who comes back with their code resumes their unfinished game.
-    let (status, again) = post(
-        &http,
-        format!("{base}/play/api/games"),
-        None,
-        json!({"code": code}),
-    )
-    .await;
+    let (status, again) = create(&http, &base, json!({"code": code})).await;
     assert_eq!(status, 200, "{again}");
     assert_eq!(again["game_id"], second["game_id"]);
     let (id, token) = (
         again["game_id"].as_str().unwrap(),
         again["seat_token"].as_str().unwrap(),
     );
-    let (_, end) = post(
+    let (_, end) = step(
         &http,
-        format!("{base}/play/api/games/{id}/step"),
+        &base,
+        id,
         Some(token),
         json!({"move": {"kind": "walk_away"}}),
     )
     .await;
     assert_eq!(end["study"]["next"], false, "{end}");
-    let (status, third) = post(
-        &http,
-        format!("{base}/play/api/games"),
-        None,
-        json!({"code": code}),
-    )
-    .await;
+    let (status, third) = create(&http, &base, json!({"code": code})).await;
     assert_eq!(status, 422, "{third}");
-    let (status, unknown) = post(
-        &http,
-        format!("{base}/play/api/games"),
-        None,
-        json!({"code": "P-NOPE"}),
-    )
-    .await;
+    let (status, unknown) = create(&http, &base, json!({"code": "P-NOPE"})).await;
     assert_eq!(status, 403, "{unknown}");
     server.shutdown().await;
     let records = read_log(&log);
@@ -509,10 +459,9 @@ async fn a_person_takes_a_seat_at_an_n_party_table() {
     let (server, log, _) = server(&dir, |o| o.scenarios.push(tables)).await;
     let base = server.base_url();
     let http = reqwest::Client::new();
-    let (status, made) = post(
+    let (status, made) = create(
         &http,
-        format!("{base}/play/api/games"),
-        None,
+        &base,
         json!({"name": "tess", "family": "deliberation"}),
     )
     .await;
@@ -549,9 +498,10 @@ async fn a_person_takes_a_seat_at_an_n_party_table() {
         )
         .await;
         assert_eq!(status, 200, "{line}");
-        let (status, next) = post(
+        let (status, next) = step(
             &http,
-            format!("{base}/play/api/games/{id}/step"),
+            &base,
+            &id,
             Some(&token),
             json!({"talk": "I leave.", "move": {"kind": "walk_away"}}),
         )
@@ -572,10 +522,9 @@ async fn a_person_trades_at_a_market() {
     let (server, log, _) = server(&dir, |o| o.scenarios.push(markets)).await;
     let base = server.base_url();
     let http = reqwest::Client::new();
-    let (status, made) = post(
+    let (status, made) = create(
         &http,
-        format!("{base}/play/api/games"),
-        None,
+        &base,
         json!({"name": "mia", "family": "market", "opponent": "rule:truthful"}),
     )
     .await;
@@ -598,9 +547,10 @@ async fn a_person_trades_at_a_market() {
         } else {
             json!({"kind": "submit", "terms": {"price": 50}})
         };
-        let (status, next) = post(
+        let (status, next) = step(
             &http,
-            format!("{base}/play/api/games/{id}/step"),
+            &base,
+            &id,
             Some(&token),
             json!({"talk": "My quote.", "move": chosen}),
         )
@@ -662,27 +612,24 @@ async fn the_page_never_seats_an_outside_player_and_keeps_live_games() {
     let base = server.base_url();
     let http = reqwest::Client::new();
     for opponent in ["external", "human:eve"] {
-        let (status, refused) = post(
+        let (status, refused) = create(
             &http,
-            format!("{base}/play/api/games"),
-            None,
+            &base,
             json!({"name": "al", "family": "casino", "opponent": opponent}),
         )
         .await;
         assert_eq!(status, 422, "{refused}");
     }
-    let (status, refused) = post(
+    let (status, refused) = create(
         &http,
-        format!("{base}/play/api/games"),
-        None,
+        &base,
         json!({"name": "al", "family": "casino", "role": "buyer"}),
     )
     .await;
     assert_eq!(status, 422, "{refused}");
-    let (status, live) = post(
+    let (status, live) = create(
         &http,
-        format!("{base}/play/api/games"),
-        None,
+        &base,
         json!({"name": "al", "family": "casino", "opponent": "rule:linear"}),
     )
     .await;
@@ -690,10 +637,9 @@ async fn the_page_never_seats_an_outside_player_and_keeps_live_games() {
     // Games waiting for a second person fill the room; the live game is never let go for them.
     let mut refused = 0;
     for _ in 0..4 {
-        let (status, _) = post(
+        let (status, _) = create(
             &http,
-            format!("{base}/play/api/games"),
-            None,
+            &base,
             json!({"name": "bo", "family": "casino", "opponent": "person"}),
         )
         .await;
@@ -718,10 +664,9 @@ async fn two_people_share_a_market_each_by_their_own_token() {
     let (server, log, _) = server(&dir, |o| o.scenarios.push(markets)).await;
     let base = server.base_url();
     let http = reqwest::Client::new();
-    let (status, made) = post(
+    let (status, made) = create(
         &http,
-        format!("{base}/play/api/games"),
-        None,
+        &base,
         json!({"name": "ann", "family": "market", "opponent": "person"}),
     )
     .await;
@@ -756,9 +701,10 @@ async fn two_people_share_a_market_each_by_their_own_token() {
                 break;
             }
             if view["your_turn"] == true {
-                let (status, next) = post(
+                let (status, next) = step(
                     &http,
-                    format!("{base}/play/api/games/{id}/step"),
+                    &base,
+                    &id,
                     Some(token),
                     json!({"move": {"kind": "walk_away"}}),
                 )
@@ -779,18 +725,13 @@ async fn two_people_share_a_market_each_by_their_own_token() {
         "{text}"
     ); // At a market, the people are one row beside the players, never a player of their own.
     let report = dir.join("report");
-    let out = dealgym_cli([
+    succeeded(dealgym_cli([
         "report",
         "--quiet",
         &log.display().to_string(),
         "--out",
         &report.display().to_string(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ]));
     let players = std::fs::read_to_string(report.join("tables/market_players.csv")).unwrap();
     assert!(
         players.lines().any(|l| l.starts_with("people,")) && !players.contains("human:"),

@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use crate::campaign::{Budget, LedgerKind, Quantity, Standing};
 
-use super::prompt::{money, trim_number};
+use super::prompt::trim_number;
+use crate::protocol::money;
 
 #[derive(Serialize)]
 struct EarlierView {

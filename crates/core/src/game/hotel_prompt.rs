@@ -4,12 +4,8 @@
 use minijinja::{context, Value};
 use serde::Serialize;
 
-use crate::protocol::{format_cents, to_cents, Terms, TicketSpec};
+use crate::protocol::{money, to_cents, Terms, TicketSpec};
 use crate::scenario::{BdTicket, HotelTicket, Role};
-
-fn money(amount: f64) -> String {
-    format_cents(to_cents(amount))
-}
 
 /// One ticket as a seat sees it: the public room, date and current prices, and the seat's own
 /// private figures (empty for the other side's).

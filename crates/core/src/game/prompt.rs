@@ -15,8 +15,7 @@ use crate::cache::BoundedCache;
 use crate::digest::{digest_bytes, Digest, Fnv1a64};
 use crate::observation::EndingRules;
 use crate::protocol::{
-    format_cents, to_cents, Action, Instructions, IssueRange, IssueValue, TermSpace, Terms,
-    TurnFormat,
+    money, to_cents, Action, Instructions, IssueRange, IssueValue, TermSpace, Terms, TurnFormat,
 };
 use crate::scenario::{DealSpace, IssuePreferences, ItemValues, Role, Scenario, Valuation};
 
@@ -496,10 +495,6 @@ fn format_name(format: TurnFormat) -> &'static str {
         TurnFormat::Xml => "xml",
         TurnFormat::Tools => "tools",
     }
-}
-
-pub(super) fn money(amount: f64) -> String {
-    format_cents(to_cents(amount))
 }
 
 fn counterpart_name(role: Role) -> &'static str {

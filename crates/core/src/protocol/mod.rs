@@ -26,7 +26,7 @@ pub(crate) use parse::{normalize_label, proposes_deal, split_act};
 pub(crate) use render::render_forwarded;
 pub use render::{action_part, render_action, render_turn};
 pub use terms::{
-    format_cents, parse_terms, terms_from_json, to_cents, IssueRange, IssueSpec, IssueValue,
+    format_cents, money, parse_terms, terms_from_json, to_cents, IssueRange, IssueSpec, IssueValue,
     ItemSpec, TermSpace, TermValue, Terms, TermsError,
 };
 pub(crate) use terms::{read_number, TermsView};

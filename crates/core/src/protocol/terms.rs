@@ -313,6 +313,12 @@ impl Terms {
     }
 }
 
+/// An amount in currency units as the grammar writes a price: `12`, `12.50` (rounded to the
+/// cent).
+pub fn money(amount: f64) -> String {
+    format_cents(to_cents(amount))
+}
+
 /// A price in cents as the shortest exact text: `12`, `12.50`.
 pub fn format_cents(cents: i64) -> String {
     let sign = if cents < 0 { "-" } else { "" };

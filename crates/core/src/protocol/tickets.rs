@@ -141,7 +141,7 @@ fn read_ticket_value(ticket: &TicketSpec, value: &str) -> Result<Option<i64>, Te
             "{} asks {} above its current selling price {} (a call only lowers prices; write `{UNCHANGED}` to keep it)",
             ticket.key,
             brief(value),
-            format_cents(to_cents(ticket.selling))
+            super::terms::money(ticket.selling)
         )));
     }
     Ok(Some(to_cents(amount)))
@@ -196,7 +196,7 @@ fn example(tickets: &[TicketSpec]) -> String {
         .enumerate()
         .map(|(i, t)| {
             if i == 0 {
-                format!("{}:{}", t.key, format_cents(to_cents(t.selling * 0.9)))
+                format!("{}:{}", t.key, super::terms::money(t.selling * 0.9))
             } else {
                 format!("{}:{UNCHANGED}", t.key)
             }

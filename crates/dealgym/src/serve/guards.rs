@@ -20,7 +20,7 @@ pub(super) async fn browsers(
 ) -> Response {
     let policy = &state.hub.options.policy;
     let path = request.uri().path();
-    let page = path == "/play" || path.starts_with("/play/");
+    let page = super::play::is_page(path);
     let bound = state.hub.options.addr.ip();
     let same_origin = state.hub.options.play.is_some()
         && page
@@ -30,7 +30,7 @@ pub(super) async fn browsers(
     } else {
         policy.origin(request.headers())
     }
-    .and_then(|()| policy.host(request.headers(), state.hub.options.addr.ip()));
+    .and_then(|()| policy.host(request.headers(), bound));
     match checked {
         Ok(()) => next.run(request).await,
         Err(e) => e.into_response(),
@@ -158,11 +158,7 @@ pub(super) async fn auth(State(state): State<Shared>, request: Request, next: Ne
     // The play page's own files hold no data: a browser gets the page, which then asks the
     // person for the token its API calls need.
     let path = request.uri().path();
-    let page = state.hub.options.play.is_some()
-        && matches!(
-            path,
-            "/play" | "/play/" | "/play/play.css" | "/play/play.js"
-        );
+    let page = state.hub.options.play.is_some() && super::play::FILES.contains(&path);
     let open = path == "/health" || page;
     if let (Some(token), false) = (&state.hub.options.token, open) {
         let given = request

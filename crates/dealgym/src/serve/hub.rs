@@ -120,6 +120,14 @@ impl Live {
     }
 }
 
+/// A seat a client of the server plays (`external`).
+fn client_seat() -> SeatPlayer {
+    SeatPlayer::External {
+        spec: EXTERNAL.into(),
+        takes_persona: true,
+    }
+}
+
 /// Everything the server's routes share.
 pub struct Hub {
     pub options: ServeOptions,
@@ -241,11 +249,11 @@ impl Hub {
         if let Some(kit) = self.kits.lock().unwrap().get(&key) {
             return Ok(kit.clone());
         }
-        let learner = SeatPlayer::External {
-            spec: EXTERNAL.into(),
-            takes_persona: true,
-        };
-        let kit = self.build_kit(opponent, episode, learner)?;
+        let learner = client_seat();
+        let kit = self.build_kit(
+            PerSeat::new(learner, self.opponent_player(opponent, episode)?),
+            episode,
+        )?;
         let mut kits = self.kits.lock().unwrap();
         if kits.len() > MAX_SERVER_KITS {
             kits.clear();
@@ -254,33 +262,34 @@ impl Hub {
         Ok(kit)
     }
 
-    /// A kit with this learner, opponent spec and rules. The run id is a digest of the three.
-    pub(crate) fn build_kit(
+    /// The opponent's seat a spec names: played from outside (`external`), or in process.
+    pub(crate) fn opponent_player(
         &self,
         opponent: &str,
         episode: &EpisodeConfig,
-        learner: SeatPlayer,
+    ) -> Result<SeatPlayer, ServeError> {
+        if opponent == EXTERNAL {
+            return Ok(client_seat());
+        }
+        Player::from_spec_with(
+            opponent,
+            &self.options.players,
+            &self.http,
+            &self.options.sampling.opponent,
+        )
+        .and_then(|p| p.seats_two_party(episode.opponent_format).map(|()| p))
+        .map(SeatPlayer::Local)
+        .map_err(|e| ServeError::Validation(format!("opponent: {e}")))
+    }
+
+    /// A kit with these seats and rules. The run id is a digest of the three.
+    pub(crate) fn build_kit(
+        &self,
+        players: PerSeat<SeatPlayer>,
+        episode: &EpisodeConfig,
     ) -> Result<Arc<EpisodeKit>, ServeError> {
-        let person = crate::record::PlayerSpec::is_person_spec(opponent);
-        let opponent_player = if opponent == EXTERNAL || person {
-            SeatPlayer::External {
-                spec: opponent.into(),
-                takes_persona: !person,
-            }
-        } else {
-            SeatPlayer::Local(
-                Player::from_spec_with(
-                    opponent,
-                    &self.options.players,
-                    &self.http,
-                    &self.options.sampling.opponent,
-                )
-                .and_then(|p| p.seats_two_party(episode.opponent_format).map(|()| p))
-                .map_err(|e| ServeError::Validation(format!("opponent: {e}")))?,
-            )
-        };
         let key = crate::run::kit_identity(
-            [&learner.identity(), &opponent_player.identity()],
+            [&players.learner.identity(), &players.opponent.identity()],
             episode,
             &self.options.rewards,
             &self.options.personas,
@@ -288,7 +297,7 @@ impl Hub {
         Ok(Arc::new(EpisodeKit {
             preset: self.options.preset.clone(),
             run_id: format!("serve-{:016x}", mix_text(Vec::new(), &key)),
-            players: PerSeat::new(learner, opponent_player),
+            players,
             episode: episode.clone(),
             personas: self.options.personas.clone(),
             rewards: self.options.rewards.clone(),
@@ -339,25 +348,24 @@ impl Hub {
         args: &ResetArgs,
         people: PerSeat<Option<String>>,
     ) -> Result<(Session, Option<EpisodeRecord>), ServeError> {
+        // A person's seat is played from outside, recorded as them.
         let person = |name: &Option<String>| {
-            name.as_deref()
-                .map(|name| crate::record::PlayerSpec::person(name).to_string())
+            name.as_deref().map(|name| SeatPlayer::External {
+                spec: crate::record::PlayerSpec::person(name).to_string(),
+                takes_persona: false,
+            })
         };
-        let opponent = match person(&people[Seat::Opponent]) {
-            Some(spec) => spec,
-            None => {
-                let opponent = args
-                    .opponent
-                    .clone()
-                    .unwrap_or_else(|| self.options.opponent.clone());
-                self.options.policy.opponent(
-                    &opponent,
-                    &self.options.opponent,
-                    &self.options.players,
-                )?;
-                opponent
-            }
-        };
+        let opponent = args
+            .opponent
+            .clone()
+            .unwrap_or_else(|| self.options.opponent.clone());
+        if people[Seat::Opponent].is_none() {
+            self.options.policy.opponent(
+                &opponent,
+                &self.options.opponent,
+                &self.options.players,
+            )?;
+        }
         if let Some(tokens) = &args.tokens {
             self.options.policy.endpoint("tokens", &tokens.endpoint)?;
         }
@@ -368,17 +376,22 @@ impl Hub {
             .catalog
             .pick(args.scenario_id.as_deref(), family, args.index, seed)?;
         let rules = self.rules(args)?;
-        let kit = match person(&people[Seat::Learner]) {
-            // A person's kit is the game's own: its seat's spec names them.
-            Some(spec) => self.build_kit(
-                &opponent,
-                &rules,
-                SeatPlayer::External {
-                    spec,
-                    takes_persona: false,
-                },
-            )?,
-            None => self.kit(&opponent, &rules)?,
+        // The kit of an external learner and this opponent is built once and kept; a game
+        // with people has its own, its people's seats in it, the opponent's player taken from
+        // the kept kit.
+        let kit = match (
+            person(&people[Seat::Learner]),
+            person(&people[Seat::Opponent]),
+        ) {
+            (None, None) => self.kit(&opponent, &rules)?,
+            (learner, other) => {
+                let learner = learner.unwrap_or_else(client_seat);
+                let opponent = match other {
+                    Some(seat) => seat,
+                    None => self.kit(&opponent, &rules)?.players.opponent.clone(),
+                };
+                self.build_kit(PerSeat::new(learner, opponent), &rules)?
+            }
         };
         let seeds = EpisodeSeed::reset(seed, index);
         let driver = Driver::start(kit, self.planned(index, seeds)).map_err(|e| match e {

@@ -163,7 +163,13 @@ async fn start(state: Shared, body: Result<Bytes, BytesRejection>) -> Result<Res
             "the rollout service plays the opponent itself: name a rule, script or configured player".into(),
         ));
     }
-    let kit = hub.build_kit(&opponent, &rules, SeatPlayer::Local(learner))?;
+    let kit = hub.build_kit(
+        crate::game::PerSeat::new(
+            SeatPlayer::Local(learner),
+            hub.opponent_player(&opponent, &rules)?,
+        ),
+        &rules,
+    )?;
     let todo = plan(
         &scenarios,
         request.seed,

@@ -47,7 +47,7 @@ use crate::table::{TableEpisode, TableError, TableOptions, TableSetup, TableStep
 pub(crate) const CLIENT: &str = "external";
 
 /// The scripted trader of a market seat no client claims.
-const DEFAULT_TRADER: &str = "rule:zic";
+pub(super) const DEFAULT_TRADER: &str = "rule:zic";
 
 /// What a client sends to start a table or a market.
 #[derive(Debug, Default, Deserialize, JsonSchema)]

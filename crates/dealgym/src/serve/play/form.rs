@@ -13,7 +13,7 @@ use crate::market::MarketSeatState;
 use crate::observation::SeatState;
 use crate::protocol::{
     render_action, render_turn, terms_from_json, Action, ActionKind, IssueRange, IssueSpec,
-    IssueValue, TermSpace, TermValue, Terms, TurnFormat,
+    TermSpace, TermValue, Terms, TurnFormat,
 };
 use crate::scenario::{Scenario, TableScenario};
 use crate::table::{accept_line, TableSeatState};
@@ -115,7 +115,7 @@ pub(super) fn terms_text(terms: &std::collections::BTreeMap<String, TermValue>) 
             let value = match value {
                 TermValue::Count(n) => n.to_string(),
                 TermValue::Number(n) => n.to_string(),
-                TermValue::Price(p) => crate::protocol::format_cents(crate::protocol::to_cents(*p)),
+                TermValue::Price(p) => crate::protocol::money(*p),
                 TermValue::Option(o) => o.clone(),
             };
             format!("{key}:{value}")
@@ -403,16 +403,12 @@ pub(super) fn seated_turn(
         ActionKind::Submit => match table {
             Some(scenario) => {
                 let space = TermSpace::Issues(&scenario.issues);
-                let Terms::Issues(values) = read_terms(chosen, space, "the proposal")? else {
-                    return Err(ServeError::Execution("a table's terms are issues".into()));
-                };
-                let deal: Vec<usize> = values
-                    .iter()
-                    .map(|v| match v {
-                        IssueValue::Option(i) => *i,
-                        IssueValue::Number(n) => *n as usize,
-                    })
-                    .collect();
+                let terms = read_terms(chosen, space, "the proposal")?;
+                let deal = TableScenario::deal_of(&terms).ok_or_else(|| {
+                    ServeError::Validation(
+                        "move.terms: a proposal names one option of every issue".into(),
+                    )
+                })?;
                 format!(
                     "{} {}",
                     ActionKind::Submit.token(),

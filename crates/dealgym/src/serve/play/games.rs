@@ -26,7 +26,27 @@ pub(super) enum Kind {
     Market,
 }
 
+impl From<ResetFamily> for Kind {
+    fn from(family: ResetFamily) -> Kind {
+        match family {
+            ResetFamily::Party(_) => Kind::Party,
+            ResetFamily::Table(_) => Kind::Table,
+            ResetFamily::Market(_) => Kind::Market,
+        }
+    }
+}
+
 impl Kind {
+    /// The player of the seats no person takes, where a game names none: the server's
+    /// opponent, a table's scripted party, a market's default trader.
+    fn default_player(self, hub: &Hub) -> String {
+        match self {
+            Kind::Party => hub.options.opponent.clone(),
+            Kind::Table => SCRIPTED.to_string(),
+            Kind::Market => super::super::table::DEFAULT_TRADER.to_string(),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Kind::Party => "party",
@@ -59,13 +79,20 @@ pub(super) struct Person {
 /// drawn), so a second person joins the game the first was shown.
 #[derive(Debug, Clone)]
 pub(super) struct Start {
-    pub kind: Kind,
     pub family: ResetFamily,
     pub scenario_id: String,
     pub role: Option<String>,
-    /// The player of the other seats; `None` where a second person takes the other seat.
-    pub opponent: Option<String>,
+    /// The player of the seats no person takes.
+    pub opponent: String,
+    /// Whether a second person takes a seat (they join by a link).
+    pub second_person: bool,
     pub seed: u64,
+}
+
+impl Start {
+    pub fn kind(&self) -> Kind {
+        self.family.into()
+    }
 }
 
 /// A study participant's game: their code and which of their games this is.
@@ -146,6 +173,8 @@ pub(crate) struct Games {
     made: std::sync::atomic::AtomicUsize,
     /// A study's participants.
     pub(super) participants: super::participants::Participants,
+    /// The setup route's answer, written once (`setup.rs`).
+    pub(super) setup: std::sync::OnceLock<axum::body::Bytes>,
 }
 
 impl Games {
@@ -212,9 +241,7 @@ impl Hub {
         seed: u64,
     ) -> Result<Start, ServeError> {
         let kind = match family {
-            Some(ResetFamily::Party(_)) => Kind::Party,
-            Some(ResetFamily::Table(_)) => Kind::Table,
-            Some(ResetFamily::Market(_)) => Kind::Market,
+            Some(family) => Kind::from(family),
             None => match scenario_id {
                 Some(id) if self.catalog.has(id) => Kind::Party,
                 Some(id) if self.table_catalog.has(id) => Kind::Table,
@@ -253,31 +280,27 @@ impl Hub {
             }
         };
         self.check_role(kind, &scenario_id, role.as_deref())?;
-        let opponent = match opponent.as_deref() {
-            Some(PERSON) => {
-                if !self.options.play.as_ref().is_some_and(|p| p.people) {
-                    return Err(ServeError::Forbidden(
-                        "this server's play page seats no second person (--play-no-people)".into(),
-                    ));
-                }
-                None
-            }
+        let second_person = opponent.as_deref() == Some(PERSON);
+        if second_person && !self.options.play.as_ref().is_some_and(|p| p.people) {
+            return Err(ServeError::Forbidden(
+                "this server's play page seats no second person (--play-no-people)".into(),
+            ));
+        }
+        // The other seats' player: the one named, else the kind's own (a second person's game
+        // plays its remaining seats, at a table or a market, by that too).
+        let opponent = match opponent.filter(|_| !second_person) {
             Some(spec) => {
-                self.check_play_opponent(kind, spec)?;
-                Some(spec.to_string())
+                self.check_play_opponent(kind, &spec)?;
+                spec
             }
-            None => Some(match kind {
-                Kind::Party => self.options.opponent.clone(),
-                Kind::Table => SCRIPTED.to_string(),
-                Kind::Market => "rule:zic".to_string(),
-            }),
+            None => kind.default_player(self),
         };
         Ok(Start {
-            kind,
             family,
             scenario_id,
             role,
             opponent,
+            second_person,
             seed,
         })
     }
@@ -341,9 +364,16 @@ impl Hub {
             Kind::Market if crate::negotiator::market::MarketRule::from_name(spec).is_some() => {
                 Ok(())
             }
-            Kind::Market => refuse(
-                "a market's other seats are played by `rule:zic`, `rule:sniper` or `rule:truthful`",
-            ),
+            Kind::Market => {
+                let traders: Vec<String> = crate::negotiator::market::MarketRule::ALL
+                    .iter()
+                    .map(|rule| format!("`rule:{}`", rule.name()))
+                    .collect();
+                refuse(&format!(
+                    "a market's other seats are played by a scripted trader: {}",
+                    traders.join(", ")
+                ))
+            }
         }
     }
 
@@ -357,17 +387,7 @@ impl Hub {
         let Some(role) = role else {
             return Ok(());
         };
-        let roles: Vec<String> = match kind {
-            Kind::Party => {
-                let index = self.catalog.pick(Some(scenario_id), None, None, 0)?;
-                self.catalog.scenarios[index]
-                    .roles()
-                    .iter()
-                    .map(|r| r.name().to_string())
-                    .collect()
-            }
-            _ => self.seated_roles(kind, scenario_id)?,
-        };
+        let roles = self.roles_of(kind, scenario_id)?;
         if roles.iter().any(|r| r == role) {
             return Ok(());
         }
@@ -388,14 +408,14 @@ impl Hub {
             .iter()
             .map(|p| p.name.clone())
             .collect();
-        let seats: Vec<(SeatRef, Option<String>)> = match start.kind {
+        let seats: Vec<(SeatRef, Option<String>)> = match start.kind() {
             Kind::Party => {
                 let args = ResetArgs {
                     seed: Some(start.seed),
                     episode_id: Some(game.id.clone()),
                     scenario_id: Some(start.scenario_id.clone()),
                     learner_role: start.role.clone().map(LearnerRole::Table),
-                    opponent: start.opponent.clone(),
+                    opponent: Some(start.opponent.clone()),
                     ..ResetArgs::default()
                 };
                 let people = PerSeat::new(names.first().cloned(), names.get(1).cloned());
@@ -412,7 +432,7 @@ impl Hub {
                     .collect()
             }
             Kind::Table | Kind::Market => {
-                let roles = self.seated_roles(start.kind, &start.scenario_id)?;
+                let roles = self.roles_of(start.kind(), &start.scenario_id)?;
                 let mine = match &start.role {
                     Some(role) => role.clone(),
                     None => roles[(start.seed as usize) % roles.len()].clone(),
@@ -425,17 +445,13 @@ impl Hub {
                         })?;
                     people_roles.push(other);
                 }
-                let opponent = start.opponent.clone().unwrap_or_else(|| match start.kind {
-                    Kind::Market => "rule:zic".to_string(),
-                    _ => SCRIPTED.to_string(),
-                });
                 let players: BTreeMap<String, String> = roles
                     .iter()
                     .map(|role| {
                         let spec = if people_roles.contains(role) {
                             CLIENT.to_string()
                         } else {
-                            opponent.clone()
+                            start.opponent.clone()
                         };
                         (role.clone(), spec)
                     })
@@ -485,10 +501,19 @@ impl Hub {
         Ok(())
     }
 
-    /// The roles of a table's or a market's scenario, in the game's order.
-    fn seated_roles(&self, kind: Kind, id: &str) -> Result<Vec<String>, ServeError> {
+    /// The roles of a scenario of any kind, in the game's order.
+    fn roles_of(&self, kind: Kind, id: &str) -> Result<Vec<String>, ServeError> {
         let unknown = || ServeError::UnknownScenario(id.to_string());
         Ok(match kind {
+            Kind::Party => {
+                let index = self.catalog.pick(Some(id), None, None, 0)?;
+                let scenario = self.catalog.scenarios.get(index).ok_or_else(unknown)?;
+                scenario
+                    .roles()
+                    .iter()
+                    .map(|r| r.name().to_string())
+                    .collect()
+            }
             Kind::Table => {
                 let index = self.table_catalog.pick(Some(id), None, None, 0)?;
                 let scenario = self
@@ -498,7 +523,7 @@ impl Hub {
                     .ok_or_else(unknown)?;
                 scenario.parties.iter().map(|p| p.role.clone()).collect()
             }
-            _ => {
+            Kind::Market => {
                 let index = self.market_catalog.pick(Some(id), None, None, 0)?;
                 let scenario = self
                     .market_catalog
@@ -524,6 +549,6 @@ pub(super) fn creator(
         seat_token: None,
         seat: None,
     };
-    let join = start.opponent.is_none().then(secret::fresh);
+    let join = start.second_person.then(secret::fresh);
     Ok((vec![person], join))
 }

@@ -14,6 +14,7 @@
 //!   ranges, the offers an acceptance may name), and a person's chosen move written as the
 //!   turn the protocol reads (core's renderers: the grammar is spelled once, there);
 //! - `view`: what a person's seat sees (core's seat state, its instructions, the transcript);
+//! - `setup`: what the page offers (families, scenarios, roles, opponents, the study);
 //! - `study`: a study's run file, consent page and participant codes;
 //! - `page`: the page's three files.
 
@@ -22,6 +23,7 @@ mod games;
 mod page;
 mod participants;
 mod routes;
+mod setup;
 mod study;
 mod view;
 
@@ -30,6 +32,14 @@ use std::sync::Arc;
 pub(super) use games::Games;
 pub(super) use routes::router;
 pub use study::{Study, StudyError};
+
+/// The page's own files (they hold no data: a browser gets them without the bearer token).
+pub(super) const FILES: [&str; 4] = ["/play", "/play/", "/play/play.css", "/play/play.js"];
+
+/// Whether `path` is the page's (its files or its routes).
+pub(super) fn is_page(path: &str) -> bool {
+    path == "/play" || path.starts_with("/play/")
+}
 
 /// What the play page offers: the opponents a person may pick, whether a second person may
 /// take the other seat, and the study it runs, if any (then the page seats participants as

@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::super::hub::Owner;
 use super::super::session::Sampled;
@@ -28,7 +28,6 @@ use super::page;
 use super::participants::Next;
 use super::view::{view, Retry, View};
 use crate::game::Completion;
-use crate::scenario::Family;
 
 pub(in crate::serve) fn router() -> Router<Shared> {
     Router::new()
@@ -36,7 +35,7 @@ pub(in crate::serve) fn router() -> Router<Shared> {
         .route("/play/", get(page::html))
         .route("/play/play.css", get(page::css))
         .route("/play/play.js", get(page::js))
-        .route("/play/api/setup", get(setup))
+        .route("/play/api/setup", get(super::setup::setup))
         .route("/play/api/games", post(create))
         .route("/play/api/games/{id}", get(show))
         .route("/play/api/games/{id}/join", post(join))
@@ -49,149 +48,6 @@ fn answer<T: Serialize>(status: StatusCode, result: Result<T, ServeError>) -> Re
         Ok(body) => Reply(status, body).into_response(),
         Err(e) => e.into_response(),
     }
-}
-
-/// The scenarios listed per family; the rest are reached by a draw.
-const LISTED: usize = 200;
-
-#[derive(Serialize)]
-struct Listed {
-    id: String,
-    title: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    roles: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct FamilyChoice {
-    family: String,
-    kind: &'static str,
-    label: String,
-    roles: Vec<String>,
-    scenarios: Vec<Listed>,
-    more: usize,
-    /// A table's or a market's own scripted players (the other seats' player); absent for a
-    /// two-party family, which offers the server's opponents.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    opponents: Option<Vec<Value>>,
-}
-
-fn listed(family: String, kind: Kind, label: String, all: Vec<Listed>) -> FamilyChoice {
-    let more = all.len().saturating_sub(LISTED);
-    let roles = all.first().map(|s| s.roles.clone()).unwrap_or_default();
-    let scripted =
-        |spec: String, label: &str| json!({"spec": spec, "label": format!("{spec} — {label}")});
-    let opponents = match kind {
-        Kind::Party => None,
-        Kind::Table => Some(vec![scripted(
-            crate::agents::SCRIPTED.to_string(),
-            "each party's own scripted player",
-        )]),
-        Kind::Market => Some(
-            crate::negotiator::market::MarketRule::ALL
-                .iter()
-                .map(|rule| scripted(format!("rule:{}", rule.name()), "a scripted trader"))
-                .collect(),
-        ),
-    };
-    FamilyChoice {
-        family,
-        kind: kind.name(),
-        label,
-        roles,
-        scenarios: all.into_iter().take(LISTED).collect(),
-        more,
-        opponents,
-    }
-}
-
-async fn setup(State(state): State<Shared>) -> Response {
-    let hub = &state.hub;
-    let Some(play) = &hub.options.play else {
-        return ServeError::UnknownRoute("GET /play/api/setup".into()).into_response();
-    };
-    let mut families = Vec::new();
-    for family in Family::ALL {
-        let all: Vec<Listed> = hub
-            .catalog
-            .scenarios
-            .iter()
-            .filter(|s| s.family == family)
-            .map(|s| Listed {
-                id: s.id.clone(),
-                title: s.public.title.clone(),
-                roles: s.roles().iter().map(|r| r.name().to_string()).collect(),
-            })
-            .collect();
-        if !all.is_empty() {
-            families.push(listed(
-                family.name().into(),
-                Kind::Party,
-                family.name().into(),
-                all,
-            ));
-        }
-    }
-    let tables: Vec<Listed> = hub
-        .table_catalog
-        .scenarios
-        .iter()
-        .map(|s| Listed {
-            id: s.id.clone(),
-            title: s.public.title.clone(),
-            roles: s.parties.iter().map(|p| p.role.clone()).collect(),
-        })
-        .collect();
-    if let Some(first) = hub.table_catalog.scenarios.first() {
-        let name = first.family.name().to_string();
-        families.push(listed(
-            name.clone(),
-            Kind::Table,
-            format!("{name} (n-party table)"),
-            tables,
-        ));
-    }
-    let markets: Vec<Listed> = hub
-        .market_catalog
-        .scenarios
-        .iter()
-        .map(|s| Listed {
-            id: s.id.clone(),
-            title: format!("{} ({} traders)", s.good, s.traders.len()),
-            roles: s.traders.iter().map(|t| t.role.clone()).collect(),
-        })
-        .collect();
-    if let Some(first) = hub.market_catalog.scenarios.first() {
-        let name = first.family.name().to_string();
-        families.push(listed(name.clone(), Kind::Market, name, markets));
-    }
-    let mut offered = vec![hub.options.opponent.clone()];
-    for spec in play.opponents.iter().chain(hub.options.players.keys()) {
-        if !offered.contains(spec) {
-            offered.push(spec.clone());
-        }
-    }
-    let opponents: Vec<Value> = offered
-        .iter()
-        .map(|spec| {
-            let label = if hub.options.players.contains_key(spec) {
-                format!("{spec} (a configured player)")
-            } else {
-                spec.clone()
-            };
-            json!({"spec": spec, "label": label})
-        })
-        .collect();
-    let study = play.study.as_ref().map(|s| {
-        json!({"title": s.title, "consent_html": s.consent_html, "games": s.games_per_participant})
-    });
-    Reply::ok(json!({
-        "study": study,
-        "families": families,
-        "opponents": opponents,
-        "person_opponent": play.people && play.study.is_none(),
-    }))
-    .into_response()
 }
 
 /// A game id: a number for its order, and a random part (ids of the log are never reused).
@@ -235,8 +91,8 @@ async fn made(
         hub.check_room()?;
         let name = request.name.clone().unwrap_or_default();
         super::check_name(&name)?;
-        let seed = u64::from_str_radix(&secret::fresh()[..12], 16)
-            .map_err(|e| ServeError::Execution(format!("a game's seed: {e}")))?;
+        // Not part of any episode's seeded randomness: a fresh game draws its own.
+        let seed = rand::random::<u64>();
         let start = hub.play_start(
             request.family,
             request.scenario_id.as_deref(),
@@ -413,7 +269,7 @@ async fn join(
         if !game.started() && game.made.elapsed() >= state.hub.options.idle_timeout {
             return Err(ServeError::Ended(id));
         }
-        let (person, token) = {
+        let token = {
             let mut join = game.join.lock().unwrap_or_else(|e| e.into_inner());
             let token = match join.take() {
                 Some(token) if secret::same(&request.join_token, &token) => token,
@@ -441,8 +297,8 @@ async fn join(
                 seat_token: None,
                 seat: None,
             };
-            people.push(person.clone());
-            (person, token)
+            people.push(person);
+            token
         };
         if let Err(e) = state.hub.play_begin(&game).await {
             // Not started: the seat is open again, to the same link.
@@ -453,7 +309,6 @@ async fn join(
             *game.join.lock().unwrap_or_else(|e| e.into_inner()) = Some(token);
             return Err(e);
         }
-        drop(person);
         let person = game.people.lock().unwrap_or_else(|e| e.into_inner())[1].clone();
         let view = seen(&state, &game, &person).await?;
         Ok(Made {
@@ -483,7 +338,7 @@ async fn written(
     person: &Person,
     turn: &PersonTurn,
 ) -> Result<String, ServeError> {
-    match (&person.seat, game.start.kind) {
+    match (&person.seat, game.start.kind()) {
         (Some(SeatRef::Party(seat)), Kind::Party) => {
             let slot = state.hub.find(&game.id, Owner::Play)?;
             let session = slot.session.lock().await;
@@ -556,13 +411,7 @@ async fn step(
                     .step_table(&game.id, role, person.seat_token.as_deref(), completion)
                     .await?;
                 if stepped.retry {
-                    retry = Some(Retry {
-                        error: stepped
-                            .error
-                            .map(|e| e.to_string())
-                            .unwrap_or_else(|| "the turn could not be played".into()),
-                        retries_left: None,
-                    });
+                    retry = Some(Retry::of(stepped.error.as_ref(), None));
                 }
             }
             None => {

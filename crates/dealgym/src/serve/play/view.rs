@@ -69,6 +69,23 @@ pub(super) struct Retry {
     pub retries_left: Option<u32>,
 }
 
+impl Retry {
+    /// A refused turn, by the engine's reason.
+    pub fn of(error: Option<&impl std::fmt::Display>, retries_left: Option<u32>) -> Retry {
+        Retry {
+            error: error
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "the turn could not be played".into()),
+            retries_left,
+        }
+    }
+}
+
+/// ` by ROLE`, where a role ended the game.
+fn by_whom(role: Option<&str>) -> String {
+    role.map(|r| format!(" by {r}")).unwrap_or_default()
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub(super) struct Outcome {
     pub kind: String,
@@ -90,10 +107,7 @@ fn fact(label: impl Into<String>, value: impl ToString) -> Fact {
 }
 
 fn money(amount: f64) -> String {
-    format!(
-        "${}",
-        crate::protocol::format_cents(crate::protocol::to_cents(amount))
-    )
+    format!("${}", crate::protocol::money(amount))
 }
 
 /// A seat's chat as the page shows it: its instructions apart (the system prompt), then each
@@ -217,9 +231,7 @@ fn party_facts(state: &SeatState) -> Vec<Fact> {
 
 fn party_outcome(state: &SeatState) -> Option<Outcome> {
     let o = state.outcome.as_ref()?;
-    let by =
-        o.by.map(|r| format!(" by {}", r.name()))
-            .unwrap_or_default();
+    let by = by_whom(o.by.map(|r| r.name()));
     let text = match &o.terms {
         Some(terms) => format!("Deal: {}", super::form::terms_text(terms)),
         None => format!("No deal: {}{by}", o.kind.name()),
@@ -248,7 +260,7 @@ pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View
         .clone();
     let mut view = View {
         game_id: game.id.clone(),
-        kind: start.kind.name(),
+        kind: start.kind().name(),
         family: start.family.name().to_string(),
         scenario_id: start.scenario_id.clone(),
         title: String::new(),
@@ -281,7 +293,7 @@ pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View
         }
         return Ok(view);
     };
-    match (start.kind, seat) {
+    match (start.kind(), seat) {
         (Kind::Party, SeatRef::Party(seat)) => {
             let slot = hub.find(&game.id, Owner::Play)?;
             let session = slot.session.lock().await;
@@ -306,30 +318,25 @@ pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View
                 .last_turn
                 .as_ref()
                 .filter(|t| t.retry && view.your_turn)
-                .map(|t| Retry {
-                    error: t
-                        .error
-                        .as_ref()
-                        .map(|e| e.to_string())
-                        .unwrap_or_else(|| "the turn could not be played".into()),
-                    retries_left: Some(state.turns.retries_left),
-                });
+                .map(|t| Retry::of(t.error.as_ref(), Some(state.turns.retries_left)));
             view.outcome = party_outcome(&state);
-            let other = |s: crate::game::Seat| {
+            // Each seat as its record names it: a person's `human:NAME`, else the opponent.
+            let who = |s: crate::game::Seat| {
                 people
                     .iter()
                     .find(|p| p.seat == Some(SeatRef::Party(s)))
-                    .map(|p| format!("human:{}", p.name))
+                    .map(|p| crate::record::PlayerSpec::person(&p.name).to_string())
+                    .unwrap_or_else(|| start.opponent.clone())
             };
-            let roles = session.scenario().roles();
-            let mine = state.role;
-            for role in roles {
-                let s = if role == mine { *seat } else { seat.other() };
+            for role in session.scenario().roles() {
+                let s = if role == state.role {
+                    *seat
+                } else {
+                    seat.other()
+                };
                 view.players.push(Seated {
                     role: role.name().to_string(),
-                    who: other(s).unwrap_or_else(|| {
-                        start.opponent.clone().unwrap_or_else(|| "a person".into())
-                    }),
+                    who: who(s),
                 });
             }
             view.state = as_json(&state)?;
@@ -383,9 +390,7 @@ pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View
                             None => format!(
                                 "No agreement: {}{}",
                                 o.kind.name(),
-                                o.by.as_ref()
-                                    .map(|b| format!(" by {b}"))
-                                    .unwrap_or_default()
+                                by_whom(o.by.as_deref())
                             ),
                         },
                         utility: reward,
@@ -417,9 +422,7 @@ pub(super) async fn view(hub: &Hub, game: &Game, person: &Person) -> Result<View
                         text: format!(
                             "The market ended: {}{} ({} trades)",
                             o.kind.name(),
-                            o.by.as_ref()
-                                .map(|b| format!(" by {b}"))
-                                .unwrap_or_default(),
+                            by_whom(o.by.as_deref()),
                             state.trades.len()
                         ),
                         utility: reward,
